@@ -1,0 +1,44 @@
+# The two commands of the README: `make demo` and `make test`.
+# Both install missing Debian packages (scripts/install-deps.sh), configure with
+# CMake and build. WERROR=1 turns warnings into errors (CI); CUDA=OFF|ON|AUTO.
+BUILD   ?= build
+ASAN_BUILD ?= build-asan
+CUDA    ?= AUTO
+WERROR  ?= 0
+JOBS    ?= $(shell nproc 2>/dev/null || echo 2)
+CMAKE_ARGS ?=
+
+ifeq ($(WERROR),1)
+  WFLAG := -DIC_WERROR=ON
+else
+  WFLAG := -DIC_WERROR=OFF
+endif
+
+.PHONY: all deps build test demo asan test-asan bench clean
+
+all: build
+
+deps:
+	@bash scripts/install-deps.sh
+
+build: deps
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release -DIC_CUDA=$(CUDA) $(WFLAG) $(CMAKE_ARGS)
+	cmake --build $(BUILD) -j $(JOBS)
+
+test: build
+	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
+
+# The sanitizer build: CPU only (ASan cannot watch device memory), debug info.
+asan: deps
+	cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DIC_CUDA=OFF -DIC_SANITIZE=ON $(WFLAG) $(CMAKE_ARGS)
+	cmake --build $(ASAN_BUILD) -j $(JOBS)
+
+test-asan: asan
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	  ctest --test-dir $(ASAN_BUILD) --output-on-failure -j $(JOBS)
+
+demo: build
+	bash scripts/demo.sh $(BUILD)
+
+clean:
+	rm -rf $(BUILD) $(ASAN_BUILD) demo-out

@@ -1,0 +1,411 @@
+/*
+ * imgconv.h - the one public header of imgconv, a 2D image convolution library
+ * with CUDA GPU backends and a fast CPU fallback.
+ *
+ * Conventions
+ *  - Every function returns an ic_status (IC_OK == 0) unless documented otherwise;
+ *    ic_status_str() explains a code. The library never prints and never exits.
+ *  - Whoever creates an object frees it: ic_image_create()/ic_image_free(),
+ *    ic_kernel_*()/ic_kernel_free(), ic_context_create()/ic_context_free().
+ *  - Sizes are checked for overflow before any allocation.
+ *
+ * Semantics of ic_convolve() (see README.md, "Definitions"):
+ *   convolution: out(x,y) = bias + sum_{j,i} K(i,j) * in(x - i + cx, y - j + cy)
+ *   correlation: out(x,y) = bias + sum_{j,i} K(i,j) * in(x + i - cx, y + j - cy)
+ *   with cx = (kw-1)/2, cy = (kh-1)/2, K the coefficients divided by the divisor,
+ *   out-of-image coordinates mapped by the border mode, sums accumulated in float32,
+ *   and uint8 results rounded to nearest (ties to even) then clamped to [0, 255].
+ */
+#ifndef IMGCONV_H
+#define IMGCONV_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define IC_VERSION_MAJOR 0
+#define IC_VERSION_MINOR 1
+#define IC_VERSION_PATCH 0
+#define IC_VERSION_STRING "0.1.0"
+
+/* ------------------------------------------------------------------------ */
+/* Status codes                                                              */
+/* ------------------------------------------------------------------------ */
+
+/* Result of every library call. IC_OK is zero; every other value is an error. */
+typedef enum ic_status {
+    IC_OK = 0,
+    IC_ERR_INVALID_ARG,   /* a NULL pointer, a negative size, an unknown enum value */
+    IC_ERR_NOMEM,         /* an allocation failed */
+    IC_ERR_TOO_LARGE,     /* dimensions over a limit, or size arithmetic overflowed */
+    IC_ERR_KERNEL,        /* kernel text or kernel file is malformed */
+    IC_ERR_IO,            /* a file could not be opened, read or written */
+    IC_ERR_FORMAT,        /* a file is corrupt, truncated or of an unknown format */
+    IC_ERR_UNSUPPORTED,   /* a valid request this build or backend cannot do */
+    IC_ERR_NO_BACKEND,    /* the backend is unknown or not usable on this machine */
+    IC_ERR_DEVICE,        /* a CUDA call failed (ic_context_error() names it) */
+    IC_ERR_INTERNAL       /* a bug: an invariant did not hold */
+} ic_status;
+
+/* Returns a short, static, human-readable description of a status code
+ * (never NULL; unknown codes give "unknown status"). */
+const char *ic_status_str(ic_status status);
+
+/* Returns the library version as "MAJOR.MINOR.PATCH" (static string). */
+const char *ic_version(void);
+
+/* ------------------------------------------------------------------------ */
+/* Images                                                                    */
+/* ------------------------------------------------------------------------ */
+
+/* Sample type. Only uint8 is implemented; the field exists so that 16-bit and
+ * float32 samples can follow without changing the struct. */
+typedef enum ic_sample_type { IC_U8 = 0 } ic_sample_type;
+
+/* Memory layout of the channels.
+ *  IC_AOS: interleaved, row y starts at data + y*pitch, sample (x,y,c) at
+ *          row[x*channels + c] (the usual RGBRGB...).
+ *  IC_SOA: planar, plane c starts at data + c*pitch*height, sample (x,y,c) at
+ *          plane[y*pitch + x]. */
+typedef enum ic_layout { IC_AOS = 0, IC_SOA = 1 } ic_layout;
+
+/* A multi-channel image. The struct is public so that callers can wrap their own
+ * memory; `pitch` is the distance in bytes between rows and may exceed the row
+ * width (padded rows, as returned by cudaMallocPitch). `owner` is nonzero when
+ * `data` was allocated by ic_image_create() and must be released by
+ * ic_image_free(). */
+typedef struct ic_image {
+    int width;
+    int height;
+    int channels; /* 1..4; 2 and 4 have alpha as the last channel */
+    ic_layout layout;
+    ic_sample_type type;
+    size_t pitch; /* bytes from one row to the next, >= row width in bytes */
+    uint8_t *data;
+    int owner;
+} ic_image;
+
+/* Largest width or height accepted anywhere (2^20). */
+#define IC_MAX_DIM (1 << 20)
+/* Default pixel-count limit (width*height) of the loaders: 2^28. */
+#define IC_DEFAULT_MAX_PIXELS ((uint64_t)1 << 28)
+
+/* Allocates a zeroed width x height image with `channels` channels (1..4) in
+ * `layout`. Rows are padded so that pitch is a multiple of 64 bytes. On success
+ * *img owns its data (free with ic_image_free). On failure *img is zeroed.
+ * Errors: IC_ERR_INVALID_ARG (bad size or channels), IC_ERR_TOO_LARGE (over
+ * IC_MAX_DIM or overflow), IC_ERR_NOMEM. */
+ic_status ic_image_create(ic_image *img, int width, int height, int channels, ic_layout layout);
+
+/* Fills *img to describe caller-owned memory (not freed by ic_image_free).
+ * pitch 0 means tightly packed rows. Errors: IC_ERR_INVALID_ARG when data is NULL,
+ * sizes are out of range or pitch is smaller than a row. */
+ic_status ic_image_wrap(ic_image *img, uint8_t *data, int width, int height, int channels,
+                        ic_layout layout, size_t pitch);
+
+/* Releases the data of an image created by ic_image_create (no-op for wrapped
+ * images and NULL) and zeroes the struct. */
+void ic_image_free(ic_image *img);
+
+/* Bytes of one row of samples (width*channels for AoS, width for SoA planes). */
+size_t ic_image_row_bytes(const ic_image *img);
+
+/* Total bytes spanned by the image data (pitch*height, times channels for SoA). */
+size_t ic_image_size_bytes(const ic_image *img);
+
+/* Address of sample (x, y, c); no bounds checks (callers stay inside). */
+static inline uint8_t *ic_image_at(const ic_image *img, int x, int y, int c)
+{
+    if (img->layout == IC_AOS)
+        return img->data + (size_t)y * img->pitch + (size_t)x * (size_t)img->channels + (size_t)c;
+    return img->data + ((size_t)c * (size_t)img->height + (size_t)y) * img->pitch + (size_t)x;
+}
+
+/* Returns 1 when both images have the same size and channel count and every
+ * sample is equal (layouts and pitches may differ), 0 otherwise. */
+int ic_image_equal(const ic_image *a, const ic_image *b);
+
+/* Copies src into dst, converting layout (AoS <-> SoA) and pitch as needed.
+ * dst must already have src's width, height and channels.
+ * Errors: IC_ERR_INVALID_ARG on mismatched sizes. */
+ic_status ic_image_copy(ic_image *dst, const ic_image *src);
+
+/* Creates *dst (owned) as a copy of src in the given layout. */
+ic_status ic_image_clone(ic_image *dst, const ic_image *src, ic_layout layout);
+
+/* Fills an existing image with a deterministic test chart: gradients, hard edges,
+ * fine lines, a zone plate and seeded noise, one pattern per region; channels
+ * get related but different content. Same size and seed -> same pixels. */
+ic_status ic_image_chart(ic_image *img, uint32_t seed);
+
+/* ------------------------------------------------------------------------ */
+/* Kernels                                                                   */
+/* ------------------------------------------------------------------------ */
+
+/* A convolution kernel: odd width x odd height (1..IC_MAX_KERNEL each),
+ * coefficients row-major, `divisor` (nonzero) divides every coefficient,
+ * `offset` is a bias suggested by the kernel source (a libvips .mat OFFSET);
+ * ic_convolve adds params.bias, and the CLI adds the kernel's offset to it. */
+typedef struct ic_kernel {
+    int width;
+    int height;
+    float *coef; /* width*height coefficients, row-major, owned */
+    double divisor;
+    double offset;
+    char name[64]; /* "gaussian:5", "custom 3x3", ... for messages */
+} ic_kernel;
+
+#define IC_MAX_KERNEL 255
+
+/* Parses kernel text (see README "Kernel text"):
+ *   named:  NAME[:ARGS]          e.g. "gaussian:5", "gaussian:size=7,sigma=1.5"
+ *   matrix: rows split by ';', values by spaces/commas, optional "/ D" divisor
+ *   file:   "@PATH"              reads the file with ic_kernel_load
+ * On success *k owns its coefficients (ic_kernel_free). On error returns
+ * IC_ERR_KERNEL (or IC_ERR_IO for @PATH) and, when err is non-NULL, writes a
+ * one-line reason into err (at most errlen bytes, NUL-terminated). */
+ic_status ic_kernel_parse(ic_kernel *k, const char *text, char *err, size_t errlen);
+
+/* Loads a kernel file: matrix text with one row per line (optional "/ D" on the
+ * last line, '#' comments), or a libvips .mat file (first line "W H SCALE OFFSET").
+ * Errors as ic_kernel_parse, IC_ERR_IO when the file cannot be read. */
+ic_status ic_kernel_load(ic_kernel *k, const char *path, char *err, size_t errlen);
+
+/* Creates a kernel from width*height coefficients (copied) and a divisor.
+ * Errors: IC_ERR_KERNEL for even or out-of-range sizes, zero or non-finite
+ * divisor, non-finite coefficients. */
+ic_status ic_kernel_create(ic_kernel *k, int width, int height, const float *coef, double divisor);
+
+/* Releases the coefficients and zeroes the struct (NULL-safe). */
+void ic_kernel_free(ic_kernel *k);
+
+/* Effective weight (coefficient / divisor) at column i, row j, in float64. */
+double ic_kernel_weight(const ic_kernel *k, int i, int j);
+
+/* Sum of the effective weights. */
+double ic_kernel_sum(const ic_kernel *k);
+
+/* Description of one named kernel, for --list-filters. */
+typedef struct ic_named_kernel_info {
+    const char *name;    /* "gaussian" */
+    const char *args;    /* "size=3,sigma=0 (sigma from size when 0)" */
+    const char *summary; /* one line */
+} ic_named_kernel_info;
+
+/* Returns the table of named kernels and stores its length in *count. */
+const ic_named_kernel_info *ic_named_kernels(int *count);
+
+/* A separable decomposition K = sum_r col_r * row_r^T (rank terms), of
+ * effective weights, so that a rank-r kernel costs 2*r*K multiply-adds. */
+typedef struct ic_factors {
+    int rank;    /* 0 when the kernel is not worth factoring */
+    int width;   /* kernel width (length of each row vector) */
+    int height;  /* kernel height (length of each column vector) */
+    float *row;  /* rank * width, owned */
+    float *col;  /* rank * height, owned */
+    double max_err; /* largest |K - sum| over the weights, float64 */
+} ic_factors;
+
+/* Factors the effective weights by SVD, keeping the smallest rank whose
+ * reconstruction error stays below tol * max|K| (tol 0 means 1e-6). Rank is
+ * capped at max_rank (0: no cap); *f->rank == 0 when no rank <= max_rank fits.
+ * f owns its vectors (ic_factors_free). */
+ic_status ic_kernel_factor(const ic_kernel *k, double tol, int max_rank, ic_factors *f);
+
+/* Releases the vectors of a factorisation (NULL-safe) and zeroes it. */
+void ic_factors_free(ic_factors *f);
+
+/* ------------------------------------------------------------------------ */
+/* Filtering parameters                                                      */
+/* ------------------------------------------------------------------------ */
+
+/* How samples outside the image are defined (n = image extent, i the index):
+ *  CONSTANT : the value params.border_value (seed's zero "ghost cells" by default)
+ *  REPLICATE: the nearest edge sample            aaa|abcd|ddd
+ *  MIRROR   : reflect without repeating the edge cba|abcd|cba   (reflect-101)
+ *  REFLECT  : reflect repeating the edge         cba|abcd|dcb... (symmetric)
+ *             concretely: dcb a|abcd|d cba
+ *  WRAP     : periodic                          bcd|abcd|abc
+ * Reflections repeat as often as needed when the kernel is larger than the image. */
+typedef enum ic_border {
+    IC_BORDER_CONSTANT = 0,
+    IC_BORDER_REPLICATE,
+    IC_BORDER_MIRROR,
+    IC_BORDER_REFLECT,
+    IC_BORDER_WRAP
+} ic_border;
+
+/* Parses a border name or alias (constant|zero, replicate|edge|nearest|clamp,
+ * mirror|reflect101|reflect-101, reflect|symmetric, wrap|periodic|circular).
+ * Returns IC_ERR_INVALID_ARG for an unknown name. */
+ic_status ic_border_parse(const char *name, ic_border *out);
+
+/* Canonical name of a border mode ("constant", "replicate", ...). */
+const char *ic_border_name(ic_border b);
+
+/* Maps coordinate i (any integer) into [0, n) for the mode; returns -1 for
+ * IC_BORDER_CONSTANT outside the image. n must be >= 1. */
+int ic_border_index(int i, int n, ic_border b);
+
+/* Alpha handling for 2- and 4-channel images (README "Alpha"). */
+typedef enum ic_alpha {
+    IC_ALPHA_AUTO = 0,    /* premultiply when weights sum to 1, else keep */
+    IC_ALPHA_PREMULTIPLY, /* filter c*a and a, divide back */
+    IC_ALPHA_KEEP,        /* filter colour only, copy alpha */
+    IC_ALPHA_INDEPENDENT  /* filter every channel alone (the seeds) */
+} ic_alpha;
+
+/* Parses "auto", "premultiply", "keep" or "independent". */
+ic_status ic_alpha_parse(const char *name, ic_alpha *out);
+
+/* Canonical name of an alpha mode. */
+const char *ic_alpha_name(ic_alpha a);
+
+/* Everything that changes what ic_convolve computes, besides image and kernel. */
+typedef struct ic_params {
+    ic_border border;
+    float border_value; /* for IC_BORDER_CONSTANT, in sample units (0..255) */
+    int correlate;      /* nonzero: correlation (kernel not flipped) */
+    float bias;         /* added after the weighted sum, before rounding */
+    ic_alpha alpha;
+} ic_params;
+
+/* Sets the defaults: constant border 0, convolution, bias 0, alpha auto. */
+void ic_params_default(ic_params *p);
+
+/* ------------------------------------------------------------------------ */
+/* Backends and contexts                                                     */
+/* ------------------------------------------------------------------------ */
+
+/* Description of one backend, for --list-backends. */
+typedef struct ic_backend_info {
+    const char *name;    /* "seq", "cpu", "cuda-global", ... */
+    const char *summary; /* one line: what it keeps where */
+    int usable;          /* 1 when it can run on this machine now */
+    char why[160];       /* when not usable: the reason ("no CUDA device", ...) */
+} ic_backend_info;
+
+/* Number of backends compiled into this build. */
+int ic_backend_count(void);
+
+/* Fills *info for backend index i (0 <= i < ic_backend_count()), probing
+ * whether it is usable here. Errors: IC_ERR_INVALID_ARG for a bad index. */
+ic_status ic_backend_get(int i, ic_backend_info *info);
+
+/* Name of the backend "auto" selects on this machine (a CUDA one when a device
+ * is present, else the best CPU one). */
+const char *ic_backend_auto(void);
+
+/* Per-stage times of the last ic_convolve on a context, in milliseconds.
+ * Stages a backend does not have are 0 (CPU backends have no upload). */
+typedef struct ic_timing {
+    double upload_ms;   /* host -> device copies */
+    double kernel_ms;   /* the convolution itself (CUDA events on the GPU) */
+    double download_ms; /* device -> host copies */
+    double total_ms;    /* wall time of the whole call */
+} ic_timing;
+
+/* Options of a context. Zero-initialise, then set what you need. */
+typedef struct ic_context_options {
+    int device;  /* CUDA device ordinal (default 0) */
+    int threads; /* CPU worker threads (0: one per core) */
+} ic_context_options;
+
+/* A context binds a backend and owns its resources (device buffers, thread
+ * pool), reused across calls. Not safe for concurrent use from two threads. */
+typedef struct ic_context ic_context;
+
+/* Creates a context for backend `name` ("auto" or NULL picks ic_backend_auto()).
+ * opts may be NULL. Errors: IC_ERR_NO_BACKEND (unknown, or not usable here),
+ * IC_ERR_DEVICE (the device could not be initialised), IC_ERR_NOMEM. On failure
+ * *ctx is NULL and errbuf (when non-NULL) holds one line saying why. */
+ic_status ic_context_create(ic_context **ctx, const char *name, const ic_context_options *opts,
+                            char *errbuf, size_t errlen);
+
+/* Frees a context and everything it owns (NULL-safe). */
+void ic_context_free(ic_context *ctx);
+
+/* Name of the backend the context runs. */
+const char *ic_context_backend(const ic_context *ctx);
+
+/* One line describing the last error on this context (e.g. the failing CUDA
+ * call), or "" when the last call succeeded. */
+const char *ic_context_error(const ic_context *ctx);
+
+/* Times of the last successful ic_convolve on this context. */
+ic_timing ic_context_timing(const ic_context *ctx);
+
+/* Filters src into dst with kernel k and params p (NULL: defaults).
+ * dst must be allocated with src's width, height and channel count; its layout
+ * and pitch may differ from src's. src and dst must not overlap.
+ * Errors: IC_ERR_INVALID_ARG, IC_ERR_UNSUPPORTED, IC_ERR_DEVICE, IC_ERR_NOMEM. */
+ic_status ic_convolve(ic_context *ctx, const ic_image *src, ic_image *dst, const ic_kernel *k,
+                      const ic_params *p);
+
+/* One-shot convenience: creates a context for `backend`, filters, frees it. */
+ic_status ic_filter(const ic_image *src, ic_image *dst, const ic_kernel *k, const ic_params *p,
+                    const char *backend);
+
+/* ------------------------------------------------------------------------ */
+/* Image files                                                               */
+/* ------------------------------------------------------------------------ */
+
+/* File formats. Format is detected from magic bytes on load and from the
+ * extension on save (.png, .jpg/.jpeg, .pgm, .ppm, .pnm, .pam is not supported). */
+typedef enum ic_format {
+    IC_FMT_UNKNOWN = 0,
+    IC_FMT_PNM, /* binary PGM (P5) / PPM (P6), maxval <= 255 */
+    IC_FMT_PNG,
+    IC_FMT_JPEG
+} ic_format;
+
+/* 1 when support for the format was compiled in (PNM always is). */
+int ic_format_supported(ic_format f);
+
+/* Name of a format ("pnm", "png", "jpeg"). */
+const char *ic_format_name(ic_format f);
+
+/* Load options (zero-initialise; zero fields take the defaults). */
+typedef struct ic_load_options {
+    int channels;        /* 0: as stored; 1, 2, 3 or 4: convert (seed's channel_force) */
+    ic_layout layout;    /* layout of the returned image */
+    uint64_t max_pixels; /* 0: IC_DEFAULT_MAX_PIXELS; checked before allocating */
+} ic_load_options;
+
+/* Loads an image file into *img (owned). On error *img is zeroed and errbuf
+ * (if given) holds one line without the file name, e.g. "truncated PNG data".
+ * Errors: IC_ERR_IO (cannot open/read), IC_ERR_FORMAT (corrupt, truncated,
+ * unknown or unsupported format), IC_ERR_TOO_LARGE (over max_pixels),
+ * IC_ERR_NOMEM. */
+ic_status ic_image_load(ic_image *img, const char *path, const ic_load_options *opts,
+                        char *errbuf, size_t errlen);
+
+/* Save options (zero-initialise; zero fields take the defaults). */
+typedef struct ic_save_options {
+    int quality; /* JPEG quality 1..100; 0 means 92 */
+} ic_save_options;
+
+/* Saves img to path, format by extension. The data is written to a temporary
+ * file in the target directory and renamed over path, so a failure never
+ * leaves a partial file. 2-channel images are saved as grey+alpha PNG (PNM and
+ * JPEG drop alpha). Errors: IC_ERR_IO, IC_ERR_UNSUPPORTED (format not built in
+ * or unknown extension), IC_ERR_INVALID_ARG. */
+ic_status ic_image_save(const ic_image *img, const char *path, const ic_save_options *opts,
+                        char *errbuf, size_t errlen);
+
+/* Format for a path's extension, IC_FMT_UNKNOWN when none matches. */
+ic_format ic_format_from_path(const char *path);
+
+/* ------------------------------------------------------------------------ */
+/* 1D convolution and matrix product (seeds 001, 002)                        */
+/* ------------------------------------------------------------------------ */
+/* (section reserved: ic_conv1d, ic_stencil1d, ic_matmul) */
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* IMGCONV_H */

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Installs the Debian packages imgconv needs to build and test, when missing.
+# As root it runs apt-get; otherwise it prints the apt-get line to run.
+# On a machine without apt (the GPU machine) it checks the tools and carries on.
+set -euo pipefail
+
+need_cmds=(cmake make cc)
+pkgs_for() {
+  case "$1" in
+    cmake) echo cmake ;;
+    make) echo make ;;
+    cc) echo gcc libc6-dev ;;
+  esac
+}
+missing=()
+for c in "${need_cmds[@]}"; do
+  command -v "$c" >/dev/null 2>&1 || missing+=($(pkgs_for "$c"))
+done
+# Headers: optional formats, but the full build wants them.
+[ -e /usr/include/png.h ] || missing+=(libpng-dev)
+[ -e /usr/include/jpeglib.h ] || ls /usr/include/*/jpeglib.h >/dev/null 2>&1 || missing+=(libjpeg62-turbo-dev)
+command -v pkg-config >/dev/null 2>&1 || missing+=(pkg-config)
+
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+if ! command -v apt-get >/dev/null 2>&1; then
+  echo "install-deps: missing ${missing[*]} and no apt-get here; building with what is present" >&2
+  exit 0
+fi
+if [ "$(id -u)" -ne 0 ]; then
+  echo "install-deps: run as root: apt-get install -y ${missing[*]}" >&2
+  exit 0
+fi
+echo "install-deps: apt-get install -y ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq || true
+apt-get install -y -qq --no-install-recommends "${missing[@]}"

@@ -1,0 +1,55 @@
+/*
+ * backend.h - the interface every backend implements (internal).
+ *
+ * The dispatcher (src/dispatch/) turns an ic_convolve() call into one or more
+ * ic_job values that backends run. A job is always a *correlation* with
+ * prepared float32 weights: the dispatcher flips the kernel for convolution and
+ * folds the divisor in, so backends never deal with either. Alpha handling is
+ * done by the dispatcher too; a backend filters every channel of the job.
+ *
+ * Adding a backend = one file defining a `const ic_backend` + one table entry in
+ * src/dispatch/backends.c.
+ */
+#ifndef IC_CORE_BACKEND_H
+#define IC_CORE_BACKEND_H
+
+#include "imgconv.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* One filtering job. src and dst have the same width, height, channels and
+ * layout (pitches may differ) and do not overlap. */
+typedef struct ic_job {
+    const ic_image *src;
+    ic_image *dst;
+    const float *w; /* kw*kh correlation weights, row-major, divisor applied */
+    int kw, kh;     /* odd, 1..IC_MAX_KERNEL */
+    const ic_kernel *wk; /* the same weights as an ic_kernel (divisor 1), e.g. for ic_kernel_factor */
+    ic_border border;
+    float border_value; /* used by IC_BORDER_CONSTANT */
+    float bias;         /* added to every sum before rounding */
+} ic_job;
+
+/* A backend. open/close may be NULL for stateless backends (state is NULL). */
+typedef struct ic_backend {
+    const char *name;
+    const char *summary; /* one line: what it keeps where */
+    int is_gpu;
+    int rank;            /* preference of `auto` among usable backends: higher wins */
+    /* 1 when usable on this machine; otherwise 0 and a reason in why. */
+    int (*probe)(char *why, size_t whylen);
+    /* Creates per-context state (device buffers, thread pool...). */
+    ic_status (*open)(void **state, const ic_context_options *opts, char *err, size_t errlen);
+    void (*close)(void *state);
+    /* Runs one job. On failure writes one line into err. t is never NULL; the
+     * backend fills upload/kernel/download (total is set by the dispatcher). */
+    ic_status (*run)(void *state, const ic_job *job, ic_timing *t, char *err, size_t errlen);
+} ic_backend;
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* IC_CORE_BACKEND_H */

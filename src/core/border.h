@@ -1,0 +1,74 @@
+/*
+ * border.h - border index mapping and sample rounding, shared by every backend
+ * (C host code and CUDA device code alike), so that no kernel variant carries
+ * its own copy of the boundary rules.
+ *
+ * ic_border_map(i, n, mode) maps any integer coordinate i onto [0, n) following
+ * the border mode, or returns -1 for IC_BORDER_CONSTANT outside the image.
+ * Reflections are periodic, so they stay right when the kernel is larger than
+ * the image (seed 004's padding tables are the n >= 2 case).
+ */
+#ifndef IC_CORE_BORDER_H
+#define IC_CORE_BORDER_H
+
+#include "imgconv.h"
+
+#if defined(__CUDACC__)
+#define IC_HD __host__ __device__ __forceinline__
+#else
+#define IC_HD static inline
+#endif
+
+/* Non-negative remainder of a by m (m > 0). */
+IC_HD int ic_mod(int a, int m)
+{
+    int r = a % m;
+    return r < 0 ? r + m : r;
+}
+
+IC_HD int ic_border_map(int i, int n, int mode)
+{
+    if (i >= 0 && i < n)
+        return i;
+    switch (mode) {
+    case IC_BORDER_REPLICATE:
+        return i < 0 ? 0 : n - 1;
+    case IC_BORDER_MIRROR: { /* reflect-101: period 2n-2, edge not repeated */
+        if (n == 1)
+            return 0;
+        int p = ic_mod(i, 2 * n - 2);
+        return p < n ? p : 2 * n - 2 - p;
+    }
+    case IC_BORDER_REFLECT: { /* symmetric: period 2n, edge repeated */
+        int p = ic_mod(i, 2 * n);
+        return p < n ? p : 2 * n - 1 - p;
+    }
+    case IC_BORDER_WRAP:
+        return ic_mod(i, n);
+    default: /* IC_BORDER_CONSTANT */
+        return -1;
+    }
+}
+
+/* Rounds a float32 sum to a uint8 sample: nearest, ties to even, then clamps
+ * to [0, 255]; NaN becomes 0. */
+#if defined(__CUDACC__)
+__host__ __device__ __forceinline__ unsigned char ic_round_u8(float v)
+{
+    v = fminf(fmaxf(v, 0.0f), 255.0f); /* fmaxf(NaN, 0) == 0 */
+#if defined(__CUDA_ARCH__)
+    return (unsigned char)__float2int_rn(v);
+#else
+    return (unsigned char)rintf(v);
+#endif
+}
+#else
+#include <math.h>
+static inline unsigned char ic_round_u8(float v)
+{
+    v = fminf(fmaxf(v, 0.0f), 255.0f); /* fmaxf(NaN, 0) == 0 */
+    return (unsigned char)rintf(v);    /* default rounding mode: ties to even */
+}
+#endif
+
+#endif /* IC_CORE_BORDER_H */

@@ -1,0 +1,183 @@
+/*
+ * image.c - the multi-channel image of seed 004 (width, height, channels,
+ * AoS/SoA) with seed 000's pitched rows: create, wrap, free, compare, copy with
+ * layout conversion. All size arithmetic is overflow-checked.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/image_internal.h"
+#include "imgconv.h"
+
+int ic__mul_size(size_t a, size_t b, size_t *out)
+{
+    if (a != 0 && b > SIZE_MAX / a)
+        return 0;
+    *out = a * b;
+    return 1;
+}
+
+static int valid_dims(int width, int height, int channels)
+{
+    return width >= 1 && height >= 1 && width <= IC_MAX_DIM && height <= IC_MAX_DIM &&
+           channels >= 1 && channels <= 4;
+}
+
+size_t ic_image_row_bytes(const ic_image *img)
+{
+    return img->layout == IC_AOS ? (size_t)img->width * (size_t)img->channels : (size_t)img->width;
+}
+
+size_t ic_image_size_bytes(const ic_image *img)
+{
+    size_t rows = (size_t)img->height * (img->layout == IC_SOA ? (size_t)img->channels : 1u);
+    size_t total;
+    if (!ic__mul_size(rows, img->pitch, &total))
+        return 0;
+    return total;
+}
+
+ic_status ic_image_create(ic_image *img, int width, int height, int channels, ic_layout layout)
+{
+    if (!img)
+        return IC_ERR_INVALID_ARG;
+    memset(img, 0, sizeof *img);
+    if (layout != IC_AOS && layout != IC_SOA)
+        return IC_ERR_INVALID_ARG;
+    if (width > IC_MAX_DIM || height > IC_MAX_DIM)
+        return IC_ERR_TOO_LARGE;
+    if (!valid_dims(width, height, channels))
+        return IC_ERR_INVALID_ARG;
+    img->width = width;
+    img->height = height;
+    img->channels = channels;
+    img->layout = layout;
+    img->type = IC_U8;
+    size_t row = ic_image_row_bytes(img);
+    img->pitch = (row + 63u) & ~(size_t)63u;
+    size_t rows = (size_t)height * (layout == IC_SOA ? (size_t)channels : 1u), total;
+    if (!ic__mul_size(rows, img->pitch, &total)) {
+        memset(img, 0, sizeof *img);
+        return IC_ERR_TOO_LARGE;
+    }
+    img->data = aligned_alloc(64, total);
+    if (!img->data) {
+        memset(img, 0, sizeof *img);
+        return IC_ERR_NOMEM;
+    }
+    memset(img->data, 0, total);
+    img->owner = 1;
+    return IC_OK;
+}
+
+ic_status ic_image_wrap(ic_image *img, uint8_t *data, int width, int height, int channels,
+                        ic_layout layout, size_t pitch)
+{
+    if (!img)
+        return IC_ERR_INVALID_ARG;
+    memset(img, 0, sizeof *img);
+    if (!data || !valid_dims(width, height, channels) || (layout != IC_AOS && layout != IC_SOA))
+        return IC_ERR_INVALID_ARG;
+    img->width = width;
+    img->height = height;
+    img->channels = channels;
+    img->layout = layout;
+    img->type = IC_U8;
+    size_t row = ic_image_row_bytes(img);
+    if (pitch == 0)
+        pitch = row;
+    if (pitch < row) {
+        memset(img, 0, sizeof *img);
+        return IC_ERR_INVALID_ARG;
+    }
+    img->pitch = pitch;
+    img->data = data;
+    img->owner = 0;
+    if (ic_image_size_bytes(img) == 0) {
+        memset(img, 0, sizeof *img);
+        return IC_ERR_TOO_LARGE;
+    }
+    return IC_OK;
+}
+
+void ic_image_free(ic_image *img)
+{
+    if (!img)
+        return;
+    if (img->owner)
+        free(img->data);
+    memset(img, 0, sizeof *img);
+}
+
+int ic_image_equal(const ic_image *a, const ic_image *b)
+{
+    if (!a || !b || !a->data || !b->data)
+        return 0;
+    if (a->width != b->width || a->height != b->height || a->channels != b->channels)
+        return 0;
+    if (a->layout == b->layout) {
+        size_t n = ic_image_row_bytes(a);
+        int planes = a->layout == IC_SOA ? a->channels : 1;
+        for (int p = 0; p < planes; p++)
+            for (int y = 0; y < a->height; y++)
+                if (memcmp(ic_image_at(a, 0, y, p), ic_image_at(b, 0, y, p), n) != 0)
+                    return 0;
+        return 1;
+    }
+    for (int y = 0; y < a->height; y++)
+        for (int x = 0; x < a->width; x++)
+            for (int c = 0; c < a->channels; c++)
+                if (*ic_image_at(a, x, y, c) != *ic_image_at(b, x, y, c))
+                    return 0;
+    return 1;
+}
+
+ic_status ic_image_copy(ic_image *dst, const ic_image *src)
+{
+    if (!dst || !src || !dst->data || !src->data)
+        return IC_ERR_INVALID_ARG;
+    if (dst->width != src->width || dst->height != src->height || dst->channels != src->channels)
+        return IC_ERR_INVALID_ARG;
+    const int w = src->width, h = src->height, ch = src->channels;
+    if (dst->layout == src->layout) {
+        size_t n = ic_image_row_bytes(src);
+        int planes = src->layout == IC_SOA ? ch : 1;
+        for (int p = 0; p < planes; p++)
+            for (int y = 0; y < h; y++)
+                memmove(ic_image_at(dst, 0, y, p), ic_image_at(src, 0, y, p), n);
+        return IC_OK;
+    }
+    if (src->layout == IC_AOS) { /* AoS -> SoA: scatter each interleaved row */
+        for (int y = 0; y < h; y++) {
+            const uint8_t *s = ic_image_at(src, 0, y, 0);
+            for (int c = 0; c < ch; c++) {
+                uint8_t *d = ic_image_at(dst, 0, y, c);
+                for (int x = 0; x < w; x++)
+                    d[x] = s[(size_t)x * (size_t)ch + (size_t)c];
+            }
+        }
+    } else { /* SoA -> AoS: gather */
+        for (int y = 0; y < h; y++) {
+            uint8_t *d = ic_image_at(dst, 0, y, 0);
+            for (int c = 0; c < ch; c++) {
+                const uint8_t *s = ic_image_at(src, 0, y, c);
+                for (int x = 0; x < w; x++)
+                    d[(size_t)x * (size_t)ch + (size_t)c] = s[x];
+            }
+        }
+    }
+    return IC_OK;
+}
+
+ic_status ic_image_clone(ic_image *dst, const ic_image *src, ic_layout layout)
+{
+    if (!dst || !src || !src->data)
+        return IC_ERR_INVALID_ARG;
+    ic_status st = ic_image_create(dst, src->width, src->height, src->channels, layout);
+    if (st != IC_OK)
+        return st;
+    st = ic_image_copy(dst, src);
+    if (st != IC_OK)
+        ic_image_free(dst);
+    return st;
+}

@@ -1,0 +1,241 @@
+/*
+ * context.c - ic_context and ic_convolve: validates a request, prepares the
+ * correlation weights (kernel flipped for convolution, divisor folded in),
+ * resolves the alpha mode and hands ic_job values to the chosen backend.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "core/backend.h"
+#include "dispatch/dispatch.h"
+
+struct ic_context {
+    const ic_backend *be;
+    void *state;
+    ic_context_options opts;
+    ic_timing timing;
+    char err[256];
+};
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+ic_status ic_context_create(ic_context **ctx, const char *name, const ic_context_options *opts,
+                            char *errbuf, size_t errlen)
+{
+    char dummy[256];
+    if (!errbuf || errlen == 0) {
+        errbuf = dummy;
+        errlen = sizeof dummy;
+    }
+    errbuf[0] = '\0';
+    if (!ctx)
+        return IC_ERR_INVALID_ARG;
+    *ctx = NULL;
+    if (!name || strcmp(name, "auto") == 0)
+        name = ic_backend_auto();
+    int usable = 0;
+    const char *why = "";
+    const ic_backend *be = ic__backend_find(name, &usable, &why);
+    if (!be) {
+        snprintf(errbuf, errlen, "unknown backend '%s' (see --list-backends)", name);
+        return IC_ERR_NO_BACKEND;
+    }
+    if (!usable) {
+        snprintf(errbuf, errlen, "backend '%s' is not usable here: %s", name, why);
+        return IC_ERR_NO_BACKEND;
+    }
+    ic_context *c = calloc(1, sizeof *c);
+    if (!c) {
+        snprintf(errbuf, errlen, "out of memory");
+        return IC_ERR_NOMEM;
+    }
+    c->be = be;
+    if (opts)
+        c->opts = *opts;
+    if (c->opts.threads < 0 || c->opts.device < 0) {
+        free(c);
+        snprintf(errbuf, errlen, "negative thread count or device number");
+        return IC_ERR_INVALID_ARG;
+    }
+    if (be->open) {
+        ic_status st = be->open(&c->state, &c->opts, errbuf, errlen);
+        if (st != IC_OK) {
+            free(c);
+            return st;
+        }
+    }
+    *ctx = c;
+    return IC_OK;
+}
+
+void ic_context_free(ic_context *ctx)
+{
+    if (!ctx)
+        return;
+    if (ctx->be->close)
+        ctx->be->close(ctx->state);
+    free(ctx);
+}
+
+const char *ic_context_backend(const ic_context *ctx)
+{
+    return ctx ? ctx->be->name : "";
+}
+
+const char *ic_context_error(const ic_context *ctx)
+{
+    return ctx ? ctx->err : "";
+}
+
+ic_timing ic_context_timing(const ic_context *ctx)
+{
+    ic_timing t = {0, 0, 0, 0};
+    return ctx ? ctx->timing : t;
+}
+
+static int kernel_valid(const ic_kernel *k)
+{
+    return k && k->coef && k->width >= 1 && k->height >= 1 && (k->width & 1) && (k->height & 1) &&
+           k->width <= IC_MAX_KERNEL && k->height <= IC_MAX_KERNEL && isfinite(k->divisor) &&
+           k->divisor != 0.0;
+}
+
+static int image_valid(const ic_image *im)
+{
+    return im && im->data && im->width >= 1 && im->height >= 1 && im->channels >= 1 &&
+           im->channels <= 4 && (im->layout == IC_AOS || im->layout == IC_SOA) &&
+           im->type == IC_U8 && im->pitch >= ic_image_row_bytes(im);
+}
+
+/* The byte ranges [lo, hi) two images span; used to refuse overlapping buffers. */
+static int images_overlap(const ic_image *a, const ic_image *b)
+{
+    const uint8_t *a0 = a->data, *a1 = a->data + ic_image_size_bytes(a);
+    const uint8_t *b0 = b->data, *b1 = b->data + ic_image_size_bytes(b);
+    return a0 < b1 && b0 < a1;
+}
+
+static void copy_alpha(ic_image *dst, const ic_image *src)
+{
+    const int a = src->channels - 1;
+    for (int y = 0; y < src->height; y++)
+        for (int x = 0; x < src->width; x++)
+            *ic_image_at(dst, x, y, a) = *ic_image_at(src, x, y, a);
+}
+
+static ic_status fail(ic_context *ctx, ic_status st, const char *msg)
+{
+    snprintf(ctx->err, sizeof ctx->err, "%s", msg);
+    return st;
+}
+
+ic_status ic_convolve(ic_context *ctx, const ic_image *src, ic_image *dst, const ic_kernel *k,
+                      const ic_params *p)
+{
+    if (!ctx)
+        return IC_ERR_INVALID_ARG;
+    ctx->err[0] = '\0';
+    const double t0 = now_ms();
+    ic_params def;
+    if (!p) {
+        ic_params_default(&def);
+        p = &def;
+    }
+    if (!image_valid(src) || !image_valid(dst))
+        return fail(ctx, IC_ERR_INVALID_ARG, "invalid source or destination image");
+    if (src->width != dst->width || src->height != dst->height || src->channels != dst->channels)
+        return fail(ctx, IC_ERR_INVALID_ARG, "destination size or channels differ from the source");
+    if (images_overlap(src, dst))
+        return fail(ctx, IC_ERR_INVALID_ARG, "source and destination overlap");
+    if (!kernel_valid(k))
+        return fail(ctx, IC_ERR_INVALID_ARG, "invalid kernel");
+    if ((unsigned)p->border > IC_BORDER_WRAP || (unsigned)p->alpha > IC_ALPHA_INDEPENDENT ||
+        !isfinite(p->border_value) || !isfinite(p->bias))
+        return fail(ctx, IC_ERR_INVALID_ARG, "invalid border, alpha, border value or bias");
+
+    /* Correlation weights: divisor folded in, flipped for convolution. */
+    const int kw = k->width, kh = k->height;
+    float *w = malloc((size_t)kw * (size_t)kh * sizeof *w);
+    if (!w)
+        return fail(ctx, IC_ERR_NOMEM, "out of memory");
+    double sum = 0;
+    for (int j = 0; j < kh; j++)
+        for (int i = 0; i < kw; i++) {
+            double v = (double)k->coef[(size_t)j * kw + i] / k->divisor;
+            sum += v;
+            int di = p->correlate ? i : kw - 1 - i, dj = p->correlate ? j : kh - 1 - j;
+            w[(size_t)dj * kw + di] = (float)v;
+        }
+    ic_kernel wk;
+    memset(&wk, 0, sizeof wk);
+    wk.width = kw;
+    wk.height = kh;
+    wk.coef = w;
+    wk.divisor = 1.0;
+    snprintf(wk.name, sizeof wk.name, "%s", k->name);
+
+    ic_alpha alpha = IC_ALPHA_INDEPENDENT;
+    if (src->channels == 2 || src->channels == 4) {
+        alpha = p->alpha;
+        if (alpha == IC_ALPHA_AUTO)
+            alpha = fabs(sum - 1.0) < 1e-6 ? IC_ALPHA_PREMULTIPLY : IC_ALPHA_KEEP;
+    }
+
+    /* Backends write dst in src's layout; convert afterwards when asked otherwise. */
+    ic_image tmp, *out = dst;
+    memset(&tmp, 0, sizeof tmp);
+    ic_status st = IC_OK;
+    if (dst->layout != src->layout) {
+        st = ic_image_create(&tmp, src->width, src->height, src->channels, src->layout);
+        if (st != IC_OK) {
+            free(w);
+            return fail(ctx, st, "out of memory for the layout conversion");
+        }
+        out = &tmp;
+    }
+    ic_job job = {src, out, w, kw, kh, &wk, p->border, p->border_value, p->bias};
+    ic_timing t = {0, 0, 0, 0};
+    if (alpha == IC_ALPHA_PREMULTIPLY) {
+        const double tk = now_ms();
+        st = ic__convolve_premultiplied(&job);
+        t.kernel_ms = now_ms() - tk;
+        if (st != IC_OK)
+            snprintf(ctx->err, sizeof ctx->err, "premultiplied alpha filter: %s", ic_status_str(st));
+    } else {
+        st = ctx->be->run(ctx->state, &job, &t, ctx->err, sizeof ctx->err);
+        if (st == IC_OK && alpha == IC_ALPHA_KEEP)
+            copy_alpha(out, src);
+    }
+    if (st == IC_OK && out != dst)
+        st = ic_image_copy(dst, out);
+    ic_image_free(&tmp);
+    free(w);
+    if (st != IC_OK) {
+        if (!ctx->err[0])
+            snprintf(ctx->err, sizeof ctx->err, "%s", ic_status_str(st));
+        return st;
+    }
+    t.total_ms = now_ms() - t0;
+    ctx->timing = t;
+    return IC_OK;
+}
+
+ic_status ic_filter(const ic_image *src, ic_image *dst, const ic_kernel *k, const ic_params *p,
+                    const char *backend)
+{
+    ic_context *ctx = NULL;
+    ic_status st = ic_context_create(&ctx, backend, NULL, NULL, 0);
+    if (st != IC_OK)
+        return st;
+    st = ic_convolve(ctx, src, dst, k, p);
+    ic_context_free(ctx);
+    return st;
+}
