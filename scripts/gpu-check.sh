@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# gpu-check.sh - the one GPU run: configure with CUDA for the local GPU, build,
+# run the whole ctest suite (GPU tests run instead of skipping), run
+# compute-sanitizer (memcheck, racecheck, synccheck, initcheck) over the GPU
+# tests, and run the benchmark. Writes a log and a summary (device, driver,
+# date, commit, tests passed/failed/skipped, sanitizer error counts) to $OUT
+# (the device tool's folder) or bench/results/ when OUT is unset.
+#
+#   scripts/gpu-check.sh [all|test|bench]     (default all)
+#   IC_COMMIT=<hash> names the commit when .git is not present.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+what=${1:-all}
+out=${OUT:-bench/results}
+mkdir -p "$out"
+stamp=$(date -u +%Y%m%dT%H%M%SZ)
+log="$out/gpu-check-$stamp.log"
+summary="$out/gpu-summary-$stamp.md"
+commit=${IC_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}
+jobs=$(nproc 2>/dev/null || echo 8)
+exec > >(tee -a "$log") 2>&1
+
+gpu_name=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)
+driver=$(nvidia-smi --query-gpu=driver_version --format=csv,noheader 2>/dev/null | head -1)
+cc=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -1 | tr -d .)
+arch=${IC_CUDA_ARCH:-${cc:-90}}
+echo "== imgconv gpu-check $stamp: commit $commit, device '${gpu_name:-none}', driver ${driver:-?}, sm_$arch"
+nvcc --version | tail -1
+
+B=build-gpu
+t0=$(date +%s)
+cmake -S . -B $B -DCMAKE_BUILD_TYPE=Release -DIC_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES="$arch" \
+      -DIC_WERROR=OFF >/dev/null || { echo "configure failed"; exit 1; }
+cmake --build $B -j "$jobs" 2>&1 | grep -E "warning|error|Error" | head -50
+cmake --build $B -j "$jobs" >/dev/null 2>&1 || { echo "BUILD FAILED"; cmake --build $B 2>&1 | tail -40; exit 1; }
+echo "build: $(( $(date +%s) - t0 )) s"
+
+passed=0 failed=0 skipped=0 san_summary="not run"
+if [ "$what" = all ] || [ "$what" = test ]; then
+  t0=$(date +%s)
+  ctest --test-dir $B --output-on-failure -j 8 --timeout 400 > "$out/ctest-$stamp.txt" 2>&1
+  cat "$out/ctest-$stamp.txt" | grep -E "Test +#|tests passed|Failed|Not Run|SKIPPED|\*\*\*" | tail -80
+  passed=$(grep -cE "Test +#.* Passed" "$out/ctest-$stamp.txt")
+  failed=$(grep -cE "Test +#.*(\*\*\*Failed|\*\*\*Exception|\*\*\*Timeout|Failed )" "$out/ctest-$stamp.txt")
+  skipped=$(grep -cE "Test +#.*Skipped" "$out/ctest-$stamp.txt")
+  echo "ctest: $passed passed, $failed failed, $skipped skipped ($(( $(date +%s) - t0 )) s)"
+
+  # compute-sanitizer over the GPU test binaries, in their quick mode.
+  san_summary=""
+  if command -v compute-sanitizer >/dev/null 2>&1; then
+    for tool in memcheck racecheck synccheck initcheck; do
+      errs=0
+      for bin in $B/tests/test_gpu_*; do
+        [ -x "$bin" ] || continue
+        extra=""
+        [ $tool = memcheck ] && extra="--leak-check full"
+        r=$(IC_TEST_QUICK=1 timeout 300 compute-sanitizer --tool $tool $extra --error-exitcode 99 "$bin" 2>&1)
+        rc=$?
+        n=$(printf '%s\n' "$r" | grep -oE "ERROR SUMMARY: [0-9]+" | awk '{s+=$3} END {print s+0}')
+        [ "$rc" -ne 0 ] && [ "$n" -eq 0 ] && [ "$rc" -ne 77 ] && n=1
+        echo "sanitizer $tool $(basename $bin): rc=$rc errors=$n"
+        [ "$n" -gt 0 ] && printf '%s\n' "$r" | grep -E "=========" | head -20
+        errs=$((errs + n))
+      done
+      san_summary="$san_summary $tool=$errs"
+    done
+  else
+    san_summary="compute-sanitizer not found"
+  fi
+  echo "sanitizers:$san_summary"
+fi
+
+if [ "$what" = all ] || [ "$what" = bench ]; then
+  if [ -x $B/imgconv-bench ]; then
+    t0=$(date +%s)
+    $B/imgconv-bench --out "$out" --stamp "$stamp" || echo "benchmark FAILED (rc=$?)"
+    echo "bench: $(( $(date +%s) - t0 )) s"
+  else
+    echo "benchmark: no imgconv-bench in this build"
+  fi
+fi
+
+{
+  echo "# imgconv GPU check $stamp"
+  echo
+  echo "| item | value |"
+  echo "|---|---|"
+  echo "| device | ${gpu_name:-none} (sm_$arch) |"
+  echo "| driver | ${driver:-?} |"
+  echo "| nvcc | $(nvcc --version | tail -1) |"
+  echo "| date (UTC) | $(date -u '+%Y-%m-%d %H:%M') |"
+  echo "| commit | $commit |"
+  echo "| ctest | $passed passed, $failed failed, $skipped skipped |"
+  echo "| compute-sanitizer | ${san_summary# } |"
+} > "$summary"
+cat "$summary"
