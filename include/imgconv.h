@@ -345,6 +345,14 @@ ic_timing ic_context_timing(const ic_context *ctx);
 ic_status ic_convolve(ic_context *ctx, const ic_image *src, ic_image *dst, const ic_kernel *k,
                       const ic_params *p);
 
+/* Writes into buf (one or more lines) how the context's backend would filter
+ * src with k and p: the method it picks (direct, separable/low-rank, FFT), the
+ * kernel rank, the launch shape and the predicted time where the backend has a
+ * cost model. dst is not touched. Backends without a plan write one line.
+ * Errors: IC_ERR_INVALID_ARG. */
+ic_status ic_explain(ic_context *ctx, const ic_image *src, const ic_kernel *k, const ic_params *p,
+                     char *buf, size_t buflen);
+
 /* One-shot convenience: creates a context for `backend`, filters, frees it. */
 ic_status ic_filter(const ic_image *src, ic_image *dst, const ic_kernel *k, const ic_params *p,
                     const char *backend);

@@ -19,7 +19,7 @@
 extern "C" {
 #endif
 
-/* One filtering job. src and dst have the same width, height, channels and
+/* One filtering job (for explain(), dst is NULL). src and dst have the same width, height, channels and
  * layout (pitches may differ) and do not overlap. */
 typedef struct ic_job {
     const ic_image *src;
@@ -46,6 +46,9 @@ typedef struct ic_backend {
     /* Runs one job. On failure writes one line into err. t is never NULL; the
      * backend fills upload/kernel/download (total is set by the dispatcher). */
     ic_status (*run)(void *state, const ic_job *job, ic_timing *t, char *err, size_t errlen);
+    /* Optional: describes in plain text how run() would process this job (the
+     * plan: method, rank, tile shape, predicted time). NULL: nothing to say. */
+    ic_status (*explain)(void *state, const ic_job *job, char *buf, size_t buflen);
 } ic_backend;
 
 #ifdef __cplusplus

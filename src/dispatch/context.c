@@ -131,6 +131,32 @@ static void copy_alpha(ic_image *dst, const ic_image *src)
             *ic_image_at(dst, x, y, a) = *ic_image_at(src, x, y, a);
 }
 
+/* Correlation weights of k under p (divisor folded in, flipped unless
+ * correlating), also described as an ic_kernel with divisor 1 in *wk.
+ * Returns the malloc'd weights (owned by the caller) or NULL. */
+static float *prepare_weights(const ic_kernel *k, const ic_params *p, ic_kernel *wk, double *sum)
+{
+    const int kw = k->width, kh = k->height;
+    float *w = malloc((size_t)kw * (size_t)kh * sizeof *w);
+    if (!w)
+        return NULL;
+    *sum = 0;
+    for (int j = 0; j < kh; j++)
+        for (int i = 0; i < kw; i++) {
+            double v = (double)k->coef[(size_t)j * kw + i] / k->divisor;
+            *sum += v;
+            int di = p->correlate ? i : kw - 1 - i, dj = p->correlate ? j : kh - 1 - j;
+            w[(size_t)dj * kw + di] = (float)v;
+        }
+    memset(wk, 0, sizeof *wk);
+    wk->width = kw;
+    wk->height = kh;
+    wk->coef = w;
+    wk->divisor = 1.0;
+    snprintf(wk->name, sizeof wk->name, "%s", k->name);
+    return w;
+}
+
 static ic_status fail(ic_context *ctx, ic_status st, const char *msg)
 {
     snprintf(ctx->err, sizeof ctx->err, "%s", msg);
@@ -163,24 +189,11 @@ ic_status ic_convolve(ic_context *ctx, const ic_image *src, ic_image *dst, const
 
     /* Correlation weights: divisor folded in, flipped for convolution. */
     const int kw = k->width, kh = k->height;
-    float *w = malloc((size_t)kw * (size_t)kh * sizeof *w);
+    ic_kernel wk;
+    double sum = 0;
+    float *w = prepare_weights(k, p, &wk, &sum);
     if (!w)
         return fail(ctx, IC_ERR_NOMEM, "out of memory");
-    double sum = 0;
-    for (int j = 0; j < kh; j++)
-        for (int i = 0; i < kw; i++) {
-            double v = (double)k->coef[(size_t)j * kw + i] / k->divisor;
-            sum += v;
-            int di = p->correlate ? i : kw - 1 - i, dj = p->correlate ? j : kh - 1 - j;
-            w[(size_t)dj * kw + di] = (float)v;
-        }
-    ic_kernel wk;
-    memset(&wk, 0, sizeof wk);
-    wk.width = kw;
-    wk.height = kh;
-    wk.coef = w;
-    wk.divisor = 1.0;
-    snprintf(wk.name, sizeof wk.name, "%s", k->name);
 
     ic_alpha alpha = IC_ALPHA_INDEPENDENT;
     if (src->channels == 2 || src->channels == 4) {
@@ -226,6 +239,32 @@ ic_status ic_convolve(ic_context *ctx, const ic_image *src, ic_image *dst, const
     t.total_ms = now_ms() - t0;
     ctx->timing = t;
     return IC_OK;
+}
+
+ic_status ic_explain(ic_context *ctx, const ic_image *src, const ic_kernel *k, const ic_params *p,
+                     char *buf, size_t buflen)
+{
+    if (!ctx || !buf || buflen == 0 || !image_valid(src) || !kernel_valid(k))
+        return IC_ERR_INVALID_ARG;
+    ic_params def;
+    if (!p) {
+        ic_params_default(&def);
+        p = &def;
+    }
+    ic_kernel wk;
+    double sum;
+    float *w = prepare_weights(k, p, &wk, &sum);
+    if (!w)
+        return IC_ERR_NOMEM;
+    ic_job job = {src, NULL, w, k->width, k->height, &wk, p->border, p->border_value, p->bias};
+    ic_status st = IC_OK;
+    if (ctx->be->explain)
+        st = ctx->be->explain(ctx->state, &job, buf, buflen);
+    else
+        snprintf(buf, buflen, "%s: direct %dx%d correlation, one pass, no plan to choose\n",
+                 ctx->be->name, k->width, k->height);
+    free(w);
+    return st;
 }
 
 ic_status ic_filter(const ic_image *src, ic_image *dst, const ic_kernel *k, const ic_params *p,
