@@ -1,0 +1,482 @@
+/*
+ * io.c - image files: format detection, loading with channel forcing and
+ * layout conversion, and atomic saving.
+ *
+ * Follows seed 004's Image(filename, channel_force, is_SoA): load a file with
+ * its channels forced to 1..4, then lay it out interleaved (AoS) or planar
+ * (SoA). The format of an input is taken from its magic bytes (P5/P6, the PNG
+ * signature, the JPEG SOI marker), never from its name; the format of an output
+ * from the extension. Saving writes a temporary file created with mkstemp in the
+ * target directory, syncs it and renames it over the path, so that a failed
+ * save leaves neither a partial output nor the temporary behind.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "imgconv.h"
+#include "io/io_internal.h"
+
+void ic_io_err(char *err, size_t errlen, const char *fmt, ...)
+{
+    if (!err || errlen == 0)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+    /* Messages are one line: libraries occasionally end theirs with '\n'. */
+    for (char *p = err; *p; p++)
+        if (*p == '\n' || *p == '\r')
+            *p = ' ';
+}
+
+ic_status ic_io_check_dims(uint64_t width, uint64_t height, uint64_t max_pixels, char *err,
+                           size_t errlen)
+{
+    if (width == 0 || height == 0) {
+        ic_io_err(err, errlen, "image has zero width or height (%llux%llu)",
+                  (unsigned long long)width, (unsigned long long)height);
+        return IC_ERR_FORMAT;
+    }
+    if (width > IC_MAX_DIM || height > IC_MAX_DIM) {
+        ic_io_err(err, errlen, "image %llux%llu exceeds the size limit of %d pixels per side",
+                  (unsigned long long)width, (unsigned long long)height, IC_MAX_DIM);
+        return IC_ERR_TOO_LARGE;
+    }
+    /* Both sides are <= 2^20 here, so the product cannot overflow. */
+    if (width * height > max_pixels) {
+        ic_io_err(err, errlen, "image %llux%llu exceeds the pixel limit %llu (--max-pixels)",
+                  (unsigned long long)width, (unsigned long long)height,
+                  (unsigned long long)max_pixels);
+        return IC_ERR_TOO_LARGE;
+    }
+    return IC_OK;
+}
+
+static inline uint8_t luma601(unsigned r, unsigned g, unsigned b)
+{
+    return (uint8_t)((299u * r + 587u * g + 114u * b + 500u) / 1000u);
+}
+
+void ic_io_convert_row(uint8_t *dst, int dst_ch, const uint8_t *src, int src_ch, int width)
+{
+    const int src_alpha = (src_ch == 2 || src_ch == 4);
+    const int dst_alpha = (dst_ch == 2 || dst_ch == 4);
+    const int src_colour = (src_ch >= 3);
+    const int dst_colour = (dst_ch >= 3);
+    for (int x = 0; x < width; x++) {
+        const uint8_t *s = src + (size_t)x * (size_t)src_ch;
+        uint8_t *d = dst + (size_t)x * (size_t)dst_ch;
+        if (dst_colour) {
+            if (src_colour) {
+                d[0] = s[0];
+                d[1] = s[1];
+                d[2] = s[2];
+            } else {
+                d[0] = d[1] = d[2] = s[0];
+            }
+        } else {
+            d[0] = src_colour ? luma601(s[0], s[1], s[2]) : s[0];
+        }
+        if (dst_alpha)
+            d[dst_ch - 1] = src_alpha ? s[src_ch - 1] : 255;
+    }
+}
+
+int ic_format_supported(ic_format f)
+{
+    switch (f) {
+    case IC_FMT_PNM:
+        return 1;
+    case IC_FMT_PNG:
+#ifdef IC_HAVE_PNG
+        return 1;
+#else
+        return 0;
+#endif
+    case IC_FMT_JPEG:
+#ifdef IC_HAVE_JPEG
+        return 1;
+#else
+        return 0;
+#endif
+    case IC_FMT_UNKNOWN:
+    default:
+        return 0;
+    }
+}
+
+const char *ic_format_name(ic_format f)
+{
+    switch (f) {
+    case IC_FMT_PNM:
+        return "pnm";
+    case IC_FMT_PNG:
+        return "png";
+    case IC_FMT_JPEG:
+        return "jpeg";
+    case IC_FMT_UNKNOWN:
+    default:
+        return "unknown";
+    }
+}
+
+/* The extension of the last path component, without the dot ("" if none). */
+static const char *path_extension(const char *path)
+{
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    const char *dot = strrchr(base, '.');
+    return dot ? dot + 1 : "";
+}
+
+ic_format ic_format_from_path(const char *path)
+{
+    if (!path)
+        return IC_FMT_UNKNOWN;
+    const char *ext = path_extension(path);
+    if (!strcasecmp(ext, "png"))
+        return IC_FMT_PNG;
+    if (!strcasecmp(ext, "jpg") || !strcasecmp(ext, "jpeg"))
+        return IC_FMT_JPEG;
+    if (!strcasecmp(ext, "pgm") || !strcasecmp(ext, "ppm") || !strcasecmp(ext, "pnm"))
+        return IC_FMT_PNM;
+    return IC_FMT_UNKNOWN;
+}
+
+/* Channels the saved file will hold for an image of `channels` channels. */
+static int saved_channels(const char *path, ic_format fmt, int channels)
+{
+    const char *ext = path_extension(path);
+    switch (fmt) {
+    case IC_FMT_PNG:
+        return channels;
+    case IC_FMT_PNM:
+        if (!strcasecmp(ext, "pgm"))
+            return 1;
+        if (!strcasecmp(ext, "ppm"))
+            return 3;
+        return channels <= 2 ? 1 : 3;
+    case IC_FMT_JPEG:
+        return channels <= 2 ? 1 : 3;
+    case IC_FMT_UNKNOWN:
+    default:
+        return 0;
+    }
+}
+
+/* Format from the first bytes of a file. *pnm_kind receives the digit after
+ * 'P' for Netpbm-looking files so that the other variants get a clear message. */
+static ic_format detect_format(const uint8_t *b, size_t n, int *pnm_kind)
+{
+    static const uint8_t png_sig[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
+    *pnm_kind = 0;
+    if (n >= 8 && memcmp(b, png_sig, 8) == 0)
+        return IC_FMT_PNG;
+    if (n >= 3 && b[0] == 0xFF && b[1] == 0xD8 && b[2] == 0xFF)
+        return IC_FMT_JPEG;
+    if (n >= 2 && b[0] == 'P' && b[1] >= '1' && b[1] <= '7') {
+        *pnm_kind = b[1] - '0';
+        return IC_FMT_PNM;
+    }
+    return IC_FMT_UNKNOWN;
+}
+
+static ic_status read_native(FILE *f, ic_image *img, uint64_t max_pixels, char *err,
+                             size_t errlen)
+{
+    uint8_t magic[8];
+    size_t n = fread(magic, 1, sizeof magic, f);
+    if (n == 0 && ferror(f)) {
+        ic_io_err(err, errlen, "read error: %s", strerror(errno));
+        return IC_ERR_IO;
+    }
+    if (n == 0) {
+        ic_io_err(err, errlen, "empty file");
+        return IC_ERR_FORMAT;
+    }
+    int pnm_kind = 0;
+    ic_format fmt = detect_format(magic, n, &pnm_kind);
+    if (fmt == IC_FMT_UNKNOWN) {
+        ic_io_err(err, errlen, "not a PNG/JPEG/PNM file");
+        return IC_ERR_FORMAT;
+    }
+    if (fmt == IC_FMT_PNM && pnm_kind != 5 && pnm_kind != 6) {
+        ic_io_err(err, errlen,
+                  "Netpbm P%d is not supported (only binary PGM P5 and PPM P6)", pnm_kind);
+        return IC_ERR_FORMAT;
+    }
+    if (fseek(f, 0, SEEK_SET) != 0) {
+        ic_io_err(err, errlen, "cannot seek: %s", strerror(errno));
+        return IC_ERR_IO;
+    }
+    switch (fmt) {
+    case IC_FMT_PNG:
+        return ic_png_read(f, img, max_pixels, err, errlen);
+    case IC_FMT_JPEG:
+        return ic_jpeg_read(f, img, max_pixels, err, errlen);
+    case IC_FMT_PNM:
+    default:
+        return ic_pnm_read(f, img, max_pixels, err, errlen);
+    }
+}
+
+/* Converts an owned AoS image to `channels` channels in place of *img. */
+static ic_status force_channels(ic_image *img, int channels)
+{
+    ic_image out;
+    ic_status st = ic_image_create(&out, img->width, img->height, channels, IC_AOS);
+    if (st != IC_OK)
+        return st;
+    for (int y = 0; y < img->height; y++)
+        ic_io_convert_row(out.data + (size_t)y * out.pitch, channels,
+                          img->data + (size_t)y * img->pitch, img->channels, img->width);
+    ic_image_free(img);
+    *img = out;
+    return IC_OK;
+}
+
+ic_status ic_image_load(ic_image *img, const char *path, const ic_load_options *opts,
+                        char *errbuf, size_t errlen)
+{
+    if (errbuf && errlen)
+        errbuf[0] = '\0';
+    if (!img || !path) {
+        ic_io_err(errbuf, errlen, "no image or path given");
+        return IC_ERR_INVALID_ARG;
+    }
+    memset(img, 0, sizeof *img);
+    ic_load_options o = {0};
+    if (opts)
+        o = *opts;
+    if (o.channels < 0 || o.channels > 4) {
+        ic_io_err(errbuf, errlen, "channels must be 0 (as stored) or 1..4, not %d", o.channels);
+        return IC_ERR_INVALID_ARG;
+    }
+    if (o.layout != IC_AOS && o.layout != IC_SOA) {
+        ic_io_err(errbuf, errlen, "unknown layout %d", (int)o.layout);
+        return IC_ERR_INVALID_ARG;
+    }
+    if (o.max_pixels == 0)
+        o.max_pixels = IC_DEFAULT_MAX_PIXELS;
+
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        ic_io_err(errbuf, errlen, "cannot open: %s", strerror(errno));
+        return IC_ERR_IO;
+    }
+    struct stat sb;
+    if (fstat(fileno(f), &sb) == 0 && S_ISDIR(sb.st_mode)) {
+        fclose(f);
+        ic_io_err(errbuf, errlen, "cannot read: %s", strerror(EISDIR));
+        return IC_ERR_IO;
+    }
+    ic_image raw;
+    memset(&raw, 0, sizeof raw);
+    ic_status st = read_native(f, &raw, o.max_pixels, errbuf, errlen);
+    fclose(f);
+    if (st != IC_OK)
+        return st;
+
+    if (o.channels != 0 && o.channels != raw.channels) {
+        st = force_channels(&raw, o.channels);
+        if (st != IC_OK) {
+            ic_image_free(&raw);
+            ic_io_err(errbuf, errlen, "cannot convert to %d channels: %s", o.channels,
+                      ic_status_str(st));
+            return st;
+        }
+    }
+    if (o.layout != raw.layout) {
+        st = ic_image_clone(img, &raw, o.layout);
+        ic_image_free(&raw);
+        if (st != IC_OK) {
+            memset(img, 0, sizeof *img);
+            ic_io_err(errbuf, errlen, "cannot convert the layout: %s", ic_status_str(st));
+            return st;
+        }
+        return IC_OK;
+    }
+    *img = raw;
+    return IC_OK;
+}
+
+/* ---- atomic save ----------------------------------------------------------- */
+
+/* The process umask without changing it (umask(2) would race with other
+ * threads): Linux reports it in /proc/self/status; 022 when unavailable. */
+static mode_t current_umask(void)
+{
+    mode_t mask = 022;
+    FILE *f = fopen("/proc/self/status", "r");
+    if (!f)
+        return mask;
+    char line[256];
+    while (fgets(line, sizeof line, f)) {
+        unsigned int v;
+        if (sscanf(line, "Umask: %o", &v) == 1) {
+            mask = (mode_t)(v & 0777);
+            break;
+        }
+    }
+    fclose(f);
+    return mask;
+}
+
+static ic_status write_format(FILE *f, const ic_image *aos, ic_format fmt, int out_ch,
+                              int quality, char *err, size_t errlen)
+{
+    switch (fmt) {
+    case IC_FMT_PNG:
+        return ic_png_write(f, aos, out_ch, err, errlen);
+    case IC_FMT_JPEG:
+        return ic_jpeg_write(f, aos, out_ch, quality, err, errlen);
+    case IC_FMT_PNM:
+        return ic_pnm_write(f, aos, out_ch, err, errlen);
+    case IC_FMT_UNKNOWN:
+    default:
+        ic_io_err(err, errlen, "unknown output format");
+        return IC_ERR_UNSUPPORTED;
+    }
+}
+
+static int image_valid(const ic_image *img)
+{
+    if (!img->data || img->width <= 0 || img->height <= 0 || img->width > IC_MAX_DIM ||
+        img->height > IC_MAX_DIM || img->channels < 1 || img->channels > 4 ||
+        img->type != IC_U8 || (img->layout != IC_AOS && img->layout != IC_SOA))
+        return 0;
+    return img->pitch >= ic_image_row_bytes(img);
+}
+
+ic_status ic_image_save(const ic_image *img, const char *path, const ic_save_options *opts,
+                        char *errbuf, size_t errlen)
+{
+    if (errbuf && errlen)
+        errbuf[0] = '\0';
+    if (!img || !path || !path[0]) {
+        ic_io_err(errbuf, errlen, "no image or path given");
+        return IC_ERR_INVALID_ARG;
+    }
+    if (!image_valid(img)) {
+        ic_io_err(errbuf, errlen, "invalid image (size, channels, layout or pitch)");
+        return IC_ERR_INVALID_ARG;
+    }
+    int quality = opts ? opts->quality : 0;
+    if (quality == 0)
+        quality = 92;
+    if (quality < 1 || quality > 100) {
+        ic_io_err(errbuf, errlen, "JPEG quality must be 1..100, not %d", quality);
+        return IC_ERR_INVALID_ARG;
+    }
+    ic_format fmt = ic_format_from_path(path);
+    if (fmt == IC_FMT_UNKNOWN) {
+        ic_io_err(errbuf, errlen,
+                  "unknown output format \".%s\" (use .png, .jpg, .jpeg, .pgm, .ppm or .pnm)",
+                  path_extension(path));
+        return IC_ERR_UNSUPPORTED;
+    }
+    if (!ic_format_supported(fmt)) {
+        ic_io_err(errbuf, errlen, "built without %s support", fmt == IC_FMT_PNG ? "PNG" : "JPEG");
+        return IC_ERR_UNSUPPORTED;
+    }
+    int out_ch = saved_channels(path, fmt, img->channels);
+
+    /* Writers take interleaved rows; planar images are converted first. */
+    ic_image aos_copy;
+    memset(&aos_copy, 0, sizeof aos_copy);
+    const ic_image *aos = img;
+    if (img->layout != IC_AOS) {
+        ic_status st = ic_image_clone(&aos_copy, img, IC_AOS);
+        if (st != IC_OK) {
+            ic_io_err(errbuf, errlen, "cannot convert the layout: %s", ic_status_str(st));
+            return st;
+        }
+        aos = &aos_copy;
+    }
+
+    /* Temporary name: DIR/.BASE.XXXXXX, with BASE cut so the name fits NAME_MAX. */
+    const char *slash = strrchr(path, '/');
+    size_t dirlen = slash ? (size_t)(slash - path) : 0;
+    const char *base = slash ? slash + 1 : path;
+    char dir[4096];
+    if (!slash)
+        snprintf(dir, sizeof dir, ".");
+    else if (dirlen == 0)
+        snprintf(dir, sizeof dir, "/");
+    else if (dirlen < sizeof dir)
+        snprintf(dir, sizeof dir, "%.*s", (int)dirlen, path);
+    else {
+        ic_image_free(&aos_copy);
+        ic_io_err(errbuf, errlen, "output path is too long");
+        return IC_ERR_IO;
+    }
+    size_t tmplen = strlen(dir) + strlen(base) + 16;
+    char *tmp = malloc(tmplen);
+    if (!tmp) {
+        ic_image_free(&aos_copy);
+        ic_io_err(errbuf, errlen, "out of memory");
+        return IC_ERR_NOMEM;
+    }
+    snprintf(tmp, tmplen, "%s/.%.200s.XXXXXX", dir, base);
+
+    ic_status st = IC_OK;
+    int fd = mkstemp(tmp);
+    if (fd < 0) {
+        ic_io_err(errbuf, errlen, "cannot create temporary file in %s: %s", dir, strerror(errno));
+        free(tmp);
+        ic_image_free(&aos_copy);
+        return IC_ERR_IO;
+    }
+    /* mkstemp creates mode 0600; give the output the mode a plain creat() would. */
+    (void)fchmod(fd, (mode_t)(0666 & ~current_umask()));
+    FILE *f = fdopen(fd, "wb");
+    if (!f) {
+        ic_io_err(errbuf, errlen, "cannot write: %s", strerror(errno));
+        close(fd);
+        st = IC_ERR_IO;
+        goto fail;
+    }
+    st = write_format(f, aos, fmt, out_ch, quality, errbuf, errlen);
+    if (st == IC_OK && (fflush(f) != 0 || ferror(f))) {
+        ic_io_err(errbuf, errlen, "write error: %s", strerror(errno));
+        st = IC_ERR_IO;
+    }
+    if (st == IC_OK && fsync(fileno(f)) != 0 && errno != EINVAL && errno != EROFS) {
+        ic_io_err(errbuf, errlen, "cannot sync: %s", strerror(errno));
+        st = IC_ERR_IO;
+    }
+    if (fclose(f) != 0 && st == IC_OK) {
+        ic_io_err(errbuf, errlen, "write error: %s", strerror(errno));
+        st = IC_ERR_IO;
+    }
+    if (st != IC_OK)
+        goto fail;
+    if (rename(tmp, path) != 0) {
+        ic_io_err(errbuf, errlen, "cannot replace the output: %s", strerror(errno));
+        st = IC_ERR_IO;
+        goto fail;
+    }
+    /* Make the rename itself durable; failure here loses nothing already written. */
+    int dfd = open(dir, O_RDONLY | O_DIRECTORY);
+    if (dfd >= 0) {
+        (void)fsync(dfd);
+        close(dfd);
+    }
+    free(tmp);
+    ic_image_free(&aos_copy);
+    return IC_OK;
+
+fail:
+    unlink(tmp);
+    free(tmp);
+    ic_image_free(&aos_copy);
+    return st;
+}

@@ -1,0 +1,314 @@
+/*
+ * jpeg.c - JPEG files through libjpeg(-turbo).
+ *
+ * Reading gives grey (1 channel) or RGB (3 channels); CMYK/YCCK files are
+ * converted to RGB (Adobe's inverted CMYK included). libjpeg's fatal errors
+ * longjmp back here and become one-line messages; the warnings that mean the
+ * pixels are incomplete or corrupt ("Premature end of JPEG file", bad Huffman
+ * codes, ...) are promoted to errors, so a cut file fails instead of decoding
+ * with a grey bottom. width*height is checked against max_pixels after the
+ * header and before decompressing, and progressive files are limited in their
+ * number of scans. Writing stores grey or RGB at a quality of 1..100.
+ * Built only with IC_HAVE_JPEG; otherwise every entry point reports
+ * IC_ERR_UNSUPPORTED. (No seed figure: seed 004 loads files through a library.)
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "imgconv.h"
+#include "io/io_internal.h"
+
+#ifdef IC_HAVE_JPEG
+
+#include <setjmp.h>
+/* jpeglib.h needs FILE and size_t declared first (stdio.h above). */
+#include <jpeglib.h>
+#include <jerror.h>
+
+/* Progressive JPEGs with thousands of scans decode very slowly; real files use
+ * about ten. The limit follows libjpeg-turbo's own recommendation. */
+#define JPEG_MAX_SCANS 500
+
+typedef struct jpeg_err {
+    struct jpeg_error_mgr pub; /* first: libjpeg sees only this part */
+    jmp_buf jump;
+    int truncated; /* the data ended early (JWRN_JPEG_EOF) */
+    int nomem;
+    char msg[JMSG_LENGTH_MAX + 32];
+} jpeg_err;
+
+static void on_error_exit(j_common_ptr cinfo)
+{
+    jpeg_err *e = (jpeg_err *)cinfo->err;
+    if (cinfo->err->msg_code == JWRN_JPEG_EOF)
+        e->truncated = 1;
+    if (cinfo->err->msg_code == JERR_OUT_OF_MEMORY)
+        e->nomem = 1;
+    char buf[JMSG_LENGTH_MAX];
+    cinfo->err->format_message(cinfo, buf);
+    snprintf(e->msg, sizeof e->msg, "%s", buf);
+    longjmp(e->jump, 1);
+}
+
+/* The library never prints: the default would write to stderr. */
+static void on_output_message(j_common_ptr cinfo)
+{
+    (void)cinfo;
+}
+
+static void on_emit_message(j_common_ptr cinfo, int level)
+{
+    if (level >= 0)
+        return; /* trace messages */
+    switch (cinfo->err->msg_code) {
+    case JWRN_JPEG_EOF:
+    case JWRN_HIT_MARKER:
+    case JWRN_MUST_RESYNC:
+    case JWRN_HUFF_BAD_CODE:
+    case JWRN_ARITH_BAD_CODE:
+    case JWRN_NOT_SEQUENTIAL:
+    case JWRN_BOGUS_PROGRESSION:
+        on_error_exit(cinfo); /* does not return */
+        break;
+    default:
+        cinfo->err->num_warnings++; /* harmless (unknown JFIF version, ...) */
+        break;
+    }
+}
+
+static void on_progress(j_common_ptr cinfo)
+{
+    if (!cinfo->is_decompressor)
+        return;
+    j_decompress_ptr d = (j_decompress_ptr)cinfo;
+    if (d->input_scan_number > JPEG_MAX_SCANS) {
+        jpeg_err *e = (jpeg_err *)cinfo->err;
+        snprintf(e->msg, sizeof e->msg, "more than %d progressive scans", JPEG_MAX_SCANS);
+        longjmp(e->jump, 1);
+    }
+}
+
+static void init_err(jpeg_err *e)
+{
+    memset(e, 0, sizeof *e);
+    jpeg_std_error(&e->pub);
+    e->pub.error_exit = on_error_exit;
+    e->pub.output_message = on_output_message;
+    e->pub.emit_message = on_emit_message;
+}
+
+static ic_status jpeg_failure(const jpeg_err *e, FILE *f, const char *verb, char *err,
+                              size_t errlen)
+{
+    if (ferror(f)) {
+        ic_io_err(err, errlen, "%s error: %s", verb, strerror(errno ? errno : EIO));
+        return IC_ERR_IO;
+    }
+    if (e->nomem) {
+        ic_io_err(err, errlen, "JPEG: %s", e->msg);
+        return IC_ERR_NOMEM;
+    }
+    if (e->truncated) {
+        ic_io_err(err, errlen, "truncated JPEG data (premature end of file)");
+        return IC_ERR_FORMAT;
+    }
+    ic_io_err(err, errlen, "JPEG: %s", e->msg);
+    return *verb == 'w' ? IC_ERR_IO : IC_ERR_FORMAT;
+}
+
+/* CMYK as decoded -> RGB. Adobe writes CMYK inverted (0 = full ink). */
+static void cmyk_to_rgb(uint8_t *dst, const uint8_t *src, int width, int inverted)
+{
+    for (int x = 0; x < width; x++, src += 4, dst += 3) {
+        unsigned k = inverted ? src[3] : 255u - src[3];
+        for (int c = 0; c < 3; c++) {
+            unsigned v = inverted ? src[c] : 255u - src[c];
+            dst[c] = (uint8_t)((v * k + 127u) / 255u);
+        }
+    }
+}
+
+static ic_status jpeg_decode(struct jpeg_decompress_struct *cinfo, jpeg_err *je, FILE *f,
+                             ic_image *img, uint64_t max_pixels, uint8_t **buf_out, char *err,
+                             size_t errlen)
+{
+    if (setjmp(je->jump))
+        return jpeg_failure(je, f, "read", err, errlen);
+
+    jpeg_create_decompress(cinfo);
+    /* jpeg_create_decompress clears everything but err and client_data. */
+    cinfo->progress = cinfo->client_data;
+    jpeg_stdio_src(cinfo, f);
+    (void)jpeg_read_header(cinfo, TRUE);
+    ic_status st = ic_io_check_dims(cinfo->image_width, cinfo->image_height, max_pixels, err,
+                                    errlen);
+    if (st != IC_OK)
+        return st;
+
+    int cmyk = 0;
+    switch (cinfo->jpeg_color_space) {
+    case JCS_GRAYSCALE:
+        cinfo->out_color_space = JCS_GRAYSCALE;
+        break;
+    case JCS_CMYK:
+    case JCS_YCCK:
+        cinfo->out_color_space = JCS_CMYK;
+        cmyk = 1;
+        break;
+    default:
+        cinfo->out_color_space = JCS_RGB;
+        break;
+    }
+    (void)jpeg_start_decompress(cinfo);
+    const int channels = cmyk ? 3 : cinfo->output_components;
+    if (cinfo->output_components != (cmyk ? 4 : channels) || (channels != 1 && channels != 3) ||
+        cinfo->output_width != cinfo->image_width ||
+        cinfo->output_height != cinfo->image_height) {
+        ic_io_err(err, errlen, "JPEG: unexpected output (%d components)",
+                  cinfo->output_components);
+        return IC_ERR_INTERNAL;
+    }
+    st = ic_image_create(img, (int)cinfo->output_width, (int)cinfo->output_height, channels,
+                         IC_AOS);
+    if (st != IC_OK) {
+        ic_io_err(err, errlen, "cannot allocate a %ux%u image: %s",
+                  (unsigned)cinfo->output_width, (unsigned)cinfo->output_height,
+                  ic_status_str(st));
+        return st;
+    }
+    uint8_t *buf = NULL;
+    if (cmyk) {
+        buf = malloc((size_t)cinfo->output_width * 4u);
+        if (!buf) {
+            ic_io_err(err, errlen, "out of memory");
+            return IC_ERR_NOMEM;
+        }
+        *buf_out = buf;
+    }
+    while (cinfo->output_scanline < cinfo->output_height) {
+        uint8_t *row = img->data + (size_t)cinfo->output_scanline * img->pitch;
+        JSAMPROW r = buf ? buf : row;
+        if (jpeg_read_scanlines(cinfo, &r, 1) != 1) {
+            ic_io_err(err, errlen, "truncated JPEG data (premature end of file)");
+            return IC_ERR_FORMAT;
+        }
+        if (buf)
+            cmyk_to_rgb(row, buf, img->width, cinfo->saw_Adobe_marker);
+    }
+    /* Reads to the EOI marker: a file cut after its last scanline still fails. */
+    (void)jpeg_finish_decompress(cinfo);
+    return IC_OK;
+}
+
+ic_status ic_jpeg_read(FILE *f, ic_image *img, uint64_t max_pixels, char *err, size_t errlen)
+{
+    memset(img, 0, sizeof *img);
+    jpeg_err je;
+    init_err(&je);
+    struct jpeg_decompress_struct cinfo;
+    memset(&cinfo, 0, sizeof cinfo);
+    cinfo.err = &je.pub;
+    struct jpeg_progress_mgr progress;
+    memset(&progress, 0, sizeof progress);
+    progress.progress_monitor = on_progress;
+    cinfo.client_data = &progress;
+    uint8_t *buf = NULL;
+    errno = 0;
+    ic_status st = jpeg_decode(&cinfo, &je, f, img, max_pixels, &buf, err, errlen);
+    free(buf);
+    jpeg_destroy_decompress(&cinfo);
+    if (st != IC_OK)
+        ic_image_free(img);
+    return st;
+}
+
+static ic_status jpeg_encode(struct jpeg_compress_struct *cinfo, jpeg_err *je, FILE *f,
+                             const ic_image *img, int out_ch, int quality, uint8_t **buf_out,
+                             char *err, size_t errlen)
+{
+    if (setjmp(je->jump))
+        return jpeg_failure(je, f, "write", err, errlen);
+
+    jpeg_create_compress(cinfo);
+    jpeg_stdio_dest(cinfo, f);
+    cinfo->image_width = (JDIMENSION)img->width;
+    cinfo->image_height = (JDIMENSION)img->height;
+    cinfo->input_components = out_ch;
+    cinfo->in_color_space = out_ch == 1 ? JCS_GRAYSCALE : JCS_RGB;
+    jpeg_set_defaults(cinfo);
+    jpeg_set_quality(cinfo, quality, TRUE);
+    jpeg_start_compress(cinfo, TRUE);
+    uint8_t *buf = NULL;
+    if (out_ch != img->channels) {
+        buf = malloc((size_t)img->width * (size_t)out_ch);
+        if (!buf) {
+            ic_io_err(err, errlen, "out of memory");
+            return IC_ERR_NOMEM;
+        }
+        *buf_out = buf;
+    }
+    while (cinfo->next_scanline < cinfo->image_height) {
+        uint8_t *src = img->data + (size_t)cinfo->next_scanline * img->pitch;
+        if (buf) {
+            ic_io_convert_row(buf, out_ch, src, img->channels, img->width);
+            src = buf;
+        }
+        JSAMPROW r = src;
+        (void)jpeg_write_scanlines(cinfo, &r, 1);
+    }
+    jpeg_finish_compress(cinfo);
+    return IC_OK;
+}
+
+ic_status ic_jpeg_write(FILE *f, const ic_image *img, int out_ch, int quality, char *err,
+                        size_t errlen)
+{
+    if (out_ch != 1 && out_ch != 3) {
+        ic_io_err(err, errlen, "JPEG stores 1 or 3 channels, not %d", out_ch);
+        return IC_ERR_INTERNAL;
+    }
+    if (img->width > JPEG_MAX_DIMENSION || img->height > JPEG_MAX_DIMENSION) {
+        ic_io_err(err, errlen, "JPEG cannot store images over %ld pixels per side (%dx%d)",
+                  (long)JPEG_MAX_DIMENSION, img->width, img->height);
+        return IC_ERR_UNSUPPORTED;
+    }
+    jpeg_err je;
+    init_err(&je);
+    struct jpeg_compress_struct cinfo;
+    memset(&cinfo, 0, sizeof cinfo);
+    cinfo.err = &je.pub;
+    uint8_t *buf = NULL;
+    errno = 0;
+    ic_status st = jpeg_encode(&cinfo, &je, f, img, out_ch, quality, &buf, err, errlen);
+    free(buf);
+    jpeg_destroy_compress(&cinfo);
+    return st;
+}
+
+#else /* !IC_HAVE_JPEG */
+
+ic_status ic_jpeg_read(FILE *f, ic_image *img, uint64_t max_pixels, char *err, size_t errlen)
+{
+    (void)f;
+    (void)max_pixels;
+    if (img)
+        memset(img, 0, sizeof *img);
+    ic_io_err(err, errlen, "built without JPEG support");
+    return IC_ERR_UNSUPPORTED;
+}
+
+ic_status ic_jpeg_write(FILE *f, const ic_image *img, int out_ch, int quality, char *err,
+                        size_t errlen)
+{
+    (void)f;
+    (void)img;
+    (void)out_ch;
+    (void)quality;
+    ic_io_err(err, errlen, "built without JPEG support");
+    return IC_ERR_UNSUPPORTED;
+}
+
+#endif /* IC_HAVE_JPEG */

@@ -1,0 +1,305 @@
+/*
+ * png.c - PNG files through libpng, for untrusted input.
+ *
+ * Reading expands palettes, grey below 8 bits and tRNS transparency to 8-bit
+ * grey, grey+alpha, RGB or RGBA (1..4 channels as stored) and scales 16-bit
+ * samples to 8 bits. Errors longjmp out of libpng and become one-line messages;
+ * libpng's user limits bound each side, its chunk allocation limit bounds
+ * ancillary chunks, and width*height is checked against max_pixels right after
+ * the header, before the image is allocated. Writing stores 1..4 channels.
+ * Built only with IC_HAVE_PNG; otherwise every entry point reports
+ * IC_ERR_UNSUPPORTED. (No seed figure: seed 004 loads files through a library.)
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "imgconv.h"
+#include "io/io_internal.h"
+
+#ifdef IC_HAVE_PNG
+
+#include <png.h>
+#include <setjmp.h>
+
+/* Largest ancillary chunk libpng may allocate (ICC profiles, text). */
+#define PNG_CHUNK_MALLOC_MAX ((png_alloc_size_t)16 << 20)
+
+/* State shared with libpng's callbacks; lives in the caller of the function
+ * that calls setjmp, so it stays valid after the longjmp. */
+typedef struct png_io {
+    FILE *f;
+    png_infop info;      /* reading: to see the header as soon as it is parsed */
+    uint64_t max_pixels; /* reading: the pixel limit */
+    ic_status dims;      /* reading: result of the early size check */
+    char *err;           /* reading: where the size check writes its message */
+    size_t errlen;
+    int too_large; /* libpng warned that a side exceeds the user limit */
+    int truncated; /* the file ended early */
+    int sys_errno; /* a read/write error of the stream */
+    char msg[200]; /* libpng's error message */
+} png_io;
+
+static void on_error(png_structp png, png_const_charp msg)
+{
+    png_io *io = png_get_error_ptr(png);
+    snprintf(io->msg, sizeof io->msg, "%s", msg ? msg : "unknown error");
+    png_longjmp(png, 1);
+}
+
+static void on_warning(png_structp png, png_const_charp msg)
+{
+    png_io *io = png_get_error_ptr(png);
+    /* png_check_IHDR warns "Image width/height exceeds user limit in IHDR"
+     * and then fails with "Invalid IHDR data": remember the real reason. */
+    if (msg && strstr(msg, "exceeds user limit"))
+        io->too_large = 1;
+}
+
+static void read_fn(png_structp png, png_bytep data, size_t len)
+{
+    png_io *io = png_get_io_ptr(png);
+    /* IHDR is the first chunk, and libpng records it once its CRC has been
+     * checked: the first read after that checks the pixel limit, so that a
+     * header claiming a huge image fails here, before libpng reads on to the
+     * first IDAT and before anything is allocated for the pixels. */
+    if (io->info && io->dims == IC_OK && png_get_image_width(png, io->info) != 0) {
+        io->dims = ic_io_check_dims(png_get_image_width(png, io->info),
+                                    png_get_image_height(png, io->info), io->max_pixels,
+                                    io->err, io->errlen);
+        if (io->dims != IC_OK)
+            png_error(png, "image too large");
+        io->info = NULL; /* checked once */
+    }
+    if (fread(data, 1, len, io->f) == len)
+        return;
+    if (ferror(io->f)) {
+        io->sys_errno = errno ? errno : EIO;
+        png_error(png, "read error");
+    }
+    io->truncated = 1;
+    png_error(png, "truncated PNG data");
+}
+
+static void write_fn(png_structp png, png_bytep data, size_t len)
+{
+    png_io *io = png_get_io_ptr(png);
+    if (fwrite(data, 1, len, io->f) != len) {
+        io->sys_errno = errno ? errno : EIO;
+        png_error(png, "write error");
+    }
+}
+
+static void flush_fn(png_structp png)
+{
+    png_io *io = png_get_io_ptr(png);
+    if (fflush(io->f) != 0) {
+        io->sys_errno = errno ? errno : EIO;
+        png_error(png, "write error");
+    }
+}
+
+/* Turns what the callbacks recorded into a status and a message. */
+static ic_status png_failure(const png_io *io, uint64_t side_limit, uint64_t max_pixels,
+                             const char *verb, char *err, size_t errlen)
+{
+    if (io->dims != IC_OK)
+        return io->dims; /* the message is already in err */
+    if (io->too_large) {
+        ic_io_err(err, errlen,
+                  "PNG image exceeds the size limit (%llu pixels per side, %llu in all; "
+                  "--max-pixels)",
+                  (unsigned long long)side_limit, (unsigned long long)max_pixels);
+        return IC_ERR_TOO_LARGE;
+    }
+    if (io->sys_errno) {
+        ic_io_err(err, errlen, "%s error: %s", verb, strerror(io->sys_errno));
+        return IC_ERR_IO;
+    }
+    if (io->truncated) {
+        ic_io_err(err, errlen, "truncated PNG data");
+        return IC_ERR_FORMAT;
+    }
+    if (strstr(io->msg, "ut of memory") || strstr(io->msg, "nsufficient memory")) {
+        ic_io_err(err, errlen, "PNG: %s", io->msg);
+        return IC_ERR_NOMEM;
+    }
+    ic_io_err(err, errlen, "PNG: %s", io->msg);
+    return IC_ERR_FORMAT;
+}
+
+/* Everything between setjmp and the end of decoding; *rows_out lets the
+ * caller free the row table whatever happens. */
+static ic_status png_decode(png_structp png, png_infop info, png_io *io, ic_image *img,
+                            uint64_t max_pixels, png_bytep **rows_out, char *err, size_t errlen)
+{
+    const uint64_t side_limit = max_pixels < IC_MAX_DIM ? max_pixels : IC_MAX_DIM;
+    if (setjmp(png_jmpbuf(png)))
+        return png_failure(io, side_limit, max_pixels, "read", err, errlen);
+
+    io->info = info;
+    io->max_pixels = max_pixels;
+    io->err = err;
+    io->errlen = errlen;
+    png_set_read_fn(png, io, read_fn);
+    png_set_user_limits(png, (png_uint_32)side_limit, (png_uint_32)side_limit);
+    png_set_chunk_malloc_max(png, PNG_CHUNK_MALLOC_MAX);
+    png_read_info(png, info);
+
+    const png_uint_32 w = png_get_image_width(png, info);
+    const png_uint_32 h = png_get_image_height(png, info);
+    ic_status st = ic_io_check_dims(w, h, max_pixels, err, errlen);
+    if (st != IC_OK)
+        return st;
+
+    const int colour = png_get_color_type(png, info);
+    const int depth = png_get_bit_depth(png, info);
+    if (colour == PNG_COLOR_TYPE_PALETTE)
+        png_set_palette_to_rgb(png);
+    if (colour == PNG_COLOR_TYPE_GRAY && depth < 8)
+        png_set_expand_gray_1_2_4_to_8(png);
+    if (png_get_valid(png, info, PNG_INFO_tRNS))
+        png_set_tRNS_to_alpha(png);
+    if (depth == 16) {
+#ifdef PNG_READ_SCALE_16_TO_8_SUPPORTED
+        png_set_scale_16(png);
+#else
+        png_set_strip_16(png);
+#endif
+    }
+    (void)png_set_interlace_handling(png);
+    png_read_update_info(png, info);
+
+    const int channels = png_get_channels(png, info);
+    if (channels < 1 || channels > 4 || png_get_bit_depth(png, info) != 8 ||
+        png_get_rowbytes(png, info) != (size_t)w * (size_t)channels) {
+        ic_io_err(err, errlen, "PNG: unexpected layout after expansion (%d channels)", channels);
+        return IC_ERR_INTERNAL;
+    }
+    st = ic_image_create(img, (int)w, (int)h, channels, IC_AOS);
+    if (st != IC_OK) {
+        ic_io_err(err, errlen, "cannot allocate a %ux%u image: %s", (unsigned)w, (unsigned)h,
+                  ic_status_str(st));
+        return st;
+    }
+    png_bytep *rows = malloc((size_t)h * sizeof *rows);
+    if (!rows) {
+        ic_io_err(err, errlen, "out of memory");
+        return IC_ERR_NOMEM;
+    }
+    *rows_out = rows;
+    for (png_uint_32 y = 0; y < h; y++)
+        rows[y] = img->data + (size_t)y * img->pitch;
+    png_read_image(png, rows);
+    /* Reads up to IEND, so that a file cut after its pixels is still noticed
+     * and every remaining chunk CRC is checked. */
+    png_read_end(png, NULL);
+    return IC_OK;
+}
+
+ic_status ic_png_read(FILE *f, ic_image *img, uint64_t max_pixels, char *err, size_t errlen)
+{
+    memset(img, 0, sizeof *img);
+    png_io io;
+    memset(&io, 0, sizeof io);
+    io.f = f;
+    png_structp png = png_create_read_struct(PNG_LIBPNG_VER_STRING, &io, on_error, on_warning);
+    png_infop info = png ? png_create_info_struct(png) : NULL;
+    if (!info) {
+        png_destroy_read_struct(png ? &png : NULL, NULL, NULL);
+        ic_io_err(err, errlen, "out of memory");
+        return IC_ERR_NOMEM;
+    }
+    png_bytep *rows = NULL;
+    ic_status st = png_decode(png, info, &io, img, max_pixels, &rows, err, errlen);
+    free(rows);
+    png_destroy_read_struct(&png, &info, NULL);
+    if (st != IC_OK)
+        ic_image_free(img);
+    return st;
+}
+
+static ic_status png_encode(png_structp png, png_infop info, png_io *io, const ic_image *img,
+                            int out_ch, uint8_t **buf_out, char *err, size_t errlen)
+{
+    static const int colour_of[5] = {0, PNG_COLOR_TYPE_GRAY, PNG_COLOR_TYPE_GRAY_ALPHA,
+                                     PNG_COLOR_TYPE_RGB, PNG_COLOR_TYPE_RGB_ALPHA};
+    if (setjmp(png_jmpbuf(png)))
+        return png_failure(io, IC_MAX_DIM, (uint64_t)IC_MAX_DIM * IC_MAX_DIM, "write", err,
+                           errlen);
+
+    png_set_write_fn(png, io, write_fn, flush_fn);
+    /* libpng refuses sides over 10^6 unless told otherwise; we allow IC_MAX_DIM. */
+    png_set_user_limits(png, IC_MAX_DIM, IC_MAX_DIM);
+    png_set_IHDR(png, info, (png_uint_32)img->width, (png_uint_32)img->height, 8,
+                 colour_of[out_ch], PNG_INTERLACE_NONE, PNG_COMPRESSION_TYPE_DEFAULT,
+                 PNG_FILTER_TYPE_DEFAULT);
+    png_write_info(png, info);
+    uint8_t *buf = NULL;
+    if (out_ch != img->channels) {
+        buf = malloc((size_t)img->width * (size_t)out_ch);
+        if (!buf) {
+            ic_io_err(err, errlen, "out of memory");
+            return IC_ERR_NOMEM;
+        }
+        *buf_out = buf;
+    }
+    for (int y = 0; y < img->height; y++) {
+        const uint8_t *src = img->data + (size_t)y * img->pitch;
+        if (buf) {
+            ic_io_convert_row(buf, out_ch, src, img->channels, img->width);
+            src = buf;
+        }
+        png_write_row(png, (png_const_bytep)src);
+    }
+    png_write_end(png, info);
+    return IC_OK;
+}
+
+ic_status ic_png_write(FILE *f, const ic_image *img, int out_ch, char *err, size_t errlen)
+{
+    if (out_ch < 1 || out_ch > 4) {
+        ic_io_err(err, errlen, "PNG stores 1..4 channels, not %d", out_ch);
+        return IC_ERR_INTERNAL;
+    }
+    png_io io;
+    memset(&io, 0, sizeof io);
+    io.f = f;
+    png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, &io, on_error, on_warning);
+    png_infop info = png ? png_create_info_struct(png) : NULL;
+    if (!info) {
+        png_destroy_write_struct(png ? &png : NULL, NULL);
+        ic_io_err(err, errlen, "out of memory");
+        return IC_ERR_NOMEM;
+    }
+    uint8_t *buf = NULL;
+    ic_status st = png_encode(png, info, &io, img, out_ch, &buf, err, errlen);
+    free(buf);
+    png_destroy_write_struct(&png, &info);
+    return st;
+}
+
+#else /* !IC_HAVE_PNG */
+
+ic_status ic_png_read(FILE *f, ic_image *img, uint64_t max_pixels, char *err, size_t errlen)
+{
+    (void)f;
+    (void)max_pixels;
+    if (img)
+        memset(img, 0, sizeof *img);
+    ic_io_err(err, errlen, "built without PNG support");
+    return IC_ERR_UNSUPPORTED;
+}
+
+ic_status ic_png_write(FILE *f, const ic_image *img, int out_ch, char *err, size_t errlen)
+{
+    (void)f;
+    (void)img;
+    (void)out_ch;
+    ic_io_err(err, errlen, "built without PNG support");
+    return IC_ERR_UNSUPPORTED;
+}
+
+#endif /* IC_HAVE_PNG */

@@ -1,0 +1,208 @@
+/*
+ * pnm.c - binary Netpbm images: PGM (P5, grey) and PPM (P6, RGB) with
+ * 8-bit samples, read and written by us (no library).
+ *
+ * The header is "P5"|"P6", then width, height and maxval as decimal numbers
+ * separated by whitespace, '#' comments allowed between them, then exactly one
+ * whitespace byte and width*height*channels bytes. Parsing is strict: numbers
+ * are digits only with an overflow check, the pixel limit is checked before
+ * anything is allocated, and short data is an error naming the byte counts.
+ * maxval 1..254 is rescaled to 0..255; 16-bit files (maxval > 255) are refused.
+ * (No seed figure: seed 004 loads files through a library.)
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "imgconv.h"
+#include "io/io_internal.h"
+
+/* Numbers larger than this are reported as too large without further parsing. */
+#define PNM_NUMBER_CAP 0xFFFFFFFFull
+
+static int is_space(int c)
+{
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
+}
+
+/* Skips whitespace and comments before a header number. Returns the first
+ * character of the number (not consumed: pushed back) or EOF. */
+static int skip_space(FILE *f)
+{
+    for (;;) {
+        int c = getc(f);
+        if (c == '#') {
+            do
+                c = getc(f);
+            while (c != '\n' && c != '\r' && c != EOF);
+            if (c == EOF)
+                return EOF;
+            continue;
+        }
+        if (is_space(c))
+            continue;
+        if (c != EOF)
+            ungetc(c, f);
+        return c;
+    }
+}
+
+/* Reads one header number into *v (capped at PNM_NUMBER_CAP + 1) and returns
+ * the character that ended it (consumed), or -2 when no digit was found. */
+static int read_number(FILE *f, uint64_t *v)
+{
+    int c = skip_space(f);
+    if (c == EOF || c < '0' || c > '9')
+        return c == EOF ? EOF : -2;
+    uint64_t n = 0;
+    while ((c = getc(f)) >= '0' && c <= '9') {
+        if (n <= PNM_NUMBER_CAP)
+            n = n * 10 + (uint64_t)(c - '0');
+    }
+    *v = n;
+    return c;
+}
+
+ic_status ic_pnm_read(FILE *f, ic_image *img, uint64_t max_pixels, char *err, size_t errlen)
+{
+    memset(img, 0, sizeof *img);
+    int p = getc(f), kind = getc(f);
+    if (p != 'P' || (kind != '5' && kind != '6')) {
+        ic_io_err(err, errlen, "not a binary PGM/PPM file");
+        return IC_ERR_FORMAT;
+    }
+    const char *name = kind == '5' ? "PGM" : "PPM";
+    const int channels = kind == '5' ? 1 : 3;
+    int sep = getc(f);
+    if (!is_space(sep) && sep != '#') {
+        ic_io_err(err, errlen, sep == EOF ? "truncated %s header" : "bad %s header", name);
+        return IC_ERR_FORMAT;
+    }
+    ungetc(sep, f);
+
+    static const char *const what[3] = {"width", "height", "maxval"};
+    uint64_t val[3] = {0, 0, 0};
+    for (int i = 0; i < 3; i++) {
+        int end = read_number(f, &val[i]);
+        if (end == EOF && ferror(f)) {
+            ic_io_err(err, errlen, "read error: %s", strerror(errno));
+            return IC_ERR_IO;
+        }
+        if (end == -2) {
+            ic_io_err(err, errlen, "bad %s header: expected the %s as a decimal number", name,
+                      what[i]);
+            return IC_ERR_FORMAT;
+        }
+        if (end == EOF) {
+            ic_io_err(err, errlen, "truncated %s header", name);
+            return IC_ERR_FORMAT;
+        }
+        /* A number ends at whitespace (a comment may follow width and height);
+         * maxval is followed by exactly one whitespace byte, then the data. */
+        if (!is_space(end) && !(i < 2 && end == '#')) {
+            ic_io_err(err, errlen, "bad %s header: unexpected character after the %s", name,
+                      what[i]);
+            return IC_ERR_FORMAT;
+        }
+        if (end == '#')
+            ungetc(end, f);
+        if (val[i] > PNM_NUMBER_CAP && i < 2) {
+            ic_io_err(err, errlen, "%s %s is too large", name, what[i]);
+            return IC_ERR_TOO_LARGE;
+        }
+    }
+    const uint64_t width = val[0], height = val[1], maxval = val[2];
+    if (maxval > 255 && maxval <= 65535) {
+        ic_io_err(err, errlen, "16-bit PNM not supported (maxval %llu)",
+                  (unsigned long long)maxval);
+        return IC_ERR_FORMAT;
+    }
+    if (maxval == 0 || maxval > 65535) {
+        ic_io_err(err, errlen, "bad %s maxval %llu (must be 1..255)", name,
+                  (unsigned long long)maxval);
+        return IC_ERR_FORMAT;
+    }
+    ic_status st = ic_io_check_dims(width, height, max_pixels, err, errlen);
+    if (st != IC_OK)
+        return st;
+
+    st = ic_image_create(img, (int)width, (int)height, channels, IC_AOS);
+    if (st != IC_OK) {
+        ic_io_err(err, errlen, "cannot allocate a %llux%llu image: %s",
+                  (unsigned long long)width, (unsigned long long)height, ic_status_str(st));
+        return st;
+    }
+    const size_t row = (size_t)width * (size_t)channels;
+    const uint64_t expected = (uint64_t)row * height;
+    uint64_t got = 0;
+    for (uint64_t y = 0; y < height; y++) {
+        uint8_t *dst = img->data + (size_t)y * img->pitch;
+        size_t n = fread(dst, 1, row, f);
+        got += n;
+        if (n == row)
+            continue;
+        if (ferror(f)) {
+            ic_io_err(err, errlen, "read error: %s", strerror(errno));
+            st = IC_ERR_IO;
+        } else {
+            ic_io_err(err, errlen, "truncated %s data (expected %llu bytes, got %llu)", name,
+                      (unsigned long long)expected, (unsigned long long)got);
+            st = IC_ERR_FORMAT;
+        }
+        ic_image_free(img);
+        return st;
+    }
+    if (maxval < 255) {
+        uint8_t lut[256];
+        for (unsigned v = 0; v <= maxval; v++)
+            lut[v] = (uint8_t)((v * 255u + (unsigned)maxval / 2u) / (unsigned)maxval);
+        for (int y = 0; y < img->height; y++) {
+            uint8_t *r = img->data + (size_t)y * img->pitch;
+            for (size_t i = 0; i < row; i++) {
+                if (r[i] > maxval) {
+                    ic_io_err(err, errlen, "bad %s data: sample %u exceeds maxval %llu", name,
+                              (unsigned)r[i], (unsigned long long)maxval);
+                    ic_image_free(img);
+                    return IC_ERR_FORMAT;
+                }
+                r[i] = lut[r[i]];
+            }
+        }
+    }
+    return IC_OK;
+}
+
+ic_status ic_pnm_write(FILE *f, const ic_image *img, int out_ch, char *err, size_t errlen)
+{
+    if (out_ch != 1 && out_ch != 3) {
+        ic_io_err(err, errlen, "PNM stores 1 or 3 channels, not %d", out_ch);
+        return IC_ERR_INTERNAL;
+    }
+    const size_t row = (size_t)img->width * (size_t)out_ch;
+    uint8_t *buf = NULL;
+    if (out_ch != img->channels) {
+        buf = malloc(row);
+        if (!buf) {
+            ic_io_err(err, errlen, "out of memory");
+            return IC_ERR_NOMEM;
+        }
+    }
+    ic_status st = IC_OK;
+    if (fprintf(f, "P%c\n%d %d\n255\n", out_ch == 1 ? '5' : '6', img->width, img->height) < 0)
+        st = IC_ERR_IO;
+    for (int y = 0; st == IC_OK && y < img->height; y++) {
+        const uint8_t *src = img->data + (size_t)y * img->pitch;
+        if (buf) {
+            ic_io_convert_row(buf, out_ch, src, img->channels, img->width);
+            src = buf;
+        }
+        if (fwrite(src, 1, row, f) != row)
+            st = IC_ERR_IO;
+    }
+    if (st != IC_OK)
+        ic_io_err(err, errlen, "write error: %s", strerror(errno));
+    free(buf);
+    return st;
+}
