@@ -34,7 +34,7 @@ static char g_dir[256];
         g_checks++;                                                                                \
         if (!(cond)) {                                                                             \
             g_failed++;                                                                            \
-            fprintf(stderr, "FAIL %s:%d (seed %u): %s: ", __FILE__, __LINE__, g_seed, #cond);    \
+            fprintf(stderr, "FAIL %s:%d (seed %u): %s: ", __FILE__, __LINE__, g_seed, #cond);      \
             fprintf(stderr, __VA_ARGS__);                                                          \
             fputc('\n', stderr);                                                                   \
         }                                                                                          \
@@ -210,7 +210,8 @@ static double psnr_converted(const ic_image *got, const ic_image *src)
     for (int y = 0; y < got->height; y++)
         for (int x = 0; x < got->width; x++)
             for (int c = 0; c < got->channels; c++) {
-                double d = *ic_image_at(got, x, y, c) - expect_converted(src, x, y, c, got->channels);
+                double d =
+                    *ic_image_at(got, x, y, c) - expect_converted(src, x, y, c, got->channels);
                 se += d * d;
                 n++;
             }
@@ -403,7 +404,8 @@ static void test_lossless_round_trips(void)
                         char why[160] = "";
                         CHECK(got.channels == expect_ch, "%s %dx%d: %d channels, expected %d", name,
                               w, h, got.channels, expect_ch);
-                        CHECK(got.channels == expect_ch && equal_converted(&got, &src, why, sizeof why),
+                        CHECK(got.channels == expect_ch &&
+                                  equal_converted(&got, &src, why, sizeof why),
                               "%s %dx%d layout %d->%d: %s", name, w, h, layout, load_layout, why);
                         if (expect_ch == ch)
                             CHECK(ic_image_equal(&got, &src), "%s: ic_image_equal", name);
@@ -450,8 +452,8 @@ static void test_jpeg_round_trips(void)
                       "q10: %s", err);
                 CHECK(ic_image_save(&src, path_in_dir("q95.jpg"), &hi_q, err, sizeof err) == IC_OK,
                       "q95: %s", err);
-                CHECK(stat(path_in_dir("q10.jpg"), &a) == 0 && stat(path_in_dir("q95.jpg"), &b) == 0 &&
-                          a.st_size < b.st_size,
+                CHECK(stat(path_in_dir("q10.jpg"), &a) == 0 &&
+                          stat(path_in_dir("q95.jpg"), &b) == 0 && a.st_size < b.st_size,
                       "quality 10 should give a smaller file than quality 95");
                 remove(path_in_dir("q10.jpg"));
                 remove(path_in_dir("q95.jpg"));
@@ -530,25 +532,26 @@ static void test_pnm_parsing(void)
 {
     char err[256];
     ic_image img;
-    /* Comments, varied whitespace, maxval 15 rescaled to 0..255. */
-    static const char txt[] = "P5 # grey\n# a comment line\n3\t2 # size\n15\n";
+    /* Comments, varied whitespace, maxval 7 rescaled to 0..255 with rounding. */
+    static const char txt[] = "P5 # grey\n# a comment line\n3\t2 # size\n7\n";
     uint8_t buf[64];
     memcpy(buf, txt, sizeof txt - 1);
-    const uint8_t px[6] = {0, 1, 7, 8, 14, 15};
+    const uint8_t px[6] = {0, 2, 3, 4, 6, 7};
     memcpy(buf + sizeof txt - 1, px, 6);
-    CHECK(write_bytes(path_in_dir("m15.pgm"), buf, sizeof txt - 1 + 6), "write");
-    CHECK(ic_image_load(&img, path_in_dir("m15.pgm"), NULL, err, sizeof err) == IC_OK, "%s", err);
+    CHECK(write_bytes(path_in_dir("m7.pgm"), buf, sizeof txt - 1 + 6), "write");
+    CHECK(ic_image_load(&img, path_in_dir("m7.pgm"), NULL, err, sizeof err) == IC_OK, "%s", err);
     if (img.data) {
-        const int want[6] = {0, 17, 119, 136, 238, 255}; /* round(v * 255 / 15) */
+        const int want[6] = {0, 73, 109, 146, 219, 255}; /* round(v * 255 / 7) */
         for (int i = 0; i < 6; i++)
-            CHECK(*ic_image_at(&img, i % 3, i / 3, 0) == want[i], "maxval 15: sample %d = %d, want %d",
-                  i, *ic_image_at(&img, i % 3, i / 3, 0), want[i]);
+            CHECK(*ic_image_at(&img, i % 3, i / 3, 0) == want[i],
+                  "maxval 7: sample %d = %d, want %d", i, *ic_image_at(&img, i % 3, i / 3, 0),
+                  want[i]);
         CHECK(img.width == 3 && img.height == 2 && img.channels == 1, "dims");
     }
     ic_image_free(&img);
 
     /* Sample above maxval. */
-    buf[sizeof txt - 1 + 2] = 16;
+    buf[sizeof txt - 1 + 2] = 8;
     CHECK(write_bytes(path_in_dir("over.pgm"), buf, sizeof txt - 1 + 6), "write");
     expect_load_error("over.pgm", NULL, IC_ERR_FORMAT, "exceeds maxval");
 
@@ -614,7 +617,8 @@ static void test_pnm_parsing(void)
     /* A truncated PGM too. */
     static const uint8_t pgm[] = "P5\n4 4\n255\n0123456";
     CHECK(write_bytes(path_in_dir("cut.pgm"), pgm, sizeof pgm - 1), "write");
-    expect_load_error("cut.pgm", NULL, IC_ERR_FORMAT, "truncated PGM data (expected 16 bytes, got 7)");
+    expect_load_error("cut.pgm", NULL, IC_ERR_FORMAT,
+                      "truncated PGM data (expected 16 bytes, got 7)");
     free(data);
     ic_image_free(&src);
     remove(path_in_dir("full.ppm"));
@@ -622,7 +626,7 @@ static void test_pnm_parsing(void)
     remove(path_in_dir("cut1.ppm"));
     remove(path_in_dir("cuthdr.ppm"));
     remove(path_in_dir("cut.pgm"));
-    remove(path_in_dir("m15.pgm"));
+    remove(path_in_dir("m7.pgm"));
     remove(path_in_dir("over.pgm"));
     remove(path_in_dir("trail.pgm"));
 }
@@ -765,7 +769,8 @@ static void test_png_expansions(void)
     for (int x = 0; img.data && img.channels == 4 && x < 4; x++) {
         int idx = rawp[1 + x];
         for (int c = 0; c < 3; c++)
-            CHECK(*ic_image_at(&img, x, 0, c) == plte[idx * 3 + c], "palette colour x=%d c=%d", x, c);
+            CHECK(*ic_image_at(&img, x, 0, c) == plte[idx * 3 + c], "palette colour x=%d c=%d", x,
+                  c);
         CHECK(*ic_image_at(&img, x, 0, 3) == alpha_of[idx], "palette alpha x=%d: %d", x,
               *ic_image_at(&img, x, 0, 3));
     }
@@ -784,7 +789,8 @@ static void test_png_expansions(void)
     CHECK(img.channels == 2, "grey+tRNS: %d channels", img.channels);
     for (int x = 0; img.data && img.channels == 2 && x < 3; x++) {
         CHECK(*ic_image_at(&img, x, 0, 0) == rawg[1 + x], "grey tRNS value x=%d", x);
-        CHECK(*ic_image_at(&img, x, 0, 1) == (rawg[1 + x] == 7 ? 0 : 255), "grey tRNS alpha x=%d", x);
+        CHECK(*ic_image_at(&img, x, 0, 1) == (rawg[1 + x] == 7 ? 0 : 255), "grey tRNS alpha x=%d",
+              x);
     }
     ic_image_free(&img);
 

@@ -189,8 +189,7 @@ static ic_format detect_format(const uint8_t *b, size_t n, int *pnm_kind)
     return IC_FMT_UNKNOWN;
 }
 
-static ic_status read_native(FILE *f, ic_image *img, uint64_t max_pixels, char *err,
-                             size_t errlen)
+static ic_status read_native(FILE *f, ic_image *img, uint64_t max_pixels, char *err, size_t errlen)
 {
     uint8_t magic[8];
     size_t n = fread(magic, 1, sizeof magic, f);
@@ -209,8 +208,8 @@ static ic_status read_native(FILE *f, ic_image *img, uint64_t max_pixels, char *
         return IC_ERR_FORMAT;
     }
     if (fmt == IC_FMT_PNM && pnm_kind != 5 && pnm_kind != 6) {
-        ic_io_err(err, errlen,
-                  "Netpbm P%d is not supported (only binary PGM P5 and PPM P6)", pnm_kind);
+        ic_io_err(err, errlen, "Netpbm P%d is not supported (only binary PGM P5 and PPM P6)",
+                  pnm_kind);
         return IC_ERR_FORMAT;
     }
     if (fseek(f, 0, SEEK_SET) != 0) {
@@ -243,8 +242,8 @@ static ic_status force_channels(ic_image *img, int channels)
     return IC_OK;
 }
 
-ic_status ic_image_load(ic_image *img, const char *path, const ic_load_options *opts,
-                        char *errbuf, size_t errlen)
+ic_status ic_image_load(ic_image *img, const char *path, const ic_load_options *opts, char *errbuf,
+                        size_t errlen)
 {
     if (errbuf && errlen)
         errbuf[0] = '\0';
@@ -330,8 +329,8 @@ static mode_t current_umask(void)
     return mask;
 }
 
-static ic_status write_format(FILE *f, const ic_image *aos, ic_format fmt, int out_ch,
-                              int quality, char *err, size_t errlen)
+static ic_status write_format(FILE *f, const ic_image *aos, ic_format fmt, int out_ch, int quality,
+                              char *err, size_t errlen)
 {
     switch (fmt) {
     case IC_FMT_PNG:
@@ -350,8 +349,8 @@ static ic_status write_format(FILE *f, const ic_image *aos, ic_format fmt, int o
 static int image_valid(const ic_image *img)
 {
     if (!img->data || img->width <= 0 || img->height <= 0 || img->width > IC_MAX_DIM ||
-        img->height > IC_MAX_DIM || img->channels < 1 || img->channels > 4 ||
-        img->type != IC_U8 || (img->layout != IC_AOS && img->layout != IC_SOA))
+        img->height > IC_MAX_DIM || img->channels < 1 || img->channels > 4 || img->type != IC_U8 ||
+        (img->layout != IC_AOS && img->layout != IC_SOA))
         return 0;
     return img->pitch >= ic_image_row_bytes(img);
 }

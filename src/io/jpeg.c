@@ -143,8 +143,8 @@ static ic_status jpeg_decode(struct jpeg_decompress_struct *cinfo, jpeg_err *je,
     cinfo->progress = cinfo->client_data;
     jpeg_stdio_src(cinfo, f);
     (void)jpeg_read_header(cinfo, TRUE);
-    ic_status st = ic_io_check_dims(cinfo->image_width, cinfo->image_height, max_pixels, err,
-                                    errlen);
+    ic_status st =
+        ic_io_check_dims(cinfo->image_width, cinfo->image_height, max_pixels, err, errlen);
     if (st != IC_OK)
         return st;
 
@@ -165,18 +165,15 @@ static ic_status jpeg_decode(struct jpeg_decompress_struct *cinfo, jpeg_err *je,
     (void)jpeg_start_decompress(cinfo);
     const int channels = cmyk ? 3 : cinfo->output_components;
     if (cinfo->output_components != (cmyk ? 4 : channels) || (channels != 1 && channels != 3) ||
-        cinfo->output_width != cinfo->image_width ||
-        cinfo->output_height != cinfo->image_height) {
-        ic_io_err(err, errlen, "JPEG: unexpected output (%d components)",
-                  cinfo->output_components);
+        cinfo->output_width != cinfo->image_width || cinfo->output_height != cinfo->image_height) {
+        ic_io_err(err, errlen, "JPEG: unexpected output (%d components)", cinfo->output_components);
         return IC_ERR_INTERNAL;
     }
-    st = ic_image_create(img, (int)cinfo->output_width, (int)cinfo->output_height, channels,
-                         IC_AOS);
+    st =
+        ic_image_create(img, (int)cinfo->output_width, (int)cinfo->output_height, channels, IC_AOS);
     if (st != IC_OK) {
-        ic_io_err(err, errlen, "cannot allocate a %ux%u image: %s",
-                  (unsigned)cinfo->output_width, (unsigned)cinfo->output_height,
-                  ic_status_str(st));
+        ic_io_err(err, errlen, "cannot allocate a %ux%u image: %s", (unsigned)cinfo->output_width,
+                  (unsigned)cinfo->output_height, ic_status_str(st));
         return st;
     }
     uint8_t *buf = NULL;

@@ -67,8 +67,8 @@ static void read_fn(png_structp png, png_bytep data, size_t len)
      * first IDAT and before anything is allocated for the pixels. */
     if (io->info && io->dims == IC_OK && png_get_image_width(png, io->info) != 0) {
         io->dims = ic_io_check_dims(png_get_image_width(png, io->info),
-                                    png_get_image_height(png, io->info), io->max_pixels,
-                                    io->err, io->errlen);
+                                    png_get_image_height(png, io->info), io->max_pixels, io->err,
+                                    io->errlen);
         if (io->dims != IC_OK)
             png_error(png, "image too large");
         io->info = NULL; /* checked once */
@@ -227,15 +227,13 @@ static ic_status png_encode(png_structp png, png_infop info, png_io *io, const i
     static const int colour_of[5] = {0, PNG_COLOR_TYPE_GRAY, PNG_COLOR_TYPE_GRAY_ALPHA,
                                      PNG_COLOR_TYPE_RGB, PNG_COLOR_TYPE_RGB_ALPHA};
     if (setjmp(png_jmpbuf(png)))
-        return png_failure(io, IC_MAX_DIM, (uint64_t)IC_MAX_DIM * IC_MAX_DIM, "write", err,
-                           errlen);
+        return png_failure(io, IC_MAX_DIM, (uint64_t)IC_MAX_DIM * IC_MAX_DIM, "write", err, errlen);
 
     png_set_write_fn(png, io, write_fn, flush_fn);
     /* libpng refuses sides over 10^6 unless told otherwise; we allow IC_MAX_DIM. */
     png_set_user_limits(png, IC_MAX_DIM, IC_MAX_DIM);
-    png_set_IHDR(png, info, (png_uint_32)img->width, (png_uint_32)img->height, 8,
-                 colour_of[out_ch], PNG_INTERLACE_NONE, PNG_COMPRESSION_TYPE_DEFAULT,
-                 PNG_FILTER_TYPE_DEFAULT);
+    png_set_IHDR(png, info, (png_uint_32)img->width, (png_uint_32)img->height, 8, colour_of[out_ch],
+                 PNG_INTERLACE_NONE, PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
     png_write_info(png, info);
     uint8_t *buf = NULL;
     if (out_ch != img->channels) {

@@ -130,8 +130,8 @@ ic_status ic_pnm_read(FILE *f, ic_image *img, uint64_t max_pixels, char *err, si
 
     st = ic_image_create(img, (int)width, (int)height, channels, IC_AOS);
     if (st != IC_OK) {
-        ic_io_err(err, errlen, "cannot allocate a %llux%llu image: %s",
-                  (unsigned long long)width, (unsigned long long)height, ic_status_str(st));
+        ic_io_err(err, errlen, "cannot allocate a %llux%llu image: %s", (unsigned long long)width,
+                  (unsigned long long)height, ic_status_str(st));
         return st;
     }
     const size_t row = (size_t)width * (size_t)channels;
