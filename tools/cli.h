@@ -1,0 +1,80 @@
+/*
+ * cli.h - what the parts of the imgconv command-line tool share: the exit codes,
+ * the one-line error record, and the entry points of each command.
+ *
+ * The CLI is split as zstd's programs/ is: cli_args.c turns argv into a
+ * cli_options struct and does nothing else; cli_run.c filters one image (seed
+ * 004's pipeline: load, filter, save, "execute several times and average");
+ * cli_chart.c writes the test chart; cli_info.c prints the listings. Only
+ * main.c prints errors, one line each, from the cli_err the others fill.
+ */
+#ifndef IC_TOOLS_CLI_H
+#define IC_TOOLS_CLI_H
+
+#include <stdarg.h>
+#include <stddef.h>
+
+#include "imgconv.h"
+
+/* Exit codes of imgconv (documented in --help and the README). */
+enum {
+    CLI_EXIT_OK = 0,       /* success */
+    CLI_EXIT_INTERNAL = 1, /* a bug, or out of memory */
+    CLI_EXIT_USAGE = 2,    /* bad option, bad value, bad kernel text */
+    CLI_EXIT_INPUT = 3,    /* input image or kernel file unreadable, corrupt or too large */
+    CLI_EXIT_OUTPUT = 4,   /* output cannot be written (incl. OUTPUT would overwrite INPUT) */
+    CLI_EXIT_DEVICE = 5    /* backend unknown or unusable, CUDA failure */
+};
+
+/* The one error a command ends with. `file` is the file concerned ("" for a
+ * usage error); main() prints "imgconv: error: FILE: MSG" or, for usage
+ * errors, "imgconv: error: MSG (see --help)". */
+typedef struct cli_err {
+    int code; /* one of CLI_EXIT_* */
+    char file[1024];
+    char msg[512];
+} cli_err;
+
+/* Records an error (printf-style message, one line; newlines are replaced)
+ * and returns `code`, so that callers can write `return cli_fail(...)`.
+ * file may be NULL for usage errors. */
+int cli_fail(cli_err *e, int code, const char *file, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 4, 5)))
+#endif
+    ;
+
+/* cli_fail with a va_list. */
+int cli_vfail(cli_err *e, int code, const char *file, const char *fmt, va_list ap);
+
+/* Exit code for a library status met while reading an input (image or kernel
+ * file), writing an output, or talking to a backend. */
+int cli_exit_for_input(ic_status s);
+int cli_exit_for_output(ic_status s);
+int cli_exit_for_backend(ic_status s);
+
+struct cli_options;
+
+/* Checks, before any work is done, that OUTPUT can be written: its extension
+ * names a format built in, its directory exists and is writable, it is not a
+ * directory, and it is not the file INPUT (same path, or same device and inode,
+ * which catches links). input may be NULL. Returns an exit code. */
+int cli_check_output(const char *output, const char *input, cli_err *e);
+
+/* Filters INPUT into OUTPUT as the options say; returns an exit code. */
+int cli_run_filter(const struct cli_options *o, cli_err *e);
+
+/* Writes the deterministic test chart (--chart); returns an exit code. */
+int cli_run_chart(const struct cli_options *o, cli_err *e);
+
+/* The listings: --list-filters, --list-backends, --formats, --version. Each
+ * prints to stdout and returns CLI_EXIT_OK. */
+int cli_print_filters(void);
+int cli_print_backends(void);
+int cli_print_formats(void);
+int cli_print_version(void);
+
+/* Monotonic clock in milliseconds (for --time). */
+double cli_now_ms(void);
+
+#endif /* IC_TOOLS_CLI_H */

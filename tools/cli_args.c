@@ -1,0 +1,495 @@
+/*
+ * cli_args.c - turns the imgconv command line into a cli_options struct.
+ *
+ * Parsing is kept apart from doing the work (as zstd's zstdcli.c is): nothing
+ * here opens a file or touches a pixel. Numbers are parsed strictly (the whole
+ * text must be a number in range); names go through the library's parsers
+ * (ic_border_parse, ic_alpha_parse) so the CLI accepts exactly what the API
+ * does. getopt_long's own messages are silenced: every problem becomes one
+ * cli_err that main() prints as a single line.
+ */
+#include "cli_args.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Long-only options get values above any character. */
+enum {
+    OPT_KERNEL = 'k',
+    OPT_TIME = 't',
+    OPT_HELP = 'h',
+    OPT_VERSION = 'V',
+    OPT_KERNEL_FILE = 256,
+    OPT_BORDER,
+    OPT_BORDER_VALUE,
+    OPT_CORRELATE,
+    OPT_BIAS,
+    OPT_ALPHA,
+    OPT_BACKEND,
+    OPT_DEVICE,
+    OPT_THREADS,
+    OPT_LAYOUT,
+    OPT_CHANNELS,
+    OPT_MAX_PIXELS,
+    OPT_QUALITY,
+    OPT_REPEAT,
+    OPT_EXPLAIN,
+    OPT_CHART,
+    OPT_SEED,
+    OPT_LIST_FILTERS,
+    OPT_LIST_BACKENDS,
+    OPT_FORMATS
+};
+
+static const struct option long_options[] = {
+    {"kernel", required_argument, NULL, OPT_KERNEL},
+    {"kernel-file", required_argument, NULL, OPT_KERNEL_FILE},
+    {"border", required_argument, NULL, OPT_BORDER},
+    {"border-value", required_argument, NULL, OPT_BORDER_VALUE},
+    {"correlate", no_argument, NULL, OPT_CORRELATE},
+    {"bias", required_argument, NULL, OPT_BIAS},
+    {"alpha", required_argument, NULL, OPT_ALPHA},
+    {"backend", required_argument, NULL, OPT_BACKEND},
+    {"device", required_argument, NULL, OPT_DEVICE},
+    {"threads", required_argument, NULL, OPT_THREADS},
+    {"layout", required_argument, NULL, OPT_LAYOUT},
+    {"channels", required_argument, NULL, OPT_CHANNELS},
+    {"max-pixels", required_argument, NULL, OPT_MAX_PIXELS},
+    {"quality", required_argument, NULL, OPT_QUALITY},
+    {"repeat", required_argument, NULL, OPT_REPEAT},
+    {"time", no_argument, NULL, OPT_TIME},
+    {"explain", no_argument, NULL, OPT_EXPLAIN},
+    {"chart", required_argument, NULL, OPT_CHART},
+    {"seed", required_argument, NULL, OPT_SEED},
+    {"list-filters", no_argument, NULL, OPT_LIST_FILTERS},
+    {"list-backends", no_argument, NULL, OPT_LIST_BACKENDS},
+    {"formats", no_argument, NULL, OPT_FORMATS},
+    {"help", no_argument, NULL, OPT_HELP},
+    {"version", no_argument, NULL, OPT_VERSION},
+    {NULL, 0, NULL, 0}};
+
+/* Leading ':' makes getopt report a missing value as ':' rather than '?'. */
+static const char short_options[] = ":k:thV";
+
+#define MAX_REPEAT 1000000
+#define MAX_THREADS 4096
+#define MAX_DEVICE 1023
+/* |bias| and border values beyond this are certainly a mistake (samples are 0..255). */
+#define MAX_BIAS 1.0e6
+
+void cli_print_help(void)
+{
+    fputs(
+        "Usage: imgconv [OPTIONS] INPUT OUTPUT\n"
+        "       imgconv --chart WxH[xC] [--seed S] OUTPUT\n"
+        "       imgconv --list-filters | --list-backends | --formats | --version | --help\n"
+        "\n"
+        "Filters INPUT with a 2D convolution kernel and writes OUTPUT. Formats: binary\n"
+        "PGM/PPM always, PNG and JPEG when built in (see --formats). The input format\n"
+        "comes from the file's magic bytes, the output format from OUTPUT's extension\n"
+        "(.png .jpg .jpeg .pgm .ppm .pnm). OUTPUT is written to a temporary file and\n"
+        "renamed, so a failure never leaves a partial file; it may not be INPUT.\n"
+        "\n"
+        "Kernel (one of --kernel, --kernel-file is required):\n"
+        "  -k, --kernel TEXT      NAME[:ARGS] (see --list-filters), e.g. gaussian:5,\n"
+        "                         gaussian:size=7,sigma=1.5, sobel-x; or a matrix: rows\n"
+        "                         split by ';', values by spaces or commas, optional\n"
+        "                         '/ D' divisor, e.g. \"1 2 1; 2 4 2; 1 2 1 / 16\";\n"
+        "                         or @FILE, the same as --kernel-file FILE\n"
+        "      --kernel-file FILE matrix text with one row per line (optional '/ D',\n"
+        "                         '#' comments) or a libvips .mat file, whose OFFSET\n"
+        "                         is added to --bias\n"
+        "      --correlate        correlation (kernel not flipped) instead of convolution\n"
+        "      --border MODE      pixels outside the image: constant (zero), replicate\n"
+        "                         (edge, nearest, clamp), mirror (reflect101), reflect\n"
+        "                         (symmetric), wrap (periodic, circular); default constant\n"
+        "      --border-value V   the value for --border constant, 0..255 (default 0)\n"
+        "      --bias B           added to every sum before rounding (default 0)\n"
+        "      --alpha MODE       for grey+alpha and RGBA: auto (default: premultiply when\n"
+        "                         the weights sum to 1, else keep), premultiply, keep,\n"
+        "                         independent\n"
+        "\n"
+        "Running:\n"
+        "      --backend NAME     auto (default), seq, cpu, cuda, ... (see --list-backends)\n"
+        "      --device N         CUDA device ordinal (default 0)\n"
+        "      --threads N        CPU worker threads, 0 = one per core (default 0)\n"
+        "      --layout aos|soa   memory layout to filter in: interleaved (aos, default)\n"
+        "                         or planar (soa)\n"
+        "      --repeat N         run load, filter and save N times (default 1)\n"
+        "  -t, --time             print which backend ran and per-stage times (load,\n"
+        "                         upload, kernel, download, save): mean and median\n"
+        "                         over the --repeat runs\n"
+        "      --explain          print the plan (backend, kernel size, separable rank,\n"
+        "                         border, alpha) before running\n"
+        "\n"
+        "Files:\n"
+        "      --channels N       convert the input on load to N channels: 1 grey,\n"
+        "                         2 grey+alpha, 3 RGB, 4 RGBA (default: as stored)\n"
+        "      --max-pixels N     refuse images over N pixels, checked before allocating\n"
+        "                         (default 268435456 = 2^28)\n"
+        "      --quality Q        JPEG quality 1..100 (default 92)\n"
+        "\n"
+        "Test chart:\n"
+        "      --chart WxH[xC]    write the deterministic test chart (gradients, edges,\n"
+        "                         fine lines, zone plate, noise) with C channels\n"
+        "                         (default 3) to OUTPUT\n"
+        "      --seed S           seed of the chart's noise, 0..4294967295 (default 1)\n"
+        "\n"
+        "Information:\n"
+        "      --list-filters     the named kernels and their arguments\n"
+        "      --list-backends    every backend: usable here or why not; which is auto\n"
+        "      --formats          which image formats were built in\n"
+        "  -V, --version          version, formats and backends built in\n"
+        "  -h, --help             this text\n"
+        "\n"
+        "Examples:\n"
+        "  imgconv --chart 1024x768 chart.png\n"
+        "  imgconv --kernel gaussian:9 chart.png blurred.png\n"
+        "  imgconv --kernel sobel-x --border replicate chart.png edges.png\n"
+        "  imgconv --kernel '0 -1 0; -1 5 -1; 0 -1 0' photo.jpg sharp.jpg\n"
+        "  imgconv --kernel-file emboss.mat --backend seq photo.png embossed.png\n"
+        "  imgconv --kernel box:15 --backend cpu --repeat 10 --time big.png out.png\n"
+        "\n"
+        "Exit status:\n"
+        "  0  success\n"
+        "  1  internal error or out of memory\n"
+        "  2  usage error: bad option, bad value, bad kernel text\n"
+        "  3  input error: INPUT or the kernel file unreadable, corrupt or too large\n"
+        "  4  output error: OUTPUT cannot be written, or is the same file as INPUT\n"
+        "  5  backend error: backend unknown or unusable here, CUDA failure\n"
+        "Errors are printed as one line: imgconv: error: FILE: what went wrong\n",
+        stdout);
+}
+
+#if defined(__GNUC__)
+__attribute__((format(printf, 2, 3)))
+#endif
+static int usage_fail(cli_err *e, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int code = cli_vfail(e, CLI_EXIT_USAGE, NULL, fmt, ap);
+    va_end(ap);
+    return code;
+}
+
+/* strtol and friends skip leading blanks and accept an empty text; we do not. */
+static int number_start_ok(const char *s)
+{
+    return s[0] != '\0' && !isspace((unsigned char)s[0]);
+}
+
+static int parse_int(const char *s, long lo, long hi, int *out)
+{
+    if (!number_start_ok(s))
+        return 0;
+    char *end = NULL;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (end == s || *end != '\0' || errno == ERANGE || v < lo || v > hi)
+        return 0;
+    *out = (int)v;
+    return 1;
+}
+
+static int parse_u64(const char *s, uint64_t lo, uint64_t hi, uint64_t *out)
+{
+    if (!number_start_ok(s) || s[0] == '-') /* strtoull would wrap "-1" */
+        return 0;
+    char *end = NULL;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (end == s || *end != '\0' || errno == ERANGE || v < lo || v > hi)
+        return 0;
+    *out = (uint64_t)v;
+    return 1;
+}
+
+static int parse_real(const char *s, double lo, double hi, double *out)
+{
+    if (!number_start_ok(s))
+        return 0;
+    char *end = NULL;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (end == s || *end != '\0' || errno == ERANGE || !isfinite(v) || v < lo || v > hi)
+        return 0;
+    *out = v;
+    return 1;
+}
+
+/* "WxH" or "WxHxC": width and height 1..IC_MAX_DIM, channels 1..4. */
+static int parse_chart_size(const char *s, cli_options *o)
+{
+    char buf[64];
+    size_t n = strlen(s);
+    if (n == 0 || n >= sizeof buf)
+        return 0;
+    memcpy(buf, s, n + 1);
+    char *parts[4] = {NULL, NULL, NULL, NULL};
+    int count = 0;
+    char *p = buf;
+    for (;;) {
+        if (count == 3)
+            return 0;
+        parts[count++] = p;
+        char *x = strchr(p, 'x');
+        if (!x)
+            break;
+        *x = '\0';
+        p = x + 1;
+    }
+    if (count < 2)
+        return 0;
+    int c = 3;
+    if (!parse_int(parts[0], 1, IC_MAX_DIM, &o->chart_w) ||
+        !parse_int(parts[1], 1, IC_MAX_DIM, &o->chart_h) ||
+        (count == 3 && !parse_int(parts[2], 1, 4, &c)))
+        return 0;
+    o->chart_c = c;
+    return 1;
+}
+
+static void set_defaults(cli_options *o)
+{
+    memset(o, 0, sizeof *o);
+    o->mode = CLI_MODE_FILTER;
+    ic_params_default(&o->params);
+    o->backend = "auto";
+    o->layout = IC_AOS;
+    o->max_pixels = IC_DEFAULT_MAX_PIXELS;
+    o->repeat = 1;
+    o->seed = 1;
+    o->chart_c = 3;
+}
+
+/* Name of the option getopt just rejected, for the message. */
+static const char *rejected_option(char **argv, int ind, int opt, char *buf, size_t len)
+{
+    const char *a = (ind > 0) ? argv[ind - 1] : "";
+    if (strncmp(a, "--", 2) == 0) { /* a long option, as written (without "=VALUE") */
+        snprintf(buf, len, "%s", a);
+        char *eq = strchr(buf, '=');
+        if (eq)
+            *eq = '\0';
+    } else if (opt > 0 && opt < 256 && isprint(opt)) {
+        snprintf(buf, len, "-%c", opt);
+    } else {
+        snprintf(buf, len, "%s", a);
+    }
+    return buf;
+}
+
+int cli_parse(int argc, char **argv, cli_options *o, cli_err *e)
+{
+    set_defaults(o);
+    /* The first option that makes sense only when filtering, or only for the
+     * chart, so that "--chart 64x64 --kernel box:3 out.png" is refused. */
+    const char *filter_only = NULL;
+    const char *chart_only = NULL;
+    int chart = 0;
+    char name[128];
+
+    opterr = 0;
+    optind = 1;
+    for (;;) {
+        int idx = -1;
+        int c = getopt_long(argc, argv, short_options, long_options, &idx);
+        if (c == -1)
+            break;
+        const char *arg = optarg;
+        switch (c) {
+        case OPT_KERNEL:
+            filter_only = filter_only ? filter_only : "--kernel";
+            if (arg[0] == '@') {
+                if (arg[1] == '\0')
+                    return usage_fail(e, "--kernel '@': no file name after '@'");
+                o->kernel_file = arg + 1;
+                o->kernel_text = NULL;
+            } else {
+                o->kernel_text = arg;
+                o->kernel_file = NULL;
+            }
+            break;
+        case OPT_KERNEL_FILE:
+            filter_only = filter_only ? filter_only : "--kernel-file";
+            if (arg[0] == '\0')
+                return usage_fail(e, "--kernel-file: empty file name");
+            o->kernel_file = arg;
+            o->kernel_text = NULL;
+            break;
+        case OPT_BORDER:
+            filter_only = filter_only ? filter_only : "--border";
+            if (ic_border_parse(arg, &o->params.border) != IC_OK)
+                return usage_fail(e,
+                                  "--border '%s': unknown mode (constant, replicate, mirror, "
+                                  "reflect, wrap)",
+                                  arg);
+            break;
+        case OPT_BORDER_VALUE: {
+            filter_only = filter_only ? filter_only : "--border-value";
+            double v;
+            if (!parse_real(arg, 0.0, 255.0, &v))
+                return usage_fail(e, "--border-value '%s': expected a number in 0..255", arg);
+            o->params.border_value = (float)v;
+            break;
+        }
+        case OPT_CORRELATE:
+            filter_only = filter_only ? filter_only : "--correlate";
+            o->params.correlate = 1;
+            break;
+        case OPT_BIAS: {
+            filter_only = filter_only ? filter_only : "--bias";
+            double v;
+            if (!parse_real(arg, -MAX_BIAS, MAX_BIAS, &v))
+                return usage_fail(e, "--bias '%s': expected a number in -1e6..1e6", arg);
+            o->params.bias = (float)v;
+            break;
+        }
+        case OPT_ALPHA:
+            filter_only = filter_only ? filter_only : "--alpha";
+            if (ic_alpha_parse(arg, &o->params.alpha) != IC_OK)
+                return usage_fail(e,
+                                  "--alpha '%s': unknown mode (auto, premultiply, keep, "
+                                  "independent)",
+                                  arg);
+            break;
+        case OPT_BACKEND:
+            filter_only = filter_only ? filter_only : "--backend";
+            if (arg[0] == '\0')
+                return usage_fail(e, "--backend: empty name");
+            o->backend = arg; /* checked against the table when the context is made */
+            break;
+        case OPT_DEVICE:
+            filter_only = filter_only ? filter_only : "--device";
+            if (!parse_int(arg, 0, MAX_DEVICE, &o->ctx.device))
+                return usage_fail(e, "--device '%s': expected an integer in 0..1023", arg);
+            break;
+        case OPT_THREADS:
+            filter_only = filter_only ? filter_only : "--threads";
+            if (!parse_int(arg, 0, MAX_THREADS, &o->ctx.threads))
+                return usage_fail(e, "--threads '%s': expected an integer in 0..4096", arg);
+            break;
+        case OPT_LAYOUT:
+            filter_only = filter_only ? filter_only : "--layout";
+            if (strcmp(arg, "aos") == 0)
+                o->layout = IC_AOS;
+            else if (strcmp(arg, "soa") == 0)
+                o->layout = IC_SOA;
+            else
+                return usage_fail(e, "--layout '%s': expected aos or soa", arg);
+            break;
+        case OPT_CHANNELS:
+            filter_only = filter_only ? filter_only : "--channels";
+            if (!parse_int(arg, 1, 4, &o->channels))
+                return usage_fail(e, "--channels '%s': expected 1, 2, 3 or 4", arg);
+            break;
+        case OPT_MAX_PIXELS:
+            if (!parse_u64(arg, 1, UINT64_MAX, &o->max_pixels))
+                return usage_fail(e, "--max-pixels '%s': expected a positive integer", arg);
+            break;
+        case OPT_QUALITY:
+            if (!parse_int(arg, 1, 100, &o->quality))
+                return usage_fail(e, "--quality '%s': expected an integer in 1..100", arg);
+            break;
+        case OPT_REPEAT:
+            filter_only = filter_only ? filter_only : "--repeat";
+            if (!parse_int(arg, 1, MAX_REPEAT, &o->repeat))
+                return usage_fail(e, "--repeat '%s': expected an integer in 1..1000000", arg);
+            break;
+        case OPT_TIME:
+            filter_only = filter_only ? filter_only : "--time";
+            o->time = 1;
+            break;
+        case OPT_EXPLAIN:
+            filter_only = filter_only ? filter_only : "--explain";
+            o->explain = 1;
+            break;
+        case OPT_CHART:
+            if (!parse_chart_size(arg, o))
+                return usage_fail(e,
+                                  "--chart '%s': expected WxH or WxHxC (sizes 1..1048576, "
+                                  "channels 1..4)", arg);
+            chart = 1;
+            break;
+        case OPT_SEED: {
+            chart_only = chart_only ? chart_only : "--seed";
+            uint64_t s;
+            if (!parse_u64(arg, 0, UINT32_MAX, &s))
+                return usage_fail(e, "--seed '%s': expected an integer in 0..4294967295", arg);
+            o->seed = (uint32_t)s;
+            break;
+        }
+        case OPT_LIST_FILTERS:
+            o->list_filters = 1;
+            break;
+        case OPT_LIST_BACKENDS:
+            o->list_backends = 1;
+            break;
+        case OPT_FORMATS:
+            o->formats = 1;
+            break;
+        case OPT_HELP:
+            o->help = 1;
+            break;
+        case OPT_VERSION:
+            o->version = 1;
+            break;
+        case ':':
+            return usage_fail(e, "option '%s' needs a value",
+                              rejected_option(argv, optind, optopt, name, sizeof name));
+        default: { /* '?': unknown, ambiguous, or a value given to a flag */
+            const char *bad = rejected_option(argv, optind, optopt, name, sizeof name);
+            const char *given = (optind > 0) ? argv[optind - 1] : "";
+            if (strncmp(given, "--", 2) == 0 && strchr(given, '=')) {
+                for (const struct option *lo = long_options; lo->name; lo++)
+                    if (strcmp(lo->name, bad + 2) == 0 && lo->has_arg == no_argument)
+                        return usage_fail(e, "option '%s' takes no value", bad);
+            }
+            return usage_fail(e, "unknown or ambiguous option '%s'", bad);
+        }
+        }
+    }
+
+    if (o->help || o->version || o->list_filters || o->list_backends || o->formats) {
+        o->mode = CLI_MODE_INFO; /* the listings win; other arguments are ignored */
+        return CLI_EXIT_OK;
+    }
+
+    int npos = argc - optind;
+    for (int i = optind; i < argc; i++)
+        if (argv[i][0] == '\0')
+            return usage_fail(e, "empty file name");
+
+    if (chart) {
+        o->mode = CLI_MODE_CHART;
+        if (filter_only)
+            return usage_fail(e, "option '%s' does not apply to --chart", filter_only);
+        if (npos != 1)
+            return usage_fail(e, "--chart takes exactly one OUTPUT file (%s given)",
+                              npos == 0 ? "none" : "more than one");
+        o->output = argv[optind];
+        if ((uint64_t)o->chart_w * (uint64_t)o->chart_h > o->max_pixels)
+            return usage_fail(e, "--chart %dx%d: more pixels than --max-pixels allows",
+                              o->chart_w, o->chart_h);
+        return CLI_EXIT_OK;
+    }
+
+    o->mode = CLI_MODE_FILTER;
+    if (chart_only)
+        return usage_fail(e, "option '%s' applies only to --chart", chart_only);
+    if (npos != 2)
+        return usage_fail(e, "expected INPUT and OUTPUT (%s given)",
+                          npos == 0 ? "no file" : npos == 1 ? "one file" : "more than two files");
+    if (!o->kernel_text && !o->kernel_file)
+        return usage_fail(e, "no kernel given: use --kernel TEXT or --kernel-file FILE");
+    o->input = argv[optind];
+    o->output = argv[optind + 1];
+    return CLI_EXIT_OK;
+}

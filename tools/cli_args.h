@@ -1,0 +1,78 @@
+/*
+ * cli_args.h - the options of the imgconv command line, as parsed from argv.
+ *
+ * cli_parse() only fills this struct and checks values (numbers strictly, with
+ * ranges; names through the library's own parsers); it opens no file and
+ * computes nothing, so every command sees already-validated options.
+ */
+#ifndef IC_TOOLS_CLI_ARGS_H
+#define IC_TOOLS_CLI_ARGS_H
+
+#include <stdint.h>
+
+#include "cli.h"
+#include "imgconv.h"
+
+/* What the invocation asks for. The listings may be combined; they run in
+ * this order and then the program exits. */
+typedef enum cli_mode {
+    CLI_MODE_FILTER = 0, /* imgconv [OPTIONS] INPUT OUTPUT */
+    CLI_MODE_CHART,      /* imgconv --chart WxH[xC] [--seed S] OUTPUT */
+    CLI_MODE_INFO        /* --help, --version, --list-*, --formats */
+} cli_mode;
+
+typedef struct cli_options {
+    cli_mode mode;
+
+    /* listings (CLI_MODE_INFO) */
+    int help, version, list_filters, list_backends, formats;
+
+    /* files */
+    const char *input;  /* filter mode */
+    const char *output; /* filter and chart modes */
+
+    /* the kernel: exactly one of kernel_text / kernel_file is set in filter
+     * mode; "--kernel @FILE" is stored as kernel_file = FILE */
+    const char *kernel_text;
+    const char *kernel_file;
+
+    /* what the filter computes (--border, --border-value, --correlate,
+     * --bias, --alpha); the kernel's .mat offset is added to params.bias
+     * by cli_run_filter */
+    ic_params params;
+
+    /* where and how it runs */
+    const char *backend;  /* --backend, "auto" by default */
+    ic_context_options ctx; /* --device, --threads */
+    ic_layout layout;     /* --layout: the in-memory layout used for filtering */
+
+    /* loading and saving */
+    int channels;         /* --channels: 0 = as stored, else 1..4 */
+    uint64_t max_pixels;  /* --max-pixels, IC_DEFAULT_MAX_PIXELS by default */
+    int quality;          /* --quality, 0 = the library's default */
+
+    /* measuring and explaining */
+    int repeat;  /* --repeat N (>= 1): the whole load-filter-save pipeline N times */
+    int time;    /* --time: print per-stage mean/median times */
+    int explain; /* --explain: print the plan before running */
+
+    /* chart mode */
+    int chart_w, chart_h, chart_c;
+    uint32_t seed; /* --seed, 1 by default */
+
+    /* Hooks reserved for later issues; always 0 for now, the parser accepts no
+     * option that sets them yet. */
+    int batch;  /* batch mode: many INPUT files into an output directory */
+    int signal; /* 1D signal / stencil mode (seeds 001, 002) */
+    int stream; /* streamed (pinned memory + CUDA streams) pipeline */
+} cli_options;
+
+/* Parses argv into *o. Returns CLI_EXIT_OK, or CLI_EXIT_USAGE with e filled
+ * (e->file empty: these are usage errors). argv is not modified except for
+ * getopt's permutation of non-option arguments. */
+int cli_parse(int argc, char **argv, cli_options *o, cli_err *e);
+
+/* Prints the --help text to stdout. */
+void cli_print_help(void);
+
+#endif /* IC_TOOLS_CLI_ARGS_H */

@@ -1,0 +1,372 @@
+/*
+ * cli_run.c - the filtering command of imgconv: seed 004's pipeline, through
+ * the public API only.
+ *
+ *   load INPUT -> ic_convolve on a context -> save OUTPUT
+ *
+ * run --repeat N times with per-stage timing (seed 004's "Convolve: execute the
+ * convolution several times and calculate the average execution time"), here
+ * reported as mean and median per stage: load, upload, kernel, download, save.
+ * Everything that can be checked cheaply (kernel text, output path, backend) is
+ * checked before the input is read, so a bad request costs nothing and never
+ * leaves a file behind.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "cli_args.h"
+
+double cli_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
+}
+
+int cli_exit_for_input(ic_status s)
+{
+    switch (s) {
+    case IC_OK:
+        return CLI_EXIT_OK;
+    case IC_ERR_IO:
+    case IC_ERR_FORMAT:
+    case IC_ERR_TOO_LARGE:
+    case IC_ERR_UNSUPPORTED:
+    case IC_ERR_KERNEL:
+        return CLI_EXIT_INPUT;
+    default:
+        return CLI_EXIT_INTERNAL;
+    }
+}
+
+int cli_exit_for_output(ic_status s)
+{
+    switch (s) {
+    case IC_OK:
+        return CLI_EXIT_OK;
+    case IC_ERR_IO:
+    case IC_ERR_UNSUPPORTED:
+    case IC_ERR_FORMAT:
+    case IC_ERR_TOO_LARGE:
+        return CLI_EXIT_OUTPUT;
+    default:
+        return CLI_EXIT_INTERNAL;
+    }
+}
+
+int cli_exit_for_backend(ic_status s)
+{
+    switch (s) {
+    case IC_OK:
+        return CLI_EXIT_OK;
+    case IC_ERR_NO_BACKEND:
+    case IC_ERR_DEVICE:
+    case IC_ERR_UNSUPPORTED:
+        return CLI_EXIT_DEVICE;
+    default:
+        return CLI_EXIT_INTERNAL;
+    }
+}
+
+/* The library's one-line reason, or the generic text of the status. */
+static const char *reason(const char *buf, ic_status s)
+{
+    return (buf && buf[0]) ? buf : ic_status_str(s);
+}
+
+int cli_check_output(const char *output, const char *input, cli_err *e)
+{
+    ic_format f = ic_format_from_path(output);
+    if (f == IC_FMT_UNKNOWN)
+        return cli_fail(e, CLI_EXIT_OUTPUT, output,
+                        "unknown output format: use .png, .jpg, .jpeg, .pgm, .ppm or .pnm");
+    if (!ic_format_supported(f))
+        return cli_fail(e, CLI_EXIT_OUTPUT, output,
+                        "%s support was not built into this imgconv (see --formats)",
+                        ic_format_name(f));
+
+    struct stat so, si;
+    int out_exists = stat(output, &so) == 0;
+    if (input && (strcmp(input, output) == 0 ||
+                  (out_exists && stat(input, &si) == 0 && si.st_dev == so.st_dev &&
+                   si.st_ino == so.st_ino)))
+        return cli_fail(e, CLI_EXIT_OUTPUT, output,
+                        "is the same file as the input; refusing to overwrite it");
+    if (out_exists && S_ISDIR(so.st_mode))
+        return cli_fail(e, CLI_EXIT_OUTPUT, output, "is a directory");
+
+    /* The directory the temporary file and the rename happen in. */
+    char dir[4096];
+    size_t n = strlen(output);
+    if (n >= sizeof dir)
+        return cli_fail(e, CLI_EXIT_OUTPUT, output, "path too long");
+    memcpy(dir, output, n + 1);
+    char *slash = strrchr(dir, '/');
+    if (!slash)
+        snprintf(dir, sizeof dir, ".");
+    else if (slash == dir)
+        dir[1] = '\0';
+    else
+        *slash = '\0';
+    struct stat sd;
+    if (stat(dir, &sd) != 0)
+        return cli_fail(e, CLI_EXIT_OUTPUT, output, "cannot write: directory %s: %s", dir,
+                        strerror(errno));
+    if (!S_ISDIR(sd.st_mode))
+        return cli_fail(e, CLI_EXIT_OUTPUT, output, "cannot write: %s is not a directory", dir);
+    if (access(dir, W_OK | X_OK) != 0)
+        return cli_fail(e, CLI_EXIT_OUTPUT, output, "cannot write into directory %s: %s", dir,
+                        strerror(errno));
+    return CLI_EXIT_OK;
+}
+
+/* Reads the kernel named by the options. Bad text is a usage error (2); a
+ * kernel file that cannot be read or is malformed is an input error (3). */
+static int get_kernel(const cli_options *o, ic_kernel *k, cli_err *e)
+{
+    char buf[256] = "";
+    ic_status s;
+    if (o->kernel_file) {
+        s = ic_kernel_load(k, o->kernel_file, buf, sizeof buf);
+        if (s != IC_OK)
+            return cli_fail(e, cli_exit_for_input(s), o->kernel_file, "%s%s",
+                            s == IC_ERR_KERNEL ? "bad kernel file: " : "", reason(buf, s));
+        return CLI_EXIT_OK;
+    }
+    s = ic_kernel_parse(k, o->kernel_text, buf, sizeof buf);
+    if (s == IC_OK)
+        return CLI_EXIT_OK;
+    int shown = (int)strlen(o->kernel_text);
+    const char *ellipsis = "";
+    if (shown > 60) {
+        shown = 57;
+        ellipsis = "...";
+    }
+    return cli_fail(e, s == IC_ERR_KERNEL ? CLI_EXIT_USAGE : CLI_EXIT_INTERNAL, NULL,
+                    "--kernel '%.*s%s': %s", shown, o->kernel_text, ellipsis, reason(buf, s));
+}
+
+/* What ic_convolve will do with alpha, for --explain (the library decides). */
+static const char *alpha_plan(const cli_options *o, const ic_kernel *k, int channels)
+{
+    if (channels != 2 && channels != 4)
+        return "none (no alpha channel)";
+    switch (o->params.alpha) {
+    case IC_ALPHA_AUTO:
+        return fabs(ic_kernel_sum(k) - 1.0) < 1e-6 ? "auto: premultiply (weights sum to 1)"
+                                                   : "auto: keep (weights do not sum to 1)";
+    case IC_ALPHA_PREMULTIPLY:
+        return "premultiply";
+    case IC_ALPHA_KEEP:
+        return "keep (alpha copied)";
+    default:
+        return "independent (every channel filtered alone)";
+    }
+}
+
+static void print_plan(const cli_options *o, ic_context *ctx, const ic_kernel *k,
+                       const ic_image *src, const ic_params *p)
+{
+    printf("plan:\n");
+    printf("  input     %s: %dx%d, %d channel%s, filtered in %s layout\n", o->input, src->width,
+           src->height, src->channels, src->channels == 1 ? "" : "s",
+           o->layout == IC_SOA ? "planar (soa)" : "interleaved (aos)");
+    printf("  kernel    %s (%dx%d), divisor %g, weights sum %g\n", k->name, k->width, k->height,
+           k->divisor, ic_kernel_sum(k));
+    ic_factors f;
+    memset(&f, 0, sizeof f);
+    ic_status s = ic_kernel_factor(k, 0.0, 0, &f);
+    long full = (long)k->width * k->height;
+    if (s != IC_OK)
+        printf("  factors   not computed (%s)\n", ic_status_str(s));
+    else if (f.rank == 0)
+        printf("  factors   not separable at a useful rank: %ld multiply-adds per sample\n",
+               full);
+    else
+        printf("  factors   rank %d (max error %.2g): %ld multiply-adds per sample when "
+               "separated, %ld direct\n",
+               f.rank, f.max_err, (long)f.rank * (k->width + k->height), full);
+    ic_factors_free(&f);
+    printf("  operation %s\n",
+           p->correlate ? "correlation (kernel not flipped)" : "convolution (kernel flipped)");
+    if (p->border == IC_BORDER_CONSTANT)
+        printf("  border    constant, value %g\n", (double)p->border_value);
+    else
+        printf("  border    %s\n", ic_border_name(p->border));
+    printf("  bias      %g%s\n", (double)p->bias, k->offset != 0.0 ? " (incl. kernel offset)" : "");
+    printf("  alpha     %s\n", alpha_plan(o, k, src->channels));
+    printf("  backend   %s%s", ic_context_backend(ctx),
+           strcmp(o->backend, "auto") == 0 ? " (auto)" : "");
+    if (o->ctx.threads > 0)
+        printf(", %d threads", o->ctx.threads);
+    printf("\n");
+    /* The backend's own plan (method, launch shape, predicted time). */
+    char plan[2048] = "";
+    if (ic_explain(ctx, src, k, p, plan, sizeof plan) == IC_OK && plan[0]) {
+        for (char *line = plan; line && *line;) {
+            char *nl = strchr(line, '\n');
+            if (nl)
+                *nl = '\0';
+            if (*line)
+                printf("            %s\n", line);
+            line = nl ? nl + 1 : NULL;
+        }
+    }
+    printf("  output    %s (%s)\n", o->output, ic_format_name(ic_format_from_path(o->output)));
+}
+
+/* Per-stage samples of the --repeat runs. */
+enum { ST_LOAD, ST_UPLOAD, ST_KERNEL, ST_DOWNLOAD, ST_FILTER, ST_SAVE, ST_TOTAL, ST_COUNT };
+static const char *const stage_names[ST_COUNT] = {
+    "load", "upload", "kernel", "download", "filter", "save", "total"};
+static const char *const stage_notes[ST_COUNT] = {
+    "read + decode INPUT",     "host -> device",       "the convolution",
+    "device -> host",          "whole ic_convolve call", "encode + write OUTPUT",
+    "load + filter + save"};
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static void print_times(const cli_options *o, const ic_context *ctx, const ic_kernel *k,
+                        const ic_image *src, double init_ms, double *samples[ST_COUNT], int n)
+{
+    printf("imgconv: backend %s: %s (%dx%d) on %dx%dx%d %s, %d run%s\n", ic_context_backend(ctx),
+           k->name, k->width, k->height, src->width, src->height, src->channels,
+           o->layout == IC_SOA ? "soa" : "aos", n, n == 1 ? "" : "s");
+    printf("  %-9s %10s %10s\n", "stage", "mean ms", "median ms");
+    printf("  %-9s %10.3f %10s  %s\n", "init", init_ms, "-", "context creation, once");
+    for (int st = 0; st < ST_COUNT; st++) {
+        double sum = 0.0;
+        for (int i = 0; i < n; i++)
+            sum += samples[st][i];
+        qsort(samples[st], (size_t)n, sizeof(double), cmp_double);
+        double median = (n % 2) ? samples[st][n / 2]
+                                : 0.5 * (samples[st][n / 2 - 1] + samples[st][n / 2]);
+        printf("  %-9s %10.3f %10.3f  %s\n", stage_names[st], sum / n, median, stage_notes[st]);
+    }
+}
+
+int cli_run_filter(const cli_options *o, cli_err *e)
+{
+    ic_kernel k;
+    ic_context *ctx = NULL;
+    ic_image src, dst;
+    double *samples[ST_COUNT] = {NULL};
+    memset(&k, 0, sizeof k);
+    memset(&src, 0, sizeof src);
+    memset(&dst, 0, sizeof dst);
+    char buf[256] = "";
+    int code;
+
+    /* Cheap checks first: a usage error in the kernel text, then the output. */
+    if (o->kernel_text && (code = get_kernel(o, &k, e)) != CLI_EXIT_OK)
+        return code;
+    if ((code = cli_check_output(o->output, o->input, e)) != CLI_EXIT_OK)
+        goto done;
+    if (o->kernel_file && (code = get_kernel(o, &k, e)) != CLI_EXIT_OK)
+        goto done;
+
+    ic_params p = o->params;
+    p.bias = (float)((double)p.bias + k.offset);
+
+    for (int st = 0; st < ST_COUNT; st++) {
+        samples[st] = calloc((size_t)o->repeat, sizeof(double));
+        if (!samples[st]) {
+            code = cli_fail(e, CLI_EXIT_INTERNAL, NULL, "out of memory");
+            goto done;
+        }
+    }
+
+    double t0 = cli_now_ms();
+    ic_status s = ic_context_create(&ctx, o->backend, &o->ctx, buf, sizeof buf);
+    double init_ms = cli_now_ms() - t0;
+    if (s != IC_OK) {
+        char what[160];
+        snprintf(what, sizeof what, "backend %s", o->backend);
+        const char *why = reason(buf, s);
+        code = cli_fail(e, cli_exit_for_backend(s), what, "%s%s", why,
+                        strstr(why, "--list-backends") ? "" : " (see --list-backends)");
+        goto done;
+    }
+
+    ic_load_options lo;
+    memset(&lo, 0, sizeof lo);
+    lo.channels = o->channels;
+    lo.layout = o->layout;
+    lo.max_pixels = o->max_pixels;
+    ic_save_options so;
+    memset(&so, 0, sizeof so);
+    so.quality = o->quality;
+
+    for (int run = 0; run < o->repeat; run++) {
+        double a = cli_now_ms();
+        buf[0] = '\0';
+        s = ic_image_load(&src, o->input, &lo, buf, sizeof buf);
+        double b = cli_now_ms();
+        if (s != IC_OK) {
+            code = cli_fail(e, cli_exit_for_input(s), o->input, "%s", reason(buf, s));
+            goto done;
+        }
+        if (run == 0 && o->explain)
+            print_plan(o, ctx, &k, &src, &p);
+
+        s = ic_image_create(&dst, src.width, src.height, src.channels, o->layout);
+        if (s != IC_OK) {
+            code = cli_fail(e, CLI_EXIT_INTERNAL, o->input, "cannot allocate the output image: %s",
+                            ic_status_str(s));
+            goto done;
+        }
+        s = ic_convolve(ctx, &src, &dst, &k, &p);
+        if (s != IC_OK) {
+            char what[160];
+            snprintf(what, sizeof what, "backend %s", ic_context_backend(ctx));
+            const char *why = ic_context_error(ctx);
+            code = cli_fail(e, cli_exit_for_backend(s), what, "%s", reason(why, s));
+            goto done;
+        }
+        ic_timing t = ic_context_timing(ctx);
+
+        double c = cli_now_ms();
+        buf[0] = '\0';
+        s = ic_image_save(&dst, o->output, &so, buf, sizeof buf);
+        double d = cli_now_ms();
+        if (s != IC_OK) {
+            code = cli_fail(e, cli_exit_for_output(s), o->output, "%s", reason(buf, s));
+            goto done;
+        }
+
+        samples[ST_LOAD][run] = b - a;
+        samples[ST_UPLOAD][run] = t.upload_ms;
+        samples[ST_KERNEL][run] = t.kernel_ms;
+        samples[ST_DOWNLOAD][run] = t.download_ms;
+        samples[ST_FILTER][run] = t.total_ms;
+        samples[ST_SAVE][run] = d - c;
+        samples[ST_TOTAL][run] = d - a;
+        if (run + 1 < o->repeat) {
+            ic_image_free(&src);
+            ic_image_free(&dst);
+        }
+    }
+    if (o->time)
+        print_times(o, ctx, &k, &src, init_ms, samples, o->repeat);
+    code = CLI_EXIT_OK;
+
+done:
+    for (int st = 0; st < ST_COUNT; st++)
+        free(samples[st]);
+    ic_image_free(&src);
+    ic_image_free(&dst);
+    ic_context_free(ctx);
+    ic_kernel_free(&k);
+    return code;
+}

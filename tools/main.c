@@ -1,0 +1,97 @@
+/*
+ * main.c - entry point of the imgconv command-line tool: parse the arguments,
+ * run the command they ask for, and print the one error line if it failed.
+ *
+ * This is the only place in the project that writes an error message:
+ *   imgconv: error: FILE: what went wrong          (a file is concerned)
+ *   imgconv: error: what went wrong (see --help)   (a usage error)
+ * and the exit code says which kind of error it was (see cli.h).
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+#include "cli_args.h"
+
+int cli_vfail(cli_err *e, int code, const char *file, const char *fmt, va_list ap)
+{
+    e->code = code;
+    snprintf(e->file, sizeof e->file, "%s", file ? file : "");
+    vsnprintf(e->msg, sizeof e->msg, fmt, ap);
+    /* One line, whatever the library or the user handed us. */
+    for (char *p = e->msg; *p; p++)
+        if (*p == '\n' || *p == '\r')
+            *p = ' ';
+    for (char *p = e->file; *p; p++)
+        if (*p == '\n' || *p == '\r')
+            *p = '?';
+    return code;
+}
+
+int cli_fail(cli_err *e, int code, const char *file, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int r = cli_vfail(e, code, file, fmt, ap);
+    va_end(ap);
+    return r;
+}
+
+static void print_error(const cli_err *e)
+{
+    fflush(stdout); /* keep any --time/--explain lines before the error */
+    if (e->code == CLI_EXIT_USAGE && e->file[0] == '\0')
+        fprintf(stderr, "imgconv: error: %s (see --help)\n", e->msg);
+    else if (e->file[0] != '\0')
+        fprintf(stderr, "imgconv: error: %s: %s\n", e->file, e->msg);
+    else
+        fprintf(stderr, "imgconv: error: %s\n", e->msg);
+}
+
+static int run_info(const cli_options *o)
+{
+    if (o->help)
+        cli_print_help();
+    if (o->version)
+        cli_print_version();
+    if (o->formats)
+        cli_print_formats();
+    if (o->list_filters)
+        cli_print_filters();
+    if (o->list_backends)
+        cli_print_backends();
+    return CLI_EXIT_OK;
+}
+
+int main(int argc, char **argv)
+{
+    cli_options opts;
+    cli_err err;
+    memset(&err, 0, sizeof err);
+
+    int code = cli_parse(argc, argv, &opts, &err);
+    if (code == CLI_EXIT_OK) {
+        switch (opts.mode) {
+        case CLI_MODE_INFO:
+            code = run_info(&opts);
+            break;
+        case CLI_MODE_CHART:
+            code = cli_run_chart(&opts, &err);
+            break;
+        case CLI_MODE_FILTER:
+            code = cli_run_filter(&opts, &err);
+            break;
+        }
+    }
+    if (code != CLI_EXIT_OK) {
+        if (err.msg[0] == '\0')
+            cli_fail(&err, code, NULL, "failed without a message (a bug)");
+        print_error(&err);
+    }
+    if (fflush(stdout) != 0 && code == CLI_EXIT_OK) {
+        fprintf(stderr, "imgconv: error: cannot write to standard output\n");
+        code = CLI_EXIT_OUTPUT;
+    }
+    return code;
+}
