@@ -62,10 +62,10 @@ STEPS=(
 SUMMARY=()
 for step in "${STEPS[@]}"; do
     IFS='|' read -r name kernel extra what <<<"$step"
+    read -r -a opts <<<"$extra"
     out="$OUTDIR/$name.$EXT"
-    # shellcheck disable=SC2086 # $extra is a list of options
     echo "== $name: $what"
-    log=$("$BIN" --kernel "$kernel" $extra --repeat "$REPEAT" --time "$CHART" "$out")
+    log=$("$BIN" --kernel "$kernel" "${opts[@]}" --repeat "$REPEAT" --time "$CHART" "$out")
     echo "$log" | sed 's/^/   /'
     backend=$(echo "$log" | sed -n 's/^imgconv: backend \([^:]*\):.*/\1/p')
     kernel_ms=$(echo "$log" | awk '$1 == "kernel" { print $3 }')
@@ -96,8 +96,8 @@ H=256
 "$BIN" --chart ${W}x${H}x3 --seed 1 "$IMG/chart.png"
 for step in "${STEPS[@]}"; do
     IFS='|' read -r name kernel extra what <<<"$step"
-    # shellcheck disable=SC2086
-    "$BIN" --kernel "$kernel" $extra "$IMG/chart.png" "$IMG/$name.png"
+    read -r -a opts <<<"$extra"
+    "$BIN" --kernel "$kernel" "${opts[@]}" "$IMG/chart.png" "$IMG/$name.png"
 done
 
 # Border modes: shift the chart 48 px right and 32 px down with one-hot kernels,
