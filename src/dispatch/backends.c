@@ -10,17 +10,17 @@
 #include "dispatch/dispatch.h"
 
 extern const ic_backend ic_backend_seq;
-/* TEMPORARY while backends are written in parallel: weak, skipped when absent. */
-extern const ic_backend ic_backend_cpu __attribute__((weak));
+extern const ic_backend ic_backend_cpu;
 #ifdef IC_HAVE_CUDA
+/* TEMPORARY while the fast path is written: weak, skipped when absent. */
 extern const ic_backend ic_backend_cuda __attribute__((weak));
-extern const ic_backend ic_backend_cuda_global __attribute__((weak));
-extern const ic_backend ic_backend_cuda_const __attribute__((weak));
-extern const ic_backend ic_backend_cuda_tiled_in __attribute__((weak));
-extern const ic_backend ic_backend_cuda_tiled_out __attribute__((weak));
-extern const ic_backend ic_backend_cuda_tiled_cached __attribute__((weak));
-extern const ic_backend ic_backend_cuda_tiled_halo __attribute__((weak));
-extern const ic_backend ic_backend_cuda_gemm __attribute__((weak));
+extern const ic_backend ic_backend_cuda_global;
+extern const ic_backend ic_backend_cuda_const;
+extern const ic_backend ic_backend_cuda_tiled_in;
+extern const ic_backend ic_backend_cuda_tiled_out;
+extern const ic_backend ic_backend_cuda_tiled_cached;
+extern const ic_backend ic_backend_cuda_tiled_halo;
+extern const ic_backend ic_backend_cuda_gemm;
 #endif
 
 static const ic_backend *const table[] = {
