@@ -312,7 +312,22 @@ typedef struct ic_timing {
 typedef struct ic_context_options {
     int device;  /* CUDA device ordinal (default 0) */
     int threads; /* CPU worker threads (0: one per core) */
+    /* CUDA strategy backends, how the image travels (IC_TRANSFER_*):
+     * SYNC (0, the default): one cudaMemcpy2D of the whole image each way;
+     * ASYNC: pinned host staging buffers reused across calls, the image split
+     * into row bands (with halo rows) whose upload, kernel and download overlap
+     * on several CUDA streams. Results are identical. CPU backends ignore it. */
+    int transfer;
+    /* CUDA strategy backends: 0 = no limit; otherwise the device buffers of a
+     * call stay within this many bytes, the image being processed band by band
+     * (implies IC_TRANSFER_ASYNC). A limit too small for one band of 1 output
+     * row gives IC_ERR_TOO_LARGE. */
+    size_t device_memory;
 } ic_context_options;
+
+/* Values of ic_context_options.transfer. */
+#define IC_TRANSFER_SYNC 0
+#define IC_TRANSFER_ASYNC 1
 
 /* A context binds a backend and owns its resources (device buffers, thread
  * pool), reused across calls. Not safe for concurrent use from two threads. */
@@ -410,7 +425,58 @@ ic_format ic_format_from_path(const char *path);
 /* ------------------------------------------------------------------------ */
 /* 1D convolution and matrix product (seeds 001, 002)                        */
 /* ------------------------------------------------------------------------ */
-/* (section reserved: ic_conv1d, ic_stencil1d, ic_matmul) */
+
+/* Longest 1D kernel (odd lengths 1..IC_MAX_KERNEL_1D) and longest 1D signal
+ * (so that every index, halo included, stays in an int). */
+#define IC_MAX_KERNEL_1D 4095
+#define IC_MAX_SIGNAL ((size_t)0x3FFFFFFF)
+
+/* 1D convolution of a float32 signal: seed 001's 1D stencil extended to a 1D
+ * convolution, computed on the GPU as seed 002's shared-memory tiles with halo
+ * cells. With c = (klen-1)/2:
+ *   convolution: out[i] = bias + sum_j k[j] * in[i - j + c]
+ *   correlation: out[i] = bias + sum_j k[j] * in[i + j - c]
+ * Samples outside [0, n) follow p->border exactly as image columns do
+ * (p->border_value for IC_BORDER_CONSTANT); sums are accumulated in float32.
+ * k holds klen weights (odd klen, 1..IC_MAX_KERNEL_1D, all finite; no divisor).
+ * p may be NULL (ic_params_default: constant 0, convolution, bias 0); p->alpha
+ * is ignored. backend: "cpu", "cuda", or NULL / "auto" (cuda when a device is
+ * usable, else cpu). in and out must not overlap. When err is non-NULL it
+ * receives one line on failure ("" on success).
+ * Errors: IC_ERR_INVALID_ARG (NULL pointers, n == 0, bad klen, border or
+ * non-finite weight/bias/border value, overlap), IC_ERR_TOO_LARGE (n >
+ * IC_MAX_SIGNAL), IC_ERR_NO_BACKEND (unknown backend; "cuda" in a build without
+ * CUDA or on a machine without a device), IC_ERR_DEVICE (a CUDA call failed),
+ * IC_ERR_NOMEM. */
+ic_status ic_conv1d_f32(const float *in, float *out, size_t n, const float *k, int klen,
+                        const ic_params *p, const char *backend, char *err, size_t errlen);
+
+/* ic_conv1d_f32 on uint8 samples: the float32 sum (bias included) is rounded
+ * to nearest, ties to even, and clamped to [0, 255] (ic_convolve's rule). */
+ic_status ic_conv1d_u8(const uint8_t *in, uint8_t *out, size_t n, const float *k, int klen,
+                       const ic_params *p, const char *backend, char *err, size_t errlen);
+
+/* Seed 001's 1D stencil: out[i] = bias + sum_{j=-radius..radius} in[i + j], i.e.
+ * ic_conv1d_f32 with an all-ones kernel of length 2*radius+1 (0 <= radius <=
+ * (IC_MAX_KERNEL_1D-1)/2). p NULL gives the seed's zero ghost cells. Arguments
+ * and errors as ic_conv1d_f32. */
+ic_status ic_stencil1d(const float *in, float *out, size_t n, int radius, const ic_params *p,
+                       const char *backend, char *err, size_t errlen);
+
+/* Matrix product C = A * B of row-major float32 matrices, A M x K, B K x N,
+ * C M x N (M, K, N >= 1, any values, not only multiples of a tile); sums in
+ * float32 over k in increasing order. variant:
+ *   "cpu"        the CPU reference (one thread, i-k-j loops)
+ *   "cuda-naive" seed 002's kernel: one thread per C entry, reads from global memory
+ *   "cuda-tiled" seed 002's shared-memory kernel: 16x16 tiles of A and B
+ *   "cuda"       the tiled kernel with register blocking (tile shape chosen by shape)
+ *   NULL/"auto"  "cuda" when a device is usable, else "cpu".
+ * Host pointers; C must not overlap A or B. err as ic_conv1d_f32.
+ * Errors: IC_ERR_INVALID_ARG, IC_ERR_TOO_LARGE (a matrix over SIZE_MAX bytes),
+ * IC_ERR_NO_BACKEND (unknown variant, or CUDA not usable), IC_ERR_DEVICE,
+ * IC_ERR_NOMEM. */
+ic_status ic_matmul(const float *A, const float *B, float *C, int M, int K, int N,
+                    const char *variant, char *err, size_t errlen);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,352 @@
+/*
+ * test_gpu_async.c - the asynchronous, banded transfer path of the CUDA
+ * strategy backends (src/cuda/cuda_async.cu, seed 004's "synchronous vs
+ * asynchronous loading") gives exactly the synchronous path's output.
+ *
+ * For every CUDA strategy backend, seeded random cases (sizes up to 260x200,
+ * 1..4 channels, AoS and SoA, every border mode with integer and non-integer
+ * border values, kernels 1x1..15x15, bias, convolution and correlation) are
+ * filtered three times: sync (default options), async (IC_TRANSFER_ASYNC) and
+ * async under a tiny device_memory limit that forces many row bands. The three
+ * outputs must be equal sample for sample, the banded one must match the
+ * float64 oracle (tests/support), and no byte outside the samples may be
+ * written. Every fourth case uses page-locked (cudaHostAlloc) images, which
+ * the async path copies by DMA directly. A limit below the smallest band must
+ * give IC_ERR_TOO_LARGE. Without a GPU: exit 77 (SKIPPED).
+ *
+ * ICT_SEED=N and ICT_CASES=N (cases per backend) narrow a run for debugging.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "testutil.h"
+
+#ifndef IC_HAVE_CUDA
+int main(void)
+{
+    printf("SKIPPED: built without CUDA\n");
+    return 77;
+}
+#else
+
+#include <cuda_runtime_api.h>
+
+#include "cuda/cuda_async.h"
+
+#define SEED 0xA5F0C0DE2026ull
+#define CASES 40
+
+static const char *const kBackends[] = {"cuda-global",       "cuda-const",      "cuda-tiled-in",
+                                        "cuda-tiled-out",    "cuda-tiled-cached",
+                                        "cuda-tiled-halo",   "cuda-gemm"};
+
+/* An output image: test-owned with guard bytes, or page-locked. */
+typedef struct img {
+    ict_buf buf; /* when !pinned */
+    ic_image im;
+    uint8_t *pin;
+    int pinned;
+} img;
+
+static int img_alloc(img *m, int w, int h, int c, ic_layout l, size_t extra, int pinned)
+{
+    memset(m, 0, sizeof *m);
+    m->pinned = pinned;
+    if (!pinned) {
+        if (ict_buf_alloc(&m->buf, w, h, c, l, extra))
+            return 1;
+        m->im = m->buf.img;
+        return 0;
+    }
+    const size_t row = (size_t)w * (size_t)(l == IC_AOS ? c : 1) + extra;
+    const size_t rows = (size_t)h * (size_t)(l == IC_SOA ? c : 1);
+    void *p = NULL;
+    if (cudaHostAlloc(&p, row * rows, cudaHostAllocDefault) != cudaSuccess)
+        return 1;
+    m->pin = (uint8_t *)p;
+    return ic_image_wrap(&m->im, m->pin, w, h, c, l, row) != IC_OK;
+}
+
+static void img_free(img *m)
+{
+    if (m->pinned)
+        cudaFreeHost(m->pin);
+    else
+        ict_buf_free(&m->buf);
+    memset(m, 0, sizeof *m);
+}
+
+static void img_poison(img *m, uint8_t v)
+{
+    if (m->pinned)
+        memset(m->pin, v, ic_image_size_bytes(&m->im));
+    else
+        ict_buf_fill(&m->buf, v);
+}
+
+/* First differing sample of two equal-shaped images, or 0 when equal. */
+static int first_diff(const ic_image *a, const ic_image *b, int *x, int *y, int *c)
+{
+    for (*y = 0; *y < a->height; (*y)++)
+        for (*x = 0; *x < a->width; (*x)++)
+            for (*c = 0; *c < a->channels; (*c)++)
+                if (*ic_image_at(a, *x, *y, *c) != *ic_image_at(b, *x, *y, *c))
+                    return 1;
+    return 0;
+}
+
+typedef struct stats {
+    int cases, failures, multiband, bands_max;
+} stats;
+
+static int run_case(const char *be, ic_context *sync_ctx, ic_context *async_ctx, uint64_t seed,
+                    int index, stats *st)
+{
+    ict_rng r;
+    ict_rng_seed(&r, ict_mix(seed, (uint64_t)index));
+    const int w = ict_range(&r, 0, 3) == 0 ? ict_range(&r, 1, 4) : ict_range(&r, 1, 260);
+    const int h = ict_range(&r, 0, 5) == 0 ? ict_range(&r, 1, 3) : ict_range(&r, 1, 200);
+    const int ch = ict_range(&r, 1, 4);
+    const ic_layout sl = ict_range(&r, 0, 1) ? IC_SOA : IC_AOS;
+    const ic_layout dl = ict_range(&r, 0, 3) == 0 ? (sl == IC_AOS ? IC_SOA : IC_AOS) : sl;
+    const int kw = 2 * ict_range(&r, 0, 7) + 1, kh = 2 * ict_range(&r, 0, 7) + 1;
+    const int ktype = ict_range(&r, 0, ICT_K_COUNT - 1);
+    const int pinned = index % 4 == 3;
+    ic_params p;
+    ic_params_default(&p);
+    p.border = (ic_border)(index % 5);
+    p.border_value = index % 3 == 0 ? (float)(ict_uniform(&r) * 300.0 - 20.0)
+                                     : (float)ict_range(&r, 0, 255);
+    p.bias = ict_range(&r, 0, 1) ? (float)(ict_uniform(&r) * 20.0 - 10.0) : 0.0f;
+    p.correlate = ict_range(&r, 0, 1);
+    p.alpha = (ch == 2 || ch == 4) && ict_range(&r, 0, 1) ? IC_ALPHA_KEEP : IC_ALPHA_INDEPENDENT;
+
+    /* The tiny limit: one-row bands on one stream up to a few times that. */
+    ic_cuda_args a;
+    memset(&a, 0, sizeof a);
+    a.width = w;
+    a.height = h;
+    a.channels = ch;
+    a.soa = sl == IC_SOA;
+    a.kw = kw;
+    a.kh = kh;
+    a.border = (int)p.border;
+    ic_cuda_band_plan plan;
+    char err[256] = "";
+    memset(&plan, 0, sizeof plan);
+    (void)ic_cuda_async_plan(&a, 1, &plan, err, sizeof err);
+    const size_t limit = plan.min_bytes + (size_t)ict_range(&r, 0, 3) * plan.min_bytes +
+                         (size_t)ict_range(&r, 0, 4096);
+    if (ic_cuda_async_plan(&a, limit, &plan, err, sizeof err) != IC_OK) {
+        printf("FAIL %s: no band plan under %zu bytes: %s\n", be, limit, err);
+        return 1;
+    }
+
+    char what[400];
+    snprintf(what, sizeof what,
+             "%s case %d: %dx%d x%d %s->%s, kernel %dx%d type %d, border %s value %g, bias %g, "
+             "%s, alpha %s, %s, limit %zu (%d bands of %d rows, %d streams); rerun: "
+             "ICT_SEED=0x%016" PRIx64,
+             be, index, w, h, ch, ict_layout_str(sl), ict_layout_str(dl), kw, kh, ktype,
+             ict_border_str(p.border), (double)p.border_value, (double)p.bias,
+             p.correlate ? "correlation" : "convolution", ict_alpha_str(p.alpha),
+             pinned ? "pinned images" : "pageable images", limit, plan.bands, plan.band_rows,
+             plan.slots, seed);
+
+    ic_context_options o;
+    memset(&o, 0, sizeof o);
+    o.transfer = IC_TRANSFER_ASYNC;
+    o.device_memory = limit;
+    ic_context *band_ctx = NULL;
+    ic_status s = ic_context_create(&band_ctx, be, &o, err, sizeof err);
+    if (s != IC_OK) {
+        printf("FAIL %s: context with a device_memory limit: %s\n  %s\n", be, err, what);
+        return 1;
+    }
+
+    img src, out[3];
+    ic_kernel k;
+    memset(&k, 0, sizeof k);
+    int failed = 1, n_out = 0;
+    double *val = NULL, *slack = NULL;
+    if (img_alloc(&src, w, h, ch, sl, (size_t)ict_range(&r, 0, 5), pinned)) {
+        printf("FAIL %s: cannot allocate the source\n", be);
+        goto done;
+    }
+    for (; n_out < 3; n_out++)
+        if (img_alloc(&out[n_out], w, h, ch, dl, (size_t)ict_range(&r, 0, 5), pinned)) {
+            printf("FAIL %s: cannot allocate an output\n", be);
+            goto done;
+        }
+    if (pinned) {
+        const size_t nb = ic_image_size_bytes(&src.im);
+        for (size_t i = 0; i < nb; i++)
+            src.pin[i] = (uint8_t)(ict_next(&r) >> 56);
+    } else {
+        ict_buf_random(&src.buf, &r, 0);
+    }
+    if (ict_kernel_random(&k, &r, kw, kh, ktype) != IC_OK) {
+        printf("FAIL %s: ict_kernel_random\n  %s\n", be, what);
+        goto done;
+    }
+    const uint8_t poison = (uint8_t)(ict_next(&r) >> 56);
+    ic_context *ctxs[3] = {sync_ctx, async_ctx, band_ctx};
+    static const char *const names[3] = {"sync", "async", "async+limit"};
+    for (int i = 0; i < 3; i++) {
+        img_poison(&out[i], poison);
+        s = ic_convolve(ctxs[i], &src.im, &out[i].im, &k, &p);
+        if (s != IC_OK) {
+            printf("FAIL %s (%s): ic_convolve: %s: %s\n  %s\n", be, names[i], ic_status_str(s),
+                   ic_context_error(ctxs[i]), what);
+            goto done;
+        }
+        size_t off = 0;
+        if (!out[i].pinned && !ict_buf_padding_is(&out[i].buf, poison, &off)) {
+            printf("FAIL %s (%s): byte %zu outside the samples was written\n  %s\n", be, names[i],
+                   off, what);
+            goto done;
+        }
+    }
+    for (int i = 1; i < 3; i++) {
+        int x, y, c;
+        if (first_diff(&out[0].im, &out[i].im, &x, &y, &c)) {
+            printf("FAIL %s: %s differs from sync at (%d,%d) channel %d: %d vs %d\n  %s\n", be,
+                   names[i], x, y, c, *ic_image_at(&out[i].im, x, y, c),
+                   *ic_image_at(&out[0].im, x, y, c), what);
+            goto done;
+        }
+    }
+    const size_t nval = (size_t)w * (size_t)h * (size_t)ch;
+    val = malloc(nval * sizeof *val);
+    slack = malloc(nval * sizeof *slack);
+    if (!val || !slack) {
+        printf("FAIL %s: out of memory in the test\n", be);
+        goto done;
+    }
+    ict_oracle_rows(&src.im, &k, &p, 0, h, val, slack);
+    ict_cmp cmp;
+    ict_cmp_init(&cmp);
+    ict_compare_rows(&cmp, &out[2].im, 0, h, val, slack);
+    if (!ict_cmp_passed(&cmp)) {
+        printf("FAIL %s: banded output differs from the oracle\n  %s\n", be, what);
+        ict_cmp_print(&cmp);
+        goto done;
+    }
+    failed = 0;
+    if (plan.bands > 1)
+        st->multiband++;
+    if (plan.bands > st->bands_max)
+        st->bands_max = plan.bands;
+done:
+    st->cases++;
+    st->failures += failed;
+    free(val);
+    free(slack);
+    ic_kernel_free(&k);
+    for (int i = 0; i < n_out; i++)
+        img_free(&out[i]);
+    if (src.im.data)
+        img_free(&src);
+    ic_context_free(band_ctx);
+    return failed;
+}
+
+/* A limit below one band of one row is refused, and the context stays usable. */
+static int check_too_small(const char *be)
+{
+    ic_context_options o;
+    memset(&o, 0, sizeof o);
+    o.device_memory = 64;
+    ic_context *ctx = NULL;
+    char err[256] = "";
+    if (ic_context_create(&ctx, be, &o, err, sizeof err) != IC_OK) {
+        printf("FAIL %s: context with a 64-byte limit: %s\n", be, err);
+        return 1;
+    }
+    ic_image src, dst;
+    ic_kernel k;
+    int bad = 1;
+    if (ic_image_create(&src, 100, 50, 3, IC_AOS) != IC_OK) {
+        ic_context_free(ctx);
+        return 1;
+    }
+    if (ic_image_create(&dst, 100, 50, 3, IC_AOS) == IC_OK) {
+        if (ic_kernel_parse(&k, "box:5", err, sizeof err) == IC_OK ||
+            ic_kernel_parse(&k, "1 1 1; 1 1 1; 1 1 1 / 9", err, sizeof err) == IC_OK) {
+            const ic_status s = ic_convolve(ctx, &src, &dst, &k, NULL);
+            if (s == IC_ERR_TOO_LARGE && strstr(ic_context_error(ctx), "too small"))
+                bad = 0;
+            else
+                printf("FAIL %s: 64-byte limit gave %s (%s), want IC_ERR_TOO_LARGE\n", be,
+                       ic_status_str(s), ic_context_error(ctx));
+            ic_kernel_free(&k);
+        }
+        ic_image_free(&dst);
+    }
+    ic_image_free(&src);
+    ic_context_free(ctx);
+    return bad;
+}
+
+int main(void)
+{
+    char why[256] = "";
+    if (!ict_backend_usable("cuda-global", why, sizeof why)) {
+        printf("SKIPPED: %s\n", why);
+        return 77;
+    }
+    uint64_t seed = SEED;
+    int cases = CASES;
+    const char *e = getenv("ICT_SEED");
+    if (e)
+        seed = strtoull(e, NULL, 0);
+    if ((e = getenv("ICT_CASES")) != NULL)
+        cases = atoi(e);
+    int failures = 0, tested = 0;
+    for (size_t b = 0; b < sizeof kBackends / sizeof kBackends[0]; b++) {
+        const char *be = kBackends[b];
+        if (!ict_backend_usable(be, why, sizeof why)) {
+            printf("%-18s not tested: %s\n", be, why);
+            continue;
+        }
+        tested++;
+        ic_context_options o;
+        memset(&o, 0, sizeof o);
+        ic_context *sc = NULL, *ac = NULL;
+        char err[256] = "";
+        if (ic_context_create(&sc, be, &o, err, sizeof err) != IC_OK) {
+            printf("FAIL %s: sync context: %s\n", be, err);
+            failures++;
+            continue;
+        }
+        o.transfer = IC_TRANSFER_ASYNC;
+        if (ic_context_create(&ac, be, &o, err, sizeof err) != IC_OK) {
+            printf("FAIL %s: async context: %s\n", be, err);
+            ic_context_free(sc);
+            failures++;
+            continue;
+        }
+        stats st = {0, 0, 0, 0};
+        for (int i = 0; i < cases; i++)
+            run_case(be, sc, ac, ict_mix(seed, b), i, &st);
+        ic_context_free(sc);
+        ic_context_free(ac);
+        failures += st.failures + check_too_small(be);
+        /* The limit must actually have cut images into bands. */
+        if (cases >= 20 && st.multiband < cases / 2) {
+            printf("FAIL %s: only %d of %d cases ran in several bands\n", be, st.multiband,
+                   st.cases);
+            failures++;
+        }
+        printf("%-18s %d cases, %d failed, %d in several bands (up to %d)\n", be, st.cases,
+               st.failures, st.multiband, st.bands_max);
+    }
+    if (!tested) {
+        printf("FAIL: no CUDA strategy backend usable although cuda-global is\n");
+        return 1;
+    }
+    return failures ? 1 : 0;
+}
+#endif
