@@ -1,0 +1,300 @@
+/*
+ * test_gpu_diff.c - differential test of every CUDA backend (name "cuda*")
+ * against the float64 oracle: the same seeded random cases as test_diff_cpu,
+ * the worked rounding example, a few kernels larger than 15x15, and seed 004's
+ * performance-study sizes (640x480 .. 7680x4320, RGB AoS, 3x3 and 9x9, three
+ * border modes). For the big sizes the oracle runs on a sample of rows (the
+ * edges, the middle, random rows); that every sample was written is checked by
+ * running twice over dst poisoned with two different bytes and requiring the
+ * same output. Exits 77 (SKIPPED) when no CUDA backend is usable here.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "testutil.h"
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static uint64_t hash_bytes(const uint8_t *p, size_t n)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ p[i]) * 1099511628211ull;
+    return h;
+}
+
+/* ---- big images ------------------------------------------------------------------ */
+
+typedef struct big_setup {
+    int width, height;
+    const ic_kernel *k;
+    const char *kname;
+    ic_params p;
+} big_setup;
+
+#define MAX_SAMPLED_ROWS 24
+
+static int pick_rows(int h, ict_rng *r, int *rows)
+{
+    int n = 0;
+    const int fixed[] = {0, 1, 2, 3, 4, h / 2, h - 5, h - 4, h - 3, h - 2, h - 1};
+    for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++)
+        rows[n++] = fixed[i];
+    while (n < MAX_SAMPLED_ROWS)
+        rows[n++] = (int)ict_below(r, (uint32_t)h);
+    return n;
+}
+
+/* Runs one big setup on one backend; the oracle rows are computed by the
+ * caller once per setup. Returns the number of failures. */
+static int big_run(ic_context *ctx, const char *backend, const big_setup *s, const ict_buf *src,
+                   ict_buf *dst, uint8_t *first, const int *rows, int nrows, const double *val,
+                   const double *slack)
+{
+    char what[256];
+    snprintf(what, sizeof what, "%s: %dx%d RGB aos, kernel %s, %s border (value %g), %s", backend,
+             s->width, s->height, s->kname, ict_border_str(s->p.border), (double)s->p.border_value,
+             s->p.correlate ? "correlation" : "convolution");
+    const uint64_t src_hash = hash_bytes(src->mem, src->bytes + src->guard);
+    const size_t rowb = (size_t)s->width * 3;
+    static const uint8_t poisons[2] = {0xA5, 0x5A};
+    for (int run = 0; run < 2; run++) {
+        ict_buf_fill(dst, poisons[run]);
+        ic_status st = ic_convolve(ctx, &src->img, &dst->img, s->k, &s->p);
+        if (st != IC_OK) {
+            printf("FAIL %s: ic_convolve returned %s: %s\n", what, ic_status_str(st),
+                   ic_context_error(ctx));
+            return 1;
+        }
+        size_t off = 0;
+        if (!ict_buf_padding_is(dst, poisons[run], &off)) {
+            printf("FAIL %s: byte %zu outside the samples written (poison 0x%02x)\n", what, off,
+                   poisons[run]);
+            return 1;
+        }
+        for (int y = 0; y < s->height; y++) {
+            uint8_t *row = dst->mem + (size_t)y * dst->img.pitch;
+            if (run == 0) {
+                memcpy(first + (size_t)y * rowb, row, rowb);
+            } else if (memcmp(first + (size_t)y * rowb, row, rowb) != 0) {
+                size_t x = 0;
+                while (first[(size_t)y * rowb + x] == row[x])
+                    x++;
+                printf("FAIL %s: sample x=%zu y=%d c=%zu differs between runs over poison "
+                       "0xA5 (%d) and 0x5A (%d): not written, or not deterministic\n",
+                       what, x / 3, y, x % 3, first[(size_t)y * rowb + x], row[x]);
+                return 1;
+            }
+        }
+    }
+    if (hash_bytes(src->mem, src->bytes + src->guard) != src_hash) {
+        printf("FAIL %s: src modified\n", what);
+        return 1;
+    }
+    ict_cmp cmp;
+    ict_cmp_init(&cmp);
+    for (int i = 0; i < nrows; i++)
+        ict_compare_row(&cmp, &dst->img, rows[i], val + (size_t)i * rowb,
+                        slack + (size_t)i * rowb);
+    if (!ict_cmp_passed(&cmp)) {
+        printf("FAIL %s: sampled rows differ from the oracle\n", what);
+        ict_cmp_print(&cmp);
+        return 1;
+    }
+    return 0;
+}
+
+static int big_sizes(const char *const *backends, int nb)
+{
+    static const int sizes[][2] = {
+        {640, 480}, {1280, 720}, {1920, 1080}, {3840, 2160}, {7680, 4320}};
+    static const ic_border borders[] = {IC_BORDER_CONSTANT, IC_BORDER_REPLICATE,
+                                        IC_BORDER_MIRROR};
+    int failures = 0;
+    ict_rng r;
+    ict_rng_seed(&r, ICT_DIFF_SEED ^ 0xB16B16ull);
+
+    /* Seed 004's Gaussian 3x3 and a random 9x9 blur (weights sum to 1). */
+    static const float g3[9] = {1, 2, 1, 2, 4, 2, 1, 2, 1};
+    ic_kernel k3, k9;
+    if (ic_kernel_create(&k3, 3, 3, g3, 16.0) != IC_OK ||
+        ict_kernel_random(&k9, &r, 9, 9, ICT_K_BLUR) != IC_OK) {
+        printf("FAIL: cannot create the big-size kernels\n");
+        return 1;
+    }
+    const ic_kernel *kernels[2] = {&k3, &k9};
+    const char *knames[2] = {"gaussian 3x3 (1 2 1 / 16)", "random blur 9x9"};
+
+    ic_context **ctx = calloc((size_t)nb, sizeof *ctx);
+    if (!ctx)
+        return 1;
+    for (int b = 0; b < nb; b++) {
+        char err[256] = "";
+        if (ic_context_create(&ctx[b], backends[b], NULL, err, sizeof err) != IC_OK) {
+            printf("FAIL %s: ic_context_create: %s\n", backends[b], err);
+            failures++;
+            ctx[b] = NULL;
+        }
+    }
+    for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++) {
+        const int w = sizes[si][0], h = sizes[si][1];
+        const size_t rowb = (size_t)w * 3;
+        ict_buf src, dst;
+        uint8_t *first = malloc(rowb * (size_t)h);
+        int rows[MAX_SAMPLED_ROWS];
+        const int nrows = pick_rows(h, &r, rows);
+        double *val = malloc(sizeof(double) * rowb * (size_t)nrows);
+        double *slack = malloc(sizeof(double) * rowb * (size_t)nrows);
+        if (!first || !val || !slack || ict_buf_alloc(&src, w, h, 3, IC_AOS, 0) ||
+            ict_buf_alloc(&dst, w, h, 3, IC_AOS, 16)) {
+            printf("FAIL: cannot allocate %dx%d test images\n", w, h);
+            free(first);
+            free(val);
+            free(slack);
+            failures++;
+            continue;
+        }
+        ict_buf_random(&src, &r, 0);
+        double t0 = now_s();
+        for (int ki = 0; ki < 2; ki++) {
+            for (size_t bi = 0; bi < sizeof borders / sizeof borders[0]; bi++) {
+                big_setup s;
+                s.width = w;
+                s.height = h;
+                s.k = kernels[ki];
+                s.kname = knames[ki];
+                ic_params_default(&s.p);
+                s.p.border = borders[bi];
+                s.p.border_value = borders[bi] == IC_BORDER_CONSTANT && ki == 1 ? 200.0f : 0.0f;
+                s.p.correlate = (int)(bi % 2);
+                for (int i = 0; i < nrows; i++)
+                    ict_oracle_rows(&src.img, s.k, &s.p, rows[i], rows[i] + 1,
+                                    val + (size_t)i * rowb, slack + (size_t)i * rowb);
+                for (int b = 0; b < nb; b++)
+                    if (ctx[b])
+                        failures += big_run(ctx[b], backends[b], &s, &src, &dst, first, rows,
+                                            nrows, val, slack);
+            }
+        }
+        printf("big %5dx%-5d RGB: %d backends x 6 setups checked (%.1f s)\n", w, h, nb,
+               now_s() - t0);
+        free(first);
+        free(val);
+        free(slack);
+        ict_buf_free(&src);
+        ict_buf_free(&dst);
+    }
+    for (int b = 0; b < nb; b++)
+        ic_context_free(ctx[b]);
+    free(ctx);
+    ic_kernel_free(&k3);
+    ic_kernel_free(&k9);
+    return failures;
+}
+
+/* ---- kernels beyond 15x15 --------------------------------------------------------- */
+
+/* Larger kernels through the same case machinery. A backend may answer
+ * IC_ERR_UNSUPPORTED for a kernel it cannot hold; that is reported, not failed. */
+static int large_kernels(const char *backend)
+{
+    static const int shapes[][2] = {{17, 17}, {31, 31}, {63, 1}, {1, 63}, {25, 3}, {127, 5}};
+    char err[256] = "";
+    ic_context *ctx = NULL;
+    if (ic_context_create(&ctx, backend, NULL, err, sizeof err) != IC_OK) {
+        printf("FAIL %s: ic_context_create: %s\n", backend, err);
+        return 1;
+    }
+    int failures = 0;
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+        for (int variant = 0; variant < 4; variant++) {
+            ict_case c;
+            ict_case_make(&c, ICT_DIFF_SEED ^ 0x1A46Eull, (int)(i * 4 + (size_t)variant), 96);
+            c.kw = shapes[i][0];
+            c.kh = shapes[i][1];
+            c.width = variant == 3 ? 7 : 96; /* one image smaller than the kernel */
+            c.height = variant == 3 ? 5 : 80;
+            if (c.ktype == ICT_K_FLOAT) /* keep float32 error well below a level */
+                c.ktype = ICT_K_BLUR;
+            /* Probe whether the backend takes this kernel at all. */
+            ic_kernel k;
+            ict_buf a, b;
+            float *coef = calloc((size_t)c.kw * (size_t)c.kh, sizeof *coef);
+            int supported = 1;
+            if (coef && ict_buf_alloc(&a, 8, 8, 1, IC_AOS, 0) == 0) {
+                if (ict_buf_alloc(&b, 8, 8, 1, IC_AOS, 0) == 0) {
+                    coef[0] = 1.0f;
+                    if (ic_kernel_create(&k, c.kw, c.kh, coef, 1.0) == IC_OK) {
+                        ict_buf_fill(&a, 1);
+                        supported = ic_convolve(ctx, &a.img, &b.img, &k, NULL) != IC_ERR_UNSUPPORTED;
+                        ic_kernel_free(&k);
+                    }
+                    ict_buf_free(&b);
+                }
+                ict_buf_free(&a);
+            }
+            free(coef);
+            if (!supported) {
+                if (variant == 0)
+                    printf("%-18s kernel %dx%d: IC_ERR_UNSUPPORTED (%s)\n", backend, c.kw, c.kh,
+                           ic_context_error(ctx));
+                continue;
+            }
+            failures += ict_run_case(ctx, backend, &c, NULL);
+        }
+    }
+    ic_context_free(ctx);
+    return failures;
+}
+
+int main(void)
+{
+    const char *names[32];
+    int nb = 0, compiled = 0;
+    char first_why[200] = "";
+    const int count = ic_backend_count();
+    for (int i = 0; i < count; i++) {
+        ic_backend_info info;
+        memset(&info, 0, sizeof info);
+        if (ic_backend_get(i, &info) != IC_OK || !info.name || strncmp(info.name, "cuda", 4) != 0)
+            continue;
+        compiled++;
+        if (info.usable && nb < 32)
+            names[nb++] = info.name;
+        else if (!info.usable && !first_why[0])
+            snprintf(first_why, sizeof first_why, "%s: %s", info.name,
+                     info.why[0] ? info.why : "not usable");
+    }
+    if (compiled == 0) {
+        printf("SKIPPED: no CUDA backend compiled into this build\n");
+        return 77;
+    }
+    if (nb == 0) {
+        printf("SKIPPED: %s\n", first_why);
+        return 77;
+    }
+
+    int failures = 0;
+    for (int b = 0; b < nb; b++) {
+        double t0 = now_s();
+        failures += ict_check_rounding(names[b]);
+        failures += ict_diff_backend(names[b], ICT_DIFF_CASES, ICT_DIFF_SEED, ICT_DIFF_MAX_DIM);
+        failures += large_kernels(names[b]);
+        printf("%-18s random cases, rounding and large kernels: %.1f s\n", names[b], now_s() - t0);
+    }
+    failures += big_sizes(names, nb);
+    if (failures) {
+        printf("test_gpu_diff: %d failure(s)\n", failures);
+        return 1;
+    }
+    printf("test_gpu_diff: all passed (%d CUDA backends)\n", nb);
+    return 0;
+}
