@@ -1,0 +1,185 @@
+/*
+ * cpu_bench.c - in-memory timing of one ic_convolve configuration, the
+ * imgconv side of bench/compare-cpu.sh (OpenCV's side is bench/compare_cpu.py).
+ *
+ * Fills a WxH test chart (ic_image_chart), creates one context (the thread pool
+ * and buffers are made once, as an application would), runs `warmup` untimed
+ * calls and then `runs` timed ones, and prints one JSON line with the median
+ * and the minimum wall time of ic_convolve in milliseconds.
+ *
+ *   imgconv-bench cpu [--backend cpu] [--size 1920x1080] [--channels 3]
+ *       [--layout aos|soa] [--kernel TEXT] [--threads N] [--runs 21]
+ *       [--warmup 3] [--border mirror] [--convolve] [--explain] [--dump-kernel]
+ *
+ * Correlation is the default here, as OpenCV's filter2D computes it.
+ * --dump-kernel prints "kw kh w..." (the effective weights) and exits, so that
+ * the Python side builds exactly the same kernel.
+ *
+ * All the bench C files link into one program, imgconv-bench; main() here is weak
+ * so that a benchmark driver elsewhere in bench/ may own main() and call
+ * ic_bench_cpu_main() for its "cpu" subcommand.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "imgconv.h"
+
+int ic_bench_cpu_main(int argc, char **argv);
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static int usage(void)
+{
+    fprintf(stderr, "usage: imgconv-bench cpu [--backend B] [--size WxH] [--channels C] "
+                    "[--layout aos|soa] [--kernel TEXT] [--threads N] [--runs N] [--warmup N] "
+                    "[--border MODE] [--convolve] [--explain] [--dump-kernel]\n");
+    return 2;
+}
+
+int ic_bench_cpu_main(int argc, char **argv)
+{
+    const char *backend = "cpu", *ktext = "gaussian:3", *border = "mirror";
+    int w = 1920, h = 1080, ch = 3, threads = 0, runs = 21, warmup = 3;
+    int convolve = 0, explain = 0, dump = 0;
+    ic_layout layout = IC_AOS;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (strcmp(a, "cpu") == 0 && i == 1)
+            continue; /* the subcommand name */
+        if (strcmp(a, "--convolve") == 0) {
+            convolve = 1;
+            continue;
+        }
+        if (strcmp(a, "--explain") == 0) {
+            explain = 1;
+            continue;
+        }
+        if (strcmp(a, "--dump-kernel") == 0) {
+            dump = 1;
+            continue;
+        }
+        if (!v)
+            return usage();
+        i++;
+        if (strcmp(a, "--backend") == 0)
+            backend = v;
+        else if (strcmp(a, "--size") == 0) {
+            if (sscanf(v, "%dx%d", &w, &h) != 2)
+                return usage();
+        } else if (strcmp(a, "--channels") == 0)
+            ch = atoi(v);
+        else if (strcmp(a, "--layout") == 0)
+            layout = strcmp(v, "soa") == 0 ? IC_SOA : IC_AOS;
+        else if (strcmp(a, "--kernel") == 0)
+            ktext = v;
+        else if (strcmp(a, "--threads") == 0)
+            threads = atoi(v);
+        else if (strcmp(a, "--runs") == 0)
+            runs = atoi(v);
+        else if (strcmp(a, "--warmup") == 0)
+            warmup = atoi(v);
+        else if (strcmp(a, "--border") == 0)
+            border = v;
+        else
+            return usage();
+    }
+    if (runs < 1 || warmup < 0 || threads < 0)
+        return usage();
+
+    char err[256];
+    ic_kernel k;
+    if (ic_kernel_parse(&k, ktext, err, sizeof err) != IC_OK) {
+        fprintf(stderr, "imgconv-bench: kernel: %s\n", err);
+        return 1;
+    }
+    if (dump) {
+        printf("%d %d", k.width, k.height);
+        for (int j = 0; j < k.height; j++)
+            for (int i = 0; i < k.width; i++)
+                printf(" %.9g", ic_kernel_weight(&k, i, j));
+        printf("\n");
+        ic_kernel_free(&k);
+        return 0;
+    }
+    ic_params p;
+    ic_params_default(&p);
+    p.correlate = !convolve;
+    p.alpha = IC_ALPHA_INDEPENDENT;
+    if (ic_border_parse(border, &p.border) != IC_OK) {
+        fprintf(stderr, "imgconv-bench: unknown border %s\n", border);
+        ic_kernel_free(&k);
+        return 1;
+    }
+
+    ic_image src, dst;
+    ic_status st = ic_image_create(&src, w, h, ch, layout);
+    if (st == IC_OK)
+        st = ic_image_create(&dst, w, h, ch, layout);
+    if (st == IC_OK)
+        st = ic_image_chart(&src, 1);
+    ic_context_options o;
+    memset(&o, 0, sizeof o);
+    o.threads = threads;
+    ic_context *ctx = NULL;
+    if (st == IC_OK)
+        st = ic_context_create(&ctx, backend, &o, err, sizeof err);
+    double *t = calloc((size_t)runs, sizeof *t);
+    if (st != IC_OK || !t) {
+        fprintf(stderr, "imgconv-bench: %s %s\n", st != IC_OK ? ic_status_str(st) : "no memory",
+                st != IC_OK ? err : "");
+        free(t);
+        ic_context_free(ctx);
+        ic_image_free(&src);
+        ic_image_free(&dst);
+        ic_kernel_free(&k);
+        return 1;
+    }
+    char plan[512] = "";
+    if (explain && ic_explain(ctx, &src, &k, &p, plan, sizeof plan) == IC_OK) {
+        for (char *c = plan; *c; c++)
+            if (*c == '\n' || *c == '"')
+                *c = ' ';
+    }
+    for (int r = 0; r < warmup + runs && st == IC_OK; r++) {
+        double t0 = now_ms();
+        st = ic_convolve(ctx, &src, &dst, &k, &p);
+        double dt = now_ms() - t0;
+        if (r >= warmup)
+            t[r - warmup] = dt;
+    }
+    if (st != IC_OK) {
+        fprintf(stderr, "imgconv-bench: ic_convolve: %s (%s)\n", ic_status_str(st),
+                ic_context_error(ctx));
+    } else {
+        qsort(t, (size_t)runs, sizeof *t, cmp_double);
+        printf("{\"backend\":\"%s\",\"size\":\"%dx%d\",\"channels\":%d,\"layout\":\"%s\","
+               "\"kernel\":\"%s\",\"threads\":%d,\"runs\":%d,\"median_ms\":%.4f,\"min_ms\":%.4f,"
+               "\"plan\":\"%s\"}\n",
+               ic_context_backend(ctx), w, h, ch, layout == IC_SOA ? "soa" : "aos", ktext, threads,
+               runs, t[runs / 2], t[0], plan);
+    }
+    free(t);
+    ic_context_free(ctx);
+    ic_image_free(&src);
+    ic_image_free(&dst);
+    ic_kernel_free(&k);
+    return st == IC_OK ? 0 : 1;
+}
+
+__attribute__((weak)) int main(int argc, char **argv)
+{
+    return ic_bench_cpu_main(argc, argv);
+}

@@ -1,0 +1,416 @@
+/*
+ * cpu.c - backend "cpu": the fast CPU fallback (what `auto` picks without a
+ * GPU). It computes seed 004's convolution like `seq`, but on every core, with
+ * SIMD inner loops and, when it is cheaper, through a separable / low-rank
+ * factorisation of the kernel (K = sum_r col_r row_r^T, shared host code
+ * ic_kernel_factor, as on the GPU).
+ *
+ * This file owns the backend entry, the context state (thread pool, per-worker
+ * scratch, a cache of the last factorisation) and the plan of a job: which
+ * instruction set (cpu_ops) and which path (direct or separable). The tasks
+ * themselves are in cpu_band.c, the inner loops in cpu_rows.c / cpu_simd_*.c.
+ *
+ * Run-time dispatch: AVX2+FMA when the CPU has it (__builtin_cpu_supports),
+ * else the portable loops (SSE2 baseline). AVX-512 is compiled in too but only
+ * used when asked for, see IC_CPU_PATH below.
+ *
+ * IC_CPU_PATH (read when a context is opened; for tests and measurements):
+ * a comma-separated list of
+ *   auto     the default: cheapest path by the cost model, best ISA (avx2)
+ *   direct   always the direct kw*kh sum
+ *   sep      the separable path whenever it is exact enough, whatever the
+ *            cost (rank up to min(kw, kh)); see dyadic_weights()
+ *   scalar   the portable C loops      avx2 / avx512   that instruction set
+ *   tiny     tiny strips, bands and passes, and the pool even for small
+ *            images: every seam of cpu_band.c is crossed (tests only)
+ * e.g. IC_CPU_PATH=sep,scalar. An unknown word, or an instruction set this CPU
+ * lacks, makes the context creation fail (IC_ERR_UNSUPPORTED) with a message.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cpu/cpu_internal.h"
+
+/* Cost model, in multiply-adds per output sample: direct costs kw*kh, a rank-r
+ * factorisation r*(kw + kh + SEP_OVERHEAD) (the temporary row written and read
+ * back). Calibrated with bench/cpu_bench.c on the 2-core dev machine. */
+#define SEP_OVERHEAD 2
+/* Below this many multiply-adds a job runs on the calling thread alone: waking
+ * the pool costs more than it saves. */
+#define SMALL_JOB_MACS (1 << 18)
+#define MAX_THREADS 256
+
+enum { FORCE_AUTO = -1 };
+
+typedef struct cpu_state {
+    cpu_pool *pool;
+    int nthreads;
+    const cpu_ops *ops;
+    int force_path; /* FORCE_AUTO, CPU_DIRECT or CPU_SEP */
+    int tiny;       /* IC_CPU_PATH=tiny */
+    cpu_scratch *scratch;
+    /* the factorisation of the last kernel, reused while the weights repeat */
+    float *cache_w;
+    int cache_kw, cache_kh, cache_force, cache_valid;
+    int cache_rank; /* 0: direct */
+    float *cache_row, *cache_col;
+} cpu_state;
+
+static void cpu_close(void *state)
+{
+    cpu_state *st = state;
+    if (!st)
+        return;
+    ic_cpu_pool_free(st->pool);
+    if (st->scratch)
+        for (int i = 0; i < st->nthreads; i++)
+            ic_cpu_scratch_free(&st->scratch[i]);
+    free(st->scratch);
+    free(st->cache_w);
+    free(st->cache_row);
+    free(st->cache_col);
+    free(st);
+}
+
+/* Applies IC_CPU_PATH to st; returns 0 and writes err on a bad word. */
+static int parse_path_env(cpu_state *st, char *err, size_t errlen)
+{
+    const char *env = getenv("IC_CPU_PATH");
+    if (!env || !*env)
+        return 1;
+    char buf[128];
+    snprintf(buf, sizeof buf, "%s", env);
+    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok;
+         tok = strtok_r(NULL, ",", &save)) {
+        const cpu_ops *ops = NULL;
+        if (strcmp(tok, "auto") == 0)
+            continue;
+        if (strcmp(tok, "direct") == 0) {
+            st->force_path = CPU_DIRECT;
+            continue;
+        }
+        if (strcmp(tok, "sep") == 0) {
+            st->force_path = CPU_SEP;
+            continue;
+        }
+        if (strcmp(tok, "tiny") == 0) {
+            st->tiny = 1;
+            continue;
+        }
+        if (strcmp(tok, "scalar") == 0)
+            ops = &ic_cpu_ops_scalar;
+        else if (strcmp(tok, "avx2") == 0)
+            ops = ic_cpu_ops_avx2();
+        else if (strcmp(tok, "avx512") == 0)
+            ops = ic_cpu_ops_avx512();
+        else {
+            snprintf(err, errlen, "IC_CPU_PATH: unknown word '%s' (auto|direct|sep|scalar|avx2|avx512|tiny)",
+                     tok);
+            return 0;
+        }
+        if (!ops) {
+            snprintf(err, errlen, "IC_CPU_PATH: this CPU or build has no %s", tok);
+            return 0;
+        }
+        st->ops = ops;
+    }
+    return 1;
+}
+
+static ic_status cpu_open(void **state, const ic_context_options *opts, char *err, size_t errlen)
+{
+    *state = NULL;
+    int n = opts ? opts->threads : 0;
+    if (n < 0) {
+        snprintf(err, errlen, "threads must be >= 0 (0: one per core)");
+        return IC_ERR_INVALID_ARG;
+    }
+    if (n == 0) {
+        long cores = sysconf(_SC_NPROCESSORS_ONLN);
+        n = cores > 0 ? (int)(cores < MAX_THREADS ? cores : MAX_THREADS) : 1;
+    }
+    if (n > MAX_THREADS)
+        n = MAX_THREADS;
+    cpu_state *st = calloc(1, sizeof *st);
+    if (!st)
+        return IC_ERR_NOMEM;
+    st->force_path = FORCE_AUTO;
+    st->ops = ic_cpu_ops_avx2();
+    if (!st->ops)
+        st->ops = &ic_cpu_ops_scalar;
+    if (!parse_path_env(st, err, errlen)) {
+        free(st);
+        return IC_ERR_UNSUPPORTED;
+    }
+    st->nthreads = n;
+    st->scratch = calloc((size_t)n, sizeof *st->scratch);
+    if (!st->scratch) {
+        cpu_close(st);
+        return IC_ERR_NOMEM;
+    }
+    ic_status s = ic_cpu_pool_create(&st->pool, n);
+    if (s != IC_OK) {
+        snprintf(err, errlen, "cannot start %d worker threads", n);
+        cpu_close(st);
+        return s;
+    }
+    *state = st;
+    return IC_OK;
+}
+
+/* Largest rank worth factoring: r*(kw + kh + SEP_OVERHEAD) < kw*kh. */
+static int sep_max_rank(int kw, int kh)
+{
+    return (kw * kh - 1) / (kw + kh + SEP_OVERHEAD);
+}
+
+/* An exactly rank-1 kernel (in float32) gets the factors col = K[:, i0] / m
+ * (integers for Sobel, binomial, box...) and row = K[j1, :], where m = K[j1, i0]
+ * is the smallest nonzero entry of the column of the largest entry. Then every
+ * product col[j]*row[i] reproduces K exactly and, for integer-like weights,
+ * every partial sum is exact too: the separable result is bit-identical to the
+ * exact one, including the exact .5 ties of dyadic kernels (e.g. /16), which an
+ * SVD's irrational sqrt(sigma) scaling would break at random. Returns 1 when it
+ * fits. */
+static int exact_rank1(const float *w, int kw, int kh, float *row, float *col)
+{
+    int best = 0;
+    for (int t = 1; t < kw * kh; t++)
+        if (fabsf(w[t]) > fabsf(w[best]))
+            best = t;
+    if (w[best] == 0.0f)
+        return 0;
+    int i0 = best % kw, j1 = -1;
+    for (int j = 0; j < kh; j++) {
+        float a = fabsf(w[j * kw + i0]);
+        if (a != 0.0f && (j1 < 0 || a < fabsf(w[j1 * kw + i0])))
+            j1 = j;
+    }
+    const float m = w[j1 * kw + i0];
+    for (int j = 0; j < kh; j++)
+        col[j] = w[j * kw + i0] / m;
+    for (int i = 0; i < kw; i++)
+        row[i] = w[j1 * kw + i];
+    for (int j = 0; j < kh; j++)
+        for (int i = 0; i < kw; i++) {
+            float p = col[j] * row[i];
+            if (p != w[j * kw + i] || !isfinite(p))
+                return 0;
+        }
+    return 1;
+}
+
+/* Multiply-adds per output sample of a plan (the cost model). */
+static double path_cost(const cpu_plan *plan)
+{
+    const ic_job *job = plan->job;
+    if (plan->path == CPU_SEP)
+        return (double)plan->rank * (job->kw + job->kh + SEP_OVERHEAD);
+    return (double)job->kw * job->kh;
+}
+
+/* 1 when every weight is a multiple of 2^-16 (integer kernels over a power of
+ * two, 0/1 kernels...): their sums over integer samples land exactly on .5
+ * often, and only an exact computation rounds those ties as the oracle does.
+ * The direct sum and exact_rank1's factors are exact there; an SVD's are not,
+ * so such kernels never take an inexact factorisation. */
+static int dyadic_weights(const float *w, int n)
+{
+    for (int t = 0; t < n; t++) {
+        float x = w[t] * 65536.0f;
+        if (x != rintf(x))
+            return 0;
+    }
+    return 1;
+}
+
+/* Decides direct or separable for the job's weights (cached per kernel). */
+static ic_status plan_factors(cpu_state *st, const ic_job *job, char *err, size_t errlen)
+{
+    const int kw = job->kw, kh = job->kh;
+    const size_t nw = (size_t)kw * (size_t)kh;
+    if (st->cache_valid && st->cache_kw == kw && st->cache_kh == kh &&
+        st->cache_force == st->force_path && memcmp(st->cache_w, job->w, nw * sizeof(float)) == 0)
+        return IC_OK;
+    st->cache_valid = 0;
+    free(st->cache_w);
+    free(st->cache_row);
+    free(st->cache_col);
+    st->cache_row = st->cache_col = NULL;
+    st->cache_rank = 0;
+    st->cache_w = malloc(nw * sizeof(float));
+    if (!st->cache_w)
+        return IC_ERR_NOMEM;
+    memcpy(st->cache_w, job->w, nw * sizeof(float));
+    st->cache_kw = kw;
+    st->cache_kh = kh;
+    st->cache_force = st->force_path;
+
+    int cap = st->force_path == CPU_SEP ? (kw < kh ? kw : kh) : sep_max_rank(kw, kh);
+    if (st->force_path != CPU_DIRECT && cap >= 1 && job->wk) {
+        st->cache_row = malloc((size_t)kw * sizeof(float));
+        st->cache_col = malloc((size_t)kh * sizeof(float));
+        if (!st->cache_row || !st->cache_col)
+            return IC_ERR_NOMEM;
+        if (exact_rank1(job->w, kw, kh, st->cache_row, st->cache_col)) {
+            st->cache_rank = 1;
+        } else if (!dyadic_weights(job->w, kw * kh)) {
+            ic_factors f;
+            ic_status s = ic_kernel_factor(job->wk, 0.0, cap, &f);
+            if (s != IC_OK) {
+                snprintf(err, errlen, "factoring the kernel failed: %s", ic_status_str(s));
+                return s;
+            }
+            if (f.rank > 0) {
+                free(st->cache_row);
+                free(st->cache_col);
+                st->cache_row = f.row; /* ownership moves to the cache */
+                st->cache_col = f.col;
+                st->cache_rank = f.rank;
+            } else {
+                ic_factors_free(&f);
+            }
+        }
+    }
+    st->cache_valid = 1;
+    return IC_OK;
+}
+
+/* Checks what run() relies on; dst may be NULL (explain). */
+static int job_ok(const ic_job *job)
+{
+    const ic_image *s = job->src, *d = job->dst;
+    if (!s || !s->data || !job->w || job->kw < 1 || job->kh < 1 || job->kw % 2 == 0 ||
+        job->kh % 2 == 0 || job->kw > IC_MAX_KERNEL || job->kh > IC_MAX_KERNEL)
+        return 0;
+    if (s->width < 1 || s->height < 1 || s->width > IC_MAX_DIM || s->height > IC_MAX_DIM ||
+        s->channels < 1 || s->channels > 4 || s->type != IC_U8 ||
+        (s->layout != IC_AOS && s->layout != IC_SOA))
+        return 0;
+    size_t row = ic_image_row_bytes(s);
+    if (s->pitch < row)
+        return 0;
+    if (!d)
+        return 1;
+    return d->data && d->type == IC_U8 && d->width == s->width && d->height == s->height &&
+           d->channels == s->channels && d->layout == s->layout && d->pitch >= row;
+}
+
+/* Plans a job: path, rank, task geometry and the number of workers. */
+static ic_status make_plan(cpu_state *st, const ic_job *job, cpu_plan *plan, int *workers,
+                           char *err, size_t errlen)
+{
+    if (!job_ok(job)) {
+        snprintf(err, errlen, "cpu: invalid job");
+        return IC_ERR_INVALID_ARG;
+    }
+    ic_status s = plan_factors(st, job, err, errlen);
+    if (s != IC_OK)
+        return s;
+    memset(plan, 0, sizeof *plan);
+    plan->job = job;
+    plan->ops = st->ops;
+    plan->path = st->cache_rank > 0 ? CPU_SEP : CPU_DIRECT;
+    plan->rank = st->cache_rank;
+    plan->frow = st->cache_row;
+    plan->fcol = st->cache_col;
+    plan->planes = job->src->layout == IC_SOA ? job->src->channels : 1;
+    plan->step = job->src->layout == IC_SOA ? 1 : job->src->channels;
+    plan->scratch = st->scratch;
+    plan->tiny = st->tiny;
+    double macs = path_cost(plan) * job->src->width * (double)job->src->height * job->src->channels;
+    int n = macs < SMALL_JOB_MACS && !st->tiny ? 1 : st->nthreads;
+    ic_cpu_plan_tasks(plan, n);
+    int ntasks = ic_cpu_plan_ntasks(plan);
+    *workers = n < ntasks ? n : ntasks;
+    return IC_OK;
+}
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
+}
+
+static ic_status cpu_run(void *state, const ic_job *job, ic_timing *t, char *err, size_t errlen)
+{
+    cpu_state *st = state;
+    double t0 = now_ms();
+    if (!st || !job || !job->dst) {
+        snprintf(err, errlen, "cpu: invalid job");
+        return IC_ERR_INVALID_ARG;
+    }
+    cpu_plan plan;
+    int workers;
+    ic_status s = make_plan(st, job, &plan, &workers, err, errlen);
+    if (s != IC_OK)
+        return s;
+    for (int i = 0; i < workers; i++) {
+        s = ic_cpu_scratch_reserve(&st->scratch[i], &plan);
+        if (s != IC_OK) {
+            snprintf(err, errlen, "cpu: cannot allocate row buffers");
+            return s;
+        }
+    }
+    ic_cpu_pool_run(st->pool, ic_cpu_run_task, &plan, ic_cpu_plan_ntasks(&plan), workers);
+    t->upload_ms = 0;
+    t->download_ms = 0;
+    t->kernel_ms = now_ms() - t0;
+    return IC_OK;
+}
+
+static ic_status cpu_explain(void *state, const ic_job *job, char *buf, size_t buflen)
+{
+    cpu_state *st = state;
+    char err[160] = "";
+    cpu_plan plan;
+    int workers;
+    if (!st || !job || !buf || buflen == 0)
+        return IC_ERR_INVALID_ARG;
+    ic_status s = make_plan(st, job, &plan, &workers, err, sizeof err);
+    if (s != IC_OK) {
+        snprintf(buf, buflen, "%s", err);
+        return s;
+    }
+    double direct = (double)job->kw * job->kh;
+    if (plan.path == CPU_SEP)
+        snprintf(buf, buflen,
+                 "cpu: %s loops, separable rank %d (%.0f multiply-adds per sample instead of %.0f), "
+                 "%d of %d threads, %d tasks (%d bands of %d rows x %d strips of %d px x %d planes)",
+                 plan.ops->name, plan.rank, path_cost(&plan), direct, workers, st->nthreads,
+                 ic_cpu_plan_ntasks(&plan), plan.nbands, plan.band_rows, plan.nstrips,
+                 plan.strip_px, plan.planes);
+    else
+        snprintf(buf, buflen,
+                 "cpu: %s loops, direct %dx%d (%.0f multiply-adds per sample), %d of %d threads, "
+                 "%d tasks (%d bands of %d rows x %d strips of %d px x %d planes)",
+                 plan.ops->name, job->kw, job->kh, direct, workers, st->nthreads,
+                 ic_cpu_plan_ntasks(&plan), plan.nbands, plan.band_rows, plan.nstrips,
+                 plan.strip_px, plan.planes);
+    return IC_OK;
+}
+
+static int cpu_probe(char *why, size_t whylen)
+{
+    (void)why;
+    (void)whylen;
+    return 1;
+}
+
+const ic_backend ic_backend_cpu = {
+    .name = "cpu",
+    .summary = "all cores, row bands through float ring buffers, AVX2/FMA when present, "
+               "separable/low-rank path when cheaper",
+    .is_gpu = 0,
+    .rank = 10,
+    .probe = cpu_probe,
+    .open = cpu_open,
+    .close = cpu_close,
+    .run = cpu_run,
+    .explain = cpu_explain,
+};

@@ -1,0 +1,256 @@
+/*
+ * cpu_band.c - one task of the `cpu` backend: a row band of one column strip
+ * of one plane, filtered through a ring of kh float rows.
+ *
+ * Seed 004's sequential convolution visits kw*kh input samples per output
+ * sample and converts each one from uint8 on the fly. Here every input row a
+ * task needs is converted once into a padded float row: the horizontal border
+ * (ic_border_map) is applied while converting, the vertical one by choosing
+ * which source row fills the ring slot of a virtual row index. Virtual row v
+ * lives in slot v mod kh, so the kh rows of one output row always sit in
+ * distinct slots and moving down one row converts one new row.
+ *
+ * Column strips keep the ring inside the L2 cache for tall kernels on wide
+ * images; row bands give the thread pool its tasks.
+ */
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/border.h"
+#include "cpu/cpu_internal.h"
+
+/* Ring budget per worker: half of a typical 1 MiB L2, in floats. */
+#define RING_FLOATS (128 * 1024)
+/* Narrowest strip worth its halo, in samples. */
+#define MIN_STRIP 512
+/* Tasks per worker: enough for the atomic hand-out to balance the cores. */
+#define TASKS_PER_WORKER 4
+/* Fewest rows in a band: the band re-reads kh-1 halo rows. */
+#define MIN_BAND_ROWS 8
+/* Samples per separable pass: the temporary row stays in L1. */
+#define SEP_CHUNK 2048
+
+static size_t round_up(size_t v, size_t a)
+{
+    return (v + a - 1) / a * a;
+}
+
+void ic_cpu_plan_tasks(cpu_plan *plan, int workers)
+{
+    const ic_job *job = plan->job;
+    int w = job->src->width, h = job->src->height;
+    int step = plan->step;
+    long halo = (long)(job->kw - 1) * step;
+    long strip = RING_FLOATS / job->kh - halo;
+    if (strip < MIN_STRIP)
+        strip = MIN_STRIP;
+    long px = plan->tiny ? 5 : strip / step;
+    if (px >= w)
+        px = w;
+    plan->strip_px = (int)px;
+    plan->nstrips = (int)((w + px - 1) / px);
+
+    int per_band = plan->planes * plan->nstrips;
+    int target = workers > 1 ? workers * TASKS_PER_WORKER : 1;
+    int nbands = (target + per_band - 1) / per_band;
+    if (nbands < 1)
+        nbands = 1;
+    int rows = (h + nbands - 1) / nbands;
+    if (rows < MIN_BAND_ROWS)
+        rows = MIN_BAND_ROWS;
+    if (plan->tiny)
+        rows = 3;
+    if (rows > h)
+        rows = h;
+    plan->band_rows = rows;
+    plan->nbands = (h + rows - 1) / rows;
+    plan->chunk = plan->tiny ? 13 : SEP_CHUNK;
+}
+
+int ic_cpu_plan_ntasks(const cpu_plan *plan)
+{
+    return plan->planes * plan->nbands * plan->nstrips;
+}
+
+/* Floats in one ring row of a plan (padded strip + slack, rounded for alignment). */
+static size_t ring_pitch(const cpu_plan *plan)
+{
+    size_t samples = ((size_t)plan->strip_px + (size_t)plan->job->kw - 1) * (size_t)plan->step;
+    return round_up(samples + CPU_SLACK, CPU_ALIGN / sizeof(float));
+}
+
+/* Grows *buf to hold n elements of size sz, zero-filled, aligned. */
+static ic_status grow(void **buf, size_t *cap, size_t n, size_t sz)
+{
+    if (n <= *cap)
+        return IC_OK;
+    if (n > SIZE_MAX / sz)
+        return IC_ERR_TOO_LARGE;
+    size_t bytes = round_up(n * sz, CPU_ALIGN);
+    void *p = aligned_alloc(CPU_ALIGN, bytes);
+    if (!p)
+        return IC_ERR_NOMEM;
+    memset(p, 0, bytes);
+    free(*buf);
+    *buf = p;
+    *cap = n;
+    return IC_OK;
+}
+
+ic_status ic_cpu_scratch_reserve(cpu_scratch *s, const cpu_plan *plan)
+{
+    const ic_job *job = plan->job;
+    size_t kh = (size_t)job->kh, pitch = ring_pitch(plan);
+    if (pitch > SIZE_MAX / kh)
+        return IC_ERR_TOO_LARGE;
+    size_t halo = ((size_t)job->kw - 1) * (size_t)plan->step;
+    ic_status st = grow((void **)&s->ring, &s->cap_ring, kh * pitch, sizeof(float));
+    if (st == IC_OK)
+        st = grow((void **)&s->rows, &s->cap_rows, 2 * kh, sizeof(float *));
+    if (st == IC_OK)
+        st = grow((void **)&s->tag, &s->cap_tag, kh + (size_t)job->kw, sizeof(int));
+    if (st == IC_OK && plan->path == CPU_SEP) {
+        st = grow((void **)&s->tmp, &s->cap_tmp, (size_t)plan->chunk + halo + CPU_SLACK,
+                  sizeof(float));
+        if (st == IC_OK && plan->rank > 1)
+            st = grow((void **)&s->acc, &s->cap_acc, (size_t)plan->chunk + CPU_SLACK,
+                      sizeof(float));
+    }
+    return st;
+}
+
+void ic_cpu_scratch_free(cpu_scratch *s)
+{
+    free(s->ring);
+    free(s->tmp);
+    free(s->acc);
+    free((void *)s->rows);
+    free(s->tag);
+    memset(s, 0, sizeof *s);
+}
+
+/* Where one task reads and writes. */
+struct task_geom {
+    const uint8_t *src; /* plane base */
+    size_t spitch;
+    uint8_t *dst;
+    size_t dpitch;
+    int w, h, step;
+    int x0, x1, y0, y1;
+    int lo, hi;       /* pixels [lo, hi) of the padded strip come straight from the row */
+    int nl, nr;       /* padding pixels left of lo and from hi on */
+    const int *padmap; /* nl + nr mapped x (or -1) */
+    size_t prow;      /* samples of a padded row */
+};
+
+/* Fills dst with virtual row v of the padded strip. */
+static void load_row(const cpu_plan *plan, const struct task_geom *g, int v, float *dst)
+{
+    const ic_job *job = plan->job;
+    int sy = ic_border_map(v, g->h, (int)job->border);
+    float bv = job->border_value;
+    if (sy < 0) {
+        for (size_t k = 0; k < g->prow; k++)
+            dst[k] = bv;
+        return;
+    }
+    const uint8_t *row = g->src + (size_t)sy * g->spitch;
+    int step = g->step;
+    float *d = dst;
+    for (int k = 0; k < g->nl; k++, d += step) {
+        int m = g->padmap[k];
+        for (int c = 0; c < step; c++)
+            d[c] = m < 0 ? bv : (float)row[(size_t)m * (size_t)step + (size_t)c];
+    }
+    int mid = (g->hi - g->lo) * step;
+    plan->ops->widen(row + (size_t)g->lo * (size_t)step, d, mid);
+    d += mid;
+    for (int k = 0; k < g->nr; k++, d += step) {
+        int m = g->padmap[g->nl + k];
+        for (int c = 0; c < step; c++)
+            d[c] = m < 0 ? bv : (float)row[(size_t)m * (size_t)step + (size_t)c];
+    }
+}
+
+static void sep_row(const cpu_plan *plan, cpu_scratch *s, const float *const *rows, int n,
+                    uint8_t *out)
+{
+    const ic_job *job = plan->job;
+    int kw = job->kw, kh = job->kh, step = plan->step;
+    const float **rs = s->rows + kh;
+    int halo = (kw - 1) * step;
+    for (int s0 = 0; s0 < n; s0 += plan->chunk) {
+        int m = n - s0 < plan->chunk ? n - s0 : plan->chunk;
+        for (int j = 0; j < kh; j++)
+            rs[j] = rows[j] + s0;
+        for (int r = 0; r < plan->rank; r++) {
+            int last = r == plan->rank - 1;
+            plan->ops->vpass(rs, plan->fcol + (size_t)r * (size_t)kh, kh, s->tmp, m + halo);
+            plan->ops->hpass(s->tmp, plan->frow + (size_t)r * (size_t)kw, kw, step,
+                             r ? s->acc : NULL, last ? NULL : s->acc, job->bias,
+                             last ? out + s0 : NULL, m);
+        }
+    }
+}
+
+void ic_cpu_run_task(void *arg, int task, int worker)
+{
+    const cpu_plan *plan = arg;
+    const ic_job *job = plan->job;
+    cpu_scratch *s = &plan->scratch[worker];
+    const ic_image *src = job->src;
+    ic_image *dst = job->dst;
+    int kw = job->kw, kh = job->kh, cx = (kw - 1) / 2, cy = (kh - 1) / 2;
+
+    int per_plane = plan->nbands * plan->nstrips;
+    int plane = task / per_plane, rem = task % per_plane;
+    int band = rem / plan->nstrips, strip = rem % plan->nstrips;
+
+    struct task_geom g;
+    g.w = src->width;
+    g.h = src->height;
+    g.step = plan->step;
+    g.spitch = src->pitch;
+    g.dpitch = dst->pitch;
+    g.src = src->data + (size_t)plane * src->pitch * (size_t)src->height;
+    g.dst = dst->data + (size_t)plane * dst->pitch * (size_t)dst->height;
+    g.y0 = band * plan->band_rows;
+    g.y1 = g.y0 + plan->band_rows < g.h ? g.y0 + plan->band_rows : g.h;
+    g.x0 = strip * plan->strip_px;
+    g.x1 = g.x0 + plan->strip_px < g.w ? g.x0 + plan->strip_px : g.w;
+    g.lo = g.x0 - cx > 0 ? g.x0 - cx : 0;
+    g.hi = g.x1 + cx < g.w ? g.x1 + cx : g.w;
+    g.nl = g.lo - (g.x0 - cx);
+    g.nr = g.x1 + cx - g.hi;
+    g.prow = (size_t)(g.x1 - g.x0 + kw - 1) * (size_t)g.step;
+
+    int *tag = s->tag, *padmap = s->tag + kh;
+    for (int k = 0; k < g.nl; k++)
+        padmap[k] = ic_border_map(g.x0 - cx + k, g.w, (int)job->border);
+    for (int k = 0; k < g.nr; k++)
+        padmap[g.nl + k] = ic_border_map(g.hi + k, g.w, (int)job->border);
+    g.padmap = padmap;
+    for (int k = 0; k < kh; k++)
+        tag[k] = INT_MIN;
+
+    size_t pitch = ring_pitch(plan);
+    const float **rows = s->rows;
+    int n = (g.x1 - g.x0) * g.step;
+    for (int y = g.y0; y < g.y1; y++) {
+        for (int j = 0; j < kh; j++) {
+            int v = y + j - cy, k = ic_mod(v, kh);
+            float *slot = s->ring + (size_t)k * pitch;
+            if (tag[k] != v) {
+                load_row(plan, &g, v, slot);
+                tag[k] = v;
+            }
+            rows[j] = slot;
+        }
+        uint8_t *out = g.dst + (size_t)y * g.dpitch + (size_t)g.x0 * (size_t)g.step;
+        if (plan->path == CPU_DIRECT)
+            plan->ops->direct(rows, job->w, kw, kh, g.step, job->bias, out, n);
+        else
+            sep_row(plan, s, rows, n, out);
+    }
+}

@@ -1,0 +1,68 @@
+/*
+ * cpu_simd_avx512.c - the AVX-512 (F+BW) instance of the `cpu` backend's
+ * vector loops (cpu_simd_body.h), 16 floats per vector. Compiled with function
+ * target attributes only; ic_cpu_ops_avx512() returns the table only when the
+ * CPU has AVX-512F and AVX-512BW.
+ */
+#include <string.h>
+
+#include "cpu/cpu_internal.h"
+
+#if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__)
+#include <immintrin.h>
+
+#define SIMD_TGT __attribute__((target("avx512f,avx512bw,fma")))
+#define SIMD_NAME "avx512"
+typedef __m512 V;
+#define VL 16
+#define VLOAD(p) _mm512_loadu_ps(p)
+#define VSTORE(p, v) _mm512_storeu_ps((p), (v))
+#define VZERO() _mm512_setzero_ps()
+#define VSET1(x) _mm512_set1_ps(x)
+#define VFMA(a, b, c) _mm512_fmadd_ps((a), (b), (c))
+#define VADD(a, b) _mm512_add_ps((a), (b))
+
+SIMD_TGT static inline V simd_widen(const uint8_t *p)
+{
+    return _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)p)));
+}
+
+/* ic_round_u8 on 16 lanes: clamp (NaN -> 0, as in the AVX2 file), round to
+ * nearest even (cvtps2dq, default MXCSR), narrow with unsigned saturation. */
+SIMD_TGT static inline __m128i simd_pack16(V v)
+{
+    v = _mm512_min_ps(_mm512_max_ps(v, _mm512_setzero_ps()), _mm512_set1_ps(255.0f));
+    return _mm512_cvtusepi32_epi8(_mm512_cvtps_epi32(v));
+}
+
+SIMD_TGT static inline void simd_put(uint8_t *out, const V *a, int nv)
+{
+    for (int v = 0; v < nv; v++)
+        _mm_storeu_si128((__m128i *)(out + v * VL), simd_pack16(a[v]));
+}
+
+SIMD_TGT static inline void simd_put_part(uint8_t *out, V a, int m)
+{
+    uint8_t tmp[16];
+    _mm_storeu_si128((__m128i *)tmp, simd_pack16(a));
+    memcpy(out, tmp, (size_t)m);
+}
+
+#include "cpu/cpu_simd_body.h"
+
+const cpu_ops *ic_cpu_ops_avx512(void)
+{
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw"))
+        return &simd_ops;
+    return NULL;
+}
+
+#else
+
+const cpu_ops *ic_cpu_ops_avx512(void)
+{
+    return NULL;
+}
+
+#endif

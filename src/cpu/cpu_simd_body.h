@@ -1,0 +1,177 @@
+/*
+ * cpu_simd_body.h - the vector inner loops of the `cpu` backend, written once
+ * and included by one file per instruction set (cpu_simd_avx2.c,
+ * cpu_simd_avx512.c), which first define:
+ *
+ *   SIMD_TGT          function attribute enabling the ISA (target("..."))
+ *   SIMD_NAME         "avx2", ...
+ *   V, VL             float vector type and its lane count
+ *   VLOAD/VSTORE      unaligned load/store of VL floats
+ *   VZERO(), VSET1(x), VFMA(a, b, c) = a*b + c, VADD(a, b)
+ *   simd_widen(p)     VL uint8 at p -> V
+ *   simd_put(out, a, nv)   rounds nv vectors (already biased) to uint8 at out
+ *   simd_put_part(out, a, m) the same for the first m < VL lanes of one vector
+ *
+ * Rounding in simd_put* must be ic_round_u8's: clamp to [0, 255] (NaN -> 0),
+ * then round to nearest even (cvtps2dq in the default MXCSR mode).
+ *
+ * The loops are seed 004's weighted sum vectorised across x: NACC independent
+ * accumulators of VL samples hide the FMA latency; taps are broadcast from the
+ * weight array. Common kernel sizes are instantiated with constant kw, kh so
+ * the compiler unrolls the taps. Loads may run up to VL-1 floats past n: the
+ * rows carry CPU_SLACK floats of slack (cpu_internal.h).
+ */
+#ifndef SIMD_TGT
+#error "include cpu_simd_body.h from an ISA file that defines SIMD_TGT and friends"
+#endif
+
+#include <string.h>
+
+/* Independent accumulators per iteration: two FMA pipes x 4 cycles latency. */
+#define NACC 8
+
+#define SIMD_INLINE SIMD_TGT static inline __attribute__((always_inline))
+
+SIMD_TGT static void simd_widen_row(const uint8_t *src, float *dst, int n)
+{
+    int k = 0;
+    for (; k + VL <= n; k += VL)
+        VSTORE(dst + k, simd_widen(src + k));
+    for (; k < n; k++)
+        dst[k] = (float)src[k];
+}
+
+/* out[s] = round(bias + sum_j sum_i w[j*kw+i] * rows[j][s + i*step]) */
+SIMD_INLINE void direct_k(const float *const *rows, const float *w, const int kw, const int kh,
+                          int step, float bias, uint8_t *out, int n)
+{
+    const V vb = VSET1(bias);
+    int s = 0;
+    for (; s + NACC * VL <= n; s += NACC * VL) {
+        V a[NACC];
+        for (int v = 0; v < NACC; v++)
+            a[v] = VZERO();
+        for (int j = 0; j < kh; j++) {
+            const float *r = rows[j] + s;
+            for (int i = 0; i < kw; i++) {
+                const V wv = VSET1(w[j * kw + i]);
+                const float *p = r + i * step;
+                for (int v = 0; v < NACC; v++)
+                    a[v] = VFMA(wv, VLOAD(p + v * VL), a[v]);
+            }
+        }
+        for (int v = 0; v < NACC; v++)
+            a[v] = VADD(a[v], vb);
+        simd_put(out + s, a, NACC);
+    }
+    for (; s < n; s += VL) {
+        V a = VZERO();
+        for (int j = 0; j < kh; j++) {
+            const float *r = rows[j] + s;
+            for (int i = 0; i < kw; i++)
+                a = VFMA(VSET1(w[j * kw + i]), VLOAD(r + i * step), a);
+        }
+        a = VADD(a, vb);
+        if (n - s >= VL)
+            simd_put(out + s, &a, 1);
+        else
+            simd_put_part(out + s, a, n - s);
+    }
+}
+
+SIMD_TGT static void simd_direct(const float *const *rows, const float *w, int kw, int kh, int step,
+                                 float bias, uint8_t *out, int n)
+{
+    if (kw == 3 && kh == 3)
+        direct_k(rows, w, 3, 3, step, bias, out, n);
+    else if (kw == 5 && kh == 5)
+        direct_k(rows, w, 5, 5, step, bias, out, n);
+    else if (kw == 7 && kh == 7)
+        direct_k(rows, w, 7, 7, step, bias, out, n);
+    else
+        direct_k(rows, w, kw, kh, step, bias, out, n);
+}
+
+/* t[s] = sum_j col[j] * rows[j][s] */
+SIMD_TGT static void simd_vpass(const float *const *rows, const float *col, int kh, float *t, int n)
+{
+    int s = 0;
+    for (; s + NACC * VL <= n; s += NACC * VL) {
+        V a[NACC];
+        for (int v = 0; v < NACC; v++)
+            a[v] = VZERO();
+        for (int j = 0; j < kh; j++) {
+            const V cj = VSET1(col[j]);
+            const float *p = rows[j] + s;
+            for (int v = 0; v < NACC; v++)
+                a[v] = VFMA(cj, VLOAD(p + v * VL), a[v]);
+        }
+        for (int v = 0; v < NACC; v++)
+            VSTORE(t + s + v * VL, a[v]);
+    }
+    for (; s < n; s += VL) {
+        V a = VZERO();
+        for (int j = 0; j < kh; j++)
+            a = VFMA(VSET1(col[j]), VLOAD(rows[j] + s), a);
+        VSTORE(t + s, a); /* may run into t's slack */
+    }
+}
+
+/* sum = acc_in[s] + sum_i row[i] * t[s + i*step]; stored rounded or as float */
+SIMD_INLINE void hpass_k(const float *t, const float *row, const int kw, int step,
+                         const float *acc_in, float *acc_out, float bias, uint8_t *out, int n)
+{
+    const V vb = VSET1(bias);
+    int s = 0;
+    for (; s + NACC * VL <= n; s += NACC * VL) {
+        V a[NACC];
+        for (int v = 0; v < NACC; v++)
+            a[v] = acc_in ? VLOAD(acc_in + s + v * VL) : VZERO();
+        for (int i = 0; i < kw; i++) {
+            const V ri = VSET1(row[i]);
+            const float *p = t + s + i * step;
+            for (int v = 0; v < NACC; v++)
+                a[v] = VFMA(ri, VLOAD(p + v * VL), a[v]);
+        }
+        if (out) {
+            for (int v = 0; v < NACC; v++)
+                a[v] = VADD(a[v], vb);
+            simd_put(out + s, a, NACC);
+        } else {
+            for (int v = 0; v < NACC; v++)
+                VSTORE(acc_out + s + v * VL, a[v]);
+        }
+    }
+    for (; s < n; s += VL) {
+        V a = acc_in ? VLOAD(acc_in + s) : VZERO();
+        for (int i = 0; i < kw; i++)
+            a = VFMA(VSET1(row[i]), VLOAD(t + s + i * step), a);
+        if (!out)
+            VSTORE(acc_out + s, a); /* may run into the slack */
+        else if (n - s >= VL) {
+            a = VADD(a, vb);
+            simd_put(out + s, &a, 1);
+        } else {
+            a = VADD(a, vb);
+            simd_put_part(out + s, a, n - s);
+        }
+    }
+}
+
+SIMD_TGT static void simd_hpass(const float *t, const float *row, int kw, int step,
+                                const float *acc_in, float *acc_out, float bias, uint8_t *out,
+                                int n)
+{
+    if (kw == 3)
+        hpass_k(t, row, 3, step, acc_in, acc_out, bias, out, n);
+    else if (kw == 5)
+        hpass_k(t, row, 5, step, acc_in, acc_out, bias, out, n);
+    else if (kw == 9)
+        hpass_k(t, row, 9, step, acc_in, acc_out, bias, out, n);
+    else
+        hpass_k(t, row, kw, step, acc_in, acc_out, bias, out, n);
+}
+
+static const cpu_ops simd_ops = {
+    SIMD_NAME, simd_widen_row, simd_direct, simd_vpass, simd_hpass,
+};
