@@ -105,7 +105,8 @@ bad_values=(
     "--alpha|sometimes" "--layout|planar" "--channels|0" "--channels|5" "--channels|2.5"
     "--max-pixels|0" "--max-pixels|-1" "--max-pixels|99999999999999999999999"
     "--quality|0" "--quality|101" "--repeat|0" "--repeat|1x" "--repeat|" "--threads|-1"
-    "--threads|999999" "--device|-1" "--device|0x1"
+    "--threads|999999" "--device|-1" "--device|0x1" "--transfer|fast" "--device-memory|0"
+    "--device-memory|1k"
 )
 for bv in "${bad_values[@]}"; do
     opt=${bv%%|*}
