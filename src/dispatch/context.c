@@ -223,7 +223,10 @@ ic_status ic_convolve(ic_context *ctx, const ic_image *src, ic_image *dst, const
         if (st != IC_OK)
             snprintf(ctx->err, sizeof ctx->err, "premultiplied alpha filter: %s", ic_status_str(st));
     } else {
+        const double tk = now_ms();
         st = ctx->be->run(ctx->state, &job, &t, ctx->err, sizeof ctx->err);
+        if (t.kernel_ms == 0 && t.upload_ms == 0 && t.download_ms == 0)
+            t.kernel_ms = now_ms() - tk; /* CPU backends: the whole run is the kernel */
         if (st == IC_OK && alpha == IC_ALPHA_KEEP)
             copy_alpha(out, src);
     }
