@@ -61,6 +61,10 @@ struct cli_options;
  * which catches links). input may be NULL. Returns an exit code. */
 int cli_check_output(const char *output, const char *input, cli_err *e);
 
+/* Reads the kernel of --kernel / --kernel-file into *k (caller frees). Bad
+ * text is a usage error, an unreadable or malformed file an input error. */
+int cli_get_kernel(const struct cli_options *o, ic_kernel *k, cli_err *e);
+
 /* Filters INPUT into OUTPUT as the options say; returns an exit code. */
 int cli_run_filter(const struct cli_options *o, cli_err *e);
 

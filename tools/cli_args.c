@@ -46,7 +46,13 @@ enum {
     OPT_LIST_BACKENDS,
     OPT_FORMATS,
     OPT_TRANSFER,
-    OPT_DEVICE_MEMORY
+    OPT_DEVICE_MEMORY,
+    OPT_OUTDIR = 'o',
+    OPT_QUIET = 'q',
+    OPT_OVERWRITE = 300,
+    OPT_JSON,
+    OPT_FORMAT,
+    OPT_STREAM
 };
 
 static const struct option long_options[] = {
@@ -74,12 +80,18 @@ static const struct option long_options[] = {
     {"list-filters", no_argument, NULL, OPT_LIST_FILTERS},
     {"list-backends", no_argument, NULL, OPT_LIST_BACKENDS},
     {"formats", no_argument, NULL, OPT_FORMATS},
+    {"outdir", required_argument, NULL, OPT_OUTDIR},
+    {"quiet", no_argument, NULL, OPT_QUIET},
+    {"overwrite", no_argument, NULL, OPT_OVERWRITE},
+    {"json", no_argument, NULL, OPT_JSON},
+    {"format", required_argument, NULL, OPT_FORMAT},
+    {"stream", required_argument, NULL, OPT_STREAM},
     {"help", no_argument, NULL, OPT_HELP},
     {"version", no_argument, NULL, OPT_VERSION},
     {NULL, 0, NULL, 0}};
 
 /* Leading ':' makes getopt report a missing value as ':' rather than '?'. */
-static const char short_options[] = ":k:thV";
+static const char short_options[] = ":k:thVo:q";
 
 #define MAX_REPEAT 1000000
 #define MAX_THREADS 4096
@@ -91,6 +103,8 @@ void cli_print_help(void)
 {
     fputs(
         "Usage: imgconv [OPTIONS] INPUT OUTPUT\n"
+        "       imgconv [OPTIONS] -o OUTDIR INPUT...     (batch: files, dirs, globs)\n"
+        "       imgconv [OPTIONS] --stream WxHxC < raw-frames > raw-frames\n"
         "       imgconv --chart WxH[xC] [--seed S] OUTPUT\n"
         "       imgconv --list-filters | --list-backends | --formats | --version | --help\n"
         "\n"
@@ -137,6 +151,16 @@ void cli_print_help(void)
         "                         over the --repeat runs\n"
         "      --explain          print the plan (backend, kernel size, separable rank,\n"
         "                         border, alpha) before running\n"
+        "\n"
+        "Batch and stream:\n"
+        "  -o, --outdir DIR       filter every INPUT into DIR (same base names); a file\n"
+        "                         that fails is reported and skipped, exit 3 at the end\n"
+        "      --overwrite        replace existing files in DIR (default: refuse them)\n"
+        "      --format EXT       output extension in DIR: png, jpg, ppm, pgm, pnm\n"
+        "  -q, --quiet            no progress bar and no summary line\n"
+        "      --json             print a JSON summary (counts, rates, errors)\n"
+        "      --stream WxHxC     read raw interleaved frames from stdin, write the\n"
+        "                         filtered frames to stdout (ffmpeg -f rawvideo)\n"
         "\n"
         "Files:\n"
         "      --channels N       convert the input on load to N channels: 1 grey,\n"
@@ -454,6 +478,46 @@ int cli_parse(int argc, char **argv, cli_options *o, cli_err *e)
             o->seed = (uint32_t)s;
             break;
         }
+        case OPT_OUTDIR:
+            if (arg[0] == '\0')
+                return usage_fail(e, "--outdir: empty directory name");
+            o->outdir = arg;
+            o->batch = 1;
+            break;
+        case OPT_QUIET:
+            o->quiet = 1;
+            break;
+        case OPT_OVERWRITE:
+            o->overwrite = 1;
+            break;
+        case OPT_JSON:
+            o->json = 1;
+            break;
+        case OPT_FORMAT: {
+            char probe[32];
+            snprintf(probe, sizeof probe, "x.%s", arg);
+            if (strlen(arg) > 8 || strchr(arg, '/') ||
+                ic_format_from_path(probe) == IC_FMT_UNKNOWN)
+                return usage_fail(e, "--format '%s': expected png, jpg, jpeg, ppm, pgm or pnm",
+                                  arg);
+            o->format = arg;
+            break;
+        }
+        case OPT_STREAM: {
+            filter_only = filter_only ? filter_only : "--stream";
+            cli_options t;
+            memset(&t, 0, sizeof t);
+            const char *x = strchr(arg, 'x');
+            if (!x || !strchr(x + 1, 'x') || !parse_chart_size(arg, &t))
+                return usage_fail(e,
+                                  "--stream '%s': expected WxHxC (sizes 1..1048576, channels "
+                                  "1..4)", arg);
+            o->stream_w = t.chart_w;
+            o->stream_h = t.chart_h;
+            o->stream_c = t.chart_c;
+            o->stream = 1;
+            break;
+        }
         case OPT_LIST_FILTERS:
             o->list_filters = 1;
             break;
@@ -512,6 +576,28 @@ int cli_parse(int argc, char **argv, cli_options *o, cli_err *e)
     o->mode = CLI_MODE_FILTER;
     if (chart_only)
         return usage_fail(e, "option '%s' applies only to --chart", chart_only);
+    if (o->batch || o->stream) {
+        if (o->batch && o->stream)
+            return usage_fail(e, "--stream and --outdir cannot be combined");
+        if (!o->kernel_text && !o->kernel_file)
+            return usage_fail(e, "no kernel given: use --kernel TEXT or --kernel-file FILE");
+        if (o->stream) {
+            if (npos != 0)
+                return usage_fail(e, "--stream reads standard input: no file arguments");
+            if ((uint64_t)o->stream_w * (uint64_t)o->stream_h > o->max_pixels)
+                return usage_fail(e, "--stream: more pixels per frame than --max-pixels allows");
+            o->mode = CLI_MODE_STREAM;
+            return CLI_EXIT_OK;
+        }
+        if (npos == 0)
+            return usage_fail(e, "--outdir: no INPUT given");
+        o->mode = CLI_MODE_BATCH;
+        o->inputs = argv + optind;
+        o->ninputs = npos;
+        return CLI_EXIT_OK;
+    }
+    if (o->overwrite || o->json || o->format || o->quiet)
+        return usage_fail(e, "--overwrite, --json, --format and --quiet need --outdir");
     if (npos != 2)
         return usage_fail(e, "expected INPUT and OUTPUT (%s given)",
                           npos == 0 ? "no file" : npos == 1 ? "one file" : "more than two files");

@@ -18,7 +18,9 @@
 typedef enum cli_mode {
     CLI_MODE_FILTER = 0, /* imgconv [OPTIONS] INPUT OUTPUT */
     CLI_MODE_CHART,      /* imgconv --chart WxH[xC] [--seed S] OUTPUT */
-    CLI_MODE_INFO        /* --help, --version, --list-*, --formats */
+    CLI_MODE_INFO,       /* --help, --version, --list-*, --formats */
+    CLI_MODE_BATCH,      /* imgconv [OPTIONS] -o OUTDIR INPUT... (cli_batch.c) */
+    CLI_MODE_STREAM      /* imgconv --stream WxHxC [OPTIONS] < raw > raw (cli_batch.c) */
 } cli_mode;
 
 typedef struct cli_options {
@@ -43,7 +45,7 @@ typedef struct cli_options {
 
     /* where and how it runs */
     const char *backend;  /* --backend, "auto" by default */
-    ic_context_options ctx; /* --device, --threads */
+    ic_context_options ctx; /* --device, --threads, --transfer, --device-memory */
     ic_layout layout;     /* --layout: the in-memory layout used for filtering */
 
     /* loading and saving */
@@ -65,6 +67,17 @@ typedef struct cli_options {
     int batch;  /* batch mode: many INPUT files into an output directory */
     int signal; /* 1D signal / stencil mode (seeds 001, 002) */
     int stream; /* streamed (pinned memory + CUDA streams) pipeline */
+
+    /* batch mode (-o OUTDIR) and the raw frame stream (--stream WxHxC);
+     * --transfer and --device-memory go to ctx */
+    const char *outdir;  /* -o, --outdir */
+    char **inputs;       /* the INPUT arguments (files, directories, globs) */
+    int ninputs;
+    int overwrite;       /* --overwrite: replace existing outputs */
+    int quiet;           /* -q, --quiet: no progress bar, no summary line */
+    int json;            /* --json: a JSON summary on stdout */
+    const char *format;  /* --format EXT: output extension (png, jpg, ppm, pgm, pnm) */
+    int stream_w, stream_h, stream_c;
 } cli_options;
 
 /* Parses argv into *o. Returns CLI_EXIT_OK, or CLI_EXIT_USAGE with e filled

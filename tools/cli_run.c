@@ -129,7 +129,7 @@ int cli_check_output(const char *output, const char *input, cli_err *e)
 
 /* Reads the kernel named by the options. Bad text is a usage error (2); a
  * kernel file that cannot be read or is malformed is an input error (3). */
-static int get_kernel(const cli_options *o, ic_kernel *k, cli_err *e)
+int cli_get_kernel(const cli_options *o, ic_kernel *k, cli_err *e)
 {
     char buf[256] = "";
     ic_status s;
@@ -269,11 +269,11 @@ int cli_run_filter(const cli_options *o, cli_err *e)
     int code;
 
     /* Cheap checks first: a usage error in the kernel text, then the output. */
-    if (o->kernel_text && (code = get_kernel(o, &k, e)) != CLI_EXIT_OK)
+    if (o->kernel_text && (code = cli_get_kernel(o, &k, e)) != CLI_EXIT_OK)
         return code;
     if ((code = cli_check_output(o->output, o->input, e)) != CLI_EXIT_OK)
         goto done;
-    if (o->kernel_file && (code = get_kernel(o, &k, e)) != CLI_EXIT_OK)
+    if (o->kernel_file && (code = cli_get_kernel(o, &k, e)) != CLI_EXIT_OK)
         goto done;
 
     ic_params p = o->params;

@@ -13,6 +13,7 @@
 
 #include "cli.h"
 #include "cli_args.h"
+#include "cli_batch.h"
 
 int cli_vfail(cli_err *e, int code, const char *file, const char *fmt, va_list ap)
 {
@@ -81,6 +82,12 @@ int main(int argc, char **argv)
             break;
         case CLI_MODE_FILTER:
             code = cli_run_filter(&opts, &err);
+            break;
+        case CLI_MODE_BATCH:
+            code = cli_run_batch(&opts, &err);
+            break;
+        case CLI_MODE_STREAM:
+            code = cli_run_stream(&opts, &err);
             break;
         }
     }

@@ -1,0 +1,751 @@
+/*
+ * cli_batch.c - batch mode and the raw frame stream of imgconv (issue 6):
+ * the whole job fast, not only the kernel (seed 004's closing experiment on
+ * transfers, applied to folders of photographs and to video frames).
+ *
+ * Batch: inputs (files, directories, globs) -> decoder threads -> a bounded
+ * queue -> one filter context (GPU or CPU backend) on the main thread -> a
+ * bounded queue -> encoder threads. Output names are the input base names in
+ * OUTDIR (the extension replaced when --format is given). A file that fails at
+ * any stage is reported on one line and skipped; the others go on. SIGINT
+ * stops decoding new files and lets the pipeline drain; ic_image_save writes
+ * through a temporary file and a rename, so no partial file is left.
+ *
+ * Stream: fixed-size raw interleaved frames from stdin, filtered one by one,
+ * to stdout (ffmpeg -f rawvideo pipes).
+ */
+#include "cli_batch.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <glob.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli_args.h"
+
+/* ---- interruption ---------------------------------------------------------- */
+
+static volatile sig_atomic_t g_interrupted;
+
+static void on_sigint(int sig)
+{
+    (void)sig;
+    g_interrupted = 1;
+}
+
+/* ---- the list of files ----------------------------------------------------- */
+
+typedef struct bfile {
+    char *in;
+    char *out;       /* NULL when no output name could be made */
+    char err[320];   /* set when the file failed before decoding */
+    size_t bytes;    /* decoded sample bytes, for MB/s */
+} bfile;
+
+typedef struct blist {
+    bfile *v;
+    int n, cap;
+} blist;
+
+static int list_add(blist *l, const char *path)
+{
+    if (l->n == l->cap) {
+        int cap = l->cap ? 2 * l->cap : 64;
+        bfile *v = realloc(l->v, (size_t)cap * sizeof *v);
+        if (!v)
+            return -1;
+        l->v = v;
+        l->cap = cap;
+    }
+    bfile *f = &l->v[l->n];
+    memset(f, 0, sizeof *f);
+    f->in = strdup(path);
+    if (!f->in)
+        return -1;
+    l->n++;
+    return 0;
+}
+
+static void list_free(blist *l)
+{
+    for (int i = 0; i < l->n; i++) {
+        free(l->v[i].in);
+        free(l->v[i].out);
+    }
+    free(l->v);
+    memset(l, 0, sizeof *l);
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Adds the image files of a directory (known extensions), sorted by name. */
+static int add_dir(blist *l, const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return list_add(l, dir); /* reported when loading fails */
+    char **names = NULL;
+    int n = 0, cap = 0, rc = 0;
+    struct dirent *de;
+    while ((de = readdir(d)) != NULL) {
+        if (de->d_name[0] == '.' || ic_format_from_path(de->d_name) == IC_FMT_UNKNOWN)
+            continue;
+        if (n == cap) {
+            cap = cap ? 2 * cap : 64;
+            char **nn = realloc(names, (size_t)cap * sizeof *nn);
+            if (!nn) {
+                rc = -1;
+                break;
+            }
+            names = nn;
+        }
+        if (!(names[n] = strdup(de->d_name))) {
+            rc = -1;
+            break;
+        }
+        n++;
+    }
+    closedir(d);
+    if (rc == 0)
+        qsort(names, (size_t)n, sizeof *names, cmp_str);
+    const size_t dl = strlen(dir);
+    const int slash = dl > 0 && dir[dl - 1] == '/';
+    for (int i = 0; i < n; i++) {
+        if (rc == 0) {
+            char *p = malloc(dl + strlen(names[i]) + 2);
+            if (!p) {
+                rc = -1;
+            } else {
+                sprintf(p, "%s%s%s", dir, slash ? "" : "/", names[i]);
+                struct stat st;
+                if (stat(p, &st) == 0 && S_ISREG(st.st_mode))
+                    rc = list_add(l, p);
+                free(p);
+            }
+        }
+        free(names[i]);
+    }
+    free(names);
+    return rc;
+}
+
+static int expand_input(blist *l, const char *arg)
+{
+    struct stat st;
+    if (stat(arg, &st) == 0)
+        return S_ISDIR(st.st_mode) ? add_dir(l, arg) : list_add(l, arg);
+    if (strpbrk(arg, "*?[")) { /* a glob the shell did not expand */
+        glob_t g;
+        memset(&g, 0, sizeof g);
+        if (glob(arg, 0, NULL, &g) == 0) {
+            int rc = 0;
+            for (size_t i = 0; i < g.gl_pathc && rc == 0; i++)
+                rc = (stat(g.gl_pathv[i], &st) == 0 && S_ISDIR(st.st_mode))
+                         ? add_dir(l, g.gl_pathv[i])
+                         : list_add(l, g.gl_pathv[i]);
+            globfree(&g);
+            return rc;
+        }
+        globfree(&g);
+    }
+    return list_add(l, arg); /* missing: reported when loading fails */
+}
+
+/* OUTDIR/basename, the extension replaced by --format when given. */
+static void make_output_name(bfile *f, const char *outdir, const char *format)
+{
+    const char *base = strrchr(f->in, '/');
+    base = base ? base + 1 : f->in;
+    const char *dot = strrchr(base, '.');
+    const size_t stem = dot && dot != base ? (size_t)(dot - base) : strlen(base);
+    const char *ext = format;
+    if (!ext && dot && dot != base && ic_format_from_path(base) != IC_FMT_UNKNOWN)
+        ext = dot + 1;
+    if (!ext) {
+        snprintf(f->err, sizeof f->err,
+                 "no output format for this name (use --format png|jpg|ppm|pgm)");
+        return;
+    }
+    const size_t n = strlen(outdir) + stem + strlen(ext) + 3;
+    f->out = malloc(n);
+    if (!f->out) {
+        snprintf(f->err, sizeof f->err, "out of memory");
+        return;
+    }
+    snprintf(f->out, n, "%s/%.*s.%s", outdir, (int)stem, base, ext);
+}
+
+static int cmp_out(const void *a, const void *b)
+{
+    const bfile *x = *(const bfile *const *)a, *y = *(const bfile *const *)b;
+    return strcmp(x->out, y->out);
+}
+
+/* Names outputs, refuses existing ones without --overwrite, the input itself,
+ * and two inputs that would write the same output. */
+static int plan_outputs(blist *l, const cli_options *o)
+{
+    bfile **byname = malloc((size_t)(l->n ? l->n : 1) * sizeof *byname);
+    if (!byname)
+        return -1;
+    int m = 0;
+    for (int i = 0; i < l->n; i++) {
+        bfile *f = &l->v[i];
+        make_output_name(f, o->outdir, o->format);
+        if (!f->out)
+            continue;
+        struct stat so, si;
+        if (stat(f->out, &so) == 0) {
+            if (stat(f->in, &si) == 0 && si.st_dev == so.st_dev && si.st_ino == so.st_ino)
+                snprintf(f->err, sizeof f->err, "output %s is the input file itself", f->out);
+            else if (!o->overwrite)
+                snprintf(f->err, sizeof f->err, "output %s exists (use --overwrite)", f->out);
+        }
+        if (!f->err[0])
+            byname[m++] = f;
+    }
+    qsort(byname, (size_t)m, sizeof *byname, cmp_out);
+    for (int i = 1; i < m; i++)
+        if (strcmp(byname[i]->out, byname[i - 1]->out) == 0)
+            snprintf(byname[i]->err, sizeof byname[i]->err, "output %s is also the output of %s",
+                     byname[i]->out, byname[i - 1]->in);
+    free(byname);
+    return 0;
+}
+
+/* ---- bounded queues -------------------------------------------------------- */
+
+typedef struct item {
+    int idx;
+    ic_image img, out;
+} item;
+
+typedef struct queue {
+    pthread_mutex_t mu;
+    pthread_cond_t not_empty, not_full;
+    item **v;
+    int cap, head, count, producers; /* closed when producers reaches 0 */
+} queue;
+
+static int queue_init(queue *q, int cap, int producers)
+{
+    memset(q, 0, sizeof *q);
+    q->v = calloc((size_t)cap, sizeof *q->v);
+    if (!q->v)
+        return -1;
+    q->cap = cap;
+    q->producers = producers;
+    pthread_mutex_init(&q->mu, NULL);
+    pthread_cond_init(&q->not_empty, NULL);
+    pthread_cond_init(&q->not_full, NULL);
+    return 0;
+}
+
+static void queue_destroy(queue *q)
+{
+    free(q->v);
+    pthread_mutex_destroy(&q->mu);
+    pthread_cond_destroy(&q->not_empty);
+    pthread_cond_destroy(&q->not_full);
+}
+
+static void queue_push(queue *q, item *it)
+{
+    pthread_mutex_lock(&q->mu);
+    while (q->count == q->cap)
+        pthread_cond_wait(&q->not_full, &q->mu);
+    q->v[(q->head + q->count) % q->cap] = it;
+    q->count++;
+    pthread_cond_signal(&q->not_empty);
+    pthread_mutex_unlock(&q->mu);
+}
+
+/* NULL once the queue is empty and every producer is done. */
+static item *queue_pop(queue *q)
+{
+    pthread_mutex_lock(&q->mu);
+    while (q->count == 0 && q->producers > 0)
+        pthread_cond_wait(&q->not_empty, &q->mu);
+    item *it = NULL;
+    if (q->count > 0) {
+        it = q->v[q->head];
+        q->head = (q->head + 1) % q->cap;
+        q->count--;
+        pthread_cond_signal(&q->not_full);
+    }
+    pthread_mutex_unlock(&q->mu);
+    return it;
+}
+
+static void queue_producer_done(queue *q)
+{
+    pthread_mutex_lock(&q->mu);
+    q->producers--;
+    pthread_cond_broadcast(&q->not_empty);
+    pthread_mutex_unlock(&q->mu);
+}
+
+/* ---- the batch run ----------------------------------------------------------- */
+
+typedef struct batch {
+    const cli_options *o;
+    blist files;
+    queue decoded, filtered;
+    pthread_mutex_t mu; /* guards everything below */
+    int next, done, written, failed;
+    double bytes, t0, last_draw;
+    double ms_decode, ms_filter, ms_encode;
+    int progress; /* draw a progress bar on stderr */
+    int bar_shown;
+    char **errors; /* "FILE\tproblem" for --json */
+    int nerr;
+} batch;
+
+static void clear_bar(batch *b)
+{
+    if (b->bar_shown) {
+        fputs("\r\033[K", stderr);
+        b->bar_shown = 0;
+    }
+}
+
+static void draw_bar(batch *b, int force)
+{
+    const double now = cli_now_ms();
+    if (!b->progress || (!force && now - b->last_draw < 100.0))
+        return;
+    b->last_draw = now;
+    const int total = b->files.n;
+    const double s = (now - b->t0) / 1e3;
+    const double ips = s > 0 ? b->done / s : 0, mbs = s > 0 ? b->bytes / 1e6 / s : 0;
+    const double eta = ips > 0 ? (total - b->done) / ips : 0;
+    char bar[31];
+    const int fill = total ? (int)(30.0 * b->done / total) : 30;
+    for (int i = 0; i < 30; i++)
+        bar[i] = i < fill ? '#' : '-';
+    bar[30] = '\0';
+    fprintf(stderr, "\r\033[K[%s] %d/%d files  %.1f images/s  %.1f MB/s  ETA %d:%02d", bar,
+            b->done, total, ips, mbs, (int)eta / 60, (int)eta % 60);
+    b->bar_shown = 1;
+}
+
+/* Records the end of one file: ok, or the problem (printed at once). */
+static void finish_file(batch *b, int idx, const char *problem)
+{
+    pthread_mutex_lock(&b->mu);
+    b->done++;
+    if (problem) {
+        b->failed++;
+        clear_bar(b);
+        const char *name = b->files.v[idx].in;
+        fprintf(stderr, "imgconv: error: %s: %s\n", name, problem);
+        if (b->o->json) {
+            char **ne = realloc(b->errors, (size_t)(b->nerr + 1) * sizeof *ne);
+            if (ne) {
+                b->errors = ne;
+                size_t n = strlen(name) + strlen(problem) + 2;
+                if ((ne[b->nerr] = malloc(n)) != NULL) {
+                    snprintf(ne[b->nerr], n, "%s\t%s", name, problem);
+                    b->nerr++;
+                }
+            }
+        }
+    } else {
+        b->written++;
+        b->bytes += (double)b->files.v[idx].bytes;
+    }
+    draw_bar(b, problem != NULL);
+    pthread_mutex_unlock(&b->mu);
+}
+
+static void add_time(batch *b, double *acc, double ms)
+{
+    pthread_mutex_lock(&b->mu);
+    *acc += ms;
+    pthread_mutex_unlock(&b->mu);
+}
+
+static void *decoder(void *arg)
+{
+    batch *b = arg;
+    const cli_options *o = b->o;
+    ic_load_options lo;
+    memset(&lo, 0, sizeof lo);
+    lo.channels = o->channels;
+    lo.layout = o->layout;
+    lo.max_pixels = o->max_pixels;
+    for (;;) {
+        pthread_mutex_lock(&b->mu);
+        const int i = g_interrupted ? b->files.n : b->next++;
+        pthread_mutex_unlock(&b->mu);
+        if (i >= b->files.n)
+            break;
+        bfile *f = &b->files.v[i];
+        if (f->err[0]) {
+            finish_file(b, i, f->err);
+            continue;
+        }
+        item *it = calloc(1, sizeof *it);
+        if (!it) {
+            finish_file(b, i, "out of memory");
+            continue;
+        }
+        it->idx = i;
+        char msg[256] = "";
+        const double t = cli_now_ms();
+        const ic_status s = ic_image_load(&it->img, f->in, &lo, msg, sizeof msg);
+        add_time(b, &b->ms_decode, cli_now_ms() - t);
+        if (s != IC_OK) {
+            char problem[320];
+            snprintf(problem, sizeof problem, "%s", msg[0] ? msg : ic_status_str(s));
+            free(it);
+            finish_file(b, i, problem);
+            continue;
+        }
+        f->bytes = ic_image_row_bytes(&it->img) * (size_t)it->img.height *
+                   (size_t)(it->img.layout == IC_SOA ? it->img.channels : 1);
+        queue_push(&b->decoded, it);
+    }
+    queue_producer_done(&b->decoded);
+    return NULL;
+}
+
+static void *encoder(void *arg)
+{
+    batch *b = arg;
+    ic_save_options so;
+    memset(&so, 0, sizeof so);
+    so.quality = b->o->quality;
+    item *it;
+    while ((it = queue_pop(&b->filtered)) != NULL) {
+        if (g_interrupted) { /* saves under way finish (atomically); no new ones */
+            ic_image_free(&it->out);
+            free(it);
+            continue;
+        }
+        char msg[256] = "";
+        const double t = cli_now_ms();
+        const ic_status s = ic_image_save(&it->out, b->files.v[it->idx].out, &so, msg, sizeof msg);
+        add_time(b, &b->ms_encode, cli_now_ms() - t);
+        char problem[320];
+        if (s != IC_OK)
+            snprintf(problem, sizeof problem, "cannot write %s: %s", b->files.v[it->idx].out,
+                     msg[0] ? msg : ic_status_str(s));
+        finish_file(b, it->idx, s == IC_OK ? NULL : problem);
+        ic_image_free(&it->out);
+        free(it);
+    }
+    return NULL;
+}
+
+/* The filter stage, on the calling thread. */
+static void filter_stage(batch *b, ic_context *ctx, const ic_kernel *k, const ic_params *p)
+{
+    item *it;
+    while ((it = queue_pop(&b->decoded)) != NULL) {
+        if (g_interrupted) { /* drain without work: the file is "not processed" */
+            ic_image_free(&it->img);
+            free(it);
+            continue;
+        }
+        const double t = cli_now_ms();
+        ic_status s = ic_image_create(&it->out, it->img.width, it->img.height, it->img.channels,
+                                      it->img.layout);
+        if (s == IC_OK)
+            s = ic_convolve(ctx, &it->img, &it->out, k, p);
+        add_time(b, &b->ms_filter, cli_now_ms() - t);
+        ic_image_free(&it->img);
+        if (s != IC_OK) {
+            char problem[320];
+            snprintf(problem, sizeof problem, "filter failed: %s",
+                     ic_context_error(ctx)[0] ? ic_context_error(ctx) : ic_status_str(s));
+            ic_image_free(&it->out);
+            finish_file(b, it->idx, problem);
+            free(it);
+            continue;
+        }
+        queue_push(&b->filtered, it);
+    }
+    queue_producer_done(&b->filtered);
+}
+
+static void json_string(FILE *f, const char *s, size_t n)
+{
+    fputc('"', f);
+    for (size_t i = 0; i < n && s[i]; i++) {
+        const unsigned char c = (unsigned char)s[i];
+        if (c == '"' || c == '\\')
+            fprintf(f, "\\%c", c);
+        else if (c < 0x20)
+            fprintf(f, "\\u%04x", c);
+        else
+            fputc(c, f);
+    }
+    fputc('"', f);
+}
+
+static void print_summary(const batch *b, const char *backend, double ms)
+{
+    const double s = ms / 1e3;
+    const double ips = s > 0 ? b->written / s : 0, mbs = s > 0 ? b->bytes / 1e6 / s : 0;
+    if (b->o->json) {
+        printf("{\"files\": %d, \"written\": %d, \"failed\": %d, \"interrupted\": %s, "
+               "\"backend\": ",
+               b->files.n, b->written, b->failed, g_interrupted ? "true" : "false");
+        json_string(stdout, backend, (size_t)-1);
+        printf(", \"seconds\": %.3f, \"images_per_s\": %.2f, \"mb_per_s\": %.2f, "
+               "\"stage_ms\": {\"decode\": %.1f, \"filter\": %.1f, \"encode\": %.1f}, "
+               "\"errors\": [",
+               s, ips, mbs, b->ms_decode, b->ms_filter, b->ms_encode);
+        for (int i = 0; i < b->nerr; i++) {
+            const char *tab = strchr(b->errors[i], '\t');
+            printf("%s{\"file\": ", i ? ", " : "");
+            json_string(stdout, b->errors[i], (size_t)(tab - b->errors[i]));
+            printf(", \"error\": ");
+            json_string(stdout, tab + 1, (size_t)-1);
+            printf("}");
+        }
+        printf("]}\n");
+        return;
+    }
+    if (b->o->quiet)
+        return;
+    const double busy = b->ms_decode + b->ms_filter + b->ms_encode;
+    printf("imgconv: %d files: %d written, %d failed%s in %.2f s (%.1f images/s, %.1f MB/s; "
+           "busy time: decode %.0f%%, filter %.0f%%, encode %.0f%%; backend %s)\n",
+           b->files.n, b->written, b->failed, g_interrupted ? ", interrupted" : "", s, ips, mbs,
+           busy > 0 ? 100 * b->ms_decode / busy : 0, busy > 0 ? 100 * b->ms_filter / busy : 0,
+           busy > 0 ? 100 * b->ms_encode / busy : 0, backend);
+}
+
+static int online_cpus(void)
+{
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n < 1 ? 1 : n > 64 ? 64 : (int)n;
+}
+
+/* OUTDIR exists (made when missing) and can be written into. */
+static int check_outdir(const char *dir, cli_err *e)
+{
+    struct stat st;
+    if (stat(dir, &st) != 0) {
+        if (errno != ENOENT || mkdir(dir, 0777) != 0)
+            return cli_fail(e, CLI_EXIT_OUTPUT, dir, "cannot use as output directory: %s",
+                            strerror(errno));
+        return CLI_EXIT_OK;
+    }
+    if (!S_ISDIR(st.st_mode))
+        return cli_fail(e, CLI_EXIT_OUTPUT, dir, "is not a directory");
+    if (access(dir, W_OK | X_OK) != 0)
+        return cli_fail(e, CLI_EXIT_OUTPUT, dir, "cannot write into directory: %s",
+                        strerror(errno));
+    return CLI_EXIT_OK;
+}
+
+int cli_run_batch(const cli_options *o, cli_err *e)
+{
+    int code = check_outdir(o->outdir, e);
+    if (code != CLI_EXIT_OK)
+        return code;
+    ic_kernel k;
+    memset(&k, 0, sizeof k);
+    if ((code = cli_get_kernel(o, &k, e)) != CLI_EXIT_OK)
+        return code;
+    ic_params p = o->params;
+    p.bias = (float)((double)p.bias + k.offset);
+    char msg[256] = "";
+    ic_context *ctx = NULL;
+    ic_status s = ic_context_create(&ctx, o->backend, &o->ctx, msg, sizeof msg);
+    if (s != IC_OK) {
+        ic_kernel_free(&k);
+        return cli_fail(e, cli_exit_for_backend(s), NULL, "%s", msg[0] ? msg : ic_status_str(s));
+    }
+
+    batch b;
+    memset(&b, 0, sizeof b);
+    b.o = o;
+    pthread_mutex_init(&b.mu, NULL);
+    int rc = 0;
+    for (int i = 0; i < o->ninputs && rc == 0; i++)
+        rc = expand_input(&b.files, o->inputs[i]);
+    if (rc == 0)
+        rc = plan_outputs(&b.files, o);
+    const int cpus = online_cpus();
+    const int ndec = cpus < 4 ? cpus : 4, nenc = cpus < 4 ? cpus : 4;
+    if (rc == 0 && (queue_init(&b.decoded, 2 * ndec, ndec) ||
+                    queue_init(&b.filtered, 2 * nenc, 1)))
+        rc = -1;
+    if (rc != 0) {
+        list_free(&b.files);
+        ic_context_free(ctx);
+        ic_kernel_free(&k);
+        return cli_fail(e, CLI_EXIT_INTERNAL, NULL, "out of memory");
+    }
+    if (b.files.n == 0) {
+        queue_destroy(&b.decoded);
+        queue_destroy(&b.filtered);
+        ic_context_free(ctx);
+        ic_kernel_free(&k);
+        return cli_fail(e, CLI_EXIT_INPUT, NULL, "no input files");
+    }
+    b.progress = !o->quiet && isatty(STDERR_FILENO);
+    g_interrupted = 0;
+    struct sigaction sa, old_int;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_sigint;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, &old_int);
+
+    b.t0 = cli_now_ms();
+    pthread_t dec[4], enc[4];
+    int started_dec = 0, started_enc = 0;
+    for (; started_dec < ndec; started_dec++)
+        if (pthread_create(&dec[started_dec], NULL, decoder, &b) != 0)
+            break;
+    for (; started_enc < nenc; started_enc++)
+        if (pthread_create(&enc[started_enc], NULL, encoder, &b) != 0)
+            break;
+    /* Producers that never started are done already. */
+    for (int i = started_dec; i < ndec; i++)
+        queue_producer_done(&b.decoded);
+    if (started_dec == 0 || started_enc == 0)
+        g_interrupted = 1; /* nothing can flow: stop at once, then report */
+    if (started_enc == 0) { /* nobody would empty the second queue */
+        item *it;
+        while ((it = queue_pop(&b.decoded)) != NULL) {
+            finish_file(&b, it->idx, "cannot start an encoder thread");
+            ic_image_free(&it->img);
+            free(it);
+        }
+    } else {
+        filter_stage(&b, ctx, &k, &p);
+    }
+    for (int i = 0; i < started_dec; i++)
+        pthread_join(dec[i], NULL);
+    for (int i = 0; i < started_enc; i++)
+        pthread_join(enc[i], NULL);
+    const double ms = cli_now_ms() - b.t0;
+    sigaction(SIGINT, &old_int, NULL);
+    pthread_mutex_lock(&b.mu);
+    draw_bar(&b, 1);
+    clear_bar(&b);
+    pthread_mutex_unlock(&b.mu);
+
+    print_summary(&b, ic_context_backend(ctx), ms);
+    const int interrupted = g_interrupted, failed = b.failed, total = b.files.n;
+    const int not_done = total - b.done;
+    for (int i = 0; i < b.nerr; i++)
+        free(b.errors[i]);
+    free(b.errors);
+    queue_destroy(&b.decoded);
+    queue_destroy(&b.filtered);
+    pthread_mutex_destroy(&b.mu);
+    list_free(&b.files);
+    ic_context_free(ctx);
+    ic_kernel_free(&k);
+    if (interrupted)
+        return cli_fail(e, CLI_EXIT_INPUT, NULL, "interrupted: %d of %d files not processed",
+                        not_done, total);
+    if (failed)
+        return cli_fail(e, CLI_EXIT_INPUT, NULL, "%d of %d files failed", failed, total);
+    return CLI_EXIT_OK;
+}
+
+/* ---- the raw frame stream ------------------------------------------------------ */
+
+/* Reads up to n bytes; returns how many (less only at end of file or error). */
+static size_t read_full(FILE *f, uint8_t *p, size_t n)
+{
+    size_t got = 0;
+    while (got < n) {
+        const size_t r = fread(p + got, 1, n - got, f);
+        if (r == 0)
+            break;
+        got += r;
+    }
+    return got;
+}
+
+int cli_run_stream(const cli_options *o, cli_err *e)
+{
+    const int w = o->stream_w, h = o->stream_h, c = o->stream_c;
+    ic_kernel k;
+    memset(&k, 0, sizeof k);
+    int code = cli_get_kernel(o, &k, e);
+    if (code != CLI_EXIT_OK)
+        return code;
+    ic_params p = o->params;
+    p.bias = (float)((double)p.bias + k.offset);
+    char msg[256] = "";
+    ic_context *ctx = NULL;
+    ic_status s = ic_context_create(&ctx, o->backend, &o->ctx, msg, sizeof msg);
+    if (s != IC_OK) {
+        ic_kernel_free(&k);
+        return cli_fail(e, cli_exit_for_backend(s), NULL, "%s", msg[0] ? msg : ic_status_str(s));
+    }
+    /* w, h <= IC_MAX_DIM and c <= 4: the product fits in 64 bits. */
+    const size_t frame = (size_t)w * (size_t)h * (size_t)c;
+    uint8_t *in = malloc(frame), *out = malloc(frame);
+    ic_image si, so;
+    if (!in || !out || ic_image_wrap(&si, in, w, h, c, IC_AOS, 0) != IC_OK ||
+        ic_image_wrap(&so, out, w, h, c, IC_AOS, 0) != IC_OK) {
+        free(in);
+        free(out);
+        ic_context_free(ctx);
+        ic_kernel_free(&k);
+        return cli_fail(e, CLI_EXIT_INTERNAL, NULL, "out of memory for %dx%dx%d frames", w, h, c);
+    }
+    signal(SIGPIPE, SIG_IGN); /* a closed reader becomes a write error, not a kill */
+    long frames = 0;
+    const double t0 = cli_now_ms();
+    code = CLI_EXIT_OK;
+    for (;;) {
+        const size_t got = read_full(stdin, in, frame);
+        if (got == 0 && !ferror(stdin))
+            break;
+        if (got < frame) {
+            code = ferror(stdin)
+                       ? cli_fail(e, CLI_EXIT_INPUT, "standard input", "read error: %s",
+                                  strerror(errno))
+                       : cli_fail(e, CLI_EXIT_INPUT, "standard input",
+                                  "short final frame: %zu of %zu bytes (frame %ld)", got, frame,
+                                  frames + 1);
+            break;
+        }
+        s = ic_convolve(ctx, &si, &so, &k, &p);
+        if (s != IC_OK) {
+            code = cli_fail(e, cli_exit_for_backend(s), NULL, "frame %ld: %s", frames + 1,
+                            ic_context_error(ctx)[0] ? ic_context_error(ctx) : ic_status_str(s));
+            break;
+        }
+        if (fwrite(out, 1, frame, stdout) != frame) {
+            code = cli_fail(e, CLI_EXIT_OUTPUT, "standard output", "write error: %s",
+                            strerror(errno));
+            break;
+        }
+        frames++;
+    }
+    if (code == CLI_EXIT_OK && fflush(stdout) != 0)
+        code = cli_fail(e, CLI_EXIT_OUTPUT, "standard output", "write error: %s",
+                        strerror(errno));
+    const double ms = cli_now_ms() - t0;
+    if (o->time)
+        fprintf(stderr, "imgconv: %ld frames of %dx%dx%d in %.2f s: %.1f frames/s (backend %s)\n",
+                frames, w, h, c, ms / 1e3, ms > 0 ? frames * 1e3 / ms : 0.0,
+                ic_context_backend(ctx));
+    free(in);
+    free(out);
+    ic_context_free(ctx);
+    ic_kernel_free(&k);
+    return code;
+}
