@@ -21,7 +21,9 @@
 #include "cpu/cpu_internal.h"
 
 /* Ring budget per worker: half of a typical 1 MiB L2, in floats. */
+#ifndef RING_FLOATS
 #define RING_FLOATS (128 * 1024)
+#endif
 /* Narrowest strip worth its halo, in samples. */
 #define MIN_STRIP 512
 /* Tasks per worker: enough for the atomic hand-out to balance the cores. */
@@ -29,7 +31,9 @@
 /* Fewest rows in a band: the band re-reads kh-1 halo rows. */
 #define MIN_BAND_ROWS 8
 /* Samples per separable pass: the temporary row stays in L1. */
+#ifndef SEP_CHUNK
 #define SEP_CHUNK 2048
+#endif
 
 static size_t round_up(size_t v, size_t a)
 {
@@ -165,6 +169,11 @@ static void load_row(const cpu_plan *plan, const struct task_geom *g, int v, flo
     }
     int mid = (g->hi - g->lo) * step;
     plan->ops->widen(row + (size_t)g->lo * (size_t)step, d, mid);
+    if (v + 1 < g->h) { /* the next row will be needed soon: start fetching it */
+        const uint8_t *next = g->src + (size_t)(v + 1) * g->spitch + (size_t)g->lo * (size_t)step;
+        for (int k = 0; k < mid; k += 64)
+            __builtin_prefetch(next + k, 0, 1);
+    }
     d += mid;
     for (int k = 0; k < g->nr; k++, d += step) {
         int m = g->padmap[g->nl + k];
@@ -189,7 +198,7 @@ static void sep_row(const cpu_plan *plan, cpu_scratch *s, const float *const *ro
             plan->ops->vpass(rs, plan->fcol + (size_t)r * (size_t)kh, kh, s->tmp, m + halo);
             plan->ops->hpass(s->tmp, plan->frow + (size_t)r * (size_t)kw, kw, step,
                              r ? s->acc : NULL, last ? NULL : s->acc, job->bias,
-                             last ? out + s0 : NULL, m);
+                             last ? out + s0 : NULL, m, plan->stream);
         }
     }
 }
@@ -249,7 +258,7 @@ void ic_cpu_run_task(void *arg, int task, int worker)
         }
         uint8_t *out = g.dst + (size_t)y * g.dpitch + (size_t)g.x0 * (size_t)g.step;
         if (plan->path == CPU_DIRECT)
-            plan->ops->direct(rows, job->w, kw, kh, g.step, job->bias, out, n);
+            plan->ops->direct(rows, job->w, kw, kh, g.step, job->bias, out, n, plan->stream);
         else
             sep_row(plan, s, rows, n, out);
     }

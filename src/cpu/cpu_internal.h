@@ -34,21 +34,27 @@
 #define CPU_SLACK 64
 /* Rows are allocated on this alignment (bytes). */
 #define CPU_ALIGN 64
+/* Vector accumulators per iteration of the SIMD loops (cpu_simd_body.h). */
+#define CPU_NACC 8
 
-/* Inner loops for one instruction set. n counts samples (floats or bytes). */
+/* Inner loops for one instruction set. n counts samples (floats or bytes).
+ * stream != 0 asks for non-temporal stores of the uint8 output where the row
+ * start allows it (large images: the output bypasses the caches, which saves
+ * the read-for-ownership traffic and leaves the cache to the input); the
+ * loops fence their own streaming stores before returning. */
 typedef struct cpu_ops {
     const char *name; /* "scalar", "avx2", "avx512" */
     /* dst[k] = (float)src[k] for k < n. */
     void (*widen)(const uint8_t *src, float *dst, int n);
     /* out[s] = round_u8(bias + sum_{j<kh} sum_{i<kw} w[j*kw+i] * rows[j][s + i*step]). */
     void (*direct)(const float *const *rows, const float *w, int kw, int kh, int step, float bias,
-                   uint8_t *out, int n);
+                   uint8_t *out, int n, int stream);
     /* t[s] = sum_{j<kh} col[j] * rows[j][s]. */
     void (*vpass)(const float *const *rows, const float *col, int kh, float *t, int n);
     /* sum = (acc_in ? acc_in[s] : 0) + sum_{i<kw} row[i] * t[s + i*step]; then
      * out[s] = round_u8(sum + bias) when out is non-NULL, else acc_out[s] = sum. */
     void (*hpass)(const float *t, const float *row, int kw, int step, const float *acc_in,
-                  float *acc_out, float bias, uint8_t *out, int n);
+                  float *acc_out, float bias, uint8_t *out, int n, int stream);
 } cpu_ops;
 
 extern const cpu_ops ic_cpu_ops_scalar;
@@ -105,6 +111,7 @@ typedef struct cpu_plan {
     int nstrips, band_rows, nbands;
     int chunk;             /* sep: samples per vertical/horizontal pass */
     int tiny;              /* test mode: tiny strips, bands and chunks (seams everywhere) */
+    int stream;            /* non-temporal output stores (large images) */
     cpu_scratch *scratch;  /* one per worker */
 } cpu_plan;
 

@@ -36,8 +36,9 @@ static void widen_scalar(const uint8_t *restrict src, float *restrict dst, int n
 }
 
 static void direct_scalar(const float *const *rows, const float *w, int kw, int kh, int step,
-                          float bias, uint8_t *out, int n)
+                          float bias, uint8_t *out, int n, int stream)
 {
+    (void)stream;
     float acc[BLK];
     for (int s0 = 0; s0 < n; s0 += BLK) {
         int m = n - s0 < BLK ? n - s0 : BLK;
@@ -69,8 +70,9 @@ static void vpass_scalar(const float *const *rows, const float *col, int kh, flo
 }
 
 static void hpass_scalar(const float *t, const float *row, int kw, int step, const float *acc_in,
-                         float *acc_out, float bias, uint8_t *out, int n)
+                         float *acc_out, float bias, uint8_t *out, int n, int stream)
 {
+    (void)stream;
     float acc[BLK];
     for (int s0 = 0; s0 < n; s0 += BLK) {
         int m = n - s0 < BLK ? n - s0 : BLK;

@@ -10,6 +10,8 @@
  *   VZERO(), VSET1(x), VFMA(a, b, c) = a*b + c, VADD(a, b)
  *   simd_widen(p)     VL uint8 at p -> V
  *   simd_put(out, a, nv)   rounds nv vectors (already biased) to uint8 at out
+ *   simd_stream(out, a)    the same for NACC vectors with non-temporal stores,
+ *                          out aligned to 32 bytes
  *   simd_put_part(out, a, m) the same for the first m < VL lanes of one vector
  *
  * Rounding in simd_put* must be ic_round_u8's: clamp to [0, 255] (NaN -> 0),
@@ -25,10 +27,11 @@
 #error "include cpu_simd_body.h from an ISA file that defines SIMD_TGT and friends"
 #endif
 
+#include <stdint.h>
 #include <string.h>
 
 /* Independent accumulators per iteration: two FMA pipes x 4 cycles latency. */
-#define NACC 8
+#define NACC CPU_NACC
 
 #define SIMD_INLINE SIMD_TGT static inline __attribute__((always_inline))
 
@@ -43,9 +46,10 @@ SIMD_TGT static void simd_widen_row(const uint8_t *src, float *dst, int n)
 
 /* out[s] = round(bias + sum_j sum_i w[j*kw+i] * rows[j][s + i*step]) */
 SIMD_INLINE void direct_k(const float *const *rows, const float *w, const int kw, const int kh,
-                          int step, float bias, uint8_t *out, int n)
+                          const int step, float bias, uint8_t *out, int n, int stream)
 {
     const V vb = VSET1(bias);
+    stream = stream && ((uintptr_t)out & 31) == 0;
     int s = 0;
     for (; s + NACC * VL <= n; s += NACC * VL) {
         V a[NACC];
@@ -62,8 +66,13 @@ SIMD_INLINE void direct_k(const float *const *rows, const float *w, const int kw
         }
         for (int v = 0; v < NACC; v++)
             a[v] = VADD(a[v], vb);
-        simd_put(out + s, a, NACC);
+        if (stream)
+            simd_stream(out + s, a);
+        else
+            simd_put(out + s, a, NACC);
     }
+    if (stream)
+        _mm_sfence();
     for (; s < n; s += VL) {
         V a = VZERO();
         for (int j = 0; j < kh; j++) {
@@ -79,17 +88,27 @@ SIMD_INLINE void direct_k(const float *const *rows, const float *w, const int kw
     }
 }
 
+/* Instances with constant kw, kh and step: the taps unroll and every load
+ * address becomes a constant displacement from one row pointer (with a
+ * variable step, a 5x5 kernel spills its 25 tap pointers to the stack). */
+#define DIRECT_STEPS(KW, KH)                                                                      \
+    switch (step) {                                                                               \
+    case 1: direct_k(rows, w, KW, KH, 1, bias, out, n, stream); return;                          \
+    case 2: direct_k(rows, w, KW, KH, 2, bias, out, n, stream); return;                          \
+    case 3: direct_k(rows, w, KW, KH, 3, bias, out, n, stream); return;                          \
+    default: direct_k(rows, w, KW, KH, 4, bias, out, n, stream); return;                         \
+    }
+
 SIMD_TGT static void simd_direct(const float *const *rows, const float *w, int kw, int kh, int step,
-                                 float bias, uint8_t *out, int n)
+                                 float bias, uint8_t *out, int n, int stream)
 {
     if (kw == 3 && kh == 3)
-        direct_k(rows, w, 3, 3, step, bias, out, n);
-    else if (kw == 5 && kh == 5)
-        direct_k(rows, w, 5, 5, step, bias, out, n);
-    else if (kw == 7 && kh == 7)
-        direct_k(rows, w, 7, 7, step, bias, out, n);
-    else
-        direct_k(rows, w, kw, kh, step, bias, out, n);
+        DIRECT_STEPS(3, 3)
+    if (kw == 5 && kh == 5)
+        DIRECT_STEPS(5, 5)
+    if (kw == 7 && kh == 7)
+        DIRECT_STEPS(7, 7)
+    direct_k(rows, w, kw, kh, step, bias, out, n, stream);
 }
 
 /* t[s] = sum_j col[j] * rows[j][s] */
@@ -118,10 +137,12 @@ SIMD_TGT static void simd_vpass(const float *const *rows, const float *col, int 
 }
 
 /* sum = acc_in[s] + sum_i row[i] * t[s + i*step]; stored rounded or as float */
-SIMD_INLINE void hpass_k(const float *t, const float *row, const int kw, int step,
-                         const float *acc_in, float *acc_out, float bias, uint8_t *out, int n)
+SIMD_INLINE void hpass_k(const float *t, const float *row, const int kw, const int step,
+                         const float *acc_in, float *acc_out, float bias, uint8_t *out, int n,
+                         int stream)
 {
     const V vb = VSET1(bias);
+    stream = stream && out && ((uintptr_t)out & 31) == 0;
     int s = 0;
     for (; s + NACC * VL <= n; s += NACC * VL) {
         V a[NACC];
@@ -136,12 +157,17 @@ SIMD_INLINE void hpass_k(const float *t, const float *row, const int kw, int ste
         if (out) {
             for (int v = 0; v < NACC; v++)
                 a[v] = VADD(a[v], vb);
-            simd_put(out + s, a, NACC);
+            if (stream)
+                simd_stream(out + s, a);
+            else
+                simd_put(out + s, a, NACC);
         } else {
             for (int v = 0; v < NACC; v++)
                 VSTORE(acc_out + s + v * VL, a[v]);
         }
     }
+    if (stream)
+        _mm_sfence();
     for (; s < n; s += VL) {
         V a = acc_in ? VLOAD(acc_in + s) : VZERO();
         for (int i = 0; i < kw; i++)
@@ -158,18 +184,27 @@ SIMD_INLINE void hpass_k(const float *t, const float *row, const int kw, int ste
     }
 }
 
+#define HPASS_STEPS(KW)                                                                           \
+    switch (step) {                                                                               \
+    case 1: hpass_k(t, row, KW, 1, acc_in, acc_out, bias, out, n, stream); return;               \
+    case 2: hpass_k(t, row, KW, 2, acc_in, acc_out, bias, out, n, stream); return;               \
+    case 3: hpass_k(t, row, KW, 3, acc_in, acc_out, bias, out, n, stream); return;               \
+    default: hpass_k(t, row, KW, 4, acc_in, acc_out, bias, out, n, stream); return;              \
+    }
+
 SIMD_TGT static void simd_hpass(const float *t, const float *row, int kw, int step,
                                 const float *acc_in, float *acc_out, float bias, uint8_t *out,
-                                int n)
+                                int n, int stream)
 {
     if (kw == 3)
-        hpass_k(t, row, 3, step, acc_in, acc_out, bias, out, n);
-    else if (kw == 5)
-        hpass_k(t, row, 5, step, acc_in, acc_out, bias, out, n);
-    else if (kw == 9)
-        hpass_k(t, row, 9, step, acc_in, acc_out, bias, out, n);
-    else
-        hpass_k(t, row, kw, step, acc_in, acc_out, bias, out, n);
+        HPASS_STEPS(3)
+    if (kw == 5)
+        HPASS_STEPS(5)
+    if (kw == 7)
+        HPASS_STEPS(7)
+    if (kw == 9)
+        HPASS_STEPS(9)
+    hpass_k(t, row, kw, step, acc_in, acc_out, bias, out, n, stream);
 }
 
 static const cpu_ops simd_ops = {
