@@ -380,10 +380,12 @@ static void seed002_blocks_by_convolution(const char *backend)
             for (int c = 0; c < 12; c++) {
                 int b00 = dst.mem[(size_t)r * 24 + (size_t)c];
                 int b11 = dst.mem[(size_t)(r + 8) * 24 + (size_t)(c + 8)];
-                CHECK(b00 == seed002_block00[r][c], "%s: seed 002 Block 0,0 [%d][%d]: %d, printed %d",
-                      backend, r, c, b00, seed002_block00[r][c]);
-                CHECK(b11 == seed002_block11[r][c], "%s: seed 002 Block 1,1 [%d][%d]: %d, printed %d",
-                      backend, r, c, b11, seed002_block11[r][c]);
+                CHECK(b00 == seed002_block00[r][c],
+                      "%s: seed 002 Block 0,0 [%d][%d]: %d, printed %d", backend, r, c, b00,
+                      seed002_block00[r][c]);
+                CHECK(b11 == seed002_block11[r][c],
+                      "%s: seed 002 Block 1,1 [%d][%d]: %d, printed %d", backend, r, c, b11,
+                      seed002_block11[r][c]);
             }
         ic_kernel_free(&k);
     }

@@ -234,7 +234,8 @@ static int large_kernels(const char *backend)
                     coef[0] = 1.0f;
                     if (ic_kernel_create(&k, c.kw, c.kh, coef, 1.0) == IC_OK) {
                         ict_buf_fill(&a, 1);
-                        supported = ic_convolve(ctx, &a.img, &b.img, &k, NULL) != IC_ERR_UNSUPPORTED;
+                        supported =
+                            ic_convolve(ctx, &a.img, &b.img, &k, NULL) != IC_ERR_UNSUPPORTED;
                         ic_kernel_free(&k);
                     }
                     ict_buf_free(&b);

@@ -183,7 +183,8 @@ int ict_run_case(ic_context *ctx, const char *backend, const ict_case *c, ict_to
     if (!ict_buf_padding_is(&dst, poison, &bad_off)) {
         printf("FAIL %s: dst byte at offset %zu (pitch %zu, %s) outside the samples was "
                "written: 0x%02x, poison 0x%02x\n  %s\n",
-               backend, bad_off, dst.img.pitch, bad_off >= dst.bytes ? "after the end" : "row padding",
+               backend, bad_off, dst.img.pitch,
+               bad_off >= dst.bytes ? "after the end" : "row padding",
                dst.mem[bad_off], poison, what);
         goto done;
     }
@@ -301,8 +302,9 @@ int ict_backend_usable(const char *name, char *why, size_t n)
 /* ---- the worked rounding example -------------------------------------------------- */
 
 /* One row through the 3x1 kernel; want[] written out by hand. */
-static int rounding_row(ic_context *ctx, const char *backend, const char *label, const float coef[3],
-                        int correlate, float bias, const uint8_t *in, const uint8_t *want, int n)
+static int rounding_row(ic_context *ctx, const char *backend, const char *label,
+                        const float coef[3], int correlate, float bias, const uint8_t *in,
+                        const uint8_t *want, int n)
 {
     ict_buf src, dst;
     ic_kernel k;

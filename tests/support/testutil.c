@@ -126,8 +126,19 @@ void ict_buf_random(ict_buf *b, ict_rng *r, int alpha_style)
 
 int ict_buf_padding_is(const ict_buf *b, uint8_t byte, size_t *bad_off)
 {
-    for (size_t i = 0; i < b->bytes + b->guard; i++) {
-        if (b->mem[i] != byte && !ict_buf_is_sample(b, i)) {
+    const size_t pitch = b->img.pitch;
+    const size_t used = row_bytes(b->img.width, b->img.channels, b->img.layout);
+    for (size_t row = 0; row * pitch < b->bytes; row++) {
+        for (size_t i = row * pitch + used; i < (row + 1) * pitch; i++) {
+            if (b->mem[i] != byte) {
+                if (bad_off)
+                    *bad_off = i;
+                return 0;
+            }
+        }
+    }
+    for (size_t i = b->bytes; i < b->bytes + b->guard; i++) {
+        if (b->mem[i] != byte) {
             if (bad_off)
                 *bad_off = i;
             return 0;
