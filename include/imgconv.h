@@ -225,10 +225,9 @@ void ic_factors_free(ic_factors *f);
 /* How samples outside the image are defined (n = image extent, i the index):
  *  CONSTANT : the value params.border_value (seed's zero "ghost cells" by default)
  *  REPLICATE: the nearest edge sample            aaa|abcd|ddd
- *  MIRROR   : reflect without repeating the edge cba|abcd|cba   (reflect-101)
- *  REFLECT  : reflect repeating the edge         cba|abcd|dcb... (symmetric)
- *             concretely: dcb a|abcd|d cba
- *  WRAP     : periodic                          bcd|abcd|abc
+ *  MIRROR   : reflect about the edge sample      dcb|abcd|cba   (reflect-101, OpenCV's default)
+ *  REFLECT  : reflect, repeating the edge sample cba|abcd|dcb   (symmetric)
+ *  WRAP     : periodic                           bcd|abcd|abc
  * Reflections repeat as often as needed when the kernel is larger than the image. */
 typedef enum ic_border {
     IC_BORDER_CONSTANT = 0,
