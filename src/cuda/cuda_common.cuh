@@ -1,0 +1,326 @@
+/*
+ * cuda_common.cuh - device helpers shared by the CUDA strategy backends, so
+ * that the kernels differ only in their memory strategy (STYLE: no copy-paste
+ * variants).
+ *
+ * What is here:
+ *  - launch-geometry constants of every strategy (the seeds' tile sizes);
+ *  - sample addressing for AoS and SoA with a pitch (ic_cu_src / ic_cu_store),
+ *    uint8 -> float on read, ic_round_u8 (core/border.h) on write;
+ *  - the border-mapped fetch, which always goes through ic_border_map;
+ *  - the inner product over a window (ic_cu_dot), templated on where the
+ *    weights come from (ic_cu_wglobal here, a __constant__ array in cuda_const.cu);
+ *  - ONE kernel template (ic_cu_conv_kernel) and ONE host launcher
+ *    (ic_cu_launch, through cudaLaunchKernel), both templated on a strategy
+ *    policy that says how a block loads its tile and how a thread reads a tap;
+ *  - the basic strategy (ic_cu_direct: one thread per output sample, seed 003
+ *    Fig 7.7/7.9, seed 004), which is also the documented fallback of the
+ *    shared-memory strategies when their tile cannot fit;
+ *  - the halo-tile geometry shared by cuda-tiled-out and cuda-tiled-halo.
+ *
+ * Channels: every thread computes ONE channel of one pixel; blockIdx.z is the
+ * channel. For SoA that is one plane per grid layer (coalesced); for AoS the
+ * same kernels read with a stride of `channels` bytes. This keeps a tile one
+ * float per pixel (the largest kernel that fits in shared memory does not
+ * depend on the channel count) and keeps AoS and SoA on one code path.
+ *
+ * A strategy S provides:
+ *   BX, BY          block shape (threads)
+ *   kShared         whether it loads a shared-memory tile (then a barrier follows)
+ *   tiles_x/tiles_y grid size in blocks for a job (host)
+ *   smem_bytes      dynamic shared memory per block for a job (host)
+ *   S(a, bx, by)    per-thread geometry; sets ox, oy (output sample) and active
+ *   load(a, in, s)  fills the shared tile (every thread of the block calls it)
+ *   sum(a, in, w, s) the weighted sum for (ox, oy)
+ */
+#ifndef IC_CUDA_COMMON_CUH
+#define IC_CUDA_COMMON_CUH
+
+#include <cuda_runtime.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "core/border.h"
+#include "cuda/cuda_host.h"
+
+/* ---- launch geometry ------------------------------------------------------ */
+/* cuda-global / cuda-const and the fallback: 32x8 threads, one per output sample. */
+#define IC_CU_DIRECT_BX 32
+#define IC_CU_DIRECT_BY 8
+/* cuda-tiled-in: IN_TILE_DIM of Fig 7.12; output tile = 32 - (k - 1). */
+#define IC_CU_TILE_IN 32
+/* cuda-tiled-out: TILE_WIDTH of seed 000 (output tile, block 16x16). */
+#define IC_CU_TILE_OUT 16
+/* cuda-tiled-cached: TILE_DIM of Fig 7.15. */
+#define IC_CU_TILE_CACHED 32
+/* cuda-tiled-halo: the 16x16 blocks of seed 002. */
+#define IC_CU_TILE_HALO 16
+/* Largest gridDim.y; taller grids are launched in several slices (a test
+ * build may lower it to exercise the slicing). */
+#ifndef IC_CU_MAX_GRID_Y
+#define IC_CU_MAX_GRID_Y 65535
+#endif
+/* Dynamic shared memory a block gets without cudaFuncSetAttribute. */
+#define IC_CU_SMEM_DEFAULT (48 * 1024)
+/* Capacity of cuda-const's __constant__ weight array: 16384 floats = 64 KB,
+ * all of constant memory (kernels up to 127x127; larger use global weights). */
+#define IC_CU_CONST_WEIGHTS 16384
+
+/* Checks a CUDA runtime call; on failure writes "<call>: <reason>" into the
+ * caller's `err`/`errlen` (which must be in scope) and returns IC_ERR_DEVICE. */
+#define IC_CUDA_CHECK(call)                                                   \
+    do {                                                                      \
+        const cudaError_t ic_cu_e_ = (call);                                  \
+        if (ic_cu_e_ != cudaSuccess)                                          \
+            return ic_cuda_fail(err, errlen, #call, (int)ic_cu_e_);           \
+    } while (0)
+
+/* ---- samples -------------------------------------------------------------- */
+
+/* Byte offset of sample (x, y) of channel c in an image of the job's shape. */
+__device__ __forceinline__ size_t ic_cu_offset(const ic_cuda_args &a, size_t pitch, int c, int x,
+                                               int y)
+{
+    if (a.soa)
+        return ((size_t)c * (size_t)a.height + (size_t)y) * pitch + (size_t)x;
+    return (size_t)y * pitch + (size_t)x * (size_t)a.channels + (size_t)c;
+}
+
+/* One channel of the source image as a plane: base, pitch and the distance
+ * between neighbouring pixels (1 for SoA, channels for AoS). */
+struct ic_cu_src {
+    const uint8_t *base;
+    size_t pitch;
+    int xs, w, h, border;
+    float border_value;
+
+    __device__ ic_cu_src(const ic_cuda_args &a, int c)
+        : base(a.src + ic_cu_offset(a, a.src_pitch, c, 0, 0)), pitch(a.src_pitch),
+          xs(a.soa ? 1 : a.channels), w(a.width), h(a.height), border(a.border),
+          border_value(a.border_value)
+    {
+    }
+
+    /* Sample inside the image; LDG reads through the read-only data cache. */
+    template <bool LDG = false> __device__ __forceinline__ float at(int x, int y) const
+    {
+        const uint8_t *p = base + (size_t)y * pitch + (size_t)x * (size_t)xs;
+        return LDG ? (float)__ldg(p) : (float)*p;
+    }
+
+    /* Sample at any coordinate, mapped by the border mode (core/border.h). */
+    template <bool LDG = false> __device__ __forceinline__ float fetch(int x, int y) const
+    {
+        const int mx = ic_border_map(x, w, border);
+        const int my = ic_border_map(y, h, border);
+        if (mx < 0 || my < 0)
+            return border_value;
+        return at<LDG>(mx, my);
+    }
+};
+
+/* Writes bias + sum as a uint8 sample (round half even, clamp). */
+__device__ __forceinline__ void ic_cu_store(const ic_cuda_args &a, int c, int x, int y, float sum)
+{
+    a.dst[ic_cu_offset(a, a.dst_pitch, c, x, y)] = ic_round_u8(sum + a.bias);
+}
+
+/* ---- weights and the inner product ---------------------------------------- */
+
+/* Weights in global memory, read through the read-only cache (seed 000's
+ * `const __restrict__` mask). Every thread of a warp reads the same weight. */
+struct ic_cu_wglobal {
+    const float *__restrict__ p;
+    __device__ __forceinline__ float operator[](int i) const { return __ldg(p + i); }
+};
+
+/* sum_{j,i} w[j*kw + i] * tap(i, j), row-major, in float32: the correlation
+ * of one output sample; tap(i, j) is the input under weight (i, j). */
+template <class W, class Tap>
+__device__ __forceinline__ float ic_cu_dot(const W &w, int kw, int kh, const Tap &tap)
+{
+    float acc = 0.0f;
+    for (int j = 0; j < kh; j++) {
+        const int row = j * kw;
+#pragma unroll 4
+        for (int i = 0; i < kw; i++)
+            acc = fmaf(w[row + i], tap(i, j), acc);
+    }
+    return acc;
+}
+
+/* ---- the kernel and its launcher -------------------------------------------- */
+
+/* The dynamic shared memory of a block (size given at launch). */
+extern __shared__ float ic_cu_smem[];
+
+namespace { /* one copy per translation unit: no cross-file kernel aliasing */
+
+template <class S, class W>
+__global__ void __launch_bounds__(S::BX *S::BY) ic_cu_conv_kernel(const ic_cuda_args a, const W w)
+{
+    const int c = (int)blockIdx.z;
+    const ic_cu_src in(a, c);
+    const S s(a, (int)blockIdx.x, a.block_y0 + (int)blockIdx.y);
+    if constexpr (S::kShared) {
+        s.load(a, in, ic_cu_smem); /* every thread loads, even those with no output */
+        __syncthreads();
+    }
+    if (s.active)
+        ic_cu_store(a, c, s.ox, s.oy, s.sum(a, in, w, ic_cu_smem));
+}
+
+} // namespace
+
+/* Launches strategy S with weights w over the whole job on stream a.stream:
+ * grid (tiles_x, tiles_y, channels), sliced along y when taller than the grid
+ * limit. `what` names the kernel in error messages. */
+template <class S, class W>
+static ic_status ic_cu_launch(ic_cuda_args a, const W &w, const char *what, char *err,
+                              size_t errlen)
+{
+    const size_t smem = S::smem_bytes(a);
+    if (smem > IC_CU_SMEM_DEFAULT)
+        IC_CUDA_CHECK(cudaFuncSetAttribute(ic_cu_conv_kernel<S, W>,
+                                           cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+    const unsigned tx = S::tiles_x(a), ty = S::tiles_y(a);
+    const dim3 block(S::BX, S::BY, 1);
+    void *args[] = {&a, (void *)&w};
+    for (unsigned y0 = 0; y0 < ty; y0 += IC_CU_MAX_GRID_Y) {
+        const unsigned gy = ty - y0 < IC_CU_MAX_GRID_Y ? ty - y0 : IC_CU_MAX_GRID_Y;
+        a.block_y0 = (int)y0;
+        const cudaError_t e = cudaLaunchKernel(ic_cu_conv_kernel<S, W>,
+                                               dim3(tx, gy, (unsigned)a.channels), block, args,
+                                               smem, (cudaStream_t)a.stream);
+        (void)cudaGetLastError(); /* the launch's error is e; leave none behind */
+        if (e != cudaSuccess)
+            return ic_cuda_fail(err, errlen, what, (int)e);
+    }
+    return IC_OK;
+}
+
+static inline unsigned ic_cu_div_up(int n, int d)
+{
+    return (unsigned)((n + d - 1) / d);
+}
+
+/* ---- the direct strategy (seed 003 Fig 7.7 / 7.9, seed 004) --------------------- */
+
+/* One thread per output sample, every tap read from global memory (through
+ * the read-only cache); border handling only for windows that leave the image. */
+struct ic_cu_direct {
+    static constexpr int BX = IC_CU_DIRECT_BX, BY = IC_CU_DIRECT_BY;
+    static constexpr bool kShared = false;
+    int ox, oy;
+    bool active;
+
+    static unsigned tiles_x(const ic_cuda_args &a) { return ic_cu_div_up(a.width, BX); }
+    static unsigned tiles_y(const ic_cuda_args &a) { return ic_cu_div_up(a.height, BY); }
+    static size_t smem_bytes(const ic_cuda_args &) { return 0; }
+
+    __device__ ic_cu_direct(const ic_cuda_args &a, int bx, int by)
+        : ox(bx * BX + (int)threadIdx.x), oy(by * BY + (int)threadIdx.y),
+          active(ox < a.width && oy < a.height)
+    {
+    }
+
+    __device__ void load(const ic_cuda_args &, const ic_cu_src &, float *) const {}
+
+    template <class W>
+    __device__ float sum(const ic_cuda_args &a, const ic_cu_src &in, const W &w,
+                         const float *) const
+    {
+        const int x0 = ox - (a.kw - 1) / 2, y0 = oy - (a.kh - 1) / 2;
+        if (x0 >= 0 && y0 >= 0 && x0 + a.kw <= a.width && y0 + a.kh <= a.height)
+            return ic_cu_dot(w, a.kw, a.kh,
+                             [&](int i, int j) { return in.at<true>(x0 + i, y0 + j); });
+        return ic_cu_dot(w, a.kw, a.kh,
+                         [&](int i, int j) { return in.fetch<true>(x0 + i, y0 + j); });
+    }
+};
+
+/* The fallback of the shared-memory strategies when their tile does not fit
+ * (a template only so that files that do not use it do not build its kernel). */
+template <class S = ic_cu_direct>
+static ic_status ic_cu_launch_fallback(const ic_cuda_args *a, const char *what, char *err,
+                                              size_t errlen)
+{
+    return ic_cu_launch<S>(*a, ic_cu_wglobal{a->w}, what, err, errlen);
+}
+
+/* Writes a one-line plan for strategy S: `what` (kernel and why), then the
+ * launch shape. */
+template <class S>
+static void ic_cu_describe(const ic_cuda_args &a, const char *what, char *buf, size_t buflen)
+{
+    snprintf(buf, buflen,
+             "%s; %dx%d correlation, %dx%d %s x%d: grid %ux%ux%d blocks of %dx%d threads, "
+             "%zu bytes of shared memory per block\n",
+             what, a.kw, a.kh, a.width, a.height, a.soa ? "SoA" : "AoS", a.channels, S::tiles_x(a),
+             S::tiles_y(a), a.channels, S::BX, S::BY, S::smem_bytes(a));
+}
+
+/* Defines backend `sym` (name, summary, auto rank) on top of the shared host
+ * side (cuda_host.cu) and the file's ic_cuda_strategy `strategy`. */
+#define IC_CU_DEFINE_BACKEND(sym, name, summary, rank, strategy)                                  \
+    static ic_status sym##_run(void *state, const ic_job *job, ic_timing *t, char *err,           \
+                               size_t errlen)                                                     \
+    {                                                                                             \
+        return ic_cuda_run(state, job, &(strategy), t, err, errlen);                              \
+    }                                                                                             \
+    static ic_status sym##_explain(void *state, const ic_job *job, char *buf, size_t buflen)      \
+    {                                                                                             \
+        return ic_cuda_explain(state, job, &(strategy), buf, buflen);                             \
+    }                                                                                             \
+    extern "C" const ic_backend sym = {name,          summary,         1,         rank,           \
+                                       ic_cuda_probe, ic_cuda_open,    ic_cuda_close,             \
+                                       sym##_run,     sym##_explain}
+
+/* ---- the halo tile of cuda-tiled-out and cuda-tiled-halo ---------------------- */
+
+/* Block = T x T output samples; shared memory holds their input window, the
+ * (T + kw - 1) x (T + kh - 1) tile including the halo, border-mapped on load.
+ * How the tile is loaded is the strategy's (derived struct's) business. */
+template <int T> struct ic_cu_halo_tile {
+    static constexpr int BX = T, BY = T;
+    static constexpr bool kShared = true;
+    int x0, y0; /* image coordinates of tile element (0, 0) */
+    int tw, th; /* tile width and height */
+    int ox, oy;
+    bool active;
+
+    static unsigned tiles_x(const ic_cuda_args &a) { return ic_cu_div_up(a.width, T); }
+    static unsigned tiles_y(const ic_cuda_args &a) { return ic_cu_div_up(a.height, T); }
+    static size_t smem_bytes(const ic_cuda_args &a)
+    {
+        return (size_t)(T + a.kw - 1) * (size_t)(T + a.kh - 1) * sizeof(float);
+    }
+    /* Whether the tile fits the device's shared memory (else: fallback). */
+    static bool fits(const ic_cuda_args &a) { return smem_bytes(a) <= a.smem_optin; }
+
+    __device__ ic_cu_halo_tile(const ic_cuda_args &a, int bx, int by)
+        : x0(bx * T - (a.kw - 1) / 2), y0(by * T - (a.kh - 1) / 2), tw(T + a.kw - 1),
+          th(T + a.kh - 1), ox(bx * T + (int)threadIdx.x), oy(by * T + (int)threadIdx.y),
+          active(ox < a.width && oy < a.height)
+    {
+    }
+
+    /* Loads the tile rectangle rows [r0, r0+rh) x cols [c0, c0+rw): thread
+     * (tx, ty) takes rows ty, ty+T, ... and cols tx, tx+T, ... of it. */
+    __device__ void load_rect(const ic_cu_src &in, float *s, int r0, int c0, int rh, int rw) const
+    {
+        for (int r = (int)threadIdx.y; r < rh; r += T)
+            for (int c = (int)threadIdx.x; c < rw; c += T)
+                s[(r0 + r) * tw + c0 + c] = in.fetch(x0 + c0 + c, y0 + r0 + r);
+    }
+
+    template <class W>
+    __device__ float sum(const ic_cuda_args &a, const ic_cu_src &, const W &w, const float *s) const
+    {
+        const float *t = s + (int)threadIdx.y * tw + (int)threadIdx.x;
+        return ic_cu_dot(w, a.kw, a.kh, [&](int i, int j) { return t[j * tw + i]; });
+    }
+};
+
+#endif /* IC_CUDA_COMMON_CUH */

@@ -1,0 +1,293 @@
+/*
+ * cuda_host.cu - the host side every CUDA strategy backend shares: probe,
+ * per-context device state, pitched device images (cudaMallocPitch, seed 000)
+ * reused across calls, synchronous cudaMemcpy2D upload/download, per-stage
+ * timing with CUDA events, and error formatting ("cudaMalloc: out of memory").
+ *
+ * Device buffers are reused while the next job fits them (same or smaller);
+ * a larger job frees and reallocates. Nothing here prints or exits.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cuda/cuda_async.h"
+#include "cuda/cuda_common.cuh"
+
+/* A pitched device image: `pitch` bytes per row, `bytes` in all. */
+struct ic_cuda_buf {
+    uint8_t *p;
+    size_t pitch;
+    size_t bytes;
+};
+
+enum { IC_EV_START, IC_EV_UPLOADED, IC_EV_KERNEL, IC_EV_DONE, IC_EV_COUNT };
+
+struct ic_cuda_state {
+    int device;
+    size_t smem_optin;
+    ic_cuda_buf src, dst;
+    float *w;
+    size_t w_cap; /* floats */
+    cudaEvent_t ev[IC_EV_COUNT];
+    int n_ev;
+    int transfer;         /* ic_context_options.transfer */
+    size_t device_memory; /* ic_context_options.device_memory */
+    ic_cuda_async *async; /* the banded pipeline's buffers (cuda_async.cu), made on first use */
+};
+
+extern "C" ic_status ic_cuda_fail(char *err, size_t errlen, const char *expr, int code)
+{
+    const cudaError_t e = (cudaError_t)code;
+    (void)cudaGetLastError(); /* clear a non-sticky error so the context stays usable */
+    if (err && errlen > 0) {
+        const char *paren = strchr(expr, '(');
+        const int n = paren ? (int)(paren - expr) : (int)strlen(expr);
+        snprintf(err, errlen, "%.*s: %s", n, expr, cudaGetErrorString(e));
+    }
+    return IC_ERR_DEVICE;
+}
+
+extern "C" int ic_cuda_probe(char *why, size_t whylen)
+{
+    int n = 0;
+    const cudaError_t e = cudaGetDeviceCount(&n);
+    if (e != cudaSuccess) {
+        if (why && whylen > 0)
+            snprintf(why, whylen, "no CUDA device: cudaGetDeviceCount: %s", cudaGetErrorString(e));
+        (void)cudaGetLastError();
+        return 0;
+    }
+    if (n <= 0) {
+        if (why && whylen > 0)
+            snprintf(why, whylen, "no CUDA device: cudaGetDeviceCount found none");
+        return 0;
+    }
+    return 1;
+}
+
+extern "C" void ic_cuda_close(void *state)
+{
+    ic_cuda_state *st = (ic_cuda_state *)state;
+    if (!st)
+        return;
+    /* Errors are ignored here: close cannot report, and freeing is best effort. */
+    (void)cudaSetDevice(st->device);
+    (void)cudaFree(st->src.p);
+    (void)cudaFree(st->dst.p);
+    (void)cudaFree(st->w);
+    ic_cuda_async_free(st->async);
+    for (int i = 0; i < st->n_ev; i++)
+        (void)cudaEventDestroy(st->ev[i]);
+    (void)cudaGetLastError();
+    free(st);
+}
+
+static ic_status open_device(ic_cuda_state *st, char *err, size_t errlen)
+{
+    int n = 0;
+    IC_CUDA_CHECK(cudaGetDeviceCount(&n));
+    if (st->device >= n) {
+        snprintf(err, errlen, "CUDA device %d does not exist (this machine has %d)", st->device, n);
+        return IC_ERR_DEVICE;
+    }
+    IC_CUDA_CHECK(cudaSetDevice(st->device));
+    IC_CUDA_CHECK(cudaFree(0)); /* creates the context now, so that open reports failures */
+    int optin = 0;
+    IC_CUDA_CHECK(
+        cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, st->device));
+    st->smem_optin = optin > 0 ? (size_t)optin : (size_t)IC_CU_SMEM_DEFAULT;
+    for (; st->n_ev < IC_EV_COUNT; st->n_ev++)
+        IC_CUDA_CHECK(cudaEventCreate(&st->ev[st->n_ev]));
+    return IC_OK;
+}
+
+extern "C" ic_status ic_cuda_open(void **state, const ic_context_options *opts, char *err,
+                                  size_t errlen)
+{
+    if (!state)
+        return IC_ERR_INVALID_ARG;
+    *state = NULL;
+    const int device = opts ? opts->device : 0;
+    if (device < 0) {
+        snprintf(err, errlen, "negative CUDA device number %d", device);
+        return IC_ERR_INVALID_ARG;
+    }
+    ic_cuda_state *st = (ic_cuda_state *)calloc(1, sizeof *st);
+    if (!st) {
+        snprintf(err, errlen, "out of memory");
+        return IC_ERR_NOMEM;
+    }
+    st->device = device;
+    st->transfer = opts ? opts->transfer : IC_TRANSFER_SYNC;
+    st->device_memory = opts ? opts->device_memory : 0;
+    if (st->transfer != IC_TRANSFER_SYNC && st->transfer != IC_TRANSFER_ASYNC) {
+        snprintf(err, errlen, "unknown transfer mode %d", st->transfer);
+        free(st);
+        return IC_ERR_INVALID_ARG;
+    }
+    const ic_status s = open_device(st, err, errlen);
+    if (s != IC_OK) {
+        ic_cuda_close(st);
+        return s;
+    }
+    *state = st;
+    return IC_OK;
+}
+
+/* Makes b hold at least rows x row_bytes; reuses it when it already does. */
+static ic_status ensure_buf(ic_cuda_buf *b, size_t row_bytes, size_t rows, char *err, size_t errlen)
+{
+    if (b->p && b->pitch >= row_bytes && b->bytes / b->pitch >= rows)
+        return IC_OK;
+    (void)cudaFree(b->p); /* free first: never hold old and new at once */
+    memset(b, 0, sizeof *b);
+    uint8_t *p = NULL;
+    size_t pitch = 0;
+    IC_CUDA_CHECK(cudaMallocPitch((void **)&p, &pitch, row_bytes, rows));
+    if (rows > SIZE_MAX / pitch) { /* cannot happen for an allocation that succeeded */
+        (void)cudaFree(p);
+        snprintf(err, errlen, "device image size overflows");
+        return IC_ERR_TOO_LARGE;
+    }
+    b->p = p;
+    b->pitch = pitch;
+    b->bytes = pitch * rows;
+    return IC_OK;
+}
+
+static ic_status ensure_weights(ic_cuda_state *st, size_t n, char *err, size_t errlen)
+{
+    if (st->w && st->w_cap >= n)
+        return IC_OK;
+    (void)cudaFree(st->w);
+    st->w = NULL;
+    st->w_cap = 0;
+    float *w = NULL;
+    IC_CUDA_CHECK(cudaMalloc((void **)&w, n * sizeof(float)));
+    st->w = w;
+    st->w_cap = n;
+    return IC_OK;
+}
+
+/* The source side of a job: what both run and explain need. */
+static int src_valid(const ic_job *job)
+{
+    const ic_image *s = job->src;
+    return s && s->data && job->w && s->width >= 1 && s->height >= 1 && s->width <= IC_MAX_DIM &&
+           s->height <= IC_MAX_DIM && s->channels >= 1 && s->channels <= 4 &&
+           (s->layout == IC_AOS || s->layout == IC_SOA) && s->pitch >= ic_image_row_bytes(s) &&
+           job->kw >= 1 && job->kh >= 1 && (job->kw & 1) && (job->kh & 1) &&
+           job->kw <= IC_MAX_KERNEL && job->kh <= IC_MAX_KERNEL;
+}
+
+static int dst_valid(const ic_job *job)
+{
+    const ic_image *s = job->src, *d = job->dst;
+    return d && d->data && d->width == s->width && d->height == s->height &&
+           d->channels == s->channels && d->layout == s->layout &&
+           d->pitch >= ic_image_row_bytes(d);
+}
+
+/* The kernel arguments of a job, device pointers left NULL. */
+static ic_cuda_args job_args(const ic_cuda_state *st, const ic_job *job)
+{
+    ic_cuda_args a;
+    memset(&a, 0, sizeof a);
+    a.width = job->src->width;
+    a.height = job->src->height;
+    a.channels = job->src->channels;
+    a.soa = job->src->layout == IC_SOA;
+    a.kw = job->kw;
+    a.kh = job->kh;
+    a.border = (int)job->border;
+    a.border_value = job->border_value;
+    a.bias = job->bias;
+    a.smem_optin = st->smem_optin;
+    return a;
+}
+
+extern "C" ic_status ic_cuda_explain(void *state, const ic_job *job, const ic_cuda_strategy *s,
+                                     char *buf, size_t buflen)
+{
+    const ic_cuda_state *st = (const ic_cuda_state *)state;
+    if (!st || !job || !s || !buf || buflen == 0 || !src_valid(job))
+        return IC_ERR_INVALID_ARG;
+    const ic_cuda_args a = job_args(st, job);
+    s->describe(&a, buf, buflen);
+    return IC_OK;
+}
+
+static ic_status elapsed(float *ms, cudaEvent_t a, cudaEvent_t b, char *err, size_t errlen)
+{
+    IC_CUDA_CHECK(cudaEventElapsedTime(ms, a, b));
+    return IC_OK;
+}
+
+extern "C" ic_status ic_cuda_run(void *state, const ic_job *job, const ic_cuda_strategy *s,
+                                 ic_timing *t, char *err, size_t errlen)
+{
+    ic_cuda_state *st = (ic_cuda_state *)state;
+    if (!st || !job || !s || !t)
+        return IC_ERR_INVALID_ARG;
+    if (!src_valid(job) || !dst_valid(job)) {
+        snprintf(err, errlen, "invalid job for %s", s->kernel_name);
+        return IC_ERR_INVALID_ARG;
+    }
+    const ic_image *src = job->src;
+    ic_image *dst = job->dst;
+    /* Both layouts are `rows` rows of `row_bytes` (SoA: the planes stacked). */
+    const size_t row_bytes = ic_image_row_bytes(src);
+    const size_t rows = (size_t)src->height * (src->layout == IC_SOA ? (size_t)src->channels : 1u);
+    const size_t nw = (size_t)job->kw * (size_t)job->kh;
+
+    IC_CUDA_CHECK(cudaSetDevice(st->device));
+    if (st->transfer == IC_TRANSFER_ASYNC || st->device_memory > 0) {
+        const ic_cuda_args ta = job_args(st, job);
+        return ic_cuda_async_run(&st->async, st->device_memory, &ta, job, s, t, err, errlen);
+    }
+    ic_status r = ensure_buf(&st->src, row_bytes, rows, err, errlen);
+    if (r == IC_OK)
+        r = ensure_buf(&st->dst, row_bytes, rows, err, errlen);
+    if (r == IC_OK)
+        r = ensure_weights(st, nw, err, errlen);
+    if (r != IC_OK)
+        return r;
+
+    ic_cuda_args a = job_args(st, job);
+    a.src = st->src.p;
+    a.src_pitch = st->src.pitch;
+    a.dst = st->dst.p;
+    a.dst_pitch = st->dst.pitch;
+    a.w = st->w;
+
+    cudaEvent_t *ev = st->ev;
+    IC_CUDA_CHECK(cudaEventRecord(ev[IC_EV_START], 0));
+    IC_CUDA_CHECK(cudaMemcpy2D(st->src.p, st->src.pitch, src->data, src->pitch, row_bytes, rows,
+                               cudaMemcpyHostToDevice));
+    IC_CUDA_CHECK(cudaMemcpy(st->w, job->w, nw * sizeof(float), cudaMemcpyHostToDevice));
+    if (s->prepare && (r = s->prepare(&a, job->w, err, errlen)) != IC_OK)
+        return r;
+    IC_CUDA_CHECK(cudaEventRecord(ev[IC_EV_UPLOADED], 0));
+    if ((r = s->launch(&a, err, errlen)) != IC_OK)
+        return r;
+    IC_CUDA_CHECK(cudaEventRecord(ev[IC_EV_KERNEL], 0));
+    /* Faults inside the kernel surface here: name the kernel, not the copy. */
+    const cudaError_t ke = cudaEventSynchronize(ev[IC_EV_KERNEL]);
+    if (ke != cudaSuccess)
+        return ic_cuda_fail(err, errlen, s->kernel_name, (int)ke);
+    IC_CUDA_CHECK(cudaMemcpy2D(dst->data, dst->pitch, st->dst.p, st->dst.pitch, row_bytes, rows,
+                               cudaMemcpyDeviceToHost));
+    IC_CUDA_CHECK(cudaEventRecord(ev[IC_EV_DONE], 0));
+    IC_CUDA_CHECK(cudaEventSynchronize(ev[IC_EV_DONE]));
+
+    float up = 0, k = 0, down = 0;
+    if ((r = elapsed(&up, ev[IC_EV_START], ev[IC_EV_UPLOADED], err, errlen)) != IC_OK ||
+        (r = elapsed(&k, ev[IC_EV_UPLOADED], ev[IC_EV_KERNEL], err, errlen)) != IC_OK ||
+        (r = elapsed(&down, ev[IC_EV_KERNEL], ev[IC_EV_DONE], err, errlen)) != IC_OK)
+        return r;
+    t->upload_ms = up;
+    t->kernel_ms = k;
+    t->download_ms = down;
+    return IC_OK;
+}
