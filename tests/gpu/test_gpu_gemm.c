@@ -5,7 +5,8 @@
  * several chunks and a chunk starts in the middle of a row (640x480 and
  * 701x450 with 15x15 kernels), in AoS and SoA, every border mode, convolution
  * and correlation, bias; a 255-wide kernel; images smaller than the kernel;
- * the worked rounding example; and --explain's plan. Every sample is compared
+ * the worked rounding example; --explain's plan; and, so that this test stands
+ * alone, the shared differential cases. Every sample is compared
  * with the float64 oracle (tests/support/oracle.c). Exits 77 (SKIPPED) when
  * cuda-gemm is not usable here.
  */
@@ -124,6 +125,11 @@ int main(void)
     f += run_case(ctx, "129x65 grey, 3x7 sharpen", 0x6EB, 129, 65, 1, IC_AOS, 3, 7, ICT_K_SHARPEN,
                   IC_BORDER_REPLICATE, 1, 0.0f);
     f += ict_check_rounding("cuda-gemm");
+    /* the shared differential cases (test_gpu_diff runs them on every CUDA
+     * backend); not in the quick mode that runs under compute-sanitizer */
+    const char *q = getenv("IC_TEST_QUICK");
+    if (!(q && *q && strcmp(q, "0") != 0))
+        f += ict_diff_backend("cuda-gemm", ICT_DIFF_CASES, ICT_DIFF_SEED, ICT_DIFF_MAX_DIM);
 
     /* the plan names the lowering */
     ict_buf img;

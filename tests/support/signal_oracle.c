@@ -57,6 +57,14 @@ double ict_sum_tolerance(int terms, double mag)
     return ((double)terms + 2.0) * ldexp(1.0, -23) * mag + 1e-30;
 }
 
+/* IC_TEST_QUICK=1 (scripts/gpu-check.sh under compute-sanitizer): fewer,
+ * smaller cases. */
+static int quick(void)
+{
+    const char *q = getenv("IC_TEST_QUICK");
+    return q && *q && strcmp(q, "0") != 0;
+}
+
 static uint64_t run_seed(void)
 {
     const char *s = getenv("ICT_SEED");
@@ -332,7 +340,7 @@ static int random_klen(ict_rng *r, int n, int big)
 
 static int random_cases(const char *backend, int big, uint64_t seed)
 {
-    const int count = big ? 160 : 240;
+    const int count = quick() ? 24 : big ? 160 : 240;
     int fails = 0;
     for (int t = 0; t < count && fails < 5; t++) {
         ict_rng r;
@@ -396,7 +404,7 @@ static int random_cases(const char *backend, int big, uint64_t seed)
 static int stencil_cases(const char *backend, int big, uint64_t seed)
 {
     int fails = 0;
-    const int count = big ? 40 : 60;
+    const int count = quick() ? 8 : big ? 40 : 60;
     for (int t = 0; t < count && fails < 5; t++) {
         ict_rng r;
         c1 c;
@@ -529,6 +537,8 @@ static int conv1d_errors(const char *b)
 int ict_conv1d_suite(const char *backend, int big)
 {
     const uint64_t seed = run_seed();
+    if (quick())
+        big = 0;
     int f = worked_examples(backend);
     f += random_cases(backend, big, seed);
     f += stencil_cases(backend, big, seed);
@@ -654,7 +664,7 @@ int ict_matmul_suite(const char *variant, int big)
         f += mm_random(variant, "seed 002 square product", ict_mix(seed, 1000 + i), n, n, n, 1);
     }
     /* random awkward shapes */
-    const int count = big ? 60 : 80;
+    const int count = quick() ? 10 : big ? 60 : 80;
     for (int t = 0; t < count && f < 5; t++) {
         ict_rng r;
         const uint64_t s = ict_mix(seed ^ 0x3A7A1ull, (uint64_t)t);
@@ -663,7 +673,7 @@ int ict_matmul_suite(const char *variant, int big)
         const int M = mm_dim(&r, cap), K = mm_dim(&r, cap), N = mm_dim(&r, cap);
         f += mm_random(variant, "random shape", s, M, K, N, (int)ict_below(&r, 4) == 0);
     }
-    if (big) {
+    if (big && !quick()) {
         /* shapes the GPU kernels treat specially: a single column (cuda-gemm's
          * im2col product), a single row, K = 1, grids past the launch limits
          * (more than 65535 row tiles), and a large product */

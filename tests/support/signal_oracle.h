@@ -43,14 +43,16 @@ double ict_sum_tolerance(int terms, double mag);
 /* Runs the 1D suite on `backend` ("cpu" or "cuda"): the seeds' worked examples,
  * hand-computed border and orientation cases, seeded random cases of awkward
  * lengths (float32 and uint8), the stencil, and argument errors. big != 0 adds
- * long signals and long kernels (the GPU runs). Returns the number of failures
- * (each printed with its seed and parameters). */
+ * long signals and long kernels (the GPU runs). IC_TEST_QUICK=1 in the
+ * environment runs fewer and smaller cases (for compute-sanitizer). Returns the
+ * number of failures (each printed with its seed and parameters). */
 int ict_conv1d_suite(const char *backend, int big);
 
 /* Runs the matrix product suite on `variant` ("cpu", "cuda-naive",
  * "cuda-tiled", "cuda"): a worked example, the seed's square tiles (exact),
  * random awkward shapes against the float64 product, and argument errors.
- * big != 0 adds large and degenerate shapes. Returns the number of failures. */
+ * big != 0 adds large and degenerate shapes (not with IC_TEST_QUICK=1).
+ * Returns the number of failures. */
 int ict_matmul_suite(const char *variant, int big);
 
 #ifdef __cplusplus
