@@ -4,16 +4,18 @@
 # Convolve` (whole process on a PPM), and its own 1-vs-N-thread scaling, in one
 # run on this machine (issue 5). Writes bench/results/cpu-compare-DATE.md.
 #
-#   bench/compare-cpu.sh [BUILD_DIR]      (default: build)
+#   bench/compare-cpu.sh [BUILD_DIR]      (default: build-compare-cpu)
 #
 # Installs nothing: the peers come from scripts/install-bench-deps.sh
-# (python3-opencv, libvips-tools, imagemagick). Builds imgconv in BUILD_DIR
-# (Release) when its binaries are missing.
+# (python3-opencv, libvips-tools, imagemagick). It configures a CPU-only
+# Release build of imgconv in BUILD_DIR (PNM is all it needs), builds the CLI,
+# and links bench/cpu_bench.c against the library as BUILD_DIR/cpu-bench, the
+# in-memory timer (imgconv-bench's main belongs to the GPU study).
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(dirname "$here")
-build=${1:-$root/build}
+build=${1:-$root/build-compare-cpu}
 
 missing=()
 command -v vips >/dev/null 2>&1 || missing+=(libvips-tools)
@@ -31,9 +33,11 @@ if [ ${#missing[@]} -gt 0 ]; then
   exit 1
 fi
 
-if [ ! -x "$build/imgconv" ] || [ ! -x "$build/imgconv-bench" ]; then
-  cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release >/dev/null
-  cmake --build "$build" -j "$(nproc)" >/dev/null
-fi
+echo "compare-cpu: building imgconv (CPU only, Release) in $build" >&2
+cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DIC_CUDA=OFF -DIC_PNG=OFF -DIC_JPEG=OFF \
+  -DBUILD_TESTING=OFF >/dev/null
+cmake --build "$build" -j "$(nproc)" --target imgconv imgconv-cli >/dev/null
+"${CC:-cc}" -O2 -std=c11 -D_POSIX_C_SOURCE=200809L -I "$root/include" "$here/cpu_bench.c" \
+  "$build/libimgconv.a" -lpthread -lm -o "$build/cpu-bench"
 
-exec "$py" "$here/compare_cpu.py" "$build/imgconv" "$build/imgconv-bench" "$root/bench/results"
+exec "$py" "$here/compare_cpu.py" "$build/imgconv" "$build/cpu-bench" "$root/bench/results"

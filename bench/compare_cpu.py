@@ -4,8 +4,8 @@ ImageMagick on this machine, in one run (issue 5). Called by
 bench/compare-cpu.sh, which checks the tools first; run that, not this.
 
 Measures
-  1. in memory, 1920x1080 and 3840x2160 RGB: imgconv-bench (ic_convolve on a
-     reused context) vs OpenCV cv2.filter2D, the same thread count
+  1. in memory, 1920x1080 and 3840x2160 RGB: cpu-bench (ic_convolve on a
+     reused context, bench/cpu_bench.c) vs OpenCV cv2.filter2D, the same thread count
      (cv2.setNumThreads), the same kernel weights, correlation, BORDER_REFLECT_101
      (imgconv: mirror): 3x3 and 5x5 general (full-rank) kernels, 9x9 Gaussian;
      median of RUNS calls after warm-up;
@@ -62,13 +62,13 @@ def median_wall(cmd, runs):
 
 def kernel_weights(bench, text):
     """The effective weights imgconv uses, as a float32 numpy kernel."""
-    f = sh([bench, "cpu", "--kernel", text, "--dump-kernel"]).split()
+    f = sh([bench, "--kernel", text, "--dump-kernel"]).split()
     kw, kh = int(f[0]), int(f[1])
     return np.array([float(v) for v in f[2:]], dtype=np.float32).reshape(kh, kw)
 
 
 def imgconv_mem(bench, size, text, threads, explain=False):
-    cmd = [bench, "cpu", "--backend", "cpu", "--size", "%dx%d" % size, "--kernel", text,
+    cmd = [bench, "--backend", "cpu", "--size", "%dx%d" % size, "--kernel", text,
            "--threads", str(threads), "--runs", str(RUNS), "--warmup", str(WARMUP),
            "--border", "mirror"]
     if explain:
@@ -107,7 +107,7 @@ def mark(ok):
 
 def main():
     if len(sys.argv) != 4:
-        sys.exit("usage: compare_cpu.py IMGCONV IMGCONV_BENCH RESULTS_DIR")
+        sys.exit("usage: compare_cpu.py IMGCONV CPU_BENCH RESULTS_DIR")
     cli, bench, outdir = sys.argv[1:]
     ncores = os.cpu_count() or 1
     tmp = tempfile.mkdtemp(prefix="ic-compare-")

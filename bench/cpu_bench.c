@@ -7,7 +7,7 @@
  * calls and then `runs` timed ones, and prints one JSON line with the median
  * and the minimum wall time of ic_convolve in milliseconds.
  *
- *   imgconv-bench cpu [--backend cpu] [--size 1920x1080] [--channels 3]
+ *   cpu-bench [--backend cpu] [--size 1920x1080] [--channels 3]
  *       [--layout aos|soa] [--kernel TEXT] [--threads N] [--runs 21]
  *       [--warmup 3] [--border mirror] [--convolve] [--explain] [--dump-kernel]
  *       [--cpu-time]
@@ -16,9 +16,11 @@
  * --dump-kernel prints "kw kh w..." (the effective weights) and exits, so that
  * the Python side builds exactly the same kernel.
  *
- * All the bench C files link into one program, imgconv-bench; main() here is weak
- * so that a benchmark driver elsewhere in bench/ may own main() and call
- * ic_bench_cpu_main() for its "cpu" subcommand.
+ * bench/compare-cpu.sh links this file alone against the library as
+ * `cpu-bench`. The build also links every bench C file into imgconv-bench,
+ * whose main() is bench/imgconv-bench.c's: main() here is weak, and that
+ * driver may call ic_bench_cpu_main() (argv[1] "cpu" is skipped) for a "cpu"
+ * subcommand.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,7 +51,7 @@ static int cmp_double(const void *a, const void *b)
 
 static int usage(void)
 {
-    fprintf(stderr, "usage: imgconv-bench cpu [--backend B] [--size WxH] [--channels C] "
+    fprintf(stderr, "usage: cpu-bench [--backend B] [--size WxH] [--channels C] "
                     "[--layout aos|soa] [--kernel TEXT] [--threads N] [--runs N] [--warmup N] "
                     "[--border MODE] [--convolve] [--explain] [--dump-kernel] [--cpu-time]\n");
     return 2;
@@ -112,7 +114,7 @@ int ic_bench_cpu_main(int argc, char **argv)
     char err[256];
     ic_kernel k;
     if (ic_kernel_parse(&k, ktext, err, sizeof err) != IC_OK) {
-        fprintf(stderr, "imgconv-bench: kernel: %s\n", err);
+        fprintf(stderr, "cpu-bench: kernel: %s\n", err);
         return 1;
     }
     if (dump) {
@@ -129,7 +131,7 @@ int ic_bench_cpu_main(int argc, char **argv)
     p.correlate = !convolve;
     p.alpha = IC_ALPHA_INDEPENDENT;
     if (ic_border_parse(border, &p.border) != IC_OK) {
-        fprintf(stderr, "imgconv-bench: unknown border %s\n", border);
+        fprintf(stderr, "cpu-bench: unknown border %s\n", border);
         ic_kernel_free(&k);
         return 1;
     }
@@ -148,7 +150,7 @@ int ic_bench_cpu_main(int argc, char **argv)
         st = ic_context_create(&ctx, backend, &o, err, sizeof err);
     double *t = calloc((size_t)runs, sizeof *t);
     if (st != IC_OK || !t) {
-        fprintf(stderr, "imgconv-bench: %s %s\n", st != IC_OK ? ic_status_str(st) : "no memory",
+        fprintf(stderr, "cpu-bench: %s %s\n", st != IC_OK ? ic_status_str(st) : "no memory",
                 st != IC_OK ? err : "");
         free(t);
         ic_context_free(ctx);
@@ -171,7 +173,7 @@ int ic_bench_cpu_main(int argc, char **argv)
             t[r - warmup] = dt;
     }
     if (st != IC_OK) {
-        fprintf(stderr, "imgconv-bench: ic_convolve: %s (%s)\n", ic_status_str(st),
+        fprintf(stderr, "cpu-bench: ic_convolve: %s (%s)\n", ic_status_str(st),
                 ic_context_error(ctx));
     } else {
         qsort(t, (size_t)runs, sizeof *t, cmp_double);

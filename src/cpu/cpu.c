@@ -10,13 +10,14 @@
  * instruction set (cpu_ops) and which path (direct or separable). The tasks
  * themselves are in cpu_band.c, the inner loops in cpu_rows.c / cpu_simd_*.c.
  *
- * Run-time dispatch: AVX2+FMA when the CPU has it (__builtin_cpu_supports),
- * else the portable loops (SSE2 baseline). AVX-512 is compiled in too but only
- * used when asked for, see IC_CPU_PATH below.
+ * Run-time dispatch (__builtin_cpu_supports): AVX-512F/BW when the CPU has it
+ * (measured 5-25% faster than AVX2 on the 2-core Zen 4 dev machine, the 5x5
+ * direct path most), else AVX2+FMA, else the portable loops (SSE2 baseline).
+ * IC_CPU_PATH below can force any of them.
  *
  * IC_CPU_PATH (read when a context is opened; for tests and measurements):
  * a comma-separated list of
- *   auto     the default: cheapest path by the cost model, best ISA (avx2)
+ *   auto     the default: cheapest path by the cost model, best ISA
  *   direct   always the direct kw*kh sum
  *   sep      the separable path whenever it is exact enough, whatever the
  *            cost (rank up to min(kw, kh)); see dyadic_weights()
@@ -149,7 +150,9 @@ static ic_status cpu_open(void **state, const ic_context_options *opts, char *er
     if (!st)
         return IC_ERR_NOMEM;
     st->force_path = FORCE_AUTO;
-    st->ops = ic_cpu_ops_avx2();
+    st->ops = ic_cpu_ops_avx512();
+    if (!st->ops)
+        st->ops = ic_cpu_ops_avx2();
     if (!st->ops)
         st->ops = &ic_cpu_ops_scalar;
     if (!parse_path_env(st, err, errlen)) {

@@ -1,14 +1,15 @@
 /*
  * cpu_band.c - one task of the `cpu` backend: a row band of one column strip
- * of one plane, filtered through a ring of kh float rows.
+ * of one plane, filtered through a ring of kh+1 float rows.
  *
  * Seed 004's sequential convolution visits kw*kh input samples per output
  * sample and converts each one from uint8 on the fly. Here every input row a
  * task needs is converted once into a padded float row: the horizontal border
  * (ic_border_map) is applied while converting, the vertical one by choosing
  * which source row fills the ring slot of a virtual row index. Virtual row v
- * lives in slot v mod kh, so the kh rows of one output row always sit in
- * distinct slots and moving down one row converts one new row.
+ * lives in slot v mod (kh+1), so the kh+1 rows of two output rows (the direct
+ * path makes two at a time) always sit in distinct slots and moving down
+ * converts only the new rows.
  *
  * Column strips keep the ring inside the L2 cache for tall kernels on wide
  * images; row bands give the thread pool its tasks.
@@ -105,7 +106,7 @@ static ic_status grow(void **buf, size_t *cap, size_t n, size_t sz)
 ic_status ic_cpu_scratch_reserve(cpu_scratch *s, const cpu_plan *plan)
 {
     const ic_job *job = plan->job;
-    size_t kh = (size_t)job->kh, pitch = ring_pitch(plan);
+    size_t kh = (size_t)job->kh + 1, pitch = ring_pitch(plan); /* ring: kh+1 rows */
     if (pitch > SIZE_MAX / kh)
         return IC_ERR_TOO_LARGE;
     size_t halo = ((size_t)job->kw - 1) * (size_t)plan->step;
@@ -187,7 +188,7 @@ static void sep_row(const cpu_plan *plan, cpu_scratch *s, const float *const *ro
 {
     const ic_job *job = plan->job;
     int kw = job->kw, kh = job->kh, step = plan->step;
-    const float **rs = s->rows + kh;
+    const float **rs = s->rows + kh + 1;
     int halo = (kw - 1) * step;
     for (int s0 = 0; s0 < n; s0 += plan->chunk) {
         int m = n - s0 < plan->chunk ? n - s0 : plan->chunk;
@@ -234,21 +235,25 @@ void ic_cpu_run_task(void *arg, int task, int worker)
     g.nr = g.x1 + cx - g.hi;
     g.prow = (size_t)(g.x1 - g.x0 + kw - 1) * (size_t)g.step;
 
-    int *tag = s->tag, *padmap = s->tag + kh;
+    /* ring of nslot = kh+1 slots: the direct path makes two output rows at a
+     * time from kh+1 input rows */
+    const int nslot = kh + 1;
+    int *tag = s->tag, *padmap = s->tag + nslot;
     for (int k = 0; k < g.nl; k++)
         padmap[k] = ic_border_map(g.x0 - cx + k, g.w, (int)job->border);
     for (int k = 0; k < g.nr; k++)
         padmap[g.nl + k] = ic_border_map(g.hi + k, g.w, (int)job->border);
     g.padmap = padmap;
-    for (int k = 0; k < kh; k++)
+    for (int k = 0; k < nslot; k++)
         tag[k] = INT_MIN;
 
     size_t pitch = ring_pitch(plan);
     const float **rows = s->rows;
     int n = (g.x1 - g.x0) * g.step;
-    for (int y = g.y0; y < g.y1; y++) {
-        for (int j = 0; j < kh; j++) {
-            int v = y + j - cy, k = ic_mod(v, kh);
+    for (int y = g.y0; y < g.y1;) {
+        int pair = plan->path == CPU_DIRECT && y + 1 < g.y1;
+        for (int j = 0; j < kh + pair; j++) {
+            int v = y + j - cy, k = ic_mod(v, nslot);
             float *slot = s->ring + (size_t)k * pitch;
             if (tag[k] != v) {
                 load_row(plan, &g, v, slot);
@@ -258,8 +263,10 @@ void ic_cpu_run_task(void *arg, int task, int worker)
         }
         uint8_t *out = g.dst + (size_t)y * g.dpitch + (size_t)g.x0 * (size_t)g.step;
         if (plan->path == CPU_DIRECT)
-            plan->ops->direct(rows, job->w, kw, kh, g.step, job->bias, out, n, plan->stream);
+            plan->ops->direct(rows, job->w, kw, kh, g.step, job->bias, out,
+                              pair ? out + g.dpitch : NULL, n, plan->stream);
         else
             sep_row(plan, s, rows, n, out);
+        y += 1 + pair;
     }
 }

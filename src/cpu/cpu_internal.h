@@ -46,9 +46,11 @@ typedef struct cpu_ops {
     const char *name; /* "scalar", "avx2", "avx512" */
     /* dst[k] = (float)src[k] for k < n. */
     void (*widen)(const uint8_t *src, float *dst, int n);
-    /* out[s] = round_u8(bias + sum_{j<kh} sum_{i<kw} w[j*kw+i] * rows[j][s + i*step]). */
+    /* out[s] = round_u8(bias + sum_{j<kh} sum_{i<kw} w[j*kw+i] * rows[j][s + i*step]);
+     * when out1 is non-NULL, rows has kh+1 entries and out1 gets the same sum
+     * over rows[1..kh] (the next output row). */
     void (*direct)(const float *const *rows, const float *w, int kw, int kh, int step, float bias,
-                   uint8_t *out, int n, int stream);
+                   uint8_t *out, uint8_t *out1, int n, int stream);
     /* t[s] = sum_{j<kh} col[j] * rows[j][s]. */
     void (*vpass)(const float *const *rows, const float *col, int kh, float *t, int n);
     /* sum = (acc_in ? acc_in[s] : 0) + sum_{i<kw} row[i] * t[s + i*step]; then
@@ -88,12 +90,12 @@ enum { CPU_DIRECT = 0, CPU_SEP = 1 };
 
 /* Per-worker scratch, grown (never shrunk) by ic_cpu_scratch_reserve. */
 typedef struct cpu_scratch {
-    float *ring;       /* kh rows of `pitch` floats */
+    float *ring;       /* kh+1 rows of `pitch` floats */
     float *tmp;        /* vertical-pass row (sep) */
     float *acc;        /* rank accumulator row (sep, rank > 1) */
-    const float **rows; /* 2*kh row pointers */
-    int *tag;          /* kh: virtual row held by each ring slot; then kw-1: mapped x
-                        * of each padding pixel of the strip */
+    const float **rows; /* 2*(kh+1) row pointers */
+    int *tag;          /* kh+1: virtual row held by each ring slot; then kw-1: mapped
+                        * x of each padding pixel of the strip */
     size_t cap_ring, cap_tmp, cap_acc, cap_rows, cap_tag; /* capacities in elements */
 } cpu_scratch;
 

@@ -35,10 +35,9 @@ static void widen_scalar(const uint8_t *restrict src, float *restrict dst, int n
         dst[k] = (float)src[k];
 }
 
-static void direct_scalar(const float *const *rows, const float *w, int kw, int kh, int step,
-                          float bias, uint8_t *out, int n, int stream)
+static void direct_row(const float *const *rows, const float *w, int kw, int kh, int step,
+                       float bias, uint8_t *out, int n)
 {
-    (void)stream;
     float acc[BLK];
     for (int s0 = 0; s0 < n; s0 += BLK) {
         int m = n - s0 < BLK ? n - s0 : BLK;
@@ -54,6 +53,15 @@ static void direct_scalar(const float *const *rows, const float *w, int kw, int 
         }
         round_block(acc, bias, out + s0, m);
     }
+}
+
+static void direct_scalar(const float *const *rows, const float *w, int kw, int kh, int step,
+                          float bias, uint8_t *out, uint8_t *out1, int n, int stream)
+{
+    (void)stream;
+    direct_row(rows, w, kw, kh, step, bias, out, n);
+    if (out1)
+        direct_row(rows + 1, w, kw, kh, step, bias, out1, n);
 }
 
 static void vpass_scalar(const float *const *rows, const float *col, int kh, float *restrict t,

@@ -60,10 +60,10 @@ SIMD_TGT static inline void simd_put(uint8_t *out, const V *a, int nv)
         _mm_storel_epi64((__m128i *)(out + v * VL), simd_pack8(a[v]));
 }
 
-/* NACC (a multiple of 4) vectors, non-temporal, out 32-byte aligned. */
-SIMD_TGT static inline void simd_stream(uint8_t *out, const V *a)
+/* nv (a multiple of 4) vectors, non-temporal, out 32-byte aligned. */
+SIMD_TGT static inline void simd_stream(uint8_t *out, const V *a, int nv)
 {
-    for (int v = 0; v < CPU_NACC; v += 4) {
+    for (int v = 0; v < nv; v += 4) {
         __m256i p01 = _mm256_packs_epi32(simd_round(a[v]), simd_round(a[v + 1]));
         __m256i p23 = _mm256_packs_epi32(simd_round(a[v + 2]), simd_round(a[v + 3]));
         __m256i b = _mm256_packus_epi16(p01, p23);

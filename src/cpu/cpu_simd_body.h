@@ -10,8 +10,8 @@
  *   VZERO(), VSET1(x), VFMA(a, b, c) = a*b + c, VADD(a, b)
  *   simd_widen(p)     VL uint8 at p -> V
  *   simd_put(out, a, nv)   rounds nv vectors (already biased) to uint8 at out
- *   simd_stream(out, a)    the same for NACC vectors with non-temporal stores,
- *                          out aligned to 32 bytes
+ *   simd_stream(out, a, nv) the same with non-temporal stores, nv a multiple
+ *                          of 4, out aligned to 32 bytes
  *   simd_put_part(out, a, m) the same for the first m < VL lanes of one vector
  *
  * Rounding in simd_put* must be ic_round_u8's: clamp to [0, 255] (NaN -> 0),
@@ -44,13 +44,14 @@ SIMD_TGT static void simd_widen_row(const uint8_t *src, float *dst, int n)
         dst[k] = (float)src[k];
 }
 
-/* out[s] = round(bias + sum_j sum_i w[j*kw+i] * rows[j][s + i*step]) */
+/* out[s] = round(bias + sum_j sum_i w[j*kw+i] * rows[j][s + i*step]) for
+ * s0 <= s < n */
 SIMD_INLINE void direct_k(const float *const *rows, const float *w, const int kw, const int kh,
-                          const int step, float bias, uint8_t *out, int n, int stream)
+                          const int step, float bias, uint8_t *out, int s0, int n, int stream)
 {
     const V vb = VSET1(bias);
-    stream = stream && ((uintptr_t)out & 31) == 0;
-    int s = 0;
+    stream = stream && ((uintptr_t)(out + s0) & 31) == 0;
+    int s = s0;
     for (; s + NACC * VL <= n; s += NACC * VL) {
         V a[NACC];
         for (int v = 0; v < NACC; v++)
@@ -67,7 +68,7 @@ SIMD_INLINE void direct_k(const float *const *rows, const float *w, const int kw
         for (int v = 0; v < NACC; v++)
             a[v] = VADD(a[v], vb);
         if (stream)
-            simd_stream(out + s, a);
+            simd_stream(out + s, a, NACC);
         else
             simd_put(out + s, a, NACC);
     }
@@ -88,19 +89,85 @@ SIMD_INLINE void direct_k(const float *const *rows, const float *w, const int kw
     }
 }
 
+/* Two output rows at once: rows[0..kh] feed out0 (through rows 0..kh-1) and
+ * out1 (rows 1..kh), so every vector loaded serves both rows and the loads per
+ * output fall from kw*kh to kw*(kh+1)/2 (the general kernels are bound by
+ * loads, half of them split across cache lines in AoS). NACC/2 accumulators
+ * per row keep the NACC chains the FMA latency needs. */
+SIMD_INLINE void direct2_k(const float *const *rows, const float *w, const int kw, const int kh,
+                           const int step, float bias, uint8_t *out0, uint8_t *out1, int n,
+                           int stream)
+{
+    enum { H = NACC / 2 };
+    const V vb = VSET1(bias);
+    stream = stream && (((uintptr_t)out0 | (uintptr_t)out1) & 31) == 0;
+    int s = 0;
+    for (; s + H * VL <= n; s += H * VL) {
+        V a0[H], a1[H];
+        for (int v = 0; v < H; v++)
+            a0[v] = a1[v] = VZERO();
+        for (int r = 0; r <= kh; r++) {
+            const float *p = rows[r] + s;
+            for (int i = 0; i < kw; i++) {
+                V x[H];
+                for (int v = 0; v < H; v++)
+                    x[v] = VLOAD(p + i * step + v * VL);
+                if (r < kh) {
+                    const V wv = VSET1(w[r * kw + i]);
+                    for (int v = 0; v < H; v++)
+                        a0[v] = VFMA(wv, x[v], a0[v]);
+                }
+                if (r > 0) {
+                    const V wv = VSET1(w[(r - 1) * kw + i]);
+                    for (int v = 0; v < H; v++)
+                        a1[v] = VFMA(wv, x[v], a1[v]);
+                }
+            }
+        }
+        for (int v = 0; v < H; v++) {
+            a0[v] = VADD(a0[v], vb);
+            a1[v] = VADD(a1[v], vb);
+        }
+        if (stream) {
+            simd_stream(out0 + s, a0, H);
+            simd_stream(out1 + s, a1, H);
+        } else {
+            simd_put(out0 + s, a0, H);
+            simd_put(out1 + s, a1, H);
+        }
+    }
+    if (stream)
+        _mm_sfence();
+    if (s < n) {
+        direct_k(rows, w, kw, kh, step, bias, out0, s, n, 0);
+        direct_k(rows + 1, w, kw, kh, step, bias, out1, s, n, 0);
+    }
+}
+
+/* One row (out1 NULL) or two (rows has kh+1 entries). */
+SIMD_INLINE void direct_any(const float *const *rows, const float *w, const int kw, const int kh,
+                            const int step, float bias, uint8_t *out, uint8_t *out1, int n,
+                            int stream)
+{
+    if (out1)
+        direct2_k(rows, w, kw, kh, step, bias, out, out1, n, stream);
+    else
+        direct_k(rows, w, kw, kh, step, bias, out, 0, n, stream);
+}
+
 /* Instances with constant kw, kh and step: the taps unroll and every load
  * address becomes a constant displacement from one row pointer (with a
  * variable step, a 5x5 kernel spills its 25 tap pointers to the stack). */
 #define DIRECT_STEPS(KW, KH)                                                                      \
     switch (step) {                                                                               \
-    case 1: direct_k(rows, w, KW, KH, 1, bias, out, n, stream); return;                          \
-    case 2: direct_k(rows, w, KW, KH, 2, bias, out, n, stream); return;                          \
-    case 3: direct_k(rows, w, KW, KH, 3, bias, out, n, stream); return;                          \
-    default: direct_k(rows, w, KW, KH, 4, bias, out, n, stream); return;                         \
+    case 1: direct_any(rows, w, KW, KH, 1, bias, out, out1, n, stream); return;                  \
+    case 2: direct_any(rows, w, KW, KH, 2, bias, out, out1, n, stream); return;                  \
+    case 3: direct_any(rows, w, KW, KH, 3, bias, out, out1, n, stream); return;                  \
+    default: direct_any(rows, w, KW, KH, 4, bias, out, out1, n, stream); return;                 \
     }
 
 SIMD_TGT static void simd_direct(const float *const *rows, const float *w, int kw, int kh, int step,
-                                 float bias, uint8_t *out, int n, int stream)
+                                 float bias, uint8_t *out, uint8_t *out1, int n, int stream)
 {
     if (kw == 3 && kh == 3)
         DIRECT_STEPS(3, 3)
@@ -108,7 +175,7 @@ SIMD_TGT static void simd_direct(const float *const *rows, const float *w, int k
         DIRECT_STEPS(5, 5)
     if (kw == 7 && kh == 7)
         DIRECT_STEPS(7, 7)
-    direct_k(rows, w, kw, kh, step, bias, out, n, stream);
+    direct_any(rows, w, kw, kh, step, bias, out, out1, n, stream);
 }
 
 /* t[s] = sum_j col[j] * rows[j][s] */
@@ -158,7 +225,7 @@ SIMD_INLINE void hpass_k(const float *t, const float *row, const int kw, const i
             for (int v = 0; v < NACC; v++)
                 a[v] = VADD(a[v], vb);
             if (stream)
-                simd_stream(out + s, a);
+                simd_stream(out + s, a, NACC);
             else
                 simd_put(out + s, a, NACC);
         } else {
