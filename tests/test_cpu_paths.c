@@ -10,8 +10,8 @@
  *   (non-temporal output stores, normally only for large images).
  * Acceptance is the suite's: within 1 level, >= 99.9% exact.
  * Also: bigger images with the named kernels whose exact ties (x.5 after a
- * /16) must survive the separable path, and an unknown IC_CPU_PATH word is
- * refused. ICT_SEED / ICT_CASES narrow a run (testutil.h).
+ * /16) must survive the separable path, kernels up to 255x255 and images
+ * wider than one column strip, and an unknown IC_CPU_PATH word is refused. ICT_SEED / ICT_CASES narrow a run (testutil.h).
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -89,6 +89,35 @@ static int run_random(const char *path, int threads, uint64_t seed, int ncases)
         printf("FAIL: %s: under 99.9%% exact over the run\n", name);
         fails++;
     }
+    return fails;
+}
+
+/* Kernels up to IC_MAX_KERNEL on images narrower or wider than the ring's
+ * strip (several column strips), on the automatic path and forced paths. */
+static int run_big(const char *path, uint64_t seed)
+{
+    static const int big[][4] = {
+        /* kw, kh, width, height */
+        {255, 255, 9, 7},  {1, 255, 1500, 23}, {255, 1, 700, 5}, {63, 63, 70, 40},
+        {3, 101, 700, 30}, {101, 3, 40, 300},  {31, 31, 600, 50},
+    };
+    int skip, fails = 0;
+    ic_context *ctx = open_cpu(path, 2, &skip);
+    if (!ctx)
+        return skip ? 0 : 1;
+    for (int i = 0; i < (int)(sizeof big / sizeof big[0]); i++) {
+        ict_case c;
+        ict_case_make(&c, seed, 1000 + i, MAX_DIM);
+        c.kw = big[i][0];
+        c.kh = big[i][1];
+        c.width = big[i][2];
+        c.height = big[i][3];
+        c.channels = 1 + i % 4;
+        c.alpha_style = 2;
+        fails += ict_run_case(ctx, path, &c, NULL);
+    }
+    ic_context_free(ctx);
+    printf("  %-20s big kernels: %d failed\n", path, fails);
     return fails;
 }
 
@@ -181,6 +210,11 @@ int main(void)
         for (size_t k = 0; k < sizeof kernels / sizeof *kernels; k++, b++)
             fails += run_named(paths[p], kernels[k], 301, 37, 3 - (int)(k % 3),
                                k % 2 ? IC_SOA : IC_AOS, borders[b % 3], seed + (uint64_t)b);
+
+    static const char *const big_paths[] = {"auto", "direct,avx2", "sep,avx2", "sep,scalar",
+                                            "direct,avx512"};
+    for (size_t p = 0; p < sizeof big_paths / sizeof *big_paths; p++)
+        fails += run_big(big_paths[p], seed);
 
     /* an unknown word is refused, not ignored */
     setenv("IC_CPU_PATH", "direct,bogus", 1);
