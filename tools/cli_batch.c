@@ -528,6 +528,14 @@ static void print_summary(const batch *b, const char *backend, double ms)
            busy > 0 ? 100 * b->ms_encode / busy : 0, backend);
 }
 
+#define BATCH_MAX_DECODERS 8
+#define BATCH_MAX_ENCODERS 24
+
+static int clamp_int(int v, int lo, int hi)
+{
+    return v < lo ? lo : v > hi ? hi : v;
+}
+
 static int online_cpus(void)
 {
     long n = sysconf(_SC_NPROCESSORS_ONLN);
@@ -581,9 +589,11 @@ int cli_run_batch(const cli_options *o, cli_err *e)
     if (rc == 0)
         rc = plan_outputs(&b.files, o);
     const int cpus = online_cpus();
-    const int ndec = cpus < 4 ? cpus : 4, nenc = cpus < 4 ? cpus : 4;
-    if (rc == 0 && (queue_init(&b.decoded, 2 * ndec, ndec) ||
-                    queue_init(&b.filtered, 2 * nenc, 1)))
+    /* Encoding (PNG deflate, JPEG) costs about 4x decoding: most threads encode. */
+    const int ndec = clamp_int(cpus / 4, 2, BATCH_MAX_DECODERS);
+    const int nenc = clamp_int(cpus * 3 / 4, 2, BATCH_MAX_ENCODERS);
+    /* Small queues: images in flight are at most the threads' plus 4 + 4. */
+    if (rc == 0 && (queue_init(&b.decoded, 4, ndec) || queue_init(&b.filtered, 4, 1)))
         rc = -1;
     if (rc != 0) {
         list_free(&b.files);
@@ -607,7 +617,7 @@ int cli_run_batch(const cli_options *o, cli_err *e)
     sigaction(SIGINT, &sa, &old_int);
 
     b.t0 = cli_now_ms();
-    pthread_t dec[4], enc[4];
+    pthread_t dec[BATCH_MAX_DECODERS], enc[BATCH_MAX_ENCODERS];
     int started_dec = 0, started_enc = 0;
     for (; started_dec < ndec; started_dec++)
         if (pthread_create(&dec[started_dec], NULL, decoder, &b) != 0)

@@ -17,17 +17,21 @@
  * rows [y0, y1) come back. Every output sample therefore sums the same taps in
  * the same order as the whole-image sync path: results are identical.
  *
- * Pipeline: IC_CUDA_ASYNC_SLOTS slots, each a blocking CUDA stream with its own
- * pinned host buffers (cudaHostAlloc, kept and grown across calls) and device
- * band buffers. For band b on slot s = b % slots the host waits for slot s's
- * previous band, copies its output out of pinned memory, stages band b into
- * pinned memory, and enqueues upload, kernel and download on the stream, so
- * the CPU copies of one band overlap the transfers and kernels of the others.
+ * Pipeline: up to IC_CUDA_ASYNC_SLOTS slots, each a blocking CUDA stream with
+ * its own pinned host buffers (cudaHostAlloc, kept and grown across calls) and
+ * device band buffers. For band b on slot s = b % slots the host waits for
+ * slot s's previous band, copies its output out of pinned memory, stages band
+ * b into pinned memory, and enqueues upload, kernel and download on the
+ * stream, so the CPU copies of one band overlap the transfers and kernels of
+ * the others. For large pageable images the staging copies are the bottleneck
+ * (one core copies about 10 GB/s), so each slot then gets its own host thread
+ * taking bands slot, slot + slots, ...: the copies run in parallel.
  * A source or destination already in pinned memory (cudaHostAlloc'd by the
  * caller) is copied by DMA directly, with no staging copy.
  *
  * Nothing here prints or exits.
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,9 +41,11 @@
 
 /* Device band rows are padded to this many bytes. */
 #define IC_AS_PITCH_ALIGN 256
-/* Without a memory limit, bands of about this many bytes (at most 8 bands). */
-#define IC_AS_BAND_BYTES ((size_t)256 << 10)
-#define IC_AS_MAX_DEFAULT_BANDS 8
+/* Without a memory limit, bands of about this many bytes (at most 32 bands). */
+#define IC_AS_BAND_BYTES ((size_t)2 << 20)
+#define IC_AS_MAX_DEFAULT_BANDS 32
+/* Pageable images at least this large are staged by one host thread per slot. */
+#define IC_AS_THREADED_BYTES ((size_t)8 << 20)
 
 enum { IC_AS_EV_START, IC_AS_EV_UP, IC_AS_EV_KERNEL, IC_AS_EV_DONE, IC_AS_EV_COUNT };
 
@@ -254,7 +260,7 @@ struct ic_as_run {
     const ic_job *job;
     const ic_cuda_strategy *s;
     int src_pinned, dst_pinned;
-    double up_ms, k_ms, down_ms;
+    int failed; /* set (atomically) by a worker that failed: the others stop */
 };
 
 static const uint8_t *host_row(const ic_image *im, int plane, int y)
@@ -263,7 +269,8 @@ static const uint8_t *host_row(const ic_image *im, int plane, int y)
 }
 
 /* Waits for a slot's band, adds its stage times, copies its output to dst. */
-static ic_status finish_slot(ic_as_run *R, ic_as_slot *sl, char *err, size_t errlen)
+static ic_status finish_slot(ic_as_run *R, ic_as_slot *sl, double acc[3], char *err,
+                             size_t errlen)
 {
     if (!sl->busy)
         return IC_OK;
@@ -275,9 +282,9 @@ static ic_status finish_slot(ic_as_run *R, ic_as_slot *sl, char *err, size_t err
     IC_CUDA_CHECK(cudaEventElapsedTime(&up, sl->ev[IC_AS_EV_START], sl->ev[IC_AS_EV_UP]));
     IC_CUDA_CHECK(cudaEventElapsedTime(&k, sl->ev[IC_AS_EV_UP], sl->ev[IC_AS_EV_KERNEL]));
     IC_CUDA_CHECK(cudaEventElapsedTime(&down, sl->ev[IC_AS_EV_KERNEL], sl->ev[IC_AS_EV_DONE]));
-    R->up_ms += up;
-    R->k_ms += k;
-    R->down_ms += down;
+    acc[0] += up;
+    acc[1] += k;
+    acc[2] += down;
     if (sl->staged) {
         const ic_as_geom &g = *R->g;
         ic_image *dst = R->job->dst;
@@ -359,20 +366,95 @@ static ic_status enqueue_band(ic_as_run *R, ic_as_slot *sl, int y0, int y1, char
     return IC_OK;
 }
 
-static ic_status run_bands(ic_as_run *R, char *err, size_t errlen)
+/* Bands b = first, first + step, ... on slots chosen by pick(b): one thread's
+ * share of the pipeline. acc gets the stage times. */
+static ic_status run_share(ic_as_run *R, int first, int step, int fixed_slot, double acc[3],
+                           char *err, size_t errlen)
 {
     const ic_cuda_band_plan &pl = *R->pl;
     ic_status r = IC_OK;
-    for (int b = 0; b < pl.bands && r == IC_OK; b++) {
-        ic_as_slot *sl = &R->as->slot[b % pl.slots];
+    int last = -1;
+    for (int b = first; b < pl.bands && r == IC_OK; b += step) {
+        if (__atomic_load_n(&R->failed, __ATOMIC_RELAXED))
+            break;
+        const int si = fixed_slot >= 0 ? fixed_slot : b % pl.slots;
+        ic_as_slot *sl = &R->as->slot[si];
         const int y0 = b * pl.band_rows;
         const int y1 = y0 + pl.band_rows < R->g->H ? y0 + pl.band_rows : R->g->H;
-        r = finish_slot(R, sl, err, errlen);
+        r = finish_slot(R, sl, acc, err, errlen);
         if (r == IC_OK)
             r = enqueue_band(R, sl, y0, y1, err, errlen);
+        last = si;
     }
-    for (int i = 0; i < pl.slots && r == IC_OK; i++)
-        r = finish_slot(R, &R->as->slot[(pl.bands + i) % pl.slots], err, errlen);
+    if (fixed_slot >= 0) {
+        if (r == IC_OK && last >= 0)
+            r = finish_slot(R, &R->as->slot[last], acc, err, errlen);
+    } else {
+        for (int i = 0; i < pl.slots && r == IC_OK; i++)
+            r = finish_slot(R, &R->as->slot[(pl.bands + i) % pl.slots], acc, err, errlen);
+    }
+    if (r != IC_OK)
+        __atomic_store_n(&R->failed, 1, __ATOMIC_RELAXED);
+    return r;
+}
+
+/* One host thread per slot, for pageable images: the staging copies of
+ * several bands then run in parallel on the CPU while the GPU works. */
+struct ic_as_worker {
+    ic_as_run *R;
+    int index, device;
+    ic_status r;
+    double acc[3];
+    char err[256];
+};
+
+static void *worker_main(void *p)
+{
+    ic_as_worker *w = (ic_as_worker *)p;
+    const cudaError_t e = cudaSetDevice(w->device);
+    if (e != cudaSuccess) {
+        w->r = ic_cuda_fail(w->err, sizeof w->err, "cudaSetDevice", (int)e);
+        __atomic_store_n(&w->R->failed, 1, __ATOMIC_RELAXED);
+        return NULL;
+    }
+    w->r = run_share(w->R, w->index, w->R->pl->slots, w->index, w->acc, w->err, sizeof w->err);
+    return NULL;
+}
+
+static ic_status run_bands(ic_as_run *R, double acc[3], char *err, size_t errlen)
+{
+    const ic_cuda_band_plan &pl = *R->pl;
+    const ic_as_geom &g = *R->g;
+    const size_t bytes = g.row_bytes * (size_t)g.H * (size_t)g.planes;
+    int device = 0;
+    if (pl.slots < 2 || (R->src_pinned && R->dst_pinned) || bytes < IC_AS_THREADED_BYTES ||
+        cudaGetDevice(&device) != cudaSuccess)
+        return run_share(R, 0, 1, -1, acc, err, errlen);
+    ic_as_worker w[IC_CUDA_ASYNC_SLOTS];
+    pthread_t th[IC_CUDA_ASYNC_SLOTS];
+    int started[IC_CUDA_ASYNC_SLOTS] = {0};
+    for (int i = 0; i < pl.slots; i++) {
+        memset(&w[i], 0, sizeof w[i]);
+        w[i].R = R;
+        w[i].index = i;
+        w[i].device = device;
+        if (i > 0)
+            started[i] = pthread_create(&th[i], NULL, worker_main, &w[i]) == 0;
+        if (i > 0 && !started[i]) /* no thread: this share runs on the caller, below */
+            worker_main(&w[i]);
+    }
+    worker_main(&w[0]);
+    ic_status r = IC_OK;
+    for (int i = 0; i < pl.slots; i++) {
+        if (i > 0 && started[i])
+            pthread_join(th[i], NULL);
+        for (int j = 0; j < 3; j++)
+            acc[j] += w[i].acc[j];
+        if (r == IC_OK && w[i].r != IC_OK) {
+            r = w[i].r;
+            snprintf(err, errlen, "%s", w[i].err);
+        }
+    }
     return r;
 }
 
@@ -426,8 +508,9 @@ extern "C" ic_status ic_cuda_async_run(ic_cuda_async **asp, size_t device_memory
     R.s = s;
     R.src_pinned = is_pinned(job->src->data);
     R.dst_pinned = is_pinned(job->dst->data);
-    R.up_ms = R.k_ms = R.down_ms = 0;
-    r = run_bands(&R, err, errlen);
+    R.failed = 0;
+    double acc[3] = {0, 0, 0};
+    r = run_bands(&R, acc, err, errlen);
     if (r != IC_OK) { /* leave no copy in flight into buffers the caller may free */
         for (int i = 0; i < IC_CUDA_ASYNC_SLOTS; i++)
             if (as->slot[i].has_stream) {
@@ -437,8 +520,8 @@ extern "C" ic_status ic_cuda_async_run(ic_cuda_async **asp, size_t device_memory
         (void)cudaGetLastError();
         return r;
     }
-    t->upload_ms = R.up_ms;
-    t->kernel_ms = R.k_ms;
-    t->download_ms = R.down_ms;
+    t->upload_ms = acc[0];
+    t->kernel_ms = acc[1];
+    t->download_ms = acc[2];
     return IC_OK;
 }

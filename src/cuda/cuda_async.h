@@ -24,7 +24,7 @@ extern "C" {
 #endif
 
 /* Most streams (and buffer sets) the pipeline uses. */
-#define IC_CUDA_ASYNC_SLOTS 3
+#define IC_CUDA_ASYNC_SLOTS 4
 
 /* How an image is cut into bands. */
 typedef struct ic_cuda_band_plan {
