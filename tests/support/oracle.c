@@ -155,7 +155,7 @@ static void pixel(const ic_image *src, const ic_kernel *k, const ic_params *p, i
             const int mx = ict_border_map(sx, src->width, p->border);
             const int my = ict_border_map(sy, src->height, p->border);
             const int outside = mx < 0 || my < 0;
-            double s[4];
+            double s[4] = {0, 0, 0, 0};
             for (int c = 0; c < nch; c++)
                 s[c] = outside ? (double)p->border_value : (double)*ict_sample(src, mx, my, c);
             for (int c = 0; c < nch; c++) {
