@@ -1,0 +1,529 @@
+/*
+ * bench_gpu.cu - the GPU half of imgconv-bench: device ceilings (copy
+ * bandwidth, fp32 FMA rate), kernel-only timing of the fast path on
+ * device-resident images, and NVIDIA NPP timed the same way (bench_gpu.h).
+ */
+#include <cuda_runtime.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench_gpu.h"
+#include "core/backend.h"
+
+#ifdef IC_HAVE_NPP
+#include <npp.h>
+#endif
+
+#define BG_MAX_BUF 64
+#define BG_MAX_REPS 256
+
+struct bg_ctx {
+    void *fast; /* ic_backend_cuda state */
+    cudaEvent_t ev[2 * BG_MAX_REPS + 2];
+    int nev;
+    ic_image host;           /* shape of the current image (data unused) */
+    int nbuf;
+    uint8_t *in[BG_MAX_BUF]; /* device images, pitch in_pitch */
+    size_t in_pitch;
+    uint8_t *out[2];
+    size_t out_pitch;
+    uint8_t *pad[BG_MAX_BUF]; /* NPP: image inside a halo, AoS C3 */
+    size_t pad_pitch;
+    int halo;
+    int *spin_flag;
+#ifdef IC_HAVE_NPP
+    NppStreamContext npp;
+#endif
+};
+
+static int fail(char *err, size_t n, const char *what, cudaError_t e)
+{
+    if (err && n)
+        snprintf(err, n, "%s: %s", what, cudaGetErrorString(e));
+    (void)cudaGetLastError();
+    return -1;
+}
+
+#define BG_CHECK(call)                                                                           \
+    do {                                                                                         \
+        const cudaError_t bg_e_ = (call);                                                        \
+        if (bg_e_ != cudaSuccess)                                                                \
+            return fail(err, n, #call, bg_e_);                                                   \
+    } while (0)
+
+extern "C" int bg_available(char *why, size_t n)
+{
+    int count = 0;
+    const cudaError_t e = cudaGetDeviceCount(&count);
+    if (e != cudaSuccess || count < 1) {
+        snprintf(why, n, "no CUDA device (%s)",
+                 e != cudaSuccess ? cudaGetErrorString(e) : "none found");
+        (void)cudaGetLastError();
+        return 0;
+    }
+    return 1;
+}
+
+extern "C" int bg_has_npp(void)
+{
+#ifdef IC_HAVE_NPP
+    return 1;
+#else
+    return 0;
+#endif
+}
+
+static void free_images(bg_ctx *g)
+{
+    for (int i = 0; i < BG_MAX_BUF; i++) {
+        (void)cudaFree(g->in[i]);
+        (void)cudaFree(g->pad[i]);
+        g->in[i] = g->pad[i] = NULL;
+    }
+    for (int i = 0; i < 2; i++) {
+        (void)cudaFree(g->out[i]);
+        g->out[i] = NULL;
+    }
+    g->nbuf = 0;
+}
+
+extern "C" void bg_close(bg_ctx *g)
+{
+    if (!g)
+        return;
+    free_images(g);
+    for (int i = 0; i < g->nev; i++)
+        (void)cudaEventDestroy(g->ev[i]);
+    (void)cudaFree(g->spin_flag);
+    if (g->fast)
+        ic_backend_cuda.close(g->fast);
+    free(g);
+}
+
+extern "C" bg_ctx *bg_open(char *err, size_t n)
+{
+    bg_ctx *g = (bg_ctx *)calloc(1, sizeof *g);
+    if (!g) {
+        snprintf(err, n, "out of memory");
+        return NULL;
+    }
+    ic_context_options o;
+    memset(&o, 0, sizeof o);
+    if (ic_backend_cuda.open(&g->fast, &o, err, n) != IC_OK) {
+        free(g);
+        return NULL;
+    }
+    for (; g->nev < 2 * BG_MAX_REPS + 2; g->nev++)
+        if (cudaEventCreate(&g->ev[g->nev]) != cudaSuccess) {
+            fail(err, n, "cudaEventCreate", cudaGetLastError());
+            bg_close(g);
+            return NULL;
+        }
+    if (cudaMalloc((void **)&g->spin_flag, sizeof(int)) != cudaSuccess) {
+        fail(err, n, "cudaMalloc", cudaGetLastError());
+        bg_close(g);
+        return NULL;
+    }
+#ifdef IC_HAVE_NPP
+    cudaDeviceProp p;
+    int dev = 0;
+    cudaGetDevice(&dev);
+    cudaGetDeviceProperties(&p, dev);
+    memset(&g->npp, 0, sizeof g->npp);
+    g->npp.hStream = 0;
+    g->npp.nCudaDeviceId = dev;
+    g->npp.nMultiProcessorCount = p.multiProcessorCount;
+    g->npp.nMaxThreadsPerMultiProcessor = p.maxThreadsPerMultiProcessor;
+    g->npp.nMaxThreadsPerBlock = p.maxThreadsPerBlock;
+    g->npp.nSharedMemPerBlock = p.sharedMemPerBlock;
+    g->npp.nCudaDevAttrComputeCapabilityMajor = p.major;
+    g->npp.nCudaDevAttrComputeCapabilityMinor = p.minor;
+    unsigned flags = 0;
+    cudaStreamGetFlags(0, &flags);
+    g->npp.nStreamFlags = flags;
+#endif
+    return g;
+}
+
+extern "C" void bg_describe(bg_ctx *g, char *buf, size_t n)
+{
+    (void)g;
+    int dev = 0, drv = 0, rt = 0;
+    cudaDeviceProp p;
+    cudaGetDevice(&dev);
+    if (cudaGetDeviceProperties(&p, dev) != cudaSuccess) {
+        snprintf(buf, n, "unknown device");
+        return;
+    }
+    cudaDriverGetVersion(&drv);
+    cudaRuntimeGetVersion(&rt);
+    snprintf(buf, n, "%s (sm_%d%d, %d SMs, %.0f MB L2, %.1f GB), driver %d.%d, runtime %d.%d",
+             p.name, p.major, p.minor, p.multiProcessorCount, p.l2CacheSize / 1048576.0,
+             p.totalGlobalMem / 1073741824.0, drv / 1000, (drv % 1000) / 10, rt / 1000,
+             (rt % 1000) / 10);
+}
+
+/* ---- timing ------------------------------------------------------------------- */
+
+/* Keeps the GPU busy for about `cycles` clocks so that the host can queue the
+ * timed runs behind it. */
+__global__ void bg_spin(long long cycles, int *flag)
+{
+    const long long t0 = clock64();
+    while (clock64() - t0 < cycles) {
+    }
+    if (threadIdx.x == 0 && blockIdx.x == 0)
+        *flag = 1;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    const double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+typedef int (*bg_run_fn)(bg_ctx *g, int i, void *arg, char *err, size_t n);
+
+/* Median kernel time of reps runs of fn (warm-up excluded). */
+static int time_runs(bg_ctx *g, bg_run_fn fn, void *arg, int reps, double *med_ms, char *err,
+                     size_t n)
+{
+    if (reps > BG_MAX_REPS)
+        reps = BG_MAX_REPS;
+    if (reps < 1)
+        reps = 1;
+    for (int i = 0; i < 3; i++)
+        if (fn(g, i, arg, err, n))
+            return -1;
+    BG_CHECK(cudaDeviceSynchronize());
+    bg_spin<<<1, 32>>>(4000000LL, g->spin_flag); /* ~2 ms */
+    BG_CHECK(cudaGetLastError());
+    for (int i = 0; i < reps; i++) {
+        BG_CHECK(cudaEventRecord(g->ev[2 * i], 0));
+        if (fn(g, i, arg, err, n))
+            return -1;
+        BG_CHECK(cudaEventRecord(g->ev[2 * i + 1], 0));
+    }
+    BG_CHECK(cudaDeviceSynchronize());
+    double t[BG_MAX_REPS];
+    for (int i = 0; i < reps; i++) {
+        float ms = 0;
+        BG_CHECK(cudaEventElapsedTime(&ms, g->ev[2 * i], g->ev[2 * i + 1]));
+        t[i] = ms;
+    }
+    qsort(t, (size_t)reps, sizeof t[0], cmp_double);
+    *med_ms = reps % 2 ? t[reps / 2] : 0.5 * (t[reps / 2 - 1] + t[reps / 2]);
+    return 0;
+}
+
+/* ---- ceilings ----------------------------------------------------------------- */
+
+__global__ void bg_fma_loop(float *out, int iters, float a, float b)
+{
+    float x[8];
+#pragma unroll
+    for (int k = 0; k < 8; k++)
+        x[k] = (float)(threadIdx.x + k) * 1e-3f;
+    for (int i = 0; i < iters; i++)
+#pragma unroll
+        for (int k = 0; k < 8; k++)
+            x[k] = fmaf(x[k], a, b);
+    float s = 0;
+#pragma unroll
+    for (int k = 0; k < 8; k++)
+        s += x[k];
+    if (s == -1.0f) /* never: keeps the loop */
+        out[0] = s;
+}
+
+struct copy_arg {
+    void *a, *b;
+    size_t bytes;
+};
+static int run_copy(bg_ctx *, int, void *arg, char *err, size_t n)
+{
+    copy_arg *c = (copy_arg *)arg;
+    BG_CHECK(cudaMemcpyAsync(c->b, c->a, c->bytes, cudaMemcpyDeviceToDevice, 0));
+    return 0;
+}
+
+struct fma_arg {
+    float *out;
+    int blocks, iters;
+};
+static int run_fma(bg_ctx *, int, void *arg, char *err, size_t n)
+{
+    fma_arg *f = (fma_arg *)arg;
+    bg_fma_loop<<<f->blocks, 256>>>(f->out, f->iters, 0.9999f, 0.0001f);
+    BG_CHECK(cudaGetLastError());
+    return 0;
+}
+
+extern "C" int bg_ceilings(bg_ctx *g, double *copy_bps, double *fma_per_s)
+{
+    char err[256];
+    const size_t n = sizeof err;
+    copy_arg c;
+    c.bytes = (size_t)1 << 30;
+    c.a = c.b = NULL;
+    if (cudaMalloc(&c.a, c.bytes) != cudaSuccess || cudaMalloc(&c.b, c.bytes) != cudaSuccess ||
+        cudaMemset(c.a, 7, c.bytes) != cudaSuccess) {
+        (void)cudaFree(c.a);
+        (void)cudaFree(c.b);
+        (void)cudaGetLastError();
+        return -1;
+    }
+    double ms = 0;
+    int r = time_runs(g, run_copy, &c, 10, &ms, err, n);
+    (void)cudaFree(c.a);
+    (void)cudaFree(c.b);
+    if (r || ms <= 0)
+        return -1;
+    *copy_bps = 2.0 * (double)c.bytes / (ms * 1e-3);
+    int dev = 0, sms = 0;
+    cudaGetDevice(&dev);
+    cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
+    fma_arg f;
+    f.blocks = 8 * sms;
+    f.iters = 8192;
+    BG_CHECK(cudaMalloc((void **)&f.out, sizeof(float)));
+    r = time_runs(g, run_fma, &f, 10, &ms, err, n);
+    (void)cudaFree(f.out);
+    if (r || ms <= 0)
+        return -1;
+    *fma_per_s = (double)f.blocks * 256.0 * f.iters * 8.0 / (ms * 1e-3);
+    return 0;
+}
+
+/* ---- images -------------------------------------------------------------------- */
+
+extern "C" int bg_set_image(bg_ctx *g, const ic_image *img, int halo, char *err, size_t n)
+{
+    free_images(g);
+    g->host = *img;
+    const size_t rowb = ic_image_row_bytes(img);
+    const size_t rows = (size_t)img->height * (img->layout == IC_SOA ? img->channels : 1);
+    const size_t bytes = rowb * rows;
+    int nbuf = (int)((150u << 20) / (bytes ? bytes : 1)) + 1;
+    if (nbuf < 3)
+        nbuf = 3;
+    if (nbuf > BG_MAX_BUF)
+        nbuf = BG_MAX_BUF;
+    g->nbuf = nbuf;
+    for (int i = 0; i < nbuf; i++) {
+        BG_CHECK(cudaMallocPitch((void **)&g->in[i], &g->in_pitch, rowb, rows));
+        BG_CHECK(cudaMemcpy2D(g->in[i], g->in_pitch, img->data, img->pitch, rowb, rows,
+                              cudaMemcpyHostToDevice));
+    }
+    for (int i = 0; i < 2; i++) {
+        BG_CHECK(cudaMallocPitch((void **)&g->out[i], &g->out_pitch, rowb, rows));
+        BG_CHECK(cudaMemset2D(g->out[i], g->out_pitch, 0, rowb, rows));
+    }
+    g->halo = 0;
+#ifdef IC_HAVE_NPP
+    if (halo > 0 && img->layout == IC_AOS && img->channels == 3) {
+        const size_t prow = (size_t)(img->width + 2 * halo) * 3, prows = img->height + 2 * halo;
+        for (int i = 0; i < nbuf; i++) {
+            BG_CHECK(cudaMallocPitch((void **)&g->pad[i], &g->pad_pitch, prow, prows));
+            BG_CHECK(cudaMemset2D(g->pad[i], g->pad_pitch, 128, prow, prows));
+            BG_CHECK(cudaMemcpy2D(g->pad[i] + halo * g->pad_pitch + halo * 3, g->pad_pitch,
+                                  img->data, img->pitch, rowb, img->height,
+                                  cudaMemcpyHostToDevice));
+        }
+        g->halo = halo;
+    }
+#else
+    (void)halo;
+#endif
+    BG_CHECK(cudaDeviceSynchronize());
+    return 0;
+}
+
+/* ---- the fast path ---------------------------------------------------------------- */
+
+struct fast_arg {
+    ic_job job;
+    ic_image src, dst;
+    ic_fast_plan plan;
+};
+
+static int run_fast(bg_ctx *g, int i, void *arg, char *err, size_t n)
+{
+    fast_arg *f = (fast_arg *)arg;
+    f->src.data = g->in[i % g->nbuf];
+    f->dst.data = g->out[i % 2];
+    const ic_status s = ic_fast_run_device(g->fast, &f->job, &f->plan, err, n);
+    return s == IC_OK ? 0 : -1;
+}
+
+extern "C" int bg_time_fast(bg_ctx *g, const ic_kernel *k, ic_border border, int reps,
+                            ic_fast_method force, double *med_ms, ic_fast_plan *plan, char *err,
+                            size_t n)
+{
+    const int nw = k->width * k->height;
+    float *w = (float *)malloc((size_t)nw * sizeof(float));
+    if (!w) {
+        snprintf(err, n, "out of memory");
+        return -1;
+    }
+    for (int i = 0; i < nw; i++)
+        w[i] = (float)(k->coef[i] / k->divisor);
+    ic_kernel wk = *k;
+    wk.coef = w;
+    wk.divisor = 1.0;
+    fast_arg *f = (fast_arg *)calloc(1, sizeof *f);
+    if (!f) {
+        free(w);
+        snprintf(err, n, "out of memory");
+        return -1;
+    }
+    f->src = g->host;
+    f->src.pitch = g->in_pitch;
+    f->src.owner = 0;
+    f->dst = g->host;
+    f->dst.pitch = g->out_pitch;
+    f->dst.owner = 0;
+    f->job.src = &f->src;
+    f->job.dst = &f->dst;
+    f->job.w = w;
+    f->job.kw = k->width;
+    f->job.kh = k->height;
+    f->job.wk = &wk;
+    f->job.border = border;
+    f->job.border_value = 0.0f;
+    f->job.bias = 0.0f;
+    ic_fast_force(g->fast, force);
+    const int r = time_runs(g, run_fast, f, reps, med_ms, err, n);
+    ic_fast_force(g->fast, IC_FAST_AUTO);
+    if (plan)
+        *plan = f->plan;
+    free(f);
+    free(w);
+    return r;
+}
+
+/* ---- NPP ---------------------------------------------------------------------------- */
+
+#ifdef IC_HAVE_NPP
+struct npp_arg {
+    float *dk; /* device kernel, reversed */
+    int ksize_w, ksize_h;
+    NppiMaskSize mask;
+};
+
+static int npp_fail(char *err, size_t n, const char *what, NppStatus s)
+{
+    snprintf(err, n, "%s: NPP status %d", what, (int)s);
+    return -1;
+}
+
+static int run_npp_filter(bg_ctx *g, int i, void *arg, char *err, size_t n)
+{
+    npp_arg *a = (npp_arg *)arg;
+    const int b = i % g->nbuf;
+    const Npp8u *src = g->pad[b] + (size_t)g->halo * g->pad_pitch + (size_t)g->halo * 3;
+    NppiSize roi = {g->host.width, g->host.height};
+    NppiSize ks = {a->ksize_w, a->ksize_h};
+    NppiPoint anchor = {a->ksize_w / 2, a->ksize_h / 2};
+    const NppStatus s = nppiFilter32f_8u_C3R_Ctx(src, (int)g->pad_pitch, g->out[i % 2],
+                                                 (int)g->out_pitch, roi, a->dk, ks, anchor, g->npp);
+    if (s < 0)
+        return npp_fail(err, n, "nppiFilter32f_8u_C3R_Ctx", s);
+    return 0;
+}
+
+static int run_npp_gauss(bg_ctx *g, int i, void *arg, char *err, size_t n)
+{
+    npp_arg *a = (npp_arg *)arg;
+    NppiSize size = {g->host.width, g->host.height};
+    NppiPoint off = {0, 0};
+    const NppStatus s = nppiFilterGaussBorder_8u_C3R_Ctx(
+        g->in[i % g->nbuf], (int)g->in_pitch, size, off, g->out[i % 2], (int)g->out_pitch, size,
+        a->mask, NPP_BORDER_REPLICATE, g->npp);
+    if (s < 0)
+        return npp_fail(err, n, "nppiFilterGaussBorder_8u_C3R_Ctx", s);
+    return 0;
+}
+#endif
+
+extern "C" int bg_time_npp_filter(bg_ctx *g, const ic_kernel *k, int reps, double *med_ms,
+                                  char *err, size_t n)
+{
+#ifdef IC_HAVE_NPP
+    if (!g->halo || k->width / 2 > g->halo || k->height / 2 > g->halo) {
+        snprintf(err, n, "no padded RGB image for NPP");
+        return -1;
+    }
+    const int nw = k->width * k->height;
+    float *h = (float *)malloc((size_t)nw * sizeof(float));
+    if (!h) {
+        snprintf(err, n, "out of memory");
+        return -1;
+    }
+    for (int i = 0; i < nw; i++) /* NPP expects the coefficients in reverse order */
+        h[nw - 1 - i] = (float)(k->coef[i] / k->divisor);
+    npp_arg a;
+    memset(&a, 0, sizeof a);
+    a.ksize_w = k->width;
+    a.ksize_h = k->height;
+    if (cudaMalloc((void **)&a.dk, (size_t)nw * sizeof(float)) != cudaSuccess ||
+        cudaMemcpy(a.dk, h, (size_t)nw * sizeof(float), cudaMemcpyHostToDevice) != cudaSuccess) {
+        free(h);
+        (void)cudaFree(a.dk);
+        return fail(err, n, "cudaMalloc/cudaMemcpy(NPP kernel)", cudaGetLastError());
+    }
+    free(h);
+    const int r = time_runs(g, run_npp_filter, &a, reps, med_ms, err, n);
+    (void)cudaFree(a.dk);
+    return r;
+#else
+    (void)g, (void)k, (void)reps, (void)med_ms;
+    snprintf(err, n, "built without NPP");
+    return -1;
+#endif
+}
+
+extern "C" int bg_time_npp_gauss(bg_ctx *g, int ksize, int reps, double *med_ms, char *err,
+                                 size_t n)
+{
+#ifdef IC_HAVE_NPP
+    npp_arg a;
+    memset(&a, 0, sizeof a);
+    switch (ksize) {
+    case 3:
+        a.mask = NPP_MASK_SIZE_3_X_3;
+        break;
+    case 5:
+        a.mask = NPP_MASK_SIZE_5_X_5;
+        break;
+    case 7:
+        a.mask = NPP_MASK_SIZE_7_X_7;
+        break;
+    case 9:
+        a.mask = NPP_MASK_SIZE_9_X_9;
+        break;
+    case 11:
+        a.mask = NPP_MASK_SIZE_11_X_11;
+        break;
+    case 13:
+        a.mask = NPP_MASK_SIZE_13_X_13;
+        break;
+    case 15:
+        a.mask = NPP_MASK_SIZE_15_X_15;
+        break;
+    default:
+        snprintf(err, n, "NPP Gauss has no %dx%d mask", ksize, ksize);
+        return -1;
+    }
+    if (g->host.layout != IC_AOS || g->host.channels != 3) {
+        snprintf(err, n, "NPP Gauss timed on AoS RGB only");
+        return -1;
+    }
+    return time_runs(g, run_npp_gauss, &a, reps, med_ms, err, n);
+#else
+    (void)g, (void)ksize, (void)reps, (void)med_ms;
+    snprintf(err, n, "built without NPP");
+    return -1;
+#endif
+}

@@ -1,0 +1,134 @@
+/*
+ * fast.h - the `cuda` fast path (internal): planner, methods and the
+ * device-pointer entry point used by the benchmark and the GPU tests.
+ *
+ * The fast path is one backend (ic_backend_cuda, fast_plan.cu) with three
+ * methods, chosen per job by a cost model (fast_plan.cu):
+ *   direct  fast_direct.cu  shared-memory float tile, 4x8 outputs per thread,
+ *                           the input window reused from registers;
+ *   sep     fast_sep.cu     K = sum_r col_r row_r^T (ic_kernel_factor), r row
+ *                           passes + r column passes fused in shared memory;
+ *   fft     fast_fft.cu     overlap-save tiles through cuFFT (float32).
+ * plus `global`, the shared one-thread-per-sample kernel of cuda_common.cuh, for
+ * jobs no method covers (kernels wider than the specialisations).
+ *
+ * C-callable so that the benchmark and the C tests can drive it.
+ */
+#ifndef IC_CUDA_FAST_H
+#define IC_CUDA_FAST_H
+
+#include <stddef.h>
+
+#include "core/backend.h"
+#include "cuda/cuda_host.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum ic_fast_method {
+    IC_FAST_AUTO = 0, /* the planner decides */
+    IC_FAST_DIRECT,
+    IC_FAST_SEP,
+    IC_FAST_FFT,
+    IC_FAST_GLOBAL
+} ic_fast_method;
+
+/* Widest kernel of the direct method (specialised per width), its tallest,
+ * the largest separable size (square, specialised per size) and rank. */
+#define IC_FAST_DIRECT_MAX_KW 31
+#define IC_FAST_DIRECT_MAX_KH 63
+#define IC_FAST_SEP_MAX_K 31
+#define IC_FAST_SEP_MAX_RANK 8
+
+/* A plan: what run() will do for a job, with the cost model's prediction. */
+typedef struct ic_fast_plan {
+    ic_fast_method method;
+    int rank;            /* sep: number of row/column pairs; 0 otherwise */
+    int cb;              /* direct/sep: channels per block (1 or all) */
+    int nrg;             /* direct/sep: row groups per block (tile height 8*nrg) */
+    int threads, blocks; /* launch shape (fft: of the tile-building kernel) */
+    size_t smem;         /* dynamic shared memory per block */
+    int fft_n, fft_valid, fft_tiles, fft_batch; /* fft: tile size N, valid N-K+1, tiles, per batch */
+    double fmas;         /* multiply-adds of this plan over the whole job */
+    double bytes;        /* device-memory bytes the model counts for it */
+    double pred_ms;      /* predicted kernel time */
+    double pred_direct_ms, pred_sep_ms, pred_fft_ms; /* every candidate (<0: not possible) */
+    double factor_err;   /* sep: max |K - sum col row^T| */
+} ic_fast_plan;
+
+/* Per-context state of the fast path (fast_plan.cu). */
+typedef struct ic_fast_state ic_fast_state;
+
+/* Device ceilings the cost model uses (measured once per device, see
+ * fast_plan.cu: a device-to-device copy and a register FMA loop). */
+typedef struct ic_fast_device {
+    int sms;
+    size_t smem_optin, smem_per_sm;
+    double copy_bps;  /* bytes read + written per second */
+    double fma_per_s; /* fp32 multiply-adds per second */
+} ic_fast_device;
+
+/* The backend (fast_plan.cu). */
+extern const ic_backend ic_backend_cuda;
+
+/* Forces a method for the next jobs on this state (IC_FAST_AUTO: planner).
+ * A forced method is used for every job it can run; other jobs get the
+ * planner's choice. The environment variable IC_CUDA_METHOD
+ * (direct|sep|fft|global) does the same for every new state (tests). */
+void ic_fast_force(void *state, ic_fast_method m);
+
+/* Plans a job (dst may be NULL) without running it. */
+ic_status ic_fast_plan_job(void *state, const ic_job *job, ic_fast_plan *plan, char *err,
+                           size_t errlen);
+
+/* Runs a job whose images are already on the device (src->data and dst->data
+ * are device pointers; pitches as in ic_image). Work is queued on the default
+ * stream; nothing is synchronised, nothing is copied between host and device
+ * except cached per-kernel constants on the first call with a new kernel.
+ * *plan (may be NULL) receives the plan used. */
+ic_status ic_fast_run_device(void *state, const ic_job *job, ic_fast_plan *plan, char *err,
+                             size_t errlen);
+
+/* Ceilings of the state's device. */
+ic_fast_device ic_fast_device_info(void *state);
+
+/* Method name ("direct", "sep", "fft", "global", "auto"). */
+const char *ic_fast_method_name(ic_fast_method m);
+
+/* ---- the methods (one file each), called by fast_plan.cu ------------------ */
+
+/* Launch geometry shared by direct and sep (fast_tile.cuh). */
+#define IC_FAST_TW 128 /* output tile width in pixels */
+#define IC_FAST_R 8    /* output rows per thread */
+
+/* Shared memory of a direct / sep block, 0 when the method cannot take kw x kh. */
+size_t ic_fast_direct_smem(int kw, int kh, int cb, int nrg);
+size_t ic_fast_sep_smem(int k, int cb, int nrg);
+
+/* Launches direct correlation of a (weights w, kw*kh floats, host memory). */
+ic_status ic_fast_direct_launch(const ic_cuda_args *a, const float *w, const ic_fast_plan *p,
+                                char *err, size_t errlen);
+
+/* Launches the fused separable method: rank pairs of row (kw floats each) and
+ * column (kh floats each) vectors, host memory. */
+ic_status ic_fast_sep_launch(const ic_cuda_args *a, const float *row, const float *col, int rank,
+                             const ic_fast_plan *p, char *err, size_t errlen);
+
+/* FFT method: resources live in an opaque object owned by the state. */
+typedef struct ic_fast_fft ic_fast_fft;
+void ic_fast_fft_free(ic_fast_fft *f);
+/* Tile size for a kernel (power of two >= 2*max(kw,kh), at least 256). */
+int ic_fast_fft_size(int kw, int kh);
+/* Makes plans, buffers and the kernel spectrum ready for this job shape and
+ * these weights (cached: a repeat call with the same shape and weights does
+ * nothing). budget: device bytes the tile buffers may take. */
+ic_status ic_fast_fft_prepare(ic_fast_fft **f, const ic_cuda_args *a, const float *w,
+                              ic_fast_plan *p, size_t budget, char *err, size_t errlen);
+ic_status ic_fast_fft_launch(ic_fast_fft *f, const ic_cuda_args *a, char *err, size_t errlen);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* IC_CUDA_FAST_H */

@@ -1,0 +1,179 @@
+/*
+ * fast_direct.cu - direct 2D correlation, the fast path's method for small and
+ * medium full-rank kernels (issue 4). The seeds' tiled kernels (seed 003 Fig
+ * 7.12/7.15, seed 000) load one input sample per thread and compute one output;
+ * here each thread computes 4 x 8 outputs and reuses every input window from
+ * registers:
+ *   - the tile is converted uint8 -> float once per input sample (fast_tile.cuh);
+ *   - a thread reads its window of an input row as 16-byte vectors, then applies
+ *     it to up to 8 output rows (kh rows of weights), so shared-memory traffic
+ *     per multiply-add falls to ~1/(4*kh);
+ *   - weights are a kernel parameter: they sit in the constant bank and, with
+ *     kw and kh compile-time (3x3, 5x5, 7x7, 9x9 fully unrolled), every FFMA takes
+ *     its weight straight from it; other sizes are specialised on kw with kh a
+ *     run-time loop (weights then come through LDC, once per row of weights).
+ * Sums run in the reference order (kernel rows outer, columns inner) in float32.
+ */
+#include <stdio.h>
+
+#include "cuda/fast_tile.cuh"
+
+namespace {
+
+using icf::R;
+
+/* Weights by value (kernel parameter space, up to 32 KB on sm_70+). */
+template <int N> struct wparam {
+    float v[N];
+};
+
+/* Accumulates the tile rows of item (plane, rg) for one lane into acc. */
+template <int KW, int KH>
+__device__ __forceinline__ void direct_rows(const float *plane, int sw, int lane, const float *w,
+                                            int kh, float (&acc)[R][4])
+{
+    constexpr int cx = (KW - 1) / 2;
+    constexpr int OFF = icf::pad_of(KW) - cx;
+    constexpr int NV = icf::nvec_of(KW);
+    const float *base = plane + 4 * lane;
+    if constexpr (KH > 0) {
+        /* Every input row q feeds output rows r = q - j: read once, use KH times. */
+#pragma unroll
+        for (int q = 0; q < R + KH - 1; q++) {
+            float win[4 * NV];
+#pragma unroll
+            for (int m = 0; m < NV; m++) {
+                const float4 v = *reinterpret_cast<const float4 *>(base + q * sw + 4 * m);
+                win[4 * m] = v.x;
+                win[4 * m + 1] = v.y;
+                win[4 * m + 2] = v.z;
+                win[4 * m + 3] = v.w;
+            }
+#pragma unroll
+            for (int r = 0; r < R; r++) {
+                const int j = q - r;
+                if (j >= 0 && j < KH) {
+#pragma unroll
+                    for (int i = 0; i < KW; i++)
+#pragma unroll
+                        for (int p = 0; p < 4; p++)
+                            acc[r][p] = fmaf(w[j * KW + i], win[OFF + p + i], acc[r][p]);
+                }
+            }
+        }
+    } else {
+        /* Run-time kernel height: one row of weights in registers, applied to
+         * the 8 output rows (their windows come from rows r + j). */
+        for (int j = 0; j < kh; j++) {
+            float wr[KW];
+#pragma unroll
+            for (int i = 0; i < KW; i++)
+                wr[i] = w[j * KW + i];
+#pragma unroll
+            for (int r = 0; r < R; r++) {
+                float win[4 * NV];
+#pragma unroll
+                for (int m = 0; m < NV; m++) {
+                    const float4 v = *reinterpret_cast<const float4 *>(base + (r + j) * sw + 4 * m);
+                    win[4 * m] = v.x;
+                    win[4 * m + 1] = v.y;
+                    win[4 * m + 2] = v.z;
+                    win[4 * m + 3] = v.w;
+                }
+#pragma unroll
+                for (int i = 0; i < KW; i++)
+#pragma unroll
+                    for (int p = 0; p < 4; p++)
+                        acc[r][p] = fmaf(wr[i], win[OFF + p + i], acc[r][p]);
+            }
+        }
+    }
+}
+
+template <int KW, int KH>
+using direct_w = wparam<KW *(KH > 0 ? KH : IC_FAST_DIRECT_MAX_KH)>;
+
+template <int KW, int KH>
+__global__ void __launch_bounds__(icf::MAX_THREADS, 1)
+    fast_direct_kernel(const icf::targs t, const direct_w<KW, KH> w)
+{
+    extern __shared__ float4 smem4[];
+    float *smem = reinterpret_cast<float *>(smem4);
+    const icf::tile b = icf::block_tile(t);
+    icf::fill(t, b, smem);
+    __syncthreads();
+    const int warp = (int)(threadIdx.x >> 5), lane = (int)(threadIdx.x & 31);
+    const int ci = warp / t.nrg, rg = warp - ci * t.nrg;
+    float acc[R][4];
+#pragma unroll
+    for (int r = 0; r < R; r++)
+#pragma unroll
+        for (int p = 0; p < 4; p++)
+            acc[r][p] = 0.0f;
+    direct_rows<KW, KH>(smem + ci * b.plane + rg * R * b.sw, b.sw, lane, w.v, t.a.kh, acc);
+    icf::store(t, b, smem, ci, rg, acc);
+}
+
+template <int KW, int KH>
+ic_status launch_one(const icf::targs &t, const float *w, size_t smem, char *err, size_t errlen)
+{
+    direct_w<KW, KH> p;
+    const int n = t.a.kw * t.a.kh;
+    for (int i = 0; i < n; i++)
+        p.v[i] = w[i];
+    for (int i = n; i < (int)(sizeof p.v / sizeof p.v[0]); i++)
+        p.v[i] = 0.0f;
+    return icf::launch_tiles(fast_direct_kernel<KW, KH>, t, p, smem, "cuda fast direct kernel",
+                             err, errlen);
+}
+
+/* kw-specialised launch with run-time kh (kw odd, 1..31). */
+template <int KW>
+ic_status launch_kw(const icf::targs &t, const float *w, size_t smem, char *err, size_t errlen)
+{
+    if constexpr (KW > IC_FAST_DIRECT_MAX_KW) {
+        (void)t, (void)w, (void)smem;
+        snprintf(err, errlen, "cuda fast direct: kernel wider than %d", IC_FAST_DIRECT_MAX_KW);
+        return IC_ERR_UNSUPPORTED;
+    } else {
+        if (t.a.kw == KW)
+            return launch_one<KW, 0>(t, w, smem, err, errlen);
+        return launch_kw<KW + 2>(t, w, smem, err, errlen);
+    }
+}
+
+} // namespace
+
+extern "C" size_t ic_fast_direct_smem(int kw, int kh, int cb, int nrg)
+{
+    if (kw < 1 || kh < 1 || kw > IC_FAST_DIRECT_MAX_KW || kh > IC_FAST_DIRECT_MAX_KH || cb < 1 ||
+        nrg < 1 || cb * nrg * 32 > icf::MAX_THREADS)
+        return 0;
+    return (size_t)cb * (size_t)icf::plane_of(kw, kh, nrg) * sizeof(float);
+}
+
+extern "C" ic_status ic_fast_direct_launch(const ic_cuda_args *a, const float *w,
+                                           const ic_fast_plan *p, char *err, size_t errlen)
+{
+    const size_t smem = ic_fast_direct_smem(a->kw, a->kh, p->cb, p->nrg);
+    if (smem == 0 || smem > a->smem_optin) {
+        snprintf(err, errlen, "cuda fast direct: %dx%d kernel does not fit the tile", a->kw, a->kh);
+        return IC_ERR_UNSUPPORTED;
+    }
+    const icf::targs t = icf::make_targs(a, p);
+    if (a->kw == a->kh) {
+        switch (a->kw) {
+        case 3:
+            return launch_one<3, 3>(t, w, smem, err, errlen);
+        case 5:
+            return launch_one<5, 5>(t, w, smem, err, errlen);
+        case 7:
+            return launch_one<7, 7>(t, w, smem, err, errlen);
+        case 9:
+            return launch_one<9, 9>(t, w, smem, err, errlen);
+        default:
+            break;
+        }
+    }
+    return launch_kw<1>(t, w, smem, err, errlen);
+}

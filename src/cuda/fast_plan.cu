@@ -1,0 +1,684 @@
+/*
+ * fast_plan.cu - backend "cuda", the fast path (issue 4): a planner that
+ * picks, per job, the cheapest of three methods by a roofline cost model, and
+ * the backend around it.
+ *
+ *   direct  (fast_direct.cu)  K^2 multiply-adds per sample, shared-memory tile;
+ *   sep     (fast_sep.cu)     rank r = ic_kernel_factor(): r*(K*(th+K-1)/th + K);
+ *   fft     (fast_fft.cu)     overlap-save cuFFT tiles: cost independent of K;
+ *   global  (cuda_common.cuh) the one-thread-per-sample kernel, for kernels the
+ *                             three cannot take (wider than 31 and no FFT).
+ *
+ * Cost model. Ceilings are measured once per device and process (first plan):
+ * copy = bytes read + written by a 256 MiB device-to-device cudaMemcpy (best of
+ * 3), fma = multiply-adds per second of a register-resident FMA loop kernel
+ * (8 independent chains per thread, 4 blocks of 256 threads per SM). Then
+ *   direct: t = L + max(io / copy, (K^2 + o_d) * samples / (e_d * fma))
+ *   sep:    t = L + max(io / copy, (r*(K*(th+K-1)/th + K) + o_s) * samples / (e_s * fma))
+ *   fft:    t = 5 L * batches + f_b * tiles * N^2 / copy
+ * io = input + output bytes; o_d, o_s = instructions per output sample besides
+ * the FMAs that share their issue slots (fill, conversion, window loads,
+ * rounding, stores: counted from the code, see NOTES); e_d, e_s = fraction of
+ * the FMA peak the unrolled loops reach; f_b = device-memory bytes per tile
+ * element across build, R2C, multiply, C2R and extract; L = launch cost.
+ * Constants are calibrated against the H100 benchmark (bench/NOTES.md). When
+ * two predictions are within 3%, the method with fewer multiply-adds wins, and
+ * sep wins ties against direct (memory-bound kernels then take the separable
+ * path, as the issue asks for Gaussian, box, Sobel, ... kernels).
+ */
+#include <math.h>
+#include <mutex>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cuda/cuda_common.cuh"
+#include "cuda/fast.h"
+#include "cuda/fast_tile.cuh"
+
+/* ---- model constants (bench/NOTES.md says where they come from) ------------- */
+static const double LAUNCH_S = 3.0e-6;  /* per kernel launch, event-timed */
+static const double DIRECT_EFF = 0.80;  /* FMA-issue efficiency of the direct loops */
+static const double SEP_EFF = 0.75;     /* ... of the fused separable loops */
+static const double FFT_BYTES = 56.0;   /* device bytes per tile element, all FFT stages */
+static const double FILL_INSTR = 3.0;   /* per input sample: load share, convert, store */
+static const double STORE_INSTR = 3.0;  /* per output sample: round, stage, store */
+static const double TIE = 0.03;         /* predictions this close count as equal */
+static const double FACTOR_TOL = 1e-6; /* ic_kernel_factor tolerance (relative to max|K|) */
+static const size_t FFT_BUDGET = (size_t)1 << 30; /* bytes of FFT tile buffers */
+
+struct ic_fast_state {
+    void *base; /* ic_cuda_open's state: buffers, events, upload/download */
+    int device;
+    ic_fast_method force;
+    ic_fast_device dev;
+    /* factorisation of the last kernel */
+    int f_kw, f_kh;
+    float *f_w;
+    ic_factors fac;
+    ic_fast_fft *fft;
+    float *dw; /* device weights for the global method on device jobs */
+    size_t dw_cap;
+};
+
+/* ---- device ceilings ------------------------------------------------------------ */
+
+__global__ void fast_fma_probe(float *out, int iters, float a, float b)
+{
+    float x[8];
+#pragma unroll
+    for (int k = 0; k < 8; k++)
+        x[k] = (float)(threadIdx.x + k);
+    for (int i = 0; i < iters; i++)
+#pragma unroll
+        for (int k = 0; k < 8; k++)
+            x[k] = fmaf(x[k], a, b);
+    float s = 0;
+#pragma unroll
+    for (int k = 0; k < 8; k++)
+        s += x[k];
+    if (s == 1234.5f) /* never true for the probe's inputs; keeps the loop alive */
+        out[0] = s;
+}
+
+static std::mutex g_dev_mutex;
+static ic_fast_device g_dev[64];
+static int g_dev_done[64];
+
+static ic_status measure_device(int device, ic_fast_device *d, char *err, size_t errlen)
+{
+    memset(d, 0, sizeof *d);
+    cudaDeviceProp prop;
+    IC_CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
+    d->sms = prop.multiProcessorCount;
+    d->smem_optin = prop.sharedMemPerBlockOptin;
+    d->smem_per_sm = prop.sharedMemPerMultiprocessor;
+    /* Defaults if a measurement cannot run: the H100 figures of shared/peers. */
+    d->copy_bps = 3.0e12;
+    d->fma_per_s = 27.7e12;
+    if (getenv("IC_CUDA_NO_CALIBRATE"))
+        return IC_OK;
+    cudaEvent_t e0, e1;
+    IC_CUDA_CHECK(cudaEventCreate(&e0));
+    IC_CUDA_CHECK(cudaEventCreate(&e1));
+    const size_t bytes = (size_t)256 << 20;
+    void *a = NULL, *b = NULL;
+    float best = 0;
+    if (cudaMalloc(&a, bytes) == cudaSuccess && cudaMalloc(&b, bytes) == cudaSuccess &&
+        cudaMemset(a, 1, bytes) == cudaSuccess) {
+        for (int i = 0; i < 4; i++) {
+            float ms = 0;
+            if (cudaEventRecord(e0) != cudaSuccess ||
+                cudaMemcpy(b, a, bytes, cudaMemcpyDeviceToDevice) != cudaSuccess ||
+                cudaEventRecord(e1) != cudaSuccess || cudaEventSynchronize(e1) != cudaSuccess ||
+                cudaEventElapsedTime(&ms, e0, e1) != cudaSuccess)
+                break;
+            if (i > 0 && (best == 0 || ms < best)) /* the first is a warm-up */
+                best = ms;
+        }
+        if (best > 0)
+            d->copy_bps = 2.0 * (double)bytes / (best * 1e-3);
+    }
+    (void)cudaFree(a);
+    (void)cudaFree(b);
+    (void)cudaGetLastError();
+    float *out = NULL;
+    if (cudaMalloc((void **)&out, sizeof(float)) == cudaSuccess) {
+        const int iters = 4096, threads = 256, blocks = 4 * d->sms;
+        best = 0;
+        for (int i = 0; i < 4; i++) {
+            float ms = 0;
+            cudaEventRecord(e0);
+            fast_fma_probe<<<blocks, threads>>>(out, iters, 0.999f, 0.001f);
+            cudaEventRecord(e1);
+            if (cudaEventSynchronize(e1) != cudaSuccess ||
+                cudaEventElapsedTime(&ms, e0, e1) != cudaSuccess)
+                break;
+            if (i > 0 && (best == 0 || ms < best))
+                best = ms;
+        }
+        if (best > 0)
+            d->fma_per_s = (double)blocks * threads * iters * 8.0 / (best * 1e-3);
+        (void)cudaFree(out);
+    }
+    (void)cudaGetLastError();
+    (void)cudaEventDestroy(e0);
+    (void)cudaEventDestroy(e1);
+    return IC_OK;
+}
+
+static ic_status device_ceilings(ic_fast_state *st, char *err, size_t errlen)
+{
+    if (st->dev.sms > 0)
+        return IC_OK;
+    std::lock_guard<std::mutex> lock(g_dev_mutex);
+    const int d = st->device;
+    if (d >= 0 && d < 64 && g_dev_done[d]) {
+        st->dev = g_dev[d];
+        return IC_OK;
+    }
+    IC_CUDA_CHECK(cudaSetDevice(d));
+    ic_status s = measure_device(d, &st->dev, err, errlen);
+    if (s == IC_OK && d >= 0 && d < 64) {
+        g_dev[d] = st->dev;
+        g_dev_done[d] = 1;
+    }
+    return s;
+}
+
+/* ---- the planner ---------------------------------------------------------------- */
+
+extern "C" const char *ic_fast_method_name(ic_fast_method m)
+{
+    switch (m) {
+    case IC_FAST_DIRECT:
+        return "direct";
+    case IC_FAST_SEP:
+        return "sep";
+    case IC_FAST_FFT:
+        return "fft";
+    case IC_FAST_GLOBAL:
+        return "global";
+    default:
+        return "auto";
+    }
+}
+
+static ic_fast_method method_from_env(void)
+{
+    const char *e = getenv("IC_CUDA_METHOD");
+    if (!e)
+        return IC_FAST_AUTO;
+    if (!strcmp(e, "direct"))
+        return IC_FAST_DIRECT;
+    if (!strcmp(e, "sep"))
+        return IC_FAST_SEP;
+    if (!strcmp(e, "fft"))
+        return IC_FAST_FFT;
+    if (!strcmp(e, "global"))
+        return IC_FAST_GLOBAL;
+    return IC_FAST_AUTO;
+}
+
+/* Factorisation of the job's weights, cached while the kernel stays the same. */
+static ic_status factor_job(ic_fast_state *st, const ic_job *job, char *err, size_t errlen)
+{
+    const size_t n = (size_t)job->kw * job->kh;
+    if (st->f_w && st->f_kw == job->kw && st->f_kh == job->kh &&
+        memcmp(st->f_w, job->w, n * sizeof(float)) == 0)
+        return IC_OK;
+    ic_factors_free(&st->fac);
+    free(st->f_w);
+    st->f_w = NULL;
+    if (job->kw != job->kh || job->kw < 3 || job->kw > IC_FAST_SEP_MAX_K)
+        return IC_OK; /* the fused kernel takes square kernels 3..31: rank stays 0 */
+    const int k = job->kw;
+    int max_rank = (k * k) / (2 * k);
+    if (max_rank < 2)
+        max_rank = 2;
+    if (max_rank > IC_FAST_SEP_MAX_RANK)
+        max_rank = IC_FAST_SEP_MAX_RANK;
+    if (!job->wk)
+        return IC_OK;
+    const ic_status s = ic_kernel_factor(job->wk, FACTOR_TOL, max_rank, &st->fac);
+    if (s != IC_OK) {
+        memset(&st->fac, 0, sizeof st->fac);
+        snprintf(err, errlen, "cuda: factoring the kernel failed: %s", ic_status_str(s));
+        return s;
+    }
+    st->f_w = (float *)malloc(n * sizeof(float));
+    if (!st->f_w) {
+        ic_factors_free(&st->fac);
+        snprintf(err, errlen, "out of memory");
+        return IC_ERR_NOMEM;
+    }
+    memcpy(st->f_w, job->w, n * sizeof(float));
+    st->f_kw = job->kw;
+    st->f_kh = job->kh;
+    return IC_OK;
+}
+
+/* Picks channels per block (all of them for AoS when they fit, else 1) and row
+ * groups: the tallest tile whose shared memory leaves room for two blocks per
+ * SM and whose grid still gives every SM two blocks, else the shortest that
+ * fits. smem_of(cb, nrg) == 0 means impossible. Returns 0 when nothing fits. */
+template <class Smem>
+static int tile_shape(const ic_fast_device &d, const ic_job *job, Smem smem_of, int *cb_out,
+                      int *nrg_out, size_t *smem_out)
+{
+    const ic_image *s = job->src;
+    const int C = s->channels;
+    const size_t half = d.smem_per_sm / 2 > 1024 ? d.smem_per_sm / 2 - 1024 : d.smem_per_sm;
+    const int cbs[2] = {s->layout == IC_SOA ? 1 : C, 1};
+    for (int pass = 0; pass < 4; pass++) {
+        const int cb = cbs[pass & 1];
+        const size_t limit = pass < 2 ? (half < d.smem_optin ? half : d.smem_optin) : d.smem_optin;
+        int chosen = 0;
+        size_t chosen_smem = 0;
+        for (int nrg = 8; nrg >= 1; nrg /= 2) {
+            const size_t sm = smem_of(cb, nrg);
+            if (sm == 0 || sm > limit)
+                continue;
+            chosen = nrg;
+            chosen_smem = sm;
+            const long long blocks = (long long)((s->width + IC_FAST_TW - 1) / IC_FAST_TW) *
+                                     ((s->height + IC_FAST_R * nrg - 1) / (IC_FAST_R * nrg)) *
+                                     (C / cb);
+            if (blocks >= 2LL * d.sms)
+                break;
+        }
+        if (chosen) {
+            *cb_out = cb;
+            *nrg_out = chosen;
+            *smem_out = chosen_smem;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static double tile_blocks_of(const ic_job *job, int cb, int nrg)
+{
+    const ic_image *s = job->src;
+    return (double)((s->width + IC_FAST_TW - 1) / IC_FAST_TW) *
+           ((s->height + IC_FAST_R * nrg - 1) / (IC_FAST_R * nrg)) * (s->channels / cb);
+}
+
+static ic_status plan_job(ic_fast_state *st, const ic_job *job, ic_fast_plan *p, char *err,
+                          size_t errlen)
+{
+    memset(p, 0, sizeof *p);
+    ic_status s = device_ceilings(st, err, errlen);
+    if (s != IC_OK)
+        return s;
+    if ((s = factor_job(st, job, err, errlen)) != IC_OK)
+        return s;
+    const ic_fast_device &d = st->dev;
+    const ic_image *img = job->src;
+    const int kw = job->kw, kh = job->kh;
+    const double samples = (double)img->width * img->height * img->channels;
+    const double io = 2.0 * samples;
+    const double t_mem = io / d.copy_bps;
+    p->pred_direct_ms = p->pred_sep_ms = p->pred_fft_ms = -1;
+
+    /* direct */
+    int dcb = 0, dnrg = 0, scb = 0, snrg = 0;
+    size_t dsm = 0, ssm = 0;
+    double t_direct = -1, t_sep = -1, t_fft = -1;
+    double f_direct = samples * kw * kh, f_sep = 0, f_fft = 0;
+    if (tile_shape(d, job, [&](int cb, int nrg) { return ic_fast_direct_smem(kw, kh, cb, nrg); },
+                   &dcb, &dnrg, &dsm)) {
+        const double halo = (double)(IC_FAST_R * dnrg + kh - 1) / (IC_FAST_R * dnrg) *
+                            (double)icf::sw_of(kw) / IC_FAST_TW;
+        const double loads = (double)icf::nvec_of(kw) * (kh > 9 || kw != kh
+                                                             ? kh * IC_FAST_R
+                                                             : IC_FAST_R + kh - 1) /
+                             (4.0 * IC_FAST_R);
+        const double instr = kw * kh + halo * FILL_INSTR + STORE_INSTR + loads;
+        t_direct = LAUNCH_S + fmax(t_mem, samples * instr / (DIRECT_EFF * d.fma_per_s));
+        p->pred_direct_ms = t_direct * 1e3;
+    }
+    /* sep */
+    const int rank = st->fac.rank;
+    if (rank > 0 && kw == kh &&
+        tile_shape(d, job, [&](int cb, int nrg) { return ic_fast_sep_smem(kw, cb, nrg); }, &scb,
+                   &snrg, &ssm)) {
+        const double th = IC_FAST_R * snrg;
+        const double per = rank * (kw * (th + kh - 1) / th + kh);
+        f_sep = samples * per;
+        const double halo = (th + kh - 1) / th * (double)icf::sw_of(kw) / IC_FAST_TW;
+        const double loads = rank * ((double)icf::nvec_of(kw) * (th + kh - 1) / th / 4.0 +
+                                     (IC_FAST_R + kh - 1) / (4.0 * IC_FAST_R) + 0.25);
+        const double instr = per + halo * FILL_INSTR + STORE_INSTR + loads;
+        t_sep = LAUNCH_S + fmax(t_mem, samples * instr / (SEP_EFF * d.fma_per_s));
+        p->pred_sep_ms = t_sep * 1e3;
+    }
+    /* fft */
+    {
+        const int n = ic_fast_fft_size(kw, kh);
+        const int v = n - (kw > kh ? kw : kh) + 1;
+        const double tiles = (double)((img->width + v - 1) / v) * ((img->height + v - 1) / v) *
+                             img->channels;
+        const double per_tile = (double)n * n * sizeof(float) * 2 + (double)n * (n / 2 + 1) * 8;
+        double batches = ceil(tiles * per_tile / (double)FFT_BUDGET);
+        if (batches < 1)
+            batches = 1;
+        t_fft = 5 * LAUNCH_S * batches + FFT_BYTES * tiles * n * n / d.copy_bps;
+        f_fft = tiles * n * n * 2.0 * log2((double)n) * 2.5; /* ~5 N log N flops per transform pair */
+        p->pred_fft_ms = t_fft * 1e3;
+        p->fft_n = n;
+        p->fft_valid = v;
+        p->fft_tiles = (int)tiles;
+    }
+
+    ic_fast_method m = IC_FAST_GLOBAL;
+    double best = 1e30;
+    if (t_direct > 0) {
+        m = IC_FAST_DIRECT;
+        best = t_direct;
+    }
+    if (t_sep > 0 && (t_sep <= best * (1 + TIE))) {
+        m = IC_FAST_SEP;
+        best = t_sep < best ? t_sep : best;
+    }
+    if (t_fft > 0 && t_fft < best * (1 - TIE)) {
+        m = IC_FAST_FFT;
+        best = t_fft;
+    }
+    /* A forced method is taken when it can run the job (else the planner's). */
+    if ((st->force == IC_FAST_DIRECT && t_direct > 0) || (st->force == IC_FAST_SEP && t_sep > 0) ||
+        (st->force == IC_FAST_FFT && t_fft > 0) || st->force == IC_FAST_GLOBAL)
+        m = st->force;
+    p->method = m;
+    switch (m) {
+    case IC_FAST_DIRECT:
+        p->cb = dcb;
+        p->nrg = dnrg;
+        p->smem = dsm;
+        p->threads = 32 * dcb * dnrg;
+        p->blocks = (int)tile_blocks_of(job, dcb, dnrg);
+        p->fmas = f_direct;
+        p->bytes = io;
+        p->pred_ms = t_direct * 1e3;
+        break;
+    case IC_FAST_SEP:
+        p->rank = rank;
+        p->factor_err = st->fac.max_err;
+        p->cb = scb;
+        p->nrg = snrg;
+        p->smem = ssm;
+        p->threads = 32 * scb * snrg;
+        p->blocks = (int)tile_blocks_of(job, scb, snrg);
+        p->fmas = f_sep;
+        p->bytes = io;
+        p->pred_ms = t_sep * 1e3;
+        break;
+    case IC_FAST_FFT:
+        p->threads = 256;
+        p->fmas = f_fft;
+        p->bytes = FFT_BYTES * p->fft_tiles * (double)p->fft_n * p->fft_n;
+        p->pred_ms = t_fft * 1e3;
+        break;
+    default:
+        p->method = IC_FAST_GLOBAL;
+        p->threads = IC_CU_DIRECT_BX * IC_CU_DIRECT_BY;
+        p->blocks = (int)((img->width + IC_CU_DIRECT_BX - 1) / IC_CU_DIRECT_BX *
+                          ((img->height + IC_CU_DIRECT_BY - 1) / IC_CU_DIRECT_BY) * img->channels);
+        p->fmas = f_direct;
+        p->bytes = io;
+        p->pred_ms = (LAUNCH_S + fmax(t_mem, f_direct * 4 / d.fma_per_s)) * 1e3;
+        break;
+    }
+    return IC_OK;
+}
+
+/* ---- running ---------------------------------------------------------------------- */
+
+static void args_of(const ic_job *job, const uint8_t *src, size_t sp, uint8_t *dst, size_t dp,
+                    const float *dw, size_t smem_optin, ic_cuda_args *a)
+{
+    memset(a, 0, sizeof *a);
+    a->src = src;
+    a->src_pitch = sp;
+    a->dst = dst;
+    a->dst_pitch = dp;
+    a->w = dw;
+    a->width = job->src->width;
+    a->height = job->src->height;
+    a->channels = job->src->channels;
+    a->soa = job->src->layout == IC_SOA;
+    a->kw = job->kw;
+    a->kh = job->kh;
+    a->border = (int)job->border;
+    a->border_value = job->border_value;
+    a->bias = job->bias;
+    a->smem_optin = smem_optin;
+    a->stream = NULL;
+}
+
+/* Device-side preparation a plan needs before its launch (FFT spectrum). */
+static ic_status prepare_plan(ic_fast_state *st, const ic_cuda_args *a, const ic_job *job,
+                              ic_fast_plan *p, char *err, size_t errlen)
+{
+    if (p->method == IC_FAST_FFT)
+        return ic_fast_fft_prepare(&st->fft, a, job->w, p, FFT_BUDGET, err, errlen);
+    return IC_OK;
+}
+
+static ic_status launch_plan(ic_fast_state *st, const ic_cuda_args *a, const ic_job *job,
+                             const ic_fast_plan *p, char *err, size_t errlen)
+{
+    switch (p->method) {
+    case IC_FAST_DIRECT:
+        return ic_fast_direct_launch(a, job->w, p, err, errlen);
+    case IC_FAST_SEP:
+        return ic_fast_sep_launch(a, st->fac.row, st->fac.col, st->fac.rank, p, err, errlen);
+    case IC_FAST_FFT:
+        return ic_fast_fft_launch(st->fft, a, err, errlen);
+    default:
+        return ic_cu_launch_fallback(a, "cuda fast global kernel", err, errlen);
+    }
+}
+
+/* ic_cuda_run (cuda_host.cu) drives upload, launch and download; its strategy
+ * hooks reach this call's state and plan through a thread-local (a context is
+ * used by one thread at a time; two threads with two contexts stay apart). */
+struct run_ctx {
+    ic_fast_state *st;
+    const ic_job *job;
+    ic_fast_plan plan;
+};
+static thread_local run_ctx *tl_run;
+
+static ic_status hook_prepare(const ic_cuda_args *a, const float *, char *err, size_t errlen)
+{
+    return prepare_plan(tl_run->st, a, tl_run->job, &tl_run->plan, err, errlen);
+}
+
+static ic_status hook_launch(const ic_cuda_args *a, char *err, size_t errlen)
+{
+    return launch_plan(tl_run->st, a, tl_run->job, &tl_run->plan, err, errlen);
+}
+
+static const ic_cuda_strategy fast_strategy = {"cuda fast path kernel", hook_prepare, hook_launch,
+                                               NULL};
+
+static ic_status fast_open(void **state, const ic_context_options *opts, char *err, size_t errlen)
+{
+    if (!state)
+        return IC_ERR_INVALID_ARG;
+    *state = NULL;
+    ic_fast_state *st = (ic_fast_state *)calloc(1, sizeof *st);
+    if (!st) {
+        snprintf(err, errlen, "out of memory");
+        return IC_ERR_NOMEM;
+    }
+    const ic_status s = ic_cuda_open(&st->base, opts, err, errlen);
+    if (s != IC_OK) {
+        free(st);
+        return s;
+    }
+    st->device = opts ? opts->device : 0;
+    st->force = method_from_env();
+    *state = st;
+    return IC_OK;
+}
+
+static void fast_close(void *state)
+{
+    ic_fast_state *st = (ic_fast_state *)state;
+    if (!st)
+        return;
+    (void)cudaSetDevice(st->device);
+    ic_fast_fft_free(st->fft);
+    (void)cudaFree(st->dw);
+    (void)cudaGetLastError();
+    ic_factors_free(&st->fac);
+    free(st->f_w);
+    ic_cuda_close(st->base);
+    free(st);
+}
+
+static ic_status fast_run(void *state, const ic_job *job, ic_timing *t, char *err, size_t errlen)
+{
+    ic_fast_state *st = (ic_fast_state *)state;
+    if (!st || !job || !job->src || !t)
+        return IC_ERR_INVALID_ARG;
+    IC_CUDA_CHECK(cudaSetDevice(st->device));
+    run_ctx rc;
+    rc.st = st;
+    rc.job = job;
+    ic_status s = plan_job(st, job, &rc.plan, err, errlen);
+    if (s != IC_OK)
+        return s;
+    run_ctx *saved = tl_run;
+    tl_run = &rc;
+    s = ic_cuda_run(st->base, job, &fast_strategy, t, err, errlen);
+    tl_run = saved;
+    return s;
+}
+
+static void fmt_bytes(char *b, size_t n, double v)
+{
+    if (v >= 1e9)
+        snprintf(b, n, "%.2f GB", v / 1e9);
+    else if (v >= 1e6)
+        snprintf(b, n, "%.1f MB", v / 1e6);
+    else
+        snprintf(b, n, "%.1f KB", v / 1e3);
+}
+
+static void fmt_ms(char *b, size_t n, double ms)
+{
+    if (ms < 0)
+        snprintf(b, n, "n/a");
+    else
+        snprintf(b, n, "%.3f ms", ms);
+}
+
+static ic_status fast_explain(void *state, const ic_job *job, char *buf, size_t buflen)
+{
+    ic_fast_state *st = (ic_fast_state *)state;
+    char err[256] = "";
+    const size_t errlen = sizeof err;
+    if (!st || !job || !job->src || !buf || buflen == 0)
+        return IC_ERR_INVALID_ARG;
+    IC_CUDA_CHECK(cudaSetDevice(st->device));
+    ic_fast_plan p;
+    const ic_status s = plan_job(st, job, &p, err, errlen);
+    if (s != IC_OK) {
+        snprintf(buf, buflen, "cuda: no plan: %s\n", err);
+        return IC_OK;
+    }
+    const ic_image *img = job->src;
+    char d[32], sp[32], f[32], pr[32], by[32];
+    fmt_ms(d, sizeof d, p.pred_direct_ms);
+    fmt_ms(sp, sizeof sp, p.pred_sep_ms);
+    fmt_ms(f, sizeof f, p.pred_fft_ms);
+    fmt_ms(pr, sizeof pr, p.pred_ms);
+    fmt_bytes(by, sizeof by, p.bytes);
+    int o = snprintf(buf, buflen,
+                     "cuda: method %s%s for a %dx%d kernel on %dx%d %s x%d (rank %d%s)\n"
+                     "  candidates: direct %s, separable %s, fft %s\n",
+                     ic_fast_method_name(p.method), st->force != IC_FAST_AUTO ? " (forced)" : "",
+                     job->kw, job->kh, img->width, img->height,
+                     img->layout == IC_SOA ? "SoA" : "AoS", img->channels, st->fac.rank,
+                     st->fac.rank ? "" : ": full rank or not factored", d, sp, f);
+    if (o < 0 || (size_t)o >= buflen)
+        return IC_OK;
+    if (p.method == IC_FAST_DIRECT || p.method == IC_FAST_SEP)
+        o += snprintf(buf + o, buflen - o,
+                      "  tile %dx%d px x %d channel%s per block, %d threads, %.1f KB shared, "
+                      "%d blocks on %d SMs%s\n",
+                      IC_FAST_TW, IC_FAST_R * p.nrg, p.cb, p.cb > 1 ? "s" : "", p.threads,
+                      p.smem / 1024.0, p.blocks, st->dev.sms,
+                      p.method == IC_FAST_SEP ? "; rank terms fused in shared memory" : "");
+    else if (p.method == IC_FAST_FFT)
+        o += snprintf(buf + o, buflen - o,
+                      "  overlap-save: %d tiles of %dx%d (%dx%d valid), cuFFT R2C/C2R in batches\n",
+                      p.fft_tiles, p.fft_n, p.fft_n, p.fft_valid, p.fft_valid);
+    else
+        o += snprintf(buf + o, buflen - o, "  one thread per output sample (%d blocks)\n", p.blocks);
+    if (o < 0 || (size_t)o >= buflen)
+        return IC_OK;
+    snprintf(buf + o, buflen - o,
+             "  model: %.3g G multiply-adds, %s of device traffic; ceilings %.0f GB/s copy, "
+             "%.1f TFLOP/s fp32; predicted %s\n",
+             p.fmas / 1e9, by, st->dev.copy_bps / 1e9, 2 * st->dev.fma_per_s / 1e12, pr);
+    return IC_OK;
+}
+
+/* ---- the device-pointer entry (benchmark, tests) ----------------------------------- */
+
+extern "C" void ic_fast_force(void *state, ic_fast_method m)
+{
+    if (state)
+        ((ic_fast_state *)state)->force = m;
+}
+
+extern "C" ic_status ic_fast_plan_job(void *state, const ic_job *job, ic_fast_plan *plan, char *err,
+                                      size_t errlen)
+{
+    ic_fast_state *st = (ic_fast_state *)state;
+    if (!st || !job || !job->src || !plan)
+        return IC_ERR_INVALID_ARG;
+    IC_CUDA_CHECK(cudaSetDevice(st->device));
+    return plan_job(st, job, plan, err, errlen);
+}
+
+extern "C" ic_fast_device ic_fast_device_info(void *state)
+{
+    ic_fast_state *st = (ic_fast_state *)state;
+    char err[128];
+    if (st)
+        (void)device_ceilings(st, err, sizeof err);
+    return st ? st->dev : ic_fast_device{};
+}
+
+extern "C" ic_status ic_fast_run_device(void *state, const ic_job *job, ic_fast_plan *plan_out,
+                                        char *err, size_t errlen)
+{
+    ic_fast_state *st = (ic_fast_state *)state;
+    if (!st || !job || !job->src || !job->dst || !job->w)
+        return IC_ERR_INVALID_ARG;
+    IC_CUDA_CHECK(cudaSetDevice(st->device));
+    ic_fast_plan p;
+    ic_status s = plan_job(st, job, &p, err, errlen);
+    if (s != IC_OK)
+        return s;
+    const float *dw = NULL;
+    const size_t nw = (size_t)job->kw * job->kh;
+    if (p.method == IC_FAST_GLOBAL) {
+        if (st->dw_cap < nw) {
+            (void)cudaFree(st->dw);
+            st->dw = NULL;
+            st->dw_cap = 0;
+            IC_CUDA_CHECK(cudaMalloc((void **)&st->dw, nw * sizeof(float)));
+            st->dw_cap = nw;
+        }
+        IC_CUDA_CHECK(cudaMemcpy(st->dw, job->w, nw * sizeof(float), cudaMemcpyHostToDevice));
+        dw = st->dw;
+    }
+    ic_cuda_args a;
+    args_of(job, job->src->data, job->src->pitch, job->dst->data, job->dst->pitch, dw,
+            st->dev.smem_optin, &a);
+    if ((s = prepare_plan(st, &a, job, &p, err, errlen)) != IC_OK)
+        return s;
+    if ((s = launch_plan(st, &a, job, &p, err, errlen)) != IC_OK)
+        return s;
+    if (plan_out)
+        *plan_out = p;
+    return IC_OK;
+}
+
+extern "C" const ic_backend ic_backend_cuda = {
+    "cuda",
+    "CUDA fast path: direct, separable/low-rank or FFT, chosen per job by a cost model",
+    1,
+    1000,
+    ic_cuda_probe,
+    fast_open,
+    fast_close,
+    fast_run,
+    fast_explain,
+};

@@ -1,0 +1,306 @@
+/*
+ * fast_tile.cuh - the shared-memory tile of the fast path (fast_direct.cu and
+ * fast_sep.cu): block geometry, the tile fill (uint8 -> float once per input
+ * sample, 4-byte loads, border mapping through ic_border_map only where the
+ * window leaves the image) and the output store (ic_round_u8, packed or
+ * staged so that global writes stay coalesced).
+ *
+ * Geometry. A block computes an output tile of IC_FAST_TW (128) pixels x
+ * th = 8*nrg rows for cb channels (cb = 1 or all of them). Shared memory holds
+ * the input tile planar, one float plane per channel:
+ *   plane[c][q][col],  q in [0, th + kh - 1),  col in [0, sw)
+ * where column col is image pixel x0 - pad + col, pad = cx rounded up to 4 so
+ * that every thread's window starts 16-byte aligned, and row q is image row
+ * y0 - cy + q. Keeping channels planar makes the compute code the same for 1..4
+ * channels, AoS or SoA (only the fill and the store know the layout).
+ * A warp owns one (channel, row group) item: lane l computes pixels
+ * 4l..4l+3 of rows 8g..8g+7 of the tile (32 accumulators), reading 16-byte
+ * vectors of consecutive lanes (conflict-free).
+ */
+#ifndef IC_CUDA_FAST_TILE_CUH
+#define IC_CUDA_FAST_TILE_CUH
+
+#include "cuda/cuda_common.cuh"
+#include "cuda/fast.h"
+
+namespace icf {
+
+constexpr int TW = IC_FAST_TW;
+constexpr int R = IC_FAST_R;
+constexpr int MAX_THREADS = 512;
+
+/* Columns left of the tile that shared memory holds (>= cx, multiple of 4). */
+__host__ __device__ constexpr int pad_of(int kw) { return (((kw - 1) / 2) + 3) & ~3; }
+/* Shared-memory row stride in floats (4 spare columns for the last lane's vector window). */
+__host__ __device__ constexpr int sw_of(int kw) { return TW + 2 * pad_of(kw) + 4; }
+/* 16-byte vectors a window of kw taps for 4 outputs spans from an aligned start. */
+__host__ __device__ constexpr int nvec_of(int kw)
+{
+    return (pad_of(kw) - (kw - 1) / 2 + 4 + kw - 1 + 3) / 4;
+}
+/* Floats of one channel plane of the input tile (rounded to 32 floats + 4 so
+ * that the planes of a 3-channel scatter start on different banks). */
+__host__ __device__ constexpr int plane_of(int kw, int kh, int nrg)
+{
+    return ((R * nrg + kh - 1) * sw_of(kw) + 31) / 32 * 32 + 4;
+}
+
+/* Launch arguments of a tile kernel (passed by value). */
+struct targs {
+    ic_cuda_args a;
+    int cb, nrg;         /* channels per block (1 or a.channels), row groups per block */
+    int tiles_x, tiles_y;
+    int cblocks;         /* a.channels / cb */
+    int vec_in;          /* src base and pitch are multiples of 4: 4-byte loads */
+    int vec_out;         /* dst base and pitch are multiples of 16: 16-byte stores */
+};
+
+/* What a block works on. */
+struct tile {
+    int c0;     /* first channel */
+    int x0, y0; /* first output pixel of the tile */
+    int xa, ya; /* image coordinates of shared element (0, 0) */
+    int th, rows, sw, plane;
+    bool inner; /* the whole input tile lies inside the image: no border mapping */
+};
+
+__device__ __forceinline__ tile block_tile(const targs &t)
+{
+    tile b;
+    unsigned id = blockIdx.x;
+    const int cbk = (int)(id % (unsigned)t.cblocks); /* channel fastest: neighbours share L2 lines */
+    id /= (unsigned)t.cblocks;
+    const int bx = (int)(id % (unsigned)t.tiles_x), by = (int)(id / (unsigned)t.tiles_x);
+    b.c0 = cbk * t.cb;
+    b.x0 = bx * TW;
+    b.y0 = by * R * t.nrg;
+    b.th = R * t.nrg;
+    b.rows = b.th + t.a.kh - 1;
+    b.sw = sw_of(t.a.kw);
+    b.plane = plane_of(t.a.kw, t.a.kh, t.nrg);
+    b.xa = b.x0 - pad_of(t.a.kw);
+    b.ya = b.y0 - (t.a.kh - 1) / 2;
+    b.inner = b.xa >= 0 && b.xa + b.sw <= t.a.width && b.ya >= 0 && b.ya + b.rows <= t.a.height;
+    return b;
+}
+
+/* ---- fill ------------------------------------------------------------------ */
+
+/* Sample (px, y) of channel c of an image whose channel-interleave stride is C
+ * (1 for a SoA plane), mapped by the border mode (core/border.h). */
+template <int C>
+__device__ __forceinline__ float fetch_mapped(const ic_cuda_args &a, const uint8_t *base, int px,
+                                              int y, int c)
+{
+    const int mx = ic_border_map(px, a.width, a.border);
+    const int my = ic_border_map(y, a.height, a.border);
+    if (mx < 0 || my < 0)
+        return a.border_value;
+    return (float)__ldg(base + (size_t)my * a.src_pitch + (size_t)mx * C + c);
+}
+
+/* Writes the 4 bytes (samples s0..s0+3 of the tile row, s counted from xa*C)
+ * into the channel planes; byte b goes to channel (s % C), column s / C. */
+template <int C>
+__device__ __forceinline__ void scatter4(float *row0, int plane, int s0, int c0, int cb,
+                                         const float v[4])
+{
+    if constexpr (C == 1) {
+        *reinterpret_cast<float4 *>(row0 + s0) = make_float4(v[0], v[1], v[2], v[3]);
+    } else if constexpr (C == 2) {
+        const int col = s0 / 2; /* s0 % 4 == 0: bytes 0,2 are channel 0, 1,3 channel 1 */
+        for (int c = 0; c < 2; c++)
+            if (c >= c0 && c < c0 + cb)
+                *reinterpret_cast<float2 *>(row0 + (c - c0) * plane + col) =
+                    make_float2(v[c], v[c + 2]);
+    } else {
+#pragma unroll
+        for (int b = 0; b < 4; b++) {
+            const int s = s0 + b, col = s / C, c = s - col * C;
+            if (c >= c0 && c < c0 + cb)
+                row0[(c - c0) * plane + col] = v[b];
+        }
+    }
+}
+
+/* Fills the planes of channels [c0, c0+cb) of an image with interleave stride
+ * C from `base` (pixel 0, row 0, channel 0 of that image or SoA plane). */
+template <int C>
+__device__ __forceinline__ void fill_layout(const targs &t, const tile &b, const uint8_t *base,
+                                            float *smem, int c0, int cb)
+{
+    const ic_cuda_args &a = t.a;
+    const int warp = (int)(threadIdx.x >> 5), lane = (int)(threadIdx.x & 31);
+    const int nwarps = (int)(blockDim.x >> 5);
+    const int ng = b.sw * C / 4; /* 4-byte groups per tile row (xa*C is a multiple of 4) */
+    const long rowbytes = (long)a.width * C;
+    for (int q = warp; q < b.rows; q += nwarps) {
+        const int y = b.ya + q;
+        const bool yin = y >= 0 && y < a.height;
+        const uint8_t *row = base + (size_t)(yin ? y : 0) * a.src_pitch;
+        float *row0 = smem + q * b.sw;
+        for (int g = lane; g < ng; g += 32) {
+            const long byte0 = (long)b.xa * C + 4L * g;
+            float v[4];
+            if (b.inner || (yin && t.vec_in && byte0 >= 0 && byte0 + 4 <= rowbytes)) {
+                if (t.vec_in) {
+                    const unsigned u = __ldg(reinterpret_cast<const unsigned *>(row + byte0));
+                    v[0] = (float)(u & 0xffu);
+                    v[1] = (float)((u >> 8) & 0xffu);
+                    v[2] = (float)((u >> 16) & 0xffu);
+                    v[3] = (float)(u >> 24);
+                } else {
+#pragma unroll
+                    for (int k = 0; k < 4; k++)
+                        v[k] = (float)__ldg(row + byte0 + k);
+                }
+            } else {
+#pragma unroll
+                for (int k = 0; k < 4; k++) {
+                    const int s = 4 * g + k, px = s / C, c = s - px * C;
+                    v[k] = (c >= c0 && c < c0 + cb) ? fetch_mapped<C>(a, base, b.xa + px, y, c) : 0.0f;
+                }
+            }
+            scatter4<C>(row0, b.plane, 4 * g, c0, cb, v);
+        }
+    }
+}
+
+/* Fills the block's input planes. */
+__device__ __forceinline__ void fill(const targs &t, const tile &b, float *smem)
+{
+    const ic_cuda_args &a = t.a;
+    if (a.soa || a.channels == 1) {
+        for (int k = 0; k < t.cb; k++) {
+            const int c = b.c0 + k;
+            const uint8_t *base = a.src + (a.soa ? (size_t)c * a.height * a.src_pitch : 0);
+            fill_layout<1>(t, b, base, smem + k * b.plane, 0, 1);
+        }
+        return;
+    }
+    switch (a.channels) {
+    case 2:
+        fill_layout<2>(t, b, a.src, smem, b.c0, t.cb);
+        break;
+    case 3:
+        fill_layout<3>(t, b, a.src, smem, b.c0, t.cb);
+        break;
+    default:
+        fill_layout<4>(t, b, a.src, smem, b.c0, t.cb);
+        break;
+    }
+}
+
+/* ---- store ------------------------------------------------------------------ */
+
+/* acc[r][p]: rows rg*R + r, pixels 4*lane + p of channel b.c0 + ci. The smem
+ * tile may be reused for staging: every warp must reach this call (it holds a
+ * barrier) and nothing may read the tile afterwards. */
+__device__ __forceinline__ void store(const targs &t, const tile &b, float *smem, int ci, int rg,
+                                      float (&acc)[R][4])
+{
+    const ic_cuda_args &a = t.a;
+    const int lane = (int)(threadIdx.x & 31);
+    const int c = b.c0 + ci;
+    const int x = b.x0 + 4 * lane;
+    const float bias = a.bias;
+    if (a.soa || a.channels == 1 || t.cb == 1) {
+        /* Planar (SoA plane or 1 channel): 4 bytes per row; strided for AoS cb == 1. */
+        const int C = a.soa ? 1 : a.channels;
+        uint8_t *base = a.dst + (a.soa ? (size_t)c * a.height * a.dst_pitch : (size_t)c);
+        const bool packed = C == 1 && t.vec_out && x + 3 < a.width;
+#pragma unroll
+        for (int r = 0; r < R; r++) {
+            const int y = b.y0 + rg * R + r;
+            if (y >= a.height)
+                break;
+            uint8_t *row = base + (size_t)y * a.dst_pitch;
+            unsigned char o[4];
+#pragma unroll
+            for (int p = 0; p < 4; p++)
+                o[p] = ic_round_u8(acc[r][p] + bias);
+            if (packed) {
+                *reinterpret_cast<uchar4 *>(row + x) = make_uchar4(o[0], o[1], o[2], o[3]);
+            } else {
+#pragma unroll
+                for (int p = 0; p < 4; p++)
+                    if (x + p < a.width)
+                        row[(size_t)(x + p) * C] = o[p];
+            }
+        }
+        return;
+    }
+    /* AoS, all channels in the block: interleave in shared memory, then copy
+     * out whole rows with 16-byte stores. */
+    const int C = a.channels;
+    const int rb = TW * C; /* staged bytes per row */
+    uint8_t *stage = reinterpret_cast<uint8_t *>(smem);
+    __syncthreads(); /* every warp is done reading the input tile */
+#pragma unroll
+    for (int r = 0; r < R; r++)
+#pragma unroll
+        for (int p = 0; p < 4; p++)
+            stage[(rg * R + r) * rb + (4 * lane + p) * C + ci] = ic_round_u8(acc[r][p] + bias);
+    __syncthreads();
+    const long rowbytes = (long)a.width * C;
+    const long bx0 = (long)b.x0 * C;
+    const int nchunk = rb / 16;
+    for (int it = (int)threadIdx.x; it < b.th * nchunk; it += (int)blockDim.x) {
+        const int r = it / nchunk, k = it - r * nchunk;
+        const int y = b.y0 + r;
+        if (y >= a.height)
+            continue;
+        const long off = bx0 + 16L * k;
+        if (off >= rowbytes)
+            continue;
+        uint8_t *dst = a.dst + (size_t)y * a.dst_pitch + off;
+        const uint8_t *src = stage + r * rb + 16 * k;
+        if (t.vec_out && off + 16 <= rowbytes) {
+            *reinterpret_cast<uint4 *>(dst) = *reinterpret_cast<const uint4 *>(src);
+        } else {
+            for (int i = 0; i < 16 && off + i < rowbytes; i++)
+                dst[i] = src[i];
+        }
+    }
+}
+
+/* ---- host side ---------------------------------------------------------------- */
+
+/* Fills the launch arguments of a tile kernel for plan p. */
+static inline targs make_targs(const ic_cuda_args *a, const ic_fast_plan *p)
+{
+    targs t;
+    t.a = *a;
+    t.cb = p->cb;
+    t.nrg = p->nrg;
+    t.tiles_x = (a->width + TW - 1) / TW;
+    t.tiles_y = (a->height + R * p->nrg - 1) / (R * p->nrg);
+    t.cblocks = a->channels / p->cb;
+    t.vec_in = ((uintptr_t)a->src % 4 == 0) && (a->src_pitch % 4 == 0);
+    t.vec_out = ((uintptr_t)a->dst % 16 == 0) && (a->dst_pitch % 16 == 0);
+    return t;
+}
+
+/* Blocks of a tile launch (fits in an int: at most 2^13 * 2^17 * 4). */
+static inline unsigned tile_blocks(const targs &t)
+{
+    return (unsigned)t.tiles_x * (unsigned)t.tiles_y * (unsigned)t.cblocks;
+}
+
+/* Launches kernel k (a __global__ taking (targs, P)) over the tiles. */
+template <class Kern, class Param>
+static ic_status launch_tiles(Kern k, const targs &t, const Param &w, size_t smem,
+                              const char *what, char *err, size_t errlen)
+{
+    if (smem > IC_CU_SMEM_DEFAULT)
+        IC_CUDA_CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+    k<<<tile_blocks(t), 32 * t.cb * t.nrg, smem, (cudaStream_t)t.a.stream>>>(t, w);
+    const cudaError_t e = cudaGetLastError();
+    if (e != cudaSuccess)
+        return ic_cuda_fail(err, errlen, what, (int)e);
+    return IC_OK;
+}
+
+} // namespace icf
+
+#endif /* IC_CUDA_FAST_TILE_CUH */

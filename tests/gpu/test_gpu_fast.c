@@ -1,0 +1,175 @@
+/*
+ * test_gpu_fast.c - every plan of the `cuda` fast path (issue 4) against the
+ * float64 oracle. test_gpu_diff runs `cuda` with the planner's choices; here
+ * each method is forced in turn (IC_CUDA_METHOD, fast.h), so that direct,
+ * separable and FFT each see the whole differential run (sizes smaller than
+ * the kernel, every border, layout, pitch, channel count, alpha mode); then
+ * the named separable kernels must take the separable path and pass; then
+ * large images with 31x31 kernels (FFT, separable) on sampled rows.
+ * Exits 77 (SKIPPED) without a usable CUDA device.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "testutil.h"
+
+static int quick(void)
+{
+    const char *q = getenv("IC_TEST_QUICK");
+    return q && *q && strcmp(q, "0") != 0;
+}
+
+/* Filters a random image with a named kernel and compares rows [y0, y1) (all
+ * when y1 <= 0) with the oracle; checks that the plan names `want` when given. */
+static int check_named(const char *text, int w, int h, int ch, ic_layout lay, ic_border border,
+                       int correlate, float bias, const char *want, ict_rng *r, int y0, int y1)
+{
+    ic_kernel k;
+    char err[256];
+    if (ic_kernel_parse(&k, text, err, sizeof err) != IC_OK) {
+        printf("FAIL cannot parse kernel %s: %s\n", text, err);
+        return 1;
+    }
+    ic_params p;
+    ic_params_default(&p);
+    p.border = border;
+    p.border_value = (float)ict_range(r, 0, 255);
+    p.correlate = correlate;
+    p.bias = bias;
+    p.alpha = IC_ALPHA_INDEPENDENT; /* every channel through the backend */
+    ict_buf src, dst;
+    if (ict_buf_alloc(&src, w, h, ch, lay, (size_t)ict_range(r, 0, 9)) ||
+        ict_buf_alloc(&dst, w, h, ch, lay, (size_t)ict_range(r, 0, 9))) {
+        printf("FAIL cannot allocate %dx%d\n", w, h);
+        ic_kernel_free(&k);
+        return 1;
+    }
+    ict_buf_random(&src, r, 0);
+    ict_buf_fill(&dst, 0xA7);
+    ic_context *ctx = NULL;
+    int failed = 1;
+    char plan[1024] = "";
+    double *val = NULL, *slack = NULL;
+    if (y1 <= 0) {
+        y0 = 0;
+        y1 = h;
+    }
+    char what[256];
+    snprintf(what, sizeof what, "kernel=%s image=%dx%d ch=%d %s border=%s %s bias=%g", text, w, h,
+             ch, ict_layout_str(lay), ict_border_str(border),
+             correlate ? "correlation" : "convolution", (double)bias);
+    if (ic_context_create(&ctx, "cuda", NULL, err, sizeof err) != IC_OK) {
+        printf("FAIL cuda context: %s\n", err);
+        goto out;
+    }
+    if (want && (ic_explain(ctx, &src.img, &k, &p, plan, sizeof plan) != IC_OK ||
+                 !strstr(plan, want))) {
+        printf("FAIL %s: plan is not '%s':\n%s", what, want, plan);
+        goto out;
+    }
+    if (ic_convolve(ctx, &src.img, &dst.img, &k, &p) != IC_OK) {
+        printf("FAIL %s: %s\n", what, ic_context_error(ctx));
+        goto out;
+    }
+    if (!ict_buf_padding_is(&dst, 0xA7, NULL)) {
+        printf("FAIL %s: dst padding written\n", what);
+        goto out;
+    }
+    const size_t n = (size_t)w * (size_t)(y1 - y0) * (size_t)ch;
+    val = malloc(n * sizeof *val);
+    slack = malloc(n * sizeof *slack);
+    if (!val || !slack) {
+        printf("FAIL out of memory\n");
+        goto out;
+    }
+    ict_oracle_rows(&src.img, &k, &p, y0, y1, val, slack);
+    ict_cmp cmp;
+    ict_cmp_init(&cmp);
+    ict_compare_rows(&cmp, &dst.img, y0, y1, val, slack);
+    if (!ict_cmp_passed(&cmp)) {
+        printf("FAIL %s: differs from the oracle\n", what);
+        ict_cmp_print(&cmp);
+        goto out;
+    }
+    failed = 0;
+out:
+    free(val);
+    free(slack);
+    ic_context_free(ctx);
+    ict_buf_free(&src);
+    ict_buf_free(&dst);
+    ic_kernel_free(&k);
+    return failed;
+}
+
+int main(void)
+{
+    char why[256];
+    if (!ict_backend_usable("cuda", why, sizeof why)) {
+        printf("SKIPPED: backend cuda: %s\n", why);
+        return 77;
+    }
+    int failures = 0;
+    const int q = quick();
+
+    /* 1. The differential run with each method forced. */
+    const char *methods[] = {"direct", "sep", "fft"};
+    for (int m = 0; m < 3; m++) {
+        setenv("IC_CUDA_METHOD", methods[m], 1);
+        printf("method %s forced:\n", methods[m]);
+        failures += ict_diff_backend("cuda", q ? 40 : 200, ICT_DIFF_SEED ^ (uint64_t)(m + 1),
+                                     ICT_DIFF_MAX_DIM);
+    }
+    unsetenv("IC_CUDA_METHOD");
+
+    /* 2. Named low-rank kernels take the separable path (issue 4) and pass. */
+    const char *named[] = {"gaussian:3",  "gaussian:5", "gaussian:7", "gaussian:9",
+                           "gaussian:15", "gaussian:31", "box:5",     "box:11",
+                           "sobel-x",     "sobel-y",    "prewitt-x", "scharr-y",
+                           "laplacian",   "unsharp:5",  "unsharp:9"};
+    const int nn = (int)(sizeof named / sizeof named[0]);
+    ict_rng r;
+    ict_rng_seed(&r, 0xFA57F00Dull);
+    int named_fail = 0, named_cases = 0;
+    for (int rep = 0; rep < (q ? 1 : 3); rep++)
+        for (int i = 0; i < nn; i++) {
+            const int w = ict_range(&r, 1, 300), h = ict_range(&r, 1, 200);
+            const int ch = ict_range(&r, 1, 4);
+            const ic_layout lay = ict_below(&r, 2) ? IC_SOA : IC_AOS;
+            const ic_border b = (ic_border)((i + rep) % 5);
+            const float bias = ict_below(&r, 2) ? 0.0f : (float)(ict_uniform(&r) * 40 - 20);
+            named_fail += check_named(named[i], w, h, ch, lay, b, (int)ict_below(&r, 2), bias,
+                                      "method sep", &r, 0, 0);
+            named_cases++;
+        }
+    printf("named separable kernels: %d cases, %d failures\n", named_cases, named_fail);
+    failures += named_fail;
+
+    /* 3. Big images, sampled rows: FFT (31x31 full rank) and separable (Gaussian 31). */
+    const int bw = q ? 1920 : 7680, bh = q ? 1080 : 4320;
+    const int rows[][2] = {{0, 6}, {bh / 2 - 3, bh / 2 + 3}, {bh - 6, bh}};
+    int big_fail = 0;
+    for (int i = 0; i < 3; i++) {
+        big_fail += check_named("gaussian:31", bw, bh, 3, IC_AOS, IC_BORDER_REFLECT, 1, 0.0f,
+                                "method sep", &r, rows[i][0], rows[i][1]);
+        /* a fixed full-rank 31x31: rows of a ramp times a different ramp per row */
+        char text[31 * 31 * 8 + 64];
+        int o = 0, sum = 0;
+        for (int y = 0; y < 31; y++)
+            for (int x = 0; x < 31; x++) {
+                const int v = 1 + (x * 7 + y * y * 3 + x * y) % 23;
+                sum += v;
+                o += snprintf(text + o, sizeof text - (size_t)o, "%d%s", v,
+                              x == 30 ? (y == 30 ? "" : ";") : " ");
+            }
+        snprintf(text + o, sizeof text - (size_t)o, " / %d", sum);
+        big_fail += check_named(text, bw, bh, 3, IC_AOS, (ic_border)i, 1, 0.0f, "method fft", &r,
+                                rows[i][0], rows[i][1]);
+    }
+    printf("big images: %d failures\n", big_fail);
+    failures += big_fail;
+
+    printf("test_gpu_fast: %d failures\n", failures);
+    return failures ? 1 : 0;
+}
