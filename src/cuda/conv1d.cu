@@ -101,7 +101,7 @@ extern "C" ic_status ic__conv1d_dev(const void *d_in, void *d_out, int n, int is
         return IC_ERR_INVALID_ARG;
     }
     const unsigned blocks = (unsigned)((n + kTile - 1) / kTile);
-    /* weights + tile + 2 halos: at most (2*4095 + 1023) floats, under 48 KB */
+    /* weights + tile + 2 halos: at most (2*4095 + 2047) floats = 40 KB, under 48 KB */
     const size_t smem = ((size_t)klen + kTile + (size_t)klen - 1) * sizeof(float);
     const cudaStream_t s = (cudaStream_t)stream;
     if (is_u8)

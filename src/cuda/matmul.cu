@@ -46,8 +46,11 @@ __global__ void __launch_bounds__(kNaiveBlock *kNaiveBlock)
         }
 }
 
+/* Shapes with one entry per thread are memory-bound: ask for enough resident
+ * blocks (registers <= 128) to keep many loads in flight. */
 template <int BM, int BN, int BK, int TM, int TN>
-__global__ void __launch_bounds__((BM / TM) * (BN / TN))
+__global__ void __launch_bounds__((BM / TM) * (BN / TN),
+                                  TM *TN == 1 ? 512 / ((BM / TM) * (BN / TN)) : 1)
     mm_tiled(const float *__restrict__ A, const float *__restrict__ B, float *__restrict__ C, int M,
              int K, int N)
 {
@@ -142,14 +145,19 @@ const mm_shape kSeed = shape<16, 16, 16, 1, 1>("16x16x16 tile, 1 entry per threa
 const mm_shape kLarge = shape<128, 128, 8, 8, 8>("128x128x8 tile, 8x8 entries per thread");
 /* medium products */
 const mm_shape kMedium = shape<64, 64, 8, 4, 4>("64x64x8 tile, 4x4 entries per thread");
-/* a single column (cuda-gemm's im2col product): one warp copies a 32-wide
- * row segment of A per step, each thread owns one row */
+/* a single column (matrix times vector): one warp copies a 32-wide row
+ * segment of A per step, each thread owns one row */
 const mm_shape kColumn = shape<128, 1, 32, 1, 1>("128x1x32 tile, 1 entry per thread (column)");
+/* a single row (cuda-gemm's weights times its tap-major column matrix): each
+ * step copies 16 rows of 128 consecutive B entries, each thread owns one column */
+const mm_shape kRow = shape<1, 128, 16, 1, 1>("1x128x16 tile, 1 entry per thread (row)");
 
 const mm_shape *pick(ic_mm_variant v, int M, int N)
 {
     if (v == IC_MM_TILED)
         return &kSeed;
+    if (M == 1)
+        return &kRow;
     if (N == 1)
         return &kColumn;
     if (M >= 128 && N >= 128)

@@ -2,7 +2,7 @@
  * test_gpu_conv1d.c - the CUDA 1D convolution and stencil (src/cuda/conv1d.cu,
  * seed 002's shared-memory tiles with halo cells) through ic_conv1d_f32/u8
  * and ic_stencil1d with backend "cuda": the same suite as test_conv1d (worked
- * examples, every border mode, awkward lengths around the 1024-output tile)
+ * examples, every border mode, awkward lengths around the 2048-output tile)
  * plus signals of up to 3 million samples and kernels up to IC_MAX_KERNEL_1D
  * taps, whose halos are wider than a block. Exits 77 (SKIPPED) when no CUDA
  * device is usable.

@@ -2,8 +2,8 @@
  * test_gpu_gemm.c - backend "cuda-gemm" (im2col + tiled matrix product) on
  * what the shared differential run (test_gpu_diff) does not reach: images
  * whose column matrix exceeds the 256 MB chunk, so that a plane is cut into
- * several chunks and a chunk starts in the middle of a row (640x480 and
- * 701x450 with 15x15 kernels), in AoS and SoA, every border mode, convolution
+ * several chunks of rows (640x480 and 701x450 with 15x15 kernels) or a row
+ * into pieces (300000x2), in AoS and SoA, every border mode, convolution
  * and correlation, bias; a 255-wide kernel; images smaller than the kernel;
  * the worked rounding example; --explain's plan; and, so that this test stands
  * alone, the shared differential cases. Every sample is compared
@@ -104,12 +104,16 @@ int main(void)
         return 1;
     }
     int f = 0;
-    /* 640*480 = 307200 pixels > 298261 = 256 MB / (225 floats): two chunks per
-     * channel, the second starting at x = 21 of row 466 */
+    /* 256 MB of column matrix holds 466 rows of 640 pixels with 225 taps: two
+     * chunks per channel */
     f += run_case(ctx, "640x480 RGB AoS, 15x15, two chunks per channel", 0x6E1, 640, 480, 3, IC_AOS,
                   15, 15, ICT_K_FLOAT, IC_BORDER_MIRROR, 0, 0.0f);
     f += run_case(ctx, "701x450 RGBA SoA, 15x15 blur, correlation, bias", 0x6E2, 701, 450, 4,
                   IC_SOA, 15, 15, ICT_K_BLUR, IC_BORDER_REFLECT, 1, 3.0f);
+    /* one row of 300000 pixels with 225 taps is 270 MB: each row is cut into a
+     * piece of 298261 pixels and one of 1739 */
+    f += run_case(ctx, "300000x2 grey, 15x15, rows cut into pieces", 0x6EC, 300000, 2, 1, IC_AOS,
+                  15, 15, ICT_K_FLOAT, IC_BORDER_WRAP, 0, 1.5f);
     const ic_border borders[] = {IC_BORDER_CONSTANT, IC_BORDER_REPLICATE, IC_BORDER_MIRROR,
                                  IC_BORDER_REFLECT, IC_BORDER_WRAP};
     for (int b = 0; b < 5; b++) {

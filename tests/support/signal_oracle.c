@@ -304,7 +304,8 @@ static int worked_examples(const char *b)
     return f;
 }
 
-/* Signal lengths around the GPU tile (1024 outputs) and the CPU tile (2048). */
+/* Signal lengths around the GPU tile (2048 outputs; 1024 with IC_CONV1D_ITEMS=4)
+ * and the CPU tile (2048). */
 static const int awkward_n[] = {1,    2,    3,    4,    5,    7,    16,   17,   31,
                                 255,  256,  257,  1023, 1024, 1025, 1026, 2047, 2048,
                                 2049, 3071, 4095, 4096, 4097, 6000, 10007};
