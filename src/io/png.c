@@ -234,6 +234,11 @@ static ic_status png_encode(png_structp png, png_infop info, png_io *io, const i
     png_set_user_limits(png, IC_MAX_DIM, IC_MAX_DIM);
     png_set_IHDR(png, info, (png_uint_32)img->width, (png_uint_32)img->height, 8, colour_of[out_ch],
                  PNG_INTERLACE_NONE, PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
+    /* zlib level 6 (libpng's default) made encoding 90% of a filter run's time;
+     * level 2 with the SUB/PAETH filters is several times faster for a few
+     * percent more bytes on photographs. */
+    png_set_compression_level(png, 2);
+    png_set_filter(png, PNG_FILTER_TYPE_BASE, PNG_FILTER_SUB | PNG_FILTER_PAETH);
     png_write_info(png, info);
     uint8_t *buf = NULL;
     if (out_ch != img->channels) {
