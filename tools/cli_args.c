@@ -106,6 +106,7 @@ void cli_print_help(void)
         "       imgconv [OPTIONS] -o OUTDIR INPUT...     (batch: files, dirs, globs)\n"
         "       imgconv [OPTIONS] --stream WxHxC < raw-frames > raw-frames\n"
         "       imgconv --chart WxH[xC] [--seed S] OUTPUT\n"
+        "       imgconv --signal [--format text|f32] --kernel K [...] IN OUT  (1D signal)\n"
         "       imgconv --list-filters | --list-backends | --formats | --version | --help\n"
         "\n"
         "Filters INPUT with a 2D convolution kernel and writes OUTPUT. Formats: binary\n"

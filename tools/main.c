@@ -14,6 +14,7 @@
 #include "cli.h"
 #include "cli_args.h"
 #include "cli_batch.h"
+#include "cli_signal.h"
 
 int cli_vfail(cli_err *e, int code, const char *file, const char *fmt, va_list ap)
 {
@@ -71,8 +72,13 @@ int main(int argc, char **argv)
     cli_err err;
     memset(&err, 0, sizeof err);
 
-    int code = cli_parse(argc, argv, &opts, &err);
-    if (code == CLI_EXIT_OK) {
+    /* 1D signals have their own small grammar (tools/cli_signal.c). */
+    int signal_mode = 0;
+    for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
+        if (strcmp(argv[i], "--signal") == 0)
+            signal_mode = 1;
+    int code = signal_mode ? cli_run_signal(argc, argv, &err) : cli_parse(argc, argv, &opts, &err);
+    if (code == CLI_EXIT_OK && !signal_mode) {
         switch (opts.mode) {
         case CLI_MODE_INFO:
             code = run_info(&opts);
