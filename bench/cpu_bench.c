@@ -5,10 +5,12 @@
  * Fills a WxH test chart (ic_image_chart), creates one context (the thread pool
  * and buffers are made once, as an application would), runs `warmup` untimed
  * calls and then `runs` timed ones, and prints one JSON line with the median
- * and the minimum wall time of ic_convolve in milliseconds.
+ * and the minimum wall time of ic_convolve in milliseconds. With a list of
+ * thread counts (--threads 1,2) it makes one context per count and alternates
+ * between them call by call; the JSON then holds lists.
  *
  *   cpu-bench [--backend cpu] [--size 1920x1080] [--channels 3]
- *       [--layout aos|soa] [--kernel TEXT] [--threads N] [--runs 21]
+ *       [--layout aos|soa] [--kernel TEXT] [--threads N[,N...]] [--runs 21]
  *       [--warmup 3] [--border mirror] [--convolve] [--explain] [--dump-kernel]
  *       [--cpu-time]
  *
@@ -31,6 +33,9 @@
 
 int ic_bench_cpu_main(int argc, char **argv);
 
+/* Thread counts one invocation may compare (--threads 1,2). */
+#define MAX_CTX 4
+
 /* --cpu-time: time the calling thread's CPU time instead of wall time, which
  * ignores time the thread spent descheduled (for tuning single-threaded code
  * on a busy machine; meaningless with more than one thread). */
@@ -52,7 +57,7 @@ static int cmp_double(const void *a, const void *b)
 static int usage(void)
 {
     fprintf(stderr, "usage: cpu-bench [--backend B] [--size WxH] [--channels C] "
-                    "[--layout aos|soa] [--kernel TEXT] [--threads N] [--runs N] [--warmup N] "
+                    "[--layout aos|soa] [--kernel TEXT] [--threads N[,N...]] [--runs N] [--warmup N] "
                     "[--border MODE] [--convolve] [--explain] [--dump-kernel] [--cpu-time]\n");
     return 2;
 }
@@ -60,7 +65,8 @@ static int usage(void)
 int ic_bench_cpu_main(int argc, char **argv)
 {
     const char *backend = "cpu", *ktext = "gaussian:3", *border = "mirror";
-    int w = 1920, h = 1080, ch = 3, threads = 0, runs = 21, warmup = 3;
+    int w = 1920, h = 1080, ch = 3, runs = 21, warmup = 3;
+    int threads[MAX_CTX] = {0}, nctx = 1;
     int convolve = 0, explain = 0, dump = 0;
     ic_layout layout = IC_AOS;
     for (int i = 1; i < argc; i++) {
@@ -97,8 +103,14 @@ int ic_bench_cpu_main(int argc, char **argv)
             layout = strcmp(v, "soa") == 0 ? IC_SOA : IC_AOS;
         else if (strcmp(a, "--kernel") == 0)
             ktext = v;
-        else if (strcmp(a, "--threads") == 0)
-            threads = atoi(v);
+        else if (strcmp(a, "--threads") == 0) {
+            nctx = 0;
+            for (const char *c = v; c && nctx < MAX_CTX; c = strchr(c, ',')) {
+                if (*c == ',')
+                    c++;
+                threads[nctx++] = atoi(c);
+            }
+        }
         else if (strcmp(a, "--runs") == 0)
             runs = atoi(v);
         else if (strcmp(a, "--warmup") == 0)
@@ -108,8 +120,11 @@ int ic_bench_cpu_main(int argc, char **argv)
         else
             return usage();
     }
-    if (runs < 1 || warmup < 0 || threads < 0)
+    if (runs < 1 || warmup < 0)
         return usage();
+    for (int c = 0; c < nctx; c++)
+        if (threads[c] < 0)
+            return usage();
 
     char err[256];
     ic_kernel k;
@@ -142,49 +157,64 @@ int ic_bench_cpu_main(int argc, char **argv)
         st = ic_image_create(&dst, w, h, ch, layout);
     if (st == IC_OK)
         st = ic_image_chart(&src, 1);
-    ic_context_options o;
-    memset(&o, 0, sizeof o);
-    o.threads = threads;
-    ic_context *ctx = NULL;
-    if (st == IC_OK)
-        st = ic_context_create(&ctx, backend, &o, err, sizeof err);
-    double *t = calloc((size_t)runs, sizeof *t);
+    ic_context *ctx[MAX_CTX] = {NULL};
+    for (int c = 0; c < nctx && st == IC_OK; c++) {
+        ic_context_options o;
+        memset(&o, 0, sizeof o);
+        o.threads = threads[c];
+        st = ic_context_create(&ctx[c], backend, &o, err, sizeof err);
+    }
+    double *t = calloc((size_t)runs * MAX_CTX, sizeof *t);
     if (st != IC_OK || !t) {
         fprintf(stderr, "cpu-bench: %s %s\n", st != IC_OK ? ic_status_str(st) : "no memory",
                 st != IC_OK ? err : "");
         free(t);
-        ic_context_free(ctx);
+        for (int c = 0; c < nctx; c++)
+            ic_context_free(ctx[c]);
         ic_image_free(&src);
         ic_image_free(&dst);
         ic_kernel_free(&k);
         return 1;
     }
     char plan[512] = "";
-    if (explain && ic_explain(ctx, &src, &k, &p, plan, sizeof plan) == IC_OK) {
+    if (explain && ic_explain(ctx[nctx - 1], &src, &k, &p, plan, sizeof plan) == IC_OK) {
         for (char *c = plan; *c; c++)
             if (*c == '\n' || *c == '"')
                 *c = ' ';
     }
+    /* several contexts take turns call by call, so that whatever else the
+     * machine does at some moment weighs on each of them alike */
     for (int r = 0; r < warmup + runs && st == IC_OK; r++) {
-        double t0 = now_ms();
-        st = ic_convolve(ctx, &src, &dst, &k, &p);
-        double dt = now_ms() - t0;
-        if (r >= warmup)
-            t[r - warmup] = dt;
+        for (int c = 0; c < nctx && st == IC_OK; c++) {
+            double t0 = now_ms();
+            st = ic_convolve(ctx[c], &src, &dst, &k, &p);
+            double dt = now_ms() - t0;
+            if (r >= warmup)
+                t[(size_t)c * runs + (r - warmup)] = dt;
+        }
     }
     if (st != IC_OK) {
-        fprintf(stderr, "cpu-bench: ic_convolve: %s (%s)\n", ic_status_str(st),
-                ic_context_error(ctx));
+        fprintf(stderr, "cpu-bench: ic_convolve: %s\n", ic_status_str(st));
     } else {
-        qsort(t, (size_t)runs, sizeof *t, cmp_double);
+        char thr[64] = "", med[128] = "", mn[128] = "";
+        for (int c = 0; c < nctx; c++) {
+            double *tc = t + (size_t)c * runs;
+            qsort(tc, (size_t)runs, sizeof *tc, cmp_double);
+            const char *sep = c ? "," : "";
+            snprintf(thr + strlen(thr), sizeof thr - strlen(thr), "%s%d", sep, threads[c]);
+            snprintf(med + strlen(med), sizeof med - strlen(med), "%s%.4f", sep, tc[runs / 2]);
+            snprintf(mn + strlen(mn), sizeof mn - strlen(mn), "%s%.4f", sep, tc[0]);
+        }
+        const char *lb = nctx > 1 ? "[" : "", *rb = nctx > 1 ? "]" : "";
         printf("{\"backend\":\"%s\",\"size\":\"%dx%d\",\"channels\":%d,\"layout\":\"%s\","
-               "\"kernel\":\"%s\",\"threads\":%d,\"runs\":%d,\"median_ms\":%.4f,\"min_ms\":%.4f,"
-               "\"plan\":\"%s\"}\n",
-               ic_context_backend(ctx), w, h, ch, layout == IC_SOA ? "soa" : "aos", ktext, threads,
-               runs, t[runs / 2], t[0], plan);
+               "\"kernel\":\"%s\",\"threads\":%s%s%s,\"runs\":%d,\"median_ms\":%s%s%s,"
+               "\"min_ms\":%s%s%s,\"plan\":\"%s\"}\n",
+               ic_context_backend(ctx[0]), w, h, ch, layout == IC_SOA ? "soa" : "aos", ktext, lb,
+               thr, rb, runs, lb, med, rb, lb, mn, rb, plan);
     }
     free(t);
-    ic_context_free(ctx);
+    for (int c = 0; c < nctx; c++)
+        ic_context_free(ctx[c]);
     ic_image_free(&src);
     ic_image_free(&dst);
     ic_kernel_free(&k);
