@@ -12,7 +12,7 @@ B=/tmp/bfast
 t0=$(date +%s)
 cmake -S . -B $B -DCMAKE_BUILD_TYPE=Release -DIC_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 \
       >/dev/null || { echo "configure failed"; exit 1; }
-cmake --build $B -j16 --target imgconv-bench test_gpu_fast test_gpu_diff 2>&1 |
+cmake --build $B -j16 --target imgconv-bench test_gpu_fast test_gpu_diff imgconv-cli 2>&1 |
   grep -E "error|warning|NPP" | head -20
 echo "build: $(( $(date +%s) - t0 )) s"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,power.draw,temperature.gpu \
@@ -44,5 +44,16 @@ t0=$(date +%s)
 timeout ${DIFF_TIMEOUT:-60} $B/tests/test_gpu_diff > "$out/test-diff.txt" 2>&1
 echo "test_gpu_diff rc=$? $(( $(date +%s) - t0 )) s"
 grep -E "FAIL|failures|passed" "$out/test-diff.txt" | head -12
+if [ -n "${NCU:-}" ] && command -v ncu >/dev/null; then
+  $B/imgconv --chart 7680x4320 /tmp/chart8k.ppm >/dev/null 2>&1
+  for spec in "sep gaussian:3" "direct gaussian:9" "sep gaussian:31"; do
+    set -- $spec
+    IC_CUDA_METHOD=$1 timeout 60 ncu --section SpeedOfLight --section Occupancy \
+      --section LaunchStats -k regex:fast_ -c 1 $B/imgconv --backend cuda -k $2 \
+      --border replicate /tmp/chart8k.ppm /tmp/o.ppm 2>&1 |
+      grep -E "fast_|Duration|Throughput|Registers Per|Achieved Occupancy|Theoretical Occ|Block Limit" |
+      sed "s/^/$1 $2: /" | cut -c1-160
+  done > "$out/ncu.txt" 2>&1
+fi
 tail -n 4 "$out/bench-log.txt"
 sed -n '/^## A/,$p' "$out/bench-${STAMP:-try}.md" | grep -v "^$" | cut -c1-230

@@ -629,7 +629,7 @@ static void methods(void)
                  {"random", 31}};
     const int nc = (int)(sizeof cases / sizeof cases[0]);
     const int w = B.quick ? 1920 : 7680, h = B.quick ? 1080 : 4320;
-    const ic_fast_method ms[3] = {IC_FAST_DIRECT, IC_FAST_SEP, IC_FAST_FFT};
+    const ic_fast_method ms[4] = {IC_FAST_DIRECT, IC_FAST_SEP, IC_FAST_FFT, IC_FAST_FFT};
     ic_image src;
     if (ic_image_create(&src, w, h, 3, IC_AOS) != IC_OK)
         exit(1);
@@ -640,8 +640,8 @@ static void methods(void)
         return;
     }
     md("\n## F. Methods forced (planner calibration), %s RGB\n\nmeasured ms / predicted ms; "
-       "`-` where the method cannot take the kernel.\n\n| kernel | planner picks | direct | sep | "
-       "fft |\n|---|---|---|---|---|\n",
+       "`-` where the method cannot take the kernel; fft with 256x256 and 512x512 tiles.\n\n"
+       "| kernel | planner picks | direct | sep | fft 256 | fft 512 |\n|---|---|---|---|---|---|\n",
        B.quick ? "HD" : "8K");
     for (int i = 0; i < nc; i++) {
         ic_kernel k;
@@ -655,18 +655,24 @@ static void methods(void)
         bg_time_fast(G, &k, IC_BORDER_REPLICATE, 1, IC_FAST_AUTO, &dummy, &auto_plan, err,
                      sizeof err);
         md("| %s %d | %s", cases[i].kind, cases[i].K, ic_fast_method_name(auto_plan.method));
-        for (int m = 0; m < 3; m++) {
+        for (int m = 0; m < 4; m++) {
             ic_fast_plan plan;
             double t = 0;
             memset(&plan, 0, sizeof plan);
+            if (m >= 2)
+                setenv("IC_CUDA_FFT_N", m == 2 ? "256" : "512", 1);
             const int reps = cases[i].K >= 21 && ms[m] == IC_FAST_DIRECT ? 5 : B.reps;
-            if (bg_time_fast(G, &k, IC_BORDER_REPLICATE, reps, ms[m], &t, &plan, err, sizeof err) ||
-                plan.method != ms[m]) {
+            const int bad =
+                bg_time_fast(G, &k, IC_BORDER_REPLICATE, reps, ms[m], &t, &plan, err, sizeof err) ||
+                plan.method != ms[m];
+            unsetenv("IC_CUDA_FFT_N");
+            if (bad) {
                 md(" | -");
                 continue;
             }
             char name[32];
-            snprintf(name, sizeof name, "cuda/%s", ic_fast_method_name(ms[m]));
+            snprintf(name, sizeof name, "cuda/%s%s", ic_fast_method_name(ms[m]),
+                     m == 2 ? "256" : m == 3 ? "512" : "");
             emit(&c, name, ic_fast_method_name(ms[m]), t, plan.pred_ms, 0, 0, 0);
             md(" | %.3f / %.3f", t, plan.pred_ms);
         }

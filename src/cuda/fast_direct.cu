@@ -93,8 +93,10 @@ __device__ __forceinline__ void direct_rows(const float *plane, int sw, int lane
 template <int KW, int KH>
 using direct_w = wparam<KW *(KH > 0 ? KH : IC_FAST_DIRECT_MAX_KH)>;
 
+/* The fully unrolled 9x9 body needs more than the 80 registers of two
+ * 384-thread blocks per SM (it spilled); it gets one block's worth. */
 template <int KW, int KH>
-__global__ void __launch_bounds__(icf::MAX_THREADS, 1)
+__global__ void __launch_bounds__(icf::MAX_THREADS, (KH > 0 && KW >= 9) ? 1 : icf::MIN_BLOCKS)
     fast_direct_kernel(const icf::targs t, const direct_w<KW, KH> w)
 {
     extern __shared__ float4 smem4[];

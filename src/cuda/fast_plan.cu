@@ -37,11 +37,11 @@
 #include "cuda/fast_tile.cuh"
 
 /* ---- model constants (bench/NOTES.md says where they come from) ------------- */
-static const double LAUNCH_S = 3.0e-6;  /* per kernel launch, event-timed */
+static const double LAUNCH_S = 5.0e-6;  /* per kernel launch, event-timed */
 static const double DIRECT_EFF = 0.80;  /* FMA-issue efficiency of the direct loops */
 static const double SEP_EFF = 0.75;     /* ... of the fused separable loops */
-static const double FFT_BYTES = 56.0;   /* device bytes per tile element, all FFT stages */
-static const double FILL_INSTR = 3.0;   /* per input sample: load share, convert, store */
+static const double FFT_BYTES = 66.0;   /* device bytes per tile element, all FFT stages */
+static const double FILL_INSTR = 4.0;   /* per input sample: load share, convert, store */
 static const double STORE_INSTR = 3.0;  /* per output sample: round, stage, store */
 static const double TIE = 0.03;         /* predictions this close count as equal */
 static const double FACTOR_TOL = 1e-6; /* ic_kernel_factor tolerance (relative to max|K|) */
@@ -56,6 +56,7 @@ struct ic_fast_state {
     int f_kw, f_kh;
     float *f_w;
     ic_factors fac;
+    int sep_ok, fft_ok; /* ties: see tie_safe() */
     ic_fast_fft *fft;
     float *dw; /* device weights for the global method on device jobs */
     size_t dw_cap;
@@ -200,6 +201,28 @@ static ic_fast_method method_from_env(void)
     return IC_FAST_AUTO;
 }
 
+/* 1 when every weight is a multiple of 2^-16 (integer kernels over a power of
+ * two, box and binomial kernels...). Sums of such weights over integer samples
+ * are exact in float32 and land exactly on .5 often; the oracle rounds those
+ * ties to even, which only an exact computation reproduces. The direct sum is
+ * exact there; an SVD factorisation or an FFT is not (a tie comes out as
+ * x.4999 or x.5001), so such kernels take neither unless the factors
+ * reproduce the weights exactly. */
+static int dyadic(const float *w, size_t n, float scale)
+{
+    for (size_t i = 0; i < n; i++) {
+        const float x = w[i] * scale;
+        if (x != rintf(x))
+            return 0;
+    }
+    return 1;
+}
+
+static int dyadic_weights(const float *w, size_t n)
+{
+    return dyadic(w, n, 65536.0f);
+}
+
 /* Factorisation of the job's weights, cached while the kernel stays the same. */
 static ic_status factor_job(ic_fast_state *st, const ic_job *job, char *err, size_t errlen)
 {
@@ -210,21 +233,36 @@ static ic_status factor_job(ic_fast_state *st, const ic_job *job, char *err, siz
     ic_factors_free(&st->fac);
     free(st->f_w);
     st->f_w = NULL;
-    if (job->kw != job->kh || job->kw < 3 || job->kw > IC_FAST_SEP_MAX_K)
-        return IC_OK; /* the fused kernel takes square kernels 3..31: rank stays 0 */
-    const int k = job->kw;
-    int max_rank = (k * k) / (2 * k);
-    if (max_rank < 2)
-        max_rank = 2;
-    if (max_rank > IC_FAST_SEP_MAX_RANK)
-        max_rank = IC_FAST_SEP_MAX_RANK;
-    if (!job->wk)
-        return IC_OK;
-    const ic_status s = ic_kernel_factor(job->wk, FACTOR_TOL, max_rank, &st->fac);
-    if (s != IC_OK) {
-        memset(&st->fac, 0, sizeof st->fac);
-        snprintf(err, errlen, "cuda: factoring the kernel failed: %s", ic_status_str(s));
-        return s;
+    const int dy = dyadic_weights(job->w, n);
+    st->fft_ok = !dy;
+    st->sep_ok = 0;
+    if (job->kw == job->kh && job->kw >= 3 && job->kw <= IC_FAST_SEP_MAX_K && job->wk) {
+        const int k = job->kw;
+        int max_rank = k / 2;
+        if (max_rank < 2)
+            max_rank = 2;
+        if (max_rank > IC_FAST_SEP_MAX_RANK)
+            max_rank = IC_FAST_SEP_MAX_RANK;
+        const ic_status s = ic_kernel_factor(job->wk, FACTOR_TOL, max_rank, &st->fac);
+        if (s != IC_OK) {
+            memset(&st->fac, 0, sizeof st->fac);
+            snprintf(err, errlen, "cuda: factoring the kernel failed: %s", ic_status_str(s));
+            return s;
+        }
+        st->sep_ok = st->fac.rank > 0;
+        if (st->sep_ok && dy) {
+            /* Only an exact rank-1 product of dyadic vectors keeps the ties: then
+             * every partial sum of both passes is exact too (Sobel, Prewitt,
+             * Scharr, binomial kernels). */
+            st->sep_ok = st->fac.rank == 1 && dyadic(st->fac.row, (size_t)k, 1048576.0f) &&
+                         dyadic(st->fac.col, (size_t)k, 1048576.0f);
+            for (int j = 0; st->sep_ok && j < k; j++)
+                for (int i = 0; i < k; i++)
+                    if (st->fac.col[j] * st->fac.row[i] != job->w[(size_t)j * k + i]) {
+                        st->sep_ok = 0;
+                        break;
+                    }
+        }
     }
     st->f_w = (float *)malloc(n * sizeof(float));
     if (!st->f_w) {
@@ -238,43 +276,61 @@ static ic_status factor_job(ic_fast_state *st, const ic_job *job, char *err, siz
     return IC_OK;
 }
 
-/* Picks channels per block (all of them for AoS when they fit, else 1) and row
- * groups: the tallest tile whose shared memory leaves room for two blocks per
- * SM and whose grid still gives every SM two blocks, else the shortest that
- * fits. smem_of(cb, nrg) == 0 means impossible. Returns 0 when nothing fits. */
-template <class Smem>
-static int tile_shape(const ic_fast_device &d, const ic_job *job, Smem smem_of, int *cb_out,
-                      int *nrg_out, size_t *smem_out)
+/* Picks channels per block cb (all of them for AoS, or 1) and row groups nrg
+ * (tile height 8*nrg) for a tile method: the shape with the fewest issue slots
+ * per output (instr_of: FMAs + fill + loads + store, from the tile's halo)
+ * divided by how busy it keeps the SMs: occupancy (warps per SM over the 16
+ * that hide shared-memory and global latency here) and the grid's last wave.
+ * smem_of(cb, nrg) == 0 means impossible. Returns 0 when nothing fits, else
+ * the shape's efficiency factor (0..1] in *eff. */
+template <class Smem, class Instr>
+static int tile_shape(const ic_fast_device &d, const ic_job *job, Smem smem_of, Instr instr_of,
+                      int regs, int *cb_out, int *nrg_out, size_t *smem_out, double *eff_out,
+                      double *instr_out)
 {
     const ic_image *s = job->src;
     const int C = s->channels;
-    const size_t half = d.smem_per_sm / 2 > 1024 ? d.smem_per_sm / 2 - 1024 : d.smem_per_sm;
+    /* AoS: all channels per block whenever that fits (a one-channel block
+     * loads every channel's bytes and stores with a stride); SoA: planes. */
     const int cbs[2] = {s->layout == IC_SOA ? 1 : C, 1};
-    for (int pass = 0; pass < 4; pass++) {
-        const int cb = cbs[pass & 1];
-        const size_t limit = pass < 2 ? (half < d.smem_optin ? half : d.smem_optin) : d.smem_optin;
-        int chosen = 0;
-        size_t chosen_smem = 0;
-        for (int nrg = 8; nrg >= 1; nrg /= 2) {
+    const int ncb = (s->layout == IC_SOA || C == 1) ? 1 : 2;
+    double best = 0;
+    for (int i = 0; i < ncb && best == 0; i++) {
+        const int cb = cbs[i];
+        for (int nrg = 1; nrg <= 8; nrg *= 2) {
             const size_t sm = smem_of(cb, nrg);
-            if (sm == 0 || sm > limit)
+            if (sm == 0 || sm > d.smem_optin)
                 continue;
-            chosen = nrg;
-            chosen_smem = sm;
-            const long long blocks = (long long)((s->width + IC_FAST_TW - 1) / IC_FAST_TW) *
-                                     ((s->height + IC_FAST_R * nrg - 1) / (IC_FAST_R * nrg)) *
-                                     (C / cb);
-            if (blocks >= 2LL * d.sms)
-                break;
-        }
-        if (chosen) {
-            *cb_out = cb;
-            *nrg_out = chosen;
-            *smem_out = chosen_smem;
-            return 1;
+            const int threads = 32 * cb * nrg;
+            int bps = (int)(d.smem_per_sm / (sm + 1024));
+            if (bps > 2048 / threads)
+                bps = 2048 / threads;
+            if (bps > 65536 / (regs * threads))
+                bps = 65536 / (regs * threads);
+            if (bps > 32)
+                bps = 32;
+            if (bps < 1)
+                continue;
+            const double occ = fmin(1.0, bps * threads / 32 / 16.0);
+            const double blocks = (double)((s->width + IC_FAST_TW - 1) / IC_FAST_TW) *
+                                  ((s->height + IC_FAST_R * nrg - 1) / (IC_FAST_R * nrg)) *
+                                  (C / cb);
+            const double waves = blocks / ((double)d.sms * bps);
+            const double fill = waves >= 1 ? waves / ceil(waves) : waves;
+            const double eff = occ * fill;
+            const double instr = instr_of(cb, nrg);
+            const double score = instr / eff;
+            if (best == 0 || score < best) {
+                best = score;
+                *cb_out = cb;
+                *nrg_out = nrg;
+                *smem_out = sm;
+                *eff_out = eff;
+                *instr_out = instr;
+            }
         }
     }
-    return 0;
+    return best > 0;
 }
 
 static double tile_blocks_of(const ic_job *job, int cb, int nrg)
@@ -306,35 +362,42 @@ static ic_status plan_job(ic_fast_state *st, const ic_job *job, ic_fast_plan *p,
     size_t dsm = 0, ssm = 0;
     double t_direct = -1, t_sep = -1, t_fft = -1;
     double f_direct = samples * kw * kh, f_sep = 0, f_fft = 0;
-    if (tile_shape(d, job, [&](int cb, int nrg) { return ic_fast_direct_smem(kw, kh, cb, nrg); },
-                   &dcb, &dnrg, &dsm)) {
-        const double halo = (double)(IC_FAST_R * dnrg + kh - 1) / (IC_FAST_R * dnrg) *
+    double eff = 1, instr = 0;
+    auto direct_instr = [&](int, int nrg) {
+        const double halo = (double)(IC_FAST_R * nrg + kh - 1) / (IC_FAST_R * nrg) *
                             (double)icf::sw_of(kw) / IC_FAST_TW;
-        const double loads = (double)icf::nvec_of(kw) * (kh > 9 || kw != kh
-                                                             ? kh * IC_FAST_R
-                                                             : IC_FAST_R + kh - 1) /
-                             (4.0 * IC_FAST_R);
-        const double instr = kw * kh + halo * FILL_INSTR + STORE_INSTR + loads;
-        t_direct = LAUNCH_S + fmax(t_mem, samples * instr / (DIRECT_EFF * d.fma_per_s));
+        const double loads =
+            (double)icf::nvec_of(kw) *
+            (kh > 9 || kw != kh ? kh * IC_FAST_R : IC_FAST_R + kh - 1) / (4.0 * IC_FAST_R);
+        return kw * kh + halo * FILL_INSTR + STORE_INSTR + loads;
+    };
+    if (tile_shape(d, job, [&](int cb, int nrg) { return ic_fast_direct_smem(kw, kh, cb, nrg); },
+                   direct_instr, kw == 9 && kh == 9 ? 128 : 80, &dcb, &dnrg, &dsm, &eff, &instr)) {
+        t_direct = LAUNCH_S + fmax(t_mem / eff, samples * instr / (DIRECT_EFF * eff * d.fma_per_s));
         p->pred_direct_ms = t_direct * 1e3;
     }
     /* sep */
     const int rank = st->fac.rank;
-    if (rank > 0 && kw == kh &&
-        tile_shape(d, job, [&](int cb, int nrg) { return ic_fast_sep_smem(kw, cb, nrg); }, &scb,
-                   &snrg, &ssm)) {
-        const double th = IC_FAST_R * snrg;
-        const double per = rank * (kw * (th + kh - 1) / th + kh);
-        f_sep = samples * per;
+    auto sep_per = [&](int nrg) {
+        const double th = IC_FAST_R * nrg;
+        return rank * (kw * (th + kh - 1) / th + kh);
+    };
+    auto sep_instr = [&](int, int nrg) {
+        const double th = IC_FAST_R * nrg;
         const double halo = (th + kh - 1) / th * (double)icf::sw_of(kw) / IC_FAST_TW;
         const double loads = rank * ((double)icf::nvec_of(kw) * (th + kh - 1) / th / 4.0 +
                                      (IC_FAST_R + kh - 1) / (4.0 * IC_FAST_R) + 0.25);
-        const double instr = per + halo * FILL_INSTR + STORE_INSTR + loads;
-        t_sep = LAUNCH_S + fmax(t_mem, samples * instr / (SEP_EFF * d.fma_per_s));
+        return sep_per(nrg) + halo * FILL_INSTR + STORE_INSTR + loads;
+    };
+    if (rank > 0 && kw == kh &&
+        tile_shape(d, job, [&](int cb, int nrg) { return ic_fast_sep_smem(kw, cb, nrg); },
+                   sep_instr, 80, &scb, &snrg, &ssm, &eff, &instr)) {
+        f_sep = samples * sep_per(snrg);
+        t_sep = LAUNCH_S + fmax(t_mem / eff, samples * instr / (SEP_EFF * eff * d.fma_per_s));
         p->pred_sep_ms = t_sep * 1e3;
     }
     /* fft */
-    {
+    if (st->fft_ok) {
         const int n = ic_fast_fft_size(kw, kh);
         const int v = n - (kw > kh ? kw : kh) + 1;
         const double tiles = (double)((img->width + v - 1) / v) * ((img->height + v - 1) / v) *

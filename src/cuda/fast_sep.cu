@@ -36,7 +36,7 @@ struct sep_param {
 __host__ __device__ constexpr int hplane_of(int k, int nrg) { return (R * nrg + k - 1) * TW + 4; }
 
 template <int K>
-__global__ void __launch_bounds__(icf::MAX_THREADS, 1)
+__global__ void __launch_bounds__(icf::MAX_THREADS, icf::MIN_BLOCKS)
     fast_sep_kernel(const icf::targs t, const sep_param w)
 {
     constexpr int cx = (K - 1) / 2;

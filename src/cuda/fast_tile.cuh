@@ -27,7 +27,9 @@ namespace icf {
 
 constexpr int TW = IC_FAST_TW;
 constexpr int R = IC_FAST_R;
-constexpr int MAX_THREADS = 512;
+constexpr int MAX_THREADS = 384;
+/* Blocks per SM the register budget is sized for: 65536 / (2 * 384) = 85 registers. */
+constexpr int MIN_BLOCKS = 2;
 
 /* Columns left of the tile that shared memory holds (>= cx, multiple of 4). */
 __host__ __device__ constexpr int pad_of(int kw) { return (((kw - 1) / 2) + 3) & ~3; }
@@ -51,7 +53,7 @@ struct targs {
     int cb, nrg;         /* channels per block (1 or a.channels), row groups per block */
     int tiles_x, tiles_y;
     int cblocks;         /* a.channels / cb */
-    int vec_in;          /* src base and pitch are multiples of 4: 4-byte loads */
+    int vec_in;          /* 16 or 4: src base and pitch are multiples of it (wide loads); else 1 */
     int vec_out;         /* dst base and pitch are multiples of 16: 16-byte stores */
 };
 
@@ -86,6 +88,13 @@ __device__ __forceinline__ tile block_tile(const targs &t)
 
 /* ---- fill ------------------------------------------------------------------ */
 
+/* Byte n (0..3) of w as a float, without the conversion unit (a quarter-rate
+ * pipe on sm_90): 0x4B0000nn is the float 2^23 + nn. */
+__device__ __forceinline__ float byte_f(unsigned w, int n)
+{
+    return __uint_as_float(__byte_perm(w, 0x4B000000u, 0x7540u | (unsigned)n)) - 8388608.0f;
+}
+
 /* Sample (px, y) of channel c of an image whose channel-interleave stride is C
  * (1 for a SoA plane), mapped by the border mode (core/border.h). */
 template <int C>
@@ -99,8 +108,10 @@ __device__ __forceinline__ float fetch_mapped(const ic_cuda_args &a, const uint8
     return (float)__ldg(base + (size_t)my * a.src_pitch + (size_t)mx * C + c);
 }
 
-/* Writes the 4 bytes (samples s0..s0+3 of the tile row, s counted from xa*C)
- * into the channel planes; byte b goes to channel (s % C), column s / C. */
+/* Writes the 4 samples v (tile-row samples s0..s0+3, counted from xa*C,
+ * s0 % 4 == 0) into the channel planes: sample s goes to channel s % C,
+ * column s / C. Consecutive lanes take consecutive groups, so the stores of a
+ * warp are contiguous (C = 1: 16-byte vectors, C = 2: 8-byte) or nearly so. */
 template <int C>
 __device__ __forceinline__ void scatter4(float *row0, int plane, int s0, int c0, int cb,
                                          const float v[4])
@@ -108,60 +119,122 @@ __device__ __forceinline__ void scatter4(float *row0, int plane, int s0, int c0,
     if constexpr (C == 1) {
         *reinterpret_cast<float4 *>(row0 + s0) = make_float4(v[0], v[1], v[2], v[3]);
     } else if constexpr (C == 2) {
-        const int col = s0 / 2; /* s0 % 4 == 0: bytes 0,2 are channel 0, 1,3 channel 1 */
+        const int col = s0 / 2; /* bytes 0,2 are channel 0, bytes 1,3 channel 1 */
+#pragma unroll
         for (int c = 0; c < 2; c++)
             if (c >= c0 && c < c0 + cb)
                 *reinterpret_cast<float2 *>(row0 + (c - c0) * plane + col) =
                     make_float2(v[c], v[c + 2]);
-    } else {
+    } else if constexpr (C == 4) {
+        const int col = s0 / 4;
 #pragma unroll
-        for (int b = 0; b < 4; b++) {
-            const int s = s0 + b, col = s / C, c = s - col * C;
+        for (int c = 0; c < 4; c++)
             if (c >= c0 && c < c0 + cb)
-                row0[(c - c0) * plane + col] = v[b];
+                row0[(c - c0) * plane + col] = v[c];
+    } else {
+        const int col0 = s0 / C, ph = s0 - col0 * C;
+#pragma unroll
+        for (int k = 0; k < 4; k++) {
+            const int t = ph + k, c = t % C, col = col0 + t / C;
+            if (c >= c0 && c < c0 + cb)
+                row0[(c - c0) * plane + col] = v[k];
         }
     }
 }
 
+/* Samples s0..s0+3 of tile row q through the border mapping (edge groups). */
+template <int C>
+__device__ __forceinline__ void put_mapped(const ic_cuda_args &a, const tile &b, const uint8_t *base,
+                                        float *row0, int q, int s0, int c0, int cb)
+{
+    const int y = b.ya + q;
+    float v[4];
+#pragma unroll
+    for (int k = 0; k < 4; k++) {
+        const int s = s0 + k, px = s / C, c = s - px * C;
+        v[k] = (c >= c0 && c < c0 + cb) ? fetch_mapped<C>(a, base, b.xa + px, y, c) : 0.0f;
+    }
+    scatter4<C>(row0, b.plane, s0, c0, cb, v);
+}
+
 /* Fills the planes of channels [c0, c0+cb) of an image with interleave stride
- * C from `base` (pixel 0, row 0, channel 0 of that image or SoA plane). */
+ * C from `base` (pixel 0, row 0, channel 0 of that image or SoA plane).
+ * A warp takes NH tile rows at a time; a lane loads 4-byte groups g = lane,
+ * lane + 32, ... of all of them before it converts any, so that enough bytes
+ * are in flight to cover the memory latency. */
 template <int C>
 __device__ __forceinline__ void fill_layout(const targs &t, const tile &b, const uint8_t *base,
                                             float *smem, int c0, int cb)
 {
+    /* groups per lane for the widest tile row, and rows per batch: about 8
+     * loads in flight per lane (one row per batch left each warp waiting for
+     * memory once per row: the fill was latency-bound, bench/NOTES.md) */
+    constexpr int UG = (sw_of(IC_FAST_DIRECT_MAX_KW) * C / 4 + 31) / 32;
+    constexpr int NH = UG >= 8 ? 1 : 8 / UG;
     const ic_cuda_args &a = t.a;
     const int warp = (int)(threadIdx.x >> 5), lane = (int)(threadIdx.x & 31);
     const int nwarps = (int)(blockDim.x >> 5);
     const int ng = b.sw * C / 4; /* 4-byte groups per tile row (xa*C is a multiple of 4) */
+    const long start = (long)b.xa * C;
     const long rowbytes = (long)a.width * C;
+    for (int q0 = warp; q0 < b.rows; q0 += NH * nwarps) {
+        unsigned v[NH][UG];
+        bool fast[NH][UG];
+#pragma unroll
+        for (int h = 0; h < NH; h++) {
+            const int q = q0 + h * nwarps;
+            const int y = b.ya + q;
+            const bool yin = q < b.rows && y >= 0 && y < a.height;
+            const uint8_t *row = base + (size_t)(yin ? y : 0) * a.src_pitch;
+#pragma unroll
+            for (int u = 0; u < UG; u++) {
+                const int g = lane + 32 * u;
+                const long byte0 = start + 4L * g;
+                fast[h][u] = false;
+                if (g < ng && (b.inner ? q < b.rows
+                                       : (yin && byte0 >= 0 && byte0 + 4 <= rowbytes))) {
+                    if (t.vec_in >= 4) {
+                        v[h][u] = __ldg(reinterpret_cast<const unsigned *>(row + byte0));
+                    } else {
+                        const uint8_t *p = row + byte0;
+                        v[h][u] = (unsigned)__ldg(p) | ((unsigned)__ldg(p + 1) << 8) |
+                                  ((unsigned)__ldg(p + 2) << 16) | ((unsigned)__ldg(p + 3) << 24);
+                    }
+                    fast[h][u] = true;
+                }
+            }
+        }
+#pragma unroll
+        for (int h = 0; h < NH; h++) {
+            const int q = q0 + h * nwarps;
+            if (q >= b.rows)
+                break;
+            float *row0 = smem + q * b.sw;
+#pragma unroll
+            for (int u = 0; u < UG; u++) {
+                const int g = lane + 32 * u;
+                if (g >= ng)
+                    break;
+                if (fast[h][u]) {
+                    const float f[4] = {byte_f(v[h][u], 0), byte_f(v[h][u], 1), byte_f(v[h][u], 2),
+                                        byte_f(v[h][u], 3)};
+                    scatter4<C>(row0, b.plane, 4 * g, c0, cb, f);
+                }
+            }
+        }
+    }
+    if (b.inner)
+        return;
+    /* Edge blocks: the groups that leave the image, through the border mapping
+     * (one rolled loop, so that the mapping code exists once). */
     for (int q = warp; q < b.rows; q += nwarps) {
         const int y = b.ya + q;
         const bool yin = y >= 0 && y < a.height;
-        const uint8_t *row = base + (size_t)(yin ? y : 0) * a.src_pitch;
-        float *row0 = smem + q * b.sw;
         for (int g = lane; g < ng; g += 32) {
-            const long byte0 = (long)b.xa * C + 4L * g;
-            float v[4];
-            if (b.inner || (yin && t.vec_in && byte0 >= 0 && byte0 + 4 <= rowbytes)) {
-                if (t.vec_in) {
-                    const unsigned u = __ldg(reinterpret_cast<const unsigned *>(row + byte0));
-                    v[0] = (float)(u & 0xffu);
-                    v[1] = (float)((u >> 8) & 0xffu);
-                    v[2] = (float)((u >> 16) & 0xffu);
-                    v[3] = (float)(u >> 24);
-                } else {
-#pragma unroll
-                    for (int k = 0; k < 4; k++)
-                        v[k] = (float)__ldg(row + byte0 + k);
-                }
-            } else {
-#pragma unroll
-                for (int k = 0; k < 4; k++) {
-                    const int s = 4 * g + k, px = s / C, c = s - px * C;
-                    v[k] = (c >= c0 && c < c0 + cb) ? fetch_mapped<C>(a, base, b.xa + px, y, c) : 0.0f;
-                }
-            }
-            scatter4<C>(row0, b.plane, 4 * g, c0, cb, v);
+            const long byte0 = start + 4L * g;
+            if (yin && byte0 >= 0 && byte0 + 4 <= rowbytes)
+                continue; /* done above */
+            put_mapped<C>(a, b, base, smem + q * b.sw, q, 4 * g, c0, cb);
         }
     }
 }
@@ -193,6 +266,22 @@ __device__ __forceinline__ void fill(const targs &t, const tile &b, float *smem)
 
 /* ---- store ------------------------------------------------------------------ */
 
+/* ic_round_u8 (core/border.h) without the conversion unit: clamp to [0, 255]
+ * (NaN -> 0, as there), then adding 1.5 * 2^23 rounds to an integer with the
+ * FADD's round-to-nearest-even and leaves it in the low byte of the bits. Same
+ * results as ic_round_u8 for every float (the oracle tests hold it to that). */
+__device__ __forceinline__ unsigned round_bits(float v)
+{
+    v = fminf(fmaxf(v, 0.0f), 255.0f);
+    return __float_as_uint(v + 12582912.0f);
+}
+
+/* The low bytes of four words, packed little-endian. */
+__device__ __forceinline__ unsigned pack4(unsigned a, unsigned b, unsigned c, unsigned d)
+{
+    return __byte_perm(__byte_perm(a, b, 0x0040u), __byte_perm(c, d, 0x0040u), 0x5410u);
+}
+
 /* acc[r][p]: rows rg*R + r, pixels 4*lane + p of channel b.c0 + ci. The smem
  * tile may be reused for staging: every warp must reach this call (it holds a
  * barrier) and nothing may read the tile afterwards. */
@@ -215,17 +304,17 @@ __device__ __forceinline__ void store(const targs &t, const tile &b, float *smem
             if (y >= a.height)
                 break;
             uint8_t *row = base + (size_t)y * a.dst_pitch;
-            unsigned char o[4];
+            unsigned o[4];
 #pragma unroll
             for (int p = 0; p < 4; p++)
-                o[p] = ic_round_u8(acc[r][p] + bias);
+                o[p] = round_bits(acc[r][p] + bias);
             if (packed) {
-                *reinterpret_cast<uchar4 *>(row + x) = make_uchar4(o[0], o[1], o[2], o[3]);
+                *reinterpret_cast<unsigned *>(row + x) = pack4(o[0], o[1], o[2], o[3]);
             } else {
 #pragma unroll
                 for (int p = 0; p < 4; p++)
                     if (x + p < a.width)
-                        row[(size_t)(x + p) * C] = o[p];
+                        row[(size_t)(x + p) * C] = (uint8_t)o[p];
             }
         }
         return;
@@ -240,7 +329,7 @@ __device__ __forceinline__ void store(const targs &t, const tile &b, float *smem
     for (int r = 0; r < R; r++)
 #pragma unroll
         for (int p = 0; p < 4; p++)
-            stage[(rg * R + r) * rb + (4 * lane + p) * C + ci] = ic_round_u8(acc[r][p] + bias);
+            stage[(rg * R + r) * rb + (4 * lane + p) * C + ci] = (uint8_t)round_bits(acc[r][p] + bias);
     __syncthreads();
     const long rowbytes = (long)a.width * C;
     const long bx0 = (long)b.x0 * C;
@@ -276,7 +365,9 @@ static inline targs make_targs(const ic_cuda_args *a, const ic_fast_plan *p)
     t.tiles_x = (a->width + TW - 1) / TW;
     t.tiles_y = (a->height + R * p->nrg - 1) / (R * p->nrg);
     t.cblocks = a->channels / p->cb;
-    t.vec_in = ((uintptr_t)a->src % 4 == 0) && (a->src_pitch % 4 == 0);
+    t.vec_in = ((uintptr_t)a->src % 16 == 0 && a->src_pitch % 16 == 0)  ? 16
+               : ((uintptr_t)a->src % 4 == 0 && a->src_pitch % 4 == 0) ? 4
+                                                                          : 1;
     t.vec_out = ((uintptr_t)a->dst % 16 == 0) && (a->dst_pitch % 16 == 0);
     return t;
 }
