@@ -206,6 +206,10 @@ static void print_plan(const cli_options *o, ic_context *ctx, const ic_kernel *k
            strcmp(o->backend, "auto") == 0 ? " (auto)" : "");
     if (o->ctx.threads > 0)
         printf(", %d threads", o->ctx.threads);
+    if (o->ctx.transfer == IC_TRANSFER_ASYNC || o->ctx.device_memory > 0)
+        printf(", async transfers");
+    if (o->ctx.device_memory > 0)
+        printf(" within %zu device bytes", o->ctx.device_memory);
     printf("\n");
     /* The backend's own plan (method, launch shape, predicted time). */
     char plan[2048] = "";
