@@ -30,9 +30,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_transfer.h"
 #include "imgconv.h"
 #ifdef IC_HAVE_CUDA
 #include "bench_gpu.h"
+#include "bench_linalg.h"
 #endif
 
 /* ---- options and output -------------------------------------------------- */
@@ -825,9 +827,31 @@ int main(int argc, char **argv)
         large_kernels();
         methods();
         agreement();
+        /* Issue 7: 1D convolution vs the copy ceiling, matmul vs cuBLAS (rows
+         * appended to "cells" with table L1/L2). */
+        int rl = ic_bench_linalg(B.md, B.json, B.quick);
+        if (rl != 0)
+            fprintf(stderr, "imgconv-bench: linalg benchmark returned %d\n", rl);
     }
 #endif
-    fprintf(B.json, "\n  ]\n}\n");
+    fprintf(B.json, "\n  ],\n  \"transfer\": ");
+    /* Issue 6: host->host sync vs async vs pageable, against the PCIe floor. */
+    FILE *tj = tmpfile();
+    int rt = tj ? ic_bench_transfer(B.md, tj) : 1;
+    if (rt == 0) {
+        rewind(tj);
+        char buf[4096];
+        size_t n;
+        while ((n = fread(buf, 1, sizeof buf, tj)) > 0)
+            fwrite(buf, 1, n, B.json);
+    } else {
+        fprintf(B.json, "null");
+        if (rt != 77)
+            fprintf(stderr, "imgconv-bench: transfer benchmark returned %d\n", rt);
+    }
+    if (tj)
+        fclose(tj);
+    fprintf(B.json, "\n}\n");
     md("\nTotal benchmark time: %.1f s.\n", (now_ms() - t0) / 1e3);
     fclose(B.md);
     fclose(B.json);
