@@ -51,6 +51,32 @@ def sh(cmd, **kw):
     return subprocess.run(cmd, check=True, capture_output=True, text=True, **kw).stdout
 
 
+def busy_ticks():
+    """Busy time of all CPUs (user..steal) from /proc/stat, in seconds."""
+    try:
+        with open("/proc/stat") as f:
+            v = [int(x) for x in f.readline().split()[1:9]]
+    except (OSError, ValueError):
+        return None
+    user, nice, system, idle, iowait, irq, softirq, steal = v
+    return (user + nice + system + irq + softirq + steal) / os.sysconf("SC_CLK_TCK")
+
+
+def sh_load(cmd):
+    """Runs cmd; returns (stdout, cores used meanwhile by everything else on
+    the machine, incl. hypervisor steal): busy CPU time minus the child's."""
+    import resource
+    r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    b0, t0 = busy_ticks(), time.perf_counter()
+    o = sh(cmd)
+    b1, t1 = busy_ticks(), time.perf_counter()
+    r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if b0 is None or b1 is None:
+        return o, float("nan")
+    mine = (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
+    return o, max(0.0, (b1 - b0) - mine) / (t1 - t0)
+
+
 def median_wall(cmd, runs):
     subprocess.run(cmd, check=True, capture_output=True)  # warm-up
     ts = []
@@ -77,7 +103,10 @@ def imgconv_mem(bench, size, text, threads, explain=False):
            "--border", "mirror"]
     if explain:
         cmd.append("--explain")
-    return json.loads(sh(cmd))
+    o, other = sh_load(cmd)
+    r = json.loads(o)
+    r["other_cores"] = other
+    return r
 
 
 def opencv_mem(img, k, threads):
@@ -160,8 +189,11 @@ def main():
         "online (%s), %s. %s; OpenCV %s (python3-opencv); %s; %s."
         % (cpu_model, ncores, flags, platform.platform(), ic_ver, cv2.__version__, vips_ver,
            im_ver))
-    out("Load average before the run: %.2f %.2f %.2f (other work on the machine inflates "
-        "medians)." % load_before)
+    out("Load average before the run: %.2f %.2f %.2f. The machine is shared: the \"other load\" "
+        "columns give how many cores everything else (other processes, hypervisor steal) kept "
+        "busy while imgconv was measured (busy time in /proc/stat minus the benchmark's own "
+        "CPU time, over its wall time); on 2 cores, 0.5 other load takes a quarter of the "
+        "machine from a 2-thread run." % load_before)
     out("")
 
     # ---- 1. in memory -----------------------------------------------------------
@@ -172,8 +204,9 @@ def main():
         "OpenCV / imgconv (> 1: imgconv faster). Both write into an output allocated "
         "once." % (RUNS, WARMUP))
     out("")
-    out("| size | kernel | imgconv ms | OpenCV ms | ratio | target | met | imgconv plan |")
-    out("|---|---|---|---|---|---|---|---|")
+    out("| size | kernel | imgconv ms | OpenCV ms | ratio | target | met | other load | "
+        "imgconv plan |")
+    out("|---|---|---|---|---|---|---|---|---|")
     plans = {}
     for size in SIZES:
         img = cv2.imread(ppm[size], cv2.IMREAD_UNCHANGED)
@@ -184,9 +217,9 @@ def main():
             plan = r.get("plan", "")
             plan = plan.split(", %d of" % ncores)[0].replace("cpu: ", "")
             plans[name] = plan
-            out("| %dx%d | %s | %.2f (%.2f) | %.2f (%.2f) | %.2fx | >= %gx | %s | %s |"
+            out("| %dx%d | %s | %.2f (%.2f) | %.2f (%.2f) | %.2fx | >= %gx | %s | %.2f | %s |"
                 % (size[0], size[1], name, r["median_ms"], r["min_ms"], o, omin, ratio, target,
-                   mark(ratio >= target), plan))
+                   mark(ratio >= target), r["other_cores"], plan))
     out("")
 
     # ---- 2. whole process -----------------------------------------------------------
@@ -237,8 +270,9 @@ def main():
     out("One process, a 1-thread and a %d-thread context called in turn, %d calls each "
         "after warm-up; medians." % (ncores, RUNS))
     out("")
-    out("| size | kernel | 1 thread ms | %d threads ms | speed-up | target | met |" % ncores)
-    out("|---|---|---|---|---|---|---|")
+    out("| size | kernel | 1 thread ms | %d threads ms | speed-up | target | met | other load |"
+        % ncores)
+    out("|---|---|---|---|---|---|---|---|")
     floor = ("1x1 identity (memory floor)", "1", 0.0)
     for size in SIZES:
         for name, text, _ in KERNELS + [floor]:
@@ -246,11 +280,12 @@ def main():
             t1, tn = r["median_ms"]
             target = SCALING_TARGET if ncores == 2 else 0.9 * ncores
             if text == "1":
-                out("| %dx%d | %s | %.2f | %.2f | %.2fx | - | - |"
-                    % (size[0], size[1], name, t1, tn, t1 / tn))
+                out("| %dx%d | %s | %.2f | %.2f | %.2fx | - | - | %.2f |"
+                    % (size[0], size[1], name, t1, tn, t1 / tn, r["other_cores"]))
             else:
-                out("| %dx%d | %s | %.2f | %.2f | %.2fx | >= %gx | %s |"
-                    % (size[0], size[1], name, t1, tn, t1 / tn, target, mark(t1 / tn >= target)))
+                out("| %dx%d | %s | %.2f | %.2f | %.2fx | >= %gx | %s | %.2f |"
+                    % (size[0], size[1], name, t1, tn, t1 / tn, target, mark(t1 / tn >= target),
+                       r["other_cores"]))
     out("")
     out("The 1x1 row does no arithmetic: it converts every sample to float and back, the "
         "memory traffic every kernel pays. Where it does not speed up with threads, memory "
