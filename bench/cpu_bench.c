@@ -7,7 +7,8 @@
  * calls and then `runs` timed ones, and prints one JSON line with the median
  * and the minimum wall time of ic_convolve in milliseconds. With a list of
  * thread counts (--threads 1,2) it makes one context per count and alternates
- * between them call by call; the JSON then holds lists.
+ * between them in blocks of BLOCK timed calls (after one untimed call that
+ * wakes the context's workers); the JSON then holds lists.
  *
  *   cpu-bench [--backend cpu] [--size 1920x1080] [--channels 3]
  *       [--layout aos|soa] [--kernel TEXT] [--threads N[,N...]] [--runs 21]
@@ -33,8 +34,10 @@
 
 int ic_bench_cpu_main(int argc, char **argv);
 
-/* Thread counts one invocation may compare (--threads 1,2). */
+/* Thread counts one invocation may compare (--threads 1,2), and the timed
+ * calls each makes in one turn. */
 #define MAX_CTX 4
+#define BLOCK 3
 
 /* --cpu-time: time the calling thread's CPU time instead of wall time, which
  * ignores time the thread spent descheduled (for tuning single-threaded code
@@ -182,16 +185,27 @@ int ic_bench_cpu_main(int argc, char **argv)
             if (*c == '\n' || *c == '"')
                 *c = ' ';
     }
-    /* several contexts take turns call by call, so that whatever else the
-     * machine does at some moment weighs on each of them alike */
-    for (int r = 0; r < warmup + runs && st == IC_OK; r++) {
-        for (int c = 0; c < nctx && st == IC_OK; c++) {
-            double t0 = now_ms();
+    /* Several contexts take turns in short blocks, so that whatever else the
+     * machine does at some moment weighs on each of them alike; the first call
+     * of a block is not timed (it wakes that context's sleeping workers), so
+     * every context is timed in the steady state of calls back to back. */
+    for (int c = 0; c < nctx && st == IC_OK; c++)
+        for (int r = 0; r < warmup && st == IC_OK; r++)
             st = ic_convolve(ctx[c], &src, &dst, &k, &p);
-            double dt = now_ms() - t0;
-            if (r >= warmup)
-                t[(size_t)c * runs + (r - warmup)] = dt;
+    for (int done = 0; done < runs && st == IC_OK;) {
+        int block = nctx > 1 ? BLOCK : runs;
+        if (block > runs - done)
+            block = runs - done;
+        for (int c = 0; c < nctx && st == IC_OK; c++) {
+            if (nctx > 1)
+                st = ic_convolve(ctx[c], &src, &dst, &k, &p);
+            for (int r = 0; r < block && st == IC_OK; r++) {
+                double t0 = now_ms();
+                st = ic_convolve(ctx[c], &src, &dst, &k, &p);
+                t[(size_t)c * runs + done + r] = now_ms() - t0;
+            }
         }
+        done += block;
     }
     if (st != IC_OK) {
         fprintf(stderr, "cpu-bench: ic_convolve: %s\n", ic_status_str(st));
