@@ -14,7 +14,8 @@ Measures
      replicate border (what vips and ImageMagick do at edges), 3x3 and 9x9;
      median of PROC_RUNS runs after one warm-up;
   3. thread scaling: imgconv in memory with 1 vs N threads (two contexts in
-     one process, called in turn, so that other load hits both alike);
+     one process taking turns in short blocks, so that other load hits both
+     alike);
   4. agreement: the imgconv CLI's output against OpenCV's on the same PPM.
 It prints a Markdown report and writes it to bench/results/cpu-compare-DATE.md.
 """
@@ -267,8 +268,9 @@ def main():
     # ---- 3. thread scaling ------------------------------------------------------------
     out("## Thread scaling of imgconv `cpu` (in memory)")
     out("")
-    out("One process, a 1-thread and a %d-thread context called in turn, %d calls each "
-        "after warm-up; medians." % (ncores, RUNS))
+    out("One process, a 1-thread and a %d-thread context taking turns in blocks of 3 timed "
+        "calls (each block after one untimed call that wakes that context's workers), %d "
+        "timed calls each; medians." % (ncores, RUNS))
     out("")
     out("| size | kernel | 1 thread ms | %d threads ms | speed-up | target | met | other load |"
         % ncores)
