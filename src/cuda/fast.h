@@ -8,7 +8,9 @@
  *                           the input window reused from registers;
  *   sep     fast_sep.cu     K = sum_r col_r row_r^T (ic_kernel_factor), r row
  *                           passes + r column passes fused in shared memory;
- *   fft     fast_fft.cu     overlap-save tiles through cuFFT (float32).
+ *   fft     fast_fft.cu     overlap-save tiles through cuFFT (float32);
+ *   rows    fast_rows.cu    square 3..9 kernels: 16 samples x 4 rows per thread
+ *                           from 16-byte global loads, no shared memory.
  * plus `global`, the shared one-thread-per-sample kernel of cuda_common.cuh, for
  * jobs no method covers (kernels wider than the specialisations).
  *
@@ -31,7 +33,8 @@ typedef enum ic_fast_method {
     IC_FAST_DIRECT,
     IC_FAST_SEP,
     IC_FAST_FFT,
-    IC_FAST_GLOBAL
+    IC_FAST_GLOBAL,
+    IC_FAST_ROWS /* small square kernels: register strips, 16-byte loads (fast_rows.cu) */
 } ic_fast_method;
 
 /* Widest kernel of the direct method (specialised per width), its tallest,
@@ -114,6 +117,17 @@ ic_status ic_fast_direct_launch(const ic_cuda_args *a, const float *w, const ic_
  * column (kh floats each) vectors, host memory. */
 ic_status ic_fast_sep_launch(const ic_cuda_args *a, const float *row, const float *col, int rank,
                              const ic_fast_plan *p, char *err, size_t errlen);
+
+/* 1 when the rows method takes a kw x kh kernel on this image shape. */
+int ic_fast_rows_eligible(int kw, int kh, int channels, int soa);
+
+/* Launches the rows method: rank 0 applies the full weights w (kw*kh floats,
+ * host memory), rank 1..IC_FAST_ROWS_MAX_RANK the separable vectors row
+ * (rank*kw) and col (rank*kh). Rows that are not 16-byte aligned take the
+ * generic kernel. a->w must hold the device copy of the full weights. */
+#define IC_FAST_ROWS_MAX_RANK 2
+ic_status ic_fast_rows_launch(const ic_cuda_args *a, const float *w, const float *row,
+                              const float *col, int rank, char *err, size_t errlen);
 
 /* FFT method: resources live in an opaque object owned by the state. */
 typedef struct ic_fast_fft ic_fast_fft;

@@ -180,6 +180,8 @@ extern "C" const char *ic_fast_method_name(ic_fast_method m)
         return "fft";
     case IC_FAST_GLOBAL:
         return "global";
+    case IC_FAST_ROWS:
+        return "rows";
     default:
         return "auto";
     }
@@ -198,6 +200,8 @@ static ic_fast_method method_from_env(void)
         return IC_FAST_FFT;
     if (!strcmp(e, "global"))
         return IC_FAST_GLOBAL;
+    if (!strcmp(e, "rows"))
+        return IC_FAST_ROWS;
     return IC_FAST_AUTO;
 }
 
@@ -377,7 +381,7 @@ static ic_status plan_job(ic_fast_state *st, const ic_job *job, ic_fast_plan *p,
         p->pred_direct_ms = t_direct * 1e3;
     }
     /* sep */
-    const int rank = st->fac.rank;
+    const int rank = st->sep_ok ? st->fac.rank : 0; /* 0: factors unusable (ties) */
     auto sep_per = [&](int nrg) {
         const double th = IC_FAST_R * nrg;
         return rank * (kw * (th + kh - 1) / th + kh);
@@ -428,9 +432,28 @@ static ic_status plan_job(ic_fast_state *st, const ic_job *job, ic_fast_plan *p,
         m = IC_FAST_FFT;
         best = t_fft;
     }
+    /* rows: small square kernels, memory- or FMA-bound with no shared memory.
+     * Measured faster than direct/sep/fft at K <= 9 (bench table F), so it is
+     * taken whenever it applies; its prediction is the roofline with a 25%
+     * allowance. */
+    double t_rows = -1, f_rows = f_direct;
+    int rows_rank = 0;
+    if (ic_fast_rows_eligible(kw, kh, img->channels, img->layout == IC_SOA)) {
+        /* separable when the factors are usable, small in rank and cheaper:
+         * per output, rank * (K row taps shared by ROWS=4 outputs + K column) */
+        const double per_sep = rank * ((4.0 + kh - 1) / 4.0 * kw + kh);
+        if (rank >= 1 && rank <= IC_FAST_ROWS_MAX_RANK && per_sep < (double)kw * kh) {
+            rows_rank = rank;
+            f_rows = samples * per_sep;
+        }
+        t_rows = LAUNCH_S + 1.25 * fmax(t_mem, f_rows / d.fma_per_s);
+        if (st->force == IC_FAST_AUTO)
+            m = IC_FAST_ROWS;
+    }
     /* A forced method is taken when it can run the job (else the planner's). */
     if ((st->force == IC_FAST_DIRECT && t_direct > 0) || (st->force == IC_FAST_SEP && t_sep > 0) ||
-        (st->force == IC_FAST_FFT && t_fft > 0) || st->force == IC_FAST_GLOBAL)
+        (st->force == IC_FAST_FFT && t_fft > 0) || (st->force == IC_FAST_ROWS && t_rows > 0) ||
+        st->force == IC_FAST_GLOBAL)
         m = st->force;
     p->method = m;
     switch (m) {
@@ -461,6 +484,14 @@ static ic_status plan_job(ic_fast_state *st, const ic_job *job, ic_fast_plan *p,
         p->fmas = f_fft;
         p->bytes = FFT_BYTES * p->fft_tiles * (double)p->fft_n * p->fft_n;
         p->pred_ms = t_fft * 1e3;
+        break;
+    case IC_FAST_ROWS:
+        p->rank = rows_rank;
+        p->factor_err = rows_rank ? st->fac.max_err : 0;
+        p->threads = 256;
+        p->fmas = f_rows;
+        p->bytes = io;
+        p->pred_ms = t_rows * 1e3;
         break;
     default:
         p->method = IC_FAST_GLOBAL;
@@ -518,6 +549,8 @@ static ic_status launch_plan(ic_fast_state *st, const ic_cuda_args *a, const ic_
         return ic_fast_sep_launch(a, st->fac.row, st->fac.col, st->fac.rank, p, err, errlen);
     case IC_FAST_FFT:
         return ic_fast_fft_launch(st->fft, a, err, errlen);
+    case IC_FAST_ROWS:
+        return ic_fast_rows_launch(a, job->w, st->fac.row, st->fac.col, p->rank, err, errlen);
     default:
         return ic_cu_launch_fallback(a, "cuda fast global kernel", err, errlen);
     }
@@ -660,6 +693,13 @@ static ic_status fast_explain(void *state, const ic_job *job, char *buf, size_t 
         o += snprintf(buf + o, buflen - o,
                       "  overlap-save: %d tiles of %dx%d (%dx%d valid), cuFFT R2C/C2R in batches\n",
                       p.fft_tiles, p.fft_n, p.fft_n, p.fft_valid, p.fft_valid);
+    else if (p.method == IC_FAST_ROWS)
+        o += snprintf(buf + o, buflen - o,
+                      "  16 samples x 4 rows per thread from 16-byte loads, no shared memory; "
+                      "%s\n",
+                      p.rank ? (p.rank == 1 ? "separable: 1 row + 1 column pass in registers"
+                                            : "separable: 2 row + 2 column passes in registers")
+                             : "direct K*K sum");
     else
         o += snprintf(buf + o, buflen - o, "  one thread per output sample (%d blocks)\n", p.blocks);
     if (o < 0 || (size_t)o >= buflen)
@@ -711,7 +751,7 @@ extern "C" ic_status ic_fast_run_device(void *state, const ic_job *job, ic_fast_
         return s;
     const float *dw = NULL;
     const size_t nw = (size_t)job->kw * job->kh;
-    if (p.method == IC_FAST_GLOBAL) {
+    if (p.method == IC_FAST_GLOBAL || p.method == IC_FAST_ROWS) { /* rows may fall back */
         if (st->dw_cap < nw) {
             (void)cudaFree(st->dw);
             st->dw = NULL;
