@@ -144,7 +144,10 @@ static int big_sizes(const char *const *backends, int nb)
             ctx[b] = NULL;
         }
     }
-    for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++) {
+    /* IC_TEST_QUICK=1 (gpu-check.sh under compute-sanitizer): 480p and 720p only. */
+    const char *quick = getenv("IC_TEST_QUICK");
+    const size_t nsizes = quick && *quick && *quick != '0' ? 2 : sizeof sizes / sizeof sizes[0];
+    for (size_t si = 0; si < nsizes; si++) {
         const int w = sizes[si][0], h = sizes[si][1];
         const size_t rowb = (size_t)w * 3;
         ict_buf src, dst;
