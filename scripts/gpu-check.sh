@@ -6,11 +6,14 @@
 # date, commit, tests passed/failed/skipped, sanitizer error counts) to $OUT
 # (the device tool's folder) or bench/results/ when OUT is unset.
 #
-#   scripts/gpu-check.sh [all|test|bench]     (default all)
+#   scripts/gpu-check.sh [all|test|san|bench]...   (default all; several allowed)
 #   IC_COMMIT=<hash> names the commit when .git is not present.
+#   IC_SAN_TOOLS="memcheck racecheck synccheck initcheck" picks the sanitizers,
+#   IC_SAN_BUDGET (s) bounds their total time, IC_SAN_CASES their case count.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-what=${1:-all}
+what=" ${*:-all} "
+has() { case "$what" in *" all "*|*" $1 "*) return 0 ;; esac; return 1; }
 out=${OUT:-bench/results}
 mkdir -p "$out"
 stamp=$(date -u +%Y%m%dT%H%M%SZ)
@@ -35,15 +38,19 @@ cmake --build $B -j "$jobs" 2>&1 | grep -E "warning|error|Error" | head -50
 cmake --build $B -j "$jobs" >/dev/null 2>&1 || { echo "BUILD FAILED"; cmake --build $B 2>&1 | tail -40; exit 1; }
 echo "build: $(( $(date +%s) - t0 )) s"
 
-passed=0 failed=0 skipped=0 san_summary="not run"
-if [ "$what" = all ] || [ "$what" = test ]; then
+passed=0 failed=0 skipped=0 san_summary="not run" ctest_line="not run" bench_line="not run"
+if has test; then
   t0=$(date +%s)
   ctest --test-dir $B --output-on-failure -j 8 --timeout 400 > "$out/ctest-$stamp.txt" 2>&1
   cat "$out/ctest-$stamp.txt" | grep -E "Test +#|tests passed|Failed|Not Run|SKIPPED|\*\*\*" | tail -80
   passed=$(grep -cE "Test +#.* Passed" "$out/ctest-$stamp.txt")
   failed=$(grep -cE "Test +#.*(\*\*\*Failed|\*\*\*Exception|\*\*\*Timeout|Failed )" "$out/ctest-$stamp.txt")
   skipped=$(grep -cE "Test +#.*Skipped" "$out/ctest-$stamp.txt")
-  echo "ctest: $passed passed, $failed failed, $skipped skipped ($(( $(date +%s) - t0 )) s)"
+  ctest_line="$passed passed, $failed failed, $skipped skipped"
+  echo "ctest: $ctest_line ($(( $(date +%s) - t0 )) s)"
+fi
+
+if has san; then
 
   # compute-sanitizer over the GPU test binaries, in their quick mode (fewer,
   # smaller cases: IC_TEST_QUICK=1, ICT_CASES=24), within a time budget so the
@@ -53,7 +60,7 @@ if [ "$what" = all ] || [ "$what" = test ]; then
   san_budget=${IC_SAN_BUDGET:-240}
   san_t0=$(date +%s)
   if command -v compute-sanitizer >/dev/null 2>&1; then
-    for tool in memcheck racecheck synccheck initcheck; do
+    for tool in ${IC_SAN_TOOLS:-memcheck racecheck synccheck initcheck}; do
       errs=0 runs=0 skipped_runs=0
       for bin in $B/tests/test_gpu_*; do
         [ -x "$bin" ] || continue
@@ -64,12 +71,12 @@ if [ "$what" = all ] || [ "$what" = test ]; then
         fi
         extra=""
         [ $tool = memcheck ] && extra="--leak-check full"
-        r=$(IC_TEST_QUICK=1 ICT_CASES=24 timeout 120 compute-sanitizer --tool $tool $extra \
+        r=$(IC_TEST_QUICK=1 ICT_CASES=${IC_SAN_CASES:-8} timeout 150 compute-sanitizer --tool $tool $extra \
               --error-exitcode 99 "$bin" 2>&1)
         rc=$?
         n=$(printf '%s\n' "$r" | grep -oE "ERROR SUMMARY: [0-9]+" | awk '{s+=$3} END {print s+0}')
         if [ "$rc" -eq 124 ]; then
-          echo "sanitizer $tool $(basename $bin): TIMEOUT after 120 s"
+          echo "sanitizer $tool $(basename $bin): TIMEOUT after 150 s"
           skipped_runs=$((skipped_runs + 1))
           continue
         fi
@@ -87,10 +94,15 @@ if [ "$what" = all ] || [ "$what" = test ]; then
   echo "sanitizers:$san_summary"
 fi
 
-if [ "$what" = all ] || [ "$what" = bench ]; then
+if has bench; then
   if [ -x $B/imgconv-bench ]; then
     t0=$(date +%s)
-    $B/imgconv-bench --out "$out" --stamp "$stamp" || echo "benchmark FAILED (rc=$?)"
+    if $B/imgconv-bench --out "$out" --stamp "$stamp"; then
+      bench_line="bench-$stamp.md / .json / .png"
+    else
+      bench_line="FAILED (rc=$?)"
+      echo "benchmark $bench_line"
+    fi
     echo "bench: $(( $(date +%s) - t0 )) s"
   else
     echo "benchmark: no imgconv-bench in this build"
@@ -107,7 +119,9 @@ fi
   echo "| nvcc | $(nvcc --version | tail -1) |"
   echo "| date (UTC) | $(date -u '+%Y-%m-%d %H:%M') |"
   echo "| commit | $commit |"
-  echo "| ctest | $passed passed, $failed failed, $skipped skipped |"
+  echo "| modes run | ${what# } |"
+  echo "| ctest | $ctest_line |"
   echo "| compute-sanitizer | ${san_summary# } |"
+  echo "| benchmark | $bench_line |"
 } > "$summary"
 cat "$summary"

@@ -108,12 +108,18 @@ expect_error 2 "--overwrite" "--overwrite without --outdir" "${K[@]}" --overwrit
 mkdir big
 for i in $(seq 1 40); do cp in/img1.ppm "big/f$i.ppm"; done
 "$IMGCONV" --chart 2400x1800 big/f00.ppm
-for i in $(seq 1 12); do cp big/f00.ppm "big/g$i.ppm"; done
-# A full-rank 15x15 kernel (no separable shortcut): about a second per image.
+for i in $(seq 1 40); do cp big/f00.ppm "big/g$i.ppm"; done
+# A full-rank 15x15 kernel (no separable shortcut) on one thread: a fraction of
+# a second per large image even on a fast machine, so the run is still going
+# when the first output appears; the signal is sent then, not after a fixed
+# sleep (a 16-core machine finished the whole folder within a second).
 python3 -c 'import random; random.seed(7); print("\n".join(" ".join(str(random.randint(-9, 9)) for _ in range(15)) for _ in range(15)))' >k15.txt
-"$IMGCONV" --kernel-file k15.txt --backend cpu -q -o outint big >/dev/null 2>"$TMP/int.err" &
+"$IMGCONV" --kernel-file k15.txt --backend cpu --threads 1 -q -o outint big >/dev/null 2>"$TMP/int.err" &
 pid=$!
-sleep 1
+for _ in $(seq 1 400); do
+    ls outint/*.ppm >/dev/null 2>&1 && break
+    sleep 0.05
+done
 kill -INT "$pid" 2>/dev/null
 wait "$pid"
 rc=$?

@@ -155,9 +155,13 @@ int main(void)
             const int small = strcmp(named[i], "gaussian:15") && strcmp(named[i], "gaussian:31") &&
                               strcmp(named[i], "box:11");
             const int gauss_or_box = !strncmp(named[i], "gaussian", 8) || !strncmp(named[i], "box", 3);
-            const char *want = !small          ? "method sep"
-                               : gauss_or_box  ? "separable: 1 row + 1 column pass"
-                                               : "method rows";
+            /* rows takes 1, 3 and 4 interleaved channels and any SoA image;
+             * 2 interleaved channels stay on the shared-memory methods */
+            const int rows_ok = lay == IC_SOA || ch != 2;
+            const char *want = !small        ? "method sep"
+                               : !rows_ok    ? NULL
+                               : gauss_or_box ? "separable: 1 row + 1 column pass"
+                                              : "method rows";
             named_fail += check_named(named[i], w, h, ch, lay, b, (int)ict_below(&r, 2), bias, want,
                                       &r, 0, 0);
             named_cases++;
