@@ -5,9 +5,8 @@
  * worker threads:
  *   direct and sep(arable / low-rank) paths, each with the scalar, AVX2 and
  *   AVX-512 inner loops (an instruction set this CPU lacks is skipped), the
- *   automatic choice, "tiny" tasks that put strip, band and pass seams
- *   everywhere and use the thread pool even on small images, and "stream"
- *   (non-temporal output stores, normally only for large images).
+ *   automatic choice, and "tiny" tasks that put strip, band and pass seams
+ *   everywhere and use the thread pool even on small images.
  * Acceptance is the suite's: within 1 level, >= 99.9% exact.
  * Also: bigger images with the named kernels whose exact ties (x.5 after a
  * /16) must survive the separable path, kernels up to 255x255 and images
@@ -27,8 +26,7 @@
 static const char *const paths[] = {
     "direct,scalar", "sep,scalar", "direct,avx2", "sep,avx2",       "direct,avx512",
     "sep,avx512",    "auto",       "direct,avx2,tiny", "sep,avx2,tiny", "direct,scalar,tiny",
-    "sep,scalar,tiny", "sep,avx512,tiny", "direct,avx2,stream", "sep,avx2,stream",
-    "direct,avx512,stream", "sep,avx512,stream",
+    "sep,scalar,tiny", "sep,avx512,tiny",
 };
 #define N_PATHS ((int)(sizeof paths / sizeof paths[0]))
 

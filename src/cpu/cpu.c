@@ -24,7 +24,6 @@
  *   scalar   the portable C loops      avx2 / avx512   that instruction set
  *   tiny     tiny strips, bands and passes, and the pool even for small
  *            images: every seam of cpu_band.c is crossed (tests only)
- *   stream   non-temporal output stores whatever the size (tests only)
  * e.g. IC_CPU_PATH=sep,scalar. An unknown word, or an instruction set this CPU
  * lacks, makes the context creation fail (IC_ERR_UNSUPPORTED) with a message.
  */
@@ -37,18 +36,26 @@
 
 #include "cpu/cpu_internal.h"
 
-/* Cost model, in multiply-adds per output sample: direct costs kw*kh, a rank-r
- * factorisation r*(kw + kh + SEP_OVERHEAD) (the temporary row written and read
- * back). Calibrated with bench/cpu_bench.c on the 2-core dev machine. */
-#define SEP_OVERHEAD 2
+/* Cost model, per output sample, in units of one multiply-add of the direct
+ * path on a kernel of at most DIRECT_SMALL taps. Fitted to single-thread times
+ * on 1920x1080 RGB (bench/cpu_bench.c --cpu-time, AVX-512, 2-core Zen 4 dev
+ * machine; direct 3x3 1.9 ms, 5x5 3.9, 7x7 9.5, 9x9 15.9; separable rank 1
+ * 3x3 1.9, 5x5 2.9, 7x7 3.7, 9x9 4.4; rank 2 5x5 5.2, 7x7 7.3):
+ *  - direct: kw*kh, times DIRECT_BIG beyond DIRECT_SMALL taps (the taps no
+ *    longer stay in registers);
+ *  - rank-r separable: r*(kw + kh) multiply-adds at SEP_MAC each (the
+ *    temporary row is written and re-read, horizontal loads are unaligned),
+ *    plus SEP_RANK for every accumulator pass of a rank after the first.
+ * So 3x3 Gaussians stay direct (a tie in practice), 5x5 Gaussians and larger
+ * separate, and rank-2 kernels (unsharp) separate from 7x7 on. */
+#define DIRECT_SMALL 25
+#define DIRECT_BIG 1.4
+#define SEP_MAC 1.6
+#define SEP_RANK 2.0
 /* Below this many multiply-adds a job runs on the calling thread alone: waking
  * the pool costs more than it saves. */
 #define SMALL_JOB_MACS (1 << 18)
 #define MAX_THREADS 256
-/* Outputs at least this large are written with non-temporal stores: they do
- * not fit the caches anyway, and bypassing them saves reading every output
- * line before writing it (measured on 3840x2160 RGB, bench/cpu_bench.c). */
-#define STREAM_BYTES ((size_t)16 << 20)
 
 enum { FORCE_AUTO = -1 };
 
@@ -58,7 +65,6 @@ typedef struct cpu_state {
     const cpu_ops *ops;
     int force_path; /* FORCE_AUTO, CPU_DIRECT or CPU_SEP */
     int tiny;       /* IC_CPU_PATH=tiny */
-    int stream;     /* IC_CPU_PATH=stream: non-temporal stores at any size */
     cpu_scratch *scratch;
     /* the factorisation of the last kernel, reused while the weights repeat */
     float *cache_w;
@@ -108,10 +114,6 @@ static int parse_path_env(cpu_state *st, char *err, size_t errlen)
             st->tiny = 1;
             continue;
         }
-        if (strcmp(tok, "stream") == 0) {
-            st->stream = 1;
-            continue;
-        }
         if (strcmp(tok, "scalar") == 0)
             ops = &ic_cpu_ops_scalar;
         else if (strcmp(tok, "avx2") == 0)
@@ -119,7 +121,7 @@ static int parse_path_env(cpu_state *st, char *err, size_t errlen)
         else if (strcmp(tok, "avx512") == 0)
             ops = ic_cpu_ops_avx512();
         else {
-            snprintf(err, errlen, "IC_CPU_PATH: unknown word '%s' (auto|direct|sep|scalar|avx2|avx512|tiny|stream)",
+            snprintf(err, errlen, "IC_CPU_PATH: unknown word '%s' (auto|direct|sep|scalar|avx2|avx512|tiny)",
                      tok);
             return 0;
         }
@@ -175,10 +177,23 @@ static ic_status cpu_open(void **state, const ic_context_options *opts, char *er
     return IC_OK;
 }
 
-/* Largest rank worth factoring: r*(kw + kh + SEP_OVERHEAD) < kw*kh. */
+static double direct_cost(int kw, int kh)
+{
+    return (double)kw * kh * (kw * kh > DIRECT_SMALL ? DIRECT_BIG : 1.0);
+}
+
+static double sep_cost(int kw, int kh, int rank)
+{
+    return rank * SEP_MAC * (kw + kh) + (rank - 1) * SEP_RANK;
+}
+
+/* Largest rank whose separable cost is below the direct cost (0: none). */
 static int sep_max_rank(int kw, int kh)
 {
-    return (kw * kh - 1) / (kw + kh + SEP_OVERHEAD);
+    int r = 0;
+    while (r < (kw < kh ? kw : kh) && sep_cost(kw, kh, r + 1) < direct_cost(kw, kh))
+        r++;
+    return r;
 }
 
 /* An exactly rank-1 kernel (in float32) gets the factors col = K[:, i0] / m
@@ -217,12 +232,12 @@ static int exact_rank1(const float *w, int kw, int kh, float *row, float *col)
     return 1;
 }
 
-/* Multiply-adds per output sample of a plan (the cost model). */
-static double path_cost(const cpu_plan *plan)
+/* Multiply-adds per output sample of a plan. */
+static double path_macs(const cpu_plan *plan)
 {
     const ic_job *job = plan->job;
     if (plan->path == CPU_SEP)
-        return (double)plan->rank * (job->kw + job->kh + SEP_OVERHEAD);
+        return (double)plan->rank * (job->kw + job->kh);
     return (double)job->kw * job->kh;
 }
 
@@ -335,8 +350,7 @@ static ic_status make_plan(cpu_state *st, const ic_job *job, cpu_plan *plan, int
     plan->step = job->src->layout == IC_SOA ? 1 : job->src->channels;
     plan->scratch = st->scratch;
     plan->tiny = st->tiny;
-    plan->stream = st->stream || (job->dst && ic_image_size_bytes(job->dst) >= STREAM_BYTES);
-    double macs = path_cost(plan) * job->src->width * (double)job->src->height * job->src->channels;
+    double macs = path_macs(plan) * job->src->width * (double)job->src->height * job->src->channels;
     int n = macs < SMALL_JOB_MACS && !st->tiny ? 1 : st->nthreads;
     ic_cpu_plan_tasks(plan, n);
     int ntasks = ic_cpu_plan_ntasks(plan);
@@ -396,7 +410,7 @@ static ic_status cpu_explain(void *state, const ic_job *job, char *buf, size_t b
         snprintf(buf, buflen,
                  "cpu: %s loops, separable rank %d (%.0f multiply-adds per sample instead of %.0f), "
                  "%d of %d threads, %d tasks (%d bands of %d rows x %d strips of %d px x %d planes)",
-                 plan.ops->name, plan.rank, path_cost(&plan), direct, workers, st->nthreads,
+                 plan.ops->name, plan.rank, path_macs(&plan), direct, workers, st->nthreads,
                  ic_cpu_plan_ntasks(&plan), plan.nbands, plan.band_rows, plan.nstrips,
                  plan.strip_px, plan.planes);
     else

@@ -199,7 +199,7 @@ static void sep_row(const cpu_plan *plan, cpu_scratch *s, const float *const *ro
             plan->ops->vpass(rs, plan->fcol + (size_t)r * (size_t)kh, kh, s->tmp, m + halo);
             plan->ops->hpass(s->tmp, plan->frow + (size_t)r * (size_t)kw, kw, step,
                              r ? s->acc : NULL, last ? NULL : s->acc, job->bias,
-                             last ? out + s0 : NULL, m, plan->stream);
+                             last ? out + s0 : NULL, m);
         }
     }
 }
@@ -264,7 +264,7 @@ void ic_cpu_run_task(void *arg, int task, int worker)
         uint8_t *out = g.dst + (size_t)y * g.dpitch + (size_t)g.x0 * (size_t)g.step;
         if (plan->path == CPU_DIRECT)
             plan->ops->direct(rows, job->w, kw, kh, g.step, job->bias, out,
-                              pair ? out + g.dpitch : NULL, n, plan->stream);
+                              pair ? out + g.dpitch : NULL, n);
         else
             sep_row(plan, s, rows, n, out);
         y += 1 + pair;

@@ -37,11 +37,7 @@
 /* Vector accumulators per iteration of the SIMD loops (cpu_simd_body.h). */
 #define CPU_NACC 8
 
-/* Inner loops for one instruction set. n counts samples (floats or bytes).
- * stream != 0 asks for non-temporal stores of the uint8 output where the row
- * start allows it (large images: the output bypasses the caches, which saves
- * the read-for-ownership traffic and leaves the cache to the input); the
- * loops fence their own streaming stores before returning. */
+/* Inner loops for one instruction set. n counts samples (floats or bytes). */
 typedef struct cpu_ops {
     const char *name; /* "scalar", "avx2", "avx512" */
     /* dst[k] = (float)src[k] for k < n. */
@@ -50,13 +46,13 @@ typedef struct cpu_ops {
      * when out1 is non-NULL, rows has kh+1 entries and out1 gets the same sum
      * over rows[1..kh] (the next output row). */
     void (*direct)(const float *const *rows, const float *w, int kw, int kh, int step, float bias,
-                   uint8_t *out, uint8_t *out1, int n, int stream);
+                   uint8_t *out, uint8_t *out1, int n);
     /* t[s] = sum_{j<kh} col[j] * rows[j][s]. */
     void (*vpass)(const float *const *rows, const float *col, int kh, float *t, int n);
     /* sum = (acc_in ? acc_in[s] : 0) + sum_{i<kw} row[i] * t[s + i*step]; then
      * out[s] = round_u8(sum + bias) when out is non-NULL, else acc_out[s] = sum. */
     void (*hpass)(const float *t, const float *row, int kw, int step, const float *acc_in,
-                  float *acc_out, float bias, uint8_t *out, int n, int stream);
+                  float *acc_out, float bias, uint8_t *out, int n);
 } cpu_ops;
 
 extern const cpu_ops ic_cpu_ops_scalar;
@@ -113,7 +109,6 @@ typedef struct cpu_plan {
     int nstrips, band_rows, nbands;
     int chunk;             /* sep: samples per vertical/horizontal pass */
     int tiny;              /* test mode: tiny strips, bands and chunks (seams everywhere) */
-    int stream;            /* non-temporal output stores (large images) */
     cpu_scratch *scratch;  /* one per worker */
 } cpu_plan;
 

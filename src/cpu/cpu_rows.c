@@ -56,9 +56,8 @@ static void direct_row(const float *const *rows, const float *w, int kw, int kh,
 }
 
 static void direct_scalar(const float *const *rows, const float *w, int kw, int kh, int step,
-                          float bias, uint8_t *out, uint8_t *out1, int n, int stream)
+                          float bias, uint8_t *out, uint8_t *out1, int n)
 {
-    (void)stream;
     direct_row(rows, w, kw, kh, step, bias, out, n);
     if (out1)
         direct_row(rows + 1, w, kw, kh, step, bias, out1, n);
@@ -78,9 +77,8 @@ static void vpass_scalar(const float *const *rows, const float *col, int kh, flo
 }
 
 static void hpass_scalar(const float *t, const float *row, int kw, int step, const float *acc_in,
-                         float *acc_out, float bias, uint8_t *out, int n, int stream)
+                         float *acc_out, float bias, uint8_t *out, int n)
 {
-    (void)stream;
     float acc[BLK];
     for (int s0 = 0; s0 < n; s0 += BLK) {
         int m = n - s0 < BLK ? n - s0 : BLK;

@@ -60,18 +60,6 @@ SIMD_TGT static inline void simd_put(uint8_t *out, const V *a, int nv)
         _mm_storel_epi64((__m128i *)(out + v * VL), simd_pack8(a[v]));
 }
 
-/* nv (a multiple of 4) vectors, non-temporal, out 32-byte aligned. */
-SIMD_TGT static inline void simd_stream(uint8_t *out, const V *a, int nv)
-{
-    for (int v = 0; v < nv; v += 4) {
-        __m256i p01 = _mm256_packs_epi32(simd_round(a[v]), simd_round(a[v + 1]));
-        __m256i p23 = _mm256_packs_epi32(simd_round(a[v + 2]), simd_round(a[v + 3]));
-        __m256i b = _mm256_packus_epi16(p01, p23);
-        b = _mm256_permutevar8x32_epi32(b, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
-        _mm256_stream_si256((__m256i *)(out + v * VL), b);
-    }
-}
-
 SIMD_TGT static inline void simd_put_part(uint8_t *out, V a, int m)
 {
     uint8_t tmp[16];

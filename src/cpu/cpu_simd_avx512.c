@@ -41,13 +41,6 @@ SIMD_TGT static inline void simd_put(uint8_t *out, const V *a, int nv)
         _mm_storeu_si128((__m128i *)(out + v * VL), simd_pack16(a[v]));
 }
 
-/* nv vectors, non-temporal, out 32-byte aligned (16 is enough here). */
-SIMD_TGT static inline void simd_stream(uint8_t *out, const V *a, int nv)
-{
-    for (int v = 0; v < nv; v++)
-        _mm_stream_si128((__m128i *)(out + v * VL), simd_pack16(a[v]));
-}
-
 SIMD_TGT static inline void simd_put_part(uint8_t *out, V a, int m)
 {
     uint8_t tmp[16];

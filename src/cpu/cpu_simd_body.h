@@ -10,8 +10,6 @@
  *   VZERO(), VSET1(x), VFMA(a, b, c) = a*b + c, VADD(a, b)
  *   simd_widen(p)     VL uint8 at p -> V
  *   simd_put(out, a, nv)   rounds nv vectors (already biased) to uint8 at out
- *   simd_stream(out, a, nv) the same with non-temporal stores, nv a multiple
- *                          of 4, out aligned to 32 bytes
  *   simd_put_part(out, a, m) the same for the first m < VL lanes of one vector
  *
  * Rounding in simd_put* must be ic_round_u8's: clamp to [0, 255] (NaN -> 0),
@@ -47,10 +45,9 @@ SIMD_TGT static void simd_widen_row(const uint8_t *src, float *dst, int n)
 /* out[s] = round(bias + sum_j sum_i w[j*kw+i] * rows[j][s + i*step]) for
  * s0 <= s < n */
 SIMD_INLINE void direct_k(const float *const *rows, const float *w, const int kw, const int kh,
-                          const int step, float bias, uint8_t *out, int s0, int n, int stream)
+                          const int step, float bias, uint8_t *out, int s0, int n)
 {
     const V vb = VSET1(bias);
-    stream = stream && ((uintptr_t)(out + s0) & 31) == 0;
     int s = s0;
     for (; s + NACC * VL <= n; s += NACC * VL) {
         V a[NACC];
@@ -67,13 +64,8 @@ SIMD_INLINE void direct_k(const float *const *rows, const float *w, const int kw
         }
         for (int v = 0; v < NACC; v++)
             a[v] = VADD(a[v], vb);
-        if (stream)
-            simd_stream(out + s, a, NACC);
-        else
-            simd_put(out + s, a, NACC);
+        simd_put(out + s, a, NACC);
     }
-    if (stream)
-        _mm_sfence();
     for (; s < n; s += VL) {
         V a = VZERO();
         for (int j = 0; j < kh; j++) {
@@ -95,12 +87,10 @@ SIMD_INLINE void direct_k(const float *const *rows, const float *w, const int kw
  * loads, half of them split across cache lines in AoS). NACC/2 accumulators
  * per row keep the NACC chains the FMA latency needs. */
 SIMD_INLINE void direct2_k(const float *const *rows, const float *w, const int kw, const int kh,
-                           const int step, float bias, uint8_t *out0, uint8_t *out1, int n,
-                           int stream)
+                           const int step, float bias, uint8_t *out0, uint8_t *out1, int n)
 {
     enum { H = NACC / 2 };
     const V vb = VSET1(bias);
-    stream = stream && (((uintptr_t)out0 | (uintptr_t)out1) & 31) == 0;
     int s = 0;
     for (; s + H * VL <= n; s += H * VL) {
         V a0[H], a1[H];
@@ -128,31 +118,23 @@ SIMD_INLINE void direct2_k(const float *const *rows, const float *w, const int k
             a0[v] = VADD(a0[v], vb);
             a1[v] = VADD(a1[v], vb);
         }
-        if (stream) {
-            simd_stream(out0 + s, a0, H);
-            simd_stream(out1 + s, a1, H);
-        } else {
-            simd_put(out0 + s, a0, H);
-            simd_put(out1 + s, a1, H);
-        }
+        simd_put(out0 + s, a0, H);
+        simd_put(out1 + s, a1, H);
     }
-    if (stream)
-        _mm_sfence();
     if (s < n) {
-        direct_k(rows, w, kw, kh, step, bias, out0, s, n, 0);
-        direct_k(rows + 1, w, kw, kh, step, bias, out1, s, n, 0);
+        direct_k(rows, w, kw, kh, step, bias, out0, s, n);
+        direct_k(rows + 1, w, kw, kh, step, bias, out1, s, n);
     }
 }
 
 /* One row (out1 NULL) or two (rows has kh+1 entries). */
 SIMD_INLINE void direct_any(const float *const *rows, const float *w, const int kw, const int kh,
-                            const int step, float bias, uint8_t *out, uint8_t *out1, int n,
-                            int stream)
+                            const int step, float bias, uint8_t *out, uint8_t *out1, int n)
 {
     if (out1)
-        direct2_k(rows, w, kw, kh, step, bias, out, out1, n, stream);
+        direct2_k(rows, w, kw, kh, step, bias, out, out1, n);
     else
-        direct_k(rows, w, kw, kh, step, bias, out, 0, n, stream);
+        direct_k(rows, w, kw, kh, step, bias, out, 0, n);
 }
 
 /* Instances with constant kw, kh and step: the taps unroll and every load
@@ -160,14 +142,14 @@ SIMD_INLINE void direct_any(const float *const *rows, const float *w, const int 
  * variable step, a 5x5 kernel spills its 25 tap pointers to the stack). */
 #define DIRECT_STEPS(KW, KH)                                                                      \
     switch (step) {                                                                               \
-    case 1: direct_any(rows, w, KW, KH, 1, bias, out, out1, n, stream); return;                  \
-    case 2: direct_any(rows, w, KW, KH, 2, bias, out, out1, n, stream); return;                  \
-    case 3: direct_any(rows, w, KW, KH, 3, bias, out, out1, n, stream); return;                  \
-    default: direct_any(rows, w, KW, KH, 4, bias, out, out1, n, stream); return;                 \
+    case 1: direct_any(rows, w, KW, KH, 1, bias, out, out1, n); return;                  \
+    case 2: direct_any(rows, w, KW, KH, 2, bias, out, out1, n); return;                  \
+    case 3: direct_any(rows, w, KW, KH, 3, bias, out, out1, n); return;                  \
+    default: direct_any(rows, w, KW, KH, 4, bias, out, out1, n); return;                 \
     }
 
 SIMD_TGT static void simd_direct(const float *const *rows, const float *w, int kw, int kh, int step,
-                                 float bias, uint8_t *out, uint8_t *out1, int n, int stream)
+                                 float bias, uint8_t *out, uint8_t *out1, int n)
 {
     if (kw == 3 && kh == 3)
         DIRECT_STEPS(3, 3)
@@ -175,7 +157,7 @@ SIMD_TGT static void simd_direct(const float *const *rows, const float *w, int k
         DIRECT_STEPS(5, 5)
     if (kw == 7 && kh == 7)
         DIRECT_STEPS(7, 7)
-    direct_any(rows, w, kw, kh, step, bias, out, out1, n, stream);
+    direct_any(rows, w, kw, kh, step, bias, out, out1, n);
 }
 
 /* t[s] = sum_j col[j] * rows[j][s] */
@@ -205,11 +187,9 @@ SIMD_TGT static void simd_vpass(const float *const *rows, const float *col, int 
 
 /* sum = acc_in[s] + sum_i row[i] * t[s + i*step]; stored rounded or as float */
 SIMD_INLINE void hpass_k(const float *t, const float *row, const int kw, const int step,
-                         const float *acc_in, float *acc_out, float bias, uint8_t *out, int n,
-                         int stream)
+                         const float *acc_in, float *acc_out, float bias, uint8_t *out, int n)
 {
     const V vb = VSET1(bias);
-    stream = stream && out && ((uintptr_t)out & 31) == 0;
     int s = 0;
     for (; s + NACC * VL <= n; s += NACC * VL) {
         V a[NACC];
@@ -224,17 +204,12 @@ SIMD_INLINE void hpass_k(const float *t, const float *row, const int kw, const i
         if (out) {
             for (int v = 0; v < NACC; v++)
                 a[v] = VADD(a[v], vb);
-            if (stream)
-                simd_stream(out + s, a, NACC);
-            else
-                simd_put(out + s, a, NACC);
+            simd_put(out + s, a, NACC);
         } else {
             for (int v = 0; v < NACC; v++)
                 VSTORE(acc_out + s + v * VL, a[v]);
         }
     }
-    if (stream)
-        _mm_sfence();
     for (; s < n; s += VL) {
         V a = acc_in ? VLOAD(acc_in + s) : VZERO();
         for (int i = 0; i < kw; i++)
@@ -253,15 +228,15 @@ SIMD_INLINE void hpass_k(const float *t, const float *row, const int kw, const i
 
 #define HPASS_STEPS(KW)                                                                           \
     switch (step) {                                                                               \
-    case 1: hpass_k(t, row, KW, 1, acc_in, acc_out, bias, out, n, stream); return;               \
-    case 2: hpass_k(t, row, KW, 2, acc_in, acc_out, bias, out, n, stream); return;               \
-    case 3: hpass_k(t, row, KW, 3, acc_in, acc_out, bias, out, n, stream); return;               \
-    default: hpass_k(t, row, KW, 4, acc_in, acc_out, bias, out, n, stream); return;              \
+    case 1: hpass_k(t, row, KW, 1, acc_in, acc_out, bias, out, n); return;               \
+    case 2: hpass_k(t, row, KW, 2, acc_in, acc_out, bias, out, n); return;               \
+    case 3: hpass_k(t, row, KW, 3, acc_in, acc_out, bias, out, n); return;               \
+    default: hpass_k(t, row, KW, 4, acc_in, acc_out, bias, out, n); return;              \
     }
 
 SIMD_TGT static void simd_hpass(const float *t, const float *row, int kw, int step,
                                 const float *acc_in, float *acc_out, float bias, uint8_t *out,
-                                int n, int stream)
+                                int n)
 {
     if (kw == 3)
         HPASS_STEPS(3)
@@ -271,7 +246,7 @@ SIMD_TGT static void simd_hpass(const float *t, const float *row, int kw, int st
         HPASS_STEPS(7)
     if (kw == 9)
         HPASS_STEPS(9)
-    hpass_k(t, row, kw, step, acc_in, acc_out, bias, out, n, stream);
+    hpass_k(t, row, kw, step, acc_in, acc_out, bias, out, n);
 }
 
 static const cpu_ops simd_ops = {
