@@ -9,10 +9,11 @@
  * split that one slow core would hold up).
  *
  * Waiting spins for up to SPIN_US before sleeping on a condition variable:
- * waking a sleeping thread costs tens to hundreds of microseconds (an idle
- * virtual CPU must be woken by an interrupt), a tenth of a 1920x1080 3x3 job,
- * while filters called back to back (video frames, benchmarks) find the
- * workers still spinning.
+ * a sleeping worker joins the next run late (an idle virtual CPU must be woken
+ * through the hypervisor: up to ~1 ms on the 2-core dev VM, measured with
+ * bench/cpu_bench.c), while filters called back to back (video frames,
+ * benchmarks) find the workers still spinning. The caller starts on the tasks
+ * at once, so a late worker costs only its share.
  */
 #include <pthread.h>
 #include <stdatomic.h>
