@@ -31,6 +31,10 @@
 #define TASKS_PER_WORKER 4
 /* Fewest rows in a band: the band re-reads kh-1 halo rows. */
 #define MIN_BAND_ROWS 8
+/* How many rows ahead load_row prefetches the source. */
+#ifndef PREFETCH_ROWS
+#define PREFETCH_ROWS 2
+#endif
 /* Samples per separable pass: the temporary row stays in L1. */
 #ifndef SEP_CHUNK
 #define SEP_CHUNK 2048
@@ -170,8 +174,12 @@ static void load_row(const cpu_plan *plan, const struct task_geom *g, int v, flo
     }
     int mid = (g->hi - g->lo) * step;
     plan->ops->widen(row + (size_t)g->lo * (size_t)step, d, mid);
-    if (v + 1 < g->h) { /* the next row will be needed soon: start fetching it */
-        const uint8_t *next = g->src + (size_t)(v + 1) * g->spitch + (size_t)g->lo * (size_t)step;
+    /* Start fetching the row needed PREFETCH_ROWS rows later: the direct path
+     * converts two rows back to back and then computes, so the row right
+     * after this one would come too late. */
+    if (v >= 0 && v + PREFETCH_ROWS < g->h) {
+        const uint8_t *next =
+            g->src + (size_t)(v + PREFETCH_ROWS) * g->spitch + (size_t)g->lo * (size_t)step;
         for (int k = 0; k < mid; k += 64)
             __builtin_prefetch(next + k, 0, 1);
     }
