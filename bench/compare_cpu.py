@@ -269,8 +269,9 @@ def main():
     out("## Thread scaling of imgconv `cpu` (in memory)")
     out("")
     out("One process, a 1-thread and a %d-thread context taking turns in blocks of 3 timed "
-        "calls (each block after one untimed call that wakes that context's workers), %d "
-        "timed calls each; medians." % (ncores, RUNS))
+        "calls, each block after at least 20 ms of untimed calls that wake that context's "
+        "workers (a worker that slept joins its next call late), %d timed calls each; "
+        "medians." % (ncores, RUNS))
     out("")
     out("| size | kernel | 1 thread ms | %d threads ms | speed-up | target | met | other load |"
         % ncores)
