@@ -9,7 +9,8 @@
 #   scripts/gpu-check.sh [all|test|san|bench]...   (default all; several allowed)
 #   IC_COMMIT=<hash> names the commit when .git is not present.
 #   IC_SAN_TOOLS="memcheck racecheck synccheck initcheck" picks the sanitizers,
-#   IC_SAN_BUDGET (s) bounds their total time, IC_SAN_CASES their case count.
+#   IC_SAN_BUDGET (s) bounds their total time, IC_SAN_CASES their case count,
+#   IC_SAN_TIMEOUT (s) each run, IC_SAN_TESTS (a glob) which test binaries.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 what=" ${*:-all} "
@@ -62,7 +63,7 @@ if has san; then
   if command -v compute-sanitizer >/dev/null 2>&1; then
     for tool in ${IC_SAN_TOOLS:-memcheck racecheck synccheck initcheck}; do
       errs=0 runs=0 skipped_runs=0
-      for bin in $B/tests/test_gpu_*; do
+      for bin in $B/tests/${IC_SAN_TESTS:-test_gpu_*}; do
         [ -x "$bin" ] || continue
         if [ $(( $(date +%s) - san_t0 )) -gt "$san_budget" ]; then
           echo "sanitizer $tool $(basename $bin): NOT RUN (time budget spent)"
@@ -71,12 +72,12 @@ if has san; then
         fi
         extra=""
         [ $tool = memcheck ] && extra="--leak-check full"
-        r=$(IC_TEST_QUICK=1 ICT_CASES=${IC_SAN_CASES:-8} timeout 150 compute-sanitizer --tool $tool $extra \
+        r=$(IC_TEST_QUICK=1 ICT_CASES=${IC_SAN_CASES:-8} timeout ${IC_SAN_TIMEOUT:-150} compute-sanitizer --tool $tool $extra \
               --error-exitcode 99 "$bin" 2>&1)
         rc=$?
         n=$(printf '%s\n' "$r" | grep -oE "ERROR SUMMARY: [0-9]+" | awk '{s+=$3} END {print s+0}')
         if [ "$rc" -eq 124 ]; then
-          echo "sanitizer $tool $(basename $bin): TIMEOUT after 150 s"
+          echo "sanitizer $tool $(basename $bin): TIMEOUT after ${IC_SAN_TIMEOUT:-150} s"
           skipped_runs=$((skipped_runs + 1))
           continue
         fi

@@ -190,7 +190,10 @@ int main(void)
                               x == 30 ? (y == 30 ? "" : ";") : " ");
             }
         snprintf(text + o, sizeof text - (size_t)o, " / %d", sum);
-        big_fail += check_named(text, bw, bh, 3, IC_AOS, (ic_border)i, 1, 0.0f, "method fft", &r,
+        /* The planner's choice depends on ceilings it measures on the device;
+         * under compute-sanitizer (quick mode) those read ~100x low, so only
+         * the results are checked there, not the method. */
+        big_fail += check_named(text, bw, bh, 3, IC_AOS, (ic_border)i, 1, 0.0f, q ? NULL : "method fft", &r,
                                 rows[i][0], rows[i][1]);
     }
     printf("big images: %d failures\n", big_fail);
