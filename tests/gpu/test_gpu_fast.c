@@ -70,6 +70,11 @@ static int check_named(const char *text, int w, int h, int ch, ic_layout lay, ic
         printf("FAIL cuda context: %s\n", err);
         goto out;
     }
+    /* The planner's choice depends on ceilings it measures on the device;
+     * under compute-sanitizer (IC_TEST_QUICK=1) they read ~100x low and the
+     * choice changes, so quick mode checks results only, not method names. */
+    if (quick())
+        want = NULL;
     if (want && (ic_explain(ctx, &src.img, &k, &p, plan, sizeof plan) != IC_OK ||
                  !strstr(plan, want))) {
         printf("FAIL %s: plan is not '%s':\n%s", what, want, plan);
@@ -190,10 +195,7 @@ int main(void)
                               x == 30 ? (y == 30 ? "" : ";") : " ");
             }
         snprintf(text + o, sizeof text - (size_t)o, " / %d", sum);
-        /* The planner's choice depends on ceilings it measures on the device;
-         * under compute-sanitizer (quick mode) those read ~100x low, so only
-         * the results are checked there, not the method. */
-        big_fail += check_named(text, bw, bh, 3, IC_AOS, (ic_border)i, 1, 0.0f, q ? NULL : "method fft", &r,
+        big_fail += check_named(text, bw, bh, 3, IC_AOS, (ic_border)i, 1, 0.0f, "method fft", &r,
                                 rows[i][0], rows[i][1]);
     }
     printf("big images: %d failures\n", big_fail);
