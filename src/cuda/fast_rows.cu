@@ -18,9 +18,11 @@
  * constants, so nothing spills to local memory.
  *
  * Threads whose window would leave the image or the rows' written bytes (the
- * image edges, a row tail shorter than 16 samples) take the generic path:
- * every tap mapped with ic_border_map, one sample at a time. Reads never touch
- * the pitch padding, so initcheck stays clean.
+ * image edges, a row tail shorter than 16 samples) return at once; a second
+ * small kernel computes those outputs, one thread per sample with every tap
+ * mapped by ic_border_map (one thread doing 64 edge outputs serially was the
+ * tail of the whole launch: ~40 us). Reads never touch the pitch padding, so
+ * initcheck stays clean.
  */
 #include <cuda_runtime.h>
 #include <stdint.h>
@@ -51,38 +53,72 @@ __device__ __forceinline__ float byte_of(const uint4 &q, int b)
     return (float)((w >> (8 * (b & 3))) & 0xffu);
 }
 
-/* Generic path for one thread's chunk: every tap through ic_border_map, the
- * full weights read from global memory (a.w; the separable variant's vectors
- * would round differently from the interior, but both are within the oracle's
- * float tolerance: they compute the same sum). */
+/* Which threads of rows_kernel take the fast path: output row group g
+ * (rows 4g..4g+3) and chunk c (samples 16c..16c+15) are interior when every
+ * load of the thread stays inside the image's rows and written bytes. */
+struct rows_span {
+    int g_first, g_end; /* interior row groups [g_first, g_end) */
+    int c_first, c_end; /* interior chunks [c_first, c_end) */
+};
+
+__host__ __device__ inline rows_span rows_interior(int height, int nsamp, int r, int halo)
+{
+    rows_span sp;
+    sp.g_first = (r + ROWS - 1) / ROWS;         /* 4g >= r */
+    sp.g_end = (height - ROWS - r) / ROWS + 1;  /* 4g + 3 + r < height */
+    if (height - ROWS - r < 0 || sp.g_end < sp.g_first)
+        sp.g_end = sp.g_first;
+    sp.c_first = halo > 0 ? 1 : 0;              /* the left side load stays in the row */
+    sp.c_end = (nsamp - 2 * CHUNK) / CHUNK + 1; /* 16c + 32 <= nsamp */
+    if (nsamp - 2 * CHUNK < 0 || sp.c_end < sp.c_first)
+        sp.c_end = sp.c_first;
+    return sp;
+}
+
+/* The outputs the fast threads leave out (image edges, row tails), one
+ * thread per output sample, every tap through ic_border_map: the rows above
+ * and below the interior row groups over the whole width, then the samples
+ * left and right of the interior chunks over the interior rows. */
 template <int K>
-__device__ void rows_generic(const ic_cuda_args &a, const uint8_t *src,
-                             uint8_t *dst, int step, int nsamp, int s0, int y0)
+__global__ void rows_edges(ic_cuda_args a, int nsamp, rows_span sp, long long n_top,
+                           int bot_start, long long n_bottom_start, long long n_total)
 {
     constexpr int R = K / 2;
-    for (int o = 0; o < ROWS; o++) {
-        const int y = y0 + o;
-        if (y >= a.height)
-            return;
-        for (int t = 0; t < CHUNK; t++) {
-            const int s = s0 + t;
-            if (s >= nsamp)
-                break;
-            const int x = s / step, c = s - x * step;
-            float acc = 0.0f;
-            for (int j = 0; j < K; j++) {
-                const int sy = ic_border_map(y + j - R, a.height, a.border);
-                for (int i = 0; i < K; i++) {
-                    const int sx = ic_border_map(x + i - R, a.width, a.border);
-                    const float v = (sx < 0 || sy < 0)
-                                        ? a.border_value
-                                        : (float)src[(size_t)sy * a.src_pitch + (size_t)sx * step + c];
-                    acc += a.w[j * K + i] * v;
-                }
-            }
-            dst[(size_t)y * a.dst_pitch + s] = ic_round_u8(acc + a.bias);
+    const long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n_total)
+        return;
+    const int step = a.soa ? 1 : a.channels;
+    int y, s;
+    if (i < n_bottom_start) { /* band of whole rows: top, then bottom */
+        const long long row = i / nsamp;
+        s = (int)(i - row * nsamp);
+        y = row < n_top ? (int)row : bot_start + (int)(row - n_top);
+    } else { /* side columns of the interior rows (there are interior rows) */
+        const int left = CHUNK * sp.c_first, right = nsamp - CHUNK * sp.c_end;
+        const long long j = i - n_bottom_start;
+        const long long row = j / (left + right);
+        const int k = (int)(j - row * (left + right));
+        y = ROWS * sp.g_first + (int)row;
+        s = k < left ? k : CHUNK * sp.c_end + (k - left);
+    }
+    const size_t plane_in = a.soa ? (size_t)blockIdx.y * a.height * a.src_pitch : 0;
+    const size_t plane_out = a.soa ? (size_t)blockIdx.y * a.height * a.dst_pitch : 0;
+    const uint8_t *src = a.src + plane_in;
+    const int x = s / step, c = s - x * step;
+    float acc = 0.0f;
+#pragma unroll
+    for (int j = 0; j < K; j++) {
+        const int sy = ic_border_map(y + j - R, a.height, a.border);
+#pragma unroll
+        for (int q = 0; q < K; q++) {
+            const int sx = ic_border_map(x + q - R, a.width, a.border);
+            const float v = (sx < 0 || sy < 0)
+                                ? a.border_value
+                                : (float)src[(size_t)sy * a.src_pitch + (size_t)sx * step + c];
+            acc += a.w[j * K + q] * v;
         }
     }
+    a.dst[plane_out + (size_t)y * a.dst_pitch + s] = ic_round_u8(acc + a.bias);
 }
 
 template <int K, int STEP, int RANK>
@@ -102,12 +138,10 @@ __global__ void __launch_bounds__(BX *BY, K >= 5 ? 2 : 4) rows_kernel(ic_cuda_ar
     const uint8_t *src = a.src + plane_in;
     uint8_t *dst = a.dst + plane_out;
 
-    const bool inside = (H == 0 || s0 >= CHUNK) && s0 + 2 * CHUNK <= nsamp && y0 >= R &&
-                        y0 + ROWS - 1 + R < a.height;
-    if (!inside) {
-        rows_generic<K>(a, src, dst, step, nsamp, s0, y0);
-        return;
-    }
+    const rows_span sp = rows_interior(a.height, nsamp, R, H);
+    const int g = y0 / ROWS, c = s0 / CHUNK;
+    if (g < sp.g_first || g >= sp.g_end || c < sp.c_first || c >= sp.c_end)
+        return; /* rows_edges writes these outputs */
 
     float acc[ROWS][CHUNK];
 #pragma unroll
@@ -209,9 +243,30 @@ ic_status launch(const ic_cuda_args *a, const float *w, const float *row, const 
     const dim3 grid((unsigned)((chunks + BX - 1) / BX), (unsigned)((groups + BY - 1) / BY),
                     a->soa ? (unsigned)a->channels : 1u);
     rows_kernel<K, STEP, RANK><<<grid, block, 0, (cudaStream_t)a->stream>>>(*a, p);
-    const cudaError_t e = cudaGetLastError();
+    cudaError_t e = cudaGetLastError();
     if (e != cudaSuccess)
         return ic_cuda_fail(err, errlen, "cuda fast rows kernel launch", (int)e);
+    /* the edges, one thread per output sample */
+    const rows_span sp = rows_interior(a->height, (int)nsamp, K / 2, (K / 2) * STEP);
+    /* rows above the interior groups (all rows when there are none: tiny
+     * images), then the rows below them */
+    const long long n_top = sp.g_end > sp.g_first ? (long long)ROWS * sp.g_first : a->height;
+    const long long bot_start = sp.g_end > sp.g_first ? (long long)ROWS * sp.g_end : a->height;
+    const long long n_bottom = a->height - bot_start;
+    const long long mid_rows = (long long)ROWS * (sp.g_end - sp.g_first);
+    const long long side = (long long)CHUNK * sp.c_first + (nsamp - (long long)CHUNK * sp.c_end);
+    const long long n_band = (n_top + n_bottom) * nsamp;
+    const long long n_total = n_band + mid_rows * side;
+    if (n_total > 0) {
+        const long long nb = (n_total + 255) / 256;
+        if (nb > 0x7fffffffLL)
+            return ic_cu_launch_fallback(a, "cuda fast global kernel", err, errlen);
+        rows_edges<K><<<dim3((unsigned)nb, a->soa ? (unsigned)a->channels : 1u), 256, 0,
+                        (cudaStream_t)a->stream>>>(*a, (int)nsamp, sp, n_top, (int)bot_start, n_band, n_total);
+        e = cudaGetLastError();
+        if (e != cudaSuccess)
+            return ic_cuda_fail(err, errlen, "cuda fast rows edge kernel launch", (int)e);
+    }
     return IC_OK;
 }
 
