@@ -14,15 +14,7 @@
 
 static int failures;
 
-#define CHECK(cond, ...)                                                                           \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            printf("FAIL %s:%d: ", __FILE__, __LINE__);                                            \
-            printf(__VA_ARGS__);                                                                   \
-            printf("\n");                                                                          \
-            failures++;                                                                            \
-        }                                                                                          \
-    } while (0)
+#define CHECK(cond, ...) ICT_CHECK(failures, cond, __VA_ARGS__)
 
 /* Wraps caller memory as an image without the library (tight rows). */
 static ic_image wrap(uint8_t *data, int w, int h, int ch)

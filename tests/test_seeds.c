@@ -21,15 +21,7 @@
 
 static int failures;
 
-#define CHECK(cond, ...)                                                                           \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            printf("FAIL %s:%d: ", __FILE__, __LINE__);                                            \
-            printf(__VA_ARGS__);                                                                   \
-            printf("\n");                                                                          \
-            failures++;                                                                            \
-        }                                                                                          \
-    } while (0)
+#define CHECK(cond, ...) ICT_CHECK(failures, cond, __VA_ARGS__)
 
 /* ---- seed 004: padding tables -------------------------------------------------- */
 

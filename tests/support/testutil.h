@@ -178,6 +178,17 @@ int ict_backend_usable(const char *name, char *why, size_t n);
  * written out by hand. Returns the number of mismatches (prints them). */
 int ict_check_rounding(const char *backend);
 
+/* Counts a failed check in `counter` and prints "FAIL file:line: message". */
+#define ICT_CHECK(counter, cond, ...)                                                              \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            printf("FAIL %s:%d: ", __FILE__, __LINE__);                                            \
+            printf(__VA_ARGS__);                                                                   \
+            printf("\n");                                                                          \
+            (counter)++;                                                                           \
+        }                                                                                          \
+    } while (0)
+
 #ifdef __cplusplus
 }
 #endif
