@@ -560,24 +560,38 @@ static int check_outdir(const char *dir, cli_err *e)
     return CLI_EXIT_OK;
 }
 
+/* What batch and stream mode set up before any file: the kernel, the
+ * parameters (the kernel's .mat offset added to --bias, as for one file) and
+ * one context. On failure nothing is left to free. */
+static int open_filter(const cli_options *o, ic_kernel *k, ic_params *p, ic_context **ctx,
+                       cli_err *e)
+{
+    memset(k, 0, sizeof *k);
+    *ctx = NULL;
+    int code = cli_get_kernel(o, k, e);
+    if (code != CLI_EXIT_OK)
+        return code;
+    *p = o->params;
+    p->bias = (float)((double)p->bias + k->offset);
+    char msg[256] = "";
+    const ic_status s = ic_context_create(ctx, o->backend, &o->ctx, msg, sizeof msg);
+    if (s != IC_OK) {
+        ic_kernel_free(k);
+        return cli_fail(e, cli_exit_for_backend(s), NULL, "%s", msg[0] ? msg : ic_status_str(s));
+    }
+    return CLI_EXIT_OK;
+}
+
 int cli_run_batch(const cli_options *o, cli_err *e)
 {
     int code = check_outdir(o->outdir, e);
     if (code != CLI_EXIT_OK)
         return code;
     ic_kernel k;
-    memset(&k, 0, sizeof k);
-    if ((code = cli_get_kernel(o, &k, e)) != CLI_EXIT_OK)
+    ic_params p;
+    ic_context *ctx;
+    if ((code = open_filter(o, &k, &p, &ctx, e)) != CLI_EXIT_OK)
         return code;
-    ic_params p = o->params;
-    p.bias = (float)((double)p.bias + k.offset);
-    char msg[256] = "";
-    ic_context *ctx = NULL;
-    ic_status s = ic_context_create(&ctx, o->backend, &o->ctx, msg, sizeof msg);
-    if (s != IC_OK) {
-        ic_kernel_free(&k);
-        return cli_fail(e, cli_exit_for_backend(s), NULL, "%s", msg[0] ? msg : ic_status_str(s));
-    }
 
     batch b;
     memset(&b, 0, sizeof b);
@@ -690,19 +704,11 @@ int cli_run_stream(const cli_options *o, cli_err *e)
 {
     const int w = o->stream_w, h = o->stream_h, c = o->stream_c;
     ic_kernel k;
-    memset(&k, 0, sizeof k);
-    int code = cli_get_kernel(o, &k, e);
+    ic_params p;
+    ic_context *ctx;
+    int code = open_filter(o, &k, &p, &ctx, e);
     if (code != CLI_EXIT_OK)
         return code;
-    ic_params p = o->params;
-    p.bias = (float)((double)p.bias + k.offset);
-    char msg[256] = "";
-    ic_context *ctx = NULL;
-    ic_status s = ic_context_create(&ctx, o->backend, &o->ctx, msg, sizeof msg);
-    if (s != IC_OK) {
-        ic_kernel_free(&k);
-        return cli_fail(e, cli_exit_for_backend(s), NULL, "%s", msg[0] ? msg : ic_status_str(s));
-    }
     /* w, h <= IC_MAX_DIM and c <= 4: the product fits in 64 bits. */
     const size_t frame = (size_t)w * (size_t)h * (size_t)c;
     uint8_t *in = malloc(frame), *out = malloc(frame);
@@ -732,7 +738,7 @@ int cli_run_stream(const cli_options *o, cli_err *e)
                                   frames + 1);
             break;
         }
-        s = ic_convolve(ctx, &si, &so, &k, &p);
+        const ic_status s = ic_convolve(ctx, &si, &so, &k, &p);
         if (s != IC_OK) {
             code = cli_fail(e, cli_exit_for_backend(s), NULL, "frame %ld: %s", frames + 1,
                             ic_context_error(ctx)[0] ? ic_context_error(ctx) : ic_status_str(s));
