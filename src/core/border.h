@@ -66,8 +66,11 @@ __host__ __device__ __forceinline__ unsigned char ic_round_u8(float v)
 #include <math.h>
 static inline unsigned char ic_round_u8(float v)
 {
-    v = fminf(fmaxf(v, 0.0f), 255.0f); /* fmaxf(NaN, 0) == 0 */
-    return (unsigned char)rintf(v);    /* default rounding mode: ties to even */
+    /* comparisons, not fminf/fmaxf: without SSE4 those are libm calls that
+     * cost most of a scalar sample; NaN fails `v > 0` and becomes 0 as well */
+    v = v > 0.0f ? v : 0.0f;
+    v = v < 255.0f ? v : 255.0f;
+    return (unsigned char)rintf(v); /* default rounding mode: ties to even */
 }
 #endif
 
