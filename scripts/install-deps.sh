@@ -21,18 +21,6 @@ done
 [ -e /usr/include/jpeglib.h ] || ls /usr/include/*/jpeglib.h >/dev/null 2>&1 || missing+=(libjpeg62-turbo-dev)
 command -v pkg-config >/dev/null 2>&1 || missing+=(pkg-config)
 
-if [ ${#missing[@]} -eq 0 ]; then
-  exit 0
-fi
-if ! command -v apt-get >/dev/null 2>&1; then
-  echo "install-deps: missing ${missing[*]} and no apt-get here; building with what is present" >&2
-  exit 0
-fi
-if [ "$(id -u)" -ne 0 ]; then
-  echo "install-deps: run as root: apt-get install -y ${missing[*]}" >&2
-  exit 0
-fi
-echo "install-deps: apt-get install -y ${missing[*]}"
-export DEBIAN_FRONTEND=noninteractive
-apt-get update -qq || true
-apt-get install -y -qq --no-install-recommends "${missing[@]}"
+. "$(dirname "$0")/apt-install.sh"
+# Missing build packages are not fatal without apt or root: the build says what lacks.
+apt_install install-deps 0 ${missing[@]+"${missing[@]}"}
