@@ -267,7 +267,7 @@ static void ic_cu_describe(const ic_cuda_args &a, const char *what, char *buf, s
     static ic_status sym##_run(void *state, const ic_job *job, ic_timing *t, char *err,           \
                                size_t errlen)                                                     \
     {                                                                                             \
-        return ic_cuda_run(state, job, &(strategy), t, err, errlen);                              \
+        return ic_cuda_run(state, job, &(strategy), NULL, t, err, errlen);                          \
     }                                                                                             \
     static ic_status sym##_explain(void *state, const ic_job *job, char *buf, size_t buflen)      \
     {                                                                                             \

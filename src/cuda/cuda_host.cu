@@ -225,7 +225,7 @@ static ic_status elapsed(float *ms, cudaEvent_t a, cudaEvent_t b, char *err, siz
 }
 
 extern "C" ic_status ic_cuda_run(void *state, const ic_job *job, const ic_cuda_strategy *s,
-                                 ic_timing *t, char *err, size_t errlen)
+                                 void *user, ic_timing *t, char *err, size_t errlen)
 {
     ic_cuda_state *st = (ic_cuda_state *)state;
     if (!st || !job || !s || !t)
@@ -243,7 +243,8 @@ extern "C" ic_status ic_cuda_run(void *state, const ic_job *job, const ic_cuda_s
 
     IC_CUDA_CHECK(cudaSetDevice(st->device));
     if (st->transfer == IC_TRANSFER_ASYNC || st->device_memory > 0) {
-        const ic_cuda_args ta = job_args(st, job);
+        ic_cuda_args ta = job_args(st, job);
+        ta.user = user;
         return ic_cuda_async_run(&st->async, st->device_memory, &ta, job, s, t, err, errlen);
     }
     ic_status r = ensure_buf(&st->src, row_bytes, rows, err, errlen);
@@ -255,6 +256,7 @@ extern "C" ic_status ic_cuda_run(void *state, const ic_job *job, const ic_cuda_s
         return r;
 
     ic_cuda_args a = job_args(st, job);
+    a.user = user;
     a.src = st->src.p;
     a.src_pitch = st->src.pitch;
     a.dst = st->dst.p;

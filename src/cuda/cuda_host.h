@@ -43,6 +43,9 @@ typedef struct ic_cuda_args {
     int block_y0;         /* first block row of this launch (grids taller than 65535) */
     size_t smem_optin;    /* largest dynamic shared memory a block may ask for on this device */
     void *stream;         /* cudaStream_t the launches go to; NULL = the default stream */
+    void *user;           /* host only: the strategy's per-call context (ic_cuda_run's user),
+                           * carried into every band of the async pipeline, whose worker
+                           * threads call the hooks too; kernels ignore it */
 } ic_cuda_args;
 
 /* What a strategy backend adds to the common host side. */
@@ -70,9 +73,10 @@ ic_status ic_cuda_open(void **state, const ic_context_options *opts, char *err, 
 void ic_cuda_close(void *state);
 
 /* Runs one job: upload (cudaMemcpy2D + strategy prepare), strategy launch,
- * download, each stage timed with CUDA events into *t. */
-ic_status ic_cuda_run(void *state, const ic_job *job, const ic_cuda_strategy *s, ic_timing *t,
-                      char *err, size_t errlen);
+ * download, each stage timed with CUDA events into *t. user reaches the
+ * strategy's hooks as a->user (on whichever thread calls them). */
+ic_status ic_cuda_run(void *state, const ic_job *job, const ic_cuda_strategy *s, void *user,
+                      ic_timing *t, char *err, size_t errlen);
 
 /* Describes how ic_cuda_run would run the job (job->dst may be NULL). */
 ic_status ic_cuda_explain(void *state, const ic_job *job, const ic_cuda_strategy *s, char *buf,

@@ -563,23 +563,24 @@ static ic_status launch_plan(ic_fast_state *st, const ic_cuda_args *a, const ic_
 }
 
 /* ic_cuda_run (cuda_host.cu) drives upload, launch and download; its strategy
- * hooks reach this call's state and plan through a thread-local (a context is
- * used by one thread at a time; two threads with two contexts stay apart). */
+ * hooks reach this call's state and plan through a->user (the async pipeline
+ * calls them from its own worker threads, so no thread-local will do). */
 struct run_ctx {
     ic_fast_state *st;
     const ic_job *job;
     ic_fast_plan plan;
 };
-static thread_local run_ctx *tl_run;
 
 static ic_status hook_prepare(const ic_cuda_args *a, const float *, char *err, size_t errlen)
 {
-    return prepare_plan(tl_run->st, a, tl_run->job, &tl_run->plan, err, errlen);
+    run_ctx *rc = (run_ctx *)a->user;
+    return prepare_plan(rc->st, a, rc->job, &rc->plan, err, errlen);
 }
 
 static ic_status hook_launch(const ic_cuda_args *a, char *err, size_t errlen)
 {
-    return launch_plan(tl_run->st, a, tl_run->job, &tl_run->plan, err, errlen);
+    const run_ctx *rc = (const run_ctx *)a->user;
+    return launch_plan(rc->st, a, rc->job, &rc->plan, err, errlen);
 }
 
 static const ic_cuda_strategy fast_strategy = {"cuda fast path kernel", hook_prepare, hook_launch,
@@ -634,11 +635,7 @@ static ic_status fast_run(void *state, const ic_job *job, ic_timing *t, char *er
     ic_status s = plan_job(st, job, &rc.plan, err, errlen);
     if (s != IC_OK)
         return s;
-    run_ctx *saved = tl_run;
-    tl_run = &rc;
-    s = ic_cuda_run(st->base, job, &fast_strategy, t, err, errlen);
-    tl_run = saved;
-    return s;
+    return ic_cuda_run(st->base, job, &fast_strategy, &rc, t, err, errlen);
 }
 
 static void fmt_bytes(char *b, size_t n, double v)

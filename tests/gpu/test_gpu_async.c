@@ -12,7 +12,10 @@
  * float64 oracle (tests/support), and no byte outside the samples may be
  * written. Every fourth case uses page-locked (cudaHostAlloc) images, which
  * the async path copies by DMA directly. A limit below the smallest band must
- * give IC_ERR_TOO_LARGE. Without a GPU: exit 77 (SKIPPED).
+ * give IC_ERR_TOO_LARGE. The fast path `cuda` also runs a pageable image
+ * above 8 MB with a direct, a separable and an FFT kernel: the pipeline then
+ * stages bands on one host thread per stream, and the fast path's hooks must
+ * work from those threads. Without a GPU: exit 77 (SKIPPED).
  *
  * ICT_SEED=N and ICT_CASES=N (cases per backend) narrow a run for debugging.
  */
@@ -40,7 +43,7 @@ int main(void)
 
 static const char *const kBackends[] = {"cuda-global",       "cuda-const",      "cuda-tiled-in",
                                         "cuda-tiled-out",    "cuda-tiled-cached",
-                                        "cuda-tiled-halo",   "cuda-gemm"};
+                                        "cuda-tiled-halo",   "cuda-gemm",       "cuda"};
 
 /* An output image: test-owned with guard bytes, or page-locked. */
 typedef struct img {
@@ -290,6 +293,84 @@ static int check_too_small(const char *be)
     return bad;
 }
 
+/* A pageable image large enough for the threaded staging path (cuda_async.cu:
+ * IC_AS_THREADED_BYTES), sync against async, for kernels that take different
+ * fast-path methods. */
+static int check_threaded(const char *be)
+{
+    /* direct (rows), separable, and a full-rank 31x31 (FFT) */
+    static const char *const kernels[] = {"gaussian:3", "gaussian:15", "random 31x31"};
+    const int w = 2400, h = 1300, ch = 3;
+    ic_context_options o;
+    memset(&o, 0, sizeof o);
+    ic_context *sc = NULL, *ac = NULL;
+    char err[256] = "";
+    ic_image src, a, b;
+    int bad = 1;
+    memset(&src, 0, sizeof src);
+    memset(&a, 0, sizeof a);
+    memset(&b, 0, sizeof b);
+    if (ic_context_create(&sc, be, &o, err, sizeof err) != IC_OK) {
+        printf("FAIL %s: sync context: %s\n", be, err);
+        return 1;
+    }
+    o.transfer = IC_TRANSFER_ASYNC;
+    if (ic_context_create(&ac, be, &o, err, sizeof err) != IC_OK) {
+        printf("FAIL %s: async context: %s\n", be, err);
+        goto done;
+    }
+    if (ic_image_create(&src, w, h, ch, IC_AOS) != IC_OK ||
+        ic_image_create(&a, w, h, ch, IC_AOS) != IC_OK ||
+        ic_image_create(&b, w, h, ch, IC_AOS) != IC_OK) {
+        printf("FAIL %s: out of memory in the test\n", be);
+        goto done;
+    }
+    ict_rng rs;
+    ict_rng_seed(&rs, ict_mix(SEED, 99));
+    for (int y = 0; y < h; y++)
+        for (int x = 0; x < w * ch; x++)
+            src.data[(size_t)y * src.pitch + (size_t)x] = (uint8_t)(ict_next(&rs) >> 56);
+    float coef[31 * 31];
+    for (int i = 0; i < 31 * 31; i++)
+        coef[i] = (float)(ict_uniform(&rs) - 0.3);
+    for (size_t i = 0; i < sizeof kernels / sizeof kernels[0]; i++) {
+        ic_kernel k;
+        const ic_status ks = i == 2 ? ic_kernel_create(&k, 31, 31, coef, 31.0 * 31.0 * 0.2)
+                                    : ic_kernel_parse(&k, kernels[i], err, sizeof err);
+        if (ks != IC_OK) {
+            printf("FAIL %s: kernel %s: %s\n", be, kernels[i], err);
+            goto done;
+        }
+        memset(a.data, 0xA5, a.pitch * (size_t)h);
+        memset(b.data, 0x5A, b.pitch * (size_t)h);
+        const ic_status s1 = ic_convolve(sc, &src, &a, &k, NULL);
+        const ic_status s2 = s1 == IC_OK ? ic_convolve(ac, &src, &b, &k, NULL) : s1;
+        ic_kernel_free(&k);
+        if (s1 != IC_OK || s2 != IC_OK) {
+            printf("FAIL %s: %s on %dx%d: %s: %s / %s\n", be, kernels[i], w, h,
+                   ic_status_str(s1 != IC_OK ? s1 : s2), ic_context_error(sc),
+                   ic_context_error(ac));
+            goto done;
+        }
+        int x, y, c;
+        if (first_diff(&a, &b, &x, &y, &c)) {
+            printf("FAIL %s: %s on %dx%d: async differs from sync at (%d,%d) channel %d\n", be,
+                   kernels[i], w, h, x, y, c);
+            goto done;
+        }
+    }
+    printf("%-18s %dx%d pageable, threaded staging: sync == async for %zu kernels\n", be, w, h,
+           sizeof kernels / sizeof kernels[0]);
+    bad = 0;
+done:
+    ic_image_free(&src);
+    ic_image_free(&a);
+    ic_image_free(&b);
+    ic_context_free(sc);
+    ic_context_free(ac);
+    return bad;
+}
+
 int main(void)
 {
     char why[256] = "";
@@ -334,6 +415,8 @@ int main(void)
         ic_context_free(sc);
         ic_context_free(ac);
         failures += st.failures + check_too_small(be);
+        if (!strcmp(be, "cuda"))
+            failures += check_threaded(be);
         /* The limit must actually have cut images into bands. */
         if (cases >= 20 && st.multiband < cases / 2) {
             printf("FAIL %s: only %d of %d cases ran in several bands\n", be, st.multiband,
