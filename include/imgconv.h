@@ -307,6 +307,14 @@ typedef struct ic_timing {
     double total_ms;    /* wall time of the whole call */
 } ic_timing;
 
+/* Most devices one context can split an image across. */
+#define IC_MAX_DEVICES 16
+
+/* Number of CUDA devices visible to this process (what --devices all uses);
+ * 0 in a build without CUDA, without a driver or without a device. Never
+ * aborts and never fails otherwise. */
+int ic_cuda_device_count(void);
+
 /* Options of a context. Zero-initialise, then set what you need. */
 typedef struct ic_context_options {
     int device;  /* CUDA device ordinal (default 0) */
@@ -322,6 +330,26 @@ typedef struct ic_context_options {
      * (implies IC_TRANSFER_ASYNC). A limit too small for one band of 1 output
      * row gives IC_ERR_TOO_LARGE. */
     size_t device_memory;
+    /* Several GPUs. 0: one device, `device`. 1: one device, devices[0].
+     * 2..IC_MAX_DEVICES: a CUDA backend splits every image into n_devices
+     * shares of whole output rows (share i = rows [i*H/n, (i+1)*H/n), each
+     * with the halo rows its kernel reads) filtered concurrently, share i on
+     * devices[i], each device with its own state (buffers, streams, plan). The
+     * same ordinal may appear twice: two independent states on one GPU (that is
+     * how the split is tested on a one-GPU machine). Shares run through the
+     * banded pipeline (as IC_TRANSFER_ASYNC; `device_memory` applies per
+     * device). Results are those of one device sample for sample (the fast
+     * path's FFT method, whose float32 error depends on where its tiles fall,
+     * may move a sample that sits within ~1e-4 of a rounding boundary, as
+     * IC_TRANSFER_ASYNC may). ic_context_timing() then gives, for upload,
+     * kernel and download, the largest over the devices (the shares overlap in
+     * time), and total the wall time. CPU backends ignore it, and so does the
+     * premultiplied-alpha path (float64 on the CPU for every backend).
+     * Errors at ic_context_create: IC_ERR_INVALID_ARG for n_devices < 0 or >
+     * IC_MAX_DEVICES or a negative ordinal; IC_ERR_DEVICE naming an ordinal
+     * this machine does not have. */
+    int n_devices;
+    int devices[IC_MAX_DEVICES];
 } ic_context_options;
 
 /* Values of ic_context_options.transfer. */

@@ -30,6 +30,13 @@ typedef struct ic_job {
     ic_border border;
     float border_value; /* used by IC_BORDER_CONSTANT */
     float bias;         /* added to every sum before rounding */
+    /* Output rows to compute: [row0, row1) of dst, with 0 <= row0 < row1 <=
+     * height; row0 == row1 == 0 means all rows. Rows outside the range are
+     * neither computed nor written (the input is still the whole src, so the
+     * rows near the range read their neighbours as in a whole-image run).
+     * Only GPU backends (is_gpu) ever receive a partial range: the dispatcher
+     * uses it to split an image across several devices (src/dispatch/multi.c). */
+    int row0, row1;
 } ic_job;
 
 /* A backend. open/close may be NULL for stateless backends (state is NULL). */

@@ -29,6 +29,12 @@
  * A source or destination already in pinned memory (cudaHostAlloc'd by the
  * caller) is copied by DMA directly, with no staging copy.
  *
+ * Row ranges (several GPUs, src/dispatch/multi.c): a job may ask for output
+ * rows [row0, row1) only. The bands then cover that range alone, but every
+ * coordinate above stays a whole-image one (H is the image height, halos are
+ * mapped or clipped at the image's edges, not the range's), so a range gives
+ * exactly the rows the whole image would, and nothing else of dst is written.
+ *
  * Nothing here prints or exits.
  */
 #include <pthread.h>
@@ -74,13 +80,17 @@ struct ic_cuda_async {
 /* Geometry shared by plan and run. */
 struct ic_as_geom {
     int H, ry, planes, constant;
+    int y_first, y_end; /* the output rows computed: [y_first, y_end) of [0, H) */
     size_t row_bytes, dpitch, wbytes;
 };
 
-static ic_as_geom geom_of(const ic_cuda_args *a)
+/* Geometry of a job described by a, computing output rows [y_first, y_end). */
+static ic_as_geom geom_of(const ic_cuda_args *a, int y_first, int y_end)
 {
     ic_as_geom g;
     g.H = a->height;
+    g.y_first = y_first;
+    g.y_end = y_end;
     g.ry = (a->kh - 1) / 2;
     g.planes = a->soa ? a->channels : 1;
     g.constant = a->border == IC_BORDER_CONSTANT;
@@ -103,21 +113,19 @@ static size_t slot_bytes(const ic_as_geom &g, int bh)
     return 2u * (size_t)g.planes * band_src_rows(g, bh) * g.dpitch;
 }
 
-extern "C" ic_status ic_cuda_async_plan(const ic_cuda_args *a, size_t device_memory,
-                                        ic_cuda_band_plan *plan, char *err, size_t errlen)
+/* The plan for geometry g: bands over the g.y_end - g.y_first output rows. */
+static ic_status plan_geom(const ic_as_geom &g, size_t device_memory, ic_cuda_band_plan *plan,
+                           char *err, size_t errlen)
 {
-    if (!a || !plan || a->width < 1 || a->height < 1 || a->width > IC_MAX_DIM ||
-        a->height > IC_MAX_DIM || a->channels < 1 || a->channels > 4 || a->kh < 1 || a->kw < 1)
-        return IC_ERR_INVALID_ARG;
-    const ic_as_geom g = geom_of(a);
+    const int n_out = g.y_end - g.y_first; /* >= 1, checked by the callers */
     plan->min_bytes = slot_bytes(g, 1) + g.wbytes;
     /* All products below stay far under 2^63: rows <= 2^20 + 254, pitch <= 2^22 + 256. */
-    const size_t image_bytes = g.row_bytes * (size_t)g.H * (size_t)g.planes;
-    size_t nb = image_bytes / IC_AS_BAND_BYTES;
+    const size_t out_bytes = g.row_bytes * (size_t)n_out * (size_t)g.planes;
+    size_t nb = out_bytes / IC_AS_BAND_BYTES;
     nb = nb < 1 ? 1 : nb > IC_AS_MAX_DEFAULT_BANDS ? IC_AS_MAX_DEFAULT_BANDS : nb;
-    int bh = (int)(((size_t)g.H + nb - 1) / nb);
+    int bh = (int)(((size_t)n_out + nb - 1) / nb);
     if (bh < 2 * g.ry) /* halos would cost more than the band itself */
-        bh = 2 * g.ry < g.H ? 2 * g.ry : g.H;
+        bh = 2 * g.ry < n_out ? 2 * g.ry : n_out;
     int slots = IC_CUDA_ASYNC_SLOTS;
     if (device_memory > 0) {
         int found = 0;
@@ -144,7 +152,7 @@ extern "C" ic_status ic_cuda_async_plan(const ic_cuda_args *a, size_t device_mem
             return IC_ERR_TOO_LARGE;
         }
     }
-    const int bands = (g.H + bh - 1) / bh;
+    const int bands = (n_out + bh - 1) / bh;
     if (slots > bands)
         slots = bands;
     plan->slots = slots;
@@ -153,6 +161,30 @@ extern "C" ic_status ic_cuda_async_plan(const ic_cuda_args *a, size_t device_mem
     plan->dev_pitch = g.dpitch;
     plan->dev_bytes = (size_t)slots * slot_bytes(g, bh) + g.wbytes;
     return IC_OK;
+}
+
+static int args_valid(const ic_cuda_args *a)
+{
+    return a && a->width >= 1 && a->height >= 1 && a->width <= IC_MAX_DIM &&
+           a->height <= IC_MAX_DIM && a->channels >= 1 && a->channels <= 4 && a->kh >= 1 &&
+           a->kw >= 1;
+}
+
+extern "C" ic_status ic_cuda_async_plan(const ic_cuda_args *a, size_t device_memory,
+                                        ic_cuda_band_plan *plan, char *err, size_t errlen)
+{
+    if (!args_valid(a) || !plan)
+        return IC_ERR_INVALID_ARG;
+    return plan_geom(geom_of(a, 0, a->height), device_memory, plan, err, errlen);
+}
+
+extern "C" ic_status ic_cuda_async_plan_rows(const ic_cuda_args *a, int row0, int row1,
+                                             size_t device_memory, ic_cuda_band_plan *plan,
+                                             char *err, size_t errlen)
+{
+    if (!args_valid(a) || !plan || row0 < 0 || row1 <= row0 || row1 > a->height)
+        return IC_ERR_INVALID_ARG;
+    return plan_geom(geom_of(a, row0, row1), device_memory, plan, err, errlen);
 }
 
 /* ---- buffers -------------------------------------------------------------- */
@@ -379,8 +411,8 @@ static ic_status run_share(ic_as_run *R, int first, int step, int fixed_slot, do
             break;
         const int si = fixed_slot >= 0 ? fixed_slot : b % pl.slots;
         ic_as_slot *sl = &R->as->slot[si];
-        const int y0 = b * pl.band_rows;
-        const int y1 = y0 + pl.band_rows < R->g->H ? y0 + pl.band_rows : R->g->H;
+        const int y0 = R->g->y_first + b * pl.band_rows; /* < y_end: b < bands */
+        const int y1 = pl.band_rows < R->g->y_end - y0 ? y0 + pl.band_rows : R->g->y_end;
         r = finish_slot(R, sl, acc, err, errlen);
         if (r == IC_OK)
             r = enqueue_band(R, sl, y0, y1, err, errlen);
@@ -425,7 +457,7 @@ static ic_status run_bands(ic_as_run *R, double acc[3], char *err, size_t errlen
 {
     const ic_cuda_band_plan &pl = *R->pl;
     const ic_as_geom &g = *R->g;
-    const size_t bytes = g.row_bytes * (size_t)g.H * (size_t)g.planes;
+    const size_t bytes = g.row_bytes * (size_t)(g.y_end - g.y_first) * (size_t)g.planes;
     int device = 0;
     if (pl.slots < 2 || (R->src_pinned && R->dst_pinned) || bytes < IC_AS_THREADED_BYTES ||
         cudaGetDevice(&device) != cudaSuccess)
@@ -463,10 +495,18 @@ extern "C" ic_status ic_cuda_async_run(ic_cuda_async **asp, size_t device_memory
                                        const ic_cuda_strategy *s, ic_timing *t, char *err,
                                        size_t errlen)
 {
-    if (!asp || !a || !job || !s || !t)
+    if (!asp || !a || !job || !s || !t || !job->dst || !args_valid(a))
         return IC_ERR_INVALID_ARG;
+    const int whole = job->row0 == 0 && job->row1 == 0;
+    const int y_first = whole ? 0 : job->row0, y_end = whole ? a->height : job->row1;
+    if (y_first < 0 || y_end <= y_first || y_end > a->height) {
+        snprintf(err, errlen, "invalid output row range [%d, %d) of %d rows", job->row0,
+                 job->row1, a->height);
+        return IC_ERR_INVALID_ARG;
+    }
+    const ic_as_geom g = geom_of(a, y_first, y_end);
     ic_cuda_band_plan pl;
-    ic_status r = ic_cuda_async_plan(a, device_memory, &pl, err, errlen);
+    ic_status r = plan_geom(g, device_memory, &pl, err, errlen);
     if (r != IC_OK)
         return r;
     if (!*asp) {
@@ -477,7 +517,6 @@ extern "C" ic_status ic_cuda_async_run(ic_cuda_async **asp, size_t device_memory
         }
     }
     ic_cuda_async *as = *asp;
-    const ic_as_geom g = geom_of(a);
     if ((r = ensure_slots(as, g, pl, device_memory, err, errlen)) != IC_OK)
         return r;
     const size_t nw = (size_t)a->kw * (size_t)a->kh;

@@ -46,12 +46,20 @@ typedef struct ic_cuda_async ic_cuda_async;
 ic_status ic_cuda_async_plan(const ic_cuda_args *a, size_t device_memory, ic_cuda_band_plan *plan,
                              char *err, size_t errlen);
 
+/* ic_cuda_async_plan for output rows [row0, row1) of the image only (0 <= row0
+ * < row1 <= a->height): the bands cover that range, halos still taken from the
+ * whole image. Errors as ic_cuda_async_plan. */
+ic_status ic_cuda_async_plan_rows(const ic_cuda_args *a, int row0, int row1, size_t device_memory,
+                                  ic_cuda_band_plan *plan, char *err, size_t errlen);
+
 /* Runs one job through the band pipeline on the current device. a holds the
  * job's kernel arguments (device pointers NULL; cuda_host.cu's job_args); *as
  * is created on first use and reused (grown when needed) by later calls.
  * Fills the stage times of t summed over bands (the stages overlap, so their
  * sum may exceed the wall time). The result equals ic_cuda_run's sync path
- * sample for sample. */
+ * sample for sample. When job->row0/row1 name a range (not both 0), only
+ * output rows [row0, row1) are computed and only they are written to dst
+ * (IC_ERR_INVALID_ARG for a range outside the image). */
 ic_status ic_cuda_async_run(ic_cuda_async **as, size_t device_memory, const ic_cuda_args *a,
                             const ic_job *job, const ic_cuda_strategy *s, ic_timing *t, char *err,
                             size_t errlen);

@@ -5,7 +5,10 @@
  * timing with CUDA events, and error formatting ("cudaMalloc: out of memory").
  *
  * Device buffers are reused while the next job fits them (same or smaller);
- * a larger job frees and reallocates. Nothing here prints or exits.
+ * a larger job frees and reallocates. A job for a part of the output rows
+ * (ic_job.row0/row1, one device's share when an image is split across several
+ * GPUs) always takes the banded pipeline of cuda_async.cu, whose bands already
+ * carry their halo rows. Nothing here prints or exits.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -64,6 +67,16 @@ extern "C" int ic_cuda_probe(char *why, size_t whylen)
         return 0;
     }
     return 1;
+}
+
+extern "C" int ic_cuda_device_total(void)
+{
+    int n = 0;
+    if (cudaGetDeviceCount(&n) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return 0;
+    }
+    return n > 0 ? n : 0;
 }
 
 extern "C" void ic_cuda_close(void *state)
@@ -240,9 +253,17 @@ extern "C" ic_status ic_cuda_run(void *state, const ic_job *job, const ic_cuda_s
     const size_t row_bytes = ic_image_row_bytes(src);
     const size_t rows = (size_t)src->height * (src->layout == IC_SOA ? (size_t)src->channels : 1u);
     const size_t nw = (size_t)job->kw * (size_t)job->kh;
+    /* A range other than "all rows" goes through the bands (see the top). */
+    const int ranged = job->row0 != 0 || job->row1 != 0;
+    if (ranged && (job->row0 < 0 || job->row1 <= job->row0 || job->row1 > src->height)) {
+        snprintf(err, errlen, "invalid output row range [%d, %d) of %d rows for %s", job->row0,
+                 job->row1, src->height, s->kernel_name);
+        return IC_ERR_INVALID_ARG;
+    }
+    const int partial = ranged && (job->row0 != 0 || job->row1 != src->height);
 
     IC_CUDA_CHECK(cudaSetDevice(st->device));
-    if (st->transfer == IC_TRANSFER_ASYNC || st->device_memory > 0) {
+    if (st->transfer == IC_TRANSFER_ASYNC || st->device_memory > 0 || partial) {
         ic_cuda_args ta = job_args(st, job);
         ta.user = user;
         return ic_cuda_async_run(&st->async, st->device_memory, &ta, job, s, t, err, errlen);

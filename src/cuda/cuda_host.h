@@ -66,6 +66,11 @@ typedef struct ic_cuda_strategy {
  * reports at least one device. Never aborts, also without a driver. */
 int ic_cuda_probe(char *why, size_t whylen);
 
+/* Number of CUDA devices visible to this process: cudaGetDeviceCount, or 0
+ * when it fails (no driver, no device). Never aborts. Behind the public
+ * ic_cuda_device_count() (src/dispatch/multi.c), which is 0 without CUDA. */
+int ic_cuda_device_total(void);
+
 /* Creates the per-context state on opts->device (0 when opts is NULL). */
 ic_status ic_cuda_open(void **state, const ic_context_options *opts, char *err, size_t errlen);
 
@@ -74,7 +79,9 @@ void ic_cuda_close(void *state);
 
 /* Runs one job: upload (cudaMemcpy2D + strategy prepare), strategy launch,
  * download, each stage timed with CUDA events into *t. user reaches the
- * strategy's hooks as a->user (on whichever thread calls them). */
+ * strategy's hooks as a->user (on whichever thread calls them). A job for a
+ * row range (job->row0/row1 not both 0 and not the whole image) runs through
+ * the banded pipeline (cuda_async.h) and writes only those rows of dst. */
 ic_status ic_cuda_run(void *state, const ic_job *job, const ic_cuda_strategy *s, void *user,
                       ic_timing *t, char *err, size_t errlen);
 

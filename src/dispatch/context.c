@@ -1,7 +1,9 @@
 /*
  * context.c - ic_context and ic_convolve: validates a request, prepares the
  * correlation weights (kernel flipped for convolution, divisor folded in),
- * resolves the alpha mode and hands ic_job values to the chosen backend.
+ * resolves the alpha mode and hands ic_job values to the chosen backend (or,
+ * with ic_context_options.n_devices >= 2 and a GPU backend, to one state per
+ * device: multi.c).
  */
 #include <math.h>
 #include <stdio.h>
@@ -11,10 +13,12 @@
 
 #include "core/backend.h"
 #include "dispatch/dispatch.h"
+#include "dispatch/multi.h"
 
 struct ic_context {
     const ic_backend *be;
     void *state;
+    ic_multi *multi; /* instead of state: an image split across several devices */
     ic_context_options opts;
     ic_timing timing;
     char err[256];
@@ -65,7 +69,30 @@ ic_status ic_context_create(ic_context **ctx, const char *name, const ic_context
         snprintf(errbuf, errlen, "negative thread count or device number");
         return IC_ERR_INVALID_ARG;
     }
-    if (be->open) {
+    const int nd = c->opts.n_devices;
+    if (nd < 0 || nd > IC_MAX_DEVICES) {
+        free(c);
+        snprintf(errbuf, errlen, "device count %d outside 0..%d", nd, IC_MAX_DEVICES);
+        return IC_ERR_INVALID_ARG;
+    }
+    for (int i = 0; i < nd; i++)
+        if (c->opts.devices[i] < 0) {
+            snprintf(errbuf, errlen, "negative device number %d in the device list",
+                     c->opts.devices[i]);
+            free(c);
+            return IC_ERR_INVALID_ARG;
+        }
+    if (nd == 1) { /* one device: the listed one */
+        c->opts.device = c->opts.devices[0];
+        c->opts.n_devices = 0;
+    }
+    if (nd >= 2 && be->is_gpu) {
+        ic_status st = ic__multi_open(&c->multi, be, &c->opts, errbuf, errlen);
+        if (st != IC_OK) {
+            free(c);
+            return st;
+        }
+    } else if (be->open) {
         ic_status st = be->open(&c->state, &c->opts, errbuf, errlen);
         if (st != IC_OK) {
             free(c);
@@ -80,7 +107,9 @@ void ic_context_free(ic_context *ctx)
 {
     if (!ctx)
         return;
-    if (ctx->be->close)
+    if (ctx->multi)
+        ic__multi_close(ctx->multi);
+    else if (ctx->be->close)
         ctx->be->close(ctx->state);
     free(ctx);
 }
@@ -214,7 +243,8 @@ ic_status ic_convolve(ic_context *ctx, const ic_image *src, ic_image *dst, const
         }
         out = &tmp;
     }
-    ic_job job = {src, out, w, kw, kh, &wk, p->border, p->border_value, p->bias};
+    ic_job job = {.src = src, .dst = out, .w = w, .kw = kw, .kh = kh, .wk = &wk,
+                  .border = p->border, .border_value = p->border_value, .bias = p->bias};
     ic_timing t = {0, 0, 0, 0};
     if (alpha == IC_ALPHA_PREMULTIPLY) {
         const double tk = now_ms();
@@ -224,7 +254,8 @@ ic_status ic_convolve(ic_context *ctx, const ic_image *src, ic_image *dst, const
             snprintf(ctx->err, sizeof ctx->err, "premultiplied alpha filter: %s", ic_status_str(st));
     } else {
         const double tk = now_ms();
-        st = ctx->be->run(ctx->state, &job, &t, ctx->err, sizeof ctx->err);
+        st = ctx->multi ? ic__multi_run(ctx->multi, &job, &t, ctx->err, sizeof ctx->err)
+                        : ctx->be->run(ctx->state, &job, &t, ctx->err, sizeof ctx->err);
         if (t.kernel_ms == 0 && t.upload_ms == 0 && t.download_ms == 0)
             t.kernel_ms = now_ms() - tk; /* CPU backends: the whole run is the kernel */
         if (st == IC_OK && alpha == IC_ALPHA_KEEP)
@@ -259,9 +290,12 @@ ic_status ic_explain(ic_context *ctx, const ic_image *src, const ic_kernel *k, c
     float *w = prepare_weights(k, p, &wk, &sum);
     if (!w)
         return IC_ERR_NOMEM;
-    ic_job job = {src, NULL, w, k->width, k->height, &wk, p->border, p->border_value, p->bias};
+    ic_job job = {.src = src, .dst = NULL, .w = w, .kw = k->width, .kh = k->height, .wk = &wk,
+                  .border = p->border, .border_value = p->border_value, .bias = p->bias};
     ic_status st = IC_OK;
-    if (ctx->be->explain)
+    if (ctx->multi)
+        st = ic__multi_explain(ctx->multi, &job, buf, buflen);
+    else if (ctx->be->explain)
         st = ctx->be->explain(ctx->state, &job, buf, buflen);
     else
         snprintf(buf, buflen, "%s: direct %dx%d correlation, one pass, no plan to choose\n",
