@@ -52,7 +52,8 @@ enum {
     OPT_OVERWRITE = 300,
     OPT_JSON,
     OPT_FORMAT,
-    OPT_STREAM
+    OPT_STREAM,
+    OPT_DEVICES
 };
 
 static const struct option long_options[] = {
@@ -65,6 +66,7 @@ static const struct option long_options[] = {
     {"alpha", required_argument, NULL, OPT_ALPHA},
     {"backend", required_argument, NULL, OPT_BACKEND},
     {"device", required_argument, NULL, OPT_DEVICE},
+    {"devices", required_argument, NULL, OPT_DEVICES},
     {"threads", required_argument, NULL, OPT_THREADS},
     {"transfer", required_argument, NULL, OPT_TRANSFER},
     {"device-memory", required_argument, NULL, OPT_DEVICE_MEMORY},
@@ -138,6 +140,12 @@ void cli_print_help(void)
         "Running:\n"
         "      --backend NAME     auto (default), seq, cpu, cuda, ... (--list-backends)\n"
         "      --device N         CUDA device ordinal (default 0)\n"
+        "      --devices LIST     several GPUs (CUDA backends only): comma-separated\n"
+        "                         ordinals (0,1) or all; one image is split into row\n"
+        "                         shares filtered concurrently, share i on the i-th\n"
+        "                         device (same results; upload/kernel/download times\n"
+        "                         are the largest over the devices); with -o each\n"
+        "                         device filters whole images from the shared queue\n"
         "      --threads N        CPU worker threads, 0 = one per core (default 0)\n"
         "      --transfer MODE    CUDA strategy backends: sync (default: one copy each\n"
         "                         way) or async (pinned buffers, row bands overlapped\n"
@@ -259,6 +267,65 @@ static int parse_real(const char *s, double lo, double hi, double *out)
     return 1;
 }
 
+/* --devices: "all" (every device ic_cuda_device_count() sees) or 1 to
+ * IC_MAX_DEVICES comma-separated ordinals 0..MAX_DEVICE, repeats allowed.
+ * Returns 1 on success, else 0 with what is wrong in why. */
+static int parse_devices(const char *s, ic_context_options *c, char *why, size_t whylen)
+{
+    if (strcmp(s, "all") == 0) {
+        const int n = ic_cuda_device_count();
+        if (n <= 0) {
+            snprintf(why, whylen, "no CUDA device is visible (--devices needs a CUDA backend)");
+            return 0;
+        }
+        c->n_devices = n < IC_MAX_DEVICES ? n : IC_MAX_DEVICES;
+        for (int i = 0; i < c->n_devices; i++)
+            c->devices[i] = i;
+        return 1;
+    }
+    char buf[16];
+    int n = 0;
+    for (const char *p = s;;) {
+        const char *comma = strchr(p, ',');
+        const size_t len = comma ? (size_t)(comma - p) : strlen(p);
+        int ok = len > 0 && len < sizeof buf;
+        if (ok) {
+            memcpy(buf, p, len);
+            buf[len] = '\0';
+            ok = parse_int(buf, 0, MAX_DEVICE, &c->devices[n]);
+        }
+        if (!ok) {
+            snprintf(why, whylen, "expected comma-separated device ordinals in 0..%d (0,1), "
+                                  "or all", MAX_DEVICE);
+            return 0;
+        }
+        n++;
+        if (comma && n == IC_MAX_DEVICES) { /* and another one follows */
+            snprintf(why, whylen, "more than %d devices", IC_MAX_DEVICES);
+            return 0;
+        }
+        if (!comma)
+            break;
+        p = comma + 1;
+    }
+    c->n_devices = n;
+    return 1;
+}
+
+/* --devices needs a CUDA backend: the one named, or the one auto picks. All
+ * CUDA backends are named cuda*, the others are CPU ones. */
+static int devices_backend_fail(const cli_options *o, cli_err *e)
+{
+    const int is_auto = strcmp(o->backend, "auto") == 0;
+    const char *name = is_auto ? ic_backend_auto() : o->backend;
+    if (strncmp(name, "cuda", 4) == 0)
+        return CLI_EXIT_OK;
+    if (is_auto)
+        return usage_fail(e, "--devices needs a CUDA backend, and auto picks '%s' here "
+                             "(no usable CUDA device: see --list-backends)", name);
+    return usage_fail(e, "--devices needs a CUDA backend, not '%s'", name);
+}
+
 /* "WxH" or "WxHxC": width and height 1..IC_MAX_DIM, channels 1..4. */
 static int parse_chart_size(const char *s, cli_options *o)
 {
@@ -328,6 +395,7 @@ int cli_parse(int argc, char **argv, cli_options *o, cli_err *e)
      * chart, so that "--chart 64x64 --kernel box:3 out.png" is refused. */
     const char *filter_only = NULL;
     const char *chart_only = NULL;
+    int device_given = 0; /* --device, which --devices replaces */
     int chart = 0;
     char name[128];
 
@@ -405,7 +473,15 @@ int cli_parse(int argc, char **argv, cli_options *o, cli_err *e)
             filter_only = filter_only ? filter_only : "--device";
             if (!parse_int(arg, 0, MAX_DEVICE, &o->ctx.device))
                 return usage_fail(e, "--device '%s': expected an integer in 0..1023", arg);
+            device_given = 1;
             break;
+        case OPT_DEVICES: {
+            filter_only = filter_only ? filter_only : "--devices";
+            char why[96];
+            if (!parse_devices(arg, &o->ctx, why, sizeof why))
+                return usage_fail(e, "--devices '%s': %s", arg, why);
+            break;
+        }
         case OPT_THREADS:
             filter_only = filter_only ? filter_only : "--threads";
             if (!parse_int(arg, 0, MAX_THREADS, &o->ctx.threads))
@@ -577,6 +653,13 @@ int cli_parse(int argc, char **argv, cli_options *o, cli_err *e)
     o->mode = CLI_MODE_FILTER;
     if (chart_only)
         return usage_fail(e, "option '%s' applies only to --chart", chart_only);
+    if (o->ctx.n_devices > 0) {
+        if (device_given)
+            return usage_fail(e, "--device and --devices cannot be combined");
+        int code = devices_backend_fail(o, e);
+        if (code != CLI_EXIT_OK)
+            return code;
+    }
     if (o->batch || o->stream) {
         if (o->batch && o->stream)
             return usage_fail(e, "--stream and --outdir cannot be combined");

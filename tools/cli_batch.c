@@ -4,9 +4,11 @@
  * transfers, applied to folders of photographs and to video frames).
  *
  * Batch: inputs (files, directories, globs) -> decoder threads -> a bounded
- * queue -> one filter context (GPU or CPU backend) on the main thread -> a
- * bounded queue -> encoder threads. Output names are the input base names in
- * OUTDIR (the extension replaced when --format is given). A file that fails at
+ * queue -> one filter context (GPU or CPU backend) on the main thread, or with
+ * --devices one filter worker per listed device, each with its own one-device
+ * context, all pulling from that queue -> a bounded queue -> encoder threads.
+ * Output names are the input base names in OUTDIR (the extension replaced when
+ * --format is given). A file that fails at
  * any stage is reported on one line and skipped; the others go on. SIGINT
  * stops decoding new files and lets the pipeline drain; ic_image_save writes
  * through a temporary file and a rename, so no partial file is left.
@@ -448,7 +450,7 @@ static void *encoder(void *arg)
     return NULL;
 }
 
-/* The filter stage, on the calling thread. */
+/* The filter stage: one per filter worker (context). */
 static void filter_stage(batch *b, ic_context *ctx, const ic_kernel *k, const ic_params *p)
 {
     item *it;
@@ -562,9 +564,9 @@ static int check_outdir(const char *dir, cli_err *e)
 
 /* What batch and stream mode set up before any file: the kernel, the
  * parameters (the kernel's .mat offset added to --bias, as for one file) and
- * one context. On failure nothing is left to free. */
-static int open_filter(const cli_options *o, ic_kernel *k, ic_params *p, ic_context **ctx,
-                       cli_err *e)
+ * one context with options c. On failure nothing is left to free. */
+static int open_filter(const cli_options *o, const ic_context_options *c, ic_kernel *k,
+                       ic_params *p, ic_context **ctx, cli_err *e)
 {
     memset(k, 0, sizeof *k);
     *ctx = NULL;
@@ -574,12 +576,45 @@ static int open_filter(const cli_options *o, ic_kernel *k, ic_params *p, ic_cont
     *p = o->params;
     p->bias = (float)((double)p->bias + k->offset);
     char msg[256] = "";
-    const ic_status s = ic_context_create(ctx, o->backend, &o->ctx, msg, sizeof msg);
+    const ic_status s = ic_context_create(ctx, o->backend, c, msg, sizeof msg);
     if (s != IC_OK) {
         ic_kernel_free(k);
         return cli_fail(e, cli_exit_for_backend(s), NULL, "%s", msg[0] ? msg : ic_status_str(s));
     }
     return CLI_EXIT_OK;
+}
+
+/* Options of batch filter worker i: --devices spreads whole images over the
+ * listed devices, one one-device context per entry. */
+static ic_context_options worker_options(const cli_options *o, int i)
+{
+    ic_context_options c = o->ctx;
+    if (o->ctx.n_devices > 0) {
+        c.device = o->ctx.devices[i];
+        c.n_devices = 0;
+    }
+    return c;
+}
+
+/* One filter worker of a batch (workers 1.. run on their own threads). */
+typedef struct fworker {
+    batch *b;
+    ic_context *ctx;
+    const ic_kernel *k;
+    const ic_params *p;
+} fworker;
+
+static void *filter_worker(void *arg)
+{
+    fworker *w = arg;
+    filter_stage(w->b, w->ctx, w->k, w->p);
+    return NULL;
+}
+
+static void free_contexts(ic_context **ctx, int n)
+{
+    for (int i = 0; i < n; i++)
+        ic_context_free(ctx[i]);
 }
 
 int cli_run_batch(const cli_options *o, cli_err *e)
@@ -589,9 +624,23 @@ int cli_run_batch(const cli_options *o, cli_err *e)
         return code;
     ic_kernel k;
     ic_params p;
-    ic_context *ctx;
-    if ((code = open_filter(o, &k, &p, &ctx, e)) != CLI_EXIT_OK)
+    ic_context *ctxs[IC_MAX_DEVICES];
+    const int nwork = o->ctx.n_devices > 0 ? o->ctx.n_devices : 1;
+    ic_context_options c0 = worker_options(o, 0);
+    if ((code = open_filter(o, &c0, &k, &p, &ctxs[0], e)) != CLI_EXIT_OK)
         return code;
+    for (int i = 1; i < nwork; i++) {
+        char msg[256] = "";
+        const ic_context_options ci = worker_options(o, i);
+        const ic_status s = ic_context_create(&ctxs[i], o->backend, &ci, msg, sizeof msg);
+        if (s != IC_OK) {
+            free_contexts(ctxs, i);
+            ic_kernel_free(&k);
+            return cli_fail(e, cli_exit_for_backend(s), NULL, "%s",
+                            msg[0] ? msg : ic_status_str(s));
+        }
+    }
+    ic_context *ctx = ctxs[0];
 
     batch b;
     memset(&b, 0, sizeof b);
@@ -607,18 +656,18 @@ int cli_run_batch(const cli_options *o, cli_err *e)
     const int ndec = clamp_int(cpus / 4, 2, BATCH_MAX_DECODERS);
     const int nenc = clamp_int(cpus * 3 / 4, 2, BATCH_MAX_ENCODERS);
     /* Small queues: images in flight are at most the threads' plus 4 + 4. */
-    if (rc == 0 && (queue_init(&b.decoded, 4, ndec) || queue_init(&b.filtered, 4, 1)))
+    if (rc == 0 && (queue_init(&b.decoded, 4, ndec) || queue_init(&b.filtered, 4, nwork)))
         rc = -1;
     if (rc != 0) {
         list_free(&b.files);
-        ic_context_free(ctx);
+        free_contexts(ctxs, nwork);
         ic_kernel_free(&k);
         return cli_fail(e, CLI_EXIT_INTERNAL, NULL, "out of memory");
     }
     if (b.files.n == 0) {
         queue_destroy(&b.decoded);
         queue_destroy(&b.filtered);
-        ic_context_free(ctx);
+        free_contexts(ctxs, nwork);
         ic_kernel_free(&k);
         return cli_fail(e, CLI_EXIT_INPUT, NULL, "no input files");
     }
@@ -652,7 +701,26 @@ int cli_run_batch(const cli_options *o, cli_err *e)
             free(it);
         }
     } else {
-        filter_stage(&b, ctx, &k, &p);
+        /* Worker 0 on this thread; a worker thread that cannot start is done at
+         * once (the others take its images). */
+        fworker fw[IC_MAX_DEVICES];
+        pthread_t wth[IC_MAX_DEVICES];
+        int wstarted[IC_MAX_DEVICES] = {0};
+        for (int i = 0; i < nwork; i++) {
+            fw[i].b = &b;
+            fw[i].ctx = ctxs[i];
+            fw[i].k = &k;
+            fw[i].p = &p;
+            if (i > 0) {
+                wstarted[i] = pthread_create(&wth[i], NULL, filter_worker, &fw[i]) == 0;
+                if (!wstarted[i])
+                    queue_producer_done(&b.filtered);
+            }
+        }
+        filter_stage(&b, ctxs[0], &k, &p);
+        for (int i = 1; i < nwork; i++)
+            if (wstarted[i])
+                pthread_join(wth[i], NULL);
     }
     for (int i = 0; i < started_dec; i++)
         pthread_join(dec[i], NULL);
@@ -675,7 +743,7 @@ int cli_run_batch(const cli_options *o, cli_err *e)
     queue_destroy(&b.filtered);
     pthread_mutex_destroy(&b.mu);
     list_free(&b.files);
-    ic_context_free(ctx);
+    free_contexts(ctxs, nwork);
     ic_kernel_free(&k);
     if (interrupted)
         return cli_fail(e, CLI_EXIT_INPUT, NULL, "interrupted: %d of %d files not processed",
@@ -706,7 +774,7 @@ int cli_run_stream(const cli_options *o, cli_err *e)
     ic_kernel k;
     ic_params p;
     ic_context *ctx;
-    int code = open_filter(o, &k, &p, &ctx, e);
+    int code = open_filter(o, &o->ctx, &k, &p, &ctx, e); /* --devices: one image split */
     if (code != CLI_EXIT_OK)
         return code;
     /* w, h <= IC_MAX_DIM and c <= 4: the product fits in 64 bits. */

@@ -210,6 +210,11 @@ static void print_plan(const cli_options *o, ic_context *ctx, const ic_kernel *k
         printf(", async transfers");
     if (o->ctx.device_memory > 0)
         printf(" within %zu device bytes", o->ctx.device_memory);
+    if (o->ctx.n_devices >= 1) {
+        printf(o->ctx.n_devices == 1 ? ", device " : ", split across devices ");
+        for (int i = 0; i < o->ctx.n_devices; i++)
+            printf("%s%d", i ? "," : "", o->ctx.devices[i]);
+    }
     printf("\n");
     /* The backend's own plan (method, launch shape, predicted time). */
     char plan[2048] = "";
