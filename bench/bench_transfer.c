@@ -13,6 +13,10 @@
  * Both pinned bandwidths are measured in the same run, on a 128 MB buffer.
  * Median of 15 runs after 3 warm-ups. The backend is cuda-const unless
  * IC_BENCH_TRANSFER_BACKEND names another CUDA strategy backend.
+ * With two or more visible devices, a second table (issue 6, "Several GPUs"):
+ * 4K and 8K through backend `cuda`, async, pinned images, on one device and
+ * split across all devices (ic_context_options.n_devices), with each device's
+ * pinned bandwidth and the floor if every device's link carried its share.
  */
 #include "bench_transfer.h"
 
@@ -58,10 +62,13 @@ static double median(double *v, int n)
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-/* Pinned bandwidth in GB/s, host->device and device->host, cudaEvent-timed. */
-static int pinned_bandwidth(double *h2d, double *d2h)
+/* Pinned bandwidth in GB/s of device `dev`, host->device and device->host,
+ * cudaEvent-timed. */
+static int pinned_bandwidth(int dev, double *h2d, double *d2h)
 {
     const size_t n = (size_t)128 << 20;
+    if (cudaSetDevice(dev) != cudaSuccess)
+        return -1;
     void *h = NULL, *d = NULL;
     cudaEvent_t a, b;
     if (cudaHostAlloc(&h, n, cudaHostAllocDefault) != cudaSuccess)
@@ -97,7 +104,7 @@ static int pinned_bandwidth(double *h2d, double *d2h)
     cudaEventDestroy(b);
     cudaFree(d);
     cudaFreeHost(h);
-    return 0;
+    return cudaSetDevice(0) == cudaSuccess ? 0 : -1;
 }
 
 /* An RGB image in pageable (ic_image_create) or pinned memory. */
@@ -112,7 +119,8 @@ static int bt_alloc(bt_img *b, int w, int h, int pinned)
     if (!pinned)
         return ic_image_create(&b->im, w, h, 3, IC_AOS) == IC_OK ? 0 : -1;
     const size_t n = (size_t)w * (size_t)h * 3u;
-    if (cudaHostAlloc(&b->pin, n, cudaHostAllocDefault) != cudaSuccess)
+    /* portable: page-locked for every device's context (several GPUs) */
+    if (cudaHostAlloc(&b->pin, n, cudaHostAllocPortable) != cudaSuccess)
         return -1;
     memset(b->pin, 0, n);
     return ic_image_wrap(&b->im, (uint8_t *)b->pin, w, h, 3, IC_AOS, 0) == IC_OK ? 0 : -1;
@@ -127,16 +135,13 @@ static void bt_free(bt_img *b)
     memset(b, 0, sizeof *b);
 }
 
-/* Median wall time of ic_convolve on a context with the given transfer mode. */
-static double time_filter(const char *backend, int transfer, int pinned, int w, int h,
-                          const ic_kernel *k)
+/* Median wall time of ic_convolve on a context made with options o. */
+static double time_filter_opts(const char *backend, const ic_context_options *o, int pinned,
+                               int w, int h, const ic_kernel *k)
 {
-    ic_context_options o;
-    memset(&o, 0, sizeof o);
-    o.transfer = transfer;
     ic_context *ctx = NULL;
     char err[256];
-    if (ic_context_create(&ctx, backend, &o, err, sizeof err) != IC_OK)
+    if (ic_context_create(&ctx, backend, o, err, sizeof err) != IC_OK)
         return -1;
     bt_img src, dst;
     double t[BT_RUNS], r = -1;
@@ -156,6 +161,88 @@ static double time_filter(const char *backend, int transfer, int pinned, int w, 
     bt_free(&dst);
     ic_context_free(ctx);
     return r;
+}
+
+/* Median wall time of ic_convolve on one device with the given transfer mode. */
+static double time_filter(const char *backend, int transfer, int pinned, int w, int h,
+                          const ic_kernel *k)
+{
+    ic_context_options o;
+    memset(&o, 0, sizeof o);
+    o.transfer = transfer;
+    return time_filter_opts(backend, &o, pinned, w, h, k);
+}
+
+/* The several-GPU table: 4K and 8K, backend cuda, async, pinned images, one
+ * device against all n (n >= 2). Returns 0, or 1 when a run failed. */
+static int bench_multi(int n, const ic_kernel *k, FILE *md, FILE *json)
+{
+    if (n > IC_MAX_DEVICES)
+        n = IC_MAX_DEVICES;
+    double up[IC_MAX_DEVICES], down[IC_MAX_DEVICES], sum_bw = 0;
+    for (int d = 0; d < n; d++) {
+        if (pinned_bandwidth(d, &up[d], &down[d]) != 0)
+            return 1;
+        /* a share's time is set by its slower direction */
+        sum_bw += up[d] < down[d] ? up[d] : down[d];
+    }
+    if (md) {
+        fprintf(md,
+                "### Several GPUs: host->host, RGB, 3x3 Gaussian, backend cuda, async, pinned "
+                "images, %d devices\n\nPinned bandwidth per device (host->device / "
+                "device->host, GB/s):",
+                n);
+        for (int d = 0; d < n; d++)
+            fprintf(md, "%s device %d %.1f / %.1f", d ? "," : "", d, up[d], down[d]);
+        fprintf(md, ". Split = ic_context_options.n_devices = %d: the image cut into %d row "
+                    "shares filtered concurrently, one per device. Ideal floor = bytes / the "
+                    "sum over devices of their slower direction's bandwidth (every link "
+                    "carrying its share, uploads and downloads overlapped). Median of %d "
+                    "runs, milliseconds.\n\n"
+                    "| size | MB each way | 1 device | %d devices | speed-up | ideal floor | "
+                    "split / floor |\n|---|---|---|---|---|---|---|\n",
+                n, n, BT_RUNS, n);
+    }
+    if (json) {
+        fprintf(json, ", \"devices\": %d, \"device_pinned_gbs\": [", n);
+        for (int d = 0; d < n; d++)
+            fprintf(json, "%s{\"h2d\": %.2f, \"d2h\": %.2f}", d ? ", " : "", up[d], down[d]);
+        fprintf(json, "], \"multi_rows\": [");
+    }
+    static const struct {
+        const char *name;
+        int w, h;
+    } sizes[] = {{"4K", 3840, 2160}, {"8K", 7680, 4320}};
+    int rc = 0;
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+        const int w = sizes[i].w, h = sizes[i].h;
+        const double bytes = (double)w * h * 3;
+        ic_context_options o;
+        memset(&o, 0, sizeof o);
+        o.transfer = IC_TRANSFER_ASYNC;
+        const double one = time_filter_opts("cuda", &o, 1, w, h, k);
+        o.n_devices = n;
+        for (int d = 0; d < n; d++)
+            o.devices[d] = d;
+        const double split = time_filter_opts("cuda", &o, 1, w, h, k);
+        const double floor = bytes / (sum_bw * 1e6);
+        if (one < 0 || split < 0)
+            rc = 1;
+        if (md)
+            fprintf(md, "| %s | %.2f | %.3f | %.3f | %.2fx | %.3f | %.2fx |\n", sizes[i].name,
+                    bytes / 1e6, one, split, split > 0 ? one / split : 0.0, floor,
+                    split / floor);
+        if (json)
+            fprintf(json,
+                    "%s{\"size\": \"%s\", \"width\": %d, \"height\": %d, \"one_device_ms\": "
+                    "%.4f, \"split_ms\": %.4f, \"ideal_floor_ms\": %.4f}",
+                    i ? ", " : "", sizes[i].name, w, h, one, split, floor);
+    }
+    if (json)
+        fprintf(json, "]");
+    if (md)
+        fprintf(md, "\n");
+    return rc;
 }
 
 /* Pageable host -> device -> pageable host copies of n bytes (no kernel). */
@@ -197,7 +284,7 @@ int ic_bench_transfer(FILE *md, FILE *json)
     memset(&prop, 0, sizeof prop);
     cudaGetDeviceProperties(&prop, 0);
     double h2d = 0, d2h = 0;
-    if (pinned_bandwidth(&h2d, &d2h) != 0)
+    if (pinned_bandwidth(0, &h2d, &d2h) != 0)
         return 1;
     ic_kernel k;
     char err[128];
@@ -255,9 +342,13 @@ int ic_bench_transfer(FILE *md, FILE *json)
                     sync_pin, copies);
     }
     if (json)
-        fprintf(json, "]}\n");
+        fprintf(json, "]");
     if (md)
         fprintf(md, "\n");
+    if (n >= 2 && bench_multi(n, &k, md, json) != 0)
+        rc = 1;
+    if (json)
+        fprintf(json, "}\n");
     ic_kernel_free(&k);
     return rc;
 }
