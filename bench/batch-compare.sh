@@ -7,11 +7,19 @@
 # per file, as many at a time as there are cores (xargs -P); mogrify gets the
 # whole list in one process; imgconv its batch mode (-o OUTDIR). Images/s and
 # MB/s (decoded RGB megabytes) from wall time; imgconv's --json gives where
-# its busy time went (decode, filter, encode).
+# its busy time went (decode, filter, encode) and which backend ran.
 #
 # usage: bench/batch-compare.sh [PATH/TO/imgconv] [BACKEND]
+#   BACKEND defaults to auto; the result names the backend auto picked.
 #   N=200 images by default (env N); results go to
-#   bench/results/batch-compare-<date>.md (env RESULT overrides the path).
+#   bench/results/batch-compare-<date>[-SUFFIX].md (env SUFFIX; env RESULT
+#   overrides the whole path).
+#   CPU_ROW=1 adds a second imgconv row with --backend cpu (the GPU's share);
+#   by default it is added when BACKEND ran on a CUDA backend (CPU_ROW=0: never).
+#   IMGCONV_ARGS: extra imgconv options for its rows, e.g. "--devices all".
+#   Peers: vips and mogrify from PEERS=DIR (the bin/ of a bundle made by
+#   scripts/pack-peers.sh, put first on PATH), else ./peers-bundle/bin when it
+#   exists (the GPU machine, where it is carried), else the system's.
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 IMGCONV=${1:-}
@@ -20,11 +28,27 @@ if [ -z "$IMGCONV" ]; then
     for c in "$HERE"/../build*/imgconv; do [ -x "$c" ] && IMGCONV=$c && break; done
 fi
 [ -x "${IMGCONV:-}" ] || { echo "usage: $0 PATH/TO/imgconv [BACKEND]" >&2; exit 2; }
+PEERS=${PEERS:-}
+if [ -z "$PEERS" ] && [ -x "$HERE/../peers-bundle/bin/vips" ]; then
+    PEERS=$HERE/../peers-bundle/bin
+fi
+PEERS_FROM="the system's PATH"
+if [ -n "$PEERS" ]; then
+    PEERS=$(cd "$PEERS" && pwd)
+    export PATH="$PEERS:$PATH"
+    PEERS_FROM="PEERS=$PEERS"
+    if [ -f "$PEERS/../MANIFEST" ]; then
+        PEERS_FROM="$PEERS (made by scripts/pack-peers.sh on $(sed -n 2p "$PEERS/../MANIFEST" |
+            sed 's/^host: //'); no vips modules loaded, so each vips process starts faster
+than a stock install's)"
+    fi
+fi
+read -r -a XARGS <<<"${IMGCONV_ARGS:-}"
 N=${N:-200}
 W=1920
 H=1080
 DATE=$(date +%Y-%m-%d)
-RESULT=${RESULT:-$HERE/results/batch-compare-$DATE.md}
+RESULT=${RESULT:-$HERE/results/batch-compare-$DATE${SUFFIX:+-$SUFFIX}.md}
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/batch-compare.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
 CORES=$(nproc)
@@ -65,17 +89,34 @@ run_tool() { # NAME COMMAND...
     rm -rf "$WORK/out" && mkdir -p "$WORK/out"
     local t0 t1
     t0=$(now)
-    "$@" >"$WORK/$name.log" 2>&1 || { echo "$name failed:" >&2; tail -3 "$WORK/$name.log" >&2; return 1; }
+    "$@" >"$WORK/log" 2>&1 || { echo "$name failed:" >&2; tail -3 "$WORK/log" >&2; return 1; }
     t1=$(now)
     local n
-    n=$(ls "$WORK/out" | wc -l)
+    n=$(find "$WORK/out" -type f | wc -l)
     ROWS+=("| $name | $n | $(rate "$(python3 -c "print($t1 - $t0)")") |")
     echo "$name: $n files in $(python3 -c "print(round($t1 - $t0, 2))") s" >&2
 }
 
 K="1 2 1; 2 4 2; 1 2 1 / 16"
+json_backend() { python3 -c "import json, sys; print(json.load(open(sys.argv[1]))['backend'])" "$1"; }
+run_imgconv() { # BACKEND JSONFILE: one imgconv batch row, named after the backend that ran
+    # shellcheck disable=SC2016 # expanded by the inner shell
+    run_tool "imgconv --backend $1" sh -c 'j=$1; shift; "$@" >"$j"' sh "$2" "$IMGCONV" --backend "$1" \
+        --kernel "$K" --quality 92 -q --json ${XARGS[@]+"${XARGS[@]}"} -o "$WORK/out" "$WORK/in"
+    local used last=$((${#ROWS[@]} - 1))
+    used=$(json_backend "$2")
+    [ "$used" = "$1" ] || ROWS[last]=${ROWS[last]/"--backend $1 |"/"--backend $1 (picked $used) |"}
+}
 IC_JSON="$WORK/imgconv.json"
-run_tool "imgconv ($BACKEND)" sh -c "\"$IMGCONV\" --backend $BACKEND --kernel '$K' --quality 92 -q --json -o '$WORK/out' '$WORK/in' >'$IC_JSON'"
+run_imgconv "$BACKEND" "$IC_JSON"
+USED=$(json_backend "$IC_JSON")
+CPU_JSON=
+case "${CPU_ROW:-auto}:$USED" in
+1:* | auto:cuda*)
+    CPU_JSON="$WORK/imgconv-cpu.json"
+    run_imgconv cpu "$CPU_JSON"
+    ;;
+esac
 VIPS_VER="not installed"
 if command -v vips >/dev/null; then
     VIPS_VER=$(vips --version | head -1)
@@ -88,7 +129,8 @@ if command -v mogrify >/dev/null; then
         '3x3: 0.0625,0.125,0.0625 0.125,0.25,0.125 0.0625,0.125,0.0625' "$WORK"/in/*
 fi
 
-STAGES=$(python3 - "$IC_JSON" <<'EOF'
+stages() { # JSONFILE: where imgconv's busy time went
+    python3 - "$1" <<'EOF'
 import json, sys
 d = json.load(open(sys.argv[1]))
 s = d["stage_ms"]
@@ -98,14 +140,14 @@ print(f"backend {d['backend']}; busy time summed over threads: decode {s['decode
       f"encode {s['encode']/1e3:.2f} s ({100*s['encode']/busy:.0f}%); {d['written']} written, "
       f"{d['failed']} failed")
 EOF
-)
+}
 
 mkdir -p "$(dirname "$RESULT")"
 {
     echo "# Batch throughput: imgconv vs libvips vs ImageMagick ($DATE)"
     echo
     echo "Machine: $CORES cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'),"
-    echo "$(nvidia-smi -L 2>/dev/null | head -1 || true)"
+    nvidia-smi -L 2>/dev/null || true
     echo "$N images of ${W}x${H} RGB (half PNG, half JPEG), 3x3 Gaussian, outputs in the"
     echo "input's format, JPEG quality 92. MB = decoded RGB megabytes ($MB MB in all)."
     echo "Wall time of the whole run, one run each; produced by bench/batch-compare.sh."
@@ -114,8 +156,13 @@ mkdir -p "$(dirname "$RESULT")"
     echo "|---|---|---|---|---|"
     printf '%s\n' "${ROWS[@]}"
     echo
-    echo "imgconv: $STAGES."
+    echo "imgconv --backend $BACKEND${IMGCONV_ARGS:+ $IMGCONV_ARGS}: $(stages "$IC_JSON")."
+    if [ -n "$CPU_JSON" ]; then
+        echo
+        echo "imgconv --backend cpu${IMGCONV_ARGS:+ $IMGCONV_ARGS}: $(stages "$CPU_JSON")."
+    fi
     echo
     echo "Versions: imgconv $("$IMGCONV" --version | head -1); $VIPS_VER; $IM_VER."
+    echo "Peers from $PEERS_FROM."
 } >"$RESULT"
 cat "$RESULT"
