@@ -41,6 +41,7 @@
 
 static struct {
     const char *out, *stamp;
+    const char *tables; /* letters of the tables to run (NULL: all) */
     int quick;
     int reps;
     FILE *md, *json;
@@ -685,6 +686,97 @@ static void methods(void)
     fprintf(stderr, "  F done\n");
 }
 
+/* ---- H: rows method shapes (planner calibration) ------------------------------------- */
+
+/* The rows method forced with 1, 2 and 4 output rows per thread, separable
+ * (when the planner factors the kernel) and as the full K*K sum, next to the
+ * shared-memory sep method: the data behind ic_fast_rows_shape and
+ * IC_FAST_ROWS_SEP_FROM (fast_plan.cu). */
+static void rows_shapes(void)
+{
+    struct {
+        int size; /* index into SIZES */
+        const char *kind;
+        int K;
+    } cases[] = {{0, "gaussian", 3}, {1, "gaussian", 3}, {2, "gaussian", 3}, {3, "gaussian", 3},
+                 {4, "gaussian", 3}, {2, "gaussian", 5}, {2, "gaussian", 7}, {2, "gaussian", 9},
+                 {2, "random", 9},   {4, "gaussian", 5}, {4, "gaussian", 7}, {4, "gaussian", 9},
+                 {4, "random", 5},   {4, "random", 9}};
+    const int nc = (int)(sizeof cases / sizeof cases[0]);
+    static const char *const shapes[3] = {"1", "2", "4"};
+    md("\n## H. The rows method: rows per thread and separable vs full sum (planner "
+       "calibration)\n\nKernel ms (median, device-resident, RGB AoS, replicate border). `rows "
+       "xN`: forced rows method with N output rows per thread, separable in registers where the "
+       "planner factors the kernel; `full xN`: the same with the full K*K sum; `sep`: the "
+       "shared-memory separable method. The planner's pick is shown as method/rows per "
+       "thread.\n\n| case | planner | rows x1 | rows x2 | rows x4 | full x1 | full x2 | full x4 "
+       "| sep |\n|---|---|---|---|---|---|---|---|---|\n");
+    int last_size = -1;
+    ic_image src;
+    memset(&src, 0, sizeof src);
+    char err[256];
+    for (int i = 0; i < nc; i++) {
+        const size_def *sd = &SIZES[cases[i].size];
+        if (B.quick && cases[i].size > 2)
+            continue;
+        if (cases[i].size != last_size) {
+            ic_image_free(&src);
+            if (ic_image_create(&src, sd->w, sd->h, 3, IC_AOS) != IC_OK)
+                exit(1);
+            ic_image_chart(&src, 4242);
+            if (bg_set_image(G, &src, 0, err, sizeof err)) {
+                ic_image_free(&src);
+                return;
+            }
+            last_size = cases[i].size;
+        }
+        ic_kernel k;
+        if (make_kernel(&k, cases[i].kind, cases[i].K))
+            exit(1);
+        cell c;
+        init_cell(&c, "H", sd->name, &src, &k, cases[i].kind);
+        ic_fast_plan plan;
+        double t = 0;
+        memset(&plan, 0, sizeof plan);
+        bg_time_fast(G, &k, IC_BORDER_REPLICATE, 1, IC_FAST_AUTO, &t, &plan, err, sizeof err);
+        md("| %s %s %d | %s", sd->name, cases[i].kind, cases[i].K, ic_fast_method_name(plan.method));
+        if (plan.method == IC_FAST_ROWS)
+            md(" x%d%s", plan.rows, plan.rank ? " sep" : "");
+        for (int full = 0; full < 2; full++)
+            for (int sh = 0; sh < 3; sh++) {
+                setenv("IC_FAST_ROWS_SHAPE", shapes[sh], 1);
+                if (full)
+                    setenv("IC_FAST_ROWS_FULL", "1", 1);
+                memset(&plan, 0, sizeof plan);
+                const int bad = bg_time_fast(G, &k, IC_BORDER_REPLICATE, B.reps, IC_FAST_ROWS, &t,
+                                             &plan, err, sizeof err) ||
+                                plan.method != IC_FAST_ROWS;
+                unsetenv("IC_FAST_ROWS_SHAPE");
+                unsetenv("IC_FAST_ROWS_FULL");
+                if (bad) {
+                    md(" | -");
+                    continue;
+                }
+                char name[32];
+                snprintf(name, sizeof name, "cuda/rows%s-x%s", full ? "-full" : "", shapes[sh]);
+                emit(&c, name, "rows", t, plan.pred_ms, 0, 0, 0);
+                md(" | %.4f%s", t, !full && plan.rank ? " (sep)" : "");
+            }
+        memset(&plan, 0, sizeof plan);
+        if (bg_time_fast(G, &k, IC_BORDER_REPLICATE, B.reps, IC_FAST_SEP, &t, &plan, err,
+                         sizeof err) ||
+            plan.method != IC_FAST_SEP)
+            md(" | - |\n");
+        else {
+            emit(&c, "cuda/sep", "sep", t, plan.pred_ms, 0, 0, 0);
+            md(" | %.4f |\n", t);
+        }
+        ic_kernel_free(&k);
+    }
+    ic_image_free(&src);
+    fprintf(stderr, "  H done\n");
+}
+
 /* ---- G: agreement with the cpu backend ------------------------------------------------- */
 
 static void agreement(void)
@@ -747,11 +839,18 @@ static void agreement(void)
 }
 #endif /* IC_HAVE_CUDA */
 
+/* Whether table letter t is to run (--tables). */
+static int want(char t)
+{
+    return !B.tables || strchr(B.tables, t) != NULL;
+}
+
 /* ---- main ---------------------------------------------------------------------------- */
 
 static void usage(void)
 {
-    fprintf(stderr, "usage: imgconv-bench --out DIR --stamp STAMP [--quick]\n");
+    fprintf(stderr, "usage: imgconv-bench --out DIR --stamp STAMP [--quick] [--tables LETTERS]\n"
+                    "  LETTERS: any of ABCDEFGHLT (L: 1D and matmul, T: transfers); default all\n");
     exit(2);
 }
 
@@ -764,6 +863,8 @@ int main(int argc, char **argv)
             B.stamp = argv[++i];
         else if (!strcmp(argv[i], "--quick"))
             B.quick = 1;
+        else if (!strcmp(argv[i], "--tables") && i + 1 < argc)
+            B.tables = argv[++i];
         else
             usage();
     }
@@ -818,26 +919,36 @@ int main(int argc, char **argv)
     static const int k3[] = {3};
     static const int ks[] = {3, 5, 7, 9};
     const int nsizes = B.quick ? 3 : 5;
-    study_table("A", "A. Speedup as the resolution changes (3x3 Gaussian)", SIZES, nsizes, k3, 1);
-    study_table("B", "B. Speedup as the filter size changes (HD)", &SIZES[2], 1, ks, 4);
+    if (want('A'))
+        study_table("A", "A. Speedup as the resolution changes (3x3 Gaussian)", SIZES, nsizes, k3,
+                    1);
+    if (want('B'))
+        study_table("B", "B. Speedup as the filter size changes (HD)", &SIZES[2], 1, ks, 4);
 #ifdef IC_HAVE_CUDA
     if (B.gpu) {
-        memory_levels();
-        aos_soa();
-        large_kernels();
-        methods();
-        agreement();
+        if (want('C'))
+            memory_levels();
+        if (want('D'))
+            aos_soa();
+        if (want('E'))
+            large_kernels();
+        if (want('F'))
+            methods();
+        if (want('G'))
+            agreement();
+        if (want('H'))
+            rows_shapes();
         /* Issue 7: 1D convolution vs the copy ceiling, matmul vs cuBLAS (rows
          * appended to "cells" with table L1/L2). */
-        int rl = ic_bench_linalg(B.md, B.json, B.quick);
+        int rl = want('L') ? ic_bench_linalg(B.md, B.json, B.quick) : 0;
         if (rl != 0)
             fprintf(stderr, "imgconv-bench: linalg benchmark returned %d\n", rl);
     }
 #endif
     fprintf(B.json, "\n  ],\n  \"transfer\": ");
     /* Issue 6: host->host sync vs async vs pageable, against the PCIe floor. */
-    FILE *tj = tmpfile();
-    int rt = tj ? ic_bench_transfer(B.md, tj) : 1;
+    FILE *tj = want('T') ? tmpfile() : NULL;
+    int rt = tj ? ic_bench_transfer(B.md, tj) : want('T') ? 1 : 77;
     if (rt == 0) {
         rewind(tj);
         char buf[4096];

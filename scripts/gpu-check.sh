@@ -6,7 +6,14 @@
 # date, commit, tests passed/failed/skipped, sanitizer error counts) to $OUT
 # (the device tool's folder) or bench/results/ when OUT is unset.
 #
-#   scripts/gpu-check.sh [all|test|san|bench]...   (default all; several allowed)
+#   scripts/gpu-check.sh [all|test|san|bench|ncu|batch|stream]...
+#     (default all = test san bench; several allowed)
+#   test: ctest (IC_CTEST_REGEX=... runs only matching tests); bench:
+#   imgconv-bench (IC_BENCH_TABLES=letters runs a subset, see its --help);
+#   ncu: Nsight Compute sections of the fast-path kernels on 8K and HD images
+#   (into the log); batch / stream: bench/batch-compare.sh and
+#   bench/stream-bench.sh with this build (peers from ./peers-bundle when
+#   carried: scripts/pack-peers.sh).
 #   IC_COMMIT=<hash> names the commit when .git is not present.
 #   IC_SAN_TOOLS="memcheck racecheck synccheck initcheck" picks the sanitizers,
 #   IC_SAN_BUDGET (s) bounds their total time, IC_SAN_CASES their case count,
@@ -14,7 +21,11 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 what=" ${*:-all} "
-has() { case "$what" in *" all "*|*" $1 "*) return 0 ;; esac; return 1; }
+has() {
+  case "$what" in *" $1 "*) return 0 ;; esac
+  case "$1" in test|san|bench) case "$what" in *" all "*) return 0 ;; esac ;; esac
+  return 1
+}
 out=${OUT:-bench/results}
 mkdir -p "$out"
 stamp=$(date -u +%Y%m%dT%H%M%SZ)
@@ -42,7 +53,8 @@ echo "build: $(( $(date +%s) - t0 )) s"
 passed=0 failed=0 skipped=0 san_summary="not run" ctest_line="not run" bench_line="not run"
 if has test; then
   t0=$(date +%s)
-  ctest --test-dir $B --output-on-failure -j 8 --timeout 400 > "$out/ctest-$stamp.txt" 2>&1
+  ctest --test-dir $B --output-on-failure -j 8 --timeout 400 ${IC_CTEST_REGEX:+-R "$IC_CTEST_REGEX"} \
+    > "$out/ctest-$stamp.txt" 2>&1
   cat "$out/ctest-$stamp.txt" | grep -E "Test +#|tests passed|Failed|Not Run|SKIPPED|\*\*\*" | tail -80
   passed=$(grep -cE "Test +#.* Passed" "$out/ctest-$stamp.txt")
   failed=$(grep -cE "Test +#.*(\*\*\*Failed|\*\*\*Exception|\*\*\*Timeout|Failed )" "$out/ctest-$stamp.txt")
@@ -98,7 +110,7 @@ fi
 if has bench; then
   if [ -x $B/imgconv-bench ]; then
     t0=$(date +%s)
-    if $B/imgconv-bench --out "$out" --stamp "$stamp"; then
+    if $B/imgconv-bench --out "$out" --stamp "$stamp" ${IC_BENCH_TABLES:+--tables "$IC_BENCH_TABLES"}; then
       bench_line="bench-$stamp.md / .json / .png"
     else
       bench_line="FAILED (rc=$?)"
@@ -108,6 +120,44 @@ if has bench; then
   else
     echo "benchmark: no imgconv-bench in this build"
   fi
+fi
+
+if has ncu; then
+  # Hardware counters of the fast-path kernels (issue 4's profile evidence):
+  # speed of light, occupancy, launch statistics and warp stall reasons, one
+  # launch of each kernel per case, clocks not locked (--clock-control none).
+  t0=$(date +%s)
+  if command -v ncu >/dev/null 2>&1; then
+    tmp=$(mktemp -d)
+    $B/imgconv --chart 7680x4320 "$tmp/8k.ppm" && $B/imgconv --chart 1920x1080 "$tmp/hd.ppm"
+    r9=$(awk 'BEGIN{srand(9); for(i=0;i<9;i++){r=""; for(j=0;j<9;j++) r=r sprintf("%.3f ", rand()); printf "%s%s", r, (i<8?"; ":"")}}')
+    for c in "hd gaussian:3" "8k gaussian:3" "8k gaussian:9" "8k r9" "8k gaussian:15" "8k gaussian:31"; do
+      set -- $c
+      k=$2; [ "$k" = r9 ] && k="$r9 / 40"
+      echo "== ncu: $1 RGB, kernel $2, backend cuda"
+      timeout 120 ncu --clock-control none --kernel-name regex:'rows_kernel|fast_sep_kernel|fast_direct_kernel' \
+        --launch-count 1 --section SpeedOfLight --section Occupancy --section LaunchStats \
+        --section WarpStateStats --section ComputeWorkloadAnalysis \
+        $B/imgconv --backend cuda --border replicate -k "$k" "$tmp/$1.ppm" "$tmp/out.ppm" 2>&1 |
+        grep -vE "^==PROF==|^\s*$|----" | head -120
+    done
+    rm -rf "$tmp"
+  else
+    echo "ncu: not found"
+  fi
+  echo "ncu: $(( $(date +%s) - t0 )) s"
+fi
+
+if has batch && [ -x bench/batch-compare.sh ]; then
+  t0=$(date +%s)
+  RESULT="$out/batch-compare-$stamp.md" bench/batch-compare.sh "$B/imgconv" || echo "batch-compare failed (rc=$?)"
+  echo "batch: $(( $(date +%s) - t0 )) s"
+fi
+
+if has stream && [ -x bench/stream-bench.sh ]; then
+  t0=$(date +%s)
+  RESULT="$out/stream-$stamp.md" bench/stream-bench.sh "$B/imgconv" cuda || echo "stream-bench failed (rc=$?)"
+  echo "stream: $(( $(date +%s) - t0 )) s"
 fi
 
 {

@@ -50,6 +50,7 @@ typedef struct ic_fast_plan {
     int rank;            /* sep: number of row/column pairs; 0 otherwise */
     int cb;              /* direct/sep: channels per block (1 or all) */
     int nrg;             /* direct/sep: row groups per block (tile height 8*nrg) */
+    int rows;            /* rows: output rows per thread (1, 2, 4) */
     int threads, blocks; /* launch shape (fft: of the tile-building kernel) */
     size_t smem;         /* dynamic shared memory per block */
     int fft_n, fft_valid, fft_tiles, fft_batch; /* fft: tile size N, valid N-K+1, tiles, per batch */
@@ -121,13 +122,21 @@ ic_status ic_fast_sep_launch(const ic_cuda_args *a, const float *row, const floa
 /* 1 when the rows method takes a kw x kh kernel on this image shape. */
 int ic_fast_rows_eligible(int kw, int kh, int channels, int soa);
 
+/* Output rows per thread (1, 2 or 4) of the rows method for an image: the
+ * most that still gives each of the device's sms SMs IC_FAST_ROWS_FILL
+ * threads. The environment variable IC_FAST_ROWS_SHAPE=1|2|4 overrides it
+ * (benchmark calibration). */
+#define IC_FAST_ROWS_FILL 2048
+int ic_fast_rows_shape(int width, int height, int channels, int soa, int k, int sms);
+
 /* Launches the rows method: rank 0 applies the full weights w (kw*kh floats,
  * host memory), rank 1..IC_FAST_ROWS_MAX_RANK the separable vectors row
- * (rank*kw) and col (rank*kh). Rows that are not 16-byte aligned take the
- * generic kernel. a->w must hold the device copy of the full weights. */
+ * (rank*kw) and col (rank*kh); rows = output rows per thread (1, 2, 4).
+ * Rows that are not 16-byte aligned take the generic kernel. a->w must hold
+ * the device copy of the full weights. */
 #define IC_FAST_ROWS_MAX_RANK 2
 ic_status ic_fast_rows_launch(const ic_cuda_args *a, const float *w, const float *row,
-                              const float *col, int rank, char *err, size_t errlen);
+                              const float *col, int rank, int rows, char *err, size_t errlen);
 
 /* FFT method: resources live in an opaque object owned by the state. */
 typedef struct ic_fast_fft ic_fast_fft;

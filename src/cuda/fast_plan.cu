@@ -38,6 +38,9 @@
 
 /* ---- model constants (bench/NOTES.md says where they come from) ------------- */
 static const double LAUNCH_S = 5.0e-6;  /* per kernel launch, event-timed */
+/* Separable kernels from this size take the shared-memory sep method over
+ * rows when the model prefers sep (0: rows always); bench table H. */
+#define IC_FAST_ROWS_SEP_FROM 7
 static const double DIRECT_EFF = 0.80;  /* FMA-issue efficiency of the direct loops */
 static const double SEP_EFF = 0.75;     /* ... of the fused separable loops */
 static const double FFT_BYTES = 66.0;   /* device bytes per tile element, all FFT stages */
@@ -435,25 +438,29 @@ static ic_status plan_job(ic_fast_state *st, const ic_job *job, ic_fast_plan *p,
         best = t_fft;
     }
     /* rows: small square kernels, memory- or FMA-bound with no shared memory.
-     * Measured faster than direct/sep/fft at K <= 9 (bench table F), so it is
-     * taken whenever it applies; its prediction is the roofline with a 25%
-     * allowance. */
+     * Measured faster than direct/sep/fft at K <= 9 (bench tables F and H), so
+     * it is taken whenever it applies; its prediction is the roofline with a
+     * 25% allowance. */
     double t_rows = -1, f_rows = f_direct;
     int rows_rank = 0;
     if (ic_fast_rows_eligible(kw, kh, img->channels, img->layout == IC_SOA)) {
+        const int per_thread = ic_fast_rows_shape(img->width, img->height, img->channels,
+                                                  img->layout == IC_SOA, kw, d.sms);
         /* separable when the factors are usable, small in rank and cheaper:
-         * per output, rank * (K row taps shared by ROWS=4 outputs + K column) */
-        const double per_sep = rank * ((4.0 + kh - 1) / 4.0 * kw + kh);
-        if (rank >= 1 && rank <= IC_FAST_ROWS_MAX_RANK && per_sep < (double)kw * kh) {
+         * per output, rank * (K row taps shared by the thread's rows + K
+         * column taps); IC_FAST_ROWS_FULL=1 keeps the full K*K sum
+         * (benchmark calibration) */
+        const double per_sep = rank * ((double)(per_thread + kh - 1) / per_thread * kw + kh);
+        const char *full = getenv("IC_FAST_ROWS_FULL");
+        if (rank >= 1 && rank <= IC_FAST_ROWS_MAX_RANK && per_sep < (double)kw * kh &&
+            !(full && !strcmp(full, "1"))) {
             rows_rank = rank;
             f_rows = samples * per_sep;
         }
         t_rows = LAUNCH_S + 1.25 * fmax(t_mem, f_rows / d.fma_per_s);
-        /* Measured on the H100 (bench table F, 8K RGB): rows beats every other
-         * method at 3x3 and for full-rank 9x9, while the shared-memory
-         * separable method wins for separable 9x9 (0.62 vs 0.91 ms). */
-        const int sep_better = kw >= 7 && m == IC_FAST_SEP;
-        if (st->force == IC_FAST_AUTO && !sep_better)
+        p->rows = per_thread;
+        if (st->force == IC_FAST_AUTO && !(IC_FAST_ROWS_SEP_FROM > 0 && kw >= IC_FAST_ROWS_SEP_FROM &&
+                                           m == IC_FAST_SEP))
             m = IC_FAST_ROWS;
     }
     /* A forced method is taken when it can run the job (else the planner's). */
@@ -556,7 +563,8 @@ static ic_status launch_plan(ic_fast_state *st, const ic_cuda_args *a, const ic_
     case IC_FAST_FFT:
         return ic_fast_fft_launch(st->fft, a, err, errlen);
     case IC_FAST_ROWS:
-        return ic_fast_rows_launch(a, job->w, st->fac.row, st->fac.col, p->rank, err, errlen);
+        return ic_fast_rows_launch(a, job->w, st->fac.row, st->fac.col, p->rank, p->rows, err,
+                                   errlen);
     default:
         return ic_cu_launch_fallback(a, "cuda fast global kernel", err, errlen);
     }
@@ -699,8 +707,9 @@ static ic_status fast_explain(void *state, const ic_job *job, char *buf, size_t 
                       p.fft_tiles, p.fft_n, p.fft_n, p.fft_valid, p.fft_valid);
     else if (p.method == IC_FAST_ROWS)
         o += snprintf(buf + o, buflen - o,
-                      "  16 samples x 4 rows per thread from 16-byte loads, no shared memory; "
+                      "  16 samples x %d row%s per thread from 16-byte loads, no shared memory; "
                       "%s\n",
+                      p.rows, p.rows > 1 ? "s" : "",
                       p.rank ? (p.rank == 1 ? "separable: 1 row + 1 column pass in registers"
                                             : "separable: 2 row + 2 column passes in registers")
                              : "direct K*K sum");

@@ -1,32 +1,35 @@
 /*
  * fast_rows.cu - the `rows` method of the cuda fast path: small square kernels
  * (3, 5, 7, 9) straight from global memory with 16-byte loads, no shared
- * memory and no barriers.
+ * memory, no barriers and one launch.
  *
  * A row of an AoS image is a run of width*channels samples in which a
  * horizontal tap is `channels` samples away; an SoA plane is the same with a
- * step of 1. Each thread owns 16 consecutive samples of ROWS output rows. For
- * each of the ROWS+K-1 input rows it needs, it loads the 16 samples above its
- * outputs plus the 16 on either side (three aligned uint4 loads; the side
- * loads hit L1, as neighbouring threads load the same lines), converts the
- * bytes it needs to float once, and adds that row's contribution to every
- * output row it touches. Weights travel as a kernel parameter (constant bank,
- * broadcast). With RANK > 0 the kernel is applied as RANK pairs of 1D passes:
- * each input row's horizontal pass is done once and shared by the output rows
- * it feeds (issue 4's separable path for small kernels). The whole window
- * stays in registers: indices are compile-time
- * constants, so nothing spills to local memory.
+ * step of 1. Each thread owns 16 consecutive samples of ROWS output rows
+ * (ROWS = 1, 2 or 4, chosen per image so that small images still give every
+ * SM enough threads: ic_fast_rows_shape). For each of the ROWS+K-1 input rows
+ * it needs, it loads the 16 samples above its outputs plus the 16 on either
+ * side (three aligned uint4 loads; the side loads hit L1, as neighbouring
+ * threads load the same lines), converts the bytes it needs to float once,
+ * and adds that row's contribution to every output row it touches. Weights
+ * travel as a kernel parameter (constant bank, broadcast). With RANK > 0 the
+ * kernel is applied as RANK pairs of 1D passes: each input row's horizontal
+ * pass is done once and shared by the output rows it feeds (issue 4's
+ * separable path for small kernels). The whole window stays in registers:
+ * indices are compile-time constants, so nothing spills to local memory.
  *
- * Threads whose window would leave the image or the rows' written bytes (the
- * image edges, a row tail shorter than 16 samples) return at once; a second
- * small kernel computes those outputs, one thread per sample with every tap
- * mapped by ic_border_map (one thread doing 64 edge outputs serially was the
- * tail of the whole launch: ~40 us). Reads never touch the pitch padding, so
- * initcheck stays clean.
+ * Threads whose window would leave the image or the row's written bytes (the
+ * image edges, a row tail shorter than 16 samples) fill the same window by
+ * gathering: every sample through ic_border_map, bytes outside the written
+ * row never read (so initcheck stays clean). They then share the arithmetic
+ * with the others and store byte by byte where the row ends. (Earlier
+ * versions sent these outputs to a second kernel: one more launch, which is
+ * most of the time of a small image.)
  */
 #include <cuda_runtime.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/border.h"
@@ -35,8 +38,7 @@
 
 namespace {
 
-constexpr int ROWS = 4;    /* output rows per thread */
-constexpr int CHUNK = 16;  /* output samples per thread: one uint4 store */
+constexpr int CHUNK = 16; /* output samples per thread: one uint4 store */
 constexpr int BX = 32, BY = 8;
 
 /* Weights by value (kernel parameter space = constant bank, broadcast):
@@ -47,88 +49,45 @@ template <int K, int RANK> struct rows_w {
     float col[RANK == 0 ? 1 : RANK][K];
 };
 
+/* Blocks per SM the register budget should allow: accumulators + window +
+ * about 24 for addresses and loop state (more for the separable passes,
+ * whose partial sums the scheduler keeps in flight), 64K registers per SM.
+ * Checked with -Xptxas -v: no variant spills. */
+template <int K, int STEP, int RANK, int ROWS> struct rows_occ {
+    static constexpr int regs =
+        ROWS * CHUNK + CHUNK + 2 * (K / 2) * STEP + 24 + (RANK > 0 ? 16 + 8 * RANK : 0);
+    static constexpr int blocks = 65536 / (BX * BY * regs) < 1 ? 1 : 65536 / (BX * BY * regs);
+};
+
 __device__ __forceinline__ float byte_of(const uint4 &q, int b)
 {
     const unsigned w = b < 4 ? q.x : b < 8 ? q.y : b < 12 ? q.z : q.w;
     return (float)((w >> (8 * (b & 3))) & 0xffu);
 }
 
-/* Which threads of rows_kernel take the fast path: output row group g
- * (rows 4g..4g+3) and chunk c (samples 16c..16c+15) are interior when every
- * load of the thread stays inside the image's rows and written bytes. */
-struct rows_span {
-    int g_first, g_end; /* interior row groups [g_first, g_end) */
-    int c_first, c_end; /* interior chunks [c_first, c_end) */
-};
-
-__host__ __device__ inline rows_span rows_interior(int height, int nsamp, int r, int halo)
+/* Sample s (any integer: outside [0, nsamp) it is border-mapped by pixel) of
+ * source row sy (-1: a constant-border row). */
+template <int STEP>
+__device__ __noinline__ float gather(const uint8_t *row, int s, int nsamp, const ic_cuda_args &a)
 {
-    rows_span sp;
-    sp.g_first = (r + ROWS - 1) / ROWS;         /* 4g >= r */
-    sp.g_end = (height - ROWS - r) / ROWS + 1;  /* 4g + 3 + r < height */
-    if (height - ROWS - r < 0 || sp.g_end < sp.g_first)
-        sp.g_end = sp.g_first;
-    sp.c_first = halo > 0 ? 1 : 0;              /* the left side load stays in the row */
-    sp.c_end = (nsamp - 2 * CHUNK) / CHUNK + 1; /* 16c + 32 <= nsamp */
-    if (nsamp - 2 * CHUNK < 0 || sp.c_end < sp.c_first)
-        sp.c_end = sp.c_first;
-    return sp;
+    if (!row)
+        return a.border_value;
+    if (s >= 0 && s < nsamp)
+        return (float)row[s];
+    const int x = s >= 0 ? s / STEP : -((STEP - 1 - s) / STEP); /* floor(s / STEP) */
+    const int c = s - x * STEP;
+    const int sx = ic_border_map(x, a.width, a.border);
+    return sx < 0 ? a.border_value : (float)row[sx * STEP + c];
 }
 
-/* The outputs the fast threads leave out (image edges, row tails), one
- * thread per output sample, every tap through ic_border_map: the rows above
- * and below the interior row groups over the whole width, then the samples
- * left and right of the interior chunks over the interior rows. */
-template <int K>
-__global__ void rows_edges(ic_cuda_args a, int nsamp, rows_span sp, long long n_top,
-                           int bot_start, long long n_bottom_start, long long n_total)
-{
-    constexpr int R = K / 2;
-    const long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= n_total)
-        return;
-    const int step = a.soa ? 1 : a.channels;
-    int y, s;
-    if (i < n_bottom_start) { /* band of whole rows: top, then bottom */
-        const long long row = i / nsamp;
-        s = (int)(i - row * nsamp);
-        y = row < n_top ? (int)row : bot_start + (int)(row - n_top);
-    } else { /* side columns of the interior rows (there are interior rows) */
-        const int left = CHUNK * sp.c_first, right = nsamp - CHUNK * sp.c_end;
-        const long long j = i - n_bottom_start;
-        const long long row = j / (left + right);
-        const int k = (int)(j - row * (left + right));
-        y = ROWS * sp.g_first + (int)row;
-        s = k < left ? k : CHUNK * sp.c_end + (k - left);
-    }
-    const size_t plane_in = a.soa ? (size_t)blockIdx.y * a.height * a.src_pitch : 0;
-    const size_t plane_out = a.soa ? (size_t)blockIdx.y * a.height * a.dst_pitch : 0;
-    const uint8_t *src = a.src + plane_in;
-    const int x = s / step, c = s - x * step;
-    float acc = 0.0f;
-#pragma unroll
-    for (int j = 0; j < K; j++) {
-        const int sy = ic_border_map(y + j - R, a.height, a.border);
-#pragma unroll
-        for (int q = 0; q < K; q++) {
-            const int sx = ic_border_map(x + q - R, a.width, a.border);
-            const float v = (sx < 0 || sy < 0)
-                                ? a.border_value
-                                : (float)src[(size_t)sy * a.src_pitch + (size_t)sx * step + c];
-            acc += a.w[j * K + q] * v;
-        }
-    }
-    a.dst[plane_out + (size_t)y * a.dst_pitch + s] = ic_round_u8(acc + a.bias);
-}
-
-template <int K, int STEP, int RANK>
-__global__ void __launch_bounds__(BX *BY, K >= 5 ? 2 : 4) rows_kernel(ic_cuda_args a, rows_w<K, RANK> w)
+template <int K, int STEP, int RANK, int ROWS>
+__global__ void __launch_bounds__(BX *BY, (rows_occ<K, STEP, RANK, ROWS>::blocks))
+    rows_kernel(ic_cuda_args a, rows_w<K, RANK> w)
 {
     constexpr int R = K / 2;
     constexpr int H = R * STEP; /* halo samples on each side, <= 16 */
     static_assert(H <= CHUNK, "halo wider than one side load");
-    const int step = a.soa ? 1 : a.channels;
-    const int nsamp = a.width * step;
+    const int nsamp = a.width * STEP; /* STEP is the channel count (AoS) or 1 (SoA) */
     const int s0 = (blockIdx.x * BX + threadIdx.x) * CHUNK;
     const int y0 = (blockIdx.y * BY + threadIdx.y) * ROWS;
     if (s0 >= nsamp || y0 >= a.height)
@@ -137,11 +96,9 @@ __global__ void __launch_bounds__(BX *BY, K >= 5 ? 2 : 4) rows_kernel(ic_cuda_ar
     const size_t plane_out = a.soa ? (size_t)blockIdx.z * a.height * a.dst_pitch : 0;
     const uint8_t *src = a.src + plane_in;
     uint8_t *dst = a.dst + plane_out;
-
-    const rows_span sp = rows_interior(a.height, nsamp, R, H);
-    const int g = y0 / ROWS, c = s0 / CHUNK;
-    if (g < sp.g_first || g >= sp.g_end || c < sp.c_first || c >= sp.c_end)
-        return; /* rows_edges writes these outputs */
+    /* every load of the fast path inside the image's rows and written bytes */
+    const bool inner = s0 >= CHUNK && s0 + 2 * CHUNK <= nsamp && y0 >= R &&
+                       y0 + ROWS - 1 + R < a.height;
 
     float acc[ROWS][CHUNK];
 #pragma unroll
@@ -152,19 +109,30 @@ __global__ void __launch_bounds__(BX *BY, K >= 5 ? 2 : 4) rows_kernel(ic_cuda_ar
 
 #pragma unroll
     for (int r = 0; r < ROWS + K - 1; r++) {
-        const uint8_t *row = src + (size_t)(y0 - R + r) * a.src_pitch + s0;
-        const uint4 mid = __ldg(reinterpret_cast<const uint4 *>(row));
-        uint4 lft = mid, rgt = mid;
-        if (H > 0) {
-            lft = __ldg(reinterpret_cast<const uint4 *>(row - CHUNK));
-            rgt = __ldg(reinterpret_cast<const uint4 *>(row + CHUNK));
-        }
-        /* f[q] = sample s0 - H + q */
+        /* f[q] = sample s0 - H + q of input row y0 - R + r */
         float f[CHUNK + 2 * H];
+        if (inner) {
+            const uint8_t *row = src + (size_t)(y0 - R + r) * a.src_pitch + s0;
+            const uint4 mid = __ldg(reinterpret_cast<const uint4 *>(row));
+            const uint4 lft = __ldg(reinterpret_cast<const uint4 *>(row - CHUNK));
+            const uint4 rgt = __ldg(reinterpret_cast<const uint4 *>(row + CHUNK));
 #pragma unroll
-        for (int q = 0; q < CHUNK + 2 * H; q++) {
-            const int b = q - H; /* byte offset from s0 */
-            f[q] = b < 0 ? byte_of(lft, b + CHUNK) : b < CHUNK ? byte_of(mid, b) : byte_of(rgt, b - CHUNK);
+            for (int q = 0; q < CHUNK + 2 * H; q++) {
+                const int b = q - H; /* byte offset from s0 */
+                f[q] = b < 0 ? byte_of(lft, b + CHUNK) : b < CHUNK ? byte_of(mid, b) : byte_of(rgt, b - CHUNK);
+            }
+        } else {
+            /* a rolled loop into a local array (edge threads only): fully
+             * unrolled, the border logic would multiply the code size */
+            const int sy = ic_border_map(y0 - R + r, a.height, a.border);
+            const uint8_t *row = sy < 0 ? nullptr : src + (size_t)sy * a.src_pitch;
+            float g[CHUNK + 2 * H];
+#pragma unroll 1
+            for (int q = 0; q < CHUNK + 2 * H; q++)
+                g[q] = gather<STEP>(row, s0 - H + q, nsamp, a);
+#pragma unroll
+            for (int q = 0; q < CHUNK + 2 * H; q++)
+                f[q] = g[q];
         }
         if (RANK == 0) {
 #pragma unroll
@@ -181,47 +149,53 @@ __global__ void __launch_bounds__(BX *BY, K >= 5 ? 2 : 4) rows_kernel(ic_cuda_ar
                 }
             }
         } else {
-            /* separable: the row pass once per input row, shared by every
-             * output row it feeds, then the column weights */
+            /* separable: the row pass once per input row and sample, shared by
+             * every output row it feeds, then the column weights (one partial
+             * sum live at a time: no register array for the row pass) */
 #pragma unroll
-            for (int q = 0; q < (RANK == 0 ? 1 : RANK); q++) {
-                float h[CHUNK];
+            for (int q = 0; q < (RANK == 0 ? 1 : RANK); q++)
 #pragma unroll
                 for (int t = 0; t < CHUNK; t++) {
-                    h[t] = 0.0f;
+                    float h = 0.0f;
 #pragma unroll
                     for (int i = 0; i < K; i++)
-                        h[t] = fmaf(w.row[q][i], f[t + i * STEP], h[t]);
-                }
+                        h = fmaf(w.row[q][i], f[t + i * STEP], h);
 #pragma unroll
-                for (int o = 0; o < ROWS; o++) {
-                    const int j = r - o;
-                    if (j < 0 || j >= K)
-                        continue;
-#pragma unroll
-                    for (int t = 0; t < CHUNK; t++)
-                        acc[o][t] = fmaf(w.col[q][j], h[t], acc[o][t]);
+                    for (int o = 0; o < ROWS; o++) {
+                        const int j = r - o;
+                        if (j >= 0 && j < K)
+                            acc[o][t] = fmaf(w.col[q][j], h, acc[o][t]);
+                    }
                 }
-            }
         }
     }
 
+    const int n = nsamp - s0 < CHUNK ? nsamp - s0 : CHUNK;
 #pragma unroll
     for (int o = 0; o < ROWS; o++) {
-        unsigned v[4];
+        if (y0 + o >= a.height)
+            break;
+        uint8_t *out = dst + (size_t)(y0 + o) * a.dst_pitch + s0;
+        if (n == CHUNK) {
+            unsigned v[4];
 #pragma unroll
-        for (int q = 0; q < 4; q++) {
-            v[q] = 0;
+            for (int q = 0; q < 4; q++) {
+                v[q] = 0;
 #pragma unroll
-            for (int b = 0; b < 4; b++)
-                v[q] |= (unsigned)ic_round_u8(acc[o][4 * q + b] + a.bias) << (8 * b);
+                for (int b = 0; b < 4; b++)
+                    v[q] |= (unsigned)ic_round_u8(acc[o][4 * q + b] + a.bias) << (8 * b);
+            }
+            *reinterpret_cast<uint4 *>(out) = make_uint4(v[0], v[1], v[2], v[3]);
+        } else {
+#pragma unroll
+            for (int t = 0; t < CHUNK; t++)
+                if (t < n)
+                    out[t] = ic_round_u8(acc[o][t] + a.bias);
         }
-        *reinterpret_cast<uint4 *>(dst + (size_t)(y0 + o) * a.dst_pitch + s0) =
-            make_uint4(v[0], v[1], v[2], v[3]);
     }
 }
 
-template <int K, int STEP, int RANK>
+template <int K, int STEP, int RANK, int ROWS>
 ic_status launch(const ic_cuda_args *a, const float *w, const float *row, const float *col,
                  char *err, size_t errlen)
 {
@@ -235,66 +209,58 @@ ic_status launch(const ic_cuda_args *a, const float *w, const float *row, const 
             p.row[q][i] = row[q * K + i];
             p.col[q][i] = col[q * K + i];
         }
-    const int step = a->soa ? 1 : a->channels;
-    const long long nsamp = (long long)a->width * step;
+    const long long nsamp = (long long)a->width * STEP;
     const long long chunks = (nsamp + CHUNK - 1) / CHUNK;
     const long long groups = (a->height + ROWS - 1) / ROWS;
     const dim3 block(BX, BY);
     const dim3 grid((unsigned)((chunks + BX - 1) / BX), (unsigned)((groups + BY - 1) / BY),
                     a->soa ? (unsigned)a->channels : 1u);
-    rows_kernel<K, STEP, RANK><<<grid, block, 0, (cudaStream_t)a->stream>>>(*a, p);
-    cudaError_t e = cudaGetLastError();
+    rows_kernel<K, STEP, RANK, ROWS><<<grid, block, 0, (cudaStream_t)a->stream>>>(*a, p);
+    const cudaError_t e = cudaGetLastError();
     if (e != cudaSuccess)
         return ic_cuda_fail(err, errlen, "cuda fast rows kernel launch", (int)e);
-    /* the edges, one thread per output sample */
-    const rows_span sp = rows_interior(a->height, (int)nsamp, K / 2, (K / 2) * STEP);
-    /* rows above the interior groups (all rows when there are none: tiny
-     * images), then the rows below them */
-    const long long n_top = sp.g_end > sp.g_first ? (long long)ROWS * sp.g_first : a->height;
-    const long long bot_start = sp.g_end > sp.g_first ? (long long)ROWS * sp.g_end : a->height;
-    const long long n_bottom = a->height - bot_start;
-    const long long mid_rows = (long long)ROWS * (sp.g_end - sp.g_first);
-    const long long side = (long long)CHUNK * sp.c_first + (nsamp - (long long)CHUNK * sp.c_end);
-    const long long n_band = (n_top + n_bottom) * nsamp;
-    const long long n_total = n_band + mid_rows * side;
-    if (n_total > 0) {
-        const long long nb = (n_total + 255) / 256;
-        if (nb > 0x7fffffffLL)
-            return ic_cu_launch_fallback(a, "cuda fast global kernel", err, errlen);
-        rows_edges<K><<<dim3((unsigned)nb, a->soa ? (unsigned)a->channels : 1u), 256, 0,
-                        (cudaStream_t)a->stream>>>(*a, (int)nsamp, sp, n_top, (int)bot_start, n_band, n_total);
-        e = cudaGetLastError();
-        if (e != cudaSuccess)
-            return ic_cuda_fail(err, errlen, "cuda fast rows edge kernel launch", (int)e);
-    }
     return IC_OK;
+}
+
+template <int K, int STEP, int RANK>
+ic_status launch_r(const ic_cuda_args *a, const float *w, const float *row, const float *col,
+                   int rows, char *err, size_t errlen)
+{
+    switch (rows) {
+    case 1:
+        return launch<K, STEP, RANK, 1>(a, w, row, col, err, errlen);
+    case 2:
+        return launch<K, STEP, RANK, 2>(a, w, row, col, err, errlen);
+    default:
+        return launch<K, STEP, RANK, 4>(a, w, row, col, err, errlen);
+    }
 }
 
 template <int K, int RANK>
 ic_status launch_c(const ic_cuda_args *a, const float *w, const float *row, const float *col,
-                   char *err, size_t errlen)
+                   int rows, char *err, size_t errlen)
 {
     switch (a->soa ? 1 : a->channels) {
     case 1:
-        return launch<K, 1, RANK>(a, w, row, col, err, errlen);
+        return launch_r<K, 1, RANK>(a, w, row, col, rows, err, errlen);
     case 3:
-        return launch<K, 3, RANK>(a, w, row, col, err, errlen);
+        return launch_r<K, 3, RANK>(a, w, row, col, rows, err, errlen);
     default:
-        return launch<K, 4, RANK>(a, w, row, col, err, errlen);
+        return launch_r<K, 4, RANK>(a, w, row, col, rows, err, errlen);
     }
 }
 
 template <int K>
 ic_status launch_k(const ic_cuda_args *a, const float *w, const float *row, const float *col,
-                   int rank, char *err, size_t errlen)
+                   int rank, int rows, char *err, size_t errlen)
 {
     switch (rank) {
     case 0:
-        return launch_c<K, 0>(a, w, row, col, err, errlen);
+        return launch_c<K, 0>(a, w, row, col, rows, err, errlen);
     case 1:
-        return launch_c<K, 1>(a, w, row, col, err, errlen);
+        return launch_c<K, 1>(a, w, row, col, rows, err, errlen);
     default:
-        return launch_c<K, 2>(a, w, row, col, err, errlen);
+        return launch_c<K, 2>(a, w, row, col, rows, err, errlen);
     }
 }
 
@@ -307,15 +273,36 @@ extern "C" int ic_fast_rows_eligible(int kw, int kh, int channels, int soa)
     return soa || channels == 1 || channels == 3 || channels == 4;
 }
 
+extern "C" int ic_fast_rows_shape(int width, int height, int channels, int soa, int k, int sms)
+{
+    /* IC_FAST_ROWS_SHAPE=1|2|4 overrides (benchmark calibration only) */
+    const char *e = getenv("IC_FAST_ROWS_SHAPE");
+    if (e && (!strcmp(e, "1") || !strcmp(e, "2") || !strcmp(e, "4")))
+        return atoi(e);
+    const long long nsamp = (long long)width * (soa ? 1 : channels);
+    const long long planes = soa ? channels : 1;
+    const long long chunks = (nsamp + CHUNK - 1) / CHUNK;
+    /* the most rows per thread (least re-reading and conversion) that still
+     * gives every SM IC_FAST_ROWS_FILL threads */
+    const long long want = (long long)(sms > 0 ? sms : 1) * IC_FAST_ROWS_FILL;
+    (void)k;
+    for (int rows = 4; rows > 1; rows /= 2)
+        if (chunks * ((height + rows - 1) / rows) * planes >= want)
+            return rows;
+    return 1;
+}
+
 extern "C" ic_status ic_fast_rows_launch(const ic_cuda_args *a, const float *w, const float *row,
-                                         const float *col, int rank, char *err, size_t errlen)
+                                         const float *col, int rank, int rows, char *err,
+                                         size_t errlen)
 {
     /* 16-byte loads and stores need aligned rows (cudaMallocPitch gives them;
-     * a caller's device pointer may not): otherwise the generic kernel. The
-     * generic path inside the kernel reads the full weights from a->w. */
+     * a caller's device pointer may not): otherwise the generic kernel. */
     const int aligned = ((uintptr_t)a->src % 16 == 0) && ((uintptr_t)a->dst % 16 == 0) &&
                         a->src_pitch % 16 == 0 && a->dst_pitch % 16 == 0;
-    const long long groups = ((long long)a->height + ROWS - 1) / ROWS;
+    if (rows != 1 && rows != 2 && rows != 4)
+        rows = 4;
+    const long long groups = ((long long)a->height + rows - 1) / rows;
     if (!a->w) {
         snprintf(err, errlen, "cuda fast rows: no device weights");
         return IC_ERR_INTERNAL;
@@ -326,12 +313,12 @@ extern "C" ic_status ic_fast_rows_launch(const ic_cuda_args *a, const float *w, 
         return ic_cu_launch_fallback(a, "cuda fast global kernel", err, errlen);
     switch (a->kw) {
     case 3:
-        return launch_k<3>(a, w, row, col, rank, err, errlen);
+        return launch_k<3>(a, w, row, col, rank, rows, err, errlen);
     case 5:
-        return launch_k<5>(a, w, row, col, rank, err, errlen);
+        return launch_k<5>(a, w, row, col, rank, rows, err, errlen);
     case 7:
-        return launch_k<7>(a, w, row, col, rank, err, errlen);
+        return launch_k<7>(a, w, row, col, rank, rows, err, errlen);
     default:
-        return launch_k<9>(a, w, row, col, rank, err, errlen);
+        return launch_k<9>(a, w, row, col, rank, rows, err, errlen);
     }
 }

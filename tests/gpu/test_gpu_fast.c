@@ -125,13 +125,27 @@ int main(void)
     int failures = 0;
     const int q = quick();
 
-    /* 1. The differential run with each method forced. */
-    const char *methods[] = {"direct", "sep", "fft", "rows"};
-    for (int m = 0; m < 4; m++) {
-        setenv("IC_CUDA_METHOD", methods[m], 1);
-        printf("method %s forced:\n", methods[m]);
+    /* 1. The differential run with each method forced; the rows method with
+     * each of its shapes (1, 2, 4 output rows per thread: the planner picks
+     * 1 for images this small), separable and as the full sum. */
+    const struct {
+        const char *method, *rows_shape, *rows_full;
+    } runs[] = {{"direct", NULL, NULL}, {"sep", NULL, NULL},  {"fft", NULL, NULL},
+                {"rows", "1", NULL},    {"rows", "2", NULL},  {"rows", "4", NULL},
+                {"rows", "4", "1"},     {"rows", "1", "1"}};
+    for (int m = 0; m < (int)(sizeof runs / sizeof runs[0]); m++) {
+        setenv("IC_CUDA_METHOD", runs[m].method, 1);
+        if (runs[m].rows_shape)
+            setenv("IC_FAST_ROWS_SHAPE", runs[m].rows_shape, 1);
+        if (runs[m].rows_full)
+            setenv("IC_FAST_ROWS_FULL", runs[m].rows_full, 1);
+        printf("method %s forced%s%s%s:\n", runs[m].method,
+               runs[m].rows_shape ? ", rows per thread " : "",
+               runs[m].rows_shape ? runs[m].rows_shape : "", runs[m].rows_full ? ", full sum" : "");
         failures += ict_diff_backend("cuda", q ? 40 : 200, ICT_DIFF_SEED ^ (uint64_t)(m + 1),
                                      ICT_DIFF_MAX_DIM);
+        unsetenv("IC_FAST_ROWS_SHAPE");
+        unsetenv("IC_FAST_ROWS_FULL");
     }
     unsetenv("IC_CUDA_METHOD");
 
@@ -197,6 +211,16 @@ int main(void)
         snprintf(text + o, sizeof text - (size_t)o, " / %d", sum);
         big_fail += check_named(text, bw, bh, 3, IC_AOS, (ic_border)i, 1, 0.0f, "method fft", &r,
                                 rows[i][0], rows[i][1]);
+    }
+    /* the rows method as the planner takes it on a big image (4 rows per
+     * thread), direct and separable, every border mode */
+    for (int i = 0; i < 3; i++) {
+        big_fail += check_named("gaussian:5", bw, bh, 3, IC_AOS, (ic_border)(i + 1), 1, 0.0f,
+                                "method rows", &r, rows[i][0], rows[i][1]);
+        big_fail += check_named("1 2 3 4 5 6 7; 7 1 2 3 4 5 6; 6 7 1 2 3 4 5; 5 6 7 1 2 3 4; "
+                                "4 5 6 7 1 2 3; 3 4 5 6 7 1 2; 2 3 4 5 6 7 1 / 196",
+                                bw, bh, i == 1 ? 1 : 4, i == 2 ? IC_SOA : IC_AOS, (ic_border)i, 0,
+                                1.5f, "method rows", &r, rows[i][0], rows[i][1]);
     }
     printf("big images: %d failures\n", big_fail);
     failures += big_fail;
