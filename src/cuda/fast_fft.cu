@@ -17,6 +17,7 @@
  * within the oracle's acceptance (1 level, 99.9% exact).
  */
 #include <cufft.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,6 +40,13 @@ struct ic_fast_fft {
     double sumw;
     /* job geometry of the last prepare */
     int v, tiles_x, tiles_y, tiles, channels;
+    /* The tile buffers and cuFFT plans serve one launch at a time: the async
+     * pipeline launches bands from several host threads on several streams.
+     * lock orders the host side, and every launch waits on the GPU for the
+     * previous one (done, recorded on its stream). */
+    pthread_mutex_t lock;
+    cudaEvent_t done;
+    int have_done;
 };
 
 namespace {
@@ -271,6 +279,9 @@ extern "C" void ic_fast_fft_free(ic_fast_fft *f)
     release_batch(f);
     (void)cudaFree(f->g);
     free(f->w_host);
+    if (f->have_done)
+        (void)cudaEventDestroy(f->done);
+    pthread_mutex_destroy(&f->lock);
     free(f);
 }
 
@@ -282,6 +293,11 @@ extern "C" ic_status ic_fast_fft_prepare(ic_fast_fft **pf, const ic_cuda_args *a
         f = (ic_fast_fft *)calloc(1, sizeof *f);
         if (!f) {
             snprintf(err, errlen, "out of memory");
+            return IC_ERR_NOMEM;
+        }
+        if (pthread_mutex_init(&f->lock, NULL) != 0) {
+            free(f);
+            snprintf(err, errlen, "cuda fast fft: cannot create a mutex");
             return IC_ERR_NOMEM;
         }
         *pf = f;
@@ -329,25 +345,35 @@ extern "C" ic_status ic_fast_fft_prepare(ic_fast_fft **pf, const ic_cuda_args *a
     return IC_OK;
 }
 
-extern "C" ic_status ic_fast_fft_launch(ic_fast_fft *f, const ic_cuda_args *a, char *err,
-                                        size_t errlen)
+/* One launch over the image (or band) a: its own tile grid (a band of the
+ * async pipeline is shorter than the image prepare saw), the buffers of the
+ * last prepare. Called with f->lock held. */
+static ic_status fft_launch_locked(ic_fast_fft *f, const ic_cuda_args *a, char *err, size_t errlen)
 {
-    if (!f || !f->have_plans || !f->g || f->kw != a->kw || f->kh != a->kh || f->gn != f->n) {
-        snprintf(err, errlen, "cuda fast fft: not prepared");
-        return IC_ERR_INTERNAL;
-    }
     const int n = f->n;
     const size_t nc = (size_t)n * (n / 2 + 1);
     const float add = (float)(128.0 * f->sumw) + a->bias;
     ic_cuda_args ab = *a;
     ab.bias = 0.0f; /* folded into add */
     const cudaStream_t stream = (cudaStream_t)a->stream;
+    const int tx = (a->width + f->v - 1) / f->v, ty = (a->height + f->v - 1) / f->v;
+    const long long tiles = (long long)tx * ty * a->channels;
+    if (tiles > (1LL << 30)) {
+        snprintf(err, errlen, "cuda fast fft: too many tiles");
+        return IC_ERR_TOO_LARGE;
+    }
+    if (!f->have_done) {
+        IC_CUDA_CHECK(cudaEventCreateWithFlags(&f->done, cudaEventDisableTiming));
+        f->have_done = 1;
+    } else {
+        IC_CUDA_CHECK(cudaStreamWaitEvent(stream, f->done, 0));
+    }
     IC_CUFFT_CHECK(cufftSetStream(f->r2c, stream));
     IC_CUFFT_CHECK(cufftSetStream(f->c2r, stream));
     ic_status st;
-    for (int t0 = 0; t0 < f->tiles; t0 += f->b) {
-        const int count = f->tiles - t0 < f->b ? f->tiles - t0 : f->b;
-        const fft_geo g = {n, f->v, f->tiles_x, f->tiles_y, t0, count};
+    for (long long t0 = 0; t0 < tiles; t0 += f->b) {
+        const int count = (int)(tiles - t0 < f->b ? tiles - t0 : f->b);
+        const fft_geo g = {n, f->v, tx, ty, (int)t0, count};
         const unsigned rows_per_block = 8;
         const dim3 grid((unsigned)((n + rows_per_block - 1) / rows_per_block), (unsigned)count);
         fft_build<<<grid, FFT_THREADS, 0, stream>>>(*a, g, f->real);
@@ -365,5 +391,21 @@ extern "C" ic_status ic_fast_fft_launch(ic_fast_fft *f, const ic_cuda_args *a, c
         if ((st = check_launch("cuda fast fft extract kernel", err, errlen)) != IC_OK)
             return st;
     }
+    IC_CUDA_CHECK(cudaEventRecord(f->done, stream));
     return IC_OK;
+}
+
+extern "C" ic_status ic_fast_fft_launch(ic_fast_fft *f, const ic_cuda_args *a, char *err,
+                                        size_t errlen)
+{
+    if (!f || !f->have_plans || !f->g || f->kw != a->kw || f->kh != a->kh || f->gn != f->n ||
+        a->channels != f->channels || a->width > f->tiles_x * f->v ||
+        a->height > f->tiles_y * f->v) {
+        snprintf(err, errlen, "cuda fast fft: not prepared");
+        return IC_ERR_INTERNAL;
+    }
+    pthread_mutex_lock(&f->lock);
+    const ic_status st = fft_launch_locked(f, a, err, errlen);
+    pthread_mutex_unlock(&f->lock);
+    return st;
 }

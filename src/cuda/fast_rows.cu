@@ -1,30 +1,35 @@
 /*
  * fast_rows.cu - the `rows` method of the cuda fast path: small square kernels
  * (3, 5, 7, 9) straight from global memory with 16-byte loads, no shared
- * memory, no barriers and one launch.
+ * memory and no barriers.
  *
  * A row of an AoS image is a run of width*channels samples in which a
  * horizontal tap is `channels` samples away; an SoA plane is the same with a
- * step of 1. Each thread owns 16 consecutive samples of ROWS output rows
- * (ROWS = 1, 2 or 4, chosen per image so that small images still give every
- * SM enough threads: ic_fast_rows_shape). For each of the ROWS+K-1 input rows
- * it needs, it loads the 16 samples above its outputs plus the 16 on either
- * side (three aligned uint4 loads; the side loads hit L1, as neighbouring
- * threads load the same lines), converts the bytes it needs to float once,
- * and adds that row's contribution to every output row it touches. Weights
- * travel as a kernel parameter (constant bank, broadcast). With RANK > 0 the
- * kernel is applied as RANK pairs of 1D passes: each input row's horizontal
- * pass is done once and shared by the output rows it feeds (issue 4's
- * separable path for small kernels). The whole window stays in registers:
- * indices are compile-time constants, so nothing spills to local memory.
+ * step of 1. Each thread owns 16 consecutive samples of ROWS output rows. For
+ * each of the ROWS+K-1 input rows it needs, it loads the 16 samples above its
+ * outputs plus the 16 on either side (three aligned uint4 loads; the side
+ * loads hit L1, as neighbouring threads load the same lines), converts the
+ * bytes it needs to float once, and adds that row's contribution to every
+ * output row it touches. Weights travel as a kernel parameter (constant bank,
+ * broadcast). With RANK > 0 the kernel is applied as RANK pairs of 1D passes:
+ * each input row's horizontal pass is done once and shared by the output rows
+ * it feeds (issue 4's separable path for small kernels). The whole window
+ * stays in registers: indices are compile-time
+ * constants, so nothing spills to local memory.
  *
- * Threads whose window would leave the image or the row's written bytes (the
- * image edges, a row tail shorter than 16 samples) fill the same window by
- * gathering: every sample through ic_border_map, bytes outside the written
- * row never read (so initcheck stays clean). They then share the arithmetic
- * with the others and store byte by byte where the row ends. (Earlier
- * versions sent these outputs to a second kernel: one more launch, which is
- * most of the time of a small image.)
+ * Threads whose window would leave the image or the rows' written bytes (the
+ * image edges, a row tail shorter than 16 samples) return at once; extra
+ * blocks of the same launch (past the main grid in x) compute those outputs,
+ * one thread per sample with every tap mapped by ic_border_map. (One thread
+ * doing 64 edge outputs serially was the tail of the whole launch, ~40 us; a
+ * second launch for the edges cost most of a small image's time, and
+ * branching inside the fast threads to gather their window made every
+ * thread 2x slower: bench table H, 77b92cb.) Reads never touch the pitch
+ * padding, so initcheck stays clean.
+ *
+ * ROWS (1, 2 or 4 output rows per thread) is chosen per image by
+ * ic_fast_rows_shape: the most rows per thread (least re-reading and
+ * conversion) that still gives every SM enough threads.
  */
 #include <cuda_runtime.h>
 #include <stdint.h>
@@ -38,7 +43,7 @@
 
 namespace {
 
-constexpr int CHUNK = 16; /* output samples per thread: one uint4 store */
+constexpr int CHUNK = 16;  /* output samples per thread: one uint4 store */
 constexpr int BX = 32, BY = 8;
 
 /* Weights by value (kernel parameter space = constant bank, broadcast):
@@ -49,45 +54,105 @@ template <int K, int RANK> struct rows_w {
     float col[RANK == 0 ? 1 : RANK][K];
 };
 
-/* Blocks per SM the register budget should allow: accumulators + window +
- * about 24 for addresses and loop state (more for the separable passes,
- * whose partial sums the scheduler keeps in flight), 64K registers per SM.
- * Checked with -Xptxas -v: no variant spills. */
-template <int K, int STEP, int RANK, int ROWS> struct rows_occ {
-    static constexpr int regs =
-        ROWS * CHUNK + CHUNK + 2 * (K / 2) * STEP + 24 + (RANK > 0 ? 16 + 8 * RANK : 0);
-    static constexpr int blocks = 65536 / (BX * BY * regs) < 1 ? 1 : 65536 / (BX * BY * regs);
-};
-
 __device__ __forceinline__ float byte_of(const uint4 &q, int b)
 {
     const unsigned w = b < 4 ? q.x : b < 8 ? q.y : b < 12 ? q.z : q.w;
     return (float)((w >> (8 * (b & 3))) & 0xffu);
 }
 
-/* Sample s (any integer: outside [0, nsamp) it is border-mapped by pixel) of
- * source row sy (-1: a constant-border row). */
-template <int STEP>
-__device__ __noinline__ float gather(const uint8_t *row, int s, int nsamp, const ic_cuda_args &a)
+/* Which threads of rows_kernel take the fast path: output row group g
+ * (rows ROWS*g..ROWS*g+ROWS-1) and chunk c (samples 16c..16c+15) are interior when every
+ * load of the thread stays inside the image's rows and written bytes. */
+struct rows_span {
+    int g_first, g_end; /* interior row groups [g_first, g_end) */
+    int c_first, c_end; /* interior chunks [c_first, c_end) */
+};
+
+__host__ __device__ inline rows_span rows_interior(int height, int nsamp, int r, int halo, int ROWS)
 {
-    if (!row)
-        return a.border_value;
-    if (s >= 0 && s < nsamp)
-        return (float)row[s];
-    const int x = s >= 0 ? s / STEP : -((STEP - 1 - s) / STEP); /* floor(s / STEP) */
-    const int c = s - x * STEP;
-    const int sx = ic_border_map(x, a.width, a.border);
-    return sx < 0 ? a.border_value : (float)row[sx * STEP + c];
+    rows_span sp;
+    sp.g_first = (r + ROWS - 1) / ROWS;         /* ROWS*g >= r */
+    sp.g_end = (height - ROWS - r) / ROWS + 1;  /* ROWS*g + ROWS-1 + r < height */
+    if (height - ROWS - r < 0 || sp.g_end < sp.g_first)
+        sp.g_end = sp.g_first;
+    sp.c_first = halo > 0 ? 1 : 0;              /* the left side load stays in the row */
+    sp.c_end = (nsamp - 2 * CHUNK) / CHUNK + 1; /* 16c + 32 <= nsamp */
+    if (nsamp - 2 * CHUNK < 0 || sp.c_end < sp.c_first)
+        sp.c_end = sp.c_first;
+    return sp;
+}
+
+/* Where the edge outputs are: rows above and below the interior row groups
+ * over the whole width (n_band samples), then the samples left and right of
+ * the interior chunks over the interior rows; n_total in all (per plane). */
+struct rows_edges {
+    rows_span sp;
+    int rows;          /* ROWS of the launch */
+    long long n_top;   /* rows above the interior groups */
+    int bot_start;     /* first row below them */
+    long long n_band, n_total;
+    unsigned main_bx;  /* blocks in x of the main grid; the edge blocks follow */
+    unsigned edge_bx;  /* edge blocks per grid row */
+};
+
+/* Edge output i (0 <= i < n_total) of plane `plane`: every tap through
+ * ic_border_map. */
+template <int K>
+__device__ __forceinline__ void rows_edge_item(const ic_cuda_args &a, int nsamp, const rows_edges &e,
+                                               long long i, int plane)
+{
+    constexpr int R = K / 2;
+    const int step = a.soa ? 1 : a.channels;
+    const rows_span &sp = e.sp;
+    int y, s;
+    if (i < e.n_band) { /* band of whole rows: top, then bottom */
+        const long long row = i / nsamp;
+        s = (int)(i - row * nsamp);
+        y = row < e.n_top ? (int)row : e.bot_start + (int)(row - e.n_top);
+    } else { /* side columns of the interior rows (there are interior rows) */
+        const int left = CHUNK * sp.c_first, right = nsamp - CHUNK * sp.c_end;
+        const long long j = i - e.n_band;
+        const long long row = j / (left + right);
+        const int k = (int)(j - row * (left + right));
+        y = e.rows * sp.g_first + (int)row;
+        s = k < left ? k : CHUNK * sp.c_end + (k - left);
+    }
+    const size_t plane_in = a.soa ? (size_t)plane * a.height * a.src_pitch : 0;
+    const size_t plane_out = a.soa ? (size_t)plane * a.height * a.dst_pitch : 0;
+    const uint8_t *src = a.src + plane_in;
+    const int x = s / step, c = s - x * step;
+    float acc = 0.0f;
+#pragma unroll
+    for (int j = 0; j < K; j++) {
+        const int sy = ic_border_map(y + j - R, a.height, a.border);
+#pragma unroll
+        for (int q = 0; q < K; q++) {
+            const int sx = ic_border_map(x + q - R, a.width, a.border);
+            const float v = (sx < 0 || sy < 0)
+                                ? a.border_value
+                                : (float)src[(size_t)sy * a.src_pitch + (size_t)sx * step + c];
+            acc += a.w[j * K + q] * v;
+        }
+    }
+    a.dst[plane_out + (size_t)y * a.dst_pitch + s] = ic_round_u8(acc + a.bias);
 }
 
 template <int K, int STEP, int RANK, int ROWS>
-__global__ void __launch_bounds__(BX *BY, (rows_occ<K, STEP, RANK, ROWS>::blocks))
-    rows_kernel(ic_cuda_args a, rows_w<K, RANK> w)
+__global__ void __launch_bounds__(BX *BY, ROWS == 4 ? (K >= 5 ? 2 : 4) : (K >= 7 ? 3 : 4))
+    rows_kernel(ic_cuda_args a, rows_w<K, RANK> w, rows_edges e)
 {
+    if (blockIdx.x >= e.main_bx) { /* an edge block (block-uniform branch) */
+        const long long i = ((long long)blockIdx.y * e.edge_bx + (blockIdx.x - e.main_bx)) * (BX * BY) +
+                            threadIdx.y * BX + threadIdx.x;
+        if (i < e.n_total)
+            rows_edge_item<K>(a, a.width * (a.soa ? 1 : a.channels), e, i, (int)blockIdx.z);
+        return;
+    }
     constexpr int R = K / 2;
     constexpr int H = R * STEP; /* halo samples on each side, <= 16 */
     static_assert(H <= CHUNK, "halo wider than one side load");
-    const int nsamp = a.width * STEP; /* STEP is the channel count (AoS) or 1 (SoA) */
+    const int step = a.soa ? 1 : a.channels;
+    const int nsamp = a.width * step;
     const int s0 = (blockIdx.x * BX + threadIdx.x) * CHUNK;
     const int y0 = (blockIdx.y * BY + threadIdx.y) * ROWS;
     if (s0 >= nsamp || y0 >= a.height)
@@ -96,9 +161,11 @@ __global__ void __launch_bounds__(BX *BY, (rows_occ<K, STEP, RANK, ROWS>::blocks
     const size_t plane_out = a.soa ? (size_t)blockIdx.z * a.height * a.dst_pitch : 0;
     const uint8_t *src = a.src + plane_in;
     uint8_t *dst = a.dst + plane_out;
-    /* every load of the fast path inside the image's rows and written bytes */
-    const bool inner = s0 >= CHUNK && s0 + 2 * CHUNK <= nsamp && y0 >= R &&
-                       y0 + ROWS - 1 + R < a.height;
+
+    const rows_span &sp = e.sp;
+    const int g = y0 / ROWS, c = s0 / CHUNK;
+    if (g < sp.g_first || g >= sp.g_end || c < sp.c_first || c >= sp.c_end)
+        return; /* rows_edges writes these outputs */
 
     float acc[ROWS][CHUNK];
 #pragma unroll
@@ -109,30 +176,19 @@ __global__ void __launch_bounds__(BX *BY, (rows_occ<K, STEP, RANK, ROWS>::blocks
 
 #pragma unroll
     for (int r = 0; r < ROWS + K - 1; r++) {
-        /* f[q] = sample s0 - H + q of input row y0 - R + r */
+        const uint8_t *row = src + (size_t)(y0 - R + r) * a.src_pitch + s0;
+        const uint4 mid = __ldg(reinterpret_cast<const uint4 *>(row));
+        uint4 lft = mid, rgt = mid;
+        if (H > 0) {
+            lft = __ldg(reinterpret_cast<const uint4 *>(row - CHUNK));
+            rgt = __ldg(reinterpret_cast<const uint4 *>(row + CHUNK));
+        }
+        /* f[q] = sample s0 - H + q */
         float f[CHUNK + 2 * H];
-        if (inner) {
-            const uint8_t *row = src + (size_t)(y0 - R + r) * a.src_pitch + s0;
-            const uint4 mid = __ldg(reinterpret_cast<const uint4 *>(row));
-            const uint4 lft = __ldg(reinterpret_cast<const uint4 *>(row - CHUNK));
-            const uint4 rgt = __ldg(reinterpret_cast<const uint4 *>(row + CHUNK));
 #pragma unroll
-            for (int q = 0; q < CHUNK + 2 * H; q++) {
-                const int b = q - H; /* byte offset from s0 */
-                f[q] = b < 0 ? byte_of(lft, b + CHUNK) : b < CHUNK ? byte_of(mid, b) : byte_of(rgt, b - CHUNK);
-            }
-        } else {
-            /* a rolled loop into a local array (edge threads only): fully
-             * unrolled, the border logic would multiply the code size */
-            const int sy = ic_border_map(y0 - R + r, a.height, a.border);
-            const uint8_t *row = sy < 0 ? nullptr : src + (size_t)sy * a.src_pitch;
-            float g[CHUNK + 2 * H];
-#pragma unroll 1
-            for (int q = 0; q < CHUNK + 2 * H; q++)
-                g[q] = gather<STEP>(row, s0 - H + q, nsamp, a);
-#pragma unroll
-            for (int q = 0; q < CHUNK + 2 * H; q++)
-                f[q] = g[q];
+        for (int q = 0; q < CHUNK + 2 * H; q++) {
+            const int b = q - H; /* byte offset from s0 */
+            f[q] = b < 0 ? byte_of(lft, b + CHUNK) : b < CHUNK ? byte_of(mid, b) : byte_of(rgt, b - CHUNK);
         }
         if (RANK == 0) {
 #pragma unroll
@@ -151,7 +207,7 @@ __global__ void __launch_bounds__(BX *BY, (rows_occ<K, STEP, RANK, ROWS>::blocks
         } else {
             /* separable: the row pass once per input row and sample, shared by
              * every output row it feeds, then the column weights (one partial
-             * sum live at a time: no register array for the row pass) */
+             * sum live at a time: a register array for the row pass spilled) */
 #pragma unroll
             for (int q = 0; q < (RANK == 0 ? 1 : RANK); q++)
 #pragma unroll
@@ -170,28 +226,18 @@ __global__ void __launch_bounds__(BX *BY, (rows_occ<K, STEP, RANK, ROWS>::blocks
         }
     }
 
-    const int n = nsamp - s0 < CHUNK ? nsamp - s0 : CHUNK;
 #pragma unroll
     for (int o = 0; o < ROWS; o++) {
-        if (y0 + o >= a.height)
-            break;
-        uint8_t *out = dst + (size_t)(y0 + o) * a.dst_pitch + s0;
-        if (n == CHUNK) {
-            unsigned v[4];
+        unsigned v[4];
 #pragma unroll
-            for (int q = 0; q < 4; q++) {
-                v[q] = 0;
+        for (int q = 0; q < 4; q++) {
+            v[q] = 0;
 #pragma unroll
-                for (int b = 0; b < 4; b++)
-                    v[q] |= (unsigned)ic_round_u8(acc[o][4 * q + b] + a.bias) << (8 * b);
-            }
-            *reinterpret_cast<uint4 *>(out) = make_uint4(v[0], v[1], v[2], v[3]);
-        } else {
-#pragma unroll
-            for (int t = 0; t < CHUNK; t++)
-                if (t < n)
-                    out[t] = ic_round_u8(acc[o][t] + a.bias);
+            for (int b = 0; b < 4; b++)
+                v[q] |= (unsigned)ic_round_u8(acc[o][4 * q + b] + a.bias) << (8 * b);
         }
+        *reinterpret_cast<uint4 *>(dst + (size_t)(y0 + o) * a.dst_pitch + s0) =
+            make_uint4(v[0], v[1], v[2], v[3]);
     }
 }
 
@@ -212,13 +258,35 @@ ic_status launch(const ic_cuda_args *a, const float *w, const float *row, const 
     const long long nsamp = (long long)a->width * STEP;
     const long long chunks = (nsamp + CHUNK - 1) / CHUNK;
     const long long groups = (a->height + ROWS - 1) / ROWS;
+    const long long main_bx = (chunks + BX - 1) / BX, grid_y = (groups + BY - 1) / BY;
+    /* the edge outputs: rows above the interior groups (all rows when there
+     * are none: tiny images), the rows below them, the sides in between */
+    rows_edges e;
+    memset(&e, 0, sizeof e);
+    e.sp = rows_interior(a->height, (int)nsamp, K / 2, (K / 2) * STEP, ROWS);
+    const rows_span &sp = e.sp;
+    e.rows = ROWS;
+    e.n_top = sp.g_end > sp.g_first ? (long long)ROWS * sp.g_first : a->height;
+    const long long bot_start = sp.g_end > sp.g_first ? (long long)ROWS * sp.g_end : a->height;
+    e.bot_start = (int)bot_start;
+    const long long n_bottom = a->height - bot_start;
+    const long long mid_rows = (long long)ROWS * (sp.g_end - sp.g_first);
+    const long long side = (long long)CHUNK * sp.c_first + (nsamp - (long long)CHUNK * sp.c_end);
+    e.n_band = (e.n_top + n_bottom) * nsamp;
+    e.n_total = e.n_band + mid_rows * side;
+    const long long edge_blocks = (e.n_total + BX * BY - 1) / (BX * BY);
+    const long long edge_bx = (edge_blocks + grid_y - 1) / grid_y;
+    if (main_bx + edge_bx > 0x7fffffffLL)
+        return ic_cu_launch_fallback(a, "cuda fast global kernel", err, errlen);
+    e.main_bx = (unsigned)main_bx;
+    e.edge_bx = (unsigned)edge_bx;
     const dim3 block(BX, BY);
-    const dim3 grid((unsigned)((chunks + BX - 1) / BX), (unsigned)((groups + BY - 1) / BY),
+    const dim3 grid((unsigned)(main_bx + edge_bx), (unsigned)grid_y,
                     a->soa ? (unsigned)a->channels : 1u);
-    rows_kernel<K, STEP, RANK, ROWS><<<grid, block, 0, (cudaStream_t)a->stream>>>(*a, p);
-    const cudaError_t e = cudaGetLastError();
-    if (e != cudaSuccess)
-        return ic_cuda_fail(err, errlen, "cuda fast rows kernel launch", (int)e);
+    rows_kernel<K, STEP, RANK, ROWS><<<grid, block, 0, (cudaStream_t)a->stream>>>(*a, p, e);
+    const cudaError_t ce = cudaGetLastError();
+    if (ce != cudaSuccess)
+        return ic_cuda_fail(err, errlen, "cuda fast rows kernel launch", (int)ce);
     return IC_OK;
 }
 

@@ -293,6 +293,29 @@ static int check_too_small(const char *be)
     return bad;
 }
 
+/* Row y of both outputs against the float64 oracle (default parameters). */
+static int oracle_row_ok(const ic_image *src, const ic_kernel *k, int y, const ic_image *a,
+                         const ic_image *b)
+{
+    ic_params p;
+    ic_params_default(&p);
+    const size_t n = (size_t)src->width * (size_t)src->channels;
+    double *val = malloc(n * sizeof *val), *slack = malloc(n * sizeof *slack);
+    int ok = 0;
+    if (val && slack) {
+        ict_oracle_rows(src, k, &p, y, y + 1, val, slack);
+        ict_cmp ca, cb;
+        ict_cmp_init(&ca);
+        ict_cmp_init(&cb);
+        ict_compare_rows(&ca, a, y, y + 1, val, slack);
+        ict_compare_rows(&cb, b, y, y + 1, val, slack);
+        ok = ict_cmp_passed(&ca) && ict_cmp_passed(&cb);
+    }
+    free(val);
+    free(slack);
+    return ok;
+}
+
 /* A pageable image large enough for the threaded staging path (cuda_async.cu:
  * IC_AS_THREADED_BYTES), sync against async, for kernels that take different
  * fast-path methods. */
@@ -306,7 +329,8 @@ static int check_threaded(const char *be)
     ic_context *sc = NULL, *ac = NULL;
     char err[256] = "";
     ic_image src, a, b;
-    int bad = 1;
+    ic_kernel k2[3];
+    int nk = 0, bad = 1;
     memset(&src, 0, sizeof src);
     memset(&a, 0, sizeof a);
     memset(&b, 0, sizeof b);
@@ -334,35 +358,70 @@ static int check_threaded(const char *be)
     for (int i = 0; i < 31 * 31; i++)
         coef[i] = (float)(ict_uniform(&rs) - 0.3);
     for (size_t i = 0; i < sizeof kernels / sizeof kernels[0]; i++) {
-        ic_kernel k;
-        const ic_status ks = i == 2 ? ic_kernel_create(&k, 31, 31, coef, 31.0 * 31.0 * 0.2)
-                                    : ic_kernel_parse(&k, kernels[i], err, sizeof err);
+        ic_kernel *kp = &k2[i];
+        const ic_status ks = i == 2 ? ic_kernel_create(kp, 31, 31, coef, 31.0 * 31.0 * 0.2)
+                                    : ic_kernel_parse(kp, kernels[i], err, sizeof err);
         if (ks != IC_OK) {
             printf("FAIL %s: kernel %s: %s\n", be, kernels[i], err);
             goto done;
         }
+        nk = i + 1;
         memset(a.data, 0xA5, a.pitch * (size_t)h);
         memset(b.data, 0x5A, b.pitch * (size_t)h);
-        const ic_status s1 = ic_convolve(sc, &src, &a, &k, NULL);
-        const ic_status s2 = s1 == IC_OK ? ic_convolve(ac, &src, &b, &k, NULL) : s1;
-        ic_kernel_free(&k);
+        const ic_status s1 = ic_convolve(sc, &src, &a, kp, NULL);
+        const ic_status s2 = s1 == IC_OK ? ic_convolve(ac, &src, &b, kp, NULL) : s1;
         if (s1 != IC_OK || s2 != IC_OK) {
             printf("FAIL %s: %s on %dx%d: %s: %s / %s\n", be, kernels[i], w, h,
                    ic_status_str(s1 != IC_OK ? s1 : s2), ic_context_error(sc),
                    ic_context_error(ac));
             goto done;
         }
-        int x, y, c;
-        if (first_diff(&a, &b, &x, &y, &c)) {
-            printf("FAIL %s: %s on %dx%d: async differs from sync at (%d,%d) channel %d\n", be,
-                   kernels[i], w, h, x, y, c);
+        /* Direct and separable plans sum the same taps in the same order in
+         * every band: identical. The FFT plan tiles each band from its own
+         * first row, so its float rounding differs from the whole image's:
+         * a sample may then differ by 1 where the exact value sits at a
+         * rounding boundary, which the float64 oracle decides (both must
+         * pass it), and such samples must be rare. */
+        const int fft = i == 2;
+        long long ndiff = 0;
+        int bad_row = -1;
+        for (int y = 0; y < h && bad_row < 0; y++)
+            for (int x = 0; x < w * ch; x++) {
+                const int va = a.data[(size_t)y * a.pitch + (size_t)x];
+                const int vb = b.data[(size_t)y * b.pitch + (size_t)x];
+                if (va == vb)
+                    continue;
+                ndiff++;
+                if (!fft || va - vb > 1 || vb - va > 1) {
+                    printf("FAIL %s: %s on %dx%d: async %d, sync %d at sample %d of row %d\n", be,
+                           kernels[i], w, h, vb, va, x, y);
+                    bad_row = y;
+                    break;
+                }
+                if (ndiff <= 8 && !oracle_row_ok(&src, &k2[i], y, &a, &b)) {
+                    printf("FAIL %s: %s on %dx%d: row %d of sync or async fails the oracle\n",
+                           be, kernels[i], w, h, y);
+                    bad_row = y;
+                    break;
+                }
+            }
+        if (bad_row >= 0)
+            goto done;
+        if (ndiff * 10000LL > (long long)w * h * ch) {
+            printf("FAIL %s: %s on %dx%d: %lld samples differ between sync and async\n", be,
+                   kernels[i], w, h, ndiff);
             goto done;
         }
+        if (ndiff)
+            printf("%-18s %s: %lld of %d samples differ by 1 (FFT tiles), both pass the oracle\n",
+                   be, kernels[i], ndiff, w * h * ch);
     }
     printf("%-18s %dx%d pageable, threaded staging: sync == async for %zu kernels\n", be, w, h,
            sizeof kernels / sizeof kernels[0]);
     bad = 0;
 done:
+    for (int i = 0; i < nk; i++)
+        ic_kernel_free(&k2[i]);
     ic_image_free(&src);
     ic_image_free(&a);
     ic_image_free(&b);

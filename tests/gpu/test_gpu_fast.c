@@ -180,9 +180,11 @@ int main(void)
             /* separable kernels of 7x7 and up stay on the shared-memory
              * separable method (faster there, bench table F) */
             const int k7 = !strcmp(named[i], "gaussian:7") || !strcmp(named[i], "gaussian:9");
+            /* (images this small get 1 row per thread, where the separable
+             * form saves nothing, so rows keeps the full sum) */
+            (void)gauss_or_box;
             const char *want = !small || k7           ? "method sep"
                                : !strcmp(named[i], "unsharp:9") || !rows_ok ? NULL
-                               : gauss_or_box         ? "separable: 1 row + 1 column pass"
                                                       : "method rows";
             named_fail += check_named(named[i], w, h, ch, lay, b, (int)ict_below(&r, 2), bias, want,
                                       &r, 0, 0);
