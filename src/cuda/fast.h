@@ -122,12 +122,12 @@ ic_status ic_fast_sep_launch(const ic_cuda_args *a, const float *row, const floa
 /* 1 when the rows method takes a kw x kh kernel on this image shape. */
 int ic_fast_rows_eligible(int kw, int kh, int channels, int soa);
 
-/* Output rows per thread (1, 2 or 4) of the rows method for an image: the
- * most that still gives each of the device's sms SMs IC_FAST_ROWS_FILL
- * threads. The environment variable IC_FAST_ROWS_SHAPE=1|2|4 overrides it
- * (benchmark calibration). */
+/* Output rows per thread (1, 2 or 4) of the rows method for an image and a
+ * k x k kernel, applied as separable passes or as the full sum (the rule
+ * and its measurements are in fast_rows.cu). The environment variable
+ * IC_FAST_ROWS_SHAPE=1|2|4 overrides it (benchmark calibration). */
 #define IC_FAST_ROWS_FILL 2048
-int ic_fast_rows_shape(int width, int height, int channels, int soa, int k, int sms);
+int ic_fast_rows_shape(int width, int height, int channels, int soa, int k, int sms, int separable);
 
 /* Launches the rows method: rank 0 applies the full weights w (kw*kh floats,
  * host memory), rank 1..IC_FAST_ROWS_MAX_RANK the separable vectors row

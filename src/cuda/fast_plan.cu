@@ -39,8 +39,10 @@
 /* ---- model constants (bench/NOTES.md says where they come from) ------------- */
 static const double LAUNCH_S = 5.0e-6;  /* per kernel launch, event-timed */
 /* Separable kernels from this size take the shared-memory sep method over
- * rows when the model prefers sep (0: rows always); bench table H. */
-#define IC_FAST_ROWS_SEP_FROM 7
+ * rows when the model prefers sep (0: rows always). Bench table H (accafa9):
+ * rows with the separable passes in registers beat sep at every size it
+ * takes (HD 9x9 0.033 vs 0.055 ms, 8K 9x9 0.28 vs 0.62 ms). */
+#define IC_FAST_ROWS_SEP_FROM 0
 static const double DIRECT_EFF = 0.80;  /* FMA-issue efficiency of the direct loops */
 static const double SEP_EFF = 0.75;     /* ... of the fused separable loops */
 static const double FFT_BYTES = 66.0;   /* device bytes per tile element, all FFT stages */
@@ -444,16 +446,21 @@ static ic_status plan_job(ic_fast_state *st, const ic_job *job, ic_fast_plan *p,
     double t_rows = -1, f_rows = f_direct;
     int rows_rank = 0;
     if (ic_fast_rows_eligible(kw, kh, img->channels, img->layout == IC_SOA)) {
-        const int per_thread = ic_fast_rows_shape(img->width, img->height, img->channels,
-                                                  img->layout == IC_SOA, kw, d.sms);
-        /* separable when the factors are usable, small in rank and cheaper:
-         * per output, rank * (K row taps shared by the thread's rows + K
-         * column taps); IC_FAST_ROWS_FULL=1 keeps the full K*K sum
-         * (benchmark calibration) */
-        const double per_sep = rank * ((double)(per_thread + kh - 1) / per_thread * kw + kh);
+        /* separable when the factors are usable, small in rank and cheaper
+         * at 4 rows per thread: per output, rank * (K row taps shared by the
+         * thread's rows + K column taps); IC_FAST_ROWS_FULL=1 keeps the full
+         * K*K sum (benchmark calibration). 3x3 kernels only when the image
+         * is large enough for 4 rows per thread (ic_fast_rows_shape). */
         const char *full = getenv("IC_FAST_ROWS_FULL");
-        if (rank >= 1 && rank <= IC_FAST_ROWS_MAX_RANK && per_sep < (double)kw * kh &&
-            !(full && !strcmp(full, "1"))) {
+        const int sep_ok = rank >= 1 && rank <= IC_FAST_ROWS_MAX_RANK &&
+                           rank * ((4.0 + kh - 1) / 4.0 * kw + kh) < (double)kw * kh &&
+                           !(full && !strcmp(full, "1")) &&
+                           (kw >= 5 || ic_fast_rows_shape(img->width, img->height, img->channels,
+                                                          img->layout == IC_SOA, kw, d.sms, 0) == 4);
+        const int per_thread = ic_fast_rows_shape(img->width, img->height, img->channels,
+                                                  img->layout == IC_SOA, kw, d.sms, sep_ok);
+        const double per_sep = rank * ((double)(per_thread + kh - 1) / per_thread * kw + kh);
+        if (sep_ok && per_sep < (double)kw * kh) {
             rows_rank = rank;
             f_rows = samples * per_sep;
         }

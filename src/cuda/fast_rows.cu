@@ -341,23 +341,27 @@ extern "C" int ic_fast_rows_eligible(int kw, int kh, int channels, int soa)
     return soa || channels == 1 || channels == 3 || channels == 4;
 }
 
-extern "C" int ic_fast_rows_shape(int width, int height, int channels, int soa, int k, int sms)
+extern "C" int ic_fast_rows_shape(int width, int height, int channels, int soa, int k, int sms,
+                                  int separable)
 {
     /* IC_FAST_ROWS_SHAPE=1|2|4 overrides (benchmark calibration only) */
     const char *e = getenv("IC_FAST_ROWS_SHAPE");
     if (e && (!strcmp(e, "1") || !strcmp(e, "2") || !strcmp(e, "4")))
         return atoi(e);
+    /* Measured on the H100 (bench table H, accafa9): the separable form
+     * wants 4 rows (its row pass is shared by more outputs); the full sum of
+     * a 5x5..9x9 kernel 2 (4 rows hold too many accumulators); a 3x3 4 rows
+     * when the image still gives every SM IC_FAST_ROWS_FILL threads, else 2
+     * (1 is no faster on 480p..HD). */
+    if (separable)
+        return 4;
+    if (k >= 5)
+        return 2;
     const long long nsamp = (long long)width * (soa ? 1 : channels);
     const long long planes = soa ? channels : 1;
     const long long chunks = (nsamp + CHUNK - 1) / CHUNK;
-    /* the most rows per thread (least re-reading and conversion) that still
-     * gives every SM IC_FAST_ROWS_FILL threads */
     const long long want = (long long)(sms > 0 ? sms : 1) * IC_FAST_ROWS_FILL;
-    (void)k;
-    for (int rows = 4; rows > 1; rows /= 2)
-        if (chunks * ((height + rows - 1) / rows) * planes >= want)
-            return rows;
-    return 1;
+    return chunks * ((height + 3) / 4) * planes >= want ? 4 : 2;
 }
 
 extern "C" ic_status ic_fast_rows_launch(const ic_cuda_args *a, const float *w, const float *row,
