@@ -16,7 +16,8 @@
 #   overrides the whole path).
 #   CPU_ROW=1 adds a second imgconv row with --backend cpu (the GPU's share);
 #   by default it is added when BACKEND ran on a CUDA backend (CPU_ROW=0: never).
-#   IMGCONV_ARGS: extra imgconv options for its rows, e.g. "--devices all".
+#   IMGCONV_ARGS: extra imgconv options for a second row of BACKEND, e.g.
+#   "--devices all" (the first row runs without them; the cpu row never gets them).
 #   Peers: vips and mogrify from PEERS=DIR (the bin/ of a bundle made by
 #   scripts/pack-peers.sh, put first on PATH), else ./peers-bundle/bin when it
 #   exists (the GPU machine, where it is carried), else the system's.
@@ -99,17 +100,25 @@ run_tool() { # NAME COMMAND...
 
 K="1 2 1; 2 4 2; 1 2 1 / 16"
 json_backend() { python3 -c "import json, sys; print(json.load(open(sys.argv[1]))['backend'])" "$1"; }
-run_imgconv() { # BACKEND JSONFILE: one imgconv batch row, named after the backend that ran
+run_imgconv() { # BACKEND JSONFILE [EXTRA...]: one imgconv batch row, named after the backend that ran
+    local be=$1 js=$2
+    shift 2
+    local label="imgconv --backend $be${*:+ $*}"
     # shellcheck disable=SC2016 # expanded by the inner shell
-    run_tool "imgconv --backend $1" sh -c 'j=$1; shift; "$@" >"$j"' sh "$2" "$IMGCONV" --backend "$1" \
-        --kernel "$K" --quality 92 -q --json ${XARGS[@]+"${XARGS[@]}"} -o "$WORK/out" "$WORK/in"
+    run_tool "$label" sh -c 'j=$1; shift; "$@" >"$j"' sh "$js" "$IMGCONV" --backend "$be" \
+        --kernel "$K" --quality 92 -q --json "$@" -o "$WORK/out" "$WORK/in"
     local used last=$((${#ROWS[@]} - 1))
-    used=$(json_backend "$2")
-    [ "$used" = "$1" ] || ROWS[last]=${ROWS[last]/"--backend $1 |"/"--backend $1 (picked $used) |"}
+    used=$(json_backend "$js")
+    [ "$used" = "$be" ] || ROWS[last]=${ROWS[last]/"$label |"/"$label (picked $used) |"}
 }
 IC_JSON="$WORK/imgconv.json"
 run_imgconv "$BACKEND" "$IC_JSON"
 USED=$(json_backend "$IC_JSON")
+XARGS_JSON=
+if [ ${#XARGS[@]} -gt 0 ]; then # e.g. --devices all: a second row with the extra options
+    XARGS_JSON="$WORK/imgconv-xargs.json"
+    run_imgconv "$BACKEND" "$XARGS_JSON" "${XARGS[@]}"
+fi
 CPU_JSON=
 case "${CPU_ROW:-auto}:$USED" in
 1:* | auto:cuda*)
@@ -156,10 +165,11 @@ mkdir -p "$(dirname "$RESULT")"
     echo "|---|---|---|---|---|"
     printf '%s\n' "${ROWS[@]}"
     echo
-    echo "imgconv --backend $BACKEND${IMGCONV_ARGS:+ $IMGCONV_ARGS}: $(stages "$IC_JSON")."
+    echo "imgconv --backend $BACKEND: $(stages "$IC_JSON")."
+    if [ -n "$XARGS_JSON" ]; then echo "imgconv --backend $BACKEND $IMGCONV_ARGS: $(stages "$XARGS_JSON")."; fi
     if [ -n "$CPU_JSON" ]; then
         echo
-        echo "imgconv --backend cpu${IMGCONV_ARGS:+ $IMGCONV_ARGS}: $(stages "$CPU_JSON")."
+        echo "imgconv --backend cpu: $(stages "$CPU_JSON")."
     fi
     echo
     echo "Versions: imgconv $("$IMGCONV" --version | head -1); $VIPS_VER; $IM_VER."
