@@ -37,6 +37,7 @@ struct ic_cuda_state {
     int transfer;         /* ic_context_options.transfer */
     size_t device_memory; /* ic_context_options.device_memory */
     ic_cuda_async *async; /* the banded pipeline's buffers (cuda_async.cu), made on first use */
+    int opened;           /* cudaSetDevice succeeded: close has device resources to free */
 };
 
 extern "C" ic_status ic_cuda_fail(char *err, size_t errlen, const char *expr, int code)
@@ -84,6 +85,10 @@ extern "C" void ic_cuda_close(void *state)
     ic_cuda_state *st = (ic_cuda_state *)state;
     if (!st)
         return;
+    if (!st->opened) { /* the device was never set (e.g. an ordinal that does not exist) */
+        free(st);
+        return;
+    }
     /* Errors are ignored here: close cannot report, and freeing is best effort. */
     (void)cudaSetDevice(st->device);
     (void)cudaFree(st->src.p);
@@ -105,6 +110,7 @@ static ic_status open_device(ic_cuda_state *st, char *err, size_t errlen)
         return IC_ERR_DEVICE;
     }
     IC_CUDA_CHECK(cudaSetDevice(st->device));
+    st->opened = 1;
     IC_CUDA_CHECK(cudaFree(0)); /* creates the context now, so that open reports failures */
     int optin = 0;
     IC_CUDA_CHECK(
