@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gpu_img.h"
 #include "testutil.h"
 
 #ifndef IC_HAVE_CUDA
@@ -45,60 +46,6 @@ static const char *const kBackends[] = {"cuda-global",       "cuda-const",      
                                         "cuda-tiled-out",    "cuda-tiled-cached",
                                         "cuda-tiled-halo",   "cuda-gemm",       "cuda"};
 
-/* An output image: test-owned with guard bytes, or page-locked. */
-typedef struct img {
-    ict_buf buf; /* when !pinned */
-    ic_image im;
-    uint8_t *pin;
-    int pinned;
-} img;
-
-static int img_alloc(img *m, int w, int h, int c, ic_layout l, size_t extra, int pinned)
-{
-    memset(m, 0, sizeof *m);
-    m->pinned = pinned;
-    if (!pinned) {
-        if (ict_buf_alloc(&m->buf, w, h, c, l, extra))
-            return 1;
-        m->im = m->buf.img;
-        return 0;
-    }
-    const size_t row = (size_t)w * (size_t)(l == IC_AOS ? c : 1) + extra;
-    const size_t rows = (size_t)h * (size_t)(l == IC_SOA ? c : 1);
-    void *p = NULL;
-    if (cudaHostAlloc(&p, row * rows, cudaHostAllocDefault) != cudaSuccess)
-        return 1;
-    m->pin = (uint8_t *)p;
-    return ic_image_wrap(&m->im, m->pin, w, h, c, l, row) != IC_OK;
-}
-
-static void img_free(img *m)
-{
-    if (m->pinned)
-        cudaFreeHost(m->pin);
-    else
-        ict_buf_free(&m->buf);
-    memset(m, 0, sizeof *m);
-}
-
-static void img_poison(img *m, uint8_t v)
-{
-    if (m->pinned)
-        memset(m->pin, v, ic_image_size_bytes(&m->im));
-    else
-        ict_buf_fill(&m->buf, v);
-}
-
-/* First differing sample of two equal-shaped images, or 0 when equal. */
-static int first_diff(const ic_image *a, const ic_image *b, int *x, int *y, int *c)
-{
-    for (*y = 0; *y < a->height; (*y)++)
-        for (*x = 0; *x < a->width; (*x)++)
-            for (*c = 0; *c < a->channels; (*c)++)
-                if (*ic_image_at(a, *x, *y, *c) != *ic_image_at(b, *x, *y, *c))
-                    return 1;
-    return 0;
-}
 
 typedef struct stats {
     int cases, failures, multiband, bands_max;
@@ -169,17 +116,17 @@ static int run_case(const char *be, ic_context *sync_ctx, ic_context *async_ctx,
         return 1;
     }
 
-    img src, out[3];
+    ict_img src, out[3];
     ic_kernel k;
     memset(&k, 0, sizeof k);
     int failed = 1, n_out = 0;
     double *val = NULL, *slack = NULL;
-    if (img_alloc(&src, w, h, ch, sl, (size_t)ict_range(&r, 0, 5), pinned)) {
+    if (ict_img_alloc(&src, w, h, ch, sl, (size_t)ict_range(&r, 0, 5), pinned)) {
         printf("FAIL %s: cannot allocate the source\n", be);
         goto done;
     }
     for (; n_out < 3; n_out++)
-        if (img_alloc(&out[n_out], w, h, ch, dl, (size_t)ict_range(&r, 0, 5), pinned)) {
+        if (ict_img_alloc(&out[n_out], w, h, ch, dl, (size_t)ict_range(&r, 0, 5), pinned)) {
             printf("FAIL %s: cannot allocate an output\n", be);
             goto done;
         }
@@ -198,7 +145,7 @@ static int run_case(const char *be, ic_context *sync_ctx, ic_context *async_ctx,
     ic_context *ctxs[3] = {sync_ctx, async_ctx, band_ctx};
     static const char *const names[3] = {"sync", "async", "async+limit"};
     for (int i = 0; i < 3; i++) {
-        img_poison(&out[i], poison);
+        ict_img_poison(&out[i], poison);
         s = ic_convolve(ctxs[i], &src.im, &out[i].im, &k, &p);
         if (s != IC_OK) {
             printf("FAIL %s (%s): ic_convolve: %s: %s\n  %s\n", be, names[i], ic_status_str(s),
@@ -214,7 +161,7 @@ static int run_case(const char *be, ic_context *sync_ctx, ic_context *async_ctx,
     }
     for (int i = 1; i < 3; i++) {
         int x, y, c;
-        if (first_diff(&out[0].im, &out[i].im, &x, &y, &c)) {
+        if (ict_first_diff(&out[0].im, &out[i].im, &x, &y, &c)) {
             printf("FAIL %s: %s differs from sync at (%d,%d) channel %d: %d vs %d\n  %s\n", be,
                    names[i], x, y, c, *ic_image_at(&out[i].im, x, y, c),
                    *ic_image_at(&out[0].im, x, y, c), what);
@@ -249,9 +196,9 @@ done:
     free(slack);
     ic_kernel_free(&k);
     for (int i = 0; i < n_out; i++)
-        img_free(&out[i]);
+        ict_img_free(&out[i]);
     if (src.im.data)
-        img_free(&src);
+        ict_img_free(&src);
     ic_context_free(band_ctx);
     return failed;
 }

@@ -29,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gpu_img.h"
 #include "testutil.h"
 
 #ifndef IC_HAVE_CUDA
@@ -54,74 +55,6 @@ typedef struct devlist {
     int dev[3];
 } devlist;
 
-/* An image: test-owned with guard bytes, or page-locked with padded rows. */
-typedef struct img {
-    ict_buf buf; /* when !pinned */
-    ic_image im;
-    uint8_t *pin;
-    int pinned;
-} img;
-
-static int img_alloc(img *m, int w, int h, int c, ic_layout l, size_t extra, int pinned)
-{
-    memset(m, 0, sizeof *m);
-    m->pinned = pinned;
-    if (!pinned) {
-        if (ict_buf_alloc(&m->buf, w, h, c, l, extra))
-            return 1;
-        m->im = m->buf.img;
-        return 0;
-    }
-    const size_t row = (size_t)w * (size_t)(l == IC_AOS ? c : 1) + extra;
-    const size_t rows = (size_t)h * (size_t)(l == IC_SOA ? c : 1);
-    void *p = NULL;
-    if (cudaHostAlloc(&p, row * rows, cudaHostAllocDefault) != cudaSuccess)
-        return 1;
-    m->pin = (uint8_t *)p;
-    return ic_image_wrap(&m->im, m->pin, w, h, c, l, row) != IC_OK;
-}
-
-static void img_free(img *m)
-{
-    if (m->pinned)
-        cudaFreeHost(m->pin);
-    else
-        ict_buf_free(&m->buf);
-    memset(m, 0, sizeof *m);
-}
-
-static void img_poison(img *m, uint8_t v)
-{
-    if (m->pinned)
-        memset(m->pin, v, ic_image_size_bytes(&m->im));
-    else
-        ict_buf_fill(&m->buf, v);
-}
-
-/* 1 when every byte outside the samples still holds v (guard bytes too for
- * test-owned images, row padding for pinned ones); else 0 and *off. */
-static int img_untouched(const img *m, uint8_t v, size_t *off)
-{
-    if (!m->pinned)
-        return ict_buf_padding_is(&m->buf, v, off);
-    const size_t rb = ic_image_row_bytes(&m->im), n = ic_image_size_bytes(&m->im);
-    for (size_t i = 0; i < n; i++)
-        if (i % m->im.pitch >= rb && m->pin[i] != v) {
-            *off = i;
-            return 0;
-        }
-    return 1;
-}
-
-static int first_diff(const ic_image *a, const ic_image *b, int *x, int *y, int *c)
-{
-    for (*y = 0; *y < a->height; (*y)++)
-        for (*x = 0; *x < a->width; (*x)++)
-            for (*c = 0; *c < a->channels; (*c)++)
-                if (*ic_image_at(a, *x, *y, *c) != *ic_image_at(b, *x, *y, *c))
-                    return 1;
-    return 0;
-}
 
 static void list_str(const devlist *d, char *buf, size_t n)
 {
@@ -195,18 +128,18 @@ static int run_case(const char *be, const devlist *d, ic_context *one, ic_contex
              p.correlate ? "correlation" : "convolution", ict_alpha_str(p.alpha),
              pinned ? "pinned images" : "pageable images", seed);
 
-    img src, out[2];
+    ict_img src, out[2];
     ic_kernel k;
     memset(&k, 0, sizeof k);
     memset(&src, 0, sizeof src);
     int failed = 1, n_out = 0, fft = 0;
     double *val = NULL, *slack = NULL;
-    if (img_alloc(&src, w, h, ch, sl, (size_t)ict_range(&r, 0, 5), pinned)) {
+    if (ict_img_alloc(&src, w, h, ch, sl, (size_t)ict_range(&r, 0, 5), pinned)) {
         printf("FAIL %s: cannot allocate the source\n", be);
         goto done;
     }
     for (; n_out < 2; n_out++)
-        if (img_alloc(&out[n_out], w, h, ch, dl, (size_t)ict_range(&r, 0, 5), pinned)) {
+        if (ict_img_alloc(&out[n_out], w, h, ch, dl, (size_t)ict_range(&r, 0, 5), pinned)) {
             printf("FAIL %s: cannot allocate an output\n", be);
             goto done;
         }
@@ -230,7 +163,7 @@ static int run_case(const char *be, const devlist *d, ic_context *one, ic_contex
     ic_context *ctxs[2] = {one, multi};
     static const char *const names[2] = {"one device", "split"};
     for (int i = 0; i < 2; i++) {
-        img_poison(&out[i], poison);
+        ict_img_poison(&out[i], poison);
         const ic_status s = ic_convolve(ctxs[i], &src.im, &out[i].im, &k, &p);
         if (s != IC_OK) {
             printf("FAIL %s (%s): ic_convolve: %s: %s\n  %s\n", be, names[i], ic_status_str(s),
@@ -238,14 +171,14 @@ static int run_case(const char *be, const devlist *d, ic_context *one, ic_contex
             goto done;
         }
         size_t off = 0;
-        if (!img_untouched(&out[i], poison, &off)) {
+        if (!ict_img_untouched(&out[i], poison, &off)) {
             printf("FAIL %s (%s): byte %zu outside the samples was written\n  %s\n", be,
                    names[i], off, what);
             goto done;
         }
     }
     int x, y, c;
-    if (!fft && first_diff(&out[0].im, &out[1].im, &x, &y, &c)) {
+    if (!fft && ict_first_diff(&out[0].im, &out[1].im, &x, &y, &c)) {
         printf("FAIL %s: split differs from one device at (%d,%d) channel %d: %d vs %d\n  %s\n",
                be, x, y, c, *ic_image_at(&out[1].im, x, y, c), *ic_image_at(&out[0].im, x, y, c),
                what);
@@ -277,9 +210,9 @@ done:
     free(slack);
     ic_kernel_free(&k);
     for (int i = 0; i < n_out; i++)
-        img_free(&out[i]);
+        ict_img_free(&out[i]);
     if (src.im.data)
-        img_free(&src);
+        ict_img_free(&src);
     return failed;
 }
 
@@ -338,7 +271,7 @@ static int check_large(const char *be, const devlist *d)
         goto done;
     }
     int x, y, c;
-    if (first_diff(&a, &b, &x, &y, &c)) {
+    if (ict_first_diff(&a, &b, &x, &y, &c)) {
         printf("FAIL %s devices %s: %dx%d pageable: split differs at (%d,%d) channel %d\n", be,
                dls, w, h, x, y, c);
         goto done;

@@ -1,0 +1,75 @@
+/*
+ * gpu_img.c - test images in test-owned or page-locked memory (gpu_img.h).
+ */
+#include "gpu_img.h"
+
+#include <string.h>
+
+#ifdef IC_HAVE_CUDA
+#include <cuda_runtime_api.h>
+#endif
+
+int ict_img_alloc(ict_img *m, int w, int h, int c, ic_layout l, size_t extra, int pinned)
+{
+    memset(m, 0, sizeof *m);
+    m->pinned = pinned;
+    if (!pinned) {
+        if (ict_buf_alloc(&m->buf, w, h, c, l, extra))
+            return 1;
+        m->im = m->buf.img;
+        return 0;
+    }
+#ifdef IC_HAVE_CUDA
+    const size_t row = (size_t)w * (size_t)(l == IC_AOS ? c : 1) + extra;
+    const size_t rows = (size_t)h * (size_t)(l == IC_SOA ? c : 1);
+    void *p = NULL;
+    if (cudaHostAlloc(&p, row * rows, cudaHostAllocDefault) != cudaSuccess)
+        return 1;
+    m->pin = (uint8_t *)p;
+    return ic_image_wrap(&m->im, m->pin, w, h, c, l, row) != IC_OK;
+#else
+    return 1;
+#endif
+}
+
+void ict_img_free(ict_img *m)
+{
+#ifdef IC_HAVE_CUDA
+    if (m->pinned)
+        cudaFreeHost(m->pin);
+    else
+#endif
+        ict_buf_free(&m->buf);
+    memset(m, 0, sizeof *m);
+}
+
+void ict_img_poison(ict_img *m, uint8_t v)
+{
+    if (m->pinned)
+        memset(m->pin, v, ic_image_size_bytes(&m->im));
+    else
+        ict_buf_fill(&m->buf, v);
+}
+
+int ict_img_untouched(const ict_img *m, uint8_t v, size_t *off)
+{
+    if (!m->pinned)
+        return ict_buf_padding_is(&m->buf, v, off);
+    const size_t rb = ic_image_row_bytes(&m->im), n = ic_image_size_bytes(&m->im);
+    for (size_t i = 0; i < n; i++)
+        if (i % m->im.pitch >= rb && m->pin[i] != v) {
+            *off = i;
+            return 0;
+        }
+    return 1;
+}
+
+int ict_first_diff(const ic_image *a, const ic_image *b, int *x, int *y, int *c)
+{
+    for (*y = 0; *y < a->height; (*y)++)
+        for (*x = 0; *x < a->width; (*x)++)
+            for (*c = 0; *c < a->channels; (*c)++)
+                if (*ic_image_at(a, *x, *y, *c) != *ic_image_at(b, *x, *y, *c))
+                    return 1;
+    return 0;
+}
