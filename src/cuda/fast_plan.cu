@@ -38,11 +38,6 @@
 
 /* ---- model constants (bench/NOTES.md says where they come from) ------------- */
 static const double LAUNCH_S = 5.0e-6;  /* per kernel launch, event-timed */
-/* Separable kernels from this size take the shared-memory sep method over
- * rows when the model prefers sep (0: rows always). Bench table H (accafa9):
- * rows with the separable passes in registers beat sep at every size it
- * takes (HD 9x9 0.033 vs 0.055 ms, 8K 9x9 0.28 vs 0.62 ms). */
-#define IC_FAST_ROWS_SEP_FROM 0
 static const double DIRECT_EFF = 0.80;  /* FMA-issue efficiency of the direct loops */
 static const double SEP_EFF = 0.75;     /* ... of the fused separable loops */
 static const double FFT_BYTES = 66.0;   /* device bytes per tile element, all FFT stages */
@@ -466,8 +461,10 @@ static ic_status plan_job(ic_fast_state *st, const ic_job *job, ic_fast_plan *p,
         }
         t_rows = LAUNCH_S + 1.25 * fmax(t_mem, f_rows / d.fma_per_s);
         p->rows = per_thread;
-        if (st->force == IC_FAST_AUTO && !(IC_FAST_ROWS_SEP_FROM > 0 && kw >= IC_FAST_ROWS_SEP_FROM &&
-                                           m == IC_FAST_SEP))
+        /* rows with the separable passes in registers also beats the
+         * shared-memory sep method at every size it takes (bench table H,
+         * accafa9: HD 9x9 0.034 vs 0.054 ms, 8K 9x9 0.28 vs 0.62) */
+        if (st->force == IC_FAST_AUTO)
             m = IC_FAST_ROWS;
     }
     /* A forced method is taken when it can run the job (else the planner's). */
