@@ -120,7 +120,6 @@ static int run_case(const char *be, ic_context *sync_ctx, ic_context *async_ctx,
     ic_kernel k;
     memset(&k, 0, sizeof k);
     int failed = 1, n_out = 0;
-    double *val = NULL, *slack = NULL;
     if (ict_img_alloc(&src, w, h, ch, sl, (size_t)ict_range(&r, 0, 5), pinned)) {
         printf("FAIL %s: cannot allocate the source\n", be);
         goto done;
@@ -130,13 +129,7 @@ static int run_case(const char *be, ic_context *sync_ctx, ic_context *async_ctx,
             printf("FAIL %s: cannot allocate an output\n", be);
             goto done;
         }
-    if (pinned) {
-        const size_t nb = ic_image_size_bytes(&src.im);
-        for (size_t i = 0; i < nb; i++)
-            src.pin[i] = (uint8_t)(ict_next(&r) >> 56);
-    } else {
-        ict_buf_random(&src.buf, &r, 0);
-    }
+    ict_img_random(&src, &r);
     if (ict_kernel_random(&k, &r, kw, kh, ktype) != IC_OK) {
         printf("FAIL %s: ict_kernel_random\n  %s\n", be, what);
         goto done;
@@ -153,7 +146,7 @@ static int run_case(const char *be, ic_context *sync_ctx, ic_context *async_ctx,
             goto done;
         }
         size_t off = 0;
-        if (!out[i].pinned && !ict_buf_padding_is(&out[i].buf, poison, &off)) {
+        if (!ict_img_untouched(&out[i], poison, &off)) {
             printf("FAIL %s (%s): byte %zu outside the samples was written\n  %s\n", be, names[i],
                    off, what);
             goto done;
@@ -168,18 +161,13 @@ static int run_case(const char *be, ic_context *sync_ctx, ic_context *async_ctx,
             goto done;
         }
     }
-    const size_t nval = (size_t)w * (size_t)h * (size_t)ch;
-    val = malloc(nval * sizeof *val);
-    slack = malloc(nval * sizeof *slack);
-    if (!val || !slack) {
+    ict_cmp cmp;
+    const int ok = ict_oracle_check(&src.im, &k, &p, &out[2].im, 0, h, &cmp);
+    if (ok < 0) {
         printf("FAIL %s: out of memory in the test\n", be);
         goto done;
     }
-    ict_oracle_rows(&src.im, &k, &p, 0, h, val, slack);
-    ict_cmp cmp;
-    ict_cmp_init(&cmp);
-    ict_compare_rows(&cmp, &out[2].im, 0, h, val, slack);
-    if (!ict_cmp_passed(&cmp)) {
+    if (!ok) {
         printf("FAIL %s: banded output differs from the oracle\n  %s\n", be, what);
         ict_cmp_print(&cmp);
         goto done;
@@ -192,8 +180,6 @@ static int run_case(const char *be, ic_context *sync_ctx, ic_context *async_ctx,
 done:
     st->cases++;
     st->failures += failed;
-    free(val);
-    free(slack);
     ic_kernel_free(&k);
     for (int i = 0; i < n_out; i++)
         ict_img_free(&out[i]);
@@ -244,23 +230,9 @@ static int check_too_small(const char *be)
 static int oracle_row_ok(const ic_image *src, const ic_kernel *k, int y, const ic_image *a,
                          const ic_image *b)
 {
-    ic_params p;
-    ic_params_default(&p);
-    const size_t n = (size_t)src->width * (size_t)src->channels;
-    double *val = malloc(n * sizeof *val), *slack = malloc(n * sizeof *slack);
-    int ok = 0;
-    if (val && slack) {
-        ict_oracle_rows(src, k, &p, y, y + 1, val, slack);
-        ict_cmp ca, cb;
-        ict_cmp_init(&ca);
-        ict_cmp_init(&cb);
-        ict_compare_rows(&ca, a, y, y + 1, val, slack);
-        ict_compare_rows(&cb, b, y, y + 1, val, slack);
-        ok = ict_cmp_passed(&ca) && ict_cmp_passed(&cb);
-    }
-    free(val);
-    free(slack);
-    return ok;
+    ict_cmp ca, cb;
+    return ict_oracle_check(src, k, NULL, a, y, y + 1, &ca) == 1 &&
+           ict_oracle_check(src, k, NULL, b, y, y + 1, &cb) == 1;
 }
 
 /* A pageable image large enough for the threaded staging path (cuda_async.cu:

@@ -43,6 +43,17 @@ void ict_img_free(ict_img *m)
     memset(m, 0, sizeof *m);
 }
 
+void ict_img_random(ict_img *m, ict_rng *r)
+{
+    if (!m->pinned) {
+        ict_buf_random(&m->buf, r, 0);
+        return;
+    }
+    const size_t nb = ic_image_size_bytes(&m->im);
+    for (size_t i = 0; i < nb; i++)
+        m->pin[i] = (uint8_t)(ict_next(r) >> 56);
+}
+
 void ict_img_poison(ict_img *m, uint8_t v)
 {
     if (m->pinned)

@@ -28,6 +28,8 @@ typedef struct ict_img {
  * pinned: page-locked. Returns 0 on success. */
 int ict_img_alloc(ict_img *m, int w, int h, int c, ic_layout l, size_t extra, int pinned);
 void ict_img_free(ict_img *m);
+/* Random samples (pinned: random padding too; test-owned: ict_buf_random). */
+void ict_img_random(ict_img *m, ict_rng *r);
 /* Sets every byte (samples, padding, guards) to v. */
 void ict_img_poison(ict_img *m, uint8_t v);
 /* 1 when every byte outside the samples still holds v (guard bytes too for

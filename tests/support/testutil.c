@@ -372,3 +372,20 @@ void ict_cmp_print(const ict_cmp *c)
         printf(")\n");
     }
 }
+
+int ict_oracle_check(const ic_image *src, const ic_kernel *k, const ic_params *p,
+                     const ic_image *dst, int y0, int y1, ict_cmp *cmp)
+{
+    ict_cmp_init(cmp);
+    const size_t n = (size_t)(y1 - y0) * (size_t)src->width * (size_t)src->channels;
+    double *val = malloc((n ? n : 1) * sizeof *val), *slack = malloc((n ? n : 1) * sizeof *slack);
+    int r = -1;
+    if (val && slack) {
+        ict_oracle_rows(src, k, p, y0, y1, val, slack);
+        ict_compare_rows(cmp, dst, y0, y1, val, slack);
+        r = ict_cmp_passed(cmp);
+    }
+    free(val);
+    free(slack);
+    return r;
+}

@@ -116,6 +116,11 @@ void ict_compare_row(ict_cmp *cmp, const ic_image *dst, int y, const double *val
                      const double *slack);
 /* 1 when no sample is bad and at most 0.1% are unexplained. */
 int ict_cmp_passed(const ict_cmp *c);
+/* Rows y0 <= y < y1 of dst against the oracle of src, k, p (p may be NULL):
+ * 1 when they pass (ict_cmp_passed), 0 when not, -1 out of memory. cmp gets
+ * the counts (for ict_cmp_print). */
+int ict_oracle_check(const ic_image *src, const ic_kernel *k, const ic_params *p,
+                     const ic_image *dst, int y0, int y1, ict_cmp *cmp);
 /* Prints the counts and the first bad sample, indented, to stdout. */
 void ict_cmp_print(const ict_cmp *c);
 
