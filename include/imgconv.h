@@ -72,6 +72,12 @@ typedef enum ic_sample_type { IC_U8 = 0 } ic_sample_type;
  *          plane[y*pitch + x]. */
 typedef enum ic_layout { IC_AOS = 0, IC_SOA = 1 } ic_layout;
 
+/* Where an image's samples live. IC_MEM_HOST (0, what every zeroed or
+ * ic_image_create'd image is): ordinary host memory. IC_MEM_DEVICE: `data` is a
+ * CUDA device pointer on device `device` (a CuPy/PyTorch tensor, an nvJPEG
+ * output, a cudaMallocPitch buffer); see ic_image_wrap_device(). */
+typedef enum ic_memory { IC_MEM_HOST = 0, IC_MEM_DEVICE = 1 } ic_memory;
+
 /* A multi-channel image. The struct is public so that callers can wrap their own
  * memory; `pitch` is the distance in bytes between rows and may exceed the row
  * width (padded rows, as returned by cudaMallocPitch). `owner` is nonzero when
@@ -86,6 +92,10 @@ typedef struct ic_image {
     size_t pitch; /* bytes from one row to the next, >= row width in bytes */
     uint8_t *data;
     int owner;
+    ic_memory memory; /* IC_MEM_HOST, or IC_MEM_DEVICE for a device pointer */
+    int device;       /* device images: the CUDA device ordinal that holds data */
+    void *stream;     /* device images: the cudaStream_t the caller orders its work
+                       * on (NULL: the legacy default stream) */
 } ic_image;
 
 /* Largest width or height accepted anywhere (2^20). */
@@ -105,6 +115,18 @@ ic_status ic_image_create(ic_image *img, int width, int height, int channels, ic
  * sizes are out of range or pitch is smaller than a row. */
 ic_status ic_image_wrap(ic_image *img, uint8_t *data, int width, int height, int channels,
                         ic_layout layout, size_t pitch);
+
+/* Fills *img to describe caller-owned CUDA device memory (memory =
+ * IC_MEM_DEVICE): `data` is a device pointer on CUDA device `device`, rows
+ * `pitch` bytes apart (0: tightly packed), and `stream` (a cudaStream_t, NULL
+ * for the default stream) is the stream whose earlier work produced the data
+ * and on which later work may use the result. Nothing is checked on the device
+ * here. Such images are accepted by the CUDA backends (ic_convolve filters them
+ * without touching host memory) and refused with IC_ERR_UNSUPPORTED by the CPU
+ * backends and by the host-side helpers (ic_image_copy, ic_image_save, ...).
+ * Errors as ic_image_wrap. */
+ic_status ic_image_wrap_device(ic_image *img, void *data, int width, int height, int channels,
+                               ic_layout layout, size_t pitch, int device, void *stream);
 
 /* Releases the data of an image created by ic_image_create (no-op for wrapped
  * images and NULL) and zeroes the struct. */

@@ -37,7 +37,22 @@ typedef struct ic_job {
      * Only GPU backends (is_gpu) ever receive a partial range: the dispatcher
      * uses it to split an image across several devices (src/dispatch/multi.c). */
     int row0, row1;
+    /* Premultiplied alpha (README "Alpha"), set by the dispatcher only for
+     * backends whose caps include IC_CAP_PREMULTIPLY and only for 2- and
+     * 4-channel images. The last channel is alpha; with A = alpha sample and
+     * C = colour sample (border value V standing in for both outside the image
+     * under IC_BORDER_CONSTANT), the backend computes, in float32,
+     *   FA = sum w * A,   FC = sum w * C * A   (C * A is exact in float32)
+     *   colour = (FA > 0 ? FC / FA : 0) + bias,   alpha = FA + bias
+     * then rounds and clamps as for every other sample. Backends without the
+     * capability never see it set: the dispatcher runs the float64 reference
+     * (src/dispatch/alpha.c) instead. */
+    int premultiply;
 } ic_job;
+
+/* Capabilities a backend declares in ic_backend.caps. */
+#define IC_CAP_PREMULTIPLY 1u   /* runs ic_job.premultiply jobs itself */
+#define IC_CAP_DEVICE_IMAGES 2u /* accepts ic_image with memory == IC_MEM_DEVICE */
 
 /* A backend. open/close may be NULL for stateless backends (state is NULL). */
 typedef struct ic_backend {
@@ -56,6 +71,7 @@ typedef struct ic_backend {
     /* Optional: describes in plain text how run() would process this job (the
      * plan: method, rank, tile shape, predicted time). NULL: nothing to say. */
     ic_status (*explain)(void *state, const ic_job *job, char *buf, size_t buflen);
+    unsigned caps; /* IC_CAP_* flags (0: plain host images, no premultiply) */
 } ic_backend;
 
 #ifdef __cplusplus

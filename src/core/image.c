@@ -100,6 +100,23 @@ ic_status ic_image_wrap(ic_image *img, uint8_t *data, int width, int height, int
     return IC_OK;
 }
 
+ic_status ic_image_wrap_device(ic_image *img, void *data, int width, int height, int channels,
+                               ic_layout layout, size_t pitch, int device, void *stream)
+{
+    if (device < 0) {
+        if (img)
+            memset(img, 0, sizeof *img);
+        return IC_ERR_INVALID_ARG;
+    }
+    ic_status st = ic_image_wrap(img, (uint8_t *)data, width, height, channels, layout, pitch);
+    if (st != IC_OK)
+        return st;
+    img->memory = IC_MEM_DEVICE;
+    img->device = device;
+    img->stream = stream;
+    return IC_OK;
+}
+
 void ic_image_free(ic_image *img)
 {
     if (!img)

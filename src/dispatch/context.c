@@ -208,6 +208,12 @@ ic_status ic_convolve(ic_context *ctx, const ic_image *src, ic_image *dst, const
         return fail(ctx, IC_ERR_INVALID_ARG, "invalid source or destination image");
     if (src->width != dst->width || src->height != dst->height || src->channels != dst->channels)
         return fail(ctx, IC_ERR_INVALID_ARG, "destination size or channels differ from the source");
+    if ((src->memory != IC_MEM_HOST || dst->memory != IC_MEM_HOST) &&
+        !(ctx->be->caps & IC_CAP_DEVICE_IMAGES)) {
+        snprintf(ctx->err, sizeof ctx->err,
+                 "backend %s cannot read or write device memory (use a CUDA backend)", ctx->be->name);
+        return IC_ERR_UNSUPPORTED;
+    }
     if (images_overlap(src, dst))
         return fail(ctx, IC_ERR_INVALID_ARG, "source and destination overlap");
     if (!kernel_valid(k))
@@ -246,6 +252,12 @@ ic_status ic_convolve(ic_context *ctx, const ic_image *src, ic_image *dst, const
     ic_job job = {.src = src, .dst = out, .w = w, .kw = kw, .kh = kh, .wk = &wk,
                   .border = p->border, .border_value = p->border_value, .bias = p->bias};
     ic_timing t = {0, 0, 0, 0};
+    /* Backends that premultiply themselves get the job flagged; the others
+     * take the float64 reference path. */
+    if (alpha == IC_ALPHA_PREMULTIPLY && (ctx->be->caps & IC_CAP_PREMULTIPLY)) {
+        job.premultiply = 1;
+        alpha = IC_ALPHA_INDEPENDENT;
+    }
     if (alpha == IC_ALPHA_PREMULTIPLY) {
         const double tk = now_ms();
         st = ic__convolve_premultiplied(&job);
