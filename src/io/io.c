@@ -8,7 +8,10 @@
  * signature, the JPEG SOI marker), never from its name; the format of an output
  * from the extension. Saving writes a temporary file created with mkstemp in the
  * target directory, syncs it and renames it over the path, so that a failed
- * save leaves neither a partial output nor the temporary behind.
+ * save leaves neither a partial output nor the temporary behind. The same
+ * readers and writers work on bytes in memory (ic_image_decode through
+ * fmemopen, ic_image_encode through open_memstream), and ic_save_bytes writes
+ * already encoded bytes with the same atomic save (the GPU codec's output).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -242,6 +245,59 @@ static ic_status force_channels(ic_image *img, int channels)
     return IC_OK;
 }
 
+/* Checks the load options into *o (defaults filled in). */
+static ic_status load_options(const ic_load_options *opts, ic_load_options *o, char *errbuf,
+                              size_t errlen)
+{
+    memset(o, 0, sizeof *o);
+    if (opts)
+        *o = *opts;
+    if (o->channels < 0 || o->channels > 4) {
+        ic_io_err(errbuf, errlen, "channels must be 0 (as stored) or 1..4, not %d", o->channels);
+        return IC_ERR_INVALID_ARG;
+    }
+    if (o->layout != IC_AOS && o->layout != IC_SOA) {
+        ic_io_err(errbuf, errlen, "unknown layout %d", (int)o->layout);
+        return IC_ERR_INVALID_ARG;
+    }
+    if (o->max_pixels == 0)
+        o->max_pixels = IC_DEFAULT_MAX_PIXELS;
+    return IC_OK;
+}
+
+/* Decodes the image of stream f as the options say (channels, layout). */
+static ic_status load_stream(FILE *f, ic_image *img, const ic_load_options *o, char *errbuf,
+                             size_t errlen)
+{
+    ic_image raw;
+    memset(&raw, 0, sizeof raw);
+    ic_status st = read_native(f, &raw, o->max_pixels, errbuf, errlen);
+    if (st != IC_OK)
+        return st;
+
+    if (o->channels != 0 && o->channels != raw.channels) {
+        st = force_channels(&raw, o->channels);
+        if (st != IC_OK) {
+            ic_image_free(&raw);
+            ic_io_err(errbuf, errlen, "cannot convert to %d channels: %s", o->channels,
+                      ic_status_str(st));
+            return st;
+        }
+    }
+    if (o->layout != raw.layout) {
+        st = ic_image_clone(img, &raw, o->layout);
+        ic_image_free(&raw);
+        if (st != IC_OK) {
+            memset(img, 0, sizeof *img);
+            ic_io_err(errbuf, errlen, "cannot convert the layout: %s", ic_status_str(st));
+            return st;
+        }
+        return IC_OK;
+    }
+    *img = raw;
+    return IC_OK;
+}
+
 ic_status ic_image_load(ic_image *img, const char *path, const ic_load_options *opts, char *errbuf,
                         size_t errlen)
 {
@@ -252,19 +308,10 @@ ic_status ic_image_load(ic_image *img, const char *path, const ic_load_options *
         return IC_ERR_INVALID_ARG;
     }
     memset(img, 0, sizeof *img);
-    ic_load_options o = {0};
-    if (opts)
-        o = *opts;
-    if (o.channels < 0 || o.channels > 4) {
-        ic_io_err(errbuf, errlen, "channels must be 0 (as stored) or 1..4, not %d", o.channels);
-        return IC_ERR_INVALID_ARG;
-    }
-    if (o.layout != IC_AOS && o.layout != IC_SOA) {
-        ic_io_err(errbuf, errlen, "unknown layout %d", (int)o.layout);
-        return IC_ERR_INVALID_ARG;
-    }
-    if (o.max_pixels == 0)
-        o.max_pixels = IC_DEFAULT_MAX_PIXELS;
+    ic_load_options o;
+    ic_status st = load_options(opts, &o, errbuf, errlen);
+    if (st != IC_OK)
+        return st;
 
     FILE *f = fopen(path, "rb");
     if (!f) {
@@ -277,34 +324,38 @@ ic_status ic_image_load(ic_image *img, const char *path, const ic_load_options *
         ic_io_err(errbuf, errlen, "cannot read: %s", strerror(EISDIR));
         return IC_ERR_IO;
     }
-    ic_image raw;
-    memset(&raw, 0, sizeof raw);
-    ic_status st = read_native(f, &raw, o.max_pixels, errbuf, errlen);
+    st = load_stream(f, img, &o, errbuf, errlen);
     fclose(f);
+    return st;
+}
+
+ic_status ic_image_decode(ic_image *img, const void *data, size_t size,
+                          const ic_load_options *opts, char *errbuf, size_t errlen)
+{
+    if (errbuf && errlen)
+        errbuf[0] = '\0';
+    if (!img || (!data && size > 0)) {
+        ic_io_err(errbuf, errlen, "no image or data given");
+        return IC_ERR_INVALID_ARG;
+    }
+    memset(img, 0, sizeof *img);
+    ic_load_options o;
+    ic_status st = load_options(opts, &o, errbuf, errlen);
     if (st != IC_OK)
         return st;
-
-    if (o.channels != 0 && o.channels != raw.channels) {
-        st = force_channels(&raw, o.channels);
-        if (st != IC_OK) {
-            ic_image_free(&raw);
-            ic_io_err(errbuf, errlen, "cannot convert to %d channels: %s", o.channels,
-                      ic_status_str(st));
-            return st;
-        }
+    if (size == 0) {
+        ic_io_err(errbuf, errlen, "empty file");
+        return IC_ERR_FORMAT;
     }
-    if (o.layout != raw.layout) {
-        st = ic_image_clone(img, &raw, o.layout);
-        ic_image_free(&raw);
-        if (st != IC_OK) {
-            memset(img, 0, sizeof *img);
-            ic_io_err(errbuf, errlen, "cannot convert the layout: %s", ic_status_str(st));
-            return st;
-        }
-        return IC_OK;
+    /* The readers take a stream; fmemopen gives one over the bytes. */
+    FILE *f = fmemopen((void *)data, size, "rb");
+    if (!f) {
+        ic_io_err(errbuf, errlen, "cannot read the bytes: %s", strerror(errno));
+        return errno == ENOMEM ? IC_ERR_NOMEM : IC_ERR_IO;
     }
-    *img = raw;
-    return IC_OK;
+    st = load_stream(f, img, &o, errbuf, errlen);
+    fclose(f);
+    return st;
 }
 
 /* ---- atomic save ----------------------------------------------------------- */
@@ -355,52 +406,14 @@ static int image_valid(const ic_image *img)
     return img->pitch >= ic_image_row_bytes(img);
 }
 
-ic_status ic_image_save(const ic_image *img, const char *path, const ic_save_options *opts,
-                        char *errbuf, size_t errlen)
+/* Writes the output of fill() to path through a temporary file in the same
+ * directory, synced and renamed over path: a failure leaves no partial file
+ * and no temporary behind. */
+typedef ic_status (*fill_fn)(FILE *f, const void *arg, char *err, size_t errlen);
+
+static ic_status save_atomic(const char *path, fill_fn fill, const void *arg, char *errbuf,
+                             size_t errlen)
 {
-    if (errbuf && errlen)
-        errbuf[0] = '\0';
-    if (!img || !path || !path[0]) {
-        ic_io_err(errbuf, errlen, "no image or path given");
-        return IC_ERR_INVALID_ARG;
-    }
-    if (!image_valid(img)) {
-        ic_io_err(errbuf, errlen, "invalid image (size, channels, layout or pitch)");
-        return IC_ERR_INVALID_ARG;
-    }
-    int quality = opts ? opts->quality : 0;
-    if (quality == 0)
-        quality = 92;
-    if (quality < 1 || quality > 100) {
-        ic_io_err(errbuf, errlen, "JPEG quality must be 1..100, not %d", quality);
-        return IC_ERR_INVALID_ARG;
-    }
-    ic_format fmt = ic_format_from_path(path);
-    if (fmt == IC_FMT_UNKNOWN) {
-        ic_io_err(errbuf, errlen,
-                  "unknown output format \".%s\" (use .png, .jpg, .jpeg, .pgm, .ppm or .pnm)",
-                  path_extension(path));
-        return IC_ERR_UNSUPPORTED;
-    }
-    if (!ic_format_supported(fmt)) {
-        ic_io_err(errbuf, errlen, "built without %s support", fmt == IC_FMT_PNG ? "PNG" : "JPEG");
-        return IC_ERR_UNSUPPORTED;
-    }
-    int out_ch = saved_channels(path, fmt, img->channels);
-
-    /* Writers take interleaved rows; planar images are converted first. */
-    ic_image aos_copy;
-    memset(&aos_copy, 0, sizeof aos_copy);
-    const ic_image *aos = img;
-    if (img->layout != IC_AOS) {
-        ic_status st = ic_image_clone(&aos_copy, img, IC_AOS);
-        if (st != IC_OK) {
-            ic_io_err(errbuf, errlen, "cannot convert the layout: %s", ic_status_str(st));
-            return st;
-        }
-        aos = &aos_copy;
-    }
-
     /* Temporary name: DIR/.BASE.XXXXXX, with BASE cut so the name fits NAME_MAX. */
     const char *slash = strrchr(path, '/');
     size_t dirlen = slash ? (size_t)(slash - path) : 0;
@@ -413,14 +426,12 @@ ic_status ic_image_save(const ic_image *img, const char *path, const ic_save_opt
     else if (dirlen < sizeof dir)
         snprintf(dir, sizeof dir, "%.*s", (int)dirlen, path);
     else {
-        ic_image_free(&aos_copy);
         ic_io_err(errbuf, errlen, "output path is too long");
         return IC_ERR_IO;
     }
     size_t tmplen = strlen(dir) + strlen(base) + 16;
     char *tmp = malloc(tmplen);
     if (!tmp) {
-        ic_image_free(&aos_copy);
         ic_io_err(errbuf, errlen, "out of memory");
         return IC_ERR_NOMEM;
     }
@@ -431,7 +442,6 @@ ic_status ic_image_save(const ic_image *img, const char *path, const ic_save_opt
     if (fd < 0) {
         ic_io_err(errbuf, errlen, "cannot create temporary file in %s: %s", dir, strerror(errno));
         free(tmp);
-        ic_image_free(&aos_copy);
         return IC_ERR_IO;
     }
     /* mkstemp creates mode 0600; give the output the mode a plain creat() would. */
@@ -443,7 +453,7 @@ ic_status ic_image_save(const ic_image *img, const char *path, const ic_save_opt
         st = IC_ERR_IO;
         goto fail;
     }
-    st = write_format(f, aos, fmt, out_ch, quality, errbuf, errlen);
+    st = fill(f, arg, errbuf, errlen);
     if (st == IC_OK && (fflush(f) != 0 || ferror(f))) {
         ic_io_err(errbuf, errlen, "write error: %s", strerror(errno));
         st = IC_ERR_IO;
@@ -470,12 +480,157 @@ ic_status ic_image_save(const ic_image *img, const char *path, const ic_save_opt
         close(dfd);
     }
     free(tmp);
-    ic_image_free(&aos_copy);
     return IC_OK;
 
 fail:
     unlink(tmp);
     free(tmp);
+    return st;
+}
+
+/* An image ready for a format writer. */
+typedef struct encode_job {
+    const ic_image *aos;
+    ic_format fmt;
+    int out_ch, quality;
+} encode_job;
+
+static ic_status fill_image(FILE *f, const void *arg, char *err, size_t errlen)
+{
+    const encode_job *j = arg;
+    return write_format(f, j->aos, j->fmt, j->out_ch, j->quality, err, errlen);
+}
+
+/* Checks img and the options, picks the format from `path` (a file name or
+ * just ".ext") and makes *aos_copy when img is planar. */
+static ic_status prepare_encode(const ic_image *img, const char *path, const ic_save_options *opts,
+                                encode_job *j, ic_image *aos_copy, char *errbuf, size_t errlen)
+{
+    memset(aos_copy, 0, sizeof *aos_copy);
+    if (!img || !path || !path[0]) {
+        ic_io_err(errbuf, errlen, "no image or path given");
+        return IC_ERR_INVALID_ARG;
+    }
+    if (img->memory != IC_MEM_HOST) {
+        ic_io_err(errbuf, errlen, "the image is in device memory (encode it with ic_gpu_encode)");
+        return IC_ERR_UNSUPPORTED;
+    }
+    if (!image_valid(img)) {
+        ic_io_err(errbuf, errlen, "invalid image (size, channels, layout or pitch)");
+        return IC_ERR_INVALID_ARG;
+    }
+    int quality = opts ? opts->quality : 0;
+    if (quality == 0)
+        quality = 92;
+    if (quality < 1 || quality > 100) {
+        ic_io_err(errbuf, errlen, "JPEG quality must be 1..100, not %d", quality);
+        return IC_ERR_INVALID_ARG;
+    }
+    ic_format fmt = ic_format_from_path(path);
+    if (fmt == IC_FMT_UNKNOWN) {
+        ic_io_err(errbuf, errlen,
+                  "unknown output format \".%s\" (use .png, .jpg, .jpeg, .pgm, .ppm or .pnm)",
+                  path_extension(path));
+        return IC_ERR_UNSUPPORTED;
+    }
+    if (!ic_format_supported(fmt)) {
+        ic_io_err(errbuf, errlen, "built without %s support", fmt == IC_FMT_PNG ? "PNG" : "JPEG");
+        return IC_ERR_UNSUPPORTED;
+    }
+    j->fmt = fmt;
+    j->quality = quality;
+    j->out_ch = saved_channels(path, fmt, img->channels);
+    j->aos = img;
+    /* Writers take interleaved rows; planar images are converted first. */
+    if (img->layout != IC_AOS) {
+        ic_status st = ic_image_clone(aos_copy, img, IC_AOS);
+        if (st != IC_OK) {
+            ic_io_err(errbuf, errlen, "cannot convert the layout: %s", ic_status_str(st));
+            return st;
+        }
+        j->aos = aos_copy;
+    }
+    return IC_OK;
+}
+
+ic_status ic_image_save(const ic_image *img, const char *path, const ic_save_options *opts,
+                        char *errbuf, size_t errlen)
+{
+    if (errbuf && errlen)
+        errbuf[0] = '\0';
+    encode_job j;
+    ic_image aos_copy;
+    ic_status st = prepare_encode(img, path, opts, &j, &aos_copy, errbuf, errlen);
+    if (st == IC_OK)
+        st = save_atomic(path, fill_image, &j, errbuf, errlen);
     ic_image_free(&aos_copy);
     return st;
+}
+
+ic_status ic_image_encode(const ic_image *img, const char *name, const ic_save_options *opts,
+                          uint8_t **data, size_t *size, char *errbuf, size_t errlen)
+{
+    if (errbuf && errlen)
+        errbuf[0] = '\0';
+    if (!data || !size) {
+        ic_io_err(errbuf, errlen, "no output buffer given");
+        return IC_ERR_INVALID_ARG;
+    }
+    *data = NULL;
+    *size = 0;
+    encode_job j;
+    ic_image aos_copy;
+    ic_status st = prepare_encode(img, name, opts, &j, &aos_copy, errbuf, errlen);
+    if (st != IC_OK)
+        return st;
+    char *buf = NULL;
+    size_t n = 0;
+    FILE *f = open_memstream(&buf, &n);
+    if (!f) {
+        ic_image_free(&aos_copy);
+        ic_io_err(errbuf, errlen, "out of memory");
+        return IC_ERR_NOMEM;
+    }
+    st = fill_image(f, &j, errbuf, errlen);
+    if (fclose(f) != 0 && st == IC_OK) {
+        ic_io_err(errbuf, errlen, "out of memory");
+        st = IC_ERR_NOMEM;
+    }
+    ic_image_free(&aos_copy);
+    if (st != IC_OK) {
+        free(buf);
+        return st;
+    }
+    *data = (uint8_t *)buf;
+    *size = n;
+    return IC_OK;
+}
+
+typedef struct byte_span {
+    const void *data;
+    size_t size;
+} byte_span;
+
+static ic_status fill_bytes(FILE *f, const void *arg, char *err, size_t errlen)
+{
+    const byte_span *b = arg;
+    if (b->size > 0 && fwrite(b->data, 1, b->size, f) != b->size) {
+        ic_io_err(err, errlen, "write error: %s", strerror(errno ? errno : EIO));
+        return IC_ERR_IO;
+    }
+    return IC_OK;
+}
+
+ic_status ic_save_bytes(const char *path, const void *data, size_t size, char *errbuf,
+                        size_t errlen)
+{
+    if (errbuf && errlen)
+        errbuf[0] = '\0';
+    if (!path || !path[0] || (!data && size > 0)) {
+        ic_io_err(errbuf, errlen, "no data or path given");
+        return IC_ERR_INVALID_ARG;
+    }
+    const byte_span b = {data, size};
+    errno = 0;
+    return save_atomic(path, fill_bytes, &b, errbuf, errlen);
 }
