@@ -526,9 +526,15 @@ ic_status ic_save_bytes(const char *path, const void *data, size_t size, char *e
  * Without nvJPEG in the build (or on the machine) the codec still works: every
  * file takes the CPU path (ic_gpu_codec_engine() says "cpu").
  *
- * Threads: ic_gpu_decode and ic_gpu_encode may run at the same time on two
- * threads (they use two CUDA streams); two decodes or two encodes on one codec
- * may not. The context given at creation is not used after it. */
+ * Streams: the device images of a codec carry its own CUDA stream (stream
+ * field), on which no codec work is queued: the filter may queue its work
+ * there, and ic_gpu_encode waits for what is queued there when it is called.
+ *
+ * Threads: calls on different slots may run at the same time on different
+ * threads (a batch pipeline: one thread decoding, one filtering, several
+ * encoding; up to 4 nvJPEG encodes run at once, more wait), with at most one
+ * ic_gpu_decode call at a time. The context given at creation is not used
+ * after it. */
 typedef struct ic_gpu_codec ic_gpu_codec;
 
 /* One encoded file in memory (not owned). */
@@ -559,16 +565,16 @@ void ic_gpu_codec_free(ic_gpu_codec *codec);
 const char *ic_gpu_codec_engine(const ic_gpu_codec *codec);
 
 /* Decodes n files (1 <= n <= slots) held in memory into device images:
- * out[i] (a device image owned by slot i, valid until the next decode into
- * that slot; do not free it) with res[i] saying how it went. The JPEGs the
+ * out[i] (a device image owned by slot slots[i] - slot i when slots is NULL;
+ * n distinct slots - valid until the next decode into that slot; do not free
+ * it) with res[i] saying how it went. The JPEGs the
  * hardware decoder takes are decoded together in one batch. The images are
- * complete when the call returns (out[i].stream is the codec's decode
- * stream). opts as ic_image_load (NULL: defaults). Returns IC_OK when every
+ * complete when the call returns (out[i].stream is the codec's stream). opts as ic_image_load (NULL: defaults). Returns IC_OK when every
  * file was handled (each res[i].status says whether that file decoded), or an
  * error that concerns the whole call (IC_ERR_DEVICE, IC_ERR_INVALID_ARG);
  * a file that fails does not stop the others. */
-ic_status ic_gpu_decode(ic_gpu_codec *codec, int n, const ic_bytes *in, const ic_load_options *opts,
-                        ic_image *out, ic_decode_result *res);
+ic_status ic_gpu_decode(ic_gpu_codec *codec, int n, const ic_bytes *in, const int *slots,
+                        const ic_load_options *opts, ic_image *out, ic_decode_result *res);
 
 /* Gives a device image shaped like `like` (size, channels, layout) owned by
  * slot `slot`, for ic_convolve to write into; valid until the next call for

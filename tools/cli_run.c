@@ -399,7 +399,7 @@ int cli_run_filter(const cli_options *o, cli_err *e)
         if (s == IC_OK && on_gpu) {
             const ic_bytes in = {bytes, nbytes};
             ic_decode_result r;
-            s = ic_gpu_decode(codec, 1, &in, &lo, &src, &r);
+            s = ic_gpu_decode(codec, 1, &in, NULL, &lo, &src, &r);
             if (s == IC_OK)
                 s = r.status;
             snprintf(buf, sizeof buf, "%s", r.error);

@@ -10,9 +10,10 @@
  * handle for the others (progressive, ...); everything else - grey, CMYK,
  * RGB-coded (Adobe transform 0), 12-bit, lossless, cut files - is left to
  * the CPU codec, so that a cut or corrupt file gets libjpeg-turbo's message.
- * The handles are created with NVJPEG_FLAGS_BITSTREAM_STRICT when nvJPEG
- * takes it, so corrupt entropy data fails instead of decoding to garbage; a
- * stream nvJPEG fails on is retried on the CPU by the caller.
+ * The handles are created with NVJPEG_FLAGS_BITSTREAM_STRICT (corrupt entropy
+ * data fails instead of decoding to garbage) and interpolated chroma
+ * upsampling when nvJPEG takes them; a stream nvJPEG fails on is retried on
+ * the CPU by the caller.
  *
  * Encode: nvjpegEncodeImage from interleaved RGB with 4:2:0 subsampling, the
  * IJG quality scale and standard (not optimised) Huffman tables: what the CPU
@@ -21,6 +22,7 @@
  * Every CUDA and nvJPEG status is checked; a failure becomes IC_ERR_DEVICE
  * with the call named, or a route to the CPU codec. Nothing prints.
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -72,6 +74,26 @@ extern "C" ic_status ic_cuda_copy_rows(int device, void *dst, size_t dpitch, con
     return IC_OK;
 }
 
+extern "C" ic_status ic_cuda_stream_create(int device, void **stream, char *err, size_t errlen)
+{
+    *stream = NULL;
+    NVJ_CUDA(cudaSetDevice(device));
+    cudaStream_t s = NULL;
+    NVJ_CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    *stream = (void *)s;
+    return IC_OK;
+}
+
+extern "C" void ic_cuda_stream_destroy(int device, void *stream)
+{
+    if (!stream)
+        return;
+    (void)cudaSetDevice(device);
+    (void)cudaStreamSynchronize((cudaStream_t)stream);
+    (void)cudaStreamDestroy((cudaStream_t)stream);
+    (void)cudaGetLastError();
+}
+
 #ifndef IC_HAVE_NVJPEG
 
 /* ---- built without nvJPEG: every JPEG takes the CPU codec ------------------------ */
@@ -104,12 +126,6 @@ extern "C" const char *ic_nvjpeg_engine(const ic_nvjpeg *nj)
 }
 
 extern "C" void *ic_nvjpeg_decode_stream(const ic_nvjpeg *nj)
-{
-    (void)nj;
-    return NULL;
-}
-
-extern "C" void *ic_nvjpeg_encode_stream(const ic_nvjpeg *nj)
 {
     (void)nj;
     return NULL;
@@ -164,11 +180,22 @@ extern "C" ic_status ic_nvjpeg_encode(ic_nvjpeg *nj, const uint8_t *src, size_t 
 
 #include <nvjpeg.h>
 
+/* Encoders that may run at once, each with its own state, stream and event. */
+#define NVJ_LANES 4
+
+typedef struct enc_lane {
+    nvjpegEncoderState_t st;
+    nvjpegEncoderParams_t par;
+    cudaStream_t s;
+    cudaEvent_t ev;
+    int quality; /* the quality par holds (0: not set) */
+    int busy;
+} enc_lane;
+
 struct ic_nvjpeg {
     int device;
     int max_batch;
-    cudaStream_t dstream, estream;
-    cudaEvent_t ev;
+    cudaStream_t dstream;
     /* Hardware decoder (NULL when this GPU has none): batched API only. */
     nvjpegHandle_t hw;
     nvjpegJpegState_t hw_state;
@@ -178,9 +205,11 @@ struct ic_nvjpeg {
     nvjpegHandle_t gpu;
     nvjpegJpegState_t gpu_state;
     nvjpegJpegStream_t gpu_parse;
-    nvjpegEncoderState_t enc;
-    nvjpegEncoderParams_t eparams;
-    int quality; /* quality eparams holds (0: not set) */
+    enc_lane lane[NVJ_LANES];
+    int nlanes; /* lanes fully made */
+    pthread_mutex_t mu; /* guards lane[].busy */
+    pthread_cond_t lane_free;
+    int sync_made;
     /* Per-batch scratch of ic_nvjpeg_decode. */
     const unsigned char **bdata;
     size_t *blen;
@@ -238,18 +267,31 @@ extern "C" int ic_nvjpeg_built(void)
     return 1;
 }
 
-/* nvjpegCreateEx with strict bitstream checking when this nvJPEG takes the
- * flag, without it otherwise. */
+/* Handle flags, most wanted first: strict bitstream checking (corrupt data
+ * fails instead of decoding to garbage) and interpolated chroma upsampling
+ * (libjpeg-turbo's "fancy" upsampling is a triangle filter, not replication);
+ * an nvJPEG that refuses a flag gets the next combination. */
+#ifndef NVJPEG_FLAGS_BITSTREAM_STRICT
+#define NVJPEG_FLAGS_BITSTREAM_STRICT 0
+#endif
+#ifndef NVJPEG_FLAGS_UPSAMPLING_WITH_INTERPOLATION
+#define NVJPEG_FLAGS_UPSAMPLING_WITH_INTERPOLATION 0
+#endif
+static const unsigned int kHandleFlags[] = {
+    NVJPEG_FLAGS_BITSTREAM_STRICT | NVJPEG_FLAGS_UPSAMPLING_WITH_INTERPOLATION,
+    NVJPEG_FLAGS_BITSTREAM_STRICT, NVJPEG_FLAGS_UPSAMPLING_WITH_INTERPOLATION,
+    NVJPEG_FLAGS_DEFAULT};
+
 static nvjpegStatus_t create_handle(nvjpegBackend_t backend, nvjpegHandle_t *h)
 {
-    *h = NULL;
-    nvjpegStatus_t s = nvjpegCreateEx(backend, NULL, NULL, NVJPEG_FLAGS_BITSTREAM_STRICT, h);
-    if (s != NVJPEG_STATUS_SUCCESS) {
+    nvjpegStatus_t s = NVJPEG_STATUS_NOT_INITIALIZED;
+    for (size_t i = 0; i < sizeof kHandleFlags / sizeof *kHandleFlags; i++) {
         *h = NULL;
-        s = nvjpegCreateEx(backend, NULL, NULL, NVJPEG_FLAGS_DEFAULT, h);
+        s = nvjpegCreateEx(backend, NULL, NULL, kHandleFlags[i], h);
+        if (s == NVJPEG_STATUS_SUCCESS)
+            return s;
     }
-    if (s != NVJPEG_STATUS_SUCCESS)
-        *h = NULL;
+    *h = NULL;
     return s;
 }
 
@@ -261,12 +303,23 @@ extern "C" void ic_nvjpeg_close(ic_nvjpeg *nj)
     (void)cudaSetDevice(nj->device);
     if (nj->dstream)
         (void)cudaStreamSynchronize(nj->dstream);
-    if (nj->estream)
-        (void)cudaStreamSynchronize(nj->estream);
-    if (nj->eparams)
-        (void)nvjpegEncoderParamsDestroy(nj->eparams);
-    if (nj->enc)
-        (void)nvjpegEncoderStateDestroy(nj->enc);
+    for (int i = 0; i < NVJ_LANES; i++) {
+        enc_lane *l = &nj->lane[i];
+        if (l->s)
+            (void)cudaStreamSynchronize(l->s);
+        if (l->par)
+            (void)nvjpegEncoderParamsDestroy(l->par);
+        if (l->st)
+            (void)nvjpegEncoderStateDestroy(l->st);
+        if (l->ev)
+            (void)cudaEventDestroy(l->ev);
+        if (l->s)
+            (void)cudaStreamDestroy(l->s);
+    }
+    if (nj->sync_made) {
+        pthread_mutex_destroy(&nj->mu);
+        pthread_cond_destroy(&nj->lane_free);
+    }
     if (nj->gpu_parse)
         (void)nvjpegJpegStreamDestroy(nj->gpu_parse);
     if (nj->gpu_state)
@@ -279,12 +332,8 @@ extern "C" void ic_nvjpeg_close(ic_nvjpeg *nj)
         (void)nvjpegJpegStateDestroy(nj->hw_state);
     if (nj->hw)
         (void)nvjpegDestroy(nj->hw);
-    if (nj->ev)
-        (void)cudaEventDestroy(nj->ev);
     if (nj->dstream)
         (void)cudaStreamDestroy(nj->dstream);
-    if (nj->estream)
-        (void)cudaStreamDestroy(nj->estream);
     (void)cudaGetLastError();
     free(nj->bdata);
     free(nj->blen);
@@ -303,8 +352,6 @@ static ic_status open_all(ic_nvjpeg *nj, char *err, size_t errlen)
     }
     NVJ_CUDA(cudaSetDevice(nj->device));
     NVJ_CUDA(cudaStreamCreateWithFlags(&nj->dstream, cudaStreamNonBlocking));
-    NVJ_CUDA(cudaStreamCreateWithFlags(&nj->estream, cudaStreamNonBlocking));
-    NVJ_CUDA(cudaEventCreateWithFlags(&nj->ev, cudaEventDisableTiming));
     /* The hardware decoder is optional: a GPU without one refuses the backend. */
     if (create_handle(NVJPEG_BACKEND_HARDWARE, &nj->hw) == NVJPEG_STATUS_SUCCESS) {
         if (nvjpegJpegStateCreate(nj->hw, &nj->hw_state) != NVJPEG_STATUS_SUCCESS ||
@@ -322,12 +369,24 @@ static ic_status open_all(ic_nvjpeg *nj, char *err, size_t errlen)
     NVJ_CHECK(create_handle(NVJPEG_BACKEND_DEFAULT, &nj->gpu));
     NVJ_CHECK(nvjpegJpegStateCreate(nj->gpu, &nj->gpu_state));
     NVJ_CHECK(nvjpegJpegStreamCreate(nj->gpu, &nj->gpu_parse));
-    NVJ_CHECK(nvjpegEncoderStateCreate(nj->gpu, &nj->enc, nj->estream));
-    NVJ_CHECK(nvjpegEncoderParamsCreate(nj->gpu, &nj->eparams, nj->estream));
-    NVJ_CHECK(nvjpegEncoderParamsSetSamplingFactors(nj->eparams, NVJPEG_CSS_420, nj->estream));
-    NVJ_CHECK(nvjpegEncoderParamsSetOptimizedHuffman(nj->eparams, 0, nj->estream));
-    NVJ_CHECK(nvjpegEncoderParamsSetEncoding(nj->eparams, NVJPEG_ENCODING_BASELINE_DCT,
-                                             nj->estream));
+    if (pthread_mutex_init(&nj->mu, NULL) != 0)
+        return IC_ERR_NOMEM;
+    if (pthread_cond_init(&nj->lane_free, NULL) != 0) {
+        pthread_mutex_destroy(&nj->mu);
+        return IC_ERR_NOMEM;
+    }
+    nj->sync_made = 1;
+    for (int i = 0; i < NVJ_LANES; i++) {
+        enc_lane *l = &nj->lane[i];
+        NVJ_CUDA(cudaStreamCreateWithFlags(&l->s, cudaStreamNonBlocking));
+        NVJ_CUDA(cudaEventCreateWithFlags(&l->ev, cudaEventDisableTiming));
+        NVJ_CHECK(nvjpegEncoderStateCreate(nj->gpu, &l->st, l->s));
+        NVJ_CHECK(nvjpegEncoderParamsCreate(nj->gpu, &l->par, l->s));
+        NVJ_CHECK(nvjpegEncoderParamsSetSamplingFactors(l->par, NVJPEG_CSS_420, l->s));
+        NVJ_CHECK(nvjpegEncoderParamsSetOptimizedHuffman(l->par, 0, l->s));
+        NVJ_CHECK(nvjpegEncoderParamsSetEncoding(l->par, NVJPEG_ENCODING_BASELINE_DCT, l->s));
+        nj->nlanes++;
+    }
     return IC_OK;
 }
 
@@ -373,11 +432,6 @@ extern "C" const char *ic_nvjpeg_engine(const ic_nvjpeg *nj)
 extern "C" void *ic_nvjpeg_decode_stream(const ic_nvjpeg *nj)
 {
     return nj ? (void *)nj->dstream : NULL;
-}
-
-extern "C" void *ic_nvjpeg_encode_stream(const ic_nvjpeg *nj)
-{
-    return nj ? (void *)nj->estream : NULL;
 }
 
 /* What the marker walk learns before nvJPEG sees the stream. */
@@ -565,34 +619,27 @@ extern "C" ic_status ic_nvjpeg_decode(ic_nvjpeg *nj, int n, const uint8_t *const
     return IC_OK;
 }
 
-extern "C" ic_status ic_nvjpeg_encode(ic_nvjpeg *nj, const uint8_t *src, size_t pitch, int w,
-                                      int h, void *src_stream, int quality, uint8_t **buf,
-                                      size_t *cap, size_t *len, char *err, size_t errlen)
+/* One encode on lane l (owned by this thread until it is released). */
+static ic_status encode_on(ic_nvjpeg *nj, enc_lane *l, const uint8_t *src, size_t pitch, int w,
+                           int h, void *src_stream, int quality, uint8_t **buf, size_t *cap,
+                           size_t *len, char *err, size_t errlen)
 {
-    *len = 0;
-    if (!nj || !src || w < 1 || h < 1 || quality < 1 || quality > 100) {
-        snprintf(err, errlen, "bad nvJPEG encode request");
-        return IC_ERR_INVALID_ARG;
-    }
     NVJ_CUDA(cudaSetDevice(nj->device));
-    cudaStream_t ss = (cudaStream_t)src_stream;
-    if (ss != nj->estream) { /* order after the work that produced src */
-        NVJ_CUDA(cudaEventRecord(nj->ev, ss));
-        NVJ_CUDA(cudaStreamWaitEvent(nj->estream, nj->ev, 0));
-    }
-    if (nj->quality != quality) {
-        NVJ_CHECK(nvjpegEncoderParamsSetQuality(nj->eparams, quality, nj->estream));
-        nj->quality = quality;
+    /* Order after the work that produced src, on its stream. */
+    NVJ_CUDA(cudaEventRecord(l->ev, (cudaStream_t)src_stream));
+    NVJ_CUDA(cudaStreamWaitEvent(l->s, l->ev, 0));
+    if (l->quality != quality) {
+        NVJ_CHECK(nvjpegEncoderParamsSetQuality(l->par, quality, l->s));
+        l->quality = quality;
     }
     nvjpegImage_t in;
     memset(&in, 0, sizeof in);
     in.channel[0] = (unsigned char *)src;
     in.pitch[0] = pitch;
-    NVJ_CHECK(nvjpegEncodeImage(nj->gpu, nj->enc, nj->eparams, &in, NVJPEG_INPUT_RGBI, w, h,
-                                nj->estream));
+    NVJ_CHECK(nvjpegEncodeImage(nj->gpu, l->st, l->par, &in, NVJPEG_INPUT_RGBI, w, h, l->s));
     size_t n = 0;
-    NVJ_CHECK(nvjpegEncodeRetrieveBitstream(nj->gpu, nj->enc, NULL, &n, nj->estream));
-    NVJ_CUDA(cudaStreamSynchronize(nj->estream));
+    NVJ_CHECK(nvjpegEncodeRetrieveBitstream(nj->gpu, l->st, NULL, &n, l->s));
+    NVJ_CUDA(cudaStreamSynchronize(l->s));
     if (n == 0) {
         snprintf(err, errlen, "nvjpegEncodeRetrieveBitstream: empty bitstream");
         return IC_ERR_DEVICE;
@@ -606,10 +653,43 @@ extern "C" ic_status ic_nvjpeg_encode(ic_nvjpeg *nj, const uint8_t *src, size_t 
         *buf = nb;
         *cap = n;
     }
-    NVJ_CHECK(nvjpegEncodeRetrieveBitstream(nj->gpu, nj->enc, *buf, &n, nj->estream));
-    NVJ_CUDA(cudaStreamSynchronize(nj->estream));
+    NVJ_CHECK(nvjpegEncodeRetrieveBitstream(nj->gpu, l->st, *buf, &n, l->s));
+    NVJ_CUDA(cudaStreamSynchronize(l->s));
     *len = n;
     return IC_OK;
+}
+
+extern "C" ic_status ic_nvjpeg_encode(ic_nvjpeg *nj, const uint8_t *src, size_t pitch, int w,
+                                      int h, void *src_stream, int quality, uint8_t **buf,
+                                      size_t *cap, size_t *len, char *err, size_t errlen)
+{
+    *len = 0;
+    if (!nj || !src || w < 1 || h < 1 || quality < 1 || quality > 100) {
+        snprintf(err, errlen, "bad nvJPEG encode request");
+        return IC_ERR_INVALID_ARG;
+    }
+    /* Take a free lane: up to NVJ_LANES encodes run at once. */
+    pthread_mutex_lock(&nj->mu);
+    enc_lane *l = NULL;
+    for (;;) {
+        for (int i = 0; i < nj->nlanes && !l; i++)
+            if (!nj->lane[i].busy)
+                l = &nj->lane[i];
+        if (l)
+            break;
+        pthread_cond_wait(&nj->lane_free, &nj->mu);
+    }
+    l->busy = 1;
+    pthread_mutex_unlock(&nj->mu);
+    const ic_status st =
+        encode_on(nj, l, src, pitch, w, h, src_stream, quality, buf, cap, len, err, errlen);
+    if (st != IC_OK)
+        (void)cudaStreamSynchronize(l->s); /* leave the lane idle for the next caller */
+    pthread_mutex_lock(&nj->mu);
+    l->busy = 0;
+    pthread_cond_signal(&nj->lane_free);
+    pthread_mutex_unlock(&nj->mu);
+    return st;
 }
 
 #endif /* IC_HAVE_NVJPEG */

@@ -3,13 +3,14 @@
  *
  * The public GPU codec (ic_gpu_codec, src/dispatch/gpu_codec.c) is built on
  * this: an ic_nvjpeg owns one device's nvJPEG handles (the hardware decoder
- * where the GPU has one, the GPU-hybrid decoder always), the decoder states,
- * the encoder state and parameters, and two CUDA streams (decode, encode).
+ * where the GPU has one, nvJPEG's default hybrid decoder always), the decoder states,
+ * four encoder lanes (state, parameters, stream), and a decode stream.
  * Decisions about what goes to the GPU are taken here from the JPEG headers
  * (ic_nvjpeg_check); what nvJPEG refuses is left to the caller's CPU codec.
  *
- * Decode and encode may run concurrently on two threads (each side has its
- * own stream and state); two decodes or two encodes may not.
+ * One thread at a time decodes; up to 4 encodes run at once from any threads
+ * (each takes an encoder "lane": its own state, parameters, stream, event)
+ * and further callers wait for a free lane. The handles are thread-safe.
  *
  * Built in every CUDA build; without nvJPEG (IC_HAVE_NVJPEG undefined) the
  * codec functions report IC_ERR_UNSUPPORTED and ic_nvjpeg_check accepts
@@ -54,9 +55,8 @@ void ic_nvjpeg_close(ic_nvjpeg *nj);
 /* "nvjpeg-hardware" or "nvjpeg-gpu-hybrid": the decoder baseline files get. */
 const char *ic_nvjpeg_engine(const ic_nvjpeg *nj);
 
-/* The cudaStream_t of the decode side and of the encode side. */
+/* The cudaStream_t of the decode side. */
 void *ic_nvjpeg_decode_stream(const ic_nvjpeg *nj);
-void *ic_nvjpeg_encode_stream(const ic_nvjpeg *nj);
 
 /* Reads the headers of one JPEG stream and returns its route (IC_NVJ_*),
  * with the image size in *w, *h when the route is not IC_NVJ_CPU. Never
@@ -77,7 +77,8 @@ ic_status ic_nvjpeg_decode(ic_nvjpeg *nj, int n, const uint8_t *const *data, con
                            char *err, size_t errlen);
 
 /* Encodes a w x h interleaved RGB device image (rows `pitch` bytes apart,
- * produced on cudaStream_t src_stream, NULL: the default stream) as a JPEG of
+ * produced on cudaStream_t src_stream, NULL: the default stream; the encode
+ * waits for the work queued there when it is called) as a JPEG of
  * `quality` (1..100) with 4:2:0 chroma subsampling and standard Huffman
  * tables, as libjpeg's jpeg_set_defaults does for the CPU writer. The bytes go
  * to *buf (grown with realloc; *cap its size), *len their count. Errors:
@@ -91,6 +92,12 @@ ic_status ic_nvjpeg_encode(ic_nvjpeg *nj, const uint8_t *src, size_t pitch, int 
 /* cudaMallocPitch of `height` rows of `row_bytes` on `device`. */
 ic_status ic_cuda_pitched_alloc(int device, size_t row_bytes, int height, uint8_t **p,
                                 size_t *pitch, char *err, size_t errlen);
+
+/* A non-blocking CUDA stream on `device` (*stream is a cudaStream_t). */
+ic_status ic_cuda_stream_create(int device, void **stream, char *err, size_t errlen);
+
+/* Waits for and destroys a stream (NULL-safe, errors ignored). */
+void ic_cuda_stream_destroy(int device, void *stream);
 
 /* cudaFree on `device` (NULL-safe, errors ignored). */
 void ic_cuda_pitched_free(int device, void *p);

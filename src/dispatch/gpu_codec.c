@@ -51,11 +51,12 @@ const char *ic_gpu_codec_engine(const ic_gpu_codec *codec)
     return "cpu";
 }
 
-ic_status ic_gpu_decode(ic_gpu_codec *codec, int n, const ic_bytes *in, const ic_load_options *opts,
-                        ic_image *out, ic_decode_result *res)
+ic_status ic_gpu_decode(ic_gpu_codec *codec, int n, const ic_bytes *in, const int *slots,
+                        const ic_load_options *opts, ic_image *out, ic_decode_result *res)
 {
     (void)codec;
     (void)in;
+    (void)slots;
     (void)opts;
     for (int i = 0; res && out && i < n; i++) {
         memset(&out[i], 0, sizeof out[i]);
@@ -115,6 +116,8 @@ struct ic_gpu_codec {
     int nslots;
     slot *s;
     ic_nvjpeg *nj; /* NULL: nvJPEG not built in or not usable; every file via the CPU */
+    void *ustream; /* the CPU path's uploads (decode side) */
+    void *fstream; /* the stream the codec's device images carry: the filter's */
     /* Per-batch scratch of ic_gpu_decode. */
     int *route, *w, *h, *ok;
     const uint8_t **data;
@@ -151,6 +154,8 @@ void ic_gpu_codec_free(ic_gpu_codec *c)
     if (!c)
         return;
     ic_nvjpeg_close(c->nj); /* waits for its streams first */
+    ic_cuda_stream_destroy(c->device, c->ustream);
+    ic_cuda_stream_destroy(c->device, c->fstream);
     for (int i = 0; c->s && i < c->nslots; i++) {
         ic_cuda_pitched_free(c->device, c->s[i].in.p);
         ic_cuda_pitched_free(c->device, c->s[i].out.p);
@@ -213,6 +218,13 @@ ic_status ic_gpu_codec_create(ic_gpu_codec **codec, const ic_context *ctx, int s
         ic_gpu_codec_free(c);
         return fail(errbuf, errlen, IC_ERR_NOMEM, "out of memory");
     }
+    st = ic_cuda_stream_create(device, &c->ustream, errbuf, errlen);
+    if (st == IC_OK)
+        st = ic_cuda_stream_create(device, &c->fstream, errbuf, errlen);
+    if (st != IC_OK) {
+        ic_gpu_codec_free(c);
+        return st;
+    }
     if (ic_nvjpeg_built()) {
         st = ic_nvjpeg_open(&c->nj, device, slots, errbuf, errlen);
         if (st != IC_OK) { /* nvJPEG is there but does not work: a real error */
@@ -230,10 +242,11 @@ const char *ic_gpu_codec_engine(const ic_gpu_codec *c)
     return c && c->nj ? ic_nvjpeg_engine(c->nj) : "cpu";
 }
 
-/* The stream device images of this codec are ordered on. */
+/* The stream device images of this codec are ordered on: no decode work is
+ * ever queued there, so work that waits on it waits only for the filter. */
 static void *codec_stream(const ic_gpu_codec *c)
 {
-    return c->nj ? ic_nvjpeg_decode_stream(c->nj) : NULL;
+    return c->fstream;
 }
 
 static int is_jpeg(const ic_bytes *b)
@@ -241,7 +254,7 @@ static int is_jpeg(const ic_bytes *b)
     return b->size >= 3 && b->data[0] == 0xFF && b->data[1] == 0xD8 && b->data[2] == 0xFF;
 }
 
-/* Input i through the CPU decoder, then one upload into slot i. */
+/* An input through the CPU decoder, then one upload into slot i. */
 static void decode_on_cpu(ic_gpu_codec *c, int i, const ic_bytes *in, const ic_load_options *o,
                           ic_image *out, ic_decode_result *r)
 {
@@ -256,7 +269,7 @@ static void decode_on_cpu(ic_gpu_codec *c, int i, const ic_bytes *in, const ic_l
     r->status = dbuf_fit(c, &s->in, row, rows, r->error, sizeof r->error);
     if (r->status == IC_OK)
         r->status = ic_cuda_copy_rows(c->device, s->in.p, s->in.pitch, host.data, host.pitch, row,
-                                      rows, 1, codec_stream(c), r->error, sizeof r->error);
+                                      rows, 1, c->ustream, r->error, sizeof r->error);
     if (r->status == IC_OK)
         r->status = ic_image_wrap_device(out, s->in.p, host.width, host.height, host.channels,
                                          host.layout, s->in.pitch, c->device, codec_stream(c));
@@ -267,11 +280,18 @@ static void decode_on_cpu(ic_gpu_codec *c, int i, const ic_bytes *in, const ic_l
         r->error[0] = '\0';
 }
 
-ic_status ic_gpu_decode(ic_gpu_codec *c, int n, const ic_bytes *in, const ic_load_options *opts,
-                        ic_image *out, ic_decode_result *res)
+ic_status ic_gpu_decode(ic_gpu_codec *c, int n, const ic_bytes *in, const int *slots,
+                        const ic_load_options *opts, ic_image *out, ic_decode_result *res)
 {
     if (!c || !in || !out || !res || n < 1 || n > c->nslots)
         return IC_ERR_INVALID_ARG;
+    for (int i = 0; slots && i < n; i++) {
+        if (slots[i] < 0 || slots[i] >= c->nslots)
+            return IC_ERR_INVALID_ARG;
+        for (int j = 0; j < i; j++)
+            if (slots[j] == slots[i])
+                return IC_ERR_INVALID_ARG;
+    }
     ic_load_options o;
     memset(&o, 0, sizeof o);
     if (opts)
@@ -295,7 +315,7 @@ ic_status ic_gpu_decode(ic_gpu_codec *c, int n, const ic_bytes *in, const ic_loa
             c->route[i] = IC_NVJ_CPU;
         if (c->route[i] == IC_NVJ_CPU)
             continue;
-        slot *s = &c->s[i];
+        slot *s = &c->s[slots ? slots[i] : i];
         if (dbuf_fit(c, &s->in, (size_t)c->w[i] * 3u, c->h[i], res[i].error,
                      sizeof res[i].error) != IC_OK) {
             c->route[i] = IC_NVJ_CPU; /* the CPU path reports the allocation failure */
@@ -320,16 +340,17 @@ ic_status ic_gpu_decode(ic_gpu_codec *c, int n, const ic_bytes *in, const ic_loa
         }
     }
     for (int i = 0; i < n; i++) {
+        const int si = slots ? slots[i] : i;
         if (c->route[i] != IC_NVJ_CPU && c->ok[i]) {
             res[i].engine = c->route[i] == IC_NVJ_HW ? "nvjpeg-hardware" : "nvjpeg-hybrid";
-            res[i].status = ic_image_wrap_device(&out[i], c->s[i].in.p, c->w[i], c->h[i], 3,
-                                                 IC_AOS, c->s[i].in.pitch, c->device,
+            res[i].status = ic_image_wrap_device(&out[i], c->s[si].in.p, c->w[i], c->h[i], 3,
+                                                 IC_AOS, c->s[si].in.pitch, c->device,
                                                  codec_stream(c));
             res[i].error[0] = '\0';
             continue;
         }
         /* Not for nvJPEG, or refused by it: the CPU decoder decides. */
-        decode_on_cpu(c, i, &in[i], &o, &out[i], &res[i]);
+        decode_on_cpu(c, si, &in[i], &o, &out[i], &res[i]);
     }
     return IC_OK;
 }

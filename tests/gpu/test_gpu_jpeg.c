@@ -214,7 +214,7 @@ static void decode_case(ic_gpu_codec *codec, const dcase *dc, int w, int h, uint
     CHECK(cs == IC_OK, "%s %dx%d: CPU decode: %s", dc->name, w, h, msg);
     const ic_bytes in = {jpg, n};
     ic_decode_result r;
-    const ic_status gs = ic_gpu_decode(codec, 1, &in, NULL, &dev, &r);
+    const ic_status gs = ic_gpu_decode(codec, 1, &in, NULL, NULL, &dev, &r);
     CHECK(gs == IC_OK && r.status == IC_OK, "%s %dx%d: GPU decode: %s", dc->name, w, h,
           r.error);
     if (cs == IC_OK && gs == IC_OK && r.status == IC_OK) {
@@ -255,7 +255,7 @@ static void bad_case(ic_gpu_codec *codec, const char *what, const unsigned char 
     const ic_status cs = ic_image_decode(&cpu, data, n, NULL, msg, sizeof msg);
     const ic_bytes in = {data, n};
     ic_decode_result r;
-    const ic_status gs = ic_gpu_decode(codec, 1, &in, NULL, &dev, &r);
+    const ic_status gs = ic_gpu_decode(codec, 1, &in, NULL, NULL, &dev, &r);
     printf("bad    %-26s CPU: %-14s \"%s\"  GPU (%s): %s \"%s\"\n", what, ic_status_str(cs), msg,
            r.engine, ic_status_str(r.status), r.error);
     CHECK(gs == IC_OK, "%s: the whole GPU decode call failed: %s", what, ic_status_str(gs));
@@ -318,7 +318,7 @@ static void bad_files(ic_gpu_codec *codec, uint64_t seed)
     const ic_bytes three[3] = {{jpg, n}, {jpg, n / 2}, {jpg, n}};
     ic_image out[3];
     ic_decode_result res[3];
-    const ic_status st = ic_gpu_decode(codec, 3, three, NULL, out, res);
+    const ic_status st = ic_gpu_decode(codec, 3, three, NULL, NULL, out, res);
     CHECK(st == IC_OK && res[0].status == IC_OK && res[1].status != IC_OK &&
               res[2].status == IC_OK,
           "batch good/cut/good: %s, %s, %s, %s", ic_status_str(st), ic_status_str(res[0].status),
@@ -357,7 +357,7 @@ static void filter_case(ic_context *ctx, ic_gpu_codec *codec, const char *ktext,
     memset(&host_out, 0, sizeof host_out);
     memset(&from_dev, 0, sizeof from_dev);
     ic_decode_result r;
-    ic_status st = ic_gpu_decode(codec, 1, &in, NULL, &dev, &r);
+    ic_status st = ic_gpu_decode(codec, 1, &in, NULL, NULL, &dev, &r);
     if (st == IC_OK)
         st = r.status;
     if (st == IC_OK)
@@ -426,7 +426,7 @@ static void encode_case(ic_gpu_codec *codec, int w, int h, int quality, uint64_t
     const ic_bytes in = {pnm, pn};
     ic_image dev;
     ic_decode_result r;
-    st = ic_gpu_decode(codec, 1, &in, NULL, &dev, &r);
+    st = ic_gpu_decode(codec, 1, &in, NULL, NULL, &dev, &r);
     CHECK(st == IC_OK && r.status == IC_OK && strcmp(r.engine, "cpu") == 0,
           "PPM through the GPU codec: %s %s", r.engine, r.error);
     ic_save_options so = {quality};
