@@ -597,7 +597,7 @@ extern "C" ic_status ic_nvjpeg_decode(ic_nvjpeg *nj, int n, const uint8_t *const
             NVJ_CUDA(cudaStreamSynchronize(nj->dstream));
             batch_ok = 1;
             for (int b = 0; b < nb; b++)
-                ok[nj->bidx[b]] = 1;
+                ok[nj->bidx[b]] = IC_NVJ_HW;
         } else {
             /* One bad stream fails the batch: reinitialise next time and
              * retry each stream alone below, to find the bad ones. */
@@ -610,7 +610,7 @@ extern "C" ic_status ic_nvjpeg_decode(ic_nvjpeg *nj, int n, const uint8_t *const
             continue;
         if (route[i] == IC_NVJ_HW && batch_ok)
             continue;
-        ok[i] = decode_one(nj, data[i], len[i], dst[i], pitch[i]);
+        ok[i] = decode_one(nj, data[i], len[i], dst[i], pitch[i]) ? IC_NVJ_HYBRID : 0;
     }
     /* A failed stream must not have broken the device for the others. */
     const cudaError_t e = cudaStreamSynchronize(nj->dstream);

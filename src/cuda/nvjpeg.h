@@ -68,8 +68,9 @@ int ic_nvjpeg_check(ic_nvjpeg *nj, const uint8_t *data, size_t len, int *w, int 
  * max_batch) to interleaved RGB in the device buffers dst[i] (rows pitch[i]
  * bytes apart, at least 3*width). The IC_NVJ_HW streams go through one
  * nvjpegDecodeBatched call; if it fails they are retried one by one on the
- * hybrid decoder. ok[i] is 1 for a decoded stream and 0 for one nvJPEG
- * refused (the caller decodes it on the CPU). The decode stream is
+ * hybrid decoder. ok[i] says which decoder produced stream i (IC_NVJ_HW or
+ * IC_NVJ_HYBRID), or is 0 when nvJPEG refused it (the caller decodes it on
+ * the CPU). The decode stream is
  * synchronised before returning. Returns IC_OK, or IC_ERR_DEVICE when the
  * device itself failed (err says how; nothing is usable then). */
 ic_status ic_nvjpeg_decode(ic_nvjpeg *nj, int n, const uint8_t *const *data, const size_t *len,

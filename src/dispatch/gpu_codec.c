@@ -342,7 +342,7 @@ ic_status ic_gpu_decode(ic_gpu_codec *c, int n, const ic_bytes *in, const int *s
     for (int i = 0; i < n; i++) {
         const int si = slots ? slots[i] : i;
         if (c->route[i] != IC_NVJ_CPU && c->ok[i]) {
-            res[i].engine = c->route[i] == IC_NVJ_HW ? "nvjpeg-hardware" : "nvjpeg-hybrid";
+            res[i].engine = c->ok[i] == IC_NVJ_HW ? "nvjpeg-hardware" : "nvjpeg-hybrid";
             res[i].status = ic_image_wrap_device(&out[i], c->s[si].in.p, c->w[i], c->h[i], 3,
                                                  IC_AOS, c->s[si].in.pitch, c->device,
                                                  codec_stream(c));
