@@ -394,22 +394,28 @@ static void add_time(batch *b, double *acc, double ms)
     pthread_mutex_unlock(&b->mu);
 }
 
-static void *decoder(void *arg)
+/* What --channels, --layout and --max-pixels ask of every load. */
+static ic_load_options load_options_of(const cli_options *o)
 {
-    batch *b = arg;
-    const cli_options *o = b->o;
     ic_load_options lo;
     memset(&lo, 0, sizeof lo);
     lo.channels = o->channels;
     lo.layout = o->layout;
     lo.max_pixels = o->max_pixels;
+    return lo;
+}
+
+/* Claims the next file and makes its item; NULL when no file is left (or the
+ * run was interrupted). A file that failed before reading is reported here. */
+static item *next_file(batch *b)
+{
     for (;;) {
         pthread_mutex_lock(&b->mu);
         const int i = g_interrupted ? b->files.n : b->next++;
         pthread_mutex_unlock(&b->mu);
         if (i >= b->files.n)
-            break;
-        bfile *f = &b->files.v[i];
+            return NULL;
+        const bfile *f = &b->files.v[i];
         if (f->err[0]) {
             finish_file(b, i, f->err);
             continue;
@@ -420,6 +426,19 @@ static void *decoder(void *arg)
             continue;
         }
         it->idx = i;
+        it->slot = -1;
+        return it;
+    }
+}
+
+static void *decoder(void *arg)
+{
+    batch *b = arg;
+    const ic_load_options lo = load_options_of(b->o);
+    item *it;
+    while ((it = next_file(b)) != NULL) {
+        const int i = it->idx;
+        bfile *f = &b->files.v[i];
         char msg[256] = "";
         const double t = cli_now_ms();
         const ic_status s = ic_image_load(&it->img, f->in, &lo, msg, sizeof msg);
@@ -557,24 +576,9 @@ static void gpu_item_end(batch *b, item *it, const char *problem, int counted)
 static void *gpu_reader(void *arg)
 {
     batch *b = arg;
-    for (;;) {
-        pthread_mutex_lock(&b->mu);
-        const int i = g_interrupted ? b->files.n : b->next++;
-        pthread_mutex_unlock(&b->mu);
-        if (i >= b->files.n)
-            break;
-        bfile *f = &b->files.v[i];
-        if (f->err[0]) {
-            finish_file(b, i, f->err);
-            continue;
-        }
-        item *it = calloc(1, sizeof *it);
-        if (!it) {
-            finish_file(b, i, "out of memory");
-            continue;
-        }
-        it->idx = i;
-        it->slot = -1;
+    item *it;
+    while ((it = next_file(b)) != NULL) {
+        const bfile *f = &b->files.v[it->idx];
         char msg[256] = "";
         const double t = cli_now_ms();
         const ic_status s = cli_read_file(f->in, &it->bytes, &it->nbytes, msg, sizeof msg);
@@ -592,12 +596,7 @@ static void *gpu_reader(void *arg)
 static void *gpu_decoder(void *arg)
 {
     batch *b = arg;
-    const cli_options *o = b->o;
-    ic_load_options lo;
-    memset(&lo, 0, sizeof lo);
-    lo.channels = o->channels;
-    lo.layout = o->layout;
-    lo.max_pixels = o->max_pixels;
+    const ic_load_options lo = load_options_of(b->o);
     item *its[GPU_BATCH];
     ic_bytes in[GPU_BATCH];
     int slots[GPU_BATCH];

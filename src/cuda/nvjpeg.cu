@@ -29,15 +29,8 @@
 
 #include <cuda_runtime.h>
 
-#include "cuda/cuda_host.h"
+#include "cuda/cuda_common.cuh" /* IC_CUDA_CHECK */
 #include "cuda/nvjpeg.h"
-
-#define NVJ_CUDA(call)                                                        \
-    do {                                                                      \
-        const cudaError_t nvj_e_ = (call);                                    \
-        if (nvj_e_ != cudaSuccess)                                            \
-            return ic_cuda_fail(err, errlen, #call, (int)nvj_e_);             \
-    } while (0)
 
 /* ---- device memory ------------------------------------------------------------ */
 
@@ -46,9 +39,9 @@ extern "C" ic_status ic_cuda_pitched_alloc(int device, size_t row_bytes, int hei
 {
     *p = NULL;
     *pitch = 0;
-    NVJ_CUDA(cudaSetDevice(device));
+    IC_CUDA_CHECK(cudaSetDevice(device));
     void *q = NULL;
-    NVJ_CUDA(cudaMallocPitch(&q, pitch, row_bytes, (size_t)height));
+    IC_CUDA_CHECK(cudaMallocPitch(&q, pitch, row_bytes, (size_t)height));
     *p = (uint8_t *)q;
     return IC_OK;
 }
@@ -66,20 +59,20 @@ extern "C" ic_status ic_cuda_copy_rows(int device, void *dst, size_t dpitch, con
                                        size_t spitch, size_t row_bytes, int height, int to_device,
                                        void *stream, char *err, size_t errlen)
 {
-    NVJ_CUDA(cudaSetDevice(device));
+    IC_CUDA_CHECK(cudaSetDevice(device));
     cudaStream_t s = (cudaStream_t)stream;
-    NVJ_CUDA(cudaMemcpy2DAsync(dst, dpitch, src, spitch, row_bytes, (size_t)height,
+    IC_CUDA_CHECK(cudaMemcpy2DAsync(dst, dpitch, src, spitch, row_bytes, (size_t)height,
                                to_device ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost, s));
-    NVJ_CUDA(cudaStreamSynchronize(s));
+    IC_CUDA_CHECK(cudaStreamSynchronize(s));
     return IC_OK;
 }
 
 extern "C" ic_status ic_cuda_stream_create(int device, void **stream, char *err, size_t errlen)
 {
     *stream = NULL;
-    NVJ_CUDA(cudaSetDevice(device));
+    IC_CUDA_CHECK(cudaSetDevice(device));
     cudaStream_t s = NULL;
-    NVJ_CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    IC_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
     *stream = (void *)s;
     return IC_OK;
 }
@@ -345,13 +338,13 @@ extern "C" void ic_nvjpeg_close(ic_nvjpeg *nj)
 static ic_status open_all(ic_nvjpeg *nj, char *err, size_t errlen)
 {
     int n = 0;
-    NVJ_CUDA(cudaGetDeviceCount(&n));
+    IC_CUDA_CHECK(cudaGetDeviceCount(&n));
     if (nj->device >= n) {
         snprintf(err, errlen, "CUDA device %d does not exist (this machine has %d)", nj->device, n);
         return IC_ERR_DEVICE;
     }
-    NVJ_CUDA(cudaSetDevice(nj->device));
-    NVJ_CUDA(cudaStreamCreateWithFlags(&nj->dstream, cudaStreamNonBlocking));
+    IC_CUDA_CHECK(cudaSetDevice(nj->device));
+    IC_CUDA_CHECK(cudaStreamCreateWithFlags(&nj->dstream, cudaStreamNonBlocking));
     /* The hardware decoder is optional: a GPU without one refuses the backend. */
     if (create_handle(NVJPEG_BACKEND_HARDWARE, &nj->hw) == NVJPEG_STATUS_SUCCESS) {
         if (nvjpegJpegStateCreate(nj->hw, &nj->hw_state) != NVJPEG_STATUS_SUCCESS ||
@@ -378,8 +371,8 @@ static ic_status open_all(ic_nvjpeg *nj, char *err, size_t errlen)
     nj->sync_made = 1;
     for (int i = 0; i < NVJ_LANES; i++) {
         enc_lane *l = &nj->lane[i];
-        NVJ_CUDA(cudaStreamCreateWithFlags(&l->s, cudaStreamNonBlocking));
-        NVJ_CUDA(cudaEventCreateWithFlags(&l->ev, cudaEventDisableTiming));
+        IC_CUDA_CHECK(cudaStreamCreateWithFlags(&l->s, cudaStreamNonBlocking));
+        IC_CUDA_CHECK(cudaEventCreateWithFlags(&l->ev, cudaEventDisableTiming));
         NVJ_CHECK(nvjpegEncoderStateCreate(nj->gpu, &l->st, l->s));
         NVJ_CHECK(nvjpegEncoderParamsCreate(nj->gpu, &l->par, l->s));
         NVJ_CHECK(nvjpegEncoderParamsSetSamplingFactors(l->par, NVJPEG_CSS_420, l->s));
@@ -570,7 +563,7 @@ extern "C" ic_status ic_nvjpeg_decode(ic_nvjpeg *nj, int n, const uint8_t *const
         snprintf(err, errlen, "bad nvJPEG batch of %d", n);
         return IC_ERR_INVALID_ARG;
     }
-    NVJ_CUDA(cudaSetDevice(nj->device));
+    IC_CUDA_CHECK(cudaSetDevice(nj->device));
     /* The hardware decoder's share, in one batched call. */
     int nb = 0;
     for (int i = 0; i < n; i++)
@@ -594,7 +587,7 @@ extern "C" ic_status ic_nvjpeg_decode(ic_nvjpeg *nj, int n, const uint8_t *const
             s = nvjpegDecodeBatched(nj->hw, nj->hw_state, nj->bdata, nj->blen, nj->bdst,
                                     nj->dstream);
         if (s == NVJPEG_STATUS_SUCCESS) {
-            NVJ_CUDA(cudaStreamSynchronize(nj->dstream));
+            IC_CUDA_CHECK(cudaStreamSynchronize(nj->dstream));
             batch_ok = 1;
             for (int b = 0; b < nb; b++)
                 ok[nj->bidx[b]] = IC_NVJ_HW;
@@ -624,10 +617,10 @@ static ic_status encode_on(ic_nvjpeg *nj, enc_lane *l, const uint8_t *src, size_
                            int h, void *src_stream, int quality, uint8_t **buf, size_t *cap,
                            size_t *len, char *err, size_t errlen)
 {
-    NVJ_CUDA(cudaSetDevice(nj->device));
+    IC_CUDA_CHECK(cudaSetDevice(nj->device));
     /* Order after the work that produced src, on its stream. */
-    NVJ_CUDA(cudaEventRecord(l->ev, (cudaStream_t)src_stream));
-    NVJ_CUDA(cudaStreamWaitEvent(l->s, l->ev, 0));
+    IC_CUDA_CHECK(cudaEventRecord(l->ev, (cudaStream_t)src_stream));
+    IC_CUDA_CHECK(cudaStreamWaitEvent(l->s, l->ev, 0));
     if (l->quality != quality) {
         NVJ_CHECK(nvjpegEncoderParamsSetQuality(l->par, quality, l->s));
         l->quality = quality;
@@ -639,7 +632,7 @@ static ic_status encode_on(ic_nvjpeg *nj, enc_lane *l, const uint8_t *src, size_
     NVJ_CHECK(nvjpegEncodeImage(nj->gpu, l->st, l->par, &in, NVJPEG_INPUT_RGBI, w, h, l->s));
     size_t n = 0;
     NVJ_CHECK(nvjpegEncodeRetrieveBitstream(nj->gpu, l->st, NULL, &n, l->s));
-    NVJ_CUDA(cudaStreamSynchronize(l->s));
+    IC_CUDA_CHECK(cudaStreamSynchronize(l->s));
     if (n == 0) {
         snprintf(err, errlen, "nvjpegEncodeRetrieveBitstream: empty bitstream");
         return IC_ERR_DEVICE;
@@ -654,7 +647,7 @@ static ic_status encode_on(ic_nvjpeg *nj, enc_lane *l, const uint8_t *src, size_
         *cap = n;
     }
     NVJ_CHECK(nvjpegEncodeRetrieveBitstream(nj->gpu, l->st, *buf, &n, l->s));
-    NVJ_CUDA(cudaStreamSynchronize(l->s));
+    IC_CUDA_CHECK(cudaStreamSynchronize(l->s));
     *len = n;
     return IC_OK;
 }

@@ -298,18 +298,26 @@ static ic_status load_stream(FILE *f, ic_image *img, const ic_load_options *o, c
     return IC_OK;
 }
 
-ic_status ic_image_load(ic_image *img, const char *path, const ic_load_options *opts, char *errbuf,
-                        size_t errlen)
+/* What every load starts with: errbuf cleared, *img zeroed, the options
+ * checked into *o. source_ok is 0 when the path or data is missing. */
+static ic_status load_begin(ic_image *img, int source_ok, const ic_load_options *opts,
+                           ic_load_options *o, char *errbuf, size_t errlen)
 {
     if (errbuf && errlen)
         errbuf[0] = '\0';
-    if (!img || !path) {
-        ic_io_err(errbuf, errlen, "no image or path given");
+    if (!img || !source_ok) {
+        ic_io_err(errbuf, errlen, "no image, path or data given");
         return IC_ERR_INVALID_ARG;
     }
     memset(img, 0, sizeof *img);
+    return load_options(opts, o, errbuf, errlen);
+}
+
+ic_status ic_image_load(ic_image *img, const char *path, const ic_load_options *opts, char *errbuf,
+                        size_t errlen)
+{
     ic_load_options o;
-    ic_status st = load_options(opts, &o, errbuf, errlen);
+    ic_status st = load_begin(img, path != NULL, opts, &o, errbuf, errlen);
     if (st != IC_OK)
         return st;
 
@@ -332,15 +340,8 @@ ic_status ic_image_load(ic_image *img, const char *path, const ic_load_options *
 ic_status ic_image_decode(ic_image *img, const void *data, size_t size,
                           const ic_load_options *opts, char *errbuf, size_t errlen)
 {
-    if (errbuf && errlen)
-        errbuf[0] = '\0';
-    if (!img || (!data && size > 0)) {
-        ic_io_err(errbuf, errlen, "no image or data given");
-        return IC_ERR_INVALID_ARG;
-    }
-    memset(img, 0, sizeof *img);
     ic_load_options o;
-    ic_status st = load_options(opts, &o, errbuf, errlen);
+    ic_status st = load_begin(img, data != NULL || size == 0, opts, &o, errbuf, errlen);
     if (st != IC_OK)
         return st;
     if (size == 0) {
