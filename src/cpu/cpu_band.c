@@ -75,6 +75,8 @@ void ic_cpu_plan_tasks(cpu_plan *plan, int workers)
     plan->band_rows = rows;
     plan->nbands = (h + rows - 1) / rows;
     plan->chunk = plan->tiny ? 13 : SEP_CHUNK;
+    if (plan->premul) /* whole pixels per pass: each is un-premultiplied right after it */
+        plan->chunk -= plan->chunk % plan->step;
 }
 
 int ic_cpu_plan_ntasks(const cpu_plan *plan)
@@ -240,11 +242,13 @@ static void load_row(const cpu_plan *plan, const struct task_geom *g, int v, flo
         plan->ops->premul(dst, g->step, (int)g->prow);
 }
 
-/* One output row through the rank-r factorisation: rounded into out, or (fout
- * non-NULL) the float sums into fout. */
+/* One output row through the rank-r factorisation, rounded into out; with
+ * premultiplied alpha each pass's sums go through s->sums and are
+ * un-premultiplied while they are still in L1. */
 static void sep_row(const cpu_plan *plan, cpu_scratch *s, const float *const *rows, int n,
-                    uint8_t *out, float *fout)
+                    uint8_t *out)
 {
+    float *fout = plan->premul ? s->sums : NULL;
     const ic_job *job = plan->job;
     int kw = job->kw, kh = job->kh, step = plan->step;
     const float **rs = s->rows + kh + 1;
@@ -256,27 +260,28 @@ static void sep_row(const cpu_plan *plan, cpu_scratch *s, const float *const *ro
         for (int r = 0; r < plan->rank; r++) {
             int last = r == plan->rank - 1;
             plan->ops->vpass(rs, plan->fcol + (size_t)r * (size_t)kh, kh, s->tmp, m + halo);
-            float *acc_out = last ? (fout ? fout + s0 : NULL) : s->acc;
             plan->ops->hpass(s->tmp, plan->frow + (size_t)r * (size_t)kw, kw, step,
-                             r ? s->acc : NULL, acc_out, job->bias,
+                             r ? s->acc : NULL, last ? fout : s->acc, job->bias,
                              last && !fout ? out + s0 : NULL, m);
         }
+        if (fout)
+            plan->ops->unpremul(fout, step, job->bias, out + s0, m);
     }
 }
 
-/* Premultiplied alpha: un-premultiplies, rounds and stores output row y of the
- * strip from its float sums (scattered into the planes for SoA). */
-static void store_sums(const cpu_plan *plan, const struct task_geom *g, cpu_scratch *s,
-                       const float *sums, int y)
+/* Where output row y of the strip is written: the image row, or for
+ * premultiplied SoA the interleaved row s->bytes (then scatter_row). */
+static uint8_t *out_row(const struct task_geom *g, cpu_scratch *s, int y)
 {
-    const int ch = g->step, n = (g->x1 - g->x0) * ch;
-    const float bias = plan->job->bias;
-    if (!g->soa_gather) {
-        plan->ops->unpremul(sums, ch, bias, g->dst + (size_t)y * g->dpitch + (size_t)g->x0 * (size_t)ch,
-                            n);
-        return;
-    }
-    plan->ops->unpremul(sums, ch, bias, s->bytes, n);
+    if (g->soa_gather)
+        return s->bytes;
+    return g->dst + (size_t)y * g->dpitch + (size_t)g->x0 * (size_t)g->step;
+}
+
+/* Premultiplied SoA: output row y from s->bytes into the planes. */
+static void scatter_row(const struct task_geom *g, cpu_scratch *s, int y)
+{
+    const int ch = g->step;
     for (int c = 0; c < ch; c++) {
         uint8_t *row = g->dst + (size_t)c * g->dplane + (size_t)y * g->dpitch + (size_t)g->x0;
         for (int p = 0; p < g->x1 - g->x0; p++)
@@ -344,23 +349,23 @@ void ic_cpu_run_task(void *arg, int task, int worker)
             }
             rows[j] = slot;
         }
-        if (plan->premul) {
+        if (plan->path == CPU_SEP) {
+            sep_row(plan, s, rows, n, out_row(&g, s, y));
+            if (g.soa_gather)
+                scatter_row(&g, s, y);
+        } else if (plan->premul) { /* two rows of sums, then un-premultiplied */
             float *f0 = s->sums, *f1 = s->sums + sums_pitch(plan);
-            if (plan->path == CPU_DIRECT)
-                plan->ops->direct(rows, job->w, kw, kh, g.step, job->bias, NULL, NULL, f0,
-                                  pair ? f1 : NULL, n);
-            else
-                sep_row(plan, s, rows, n, NULL, f0);
-            store_sums(plan, &g, s, f0, y);
-            if (pair)
-                store_sums(plan, &g, s, f1, y + 1);
+            plan->ops->direct(rows, job->w, kw, kh, g.step, job->bias, NULL, NULL, f0,
+                              pair ? f1 : NULL, n);
+            for (int r = 0; r <= pair; r++) {
+                plan->ops->unpremul(r ? f1 : f0, g.step, job->bias, out_row(&g, s, y + r), n);
+                if (g.soa_gather)
+                    scatter_row(&g, s, y + r);
+            }
         } else {
-            uint8_t *out = g.dst + (size_t)y * g.dpitch + (size_t)g.x0 * (size_t)g.step;
-            if (plan->path == CPU_DIRECT)
-                plan->ops->direct(rows, job->w, kw, kh, g.step, job->bias, out,
-                                  pair ? out + g.dpitch : NULL, NULL, NULL, n);
-            else
-                sep_row(plan, s, rows, n, out, NULL);
+            uint8_t *out = out_row(&g, s, y);
+            plan->ops->direct(rows, job->w, kw, kh, g.step, job->bias, out,
+                              pair ? out + g.dpitch : NULL, NULL, NULL, n);
         }
         y += 1 + pair;
     }
