@@ -184,6 +184,10 @@ typedef struct ic_kernel {
 } ic_kernel;
 
 #define IC_MAX_KERNEL 255
+/* Largest |bias| accepted (ic_params.bias, the CLI's --bias) and the range of
+ * a .mat file's OFFSET and SCALE (in magnitude; SCALE at least 1/IC_MAX_BIAS):
+ * samples are 0..255, so anything larger is a mistake. */
+#define IC_MAX_BIAS 1.0e6
 
 /* Parses kernel text (see README "Kernel text"):
  *   named:  NAME[:ARGS]          e.g. "gaussian:5", "gaussian:size=7,sigma=1.5"

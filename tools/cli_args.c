@@ -99,7 +99,7 @@ static const char short_options[] = ":k:thVo:q";
 #define MAX_THREADS 4096
 #define MAX_DEVICE 1023
 /* |bias| and border values beyond this are certainly a mistake (samples are 0..255). */
-#define MAX_BIAS 1.0e6
+#define MAX_BIAS IC_MAX_BIAS
 
 void cli_print_help(void)
 {
