@@ -171,17 +171,24 @@ if has ratio; then
     core="gpu__time_duration.sum,smsp__sass_thread_inst_executed_op_ffma_pred_on.sum"
     core="$core,l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum,l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"
     core="$core,lts__t_sectors_srcunit_tex_op_read.sum,dram__bytes_read.sum"
-    # the threads' global loads (count, bytes): the first name this ncu lists
-    # (_pred_on: predicated-off threads not counted)
+    # the threads' global loads (count, bytes): the names this ncu lists first
+    # (_pred_on: predicated-off threads not counted), then the other
+    # spellings, then none (core counters only) as ncu refuses each in turn
     ncu --query-metrics > "$tmp/metrics.txt" 2>&1
-    pick() {
-      for m in "$@"; do grep -qE "^$m( |$)" "$tmp/metrics.txt" && { echo "$m.sum"; return; }; done
-      echo "$1.sum" # not listed (or no list): try the first; the fallback below catches a refusal
-    }
-    thread="$(pick smsp__sass_thread_inst_executed_op_global_ld_pred_on smsp__sass_thread_inst_executed_op_global_ld sm__sass_thread_inst_executed_op_global_ld)"
-    thread="$thread,$(pick smsp__sass_data_bytes_mem_global_op_ld sm__sass_data_bytes_mem_global_op_ld)"
-    echo "ratio: thread-level load counters $thread"
-    metrics="$core,$thread"
+    sets=()
+    for ld in smsp__sass_thread_inst_executed_op_global_ld_pred_on smsp__sass_thread_inst_executed_op_global_ld \
+              sm__sass_thread_inst_executed_op_global_ld; do
+      for by in smsp__sass_data_bytes_mem_global_op_ld sm__sass_data_bytes_mem_global_op_ld; do
+        if grep -qE "^$ld( |$)" "$tmp/metrics.txt" && grep -qE "^$by( |$)" "$tmp/metrics.txt"; then
+          sets=("$core,$ld.sum,$by.sum" "${sets[@]}")
+        else
+          sets+=("$core,$ld.sum,$by.sum")
+        fi
+      done
+    done
+    sets+=("$core")
+    set_i=0
+    metrics=${sets[0]}
     $B/imgconv --chart 1920x1080 "$tmp/hd.ppm"
     # table R needs no GPU: hide it, so the bench skips its ceilings
     CUDA_VISIBLE_DEVICES= $B/imgconv-bench --out "$tmp" --stamp formula --tables R >/dev/null 2>&1 ||
@@ -212,12 +219,15 @@ if has ratio; then
             > "$f" 2>&1
         }
         run_ncu
-        if ! grep -q '^"ID"' "$f" && [ "$metrics" != "$core" ]; then
-          echo "ratio: ncu refused the thread-level load counters; core counters only:"
-          grep -E "ERROR|rror" "$f" | head -3
-          metrics="$core"
+        while ! grep -q '^"ID"' "$f" && [ $((set_i + 1)) -lt ${#sets[@]} ] &&
+              grep -qiE "metric" "$f"; do
+          echo "ratio: ncu refused --metrics ${metrics#$core}:"
+          grep -iE "error" "$f" | head -2
+          set_i=$((set_i + 1))
+          metrics=${sets[$set_i]}
           run_ncu
-        fi
+        done
+        [ "$c $k" = "cuda-global 5" ] && echo "ratio: counters $metrics"
         grep -q '^"ID"' "$f" || { echo "ratio: no ncu result for $c ${k}x$k:"; tail -5 "$f"; }
         { echo "## $c ${k}x$k (${envs:-default environment})"; cat "$f"; echo; } >> "$raw"
         printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$c" "$backend" "$k" "$macs" "$mix" "$f" >> "$tmp/manifest"
@@ -225,7 +235,9 @@ if has ratio; then
     done
     if python3 bench/ratio_table.py "$tmp/manifest" "$tmp/bench-formula.md" "$out/ratio-$stamp.md" \
          "device: ${gpu_name:-?} (sm_$arch), driver ${driver:-?}; commit $commit; $(ncu --version | tail -1)" \
-         "Raw ncu output: ratio-$stamp-ncu.txt. Formula: imgconv-bench table R (bench/fig714.h)."; then
+         "" \
+         "Raw ncu output: ratio-$stamp-ncu.txt. Formula: imgconv-bench table R (bench/fig714.h)." \
+         "" "Counters: \`${metrics//,/, }\`"; then
       ratio_line="ratio-$stamp.md"
     else
       ratio_line="ratio-$stamp.md (INCOMPLETE: see the log)"
