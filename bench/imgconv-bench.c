@@ -446,6 +446,8 @@ static void fig714_table(void)
     for (int i = 0; i < 2; i++) {
         const int k = ks[i];
         char tile[64];
+        fig714_row("Fig 7.9 = **cuda-global**", "none: one output, K*K loads", k,
+                   fig714_direct(k));
         for (int j = 0; j < 3; j++) {
             snprintf(tile, sizeof tile, "%dx%d in, %dx%d out", seed_in[j], seed_in[j],
                      seed_in[j] - k + 1, seed_in[j] - k + 1);
