@@ -297,6 +297,7 @@ ic_status ic_gpu_decode(ic_gpu_codec *c, int n, const ic_bytes *in, const int *s
     if (opts)
         o = *opts;
     const uint64_t max_pixels = o.max_pixels ? o.max_pixels : IC_DEFAULT_MAX_PIXELS;
+    const uint64_t max_memory = o.max_memory ? o.max_memory : ic_default_max_memory();
     /* nvJPEG gives interleaved RGB: other requests take the CPU decoder. */
     const int gpu_ok = c->nj && (o.channels == 0 || o.channels == 3) && o.layout == IC_AOS;
     int any = 0;
@@ -309,9 +310,11 @@ ic_status ic_gpu_decode(ic_gpu_codec *c, int n, const ic_bytes *in, const int *s
         if (!gpu_ok || !in[i].data || !is_jpeg(&in[i]))
             continue;
         c->route[i] = ic_nvjpeg_check(c->nj, in[i].data, in[i].size, &c->w[i], &c->h[i]);
-        /* Over the pixel limit: the CPU decoder refuses it with its message. */
+        /* Over the pixel or memory limit: the CPU decoder refuses it with
+         * its message. */
         if (c->route[i] != IC_NVJ_CPU &&
-            (uint64_t)c->w[i] * (uint64_t)c->h[i] > max_pixels)
+            ((uint64_t)c->w[i] * (uint64_t)c->h[i] > max_pixels ||
+             (uint64_t)c->w[i] * (uint64_t)c->h[i] * 3u > max_memory))
             c->route[i] = IC_NVJ_CPU;
         if (c->route[i] == IC_NVJ_CPU)
             continue;
