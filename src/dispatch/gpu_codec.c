@@ -285,12 +285,20 @@ ic_status ic_gpu_decode(ic_gpu_codec *c, int n, const ic_bytes *in, const int *s
 {
     if (!c || !in || !out || !res || n < 1 || n > c->nslots)
         return IC_ERR_INVALID_ARG;
+    int bad_slots = 0;
     for (int i = 0; slots && i < n; i++) {
-        if (slots[i] < 0 || slots[i] >= c->nslots)
-            return IC_ERR_INVALID_ARG;
+        bad_slots |= slots[i] < 0 || slots[i] >= c->nslots;
         for (int j = 0; j < i; j++)
-            if (slots[j] == slots[i])
-                return IC_ERR_INVALID_ARG;
+            bad_slots |= slots[j] == slots[i];
+    }
+    if (bad_slots) {
+        for (int i = 0; i < n; i++) {
+            memset(&out[i], 0, sizeof out[i]);
+            res[i].status = IC_ERR_INVALID_ARG;
+            res[i].engine = "cpu";
+            snprintf(res[i].error, sizeof res[i].error, "bad or repeated slot numbers");
+        }
+        return IC_ERR_INVALID_ARG;
     }
     ic_load_options o;
     memset(&o, 0, sizeof o);
