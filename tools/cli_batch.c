@@ -826,11 +826,12 @@ static void print_summary(const batch *b, const char *backend, double ms)
                "\"backend\": ",
                b->files.n, b->written, b->failed, g_interrupted ? "true" : "false");
         json_string(stdout, backend, (size_t)-1);
-        printf(", \"codec\": \"%s\", \"seconds\": %.3f, \"images_per_s\": %.2f, "
-               "\"mb_per_s\": %.2f, \"stage_ms\": {\"read\": %.1f, \"decode\": %.1f, "
-               "\"filter\": %.1f, \"encode\": %.1f, \"write\": %.1f}, \"errors\": [",
-               b->codec ? ic_gpu_codec_engine(b->codec) : "cpu", s, ips, mbs, b->ms_read,
-               b->ms_decode, b->ms_filter, b->ms_encode, b->ms_write);
+        printf(", \"codec\": ");
+        json_string(stdout, b->codec ? ic_gpu_codec_engine(b->codec) : "cpu", (size_t)-1);
+        printf(", \"seconds\": %.3f, \"images_per_s\": %.2f, \"mb_per_s\": %.2f, "
+               "\"stage_ms\": {\"read\": %.1f, \"decode\": %.1f, \"filter\": %.1f, "
+               "\"encode\": %.1f, \"write\": %.1f}, \"errors\": [",
+               s, ips, mbs, b->ms_read, b->ms_decode, b->ms_filter, b->ms_encode, b->ms_write);
         for (int i = 0; i < b->nerr; i++) {
             const char *tab = strchr(b->errors[i], '\t');
             printf("%s{\"file\": ", i ? ", " : "");
