@@ -7,6 +7,9 @@ CUDA    ?= AUTO
 WERROR  ?= 0
 JOBS    ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_ARGS ?=
+# make install PREFIX=... (DESTDIR=... is honoured too); make uninstall removes
+# what the last install from $(BUILD) recorded in $(BUILD)/install_manifest.txt.
+PREFIX  ?= /usr/local
 
 ifeq ($(WERROR),1)
   WFLAG := -DIC_WERROR=ON
@@ -17,7 +20,7 @@ endif
 FUZZ_BUILD ?= build-fuzz
 FUZZ_SECONDS ?= 25
 
-.PHONY: all deps build test demo asan test-asan bench clean fuzz fuzz-smoke
+.PHONY: all deps build test demo asan test-asan bench clean install uninstall fuzz fuzz-smoke
 
 all: build
 
@@ -49,6 +52,12 @@ fuzz:
 
 fuzz-smoke: fuzz
 	bash scripts/fuzz.sh $(FUZZ_BUILD) $(FUZZ_SECONDS)
+
+install: build
+	cmake --install $(BUILD) --prefix $(PREFIX)
+
+uninstall:
+	cmake -DMANIFEST=$(BUILD)/install_manifest.txt -P cmake/uninstall.cmake
 
 demo: build
 	bash scripts/demo.sh $(BUILD)

@@ -252,7 +252,7 @@ void ic_factors_free(ic_factors *f);
 /* ------------------------------------------------------------------------ */
 
 /* How samples outside the image are defined (n = image extent, i the index):
- *  CONSTANT : the value params.border_value (seed's zero "ghost cells" by default)
+ *  CONSTANT : the value params.border_value (0 by default: the seeds' "ghost cells")
  *  REPLICATE: the nearest edge sample            aaa|abcd|ddd
  *  MIRROR   : reflect about the edge sample      dcb|abcd|cba   (reflect-101, OpenCV's default)
  *  REFLECT  : reflect, repeating the edge sample cba|abcd|dcb   (symmetric)
@@ -301,7 +301,10 @@ typedef struct ic_params {
     ic_alpha alpha;
 } ic_params;
 
-/* Sets the defaults: constant border 0, convolution, bias 0, alpha auto. */
+/* Sets the defaults: mirror border (OpenCV's BORDER_REFLECT_101, so a blur
+ * invents no dark or transparent frame), border_value 0 (used only when
+ * border is set to IC_BORDER_CONSTANT, the seeds' ghost cells), convolution,
+ * bias 0, alpha auto. A NULL ic_params anywhere means these defaults. */
 void ic_params_default(ic_params *p);
 
 /* ------------------------------------------------------------------------ */
@@ -373,7 +376,7 @@ typedef struct ic_context_options {
      * IC_TRANSFER_ASYNC may). ic_context_timing() then gives, for upload,
      * kernel and download, the largest over the devices (the shares overlap in
      * time), and total the wall time. CPU backends ignore it, and so does the
-     * premultiplied-alpha path (float64 on the CPU for every backend).
+     * float64 premultiplied-alpha reference path (README "Alpha").
      * Errors at ic_context_create: IC_ERR_INVALID_ARG for n_devices < 0 or >
      * IC_MAX_DEVICES or a negative ordinal; IC_ERR_DEVICE naming an ordinal
      * this machine does not have. */
@@ -530,7 +533,7 @@ ic_format ic_format_from_path(const char *path);
  * Samples outside [0, n) follow p->border exactly as image columns do
  * (p->border_value for IC_BORDER_CONSTANT); sums are accumulated in float32.
  * k holds klen weights (odd klen, 1..IC_MAX_KERNEL_1D, all finite; no divisor).
- * p may be NULL (ic_params_default: constant 0, convolution, bias 0); p->alpha
+ * p may be NULL (ic_params_default: mirror border, convolution, bias 0); p->alpha
  * is ignored. backend: "cpu", "cuda", or NULL / "auto" (cuda when a device is
  * usable, else cpu). in and out must not overlap. When err is non-NULL it
  * receives one line on failure ("" on success).

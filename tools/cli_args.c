@@ -132,7 +132,7 @@ void cli_print_help(void)
         "      --border MODE      pixels outside the image: constant (zero), replicate\n"
         "                         (edge, nearest, clamp), mirror (reflect101), reflect\n"
         "                         (symmetric), wrap (periodic, circular); default:\n"
-        "                         constant\n"
+        "                         mirror (constant is the seeds' zero ghost cells)\n"
         "      --border-value V   the value for --border constant, 0..255 (default 0)\n"
         "      --bias B           added to every sum before rounding (default 0)\n"
         "      --alpha MODE       for grey+alpha and RGBA: auto (default: premultiply\n"
