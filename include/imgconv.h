@@ -376,7 +376,8 @@ typedef struct ic_context_options {
      * IC_TRANSFER_ASYNC may). ic_context_timing() then gives, for upload,
      * kernel and download, the largest over the devices (the shares overlap in
      * time), and total the wall time. CPU backends ignore it, and so does the
-     * float64 premultiplied-alpha reference path (README "Alpha").
+     * float64 premultiplied-alpha reference path of backends that do not
+     * premultiply themselves (seq, cuda-gemm; README "Alpha").
      * Errors at ic_context_create: IC_ERR_INVALID_ARG for n_devices < 0 or >
      * IC_MAX_DEVICES or a negative ordinal; IC_ERR_DEVICE naming an ordinal
      * this machine does not have. */

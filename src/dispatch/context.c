@@ -230,6 +230,17 @@ static double mib(uint64_t bytes)
     return (double)bytes / (1024.0 * 1024.0);
 }
 
+/* The alpha mode a job of this image and request gets (AUTO resolved by the
+ * weights' sum; 1- and 3-channel images have no alpha). */
+static ic_alpha effective_alpha(const ic_image *src, const ic_params *p, double sum)
+{
+    if (src->channels != 2 && src->channels != 4)
+        return IC_ALPHA_INDEPENDENT;
+    if (p->alpha == IC_ALPHA_AUTO)
+        return fabs(sum - 1.0) < 1e-6 ? IC_ALPHA_PREMULTIPLY : IC_ALPHA_KEEP;
+    return p->alpha;
+}
+
 static ic_status fail(ic_context *ctx, ic_status st, const char *msg)
 {
     snprintf(ctx->err, sizeof ctx->err, "%s", msg);
@@ -285,12 +296,7 @@ ic_status ic_convolve(ic_context *ctx, const ic_image *src, ic_image *dst, const
     if (!w)
         return fail(ctx, IC_ERR_NOMEM, "out of memory");
 
-    ic_alpha alpha = IC_ALPHA_INDEPENDENT;
-    if (src->channels == 2 || src->channels == 4) {
-        alpha = p->alpha;
-        if (alpha == IC_ALPHA_AUTO)
-            alpha = fabs(sum - 1.0) < 1e-6 ? IC_ALPHA_PREMULTIPLY : IC_ALPHA_KEEP;
-    }
+    ic_alpha alpha = effective_alpha(src, p, sum);
 
     /* Backends write dst in src's layout; convert afterwards when asked otherwise. */
     ic_image tmp, *out = dst;
@@ -359,6 +365,9 @@ ic_status ic_explain(ic_context *ctx, const ic_image *src, const ic_kernel *k, c
         return IC_ERR_NOMEM;
     ic_job job = {.src = src, .dst = NULL, .w = w, .kw = k->width, .kh = k->height, .wk = &wk,
                   .border = p->border, .border_value = p->border_value, .bias = p->bias};
+    /* the plan of the job ic_convolve would give the backend */
+    job.premultiply = effective_alpha(src, p, sum) == IC_ALPHA_PREMULTIPLY &&
+                      (ctx->be->caps & IC_CAP_PREMULTIPLY);
     ic_status st = IC_OK;
     if (ctx->multi)
         st = ic__multi_explain(ctx->multi, &job, buf, buflen);
