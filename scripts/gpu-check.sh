@@ -6,7 +6,7 @@
 # date, commit, tests passed/failed/skipped, sanitizer error counts) to $OUT
 # (the device tool's folder) or bench/results/ when OUT is unset.
 #
-#   scripts/gpu-check.sh [all|test|san|bench|ncu|ratio|batch|stream]...
+#   scripts/gpu-check.sh [all|test|san|bench|ncu|ratio|batch|photos|stream]...
 #     (default all = test san bench; several allowed)
 #   test: ctest (IC_CTEST_REGEX=... runs only matching tests); bench:
 #   imgconv-bench (IC_BENCH_TABLES=letters runs a subset, see its --help);
@@ -16,7 +16,9 @@
 #   and 9x9 on HD RGB, next to imgconv-bench table R (ratio-STAMP.md, the
 #   raw ncu CSV in ratio-STAMP-ncu.txt; about 2 minutes); batch / stream: bench/batch-compare.sh and
 #   bench/stream-bench.sh with this build (peers from ./peers-bundle when
-#   carried: scripts/pack-peers.sh).
+#   carried: scripts/pack-peers.sh); photos: bench/batch-compare.sh with
+#   SET=photo-jpeg then SET=photo-png (500 photograph-like 1920x1080 images,
+#   gaussian:5, cuda vs cpu vs vips: issue 11's batch targets; N=... fewer).
 #   IC_COMMIT=<hash> names the commit when .git is not present.
 #   IC_SAN_TOOLS="memcheck racecheck synccheck initcheck" picks the sanitizers,
 #   IC_SAN_BUDGET (s) bounds their total time, IC_SAN_CASES their case count,
@@ -254,6 +256,15 @@ if has batch && [ -x bench/batch-compare.sh ]; then
   t0=$(date +%s)
   RESULT="$out/batch-compare-$stamp.md" bench/batch-compare.sh "$B/imgconv" || echo "batch-compare failed (rc=$?)"
   echo "batch: $(( $(date +%s) - t0 )) s"
+fi
+
+if has photos && [ -x bench/batch-compare.sh ]; then
+  for set in photo-jpeg photo-png; do
+    t0=$(date +%s)
+    SET=$set CPU_ROW=1 RESULT="$out/batch-compare-$stamp-$set.md" \
+      bench/batch-compare.sh "$B/imgconv" cuda || echo "batch-compare $set failed (rc=$?)"
+    echo "photos $set: $(( $(date +%s) - t0 )) s"
+  done
 fi
 
 if has stream && [ -x bench/stream-bench.sh ]; then

@@ -13,6 +13,7 @@
 
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "imgconv.h"
 
@@ -84,6 +85,11 @@ int cli_print_filters(void);
 int cli_print_backends(void);
 int cli_print_formats(void);
 int cli_print_version(void);
+
+/* Reads a whole file into *data (malloc'd, free() it; *size bytes). The
+ * messages are ic_image_load's ("cannot open: ...", "cannot read: Is a
+ * directory", "read error: ..."). Returns IC_OK, IC_ERR_IO or IC_ERR_NOMEM. */
+ic_status cli_read_file(const char *path, uint8_t **data, size_t *size, char *msg, size_t msglen);
 
 /* Monotonic clock in milliseconds (for --time). */
 double cli_now_ms(void);

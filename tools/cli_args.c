@@ -55,7 +55,8 @@ enum {
     OPT_STREAM,
     OPT_DEVICES,
     OPT_MAX_MEMORY,
-    OPT_RECALIBRATE
+    OPT_RECALIBRATE,
+    OPT_CODEC
 };
 
 static const struct option long_options[] = {
@@ -78,6 +79,7 @@ static const struct option long_options[] = {
     {"channels", required_argument, NULL, OPT_CHANNELS},
     {"max-pixels", required_argument, NULL, OPT_MAX_PIXELS},
     {"quality", required_argument, NULL, OPT_QUALITY},
+    {"codec", required_argument, NULL, OPT_CODEC},
     {"repeat", required_argument, NULL, OPT_REPEAT},
     {"time", no_argument, NULL, OPT_TIME},
     {"explain", no_argument, NULL, OPT_EXPLAIN},
@@ -189,6 +191,10 @@ void cli_print_help(void)
         "                         N bytes (suffix K, M, G: KiB, MiB, GiB; default a quarter\n"
         "                         of the RAM, at most 2G), checked before allocating\n"
         "      --quality Q        JPEG quality 1..100 (default 92)\n"
+        "      --codec auto|cpu   auto (default): with a CUDA backend, JPEG files are\n"
+        "                         decoded into and encoded from GPU memory by nvJPEG\n"
+        "                         (other files and formats on the CPU, then uploaded);\n"
+        "                         cpu: every file decoded and encoded on the CPU\n"
         "\n"
         "Test chart:\n"
         "      --chart WxH[xC]    write the deterministic test chart (gradients, edges,\n"
@@ -619,6 +625,14 @@ int cli_parse(int argc, char **argv, cli_options *o, cli_err *e)
             break;
         case OPT_JSON:
             o->json = 1;
+            break;
+        case OPT_CODEC:
+            if (strcmp(arg, "auto") == 0)
+                o->cpu_codec = 0;
+            else if (strcmp(arg, "cpu") == 0)
+                o->cpu_codec = 1;
+            else
+                return usage_fail(e, "--codec '%s': expected auto or cpu", arg);
             break;
         case OPT_FORMAT: {
             char probe[32];

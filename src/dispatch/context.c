@@ -121,6 +121,23 @@ const char *ic_context_backend(const ic_context *ctx)
     return ctx ? ctx->be->name : "";
 }
 
+ic_status ic__context_device(const ic_context *ctx, int *device, const char **why)
+{
+    *why = "";
+    if (!ctx)
+        return IC_ERR_INVALID_ARG;
+    if (!ctx->be->is_gpu) {
+        *why = "the context's backend is not a CUDA one";
+        return IC_ERR_UNSUPPORTED;
+    }
+    if (ctx->multi) {
+        *why = "the context is split across several devices";
+        return IC_ERR_UNSUPPORTED;
+    }
+    *device = ctx->opts.device;
+    return IC_OK;
+}
+
 const char *ic_context_error(const ic_context *ctx)
 {
     return ctx ? ctx->err : "";

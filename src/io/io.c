@@ -8,7 +8,10 @@
  * signature, the JPEG SOI marker), never from its name; the format of an output
  * from the extension. Saving writes a temporary file created with mkstemp in the
  * target directory, syncs it and renames it over the path, so that a failed
- * save leaves neither a partial output nor the temporary behind.
+ * save leaves neither a partial output nor the temporary behind. The same
+ * writers work into memory (ic_image_encode, through open_memstream), and
+ * ic_save_bytes writes already encoded bytes with the same atomic save (the
+ * GPU codec's output).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -452,56 +455,14 @@ static int image_valid(const ic_image *img)
     return img->pitch >= ic_image_row_bytes(img);
 }
 
-ic_status ic_image_save(const ic_image *img, const char *path, const ic_save_options *opts,
-                        char *errbuf, size_t errlen)
+/* Writes the output of fill() to path through a temporary file in the same
+ * directory, synced and renamed over path: a failure leaves no partial file
+ * and no temporary behind. */
+typedef ic_status (*fill_fn)(FILE *f, const void *arg, char *err, size_t errlen);
+
+static ic_status save_atomic(const char *path, fill_fn fill, const void *arg, char *errbuf,
+                             size_t errlen)
 {
-    if (errbuf && errlen)
-        errbuf[0] = '\0';
-    if (!img || !path || !path[0]) {
-        ic_io_err(errbuf, errlen, "no image or path given");
-        return IC_ERR_INVALID_ARG;
-    }
-    if (!image_valid(img)) {
-        ic_io_err(errbuf, errlen, "invalid image (size, channels, layout or pitch)");
-        return IC_ERR_INVALID_ARG;
-    }
-    if (img->memory != IC_MEM_HOST) {
-        ic_io_err(errbuf, errlen, "the image is in device memory: copy it to the host first");
-        return IC_ERR_UNSUPPORTED;
-    }
-    int quality = opts ? opts->quality : 0;
-    if (quality == 0)
-        quality = 92;
-    if (quality < 1 || quality > 100) {
-        ic_io_err(errbuf, errlen, "JPEG quality must be 1..100, not %d", quality);
-        return IC_ERR_INVALID_ARG;
-    }
-    ic_format fmt = ic_format_from_path(path);
-    if (fmt == IC_FMT_UNKNOWN) {
-        ic_io_err(errbuf, errlen,
-                  "unknown output format \".%s\" (use .png, .jpg, .jpeg, .pgm, .ppm or .pnm)",
-                  path_extension(path));
-        return IC_ERR_UNSUPPORTED;
-    }
-    if (!ic_format_supported(fmt)) {
-        ic_io_err(errbuf, errlen, "built without %s support", fmt == IC_FMT_PNG ? "PNG" : "JPEG");
-        return IC_ERR_UNSUPPORTED;
-    }
-    int out_ch = saved_channels(path, fmt, img->channels);
-
-    /* Writers take interleaved rows; planar images are converted first. */
-    ic_image aos_copy;
-    memset(&aos_copy, 0, sizeof aos_copy);
-    const ic_image *aos = img;
-    if (img->layout != IC_AOS) {
-        ic_status st = ic_image_clone(&aos_copy, img, IC_AOS);
-        if (st != IC_OK) {
-            ic_io_err(errbuf, errlen, "cannot convert the layout: %s", ic_status_str(st));
-            return st;
-        }
-        aos = &aos_copy;
-    }
-
     /* Temporary name: DIR/.BASE.XXXXXX, with BASE cut so the name fits NAME_MAX. */
     const char *slash = strrchr(path, '/');
     size_t dirlen = slash ? (size_t)(slash - path) : 0;
@@ -514,14 +475,12 @@ ic_status ic_image_save(const ic_image *img, const char *path, const ic_save_opt
     else if (dirlen < sizeof dir)
         snprintf(dir, sizeof dir, "%.*s", (int)dirlen, path);
     else {
-        ic_image_free(&aos_copy);
         ic_io_err(errbuf, errlen, "output path is too long");
         return IC_ERR_IO;
     }
     size_t tmplen = strlen(dir) + strlen(base) + 16;
     char *tmp = malloc(tmplen);
     if (!tmp) {
-        ic_image_free(&aos_copy);
         ic_io_err(errbuf, errlen, "out of memory");
         return IC_ERR_NOMEM;
     }
@@ -532,7 +491,6 @@ ic_status ic_image_save(const ic_image *img, const char *path, const ic_save_opt
     if (fd < 0) {
         ic_io_err(errbuf, errlen, "cannot create temporary file in %s: %s", dir, strerror(errno));
         free(tmp);
-        ic_image_free(&aos_copy);
         return IC_ERR_IO;
     }
     /* mkstemp creates mode 0600; give the output the mode a plain creat() would. */
@@ -544,7 +502,7 @@ ic_status ic_image_save(const ic_image *img, const char *path, const ic_save_opt
         st = IC_ERR_IO;
         goto fail;
     }
-    st = write_format(f, aos, fmt, out_ch, quality, errbuf, errlen);
+    st = fill(f, arg, errbuf, errlen);
     if (st == IC_OK && (fflush(f) != 0 || ferror(f))) {
         ic_io_err(errbuf, errlen, "write error: %s", strerror(errno));
         st = IC_ERR_IO;
@@ -571,12 +529,157 @@ ic_status ic_image_save(const ic_image *img, const char *path, const ic_save_opt
         close(dfd);
     }
     free(tmp);
-    ic_image_free(&aos_copy);
     return IC_OK;
 
 fail:
     unlink(tmp);
     free(tmp);
+    return st;
+}
+
+/* An image ready for a format writer. */
+typedef struct encode_job {
+    const ic_image *aos;
+    ic_format fmt;
+    int out_ch, quality;
+} encode_job;
+
+static ic_status fill_image(FILE *f, const void *arg, char *err, size_t errlen)
+{
+    const encode_job *j = arg;
+    return write_format(f, j->aos, j->fmt, j->out_ch, j->quality, err, errlen);
+}
+
+/* Checks img and the options, picks the format from `path` (a file name or
+ * just ".ext") and makes *aos_copy when img is planar. */
+static ic_status prepare_encode(const ic_image *img, const char *path, const ic_save_options *opts,
+                                encode_job *j, ic_image *aos_copy, char *errbuf, size_t errlen)
+{
+    memset(aos_copy, 0, sizeof *aos_copy);
+    if (!img || !path || !path[0]) {
+        ic_io_err(errbuf, errlen, "no image or path given");
+        return IC_ERR_INVALID_ARG;
+    }
+    if (img->memory != IC_MEM_HOST) {
+        ic_io_err(errbuf, errlen, "the image is in device memory (encode it with ic_gpu_encode)");
+        return IC_ERR_UNSUPPORTED;
+    }
+    if (!image_valid(img)) {
+        ic_io_err(errbuf, errlen, "invalid image (size, channels, layout or pitch)");
+        return IC_ERR_INVALID_ARG;
+    }
+    int quality = opts ? opts->quality : 0;
+    if (quality == 0)
+        quality = 92;
+    if (quality < 1 || quality > 100) {
+        ic_io_err(errbuf, errlen, "JPEG quality must be 1..100, not %d", quality);
+        return IC_ERR_INVALID_ARG;
+    }
+    ic_format fmt = ic_format_from_path(path);
+    if (fmt == IC_FMT_UNKNOWN) {
+        ic_io_err(errbuf, errlen,
+                  "unknown output format \".%s\" (use .png, .jpg, .jpeg, .pgm, .ppm or .pnm)",
+                  path_extension(path));
+        return IC_ERR_UNSUPPORTED;
+    }
+    if (!ic_format_supported(fmt)) {
+        ic_io_err(errbuf, errlen, "built without %s support", fmt == IC_FMT_PNG ? "PNG" : "JPEG");
+        return IC_ERR_UNSUPPORTED;
+    }
+    j->fmt = fmt;
+    j->quality = quality;
+    j->out_ch = saved_channels(path, fmt, img->channels);
+    j->aos = img;
+    /* Writers take interleaved rows; planar images are converted first. */
+    if (img->layout != IC_AOS) {
+        ic_status st = ic_image_clone(aos_copy, img, IC_AOS);
+        if (st != IC_OK) {
+            ic_io_err(errbuf, errlen, "cannot convert the layout: %s", ic_status_str(st));
+            return st;
+        }
+        j->aos = aos_copy;
+    }
+    return IC_OK;
+}
+
+ic_status ic_image_save(const ic_image *img, const char *path, const ic_save_options *opts,
+                        char *errbuf, size_t errlen)
+{
+    if (errbuf && errlen)
+        errbuf[0] = '\0';
+    encode_job j;
+    ic_image aos_copy;
+    ic_status st = prepare_encode(img, path, opts, &j, &aos_copy, errbuf, errlen);
+    if (st == IC_OK)
+        st = save_atomic(path, fill_image, &j, errbuf, errlen);
     ic_image_free(&aos_copy);
     return st;
+}
+
+ic_status ic_image_encode(const ic_image *img, const char *name, const ic_save_options *opts,
+                          uint8_t **data, size_t *size, char *errbuf, size_t errlen)
+{
+    if (errbuf && errlen)
+        errbuf[0] = '\0';
+    if (!data || !size) {
+        ic_io_err(errbuf, errlen, "no output buffer given");
+        return IC_ERR_INVALID_ARG;
+    }
+    *data = NULL;
+    *size = 0;
+    encode_job j;
+    ic_image aos_copy;
+    ic_status st = prepare_encode(img, name, opts, &j, &aos_copy, errbuf, errlen);
+    if (st != IC_OK)
+        return st;
+    char *buf = NULL;
+    size_t n = 0;
+    FILE *f = open_memstream(&buf, &n);
+    if (!f) {
+        ic_image_free(&aos_copy);
+        ic_io_err(errbuf, errlen, "out of memory");
+        return IC_ERR_NOMEM;
+    }
+    st = fill_image(f, &j, errbuf, errlen);
+    if (fclose(f) != 0 && st == IC_OK) {
+        ic_io_err(errbuf, errlen, "out of memory");
+        st = IC_ERR_NOMEM;
+    }
+    ic_image_free(&aos_copy);
+    if (st != IC_OK) {
+        free(buf);
+        return st;
+    }
+    *data = (uint8_t *)buf;
+    *size = n;
+    return IC_OK;
+}
+
+typedef struct byte_span {
+    const void *data;
+    size_t size;
+} byte_span;
+
+static ic_status fill_bytes(FILE *f, const void *arg, char *err, size_t errlen)
+{
+    const byte_span *b = arg;
+    if (b->size > 0 && fwrite(b->data, 1, b->size, f) != b->size) {
+        ic_io_err(err, errlen, "write error: %s", strerror(errno ? errno : EIO));
+        return IC_ERR_IO;
+    }
+    return IC_OK;
+}
+
+ic_status ic_save_bytes(const char *path, const void *data, size_t size, char *errbuf,
+                        size_t errlen)
+{
+    if (errbuf && errlen)
+        errbuf[0] = '\0';
+    if (!path || !path[0] || (!data && size > 0)) {
+        ic_io_err(errbuf, errlen, "no data or path given");
+        return IC_ERR_INVALID_ARG;
+    }
+    const byte_span b = {data, size};
+    errno = 0;
+    return save_atomic(path, fill_bytes, &b, errbuf, errlen);
 }
