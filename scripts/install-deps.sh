@@ -20,6 +20,19 @@ done
 [ -e /usr/include/png.h ] || missing+=(libpng-dev)
 [ -e /usr/include/jpeglib.h ] || ls /usr/include/*/jpeglib.h >/dev/null 2>&1 || missing+=(libjpeg62-turbo-dev)
 command -v pkg-config >/dev/null 2>&1 || missing+=(pkg-config)
+# The Python package (python/) and its tests: the Debian interpreter's modules.
+# tests/python/run.sh uses the first python3 that has them (IC_PYTHON overrides).
+py_mod_pkgs=("numpy python3-numpy" "scipy python3-scipy" "pytest python3-pytest"
+             "setuptools python3-setuptools" "distributed python3-distributed"
+             "skimage python3-skimage" "venv python3-venv" "pip python3-pip")
+if [ -x /usr/bin/python3 ] || command -v apt-get >/dev/null 2>&1; then
+  [ -e /usr/include/python3*/Python.h ] 2>/dev/null || ls /usr/include/python3*/Python.h >/dev/null 2>&1 ||
+    missing+=(python3-dev)
+  for mp in "${py_mod_pkgs[@]}"; do
+    set -- $mp
+    /usr/bin/python3 -c "import $1" >/dev/null 2>&1 || missing+=("$2")
+  done
+fi
 
 . "$(dirname "$0")/apt-install.sh"
 # Missing build packages are not fatal without apt or root: the build says what lacks.
