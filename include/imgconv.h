@@ -100,8 +100,11 @@ typedef struct ic_image {
 
 /* Largest width or height accepted anywhere (2^20). */
 #define IC_MAX_DIM (1 << 20)
-/* Default pixel-count limit (width*height) of the loaders: 2^28. */
-#define IC_DEFAULT_MAX_PIXELS ((uint64_t)1 << 28)
+/* Default pixel-count limit (width*height) of the loaders: 89,478,485 pixels,
+ * Pillow's MAX_IMAGE_PIXELS (a 1 GiB RGB-with-padding budget), so that a
+ * decompression bomb (a small file declaring a huge image) is refused right
+ * after its header (README "Untrusted input"). */
+#define IC_DEFAULT_MAX_PIXELS ((uint64_t)89478485)
 
 /* Allocates a zeroed width x height image with `channels` channels (1..4) in
  * `layout`. Rows are padded so that pitch is a multiple of 64 bytes. On success
@@ -181,6 +184,10 @@ typedef struct ic_kernel {
 } ic_kernel;
 
 #define IC_MAX_KERNEL 255
+/* Largest |bias| accepted (ic_params.bias, the CLI's --bias) and the range of
+ * a .mat file's OFFSET and SCALE (in magnitude; SCALE at least 1/IC_MAX_BIAS):
+ * samples are 0..255, so anything larger is a mistake. */
+#define IC_MAX_BIAS 1.0e6
 
 /* Parses kernel text (see README "Kernel text"):
  *   named:  NAME[:ARGS]          e.g. "gaussian:5", "gaussian:size=7,sigma=1.5"
@@ -245,7 +252,7 @@ void ic_factors_free(ic_factors *f);
 /* ------------------------------------------------------------------------ */
 
 /* How samples outside the image are defined (n = image extent, i the index):
- *  CONSTANT : the value params.border_value (seed's zero "ghost cells" by default)
+ *  CONSTANT : the value params.border_value (0 by default: the seeds' "ghost cells")
  *  REPLICATE: the nearest edge sample            aaa|abcd|ddd
  *  MIRROR   : reflect about the edge sample      dcb|abcd|cba   (reflect-101, OpenCV's default)
  *  REFLECT  : reflect, repeating the edge sample cba|abcd|dcb   (symmetric)
@@ -294,7 +301,10 @@ typedef struct ic_params {
     ic_alpha alpha;
 } ic_params;
 
-/* Sets the defaults: constant border 0, convolution, bias 0, alpha auto. */
+/* Sets the defaults: mirror border (OpenCV's BORDER_REFLECT_101, so a blur
+ * invents no dark or transparent frame), border_value 0 (used only when
+ * border is set to IC_BORDER_CONSTANT, the seeds' ghost cells), convolution,
+ * bias 0, alpha auto. A NULL ic_params anywhere means these defaults. */
 void ic_params_default(ic_params *p);
 
 /* ------------------------------------------------------------------------ */
@@ -366,7 +376,7 @@ typedef struct ic_context_options {
      * IC_TRANSFER_ASYNC may). ic_context_timing() then gives, for upload,
      * kernel and download, the largest over the devices (the shares overlap in
      * time), and total the wall time. CPU backends ignore it, and so does the
-     * premultiplied-alpha path (float64 on the CPU for every backend).
+     * float64 premultiplied-alpha reference path (README "Alpha").
      * Errors at ic_context_create: IC_ERR_INVALID_ARG for n_devices < 0 or >
      * IC_MAX_DEVICES or a negative ordinal; IC_ERR_DEVICE naming an ordinal
      * this machine does not have. */
@@ -440,20 +450,39 @@ int ic_format_supported(ic_format f);
 /* Name of a format ("pnm", "png", "jpeg"). */
 const char *ic_format_name(ic_format f);
 
+/* Default memory budget (bytes) of the loaders and of the CLI's --max-memory:
+ * a quarter of the physical memory, at most 2 GiB (2 GiB when the physical
+ * memory cannot be read). */
+uint64_t ic_default_max_memory(void);
+
 /* Load options (zero-initialise; zero fields take the defaults). */
 typedef struct ic_load_options {
     int channels;        /* 0: as stored; 1, 2, 3 or 4: convert (seed's channel_force) */
     ic_layout layout;    /* layout of the returned image */
     uint64_t max_pixels; /* 0: IC_DEFAULT_MAX_PIXELS; checked before allocating */
+    /* 0: ic_default_max_memory(). Bytes the decoded image may take, with the
+     * decoder's whole-image buffers (progressive JPEG coefficients) and the
+     * converted copy that `channels` or `layout` asks for: checked after the
+     * header, before anything of that size is allocated. */
+    uint64_t max_memory;
 } ic_load_options;
 
-/* Loads an image file into *img (owned). On error *img is zeroed and errbuf
- * (if given) holds one line without the file name, e.g. "truncated PNG data".
+/* Loads an image file into *img (owned): reads the file and decodes it as
+ * ic_image_decode does. On error *img is zeroed and errbuf (if given) holds one
+ * line without the file name, e.g. "truncated PNG data".
  * Errors: IC_ERR_IO (cannot open/read), IC_ERR_FORMAT (corrupt, truncated,
- * unknown or unsupported format), IC_ERR_TOO_LARGE (over max_pixels),
- * IC_ERR_NOMEM. */
-ic_status ic_image_load(ic_image *img, const char *path, const ic_load_options *opts,
-                        char *errbuf, size_t errlen);
+ * unknown or unsupported format), IC_ERR_TOO_LARGE (over max_pixels or
+ * max_memory; the message names the limit), IC_ERR_NOMEM. */
+ic_status ic_image_load(ic_image *img, const char *path, const ic_load_options *opts, char *errbuf,
+                        size_t errlen);
+
+/* Decodes an image held in memory (size bytes at data, not modified, not
+ * retained) into *img (owned). The format is detected from the magic bytes,
+ * as ic_image_load does for files; options, limits, errors and messages are
+ * those of ic_image_load (an empty buffer is IC_ERR_FORMAT "empty file").
+ * This is how images arriving on a pipe or from the network are read. */
+ic_status ic_image_decode(ic_image *img, const void *data, size_t size, const ic_load_options *opts,
+                          char *errbuf, size_t errlen);
 
 /* Save options (zero-initialise; zero fields take the defaults). */
 typedef struct ic_save_options {
@@ -488,7 +517,7 @@ ic_format ic_format_from_path(const char *path);
  * Samples outside [0, n) follow p->border exactly as image columns do
  * (p->border_value for IC_BORDER_CONSTANT); sums are accumulated in float32.
  * k holds klen weights (odd klen, 1..IC_MAX_KERNEL_1D, all finite; no divisor).
- * p may be NULL (ic_params_default: constant 0, convolution, bias 0); p->alpha
+ * p may be NULL (ic_params_default: mirror border, convolution, bias 0); p->alpha
  * is ignored. backend: "cpu", "cuda", or NULL / "auto" (cuda when a device is
  * usable, else cpu). in and out must not overlap. When err is non-NULL it
  * receives one line on failure ("" on success).

@@ -99,7 +99,7 @@ static const char short_options[] = ":k:thVo:q";
 #define MAX_THREADS 4096
 #define MAX_DEVICE 1023
 /* |bias| and border values beyond this are certainly a mistake (samples are 0..255). */
-#define MAX_BIAS 1.0e6
+#define MAX_BIAS IC_MAX_BIAS
 
 void cli_print_help(void)
 {
@@ -130,7 +130,7 @@ void cli_print_help(void)
         "      --border MODE      pixels outside the image: constant (zero), replicate\n"
         "                         (edge, nearest, clamp), mirror (reflect101), reflect\n"
         "                         (symmetric), wrap (periodic, circular); default:\n"
-        "                         constant\n"
+        "                         mirror (constant is the seeds' zero ghost cells)\n"
         "      --border-value V   the value for --border constant, 0..255 (default 0)\n"
         "      --bias B           added to every sum before rounding (default 0)\n"
         "      --alpha MODE       for grey+alpha and RGBA: auto (default: premultiply\n"
@@ -177,7 +177,7 @@ void cli_print_help(void)
         "      --channels N       convert the input on load to N channels: 1 grey,\n"
         "                         2 grey+alpha, 3 RGB, 4 RGBA (default: as stored)\n"
         "      --max-pixels N     refuse images over N pixels, checked before allocating\n"
-        "                         (default 268435456 = 2^28)\n"
+        "                         (default 89478485, as Pillow)\n"
         "      --quality Q        JPEG quality 1..100 (default 92)\n"
         "\n"
         "Test chart:\n"
