@@ -128,17 +128,19 @@ static PyMethodDef Kernel_methods[] = {
     {"weights_bytes", (PyCFunction)Kernel_weights, METH_NOARGS, "effective weights, float64, row-major"},
     {NULL, NULL, 0, NULL}};
 
-static PyTypeObject KernelType = {
-    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "imgconv._imgconv.Kernel",
-    .tp_basicsize = sizeof(KernelObject),
-    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
-    .tp_doc = "A parsed convolution kernel (ic_kernel).",
-    .tp_new = PyType_GenericNew,
-    .tp_init = (initproc)Kernel_init,
-    .tp_dealloc = (destructor)Kernel_dealloc,
-    .tp_getset = Kernel_getset,
-    .tp_methods = Kernel_methods,
-};
+/* A subclassable type NAME with NAME##Object, NAME##_init, _dealloc,
+ * _getset and _methods. */
+#define IC_PY_TYPE(NAME, DOC)                                                    \
+    {                                                                            \
+        PyVarObject_HEAD_INIT(NULL, 0).tp_name = "imgconv._imgconv." #NAME,      \
+        .tp_basicsize = sizeof(NAME##Object),                                    \
+        .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE, .tp_doc = DOC,     \
+        .tp_new = PyType_GenericNew, .tp_init = (initproc)NAME##_init,           \
+        .tp_dealloc = (destructor)NAME##_dealloc, .tp_getset = NAME##_getset,    \
+        .tp_methods = NAME##_methods,                                            \
+    }
+
+static PyTypeObject KernelType = IC_PY_TYPE(Kernel, "A parsed convolution kernel (ic_kernel).");
 
 /* ---- Context ---------------------------------------------------------------- */
 
@@ -190,9 +192,14 @@ static PyObject *Context_backend(ContextObject *self, void *Py_UNUSED(c))
     return PyUnicode_FromString(ic_context_backend(self->ctx));
 }
 
-static int params_from(ic_params *p, const char *border, double border_value, int correlate,
-                       double bias, const char *alpha)
+/* Checks that the context is open and fills *p from the call's arguments. */
+static int call_ready(ContextObject *self, ic_params *p, const char *border, double border_value,
+                      int correlate, double bias, const char *alpha)
 {
+    if (!self->ctx) {
+        raise_status(IC_ERR_INVALID_ARG, "context not initialised");
+        return -1;
+    }
     ic_params_default(p);
     if (ic_border_parse(border, &p->border) != IC_OK) {
         char msg[160];
@@ -279,10 +286,8 @@ static PyObject *Context_convolve(ContextObject *self, PyObject *args)
     if (!PyArg_ParseTuple(args, "OOO!sdpds", &so, &dobj, &KernelType, &k, &border, &bv, &correlate,
                           &bias, &alpha))
         return NULL;
-    if (!self->ctx)
-        return raise_status(IC_ERR_INVALID_ARG, "context not initialised");
     ic_params p;
-    if (params_from(&p, border, bv, correlate, bias, alpha) < 0)
+    if (call_ready(self, &p, border, bv, correlate, bias, alpha) < 0)
         return NULL;
     Py_buffer sv, dv;
     if (PyObject_GetBuffer(so, &sv, PyBUF_RECORDS_RO) < 0)
@@ -321,10 +326,8 @@ static PyObject *Context_convolve_device(ContextObject *self, PyObject *args)
     if (!PyArg_ParseTuple(args, "KKO!iiinniKsdpds", &sptr, &dptr, &KernelType, &k, &h, &w, &c, &sp,
                           &dp, &device, &stream, &border, &bv, &correlate, &bias, &alpha))
         return NULL;
-    if (!self->ctx)
-        return raise_status(IC_ERR_INVALID_ARG, "context not initialised");
     ic_params p;
-    if (params_from(&p, border, bv, correlate, bias, alpha) < 0)
+    if (call_ready(self, &p, border, bv, correlate, bias, alpha) < 0)
         return NULL;
     ic_image src, dst;
     ic_status st = ic_image_wrap_device(&src, (void *)(uintptr_t)sptr, w, h, c, IC_AOS, (size_t)sp,
@@ -347,17 +350,8 @@ static PyMethodDef Context_methods[] = {
      "filter a CUDA device buffer (low level)"},
     {NULL, NULL, 0, NULL}};
 
-static PyTypeObject ContextType = {
-    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "imgconv._imgconv.Context",
-    .tp_basicsize = sizeof(ContextObject),
-    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
-    .tp_doc = "A backend with its resources, reused across calls (ic_context).",
-    .tp_new = PyType_GenericNew,
-    .tp_init = (initproc)Context_init,
-    .tp_dealloc = (destructor)Context_dealloc,
-    .tp_getset = Context_getset,
-    .tp_methods = Context_methods,
-};
+static PyTypeObject ContextType =
+    IC_PY_TYPE(Context, "A backend with its resources, reused across calls (ic_context).");
 
 /* ---- module functions ---------------------------------------------------------- */
 

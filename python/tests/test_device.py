@@ -1,7 +1,8 @@
 """CuPy arrays and PyTorch CUDA tensors filtered on their GPU through
 ic_image_wrap_device (no host round trip: the result is a device array of the
-same kind, and a pitched view is filtered in place). Skipped without CuPy /
-PyTorch, a CUDA build or a GPU; on the GPU machine:
+same kind, and a pitched view is filtered in place). Skipped without a CUDA build
+or a GPU (and the CuPy / PyTorch cases without those packages; a ctypes
+device buffer covers the path without them); on the GPU machine:
     IMGCONV_BUILD_DIR=<cuda build> python -m pytest python/tests/test_device.py
 """
 import numpy as np
@@ -52,6 +53,71 @@ def test_torch():
     out = imgconv.convolve(t, "box:5", border="replicate")
     assert isinstance(out, torch.Tensor) and out.is_cuda
     _close(out.cpu().numpy(), imgconv.convolve(host, "box:5", border="replicate", backend="cpu"))
+
+
+class CudaBuffer:
+    """A pitched uint8 device buffer through the CUDA runtime (ctypes), with
+    __cuda_array_interface__: the device path tested without CuPy/PyTorch."""
+
+    rt = None
+
+    @classmethod
+    def runtime(cls):
+        if cls.rt is None:
+            import ctypes
+            import ctypes.util
+            names = [ctypes.util.find_library("cudart"), "libcudart.so", "/usr/local/cuda/lib64/libcudart.so"]
+            for n in filter(None, names):
+                try:
+                    cls.rt = ctypes.CDLL(n)
+                    break
+                except OSError:
+                    continue
+            else:
+                pytest.skip("no libcudart.so to allocate device memory with")
+        return cls.rt
+
+    def __init__(self, shape, pitch):
+        import ctypes
+        self.shape, self.pitch = shape, pitch
+        self.ptr = ctypes.c_void_p()
+        rt = self.runtime()
+        assert rt.cudaMalloc(ctypes.byref(self.ptr), ctypes.c_size_t(pitch * shape[0])) == 0
+
+    @property
+    def __cuda_array_interface__(self):
+        c = self.shape[2] if len(self.shape) == 3 else 1
+        strides = (self.pitch, c, 1)[:len(self.shape)]
+        return {"shape": self.shape, "typestr": "|u1", "data": (self.ptr.value, False),
+                "strides": strides, "version": 3}
+
+    def copy(self, host, to_device):
+        import ctypes
+        row = host.shape[1] * (host.shape[2] if host.ndim == 3 else 1)
+        # cudaMemcpy2D(dst, dpitch, src, spitch, width, height, kind)
+        dev, hp = ctypes.c_void_p(self.ptr.value), host.ctypes.data_as(ctypes.c_void_p)
+        args = (dev, self.pitch, hp, host.strides[0]) if to_device else (hp, host.strides[0], dev, self.pitch)
+        kind = 1 if to_device else 2
+        st = self.runtime().cudaMemcpy2D(args[0], ctypes.c_size_t(args[1]), args[2], ctypes.c_size_t(args[3]),
+                                         ctypes.c_size_t(row), ctypes.c_size_t(host.shape[0]), kind)
+        assert st == 0, f"cudaMemcpy2D: {st}"
+
+    def __del__(self):
+        if self.rt is not None and self.ptr:
+            self.rt.cudaFree(self.ptr)
+
+
+@needs_cuda
+@pytest.mark.parametrize("backend", ["cuda", "cuda-global"])
+def test_pitched_device_buffers_without_cupy(backend):
+    host = imgconv.chart(301, 257, 3, seed=12)
+    src = CudaBuffer(host.shape, 1024)
+    dst = CudaBuffer(host.shape, 896)
+    src.copy(host, True)
+    assert imgconv.convolve(src, "gaussian:5", border="wrap", backend=backend, out=dst) is dst
+    got = np.empty_like(host)
+    dst.copy(got, False)
+    _close(got, imgconv.convolve(host, "gaussian:5", border="wrap", backend="cpu"))
 
 
 def test_device_arrays_need_a_cuda_backend():
