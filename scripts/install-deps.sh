@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs the Debian packages imgconv needs to build and test, when missing.
+# Installs the Debian packages imgconv needs to build and test, when missing
+# (with the argument `fuzz`, also clang and libFuzzer for tests/fuzz).
 # As root it runs apt-get; otherwise it prints the apt-get line to run.
 # On a machine without apt (the GPU machine) it checks the tools and carries on.
 set -euo pipefail
@@ -20,17 +21,22 @@ done
 [ -e /usr/include/png.h ] || missing+=(libpng-dev)
 [ -e /usr/include/jpeglib.h ] || ls /usr/include/*/jpeglib.h >/dev/null 2>&1 || missing+=(libjpeg62-turbo-dev)
 command -v pkg-config >/dev/null 2>&1 || missing+=(pkg-config)
+# `install-deps.sh fuzz` (make fuzz): clang and its libFuzzer runtime too.
+if [ "${1:-}" = fuzz ]; then
+  command -v clang >/dev/null 2>&1 || missing+=(clang)
+  ls /usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a >/dev/null 2>&1 ||
+    missing+=(libclang-rt-14-dev)
+fi
 # The Python package (python/) and its tests: the Debian interpreter's modules.
 # tests/python/run.sh uses the first python3 that has them (IC_PYTHON overrides).
 py_mod_pkgs=("numpy python3-numpy" "scipy python3-scipy" "pytest python3-pytest"
              "setuptools python3-setuptools" "distributed python3-distributed"
-             "skimage python3-skimage" "venv python3-venv" "pip python3-pip")
+             "skimage python3-skimage" "ensurepip python3-venv" "pip python3-pip")
 if [ -x /usr/bin/python3 ] || command -v apt-get >/dev/null 2>&1; then
-  [ -e /usr/include/python3*/Python.h ] 2>/dev/null || ls /usr/include/python3*/Python.h >/dev/null 2>&1 ||
-    missing+=(python3-dev)
+  ls /usr/include/python3*/Python.h >/dev/null 2>&1 || missing+=(python3-dev)
   for mp in "${py_mod_pkgs[@]}"; do
-    set -- $mp
-    /usr/bin/python3 -c "import $1" >/dev/null 2>&1 || missing+=("$2")
+    read -r mod pkg <<<"$mp"
+    /usr/bin/python3 -c "import $mod" >/dev/null 2>&1 || missing+=("$pkg")
   done
 fi
 
