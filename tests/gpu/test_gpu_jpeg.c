@@ -431,7 +431,9 @@ static void encode_case(ic_gpu_codec *codec, int w, int h, int quality, uint64_t
     st = ic_gpu_decode(codec, 1, &in, NULL, NULL, &dev, &r);
     CHECK(st == IC_OK && r.status == IC_OK && strcmp(r.engine, "cpu") == 0,
           "PPM through the GPU codec: %s %s", r.engine, r.error);
-    ic_save_options so = {quality};
+    ic_save_options so;
+    memset(&so, 0, sizeof so);
+    so.quality = quality;
     ic_bytes gj;
     st = ic_gpu_encode(codec, 0, &dev, "out.jpg", &so, &gj, err, sizeof err);
     CHECK(st == IC_OK, "GPU encode %dx%d q%d: %s", w, h, quality, err);
