@@ -661,14 +661,25 @@ static void gpu_filter_stage(batch *b, ic_context *ctx, const ic_kernel *k, cons
         }
         char msg[256] = "";
         const double t = cli_now_ms();
-        ic_status s = ic_gpu_codec_output(b->codec, it->slot, &it->img, &it->out, msg, sizeof msg);
+        cli_err me; /* --max-memory, as for host images */
+        me.msg[0] = '\0';
+        ic_status s = IC_OK;
+        if (cli_check_memory(b->o, ctx, &it->img, k, "", &me) != CLI_EXIT_OK) {
+            s = IC_ERR_TOO_LARGE;
+            snprintf(msg, sizeof msg, "%s", me.msg);
+        }
+        if (s == IC_OK)
+            s = ic_gpu_codec_output(b->codec, it->slot, &it->img, &it->out, msg, sizeof msg);
         if (s == IC_OK && (s = ic_convolve(ctx, &it->img, &it->out, k, p)) != IC_OK)
             snprintf(msg, sizeof msg, "%s", ic_context_error(ctx));
         add_time(b, &b->ms_filter, cli_now_ms() - t);
         if (s != IC_OK) {
             char problem[320];
-            snprintf(problem, sizeof problem, "filter failed: %s",
-                     msg[0] ? msg : ic_status_str(s));
+            if (me.msg[0]) /* the memory limit: the host pipeline's message */
+                snprintf(problem, sizeof problem, "%s", me.msg);
+            else
+                snprintf(problem, sizeof problem, "filter failed: %s",
+                         msg[0] ? msg : ic_status_str(s));
             gpu_item_end(b, it, problem, 1);
             continue;
         }
