@@ -443,15 +443,9 @@ int main(void)
         printf("SKIPPED: no CUDA device\n");
         return 77;
     }
-    const char *q = getenv("IC_TEST_QUICK");
-    const int quick = q && strcmp(q, "1") == 0;
-    uint64_t seed = SEED;
-    int cases = quick ? QUICK_CASES : CASES;
-    const char *e = getenv("ICT_SEED");
-    if (e)
-        seed = strtoull(e, NULL, 0);
-    if ((e = getenv("ICT_CASES")) != NULL)
-        cases = atoi(e);
+    int quick, cases;
+    uint64_t seed;
+    ict_run_env(&quick, &seed, SEED, &cases, CASES, QUICK_CASES);
     if (cudaSetDevice(0) != cudaSuccess) {
         printf("FAIL: cudaSetDevice(0)\n");
         return 1;
