@@ -100,8 +100,11 @@ typedef struct ic_image {
 
 /* Largest width or height accepted anywhere (2^20). */
 #define IC_MAX_DIM (1 << 20)
-/* Default pixel-count limit (width*height) of the loaders: 2^28. */
-#define IC_DEFAULT_MAX_PIXELS ((uint64_t)1 << 28)
+/* Default pixel-count limit (width*height) of the loaders: 89,478,485 pixels,
+ * Pillow's MAX_IMAGE_PIXELS (a 1 GiB RGB-with-padding budget), so that a
+ * decompression bomb (a small file declaring a huge image) is refused right
+ * after its header (README "Untrusted input"). */
+#define IC_DEFAULT_MAX_PIXELS ((uint64_t)89478485)
 
 /* Allocates a zeroed width x height image with `channels` channels (1..4) in
  * `layout`. Rows are padded so that pitch is a multiple of 64 bytes. On success
@@ -181,6 +184,10 @@ typedef struct ic_kernel {
 } ic_kernel;
 
 #define IC_MAX_KERNEL 255
+/* Largest |bias| accepted (ic_params.bias, the CLI's --bias) and the range of
+ * a .mat file's OFFSET and SCALE (in magnitude; SCALE at least 1/IC_MAX_BIAS):
+ * samples are 0..255, so anything larger is a mistake. */
+#define IC_MAX_BIAS 1.0e6
 
 /* Parses kernel text (see README "Kernel text"):
  *   named:  NAME[:ARGS]          e.g. "gaussian:5", "gaussian:size=7,sigma=1.5"
@@ -245,7 +252,7 @@ void ic_factors_free(ic_factors *f);
 /* ------------------------------------------------------------------------ */
 
 /* How samples outside the image are defined (n = image extent, i the index):
- *  CONSTANT : the value params.border_value (seed's zero "ghost cells" by default)
+ *  CONSTANT : the value params.border_value (0 by default: the seeds' "ghost cells")
  *  REPLICATE: the nearest edge sample            aaa|abcd|ddd
  *  MIRROR   : reflect about the edge sample      dcb|abcd|cba   (reflect-101, OpenCV's default)
  *  REFLECT  : reflect, repeating the edge sample cba|abcd|dcb   (symmetric)
@@ -294,7 +301,10 @@ typedef struct ic_params {
     ic_alpha alpha;
 } ic_params;
 
-/* Sets the defaults: constant border 0, convolution, bias 0, alpha auto. */
+/* Sets the defaults: mirror border (OpenCV's BORDER_REFLECT_101, so a blur
+ * invents no dark or transparent frame), border_value 0 (used only when
+ * border is set to IC_BORDER_CONSTANT, the seeds' ghost cells), convolution,
+ * bias 0, alpha auto. A NULL ic_params anywhere means these defaults. */
 void ic_params_default(ic_params *p);
 
 /* ------------------------------------------------------------------------ */
@@ -375,12 +385,20 @@ typedef struct ic_context_options {
      * IC_TRANSFER_ASYNC may). ic_context_timing() then gives, for upload,
      * kernel and download, the largest over the devices (the shares overlap in
      * time), and total the wall time. CPU backends ignore it, and so does the
-     * premultiplied-alpha path (float64 on the CPU for every backend).
+     * float64 premultiplied-alpha reference path of backends that do not
+     * premultiply themselves (seq, cuda-gemm; README "Alpha").
      * Errors at ic_context_create: IC_ERR_INVALID_ARG for n_devices < 0 or >
      * IC_MAX_DEVICES or a negative ordinal; IC_ERR_DEVICE naming an ordinal
      * this machine does not have. */
     int n_devices;
     int devices[IC_MAX_DEVICES];
+    /* Host memory budget of one ic_convolve call, in bytes: the source and
+     * destination images in host memory plus what the call allocates on the
+     * host (ic_convolve_bytes() computes it). 0: ic_default_max_memory();
+     * UINT64_MAX: no limit. Over it ic_convolve returns IC_ERR_TOO_LARGE
+     * before allocating anything, ic_context_error() naming the limit. Device
+     * memory has its own bound (device_memory). */
+    uint64_t max_memory;
     /* The `cuda` fast path's cost model uses the device's copy bandwidth and
      * FMA rate, measured once per device, driver and imgconv version and kept
      * in $XDG_CACHE_HOME/imgconv/ (else ~/.cache/imgconv/; a missing, corrupt
@@ -450,6 +468,15 @@ ic_status ic_convolve(ic_context *ctx, const ic_image *src, ic_image *dst, const
 ic_status ic_explain(ic_context *ctx, const ic_image *src, const ic_kernel *k, const ic_params *p,
                      char *buf, size_t buflen);
 
+/* Host bytes ic_convolve(ctx, src, dst, k, ...) needs with a destination in
+ * dst_layout allocated by ic_image_create: src and dst (when in host memory),
+ * the layout conversion copy when dst_layout differs from src's, and the
+ * backend's own host buffers (the seq backend's padded float plane). This is
+ * what ic_context_options.max_memory bounds; callers check it before
+ * allocating the destination. 0 when an argument is invalid. */
+uint64_t ic_convolve_bytes(const ic_context *ctx, const ic_image *src, const ic_kernel *k,
+                           ic_layout dst_layout);
+
 /* One-shot convenience: creates a context for `backend`, filters, frees it. */
 ic_status ic_filter(const ic_image *src, ic_image *dst, const ic_kernel *k, const ic_params *p,
                     const char *backend);
@@ -473,20 +500,39 @@ int ic_format_supported(ic_format f);
 /* Name of a format ("pnm", "png", "jpeg"). */
 const char *ic_format_name(ic_format f);
 
+/* Default memory budget (bytes) of the loaders and of the CLI's --max-memory:
+ * a quarter of the physical memory, at most 2 GiB (2 GiB when the physical
+ * memory cannot be read). */
+uint64_t ic_default_max_memory(void);
+
 /* Load options (zero-initialise; zero fields take the defaults). */
 typedef struct ic_load_options {
     int channels;        /* 0: as stored; 1, 2, 3 or 4: convert (seed's channel_force) */
     ic_layout layout;    /* layout of the returned image */
     uint64_t max_pixels; /* 0: IC_DEFAULT_MAX_PIXELS; checked before allocating */
+    /* 0: ic_default_max_memory(). Bytes the decoded image may take, with the
+     * decoder's whole-image buffers (progressive JPEG coefficients) and the
+     * converted copy that `channels` or `layout` asks for: checked after the
+     * header, before anything of that size is allocated. */
+    uint64_t max_memory;
 } ic_load_options;
 
-/* Loads an image file into *img (owned). On error *img is zeroed and errbuf
- * (if given) holds one line without the file name, e.g. "truncated PNG data".
+/* Loads an image file into *img (owned): reads the file and decodes it as
+ * ic_image_decode does. On error *img is zeroed and errbuf (if given) holds one
+ * line without the file name, e.g. "truncated PNG data".
  * Errors: IC_ERR_IO (cannot open/read), IC_ERR_FORMAT (corrupt, truncated,
- * unknown or unsupported format), IC_ERR_TOO_LARGE (over max_pixels),
- * IC_ERR_NOMEM. */
-ic_status ic_image_load(ic_image *img, const char *path, const ic_load_options *opts,
-                        char *errbuf, size_t errlen);
+ * unknown or unsupported format), IC_ERR_TOO_LARGE (over max_pixels or
+ * max_memory; the message names the limit), IC_ERR_NOMEM. */
+ic_status ic_image_load(ic_image *img, const char *path, const ic_load_options *opts, char *errbuf,
+                        size_t errlen);
+
+/* Decodes an image held in memory (size bytes at data, not modified, not
+ * retained) into *img (owned). The format is detected from the magic bytes,
+ * as ic_image_load does for files; options, limits, errors and messages are
+ * those of ic_image_load (an empty buffer is IC_ERR_FORMAT "empty file").
+ * This is how images arriving on a pipe or from the network are read. */
+ic_status ic_image_decode(ic_image *img, const void *data, size_t size, const ic_load_options *opts,
+                          char *errbuf, size_t errlen);
 
 /* Save options (zero-initialise; zero fields take the defaults). */
 typedef struct ic_save_options {
@@ -503,6 +549,119 @@ ic_status ic_image_save(const ic_image *img, const char *path, const ic_save_opt
 
 /* Format for a path's extension, IC_FMT_UNKNOWN when none matches. */
 ic_format ic_format_from_path(const char *path);
+
+/* Encodes a host image as ic_image_save would write it to a file named `name`
+ * (only its extension matters: "x.png", ".jpg"), into a buffer allocated with
+ * malloc: *data (free() it) of *size bytes. Errors as ic_image_save;
+ * IC_ERR_UNSUPPORTED for a device image. */
+ic_status ic_image_encode(const ic_image *img, const char *name, const ic_save_options *opts,
+                          uint8_t **data, size_t *size, char *errbuf, size_t errlen);
+
+/* Writes size bytes (an encoded file, e.g. from ic_gpu_encode) to path with
+ * ic_image_save's atomic save: a temporary file in the target directory,
+ * synced and renamed over path; a failure leaves no partial file. Errors:
+ * IC_ERR_IO, IC_ERR_INVALID_ARG, IC_ERR_NOMEM. */
+ic_status ic_save_bytes(const char *path, const void *data, size_t size, char *errbuf,
+                        size_t errlen);
+
+/* ------------------------------------------------------------------------ */
+/* JPEG on the GPU (nvJPEG): files decoded into and encoded from device       */
+/* memory, so that only compressed bytes cross the bus                        */
+/* ------------------------------------------------------------------------ */
+
+/* A GPU codec bound to the device of a CUDA context. It holds `slots` image
+ * slots: slot i keeps the device image ic_gpu_decode made for input i of a
+ * batch, one output device image (ic_gpu_codec_output) and the encoded bytes
+ * of ic_gpu_encode, each reused by the next call on that slot. The slots are
+ * the bound on device memory: at most 2 images per slot.
+ *
+ * Decoding: JPEG files with 3 components in 8-bit YCbCr are decoded by nvJPEG
+ * - the GPU's hardware JPEG decoder (nvjpegDecodeBatched on the hardware
+ * backend) where the GPU has one and the file is baseline, nvJPEG's default
+ * hybrid decoder otherwise (progressive files, GPUs without the engine) - to
+ * interleaved RGB in device memory. Everything else falls back to the CPU
+ * decoder (libjpeg-turbo, libpng, ...; ic_image_decode) and is uploaded: grey
+ * and CMYK/YCCK JPEGs, RGB-coded JPEGs, 12-bit and lossless JPEGs, files cut
+ * before their end-of-image marker, files nvJPEG refuses, other formats, and
+ * every file when the options ask for a channel count other than 3 or for
+ * IC_SOA. A corrupt or cut file therefore fails with the CPU decoder's
+ * message, as with ic_image_load. Decoded pixels differ from libjpeg-turbo's
+ * by the IDCT and chroma upsampling rounding of nvJPEG (README "JPEG on the
+ * GPU" gives the measured difference).
+ *
+ * Encoding (ic_gpu_encode): a 3-channel interleaved device image saved as JPEG
+ * is encoded by nvJPEG on the device (nvjpegEncodeImage) with the CPU
+ * writer's choices: 4:2:0 chroma subsampling, the same quality scale
+ * (ic_save_options.quality, default 92), standard Huffman tables, baseline,
+ * no EXIF/ICC (the CPU writer stores none either). Other cases (grey, alpha,
+ * PNG/PNM output) are copied to the host and encoded by the CPU writer.
+ *
+ * Without nvJPEG in the build (or on the machine) the codec still works: every
+ * file takes the CPU path (ic_gpu_codec_engine() says "cpu").
+ *
+ * Streams: the device images of a codec carry its own CUDA stream (stream
+ * field), on which no codec work is queued: the filter may queue its work
+ * there, and ic_gpu_encode waits for what is queued there when it is called.
+ *
+ * Threads: calls on different slots may run at the same time on different
+ * threads (a batch pipeline: one thread decoding, one filtering, several
+ * encoding; up to 4 nvJPEG encodes run at once, more wait), with at most one
+ * ic_gpu_decode call at a time. The context given at creation is not used
+ * after it. */
+typedef struct ic_gpu_codec ic_gpu_codec;
+
+/* One encoded file in memory (not owned). */
+typedef struct ic_bytes {
+    const uint8_t *data;
+    size_t size;
+} ic_bytes;
+
+/* What ic_gpu_decode did with one input. */
+typedef struct ic_decode_result {
+    ic_status status;   /* IC_OK, or the error ic_image_decode gives for the file */
+    char error[256];    /* one line when status != IC_OK */
+    const char *engine; /* "nvjpeg-hardware", "nvjpeg-hybrid" or "cpu" */
+} ic_decode_result;
+
+/* Creates a GPU codec with `slots` slots (1..1024) on the device of ctx, whose
+ * backend must be a CUDA one. Errors: IC_ERR_UNSUPPORTED (a CPU backend or a
+ * context split over several devices), IC_ERR_INVALID_ARG, IC_ERR_DEVICE,
+ * IC_ERR_NOMEM; errbuf says why. */
+ic_status ic_gpu_codec_create(ic_gpu_codec **codec, const ic_context *ctx, int slots,
+                              char *errbuf, size_t errlen);
+
+/* Frees the codec and every device image and buffer its slots hold (NULL-safe). */
+void ic_gpu_codec_free(ic_gpu_codec *codec);
+
+/* The decoder baseline JPEGs get: "nvjpeg-hardware", "nvjpeg-hybrid", or
+ * "cpu" when nvJPEG is not available. */
+const char *ic_gpu_codec_engine(const ic_gpu_codec *codec);
+
+/* Decodes n files (1 <= n <= slots) held in memory into device images:
+ * out[i] (a device image owned by slot slots[i] - slot i when slots is NULL;
+ * n distinct slots - valid until the next decode into that slot; do not free
+ * it) with res[i] saying how it went. The JPEGs the
+ * hardware decoder takes are decoded together in one batch. The images are
+ * complete when the call returns (out[i].stream is the codec's stream). opts as ic_image_load (NULL: defaults). Returns IC_OK when every
+ * file was handled (each res[i].status says whether that file decoded), or an
+ * error that concerns the whole call (IC_ERR_DEVICE, IC_ERR_INVALID_ARG);
+ * a file that fails does not stop the others. */
+ic_status ic_gpu_decode(ic_gpu_codec *codec, int n, const ic_bytes *in, const int *slots,
+                        const ic_load_options *opts, ic_image *out, ic_decode_result *res);
+
+/* Gives a device image shaped like `like` (size, channels, layout) owned by
+ * slot `slot`, for ic_convolve to write into; valid until the next call for
+ * that slot. Errors: IC_ERR_INVALID_ARG, IC_ERR_DEVICE, IC_ERR_NOMEM. */
+ic_status ic_gpu_codec_output(ic_gpu_codec *codec, int slot, const ic_image *like, ic_image *out,
+                              char *errbuf, size_t errlen);
+
+/* Encodes a device image (any device image on the codec's device: a slot's,
+ * or the caller's) as the file format of `name`'s extension, as ic_image_save
+ * would write it. *out points at bytes owned by slot `slot`, valid until the
+ * next encode on that slot; write them with ic_save_bytes. Errors as
+ * ic_image_save, plus IC_ERR_DEVICE. */
+ic_status ic_gpu_encode(ic_gpu_codec *codec, int slot, const ic_image *img, const char *name,
+                        const ic_save_options *opts, ic_bytes *out, char *errbuf, size_t errlen);
 
 /* ------------------------------------------------------------------------ */
 /* 1D convolution and matrix product (seeds 001, 002)                        */
@@ -521,7 +680,7 @@ ic_format ic_format_from_path(const char *path);
  * Samples outside [0, n) follow p->border exactly as image columns do
  * (p->border_value for IC_BORDER_CONSTANT); sums are accumulated in float32.
  * k holds klen weights (odd klen, 1..IC_MAX_KERNEL_1D, all finite; no divisor).
- * p may be NULL (ic_params_default: constant 0, convolution, bias 0); p->alpha
+ * p may be NULL (ic_params_default: mirror border, convolution, bias 0); p->alpha
  * is ignored. backend: "cpu", "cuda", or NULL / "auto" (cuda when a device is
  * usable, else cpu). in and out must not overlap. When err is non-NULL it
  * receives one line on failure ("" on success).

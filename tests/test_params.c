@@ -86,7 +86,7 @@ static void test_defaults(void)
     ic_params p;
     memset(&p, 0x5A, sizeof p);
     ic_params_default(&p);
-    CHECK(p.border == IC_BORDER_CONSTANT, "default border %d", (int)p.border);
+    CHECK(p.border == IC_BORDER_MIRROR, "default border %d", (int)p.border);
     CHECK(p.border_value == 0.0f, "default border_value %g", (double)p.border_value);
     CHECK(p.correlate == 0, "default correlate %d", p.correlate);
     CHECK(p.bias == 0.0f, "default bias %g", (double)p.bias);
@@ -143,11 +143,47 @@ static void test_border_index(void)
     }
 }
 
+/* The issue-15 symptom: a blur with every default (NULL params) must neither
+ * darken the frame of a uniform image nor give an opaque RGBA image a
+ * transparent rim. With the mirror default every output sample of a flat
+ * opaque image equals the input; with the old constant-0 default the corners
+ * of a gaussian:9 came out near 1/4 of the value and alpha near 64. */
+static void test_default_blur_keeps_edges(void)
+{
+    ic_image src, dst;
+    ic_kernel k;
+    char err[256];
+    if (ic_image_create(&src, 17, 11, 4, IC_AOS) != IC_OK ||
+        ic_image_create(&dst, 17, 11, 4, IC_AOS) != IC_OK ||
+        ic_kernel_parse(&k, "gaussian:9", err, sizeof err) != IC_OK) {
+        CHECK(0, "setting up the default-blur case");
+        return;
+    }
+    for (int y = 0; y < src.height; y++)
+        for (int x = 0; x < src.width * 4; x++)
+            src.data[(size_t)y * src.pitch + (size_t)x] = (uint8_t)(x % 4 == 3 ? 255 : 94);
+    const ic_status st = ic_filter(&src, &dst, &k, NULL, "seq");
+    CHECK(st == IC_OK, "ic_filter(NULL params): %s", ic_status_str(st));
+    int bad = 0;
+    for (int y = 0; st == IC_OK && y < dst.height; y++)
+        for (int x = 0; x < dst.width * 4; x++) {
+            const int want = x % 4 == 3 ? 255 : 94;
+            const int got = dst.data[(size_t)y * dst.pitch + (size_t)x];
+            if (got != want && bad++ < 4)
+                CHECK(0, "default blur of a flat opaque RGBA image: (%d, %d) channel %d = %d, "
+                         "want %d", x / 4, y, x % 4, got, want);
+        }
+    ic_kernel_free(&k);
+    ic_image_free(&src);
+    ic_image_free(&dst);
+}
+
 int main(void)
 {
     test_border_parse();
     test_alpha_parse();
     test_defaults();
+    test_default_blur_keeps_edges();
     test_own_mapping();
     test_border_index();
     if (failures) {

@@ -363,6 +363,7 @@ static void seed002_blocks_by_convolution(const char *backend)
     ic_params p;
     ic_params_default(&p);
     p.correlate = 1;
+    p.border = IC_BORDER_CONSTANT; /* the seed's zero ghost cells, not the default */
     if (ic_kernel_create(&k, 5, 5, coef, 1.0) != IC_OK) {
         CHECK(0, "ic_kernel_create(one-hot 5x5)");
     } else {

@@ -4,6 +4,12 @@
  *
  *   load INPUT -> ic_convolve on a context -> save OUTPUT
  *
+ * With a CUDA backend a JPEG input takes the GPU codec instead (ic_gpu_codec):
+ * the file's bytes are decoded by nvJPEG into a device image, ic_convolve
+ * filters device to device, and the output is encoded on the device when it
+ * is JPEG (else copied back once and encoded on the host), so only compressed
+ * bytes cross the bus. --codec cpu keeps the host path.
+ *
  * run --repeat N times with per-stage timing (seed 004's "Convolve: execute the
  * convolution several times and calculate the average execution time"), here
  * reported as mean and median per stage: load, upload, kernel, download, save.
@@ -81,6 +87,51 @@ static const char *reason(const char *buf, ic_status s)
     return (buf && buf[0]) ? buf : ic_status_str(s);
 }
 
+ic_status cli_read_file(const char *path, uint8_t **data, size_t *size, char *msg, size_t msglen)
+{
+    *data = NULL;
+    *size = 0;
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        snprintf(msg, msglen, "cannot open: %s", strerror(errno));
+        return IC_ERR_IO;
+    }
+    struct stat sb;
+    const int stat_failed = fstat(fileno(f), &sb) != 0;
+    if (stat_failed || S_ISDIR(sb.st_mode)) {
+        snprintf(msg, msglen, "cannot read: %s", strerror(stat_failed ? errno : EISDIR));
+        fclose(f);
+        return IC_ERR_IO;
+    }
+    size_t cap = S_ISREG(sb.st_mode) && sb.st_size > 0 ? (size_t)sb.st_size : 65536, n = 0;
+    uint8_t *buf = malloc(cap + 1);
+    for (;;) {
+        if (!buf) {
+            fclose(f);
+            snprintf(msg, msglen, "out of memory");
+            return IC_ERR_NOMEM;
+        }
+        n += fread(buf + n, 1, cap + 1 - n, f);
+        if (n <= cap || ferror(f))
+            break;
+        cap *= 2; /* the file grew, or its size was not known */
+        uint8_t *nb = realloc(buf, cap + 1);
+        if (!nb)
+            free(buf);
+        buf = nb;
+    }
+    if (ferror(f)) {
+        snprintf(msg, msglen, "read error: %s", strerror(errno ? errno : EIO));
+        free(buf);
+        fclose(f);
+        return IC_ERR_IO;
+    }
+    fclose(f);
+    *data = buf;
+    *size = n;
+    return IC_OK;
+}
+
 int cli_check_output(const char *output, const char *input, cli_err *e)
 {
     ic_format f = ic_format_from_path(output);
@@ -125,6 +176,19 @@ int cli_check_output(const char *output, const char *input, cli_err *e)
         return cli_fail(e, CLI_EXIT_OUTPUT, output, "cannot write into directory %s: %s", dir,
                         strerror(errno));
     return CLI_EXIT_OK;
+}
+
+int cli_check_memory(const cli_options *o, const ic_context *ctx, const ic_image *src,
+                     const ic_kernel *k, const char *file, cli_err *e)
+{
+    const uint64_t need = ic_convolve_bytes(ctx, src, k, o->layout);
+    if (need <= o->max_memory)
+        return CLI_EXIT_OK;
+    return cli_fail(e, CLI_EXIT_INPUT, file,
+                    "filtering this %dx%d image needs %.1f MiB, over the memory limit %.1f MiB "
+                    "(raise it with --max-memory)",
+                    src->width, src->height, (double)need / 1048576.0,
+                    (double)o->max_memory / 1048576.0);
 }
 
 /* Reads the kernel named by the options. Bad text is a usage error (2); a
@@ -271,6 +335,10 @@ int cli_run_filter(const cli_options *o, cli_err *e)
 {
     ic_kernel k;
     ic_context *ctx = NULL;
+    ic_gpu_codec *codec = NULL; /* NULL: every file on the host path */
+    uint8_t *bytes = NULL;      /* the input file */
+    size_t nbytes = 0;
+    int gpu_used = 0, codec_tried = 0;
     ic_image src, dst;
     double *samples[ST_COUNT] = {NULL};
     memset(&k, 0, sizeof k);
@@ -315,6 +383,7 @@ int cli_run_filter(const cli_options *o, cli_err *e)
     lo.channels = o->channels;
     lo.layout = o->layout;
     lo.max_pixels = o->max_pixels;
+    lo.max_memory = o->max_memory;
     ic_save_options so;
     memset(&so, 0, sizeof so);
     so.quality = o->quality;
@@ -322,7 +391,37 @@ int cli_run_filter(const cli_options *o, cli_err *e)
     for (int run = 0; run < o->repeat; run++) {
         double a = cli_now_ms();
         buf[0] = '\0';
-        s = ic_image_load(&src, o->input, &lo, buf, sizeof buf);
+        free(bytes);
+        s = cli_read_file(o->input, &bytes, &nbytes, buf, sizeof buf);
+        /* With a CUDA backend, JPEG files are decoded into device memory,
+         * filtered there and encoded there when the output is JPEG (the GPU
+         * codec, made for the first JPEG); other files take the host path. A
+         * CPU backend has no GPU codec (IC_ERR_UNSUPPORTED). */
+        const int jpeg = s == IC_OK && nbytes >= 3 && bytes[0] == 0xFF && bytes[1] == 0xD8 &&
+                         bytes[2] == 0xFF;
+        if (jpeg && !codec && !codec_tried && !o->cpu_codec) {
+            codec_tried = 1;
+            s = ic_gpu_codec_create(&codec, ctx, 1, buf, sizeof buf);
+            if (s != IC_OK && s != IC_ERR_UNSUPPORTED) {
+                char what[160];
+                snprintf(what, sizeof what, "backend %s", ic_context_backend(ctx));
+                code = cli_fail(e, cli_exit_for_backend(s), what, "GPU codec: %s", reason(buf, s));
+                goto done;
+            }
+            s = IC_OK;
+            buf[0] = '\0';
+        }
+        const int on_gpu = jpeg && codec;
+        if (s == IC_OK && on_gpu) {
+            const ic_bytes in = {bytes, nbytes};
+            ic_decode_result r;
+            s = ic_gpu_decode(codec, 1, &in, NULL, &lo, &src, &r);
+            if (s == IC_OK)
+                s = r.status;
+            snprintf(buf, sizeof buf, "%s", r.error);
+        } else if (s == IC_OK) {
+            s = ic_image_decode(&src, bytes, nbytes, &lo, buf, sizeof buf);
+        }
         double b = cli_now_ms();
         if (s != IC_OK) {
             code = cli_fail(e, cli_exit_for_input(s), o->input, "%s", reason(buf, s));
@@ -331,10 +430,15 @@ int cli_run_filter(const cli_options *o, cli_err *e)
         if (run == 0 && o->explain)
             print_plan(o, ctx, &k, &src, &p);
 
-        s = ic_image_create(&dst, src.width, src.height, src.channels, o->layout);
+        if ((code = cli_check_memory(o, ctx, &src, &k, o->input, e)) != CLI_EXIT_OK)
+            goto done;
+        if (on_gpu)
+            s = ic_gpu_codec_output(codec, 0, &src, &dst, buf, sizeof buf);
+        else
+            s = ic_image_create(&dst, src.width, src.height, src.channels, o->layout);
         if (s != IC_OK) {
-            code = cli_fail(e, CLI_EXIT_INTERNAL, o->input, "cannot allocate the output image: %s",
-                            ic_status_str(s));
+            code = cli_fail(e, on_gpu ? cli_exit_for_backend(s) : CLI_EXIT_INTERNAL, o->input,
+                            "cannot allocate the output image: %s", reason(on_gpu ? buf : NULL, s));
             goto done;
         }
         s = ic_convolve(ctx, &src, &dst, &k, &p);
@@ -349,10 +453,18 @@ int cli_run_filter(const cli_options *o, cli_err *e)
 
         double c = cli_now_ms();
         buf[0] = '\0';
-        s = ic_image_save(&dst, o->output, &so, buf, sizeof buf);
+        if (on_gpu) {
+            ic_bytes enc;
+            s = ic_gpu_encode(codec, 0, &dst, o->output, &so, &enc, buf, sizeof buf);
+            if (s == IC_OK)
+                s = ic_save_bytes(o->output, enc.data, enc.size, buf, sizeof buf);
+        } else {
+            s = ic_image_save(&dst, o->output, &so, buf, sizeof buf);
+        }
         double d = cli_now_ms();
         if (s != IC_OK) {
-            code = cli_fail(e, cli_exit_for_output(s), o->output, "%s", reason(buf, s));
+            code = cli_fail(e, s == IC_ERR_DEVICE ? CLI_EXIT_DEVICE : cli_exit_for_output(s),
+                            o->output, "%s", reason(buf, s));
             goto done;
         }
 
@@ -364,12 +476,17 @@ int cli_run_filter(const cli_options *o, cli_err *e)
         samples[ST_SAVE][run] = d - c;
         samples[ST_TOTAL][run] = d - a;
         if (run + 1 < o->repeat) {
-            ic_image_free(&src);
+            ic_image_free(&src); /* device images are the codec's: only forgotten */
             ic_image_free(&dst);
         }
+        if (run == 0)
+            gpu_used = on_gpu;
     }
-    if (o->time)
+    if (o->time) {
         print_times(o, ctx, &k, &src, init_ms, samples, o->repeat);
+        printf("  codec     %s\n",
+               gpu_used ? ic_gpu_codec_engine(codec) : "cpu (decoded and encoded on the host)");
+    }
     code = CLI_EXIT_OK;
 
 done:
@@ -377,6 +494,8 @@ done:
         free(samples[st]);
     ic_image_free(&src);
     ic_image_free(&dst);
+    ic_gpu_codec_free(codec);
+    free(bytes);
     ic_context_free(ctx);
     ic_kernel_free(&k);
     return code;

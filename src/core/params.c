@@ -82,7 +82,7 @@ void ic_params_default(ic_params *p)
     if (!p)
         return;
     memset(p, 0, sizeof *p);
-    p->border = IC_BORDER_CONSTANT;
+    p->border = IC_BORDER_MIRROR;
     p->border_value = 0.0f;
     p->correlate = 0;
     p->bias = 0.0f;

@@ -20,7 +20,8 @@
  *   auto     the default: cheapest path by the cost model, best ISA
  *   direct   always the direct kw*kh sum
  *   sep      the separable path whenever it is exact enough, whatever the
- *            cost (rank up to min(kw, kh)); see dyadic_weights()
+ *            cost (rank up to min(kw, kh)); see dyadic_weights() and
+ *            FACTOR_MAX_REL_ERR
  *   scalar   the portable C loops      avx2 / avx512   that instruction set
  *   tiny     tiny strips, bands and passes, and the pool even for small
  *            images: every seam of cpu_band.c is crossed (tests only)
@@ -56,6 +57,9 @@
  * the pool costs more than it saves. */
 #define SMALL_JOB_MACS (1 << 18)
 #define MAX_THREADS 256
+/* A factorisation is used only when it reproduces every weight this closely
+ * (relative), with its sign and zeros kept: see plan_factors. */
+#define FACTOR_MAX_REL_ERR 0x1p-20
 
 enum { FORCE_AUTO = -1 };
 
@@ -256,6 +260,28 @@ static int dyadic_weights(const float *w, int n)
     return 1;
 }
 
+/* Largest relative error of the weights that rank-r factors reproduce,
+ * max |w' - w| / |w| over the taps; infinity when a weight changes sign or a
+ * zero weight becomes nonzero. */
+static double factor_rel_err(const float *w, int kw, int kh, const float *row, const float *col,
+                             int rank)
+{
+    double worst = 0.0;
+    for (int j = 0; j < kh; j++)
+        for (int i = 0; i < kw; i++) {
+            double v = 0.0, t = w[j * kw + i];
+            for (int r = 0; r < rank; r++)
+                v += (double)col[r * kh + j] * (double)row[r * kw + i];
+            if (v == t)
+                continue;
+            if (t == 0.0 || (v > 0.0) != (t > 0.0))
+                return INFINITY;
+            double e = fabs(v - t) / fabs(t);
+            worst = e > worst ? e : worst;
+        }
+    return worst;
+}
+
 /* Decides direct or separable for the job's weights (cached per kernel). */
 static ic_status plan_factors(cpu_state *st, const ic_job *job, char *err, size_t errlen)
 {
@@ -304,6 +330,17 @@ static ic_status plan_factors(cpu_state *st, const ic_job *job, char *err, size_
             }
         }
     }
+    /* Premultiplied alpha divides by the filtered alpha, which amplifies the
+     * error of the weights where it is small: factors that turn a zero weight
+     * nonzero, or are off by more than float rounding, would turn transparent
+     * neighbourhoods into noise (the named Gaussians and unsharp masks
+     * reproduce every weight within 2e-7). Independent jobs follow the same
+     * rule, so that a premultiplied job's alpha channel is computed exactly as
+     * the independent job's (bit-identical alpha, tests/test_alpha.c). */
+    if (st->cache_rank > 0 &&
+        factor_rel_err(job->w, kw, kh, st->cache_row, st->cache_col, st->cache_rank) >
+            FACTOR_MAX_REL_ERR)
+        st->cache_rank = 0;
     st->cache_valid = 1;
     return IC_OK;
 }
@@ -318,6 +355,8 @@ static int job_ok(const ic_job *job)
     if (s->width < 1 || s->height < 1 || s->width > IC_MAX_DIM || s->height > IC_MAX_DIM ||
         s->channels < 1 || s->channels > 4 || s->type != IC_U8 ||
         (s->layout != IC_AOS && s->layout != IC_SOA))
+        return 0;
+    if (job->premultiply && s->channels != 2 && s->channels != 4)
         return 0;
     size_t row = ic_image_row_bytes(s);
     if (s->pitch < row)
@@ -346,8 +385,9 @@ static ic_status make_plan(cpu_state *st, const ic_job *job, cpu_plan *plan, int
     plan->rank = st->cache_rank;
     plan->frow = st->cache_row;
     plan->fcol = st->cache_col;
-    plan->planes = job->src->layout == IC_SOA ? job->src->channels : 1;
-    plan->step = job->src->layout == IC_SOA ? 1 : job->src->channels;
+    plan->premul = job->premultiply;
+    plan->planes = job->src->layout == IC_SOA && !plan->premul ? job->src->channels : 1;
+    plan->step = job->src->layout == IC_SOA && !plan->premul ? 1 : job->src->channels;
     plan->scratch = st->scratch;
     plan->tiny = st->tiny;
     double macs = path_macs(plan) * job->src->width * (double)job->src->height * job->src->channels;
@@ -441,4 +481,5 @@ const ic_backend ic_backend_cpu = {
     .close = cpu_close,
     .run = cpu_run,
     .explain = cpu_explain,
+    .caps = IC_CAP_PREMULTIPLY, /* in the band pipeline: cpu_band.c */
 };

@@ -11,6 +11,15 @@
  *   simd_widen(p)     VL uint8 at p -> V
  *   simd_put(out, a, nv)   rounds nv vectors (already biased) to uint8 at out
  *   simd_put_part(out, a, m) the same for the first m < VL lanes of one vector
+ *   VMUL(a, b)        a*b
+ *   simd_alpha_or_one(a, ch)  per pixel of ch = 2 or 4 lanes: its alpha lane
+ *                     in the colour lanes, 1 in the alpha lane
+ *   simd_colour(a, ch)  per pixel: colour lanes FC/FA (0 where FA <= 0, FA
+ *                     being the pixel's alpha lane), the alpha lane FA
+ *
+ * Premultiplied alpha (premul nonzero; step is then the channel count, 2 or
+ * 4, and VL a multiple of 4, so every vector holds whole pixels): the sums are
+ * un-premultiplied in registers right before they are rounded (simd_finish).
  *
  * Rounding in simd_put* must be ic_round_u8's: clamp to [0, 255] (NaN -> 0),
  * then round to nearest even (cvtps2dq in the default MXCSR mode).
@@ -42,10 +51,20 @@ SIMD_TGT static void simd_widen_row(const uint8_t *src, float *dst, int n)
         dst[k] = (float)src[k];
 }
 
+/* A vector of sums made ready for rounding: un-premultiplied when premul
+ * (step = channels), then biased. */
+SIMD_INLINE V simd_finish(V a, V vb, const int premul, const int step)
+{
+    if (premul && (step == 2 || step == 4))
+        a = simd_colour(a, step);
+    return VADD(a, vb);
+}
+
 /* out[s] = round(bias + sum_j sum_i w[j*kw+i] * rows[j][s + i*step]) for
- * s0 <= s < n */
+ * s0 <= s < n (un-premultiplied first when premul) */
 SIMD_INLINE void direct_k(const float *const *rows, const float *w, const int kw, const int kh,
-                          const int step, float bias, uint8_t *out, int s0, int n)
+                          const int step, float bias, const int premul, uint8_t *out, int s0,
+                          int n)
 {
     const V vb = VSET1(bias);
     int s = s0;
@@ -63,7 +82,7 @@ SIMD_INLINE void direct_k(const float *const *rows, const float *w, const int kw
             }
         }
         for (int v = 0; v < NACC; v++)
-            a[v] = VADD(a[v], vb);
+            a[v] = simd_finish(a[v], vb, premul, step);
         simd_put(out + s, a, NACC);
     }
     for (; s < n; s += VL) {
@@ -73,7 +92,7 @@ SIMD_INLINE void direct_k(const float *const *rows, const float *w, const int kw
             for (int i = 0; i < kw; i++)
                 a = VFMA(VSET1(w[j * kw + i]), VLOAD(r + i * step), a);
         }
-        a = VADD(a, vb);
+        a = simd_finish(a, vb, premul, step);
         if (n - s >= VL)
             simd_put(out + s, &a, 1);
         else
@@ -87,7 +106,8 @@ SIMD_INLINE void direct_k(const float *const *rows, const float *w, const int kw
  * loads, half of them split across cache lines in AoS). NACC/2 accumulators
  * per row keep the NACC chains the FMA latency needs. */
 SIMD_INLINE void direct2_k(const float *const *rows, const float *w, const int kw, const int kh,
-                           const int step, float bias, uint8_t *out0, uint8_t *out1, int n)
+                           const int step, float bias, const int premul, uint8_t *out0,
+                           uint8_t *out1, int n)
 {
     enum { H = NACC / 2 };
     const V vb = VSET1(bias);
@@ -115,26 +135,27 @@ SIMD_INLINE void direct2_k(const float *const *rows, const float *w, const int k
             }
         }
         for (int v = 0; v < H; v++) {
-            a0[v] = VADD(a0[v], vb);
-            a1[v] = VADD(a1[v], vb);
+            a0[v] = simd_finish(a0[v], vb, premul, step);
+            a1[v] = simd_finish(a1[v], vb, premul, step);
         }
         simd_put(out0 + s, a0, H);
         simd_put(out1 + s, a1, H);
     }
     if (s < n) {
-        direct_k(rows, w, kw, kh, step, bias, out0, s, n);
-        direct_k(rows + 1, w, kw, kh, step, bias, out1, s, n);
+        direct_k(rows, w, kw, kh, step, bias, premul, out0, s, n);
+        direct_k(rows + 1, w, kw, kh, step, bias, premul, out1, s, n);
     }
 }
 
 /* One row (out1 NULL) or two (rows has kh+1 entries). */
 SIMD_INLINE void direct_any(const float *const *rows, const float *w, const int kw, const int kh,
-                            const int step, float bias, uint8_t *out, uint8_t *out1, int n)
+                            const int step, float bias, const int premul, uint8_t *out,
+                            uint8_t *out1, int n)
 {
     if (out1)
-        direct2_k(rows, w, kw, kh, step, bias, out, out1, n);
+        direct2_k(rows, w, kw, kh, step, bias, premul, out, out1, n);
     else
-        direct_k(rows, w, kw, kh, step, bias, out, 0, n);
+        direct_k(rows, w, kw, kh, step, bias, premul, out, 0, n);
 }
 
 /* Instances with constant kw, kh and step: the taps unroll and every load
@@ -142,14 +163,14 @@ SIMD_INLINE void direct_any(const float *const *rows, const float *w, const int 
  * variable step, a 5x5 kernel spills its 25 tap pointers to the stack). */
 #define DIRECT_STEPS(KW, KH)                                                                      \
     switch (step) {                                                                               \
-    case 1: direct_any(rows, w, KW, KH, 1, bias, out, out1, n); return;                  \
-    case 2: direct_any(rows, w, KW, KH, 2, bias, out, out1, n); return;                  \
-    case 3: direct_any(rows, w, KW, KH, 3, bias, out, out1, n); return;                  \
-    default: direct_any(rows, w, KW, KH, 4, bias, out, out1, n); return;                 \
+    case 1: direct_any(rows, w, KW, KH, 1, bias, premul, out, out1, n); return;          \
+    case 2: direct_any(rows, w, KW, KH, 2, bias, premul, out, out1, n); return;          \
+    case 3: direct_any(rows, w, KW, KH, 3, bias, premul, out, out1, n); return;          \
+    default: direct_any(rows, w, KW, KH, 4, bias, premul, out, out1, n); return;         \
     }
 
 SIMD_TGT static void simd_direct(const float *const *rows, const float *w, int kw, int kh, int step,
-                                 float bias, uint8_t *out, uint8_t *out1, int n)
+                                 float bias, int premul, uint8_t *out, uint8_t *out1, int n)
 {
     if (kw == 3 && kh == 3)
         DIRECT_STEPS(3, 3)
@@ -157,7 +178,12 @@ SIMD_TGT static void simd_direct(const float *const *rows, const float *w, int k
         DIRECT_STEPS(5, 5)
     if (kw == 7 && kh == 7)
         DIRECT_STEPS(7, 7)
-    direct_any(rows, w, kw, kh, step, bias, out, out1, n);
+    if (premul && step == 4) /* un-premultiplying needs a constant step */
+        direct_any(rows, w, kw, kh, 4, bias, premul, out, out1, n);
+    else if (premul)
+        direct_any(rows, w, kw, kh, 2, bias, premul, out, out1, n);
+    else
+        direct_any(rows, w, kw, kh, step, bias, premul, out, out1, n);
 }
 
 /* t[s] = sum_j col[j] * rows[j][s] */
@@ -187,7 +213,8 @@ SIMD_TGT static void simd_vpass(const float *const *rows, const float *col, int 
 
 /* sum = acc_in[s] + sum_i row[i] * t[s + i*step]; stored rounded or as float */
 SIMD_INLINE void hpass_k(const float *t, const float *row, const int kw, const int step,
-                         const float *acc_in, float *acc_out, float bias, uint8_t *out, int n)
+                         const float *acc_in, float *acc_out, float bias, const int premul,
+                         uint8_t *out, int n)
 {
     const V vb = VSET1(bias);
     int s = 0;
@@ -203,7 +230,7 @@ SIMD_INLINE void hpass_k(const float *t, const float *row, const int kw, const i
         }
         if (out) {
             for (int v = 0; v < NACC; v++)
-                a[v] = VADD(a[v], vb);
+                a[v] = simd_finish(a[v], vb, premul, step);
             simd_put(out + s, a, NACC);
         } else {
             for (int v = 0; v < NACC; v++)
@@ -217,10 +244,10 @@ SIMD_INLINE void hpass_k(const float *t, const float *row, const int kw, const i
         if (!out)
             VSTORE(acc_out + s, a); /* may run into the slack */
         else if (n - s >= VL) {
-            a = VADD(a, vb);
+            a = simd_finish(a, vb, premul, step);
             simd_put(out + s, &a, 1);
         } else {
-            a = VADD(a, vb);
+            a = simd_finish(a, vb, premul, step);
             simd_put_part(out + s, a, n - s);
         }
     }
@@ -228,15 +255,15 @@ SIMD_INLINE void hpass_k(const float *t, const float *row, const int kw, const i
 
 #define HPASS_STEPS(KW)                                                                           \
     switch (step) {                                                                               \
-    case 1: hpass_k(t, row, KW, 1, acc_in, acc_out, bias, out, n); return;               \
-    case 2: hpass_k(t, row, KW, 2, acc_in, acc_out, bias, out, n); return;               \
-    case 3: hpass_k(t, row, KW, 3, acc_in, acc_out, bias, out, n); return;               \
-    default: hpass_k(t, row, KW, 4, acc_in, acc_out, bias, out, n); return;              \
+    case 1: hpass_k(t, row, KW, 1, acc_in, acc_out, bias, premul, out, n); return;       \
+    case 2: hpass_k(t, row, KW, 2, acc_in, acc_out, bias, premul, out, n); return;       \
+    case 3: hpass_k(t, row, KW, 3, acc_in, acc_out, bias, premul, out, n); return;       \
+    default: hpass_k(t, row, KW, 4, acc_in, acc_out, bias, premul, out, n); return;      \
     }
 
 SIMD_TGT static void simd_hpass(const float *t, const float *row, int kw, int step,
-                                const float *acc_in, float *acc_out, float bias, uint8_t *out,
-                                int n)
+                                const float *acc_in, float *acc_out, float bias, int premul,
+                                uint8_t *out, int n)
 {
     if (kw == 3)
         HPASS_STEPS(3)
@@ -246,9 +273,35 @@ SIMD_TGT static void simd_hpass(const float *t, const float *row, int kw, int st
         HPASS_STEPS(7)
     if (kw == 9)
         HPASS_STEPS(9)
-    hpass_k(t, row, kw, step, acc_in, acc_out, bias, out, n);
+    if (premul && step == 4)
+        hpass_k(t, row, kw, 4, acc_in, acc_out, bias, premul, out, n);
+    else if (premul)
+        hpass_k(t, row, kw, 2, acc_in, acc_out, bias, premul, out, n);
+    else
+        hpass_k(t, row, kw, step, acc_in, acc_out, bias, premul, out, n);
+}
+
+/* cpu_ops.premul: colour lanes times their pixel's alpha lane. */
+SIMD_INLINE void premul_k(float *row, const int ch, int n)
+{
+    int s = 0;
+    for (; s + VL <= n; s += VL) {
+        V a = VLOAD(row + s);
+        VSTORE(row + s, VMUL(a, simd_alpha_or_one(a, ch)));
+    }
+    for (; s < n; s += ch)
+        for (int c = 0; c < ch - 1; c++)
+            row[s + c] *= row[s + ch - 1];
+}
+
+SIMD_TGT static void simd_premul(float *row, int ch, int n)
+{
+    if (ch == 4)
+        premul_k(row, 4, n);
+    else
+        premul_k(row, 2, n);
 }
 
 static const cpu_ops simd_ops = {
-    SIMD_NAME, simd_widen_row, simd_direct, simd_vpass, simd_hpass,
+    SIMD_NAME, simd_widen_row, simd_direct, simd_vpass, simd_hpass, simd_premul,
 };

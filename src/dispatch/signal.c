@@ -172,6 +172,13 @@ ic_status ic_stencil1d(const float *in, float *out, size_t n, int radius, const 
         return say(err, errlen, IC_ERR_NOMEM, "out of memory");
     for (int t = 0; t < klen; t++)
         ones[t] = 1.0f;
+    /* The seed's stencil has zero ghost cells whatever ic_params_default says. */
+    ic_params ghost;
+    if (!p) {
+        ic_params_default(&ghost);
+        ghost.border = IC_BORDER_CONSTANT;
+        p = &ghost;
+    }
     const ic_status st = conv1d(in, out, n, 0, ones, klen, p, backend, err, errlen);
     free(ones);
     return st;

@@ -8,7 +8,10 @@
  * signature, the JPEG SOI marker), never from its name; the format of an output
  * from the extension. Saving writes a temporary file created with mkstemp in the
  * target directory, syncs it and renames it over the path, so that a failed
- * save leaves neither a partial output nor the temporary behind.
+ * save leaves neither a partial output nor the temporary behind. The same
+ * writers work into memory (ic_image_encode, through open_memstream), and
+ * ic_save_bytes writes already encoded bytes with the same atomic save (the
+ * GPU codec's output).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -37,8 +40,20 @@ void ic_io_err(char *err, size_t errlen, const char *fmt, ...)
             *p = ' ';
 }
 
-ic_status ic_io_check_dims(uint64_t width, uint64_t height, uint64_t max_pixels, char *err,
-                           size_t errlen)
+/* Bytes ic_image_create takes for a width x height x channels AoS image
+ * (rows padded to 64 bytes); sides are <= IC_MAX_DIM, so nothing overflows. */
+static uint64_t image_bytes(uint64_t width, uint64_t height, int channels)
+{
+    return ((width * (uint64_t)channels + 63u) & ~(uint64_t)63u) * height;
+}
+
+static double mib(uint64_t bytes)
+{
+    return (double)bytes / (1024.0 * 1024.0);
+}
+
+ic_status ic_io_check_dims(uint64_t width, uint64_t height, int channels, const ic_io_limits *lim,
+                           char *err, size_t errlen)
 {
     if (width == 0 || height == 0) {
         ic_io_err(err, errlen, "image has zero width or height (%llux%llu)",
@@ -51,10 +66,26 @@ ic_status ic_io_check_dims(uint64_t width, uint64_t height, uint64_t max_pixels,
         return IC_ERR_TOO_LARGE;
     }
     /* Both sides are <= 2^20 here, so the product cannot overflow. */
-    if (width * height > max_pixels) {
-        ic_io_err(err, errlen, "image %llux%llu exceeds the pixel limit %llu (--max-pixels)",
+    if (width * height > lim->max_pixels) {
+        ic_io_err(err, errlen,
+                  "image %llux%llu exceeds the pixel limit %llu (raise it with "
+                  "--max-pixels)",
                   (unsigned long long)width, (unsigned long long)height,
-                  (unsigned long long)max_pixels);
+                  (unsigned long long)lim->max_pixels);
+        return IC_ERR_TOO_LARGE;
+    }
+    if (channels <= 0)
+        return IC_OK;
+    uint64_t need = image_bytes(width, height, channels);
+    if (lim->convert_channels > 0)
+        need += image_bytes(width, height, lim->convert_channels);
+    if (need > lim->max_memory) {
+        ic_io_err(err, errlen,
+                  "image %llux%llu needs %.1f MiB to decode, over the memory limit "
+                  "%.1f MiB "
+                  "(raise it with --max-memory)",
+                  (unsigned long long)width, (unsigned long long)height, mib(need),
+                  mib(lim->max_memory));
         return IC_ERR_TOO_LARGE;
     }
     return IC_OK;
@@ -189,9 +220,31 @@ static ic_format detect_format(const uint8_t *b, size_t n, int *pnm_kind)
     return IC_FMT_UNKNOWN;
 }
 
-static ic_status read_native(FILE *f, ic_image *img, uint64_t max_pixels, char *err, size_t errlen)
+/* The readers, by detected format: adding a format is adding its reader here
+ * (and its magic bytes to detect_format). */
+typedef ic_status (*reader_fn)(FILE *f, ic_image *img, const ic_io_limits *lim, char *err,
+                               size_t errlen);
+static reader_fn reader_for(ic_format fmt)
 {
-    uint8_t magic[8];
+    switch (fmt) {
+    case IC_FMT_PNG:
+        return ic_png_read;
+    case IC_FMT_JPEG:
+        return ic_jpeg_read;
+    case IC_FMT_PNM:
+        return ic_pnm_read;
+    case IC_FMT_UNKNOWN:
+    default:
+        return NULL;
+    }
+}
+
+/* Detects the format from the first bytes of f (a seekable stream at offset
+ * 0) and runs its reader. */
+static ic_status read_native(FILE *f, ic_image *img, const ic_io_limits *lim, char *err,
+                             size_t errlen)
+{
+    uint8_t magic[16];
     size_t n = fread(magic, 1, sizeof magic, f);
     if (n == 0 && ferror(f)) {
         ic_io_err(err, errlen, "read error: %s", strerror(errno));
@@ -203,7 +256,8 @@ static ic_status read_native(FILE *f, ic_image *img, uint64_t max_pixels, char *
     }
     int pnm_kind = 0;
     ic_format fmt = detect_format(magic, n, &pnm_kind);
-    if (fmt == IC_FMT_UNKNOWN) {
+    reader_fn read = reader_for(fmt);
+    if (!read) {
         ic_io_err(err, errlen, "not a PNG/JPEG/PNM file");
         return IC_ERR_FORMAT;
     }
@@ -216,15 +270,7 @@ static ic_status read_native(FILE *f, ic_image *img, uint64_t max_pixels, char *
         ic_io_err(err, errlen, "cannot seek: %s", strerror(errno));
         return IC_ERR_IO;
     }
-    switch (fmt) {
-    case IC_FMT_PNG:
-        return ic_png_read(f, img, max_pixels, err, errlen);
-    case IC_FMT_JPEG:
-        return ic_jpeg_read(f, img, max_pixels, err, errlen);
-    case IC_FMT_PNM:
-    default:
-        return ic_pnm_read(f, img, max_pixels, err, errlen);
-    }
+    return read(f, img, lim, err, errlen);
 }
 
 /* Converts an owned AoS image to `channels` channels in place of *img. */
@@ -242,6 +288,93 @@ static ic_status force_channels(ic_image *img, int channels)
     return IC_OK;
 }
 
+/* Checks the options and fills the effective limits. */
+static ic_status load_setup(ic_load_options *o, const ic_load_options *opts, ic_io_limits *lim,
+                            char *errbuf, size_t errlen)
+{
+    memset(o, 0, sizeof *o);
+    if (opts)
+        *o = *opts;
+    if (o->channels < 0 || o->channels > 4) {
+        ic_io_err(errbuf, errlen, "channels must be 0 (as stored) or 1..4, not %d", o->channels);
+        return IC_ERR_INVALID_ARG;
+    }
+    if (o->layout != IC_AOS && o->layout != IC_SOA) {
+        ic_io_err(errbuf, errlen, "unknown layout %d", (int)o->layout);
+        return IC_ERR_INVALID_ARG;
+    }
+    lim->max_pixels = o->max_pixels ? o->max_pixels : IC_DEFAULT_MAX_PIXELS;
+    lim->max_memory = o->max_memory ? o->max_memory : ic_default_max_memory();
+    /* The copy made after decoding: forced channels (4 at most), or the layout
+     * clone with the stored channels (4 at most: the conservative bound). */
+    lim->convert_channels = o->channels ? o->channels : (o->layout != IC_AOS ? 4 : 0);
+    return IC_OK;
+}
+
+/* Reads f and converts the result as o asks. */
+static ic_status load_stream(ic_image *img, FILE *f, const ic_load_options *o,
+                             const ic_io_limits *lim, char *errbuf, size_t errlen)
+{
+    ic_image raw;
+    memset(&raw, 0, sizeof raw);
+    ic_status st = read_native(f, &raw, lim, errbuf, errlen);
+    if (st != IC_OK)
+        return st;
+
+    if (o->channels != 0 && o->channels != raw.channels) {
+        st = force_channels(&raw, o->channels);
+        if (st != IC_OK) {
+            ic_image_free(&raw);
+            ic_io_err(errbuf, errlen, "cannot convert to %d channels: %s", o->channels,
+                      ic_status_str(st));
+            return st;
+        }
+    }
+    if (o->layout != raw.layout) {
+        st = ic_image_clone(img, &raw, o->layout);
+        ic_image_free(&raw);
+        if (st != IC_OK) {
+            memset(img, 0, sizeof *img);
+            ic_io_err(errbuf, errlen, "cannot convert the layout: %s", ic_status_str(st));
+            return st;
+        }
+        return IC_OK;
+    }
+    *img = raw;
+    return IC_OK;
+}
+
+ic_status ic_image_decode(ic_image *img, const void *data, size_t size, const ic_load_options *opts,
+                          char *errbuf, size_t errlen)
+{
+    if (errbuf && errlen)
+        errbuf[0] = '\0';
+    if (img)
+        memset(img, 0, sizeof *img);
+    if (!img || (!data && size)) {
+        ic_io_err(errbuf, errlen, "no image or data given");
+        return IC_ERR_INVALID_ARG;
+    }
+    ic_load_options o;
+    ic_io_limits lim;
+    ic_status st = load_setup(&o, opts, &lim, errbuf, errlen);
+    if (st != IC_OK)
+        return st;
+    if (size == 0) {
+        ic_io_err(errbuf, errlen, "empty file");
+        return IC_ERR_FORMAT;
+    }
+    /* The readers take a stream; a read-only memory stream never writes. */
+    FILE *f = fmemopen((void *)(uintptr_t)data, size, "rb");
+    if (!f) {
+        ic_io_err(errbuf, errlen, "cannot open a memory stream: %s", strerror(errno));
+        return errno == ENOMEM ? IC_ERR_NOMEM : IC_ERR_IO;
+    }
+    st = load_stream(img, f, &o, &lim, errbuf, errlen);
+    fclose(f);
+    return st;
+}
+
 ic_status ic_image_load(ic_image *img, const char *path, const ic_load_options *opts, char *errbuf,
                         size_t errlen)
 {
@@ -252,19 +385,11 @@ ic_status ic_image_load(ic_image *img, const char *path, const ic_load_options *
         return IC_ERR_INVALID_ARG;
     }
     memset(img, 0, sizeof *img);
-    ic_load_options o = {0};
-    if (opts)
-        o = *opts;
-    if (o.channels < 0 || o.channels > 4) {
-        ic_io_err(errbuf, errlen, "channels must be 0 (as stored) or 1..4, not %d", o.channels);
-        return IC_ERR_INVALID_ARG;
-    }
-    if (o.layout != IC_AOS && o.layout != IC_SOA) {
-        ic_io_err(errbuf, errlen, "unknown layout %d", (int)o.layout);
-        return IC_ERR_INVALID_ARG;
-    }
-    if (o.max_pixels == 0)
-        o.max_pixels = IC_DEFAULT_MAX_PIXELS;
+    ic_load_options o;
+    ic_io_limits lim;
+    ic_status st = load_setup(&o, opts, &lim, errbuf, errlen);
+    if (st != IC_OK)
+        return st;
 
     FILE *f = fopen(path, "rb");
     if (!f) {
@@ -277,34 +402,9 @@ ic_status ic_image_load(ic_image *img, const char *path, const ic_load_options *
         ic_io_err(errbuf, errlen, "cannot read: %s", strerror(EISDIR));
         return IC_ERR_IO;
     }
-    ic_image raw;
-    memset(&raw, 0, sizeof raw);
-    ic_status st = read_native(f, &raw, o.max_pixels, errbuf, errlen);
+    st = load_stream(img, f, &o, &lim, errbuf, errlen);
     fclose(f);
-    if (st != IC_OK)
-        return st;
-
-    if (o.channels != 0 && o.channels != raw.channels) {
-        st = force_channels(&raw, o.channels);
-        if (st != IC_OK) {
-            ic_image_free(&raw);
-            ic_io_err(errbuf, errlen, "cannot convert to %d channels: %s", o.channels,
-                      ic_status_str(st));
-            return st;
-        }
-    }
-    if (o.layout != raw.layout) {
-        st = ic_image_clone(img, &raw, o.layout);
-        ic_image_free(&raw);
-        if (st != IC_OK) {
-            memset(img, 0, sizeof *img);
-            ic_io_err(errbuf, errlen, "cannot convert the layout: %s", ic_status_str(st));
-            return st;
-        }
-        return IC_OK;
-    }
-    *img = raw;
-    return IC_OK;
+    return st;
 }
 
 /* ---- atomic save ----------------------------------------------------------- */
@@ -355,56 +455,14 @@ static int image_valid(const ic_image *img)
     return img->pitch >= ic_image_row_bytes(img);
 }
 
-ic_status ic_image_save(const ic_image *img, const char *path, const ic_save_options *opts,
-                        char *errbuf, size_t errlen)
+/* Writes the output of fill() to path through a temporary file in the same
+ * directory, synced and renamed over path: a failure leaves no partial file
+ * and no temporary behind. */
+typedef ic_status (*fill_fn)(FILE *f, const void *arg, char *err, size_t errlen);
+
+static ic_status save_atomic(const char *path, fill_fn fill, const void *arg, char *errbuf,
+                             size_t errlen)
 {
-    if (errbuf && errlen)
-        errbuf[0] = '\0';
-    if (!img || !path || !path[0]) {
-        ic_io_err(errbuf, errlen, "no image or path given");
-        return IC_ERR_INVALID_ARG;
-    }
-    if (!image_valid(img)) {
-        ic_io_err(errbuf, errlen, "invalid image (size, channels, layout or pitch)");
-        return IC_ERR_INVALID_ARG;
-    }
-    if (img->memory != IC_MEM_HOST) {
-        ic_io_err(errbuf, errlen, "the image is in device memory: copy it to the host first");
-        return IC_ERR_UNSUPPORTED;
-    }
-    int quality = opts ? opts->quality : 0;
-    if (quality == 0)
-        quality = 92;
-    if (quality < 1 || quality > 100) {
-        ic_io_err(errbuf, errlen, "JPEG quality must be 1..100, not %d", quality);
-        return IC_ERR_INVALID_ARG;
-    }
-    ic_format fmt = ic_format_from_path(path);
-    if (fmt == IC_FMT_UNKNOWN) {
-        ic_io_err(errbuf, errlen,
-                  "unknown output format \".%s\" (use .png, .jpg, .jpeg, .pgm, .ppm or .pnm)",
-                  path_extension(path));
-        return IC_ERR_UNSUPPORTED;
-    }
-    if (!ic_format_supported(fmt)) {
-        ic_io_err(errbuf, errlen, "built without %s support", fmt == IC_FMT_PNG ? "PNG" : "JPEG");
-        return IC_ERR_UNSUPPORTED;
-    }
-    int out_ch = saved_channels(path, fmt, img->channels);
-
-    /* Writers take interleaved rows; planar images are converted first. */
-    ic_image aos_copy;
-    memset(&aos_copy, 0, sizeof aos_copy);
-    const ic_image *aos = img;
-    if (img->layout != IC_AOS) {
-        ic_status st = ic_image_clone(&aos_copy, img, IC_AOS);
-        if (st != IC_OK) {
-            ic_io_err(errbuf, errlen, "cannot convert the layout: %s", ic_status_str(st));
-            return st;
-        }
-        aos = &aos_copy;
-    }
-
     /* Temporary name: DIR/.BASE.XXXXXX, with BASE cut so the name fits NAME_MAX. */
     const char *slash = strrchr(path, '/');
     size_t dirlen = slash ? (size_t)(slash - path) : 0;
@@ -417,14 +475,12 @@ ic_status ic_image_save(const ic_image *img, const char *path, const ic_save_opt
     else if (dirlen < sizeof dir)
         snprintf(dir, sizeof dir, "%.*s", (int)dirlen, path);
     else {
-        ic_image_free(&aos_copy);
         ic_io_err(errbuf, errlen, "output path is too long");
         return IC_ERR_IO;
     }
     size_t tmplen = strlen(dir) + strlen(base) + 16;
     char *tmp = malloc(tmplen);
     if (!tmp) {
-        ic_image_free(&aos_copy);
         ic_io_err(errbuf, errlen, "out of memory");
         return IC_ERR_NOMEM;
     }
@@ -435,7 +491,6 @@ ic_status ic_image_save(const ic_image *img, const char *path, const ic_save_opt
     if (fd < 0) {
         ic_io_err(errbuf, errlen, "cannot create temporary file in %s: %s", dir, strerror(errno));
         free(tmp);
-        ic_image_free(&aos_copy);
         return IC_ERR_IO;
     }
     /* mkstemp creates mode 0600; give the output the mode a plain creat() would. */
@@ -447,7 +502,7 @@ ic_status ic_image_save(const ic_image *img, const char *path, const ic_save_opt
         st = IC_ERR_IO;
         goto fail;
     }
-    st = write_format(f, aos, fmt, out_ch, quality, errbuf, errlen);
+    st = fill(f, arg, errbuf, errlen);
     if (st == IC_OK && (fflush(f) != 0 || ferror(f))) {
         ic_io_err(errbuf, errlen, "write error: %s", strerror(errno));
         st = IC_ERR_IO;
@@ -474,12 +529,157 @@ ic_status ic_image_save(const ic_image *img, const char *path, const ic_save_opt
         close(dfd);
     }
     free(tmp);
-    ic_image_free(&aos_copy);
     return IC_OK;
 
 fail:
     unlink(tmp);
     free(tmp);
+    return st;
+}
+
+/* An image ready for a format writer. */
+typedef struct encode_job {
+    const ic_image *aos;
+    ic_format fmt;
+    int out_ch, quality;
+} encode_job;
+
+static ic_status fill_image(FILE *f, const void *arg, char *err, size_t errlen)
+{
+    const encode_job *j = arg;
+    return write_format(f, j->aos, j->fmt, j->out_ch, j->quality, err, errlen);
+}
+
+/* Checks img and the options, picks the format from `path` (a file name or
+ * just ".ext") and makes *aos_copy when img is planar. */
+static ic_status prepare_encode(const ic_image *img, const char *path, const ic_save_options *opts,
+                                encode_job *j, ic_image *aos_copy, char *errbuf, size_t errlen)
+{
+    memset(aos_copy, 0, sizeof *aos_copy);
+    if (!img || !path || !path[0]) {
+        ic_io_err(errbuf, errlen, "no image or path given");
+        return IC_ERR_INVALID_ARG;
+    }
+    if (img->memory != IC_MEM_HOST) {
+        ic_io_err(errbuf, errlen, "the image is in device memory (encode it with ic_gpu_encode)");
+        return IC_ERR_UNSUPPORTED;
+    }
+    if (!image_valid(img)) {
+        ic_io_err(errbuf, errlen, "invalid image (size, channels, layout or pitch)");
+        return IC_ERR_INVALID_ARG;
+    }
+    int quality = opts ? opts->quality : 0;
+    if (quality == 0)
+        quality = 92;
+    if (quality < 1 || quality > 100) {
+        ic_io_err(errbuf, errlen, "JPEG quality must be 1..100, not %d", quality);
+        return IC_ERR_INVALID_ARG;
+    }
+    ic_format fmt = ic_format_from_path(path);
+    if (fmt == IC_FMT_UNKNOWN) {
+        ic_io_err(errbuf, errlen,
+                  "unknown output format \".%s\" (use .png, .jpg, .jpeg, .pgm, .ppm or .pnm)",
+                  path_extension(path));
+        return IC_ERR_UNSUPPORTED;
+    }
+    if (!ic_format_supported(fmt)) {
+        ic_io_err(errbuf, errlen, "built without %s support", fmt == IC_FMT_PNG ? "PNG" : "JPEG");
+        return IC_ERR_UNSUPPORTED;
+    }
+    j->fmt = fmt;
+    j->quality = quality;
+    j->out_ch = saved_channels(path, fmt, img->channels);
+    j->aos = img;
+    /* Writers take interleaved rows; planar images are converted first. */
+    if (img->layout != IC_AOS) {
+        ic_status st = ic_image_clone(aos_copy, img, IC_AOS);
+        if (st != IC_OK) {
+            ic_io_err(errbuf, errlen, "cannot convert the layout: %s", ic_status_str(st));
+            return st;
+        }
+        j->aos = aos_copy;
+    }
+    return IC_OK;
+}
+
+ic_status ic_image_save(const ic_image *img, const char *path, const ic_save_options *opts,
+                        char *errbuf, size_t errlen)
+{
+    if (errbuf && errlen)
+        errbuf[0] = '\0';
+    encode_job j;
+    ic_image aos_copy;
+    ic_status st = prepare_encode(img, path, opts, &j, &aos_copy, errbuf, errlen);
+    if (st == IC_OK)
+        st = save_atomic(path, fill_image, &j, errbuf, errlen);
     ic_image_free(&aos_copy);
     return st;
+}
+
+ic_status ic_image_encode(const ic_image *img, const char *name, const ic_save_options *opts,
+                          uint8_t **data, size_t *size, char *errbuf, size_t errlen)
+{
+    if (errbuf && errlen)
+        errbuf[0] = '\0';
+    if (!data || !size) {
+        ic_io_err(errbuf, errlen, "no output buffer given");
+        return IC_ERR_INVALID_ARG;
+    }
+    *data = NULL;
+    *size = 0;
+    encode_job j;
+    ic_image aos_copy;
+    ic_status st = prepare_encode(img, name, opts, &j, &aos_copy, errbuf, errlen);
+    if (st != IC_OK)
+        return st;
+    char *buf = NULL;
+    size_t n = 0;
+    FILE *f = open_memstream(&buf, &n);
+    if (!f) {
+        ic_image_free(&aos_copy);
+        ic_io_err(errbuf, errlen, "out of memory");
+        return IC_ERR_NOMEM;
+    }
+    st = fill_image(f, &j, errbuf, errlen);
+    if (fclose(f) != 0 && st == IC_OK) {
+        ic_io_err(errbuf, errlen, "out of memory");
+        st = IC_ERR_NOMEM;
+    }
+    ic_image_free(&aos_copy);
+    if (st != IC_OK) {
+        free(buf);
+        return st;
+    }
+    *data = (uint8_t *)buf;
+    *size = n;
+    return IC_OK;
+}
+
+typedef struct byte_span {
+    const void *data;
+    size_t size;
+} byte_span;
+
+static ic_status fill_bytes(FILE *f, const void *arg, char *err, size_t errlen)
+{
+    const byte_span *b = arg;
+    if (b->size > 0 && fwrite(b->data, 1, b->size, f) != b->size) {
+        ic_io_err(err, errlen, "write error: %s", strerror(errno ? errno : EIO));
+        return IC_ERR_IO;
+    }
+    return IC_OK;
+}
+
+ic_status ic_save_bytes(const char *path, const void *data, size_t size, char *errbuf,
+                        size_t errlen)
+{
+    if (errbuf && errlen)
+        errbuf[0] = '\0';
+    if (!path || !path[0] || (!data && size > 0)) {
+        ic_io_err(errbuf, errlen, "no data or path given");
+        return IC_ERR_INVALID_ARG;
+    }
+    const byte_span b = {data, size};
+    errno = 0;
+    return save_atomic(path, fill_bytes, &b, errbuf, errlen);
 }

@@ -36,11 +36,15 @@ expect_samples "named identity" "$IN" --kernel identity in.pgm o.pgm
 # correlation out(x) = in(x+2); the two missing samples come from the border.
 SHIFT="0 0 0 0 1"
 expect_samples "convolution flips the kernel (constant 0)" \
-    "0 0 10 20 0 0 50 60 0 0 90 100" --kernel "$SHIFT" in.pgm o.pgm
+    "0 0 10 20 0 0 50 60 0 0 90 100" --kernel "$SHIFT" --border constant in.pgm o.pgm
 expect_samples "--correlate does not flip" \
-    "30 40 0 0 70 80 0 0 110 120 0 0" --kernel "$SHIFT" --correlate in.pgm o.pgm
-expect_samples "--border-value 7" \
-    "7 7 10 20 7 7 50 60 7 7 90 100" --kernel "$SHIFT" --border-value 7 in.pgm o.pgm
+    "30 40 0 0 70 80 0 0 110 120 0 0" --kernel "$SHIFT" --border constant --correlate in.pgm o.pgm
+expect_samples "--border constant --border-value 7" \
+    "7 7 10 20 7 7 50 60 7 7 90 100" --kernel "$SHIFT" --border constant --border-value 7 in.pgm o.pgm
+expect_samples "the default border is mirror (reflect-101)" \
+    "30 20 10 20 70 60 50 60 110 100 90 100" --kernel "$SHIFT" in.pgm o.pgm
+expect_samples "the default border is mirror (--correlate)" \
+    "30 40 30 20 70 80 70 60 110 120 110 100" --kernel "$SHIFT" --correlate in.pgm o.pgm
 expect_samples "--border constant --border-value 255" \
     "255 255 10 20 255 255 50 60 255 255 90 100" --kernel "$SHIFT" --border constant --border-value 255 in.pgm o.pgm
 expect_samples "--border replicate" \
@@ -89,7 +93,7 @@ expect_samples "--kernel @FILE = --kernel-file" \
     "25 45 65 85 105 125 145 165 185 205 225 245" --kernel @k.mat in.pgm o.pgm
 printf '# shift right by two\n0 0 0 0 1\n' >shift.txt
 expect_samples "matrix kernel file" \
-    "0 0 10 20 0 0 50 60 0 0 90 100" --kernel-file shift.txt in.pgm o.pgm
+    "0 0 10 20 0 0 50 60 0 0 90 100" --kernel-file shift.txt --border constant in.pgm o.pgm
 printf '1\n2\n1\n/ 4\n' >col.txt
 expect_samples "kernel file with rows per line and '/ D'" \
     "20 30 40 50 50 60 70 80 80 90 100 110" --kernel-file col.txt --border replicate in.pgm o.pgm

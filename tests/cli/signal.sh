@@ -32,19 +32,22 @@ expect_ok "text, one number a line" --signal --kernel "1 2 1 / 4" impulse.txt ou
 same "impulse through 1 2 1 / 4" out.txt '0\n1\n2\n1\n0'
 
 printf '1,2,3,4,5\n' >ramp.csv
-expect_ok "comma-separated text" --signal --kernel "1 0 -1" ramp.csv d.csv
+expect_ok "comma-separated text" --signal --kernel "1 0 -1" --border constant ramp.csv d.csv
 same "convolution with 1 0 -1 (zero border), commas kept" d.csv '2,2,2,2,-4'
-expect_ok "--correlate" --signal --kernel "1 0 -1" --correlate ramp.csv c.csv
+expect_ok "--correlate" --signal --kernel "1 0 -1" --border constant --correlate ramp.csv c.csv
 same "correlation with 1 0 -1" c.csv '-2,-2,-2,-2,4'
 
 printf '4\n4\n4\n' >flat.txt
 expect_ok "--border replicate" --signal --kernel "1 2 1 / 4" --border replicate flat.txt r.txt
 same "a flat signal stays flat with replicate" r.txt '4\n4\n4'
-expect_ok "--border constant" --signal --kernel "1 2 1 / 4" flat.txt z.txt
+expect_ok "--border constant" --signal --kernel "1 2 1 / 4" --border constant flat.txt z.txt
 same "zero ghost cells pull the ends down" z.txt '3\n4\n3'
-expect_ok "--border-value and --bias" --signal --kernel "1 2 1 / 4" --border-value 8 --bias 1 \
+expect_ok "--border-value and --bias" --signal --kernel "1 2 1 / 4" --border constant \
+    --border-value 8 --bias 1 \
     flat.txt v.txt
 same "border value 8, bias 1" v.txt '6\n5\n6'
+expect_ok "default border" --signal --kernel "1 2 1 / 4" ramp.csv dm.csv
+same "the default border is mirror (2 1 2 .. 4 5 4)" dm.csv '1.5,2,3,4,4.5'
 
 printf '# a trace\n 1.5 , 2.5\n\n3.5,4.5 # end\n' >messy.txt
 expect_ok "comments, blanks and commas" --signal --kernel 1 messy.txt m.txt

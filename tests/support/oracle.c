@@ -88,7 +88,7 @@ ic_alpha ict_effective_alpha(const ic_kernel *k, int channels, ic_alpha requeste
 /* The defaults of ic_params_default() as documented, written out here. */
 static void default_params(ic_params *p)
 {
-    p->border = IC_BORDER_CONSTANT;
+    p->border = IC_BORDER_MIRROR;
     p->border_value = 0.0f;
     p->correlate = 0;
     p->bias = 0.0f;
