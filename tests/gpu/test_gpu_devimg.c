@@ -385,8 +385,11 @@ static int check_refusals(const char *be, int is_cuda)
             ic_image got;
             uint8_t *mem = NULL;
             int x, y, c;
-            bad |= ic_convolve(ctx, &hs.im, &hd.im, &kb, &pre) != IC_OK ||
-                   dev_download(&dd, &mem, &got) || ict_first_diff(&hd.im, &got, &x, &y, &c);
+            if (ic_convolve(ctx, &hs.im, &hd.im, &kb, &pre) != IC_OK ||
+                dev_download(&dd, &mem, &got) || ict_first_diff(&hd.im, &got, &x, &y, &c)) {
+                printf("FAIL %s: premultiplied device images differ from host images\n", be);
+                bad = 1;
+            }
             free(mem);
         } else if (s != IC_ERR_UNSUPPORTED) {
             printf("FAIL %s: premultiplied device images gave %s (%s)\n", be, ic_status_str(s),
