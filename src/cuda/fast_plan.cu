@@ -878,4 +878,5 @@ extern "C" const ic_backend ic_backend_cuda = {
     fast_run,
     fast_explain,
     IC_CAP_PREMULTIPLY | IC_CAP_DEVICE_IMAGES,
+    NULL, /* host_bytes: the band pipeline's pinned staging is not counted yet */
 };
