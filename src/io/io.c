@@ -6,9 +6,8 @@
  * its channels forced to 1..4, then lay it out interleaved (AoS) or planar
  * (SoA). The format of an input is taken from its magic bytes (P5/P6, the PNG
  * signature, the JPEG SOI marker), never from its name; the format of an output
- * from the extension. Saving writes a temporary file created with mkstemp in the
- * target directory, syncs it and renames it over the path, so that a failed
- * save leaves neither a partial output nor the temporary behind.
+ * from the extension. Saving goes through atomic.c: the file appears under its
+ * name only when complete, and a failed or interrupted save leaves nothing.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -406,26 +405,6 @@ ic_status ic_image_load(ic_image *img, const char *path, const ic_load_options *
 
 /* ---- atomic save ----------------------------------------------------------- */
 
-/* The process umask without changing it (umask(2) would race with other
- * threads): Linux reports it in /proc/self/status; 022 when unavailable. */
-static mode_t current_umask(void)
-{
-    mode_t mask = 022;
-    FILE *f = fopen("/proc/self/status", "r");
-    if (!f)
-        return mask;
-    char line[256];
-    while (fgets(line, sizeof line, f)) {
-        unsigned int v;
-        if (sscanf(line, "Umask: %o", &v) == 1) {
-            mask = (mode_t)(v & 0777);
-            break;
-        }
-    }
-    fclose(f);
-    return mask;
-}
-
 static ic_status write_format(FILE *f, const ic_image *aos, ic_format fmt, int out_ch, int quality,
                               char *err, size_t errlen)
 {
@@ -498,81 +477,16 @@ ic_status ic_image_save(const ic_image *img, const char *path, const ic_save_opt
         aos = &aos_copy;
     }
 
-    /* Temporary name: DIR/.BASE.XXXXXX, with BASE cut so the name fits NAME_MAX. */
-    const char *slash = strrchr(path, '/');
-    size_t dirlen = slash ? (size_t)(slash - path) : 0;
-    const char *base = slash ? slash + 1 : path;
-    char dir[4096];
-    if (!slash)
-        snprintf(dir, sizeof dir, ".");
-    else if (dirlen == 0)
-        snprintf(dir, sizeof dir, "/");
-    else if (dirlen < sizeof dir)
-        snprintf(dir, sizeof dir, "%.*s", (int)dirlen, path);
-    else {
-        ic_image_free(&aos_copy);
-        ic_io_err(errbuf, errlen, "output path is too long");
-        return IC_ERR_IO;
+    /* Written where nobody sees it, published only when complete (atomic.c). */
+    ic_out_file out;
+    ic_status st = ic_out_open(&out, path, errbuf, errlen);
+    if (st == IC_OK) {
+        st = write_format(out.f, aos, fmt, out_ch, quality, errbuf, errlen);
+        if (st == IC_OK)
+            st = ic_out_commit(&out, errbuf, errlen);
+        else
+            ic_out_abort(&out);
     }
-    size_t tmplen = strlen(dir) + strlen(base) + 16;
-    char *tmp = malloc(tmplen);
-    if (!tmp) {
-        ic_image_free(&aos_copy);
-        ic_io_err(errbuf, errlen, "out of memory");
-        return IC_ERR_NOMEM;
-    }
-    snprintf(tmp, tmplen, "%s/.%.200s.XXXXXX", dir, base);
-
-    ic_status st = IC_OK;
-    int fd = mkstemp(tmp);
-    if (fd < 0) {
-        ic_io_err(errbuf, errlen, "cannot create temporary file in %s: %s", dir, strerror(errno));
-        free(tmp);
-        ic_image_free(&aos_copy);
-        return IC_ERR_IO;
-    }
-    /* mkstemp creates mode 0600; give the output the mode a plain creat() would. */
-    (void)fchmod(fd, (mode_t)(0666 & ~current_umask()));
-    FILE *f = fdopen(fd, "wb");
-    if (!f) {
-        ic_io_err(errbuf, errlen, "cannot write: %s", strerror(errno));
-        close(fd);
-        st = IC_ERR_IO;
-        goto fail;
-    }
-    st = write_format(f, aos, fmt, out_ch, quality, errbuf, errlen);
-    if (st == IC_OK && (fflush(f) != 0 || ferror(f))) {
-        ic_io_err(errbuf, errlen, "write error: %s", strerror(errno));
-        st = IC_ERR_IO;
-    }
-    if (st == IC_OK && fsync(fileno(f)) != 0 && errno != EINVAL && errno != EROFS) {
-        ic_io_err(errbuf, errlen, "cannot sync: %s", strerror(errno));
-        st = IC_ERR_IO;
-    }
-    if (fclose(f) != 0 && st == IC_OK) {
-        ic_io_err(errbuf, errlen, "write error: %s", strerror(errno));
-        st = IC_ERR_IO;
-    }
-    if (st != IC_OK)
-        goto fail;
-    if (rename(tmp, path) != 0) {
-        ic_io_err(errbuf, errlen, "cannot replace the output: %s", strerror(errno));
-        st = IC_ERR_IO;
-        goto fail;
-    }
-    /* Make the rename itself durable; failure here loses nothing already written. */
-    int dfd = open(dir, O_RDONLY | O_DIRECTORY);
-    if (dfd >= 0) {
-        (void)fsync(dfd);
-        close(dfd);
-    }
-    free(tmp);
-    ic_image_free(&aos_copy);
-    return IC_OK;
-
-fail:
-    unlink(tmp);
-    free(tmp);
     ic_image_free(&aos_copy);
     return st;
 }
