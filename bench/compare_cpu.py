@@ -122,18 +122,25 @@ def imgconv_mem(bench, size, text, threads, explain=False):
     return r
 
 
-def opencv_mem(img, k, threads):
+def time_calls(fn, warmup, runs):
+    """Median and minimum ms of runs calls of fn() after warmup untimed ones."""
+    for _ in range(warmup):
+        fn()
+    ts = []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        fn()
+        ts.append((time.perf_counter() - t0) * 1e3)
+    return statistics.median(ts), min(ts)
+
+
+def opencv_mem(img, k, threads, warmup=WARMUP, runs=RUNS):
     """Median and minimum ms of cv2.filter2D into a preallocated output."""
     cv2.setNumThreads(threads)
     dst = np.empty_like(img)
-    for _ in range(WARMUP):
-        cv2.filter2D(img, -1, k, dst=dst, borderType=cv2.BORDER_REFLECT_101)
-    ts = []
-    for _ in range(RUNS):
-        t0 = time.perf_counter()
-        cv2.filter2D(img, -1, k, dst=dst, borderType=cv2.BORDER_REFLECT_101)
-        ts.append((time.perf_counter() - t0) * 1e3)
-    return statistics.median(ts), min(ts)
+    return time_calls(
+        lambda: cv2.filter2D(img, -1, k, dst=dst, borderType=cv2.BORDER_REFLECT_101), warmup,
+        runs)
 
 
 def write_mat(path, k):
@@ -181,13 +188,7 @@ def premultiplied_numpy(img, k, out):
 def numpy_alpha_mem(img, k, threads):
     cv2.setNumThreads(threads)
     out = np.empty_like(img)
-    premultiplied_numpy(img, k, out)  # warm-up
-    ts = []
-    for _ in range(ALPHA_RUNS):
-        t0 = time.perf_counter()
-        premultiplied_numpy(img, k, out)
-        ts.append((time.perf_counter() - t0) * 1e3)
-    return statistics.median(ts), min(ts)
+    return time_calls(lambda: premultiplied_numpy(img, k, out), 1, ALPHA_RUNS)
 
 
 def alpha_section(out, bench, ncores):
@@ -229,19 +230,12 @@ def alpha_section(out, bench, ncores):
         ti, ta = min(med["independent"]), min(med["auto"])
         k = kernel_weights(bench, text)
         tn, _ = numpy_alpha_mem(img, k, ncores)
-        cv2.setNumThreads(ncores)
-        dst = np.empty_like(img)
-        cv2.filter2D(img, -1, k, dst=dst, borderType=cv2.BORDER_REFLECT_101)
-        ts = []
-        for _ in range(ALPHA_RUNS):
-            t0 = time.perf_counter()
-            cv2.filter2D(img, -1, k, dst=dst, borderType=cv2.BORDER_REFLECT_101)
-            ts.append((time.perf_counter() - t0) * 1e3)
+        tc, _ = opencv_mem(img, k, ncores, 1, ALPHA_RUNS)
         ratio = ta / ti
         out("| %s | %.1f (%s) | %.1f (%s) | %.2fx | <= %gx | %s | %.1f | %.1f | %.2f | %s |"
             % (name, ti, ", ".join("%.0f" % v for v in med["independent"]), ta,
                ", ".join("%.0f" % v for v in med["auto"]), ratio, ALPHA_TARGET,
-               mark(ratio <= ALPHA_TARGET), tn, statistics.median(ts),
+               mark(ratio <= ALPHA_TARGET), tn, tc,
                statistics.mean(other), plan))
     out("")
 
@@ -259,15 +253,7 @@ def main():
     lines = []
     out = lines.append
 
-    cpu_model = "unknown"
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    cpu_model = line.split(":", 1)[1].strip()
-                    break
-    except OSError:
-        pass
+    cpu_model = cpu_model_name()
     flags = ""
     try:
         with open("/proc/cpuinfo") as f:
@@ -420,28 +406,33 @@ def main():
         out("| %s | %.4f%% | %d |" % (name, 100.0 * np.mean(d == 0), int(d.max())))
     out("")
     alpha_section(out, bench, ncores)
-    out("Load average after the run: %.2f %.2f %.2f." % os.getloadavg())
-
-    text = "\n".join(lines) + "\n"
-    print(text)
-    os.makedirs(outdir, exist_ok=True)
-    path = os.path.join(outdir, "cpu-compare-%s.md" % date)
-    with open(path, "w") as f:
-        f.write(text)
-    print("written: %s" % path)
+    write_report(lines, outdir, "cpu-compare-%s.md" % date)
     for f in os.listdir(tmp):
         os.unlink(os.path.join(tmp, f))
     os.rmdir(tmp)
 
 
-def machine_line():
-    cpu_model = "unknown"
-    with open("/proc/cpuinfo") as f:
-        for line in f:
-            if line.startswith("model name"):
-                cpu_model = line.split(":", 1)[1].strip()
-                break
-    return cpu_model
+def cpu_model_name():
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return "unknown"
+
+
+def write_report(lines, outdir, name):
+    """Ends the report with the load average, prints it and writes it."""
+    lines.append("Load average after the run: %.2f %.2f %.2f." % os.getloadavg())
+    text = "\n".join(lines) + "\n"
+    print(text)
+    os.makedirs(outdir, exist_ok=True)
+    path = os.path.join(outdir, name)
+    with open(path, "w") as f:
+        f.write(text)
+    print("written: %s" % path)
 
 
 def main_alpha(cli, bench, outdir):
@@ -457,18 +448,11 @@ def main_alpha(cli, bench, outdir):
         "cores online, %s. %s; OpenCV %s; NumPy %s. Load average before the run: %.2f %.2f "
         "%.2f (the machine is shared; \"other load\" = cores kept busy by everything else "
         "while imgconv ran)."
-        % (machine_line(), ncores, platform.platform(), ic_ver, cv2.__version__,
+        % (cpu_model_name(), ncores, platform.platform(), ic_ver, cv2.__version__,
            np.__version__, *os.getloadavg()))
     out("")
     alpha_section(out, bench, ncores)
-    out("Load average after the run: %.2f %.2f %.2f." % os.getloadavg())
-    text = "\n".join(lines) + "\n"
-    print(text)
-    os.makedirs(outdir, exist_ok=True)
-    path = os.path.join(outdir, "cpu-alpha-%s.md" % date)
-    with open(path, "w") as f:
-        f.write(text)
-    print("written: %s" % path)
+    write_report(lines, outdir, "cpu-alpha-%s.md" % date)
 
 
 if __name__ == "__main__":

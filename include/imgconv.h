@@ -351,16 +351,25 @@ int ic_cuda_device_count(void);
 typedef struct ic_context_options {
     int device;  /* CUDA device ordinal (default 0) */
     int threads; /* CPU worker threads (0: one per core) */
-    /* CUDA strategy backends, how the image travels (IC_TRANSFER_*):
-     * SYNC (0, the default): one cudaMemcpy2D of the whole image each way;
+    /* CUDA backends, how a host image travels (IC_TRANSFER_*):
+     * AUTO (0, the default): ASYNC for images of at least 1 MiB of samples,
+     * SYNC for smaller ones (where staging buys nothing);
      * ASYNC: pinned host staging buffers reused across calls, the image split
      * into row bands (with halo rows) whose upload, kernel and download overlap
-     * on several CUDA streams. Results are identical. CPU backends ignore it. */
+     * on several CUDA streams (an image already in cudaHostAlloc'd memory is
+     * copied by DMA with no staging);
+     * SYNC: one pageable copy of the whole image each way (the behaviour
+     * before AUTO existed). Results are identical (except the fast path's FFT
+     * method, see n_devices). Device images never travel: they are filtered
+     * in place whatever the mode. CPU backends ignore it. */
     int transfer;
     /* CUDA strategy backends: 0 = no limit; otherwise the device buffers of a
      * call stay within this many bytes, the image being processed band by band
      * (implies IC_TRANSFER_ASYNC). A limit too small for one band of 1 output
-     * row gives IC_ERR_TOO_LARGE. */
+     * row gives IC_ERR_TOO_LARGE. With device images the limit is kept only
+     * when both images are on the device in one layout (nothing but the
+     * weights is allocated then); other device-image jobs under a limit give
+     * IC_ERR_UNSUPPORTED. */
     size_t device_memory;
     /* Several GPUs. 0: one device, `device`. 1: one device, devices[0].
      * 2..IC_MAX_DEVICES: a CUDA backend splits every image into n_devices
@@ -376,7 +385,8 @@ typedef struct ic_context_options {
      * IC_TRANSFER_ASYNC may). ic_context_timing() then gives, for upload,
      * kernel and download, the largest over the devices (the shares overlap in
      * time), and total the wall time. CPU backends ignore it, and so does the
-     * float64 premultiplied-alpha reference path (README "Alpha").
+     * float64 premultiplied-alpha reference path of backends that do not
+     * premultiply themselves (seq, cuda-gemm; README "Alpha").
      * Errors at ic_context_create: IC_ERR_INVALID_ARG for n_devices < 0 or >
      * IC_MAX_DEVICES or a negative ordinal; IC_ERR_DEVICE naming an ordinal
      * this machine does not have. */
@@ -389,11 +399,19 @@ typedef struct ic_context_options {
      * before allocating anything, ic_context_error() naming the limit. Device
      * memory has its own bound (device_memory). */
     uint64_t max_memory;
+    /* The `cuda` fast path's cost model uses the device's copy bandwidth and
+     * FMA rate, measured once per device, driver and imgconv version and kept
+     * in $XDG_CACHE_HOME/imgconv/ (else ~/.cache/imgconv/; a missing, corrupt
+     * or unwritable cache only means measuring, ~50 ms, at the first plan).
+     * Nonzero: measure again at the first plan of this context, ignoring the
+     * cache, and rewrite it (the CLI's --recalibrate). Other backends ignore it. */
+    int recalibrate;
 } ic_context_options;
 
 /* Values of ic_context_options.transfer. */
-#define IC_TRANSFER_SYNC 0
+#define IC_TRANSFER_AUTO 0
 #define IC_TRANSFER_ASYNC 1
+#define IC_TRANSFER_SYNC 2
 
 /* A context binds a backend and owns its resources (device buffers, thread
  * pool), reused across calls. Not safe for concurrent use from two threads. */
@@ -422,6 +440,22 @@ ic_timing ic_context_timing(const ic_context *ctx);
 /* Filters src into dst with kernel k and params p (NULL: defaults).
  * dst must be allocated with src's width, height and channel count; its layout
  * and pitch may differ from src's. src and dst must not overlap.
+ *
+ * Device images (ic_image_wrap_device) are accepted by the CUDA backends:
+ * either or both of src and dst may be device images (a host image on the
+ * other side costs one copy over the bus; two device images cost none). The
+ * work is queued on the source's stream when src is a device image, else on
+ * the destination's (NULL: the legacy default stream), after the work already
+ * queued there; when both are device images on different streams it also
+ * waits for the destination's stream. ic_convolve returns only after the
+ * filtered samples are in dst (completion on return): the caller may read,
+ * reuse or free both images at once, from any stream. The images' `device`
+ * must be the context's device (IC_ERR_INVALID_ARG otherwise, also when the
+ * pointer is not device memory of that device). Layout conversion and
+ * IC_ALPHA_KEEP run on the device; premultiplied alpha (IC_ALPHA_PREMULTIPLY,
+ * or AUTO resolving to it) on device images gives IC_ERR_UNSUPPORTED unless the
+ * backend premultiplies itself, and so does a context with n_devices >= 2.
+ * CPU backends refuse device images with IC_ERR_UNSUPPORTED.
  * Errors: IC_ERR_INVALID_ARG, IC_ERR_UNSUPPORTED, IC_ERR_DEVICE, IC_ERR_NOMEM. */
 ic_status ic_convolve(ic_context *ctx, const ic_image *src, ic_image *dst, const ic_kernel *k,
                       const ic_params *p);

@@ -221,6 +221,8 @@ static void print_plan(const cli_options *o, ic_context *ctx, const ic_kernel *k
         printf(", %d threads", o->ctx.threads);
     if (o->ctx.transfer == IC_TRANSFER_ASYNC || o->ctx.device_memory > 0)
         printf(", async transfers");
+    else if (o->ctx.transfer == IC_TRANSFER_SYNC)
+        printf(", sync transfers");
     if (o->ctx.device_memory > 0)
         printf(" within %zu device bytes", o->ctx.device_memory);
     if (o->ctx.n_devices >= 1) {

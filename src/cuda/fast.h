@@ -71,7 +71,15 @@ typedef struct ic_fast_device {
     size_t smem_optin, smem_per_sm;
     double copy_bps;  /* bytes read + written per second */
     double fma_per_s; /* fp32 multiply-adds per second */
+    int source;       /* where copy_bps/fma_per_s come from: IC_FAST_CEIL_* */
 } ic_fast_device;
+
+/* ic_fast_device.source */
+enum {
+    IC_FAST_CEIL_DEFAULT = 0, /* built-in H100 figures (IC_CUDA_NO_CALIBRATE, or a failed probe) */
+    IC_FAST_CEIL_MEASURED,    /* measured by this process (and written to the cache) */
+    IC_FAST_CEIL_CACHED       /* read from the user's cache (core/calib_cache.h) */
+};
 
 /* The backend (fast_plan.cu). */
 extern const ic_backend ic_backend_cuda;
@@ -121,6 +129,9 @@ ic_status ic_fast_sep_launch(const ic_cuda_args *a, const float *row, const floa
 
 /* 1 when the rows method takes a kw x kh kernel on this image shape. */
 int ic_fast_rows_eligible(int kw, int kh, int channels, int soa);
+/* 1 when it also runs premultiplied-alpha jobs of this shape itself (RGBA
+ * AoS); other shapes with premultiplication take the generic kernel. */
+int ic_fast_rows_premultiplies(int channels, int soa);
 
 /* Output rows per thread (1, 2 or 4) of the rows method for an image and a
  * k x k kernel, applied as separable passes or as the full sum (the rule

@@ -143,12 +143,16 @@ static int image_valid(const ic_image *im)
 {
     return im && im->data && im->width >= 1 && im->height >= 1 && im->channels >= 1 &&
            im->channels <= 4 && (im->layout == IC_AOS || im->layout == IC_SOA) &&
-           im->type == IC_U8 && im->pitch >= ic_image_row_bytes(im);
+           im->type == IC_U8 && im->pitch >= ic_image_row_bytes(im) &&
+           (im->memory == IC_MEM_HOST || (im->memory == IC_MEM_DEVICE && im->device >= 0));
 }
 
-/* The byte ranges [lo, hi) two images span; used to refuse overlapping buffers. */
+/* The byte ranges [lo, hi) two images span; used to refuse overlapping buffers.
+ * Host and device addresses (or two devices' addresses) are different spaces. */
 static int images_overlap(const ic_image *a, const ic_image *b)
 {
+    if (a->memory != b->memory || (a->memory == IC_MEM_DEVICE && a->device != b->device))
+        return 0;
     const uint8_t *a0 = a->data, *a1 = a->data + ic_image_size_bytes(a);
     const uint8_t *b0 = b->data, *b1 = b->data + ic_image_size_bytes(b);
     return a0 < b1 && b0 < a1;
@@ -230,6 +234,17 @@ static double mib(uint64_t bytes)
     return (double)bytes / (1024.0 * 1024.0);
 }
 
+/* The alpha mode a job of this image and request gets (AUTO resolved by the
+ * weights' sum; 1- and 3-channel images have no alpha). */
+static ic_alpha effective_alpha(const ic_image *src, const ic_params *p, double sum)
+{
+    if (src->channels != 2 && src->channels != 4)
+        return IC_ALPHA_INDEPENDENT;
+    if (p->alpha == IC_ALPHA_AUTO)
+        return fabs(sum - 1.0) < 1e-6 ? IC_ALPHA_PREMULTIPLY : IC_ALPHA_KEEP;
+    return p->alpha;
+}
+
 static ic_status fail(ic_context *ctx, ic_status st, const char *msg)
 {
     snprintf(ctx->err, sizeof ctx->err, "%s", msg);
@@ -258,6 +273,11 @@ ic_status ic_convolve(ic_context *ctx, const ic_image *src, ic_image *dst, const
                  "backend %s cannot read or write device memory (use a CUDA backend)", ctx->be->name);
         return IC_ERR_UNSUPPORTED;
     }
+    /* Device images: nothing below may read or write them from the host. */
+    const int on_device = src->memory == IC_MEM_DEVICE || dst->memory == IC_MEM_DEVICE;
+    if (on_device && ctx->multi)
+        return fail(ctx, IC_ERR_UNSUPPORTED,
+                    "device images cannot be split across several devices (use one device)");
     if (images_overlap(src, dst))
         return fail(ctx, IC_ERR_INVALID_ARG, "source and destination overlap");
     if (!kernel_valid(k))
@@ -285,18 +305,23 @@ ic_status ic_convolve(ic_context *ctx, const ic_image *src, ic_image *dst, const
     if (!w)
         return fail(ctx, IC_ERR_NOMEM, "out of memory");
 
-    ic_alpha alpha = IC_ALPHA_INDEPENDENT;
-    if (src->channels == 2 || src->channels == 4) {
-        alpha = p->alpha;
-        if (alpha == IC_ALPHA_AUTO)
-            alpha = fabs(sum - 1.0) < 1e-6 ? IC_ALPHA_PREMULTIPLY : IC_ALPHA_KEEP;
+    ic_alpha alpha = effective_alpha(src, p, sum);
+
+    if (alpha == IC_ALPHA_PREMULTIPLY && on_device && !(ctx->be->caps & IC_CAP_PREMULTIPLY)) {
+        free(w);
+        snprintf(ctx->err, sizeof ctx->err,
+                 "premultiplied alpha on device images is not supported by backend %s "
+                 "(ask for alpha keep or independent)",
+                 ctx->be->name);
+        return IC_ERR_UNSUPPORTED;
     }
 
-    /* Backends write dst in src's layout; convert afterwards when asked otherwise. */
+    /* Backends write dst in src's layout; convert afterwards when asked
+     * otherwise. A device dst is converted by the backend on the device. */
     ic_image tmp, *out = dst;
     memset(&tmp, 0, sizeof tmp);
     ic_status st = IC_OK;
-    if (dst->layout != src->layout) {
+    if (dst->layout != src->layout && dst->memory == IC_MEM_HOST) {
         st = ic_image_create(&tmp, src->width, src->height, src->channels, src->layout);
         if (st != IC_OK) {
             free(w);
@@ -306,6 +331,10 @@ ic_status ic_convolve(ic_context *ctx, const ic_image *src, ic_image *dst, const
     }
     ic_job job = {.src = src, .dst = out, .w = w, .kw = kw, .kh = kh, .wk = &wk,
                   .border = p->border, .border_value = p->border_value, .bias = p->bias};
+    if (alpha == IC_ALPHA_KEEP && on_device) { /* the backend copies alpha on the device */
+        job.keep_alpha = 1;
+        alpha = IC_ALPHA_INDEPENDENT;
+    }
     ic_timing t = {0, 0, 0, 0};
     /* Backends that premultiply themselves get the job flagged; the others
      * take the float64 reference path. */
@@ -359,6 +388,9 @@ ic_status ic_explain(ic_context *ctx, const ic_image *src, const ic_kernel *k, c
         return IC_ERR_NOMEM;
     ic_job job = {.src = src, .dst = NULL, .w = w, .kw = k->width, .kh = k->height, .wk = &wk,
                   .border = p->border, .border_value = p->border_value, .bias = p->bias};
+    /* the plan of the job ic_convolve would give the backend */
+    job.premultiply = effective_alpha(src, p, sum) == IC_ALPHA_PREMULTIPLY &&
+                      (ctx->be->caps & IC_CAP_PREMULTIPLY);
     ic_status st = IC_OK;
     if (ctx->multi)
         st = ic__multi_explain(ctx->multi, &job, buf, buflen);

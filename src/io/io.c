@@ -444,6 +444,10 @@ ic_status ic_image_save(const ic_image *img, const char *path, const ic_save_opt
         ic_io_err(errbuf, errlen, "invalid image (size, channels, layout or pitch)");
         return IC_ERR_INVALID_ARG;
     }
+    if (img->memory != IC_MEM_HOST) {
+        ic_io_err(errbuf, errlen, "the image is in device memory: copy it to the host first");
+        return IC_ERR_UNSUPPORTED;
+    }
     int quality = opts ? opts->quality : 0;
     if (quality == 0)
         quality = 92;
