@@ -456,7 +456,7 @@ int main(void)
     }
     const int q = quick();
     const char *nc_env = getenv("ICT_CASES");
-    const int ncases = nc_env && atoi(nc_env) > 0 ? atoi(nc_env) : q ? 6 : 96;
+    const int ncases = nc_env && atoi(nc_env) > 0 ? atoi(nc_env) : q ? 6 : 64;
     int failures = 0;
     for (int ci = 0; ci < N_CONFIGS; ci++) {
         const config *c = &configs[ci];
