@@ -605,8 +605,9 @@ ic_status ic_save_bytes(const char *path, const void *data, size_t size, char *e
  * no EXIF/ICC (the CPU writer stores none either). Other cases (grey, alpha,
  * PNG/PNM output) are copied to the host and encoded by the CPU writer.
  *
- * Without nvJPEG in the build (or on the machine) the codec still works: every
- * file takes the CPU path (ic_gpu_codec_engine() says "cpu").
+ * Without nvJPEG in the build, or when nvJPEG will not open on the device,
+ * the codec still works: every file takes the CPU path (ic_gpu_codec_engine()
+ * says "cpu", followed by nvJPEG's reason in the second case).
  *
  * Streams: the device images of a codec carry its own CUDA stream (stream
  * field), on which no codec work is queued: the filter may queue its work
@@ -643,7 +644,8 @@ ic_status ic_gpu_codec_create(ic_gpu_codec **codec, const ic_context *ctx, int s
 void ic_gpu_codec_free(ic_gpu_codec *codec);
 
 /* The decoder baseline JPEGs get: "nvjpeg-hardware", "nvjpeg-hybrid", or
- * "cpu" when nvJPEG is not available. */
+ * "cpu" when nvJPEG is not available ("cpu (nvJPEG: REASON)" when it is built
+ * in but would not open). The string lives as long as the codec. */
 const char *ic_gpu_codec_engine(const ic_gpu_codec *codec);
 
 /* Decodes n files (1 <= n <= slots) held in memory into device images:

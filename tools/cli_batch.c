@@ -235,6 +235,7 @@ typedef struct item {
     uint8_t *bytes; /* GPU pipeline: the file as read */
     size_t nbytes;
     int slot; /* GPU pipeline: the codec slot holding img and out */
+    ic_bytes enc; /* GPU pipeline: the encoded file, held by the slot */
 } item;
 
 typedef struct queue {
@@ -317,6 +318,7 @@ typedef struct batch {
     const cli_options *o;
     blist files;
     queue raw, decoded, filtered; /* raw: GPU pipeline only (files as read) */
+    queue encoded;                /* GPU pipeline: bytes waiting to be written */
     ic_gpu_codec *codec;          /* GPU pipeline: NULL for the host pipeline */
     pthread_mutex_t mu; /* guards everything below */
     pthread_cond_t slot_freed;
@@ -552,6 +554,7 @@ static int online_cpus(void)
 #define GPU_SLOTS 48   /* images in flight on the device */
 #define GPU_READERS 4  /* file reads in parallel */
 #define GPU_RAW_AHEAD 32 /* files read ahead of the decoder */
+#define GPU_WRITERS 16 /* atomic writes in parallel (each waits for an fsync) */
 
 static int slot_take(batch *b)
 {
@@ -688,15 +691,35 @@ static void *gpu_encoder(void *arg)
         }
         const char *out = b->files.v[it->idx].out;
         char msg[256] = "";
-        ic_bytes enc;
-        double t = cli_now_ms();
-        ic_status s = ic_gpu_encode(b->codec, it->slot, &it->out, out, &so, &enc, msg, sizeof msg);
+        const double t = cli_now_ms();
+        const ic_status s =
+            ic_gpu_encode(b->codec, it->slot, &it->out, out, &so, &it->enc, msg, sizeof msg);
         add_time(b, &b->ms_encode, cli_now_ms() - t);
-        if (s == IC_OK) {
-            t = cli_now_ms();
-            s = ic_save_bytes(out, enc.data, enc.size, msg, sizeof msg);
-            add_time(b, &b->ms_write, cli_now_ms() - t);
+        if (s != IC_OK) {
+            char problem[320];
+            snprintf(problem, sizeof problem, "cannot write %s: %s", out,
+                     msg[0] ? msg : ic_status_str(s));
+            gpu_item_end(b, it, problem, 1);
+            continue;
         }
+        queue_push(&b->encoded, it); /* the bytes stay in the slot until written */
+    }
+    queue_producer_done(&b->encoded);
+    return NULL;
+}
+
+/* The atomic writes (temporary file, fsync, rename): many at once, since a
+ * sync waits for the disk rather than for a core. */
+static void *gpu_writer(void *arg)
+{
+    batch *b = arg;
+    item *it;
+    while ((it = queue_pop(&b->encoded)) != NULL) {
+        const char *out = b->files.v[it->idx].out;
+        char msg[256] = "";
+        const double t = cli_now_ms();
+        const ic_status s = ic_save_bytes(out, it->enc.data, it->enc.size, msg, sizeof msg);
+        add_time(b, &b->ms_write, cli_now_ms() - t);
         char problem[320];
         if (s != IC_OK)
             snprintf(problem, sizeof problem, "cannot write %s: %s", out,
@@ -714,14 +737,19 @@ static int run_gpu_pipeline(batch *b, ic_context *ctx, const ic_kernel *k, const
     for (int i = 0; i < b->files.n; i++)
         jpeg_out += b->files.v[i].out && ic_format_from_path(b->files.v[i].out) == IC_FMT_JPEG;
     /* nvJPEG encodes 4 at once; a CPU writer (PNG, ...) wants the cores. */
-    const int nenc = 2 * jpeg_out >= b->files.n ? 6 : clamp_int(online_cpus() * 3 / 4, 2, BATCH_MAX_ENCODERS);
+    const int nenc = 2 * jpeg_out >= b->files.n
+                         ? 4
+                         : clamp_int(online_cpus() * 3 / 4, 2, BATCH_MAX_ENCODERS);
+    b->encoded.producers = nenc; /* no thread runs yet */
     b->free_slots = malloc(GPU_SLOTS * sizeof *b->free_slots);
-    if (!b->free_slots)
+    if (!b->free_slots) {
+        g_interrupted = 1; /* reported as "interrupted: N of M files not processed" */
         return -1;
+    }
     for (int i = 0; i < GPU_SLOTS; i++)
         b->free_slots[b->nfree++] = i;
-    pthread_t rd[GPU_READERS], dec, enc[BATCH_MAX_ENCODERS];
-    int nrd = 0, ne = 0, dec_started = 0;
+    pthread_t rd[GPU_READERS], dec, enc[BATCH_MAX_ENCODERS], wr[GPU_WRITERS];
+    int nrd = 0, ne = 0, nw = 0, dec_started = 0;
     for (; nrd < GPU_READERS; nrd++)
         if (pthread_create(&rd[nrd], NULL, gpu_reader, b) != 0)
             break;
@@ -730,10 +758,15 @@ static int run_gpu_pipeline(batch *b, ic_context *ctx, const ic_kernel *k, const
     dec_started = nrd > 0 && pthread_create(&dec, NULL, gpu_decoder, b) == 0;
     if (!dec_started)
         queue_producer_done(&b->decoded);
-    for (; ne < nenc; ne++)
+    for (; nw < GPU_WRITERS; nw++)
+        if (pthread_create(&wr[nw], NULL, gpu_writer, b) != 0)
+            break;
+    for (; ne < nenc && nw > 0; ne++)
         if (pthread_create(&enc[ne], NULL, gpu_encoder, b) != 0)
             break;
-    if (nrd == 0 || !dec_started || ne == 0)
+    for (int i = ne; i < nenc; i++)
+        queue_producer_done(&b->encoded);
+    if (nrd == 0 || !dec_started || ne == 0 || nw == 0)
         g_interrupted = 1; /* nothing can flow: stop at once, then report */
     if (!dec_started) { /* nobody would empty the file queue */
         item *it;
@@ -754,9 +787,11 @@ static int run_gpu_pipeline(batch *b, ic_context *ctx, const ic_kernel *k, const
         pthread_join(dec, NULL);
     for (int i = 0; i < ne; i++)
         pthread_join(enc[i], NULL);
+    for (int i = 0; i < nw; i++)
+        pthread_join(wr[i], NULL);
     free(b->free_slots);
     b->free_slots = NULL;
-    return nrd == 0 || !dec_started || ne == 0 ? -1 : 0;
+    return nrd == 0 || !dec_started || ne == 0 || nw == 0 ? -1 : 0;
 }
 
 /* The GPU pipeline is for JPEG inputs (by name: at least half of them) with
@@ -801,11 +836,12 @@ static void print_summary(const batch *b, const char *backend, double ms)
                "\"backend\": ",
                b->files.n, b->written, b->failed, g_interrupted ? "true" : "false");
         json_string(stdout, backend, (size_t)-1);
-        printf(", \"codec\": \"%s\", \"seconds\": %.3f, \"images_per_s\": %.2f, "
-               "\"mb_per_s\": %.2f, \"stage_ms\": {\"read\": %.1f, \"decode\": %.1f, "
-               "\"filter\": %.1f, \"encode\": %.1f, \"write\": %.1f}, \"errors\": [",
-               b->codec ? ic_gpu_codec_engine(b->codec) : "cpu", s, ips, mbs, b->ms_read,
-               b->ms_decode, b->ms_filter, b->ms_encode, b->ms_write);
+        printf(", \"codec\": ");
+        json_string(stdout, b->codec ? ic_gpu_codec_engine(b->codec) : "cpu", (size_t)-1);
+        printf(", \"seconds\": %.3f, \"images_per_s\": %.2f, \"mb_per_s\": %.2f, "
+               "\"stage_ms\": {\"read\": %.1f, \"decode\": %.1f, \"filter\": %.1f, "
+               "\"encode\": %.1f, \"write\": %.1f}, \"errors\": [",
+               s, ips, mbs, b->ms_read, b->ms_decode, b->ms_filter, b->ms_encode, b->ms_write);
         for (int i = 0; i < b->nerr; i++) {
             const char *tab = strchr(b->errors[i], '\t');
             printf("%s{\"file\": ", i ? ", " : "");
@@ -956,7 +992,8 @@ int cli_run_batch(const cli_options *o, cli_err *e)
      * (GPU pipeline: GPU_RAW_AHEAD files read ahead, GPU_SLOTS images). */
     if (rc == 0 && b.codec &&
         (queue_init(&b.raw, GPU_RAW_AHEAD, GPU_READERS) ||
-         queue_init(&b.decoded, 2 * GPU_BATCH, 1) || queue_init(&b.filtered, 8, 1)))
+         queue_init(&b.decoded, 2 * GPU_BATCH, 1) || queue_init(&b.filtered, 8, 1) ||
+         queue_init(&b.encoded, GPU_SLOTS, BATCH_MAX_ENCODERS)))
         rc = -1;
     if (rc == 0 && !b.codec &&
         (queue_init(&b.decoded, 4, ndec) || queue_init(&b.filtered, 4, nwork)))
@@ -968,6 +1005,8 @@ int cli_run_batch(const cli_options *o, cli_err *e)
             queue_destroy(&b.decoded);
         if (b.filtered.v)
             queue_destroy(&b.filtered);
+        if (b.encoded.v)
+            queue_destroy(&b.encoded);
         ic_gpu_codec_free(b.codec);
         list_free(&b.files);
         free_contexts(ctxs, nwork);
@@ -1051,6 +1090,8 @@ int cli_run_batch(const cli_options *o, cli_err *e)
     free(b.errors);
     if (b.raw.v)
         queue_destroy(&b.raw);
+    if (b.encoded.v)
+        queue_destroy(&b.encoded);
     queue_destroy(&b.decoded);
     queue_destroy(&b.filtered);
     ic_gpu_codec_free(b.codec);

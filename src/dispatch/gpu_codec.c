@@ -118,6 +118,7 @@ struct ic_gpu_codec {
     ic_nvjpeg *nj; /* NULL: nvJPEG not built in or not usable; every file via the CPU */
     void *ustream; /* the CPU path's uploads (decode side) */
     void *fstream; /* the stream the codec's device images carry: the filter's */
+    char engine[320]; /* "cpu (nvJPEG: why)" when nvJPEG is built in but would not open */
     /* Per-batch scratch of ic_gpu_decode. */
     int *route, *w, *h, *ok;
     const uint8_t **data;
@@ -225,12 +226,15 @@ ic_status ic_gpu_codec_create(ic_gpu_codec **codec, const ic_context *ctx, int s
         ic_gpu_codec_free(c);
         return st;
     }
+    snprintf(c->engine, sizeof c->engine, "cpu");
     if (ic_nvjpeg_built()) {
         st = ic_nvjpeg_open(&c->nj, device, slots, errbuf, errlen);
-        if (st != IC_OK) { /* nvJPEG is there but does not work: a real error */
+        if (st == IC_ERR_NOMEM) {
             ic_gpu_codec_free(c);
             return st;
         }
+        if (st != IC_OK) /* nvJPEG will not open here: every file takes the CPU codec */
+            snprintf(c->engine, sizeof c->engine, "cpu (nvJPEG: %s)", errbuf);
     }
     errbuf[0] = '\0';
     *codec = c;
@@ -239,7 +243,9 @@ ic_status ic_gpu_codec_create(ic_gpu_codec **codec, const ic_context *ctx, int s
 
 const char *ic_gpu_codec_engine(const ic_gpu_codec *c)
 {
-    return c && c->nj ? ic_nvjpeg_engine(c->nj) : "cpu";
+    if (!c)
+        return "cpu";
+    return c->nj ? ic_nvjpeg_engine(c->nj) : c->engine;
 }
 
 /* The stream device images of this codec are ordered on: no decode work is
@@ -285,12 +291,20 @@ ic_status ic_gpu_decode(ic_gpu_codec *c, int n, const ic_bytes *in, const int *s
 {
     if (!c || !in || !out || !res || n < 1 || n > c->nslots)
         return IC_ERR_INVALID_ARG;
+    int bad_slots = 0;
     for (int i = 0; slots && i < n; i++) {
-        if (slots[i] < 0 || slots[i] >= c->nslots)
-            return IC_ERR_INVALID_ARG;
+        bad_slots |= slots[i] < 0 || slots[i] >= c->nslots;
         for (int j = 0; j < i; j++)
-            if (slots[j] == slots[i])
-                return IC_ERR_INVALID_ARG;
+            bad_slots |= slots[j] == slots[i];
+    }
+    if (bad_slots) {
+        for (int i = 0; i < n; i++) {
+            memset(&out[i], 0, sizeof out[i]);
+            res[i].status = IC_ERR_INVALID_ARG;
+            res[i].engine = "cpu";
+            snprintf(res[i].error, sizeof res[i].error, "bad or repeated slot numbers");
+        }
+        return IC_ERR_INVALID_ARG;
     }
     ic_load_options o;
     memset(&o, 0, sizeof o);

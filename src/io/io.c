@@ -478,7 +478,9 @@ static ic_status prepare_encode(const ic_image *img, const char *path, const ic_
         return IC_ERR_INVALID_ARG;
     }
     if (img->memory != IC_MEM_HOST) {
-        ic_io_err(errbuf, errlen, "the image is in device memory (encode it with ic_gpu_encode)");
+        ic_io_err(errbuf, errlen,
+                  "the image is in device memory: copy it to the host first (or encode it "
+                  "with ic_gpu_encode)");
         return IC_ERR_UNSUPPORTED;
     }
     if (!image_valid(img)) {
