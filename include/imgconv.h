@@ -539,13 +539,22 @@ typedef struct ic_save_options {
     int quality; /* JPEG quality 1..100; 0 means 92 */
 } ic_save_options;
 
-/* Saves img to path, format by extension. The data is written to a temporary
- * file in the target directory and renamed over path, so a failure never
- * leaves a partial file. 2-channel images are saved as grey+alpha PNG (PNM and
- * JPEG drop alpha). Errors: IC_ERR_IO, IC_ERR_UNSUPPORTED (format not built in
+/* Saves img to path, format by extension. The data is written to a file
+ * without a name (O_TMPFILE; elsewhere a hidden temporary) in the target
+ * directory and put in place over path only when complete, so a failure or an
+ * interruption never leaves a partial file (see ic_save_cleanup). 2-channel
+ * images are saved as grey+alpha PNG (PNM and JPEG drop alpha). Errors: IC_ERR_IO, IC_ERR_UNSUPPORTED (format not built in
  * or unknown extension), IC_ERR_INVALID_ARG. */
 ic_status ic_image_save(const ic_image *img, const char *path, const ic_save_options *opts,
                         char *errbuf, size_t errlen);
+
+/* Removes the temporary files of every ic_image_save in progress in this
+ * process. Async-signal-safe: meant for the handlers of SIGINT, SIGTERM,
+ * SIGHUP and SIGPIPE of a program that then dies (the imgconv CLI installs
+ * them), since saves write where nothing is visible until they complete: an
+ * anonymous O_TMPFILE file on Linux (nothing to remove even after SIGKILL), or
+ * a hidden DIR/.NAME.XXXXXX where the file system does not support it. */
+void ic_save_cleanup(void);
 
 /* Format for a path's extension, IC_FMT_UNKNOWN when none matches. */
 ic_format ic_format_from_path(const char *path);

@@ -6,7 +6,7 @@
 # date, commit, tests passed/failed/skipped, sanitizer error counts) to $OUT
 # (the device tool's folder) or bench/results/ when OUT is unset.
 #
-#   scripts/gpu-check.sh [all|test|san|bench|ncu|ratio|batch|photos|jpeg|stream]...
+#   scripts/gpu-check.sh [all|test|san|bench|ncu|ratio|batch|photos|jpeg|stream|wholejob]...
 #     (default all = test san bench; several allowed)
 #   test: ctest (IC_CTEST_REGEX=... runs only matching tests); bench:
 #   imgconv-bench (IC_BENCH_TABLES=letters runs a subset, see its --help);
@@ -19,6 +19,8 @@
 #   carried: scripts/pack-peers.sh); photos: bench/batch-compare.sh with
 #   SET=photo-jpeg then SET=photo-png (500 photograph-like 1920x1080 images,
 #   gaussian:5, cuda vs cpu vs vips: issue 11's batch targets; N=... fewer);
+#   wholejob: bench/wholejob.sh, whole processes (6000x4000 JPEG and 64x64
+#   PPM, cuda and cpu, medians; issue 11's single-image targets).
 #   jpeg: tests/gpu/test_gpu_jpeg's per-case decode differences (gpu-jpeg-STAMP.txt)
 #   and bench/jpeg-single.sh (one 6000x4000 JPEG, cuda vs cuda --codec cpu vs cpu).
 #   IC_COMMIT=<hash> names the commit when .git is not present.
@@ -285,6 +287,13 @@ if has stream && [ -x bench/stream-bench.sh ]; then
   t0=$(date +%s)
   RESULT="$out/stream-$stamp.md" bench/stream-bench.sh "$B/imgconv" cuda || echo "stream-bench failed (rc=$?)"
   echo "stream: $(( $(date +%s) - t0 )) s"
+fi
+
+if has wholejob && [ -x bench/wholejob.sh ]; then
+  t0=$(date +%s)
+  RESULT="$out/wholejob-$stamp.md" IC_COMMIT=$commit bench/wholejob.sh "$B/imgconv" ||
+    echo "wholejob failed (rc=$?)"
+  echo "wholejob: $(( $(date +%s) - t0 )) s"
 fi
 
 {

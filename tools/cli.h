@@ -56,6 +56,13 @@ int cli_exit_for_backend(ic_status s);
 
 struct cli_options;
 
+/* A unit of output that must not be cut (a stream frame with its flush): a
+ * fatal signal's handler (main.c) waits for it before the process dies.
+ * cli_output_begin returns 0, entering nothing, once such a signal has
+ * arrived: the caller then writes nothing more. */
+int cli_output_begin(void);
+void cli_output_end(void);
+
 /* Checks, before the output image is allocated, that filtering src with k on
  * ctx stays within --max-memory (ic_convolve_bytes: input, output and working
  * buffers). Returns CLI_EXIT_OK, or CLI_EXIT_INPUT with e naming `file`, the

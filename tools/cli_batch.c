@@ -1269,8 +1269,14 @@ static void *stream_writer(void *arg)
         const uint8_t *buf = r->buf[r->taken % r->n];
         r->taken++;
         stream_unlock(st);
-        const int ok = fwrite(buf, 1, st->frame, stdout) == st->frame;
+        /* One frame and its flush as a unit that a fatal signal lets finish,
+         * so the output holds whole frames only (issue 13). */
+        if (!cli_output_begin())
+            for (;;)
+                pause(); /* the process is dying */
+        const int ok = fwrite(buf, 1, st->frame, stdout) == st->frame && fflush(stdout) == 0;
         const int saved = errno;
+        cli_output_end();
         stream_lock(st);
         r->freed++;
         if (ok) {

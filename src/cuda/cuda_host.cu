@@ -80,6 +80,24 @@ extern "C" int ic_cuda_device_total(void)
     return n > 0 ? n : 0;
 }
 
+extern "C" const char *ic_cuda_module_loading(void)
+{
+    /* cuModuleGetLoadingMode through the runtime: no link against libcuda. */
+    typedef int (*get_mode_fn)(int *mode);
+    void *fn = NULL;
+    cudaDriverEntryPointQueryResult q = cudaDriverEntryPointSymbolNotFound;
+    if (cudaGetDriverEntryPointByVersion("cuModuleGetLoadingMode", &fn, 12000, cudaEnableDefault,
+                                         &q) != cudaSuccess ||
+        q != cudaDriverEntryPointSuccess || !fn) {
+        (void)cudaGetLastError();
+        return "unknown";
+    }
+    int mode = 0;
+    if (((get_mode_fn)fn)(&mode) != 0)
+        return "unknown";
+    return mode == 2 ? "lazy" : mode == 1 ? "eager" : "unknown"; /* CU_MODULE_*_LOADING */
+}
+
 extern "C" void ic_cuda_close(void *state)
 {
     ic_cuda_state *st = (ic_cuda_state *)state;

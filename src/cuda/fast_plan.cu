@@ -784,6 +784,9 @@ static ic_status fast_explain(void *state, const ic_job *job, char *buf, size_t 
              "%.1f TFLOP/s fp32 (%s); predicted %s\n",
              p.fmas / 1e9, by, st->dev.copy_bps / 1e9, 2 * st->dev.fma_per_s / 1e12,
              source[st->dev.source >= 0 && st->dev.source <= 2 ? st->dev.source : 0], pr);
+    o += (int)strlen(buf + o);
+    if ((size_t)o + 1 < buflen)
+        snprintf(buf + o, buflen - o, "  CUDA module loading: %s\n", ic_cuda_module_loading());
     return IC_OK;
 }
 
@@ -875,4 +878,5 @@ extern "C" const ic_backend ic_backend_cuda = {
     fast_run,
     fast_explain,
     IC_CAP_PREMULTIPLY | IC_CAP_DEVICE_IMAGES,
+    NULL, /* host_bytes: the band pipeline's pinned staging is not counted yet */
 };

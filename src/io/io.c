@@ -6,11 +6,10 @@
  * its channels forced to 1..4, then lay it out interleaved (AoS) or planar
  * (SoA). The format of an input is taken from its magic bytes (P5/P6, the PNG
  * signature, the JPEG SOI marker), never from its name; the format of an output
- * from the extension. Saving writes a temporary file created with mkstemp in the
- * target directory, syncs it and renames it over the path, so that a failed
- * save leaves neither a partial output nor the temporary behind. The same
- * writers work into memory (ic_image_encode, through open_memstream), and
- * ic_save_bytes writes already encoded bytes with the same atomic save (the
+ * from the extension. Saving goes through atomic.c: the file appears under its
+ * name only when complete, and a failed or interrupted save leaves nothing.
+ * The same writers work into memory (ic_image_encode, through open_memstream),
+ * and ic_save_bytes writes already encoded bytes with the same atomic save (the
  * GPU codec's output).
  */
 #include <errno.h>
@@ -409,26 +408,6 @@ ic_status ic_image_load(ic_image *img, const char *path, const ic_load_options *
 
 /* ---- atomic save ----------------------------------------------------------- */
 
-/* The process umask without changing it (umask(2) would race with other
- * threads): Linux reports it in /proc/self/status; 022 when unavailable. */
-static mode_t current_umask(void)
-{
-    mode_t mask = 022;
-    FILE *f = fopen("/proc/self/status", "r");
-    if (!f)
-        return mask;
-    char line[256];
-    while (fgets(line, sizeof line, f)) {
-        unsigned int v;
-        if (sscanf(line, "Umask: %o", &v) == 1) {
-            mask = (mode_t)(v & 0777);
-            break;
-        }
-    }
-    fclose(f);
-    return mask;
-}
-
 static ic_status write_format(FILE *f, const ic_image *aos, ic_format fmt, int out_ch, int quality,
                               char *err, size_t errlen)
 {
@@ -455,85 +434,23 @@ static int image_valid(const ic_image *img)
     return img->pitch >= ic_image_row_bytes(img);
 }
 
-/* Writes the output of fill() to path through a temporary file in the same
- * directory, synced and renamed over path: a failure leaves no partial file
- * and no temporary behind. */
+/* Writes the output of fill() to path so that the file appears under its name
+ * only when complete (atomic.c): a failure leaves no partial file behind. */
 typedef ic_status (*fill_fn)(FILE *f, const void *arg, char *err, size_t errlen);
 
 static ic_status save_atomic(const char *path, fill_fn fill, const void *arg, char *errbuf,
                              size_t errlen)
 {
-    /* Temporary name: DIR/.BASE.XXXXXX, with BASE cut so the name fits NAME_MAX. */
-    const char *slash = strrchr(path, '/');
-    size_t dirlen = slash ? (size_t)(slash - path) : 0;
-    const char *base = slash ? slash + 1 : path;
-    char dir[4096];
-    if (!slash)
-        snprintf(dir, sizeof dir, ".");
-    else if (dirlen == 0)
-        snprintf(dir, sizeof dir, "/");
-    else if (dirlen < sizeof dir)
-        snprintf(dir, sizeof dir, "%.*s", (int)dirlen, path);
-    else {
-        ic_io_err(errbuf, errlen, "output path is too long");
-        return IC_ERR_IO;
-    }
-    size_t tmplen = strlen(dir) + strlen(base) + 16;
-    char *tmp = malloc(tmplen);
-    if (!tmp) {
-        ic_io_err(errbuf, errlen, "out of memory");
-        return IC_ERR_NOMEM;
-    }
-    snprintf(tmp, tmplen, "%s/.%.200s.XXXXXX", dir, base);
-
-    ic_status st = IC_OK;
-    int fd = mkstemp(tmp);
-    if (fd < 0) {
-        ic_io_err(errbuf, errlen, "cannot create temporary file in %s: %s", dir, strerror(errno));
-        free(tmp);
-        return IC_ERR_IO;
-    }
-    /* mkstemp creates mode 0600; give the output the mode a plain creat() would. */
-    (void)fchmod(fd, (mode_t)(0666 & ~current_umask()));
-    FILE *f = fdopen(fd, "wb");
-    if (!f) {
-        ic_io_err(errbuf, errlen, "cannot write: %s", strerror(errno));
-        close(fd);
-        st = IC_ERR_IO;
-        goto fail;
-    }
-    st = fill(f, arg, errbuf, errlen);
-    if (st == IC_OK && (fflush(f) != 0 || ferror(f))) {
-        ic_io_err(errbuf, errlen, "write error: %s", strerror(errno));
-        st = IC_ERR_IO;
-    }
-    if (st == IC_OK && fsync(fileno(f)) != 0 && errno != EINVAL && errno != EROFS) {
-        ic_io_err(errbuf, errlen, "cannot sync: %s", strerror(errno));
-        st = IC_ERR_IO;
-    }
-    if (fclose(f) != 0 && st == IC_OK) {
-        ic_io_err(errbuf, errlen, "write error: %s", strerror(errno));
-        st = IC_ERR_IO;
-    }
+    /* Written where nobody sees it, published only when complete (atomic.c). */
+    ic_out_file out;
+    ic_status st = ic_out_open(&out, path, errbuf, errlen);
     if (st != IC_OK)
-        goto fail;
-    if (rename(tmp, path) != 0) {
-        ic_io_err(errbuf, errlen, "cannot replace the output: %s", strerror(errno));
-        st = IC_ERR_IO;
-        goto fail;
-    }
-    /* Make the rename itself durable; failure here loses nothing already written. */
-    int dfd = open(dir, O_RDONLY | O_DIRECTORY);
-    if (dfd >= 0) {
-        (void)fsync(dfd);
-        close(dfd);
-    }
-    free(tmp);
-    return IC_OK;
-
-fail:
-    unlink(tmp);
-    free(tmp);
+        return st;
+    st = fill(out.f, arg, errbuf, errlen);
+    if (st == IC_OK)
+        st = ic_out_commit(&out, errbuf, errlen);
+    else
+        ic_out_abort(&out);
     return st;
 }
 
