@@ -5,9 +5,11 @@
  *
  * On Linux the data goes to an anonymous file, open(DIR, O_TMPFILE): it has no
  * name, so a crash or SIGKILL while writing leaves nothing. Once written and
- * synced it is linked into the directory under a temporary name and renamed
- * over the target (linkat cannot replace a file; rename does so atomically),
- * with the catchable signals blocked in this thread for those two calls.
+ * synced it is linked under the target's name; when the target exists
+ * (linkat cannot replace a file) it is linked under a temporary name and
+ * renamed over the target, atomically, with the catchable signals blocked in
+ * this thread for those two calls (SIGKILL in the microseconds between them is
+ * the one way to leave that temporary).
  * Where O_TMPFILE is not supported (other kernels and file systems), the data
  * goes to DIR/.BASE.XXXXXX from mkstemp, renamed when complete.
  *
@@ -259,14 +261,24 @@ ic_status ic_out_commit(ic_out_file *o, char *err, size_t errlen)
     sigset_t old;
     block_signals(&old);
     int rc = 0, saved = 0;
+    int direct = 0;
     if (o->anon) {
-        rc = link_anonymous(o);
-        saved = errno;
+        /* A new output is linked under its own name at once: no temporary
+         * name ever exists, even for SIGKILL. An existing one (EEXIST) is
+         * replaced through a temporary name and rename. */
+        char proc[64];
+        snprintf(proc, sizeof proc, "/proc/self/fd/%d", o->fd);
+        direct = !atomic_load(&dying) &&
+                 linkat(AT_FDCWD, proc, AT_FDCWD, o->path, AT_SYMLINK_FOLLOW) == 0;
+        if (!direct) {
+            rc = link_anonymous(o);
+            saved = errno;
+        }
     } else if (!temp_publish(o->slot)) {
         rc = -1;
         saved = EINTR;
     }
-    if (rc == 0 && rename(o->tmp, o->path) != 0) {
+    if (rc == 0 && !direct && rename(o->tmp, o->path) != 0) {
         rc = -1;
         saved = errno;
         (void)unlink(o->tmp);

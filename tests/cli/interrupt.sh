@@ -82,6 +82,9 @@ for n in $(seq 1 40); do
     if [ "$sig" != KILL ] && [ $((n % 2)) -eq 0 ]; then env=(env IC_NO_TMPFILE=1); fi
     # An existing output is replaced: the old file must stay whole until then.
     out=single/out$((n % 5)).$ext
+    # SIGKILL: a new output (an existing one is replaced by link + rename, and
+    # SIGKILL between the two, microseconds, may leave the temporary name).
+    [ "$sig" = KILL ] && out=single/new$n.$ext
     kill_at_random "$sig" "$T_SINGLE" "${env[@]}" "$IMGCONV" -k gaussian:9 in.$ext "$out"
     KILLS=$((KILLS + 1))
     only_complete single "single-file run $n (SIG$sig after ${LAST_DELAY} ms${env:+, no O_TMPFILE})" &&
@@ -89,9 +92,11 @@ for n in $(seq 1 40); do
 done
 for n in $(seq 1 35); do
     sig=${SIGS[$((n % 4))]}
-    kill_at_random "$sig" "$T_BATCH" "$IMGCONV" -k gaussian:9 -q --overwrite -o batch in
+    dir=batch
+    [ "$sig" = KILL ] && dir=batch-new$n && mkdir -p "$dir" # as above
+    kill_at_random "$sig" "$T_BATCH" "$IMGCONV" -k gaussian:9 -q --overwrite -o "$dir" in
     KILLS=$((KILLS + 1))
-    only_complete batch "batch run $n (SIG$sig after ${LAST_DELAY} ms)" && BATCH_OK=$((BATCH_OK + 1))
+    only_complete "$dir" "batch run $n (SIG$sig after ${LAST_DELAY} ms)" && BATCH_OK=$((BATCH_OK + 1))
 done
 for n in $(seq 1 25); do
     sig=${SIGS[$((n % 4))]}
