@@ -55,28 +55,33 @@ typedef struct config {
     const char *rows_full;  /* IC_FAST_ROWS_FULL */
     size_t device_memory;   /* > 0: the banded async pipeline */
     int split;              /* 2: two states of device 0 share the rows */
+    /* 1: the backend has no IC_CAP_PREMULTIPLY, so premultiplied jobs take the
+     * float64 reference path, whose alpha is float64-rounded: it matches the
+     * oracle (step 1) but not byte for byte the backend's float32 independent
+     * alpha, which step 2 then does not demand. */
+    int float64_path;
 } config;
 
 static const config configs[] = {
-    {"cuda", NULL, NULL, NULL, 0, 0},
-    {"cuda", "direct", NULL, NULL, 0, 0},
-    {"cuda", "sep", NULL, NULL, 0, 0},
-    {"cuda", "rows", "4", NULL, 0, 0},
-    {"cuda", "rows", "2", "1", 0, 0},
-    {"cuda", "rows", "1", NULL, 0, 0},
-    {"cuda", "global", NULL, NULL, 0, 0},
-    {"cuda", "fft", NULL, NULL, 0, 0}, /* no premultiplied FFT: the planner's choice */
-    {"cuda-global", NULL, NULL, NULL, 0, 0},
-    {"cuda-const", NULL, NULL, NULL, 0, 0},
-    {"cuda-tiled-in", NULL, NULL, NULL, 0, 0},
-    {"cuda-tiled-out", NULL, NULL, NULL, 0, 0},
-    {"cuda-tiled-cached", NULL, NULL, NULL, 0, 0},
-    {"cuda-tiled-halo", NULL, NULL, NULL, 0, 0},
-    {"cuda-gemm", NULL, NULL, NULL, 0, 0}, /* no IC_CAP_PREMULTIPLY: the float64 path */
-    {"cuda-tiled-halo", NULL, NULL, NULL, 64 << 10, 0},
-    {"cuda", NULL, NULL, NULL, 64 << 10, 0},
-    {"cuda-tiled-cached", NULL, NULL, NULL, 0, 2},
-    {"cuda", NULL, NULL, NULL, 0, 2},
+    {"cuda", NULL, NULL, NULL, 0, 0, 0},
+    {"cuda", "direct", NULL, NULL, 0, 0, 0},
+    {"cuda", "sep", NULL, NULL, 0, 0, 0},
+    {"cuda", "rows", "4", NULL, 0, 0, 0},
+    {"cuda", "rows", "2", "1", 0, 0, 0},
+    {"cuda", "rows", "1", NULL, 0, 0, 0},
+    {"cuda", "global", NULL, NULL, 0, 0, 0},
+    {"cuda", "fft", NULL, NULL, 0, 0, 0}, /* no premultiplied FFT: the planner's choice */
+    {"cuda-global", NULL, NULL, NULL, 0, 0, 0},
+    {"cuda-const", NULL, NULL, NULL, 0, 0, 0},
+    {"cuda-tiled-in", NULL, NULL, NULL, 0, 0, 0},
+    {"cuda-tiled-out", NULL, NULL, NULL, 0, 0, 0},
+    {"cuda-tiled-cached", NULL, NULL, NULL, 0, 0, 0},
+    {"cuda-tiled-halo", NULL, NULL, NULL, 0, 0, 0},
+    {"cuda-gemm", NULL, NULL, NULL, 0, 0, 1}, /* no IC_CAP_PREMULTIPLY: the float64 path */
+    {"cuda-tiled-halo", NULL, NULL, NULL, 64 << 10, 0, 0},
+    {"cuda", NULL, NULL, NULL, 64 << 10, 0, 0},
+    {"cuda-tiled-cached", NULL, NULL, NULL, 0, 2, 0},
+    {"cuda", NULL, NULL, NULL, 0, 2, 0},
 };
 #define N_CONFIGS ((int)(sizeof configs / sizeof configs[0]))
 
@@ -281,7 +286,9 @@ static int run_case(ic_context *ctx, const config *cfg, const char *cname, int c
         goto out;
     }
 
-    /* 2. alpha as with --alpha independent */
+    /* 2. alpha as with --alpha independent (backends that premultiply themselves) */
+    if (cfg->float64_path)
+        goto passed;
     ic_context *ictx = ctx;
     if (!strcmp(cfg->backend, "cuda")) {
         char method[32], err[256];
@@ -324,6 +331,7 @@ static int run_case(ic_context *ctx, const config *cfg, const char *cname, int c
         ic_context_free(ictx);
     if (bad)
         goto out;
+passed:
     failed = 0;
 out:
     t->cases++;
