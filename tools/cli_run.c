@@ -366,17 +366,8 @@ int cli_run_filter(const cli_options *o, cli_err *e)
         }
     }
 
-    double t0 = cli_now_ms();
-    ic_status s = ic_context_create(&ctx, o->backend, &o->ctx, buf, sizeof buf);
-    double init_ms = cli_now_ms() - t0;
-    if (s != IC_OK) {
-        char what[160];
-        snprintf(what, sizeof what, "backend %s", o->backend);
-        const char *why = reason(buf, s);
-        code = cli_fail(e, cli_exit_for_backend(s), what, "%s%s", why,
-                        strstr(why, "--list-backends") ? "" : " (see --list-backends)");
-        goto done;
-    }
+    ic_status s = IC_OK;
+    double init_ms = 0;
 
     ic_load_options lo;
     memset(&lo, 0, sizeof lo);
@@ -399,6 +390,26 @@ int cli_run_filter(const cli_options *o, cli_err *e)
          * CPU backend has no GPU codec (IC_ERR_UNSUPPORTED). */
         const int jpeg = s == IC_OK && nbytes >= 3 && bytes[0] == 0xFF && bytes[1] == 0xD8 &&
                          bytes[2] == 0xFF;
+        /* A file only the host can decode is decoded before the backend starts:
+         * an input refused by the limits (a decompression bomb) then costs no
+         * CUDA initialisation (hundreds of ms on a GPU machine). */
+        const int host_first = s == IC_OK && (!jpeg || o->cpu_codec);
+        if (host_first)
+            s = ic_image_decode(&src, bytes, nbytes, &lo, buf, sizeof buf);
+        if (!ctx && s == IC_OK) {
+            double t0 = cli_now_ms();
+            s = ic_context_create(&ctx, o->backend, &o->ctx, buf, sizeof buf);
+            init_ms = cli_now_ms() - t0;
+            a += init_ms; /* the load stage does not include the context */
+            if (s != IC_OK) {
+                char what[160];
+                snprintf(what, sizeof what, "backend %s", o->backend);
+                const char *why = reason(buf, s);
+                code = cli_fail(e, cli_exit_for_backend(s), what, "%s%s", why,
+                                strstr(why, "--list-backends") ? "" : " (see --list-backends)");
+                goto done;
+            }
+        }
         if (jpeg && !codec && !codec_tried && !o->cpu_codec) {
             codec_tried = 1;
             s = ic_gpu_codec_create(&codec, ctx, 1, buf, sizeof buf);
@@ -419,7 +430,7 @@ int cli_run_filter(const cli_options *o, cli_err *e)
             if (s == IC_OK)
                 s = r.status;
             snprintf(buf, sizeof buf, "%s", r.error);
-        } else if (s == IC_OK) {
+        } else if (s == IC_OK && !host_first) {
             s = ic_image_decode(&src, bytes, nbytes, &lo, buf, sizeof buf);
         }
         double b = cli_now_ms();
