@@ -476,17 +476,45 @@ static int walk_markers(const uint8_t *d, size_t n, jpeg_walk *w)
         }
         p += 2 + seg;
     }
-    /* EOI after the first scan: in entropy-coded data 0xFF is always followed
-     * by 0x00 or a marker, so FF D9 there is the end of the image. */
+    /* After the first SOS: entropy-coded data, in which 0xFF is followed by
+     * 0x00 (a stuffed byte), 0xFF (fill), RST0..7 in sequence, EOI (the end),
+     * or the marker segments allowed between scans (DHT, DQT, DRI, DNL, COM,
+     * APPn, SOS) with a length that fits. Anything else is a marker that
+     * libjpeg reports as corrupt data ("premature end of data segment",
+     * "found marker instead of RST"), which nvJPEG may decode without a word:
+     * has_eoi stays 0 and the file goes to the CPU decoder, whose message and
+     * exit code the CLI then gives. */
+    int next_rst = 0;
     for (size_t q = p; q + 1 < n; q++) {
         const uint8_t *f = (const uint8_t *)memchr(d + q, 0xFF, n - 1 - q);
         if (!f)
             break;
         q = (size_t)(f - d);
-        if (d[q + 1] == 0xD9) {
+        const uint8_t m = d[q + 1];
+        if (m == 0x00)
+            continue;
+        if (m == 0xFF)
+            continue; /* fill: the next 0xFF may start the marker */
+        if (m >= 0xD0 && m <= 0xD7) {
+            if (m != 0xD0 + next_rst)
+                return 1; /* RST out of sequence */
+            next_rst = (next_rst + 1) & 7;
+            q++;
+            continue;
+        }
+        if (m == 0xD9) {
             w->has_eoi = 1;
             break;
         }
+        const int between_scans = m == 0xC4 || m == 0xDB || m == 0xDD || m == 0xDC ||
+                                  m == 0xFE || (m >= 0xE0 && m <= 0xEF) || m == 0xDA;
+        if (!between_scans || q + 4 > n)
+            return 1;
+        const size_t seg = ((size_t)d[q + 2] << 8) | d[q + 3];
+        if (seg < 2 || q + 2 + seg > n)
+            return 1;
+        next_rst = 0; /* restart numbering begins again with each scan */
+        q += 1 + seg; /* the loop's q++ lands on the byte after the segment */
     }
     return 1;
 }
