@@ -429,18 +429,21 @@ ic_status ic_filter(const ic_image *src, ic_image *dst, const ic_kernel *k, cons
 /* ------------------------------------------------------------------------ */
 
 /* File formats. Format is detected from magic bytes on load and from the
- * extension on save (.png, .jpg/.jpeg, .pgm, .ppm, .pnm, .pam is not supported). */
+ * extension on save (.png, .jpg/.jpeg, .tif/.tiff, .webp, .pgm, .ppm, .pnm;
+ * .pam is not supported). */
 typedef enum ic_format {
     IC_FMT_UNKNOWN = 0,
     IC_FMT_PNM, /* binary PGM (P5) / PPM (P6), maxval <= 255 */
     IC_FMT_PNG,
-    IC_FMT_JPEG
+    IC_FMT_JPEG,
+    IC_FMT_TIFF, /* first image of the file; stored as 8-bit 1..4 channels, deflate */
+    IC_FMT_WEBP  /* still images; stored as RGB or RGBA (grey is expanded) */
 } ic_format;
 
 /* 1 when support for the format was compiled in (PNM always is). */
 int ic_format_supported(ic_format f);
 
-/* Name of a format ("pnm", "png", "jpeg"). */
+/* Name of a format ("pnm", "png", "jpeg", "tiff", "webp"). */
 const char *ic_format_name(ic_format f);
 
 /* Load options (zero-initialise; zero fields take the defaults). */
@@ -460,14 +463,16 @@ ic_status ic_image_load(ic_image *img, const char *path, const ic_load_options *
 
 /* Save options (zero-initialise; zero fields take the defaults). */
 typedef struct ic_save_options {
-    int quality; /* JPEG quality 1..100; 0 means 92 */
+    int quality;  /* JPEG and lossy WebP quality 1..100; 0 means 92 */
+    int lossless; /* WebP: nonzero for lossless (quality is then ignored) */
 } ic_save_options;
 
 /* Saves img to path, format by extension. The data is written to a temporary
  * file in the target directory and renamed over path, so a failure never
- * leaves a partial file. 2-channel images are saved as grey+alpha PNG (PNM and
- * JPEG drop alpha). Errors: IC_ERR_IO, IC_ERR_UNSUPPORTED (format not built in
- * or unknown extension), IC_ERR_INVALID_ARG. */
+ * leaves a partial file. Channels stored: PNG and TIFF as the image (1..4);
+ * WebP RGB or RGBA (grey expanded, alpha kept); PNM and JPEG grey or RGB
+ * (alpha dropped). Errors: IC_ERR_IO, IC_ERR_UNSUPPORTED (format not built in,
+ * unknown extension, or a WebP side over 16383), IC_ERR_INVALID_ARG. */
 ic_status ic_image_save(const ic_image *img, const char *path, const ic_save_options *opts,
                         char *errbuf, size_t errlen);
 

@@ -202,6 +202,18 @@ static int equal_converted(const ic_image *got, const ic_image *src, char *why, 
     return 1;
 }
 
+/* 1 when a 2- or 4-channel image has an alpha sample below 255. */
+static int has_transparency(const ic_image *img)
+{
+    if (img->channels != 2 && img->channels != 4)
+        return 0;
+    for (int y = 0; y < img->height; y++)
+        for (int x = 0; x < img->width; x++)
+            if (expect_converted(img, x, y, img->channels - 1, img->channels) < 255)
+                return 1;
+    return 0;
+}
+
 /* PSNR in dB of got against src converted to got's channels. */
 static double psnr_converted(const ic_image *got, const ic_image *src)
 {
@@ -341,10 +353,10 @@ static void test_format_names(void)
 
 /* Saves src as NAME, loads it back as stored in `layout`, returns the status. */
 static ic_status save_load(const ic_image *src, const char *name, ic_layout layout, int force,
-                           int quality, ic_image *out)
+                           int quality, int lossless, ic_image *out)
 {
     char err[256];
-    ic_save_options so = {quality};
+    ic_save_options so = {.quality = quality, .lossless = lossless};
     ic_status st = ic_image_save(src, path_in_dir(name), &so, err, sizeof err);
     CHECK(st == IC_OK, "save %s: %s (%s)", name, ic_status_str(st), err);
     if (st != IC_OK) {
@@ -359,13 +371,18 @@ static ic_status save_load(const ic_image *src, const char *name, ic_layout layo
     return st;
 }
 
-/* Every lossless format x channel count x layout x pitch, random odd sizes. */
+/* Every lossless format x channel count x layout x pitch, random odd sizes
+ * (WebP saved lossless). */
 static void test_lossless_round_trips(void)
 {
-    const char *exts[] = {"pnm", "pgm", "ppm", "png"};
-    for (int e = 0; e < 4; e++) {
-        if (!strcmp(exts[e], "png") && !ic_format_supported(IC_FMT_PNG))
+    const char *exts[] = {"pnm", "pgm", "ppm", "png", "tif", "tiff", "webp"};
+    for (int e = 0; e < 7; e++) {
+        char probe[16];
+        snprintf(probe, sizeof probe, "x.%s", exts[e]);
+        if (!ic_format_supported(ic_format_from_path(probe))) {
+            printf("skipped: .%s round trips (not built in)\n", exts[e]);
             continue;
+        }
         for (int ch = 1; ch <= 4; ch++)
             for (int lay = 0; lay < 2; lay++)
                 for (int padded = 0; padded < 2; padded++) {
@@ -398,9 +415,11 @@ static void test_lossless_round_trips(void)
                         expect_ch = 1;
                     else if (!strcmp(exts[e], "ppm"))
                         expect_ch = 3;
+                    else if (!strcmp(exts[e], "webp")) /* no grey; opaque stores no alpha */
+                        expect_ch = (ch == 2 || ch == 4) && has_transparency(&src) ? 4 : 3;
                     const ic_layout load_layout = (rng() & 1) ? IC_SOA : IC_AOS;
                     ic_image got;
-                    if (save_load(&src, name, load_layout, 0, 0, &got) == IC_OK) {
+                    if (save_load(&src, name, load_layout, 0, 0, 1, &got) == IC_OK) {
                         char why[160] = "";
                         CHECK(got.channels == expect_ch, "%s %dx%d: %d channels, expected %d", name,
                               w, h, got.channels, expect_ch);
@@ -430,7 +449,7 @@ static void test_jpeg_round_trips(void)
             fill_smooth(&src);
             char name[64];
             snprintf(name, sizeof name, "rt_%d_%d.%s", ch, lay, (ch & 1) ? "jpg" : "jpeg");
-            if (save_load(&src, name, lay ? IC_AOS : IC_SOA, 0, 0, &got) == IC_OK) {
+            if (save_load(&src, name, lay ? IC_AOS : IC_SOA, 0, 0, 0, &got) == IC_OK) {
                 const int expect_ch = ch <= 2 ? 1 : 3;
                 CHECK(got.width == w && got.height == h, "%s: %dx%d, expected %dx%d", name,
                       got.width, got.height, w, h);
@@ -446,7 +465,7 @@ static void test_jpeg_round_trips(void)
             /* A lower quality gives a smaller file. */
             if (ch == 3 && lay == 0) {
                 char err[256];
-                ic_save_options lo_q = {10}, hi_q = {95};
+                ic_save_options lo_q = {.quality = 10}, hi_q = {.quality = 95};
                 struct stat a, b;
                 CHECK(ic_image_save(&src, path_in_dir("q10.jpg"), &lo_q, err, sizeof err) == IC_OK,
                       "q10: %s", err);
@@ -637,13 +656,13 @@ static void test_generic_bad_input(void)
     expect_load_error("empty.png", NULL, IC_ERR_FORMAT, "empty");
     static const char junk[] = "GIF89a this is not an image we read";
     CHECK(write_bytes(path_in_dir("junk.png"), junk, sizeof junk - 1), "write");
-    expect_load_error("junk.png", NULL, IC_ERR_FORMAT, "not a PNG/JPEG/PNM file");
+    expect_load_error("junk.png", NULL, IC_ERR_FORMAT, "not a PNG/JPEG/TIFF/WebP/PNM file");
     uint8_t noise[512];
     for (size_t i = 0; i < sizeof noise; i++)
         noise[i] = (uint8_t)(rng() >> 24);
     noise[0] = 'X';
     CHECK(write_bytes(path_in_dir("noise.jpg"), noise, sizeof noise), "write");
-    expect_load_error("noise.jpg", NULL, IC_ERR_FORMAT, "not a PNG/JPEG/PNM file");
+    expect_load_error("noise.jpg", NULL, IC_ERR_FORMAT, "not a PNG/JPEG/TIFF/WebP/PNM file");
     expect_load_error("does-not-exist.png", NULL, IC_ERR_IO, "No such file");
     CHECK(mkdir(path_in_dir("adir.png"), 0700) == 0, "mkdir");
     expect_load_error("adir.png", NULL, IC_ERR_IO, NULL);
@@ -866,6 +885,177 @@ static void test_jpeg_bad_input(void)
     remove(path_in_dir("junk.jpg"));
 }
 
+/* ---- hand-made TIFF and WebP headers ------------------------------------------ */
+
+static void put_le16(uint8_t *p, unsigned v)
+{
+    p[0] = (uint8_t)v;
+    p[1] = (uint8_t)(v >> 8);
+}
+
+static void put_le32(uint8_t *p, uint32_t v)
+{
+    put_le16(p, v & 0xFFFFu);
+    put_le16(p + 2, v >> 16);
+}
+
+/* An uncompressed 8-bit grey little-endian TIFF, IFD first, then `data_len`
+ * bytes of data (a ramp) while the header promises w*h: data_len < w*h makes a
+ * truncated strip, a huge w*h a dimension bomb. */
+static void tiff_grey(bytes *b, uint32_t w, uint32_t h, size_t data_len)
+{
+    enum { N = 9 };
+    const uint32_t data_off = 8 + 2 + N * 12 + 4;
+    const uint16_t tags[N][2] = {{256, 4}, {257, 4}, {258, 3}, {259, 3}, {262, 3},
+                                 {273, 4}, {277, 3}, {278, 4}, {279, 4}};
+    const uint32_t vals[N] = {w, h, 8, 1, 1, data_off, 1, h, (uint32_t)((uint64_t)w * h)};
+    uint8_t hdr[8 + 2 + N * 12 + 4] = {'I', 'I', 42, 0};
+    put_le32(hdr + 4, 8);
+    put_le16(hdr + 8, N);
+    for (int i = 0; i < N; i++) {
+        uint8_t *e = hdr + 10 + i * 12;
+        put_le16(e, tags[i][0]);
+        put_le16(e + 2, tags[i][1]);
+        put_le32(e + 4, 1);
+        if (tags[i][1] == 3)
+            put_le16(e + 8, vals[i]);
+        else
+            put_le32(e + 8, vals[i]);
+    }
+    bytes_add(b, hdr, sizeof hdr); /* next-IFD offset 0 is already there */
+    for (size_t i = 0; i < data_len; i++) {
+        uint8_t v = (uint8_t)(i * 7);
+        bytes_add(b, &v, 1);
+    }
+}
+
+static void test_tiff_bad_input(void)
+{
+    bytes b = {0};
+    tiff_grey(&b, 200000, 200000, 16);
+    CHECK(write_bytes(path_in_dir("huge.tif"), b.p, b.n), "write");
+    expect_load_error("huge.tif", NULL, IC_ERR_TOO_LARGE,
+                      "image 200000x200000 exceeds the pixel limit 268435456 (--max-pixels)");
+    b.n = 0;
+    tiff_grey(&b, 40, 30, 40 * 30);
+    CHECK(write_bytes(path_in_dir("ok.tif"), b.p, b.n), "write");
+    ic_image img;
+    char err[256];
+    ic_status st = ic_image_load(&img, path_in_dir("ok.tif"), NULL, err, sizeof err);
+    CHECK(st == IC_OK && img.width == 40 && img.height == 30 && img.channels == 1 &&
+              img.data[img.pitch * 29 + 39] == (uint8_t)((29 * 40 + 39) * 7),
+          "hand-made grey TIFF: %s (%s)", ic_status_str(st), err);
+    ic_image_free(&img);
+    ic_load_options lo = {0, IC_AOS, 40 * 30 - 1};
+    expect_load_error("ok.tif", &lo, IC_ERR_TOO_LARGE, "exceeds the pixel limit 1199");
+    b.n = 0;
+    tiff_grey(&b, 40, 30, 40 * 30 / 2);
+    CHECK(write_bytes(path_in_dir("short.tif"), b.p, b.n), "write");
+    expect_load_error("short.tif", NULL, IC_ERR_FORMAT, "TIFF");
+    /* Cuts of a deflate file written by the library: its IFD is at the end. */
+    ic_image src;
+    CHECK(ic_image_create(&src, 120, 80, 4, IC_AOS) == IC_OK, "create");
+    ic_image_chart(&src, 12);
+    CHECK(ic_image_save(&src, path_in_dir("lib.tif"), NULL, err, sizeof err) == IC_OK, "%s", err);
+    ic_image_free(&src);
+    size_t n = 0;
+    uint8_t *data = read_bytes(path_in_dir("lib.tif"), &n);
+    CHECK(data && n > 200, "tiff size %zu", n);
+    const size_t cuts[] = {3, 8, 60, n / 2, n - 20, n - 1};
+    for (size_t i = 0; data && n > 200 && i < sizeof cuts / sizeof cuts[0]; i++) {
+        CHECK(write_bytes(path_in_dir("cut.tif"), data, cuts[i]), "write");
+        st = ic_image_load(&img, path_in_dir("cut.tif"), NULL, err, sizeof err);
+        CHECK(st == IC_ERR_FORMAT, "TIFF cut at %zu of %zu: %s (%s)", cuts[i], n,
+              ic_status_str(st), err);
+        CHECK(img.data == NULL && one_line(err), "TIFF cut at %zu: image or message '%s'", cuts[i],
+              err);
+        ic_image_free(&img);
+    }
+    /* Noise over the compressed strips: an error or an image, never a crash. */
+    for (int t = 0; data && n > 200 && t < 8; t++) {
+        uint8_t *bad = malloc(n);
+        if (!bad)
+            break;
+        memcpy(bad, data, n);
+        for (int k = 0; k < 16; k++)
+            bad[8 + rng() % (n / 2)] ^= (uint8_t)(1u << (rng() % 8));
+        CHECK(write_bytes(path_in_dir("noisy.tif"), bad, n), "write");
+        st = ic_image_load(&img, path_in_dir("noisy.tif"), NULL, err, sizeof err);
+        CHECK(st == IC_OK || (img.data == NULL && one_line(err)), "noisy TIFF %d: %s '%s'", t,
+              ic_status_str(st), err);
+        ic_image_free(&img);
+        free(bad);
+    }
+    free(data);
+    free(b.p);
+    const char *names[] = {"huge.tif", "ok.tif", "short.tif", "lib.tif", "cut.tif", "noisy.tif"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        remove(path_in_dir(names[i]));
+}
+
+static void test_webp_bad_input(void)
+{
+    /* RIFF/WEBP with only a VP8X chunk claiming a 60000x60000 canvas. */
+    uint8_t vp8x[30] = {'R', 'I', 'F', 'F', 0, 0, 0, 0, 'W', 'E', 'B', 'P',
+                        'V', 'P', '8', 'X', 10, 0, 0, 0};
+    put_le32(vp8x + 4, sizeof vp8x - 8);
+    vp8x[24] = (uint8_t)(59999 & 0xFF);
+    vp8x[25] = (uint8_t)(59999 >> 8);
+    vp8x[27] = (uint8_t)(59999 & 0xFF);
+    vp8x[28] = (uint8_t)(59999 >> 8);
+    CHECK(write_bytes(path_in_dir("huge.webp"), vp8x, sizeof vp8x), "write");
+    expect_load_error("huge.webp", NULL, IC_ERR_TOO_LARGE,
+                      "image 60000x60000 exceeds the pixel limit 268435456 (--max-pixels)");
+    ic_image src, img;
+    char err[256];
+    CHECK(ic_image_create(&src, 160, 120, 3, IC_AOS) == IC_OK, "create");
+    fill_smooth(&src);
+    CHECK(ic_image_save(&src, path_in_dir("ok.webp"), NULL, err, sizeof err) == IC_OK, "%s", err);
+    /* Lossy: close, not equal; a lower quality gives a smaller file. */
+    ic_status st = ic_image_load(&img, path_in_dir("ok.webp"), NULL, err, sizeof err);
+    CHECK(st == IC_OK && img.channels == 3 && img.width == 160 && img.height == 120,
+          "lossy WebP back: %s (%s)", ic_status_str(st), err);
+    if (st == IC_OK && img.channels == 3)
+        CHECK(psnr_converted(&img, &src) > 30.0, "lossy WebP PSNR %.2f dB",
+              psnr_converted(&img, &src));
+    ic_image_free(&img);
+    ic_save_options q10 = {.quality = 10};
+    struct stat a, bq;
+    CHECK(ic_image_save(&src, path_in_dir("q10.webp"), &q10, err, sizeof err) == IC_OK, "%s", err);
+    CHECK(stat(path_in_dir("q10.webp"), &a) == 0 && stat(path_in_dir("ok.webp"), &bq) == 0 &&
+              a.st_size < bq.st_size,
+          "WebP quality 10 should give a smaller file than 92");
+    ic_image_free(&src);
+    ic_load_options lo = {0, IC_AOS, 160 * 120 - 1};
+    expect_load_error("ok.webp", &lo, IC_ERR_TOO_LARGE, "image 160x120 exceeds the pixel limit");
+    size_t n = 0;
+    uint8_t *data = read_bytes(path_in_dir("ok.webp"), &n);
+    CHECK(data && n > 200, "webp size %zu", n);
+    const size_t cuts[] = {4, 12, 20, 40, n / 2, n - 1};
+    for (size_t i = 0; data && n > 200 && i < sizeof cuts / sizeof cuts[0]; i++) {
+        CHECK(write_bytes(path_in_dir("cut.webp"), data, cuts[i]), "write");
+        st = ic_image_load(&img, path_in_dir("cut.webp"), NULL, err, sizeof err);
+        CHECK(st == IC_ERR_FORMAT, "WebP cut at %zu of %zu: %s (%s)", cuts[i], n,
+              ic_status_str(st), err);
+        CHECK(img.data == NULL && one_line(err), "WebP cut at %zu: image or message '%s'",
+              cuts[i], err);
+        ic_image_free(&img);
+    }
+    CHECK(write_bytes(path_in_dir("cut.webp"), data, n / 2), "write");
+    expect_load_error("cut.webp", NULL, IC_ERR_FORMAT, "truncated WebP data");
+    free(data);
+    /* Wider than WebP can hold: refused, nothing written. */
+    CHECK(ic_image_create(&src, 16384, 1, 3, IC_AOS) == IC_OK, "create");
+    memset(src.data, 0, src.pitch);
+    st = ic_image_save(&src, path_in_dir("wide.webp"), NULL, err, sizeof err);
+    CHECK(st == IC_ERR_UNSUPPORTED && strstr(err, "16383") && !file_exists(path_in_dir("wide.webp")),
+          "16384 wide WebP: %s (%s)", ic_status_str(st), err);
+    ic_image_free(&src);
+    const char *names[] = {"huge.webp", "ok.webp", "q10.webp", "cut.webp"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        remove(path_in_dir(names[i]));
+}
+
 /* Saving into places that cannot be written: an error, and nothing left. */
 static void test_save_failures(void)
 {
@@ -917,7 +1107,7 @@ static void test_save_failures(void)
     }
 
     /* Bad arguments. */
-    ic_save_options q = {101};
+    ic_save_options q = {.quality = 101};
     CHECK(ic_image_save(&img, path_in_dir("q.jpg"), &q, err, sizeof err) == IC_ERR_INVALID_ARG,
           "quality 101");
     q.quality = -1;
@@ -982,6 +1172,18 @@ static void test_missing_formats(void)
         expect_load_error("nj.jpg", NULL, IC_ERR_UNSUPPORTED, "without JPEG");
         remove(path_in_dir("nj.jpg"));
     }
+    if (!ic_format_supported(IC_FMT_TIFF)) {
+        const uint8_t ii[8] = {'I', 'I', 42, 0, 8, 0, 0, 0};
+        CHECK(write_bytes(path_in_dir("nt.tif"), ii, 8), "write");
+        expect_load_error("nt.tif", NULL, IC_ERR_UNSUPPORTED, "without TIFF");
+        remove(path_in_dir("nt.tif"));
+    }
+    if (!ic_format_supported(IC_FMT_WEBP)) {
+        const uint8_t riff[12] = {'R', 'I', 'F', 'F', 4, 0, 0, 0, 'W', 'E', 'B', 'P'};
+        CHECK(write_bytes(path_in_dir("nw.webp"), riff, 12), "write");
+        expect_load_error("nw.webp", NULL, IC_ERR_UNSUPPORTED, "without WebP");
+        remove(path_in_dir("nw.webp"));
+    }
 }
 
 int main(void)
@@ -994,9 +1196,11 @@ int main(void)
         perror("mkdtemp");
         return 1;
     }
-    printf("test_io: seed %u, fixtures in %s, PNG %s, JPEG %s\n", g_seed, g_dir,
+    printf("test_io: seed %u, fixtures in %s, PNG %s, JPEG %s, TIFF %s, WebP %s\n", g_seed, g_dir,
            ic_format_supported(IC_FMT_PNG) ? "yes" : "no",
-           ic_format_supported(IC_FMT_JPEG) ? "yes" : "no");
+           ic_format_supported(IC_FMT_JPEG) ? "yes" : "no",
+           ic_format_supported(IC_FMT_TIFF) ? "yes" : "no",
+           ic_format_supported(IC_FMT_WEBP) ? "yes" : "no");
 
     test_format_names();
     test_lossless_round_trips();
@@ -1011,6 +1215,14 @@ int main(void)
     } else {
         printf("skipped: PNG round trips, bad PNG input, PNG expansions (built without PNG)\n");
     }
+    if (ic_format_supported(IC_FMT_TIFF))
+        test_tiff_bad_input();
+    else
+        printf("skipped: bad TIFF input (built without TIFF)\n");
+    if (ic_format_supported(IC_FMT_WEBP))
+        test_webp_bad_input();
+    else
+        printf("skipped: bad WebP input and lossy WebP (built without WebP)\n");
     if (ic_format_supported(IC_FMT_JPEG)) {
         test_jpeg_round_trips();
         test_jpeg_bad_input();

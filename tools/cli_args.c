@@ -53,6 +53,8 @@ enum {
     OPT_JSON,
     OPT_FORMAT,
     OPT_STREAM,
+    OPT_SKIP_EXISTING,
+    OPT_LOSSLESS,
     OPT_DEVICES
 };
 
@@ -85,6 +87,8 @@ static const struct option long_options[] = {
     {"outdir", required_argument, NULL, OPT_OUTDIR},
     {"quiet", no_argument, NULL, OPT_QUIET},
     {"overwrite", no_argument, NULL, OPT_OVERWRITE},
+    {"skip-existing", no_argument, NULL, OPT_SKIP_EXISTING},
+    {"lossless", no_argument, NULL, OPT_LOSSLESS},
     {"json", no_argument, NULL, OPT_JSON},
     {"format", required_argument, NULL, OPT_FORMAT},
     {"stream", required_argument, NULL, OPT_STREAM},
@@ -163,9 +167,12 @@ void cli_print_help(void)
         "\n"
         "Batch and stream:\n"
         "  -o, --outdir DIR       filter every INPUT into DIR (same base names); a file\n"
-        "                         that fails is reported and skipped, exit 3 at the end\n"
+        "                         that fails is reported and skipped, exit 3 at the end;\n"
+        "                         folder entries that are not images are listed as skipped\n"
         "      --overwrite        replace existing files in DIR (default: refuse them)\n"
-        "      --format EXT       output extension in DIR: png, jpg, ppm, pgm, pnm\n"
+        "      --skip-existing    leave existing files in DIR alone and count them as\n"
+        "                         skipped (exit 0): re-run a batch to finish it\n"
+        "      --format EXT       output extension in DIR: png, jpg, tif, webp, ppm, pgm, pnm\n"
         "  -q, --quiet            no progress bar and no summary line\n"
         "      --json             print a JSON summary (counts, rates, errors)\n"
         "      --stream WxHxC     read raw interleaved frames from stdin, write the\n"
@@ -178,7 +185,8 @@ void cli_print_help(void)
         "                         2 grey+alpha, 3 RGB, 4 RGBA (default: as stored)\n"
         "      --max-pixels N     refuse images over N pixels, checked before allocating\n"
         "                         (default 268435456 = 2^28)\n"
-        "      --quality Q        JPEG quality 1..100 (default 92)\n"
+        "      --quality Q        JPEG and WebP quality 1..100 (default 92)\n"
+        "      --lossless         WebP: lossless (default: lossy at --quality)\n"
         "\n"
         "Test chart:\n"
         "      --chart WxH[xC]    write the deterministic test chart (gradients, edges,\n"
@@ -569,6 +577,12 @@ int cli_parse(int argc, char **argv, cli_options *o, cli_err *e)
         case OPT_OVERWRITE:
             o->overwrite = 1;
             break;
+        case OPT_SKIP_EXISTING:
+            o->skip_existing = 1;
+            break;
+        case OPT_LOSSLESS:
+            o->lossless = 1;
+            break;
         case OPT_JSON:
             o->json = 1;
             break;
@@ -577,7 +591,9 @@ int cli_parse(int argc, char **argv, cli_options *o, cli_err *e)
             snprintf(probe, sizeof probe, "x.%s", arg);
             if (strlen(arg) > 8 || strchr(arg, '/') ||
                 ic_format_from_path(probe) == IC_FMT_UNKNOWN)
-                return usage_fail(e, "--format '%s': expected png, jpg, jpeg, ppm, pgm or pnm",
+                return usage_fail(e,
+                                  "--format '%s': expected png, jpg, jpeg, tif, tiff, webp, ppm, "
+                                  "pgm or pnm",
                                   arg);
             o->format = arg;
             break;
@@ -677,13 +693,16 @@ int cli_parse(int argc, char **argv, cli_options *o, cli_err *e)
         }
         if (npos == 0)
             return usage_fail(e, "--outdir: no INPUT given");
+        if (o->overwrite && o->skip_existing)
+            return usage_fail(e, "--overwrite and --skip-existing cannot be combined");
         o->mode = CLI_MODE_BATCH;
         o->inputs = argv + optind;
         o->ninputs = npos;
         return CLI_EXIT_OK;
     }
-    if (o->overwrite || o->json || o->format || o->quiet)
-        return usage_fail(e, "--overwrite, --json, --format and --quiet need --outdir");
+    if (o->overwrite || o->skip_existing || o->json || o->format || o->quiet)
+        return usage_fail(e, "--overwrite, --skip-existing, --json, --format and --quiet need "
+                             "--outdir");
     if (npos != 2)
         return usage_fail(e, "expected INPUT and OUTPUT (%s given)",
                           npos == 0 ? "no file" : npos == 1 ? "one file" : "more than two files");

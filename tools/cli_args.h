@@ -52,6 +52,7 @@ typedef struct cli_options {
     int channels;         /* --channels: 0 = as stored, else 1..4 */
     uint64_t max_pixels;  /* --max-pixels, IC_DEFAULT_MAX_PIXELS by default */
     int quality;          /* --quality, 0 = the library's default */
+    int lossless;         /* --lossless: WebP lossless */
 
     /* measuring and explaining */
     int repeat;  /* --repeat N (>= 1): the whole load-filter-save pipeline N times */
@@ -74,6 +75,7 @@ typedef struct cli_options {
     char **inputs;       /* the INPUT arguments (files, directories, globs) */
     int ninputs;
     int overwrite;       /* --overwrite: replace existing outputs */
+    int skip_existing;   /* --skip-existing: leave existing outputs, count them skipped */
     int quiet;           /* -q, --quiet: no progress bar, no summary line */
     int json;            /* --json: a JSON summary on stdout */
     const char *format;  /* --format EXT: output extension (png, jpg, ppm, pgm, pnm) */

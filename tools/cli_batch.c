@@ -9,7 +9,10 @@
  * context, all pulling from that queue -> a bounded queue -> encoder threads.
  * Output names are the input base names in OUTDIR (the extension replaced when
  * --format is given). A file that fails at
- * any stage is reported on one line and skipped; the others go on. SIGINT
+ * any stage is reported on one line and skipped; the others go on. Entries of
+ * a folder that are not images by name (or sub-folders), and with
+ * --skip-existing the inputs whose output exists, are skipped with a line
+ * saying why and counted apart; dotfiles are ignored. SIGINT
  * stops decoding new files and lets the pipeline drain; ic_image_save writes
  * through a temporary file and a rename, so no partial file is left.
  *
@@ -50,6 +53,7 @@ typedef struct bfile {
     char *in;
     char *out;       /* NULL when no output name could be made */
     char err[320];   /* set when the file failed before decoding */
+    char skip[320];  /* set when the file is skipped on purpose: why */
     size_t bytes;    /* decoded sample bytes, for MB/s */
 } bfile;
 
@@ -57,6 +61,17 @@ typedef struct blist {
     bfile *v;
     int n, cap;
 } blist;
+
+static int list_add(blist *l, const char *path);
+
+/* Adds an entry that is skipped, with the reason. */
+static int list_skip(blist *l, const char *path, const char *why)
+{
+    if (list_add(l, path) != 0)
+        return -1;
+    snprintf(l->v[l->n - 1].skip, sizeof l->v[l->n - 1].skip, "%s", why);
+    return 0;
+}
 
 static int list_add(blist *l, const char *path)
 {
@@ -92,7 +107,9 @@ static int cmp_str(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* Adds the image files of a directory (known extensions), sorted by name. */
+/* Adds the entries of a directory, sorted by name: image files (known
+ * extensions) to filter, the others (sub-folders, other names) as skipped
+ * with the reason; dotfiles are ignored. */
 static int add_dir(blist *l, const char *dir)
 {
     DIR *d = opendir(dir);
@@ -102,7 +119,7 @@ static int add_dir(blist *l, const char *dir)
     int n = 0, cap = 0, rc = 0;
     struct dirent *de;
     while ((de = readdir(d)) != NULL) {
-        if (de->d_name[0] == '.' || ic_format_from_path(de->d_name) == IC_FMT_UNKNOWN)
+        if (de->d_name[0] == '.')
             continue;
         if (n == cap) {
             cap = cap ? 2 * cap : 64;
@@ -132,7 +149,23 @@ static int add_dir(blist *l, const char *dir)
             } else {
                 sprintf(p, "%s%s%s", dir, slash ? "" : "/", names[i]);
                 struct stat st;
-                if (stat(p, &st) == 0 && S_ISREG(st.st_mode))
+                const ic_format fmt = ic_format_from_path(names[i]);
+                if (stat(p, &st) != 0)
+                    rc = 0; /* vanished meanwhile */
+                else if (S_ISDIR(st.st_mode))
+                    rc = list_skip(l, p, "a folder (batch does not descend into folders)");
+                else if (!S_ISREG(st.st_mode))
+                    rc = list_skip(l, p, "not a regular file");
+                else if (fmt == IC_FMT_UNKNOWN)
+                    rc = list_skip(l, p,
+                                   "not an image name (.png .jpg .jpeg .tif .tiff .webp .pgm .ppm "
+                                   ".pnm)");
+                else if (!ic_format_supported(fmt)) {
+                    char why[64];
+                    snprintf(why, sizeof why, "%s is not built in (see --formats)",
+                             ic_format_name(fmt));
+                    rc = list_skip(l, p, why);
+                } else
                     rc = list_add(l, p);
                 free(p);
             }
@@ -177,7 +210,7 @@ static void make_output_name(bfile *f, const char *outdir, const char *format)
         ext = dot + 1;
     if (!ext) {
         snprintf(f->err, sizeof f->err,
-                 "no output format for this name (use --format png|jpg|ppm|pgm)");
+                 "no output format for this name (use --format png|jpg|tif|webp|ppm|pgm)");
         return;
     }
     const size_t n = strlen(outdir) + stem + strlen(ext) + 3;
@@ -195,8 +228,9 @@ static int cmp_out(const void *a, const void *b)
     return strcmp(x->out, y->out);
 }
 
-/* Names outputs, refuses existing ones without --overwrite, the input itself,
- * and two inputs that would write the same output. */
+/* Names outputs, refuses existing ones without --overwrite (skips them with
+ * --skip-existing), the input itself, and two inputs that would write the
+ * same output. */
 static int plan_outputs(blist *l, const cli_options *o)
 {
     bfile **byname = malloc((size_t)(l->n ? l->n : 1) * sizeof *byname);
@@ -205,6 +239,8 @@ static int plan_outputs(blist *l, const cli_options *o)
     int m = 0;
     for (int i = 0; i < l->n; i++) {
         bfile *f = &l->v[i];
+        if (f->skip[0])
+            continue;
         make_output_name(f, o->outdir, o->format);
         if (!f->out)
             continue;
@@ -212,10 +248,13 @@ static int plan_outputs(blist *l, const cli_options *o)
         if (stat(f->out, &so) == 0) {
             if (stat(f->in, &si) == 0 && si.st_dev == so.st_dev && si.st_ino == so.st_ino)
                 snprintf(f->err, sizeof f->err, "output %s is the input file itself", f->out);
+            else if (o->skip_existing)
+                snprintf(f->skip, sizeof f->skip, "output %s exists (--skip-existing)", f->out);
             else if (!o->overwrite)
-                snprintf(f->err, sizeof f->err, "output %s exists (use --overwrite)", f->out);
+                snprintf(f->err, sizeof f->err,
+                         "output %s exists (use --overwrite or --skip-existing)", f->out);
         }
-        if (!f->err[0])
+        if (!f->err[0] && !f->skip[0])
             byname[m++] = f;
     }
     qsort(byname, (size_t)m, sizeof *byname, cmp_out);
@@ -306,13 +345,15 @@ typedef struct batch {
     blist files;
     queue decoded, filtered;
     pthread_mutex_t mu; /* guards everything below */
-    int next, done, written, failed;
+    int next, done, written, failed, skipped;
     double bytes, t0, last_draw;
     double ms_decode, ms_filter, ms_encode;
     int progress; /* draw a progress bar on stderr */
     int bar_shown;
     char **errors; /* "FILE\tproblem" for --json */
     int nerr;
+    char **skips; /* "FILE\twhy" for --json */
+    int nskip;
 } batch;
 
 static void clear_bar(batch *b)
@@ -343,6 +384,37 @@ static void draw_bar(batch *b, int force)
     b->bar_shown = 1;
 }
 
+/* Appends "NAME\tTEXT" to a --json list (dropped when memory runs out). */
+static void json_note(char ***list, int *n, const char *name, const char *text)
+{
+    char **nl = realloc(*list, (size_t)(*n + 1) * sizeof *nl);
+    if (!nl)
+        return;
+    *list = nl;
+    size_t len = strlen(name) + strlen(text) + 2;
+    if ((nl[*n] = malloc(len)) != NULL) {
+        snprintf(nl[*n], len, "%s\t%s", name, text);
+        (*n)++;
+    }
+}
+
+/* Records a file skipped on purpose, with why (a line unless -q or --json). */
+static void finish_skipped(batch *b, int idx)
+{
+    pthread_mutex_lock(&b->mu);
+    b->done++;
+    b->skipped++;
+    const bfile *f = &b->files.v[idx];
+    if (b->o->json) {
+        json_note(&b->skips, &b->nskip, f->in, f->skip);
+    } else if (!b->o->quiet) {
+        clear_bar(b);
+        fprintf(stderr, "imgconv: skipped %s: %s\n", f->in, f->skip);
+    }
+    draw_bar(b, 0);
+    pthread_mutex_unlock(&b->mu);
+}
+
 /* Records the end of one file: ok, or the problem (printed at once). */
 static void finish_file(batch *b, int idx, const char *problem)
 {
@@ -353,17 +425,8 @@ static void finish_file(batch *b, int idx, const char *problem)
         clear_bar(b);
         const char *name = b->files.v[idx].in;
         fprintf(stderr, "imgconv: error: %s: %s\n", name, problem);
-        if (b->o->json) {
-            char **ne = realloc(b->errors, (size_t)(b->nerr + 1) * sizeof *ne);
-            if (ne) {
-                b->errors = ne;
-                size_t n = strlen(name) + strlen(problem) + 2;
-                if ((ne[b->nerr] = malloc(n)) != NULL) {
-                    snprintf(ne[b->nerr], n, "%s\t%s", name, problem);
-                    b->nerr++;
-                }
-            }
-        }
+        if (b->o->json)
+            json_note(&b->errors, &b->nerr, name, problem);
     } else {
         b->written++;
         b->bytes += (double)b->files.v[idx].bytes;
@@ -395,6 +458,10 @@ static void *decoder(void *arg)
         if (i >= b->files.n)
             break;
         bfile *f = &b->files.v[i];
+        if (f->skip[0]) {
+            finish_skipped(b, i);
+            continue;
+        }
         if (f->err[0]) {
             finish_file(b, i, f->err);
             continue;
@@ -430,6 +497,7 @@ static void *encoder(void *arg)
     ic_save_options so;
     memset(&so, 0, sizeof so);
     so.quality = b->o->quality;
+    so.lossless = b->o->lossless;
     item *it;
     while ((it = queue_pop(&b->filtered)) != NULL) {
         if (g_interrupted) { /* saves under way finish (atomically); no new ones */
@@ -498,36 +566,45 @@ static void json_string(FILE *f, const char *s, size_t n)
     fputc('"', f);
 }
 
+/* Prints "FILE\tTEXT" notes as {"file": FILE, KEY: TEXT} objects. */
+static void json_pairs(char *const *notes, int n, const char *key)
+{
+    for (int i = 0; i < n; i++) {
+        const char *tab = strchr(notes[i], '\t');
+        printf("%s{\"file\": ", i ? ", " : "");
+        json_string(stdout, notes[i], (size_t)(tab - notes[i]));
+        printf(", \"%s\": ", key);
+        json_string(stdout, tab + 1, (size_t)-1);
+        printf("}");
+    }
+}
+
 static void print_summary(const batch *b, const char *backend, double ms)
 {
     const double s = ms / 1e3;
     const double ips = s > 0 ? b->written / s : 0, mbs = s > 0 ? b->bytes / 1e6 / s : 0;
     if (b->o->json) {
-        printf("{\"files\": %d, \"written\": %d, \"failed\": %d, \"interrupted\": %s, "
-               "\"backend\": ",
-               b->files.n, b->written, b->failed, g_interrupted ? "true" : "false");
+        printf("{\"files\": %d, \"written\": %d, \"skipped\": %d, \"failed\": %d, "
+               "\"interrupted\": %s, \"backend\": ",
+               b->files.n, b->written, b->skipped, b->failed, g_interrupted ? "true" : "false");
         json_string(stdout, backend, (size_t)-1);
         printf(", \"seconds\": %.3f, \"images_per_s\": %.2f, \"mb_per_s\": %.2f, "
                "\"stage_ms\": {\"decode\": %.1f, \"filter\": %.1f, \"encode\": %.1f}, "
                "\"errors\": [",
                s, ips, mbs, b->ms_decode, b->ms_filter, b->ms_encode);
-        for (int i = 0; i < b->nerr; i++) {
-            const char *tab = strchr(b->errors[i], '\t');
-            printf("%s{\"file\": ", i ? ", " : "");
-            json_string(stdout, b->errors[i], (size_t)(tab - b->errors[i]));
-            printf(", \"error\": ");
-            json_string(stdout, tab + 1, (size_t)-1);
-            printf("}");
-        }
+        json_pairs(b->errors, b->nerr, "error");
+        printf("], \"skipped_files\": [");
+        json_pairs(b->skips, b->nskip, "reason");
         printf("]}\n");
         return;
     }
     if (b->o->quiet)
         return;
     const double busy = b->ms_decode + b->ms_filter + b->ms_encode;
-    printf("imgconv: %d files: %d written, %d failed%s in %.2f s (%.1f images/s, %.1f MB/s; "
-           "busy time: decode %.0f%%, filter %.0f%%, encode %.0f%%; backend %s)\n",
-           b->files.n, b->written, b->failed, g_interrupted ? ", interrupted" : "", s, ips, mbs,
+    printf("imgconv: %d files: %d written, %d skipped, %d failed%s in %.2f s (%.1f images/s, "
+           "%.1f MB/s; busy time: decode %.0f%%, filter %.0f%%, encode %.0f%%; backend %s)\n",
+           b->files.n, b->written, b->skipped, b->failed, g_interrupted ? ", interrupted" : "", s,
+           ips, mbs,
            busy > 0 ? 100 * b->ms_decode / busy : 0, busy > 0 ? 100 * b->ms_filter / busy : 0,
            busy > 0 ? 100 * b->ms_encode / busy : 0, backend);
 }
@@ -741,6 +818,9 @@ int cli_run_batch(const cli_options *o, cli_err *e)
     for (int i = 0; i < b.nerr; i++)
         free(b.errors[i]);
     free(b.errors);
+    for (int i = 0; i < b.nskip; i++)
+        free(b.skips[i]);
+    free(b.skips);
     queue_destroy(&b.decoded);
     queue_destroy(&b.filtered);
     pthread_mutex_destroy(&b.mu);

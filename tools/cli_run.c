@@ -316,6 +316,7 @@ int cli_run_filter(const cli_options *o, cli_err *e)
     ic_save_options so;
     memset(&so, 0, sizeof so);
     so.quality = o->quality;
+    so.lossless = o->lossless;
 
     for (int run = 0; run < o->repeat; run++) {
         double a = cli_now_ms();

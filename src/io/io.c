@@ -5,7 +5,8 @@
  * Follows seed 004's Image(filename, channel_force, is_SoA): load a file with
  * its channels forced to 1..4, then lay it out interleaved (AoS) or planar
  * (SoA). The format of an input is taken from its magic bytes (P5/P6, the PNG
- * signature, the JPEG SOI marker), never from its name; the format of an output
+ * signature, the JPEG SOI marker, II*\0 / MM\0* for TIFF, RIFF....WEBP),
+ * never from its name; the format of an output
  * from the extension. Saving writes a temporary file created with mkstemp in the
  * target directory, syncs it and renames it over the path, so that a failed
  * save leaves neither a partial output nor the temporary behind.
@@ -107,6 +108,18 @@ int ic_format_supported(ic_format f)
 #else
         return 0;
 #endif
+    case IC_FMT_TIFF:
+#ifdef IC_HAVE_TIFF
+        return 1;
+#else
+        return 0;
+#endif
+    case IC_FMT_WEBP:
+#ifdef IC_HAVE_WEBP
+        return 1;
+#else
+        return 0;
+#endif
     case IC_FMT_UNKNOWN:
     default:
         return 0;
@@ -122,6 +135,10 @@ const char *ic_format_name(ic_format f)
         return "png";
     case IC_FMT_JPEG:
         return "jpeg";
+    case IC_FMT_TIFF:
+        return "tiff";
+    case IC_FMT_WEBP:
+        return "webp";
     case IC_FMT_UNKNOWN:
     default:
         return "unknown";
@@ -148,6 +165,10 @@ ic_format ic_format_from_path(const char *path)
         return IC_FMT_JPEG;
     if (!strcasecmp(ext, "pgm") || !strcasecmp(ext, "ppm") || !strcasecmp(ext, "pnm"))
         return IC_FMT_PNM;
+    if (!strcasecmp(ext, "tif") || !strcasecmp(ext, "tiff"))
+        return IC_FMT_TIFF;
+    if (!strcasecmp(ext, "webp"))
+        return IC_FMT_WEBP;
     return IC_FMT_UNKNOWN;
 }
 
@@ -157,7 +178,10 @@ static int saved_channels(const char *path, ic_format fmt, int channels)
     const char *ext = path_extension(path);
     switch (fmt) {
     case IC_FMT_PNG:
+    case IC_FMT_TIFF:
         return channels;
+    case IC_FMT_WEBP:
+        return channels == 2 || channels == 4 ? 4 : 3;
     case IC_FMT_PNM:
         if (!strcasecmp(ext, "pgm"))
             return 1;
@@ -182,6 +206,12 @@ static ic_format detect_format(const uint8_t *b, size_t n, int *pnm_kind)
         return IC_FMT_PNG;
     if (n >= 3 && b[0] == 0xFF && b[1] == 0xD8 && b[2] == 0xFF)
         return IC_FMT_JPEG;
+    /* Classic TIFF (42) and BigTIFF (43), little- and big-endian. */
+    if (n >= 4 && ((b[0] == 'I' && b[1] == 'I' && (b[2] == 42 || b[2] == 43) && b[3] == 0) ||
+                   (b[0] == 'M' && b[1] == 'M' && b[2] == 0 && (b[3] == 42 || b[3] == 43))))
+        return IC_FMT_TIFF;
+    if (n >= 12 && memcmp(b, "RIFF", 4) == 0 && memcmp(b + 8, "WEBP", 4) == 0)
+        return IC_FMT_WEBP;
     if (n >= 2 && b[0] == 'P' && b[1] >= '1' && b[1] <= '7') {
         *pnm_kind = b[1] - '0';
         return IC_FMT_PNM;
@@ -191,7 +221,7 @@ static ic_format detect_format(const uint8_t *b, size_t n, int *pnm_kind)
 
 static ic_status read_native(FILE *f, ic_image *img, uint64_t max_pixels, char *err, size_t errlen)
 {
-    uint8_t magic[8];
+    uint8_t magic[12];
     size_t n = fread(magic, 1, sizeof magic, f);
     if (n == 0 && ferror(f)) {
         ic_io_err(err, errlen, "read error: %s", strerror(errno));
@@ -204,7 +234,7 @@ static ic_status read_native(FILE *f, ic_image *img, uint64_t max_pixels, char *
     int pnm_kind = 0;
     ic_format fmt = detect_format(magic, n, &pnm_kind);
     if (fmt == IC_FMT_UNKNOWN) {
-        ic_io_err(err, errlen, "not a PNG/JPEG/PNM file");
+        ic_io_err(err, errlen, "not a PNG/JPEG/TIFF/WebP/PNM file");
         return IC_ERR_FORMAT;
     }
     if (fmt == IC_FMT_PNM && pnm_kind != 5 && pnm_kind != 6) {
@@ -221,6 +251,10 @@ static ic_status read_native(FILE *f, ic_image *img, uint64_t max_pixels, char *
         return ic_png_read(f, img, max_pixels, err, errlen);
     case IC_FMT_JPEG:
         return ic_jpeg_read(f, img, max_pixels, err, errlen);
+    case IC_FMT_TIFF:
+        return ic_tiff_read(f, img, max_pixels, err, errlen);
+    case IC_FMT_WEBP:
+        return ic_webp_read(f, img, max_pixels, err, errlen);
     case IC_FMT_PNM:
     default:
         return ic_pnm_read(f, img, max_pixels, err, errlen);
@@ -329,14 +363,18 @@ static mode_t current_umask(void)
     return mask;
 }
 
-static ic_status write_format(FILE *f, const ic_image *aos, ic_format fmt, int out_ch, int quality,
-                              char *err, size_t errlen)
+static ic_status write_format(FILE *f, const ic_image *aos, ic_format fmt, int out_ch,
+                              const ic_save_options *o, char *err, size_t errlen)
 {
     switch (fmt) {
+    case IC_FMT_TIFF:
+        return ic_tiff_write(f, aos, out_ch, err, errlen);
+    case IC_FMT_WEBP:
+        return ic_webp_write(f, aos, out_ch, o->quality, o->lossless, err, errlen);
     case IC_FMT_PNG:
         return ic_png_write(f, aos, out_ch, err, errlen);
     case IC_FMT_JPEG:
-        return ic_jpeg_write(f, aos, out_ch, quality, err, errlen);
+        return ic_jpeg_write(f, aos, out_ch, o->quality, err, errlen);
     case IC_FMT_PNM:
         return ic_pnm_write(f, aos, out_ch, err, errlen);
     case IC_FMT_UNKNOWN:
@@ -368,22 +406,25 @@ ic_status ic_image_save(const ic_image *img, const char *path, const ic_save_opt
         ic_io_err(errbuf, errlen, "invalid image (size, channels, layout or pitch)");
         return IC_ERR_INVALID_ARG;
     }
-    int quality = opts ? opts->quality : 0;
-    if (quality == 0)
-        quality = 92;
-    if (quality < 1 || quality > 100) {
-        ic_io_err(errbuf, errlen, "JPEG quality must be 1..100, not %d", quality);
+    ic_save_options o = {0};
+    if (opts)
+        o = *opts;
+    if (o.quality == 0)
+        o.quality = 92;
+    if (o.quality < 1 || o.quality > 100) {
+        ic_io_err(errbuf, errlen, "quality must be 1..100, not %d", o.quality);
         return IC_ERR_INVALID_ARG;
     }
     ic_format fmt = ic_format_from_path(path);
     if (fmt == IC_FMT_UNKNOWN) {
         ic_io_err(errbuf, errlen,
-                  "unknown output format \".%s\" (use .png, .jpg, .jpeg, .pgm, .ppm or .pnm)",
+                  "unknown output format \".%s\" (use .png, .jpg, .jpeg, .tif, .tiff, .webp, "
+                  ".pgm, .ppm or .pnm)",
                   path_extension(path));
         return IC_ERR_UNSUPPORTED;
     }
     if (!ic_format_supported(fmt)) {
-        ic_io_err(errbuf, errlen, "built without %s support", fmt == IC_FMT_PNG ? "PNG" : "JPEG");
+        ic_io_err(errbuf, errlen, "built without %s support", ic_format_name(fmt));
         return IC_ERR_UNSUPPORTED;
     }
     int out_ch = saved_channels(path, fmt, img->channels);
@@ -443,7 +484,7 @@ ic_status ic_image_save(const ic_image *img, const char *path, const ic_save_opt
         st = IC_ERR_IO;
         goto fail;
     }
-    st = write_format(f, aos, fmt, out_ch, quality, errbuf, errlen);
+    st = write_format(f, aos, fmt, out_ch, &o, errbuf, errlen);
     if (st == IC_OK && (fflush(f) != 0 || ferror(f))) {
         ic_io_err(errbuf, errlen, "write error: %s", strerror(errno));
         st = IC_ERR_IO;

@@ -2,7 +2,7 @@
  * io_internal.h - what the image file readers and writers of src/io/ share.
  *
  * io.c opens files, detects the format and owns the atomic save; the format
- * files (pnm.c, png.c, jpeg.c) only turn a stream into an interleaved (AoS)
+ * files (pnm.c, png.c, jpeg.c, tiff.c, webp.c) only turn a stream into an interleaved (AoS)
  * ic_image with the channels as stored, and an AoS ic_image into a stream.
  * This header is private to src/io/: it knows files and pixels, never
  * convolution or backends (STYLE "Layers").
@@ -43,14 +43,20 @@ void ic_io_convert_row(uint8_t *dst, int dst_ch, const uint8_t *src, int src_ch,
 ic_status ic_pnm_read(FILE *f, ic_image *img, uint64_t max_pixels, char *err, size_t errlen);
 ic_status ic_png_read(FILE *f, ic_image *img, uint64_t max_pixels, char *err, size_t errlen);
 ic_status ic_jpeg_read(FILE *f, ic_image *img, uint64_t max_pixels, char *err, size_t errlen);
+ic_status ic_tiff_read(FILE *f, ic_image *img, uint64_t max_pixels, char *err, size_t errlen);
+ic_status ic_webp_read(FILE *f, ic_image *img, uint64_t max_pixels, char *err, size_t errlen);
 
 /* Writers. img is IC_AOS (any pitch) with 1..4 channels; out_ch is the channel
- * count to store (pnm: 1 or 3, jpeg: 1 or 3, png: 1..4), converted row by row
+ * count to store (pnm: 1 or 3, jpeg: 1 or 3, png and tiff: 1..4, webp: 3 or 4),
+ * converted row by row
  * with ic_io_convert_row when it differs from img->channels. They write to f
  * and do not flush or close it; io.c checks the stream afterwards. */
 ic_status ic_pnm_write(FILE *f, const ic_image *img, int out_ch, char *err, size_t errlen);
 ic_status ic_png_write(FILE *f, const ic_image *img, int out_ch, char *err, size_t errlen);
 ic_status ic_jpeg_write(FILE *f, const ic_image *img, int out_ch, int quality, char *err,
                         size_t errlen);
+ic_status ic_tiff_write(FILE *f, const ic_image *img, int out_ch, char *err, size_t errlen);
+ic_status ic_webp_write(FILE *f, const ic_image *img, int out_ch, int quality, int lossless,
+                        char *err, size_t errlen);
 
 #endif /* IC_IO_INTERNAL_H */
