@@ -7,6 +7,9 @@ CUDA    ?= AUTO
 WERROR  ?= 0
 JOBS    ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_ARGS ?=
+# make install PREFIX=... (DESTDIR=... is honoured too); make uninstall removes
+# what the last install from $(BUILD) recorded in $(BUILD)/install_manifest.txt.
+PREFIX  ?= /usr/local
 
 ifeq ($(WERROR),1)
   WFLAG := -DIC_WERROR=ON
@@ -14,7 +17,7 @@ else
   WFLAG := -DIC_WERROR=OFF
 endif
 
-.PHONY: all deps build test demo asan test-asan bench clean
+.PHONY: all deps build test demo asan test-asan bench clean install uninstall
 
 all: build
 
@@ -36,6 +39,12 @@ asan: deps
 test-asan: asan
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	  ctest --test-dir $(ASAN_BUILD) --output-on-failure -j $(JOBS)
+
+install: build
+	cmake --install $(BUILD) --prefix $(PREFIX)
+
+uninstall:
+	cmake -DMANIFEST=$(BUILD)/install_manifest.txt -P cmake/uninstall.cmake
 
 demo: build
 	bash scripts/demo.sh $(BUILD)

@@ -13,9 +13,14 @@
  *   cpu-bench [--backend cpu] [--size 1920x1080] [--channels 3]
  *       [--layout aos|soa] [--kernel TEXT] [--threads N[,N...]] [--runs 21]
  *       [--warmup 3] [--border mirror] [--convolve] [--explain] [--dump-kernel]
- *       [--cpu-time]
+ *       [--cpu-time] [--alpha independent|auto|premultiply|keep]
  *
- * Correlation is the default here, as OpenCV's filter2D computes it.
+ * Correlation is the default here, as OpenCV's filter2D computes it, and
+ * --alpha independent (every channel filtered alone, as filter2D does); with 2
+ * or 4 channels --alpha auto times the premultiplied path of a blur. The chart
+ * is opaque, so with 2 or 4 channels its alpha is replaced by a ramp with
+ * transparent and translucent parts (ic_image_chart's alpha is 255), so that
+ * the premultiplied path divides everywhere as it would on a cut-out photo.
  * --dump-kernel prints "kw kh w..." (the effective weights) and exits, so that
  * the Python side builds exactly the same kernel.
  *
@@ -62,13 +67,35 @@ static int usage(void)
 {
     fprintf(stderr, "usage: cpu-bench [--backend B] [--size WxH] [--channels C] "
                     "[--layout aos|soa] [--kernel TEXT] [--threads N[,N...]] [--runs N] [--warmup N] "
-                    "[--border MODE] [--convolve] [--explain] [--dump-kernel] [--cpu-time]\n");
+                    "[--border MODE] [--convolve] [--explain] [--dump-kernel] [--cpu-time] "
+                    "[--alpha MODE]\n");
     return 2;
+}
+
+/* Alpha of a 2/4-channel chart: transparent on the left quarter, a ramp up
+ * to opaque across the middle half, opaque on the right quarter; some holes. */
+static void alpha_ramp(ic_image *im)
+{
+    const int ac = im->channels - 1;
+    for (int y = 0; y < im->height; y++)
+        for (int x = 0; x < im->width; x++) {
+            int q = (int)((long)x * 4 / im->width), a;
+            if (q == 0)
+                a = 0;
+            else if (q == 3)
+                a = 255;
+            else
+                a = (int)((long)(x - im->width / 4) * 255 / (im->width / 2 + 1));
+            if (((x / 64) + (y / 64)) % 7 == 0)
+                a = 0; /* holes */
+            *ic_image_at(im, x, y, ac) = (uint8_t)a;
+        }
 }
 
 int ic_bench_cpu_main(int argc, char **argv)
 {
     const char *backend = "cpu", *ktext = "gaussian:3", *border = "mirror";
+    const char *alpha = "independent";
     int w = 1920, h = 1080, ch = 3, runs = 21, warmup = 3;
     int threads[MAX_CTX] = {0}, nctx = 1;
     int convolve = 0, explain = 0, dump = 0;
@@ -121,6 +148,8 @@ int ic_bench_cpu_main(int argc, char **argv)
             warmup = atoi(v);
         else if (strcmp(a, "--border") == 0)
             border = v;
+        else if (strcmp(a, "--alpha") == 0)
+            alpha = v;
         else
             return usage();
     }
@@ -148,9 +177,8 @@ int ic_bench_cpu_main(int argc, char **argv)
     ic_params p;
     ic_params_default(&p);
     p.correlate = !convolve;
-    p.alpha = IC_ALPHA_INDEPENDENT;
-    if (ic_border_parse(border, &p.border) != IC_OK) {
-        fprintf(stderr, "cpu-bench: unknown border %s\n", border);
+    if (ic_border_parse(border, &p.border) != IC_OK || ic_alpha_parse(alpha, &p.alpha) != IC_OK) {
+        fprintf(stderr, "cpu-bench: unknown border %s or alpha mode %s\n", border, alpha);
         ic_kernel_free(&k);
         return 1;
     }
@@ -161,6 +189,8 @@ int ic_bench_cpu_main(int argc, char **argv)
         st = ic_image_create(&dst, w, h, ch, layout);
     if (st == IC_OK)
         st = ic_image_chart(&src, 1);
+    if (st == IC_OK && (ch == 2 || ch == 4))
+        alpha_ramp(&src);
     ic_context *ctx[MAX_CTX] = {NULL};
     for (int c = 0; c < nctx && st == IC_OK; c++) {
         ic_context_options o;
@@ -227,9 +257,9 @@ int ic_bench_cpu_main(int argc, char **argv)
         }
         const char *lb = nctx > 1 ? "[" : "", *rb = nctx > 1 ? "]" : "";
         printf("{\"backend\":\"%s\",\"size\":\"%dx%d\",\"channels\":%d,\"layout\":\"%s\","
-               "\"kernel\":\"%s\",\"threads\":%s%s%s,\"runs\":%d,\"median_ms\":%s%s%s,"
+               "\"kernel\":\"%s\",\"alpha\":\"%s\",\"threads\":%s%s%s,\"runs\":%d,\"median_ms\":%s%s%s,"
                "\"min_ms\":%s%s%s,\"plan\":\"%s\"}\n",
-               ic_context_backend(ctx[0]), w, h, ch, layout == IC_SOA ? "soa" : "aos", ktext, lb,
+               ic_context_backend(ctx[0]), w, h, ch, layout == IC_SOA ? "soa" : "aos", ktext, alpha, lb,
                thr, rb, runs, lb, med, rb, lb, mn, rb, plan);
     }
     free(t);

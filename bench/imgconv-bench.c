@@ -8,7 +8,10 @@
  *   E  8K with 9x9, 15x15, 31x31 general (random, full-rank) kernels and
  *      Gaussians up to 31x31;
  *   F  the fast path's methods forced one by one (the planner's calibration);
- *   G  agreement of the fast path's methods with the `cpu` backend.
+ *   G  agreement of the fast path's methods with the `cpu` backend;
+ *   R  seed 003 Fig 7.14's arithmetic-to-global-memory ratio computed for
+ *      every tiled backend's tile as built (bench/fig714.h; no GPU needed;
+ *      measured by `scripts/gpu-check.sh ratio`).
  * Every cell reports ms, GB/s, GFLOP/s and the fraction of its floor,
  * max(bytes in + out / copy bandwidth, multiply-adds of the cheapest exact
  * method / FMA rate), both ceilings measured in the same run; NPP side by side
@@ -31,6 +34,7 @@
 #include <unistd.h>
 
 #include "bench_transfer.h"
+#include "fig714.h"
 #include "imgconv.h"
 #ifdef IC_HAVE_CUDA
 #include "bench_gpu.h"
@@ -405,6 +409,67 @@ static void study_table(const char *table, const char *title, const size_def *si
            r->fast > 0 ? fl / r->fast : 0.0, n1, n2, x1, x2);
     }
     free(rows);
+}
+
+/* ---- R: seed 003 Fig 7.14, the arithmetic-to-global-memory ratio ------------------------ */
+
+static void fig714_row(const char *design, const char *tile, int k, fig714_tile t)
+{
+    if (t.outputs <= 0) {
+        md("| %s | %s | %dx%d | - | %.0f | - | - | - |\n", design, tile, k, k, t.loads);
+        return;
+    }
+    /* uint8: one element is one byte, 4x the seed's float32 operations per byte */
+    md("| %s | %s | %dx%d | %.0f | %.0f | %.2f | %.2f | %.2f |\n", design, tile, k, k, t.outputs,
+       t.loads, fig714_macs_per_element(t), fig714_round2(fig714_ratio(t)),
+       fig714_round2(4.0 * fig714_ratio(t)));
+}
+
+static void fig714_table(void)
+{
+    md("\n## R. Arithmetic-to-global-memory ratio (seed 003, Fig 7.14), computed\n\n"
+       "The seed's formula (bench/fig714.h, checked against the printed figure by "
+       "tests/test_fig714.c) applied to each tiled backend's tile as built: a tile computes "
+       "outputs x K*K multiply-adds (MAC) from `loads` elements read by its load instructions "
+       "from global memory (an interior tile; caches not counted). MAC / element is unit-free; "
+       "the seed's unit is operations (multiply and add) per byte of float32 elements = MAC / "
+       "element x 2 / 4; imgconv's samples are uint8 (1 byte), so its operations per byte are "
+       "4x that. Bound: K*K MAC per element (K*K/2 in the seed's unit). Weights are not "
+       "counted (the seed keeps them in constant memory; the strategy backends read them with "
+       "__ldg, one per MAC, from L1). The rows method's tile is one thread: 16 samples x 1, 2 "
+       "or 4 rows in registers, three 16-sample loads per input row (the side loads mostly hit "
+       "L1); the planner runs full 5x5..9x9 sums with 2 rows per thread. Measured counterpart: `scripts/gpu-check.sh ratio` (bench/results/ratio-*.md).\n\n"
+       "| design (as built) | tile | filter | outputs | loads (elements) | MAC / element | OP/B "
+       "float32 (seed) | OP/B uint8 |\n|---|---|---|---|---|---|---|---|\n");
+    static const int ks[2] = {5, 9};
+    static const int seed_in[3] = {8, 16, 32};
+    for (int i = 0; i < 2; i++) {
+        const int k = ks[i];
+        char tile[64];
+        for (int j = 0; j < 3; j++) {
+            snprintf(tile, sizeof tile, "%dx%d in, %dx%d out", seed_in[j], seed_in[j],
+                     seed_in[j] - k + 1, seed_in[j] - k + 1);
+            fig714_row(seed_in[j] == FIG714_TILE_IN ? "Fig 7.12 = **cuda-tiled-in**" : "Fig 7.12",
+                       seed_in[j] - k + 1 > 0 ? tile : "no output tile", k,
+                       fig714_input_tile(seed_in[j], k));
+        }
+        const int o = FIG714_TILE_OUT, c = FIG714_TILE_CACHED;
+        snprintf(tile, sizeof tile, "%dx%d out, %dx%d in", o, o, o + k - 1, o + k - 1);
+        fig714_row("**cuda-tiled-out**, **cuda-tiled-halo**", tile, k, fig714_output_tile(o, k));
+        snprintf(tile, sizeof tile, "%dx%d, halo taps as loads", c, c);
+        fig714_row("Fig 7.15 = **cuda-tiled-cached**", tile, k, fig714_cached_tile(c, k, 0));
+        snprintf(tile, sizeof tile, "%dx%d, halo taps from cache", c, c);
+        fig714_row("Fig 7.15 = **cuda-tiled-cached**", tile, k, fig714_cached_tile(c, k, 1));
+        for (int rows = 1; rows <= 4; rows *= 2) {
+            snprintf(tile, sizeof tile, "thread: %dx%d out, %d rows x 48 loaded",
+                     FIG714_ROWS_CHUNK, rows, rows + k - 1);
+            char design[32];
+            snprintf(design, sizeof design, "**cuda** rows x%d", rows);
+            fig714_row(design, tile, k, fig714_rows_thread(rows, k));
+        }
+        md("| bound (every element used K*K times) | - | %dx%d | - | - | %d | %.2f | %.2f |\n", k,
+           k, k * k, fig714_bound(k), 4.0 * fig714_bound(k));
+    }
 }
 
 #ifdef IC_HAVE_CUDA
@@ -850,7 +915,8 @@ static int want(char t)
 static void usage(void)
 {
     fprintf(stderr, "usage: imgconv-bench --out DIR --stamp STAMP [--quick] [--tables LETTERS]\n"
-                    "  LETTERS: any of ABCDEFGHLT (L: 1D and matmul, T: transfers); default all\n");
+                    "  LETTERS: any of ABCDEFGHLRT (L: 1D and matmul, R: Fig 7.14 ratios, T: transfers);\n"
+                    "  default all\n");
     exit(2);
 }
 
@@ -924,6 +990,8 @@ int main(int argc, char **argv)
                     1);
     if (want('B'))
         study_table("B", "B. Speedup as the filter size changes (HD)", &SIZES[2], 1, ks, 4);
+    if (want('R'))
+        fig714_table();
 #ifdef IC_HAVE_CUDA
     if (B.gpu) {
         if (want('C'))

@@ -100,8 +100,11 @@ typedef struct ic_image {
 
 /* Largest width or height accepted anywhere (2^20). */
 #define IC_MAX_DIM (1 << 20)
-/* Default pixel-count limit (width*height) of the loaders: 2^28. */
-#define IC_DEFAULT_MAX_PIXELS ((uint64_t)1 << 28)
+/* Default pixel-count limit (width*height) of the loaders: 89,478,485 pixels,
+ * Pillow's MAX_IMAGE_PIXELS (a 1 GiB RGB-with-padding budget), so that a
+ * decompression bomb (a small file declaring a huge image) is refused right
+ * after its header (README "Untrusted input"). */
+#define IC_DEFAULT_MAX_PIXELS ((uint64_t)89478485)
 
 /* Allocates a zeroed width x height image with `channels` channels (1..4) in
  * `layout`. Rows are padded so that pitch is a multiple of 64 bytes. On success
@@ -446,20 +449,39 @@ int ic_format_supported(ic_format f);
 /* Name of a format ("pnm", "png", "jpeg", "tiff", "webp"). */
 const char *ic_format_name(ic_format f);
 
+/* Default memory budget (bytes) of the loaders and of the CLI's --max-memory:
+ * a quarter of the physical memory, at most 2 GiB (2 GiB when the physical
+ * memory cannot be read). */
+uint64_t ic_default_max_memory(void);
+
 /* Load options (zero-initialise; zero fields take the defaults). */
 typedef struct ic_load_options {
     int channels;        /* 0: as stored; 1, 2, 3 or 4: convert (seed's channel_force) */
     ic_layout layout;    /* layout of the returned image */
     uint64_t max_pixels; /* 0: IC_DEFAULT_MAX_PIXELS; checked before allocating */
+    /* 0: ic_default_max_memory(). Bytes the decoded image may take, with the
+     * decoder's whole-image buffers (progressive JPEG coefficients) and the
+     * converted copy that `channels` or `layout` asks for: checked after the
+     * header, before anything of that size is allocated. */
+    uint64_t max_memory;
 } ic_load_options;
 
-/* Loads an image file into *img (owned). On error *img is zeroed and errbuf
- * (if given) holds one line without the file name, e.g. "truncated PNG data".
+/* Loads an image file into *img (owned): reads the file and decodes it as
+ * ic_image_decode does. On error *img is zeroed and errbuf (if given) holds one
+ * line without the file name, e.g. "truncated PNG data".
  * Errors: IC_ERR_IO (cannot open/read), IC_ERR_FORMAT (corrupt, truncated,
- * unknown or unsupported format), IC_ERR_TOO_LARGE (over max_pixels),
- * IC_ERR_NOMEM. */
-ic_status ic_image_load(ic_image *img, const char *path, const ic_load_options *opts,
-                        char *errbuf, size_t errlen);
+ * unknown or unsupported format), IC_ERR_TOO_LARGE (over max_pixels or
+ * max_memory; the message names the limit), IC_ERR_NOMEM. */
+ic_status ic_image_load(ic_image *img, const char *path, const ic_load_options *opts, char *errbuf,
+                        size_t errlen);
+
+/* Decodes an image held in memory (size bytes at data, not modified, not
+ * retained) into *img (owned). The format is detected from the magic bytes,
+ * as ic_image_load does for files; options, limits, errors and messages are
+ * those of ic_image_load (an empty buffer is IC_ERR_FORMAT "empty file").
+ * This is how images arriving on a pipe or from the network are read. */
+ic_status ic_image_decode(ic_image *img, const void *data, size_t size, const ic_load_options *opts,
+                          char *errbuf, size_t errlen);
 
 /* Save options (zero-initialise; zero fields take the defaults). */
 typedef struct ic_save_options {

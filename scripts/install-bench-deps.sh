@@ -6,7 +6,7 @@ set -euo pipefail
 
 missing=()
 command -v vips >/dev/null 2>&1 || missing+=(libvips-tools)
-command -v convert >/dev/null 2>&1 || missing+=(imagemagick)
+command -v mogrify >/dev/null 2>&1 || missing+=(imagemagick) # not `convert`: some images ship a stand-in
 /usr/bin/python3 -c 'import cv2, numpy' >/dev/null 2>&1 || missing+=(python3-opencv python3-numpy)
 
 . "$(dirname "$0")/apt-install.sh"

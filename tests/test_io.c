@@ -363,7 +363,7 @@ static ic_status save_load(const ic_image *src, const char *name, ic_layout layo
         memset(out, 0, sizeof *out);
         return st;
     }
-    ic_load_options lo = {force, layout, 0};
+    ic_load_options lo = {force, layout, 0, 0};
     st = ic_image_load(out, path_in_dir(name), &lo, err, sizeof err);
     CHECK(st == IC_OK, "load %s: %s (%s)", name, ic_status_str(st), err);
     if (st == IC_OK)
@@ -499,7 +499,7 @@ static void test_channel_forcing(void)
         for (int dc = 1; dc <= 4; dc++)
             for (int lay = 0; lay < 2; lay++) {
                 ic_image got;
-                ic_load_options lo = {dc, lay ? IC_SOA : IC_AOS, 0};
+                ic_load_options lo = {dc, lay ? IC_SOA : IC_AOS, 0, 0};
                 ic_status st = ic_image_load(&got, path_in_dir(name), &lo, err, sizeof err);
                 CHECK(st == IC_OK, "load %d -> %d channels: %s", sc, dc, err);
                 if (st != IC_OK)
@@ -517,7 +517,7 @@ static void test_channel_forcing(void)
     static const uint8_t ppm[] = "P6\n1 1\n255\n\xC8\x64\x32";
     CHECK(write_bytes(path_in_dir("one.ppm"), ppm, sizeof ppm - 1), "write");
     ic_image got;
-    ic_load_options lo = {2, IC_AOS, 0};
+    ic_load_options lo = {2, IC_AOS, 0, 0};
     char err[256];
     CHECK(ic_image_load(&got, path_in_dir("one.ppm"), &lo, err, sizeof err) == IC_OK, "%s", err);
     CHECK(got.data && got.data[0] == 124 && got.data[1] == 255, "luma+alpha %d %d",
@@ -625,13 +625,14 @@ static void test_pnm_parsing(void)
         CHECK(write_bytes(path_in_dir("cuthdr.ppm"), data, 8), "write");
         expect_load_error("cuthdr.ppm", NULL, IC_ERR_FORMAT, "truncated");
         /* The pixel limit: exactly width*height passes, one less fails. */
-        ic_load_options lo = {0, IC_AOS, 640 * 480};
+        ic_load_options lo = {0, IC_AOS, 640 * 480, 0};
         CHECK(ic_image_load(&img, path_in_dir("full.ppm"), &lo, err, sizeof err) == IC_OK,
               "limit = w*h: %s", err);
         ic_image_free(&img);
         lo.max_pixels = 640 * 480 - 1;
         expect_load_error("full.ppm", &lo, IC_ERR_TOO_LARGE,
-                          "image 640x480 exceeds the pixel limit 307199 (--max-pixels)");
+                          "image 640x480 exceeds the pixel limit 307199 (raise it "
+                          "with --max-pixels)");
     }
     /* A truncated PGM too. */
     static const uint8_t pgm[] = "P5\n4 4\n255\n0123456";
@@ -648,6 +649,108 @@ static void test_pnm_parsing(void)
     remove(path_in_dir("m7.pgm"));
     remove(path_in_dir("over.pgm"));
     remove(path_in_dir("trail.pgm"));
+}
+
+/* ic_image_decode: the same image, options and errors as ic_image_load, from
+ * a buffer; the memory limit counts the decoded image and its converted copy.
+ */
+static void expect_decode(const void *data, size_t n, const ic_load_options *lo, ic_status want,
+                          const char *needle, const char *what)
+{
+    ic_image img;
+    memset(&img, 0x5A, sizeof img);
+    char err[256] = "";
+    ic_status st = ic_image_decode(&img, data, n, lo, err, sizeof err);
+    CHECK(st == want, "decode %s: status %s, expected %s (%s)", what, ic_status_str(st),
+          ic_status_str(want), err);
+    if (want != IC_OK) {
+        CHECK(one_line(err), "decode %s: message must be one line: '%s'", what, err);
+        CHECK(img.data == NULL && img.width == 0 && img.owner == 0, "decode %s: not zeroed", what);
+    }
+    if (needle)
+        CHECK(strstr(err, needle) != NULL, "decode %s: message '%s' lacks '%s'", what, err, needle);
+    if (st == IC_OK)
+        ic_image_free(&img);
+}
+
+static void test_decode_memory(void)
+{
+    static const char *const names[] = {"mem.ppm", "mem.png", "mem.jpg", "mem.tif", "mem.webp"};
+    static const ic_format fmts[] = {IC_FMT_PNM, IC_FMT_PNG, IC_FMT_JPEG, IC_FMT_TIFF,
+                                     IC_FMT_WEBP};
+    ic_image src;
+    char err[256];
+    CHECK(ic_image_create(&src, 97, 61, 3, IC_AOS) == IC_OK, "create");
+    ic_image_chart(&src, 5);
+    for (int f = 0; f < 5; f++) {
+        if (!ic_format_supported(fmts[f]))
+            continue;
+        const char *path = path_in_dir(names[f]);
+        CHECK(ic_image_save(&src, path, NULL, err, sizeof err) == IC_OK, "%s", err);
+        size_t n = 0;
+        uint8_t *data = read_bytes(path, &n);
+        CHECK(data && n > 20, "%s: read back", names[f]);
+        if (!data)
+            continue;
+        const ic_load_options variants[] = {
+            {0, IC_AOS, 0, 0}, {4, IC_SOA, 0, 0}, {1, IC_AOS, 0, 0}};
+        for (int v = 0; v < 3; v++) {
+            ic_image a, b;
+            ic_status sa = ic_image_load(&a, path, &variants[v], err, sizeof err);
+            ic_status sb = ic_image_decode(&b, data, n, &variants[v], err, sizeof err);
+            CHECK(sa == IC_OK && sb == IC_OK, "%s variant %d: load %s, decode %s (%s)", names[f], v,
+                  ic_status_str(sa), ic_status_str(sb), err);
+            if (sa == IC_OK && sb == IC_OK)
+                CHECK(ic_image_equal(&a, &b) && a.layout == b.layout,
+                      "%s variant %d: decoded image differs from the loaded one", names[f], v);
+            ic_image_free(&a);
+            ic_image_free(&b);
+        }
+        expect_decode(data, n / 2, NULL, IC_ERR_FORMAT, "truncated", names[f]);
+        ic_load_options lo = {0, IC_AOS, 97 * 61 - 1, 0};
+        expect_decode(data, n, &lo, IC_ERR_TOO_LARGE,
+                      "pixel limit 5916 (raise it with --max-pixels)", names[f]);
+        free(data);
+        remove(path);
+    }
+    ic_image_free(&src);
+
+    /* The memory limit: a 640x480 RGB image takes 1920*480 bytes (rows already
+     * multiples of 64), forced to 4 channels another 2560*480. */
+    CHECK(ic_image_create(&src, 640, 480, 3, IC_AOS) == IC_OK, "create");
+    CHECK(ic_image_save(&src, path_in_dir("mem.ppm"), NULL, err, sizeof err) == IC_OK, "%s", err);
+    ic_image_free(&src);
+    size_t n = 0;
+    uint8_t *data = read_bytes(path_in_dir("mem.ppm"), &n);
+    if (data) {
+        ic_load_options lo = {0, IC_AOS, 0, 921600};
+        expect_decode(data, n, &lo, IC_OK, NULL, "exactly the memory limit");
+        lo.max_memory = 921599;
+        expect_decode(data, n, &lo, IC_ERR_TOO_LARGE,
+                      "needs 0.9 MiB to decode, over the memory limit 0.9 MiB (raise it with "
+                      "--max-memory)",
+                      "one byte under the memory limit");
+        lo.channels = 4;
+        lo.max_memory = 921600 + 1228800;
+        expect_decode(data, n, &lo, IC_OK, NULL, "memory limit with the forced copy");
+        lo.max_memory--;
+        expect_decode(data, n, &lo, IC_ERR_TOO_LARGE, "memory limit", "forced copy over the limit");
+        expect_load_error("mem.ppm", &lo, IC_ERR_TOO_LARGE, "memory limit");
+    }
+    free(data);
+    remove(path_in_dir("mem.ppm"));
+
+    expect_decode("", 0, NULL, IC_ERR_FORMAT, "empty", "empty buffer");
+    expect_decode(NULL, 0, NULL, IC_ERR_FORMAT, "empty", "NULL, 0");
+    expect_decode(NULL, 5, NULL, IC_ERR_INVALID_ARG, NULL, "NULL data");
+    expect_decode("GIF89a, not ours", 16, NULL, IC_ERR_FORMAT, "not a PNG/JPEG/TIFF/WebP/PNM file", "GIF");
+    expect_decode("P3\n1 1\n255\n0 0 0\n", 17, NULL, IC_ERR_FORMAT, "P3", "ASCII PPM");
+    const ic_load_options bad = {7, IC_AOS, 0, 0};
+    expect_decode("P5\n1 1\n255\n\x80", 12, &bad, IC_ERR_INVALID_ARG, "channels", "channels 7");
+    expect_decode("P5\n1 1\n255\n\x80", 12, NULL, IC_OK, NULL, "1x1 PGM");
+    CHECK(ic_image_decode(NULL, "P5", 2, NULL, err, sizeof err) == IC_ERR_INVALID_ARG, "NULL img");
+    CHECK(ic_default_max_memory() > 0 && ic_default_max_memory() <= ((uint64_t)2 << 30),
+          "default memory limit %llu", (unsigned long long)ic_default_max_memory());
 }
 
 static void test_generic_bad_input(void)
@@ -667,7 +770,7 @@ static void test_generic_bad_input(void)
     CHECK(mkdir(path_in_dir("adir.png"), 0700) == 0, "mkdir");
     expect_load_error("adir.png", NULL, IC_ERR_IO, NULL);
     rmdir(path_in_dir("adir.png"));
-    ic_load_options lo = {5, IC_AOS, 0};
+    ic_load_options lo = {5, IC_AOS, 0, 0};
     expect_load_error("junk.png", &lo, IC_ERR_INVALID_ARG, "channels");
     ic_image img;
     char err[64];
@@ -685,7 +788,8 @@ static void test_png_bad_input(void)
     png_start(&b, 200000, 200000, 8, 2);
     CHECK(write_bytes(path_in_dir("huge.png"), b.p, b.n), "write");
     expect_load_error("huge.png", NULL, IC_ERR_TOO_LARGE,
-                      "image 200000x200000 exceeds the pixel limit 268435456 (--max-pixels)");
+                      "image 200000x200000 exceeds the pixel limit 89478485 "
+                      "(raise it with --max-pixels)");
     /* A side over libpng's user limit fails inside libpng: still TOO_LARGE. */
     b.n = 0;
     png_start(&b, 3000000, 1, 8, 0);
@@ -734,7 +838,7 @@ static void test_png_bad_input(void)
         free(bad);
     }
     /* The pixel limit against a real file. */
-    ic_load_options lo = {0, IC_AOS, 120 * 80 - 1};
+    ic_load_options lo = {0, IC_AOS, 120 * 80 - 1, 0};
     expect_load_error("ok.png", &lo, IC_ERR_TOO_LARGE, "exceeds the pixel limit 9599");
     free(data);
     remove(path_in_dir("huge.png"));
@@ -871,7 +975,7 @@ static void test_jpeg_bad_input(void)
     CHECK(write_bytes(path_in_dir("cut.jpg"), data, n / 2), "write");
     expect_load_error("cut.jpg", NULL, IC_ERR_FORMAT, "truncated JPEG data");
     /* The pixel limit, checked after the header. */
-    ic_load_options lo = {0, IC_AOS, 160 * 120 - 1};
+    ic_load_options lo = {0, IC_AOS, 160 * 120 - 1, 0};
     expect_load_error("ok.jpg", &lo, IC_ERR_TOO_LARGE, "image 160x120 exceeds the pixel limit");
     /* A JPEG SOI followed by garbage. */
     uint8_t junk[64] = {0xFF, 0xD8, 0xFF};
@@ -935,7 +1039,7 @@ static void test_tiff_bad_input(void)
     tiff_grey(&b, 200000, 200000, 16);
     CHECK(write_bytes(path_in_dir("huge.tif"), b.p, b.n), "write");
     expect_load_error("huge.tif", NULL, IC_ERR_TOO_LARGE,
-                      "image 200000x200000 exceeds the pixel limit 268435456 (--max-pixels)");
+                      "image 200000x200000 exceeds the pixel limit 89478485 (raise it with --max-pixels)");
     b.n = 0;
     tiff_grey(&b, 40, 30, 40 * 30);
     CHECK(write_bytes(path_in_dir("ok.tif"), b.p, b.n), "write");
@@ -946,7 +1050,7 @@ static void test_tiff_bad_input(void)
               img.data[img.pitch * 29 + 39] == (uint8_t)((29 * 40 + 39) * 7),
           "hand-made grey TIFF: %s (%s)", ic_status_str(st), err);
     ic_image_free(&img);
-    ic_load_options lo = {0, IC_AOS, 40 * 30 - 1};
+    ic_load_options lo = {0, IC_AOS, 40 * 30 - 1, 0};
     expect_load_error("ok.tif", &lo, IC_ERR_TOO_LARGE, "exceeds the pixel limit 1199");
     b.n = 0;
     tiff_grey(&b, 40, 30, 40 * 30 / 2);
@@ -1005,7 +1109,7 @@ static void test_webp_bad_input(void)
     vp8x[28] = (uint8_t)(59999 >> 8);
     CHECK(write_bytes(path_in_dir("huge.webp"), vp8x, sizeof vp8x), "write");
     expect_load_error("huge.webp", NULL, IC_ERR_TOO_LARGE,
-                      "image 60000x60000 exceeds the pixel limit 268435456 (--max-pixels)");
+                      "image 60000x60000 exceeds the pixel limit 89478485 (raise it with --max-pixels)");
     ic_image src, img;
     char err[256];
     CHECK(ic_image_create(&src, 160, 120, 3, IC_AOS) == IC_OK, "create");
@@ -1026,7 +1130,7 @@ static void test_webp_bad_input(void)
               a.st_size < bq.st_size,
           "WebP quality 10 should give a smaller file than 92");
     ic_image_free(&src);
-    ic_load_options lo = {0, IC_AOS, 160 * 120 - 1};
+    ic_load_options lo = {0, IC_AOS, 160 * 120 - 1, 0};
     expect_load_error("ok.webp", &lo, IC_ERR_TOO_LARGE, "image 160x120 exceeds the pixel limit");
     size_t n = 0;
     uint8_t *data = read_bytes(path_in_dir("ok.webp"), &n);
@@ -1207,6 +1311,7 @@ int main(void)
     test_channel_forcing();
     test_pnm_parsing();
     test_generic_bad_input();
+    test_decode_memory();
     test_save_failures();
     test_missing_formats();
     if (ic_format_supported(IC_FMT_PNG)) {

@@ -184,7 +184,7 @@ void cli_print_help(void)
         "      --channels N       convert the input on load to N channels: 1 grey,\n"
         "                         2 grey+alpha, 3 RGB, 4 RGBA (default: as stored)\n"
         "      --max-pixels N     refuse images over N pixels, checked before allocating\n"
-        "                         (default 268435456 = 2^28)\n"
+        "                         (default 89478485, as Pillow)\n"
         "      --quality Q        JPEG and WebP quality 1..100 (default 92)\n"
         "      --lossless         WebP: lossless (default: lossy at --quality)\n"
         "\n"

@@ -56,6 +56,9 @@
  * the pool costs more than it saves. */
 #define SMALL_JOB_MACS (1 << 18)
 #define MAX_THREADS 256
+/* Premultiplied alpha takes a factorisation only when it reproduces every
+ * weight this closely (relative): see make_plan. */
+#define PREMUL_MAX_REL_ERR 0x1p-20
 
 enum { FORCE_AUTO = -1 };
 
@@ -71,6 +74,7 @@ typedef struct cpu_state {
     int cache_kw, cache_kh, cache_force, cache_valid;
     int cache_rank; /* 0: direct */
     float *cache_row, *cache_col;
+    double cache_rel_err; /* largest |w' - w| / |w| of the factors' weights w' (inf: a sign lost) */
 } cpu_state;
 
 static void cpu_close(void *state)
@@ -256,6 +260,28 @@ static int dyadic_weights(const float *w, int n)
     return 1;
 }
 
+/* Largest relative error of the weights that rank-r factors reproduce,
+ * max |w' - w| / |w| over the taps; infinity when a weight changes sign or a
+ * zero weight becomes nonzero. */
+static double factor_rel_err(const float *w, int kw, int kh, const float *row, const float *col,
+                             int rank)
+{
+    double worst = 0.0;
+    for (int j = 0; j < kh; j++)
+        for (int i = 0; i < kw; i++) {
+            double v = 0.0, t = w[j * kw + i];
+            for (int r = 0; r < rank; r++)
+                v += (double)col[r * kh + j] * (double)row[r * kw + i];
+            if (v == t)
+                continue;
+            if (t == 0.0 || (v > 0.0) != (t > 0.0))
+                return INFINITY;
+            double e = fabs(v - t) / fabs(t);
+            worst = e > worst ? e : worst;
+        }
+    return worst;
+}
+
 /* Decides direct or separable for the job's weights (cached per kernel). */
 static ic_status plan_factors(cpu_state *st, const ic_job *job, char *err, size_t errlen)
 {
@@ -304,6 +330,9 @@ static ic_status plan_factors(cpu_state *st, const ic_job *job, char *err, size_
             }
         }
     }
+    if (st->cache_rank > 0)
+        st->cache_rel_err =
+            factor_rel_err(job->w, kw, kh, st->cache_row, st->cache_col, st->cache_rank);
     st->cache_valid = 1;
     return IC_OK;
 }
@@ -318,6 +347,8 @@ static int job_ok(const ic_job *job)
     if (s->width < 1 || s->height < 1 || s->width > IC_MAX_DIM || s->height > IC_MAX_DIM ||
         s->channels < 1 || s->channels > 4 || s->type != IC_U8 ||
         (s->layout != IC_AOS && s->layout != IC_SOA))
+        return 0;
+    if (job->premultiply && s->channels != 2 && s->channels != 4)
         return 0;
     size_t row = ic_image_row_bytes(s);
     if (s->pitch < row)
@@ -342,12 +373,19 @@ static ic_status make_plan(cpu_state *st, const ic_job *job, cpu_plan *plan, int
     memset(plan, 0, sizeof *plan);
     plan->job = job;
     plan->ops = st->ops;
-    plan->path = st->cache_rank > 0 ? CPU_SEP : CPU_DIRECT;
-    plan->rank = st->cache_rank;
+    /* Premultiplied alpha divides by the filtered alpha, which amplifies
+     * the error of the weights where it is small; a factorisation whose
+     * weights are off by more than float rounding (a zero weight made
+     * nonzero, e.g.) would turn transparent neighbourhoods into noise. The
+     * named Gaussians and unsharp masks reproduce every weight within 2e-7. */
+    const int factors_ok = !job->premultiply || st->cache_rel_err <= PREMUL_MAX_REL_ERR;
+    plan->path = st->cache_rank > 0 && factors_ok ? CPU_SEP : CPU_DIRECT;
+    plan->rank = plan->path == CPU_SEP ? st->cache_rank : 0;
     plan->frow = st->cache_row;
     plan->fcol = st->cache_col;
-    plan->planes = job->src->layout == IC_SOA ? job->src->channels : 1;
-    plan->step = job->src->layout == IC_SOA ? 1 : job->src->channels;
+    plan->premul = job->premultiply;
+    plan->planes = job->src->layout == IC_SOA && !plan->premul ? job->src->channels : 1;
+    plan->step = job->src->layout == IC_SOA && !plan->premul ? 1 : job->src->channels;
     plan->scratch = st->scratch;
     plan->tiny = st->tiny;
     double macs = path_macs(plan) * job->src->width * (double)job->src->height * job->src->channels;
@@ -441,4 +479,5 @@ const ic_backend ic_backend_cpu = {
     .close = cpu_close,
     .run = cpu_run,
     .explain = cpu_explain,
+    .caps = IC_CAP_PREMULTIPLY, /* in the band pipeline: cpu_band.c */
 };

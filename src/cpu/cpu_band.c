@@ -75,6 +75,8 @@ void ic_cpu_plan_tasks(cpu_plan *plan, int workers)
     plan->band_rows = rows;
     plan->nbands = (h + rows - 1) / rows;
     plan->chunk = plan->tiny ? 13 : SEP_CHUNK;
+    if (plan->premul) /* whole pixels per pass: each is un-premultiplied right after it */
+        plan->chunk -= plan->chunk % plan->step;
 }
 
 int ic_cpu_plan_ntasks(const cpu_plan *plan)
@@ -86,6 +88,13 @@ int ic_cpu_plan_ntasks(const cpu_plan *plan)
 static size_t ring_pitch(const cpu_plan *plan)
 {
     size_t samples = ((size_t)plan->strip_px + (size_t)plan->job->kw - 1) * (size_t)plan->step;
+    return round_up(samples + CPU_SLACK, CPU_ALIGN / sizeof(float));
+}
+
+/* Floats in one row of premultiplied sums (strip + slack, rounded for alignment). */
+static size_t sums_pitch(const cpu_plan *plan)
+{
+    size_t samples = (size_t)plan->strip_px * (size_t)plan->step;
     return round_up(samples + CPU_SLACK, CPU_ALIGN / sizeof(float));
 }
 
@@ -119,6 +128,12 @@ ic_status ic_cpu_scratch_reserve(cpu_scratch *s, const cpu_plan *plan)
         st = grow((void **)&s->rows, &s->cap_rows, 2 * kh, sizeof(float *));
     if (st == IC_OK)
         st = grow((void **)&s->tag, &s->cap_tag, kh + (size_t)job->kw, sizeof(int));
+    if (st == IC_OK && plan->premul) {
+        size_t n = (size_t)plan->strip_px * (size_t)plan->step;
+        st = grow((void **)&s->sums, &s->cap_sums, 2 * sums_pitch(plan), sizeof(float));
+        if (st == IC_OK && plan->job->src->layout == IC_SOA)
+            st = grow((void **)&s->bytes, &s->cap_bytes, n, 1);
+    }
     if (st == IC_OK && plan->path == CPU_SEP) {
         st = grow((void **)&s->tmp, &s->cap_tmp, (size_t)plan->chunk + halo + CPU_SLACK,
                   sizeof(float));
@@ -134,6 +149,8 @@ void ic_cpu_scratch_free(cpu_scratch *s)
     free(s->ring);
     free(s->tmp);
     free(s->acc);
+    free(s->sums);
+    free(s->bytes);
     free((void *)s->rows);
     free(s->tag);
     memset(s, 0, sizeof *s);
@@ -145,6 +162,8 @@ struct task_geom {
     size_t spitch;
     uint8_t *dst;
     size_t dpitch;
+    size_t splane, dplane; /* bytes per plane (premultiplied SoA: gathered, scattered) */
+    int soa_gather;        /* premultiplied SoA: rows interleave the planes */
     int w, h, step;
     int x0, x1, y0, y1;
     int lo, hi;       /* pixels [lo, hi) of the padded strip come straight from the row */
@@ -153,8 +172,27 @@ struct task_geom {
     size_t prow;      /* samples of a padded row */
 };
 
-/* Fills dst with virtual row v of the padded strip. */
-static void load_row(const cpu_plan *plan, const struct task_geom *g, int v, float *dst)
+/* Row sy of every plane of an SoA image, interleaved into dst (premultiplied
+ * alpha needs each pixel's channels together): the padded strip's pixels
+ * [lo, hi) straight from the rows, the padding through padmap. */
+static void gather_row(const cpu_plan *plan, const struct task_geom *g, int sy, float *dst)
+{
+    const int ch = g->step, mid = g->hi - g->lo;
+    const float bv = plan->job->border_value;
+    for (int c = 0; c < ch; c++) {
+        const uint8_t *row = g->src + (size_t)c * g->splane + (size_t)sy * g->spitch;
+        float *d = dst + c;
+        for (int k = 0; k < g->nl; k++, d += ch)
+            *d = g->padmap[k] < 0 ? bv : (float)row[g->padmap[k]];
+        for (int x = g->lo; x < g->lo + mid; x++, d += ch)
+            *d = (float)row[x];
+        for (int k = 0; k < g->nr; k++, d += ch)
+            *d = g->padmap[g->nl + k] < 0 ? bv : (float)row[g->padmap[g->nl + k]];
+    }
+}
+
+/* The samples of virtual row v of the padded strip, as they are. */
+static void load_row_samples(const cpu_plan *plan, const struct task_geom *g, int v, float *dst)
 {
     const ic_job *job = plan->job;
     int sy = ic_border_map(v, g->h, (int)job->border);
@@ -162,6 +200,10 @@ static void load_row(const cpu_plan *plan, const struct task_geom *g, int v, flo
     if (sy < 0) {
         for (size_t k = 0; k < g->prow; k++)
             dst[k] = bv;
+        return;
+    }
+    if (g->soa_gather) {
+        gather_row(plan, g, sy, dst);
         return;
     }
     const uint8_t *row = g->src + (size_t)sy * g->spitch;
@@ -191,9 +233,22 @@ static void load_row(const cpu_plan *plan, const struct task_geom *g, int v, flo
     }
 }
 
+/* Fills dst with virtual row v of the padded strip (colour premultiplied by
+ * alpha when the plan says so). */
+static void load_row(const cpu_plan *plan, const struct task_geom *g, int v, float *dst)
+{
+    load_row_samples(plan, g, v, dst);
+    if (plan->premul)
+        plan->ops->premul(dst, g->step, (int)g->prow);
+}
+
+/* One output row through the rank-r factorisation, rounded into out; with
+ * premultiplied alpha each pass's sums go through s->sums and are
+ * un-premultiplied while they are still in L1. */
 static void sep_row(const cpu_plan *plan, cpu_scratch *s, const float *const *rows, int n,
                     uint8_t *out)
 {
+    float *fout = plan->premul ? s->sums : NULL;
     const ic_job *job = plan->job;
     int kw = job->kw, kh = job->kh, step = plan->step;
     const float **rs = s->rows + kh + 1;
@@ -206,9 +261,31 @@ static void sep_row(const cpu_plan *plan, cpu_scratch *s, const float *const *ro
             int last = r == plan->rank - 1;
             plan->ops->vpass(rs, plan->fcol + (size_t)r * (size_t)kh, kh, s->tmp, m + halo);
             plan->ops->hpass(s->tmp, plan->frow + (size_t)r * (size_t)kw, kw, step,
-                             r ? s->acc : NULL, last ? NULL : s->acc, job->bias,
-                             last ? out + s0 : NULL, m);
+                             r ? s->acc : NULL, last ? fout : s->acc, job->bias,
+                             last && !fout ? out + s0 : NULL, m);
         }
+        if (fout)
+            plan->ops->unpremul(fout, step, job->bias, out + s0, m);
+    }
+}
+
+/* Where output row y of the strip is written: the image row, or for
+ * premultiplied SoA the interleaved row s->bytes (then scatter_row). */
+static uint8_t *out_row(const struct task_geom *g, cpu_scratch *s, int y)
+{
+    if (g->soa_gather)
+        return s->bytes;
+    return g->dst + (size_t)y * g->dpitch + (size_t)g->x0 * (size_t)g->step;
+}
+
+/* Premultiplied SoA: output row y from s->bytes into the planes. */
+static void scatter_row(const struct task_geom *g, cpu_scratch *s, int y)
+{
+    const int ch = g->step;
+    for (int c = 0; c < ch; c++) {
+        uint8_t *row = g->dst + (size_t)c * g->dplane + (size_t)y * g->dpitch + (size_t)g->x0;
+        for (int p = 0; p < g->x1 - g->x0; p++)
+            row[p] = s->bytes[p * ch + c];
     }
 }
 
@@ -233,6 +310,9 @@ void ic_cpu_run_task(void *arg, int task, int worker)
     g.dpitch = dst->pitch;
     g.src = src->data + (size_t)plane * src->pitch * (size_t)src->height;
     g.dst = dst->data + (size_t)plane * dst->pitch * (size_t)dst->height;
+    g.splane = src->pitch * (size_t)src->height;
+    g.dplane = dst->pitch * (size_t)dst->height;
+    g.soa_gather = plan->premul && src->layout == IC_SOA;
     g.y0 = band * plan->band_rows;
     g.y1 = g.y0 + plan->band_rows < g.h ? g.y0 + plan->band_rows : g.h;
     g.x0 = strip * plan->strip_px;
@@ -269,12 +349,24 @@ void ic_cpu_run_task(void *arg, int task, int worker)
             }
             rows[j] = slot;
         }
-        uint8_t *out = g.dst + (size_t)y * g.dpitch + (size_t)g.x0 * (size_t)g.step;
-        if (plan->path == CPU_DIRECT)
+        if (plan->path == CPU_SEP) {
+            sep_row(plan, s, rows, n, out_row(&g, s, y));
+            if (g.soa_gather)
+                scatter_row(&g, s, y);
+        } else if (plan->premul) { /* two rows of sums, then un-premultiplied */
+            float *f0 = s->sums, *f1 = s->sums + sums_pitch(plan);
+            plan->ops->direct(rows, job->w, kw, kh, g.step, job->bias, NULL, NULL, f0,
+                              pair ? f1 : NULL, n);
+            for (int r = 0; r <= pair; r++) {
+                plan->ops->unpremul(r ? f1 : f0, g.step, job->bias, out_row(&g, s, y + r), n);
+                if (g.soa_gather)
+                    scatter_row(&g, s, y + r);
+            }
+        } else {
+            uint8_t *out = out_row(&g, s, y);
             plan->ops->direct(rows, job->w, kw, kh, g.step, job->bias, out,
-                              pair ? out + g.dpitch : NULL, n);
-        else
-            sep_row(plan, s, rows, n, out);
+                              pair ? out + g.dpitch : NULL, NULL, NULL, n);
+        }
         y += 1 + pair;
     }
 }

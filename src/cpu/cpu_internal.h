@@ -44,15 +44,25 @@ typedef struct cpu_ops {
     void (*widen)(const uint8_t *src, float *dst, int n);
     /* out[s] = round_u8(bias + sum_{j<kh} sum_{i<kw} w[j*kw+i] * rows[j][s + i*step]);
      * when out1 is non-NULL, rows has kh+1 entries and out1 gets the same sum
-     * over rows[1..kh] (the next output row). */
+     * over rows[1..kh] (the next output row). With fout non-NULL the sums go
+     * there as floats instead, without bias (fout1 for the second row, made
+     * when fout1 is non-NULL; out and out1 are then unused); fout rows get
+     * CPU_SLACK floats of slack, which the loops may overwrite. */
     void (*direct)(const float *const *rows, const float *w, int kw, int kh, int step, float bias,
-                   uint8_t *out, uint8_t *out1, int n);
+                   uint8_t *out, uint8_t *out1, float *fout, float *fout1, int n);
     /* t[s] = sum_{j<kh} col[j] * rows[j][s]. */
     void (*vpass)(const float *const *rows, const float *col, int kh, float *t, int n);
     /* sum = (acc_in ? acc_in[s] : 0) + sum_{i<kw} row[i] * t[s + i*step]; then
      * out[s] = round_u8(sum + bias) when out is non-NULL, else acc_out[s] = sum. */
     void (*hpass)(const float *t, const float *row, int kw, int step, const float *acc_in,
                   float *acc_out, float bias, uint8_t *out, int n);
+    /* Premultiplied alpha, pixels of ch = 2 or 4 interleaved floats, alpha
+     * last; n samples (a multiple of ch). premul: row[colour] *= row[alpha],
+     * in place (alpha unchanged). unpremul: from sums FC (colour) and FA
+     * (alpha), out[colour] = round_u8((FA > 0 ? FC / FA : 0) + bias) and
+     * out[alpha] = round_u8(FA + bias); acc may be read up to CPU_SLACK past n. */
+    void (*premul)(float *row, int ch, int n);
+    void (*unpremul)(const float *acc, int ch, float bias, uint8_t *out, int n);
 } cpu_ops;
 
 extern const cpu_ops ic_cpu_ops_scalar;
@@ -89,10 +99,13 @@ typedef struct cpu_scratch {
     float *ring;       /* kh+1 rows of `pitch` floats */
     float *tmp;        /* vertical-pass row (sep) */
     float *acc;        /* rank accumulator row (sep, rank > 1) */
+    float *sums;       /* premultiply: two output rows of float sums (+ slack) */
+    uint8_t *bytes;    /* premultiply, SoA: one interleaved output row */
     const float **rows; /* 2*(kh+1) row pointers */
     int *tag;          /* kh+1: virtual row held by each ring slot; then kw-1: mapped
                         * x of each padding pixel of the strip */
-    size_t cap_ring, cap_tmp, cap_acc, cap_rows, cap_tag; /* capacities in elements */
+    size_t cap_ring, cap_tmp, cap_acc, cap_rows, cap_tag, cap_sums,
+        cap_bytes; /* capacities in elements */
 } cpu_scratch;
 
 /* A job as the tasks see it. */
@@ -103,8 +116,14 @@ typedef struct cpu_plan {
     int rank;              /* sep: number of terms */
     const float *frow;     /* sep: rank*kw row vectors */
     const float *fcol;     /* sep: rank*kh column vectors */
-    int planes;            /* SoA: channels; AoS: 1 */
-    int step;              /* samples per pixel in a row: channels (AoS) or 1 (SoA) */
+    int planes;            /* SoA: channels; AoS: 1 (and premultiply) */
+    int step;              /* samples per pixel in a row: channels (AoS, premultiply) or 1 */
+    /* Premultiplied alpha (job->premultiply): every task filters all channels
+     * of its pixels, interleaved in the float rows whatever the layout (an
+     * SoA image is gathered on load and scattered on store); colour is
+     * multiplied by alpha when a row is converted, sums are kept as floats and
+     * un-premultiplied when the row is stored. */
+    int premul;
     int strip_px;          /* pixels per column strip */
     int nstrips, band_rows, nbands;
     int chunk;             /* sep: samples per vertical/horizontal pass */

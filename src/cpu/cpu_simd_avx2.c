@@ -67,6 +67,27 @@ SIMD_TGT static inline void simd_put_part(uint8_t *out, V a, int m)
     memcpy(out, tmp, (size_t)m);
 }
 
+#define VMUL(a, b) _mm256_mul_ps((a), (b))
+
+/* Per pixel of 4 (or 2) lanes: alpha lane spread over the colour lanes, 1 in
+ * the alpha lane (permute works within 128-bit halves, which hold whole pixels). */
+SIMD_TGT static inline V simd_alpha_or_one(V a, int ch)
+{
+    const V one = _mm256_set1_ps(1.0f);
+    if (ch == 4)
+        return _mm256_blend_ps(_mm256_permute_ps(a, 0xFF), one, 0x88);
+    return _mm256_blend_ps(_mm256_permute_ps(a, 0xF5), one, 0xAA);
+}
+
+/* Colour lanes FC/FA where FA > 0, else 0; the alpha lane keeps FA. */
+SIMD_TGT static inline V simd_colour(V a, int ch)
+{
+    const V fa = ch == 4 ? _mm256_permute_ps(a, 0xFF) : _mm256_permute_ps(a, 0xF5);
+    V q = _mm256_div_ps(a, fa);
+    q = _mm256_and_ps(_mm256_cmp_ps(fa, _mm256_setzero_ps(), _CMP_GT_OQ), q);
+    return ch == 4 ? _mm256_blend_ps(q, a, 0x88) : _mm256_blend_ps(q, a, 0xAA);
+}
+
 #include "cpu/cpu_simd_body.h"
 
 const cpu_ops *ic_cpu_ops_avx2(void)

@@ -48,6 +48,27 @@ SIMD_TGT static inline void simd_put_part(uint8_t *out, V a, int m)
     memcpy(out, tmp, (size_t)m);
 }
 
+#define VMUL(a, b) _mm512_mul_ps((a), (b))
+
+/* Per pixel of 4 (or 2) lanes: alpha lane spread over the colour lanes, 1 in
+ * the alpha lane (permute works within 128-bit quarters, which hold whole pixels). */
+SIMD_TGT static inline V simd_alpha_or_one(V a, int ch)
+{
+    const V one = _mm512_set1_ps(1.0f);
+    if (ch == 4)
+        return _mm512_mask_blend_ps(0x8888, _mm512_permute_ps(a, 0xFF), one);
+    return _mm512_mask_blend_ps(0xAAAA, _mm512_permute_ps(a, 0xF5), one);
+}
+
+/* Colour lanes FC/FA where FA > 0, else 0; the alpha lane keeps FA. */
+SIMD_TGT static inline V simd_colour(V a, int ch)
+{
+    const V fa = ch == 4 ? _mm512_permute_ps(a, 0xFF) : _mm512_permute_ps(a, 0xF5);
+    const __mmask16 pos = _mm512_cmp_ps_mask(fa, _mm512_setzero_ps(), _CMP_GT_OQ);
+    const V q = _mm512_maskz_mov_ps(pos, _mm512_div_ps(a, fa));
+    return _mm512_mask_blend_ps(ch == 4 ? 0x8888 : 0xAAAA, q, a);
+}
+
 #include "cpu/cpu_simd_body.h"
 
 const cpu_ops *ic_cpu_ops_avx512(void)

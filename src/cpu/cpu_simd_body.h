@@ -11,6 +11,11 @@
  *   simd_widen(p)     VL uint8 at p -> V
  *   simd_put(out, a, nv)   rounds nv vectors (already biased) to uint8 at out
  *   simd_put_part(out, a, m) the same for the first m < VL lanes of one vector
+ *   VMUL(a, b)        a*b
+ *   simd_alpha_or_one(a, ch)  per pixel of ch = 2 or 4 lanes: its alpha lane
+ *                     in the colour lanes, 1 in the alpha lane
+ *   simd_colour(a, ch)  per pixel: colour lanes FC/FA (0 where FA <= 0, FA
+ *                     being the pixel's alpha lane), the alpha lane FA
  *
  * Rounding in simd_put* must be ic_round_u8's: clamp to [0, 255] (NaN -> 0),
  * then round to nearest even (cvtps2dq in the default MXCSR mode).
@@ -42,10 +47,24 @@ SIMD_TGT static void simd_widen_row(const uint8_t *src, float *dst, int n)
         dst[k] = (float)src[k];
 }
 
+/* nv vectors of sums at sample s: rounded with bias into out, or stored as
+ * they are into fo when fo is non-NULL (premultiplied alpha keeps sums). */
+SIMD_INLINE void simd_emit(V *a, int nv, V vb, uint8_t *out, float *fo, int s)
+{
+    if (fo) {
+        for (int v = 0; v < nv; v++)
+            VSTORE(fo + s + v * VL, a[v]);
+        return;
+    }
+    for (int v = 0; v < nv; v++)
+        a[v] = VADD(a[v], vb);
+    simd_put(out + s, a, nv);
+}
+
 /* out[s] = round(bias + sum_j sum_i w[j*kw+i] * rows[j][s + i*step]) for
- * s0 <= s < n */
+ * s0 <= s < n; with fo non-NULL, fo[s] = the sum instead (no bias) */
 SIMD_INLINE void direct_k(const float *const *rows, const float *w, const int kw, const int kh,
-                          const int step, float bias, uint8_t *out, int s0, int n)
+                          const int step, float bias, uint8_t *out, float *fo, int s0, int n)
 {
     const V vb = VSET1(bias);
     int s = s0;
@@ -62,9 +81,7 @@ SIMD_INLINE void direct_k(const float *const *rows, const float *w, const int kw
                     a[v] = VFMA(wv, VLOAD(p + v * VL), a[v]);
             }
         }
-        for (int v = 0; v < NACC; v++)
-            a[v] = VADD(a[v], vb);
-        simd_put(out + s, a, NACC);
+        simd_emit(a, NACC, vb, out, fo, s);
     }
     for (; s < n; s += VL) {
         V a = VZERO();
@@ -73,11 +90,12 @@ SIMD_INLINE void direct_k(const float *const *rows, const float *w, const int kw
             for (int i = 0; i < kw; i++)
                 a = VFMA(VSET1(w[j * kw + i]), VLOAD(r + i * step), a);
         }
-        a = VADD(a, vb);
-        if (n - s >= VL)
-            simd_put(out + s, &a, 1);
+        if (fo)
+            VSTORE(fo + s, a); /* may run into the slack */
+        else if (n - s >= VL)
+            simd_emit(&a, 1, vb, out, NULL, s);
         else
-            simd_put_part(out + s, a, n - s);
+            simd_put_part(out + s, VADD(a, vb), n - s);
     }
 }
 
@@ -87,7 +105,8 @@ SIMD_INLINE void direct_k(const float *const *rows, const float *w, const int kw
  * loads, half of them split across cache lines in AoS). NACC/2 accumulators
  * per row keep the NACC chains the FMA latency needs. */
 SIMD_INLINE void direct2_k(const float *const *rows, const float *w, const int kw, const int kh,
-                           const int step, float bias, uint8_t *out0, uint8_t *out1, int n)
+                           const int step, float bias, uint8_t *out0, uint8_t *out1, float *fo0,
+                           float *fo1, int n)
 {
     enum { H = NACC / 2 };
     const V vb = VSET1(bias);
@@ -114,27 +133,24 @@ SIMD_INLINE void direct2_k(const float *const *rows, const float *w, const int k
                 }
             }
         }
-        for (int v = 0; v < H; v++) {
-            a0[v] = VADD(a0[v], vb);
-            a1[v] = VADD(a1[v], vb);
-        }
-        simd_put(out0 + s, a0, H);
-        simd_put(out1 + s, a1, H);
+        simd_emit(a0, H, vb, out0, fo0, s);
+        simd_emit(a1, H, vb, out1, fo1, s);
     }
     if (s < n) {
-        direct_k(rows, w, kw, kh, step, bias, out0, s, n);
-        direct_k(rows + 1, w, kw, kh, step, bias, out1, s, n);
+        direct_k(rows, w, kw, kh, step, bias, out0, fo0, s, n);
+        direct_k(rows + 1, w, kw, kh, step, bias, out1, fo1, s, n);
     }
 }
 
-/* One row (out1 NULL) or two (rows has kh+1 entries). */
+/* One row or two (rows has kh+1 entries): see cpu_ops.direct. */
 SIMD_INLINE void direct_any(const float *const *rows, const float *w, const int kw, const int kh,
-                            const int step, float bias, uint8_t *out, uint8_t *out1, int n)
+                            const int step, float bias, uint8_t *out, uint8_t *out1, float *fout,
+                            float *fout1, int n)
 {
-    if (out1)
-        direct2_k(rows, w, kw, kh, step, bias, out, out1, n);
+    if (fout ? fout1 != NULL : out1 != NULL)
+        direct2_k(rows, w, kw, kh, step, bias, out, out1, fout, fout1, n);
     else
-        direct_k(rows, w, kw, kh, step, bias, out, 0, n);
+        direct_k(rows, w, kw, kh, step, bias, out, fout, 0, n);
 }
 
 /* Instances with constant kw, kh and step: the taps unroll and every load
@@ -142,14 +158,15 @@ SIMD_INLINE void direct_any(const float *const *rows, const float *w, const int 
  * variable step, a 5x5 kernel spills its 25 tap pointers to the stack). */
 #define DIRECT_STEPS(KW, KH)                                                                      \
     switch (step) {                                                                               \
-    case 1: direct_any(rows, w, KW, KH, 1, bias, out, out1, n); return;                  \
-    case 2: direct_any(rows, w, KW, KH, 2, bias, out, out1, n); return;                  \
-    case 3: direct_any(rows, w, KW, KH, 3, bias, out, out1, n); return;                  \
-    default: direct_any(rows, w, KW, KH, 4, bias, out, out1, n); return;                 \
+    case 1: direct_any(rows, w, KW, KH, 1, bias, out, out1, fout, fout1, n); return;     \
+    case 2: direct_any(rows, w, KW, KH, 2, bias, out, out1, fout, fout1, n); return;     \
+    case 3: direct_any(rows, w, KW, KH, 3, bias, out, out1, fout, fout1, n); return;     \
+    default: direct_any(rows, w, KW, KH, 4, bias, out, out1, fout, fout1, n); return;    \
     }
 
 SIMD_TGT static void simd_direct(const float *const *rows, const float *w, int kw, int kh, int step,
-                                 float bias, uint8_t *out, uint8_t *out1, int n)
+                                 float bias, uint8_t *out, uint8_t *out1, float *fout,
+                                 float *fout1, int n)
 {
     if (kw == 3 && kh == 3)
         DIRECT_STEPS(3, 3)
@@ -157,7 +174,7 @@ SIMD_TGT static void simd_direct(const float *const *rows, const float *w, int k
         DIRECT_STEPS(5, 5)
     if (kw == 7 && kh == 7)
         DIRECT_STEPS(7, 7)
-    direct_any(rows, w, kw, kh, step, bias, out, out1, n);
+    direct_any(rows, w, kw, kh, step, bias, out, out1, fout, fout1, n);
 }
 
 /* t[s] = sum_j col[j] * rows[j][s] */
@@ -249,6 +266,51 @@ SIMD_TGT static void simd_hpass(const float *t, const float *row, int kw, int st
     hpass_k(t, row, kw, step, acc_in, acc_out, bias, out, n);
 }
 
+/* Premultiplied alpha on interleaved pixels of CH channels (cpu_ops.premul
+ * and unpremul): VL is a multiple of 4, so a vector holds whole pixels and
+ * simd_alpha(a, CH) spreads each pixel's alpha lane over its colour lanes. */
+SIMD_INLINE void premul_k(float *row, const int ch, int n)
+{
+    int s = 0;
+    for (; s + VL <= n; s += VL) {
+        V a = VLOAD(row + s);
+        VSTORE(row + s, VMUL(a, simd_alpha_or_one(a, ch)));
+    }
+    for (; s < n; s += ch)
+        for (int c = 0; c < ch - 1; c++)
+            row[s + c] *= row[s + ch - 1];
+}
+
+SIMD_TGT static void simd_premul(float *row, int ch, int n)
+{
+    if (ch == 4)
+        premul_k(row, 4, n);
+    else
+        premul_k(row, 2, n);
+}
+
+SIMD_INLINE void unpremul_k(const float *acc, const int ch, float bias, uint8_t *out, int n)
+{
+    const V vb = VSET1(bias);
+    int s = 0;
+    for (; s < n; s += VL) {
+        const V a = VLOAD(acc + s); /* may read into the slack */
+        V q = VADD(simd_colour(a, ch), vb);
+        if (n - s >= VL)
+            simd_put(out + s, &q, 1);
+        else
+            simd_put_part(out + s, q, n - s);
+    }
+}
+
+SIMD_TGT static void simd_unpremul(const float *acc, int ch, float bias, uint8_t *out, int n)
+{
+    if (ch == 4)
+        unpremul_k(acc, 4, bias, out, n);
+    else
+        unpremul_k(acc, 2, bias, out, n);
+}
+
 static const cpu_ops simd_ops = {
-    SIMD_NAME, simd_widen_row, simd_direct, simd_vpass, simd_hpass,
+    SIMD_NAME, simd_widen_row, simd_direct, simd_vpass, simd_hpass, simd_premul, simd_unpremul,
 };

@@ -38,8 +38,20 @@ void ic_io_err(char *err, size_t errlen, const char *fmt, ...)
             *p = ' ';
 }
 
-ic_status ic_io_check_dims(uint64_t width, uint64_t height, uint64_t max_pixels, char *err,
-                           size_t errlen)
+/* Bytes ic_image_create takes for a width x height x channels AoS image
+ * (rows padded to 64 bytes); sides are <= IC_MAX_DIM, so nothing overflows. */
+static uint64_t image_bytes(uint64_t width, uint64_t height, int channels)
+{
+    return ((width * (uint64_t)channels + 63u) & ~(uint64_t)63u) * height;
+}
+
+static double mib(uint64_t bytes)
+{
+    return (double)bytes / (1024.0 * 1024.0);
+}
+
+ic_status ic_io_check_dims(uint64_t width, uint64_t height, int channels, const ic_io_limits *lim,
+                           char *err, size_t errlen)
 {
     if (width == 0 || height == 0) {
         ic_io_err(err, errlen, "image has zero width or height (%llux%llu)",
@@ -52,10 +64,26 @@ ic_status ic_io_check_dims(uint64_t width, uint64_t height, uint64_t max_pixels,
         return IC_ERR_TOO_LARGE;
     }
     /* Both sides are <= 2^20 here, so the product cannot overflow. */
-    if (width * height > max_pixels) {
-        ic_io_err(err, errlen, "image %llux%llu exceeds the pixel limit %llu (--max-pixels)",
+    if (width * height > lim->max_pixels) {
+        ic_io_err(err, errlen,
+                  "image %llux%llu exceeds the pixel limit %llu (raise it with "
+                  "--max-pixels)",
                   (unsigned long long)width, (unsigned long long)height,
-                  (unsigned long long)max_pixels);
+                  (unsigned long long)lim->max_pixels);
+        return IC_ERR_TOO_LARGE;
+    }
+    if (channels <= 0)
+        return IC_OK;
+    uint64_t need = image_bytes(width, height, channels);
+    if (lim->convert_channels > 0)
+        need += image_bytes(width, height, lim->convert_channels);
+    if (need > lim->max_memory) {
+        ic_io_err(err, errlen,
+                  "image %llux%llu needs %.1f MiB to decode, over the memory limit "
+                  "%.1f MiB "
+                  "(raise it with --max-memory)",
+                  (unsigned long long)width, (unsigned long long)height, mib(need),
+                  mib(lim->max_memory));
         return IC_ERR_TOO_LARGE;
     }
     return IC_OK;
@@ -219,9 +247,35 @@ static ic_format detect_format(const uint8_t *b, size_t n, int *pnm_kind)
     return IC_FMT_UNKNOWN;
 }
 
-static ic_status read_native(FILE *f, ic_image *img, uint64_t max_pixels, char *err, size_t errlen)
+/* The readers, by detected format: adding a format is adding its reader here
+ * (and its magic bytes to detect_format). */
+typedef ic_status (*reader_fn)(FILE *f, ic_image *img, const ic_io_limits *lim, char *err,
+                               size_t errlen);
+static reader_fn reader_for(ic_format fmt)
 {
-    uint8_t magic[12];
+    switch (fmt) {
+    case IC_FMT_PNG:
+        return ic_png_read;
+    case IC_FMT_JPEG:
+        return ic_jpeg_read;
+    case IC_FMT_PNM:
+        return ic_pnm_read;
+    case IC_FMT_TIFF:
+        return ic_tiff_read;
+    case IC_FMT_WEBP:
+        return ic_webp_read;
+    case IC_FMT_UNKNOWN:
+    default:
+        return NULL;
+    }
+}
+
+/* Detects the format from the first bytes of f (a seekable stream at offset
+ * 0) and runs its reader. */
+static ic_status read_native(FILE *f, ic_image *img, const ic_io_limits *lim, char *err,
+                             size_t errlen)
+{
+    uint8_t magic[16];
     size_t n = fread(magic, 1, sizeof magic, f);
     if (n == 0 && ferror(f)) {
         ic_io_err(err, errlen, "read error: %s", strerror(errno));
@@ -233,7 +287,8 @@ static ic_status read_native(FILE *f, ic_image *img, uint64_t max_pixels, char *
     }
     int pnm_kind = 0;
     ic_format fmt = detect_format(magic, n, &pnm_kind);
-    if (fmt == IC_FMT_UNKNOWN) {
+    reader_fn read = reader_for(fmt);
+    if (!read) {
         ic_io_err(err, errlen, "not a PNG/JPEG/TIFF/WebP/PNM file");
         return IC_ERR_FORMAT;
     }
@@ -246,19 +301,7 @@ static ic_status read_native(FILE *f, ic_image *img, uint64_t max_pixels, char *
         ic_io_err(err, errlen, "cannot seek: %s", strerror(errno));
         return IC_ERR_IO;
     }
-    switch (fmt) {
-    case IC_FMT_PNG:
-        return ic_png_read(f, img, max_pixels, err, errlen);
-    case IC_FMT_JPEG:
-        return ic_jpeg_read(f, img, max_pixels, err, errlen);
-    case IC_FMT_TIFF:
-        return ic_tiff_read(f, img, max_pixels, err, errlen);
-    case IC_FMT_WEBP:
-        return ic_webp_read(f, img, max_pixels, err, errlen);
-    case IC_FMT_PNM:
-    default:
-        return ic_pnm_read(f, img, max_pixels, err, errlen);
-    }
+    return read(f, img, lim, err, errlen);
 }
 
 /* Converts an owned AoS image to `channels` channels in place of *img. */
@@ -276,6 +319,103 @@ static ic_status force_channels(ic_image *img, int channels)
     return IC_OK;
 }
 
+uint64_t ic_default_max_memory(void)
+{
+    const uint64_t cap = (uint64_t)2 << 30;
+    const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    if (pages <= 0 || page <= 0)
+        return cap;
+    const uint64_t quarter = (uint64_t)pages * (uint64_t)page / 4u;
+    return quarter < cap ? quarter : cap;
+}
+
+/* Checks the options and fills the effective limits. */
+static ic_status load_setup(ic_load_options *o, const ic_load_options *opts, ic_io_limits *lim,
+                            char *errbuf, size_t errlen)
+{
+    memset(o, 0, sizeof *o);
+    if (opts)
+        *o = *opts;
+    if (o->channels < 0 || o->channels > 4) {
+        ic_io_err(errbuf, errlen, "channels must be 0 (as stored) or 1..4, not %d", o->channels);
+        return IC_ERR_INVALID_ARG;
+    }
+    if (o->layout != IC_AOS && o->layout != IC_SOA) {
+        ic_io_err(errbuf, errlen, "unknown layout %d", (int)o->layout);
+        return IC_ERR_INVALID_ARG;
+    }
+    lim->max_pixels = o->max_pixels ? o->max_pixels : IC_DEFAULT_MAX_PIXELS;
+    lim->max_memory = o->max_memory ? o->max_memory : ic_default_max_memory();
+    /* The copy made after decoding: forced channels (4 at most), or the layout
+     * clone with the stored channels (4 at most: the conservative bound). */
+    lim->convert_channels = o->channels ? o->channels : (o->layout != IC_AOS ? 4 : 0);
+    return IC_OK;
+}
+
+/* Reads f and converts the result as o asks. */
+static ic_status load_stream(ic_image *img, FILE *f, const ic_load_options *o,
+                             const ic_io_limits *lim, char *errbuf, size_t errlen)
+{
+    ic_image raw;
+    memset(&raw, 0, sizeof raw);
+    ic_status st = read_native(f, &raw, lim, errbuf, errlen);
+    if (st != IC_OK)
+        return st;
+
+    if (o->channels != 0 && o->channels != raw.channels) {
+        st = force_channels(&raw, o->channels);
+        if (st != IC_OK) {
+            ic_image_free(&raw);
+            ic_io_err(errbuf, errlen, "cannot convert to %d channels: %s", o->channels,
+                      ic_status_str(st));
+            return st;
+        }
+    }
+    if (o->layout != raw.layout) {
+        st = ic_image_clone(img, &raw, o->layout);
+        ic_image_free(&raw);
+        if (st != IC_OK) {
+            memset(img, 0, sizeof *img);
+            ic_io_err(errbuf, errlen, "cannot convert the layout: %s", ic_status_str(st));
+            return st;
+        }
+        return IC_OK;
+    }
+    *img = raw;
+    return IC_OK;
+}
+
+ic_status ic_image_decode(ic_image *img, const void *data, size_t size, const ic_load_options *opts,
+                          char *errbuf, size_t errlen)
+{
+    if (errbuf && errlen)
+        errbuf[0] = '\0';
+    if (img)
+        memset(img, 0, sizeof *img);
+    if (!img || (!data && size)) {
+        ic_io_err(errbuf, errlen, "no image or data given");
+        return IC_ERR_INVALID_ARG;
+    }
+    ic_load_options o;
+    ic_io_limits lim;
+    ic_status st = load_setup(&o, opts, &lim, errbuf, errlen);
+    if (st != IC_OK)
+        return st;
+    if (size == 0) {
+        ic_io_err(errbuf, errlen, "empty file");
+        return IC_ERR_FORMAT;
+    }
+    /* The readers take a stream; a read-only memory stream never writes. */
+    FILE *f = fmemopen((void *)(uintptr_t)data, size, "rb");
+    if (!f) {
+        ic_io_err(errbuf, errlen, "cannot open a memory stream: %s", strerror(errno));
+        return errno == ENOMEM ? IC_ERR_NOMEM : IC_ERR_IO;
+    }
+    st = load_stream(img, f, &o, &lim, errbuf, errlen);
+    fclose(f);
+    return st;
+}
+
 ic_status ic_image_load(ic_image *img, const char *path, const ic_load_options *opts, char *errbuf,
                         size_t errlen)
 {
@@ -286,19 +426,11 @@ ic_status ic_image_load(ic_image *img, const char *path, const ic_load_options *
         return IC_ERR_INVALID_ARG;
     }
     memset(img, 0, sizeof *img);
-    ic_load_options o = {0};
-    if (opts)
-        o = *opts;
-    if (o.channels < 0 || o.channels > 4) {
-        ic_io_err(errbuf, errlen, "channels must be 0 (as stored) or 1..4, not %d", o.channels);
-        return IC_ERR_INVALID_ARG;
-    }
-    if (o.layout != IC_AOS && o.layout != IC_SOA) {
-        ic_io_err(errbuf, errlen, "unknown layout %d", (int)o.layout);
-        return IC_ERR_INVALID_ARG;
-    }
-    if (o.max_pixels == 0)
-        o.max_pixels = IC_DEFAULT_MAX_PIXELS;
+    ic_load_options o;
+    ic_io_limits lim;
+    ic_status st = load_setup(&o, opts, &lim, errbuf, errlen);
+    if (st != IC_OK)
+        return st;
 
     FILE *f = fopen(path, "rb");
     if (!f) {
@@ -311,34 +443,9 @@ ic_status ic_image_load(ic_image *img, const char *path, const ic_load_options *
         ic_io_err(errbuf, errlen, "cannot read: %s", strerror(EISDIR));
         return IC_ERR_IO;
     }
-    ic_image raw;
-    memset(&raw, 0, sizeof raw);
-    ic_status st = read_native(f, &raw, o.max_pixels, errbuf, errlen);
+    st = load_stream(img, f, &o, &lim, errbuf, errlen);
     fclose(f);
-    if (st != IC_OK)
-        return st;
-
-    if (o.channels != 0 && o.channels != raw.channels) {
-        st = force_channels(&raw, o.channels);
-        if (st != IC_OK) {
-            ic_image_free(&raw);
-            ic_io_err(errbuf, errlen, "cannot convert to %d channels: %s", o.channels,
-                      ic_status_str(st));
-            return st;
-        }
-    }
-    if (o.layout != raw.layout) {
-        st = ic_image_clone(img, &raw, o.layout);
-        ic_image_free(&raw);
-        if (st != IC_OK) {
-            memset(img, 0, sizeof *img);
-            ic_io_err(errbuf, errlen, "cannot convert the layout: %s", ic_status_str(st));
-            return st;
-        }
-        return IC_OK;
-    }
-    *img = raw;
-    return IC_OK;
+    return st;
 }
 
 /* ---- atomic save ----------------------------------------------------------- */

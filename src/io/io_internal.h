@@ -21,13 +21,26 @@ void ic_io_err(char *err, size_t errlen, const char *fmt, ...)
 #endif
     ;
 
+/* The limits a reader enforces (README "Untrusted input"), all effective
+ * values (never 0). max_memory bounds the bytes of the decoded image plus,
+ * when convert_channels is nonzero, the converted copy ic_image_decode makes
+ * of it afterwards (channel forcing or a layout change) with that many
+ * channels: the peak the load reaches. */
+typedef struct ic_io_limits {
+    uint64_t max_pixels;
+    uint64_t max_memory;
+    int convert_channels;
+} ic_io_limits;
+
 /* Checks decoded dimensions before anything is allocated: zero sizes are
- * IC_ERR_FORMAT, a side over IC_MAX_DIM or width*height over max_pixels is
- * IC_ERR_TOO_LARGE with the message "image WxH exceeds the pixel limit N
- * (--max-pixels)". Takes uint64_t so that header fields of any width can be
- * checked before they are narrowed to int. */
-ic_status ic_io_check_dims(uint64_t width, uint64_t height, uint64_t max_pixels, char *err,
-                           size_t errlen);
+ * IC_ERR_FORMAT, a side over IC_MAX_DIM, width*height over lim->max_pixels or
+ * (when channels > 0) the bytes of a width x height x channels image (plus
+ * the converted copy) over lim->max_memory is IC_ERR_TOO_LARGE, with a message
+ * naming the limit and how to raise it. channels 0 checks sizes and pixels only
+ * (a header seen before the channel count is known). Takes uint64_t so that
+ * header fields of any width can be checked before they are narrowed to int. */
+ic_status ic_io_check_dims(uint64_t width, uint64_t height, int channels, const ic_io_limits *lim,
+                           char *err, size_t errlen);
 
 /* Converts `width` interleaved pixels of src_ch channels into dst_ch channels
  * (1..4 each; 2 and 4 have alpha last). Grey -> colour replicates the grey;
@@ -36,15 +49,17 @@ ic_status ic_io_check_dims(uint64_t width, uint64_t height, uint64_t max_pixels,
  * src and dst must not overlap. This is seed 004's channel_force. */
 void ic_io_convert_row(uint8_t *dst, int dst_ch, const uint8_t *src, int src_ch, int width);
 
-/* Readers. Each reads one image from f (positioned at the start of the file)
- * into *img, created by ic_image_create as IC_AOS with the channel count the
- * file stores (after expanding palettes and bit depths). On error *img is
- * zeroed and err holds one line. max_pixels is the effective limit (never 0). */
-ic_status ic_pnm_read(FILE *f, ic_image *img, uint64_t max_pixels, char *err, size_t errlen);
-ic_status ic_png_read(FILE *f, ic_image *img, uint64_t max_pixels, char *err, size_t errlen);
-ic_status ic_jpeg_read(FILE *f, ic_image *img, uint64_t max_pixels, char *err, size_t errlen);
-ic_status ic_tiff_read(FILE *f, ic_image *img, uint64_t max_pixels, char *err, size_t errlen);
-ic_status ic_webp_read(FILE *f, ic_image *img, uint64_t max_pixels, char *err, size_t errlen);
+/* Readers. Each reads one image from f (positioned at the start of the data,
+ * seekable: a file or an fmemopen'd buffer) into *img, created by
+ * ic_image_create as IC_AOS with the channel count the file stores (after
+ * expanding palettes and bit depths), calling ic_io_check_dims with lim before
+ * allocating it. On error *img is zeroed and err holds one line. A new format
+ * is one more reader here and one line in io.c's format table. */
+ic_status ic_pnm_read(FILE *f, ic_image *img, const ic_io_limits *lim, char *err, size_t errlen);
+ic_status ic_png_read(FILE *f, ic_image *img, const ic_io_limits *lim, char *err, size_t errlen);
+ic_status ic_jpeg_read(FILE *f, ic_image *img, const ic_io_limits *lim, char *err, size_t errlen);
+ic_status ic_tiff_read(FILE *f, ic_image *img, const ic_io_limits *lim, char *err, size_t errlen);
+ic_status ic_webp_read(FILE *f, ic_image *img, const ic_io_limits *lim, char *err, size_t errlen);
 
 /* Writers. img is IC_AOS (any pitch) with 1..4 channels; out_ch is the channel
  * count to store (pnm: 1 or 3, jpeg: 1 or 3, png and tiff: 1..4, webp: 3 or 4),

@@ -6,8 +6,9 @@
  * longjmp back here and become one-line messages; the warnings that mean the
  * pixels are incomplete or corrupt ("Premature end of JPEG file", bad Huffman
  * codes, ...) are promoted to errors, so a cut file fails instead of decoding
- * with a grey bottom. width*height is checked against max_pixels after the
- * header and before decompressing, and progressive files are limited in their
+ * with a grey bottom. width*height is checked against the pixel limit, and
+ * the decoded bytes against the memory limit, after the header and before
+ * decompressing, and progressive files are limited in their
  * number of scans. Writing stores grey or RGB at a quality of 1..100.
  * Built only with IC_HAVE_JPEG; otherwise every entry point reports
  * IC_ERR_UNSUPPORTED. (No seed figure: seed 004 loads files through a library.)
@@ -132,7 +133,7 @@ static void cmyk_to_rgb(uint8_t *dst, const uint8_t *src, int width, int inverte
 }
 
 static ic_status jpeg_decode(struct jpeg_decompress_struct *cinfo, jpeg_err *je, FILE *f,
-                             ic_image *img, uint64_t max_pixels, uint8_t **buf_out, char *err,
+                             ic_image *img, const ic_io_limits *lim, uint8_t **buf_out, char *err,
                              size_t errlen)
 {
     if (setjmp(je->jump))
@@ -143,8 +144,12 @@ static ic_status jpeg_decode(struct jpeg_decompress_struct *cinfo, jpeg_err *je,
     cinfo->progress = cinfo->client_data;
     jpeg_stdio_src(cinfo, f);
     (void)jpeg_read_header(cinfo, TRUE);
-    ic_status st =
-        ic_io_check_dims(cinfo->image_width, cinfo->image_height, max_pixels, err, errlen);
+    /* The decoded image, plus the whole-image coefficient buffers (2 bytes a
+     * sample and component) libjpeg keeps for progressive files. */
+    const int out_ch = cinfo->jpeg_color_space == JCS_GRAYSCALE ? 1 : 3;
+    const int work_ch = cinfo->progressive_mode ? 2 * cinfo->num_components : 0;
+    ic_status st = ic_io_check_dims(cinfo->image_width, cinfo->image_height, out_ch + work_ch, lim,
+                                    err, errlen);
     if (st != IC_OK)
         return st;
 
@@ -200,7 +205,7 @@ static ic_status jpeg_decode(struct jpeg_decompress_struct *cinfo, jpeg_err *je,
     return IC_OK;
 }
 
-ic_status ic_jpeg_read(FILE *f, ic_image *img, uint64_t max_pixels, char *err, size_t errlen)
+ic_status ic_jpeg_read(FILE *f, ic_image *img, const ic_io_limits *lim, char *err, size_t errlen)
 {
     memset(img, 0, sizeof *img);
     jpeg_err je;
@@ -214,7 +219,7 @@ ic_status ic_jpeg_read(FILE *f, ic_image *img, uint64_t max_pixels, char *err, s
     cinfo.client_data = &progress;
     uint8_t *buf = NULL;
     errno = 0;
-    ic_status st = jpeg_decode(&cinfo, &je, f, img, max_pixels, &buf, err, errlen);
+    ic_status st = jpeg_decode(&cinfo, &je, f, img, lim, &buf, err, errlen);
     free(buf);
     jpeg_destroy_decompress(&cinfo);
     if (st != IC_OK)
@@ -287,10 +292,10 @@ ic_status ic_jpeg_write(FILE *f, const ic_image *img, int out_ch, int quality, c
 
 #else /* !IC_HAVE_JPEG */
 
-ic_status ic_jpeg_read(FILE *f, ic_image *img, uint64_t max_pixels, char *err, size_t errlen)
+ic_status ic_jpeg_read(FILE *f, ic_image *img, const ic_io_limits *lim, char *err, size_t errlen)
 {
     (void)f;
-    (void)max_pixels;
+    (void)lim;
     if (img)
         memset(img, 0, sizeof *img);
     ic_io_err(err, errlen, "built without JPEG support");

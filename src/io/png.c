@@ -5,8 +5,9 @@
  * grey, grey+alpha, RGB or RGBA (1..4 channels as stored) and scales 16-bit
  * samples to 8 bits. Errors longjmp out of libpng and become one-line messages;
  * libpng's user limits bound each side, its chunk allocation limit bounds
- * ancillary chunks, and width*height is checked against max_pixels right after
- * the header, before the image is allocated. Writing stores 1..4 channels.
+ * ancillary chunks, and width*height is checked against the pixel limit right
+ * after the header and the decoded bytes against the memory limit before the
+ * image is allocated. Writing stores 1..4 channels.
  * Built only with IC_HAVE_PNG; otherwise every entry point reports
  * IC_ERR_UNSUPPORTED. (No seed figure: seed 004 loads files through a library.)
  */
@@ -31,10 +32,10 @@
  * that calls setjmp, so it stays valid after the longjmp. */
 typedef struct png_io {
     FILE *f;
-    png_infop info;      /* reading: to see the header as soon as it is parsed */
-    uint64_t max_pixels; /* reading: the pixel limit */
-    ic_status dims;      /* reading: result of the early size check */
-    char *err;           /* reading: where the size check writes its message */
+    png_infop info;          /* reading: to see the header as soon as it is parsed */
+    const ic_io_limits *lim; /* reading: the limits */
+    ic_status dims;          /* reading: result of the early size check */
+    char *err;               /* reading: where the size check writes its message */
     size_t errlen;
     int too_large; /* libpng warned that a side exceeds the user limit */
     int truncated; /* the file ended early */
@@ -66,9 +67,9 @@ static void read_fn(png_structp png, png_bytep data, size_t len)
      * header claiming a huge image fails here, before libpng reads on to the
      * first IDAT and before anything is allocated for the pixels. */
     if (io->info && io->dims == IC_OK && png_get_image_width(png, io->info) != 0) {
-        io->dims = ic_io_check_dims(png_get_image_width(png, io->info),
-                                    png_get_image_height(png, io->info), io->max_pixels, io->err,
-                                    io->errlen);
+        io->dims =
+            ic_io_check_dims(png_get_image_width(png, io->info),
+                             png_get_image_height(png, io->info), 0, io->lim, io->err, io->errlen);
         if (io->dims != IC_OK)
             png_error(png, "image too large");
         io->info = NULL; /* checked once */
@@ -133,14 +134,15 @@ static ic_status png_failure(const png_io *io, uint64_t side_limit, uint64_t max
 /* Everything between setjmp and the end of decoding; *rows_out lets the
  * caller free the row table whatever happens. */
 static ic_status png_decode(png_structp png, png_infop info, png_io *io, ic_image *img,
-                            uint64_t max_pixels, png_bytep **rows_out, char *err, size_t errlen)
+                            const ic_io_limits *lim, png_bytep **rows_out, char *err, size_t errlen)
 {
+    const uint64_t max_pixels = lim->max_pixels;
     const uint64_t side_limit = max_pixels < IC_MAX_DIM ? max_pixels : IC_MAX_DIM;
     if (setjmp(png_jmpbuf(png)))
         return png_failure(io, side_limit, max_pixels, "read", err, errlen);
 
     io->info = info;
-    io->max_pixels = max_pixels;
+    io->lim = lim;
     io->err = err;
     io->errlen = errlen;
     png_set_read_fn(png, io, read_fn);
@@ -150,7 +152,7 @@ static ic_status png_decode(png_structp png, png_infop info, png_io *io, ic_imag
 
     const png_uint_32 w = png_get_image_width(png, info);
     const png_uint_32 h = png_get_image_height(png, info);
-    ic_status st = ic_io_check_dims(w, h, max_pixels, err, errlen);
+    ic_status st = ic_io_check_dims(w, h, 0, lim, err, errlen);
     if (st != IC_OK)
         return st;
 
@@ -178,6 +180,9 @@ static ic_status png_decode(png_structp png, png_infop info, png_io *io, ic_imag
         ic_io_err(err, errlen, "PNG: unexpected layout after expansion (%d channels)", channels);
         return IC_ERR_INTERNAL;
     }
+    st = ic_io_check_dims(w, h, channels, lim, err, errlen);
+    if (st != IC_OK)
+        return st;
     st = ic_image_create(img, (int)w, (int)h, channels, IC_AOS);
     if (st != IC_OK) {
         ic_io_err(err, errlen, "cannot allocate a %ux%u image: %s", (unsigned)w, (unsigned)h,
@@ -199,7 +204,7 @@ static ic_status png_decode(png_structp png, png_infop info, png_io *io, ic_imag
     return IC_OK;
 }
 
-ic_status ic_png_read(FILE *f, ic_image *img, uint64_t max_pixels, char *err, size_t errlen)
+ic_status ic_png_read(FILE *f, ic_image *img, const ic_io_limits *lim, char *err, size_t errlen)
 {
     memset(img, 0, sizeof *img);
     png_io io;
@@ -213,7 +218,7 @@ ic_status ic_png_read(FILE *f, ic_image *img, uint64_t max_pixels, char *err, si
         return IC_ERR_NOMEM;
     }
     png_bytep *rows = NULL;
-    ic_status st = png_decode(png, info, &io, img, max_pixels, &rows, err, errlen);
+    ic_status st = png_decode(png, info, &io, img, lim, &rows, err, errlen);
     free(rows);
     png_destroy_read_struct(&png, &info, NULL);
     if (st != IC_OK)
@@ -286,10 +291,10 @@ ic_status ic_png_write(FILE *f, const ic_image *img, int out_ch, char *err, size
 
 #else /* !IC_HAVE_PNG */
 
-ic_status ic_png_read(FILE *f, ic_image *img, uint64_t max_pixels, char *err, size_t errlen)
+ic_status ic_png_read(FILE *f, ic_image *img, const ic_io_limits *lim, char *err, size_t errlen)
 {
     (void)f;
-    (void)max_pixels;
+    (void)lim;
     if (img)
         memset(img, 0, sizeof *img);
     ic_io_err(err, errlen, "built without PNG support");

@@ -65,7 +65,7 @@ static int read_number(FILE *f, uint64_t *v)
     return c;
 }
 
-ic_status ic_pnm_read(FILE *f, ic_image *img, uint64_t max_pixels, char *err, size_t errlen)
+ic_status ic_pnm_read(FILE *f, ic_image *img, const ic_io_limits *lim, char *err, size_t errlen)
 {
     memset(img, 0, sizeof *img);
     int p = getc(f), kind = getc(f);
@@ -124,7 +124,7 @@ ic_status ic_pnm_read(FILE *f, ic_image *img, uint64_t max_pixels, char *err, si
                   (unsigned long long)maxval);
         return IC_ERR_FORMAT;
     }
-    ic_status st = ic_io_check_dims(width, height, max_pixels, err, errlen);
+    ic_status st = ic_io_check_dims(width, height, channels, lim, err, errlen);
     if (st != IC_OK)
         return st;
 

@@ -28,7 +28,6 @@
 #ifdef IC_HAVE_TIFF
 
 #include <stdarg.h>
-#include <sys/stat.h>
 #include <sys/types.h>
 #include <tiffio.h>
 
@@ -36,6 +35,7 @@
 typedef struct tiff_io {
     FILE *f;
     int sys_errno; /* a read/write error of the stream */
+    int short_read; /* a read stopped at the end of the data */
     char msg[200]; /* libtiff's first error */
 } tiff_io;
 
@@ -45,6 +45,8 @@ static tmsize_t read_proc(thandle_t h, void *buf, tmsize_t n)
     size_t got = fread(buf, 1, (size_t)n, io->f);
     if (got < (size_t)n && ferror(io->f))
         io->sys_errno = errno ? errno : EIO;
+    else if (got < (size_t)n)
+        io->short_read = 1;
     return (tmsize_t)got;
 }
 
@@ -71,13 +73,17 @@ static int close_proc(thandle_t h)
     return 0;
 }
 
+/* By seeking, so that it works on fmemopen'd buffers (ic_image_decode) too. */
 static toff_t size_proc(thandle_t h)
 {
     tiff_io *io = (tiff_io *)h;
-    struct stat sb;
-    if (fflush(io->f) == 0 && fstat(fileno(io->f), &sb) == 0)
-        return (toff_t)sb.st_size;
-    return 0;
+    const off_t here = ftello(io->f);
+    if (here < 0 || fseeko(io->f, 0, SEEK_END) != 0)
+        return 0;
+    const off_t end = ftello(io->f);
+    if (fseeko(io->f, here, SEEK_SET) != 0 || end < 0)
+        return 0;
+    return (toff_t)end;
 }
 
 static int map_proc(thandle_t h, void **base, toff_t *size)
@@ -145,7 +151,11 @@ static ic_status tiff_failure(const tiff_io *io, const char *doing, char *err, s
         ic_io_err(err, errlen, "%s error: %s", doing, strerror(io->sys_errno));
         return IC_ERR_IO;
     }
-    if (io->msg[0])
+    /* A directory or strip past the end of the data: libtiff says "Seek error"
+     * or fails a read; the usual cause is a cut file. */
+    if (io->short_read || strstr(io->msg, "Seek error") || strstr(io->msg, "Can not read TIFF"))
+        ic_io_err(err, errlen, "truncated TIFF data (%s)", io->msg[0] ? io->msg : "short read");
+    else if (io->msg[0])
         ic_io_err(err, errlen, "TIFF: %s", io->msg);
     else
         ic_io_err(err, errlen, "TIFF: corrupt or truncated data");
@@ -209,7 +219,7 @@ static ic_status read_rows(TIFF *t, tiff_io *io, ic_image *img, char *err, size_
 
 /* Everything else, through libtiff's RGBA rendering (premultiplied alpha). */
 static ic_status read_rgba(TIFF *t, tiff_io *io, ic_image *img, uint32_t w, uint32_t h,
-                           char *err, size_t errlen)
+                           const ic_io_limits *lim, char *err, size_t errlen)
 {
     char emsg[1024] = "";
     if (!TIFFRGBAImageOK(t, emsg)) {
@@ -225,7 +235,13 @@ static ic_status read_rgba(TIFF *t, tiff_io *io, ic_image *img, uint32_t w, uint
                      ri.photometric == PHOTOMETRIC_MINISWHITE;
     const int alpha = ri.alpha != 0;
     const int channels = (grey ? 1 : 3) + alpha;
-    ic_status st = ic_image_create(img, (int)w, (int)h, channels, IC_AOS);
+    /* The budget covers the image and libtiff's 4-byte RGBA raster beside it. */
+    ic_status st = ic_io_check_dims(w, h, channels + 4, lim, err, errlen);
+    if (st != IC_OK) {
+        TIFFRGBAImageEnd(&ri);
+        return st;
+    }
+    st = ic_image_create(img, (int)w, (int)h, channels, IC_AOS);
     uint32_t *raster = st == IC_OK ? malloc((size_t)w * (size_t)h * sizeof *raster) : NULL;
     if (st != IC_OK || !raster) {
         TIFFRGBAImageEnd(&ri);
@@ -258,13 +274,13 @@ static ic_status read_rgba(TIFF *t, tiff_io *io, ic_image *img, uint32_t w, uint
     return IC_OK;
 }
 
-ic_status ic_tiff_read(FILE *f, ic_image *img, uint64_t max_pixels, char *err, size_t errlen)
+ic_status ic_tiff_read(FILE *f, ic_image *img, const ic_io_limits *lim, char *err, size_t errlen)
 {
     memset(img, 0, sizeof *img);
     tiff_io io;
     memset(&io, 0, sizeof io);
     io.f = f;
-    TIFF *t = tiff_open(&io, "rm", max_pixels);
+    TIFF *t = tiff_open(&io, "rm", lim->max_pixels);
     if (!t)
         return tiff_failure(&io, "read", err, errlen);
     uint32_t w = 0, h = 0;
@@ -274,9 +290,10 @@ ic_status ic_tiff_read(FILE *f, ic_image *img, uint64_t max_pixels, char *err, s
     TIFFGetFieldDefaulted(t, TIFFTAG_SAMPLESPERPIXEL, &spp);
     TIFFGetFieldDefaulted(t, TIFFTAG_BITSPERSAMPLE, &bps);
     const int has_photo = TIFFGetField(t, TIFFTAG_PHOTOMETRIC, &photo);
-    ic_status st = ic_io_check_dims(w, h, max_pixels, err, errlen);
+    const int as_is = has_photo && stored_as_is(t, spp, bps, photo);
+    ic_status st = ic_io_check_dims(w, h, as_is ? spp : 0, lim, err, errlen);
     if (st == IC_OK) {
-        if (has_photo && stored_as_is(t, spp, bps, photo)) {
+        if (as_is) {
             st = ic_image_create(img, (int)w, (int)h, spp, IC_AOS);
             if (st != IC_OK)
                 ic_io_err(err, errlen, "cannot allocate a %ux%u image: %s", (unsigned)w,
@@ -284,7 +301,7 @@ ic_status ic_tiff_read(FILE *f, ic_image *img, uint64_t max_pixels, char *err, s
             else
                 st = read_rows(t, &io, img, err, errlen);
         } else {
-            st = read_rgba(t, &io, img, w, h, err, errlen);
+            st = read_rgba(t, &io, img, w, h, lim, err, errlen);
         }
     }
     TIFFClose(t);
@@ -356,10 +373,10 @@ ic_status ic_tiff_write(FILE *f, const ic_image *img, int out_ch, char *err, siz
 
 #else /* !IC_HAVE_TIFF */
 
-ic_status ic_tiff_read(FILE *f, ic_image *img, uint64_t max_pixels, char *err, size_t errlen)
+ic_status ic_tiff_read(FILE *f, ic_image *img, const ic_io_limits *lim, char *err, size_t errlen)
 {
     (void)f;
-    (void)max_pixels;
+    (void)lim;
     if (img)
         memset(img, 0, sizeof *img);
     ic_io_err(err, errlen, "built without TIFF support");

@@ -106,12 +106,12 @@ static ic_status decode_failure(VP8StatusCode s, char *err, size_t errlen)
     }
 }
 
-ic_status ic_webp_read(FILE *f, ic_image *img, uint64_t max_pixels, char *err, size_t errlen)
+ic_status ic_webp_read(FILE *f, ic_image *img, const ic_io_limits *lim, char *err, size_t errlen)
 {
     memset(img, 0, sizeof *img);
     uint8_t *data = NULL;
     size_t len = 0;
-    ic_status st = slurp(f, file_cap(max_pixels), &data, &len, err, errlen);
+    ic_status st = slurp(f, file_cap(lim->max_pixels), &data, &len, err, errlen);
     if (st != IC_OK)
         return st;
     WebPDecoderConfig cfg;
@@ -130,11 +130,11 @@ ic_status ic_webp_read(FILE *f, ic_image *img, uint64_t max_pixels, char *err, s
         ic_io_err(err, errlen, "animated WebP is not supported");
         return IC_ERR_FORMAT;
     }
+    const int channels = cfg.input.has_alpha ? 4 : 3;
     st = ic_io_check_dims((uint64_t)(cfg.input.width > 0 ? cfg.input.width : 0),
-                          (uint64_t)(cfg.input.height > 0 ? cfg.input.height : 0), max_pixels,
+                          (uint64_t)(cfg.input.height > 0 ? cfg.input.height : 0), channels, lim,
                           err, errlen);
     if (st == IC_OK) {
-        const int channels = cfg.input.has_alpha ? 4 : 3;
         st = ic_image_create(img, cfg.input.width, cfg.input.height, channels, IC_AOS);
         if (st != IC_OK)
             ic_io_err(err, errlen, "cannot allocate a %dx%d image: %s", cfg.input.width,
@@ -250,10 +250,10 @@ ic_status ic_webp_write(FILE *f, const ic_image *img, int out_ch, int quality, i
 
 #else /* !IC_HAVE_WEBP */
 
-ic_status ic_webp_read(FILE *f, ic_image *img, uint64_t max_pixels, char *err, size_t errlen)
+ic_status ic_webp_read(FILE *f, ic_image *img, const ic_io_limits *lim, char *err, size_t errlen)
 {
     (void)f;
-    (void)max_pixels;
+    (void)lim;
     if (img)
         memset(img, 0, sizeof *img);
     ic_io_err(err, errlen, "built without WebP support");

@@ -67,7 +67,7 @@ head -c 4096 /dev/urandom >random.jpg
 refused 3 random.jpg "random bytes" random.jpg --kernel box:3 random.jpg out.ppm
 # PNG signature + an IHDR claiming 200000 x 200000 RGB 8-bit, with its correct
 # CRC (zlib.crc32(b"IHDR" + data) = 0x76591f5d), and no image data: the size
-# limit (2^28 pixels) must refuse it before anything is allocated.
+# limit (89478485 pixels by default) must refuse it before anything is allocated.
 printf '\x89PNG\r\n\x1a\n\x00\x00\x00\x0d\x49\x48\x44\x52\x00\x03\x0d\x40\x00\x03\x0d\x40\x08\x02\x00\x00\x00\x76\x59\x1f\x5d' >huge.png
 refused 3 huge.png "PNG header claiming 200000x200000" huge.png --kernel box:3 huge.png out.ppm
 head -c 20 huge.png >trunc.png

@@ -64,6 +64,13 @@ void ict_buf_fill(ict_buf *b, uint8_t byte);
  * 2/4 channels: 0 random alpha, 1 mostly 0 or 255 with some in between
  * (transparent holes), 2 opaque. */
 void ict_buf_random(ict_buf *b, ict_rng *r, int alpha_style);
+/* Photograph-like content (tests/support/alpha_photo.c): smooth colour with
+ * texture and a hard edge; for 2 and 4 channels an alpha channel with real
+ * transparency: an opaque subject with soft (anti-aliased) and hard edges,
+ * holes through it, a translucent band, fully transparent pixels whose colour
+ * is random garbage, and scattered almost-transparent pixels (alpha 1..3).
+ * Row padding and guard get random garbage. Any size, channels and layout. */
+void ict_alpha_photo(ict_buf *b, ict_rng *r);
 /* 1 when the byte at offset `off` of b->mem (guard included) is a sample. */
 int ict_buf_is_sample(const ict_buf *b, size_t off);
 /* 1 when every non-sample byte (row padding, guard) equals `byte`; otherwise 0

@@ -1,0 +1,22 @@
+# uninstall.cmake - removes every file that `cmake --install` recorded in
+# MANIFEST (install_manifest.txt), then the folders of ours left empty.
+# Usage: cmake -DMANIFEST=build/install_manifest.txt -P cmake/uninstall.cmake
+if(NOT EXISTS "${MANIFEST}")
+  message(FATAL_ERROR "uninstall: ${MANIFEST} not found (nothing was installed from this build)")
+endif()
+file(STRINGS "${MANIFEST}" files)
+foreach(f IN LISTS files)
+  if(IS_SYMLINK "$ENV{DESTDIR}${f}" OR EXISTS "$ENV{DESTDIR}${f}")
+    message(STATUS "Removing $ENV{DESTDIR}${f}")
+    file(REMOVE "$ENV{DESTDIR}${f}")
+  endif()
+endforeach()
+foreach(f IN LISTS files)
+  get_filename_component(dir "$ENV{DESTDIR}${f}" DIRECTORY)
+  if(dir MATCHES "/(cmake/imgconv|bash-completion/completions|bash-completion)$")
+    file(GLOB left "${dir}/*")
+    if(NOT left)
+      file(REMOVE_RECURSE "${dir}")
+    endif()
+  endif()
+endforeach()
