@@ -454,6 +454,33 @@ const char *ic_format_name(ic_format f);
  * memory cannot be read). */
 uint64_t ic_default_max_memory(void);
 
+/* Colour profile and camera data of an image file, carried from input to
+ * output (README "Metadata"). Both blobs are copied verbatim:
+ *   icc : an ICC profile (PNG iCCP, JPEG APP2 ICC_PROFILE, TIFF tag 34675,
+ *         WebP ICCP), NULL/0 when the file has none;
+ *   exif: the EXIF block as a TIFF structure starting "II*\0" or "MM\0*"
+ *         (PNG eXIf, JPEG APP1 after "Exif\0\0", WebP EXIF), NULL/0 when none.
+ * Pixels are never rotated: the EXIF orientation tag is kept as it was, so
+ * viewers show the output the way they showed the input (what libvips and
+ * ImageMagick do unless asked to auto-rotate). TIFF files carry the ICC
+ * profile only (their EXIF is a sub-directory, not a block). */
+typedef struct ic_metadata {
+    uint8_t *icc;
+    size_t icc_size;
+    uint8_t *exif;
+    size_t exif_size;
+} ic_metadata;
+
+/* Largest ICC profile or EXIF block read or written (bytes). */
+#define IC_MAX_METADATA ((size_t)16 << 20)
+
+/* Releases the blobs of m (NULL-safe) and zeroes it. */
+void ic_metadata_free(ic_metadata *m);
+
+/* The EXIF orientation (1..8, 1 = as stored) of m's EXIF block, 0 when there
+ * is no block or no valid orientation tag in its first directory. */
+int ic_metadata_orientation(const ic_metadata *m);
+
 /* Load options (zero-initialise; zero fields take the defaults). */
 typedef struct ic_load_options {
     int channels;        /* 0: as stored; 1, 2, 3 or 4: convert (seed's channel_force) */
@@ -464,6 +491,9 @@ typedef struct ic_load_options {
      * converted copy that `channels` or `layout` asks for: checked after the
      * header, before anything of that size is allocated. */
     uint64_t max_memory;
+    /* When non-NULL, receives the file's ICC profile and EXIF block (zeroed
+     * when it has none or on error; free with ic_metadata_free). */
+    ic_metadata *metadata;
 } ic_load_options;
 
 /* Loads an image file into *img (owned): reads the file and decodes it as
@@ -487,6 +517,11 @@ ic_status ic_image_decode(ic_image *img, const void *data, size_t size, const ic
 typedef struct ic_save_options {
     int quality;  /* JPEG and lossy WebP quality 1..100; 0 means 92 */
     int lossless; /* WebP: nonzero for lossless (quality is then ignored) */
+    /* When non-NULL, written into PNG, JPEG, WebP (ICC and EXIF) and TIFF
+     * (ICC) outputs; not retained. A profile whose colour space does not fit
+     * the stored channels (an RGB profile on a grey output) is left out, as is
+     * EXIF over the 65527 bytes a JPEG APP1 segment can hold. */
+    const ic_metadata *metadata;
 } ic_save_options;
 
 /* Saves img to path, format by extension. The data is written to a temporary

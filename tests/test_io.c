@@ -245,6 +245,12 @@ static uint32_t crc32_of(const uint8_t *p, size_t n)
     return c ^ 0xFFFFFFFFu;
 }
 
+static void put_be16(uint8_t *p, unsigned v)
+{
+    p[0] = (uint8_t)(v >> 8);
+    p[1] = (uint8_t)v;
+}
+
 static void put_be32(uint8_t *p, uint32_t v)
 {
     p[0] = (uint8_t)(v >> 24);
@@ -363,7 +369,7 @@ static ic_status save_load(const ic_image *src, const char *name, ic_layout layo
         memset(out, 0, sizeof *out);
         return st;
     }
-    ic_load_options lo = {force, layout, 0, 0};
+    ic_load_options lo = {force, layout, 0, 0, NULL};
     st = ic_image_load(out, path_in_dir(name), &lo, err, sizeof err);
     CHECK(st == IC_OK, "load %s: %s (%s)", name, ic_status_str(st), err);
     if (st == IC_OK)
@@ -499,7 +505,7 @@ static void test_channel_forcing(void)
         for (int dc = 1; dc <= 4; dc++)
             for (int lay = 0; lay < 2; lay++) {
                 ic_image got;
-                ic_load_options lo = {dc, lay ? IC_SOA : IC_AOS, 0, 0};
+                ic_load_options lo = {dc, lay ? IC_SOA : IC_AOS, 0, 0, NULL};
                 ic_status st = ic_image_load(&got, path_in_dir(name), &lo, err, sizeof err);
                 CHECK(st == IC_OK, "load %d -> %d channels: %s", sc, dc, err);
                 if (st != IC_OK)
@@ -517,7 +523,7 @@ static void test_channel_forcing(void)
     static const uint8_t ppm[] = "P6\n1 1\n255\n\xC8\x64\x32";
     CHECK(write_bytes(path_in_dir("one.ppm"), ppm, sizeof ppm - 1), "write");
     ic_image got;
-    ic_load_options lo = {2, IC_AOS, 0, 0};
+    ic_load_options lo = {2, IC_AOS, 0, 0, NULL};
     char err[256];
     CHECK(ic_image_load(&got, path_in_dir("one.ppm"), &lo, err, sizeof err) == IC_OK, "%s", err);
     CHECK(got.data && got.data[0] == 124 && got.data[1] == 255, "luma+alpha %d %d",
@@ -625,7 +631,7 @@ static void test_pnm_parsing(void)
         CHECK(write_bytes(path_in_dir("cuthdr.ppm"), data, 8), "write");
         expect_load_error("cuthdr.ppm", NULL, IC_ERR_FORMAT, "truncated");
         /* The pixel limit: exactly width*height passes, one less fails. */
-        ic_load_options lo = {0, IC_AOS, 640 * 480, 0};
+        ic_load_options lo = {0, IC_AOS, 640 * 480, 0, NULL};
         CHECK(ic_image_load(&img, path_in_dir("full.ppm"), &lo, err, sizeof err) == IC_OK,
               "limit = w*h: %s", err);
         ic_image_free(&img);
@@ -693,7 +699,7 @@ static void test_decode_memory(void)
         if (!data)
             continue;
         const ic_load_options variants[] = {
-            {0, IC_AOS, 0, 0}, {4, IC_SOA, 0, 0}, {1, IC_AOS, 0, 0}};
+            {0, IC_AOS, 0, 0, NULL}, {4, IC_SOA, 0, 0, NULL}, {1, IC_AOS, 0, 0, NULL}};
         for (int v = 0; v < 3; v++) {
             ic_image a, b;
             ic_status sa = ic_image_load(&a, path, &variants[v], err, sizeof err);
@@ -707,7 +713,7 @@ static void test_decode_memory(void)
             ic_image_free(&b);
         }
         expect_decode(data, n / 2, NULL, IC_ERR_FORMAT, "truncated", names[f]);
-        ic_load_options lo = {0, IC_AOS, 97 * 61 - 1, 0};
+        ic_load_options lo = {0, IC_AOS, 97 * 61 - 1, 0, NULL};
         expect_decode(data, n, &lo, IC_ERR_TOO_LARGE,
                       "pixel limit 5916 (raise it with --max-pixels)", names[f]);
         free(data);
@@ -723,7 +729,7 @@ static void test_decode_memory(void)
     size_t n = 0;
     uint8_t *data = read_bytes(path_in_dir("mem.ppm"), &n);
     if (data) {
-        ic_load_options lo = {0, IC_AOS, 0, 921600};
+        ic_load_options lo = {0, IC_AOS, 0, 921600, NULL};
         expect_decode(data, n, &lo, IC_OK, NULL, "exactly the memory limit");
         lo.max_memory = 921599;
         expect_decode(data, n, &lo, IC_ERR_TOO_LARGE,
@@ -745,7 +751,7 @@ static void test_decode_memory(void)
     expect_decode(NULL, 5, NULL, IC_ERR_INVALID_ARG, NULL, "NULL data");
     expect_decode("GIF89a, not ours", 16, NULL, IC_ERR_FORMAT, "not a PNG/JPEG/TIFF/WebP/PNM file", "GIF");
     expect_decode("P3\n1 1\n255\n0 0 0\n", 17, NULL, IC_ERR_FORMAT, "P3", "ASCII PPM");
-    const ic_load_options bad = {7, IC_AOS, 0, 0};
+    const ic_load_options bad = {7, IC_AOS, 0, 0, NULL};
     expect_decode("P5\n1 1\n255\n\x80", 12, &bad, IC_ERR_INVALID_ARG, "channels", "channels 7");
     expect_decode("P5\n1 1\n255\n\x80", 12, NULL, IC_OK, NULL, "1x1 PGM");
     CHECK(ic_image_decode(NULL, "P5", 2, NULL, err, sizeof err) == IC_ERR_INVALID_ARG, "NULL img");
@@ -770,7 +776,7 @@ static void test_generic_bad_input(void)
     CHECK(mkdir(path_in_dir("adir.png"), 0700) == 0, "mkdir");
     expect_load_error("adir.png", NULL, IC_ERR_IO, NULL);
     rmdir(path_in_dir("adir.png"));
-    ic_load_options lo = {5, IC_AOS, 0, 0};
+    ic_load_options lo = {5, IC_AOS, 0, 0, NULL};
     expect_load_error("junk.png", &lo, IC_ERR_INVALID_ARG, "channels");
     ic_image img;
     char err[64];
@@ -838,7 +844,7 @@ static void test_png_bad_input(void)
         free(bad);
     }
     /* The pixel limit against a real file. */
-    ic_load_options lo = {0, IC_AOS, 120 * 80 - 1, 0};
+    ic_load_options lo = {0, IC_AOS, 120 * 80 - 1, 0, NULL};
     expect_load_error("ok.png", &lo, IC_ERR_TOO_LARGE, "exceeds the pixel limit 9599");
     free(data);
     remove(path_in_dir("huge.png"));
@@ -975,7 +981,7 @@ static void test_jpeg_bad_input(void)
     CHECK(write_bytes(path_in_dir("cut.jpg"), data, n / 2), "write");
     expect_load_error("cut.jpg", NULL, IC_ERR_FORMAT, "truncated JPEG data");
     /* The pixel limit, checked after the header. */
-    ic_load_options lo = {0, IC_AOS, 160 * 120 - 1, 0};
+    ic_load_options lo = {0, IC_AOS, 160 * 120 - 1, 0, NULL};
     expect_load_error("ok.jpg", &lo, IC_ERR_TOO_LARGE, "image 160x120 exceeds the pixel limit");
     /* A JPEG SOI followed by garbage. */
     uint8_t junk[64] = {0xFF, 0xD8, 0xFF};
@@ -1050,7 +1056,7 @@ static void test_tiff_bad_input(void)
               img.data[img.pitch * 29 + 39] == (uint8_t)((29 * 40 + 39) * 7),
           "hand-made grey TIFF: %s (%s)", ic_status_str(st), err);
     ic_image_free(&img);
-    ic_load_options lo = {0, IC_AOS, 40 * 30 - 1, 0};
+    ic_load_options lo = {0, IC_AOS, 40 * 30 - 1, 0, NULL};
     expect_load_error("ok.tif", &lo, IC_ERR_TOO_LARGE, "exceeds the pixel limit 1199");
     b.n = 0;
     tiff_grey(&b, 40, 30, 40 * 30 / 2);
@@ -1130,7 +1136,7 @@ static void test_webp_bad_input(void)
               a.st_size < bq.st_size,
           "WebP quality 10 should give a smaller file than 92");
     ic_image_free(&src);
-    ic_load_options lo = {0, IC_AOS, 160 * 120 - 1, 0};
+    ic_load_options lo = {0, IC_AOS, 160 * 120 - 1, 0, NULL};
     expect_load_error("ok.webp", &lo, IC_ERR_TOO_LARGE, "image 160x120 exceeds the pixel limit");
     size_t n = 0;
     uint8_t *data = read_bytes(path_in_dir("ok.webp"), &n);
@@ -1158,6 +1164,198 @@ static void test_webp_bad_input(void)
     const char *names[] = {"huge.webp", "ok.webp", "q10.webp", "cut.webp"};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         remove(path_in_dir(names[i]));
+}
+
+/* ---- metadata -------------------------------------------------------------------- */
+
+/* A minimal ICC profile: a 128-byte header (size, class, colour space, the
+ * 'acsp' signature, the D50 illuminant), no tags, then payload bytes that
+ * make it recognisable. `space` is "RGB " or "GRAY". */
+static void fake_icc(uint8_t *p, size_t n, const char *space)
+{
+    memset(p, 0, n);
+    put_be32(p, (uint32_t)n);
+    put_be32(p + 8, 0x02100000u);
+    memcpy(p + 12, "mntr", 4);
+    memcpy(p + 16, space, 4);
+    memcpy(p + 20, "XYZ ", 4);
+    memcpy(p + 36, "acsp", 4);
+    put_be32(p + 68, 0x0000F6D6u); /* D50: X 0.9642, Y 1.0, Z 0.8249 in s15.16 */
+    put_be32(p + 72, 0x00010000u);
+    put_be32(p + 76, 0x0000D32Du);
+    for (size_t i = 132; i < n; i++)
+        p[i] = (uint8_t)(i * 13 + 5);
+}
+
+/* A camera-style EXIF block: IFD0 with Make ("imgconv test") and Orientation,
+ * in little- ("II") or big-endian ("MM") order. Returns its size. */
+static size_t fake_exif(uint8_t *p, int big_endian, unsigned orientation)
+{
+    uint8_t *q = p;
+    void (*put16)(uint8_t *, unsigned) = put_le16;
+    void (*put32)(uint8_t *, uint32_t) = put_le32;
+    if (big_endian) {
+        memcpy(q, "MM\0*", 4);
+        put16 = put_be16;
+        put32 = put_be32;
+    } else {
+        memcpy(q, "II*\0", 4);
+    }
+    put32(q + 4, 8);
+    put16(q + 8, 2);
+    put16(q + 10, 0x010F); /* Make, ASCII, 13 bytes at offset 38 */
+    put16(q + 12, 2);
+    put32(q + 14, 13);
+    put32(q + 18, 38);
+    put16(q + 22, 0x0112); /* Orientation, SHORT, 1 */
+    put16(q + 24, 3);
+    put32(q + 26, 1);
+    put32(q + 30, 0);
+    put16(q + 30, orientation);
+    put32(q + 34, 0); /* no next IFD */
+    memcpy(q + 38, "imgconv test", 13);
+    return 38 + 13;
+}
+
+static int same_blob(const uint8_t *a, size_t na, const uint8_t *b, size_t nb)
+{
+    return na == nb && (na == 0 || (a && b && memcmp(a, b, na) == 0));
+}
+
+/* ICC and EXIF written with the image and read back byte for byte, per format. */
+static void test_metadata_round_trips(void)
+{
+    uint8_t icc_rgb[300], icc_grey[200], exif[64];
+    fake_icc(icc_rgb, sizeof icc_rgb, "RGB ");
+    fake_icc(icc_grey, sizeof icc_grey, "GRAY");
+    const size_t exif_n = fake_exif(exif, 0, 6);
+    static const char *const names[] = {"m.png", "m.jpg", "m.webp", "m.tif"};
+    for (int f = 0; f < 4; f++) {
+        if (!ic_format_supported(ic_format_from_path(names[f]))) {
+            printf("skipped: metadata in %s (not built in)\n", names[f]);
+            continue;
+        }
+        const int tiff = f == 3;
+        for (int grey = 0; grey <= 1; grey++) {
+            /* WebP has no grey: a grey image is stored as RGB, so the RGB profile fits. */
+            const int stores_grey = grey && f != 2;
+            ic_image src, got;
+            char err[256];
+            CHECK(ic_image_create(&src, 33, 21, grey ? 1 : 3, IC_AOS) == IC_OK, "create");
+            fill_smooth(&src);
+            /* Two profiles offered in turn: the RGB one fits only colour outputs. */
+            for (int pi = 0; pi < 2; pi++) {
+                ic_metadata m = {pi ? icc_grey : icc_rgb, pi ? sizeof icc_grey : sizeof icc_rgb,
+                                 exif, exif_n};
+                const int fits = pi ? stores_grey : !stores_grey;
+                ic_save_options so = {.quality = 90, .metadata = &m};
+                CHECK(ic_image_save(&src, path_in_dir(names[f]), &so, err, sizeof err) == IC_OK,
+                      "%s: save with metadata: %s", names[f], err);
+                ic_metadata back;
+                memset(&back, 0x5A, sizeof back);
+                ic_load_options lo = {.metadata = &back};
+                ic_status st = ic_image_load(&got, path_in_dir(names[f]), &lo, err, sizeof err);
+                CHECK(st == IC_OK, "%s: load: %s", names[f], err);
+                if (fits)
+                    CHECK(same_blob(back.icc, back.icc_size, m.icc, m.icc_size),
+                          "%s grey %d profile %d: ICC of %zu bytes back, %zu written", names[f],
+                          grey, pi, back.icc_size, m.icc_size);
+                else
+                    CHECK(back.icc == NULL && back.icc_size == 0,
+                          "%s grey %d profile %d: a profile of the wrong colour space was kept",
+                          names[f], grey, pi);
+                if (tiff)
+                    CHECK(back.exif == NULL, "%s: EXIF is not carried in TIFF", names[f]);
+                else
+                    CHECK(same_blob(back.exif, back.exif_size, exif, exif_n) &&
+                              ic_metadata_orientation(&back) == 6,
+                          "%s: EXIF of %zu bytes back (%zu written), orientation %d", names[f],
+                          back.exif_size, exif_n, ic_metadata_orientation(&back));
+                ic_metadata_free(&back);
+                CHECK(back.icc == NULL && back.exif == NULL, "ic_metadata_free zeroes");
+                ic_image_free(&got);
+            }
+            /* Without metadata in the options nothing is embedded. */
+            CHECK(ic_image_save(&src, path_in_dir(names[f]), NULL, err, sizeof err) == IC_OK,
+                  "%s", err);
+            ic_metadata back;
+            ic_load_options lo = {.metadata = &back};
+            CHECK(ic_image_load(&got, path_in_dir(names[f]), &lo, err, sizeof err) == IC_OK &&
+                      back.icc == NULL && back.exif == NULL,
+                  "%s: metadata appeared from nowhere", names[f]);
+            ic_image_free(&got);
+            ic_metadata_free(&back);
+            ic_image_free(&src);
+            remove(path_in_dir(names[f]));
+        }
+    }
+}
+
+/* A portrait photograph as a camera stores it: landscape pixels and EXIF
+ * orientation 6 ("rotate 90 CW to view") in a big-endian APP1 right after
+ * SOI, spliced in here by hand. Loading keeps the pixels as stored (no
+ * rotation), and the orientation survives into JPEG, PNG and WebP outputs. */
+static void test_exif_orientation_jpeg(void)
+{
+    ic_image src, got;
+    char err[256];
+    CHECK(ic_image_create(&src, 64, 40, 3, IC_AOS) == IC_OK, "create");
+    fill_smooth(&src);
+    CHECK(ic_image_save(&src, path_in_dir("plain.jpg"), NULL, err, sizeof err) == IC_OK, "%s", err);
+    size_t n = 0;
+    uint8_t *jpg = read_bytes(path_in_dir("plain.jpg"), &n);
+    uint8_t exif[64];
+    const size_t en = fake_exif(exif, 1, 6);
+    uint8_t *cam = jpg ? malloc(n + 10 + en) : NULL;
+    CHECK(cam != NULL, "camera jpeg buffer");
+    if (cam) {
+        const size_t seg = 2 + 6 + en; /* length field counts itself */
+        cam[0] = 0xFF, cam[1] = 0xD8, cam[2] = 0xFF, cam[3] = 0xE1;
+        cam[4] = (uint8_t)(seg >> 8), cam[5] = (uint8_t)seg;
+        memcpy(cam + 6, "Exif\0\0", 6);
+        memcpy(cam + 12, exif, en);
+        memcpy(cam + 12 + en, jpg + 2, n - 2);
+        CHECK(write_bytes(path_in_dir("camera.jpg"), cam, n + 10 + en), "write");
+        ic_metadata m;
+        ic_load_options lo = {.metadata = &m};
+        ic_status st = ic_image_load(&got, path_in_dir("camera.jpg"), &lo, err, sizeof err);
+        CHECK(st == IC_OK && got.width == 64 && got.height == 40,
+              "camera JPEG: %s %dx%d (pixels must stay as stored)", err, got.width, got.height);
+        CHECK(ic_metadata_orientation(&m) == 6 && same_blob(m.exif, m.exif_size, exif, en),
+              "camera JPEG: orientation %d", ic_metadata_orientation(&m));
+        static const char *const outs[] = {"cam.jpg", "cam.png", "cam.webp"};
+        for (int i = 0; st == IC_OK && i < 3; i++) {
+            if (!ic_format_supported(ic_format_from_path(outs[i])))
+                continue;
+            ic_save_options so = {.metadata = &m};
+            CHECK(ic_image_save(&got, path_in_dir(outs[i]), &so, err, sizeof err) == IC_OK, "%s",
+                  err);
+            ic_image again;
+            ic_metadata m2;
+            ic_load_options lo2 = {.metadata = &m2};
+            CHECK(ic_image_load(&again, path_in_dir(outs[i]), &lo2, err, sizeof err) == IC_OK &&
+                      again.width == 64 && ic_metadata_orientation(&m2) == 6 &&
+                      same_blob(m2.exif, m2.exif_size, exif, en),
+                  "%s: orientation %d after the round trip", outs[i], ic_metadata_orientation(&m2));
+            ic_image_free(&again);
+            ic_metadata_free(&m2);
+            remove(path_in_dir(outs[i]));
+        }
+        ic_image_free(&got);
+        ic_metadata_free(&m);
+        /* A cut file: an error, and the metadata given back empty. */
+        CHECK(write_bytes(path_in_dir("camera.jpg"), cam, (n + 10 + en) / 2), "write");
+        memset(&m, 0x5A, sizeof m);
+        st = ic_image_load(&got, path_in_dir("camera.jpg"), &lo, err, sizeof err);
+        CHECK(st == IC_ERR_FORMAT && m.icc == NULL && m.exif == NULL,
+              "cut camera JPEG: %s, metadata left behind", ic_status_str(st));
+    }
+    CHECK(ic_metadata_orientation(NULL) == 0, "orientation of NULL");
+    free(cam);
+    free(jpg);
+    ic_image_free(&src);
+    remove(path_in_dir("plain.jpg"));
+    remove(path_in_dir("camera.jpg"));
 }
 
 /* Saving into places that cannot be written: an error, and nothing left. */
@@ -1328,7 +1526,9 @@ int main(void)
         test_webp_bad_input();
     else
         printf("skipped: bad WebP input and lossy WebP (built without WebP)\n");
+    test_metadata_round_trips();
     if (ic_format_supported(IC_FMT_JPEG)) {
+        test_exif_orientation_jpeg();
         test_jpeg_round_trips();
         test_jpeg_bad_input();
     } else {

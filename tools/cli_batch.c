@@ -271,7 +271,17 @@ static int plan_outputs(blist *l, const cli_options *o)
 typedef struct item {
     int idx;
     ic_image img, out;
+    ic_metadata meta; /* the input's ICC profile and EXIF, for the output */
 } item;
+
+/* Frees an item with whatever it still holds. */
+static void item_free(item *it)
+{
+    ic_image_free(&it->img);
+    ic_image_free(&it->out);
+    ic_metadata_free(&it->meta);
+    free(it);
+}
 
 typedef struct queue {
     pthread_mutex_t mu;
@@ -474,12 +484,13 @@ static void *decoder(void *arg)
         it->idx = i;
         char msg[256] = "";
         const double t = cli_now_ms();
+        lo.metadata = &it->meta;
         const ic_status s = ic_image_load(&it->img, f->in, &lo, msg, sizeof msg);
         add_time(b, &b->ms_decode, cli_now_ms() - t);
         if (s != IC_OK) {
             char problem[320];
             snprintf(problem, sizeof problem, "%s", msg[0] ? msg : ic_status_str(s));
-            free(it);
+            item_free(it);
             finish_file(b, i, problem);
             continue;
         }
@@ -502,11 +513,12 @@ static void *encoder(void *arg)
     while ((it = queue_pop(&b->filtered)) != NULL) {
         if (g_interrupted) { /* saves under way finish (atomically); no new ones */
             ic_image_free(&it->out);
-            free(it);
+            item_free(it);
             continue;
         }
         char msg[256] = "";
         const double t = cli_now_ms();
+        so.metadata = &it->meta;
         const ic_status s = ic_image_save(&it->out, b->files.v[it->idx].out, &so, msg, sizeof msg);
         add_time(b, &b->ms_encode, cli_now_ms() - t);
         char problem[320];
@@ -515,7 +527,7 @@ static void *encoder(void *arg)
                      msg[0] ? msg : ic_status_str(s));
         finish_file(b, it->idx, s == IC_OK ? NULL : problem);
         ic_image_free(&it->out);
-        free(it);
+        item_free(it);
     }
     return NULL;
 }
@@ -527,7 +539,7 @@ static void filter_stage(batch *b, ic_context *ctx, const ic_kernel *k, const ic
     while ((it = queue_pop(&b->decoded)) != NULL) {
         if (g_interrupted) { /* drain without work: the file is "not processed" */
             ic_image_free(&it->img);
-            free(it);
+            item_free(it);
             continue;
         }
         const double t = cli_now_ms();
@@ -543,7 +555,7 @@ static void filter_stage(batch *b, ic_context *ctx, const ic_kernel *k, const ic
                      ic_context_error(ctx)[0] ? ic_context_error(ctx) : ic_status_str(s));
             ic_image_free(&it->out);
             finish_file(b, it->idx, problem);
-            free(it);
+            item_free(it);
             continue;
         }
         queue_push(&b->filtered, it);
@@ -777,7 +789,7 @@ int cli_run_batch(const cli_options *o, cli_err *e)
         while ((it = queue_pop(&b.decoded)) != NULL) {
             finish_file(&b, it->idx, "cannot start an encoder thread");
             ic_image_free(&it->img);
-            free(it);
+            item_free(it);
         }
     } else {
         /* Worker 0 on this thread; a worker thread that cannot start is done at

@@ -270,6 +270,9 @@ int cli_run_filter(const cli_options *o, cli_err *e)
     ic_kernel k;
     ic_context *ctx = NULL;
     ic_image src, dst;
+    /* The ICC profile and EXIF go from the input to the output (README "Metadata"). */
+    ic_metadata meta;
+    memset(&meta, 0, sizeof meta);
     double *samples[ST_COUNT] = {NULL};
     memset(&k, 0, sizeof k);
     memset(&src, 0, sizeof src);
@@ -313,10 +316,12 @@ int cli_run_filter(const cli_options *o, cli_err *e)
     lo.channels = o->channels;
     lo.layout = o->layout;
     lo.max_pixels = o->max_pixels;
+    lo.metadata = &meta;
     ic_save_options so;
     memset(&so, 0, sizeof so);
     so.quality = o->quality;
     so.lossless = o->lossless;
+    so.metadata = &meta;
 
     for (int run = 0; run < o->repeat; run++) {
         double a = cli_now_ms();
@@ -374,6 +379,7 @@ int cli_run_filter(const cli_options *o, cli_err *e)
 done:
     for (int st = 0; st < ST_COUNT; st++)
         free(samples[st]);
+    ic_metadata_free(&meta);
     ic_image_free(&src);
     ic_image_free(&dst);
     ic_context_free(ctx);

@@ -249,8 +249,8 @@ static ic_format detect_format(const uint8_t *b, size_t n, int *pnm_kind)
 
 /* The readers, by detected format: adding a format is adding its reader here
  * (and its magic bytes to detect_format). */
-typedef ic_status (*reader_fn)(FILE *f, ic_image *img, const ic_io_limits *lim, char *err,
-                               size_t errlen);
+typedef ic_status (*reader_fn)(FILE *f, ic_image *img, const ic_io_limits *lim,
+                               ic_metadata *meta, char *err, size_t errlen);
 static reader_fn reader_for(ic_format fmt)
 {
     switch (fmt) {
@@ -272,8 +272,8 @@ static reader_fn reader_for(ic_format fmt)
 
 /* Detects the format from the first bytes of f (a seekable stream at offset
  * 0) and runs its reader. */
-static ic_status read_native(FILE *f, ic_image *img, const ic_io_limits *lim, char *err,
-                             size_t errlen)
+static ic_status read_native(FILE *f, ic_image *img, const ic_io_limits *lim, ic_metadata *meta,
+                             char *err, size_t errlen)
 {
     uint8_t magic[16];
     size_t n = fread(magic, 1, sizeof magic, f);
@@ -301,7 +301,7 @@ static ic_status read_native(FILE *f, ic_image *img, const ic_io_limits *lim, ch
         ic_io_err(err, errlen, "cannot seek: %s", strerror(errno));
         return IC_ERR_IO;
     }
-    return read(f, img, lim, err, errlen);
+    return read(f, img, lim, meta, err, errlen);
 }
 
 /* Converts an owned AoS image to `channels` channels in place of *img. */
@@ -344,6 +344,8 @@ static ic_status load_setup(ic_load_options *o, const ic_load_options *opts, ic_
         ic_io_err(errbuf, errlen, "unknown layout %d", (int)o->layout);
         return IC_ERR_INVALID_ARG;
     }
+    if (o->metadata)
+        memset(o->metadata, 0, sizeof *o->metadata);
     lim->max_pixels = o->max_pixels ? o->max_pixels : IC_DEFAULT_MAX_PIXELS;
     lim->max_memory = o->max_memory ? o->max_memory : ic_default_max_memory();
     /* The copy made after decoding: forced channels (4 at most), or the layout
@@ -358,14 +360,17 @@ static ic_status load_stream(ic_image *img, FILE *f, const ic_load_options *o,
 {
     ic_image raw;
     memset(&raw, 0, sizeof raw);
-    ic_status st = read_native(f, &raw, lim, errbuf, errlen);
-    if (st != IC_OK)
+    ic_status st = read_native(f, &raw, lim, o->metadata, errbuf, errlen);
+    if (st != IC_OK) {
+        ic_metadata_free(o->metadata);
         return st;
+    }
 
     if (o->channels != 0 && o->channels != raw.channels) {
         st = force_channels(&raw, o->channels);
         if (st != IC_OK) {
             ic_image_free(&raw);
+            ic_metadata_free(o->metadata);
             ic_io_err(errbuf, errlen, "cannot convert to %d channels: %s", o->channels,
                       ic_status_str(st));
             return st;
@@ -376,6 +381,7 @@ static ic_status load_stream(ic_image *img, FILE *f, const ic_load_options *o,
         ic_image_free(&raw);
         if (st != IC_OK) {
             memset(img, 0, sizeof *img);
+            ic_metadata_free(o->metadata);
             ic_io_err(errbuf, errlen, "cannot convert the layout: %s", ic_status_str(st));
             return st;
         }
@@ -473,15 +479,27 @@ static mode_t current_umask(void)
 static ic_status write_format(FILE *f, const ic_image *aos, ic_format fmt, int out_ch,
                               const ic_save_options *o, char *err, size_t errlen)
 {
+    /* What the output can hold: a profile of the right colour space, EXIF. */
+    ic_metadata fit = {0};
+    const ic_metadata *m = o->metadata;
+    if (m && ic_io_icc_fits(m, out_ch)) {
+        fit.icc = m->icc;
+        fit.icc_size = m->icc_size;
+    }
+    if (m && m->exif && m->exif_size <= IC_MAX_METADATA) {
+        fit.exif = m->exif;
+        fit.exif_size = m->exif_size;
+    }
+    const ic_metadata *meta = fit.icc || fit.exif ? &fit : NULL;
     switch (fmt) {
     case IC_FMT_TIFF:
-        return ic_tiff_write(f, aos, out_ch, err, errlen);
+        return ic_tiff_write(f, aos, out_ch, meta, err, errlen);
     case IC_FMT_WEBP:
-        return ic_webp_write(f, aos, out_ch, o->quality, o->lossless, err, errlen);
+        return ic_webp_write(f, aos, out_ch, o->quality, o->lossless, meta, err, errlen);
     case IC_FMT_PNG:
-        return ic_png_write(f, aos, out_ch, err, errlen);
+        return ic_png_write(f, aos, out_ch, meta, err, errlen);
     case IC_FMT_JPEG:
-        return ic_jpeg_write(f, aos, out_ch, o->quality, err, errlen);
+        return ic_jpeg_write(f, aos, out_ch, o->quality, meta, err, errlen);
     case IC_FMT_PNM:
         return ic_pnm_write(f, aos, out_ch, err, errlen);
     case IC_FMT_UNKNOWN:

@@ -13,7 +13,8 @@
  * per-call handler (never stderr), the first error becoming the one-line
  * message. Writing stores 1..4 channels at 8 bits in deflate-compressed strips
  * with the horizontal predictor (LZW or none when the codec is missing),
- * alpha marked unassociated. Built only with IC_HAVE_TIFF; otherwise every
+ * alpha marked unassociated. The ICC profile (tag 34675) is read and written;
+ * EXIF, a sub-directory in TIFF rather than a block, is not carried. Built only with IC_HAVE_TIFF; otherwise every
  * entry point reports IC_ERR_UNSUPPORTED.
  */
 #include <errno.h>
@@ -274,7 +275,8 @@ static ic_status read_rgba(TIFF *t, tiff_io *io, ic_image *img, uint32_t w, uint
     return IC_OK;
 }
 
-ic_status ic_tiff_read(FILE *f, ic_image *img, const ic_io_limits *lim, char *err, size_t errlen)
+ic_status ic_tiff_read(FILE *f, ic_image *img, const ic_io_limits *lim, ic_metadata *meta,
+                       char *err, size_t errlen)
 {
     memset(img, 0, sizeof *img);
     tiff_io io;
@@ -304,13 +306,18 @@ ic_status ic_tiff_read(FILE *f, ic_image *img, const ic_io_limits *lim, char *er
             st = read_rgba(t, &io, img, w, h, lim, err, errlen);
         }
     }
+    uint32_t icc_len = 0;
+    void *icc = NULL;
+    if (st == IC_OK && meta && TIFFGetField(t, TIFFTAG_ICCPROFILE, &icc_len, &icc) && icc)
+        st = ic_io_meta_copy(&meta->icc, &meta->icc_size, icc, icc_len);
     TIFFClose(t);
     if (st != IC_OK)
         ic_image_free(img);
     return st;
 }
 
-ic_status ic_tiff_write(FILE *f, const ic_image *img, int out_ch, char *err, size_t errlen)
+ic_status ic_tiff_write(FILE *f, const ic_image *img, int out_ch, const ic_metadata *meta,
+                        char *err, size_t errlen)
 {
     if (out_ch < 1 || out_ch > 4) {
         ic_io_err(err, errlen, "TIFF stores 1..4 channels, not %d", out_ch);
@@ -342,6 +349,8 @@ ic_status ic_tiff_write(FILE *f, const ic_image *img, int out_ch, char *err, siz
         ok = TIFFSetField(t, TIFFTAG_PREDICTOR, (uint16_t)PREDICTOR_HORIZONTAL);
     if (ok && (out_ch == 2 || out_ch == 4))
         ok = TIFFSetField(t, TIFFTAG_EXTRASAMPLES, (uint16_t)1, alpha_kind);
+    if (ok && meta && meta->icc)
+        ok = TIFFSetField(t, TIFFTAG_ICCPROFILE, (uint32_t)meta->icc_size, meta->icc);
     if (ok)
         ok = TIFFSetField(t, TIFFTAG_ROWSPERSTRIP, TIFFDefaultStripSize(t, 0));
     /* libtiff's predictor rewrites the row it is given: always pass a copy. */
@@ -373,21 +382,25 @@ ic_status ic_tiff_write(FILE *f, const ic_image *img, int out_ch, char *err, siz
 
 #else /* !IC_HAVE_TIFF */
 
-ic_status ic_tiff_read(FILE *f, ic_image *img, const ic_io_limits *lim, char *err, size_t errlen)
+ic_status ic_tiff_read(FILE *f, ic_image *img, const ic_io_limits *lim, ic_metadata *meta,
+                       char *err, size_t errlen)
 {
     (void)f;
     (void)lim;
+    (void)meta;
     if (img)
         memset(img, 0, sizeof *img);
     ic_io_err(err, errlen, "built without TIFF support");
     return IC_ERR_UNSUPPORTED;
 }
 
-ic_status ic_tiff_write(FILE *f, const ic_image *img, int out_ch, char *err, size_t errlen)
+ic_status ic_tiff_write(FILE *f, const ic_image *img, int out_ch, const ic_metadata *meta,
+                        char *err, size_t errlen)
 {
     (void)f;
     (void)img;
     (void)out_ch;
+    (void)meta;
     ic_io_err(err, errlen, "built without TIFF support");
     return IC_ERR_UNSUPPORTED;
 }

@@ -7,7 +7,9 @@
  * max_pixels, and only then allocates the image and decodes straight into
  * it: RGB, or RGBA when the file has alpha. Animated WebP is refused. Writing
  * stores RGB or RGBA (grey is expanded, since WebP has no grey mode), lossy
- * at the given quality or lossless. Built only with IC_HAVE_WEBP; otherwise
+ * at the given quality or lossless. The ICCP and EXIF chunks are read and
+ * written through libwebpmux (an EXIF chunk that starts "Exif\0\0", as some
+ * writers make it, loses that prefix on reading). Built only with IC_HAVE_WEBP; otherwise
  * every entry point reports IC_ERR_UNSUPPORTED.
  */
 #include <errno.h>
@@ -24,6 +26,7 @@
 #include <sys/stat.h>
 #include <webp/decode.h>
 #include <webp/encode.h>
+#include <webp/mux.h>
 
 /* The largest side a WebP bitstream can hold. */
 #define WEBP_MAX_SIDE 16383
@@ -106,7 +109,66 @@ static ic_status decode_failure(VP8StatusCode s, char *err, size_t errlen)
     }
 }
 
-ic_status ic_webp_read(FILE *f, ic_image *img, const ic_io_limits *lim, char *err, size_t errlen)
+/* The ICCP and EXIF chunks of a whole file. */
+static ic_status webp_get_metadata(const uint8_t *data, size_t len, ic_metadata *meta)
+{
+    const WebPData whole = {data, len};
+    WebPMux *mux = WebPMuxCreate(&whole, 0);
+    if (!mux)
+        return IC_OK; /* the image decoded: metadata it cannot parse is dropped */
+    WebPData c = {NULL, 0};
+    ic_status st = IC_OK;
+    if (WebPMuxGetChunk(mux, "ICCP", &c) == WEBP_MUX_OK)
+        st = ic_io_meta_copy(&meta->icc, &meta->icc_size, c.bytes, c.size);
+    if (st == IC_OK && WebPMuxGetChunk(mux, "EXIF", &c) == WEBP_MUX_OK) {
+        if (c.size > 6 && memcmp(c.bytes, "Exif\0\0", 6) == 0) {
+            c.bytes += 6;
+            c.size -= 6;
+        }
+        st = ic_io_meta_copy(&meta->exif, &meta->exif_size, c.bytes, c.size);
+    }
+    WebPMuxDelete(mux);
+    return st;
+}
+
+/* Writes bitstream with meta's chunks added (VP8X container), or as it is. */
+static ic_status webp_put(FILE *f, const uint8_t *bits, size_t n, const ic_metadata *meta,
+                          char *err, size_t errlen)
+{
+    WebPData out = {bits, n};
+    WebPData assembled = {NULL, 0};
+    WebPMux *mux = NULL;
+    if (meta) {
+        const WebPData image = {bits, n};
+        const WebPData icc = {meta->icc, meta->icc_size}, exif = {meta->exif, meta->exif_size};
+        mux = WebPMuxCreate(&image, 0);
+        int ok = mux != NULL;
+        if (ok && meta->icc)
+            ok = WebPMuxSetChunk(mux, "ICCP", &icc, 0) == WEBP_MUX_OK;
+        if (ok && meta->exif)
+            ok = WebPMuxSetChunk(mux, "EXIF", &exif, 0) == WEBP_MUX_OK;
+        if (ok)
+            ok = WebPMuxAssemble(mux, &assembled) == WEBP_MUX_OK;
+        if (!ok) {
+            WebPMuxDelete(mux);
+            WebPDataClear(&assembled);
+            ic_io_err(err, errlen, "WebP: cannot add the ICC profile or EXIF chunk");
+            return IC_ERR_NOMEM;
+        }
+        out = assembled;
+    }
+    ic_status st = IC_OK;
+    if (fwrite(out.bytes, 1, out.size, f) != out.size) {
+        ic_io_err(err, errlen, "write error: %s", strerror(errno ? errno : EIO));
+        st = IC_ERR_IO;
+    }
+    WebPDataClear(&assembled);
+    WebPMuxDelete(mux);
+    return st;
+}
+
+ic_status ic_webp_read(FILE *f, ic_image *img, const ic_io_limits *lim, ic_metadata *meta,
+                       char *err, size_t errlen)
 {
     memset(img, 0, sizeof *img);
     uint8_t *data = NULL;
@@ -151,6 +213,10 @@ ic_status ic_webp_read(FILE *f, ic_image *img, const ic_io_limits *lim, char *er
             st = decode_failure(vs, err, errlen);
         WebPFreeDecBuffer(&cfg.output);
     }
+    if (st == IC_OK && meta && webp_get_metadata(data, len, meta) != IC_OK) {
+        ic_io_err(err, errlen, "out of memory");
+        st = IC_ERR_NOMEM;
+    }
     free(data);
     if (st != IC_OK)
         ic_image_free(img);
@@ -176,7 +242,7 @@ static const char *encode_error(WebPEncodingError e)
 }
 
 ic_status ic_webp_write(FILE *f, const ic_image *img, int out_ch, int quality, int lossless,
-                        char *err, size_t errlen)
+                        const ic_metadata *meta, char *err, size_t errlen)
 {
     if (out_ch != 3 && out_ch != 4) {
         ic_io_err(err, errlen, "WebP stores 3 or 4 channels, not %d", out_ch);
@@ -238,9 +304,8 @@ ic_status ic_webp_write(FILE *f, const ic_image *img, int out_ch, int quality, i
         } else if (!WebPEncode(&cfg, &pic)) {
             ic_io_err(err, errlen, "WebP: %s", encode_error(pic.error_code));
             st = pic.error_code == VP8_ENC_ERROR_OUT_OF_MEMORY ? IC_ERR_NOMEM : IC_ERR_INTERNAL;
-        } else if (fwrite(w.mem, 1, w.size, f) != w.size) {
-            ic_io_err(err, errlen, "write error: %s", strerror(errno ? errno : EIO));
-            st = IC_ERR_IO;
+        } else {
+            st = webp_put(f, w.mem, w.size, meta, err, errlen);
         }
     }
     WebPMemoryWriterClear(&w);
@@ -250,10 +315,12 @@ ic_status ic_webp_write(FILE *f, const ic_image *img, int out_ch, int quality, i
 
 #else /* !IC_HAVE_WEBP */
 
-ic_status ic_webp_read(FILE *f, ic_image *img, const ic_io_limits *lim, char *err, size_t errlen)
+ic_status ic_webp_read(FILE *f, ic_image *img, const ic_io_limits *lim, ic_metadata *meta,
+                       char *err, size_t errlen)
 {
     (void)f;
     (void)lim;
+    (void)meta;
     if (img)
         memset(img, 0, sizeof *img);
     ic_io_err(err, errlen, "built without WebP support");
@@ -261,8 +328,9 @@ ic_status ic_webp_read(FILE *f, ic_image *img, const ic_io_limits *lim, char *er
 }
 
 ic_status ic_webp_write(FILE *f, const ic_image *img, int out_ch, int quality, int lossless,
-                        char *err, size_t errlen)
+                        const ic_metadata *meta, char *err, size_t errlen)
 {
+    (void)meta;
     (void)f;
     (void)img;
     (void)out_ch;
