@@ -533,6 +533,14 @@ typedef struct ic_save_options {
 ic_status ic_image_save(const ic_image *img, const char *path, const ic_save_options *opts,
                         char *errbuf, size_t errlen);
 
+/* Encodes img as fmt into memory: *data (malloc'd, the caller frees it with
+ * free()) receives *size bytes, the file ic_image_save would write (PNM
+ * stores grey for 1-2 channels, RGB for 3-4). This is how images go to a pipe
+ * or the network. Options, limits and errors as ic_image_save (IC_ERR_NOMEM
+ * when the buffer cannot grow); on error *data is NULL and *size 0. */
+ic_status ic_image_encode(const ic_image *img, ic_format fmt, const ic_save_options *opts,
+                          void **data, size_t *size, char *errbuf, size_t errlen);
+
 /* Format for a path's extension, IC_FMT_UNKNOWN when none matches. */
 ic_format ic_format_from_path(const char *path);
 

@@ -116,10 +116,13 @@ void cli_print_help(void)
         "       imgconv --list-filters | --list-backends | --formats | --version | --help\n"
         "\n"
         "Filters INPUT with a 2D convolution kernel and writes OUTPUT. Formats: binary\n"
-        "PGM/PPM always, PNG and JPEG when built in (see --formats). The input format\n"
-        "comes from the file's magic bytes, the output format from OUTPUT's extension\n"
-        "(.png .jpg .jpeg .pgm .ppm .pnm). OUTPUT is written to a temporary file and\n"
-        "renamed, so a failure never leaves a partial file; it may not be INPUT.\n"
+        "PGM/PPM always, PNG, JPEG, TIFF and WebP when built in (see --formats). The\n"
+        "input format comes from the file's magic bytes, the output format from\n"
+        "OUTPUT's extension (.png .jpg .jpeg .tif .tiff .webp .pgm .ppm .pnm). OUTPUT\n"
+        "is written to a temporary file and renamed, so a failure never leaves a\n"
+        "partial file; it may not be INPUT. INPUT - reads standard input; OUTPUT -\n"
+        "writes standard output in the --format given. The ICC profile and EXIF of\n"
+        "INPUT go to OUTPUT (the EXIF orientation is kept, pixels are not rotated).\n"
         "\n"
         "Kernel (one of --kernel, --kernel-file is required):\n"
         "  -k, --kernel TEXT      NAME[:ARGS] (see --list-filters), e.g. gaussian:5,\n"
@@ -172,7 +175,8 @@ void cli_print_help(void)
         "      --overwrite        replace existing files in DIR (default: refuse them)\n"
         "      --skip-existing    leave existing files in DIR alone and count them as\n"
         "                         skipped (exit 0): re-run a batch to finish it\n"
-        "      --format EXT       output extension in DIR: png, jpg, tif, webp, ppm, pgm, pnm\n"
+        "      --format EXT       output format in DIR, or of OUTPUT -: png, jpg, tif, webp,\n"
+        "                         ppm, pgm, pnm\n"
         "  -q, --quiet            no progress bar and no summary line\n"
         "      --json             print a JSON summary (counts, rates, errors)\n"
         "      --stream WxHxC     read raw interleaved frames from stdin, write the\n"
@@ -700,9 +704,8 @@ int cli_parse(int argc, char **argv, cli_options *o, cli_err *e)
         o->ninputs = npos;
         return CLI_EXIT_OK;
     }
-    if (o->overwrite || o->skip_existing || o->json || o->format || o->quiet)
-        return usage_fail(e, "--overwrite, --skip-existing, --json, --format and --quiet need "
-                             "--outdir");
+    if (o->overwrite || o->skip_existing || o->json || o->quiet)
+        return usage_fail(e, "--overwrite, --skip-existing, --json and --quiet need --outdir");
     if (npos != 2)
         return usage_fail(e, "expected INPUT and OUTPUT (%s given)",
                           npos == 0 ? "no file" : npos == 1 ? "one file" : "more than two files");
@@ -710,5 +713,15 @@ int cli_parse(int argc, char **argv, cli_options *o, cli_err *e)
         return usage_fail(e, "no kernel given: use --kernel TEXT or --kernel-file FILE");
     o->input = argv[optind];
     o->output = argv[optind + 1];
+    /* OUTPUT - is standard output: the format cannot come from a name. */
+    const int to_stdout = strcmp(o->output, "-") == 0;
+    if (o->format && !to_stdout)
+        return usage_fail(e, "--format needs --outdir or OUTPUT - (standard output)");
+    if (to_stdout && !o->format)
+        return usage_fail(e, "OUTPUT - (standard output) needs --format png, jpg, tif, webp, "
+                             "ppm or pgm");
+    if (to_stdout && (o->time || o->explain))
+        return usage_fail(e, "--time and --explain print to standard output, which OUTPUT - "
+                             "holds the image");
     return CLI_EXIT_OK;
 }

@@ -265,6 +265,58 @@ static void print_times(const cli_options *o, const ic_context *ctx, const ic_ke
     }
 }
 
+/* Reads all of standard input (INPUT -), at most the default memory budget. */
+static int read_stdin(uint8_t **data, size_t *size, cli_err *e)
+{
+    const uint64_t cap = ic_default_max_memory();
+    size_t n = 0, room = 1 << 16;
+    uint8_t *p = malloc(room);
+    while (p) {
+        const size_t got = fread(p + n, 1, room - n, stdin);
+        n += got;
+        if (got == 0)
+            break;
+        if (n == room) {
+            if ((uint64_t)room >= cap) {
+                free(p);
+                return cli_fail(e, CLI_EXIT_INPUT, "-",
+                                "standard input is over %llu bytes (the memory limit)",
+                                (unsigned long long)cap);
+            }
+            uint8_t *q = realloc(p, room * 2);
+            if (!q)
+                free(p);
+            p = q;
+            room *= 2;
+        }
+    }
+    if (!p)
+        return cli_fail(e, CLI_EXIT_INTERNAL, "-", "out of memory");
+    if (ferror(stdin)) {
+        free(p);
+        return cli_fail(e, CLI_EXIT_INPUT, "-", "read error: %s", strerror(errno));
+    }
+    *data = p;
+    *size = n;
+    return CLI_EXIT_OK;
+}
+
+/* OUTPUT -: encodes dst in memory and, when `emit` (the last --repeat run),
+ * writes it to standard output. */
+static ic_status write_stdout(const ic_image *dst, ic_format fmt, const ic_save_options *so,
+                              int emit, char *buf, size_t buflen)
+{
+    void *data = NULL;
+    size_t size = 0;
+    ic_status s = ic_image_encode(dst, fmt, so, &data, &size, buf, buflen);
+    if (s == IC_OK && emit && (fwrite(data, 1, size, stdout) != size || fflush(stdout) != 0)) {
+        snprintf(buf, buflen, "write error: %s", strerror(errno));
+        s = IC_ERR_IO;
+    }
+    free(data);
+    return s;
+}
+
 int cli_run_filter(const cli_options *o, cli_err *e)
 {
     ic_kernel k;
@@ -273,6 +325,8 @@ int cli_run_filter(const cli_options *o, cli_err *e)
     /* The ICC profile and EXIF go from the input to the output (README "Metadata"). */
     ic_metadata meta;
     memset(&meta, 0, sizeof meta);
+    uint8_t *in_data = NULL; /* INPUT - */
+    size_t in_size = 0;
     double *samples[ST_COUNT] = {NULL};
     memset(&k, 0, sizeof k);
     memset(&src, 0, sizeof src);
@@ -283,7 +337,28 @@ int cli_run_filter(const cli_options *o, cli_err *e)
     /* Cheap checks first: a usage error in the kernel text, then the output. */
     if (o->kernel_text && (code = cli_get_kernel(o, &k, e)) != CLI_EXIT_OK)
         return code;
-    if ((code = cli_check_output(o->output, o->input, e)) != CLI_EXIT_OK)
+    const int to_stdout = strcmp(o->output, "-") == 0;
+    ic_format out_fmt = IC_FMT_UNKNOWN;
+    if (to_stdout) {
+        char probe[32];
+        snprintf(probe, sizeof probe, "x.%s", o->format);
+        out_fmt = ic_format_from_path(probe);
+        if (!ic_format_supported(out_fmt)) {
+            code = cli_fail(e, CLI_EXIT_OUTPUT, "-",
+                            "%s support was not built into this imgconv (see --formats)",
+                            ic_format_name(out_fmt));
+            goto done;
+        }
+        if (isatty(STDOUT_FILENO)) {
+            code = cli_fail(e, CLI_EXIT_OUTPUT, "-",
+                            "standard output is a terminal; redirect it to a file or a pipe");
+            goto done;
+        }
+    } else if ((code = cli_check_output(o->output, o->input, e)) != CLI_EXIT_OK) {
+        goto done;
+    }
+    /* INPUT - is read once, then decoded from memory on every --repeat run. */
+    if (strcmp(o->input, "-") == 0 && (code = read_stdin(&in_data, &in_size, e)) != CLI_EXIT_OK)
         goto done;
     if (o->kernel_file && (code = cli_get_kernel(o, &k, e)) != CLI_EXIT_OK)
         goto done;
@@ -326,7 +401,8 @@ int cli_run_filter(const cli_options *o, cli_err *e)
     for (int run = 0; run < o->repeat; run++) {
         double a = cli_now_ms();
         buf[0] = '\0';
-        s = ic_image_load(&src, o->input, &lo, buf, sizeof buf);
+        s = in_data ? ic_image_decode(&src, in_data, in_size, &lo, buf, sizeof buf)
+                    : ic_image_load(&src, o->input, &lo, buf, sizeof buf);
         double b = cli_now_ms();
         if (s != IC_OK) {
             code = cli_fail(e, cli_exit_for_input(s), o->input, "%s", reason(buf, s));
@@ -353,7 +429,8 @@ int cli_run_filter(const cli_options *o, cli_err *e)
 
         double c = cli_now_ms();
         buf[0] = '\0';
-        s = ic_image_save(&dst, o->output, &so, buf, sizeof buf);
+        s = to_stdout ? write_stdout(&dst, out_fmt, &so, run + 1 == o->repeat, buf, sizeof buf)
+                      : ic_image_save(&dst, o->output, &so, buf, sizeof buf);
         double d = cli_now_ms();
         if (s != IC_OK) {
             code = cli_fail(e, cli_exit_for_output(s), o->output, "%s", reason(buf, s));
@@ -380,6 +457,7 @@ done:
     for (int st = 0; st < ST_COUNT; st++)
         free(samples[st]);
     ic_metadata_free(&meta);
+    free(in_data);
     ic_image_free(&src);
     ic_image_free(&dst);
     ic_context_free(ctx);

@@ -518,29 +518,28 @@ static int image_valid(const ic_image *img)
     return img->pitch >= ic_image_row_bytes(img);
 }
 
-ic_status ic_image_save(const ic_image *img, const char *path, const ic_save_options *opts,
-                        char *errbuf, size_t errlen)
+/* What saving and encoding share: checks img, the options and the format
+ * (path gives the channels of .pgm/.ppm; "" otherwise), and fills the
+ * effective options *o, the channels to store and an interleaved view *aos
+ * (a converted copy in *copy when img is planar; free it with ic_image_free). */
+static ic_status save_setup(const ic_image *img, ic_format fmt, const char *path,
+                            const ic_save_options *opts, ic_save_options *o, int *out_ch,
+                            ic_image *copy, const ic_image **aos, char *errbuf, size_t errlen)
 {
-    if (errbuf && errlen)
-        errbuf[0] = '\0';
-    if (!img || !path || !path[0]) {
-        ic_io_err(errbuf, errlen, "no image or path given");
-        return IC_ERR_INVALID_ARG;
-    }
+    memset(copy, 0, sizeof *copy);
     if (!image_valid(img)) {
         ic_io_err(errbuf, errlen, "invalid image (size, channels, layout or pitch)");
         return IC_ERR_INVALID_ARG;
     }
-    ic_save_options o = {0};
+    memset(o, 0, sizeof *o);
     if (opts)
-        o = *opts;
-    if (o.quality == 0)
-        o.quality = 92;
-    if (o.quality < 1 || o.quality > 100) {
-        ic_io_err(errbuf, errlen, "quality must be 1..100, not %d", o.quality);
+        *o = *opts;
+    if (o->quality == 0)
+        o->quality = 92;
+    if (o->quality < 1 || o->quality > 100) {
+        ic_io_err(errbuf, errlen, "quality must be 1..100, not %d", o->quality);
         return IC_ERR_INVALID_ARG;
     }
-    ic_format fmt = ic_format_from_path(path);
     if (fmt == IC_FMT_UNKNOWN) {
         ic_io_err(errbuf, errlen,
                   "unknown output format \".%s\" (use .png, .jpg, .jpeg, .tif, .tiff, .webp, "
@@ -552,20 +551,81 @@ ic_status ic_image_save(const ic_image *img, const char *path, const ic_save_opt
         ic_io_err(errbuf, errlen, "built without %s support", ic_format_name(fmt));
         return IC_ERR_UNSUPPORTED;
     }
-    int out_ch = saved_channels(path, fmt, img->channels);
-
+    *out_ch = saved_channels(path, fmt, img->channels);
     /* Writers take interleaved rows; planar images are converted first. */
-    ic_image aos_copy;
-    memset(&aos_copy, 0, sizeof aos_copy);
-    const ic_image *aos = img;
+    *aos = img;
     if (img->layout != IC_AOS) {
-        ic_status st = ic_image_clone(&aos_copy, img, IC_AOS);
+        ic_status st = ic_image_clone(copy, img, IC_AOS);
         if (st != IC_OK) {
             ic_io_err(errbuf, errlen, "cannot convert the layout: %s", ic_status_str(st));
             return st;
         }
-        aos = &aos_copy;
+        *aos = copy;
     }
+    return IC_OK;
+}
+
+ic_status ic_image_encode(const ic_image *img, ic_format fmt, const ic_save_options *opts,
+                          void **data, size_t *size, char *errbuf, size_t errlen)
+{
+    if (errbuf && errlen)
+        errbuf[0] = '\0';
+    if (!img || !data || !size) {
+        ic_io_err(errbuf, errlen, "no image or output buffer given");
+        return IC_ERR_INVALID_ARG;
+    }
+    *data = NULL;
+    *size = 0;
+    ic_save_options o;
+    ic_image aos_copy;
+    const ic_image *aos = NULL;
+    int out_ch = 0;
+    ic_status st = save_setup(img, fmt, "", opts, &o, &out_ch, &aos_copy, &aos, errbuf, errlen);
+    if (st != IC_OK)
+        return st;
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len); /* seekable, as libtiff's writer needs */
+    if (!f) {
+        ic_image_free(&aos_copy);
+        ic_io_err(errbuf, errlen, "cannot open a memory stream: %s", strerror(errno));
+        return IC_ERR_NOMEM;
+    }
+    st = write_format(f, aos, fmt, out_ch, &o, errbuf, errlen);
+    /* A memory stream's size is its position when closed: the writers leave
+     * it at the end of their data (tiff.c seeks back there after patching). */
+    if (fclose(f) != 0 && st == IC_OK) {
+        ic_io_err(errbuf, errlen, "out of memory");
+        st = IC_ERR_NOMEM;
+    }
+    ic_image_free(&aos_copy);
+    if (st != IC_OK) {
+        free(buf);
+        return st;
+    }
+    *data = buf;
+    *size = len;
+    return IC_OK;
+}
+
+ic_status ic_image_save(const ic_image *img, const char *path, const ic_save_options *opts,
+                        char *errbuf, size_t errlen)
+{
+    if (errbuf && errlen)
+        errbuf[0] = '\0';
+    if (!img || !path || !path[0]) {
+        ic_io_err(errbuf, errlen, "no image or path given");
+        return IC_ERR_INVALID_ARG;
+    }
+    ic_save_options o;
+    ic_image aos_copy;
+    const ic_image *aos = NULL;
+    int out_ch = 0;
+    const ic_format fmt = ic_format_from_path(path);
+    ic_status setup =
+        save_setup(img, fmt, path, opts, &o, &out_ch, &aos_copy, &aos, errbuf, errlen);
+    if (setup != IC_OK)
+        return setup;
 
     /* Temporary name: DIR/.BASE.XXXXXX, with BASE cut so the name fits NAME_MAX. */
     const char *slash = strrchr(path, '/');

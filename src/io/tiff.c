@@ -37,6 +37,7 @@ typedef struct tiff_io {
     FILE *f;
     int sys_errno; /* a read/write error of the stream */
     int short_read; /* a read stopped at the end of the data */
+    off_t end;      /* writing: the end of the data written so far */
     char msg[200]; /* libtiff's first error */
 } tiff_io;
 
@@ -57,6 +58,9 @@ static tmsize_t write_proc(thandle_t h, void *buf, tmsize_t n)
     size_t put = fwrite(buf, 1, (size_t)n, io->f);
     if (put < (size_t)n)
         io->sys_errno = errno ? errno : EIO;
+    const off_t pos = ftello(io->f);
+    if (pos > io->end)
+        io->end = pos;
     return (tmsize_t)put;
 }
 
@@ -374,6 +378,10 @@ ic_status ic_tiff_write(FILE *f, const ic_image *img, int out_ch, const ic_metad
     if (st == IC_OK && !TIFFWriteDirectory(t))
         st = tiff_failure(&io, "write", err, errlen);
     TIFFClose(t);
+    /* libtiff ends by patching the header: leave the stream at the end of the
+     * data, where a memory stream (ic_image_encode) takes its size from. */
+    if (st == IC_OK && fseeko(f, io.end, SEEK_SET) != 0)
+        io.sys_errno = errno ? errno : EIO;
     if (st == IC_OK && io.sys_errno)
         st = tiff_failure(&io, "write", err, errlen);
     free(buf);
