@@ -17,7 +17,10 @@ else
   WFLAG := -DIC_WERROR=OFF
 endif
 
-.PHONY: all deps build test demo asan test-asan bench clean install uninstall
+FUZZ_BUILD ?= build-fuzz
+FUZZ_SECONDS ?= 25
+
+.PHONY: all deps build test demo asan test-asan bench clean install uninstall fuzz fuzz-smoke
 
 all: build
 
@@ -40,6 +43,16 @@ test-asan: asan
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	  ctest --test-dir $(ASAN_BUILD) --output-on-failure -j $(JOBS)
 
+# libFuzzer targets (tests/fuzz), clang with ASan + UBSan; `make fuzz-smoke`
+# runs each for FUZZ_SECONDS from its committed seeds (what CI does).
+fuzz:
+	@bash scripts/install-deps.sh fuzz
+	cmake -S . -B $(FUZZ_BUILD) -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=RelWithDebInfo -DIC_CUDA=OFF -DIC_FUZZ=ON -DBUILD_TESTING=OFF $(WFLAG) $(CMAKE_ARGS)
+	cmake --build $(FUZZ_BUILD) -j $(JOBS) --target fuzz
+
+fuzz-smoke: fuzz
+	bash scripts/fuzz.sh $(FUZZ_BUILD) $(FUZZ_SECONDS)
+
 install: build
 	cmake --install $(BUILD) --prefix $(PREFIX)
 
@@ -50,4 +63,4 @@ demo: build
 	bash scripts/demo.sh $(BUILD)
 
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD) demo-out
+	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD) demo-out

@@ -361,6 +361,13 @@ extern "C" int bg_time_fast(bg_ctx *g, const ic_kernel *k, ic_border border, int
                             ic_fast_method force, double *med_ms, ic_fast_plan *plan, char *err,
                             size_t n)
 {
+    return bg_time_fast_alpha(g, k, border, 0, reps, force, med_ms, plan, err, n);
+}
+
+extern "C" int bg_time_fast_alpha(bg_ctx *g, const ic_kernel *k, ic_border border, int premultiply,
+                                  int reps, ic_fast_method force, double *med_ms,
+                                  ic_fast_plan *plan, char *err, size_t n)
+{
     const int nw = k->width * k->height;
     float *w = (float *)malloc((size_t)nw * sizeof(float));
     if (!w) {
@@ -393,6 +400,7 @@ extern "C" int bg_time_fast(bg_ctx *g, const ic_kernel *k, ic_border border, int
     f->job.border = border;
     f->job.border_value = 0.0f;
     f->job.bias = 0.0f;
+    f->job.premultiply = premultiply;
     ic_fast_force(g->fast, force);
     const int r = time_runs(g, run_fast, f, reps, med_ms, err, n);
     ic_fast_force(g->fast, IC_FAST_AUTO);

@@ -48,6 +48,11 @@ int bg_set_image(bg_ctx *g, const ic_image *img, int halo, char *err, size_t n);
  * Returns 0 on success. */
 int bg_time_fast(bg_ctx *g, const ic_kernel *k, ic_border border, int reps, ic_fast_method force,
                  double *med_ms, ic_fast_plan *plan, char *err, size_t n);
+/* The same with the job's premultiplied-alpha flag (ic_job.premultiply: the
+ * current image must have 2 or 4 channels) set when premultiply is nonzero. */
+int bg_time_fast_alpha(bg_ctx *g, const ic_kernel *k, ic_border border, int premultiply, int reps,
+                       ic_fast_method force, double *med_ms, ic_fast_plan *plan, char *err,
+                       size_t n);
 
 /* NPP nppiFilter32f_8u_C3R (general weights, reversed as NPP wants) and
  * nppiFilterGaussBorder_8u_C3R (mask 3..15, replicate border) on the current

@@ -4,7 +4,10 @@
 # Convolve` (whole process on a PPM), and its own 1-vs-N-thread scaling, in one
 # run on this machine (issue 5). Writes bench/results/cpu-compare-DATE.md.
 #
-#   bench/compare-cpu.sh [BUILD_DIR]      (default: build-compare-cpu)
+#   bench/compare-cpu.sh [--alpha-only] [BUILD_DIR]   (default: build-compare-cpu)
+#
+# --alpha-only: only the premultiplied-alpha rows (issue 12; OpenCV and NumPy
+# are all it needs), written to bench/results/cpu-alpha-DATE.md.
 #
 # Installs nothing: the peers come from scripts/install-bench-deps.sh
 # (python3-opencv, libvips-tools, imagemagick). It configures a CPU-only
@@ -15,11 +18,18 @@ set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(dirname "$here")
+alpha_only=""
+if [ "${1:-}" = "--alpha-only" ]; then
+  alpha_only=--alpha-only
+  shift
+fi
 build=${1:-$root/build-compare-cpu}
 
 missing=()
-command -v vips >/dev/null 2>&1 || missing+=(libvips-tools)
-command -v convert >/dev/null 2>&1 || missing+=(imagemagick)
+if [ -z "$alpha_only" ]; then
+  command -v vips >/dev/null 2>&1 || missing+=(libvips-tools)
+  command -v convert >/dev/null 2>&1 || missing+=(imagemagick)
+fi
 py=""
 for cand in python3 /usr/bin/python3; do
   if command -v "$cand" >/dev/null 2>&1 && "$cand" -c 'import cv2, numpy' >/dev/null 2>&1; then
@@ -40,4 +50,5 @@ cmake --build "$build" -j "$(nproc)" --target imgconv imgconv-cli >/dev/null
 "${CC:-cc}" -O2 -std=c11 -D_POSIX_C_SOURCE=200809L -I "$root/include" "$here/cpu_bench.c" \
   "$build/libimgconv.a" -lpthread -lm -o "$build/cpu-bench"
 
-exec "$py" "$here/compare_cpu.py" "$build/imgconv" "$build/cpu-bench" "$root/bench/results"
+exec "$py" "$here/compare_cpu.py" "$build/imgconv" "$build/cpu-bench" "$root/bench/results" \
+  ${alpha_only:+"$alpha_only"}

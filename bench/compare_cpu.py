@@ -16,8 +16,14 @@ Measures
   3. thread scaling: imgconv in memory with 1 vs N threads (two contexts in
      one process taking turns in short blocks, so that other load hits both
      alike);
-  4. agreement: the imgconv CLI's output against OpenCV's on the same PPM.
+  4. agreement: the imgconv CLI's output against OpenCV's on the same PPM;
+  5. premultiplied alpha (issue 12), 7680x4320 RGBA, 9x9 Gaussian and a random
+     full-rank 9x9 blur: imgconv `cpu` --alpha auto (premultiplied) vs
+     --alpha independent, and as the peer OpenCV's multiply -> filter2D ->
+     divide sequence written in NumPy (OpenCV has no premultiplied filter).
 It prints a Markdown report and writes it to bench/results/cpu-compare-DATE.md.
+With --alpha-only as the last argument it runs section 5 alone and writes
+bench/results/cpu-alpha-DATE.md.
 """
 import datetime
 import json
@@ -42,6 +48,12 @@ KERNELS = [
     ("5x5 general", "1 2 3 -1 0; 2 -3 4 1 1; 0 3 9 2 -1; -1 1 2 5 -2; 1 0 -1 2 1 / 31", 1.0),
     ("9x9 Gaussian", "gaussian:9", 2.0),
 ]
+# Section 5: size, timed calls per process, rounds (independent and auto take
+# turns, one process each, so that load changes hit both), target (issue 12).
+ALPHA_SIZE = (7680, 4320)
+ALPHA_RUNS = 7
+ALPHA_ROUNDS = 3
+ALPHA_TARGET = 1.5
 # Targets (issue 5): in-memory ratio per kernel above; whole process:
 VIPS_TARGET = {"3x3": 1.3, "9x9": 2.0}
 IM_TARGET = 4.0
@@ -110,18 +122,25 @@ def imgconv_mem(bench, size, text, threads, explain=False):
     return r
 
 
-def opencv_mem(img, k, threads):
+def time_calls(fn, warmup, runs):
+    """Median and minimum ms of runs calls of fn() after warmup untimed ones."""
+    for _ in range(warmup):
+        fn()
+    ts = []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        fn()
+        ts.append((time.perf_counter() - t0) * 1e3)
+    return statistics.median(ts), min(ts)
+
+
+def opencv_mem(img, k, threads, warmup=WARMUP, runs=RUNS):
     """Median and minimum ms of cv2.filter2D into a preallocated output."""
     cv2.setNumThreads(threads)
     dst = np.empty_like(img)
-    for _ in range(WARMUP):
-        cv2.filter2D(img, -1, k, dst=dst, borderType=cv2.BORDER_REFLECT_101)
-    ts = []
-    for _ in range(RUNS):
-        t0 = time.perf_counter()
-        cv2.filter2D(img, -1, k, dst=dst, borderType=cv2.BORDER_REFLECT_101)
-        ts.append((time.perf_counter() - t0) * 1e3)
-    return statistics.median(ts), min(ts)
+    return time_calls(
+        lambda: cv2.filter2D(img, -1, k, dst=dst, borderType=cv2.BORDER_REFLECT_101), warmup,
+        runs)
 
 
 def write_mat(path, k):
@@ -141,25 +160,100 @@ def mark(ok):
     return "yes" if ok else "**no**"
 
 
+def full_rank_blur_text():
+    """A random 9x9 blur (positive integer weights over their sum: it sums to 1,
+    so --alpha auto premultiplies) of full rank: no factorisation applies."""
+    rng = np.random.default_rng(12)
+    k = rng.integers(1, 100, size=(9, 9))
+    assert np.linalg.matrix_rank(k.astype(np.float64)) == 9
+    rows = "; ".join(" ".join(str(int(v)) for v in row) for row in k)
+    return "%s / %d" % (rows, int(k.sum()))
+
+
+def premultiplied_numpy(img, k, out):
+    """The usual premultiplied blur with OpenCV and NumPy: colour * alpha,
+    cv2.filter2D on float32, divide by the filtered alpha (0 where it is 0),
+    round and clamp to uint8 into out."""
+    f = img.astype(np.float32)
+    a = f[..., 3:4]
+    f[..., :3] *= a
+    g = cv2.filter2D(f, -1, k, borderType=cv2.BORDER_REFLECT_101)
+    fa = g[..., 3:4]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        g[..., :3] = np.where(fa > 0, g[..., :3] / fa, 0.0)
+    np.clip(np.rint(g, out=g), 0, 255, out=g)
+    out[...] = g
+
+
+def numpy_alpha_mem(img, k, threads):
+    cv2.setNumThreads(threads)
+    out = np.empty_like(img)
+    return time_calls(lambda: premultiplied_numpy(img, k, out), 1, ALPHA_RUNS)
+
+
+def alpha_section(out, bench, ncores):
+    w, h = ALPHA_SIZE
+    out("## Premultiplied alpha: %dx%d RGBA, `--alpha auto` vs `--alpha independent` "
+        "(issue 12)" % (w, h))
+    out("")
+    out("cpu-bench's chart with an alpha ramp (transparent left quarter, translucent middle, "
+        "holes), correlation, reflect-101 border, %d threads. Filter time of ic_convolve: "
+        "median of %d calls after %d warm-up calls in one process; %d rounds in which the two "
+        "modes take turns (one process each), the best round's median given (and the "
+        "medians of all rounds). Target: auto / independent <= %g. The peer is OpenCV's "
+        "multiply -> filter2D -> divide sequence written in NumPy (float32, the same "
+        "weights, a random RGBA image of the same size; OpenCV has no premultiplied "
+        "filter), median of %d calls; cv2.filter2D on the uint8 RGBA image alone "
+        "(independent channels) for scale."
+        % (ncores, ALPHA_RUNS, WARMUP, ALPHA_ROUNDS, ALPHA_TARGET, ALPHA_RUNS))
+    out("")
+    out("| kernel | independent ms | auto (premultiplied) ms | auto / independent | target | met "
+        "| NumPy+OpenCV premultiplied ms | cv2.filter2D uint8 ms | other load | imgconv plan |")
+    out("|---|---|---|---|---|---|---|---|---|---|")
+    rng = np.random.default_rng(5)
+    img = rng.integers(0, 256, size=(h, w, 4), dtype=np.uint8)
+    for name, text in (("9x9 Gaussian", "gaussian:9"),
+                       ("9x9 random full-rank blur", full_rank_blur_text())):
+        med = {"independent": [], "auto": []}
+        other, plan = [], ""
+        for _ in range(ALPHA_ROUNDS):
+            for mode in ("independent", "auto"):
+                cmd = [bench, "--backend", "cpu", "--size", "%dx%d" % (w, h), "--channels", "4",
+                       "--kernel", text, "--alpha", mode, "--threads", str(ncores), "--runs",
+                       str(ALPHA_RUNS), "--warmup", str(WARMUP), "--border", "mirror",
+                       "--explain"]
+                o, load = sh_load(cmd)
+                r = json.loads(o)
+                med[mode].append(r["median_ms"])
+                other.append(load)
+                plan = r.get("plan", "").split(", %d of" % ncores)[0].replace("cpu: ", "")
+        ti, ta = min(med["independent"]), min(med["auto"])
+        k = kernel_weights(bench, text)
+        tn, _ = numpy_alpha_mem(img, k, ncores)
+        tc, _ = opencv_mem(img, k, ncores, 1, ALPHA_RUNS)
+        ratio = ta / ti
+        out("| %s | %.1f (%s) | %.1f (%s) | %.2fx | <= %gx | %s | %.1f | %.1f | %.2f | %s |"
+            % (name, ti, ", ".join("%.0f" % v for v in med["independent"]), ta,
+               ", ".join("%.0f" % v for v in med["auto"]), ratio, ALPHA_TARGET,
+               mark(ratio <= ALPHA_TARGET), tn, tc,
+               statistics.mean(other), plan))
+    out("")
+
+
 def main():
-    if len(sys.argv) != 4:
-        sys.exit("usage: compare_cpu.py IMGCONV CPU_BENCH RESULTS_DIR")
-    cli, bench, outdir = sys.argv[1:]
+    alpha_only = len(sys.argv) == 5 and sys.argv[4] == "--alpha-only"
+    if len(sys.argv) != 4 and not alpha_only:
+        sys.exit("usage: compare_cpu.py IMGCONV CPU_BENCH RESULTS_DIR [--alpha-only]")
+    cli, bench, outdir = sys.argv[1:4]
+    if alpha_only:
+        return main_alpha(cli, bench, outdir)
     ncores = os.cpu_count() or 1
     tmp = tempfile.mkdtemp(prefix="ic-compare-")
     load_before = os.getloadavg()
     lines = []
     out = lines.append
 
-    cpu_model = "unknown"
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    cpu_model = line.split(":", 1)[1].strip()
-                    break
-    except OSError:
-        pass
+    cpu_model = cpu_model_name()
     flags = ""
     try:
         with open("/proc/cpuinfo") as f:
@@ -311,18 +405,54 @@ def main():
         d = np.abs(a - b)
         out("| %s | %.4f%% | %d |" % (name, 100.0 * np.mean(d == 0), int(d.max())))
     out("")
-    out("Load average after the run: %.2f %.2f %.2f." % os.getloadavg())
-
-    text = "\n".join(lines) + "\n"
-    print(text)
-    os.makedirs(outdir, exist_ok=True)
-    path = os.path.join(outdir, "cpu-compare-%s.md" % date)
-    with open(path, "w") as f:
-        f.write(text)
-    print("written: %s" % path)
+    alpha_section(out, bench, ncores)
+    write_report(lines, outdir, "cpu-compare-%s.md" % date)
     for f in os.listdir(tmp):
         os.unlink(os.path.join(tmp, f))
     os.rmdir(tmp)
+
+
+def cpu_model_name():
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return "unknown"
+
+
+def write_report(lines, outdir, name):
+    """Ends the report with the load average, prints it and writes it."""
+    lines.append("Load average after the run: %.2f %.2f %.2f." % os.getloadavg())
+    text = "\n".join(lines) + "\n"
+    print(text)
+    os.makedirs(outdir, exist_ok=True)
+    path = os.path.join(outdir, name)
+    with open(path, "w") as f:
+        f.write(text)
+    print("written: %s" % path)
+
+
+def main_alpha(cli, bench, outdir):
+    """Section 5 alone, into bench/results/cpu-alpha-DATE.md."""
+    ncores = os.cpu_count() or 1
+    lines = []
+    out = lines.append
+    date = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d")
+    ic_ver = sh([cli, "--version"]).splitlines()[0]
+    out("# imgconv `cpu` backend: premultiplied alpha cost (%s)" % date)
+    out("")
+    out("Written by `bench/compare-cpu.sh --alpha-only` (do not edit by hand). Machine: %s, %d "
+        "cores online, %s. %s; OpenCV %s; NumPy %s. Load average before the run: %.2f %.2f "
+        "%.2f (the machine is shared; \"other load\" = cores kept busy by everything else "
+        "while imgconv ran)."
+        % (cpu_model_name(), ncores, platform.platform(), ic_ver, cv2.__version__,
+           np.__version__, *os.getloadavg()))
+    out("")
+    alpha_section(out, bench, ncores)
+    write_report(lines, outdir, "cpu-alpha-%s.md" % date)
 
 
 if __name__ == "__main__":

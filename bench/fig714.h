@@ -24,6 +24,7 @@
  * The tile shapes of imgconv's backends (mirrored here from
  * src/cuda/cuda_common.cuh and src/cuda/fast_rows.cu, because bench/ may not
  * include src/; update both together):
+ *   cuda-global        no tile (Fig 7.7/7.9): every tap a load
  *   cuda-tiled-in      32x32 input tile (IC_CU_TILE_IN): Fig 7.12, IN 32
  *   cuda-tiled-out     16x16 output tile (IC_CU_TILE_OUT), (16+K-1)^2 loaded
  *   cuda-tiled-halo    16x16 output tile (IC_CU_TILE_HALO), the same loads
@@ -72,6 +73,14 @@ static inline double fig714_ratio(fig714_tile t)
 static inline double fig714_bound(int k)
 {
     return fig714_seed_units((double)k * k);
+}
+
+/* Fig 7.7 / 7.9 = cuda-global: no tile, every tap of an output a global load
+ * (1 multiply-add per element: 0.5 operations per byte in the seed's unit). */
+static inline fig714_tile fig714_direct(int k)
+{
+    fig714_tile t = {1, (double)k * k, (double)k * k};
+    return t;
 }
 
 /* Fig 7.12: in x in threads load one element each; (in - k + 1)^2 compute. */

@@ -9,6 +9,8 @@
  *      Gaussians up to 31x31;
  *   F  the fast path's methods forced one by one (the planner's calibration);
  *   G  agreement of the fast path's methods with the `cpu` backend;
+ *   P  premultiplied alpha (issue 12): RGBA/GA premultiplied vs independent vs
+ *      the image without alpha on the fast path, and the strategy backends;
  *   R  seed 003 Fig 7.14's arithmetic-to-global-memory ratio computed for
  *      every tiled backend's tile as built (bench/fig714.h; no GPU needed;
  *      measured by `scripts/gpu-check.sh ratio`).
@@ -446,6 +448,8 @@ static void fig714_table(void)
     for (int i = 0; i < 2; i++) {
         const int k = ks[i];
         char tile[64];
+        fig714_row("Fig 7.9 = **cuda-global**", "none: one output, K*K loads", k,
+                   fig714_direct(k));
         for (int j = 0; j < 3; j++) {
             snprintf(tile, sizeof tile, "%dx%d in, %dx%d out", seed_in[j], seed_in[j],
                      seed_in[j] - k + 1, seed_in[j] - k + 1);
@@ -842,6 +846,135 @@ static void rows_shapes(void)
     fprintf(stderr, "  H done\n");
 }
 
+/* ---- P: premultiplied alpha (issue 12) ------------------------------------------------ */
+
+/* Kernel ms of the fast path on a chart image of w x h x ch in layout lay
+ * (premultiply: the job's flag); plan gets the plan. 0 on success. */
+static int time_alpha_case(int w, int h, int ch, ic_layout lay, const ic_kernel *k,
+                           int premultiply, double *ms, ic_fast_plan *plan)
+{
+    ic_image src;
+    char err[256];
+    if (ic_image_create(&src, w, h, ch, lay) != IC_OK)
+        exit(1);
+    ic_image_chart(&src, 777);
+    int r = bg_set_image(G, &src, 0, err, sizeof err);
+    ic_image_free(&src);
+    memset(plan, 0, sizeof *plan);
+    if (!r)
+        r = bg_time_fast_alpha(G, k, IC_BORDER_REPLICATE, premultiply, B.reps, IC_FAST_AUTO, ms,
+                               plan, err, sizeof err);
+    if (r)
+        fprintf(stderr, "imgconv-bench: P: %s\n", err);
+    return r;
+}
+
+static void method_of(char *b, size_t n, const ic_fast_plan *p)
+{
+    if (p->method == IC_FAST_ROWS)
+        snprintf(b, n, "rows x%d%s", p->rows, p->rank ? " sep" : "");
+    else if (p->method == IC_FAST_SEP)
+        snprintf(b, n, "sep r%d", p->rank);
+    else
+        snprintf(b, n, "%s", ic_fast_method_name(p->method));
+}
+
+static void premultiplied(void)
+{
+    static const struct {
+        int size;
+        const char *kind;
+        int K, ch;
+        ic_layout layout;
+    } cases[] = {{4, "gaussian", 9, 4, IC_AOS}, {4, "random", 9, 4, IC_AOS},
+                 {2, "gaussian", 3, 4, IC_AOS}, {2, "random", 9, 4, IC_AOS},
+                 {4, "gaussian", 9, 2, IC_AOS}, {4, "gaussian", 9, 4, IC_SOA},
+                 {4, "random", 9, 4, IC_SOA}};
+    const int nc = (int)(sizeof cases / sizeof cases[0]);
+    md("\n## P. Premultiplied alpha on the fast path (issue 12)\n\nKernel ms (median, "
+       "device-resident chart image with a soft-edged transparent disc, replicate border) of "
+       "`cuda` with the job premultiplied (what `--alpha auto` runs for a kernel summing to 1), "
+       "with `--alpha independent`, and on the same image without alpha (RGB for RGBA, grey for "
+       "GA). Targets: premultiplied / independent <= 1.5 at 8K, premultiplied / no alpha <= 2 "
+       "for HD RGBA gaussian:3.\n\n| case | premultiplied | method | independent | method | "
+       "ratio | no alpha | method | ratio |\n|---|---|---|---|---|---|---|---|---|\n");
+    for (int i = 0; i < nc; i++) {
+        const size_def *sd = &SIZES[cases[i].size];
+        if (B.quick && cases[i].size > 2)
+            continue;
+        ic_kernel k;
+        if (make_kernel(&k, cases[i].kind, cases[i].K))
+            exit(1);
+        const int ch = cases[i].ch;
+        double t[3] = {0, 0, 0};
+        ic_fast_plan pl[3];
+        const char *names[3] = {"cuda/premultiplied", "cuda/independent", "cuda/no-alpha"};
+        char m[3][32];
+        for (int v = 0; v < 3; v++) {
+            m[v][0] = '\0';
+            if (time_alpha_case(sd->w, sd->h, v == 2 ? ch - 1 : ch, cases[i].layout, &k, v == 0,
+                                &t[v], &pl[v])) {
+                t[v] = 0;
+                continue;
+            }
+            method_of(m[v], sizeof m[v], &pl[v]);
+            ic_image shape;
+            memset(&shape, 0, sizeof shape);
+            shape.width = sd->w;
+            shape.height = sd->h;
+            shape.channels = v == 2 ? ch - 1 : ch;
+            shape.layout = cases[i].layout;
+            cell c;
+            init_cell(&c, "P", sd->name, &shape, &k, cases[i].kind);
+            emit(&c, names[v], ic_fast_method_name(pl[v].method), t[v], pl[v].pred_ms, 0, 0, 0);
+        }
+        char a[3][16], r1[16], r2[16];
+        for (int v = 0; v < 3; v++)
+            fmt_t(a[v], sizeof a[v], t[v]);
+        snprintf(r1, sizeof r1, t[0] > 0 && t[1] > 0 ? "%.2f" : "-", t[1] > 0 ? t[0] / t[1] : 0);
+        snprintf(r2, sizeof r2, t[0] > 0 && t[2] > 0 ? "%.2f" : "-", t[2] > 0 ? t[0] / t[2] : 0);
+        md("| %s %s %s %d %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", sd->name,
+           ch == 4 ? "RGBA" : "GA", cases[i].kind, cases[i].K,
+           cases[i].layout == IC_SOA ? "SoA" : "AoS", a[0], m[0], a[1], m[1], r1, a[2], m[2], r2);
+        ic_kernel_free(&k);
+    }
+
+    /* The strategy backends through their contexts (kernel ms, CUDA events). */
+    const char *strat[16];
+    const int ns = strategy_backends(strat, 16);
+    ic_image src, dst;
+    ic_kernel k;
+    if (ic_image_create(&src, 1920, 1080, 4, IC_AOS) != IC_OK ||
+        ic_image_create(&dst, 1920, 1080, 4, IC_AOS) != IC_OK || make_kernel(&k, "gaussian", 3))
+        exit(1);
+    ic_image_chart(&src, 777);
+    md("\nStrategy backends, HD RGBA AoS gaussian:3 (kernel ms through a context; cuda-gemm has "
+       "no premultiplied kernel: its premultiplied time is the float64 CPU path's):\n\n| backend | "
+       "premultiplied | independent | ratio |\n|---|---|---|---|\n");
+    for (int i = 0; i < ns; i++) {
+        double tp = 0, ti = 0;
+        ic_params p;
+        ic_params_default(&p);
+        p.border = IC_BORDER_REPLICATE;
+        p.alpha = IC_ALPHA_PREMULTIPLY;
+        const int reps = B.quick ? 3 : 7;
+        if (time_ctx(strat[i], &src, &dst, &k, &p, !strcmp(strat[i], "cuda-gemm") ? 1 : reps, &tp))
+            tp = 0;
+        p.alpha = IC_ALPHA_INDEPENDENT;
+        if (time_ctx(strat[i], &src, &dst, &k, &p, reps, &ti))
+            ti = 0;
+        char a[16], b[16], r[16];
+        fmt_t(a, sizeof a, tp);
+        fmt_t(b, sizeof b, ti);
+        fmt_x(r, sizeof r, tp, ti);
+        md("| %s | %s | %s | %s |\n", strat[i], a, b, r);
+    }
+    ic_kernel_free(&k);
+    ic_image_free(&src);
+    ic_image_free(&dst);
+    fprintf(stderr, "  P done\n");
+}
+
 /* ---- G: agreement with the cpu backend ------------------------------------------------- */
 
 static void agreement(void)
@@ -915,8 +1048,8 @@ static int want(char t)
 static void usage(void)
 {
     fprintf(stderr, "usage: imgconv-bench --out DIR --stamp STAMP [--quick] [--tables LETTERS]\n"
-                    "  LETTERS: any of ABCDEFGHLRT (L: 1D and matmul, R: Fig 7.14 ratios, T: transfers);\n"
-                    "  default all\n");
+                    "  LETTERS: any of ABCDEFGHLPRT (L: 1D and matmul, P: premultiplied alpha,\n"
+                    "  R: Fig 7.14 ratios, T: transfers); default all\n");
     exit(2);
 }
 
@@ -1006,6 +1139,8 @@ int main(int argc, char **argv)
             agreement();
         if (want('H'))
             rows_shapes();
+        if (want('P'))
+            premultiplied();
         /* Issue 7: 1D convolution vs the copy ceiling, matmul vs cuBLAS (rows
          * appended to "cells" with table L1/L2). */
         int rl = want('L') ? ic_bench_linalg(B.md, B.json, B.quick) : 0;

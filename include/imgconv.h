@@ -184,6 +184,10 @@ typedef struct ic_kernel {
 } ic_kernel;
 
 #define IC_MAX_KERNEL 255
+/* Largest |bias| accepted (ic_params.bias, the CLI's --bias) and the range of
+ * a .mat file's OFFSET and SCALE (in magnitude; SCALE at least 1/IC_MAX_BIAS):
+ * samples are 0..255, so anything larger is a mistake. */
+#define IC_MAX_BIAS 1.0e6
 
 /* Parses kernel text (see README "Kernel text"):
  *   named:  NAME[:ARGS]          e.g. "gaussian:5", "gaussian:size=7,sigma=1.5"
@@ -372,12 +376,20 @@ typedef struct ic_context_options {
      * IC_TRANSFER_ASYNC may). ic_context_timing() then gives, for upload,
      * kernel and download, the largest over the devices (the shares overlap in
      * time), and total the wall time. CPU backends ignore it, and so does the
-     * premultiplied-alpha path (float64 on the CPU for every backend).
+     * float64 premultiplied-alpha reference path of backends that do not
+     * premultiply themselves (seq, cuda-gemm; README "Alpha").
      * Errors at ic_context_create: IC_ERR_INVALID_ARG for n_devices < 0 or >
      * IC_MAX_DEVICES or a negative ordinal; IC_ERR_DEVICE naming an ordinal
      * this machine does not have. */
     int n_devices;
     int devices[IC_MAX_DEVICES];
+    /* Host memory budget of one ic_convolve call, in bytes: the source and
+     * destination images in host memory plus what the call allocates on the
+     * host (ic_convolve_bytes() computes it). 0: ic_default_max_memory();
+     * UINT64_MAX: no limit. Over it ic_convolve returns IC_ERR_TOO_LARGE
+     * before allocating anything, ic_context_error() naming the limit. Device
+     * memory has its own bound (device_memory). */
+    uint64_t max_memory;
 } ic_context_options;
 
 /* Values of ic_context_options.transfer. */
@@ -422,6 +434,15 @@ ic_status ic_convolve(ic_context *ctx, const ic_image *src, ic_image *dst, const
  * Errors: IC_ERR_INVALID_ARG. */
 ic_status ic_explain(ic_context *ctx, const ic_image *src, const ic_kernel *k, const ic_params *p,
                      char *buf, size_t buflen);
+
+/* Host bytes ic_convolve(ctx, src, dst, k, ...) needs with a destination in
+ * dst_layout allocated by ic_image_create: src and dst (when in host memory),
+ * the layout conversion copy when dst_layout differs from src's, and the
+ * backend's own host buffers (the seq backend's padded float plane). This is
+ * what ic_context_options.max_memory bounds; callers check it before
+ * allocating the destination. 0 when an argument is invalid. */
+uint64_t ic_convolve_bytes(const ic_context *ctx, const ic_image *src, const ic_kernel *k,
+                           ic_layout dst_layout);
 
 /* One-shot convenience: creates a context for `backend`, filters, frees it. */
 ic_status ic_filter(const ic_image *src, ic_image *dst, const ic_kernel *k, const ic_params *p,

@@ -6,12 +6,15 @@
 # date, commit, tests passed/failed/skipped, sanitizer error counts) to $OUT
 # (the device tool's folder) or bench/results/ when OUT is unset.
 #
-#   scripts/gpu-check.sh [all|test|san|bench|ncu|batch|stream]...
+#   scripts/gpu-check.sh [all|test|san|bench|ncu|ratio|batch|stream]...
 #     (default all = test san bench; several allowed)
 #   test: ctest (IC_CTEST_REGEX=... runs only matching tests); bench:
 #   imgconv-bench (IC_BENCH_TABLES=letters runs a subset, see its --help);
 #   ncu: Nsight Compute sections of the fast-path kernels on 8K and HD images
-#   (into the log); batch / stream: bench/batch-compare.sh and
+#   (into the log); ratio: seed 003 Fig 7.14's arithmetic-to-global-memory
+#   ratio measured with Nsight Compute counters for every tiled backend, 5x5
+#   and 9x9 on HD RGB, next to imgconv-bench table R (ratio-STAMP.md, the
+#   raw ncu CSV in ratio-STAMP-ncu.txt; about 2 minutes); batch / stream: bench/batch-compare.sh and
 #   bench/stream-bench.sh with this build (peers from ./peers-bundle when
 #   carried: scripts/pack-peers.sh).
 #   IC_COMMIT=<hash> names the commit when .git is not present.
@@ -51,6 +54,7 @@ cmake --build $B -j "$jobs" >/dev/null 2>&1 || { echo "BUILD FAILED"; cmake --bu
 echo "build: $(( $(date +%s) - t0 )) s"
 
 passed=0 failed=0 skipped=0 san_summary="not run" ctest_line="not run" bench_line="not run"
+ratio_line="not run"
 if has test; then
   t0=$(date +%s)
   ctest --test-dir $B --output-on-failure -j 8 --timeout 400 ${IC_CTEST_REGEX:+-R "$IC_CTEST_REGEX"} \
@@ -148,6 +152,104 @@ if has ncu; then
   echo "ncu: $(( $(date +%s) - t0 )) s"
 fi
 
+if has ratio; then
+  # Seed 003 Fig 7.14 measured (issue 18): one launch of each tiled backend's
+  # kernel (and cuda-global's, the untiled baseline), 5x5 and 9x9 random
+  # full-rank kernels on an HD RGB chart, hardware counters only (no
+  # sections); bench/ratio_table.py turns the CSV into the table, beside
+  # imgconv-bench table R (the formula). The thread-level load counters are
+  # SASS-patched; if this ncu lacks them the core counters still run.
+  t0=$(date +%s)
+  if ! command -v ncu >/dev/null 2>&1; then
+    ratio_line="ncu not found"
+  elif ! command -v python3 >/dev/null 2>&1; then
+    ratio_line="python3 not found"
+  else
+    tmp=$(mktemp -d)
+    raw="$out/ratio-$stamp-ncu.txt"
+    : > "$raw"
+    core="gpu__time_duration.sum,smsp__sass_thread_inst_executed_op_ffma_pred_on.sum"
+    core="$core,l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum,l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"
+    core="$core,lts__t_sectors_srcunit_tex_op_read.sum,dram__bytes_read.sum"
+    # the threads' global loads (count, bytes): the names this ncu lists first
+    # (_pred_on: predicated-off threads not counted), then the other
+    # spellings, then none (core counters only) as ncu refuses each in turn
+    ncu --query-metrics > "$tmp/metrics.txt" 2>&1
+    sets=()
+    for ld in smsp__sass_thread_inst_executed_op_global_ld_pred_on smsp__sass_thread_inst_executed_op_global_ld \
+              sm__sass_thread_inst_executed_op_global_ld; do
+      for by in smsp__sass_data_bytes_mem_global_op_ld sm__sass_data_bytes_mem_global_op_ld; do
+        if grep -qE "^$ld( |$)" "$tmp/metrics.txt" && grep -qE "^$by( |$)" "$tmp/metrics.txt"; then
+          sets=("$core,$ld.sum,$by.sum" "${sets[@]}")
+        else
+          sets+=("$core,$ld.sum,$by.sum")
+        fi
+      done
+    done
+    sets+=("$core")
+    set_i=0
+    metrics=${sets[0]}
+    $B/imgconv --chart 1920x1080 "$tmp/hd.ppm"
+    # table R needs no GPU: hide it, so the bench skips its ceilings
+    CUDA_VISIBLE_DEVICES= $B/imgconv-bench --out "$tmp" --stamp formula --tables R >/dev/null 2>&1 ||
+      echo "ratio: imgconv-bench --tables R failed (no formula column)"
+    kern() { # a random full-rank KxK blur: integer weights 1..9 over their sum
+      awk -v k="$1" 'BEGIN{srand(714 + k); s=0; t="";
+        for(i=0;i<k;i++){for(j=0;j<k;j++){w=1+int(9*rand()); s+=w; t=t w (j<k-1?" ":"")} t=t (i<k-1?"; ":"")}
+        printf "%s / %d", t, s}'
+    }
+    : > "$tmp/manifest"
+    for k in 5 9; do
+      kt=$(kern $k)
+      macs=$((1920 * 1080 * 3 * k * k))
+      for c in cuda-global cuda-tiled-in cuda-tiled-out cuda-tiled-halo cuda-tiled-cached \
+               "rows x1" "rows x2" "rows x4"; do
+        set -- $c
+        backend=$1 envs="" mix=u8f32
+        if [ "$1" = rows ]; then
+          backend=cuda mix=rows
+          envs="IC_CUDA_METHOD=rows IC_FAST_ROWS_FULL=1 IC_FAST_ROWS_SHAPE=${2#x}"
+        fi
+        f="$tmp/ncu-${c// /}-$k.csv"
+        run_ncu() {
+          env $envs timeout 90 ncu --clock-control none --cache-control all --csv --page raw --print-units base \
+            --kernel-name-base demangled --kernel-name regex:'ic_cu_conv_kernel|rows_kernel' \
+            --launch-count 1 --metrics "$metrics" \
+            $B/imgconv --backend $backend --border replicate -k "$kt" "$tmp/hd.ppm" "$tmp/out.ppm" \
+            > "$f" 2>&1
+        }
+        run_ncu
+        while ! grep -q '^"ID"' "$f" && [ $((set_i + 1)) -lt ${#sets[@]} ] &&
+              grep -qiE "metric" "$f"; do
+          echo "ratio: ncu refused --metrics ${metrics#$core}:"
+          grep -iE "error" "$f" | head -2
+          set_i=$((set_i + 1))
+          metrics=${sets[$set_i]}
+          run_ncu
+        done
+        [ "$c $k" = "cuda-global 5" ] && echo "ratio: counters $metrics"
+        grep -q '^"ID"' "$f" || { echo "ratio: no ncu result for $c ${k}x$k:"; tail -5 "$f"; }
+        { echo "## $c ${k}x$k (${envs:-default environment})"; cat "$f"; echo; } >> "$raw"
+        printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$c" "$backend" "$k" "$macs" "$mix" "$f" >> "$tmp/manifest"
+      done
+    done
+    if python3 bench/ratio_table.py "$tmp/manifest" "$tmp/bench-formula.md" "$out/ratio-$stamp.md" \
+         "device: ${gpu_name:-?} (sm_$arch), driver ${driver:-?}; commit $commit; $(ncu --version | tail -1)" \
+         "" \
+         "Raw ncu output: ratio-$stamp-ncu.txt. Formula: imgconv-bench table R (bench/fig714.h)." \
+         "" "Counters: \`${metrics//,/, }\`"; then
+      ratio_line="ratio-$stamp.md"
+    else
+      ratio_line="ratio-$stamp.md (INCOMPLETE: see the log)"
+    fi
+    if [ -f "$tmp/bench-formula.md" ]; then
+      { echo; sed -n '/^## R\./,$p' "$tmp/bench-formula.md" | sed '/^Total benchmark time/d'; } >> "$out/ratio-$stamp.md"
+    fi
+    rm -rf "$tmp"
+  fi
+  echo "ratio: $ratio_line ($(( $(date +%s) - t0 )) s)"
+fi
+
 if has batch && [ -x bench/batch-compare.sh ]; then
   t0=$(date +%s)
   RESULT="$out/batch-compare-$stamp.md" bench/batch-compare.sh "$B/imgconv" || echo "batch-compare failed (rc=$?)"
@@ -174,5 +276,6 @@ fi
   echo "| ctest | $ctest_line |"
   echo "| compute-sanitizer | ${san_summary# } |"
   echo "| benchmark | $bench_line |"
+  echo "| Fig 7.14 ratio (ncu) | $ratio_line |"
 } > "$summary"
 cat "$summary"

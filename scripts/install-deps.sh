@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs the Debian packages imgconv needs to build and test, when missing.
+# Installs the Debian packages imgconv needs to build and test, when missing
+# (with the argument `fuzz`, also clang and libFuzzer for tests/fuzz).
 # As root it runs apt-get; otherwise it prints the apt-get line to run.
 # On a machine without apt (the GPU machine) it checks the tools and carries on.
 set -euo pipefail
@@ -22,6 +23,12 @@ done
 [ -e /usr/include/tiffio.h ] || ls /usr/include/*/tiffio.h >/dev/null 2>&1 || missing+=(libtiff-dev)
 [ -e /usr/include/webp/encode.h ] || missing+=(libwebp-dev)
 command -v pkg-config >/dev/null 2>&1 || missing+=(pkg-config)
+# `install-deps.sh fuzz` (make fuzz): clang and its libFuzzer runtime too.
+if [ "${1:-}" = fuzz ]; then
+  command -v clang >/dev/null 2>&1 || missing+=(clang)
+  ls /usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a >/dev/null 2>&1 ||
+    missing+=(libclang-rt-14-dev)
+fi
 
 . "$(dirname "$0")/apt-install.sh"
 # Missing build packages are not fatal without apt or root: the build says what lacks.

@@ -151,6 +151,8 @@ static void counts(void)
                   "cached tile %d, %dx%d, halo from cache: ratio %g, bound %g", tile, k, k,
                   fig714_ratio(h), fig714_bound(k));
         }
+        CHECK(fig714_ratio(fig714_direct(k)) == 0.5, "direct %dx%d: ratio %g, not 0.5", k, k,
+              fig714_ratio(fig714_direct(k)));
         const fig714_tile f = fig714_output_tile(FIG714_TILE_OUT, k);
         const fig714_tile w = walk_output_tile(FIG714_TILE_OUT, k);
         CHECK(same_tile(f, w), "output tile 16, %dx%d: formula %g/%g/%g, walked %g/%g/%g", k, k,

@@ -626,6 +626,21 @@ static void test_files(void)
     } else {
         CHECK(0, "load vips.txt: %s", err);
     }
+    /* OFFSET and SCALE stay in --bias's range (IC_MAX_BIAS), and finite. */
+    load_bad(WRITE("o308.mat", "3 1 1 1e308\n1 2 1\n"), IC_ERR_KERNEL,
+             "offset 1e+308 is outside -1e6..1e6");
+    load_bad(WRITE("o7.mat", "3 1 1 1e7\n1 2 1\n"), IC_ERR_KERNEL, "offset 1e+07 is outside");
+    load_bad(WRITE("on.mat", "3 1 1 -1e30\n1 2 1\n"), IC_ERR_KERNEL, "offset -1e+30 is outside");
+    load_bad(WRITE("oinf.mat", "3 1 1 inf\n1 2 1\n"), IC_ERR_KERNEL, "offset");
+    load_bad(WRITE("s7.mat", "3 1 -2e6 0\n1 2 1\n"), IC_ERR_KERNEL, "scale -2e+06 is outside");
+    load_bad(WRITE("stiny.mat", "3 1 1e-7 0\n1 2 1\n"), IC_ERR_KERNEL, "scale 1e-07 is outside");
+    mat = WRITE("edge6.mat", "3 1 -1e6 1e6\n1 2 1\n");
+    if (ic_kernel_load(&k, mat, err, sizeof err) == IC_OK) {
+        CHECK(k.divisor == -1e6 && k.offset == 1e6, "edge6.mat: / %g + %g", k.divisor, k.offset);
+        ic_kernel_free(&k);
+    } else {
+        CHECK(0, "load edge6.mat (scale and offset at the edge of the range): %s", err);
+    }
     load_bad(WRITE("short.mat", "3 3 1 0\n1 2 1\n2 4 2\n"), IC_ERR_KERNEL, "found 2 rows");
     load_bad(WRITE("long.mat", "3 3 1 0\n1 2 1\n2 4 2\n1 2 1\n1 1 1\n"), IC_ERR_KERNEL,
              "found 4 rows");

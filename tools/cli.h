@@ -55,6 +55,13 @@ int cli_exit_for_backend(ic_status s);
 
 struct cli_options;
 
+/* Checks, before the output image is allocated, that filtering src with k on
+ * ctx stays within --max-memory (ic_convolve_bytes: input, output and working
+ * buffers). Returns CLI_EXIT_OK, or CLI_EXIT_INPUT with e naming `file`, the
+ * need, the limit and how to raise it. */
+int cli_check_memory(const struct cli_options *o, const ic_context *ctx, const ic_image *src,
+                     const ic_kernel *k, const char *file, cli_err *e);
+
 /* Checks, before any work is done, that OUTPUT can be written: its extension
  * names a format built in, its directory exists and is writable, it is not a
  * directory, and it is not the file INPUT (same path, or same device and inode,

@@ -55,7 +55,8 @@ enum {
     OPT_STREAM,
     OPT_SKIP_EXISTING,
     OPT_LOSSLESS,
-    OPT_DEVICES
+    OPT_DEVICES,
+    OPT_MAX_MEMORY
 };
 
 static const struct option long_options[] = {
@@ -72,6 +73,7 @@ static const struct option long_options[] = {
     {"threads", required_argument, NULL, OPT_THREADS},
     {"transfer", required_argument, NULL, OPT_TRANSFER},
     {"device-memory", required_argument, NULL, OPT_DEVICE_MEMORY},
+    {"max-memory", required_argument, NULL, OPT_MAX_MEMORY},
     {"layout", required_argument, NULL, OPT_LAYOUT},
     {"channels", required_argument, NULL, OPT_CHANNELS},
     {"max-pixels", required_argument, NULL, OPT_MAX_PIXELS},
@@ -103,7 +105,7 @@ static const char short_options[] = ":k:thVo:q";
 #define MAX_THREADS 4096
 #define MAX_DEVICE 1023
 /* |bias| and border values beyond this are certainly a mistake (samples are 0..255). */
-#define MAX_BIAS 1.0e6
+#define MAX_BIAS IC_MAX_BIAS
 
 void cli_print_help(void)
 {
@@ -189,6 +191,9 @@ void cli_print_help(void)
         "                         2 grey+alpha, 3 RGB, 4 RGBA (default: as stored)\n"
         "      --max-pixels N     refuse images over N pixels, checked before allocating\n"
         "                         (default 89478485, as Pillow)\n"
+        "      --max-memory N     refuse images whose decoding or filtering needs more than\n"
+        "                         N bytes (suffix K, M, G: KiB, MiB, GiB; default a quarter\n"
+        "                         of the RAM, at most 2G), checked before allocating\n"
         "      --quality Q        JPEG and WebP quality 1..100 (default 92)\n"
         "      --lossless         WebP: lossless (default: lossy at --quality)\n"
         "\n"
@@ -265,6 +270,30 @@ static int parse_u64(const char *s, uint64_t lo, uint64_t hi, uint64_t *out)
     if (end == s || *end != '\0' || errno == ERANGE || v < lo || v > hi)
         return 0;
     *out = (uint64_t)v;
+    return 1;
+}
+
+/* A byte count: digits with an optional K, M, G or T suffix (powers of 1024). */
+static int parse_bytes(const char *s, uint64_t *out)
+{
+    char digits[32];
+    size_t n = strlen(s);
+    unsigned shift = 0;
+    if (n > 0 && n < sizeof digits) {
+        const char *units = "KMGT", *u = strchr(units, toupper((unsigned char)s[n - 1]));
+        if (u && *u) {
+            shift = 10u * (unsigned)(u - units + 1);
+            n--;
+        }
+    }
+    if (n == 0 || n >= sizeof digits)
+        return 0;
+    memcpy(digits, s, n);
+    digits[n] = '\0';
+    uint64_t v;
+    if (!parse_u64(digits, 1, UINT64_MAX >> shift, &v))
+        return 0;
+    *out = v << shift;
     return 1;
 }
 
@@ -380,6 +409,7 @@ static void set_defaults(cli_options *o)
     o->backend = "auto";
     o->layout = IC_AOS;
     o->max_pixels = IC_DEFAULT_MAX_PIXELS;
+    o->max_memory = ic_default_max_memory();
     o->repeat = 1;
     o->seed = 1;
     o->chart_c = 3;
@@ -537,6 +567,13 @@ int cli_parse(int argc, char **argv, cli_options *o, cli_err *e)
             if (!parse_u64(arg, 1, UINT64_MAX, &o->max_pixels))
                 return usage_fail(e, "--max-pixels '%s': expected a positive integer", arg);
             break;
+        case OPT_MAX_MEMORY:
+            if (!parse_bytes(arg, &o->max_memory))
+                return usage_fail(e,
+                                  "--max-memory '%s': expected a positive number of bytes, "
+                                  "optionally with K, M or G",
+                                  arg);
+            break;
         case OPT_QUALITY:
             if (!parse_int(arg, 1, 100, &o->quality))
                 return usage_fail(e, "--quality '%s': expected an integer in 1..100", arg);
@@ -648,6 +685,7 @@ int cli_parse(int argc, char **argv, cli_options *o, cli_err *e)
         }
     }
 
+    o->ctx.max_memory = o->max_memory;
     if (o->help || o->version || o->list_filters || o->list_backends || o->formats) {
         o->mode = CLI_MODE_INFO; /* the listings win; other arguments are ignored */
         return CLI_EXIT_OK;
@@ -692,6 +730,16 @@ int cli_parse(int argc, char **argv, cli_options *o, cli_err *e)
                 return usage_fail(e, "--stream reads standard input: no file arguments");
             if ((uint64_t)o->stream_w * (uint64_t)o->stream_h > o->max_pixels)
                 return usage_fail(e, "--stream: more pixels per frame than --max-pixels allows");
+            /* Frames in flight: 3 read ahead, 3 waiting to be written, and the
+             * one being filtered with its output (README "Batch and streams"). */
+            const uint64_t frame =
+                (uint64_t)o->stream_w * (uint64_t)o->stream_h * (uint64_t)o->stream_c;
+            if (frame > o->max_memory / 8u)
+                return usage_fail(e,
+                                  "--stream: 8 frames of %dx%dx%d in flight need more than "
+                                  "--max-memory allows (%llu bytes; raise it with --max-memory)",
+                                  o->stream_w, o->stream_h, o->stream_c,
+                                  (unsigned long long)o->max_memory);
             o->mode = CLI_MODE_STREAM;
             return CLI_EXIT_OK;
         }

@@ -461,6 +461,7 @@ static void *decoder(void *arg)
     lo.channels = o->channels;
     lo.layout = o->layout;
     lo.max_pixels = o->max_pixels;
+    lo.max_memory = o->max_memory;
     for (;;) {
         pthread_mutex_lock(&b->mu);
         const int i = g_interrupted ? b->files.n : b->next++;
@@ -543,16 +544,25 @@ static void filter_stage(batch *b, ic_context *ctx, const ic_kernel *k, const ic
             continue;
         }
         const double t = cli_now_ms();
-        ic_status s = ic_image_create(&it->out, it->img.width, it->img.height, it->img.channels,
-                                      it->img.layout);
+        cli_err me;
+        me.msg[0] = '\0';
+        ic_status s = cli_check_memory(b->o, ctx, &it->img, k, "", &me) == CLI_EXIT_OK
+                          ? IC_OK
+                          : IC_ERR_TOO_LARGE;
+        if (s == IC_OK)
+            s = ic_image_create(&it->out, it->img.width, it->img.height, it->img.channels,
+                                it->img.layout);
         if (s == IC_OK)
             s = ic_convolve(ctx, &it->img, &it->out, k, p);
         add_time(b, &b->ms_filter, cli_now_ms() - t);
         ic_image_free(&it->img);
         if (s != IC_OK) {
             char problem[320];
-            snprintf(problem, sizeof problem, "filter failed: %s",
-                     ic_context_error(ctx)[0] ? ic_context_error(ctx) : ic_status_str(s));
+            if (me.msg[0])
+                snprintf(problem, sizeof problem, "%s", me.msg);
+            else
+                snprintf(problem, sizeof problem, "filter failed: %s",
+                         ic_context_error(ctx)[0] ? ic_context_error(ctx) : ic_status_str(s));
             ic_image_free(&it->out);
             finish_file(b, it->idx, problem);
             item_free(it);

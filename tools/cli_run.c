@@ -127,6 +127,19 @@ int cli_check_output(const char *output, const char *input, cli_err *e)
     return CLI_EXIT_OK;
 }
 
+int cli_check_memory(const cli_options *o, const ic_context *ctx, const ic_image *src,
+                     const ic_kernel *k, const char *file, cli_err *e)
+{
+    const uint64_t need = ic_convolve_bytes(ctx, src, k, o->layout);
+    if (need <= o->max_memory)
+        return CLI_EXIT_OK;
+    return cli_fail(e, CLI_EXIT_INPUT, file,
+                    "filtering this %dx%d image needs %.1f MiB, over the memory limit %.1f MiB "
+                    "(raise it with --max-memory)",
+                    src->width, src->height, (double)need / 1048576.0,
+                    (double)o->max_memory / 1048576.0);
+}
+
 /* Reads the kernel named by the options. Bad text is a usage error (2); a
  * kernel file that cannot be read or is malformed is an input error (3). */
 int cli_get_kernel(const cli_options *o, ic_kernel *k, cli_err *e)
@@ -391,6 +404,7 @@ int cli_run_filter(const cli_options *o, cli_err *e)
     lo.channels = o->channels;
     lo.layout = o->layout;
     lo.max_pixels = o->max_pixels;
+    lo.max_memory = o->max_memory;
     lo.metadata = &meta;
     ic_save_options so;
     memset(&so, 0, sizeof so);
@@ -411,6 +425,8 @@ int cli_run_filter(const cli_options *o, cli_err *e)
         if (run == 0 && o->explain)
             print_plan(o, ctx, &k, &src, &p);
 
+        if ((code = cli_check_memory(o, ctx, &src, &k, o->input, e)) != CLI_EXIT_OK)
+            goto done;
         s = ic_image_create(&dst, src.width, src.height, src.channels, o->layout);
         if (s != IC_OK) {
             code = cli_fail(e, CLI_EXIT_INTERNAL, o->input, "cannot allocate the output image: %s",

@@ -72,6 +72,10 @@ typedef struct ic_backend {
      * plan: method, rank, tile shape, predicted time). NULL: nothing to say. */
     ic_status (*explain)(void *state, const ic_job *job, char *buf, size_t buflen);
     unsigned caps; /* IC_CAP_* flags (0: plain host images, no premultiply) */
+    /* Optional: host bytes run() allocates for this job besides src and dst,
+     * when it is more than a few rows (the memory budget counts it; see
+     * ic_convolve_bytes). job->dst may be NULL. NULL: nothing worth counting. */
+    uint64_t (*host_bytes)(const ic_job *job);
 } ic_backend;
 
 #ifdef __cplusplus

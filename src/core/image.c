@@ -5,6 +5,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/image_internal.h"
 #include "imgconv.h"
@@ -35,6 +36,16 @@ size_t ic_image_size_bytes(const ic_image *img)
     if (!ic__mul_size(rows, img->pitch, &total))
         return 0;
     return total;
+}
+
+uint64_t ic_default_max_memory(void)
+{
+    const uint64_t cap = (uint64_t)2 << 30;
+    const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    if (pages <= 0 || page <= 0)
+        return cap;
+    const uint64_t quarter = (uint64_t)pages * (uint64_t)page / 4u;
+    return quarter < cap ? quarter : cap;
 }
 
 ic_status ic_image_create(ic_image *img, int width, int height, int channels, ic_layout layout)

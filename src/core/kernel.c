@@ -592,6 +592,16 @@ static ic_status parse_file_contents(ic_kernel *k, const char *s, size_t n, int 
         if (scale == 0.0)
             return ic__kernel_fail(err, errlen, IC_ERR_KERNEL,
                                    ".mat header: scale (the divisor) is zero");
+        /* The offset is added to --bias and the scale divides every weight:
+         * both get --bias's range, so that neither overflows float32 later. */
+        if (fabs(scale) > IC_MAX_BIAS || fabs(scale) < 1.0 / IC_MAX_BIAS)
+            return ic__kernel_fail(err, errlen, IC_ERR_KERNEL,
+                                   ".mat header: scale %g is outside 1e-6..1e6 in magnitude",
+                                   scale);
+        if (fabs(offset) > IC_MAX_BIAS)
+            return ic__kernel_fail(err, errlen, IC_ERR_KERNEL,
+                                   ".mat header: offset %g is outside -1e6..1e6 (the --bias range)",
+                                   offset);
     }
     st = matrix_parse_text(k, s + next, n - next, 1, lineno + 1, w, h, scale, err, errlen);
     if (st == IC_OK)

@@ -20,7 +20,8 @@
  *   auto     the default: cheapest path by the cost model, best ISA
  *   direct   always the direct kw*kh sum
  *   sep      the separable path whenever it is exact enough, whatever the
- *            cost (rank up to min(kw, kh)); see dyadic_weights()
+ *            cost (rank up to min(kw, kh)); see dyadic_weights() and
+ *            FACTOR_MAX_REL_ERR
  *   scalar   the portable C loops      avx2 / avx512   that instruction set
  *   tiny     tiny strips, bands and passes, and the pool even for small
  *            images: every seam of cpu_band.c is crossed (tests only)
@@ -56,9 +57,9 @@
  * the pool costs more than it saves. */
 #define SMALL_JOB_MACS (1 << 18)
 #define MAX_THREADS 256
-/* Premultiplied alpha takes a factorisation only when it reproduces every
- * weight this closely (relative): see make_plan. */
-#define PREMUL_MAX_REL_ERR 0x1p-20
+/* A factorisation is used only when it reproduces every weight this closely
+ * (relative), with its sign and zeros kept: see plan_factors. */
+#define FACTOR_MAX_REL_ERR 0x1p-20
 
 enum { FORCE_AUTO = -1 };
 
@@ -74,7 +75,6 @@ typedef struct cpu_state {
     int cache_kw, cache_kh, cache_force, cache_valid;
     int cache_rank; /* 0: direct */
     float *cache_row, *cache_col;
-    double cache_rel_err; /* largest |w' - w| / |w| of the factors' weights w' (inf: a sign lost) */
 } cpu_state;
 
 static void cpu_close(void *state)
@@ -330,9 +330,17 @@ static ic_status plan_factors(cpu_state *st, const ic_job *job, char *err, size_
             }
         }
     }
-    if (st->cache_rank > 0)
-        st->cache_rel_err =
-            factor_rel_err(job->w, kw, kh, st->cache_row, st->cache_col, st->cache_rank);
+    /* Premultiplied alpha divides by the filtered alpha, which amplifies the
+     * error of the weights where it is small: factors that turn a zero weight
+     * nonzero, or are off by more than float rounding, would turn transparent
+     * neighbourhoods into noise (the named Gaussians and unsharp masks
+     * reproduce every weight within 2e-7). Independent jobs follow the same
+     * rule, so that a premultiplied job's alpha channel is computed exactly as
+     * the independent job's (bit-identical alpha, tests/test_alpha.c). */
+    if (st->cache_rank > 0 &&
+        factor_rel_err(job->w, kw, kh, st->cache_row, st->cache_col, st->cache_rank) >
+            FACTOR_MAX_REL_ERR)
+        st->cache_rank = 0;
     st->cache_valid = 1;
     return IC_OK;
 }
@@ -373,14 +381,8 @@ static ic_status make_plan(cpu_state *st, const ic_job *job, cpu_plan *plan, int
     memset(plan, 0, sizeof *plan);
     plan->job = job;
     plan->ops = st->ops;
-    /* Premultiplied alpha divides by the filtered alpha, which amplifies
-     * the error of the weights where it is small; a factorisation whose
-     * weights are off by more than float rounding (a zero weight made
-     * nonzero, e.g.) would turn transparent neighbourhoods into noise. The
-     * named Gaussians and unsharp masks reproduce every weight within 2e-7. */
-    const int factors_ok = !job->premultiply || st->cache_rel_err <= PREMUL_MAX_REL_ERR;
-    plan->path = st->cache_rank > 0 && factors_ok ? CPU_SEP : CPU_DIRECT;
-    plan->rank = plan->path == CPU_SEP ? st->cache_rank : 0;
+    plan->path = st->cache_rank > 0 ? CPU_SEP : CPU_DIRECT;
+    plan->rank = st->cache_rank;
     plan->frow = st->cache_row;
     plan->fcol = st->cache_col;
     plan->premul = job->premultiply;

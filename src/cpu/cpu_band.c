@@ -91,13 +91,6 @@ static size_t ring_pitch(const cpu_plan *plan)
     return round_up(samples + CPU_SLACK, CPU_ALIGN / sizeof(float));
 }
 
-/* Floats in one row of premultiplied sums (strip + slack, rounded for alignment). */
-static size_t sums_pitch(const cpu_plan *plan)
-{
-    size_t samples = (size_t)plan->strip_px * (size_t)plan->step;
-    return round_up(samples + CPU_SLACK, CPU_ALIGN / sizeof(float));
-}
-
 /* Grows *buf to hold n elements of size sz, zero-filled, aligned. */
 static ic_status grow(void **buf, size_t *cap, size_t n, size_t sz)
 {
@@ -128,12 +121,9 @@ ic_status ic_cpu_scratch_reserve(cpu_scratch *s, const cpu_plan *plan)
         st = grow((void **)&s->rows, &s->cap_rows, 2 * kh, sizeof(float *));
     if (st == IC_OK)
         st = grow((void **)&s->tag, &s->cap_tag, kh + (size_t)job->kw, sizeof(int));
-    if (st == IC_OK && plan->premul) {
-        size_t n = (size_t)plan->strip_px * (size_t)plan->step;
-        st = grow((void **)&s->sums, &s->cap_sums, 2 * sums_pitch(plan), sizeof(float));
-        if (st == IC_OK && plan->job->src->layout == IC_SOA)
-            st = grow((void **)&s->bytes, &s->cap_bytes, n, 1);
-    }
+    if (st == IC_OK && plan->premul && plan->job->src->layout == IC_SOA)
+        st = grow((void **)&s->bytes, &s->cap_bytes,
+                  2 * (size_t)plan->strip_px * (size_t)plan->step, 1);
     if (st == IC_OK && plan->path == CPU_SEP) {
         st = grow((void **)&s->tmp, &s->cap_tmp, (size_t)plan->chunk + halo + CPU_SLACK,
                   sizeof(float));
@@ -149,7 +139,6 @@ void ic_cpu_scratch_free(cpu_scratch *s)
     free(s->ring);
     free(s->tmp);
     free(s->acc);
-    free(s->sums);
     free(s->bytes);
     free((void *)s->rows);
     free(s->tag);
@@ -242,13 +231,10 @@ static void load_row(const cpu_plan *plan, const struct task_geom *g, int v, flo
         plan->ops->premul(dst, g->step, (int)g->prow);
 }
 
-/* One output row through the rank-r factorisation, rounded into out; with
- * premultiplied alpha each pass's sums go through s->sums and are
- * un-premultiplied while they are still in L1. */
+/* One output row through the rank-r factorisation, rounded into out. */
 static void sep_row(const cpu_plan *plan, cpu_scratch *s, const float *const *rows, int n,
                     uint8_t *out)
 {
-    float *fout = plan->premul ? s->sums : NULL;
     const ic_job *job = plan->job;
     int kw = job->kw, kh = job->kh, step = plan->step;
     const float **rs = s->rows + kh + 1;
@@ -261,31 +247,31 @@ static void sep_row(const cpu_plan *plan, cpu_scratch *s, const float *const *ro
             int last = r == plan->rank - 1;
             plan->ops->vpass(rs, plan->fcol + (size_t)r * (size_t)kh, kh, s->tmp, m + halo);
             plan->ops->hpass(s->tmp, plan->frow + (size_t)r * (size_t)kw, kw, step,
-                             r ? s->acc : NULL, last ? fout : s->acc, job->bias,
-                             last && !fout ? out + s0 : NULL, m);
+                             r ? s->acc : NULL, last ? NULL : s->acc, job->bias, plan->premul,
+                             last ? out + s0 : NULL, m);
         }
-        if (fout)
-            plan->ops->unpremul(fout, step, job->bias, out + s0, m);
     }
 }
 
 /* Where output row y of the strip is written: the image row, or for
- * premultiplied SoA the interleaved row s->bytes (then scatter_row). */
+ * premultiplied SoA an interleaved row of s->bytes (then scatter_row); rows
+ * y and y + 1 never share one. */
 static uint8_t *out_row(const struct task_geom *g, cpu_scratch *s, int y)
 {
     if (g->soa_gather)
-        return s->bytes;
+        return s->bytes + (size_t)(y & 1) * (size_t)(g->x1 - g->x0) * (size_t)g->step;
     return g->dst + (size_t)y * g->dpitch + (size_t)g->x0 * (size_t)g->step;
 }
 
-/* Premultiplied SoA: output row y from s->bytes into the planes. */
+/* Premultiplied SoA: output row y from its interleaved row into the planes. */
 static void scatter_row(const struct task_geom *g, cpu_scratch *s, int y)
 {
     const int ch = g->step;
+    const uint8_t *src = out_row(g, s, y);
     for (int c = 0; c < ch; c++) {
         uint8_t *row = g->dst + (size_t)c * g->dplane + (size_t)y * g->dpitch + (size_t)g->x0;
         for (int p = 0; p < g->x1 - g->x0; p++)
-            row[p] = s->bytes[p * ch + c];
+            row[p] = src[p * ch + c];
     }
 }
 
@@ -349,24 +335,13 @@ void ic_cpu_run_task(void *arg, int task, int worker)
             }
             rows[j] = slot;
         }
-        if (plan->path == CPU_SEP) {
+        if (plan->path == CPU_DIRECT)
+            plan->ops->direct(rows, job->w, kw, kh, g.step, job->bias, plan->premul,
+                              out_row(&g, s, y), pair ? out_row(&g, s, y + 1) : NULL, n);
+        else
             sep_row(plan, s, rows, n, out_row(&g, s, y));
-            if (g.soa_gather)
-                scatter_row(&g, s, y);
-        } else if (plan->premul) { /* two rows of sums, then un-premultiplied */
-            float *f0 = s->sums, *f1 = s->sums + sums_pitch(plan);
-            plan->ops->direct(rows, job->w, kw, kh, g.step, job->bias, NULL, NULL, f0,
-                              pair ? f1 : NULL, n);
-            for (int r = 0; r <= pair; r++) {
-                plan->ops->unpremul(r ? f1 : f0, g.step, job->bias, out_row(&g, s, y + r), n);
-                if (g.soa_gather)
-                    scatter_row(&g, s, y + r);
-            }
-        } else {
-            uint8_t *out = out_row(&g, s, y);
-            plan->ops->direct(rows, job->w, kw, kh, g.step, job->bias, out,
-                              pair ? out + g.dpitch : NULL, NULL, NULL, n);
-        }
+        for (int r = 0; g.soa_gather && r <= pair; r++)
+            scatter_row(&g, s, y + r);
         y += 1 + pair;
     }
 }

@@ -44,25 +44,22 @@ typedef struct cpu_ops {
     void (*widen)(const uint8_t *src, float *dst, int n);
     /* out[s] = round_u8(bias + sum_{j<kh} sum_{i<kw} w[j*kw+i] * rows[j][s + i*step]);
      * when out1 is non-NULL, rows has kh+1 entries and out1 gets the same sum
-     * over rows[1..kh] (the next output row). With fout non-NULL the sums go
-     * there as floats instead, without bias (fout1 for the second row, made
-     * when fout1 is non-NULL; out and out1 are then unused); fout rows get
-     * CPU_SLACK floats of slack, which the loops may overwrite. */
+     * over rows[1..kh] (the next output row). With premul nonzero (step =
+     * channels, 2 or 4, alpha last) each pixel's sums FC (colour) and FA
+     * (alpha) are un-premultiplied before the bias and rounding:
+     * colour = FA > 0 ? FC / FA : 0, alpha = FA. */
     void (*direct)(const float *const *rows, const float *w, int kw, int kh, int step, float bias,
-                   uint8_t *out, uint8_t *out1, float *fout, float *fout1, int n);
+                   int premul, uint8_t *out, uint8_t *out1, int n);
     /* t[s] = sum_{j<kh} col[j] * rows[j][s]. */
     void (*vpass)(const float *const *rows, const float *col, int kh, float *t, int n);
     /* sum = (acc_in ? acc_in[s] : 0) + sum_{i<kw} row[i] * t[s + i*step]; then
-     * out[s] = round_u8(sum + bias) when out is non-NULL, else acc_out[s] = sum. */
+     * out[s] = round_u8(sum + bias) when out is non-NULL (un-premultiplied
+     * first when premul, as in direct), else acc_out[s] = sum. */
     void (*hpass)(const float *t, const float *row, int kw, int step, const float *acc_in,
-                  float *acc_out, float bias, uint8_t *out, int n);
-    /* Premultiplied alpha, pixels of ch = 2 or 4 interleaved floats, alpha
-     * last; n samples (a multiple of ch). premul: row[colour] *= row[alpha],
-     * in place (alpha unchanged). unpremul: from sums FC (colour) and FA
-     * (alpha), out[colour] = round_u8((FA > 0 ? FC / FA : 0) + bias) and
-     * out[alpha] = round_u8(FA + bias); acc may be read up to CPU_SLACK past n. */
+                  float *acc_out, float bias, int premul, uint8_t *out, int n);
+    /* Premultiplied alpha on pixels of ch = 2 or 4 interleaved floats, alpha
+     * last, n samples (a multiple of ch): row[colour] *= row[alpha] in place. */
     void (*premul)(float *row, int ch, int n);
-    void (*unpremul)(const float *acc, int ch, float bias, uint8_t *out, int n);
 } cpu_ops;
 
 extern const cpu_ops ic_cpu_ops_scalar;
@@ -99,13 +96,11 @@ typedef struct cpu_scratch {
     float *ring;       /* kh+1 rows of `pitch` floats */
     float *tmp;        /* vertical-pass row (sep) */
     float *acc;        /* rank accumulator row (sep, rank > 1) */
-    float *sums;       /* premultiply: two output rows of float sums (+ slack) */
-    uint8_t *bytes;    /* premultiply, SoA: one interleaved output row */
+    uint8_t *bytes;    /* premultiply, SoA: two interleaved output rows */
     const float **rows; /* 2*(kh+1) row pointers */
     int *tag;          /* kh+1: virtual row held by each ring slot; then kw-1: mapped
                         * x of each padding pixel of the strip */
-    size_t cap_ring, cap_tmp, cap_acc, cap_rows, cap_tag, cap_sums,
-        cap_bytes; /* capacities in elements */
+    size_t cap_ring, cap_tmp, cap_acc, cap_rows, cap_tag, cap_bytes; /* capacities in elements */
 } cpu_scratch;
 
 /* A job as the tasks see it. */
@@ -121,8 +116,8 @@ typedef struct cpu_plan {
     /* Premultiplied alpha (job->premultiply): every task filters all channels
      * of its pixels, interleaved in the float rows whatever the layout (an
      * SoA image is gathered on load and scattered on store); colour is
-     * multiplied by alpha when a row is converted, sums are kept as floats and
-     * un-premultiplied when the row is stored. */
+     * multiplied by alpha when a row is converted, and the inner loops
+     * un-premultiply the sums in registers before rounding. */
     int premul;
     int strip_px;          /* pixels per column strip */
     int nstrips, band_rows, nbands;

@@ -4,8 +4,8 @@
  *
  * Each loop is seed 004's weighted sum written tap-major over a block of
  * samples (acc[s] += w * row[s + offset]), so that the compiler vectorises it
- * with the SSE2 baseline, rounding included (round_block). premul/unpremul
- * are the premultiplied-alpha conversions (cpu_internal.h), one pixel at a time.
+ * with the SSE2 baseline, rounding included (round_block). Premultiplied alpha
+ * (premul, unpremul_block) goes one pixel at a time.
  */
 #include "cpu/cpu_internal.h"
 
@@ -36,9 +36,19 @@ static void widen_scalar(const uint8_t *restrict src, float *restrict dst, int n
         dst[k] = (float)src[k];
 }
 
-/* One row of direct sums: rounded into out, or as floats into fout (no bias). */
+/* Premultiplied alpha: sums of m samples (whole pixels of ch channels) to
+ * colour = FA > 0 ? FC / FA : 0 and alpha = FA, in place. */
+static void unpremul_block(float *acc, int ch, int m)
+{
+    for (int p = 0; p < m; p += ch) {
+        const float fa = acc[p + ch - 1];
+        for (int c = 0; c < ch - 1; c++)
+            acc[p + c] = fa > 0.0f ? acc[p + c] / fa : 0.0f;
+    }
+}
+
 static void direct_row(const float *const *rows, const float *w, int kw, int kh, int step,
-                       float bias, uint8_t *out, float *fout, int n)
+                       float bias, int premul, uint8_t *out, int n)
 {
     float acc[BLK];
     for (int s0 = 0; s0 < n; s0 += BLK) {
@@ -53,22 +63,18 @@ static void direct_row(const float *const *rows, const float *w, int kw, int kh,
                     acc[s] += wt * p[s];
             }
         }
-        if (fout) {
-            for (int s = 0; s < m; s++)
-                fout[s0 + s] = acc[s];
-        } else {
-            round_block(acc, bias, out + s0, m);
-        }
+        if (premul) /* BLK is a multiple of 2 and 4: blocks hold whole pixels */
+            unpremul_block(acc, step, m);
+        round_block(acc, bias, out + s0, m);
     }
 }
 
 static void direct_scalar(const float *const *rows, const float *w, int kw, int kh, int step,
-                          float bias, uint8_t *out, uint8_t *out1, float *fout, float *fout1,
-                          int n)
+                          float bias, int premul, uint8_t *out, uint8_t *out1, int n)
 {
-    direct_row(rows, w, kw, kh, step, bias, out, fout, n);
-    if (fout ? fout1 != NULL : out1 != NULL)
-        direct_row(rows + 1, w, kw, kh, step, bias, out1, fout1, n);
+    direct_row(rows, w, kw, kh, step, bias, premul, out, n);
+    if (out1)
+        direct_row(rows + 1, w, kw, kh, step, bias, premul, out1, n);
 }
 
 static void vpass_scalar(const float *const *rows, const float *col, int kh, float *restrict t,
@@ -85,7 +91,7 @@ static void vpass_scalar(const float *const *rows, const float *col, int kh, flo
 }
 
 static void hpass_scalar(const float *t, const float *row, int kw, int step, const float *acc_in,
-                         float *acc_out, float bias, uint8_t *out, int n)
+                         float *acc_out, float bias, int premul, uint8_t *out, int n)
 {
     float acc[BLK];
     for (int s0 = 0; s0 < n; s0 += BLK) {
@@ -99,6 +105,8 @@ static void hpass_scalar(const float *t, const float *row, int kw, int step, con
                 acc[s] += ri * p[s];
         }
         if (out) {
+            if (premul)
+                unpremul_block(acc, step, m);
             round_block(acc, bias, out + s0, m);
         } else {
             for (int s = 0; s < m; s++)
@@ -114,22 +122,6 @@ static void premul_scalar(float *row, int ch, int n)
             row[p + c] *= row[p + ch - 1];
 }
 
-static void unpremul_scalar(const float *acc, int ch, float bias, uint8_t *out, int n)
-{
-    float v[BLK]; /* BLK is a multiple of 2 and 4: pixels never straddle blocks */
-    for (int s0 = 0; s0 < n; s0 += BLK) {
-        int m = n - s0 < BLK ? n - s0 : BLK;
-        for (int p = 0; p < m; p += ch) {
-            const float fa = acc[s0 + p + ch - 1];
-            for (int c = 0; c < ch - 1; c++)
-                v[p + c] = fa > 0.0f ? acc[s0 + p + c] / fa : 0.0f;
-            v[p + ch - 1] = fa;
-        }
-        round_block(v, bias, out + s0, m);
-    }
-}
-
 const cpu_ops ic_cpu_ops_scalar = {
     "scalar", widen_scalar, direct_scalar, vpass_scalar, hpass_scalar, premul_scalar,
-    unpremul_scalar,
 };

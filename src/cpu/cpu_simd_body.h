@@ -17,6 +17,10 @@
  *   simd_colour(a, ch)  per pixel: colour lanes FC/FA (0 where FA <= 0, FA
  *                     being the pixel's alpha lane), the alpha lane FA
  *
+ * Premultiplied alpha (premul nonzero; step is then the channel count, 2 or
+ * 4, and VL a multiple of 4, so every vector holds whole pixels): the sums are
+ * un-premultiplied in registers right before they are rounded (simd_finish).
+ *
  * Rounding in simd_put* must be ic_round_u8's: clamp to [0, 255] (NaN -> 0),
  * then round to nearest even (cvtps2dq in the default MXCSR mode).
  *
@@ -47,24 +51,20 @@ SIMD_TGT static void simd_widen_row(const uint8_t *src, float *dst, int n)
         dst[k] = (float)src[k];
 }
 
-/* nv vectors of sums at sample s: rounded with bias into out, or stored as
- * they are into fo when fo is non-NULL (premultiplied alpha keeps sums). */
-SIMD_INLINE void simd_emit(V *a, int nv, V vb, uint8_t *out, float *fo, int s)
+/* A vector of sums made ready for rounding: un-premultiplied when premul
+ * (step = channels), then biased. */
+SIMD_INLINE V simd_finish(V a, V vb, const int premul, const int step)
 {
-    if (fo) {
-        for (int v = 0; v < nv; v++)
-            VSTORE(fo + s + v * VL, a[v]);
-        return;
-    }
-    for (int v = 0; v < nv; v++)
-        a[v] = VADD(a[v], vb);
-    simd_put(out + s, a, nv);
+    if (premul && (step == 2 || step == 4))
+        a = simd_colour(a, step);
+    return VADD(a, vb);
 }
 
 /* out[s] = round(bias + sum_j sum_i w[j*kw+i] * rows[j][s + i*step]) for
- * s0 <= s < n; with fo non-NULL, fo[s] = the sum instead (no bias) */
+ * s0 <= s < n (un-premultiplied first when premul) */
 SIMD_INLINE void direct_k(const float *const *rows, const float *w, const int kw, const int kh,
-                          const int step, float bias, uint8_t *out, float *fo, int s0, int n)
+                          const int step, float bias, const int premul, uint8_t *out, int s0,
+                          int n)
 {
     const V vb = VSET1(bias);
     int s = s0;
@@ -81,7 +81,9 @@ SIMD_INLINE void direct_k(const float *const *rows, const float *w, const int kw
                     a[v] = VFMA(wv, VLOAD(p + v * VL), a[v]);
             }
         }
-        simd_emit(a, NACC, vb, out, fo, s);
+        for (int v = 0; v < NACC; v++)
+            a[v] = simd_finish(a[v], vb, premul, step);
+        simd_put(out + s, a, NACC);
     }
     for (; s < n; s += VL) {
         V a = VZERO();
@@ -90,12 +92,11 @@ SIMD_INLINE void direct_k(const float *const *rows, const float *w, const int kw
             for (int i = 0; i < kw; i++)
                 a = VFMA(VSET1(w[j * kw + i]), VLOAD(r + i * step), a);
         }
-        if (fo)
-            VSTORE(fo + s, a); /* may run into the slack */
-        else if (n - s >= VL)
-            simd_emit(&a, 1, vb, out, NULL, s);
+        a = simd_finish(a, vb, premul, step);
+        if (n - s >= VL)
+            simd_put(out + s, &a, 1);
         else
-            simd_put_part(out + s, VADD(a, vb), n - s);
+            simd_put_part(out + s, a, n - s);
     }
 }
 
@@ -105,8 +106,8 @@ SIMD_INLINE void direct_k(const float *const *rows, const float *w, const int kw
  * loads, half of them split across cache lines in AoS). NACC/2 accumulators
  * per row keep the NACC chains the FMA latency needs. */
 SIMD_INLINE void direct2_k(const float *const *rows, const float *w, const int kw, const int kh,
-                           const int step, float bias, uint8_t *out0, uint8_t *out1, float *fo0,
-                           float *fo1, int n)
+                           const int step, float bias, const int premul, uint8_t *out0,
+                           uint8_t *out1, int n)
 {
     enum { H = NACC / 2 };
     const V vb = VSET1(bias);
@@ -133,24 +134,28 @@ SIMD_INLINE void direct2_k(const float *const *rows, const float *w, const int k
                 }
             }
         }
-        simd_emit(a0, H, vb, out0, fo0, s);
-        simd_emit(a1, H, vb, out1, fo1, s);
+        for (int v = 0; v < H; v++) {
+            a0[v] = simd_finish(a0[v], vb, premul, step);
+            a1[v] = simd_finish(a1[v], vb, premul, step);
+        }
+        simd_put(out0 + s, a0, H);
+        simd_put(out1 + s, a1, H);
     }
     if (s < n) {
-        direct_k(rows, w, kw, kh, step, bias, out0, fo0, s, n);
-        direct_k(rows + 1, w, kw, kh, step, bias, out1, fo1, s, n);
+        direct_k(rows, w, kw, kh, step, bias, premul, out0, s, n);
+        direct_k(rows + 1, w, kw, kh, step, bias, premul, out1, s, n);
     }
 }
 
-/* One row or two (rows has kh+1 entries): see cpu_ops.direct. */
+/* One row (out1 NULL) or two (rows has kh+1 entries). */
 SIMD_INLINE void direct_any(const float *const *rows, const float *w, const int kw, const int kh,
-                            const int step, float bias, uint8_t *out, uint8_t *out1, float *fout,
-                            float *fout1, int n)
+                            const int step, float bias, const int premul, uint8_t *out,
+                            uint8_t *out1, int n)
 {
-    if (fout ? fout1 != NULL : out1 != NULL)
-        direct2_k(rows, w, kw, kh, step, bias, out, out1, fout, fout1, n);
+    if (out1)
+        direct2_k(rows, w, kw, kh, step, bias, premul, out, out1, n);
     else
-        direct_k(rows, w, kw, kh, step, bias, out, fout, 0, n);
+        direct_k(rows, w, kw, kh, step, bias, premul, out, 0, n);
 }
 
 /* Instances with constant kw, kh and step: the taps unroll and every load
@@ -158,15 +163,14 @@ SIMD_INLINE void direct_any(const float *const *rows, const float *w, const int 
  * variable step, a 5x5 kernel spills its 25 tap pointers to the stack). */
 #define DIRECT_STEPS(KW, KH)                                                                      \
     switch (step) {                                                                               \
-    case 1: direct_any(rows, w, KW, KH, 1, bias, out, out1, fout, fout1, n); return;     \
-    case 2: direct_any(rows, w, KW, KH, 2, bias, out, out1, fout, fout1, n); return;     \
-    case 3: direct_any(rows, w, KW, KH, 3, bias, out, out1, fout, fout1, n); return;     \
-    default: direct_any(rows, w, KW, KH, 4, bias, out, out1, fout, fout1, n); return;    \
+    case 1: direct_any(rows, w, KW, KH, 1, bias, premul, out, out1, n); return;          \
+    case 2: direct_any(rows, w, KW, KH, 2, bias, premul, out, out1, n); return;          \
+    case 3: direct_any(rows, w, KW, KH, 3, bias, premul, out, out1, n); return;          \
+    default: direct_any(rows, w, KW, KH, 4, bias, premul, out, out1, n); return;         \
     }
 
 SIMD_TGT static void simd_direct(const float *const *rows, const float *w, int kw, int kh, int step,
-                                 float bias, uint8_t *out, uint8_t *out1, float *fout,
-                                 float *fout1, int n)
+                                 float bias, int premul, uint8_t *out, uint8_t *out1, int n)
 {
     if (kw == 3 && kh == 3)
         DIRECT_STEPS(3, 3)
@@ -174,7 +178,12 @@ SIMD_TGT static void simd_direct(const float *const *rows, const float *w, int k
         DIRECT_STEPS(5, 5)
     if (kw == 7 && kh == 7)
         DIRECT_STEPS(7, 7)
-    direct_any(rows, w, kw, kh, step, bias, out, out1, fout, fout1, n);
+    if (premul && step == 4) /* un-premultiplying needs a constant step */
+        direct_any(rows, w, kw, kh, 4, bias, premul, out, out1, n);
+    else if (premul)
+        direct_any(rows, w, kw, kh, 2, bias, premul, out, out1, n);
+    else
+        direct_any(rows, w, kw, kh, step, bias, premul, out, out1, n);
 }
 
 /* t[s] = sum_j col[j] * rows[j][s] */
@@ -204,7 +213,8 @@ SIMD_TGT static void simd_vpass(const float *const *rows, const float *col, int 
 
 /* sum = acc_in[s] + sum_i row[i] * t[s + i*step]; stored rounded or as float */
 SIMD_INLINE void hpass_k(const float *t, const float *row, const int kw, const int step,
-                         const float *acc_in, float *acc_out, float bias, uint8_t *out, int n)
+                         const float *acc_in, float *acc_out, float bias, const int premul,
+                         uint8_t *out, int n)
 {
     const V vb = VSET1(bias);
     int s = 0;
@@ -220,7 +230,7 @@ SIMD_INLINE void hpass_k(const float *t, const float *row, const int kw, const i
         }
         if (out) {
             for (int v = 0; v < NACC; v++)
-                a[v] = VADD(a[v], vb);
+                a[v] = simd_finish(a[v], vb, premul, step);
             simd_put(out + s, a, NACC);
         } else {
             for (int v = 0; v < NACC; v++)
@@ -234,10 +244,10 @@ SIMD_INLINE void hpass_k(const float *t, const float *row, const int kw, const i
         if (!out)
             VSTORE(acc_out + s, a); /* may run into the slack */
         else if (n - s >= VL) {
-            a = VADD(a, vb);
+            a = simd_finish(a, vb, premul, step);
             simd_put(out + s, &a, 1);
         } else {
-            a = VADD(a, vb);
+            a = simd_finish(a, vb, premul, step);
             simd_put_part(out + s, a, n - s);
         }
     }
@@ -245,15 +255,15 @@ SIMD_INLINE void hpass_k(const float *t, const float *row, const int kw, const i
 
 #define HPASS_STEPS(KW)                                                                           \
     switch (step) {                                                                               \
-    case 1: hpass_k(t, row, KW, 1, acc_in, acc_out, bias, out, n); return;               \
-    case 2: hpass_k(t, row, KW, 2, acc_in, acc_out, bias, out, n); return;               \
-    case 3: hpass_k(t, row, KW, 3, acc_in, acc_out, bias, out, n); return;               \
-    default: hpass_k(t, row, KW, 4, acc_in, acc_out, bias, out, n); return;              \
+    case 1: hpass_k(t, row, KW, 1, acc_in, acc_out, bias, premul, out, n); return;       \
+    case 2: hpass_k(t, row, KW, 2, acc_in, acc_out, bias, premul, out, n); return;       \
+    case 3: hpass_k(t, row, KW, 3, acc_in, acc_out, bias, premul, out, n); return;       \
+    default: hpass_k(t, row, KW, 4, acc_in, acc_out, bias, premul, out, n); return;      \
     }
 
 SIMD_TGT static void simd_hpass(const float *t, const float *row, int kw, int step,
-                                const float *acc_in, float *acc_out, float bias, uint8_t *out,
-                                int n)
+                                const float *acc_in, float *acc_out, float bias, int premul,
+                                uint8_t *out, int n)
 {
     if (kw == 3)
         HPASS_STEPS(3)
@@ -263,12 +273,15 @@ SIMD_TGT static void simd_hpass(const float *t, const float *row, int kw, int st
         HPASS_STEPS(7)
     if (kw == 9)
         HPASS_STEPS(9)
-    hpass_k(t, row, kw, step, acc_in, acc_out, bias, out, n);
+    if (premul && step == 4)
+        hpass_k(t, row, kw, 4, acc_in, acc_out, bias, premul, out, n);
+    else if (premul)
+        hpass_k(t, row, kw, 2, acc_in, acc_out, bias, premul, out, n);
+    else
+        hpass_k(t, row, kw, step, acc_in, acc_out, bias, premul, out, n);
 }
 
-/* Premultiplied alpha on interleaved pixels of CH channels (cpu_ops.premul
- * and unpremul): VL is a multiple of 4, so a vector holds whole pixels and
- * simd_alpha(a, CH) spreads each pixel's alpha lane over its colour lanes. */
+/* cpu_ops.premul: colour lanes times their pixel's alpha lane. */
 SIMD_INLINE void premul_k(float *row, const int ch, int n)
 {
     int s = 0;
@@ -289,28 +302,6 @@ SIMD_TGT static void simd_premul(float *row, int ch, int n)
         premul_k(row, 2, n);
 }
 
-SIMD_INLINE void unpremul_k(const float *acc, const int ch, float bias, uint8_t *out, int n)
-{
-    const V vb = VSET1(bias);
-    int s = 0;
-    for (; s < n; s += VL) {
-        const V a = VLOAD(acc + s); /* may read into the slack */
-        V q = VADD(simd_colour(a, ch), vb);
-        if (n - s >= VL)
-            simd_put(out + s, &q, 1);
-        else
-            simd_put_part(out + s, q, n - s);
-    }
-}
-
-SIMD_TGT static void simd_unpremul(const float *acc, int ch, float bias, uint8_t *out, int n)
-{
-    if (ch == 4)
-        unpremul_k(acc, 4, bias, out, n);
-    else
-        unpremul_k(acc, 2, bias, out, n);
-}
-
 static const cpu_ops simd_ops = {
-    SIMD_NAME, simd_widen_row, simd_direct, simd_vpass, simd_hpass, simd_premul, simd_unpremul,
+    SIMD_NAME, simd_widen_row, simd_direct, simd_vpass, simd_hpass, simd_premul,
 };

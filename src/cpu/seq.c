@@ -62,6 +62,13 @@ static ic_status seq_run(void *state, const ic_job *job, ic_timing *t, char *err
     return IC_OK;
 }
 
+/* One padded float plane at a time (pad_channel). */
+static uint64_t seq_host_bytes(const ic_job *job)
+{
+    return ((uint64_t)job->src->width + (uint64_t)job->kw - 1u) *
+           ((uint64_t)job->src->height + (uint64_t)job->kh - 1u) * sizeof(float);
+}
+
 const ic_backend ic_backend_seq = {
     .name = "seq",
     .summary = "seed 004's sequential algorithm: pad, then convolve pixel by pixel (1 core)",
@@ -71,4 +78,5 @@ const ic_backend ic_backend_seq = {
     .open = NULL,
     .close = NULL,
     .run = seq_run,
+    .host_bytes = seq_host_bytes,
 };

@@ -5,8 +5,9 @@
  *
  * What is here:
  *  - launch-geometry constants of every strategy (the seeds' tile sizes);
- *  - sample addressing for AoS and SoA with a pitch (ic_cu_src / ic_cu_store),
- *    uint8 -> float on read, ic_round_u8 (core/border.h) on write;
+ *  - sample addressing for AoS and SoA with a pitch (ic_cu_plane / ic_cu_store),
+ *    uint8 -> float on read, ic_round_u8 (core/border.h) on write; a plane
+ *    either reads a channel as it is (ic_cu_src) or premultiplied by alpha;
  *  - the border-mapped fetch, which always goes through ic_border_map;
  *  - the inner product over a window (ic_cu_dot), templated on where the
  *    weights come from (ic_cu_wglobal here, a __constant__ array in cuda_const.cu);
@@ -24,6 +25,14 @@
  * float per pixel (the largest kernel that fits in shared memory does not
  * depend on the channel count) and keeps AoS and SoA on one code path.
  *
+ * Premultiplied alpha (ic_cuda_args.premultiply, backend.h): a block of a
+ * colour channel runs its strategy twice, first on the alpha channel (FA),
+ * then on the colour premultiplied while it is read (FC = sum w*C*A), and
+ * stores FC / FA; alpha blocks run once as usual. The tile stays one float
+ * per pixel, so the largest kernel a strategy's shared memory takes does not
+ * change with premultiplication, and every strategy gets it through the
+ * kernel template alone: loads and sums are templates over the plane type.
+ *
  * A strategy S provides:
  *   BX, BY          block shape (threads)
  *   kShared         whether it loads a shared-memory tile (then a barrier follows)
@@ -32,6 +41,7 @@
  *   S(a, bx, by)    per-thread geometry; sets ox, oy (output sample) and active
  *   load(a, in, s)  fills the shared tile (every thread of the block calls it)
  *   sum(a, in, w, s) the weighted sum for (ox, oy)
+ * (load and sum are templates over the plane type of `in`).
  */
 #ifndef IC_CUDA_COMMON_CUH
 #define IC_CUDA_COMMON_CUH
@@ -88,25 +98,33 @@ __device__ __forceinline__ size_t ic_cu_offset(const ic_cuda_args &a, size_t pit
 }
 
 /* One channel of the source image as a plane: base, pitch and the distance
- * between neighbouring pixels (1 for SoA, channels for AoS). */
-struct ic_cu_src {
+ * between neighbouring pixels (1 for SoA, channels for AoS). PM: every sample
+ * is read premultiplied, C * A with A the pixel's alpha (last channel; exact in
+ * float32), and outside the image under a constant border V * V (the border
+ * value stands for colour and alpha alike). */
+template <bool PM> struct ic_cu_plane {
     const uint8_t *base;
+    const uint8_t *alpha; /* PM: the alpha channel (same offsets as base), else unused */
     size_t pitch;
     int xs, w, h, border;
     float border_value;
 
-    __device__ ic_cu_src(const ic_cuda_args &a, int c)
-        : base(a.src + ic_cu_offset(a, a.src_pitch, c, 0, 0)), pitch(a.src_pitch),
+    __device__ ic_cu_plane(const ic_cuda_args &a, int c)
+        : base(a.src + ic_cu_offset(a, a.src_pitch, c, 0, 0)),
+          alpha(a.src + ic_cu_offset(a, a.src_pitch, a.channels - 1, 0, 0)), pitch(a.src_pitch),
           xs(a.soa ? 1 : a.channels), w(a.width), h(a.height), border(a.border),
-          border_value(a.border_value)
+          border_value(PM ? a.border_value * a.border_value : a.border_value)
     {
     }
 
     /* Sample inside the image; LDG reads through the read-only data cache. */
     template <bool LDG = false> __device__ __forceinline__ float at(int x, int y) const
     {
-        const uint8_t *p = base + (size_t)y * pitch + (size_t)x * (size_t)xs;
-        return LDG ? (float)__ldg(p) : (float)*p;
+        const size_t o = (size_t)y * pitch + (size_t)x * (size_t)xs;
+        const float v = LDG ? (float)__ldg(base + o) : (float)base[o];
+        if constexpr (PM)
+            return v * (LDG ? (float)__ldg(alpha + o) : (float)alpha[o]);
+        return v;
     }
 
     /* Sample at any coordinate, mapped by the border mode (core/border.h). */
@@ -120,10 +138,23 @@ struct ic_cu_src {
     }
 };
 
+/* A channel read as it is. */
+using ic_cu_src = ic_cu_plane<false>;
+
 /* Writes bias + sum as a uint8 sample (round half even, clamp). */
 __device__ __forceinline__ void ic_cu_store(const ic_cuda_args &a, int c, int x, int y, float sum)
 {
     a.dst[ic_cu_offset(a, a.dst_pitch, c, x, y)] = ic_round_u8(sum + a.bias);
+}
+
+/* Premultiplied colour back from its sums (backend.h): FC / FA, 0 where
+ * FA <= 0 (also NaN). The division is IEEE (correctly rounded), not
+ * __fdividef: on opaque windows with exact sums (dyadic weights summing to 1,
+ * FA = 255) FC / FA is then exactly the RGB sum, ties included, so opaque
+ * RGBA gives the RGB colour. */
+__device__ __forceinline__ float ic_cu_unpremultiply(float fc, float fa)
+{
+    return fa > 0.0f ? fc / fa : 0.0f;
 }
 
 /* ---- weights and the inner product ---------------------------------------- */
@@ -157,18 +188,37 @@ extern __shared__ float ic_cu_smem[];
 
 namespace { /* one copy per translation unit: no cross-file kernel aliasing */
 
+/* One pass of strategy s over plane `in`: the tile load (every thread loads,
+ * even those with no output) and the sum of the thread's sample (0 when it
+ * has none). Every thread of the block must call it. */
+template <class S, class P, class W>
+__device__ __forceinline__ float ic_cu_pass(const ic_cuda_args &a, const S &s, const P &in,
+                                            const W &w)
+{
+    if constexpr (S::kShared) {
+        s.load(a, in, ic_cu_smem);
+        __syncthreads();
+    }
+    return s.active ? s.sum(a, in, w, ic_cu_smem) : 0.0f;
+}
+
 template <class S, class W>
 __global__ void __launch_bounds__(S::BX *S::BY) ic_cu_conv_kernel(const ic_cuda_args a, const W w)
 {
     const int c = (int)blockIdx.z;
-    const ic_cu_src in(a, c);
     const S s(a, (int)blockIdx.x, a.block_y0 + (int)blockIdx.y);
-    if constexpr (S::kShared) {
-        s.load(a, in, ic_cu_smem); /* every thread loads, even those with no output */
-        __syncthreads();
+    if (a.premultiply && c < a.channels - 1) { /* a colour block (block-uniform) */
+        const float fa = ic_cu_pass(a, s, ic_cu_src(a, a.channels - 1), w);
+        if constexpr (S::kShared)
+            __syncthreads(); /* every thread is done with the alpha tile */
+        const float fc = ic_cu_pass(a, s, ic_cu_plane<true>(a, c), w);
+        if (s.active)
+            ic_cu_store(a, c, s.ox, s.oy, ic_cu_unpremultiply(fc, fa));
+        return;
     }
+    const float v = ic_cu_pass(a, s, ic_cu_src(a, c), w);
     if (s.active)
-        ic_cu_store(a, c, s.ox, s.oy, s.sum(a, in, w, ic_cu_smem));
+        ic_cu_store(a, c, s.ox, s.oy, v);
 }
 
 } // namespace
@@ -225,18 +275,17 @@ struct ic_cu_direct {
     {
     }
 
-    __device__ void load(const ic_cuda_args &, const ic_cu_src &, float *) const {}
+    template <class P> __device__ void load(const ic_cuda_args &, const P &, float *) const {}
 
-    template <class W>
-    __device__ float sum(const ic_cuda_args &a, const ic_cu_src &in, const W &w,
-                         const float *) const
+    template <class P, class W>
+    __device__ float sum(const ic_cuda_args &a, const P &in, const W &w, const float *) const
     {
         const int x0 = ox - (a.kw - 1) / 2, y0 = oy - (a.kh - 1) / 2;
         if (x0 >= 0 && y0 >= 0 && x0 + a.kw <= a.width && y0 + a.kh <= a.height)
             return ic_cu_dot(w, a.kw, a.kh,
-                             [&](int i, int j) { return in.at<true>(x0 + i, y0 + j); });
+                             [&](int i, int j) { return in.template at<true>(x0 + i, y0 + j); });
         return ic_cu_dot(w, a.kw, a.kh,
-                         [&](int i, int j) { return in.fetch<true>(x0 + i, y0 + j); });
+                         [&](int i, int j) { return in.template fetch<true>(x0 + i, y0 + j); });
     }
 };
 
@@ -261,21 +310,22 @@ static void ic_cu_describe(const ic_cuda_args &a, const char *what, char *buf, s
              S::tiles_y(a), a.channels, S::BX, S::BY, S::smem_bytes(a));
 }
 
-/* Defines backend `sym` (name, summary, auto rank) on top of the shared host
- * side (cuda_host.cu) and the file's ic_cuda_strategy `strategy`. */
-#define IC_CU_DEFINE_BACKEND(sym, name, summary, rank, strategy)                                  \
+/* Defines backend `sym` (name, summary, auto rank, IC_CAP_* caps) on top of
+ * the shared host side (cuda_host.cu) and the file's ic_cuda_strategy
+ * `strategy`. */
+#define IC_CU_DEFINE_BACKEND(sym, name, summary, rank, caps, strategy)                          \
     static ic_status sym##_run(void *state, const ic_job *job, ic_timing *t, char *err,           \
                                size_t errlen)                                                     \
     {                                                                                             \
-        return ic_cuda_run(state, job, &(strategy), NULL, t, err, errlen);                          \
+        return ic_cuda_run(state, job, &(strategy), NULL, t, err, errlen);                        \
     }                                                                                             \
     static ic_status sym##_explain(void *state, const ic_job *job, char *buf, size_t buflen)      \
     {                                                                                             \
         return ic_cuda_explain(state, job, &(strategy), buf, buflen);                             \
     }                                                                                             \
-    extern "C" const ic_backend sym = {name,          summary,         1,         rank,           \
-                                       ic_cuda_probe, ic_cuda_open,    ic_cuda_close,             \
-                                       sym##_run,     sym##_explain}
+    extern "C" const ic_backend sym = {name,          summary,      1,             rank,          \
+                                       ic_cuda_probe, ic_cuda_open, ic_cuda_close, sym##_run,     \
+                                       sym##_explain, (caps)}
 
 /* ---- the halo tile of cuda-tiled-out and cuda-tiled-halo ---------------------- */
 
@@ -308,15 +358,16 @@ template <int T> struct ic_cu_halo_tile {
 
     /* Loads the tile rectangle rows [r0, r0+rh) x cols [c0, c0+rw): thread
      * (tx, ty) takes rows ty, ty+T, ... and cols tx, tx+T, ... of it. */
-    __device__ void load_rect(const ic_cu_src &in, float *s, int r0, int c0, int rh, int rw) const
+    template <class P>
+    __device__ void load_rect(const P &in, float *s, int r0, int c0, int rh, int rw) const
     {
         for (int r = (int)threadIdx.y; r < rh; r += T)
             for (int c = (int)threadIdx.x; c < rw; c += T)
                 s[(r0 + r) * tw + c0 + c] = in.fetch(x0 + c0 + c, y0 + r0 + r);
     }
 
-    template <class W>
-    __device__ float sum(const ic_cuda_args &a, const ic_cu_src &, const W &w, const float *s) const
+    template <class P, class W>
+    __device__ float sum(const ic_cuda_args &a, const P &, const W &w, const float *s) const
     {
         const float *t = s + (int)threadIdx.y * tw + (int)threadIdx.x;
         return ic_cu_dot(w, a.kw, a.kh, [&](int i, int j) { return t[j * tw + i]; });

@@ -24,4 +24,4 @@ static const ic_cuda_strategy strategy = {"cuda-global kernel", NULL, launch, de
 IC_CU_DEFINE_BACKEND(ic_backend_cuda_global, "cuda-global",
                      "CUDA, one thread per output sample, image and weights in global memory "
                      "(Fig 7.7)",
-                     40, strategy);
+                     40, IC_CAP_PREMULTIPLY, strategy);

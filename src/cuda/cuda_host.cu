@@ -197,7 +197,8 @@ static int src_valid(const ic_job *job)
            s->height <= IC_MAX_DIM && s->channels >= 1 && s->channels <= 4 &&
            (s->layout == IC_AOS || s->layout == IC_SOA) && s->pitch >= ic_image_row_bytes(s) &&
            job->kw >= 1 && job->kh >= 1 && (job->kw & 1) && (job->kh & 1) &&
-           job->kw <= IC_MAX_KERNEL && job->kh <= IC_MAX_KERNEL;
+           job->kw <= IC_MAX_KERNEL && job->kh <= IC_MAX_KERNEL &&
+           (!job->premultiply || s->channels == 2 || s->channels == 4);
 }
 
 static int dst_valid(const ic_job *job)
@@ -222,6 +223,7 @@ static ic_cuda_args job_args(const ic_cuda_state *st, const ic_job *job)
     a.border = (int)job->border;
     a.border_value = job->border_value;
     a.bias = job->bias;
+    a.premultiply = job->premultiply;
     a.smem_optin = st->smem_optin;
     return a;
 }

@@ -40,6 +40,8 @@ typedef struct ic_cuda_args {
     int border;           /* ic_border */
     float border_value;   /* for IC_BORDER_CONSTANT */
     float bias;           /* added to every sum before rounding */
+    int premultiply;      /* ic_job.premultiply: the last channel is alpha; colour samples are
+                           * filtered premultiplied (backend.h), alpha as it is */
     int block_y0;         /* first block row of this launch (grids taller than 65535) */
     size_t smem_optin;    /* largest dynamic shared memory a block may ask for on this device */
     void *stream;         /* cudaStream_t the launches go to; NULL = the default stream */

@@ -30,15 +30,14 @@ struct ic_cu_tiled_cached {
     }
 
     /* Tile elements outside the image are left unwritten: sum() never reads them. */
-    __device__ void load(const ic_cuda_args &, const ic_cu_src &in, float *s) const
+    template <class P> __device__ void load(const ic_cuda_args &, const P &in, float *s) const
     {
         if (active)
             s[threadIdx.y * BX + threadIdx.x] = in.at(ox, oy);
     }
 
-    template <class W>
-    __device__ float sum(const ic_cuda_args &a, const ic_cu_src &in, const W &w,
-                         const float *s) const
+    template <class P, class W>
+    __device__ float sum(const ic_cuda_args &a, const P &in, const W &w, const float *s) const
     {
         const int rx = (a.kw - 1) / 2, ry = (a.kh - 1) / 2;
         const int sx0 = (int)threadIdx.x - rx, sy0 = (int)threadIdx.y - ry;
@@ -46,7 +45,7 @@ struct ic_cu_tiled_cached {
             const int sx = sx0 + i, sy = sy0 + j;
             if ((unsigned)sx < (unsigned)vw && (unsigned)sy < (unsigned)vh)
                 return s[sy * BX + sx];
-            return in.fetch<true>(ox - rx + i, oy - ry + j);
+            return in.template fetch<true>(ox - rx + i, oy - ry + j);
         });
     }
 };
@@ -70,4 +69,4 @@ static const ic_cuda_strategy strategy = {"cuda-tiled-cached kernel", NULL, laun
 IC_CU_DEFINE_BACKEND(ic_backend_cuda_tiled_cached, "cuda-tiled-cached",
                      "CUDA, 32x32 tiles without halo in shared memory, halo read through "
                      "L1/L2 with __ldg (Fig 7.15)",
-                     44, strategy);
+                     44, IC_CAP_PREMULTIPLY, strategy);

@@ -24,7 +24,7 @@ struct ic_cu_tiled_halo : ic_cu_halo_tile<IC_CU_TILE_HALO> {
     {
     }
 
-    __device__ void load(const ic_cuda_args &a, const ic_cu_src &in, float *s) const
+    template <class P> __device__ void load(const ic_cuda_args &a, const P &in, float *s) const
     {
         const int rx = (a.kw - 1) / 2, ry = (a.kh - 1) / 2, T = IC_CU_TILE_HALO;
         load_rect(in, s, 0, 0, ry, tw);          /* 1. upper halo and corners */
@@ -64,4 +64,4 @@ IC_CU_DEFINE_BACKEND(ic_backend_cuda_tiled_halo, "cuda-tiled-halo",
                      "CUDA, 16x16 output tiles, upper/lower/left/right halos and centre "
                      "loaded into shared memory separately (seed 002); tiles over the shared "
                      "memory: cuda-global",
-                     45, strategy);
+                     45, IC_CAP_PREMULTIPLY, strategy);

@@ -33,13 +33,13 @@ struct ic_cu_tiled_in {
     {
     }
 
-    __device__ void load(const ic_cuda_args &, const ic_cu_src &in, float *s) const
+    template <class P> __device__ void load(const ic_cuda_args &, const P &in, float *s) const
     {
         s[threadIdx.y * BX + threadIdx.x] = in.fetch(ox, oy);
     }
 
-    template <class W>
-    __device__ float sum(const ic_cuda_args &a, const ic_cu_src &, const W &w, const float *s) const
+    template <class P, class W>
+    __device__ float sum(const ic_cuda_args &a, const P &, const W &w, const float *s) const
     {
         const float *t = s + tr * BX + tc;
         return ic_cu_dot(w, a.kw, a.kh, [&](int i, int j) { return t[j * BX + i]; });
@@ -72,4 +72,4 @@ static const ic_cuda_strategy strategy = {"cuda-tiled-in kernel", NULL, launch, 
 IC_CU_DEFINE_BACKEND(ic_backend_cuda_tiled_in, "cuda-tiled-in",
                      "CUDA, 32x32 blocks load the input tile with halo into shared memory, "
                      "halo threads idle (Fig 7.12); kernels over 31 wide/tall: cuda-global",
-                     42, strategy);
+                     42, IC_CAP_PREMULTIPLY, strategy);

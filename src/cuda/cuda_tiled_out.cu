@@ -19,7 +19,7 @@ struct ic_cu_tiled_out : ic_cu_halo_tile<IC_CU_TILE_OUT> {
     {
     }
 
-    __device__ void load(const ic_cuda_args &, const ic_cu_src &in, float *s) const
+    template <class P> __device__ void load(const ic_cuda_args &, const P &in, float *s) const
     {
         const int n = tw * th;
         for (int dest = (int)threadIdx.y * BX + (int)threadIdx.x; dest < n; dest += BX * BY)
@@ -55,4 +55,4 @@ static const ic_cuda_strategy strategy = {"cuda-tiled-out kernel", NULL, launch,
 IC_CU_DEFINE_BACKEND(ic_backend_cuda_tiled_out, "cuda-tiled-out",
                      "CUDA, 16x16 output tiles, input tile with halo loaded into shared memory "
                      "in batches (seed 000); tiles over the shared memory: cuda-global",
-                     43, strategy);
+                     43, IC_CAP_PREMULTIPLY, strategy);

@@ -121,6 +121,9 @@ ic_status ic_fast_sep_launch(const ic_cuda_args *a, const float *row, const floa
 
 /* 1 when the rows method takes a kw x kh kernel on this image shape. */
 int ic_fast_rows_eligible(int kw, int kh, int channels, int soa);
+/* 1 when it also runs premultiplied-alpha jobs of this shape itself (RGBA
+ * AoS); other shapes with premultiplication take the generic kernel. */
+int ic_fast_rows_premultiplies(int channels, int soa);
 
 /* Output rows per thread (1, 2 or 4) of the rows method for an image and a
  * k x k kernel, applied as separable passes or as the full sum (the rule

@@ -13,6 +13,8 @@
  *     its weight straight from it; other sizes are specialised on kw with kh a
  *     run-time loop (weights then come through LDC, once per row of weights).
  * Sums run in the reference order (kernel rows outer, columns inner) in float32.
+ * Premultiplied alpha: the tile holds C*A and A (fast_tile.cuh), the sums are
+ * FC and FA, divided before the store.
  */
 #include <stdio.h>
 
@@ -113,6 +115,8 @@ __global__ void __launch_bounds__(icf::MAX_THREADS, (KH > 0 && KW >= 9) ? 1 : ic
         for (int p = 0; p < 4; p++)
             acc[r][p] = 0.0f;
     direct_rows<KW, KH>(smem + ci * b.plane + rg * R * b.sw, b.sw, lane, w.v, t.a.kh, acc);
+    if (t.a.premultiply) /* uniform: every warp reaches the barriers */
+        icf::unpremultiply(t, b, smem, ci, rg, acc);
     icf::store(t, b, smem, ci, rg, acc);
 }
 
@@ -161,6 +165,10 @@ extern "C" ic_status ic_fast_direct_launch(const ic_cuda_args *a, const float *w
     if (smem == 0 || smem > a->smem_optin) {
         snprintf(err, errlen, "cuda fast direct: %dx%d kernel does not fit the tile", a->kw, a->kh);
         return IC_ERR_UNSUPPORTED;
+    }
+    if (a->premultiply && p->cb != a->channels) {
+        snprintf(err, errlen, "cuda fast direct: premultiplied alpha needs every channel per block");
+        return IC_ERR_INTERNAL;
     }
     const icf::targs t = icf::make_targs(a, p);
     if (a->kw == a->kh) {

@@ -398,6 +398,10 @@ static ic_status fft_launch_locked(ic_fast_fft *f, const ic_cuda_args *a, char *
 extern "C" ic_status ic_fast_fft_launch(ic_fast_fft *f, const ic_cuda_args *a, char *err,
                                         size_t errlen)
 {
+    if (a->premultiply) { /* the planner never gives it such a job (fast_plan.cu) */
+        snprintf(err, errlen, "cuda fast fft: no premultiplied alpha");
+        return IC_ERR_UNSUPPORTED;
+    }
     if (!f || !f->have_plans || !f->g || f->kw != a->kw || f->kh != a->kh || f->gn != f->n ||
         a->channels != f->channels || a->width > f->tiles_x * f->v ||
         a->height > f->tiles_y * f->v) {

@@ -25,6 +25,10 @@
  * two predictions are within 3%, the method with fewer multiply-adds wins, and
  * sep wins ties against direct (memory-bound kernels then take the separable
  * path, as the issue asks for Gaussian, box, Sobel, ... kernels).
+ *
+ * Premultiplied alpha (ic_job.premultiply): direct and sep take it with every
+ * channel in one block (the colour needs the alpha of its pixels), rows on
+ * RGBA AoS, global always; FFT does not, so such jobs never plan it.
  */
 #include <math.h>
 #include <mutex>
@@ -282,7 +286,7 @@ static ic_status factor_job(ic_fast_state *st, const ic_job *job, char *err, siz
     return IC_OK;
 }
 
-/* Picks channels per block cb (all of them for AoS, or 1) and row groups nrg
+/* Picks channels per block cb (all of them for AoS or premultiplied alpha, or 1) and row groups nrg
  * (tile height 8*nrg) for a tile method: the shape with the fewest issue slots
  * per output (instr_of: FMAs + fill + loads + store, from the tile's halo)
  * divided by how busy it keeps the SMs: occupancy (warps per SM over the 16
@@ -298,8 +302,8 @@ static int tile_shape(const ic_fast_device &d, const ic_job *job, Smem smem_of, 
     const int C = s->channels;
     /* AoS: all channels per block whenever that fits (a one-channel block
      * loads every channel's bytes and stores with a stride); SoA: planes. */
-    const int cbs[2] = {s->layout == IC_SOA ? 1 : C, 1};
-    const int ncb = (s->layout == IC_SOA || C == 1) ? 1 : 2;
+    const int cbs[2] = {s->layout == IC_SOA && !job->premultiply ? 1 : C, 1};
+    const int ncb = (s->layout == IC_SOA || C == 1 || job->premultiply) ? 1 : 2;
     double best = 0;
     for (int i = 0; i < ncb && best == 0; i++) {
         const int cb = cbs[i];
@@ -402,8 +406,8 @@ static ic_status plan_job(ic_fast_state *st, const ic_job *job, ic_fast_plan *p,
         t_sep = LAUNCH_S + fmax(t_mem / eff, samples * instr / (SEP_EFF * eff * d.fma_per_s));
         p->pred_sep_ms = t_sep * 1e3;
     }
-    /* fft */
-    if (st->fft_ok) {
+    /* fft (no premultiplied alpha) */
+    if (st->fft_ok && !job->premultiply) {
         const int n = ic_fast_fft_size(kw, kh);
         const int v = n - (kw > kh ? kw : kh) + 1;
         const double tiles = (double)((img->width + v - 1) / v) * ((img->height + v - 1) / v) *
@@ -440,7 +444,8 @@ static ic_status plan_job(ic_fast_state *st, const ic_job *job, ic_fast_plan *p,
      * 25% allowance. */
     double t_rows = -1, f_rows = f_direct;
     int rows_rank = 0;
-    if (ic_fast_rows_eligible(kw, kh, img->channels, img->layout == IC_SOA)) {
+    if (ic_fast_rows_eligible(kw, kh, img->channels, img->layout == IC_SOA) &&
+        (!job->premultiply || ic_fast_rows_premultiplies(img->channels, img->layout == IC_SOA))) {
         /* separable when the factors are usable, small in rank and cheaper
          * at 4 rows per thread: per output, rank * (K row taps shared by the
          * thread's rows + K column taps); IC_FAST_ROWS_FULL=1 keeps the full
@@ -543,6 +548,7 @@ static void args_of(const ic_job *job, const uint8_t *src, size_t sp, uint8_t *d
     a->border = (int)job->border;
     a->border_value = job->border_value;
     a->bias = job->bias;
+    a->premultiply = job->premultiply;
     a->smem_optin = smem_optin;
     a->stream = NULL;
 }
@@ -690,11 +696,12 @@ static ic_status fast_explain(void *state, const ic_job *job, char *buf, size_t 
     fmt_ms(pr, sizeof pr, p.pred_ms);
     fmt_bytes(by, sizeof by, p.bytes);
     int o = snprintf(buf, buflen,
-                     "cuda: method %s%s for a %dx%d kernel on %dx%d %s x%d (rank %d%s)\n"
+                     "cuda: method %s%s for a %dx%d kernel on %dx%d %s x%d%s (rank %d%s)\n"
                      "  candidates: direct %s, separable %s, fft %s\n",
                      ic_fast_method_name(p.method), st->force != IC_FAST_AUTO ? " (forced)" : "",
                      job->kw, job->kh, img->width, img->height,
-                     img->layout == IC_SOA ? "SoA" : "AoS", img->channels, st->fac.rank,
+                     img->layout == IC_SOA ? "SoA" : "AoS", img->channels,
+                     job->premultiply ? ", premultiplied alpha" : "", st->fac.rank,
                      st->fac.rank ? "" : ": full rank or not factored", d, sp, f);
     if (o < 0 || (size_t)o >= buflen)
         return IC_OK;
@@ -759,7 +766,8 @@ extern "C" ic_status ic_fast_run_device(void *state, const ic_job *job, ic_fast_
                                         char *err, size_t errlen)
 {
     ic_fast_state *st = (ic_fast_state *)state;
-    if (!st || !job || !job->src || !job->dst || !job->w)
+    if (!st || !job || !job->src || !job->dst || !job->w ||
+        (job->premultiply && job->src->channels != 2 && job->src->channels != 4))
         return IC_ERR_INVALID_ARG;
     IC_CUDA_CHECK(cudaSetDevice(st->device));
     ic_fast_plan p;
@@ -814,4 +822,5 @@ extern "C" const ic_backend ic_backend_cuda = {
     fast_close,
     fast_run,
     fast_explain,
+    IC_CAP_PREMULTIPLY,
 };

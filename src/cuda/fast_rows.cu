@@ -30,6 +30,13 @@
  * ROWS (1, 2 or 4 output rows per thread) is chosen per image by
  * ic_fast_rows_shape: the most rows per thread (least re-reading and
  * conversion) that still gives every SM enough threads.
+ *
+ * Premultiplied alpha (a.premultiply, backend.h) on RGBA AoS rows: a thread's
+ * 16 samples are 4 whole pixels and its halos whole pixels too (16c - 4R), so
+ * each loaded row is premultiplied in registers (colour times the alpha three
+ * samples on), the sums are FC and FA, and the store divides each colour sum
+ * by its pixel's FA: one pass, nothing but registers. Edge outputs compute FA
+ * beside FC. Other layouts with premultiplication take the generic kernel.
  */
 #include <cuda_runtime.h>
 #include <stdint.h>
@@ -121,19 +128,30 @@ __device__ __forceinline__ void rows_edge_item(const ic_cuda_args &a, int nsamp,
     const size_t plane_out = a.soa ? (size_t)plane * a.height * a.dst_pitch : 0;
     const uint8_t *src = a.src + plane_in;
     const int x = s / step, c = s - x * step;
-    float acc = 0.0f;
+    /* premultiplied colour: the alpha sample of the same pixel and FA beside */
+    const int ac = a.channels - 1;
+    const bool pm = a.premultiply && (a.soa ? plane : c) != ac;
+    const uint8_t *asrc = a.soa ? a.src + (size_t)ac * a.height * a.src_pitch : a.src + ac;
+    float acc = 0.0f, fa = 0.0f;
 #pragma unroll
     for (int j = 0; j < K; j++) {
         const int sy = ic_border_map(y + j - R, a.height, a.border);
 #pragma unroll
         for (int q = 0; q < K; q++) {
             const int sx = ic_border_map(x + q - R, a.width, a.border);
-            const float v = (sx < 0 || sy < 0)
-                                ? a.border_value
-                                : (float)src[(size_t)sy * a.src_pitch + (size_t)sx * step + c];
+            const bool out = sx < 0 || sy < 0;
+            const size_t o = (size_t)sy * a.src_pitch + (size_t)sx * step;
+            float v = out ? a.border_value : (float)src[o + c];
+            if (pm) {
+                const float av = out ? a.border_value : (float)asrc[o];
+                v *= av;
+                fa += a.w[j * K + q] * av;
+            }
             acc += a.w[j * K + q] * v;
         }
     }
+    if (pm)
+        acc = ic_cu_unpremultiply(acc, fa);
     a.dst[plane_out + (size_t)y * a.dst_pitch + s] = ic_round_u8(acc + a.bias);
 }
 
@@ -190,6 +208,15 @@ __global__ void __launch_bounds__(BX *BY, ROWS == 4 ? (K >= 5 ? 2 : 4) : (K >= 7
             const int b = q - H; /* byte offset from s0 */
             f[q] = b < 0 ? byte_of(lft, b + CHUNK) : b < CHUNK ? byte_of(mid, b) : byte_of(rgt, b - CHUNK);
         }
+        if constexpr (STEP == 4) {
+            if (a.premultiply) { /* whole RGBA pixels: f[4p + 3] is pixel p's alpha */
+#pragma unroll
+                for (int p = 0; p < (CHUNK + 2 * H) / 4; p++)
+#pragma unroll
+                    for (int k = 0; k < 3; k++)
+                        f[4 * p + k] *= f[4 * p + 3];
+            }
+        }
         if (RANK == 0) {
 #pragma unroll
             for (int o = 0; o < ROWS; o++) {
@@ -222,6 +249,20 @@ __global__ void __launch_bounds__(BX *BY, ROWS == 4 ? (K >= 5 ? 2 : 4) : (K >= 7
                         if (j >= 0 && j < K)
                             acc[o][t] = fmaf(w.col[q][j], h, acc[o][t]);
                     }
+                }
+        }
+    }
+
+    if constexpr (STEP == 4) {
+        if (a.premultiply) { /* colour = FC / FA, 0 where FA <= 0 */
+#pragma unroll
+            for (int o = 0; o < ROWS; o++)
+#pragma unroll
+                for (int p = 0; p < CHUNK / 4; p++) {
+                    const float fa = acc[o][4 * p + 3];
+#pragma unroll
+                    for (int k = 0; k < 3; k++)
+                        acc[o][4 * p + k] = ic_cu_unpremultiply(acc[o][4 * p + k], fa);
                 }
         }
     }
@@ -341,6 +382,11 @@ extern "C" int ic_fast_rows_eligible(int kw, int kh, int channels, int soa)
     return soa || channels == 1 || channels == 3 || channels == 4;
 }
 
+extern "C" int ic_fast_rows_premultiplies(int channels, int soa)
+{
+    return !soa && channels == 4;
+}
+
 extern "C" int ic_fast_rows_shape(int width, int height, int channels, int soa, int k, int sms,
                                   int separable)
 {
@@ -379,7 +425,8 @@ extern "C" ic_status ic_fast_rows_launch(const ic_cuda_args *a, const float *w, 
         snprintf(err, errlen, "cuda fast rows: no device weights");
         return IC_ERR_INTERNAL;
     }
-    if (!aligned || !ic_fast_rows_eligible(a->kw, a->kh, a->channels, a->soa) || rank < 0 ||
+    if (!aligned || !ic_fast_rows_eligible(a->kw, a->kh, a->channels, a->soa) ||
+        (a->premultiply && !ic_fast_rows_premultiplies(a->channels, a->soa)) || rank < 0 ||
         rank > IC_FAST_ROWS_MAX_RANK || (rank > 0 && (!row || !col)) ||
         (groups + BY - 1) / BY > IC_CU_MAX_GRID_Y)
         return ic_cu_launch_fallback(a, "cuda fast global kernel", err, errlen);

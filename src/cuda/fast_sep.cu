@@ -14,7 +14,9 @@
  *   3. the sum of the r terms is rounded and stored once.
  * Work: r * (K * (th + K - 1) / th + K) multiply-adds per output instead of K^2.
  * Specialised per K (3..31 odd, square kernels); the vectors are a kernel
- * parameter (constant bank).
+ * parameter (constant bank). Premultiplied alpha: both passes are linear, so
+ * the C*A and A planes of the tile (fast_tile.cuh) give FC and FA, divided
+ * before the store.
  */
 #include <stdio.h>
 #include <string.h>
@@ -109,6 +111,8 @@ __global__ void __launch_bounds__(icf::MAX_THREADS, icf::MIN_BLOCKS)
             }
         }
     }
+    if (t.a.premultiply) /* uniform: every warp reaches the barriers */
+        icf::unpremultiply(t, b, smem, ci, rg, acc);
     icf::store(t, b, smem, ci, rg, acc);
 }
 
@@ -146,6 +150,10 @@ extern "C" ic_status ic_fast_sep_launch(const ic_cuda_args *a, const float *row,
         snprintf(err, errlen, "cuda fast sep: cannot take a %dx%d rank-%d kernel", a->kw, a->kh,
                  rank);
         return IC_ERR_UNSUPPORTED;
+    }
+    if (a->premultiply && p->cb != a->channels) {
+        snprintf(err, errlen, "cuda fast sep: premultiplied alpha needs every channel per block");
+        return IC_ERR_INTERNAL;
     }
     sep_param w;
     memset(&w, 0, sizeof w);

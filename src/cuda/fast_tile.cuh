@@ -16,6 +16,15 @@
  * A warp owns one (channel, row group) item: lane l computes pixels
  * 4l..4l+3 of rows 8g..8g+7 of the tile (32 accumulators), reading 16-byte
  * vectors of consecutive lanes (conflict-free).
+ *
+ * Premultiplied alpha (a.premultiply, backend.h; the block then holds every
+ * channel, cb = channels): the colour planes of the tile hold C * A, the alpha
+ * plane A. For AoS the fill multiplies while it scatters (a 4-byte group is
+ * one RGBA pixel or two GA pixels, so the alpha is in the same registers); an
+ * SoA tile is multiplied in shared memory after the fill. The sums are then
+ * FC and FA; before the store the alpha warps stage FA through shared memory
+ * and the colour warps divide (unpremultiply), so the method stays one pass
+ * with no buffer outside the block's shared memory.
  */
 #ifndef IC_CUDA_FAST_TILE_CUH
 #define IC_CUDA_FAST_TILE_CUH
@@ -111,11 +120,14 @@ __device__ __forceinline__ float fetch_mapped(const ic_cuda_args &a, const uint8
 /* Writes the 4 samples v (tile-row samples s0..s0+3, counted from xa*C,
  * s0 % 4 == 0) into the channel planes: sample s goes to channel s % C,
  * column s / C. Consecutive lanes take consecutive groups, so the stores of a
- * warp are contiguous (C = 1: 16-byte vectors, C = 2: 8-byte) or nearly so. */
-template <int C>
+ * warp are contiguous (C = 1: 16-byte vectors, C = 2: 8-byte) or nearly so.
+ * PM (C = 2 or 4, whole pixels): colour samples are stored times their
+ * pixel's alpha (C * A is exact in float32). */
+template <int C, bool PM = false>
 __device__ __forceinline__ void scatter4(float *row0, int plane, int s0, int c0, int cb,
                                          const float v[4])
 {
+    static_assert(!PM || C == 2 || C == 4, "premultiplied fill needs whole pixels");
     if constexpr (C == 1) {
         *reinterpret_cast<float4 *>(row0 + s0) = make_float4(v[0], v[1], v[2], v[3]);
     } else if constexpr (C == 2) {
@@ -124,13 +136,14 @@ __device__ __forceinline__ void scatter4(float *row0, int plane, int s0, int c0,
         for (int c = 0; c < 2; c++)
             if (c >= c0 && c < c0 + cb)
                 *reinterpret_cast<float2 *>(row0 + (c - c0) * plane + col) =
-                    make_float2(v[c], v[c + 2]);
+                    (PM && c == 0) ? make_float2(v[0] * v[1], v[2] * v[3])
+                                   : make_float2(v[c], v[c + 2]);
     } else if constexpr (C == 4) {
         const int col = s0 / 4;
 #pragma unroll
         for (int c = 0; c < 4; c++)
             if (c >= c0 && c < c0 + cb)
-                row0[(c - c0) * plane + col] = v[c];
+                row0[(c - c0) * plane + col] = (PM && c < 3) ? v[c] * v[3] : v[c];
     } else {
         const int col0 = s0 / C, ph = s0 - col0 * C;
 #pragma unroll
@@ -143,7 +156,7 @@ __device__ __forceinline__ void scatter4(float *row0, int plane, int s0, int c0,
 }
 
 /* Samples s0..s0+3 of tile row q through the border mapping (edge groups). */
-template <int C>
+template <int C, bool PM>
 __device__ __forceinline__ void put_mapped(const ic_cuda_args &a, const tile &b, const uint8_t *base,
                                         float *row0, int q, int s0, int c0, int cb)
 {
@@ -154,7 +167,7 @@ __device__ __forceinline__ void put_mapped(const ic_cuda_args &a, const tile &b,
         const int s = s0 + k, px = s / C, c = s - px * C;
         v[k] = (c >= c0 && c < c0 + cb) ? fetch_mapped<C>(a, base, b.xa + px, y, c) : 0.0f;
     }
-    scatter4<C>(row0, b.plane, s0, c0, cb, v);
+    scatter4<C, PM>(row0, b.plane, s0, c0, cb, v);
 }
 
 /* Fills the planes of channels [c0, c0+cb) of an image with interleave stride
@@ -162,7 +175,7 @@ __device__ __forceinline__ void put_mapped(const ic_cuda_args &a, const tile &b,
  * A warp takes NH tile rows at a time; a lane loads 4-byte groups g = lane,
  * lane + 32, ... of all of them before it converts any, so that enough bytes
  * are in flight to cover the memory latency. */
-template <int C>
+template <int C, bool PM>
 __device__ __forceinline__ void fill_layout(const targs &t, const tile &b, const uint8_t *base,
                                             float *smem, int c0, int cb)
 {
@@ -218,7 +231,7 @@ __device__ __forceinline__ void fill_layout(const targs &t, const tile &b, const
                 if (fast[h][u]) {
                     const float f[4] = {byte_f(v[h][u], 0), byte_f(v[h][u], 1), byte_f(v[h][u], 2),
                                         byte_f(v[h][u], 3)};
-                    scatter4<C>(row0, b.plane, 4 * g, c0, cb, f);
+                    scatter4<C, PM>(row0, b.plane, 4 * g, c0, cb, f);
                 }
             }
         }
@@ -234,12 +247,28 @@ __device__ __forceinline__ void fill_layout(const targs &t, const tile &b, const
             const long byte0 = start + 4L * g;
             if (yin && byte0 >= 0 && byte0 + 4 <= rowbytes)
                 continue; /* done above */
-            put_mapped<C>(a, b, base, smem + q * b.sw, q, 4 * g, c0, cb);
+            put_mapped<C, PM>(a, b, base, smem + q * b.sw, q, 4 * g, c0, cb);
         }
     }
 }
 
-/* Fills the block's input planes. */
+/* Multiplies the colour planes of a filled SoA tile by its alpha plane (the
+ * last; premultiplied blocks hold every channel). Holds barriers: every
+ * thread of the block calls it. */
+__device__ __forceinline__ void premultiply_planes(const targs &t, const tile &b, float *smem)
+{
+    __syncthreads(); /* the alpha plane is complete */
+    const float *alpha = smem + (t.cb - 1) * b.plane;
+    const int n = b.rows * b.sw;
+    for (int i = (int)threadIdx.x; i < n; i += (int)blockDim.x) {
+        const float av = alpha[i];
+        for (int k = 0; k < t.cb - 1; k++)
+            smem[k * b.plane + i] *= av;
+    }
+}
+
+/* Fills the block's input planes (premultiplied: see the top). May hold a
+ * barrier: every thread of the block calls it. */
 __device__ __forceinline__ void fill(const targs &t, const tile &b, float *smem)
 {
     const ic_cuda_args &a = t.a;
@@ -247,19 +276,27 @@ __device__ __forceinline__ void fill(const targs &t, const tile &b, float *smem)
         for (int k = 0; k < t.cb; k++) {
             const int c = b.c0 + k;
             const uint8_t *base = a.src + (a.soa ? (size_t)c * a.height * a.src_pitch : 0);
-            fill_layout<1>(t, b, base, smem + k * b.plane, 0, 1);
+            fill_layout<1, false>(t, b, base, smem + k * b.plane, 0, 1);
         }
+        if (a.premultiply)
+            premultiply_planes(t, b, smem);
         return;
     }
     switch (a.channels) {
     case 2:
-        fill_layout<2>(t, b, a.src, smem, b.c0, t.cb);
+        if (a.premultiply)
+            fill_layout<2, true>(t, b, a.src, smem, b.c0, t.cb);
+        else
+            fill_layout<2, false>(t, b, a.src, smem, b.c0, t.cb);
         break;
     case 3:
-        fill_layout<3>(t, b, a.src, smem, b.c0, t.cb);
+        fill_layout<3, false>(t, b, a.src, smem, b.c0, t.cb);
         break;
     default:
-        fill_layout<4>(t, b, a.src, smem, b.c0, t.cb);
+        if (a.premultiply)
+            fill_layout<4, true>(t, b, a.src, smem, b.c0, t.cb);
+        else
+            fill_layout<4, false>(t, b, a.src, smem, b.c0, t.cb);
         break;
     }
 }
@@ -280,6 +317,36 @@ __device__ __forceinline__ unsigned round_bits(float v)
 __device__ __forceinline__ unsigned pack4(unsigned a, unsigned b, unsigned c, unsigned d)
 {
     return __byte_perm(__byte_perm(a, b, 0x0040u), __byte_perm(c, d, 0x0040u), 0x5410u);
+}
+
+/* Premultiplied blocks (every channel, alpha last): turns the colour sums
+ * acc = FC into FC / FA (0 where FA <= 0) with FA of the same pixels, which
+ * the alpha warps stage in shared memory past the area store() stages its
+ * bytes in (th*TW*C bytes + th*TW floats fit in the input planes, C >= 2).
+ * Holds barriers: every warp calls it, after its last read of the tile. */
+__device__ __forceinline__ void unpremultiply(const targs &t, const tile &b, float *smem, int ci,
+                                              int rg, float (&acc)[R][4])
+{
+    const int lane = (int)(threadIdx.x & 31);
+    float *fa = smem + b.th * TW * t.a.channels / 4;
+    __syncthreads(); /* every warp is done reading the input tile */
+    if (ci == t.cb - 1) {
+#pragma unroll
+        for (int r = 0; r < R; r++)
+            *reinterpret_cast<float4 *>(fa + (rg * R + r) * TW + 4 * lane) =
+                make_float4(acc[r][0], acc[r][1], acc[r][2], acc[r][3]);
+    }
+    __syncthreads();
+    if (ci == t.cb - 1)
+        return;
+#pragma unroll
+    for (int r = 0; r < R; r++) {
+        const float4 v = *reinterpret_cast<const float4 *>(fa + (rg * R + r) * TW + 4 * lane);
+        const float d[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+        for (int p = 0; p < 4; p++)
+            acc[r][p] = ic_cu_unpremultiply(acc[r][p], d[p]);
+    }
 }
 
 /* acc[r][p]: rows rg*R + r, pixels 4*lane + p of channel b.c0 + ci. The smem

@@ -196,4 +196,4 @@ const ic_cuda_strategy strategy = {"cuda-gemm (im2col + tiled matmul)", NULL, la
 IC_CU_DEFINE_BACKEND(ic_backend_cuda_gemm, "cuda-gemm",
                      "CUDA, convolution as a matrix product: im2col column matrix in global "
                      "memory times the weights, tiled shared-memory matmul",
-                     30, strategy);
+                     30, 0, strategy);

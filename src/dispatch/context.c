@@ -64,6 +64,8 @@ ic_status ic_context_create(ic_context **ctx, const char *name, const ic_context
     c->be = be;
     if (opts)
         c->opts = *opts;
+    if (c->opts.max_memory == 0)
+        c->opts.max_memory = ic_default_max_memory();
     if (c->opts.threads < 0 || c->opts.device < 0) {
         free(c);
         snprintf(errbuf, errlen, "negative thread count or device number");
@@ -186,6 +188,59 @@ static float *prepare_weights(const ic_kernel *k, const ic_params *p, ic_kernel 
     return w;
 }
 
+/* Bytes ic_image_create takes for src's shape in `layout` (rows padded to 64). */
+static uint64_t created_bytes(const ic_image *src, ic_layout layout)
+{
+    const uint64_t w = (uint64_t)src->width, h = (uint64_t)src->height, c = (uint64_t)src->channels;
+    if (layout == IC_SOA)
+        return ((w + 63u) & ~(uint64_t)63u) * h * c;
+    return ((w * c + 63u) & ~(uint64_t)63u) * h;
+}
+
+/* ic_convolve_bytes with the destination's bytes known (0 for device memory). */
+static uint64_t need_bytes(const ic_context *ctx, const ic_image *src, uint64_t dst_bytes,
+                           ic_layout dst_layout, int kw, int kh)
+{
+    uint64_t n = dst_bytes;
+    if (src->memory == IC_MEM_HOST)
+        n += ic_image_size_bytes(src);
+    if (dst_layout != src->layout)
+        n += created_bytes(src, src->layout);
+    if (ctx->be->host_bytes) {
+        ic_job job;
+        memset(&job, 0, sizeof job);
+        job.src = src;
+        job.kw = kw;
+        job.kh = kh;
+        n += ctx->be->host_bytes(&job);
+    }
+    return n;
+}
+
+uint64_t ic_convolve_bytes(const ic_context *ctx, const ic_image *src, const ic_kernel *k,
+                           ic_layout dst_layout)
+{
+    if (!ctx || !image_valid(src) || !kernel_valid(k))
+        return 0;
+    return need_bytes(ctx, src, created_bytes(src, dst_layout), dst_layout, k->width, k->height);
+}
+
+static double mib(uint64_t bytes)
+{
+    return (double)bytes / (1024.0 * 1024.0);
+}
+
+/* The alpha mode a job of this image and request gets (AUTO resolved by the
+ * weights' sum; 1- and 3-channel images have no alpha). */
+static ic_alpha effective_alpha(const ic_image *src, const ic_params *p, double sum)
+{
+    if (src->channels != 2 && src->channels != 4)
+        return IC_ALPHA_INDEPENDENT;
+    if (p->alpha == IC_ALPHA_AUTO)
+        return fabs(sum - 1.0) < 1e-6 ? IC_ALPHA_PREMULTIPLY : IC_ALPHA_KEEP;
+    return p->alpha;
+}
+
 static ic_status fail(ic_context *ctx, ic_status st, const char *msg)
 {
     snprintf(ctx->err, sizeof ctx->err, "%s", msg);
@@ -222,6 +277,17 @@ ic_status ic_convolve(ic_context *ctx, const ic_image *src, ic_image *dst, const
         !isfinite(p->border_value) || !isfinite(p->bias))
         return fail(ctx, IC_ERR_INVALID_ARG, "invalid border, alpha, border value or bias");
 
+    const uint64_t need =
+        need_bytes(ctx, src, dst->memory == IC_MEM_HOST ? ic_image_size_bytes(dst) : 0,
+                   dst->layout, k->width, k->height);
+    if (need > ctx->opts.max_memory) {
+        snprintf(ctx->err, sizeof ctx->err,
+                 "filtering %dx%d with %d channels needs %.1f MiB, over the memory limit %.1f MiB "
+                 "(raise it with --max-memory)",
+                 src->width, src->height, src->channels, mib(need), mib(ctx->opts.max_memory));
+        return IC_ERR_TOO_LARGE;
+    }
+
     /* Correlation weights: divisor folded in, flipped for convolution. */
     const int kw = k->width, kh = k->height;
     ic_kernel wk;
@@ -230,12 +296,7 @@ ic_status ic_convolve(ic_context *ctx, const ic_image *src, ic_image *dst, const
     if (!w)
         return fail(ctx, IC_ERR_NOMEM, "out of memory");
 
-    ic_alpha alpha = IC_ALPHA_INDEPENDENT;
-    if (src->channels == 2 || src->channels == 4) {
-        alpha = p->alpha;
-        if (alpha == IC_ALPHA_AUTO)
-            alpha = fabs(sum - 1.0) < 1e-6 ? IC_ALPHA_PREMULTIPLY : IC_ALPHA_KEEP;
-    }
+    ic_alpha alpha = effective_alpha(src, p, sum);
 
     /* Backends write dst in src's layout; convert afterwards when asked otherwise. */
     ic_image tmp, *out = dst;
@@ -304,6 +365,9 @@ ic_status ic_explain(ic_context *ctx, const ic_image *src, const ic_kernel *k, c
         return IC_ERR_NOMEM;
     ic_job job = {.src = src, .dst = NULL, .w = w, .kw = k->width, .kh = k->height, .wk = &wk,
                   .border = p->border, .border_value = p->border_value, .bias = p->bias};
+    /* the plan of the job ic_convolve would give the backend */
+    job.premultiply = effective_alpha(src, p, sum) == IC_ALPHA_PREMULTIPLY &&
+                      (ctx->be->caps & IC_CAP_PREMULTIPLY);
     ic_status st = IC_OK;
     if (ctx->multi)
         st = ic__multi_explain(ctx->multi, &job, buf, buflen);

@@ -319,16 +319,6 @@ static ic_status force_channels(ic_image *img, int channels)
     return IC_OK;
 }
 
-uint64_t ic_default_max_memory(void)
-{
-    const uint64_t cap = (uint64_t)2 << 30;
-    const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-    if (pages <= 0 || page <= 0)
-        return cap;
-    const uint64_t quarter = (uint64_t)pages * (uint64_t)page / 4u;
-    return quarter < cap ? quarter : cap;
-}
-
 /* Checks the options and fills the effective limits. */
 static ic_status load_setup(ic_load_options *o, const ic_load_options *opts, ic_io_limits *lim,
                             char *errbuf, size_t errlen)

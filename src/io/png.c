@@ -27,6 +27,25 @@
 
 /* Largest ancillary chunk libpng may allocate (ICC profiles, text). */
 #define PNG_CHUNK_MALLOC_MAX ((png_alloc_size_t)16 << 20)
+/* Largest single allocation libpng may make at all. Its own buffers are rows
+ * (at most 8 bytes x IC_MAX_DIM + 1) and chunk data; the image is ours. The
+ * chunk limit above does not cover every chunk (libpng 1.6.39 allocates a
+ * tEXt chunk of whatever length the file claims: a 94-byte file made it map
+ * 1.9 GB), so the allocator enforces this bound; libpng then skips the chunk
+ * or fails with a message. */
+#define PNG_MALLOC_MAX ((png_alloc_size_t)32 << 20)
+
+static png_voidp bounded_malloc(png_structp png, png_alloc_size_t size)
+{
+    (void)png;
+    return size <= PNG_MALLOC_MAX ? malloc(size) : NULL;
+}
+
+static void bounded_free(png_structp png, png_voidp p)
+{
+    (void)png;
+    free(p);
+}
 
 /* State shared with libpng's callbacks; lives in the caller of the function
  * that calls setjmp, so it stays valid after the longjmp. */
@@ -235,7 +254,8 @@ ic_status ic_png_read(FILE *f, ic_image *img, const ic_io_limits *lim, ic_metada
     png_io io;
     memset(&io, 0, sizeof io);
     io.f = f;
-    png_structp png = png_create_read_struct(PNG_LIBPNG_VER_STRING, &io, on_error, on_warning);
+    png_structp png = png_create_read_struct_2(PNG_LIBPNG_VER_STRING, &io, on_error, on_warning,
+                                               NULL, bounded_malloc, bounded_free);
     png_infop info = png ? png_create_info_struct(png) : NULL;
     if (!info) {
         png_destroy_read_struct(png ? &png : NULL, NULL, NULL);

@@ -89,6 +89,20 @@ printf '3 3 1 0\n1 1 1\n1 1 1\n' >short.mat
 refused 3 short.mat ".mat file with a missing row" short.mat --kernel-file short.mat short.mat out.ppm
 printf '3 3 0 0\n1 1 1\n1 1 1\n1 1 1\n' >zero.mat
 refused 3 zero.mat ".mat file with scale 0" zero.mat --kernel-file zero.mat zero.mat out.ppm
+# OFFSET and SCALE: finite and within --bias's range (issue 13: 1e308 overflowed
+# float and came out as an internal error).
+for case in "off308:1 1e308" "off7:1 1e7" "offneg:1 -1e30" "offinf:1 inf" "offnan:1 nan" \
+    "scale308:1e308 0" "scaletiny:1e-300 0" "scale7:1e7 0"; do
+    name=${case%%:*}
+    printf '3 3 %s\n1 1 1\n1 1 1\n1 1 1\n' "${case#*:}" >"$name.mat"
+    refused 3 "$name.mat" ".mat header '${case#*:}'" "$name.mat" --kernel-file "$name.mat" "$name.mat" out.ppm
+done
+printf '3 3 1 -1e6\n0 0 0\n0 1 0\n0 0 0\n' >edge.mat
+if "$IMGCONV" --kernel-file edge.mat good.ppm edge.ppm 2>/dev/null; then
+    ok ".mat OFFSET -1e6 (the edge of the range) accepted"
+else
+    fail ".mat OFFSET -1e6 refused"
+fi
 
 # ---- bad kernel text (2) -------------------------------------------------------------
 for k in "1 1; 1 1" "1 2 3; 4 5" "1 x 1" "1 2 1 / 0" "" "nan 1 1" "1 inf 1" "blurry" \

@@ -6,7 +6,8 @@
  * never written. Covers issue 2's list: kernels 1x1..15x15 incl. non-square,
  * every border mode, convolution and correlation, 1-4 channels, AoS and SoA
  * (src and dst independently), pitched rows, odd sizes, images smaller than
- * the kernel, bias and every alpha mode.
+ * the kernel, bias and every alpha mode, on random images and on photograph-
+ * like ones with real transparency (ict_alpha_photo; a quarter of the cases).
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -91,7 +92,7 @@ void ict_case_make(ict_case *c, uint64_t seed, int index, int max_dim)
     c->src_extra = random_extra(&r);
     c->dst_extra = random_extra(&r);
     c->ktype = i % 11 == 7 ? ICT_K_ONEHOT : (int)ict_below(&r, ICT_K_COUNT);
-    c->alpha_style = (int)ict_below(&r, 3);
+    c->alpha_style = (int)ict_below(&r, 4); /* 3: ict_alpha_photo */
 
     if ((i / 2) % 3 != 0)
         c->params.bias = (float)(ict_uniform(&r) * 90.0 - 40.0);
@@ -112,12 +113,13 @@ void ict_case_describe(const ict_case *c, const ic_kernel *k, char *buf, size_t 
     const ic_params *p = &c->params;
     snprintf(buf, n,
              "seed=0x%016" PRIx64 " case=%d image=%dx%d ch=%d src=%s+%zu dst=%s+%zu "
-             "kernel=%dx%d %s divisor=%.17g border=%s value=%g %s bias=%.9g alpha=%s%s",
+             "kernel=%dx%d %s divisor=%.17g border=%s value=%g %s bias=%.9g alpha=%s%s%s",
              c->seed, c->index, c->width, c->height, c->channels, ict_layout_str(c->src_layout),
              c->src_extra, ict_layout_str(c->dst_layout), c->dst_extra, c->kw, c->kh,
              ict_kernel_type_name(c->ktype), k ? k->divisor : 0.0, ict_border_str(p->border),
              (double)p->border_value, p->correlate ? "correlation" : "convolution",
-             (double)p->bias, ict_alpha_str(p->alpha), c->null_params ? " (params NULL)" : "");
+             (double)p->bias, ict_alpha_str(p->alpha), c->null_params ? " (params NULL)" : "",
+             c->alpha_style == 3 ? " (photo image)" : "");
 }
 
 static void print_kernel(const ic_kernel *k)
@@ -154,7 +156,10 @@ int ict_run_case(ic_context *ctx, const char *backend, const ict_case *c, ict_to
     val = malloc(nval * sizeof *val);
     slack = malloc(nval * sizeof *slack);
     src_copy = malloc(src.bytes + src.guard);
-    ict_buf_random(&src, &r, c->alpha_style);
+    if (c->alpha_style == 3)
+        ict_alpha_photo(&src, &r);
+    else
+        ict_buf_random(&src, &r, c->alpha_style);
     ic_status kst = ict_kernel_random(&k, &r, c->kw, c->kh, c->ktype);
     ict_case_describe(c, kst == IC_OK ? &k : NULL, what, sizeof what);
     if (!val || !slack || !src_copy) {

@@ -150,7 +150,7 @@ typedef struct ict_case {
     int kw, kh, ktype;
     ic_params params;
     int null_params; /* pass NULL instead of params (params hold the defaults) */
-    int alpha_style;
+    int alpha_style; /* ict_buf_random's 0..2, or 3: ict_alpha_photo */
 } ict_case;
 
 /* Builds case `index` of the run `seed`. The list cycles systematically through

@@ -1,0 +1,62 @@
+/*
+ * fuzz_decode.c - libFuzzer target for the image decoders, through the public
+ * memory decoder ic_image_decode (format from the magic bytes, as for files).
+ *
+ * One source, one target per format (tests/fuzz/CMakeLists.txt builds
+ * fuzz_decode_png, fuzz_decode_jpeg, fuzz_decode_pnm, ... from the list
+ * IC_FUZZ_DECODERS, each with its own seed corpus corpus/decode_FMT and
+ * dictionary FMT.dict): the targets differ only in what they start from, so a
+ * new format is one word in that list and a few seed files.
+ *
+ * Limits are lowered so that an input claiming a huge image is refused by the
+ * limit checks (which are part of what is tested) instead of exhausting the
+ * fuzzer's memory. A decoded image is checked for consistency and decoded once
+ * more with channel forcing and the planar layout, which must agree.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "imgconv.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    ic_load_options lo;
+    memset(&lo, 0, sizeof lo);
+    lo.max_pixels = (uint64_t)1 << 22;
+    lo.max_memory = (uint64_t)64 << 20;
+    ic_image img;
+    char err[256];
+    ic_status st = ic_image_decode(&img, data, size, &lo, err, sizeof err);
+    if (st != IC_OK) {
+        /* Failures leave a zeroed image and a one-line message. */
+        if (img.data || img.width || err[0] == '\0' || strchr(err, '\n'))
+            abort();
+        return 0;
+    }
+    if (img.width < 1 || img.height < 1 || img.channels < 1 || img.channels > 4 ||
+        img.pitch < ic_image_row_bytes(&img) ||
+        (uint64_t)img.width * (uint64_t)img.height > lo.max_pixels)
+        abort();
+    /* Touch every row so that ASan sees any short allocation. */
+    unsigned sum = 0;
+    for (int y = 0; y < img.height; y++)
+        sum += ic_image_at(&img, img.width - 1, y, img.channels - 1)[0];
+    (void)sum;
+
+    if ((uint64_t)img.width * (uint64_t)img.height <= 4096) {
+        ic_load_options lo2 = lo;
+        lo2.channels = 4;
+        lo2.layout = IC_SOA;
+        ic_image conv;
+        if (ic_image_decode(&conv, data, size, &lo2, err, sizeof err) != IC_OK)
+            abort(); /* the same bytes decoded a moment ago */
+        if (conv.width != img.width || conv.height != img.height || conv.channels != 4)
+            abort();
+        ic_image_free(&conv);
+    }
+    ic_image_free(&img);
+    return 0;
+}
