@@ -538,12 +538,19 @@ ic_status ic_image_decode(ic_image *img, const void *data, size_t size, const ic
 typedef struct ic_save_options {
     int quality;  /* JPEG and lossy WebP quality 1..100; 0 means 92 */
     int lossless; /* WebP: nonzero for lossless (quality is then ignored) */
+    /* PNG and TIFF: zlib level 1 (fastest) .. 9 (smallest); 0 means the
+     * default, IC_PNG_DEFAULT_LEVEL for PNG (README "Formats") and 6 for TIFF. */
+    int compression;
     /* When non-NULL, written into PNG, JPEG, WebP (ICC and EXIF) and TIFF
      * (ICC) outputs; not retained. A profile whose colour space does not fit
      * the stored channels (an RGB profile on a grey output) is left out, as is
      * EXIF over the 65527 bytes a JPEG APP1 segment can hold. */
     const ic_metadata *metadata;
 } ic_save_options;
+
+/* The zlib level PNG files are written with when ic_save_options.compression
+ * is 0 (bench/png-speed.sh measured the choice). */
+#define IC_PNG_DEFAULT_LEVEL 2
 
 /* Saves img to path, format by extension. The data is written to a temporary
  * file in the target directory and renamed over path, so a failure never

@@ -1415,6 +1415,29 @@ static void test_save_failures(void)
         printf("skipped: unwritable-directory save (running as root, which ignores permissions)\n");
     }
 
+    /* --compression: out of 1..9 refused; 1 and 9 give different files, both lossless. */
+    ic_save_options c10 = {.compression = 10};
+    CHECK(ic_image_save(&img, path_in_dir("c.png"), &c10, err, sizeof err) == IC_ERR_INVALID_ARG &&
+              !file_exists(path_in_dir("c.png")),
+          "compression 10 accepted");
+    if (ic_format_supported(IC_FMT_PNG)) {
+        ic_save_options c1 = {.compression = 1}, c9 = {.compression = 9};
+        ic_image back;
+        CHECK(ic_image_save(&img, path_in_dir("c1.png"), &c1, err, sizeof err) == IC_OK &&
+                  ic_image_save(&img, path_in_dir("c9.png"), &c9, err, sizeof err) == IC_OK,
+              "PNG levels 1 and 9: %s", err);
+        size_t n1 = 0, n9 = 0;
+        uint8_t *b1 = read_bytes(path_in_dir("c1.png"), &n1), *b9 = read_bytes(path_in_dir("c9.png"), &n9);
+        CHECK(b1 && b9 && (n1 != n9 || memcmp(b1, b9, n1) != 0), "levels 1 and 9 wrote the same file");
+        free(b1);
+        free(b9);
+        CHECK(ic_image_load(&back, path_in_dir("c9.png"), NULL, err, sizeof err) == IC_OK &&
+                  ic_image_equal(&back, &img),
+              "PNG level 9 round trip: %s", err);
+        ic_image_free(&back);
+        remove(path_in_dir("c1.png"));
+        remove(path_in_dir("c9.png"));
+    }
     /* Bad arguments. */
     ic_save_options q = {.quality = 101};
     CHECK(ic_image_save(&img, path_in_dir("q.jpg"), &q, err, sizeof err) == IC_ERR_INVALID_ARG,

@@ -55,6 +55,7 @@ enum {
     OPT_STREAM,
     OPT_SKIP_EXISTING,
     OPT_LOSSLESS,
+    OPT_COMPRESSION,
     OPT_DEVICES,
     OPT_MAX_MEMORY
 };
@@ -91,6 +92,7 @@ static const struct option long_options[] = {
     {"overwrite", no_argument, NULL, OPT_OVERWRITE},
     {"skip-existing", no_argument, NULL, OPT_SKIP_EXISTING},
     {"lossless", no_argument, NULL, OPT_LOSSLESS},
+    {"compression", required_argument, NULL, OPT_COMPRESSION},
     {"json", no_argument, NULL, OPT_JSON},
     {"format", required_argument, NULL, OPT_FORMAT},
     {"stream", required_argument, NULL, OPT_STREAM},
@@ -196,6 +198,8 @@ void cli_print_help(void)
         "                         of the RAM, at most 2G), checked before allocating\n"
         "      --quality Q        JPEG and WebP quality 1..100 (default 92)\n"
         "      --lossless         WebP: lossless (default: lossy at --quality)\n"
+        "      --compression N    PNG and TIFF zlib level 1 (fastest) .. 9 (smallest);\n"
+        "                         default 2 for PNG, 6 for TIFF\n"
         "\n"
         "Test chart:\n"
         "      --chart WxH[xC]    write the deterministic test chart (gradients, edges,\n"
@@ -623,6 +627,10 @@ int cli_parse(int argc, char **argv, cli_options *o, cli_err *e)
             break;
         case OPT_LOSSLESS:
             o->lossless = 1;
+            break;
+        case OPT_COMPRESSION:
+            if (!parse_int(arg, 1, 9, &o->compression))
+                return usage_fail(e, "--compression '%s': expected an integer in 1..9", arg);
             break;
         case OPT_JSON:
             o->json = 1;

@@ -55,6 +55,7 @@ typedef struct cli_options {
                            * copied into ctx.max_memory */
     int quality;          /* --quality, 0 = the library's default */
     int lossless;         /* --lossless: WebP lossless */
+    int compression;      /* --compression N: PNG/TIFF zlib level, 0 = the default */
 
     /* measuring and explaining */
     int repeat;  /* --repeat N (>= 1): the whole load-filter-save pipeline N times */

@@ -510,6 +510,7 @@ static void *encoder(void *arg)
     memset(&so, 0, sizeof so);
     so.quality = b->o->quality;
     so.lossless = b->o->lossless;
+    so.compression = b->o->compression;
     item *it;
     while ((it = queue_pop(&b->filtered)) != NULL) {
         if (g_interrupted) { /* saves under way finish (atomically); no new ones */

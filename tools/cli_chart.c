@@ -32,6 +32,7 @@ int cli_run_chart(const cli_options *o, cli_err *e)
     memset(&so, 0, sizeof so);
     so.quality = o->quality;
     so.lossless = o->lossless;
+    so.compression = o->compression;
     char buf[256] = "";
     s = ic_image_save(&img, o->output, &so, buf, sizeof buf);
     ic_image_free(&img);

@@ -410,6 +410,7 @@ int cli_run_filter(const cli_options *o, cli_err *e)
     memset(&so, 0, sizeof so);
     so.quality = o->quality;
     so.lossless = o->lossless;
+    so.compression = o->compression;
     so.metadata = &meta;
 
     for (int run = 0; run < o->repeat; run++) {

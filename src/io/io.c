@@ -483,11 +483,13 @@ static ic_status write_format(FILE *f, const ic_image *aos, ic_format fmt, int o
     const ic_metadata *meta = fit.icc || fit.exif ? &fit : NULL;
     switch (fmt) {
     case IC_FMT_TIFF:
-        return ic_tiff_write(f, aos, out_ch, meta, err, errlen);
+        return ic_tiff_write(f, aos, out_ch, o->compression ? o->compression : 6, meta, err,
+                             errlen);
     case IC_FMT_WEBP:
         return ic_webp_write(f, aos, out_ch, o->quality, o->lossless, meta, err, errlen);
     case IC_FMT_PNG:
-        return ic_png_write(f, aos, out_ch, meta, err, errlen);
+        return ic_png_write(f, aos, out_ch, o->compression ? o->compression : IC_PNG_DEFAULT_LEVEL,
+                            meta, err, errlen);
     case IC_FMT_JPEG:
         return ic_jpeg_write(f, aos, out_ch, o->quality, meta, err, errlen);
     case IC_FMT_PNM:
@@ -528,6 +530,11 @@ static ic_status save_setup(const ic_image *img, ic_format fmt, const char *path
         o->quality = 92;
     if (o->quality < 1 || o->quality > 100) {
         ic_io_err(errbuf, errlen, "quality must be 1..100, not %d", o->quality);
+        return IC_ERR_INVALID_ARG;
+    }
+    if (o->compression < 0 || o->compression > 9) {
+        ic_io_err(errbuf, errlen, "compression must be 1..9 (0: the default), not %d",
+                  o->compression);
         return IC_ERR_INVALID_ARG;
     }
     if (fmt == IC_FMT_UNKNOWN) {

@@ -80,15 +80,16 @@ int ic_io_icc_fits(const ic_metadata *m, int out_ch);
  * count to store (pnm: 1 or 3, jpeg: 1 or 3, png and tiff: 1..4, webp: 3 or 4),
  * converted row by row
  * with ic_io_convert_row when it differs from img->channels. meta is NULL or
- * what to embed (io.c has dropped a profile that does not fit out_ch). They
+ * what to embed (io.c has dropped a profile that does not fit out_ch); level
+ * is the zlib level 1..9 of PNG and TIFF. They
  * write to f and do not flush or close it; io.c checks the stream afterwards. */
 ic_status ic_pnm_write(FILE *f, const ic_image *img, int out_ch, char *err, size_t errlen);
-ic_status ic_png_write(FILE *f, const ic_image *img, int out_ch, const ic_metadata *meta,
-                       char *err, size_t errlen);
+ic_status ic_png_write(FILE *f, const ic_image *img, int out_ch, int level,
+                       const ic_metadata *meta, char *err, size_t errlen);
 ic_status ic_jpeg_write(FILE *f, const ic_image *img, int out_ch, int quality,
                         const ic_metadata *meta, char *err, size_t errlen);
-ic_status ic_tiff_write(FILE *f, const ic_image *img, int out_ch, const ic_metadata *meta,
-                        char *err, size_t errlen);
+ic_status ic_tiff_write(FILE *f, const ic_image *img, int out_ch, int level,
+                        const ic_metadata *meta, char *err, size_t errlen);
 ic_status ic_webp_write(FILE *f, const ic_image *img, int out_ch, int quality, int lossless,
                         const ic_metadata *meta, char *err, size_t errlen);
 

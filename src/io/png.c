@@ -272,8 +272,8 @@ ic_status ic_png_read(FILE *f, ic_image *img, const ic_io_limits *lim, ic_metada
 }
 
 static ic_status png_encode(png_structp png, png_infop info, png_io *io, const ic_image *img,
-                            int out_ch, const ic_metadata *meta, uint8_t **buf_out, char *err,
-                            size_t errlen)
+                            int out_ch, int level, const ic_metadata *meta, uint8_t **buf_out,
+                            char *err, size_t errlen)
 {
     static const int colour_of[5] = {0, PNG_COLOR_TYPE_GRAY, PNG_COLOR_TYPE_GRAY_ALPHA,
                                      PNG_COLOR_TYPE_RGB, PNG_COLOR_TYPE_RGB_ALPHA};
@@ -286,17 +286,18 @@ static ic_status png_encode(png_structp png, png_infop info, png_io *io, const i
     png_set_IHDR(png, info, (png_uint_32)img->width, (png_uint_32)img->height, 8, colour_of[out_ch],
                  PNG_INTERLACE_NONE, PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
     /* zlib level 6 (libpng's default) made encoding 90% of a filter run's time;
-     * level 2 with the SUB/PAETH filters is several times faster for a few
-     * percent more bytes on photographs. */
-    png_set_compression_level(png, 2);
-    png_set_filter(png, PNG_FILTER_TYPE_BASE, PNG_FILTER_SUB | PNG_FILTER_PAETH);
+     * the default level 2 with the SUB/PAETH filters is several times faster
+     * (bench/png-speed.sh). Higher levels also try every filter. */
+    png_set_compression_level(png, level);
+    png_set_filter(png, PNG_FILTER_TYPE_BASE,
+                   level <= 3 ? PNG_FILTER_SUB | PNG_FILTER_PAETH : PNG_ALL_FILTERS);
     if (meta && meta->icc) {
-        /* libpng checks the profile; one it dislikes (a PCS that is not D50,
-         * say) is left out with a warning instead of failing the image. */
+        /* libpng checks the profile, here and again in png_write_info; what it
+         * dislikes (a PCS that is not D50, an sRGB profile it would rather
+         * write as sRGB) becomes a warning, never a failed image. */
         png_set_benign_errors(png, 1);
         png_set_iCCP(png, info, "icc", PNG_COMPRESSION_TYPE_BASE, meta->icc,
                      (png_uint_32)meta->icc_size);
-        png_set_benign_errors(png, 0);
     }
 #ifdef PNG_eXIf_SUPPORTED
     if (meta && meta->exif)
@@ -324,8 +325,8 @@ static ic_status png_encode(png_structp png, png_infop info, png_io *io, const i
     return IC_OK;
 }
 
-ic_status ic_png_write(FILE *f, const ic_image *img, int out_ch, const ic_metadata *meta,
-                       char *err, size_t errlen)
+ic_status ic_png_write(FILE *f, const ic_image *img, int out_ch, int level,
+                       const ic_metadata *meta, char *err, size_t errlen)
 {
     if (out_ch < 1 || out_ch > 4) {
         ic_io_err(err, errlen, "PNG stores 1..4 channels, not %d", out_ch);
@@ -342,7 +343,7 @@ ic_status ic_png_write(FILE *f, const ic_image *img, int out_ch, const ic_metada
         return IC_ERR_NOMEM;
     }
     uint8_t *buf = NULL;
-    ic_status st = png_encode(png, info, &io, img, out_ch, meta, &buf, err, errlen);
+    ic_status st = png_encode(png, info, &io, img, out_ch, level, meta, &buf, err, errlen);
     free(buf);
     png_destroy_write_struct(&png, &info);
     return st;
@@ -362,12 +363,13 @@ ic_status ic_png_read(FILE *f, ic_image *img, const ic_io_limits *lim, ic_metada
     return IC_ERR_UNSUPPORTED;
 }
 
-ic_status ic_png_write(FILE *f, const ic_image *img, int out_ch, const ic_metadata *meta,
-                       char *err, size_t errlen)
+ic_status ic_png_write(FILE *f, const ic_image *img, int out_ch, int level,
+                       const ic_metadata *meta, char *err, size_t errlen)
 {
     (void)f;
     (void)img;
     (void)out_ch;
+    (void)level;
     (void)meta;
     ic_io_err(err, errlen, "built without PNG support");
     return IC_ERR_UNSUPPORTED;

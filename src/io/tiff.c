@@ -320,8 +320,8 @@ ic_status ic_tiff_read(FILE *f, ic_image *img, const ic_io_limits *lim, ic_metad
     return st;
 }
 
-ic_status ic_tiff_write(FILE *f, const ic_image *img, int out_ch, const ic_metadata *meta,
-                        char *err, size_t errlen)
+ic_status ic_tiff_write(FILE *f, const ic_image *img, int out_ch, int level,
+                        const ic_metadata *meta, char *err, size_t errlen)
 {
     if (out_ch < 1 || out_ch > 4) {
         ic_io_err(err, errlen, "TIFF stores 1..4 channels, not %d", out_ch);
@@ -351,6 +351,8 @@ ic_status ic_tiff_write(FILE *f, const ic_image *img, int out_ch, const ic_metad
              TIFFSetField(t, TIFFTAG_COMPRESSION, compression);
     if (ok && compression != COMPRESSION_NONE)
         ok = TIFFSetField(t, TIFFTAG_PREDICTOR, (uint16_t)PREDICTOR_HORIZONTAL);
+    if (ok && compression == COMPRESSION_ADOBE_DEFLATE)
+        ok = TIFFSetField(t, TIFFTAG_ZIPQUALITY, level);
     if (ok && (out_ch == 2 || out_ch == 4))
         ok = TIFFSetField(t, TIFFTAG_EXTRASAMPLES, (uint16_t)1, alpha_kind);
     if (ok && meta && meta->icc)
@@ -402,12 +404,13 @@ ic_status ic_tiff_read(FILE *f, ic_image *img, const ic_io_limits *lim, ic_metad
     return IC_ERR_UNSUPPORTED;
 }
 
-ic_status ic_tiff_write(FILE *f, const ic_image *img, int out_ch, const ic_metadata *meta,
-                        char *err, size_t errlen)
+ic_status ic_tiff_write(FILE *f, const ic_image *img, int out_ch, int level,
+                        const ic_metadata *meta, char *err, size_t errlen)
 {
     (void)f;
     (void)img;
     (void)out_ch;
+    (void)level;
     (void)meta;
     ic_io_err(err, errlen, "built without TIFF support");
     return IC_ERR_UNSUPPORTED;
