@@ -260,10 +260,14 @@ static reader_fn reader_for(ic_format fmt)
         return ic_jpeg_read;
     case IC_FMT_PNM:
         return ic_pnm_read;
+#ifdef IC_HAVE_TIFF
     case IC_FMT_TIFF:
         return ic_tiff_read;
+#endif
+#ifdef IC_HAVE_WEBP
     case IC_FMT_WEBP:
         return ic_webp_read;
+#endif
     case IC_FMT_UNKNOWN:
     default:
         return NULL;
@@ -288,6 +292,10 @@ static ic_status read_native(FILE *f, ic_image *img, const ic_io_limits *lim, ic
     int pnm_kind = 0;
     ic_format fmt = detect_format(magic, n, &pnm_kind);
     reader_fn read = reader_for(fmt);
+    if (!read && fmt != IC_FMT_UNKNOWN) { /* tiff.c / webp.c left out of this build */
+        ic_io_err(err, errlen, "built without %s support", fmt == IC_FMT_TIFF ? "TIFF" : "WebP");
+        return IC_ERR_UNSUPPORTED;
+    }
     if (!read) {
         ic_io_err(err, errlen, "not a PNG/JPEG/TIFF/WebP/PNM file");
         return IC_ERR_FORMAT;
@@ -482,11 +490,15 @@ static ic_status write_format(FILE *f, const ic_image *aos, ic_format fmt, int o
     }
     const ic_metadata *meta = fit.icc || fit.exif ? &fit : NULL;
     switch (fmt) {
+#ifdef IC_HAVE_TIFF
     case IC_FMT_TIFF:
         return ic_tiff_write(f, aos, out_ch, o->compression ? o->compression : 6, meta, err,
                              errlen);
+#endif
+#ifdef IC_HAVE_WEBP
     case IC_FMT_WEBP:
         return ic_webp_write(f, aos, out_ch, o->quality, o->lossless, meta, err, errlen);
+#endif
     case IC_FMT_PNG:
         return ic_png_write(f, aos, out_ch, o->compression ? o->compression : IC_PNG_DEFAULT_LEVEL,
                             meta, err, errlen);

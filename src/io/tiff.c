@@ -14,8 +14,8 @@
  * message. Writing stores 1..4 channels at 8 bits in deflate-compressed strips
  * with the horizontal predictor (LZW or none when the codec is missing),
  * alpha marked unassociated. The ICC profile (tag 34675) is read and written;
- * EXIF, a sub-directory in TIFF rather than a block, is not carried. Built only with IC_HAVE_TIFF; otherwise every
- * entry point reports IC_ERR_UNSUPPORTED.
+ * EXIF, a sub-directory in TIFF rather than a block, is not carried. Built
+ * only with IC_HAVE_TIFF; otherwise io.c reports the format as not built in.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -388,32 +388,6 @@ ic_status ic_tiff_write(FILE *f, const ic_image *img, int out_ch, int level,
         st = tiff_failure(&io, "write", err, errlen);
     free(buf);
     return st;
-}
-
-#else /* !IC_HAVE_TIFF */
-
-ic_status ic_tiff_read(FILE *f, ic_image *img, const ic_io_limits *lim, ic_metadata *meta,
-                       char *err, size_t errlen)
-{
-    (void)f;
-    (void)lim;
-    (void)meta;
-    if (img)
-        memset(img, 0, sizeof *img);
-    ic_io_err(err, errlen, "built without TIFF support");
-    return IC_ERR_UNSUPPORTED;
-}
-
-ic_status ic_tiff_write(FILE *f, const ic_image *img, int out_ch, int level,
-                        const ic_metadata *meta, char *err, size_t errlen)
-{
-    (void)f;
-    (void)img;
-    (void)out_ch;
-    (void)level;
-    (void)meta;
-    ic_io_err(err, errlen, "built without TIFF support");
-    return IC_ERR_UNSUPPORTED;
 }
 
 #endif /* IC_HAVE_TIFF */

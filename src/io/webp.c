@@ -9,8 +9,8 @@
  * stores RGB or RGBA (grey is expanded, since WebP has no grey mode), lossy
  * at the given quality or lossless. The ICCP and EXIF chunks are read and
  * written through libwebpmux (an EXIF chunk that starts "Exif\0\0", as some
- * writers make it, loses that prefix on reading). Built only with IC_HAVE_WEBP; otherwise
- * every entry point reports IC_ERR_UNSUPPORTED.
+ * writers make it, loses that prefix on reading). Built only with
+ * IC_HAVE_WEBP; otherwise io.c reports the format as not built in.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -311,33 +311,6 @@ ic_status ic_webp_write(FILE *f, const ic_image *img, int out_ch, int quality, i
     WebPMemoryWriterClear(&w);
     WebPPictureFree(&pic);
     return st;
-}
-
-#else /* !IC_HAVE_WEBP */
-
-ic_status ic_webp_read(FILE *f, ic_image *img, const ic_io_limits *lim, ic_metadata *meta,
-                       char *err, size_t errlen)
-{
-    (void)f;
-    (void)lim;
-    (void)meta;
-    if (img)
-        memset(img, 0, sizeof *img);
-    ic_io_err(err, errlen, "built without WebP support");
-    return IC_ERR_UNSUPPORTED;
-}
-
-ic_status ic_webp_write(FILE *f, const ic_image *img, int out_ch, int quality, int lossless,
-                        const ic_metadata *meta, char *err, size_t errlen)
-{
-    (void)meta;
-    (void)f;
-    (void)img;
-    (void)out_ch;
-    (void)quality;
-    (void)lossless;
-    ic_io_err(err, errlen, "built without WebP support");
-    return IC_ERR_UNSUPPORTED;
 }
 
 #endif /* IC_HAVE_WEBP */
