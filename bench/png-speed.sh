@@ -59,7 +59,9 @@ out="$ROOT/bench/results/png-speed-$(date -u +%Y%m%dT%H%M%SZ).md"
     echo
     echo "Image: $what, $dims, RGB, $((bytes / 1048576)) MiB raw. Median of $RUNS runs, whole"
     echo "processes; raw-to-raw time subtracted (see bench/png-speed.sh). Machine: $(nproc) cores,"
-    echo "$(uname -m), $(. /etc/os-release && echo "$PRETTY_NAME"); $(vips --version); $(convert -version | head -1 | cut -d' ' -f2-3)."
+    echo "$(uname -m), $(. /etc/os-release && echo "$PRETTY_NAME"), load average $(cut -d' ' -f1-3 /proc/loadavg)"
+    echo "at the start (a shared machine: times are noisy, sizes are exact); $(vips --version);"
+    echo "$(convert -version | head -1 | cut -d' ' -f2-3)."
     echo
     # imgconv: decode from its default-level PNG.
     "$BIN" -k 1 "$W/raw.ppm" "$W/ic.png"
