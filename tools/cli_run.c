@@ -278,10 +278,9 @@ static void print_times(const cli_options *o, const ic_context *ctx, const ic_ke
     }
 }
 
-/* Reads all of standard input (INPUT -), at most the default memory budget. */
-static int read_stdin(uint8_t **data, size_t *size, cli_err *e)
+/* Reads all of standard input (INPUT -), at most cap bytes (the memory budget). */
+static int read_stdin(uint64_t cap, uint8_t **data, size_t *size, cli_err *e)
 {
-    const uint64_t cap = ic_default_max_memory();
     size_t n = 0, room = 1 << 16;
     uint8_t *p = malloc(room);
     while (p) {
@@ -371,7 +370,8 @@ int cli_run_filter(const cli_options *o, cli_err *e)
         goto done;
     }
     /* INPUT - is read once, then decoded from memory on every --repeat run. */
-    if (strcmp(o->input, "-") == 0 && (code = read_stdin(&in_data, &in_size, e)) != CLI_EXIT_OK)
+    if (strcmp(o->input, "-") == 0 && (code = read_stdin(o->max_memory ? o->max_memory : ic_default_max_memory(), &in_data,
+                                  &in_size, e)) != CLI_EXIT_OK)
         goto done;
     if (o->kernel_file && (code = cli_get_kernel(o, &k, e)) != CLI_EXIT_OK)
         goto done;
