@@ -51,8 +51,10 @@ KERNELS = [
 # Section 5: size, timed calls per process, rounds (independent and auto take
 # turns, one process each, so that load changes hit both), target (issue 12).
 ALPHA_SIZE = (7680, 4320)
-ALPHA_RUNS = 7
-ALPHA_ROUNDS = 3
+ALPHA_RUNS = 5
+ALPHA_WARMUP = 1
+ALPHA_ROUNDS = 2
+ALPHA_PEER_RUNS = 3
 ALPHA_TARGET = 1.5
 # Targets (issue 5): in-memory ratio per kernel above; whole process:
 VIPS_TARGET = {"3x3": 1.3, "9x9": 2.0}
@@ -188,7 +190,7 @@ def premultiplied_numpy(img, k, out):
 def numpy_alpha_mem(img, k, threads):
     cv2.setNumThreads(threads)
     out = np.empty_like(img)
-    return time_calls(lambda: premultiplied_numpy(img, k, out), 1, ALPHA_RUNS)
+    return time_calls(lambda: premultiplied_numpy(img, k, out), 1, ALPHA_PEER_RUNS)
 
 
 def alpha_section(out, bench, ncores):
@@ -205,7 +207,7 @@ def alpha_section(out, bench, ncores):
         "weights, a random RGBA image of the same size; OpenCV has no premultiplied "
         "filter), median of %d calls; cv2.filter2D on the uint8 RGBA image alone "
         "(independent channels) for scale."
-        % (ncores, ALPHA_RUNS, WARMUP, ALPHA_ROUNDS, ALPHA_TARGET, ALPHA_RUNS))
+        % (ncores, ALPHA_RUNS, ALPHA_WARMUP, ALPHA_ROUNDS, ALPHA_TARGET, ALPHA_PEER_RUNS))
     out("")
     out("| kernel | independent ms | auto (premultiplied) ms | auto / independent | target | met "
         "| NumPy+OpenCV premultiplied ms | cv2.filter2D uint8 ms | other load | imgconv plan |")
@@ -220,7 +222,7 @@ def alpha_section(out, bench, ncores):
             for mode in ("independent", "auto"):
                 cmd = [bench, "--backend", "cpu", "--size", "%dx%d" % (w, h), "--channels", "4",
                        "--kernel", text, "--alpha", mode, "--threads", str(ncores), "--runs",
-                       str(ALPHA_RUNS), "--warmup", str(WARMUP), "--border", "mirror",
+                       str(ALPHA_RUNS), "--warmup", str(ALPHA_WARMUP), "--border", "mirror",
                        "--explain"]
                 o, load = sh_load(cmd)
                 r = json.loads(o)
@@ -230,7 +232,7 @@ def alpha_section(out, bench, ncores):
         ti, ta = min(med["independent"]), min(med["auto"])
         k = kernel_weights(bench, text)
         tn, _ = numpy_alpha_mem(img, k, ncores)
-        tc, _ = opencv_mem(img, k, ncores, 1, ALPHA_RUNS)
+        tc, _ = opencv_mem(img, k, ncores, 1, ALPHA_PEER_RUNS)
         ratio = ta / ti
         out("| %s | %.1f (%s) | %.1f (%s) | %.2fx | <= %gx | %s | %.1f | %.1f | %.2f | %s |"
             % (name, ti, ", ".join("%.0f" % v for v in med["independent"]), ta,

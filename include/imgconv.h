@@ -351,16 +351,25 @@ int ic_cuda_device_count(void);
 typedef struct ic_context_options {
     int device;  /* CUDA device ordinal (default 0) */
     int threads; /* CPU worker threads (0: one per core) */
-    /* CUDA strategy backends, how the image travels (IC_TRANSFER_*):
-     * SYNC (0, the default): one cudaMemcpy2D of the whole image each way;
+    /* CUDA backends, how a host image travels (IC_TRANSFER_*):
+     * AUTO (0, the default): ASYNC for images of at least 1 MiB of samples,
+     * SYNC for smaller ones (where staging buys nothing);
      * ASYNC: pinned host staging buffers reused across calls, the image split
      * into row bands (with halo rows) whose upload, kernel and download overlap
-     * on several CUDA streams. Results are identical. CPU backends ignore it. */
+     * on several CUDA streams (an image already in cudaHostAlloc'd memory is
+     * copied by DMA with no staging);
+     * SYNC: one pageable copy of the whole image each way (the behaviour
+     * before AUTO existed). Results are identical (except the fast path's FFT
+     * method, see n_devices). Device images never travel: they are filtered
+     * in place whatever the mode. CPU backends ignore it. */
     int transfer;
     /* CUDA strategy backends: 0 = no limit; otherwise the device buffers of a
      * call stay within this many bytes, the image being processed band by band
      * (implies IC_TRANSFER_ASYNC). A limit too small for one band of 1 output
-     * row gives IC_ERR_TOO_LARGE. */
+     * row gives IC_ERR_TOO_LARGE. With device images the limit is kept only
+     * when both images are on the device in one layout (nothing but the
+     * weights is allocated then); other device-image jobs under a limit give
+     * IC_ERR_UNSUPPORTED. */
     size_t device_memory;
     /* Several GPUs. 0: one device, `device`. 1: one device, devices[0].
      * 2..IC_MAX_DEVICES: a CUDA backend splits every image into n_devices
@@ -390,11 +399,19 @@ typedef struct ic_context_options {
      * before allocating anything, ic_context_error() naming the limit. Device
      * memory has its own bound (device_memory). */
     uint64_t max_memory;
+    /* The `cuda` fast path's cost model uses the device's copy bandwidth and
+     * FMA rate, measured once per device, driver and imgconv version and kept
+     * in $XDG_CACHE_HOME/imgconv/ (else ~/.cache/imgconv/; a missing, corrupt
+     * or unwritable cache only means measuring, ~50 ms, at the first plan).
+     * Nonzero: measure again at the first plan of this context, ignoring the
+     * cache, and rewrite it (the CLI's --recalibrate). Other backends ignore it. */
+    int recalibrate;
 } ic_context_options;
 
 /* Values of ic_context_options.transfer. */
-#define IC_TRANSFER_SYNC 0
+#define IC_TRANSFER_AUTO 0
 #define IC_TRANSFER_ASYNC 1
+#define IC_TRANSFER_SYNC 2
 
 /* A context binds a backend and owns its resources (device buffers, thread
  * pool), reused across calls. Not safe for concurrent use from two threads. */
@@ -423,6 +440,22 @@ ic_timing ic_context_timing(const ic_context *ctx);
 /* Filters src into dst with kernel k and params p (NULL: defaults).
  * dst must be allocated with src's width, height and channel count; its layout
  * and pitch may differ from src's. src and dst must not overlap.
+ *
+ * Device images (ic_image_wrap_device) are accepted by the CUDA backends:
+ * either or both of src and dst may be device images (a host image on the
+ * other side costs one copy over the bus; two device images cost none). The
+ * work is queued on the source's stream when src is a device image, else on
+ * the destination's (NULL: the legacy default stream), after the work already
+ * queued there; when both are device images on different streams it also
+ * waits for the destination's stream. ic_convolve returns only after the
+ * filtered samples are in dst (completion on return): the caller may read,
+ * reuse or free both images at once, from any stream. The images' `device`
+ * must be the context's device (IC_ERR_INVALID_ARG otherwise, also when the
+ * pointer is not device memory of that device). Layout conversion and
+ * IC_ALPHA_KEEP run on the device; premultiplied alpha (IC_ALPHA_PREMULTIPLY,
+ * or AUTO resolving to it) on device images gives IC_ERR_UNSUPPORTED unless the
+ * backend premultiplies itself, and so does a context with n_devices >= 2.
+ * CPU backends refuse device images with IC_ERR_UNSUPPORTED.
  * Errors: IC_ERR_INVALID_ARG, IC_ERR_UNSUPPORTED, IC_ERR_DEVICE, IC_ERR_NOMEM. */
 ic_status ic_convolve(ic_context *ctx, const ic_image *src, ic_image *dst, const ic_kernel *k,
                       const ic_params *p);
@@ -552,25 +585,142 @@ typedef struct ic_save_options {
  * is 0 (bench/png-speed.sh measured the choice). */
 #define IC_PNG_DEFAULT_LEVEL 2
 
-/* Saves img to path, format by extension. The data is written to a temporary
- * file in the target directory and renamed over path, so a failure never
- * leaves a partial file. Channels stored: PNG and TIFF as the image (1..4);
- * WebP RGB or RGBA (grey expanded, alpha kept); PNM and JPEG grey or RGB
- * (alpha dropped). Errors: IC_ERR_IO, IC_ERR_UNSUPPORTED (format not built in,
- * unknown extension, or a WebP side over 16383), IC_ERR_INVALID_ARG. */
+/* Saves img to path, format by extension. The data is written to a file
+ * without a name (O_TMPFILE; elsewhere a hidden temporary) in the target
+ * directory and put in place over path only when complete, so a failure or an
+ * interruption never leaves a partial file (see ic_save_cleanup). Channels
+ * stored: PNG and TIFF as the image (1..4); WebP RGB or RGBA (grey expanded,
+ * alpha kept); PNM and JPEG grey or RGB (alpha dropped). Errors: IC_ERR_IO,
+ * IC_ERR_UNSUPPORTED (format not built in, unknown extension, or a WebP side
+ * over 16383), IC_ERR_INVALID_ARG. */
 ic_status ic_image_save(const ic_image *img, const char *path, const ic_save_options *opts,
                         char *errbuf, size_t errlen);
 
-/* Encodes img as fmt into memory: *data (malloc'd, the caller frees it with
- * free()) receives *size bytes, the file ic_image_save would write (PNM
- * stores grey for 1-2 channels, RGB for 3-4). This is how images go to a pipe
- * or the network. Options, limits and errors as ic_image_save (IC_ERR_NOMEM
- * when the buffer cannot grow); on error *data is NULL and *size 0. */
-ic_status ic_image_encode(const ic_image *img, ic_format fmt, const ic_save_options *opts,
-                          void **data, size_t *size, char *errbuf, size_t errlen);
+/* Removes the temporary files of every ic_image_save in progress in this
+ * process. Async-signal-safe: meant for the handlers of SIGINT, SIGTERM,
+ * SIGHUP and SIGPIPE of a program that then dies (the imgconv CLI installs
+ * them), since saves write where nothing is visible until they complete: an
+ * anonymous O_TMPFILE file on Linux (nothing to remove even after SIGKILL), or
+ * a hidden DIR/.NAME.XXXXXX where the file system does not support it. */
+void ic_save_cleanup(void);
 
 /* Format for a path's extension, IC_FMT_UNKNOWN when none matches. */
 ic_format ic_format_from_path(const char *path);
+
+/* Encodes a host image as ic_image_save would write it to a file named `name`
+ * (only its extension matters: "x.png", ".jpg"), into a buffer allocated with
+ * malloc: *data (free() it) of *size bytes. Errors as ic_image_save;
+ * IC_ERR_UNSUPPORTED for a device image. */
+ic_status ic_image_encode(const ic_image *img, const char *name, const ic_save_options *opts,
+                          uint8_t **data, size_t *size, char *errbuf, size_t errlen);
+
+/* Writes size bytes (an encoded file, e.g. from ic_gpu_encode) to path with
+ * ic_image_save's atomic save: a temporary file in the target directory,
+ * synced and renamed over path; a failure leaves no partial file. Errors:
+ * IC_ERR_IO, IC_ERR_INVALID_ARG, IC_ERR_NOMEM. */
+ic_status ic_save_bytes(const char *path, const void *data, size_t size, char *errbuf,
+                        size_t errlen);
+
+/* ------------------------------------------------------------------------ */
+/* JPEG on the GPU (nvJPEG): files decoded into and encoded from device       */
+/* memory, so that only compressed bytes cross the bus                        */
+/* ------------------------------------------------------------------------ */
+
+/* A GPU codec bound to the device of a CUDA context. It holds `slots` image
+ * slots: slot i keeps the device image ic_gpu_decode made for input i of a
+ * batch, one output device image (ic_gpu_codec_output) and the encoded bytes
+ * of ic_gpu_encode, each reused by the next call on that slot. The slots are
+ * the bound on device memory: at most 2 images per slot.
+ *
+ * Decoding: JPEG files with 3 components in 8-bit YCbCr are decoded by nvJPEG
+ * - the GPU's hardware JPEG decoder (nvjpegDecodeBatched on the hardware
+ * backend) where the GPU has one and the file is baseline, nvJPEG's default
+ * hybrid decoder otherwise (progressive files, GPUs without the engine) - to
+ * interleaved RGB in device memory. Everything else falls back to the CPU
+ * decoder (libjpeg-turbo, libpng, ...; ic_image_decode) and is uploaded: grey
+ * and CMYK/YCCK JPEGs, RGB-coded JPEGs, 12-bit and lossless JPEGs, files cut
+ * before their end-of-image marker, files nvJPEG refuses, other formats, and
+ * every file when the options ask for a channel count other than 3 or for
+ * IC_SOA. A corrupt or cut file therefore fails with the CPU decoder's
+ * message, as with ic_image_load. Decoded pixels differ from libjpeg-turbo's
+ * by the IDCT and chroma upsampling rounding of nvJPEG (README "JPEG on the
+ * GPU" gives the measured difference).
+ *
+ * Encoding (ic_gpu_encode): a 3-channel interleaved device image saved as JPEG
+ * is encoded by nvJPEG on the device (nvjpegEncodeImage) with the CPU
+ * writer's choices: 4:2:0 chroma subsampling, the same quality scale
+ * (ic_save_options.quality, default 92), standard Huffman tables, baseline,
+ * no EXIF/ICC (the CPU writer stores none either). Other cases (grey, alpha,
+ * PNG/PNM output) are copied to the host and encoded by the CPU writer.
+ *
+ * Without nvJPEG in the build, or when nvJPEG will not open on the device,
+ * the codec still works: every file takes the CPU path (ic_gpu_codec_engine()
+ * says "cpu", followed by nvJPEG's reason in the second case).
+ *
+ * Streams: the device images of a codec carry its own CUDA stream (stream
+ * field), on which no codec work is queued: the filter may queue its work
+ * there, and ic_gpu_encode waits for what is queued there when it is called.
+ *
+ * Threads: calls on different slots may run at the same time on different
+ * threads (a batch pipeline: one thread decoding, one filtering, several
+ * encoding; up to 4 nvJPEG encodes run at once, more wait), with at most one
+ * ic_gpu_decode call at a time. The context given at creation is not used
+ * after it. */
+typedef struct ic_gpu_codec ic_gpu_codec;
+
+/* One encoded file in memory (not owned). */
+typedef struct ic_bytes {
+    const uint8_t *data;
+    size_t size;
+} ic_bytes;
+
+/* What ic_gpu_decode did with one input. */
+typedef struct ic_decode_result {
+    ic_status status;   /* IC_OK, or the error ic_image_decode gives for the file */
+    char error[256];    /* one line when status != IC_OK */
+    const char *engine; /* "nvjpeg-hardware", "nvjpeg-hybrid" or "cpu" */
+} ic_decode_result;
+
+/* Creates a GPU codec with `slots` slots (1..1024) on the device of ctx, whose
+ * backend must be a CUDA one. Errors: IC_ERR_UNSUPPORTED (a CPU backend or a
+ * context split over several devices), IC_ERR_INVALID_ARG, IC_ERR_DEVICE,
+ * IC_ERR_NOMEM; errbuf says why. */
+ic_status ic_gpu_codec_create(ic_gpu_codec **codec, const ic_context *ctx, int slots,
+                              char *errbuf, size_t errlen);
+
+/* Frees the codec and every device image and buffer its slots hold (NULL-safe). */
+void ic_gpu_codec_free(ic_gpu_codec *codec);
+
+/* The decoder baseline JPEGs get: "nvjpeg-hardware", "nvjpeg-hybrid", or
+ * "cpu" when nvJPEG is not available ("cpu (nvJPEG: REASON)" when it is built
+ * in but would not open). The string lives as long as the codec. */
+const char *ic_gpu_codec_engine(const ic_gpu_codec *codec);
+
+/* Decodes n files (1 <= n <= slots) held in memory into device images:
+ * out[i] (a device image owned by slot slots[i] - slot i when slots is NULL;
+ * n distinct slots - valid until the next decode into that slot; do not free
+ * it) with res[i] saying how it went. The JPEGs the
+ * hardware decoder takes are decoded together in one batch. The images are
+ * complete when the call returns (out[i].stream is the codec's stream). opts as ic_image_load (NULL: defaults). Returns IC_OK when every
+ * file was handled (each res[i].status says whether that file decoded), or an
+ * error that concerns the whole call (IC_ERR_DEVICE, IC_ERR_INVALID_ARG);
+ * a file that fails does not stop the others. */
+ic_status ic_gpu_decode(ic_gpu_codec *codec, int n, const ic_bytes *in, const int *slots,
+                        const ic_load_options *opts, ic_image *out, ic_decode_result *res);
+
+/* Gives a device image shaped like `like` (size, channels, layout) owned by
+ * slot `slot`, for ic_convolve to write into; valid until the next call for
+ * that slot. Errors: IC_ERR_INVALID_ARG, IC_ERR_DEVICE, IC_ERR_NOMEM. */
+ic_status ic_gpu_codec_output(ic_gpu_codec *codec, int slot, const ic_image *like, ic_image *out,
+                              char *errbuf, size_t errlen);
+
+/* Encodes a device image (any device image on the codec's device: a slot's,
+ * or the caller's) as the file format of `name`'s extension, as ic_image_save
+ * would write it. *out points at bytes owned by slot `slot`, valid until the
+ * next encode on that slot; write them with ic_save_bytes. Errors as
+ * ic_image_save, plus IC_ERR_DEVICE. */
+ic_status ic_gpu_encode(ic_gpu_codec *codec, int slot, const ic_image *img, const char *name,
+                        const ic_save_options *opts, ic_bytes *out, char *errbuf, size_t errlen);
 
 /* ------------------------------------------------------------------------ */
 /* 1D convolution and matrix product (seeds 001, 002)                        */

@@ -6,7 +6,7 @@
 # date, commit, tests passed/failed/skipped, sanitizer error counts) to $OUT
 # (the device tool's folder) or bench/results/ when OUT is unset.
 #
-#   scripts/gpu-check.sh [all|test|san|bench|ncu|ratio|batch|stream]...
+#   scripts/gpu-check.sh [all|test|san|bench|ncu|ratio|batch|photos|jpeg|stream|wholejob]...
 #     (default all = test san bench; several allowed)
 #   test: ctest (IC_CTEST_REGEX=... runs only matching tests); bench:
 #   imgconv-bench (IC_BENCH_TABLES=letters runs a subset, see its --help);
@@ -16,7 +16,13 @@
 #   and 9x9 on HD RGB, next to imgconv-bench table R (ratio-STAMP.md, the
 #   raw ncu CSV in ratio-STAMP-ncu.txt; about 2 minutes); batch / stream: bench/batch-compare.sh and
 #   bench/stream-bench.sh with this build (peers from ./peers-bundle when
-#   carried: scripts/pack-peers.sh).
+#   carried: scripts/pack-peers.sh); photos: bench/batch-compare.sh with
+#   SET=photo-jpeg then SET=photo-png (500 photograph-like 1920x1080 images,
+#   gaussian:5, cuda vs cpu vs vips: issue 11's batch targets; N=... fewer);
+#   wholejob: bench/wholejob.sh, whole processes (6000x4000 JPEG and 64x64
+#   PPM, cuda and cpu, medians; issue 11's single-image targets).
+#   jpeg: tests/gpu/test_gpu_jpeg's per-case decode differences (gpu-jpeg-STAMP.txt)
+#   and bench/jpeg-single.sh (one 6000x4000 JPEG, cuda vs cuda --codec cpu vs cpu).
 #   IC_COMMIT=<hash> names the commit when .git is not present.
 #   IC_SAN_TOOLS="memcheck racecheck synccheck initcheck" picks the sanitizers,
 #   IC_SAN_BUDGET (s) bounds their total time, IC_SAN_CASES their case count,
@@ -256,10 +262,38 @@ if has batch && [ -x bench/batch-compare.sh ]; then
   echo "batch: $(( $(date +%s) - t0 )) s"
 fi
 
+if has jpeg; then
+  t0=$(date +%s)
+  cmake --build $B -j "$jobs" --target test_gpu_jpeg >/dev/null 2>&1
+  $B/tests/test_gpu_jpeg > "$out/gpu-jpeg-$stamp.txt" 2>&1
+  echo "test_gpu_jpeg rc=$?: $(tail -1 "$out/gpu-jpeg-$stamp.txt")"
+  grep -E "^GPU codec|FAIL" "$out/gpu-jpeg-$stamp.txt" | head -20
+  bench/jpeg-single.sh "$B/imgconv" "$out/jpeg-single-$stamp.md" >/dev/null 2>&1 ||
+    echo "jpeg-single failed (rc=$?)"
+  grep -E "^\| \`" "$out/jpeg-single-$stamp.md" 2>/dev/null
+  echo "jpeg: $(( $(date +%s) - t0 )) s"
+fi
+
+if has photos && [ -x bench/batch-compare.sh ]; then
+  for set in photo-jpeg photo-png; do
+    t0=$(date +%s)
+    SET=$set CPU_ROW=1 RESULT="$out/batch-compare-$stamp-$set.md" \
+      bench/batch-compare.sh "$B/imgconv" cuda || echo "batch-compare $set failed (rc=$?)"
+    echo "photos $set: $(( $(date +%s) - t0 )) s"
+  done
+fi
+
 if has stream && [ -x bench/stream-bench.sh ]; then
   t0=$(date +%s)
   RESULT="$out/stream-$stamp.md" bench/stream-bench.sh "$B/imgconv" cuda || echo "stream-bench failed (rc=$?)"
   echo "stream: $(( $(date +%s) - t0 )) s"
+fi
+
+if has wholejob && [ -x bench/wholejob.sh ]; then
+  t0=$(date +%s)
+  RESULT="$out/wholejob-$stamp.md" IC_COMMIT=$commit bench/wholejob.sh "$B/imgconv" ||
+    echo "wholejob failed (rc=$?)"
+  echo "wholejob: $(( $(date +%s) - t0 )) s"
 fi
 
 {

@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # install-bench-deps.sh - the Debian packages of the CPU comparison
-# (bench/compare-cpu.sh): OpenCV for Python, libvips' command-line tools and
-# ImageMagick. As root it runs apt-get; otherwise it prints the line to run.
+# (bench/compare-cpu.sh, bench/batch-compare.sh): OpenCV and scikit-image for
+# Python, libvips' command-line tools and ImageMagick. As root it runs apt-get; otherwise it prints the line to run.
 set -euo pipefail
 
 missing=()
 command -v vips >/dev/null 2>&1 || missing+=(libvips-tools)
 command -v mogrify >/dev/null 2>&1 || missing+=(imagemagick) # not `convert`: some images ship a stand-in
 /usr/bin/python3 -c 'import cv2, numpy' >/dev/null 2>&1 || missing+=(python3-opencv python3-numpy)
+# bench/make_photos.py (batch-compare.sh SET=photo-*): scikit-image's photographs
+/usr/bin/python3 -c 'import skimage' >/dev/null 2>&1 || missing+=(python3-skimage)
 
 . "$(dirname "$0")/apt-install.sh"
 apt_install install-bench-deps 1 ${missing[@]+"${missing[@]}"}

@@ -29,6 +29,18 @@ if [ "${1:-}" = fuzz ]; then
   ls /usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a >/dev/null 2>&1 ||
     missing+=(libclang-rt-14-dev)
 fi
+# The Python package (python/) and its tests: the Debian interpreter's modules.
+# tests/python/run.sh uses the first python3 that has them (IC_PYTHON overrides).
+py_mod_pkgs=("numpy python3-numpy" "scipy python3-scipy" "pytest python3-pytest"
+             "setuptools python3-setuptools" "distributed python3-distributed"
+             "skimage python3-skimage" "ensurepip python3-venv" "pip python3-pip")
+if [ -x /usr/bin/python3 ] || command -v apt-get >/dev/null 2>&1; then
+  ls /usr/include/python3*/Python.h >/dev/null 2>&1 || missing+=(python3-dev)
+  for mp in "${py_mod_pkgs[@]}"; do
+    read -r mod pkg <<<"$mp"
+    /usr/bin/python3 -c "import $mod" >/dev/null 2>&1 || missing+=("$pkg")
+  done
+fi
 
 . "$(dirname "$0")/apt-install.sh"
 # Missing build packages are not fatal without apt or root: the build says what lacks.

@@ -699,9 +699,9 @@ static void test_decode_memory(void)
         if (!data)
             continue;
         /* Encoding to memory gives the bytes the save wrote. */
-        void *enc = NULL;
+        uint8_t *enc = NULL;
         size_t encn = 0;
-        ic_status se = ic_image_encode(&src, fmts[f], NULL, &enc, &encn, err, sizeof err);
+        ic_status se = ic_image_encode(&src, names[f], NULL, &enc, &encn, err, sizeof err);
         CHECK(se == IC_OK && encn == n && enc && memcmp(enc, data, n) == 0,
               "%s: ic_image_encode gave %zu bytes (%s), the file has %zu", names[f], encn, err, n);
         free(enc);

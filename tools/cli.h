@@ -13,6 +13,7 @@
 
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "imgconv.h"
 
@@ -55,6 +56,13 @@ int cli_exit_for_backend(ic_status s);
 
 struct cli_options;
 
+/* A unit of output that must not be cut (a stream frame with its flush): a
+ * fatal signal's handler (main.c) waits for it before the process dies.
+ * cli_output_begin returns 0, entering nothing, once such a signal has
+ * arrived: the caller then writes nothing more. */
+int cli_output_begin(void);
+void cli_output_end(void);
+
 /* Checks, before the output image is allocated, that filtering src with k on
  * ctx stays within --max-memory (ic_convolve_bytes: input, output and working
  * buffers). Returns CLI_EXIT_OK, or CLI_EXIT_INPUT with e naming `file`, the
@@ -84,6 +92,11 @@ int cli_print_filters(void);
 int cli_print_backends(void);
 int cli_print_formats(void);
 int cli_print_version(void);
+
+/* Reads a whole file into *data (malloc'd, free() it; *size bytes). The
+ * messages are ic_image_load's ("cannot open: ...", "cannot read: Is a
+ * directory", "read error: ..."). Returns IC_OK, IC_ERR_IO or IC_ERR_NOMEM. */
+ic_status cli_read_file(const char *path, uint8_t **data, size_t *size, char *msg, size_t msglen);
 
 /* Monotonic clock in milliseconds (for --time). */
 double cli_now_ms(void);

@@ -57,7 +57,9 @@ enum {
     OPT_LOSSLESS,
     OPT_COMPRESSION,
     OPT_DEVICES,
-    OPT_MAX_MEMORY
+    OPT_MAX_MEMORY,
+    OPT_RECALIBRATE,
+    OPT_CODEC
 };
 
 static const struct option long_options[] = {
@@ -75,10 +77,12 @@ static const struct option long_options[] = {
     {"transfer", required_argument, NULL, OPT_TRANSFER},
     {"device-memory", required_argument, NULL, OPT_DEVICE_MEMORY},
     {"max-memory", required_argument, NULL, OPT_MAX_MEMORY},
+    {"recalibrate", no_argument, NULL, OPT_RECALIBRATE},
     {"layout", required_argument, NULL, OPT_LAYOUT},
     {"channels", required_argument, NULL, OPT_CHANNELS},
     {"max-pixels", required_argument, NULL, OPT_MAX_PIXELS},
     {"quality", required_argument, NULL, OPT_QUALITY},
+    {"codec", required_argument, NULL, OPT_CODEC},
     {"repeat", required_argument, NULL, OPT_REPEAT},
     {"time", no_argument, NULL, OPT_TIME},
     {"explain", no_argument, NULL, OPT_EXPLAIN},
@@ -158,11 +162,14 @@ void cli_print_help(void)
         "                         are the largest over the devices); with -o each\n"
         "                         device filters whole images from the shared queue\n"
         "      --threads N        CPU worker threads, 0 = one per core (default 0)\n"
-        "      --transfer MODE    CUDA strategy backends: sync (default: one copy each\n"
-        "                         way) or async (pinned buffers, row bands overlapped\n"
-        "                         on several streams); same results\n"
+        "      --transfer MODE    CUDA backends: auto (default: async from 1 MiB of\n"
+        "                         samples, else sync), async (pinned buffers, row bands\n"
+        "                         overlapped on several streams) or sync (one pageable\n"
+        "                         copy each way); same results\n"
         "      --device-memory N  CUDA strategy backends: keep device buffers within N\n"
         "                         bytes, filtering band by band (implies async)\n"
+        "      --recalibrate      backend cuda: measure the GPU's copy and FMA rates\n"
+        "                         again and rewrite their cache (~/.cache/imgconv/)\n"
         "      --layout aos|soa   memory layout to filter in: interleaved (aos, default)\n"
         "                         or planar (soa)\n"
         "      --repeat N         run load, filter and save N times (default 1)\n"
@@ -200,6 +207,10 @@ void cli_print_help(void)
         "      --lossless         WebP: lossless (default: lossy at --quality)\n"
         "      --compression N    PNG and TIFF zlib level 1 (fastest) .. 9 (smallest);\n"
         "                         default 2 for PNG, 6 for TIFF\n"
+        "      --codec auto|cpu   auto (default): with a CUDA backend, JPEG files are\n"
+        "                         decoded into and encoded from GPU memory by nvJPEG\n"
+        "                         (other files and formats on the CPU, then uploaded);\n"
+        "                         cpu: every file decoded and encoded on the CPU\n"
         "\n"
         "Test chart:\n"
         "      --chart WxH[xC]    write the deterministic test chart (gradients, edges,\n"
@@ -537,12 +548,14 @@ int cli_parse(int argc, char **argv, cli_options *o, cli_err *e)
             break;
         case OPT_TRANSFER:
             filter_only = filter_only ? filter_only : "--transfer";
-            if (strcmp(arg, "sync") == 0)
+            if (strcmp(arg, "auto") == 0)
+                o->ctx.transfer = IC_TRANSFER_AUTO;
+            else if (strcmp(arg, "sync") == 0)
                 o->ctx.transfer = IC_TRANSFER_SYNC;
             else if (strcmp(arg, "async") == 0)
                 o->ctx.transfer = IC_TRANSFER_ASYNC;
             else
-                return usage_fail(e, "--transfer '%s': expected sync or async", arg);
+                return usage_fail(e, "--transfer '%s': expected auto, sync or async", arg);
             break;
         case OPT_DEVICE_MEMORY: {
             filter_only = filter_only ? filter_only : "--device-memory";
@@ -595,6 +608,10 @@ int cli_parse(int argc, char **argv, cli_options *o, cli_err *e)
             filter_only = filter_only ? filter_only : "--explain";
             o->explain = 1;
             break;
+        case OPT_RECALIBRATE:
+            filter_only = filter_only ? filter_only : "--recalibrate";
+            o->ctx.recalibrate = 1;
+            break;
         case OPT_CHART:
             if (!parse_chart_size(arg, o))
                 return usage_fail(e,
@@ -634,6 +651,14 @@ int cli_parse(int argc, char **argv, cli_options *o, cli_err *e)
             break;
         case OPT_JSON:
             o->json = 1;
+            break;
+        case OPT_CODEC:
+            if (strcmp(arg, "auto") == 0)
+                o->cpu_codec = 0;
+            else if (strcmp(arg, "cpu") == 0)
+                o->cpu_codec = 1;
+            else
+                return usage_fail(e, "--codec '%s': expected auto or cpu", arg);
             break;
         case OPT_FORMAT: {
             char probe[32];

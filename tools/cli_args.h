@@ -56,6 +56,7 @@ typedef struct cli_options {
     int quality;          /* --quality, 0 = the library's default */
     int lossless;         /* --lossless: WebP lossless */
     int compression;      /* --compression N: PNG/TIFF zlib level, 0 = the default */
+    int cpu_codec;        /* --codec cpu: no GPU codec even with a CUDA backend */
 
     /* measuring and explaining */
     int repeat;  /* --repeat N (>= 1): the whole load-filter-save pipeline N times */

@@ -272,6 +272,10 @@ typedef struct item {
     int idx;
     ic_image img, out;
     ic_metadata meta; /* the input's ICC profile and EXIF, for the output */
+    uint8_t *bytes; /* GPU pipeline: the file as read */
+    size_t nbytes;
+    int slot; /* GPU pipeline: the codec slot holding img and out */
+    ic_bytes enc; /* GPU pipeline: the encoded file, held by the slot */
 } item;
 
 /* Frees an item with whatever it still holds. */
@@ -323,21 +327,30 @@ static void queue_push(queue *q, item *it)
     pthread_mutex_unlock(&q->mu);
 }
 
-/* NULL once the queue is empty and every producer is done. */
-static item *queue_pop(queue *q)
+/* Waits for one item, then takes up to max-1 more that are already there.
+ * Returns how many (0 once the queue is empty and every producer is done). */
+static int queue_pop_n(queue *q, item **out, int max)
 {
     pthread_mutex_lock(&q->mu);
     while (q->count == 0 && q->producers > 0)
         pthread_cond_wait(&q->not_empty, &q->mu);
-    item *it = NULL;
-    if (q->count > 0) {
-        it = q->v[q->head];
+    int n = 0;
+    while (q->count > 0 && n < max) {
+        out[n++] = q->v[q->head];
         q->head = (q->head + 1) % q->cap;
         q->count--;
-        pthread_cond_signal(&q->not_full);
     }
+    if (n > 0)
+        pthread_cond_broadcast(&q->not_full);
     pthread_mutex_unlock(&q->mu);
-    return it;
+    return n;
+}
+
+/* NULL once the queue is empty and every producer is done. */
+static item *queue_pop(queue *q)
+{
+    item *it = NULL;
+    return queue_pop_n(q, &it, 1) ? it : NULL;
 }
 
 static void queue_producer_done(queue *q)
@@ -353,11 +366,15 @@ static void queue_producer_done(queue *q)
 typedef struct batch {
     const cli_options *o;
     blist files;
-    queue decoded, filtered;
+    queue raw, decoded, filtered; /* raw: GPU pipeline only (files as read) */
+    queue encoded;                /* GPU pipeline: bytes waiting to be written */
+    ic_gpu_codec *codec;          /* GPU pipeline: NULL for the host pipeline */
     pthread_mutex_t mu; /* guards everything below */
+    pthread_cond_t slot_freed;
+    int *free_slots, nfree; /* GPU pipeline: codec slots not in use */
     int next, done, written, failed, skipped;
     double bytes, t0, last_draw;
-    double ms_decode, ms_filter, ms_encode;
+    double ms_read, ms_decode, ms_filter, ms_encode, ms_write;
     int progress; /* draw a progress bar on stderr */
     int bar_shown;
     char **errors; /* "FILE\tproblem" for --json */
@@ -452,23 +469,29 @@ static void add_time(batch *b, double *acc, double ms)
     pthread_mutex_unlock(&b->mu);
 }
 
-static void *decoder(void *arg)
+/* What --channels, --layout and --max-pixels ask of every load. */
+static ic_load_options load_options_of(const cli_options *o)
 {
-    batch *b = arg;
-    const cli_options *o = b->o;
     ic_load_options lo;
     memset(&lo, 0, sizeof lo);
     lo.channels = o->channels;
     lo.layout = o->layout;
     lo.max_pixels = o->max_pixels;
     lo.max_memory = o->max_memory;
+    return lo;
+}
+
+/* Claims the next file and makes its item; NULL when no file is left (or the
+ * run was interrupted). A file that failed before reading is reported here. */
+static item *next_file(batch *b)
+{
     for (;;) {
         pthread_mutex_lock(&b->mu);
         const int i = g_interrupted ? b->files.n : b->next++;
         pthread_mutex_unlock(&b->mu);
         if (i >= b->files.n)
-            break;
-        bfile *f = &b->files.v[i];
+            return NULL;
+        const bfile *f = &b->files.v[i];
         if (f->skip[0]) {
             finish_skipped(b, i);
             continue;
@@ -483,6 +506,19 @@ static void *decoder(void *arg)
             continue;
         }
         it->idx = i;
+        it->slot = -1;
+        return it;
+    }
+}
+
+static void *decoder(void *arg)
+{
+    batch *b = arg;
+    ic_load_options lo = load_options_of(b->o);
+    item *it;
+    while ((it = next_file(b)) != NULL) {
+        const int i = it->idx;
+        bfile *f = &b->files.v[i];
         char msg[256] = "";
         const double t = cli_now_ms();
         lo.metadata = &it->meta;
@@ -574,6 +610,292 @@ static void filter_stage(batch *b, ic_context *ctx, const ic_kernel *k, const ic
     queue_producer_done(&b->filtered);
 }
 
+#define BATCH_MAX_DECODERS 8
+#define BATCH_MAX_ENCODERS 24
+
+static int clamp_int(int v, int lo, int hi)
+{
+    return v < lo ? lo : v > hi ? hi : v;
+}
+
+static int online_cpus(void)
+{
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n < 1 ? 1 : n > 64 ? 64 : (int)n;
+}
+
+/* ---- the GPU pipeline: JPEG files with a CUDA backend ------------------------------ */
+
+/* readers (file bytes) -> one decode thread (batched nvJPEG decode into codec
+ * slots) -> the filter on the main thread (device to device) -> encoder
+ * threads (nvJPEG encode, or the CPU writer after one download, then the
+ * atomic write). An image holds a codec slot from its decode to its write,
+ * so at most GPU_SLOTS images are on the device. */
+#define GPU_BATCH 16   /* files per batched decode */
+#define GPU_SLOTS 48   /* images in flight on the device */
+#define GPU_READERS 4  /* file reads in parallel */
+#define GPU_RAW_AHEAD 32 /* files read ahead of the decoder */
+#define GPU_WRITERS 16 /* atomic writes in parallel (each waits for an fsync) */
+
+static int slot_take(batch *b)
+{
+    pthread_mutex_lock(&b->mu);
+    while (b->nfree == 0)
+        pthread_cond_wait(&b->slot_freed, &b->mu);
+    const int s = b->free_slots[--b->nfree];
+    pthread_mutex_unlock(&b->mu);
+    return s;
+}
+
+static void slot_give(batch *b, int s)
+{
+    pthread_mutex_lock(&b->mu);
+    b->free_slots[b->nfree++] = s;
+    pthread_cond_signal(&b->slot_freed);
+    pthread_mutex_unlock(&b->mu);
+}
+
+/* Ends an item of the GPU pipeline: its file reported (problem NULL: written;
+ * counted = 0: interrupted, not reported), its slot and memory given back. */
+static void gpu_item_end(batch *b, item *it, const char *problem, int counted)
+{
+    if (counted)
+        finish_file(b, it->idx, problem);
+    if (it->slot >= 0)
+        slot_give(b, it->slot);
+    free(it->bytes);
+    ic_metadata_free(&it->meta);
+    free(it);
+}
+
+static void *gpu_reader(void *arg)
+{
+    batch *b = arg;
+    item *it;
+    while ((it = next_file(b)) != NULL) {
+        const bfile *f = &b->files.v[it->idx];
+        char msg[256] = "";
+        const double t = cli_now_ms();
+        const ic_status s = cli_read_file(f->in, &it->bytes, &it->nbytes, msg, sizeof msg);
+        add_time(b, &b->ms_read, cli_now_ms() - t);
+        if (s != IC_OK) {
+            gpu_item_end(b, it, msg[0] ? msg : ic_status_str(s), 1);
+            continue;
+        }
+        queue_push(&b->raw, it);
+    }
+    queue_producer_done(&b->raw);
+    return NULL;
+}
+
+static void *gpu_decoder(void *arg)
+{
+    batch *b = arg;
+    const ic_load_options lo = load_options_of(b->o);
+    item *its[GPU_BATCH];
+    ic_bytes in[GPU_BATCH];
+    int slots[GPU_BATCH];
+    ic_image img[GPU_BATCH];
+    ic_decode_result res[GPU_BATCH];
+    int n;
+    while ((n = queue_pop_n(&b->raw, its, GPU_BATCH)) > 0) {
+        if (g_interrupted) {
+            for (int i = 0; i < n; i++)
+                gpu_item_end(b, its[i], NULL, 0);
+            continue;
+        }
+        for (int i = 0; i < n; i++) {
+            its[i]->slot = slots[i] = slot_take(b);
+            in[i].data = its[i]->bytes;
+            in[i].size = its[i]->nbytes;
+        }
+        const double t = cli_now_ms();
+        const ic_status st = ic_gpu_decode(b->codec, n, in, slots, &lo, img, res);
+        add_time(b, &b->ms_decode, cli_now_ms() - t);
+        for (int i = 0; i < n; i++) {
+            item *it = its[i];
+            free(it->bytes);
+            it->bytes = NULL;
+            if (st != IC_OK || res[i].status != IC_OK) {
+                char problem[320];
+                snprintf(problem, sizeof problem, "%s",
+                         res[i].error[0] ? res[i].error : ic_status_str(res[i].status));
+                gpu_item_end(b, it, problem, 1);
+                continue;
+            }
+            it->img = img[i];
+            b->files.v[it->idx].bytes = ic_image_row_bytes(&img[i]) * (size_t)img[i].height *
+                                        (size_t)(img[i].layout == IC_SOA ? img[i].channels : 1);
+            queue_push(&b->decoded, it);
+        }
+    }
+    queue_producer_done(&b->decoded);
+    return NULL;
+}
+
+static void gpu_filter_stage(batch *b, ic_context *ctx, const ic_kernel *k, const ic_params *p)
+{
+    item *it;
+    while ((it = queue_pop(&b->decoded)) != NULL) {
+        if (g_interrupted) {
+            gpu_item_end(b, it, NULL, 0);
+            continue;
+        }
+        char msg[256] = "";
+        const double t = cli_now_ms();
+        ic_status s = ic_gpu_codec_output(b->codec, it->slot, &it->img, &it->out, msg, sizeof msg);
+        if (s == IC_OK && (s = ic_convolve(ctx, &it->img, &it->out, k, p)) != IC_OK)
+            snprintf(msg, sizeof msg, "%s", ic_context_error(ctx));
+        add_time(b, &b->ms_filter, cli_now_ms() - t);
+        if (s != IC_OK) {
+            char problem[320];
+            snprintf(problem, sizeof problem, "filter failed: %s",
+                     msg[0] ? msg : ic_status_str(s));
+            gpu_item_end(b, it, problem, 1);
+            continue;
+        }
+        queue_push(&b->filtered, it);
+    }
+    queue_producer_done(&b->filtered);
+}
+
+static void *gpu_encoder(void *arg)
+{
+    batch *b = arg;
+    ic_save_options so;
+    memset(&so, 0, sizeof so);
+    so.quality = b->o->quality;
+    so.lossless = b->o->lossless;
+    so.compression = b->o->compression;
+    item *it;
+    while ((it = queue_pop(&b->filtered)) != NULL) {
+        if (g_interrupted) { /* writes under way finish (atomically); no new ones */
+            gpu_item_end(b, it, NULL, 0);
+            continue;
+        }
+        const char *out = b->files.v[it->idx].out;
+        char msg[256] = "";
+        const double t = cli_now_ms();
+        const ic_status s =
+            ic_gpu_encode(b->codec, it->slot, &it->out, out, &so, &it->enc, msg, sizeof msg);
+        add_time(b, &b->ms_encode, cli_now_ms() - t);
+        if (s != IC_OK) {
+            char problem[320];
+            snprintf(problem, sizeof problem, "cannot write %s: %s", out,
+                     msg[0] ? msg : ic_status_str(s));
+            gpu_item_end(b, it, problem, 1);
+            continue;
+        }
+        queue_push(&b->encoded, it); /* the bytes stay in the slot until written */
+    }
+    queue_producer_done(&b->encoded);
+    return NULL;
+}
+
+/* The atomic writes (temporary file, fsync, rename): many at once, since a
+ * sync waits for the disk rather than for a core. */
+static void *gpu_writer(void *arg)
+{
+    batch *b = arg;
+    item *it;
+    while ((it = queue_pop(&b->encoded)) != NULL) {
+        const char *out = b->files.v[it->idx].out;
+        char msg[256] = "";
+        const double t = cli_now_ms();
+        const ic_status s = ic_save_bytes(out, it->enc.data, it->enc.size, msg, sizeof msg);
+        add_time(b, &b->ms_write, cli_now_ms() - t);
+        char problem[320];
+        if (s != IC_OK)
+            snprintf(problem, sizeof problem, "cannot write %s: %s", out,
+                     msg[0] ? msg : ic_status_str(s));
+        gpu_item_end(b, it, s == IC_OK ? NULL : problem, 1);
+    }
+    return NULL;
+}
+
+/* Runs the GPU pipeline to the end; 0, or -1 when no thread could start
+ * (nothing was processed then). */
+static int run_gpu_pipeline(batch *b, ic_context *ctx, const ic_kernel *k, const ic_params *p)
+{
+    int jpeg_out = 0;
+    for (int i = 0; i < b->files.n; i++)
+        jpeg_out += b->files.v[i].out && ic_format_from_path(b->files.v[i].out) == IC_FMT_JPEG;
+    /* nvJPEG encodes 4 at once; a CPU writer (PNG, ...) wants the cores. */
+    const int nenc = 2 * jpeg_out >= b->files.n
+                         ? 4
+                         : clamp_int(online_cpus() * 3 / 4, 2, BATCH_MAX_ENCODERS);
+    b->encoded.producers = nenc; /* no thread runs yet */
+    b->free_slots = malloc(GPU_SLOTS * sizeof *b->free_slots);
+    if (!b->free_slots) {
+        g_interrupted = 1; /* reported as "interrupted: N of M files not processed" */
+        return -1;
+    }
+    for (int i = 0; i < GPU_SLOTS; i++)
+        b->free_slots[b->nfree++] = i;
+    pthread_t rd[GPU_READERS], dec, enc[BATCH_MAX_ENCODERS], wr[GPU_WRITERS];
+    int nrd = 0, ne = 0, nw = 0, dec_started = 0;
+    for (; nrd < GPU_READERS; nrd++)
+        if (pthread_create(&rd[nrd], NULL, gpu_reader, b) != 0)
+            break;
+    for (int i = nrd; i < GPU_READERS; i++)
+        queue_producer_done(&b->raw);
+    dec_started = nrd > 0 && pthread_create(&dec, NULL, gpu_decoder, b) == 0;
+    if (!dec_started)
+        queue_producer_done(&b->decoded);
+    for (; nw < GPU_WRITERS; nw++)
+        if (pthread_create(&wr[nw], NULL, gpu_writer, b) != 0)
+            break;
+    for (; ne < nenc && nw > 0; ne++)
+        if (pthread_create(&enc[ne], NULL, gpu_encoder, b) != 0)
+            break;
+    for (int i = ne; i < nenc; i++)
+        queue_producer_done(&b->encoded);
+    if (nrd == 0 || !dec_started || ne == 0 || nw == 0)
+        g_interrupted = 1; /* nothing can flow: stop at once, then report */
+    if (!dec_started) { /* nobody would empty the file queue */
+        item *it;
+        while ((it = queue_pop(&b->raw)) != NULL)
+            gpu_item_end(b, it, NULL, 0);
+    }
+    if (ne == 0) { /* nobody would empty the second queue */
+        item *it;
+        while ((it = queue_pop(&b->decoded)) != NULL)
+            gpu_item_end(b, it, "cannot start an encoder thread", 1);
+        queue_producer_done(&b->filtered);
+    } else {
+        gpu_filter_stage(b, ctx, k, p);
+    }
+    for (int i = 0; i < nrd; i++)
+        pthread_join(rd[i], NULL);
+    if (dec_started)
+        pthread_join(dec, NULL);
+    for (int i = 0; i < ne; i++)
+        pthread_join(enc[i], NULL);
+    for (int i = 0; i < nw; i++)
+        pthread_join(wr[i], NULL);
+    free(b->free_slots);
+    b->free_slots = NULL;
+    return nrd == 0 || !dec_started || ne == 0 || nw == 0 ? -1 : 0;
+}
+
+/* The GPU pipeline is for JPEG inputs (by name: at least half of them) with
+ * a one-device CUDA context; its codec, or NULL for the host pipeline. An
+ * error other than "not a CUDA context" is returned as a status. */
+static ic_status open_gpu_codec(const cli_options *o, const blist *files, ic_context *ctx,
+                                int nwork, ic_gpu_codec **codec, char *msg, size_t msglen)
+{
+    *codec = NULL;
+    if (o->cpu_codec || nwork != 1 || !ic_format_supported(IC_FMT_JPEG) || files->n == 0)
+        return IC_OK;
+    int jpeg = 0;
+    for (int i = 0; i < files->n; i++)
+        jpeg += ic_format_from_path(files->v[i].in) == IC_FMT_JPEG;
+    if (2 * jpeg < files->n)
+        return IC_OK;
+    const ic_status s = ic_gpu_codec_create(codec, ctx, GPU_SLOTS, msg, msglen);
+    return s == IC_ERR_UNSUPPORTED ? IC_OK : s;
+}
+
 static void json_string(FILE *f, const char *s, size_t n)
 {
     fputc('"', f);
@@ -611,10 +933,12 @@ static void print_summary(const batch *b, const char *backend, double ms)
                "\"interrupted\": %s, \"backend\": ",
                b->files.n, b->written, b->skipped, b->failed, g_interrupted ? "true" : "false");
         json_string(stdout, backend, (size_t)-1);
+        printf(", \"codec\": ");
+        json_string(stdout, b->codec ? ic_gpu_codec_engine(b->codec) : "cpu", (size_t)-1);
         printf(", \"seconds\": %.3f, \"images_per_s\": %.2f, \"mb_per_s\": %.2f, "
-               "\"stage_ms\": {\"decode\": %.1f, \"filter\": %.1f, \"encode\": %.1f}, "
-               "\"errors\": [",
-               s, ips, mbs, b->ms_decode, b->ms_filter, b->ms_encode);
+               "\"stage_ms\": {\"read\": %.1f, \"decode\": %.1f, \"filter\": %.1f, "
+               "\"encode\": %.1f, \"write\": %.1f}, \"errors\": [",
+               s, ips, mbs, b->ms_read, b->ms_decode, b->ms_filter, b->ms_encode, b->ms_write);
         json_pairs(b->errors, b->nerr, "error");
         printf("], \"skipped_files\": [");
         json_pairs(b->skips, b->nskip, "reason");
@@ -623,27 +947,14 @@ static void print_summary(const batch *b, const char *backend, double ms)
     }
     if (b->o->quiet)
         return;
-    const double busy = b->ms_decode + b->ms_filter + b->ms_encode;
+    const double busy = b->ms_read + b->ms_decode + b->ms_filter + b->ms_encode + b->ms_write;
+    const double pct = busy > 0 ? 100 / busy : 0;
     printf("imgconv: %d files: %d written, %d skipped, %d failed%s in %.2f s (%.1f images/s, "
-           "%.1f MB/s; busy time: decode %.0f%%, filter %.0f%%, encode %.0f%%; backend %s)\n",
+           "%.1f MB/s; busy time: read %.0f%%, decode %.0f%%, filter %.0f%%, encode %.0f%%, "
+           "write %.0f%%; backend %s, codec %s)\n",
            b->files.n, b->written, b->skipped, b->failed, g_interrupted ? ", interrupted" : "", s,
-           ips, mbs,
-           busy > 0 ? 100 * b->ms_decode / busy : 0, busy > 0 ? 100 * b->ms_filter / busy : 0,
-           busy > 0 ? 100 * b->ms_encode / busy : 0, backend);
-}
-
-#define BATCH_MAX_DECODERS 8
-#define BATCH_MAX_ENCODERS 24
-
-static int clamp_int(int v, int lo, int hi)
-{
-    return v < lo ? lo : v > hi ? hi : v;
-}
-
-static int online_cpus(void)
-{
-    long n = sysconf(_SC_NPROCESSORS_ONLN);
-    return n < 1 ? 1 : n > 64 ? 64 : (int)n;
+           ips, mbs, pct * b->ms_read, pct * b->ms_decode, pct * b->ms_filter, pct * b->ms_encode,
+           pct * b->ms_write, backend, b->codec ? ic_gpu_codec_engine(b->codec) : "cpu");
 }
 
 /* OUTDIR exists (made when missing) and can be written into. */
@@ -757,22 +1068,46 @@ int cli_run_batch(const cli_options *o, cli_err *e)
     /* Encoding (PNG deflate, JPEG) costs about 4x decoding: most threads encode. */
     const int ndec = clamp_int(cpus / 4, 2, BATCH_MAX_DECODERS);
     const int nenc = clamp_int(cpus * 3 / 4, 2, BATCH_MAX_ENCODERS);
-    /* Small queues: images in flight are at most the threads' plus 4 + 4. */
-    if (rc == 0 && (queue_init(&b.decoded, 4, ndec) || queue_init(&b.filtered, 4, nwork)))
-        rc = -1;
-    if (rc != 0) {
+    /* JPEG inputs with a CUDA backend: the GPU pipeline and its codec. */
+    char cmsg[256] = "";
+    const ic_status cs =
+        rc == 0 ? open_gpu_codec(o, &b.files, ctx, nwork, &b.codec, cmsg, sizeof cmsg) : IC_OK;
+    if (cs != IC_OK) {
         list_free(&b.files);
         free_contexts(ctxs, nwork);
         ic_kernel_free(&k);
-        return cli_fail(e, CLI_EXIT_INTERNAL, NULL, "out of memory");
+        pthread_mutex_destroy(&b.mu);
+        return cli_fail(e, cli_exit_for_backend(cs), NULL, "GPU codec: %s",
+                        cmsg[0] ? cmsg : ic_status_str(cs));
     }
-    if (b.files.n == 0) {
-        queue_destroy(&b.decoded);
-        queue_destroy(&b.filtered);
+    /* Small queues: images in flight are at most the threads' plus 4 + 4
+     * (GPU pipeline: GPU_RAW_AHEAD files read ahead, GPU_SLOTS images). */
+    if (rc == 0 && b.codec &&
+        (queue_init(&b.raw, GPU_RAW_AHEAD, GPU_READERS) ||
+         queue_init(&b.decoded, 2 * GPU_BATCH, 1) || queue_init(&b.filtered, 8, 1) ||
+         queue_init(&b.encoded, GPU_SLOTS, BATCH_MAX_ENCODERS)))
+        rc = -1;
+    if (rc == 0 && !b.codec &&
+        (queue_init(&b.decoded, 4, ndec) || queue_init(&b.filtered, 4, nwork)))
+        rc = -1;
+    if (rc != 0 || b.files.n == 0) {
+        if (b.raw.v)
+            queue_destroy(&b.raw);
+        if (b.decoded.v)
+            queue_destroy(&b.decoded);
+        if (b.filtered.v)
+            queue_destroy(&b.filtered);
+        if (b.encoded.v)
+            queue_destroy(&b.encoded);
+        ic_gpu_codec_free(b.codec);
+        list_free(&b.files);
         free_contexts(ctxs, nwork);
         ic_kernel_free(&k);
-        return cli_fail(e, CLI_EXIT_INPUT, NULL, "no input files");
+        pthread_mutex_destroy(&b.mu);
+        return rc != 0 ? cli_fail(e, CLI_EXIT_INTERNAL, NULL, "out of memory")
+                       : cli_fail(e, CLI_EXIT_INPUT, NULL, "no input files");
     }
+    pthread_cond_init(&b.slot_freed, NULL);
     b.progress = !o->quiet && isatty(STDERR_FILENO);
     g_interrupted = 0;
     struct sigaction sa, old_int;
@@ -782,52 +1117,55 @@ int cli_run_batch(const cli_options *o, cli_err *e)
     sigaction(SIGINT, &sa, &old_int);
 
     b.t0 = cli_now_ms();
-    pthread_t dec[BATCH_MAX_DECODERS], enc[BATCH_MAX_ENCODERS];
-    int started_dec = 0, started_enc = 0;
-    for (; started_dec < ndec; started_dec++)
-        if (pthread_create(&dec[started_dec], NULL, decoder, &b) != 0)
-            break;
-    for (; started_enc < nenc; started_enc++)
-        if (pthread_create(&enc[started_enc], NULL, encoder, &b) != 0)
-            break;
-    /* Producers that never started are done already. */
-    for (int i = started_dec; i < ndec; i++)
-        queue_producer_done(&b.decoded);
-    if (started_dec == 0 || started_enc == 0)
-        g_interrupted = 1; /* nothing can flow: stop at once, then report */
-    if (started_enc == 0) { /* nobody would empty the second queue */
-        item *it;
-        while ((it = queue_pop(&b.decoded)) != NULL) {
-            finish_file(&b, it->idx, "cannot start an encoder thread");
-            ic_image_free(&it->img);
-            item_free(it);
-        }
+    if (b.codec) {
+        (void)run_gpu_pipeline(&b, ctx, &k, &p);
     } else {
-        /* Worker 0 on this thread; a worker thread that cannot start is done at
-         * once (the others take its images). */
-        fworker fw[IC_MAX_DEVICES];
-        pthread_t wth[IC_MAX_DEVICES];
-        int wstarted[IC_MAX_DEVICES] = {0};
-        for (int i = 0; i < nwork; i++) {
-            fw[i].b = &b;
-            fw[i].ctx = ctxs[i];
-            fw[i].k = &k;
-            fw[i].p = &p;
-            if (i > 0) {
-                wstarted[i] = pthread_create(&wth[i], NULL, filter_worker, &fw[i]) == 0;
-                if (!wstarted[i])
-                    queue_producer_done(&b.filtered);
+        pthread_t dec[BATCH_MAX_DECODERS], enc[BATCH_MAX_ENCODERS];
+        int started_dec = 0, started_enc = 0;
+        for (; started_dec < ndec; started_dec++)
+            if (pthread_create(&dec[started_dec], NULL, decoder, &b) != 0)
+                break;
+        for (; started_enc < nenc; started_enc++)
+            if (pthread_create(&enc[started_enc], NULL, encoder, &b) != 0)
+                break;
+        /* Producers that never started are done already. */
+        for (int i = started_dec; i < ndec; i++)
+            queue_producer_done(&b.decoded);
+        if (started_dec == 0 || started_enc == 0)
+            g_interrupted = 1; /* nothing can flow: stop at once, then report */
+        if (started_enc == 0) { /* nobody would empty the second queue */
+            item *it;
+            while ((it = queue_pop(&b.decoded)) != NULL) {
+                finish_file(&b, it->idx, "cannot start an encoder thread");
+                item_free(it);
             }
+        } else {
+            /* Worker 0 on this thread; a worker thread that cannot start is done at
+             * once (the others take its images). */
+            fworker fw[IC_MAX_DEVICES];
+            pthread_t wth[IC_MAX_DEVICES];
+            int wstarted[IC_MAX_DEVICES] = {0};
+            for (int i = 0; i < nwork; i++) {
+                fw[i].b = &b;
+                fw[i].ctx = ctxs[i];
+                fw[i].k = &k;
+                fw[i].p = &p;
+                if (i > 0) {
+                    wstarted[i] = pthread_create(&wth[i], NULL, filter_worker, &fw[i]) == 0;
+                    if (!wstarted[i])
+                        queue_producer_done(&b.filtered);
+                }
+            }
+            filter_stage(&b, ctxs[0], &k, &p);
+            for (int i = 1; i < nwork; i++)
+                if (wstarted[i])
+                    pthread_join(wth[i], NULL);
         }
-        filter_stage(&b, ctxs[0], &k, &p);
-        for (int i = 1; i < nwork; i++)
-            if (wstarted[i])
-                pthread_join(wth[i], NULL);
+        for (int i = 0; i < started_dec; i++)
+            pthread_join(dec[i], NULL);
+        for (int i = 0; i < started_enc; i++)
+            pthread_join(enc[i], NULL);
     }
-    for (int i = 0; i < started_dec; i++)
-        pthread_join(dec[i], NULL);
-    for (int i = 0; i < started_enc; i++)
-        pthread_join(enc[i], NULL);
     const double ms = cli_now_ms() - b.t0;
     sigaction(SIGINT, &old_int, NULL);
     pthread_mutex_lock(&b.mu);
@@ -844,8 +1182,14 @@ int cli_run_batch(const cli_options *o, cli_err *e)
     for (int i = 0; i < b.nskip; i++)
         free(b.skips[i]);
     free(b.skips);
+    if (b.raw.v)
+        queue_destroy(&b.raw);
+    if (b.encoded.v)
+        queue_destroy(&b.encoded);
     queue_destroy(&b.decoded);
     queue_destroy(&b.filtered);
+    ic_gpu_codec_free(b.codec);
+    pthread_cond_destroy(&b.slot_freed);
     pthread_mutex_destroy(&b.mu);
     list_free(&b.files);
     free_contexts(ctxs, nwork);
@@ -1008,8 +1352,14 @@ static void *stream_writer(void *arg)
         const uint8_t *buf = r->buf[r->taken % r->n];
         r->taken++;
         stream_unlock(st);
-        const int ok = fwrite(buf, 1, st->frame, stdout) == st->frame;
+        /* One frame and its flush as a unit that a fatal signal lets finish,
+         * so the output holds whole frames only (issue 13). */
+        if (!cli_output_begin())
+            for (;;)
+                pause(); /* the process is dying */
+        const int ok = fwrite(buf, 1, st->frame, stdout) == st->frame && fflush(stdout) == 0;
         const int saved = errno;
+        cli_output_end();
         stream_lock(st);
         r->freed++;
         if (ok) {

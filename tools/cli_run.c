@@ -4,6 +4,12 @@
  *
  *   load INPUT -> ic_convolve on a context -> save OUTPUT
  *
+ * With a CUDA backend a JPEG input takes the GPU codec instead (ic_gpu_codec):
+ * the file's bytes are decoded by nvJPEG into a device image, ic_convolve
+ * filters device to device, and the output is encoded on the device when it
+ * is JPEG (else copied back once and encoded on the host), so only compressed
+ * bytes cross the bus. --codec cpu keeps the host path.
+ *
  * run --repeat N times with per-stage timing (seed 004's "Convolve: execute the
  * convolution several times and calculate the average execution time"), here
  * reported as mean and median per stage: load, upload, kernel, download, save.
@@ -79,6 +85,51 @@ int cli_exit_for_backend(ic_status s)
 static const char *reason(const char *buf, ic_status s)
 {
     return (buf && buf[0]) ? buf : ic_status_str(s);
+}
+
+ic_status cli_read_file(const char *path, uint8_t **data, size_t *size, char *msg, size_t msglen)
+{
+    *data = NULL;
+    *size = 0;
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        snprintf(msg, msglen, "cannot open: %s", strerror(errno));
+        return IC_ERR_IO;
+    }
+    struct stat sb;
+    const int stat_failed = fstat(fileno(f), &sb) != 0;
+    if (stat_failed || S_ISDIR(sb.st_mode)) {
+        snprintf(msg, msglen, "cannot read: %s", strerror(stat_failed ? errno : EISDIR));
+        fclose(f);
+        return IC_ERR_IO;
+    }
+    size_t cap = S_ISREG(sb.st_mode) && sb.st_size > 0 ? (size_t)sb.st_size : 65536, n = 0;
+    uint8_t *buf = malloc(cap + 1);
+    for (;;) {
+        if (!buf) {
+            fclose(f);
+            snprintf(msg, msglen, "out of memory");
+            return IC_ERR_NOMEM;
+        }
+        n += fread(buf + n, 1, cap + 1 - n, f);
+        if (n <= cap || ferror(f))
+            break;
+        cap *= 2; /* the file grew, or its size was not known */
+        uint8_t *nb = realloc(buf, cap + 1);
+        if (!nb)
+            free(buf);
+        buf = nb;
+    }
+    if (ferror(f)) {
+        snprintf(msg, msglen, "read error: %s", strerror(errno ? errno : EIO));
+        free(buf);
+        fclose(f);
+        return IC_ERR_IO;
+    }
+    fclose(f);
+    *data = buf;
+    *size = n;
+    return IC_OK;
 }
 
 int cli_check_output(const char *output, const char *input, cli_err *e)
@@ -221,6 +272,8 @@ static void print_plan(const cli_options *o, ic_context *ctx, const ic_kernel *k
         printf(", %d threads", o->ctx.threads);
     if (o->ctx.transfer == IC_TRANSFER_ASYNC || o->ctx.device_memory > 0)
         printf(", async transfers");
+    else if (o->ctx.transfer == IC_TRANSFER_SYNC)
+        printf(", sync transfers");
     if (o->ctx.device_memory > 0)
         printf(" within %zu device bytes", o->ctx.device_memory);
     if (o->ctx.n_devices >= 1) {
@@ -313,18 +366,27 @@ static int read_stdin(uint64_t cap, uint8_t **data, size_t *size, cli_err *e)
     return CLI_EXIT_OK;
 }
 
-/* OUTPUT -: encodes dst in memory and, when `emit` (the last --repeat run),
- * writes it to standard output. */
-static ic_status write_stdout(const ic_image *dst, ic_format fmt, const ic_save_options *so,
+/* OUTPUT -: writes size bytes to standard output when `emit` (the last
+ * --repeat run). */
+static ic_status emit_stdout(const void *data, size_t size, int emit, char *buf, size_t buflen)
+{
+    if (emit && (fwrite(data, 1, size, stdout) != size || fflush(stdout) != 0)) {
+        snprintf(buf, buflen, "write error: %s", strerror(errno));
+        return IC_ERR_IO;
+    }
+    return IC_OK;
+}
+
+/* OUTPUT -: encodes dst in memory as the file `name` ("x.<format>") would be
+ * and, when `emit`, writes it to standard output. */
+static ic_status write_stdout(const ic_image *dst, const char *name, const ic_save_options *so,
                               int emit, char *buf, size_t buflen)
 {
-    void *data = NULL;
+    uint8_t *data = NULL;
     size_t size = 0;
-    ic_status s = ic_image_encode(dst, fmt, so, &data, &size, buf, buflen);
-    if (s == IC_OK && emit && (fwrite(data, 1, size, stdout) != size || fflush(stdout) != 0)) {
-        snprintf(buf, buflen, "write error: %s", strerror(errno));
-        s = IC_ERR_IO;
-    }
+    ic_status s = ic_image_encode(dst, name, so, &data, &size, buf, buflen);
+    if (s == IC_OK)
+        s = emit_stdout(data, size, emit, buf, buflen);
     free(data);
     return s;
 }
@@ -333,6 +395,10 @@ int cli_run_filter(const cli_options *o, cli_err *e)
 {
     ic_kernel k;
     ic_context *ctx = NULL;
+    ic_gpu_codec *codec = NULL; /* NULL: every file on the host path */
+    uint8_t *bytes = NULL;      /* the input file */
+    size_t nbytes = 0;
+    int gpu_used = 0, codec_tried = 0;
     ic_image src, dst;
     /* The ICC profile and EXIF go from the input to the output (README "Metadata"). */
     ic_metadata meta;
@@ -351,10 +417,10 @@ int cli_run_filter(const cli_options *o, cli_err *e)
         return code;
     const int to_stdout = strcmp(o->output, "-") == 0;
     ic_format out_fmt = IC_FMT_UNKNOWN;
+    char stdout_name[32] = ""; /* OUTPUT -: the name whose extension picks the format */
     if (to_stdout) {
-        char probe[32];
-        snprintf(probe, sizeof probe, "x.%s", o->format);
-        out_fmt = ic_format_from_path(probe);
+        snprintf(stdout_name, sizeof stdout_name, "x.%s", o->format);
+        out_fmt = ic_format_from_path(stdout_name);
         if (!ic_format_supported(out_fmt)) {
             code = cli_fail(e, CLI_EXIT_OUTPUT, "-",
                             "%s support was not built into this imgconv (see --formats)",
@@ -416,8 +482,44 @@ int cli_run_filter(const cli_options *o, cli_err *e)
     for (int run = 0; run < o->repeat; run++) {
         double a = cli_now_ms();
         buf[0] = '\0';
-        s = in_data ? ic_image_decode(&src, in_data, in_size, &lo, buf, sizeof buf)
-                    : ic_image_load(&src, o->input, &lo, buf, sizeof buf);
+        /* INPUT - was read once into in_data; a file is read on every run. */
+        ic_metadata_free(&meta); /* the previous run's */
+        if (in_data) {
+            s = IC_OK;
+        } else {
+            free(bytes);
+            s = cli_read_file(o->input, &bytes, &nbytes, buf, sizeof buf);
+        }
+        const uint8_t *ib = in_data ? in_data : bytes;
+        const size_t ibn = in_data ? in_size : nbytes;
+        /* With a CUDA backend, JPEG files are decoded into device memory,
+         * filtered there and encoded there when the output is JPEG (the GPU
+         * codec, made for the first JPEG); other files take the host path. A
+         * CPU backend has no GPU codec (IC_ERR_UNSUPPORTED). */
+        const int jpeg = s == IC_OK && ibn >= 3 && ib[0] == 0xFF && ib[1] == 0xD8 && ib[2] == 0xFF;
+        if (jpeg && !codec && !codec_tried && !o->cpu_codec) {
+            codec_tried = 1;
+            s = ic_gpu_codec_create(&codec, ctx, 1, buf, sizeof buf);
+            if (s != IC_OK && s != IC_ERR_UNSUPPORTED) {
+                char what[160];
+                snprintf(what, sizeof what, "backend %s", ic_context_backend(ctx));
+                code = cli_fail(e, cli_exit_for_backend(s), what, "GPU codec: %s", reason(buf, s));
+                goto done;
+            }
+            s = IC_OK;
+            buf[0] = '\0';
+        }
+        const int on_gpu = jpeg && codec;
+        if (s == IC_OK && on_gpu) {
+            const ic_bytes in = {ib, ibn};
+            ic_decode_result r;
+            s = ic_gpu_decode(codec, 1, &in, NULL, &lo, &src, &r);
+            if (s == IC_OK)
+                s = r.status;
+            snprintf(buf, sizeof buf, "%s", r.error);
+        } else if (s == IC_OK) {
+            s = ic_image_decode(&src, ib, ibn, &lo, buf, sizeof buf);
+        }
         double b = cli_now_ms();
         if (s != IC_OK) {
             code = cli_fail(e, cli_exit_for_input(s), o->input, "%s", reason(buf, s));
@@ -428,10 +530,13 @@ int cli_run_filter(const cli_options *o, cli_err *e)
 
         if ((code = cli_check_memory(o, ctx, &src, &k, o->input, e)) != CLI_EXIT_OK)
             goto done;
-        s = ic_image_create(&dst, src.width, src.height, src.channels, o->layout);
+        if (on_gpu)
+            s = ic_gpu_codec_output(codec, 0, &src, &dst, buf, sizeof buf);
+        else
+            s = ic_image_create(&dst, src.width, src.height, src.channels, o->layout);
         if (s != IC_OK) {
-            code = cli_fail(e, CLI_EXIT_INTERNAL, o->input, "cannot allocate the output image: %s",
-                            ic_status_str(s));
+            code = cli_fail(e, on_gpu ? cli_exit_for_backend(s) : CLI_EXIT_INTERNAL, o->input,
+                            "cannot allocate the output image: %s", reason(on_gpu ? buf : NULL, s));
             goto done;
         }
         s = ic_convolve(ctx, &src, &dst, &k, &p);
@@ -446,11 +551,23 @@ int cli_run_filter(const cli_options *o, cli_err *e)
 
         double c = cli_now_ms();
         buf[0] = '\0';
-        s = to_stdout ? write_stdout(&dst, out_fmt, &so, run + 1 == o->repeat, buf, sizeof buf)
-                      : ic_image_save(&dst, o->output, &so, buf, sizeof buf);
+        const int emit = run + 1 == o->repeat;
+        if (on_gpu) {
+            /* nvJPEG's encoder carries no ICC profile or EXIF (README "Metadata"). */
+            ic_bytes enc;
+            s = ic_gpu_encode(codec, 0, &dst, to_stdout ? stdout_name : o->output, &so, &enc, buf,
+                              sizeof buf);
+            if (s == IC_OK)
+                s = to_stdout ? emit_stdout(enc.data, enc.size, emit, buf, sizeof buf)
+                              : ic_save_bytes(o->output, enc.data, enc.size, buf, sizeof buf);
+        } else {
+            s = to_stdout ? write_stdout(&dst, stdout_name, &so, emit, buf, sizeof buf)
+                          : ic_image_save(&dst, o->output, &so, buf, sizeof buf);
+        }
         double d = cli_now_ms();
         if (s != IC_OK) {
-            code = cli_fail(e, cli_exit_for_output(s), o->output, "%s", reason(buf, s));
+            code = cli_fail(e, s == IC_ERR_DEVICE ? CLI_EXIT_DEVICE : cli_exit_for_output(s),
+                            o->output, "%s", reason(buf, s));
             goto done;
         }
 
@@ -462,12 +579,17 @@ int cli_run_filter(const cli_options *o, cli_err *e)
         samples[ST_SAVE][run] = d - c;
         samples[ST_TOTAL][run] = d - a;
         if (run + 1 < o->repeat) {
-            ic_image_free(&src);
+            ic_image_free(&src); /* device images are the codec's: only forgotten */
             ic_image_free(&dst);
         }
+        if (run == 0)
+            gpu_used = on_gpu;
     }
-    if (o->time)
+    if (o->time) {
         print_times(o, ctx, &k, &src, init_ms, samples, o->repeat);
+        printf("  codec     %s\n",
+               gpu_used ? ic_gpu_codec_engine(codec) : "cpu (decoded and encoded on the host)");
+    }
     code = CLI_EXIT_OK;
 
 done:
@@ -477,6 +599,8 @@ done:
     free(in_data);
     ic_image_free(&src);
     ic_image_free(&dst);
+    ic_gpu_codec_free(codec);
+    free(bytes);
     ic_context_free(ctx);
     ic_kernel_free(&k);
     return code;

@@ -7,9 +7,13 @@
  *   imgconv: error: what went wrong (see --help)   (a usage error)
  * and the exit code says which kind of error it was (see cli.h).
  */
+#include <signal.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "cli_args.h"
@@ -66,8 +70,58 @@ static int run_info(const cli_options *o)
     return CLI_EXIT_OK;
 }
 
+static atomic_int g_output_busy, g_dying;
+
+int cli_output_begin(void)
+{
+    atomic_fetch_add(&g_output_busy, 1);
+    if (atomic_load(&g_dying)) {
+        atomic_fetch_sub(&g_output_busy, 1);
+        return 0;
+    }
+    return 1;
+}
+
+void cli_output_end(void)
+{
+    atomic_fetch_sub(&g_output_busy, 1);
+}
+
+/* A fatal signal: let a unit of output being written finish (at most about
+ * two seconds), remove the temporaries of saves in progress, then die of the
+ * same signal (SA_RESETHAND restored the default action). */
+static void on_fatal_signal(int sig)
+{
+    atomic_store(&g_dying, 1);
+    for (int i = 0; i < 2000 && atomic_load(&g_output_busy) > 0; i++) {
+        const struct timespec ms = {0, 1000000};
+        nanosleep(&ms, NULL);
+    }
+    ic_save_cleanup();
+    raise(sig);
+}
+
+/* SIGINT, SIGTERM, SIGHUP and SIGPIPE leave no temporary file behind (batch
+ * mode replaces SIGINT's handler with its own, which lets the files being
+ * written finish). A signal the caller ignores stays ignored. */
+static void install_signal_handlers(void)
+{
+    static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGPIPE};
+    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
+        struct sigaction sa, old;
+        if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler == SIG_IGN)
+            continue;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = on_fatal_signal;
+        sa.sa_flags = (int)SA_RESETHAND;
+        sigemptyset(&sa.sa_mask);
+        sigaction(sigs[i], &sa, NULL);
+    }
+}
+
 int main(int argc, char **argv)
 {
+    install_signal_handlers();
     cli_options opts;
     cli_err err;
     memset(&err, 0, sizeof err);

@@ -20,7 +20,15 @@ extern "C" {
 #endif
 
 /* One filtering job (for explain(), dst is NULL). src and dst have the same width, height, channels and
- * layout (pitches may differ) and do not overlap. */
+ * layout (pitches may differ) and do not overlap.
+ *
+ * Device images (ic_image.memory == IC_MEM_DEVICE) reach only backends whose
+ * caps include IC_CAP_DEVICE_IMAGES. When src or dst is a device image the
+ * dispatcher does nothing to either image on the host, so such a job may
+ * differ from the above in two ways that the backend must carry out on the
+ * device: dst may have another layout than src (when dst is a device image),
+ * and keep_alpha may be set. The backend returns after its work on the
+ * images' streams has completed (include/imgconv.h, ic_convolve). */
 typedef struct ic_job {
     const ic_image *src;
     ic_image *dst;
@@ -48,6 +56,11 @@ typedef struct ic_job {
      * capability never see it set: the dispatcher runs the float64 reference
      * (src/dispatch/alpha.c) instead. */
     int premultiply;
+    /* Set by the dispatcher only when src or dst is a device image (2- and
+     * 4-channel images under IC_ALPHA_KEEP): the last channel of dst is a copy
+     * of src's instead of filtered. For host images the dispatcher copies
+     * alpha itself and leaves this 0. */
+    int keep_alpha;
 } ic_job;
 
 /* Capabilities a backend declares in ic_backend.caps. */

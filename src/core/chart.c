@@ -68,6 +68,8 @@ ic_status ic_image_chart(ic_image *img, uint32_t seed)
     if (!img || !img->data || img->width < 1 || img->height < 1 || img->channels < 1 ||
         img->channels > 4)
         return IC_ERR_INVALID_ARG;
+    if (img->memory != IC_MEM_HOST)
+        return IC_ERR_UNSUPPORTED;
     const int w = img->width, h = img->height, ch = img->channels;
     const int has_alpha = ch == 2 || ch == 4;
     for (int y = 0; y < h; y++)

@@ -139,7 +139,7 @@ void ic_image_free(ic_image *img)
 
 int ic_image_equal(const ic_image *a, const ic_image *b)
 {
-    if (!a || !b || !a->data || !b->data)
+    if (!a || !b || !a->data || !b->data || a->memory != IC_MEM_HOST || b->memory != IC_MEM_HOST)
         return 0;
     if (a->width != b->width || a->height != b->height || a->channels != b->channels)
         return 0;
@@ -164,6 +164,8 @@ ic_status ic_image_copy(ic_image *dst, const ic_image *src)
 {
     if (!dst || !src || !dst->data || !src->data)
         return IC_ERR_INVALID_ARG;
+    if (dst->memory != IC_MEM_HOST || src->memory != IC_MEM_HOST)
+        return IC_ERR_UNSUPPORTED; /* host code must not touch device memory */
     if (dst->width != src->width || dst->height != src->height || dst->channels != src->channels)
         return IC_ERR_INVALID_ARG;
     const int w = src->width, h = src->height, ch = src->channels;
@@ -201,6 +203,10 @@ ic_status ic_image_clone(ic_image *dst, const ic_image *src, ic_layout layout)
 {
     if (!dst || !src || !src->data)
         return IC_ERR_INVALID_ARG;
+    if (src->memory != IC_MEM_HOST) {
+        memset(dst, 0, sizeof *dst);
+        return IC_ERR_UNSUPPORTED;
+    }
     ic_status st = ic_image_create(dst, src->width, src->height, src->channels, layout);
     if (st != IC_OK)
         return st;

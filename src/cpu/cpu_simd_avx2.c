@@ -79,11 +79,17 @@ SIMD_TGT static inline V simd_alpha_or_one(V a, int ch)
     return _mm256_blend_ps(_mm256_permute_ps(a, 0xF5), one, 0xAA);
 }
 
-/* Colour lanes FC/FA where FA > 0, else 0; the alpha lane keeps FA. */
+/* Colour lanes FC/FA where FA > 0, else 0; the alpha lane keeps FA. The
+ * quotient uses rcpps and one Newton step (within 2 ulp of FC/FA): vdivps
+ * would cost as much as the separable 9x9's arithmetic. FA below FLT_MIN
+ * (weights under 1e-38) counts as FLT_MIN. */
 SIMD_TGT static inline V simd_colour(V a, int ch)
 {
     const V fa = ch == 4 ? _mm256_permute_ps(a, 0xFF) : _mm256_permute_ps(a, 0xF5);
-    V q = _mm256_div_ps(a, fa);
+    const V d = _mm256_max_ps(fa, _mm256_set1_ps(0x1p-126f));
+    V r = _mm256_rcp_ps(d);
+    r = _mm256_mul_ps(r, _mm256_fnmadd_ps(d, r, _mm256_set1_ps(2.0f)));
+    V q = _mm256_mul_ps(a, r);
     q = _mm256_and_ps(_mm256_cmp_ps(fa, _mm256_setzero_ps(), _CMP_GT_OQ), q);
     return ch == 4 ? _mm256_blend_ps(q, a, 0x88) : _mm256_blend_ps(q, a, 0xAA);
 }

@@ -60,12 +60,17 @@ SIMD_TGT static inline V simd_alpha_or_one(V a, int ch)
     return _mm512_mask_blend_ps(0xAAAA, _mm512_permute_ps(a, 0xF5), one);
 }
 
-/* Colour lanes FC/FA where FA > 0, else 0; the alpha lane keeps FA. */
+/* Colour lanes FC/FA where FA > 0, else 0; the alpha lane keeps FA. The
+ * quotient uses rcp14 and one Newton step (within 1 ulp of FC/FA), as the
+ * AVX2 file does; FA below FLT_MIN counts as FLT_MIN. */
 SIMD_TGT static inline V simd_colour(V a, int ch)
 {
     const V fa = ch == 4 ? _mm512_permute_ps(a, 0xFF) : _mm512_permute_ps(a, 0xF5);
     const __mmask16 pos = _mm512_cmp_ps_mask(fa, _mm512_setzero_ps(), _CMP_GT_OQ);
-    const V q = _mm512_maskz_mov_ps(pos, _mm512_div_ps(a, fa));
+    const V d = _mm512_max_ps(fa, _mm512_set1_ps(0x1p-126f));
+    V r = _mm512_rcp14_ps(d);
+    r = _mm512_mul_ps(r, _mm512_fnmadd_ps(d, r, _mm512_set1_ps(2.0f)));
+    const V q = _mm512_maskz_mov_ps(pos, _mm512_mul_ps(a, r));
     return _mm512_mask_blend_ps(ch == 4 ? 0x8888 : 0xAAAA, q, a);
 }
 

@@ -7,8 +7,10 @@
  * the image through pinned host buffers, splits it into row bands with halo
  * rows, and overlaps the upload, kernel and download of successive bands on
  * several CUDA streams. The same band pipeline processes images larger than a
- * device-memory limit. ic_cuda_run (cuda_host.cu) takes this path when the
- * context asked for IC_TRANSFER_ASYNC or a device_memory limit.
+ * device-memory limit. ic_cuda_run (cuda_host.cu) takes this path for host
+ * images when the context asked for IC_TRANSFER_ASYNC or a device_memory
+ * limit, and under IC_TRANSFER_AUTO (the default) for images of at least
+ * IC_CUDA_AUTO_ASYNC_BYTES.
  *
  * C-callable, so that C tests can ask for the band plan.
  */
@@ -22,6 +24,10 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* IC_TRANSFER_AUTO takes the pipeline for images of at least this many bytes
+ * of samples (smaller ones: one copy each way, where staging buys nothing). */
+#define IC_CUDA_AUTO_ASYNC_BYTES ((size_t)1 << 20)
 
 /* Most streams (and buffer sets) the pipeline uses. */
 #define IC_CUDA_ASYNC_SLOTS 4

@@ -28,7 +28,9 @@ static bool fits(const ic_cuda_args *a)
 static ic_status prepare(const ic_cuda_args *a, const float *w, char *err, size_t errlen)
 {
     if (fits(a))
-        IC_CUDA_CHECK(cudaMemcpyToSymbol(ic_const_w, w, (size_t)a->kw * (size_t)a->kh * sizeof *w));
+        IC_CUDA_CHECK(cudaMemcpyToSymbolAsync(ic_const_w, w,
+                                              (size_t)a->kw * (size_t)a->kh * sizeof *w, 0,
+                                              cudaMemcpyHostToDevice, (cudaStream_t)a->stream));
     return IC_OK;
 }
 

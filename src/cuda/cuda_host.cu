@@ -80,6 +80,24 @@ extern "C" int ic_cuda_device_total(void)
     return n > 0 ? n : 0;
 }
 
+extern "C" const char *ic_cuda_module_loading(void)
+{
+    /* cuModuleGetLoadingMode through the runtime: no link against libcuda. */
+    typedef int (*get_mode_fn)(int *mode);
+    void *fn = NULL;
+    cudaDriverEntryPointQueryResult q = cudaDriverEntryPointSymbolNotFound;
+    if (cudaGetDriverEntryPointByVersion("cuModuleGetLoadingMode", &fn, 12000, cudaEnableDefault,
+                                         &q) != cudaSuccess ||
+        q != cudaDriverEntryPointSuccess || !fn) {
+        (void)cudaGetLastError();
+        return "unknown";
+    }
+    int mode = 0;
+    if (((get_mode_fn)fn)(&mode) != 0)
+        return "unknown";
+    return mode == 2 ? "lazy" : mode == 1 ? "eager" : "unknown"; /* CU_MODULE_*_LOADING */
+}
+
 extern "C" void ic_cuda_close(void *state)
 {
     ic_cuda_state *st = (ic_cuda_state *)state;
@@ -138,9 +156,10 @@ extern "C" ic_status ic_cuda_open(void **state, const ic_context_options *opts, 
         return IC_ERR_NOMEM;
     }
     st->device = device;
-    st->transfer = opts ? opts->transfer : IC_TRANSFER_SYNC;
+    st->transfer = opts ? opts->transfer : IC_TRANSFER_AUTO;
     st->device_memory = opts ? opts->device_memory : 0;
-    if (st->transfer != IC_TRANSFER_SYNC && st->transfer != IC_TRANSFER_ASYNC) {
+    if (st->transfer != IC_TRANSFER_AUTO && st->transfer != IC_TRANSFER_SYNC &&
+        st->transfer != IC_TRANSFER_ASYNC) {
         snprintf(err, errlen, "unknown transfer mode %d", st->transfer);
         free(st);
         return IC_ERR_INVALID_ARG;
@@ -201,12 +220,14 @@ static int src_valid(const ic_job *job)
            (!job->premultiply || s->channels == 2 || s->channels == 4);
 }
 
-static int dst_valid(const ic_job *job)
+/* any_layout: dst may have another layout than src (a device dst, converted
+ * on the device). */
+static int dst_valid(const ic_job *job, int any_layout)
 {
     const ic_image *s = job->src, *d = job->dst;
     return d && d->data && d->width == s->width && d->height == s->height &&
-           d->channels == s->channels && d->layout == s->layout &&
-           d->pitch >= ic_image_row_bytes(d);
+           d->channels == s->channels && (any_layout || d->layout == s->layout) &&
+           (d->layout == IC_AOS || d->layout == IC_SOA) && d->pitch >= ic_image_row_bytes(d);
 }
 
 /* The kernel arguments of a job, device pointers left NULL. */
@@ -245,18 +266,108 @@ static ic_status elapsed(float *ms, cudaEvent_t a, cudaEvent_t b, char *err, siz
     return IC_OK;
 }
 
+/* ---- device images -------------------------------------------------------- */
+
+/* One image as the channel-copy kernel sees it (device memory). */
+struct ic_cu_view {
+    uint8_t *p;
+    size_t pitch;
+    int soa;
+};
+
+__device__ __forceinline__ size_t view_at(const ic_cu_view &v, int x, int y, int c, int height,
+                                          int channels)
+{
+    return v.soa ? ((size_t)c * (size_t)height + (size_t)y) * v.pitch + (size_t)x
+                 : (size_t)y * v.pitch + (size_t)x * (size_t)channels + (size_t)c;
+}
+
+/* dst(x, y, c) = src(x, y, c) for channels [c0, c0 + nc), any two layouts:
+ * the layout conversion and the kept alpha channel of device images. */
+__global__ void ic_cu_copy_channels(ic_cu_view dst, ic_cu_view src, int width, int height,
+                                    int channels, int c0, size_t n)
+{
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += (size_t)gridDim.x * blockDim.x) {
+        const int x = (int)(i % (size_t)width);
+        const size_t r = i / (size_t)width;
+        const int y = (int)(r % (size_t)height), c = c0 + (int)(r / (size_t)height);
+        dst.p[view_at(dst, x, y, c, height, channels)] =
+            src.p[view_at(src, x, y, c, height, channels)];
+    }
+}
+
+static ic_status copy_channels(ic_cu_view dst, ic_cu_view src, const ic_image *im, int c0, int nc,
+                               cudaStream_t stream, char *err, size_t errlen)
+{
+    const size_t n = (size_t)im->width * (size_t)im->height * (size_t)nc;
+    const size_t want = (n + 255) / 256;
+    const unsigned blocks = (unsigned)(want < 65535u * 16u ? want : 65535u * 16u);
+    ic_cu_copy_channels<<<blocks, 256, 0, stream>>>(dst, src, im->width, im->height, im->channels,
+                                                    c0, n);
+    IC_CUDA_CHECK(cudaGetLastError());
+    return IC_OK;
+}
+
+/* A device image must live on the context's device: its ordinal and, as far
+ * as the driver can tell, its pointer. */
+static ic_status check_device_image(const ic_image *im, const char *which, int device, char *err,
+                                    size_t errlen)
+{
+    if (im->device != device) {
+        snprintf(err, errlen, "the %s image is on CUDA device %d but the context runs on device %d",
+                 which, im->device, device);
+        return IC_ERR_INVALID_ARG;
+    }
+    cudaPointerAttributes at;
+    const cudaError_t e = cudaPointerGetAttributes(&at, im->data);
+    if (e != cudaSuccess || (at.type != cudaMemoryTypeDevice && at.type != cudaMemoryTypeManaged)) {
+        (void)cudaGetLastError();
+        snprintf(err, errlen, "the %s image says IC_MEM_DEVICE but its data is not CUDA device memory",
+                 which);
+        return IC_ERR_INVALID_ARG;
+    }
+    if (at.device != device) {
+        snprintf(err, errlen, "the %s image's memory is on CUDA device %d, not device %d", which,
+                 at.device, device);
+        return IC_ERR_INVALID_ARG;
+    }
+    return IC_OK;
+}
+
+/* The stream a job's work is ordered on: the source's when it is a device
+ * image, else the destination's, else the legacy default stream. When both
+ * are device images on different streams, the work also waits for what was
+ * queued on the destination's stream before the call. */
+static ic_status job_stream(ic_cuda_state *st, const ic_job *job, cudaStream_t *out, char *err,
+                            size_t errlen)
+{
+    const ic_image *s = job->src, *d = job->dst;
+    const int ds = s->memory == IC_MEM_DEVICE, dd = d->memory == IC_MEM_DEVICE;
+    *out = ds ? (cudaStream_t)s->stream : dd ? (cudaStream_t)d->stream : (cudaStream_t)0;
+    if (ds && dd && s->stream != d->stream) {
+        IC_CUDA_CHECK(cudaEventRecord(st->ev[IC_EV_START], (cudaStream_t)d->stream));
+        IC_CUDA_CHECK(cudaStreamWaitEvent(*out, st->ev[IC_EV_START], 0));
+    }
+    return IC_OK;
+}
+
 extern "C" ic_status ic_cuda_run(void *state, const ic_job *job, const ic_cuda_strategy *s,
                                  void *user, ic_timing *t, char *err, size_t errlen)
 {
     ic_cuda_state *st = (ic_cuda_state *)state;
     if (!st || !job || !s || !t)
         return IC_ERR_INVALID_ARG;
-    if (!src_valid(job) || !dst_valid(job)) {
+    const ic_image *src = job->src;
+    ic_image *dst = job->dst;
+    const int dev_src = src && src->memory == IC_MEM_DEVICE;
+    const int dev_dst = dst && dst->memory == IC_MEM_DEVICE;
+    /* Only a device dst may take another layout (backend.h): converted here. */
+    const int convert = dev_dst && src && dst->layout != src->layout;
+    if (!src_valid(job) || !dst_valid(job, convert)) {
         snprintf(err, errlen, "invalid job for %s", s->kernel_name);
         return IC_ERR_INVALID_ARG;
     }
-    const ic_image *src = job->src;
-    ic_image *dst = job->dst;
     /* Both layouts are `rows` rows of `row_bytes` (SoA: the planes stacked). */
     const size_t row_bytes = ic_image_row_bytes(src);
     const size_t rows = (size_t)src->height * (src->layout == IC_SOA ? (size_t)src->channels : 1u);
@@ -269,47 +380,86 @@ extern "C" ic_status ic_cuda_run(void *state, const ic_job *job, const ic_cuda_s
         return IC_ERR_INVALID_ARG;
     }
     const int partial = ranged && (job->row0 != 0 || job->row1 != src->height);
+    const int on_device = dev_src || dev_dst;
+    if (on_device && partial) {
+        snprintf(err, errlen, "%s: device images cannot be filtered by row ranges", s->kernel_name);
+        return IC_ERR_UNSUPPORTED;
+    }
+    if (on_device && st->device_memory > 0 && (!dev_src || !dev_dst || convert)) {
+        snprintf(err, errlen,
+                 "%s: a device_memory limit covers host images and device images of one layout "
+                 "only (this job would need a whole-image device buffer)",
+                 s->kernel_name);
+        return IC_ERR_UNSUPPORTED;
+    }
 
     IC_CUDA_CHECK(cudaSetDevice(st->device));
-    if (st->transfer == IC_TRANSFER_ASYNC || st->device_memory > 0 || partial) {
+    ic_status r = IC_OK;
+    if (dev_src && (r = check_device_image(src, "source", st->device, err, errlen)) != IC_OK)
+        return r;
+    if (dev_dst && (r = check_device_image(dst, "destination", st->device, err, errlen)) != IC_OK)
+        return r;
+    if (!on_device && (st->transfer == IC_TRANSFER_ASYNC || st->device_memory > 0 || partial ||
+                       (st->transfer == IC_TRANSFER_AUTO &&
+                        rows * row_bytes >= IC_CUDA_AUTO_ASYNC_BYTES))) {
         ic_cuda_args ta = job_args(st, job);
         ta.user = user;
         return ic_cuda_async_run(&st->async, st->device_memory, &ta, job, s, t, err, errlen);
     }
-    ic_status r = ensure_buf(&st->src, row_bytes, rows, err, errlen);
-    if (r == IC_OK)
+    /* Device buffers only for what is not already on the device in src's layout. */
+    if (!dev_src)
+        r = ensure_buf(&st->src, row_bytes, rows, err, errlen);
+    if (r == IC_OK && (!dev_dst || convert))
         r = ensure_buf(&st->dst, row_bytes, rows, err, errlen);
     if (r == IC_OK)
         r = ensure_weights(st, nw, err, errlen);
     if (r != IC_OK)
         return r;
+    cudaStream_t stream = 0;
+    if ((r = job_stream(st, job, &stream, err, errlen)) != IC_OK)
+        return r;
 
     ic_cuda_args a = job_args(st, job);
     a.user = user;
-    a.src = st->src.p;
-    a.src_pitch = st->src.pitch;
-    a.dst = st->dst.p;
-    a.dst_pitch = st->dst.pitch;
+    a.src = dev_src ? src->data : st->src.p;
+    a.src_pitch = dev_src ? src->pitch : st->src.pitch;
+    a.dst = dev_dst && !convert ? dst->data : st->dst.p;
+    a.dst_pitch = dev_dst && !convert ? dst->pitch : st->dst.pitch;
     a.w = st->w;
+    a.stream = (void *)stream;
 
     cudaEvent_t *ev = st->ev;
-    IC_CUDA_CHECK(cudaEventRecord(ev[IC_EV_START], 0));
-    IC_CUDA_CHECK(cudaMemcpy2D(st->src.p, st->src.pitch, src->data, src->pitch, row_bytes, rows,
-                               cudaMemcpyHostToDevice));
-    IC_CUDA_CHECK(cudaMemcpy(st->w, job->w, nw * sizeof(float), cudaMemcpyHostToDevice));
+    IC_CUDA_CHECK(cudaEventRecord(ev[IC_EV_START], stream));
+    if (!dev_src)
+        IC_CUDA_CHECK(cudaMemcpy2DAsync(st->src.p, st->src.pitch, src->data, src->pitch, row_bytes,
+                                        rows, cudaMemcpyHostToDevice, stream));
+    IC_CUDA_CHECK(cudaMemcpyAsync(st->w, job->w, nw * sizeof(float), cudaMemcpyHostToDevice, stream));
     if (s->prepare && (r = s->prepare(&a, job->w, err, errlen)) != IC_OK)
         return r;
-    IC_CUDA_CHECK(cudaEventRecord(ev[IC_EV_UPLOADED], 0));
+    IC_CUDA_CHECK(cudaEventRecord(ev[IC_EV_UPLOADED], stream));
     if ((r = s->launch(&a, err, errlen)) != IC_OK)
         return r;
-    IC_CUDA_CHECK(cudaEventRecord(ev[IC_EV_KERNEL], 0));
+    /* Device destinations: layout conversion and the kept alpha channel, on the stream. */
+    const ic_cu_view src_v = {(uint8_t *)a.src, a.src_pitch, src->layout == IC_SOA};
+    const ic_cu_view out_v = {a.dst, a.dst_pitch, src->layout == IC_SOA};
+    const ic_cu_view dst_v = {dev_dst ? dst->data : a.dst, dev_dst ? dst->pitch : a.dst_pitch,
+                              (dev_dst ? dst->layout : src->layout) == IC_SOA};
+    if (convert && (r = copy_channels(dst_v, out_v, src, 0, src->channels, stream, err, errlen)) !=
+                       IC_OK)
+        return r;
+    if (job->keep_alpha &&
+        (r = copy_channels(dst_v, src_v, src, src->channels - 1, 1, stream, err, errlen)) != IC_OK)
+        return r;
+    IC_CUDA_CHECK(cudaEventRecord(ev[IC_EV_KERNEL], stream));
     /* Faults inside the kernel surface here: name the kernel, not the copy. */
     const cudaError_t ke = cudaEventSynchronize(ev[IC_EV_KERNEL]);
     if (ke != cudaSuccess)
         return ic_cuda_fail(err, errlen, s->kernel_name, (int)ke);
-    IC_CUDA_CHECK(cudaMemcpy2D(dst->data, dst->pitch, st->dst.p, st->dst.pitch, row_bytes, rows,
-                               cudaMemcpyDeviceToHost));
-    IC_CUDA_CHECK(cudaEventRecord(ev[IC_EV_DONE], 0));
+    if (!dev_dst)
+        IC_CUDA_CHECK(cudaMemcpy2DAsync(dst->data, dst->pitch, st->dst.p, st->dst.pitch, row_bytes,
+                                        rows, cudaMemcpyDeviceToHost, stream));
+    IC_CUDA_CHECK(cudaEventRecord(ev[IC_EV_DONE], stream));
+    /* Completion on return (include/imgconv.h): the caller may use dst at once. */
     IC_CUDA_CHECK(cudaEventSynchronize(ev[IC_EV_DONE]));
 
     float up = 0, k = 0, down = 0;

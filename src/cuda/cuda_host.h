@@ -73,6 +73,13 @@ int ic_cuda_probe(char *why, size_t whylen);
  * ic_cuda_device_count() (src/dispatch/multi.c), which is 0 without CUDA. */
 int ic_cuda_device_total(void);
 
+/* How this process's CUDA modules are loaded: "lazy" (kernels loaded when
+ * first launched: CUDA_MODULE_LOADING=LAZY, the default since CUDA 12.2),
+ * "eager" (every kernel of every module at context creation) or "unknown"
+ * (the driver cannot say). Asks the driver (cuModuleGetLoadingMode), so call
+ * it only after the runtime is initialised. For --explain. */
+const char *ic_cuda_module_loading(void);
+
 /* Creates the per-context state on opts->device (0 when opts is NULL). */
 ic_status ic_cuda_open(void **state, const ic_context_options *opts, char *err, size_t errlen);
 

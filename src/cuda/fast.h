@@ -71,7 +71,15 @@ typedef struct ic_fast_device {
     size_t smem_optin, smem_per_sm;
     double copy_bps;  /* bytes read + written per second */
     double fma_per_s; /* fp32 multiply-adds per second */
+    int source;       /* where copy_bps/fma_per_s come from: IC_FAST_CEIL_* */
 } ic_fast_device;
+
+/* ic_fast_device.source */
+enum {
+    IC_FAST_CEIL_DEFAULT = 0, /* built-in H100 figures (IC_CUDA_NO_CALIBRATE, or a failed probe) */
+    IC_FAST_CEIL_MEASURED,    /* measured by this process (and written to the cache) */
+    IC_FAST_CEIL_CACHED       /* read from the user's cache (core/calib_cache.h) */
+};
 
 /* The backend (fast_plan.cu). */
 extern const ic_backend ic_backend_cuda;

@@ -23,7 +23,21 @@
 #include <string.h>
 
 #include "cuda/cuda_common.cuh"
+#include "cuda/cufft_lazy.h"
 #include "cuda/fast.h"
+
+/* cuFFT is opened on first use (cufft_lazy.h): ic_fast_fft_prepare loads it
+ * before anything below can run, and the calls go through the loaded table
+ * under their usual names (so error messages name the cuFFT call). */
+#define cufftCreate ic_cufft_loaded()->create
+#define cufftDestroy ic_cufft_loaded()->destroy
+#define cufftSetAutoAllocation ic_cufft_loaded()->set_auto_allocation
+#define cufftMakePlanMany ic_cufft_loaded()->make_plan_many
+#define cufftSetWorkArea ic_cufft_loaded()->set_work_area
+#define cufftPlan2d ic_cufft_loaded()->plan_2d
+#define cufftExecR2C ic_cufft_loaded()->exec_r2c
+#define cufftExecC2R ic_cufft_loaded()->exec_c2r
+#define cufftSetStream ic_cufft_loaded()->set_stream
 
 struct ic_fast_fft {
     /* shape the resources were made for */
@@ -288,6 +302,8 @@ extern "C" void ic_fast_fft_free(ic_fast_fft *f)
 extern "C" ic_status ic_fast_fft_prepare(ic_fast_fft **pf, const ic_cuda_args *a, const float *w,
                                          ic_fast_plan *p, size_t budget, char *err, size_t errlen)
 {
+    if (!ic_cufft_load(err, errlen)) /* the first FFT plan of the process opens cuFFT */
+        return IC_ERR_UNSUPPORTED;
     ic_fast_fft *f = *pf;
     if (!f) {
         f = (ic_fast_fft *)calloc(1, sizeof *f);

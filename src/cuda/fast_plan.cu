@@ -9,7 +9,10 @@
  *   global  (cuda_common.cuh) the one-thread-per-sample kernel, for kernels the
  *                             three cannot take (wider than 31 and no FFT).
  *
- * Cost model. Ceilings are measured once per device and process (first plan):
+ * Cost model. Ceilings are measured once per device, driver and imgconv
+ * version and kept in the user's cache directory (core/calib_cache.h; the
+ * first plan of a process reads them from there, so start-up does not pay
+ * the probes; ic_context_options.recalibrate / `--recalibrate` measure again):
  * copy = bytes read + written by a 256 MiB device-to-device cudaMemcpy (best of
  * 3), fma = multiply-adds per second of a register-resident FMA loop kernel
  * (8 independent chains per thread, 4 blocks of 256 threads per SM). Then
@@ -36,6 +39,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/calib_cache.h"
 #include "cuda/cuda_common.cuh"
 #include "cuda/fast.h"
 #include "cuda/fast_tile.cuh"
@@ -55,6 +59,7 @@ struct ic_fast_state {
     void *base; /* ic_cuda_open's state: buffers, events, upload/download */
     int device;
     ic_fast_method force;
+    int recalibrate; /* ic_context_options.recalibrate: measure, ignoring the cache */
     ic_fast_device dev;
     /* factorisation of the last kernel */
     int f_kw, f_kh;
@@ -92,7 +97,27 @@ static std::mutex g_dev_mutex;
 static ic_fast_device g_dev[64];
 static int g_dev_done[64];
 
-static ic_status measure_device(int device, ic_fast_device *d, char *err, size_t errlen)
+/* The cache key of a device: what makes its ceilings what they are. */
+static void calib_key(const cudaDeviceProp &prop, char *key, size_t n)
+{
+    int drv = 0, rt = 0;
+    (void)cudaDriverGetVersion(&drv);
+    (void)cudaRuntimeGetVersion(&rt);
+    char uuid[33];
+    for (int i = 0; i < 16; i++)
+        snprintf(uuid + 2 * i, 3, "%02x", (unsigned char)prop.uuid.bytes[i]);
+    char name[64];
+    int j = 0;
+    for (int i = 0; prop.name[i] && j < 63; i++) /* printable ASCII only (calib_cache.h) */
+        if (prop.name[i] >= 0x20 && prop.name[i] < 0x7f)
+            name[j++] = prop.name[i];
+    name[j] = '\0';
+    snprintf(key, n, "%s uuid %s driver %d runtime %d imgconv %s", name, uuid, drv, rt,
+             IC_VERSION_STRING);
+}
+
+static ic_status measure_device(int device, int recalibrate, ic_fast_device *d, char *err,
+                                size_t errlen)
 {
     memset(d, 0, sizeof *d);
     cudaDeviceProp prop;
@@ -103,8 +128,19 @@ static ic_status measure_device(int device, ic_fast_device *d, char *err, size_t
     /* Defaults if a measurement cannot run: the H100 figures of shared/peers. */
     d->copy_bps = 3.0e12;
     d->fma_per_s = 27.7e12;
+    d->source = IC_FAST_CEIL_DEFAULT;
     if (getenv("IC_CUDA_NO_CALIBRATE"))
         return IC_OK;
+    char key[IC_CALIB_MAX_KEY + 1];
+    calib_key(prop, key, sizeof key);
+    ic_calib cached;
+    if (!recalibrate && ic__calib_load(key, &cached)) {
+        d->copy_bps = cached.copy_bps;
+        d->fma_per_s = cached.fma_per_s;
+        d->source = IC_FAST_CEIL_CACHED;
+        return IC_OK;
+    }
+    int copy_ok = 0, fma_ok = 0;
     cudaEvent_t e0, e1;
     IC_CUDA_CHECK(cudaEventCreate(&e0));
     IC_CUDA_CHECK(cudaEventCreate(&e1));
@@ -123,8 +159,10 @@ static ic_status measure_device(int device, ic_fast_device *d, char *err, size_t
             if (i > 0 && (best == 0 || ms < best)) /* the first is a warm-up */
                 best = ms;
         }
-        if (best > 0)
+        if (best > 0) {
             d->copy_bps = 2.0 * (double)bytes / (best * 1e-3);
+            copy_ok = 1;
+        }
     }
     (void)cudaFree(a);
     (void)cudaFree(b);
@@ -144,13 +182,20 @@ static ic_status measure_device(int device, ic_fast_device *d, char *err, size_t
             if (i > 0 && (best == 0 || ms < best))
                 best = ms;
         }
-        if (best > 0)
+        if (best > 0) {
             d->fma_per_s = (double)blocks * threads * iters * 8.0 / (best * 1e-3);
+            fma_ok = 1;
+        }
         (void)cudaFree(out);
     }
     (void)cudaGetLastError();
     (void)cudaEventDestroy(e0);
     (void)cudaEventDestroy(e1);
+    if (copy_ok && fma_ok) { /* only real measurements are worth keeping */
+        d->source = IC_FAST_CEIL_MEASURED;
+        const ic_calib c = {d->copy_bps, d->fma_per_s};
+        (void)ic__calib_store(key, &c); /* best effort: a read-only home still works */
+    }
     return IC_OK;
 }
 
@@ -160,12 +205,15 @@ static ic_status device_ceilings(ic_fast_state *st, char *err, size_t errlen)
         return IC_OK;
     std::lock_guard<std::mutex> lock(g_dev_mutex);
     const int d = st->device;
-    if (d >= 0 && d < 64 && g_dev_done[d]) {
+    /* Once per process and device; a state asking to recalibrate measures
+     * again unless this process already did. */
+    if (d >= 0 && d < 64 && g_dev_done[d] &&
+        !(st->recalibrate && g_dev[d].source != IC_FAST_CEIL_MEASURED)) {
         st->dev = g_dev[d];
         return IC_OK;
     }
     IC_CUDA_CHECK(cudaSetDevice(d));
-    ic_status s = measure_device(d, &st->dev, err, errlen);
+    ic_status s = measure_device(d, st->recalibrate, &st->dev, err, errlen);
     if (s == IC_OK && d >= 0 && d < 64) {
         g_dev[d] = st->dev;
         g_dev_done[d] = 1;
@@ -620,6 +668,7 @@ static ic_status fast_open(void **state, const ic_context_options *opts, char *e
         return s;
     }
     st->device = opts ? opts->device : 0;
+    st->recalibrate = opts ? opts->recalibrate != 0 : 0;
     st->force = method_from_env();
     *state = st;
     return IC_OK;
@@ -728,10 +777,16 @@ static ic_status fast_explain(void *state, const ic_job *job, char *buf, size_t 
         o += snprintf(buf + o, buflen - o, "  one thread per output sample (%d blocks)\n", p.blocks);
     if (o < 0 || (size_t)o >= buflen)
         return IC_OK;
+    static const char *const source[] = {"built-in defaults", "measured now",
+                                         "from the calibration cache"};
     snprintf(buf + o, buflen - o,
              "  model: %.3g G multiply-adds, %s of device traffic; ceilings %.0f GB/s copy, "
-             "%.1f TFLOP/s fp32; predicted %s\n",
-             p.fmas / 1e9, by, st->dev.copy_bps / 1e9, 2 * st->dev.fma_per_s / 1e12, pr);
+             "%.1f TFLOP/s fp32 (%s); predicted %s\n",
+             p.fmas / 1e9, by, st->dev.copy_bps / 1e9, 2 * st->dev.fma_per_s / 1e12,
+             source[st->dev.source >= 0 && st->dev.source <= 2 ? st->dev.source : 0], pr);
+    o += (int)strlen(buf + o);
+    if ((size_t)o + 1 < buflen)
+        snprintf(buf + o, buflen - o, "  CUDA module loading: %s\n", ic_cuda_module_loading());
     return IC_OK;
 }
 
@@ -822,5 +877,6 @@ extern "C" const ic_backend ic_backend_cuda = {
     fast_close,
     fast_run,
     fast_explain,
-    IC_CAP_PREMULTIPLY,
+    IC_CAP_PREMULTIPLY | IC_CAP_DEVICE_IMAGES,
+    NULL, /* host_bytes: the band pipeline's pinned staging is not counted yet */
 };

@@ -38,17 +38,25 @@ static const ic_backend *const table[] = {
 };
 #define N_BACKENDS ((int)(sizeof table / sizeof *table))
 
-/* Probing a CUDA backend initialises the runtime (slow): do it once. */
+/* Probing a CUDA backend initialises the CUDA runtime (slow, and a process
+ * that asked for a CPU backend should not pay it): each backend is probed
+ * only when something asks about it, once per process. */
 static int probed_usable[N_BACKENDS];
+static int probed[N_BACKENDS];
 static char probed_why[N_BACKENDS][160];
-static pthread_once_t probe_once = PTHREAD_ONCE_INIT;
+static pthread_mutex_t probe_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static void probe_all(void)
+static int probe(int i)
 {
-    for (int i = 0; i < N_BACKENDS; i++) {
+    pthread_mutex_lock(&probe_lock);
+    if (!probed[i]) {
         probed_why[i][0] = '\0';
         probed_usable[i] = table[i]->probe ? table[i]->probe(probed_why[i], sizeof probed_why[i]) : 1;
+        probed[i] = 1;
     }
+    const int usable = probed_usable[i];
+    pthread_mutex_unlock(&probe_lock);
+    return usable;
 }
 
 int ic_backend_count(void)
@@ -58,34 +66,40 @@ int ic_backend_count(void)
 
 ic_status ic_backend_get(int i, ic_backend_info *info)
 {
-    pthread_once(&probe_once, probe_all);
     if (!info || i < 0 || i >= N_BACKENDS)
         return IC_ERR_INVALID_ARG;
     memset(info, 0, sizeof *info);
     info->name = table[i]->name;
     info->summary = table[i]->summary;
-    info->usable = probed_usable[i];
+    info->usable = probe(i);
     memcpy(info->why, probed_why[i], sizeof info->why);
     return IC_OK;
 }
 
 const char *ic_backend_auto(void)
 {
-    pthread_once(&probe_once, probe_all);
-    int best = -1;
-    for (int i = 0; i < N_BACKENDS; i++)
-        if (probed_usable[i] && (best < 0 || table[i]->rank > table[best]->rank))
-            best = i;
-    return best >= 0 ? table[best]->name : "seq";
+    /* Highest rank first, stopping at the first usable one: a machine with a
+     * GPU never probes the CPU backends, and the CUDA probes share one runtime
+     * initialisation. */
+    int done[N_BACKENDS] = {0};
+    for (int n = 0; n < N_BACKENDS; n++) {
+        int best = -1;
+        for (int i = 0; i < N_BACKENDS; i++)
+            if (!done[i] && (best < 0 || table[i]->rank > table[best]->rank))
+                best = i;
+        done[best] = 1;
+        if (probe(best))
+            return table[best]->name;
+    }
+    return "seq";
 }
 
 const ic_backend *ic__backend_find(const char *name, int *usable, const char **why)
 {
-    pthread_once(&probe_once, probe_all);
     for (int i = 0; i < N_BACKENDS; i++)
         if (strcmp(table[i]->name, name) == 0) {
-            *usable = probed_usable[i];
-            *why = probed_why[i];
+            *usable = probe(i);
+            *why = probed_why[i]; /* written once, before probed[i] was set */
             return table[i];
         }
     return NULL;

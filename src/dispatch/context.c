@@ -121,6 +121,23 @@ const char *ic_context_backend(const ic_context *ctx)
     return ctx ? ctx->be->name : "";
 }
 
+ic_status ic__context_device(const ic_context *ctx, int *device, const char **why)
+{
+    *why = "";
+    if (!ctx)
+        return IC_ERR_INVALID_ARG;
+    if (!ctx->be->is_gpu) {
+        *why = "the context's backend is not a CUDA one";
+        return IC_ERR_UNSUPPORTED;
+    }
+    if (ctx->multi) {
+        *why = "the context is split across several devices";
+        return IC_ERR_UNSUPPORTED;
+    }
+    *device = ctx->opts.device;
+    return IC_OK;
+}
+
 const char *ic_context_error(const ic_context *ctx)
 {
     return ctx ? ctx->err : "";
@@ -143,12 +160,16 @@ static int image_valid(const ic_image *im)
 {
     return im && im->data && im->width >= 1 && im->height >= 1 && im->channels >= 1 &&
            im->channels <= 4 && (im->layout == IC_AOS || im->layout == IC_SOA) &&
-           im->type == IC_U8 && im->pitch >= ic_image_row_bytes(im);
+           im->type == IC_U8 && im->pitch >= ic_image_row_bytes(im) &&
+           (im->memory == IC_MEM_HOST || (im->memory == IC_MEM_DEVICE && im->device >= 0));
 }
 
-/* The byte ranges [lo, hi) two images span; used to refuse overlapping buffers. */
+/* The byte ranges [lo, hi) two images span; used to refuse overlapping buffers.
+ * Host and device addresses (or two devices' addresses) are different spaces. */
 static int images_overlap(const ic_image *a, const ic_image *b)
 {
+    if (a->memory != b->memory || (a->memory == IC_MEM_DEVICE && a->device != b->device))
+        return 0;
     const uint8_t *a0 = a->data, *a1 = a->data + ic_image_size_bytes(a);
     const uint8_t *b0 = b->data, *b1 = b->data + ic_image_size_bytes(b);
     return a0 < b1 && b0 < a1;
@@ -269,6 +290,11 @@ ic_status ic_convolve(ic_context *ctx, const ic_image *src, ic_image *dst, const
                  "backend %s cannot read or write device memory (use a CUDA backend)", ctx->be->name);
         return IC_ERR_UNSUPPORTED;
     }
+    /* Device images: nothing below may read or write them from the host. */
+    const int on_device = src->memory == IC_MEM_DEVICE || dst->memory == IC_MEM_DEVICE;
+    if (on_device && ctx->multi)
+        return fail(ctx, IC_ERR_UNSUPPORTED,
+                    "device images cannot be split across several devices (use one device)");
     if (images_overlap(src, dst))
         return fail(ctx, IC_ERR_INVALID_ARG, "source and destination overlap");
     if (!kernel_valid(k))
@@ -298,11 +324,21 @@ ic_status ic_convolve(ic_context *ctx, const ic_image *src, ic_image *dst, const
 
     ic_alpha alpha = effective_alpha(src, p, sum);
 
-    /* Backends write dst in src's layout; convert afterwards when asked otherwise. */
+    if (alpha == IC_ALPHA_PREMULTIPLY && on_device && !(ctx->be->caps & IC_CAP_PREMULTIPLY)) {
+        free(w);
+        snprintf(ctx->err, sizeof ctx->err,
+                 "premultiplied alpha on device images is not supported by backend %s "
+                 "(ask for alpha keep or independent)",
+                 ctx->be->name);
+        return IC_ERR_UNSUPPORTED;
+    }
+
+    /* Backends write dst in src's layout; convert afterwards when asked
+     * otherwise. A device dst is converted by the backend on the device. */
     ic_image tmp, *out = dst;
     memset(&tmp, 0, sizeof tmp);
     ic_status st = IC_OK;
-    if (dst->layout != src->layout) {
+    if (dst->layout != src->layout && dst->memory == IC_MEM_HOST) {
         st = ic_image_create(&tmp, src->width, src->height, src->channels, src->layout);
         if (st != IC_OK) {
             free(w);
@@ -312,6 +348,10 @@ ic_status ic_convolve(ic_context *ctx, const ic_image *src, ic_image *dst, const
     }
     ic_job job = {.src = src, .dst = out, .w = w, .kw = kw, .kh = kh, .wk = &wk,
                   .border = p->border, .border_value = p->border_value, .bias = p->bias};
+    if (alpha == IC_ALPHA_KEEP && on_device) { /* the backend copies alpha on the device */
+        job.keep_alpha = 1;
+        alpha = IC_ALPHA_INDEPENDENT;
+    }
     ic_timing t = {0, 0, 0, 0};
     /* Backends that premultiply themselves get the job flagged; the others
      * take the float64 reference path. */

@@ -11,4 +11,9 @@ const ic_backend *ic__backend_find(const char *name, int *usable, const char **w
  * CPU (README "Alpha"): the one path shared by every backend for that mode. */
 ic_status ic__convolve_premultiplied(const ic_job *job);
 
+/* The CUDA device a context's backend runs on: IC_OK and *device for a
+ * one-device context of a GPU backend; IC_ERR_UNSUPPORTED for a CPU backend
+ * or a context split across several devices (*why says which). */
+ic_status ic__context_device(const ic_context *ctx, int *device, const char **why);
+
 #endif

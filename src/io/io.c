@@ -6,10 +6,11 @@
  * its channels forced to 1..4, then lay it out interleaved (AoS) or planar
  * (SoA). The format of an input is taken from its magic bytes (P5/P6, the PNG
  * signature, the JPEG SOI marker, II*\0 / MM\0* for TIFF, RIFF....WEBP),
- * never from its name; the format of an output
- * from the extension. Saving writes a temporary file created with mkstemp in the
- * target directory, syncs it and renames it over the path, so that a failed
- * save leaves neither a partial output nor the temporary behind.
+ * never from its name; the format of an output from the extension. Saving goes
+ * through atomic.c: the file appears under its name only when complete, and a
+ * failed or interrupted save leaves nothing. The same writers work into memory
+ * (ic_image_encode, through open_memstream), and ic_save_bytes writes already
+ * encoded bytes with the same atomic save (the GPU codec's output).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -454,26 +455,6 @@ ic_status ic_image_load(ic_image *img, const char *path, const ic_load_options *
 
 /* ---- atomic save ----------------------------------------------------------- */
 
-/* The process umask without changing it (umask(2) would race with other
- * threads): Linux reports it in /proc/self/status; 022 when unavailable. */
-static mode_t current_umask(void)
-{
-    mode_t mask = 022;
-    FILE *f = fopen("/proc/self/status", "r");
-    if (!f)
-        return mask;
-    char line[256];
-    while (fgets(line, sizeof line, f)) {
-        unsigned int v;
-        if (sscanf(line, "Umask: %o", &v) == 1) {
-            mask = (mode_t)(v & 0777);
-            break;
-        }
-    }
-    fclose(f);
-    return mask;
-}
-
 static ic_status write_format(FILE *f, const ic_image *aos, ic_format fmt, int out_ch,
                               const ic_save_options *o, char *err, size_t errlen)
 {
@@ -522,33 +503,75 @@ static int image_valid(const ic_image *img)
     return img->pitch >= ic_image_row_bytes(img);
 }
 
-/* What saving and encoding share: checks img, the options and the format
- * (path gives the channels of .pgm/.ppm; "" otherwise), and fills the
- * effective options *o, the channels to store and an interleaved view *aos
- * (a converted copy in *copy when img is planar; free it with ic_image_free). */
-static ic_status save_setup(const ic_image *img, ic_format fmt, const char *path,
-                            const ic_save_options *opts, ic_save_options *o, int *out_ch,
-                            ic_image *copy, const ic_image **aos, char *errbuf, size_t errlen)
+/* Writes the output of fill() to path so that the file appears under its name
+ * only when complete (atomic.c): a failure leaves no partial file behind. */
+typedef ic_status (*fill_fn)(FILE *f, const void *arg, char *err, size_t errlen);
+
+static ic_status save_atomic(const char *path, fill_fn fill, const void *arg, char *errbuf,
+                             size_t errlen)
 {
-    memset(copy, 0, sizeof *copy);
+    /* Written where nobody sees it, published only when complete (atomic.c). */
+    ic_out_file out;
+    ic_status st = ic_out_open(&out, path, errbuf, errlen);
+    if (st != IC_OK)
+        return st;
+    st = fill(out.f, arg, errbuf, errlen);
+    if (st == IC_OK)
+        st = ic_out_commit(&out, errbuf, errlen);
+    else
+        ic_out_abort(&out);
+    return st;
+}
+
+/* An image ready for a format writer. */
+typedef struct encode_job {
+    const ic_image *aos;
+    ic_format fmt;
+    int out_ch;
+    ic_save_options o; /* the effective options (defaults filled in) */
+} encode_job;
+
+static ic_status fill_image(FILE *f, const void *arg, char *err, size_t errlen)
+{
+    const encode_job *j = arg;
+    return write_format(f, j->aos, j->fmt, j->out_ch, &j->o, err, errlen);
+}
+
+/* Checks img and the options, picks the format from `path` (a file name or
+ * just ".ext") and makes *aos_copy when img is planar. */
+static ic_status prepare_encode(const ic_image *img, const char *path, const ic_save_options *opts,
+                                encode_job *j, ic_image *aos_copy, char *errbuf, size_t errlen)
+{
+    memset(aos_copy, 0, sizeof *aos_copy);
+    if (!img || !path || !path[0]) {
+        ic_io_err(errbuf, errlen, "no image or path given");
+        return IC_ERR_INVALID_ARG;
+    }
+    if (img->memory != IC_MEM_HOST) {
+        ic_io_err(errbuf, errlen,
+                  "the image is in device memory: copy it to the host first (or encode it "
+                  "with ic_gpu_encode)");
+        return IC_ERR_UNSUPPORTED;
+    }
     if (!image_valid(img)) {
         ic_io_err(errbuf, errlen, "invalid image (size, channels, layout or pitch)");
         return IC_ERR_INVALID_ARG;
     }
-    memset(o, 0, sizeof *o);
+    memset(&j->o, 0, sizeof j->o);
     if (opts)
-        *o = *opts;
-    if (o->quality == 0)
-        o->quality = 92;
-    if (o->quality < 1 || o->quality > 100) {
-        ic_io_err(errbuf, errlen, "quality must be 1..100, not %d", o->quality);
+        j->o = *opts;
+    if (j->o.quality == 0)
+        j->o.quality = 92;
+    if (j->o.quality < 1 || j->o.quality > 100) {
+        ic_io_err(errbuf, errlen, "quality must be 1..100, not %d", j->o.quality);
         return IC_ERR_INVALID_ARG;
     }
-    if (o->compression < 0 || o->compression > 9) {
+    if (j->o.compression < 0 || j->o.compression > 9) {
         ic_io_err(errbuf, errlen, "compression must be 1..9 (0: the default), not %d",
-                  o->compression);
+                  j->o.compression);
         return IC_ERR_INVALID_ARG;
     }
+    ic_format fmt = ic_format_from_path(path);
     if (fmt == IC_FMT_UNKNOWN) {
         ic_io_err(errbuf, errlen,
                   "unknown output format \".%s\" (use .png, .jpg, .jpeg, .tif, .tiff, .webp, "
@@ -560,49 +583,60 @@ static ic_status save_setup(const ic_image *img, ic_format fmt, const char *path
         ic_io_err(errbuf, errlen, "built without %s support", ic_format_name(fmt));
         return IC_ERR_UNSUPPORTED;
     }
-    *out_ch = saved_channels(path, fmt, img->channels);
+    j->fmt = fmt;
+    j->out_ch = saved_channels(path, fmt, img->channels);
+    j->aos = img;
     /* Writers take interleaved rows; planar images are converted first. */
-    *aos = img;
     if (img->layout != IC_AOS) {
-        ic_status st = ic_image_clone(copy, img, IC_AOS);
+        ic_status st = ic_image_clone(aos_copy, img, IC_AOS);
         if (st != IC_OK) {
             ic_io_err(errbuf, errlen, "cannot convert the layout: %s", ic_status_str(st));
             return st;
         }
-        *aos = copy;
+        j->aos = aos_copy;
     }
     return IC_OK;
 }
 
-ic_status ic_image_encode(const ic_image *img, ic_format fmt, const ic_save_options *opts,
-                          void **data, size_t *size, char *errbuf, size_t errlen)
+ic_status ic_image_save(const ic_image *img, const char *path, const ic_save_options *opts,
+                        char *errbuf, size_t errlen)
 {
     if (errbuf && errlen)
         errbuf[0] = '\0';
-    if (!img || !data || !size) {
-        ic_io_err(errbuf, errlen, "no image or output buffer given");
+    encode_job j;
+    ic_image aos_copy;
+    ic_status st = prepare_encode(img, path, opts, &j, &aos_copy, errbuf, errlen);
+    if (st == IC_OK)
+        st = save_atomic(path, fill_image, &j, errbuf, errlen);
+    ic_image_free(&aos_copy);
+    return st;
+}
+
+ic_status ic_image_encode(const ic_image *img, const char *name, const ic_save_options *opts,
+                          uint8_t **data, size_t *size, char *errbuf, size_t errlen)
+{
+    if (errbuf && errlen)
+        errbuf[0] = '\0';
+    if (!data || !size) {
+        ic_io_err(errbuf, errlen, "no output buffer given");
         return IC_ERR_INVALID_ARG;
     }
     *data = NULL;
     *size = 0;
-    ic_save_options o;
+    encode_job j;
     ic_image aos_copy;
-    const ic_image *aos = NULL;
-    int out_ch = 0;
-    ic_status st = save_setup(img, fmt, "", opts, &o, &out_ch, &aos_copy, &aos, errbuf, errlen);
+    ic_status st = prepare_encode(img, name, opts, &j, &aos_copy, errbuf, errlen);
     if (st != IC_OK)
         return st;
     char *buf = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len); /* seekable, as libtiff's writer needs */
+    size_t n = 0;
+    FILE *f = open_memstream(&buf, &n);
     if (!f) {
         ic_image_free(&aos_copy);
-        ic_io_err(errbuf, errlen, "cannot open a memory stream: %s", strerror(errno));
+        ic_io_err(errbuf, errlen, "out of memory");
         return IC_ERR_NOMEM;
     }
-    st = write_format(f, aos, fmt, out_ch, &o, errbuf, errlen);
-    /* A memory stream's size is its position when closed: the writers leave
-     * it at the end of their data (tiff.c seeks back there after patching). */
+    st = fill_image(f, &j, errbuf, errlen);
     if (fclose(f) != 0 && st == IC_OK) {
         ic_io_err(errbuf, errlen, "out of memory");
         st = IC_ERR_NOMEM;
@@ -612,105 +646,36 @@ ic_status ic_image_encode(const ic_image *img, ic_format fmt, const ic_save_opti
         free(buf);
         return st;
     }
-    *data = buf;
-    *size = len;
+    *data = (uint8_t *)buf;
+    *size = n;
     return IC_OK;
 }
 
-ic_status ic_image_save(const ic_image *img, const char *path, const ic_save_options *opts,
-                        char *errbuf, size_t errlen)
+typedef struct byte_span {
+    const void *data;
+    size_t size;
+} byte_span;
+
+static ic_status fill_bytes(FILE *f, const void *arg, char *err, size_t errlen)
+{
+    const byte_span *b = arg;
+    if (b->size > 0 && fwrite(b->data, 1, b->size, f) != b->size) {
+        ic_io_err(err, errlen, "write error: %s", strerror(errno ? errno : EIO));
+        return IC_ERR_IO;
+    }
+    return IC_OK;
+}
+
+ic_status ic_save_bytes(const char *path, const void *data, size_t size, char *errbuf,
+                        size_t errlen)
 {
     if (errbuf && errlen)
         errbuf[0] = '\0';
-    if (!img || !path || !path[0]) {
-        ic_io_err(errbuf, errlen, "no image or path given");
+    if (!path || !path[0] || (!data && size > 0)) {
+        ic_io_err(errbuf, errlen, "no data or path given");
         return IC_ERR_INVALID_ARG;
     }
-    ic_save_options o;
-    ic_image aos_copy;
-    const ic_image *aos = NULL;
-    int out_ch = 0;
-    const ic_format fmt = ic_format_from_path(path);
-    ic_status setup =
-        save_setup(img, fmt, path, opts, &o, &out_ch, &aos_copy, &aos, errbuf, errlen);
-    if (setup != IC_OK)
-        return setup;
-
-    /* Temporary name: DIR/.BASE.XXXXXX, with BASE cut so the name fits NAME_MAX. */
-    const char *slash = strrchr(path, '/');
-    size_t dirlen = slash ? (size_t)(slash - path) : 0;
-    const char *base = slash ? slash + 1 : path;
-    char dir[4096];
-    if (!slash)
-        snprintf(dir, sizeof dir, ".");
-    else if (dirlen == 0)
-        snprintf(dir, sizeof dir, "/");
-    else if (dirlen < sizeof dir)
-        snprintf(dir, sizeof dir, "%.*s", (int)dirlen, path);
-    else {
-        ic_image_free(&aos_copy);
-        ic_io_err(errbuf, errlen, "output path is too long");
-        return IC_ERR_IO;
-    }
-    size_t tmplen = strlen(dir) + strlen(base) + 16;
-    char *tmp = malloc(tmplen);
-    if (!tmp) {
-        ic_image_free(&aos_copy);
-        ic_io_err(errbuf, errlen, "out of memory");
-        return IC_ERR_NOMEM;
-    }
-    snprintf(tmp, tmplen, "%s/.%.200s.XXXXXX", dir, base);
-
-    ic_status st = IC_OK;
-    int fd = mkstemp(tmp);
-    if (fd < 0) {
-        ic_io_err(errbuf, errlen, "cannot create temporary file in %s: %s", dir, strerror(errno));
-        free(tmp);
-        ic_image_free(&aos_copy);
-        return IC_ERR_IO;
-    }
-    /* mkstemp creates mode 0600; give the output the mode a plain creat() would. */
-    (void)fchmod(fd, (mode_t)(0666 & ~current_umask()));
-    FILE *f = fdopen(fd, "wb");
-    if (!f) {
-        ic_io_err(errbuf, errlen, "cannot write: %s", strerror(errno));
-        close(fd);
-        st = IC_ERR_IO;
-        goto fail;
-    }
-    st = write_format(f, aos, fmt, out_ch, &o, errbuf, errlen);
-    if (st == IC_OK && (fflush(f) != 0 || ferror(f))) {
-        ic_io_err(errbuf, errlen, "write error: %s", strerror(errno));
-        st = IC_ERR_IO;
-    }
-    if (st == IC_OK && fsync(fileno(f)) != 0 && errno != EINVAL && errno != EROFS) {
-        ic_io_err(errbuf, errlen, "cannot sync: %s", strerror(errno));
-        st = IC_ERR_IO;
-    }
-    if (fclose(f) != 0 && st == IC_OK) {
-        ic_io_err(errbuf, errlen, "write error: %s", strerror(errno));
-        st = IC_ERR_IO;
-    }
-    if (st != IC_OK)
-        goto fail;
-    if (rename(tmp, path) != 0) {
-        ic_io_err(errbuf, errlen, "cannot replace the output: %s", strerror(errno));
-        st = IC_ERR_IO;
-        goto fail;
-    }
-    /* Make the rename itself durable; failure here loses nothing already written. */
-    int dfd = open(dir, O_RDONLY | O_DIRECTORY);
-    if (dfd >= 0) {
-        (void)fsync(dfd);
-        close(dfd);
-    }
-    free(tmp);
-    ic_image_free(&aos_copy);
-    return IC_OK;
-
-fail:
-    unlink(tmp);
-    free(tmp);
-    ic_image_free(&aos_copy);
-    return st;
+    const byte_span b = {data, size};
+    errno = 0;
+    return save_atomic(path, fill_bytes, &b, errbuf, errlen);
 }

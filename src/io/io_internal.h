@@ -93,4 +93,27 @@ ic_status ic_tiff_write(FILE *f, const ic_image *img, int out_ch, int level,
 ic_status ic_webp_write(FILE *f, const ic_image *img, int out_ch, int quality, int lossless,
                         const ic_metadata *meta, char *err, size_t errlen);
 
+/* An output file being written (atomic.c): f receives the data; ic_out_commit
+ * makes it appear at `path` complete (replacing any file there atomically),
+ * ic_out_abort discards it. Nothing is ever visible at `path` before commit,
+ * and the temporary is removed on failure, on abort and by ic_save_cleanup. */
+#define IC_IO_PATH_MAX 4096
+typedef struct ic_out_file {
+    FILE *f;
+    int fd;
+    int anon; /* 1: an O_TMPFILE file without a name until commit */
+    int slot; /* its entry in the table of temporaries, or -1 */
+    const char *path;
+    char dir[IC_IO_PATH_MAX];
+    char tmp[IC_IO_PATH_MAX + 256];
+} ic_out_file;
+
+/* Creates the hidden file in path's directory. On error err holds one line
+ * and nothing is left behind. */
+ic_status ic_out_open(ic_out_file *o, const char *path, char *err, size_t errlen);
+/* Flushes, syncs and publishes; on error removes the temporary. Closes f. */
+ic_status ic_out_commit(ic_out_file *o, char *err, size_t errlen);
+/* Closes and removes the temporary. */
+void ic_out_abort(ic_out_file *o);
+
 #endif /* IC_IO_INTERNAL_H */

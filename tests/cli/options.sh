@@ -124,6 +124,9 @@ expect_ok "--threads 3" --kernel gaussian:5 --threads 3 chart.ppm g_t3.ppm
 cmp -s g_aos.ppm g_t1.ppm && cmp -s g_aos.ppm g_t3.ppm && ok "--threads does not change the result" || fail "--threads does not change the result"
 expect_ok "--transfer async --device-memory 1000000" --kernel gaussian:5 --transfer async --device-memory 1000000 chart.ppm g_async.ppm
 cmp -s g_aos.ppm g_async.ppm && ok "--transfer async gives the same bytes" || fail "--transfer async gives the same bytes"
+expect_ok "--transfer sync" --kernel gaussian:5 --transfer sync chart.ppm g_sync.ppm
+expect_ok "--transfer auto --recalibrate" --kernel gaussian:5 --transfer auto --recalibrate chart.ppm g_auto.ppm
+cmp -s g_aos.ppm g_sync.ppm && cmp -s g_aos.ppm g_auto.ppm && ok "--transfer sync and auto give the same bytes" || fail "--transfer sync and auto give the same bytes"
 expect_ok "--backend seq --device 0" --kernel gaussian:5 --backend seq --device 0 chart.ppm g_seq.ppm
 expect_ok "options after the files" chart.ppm g_perm.ppm --kernel gaussian:5
 cmp -s g_aos.ppm g_perm.ppm && ok "option order does not matter" || fail "option order does not matter"

@@ -6,7 +6,7 @@
  * For every CUDA strategy backend, seeded random cases (sizes up to 260x200,
  * 1..4 channels, AoS and SoA, every border mode with integer and non-integer
  * border values, kernels 1x1..15x15, bias, convolution and correlation) are
- * filtered three times: sync (default options), async (IC_TRANSFER_ASYNC) and
+ * filtered three times: sync (IC_TRANSFER_SYNC), async (IC_TRANSFER_ASYNC) and
  * async under a tiny device_memory limit that forces many row bands. The three
  * outputs must be equal sample for sample, the banded one must match the
  * float64 oracle (tests/support), and no byte outside the samples may be
@@ -245,6 +245,7 @@ static int check_threaded(const char *be)
     const int w = 2400, h = 1300, ch = 3;
     ic_context_options o;
     memset(&o, 0, sizeof o);
+    o.transfer = IC_TRANSFER_SYNC;
     ic_context *sc = NULL, *ac = NULL;
     char err[256] = "";
     ic_image src, a, b;
@@ -376,6 +377,7 @@ int main(void)
         tested++;
         ic_context_options o;
         memset(&o, 0, sizeof o);
+        o.transfer = IC_TRANSFER_SYNC;
         ic_context *sc = NULL, *ac = NULL;
         char err[256] = "";
         if (ic_context_create(&sc, be, &o, err, sizeof err) != IC_OK) {

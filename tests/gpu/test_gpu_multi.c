@@ -353,15 +353,9 @@ int main(void)
         printf("FAIL: cuda-global is usable but ic_cuda_device_count() is %d\n", ndev);
         return 1;
     }
-    const char *q = getenv("IC_TEST_QUICK");
-    const int quick = q && q[0] && strcmp(q, "0") != 0;
-    uint64_t seed = SEED;
-    int cases = quick ? QUICK_CASES : CASES;
-    const char *e = getenv("ICT_SEED");
-    if (e)
-        seed = strtoull(e, NULL, 0);
-    if ((e = getenv("ICT_CASES")) != NULL)
-        cases = atoi(e);
+    int quick, cases;
+    uint64_t seed;
+    ict_run_env(&quick, &seed, SEED, &cases, CASES, QUICK_CASES);
     devlist lists[4] = {{2, {0, 0, 0}}, {3, {0, 0, 0}}, {2, {0, 1, 0}}, {2, {1, 0, 0}}};
     const int nlists = ndev >= 2 ? 4 : 2;
     printf("%d CUDA device%s visible: device lists {0,0}, {0,0,0}%s\n", ndev, ndev > 1 ? "s" : "",

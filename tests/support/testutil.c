@@ -389,3 +389,14 @@ int ict_oracle_check(const ic_image *src, const ic_kernel *k, const ic_params *p
     free(slack);
     return r;
 }
+
+void ict_run_env(int *quick, uint64_t *seed, uint64_t def_seed, int *cases, int def_cases,
+                 int quick_cases)
+{
+    const char *q = getenv("IC_TEST_QUICK");
+    *quick = q && q[0] && strcmp(q, "0") != 0;
+    const char *e = getenv("ICT_SEED");
+    *seed = e ? strtoull(e, NULL, 0) : def_seed;
+    e = getenv("ICT_CASES");
+    *cases = e ? atoi(e) : *quick ? quick_cases : def_cases;
+}

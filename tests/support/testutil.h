@@ -180,6 +180,13 @@ int ict_run_case(ic_context *ctx, const char *backend, const ict_case *c, ict_to
  * ICT_CASE=I runs case I alone. */
 int ict_diff_backend(const char *backend, int ncases, uint64_t seed, int max_dim);
 
+/* A randomized test's knobs from the environment: *quick = 1 when
+ * IC_TEST_QUICK is set and not "0" (the compute-sanitizer runs); *seed =
+ * ICT_SEED when set, else def_seed; *cases = ICT_CASES when set, else
+ * quick_cases when quick, else def_cases. */
+void ict_run_env(int *quick, uint64_t *seed, uint64_t def_seed, int *cases, int def_cases,
+                 int quick_cases);
+
 /* 1 when the backend is compiled in and usable here; otherwise 0 with the
  * reason (from ic_backend_get, or "not compiled in") in why. */
 int ict_backend_usable(const char *name, char *why, size_t n);

@@ -1,0 +1,552 @@
+/*
+ * _imgconv.c - the CPython extension under the `imgconv` package: a thin layer
+ * over the public C API (include/imgconv.h). It wraps the caller's memory
+ * (the buffer protocol for host arrays, raw device pointers for CUDA arrays)
+ * as ic_image without copying, keeps ic_context and ic_kernel objects alive
+ * across calls, releases the GIL while filtering, loading and saving, and
+ * turns every failure into imgconv.Error carrying the library's one-line
+ * message. Array checks, output allocation and the friendly signature live in
+ * python/imgconv/__init__.py.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <pythread.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "imgconv.h"
+
+static PyObject *ErrorType; /* imgconv.Error, set by the package at import */
+
+/* Raises imgconv.Error(message) with .status set to the status name. */
+static PyObject *raise_status(ic_status st, const char *msg)
+{
+    PyObject *type = ErrorType ? ErrorType : PyExc_RuntimeError;
+    const char *text = (msg && msg[0]) ? msg : ic_status_str(st);
+    PyObject *exc = PyObject_CallFunction(type, "s", text);
+    if (exc) {
+        PyObject *code = PyLong_FromLong((long)st);
+        if (code) {
+            PyObject_SetAttrString(exc, "status", code);
+            Py_DECREF(code);
+        }
+        PyErr_SetObject(type, exc);
+        Py_DECREF(exc);
+    }
+    return NULL;
+}
+
+/* ---- Kernel --------------------------------------------------------------- */
+
+typedef struct {
+    PyObject_HEAD ic_kernel k;
+} KernelObject;
+
+static void Kernel_dealloc(KernelObject *self)
+{
+    ic_kernel_free(&self->k);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+/* Kernel(text) parses the kernel grammar; Kernel(coefficients_bytes, width,
+ * height, divisor) takes width*height float32 values (correlation orientation,
+ * row-major). */
+static int Kernel_init(KernelObject *self, PyObject *args, PyObject *kwds)
+{
+    static char *kw[] = {"source", "width", "height", "divisor", NULL};
+    PyObject *source;
+    int w = 0, h = 0;
+    double divisor = 1.0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O|iid", kw, &source, &w, &h, &divisor))
+        return -1;
+    ic_kernel_free(&self->k);
+    char err[256] = "";
+    ic_status st;
+    if (PyUnicode_Check(source)) {
+        const char *text = PyUnicode_AsUTF8(source);
+        if (!text)
+            return -1;
+        st = ic_kernel_parse(&self->k, text, err, sizeof err);
+    } else {
+        Py_buffer view;
+        if (PyObject_GetBuffer(source, &view, PyBUF_C_CONTIGUOUS) < 0)
+            return -1;
+        if (w < 1 || h < 1 || (size_t)view.len != (size_t)w * (size_t)h * sizeof(float)) {
+            PyBuffer_Release(&view);
+            PyErr_SetString(PyExc_ValueError, "kernel buffer must hold width*height float32 values");
+            return -1;
+        }
+        st = ic_kernel_create(&self->k, w, h, (const float *)view.buf, divisor);
+        PyBuffer_Release(&view);
+        if (st != IC_OK)
+            snprintf(err, sizeof err, "bad %dx%d kernel: %s (odd sizes 1..%d, finite values, nonzero divisor)",
+                     w, h, ic_status_str(st), IC_MAX_KERNEL);
+    }
+    if (st != IC_OK) {
+        raise_status(st, err);
+        return -1;
+    }
+    return 0;
+}
+
+static PyObject *Kernel_get(KernelObject *self, void *which)
+{
+    switch ((intptr_t)which) {
+    case 0: return PyLong_FromLong(self->k.width);
+    case 1: return PyLong_FromLong(self->k.height);
+    case 2: return PyFloat_FromDouble(self->k.divisor);
+    case 3: return PyFloat_FromDouble(self->k.offset);
+    case 4: return PyUnicode_FromString(self->k.name);
+    default: return PyFloat_FromDouble(ic_kernel_sum(&self->k));
+    }
+}
+
+/* The effective weights (coefficient / divisor) as float64 bytes, row-major. */
+static PyObject *Kernel_weights(KernelObject *self, PyObject *Py_UNUSED(ignored))
+{
+    Py_ssize_t n = (Py_ssize_t)self->k.width * self->k.height;
+    PyObject *out = PyBytes_FromStringAndSize(NULL, n * (Py_ssize_t)sizeof(double));
+    if (!out)
+        return NULL;
+    double *w = (double *)PyBytes_AS_STRING(out);
+    for (int j = 0; j < self->k.height; j++)
+        for (int i = 0; i < self->k.width; i++)
+            w[(size_t)j * (size_t)self->k.width + (size_t)i] = ic_kernel_weight(&self->k, i, j);
+    return out;
+}
+
+static PyGetSetDef Kernel_getset[] = {
+    {"width", (getter)Kernel_get, NULL, "kernel width", (void *)0},
+    {"height", (getter)Kernel_get, NULL, "kernel height", (void *)1},
+    {"divisor", (getter)Kernel_get, NULL, "divisor of every coefficient", (void *)2},
+    {"offset", (getter)Kernel_get, NULL, "bias suggested by the source (.mat OFFSET)", (void *)3},
+    {"name", (getter)Kernel_get, NULL, "name used in messages", (void *)4},
+    {"sum", (getter)Kernel_get, NULL, "sum of the effective weights", (void *)5},
+    {NULL, NULL, NULL, NULL, NULL}};
+
+static PyMethodDef Kernel_methods[] = {
+    {"weights_bytes", (PyCFunction)Kernel_weights, METH_NOARGS, "effective weights, float64, row-major"},
+    {NULL, NULL, 0, NULL}};
+
+/* A subclassable type NAME with NAME##Object, NAME##_init, _dealloc,
+ * _getset and _methods. */
+#define IC_PY_TYPE(NAME, DOC)                                                    \
+    {                                                                            \
+        PyVarObject_HEAD_INIT(NULL, 0).tp_name = "imgconv._imgconv." #NAME,      \
+        .tp_basicsize = sizeof(NAME##Object),                                    \
+        .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE, .tp_doc = DOC,     \
+        .tp_new = PyType_GenericNew, .tp_init = (initproc)NAME##_init,           \
+        .tp_dealloc = (destructor)NAME##_dealloc, .tp_getset = NAME##_getset,    \
+        .tp_methods = NAME##_methods,                                            \
+    }
+
+static PyTypeObject KernelType = IC_PY_TYPE(Kernel, "A parsed convolution kernel (ic_kernel).");
+
+/* ---- Context ---------------------------------------------------------------- */
+
+typedef struct {
+    PyObject_HEAD ic_context *ctx;
+    PyThread_type_lock lock; /* a context is not safe for two threads at once */
+} ContextObject;
+
+static void Context_dealloc(ContextObject *self)
+{
+    ic_context_free(self->ctx);
+    if (self->lock)
+        PyThread_free_lock(self->lock);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static int Context_init(ContextObject *self, PyObject *args, PyObject *kwds)
+{
+    static char *kw[] = {"backend", "threads", "device", NULL};
+    const char *backend = "auto";
+    ic_context_options o;
+    memset(&o, 0, sizeof o);
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "|zii", kw, &backend, &o.threads, &o.device))
+        return -1;
+    if (self->ctx) {
+        PyErr_SetString(PyExc_RuntimeError, "Context already initialised");
+        return -1;
+    }
+    if (!self->lock && !(self->lock = PyThread_allocate_lock())) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    char err[256] = "";
+    ic_status st;
+    Py_BEGIN_ALLOW_THREADS
+    st = ic_context_create(&self->ctx, backend, &o, err, sizeof err);
+    Py_END_ALLOW_THREADS
+    if (st != IC_OK) {
+        raise_status(st, err);
+        return -1;
+    }
+    return 0;
+}
+
+static PyObject *Context_backend(ContextObject *self, void *Py_UNUSED(c))
+{
+    if (!self->ctx)
+        Py_RETURN_NONE;
+    return PyUnicode_FromString(ic_context_backend(self->ctx));
+}
+
+/* Checks that the context is open and fills *p from the call's arguments. */
+static int call_ready(ContextObject *self, ic_params *p, const char *border, double border_value,
+                      int correlate, double bias, const char *alpha)
+{
+    if (!self->ctx) {
+        raise_status(IC_ERR_INVALID_ARG, "context not initialised");
+        return -1;
+    }
+    ic_params_default(p);
+    if (ic_border_parse(border, &p->border) != IC_OK) {
+        char msg[160];
+        snprintf(msg, sizeof msg,
+                 "unknown border mode '%s' (constant, replicate, mirror, reflect, wrap)", border);
+        raise_status(IC_ERR_INVALID_ARG, msg);
+        return -1;
+    }
+    if (ic_alpha_parse(alpha, &p->alpha) != IC_OK) {
+        char msg[160];
+        snprintf(msg, sizeof msg, "unknown alpha mode '%s' (auto, premultiply, keep, independent)", alpha);
+        raise_status(IC_ERR_INVALID_ARG, msg);
+        return -1;
+    }
+    p->border_value = (float)border_value;
+    p->correlate = correlate;
+    p->bias = (float)bias;
+    return 0;
+}
+
+/* Runs ic_convolve with the GIL released and the context's lock held. */
+static PyObject *run_convolve(ContextObject *self, const ic_image *src, ic_image *dst,
+                              KernelObject *k, const ic_params *p)
+{
+    ic_status st;
+    char msg[320] = "";
+    Py_BEGIN_ALLOW_THREADS
+    PyThread_acquire_lock(self->lock, WAIT_LOCK);
+    st = ic_convolve(self->ctx, src, dst, &k->k, p);
+    if (st != IC_OK)
+        snprintf(msg, sizeof msg, "%s", ic_context_error(self->ctx));
+    PyThread_release_lock(self->lock);
+    Py_END_ALLOW_THREADS
+    if (st != IC_OK)
+        return raise_status(st, msg);
+    Py_RETURN_NONE;
+}
+
+/* Describes a host buffer of uint8 samples shaped (H, W) or (H, W, C) as an
+ * AoS ic_image without copying: pixels C bytes apart, samples 1 byte apart,
+ * rows `strides[0]` bytes apart (the pitch). Anything else raises ValueError
+ * (the Python layer copies such arrays first). */
+static int wrap_buffer(Py_buffer *v, ic_image *img, const char *what)
+{
+    if (v->itemsize != 1 || (v->format && strcmp(v->format, "B") != 0 && strcmp(v->format, "=B") != 0 &&
+                             strcmp(v->format, "<B") != 0 && strcmp(v->format, "|B") != 0)) {
+        PyErr_Format(PyExc_TypeError, "%s: samples must be uint8", what);
+        return -1;
+    }
+    if (v->ndim != 2 && v->ndim != 3) {
+        PyErr_Format(PyExc_ValueError, "%s: expected an H x W or H x W x C array", what);
+        return -1;
+    }
+    Py_ssize_t h = v->shape[0], w = v->shape[1], c = v->ndim == 3 ? v->shape[2] : 1;
+    Py_ssize_t sy = v->strides[0], sx = v->strides[1], sc = v->ndim == 3 ? v->strides[2] : 1;
+    if (h < 1 || w < 1 || h > IC_MAX_DIM || w > IC_MAX_DIM || c < 1 || c > 4) {
+        PyErr_Format(PyExc_ValueError, "%s: %zd x %zd x %zd is outside 1..%d x 1..%d x 1..4", what, h,
+                     w, c, IC_MAX_DIM, IC_MAX_DIM);
+        return -1;
+    }
+    if ((c > 1 && sc != 1) || sx != c || sy < w * c) {
+        PyErr_Format(PyExc_ValueError,
+                     "%s: strides (%zd, %zd, %zd) are not rows of packed pixels (copy it first)", what,
+                     sy, sx, sc);
+        return -1;
+    }
+    ic_status st = ic_image_wrap(img, (uint8_t *)v->buf, (int)w, (int)h, (int)c, IC_AOS, (size_t)sy);
+    if (st != IC_OK) {
+        raise_status(st, "cannot wrap the array as an image");
+        return -1;
+    }
+    return 0;
+}
+
+/* convolve(src, dst, kernel, border, border_value, correlate, bias, alpha):
+ * host arrays (buffer protocol) of the same shape, wrapped, never copied. */
+static PyObject *Context_convolve(ContextObject *self, PyObject *args)
+{
+    PyObject *so, *dobj;
+    KernelObject *k;
+    int correlate;
+    const char *border, *alpha;
+    double bv, bias;
+    if (!PyArg_ParseTuple(args, "OOO!sdpds", &so, &dobj, &KernelType, &k, &border, &bv, &correlate,
+                          &bias, &alpha))
+        return NULL;
+    ic_params p;
+    if (call_ready(self, &p, border, bv, correlate, bias, alpha) < 0)
+        return NULL;
+    Py_buffer sv, dv;
+    if (PyObject_GetBuffer(so, &sv, PyBUF_RECORDS_RO) < 0)
+        return NULL;
+    if (PyObject_GetBuffer(dobj, &dv, PyBUF_RECORDS) < 0) {
+        PyBuffer_Release(&sv);
+        return NULL;
+    }
+    PyObject *res = NULL;
+    ic_image src, dst;
+    if (wrap_buffer(&sv, &src, "image") < 0 || wrap_buffer(&dv, &dst, "out") < 0)
+        goto out;
+    if (src.width != dst.width || src.height != dst.height || src.channels != dst.channels) {
+        PyErr_SetString(PyExc_ValueError, "out must have the image's shape");
+        goto out;
+    }
+    res = run_convolve(self, &src, &dst, k, &p);
+out:
+    PyBuffer_Release(&sv);
+    PyBuffer_Release(&dv);
+    return res;
+}
+
+/* convolve_device(src_ptr, dst_ptr, kernel, height, width, channels, src_pitch,
+ *                 dst_pitch, device, stream, border, border_value, correlate,
+ *                 bias, alpha): CUDA device pointers (from
+ * __cuda_array_interface__ / DLPack), wrapped by ic_image_wrap_device. */
+static PyObject *Context_convolve_device(ContextObject *self, PyObject *args)
+{
+    unsigned long long sptr, dptr, stream;
+    KernelObject *k;
+    int h, w, c, device, correlate;
+    Py_ssize_t sp, dp;
+    const char *border, *alpha;
+    double bv, bias;
+    if (!PyArg_ParseTuple(args, "KKO!iiinniKsdpds", &sptr, &dptr, &KernelType, &k, &h, &w, &c, &sp,
+                          &dp, &device, &stream, &border, &bv, &correlate, &bias, &alpha))
+        return NULL;
+    ic_params p;
+    if (call_ready(self, &p, border, bv, correlate, bias, alpha) < 0)
+        return NULL;
+    ic_image src, dst;
+    ic_status st = ic_image_wrap_device(&src, (void *)(uintptr_t)sptr, w, h, c, IC_AOS, (size_t)sp,
+                                        device, (void *)(uintptr_t)stream);
+    if (st == IC_OK)
+        st = ic_image_wrap_device(&dst, (void *)(uintptr_t)dptr, w, h, c, IC_AOS, (size_t)dp, device,
+                                  (void *)(uintptr_t)stream);
+    if (st != IC_OK)
+        return raise_status(st, "device image size, channels (1..4) or pitch out of range");
+    return run_convolve(self, &src, &dst, k, &p);
+}
+
+static PyGetSetDef Context_getset[] = {
+    {"backend", (getter)Context_backend, NULL, "name of the backend this context runs", NULL},
+    {NULL, NULL, NULL, NULL, NULL}};
+
+static PyMethodDef Context_methods[] = {
+    {"convolve", (PyCFunction)Context_convolve, METH_VARARGS, "filter a host buffer (low level)"},
+    {"convolve_device", (PyCFunction)Context_convolve_device, METH_VARARGS,
+     "filter a CUDA device buffer (low level)"},
+    {NULL, NULL, 0, NULL}};
+
+static PyTypeObject ContextType =
+    IC_PY_TYPE(Context, "A backend with its resources, reused across calls (ic_context).");
+
+/* ---- module functions ---------------------------------------------------------- */
+
+static PyObject *mod_set_error(PyObject *Py_UNUSED(m), PyObject *type)
+{
+    Py_XSETREF(ErrorType, Py_NewRef(type));
+    Py_RETURN_NONE;
+}
+
+static PyObject *mod_version(PyObject *Py_UNUSED(m), PyObject *Py_UNUSED(a))
+{
+    return PyUnicode_FromString(ic_version());
+}
+
+/* backends() -> [(name, summary, usable, why)], and auto's pick. */
+static PyObject *mod_backends(PyObject *Py_UNUSED(m), PyObject *Py_UNUSED(a))
+{
+    int n = ic_backend_count();
+    PyObject *list = PyList_New(0);
+    for (int i = 0; list && i < n; i++) {
+        ic_backend_info bi;
+        if (ic_backend_get(i, &bi) != IC_OK)
+            continue;
+        PyObject *t = Py_BuildValue("(ssOs)", bi.name, bi.summary, bi.usable ? Py_True : Py_False,
+                                    bi.usable ? "" : bi.why);
+        if (!t || PyList_Append(list, t) < 0) {
+            Py_XDECREF(t);
+            Py_DECREF(list);
+            return NULL;
+        }
+        Py_DECREF(t);
+    }
+    return list;
+}
+
+static PyObject *mod_backend_auto(PyObject *Py_UNUSED(m), PyObject *Py_UNUSED(a))
+{
+    return PyUnicode_FromString(ic_backend_auto());
+}
+
+static PyObject *mod_named_kernels(PyObject *Py_UNUSED(m), PyObject *Py_UNUSED(a))
+{
+    int n = 0;
+    const ic_named_kernel_info *t = ic_named_kernels(&n);
+    PyObject *list = PyList_New(n);
+    for (int i = 0; list && i < n; i++) {
+        PyObject *e = Py_BuildValue("(sss)", t[i].name, t[i].args, t[i].summary);
+        if (!e) {
+            Py_DECREF(list);
+            return NULL;
+        }
+        PyList_SET_ITEM(list, i, e);
+    }
+    return list;
+}
+
+/* load(path, channels) -> (bytearray, height, width, channels), rows packed. */
+static PyObject *mod_load(PyObject *Py_UNUSED(m), PyObject *args)
+{
+    PyObject *pathobj;
+    int channels = 0;
+    if (!PyArg_ParseTuple(args, "O&|i", PyUnicode_FSConverter, &pathobj, &channels))
+        return NULL;
+    ic_image img;
+    ic_load_options o;
+    memset(&o, 0, sizeof o);
+    o.channels = channels;
+    char err[256] = "", msg[1024];
+    ic_status st;
+    const char *path = PyBytes_AS_STRING(pathobj);
+    Py_BEGIN_ALLOW_THREADS
+    st = ic_image_load(&img, path, &o, err, sizeof err);
+    Py_END_ALLOW_THREADS
+    if (st != IC_OK) {
+        snprintf(msg, sizeof msg, "%s: %s", path, err[0] ? err : ic_status_str(st));
+        Py_DECREF(pathobj);
+        return raise_status(st, msg);
+    }
+    Py_DECREF(pathobj);
+    size_t row = ic_image_row_bytes(&img);
+    PyObject *buf = PyByteArray_FromStringAndSize(NULL, (Py_ssize_t)(row * (size_t)img.height));
+    if (buf) {
+        char *d = PyByteArray_AS_STRING(buf);
+        for (int y = 0; y < img.height; y++)
+            memcpy(d + row * (size_t)y, img.data + img.pitch * (size_t)y, row);
+    }
+    PyObject *res = buf ? Py_BuildValue("(Niii)", buf, img.height, img.width, img.channels) : NULL;
+    ic_image_free(&img);
+    return res;
+}
+
+/* save(array, path, quality): writes an H x W [x C] uint8 array atomically. */
+static PyObject *mod_save(PyObject *Py_UNUSED(m), PyObject *args)
+{
+    PyObject *bo, *pathobj;
+    int quality;
+    if (!PyArg_ParseTuple(args, "OO&i", &bo, PyUnicode_FSConverter, &pathobj, &quality))
+        return NULL;
+    Py_buffer v;
+    if (PyObject_GetBuffer(bo, &v, PyBUF_RECORDS_RO) < 0) {
+        Py_DECREF(pathobj);
+        return NULL;
+    }
+    PyObject *res = NULL;
+    const char *path = PyBytes_AS_STRING(pathobj);
+    char err[256] = "", msg[1024];
+    ic_image img;
+    if (wrap_buffer(&v, &img, "image") == 0) {
+        ic_save_options so;
+        memset(&so, 0, sizeof so);
+        so.quality = quality;
+        ic_status st;
+        Py_BEGIN_ALLOW_THREADS
+        st = ic_image_save(&img, path, &so, err, sizeof err);
+        Py_END_ALLOW_THREADS
+        if (st != IC_OK) {
+            snprintf(msg, sizeof msg, "%s: %s", path, err[0] ? err : ic_status_str(st));
+            raise_status(st, msg);
+        } else {
+            res = Py_NewRef(Py_None);
+        }
+    }
+    PyBuffer_Release(&v);
+    Py_DECREF(pathobj);
+    return res;
+}
+
+/* chart(height, width, channels, seed) -> bytearray of the test chart. */
+static PyObject *mod_chart(PyObject *Py_UNUSED(m), PyObject *args)
+{
+    int h, w, c;
+    unsigned long seed;
+    if (!PyArg_ParseTuple(args, "iiik", &h, &w, &c, &seed))
+        return NULL;
+    if (h < 1 || w < 1 || c < 1 || c > 4 || h > IC_MAX_DIM || w > IC_MAX_DIM)
+        return raise_status(IC_ERR_INVALID_ARG, "chart size or channels out of range");
+    PyObject *buf = PyByteArray_FromStringAndSize(NULL, (Py_ssize_t)h * w * c);
+    if (!buf)
+        return NULL;
+    ic_image img;
+    ic_status st = ic_image_wrap(&img, (uint8_t *)PyByteArray_AS_STRING(buf), w, h, c, IC_AOS, 0);
+    if (st == IC_OK)
+        st = ic_image_chart(&img, (uint32_t)seed);
+    if (st != IC_OK) {
+        Py_DECREF(buf);
+        return raise_status(st, NULL);
+    }
+    return buf;
+}
+
+static PyObject *mod_status_names(PyObject *Py_UNUSED(m), PyObject *Py_UNUSED(a))
+{
+    PyObject *d = PyDict_New();
+    for (int s = IC_OK; d && s <= IC_ERR_INTERNAL; s++) {
+        PyObject *k = PyLong_FromLong(s), *v = PyUnicode_FromString(ic_status_str((ic_status)s));
+        if (!k || !v || PyDict_SetItem(d, k, v) < 0) {
+            Py_XDECREF(k);
+            Py_XDECREF(v);
+            Py_DECREF(d);
+            return NULL;
+        }
+        Py_DECREF(k);
+        Py_DECREF(v);
+    }
+    return d;
+}
+
+static PyMethodDef module_methods[] = {
+    {"_set_error", mod_set_error, METH_O, "set the exception type raised on failures"},
+    {"version", mod_version, METH_NOARGS, "library version"},
+    {"backends", mod_backends, METH_NOARGS, "[(name, summary, usable, why)]"},
+    {"backend_auto", mod_backend_auto, METH_NOARGS, "the backend 'auto' picks here"},
+    {"named_kernels", mod_named_kernels, METH_NOARGS, "[(name, args, summary)]"},
+    {"load", mod_load, METH_VARARGS, "load an image file"},
+    {"save", mod_save, METH_VARARGS, "save an image file atomically"},
+    {"chart", mod_chart, METH_VARARGS, "the deterministic test chart"},
+    {"status_names", mod_status_names, METH_NOARGS, "{code: description}"},
+    {NULL, NULL, 0, NULL}};
+
+static struct PyModuleDef moduledef = {PyModuleDef_HEAD_INIT, "_imgconv",
+                                       "Low-level binding of the imgconv C library.", -1,
+                                       module_methods, NULL, NULL, NULL, NULL};
+
+PyMODINIT_FUNC PyInit__imgconv(void)
+{
+    if (PyType_Ready(&KernelType) < 0 || PyType_Ready(&ContextType) < 0)
+        return NULL;
+    PyObject *m = PyModule_Create(&moduledef);
+    if (!m)
+        return NULL;
+    if (PyModule_AddObjectRef(m, "Kernel", (PyObject *)&KernelType) < 0 ||
+        PyModule_AddObjectRef(m, "Context", (PyObject *)&ContextType) < 0 ||
+        PyModule_AddIntConstant(m, "MAX_KERNEL", IC_MAX_KERNEL) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}

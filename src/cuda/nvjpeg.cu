@@ -1,0 +1,688 @@
+/*
+ * nvjpeg.cu - JPEG decode and encode on the GPU through nvJPEG (see nvjpeg.h).
+ *
+ * Decode: the headers of each stream are parsed on the host (a marker walk of
+ * our own, then nvjpegJpegStreamParseHeader) to route it: 3-component 8-bit
+ * YCbCr streams that end with an EOI marker go to nvJPEG, the hardware
+ * decoder's batched API (nvjpegDecodeBatched on an NVJPEG_BACKEND_HARDWARE
+ * handle, interleaved RGB output) for the baseline ones it accepts
+ * (nvjpegDecodeBatchedSupported), nvjpegDecode on the default (hybrid)
+ * handle for the others (progressive, ...); everything else - grey, CMYK,
+ * RGB-coded (Adobe transform 0), 12-bit, lossless, cut files - is left to
+ * the CPU codec, so that a cut or corrupt file gets libjpeg-turbo's message.
+ * The handles are created with NVJPEG_FLAGS_BITSTREAM_STRICT (corrupt entropy
+ * data fails instead of decoding to garbage) and interpolated chroma
+ * upsampling when nvJPEG takes them; a stream nvJPEG fails on is retried on
+ * the CPU by the caller.
+ *
+ * Encode: nvjpegEncodeImage from interleaved RGB with 4:2:0 subsampling, the
+ * IJG quality scale and standard (not optimised) Huffman tables: what the CPU
+ * writer (src/io/jpeg.c, jpeg_set_defaults) stores.
+ *
+ * Every CUDA and nvJPEG status is checked; a failure becomes IC_ERR_DEVICE
+ * with the call named, or a route to the CPU codec. Nothing prints.
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cuda_runtime.h>
+
+#include "cuda/cuda_common.cuh" /* IC_CUDA_CHECK */
+#include "cuda/nvjpeg.h"
+
+/* ---- device memory ------------------------------------------------------------ */
+
+extern "C" ic_status ic_cuda_pitched_alloc(int device, size_t row_bytes, int height, uint8_t **p,
+                                           size_t *pitch, char *err, size_t errlen)
+{
+    *p = NULL;
+    *pitch = 0;
+    IC_CUDA_CHECK(cudaSetDevice(device));
+    void *q = NULL;
+    IC_CUDA_CHECK(cudaMallocPitch(&q, pitch, row_bytes, (size_t)height));
+    *p = (uint8_t *)q;
+    return IC_OK;
+}
+
+extern "C" void ic_cuda_pitched_free(int device, void *p)
+{
+    if (!p)
+        return;
+    (void)cudaSetDevice(device);
+    (void)cudaFree(p);
+    (void)cudaGetLastError();
+}
+
+extern "C" ic_status ic_cuda_copy_rows(int device, void *dst, size_t dpitch, const void *src,
+                                       size_t spitch, size_t row_bytes, int height, int to_device,
+                                       void *stream, char *err, size_t errlen)
+{
+    IC_CUDA_CHECK(cudaSetDevice(device));
+    cudaStream_t s = (cudaStream_t)stream;
+    IC_CUDA_CHECK(cudaMemcpy2DAsync(dst, dpitch, src, spitch, row_bytes, (size_t)height,
+                               to_device ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost, s));
+    IC_CUDA_CHECK(cudaStreamSynchronize(s));
+    return IC_OK;
+}
+
+extern "C" ic_status ic_cuda_stream_create(int device, void **stream, char *err, size_t errlen)
+{
+    *stream = NULL;
+    IC_CUDA_CHECK(cudaSetDevice(device));
+    cudaStream_t s = NULL;
+    IC_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    *stream = (void *)s;
+    return IC_OK;
+}
+
+extern "C" void ic_cuda_stream_destroy(int device, void *stream)
+{
+    if (!stream)
+        return;
+    (void)cudaSetDevice(device);
+    (void)cudaStreamSynchronize((cudaStream_t)stream);
+    (void)cudaStreamDestroy((cudaStream_t)stream);
+    (void)cudaGetLastError();
+}
+
+#ifndef IC_HAVE_NVJPEG
+
+/* ---- built without nvJPEG: every JPEG takes the CPU codec ------------------------ */
+
+extern "C" int ic_nvjpeg_built(void)
+{
+    return 0;
+}
+
+extern "C" ic_status ic_nvjpeg_open(ic_nvjpeg **nj, int device, int max_batch, char *err,
+                                    size_t errlen)
+{
+    (void)device;
+    (void)max_batch;
+    *nj = NULL;
+    if (err && errlen)
+        snprintf(err, errlen, "built without nvJPEG");
+    return IC_ERR_UNSUPPORTED;
+}
+
+extern "C" void ic_nvjpeg_close(ic_nvjpeg *nj)
+{
+    (void)nj;
+}
+
+extern "C" const char *ic_nvjpeg_engine(const ic_nvjpeg *nj)
+{
+    (void)nj;
+    return "none";
+}
+
+extern "C" void *ic_nvjpeg_decode_stream(const ic_nvjpeg *nj)
+{
+    (void)nj;
+    return NULL;
+}
+
+extern "C" int ic_nvjpeg_check(ic_nvjpeg *nj, const uint8_t *data, size_t len, int *w, int *h)
+{
+    (void)nj;
+    (void)data;
+    (void)len;
+    *w = *h = 0;
+    return IC_NVJ_CPU;
+}
+
+extern "C" ic_status ic_nvjpeg_decode(ic_nvjpeg *nj, int n, const uint8_t *const *data,
+                                      const size_t *len, const int *route, uint8_t *const *dst,
+                                      const size_t *pitch, int *ok, char *err, size_t errlen)
+{
+    (void)nj;
+    (void)data;
+    (void)len;
+    (void)route;
+    (void)dst;
+    (void)pitch;
+    for (int i = 0; i < n; i++)
+        ok[i] = 0;
+    if (err && errlen)
+        snprintf(err, errlen, "built without nvJPEG");
+    return IC_ERR_UNSUPPORTED;
+}
+
+extern "C" ic_status ic_nvjpeg_encode(ic_nvjpeg *nj, const uint8_t *src, size_t pitch, int w,
+                                      int h, void *src_stream, int quality, uint8_t **buf,
+                                      size_t *cap, size_t *len, char *err, size_t errlen)
+{
+    (void)nj;
+    (void)src;
+    (void)pitch;
+    (void)w;
+    (void)h;
+    (void)src_stream;
+    (void)quality;
+    (void)buf;
+    (void)cap;
+    *len = 0;
+    if (err && errlen)
+        snprintf(err, errlen, "built without nvJPEG");
+    return IC_ERR_UNSUPPORTED;
+}
+
+#else /* IC_HAVE_NVJPEG */
+
+#include <nvjpeg.h>
+
+/* Encoders that may run at once, each with its own state, stream and event. */
+#define NVJ_LANES 4
+
+typedef struct enc_lane {
+    nvjpegEncoderState_t st;
+    nvjpegEncoderParams_t par;
+    cudaStream_t s;
+    cudaEvent_t ev;
+    int quality; /* the quality par holds (0: not set) */
+    int busy;
+} enc_lane;
+
+struct ic_nvjpeg {
+    int device;
+    int max_batch;
+    cudaStream_t dstream;
+    /* Hardware decoder (NULL when this GPU has none): batched API only. */
+    nvjpegHandle_t hw;
+    nvjpegJpegState_t hw_state;
+    nvjpegJpegStream_t hw_parse;
+    int hw_batch; /* batch size hw_state was initialised for (0: needs initialising) */
+    /* Default (hybrid) handle: single-image decode, header parsing, encoding. */
+    nvjpegHandle_t gpu;
+    nvjpegJpegState_t gpu_state;
+    nvjpegJpegStream_t gpu_parse;
+    enc_lane lane[NVJ_LANES];
+    int nlanes; /* lanes fully made */
+    pthread_mutex_t mu; /* guards lane[].busy */
+    pthread_cond_t lane_free;
+    int sync_made;
+    /* Per-batch scratch of ic_nvjpeg_decode. */
+    const unsigned char **bdata;
+    size_t *blen;
+    nvjpegImage_t *bdst;
+    int *bidx;
+};
+
+static const char *nvj_str(nvjpegStatus_t s)
+{
+    switch (s) {
+    case NVJPEG_STATUS_SUCCESS:
+        return "success";
+    case NVJPEG_STATUS_NOT_INITIALIZED:
+        return "not initialised";
+    case NVJPEG_STATUS_INVALID_PARAMETER:
+        return "invalid parameter";
+    case NVJPEG_STATUS_BAD_JPEG:
+        return "bad JPEG";
+    case NVJPEG_STATUS_JPEG_NOT_SUPPORTED:
+        return "JPEG not supported";
+    case NVJPEG_STATUS_ALLOCATOR_FAILURE:
+        return "allocator failure";
+    case NVJPEG_STATUS_EXECUTION_FAILED:
+        return "execution failed";
+    case NVJPEG_STATUS_ARCH_MISMATCH:
+        return "architecture mismatch";
+    case NVJPEG_STATUS_INTERNAL_ERROR:
+        return "internal error";
+    case NVJPEG_STATUS_IMPLEMENTATION_NOT_SUPPORTED:
+        return "implementation not supported";
+    case NVJPEG_STATUS_INCOMPLETE_BITSTREAM:
+        return "incomplete bitstream";
+    default:
+        return "unknown nvJPEG status";
+    }
+}
+
+static ic_status nvj_fail(char *err, size_t errlen, const char *call, nvjpegStatus_t s)
+{
+    if (err && errlen)
+        snprintf(err, errlen, "%s: %s (nvJPEG status %d)", call, nvj_str(s), (int)s);
+    (void)cudaGetLastError();
+    return s == NVJPEG_STATUS_ALLOCATOR_FAILURE ? IC_ERR_NOMEM : IC_ERR_DEVICE;
+}
+
+#define NVJ_CHECK(call)                                                       \
+    do {                                                                      \
+        const nvjpegStatus_t nvj_s_ = (call);                                 \
+        if (nvj_s_ != NVJPEG_STATUS_SUCCESS)                                  \
+            return nvj_fail(err, errlen, #call, nvj_s_);                      \
+    } while (0)
+
+extern "C" int ic_nvjpeg_built(void)
+{
+    return 1;
+}
+
+/* Handle flags, most wanted first: strict bitstream checking (corrupt data
+ * fails instead of decoding to garbage) and interpolated chroma upsampling
+ * (libjpeg-turbo's "fancy" upsampling is a triangle filter, not replication);
+ * an nvJPEG that refuses a flag gets the next combination. */
+#ifndef NVJPEG_FLAGS_BITSTREAM_STRICT
+#define NVJPEG_FLAGS_BITSTREAM_STRICT 0
+#endif
+#ifndef NVJPEG_FLAGS_UPSAMPLING_WITH_INTERPOLATION
+#define NVJPEG_FLAGS_UPSAMPLING_WITH_INTERPOLATION 0
+#endif
+static const unsigned int kHandleFlags[] = {
+    NVJPEG_FLAGS_BITSTREAM_STRICT | NVJPEG_FLAGS_UPSAMPLING_WITH_INTERPOLATION,
+    NVJPEG_FLAGS_BITSTREAM_STRICT, NVJPEG_FLAGS_UPSAMPLING_WITH_INTERPOLATION,
+    NVJPEG_FLAGS_DEFAULT};
+
+static nvjpegStatus_t create_handle(nvjpegBackend_t backend, nvjpegHandle_t *h)
+{
+    nvjpegStatus_t s = NVJPEG_STATUS_NOT_INITIALIZED;
+    for (size_t i = 0; i < sizeof kHandleFlags / sizeof *kHandleFlags; i++) {
+        *h = NULL;
+        s = nvjpegCreateEx(backend, NULL, NULL, kHandleFlags[i], h);
+        if (s == NVJPEG_STATUS_SUCCESS)
+            return s;
+    }
+    *h = NULL;
+    return s;
+}
+
+extern "C" void ic_nvjpeg_close(ic_nvjpeg *nj)
+{
+    if (!nj)
+        return;
+    /* Best effort: close cannot report. */
+    (void)cudaSetDevice(nj->device);
+    if (nj->dstream)
+        (void)cudaStreamSynchronize(nj->dstream);
+    for (int i = 0; i < NVJ_LANES; i++) {
+        enc_lane *l = &nj->lane[i];
+        if (l->s)
+            (void)cudaStreamSynchronize(l->s);
+        if (l->par)
+            (void)nvjpegEncoderParamsDestroy(l->par);
+        if (l->st)
+            (void)nvjpegEncoderStateDestroy(l->st);
+        if (l->ev)
+            (void)cudaEventDestroy(l->ev);
+        if (l->s)
+            (void)cudaStreamDestroy(l->s);
+    }
+    if (nj->sync_made) {
+        pthread_mutex_destroy(&nj->mu);
+        pthread_cond_destroy(&nj->lane_free);
+    }
+    if (nj->gpu_parse)
+        (void)nvjpegJpegStreamDestroy(nj->gpu_parse);
+    if (nj->gpu_state)
+        (void)nvjpegJpegStateDestroy(nj->gpu_state);
+    if (nj->gpu)
+        (void)nvjpegDestroy(nj->gpu);
+    if (nj->hw_parse)
+        (void)nvjpegJpegStreamDestroy(nj->hw_parse);
+    if (nj->hw_state)
+        (void)nvjpegJpegStateDestroy(nj->hw_state);
+    if (nj->hw)
+        (void)nvjpegDestroy(nj->hw);
+    if (nj->dstream)
+        (void)cudaStreamDestroy(nj->dstream);
+    (void)cudaGetLastError();
+    free(nj->bdata);
+    free(nj->blen);
+    free(nj->bdst);
+    free(nj->bidx);
+    free(nj);
+}
+
+static ic_status open_all(ic_nvjpeg *nj, char *err, size_t errlen)
+{
+    int n = 0;
+    IC_CUDA_CHECK(cudaGetDeviceCount(&n));
+    if (nj->device >= n) {
+        snprintf(err, errlen, "CUDA device %d does not exist (this machine has %d)", nj->device, n);
+        return IC_ERR_DEVICE;
+    }
+    IC_CUDA_CHECK(cudaSetDevice(nj->device));
+    IC_CUDA_CHECK(cudaStreamCreateWithFlags(&nj->dstream, cudaStreamNonBlocking));
+    /* The hardware decoder is optional: a GPU without one refuses the backend. */
+    if (create_handle(NVJPEG_BACKEND_HARDWARE, &nj->hw) == NVJPEG_STATUS_SUCCESS) {
+        if (nvjpegJpegStateCreate(nj->hw, &nj->hw_state) != NVJPEG_STATUS_SUCCESS ||
+            nvjpegJpegStreamCreate(nj->hw, &nj->hw_parse) != NVJPEG_STATUS_SUCCESS) {
+            if (nj->hw_parse)
+                (void)nvjpegJpegStreamDestroy(nj->hw_parse);
+            if (nj->hw_state)
+                (void)nvjpegJpegStateDestroy(nj->hw_state);
+            (void)nvjpegDestroy(nj->hw);
+            nj->hw = NULL;
+            nj->hw_state = NULL;
+            nj->hw_parse = NULL;
+        }
+    }
+    NVJ_CHECK(create_handle(NVJPEG_BACKEND_DEFAULT, &nj->gpu));
+    NVJ_CHECK(nvjpegJpegStateCreate(nj->gpu, &nj->gpu_state));
+    NVJ_CHECK(nvjpegJpegStreamCreate(nj->gpu, &nj->gpu_parse));
+    if (pthread_mutex_init(&nj->mu, NULL) != 0)
+        return IC_ERR_NOMEM;
+    if (pthread_cond_init(&nj->lane_free, NULL) != 0) {
+        pthread_mutex_destroy(&nj->mu);
+        return IC_ERR_NOMEM;
+    }
+    nj->sync_made = 1;
+    for (int i = 0; i < NVJ_LANES; i++) {
+        enc_lane *l = &nj->lane[i];
+        IC_CUDA_CHECK(cudaStreamCreateWithFlags(&l->s, cudaStreamNonBlocking));
+        IC_CUDA_CHECK(cudaEventCreateWithFlags(&l->ev, cudaEventDisableTiming));
+        NVJ_CHECK(nvjpegEncoderStateCreate(nj->gpu, &l->st, l->s));
+        NVJ_CHECK(nvjpegEncoderParamsCreate(nj->gpu, &l->par, l->s));
+        NVJ_CHECK(nvjpegEncoderParamsSetSamplingFactors(l->par, NVJPEG_CSS_420, l->s));
+        NVJ_CHECK(nvjpegEncoderParamsSetOptimizedHuffman(l->par, 0, l->s));
+        NVJ_CHECK(nvjpegEncoderParamsSetEncoding(l->par, NVJPEG_ENCODING_BASELINE_DCT, l->s));
+        nj->nlanes++;
+    }
+    return IC_OK;
+}
+
+extern "C" ic_status ic_nvjpeg_open(ic_nvjpeg **out, int device, int max_batch, char *err,
+                                    size_t errlen)
+{
+    *out = NULL;
+    if (device < 0 || max_batch < 1) {
+        snprintf(err, errlen, "bad device %d or batch size %d", device, max_batch);
+        return IC_ERR_INVALID_ARG;
+    }
+    ic_nvjpeg *nj = (ic_nvjpeg *)calloc(1, sizeof *nj);
+    if (!nj) {
+        snprintf(err, errlen, "out of memory");
+        return IC_ERR_NOMEM;
+    }
+    nj->device = device;
+    nj->max_batch = max_batch;
+    const size_t m = (size_t)max_batch;
+    nj->bdata = (const unsigned char **)calloc(m, sizeof *nj->bdata);
+    nj->blen = (size_t *)calloc(m, sizeof *nj->blen);
+    nj->bdst = (nvjpegImage_t *)calloc(m, sizeof *nj->bdst);
+    nj->bidx = (int *)calloc(m, sizeof *nj->bidx);
+    if (!nj->bdata || !nj->blen || !nj->bdst || !nj->bidx) {
+        ic_nvjpeg_close(nj);
+        snprintf(err, errlen, "out of memory");
+        return IC_ERR_NOMEM;
+    }
+    const ic_status st = open_all(nj, err, errlen);
+    if (st != IC_OK) {
+        ic_nvjpeg_close(nj);
+        return st;
+    }
+    *out = nj;
+    return IC_OK;
+}
+
+extern "C" const char *ic_nvjpeg_engine(const ic_nvjpeg *nj)
+{
+    return nj && nj->hw ? "nvjpeg-hardware" : "nvjpeg-hybrid";
+}
+
+extern "C" void *ic_nvjpeg_decode_stream(const ic_nvjpeg *nj)
+{
+    return nj ? (void *)nj->dstream : NULL;
+}
+
+/* What the marker walk learns before nvJPEG sees the stream. */
+typedef struct jpeg_walk {
+    int jfif, adobe, adobe_transform;
+    int ncomp, ids[4];
+    int has_eoi; /* an EOI marker follows the first scan */
+} jpeg_walk;
+
+/* Walks the marker segments up to the first SOS, then looks for EOI after
+ * it. Returns 0 when the structure is broken (the CPU decoder reports it). */
+static int walk_markers(const uint8_t *d, size_t n, jpeg_walk *w)
+{
+    memset(w, 0, sizeof *w);
+    if (n < 4 || d[0] != 0xFF || d[1] != 0xD8)
+        return 0;
+    size_t p = 2;
+    for (;;) {
+        while (p < n && d[p] == 0xFF && p + 1 < n && d[p + 1] == 0xFF)
+            p++; /* fill bytes */
+        if (p + 4 > n || d[p] != 0xFF)
+            return 0;
+        const uint8_t m = d[p + 1];
+        if (m == 0x01 || (m >= 0xD0 && m <= 0xD7)) {
+            p += 2;
+            continue;
+        }
+        if (m == 0xD8 || m == 0xD9)
+            return 0; /* SOI again or EOI before any scan */
+        const size_t seg = ((size_t)d[p + 2] << 8) | d[p + 3];
+        if (seg < 2 || p + 2 + seg > n)
+            return 0;
+        const uint8_t *s = d + p + 4;
+        const size_t sl = seg - 2;
+        if (m == 0xE0 && sl >= 5 && memcmp(s, "JFIF\0", 5) == 0)
+            w->jfif = 1;
+        if (m == 0xEE && sl >= 12 && memcmp(s, "Adobe", 5) == 0) {
+            w->adobe = 1;
+            w->adobe_transform = s[11];
+        }
+        if ((m >= 0xC0 && m <= 0xCF) && m != 0xC4 && m != 0xC8 && m != 0xCC && sl >= 6) {
+            w->ncomp = s[5];
+            for (int c = 0; c < w->ncomp && c < 4 && 6 + 3 * (size_t)c < sl; c++)
+                w->ids[c] = s[6 + 3 * c];
+        }
+        if (m == 0xDA) {
+            p += 2 + seg;
+            break;
+        }
+        p += 2 + seg;
+    }
+    /* EOI after the first scan: in entropy-coded data 0xFF is always followed
+     * by 0x00 or a marker, so FF D9 there is the end of the image. */
+    for (size_t q = p; q + 1 < n; q++) {
+        const uint8_t *f = (const uint8_t *)memchr(d + q, 0xFF, n - 1 - q);
+        if (!f)
+            break;
+        q = (size_t)(f - d);
+        if (d[q + 1] == 0xD9) {
+            w->has_eoi = 1;
+            break;
+        }
+    }
+    return 1;
+}
+
+/* libjpeg-turbo's colour space guess for 3 components (jdapimin.c): RGB
+ * when Adobe says transform 0 without JFIF, or the component ids are R G B. */
+static int coded_as_rgb(const jpeg_walk *w)
+{
+    if (w->jfif)
+        return 0;
+    if (w->adobe)
+        return w->adobe_transform == 0;
+    return w->ids[0] == 'R' && w->ids[1] == 'G' && w->ids[2] == 'B';
+}
+
+extern "C" int ic_nvjpeg_check(ic_nvjpeg *nj, const uint8_t *data, size_t len, int *w, int *h)
+{
+    *w = *h = 0;
+    jpeg_walk jw;
+    if (!nj || !walk_markers(data, len, &jw) || !jw.has_eoi || jw.ncomp != 3 || coded_as_rgb(&jw))
+        return IC_NVJ_CPU;
+    (void)cudaSetDevice(nj->device);
+    nvjpegHandle_t hnd = nj->hw ? nj->hw : nj->gpu;
+    nvjpegJpegStream_t js = nj->hw ? nj->hw_parse : nj->gpu_parse;
+    if (nvjpegJpegStreamParseHeader(hnd, data, len, js) != NVJPEG_STATUS_SUCCESS)
+        return IC_NVJ_CPU;
+    nvjpegJpegEncoding_t enc;
+    unsigned int ncomp = 0, prec = 0, fw = 0, fh = 0;
+    nvjpegChromaSubsampling_t css;
+    if (nvjpegJpegStreamGetJpegEncoding(js, &enc) != NVJPEG_STATUS_SUCCESS ||
+        nvjpegJpegStreamGetComponentsNum(js, &ncomp) != NVJPEG_STATUS_SUCCESS ||
+        nvjpegJpegStreamGetSamplePrecision(js, &prec) != NVJPEG_STATUS_SUCCESS ||
+        nvjpegJpegStreamGetChromaSubsampling(js, &css) != NVJPEG_STATUS_SUCCESS ||
+        nvjpegJpegStreamGetFrameDimensions(js, &fw, &fh) != NVJPEG_STATUS_SUCCESS)
+        return IC_NVJ_CPU;
+    if (ncomp != 3 || prec != 8 || css == NVJPEG_CSS_UNKNOWN || css == NVJPEG_CSS_GRAY ||
+        fw == 0 || fh == 0 || fw > IC_MAX_DIM || fh > IC_MAX_DIM ||
+        (enc != NVJPEG_ENCODING_BASELINE_DCT &&
+         enc != NVJPEG_ENCODING_EXTENDED_SEQUENTIAL_DCT_HUFFMAN &&
+         enc != NVJPEG_ENCODING_PROGRESSIVE_DCT_HUFFMAN))
+        return IC_NVJ_CPU;
+    *w = (int)fw;
+    *h = (int)fh;
+    int unsupported = 1;
+    if (nj->hw && nvjpegDecodeBatchedSupported(nj->hw, js, &unsupported) == NVJPEG_STATUS_SUCCESS &&
+        unsupported == 0) /* 0 means the hardware decoder takes it */
+        return IC_NVJ_HW;
+    return IC_NVJ_HYBRID;
+}
+
+/* One stream on the default handle; 1 when decoded. */
+static int decode_one(ic_nvjpeg *nj, const uint8_t *data, size_t len, uint8_t *dst, size_t pitch)
+{
+    nvjpegImage_t out;
+    memset(&out, 0, sizeof out);
+    out.channel[0] = dst;
+    out.pitch[0] = pitch;
+    const nvjpegStatus_t s =
+        nvjpegDecode(nj->gpu, nj->gpu_state, data, len, NVJPEG_OUTPUT_RGBI, &out, nj->dstream);
+    if (s != NVJPEG_STATUS_SUCCESS) {
+        (void)cudaGetLastError();
+        return 0;
+    }
+    return cudaStreamSynchronize(nj->dstream) == cudaSuccess;
+}
+
+extern "C" ic_status ic_nvjpeg_decode(ic_nvjpeg *nj, int n, const uint8_t *const *data,
+                                      const size_t *len, const int *route, uint8_t *const *dst,
+                                      const size_t *pitch, int *ok, char *err, size_t errlen)
+{
+    for (int i = 0; i < n; i++)
+        ok[i] = 0;
+    if (!nj || n < 0 || n > nj->max_batch) {
+        snprintf(err, errlen, "bad nvJPEG batch of %d", n);
+        return IC_ERR_INVALID_ARG;
+    }
+    IC_CUDA_CHECK(cudaSetDevice(nj->device));
+    /* The hardware decoder's share, in one batched call. */
+    int nb = 0;
+    for (int i = 0; i < n; i++)
+        if (route[i] == IC_NVJ_HW && nj->hw) {
+            nj->bdata[nb] = data[i];
+            nj->blen[nb] = len[i];
+            memset(&nj->bdst[nb], 0, sizeof nj->bdst[nb]);
+            nj->bdst[nb].channel[0] = dst[i];
+            nj->bdst[nb].pitch[0] = pitch[i];
+            nj->bidx[nb] = i;
+            nb++;
+        }
+    int batch_ok = 0;
+    if (nb > 0) {
+        nvjpegStatus_t s = NVJPEG_STATUS_SUCCESS;
+        if (nj->hw_batch != nb) {
+            s = nvjpegDecodeBatchedInitialize(nj->hw, nj->hw_state, nb, 1, NVJPEG_OUTPUT_RGBI);
+            nj->hw_batch = s == NVJPEG_STATUS_SUCCESS ? nb : 0;
+        }
+        if (s == NVJPEG_STATUS_SUCCESS)
+            s = nvjpegDecodeBatched(nj->hw, nj->hw_state, nj->bdata, nj->blen, nj->bdst,
+                                    nj->dstream);
+        if (s == NVJPEG_STATUS_SUCCESS) {
+            IC_CUDA_CHECK(cudaStreamSynchronize(nj->dstream));
+            batch_ok = 1;
+            for (int b = 0; b < nb; b++)
+                ok[nj->bidx[b]] = IC_NVJ_HW;
+        } else {
+            /* One bad stream fails the batch: reinitialise next time and
+             * retry each stream alone below, to find the bad ones. */
+            (void)cudaGetLastError();
+            nj->hw_batch = 0;
+        }
+    }
+    for (int i = 0; i < n; i++) {
+        if (route[i] == IC_NVJ_CPU || ok[i])
+            continue;
+        if (route[i] == IC_NVJ_HW && batch_ok)
+            continue;
+        ok[i] = decode_one(nj, data[i], len[i], dst[i], pitch[i]) ? IC_NVJ_HYBRID : 0;
+    }
+    /* A failed stream must not have broken the device for the others. */
+    const cudaError_t e = cudaStreamSynchronize(nj->dstream);
+    if (e != cudaSuccess)
+        return ic_cuda_fail(err, errlen, "cudaStreamSynchronize(decode)", (int)e);
+    return IC_OK;
+}
+
+/* One encode on lane l (owned by this thread until it is released). */
+static ic_status encode_on(ic_nvjpeg *nj, enc_lane *l, const uint8_t *src, size_t pitch, int w,
+                           int h, void *src_stream, int quality, uint8_t **buf, size_t *cap,
+                           size_t *len, char *err, size_t errlen)
+{
+    IC_CUDA_CHECK(cudaSetDevice(nj->device));
+    /* Order after the work that produced src, on its stream. */
+    IC_CUDA_CHECK(cudaEventRecord(l->ev, (cudaStream_t)src_stream));
+    IC_CUDA_CHECK(cudaStreamWaitEvent(l->s, l->ev, 0));
+    if (l->quality != quality) {
+        NVJ_CHECK(nvjpegEncoderParamsSetQuality(l->par, quality, l->s));
+        l->quality = quality;
+    }
+    nvjpegImage_t in;
+    memset(&in, 0, sizeof in);
+    in.channel[0] = (unsigned char *)src;
+    in.pitch[0] = pitch;
+    NVJ_CHECK(nvjpegEncodeImage(nj->gpu, l->st, l->par, &in, NVJPEG_INPUT_RGBI, w, h, l->s));
+    size_t n = 0;
+    NVJ_CHECK(nvjpegEncodeRetrieveBitstream(nj->gpu, l->st, NULL, &n, l->s));
+    IC_CUDA_CHECK(cudaStreamSynchronize(l->s));
+    if (n == 0) {
+        snprintf(err, errlen, "nvjpegEncodeRetrieveBitstream: empty bitstream");
+        return IC_ERR_DEVICE;
+    }
+    if (*cap < n) {
+        uint8_t *nb = (uint8_t *)realloc(*buf, n);
+        if (!nb) {
+            snprintf(err, errlen, "out of memory for %zu encoded bytes", n);
+            return IC_ERR_NOMEM;
+        }
+        *buf = nb;
+        *cap = n;
+    }
+    NVJ_CHECK(nvjpegEncodeRetrieveBitstream(nj->gpu, l->st, *buf, &n, l->s));
+    IC_CUDA_CHECK(cudaStreamSynchronize(l->s));
+    *len = n;
+    return IC_OK;
+}
+
+extern "C" ic_status ic_nvjpeg_encode(ic_nvjpeg *nj, const uint8_t *src, size_t pitch, int w,
+                                      int h, void *src_stream, int quality, uint8_t **buf,
+                                      size_t *cap, size_t *len, char *err, size_t errlen)
+{
+    *len = 0;
+    if (!nj || !src || w < 1 || h < 1 || quality < 1 || quality > 100) {
+        snprintf(err, errlen, "bad nvJPEG encode request");
+        return IC_ERR_INVALID_ARG;
+    }
+    /* Take a free lane: up to NVJ_LANES encodes run at once. */
+    pthread_mutex_lock(&nj->mu);
+    enc_lane *l = NULL;
+    for (;;) {
+        for (int i = 0; i < nj->nlanes && !l; i++)
+            if (!nj->lane[i].busy)
+                l = &nj->lane[i];
+        if (l)
+            break;
+        pthread_cond_wait(&nj->lane_free, &nj->mu);
+    }
+    l->busy = 1;
+    pthread_mutex_unlock(&nj->mu);
+    const ic_status st =
+        encode_on(nj, l, src, pitch, w, h, src_stream, quality, buf, cap, len, err, errlen);
+    if (st != IC_OK)
+        (void)cudaStreamSynchronize(l->s); /* leave the lane idle for the next caller */
+    pthread_mutex_lock(&nj->mu);
+    l->busy = 0;
+    pthread_cond_signal(&nj->lane_free);
+    pthread_mutex_unlock(&nj->mu);
+    return st;
+}
+
+#endif /* IC_HAVE_NVJPEG */

@@ -1,0 +1,117 @@
+/*
+ * nvjpeg.h - JPEG decode and encode on the GPU through nvJPEG (internal).
+ *
+ * The public GPU codec (ic_gpu_codec, src/dispatch/gpu_codec.c) is built on
+ * this: an ic_nvjpeg owns one device's nvJPEG handles (the hardware decoder
+ * where the GPU has one, nvJPEG's default hybrid decoder always), the decoder states,
+ * four encoder lanes (state, parameters, stream), and a decode stream.
+ * Decisions about what goes to the GPU are taken here from the JPEG headers
+ * (ic_nvjpeg_check); what nvJPEG refuses is left to the caller's CPU codec.
+ *
+ * One thread at a time decodes; up to 4 encodes run at once from any threads
+ * (each takes an encoder "lane": its own state, parameters, stream, event)
+ * and further callers wait for a free lane. The handles are thread-safe.
+ *
+ * Built in every CUDA build; without nvJPEG (IC_HAVE_NVJPEG undefined) the
+ * codec functions report IC_ERR_UNSUPPORTED and ic_nvjpeg_check accepts
+ * nothing, so every JPEG takes the CPU codec. The device memory helpers at the
+ * end need only the CUDA runtime.
+ */
+#ifndef IC_CUDA_NVJPEG_H
+#define IC_CUDA_NVJPEG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "imgconv.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct ic_nvjpeg ic_nvjpeg;
+
+/* How ic_nvjpeg_check routes one JPEG stream. */
+enum {
+    IC_NVJ_CPU = 0,    /* not for nvJPEG: grey, CMYK/YCCK, 12-bit, lossless, odd sampling,
+                        * no end-of-image marker after the first scan, unparseable */
+    IC_NVJ_HYBRID = 1, /* 3-component, decoded by the GPU-hybrid decoder (progressive, ...) */
+    IC_NVJ_HW = 2      /* 3-component baseline that the hardware decoder takes (batched) */
+};
+
+/* 1 when this build has nvJPEG. */
+int ic_nvjpeg_built(void);
+
+/* Opens nvJPEG on `device` for batches of up to max_batch streams. The
+ * hardware decoder is used when nvjpegCreateEx(NVJPEG_BACKEND_HARDWARE)
+ * succeeds on this GPU; the GPU-hybrid decoder is always opened. Errors:
+ * IC_ERR_UNSUPPORTED (built without nvJPEG), IC_ERR_DEVICE (a CUDA or nvJPEG
+ * call failed; err names it), IC_ERR_NOMEM. */
+ic_status ic_nvjpeg_open(ic_nvjpeg **nj, int device, int max_batch, char *err, size_t errlen);
+
+/* Releases everything (NULL-safe). */
+void ic_nvjpeg_close(ic_nvjpeg *nj);
+
+/* "nvjpeg-hardware" or "nvjpeg-gpu-hybrid": the decoder baseline files get. */
+const char *ic_nvjpeg_engine(const ic_nvjpeg *nj);
+
+/* The cudaStream_t of the decode side. */
+void *ic_nvjpeg_decode_stream(const ic_nvjpeg *nj);
+
+/* Reads the headers of one JPEG stream and returns its route (IC_NVJ_*),
+ * with the image size in *w, *h when the route is not IC_NVJ_CPU. Never
+ * fails: anything unexpected routes to the CPU, whose decoder then gives the
+ * same message as a host load. */
+int ic_nvjpeg_check(ic_nvjpeg *nj, const uint8_t *data, size_t len, int *w, int *h);
+
+/* Decodes n streams (routes from ic_nvjpeg_check, none IC_NVJ_CPU; n <=
+ * max_batch) to interleaved RGB in the device buffers dst[i] (rows pitch[i]
+ * bytes apart, at least 3*width). The IC_NVJ_HW streams go through one
+ * nvjpegDecodeBatched call; if it fails they are retried one by one on the
+ * hybrid decoder. ok[i] says which decoder produced stream i (IC_NVJ_HW or
+ * IC_NVJ_HYBRID), or is 0 when nvJPEG refused it (the caller decodes it on
+ * the CPU). The decode stream is
+ * synchronised before returning. Returns IC_OK, or IC_ERR_DEVICE when the
+ * device itself failed (err says how; nothing is usable then). */
+ic_status ic_nvjpeg_decode(ic_nvjpeg *nj, int n, const uint8_t *const *data, const size_t *len,
+                           const int *route, uint8_t *const *dst, const size_t *pitch, int *ok,
+                           char *err, size_t errlen);
+
+/* Encodes a w x h interleaved RGB device image (rows `pitch` bytes apart,
+ * produced on cudaStream_t src_stream, NULL: the default stream; the encode
+ * waits for the work queued there when it is called) as a JPEG of
+ * `quality` (1..100) with 4:2:0 chroma subsampling and standard Huffman
+ * tables, as libjpeg's jpeg_set_defaults does for the CPU writer. The bytes go
+ * to *buf (grown with realloc; *cap its size), *len their count. Errors:
+ * IC_ERR_UNSUPPORTED (no nvJPEG), IC_ERR_DEVICE, IC_ERR_NOMEM. */
+ic_status ic_nvjpeg_encode(ic_nvjpeg *nj, const uint8_t *src, size_t pitch, int w, int h,
+                           void *src_stream, int quality, uint8_t **buf, size_t *cap, size_t *len,
+                           char *err, size_t errlen);
+
+/* ---- device memory (CUDA runtime only) -------------------------------------- */
+
+/* cudaMallocPitch of `height` rows of `row_bytes` on `device`. */
+ic_status ic_cuda_pitched_alloc(int device, size_t row_bytes, int height, uint8_t **p,
+                                size_t *pitch, char *err, size_t errlen);
+
+/* A non-blocking CUDA stream on `device` (*stream is a cudaStream_t). */
+ic_status ic_cuda_stream_create(int device, void **stream, char *err, size_t errlen);
+
+/* Waits for and destroys a stream (NULL-safe, errors ignored). */
+void ic_cuda_stream_destroy(int device, void *stream);
+
+/* cudaFree on `device` (NULL-safe, errors ignored). */
+void ic_cuda_pitched_free(int device, void *p);
+
+/* 2D copy of `height` rows of `row_bytes` between host and device
+ * (to_device: 1 host->device, 0 device->host) on cudaStream_t stream, waited
+ * for before returning. */
+ic_status ic_cuda_copy_rows(int device, void *dst, size_t dpitch, const void *src, size_t spitch,
+                            size_t row_bytes, int height, int to_device, void *stream, char *err,
+                            size_t errlen);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* IC_CUDA_NVJPEG_H */

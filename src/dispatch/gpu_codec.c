@@ -1,0 +1,455 @@
+/*
+ * gpu_codec.c - the public GPU codec (ic_gpu_codec, include/imgconv.h "JPEG
+ * on the GPU"): files decoded into device images and device images encoded
+ * into files, with nvJPEG (src/cuda/nvjpeg.cu) where it applies and the CPU
+ * codecs (ic_image_decode / ic_image_encode) plus one copy across the bus
+ * everywhere else.
+ *
+ * A codec holds `slots` slots; slot i owns the device buffer input i of a
+ * batch decodes into, one output device buffer for the filter, a host staging
+ * image for the CPU encoder and the encoded bytes. Buffers grow to the
+ * largest image seen and are reused, so memory stays bounded by the slots.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dispatch/dispatch.h"
+#include "imgconv.h"
+
+#ifndef IC_HAVE_CUDA
+
+struct ic_gpu_codec {
+    int unused;
+};
+
+static ic_status no_cuda(char *errbuf, size_t errlen)
+{
+    if (errbuf && errlen)
+        snprintf(errbuf, errlen, "built without CUDA: no GPU codec");
+    return IC_ERR_UNSUPPORTED;
+}
+
+ic_status ic_gpu_codec_create(ic_gpu_codec **codec, const ic_context *ctx, int slots,
+                              char *errbuf, size_t errlen)
+{
+    (void)ctx;
+    (void)slots;
+    if (codec)
+        *codec = NULL;
+    return no_cuda(errbuf, errlen);
+}
+
+void ic_gpu_codec_free(ic_gpu_codec *codec)
+{
+    (void)codec;
+}
+
+const char *ic_gpu_codec_engine(const ic_gpu_codec *codec)
+{
+    (void)codec;
+    return "cpu";
+}
+
+ic_status ic_gpu_decode(ic_gpu_codec *codec, int n, const ic_bytes *in, const int *slots,
+                        const ic_load_options *opts, ic_image *out, ic_decode_result *res)
+{
+    (void)codec;
+    (void)in;
+    (void)slots;
+    (void)opts;
+    for (int i = 0; res && out && i < n; i++) {
+        memset(&out[i], 0, sizeof out[i]);
+        res[i].status = no_cuda(res[i].error, sizeof res[i].error);
+        res[i].engine = "cpu";
+    }
+    return IC_ERR_UNSUPPORTED;
+}
+
+ic_status ic_gpu_codec_output(ic_gpu_codec *codec, int slot, const ic_image *like, ic_image *out,
+                              char *errbuf, size_t errlen)
+{
+    (void)codec;
+    (void)slot;
+    (void)like;
+    if (out)
+        memset(out, 0, sizeof *out);
+    return no_cuda(errbuf, errlen);
+}
+
+ic_status ic_gpu_encode(ic_gpu_codec *codec, int slot, const ic_image *img, const char *name,
+                        const ic_save_options *opts, ic_bytes *out, char *errbuf, size_t errlen)
+{
+    (void)codec;
+    (void)slot;
+    (void)img;
+    (void)name;
+    (void)opts;
+    if (out)
+        memset(out, 0, sizeof *out);
+    return no_cuda(errbuf, errlen);
+}
+
+#else /* IC_HAVE_CUDA */
+
+#include "cuda/nvjpeg.h"
+
+#define MAX_SLOTS 1024
+
+/* A pitched device buffer that grows and is reused. */
+typedef struct dbuf {
+    uint8_t *p;
+    size_t pitch, row_cap;
+    int rows_cap;
+} dbuf;
+
+typedef struct slot {
+    dbuf in, out;
+    ic_image host;    /* staging for the CPU encoder (owned) */
+    uint8_t *enc;     /* nvJPEG's bytes (grown with realloc) */
+    size_t enc_cap;
+    uint8_t *cpu_enc; /* the CPU encoder's bytes (malloc'd by ic_image_encode) */
+} slot;
+
+struct ic_gpu_codec {
+    int device;
+    int nslots;
+    slot *s;
+    ic_nvjpeg *nj; /* NULL: nvJPEG not built in or not usable; every file via the CPU */
+    void *ustream; /* the CPU path's uploads (decode side) */
+    void *fstream; /* the stream the codec's device images carry: the filter's */
+    char engine[320]; /* "cpu (nvJPEG: why)" when nvJPEG is built in but would not open */
+    /* Per-batch scratch of ic_gpu_decode. */
+    int *route, *w, *h, *ok;
+    const uint8_t **data;
+    size_t *len;
+    uint8_t **dst;
+    size_t *pitch;
+};
+
+static ic_status fail(char *errbuf, size_t errlen, ic_status st, const char *msg)
+{
+    if (errbuf && errlen)
+        snprintf(errbuf, errlen, "%s", msg);
+    return st;
+}
+
+/* Makes b hold at least rows rows of row_bytes. */
+static ic_status dbuf_fit(const ic_gpu_codec *c, dbuf *b, size_t row_bytes, int rows, char *err,
+                          size_t errlen)
+{
+    if (b->p && row_bytes <= b->row_cap && rows <= b->rows_cap)
+        return IC_OK;
+    ic_cuda_pitched_free(c->device, b->p);
+    memset(b, 0, sizeof *b);
+    ic_status st = ic_cuda_pitched_alloc(c->device, row_bytes, rows, &b->p, &b->pitch, err, errlen);
+    if (st != IC_OK)
+        return st;
+    b->row_cap = row_bytes;
+    b->rows_cap = rows;
+    return IC_OK;
+}
+
+void ic_gpu_codec_free(ic_gpu_codec *c)
+{
+    if (!c)
+        return;
+    ic_nvjpeg_close(c->nj); /* waits for its streams first */
+    ic_cuda_stream_destroy(c->device, c->ustream);
+    ic_cuda_stream_destroy(c->device, c->fstream);
+    for (int i = 0; c->s && i < c->nslots; i++) {
+        ic_cuda_pitched_free(c->device, c->s[i].in.p);
+        ic_cuda_pitched_free(c->device, c->s[i].out.p);
+        ic_image_free(&c->s[i].host);
+        free(c->s[i].enc);
+        free(c->s[i].cpu_enc);
+    }
+    free(c->s);
+    free(c->route);
+    free(c->w);
+    free(c->h);
+    free(c->ok);
+    free(c->data);
+    free(c->len);
+    free(c->dst);
+    free(c->pitch);
+    free(c);
+}
+
+ic_status ic_gpu_codec_create(ic_gpu_codec **codec, const ic_context *ctx, int slots,
+                              char *errbuf, size_t errlen)
+{
+    char dummy[256];
+    if (!errbuf || errlen == 0) {
+        errbuf = dummy;
+        errlen = sizeof dummy;
+    }
+    errbuf[0] = '\0';
+    if (!codec)
+        return fail(errbuf, errlen, IC_ERR_INVALID_ARG, "no codec pointer given");
+    *codec = NULL;
+    if (slots < 1 || slots > MAX_SLOTS) {
+        snprintf(errbuf, errlen, "slots must be 1..%d, not %d", MAX_SLOTS, slots);
+        return IC_ERR_INVALID_ARG;
+    }
+    int device = 0;
+    const char *why = "";
+    ic_status st = ic__context_device(ctx, &device, &why);
+    if (st != IC_OK) {
+        snprintf(errbuf, errlen, "no GPU codec: %s", why);
+        return st;
+    }
+    ic_gpu_codec *c = calloc(1, sizeof *c);
+    if (!c)
+        return fail(errbuf, errlen, IC_ERR_NOMEM, "out of memory");
+    c->device = device;
+    c->nslots = slots;
+    const size_t n = (size_t)slots;
+    c->s = calloc(n, sizeof *c->s);
+    c->route = calloc(n, sizeof *c->route);
+    c->w = calloc(n, sizeof *c->w);
+    c->h = calloc(n, sizeof *c->h);
+    c->ok = calloc(n, sizeof *c->ok);
+    c->data = calloc(n, sizeof *c->data);
+    c->len = calloc(n, sizeof *c->len);
+    c->dst = calloc(n, sizeof *c->dst);
+    c->pitch = calloc(n, sizeof *c->pitch);
+    if (!c->s || !c->route || !c->w || !c->h || !c->ok || !c->data || !c->len || !c->dst ||
+        !c->pitch) {
+        ic_gpu_codec_free(c);
+        return fail(errbuf, errlen, IC_ERR_NOMEM, "out of memory");
+    }
+    st = ic_cuda_stream_create(device, &c->ustream, errbuf, errlen);
+    if (st == IC_OK)
+        st = ic_cuda_stream_create(device, &c->fstream, errbuf, errlen);
+    if (st != IC_OK) {
+        ic_gpu_codec_free(c);
+        return st;
+    }
+    snprintf(c->engine, sizeof c->engine, "cpu");
+    if (ic_nvjpeg_built()) {
+        st = ic_nvjpeg_open(&c->nj, device, slots, errbuf, errlen);
+        if (st == IC_ERR_NOMEM) {
+            ic_gpu_codec_free(c);
+            return st;
+        }
+        if (st != IC_OK) /* nvJPEG will not open here: every file takes the CPU codec */
+            snprintf(c->engine, sizeof c->engine, "cpu (nvJPEG: %s)", errbuf);
+    }
+    errbuf[0] = '\0';
+    *codec = c;
+    return IC_OK;
+}
+
+const char *ic_gpu_codec_engine(const ic_gpu_codec *c)
+{
+    if (!c)
+        return "cpu";
+    return c->nj ? ic_nvjpeg_engine(c->nj) : c->engine;
+}
+
+/* The stream device images of this codec are ordered on: no decode work is
+ * ever queued there, so work that waits on it waits only for the filter. */
+static void *codec_stream(const ic_gpu_codec *c)
+{
+    return c->fstream;
+}
+
+static int is_jpeg(const ic_bytes *b)
+{
+    return b->size >= 3 && b->data[0] == 0xFF && b->data[1] == 0xD8 && b->data[2] == 0xFF;
+}
+
+/* An input through the CPU decoder, then one upload into slot i. */
+static void decode_on_cpu(ic_gpu_codec *c, int i, const ic_bytes *in, const ic_load_options *o,
+                          ic_image *out, ic_decode_result *r)
+{
+    ic_image host;
+    r->engine = "cpu";
+    r->status = ic_image_decode(&host, in->data, in->size, o, r->error, sizeof r->error);
+    if (r->status != IC_OK)
+        return;
+    const size_t row = ic_image_row_bytes(&host);
+    const int rows = host.height * (host.layout == IC_SOA ? host.channels : 1);
+    slot *s = &c->s[i];
+    r->status = dbuf_fit(c, &s->in, row, rows, r->error, sizeof r->error);
+    if (r->status == IC_OK)
+        r->status = ic_cuda_copy_rows(c->device, s->in.p, s->in.pitch, host.data, host.pitch, row,
+                                      rows, 1, c->ustream, r->error, sizeof r->error);
+    if (r->status == IC_OK)
+        r->status = ic_image_wrap_device(out, s->in.p, host.width, host.height, host.channels,
+                                         host.layout, s->in.pitch, c->device, codec_stream(c));
+    ic_image_free(&host);
+    if (r->status != IC_OK)
+        memset(out, 0, sizeof *out);
+    else
+        r->error[0] = '\0';
+}
+
+ic_status ic_gpu_decode(ic_gpu_codec *c, int n, const ic_bytes *in, const int *slots,
+                        const ic_load_options *opts, ic_image *out, ic_decode_result *res)
+{
+    if (!c || !in || !out || !res || n < 1 || n > c->nslots)
+        return IC_ERR_INVALID_ARG;
+    int bad_slots = 0;
+    for (int i = 0; slots && i < n; i++) {
+        bad_slots |= slots[i] < 0 || slots[i] >= c->nslots;
+        for (int j = 0; j < i; j++)
+            bad_slots |= slots[j] == slots[i];
+    }
+    if (bad_slots) {
+        for (int i = 0; i < n; i++) {
+            memset(&out[i], 0, sizeof out[i]);
+            res[i].status = IC_ERR_INVALID_ARG;
+            res[i].engine = "cpu";
+            snprintf(res[i].error, sizeof res[i].error, "bad or repeated slot numbers");
+        }
+        return IC_ERR_INVALID_ARG;
+    }
+    ic_load_options o;
+    memset(&o, 0, sizeof o);
+    if (opts)
+        o = *opts;
+    const uint64_t max_pixels = o.max_pixels ? o.max_pixels : IC_DEFAULT_MAX_PIXELS;
+    const uint64_t max_memory = o.max_memory ? o.max_memory : ic_default_max_memory();
+    /* nvJPEG gives interleaved RGB: other requests take the CPU decoder. */
+    const int gpu_ok = c->nj && (o.channels == 0 || o.channels == 3) && o.layout == IC_AOS;
+    int any = 0;
+    for (int i = 0; i < n; i++) {
+        memset(&out[i], 0, sizeof out[i]);
+        memset(&res[i], 0, sizeof res[i]);
+        res[i].engine = "cpu";
+        c->route[i] = IC_NVJ_CPU;
+        c->ok[i] = 0;
+        if (!gpu_ok || !in[i].data || !is_jpeg(&in[i]))
+            continue;
+        c->route[i] = ic_nvjpeg_check(c->nj, in[i].data, in[i].size, &c->w[i], &c->h[i]);
+        /* Over the pixel or memory limit: the CPU decoder refuses it with
+         * its message. */
+        if (c->route[i] != IC_NVJ_CPU &&
+            ((uint64_t)c->w[i] * (uint64_t)c->h[i] > max_pixels ||
+             (uint64_t)c->w[i] * (uint64_t)c->h[i] * 3u > max_memory))
+            c->route[i] = IC_NVJ_CPU;
+        if (c->route[i] == IC_NVJ_CPU)
+            continue;
+        slot *s = &c->s[slots ? slots[i] : i];
+        if (dbuf_fit(c, &s->in, (size_t)c->w[i] * 3u, c->h[i], res[i].error,
+                     sizeof res[i].error) != IC_OK) {
+            c->route[i] = IC_NVJ_CPU; /* the CPU path reports the allocation failure */
+            continue;
+        }
+        c->data[i] = in[i].data;
+        c->len[i] = in[i].size;
+        c->dst[i] = s->in.p;
+        c->pitch[i] = s->in.pitch;
+        any = 1;
+    }
+    if (any) {
+        char err[256] = "";
+        const ic_status st = ic_nvjpeg_decode(c->nj, n, c->data, c->len, c->route, c->dst,
+                                              c->pitch, c->ok, err, sizeof err);
+        if (st != IC_OK) {
+            for (int i = 0; i < n; i++) {
+                res[i].status = st;
+                snprintf(res[i].error, sizeof res[i].error, "%s", err);
+            }
+            return st;
+        }
+    }
+    for (int i = 0; i < n; i++) {
+        const int si = slots ? slots[i] : i;
+        if (c->route[i] != IC_NVJ_CPU && c->ok[i]) {
+            res[i].engine = c->ok[i] == IC_NVJ_HW ? "nvjpeg-hardware" : "nvjpeg-hybrid";
+            res[i].status = ic_image_wrap_device(&out[i], c->s[si].in.p, c->w[i], c->h[i], 3,
+                                                 IC_AOS, c->s[si].in.pitch, c->device,
+                                                 codec_stream(c));
+            res[i].error[0] = '\0';
+            continue;
+        }
+        /* Not for nvJPEG, or refused by it: the CPU decoder decides. */
+        decode_on_cpu(c, si, &in[i], &o, &out[i], &res[i]);
+    }
+    return IC_OK;
+}
+
+ic_status ic_gpu_codec_output(ic_gpu_codec *c, int slot_i, const ic_image *like, ic_image *out,
+                              char *errbuf, size_t errlen)
+{
+    if (out)
+        memset(out, 0, sizeof *out);
+    if (!c || !like || !out || slot_i < 0 || slot_i >= c->nslots)
+        return fail(errbuf, errlen, IC_ERR_INVALID_ARG, "bad codec, slot or image");
+    ic_image shape;
+    /* ic_image_wrap checks the sizes; the pointer is only a placeholder here. */
+    ic_status st = ic_image_wrap(&shape, (uint8_t *)c, like->width, like->height, like->channels,
+                                 like->layout, 0);
+    if (st != IC_OK)
+        return fail(errbuf, errlen, st, "bad image size, channels or layout");
+    const size_t row = ic_image_row_bytes(&shape);
+    const int rows = shape.height * (shape.layout == IC_SOA ? shape.channels : 1);
+    slot *s = &c->s[slot_i];
+    st = dbuf_fit(c, &s->out, row, rows, errbuf, errlen);
+    if (st != IC_OK)
+        return st;
+    return ic_image_wrap_device(out, s->out.p, like->width, like->height, like->channels,
+                                like->layout, s->out.pitch, c->device,
+                                like->memory == IC_MEM_DEVICE ? like->stream : codec_stream(c));
+}
+
+ic_status ic_gpu_encode(ic_gpu_codec *c, int slot_i, const ic_image *img, const char *name,
+                        const ic_save_options *opts, ic_bytes *out, char *errbuf, size_t errlen)
+{
+    char dummy[256];
+    if (!errbuf || errlen == 0) {
+        errbuf = dummy;
+        errlen = sizeof dummy;
+    }
+    errbuf[0] = '\0';
+    if (out)
+        memset(out, 0, sizeof *out);
+    if (!c || !img || !name || !out || slot_i < 0 || slot_i >= c->nslots)
+        return fail(errbuf, errlen, IC_ERR_INVALID_ARG, "bad codec, slot, image or name");
+    if (img->memory != IC_MEM_DEVICE || img->device != c->device || !img->data)
+        return fail(errbuf, errlen, IC_ERR_INVALID_ARG,
+                    "not a device image on the codec's device");
+    slot *s = &c->s[slot_i];
+    const int quality = opts && opts->quality ? opts->quality : 92;
+    if (c->nj && ic_format_from_path(name) == IC_FMT_JPEG && ic_format_supported(IC_FMT_JPEG) &&
+        img->channels == 3 && img->layout == IC_AOS && quality >= 1 && quality <= 100 &&
+        img->width <= 65500 && img->height <= 65500) {
+        size_t n = 0;
+        const ic_status st = ic_nvjpeg_encode(c->nj, img->data, img->pitch, img->width,
+                                              img->height, img->stream, quality, &s->enc,
+                                              &s->enc_cap, &n, errbuf, errlen);
+        if (st != IC_OK)
+            return st;
+        out->data = s->enc;
+        out->size = n;
+        return IC_OK;
+    }
+    /* The CPU writer: one copy to the host, then ic_image_encode. */
+    ic_image *h = &s->host;
+    if (!h->data || h->width != img->width || h->height != img->height ||
+        h->channels != img->channels || h->layout != img->layout) {
+        ic_image_free(h);
+        ic_status st = ic_image_create(h, img->width, img->height, img->channels, img->layout);
+        if (st != IC_OK)
+            return fail(errbuf, errlen, st, "cannot allocate the host staging image");
+    }
+    const int rows = img->height * (img->layout == IC_SOA ? img->channels : 1);
+    ic_status st = ic_cuda_copy_rows(c->device, h->data, h->pitch, img->data, img->pitch,
+                                     ic_image_row_bytes(img), rows, 0, img->stream, errbuf, errlen);
+    if (st != IC_OK)
+        return st;
+    free(s->cpu_enc);
+    s->cpu_enc = NULL;
+    size_t n = 0;
+    st = ic_image_encode(h, name, opts, &s->cpu_enc, &n, errbuf, errlen);
+    if (st != IC_OK)
+        return st;
+    out->data = s->cpu_enc;
+    out->size = n;
+    return IC_OK;
+}
+
+#endif /* IC_HAVE_CUDA */
