@@ -486,24 +486,54 @@ ic_status ic_filter(const ic_image *src, ic_image *dst, const ic_kernel *k, cons
 /* ------------------------------------------------------------------------ */
 
 /* File formats. Format is detected from magic bytes on load and from the
- * extension on save (.png, .jpg/.jpeg, .pgm, .ppm, .pnm, .pam is not supported). */
+ * extension on save (.png, .jpg/.jpeg, .tif/.tiff, .webp, .pgm, .ppm, .pnm;
+ * .pam is not supported). */
 typedef enum ic_format {
     IC_FMT_UNKNOWN = 0,
     IC_FMT_PNM, /* binary PGM (P5) / PPM (P6), maxval <= 255 */
     IC_FMT_PNG,
-    IC_FMT_JPEG
+    IC_FMT_JPEG,
+    IC_FMT_TIFF, /* first image of the file; stored as 8-bit 1..4 channels, deflate */
+    IC_FMT_WEBP  /* still images; stored as RGB or RGBA (grey is expanded) */
 } ic_format;
 
 /* 1 when support for the format was compiled in (PNM always is). */
 int ic_format_supported(ic_format f);
 
-/* Name of a format ("pnm", "png", "jpeg"). */
+/* Name of a format ("pnm", "png", "jpeg", "tiff", "webp"). */
 const char *ic_format_name(ic_format f);
 
 /* Default memory budget (bytes) of the loaders and of the CLI's --max-memory:
  * a quarter of the physical memory, at most 2 GiB (2 GiB when the physical
  * memory cannot be read). */
 uint64_t ic_default_max_memory(void);
+
+/* Colour profile and camera data of an image file, carried from input to
+ * output (README "Metadata"). Both blobs are copied verbatim:
+ *   icc : an ICC profile (PNG iCCP, JPEG APP2 ICC_PROFILE, TIFF tag 34675,
+ *         WebP ICCP), NULL/0 when the file has none;
+ *   exif: the EXIF block as a TIFF structure starting "II*\0" or "MM\0*"
+ *         (PNG eXIf, JPEG APP1 after "Exif\0\0", WebP EXIF), NULL/0 when none.
+ * Pixels are never rotated: the EXIF orientation tag is kept as it was, so
+ * viewers show the output the way they showed the input (what libvips and
+ * ImageMagick do unless asked to auto-rotate). TIFF files carry the ICC
+ * profile only (their EXIF is a sub-directory, not a block). */
+typedef struct ic_metadata {
+    uint8_t *icc;
+    size_t icc_size;
+    uint8_t *exif;
+    size_t exif_size;
+} ic_metadata;
+
+/* Largest ICC profile or EXIF block read or written (bytes). */
+#define IC_MAX_METADATA ((size_t)16 << 20)
+
+/* Releases the blobs of m (NULL-safe) and zeroes it. */
+void ic_metadata_free(ic_metadata *m);
+
+/* The EXIF orientation (1..8, 1 = as stored) of m's EXIF block, 0 when there
+ * is no block or no valid orientation tag in its first directory. */
+int ic_metadata_orientation(const ic_metadata *m);
 
 /* Load options (zero-initialise; zero fields take the defaults). */
 typedef struct ic_load_options {
@@ -515,6 +545,9 @@ typedef struct ic_load_options {
      * converted copy that `channels` or `layout` asks for: checked after the
      * header, before anything of that size is allocated. */
     uint64_t max_memory;
+    /* When non-NULL, receives the file's ICC profile and EXIF block (zeroed
+     * when it has none or on error; free with ic_metadata_free). */
+    ic_metadata *metadata;
 } ic_load_options;
 
 /* Loads an image file into *img (owned): reads the file and decodes it as
@@ -536,15 +569,30 @@ ic_status ic_image_decode(ic_image *img, const void *data, size_t size, const ic
 
 /* Save options (zero-initialise; zero fields take the defaults). */
 typedef struct ic_save_options {
-    int quality; /* JPEG quality 1..100; 0 means 92 */
+    int quality;  /* JPEG and lossy WebP quality 1..100; 0 means 92 */
+    int lossless; /* WebP: nonzero for lossless (quality is then ignored) */
+    /* PNG and TIFF: zlib level 1 (fastest) .. 9 (smallest); 0 means the
+     * default, IC_PNG_DEFAULT_LEVEL for PNG (README "Formats") and 6 for TIFF. */
+    int compression;
+    /* When non-NULL, written into PNG, JPEG, WebP (ICC and EXIF) and TIFF
+     * (ICC) outputs; not retained. A profile whose colour space does not fit
+     * the stored channels (an RGB profile on a grey output) is left out, as is
+     * EXIF over the 65527 bytes a JPEG APP1 segment can hold. */
+    const ic_metadata *metadata;
 } ic_save_options;
+
+/* The zlib level PNG files are written with when ic_save_options.compression
+ * is 0 (bench/png-speed.sh measured the choice). */
+#define IC_PNG_DEFAULT_LEVEL 2
 
 /* Saves img to path, format by extension. The data is written to a file
  * without a name (O_TMPFILE; elsewhere a hidden temporary) in the target
  * directory and put in place over path only when complete, so a failure or an
- * interruption never leaves a partial file (see ic_save_cleanup). 2-channel
- * images are saved as grey+alpha PNG (PNM and JPEG drop alpha). Errors: IC_ERR_IO, IC_ERR_UNSUPPORTED (format not built in
- * or unknown extension), IC_ERR_INVALID_ARG. */
+ * interruption never leaves a partial file (see ic_save_cleanup). Channels
+ * stored: PNG and TIFF as the image (1..4); WebP RGB or RGBA (grey expanded,
+ * alpha kept); PNM and JPEG grey or RGB (alpha dropped). Errors: IC_ERR_IO,
+ * IC_ERR_UNSUPPORTED (format not built in, unknown extension, or a WebP side
+ * over 16383), IC_ERR_INVALID_ARG. */
 ic_status ic_image_save(const ic_image *img, const char *path, const ic_save_options *opts,
                         char *errbuf, size_t errlen);
 

@@ -20,6 +20,8 @@ done
 # Headers: optional formats, but the full build wants them.
 [ -e /usr/include/png.h ] || missing+=(libpng-dev)
 [ -e /usr/include/jpeglib.h ] || ls /usr/include/*/jpeglib.h >/dev/null 2>&1 || missing+=(libjpeg62-turbo-dev)
+[ -e /usr/include/tiffio.h ] || ls /usr/include/*/tiffio.h >/dev/null 2>&1 || missing+=(libtiff-dev)
+[ -e /usr/include/webp/encode.h ] || missing+=(libwebp-dev)
 command -v pkg-config >/dev/null 2>&1 || missing+=(pkg-config)
 # `install-deps.sh fuzz` (make fuzz): clang and its libFuzzer runtime too.
 if [ "${1:-}" = fuzz ]; then

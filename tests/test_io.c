@@ -202,6 +202,18 @@ static int equal_converted(const ic_image *got, const ic_image *src, char *why, 
     return 1;
 }
 
+/* 1 when a 2- or 4-channel image has an alpha sample below 255. */
+static int has_transparency(const ic_image *img)
+{
+    if (img->channels != 2 && img->channels != 4)
+        return 0;
+    for (int y = 0; y < img->height; y++)
+        for (int x = 0; x < img->width; x++)
+            if (expect_converted(img, x, y, img->channels - 1, img->channels) < 255)
+                return 1;
+    return 0;
+}
+
 /* PSNR in dB of got against src converted to got's channels. */
 static double psnr_converted(const ic_image *got, const ic_image *src)
 {
@@ -231,6 +243,12 @@ static uint32_t crc32_of(const uint8_t *p, size_t n)
             c = (c >> 1) ^ (0xEDB88320u & (0u - (c & 1u)));
     }
     return c ^ 0xFFFFFFFFu;
+}
+
+static void put_be16(uint8_t *p, unsigned v)
+{
+    p[0] = (uint8_t)(v >> 8);
+    p[1] = (uint8_t)v;
 }
 
 static void put_be32(uint8_t *p, uint32_t v)
@@ -341,17 +359,17 @@ static void test_format_names(void)
 
 /* Saves src as NAME, loads it back as stored in `layout`, returns the status. */
 static ic_status save_load(const ic_image *src, const char *name, ic_layout layout, int force,
-                           int quality, ic_image *out)
+                           int quality, int lossless, ic_image *out)
 {
     char err[256];
-    ic_save_options so = {quality};
+    ic_save_options so = {.quality = quality, .lossless = lossless};
     ic_status st = ic_image_save(src, path_in_dir(name), &so, err, sizeof err);
     CHECK(st == IC_OK, "save %s: %s (%s)", name, ic_status_str(st), err);
     if (st != IC_OK) {
         memset(out, 0, sizeof *out);
         return st;
     }
-    ic_load_options lo = {force, layout, 0, 0};
+    ic_load_options lo = {force, layout, 0, 0, NULL};
     st = ic_image_load(out, path_in_dir(name), &lo, err, sizeof err);
     CHECK(st == IC_OK, "load %s: %s (%s)", name, ic_status_str(st), err);
     if (st == IC_OK)
@@ -359,13 +377,18 @@ static ic_status save_load(const ic_image *src, const char *name, ic_layout layo
     return st;
 }
 
-/* Every lossless format x channel count x layout x pitch, random odd sizes. */
+/* Every lossless format x channel count x layout x pitch, random odd sizes
+ * (WebP saved lossless). */
 static void test_lossless_round_trips(void)
 {
-    const char *exts[] = {"pnm", "pgm", "ppm", "png"};
-    for (int e = 0; e < 4; e++) {
-        if (!strcmp(exts[e], "png") && !ic_format_supported(IC_FMT_PNG))
+    const char *exts[] = {"pnm", "pgm", "ppm", "png", "tif", "tiff", "webp"};
+    for (int e = 0; e < 7; e++) {
+        char probe[16];
+        snprintf(probe, sizeof probe, "x.%s", exts[e]);
+        if (!ic_format_supported(ic_format_from_path(probe))) {
+            printf("skipped: .%s round trips (not built in)\n", exts[e]);
             continue;
+        }
         for (int ch = 1; ch <= 4; ch++)
             for (int lay = 0; lay < 2; lay++)
                 for (int padded = 0; padded < 2; padded++) {
@@ -398,9 +421,11 @@ static void test_lossless_round_trips(void)
                         expect_ch = 1;
                     else if (!strcmp(exts[e], "ppm"))
                         expect_ch = 3;
+                    else if (!strcmp(exts[e], "webp")) /* no grey; opaque stores no alpha */
+                        expect_ch = (ch == 2 || ch == 4) && has_transparency(&src) ? 4 : 3;
                     const ic_layout load_layout = (rng() & 1) ? IC_SOA : IC_AOS;
                     ic_image got;
-                    if (save_load(&src, name, load_layout, 0, 0, &got) == IC_OK) {
+                    if (save_load(&src, name, load_layout, 0, 0, 1, &got) == IC_OK) {
                         char why[160] = "";
                         CHECK(got.channels == expect_ch, "%s %dx%d: %d channels, expected %d", name,
                               w, h, got.channels, expect_ch);
@@ -430,7 +455,7 @@ static void test_jpeg_round_trips(void)
             fill_smooth(&src);
             char name[64];
             snprintf(name, sizeof name, "rt_%d_%d.%s", ch, lay, (ch & 1) ? "jpg" : "jpeg");
-            if (save_load(&src, name, lay ? IC_AOS : IC_SOA, 0, 0, &got) == IC_OK) {
+            if (save_load(&src, name, lay ? IC_AOS : IC_SOA, 0, 0, 0, &got) == IC_OK) {
                 const int expect_ch = ch <= 2 ? 1 : 3;
                 CHECK(got.width == w && got.height == h, "%s: %dx%d, expected %dx%d", name,
                       got.width, got.height, w, h);
@@ -446,7 +471,7 @@ static void test_jpeg_round_trips(void)
             /* A lower quality gives a smaller file. */
             if (ch == 3 && lay == 0) {
                 char err[256];
-                ic_save_options lo_q = {10}, hi_q = {95};
+                ic_save_options lo_q = {.quality = 10}, hi_q = {.quality = 95};
                 struct stat a, b;
                 CHECK(ic_image_save(&src, path_in_dir("q10.jpg"), &lo_q, err, sizeof err) == IC_OK,
                       "q10: %s", err);
@@ -480,7 +505,7 @@ static void test_channel_forcing(void)
         for (int dc = 1; dc <= 4; dc++)
             for (int lay = 0; lay < 2; lay++) {
                 ic_image got;
-                ic_load_options lo = {dc, lay ? IC_SOA : IC_AOS, 0, 0};
+                ic_load_options lo = {dc, lay ? IC_SOA : IC_AOS, 0, 0, NULL};
                 ic_status st = ic_image_load(&got, path_in_dir(name), &lo, err, sizeof err);
                 CHECK(st == IC_OK, "load %d -> %d channels: %s", sc, dc, err);
                 if (st != IC_OK)
@@ -498,7 +523,7 @@ static void test_channel_forcing(void)
     static const uint8_t ppm[] = "P6\n1 1\n255\n\xC8\x64\x32";
     CHECK(write_bytes(path_in_dir("one.ppm"), ppm, sizeof ppm - 1), "write");
     ic_image got;
-    ic_load_options lo = {2, IC_AOS, 0, 0};
+    ic_load_options lo = {2, IC_AOS, 0, 0, NULL};
     char err[256];
     CHECK(ic_image_load(&got, path_in_dir("one.ppm"), &lo, err, sizeof err) == IC_OK, "%s", err);
     CHECK(got.data && got.data[0] == 124 && got.data[1] == 255, "luma+alpha %d %d",
@@ -606,7 +631,7 @@ static void test_pnm_parsing(void)
         CHECK(write_bytes(path_in_dir("cuthdr.ppm"), data, 8), "write");
         expect_load_error("cuthdr.ppm", NULL, IC_ERR_FORMAT, "truncated");
         /* The pixel limit: exactly width*height passes, one less fails. */
-        ic_load_options lo = {0, IC_AOS, 640 * 480, 0};
+        ic_load_options lo = {0, IC_AOS, 640 * 480, 0, NULL};
         CHECK(ic_image_load(&img, path_in_dir("full.ppm"), &lo, err, sizeof err) == IC_OK,
               "limit = w*h: %s", err);
         ic_image_free(&img);
@@ -656,13 +681,14 @@ static void expect_decode(const void *data, size_t n, const ic_load_options *lo,
 
 static void test_decode_memory(void)
 {
-    static const char *const names[] = {"mem.ppm", "mem.png", "mem.jpg"};
-    static const ic_format fmts[] = {IC_FMT_PNM, IC_FMT_PNG, IC_FMT_JPEG};
+    static const char *const names[] = {"mem.ppm", "mem.png", "mem.jpg", "mem.tif", "mem.webp"};
+    static const ic_format fmts[] = {IC_FMT_PNM, IC_FMT_PNG, IC_FMT_JPEG, IC_FMT_TIFF,
+                                     IC_FMT_WEBP};
     ic_image src;
     char err[256];
     CHECK(ic_image_create(&src, 97, 61, 3, IC_AOS) == IC_OK, "create");
     ic_image_chart(&src, 5);
-    for (int f = 0; f < 3; f++) {
+    for (int f = 0; f < 5; f++) {
         if (!ic_format_supported(fmts[f]))
             continue;
         const char *path = path_in_dir(names[f]);
@@ -672,8 +698,15 @@ static void test_decode_memory(void)
         CHECK(data && n > 20, "%s: read back", names[f]);
         if (!data)
             continue;
+        /* Encoding to memory gives the bytes the save wrote. */
+        uint8_t *enc = NULL;
+        size_t encn = 0;
+        ic_status se = ic_image_encode(&src, names[f], NULL, &enc, &encn, err, sizeof err);
+        CHECK(se == IC_OK && encn == n && enc && memcmp(enc, data, n) == 0,
+              "%s: ic_image_encode gave %zu bytes (%s), the file has %zu", names[f], encn, err, n);
+        free(enc);
         const ic_load_options variants[] = {
-            {0, IC_AOS, 0, 0}, {4, IC_SOA, 0, 0}, {1, IC_AOS, 0, 0}};
+            {0, IC_AOS, 0, 0, NULL}, {4, IC_SOA, 0, 0, NULL}, {1, IC_AOS, 0, 0, NULL}};
         for (int v = 0; v < 3; v++) {
             ic_image a, b;
             ic_status sa = ic_image_load(&a, path, &variants[v], err, sizeof err);
@@ -687,7 +720,7 @@ static void test_decode_memory(void)
             ic_image_free(&b);
         }
         expect_decode(data, n / 2, NULL, IC_ERR_FORMAT, "truncated", names[f]);
-        ic_load_options lo = {0, IC_AOS, 97 * 61 - 1, 0};
+        ic_load_options lo = {0, IC_AOS, 97 * 61 - 1, 0, NULL};
         expect_decode(data, n, &lo, IC_ERR_TOO_LARGE,
                       "pixel limit 5916 (raise it with --max-pixels)", names[f]);
         free(data);
@@ -703,7 +736,7 @@ static void test_decode_memory(void)
     size_t n = 0;
     uint8_t *data = read_bytes(path_in_dir("mem.ppm"), &n);
     if (data) {
-        ic_load_options lo = {0, IC_AOS, 0, 921600};
+        ic_load_options lo = {0, IC_AOS, 0, 921600, NULL};
         expect_decode(data, n, &lo, IC_OK, NULL, "exactly the memory limit");
         lo.max_memory = 921599;
         expect_decode(data, n, &lo, IC_ERR_TOO_LARGE,
@@ -723,9 +756,9 @@ static void test_decode_memory(void)
     expect_decode("", 0, NULL, IC_ERR_FORMAT, "empty", "empty buffer");
     expect_decode(NULL, 0, NULL, IC_ERR_FORMAT, "empty", "NULL, 0");
     expect_decode(NULL, 5, NULL, IC_ERR_INVALID_ARG, NULL, "NULL data");
-    expect_decode("GIF89a, not ours", 16, NULL, IC_ERR_FORMAT, "not a PNG/JPEG/PNM file", "GIF");
+    expect_decode("GIF89a, not ours", 16, NULL, IC_ERR_FORMAT, "not a PNG/JPEG/TIFF/WebP/PNM file", "GIF");
     expect_decode("P3\n1 1\n255\n0 0 0\n", 17, NULL, IC_ERR_FORMAT, "P3", "ASCII PPM");
-    const ic_load_options bad = {7, IC_AOS, 0, 0};
+    const ic_load_options bad = {7, IC_AOS, 0, 0, NULL};
     expect_decode("P5\n1 1\n255\n\x80", 12, &bad, IC_ERR_INVALID_ARG, "channels", "channels 7");
     expect_decode("P5\n1 1\n255\n\x80", 12, NULL, IC_OK, NULL, "1x1 PGM");
     CHECK(ic_image_decode(NULL, "P5", 2, NULL, err, sizeof err) == IC_ERR_INVALID_ARG, "NULL img");
@@ -739,18 +772,18 @@ static void test_generic_bad_input(void)
     expect_load_error("empty.png", NULL, IC_ERR_FORMAT, "empty");
     static const char junk[] = "GIF89a this is not an image we read";
     CHECK(write_bytes(path_in_dir("junk.png"), junk, sizeof junk - 1), "write");
-    expect_load_error("junk.png", NULL, IC_ERR_FORMAT, "not a PNG/JPEG/PNM file");
+    expect_load_error("junk.png", NULL, IC_ERR_FORMAT, "not a PNG/JPEG/TIFF/WebP/PNM file");
     uint8_t noise[512];
     for (size_t i = 0; i < sizeof noise; i++)
         noise[i] = (uint8_t)(rng() >> 24);
     noise[0] = 'X';
     CHECK(write_bytes(path_in_dir("noise.jpg"), noise, sizeof noise), "write");
-    expect_load_error("noise.jpg", NULL, IC_ERR_FORMAT, "not a PNG/JPEG/PNM file");
+    expect_load_error("noise.jpg", NULL, IC_ERR_FORMAT, "not a PNG/JPEG/TIFF/WebP/PNM file");
     expect_load_error("does-not-exist.png", NULL, IC_ERR_IO, "No such file");
     CHECK(mkdir(path_in_dir("adir.png"), 0700) == 0, "mkdir");
     expect_load_error("adir.png", NULL, IC_ERR_IO, NULL);
     rmdir(path_in_dir("adir.png"));
-    ic_load_options lo = {5, IC_AOS, 0, 0};
+    ic_load_options lo = {5, IC_AOS, 0, 0, NULL};
     expect_load_error("junk.png", &lo, IC_ERR_INVALID_ARG, "channels");
     ic_image img;
     char err[64];
@@ -818,7 +851,7 @@ static void test_png_bad_input(void)
         free(bad);
     }
     /* The pixel limit against a real file. */
-    ic_load_options lo = {0, IC_AOS, 120 * 80 - 1, 0};
+    ic_load_options lo = {0, IC_AOS, 120 * 80 - 1, 0, NULL};
     expect_load_error("ok.png", &lo, IC_ERR_TOO_LARGE, "exceeds the pixel limit 9599");
     free(data);
     remove(path_in_dir("huge.png"));
@@ -955,7 +988,7 @@ static void test_jpeg_bad_input(void)
     CHECK(write_bytes(path_in_dir("cut.jpg"), data, n / 2), "write");
     expect_load_error("cut.jpg", NULL, IC_ERR_FORMAT, "truncated JPEG data");
     /* The pixel limit, checked after the header. */
-    ic_load_options lo = {0, IC_AOS, 160 * 120 - 1, 0};
+    ic_load_options lo = {0, IC_AOS, 160 * 120 - 1, 0, NULL};
     expect_load_error("ok.jpg", &lo, IC_ERR_TOO_LARGE, "image 160x120 exceeds the pixel limit");
     /* A JPEG SOI followed by garbage. */
     uint8_t junk[64] = {0xFF, 0xD8, 0xFF};
@@ -967,6 +1000,369 @@ static void test_jpeg_bad_input(void)
     remove(path_in_dir("ok.jpg"));
     remove(path_in_dir("cut.jpg"));
     remove(path_in_dir("junk.jpg"));
+}
+
+/* ---- hand-made TIFF and WebP headers ------------------------------------------ */
+
+static void put_le16(uint8_t *p, unsigned v)
+{
+    p[0] = (uint8_t)v;
+    p[1] = (uint8_t)(v >> 8);
+}
+
+static void put_le32(uint8_t *p, uint32_t v)
+{
+    put_le16(p, v & 0xFFFFu);
+    put_le16(p + 2, v >> 16);
+}
+
+/* An uncompressed 8-bit grey little-endian TIFF, IFD first, then `data_len`
+ * bytes of data (a ramp) while the header promises w*h: data_len < w*h makes a
+ * truncated strip, a huge w*h a dimension bomb. */
+static void tiff_grey(bytes *b, uint32_t w, uint32_t h, size_t data_len)
+{
+    enum { N = 9 };
+    const uint32_t data_off = 8 + 2 + N * 12 + 4;
+    const uint16_t tags[N][2] = {{256, 4}, {257, 4}, {258, 3}, {259, 3}, {262, 3},
+                                 {273, 4}, {277, 3}, {278, 4}, {279, 4}};
+    const uint32_t vals[N] = {w, h, 8, 1, 1, data_off, 1, h, (uint32_t)((uint64_t)w * h)};
+    uint8_t hdr[8 + 2 + N * 12 + 4] = {'I', 'I', 42, 0};
+    put_le32(hdr + 4, 8);
+    put_le16(hdr + 8, N);
+    for (int i = 0; i < N; i++) {
+        uint8_t *e = hdr + 10 + i * 12;
+        put_le16(e, tags[i][0]);
+        put_le16(e + 2, tags[i][1]);
+        put_le32(e + 4, 1);
+        if (tags[i][1] == 3)
+            put_le16(e + 8, vals[i]);
+        else
+            put_le32(e + 8, vals[i]);
+    }
+    bytes_add(b, hdr, sizeof hdr); /* next-IFD offset 0 is already there */
+    for (size_t i = 0; i < data_len; i++) {
+        uint8_t v = (uint8_t)(i * 7);
+        bytes_add(b, &v, 1);
+    }
+}
+
+static void test_tiff_bad_input(void)
+{
+    bytes b = {0};
+    tiff_grey(&b, 200000, 200000, 16);
+    CHECK(write_bytes(path_in_dir("huge.tif"), b.p, b.n), "write");
+    expect_load_error("huge.tif", NULL, IC_ERR_TOO_LARGE,
+                      "image 200000x200000 exceeds the pixel limit 89478485 (raise it with --max-pixels)");
+    b.n = 0;
+    tiff_grey(&b, 40, 30, 40 * 30);
+    CHECK(write_bytes(path_in_dir("ok.tif"), b.p, b.n), "write");
+    ic_image img;
+    char err[256];
+    ic_status st = ic_image_load(&img, path_in_dir("ok.tif"), NULL, err, sizeof err);
+    CHECK(st == IC_OK && img.width == 40 && img.height == 30 && img.channels == 1 &&
+              img.data[img.pitch * 29 + 39] == (uint8_t)((29 * 40 + 39) * 7),
+          "hand-made grey TIFF: %s (%s)", ic_status_str(st), err);
+    ic_image_free(&img);
+    ic_load_options lo = {0, IC_AOS, 40 * 30 - 1, 0, NULL};
+    expect_load_error("ok.tif", &lo, IC_ERR_TOO_LARGE, "exceeds the pixel limit 1199");
+    b.n = 0;
+    tiff_grey(&b, 40, 30, 40 * 30 / 2);
+    CHECK(write_bytes(path_in_dir("short.tif"), b.p, b.n), "write");
+    expect_load_error("short.tif", NULL, IC_ERR_FORMAT, "TIFF");
+    /* Cuts of a deflate file written by the library: its IFD is at the end. */
+    ic_image src;
+    CHECK(ic_image_create(&src, 120, 80, 4, IC_AOS) == IC_OK, "create");
+    ic_image_chart(&src, 12);
+    CHECK(ic_image_save(&src, path_in_dir("lib.tif"), NULL, err, sizeof err) == IC_OK, "%s", err);
+    ic_image_free(&src);
+    size_t n = 0;
+    uint8_t *data = read_bytes(path_in_dir("lib.tif"), &n);
+    CHECK(data && n > 200, "tiff size %zu", n);
+    const size_t cuts[] = {3, 8, 60, n / 2, n - 20, n - 1};
+    for (size_t i = 0; data && n > 200 && i < sizeof cuts / sizeof cuts[0]; i++) {
+        CHECK(write_bytes(path_in_dir("cut.tif"), data, cuts[i]), "write");
+        st = ic_image_load(&img, path_in_dir("cut.tif"), NULL, err, sizeof err);
+        CHECK(st == IC_ERR_FORMAT, "TIFF cut at %zu of %zu: %s (%s)", cuts[i], n,
+              ic_status_str(st), err);
+        CHECK(img.data == NULL && one_line(err), "TIFF cut at %zu: image or message '%s'", cuts[i],
+              err);
+        ic_image_free(&img);
+    }
+    /* Noise over the compressed strips: an error or an image, never a crash. */
+    for (int t = 0; data && n > 200 && t < 8; t++) {
+        uint8_t *bad = malloc(n);
+        if (!bad)
+            break;
+        memcpy(bad, data, n);
+        for (int k = 0; k < 16; k++)
+            bad[8 + rng() % (n / 2)] ^= (uint8_t)(1u << (rng() % 8));
+        CHECK(write_bytes(path_in_dir("noisy.tif"), bad, n), "write");
+        st = ic_image_load(&img, path_in_dir("noisy.tif"), NULL, err, sizeof err);
+        CHECK(st == IC_OK || (img.data == NULL && one_line(err)), "noisy TIFF %d: %s '%s'", t,
+              ic_status_str(st), err);
+        ic_image_free(&img);
+        free(bad);
+    }
+    free(data);
+    free(b.p);
+    const char *names[] = {"huge.tif", "ok.tif", "short.tif", "lib.tif", "cut.tif", "noisy.tif"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        remove(path_in_dir(names[i]));
+}
+
+static void test_webp_bad_input(void)
+{
+    /* RIFF/WEBP with only a VP8X chunk claiming a 60000x60000 canvas. */
+    uint8_t vp8x[30] = {'R', 'I', 'F', 'F', 0, 0, 0, 0, 'W', 'E', 'B', 'P',
+                        'V', 'P', '8', 'X', 10, 0, 0, 0};
+    put_le32(vp8x + 4, sizeof vp8x - 8);
+    vp8x[24] = (uint8_t)(59999 & 0xFF);
+    vp8x[25] = (uint8_t)(59999 >> 8);
+    vp8x[27] = (uint8_t)(59999 & 0xFF);
+    vp8x[28] = (uint8_t)(59999 >> 8);
+    CHECK(write_bytes(path_in_dir("huge.webp"), vp8x, sizeof vp8x), "write");
+    expect_load_error("huge.webp", NULL, IC_ERR_TOO_LARGE,
+                      "image 60000x60000 exceeds the pixel limit 89478485 (raise it with --max-pixels)");
+    ic_image src, img;
+    char err[256];
+    CHECK(ic_image_create(&src, 160, 120, 3, IC_AOS) == IC_OK, "create");
+    fill_smooth(&src);
+    CHECK(ic_image_save(&src, path_in_dir("ok.webp"), NULL, err, sizeof err) == IC_OK, "%s", err);
+    /* Lossy: close, not equal; a lower quality gives a smaller file. */
+    ic_status st = ic_image_load(&img, path_in_dir("ok.webp"), NULL, err, sizeof err);
+    CHECK(st == IC_OK && img.channels == 3 && img.width == 160 && img.height == 120,
+          "lossy WebP back: %s (%s)", ic_status_str(st), err);
+    if (st == IC_OK && img.channels == 3)
+        CHECK(psnr_converted(&img, &src) > 30.0, "lossy WebP PSNR %.2f dB",
+              psnr_converted(&img, &src));
+    ic_image_free(&img);
+    ic_save_options q10 = {.quality = 10};
+    struct stat a, bq;
+    CHECK(ic_image_save(&src, path_in_dir("q10.webp"), &q10, err, sizeof err) == IC_OK, "%s", err);
+    CHECK(stat(path_in_dir("q10.webp"), &a) == 0 && stat(path_in_dir("ok.webp"), &bq) == 0 &&
+              a.st_size < bq.st_size,
+          "WebP quality 10 should give a smaller file than 92");
+    ic_image_free(&src);
+    ic_load_options lo = {0, IC_AOS, 160 * 120 - 1, 0, NULL};
+    expect_load_error("ok.webp", &lo, IC_ERR_TOO_LARGE, "image 160x120 exceeds the pixel limit");
+    size_t n = 0;
+    uint8_t *data = read_bytes(path_in_dir("ok.webp"), &n);
+    CHECK(data && n > 200, "webp size %zu", n);
+    const size_t cuts[] = {4, 12, 20, 40, n / 2, n - 1};
+    for (size_t i = 0; data && n > 200 && i < sizeof cuts / sizeof cuts[0]; i++) {
+        CHECK(write_bytes(path_in_dir("cut.webp"), data, cuts[i]), "write");
+        st = ic_image_load(&img, path_in_dir("cut.webp"), NULL, err, sizeof err);
+        CHECK(st == IC_ERR_FORMAT, "WebP cut at %zu of %zu: %s (%s)", cuts[i], n,
+              ic_status_str(st), err);
+        CHECK(img.data == NULL && one_line(err), "WebP cut at %zu: image or message '%s'",
+              cuts[i], err);
+        ic_image_free(&img);
+    }
+    CHECK(write_bytes(path_in_dir("cut.webp"), data, n / 2), "write");
+    expect_load_error("cut.webp", NULL, IC_ERR_FORMAT, "truncated WebP data");
+    free(data);
+    /* Wider than WebP can hold: refused, nothing written. */
+    CHECK(ic_image_create(&src, 16384, 1, 3, IC_AOS) == IC_OK, "create");
+    memset(src.data, 0, src.pitch);
+    st = ic_image_save(&src, path_in_dir("wide.webp"), NULL, err, sizeof err);
+    CHECK(st == IC_ERR_UNSUPPORTED && strstr(err, "16383") && !file_exists(path_in_dir("wide.webp")),
+          "16384 wide WebP: %s (%s)", ic_status_str(st), err);
+    ic_image_free(&src);
+    const char *names[] = {"huge.webp", "ok.webp", "q10.webp", "cut.webp"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        remove(path_in_dir(names[i]));
+}
+
+/* ---- metadata -------------------------------------------------------------------- */
+
+/* A minimal ICC profile: a 128-byte header (size, class, colour space, the
+ * 'acsp' signature, the D50 illuminant), no tags, then payload bytes that
+ * make it recognisable. `space` is "RGB " or "GRAY". */
+static void fake_icc(uint8_t *p, size_t n, const char *space)
+{
+    memset(p, 0, n);
+    put_be32(p, (uint32_t)n);
+    put_be32(p + 8, 0x02100000u);
+    memcpy(p + 12, "mntr", 4);
+    memcpy(p + 16, space, 4);
+    memcpy(p + 20, "XYZ ", 4);
+    memcpy(p + 36, "acsp", 4);
+    put_be32(p + 68, 0x0000F6D6u); /* D50: X 0.9642, Y 1.0, Z 0.8249 in s15.16 */
+    put_be32(p + 72, 0x00010000u);
+    put_be32(p + 76, 0x0000D32Du);
+    for (size_t i = 132; i < n; i++)
+        p[i] = (uint8_t)(i * 13 + 5);
+}
+
+/* A camera-style EXIF block: IFD0 with Make ("imgconv test") and Orientation,
+ * in little- ("II") or big-endian ("MM") order. Returns its size. */
+static size_t fake_exif(uint8_t *p, int big_endian, unsigned orientation)
+{
+    uint8_t *q = p;
+    void (*put16)(uint8_t *, unsigned) = put_le16;
+    void (*put32)(uint8_t *, uint32_t) = put_le32;
+    if (big_endian) {
+        memcpy(q, "MM\0*", 4);
+        put16 = put_be16;
+        put32 = put_be32;
+    } else {
+        memcpy(q, "II*\0", 4);
+    }
+    put32(q + 4, 8);
+    put16(q + 8, 2);
+    put16(q + 10, 0x010F); /* Make, ASCII, 13 bytes at offset 38 */
+    put16(q + 12, 2);
+    put32(q + 14, 13);
+    put32(q + 18, 38);
+    put16(q + 22, 0x0112); /* Orientation, SHORT, 1 */
+    put16(q + 24, 3);
+    put32(q + 26, 1);
+    put32(q + 30, 0);
+    put16(q + 30, orientation);
+    put32(q + 34, 0); /* no next IFD */
+    memcpy(q + 38, "imgconv test", 13);
+    return 38 + 13;
+}
+
+static int same_blob(const uint8_t *a, size_t na, const uint8_t *b, size_t nb)
+{
+    return na == nb && (na == 0 || (a && b && memcmp(a, b, na) == 0));
+}
+
+/* ICC and EXIF written with the image and read back byte for byte, per format. */
+static void test_metadata_round_trips(void)
+{
+    uint8_t icc_rgb[300], icc_grey[200], exif[64];
+    fake_icc(icc_rgb, sizeof icc_rgb, "RGB ");
+    fake_icc(icc_grey, sizeof icc_grey, "GRAY");
+    const size_t exif_n = fake_exif(exif, 0, 6);
+    static const char *const names[] = {"m.png", "m.jpg", "m.webp", "m.tif"};
+    for (int f = 0; f < 4; f++) {
+        if (!ic_format_supported(ic_format_from_path(names[f]))) {
+            printf("skipped: metadata in %s (not built in)\n", names[f]);
+            continue;
+        }
+        const int tiff = f == 3;
+        for (int grey = 0; grey <= 1; grey++) {
+            /* WebP has no grey: a grey image is stored as RGB, so the RGB profile fits. */
+            const int stores_grey = grey && f != 2;
+            ic_image src, got;
+            char err[256];
+            CHECK(ic_image_create(&src, 33, 21, grey ? 1 : 3, IC_AOS) == IC_OK, "create");
+            fill_smooth(&src);
+            /* Two profiles offered in turn: the RGB one fits only colour outputs. */
+            for (int pi = 0; pi < 2; pi++) {
+                ic_metadata m = {pi ? icc_grey : icc_rgb, pi ? sizeof icc_grey : sizeof icc_rgb,
+                                 exif, exif_n};
+                const int fits = pi ? stores_grey : !stores_grey;
+                ic_save_options so = {.quality = 90, .metadata = &m};
+                CHECK(ic_image_save(&src, path_in_dir(names[f]), &so, err, sizeof err) == IC_OK,
+                      "%s: save with metadata: %s", names[f], err);
+                ic_metadata back;
+                memset(&back, 0x5A, sizeof back);
+                ic_load_options lo = {.metadata = &back};
+                ic_status st = ic_image_load(&got, path_in_dir(names[f]), &lo, err, sizeof err);
+                CHECK(st == IC_OK, "%s: load: %s", names[f], err);
+                if (fits)
+                    CHECK(same_blob(back.icc, back.icc_size, m.icc, m.icc_size),
+                          "%s grey %d profile %d: ICC of %zu bytes back, %zu written", names[f],
+                          grey, pi, back.icc_size, m.icc_size);
+                else
+                    CHECK(back.icc == NULL && back.icc_size == 0,
+                          "%s grey %d profile %d: a profile of the wrong colour space was kept",
+                          names[f], grey, pi);
+                if (tiff)
+                    CHECK(back.exif == NULL, "%s: EXIF is not carried in TIFF", names[f]);
+                else
+                    CHECK(same_blob(back.exif, back.exif_size, exif, exif_n) &&
+                              ic_metadata_orientation(&back) == 6,
+                          "%s: EXIF of %zu bytes back (%zu written), orientation %d", names[f],
+                          back.exif_size, exif_n, ic_metadata_orientation(&back));
+                ic_metadata_free(&back);
+                CHECK(back.icc == NULL && back.exif == NULL, "ic_metadata_free zeroes");
+                ic_image_free(&got);
+            }
+            /* Without metadata in the options nothing is embedded. */
+            CHECK(ic_image_save(&src, path_in_dir(names[f]), NULL, err, sizeof err) == IC_OK,
+                  "%s", err);
+            ic_metadata back;
+            ic_load_options lo = {.metadata = &back};
+            CHECK(ic_image_load(&got, path_in_dir(names[f]), &lo, err, sizeof err) == IC_OK &&
+                      back.icc == NULL && back.exif == NULL,
+                  "%s: metadata appeared from nowhere", names[f]);
+            ic_image_free(&got);
+            ic_metadata_free(&back);
+            ic_image_free(&src);
+            remove(path_in_dir(names[f]));
+        }
+    }
+}
+
+/* A portrait photograph as a camera stores it: landscape pixels and EXIF
+ * orientation 6 ("rotate 90 CW to view") in a big-endian APP1 right after
+ * SOI, spliced in here by hand. Loading keeps the pixels as stored (no
+ * rotation), and the orientation survives into JPEG, PNG and WebP outputs. */
+static void test_exif_orientation_jpeg(void)
+{
+    ic_image src, got;
+    char err[256];
+    CHECK(ic_image_create(&src, 64, 40, 3, IC_AOS) == IC_OK, "create");
+    fill_smooth(&src);
+    CHECK(ic_image_save(&src, path_in_dir("plain.jpg"), NULL, err, sizeof err) == IC_OK, "%s", err);
+    size_t n = 0;
+    uint8_t *jpg = read_bytes(path_in_dir("plain.jpg"), &n);
+    uint8_t exif[64];
+    const size_t en = fake_exif(exif, 1, 6);
+    uint8_t *cam = jpg ? malloc(n + 10 + en) : NULL;
+    CHECK(cam != NULL, "camera jpeg buffer");
+    if (cam) {
+        const size_t seg = 2 + 6 + en; /* length field counts itself */
+        cam[0] = 0xFF, cam[1] = 0xD8, cam[2] = 0xFF, cam[3] = 0xE1;
+        cam[4] = (uint8_t)(seg >> 8), cam[5] = (uint8_t)seg;
+        memcpy(cam + 6, "Exif\0\0", 6);
+        memcpy(cam + 12, exif, en);
+        memcpy(cam + 12 + en, jpg + 2, n - 2);
+        CHECK(write_bytes(path_in_dir("camera.jpg"), cam, n + 10 + en), "write");
+        ic_metadata m;
+        ic_load_options lo = {.metadata = &m};
+        ic_status st = ic_image_load(&got, path_in_dir("camera.jpg"), &lo, err, sizeof err);
+        CHECK(st == IC_OK && got.width == 64 && got.height == 40,
+              "camera JPEG: %s %dx%d (pixels must stay as stored)", err, got.width, got.height);
+        CHECK(ic_metadata_orientation(&m) == 6 && same_blob(m.exif, m.exif_size, exif, en),
+              "camera JPEG: orientation %d", ic_metadata_orientation(&m));
+        static const char *const outs[] = {"cam.jpg", "cam.png", "cam.webp"};
+        for (int i = 0; st == IC_OK && i < 3; i++) {
+            if (!ic_format_supported(ic_format_from_path(outs[i])))
+                continue;
+            ic_save_options so = {.metadata = &m};
+            CHECK(ic_image_save(&got, path_in_dir(outs[i]), &so, err, sizeof err) == IC_OK, "%s",
+                  err);
+            ic_image again;
+            ic_metadata m2;
+            ic_load_options lo2 = {.metadata = &m2};
+            CHECK(ic_image_load(&again, path_in_dir(outs[i]), &lo2, err, sizeof err) == IC_OK &&
+                      again.width == 64 && ic_metadata_orientation(&m2) == 6 &&
+                      same_blob(m2.exif, m2.exif_size, exif, en),
+                  "%s: orientation %d after the round trip", outs[i], ic_metadata_orientation(&m2));
+            ic_image_free(&again);
+            ic_metadata_free(&m2);
+            remove(path_in_dir(outs[i]));
+        }
+        ic_image_free(&got);
+        ic_metadata_free(&m);
+        /* A cut file: an error, and the metadata given back empty. */
+        CHECK(write_bytes(path_in_dir("camera.jpg"), cam, (n + 10 + en) / 2), "write");
+        memset(&m, 0x5A, sizeof m);
+        st = ic_image_load(&got, path_in_dir("camera.jpg"), &lo, err, sizeof err);
+        CHECK(st == IC_ERR_FORMAT && m.icc == NULL && m.exif == NULL,
+              "cut camera JPEG: %s, metadata left behind", ic_status_str(st));
+    }
+    CHECK(ic_metadata_orientation(NULL) == 0, "orientation of NULL");
+    free(cam);
+    free(jpg);
+    ic_image_free(&src);
+    remove(path_in_dir("plain.jpg"));
+    remove(path_in_dir("camera.jpg"));
 }
 
 /* Saving into places that cannot be written: an error, and nothing left. */
@@ -1019,8 +1415,31 @@ static void test_save_failures(void)
         printf("skipped: unwritable-directory save (running as root, which ignores permissions)\n");
     }
 
+    /* --compression: out of 1..9 refused; 1 and 9 give different files, both lossless. */
+    ic_save_options c10 = {.compression = 10};
+    CHECK(ic_image_save(&img, path_in_dir("c.png"), &c10, err, sizeof err) == IC_ERR_INVALID_ARG &&
+              !file_exists(path_in_dir("c.png")),
+          "compression 10 accepted");
+    if (ic_format_supported(IC_FMT_PNG)) {
+        ic_save_options c1 = {.compression = 1}, c9 = {.compression = 9};
+        ic_image back;
+        CHECK(ic_image_save(&img, path_in_dir("c1.png"), &c1, err, sizeof err) == IC_OK &&
+                  ic_image_save(&img, path_in_dir("c9.png"), &c9, err, sizeof err) == IC_OK,
+              "PNG levels 1 and 9: %s", err);
+        size_t n1 = 0, n9 = 0;
+        uint8_t *b1 = read_bytes(path_in_dir("c1.png"), &n1), *b9 = read_bytes(path_in_dir("c9.png"), &n9);
+        CHECK(b1 && b9 && (n1 != n9 || memcmp(b1, b9, n1) != 0), "levels 1 and 9 wrote the same file");
+        free(b1);
+        free(b9);
+        CHECK(ic_image_load(&back, path_in_dir("c9.png"), NULL, err, sizeof err) == IC_OK &&
+                  ic_image_equal(&back, &img),
+              "PNG level 9 round trip: %s", err);
+        ic_image_free(&back);
+        remove(path_in_dir("c1.png"));
+        remove(path_in_dir("c9.png"));
+    }
     /* Bad arguments. */
-    ic_save_options q = {101};
+    ic_save_options q = {.quality = 101};
     CHECK(ic_image_save(&img, path_in_dir("q.jpg"), &q, err, sizeof err) == IC_ERR_INVALID_ARG,
           "quality 101");
     q.quality = -1;
@@ -1085,6 +1504,18 @@ static void test_missing_formats(void)
         expect_load_error("nj.jpg", NULL, IC_ERR_UNSUPPORTED, "without JPEG");
         remove(path_in_dir("nj.jpg"));
     }
+    if (!ic_format_supported(IC_FMT_TIFF)) {
+        const uint8_t ii[8] = {'I', 'I', 42, 0, 8, 0, 0, 0};
+        CHECK(write_bytes(path_in_dir("nt.tif"), ii, 8), "write");
+        expect_load_error("nt.tif", NULL, IC_ERR_UNSUPPORTED, "without TIFF");
+        remove(path_in_dir("nt.tif"));
+    }
+    if (!ic_format_supported(IC_FMT_WEBP)) {
+        const uint8_t riff[12] = {'R', 'I', 'F', 'F', 4, 0, 0, 0, 'W', 'E', 'B', 'P'};
+        CHECK(write_bytes(path_in_dir("nw.webp"), riff, 12), "write");
+        expect_load_error("nw.webp", NULL, IC_ERR_UNSUPPORTED, "without WebP");
+        remove(path_in_dir("nw.webp"));
+    }
 }
 
 int main(void)
@@ -1097,9 +1528,11 @@ int main(void)
         perror("mkdtemp");
         return 1;
     }
-    printf("test_io: seed %u, fixtures in %s, PNG %s, JPEG %s\n", g_seed, g_dir,
+    printf("test_io: seed %u, fixtures in %s, PNG %s, JPEG %s, TIFF %s, WebP %s\n", g_seed, g_dir,
            ic_format_supported(IC_FMT_PNG) ? "yes" : "no",
-           ic_format_supported(IC_FMT_JPEG) ? "yes" : "no");
+           ic_format_supported(IC_FMT_JPEG) ? "yes" : "no",
+           ic_format_supported(IC_FMT_TIFF) ? "yes" : "no",
+           ic_format_supported(IC_FMT_WEBP) ? "yes" : "no");
 
     test_format_names();
     test_lossless_round_trips();
@@ -1115,7 +1548,17 @@ int main(void)
     } else {
         printf("skipped: PNG round trips, bad PNG input, PNG expansions (built without PNG)\n");
     }
+    if (ic_format_supported(IC_FMT_TIFF))
+        test_tiff_bad_input();
+    else
+        printf("skipped: bad TIFF input (built without TIFF)\n");
+    if (ic_format_supported(IC_FMT_WEBP))
+        test_webp_bad_input();
+    else
+        printf("skipped: bad WebP input and lossy WebP (built without WebP)\n");
+    test_metadata_round_trips();
     if (ic_format_supported(IC_FMT_JPEG)) {
+        test_exif_orientation_jpeg();
         test_jpeg_round_trips();
         test_jpeg_bad_input();
     } else {

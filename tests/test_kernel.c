@@ -606,6 +606,17 @@ static void test_files(void)
     } else {
         CHECK(0, "load wide.mat: %s", err);
     }
+    /* A plain matrix saved as .mat (no libvips header) is read as matrix text,
+     * '/ D' and comments included: issue 15. */
+    mat = WRITE("plain.mat", "# my blur\n1 2 1\n2 4 2\n1 2 1 / 16\n");
+    if (ic_kernel_load(&k, mat, err, sizeof err) == IC_OK) {
+        CHECK(k.width == 3 && k.height == 3 && k.divisor == 16 && k.offset == 0 &&
+                  k.coef[4] == 4 && k.coef[8] == 1,
+              "plain.mat: %dx%d / %g", k.width, k.height, k.divisor);
+        ic_kernel_free(&k);
+    } else {
+        CHECK(0, "load plain.mat: %s", err);
+    }
     /* A .mat body under another extension is recognised by its even header. */
     mat = WRITE("vips.txt", "# from vips\n3, 1, 2, -0.5\n1 0 1\n");
     if (ic_kernel_load(&k, mat, err, sizeof err) == IC_OK) {
@@ -640,6 +651,7 @@ static void test_files(void)
     load_bad(WRITE("even.mat", "2 2 1 0\n1 1\n1 1\n"), IC_ERR_KERNEL, "odd");
     load_bad(WRITE("big.mat", "300 1 1 0\n1\n"), IC_ERR_KERNEL, "1..255");
     load_bad(WRITE("hdr.mat", "3 3 1\n1 2 1\n"), IC_ERR_KERNEL, "expected 'WIDTH HEIGHT");
+    load_bad(WRITE("hdr.mat", "3 3 1\n1 2 1\n"), IC_ERR_KERNEL, "nor is it a plain matrix");
     load_bad(WRITE("nan.mat", "1 1 nan 0\n1\n"), IC_ERR_KERNEL, "not finite");
     load_bad(WRITE("div.mat", "1 1 1 0\n1 / 2\n"), IC_ERR_KERNEL, "not allowed");
     load_bad(WRITE("empty.txt", ""), IC_ERR_KERNEL, "empty");
@@ -660,6 +672,7 @@ static void test_files(void)
 
     /* Clean up everything we wrote. */
     const char *names[] = {"blur.txt",     "edge.mat",   "wide.mat",   "vips.txt", "short.mat",
+                           "plain.mat",
                            "long.mat",     "wrongw.mat", "ragged.mat", "zero.mat", "even.mat",
                            "big.mat",      "hdr.mat",    "nan.mat",    "div.mat",  "empty.txt",
                            "comments.txt", "ragged.txt", "nul.txt",    "text.txt", "fuzz.bin"};

@@ -53,6 +53,9 @@ enum {
     OPT_JSON,
     OPT_FORMAT,
     OPT_STREAM,
+    OPT_SKIP_EXISTING,
+    OPT_LOSSLESS,
+    OPT_COMPRESSION,
     OPT_DEVICES,
     OPT_MAX_MEMORY,
     OPT_RECALIBRATE,
@@ -91,6 +94,9 @@ static const struct option long_options[] = {
     {"outdir", required_argument, NULL, OPT_OUTDIR},
     {"quiet", no_argument, NULL, OPT_QUIET},
     {"overwrite", no_argument, NULL, OPT_OVERWRITE},
+    {"skip-existing", no_argument, NULL, OPT_SKIP_EXISTING},
+    {"lossless", no_argument, NULL, OPT_LOSSLESS},
+    {"compression", required_argument, NULL, OPT_COMPRESSION},
     {"json", no_argument, NULL, OPT_JSON},
     {"format", required_argument, NULL, OPT_FORMAT},
     {"stream", required_argument, NULL, OPT_STREAM},
@@ -118,10 +124,13 @@ void cli_print_help(void)
         "       imgconv --list-filters | --list-backends | --formats | --version | --help\n"
         "\n"
         "Filters INPUT with a 2D convolution kernel and writes OUTPUT. Formats: binary\n"
-        "PGM/PPM always, PNG and JPEG when built in (see --formats). The input format\n"
-        "comes from the file's magic bytes, the output format from OUTPUT's extension\n"
-        "(.png .jpg .jpeg .pgm .ppm .pnm). OUTPUT is written to a temporary file and\n"
-        "renamed, so a failure never leaves a partial file; it may not be INPUT.\n"
+        "PGM/PPM always, PNG, JPEG, TIFF and WebP when built in (see --formats). The\n"
+        "input format comes from the file's magic bytes, the output format from\n"
+        "OUTPUT's extension (.png .jpg .jpeg .tif .tiff .webp .pgm .ppm .pnm). OUTPUT\n"
+        "is written to a temporary file and renamed, so a failure never leaves a\n"
+        "partial file; it may not be INPUT. INPUT - reads standard input; OUTPUT -\n"
+        "writes standard output in the --format given. The ICC profile and EXIF of\n"
+        "INPUT go to OUTPUT (the EXIF orientation is kept, pixels are not rotated).\n"
         "\n"
         "Kernel (one of --kernel, --kernel-file is required):\n"
         "  -k, --kernel TEXT      NAME[:ARGS] (see --list-filters), e.g. gaussian:5,\n"
@@ -172,9 +181,13 @@ void cli_print_help(void)
         "\n"
         "Batch and stream:\n"
         "  -o, --outdir DIR       filter every INPUT into DIR (same base names); a file\n"
-        "                         that fails is reported and skipped, exit 3 at the end\n"
+        "                         that fails is reported and skipped, exit 3 at the end;\n"
+        "                         folder entries that are not images are listed as skipped\n"
         "      --overwrite        replace existing files in DIR (default: refuse them)\n"
-        "      --format EXT       output extension in DIR: png, jpg, ppm, pgm, pnm\n"
+        "      --skip-existing    leave existing files in DIR alone and count them as\n"
+        "                         skipped (exit 0): re-run a batch to finish it\n"
+        "      --format EXT       output format in DIR, or of OUTPUT -: png, jpg, tif, webp,\n"
+        "                         ppm, pgm, pnm\n"
         "  -q, --quiet            no progress bar and no summary line\n"
         "      --json             print a JSON summary (counts, rates, errors)\n"
         "      --stream WxHxC     read raw interleaved frames from stdin, write the\n"
@@ -190,7 +203,10 @@ void cli_print_help(void)
         "      --max-memory N     refuse images whose decoding or filtering needs more than\n"
         "                         N bytes (suffix K, M, G: KiB, MiB, GiB; default a quarter\n"
         "                         of the RAM, at most 2G), checked before allocating\n"
-        "      --quality Q        JPEG quality 1..100 (default 92)\n"
+        "      --quality Q        JPEG and WebP quality 1..100 (default 92)\n"
+        "      --lossless         WebP: lossless (default: lossy at --quality)\n"
+        "      --compression N    PNG and TIFF zlib level 1 (fastest) .. 9 (smallest);\n"
+        "                         default 2 for PNG, 6 for TIFF\n"
         "      --codec auto|cpu   auto (default): with a CUDA backend, JPEG files are\n"
         "                         decoded into and encoded from GPU memory by nvJPEG\n"
         "                         (other files and formats on the CPU, then uploaded);\n"
@@ -623,6 +639,16 @@ int cli_parse(int argc, char **argv, cli_options *o, cli_err *e)
         case OPT_OVERWRITE:
             o->overwrite = 1;
             break;
+        case OPT_SKIP_EXISTING:
+            o->skip_existing = 1;
+            break;
+        case OPT_LOSSLESS:
+            o->lossless = 1;
+            break;
+        case OPT_COMPRESSION:
+            if (!parse_int(arg, 1, 9, &o->compression))
+                return usage_fail(e, "--compression '%s': expected an integer in 1..9", arg);
+            break;
         case OPT_JSON:
             o->json = 1;
             break;
@@ -639,7 +665,9 @@ int cli_parse(int argc, char **argv, cli_options *o, cli_err *e)
             snprintf(probe, sizeof probe, "x.%s", arg);
             if (strlen(arg) > 8 || strchr(arg, '/') ||
                 ic_format_from_path(probe) == IC_FMT_UNKNOWN)
-                return usage_fail(e, "--format '%s': expected png, jpg, jpeg, ppm, pgm or pnm",
+                return usage_fail(e,
+                                  "--format '%s': expected png, jpg, jpeg, tif, tiff, webp, ppm, "
+                                  "pgm or pnm",
                                   arg);
             o->format = arg;
             break;
@@ -750,13 +778,15 @@ int cli_parse(int argc, char **argv, cli_options *o, cli_err *e)
         }
         if (npos == 0)
             return usage_fail(e, "--outdir: no INPUT given");
+        if (o->overwrite && o->skip_existing)
+            return usage_fail(e, "--overwrite and --skip-existing cannot be combined");
         o->mode = CLI_MODE_BATCH;
         o->inputs = argv + optind;
         o->ninputs = npos;
         return CLI_EXIT_OK;
     }
-    if (o->overwrite || o->json || o->format || o->quiet)
-        return usage_fail(e, "--overwrite, --json, --format and --quiet need --outdir");
+    if (o->overwrite || o->skip_existing || o->json || o->quiet)
+        return usage_fail(e, "--overwrite, --skip-existing, --json and --quiet need --outdir");
     if (npos != 2)
         return usage_fail(e, "expected INPUT and OUTPUT (%s given)",
                           npos == 0 ? "no file" : npos == 1 ? "one file" : "more than two files");
@@ -764,5 +794,15 @@ int cli_parse(int argc, char **argv, cli_options *o, cli_err *e)
         return usage_fail(e, "no kernel given: use --kernel TEXT or --kernel-file FILE");
     o->input = argv[optind];
     o->output = argv[optind + 1];
+    /* OUTPUT - is standard output: the format cannot come from a name. */
+    const int to_stdout = strcmp(o->output, "-") == 0;
+    if (o->format && !to_stdout)
+        return usage_fail(e, "--format needs --outdir or OUTPUT - (standard output)");
+    if (to_stdout && !o->format)
+        return usage_fail(e, "OUTPUT - (standard output) needs --format png, jpg, tif, webp, "
+                             "ppm or pgm");
+    if (to_stdout && (o->time || o->explain))
+        return usage_fail(e, "--time and --explain print to standard output, which OUTPUT - "
+                             "holds the image");
     return CLI_EXIT_OK;
 }

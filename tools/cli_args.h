@@ -54,6 +54,8 @@ typedef struct cli_options {
     uint64_t max_memory;  /* --max-memory, ic_default_max_memory() by default; also
                            * copied into ctx.max_memory */
     int quality;          /* --quality, 0 = the library's default */
+    int lossless;         /* --lossless: WebP lossless */
+    int compression;      /* --compression N: PNG/TIFF zlib level, 0 = the default */
     int cpu_codec;        /* --codec cpu: no GPU codec even with a CUDA backend */
 
     /* measuring and explaining */
@@ -77,6 +79,7 @@ typedef struct cli_options {
     char **inputs;       /* the INPUT arguments (files, directories, globs) */
     int ninputs;
     int overwrite;       /* --overwrite: replace existing outputs */
+    int skip_existing;   /* --skip-existing: leave existing outputs, count them skipped */
     int quiet;           /* -q, --quiet: no progress bar, no summary line */
     int json;            /* --json: a JSON summary on stdout */
     const char *format;  /* --format EXT: output extension (png, jpg, ppm, pgm, pnm) */

@@ -9,7 +9,10 @@
  * context, all pulling from that queue -> a bounded queue -> encoder threads.
  * Output names are the input base names in OUTDIR (the extension replaced when
  * --format is given). A file that fails at
- * any stage is reported on one line and skipped; the others go on. SIGINT
+ * any stage is reported on one line and skipped; the others go on. Entries of
+ * a folder that are not images by name (or sub-folders), and with
+ * --skip-existing the inputs whose output exists, are skipped with a line
+ * saying why and counted apart; dotfiles are ignored. SIGINT
  * stops decoding new files and lets the pipeline drain; ic_image_save writes
  * through a temporary file and a rename, so no partial file is left.
  *
@@ -50,6 +53,7 @@ typedef struct bfile {
     char *in;
     char *out;       /* NULL when no output name could be made */
     char err[320];   /* set when the file failed before decoding */
+    char skip[320];  /* set when the file is skipped on purpose: why */
     size_t bytes;    /* decoded sample bytes, for MB/s */
 } bfile;
 
@@ -57,6 +61,17 @@ typedef struct blist {
     bfile *v;
     int n, cap;
 } blist;
+
+static int list_add(blist *l, const char *path);
+
+/* Adds an entry that is skipped, with the reason. */
+static int list_skip(blist *l, const char *path, const char *why)
+{
+    if (list_add(l, path) != 0)
+        return -1;
+    snprintf(l->v[l->n - 1].skip, sizeof l->v[l->n - 1].skip, "%s", why);
+    return 0;
+}
 
 static int list_add(blist *l, const char *path)
 {
@@ -92,7 +107,9 @@ static int cmp_str(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* Adds the image files of a directory (known extensions), sorted by name. */
+/* Adds the entries of a directory, sorted by name: image files (known
+ * extensions) to filter, the others (sub-folders, other names) as skipped
+ * with the reason; dotfiles are ignored. */
 static int add_dir(blist *l, const char *dir)
 {
     DIR *d = opendir(dir);
@@ -102,7 +119,7 @@ static int add_dir(blist *l, const char *dir)
     int n = 0, cap = 0, rc = 0;
     struct dirent *de;
     while ((de = readdir(d)) != NULL) {
-        if (de->d_name[0] == '.' || ic_format_from_path(de->d_name) == IC_FMT_UNKNOWN)
+        if (de->d_name[0] == '.')
             continue;
         if (n == cap) {
             cap = cap ? 2 * cap : 64;
@@ -132,7 +149,23 @@ static int add_dir(blist *l, const char *dir)
             } else {
                 sprintf(p, "%s%s%s", dir, slash ? "" : "/", names[i]);
                 struct stat st;
-                if (stat(p, &st) == 0 && S_ISREG(st.st_mode))
+                const ic_format fmt = ic_format_from_path(names[i]);
+                if (stat(p, &st) != 0)
+                    rc = 0; /* vanished meanwhile */
+                else if (S_ISDIR(st.st_mode))
+                    rc = list_skip(l, p, "a folder (batch does not descend into folders)");
+                else if (!S_ISREG(st.st_mode))
+                    rc = list_skip(l, p, "not a regular file");
+                else if (fmt == IC_FMT_UNKNOWN)
+                    rc = list_skip(l, p,
+                                   "not an image name (.png .jpg .jpeg .tif .tiff .webp .pgm .ppm "
+                                   ".pnm)");
+                else if (!ic_format_supported(fmt)) {
+                    char why[64];
+                    snprintf(why, sizeof why, "%s is not built in (see --formats)",
+                             ic_format_name(fmt));
+                    rc = list_skip(l, p, why);
+                } else
                     rc = list_add(l, p);
                 free(p);
             }
@@ -177,7 +210,7 @@ static void make_output_name(bfile *f, const char *outdir, const char *format)
         ext = dot + 1;
     if (!ext) {
         snprintf(f->err, sizeof f->err,
-                 "no output format for this name (use --format png|jpg|ppm|pgm)");
+                 "no output format for this name (use --format png|jpg|tif|webp|ppm|pgm)");
         return;
     }
     const size_t n = strlen(outdir) + stem + strlen(ext) + 3;
@@ -195,8 +228,9 @@ static int cmp_out(const void *a, const void *b)
     return strcmp(x->out, y->out);
 }
 
-/* Names outputs, refuses existing ones without --overwrite, the input itself,
- * and two inputs that would write the same output. */
+/* Names outputs, refuses existing ones without --overwrite (skips them with
+ * --skip-existing), the input itself, and two inputs that would write the
+ * same output. */
 static int plan_outputs(blist *l, const cli_options *o)
 {
     bfile **byname = malloc((size_t)(l->n ? l->n : 1) * sizeof *byname);
@@ -205,6 +239,8 @@ static int plan_outputs(blist *l, const cli_options *o)
     int m = 0;
     for (int i = 0; i < l->n; i++) {
         bfile *f = &l->v[i];
+        if (f->skip[0])
+            continue;
         make_output_name(f, o->outdir, o->format);
         if (!f->out)
             continue;
@@ -212,10 +248,13 @@ static int plan_outputs(blist *l, const cli_options *o)
         if (stat(f->out, &so) == 0) {
             if (stat(f->in, &si) == 0 && si.st_dev == so.st_dev && si.st_ino == so.st_ino)
                 snprintf(f->err, sizeof f->err, "output %s is the input file itself", f->out);
+            else if (o->skip_existing)
+                snprintf(f->skip, sizeof f->skip, "output %s exists (--skip-existing)", f->out);
             else if (!o->overwrite)
-                snprintf(f->err, sizeof f->err, "output %s exists (use --overwrite)", f->out);
+                snprintf(f->err, sizeof f->err,
+                         "output %s exists (use --overwrite or --skip-existing)", f->out);
         }
-        if (!f->err[0])
+        if (!f->err[0] && !f->skip[0])
             byname[m++] = f;
     }
     qsort(byname, (size_t)m, sizeof *byname, cmp_out);
@@ -232,11 +271,21 @@ static int plan_outputs(blist *l, const cli_options *o)
 typedef struct item {
     int idx;
     ic_image img, out;
+    ic_metadata meta; /* the input's ICC profile and EXIF, for the output */
     uint8_t *bytes; /* GPU pipeline: the file as read */
     size_t nbytes;
     int slot; /* GPU pipeline: the codec slot holding img and out */
     ic_bytes enc; /* GPU pipeline: the encoded file, held by the slot */
 } item;
+
+/* Frees an item with whatever it still holds. */
+static void item_free(item *it)
+{
+    ic_image_free(&it->img);
+    ic_image_free(&it->out);
+    ic_metadata_free(&it->meta);
+    free(it);
+}
 
 typedef struct queue {
     pthread_mutex_t mu;
@@ -323,13 +372,15 @@ typedef struct batch {
     pthread_mutex_t mu; /* guards everything below */
     pthread_cond_t slot_freed;
     int *free_slots, nfree; /* GPU pipeline: codec slots not in use */
-    int next, done, written, failed;
+    int next, done, written, failed, skipped;
     double bytes, t0, last_draw;
     double ms_read, ms_decode, ms_filter, ms_encode, ms_write;
     int progress; /* draw a progress bar on stderr */
     int bar_shown;
     char **errors; /* "FILE\tproblem" for --json */
     int nerr;
+    char **skips; /* "FILE\twhy" for --json */
+    int nskip;
 } batch;
 
 static void clear_bar(batch *b)
@@ -360,6 +411,37 @@ static void draw_bar(batch *b, int force)
     b->bar_shown = 1;
 }
 
+/* Appends "NAME\tTEXT" to a --json list (dropped when memory runs out). */
+static void json_note(char ***list, int *n, const char *name, const char *text)
+{
+    char **nl = realloc(*list, (size_t)(*n + 1) * sizeof *nl);
+    if (!nl)
+        return;
+    *list = nl;
+    size_t len = strlen(name) + strlen(text) + 2;
+    if ((nl[*n] = malloc(len)) != NULL) {
+        snprintf(nl[*n], len, "%s\t%s", name, text);
+        (*n)++;
+    }
+}
+
+/* Records a file skipped on purpose, with why (a line unless -q or --json). */
+static void finish_skipped(batch *b, int idx)
+{
+    pthread_mutex_lock(&b->mu);
+    b->done++;
+    b->skipped++;
+    const bfile *f = &b->files.v[idx];
+    if (b->o->json) {
+        json_note(&b->skips, &b->nskip, f->in, f->skip);
+    } else if (!b->o->quiet) {
+        clear_bar(b);
+        fprintf(stderr, "imgconv: skipped %s: %s\n", f->in, f->skip);
+    }
+    draw_bar(b, 0);
+    pthread_mutex_unlock(&b->mu);
+}
+
 /* Records the end of one file: ok, or the problem (printed at once). */
 static void finish_file(batch *b, int idx, const char *problem)
 {
@@ -370,17 +452,8 @@ static void finish_file(batch *b, int idx, const char *problem)
         clear_bar(b);
         const char *name = b->files.v[idx].in;
         fprintf(stderr, "imgconv: error: %s: %s\n", name, problem);
-        if (b->o->json) {
-            char **ne = realloc(b->errors, (size_t)(b->nerr + 1) * sizeof *ne);
-            if (ne) {
-                b->errors = ne;
-                size_t n = strlen(name) + strlen(problem) + 2;
-                if ((ne[b->nerr] = malloc(n)) != NULL) {
-                    snprintf(ne[b->nerr], n, "%s\t%s", name, problem);
-                    b->nerr++;
-                }
-            }
-        }
+        if (b->o->json)
+            json_note(&b->errors, &b->nerr, name, problem);
     } else {
         b->written++;
         b->bytes += (double)b->files.v[idx].bytes;
@@ -419,6 +492,10 @@ static item *next_file(batch *b)
         if (i >= b->files.n)
             return NULL;
         const bfile *f = &b->files.v[i];
+        if (f->skip[0]) {
+            finish_skipped(b, i);
+            continue;
+        }
         if (f->err[0]) {
             finish_file(b, i, f->err);
             continue;
@@ -437,19 +514,20 @@ static item *next_file(batch *b)
 static void *decoder(void *arg)
 {
     batch *b = arg;
-    const ic_load_options lo = load_options_of(b->o);
+    ic_load_options lo = load_options_of(b->o);
     item *it;
     while ((it = next_file(b)) != NULL) {
         const int i = it->idx;
         bfile *f = &b->files.v[i];
         char msg[256] = "";
         const double t = cli_now_ms();
+        lo.metadata = &it->meta;
         const ic_status s = ic_image_load(&it->img, f->in, &lo, msg, sizeof msg);
         add_time(b, &b->ms_decode, cli_now_ms() - t);
         if (s != IC_OK) {
             char problem[320];
             snprintf(problem, sizeof problem, "%s", msg[0] ? msg : ic_status_str(s));
-            free(it);
+            item_free(it);
             finish_file(b, i, problem);
             continue;
         }
@@ -467,15 +545,18 @@ static void *encoder(void *arg)
     ic_save_options so;
     memset(&so, 0, sizeof so);
     so.quality = b->o->quality;
+    so.lossless = b->o->lossless;
+    so.compression = b->o->compression;
     item *it;
     while ((it = queue_pop(&b->filtered)) != NULL) {
         if (g_interrupted) { /* saves under way finish (atomically); no new ones */
             ic_image_free(&it->out);
-            free(it);
+            item_free(it);
             continue;
         }
         char msg[256] = "";
         const double t = cli_now_ms();
+        so.metadata = &it->meta;
         const ic_status s = ic_image_save(&it->out, b->files.v[it->idx].out, &so, msg, sizeof msg);
         add_time(b, &b->ms_encode, cli_now_ms() - t);
         char problem[320];
@@ -484,7 +565,7 @@ static void *encoder(void *arg)
                      msg[0] ? msg : ic_status_str(s));
         finish_file(b, it->idx, s == IC_OK ? NULL : problem);
         ic_image_free(&it->out);
-        free(it);
+        item_free(it);
     }
     return NULL;
 }
@@ -496,7 +577,7 @@ static void filter_stage(batch *b, ic_context *ctx, const ic_kernel *k, const ic
     while ((it = queue_pop(&b->decoded)) != NULL) {
         if (g_interrupted) { /* drain without work: the file is "not processed" */
             ic_image_free(&it->img);
-            free(it);
+            item_free(it);
             continue;
         }
         const double t = cli_now_ms();
@@ -521,7 +602,7 @@ static void filter_stage(batch *b, ic_context *ctx, const ic_kernel *k, const ic
                          ic_context_error(ctx)[0] ? ic_context_error(ctx) : ic_status_str(s));
             ic_image_free(&it->out);
             finish_file(b, it->idx, problem);
-            free(it);
+            item_free(it);
             continue;
         }
         queue_push(&b->filtered, it);
@@ -583,6 +664,7 @@ static void gpu_item_end(batch *b, item *it, const char *problem, int counted)
     if (it->slot >= 0)
         slot_give(b, it->slot);
     free(it->bytes);
+    ic_metadata_free(&it->meta);
     free(it);
 }
 
@@ -694,6 +776,8 @@ static void *gpu_encoder(void *arg)
     ic_save_options so;
     memset(&so, 0, sizeof so);
     so.quality = b->o->quality;
+    so.lossless = b->o->lossless;
+    so.compression = b->o->compression;
     item *it;
     while ((it = queue_pop(&b->filtered)) != NULL) {
         if (g_interrupted) { /* writes under way finish (atomically); no new ones */
@@ -838,14 +922,27 @@ static void json_string(FILE *f, const char *s, size_t n)
     fputc('"', f);
 }
 
+/* Prints "FILE\tTEXT" notes as {"file": FILE, KEY: TEXT} objects. */
+static void json_pairs(char *const *notes, int n, const char *key)
+{
+    for (int i = 0; i < n; i++) {
+        const char *tab = strchr(notes[i], '\t');
+        printf("%s{\"file\": ", i ? ", " : "");
+        json_string(stdout, notes[i], (size_t)(tab - notes[i]));
+        printf(", \"%s\": ", key);
+        json_string(stdout, tab + 1, (size_t)-1);
+        printf("}");
+    }
+}
+
 static void print_summary(const batch *b, const char *backend, double ms)
 {
     const double s = ms / 1e3;
     const double ips = s > 0 ? b->written / s : 0, mbs = s > 0 ? b->bytes / 1e6 / s : 0;
     if (b->o->json) {
-        printf("{\"files\": %d, \"written\": %d, \"failed\": %d, \"interrupted\": %s, "
-               "\"backend\": ",
-               b->files.n, b->written, b->failed, g_interrupted ? "true" : "false");
+        printf("{\"files\": %d, \"written\": %d, \"skipped\": %d, \"failed\": %d, "
+               "\"interrupted\": %s, \"backend\": ",
+               b->files.n, b->written, b->skipped, b->failed, g_interrupted ? "true" : "false");
         json_string(stdout, backend, (size_t)-1);
         printf(", \"codec\": ");
         json_string(stdout, b->codec ? ic_gpu_codec_engine(b->codec) : "cpu", (size_t)-1);
@@ -853,14 +950,9 @@ static void print_summary(const batch *b, const char *backend, double ms)
                "\"stage_ms\": {\"read\": %.1f, \"decode\": %.1f, \"filter\": %.1f, "
                "\"encode\": %.1f, \"write\": %.1f}, \"errors\": [",
                s, ips, mbs, b->ms_read, b->ms_decode, b->ms_filter, b->ms_encode, b->ms_write);
-        for (int i = 0; i < b->nerr; i++) {
-            const char *tab = strchr(b->errors[i], '\t');
-            printf("%s{\"file\": ", i ? ", " : "");
-            json_string(stdout, b->errors[i], (size_t)(tab - b->errors[i]));
-            printf(", \"error\": ");
-            json_string(stdout, tab + 1, (size_t)-1);
-            printf("}");
-        }
+        json_pairs(b->errors, b->nerr, "error");
+        printf("], \"skipped_files\": [");
+        json_pairs(b->skips, b->nskip, "reason");
         printf("]}\n");
         return;
     }
@@ -868,11 +960,11 @@ static void print_summary(const batch *b, const char *backend, double ms)
         return;
     const double busy = b->ms_read + b->ms_decode + b->ms_filter + b->ms_encode + b->ms_write;
     const double pct = busy > 0 ? 100 / busy : 0;
-    printf("imgconv: %d files: %d written, %d failed%s in %.2f s (%.1f images/s, %.1f MB/s; "
-           "busy time: read %.0f%%, decode %.0f%%, filter %.0f%%, encode %.0f%%, write %.0f%%; "
-           "backend %s, codec %s)\n",
-           b->files.n, b->written, b->failed, g_interrupted ? ", interrupted" : "", s, ips, mbs,
-           pct * b->ms_read, pct * b->ms_decode, pct * b->ms_filter, pct * b->ms_encode,
+    printf("imgconv: %d files: %d written, %d skipped, %d failed%s in %.2f s (%.1f images/s, "
+           "%.1f MB/s; busy time: read %.0f%%, decode %.0f%%, filter %.0f%%, encode %.0f%%, "
+           "write %.0f%%; backend %s, codec %s)\n",
+           b->files.n, b->written, b->skipped, b->failed, g_interrupted ? ", interrupted" : "", s,
+           ips, mbs, pct * b->ms_read, pct * b->ms_decode, pct * b->ms_filter, pct * b->ms_encode,
            pct * b->ms_write, backend, b->codec ? ic_gpu_codec_engine(b->codec) : "cpu");
 }
 
@@ -1056,8 +1148,7 @@ int cli_run_batch(const cli_options *o, cli_err *e)
             item *it;
             while ((it = queue_pop(&b.decoded)) != NULL) {
                 finish_file(&b, it->idx, "cannot start an encoder thread");
-                ic_image_free(&it->img);
-                free(it);
+                item_free(it);
             }
         } else {
             /* Worker 0 on this thread; a worker thread that cannot start is done at
@@ -1099,6 +1190,9 @@ int cli_run_batch(const cli_options *o, cli_err *e)
     for (int i = 0; i < b.nerr; i++)
         free(b.errors[i]);
     free(b.errors);
+    for (int i = 0; i < b.nskip; i++)
+        free(b.skips[i]);
+    free(b.skips);
     if (b.raw.v)
         queue_destroy(&b.raw);
     if (b.encoded.v)

@@ -31,6 +31,8 @@ int cli_run_chart(const cli_options *o, cli_err *e)
     ic_save_options so;
     memset(&so, 0, sizeof so);
     so.quality = o->quality;
+    so.lossless = o->lossless;
+    so.compression = o->compression;
     char buf[256] = "";
     s = ic_image_save(&img, o->output, &so, buf, sizeof buf);
     ic_image_free(&img);

@@ -47,7 +47,7 @@ int cli_print_backends(void)
 int cli_print_formats(void)
 {
     printf("Image formats built in:\n");
-    const ic_format fmts[] = {IC_FMT_PNM, IC_FMT_PNG, IC_FMT_JPEG};
+    const ic_format fmts[] = {IC_FMT_PNM, IC_FMT_PNG, IC_FMT_JPEG, IC_FMT_TIFF, IC_FMT_WEBP};
     for (size_t i = 0; i < sizeof fmts / sizeof fmts[0]; i++)
         printf("  %-5s %s\n", ic_format_name(fmts[i]), ic_format_supported(fmts[i]) ? "yes" : "no");
     return CLI_EXIT_OK;
@@ -61,8 +61,11 @@ int cli_print_version(void)
 #else
     printf("CUDA backends: not built in\n");
 #endif
-    printf("formats: pnm yes, png %s, jpeg %s\n", ic_format_supported(IC_FMT_PNG) ? "yes" : "no",
-           ic_format_supported(IC_FMT_JPEG) ? "yes" : "no");
+    printf("formats: pnm yes, png %s, jpeg %s, tiff %s, webp %s\n",
+           ic_format_supported(IC_FMT_PNG) ? "yes" : "no",
+           ic_format_supported(IC_FMT_JPEG) ? "yes" : "no",
+           ic_format_supported(IC_FMT_TIFF) ? "yes" : "no",
+           ic_format_supported(IC_FMT_WEBP) ? "yes" : "no");
     printf("backends:");
     int n = ic_backend_count();
     for (int i = 0; i < n; i++) {

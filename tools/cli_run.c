@@ -331,6 +331,66 @@ static void print_times(const cli_options *o, const ic_context *ctx, const ic_ke
     }
 }
 
+/* Reads all of standard input (INPUT -), at most cap bytes (the memory budget). */
+static int read_stdin(uint64_t cap, uint8_t **data, size_t *size, cli_err *e)
+{
+    size_t n = 0, room = 1 << 16;
+    uint8_t *p = malloc(room);
+    while (p) {
+        const size_t got = fread(p + n, 1, room - n, stdin);
+        n += got;
+        if (got == 0)
+            break;
+        if (n == room) {
+            if ((uint64_t)room >= cap) {
+                free(p);
+                return cli_fail(e, CLI_EXIT_INPUT, "-",
+                                "standard input is over %llu bytes (the memory limit)",
+                                (unsigned long long)cap);
+            }
+            uint8_t *q = realloc(p, room * 2);
+            if (!q)
+                free(p);
+            p = q;
+            room *= 2;
+        }
+    }
+    if (!p)
+        return cli_fail(e, CLI_EXIT_INTERNAL, "-", "out of memory");
+    if (ferror(stdin)) {
+        free(p);
+        return cli_fail(e, CLI_EXIT_INPUT, "-", "read error: %s", strerror(errno));
+    }
+    *data = p;
+    *size = n;
+    return CLI_EXIT_OK;
+}
+
+/* OUTPUT -: writes size bytes to standard output when `emit` (the last
+ * --repeat run). */
+static ic_status emit_stdout(const void *data, size_t size, int emit, char *buf, size_t buflen)
+{
+    if (emit && (fwrite(data, 1, size, stdout) != size || fflush(stdout) != 0)) {
+        snprintf(buf, buflen, "write error: %s", strerror(errno));
+        return IC_ERR_IO;
+    }
+    return IC_OK;
+}
+
+/* OUTPUT -: encodes dst in memory as the file `name` ("x.<format>") would be
+ * and, when `emit`, writes it to standard output. */
+static ic_status write_stdout(const ic_image *dst, const char *name, const ic_save_options *so,
+                              int emit, char *buf, size_t buflen)
+{
+    uint8_t *data = NULL;
+    size_t size = 0;
+    ic_status s = ic_image_encode(dst, name, so, &data, &size, buf, buflen);
+    if (s == IC_OK)
+        s = emit_stdout(data, size, emit, buf, buflen);
+    free(data);
+    return s;
+}
+
 int cli_run_filter(const cli_options *o, cli_err *e)
 {
     ic_kernel k;
@@ -340,6 +400,11 @@ int cli_run_filter(const cli_options *o, cli_err *e)
     size_t nbytes = 0;
     int gpu_used = 0, codec_tried = 0;
     ic_image src, dst;
+    /* The ICC profile and EXIF go from the input to the output (README "Metadata"). */
+    ic_metadata meta;
+    memset(&meta, 0, sizeof meta);
+    uint8_t *in_data = NULL; /* INPUT - */
+    size_t in_size = 0;
     double *samples[ST_COUNT] = {NULL};
     memset(&k, 0, sizeof k);
     memset(&src, 0, sizeof src);
@@ -350,7 +415,29 @@ int cli_run_filter(const cli_options *o, cli_err *e)
     /* Cheap checks first: a usage error in the kernel text, then the output. */
     if (o->kernel_text && (code = cli_get_kernel(o, &k, e)) != CLI_EXIT_OK)
         return code;
-    if ((code = cli_check_output(o->output, o->input, e)) != CLI_EXIT_OK)
+    const int to_stdout = strcmp(o->output, "-") == 0;
+    ic_format out_fmt = IC_FMT_UNKNOWN;
+    char stdout_name[32] = ""; /* OUTPUT -: the name whose extension picks the format */
+    if (to_stdout) {
+        snprintf(stdout_name, sizeof stdout_name, "x.%s", o->format);
+        out_fmt = ic_format_from_path(stdout_name);
+        if (!ic_format_supported(out_fmt)) {
+            code = cli_fail(e, CLI_EXIT_OUTPUT, "-",
+                            "%s support was not built into this imgconv (see --formats)",
+                            ic_format_name(out_fmt));
+            goto done;
+        }
+        if (isatty(STDOUT_FILENO)) {
+            code = cli_fail(e, CLI_EXIT_OUTPUT, "-",
+                            "standard output is a terminal; redirect it to a file or a pipe");
+            goto done;
+        }
+    } else if ((code = cli_check_output(o->output, o->input, e)) != CLI_EXIT_OK) {
+        goto done;
+    }
+    /* INPUT - is read once, then decoded from memory on every --repeat run. */
+    if (strcmp(o->input, "-") == 0 && (code = read_stdin(o->max_memory ? o->max_memory : ic_default_max_memory(), &in_data,
+                                  &in_size, e)) != CLI_EXIT_OK)
         goto done;
     if (o->kernel_file && (code = cli_get_kernel(o, &k, e)) != CLI_EXIT_OK)
         goto done;
@@ -375,27 +462,38 @@ int cli_run_filter(const cli_options *o, cli_err *e)
     lo.layout = o->layout;
     lo.max_pixels = o->max_pixels;
     lo.max_memory = o->max_memory;
+    lo.metadata = &meta;
     ic_save_options so;
     memset(&so, 0, sizeof so);
     so.quality = o->quality;
+    so.lossless = o->lossless;
+    so.compression = o->compression;
+    so.metadata = &meta;
 
     for (int run = 0; run < o->repeat; run++) {
         double a = cli_now_ms();
         buf[0] = '\0';
-        free(bytes);
-        s = cli_read_file(o->input, &bytes, &nbytes, buf, sizeof buf);
+        /* INPUT - was read once into in_data; a file is read on every run. */
+        ic_metadata_free(&meta); /* the previous run's */
+        if (in_data) {
+            s = IC_OK;
+        } else {
+            free(bytes);
+            s = cli_read_file(o->input, &bytes, &nbytes, buf, sizeof buf);
+        }
+        const uint8_t *ib = in_data ? in_data : bytes;
+        const size_t ibn = in_data ? in_size : nbytes;
         /* With a CUDA backend, JPEG files are decoded into device memory,
          * filtered there and encoded there when the output is JPEG (the GPU
          * codec, made for the first JPEG); other files take the host path. A
          * CPU backend has no GPU codec (IC_ERR_UNSUPPORTED). */
-        const int jpeg = s == IC_OK && nbytes >= 3 && bytes[0] == 0xFF && bytes[1] == 0xD8 &&
-                         bytes[2] == 0xFF;
+        const int jpeg = s == IC_OK && ibn >= 3 && ib[0] == 0xFF && ib[1] == 0xD8 && ib[2] == 0xFF;
         /* A file only the host can decode is decoded before the backend starts:
          * an input refused by the limits (a decompression bomb) then costs no
          * CUDA initialisation (hundreds of ms on a GPU machine). */
         const int host_first = s == IC_OK && (!jpeg || o->cpu_codec);
         if (host_first)
-            s = ic_image_decode(&src, bytes, nbytes, &lo, buf, sizeof buf);
+            s = ic_image_decode(&src, ib, ibn, &lo, buf, sizeof buf);
         if (!ctx && s == IC_OK) {
             double t0 = cli_now_ms();
             s = ic_context_create(&ctx, o->backend, &o->ctx, buf, sizeof buf);
@@ -424,14 +522,14 @@ int cli_run_filter(const cli_options *o, cli_err *e)
         }
         const int on_gpu = jpeg && codec;
         if (s == IC_OK && on_gpu) {
-            const ic_bytes in = {bytes, nbytes};
+            const ic_bytes in = {ib, ibn};
             ic_decode_result r;
             s = ic_gpu_decode(codec, 1, &in, NULL, &lo, &src, &r);
             if (s == IC_OK)
                 s = r.status;
             snprintf(buf, sizeof buf, "%s", r.error);
         } else if (s == IC_OK && !host_first) {
-            s = ic_image_decode(&src, bytes, nbytes, &lo, buf, sizeof buf);
+            s = ic_image_decode(&src, ib, ibn, &lo, buf, sizeof buf);
         }
         double b = cli_now_ms();
         if (s != IC_OK) {
@@ -464,13 +562,18 @@ int cli_run_filter(const cli_options *o, cli_err *e)
 
         double c = cli_now_ms();
         buf[0] = '\0';
+        const int emit = run + 1 == o->repeat;
         if (on_gpu) {
+            /* nvJPEG's encoder carries no ICC profile or EXIF (README "Metadata"). */
             ic_bytes enc;
-            s = ic_gpu_encode(codec, 0, &dst, o->output, &so, &enc, buf, sizeof buf);
+            s = ic_gpu_encode(codec, 0, &dst, to_stdout ? stdout_name : o->output, &so, &enc, buf,
+                              sizeof buf);
             if (s == IC_OK)
-                s = ic_save_bytes(o->output, enc.data, enc.size, buf, sizeof buf);
+                s = to_stdout ? emit_stdout(enc.data, enc.size, emit, buf, sizeof buf)
+                              : ic_save_bytes(o->output, enc.data, enc.size, buf, sizeof buf);
         } else {
-            s = ic_image_save(&dst, o->output, &so, buf, sizeof buf);
+            s = to_stdout ? write_stdout(&dst, stdout_name, &so, emit, buf, sizeof buf)
+                          : ic_image_save(&dst, o->output, &so, buf, sizeof buf);
         }
         double d = cli_now_ms();
         if (s != IC_OK) {
@@ -503,6 +606,8 @@ int cli_run_filter(const cli_options *o, cli_err *e)
 done:
     for (int st = 0; st < ST_COUNT; st++)
         free(samples[st]);
+    ic_metadata_free(&meta);
+    free(in_data);
     ic_image_free(&src);
     ic_image_free(&dst);
     ic_gpu_codec_free(codec);

@@ -546,8 +546,11 @@ static ic_status mat_real(const char *tok, size_t len, const char *what, double 
 }
 
 /* Parses file contents: a libvips .mat ("W H [SCALE OFFSET]" header, then H
- * rows of W numbers) when the path ends in .mat or the first line holds 2 or 4
- * fields (a matrix row never has an even count), else matrix text by lines. */
+ * rows of W numbers) when the first line holds 2 or 4 fields (a matrix row
+ * never has an even count), else matrix text by lines. A file named .mat
+ * without such a header is taken as a plain matrix when it reads as one
+ * (people save plain matrices under .mat); otherwise the header error says
+ * what was expected. */
 static ic_status parse_file_contents(ic_kernel *k, const char *s, size_t n, int force_mat,
                                      char *err, size_t errlen)
 {
@@ -563,15 +566,19 @@ static ic_status parse_file_contents(ic_kernel *k, const char *s, size_t n, int 
     for (size_t t = start; t < start + len; t++)
         if (s[t] == ';' || s[t] == '/')
             plain_chars = 0;
-    const int is_mat = force_mat || (plain_chars && (count == 2 || count == 4));
-    if (!is_mat)
+    const int is_mat = plain_chars && (count == 2 || count == 4);
+    if (!is_mat && !force_mat)
         return matrix_parse_text(k, s, n, 1, 1, 0, 0, 1.0, err, errlen);
-
-    if (count != 2 && count != 4)
+    if (!is_mat) {
+        char merr[200] = "";
+        ic_status st = matrix_parse_text(k, s, n, 1, 1, 0, 0, 1.0, merr, sizeof merr);
+        if (st == IC_OK || st == IC_ERR_NOMEM)
+            return st == IC_OK ? IC_OK : ic__kernel_fail(err, errlen, st, "%s", merr);
         return ic__kernel_fail(err, errlen, IC_ERR_KERNEL,
                                ".mat header (line %d) has %d fields; expected 'WIDTH HEIGHT "
-                               "[SCALE OFFSET]'",
-                               lineno, count);
+                               "[SCALE OFFSET]' (nor is it a plain matrix: %s)",
+                               lineno, count, merr);
+    }
     int w = 0, h = 0;
     double scale = 1.0, offset = 0.0;
     ic_status st;

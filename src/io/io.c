@@ -5,12 +5,12 @@
  * Follows seed 004's Image(filename, channel_force, is_SoA): load a file with
  * its channels forced to 1..4, then lay it out interleaved (AoS) or planar
  * (SoA). The format of an input is taken from its magic bytes (P5/P6, the PNG
- * signature, the JPEG SOI marker), never from its name; the format of an output
- * from the extension. Saving goes through atomic.c: the file appears under its
- * name only when complete, and a failed or interrupted save leaves nothing.
- * The same writers work into memory (ic_image_encode, through open_memstream),
- * and ic_save_bytes writes already encoded bytes with the same atomic save (the
- * GPU codec's output).
+ * signature, the JPEG SOI marker, II*\0 / MM\0* for TIFF, RIFF....WEBP),
+ * never from its name; the format of an output from the extension. Saving goes
+ * through atomic.c: the file appears under its name only when complete, and a
+ * failed or interrupted save leaves nothing. The same writers work into memory
+ * (ic_image_encode, through open_memstream), and ic_save_bytes writes already
+ * encoded bytes with the same atomic save (the GPU codec's output).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -137,6 +137,18 @@ int ic_format_supported(ic_format f)
 #else
         return 0;
 #endif
+    case IC_FMT_TIFF:
+#ifdef IC_HAVE_TIFF
+        return 1;
+#else
+        return 0;
+#endif
+    case IC_FMT_WEBP:
+#ifdef IC_HAVE_WEBP
+        return 1;
+#else
+        return 0;
+#endif
     case IC_FMT_UNKNOWN:
     default:
         return 0;
@@ -152,6 +164,10 @@ const char *ic_format_name(ic_format f)
         return "png";
     case IC_FMT_JPEG:
         return "jpeg";
+    case IC_FMT_TIFF:
+        return "tiff";
+    case IC_FMT_WEBP:
+        return "webp";
     case IC_FMT_UNKNOWN:
     default:
         return "unknown";
@@ -178,6 +194,10 @@ ic_format ic_format_from_path(const char *path)
         return IC_FMT_JPEG;
     if (!strcasecmp(ext, "pgm") || !strcasecmp(ext, "ppm") || !strcasecmp(ext, "pnm"))
         return IC_FMT_PNM;
+    if (!strcasecmp(ext, "tif") || !strcasecmp(ext, "tiff"))
+        return IC_FMT_TIFF;
+    if (!strcasecmp(ext, "webp"))
+        return IC_FMT_WEBP;
     return IC_FMT_UNKNOWN;
 }
 
@@ -187,7 +207,10 @@ static int saved_channels(const char *path, ic_format fmt, int channels)
     const char *ext = path_extension(path);
     switch (fmt) {
     case IC_FMT_PNG:
+    case IC_FMT_TIFF:
         return channels;
+    case IC_FMT_WEBP:
+        return channels == 2 || channels == 4 ? 4 : 3;
     case IC_FMT_PNM:
         if (!strcasecmp(ext, "pgm"))
             return 1;
@@ -212,6 +235,12 @@ static ic_format detect_format(const uint8_t *b, size_t n, int *pnm_kind)
         return IC_FMT_PNG;
     if (n >= 3 && b[0] == 0xFF && b[1] == 0xD8 && b[2] == 0xFF)
         return IC_FMT_JPEG;
+    /* Classic TIFF (42) and BigTIFF (43), little- and big-endian. */
+    if (n >= 4 && ((b[0] == 'I' && b[1] == 'I' && (b[2] == 42 || b[2] == 43) && b[3] == 0) ||
+                   (b[0] == 'M' && b[1] == 'M' && b[2] == 0 && (b[3] == 42 || b[3] == 43))))
+        return IC_FMT_TIFF;
+    if (n >= 12 && memcmp(b, "RIFF", 4) == 0 && memcmp(b + 8, "WEBP", 4) == 0)
+        return IC_FMT_WEBP;
     if (n >= 2 && b[0] == 'P' && b[1] >= '1' && b[1] <= '7') {
         *pnm_kind = b[1] - '0';
         return IC_FMT_PNM;
@@ -221,8 +250,8 @@ static ic_format detect_format(const uint8_t *b, size_t n, int *pnm_kind)
 
 /* The readers, by detected format: adding a format is adding its reader here
  * (and its magic bytes to detect_format). */
-typedef ic_status (*reader_fn)(FILE *f, ic_image *img, const ic_io_limits *lim, char *err,
-                               size_t errlen);
+typedef ic_status (*reader_fn)(FILE *f, ic_image *img, const ic_io_limits *lim,
+                               ic_metadata *meta, char *err, size_t errlen);
 static reader_fn reader_for(ic_format fmt)
 {
     switch (fmt) {
@@ -232,6 +261,14 @@ static reader_fn reader_for(ic_format fmt)
         return ic_jpeg_read;
     case IC_FMT_PNM:
         return ic_pnm_read;
+#ifdef IC_HAVE_TIFF
+    case IC_FMT_TIFF:
+        return ic_tiff_read;
+#endif
+#ifdef IC_HAVE_WEBP
+    case IC_FMT_WEBP:
+        return ic_webp_read;
+#endif
     case IC_FMT_UNKNOWN:
     default:
         return NULL;
@@ -240,8 +277,8 @@ static reader_fn reader_for(ic_format fmt)
 
 /* Detects the format from the first bytes of f (a seekable stream at offset
  * 0) and runs its reader. */
-static ic_status read_native(FILE *f, ic_image *img, const ic_io_limits *lim, char *err,
-                             size_t errlen)
+static ic_status read_native(FILE *f, ic_image *img, const ic_io_limits *lim, ic_metadata *meta,
+                             char *err, size_t errlen)
 {
     uint8_t magic[16];
     size_t n = fread(magic, 1, sizeof magic, f);
@@ -256,8 +293,12 @@ static ic_status read_native(FILE *f, ic_image *img, const ic_io_limits *lim, ch
     int pnm_kind = 0;
     ic_format fmt = detect_format(magic, n, &pnm_kind);
     reader_fn read = reader_for(fmt);
+    if (!read && fmt != IC_FMT_UNKNOWN) { /* tiff.c / webp.c left out of this build */
+        ic_io_err(err, errlen, "built without %s support", fmt == IC_FMT_TIFF ? "TIFF" : "WebP");
+        return IC_ERR_UNSUPPORTED;
+    }
     if (!read) {
-        ic_io_err(err, errlen, "not a PNG/JPEG/PNM file");
+        ic_io_err(err, errlen, "not a PNG/JPEG/TIFF/WebP/PNM file");
         return IC_ERR_FORMAT;
     }
     if (fmt == IC_FMT_PNM && pnm_kind != 5 && pnm_kind != 6) {
@@ -269,7 +310,7 @@ static ic_status read_native(FILE *f, ic_image *img, const ic_io_limits *lim, ch
         ic_io_err(err, errlen, "cannot seek: %s", strerror(errno));
         return IC_ERR_IO;
     }
-    return read(f, img, lim, err, errlen);
+    return read(f, img, lim, meta, err, errlen);
 }
 
 /* Converts an owned AoS image to `channels` channels in place of *img. */
@@ -302,6 +343,8 @@ static ic_status load_setup(ic_load_options *o, const ic_load_options *opts, ic_
         ic_io_err(errbuf, errlen, "unknown layout %d", (int)o->layout);
         return IC_ERR_INVALID_ARG;
     }
+    if (o->metadata)
+        memset(o->metadata, 0, sizeof *o->metadata);
     lim->max_pixels = o->max_pixels ? o->max_pixels : IC_DEFAULT_MAX_PIXELS;
     lim->max_memory = o->max_memory ? o->max_memory : ic_default_max_memory();
     /* The copy made after decoding: forced channels (4 at most), or the layout
@@ -316,14 +359,17 @@ static ic_status load_stream(ic_image *img, FILE *f, const ic_load_options *o,
 {
     ic_image raw;
     memset(&raw, 0, sizeof raw);
-    ic_status st = read_native(f, &raw, lim, errbuf, errlen);
-    if (st != IC_OK)
+    ic_status st = read_native(f, &raw, lim, o->metadata, errbuf, errlen);
+    if (st != IC_OK) {
+        ic_metadata_free(o->metadata);
         return st;
+    }
 
     if (o->channels != 0 && o->channels != raw.channels) {
         st = force_channels(&raw, o->channels);
         if (st != IC_OK) {
             ic_image_free(&raw);
+            ic_metadata_free(o->metadata);
             ic_io_err(errbuf, errlen, "cannot convert to %d channels: %s", o->channels,
                       ic_status_str(st));
             return st;
@@ -334,6 +380,7 @@ static ic_status load_stream(ic_image *img, FILE *f, const ic_load_options *o,
         ic_image_free(&raw);
         if (st != IC_OK) {
             memset(img, 0, sizeof *img);
+            ic_metadata_free(o->metadata);
             ic_io_err(errbuf, errlen, "cannot convert the layout: %s", ic_status_str(st));
             return st;
         }
@@ -408,14 +455,36 @@ ic_status ic_image_load(ic_image *img, const char *path, const ic_load_options *
 
 /* ---- atomic save ----------------------------------------------------------- */
 
-static ic_status write_format(FILE *f, const ic_image *aos, ic_format fmt, int out_ch, int quality,
-                              char *err, size_t errlen)
+static ic_status write_format(FILE *f, const ic_image *aos, ic_format fmt, int out_ch,
+                              const ic_save_options *o, char *err, size_t errlen)
 {
+    /* What the output can hold: a profile of the right colour space, EXIF. */
+    ic_metadata fit = {0};
+    const ic_metadata *m = o->metadata;
+    if (m && ic_io_icc_fits(m, out_ch)) {
+        fit.icc = m->icc;
+        fit.icc_size = m->icc_size;
+    }
+    if (m && m->exif && m->exif_size <= IC_MAX_METADATA) {
+        fit.exif = m->exif;
+        fit.exif_size = m->exif_size;
+    }
+    const ic_metadata *meta = fit.icc || fit.exif ? &fit : NULL;
     switch (fmt) {
+#ifdef IC_HAVE_TIFF
+    case IC_FMT_TIFF:
+        return ic_tiff_write(f, aos, out_ch, o->compression ? o->compression : 6, meta, err,
+                             errlen);
+#endif
+#ifdef IC_HAVE_WEBP
+    case IC_FMT_WEBP:
+        return ic_webp_write(f, aos, out_ch, o->quality, o->lossless, meta, err, errlen);
+#endif
     case IC_FMT_PNG:
-        return ic_png_write(f, aos, out_ch, err, errlen);
+        return ic_png_write(f, aos, out_ch, o->compression ? o->compression : IC_PNG_DEFAULT_LEVEL,
+                            meta, err, errlen);
     case IC_FMT_JPEG:
-        return ic_jpeg_write(f, aos, out_ch, quality, err, errlen);
+        return ic_jpeg_write(f, aos, out_ch, o->quality, meta, err, errlen);
     case IC_FMT_PNM:
         return ic_pnm_write(f, aos, out_ch, err, errlen);
     case IC_FMT_UNKNOWN:
@@ -458,13 +527,14 @@ static ic_status save_atomic(const char *path, fill_fn fill, const void *arg, ch
 typedef struct encode_job {
     const ic_image *aos;
     ic_format fmt;
-    int out_ch, quality;
+    int out_ch;
+    ic_save_options o; /* the effective options (defaults filled in) */
 } encode_job;
 
 static ic_status fill_image(FILE *f, const void *arg, char *err, size_t errlen)
 {
     const encode_job *j = arg;
-    return write_format(f, j->aos, j->fmt, j->out_ch, j->quality, err, errlen);
+    return write_format(f, j->aos, j->fmt, j->out_ch, &j->o, err, errlen);
 }
 
 /* Checks img and the options, picks the format from `path` (a file name or
@@ -487,26 +557,33 @@ static ic_status prepare_encode(const ic_image *img, const char *path, const ic_
         ic_io_err(errbuf, errlen, "invalid image (size, channels, layout or pitch)");
         return IC_ERR_INVALID_ARG;
     }
-    int quality = opts ? opts->quality : 0;
-    if (quality == 0)
-        quality = 92;
-    if (quality < 1 || quality > 100) {
-        ic_io_err(errbuf, errlen, "JPEG quality must be 1..100, not %d", quality);
+    memset(&j->o, 0, sizeof j->o);
+    if (opts)
+        j->o = *opts;
+    if (j->o.quality == 0)
+        j->o.quality = 92;
+    if (j->o.quality < 1 || j->o.quality > 100) {
+        ic_io_err(errbuf, errlen, "quality must be 1..100, not %d", j->o.quality);
+        return IC_ERR_INVALID_ARG;
+    }
+    if (j->o.compression < 0 || j->o.compression > 9) {
+        ic_io_err(errbuf, errlen, "compression must be 1..9 (0: the default), not %d",
+                  j->o.compression);
         return IC_ERR_INVALID_ARG;
     }
     ic_format fmt = ic_format_from_path(path);
     if (fmt == IC_FMT_UNKNOWN) {
         ic_io_err(errbuf, errlen,
-                  "unknown output format \".%s\" (use .png, .jpg, .jpeg, .pgm, .ppm or .pnm)",
+                  "unknown output format \".%s\" (use .png, .jpg, .jpeg, .tif, .tiff, .webp, "
+                  ".pgm, .ppm or .pnm)",
                   path_extension(path));
         return IC_ERR_UNSUPPORTED;
     }
     if (!ic_format_supported(fmt)) {
-        ic_io_err(errbuf, errlen, "built without %s support", fmt == IC_FMT_PNG ? "PNG" : "JPEG");
+        ic_io_err(errbuf, errlen, "built without %s support", ic_format_name(fmt));
         return IC_ERR_UNSUPPORTED;
     }
     j->fmt = fmt;
-    j->quality = quality;
     j->out_ch = saved_channels(path, fmt, img->channels);
     j->aos = img;
     /* Writers take interleaved rows; planar images are converted first. */

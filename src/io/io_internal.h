@@ -2,7 +2,7 @@
  * io_internal.h - what the image file readers and writers of src/io/ share.
  *
  * io.c opens files, detects the format and owns the atomic save; the format
- * files (pnm.c, png.c, jpeg.c) only turn a stream into an interleaved (AoS)
+ * files (pnm.c, png.c, jpeg.c, tiff.c, webp.c) only turn a stream into an interleaved (AoS)
  * ic_image with the channels as stored, and an AoS ic_image into a stream.
  * This header is private to src/io/: it knows files and pixels, never
  * convolution or backends (STYLE "Layers").
@@ -53,20 +53,45 @@ void ic_io_convert_row(uint8_t *dst, int dst_ch, const uint8_t *src, int src_ch,
  * seekable: a file or an fmemopen'd buffer) into *img, created by
  * ic_image_create as IC_AOS with the channel count the file stores (after
  * expanding palettes and bit depths), calling ic_io_check_dims with lim before
- * allocating it. On error *img is zeroed and err holds one line. A new format
- * is one more reader here and one line in io.c's format table. */
-ic_status ic_pnm_read(FILE *f, ic_image *img, const ic_io_limits *lim, char *err, size_t errlen);
-ic_status ic_png_read(FILE *f, ic_image *img, const ic_io_limits *lim, char *err, size_t errlen);
-ic_status ic_jpeg_read(FILE *f, ic_image *img, const ic_io_limits *lim, char *err, size_t errlen);
+ * allocating it. meta (NULL when not wanted; zeroed by the caller) receives
+ * the ICC profile and EXIF block where the format has them; io.c frees it on
+ * error. On error *img is zeroed and err holds one line. A new format is one
+ * more reader here and one line in io.c's format table. */
+ic_status ic_pnm_read(FILE *f, ic_image *img, const ic_io_limits *lim, ic_metadata *meta,
+                      char *err, size_t errlen);
+ic_status ic_png_read(FILE *f, ic_image *img, const ic_io_limits *lim, ic_metadata *meta,
+                      char *err, size_t errlen);
+ic_status ic_jpeg_read(FILE *f, ic_image *img, const ic_io_limits *lim, ic_metadata *meta,
+                      char *err, size_t errlen);
+ic_status ic_tiff_read(FILE *f, ic_image *img, const ic_io_limits *lim, ic_metadata *meta,
+                      char *err, size_t errlen);
+ic_status ic_webp_read(FILE *f, ic_image *img, const ic_io_limits *lim, ic_metadata *meta,
+                      char *err, size_t errlen);
+
+/* Metadata (metadata.c). Replaces *dst with a copy of n bytes at src; leaves
+ * it empty for n == 0 or n > IC_MAX_METADATA (not carried). IC_ERR_NOMEM. */
+ic_status ic_io_meta_copy(uint8_t **dst, size_t *dst_size, const void *src, size_t n);
+
+/* 1 when m's ICC profile is for the colour space of out_ch channels (RGB for
+ * 3 and 4, GRAY for 1 and 2); 0 without a profile. */
+int ic_io_icc_fits(const ic_metadata *m, int out_ch);
 
 /* Writers. img is IC_AOS (any pitch) with 1..4 channels; out_ch is the channel
- * count to store (pnm: 1 or 3, jpeg: 1 or 3, png: 1..4), converted row by row
- * with ic_io_convert_row when it differs from img->channels. They write to f
- * and do not flush or close it; io.c checks the stream afterwards. */
+ * count to store (pnm: 1 or 3, jpeg: 1 or 3, png and tiff: 1..4, webp: 3 or 4),
+ * converted row by row
+ * with ic_io_convert_row when it differs from img->channels. meta is NULL or
+ * what to embed (io.c has dropped a profile that does not fit out_ch); level
+ * is the zlib level 1..9 of PNG and TIFF. They
+ * write to f and do not flush or close it; io.c checks the stream afterwards. */
 ic_status ic_pnm_write(FILE *f, const ic_image *img, int out_ch, char *err, size_t errlen);
-ic_status ic_png_write(FILE *f, const ic_image *img, int out_ch, char *err, size_t errlen);
-ic_status ic_jpeg_write(FILE *f, const ic_image *img, int out_ch, int quality, char *err,
-                        size_t errlen);
+ic_status ic_png_write(FILE *f, const ic_image *img, int out_ch, int level,
+                       const ic_metadata *meta, char *err, size_t errlen);
+ic_status ic_jpeg_write(FILE *f, const ic_image *img, int out_ch, int quality,
+                        const ic_metadata *meta, char *err, size_t errlen);
+ic_status ic_tiff_write(FILE *f, const ic_image *img, int out_ch, int level,
+                        const ic_metadata *meta, char *err, size_t errlen);
+ic_status ic_webp_write(FILE *f, const ic_image *img, int out_ch, int quality, int lossless,
+                        const ic_metadata *meta, char *err, size_t errlen);
 
 /* An output file being written (atomic.c): f receives the data; ic_out_commit
  * makes it appear at `path` complete (replacing any file there atomically),

@@ -132,9 +132,32 @@ static void cmyk_to_rgb(uint8_t *dst, const uint8_t *src, int width, int inverte
     }
 }
 
+/* "Exif\0\0", which starts the APP1 segment that holds EXIF. */
+static const uint8_t exif_id[6] = {'E', 'x', 'i', 'f', 0, 0};
+
+/* The ICC profile (APP2 chunks, joined by libjpeg-turbo) and the EXIF APP1
+ * block of a header read with those markers saved. */
+static ic_status jpeg_get_metadata(struct jpeg_decompress_struct *cinfo, ic_metadata *meta)
+{
+    JOCTET *icc = NULL;
+    unsigned int icc_len = 0;
+    ic_status st = IC_OK;
+    if (jpeg_read_icc_profile(cinfo, &icc, &icc_len) && icc)
+        st = ic_io_meta_copy(&meta->icc, &meta->icc_size, icc, icc_len);
+    free(icc);
+    for (jpeg_saved_marker_ptr m = cinfo->marker_list; st == IC_OK && m; m = m->next)
+        if (m->marker == JPEG_APP0 + 1 && m->data_length > sizeof exif_id &&
+            memcmp(m->data, exif_id, sizeof exif_id) == 0) {
+            st = ic_io_meta_copy(&meta->exif, &meta->exif_size, m->data + sizeof exif_id,
+                                 m->data_length - sizeof exif_id);
+            break;
+        }
+    return st;
+}
+
 static ic_status jpeg_decode(struct jpeg_decompress_struct *cinfo, jpeg_err *je, FILE *f,
-                             ic_image *img, const ic_io_limits *lim, uint8_t **buf_out, char *err,
-                             size_t errlen)
+                             ic_image *img, const ic_io_limits *lim, ic_metadata *meta,
+                             uint8_t **buf_out, char *err, size_t errlen)
 {
     if (setjmp(je->jump))
         return jpeg_failure(je, f, "read", err, errlen);
@@ -143,7 +166,15 @@ static ic_status jpeg_decode(struct jpeg_decompress_struct *cinfo, jpeg_err *je,
     /* jpeg_create_decompress clears everything but err and client_data. */
     cinfo->progress = cinfo->client_data;
     jpeg_stdio_src(cinfo, f);
+    if (meta) {
+        jpeg_save_markers(cinfo, JPEG_APP0 + 1, 0xFFFF);
+        jpeg_save_markers(cinfo, JPEG_APP0 + 2, 0xFFFF);
+    }
     (void)jpeg_read_header(cinfo, TRUE);
+    if (meta && jpeg_get_metadata(cinfo, meta) != IC_OK) {
+        ic_io_err(err, errlen, "out of memory");
+        return IC_ERR_NOMEM;
+    }
     /* The decoded image, plus the whole-image coefficient buffers (2 bytes a
      * sample and component) libjpeg keeps for progressive files. */
     const int out_ch = cinfo->jpeg_color_space == JCS_GRAYSCALE ? 1 : 3;
@@ -205,7 +236,8 @@ static ic_status jpeg_decode(struct jpeg_decompress_struct *cinfo, jpeg_err *je,
     return IC_OK;
 }
 
-ic_status ic_jpeg_read(FILE *f, ic_image *img, const ic_io_limits *lim, char *err, size_t errlen)
+ic_status ic_jpeg_read(FILE *f, ic_image *img, const ic_io_limits *lim, ic_metadata *meta,
+                       char *err, size_t errlen)
 {
     memset(img, 0, sizeof *img);
     jpeg_err je;
@@ -219,7 +251,7 @@ ic_status ic_jpeg_read(FILE *f, ic_image *img, const ic_io_limits *lim, char *er
     cinfo.client_data = &progress;
     uint8_t *buf = NULL;
     errno = 0;
-    ic_status st = jpeg_decode(&cinfo, &je, f, img, lim, &buf, err, errlen);
+    ic_status st = jpeg_decode(&cinfo, &je, f, img, lim, meta, &buf, err, errlen);
     free(buf);
     jpeg_destroy_decompress(&cinfo);
     if (st != IC_OK)
@@ -228,8 +260,8 @@ ic_status ic_jpeg_read(FILE *f, ic_image *img, const ic_io_limits *lim, char *er
 }
 
 static ic_status jpeg_encode(struct jpeg_compress_struct *cinfo, jpeg_err *je, FILE *f,
-                             const ic_image *img, int out_ch, int quality, uint8_t **buf_out,
-                             char *err, size_t errlen)
+                             const ic_image *img, int out_ch, int quality,
+                             const ic_metadata *meta, uint8_t **buf_out, char *err, size_t errlen)
 {
     if (setjmp(je->jump))
         return jpeg_failure(je, f, "write", err, errlen);
@@ -243,6 +275,18 @@ static ic_status jpeg_encode(struct jpeg_compress_struct *cinfo, jpeg_err *je, F
     jpeg_set_defaults(cinfo);
     jpeg_set_quality(cinfo, quality, TRUE);
     jpeg_start_compress(cinfo, TRUE);
+    /* EXIF first (APP1 right after JFIF's APP0), then the ICC chunks (APP2).
+     * A marker holds at most 65533 bytes: a larger EXIF block is left out. */
+    if (meta && meta->exif && meta->exif_size + sizeof exif_id <= 65533) {
+        jpeg_write_m_header(cinfo, JPEG_APP0 + 1,
+                            (unsigned int)(meta->exif_size + sizeof exif_id));
+        for (size_t i = 0; i < sizeof exif_id; i++)
+            jpeg_write_m_byte(cinfo, exif_id[i]);
+        for (size_t i = 0; i < meta->exif_size; i++)
+            jpeg_write_m_byte(cinfo, meta->exif[i]);
+    }
+    if (meta && meta->icc)
+        jpeg_write_icc_profile(cinfo, meta->icc, (unsigned int)meta->icc_size);
     uint8_t *buf = NULL;
     if (out_ch != img->channels) {
         buf = malloc((size_t)img->width * (size_t)out_ch);
@@ -265,8 +309,8 @@ static ic_status jpeg_encode(struct jpeg_compress_struct *cinfo, jpeg_err *je, F
     return IC_OK;
 }
 
-ic_status ic_jpeg_write(FILE *f, const ic_image *img, int out_ch, int quality, char *err,
-                        size_t errlen)
+ic_status ic_jpeg_write(FILE *f, const ic_image *img, int out_ch, int quality,
+                        const ic_metadata *meta, char *err, size_t errlen)
 {
     if (out_ch != 1 && out_ch != 3) {
         ic_io_err(err, errlen, "JPEG stores 1 or 3 channels, not %d", out_ch);
@@ -284,7 +328,7 @@ ic_status ic_jpeg_write(FILE *f, const ic_image *img, int out_ch, int quality, c
     cinfo.err = &je.pub;
     uint8_t *buf = NULL;
     errno = 0;
-    ic_status st = jpeg_encode(&cinfo, &je, f, img, out_ch, quality, &buf, err, errlen);
+    ic_status st = jpeg_encode(&cinfo, &je, f, img, out_ch, quality, meta, &buf, err, errlen);
     free(buf);
     jpeg_destroy_compress(&cinfo);
     return st;
@@ -292,23 +336,26 @@ ic_status ic_jpeg_write(FILE *f, const ic_image *img, int out_ch, int quality, c
 
 #else /* !IC_HAVE_JPEG */
 
-ic_status ic_jpeg_read(FILE *f, ic_image *img, const ic_io_limits *lim, char *err, size_t errlen)
+ic_status ic_jpeg_read(FILE *f, ic_image *img, const ic_io_limits *lim, ic_metadata *meta,
+                       char *err, size_t errlen)
 {
     (void)f;
     (void)lim;
+    (void)meta;
     if (img)
         memset(img, 0, sizeof *img);
     ic_io_err(err, errlen, "built without JPEG support");
     return IC_ERR_UNSUPPORTED;
 }
 
-ic_status ic_jpeg_write(FILE *f, const ic_image *img, int out_ch, int quality, char *err,
-                        size_t errlen)
+ic_status ic_jpeg_write(FILE *f, const ic_image *img, int out_ch, int quality,
+                        const ic_metadata *meta, char *err, size_t errlen)
 {
     (void)f;
     (void)img;
     (void)out_ch;
     (void)quality;
+    (void)meta;
     ic_io_err(err, errlen, "built without JPEG support");
     return IC_ERR_UNSUPPORTED;
 }

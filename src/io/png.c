@@ -152,8 +152,28 @@ static ic_status png_failure(const png_io *io, uint64_t side_limit, uint64_t max
 
 /* Everything between setjmp and the end of decoding; *rows_out lets the
  * caller free the row table whatever happens. */
+/* The iCCP profile and eXIf block libpng kept in info (both checked by it). */
+static ic_status png_get_metadata(png_structp png, png_infop info, ic_metadata *meta)
+{
+    png_charp name = NULL;
+    int method = 0;
+    png_bytep profile = NULL;
+    png_uint_32 plen = 0;
+    ic_status st = IC_OK;
+    if (png_get_iCCP(png, info, &name, &method, &profile, &plen) && profile)
+        st = ic_io_meta_copy(&meta->icc, &meta->icc_size, profile, plen);
+#ifdef PNG_eXIf_SUPPORTED
+    png_bytep exif = NULL;
+    png_uint_32 elen = 0;
+    if (st == IC_OK && png_get_eXIf_1(png, info, &elen, &exif) && exif)
+        st = ic_io_meta_copy(&meta->exif, &meta->exif_size, exif, elen);
+#endif
+    return st;
+}
+
 static ic_status png_decode(png_structp png, png_infop info, png_io *io, ic_image *img,
-                            const ic_io_limits *lim, png_bytep **rows_out, char *err, size_t errlen)
+                            const ic_io_limits *lim, ic_metadata *meta, png_bytep **rows_out,
+                            char *err, size_t errlen)
 {
     const uint64_t max_pixels = lim->max_pixels;
     const uint64_t side_limit = max_pixels < IC_MAX_DIM ? max_pixels : IC_MAX_DIM;
@@ -218,12 +238,17 @@ static ic_status png_decode(png_structp png, png_infop info, png_io *io, ic_imag
         rows[y] = img->data + (size_t)y * img->pitch;
     png_read_image(png, rows);
     /* Reads up to IEND, so that a file cut after its pixels is still noticed
-     * and every remaining chunk CRC is checked. */
-    png_read_end(png, NULL);
+     * and every remaining chunk CRC is checked; an eXIf after IDAT lands in info. */
+    png_read_end(png, info);
+    if (meta && png_get_metadata(png, info, meta) != IC_OK) {
+        ic_io_err(err, errlen, "out of memory");
+        return IC_ERR_NOMEM;
+    }
     return IC_OK;
 }
 
-ic_status ic_png_read(FILE *f, ic_image *img, const ic_io_limits *lim, char *err, size_t errlen)
+ic_status ic_png_read(FILE *f, ic_image *img, const ic_io_limits *lim, ic_metadata *meta,
+                      char *err, size_t errlen)
 {
     memset(img, 0, sizeof *img);
     png_io io;
@@ -238,7 +263,7 @@ ic_status ic_png_read(FILE *f, ic_image *img, const ic_io_limits *lim, char *err
         return IC_ERR_NOMEM;
     }
     png_bytep *rows = NULL;
-    ic_status st = png_decode(png, info, &io, img, lim, &rows, err, errlen);
+    ic_status st = png_decode(png, info, &io, img, lim, meta, &rows, err, errlen);
     free(rows);
     png_destroy_read_struct(&png, &info, NULL);
     if (st != IC_OK)
@@ -247,7 +272,8 @@ ic_status ic_png_read(FILE *f, ic_image *img, const ic_io_limits *lim, char *err
 }
 
 static ic_status png_encode(png_structp png, png_infop info, png_io *io, const ic_image *img,
-                            int out_ch, uint8_t **buf_out, char *err, size_t errlen)
+                            int out_ch, int level, const ic_metadata *meta, uint8_t **buf_out,
+                            char *err, size_t errlen)
 {
     static const int colour_of[5] = {0, PNG_COLOR_TYPE_GRAY, PNG_COLOR_TYPE_GRAY_ALPHA,
                                      PNG_COLOR_TYPE_RGB, PNG_COLOR_TYPE_RGB_ALPHA};
@@ -260,10 +286,23 @@ static ic_status png_encode(png_structp png, png_infop info, png_io *io, const i
     png_set_IHDR(png, info, (png_uint_32)img->width, (png_uint_32)img->height, 8, colour_of[out_ch],
                  PNG_INTERLACE_NONE, PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
     /* zlib level 6 (libpng's default) made encoding 90% of a filter run's time;
-     * level 2 with the SUB/PAETH filters is several times faster for a few
-     * percent more bytes on photographs. */
-    png_set_compression_level(png, 2);
-    png_set_filter(png, PNG_FILTER_TYPE_BASE, PNG_FILTER_SUB | PNG_FILTER_PAETH);
+     * the default level 2 with the SUB/PAETH filters is several times faster
+     * (bench/png-speed.sh). Higher levels also try every filter. */
+    png_set_compression_level(png, level);
+    png_set_filter(png, PNG_FILTER_TYPE_BASE,
+                   level <= 3 ? PNG_FILTER_SUB | PNG_FILTER_PAETH : PNG_ALL_FILTERS);
+    if (meta && meta->icc) {
+        /* libpng checks the profile, here and again in png_write_info; what it
+         * dislikes (a PCS that is not D50, an sRGB profile it would rather
+         * write as sRGB) becomes a warning, never a failed image. */
+        png_set_benign_errors(png, 1);
+        png_set_iCCP(png, info, "icc", PNG_COMPRESSION_TYPE_BASE, meta->icc,
+                     (png_uint_32)meta->icc_size);
+    }
+#ifdef PNG_eXIf_SUPPORTED
+    if (meta && meta->exif)
+        png_set_eXIf_1(png, info, (png_uint_32)meta->exif_size, meta->exif);
+#endif
     png_write_info(png, info);
     uint8_t *buf = NULL;
     if (out_ch != img->channels) {
@@ -286,7 +325,8 @@ static ic_status png_encode(png_structp png, png_infop info, png_io *io, const i
     return IC_OK;
 }
 
-ic_status ic_png_write(FILE *f, const ic_image *img, int out_ch, char *err, size_t errlen)
+ic_status ic_png_write(FILE *f, const ic_image *img, int out_ch, int level,
+                       const ic_metadata *meta, char *err, size_t errlen)
 {
     if (out_ch < 1 || out_ch > 4) {
         ic_io_err(err, errlen, "PNG stores 1..4 channels, not %d", out_ch);
@@ -303,7 +343,7 @@ ic_status ic_png_write(FILE *f, const ic_image *img, int out_ch, char *err, size
         return IC_ERR_NOMEM;
     }
     uint8_t *buf = NULL;
-    ic_status st = png_encode(png, info, &io, img, out_ch, &buf, err, errlen);
+    ic_status st = png_encode(png, info, &io, img, out_ch, level, meta, &buf, err, errlen);
     free(buf);
     png_destroy_write_struct(&png, &info);
     return st;
@@ -311,21 +351,26 @@ ic_status ic_png_write(FILE *f, const ic_image *img, int out_ch, char *err, size
 
 #else /* !IC_HAVE_PNG */
 
-ic_status ic_png_read(FILE *f, ic_image *img, const ic_io_limits *lim, char *err, size_t errlen)
+ic_status ic_png_read(FILE *f, ic_image *img, const ic_io_limits *lim, ic_metadata *meta,
+                      char *err, size_t errlen)
 {
     (void)f;
     (void)lim;
+    (void)meta;
     if (img)
         memset(img, 0, sizeof *img);
     ic_io_err(err, errlen, "built without PNG support");
     return IC_ERR_UNSUPPORTED;
 }
 
-ic_status ic_png_write(FILE *f, const ic_image *img, int out_ch, char *err, size_t errlen)
+ic_status ic_png_write(FILE *f, const ic_image *img, int out_ch, int level,
+                       const ic_metadata *meta, char *err, size_t errlen)
 {
     (void)f;
     (void)img;
     (void)out_ch;
+    (void)level;
+    (void)meta;
     ic_io_err(err, errlen, "built without PNG support");
     return IC_ERR_UNSUPPORTED;
 }

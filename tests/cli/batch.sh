@@ -40,12 +40,25 @@ before=$(checksum out/img1.ppm)
 echo junk >out/img1.ppm
 junk=$(checksum out/img1.ppm)
 run "${K[@]}" -q -o out in/img1.ppm in/img2.ppm
-if [ "$RC" -eq 3 ] && grep -q 'exists (use --overwrite)' "$ERR" && [ "$(checksum out/img1.ppm)" = "$junk" ]; then
+if [ "$RC" -eq 3 ] && grep -q 'exists (use --overwrite or --skip-existing)' "$ERR" && [ "$(checksum out/img1.ppm)" = "$junk" ]; then
     ok "existing output refused without --overwrite"
 else
     fail "existing output without --overwrite"
     show_last
 fi
+# --skip-existing: the existing output is left alone and counted as skipped, exit 0.
+rm -f out/img2.ppm
+run "${K[@]}" --skip-existing -o out in/img1.ppm in/img2.ppm
+if [ "$RC" -eq 0 ] && [ "$(checksum out/img1.ppm)" = "$junk" ] && [ -f out/img2.ppm ] &&
+    grep -q '^imgconv: skipped in/img1.ppm: output out/img1.ppm exists (--skip-existing)$' "$ERR" &&
+    grep -q '2 files: 1 written, 1 skipped, 0 failed' "$OUT"; then
+    ok "--skip-existing skips the existing output, writes the rest, exit 0"
+else
+    fail "--skip-existing"
+    show_last
+fi
+expect_error 2 "cannot be combined" "--overwrite with --skip-existing" "${K[@]}" --overwrite \
+    --skip-existing -o out in/img1.ppm
 run "${K[@]}" -q --overwrite -o out in/img1.ppm in/img2.ppm
 if [ "$RC" -eq 0 ] && [ "$(checksum out/img1.ppm)" = "$before" ]; then
     ok "--overwrite replaces it"
@@ -53,6 +66,47 @@ else
     fail "--overwrite"
     show_last
 fi
+
+# A folder with other things in it: each listed as skipped with the reason, exit 0.
+mkdir mixed mixed/sub
+cp in/img1.ppm mixed/a.ppm
+echo notes >mixed/notes.txt
+echo hidden >mixed/.hidden.ppm
+run "${K[@]}" --json -o outmixed mixed
+if [ "$RC" -eq 0 ] && python3 - "$OUT" <<'EOF'; then
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["files"] == 3 and d["written"] == 1 and d["skipped"] == 2 and d["failed"] == 0, d
+why = {s["file"].split("/")[-1]: s["reason"] for s in d["skipped_files"]}
+assert why["notes.txt"].startswith("not an image name"), why
+assert why["sub"].startswith("a folder"), why
+EOF
+    ok "folder entries that are not images are listed as skipped, with why"
+else
+    fail "skipped folder entries"
+    show_last
+    head -c 600 "$OUT"
+fi
+run "${K[@]}" -o outmixed2 mixed
+if [ "$RC" -eq 0 ] && grep -q '^imgconv: skipped mixed/notes.txt: not an image name' "$ERR" &&
+    grep -q '^imgconv: skipped mixed/sub: a folder' "$ERR" && ! grep -q hidden "$ERR"; then
+    ok "skipped entries named on stderr, dotfiles ignored"
+else
+    fail "skipped entries on stderr"
+    show_last
+fi
+
+# TIFF and WebP inputs are filtered like the others.
+for ext in tif webp; do
+    has_format "$([ "$ext" = tif ] && echo tiff || echo webp)" || continue
+    mkdir "in_$ext"
+    "$IMGCONV" --kernel 1 in/img1.ppm "in_$ext/a.$ext"
+    run "${K[@]}" -q --format png -o "out_$ext" "in_$ext"
+    if [ "$RC" -eq 0 ] && [ -f "out_$ext/a.png" ]; then ok "batch reads .$ext"; else
+        fail "batch .$ext"
+        show_last
+    fi
+done
 
 # --format changes the extension; globs are expanded by imgconv too.
 if has_format png; then

@@ -153,7 +153,7 @@ refused 4 "good.ppm" "output = input" good.ppm --kernel box:3 good.ppm good.ppm
 refused 4 "./good.ppm" "output = input by another path" good.ppm --kernel box:3 good.ppm ./good.ppm
 PRE="ln good.ppm hard.ppm" refused 4 "hard.ppm" "output is a hard link to the input" good.ppm --kernel box:3 good.ppm hard.ppm
 PRE="ln -s good.ppm soft.ppm" refused 4 "soft.ppm" "output is a symlink to the input" good.ppm --kernel box:3 good.ppm soft.ppm
-refused 4 "out.tiff" "unknown output extension" good.ppm --kernel box:3 good.ppm out.tiff
+refused 4 "out.gif" "unknown output extension" good.ppm --kernel box:3 good.ppm out.gif
 refused 4 "out" "output without extension" good.ppm --kernel box:3 good.ppm out
 PRE="mkdir sub.ppm" refused 4 "sub.ppm" "output is a directory" good.ppm --kernel box:3 good.ppm sub.ppm
 PRE="printf x > notdir" refused 4 "notdir/out.ppm" "output under a regular file" good.ppm --kernel box:3 good.ppm notdir/out.ppm

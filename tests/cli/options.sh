@@ -91,6 +91,9 @@ expect_samples ".mat offset adds to --bias" \
     "27 47 67 87 107 127 147 167 187 207 227 247" --kernel-file k.mat --bias 2 in.pgm o.pgm
 expect_samples "--kernel @FILE = --kernel-file" \
     "25 45 65 85 105 125 145 165 185 205 225 245" --kernel @k.mat in.pgm o.pgm
+printf '# a plain matrix saved as .mat\n0 0 0 0 1\n' >plain.mat
+expect_samples "--kernel @plain.mat without a libvips header" \
+    "0 0 10 20 0 0 50 60 0 0 90 100" --kernel @plain.mat --border constant in.pgm o.pgm
 printf '# shift right by two\n0 0 0 0 1\n' >shift.txt
 expect_samples "matrix kernel file" \
     "0 0 10 20 0 0 50 60 0 0 90 100" --kernel-file shift.txt --border constant in.pgm o.pgm

@@ -63,7 +63,7 @@ pc_static=$(pkg-config --static --libs-only-other --libs-only-L imgconv)
 pc_private=$(pkg-config --static --libs imgconv | tr ' ' '\n' | grep -v '^-limgconv$' | tr '\n' ' ')
 cc ${flags[@]+"${flags[@]}"} $pc_cflags "$here/consumer.c" -o "$tmp/pc_shared" $pc_libs || fail "pkg-config shared link"
 LD_LIBRARY_PATH=$libdir "$tmp/pc_shared" | grep -q '^ok ' || fail "pkg-config shared run"
-readelf -d "$tmp/pc_shared" | grep -q "NEEDED.*$soname" || fail "pc_shared does not need $soname"
+readelf -d "$tmp/pc_shared" | grep "NEEDED.*$soname" >/dev/null || fail "pc_shared does not need $soname"
 # shellcheck disable=SC2086
 cc ${flags[@]+"${flags[@]}"} $pc_cflags "$here/consumer.c" -o "$tmp/pc_static" \
     "$libdir/libimgconv.a" $pc_static $pc_private || fail "pkg-config static link (Libs.private: $pc_private)"
@@ -100,10 +100,10 @@ complete_line() {
         COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1)); _imgconv
         printf "%s\n" "${COMPREPLY[@]}"' _ "$prefix/share/bash-completion/completions/imgconv" "$@"
 }
-complete_line imgconv --kern | grep -qx -- --kernel || fail "completion of --kern"
-complete_line imgconv -k gau | grep -qx gaussian || fail "completion of kernel names"
-complete_line imgconv --backend s | grep -qx seq || fail "completion of backends"
-complete_line imgconv --border mir | grep -qx mirror || fail "completion of border modes"
+complete_line imgconv --kern | grep -x -- --kernel >/dev/null || fail "completion of --kern"
+complete_line imgconv -k gau | grep -x -- gaussian >/dev/null || fail "completion of kernel names"
+complete_line imgconv --backend s | grep -x -- seq >/dev/null || fail "completion of backends"
+complete_line imgconv --border mir | grep -x -- mirror >/dev/null || fail "completion of border modes"
 
 # Uninstall removes every file it installed.
 cmake -DMANIFEST="$tmp/manifest.txt" -P "$src/cmake/uninstall.cmake" >/dev/null || fail "uninstall"
