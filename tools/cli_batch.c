@@ -470,6 +470,18 @@ static void add_time(batch *b, double *acc, double ms)
 }
 
 /* What --channels, --layout and --max-pixels ask of every load. */
+/* The save options every output of a batch gets (quality, lossless,
+ * compression), whichever encoder writes it. */
+static ic_save_options save_options_of(const cli_options *o)
+{
+    ic_save_options so;
+    memset(&so, 0, sizeof so);
+    so.quality = o->quality;
+    so.lossless = o->lossless;
+    so.compression = o->compression;
+    return so;
+}
+
 static ic_load_options load_options_of(const cli_options *o)
 {
     ic_load_options lo;
@@ -542,11 +554,7 @@ static void *decoder(void *arg)
 static void *encoder(void *arg)
 {
     batch *b = arg;
-    ic_save_options so;
-    memset(&so, 0, sizeof so);
-    so.quality = b->o->quality;
-    so.lossless = b->o->lossless;
-    so.compression = b->o->compression;
+    ic_save_options so = save_options_of(b->o);
     item *it;
     while ((it = queue_pop(&b->filtered)) != NULL) {
         if (g_interrupted) { /* saves under way finish (atomically); no new ones */
@@ -773,11 +781,7 @@ static void gpu_filter_stage(batch *b, ic_context *ctx, const ic_kernel *k, cons
 static void *gpu_encoder(void *arg)
 {
     batch *b = arg;
-    ic_save_options so;
-    memset(&so, 0, sizeof so);
-    so.quality = b->o->quality;
-    so.lossless = b->o->lossless;
-    so.compression = b->o->compression;
+    ic_save_options so = save_options_of(b->o);
     item *it;
     while ((it = queue_pop(&b->filtered)) != NULL) {
         if (g_interrupted) { /* writes under way finish (atomically); no new ones */
