@@ -50,21 +50,35 @@ static struct {
 /* Set by ic_save_cleanup: no publication starts afterwards. */
 static atomic_int dying;
 
-/* Records path; returns its slot, or -1 when the table is full (then only
- * the signal cleanup misses it). */
+/* Takes a free slot and marks it FILLING (cleanup waits for such a slot);
+ * -1 when the table is full (then only the signal cleanup misses the file). */
+static int temp_reserve(void)
+{
+    for (int i = 0; i < TEMP_SLOTS; i++) {
+        int expect = SLOT_FREE;
+        if (atomic_compare_exchange_strong(&temps[i].state, &expect, SLOT_FILLING))
+            return i;
+    }
+    return -1;
+}
+
+/* Gives a reserved slot its path and makes it LIVE (cleanup unlinks it). */
+static void temp_fill(int slot, const char *path)
+{
+    if (slot < 0)
+        return;
+    snprintf(temps[slot].path, sizeof temps[slot].path, "%s", path);
+    atomic_store(&temps[slot].state, SLOT_LIVE);
+}
+
+/* Records path; returns its slot, or -1 when the table is full. */
 static int temp_register(const char *path)
 {
     if (strlen(path) >= IC_IO_PATH_MAX)
         return -1;
-    for (int i = 0; i < TEMP_SLOTS; i++) {
-        int expect = SLOT_FREE;
-        if (atomic_compare_exchange_strong(&temps[i].state, &expect, SLOT_FILLING)) {
-            strcpy(temps[i].path, path);
-            atomic_store(&temps[i].state, SLOT_LIVE);
-            return i;
-        }
-    }
-    return -1;
+    const int slot = temp_reserve();
+    temp_fill(slot, path);
+    return slot;
 }
 
 static void temp_forget(int slot)
@@ -92,9 +106,13 @@ void ic_save_cleanup(void)
 {
     atomic_store(&dying, 1);
     for (int i = 0; i < TEMP_SLOTS; i++) {
-        /* A save being put in place finishes (a rename takes microseconds);
-         * at most about a second is spent waiting. */
-        for (int spins = 0; spins < 1000 && atomic_load(&temps[i].state) == SLOT_PUBLISHING;
+        /* A save being put in place finishes (a rename takes microseconds),
+         * and so does a temporary being created and recorded (another thread
+         * may run this handler while the saving thread, signals blocked, is
+         * between mkstemp and the record); at most about a second is spent
+         * waiting. */
+        for (int spins = 0; spins < 1000 && (atomic_load(&temps[i].state) == SLOT_PUBLISHING ||
+                                             atomic_load(&temps[i].state) == SLOT_FILLING);
              spins++) {
             const struct timespec ms = {0, 1000000};
             nanosleep(&ms, NULL); /* async-signal-safe */
@@ -180,14 +198,26 @@ ic_status ic_out_open(ic_out_file *o, const char *path, char *err, size_t errlen
     }
 #endif
     if (o->fd < 0) {
-        /* Registered before it exists, signals blocked, so that no handler
-         * can run between mkstemp and the registration. */
+        /* A slot is reserved (FILLING) before the file exists and signals are
+         * blocked in this thread, so that a handler, in this thread or in
+         * another one, never misses the file between mkstemp and its record. */
         sigset_t old;
         block_signals(&old);
-        o->fd = mkstemp(o->tmp);
-        int saved = errno;
-        if (o->fd >= 0)
-            o->slot = temp_register(o->tmp);
+        o->slot = strlen(o->tmp) < IC_IO_PATH_MAX ? temp_reserve() : -1;
+        /* Cleanup sets `dying` before it walks the slots: a slot reserved
+         * after the walk passed it sees `dying` here, and nothing is created
+         * for a process about to end. */
+        int saved = EINTR;
+        if (!atomic_load(&dying)) {
+            o->fd = mkstemp(o->tmp);
+            saved = errno;
+        }
+        if (o->fd >= 0) {
+            temp_fill(o->slot, o->tmp);
+        } else {
+            temp_forget(o->slot);
+            o->slot = -1;
+        }
         restore_signals(&old);
         if (o->fd < 0) {
             ic_io_err(err, errlen, "cannot create temporary file in %s: %s", o->dir,
