@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "bench_gpu.h"
-#include "core/backend.h"
+#include "dispatch/backend.h"
 
 #ifdef IC_HAVE_NPP
 #include <npp.h>

@@ -14,7 +14,7 @@
 
 #include <stddef.h>
 
-#include "cuda/fast.h"
+#include "cuda/fast/fast.h"
 #include "imgconv.h"
 
 #ifdef __cplusplus

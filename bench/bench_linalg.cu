@@ -26,8 +26,8 @@
 
 #include "bench_linalg.h"
 #include "core/border.h"
-#include "cuda/conv1d.h"
-#include "cuda/matmul.h"
+#include "exercises/conv1d_cuda.h"
+#include "exercises/matmul_cuda.h"
 #include "imgconv.h"
 
 #define LB_MAX_REPS 32

@@ -26,8 +26,8 @@ timeout ${TEST_TIMEOUT:-120} $B/tests/test_gpu_fast > "$out/test-fast.txt" 2>&1
 echo "test_gpu_fast rc=$? $(( $(date +%s) - t0 )) s"
 grep -E "FAIL|failures|passed|cases" "$out/test-fast.txt" | head -30
 {
-  for f in fast_direct fast_sep fast_fft; do
-    o=$B/CMakeFiles/imgconv.dir/src/cuda/$f.cu.o
+  for f in direct sep fft; do
+    o=$B/CMakeFiles/imgconv.dir/src/cuda/fast/$f.cu.o
     cuobjdump -res-usage "$o" 2>/dev/null | grep -E "Function|REG" | paste - - | \
       sed -E 's/_ZN[0-9]+_GLOBAL__N__[0-9a-f_]+//' | cut -c1-200
     cuobjdump -sass "$o" 2>/dev/null | awk '

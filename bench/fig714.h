@@ -22,7 +22,7 @@
  * operations per byte are 4x the seed's float32 figure for the same tile.
  *
  * The tile shapes of imgconv's backends (mirrored here from
- * src/cuda/cuda_common.cuh and src/cuda/fast_rows.cu, because bench/ may not
+ * src/cuda/cuda_common.cuh and src/cuda/fast/rows.cu, because bench/ may not
  * include src/; update both together):
  *   cuda-global        no tile (Fig 7.7/7.9): every tap a load
  *   cuda-tiled-in      32x32 input tile (IC_CU_TILE_IN): Fig 7.12, IN 32

@@ -32,7 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/backend.h"
+#include "dispatch/backend.h"
 #include "dispatch/dispatch.h"
 #include "testutil.h"
 

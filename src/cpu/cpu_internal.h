@@ -1,7 +1,7 @@
 /*
  * cpu_internal.h - the pieces of the fast CPU backend `cpu` (internal).
  *
- * The backend computes the correlation of an ic_job (src/core/backend.h) the
+ * The backend computes the correlation of an ic_job (src/dispatch/backend.h) the
  * way seed 004's sequential loop does, reorganised for a cache and for SIMD:
  *
  *  - the image is cut into tasks (plane x row band x column strip); a pool of
@@ -27,7 +27,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "core/backend.h"
+#include "dispatch/backend.h"
 
 /* Every float row handed to the inner loops stays readable (and finite) for
  * CPU_SLACK floats past its logical end, so vector loops may run over it. */

@@ -7,7 +7,7 @@
  */
 #include <stdlib.h>
 
-#include "core/backend.h"
+#include "dispatch/backend.h"
 #include "core/border.h"
 
 /* One channel plane padded by (rx, ry) on each side, as float samples. */

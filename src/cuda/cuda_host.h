@@ -16,7 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "core/backend.h"
+#include "dispatch/backend.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -103,7 +103,7 @@ ic_status ic_cuda_explain(void *state, const ic_job *job, const ic_cuda_strategy
  * runtime's last error and returns IC_ERR_DEVICE. code is a cudaError_t. */
 ic_status ic_cuda_fail(char *err, size_t errlen, const char *expr, int code);
 
-/* The strategy backends (one per file in src/cuda/). */
+/* The strategy backends (one per file in src/cuda/strategies/). */
 extern const ic_backend ic_backend_cuda_global;
 extern const ic_backend ic_backend_cuda_const;
 extern const ic_backend ic_backend_cuda_tiled_in;

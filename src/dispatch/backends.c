@@ -6,7 +6,7 @@
 #include <pthread.h>
 #include <string.h>
 
-#include "core/backend.h"
+#include "dispatch/backend.h"
 #include "dispatch/dispatch.h"
 
 extern const ic_backend ic_backend_seq;

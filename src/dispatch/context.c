@@ -11,7 +11,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "core/backend.h"
+#include "dispatch/backend.h"
 #include "dispatch/dispatch.h"
 #include "dispatch/multi.h"
 

@@ -2,7 +2,7 @@
 #ifndef IC_DISPATCH_H
 #define IC_DISPATCH_H
 
-#include "core/backend.h"
+#include "dispatch/backend.h"
 
 /* Finds a backend by exact name; *usable and *why tell whether it can run here. */
 const ic_backend *ic__backend_find(const char *name, int *usable, const char **why);

@@ -1,7 +1,7 @@
 /*
  * gpu_codec.c - the public GPU codec (ic_gpu_codec, include/imgconv.h "JPEG
  * on the GPU"): files decoded into device images and device images encoded
- * into files, with nvJPEG (src/cuda/nvjpeg.cu) where it applies and the CPU
+ * into files, with nvJPEG (src/cuda/codec/nvjpeg.cu) where it applies and the CPU
  * codecs (ic_image_decode / ic_image_encode) plus one copy across the bus
  * everywhere else.
  *
@@ -92,7 +92,7 @@ ic_status ic_gpu_encode(ic_gpu_codec *codec, int slot, const ic_image *img, cons
 
 #else /* IC_HAVE_CUDA */
 
-#include "cuda/nvjpeg.h"
+#include "cuda/codec/nvjpeg.h"
 
 #define MAX_SLOTS 1024
 

@@ -6,7 +6,7 @@
 #ifndef IC_DISPATCH_MULTI_H
 #define IC_DISPATCH_MULTI_H
 
-#include "core/backend.h"
+#include "dispatch/backend.h"
 
 /* One backend state per listed device. */
 typedef struct ic_multi ic_multi;

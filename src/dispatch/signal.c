@@ -3,7 +3,7 @@
  * (ic_conv1d_f32, ic_conv1d_u8, ic_stencil1d, ic_matmul; seeds 001 and 002):
  * checks the arguments, prepares the correlation weights (flipped for
  * convolution, as the 2D dispatcher does) and sends the work to the CPU code
- * (src/cpu/conv1d.c, matmul.c) or the CUDA code (src/cuda/conv1d.cu,
+ * (src/exercises/conv1d.c, matmul.c) or the CUDA code (src/exercises/conv1d_cuda.cu,
  * matmul.cu). In a build without CUDA, or on a machine without a device, the
  * CUDA choices answer IC_ERR_NO_BACKEND with the reason.
  */
@@ -14,11 +14,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cpu/linalg.h"
+#include "exercises/linalg.h"
 #ifdef IC_HAVE_CUDA
-#include "cuda/conv1d.h"
+#include "exercises/conv1d_cuda.h"
 #include "cuda/cuda_host.h"
-#include "cuda/matmul.h"
+#include "exercises/matmul_cuda.h"
 #endif
 
 /* Writes one line into err; returns st. */

@@ -2,7 +2,7 @@
  * test_gpu_alpha.c - premultiplied alpha on every CUDA backend (issue 12).
  *
  * Backends that declare IC_CAP_PREMULTIPLY get the premultiplied job itself
- * (ic_job.premultiply, src/core/backend.h) and filter it in float32 on the
+ * (ic_job.premultiply, src/dispatch/backend.h) and filter it in float32 on the
  * device. Every CUDA backend runs here: each strategy backend, the fast path
  * `cuda` with the planner's choice and with each method forced (IC_CUDA_METHOD,
  * the rows method in its shapes, separable and full sum), the banded async

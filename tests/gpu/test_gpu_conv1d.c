@@ -1,5 +1,5 @@
 /*
- * test_gpu_conv1d.c - the CUDA 1D convolution and stencil (src/cuda/conv1d.cu,
+ * test_gpu_conv1d.c - the CUDA 1D convolution and stencil (src/exercises/conv1d_cuda.cu,
  * seed 002's shared-memory tiles with halo cells) through ic_conv1d_f32/u8
  * and ic_stencil1d with backend "cuda": the same suite as test_conv1d (worked
  * examples, every border mode, awkward lengths around the 2048-output tile)

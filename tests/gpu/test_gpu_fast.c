@@ -14,7 +14,7 @@
 
 #include "testutil.h"
 #ifdef IC_HAVE_CUDA
-#include "core/backend.h"
+#include "dispatch/backend.h"
 /* A strong reference, so that the static library's fast-path object is linked
  * even while the backend table refers to ic_backend_cuda weakly. */
 extern const ic_backend ic_backend_cuda;

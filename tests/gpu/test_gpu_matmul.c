@@ -1,5 +1,5 @@
 /*
- * test_gpu_matmul.c - the CUDA matrix products (src/cuda/matmul.cu) through
+ * test_gpu_matmul.c - the CUDA matrix products (src/exercises/matmul_cuda.cu) through
  * ic_matmul: seed 002's naive kernel ("cuda-naive"), its 16x16 shared-memory
  * tiles ("cuda-tiled") and the register-blocked tiles ("cuda"), each through
  * the suite of test_matmul plus large and degenerate shapes (one column, one

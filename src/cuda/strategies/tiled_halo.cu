@@ -1,5 +1,5 @@
 /*
- * cuda_tiled_halo.cu - backend "cuda-tiled-halo": seed 002's 2D convolution
+ * tiled_halo.cu - backend "cuda-tiled-halo": seed 002's 2D convolution
  * with shared memory. A block of IC_CU_TILE_HALO x IC_CU_TILE_HALO (16x16)
  * threads computes a 16x16 output tile; its input tile with a halo of
  * rx = (kw-1)/2 columns and ry = (kh-1)/2 rows each side is loaded in five

@@ -6,7 +6,7 @@
  */
 #include <string.h>
 
-#include "cpu/linalg.h"
+#include "exercises/linalg.h"
 
 void ic__matmul_cpu(const float *A, const float *B, float *C, int M, int K, int N)
 {

@@ -1,5 +1,5 @@
 /*
- * cuda_tiled_cached.cu - backend "cuda-tiled-cached": the cached-halo kernel of
+ * tiled_cached.cu - backend "cuda-tiled-cached": the cached-halo kernel of
  * seed 003 Fig 7.15. A block of IC_CU_TILE_CACHED x IC_CU_TILE_CACHED (32x32)
  * threads loads just its own 32x32 input samples into shared memory (no halo);
  * a tap inside that tile reads shared memory, a tap outside it (the halo, or

@@ -1,5 +1,5 @@
 /*
- * conv1d.cu - the CUDA 1D convolution behind ic_conv1d_f32/u8 and
+ * conv1d_cuda.cu - the CUDA 1D convolution behind ic_conv1d_f32/u8 and
  * ic_stencil1d: seed 001's stencil_1d (shared memory + __syncthreads) grown
  * into seed 002's convolution1D with halo cells, for any signal length and
  * every border mode.
@@ -18,7 +18,7 @@
  */
 #include <stdio.h>
 
-#include "cuda/conv1d.h"
+#include "exercises/conv1d_cuda.h"
 #include "cuda/cuda_common.cuh"
 
 namespace {

@@ -1,5 +1,5 @@
 /*
- * cuda_global.cu - backend "cuda-global": the basic 2D convolution kernel of
+ * global.cu - backend "cuda-global": the basic 2D convolution kernel of
  * seed 003 Fig 7.7 and seed 004's global-memory kernel. One thread per output
  * sample (block 32x8, one channel per grid layer); weights and image both read
  * from global memory; windows that leave the image go through ic_border_map.

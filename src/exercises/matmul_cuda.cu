@@ -1,5 +1,5 @@
 /*
- * matmul.cu - the CUDA matrix product behind ic_matmul and backend cuda-gemm:
+ * matmul_cuda.cu - the CUDA matrix product behind ic_matmul and backend cuda-gemm:
  * seed 002's naive kernel (one thread per entry of C, A and B read from global
  * memory) and its shared-memory tiled kernel, for any M, K, N.
  *
@@ -23,7 +23,7 @@
 #include <stdio.h>
 
 #include "cuda/cuda_common.cuh"
-#include "cuda/matmul.h"
+#include "exercises/matmul_cuda.h"
 
 namespace {
 

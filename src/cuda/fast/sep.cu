@@ -1,5 +1,5 @@
 /*
- * fast_sep.cu - separable and low-rank correlation, the fast path's method for
+ * sep.cu - separable and low-rank correlation, the fast path's method for
  * kernels K = sum_{k<r} col_k row_k^T (Gaussian, box, Sobel, Prewitt, Scharr:
  * rank 1; unsharp mask, Laplacian: rank 2), factored on the host by
  * ic_kernel_factor (src/core/factor.c). The idea is cuda-samples'
@@ -21,7 +21,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cuda/fast_tile.cuh"
+#include "cuda/fast/tile.cuh"
 
 namespace {
 

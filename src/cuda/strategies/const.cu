@@ -1,5 +1,5 @@
 /*
- * cuda_const.cu - backend "cuda-const": seed 003 Fig 7.9 and seed 004's
+ * const.cu - backend "cuda-const": seed 003 Fig 7.9 and seed 004's
  * constant-memory kernel. The same one-thread-per-output-sample kernel as
  * cuda-global (ic_cu_direct), with the weights in __constant__ memory, copied
  * there with cudaMemcpyToSymbol; every thread of a warp reads the same weight,

@@ -1,5 +1,5 @@
 /*
- * cuda_tiled_out.cu - backend "cuda-tiled-out": seed 000's output-tile kernel
+ * tiled_out.cu - backend "cuda-tiled-out": seed 000's output-tile kernel
  * with "2-batch loading", generalised to any kernel size. A block of
  * IC_CU_TILE_OUT x IC_CU_TILE_OUT (16x16) threads computes a 16x16 output
  * tile; its (16 + kw - 1) x (16 + kh - 1) input tile is loaded in

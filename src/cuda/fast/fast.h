@@ -21,7 +21,7 @@
 
 #include <stddef.h>
 
-#include "core/backend.h"
+#include "dispatch/backend.h"
 #include "cuda/cuda_host.h"
 
 #ifdef __cplusplus

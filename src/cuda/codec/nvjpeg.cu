@@ -30,7 +30,7 @@
 #include <cuda_runtime.h>
 
 #include "cuda/cuda_common.cuh" /* IC_CUDA_CHECK */
-#include "cuda/nvjpeg.h"
+#include "cuda/codec/nvjpeg.h"
 
 /* ---- device memory ------------------------------------------------------------ */
 

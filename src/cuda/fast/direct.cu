@@ -1,5 +1,5 @@
 /*
- * fast_direct.cu - direct 2D correlation, the fast path's method for small and
+ * direct.cu - direct 2D correlation, the fast path's method for small and
  * medium full-rank kernels (issue 4). The seeds' tiled kernels (seed 003 Fig
  * 7.12/7.15, seed 000) load one input sample per thread and compute one output;
  * here each thread computes 4 x 8 outputs and reuses every input window from
@@ -18,7 +18,7 @@
  */
 #include <stdio.h>
 
-#include "cuda/fast_tile.cuh"
+#include "cuda/fast/tile.cuh"
 
 namespace {
 

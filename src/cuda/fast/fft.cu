@@ -1,5 +1,5 @@
 /*
- * fast_fft.cu - correlation through the FFT (cuFFT, float32), the fast path's
+ * fft.cu - correlation through the FFT (cuFFT, float32), the fast path's
  * method for large full-rank kernels, where a direct sum costs K^2 multiply-adds
  * per sample (31x31: 961) and the FFT a few dozen whatever K is.
  *
@@ -23,8 +23,8 @@
 #include <string.h>
 
 #include "cuda/cuda_common.cuh"
-#include "cuda/cufft_lazy.h"
-#include "cuda/fast.h"
+#include "cuda/fast/cufft_lazy.h"
+#include "cuda/fast/fast.h"
 
 /* cuFFT is opened on first use (cufft_lazy.h): ic_fast_fft_prepare loads it
  * before anything below can run, and the calls go through the loaded table

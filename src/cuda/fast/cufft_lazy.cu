@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cuda/cufft_lazy.h"
+#include "cuda/fast/cufft_lazy.h"
 
 #define IC_STR2(x) #x
 #define IC_STR(x) IC_STR2(x)

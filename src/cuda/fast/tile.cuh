@@ -1,5 +1,5 @@
 /*
- * fast_tile.cuh - the shared-memory tile of the fast path (fast_direct.cu and
+ * tile.cuh - the shared-memory tile of the fast path (fast_direct.cu and
  * fast_sep.cu): block geometry, the tile fill (uint8 -> float once per input
  * sample, 4-byte loads, border mapping through ic_border_map only where the
  * window leaves the image) and the output store (ic_round_u8, packed or
@@ -30,7 +30,7 @@
 #define IC_CUDA_FAST_TILE_CUH
 
 #include "cuda/cuda_common.cuh"
-#include "cuda/fast.h"
+#include "cuda/fast/fast.h"
 
 namespace icf {
 

@@ -1,5 +1,5 @@
 /*
- * gemm_backend.cu - backend "cuda-gemm": 2D convolution lowered to a matrix
+ * gemm.cu - backend "cuda-gemm": 2D convolution lowered to a matrix
  * product, as cuDNN once did ("im2col"), on seed 002's tiled matrix product.
  *
  * For each channel plane, the image is taken in chunks of P pixels (whole rows,
@@ -30,7 +30,7 @@
 #include <stdio.h>
 
 #include "cuda/cuda_common.cuh"
-#include "cuda/matmul.h"
+#include "exercises/matmul_cuda.h"
 
 /* Largest column matrix, in floats (256 MB). */
 #define IC_GEMM_COL_FLOATS ((size_t)64 << 20)

@@ -1,5 +1,5 @@
 /*
- * matmul.h - C-callable entry points of the CUDA matrix product (matmul.cu),
+ * matmul_cuda.h - C-callable entry points of the CUDA matrix product (matmul.cu),
  * internal: ic_matmul reaches them through src/dispatch/signal.c, backend
  * cuda-gemm calls ic__matmul_dev on its column matrix, and the benchmark
  * times ic__matmul_dev alone against cuBLAS (device pointers, CUDA events).

@@ -1,5 +1,5 @@
 /*
- * fast_rows.cu - the `rows` method of the cuda fast path: small square kernels
+ * rows.cu - the `rows` method of the cuda fast path: small square kernels
  * (3, 5, 7, 9) straight from global memory with 16-byte loads, no shared
  * memory and no barriers.
  *
@@ -46,7 +46,7 @@
 
 #include "core/border.h"
 #include "cuda/cuda_common.cuh"
-#include "cuda/fast.h"
+#include "cuda/fast/fast.h"
 
 namespace {
 

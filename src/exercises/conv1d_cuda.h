@@ -1,5 +1,5 @@
 /*
- * conv1d.h - C-callable entry points of the CUDA 1D convolution (conv1d.cu),
+ * conv1d_cuda.h - C-callable entry points of the CUDA 1D convolution (conv1d.cu),
  * internal: ic_conv1d_* reach them through src/dispatch/signal.c, and the
  * benchmark times ic__conv1d_dev alone (device pointers, CUDA events).
  */

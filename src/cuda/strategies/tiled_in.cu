@@ -1,5 +1,5 @@
 /*
- * cuda_tiled_in.cu - backend "cuda-tiled-in": the input-tile kernel of seed 003
+ * tiled_in.cu - backend "cuda-tiled-in": the input-tile kernel of seed 003
  * Fig 7.12. A block of IC_CU_TILE_IN x IC_CU_TILE_IN (32x32) threads loads one
  * input sample each (border-mapped) into shared memory; after the barrier the
  * threads of the halo ring are switched off and the inner

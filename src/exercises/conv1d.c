@@ -13,7 +13,7 @@
 #include <stdlib.h>
 
 #include "core/border.h"
-#include "cpu/linalg.h"
+#include "exercises/linalg.h"
 
 /* Outputs per tile: the scratch (tile + halo, and the sums) stays in L1/L2. */
 #define C1_TILE 2048

@@ -1,5 +1,5 @@
 /*
- * fast_plan.cu - backend "cuda", the fast path (issue 4): a planner that
+ * plan.cu - backend "cuda", the fast path (issue 4): a planner that
  * picks, per job, the cheapest of three methods by a roofline cost model, and
  * the backend around it.
  *
@@ -41,8 +41,8 @@
 
 #include "core/calib_cache.h"
 #include "cuda/cuda_common.cuh"
-#include "cuda/fast.h"
-#include "cuda/fast_tile.cuh"
+#include "cuda/fast/fast.h"
+#include "cuda/fast/tile.cuh"
 
 /* ---- model constants (bench/NOTES.md says where they come from) ------------- */
 static const double LAUNCH_S = 5.0e-6;  /* per kernel launch, event-timed */
