@@ -54,6 +54,13 @@ typedef enum ic_status {
  * (never NULL; unknown codes give "unknown status"). */
 const char *ic_status_str(ic_status status);
 
+/* Errors: one line saying why the last imgconv call that failed on the calling
+ * thread failed (it names the file, the kernel text, the CUDA call, the limit),
+ * or "" when no call on this thread has failed yet. Every function that
+ * returns an ic_status other than IC_OK sets it; the text stays valid until the
+ * next imgconv call on the same thread. Never NULL. */
+const char *ic_last_error(void);
+
 /* Returns the library version as "MAJOR.MINOR.PATCH" (static string). */
 const char *ic_version(void);
 

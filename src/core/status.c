@@ -1,5 +1,9 @@
-/* status.c - status code messages and the library version. */
-#include "imgconv.h"
+/* status.c - status code messages, the thread's last error message, the
+ * library version. */
+#include <stdarg.h>
+#include <stdio.h>
+
+#include "core/error.h"
 
 const char *ic_status_str(ic_status status)
 {
@@ -22,4 +26,31 @@ const char *ic_status_str(ic_status status)
 const char *ic_version(void)
 {
     return IC_VERSION_STRING;
+}
+
+/* ---- the thread's last error message (core/error.h) ---- */
+
+static _Thread_local char last_error[512];
+
+ic_status ic_fail(ic_status status, const char *fmt, ...)
+{
+    if (!fmt || !fmt[0]) {
+        snprintf(last_error, sizeof last_error, "%s", ic_status_str(status));
+        return status;
+    }
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(last_error, sizeof last_error, fmt, ap);
+    va_end(ap);
+    return status;
+}
+
+void ic_error_clear(void)
+{
+    last_error[0] = '\0';
+}
+
+const char *ic_last_error(void)
+{
+    return last_error;
 }
