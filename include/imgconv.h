@@ -68,9 +68,12 @@ const char *ic_version(void);
 /* Images                                                                    */
 /* ------------------------------------------------------------------------ */
 
-/* Sample type. Only uint8 is implemented; the field exists so that 16-bit and
- * float32 samples can follow without changing the struct. */
-typedef enum ic_sample_type { IC_U8 = 0 } ic_sample_type;
+/* Sample type. IC_U8: one byte per sample, 0..255. IC_U16: two bytes per
+ * sample in host byte order, 0..65535 (16-bit PNG, PNM with maxval > 255,
+ * TIFF); filtered exactly like IC_U8 (float32 sums, rounded to nearest, ties
+ * to even, clamped to the type's range). src and dst of one call have the same
+ * type; `pitch` is always in bytes. */
+typedef enum ic_sample_type { IC_U8 = 0, IC_U16 = 1 } ic_sample_type;
 
 /* Memory layout of the channels.
  *  IC_AOS: interleaved, row y starts at data + y*pitch, sample (x,y,c) at

@@ -66,6 +66,7 @@ typedef struct ic_job {
 /* Capabilities a backend declares in ic_backend.caps. */
 #define IC_CAP_PREMULTIPLY 1u   /* runs ic_job.premultiply jobs itself */
 #define IC_CAP_DEVICE_IMAGES 2u /* accepts ic_image with memory == IC_MEM_DEVICE */
+#define IC_CAP_U16 4u           /* accepts IC_U16 images (src and dst both IC_U16) */
 
 /* A backend. open/close may be NULL for stateless backends (state is NULL). */
 typedef struct ic_backend {
