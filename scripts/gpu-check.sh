@@ -6,7 +6,7 @@
 # date, commit, tests passed/failed/skipped, sanitizer error counts) to $OUT
 # (the device tool's folder) or bench/results/ when OUT is unset.
 #
-#   scripts/gpu-check.sh [all|test|san|bench|ncu|ratio|batch|photos|jpeg|stream|wholejob]...
+#   scripts/gpu-check.sh [all|test|san|bench|ncu|ratio|batch|photos|jpeg|stream|wholejob|startup]...
 #     (default all = test san bench; several allowed)
 #   test: ctest (IC_CTEST_REGEX=... runs only matching tests); bench:
 #   imgconv-bench (IC_BENCH_TABLES=letters runs a subset, see its --help);
@@ -23,6 +23,12 @@
 #   PPM, cuda and cpu, medians; issue 11's single-image targets).
 #   jpeg: tests/gpu/test_gpu_jpeg's per-case decode differences (gpu-jpeg-STAMP.txt)
 #   and bench/jpeg-single.sh (one 6000x4000 JPEG, cuda vs cuda --codec cpu vs cpu).
+#   startup: bench/startup.sh, where a CUDA process's time goes (startup-STAMP.md):
+#   bench/probe/startup_probe's one-time costs step by step (context, nvJPEG
+#   handles, first/second decode, encode, allocations, first/second ic_convolve),
+#   whole-process times and --time of the 6000x4000 JPEG and 64x64 cases (also
+#   under CUDA_MODULE_LOADING=EAGER), a 20-image HD batch, and Nsight Systems
+#   profiles with `nsys stats` summaries when nsys is installed (about 2 minutes).
 #   IC_COMMIT=<hash> names the commit when .git is not present.
 #   IC_SAN_TOOLS="memcheck racecheck synccheck initcheck" picks the sanitizers,
 #   IC_SAN_BUDGET (s) bounds their total time, IC_SAN_CASES their case count,
@@ -294,6 +300,16 @@ if has wholejob && [ -x bench/wholejob.sh ]; then
   RESULT="$out/wholejob-$stamp.md" IC_COMMIT=$commit bench/wholejob.sh "$B/imgconv" ||
     echo "wholejob failed (rc=$?)"
   echo "wholejob: $(( $(date +%s) - t0 )) s"
+fi
+
+if has startup && [ -x bench/startup.sh ]; then
+  t0=$(date +%s)
+  cmake --build $B -j "$jobs" --target startup_probe >/dev/null 2>&1 ||
+    echo "startup: no startup_probe target (a build without nvJPEG?)"
+  IC_COMMIT=$commit bench/startup.sh "$B" "$out/startup-$stamp.md" >/dev/null ||
+    echo "startup failed (rc=$?)"
+  grep -E "^\| +[0-9.]+ \| +[0-9.]+ \|" "$out/startup-$stamp.md" 2>/dev/null | sort -t'|' -k3 -rn | head -12
+  echo "startup: startup-$stamp.md ($(( $(date +%s) - t0 )) s)"
 fi
 
 {
