@@ -8,7 +8,7 @@
 #      ic_gpu_codec_create), each with its own duration and the time since
 #      exec; run twice (the first run also pays cold library page-ins) and once
 #      with the DEFAULT nvJPEG handle created first;
-#   2. whole-process wall times and `--time` of imgconv on a 6000x4000 JPEG
+#   2. whole-process wall times and `--time --repeat 3` of imgconv on a 6000x4000 JPEG
 #      (gaussian:9, JPEG out) and a 64x64 PPM (gaussian:3), cuda and cpu,
 #      and the cuda cases again under CUDA_MODULE_LOADING=EAGER (the CUDA
 #      runtime's own variable; lazy loading is the default since CUDA 12.2);
@@ -120,10 +120,10 @@ done
 say
 for c in "${cases[@]}"; do
     IFS='|' read -r name out args <<<"$c"
-    say "\`imgconv $args --time\` ($name):"
+    say "\`imgconv $args --time --repeat 3\` ($name; first run against the median: one-time costs):"
     say
     # shellcheck disable=SC2086
-    "$IMGCONV" $args --time 2>&1 | sed "s|$WORK/||g" | code
+    "$IMGCONV" $args --time --repeat 3 2>&1 | sed "s|$WORK/||g" | code
     say
 done
 say "Batch of 20 HD JPEGs (gaussian:5, -o DIR, --json summary):"
