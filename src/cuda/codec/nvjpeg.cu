@@ -194,13 +194,15 @@ struct ic_nvjpeg {
     nvjpegJpegState_t hw_state;
     nvjpegJpegStream_t hw_parse;
     int hw_batch; /* batch size hw_state was initialised for (0: needs initialising) */
+    int hw_tried; /* the hardware handle was asked for (opened lazily: open_hw) */
     /* Default (hybrid) handle: single-image decode, header parsing, encoding. */
     nvjpegHandle_t gpu;
     nvjpegJpegState_t gpu_state;
     nvjpegJpegStream_t gpu_parse;
     enc_lane lane[NVJ_LANES];
-    int nlanes; /* lanes fully made */
-    pthread_mutex_t mu; /* guards lane[].busy */
+    int nlanes; /* lanes fully made (lane 0 at open, the others when first needed) */
+    int lane_failed; /* a further lane could not be made: use those there are */
+    pthread_mutex_t mu; /* guards lane[].busy, nlanes, lane_failed, hw_tried */
     pthread_cond_t lane_free;
     int sync_made;
     /* Per-batch scratch of ic_nvjpeg_decode. */
@@ -288,6 +290,22 @@ static nvjpegStatus_t create_handle(nvjpegBackend_t backend, nvjpegHandle_t *h)
     return s;
 }
 
+/* Releases what lane l holds (any part of it may be missing) and zeroes it. */
+static void free_lane(enc_lane *l)
+{
+    if (l->s)
+        (void)cudaStreamSynchronize(l->s);
+    if (l->par)
+        (void)nvjpegEncoderParamsDestroy(l->par);
+    if (l->st)
+        (void)nvjpegEncoderStateDestroy(l->st);
+    if (l->ev)
+        (void)cudaEventDestroy(l->ev);
+    if (l->s)
+        (void)cudaStreamDestroy(l->s);
+    memset(l, 0, sizeof *l);
+}
+
 extern "C" void ic_nvjpeg_close(ic_nvjpeg *nj)
 {
     if (!nj)
@@ -296,19 +314,8 @@ extern "C" void ic_nvjpeg_close(ic_nvjpeg *nj)
     (void)cudaSetDevice(nj->device);
     if (nj->dstream)
         (void)cudaStreamSynchronize(nj->dstream);
-    for (int i = 0; i < NVJ_LANES; i++) {
-        enc_lane *l = &nj->lane[i];
-        if (l->s)
-            (void)cudaStreamSynchronize(l->s);
-        if (l->par)
-            (void)nvjpegEncoderParamsDestroy(l->par);
-        if (l->st)
-            (void)nvjpegEncoderStateDestroy(l->st);
-        if (l->ev)
-            (void)cudaEventDestroy(l->ev);
-        if (l->s)
-            (void)cudaStreamDestroy(l->s);
-    }
+    for (int i = 0; i < NVJ_LANES; i++)
+        free_lane(&nj->lane[i]);
     if (nj->sync_made) {
         pthread_mutex_destroy(&nj->mu);
         pthread_cond_destroy(&nj->lane_free);
@@ -335,6 +342,21 @@ extern "C" void ic_nvjpeg_close(ic_nvjpeg *nj)
     free(nj);
 }
 
+/* Creates encoder lane l (stream, event, state, parameters) and counts it. */
+static ic_status make_lane(ic_nvjpeg *nj, enc_lane *l, char *err, size_t errlen)
+{
+    IC_CUDA_CHECK(cudaSetDevice(nj->device));
+    IC_CUDA_CHECK(cudaStreamCreateWithFlags(&l->s, cudaStreamNonBlocking));
+    IC_CUDA_CHECK(cudaEventCreateWithFlags(&l->ev, cudaEventDisableTiming));
+    NVJ_CHECK(nvjpegEncoderStateCreate(nj->gpu, &l->st, l->s));
+    NVJ_CHECK(nvjpegEncoderParamsCreate(nj->gpu, &l->par, l->s));
+    NVJ_CHECK(nvjpegEncoderParamsSetSamplingFactors(l->par, NVJPEG_CSS_420, l->s));
+    NVJ_CHECK(nvjpegEncoderParamsSetOptimizedHuffman(l->par, 0, l->s));
+    NVJ_CHECK(nvjpegEncoderParamsSetEncoding(l->par, NVJPEG_ENCODING_BASELINE_DCT, l->s));
+    nj->nlanes++;
+    return IC_OK;
+}
+
 static ic_status open_all(ic_nvjpeg *nj, char *err, size_t errlen)
 {
     int n = 0;
@@ -345,20 +367,10 @@ static ic_status open_all(ic_nvjpeg *nj, char *err, size_t errlen)
     }
     IC_CUDA_CHECK(cudaSetDevice(nj->device));
     IC_CUDA_CHECK(cudaStreamCreateWithFlags(&nj->dstream, cudaStreamNonBlocking));
-    /* The hardware decoder is optional: a GPU without one refuses the backend. */
-    if (create_handle(NVJPEG_BACKEND_HARDWARE, &nj->hw) == NVJPEG_STATUS_SUCCESS) {
-        if (nvjpegJpegStateCreate(nj->hw, &nj->hw_state) != NVJPEG_STATUS_SUCCESS ||
-            nvjpegJpegStreamCreate(nj->hw, &nj->hw_parse) != NVJPEG_STATUS_SUCCESS) {
-            if (nj->hw_parse)
-                (void)nvjpegJpegStreamDestroy(nj->hw_parse);
-            if (nj->hw_state)
-                (void)nvjpegJpegStateDestroy(nj->hw_state);
-            (void)nvjpegDestroy(nj->hw);
-            nj->hw = NULL;
-            nj->hw_state = NULL;
-            nj->hw_parse = NULL;
-        }
-    }
+    /* The hardware decoder is opened at the first header check (open_hw):
+     * creating its handle costs a one-image process more than the hardware
+     * decode saves, and a process that only encodes (the CLI's single image,
+     * decoded on the CPU while the GPU starts) never needs it. */
     NVJ_CHECK(create_handle(NVJPEG_BACKEND_DEFAULT, &nj->gpu));
     NVJ_CHECK(nvjpegJpegStateCreate(nj->gpu, &nj->gpu_state));
     NVJ_CHECK(nvjpegJpegStreamCreate(nj->gpu, &nj->gpu_parse));
@@ -369,18 +381,34 @@ static ic_status open_all(ic_nvjpeg *nj, char *err, size_t errlen)
         return IC_ERR_NOMEM;
     }
     nj->sync_made = 1;
-    for (int i = 0; i < NVJ_LANES; i++) {
-        enc_lane *l = &nj->lane[i];
-        IC_CUDA_CHECK(cudaStreamCreateWithFlags(&l->s, cudaStreamNonBlocking));
-        IC_CUDA_CHECK(cudaEventCreateWithFlags(&l->ev, cudaEventDisableTiming));
-        NVJ_CHECK(nvjpegEncoderStateCreate(nj->gpu, &l->st, l->s));
-        NVJ_CHECK(nvjpegEncoderParamsCreate(nj->gpu, &l->par, l->s));
-        NVJ_CHECK(nvjpegEncoderParamsSetSamplingFactors(l->par, NVJPEG_CSS_420, l->s));
-        NVJ_CHECK(nvjpegEncoderParamsSetOptimizedHuffman(l->par, 0, l->s));
-        NVJ_CHECK(nvjpegEncoderParamsSetEncoding(l->par, NVJPEG_ENCODING_BASELINE_DCT, l->s));
-        nj->nlanes++;
+    /* One encoder lane now (its failure fails the open, as before); the
+     * others when concurrent encodes first ask for them (ic_nvjpeg_encode). */
+    return make_lane(nj, &nj->lane[0], err, errlen);
+}
+
+/* Opens the hardware decoder once (under nj->mu); a GPU without one refuses
+ * the backend, and then every stream takes the hybrid decoder. */
+static void open_hw(ic_nvjpeg *nj)
+{
+    pthread_mutex_lock(&nj->mu);
+    if (!nj->hw_tried) {
+        nj->hw_tried = 1;
+        (void)cudaSetDevice(nj->device);
+        if (create_handle(NVJPEG_BACKEND_HARDWARE, &nj->hw) == NVJPEG_STATUS_SUCCESS &&
+            (nvjpegJpegStateCreate(nj->hw, &nj->hw_state) != NVJPEG_STATUS_SUCCESS ||
+             nvjpegJpegStreamCreate(nj->hw, &nj->hw_parse) != NVJPEG_STATUS_SUCCESS)) {
+            if (nj->hw_parse)
+                (void)nvjpegJpegStreamDestroy(nj->hw_parse);
+            if (nj->hw_state)
+                (void)nvjpegJpegStateDestroy(nj->hw_state);
+            (void)nvjpegDestroy(nj->hw);
+            nj->hw = NULL;
+            nj->hw_state = NULL;
+            nj->hw_parse = NULL;
+        }
+        (void)cudaGetLastError();
     }
-    return IC_OK;
+    pthread_mutex_unlock(&nj->mu);
 }
 
 extern "C" ic_status ic_nvjpeg_open(ic_nvjpeg **out, int device, int max_batch, char *err,
@@ -419,7 +447,10 @@ extern "C" ic_status ic_nvjpeg_open(ic_nvjpeg **out, int device, int max_batch, 
 
 extern "C" const char *ic_nvjpeg_engine(const ic_nvjpeg *nj)
 {
-    return nj && nj->hw ? "nvjpeg-hardware" : "nvjpeg-hybrid";
+    if (!nj)
+        return "nvjpeg-hybrid";
+    open_hw((ic_nvjpeg *)nj); /* the answer needs the lazily opened handle */
+    return nj->hw ? "nvjpeg-hardware" : "nvjpeg-hybrid";
 }
 
 extern "C" void *ic_nvjpeg_decode_stream(const ic_nvjpeg *nj)
@@ -536,6 +567,7 @@ extern "C" int ic_nvjpeg_check(ic_nvjpeg *nj, const uint8_t *data, size_t len, i
     jpeg_walk jw;
     if (!nj || !walk_markers(data, len, &jw) || !jw.has_eoi || jw.ncomp != 3 || coded_as_rgb(&jw))
         return IC_NVJ_CPU;
+    open_hw(nj);
     (void)cudaSetDevice(nj->device);
     nvjpegHandle_t hnd = nj->hw ? nj->hw : nj->gpu;
     nvjpegJpegStream_t js = nj->hw ? nj->hw_parse : nj->gpu_parse;
@@ -698,6 +730,17 @@ extern "C" ic_status ic_nvjpeg_encode(ic_nvjpeg *nj, const uint8_t *src, size_t 
                 l = &nj->lane[i];
         if (l)
             break;
+        /* All busy: one more lane while there is room (a lane that cannot
+         * be made is released, and callers wait for the lanes there are). */
+        if (nj->nlanes < NVJ_LANES && !nj->lane_failed) {
+            enc_lane *nl = &nj->lane[nj->nlanes];
+            char e2[128];
+            if (make_lane(nj, nl, e2, sizeof e2) == IC_OK)
+                continue;
+            free_lane(nl);
+            nj->lane_failed = 1;
+            (void)cudaGetLastError();
+        }
         pthread_cond_wait(&nj->lane_free, &nj->mu);
     }
     l->busy = 1;

@@ -42,9 +42,12 @@ enum {
 /* 1 when this build has nvJPEG. */
 int ic_nvjpeg_built(void);
 
-/* Opens nvJPEG on `device` for batches of up to max_batch streams. The
- * hardware decoder is used when nvjpegCreateEx(NVJPEG_BACKEND_HARDWARE)
- * succeeds on this GPU; the GPU-hybrid decoder is always opened. Errors:
+/* Opens nvJPEG on `device` for batches of up to max_batch streams: the
+ * GPU-hybrid (default) handle and one encoder lane. The hardware decoder is
+ * opened at the first ic_nvjpeg_check (or ic_nvjpeg_engine) and used when
+ * nvjpegCreateEx(NVJPEG_BACKEND_HARDWARE) succeeds on this GPU; encoder lanes
+ * 2..4 are made when concurrent encodes first need them. An encode-only user
+ * (the CLI's single image) so never pays for the hardware decoder. Errors:
  * IC_ERR_UNSUPPORTED (built without nvJPEG), IC_ERR_DEVICE (a CUDA or nvJPEG
  * call failed; err names it), IC_ERR_NOMEM. */
 ic_status ic_nvjpeg_open(ic_nvjpeg **nj, int device, int max_batch, char *err, size_t errlen);
@@ -52,7 +55,8 @@ ic_status ic_nvjpeg_open(ic_nvjpeg **nj, int device, int max_batch, char *err, s
 /* Releases everything (NULL-safe). */
 void ic_nvjpeg_close(ic_nvjpeg *nj);
 
-/* "nvjpeg-hardware" or "nvjpeg-gpu-hybrid": the decoder baseline files get. */
+/* "nvjpeg-hardware" or "nvjpeg-hybrid": the decoder baseline files get
+ * (opens the hardware decoder if no header check did yet). */
 const char *ic_nvjpeg_engine(const ic_nvjpeg *nj);
 
 /* The cudaStream_t of the decode side. */
