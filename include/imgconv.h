@@ -558,6 +558,18 @@ typedef struct ic_load_options {
     /* When non-NULL, receives the file's ICC profile and EXIF block (zeroed
      * when it has none or on error; free with ic_metadata_free). */
     ic_metadata *metadata;
+    /* When non-NULL, called once per load, on the loading thread, as soon as
+     * the file's header has passed the limits above (size, max_pixels,
+     * max_memory) and before the decoder allocates the image and decodes its
+     * body, with the image's width and height. A file refused by a limit (a
+     * decompression bomb) or whose header is unreadable never calls it; a
+     * file that fails later in its body may. It lets a caller start costly
+     * work that should overlap the decode but never be paid for a refused
+     * file (the CLI starts its CUDA context there). Called by ic_image_load
+     * and ic_image_decode (and so by ic_gpu_decode for the files it decodes
+     * on the CPU only). It must not call back into this load. */
+    void (*header_ok)(void *user, int width, int height);
+    void *header_ok_user; /* passed to header_ok */
 } ic_load_options;
 
 /* Loads an image file into *img (owned): reads the file and decodes it as
@@ -703,7 +715,10 @@ void ic_gpu_codec_free(ic_gpu_codec *codec);
 
 /* The decoder baseline JPEGs get: "nvjpeg-hardware", "nvjpeg-hybrid", or
  * "cpu" when nvJPEG is not available ("cpu (nvJPEG: REASON)" when it is built
- * in but would not open). The string lives as long as the codec. */
+ * in but would not open). The string lives as long as the codec. The
+ * hardware decoder is opened at the first ic_gpu_decode of a JPEG (its
+ * set-up is costly, and a codec used only to encode never needs it); asking
+ * for the engine before that opens it. */
 const char *ic_gpu_codec_engine(const ic_gpu_codec *codec);
 
 /* Decodes n files (1 <= n <= slots) held in memory into device images:

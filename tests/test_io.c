@@ -369,7 +369,7 @@ static ic_status save_load(const ic_image *src, const char *name, ic_layout layo
         memset(out, 0, sizeof *out);
         return st;
     }
-    ic_load_options lo = {force, layout, 0, 0, NULL};
+    ic_load_options lo = {force, layout, 0, 0, NULL, NULL, NULL};
     st = ic_image_load(out, path_in_dir(name), &lo, err, sizeof err);
     CHECK(st == IC_OK, "load %s: %s (%s)", name, ic_status_str(st), err);
     if (st == IC_OK)
@@ -505,7 +505,7 @@ static void test_channel_forcing(void)
         for (int dc = 1; dc <= 4; dc++)
             for (int lay = 0; lay < 2; lay++) {
                 ic_image got;
-                ic_load_options lo = {dc, lay ? IC_SOA : IC_AOS, 0, 0, NULL};
+                ic_load_options lo = {dc, lay ? IC_SOA : IC_AOS, 0, 0, NULL, NULL, NULL};
                 ic_status st = ic_image_load(&got, path_in_dir(name), &lo, err, sizeof err);
                 CHECK(st == IC_OK, "load %d -> %d channels: %s", sc, dc, err);
                 if (st != IC_OK)
@@ -523,7 +523,7 @@ static void test_channel_forcing(void)
     static const uint8_t ppm[] = "P6\n1 1\n255\n\xC8\x64\x32";
     CHECK(write_bytes(path_in_dir("one.ppm"), ppm, sizeof ppm - 1), "write");
     ic_image got;
-    ic_load_options lo = {2, IC_AOS, 0, 0, NULL};
+    ic_load_options lo = {2, IC_AOS, 0, 0, NULL, NULL, NULL};
     char err[256];
     CHECK(ic_image_load(&got, path_in_dir("one.ppm"), &lo, err, sizeof err) == IC_OK, "%s", err);
     CHECK(got.data && got.data[0] == 124 && got.data[1] == 255, "luma+alpha %d %d",
@@ -631,7 +631,7 @@ static void test_pnm_parsing(void)
         CHECK(write_bytes(path_in_dir("cuthdr.ppm"), data, 8), "write");
         expect_load_error("cuthdr.ppm", NULL, IC_ERR_FORMAT, "truncated");
         /* The pixel limit: exactly width*height passes, one less fails. */
-        ic_load_options lo = {0, IC_AOS, 640 * 480, 0, NULL};
+        ic_load_options lo = {0, IC_AOS, 640 * 480, 0, NULL, NULL, NULL};
         CHECK(ic_image_load(&img, path_in_dir("full.ppm"), &lo, err, sizeof err) == IC_OK,
               "limit = w*h: %s", err);
         ic_image_free(&img);
@@ -706,7 +706,7 @@ static void test_decode_memory(void)
               "%s: ic_image_encode gave %zu bytes (%s), the file has %zu", names[f], encn, err, n);
         free(enc);
         const ic_load_options variants[] = {
-            {0, IC_AOS, 0, 0, NULL}, {4, IC_SOA, 0, 0, NULL}, {1, IC_AOS, 0, 0, NULL}};
+            {0, IC_AOS, 0, 0, NULL, NULL, NULL}, {4, IC_SOA, 0, 0, NULL, NULL, NULL}, {1, IC_AOS, 0, 0, NULL, NULL, NULL}};
         for (int v = 0; v < 3; v++) {
             ic_image a, b;
             ic_status sa = ic_image_load(&a, path, &variants[v], err, sizeof err);
@@ -720,7 +720,7 @@ static void test_decode_memory(void)
             ic_image_free(&b);
         }
         expect_decode(data, n / 2, NULL, IC_ERR_FORMAT, "truncated", names[f]);
-        ic_load_options lo = {0, IC_AOS, 97 * 61 - 1, 0, NULL};
+        ic_load_options lo = {0, IC_AOS, 97 * 61 - 1, 0, NULL, NULL, NULL};
         expect_decode(data, n, &lo, IC_ERR_TOO_LARGE,
                       "pixel limit 5916 (raise it with --max-pixels)", names[f]);
         free(data);
@@ -736,7 +736,7 @@ static void test_decode_memory(void)
     size_t n = 0;
     uint8_t *data = read_bytes(path_in_dir("mem.ppm"), &n);
     if (data) {
-        ic_load_options lo = {0, IC_AOS, 0, 921600, NULL};
+        ic_load_options lo = {0, IC_AOS, 0, 921600, NULL, NULL, NULL};
         expect_decode(data, n, &lo, IC_OK, NULL, "exactly the memory limit");
         lo.max_memory = 921599;
         expect_decode(data, n, &lo, IC_ERR_TOO_LARGE,
@@ -758,12 +758,84 @@ static void test_decode_memory(void)
     expect_decode(NULL, 5, NULL, IC_ERR_INVALID_ARG, NULL, "NULL data");
     expect_decode("GIF89a, not ours", 16, NULL, IC_ERR_FORMAT, "not a PNG/JPEG/TIFF/WebP/PNM file", "GIF");
     expect_decode("P3\n1 1\n255\n0 0 0\n", 17, NULL, IC_ERR_FORMAT, "P3", "ASCII PPM");
-    const ic_load_options bad = {7, IC_AOS, 0, 0, NULL};
+    const ic_load_options bad = {7, IC_AOS, 0, 0, NULL, NULL, NULL};
     expect_decode("P5\n1 1\n255\n\x80", 12, &bad, IC_ERR_INVALID_ARG, "channels", "channels 7");
     expect_decode("P5\n1 1\n255\n\x80", 12, NULL, IC_OK, NULL, "1x1 PGM");
     CHECK(ic_image_decode(NULL, "P5", 2, NULL, err, sizeof err) == IC_ERR_INVALID_ARG, "NULL img");
     CHECK(ic_default_max_memory() > 0 && ic_default_max_memory() <= ((uint64_t)2 << 30),
           "default memory limit %llu", (unsigned long long)ic_default_max_memory());
+}
+
+/* ic_load_options.header_ok: called once, with the image's size, after the
+ * header passed the limits and before the body is decoded; never for a file
+ * refused by its header (over max_pixels or max_memory) or with no image. */
+typedef struct hook_seen {
+    int calls, w, h;
+} hook_seen;
+
+static void hook_count(void *user, int w, int h)
+{
+    hook_seen *s = user;
+    s->calls++;
+    s->w = w;
+    s->h = h;
+}
+
+static void test_header_hook(void)
+{
+    static const char *const names[] = {"hook.ppm", "hook.png", "hook.jpg", "hook.tif",
+                                        "hook.webp"};
+    static const ic_format fmts[] = {IC_FMT_PNM, IC_FMT_PNG, IC_FMT_JPEG, IC_FMT_TIFF,
+                                     IC_FMT_WEBP};
+    ic_image src;
+    char err[256];
+    CHECK(ic_image_create(&src, 53, 37, 3, IC_AOS) == IC_OK, "create");
+    ic_image_chart(&src, 9);
+    for (int f = 0; f < 5; f++) {
+        if (!ic_format_supported(fmts[f]))
+            continue;
+        const char *path = path_in_dir(names[f]);
+        CHECK(ic_image_save(&src, path, NULL, err, sizeof err) == IC_OK, "%s", err);
+        size_t n = 0;
+        uint8_t *data = read_bytes(path, &n);
+        CHECK(data && n > 20, "%s: read back", names[f]);
+        if (!data)
+            continue;
+        hook_seen seen = {0, 0, 0};
+        ic_load_options lo = {.header_ok = hook_count, .header_ok_user = &seen};
+        ic_image a;
+        ic_status st = ic_image_decode(&a, data, n, &lo, err, sizeof err);
+        CHECK(st == IC_OK && seen.calls == 1 && seen.w == 53 && seen.h == 37,
+              "%s: decode %s, header_ok called %d times with %dx%d (want once, 53x37)", names[f],
+              ic_status_str(st), seen.calls, seen.w, seen.h);
+        ic_image_free(&a);
+        seen.calls = 0;
+        st = ic_image_load(&a, path, &lo, err, sizeof err);
+        CHECK(st == IC_OK && seen.calls == 1, "%s: load, header_ok called %d times", names[f],
+              seen.calls);
+        ic_image_free(&a);
+        /* Refused by the limits: never called. */
+        seen.calls = 0;
+        lo.max_pixels = 53 * 37 - 1;
+        st = ic_image_decode(&a, data, n, &lo, err, sizeof err);
+        CHECK(st == IC_ERR_TOO_LARGE && seen.calls == 0,
+              "%s: over max_pixels gave %s with header_ok called %d times (want TOO_LARGE, 0)",
+              names[f], ic_status_str(st), seen.calls);
+        lo.max_pixels = 0;
+        lo.max_memory = 53 * 37; /* less than one RGB image */
+        st = ic_image_decode(&a, data, n, &lo, err, sizeof err);
+        CHECK(st == IC_ERR_TOO_LARGE && seen.calls == 0,
+              "%s: over max_memory gave %s with header_ok called %d times (want TOO_LARGE, 0)",
+              names[f], ic_status_str(st), seen.calls);
+        lo.max_memory = 0;
+        /* Cut to its first bytes (no complete header): never called. */
+        st = ic_image_decode(&a, data, 8, &lo, err, sizeof err);
+        CHECK(st != IC_OK && seen.calls == 0, "%s: 8 bytes gave %s with header_ok called %d times",
+              names[f], ic_status_str(st), seen.calls);
+        free(data);
+        remove(path);
+    }
+    ic_image_free(&src);
 }
 
 static void test_generic_bad_input(void)
@@ -783,7 +855,7 @@ static void test_generic_bad_input(void)
     CHECK(mkdir(path_in_dir("adir.png"), 0700) == 0, "mkdir");
     expect_load_error("adir.png", NULL, IC_ERR_IO, NULL);
     rmdir(path_in_dir("adir.png"));
-    ic_load_options lo = {5, IC_AOS, 0, 0, NULL};
+    ic_load_options lo = {5, IC_AOS, 0, 0, NULL, NULL, NULL};
     expect_load_error("junk.png", &lo, IC_ERR_INVALID_ARG, "channels");
     ic_image img;
     char err[64];
@@ -851,7 +923,7 @@ static void test_png_bad_input(void)
         free(bad);
     }
     /* The pixel limit against a real file. */
-    ic_load_options lo = {0, IC_AOS, 120 * 80 - 1, 0, NULL};
+    ic_load_options lo = {0, IC_AOS, 120 * 80 - 1, 0, NULL, NULL, NULL};
     expect_load_error("ok.png", &lo, IC_ERR_TOO_LARGE, "exceeds the pixel limit 9599");
     free(data);
     remove(path_in_dir("huge.png"));
@@ -988,7 +1060,7 @@ static void test_jpeg_bad_input(void)
     CHECK(write_bytes(path_in_dir("cut.jpg"), data, n / 2), "write");
     expect_load_error("cut.jpg", NULL, IC_ERR_FORMAT, "truncated JPEG data");
     /* The pixel limit, checked after the header. */
-    ic_load_options lo = {0, IC_AOS, 160 * 120 - 1, 0, NULL};
+    ic_load_options lo = {0, IC_AOS, 160 * 120 - 1, 0, NULL, NULL, NULL};
     expect_load_error("ok.jpg", &lo, IC_ERR_TOO_LARGE, "image 160x120 exceeds the pixel limit");
     /* A JPEG SOI followed by garbage. */
     uint8_t junk[64] = {0xFF, 0xD8, 0xFF};
@@ -1063,7 +1135,7 @@ static void test_tiff_bad_input(void)
               img.data[img.pitch * 29 + 39] == (uint8_t)((29 * 40 + 39) * 7),
           "hand-made grey TIFF: %s (%s)", ic_status_str(st), err);
     ic_image_free(&img);
-    ic_load_options lo = {0, IC_AOS, 40 * 30 - 1, 0, NULL};
+    ic_load_options lo = {0, IC_AOS, 40 * 30 - 1, 0, NULL, NULL, NULL};
     expect_load_error("ok.tif", &lo, IC_ERR_TOO_LARGE, "exceeds the pixel limit 1199");
     b.n = 0;
     tiff_grey(&b, 40, 30, 40 * 30 / 2);
@@ -1143,7 +1215,7 @@ static void test_webp_bad_input(void)
               a.st_size < bq.st_size,
           "WebP quality 10 should give a smaller file than 92");
     ic_image_free(&src);
-    ic_load_options lo = {0, IC_AOS, 160 * 120 - 1, 0, NULL};
+    ic_load_options lo = {0, IC_AOS, 160 * 120 - 1, 0, NULL, NULL, NULL};
     expect_load_error("ok.webp", &lo, IC_ERR_TOO_LARGE, "image 160x120 exceeds the pixel limit");
     size_t n = 0;
     uint8_t *data = read_bytes(path_in_dir("ok.webp"), &n);
@@ -1540,6 +1612,7 @@ int main(void)
     test_pnm_parsing();
     test_generic_bad_input();
     test_decode_memory();
+    test_header_hook();
     test_save_failures();
     test_missing_formats();
     if (ic_format_supported(IC_FMT_PNG)) {

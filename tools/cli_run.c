@@ -28,6 +28,7 @@
 
 #include "cli.h"
 #include "cli_args.h"
+#include "cli_warm.h"
 
 double cli_now_ms(void)
 {
@@ -318,6 +319,9 @@ typedef struct once_times {
     double init_ms;    /* ic_context_create */
     double codec_ms;   /* ic_gpu_codec_create (nvJPEG handles); 0 without */
     double cleanup_ms; /* ic_gpu_codec_free + ic_context_free */
+    double warm_ms;    /* the warm-up filter (cli_warm.c); 0 without */
+    double wait_ms;    /* the main thread waiting for the start-up after its decode */
+    int background;    /* init, codec-init and warm-up ran on their own thread */
 } once_times;
 
 /* Milliseconds since this process was exec'd, from /proc/self/stat's start
@@ -358,11 +362,17 @@ static void print_times(const cli_options *o, const char *backend, const ic_kern
     if (once->start_ms >= 0)
         printf("  %-10s %10.3f %10s %10s  %s\n", "start", once->start_ms, "-", "-",
                "exec to the first run (loading, options; 10 ms ticks), once");
-    printf("  %-10s %10.3f %10s %10s  %s\n", "init", once->init_ms, "-", "-",
-           "context creation, once");
+    const char *bg = once->background ? ", during the first load" : "";
+    printf("  %-10s %10.3f %10s %10s  context creation, once%s\n", "init", once->init_ms, "-", "-",
+           bg);
     if (once->codec_ms > 0)
-        printf("  %-10s %10.3f %10s %10s  %s\n", "codec-init", once->codec_ms, "-", "-",
-               "GPU codec creation (nvJPEG), once");
+        printf("  %-10s %10.3f %10s %10s  GPU codec creation (nvJPEG), once%s\n", "codec-init",
+               once->codec_ms, "-", "-", bg);
+    if (once->warm_ms > 0)
+        printf("  %-10s %10.3f %10s %10s  one filter of the input's size on the device, once%s\n",
+               "warm-up", once->warm_ms, "-", "-", bg);
+    printf("  %-10s %10.3f %10s %10s  %s\n", "wait", once->wait_ms, "-", "-",
+           "first load done, start-up not yet: waited, once");
     for (int st = 0; st < ST_COUNT; st++) {
         double sum = 0.0;
         const double first = samples[st][0];
@@ -445,7 +455,9 @@ int cli_run_filter(const cli_options *o, cli_err *e)
     ic_gpu_codec *codec = NULL; /* NULL: every file on the host path */
     uint8_t *bytes = NULL;      /* the input file */
     size_t nbytes = 0;
-    int gpu_used = 0, codec_tried = 0;
+    int gpu_used = 0;
+    cli_warm warm; /* the context and codec made while the input decodes */
+    memset(&warm, 0, sizeof warm);
     ic_image src, dst;
     /* The ICC profile and EXIF go from the input to the output (README "Metadata"). */
     ic_metadata meta;
@@ -501,7 +513,7 @@ int cli_run_filter(const cli_options *o, cli_err *e)
     }
 
     ic_status s = IC_OK;
-    once_times once = {since_exec_ms(), 0, 0, 0};
+    once_times once = {since_exec_ms(), 0, 0, 0, 0, 0, 0};
 
     ic_load_options lo;
     memset(&lo, 0, sizeof lo);
@@ -530,62 +542,68 @@ int cli_run_filter(const cli_options *o, cli_err *e)
         }
         const uint8_t *ib = in_data ? in_data : bytes;
         const size_t ibn = in_data ? in_size : nbytes;
-        /* With a CUDA backend, JPEG files are decoded into device memory,
-         * filtered there and encoded there when the output is JPEG (the GPU
-         * codec, made for the first JPEG); other files take the host path. A
-         * CPU backend has no GPU codec (IC_ERR_UNSUPPORTED). */
+        /* The input is decoded on the CPU. On the first run, once its header
+         * has passed the limits (cli_warm_header), a second thread creates the
+         * context - a CUDA context takes ~0.2 s - and, when a JPEG goes to a
+         * JPEG, the GPU codec, and warms the filter up, all while this thread
+         * decodes the body: a refused file (a decompression bomb) costs no
+         * CUDA initialisation, and an accepted one pays for the start-up and
+         * the decode at once instead of one after the other. One image is
+         * therefore not decoded by nvJPEG: the hardware decoder's set-up costs
+         * more than it saves on one file (batches, -o, decode on the GPU). */
         const int jpeg = s == IC_OK && ibn >= 3 && ib[0] == 0xFF && ib[1] == 0xD8 && ib[2] == 0xFF;
-        /* A file only the host can decode is decoded before the backend starts:
-         * an input refused by the limits (a decompression bomb) then costs no
-         * CUDA initialisation (hundreds of ms on a GPU machine). */
-        const int host_first = s == IC_OK && (!jpeg || o->cpu_codec);
-        if (host_first)
-            s = ic_image_decode(&src, ib, ibn, &lo, buf, sizeof buf);
-        if (!ctx && s == IC_OK) {
-            double t0 = cli_now_ms();
-            s = ic_context_create(&ctx, o->backend, &o->ctx, buf, sizeof buf);
-            once.init_ms = cli_now_ms() - t0;
-            a += once.init_ms; /* the load stage does not include the context */
-            if (s != IC_OK) {
-                char what[160];
-                snprintf(what, sizeof what, "backend %s", o->backend);
-                const char *why = reason(buf, s);
-                code = cli_fail(e, cli_exit_for_backend(s), what, "%s%s", why,
-                                strstr(why, "--list-backends") ? "" : " (see --list-backends)");
-                goto done;
-            }
+        ic_load_options lr = lo;
+        if (!ctx) {
+            warm.backend = o->backend;
+            warm.opts = &o->ctx;
+            warm.want_codec = jpeg && !o->cpu_codec &&
+                             (to_stdout ? out_fmt : ic_format_from_path(o->output)) == IC_FMT_JPEG;
+            warm.k = &k;
+            warm.p = &p;
+            warm.channels = o->channels;
+            warm.layout = o->layout;
+            lr.header_ok = cli_warm_header;
+            lr.header_ok_user = &warm;
         }
-        if (jpeg && !codec && !codec_tried && !o->cpu_codec) {
-            codec_tried = 1;
-            const double t0 = cli_now_ms();
-            s = ic_gpu_codec_create(&codec, ctx, 1, buf, sizeof buf);
-            once.codec_ms = cli_now_ms() - t0;
-            a += once.codec_ms; /* nor the codec's creation */
-            if (s != IC_OK && s != IC_ERR_UNSUPPORTED) {
-                char what[160];
-                snprintf(what, sizeof what, "backend %s", ic_context_backend(ctx));
-                code = cli_fail(e, cli_exit_for_backend(s), what, "GPU codec: %s", reason(buf, s));
-                goto done;
-            }
-            s = IC_OK;
-            buf[0] = '\0';
-        }
-        const int on_gpu = jpeg && codec;
-        if (s == IC_OK && on_gpu) {
-            const ic_bytes in = {ib, ibn};
-            ic_decode_result r;
-            s = ic_gpu_decode(codec, 1, &in, NULL, &lo, &src, &r);
-            if (s == IC_OK)
-                s = r.status;
-            snprintf(buf, sizeof buf, "%s", r.error);
-        } else if (s == IC_OK && !host_first) {
-            s = ic_image_decode(&src, ib, ibn, &lo, buf, sizeof buf);
-        }
+        if (s == IC_OK)
+            s = ic_image_decode(&src, ib, ibn, &lr, buf, sizeof buf);
         double b = cli_now_ms();
         if (s != IC_OK) {
             code = cli_fail(e, cli_exit_for_input(s), o->input, "%s", reason(buf, s));
             goto done;
         }
+        if (!ctx) {
+            cli_warm_join(&warm);
+            once.wait_ms = cli_now_ms() - b;
+            a += once.wait_ms; /* the load stage does not include the start-up */
+            b += once.wait_ms;
+            once.init_ms = warm.init_ms;
+            once.codec_ms = warm.codec_ms;
+            once.warm_ms = warm.warm_ms;
+            once.background = warm.threaded;
+            if (warm.st != IC_OK) {
+                char what[160];
+                snprintf(what, sizeof what, "backend %s", o->backend);
+                const char *why = reason(warm.err, warm.st);
+                code = cli_fail(e, cli_exit_for_backend(warm.st), what, "%s%s", why,
+                                strstr(why, "--list-backends") ? "" : " (see --list-backends)");
+                goto done;
+            }
+            if (warm.codec_st != IC_OK && warm.codec_st != IC_ERR_UNSUPPORTED) {
+                char what[160];
+                snprintf(what, sizeof what, "backend %s", ic_context_backend(warm.ctx));
+                code = cli_fail(e, cli_exit_for_backend(warm.codec_st), what, "GPU codec: %s",
+                                reason(warm.codec_err, warm.codec_st));
+                goto done;
+            }
+            ctx = warm.ctx; /* taken: cli_warm_finish leaves them */
+            codec = warm.codec;
+            warm.ctx = NULL;
+            warm.codec = NULL;
+        }
+        /* A codec exists only for JPEG -> JPEG: the filter writes into its
+         * device buffer and nvJPEG encodes from there. */
+        const int on_gpu = codec != NULL;
         if (run == 0 && o->explain)
             print_plan(o, ctx, &k, &src, &p);
 
@@ -651,7 +669,8 @@ int cli_run_filter(const cli_options *o, cli_err *e)
         char backend[64], engine[160];
         snprintf(backend, sizeof backend, "%s", ic_context_backend(ctx));
         snprintf(engine, sizeof engine, "%s",
-                 gpu_used ? ic_gpu_codec_engine(codec) : "cpu (decoded and encoded on the host)");
+                 gpu_used ? "cpu decode (during the GPU start-up), nvjpeg encode"
+                          : "cpu (decoded and encoded on the host)");
         const ic_image shape = src; /* a device image's pointer dies with the codec */
         const double t0 = cli_now_ms();
         ic_gpu_codec_free(codec);
@@ -674,6 +693,7 @@ done:
     ic_gpu_codec_free(codec);
     free(bytes);
     ic_context_free(ctx);
+    cli_warm_finish(&warm); /* what a failed run left on the thread */
     ic_kernel_free(&k);
     return code;
 }

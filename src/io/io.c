@@ -51,6 +51,13 @@ static double mib(uint64_t bytes)
     return (double)bytes / (1024.0 * 1024.0);
 }
 
+/* ic_load_options.header_ok of one load, and whether it was called. */
+struct ic_io_hook {
+    void (*fn)(void *user, int width, int height);
+    void *user;
+    int fired;
+};
+
 ic_status ic_io_check_dims(uint64_t width, uint64_t height, int channels, const ic_io_limits *lim,
                            char *err, size_t errlen)
 {
@@ -86,6 +93,10 @@ ic_status ic_io_check_dims(uint64_t width, uint64_t height, int channels, const 
                   (unsigned long long)width, (unsigned long long)height, mib(need),
                   mib(lim->max_memory));
         return IC_ERR_TOO_LARGE;
+    }
+    if (lim->hook && lim->hook->fn && !lim->hook->fired) {
+        lim->hook->fired = 1;
+        lim->hook->fn(lim->hook->user, (int)width, (int)height);
     }
     return IC_OK;
 }
@@ -330,9 +341,11 @@ static ic_status force_channels(ic_image *img, int channels)
 
 /* Checks the options and fills the effective limits. */
 static ic_status load_setup(ic_load_options *o, const ic_load_options *opts, ic_io_limits *lim,
-                            char *errbuf, size_t errlen)
+                            ic_io_hook *hook, char *errbuf, size_t errlen)
 {
     memset(o, 0, sizeof *o);
+    memset(hook, 0, sizeof *hook);
+    lim->hook = NULL;
     if (opts)
         *o = *opts;
     if (o->channels < 0 || o->channels > 4) {
@@ -350,6 +363,11 @@ static ic_status load_setup(ic_load_options *o, const ic_load_options *opts, ic_
     /* The copy made after decoding: forced channels (4 at most), or the layout
      * clone with the stored channels (4 at most: the conservative bound). */
     lim->convert_channels = o->channels ? o->channels : (o->layout != IC_AOS ? 4 : 0);
+    if (o->header_ok) {
+        hook->fn = o->header_ok;
+        hook->user = o->header_ok_user;
+        lim->hook = hook;
+    }
     return IC_OK;
 }
 
@@ -403,7 +421,8 @@ ic_status ic_image_decode(ic_image *img, const void *data, size_t size, const ic
     }
     ic_load_options o;
     ic_io_limits lim;
-    ic_status st = load_setup(&o, opts, &lim, errbuf, errlen);
+    ic_io_hook hook;
+    ic_status st = load_setup(&o, opts, &lim, &hook, errbuf, errlen);
     if (st != IC_OK)
         return st;
     if (size == 0) {
@@ -433,7 +452,8 @@ ic_status ic_image_load(ic_image *img, const char *path, const ic_load_options *
     memset(img, 0, sizeof *img);
     ic_load_options o;
     ic_io_limits lim;
-    ic_status st = load_setup(&o, opts, &lim, errbuf, errlen);
+    ic_io_hook hook;
+    ic_status st = load_setup(&o, opts, &lim, &hook, errbuf, errlen);
     if (st != IC_OK)
         return st;
 

@@ -26,10 +26,12 @@ void ic_io_err(char *err, size_t errlen, const char *fmt, ...)
  * when convert_channels is nonzero, the converted copy ic_image_decode makes
  * of it afterwards (channel forcing or a layout change) with that many
  * channels: the peak the load reaches. */
+typedef struct ic_io_hook ic_io_hook; /* io.c: ic_load_options.header_ok, once */
 typedef struct ic_io_limits {
     uint64_t max_pixels;
     uint64_t max_memory;
     int convert_channels;
+    ic_io_hook *hook; /* NULL: none */
 } ic_io_limits;
 
 /* Checks decoded dimensions before anything is allocated: zero sizes are
@@ -37,7 +39,8 @@ typedef struct ic_io_limits {
  * (when channels > 0) the bytes of a width x height x channels image (plus
  * the converted copy) over lim->max_memory is IC_ERR_TOO_LARGE, with a message
  * naming the limit and how to raise it. channels 0 checks sizes and pixels only
- * (a header seen before the channel count is known). Takes uint64_t so that
+ * (a header seen before the channel count is known). The first check with
+ * channels > 0 that passes calls the load's header_ok (ic_load_options). Takes uint64_t so that
  * header fields of any width can be checked before they are narrowed to int. */
 ic_status ic_io_check_dims(uint64_t width, uint64_t height, int channels, const ic_io_limits *lim,
                            char *err, size_t errlen);
