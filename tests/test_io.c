@@ -679,6 +679,19 @@ static void expect_decode(const void *data, size_t n, const ic_load_options *lo,
         ic_image_free(&img);
 }
 
+/* Saves src as path_in_dir(name) and returns the file's bytes (malloc'd, *n
+ * of them), or NULL after a failed check. */
+static uint8_t *fixture_bytes(const ic_image *src, const char *name, size_t *n)
+{
+    char err[256];
+    const char *path = path_in_dir(name);
+    CHECK(ic_image_save(src, path, NULL, err, sizeof err) == IC_OK, "%s", err);
+    *n = 0;
+    uint8_t *data = read_bytes(path, n);
+    CHECK(data && *n > 20, "%s: read back", name);
+    return data;
+}
+
 static void test_decode_memory(void)
 {
     static const char *const names[] = {"mem.ppm", "mem.png", "mem.jpg", "mem.tif", "mem.webp"};
@@ -692,10 +705,8 @@ static void test_decode_memory(void)
         if (!ic_format_supported(fmts[f]))
             continue;
         const char *path = path_in_dir(names[f]);
-        CHECK(ic_image_save(&src, path, NULL, err, sizeof err) == IC_OK, "%s", err);
         size_t n = 0;
-        uint8_t *data = read_bytes(path, &n);
-        CHECK(data && n > 20, "%s: read back", names[f]);
+        uint8_t *data = fixture_bytes(&src, names[f], &n);
         if (!data)
             continue;
         /* Encoding to memory gives the bytes the save wrote. */
@@ -795,10 +806,8 @@ static void test_header_hook(void)
         if (!ic_format_supported(fmts[f]))
             continue;
         const char *path = path_in_dir(names[f]);
-        CHECK(ic_image_save(&src, path, NULL, err, sizeof err) == IC_OK, "%s", err);
         size_t n = 0;
-        uint8_t *data = read_bytes(path, &n);
-        CHECK(data && n > 20, "%s: read back", names[f]);
+        uint8_t *data = fixture_bytes(&src, names[f], &n);
         if (!data)
             continue;
         hook_seen seen = {0, 0, 0};
