@@ -211,9 +211,10 @@ static int probe_imgconv(uint8_t *dimg, size_t dpitch, int w, int h, cudaStream_
 
     ic_gpu_codec *codec = NULL;
     IC("ic_gpu_codec_create", CODEC_CREATE(&codec, ctx, 1));
-    snprintf(note, sizeof note, "engine %s (nvJPEG opened again by imgconv, warm process)",
+    row("ic_gpu_codec_create(1 slot)", "nvJPEG default handle + 1 encoder, in imgconv (warm process)");
+    snprintf(note, sizeof note, "engine %s: opens the hardware decoder (lazy since wholejob)",
              ic_gpu_codec_engine(codec));
-    row("ic_gpu_codec_create(1 slot)", note);
+    row("ic_gpu_codec_engine", note);
     ic_gpu_codec_free(codec);
     row("ic_gpu_codec_free", NULL);
     ic_context_free(ctx);
