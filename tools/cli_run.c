@@ -578,7 +578,7 @@ int cli_run_filter(const cli_options *o, cli_err *e)
             a += once.wait_ms; /* the load stage does not include the start-up */
             b += once.wait_ms;
             once.init_ms = warm.init_ms;
-            once.codec_ms = warm.codec_ms;
+            once.codec_ms = warm.codec ? warm.codec_ms : 0; /* tried on a CPU backend: ~0 */
             once.warm_ms = warm.warm_ms;
             once.background = warm.threaded;
             if (warm.st != IC_OK) {
