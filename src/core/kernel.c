@@ -221,7 +221,8 @@ ic_status ic__kernel_make(ic_kernel *k, int width, int height, const float *coef
 
 ic_status ic_kernel_create(ic_kernel *k, int width, int height, const float *coef, double divisor)
 {
-    return ic__kernel_make(k, width, height, coef, divisor, NULL, 0);
+    char err[256] = "";
+    return ic_fail_msg(ic__kernel_make(k, width, height, coef, divisor, err, sizeof err), err);
 }
 
 void ic_kernel_free(ic_kernel *k)

@@ -28,7 +28,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     lo.max_pixels = (uint64_t)1 << 22;
     lo.max_memory = (uint64_t)64 << 20;
     ic_image img;
-    char err[256];
     ic_status st = ic_image_decode(&img, data, size, &lo);
     if (st != IC_OK) {
         /* Failures leave a zeroed image and a one-line message. */

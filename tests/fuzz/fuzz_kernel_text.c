@@ -23,7 +23,6 @@ static ic_context *cpu_context(void)
         ic_context_options co;
         memset(&co, 0, sizeof co);
         co.threads = 1;
-        char err[256];
         if (ic_context_create(&ctx, "cpu", &co) != IC_OK)
             abort();
     }
@@ -47,7 +46,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     }
     ic_kernel k;
-    char err[256];
     ic_status st = ic_kernel_parse(&k, text);
     free(text);
     if (st != IC_OK) {
