@@ -196,7 +196,6 @@ static int check_too_small(const char *be)
     memset(&o, 0, sizeof o);
     o.device_memory = 64;
     ic_context *ctx = NULL;
-    char err[256] = "";
     if (ic_context_create(&ctx, be, &o) != IC_OK) {
         printf("FAIL %s: context with a 64-byte limit: %s\n", be, ic_last_error());
         return 1;
@@ -247,7 +246,6 @@ static int check_threaded(const char *be)
     memset(&o, 0, sizeof o);
     o.transfer = IC_TRANSFER_SYNC;
     ic_context *sc = NULL, *ac = NULL;
-    char err[256] = "";
     ic_image src, a, b;
     ic_kernel k2[3];
     int nk = 0, bad = 1;
@@ -379,7 +377,6 @@ int main(void)
         memset(&o, 0, sizeof o);
         o.transfer = IC_TRANSFER_SYNC;
         ic_context *sc = NULL, *ac = NULL;
-        char err[256] = "";
         if (ic_context_create(&sc, be, &o) != IC_OK) {
             printf("FAIL %s: sync context: %s\n", be, ic_last_error());
             failures++;

@@ -304,7 +304,6 @@ static int expect(const char *what, ic_context *ctx, const ic_image *src, ic_ima
 
 static int open_ctx(ic_context **ctx, const char *be, const ic_context_options *o)
 {
-    char err[256] = "";
     if (ic_context_create(ctx, be, o) == IC_OK)
         return 0;
     printf("FAIL %s: ic_context_create: %s\n", be, ic_last_error());
@@ -319,7 +318,6 @@ static int check_refusals(const char *be, int is_cuda)
     dev_img ds, dd, dd_soa;
     ict_img hs, hd;
     ic_kernel k, kb;
-    char err[256];
     memset(&k, 0, sizeof k);
     memset(&kb, 0, sizeof kb);
     if (dev_alloc(&ds, w, h, ch, IC_AOS, -1, 0, NULL) ||

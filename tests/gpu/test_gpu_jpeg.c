@@ -345,7 +345,6 @@ static void filter_case(ic_context *ctx, ic_gpu_codec *codec, const char *ktext,
     unsigned char *jpg = NULL;
     unsigned long n = 0;
     ic_kernel k;
-    char err[256] = "";
     if (!write_jpeg(&src, &o, &jpg, &n) || ic_kernel_parse(&k, ktext) != IC_OK) {
         CHECK(0, "filter case %s: setup failed %s", ktext, ic_last_error());
         ic_image_free(&src);
@@ -423,7 +422,6 @@ static void encode_case(ic_gpu_codec *codec, int w, int h, int quality, uint64_t
     /* Upload through the codec: a PNM of the pixels decodes on the CPU path. */
     uint8_t *pnm = NULL;
     size_t pn = 0;
-    char err[256] = "";
     ic_status st = ic_image_encode(&src, ".ppm", NULL, &pnm, &pn);
     CHECK(st == IC_OK, "cannot make the PPM: %s", ic_last_error());
     const ic_bytes in = {pnm, pn};
@@ -490,7 +488,6 @@ int main(void)
     }
     const int quick = getenv("IC_TEST_QUICK") && atoi(getenv("IC_TEST_QUICK")) > 0;
     ic_context *ctx = NULL;
-    char err[256] = "";
     if (ic_context_create(&ctx, "cuda", NULL) != IC_OK) {
         printf("FAIL: context: %s\n", ic_last_error());
         return 1;
