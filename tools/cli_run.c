@@ -82,6 +82,13 @@ int cli_exit_for_backend(ic_status s)
     }
 }
 
+ic_status cli_noted(ic_status s, char *buf, size_t buflen)
+{
+    if (s != IC_OK)
+        snprintf(buf, buflen, "%s", ic_last_error());
+    return s;
+}
+
 /* The library's one-line reason, or the generic text of the status. */
 static const char *reason(const char *buf, ic_status s)
 {
@@ -199,13 +206,13 @@ int cli_get_kernel(const cli_options *o, ic_kernel *k, cli_err *e)
     char buf[256] = "";
     ic_status s;
     if (o->kernel_file) {
-        s = ic_kernel_load(k, o->kernel_file, buf, sizeof buf);
+        s = cli_noted(ic_kernel_load(k, o->kernel_file), buf, sizeof buf);
         if (s != IC_OK)
             return cli_fail(e, cli_exit_for_input(s), o->kernel_file, "%s%s",
                             s == IC_ERR_KERNEL ? "bad kernel file: " : "", reason(buf, s));
         return CLI_EXIT_OK;
     }
-    s = ic_kernel_parse(k, o->kernel_text, buf, sizeof buf);
+    s = cli_noted(ic_kernel_parse(k, o->kernel_text), buf, sizeof buf);
     if (s == IC_OK)
         return CLI_EXIT_OK;
     int shown = (int)strlen(o->kernel_text);
@@ -441,7 +448,7 @@ static ic_status write_stdout(const ic_image *dst, const char *name, const ic_sa
 {
     uint8_t *data = NULL;
     size_t size = 0;
-    ic_status s = ic_image_encode(dst, name, so, &data, &size, buf, buflen);
+    ic_status s = cli_noted(ic_image_encode(dst, name, so, &data, &size), buf, buflen);
     if (s == IC_OK)
         s = emit_stdout(data, size, emit, buf, buflen);
     free(data);
@@ -566,7 +573,7 @@ int cli_run_filter(const cli_options *o, cli_err *e)
             lr.header_ok_user = &warm;
         }
         if (s == IC_OK)
-            s = ic_image_decode(&src, ib, ibn, &lr, buf, sizeof buf);
+            s = cli_noted(ic_image_decode(&src, ib, ibn, &lr), buf, sizeof buf);
         double b = cli_now_ms();
         if (s != IC_OK) {
             code = cli_fail(e, cli_exit_for_input(s), o->input, "%s", reason(buf, s));
@@ -610,7 +617,7 @@ int cli_run_filter(const cli_options *o, cli_err *e)
         if ((code = cli_check_memory(o, ctx, &src, &k, o->input, e)) != CLI_EXIT_OK)
             goto done;
         if (on_gpu)
-            s = ic_gpu_codec_output(codec, 0, &src, &dst, buf, sizeof buf);
+            s = cli_noted(ic_gpu_codec_output(codec, 0, &src, &dst), buf, sizeof buf);
         else
             s = ic_image_create(&dst, src.width, src.height, src.channels, o->layout);
         if (s != IC_OK) {
@@ -622,7 +629,7 @@ int cli_run_filter(const cli_options *o, cli_err *e)
         if (s != IC_OK) {
             char what[160];
             snprintf(what, sizeof what, "backend %s", ic_context_backend(ctx));
-            const char *why = ic_context_error(ctx);
+            const char *why = ic_last_error();
             code = cli_fail(e, cli_exit_for_backend(s), what, "%s", reason(why, s));
             goto done;
         }
@@ -634,14 +641,14 @@ int cli_run_filter(const cli_options *o, cli_err *e)
         if (on_gpu) {
             /* nvJPEG's encoder carries no ICC profile or EXIF (README "Metadata"). */
             ic_bytes enc;
-            s = ic_gpu_encode(codec, 0, &dst, to_stdout ? stdout_name : o->output, &so, &enc, buf,
-                              sizeof buf);
+            s = cli_noted(ic_gpu_encode(codec, 0, &dst, to_stdout ? stdout_name : o->output, &so, &enc),
+                          buf, sizeof buf);
             if (s == IC_OK)
                 s = to_stdout ? emit_stdout(enc.data, enc.size, emit, buf, sizeof buf)
-                              : ic_save_bytes(o->output, enc.data, enc.size, buf, sizeof buf);
+                              : cli_noted(ic_save_bytes(o->output, enc.data, enc.size), buf, sizeof buf);
         } else {
             s = to_stdout ? write_stdout(&dst, stdout_name, &so, emit, buf, sizeof buf)
-                          : ic_image_save(&dst, o->output, &so, buf, sizeof buf);
+                          : cli_noted(ic_image_save(&dst, o->output, &so), buf, sizeof buf);
         }
         double d = cli_now_ms();
         if (s != IC_OK) {

@@ -27,10 +27,9 @@ static void warm_filter(cli_warm *w)
     like.type = IC_U8;
     like.pitch = (size_t)w->width * 3;
     ic_image a, b;
-    char msg[256];
     const double t0 = cli_now_ms();
-    if (ic_gpu_codec_output(w->codec, 1, &like, &a, msg, sizeof msg) == IC_OK &&
-        ic_gpu_codec_output(w->codec, 0, &like, &b, msg, sizeof msg) == IC_OK)
+    if (ic_gpu_codec_output(w->codec, 1, &like, &a) == IC_OK &&
+        ic_gpu_codec_output(w->codec, 0, &like, &b) == IC_OK)
         (void)ic_convolve(w->ctx, &a, &b, w->k, w->p);
     w->warm_ms = cli_now_ms() - t0;
 }
@@ -39,14 +38,16 @@ static void *warm_run(void *arg)
 {
     cli_warm *w = arg;
     double t0 = cli_now_ms();
-    w->st = ic_context_create(&w->ctx, w->backend, w->opts, w->err, sizeof w->err);
+    /* ic_last_error is per thread: the messages are kept for the main one. */
+    w->st = cli_noted(ic_context_create(&w->ctx, w->backend, w->opts), w->err, sizeof w->err);
     w->init_ms = cli_now_ms() - t0;
     w->codec_st = IC_ERR_UNSUPPORTED;
     if (w->st != IC_OK || !w->want_codec)
         return NULL;
     t0 = cli_now_ms();
     /* Two slots: slot 0 for the image, slot 1 the warm-up's source. */
-    w->codec_st = ic_gpu_codec_create(&w->codec, w->ctx, 2, w->codec_err, sizeof w->codec_err);
+    w->codec_st =
+        cli_noted(ic_gpu_codec_create(&w->codec, w->ctx, 2), w->codec_err, sizeof w->codec_err);
     w->codec_ms = cli_now_ms() - t0;
     if (w->codec_st == IC_OK)
         warm_filter(w);

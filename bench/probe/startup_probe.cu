@@ -44,10 +44,6 @@
 
 #include "imgconv.h"
 
-/* The public calls whose error-buffer arguments the `errors` branch removes
- * (issue 14): one place to adapt when it lands. */
-#define CTX_CREATE(ctx, name, opts) ic_context_create(ctx, name, opts, NULL, 0)
-#define CODEC_CREATE(codec, ctx, slots) ic_gpu_codec_create(codec, ctx, slots, NULL, 0)
 
 static double g_exec_ms; /* CLOCK_BOOTTIME ms at exec, from /proc/self/stat */
 static double g_last;
@@ -141,7 +137,7 @@ static int probe_imgconv(uint8_t *dimg, size_t dpitch, int w, int h, cudaStream_
 {
     char note[160];
     ic_context *ctx = NULL;
-    IC("ic_context_create(cuda)", CTX_CREATE(&ctx, "cuda", NULL));
+    IC("ic_context_create(cuda)", ic_context_create(&ctx, "cuda", NULL));
     row("ic_context_create(\"cuda\")", "the CLI's \"init\" stage");
 
     float g3[9] = {1, 2, 1, 2, 4, 2, 1, 2, 1};
@@ -210,7 +206,7 @@ static int probe_imgconv(uint8_t *dimg, size_t dpitch, int w, int h, cudaStream_
     ic_kernel_free(&k9);
 
     ic_gpu_codec *codec = NULL;
-    IC("ic_gpu_codec_create", CODEC_CREATE(&codec, ctx, 1));
+    IC("ic_gpu_codec_create", ic_gpu_codec_create(&codec, ctx, 1));
     row("ic_gpu_codec_create(1 slot)", "nvJPEG default handle + 1 encoder, in imgconv (warm process)");
     snprintf(note, sizeof note, "engine %s: opens the hardware decoder (lazy since wholejob)",
              ic_gpu_codec_engine(codec));
