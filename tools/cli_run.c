@@ -609,8 +609,10 @@ int cli_run_filter(const cli_options *o, cli_err *e)
             warm.codec = NULL;
         }
         /* A codec exists only for JPEG -> JPEG: the filter writes into its
-         * device buffer and nvJPEG encodes from there. */
-        const int on_gpu = codec != NULL;
+         * device buffer and nvJPEG encodes from there - unless the input
+         * carries EXIF or an ICC profile, which nvJPEG cannot write and the
+         * CPU writer keeps (README "Metadata"). */
+        const int on_gpu = codec != NULL && !meta.exif && !meta.icc;
         if (run == 0 && o->explain)
             print_plan(o, ctx, &k, &src, &p);
 
