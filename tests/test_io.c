@@ -672,6 +672,64 @@ static void expect_decode(const void *data, size_t n, const ic_load_options *lo,
         ic_image_free(&img);
 }
 
+/* ic_load_options.header_ok: called once, with the image's size, after the
+ * header passed the limits and before the body is decoded; never for a file
+ * refused by its header (over max_pixels or max_memory) or with no image. */
+typedef struct hook_seen {
+    int calls, w, h;
+} hook_seen;
+
+static void hook_count(void *user, int w, int h)
+{
+    hook_seen *s = user;
+    s->calls++;
+    s->w = w;
+    s->h = h;
+}
+
+static void check_header_hook(const char *name, const char *path, const uint8_t *data, size_t n)
+{
+    hook_seen seen = {0, 0, 0};
+    ic_load_options lo = {.header_ok = hook_count, .header_ok_user = &seen};
+    ic_image a;
+    ic_status st = ic_image_decode(&a, data, n, &lo);
+    CHECK(st == IC_OK && seen.calls == 1 && seen.w == 97 && seen.h == 61,
+          "%s: decode %s, header_ok called %d times with %dx%d (want once, 97x61)", name,
+          ic_status_str(st), seen.calls, seen.w, seen.h);
+    ic_image_free(&a);
+    seen.calls = 0;
+    st = ic_image_load(&a, path, &lo);
+    CHECK(st == IC_OK && seen.calls == 1, "%s: load, header_ok called %d times", name,
+          seen.calls);
+    ic_image_free(&a);
+    /* Refused by the limits: never called. */
+    seen.calls = 0;
+    lo.max_pixels = 97 * 61 - 1;
+    st = ic_image_decode(&a, data, n, &lo);
+    CHECK(st == IC_ERR_TOO_LARGE && seen.calls == 0,
+          "%s: over max_pixels gave %s with header_ok called %d times (want TOO_LARGE, 0)",
+          name, ic_status_str(st), seen.calls);
+    lo.max_pixels = 0;
+    lo.max_memory = 97 * 61; /* less than one RGB image */
+    st = ic_image_decode(&a, data, n, &lo);
+    CHECK(st == IC_ERR_TOO_LARGE && seen.calls == 0,
+          "%s: over max_memory gave %s with header_ok called %d times (want TOO_LARGE, 0)",
+          name, ic_status_str(st), seen.calls);
+    lo.max_memory = 0;
+    /* Cut to its first bytes (no complete header): never called. */
+    st = ic_image_decode(&a, data, 8, &lo);
+    CHECK(st != IC_OK && seen.calls == 0, "%s: 8 bytes gave %s with header_ok called %d times",
+          name, ic_status_str(st), seen.calls);
+}
+
+/* Every file format, with the extension its fixtures get. */
+static const struct {
+    const char *ext;
+    ic_format fmt;
+} k_formats[] = {{"ppm", IC_FMT_PNM}, {"png", IC_FMT_PNG}, {"jpg", IC_FMT_JPEG},
+                 {"tif", IC_FMT_TIFF}, {"webp", IC_FMT_WEBP}};
+#define N_FORMATS ((int)(sizeof k_formats / sizeof *k_formats))
+
 /* Saves src as path_in_dir(name) and returns the file's bytes (malloc'd, *n
  * of them), or NULL after a failed check. */
 static uint8_t *fixture_bytes(const ic_image *src, const char *name, size_t *n)
@@ -686,14 +744,13 @@ static uint8_t *fixture_bytes(const ic_image *src, const char *name, size_t *n)
 
 static void test_decode_memory(void)
 {
-    static const char *const names[] = {"mem.ppm", "mem.png", "mem.jpg", "mem.tif", "mem.webp"};
-    static const ic_format fmts[] = {IC_FMT_PNM, IC_FMT_PNG, IC_FMT_JPEG, IC_FMT_TIFF,
-                                     IC_FMT_WEBP};
+    char names[N_FORMATS][16];
     ic_image src;
     CHECK(ic_image_create(&src, 97, 61, 3, IC_AOS) == IC_OK, "create");
     ic_image_chart(&src, 5);
-    for (int f = 0; f < 5; f++) {
-        if (!ic_format_supported(fmts[f]))
+    for (int f = 0; f < N_FORMATS; f++) {
+        snprintf(names[f], sizeof names[f], "mem.%s", k_formats[f].ext);
+        if (!ic_format_supported(k_formats[f].fmt))
             continue;
         const char *path = path_in_dir(names[f]);
         size_t n = 0;
@@ -725,6 +782,7 @@ static void test_decode_memory(void)
         ic_load_options lo = {0, IC_AOS, 97 * 61 - 1, 0, NULL, NULL, NULL};
         expect_decode(data, n, &lo, IC_ERR_TOO_LARGE,
                       "pixel limit 5916 (raise it with --max-pixels)", names[f]);
+        check_header_hook(names[f], path, data, n);
         free(data);
         remove(path);
     }
@@ -766,75 +824,6 @@ static void test_decode_memory(void)
     CHECK(ic_image_decode(NULL, "P5", 2, NULL) == IC_ERR_INVALID_ARG, "NULL img");
     CHECK(ic_default_max_memory() > 0 && ic_default_max_memory() <= ((uint64_t)2 << 30),
           "default memory limit %llu", (unsigned long long)ic_default_max_memory());
-}
-
-/* ic_load_options.header_ok: called once, with the image's size, after the
- * header passed the limits and before the body is decoded; never for a file
- * refused by its header (over max_pixels or max_memory) or with no image. */
-typedef struct hook_seen {
-    int calls, w, h;
-} hook_seen;
-
-static void hook_count(void *user, int w, int h)
-{
-    hook_seen *s = user;
-    s->calls++;
-    s->w = w;
-    s->h = h;
-}
-
-static void test_header_hook(void)
-{
-    static const char *const names[] = {"hook.ppm", "hook.png", "hook.jpg", "hook.tif",
-                                        "hook.webp"};
-    static const ic_format fmts[] = {IC_FMT_PNM, IC_FMT_PNG, IC_FMT_JPEG, IC_FMT_TIFF,
-                                     IC_FMT_WEBP};
-    ic_image src;
-    CHECK(ic_image_create(&src, 53, 37, 3, IC_AOS) == IC_OK, "create");
-    ic_image_chart(&src, 9);
-    for (int f = 0; f < 5; f++) {
-        if (!ic_format_supported(fmts[f]))
-            continue;
-        const char *path = path_in_dir(names[f]);
-        size_t n = 0;
-        uint8_t *data = fixture_bytes(&src, names[f], &n);
-        if (!data)
-            continue;
-        hook_seen seen = {0, 0, 0};
-        ic_load_options lo = {.header_ok = hook_count, .header_ok_user = &seen};
-        ic_image a;
-        ic_status st = ic_image_decode(&a, data, n, &lo);
-        CHECK(st == IC_OK && seen.calls == 1 && seen.w == 53 && seen.h == 37,
-              "%s: decode %s, header_ok called %d times with %dx%d (want once, 53x37)", names[f],
-              ic_status_str(st), seen.calls, seen.w, seen.h);
-        ic_image_free(&a);
-        seen.calls = 0;
-        st = ic_image_load(&a, path, &lo);
-        CHECK(st == IC_OK && seen.calls == 1, "%s: load, header_ok called %d times", names[f],
-              seen.calls);
-        ic_image_free(&a);
-        /* Refused by the limits: never called. */
-        seen.calls = 0;
-        lo.max_pixels = 53 * 37 - 1;
-        st = ic_image_decode(&a, data, n, &lo);
-        CHECK(st == IC_ERR_TOO_LARGE && seen.calls == 0,
-              "%s: over max_pixels gave %s with header_ok called %d times (want TOO_LARGE, 0)",
-              names[f], ic_status_str(st), seen.calls);
-        lo.max_pixels = 0;
-        lo.max_memory = 53 * 37; /* less than one RGB image */
-        st = ic_image_decode(&a, data, n, &lo);
-        CHECK(st == IC_ERR_TOO_LARGE && seen.calls == 0,
-              "%s: over max_memory gave %s with header_ok called %d times (want TOO_LARGE, 0)",
-              names[f], ic_status_str(st), seen.calls);
-        lo.max_memory = 0;
-        /* Cut to its first bytes (no complete header): never called. */
-        st = ic_image_decode(&a, data, 8, &lo);
-        CHECK(st != IC_OK && seen.calls == 0, "%s: 8 bytes gave %s with header_ok called %d times",
-              names[f], ic_status_str(st), seen.calls);
-        free(data);
-        remove(path);
-    }
-    ic_image_free(&src);
 }
 
 static void test_generic_bad_input(void)
@@ -1602,7 +1591,6 @@ int main(void)
     test_pnm_parsing();
     test_generic_bad_input();
     test_decode_memory();
-    test_header_hook();
     test_save_failures();
     test_missing_formats();
     if (ic_format_supported(IC_FMT_PNG)) {
