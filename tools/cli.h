@@ -76,6 +76,11 @@ int cli_check_memory(const struct cli_options *o, const ic_context *ctx, const i
  * which catches links). input may be NULL. Returns an exit code. */
 int cli_check_output(const char *output, const char *input, cli_err *e);
 
+/* cli_check_output without the format check (any file, e.g. --signal's):
+ * OUTPUT's directory exists and is writable, OUTPUT is not a directory and
+ * not the file INPUT. */
+int cli_check_output_path(const char *output, const char *input, cli_err *e);
+
 /* Reads the kernel of --kernel / --kernel-file into *k (caller frees). Bad
  * text is a usage error, an unreadable or malformed file an input error. */
 int cli_get_kernel(const struct cli_options *o, ic_kernel *k, cli_err *e);

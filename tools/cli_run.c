@@ -142,7 +142,11 @@ int cli_check_output(const char *output, const char *input, cli_err *e)
         return cli_fail(e, CLI_EXIT_OUTPUT, output,
                         "%s support was not built into this imgconv (see --formats)",
                         ic_format_name(f));
+    return cli_check_output_path(output, input, e);
+}
 
+int cli_check_output_path(const char *output, const char *input, cli_err *e)
+{
     struct stat so, si;
     int out_exists = stat(output, &so) == 0;
     if (input && (strcmp(input, output) == 0 ||
