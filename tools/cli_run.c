@@ -221,6 +221,28 @@ int cli_get_kernel(const cli_options *o, ic_kernel *k, cli_err *e)
                     "--kernel '%.*s%s': %s", shown, o->kernel_text, ellipsis, reason(buf, s));
 }
 
+/* What batch and stream mode set up before any file: the kernel, the
+ * parameters (the kernel's .mat offset added to --bias, as for one file) and
+ * one context with options c. On failure nothing is left to free. */
+int cli_open_filter(const cli_options *o, const ic_context_options *c, ic_kernel *k, ic_params *p,
+                    ic_context **ctx, cli_err *e)
+{
+    memset(k, 0, sizeof *k);
+    *ctx = NULL;
+    int code = cli_get_kernel(o, k, e);
+    if (code != CLI_EXIT_OK)
+        return code;
+    *p = o->params;
+    p->bias = (float)((double)p->bias + k->offset);
+    char msg[256] = "";
+    const ic_status s = ic_context_create(ctx, o->backend, c, msg, sizeof msg);
+    if (s != IC_OK) {
+        ic_kernel_free(k);
+        return cli_fail(e, cli_exit_for_backend(s), NULL, "%s", msg[0] ? msg : ic_status_str(s));
+    }
+    return CLI_EXIT_OK;
+}
+
 /* What ic_convolve will do with alpha, for --explain (the library decides). */
 static const char *alpha_plan(const cli_options *o, const ic_kernel *k, int channels)
 {

@@ -19,6 +19,7 @@
 #include "cli_args.h"
 #include "cli_batch.h"
 #include "cli_signal.h"
+#include "cli_stream.h"
 
 int cli_vfail(cli_err *e, int code, const char *file, const char *fmt, va_list ap)
 {
