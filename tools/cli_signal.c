@@ -207,11 +207,10 @@ static int write_signal(const char *path, const float *v, size_t n, cli_signal_f
         free(data);
         return cli_fail(e, CLI_EXIT_INTERNAL, NULL, "out of memory");
     }
-    char msg[256] = "";
-    const ic_status s = ic_save_bytes(path, data, size, msg, sizeof msg);
+    const ic_status s = ic_save_bytes(path, data, size);
     free(data);
     if (s != IC_OK)
-        return cli_fail(e, cli_exit_for_output(s), path, "%s", msg[0] ? msg : ic_status_str(s));
+        return cli_fail(e, cli_exit_for_output(s), path, "%s", ic_last_error());
     return CLI_EXIT_OK;
 }
 
@@ -265,11 +264,9 @@ int cli_run_signal(const cli_options *opts, cli_err *e)
         code = cli_fail(e, CLI_EXIT_INTERNAL, NULL, "out of memory");
         goto done;
     }
-    char buf[256] = "";
-    const ic_status s =
-        ic_conv1d_f32(sig.v, out, sig.n, w, klen, &o.params, o.backend, buf, sizeof buf);
+    const ic_status s = ic_conv1d_f32(sig.v, out, sig.n, w, klen, &o.params, o.backend);
     if (s != IC_OK) {
-        const char *why = buf[0] ? buf : ic_status_str(s);
+        const char *why = ic_last_error();
         if (s == IC_ERR_NO_BACKEND || s == IC_ERR_DEVICE || s == IC_ERR_UNSUPPORTED) {
             char what[160];
             snprintf(what, sizeof what, "backend %.100s", o.backend);

@@ -347,7 +347,7 @@ int cli_run_stream(const cli_options *o, cli_err *e)
         if (fs != IC_OK) {
             filter_frame = st.in.taken; /* only this thread changes in.taken */
             snprintf(filter_msg, sizeof filter_msg, "%s",
-                     ic_context_error(ctx)[0] ? ic_context_error(ctx) : ic_status_str(fs));
+                     ic_last_error()[0] ? ic_last_error() : ic_status_str(fs));
         }
         stream_lock(&st);
         st.in.freed++;
