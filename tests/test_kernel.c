@@ -44,7 +44,8 @@ static double W(const ic_kernel *k, int i, int j) { return ic_kernel_weight(k, i
 static int parse_ok(ic_kernel *k, const char *text)
 {
     ic_status st = ic_kernel_parse(k, text);
-    ICT_EXPECT(st == IC_OK, "parse '%s': status %d (%s): %s", ESC(text), st, ic_status_str(st), ic_last_error());
+    ICT_EXPECT(st == IC_OK, "parse '%s': status %d (%s): %s", ESC(text), st, ic_status_str(st),
+          ic_last_error());
     return st == IC_OK;
 }
 
@@ -53,11 +54,12 @@ static void parse_bad(const char *text, ic_status want, const char *needle)
 {
     ic_kernel k;
     ic_status st = ic_kernel_parse(&k, text);
-    ICT_EXPECT(st == want, "parse '%s': status %d, expected %d (ic_last_error(): %s)", ESC(text), st, want, ic_last_error());
-    ICT_EXPECT(strstr(ic_last_error(), needle) != NULL, "parse '%s': message '%s' does not mention '%s'", ESC(text),
-          ic_last_error(), needle);
-    ICT_EXPECT(strchr(ic_last_error(), '\n') == NULL, "parse '%s': message is not one line: '%s'", ESC(text),
-          ESC(ic_last_error()));
+    ICT_EXPECT(st == want, "parse '%s': status %d, expected %d (ic_last_error(): %s)", ESC(text), st,
+          want, ic_last_error());
+    ICT_EXPECT(strstr(ic_last_error(), needle) != NULL, "parse '%s': message '%s' does not mention '%s'",
+          ESC(text), ic_last_error(), needle);
+    ICT_EXPECT(strchr(ic_last_error(), '\n') == NULL, "parse '%s': message is not one line: '%s'",
+          ESC(text), ESC(ic_last_error()));
     ICT_EXPECT(k.coef == NULL && k.width == 0, "parse '%s': failed parse left a kernel behind",
           ESC(text));
     if (st == IC_OK)
@@ -432,8 +434,7 @@ static void test_matrix_errors(void)
     parse_bad("@", IC_ERR_KERNEL, "file name");
     {
         ic_kernel k;
-        ICT_EXPECT(ic_kernel_parse(&k, NULL) == IC_ERR_INVALID_ARG &&
-                  strstr(ic_last_error(), "NULL"),
+        ICT_EXPECT(ic_kernel_parse(&k, NULL) == IC_ERR_INVALID_ARG && strstr(ic_last_error(), "NULL"),
               "NULL text: '%s'", ic_last_error());
         ICT_EXPECT(ic_kernel_parse(NULL, "1") == IC_ERR_INVALID_ARG, "NULL kernel");
     }
@@ -526,8 +527,8 @@ static void load_bad(const char *path, ic_status want, const char *needle)
     ic_kernel k;
     ic_status st = ic_kernel_load(&k, path);
     ICT_EXPECT(st == want, "load %s: status %d, expected %d (%s)", path, st, want, ic_last_error());
-    ICT_EXPECT(strstr(ic_last_error(), needle) != NULL, "load %s: message '%s' does not mention '%s'", path, ic_last_error(),
-          needle);
+    ICT_EXPECT(strstr(ic_last_error(), needle) != NULL, "load %s: message '%s' does not mention '%s'",
+          path, ic_last_error(), needle);
     ICT_EXPECT(k.coef == NULL, "load %s: failure left a kernel", path);
     if (st == IC_OK)
         ic_kernel_free(&k);
