@@ -285,7 +285,7 @@ static void u16_worked_example(const char *backend)
     ic_kernel k;
     CHECK(ic_kernel_create(&k, 3, 1, corr, 1.0) == IC_OK, "kernel");
     ic_context *ctx = NULL;
-    CHECK(ic_context_create(&ctx, backend, NULL, NULL, 0) == IC_OK, "%s: context", backend);
+    CHECK(ic_context_create(&ctx, backend, NULL) == IC_OK, "%s: context", backend);
     if (!ctx) {
         ic_kernel_free(&k);
         return;

@@ -66,18 +66,18 @@ ic_status ic_image_create_type(ic_image *img, int width, int height, int channel
                                ic_layout layout, ic_sample_type type)
 {
     if (!img)
-        return ic_fail(IC_ERR_INVALID_ARG, "no image to create");
+        return ic_fail(IC_ERR_INVALID_ARG, "no image to fill (NULL)");
     memset(img, 0, sizeof *img);
     if (layout != IC_AOS && layout != IC_SOA)
         return ic_fail(IC_ERR_INVALID_ARG, "unknown layout %d", (int)layout);
     if (ic_sample_size(type) == 0)
         return ic_fail(IC_ERR_INVALID_ARG, "unknown sample type %d", (int)type);
     if (width > IC_MAX_DIM || height > IC_MAX_DIM)
-        return ic_fail(IC_ERR_TOO_LARGE, "image %dx%d is over the largest side %d", width, height,
-                       IC_MAX_DIM);
+        return ic_fail(IC_ERR_TOO_LARGE, "image %dx%d exceeds the size limit of %d pixels per side",
+                       width, height, IC_MAX_DIM);
     if (!valid_dims(width, height, channels))
-        return ic_fail(IC_ERR_INVALID_ARG, "invalid image size %dx%d or channel count %d", width,
-                       height, channels);
+        return ic_fail(IC_ERR_INVALID_ARG, "image %dx%d with %d channels: sizes must be >= 1, channels 1..4",
+                       width, height, channels);
     img->width = width;
     img->height = height;
     img->channels = channels;
@@ -88,13 +88,13 @@ ic_status ic_image_create_type(ic_image *img, int width, int height, int channel
     size_t rows = (size_t)height * (layout == IC_SOA ? (size_t)channels : 1u), total;
     if (!ic__mul_size(rows, img->pitch, &total)) {
         memset(img, 0, sizeof *img);
-        return ic_fail(IC_ERR_TOO_LARGE, "image %dx%d of %d channels is too large", width,
-                       height, channels);
+        return ic_fail(IC_ERR_TOO_LARGE, "image %dx%d: size overflows", width, height);
     }
     img->data = aligned_alloc(64, total);
     if (!img->data) {
         memset(img, 0, sizeof *img);
-        return ic_fail(IC_ERR_NOMEM, "out of memory for a %dx%d image", width, height);
+        return ic_fail(IC_ERR_NOMEM, "out of memory for a %dx%d image (%zu bytes)", width, height,
+                       total);
     }
     memset(img->data, 0, total);
     img->owner = 1;
@@ -110,12 +110,14 @@ ic_status ic_image_wrap_type(ic_image *img, void *data, int width, int height, i
                              ic_layout layout, size_t pitch, ic_sample_type type)
 {
     if (!img)
-        return ic_fail(IC_ERR_INVALID_ARG, "no image to wrap");
+        return ic_fail(IC_ERR_INVALID_ARG, "no image to fill (NULL)");
     memset(img, 0, sizeof *img);
     if (!data || !valid_dims(width, height, channels) || (layout != IC_AOS && layout != IC_SOA) ||
         ic_sample_size(type) == 0)
-        return ic_fail(IC_ERR_INVALID_ARG, "invalid image to wrap (NULL data, size %dx%d, "
-                       "%d channels, layout or sample type)", width, height, channels);
+        return ic_fail(IC_ERR_INVALID_ARG,
+                       "cannot wrap %dx%d with %d channels: NULL data, a size < 1, channels outside "
+                       "1..4, an unknown layout or sample type",
+                       width, height, channels);
     img->width = width;
     img->height = height;
     img->channels = channels;
@@ -135,7 +137,7 @@ ic_status ic_image_wrap_type(ic_image *img, void *data, int width, int height, i
     img->owner = 0;
     if (ic_image_size_bytes(img) == 0) {
         memset(img, 0, sizeof *img);
-        return ic_fail(IC_ERR_TOO_LARGE, "image %dx%d is too large", width, height);
+        return ic_fail(IC_ERR_TOO_LARGE, "image %dx%d: size overflows", width, height);
     }
     return IC_OK;
 }
@@ -152,7 +154,7 @@ ic_status ic_image_wrap_device(ic_image *img, void *data, int width, int height,
     if (device < 0) {
         if (img)
             memset(img, 0, sizeof *img);
-        return IC_ERR_INVALID_ARG;
+        return ic_fail(IC_ERR_INVALID_ARG, "negative device number %d", device);
     }
     ic_status st = ic_image_wrap(img, (uint8_t *)data, width, height, channels, layout, pitch);
     if (st != IC_OK)
@@ -222,12 +224,15 @@ static void copy_convert(ic_image *dst, const ic_image *src)
 ic_status ic_image_copy(ic_image *dst, const ic_image *src)
 {
     if (!dst || !src || !dst->data || !src->data)
-        return ic_fail(IC_ERR_INVALID_ARG, "no image to copy");
+        return ic_fail(IC_ERR_INVALID_ARG, "no source or destination image");
     if (dst->memory != IC_MEM_HOST || src->memory != IC_MEM_HOST) /* host code must not touch device memory */
-        return ic_fail(IC_ERR_UNSUPPORTED, "cannot copy device images on the host");
-    if (dst->width != src->width || dst->height != src->height || dst->channels != src->channels ||
-        ic_sample_size(dst->type) == 0 || ic_sample_size(src->type) == 0)
-        return ic_fail(IC_ERR_INVALID_ARG, "copy between images of different sizes or channels");
+        return ic_fail(IC_ERR_UNSUPPORTED, "ic_image_copy copies host images only");
+    if (ic_sample_size(dst->type) == 0 || ic_sample_size(src->type) == 0)
+        return ic_fail(IC_ERR_INVALID_ARG, "unknown sample type");
+    if (dst->width != src->width || dst->height != src->height || dst->channels != src->channels)
+        return ic_fail(IC_ERR_INVALID_ARG, "destination %dx%dx%d differs from the source %dx%dx%d",
+                       dst->width, dst->height, dst->channels, src->width, src->height,
+                       src->channels);
     const int w = src->width, h = src->height, ch = src->channels;
     if (dst->type != src->type) {
         copy_convert(dst, src);
@@ -248,10 +253,10 @@ ic_status ic_image_copy(ic_image *dst, const ic_image *src)
 ic_status ic_image_clone(ic_image *dst, const ic_image *src, ic_layout layout)
 {
     if (!dst || !src || !src->data)
-        return ic_fail(IC_ERR_INVALID_ARG, "no image to clone");
+        return ic_fail(IC_ERR_INVALID_ARG, "no source or destination image");
     if (src->memory != IC_MEM_HOST) {
         memset(dst, 0, sizeof *dst);
-        return ic_fail(IC_ERR_UNSUPPORTED, "cannot clone a device image on the host");
+        return ic_fail(IC_ERR_UNSUPPORTED, "ic_image_clone copies host images only");
     }
     ic_status st =
         ic_image_create_type(dst, src->width, src->height, src->channels, layout, src->type);
