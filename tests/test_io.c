@@ -499,10 +499,10 @@ static void test_jpeg_round_trips(void)
             if (ch == 3 && lay == 0) {
                 ic_save_options lo_q = {.quality = 10}, hi_q = {.quality = 95};
                 struct stat a, b;
-                CHECK(ic_image_save(&src, path_in_dir("q10.jpg"), &lo_q) == IC_OK,
-                      "q10: %s", ic_last_error());
-                CHECK(ic_image_save(&src, path_in_dir("q95.jpg"), &hi_q) == IC_OK,
-                      "q95: %s", ic_last_error());
+                CHECK(ic_image_save(&src, path_in_dir("q10.jpg"), &lo_q) == IC_OK, "q10: %s",
+                      ic_last_error());
+                CHECK(ic_image_save(&src, path_in_dir("q95.jpg"), &hi_q) == IC_OK, "q95: %s",
+                      ic_last_error());
                 CHECK(stat(path_in_dir("q10.jpg"), &a) == 0 &&
                           stat(path_in_dir("q95.jpg"), &b) == 0 && a.st_size < b.st_size,
                       "quality 10 should give a smaller file than quality 95");
@@ -525,8 +525,7 @@ static void test_channel_forcing(void)
         CHECK(ic_image_create(&src, w, h, sc, IC_AOS) == IC_OK, "create");
         ic_image_chart(&src, rng());
         const char *name = have_png ? "force.png" : (sc == 1 ? "force.pgm" : "force.ppm");
-        CHECK(ic_image_save(&src, path_in_dir(name), NULL) == IC_OK, "save: %s",
-              ic_last_error());
+        CHECK(ic_image_save(&src, path_in_dir(name), NULL) == IC_OK, "save: %s", ic_last_error());
         for (int dc = 1; dc <= 4; dc++)
             for (int lay = 0; lay < 2; lay++) {
                 ic_image got;
@@ -568,9 +567,11 @@ static void expect_load_error(const char *name, const ic_load_options *lo, ic_st
     ic_status st = ic_image_load(&img, path_in_dir(name), lo);
     CHECK(st == want, "%s: status %s, expected %s (message: %s)", name, ic_status_str(st),
           ic_status_str(want), ic_last_error());
-    CHECK(one_line(ic_last_error()), "%s: message must be one non-empty line: '%s'", name, ic_last_error());
+    CHECK(one_line(ic_last_error()), "%s: message must be one non-empty line: '%s'", name,
+          ic_last_error());
     if (needle)
-        CHECK(strstr(ic_last_error(), needle) != NULL, "%s: message '%s' lacks '%s'", name, ic_last_error(), needle);
+        CHECK(strstr(ic_last_error(), needle) != NULL, "%s: message '%s' lacks '%s'", name,
+              ic_last_error(), needle);
     CHECK(img.data == NULL && img.width == 0 && img.owner == 0, "%s: image not zeroed", name);
     if (st == IC_OK)
         ic_image_free(&img);
@@ -757,8 +758,8 @@ static void test_pnm_parsing(void)
         expect_load_error("cuthdr.ppm", NULL, IC_ERR_FORMAT, "truncated");
         /* The pixel limit: exactly width*height passes, one less fails. */
         ic_load_options lo = {0, IC_AOS, 640 * 480, 0, NULL, 0};
-        CHECK(ic_image_load(&img, path_in_dir("full.ppm"), &lo) == IC_OK,
-              "limit = w*h: %s", ic_last_error());
+        CHECK(ic_image_load(&img, path_in_dir("full.ppm"), &lo) == IC_OK, "limit = w*h: %s",
+              ic_last_error());
         ic_image_free(&img);
         lo.max_pixels = 640 * 480 - 1;
         expect_load_error("full.ppm", &lo, IC_ERR_TOO_LARGE,
@@ -794,11 +795,13 @@ static void expect_decode(const void *data, size_t n, const ic_load_options *lo,
     CHECK(st == want, "decode %s: status %s, expected %s (%s)", what, ic_status_str(st),
           ic_status_str(want), ic_last_error());
     if (want != IC_OK) {
-        CHECK(one_line(ic_last_error()), "decode %s: message must be one line: '%s'", what, ic_last_error());
+        CHECK(one_line(ic_last_error()), "decode %s: message must be one line: '%s'", what,
+              ic_last_error());
         CHECK(img.data == NULL && img.width == 0 && img.owner == 0, "decode %s: not zeroed", what);
     }
     if (needle)
-        CHECK(strstr(ic_last_error(), needle) != NULL, "decode %s: message '%s' lacks '%s'", what, ic_last_error(), needle);
+        CHECK(strstr(ic_last_error(), needle) != NULL, "decode %s: message '%s' lacks '%s'", what,
+              ic_last_error(), needle);
     if (st == IC_OK)
         ic_image_free(&img);
 }
@@ -826,7 +829,8 @@ static void test_decode_memory(void)
         size_t encn = 0;
         ic_status se = ic_image_encode(&src, names[f], NULL, &enc, &encn);
         CHECK(se == IC_OK && encn == n && enc && memcmp(enc, data, n) == 0,
-              "%s: ic_image_encode gave %zu bytes (%s), the file has %zu", names[f], encn, ic_last_error(), n);
+              "%s: ic_image_encode gave %zu bytes (%s), the file has %zu", names[f], encn,
+              ic_last_error(), n);
         free(enc);
         const ic_load_options variants[] = {
             {0, IC_AOS, 0, 0, NULL, 0}, {4, IC_SOA, 0, 0, NULL, 0}, {1, IC_AOS, 0, 0, NULL, 0}};
@@ -953,8 +957,8 @@ static void test_png_bad_input(void)
         CHECK(st == IC_ERR_FORMAT, "PNG cut at %zu of %zu: %s (%s)", cuts[i], n, ic_status_str(st),
               ic_last_error());
         CHECK(img.data == NULL, "PNG cut at %zu: image not zeroed", cuts[i]);
-        CHECK(cuts[i] < 33 || strstr(ic_last_error(), "truncated PNG data"), "PNG cut at %zu: message '%s'",
-              cuts[i], ic_last_error());
+        CHECK(cuts[i] < 33 || strstr(ic_last_error(), "truncated PNG data"),
+              "PNG cut at %zu: message '%s'", cuts[i], ic_last_error());
         ic_image_free(&img);
     }
     /* A flipped bit in IHDR's width: CRC error. */
@@ -999,8 +1003,7 @@ static void test_png_expansions(void)
     png_start(&b, 10, 2, 1, 0);
     png_finish(&b, raw1, sizeof raw1);
     CHECK(write_bytes(path_in_dir("g1.png"), b.p, b.n), "write");
-    CHECK(ic_image_load(&img, path_in_dir("g1.png"), NULL) == IC_OK, "1-bit: %s",
-          ic_last_error());
+    CHECK(ic_image_load(&img, path_in_dir("g1.png"), NULL) == IC_OK, "1-bit: %s", ic_last_error());
     CHECK(img.channels == 1 && img.width == 10 && img.height == 2, "1-bit dims");
     for (int y = 0; img.data && y < 2; y++)
         for (int x = 0; x < 10; x++)
@@ -1018,8 +1021,8 @@ static void test_png_expansions(void)
     const uint8_t rawp[5] = {0, 3, 2, 1, 0};
     png_finish(&b, rawp, sizeof rawp);
     CHECK(write_bytes(path_in_dir("pal.png"), b.p, b.n), "write");
-    CHECK(ic_image_load(&img, path_in_dir("pal.png"), NULL) == IC_OK,
-          "palette: %s", ic_last_error());
+    CHECK(ic_image_load(&img, path_in_dir("pal.png"), NULL) == IC_OK, "palette: %s",
+          ic_last_error());
     CHECK(img.channels == 4, "palette+tRNS: %d channels", img.channels);
     const int alpha_of[4] = {0, 128, 255, 255};
     for (int x = 0; img.data && img.channels == 4 && x < 4; x++) {
@@ -1040,8 +1043,8 @@ static void test_png_expansions(void)
     const uint8_t rawg[4] = {0, 6, 7, 8};
     png_finish(&b, rawg, sizeof rawg);
     CHECK(write_bytes(path_in_dir("gt.png"), b.p, b.n), "write");
-    CHECK(ic_image_load(&img, path_in_dir("gt.png"), NULL) == IC_OK,
-          "grey tRNS: %s", ic_last_error());
+    CHECK(ic_image_load(&img, path_in_dir("gt.png"), NULL) == IC_OK, "grey tRNS: %s",
+          ic_last_error());
     CHECK(img.channels == 2, "grey+tRNS: %d channels", img.channels);
     for (int x = 0; img.data && img.channels == 2 && x < 3; x++) {
         CHECK(*ic_image_at(&img, x, 0, 0) == rawg[1 + x], "grey tRNS value x=%d", x);
@@ -1210,10 +1213,10 @@ static void test_tiff_bad_input(void)
     for (size_t i = 0; data && n > 200 && i < sizeof cuts / sizeof cuts[0]; i++) {
         CHECK(write_bytes(path_in_dir("cut.tif"), data, cuts[i]), "write");
         st = ic_image_load(&img, path_in_dir("cut.tif"), NULL);
-        CHECK(st == IC_ERR_FORMAT, "TIFF cut at %zu of %zu: %s (%s)", cuts[i], n,
-              ic_status_str(st), ic_last_error());
-        CHECK(img.data == NULL && one_line(ic_last_error()), "TIFF cut at %zu: image or message '%s'", cuts[i],
+        CHECK(st == IC_ERR_FORMAT, "TIFF cut at %zu of %zu: %s (%s)", cuts[i], n, ic_status_str(st),
               ic_last_error());
+        CHECK(img.data == NULL && one_line(ic_last_error()),
+              "TIFF cut at %zu: image or message '%s'", cuts[i], ic_last_error());
         ic_image_free(&img);
     }
     /* Noise over the compressed strips: an error or an image, never a crash. */
@@ -1226,8 +1229,8 @@ static void test_tiff_bad_input(void)
             bad[8 + rng() % (n / 2)] ^= (uint8_t)(1u << (rng() % 8));
         CHECK(write_bytes(path_in_dir("noisy.tif"), bad, n), "write");
         st = ic_image_load(&img, path_in_dir("noisy.tif"), NULL);
-        CHECK(st == IC_OK || (img.data == NULL && one_line(ic_last_error())), "noisy TIFF %d: %s '%s'", t,
-              ic_status_str(st), ic_last_error());
+        CHECK(st == IC_OK || (img.data == NULL && one_line(ic_last_error())),
+              "noisy TIFF %d: %s '%s'", t, ic_status_str(st), ic_last_error());
         ic_image_free(&img);
         free(bad);
     }
@@ -1279,10 +1282,10 @@ static void test_webp_bad_input(void)
     for (size_t i = 0; data && n > 200 && i < sizeof cuts / sizeof cuts[0]; i++) {
         CHECK(write_bytes(path_in_dir("cut.webp"), data, cuts[i]), "write");
         st = ic_image_load(&img, path_in_dir("cut.webp"), NULL);
-        CHECK(st == IC_ERR_FORMAT, "WebP cut at %zu of %zu: %s (%s)", cuts[i], n,
-              ic_status_str(st), ic_last_error());
-        CHECK(img.data == NULL && one_line(ic_last_error()), "WebP cut at %zu: image or message '%s'",
-              cuts[i], ic_last_error());
+        CHECK(st == IC_ERR_FORMAT, "WebP cut at %zu of %zu: %s (%s)", cuts[i], n, ic_status_str(st),
+              ic_last_error());
+        CHECK(img.data == NULL && one_line(ic_last_error()),
+              "WebP cut at %zu: image or message '%s'", cuts[i], ic_last_error());
         ic_image_free(&img);
     }
     CHECK(write_bytes(path_in_dir("cut.webp"), data, n / 2), "write");
@@ -1292,7 +1295,8 @@ static void test_webp_bad_input(void)
     CHECK(ic_image_create(&src, 16384, 1, 3, IC_AOS) == IC_OK, "create");
     memset(src.data, 0, src.pitch);
     st = ic_image_save(&src, path_in_dir("wide.webp"), NULL);
-    CHECK(st == IC_ERR_UNSUPPORTED && strstr(ic_last_error(), "16383") && !file_exists(path_in_dir("wide.webp")),
+    CHECK(st == IC_ERR_UNSUPPORTED && strstr(ic_last_error(), "16383") &&
+              !file_exists(path_in_dir("wide.webp")),
           "16384 wide WebP: %s (%s)", ic_status_str(st), ic_last_error());
     ic_image_free(&src);
     const char *names[] = {"huge.webp", "ok.webp", "q10.webp", "cut.webp"};
@@ -1409,12 +1413,11 @@ static void test_metadata_round_trips(void)
                 ic_image_free(&got);
             }
             /* Without metadata in the options nothing is embedded. */
-            CHECK(ic_image_save(&src, path_in_dir(names[f]), NULL) == IC_OK,
-                  "%s", ic_last_error());
+            CHECK(ic_image_save(&src, path_in_dir(names[f]), NULL) == IC_OK, "%s", ic_last_error());
             ic_metadata back;
             ic_load_options lo = {.metadata = &back};
-            CHECK(ic_image_load(&got, path_in_dir(names[f]), &lo) == IC_OK &&
-                      back.icc == NULL && back.exif == NULL,
+            CHECK(ic_image_load(&got, path_in_dir(names[f]), &lo) == IC_OK && back.icc == NULL &&
+                      back.exif == NULL,
                   "%s: metadata appeared from nowhere", names[f]);
             ic_image_free(&got);
             ic_metadata_free(&back);
@@ -1452,7 +1455,8 @@ static void test_exif_orientation_jpeg(void)
         ic_load_options lo = {.metadata = &m};
         ic_status st = ic_image_load(&got, path_in_dir("camera.jpg"), &lo);
         CHECK(st == IC_OK && got.width == 64 && got.height == 40,
-              "camera JPEG: %s %dx%d (pixels must stay as stored)", ic_last_error(), got.width, got.height);
+              "camera JPEG: %s %dx%d (pixels must stay as stored)", ic_last_error(), got.width,
+              got.height);
         CHECK(ic_metadata_orientation(&m) == 6 && same_blob(m.exif, m.exif_size, exif, en),
               "camera JPEG: orientation %d", ic_metadata_orientation(&m));
         static const char *const outs[] = {"cam.jpg", "cam.png", "cam.webp"};
@@ -1460,13 +1464,12 @@ static void test_exif_orientation_jpeg(void)
             if (!ic_format_supported(ic_format_from_path(outs[i])))
                 continue;
             ic_save_options so = {.metadata = &m};
-            CHECK(ic_image_save(&got, path_in_dir(outs[i]), &so) == IC_OK, "%s",
-                  ic_last_error());
+            CHECK(ic_image_save(&got, path_in_dir(outs[i]), &so) == IC_OK, "%s", ic_last_error());
             ic_image again;
             ic_metadata m2;
             ic_load_options lo2 = {.metadata = &m2};
-            CHECK(ic_image_load(&again, path_in_dir(outs[i]), &lo2) == IC_OK &&
-                      again.width == 64 && ic_metadata_orientation(&m2) == 6 &&
+            CHECK(ic_image_load(&again, path_in_dir(outs[i]), &lo2) == IC_OK && again.width == 64 &&
+                      ic_metadata_orientation(&m2) == 6 &&
                       same_blob(m2.exif, m2.exif_size, exif, en),
                   "%s: orientation %d after the round trip", outs[i], ic_metadata_orientation(&m2));
             ic_image_free(&again);
@@ -1500,21 +1503,24 @@ static void test_save_failures(void)
 
     ic_status st = ic_image_save(&img, path_in_dir("out.gif"), NULL);
     CHECK(st == IC_ERR_UNSUPPORTED, "unknown extension: %s", ic_status_str(st));
-    CHECK(strstr(ic_last_error(), ".gif") != NULL && one_line(ic_last_error()), "unknown extension message '%s'", ic_last_error());
+    CHECK(strstr(ic_last_error(), ".gif") != NULL && one_line(ic_last_error()),
+          "unknown extension message '%s'", ic_last_error());
     CHECK(!file_exists(path_in_dir("out.gif")), "unknown extension left a file");
     st = ic_image_save(&img, path_in_dir("noext"), NULL);
     CHECK(st == IC_ERR_UNSUPPORTED, "no extension: %s", ic_status_str(st));
 
     st = ic_image_save(&img, path_in_dir("no/such/dir/out.ppm"), NULL);
     CHECK(st == IC_ERR_IO, "nonexistent directory: %s", ic_status_str(st));
-    CHECK(strstr(ic_last_error(), "cannot create temporary file in") && strstr(ic_last_error(), "No such file"),
+    CHECK(strstr(ic_last_error(), "cannot create temporary file in") &&
+              strstr(ic_last_error(), "No such file"),
           "nonexistent directory message '%s'", ic_last_error());
 
     /* A regular file used as a directory fails even for root. */
     CHECK(write_bytes(path_in_dir("plain"), "x", 1), "write");
     st = ic_image_save(&img, path_in_dir("plain/out.ppm"), NULL);
     CHECK(st == IC_ERR_IO, "file as directory: %s", ic_status_str(st));
-    CHECK(strstr(ic_last_error(), "Not a directory") != NULL, "file as directory message '%s'", ic_last_error());
+    CHECK(strstr(ic_last_error(), "Not a directory") != NULL, "file as directory message '%s'",
+          ic_last_error());
     CHECK(!file_exists(path_in_dir("plain/out.ppm")), "file as directory: output exists");
     remove(path_in_dir("plain"));
 
@@ -1531,7 +1537,8 @@ static void test_save_failures(void)
         CHECK(mkdir(path_in_dir("ro"), 0700) == 0 && chmod(path_in_dir("ro"), 0500) == 0, "ro dir");
         st = ic_image_save(&img, path_in_dir("ro/out.ppm"), NULL);
         CHECK(st == IC_ERR_IO, "read-only directory: %s", ic_status_str(st));
-        CHECK(strstr(ic_last_error(), "Permission denied") != NULL, "read-only message '%s'", ic_last_error());
+        CHECK(strstr(ic_last_error(), "Permission denied") != NULL, "read-only message '%s'",
+              ic_last_error());
         CHECK(count_entries(path_in_dir("ro")) == 0, "read-only dir not empty");
         chmod(path_in_dir("ro"), 0700);
         rmdir(path_in_dir("ro"));
@@ -1564,21 +1571,17 @@ static void test_save_failures(void)
     }
     /* Bad arguments. */
     ic_save_options q = {.quality = 101};
-    CHECK(ic_image_save(&img, path_in_dir("q.jpg"), &q) == IC_ERR_INVALID_ARG,
-          "quality 101");
+    CHECK(ic_image_save(&img, path_in_dir("q.jpg"), &q) == IC_ERR_INVALID_ARG, "quality 101");
     q.quality = -1;
-    CHECK(ic_image_save(&img, path_in_dir("q.jpg"), &q) == IC_ERR_INVALID_ARG,
-          "quality -1");
+    CHECK(ic_image_save(&img, path_in_dir("q.jpg"), &q) == IC_ERR_INVALID_ARG, "quality -1");
     ic_image broken = img;
     broken.channels = 5;
-    CHECK(ic_image_save(&broken, path_in_dir("b.ppm"), NULL) == IC_ERR_INVALID_ARG,
-          "5 channels");
+    CHECK(ic_image_save(&broken, path_in_dir("b.ppm"), NULL) == IC_ERR_INVALID_ARG, "5 channels");
     broken = img;
     broken.pitch = 10;
     CHECK(ic_image_save(&broken, path_in_dir("b.ppm"), NULL) == IC_ERR_INVALID_ARG,
           "pitch below row width");
-    CHECK(ic_image_save(NULL, path_in_dir("b.ppm"), NULL) == IC_ERR_INVALID_ARG,
-          "NULL image");
+    CHECK(ic_image_save(NULL, path_in_dir("b.ppm"), NULL) == IC_ERR_INVALID_ARG, "NULL image");
     if (!ic_format_supported(IC_FMT_PNG)) {
         st = ic_image_save(&img, path_in_dir("x.png"), NULL);
         CHECK(st == IC_ERR_UNSUPPORTED && strstr(ic_last_error(), "without PNG"), "no PNG: %s '%s'",
@@ -1586,8 +1589,8 @@ static void test_save_failures(void)
     }
     if (!ic_format_supported(IC_FMT_JPEG)) {
         st = ic_image_save(&img, path_in_dir("x.jpg"), NULL);
-        CHECK(st == IC_ERR_UNSUPPORTED && strstr(ic_last_error(), "without JPEG"), "no JPEG: %s '%s'",
-              ic_status_str(st), ic_last_error());
+        CHECK(st == IC_ERR_UNSUPPORTED && strstr(ic_last_error(), "without JPEG"),
+              "no JPEG: %s '%s'", ic_status_str(st), ic_last_error());
     }
     CHECK(count_entries(g_dir) == before, "failed saves left files: %d entries, expected %d",
           count_entries(g_dir), before);

@@ -72,7 +72,8 @@ static double W(const ic_kernel *k, int i, int j) { return ic_kernel_weight(k, i
 static int parse_ok(ic_kernel *k, const char *text)
 {
     ic_status st = ic_kernel_parse(k, text);
-    CHECK(st == IC_OK, "parse '%s': status %d (%s): %s", ESC(text), st, ic_status_str(st), ic_last_error());
+    CHECK(st == IC_OK, "parse '%s': status %d (%s): %s", ESC(text), st, ic_status_str(st),
+          ic_last_error());
     return st == IC_OK;
 }
 
@@ -81,11 +82,12 @@ static void parse_bad(const char *text, ic_status want, const char *needle)
 {
     ic_kernel k;
     ic_status st = ic_kernel_parse(&k, text);
-    CHECK(st == want, "parse '%s': status %d, expected %d (ic_last_error(): %s)", ESC(text), st, want, ic_last_error());
-    CHECK(strstr(ic_last_error(), needle) != NULL, "parse '%s': message '%s' does not mention '%s'", ESC(text),
-          ic_last_error(), needle);
-    CHECK(strchr(ic_last_error(), '\n') == NULL, "parse '%s': message is not one line: '%s'", ESC(text),
-          ESC(ic_last_error()));
+    CHECK(st == want, "parse '%s': status %d, expected %d (ic_last_error(): %s)", ESC(text), st,
+          want, ic_last_error());
+    CHECK(strstr(ic_last_error(), needle) != NULL, "parse '%s': message '%s' does not mention '%s'",
+          ESC(text), ic_last_error(), needle);
+    CHECK(strchr(ic_last_error(), '\n') == NULL, "parse '%s': message is not one line: '%s'",
+          ESC(text), ESC(ic_last_error()));
     CHECK(k.coef == NULL && k.width == 0, "parse '%s': failed parse left a kernel behind",
           ESC(text));
     if (st == IC_OK)
@@ -460,8 +462,7 @@ static void test_matrix_errors(void)
     parse_bad("@", IC_ERR_KERNEL, "file name");
     {
         ic_kernel k;
-        CHECK(ic_kernel_parse(&k, NULL) == IC_ERR_INVALID_ARG &&
-                  strstr(ic_last_error(), "NULL"),
+        CHECK(ic_kernel_parse(&k, NULL) == IC_ERR_INVALID_ARG && strstr(ic_last_error(), "NULL"),
               "NULL text: '%s'", ic_last_error());
         CHECK(ic_kernel_parse(NULL, "1") == IC_ERR_INVALID_ARG, "NULL kernel");
     }
@@ -554,8 +555,8 @@ static void load_bad(const char *path, ic_status want, const char *needle)
     ic_kernel k;
     ic_status st = ic_kernel_load(&k, path);
     CHECK(st == want, "load %s: status %d, expected %d (%s)", path, st, want, ic_last_error());
-    CHECK(strstr(ic_last_error(), needle) != NULL, "load %s: message '%s' does not mention '%s'", path, ic_last_error(),
-          needle);
+    CHECK(strstr(ic_last_error(), needle) != NULL, "load %s: message '%s' does not mention '%s'",
+          path, ic_last_error(), needle);
     CHECK(k.coef == NULL, "load %s: failure left a kernel", path);
     if (st == IC_OK)
         ic_kernel_free(&k);

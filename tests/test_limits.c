@@ -69,8 +69,7 @@ int main(void)
           (unsigned long long)ic_convolve_bytes(seq, &src, &k, IC_AOS));
     CHECK(ic_convolve_bytes(NULL, &src, &k, IC_AOS) == 0, "NULL context");
     CHECK(ic_convolve_bytes(cpu, &src, NULL, IC_AOS) == 0, "NULL kernel");
-    CHECK(ic_convolve(cpu, &src, &dst, &k, NULL) == IC_OK, "default budget: %s",
-          ic_last_error());
+    CHECK(ic_convolve(cpu, &src, &dst, &k, NULL) == IC_OK, "default budget: %s", ic_last_error());
     ic_context_free(cpu);
     ic_context_free(seq);
 
@@ -84,8 +83,7 @@ int main(void)
     memset(dst.data, 0xA5, ic_image_size_bytes(&dst));
     ic_status st = cpu ? ic_convolve(cpu, &src, &dst, &k, NULL) : IC_ERR_INTERNAL;
     CHECK(st == IC_ERR_TOO_LARGE, "one byte under: %s", ic_status_str(st));
-    CHECK(cpu && strstr(ic_last_error(), "memory limit") &&
-              strstr(ic_last_error(), "--max-memory"),
+    CHECK(cpu && strstr(ic_last_error(), "memory limit") && strstr(ic_last_error(), "--max-memory"),
           "message '%s'", cpu ? ic_last_error() : "");
     int untouched = 1;
     for (size_t i = 0; i < ic_image_size_bytes(&dst); i++)

@@ -565,8 +565,8 @@ static void *encoder(void *arg)
         char msg[256] = "";
         const double t = cli_now_ms();
         so.metadata = &it->meta;
-        const ic_status s = cli_noted(ic_image_save(&it->out, b->files.v[it->idx].out, &so), msg,
-                                      sizeof msg);
+        const ic_status s =
+            cli_noted(ic_image_save(&it->out, b->files.v[it->idx].out, &so), msg, sizeof msg);
         add_time(b, &b->ms_encode, cli_now_ms() - t);
         if (s == IC_OK)
             cli_depth_notice(b->files.v[it->idx].out, b->files.v[it->idx].out, &it->out);
@@ -821,7 +821,8 @@ static void *gpu_writer(void *arg)
         const char *out = b->files.v[it->idx].out;
         char msg[256] = "";
         const double t = cli_now_ms();
-        const ic_status s = cli_noted(ic_save_bytes(out, it->enc.data, it->enc.size), msg, sizeof msg);
+        const ic_status s =
+            cli_noted(ic_save_bytes(out, it->enc.data, it->enc.size), msg, sizeof msg);
         add_time(b, &b->ms_write, cli_now_ms() - t);
         char problem[320];
         if (s != IC_OK)
@@ -1064,7 +1065,8 @@ int cli_run_batch(const cli_options *o, cli_err *e)
     for (int i = 1; i < nwork; i++) {
         char msg[256] = "";
         const ic_context_options ci = worker_options(o, i);
-        const ic_status s = cli_noted(ic_context_create(&ctxs[i], o->backend, &ci), msg, sizeof msg);
+        const ic_status s =
+            cli_noted(ic_context_create(&ctxs[i], o->backend, &ci), msg, sizeof msg);
         if (s != IC_OK) {
             free_contexts(ctxs, i);
             ic_kernel_free(&k);

@@ -585,11 +585,13 @@ int cli_run_filter(const cli_options *o, cli_err *e)
         if (on_gpu) {
             /* nvJPEG's encoder carries no ICC profile or EXIF (README "Metadata"). */
             ic_bytes enc;
-            s = cli_noted(ic_gpu_encode(codec, 0, &dst, to_stdout ? stdout_name : o->output, &so, &enc),
-                          buf, sizeof buf);
+            s = cli_noted(
+                ic_gpu_encode(codec, 0, &dst, to_stdout ? stdout_name : o->output, &so, &enc), buf,
+                sizeof buf);
             if (s == IC_OK)
-                s = to_stdout ? emit_stdout(enc.data, enc.size, emit, buf, sizeof buf)
-                              : cli_noted(ic_save_bytes(o->output, enc.data, enc.size), buf, sizeof buf);
+                s = to_stdout
+                        ? emit_stdout(enc.data, enc.size, emit, buf, sizeof buf)
+                        : cli_noted(ic_save_bytes(o->output, enc.data, enc.size), buf, sizeof buf);
         } else {
             s = to_stdout ? write_stdout(&dst, stdout_name, &so, emit, buf, sizeof buf)
                           : cli_noted(ic_image_save(&dst, o->output, &so), buf, sizeof buf);

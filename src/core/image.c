@@ -76,8 +76,9 @@ ic_status ic_image_create_type(ic_image *img, int width, int height, int channel
         return ic_fail(IC_ERR_TOO_LARGE, "image %dx%d exceeds the size limit of %d pixels per side",
                        width, height, IC_MAX_DIM);
     if (!valid_dims(width, height, channels))
-        return ic_fail(IC_ERR_INVALID_ARG, "image %dx%d with %d channels: sizes must be >= 1, channels 1..4",
-                       width, height, channels);
+        return ic_fail(IC_ERR_INVALID_ARG,
+                       "image %dx%d with %d channels: sizes must be >= 1, channels 1..4", width,
+                       height, channels);
     img->width = width;
     img->height = height;
     img->channels = channels;
@@ -225,7 +226,8 @@ ic_status ic_image_copy(ic_image *dst, const ic_image *src)
 {
     if (!dst || !src || !dst->data || !src->data)
         return ic_fail(IC_ERR_INVALID_ARG, "no source or destination image");
-    if (dst->memory != IC_MEM_HOST || src->memory != IC_MEM_HOST) /* host code must not touch device memory */
+    /* host code must not touch device memory */
+    if (dst->memory != IC_MEM_HOST || src->memory != IC_MEM_HOST)
         return ic_fail(IC_ERR_UNSUPPORTED, "ic_image_copy copies host images only");
     if (ic_sample_size(dst->type) == 0 || ic_sample_size(src->type) == 0)
         return ic_fail(IC_ERR_INVALID_ARG, "unknown sample type");

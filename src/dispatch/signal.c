@@ -47,12 +47,12 @@ static ic_status pick_backend(const char *backend, int *gpu, char *err, size_t e
     if (strcmp(backend, "cuda") == 0) {
         if (!cuda_usable(why, sizeof why))
             return ic_errf(err, errlen, IC_ERR_NO_BACKEND, "backend 'cuda' is not usable here: %s",
-                       why);
+                           why);
         *gpu = 1;
         return IC_OK;
     }
     return ic_errf(err, errlen, IC_ERR_NO_BACKEND,
-               "unknown 1D backend '%s' (expected cpu, cuda or auto)", backend);
+                   "unknown 1D backend '%s' (expected cpu, cuda or auto)", backend);
 }
 
 static int overlaps(const void *a, size_t abytes, const void *b, size_t bbytes)
@@ -75,11 +75,11 @@ static ic_status conv1d(const void *in, void *out, size_t n, int is_u8, const fl
     if (n == 0)
         return ic_errf(err, errlen, IC_ERR_INVALID_ARG, "empty signal");
     if (n > IC_MAX_SIGNAL)
-        return ic_errf(err, errlen, IC_ERR_TOO_LARGE, "signal of %zu samples is over the limit of %zu",
-                   n, IC_MAX_SIGNAL);
+        return ic_errf(err, errlen, IC_ERR_TOO_LARGE,
+                       "signal of %zu samples is over the limit of %zu", n, IC_MAX_SIGNAL);
     if (klen < 1 || klen > IC_MAX_KERNEL_1D || !(klen & 1))
-        return ic_errf(err, errlen, IC_ERR_INVALID_ARG, "kernel length %d is not odd and within 1..%d",
-                   klen, IC_MAX_KERNEL_1D);
+        return ic_errf(err, errlen, IC_ERR_INVALID_ARG,
+                       "kernel length %d is not odd and within 1..%d", klen, IC_MAX_KERNEL_1D);
     if ((unsigned)p->border > IC_BORDER_WRAP)
         return ic_errf(err, errlen, IC_ERR_INVALID_ARG, "unknown border mode %d", (int)p->border);
     if (!isfinite(p->border_value) || !isfinite(p->bias))
@@ -136,8 +136,8 @@ static ic_status stencil1d(const float *in, float *out, size_t n, int radius, co
                            const char *backend, char *err, size_t errlen)
 {
     if (radius < 0 || radius > (IC_MAX_KERNEL_1D - 1) / 2)
-        return ic_errf(err, errlen, IC_ERR_INVALID_ARG, "stencil radius %d is not within 0..%d", radius,
-                   (IC_MAX_KERNEL_1D - 1) / 2);
+        return ic_errf(err, errlen, IC_ERR_INVALID_ARG, "stencil radius %d is not within 0..%d",
+                       radius, (IC_MAX_KERNEL_1D - 1) / 2);
     const int klen = 2 * radius + 1;
     float *ones = malloc((size_t)klen * sizeof *ones);
     if (!ones)
@@ -170,7 +170,7 @@ static ic_status matmul(const float *A, const float *B, float *C, int M, int K, 
         return ic_errf(err, errlen, IC_ERR_INVALID_ARG, "NULL matrix");
     if (M < 1 || K < 1 || N < 1)
         return ic_errf(err, errlen, IC_ERR_INVALID_ARG,
-                   "matrix sizes %d x %d by %d x %d: all must be >= 1", M, K, K, N);
+                       "matrix sizes %d x %d by %d x %d: all must be >= 1", M, K, K, N);
     const size_t fs = sizeof(float);
     const size_t na = (size_t)M * (size_t)K, nb = (size_t)K * (size_t)N, nc = (size_t)M * (size_t)N;
     if (na > SIZE_MAX / fs || nb > SIZE_MAX / fs || nc > SIZE_MAX / fs)
@@ -193,8 +193,8 @@ static ic_status matmul(const float *A, const float *B, float *C, int M, int K, 
             err, errlen, IC_ERR_NO_BACKEND,
             "unknown matmul variant '%s' (expected cpu, cuda-naive, cuda-tiled, cuda or auto)", v);
     if (!cuda_usable(why, sizeof why))
-        return ic_errf(err, errlen, IC_ERR_NO_BACKEND, "matmul variant '%s' is not usable here: %s", v,
-                   why);
+        return ic_errf(err, errlen, IC_ERR_NO_BACKEND, "matmul variant '%s' is not usable here: %s",
+                       v, why);
 #ifdef IC_HAVE_CUDA
     const ic_mm_variant mv = strcmp(v, "cuda-naive") == 0   ? IC_MM_NAIVE
                              : strcmp(v, "cuda-tiled") == 0 ? IC_MM_TILED

@@ -83,7 +83,8 @@ ic_status ic_pnm_read(FILE *f, ic_image *img, const ic_io_limits *lim, ic_metada
     const int channels = kind == '5' ? 1 : 3;
     int sep = getc(f);
     if (!is_space(sep) && sep != '#') {
-        return ic_errf(err, errlen, IC_ERR_FORMAT, sep == EOF ? "truncated %s header" : "bad %s header", name);
+        return ic_errf(err, errlen, IC_ERR_FORMAT,
+                       sep == EOF ? "truncated %s header" : "bad %s header", name);
     }
     ungetc(sep, f);
 
@@ -95,8 +96,8 @@ ic_status ic_pnm_read(FILE *f, ic_image *img, const ic_io_limits *lim, ic_metada
             return ic_errf(err, errlen, IC_ERR_IO, "read error: %s", strerror(errno));
         }
         if (end == -2) {
-            return ic_errf(err, errlen, IC_ERR_FORMAT, "bad %s header: expected the %s as a decimal number", name,
-                      what[i]);
+            return ic_errf(err, errlen, IC_ERR_FORMAT,
+                           "bad %s header: expected the %s as a decimal number", name, what[i]);
         }
         if (end == EOF) {
             return ic_errf(err, errlen, IC_ERR_FORMAT, "truncated %s header", name);
@@ -104,8 +105,8 @@ ic_status ic_pnm_read(FILE *f, ic_image *img, const ic_io_limits *lim, ic_metada
         /* A number ends at whitespace (a comment may follow width and height);
          * maxval is followed by exactly one whitespace byte, then the data. */
         if (!is_space(end) && !(i < 2 && end == '#')) {
-            return ic_errf(err, errlen, IC_ERR_FORMAT, "bad %s header: unexpected character after the %s", name,
-                      what[i]);
+            return ic_errf(err, errlen, IC_ERR_FORMAT,
+                           "bad %s header: unexpected character after the %s", name, what[i]);
         }
         if (end == '#')
             ungetc(end, f);
@@ -125,8 +126,8 @@ ic_status ic_pnm_read(FILE *f, ic_image *img, const ic_io_limits *lim, ic_metada
 
     st = ic_image_create_type(img, (int)width, (int)height, channels, IC_AOS, type);
     if (st != IC_OK) {
-        return ic_errf(err, errlen, st, "cannot allocate a %llux%llu image: %s", (unsigned long long)width,
-                  (unsigned long long)height, ic_status_str(st));
+        return ic_errf(err, errlen, st, "cannot allocate a %llux%llu image: %s",
+                       (unsigned long long)width, (unsigned long long)height, ic_status_str(st));
     }
     const size_t samples = (size_t)width * (size_t)channels;
     const size_t row = samples * ic_sample_size(type);
@@ -142,8 +143,8 @@ ic_status ic_pnm_read(FILE *f, ic_image *img, const ic_io_limits *lim, ic_metada
             ic_errf(err, errlen, IC_ERR_IO, "read error: %s", strerror(errno));
             st = IC_ERR_IO;
         } else {
-            ic_errf(err, errlen, IC_ERR_FORMAT, "truncated %s data (expected %llu bytes, got %llu)", name,
-                      (unsigned long long)expected, (unsigned long long)got);
+            ic_errf(err, errlen, IC_ERR_FORMAT, "truncated %s data (expected %llu bytes, got %llu)",
+                    name, (unsigned long long)expected, (unsigned long long)got);
             st = IC_ERR_FORMAT;
         }
         ic_image_free(img);
