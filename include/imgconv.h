@@ -18,7 +18,8 @@
  *   correlation: out(x,y) = bias + sum_{j,i} K(i,j) * in(x + i - cx, y + j - cy)
  *   with cx = (kw-1)/2, cy = (kh-1)/2, K the coefficients divided by the divisor,
  *   out-of-image coordinates mapped by the border mode, sums accumulated in float32,
- *   and uint8 results rounded to nearest (ties to even) then clamped to [0, 255].
+ *   and results rounded to nearest (ties to even) then clamped to the sample
+ *   type's range: [0, 255] for IC_U8, [0, 65535] for IC_U16.
  */
 #ifndef IMGCONV_H
 #define IMGCONV_H
@@ -120,16 +121,33 @@ typedef struct ic_image {
  * after its header (README "Untrusted input"). */
 #define IC_DEFAULT_MAX_PIXELS ((uint64_t)89478485)
 
+/* Bytes of one sample of a type: 1 for IC_U8, 2 for IC_U16, 0 for anything else. */
+size_t ic_sample_size(ic_sample_type type);
+
+/* Largest sample value of a type: 255 for IC_U8, 65535 for IC_U16 (0 for
+ * anything else). Border values and biases are in these units. */
+unsigned ic_sample_max(ic_sample_type type);
+
 /* Allocates a zeroed width x height image with `channels` channels (1..4) in
- * `layout`. Rows are padded so that pitch is a multiple of 64 bytes. On success
- * *img owns its data (free with ic_image_free). On failure *img is zeroed.
- * Errors: IC_ERR_INVALID_ARG (bad size or channels), IC_ERR_TOO_LARGE (over
- * IC_MAX_DIM or overflow), IC_ERR_NOMEM. */
+ * `layout` with samples of `type`. Rows are padded so that pitch is a multiple
+ * of 64 bytes. On success *img owns its data (free with ic_image_free). On
+ * failure *img is zeroed. Errors: IC_ERR_INVALID_ARG (bad size, channels or
+ * type), IC_ERR_TOO_LARGE (over IC_MAX_DIM or overflow), IC_ERR_NOMEM. */
+ic_status ic_image_create_type(ic_image *img, int width, int height, int channels,
+                               ic_layout layout, ic_sample_type type);
+
+/* ic_image_create_type with IC_U8 samples. */
 ic_status ic_image_create(ic_image *img, int width, int height, int channels, ic_layout layout);
 
-/* Fills *img to describe caller-owned memory (not freed by ic_image_free).
- * pitch 0 means tightly packed rows. Errors: IC_ERR_INVALID_ARG when data is NULL,
- * sizes are out of range or pitch is smaller than a row. */
+/* Fills *img to describe caller-owned memory (not freed by ic_image_free)
+ * holding samples of `type` (IC_U16: 2-byte samples in host byte order, `data`
+ * and `pitch` 2-byte aligned). pitch 0 means tightly packed rows. Errors:
+ * IC_ERR_INVALID_ARG when data is NULL, sizes or type are out of range, pitch
+ * is smaller than a row, or an IC_U16 pitch or address is odd. */
+ic_status ic_image_wrap_type(ic_image *img, void *data, int width, int height, int channels,
+                             ic_layout layout, size_t pitch, ic_sample_type type);
+
+/* ic_image_wrap_type with IC_U8 samples. */
 ic_status ic_image_wrap(ic_image *img, uint8_t *data, int width, int height, int channels,
                         ic_layout layout, size_t pitch);
 
@@ -149,35 +167,60 @@ ic_status ic_image_wrap_device(ic_image *img, void *data, int width, int height,
  * images and NULL) and zeroes the struct. */
 void ic_image_free(ic_image *img);
 
-/* Bytes of one row of samples (width*channels for AoS, width for SoA planes). */
+/* Bytes of one row of samples (width*channels samples for AoS, width for SoA
+ * planes, times the sample size). */
 size_t ic_image_row_bytes(const ic_image *img);
 
 /* Total bytes spanned by the image data (pitch*height, times channels for SoA). */
 size_t ic_image_size_bytes(const ic_image *img);
 
-/* Address of sample (x, y, c); no bounds checks (callers stay inside). */
+/* Address of the first byte of sample (x, y, c), whatever the type (an IC_U16
+ * sample is the uint16_t at that address); no bounds checks (callers stay
+ * inside). For IC_U8 images this is the sample itself. */
 static inline uint8_t *ic_image_at(const ic_image *img, int x, int y, int c)
 {
+    const size_t es = img->type == IC_U16 ? 2u : 1u;
     if (img->layout == IC_AOS)
-        return img->data + (size_t)y * img->pitch + (size_t)x * (size_t)img->channels + (size_t)c;
-    return img->data + ((size_t)c * (size_t)img->height + (size_t)y) * img->pitch + (size_t)x;
+        return img->data + (size_t)y * img->pitch +
+               ((size_t)x * (size_t)img->channels + (size_t)c) * es;
+    return img->data + ((size_t)c * (size_t)img->height + (size_t)y) * img->pitch + (size_t)x * es;
 }
 
-/* Returns 1 when both images have the same size and channel count and every
- * sample is equal (layouts and pitches may differ), 0 otherwise. */
+/* Value of sample (x, y, c) of an IC_U8 or IC_U16 image (no bounds checks). */
+static inline unsigned ic_image_get(const ic_image *img, int x, int y, int c)
+{
+    const uint8_t *p = ic_image_at(img, x, y, c);
+    return img->type == IC_U16 ? *(const uint16_t *)(const void *)p : *p;
+}
+
+/* Sets sample (x, y, c) to v (the caller keeps v within ic_sample_max). */
+static inline void ic_image_set(const ic_image *img, int x, int y, int c, unsigned v)
+{
+    uint8_t *p = ic_image_at(img, x, y, c);
+    if (img->type == IC_U16)
+        *(uint16_t *)(void *)p = (uint16_t)v;
+    else
+        *p = (uint8_t)v;
+}
+
+/* Returns 1 when both images have the same size, channel count and sample
+ * type and every sample is equal (layouts and pitches may differ), 0 otherwise. */
 int ic_image_equal(const ic_image *a, const ic_image *b);
 
-/* Copies src into dst, converting layout (AoS <-> SoA) and pitch as needed.
- * dst must already have src's width, height and channels.
+/* Copies src into dst, converting layout (AoS <-> SoA), pitch and sample type
+ * as needed. dst must already have src's width, height and channels. Between
+ * types: IC_U8 -> IC_U16 is v * 257 (0 -> 0, 255 -> 65535), IC_U16 -> IC_U8 is
+ * round(v / 257) (exact, no ties: (v + 128) / 257 in integers).
  * Errors: IC_ERR_INVALID_ARG on mismatched sizes. */
 ic_status ic_image_copy(ic_image *dst, const ic_image *src);
 
-/* Creates *dst (owned) as a copy of src in the given layout. */
+/* Creates *dst (owned) as a copy of src in the given layout (same type). */
 ic_status ic_image_clone(ic_image *dst, const ic_image *src, ic_layout layout);
 
 /* Fills an existing image with a deterministic test chart: gradients, hard edges,
  * fine lines, a zone plate and seeded noise, one pattern per region; channels
- * get related but different content. Same size and seed -> same pixels. */
+ * get related but different content. Same size and seed -> same pixels; an
+ * IC_U16 chart is the IC_U8 one times 257. */
 ic_status ic_image_chart(ic_image *img, uint32_t seed);
 
 /* ------------------------------------------------------------------------ */
@@ -309,9 +352,10 @@ const char *ic_alpha_name(ic_alpha a);
 /* Everything that changes what ic_convolve computes, besides image and kernel. */
 typedef struct ic_params {
     ic_border border;
-    float border_value; /* for IC_BORDER_CONSTANT, in sample units (0..255) */
+    float border_value; /* for IC_BORDER_CONSTANT, in sample units (0..255, or
+                         * 0..65535 for IC_U16 images) */
     int correlate;      /* nonzero: correlation (kernel not flipped) */
-    float bias;         /* added after the weighted sum, before rounding */
+    float bias;         /* added after the weighted sum, before rounding (sample units) */
     ic_alpha alpha;
 } ic_params;
 
@@ -447,8 +491,11 @@ const char *ic_context_backend(const ic_context *ctx);
 ic_timing ic_context_timing(const ic_context *ctx);
 
 /* Filters src into dst with kernel k and params p (NULL: defaults).
- * dst must be allocated with src's width, height and channel count; its layout
- * and pitch may differ from src's. src and dst must not overlap.
+ * dst must be allocated with src's width, height, channel count and sample
+ * type (IC_ERR_INVALID_ARG otherwise); its layout and pitch may differ from
+ * src's. src and dst must not overlap. IC_U16 images are filtered by the
+ * backends that support them (seq, cpu; the others give IC_ERR_UNSUPPORTED
+ * naming the backend). Premultiplied alpha at 16 bits uses a = alpha / 65535.
  *
  * Device images (ic_image_wrap_device) are accepted by the CUDA backends:
  * either or both of src and dst may be device images (a host image on the
@@ -502,12 +549,17 @@ ic_status ic_filter(const ic_image *src, ic_image *dst, const ic_kernel *k, cons
  * .pam is not supported). */
 typedef enum ic_format {
     IC_FMT_UNKNOWN = 0,
-    IC_FMT_PNM, /* binary PGM (P5) / PPM (P6), maxval <= 255 */
+    IC_FMT_PNM, /* binary PGM (P5) / PPM (P6); maxval > 255 is 16-bit (big-endian) */
     IC_FMT_PNG,
     IC_FMT_JPEG,
-    IC_FMT_TIFF, /* first image of the file; stored as 8-bit 1..4 channels, deflate */
+    IC_FMT_TIFF, /* first image of the file; stored as 8- or 16-bit 1..4 channels, deflate */
     IC_FMT_WEBP  /* still images; stored as RGB or RGBA (grey is expanded) */
 } ic_format;
+
+/* Bits per sample a format keeps: 16 for PNG, PNM and TIFF (IC_U16 images
+ * are written at 16 bits, IC_U8 at 8), 8 for JPEG and WebP (IC_U16 images are
+ * written as round(v / 257)), 0 for IC_FMT_UNKNOWN. */
+int ic_format_depth(ic_format f);
 
 /* 1 when support for the format was compiled in (PNM always is). */
 int ic_format_supported(ic_format f);
@@ -572,6 +624,10 @@ typedef struct ic_load_options {
      * on the CPU only). It must not call back into this load. */
     void (*header_ok)(void *user, int width, int height);
     void *header_ok_user; /* passed to header_ok */
+    /* 0: files with more than 8 bits per sample (16-bit PNG and TIFF, PNM
+     * with maxval > 255) load as IC_U16 images, others as IC_U8. Nonzero:
+     * every image loads as IC_U8, 16-bit samples converted as round(v / 257). */
+    int eight_bit;
 } ic_load_options;
 
 /* Loads an image file into *img (owned): reads the file and decodes it as
@@ -609,8 +665,10 @@ typedef struct ic_save_options {
  * is 0 (bench/png-speed.sh measured the choice). */
 #define IC_PNG_DEFAULT_LEVEL 2
 
-/* Saves img to path, format by extension. The data is written to a file
- * without a name (O_TMPFILE; elsewhere a hidden temporary) in the target
+/* Saves img (IC_U8 or IC_U16) to path, format by extension. IC_U16 images are
+ * written at 16 bits by PNG, PNM (maxval 65535) and TIFF, and converted to 8
+ * bits (round(v / 257)) for JPEG and WebP: ic_format_depth says which. The
+ * data is written to a file without a name (O_TMPFILE; elsewhere a hidden temporary) in the target
  * directory and put in place over path only when complete, so a failure or an
  * interruption never leaves a partial file (see ic_save_cleanup). Channels
  * stored: PNG and TIFF as the image (1..4); WebP RGB or RGBA (grey expanded,

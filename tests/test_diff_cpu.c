@@ -264,6 +264,53 @@ static void compare_self_test(void)
           "compare: systematic off-by-one passed");
 }
 
+/* 16 bits by hand: averages of neighbours (ties to even), the clamp at 65535
+ * and at 0 with a bias, and the refusal of mixed types. */
+static void u16_worked_example(const char *backend)
+{
+    static const uint16_t in[] = {1, 2, 3, 4, 65533, 65534, 65535, 0, 40000, 40001};
+    /* average of in(x-1), in(x), replicate border:
+     * 1 1.5 2.5 3.5 32768.5 65533.5 65534.5 32767.5 20000 40000.5 */
+    static const uint16_t avg[] = {1, 2, 2, 4, 32768, 65534, 65534, 32768, 20000, 40000};
+    /* bias +1 (65534.5 -> 65534, 65535.5 clamped to 65535) and bias -3 (clamped at 0) */
+    static const uint16_t avg_p1[] = {2, 2, 4, 4, 32770, 65534, 65535, 32768, 20001, 40002};
+    static const uint16_t avg_m3[] = {0, 0, 0, 0, 32766, 65530, 65532, 32764, 19997, 39998};
+    const int n = (int)(sizeof in / sizeof in[0]);
+    uint16_t src[10], dst[10];
+    memcpy(src, in, sizeof src);
+    ic_image s, d;
+    CHECK(ic_image_wrap_type(&s, src, n, 1, 1, IC_AOS, 0, IC_U16) == IC_OK, "wrap 16-bit");
+    CHECK(ic_image_wrap_type(&d, dst, n, 1, 1, IC_AOS, 0, IC_U16) == IC_OK, "wrap 16-bit");
+    static const float corr[3] = {0.5f, 0.5f, 0.0f};
+    ic_kernel k;
+    CHECK(ic_kernel_create(&k, 3, 1, corr, 1.0) == IC_OK, "kernel");
+    ic_context *ctx = NULL;
+    CHECK(ic_context_create(&ctx, backend, NULL) == IC_OK, "%s: context", backend);
+    if (!ctx) {
+        ic_kernel_free(&k);
+        return;
+    }
+    const float biases[3] = {0.0f, 1.0f, -3.0f};
+    const uint16_t *want[3] = {avg, avg_p1, avg_m3};
+    for (int b = 0; b < 3; b++) {
+        ic_params p = params(IC_BORDER_REPLICATE, 0, 1, biases[b], IC_ALPHA_AUTO);
+        memset(dst, 0xA5, sizeof dst);
+        ic_status st = ic_convolve(ctx, &s, &d, &k, &p);
+        CHECK(st == IC_OK, "%s: 16-bit convolve: %s", backend, ic_last_error());
+        for (int x = 0; st == IC_OK && x < n; x++)
+            CHECK(dst[x] == want[b][x], "%s: 16-bit bias %g x=%d: got %u, want %u", backend,
+                  (double)biases[b], x, dst[x], want[b][x]);
+    }
+    uint8_t d8[10];
+    ic_image d8i;
+    CHECK(ic_image_wrap(&d8i, d8, n, 1, 1, IC_AOS, 0) == IC_OK, "wrap 8-bit");
+    ic_status st = ic_convolve(ctx, &s, &d8i, &k, NULL);
+    CHECK(st == IC_ERR_INVALID_ARG && strstr(ic_last_error(), "sample types"),
+          "%s: 16-bit into 8-bit gave %s (%s)", backend, ic_status_str(st), ic_last_error());
+    ic_context_free(ctx);
+    ic_kernel_free(&k);
+}
+
 int main(void)
 {
     oracle_self_test();
@@ -291,6 +338,9 @@ int main(void)
             continue;
         }
         failures += ict_diff_backend(info.name, ICT_DIFF_CASES, ICT_DIFF_SEED, ICT_DIFF_MAX_DIM);
+        failures += ict_diff_backend_type(info.name, ICT_DIFF_CASES, ICT_DIFF_SEED,
+                                          ICT_DIFF_MAX_DIM, IC_U16);
+        u16_worked_example(info.name);
         ran++;
     }
     char why[200];

@@ -149,28 +149,29 @@ static int expect_converted(const ic_image *src, int x, int y, int c, int dst_ch
     const int sc = src->channels;
     const int s_alpha = sc == 2 || sc == 4, d_alpha = dst_ch == 2 || dst_ch == 4;
     if (d_alpha && c == dst_ch - 1)
-        return s_alpha ? *ic_image_at(src, x, y, sc - 1) : 255;
+        return s_alpha ? (int)ic_image_get(src, x, y, sc - 1) : (int)ic_sample_max(src->type);
     if (sc >= 3 && dst_ch >= 3)
-        return *ic_image_at(src, x, y, c);
+        return (int)ic_image_get(src, x, y, c);
     if (sc >= 3)
-        return expect_luma(*ic_image_at(src, x, y, 0), *ic_image_at(src, x, y, 1),
-                           *ic_image_at(src, x, y, 2));
-    return *ic_image_at(src, x, y, 0); /* grey to grey or to every colour channel */
+        return expect_luma((int)ic_image_get(src, x, y, 0), (int)ic_image_get(src, x, y, 1),
+                           (int)ic_image_get(src, x, y, 2));
+    return (int)ic_image_get(src, x, y, 0); /* grey to grey or to every colour channel */
 }
 
-/* 1 when got equals src converted to got->channels, sample by sample. */
+/* 1 when got equals src converted to got->channels, sample by sample (both
+ * of one sample type). */
 static int equal_converted(const ic_image *got, const ic_image *src, char *why, size_t n)
 {
-    if (got->width != src->width || got->height != src->height) {
-        snprintf(why, n, "size %dx%d, expected %dx%d", got->width, got->height, src->width,
-                 src->height);
+    if (got->width != src->width || got->height != src->height || got->type != src->type) {
+        snprintf(why, n, "size %dx%d type %d, expected %dx%d type %d", got->width, got->height,
+                 (int)got->type, src->width, src->height, (int)src->type);
         return 0;
     }
     for (int y = 0; y < got->height; y++)
         for (int x = 0; x < got->width; x++)
             for (int c = 0; c < got->channels; c++) {
                 int e = expect_converted(src, x, y, c, got->channels);
-                int g = *ic_image_at(got, x, y, c);
+                int g = (int)ic_image_get(got, x, y, c);
                 if (e != g) {
                     snprintf(why, n, "sample (%d,%d,%d) = %d, expected %d", x, y, c, g, e);
                     return 0;
@@ -186,7 +187,8 @@ static int has_transparency(const ic_image *img)
         return 0;
     for (int y = 0; y < img->height; y++)
         for (int x = 0; x < img->width; x++)
-            if (expect_converted(img, x, y, img->channels - 1, img->channels) < 255)
+            if (expect_converted(img, x, y, img->channels - 1, img->channels) <
+                (int)ic_sample_max(img->type))
                 return 1;
     return 0;
 }
@@ -345,7 +347,7 @@ static ic_status save_load(const ic_image *src, const char *name, ic_layout layo
         memset(out, 0, sizeof *out);
         return st;
     }
-    ic_load_options lo = {force, layout, 0, 0, NULL, NULL, NULL};
+    ic_load_options lo = {force, layout, 0, 0, NULL, NULL, NULL, 0};
     st = ic_image_load(out, path_in_dir(name), &lo);
     ICT_EXPECT(st == IC_OK, "load %s: %s (%s)", name, ic_status_str(st), ic_last_error());
     if (st == IC_OK)
@@ -354,17 +356,22 @@ static ic_status save_load(const ic_image *src, const char *name, ic_layout layo
 }
 
 /* Every lossless format x channel count x layout x pitch, random odd sizes
- * (WebP saved lossless). */
+ * (WebP saved lossless), at 8 and at 16 bits: PNG, PNM and TIFF give the
+ * 16-bit samples back exactly, WebP their 8-bit conversion round(v / 257). */
 static void test_lossless_round_trips(void)
 {
     const char *exts[] = {"pnm", "pgm", "ppm", "png", "tif", "tiff", "webp"};
+    for (int t = 0; t < 2; t++)
     for (int e = 0; e < 7; e++) {
+        const ic_sample_type type = t ? IC_U16 : IC_U8;
+        const size_t es = ic_sample_size(type);
         char probe[16];
         snprintf(probe, sizeof probe, "x.%s", exts[e]);
         if (!ic_format_supported(ic_format_from_path(probe))) {
             printf("skipped: .%s round trips (not built in)\n", exts[e]);
             continue;
         }
+        const int keeps16 = ic_format_depth(ic_format_from_path(probe)) == 16;
         for (int ch = 1; ch <= 4; ch++)
             for (int lay = 0; lay < 2; lay++)
                 for (int padded = 0; padded < 2; padded++) {
@@ -375,21 +382,39 @@ static void test_lossless_round_trips(void)
                     ic_image src;
                     uint8_t *mem = NULL;
                     if (padded) { /* caller memory with a pitch that is not a multiple of 64 */
-                        size_t row = (size_t)w * (layout == IC_AOS ? (size_t)ch : 1u);
-                        size_t pitch = row + 13;
+                        size_t row = (size_t)w * (layout == IC_AOS ? (size_t)ch : 1u) * es;
+                        size_t pitch = row + 13 * es;
                         size_t rows = (size_t)h * (layout == IC_SOA ? (size_t)ch : 1u);
                         mem = malloc(pitch * rows);
                         ICT_EXPECT(mem != NULL, "malloc");
                         if (!mem)
                             continue;
                         memset(mem, 0xA5, pitch * rows);
-                        ICT_EXPECT(ic_image_wrap(&src, mem, w, h, ch, layout, pitch) == IC_OK, "wrap");
+                        ICT_EXPECT(ic_image_wrap_type(&src, mem, w, h, ch, layout, pitch, type) ==
+                                  IC_OK,
+                              "wrap");
                     } else {
-                        ICT_EXPECT(ic_image_create(&src, w, h, ch, layout) == IC_OK, "create");
+                        ICT_EXPECT(ic_image_create_type(&src, w, h, ch, layout, type) == IC_OK,
+                              "create");
                     }
                     ic_image_chart(&src, (uint32_t)ict_next(&g_rng));
+                    if (type == IC_U16) /* the chart is v * 257: vary the low bytes too */
+                        for (int y = 0; y < h; y++)
+                            for (int x = 0; x < w; x++)
+                                for (int c = 0; c < ch; c++)
+                                    ic_image_set(&src, x, y, c,
+                                                 ic_image_get(&src, x, y, c) ^ ((uint32_t)ict_next(&g_rng) & 0xFFu));
+                    /* what the file holds: src, or its 8-bit conversion */
+                    ic_image want = src, low;
+                    memset(&low, 0, sizeof low);
+                    if (type == IC_U16 && !keeps16) {
+                        ICT_EXPECT(ic_image_create(&low, w, h, ch, IC_AOS) == IC_OK &&
+                                  ic_image_copy(&low, &src) == IC_OK,
+                              "8-bit copy");
+                        want = low;
+                    }
                     char name[64];
-                    snprintf(name, sizeof name, "rt_%d_%d_%d.%s", ch, lay, padded, exts[e]);
+                    snprintf(name, sizeof name, "rt_%d_%d_%d_%d.%s", t, ch, lay, padded, exts[e]);
                     int expect_ch = ch;
                     if (!strcmp(exts[e], "pnm"))
                         expect_ch = ch <= 2 ? 1 : 3;
@@ -398,20 +423,23 @@ static void test_lossless_round_trips(void)
                     else if (!strcmp(exts[e], "ppm"))
                         expect_ch = 3;
                     else if (!strcmp(exts[e], "webp")) /* no grey; opaque stores no alpha */
-                        expect_ch = (ch == 2 || ch == 4) && has_transparency(&src) ? 4 : 3;
+                        expect_ch = (ch == 2 || ch == 4) && has_transparency(&want) ? 4 : 3;
                     const ic_layout load_layout = ((uint32_t)ict_next(&g_rng) & 1) ? IC_SOA : IC_AOS;
                     ic_image got;
                     if (save_load(&src, name, load_layout, 0, 0, 1, &got) == IC_OK) {
                         char why[160] = "";
                         ICT_EXPECT(got.channels == expect_ch, "%s %dx%d: %d channels, expected %d", name,
                               w, h, got.channels, expect_ch);
+                        ICT_EXPECT(got.type == want.type, "%s: sample type %d, expected %d", name,
+                              (int)got.type, (int)want.type);
                         ICT_EXPECT(got.channels == expect_ch &&
-                                  equal_converted(&got, &src, why, sizeof why),
+                                  equal_converted(&got, &want, why, sizeof why),
                               "%s %dx%d layout %d->%d: %s", name, w, h, layout, load_layout, why);
                         if (expect_ch == ch)
-                            ICT_EXPECT(ic_image_equal(&got, &src), "%s: ic_image_equal", name);
+                            ICT_EXPECT(ic_image_equal(&got, &want), "%s: ic_image_equal", name);
                     }
                     ic_image_free(&got);
+                    ic_image_free(&low);
                     ic_image_free(&src);
                     free(mem);
                     remove(path_in_dir(name));
@@ -478,7 +506,7 @@ static void test_channel_forcing(void)
         for (int dc = 1; dc <= 4; dc++)
             for (int lay = 0; lay < 2; lay++) {
                 ic_image got;
-                ic_load_options lo = {dc, lay ? IC_SOA : IC_AOS, 0, 0, NULL, NULL, NULL};
+                ic_load_options lo = {dc, lay ? IC_SOA : IC_AOS, 0, 0, NULL, NULL, NULL, 0};
                 ic_status st = ic_image_load(&got, path_in_dir(name), &lo);
                 ICT_EXPECT(st == IC_OK, "load %d -> %d channels: %s", sc, dc, ic_last_error());
                 if (st != IC_OK)
@@ -496,7 +524,7 @@ static void test_channel_forcing(void)
     static const uint8_t ppm[] = "P6\n1 1\n255\n\xC8\x64\x32";
     ICT_EXPECT(write_bytes(path_in_dir("one.ppm"), ppm, sizeof ppm - 1), "write");
     ic_image got;
-    ic_load_options lo = {2, IC_AOS, 0, 0, NULL, NULL, NULL};
+    ic_load_options lo = {2, IC_AOS, 0, 0, NULL, NULL, NULL, 0};
     ICT_EXPECT(ic_image_load(&got, path_in_dir("one.ppm"), &lo) == IC_OK, "%s", ic_last_error());
     ICT_EXPECT(got.data && got.data[0] == 124 && got.data[1] == 255, "luma+alpha %d %d",
           got.data ? got.data[0] : -1, got.data ? got.data[1] : -1);
@@ -524,6 +552,107 @@ static void expect_load_error(const char *name, const ic_load_options *lo, ic_st
     ICT_EXPECT(img.data == NULL && img.width == 0 && img.owner == 0, "%s: image not zeroed", name);
     if (st == IC_OK)
         ic_image_free(&img);
+}
+
+/* 16-bit PNM: big-endian samples; maxval 65535 as stored, another maxval M
+ * > 255 rescaled to round(v * 65535 / M); a sample over maxval refused. */
+static void test_pnm_16bit(void)
+{
+    ic_image img;
+    static const char hdr[] = "P5\n3 1\n1000\n";
+    const uint16_t px[3] = {0, 500, 1000};
+    uint8_t buf[64];
+    memcpy(buf, hdr, sizeof hdr - 1);
+    for (int i = 0; i < 3; i++) {
+        buf[sizeof hdr - 1 + 2 * i] = (uint8_t)(px[i] >> 8);
+        buf[sizeof hdr + 2 * i] = (uint8_t)px[i];
+    }
+    ICT_EXPECT(write_bytes(path_in_dir("m1000.pgm"), buf, sizeof hdr - 1 + 6), "write");
+    ICT_EXPECT(ic_image_load(&img, path_in_dir("m1000.pgm"), NULL) == IC_OK, "%s",
+          ic_last_error());
+    ICT_EXPECT(img.type == IC_U16, "maxval 1000 loads as 16-bit");
+    const int want[3] = {0, 32768, 65535}; /* 500 * 65535 / 1000 = 32767.5 rounds up */
+    for (int i = 0; img.data && img.type == IC_U16 && i < 3; i++)
+        ICT_EXPECT((int)ic_image_get(&img, i, 0, 0) == want[i], "maxval 1000: sample %d = %u, want %d",
+              i, ic_image_get(&img, i, 0, 0), want[i]);
+    ic_image_free(&img);
+    buf[sizeof hdr - 1 + 4] = 0x04; /* 1000 = 0x03E8 -> 0x04E8 = 1256: over maxval */
+    ICT_EXPECT(write_bytes(path_in_dir("m1000o.pgm"), buf, sizeof hdr - 1 + 6), "write");
+    expect_load_error("m1000o.pgm", NULL, IC_ERR_FORMAT, "exceeds maxval");
+
+    static const uint8_t be[] = "P6\n1 1\n65535\n\x12\x34\xAB\xCD\xFF\xFF";
+    ICT_EXPECT(write_bytes(path_in_dir("be.ppm"), be, sizeof be - 1), "write");
+    ICT_EXPECT(ic_image_load(&img, path_in_dir("be.ppm"), NULL) == IC_OK, "%s", ic_last_error());
+    ICT_EXPECT(img.type == IC_U16 && ic_image_get(&img, 0, 0, 0) == 0x1234 &&
+              ic_image_get(&img, 0, 0, 1) == 0xABCD && ic_image_get(&img, 0, 0, 2) == 0xFFFF,
+          "16-bit PPM samples are big-endian");
+    ic_image_free(&img);
+    /* the memory limit counts 2 bytes per sample: 8 bits fit, 16 do not */
+    static const char hdr2[] = "P5\n1000 1000\n65535\n";
+    ICT_EXPECT(write_bytes(path_in_dir("mem16.pgm"), hdr2, sizeof hdr2 - 1), "write");
+    ic_load_options lo = {.max_memory = 1500000};
+    expect_load_error("mem16.pgm", &lo, IC_ERR_TOO_LARGE, "memory limit");
+    remove(path_in_dir("m1000.pgm"));
+    remove(path_in_dir("m1000o.pgm"));
+    remove(path_in_dir("be.ppm"));
+    remove(path_in_dir("mem16.pgm"));
+}
+
+/* 16-bit PNG and TIFF files written by the library, cut and corrupted: clean
+ * errors, never a crash; the pixel limit stops a 16-bit IHDR bomb. */
+static void test_16bit_bad_input(void)
+{
+    bytes b = {0};
+    png_start(&b, 200000, 200000, 16, 6);
+    ICT_EXPECT(write_bytes(path_in_dir("huge16.png"), b.p, b.n), "write");
+    expect_load_error("huge16.png", NULL, IC_ERR_TOO_LARGE, "exceeds the pixel limit");
+    free(b.p);
+    remove(path_in_dir("huge16.png"));
+    const char *exts[] = {"png", "tif"};
+    for (int e = 0; e < 2; e++) {
+        char name[32], probe[16];
+        snprintf(probe, sizeof probe, "x.%s", exts[e]);
+        if (!ic_format_supported(ic_format_from_path(probe)))
+            continue;
+        ic_image src, img;
+            ICT_EXPECT(ic_image_create_type(&src, 90, 70, 4, IC_AOS, IC_U16) == IC_OK, "create");
+        ic_image_chart(&src, 5);
+        snprintf(name, sizeof name, "ok16.%s", exts[e]);
+        ICT_EXPECT(ic_image_save(&src, path_in_dir(name), NULL) == IC_OK, "%s", ic_last_error());
+        ic_image_free(&src);
+        size_t n = 0;
+        uint8_t *data = read_bytes(path_in_dir(name), &n);
+        ICT_EXPECT(data && n > 200, "%s size %zu", name, n);
+        const size_t cuts[] = {8, 40, n / 2, n - 20, n - 1};
+        for (size_t i = 0; data && n > 200 && i < sizeof cuts / sizeof cuts[0]; i++) {
+            ICT_EXPECT(write_bytes(path_in_dir("cut16"), data, cuts[i]), "write");
+            ic_status st = ic_image_load(&img, path_in_dir("cut16"), NULL);
+            ICT_EXPECT(st == IC_ERR_FORMAT && img.data == NULL && one_line(ic_last_error()),
+                  "16-bit %s cut at %zu of %zu: %s '%s'", exts[e], cuts[i], n, ic_status_str(st),
+                  ic_last_error());
+            ic_image_free(&img);
+        }
+        for (int t = 0; data && n > 200 && t < 8; t++) {
+            uint8_t *bad = malloc(n);
+            if (!bad)
+                break;
+            memcpy(bad, data, n);
+            for (int k = 0; k < 16; k++)
+                bad[8 + (uint32_t)ict_next(&g_rng) % (n - 8)] ^= (uint8_t)(1u << ((uint32_t)ict_next(&g_rng) % 8));
+            ICT_EXPECT(write_bytes(path_in_dir("noisy16"), bad, n), "write");
+            ic_status st = ic_image_load(&img, path_in_dir("noisy16"), NULL);
+            ICT_EXPECT(st == IC_OK || (img.data == NULL && one_line(ic_last_error())), "noisy 16-bit %s: %s '%s'",
+                  exts[e], ic_status_str(st), ic_last_error());
+            ic_image_free(&img);
+            free(bad);
+        }
+        ic_load_options lo = {.max_pixels = 90 * 70 - 1};
+        expect_load_error(name, &lo, IC_ERR_TOO_LARGE, "exceeds the pixel limit 6299");
+        free(data);
+        remove(path_in_dir(name));
+        remove(path_in_dir("cut16"));
+        remove(path_in_dir("noisy16"));
+    }
 }
 
 static void test_pnm_parsing(void)
@@ -564,7 +693,9 @@ static void test_pnm_parsing(void)
         ic_status want;
         const char *needle;
     } bad[] = {
-        {"m16.pgm", "P5\n2 2\n65535\n", IC_ERR_FORMAT, "16-bit PNM not supported"},
+        {"m16.pgm", "P5\n2 2\n65535\n\x01\x02\x03\x04\x05", IC_ERR_FORMAT,
+         "truncated PGM data (expected 8 bytes, got 5)"},
+        {"m16big.ppm", "P6\n100000 100000\n65535\n", IC_ERR_TOO_LARGE, "pixel limit"},
         {"m0.pgm", "P5\n2 2\n0\n", IC_ERR_FORMAT, "maxval"},
         {"m70k.pgm", "P5\n2 2\n70000\n", IC_ERR_FORMAT, "maxval"},
         {"huge.ppm", "P6\n100000 100000\n255\n", IC_ERR_TOO_LARGE, "pixel limit"},
@@ -603,7 +734,7 @@ static void test_pnm_parsing(void)
         ICT_EXPECT(write_bytes(path_in_dir("cuthdr.ppm"), data, 8), "write");
         expect_load_error("cuthdr.ppm", NULL, IC_ERR_FORMAT, "truncated");
         /* The pixel limit: exactly width*height passes, one less fails. */
-        ic_load_options lo = {0, IC_AOS, 640 * 480, 0, NULL, NULL, NULL};
+        ic_load_options lo = {0, IC_AOS, 640 * 480, 0, NULL, NULL, NULL, 0};
         ICT_EXPECT(ic_image_load(&img, path_in_dir("full.ppm"), &lo) == IC_OK, "limit = w*h: %s",
               ic_last_error());
         ic_image_free(&img);
@@ -731,7 +862,7 @@ static void test_decode_memory(void)
               ic_last_error(), n);
         free(enc);
         const ic_load_options variants[] = {
-            {0, IC_AOS, 0, 0, NULL, NULL, NULL}, {4, IC_SOA, 0, 0, NULL, NULL, NULL}, {1, IC_AOS, 0, 0, NULL, NULL, NULL}};
+            {0, IC_AOS, 0, 0, NULL, NULL, NULL, 0}, {4, IC_SOA, 0, 0, NULL, NULL, NULL, 0}, {1, IC_AOS, 0, 0, NULL, NULL, NULL, 0}};
         for (int v = 0; v < 3; v++) {
             ic_image a, b;
             ic_status sa = ic_image_load(&a, path, &variants[v]);
@@ -745,7 +876,7 @@ static void test_decode_memory(void)
             ic_image_free(&b);
         }
         expect_decode(data, n / 2, NULL, IC_ERR_FORMAT, "truncated", names[f]);
-        ic_load_options lo = {0, IC_AOS, 97 * 61 - 1, 0, NULL, NULL, NULL};
+        ic_load_options lo = {0, IC_AOS, 97 * 61 - 1, 0, NULL, NULL, NULL, 0};
         expect_decode(data, n, &lo, IC_ERR_TOO_LARGE,
                       "pixel limit 5916 (raise it with --max-pixels)", names[f]);
         check_header_hook(names[f], path, data, n);
@@ -762,7 +893,7 @@ static void test_decode_memory(void)
     size_t n = 0;
     uint8_t *data = read_bytes(path_in_dir("mem.ppm"), &n);
     if (data) {
-        ic_load_options lo = {0, IC_AOS, 0, 921600, NULL, NULL, NULL};
+        ic_load_options lo = {0, IC_AOS, 0, 921600, NULL, NULL, NULL, 0};
         expect_decode(data, n, &lo, IC_OK, NULL, "exactly the memory limit");
         lo.max_memory = 921599;
         expect_decode(data, n, &lo, IC_ERR_TOO_LARGE,
@@ -784,7 +915,7 @@ static void test_decode_memory(void)
     expect_decode(NULL, 5, NULL, IC_ERR_INVALID_ARG, NULL, "NULL data");
     expect_decode("GIF89a, not ours", 16, NULL, IC_ERR_FORMAT, "not a PNG/JPEG/TIFF/WebP/PNM file", "GIF");
     expect_decode("P3\n1 1\n255\n0 0 0\n", 17, NULL, IC_ERR_FORMAT, "P3", "ASCII PPM");
-    const ic_load_options bad = {7, IC_AOS, 0, 0, NULL, NULL, NULL};
+    const ic_load_options bad = {7, IC_AOS, 0, 0, NULL, NULL, NULL, 0};
     expect_decode("P5\n1 1\n255\n\x80", 12, &bad, IC_ERR_INVALID_ARG, "channels", "channels 7");
     expect_decode("P5\n1 1\n255\n\x80", 12, NULL, IC_OK, NULL, "1x1 PGM");
     ICT_EXPECT(ic_image_decode(NULL, "P5", 2, NULL) == IC_ERR_INVALID_ARG, "NULL img");
@@ -809,7 +940,7 @@ static void test_generic_bad_input(void)
     ICT_EXPECT(mkdir(path_in_dir("adir.png"), 0700) == 0, "mkdir");
     expect_load_error("adir.png", NULL, IC_ERR_IO, NULL);
     rmdir(path_in_dir("adir.png"));
-    ic_load_options lo = {5, IC_AOS, 0, 0, NULL, NULL, NULL};
+    ic_load_options lo = {5, IC_AOS, 0, 0, NULL, NULL, NULL, 0};
     expect_load_error("junk.png", &lo, IC_ERR_INVALID_ARG, "channels");
     ic_image img;
     ICT_EXPECT(ic_image_load(&img, NULL, NULL) == IC_ERR_INVALID_ARG, "NULL path");
@@ -875,7 +1006,7 @@ static void test_png_bad_input(void)
         free(bad);
     }
     /* The pixel limit against a real file. */
-    ic_load_options lo = {0, IC_AOS, 120 * 80 - 1, 0, NULL, NULL, NULL};
+    ic_load_options lo = {0, IC_AOS, 120 * 80 - 1, 0, NULL, NULL, NULL, 0};
     expect_load_error("ok.png", &lo, IC_ERR_TOO_LARGE, "exceeds the pixel limit 9599");
     free(data);
     remove(path_in_dir("huge.png"));
@@ -952,7 +1083,8 @@ static void test_png_expansions(void)
     }
     ic_image_free(&img);
 
-    /* 16-bit RGB: scaled to 8 bits by rounding v * 255 / 65535. */
+    /* 16-bit RGB: kept at 16 bits (host order), or scaled to 8 bits by
+     * rounding v * 255 / 65535 = v / 257 when the options ask for 8 bits. */
     const uint16_t v16[6] = {0, 65535, 257 * 100, 257 * 100 + 128, 257 * 100 + 129, 40000};
     uint8_t raw16[1 + 12];
     raw16[0] = 0;
@@ -966,8 +1098,17 @@ static void test_png_expansions(void)
     ICT_EXPECT(write_bytes(path_in_dir("d16.png"), b.p, b.n), "write");
     ICT_EXPECT(ic_image_load(&img, path_in_dir("d16.png"), NULL) == IC_OK, "16-bit: %s",
           ic_last_error());
-    ICT_EXPECT(img.channels == 3 && img.width == 2, "16-bit dims");
-    for (int i = 0; img.data && img.channels == 3 && i < 6; i++) {
+    ICT_EXPECT(img.channels == 3 && img.width == 2 && img.type == IC_U16, "16-bit dims and type");
+    for (int i = 0; img.data && img.channels == 3 && img.type == IC_U16 && i < 6; i++) {
+        int got = (int)ic_image_get(&img, i / 3, 0, i % 3);
+        ICT_EXPECT(got == v16[i], "16-bit sample %u -> %d", v16[i], got);
+    }
+    ic_image_free(&img);
+    ic_load_options eight = {.eight_bit = 1};
+    ICT_EXPECT(ic_image_load(&img, path_in_dir("d16.png"), &eight) == IC_OK,
+          "16-bit as 8: %s", ic_last_error());
+    ICT_EXPECT(img.type == IC_U8, "eight_bit gave type %d", (int)img.type);
+    for (int i = 0; img.data && img.channels == 3 && img.type == IC_U8 && i < 6; i++) {
         int want = (int)lround(v16[i] * 255.0 / 65535.0);
         int got = *ic_image_at(&img, i / 3, 0, i % 3);
         ICT_EXPECT(got == want, "16-bit sample %u -> %d, want %d", v16[i], got, want);
@@ -1009,7 +1150,7 @@ static void test_jpeg_bad_input(void)
     ICT_EXPECT(write_bytes(path_in_dir("cut.jpg"), data, n / 2), "write");
     expect_load_error("cut.jpg", NULL, IC_ERR_FORMAT, "truncated JPEG data");
     /* The pixel limit, checked after the header. */
-    ic_load_options lo = {0, IC_AOS, 160 * 120 - 1, 0, NULL, NULL, NULL};
+    ic_load_options lo = {0, IC_AOS, 160 * 120 - 1, 0, NULL, NULL, NULL, 0};
     expect_load_error("ok.jpg", &lo, IC_ERR_TOO_LARGE, "image 160x120 exceeds the pixel limit");
     /* A JPEG SOI followed by garbage. */
     uint8_t junk[64] = {0xFF, 0xD8, 0xFF};
@@ -1083,7 +1224,7 @@ static void test_tiff_bad_input(void)
               img.data[img.pitch * 29 + 39] == (uint8_t)((29 * 40 + 39) * 7),
           "hand-made grey TIFF: %s (%s)", ic_status_str(st), ic_last_error());
     ic_image_free(&img);
-    ic_load_options lo = {0, IC_AOS, 40 * 30 - 1, 0, NULL, NULL, NULL};
+    ic_load_options lo = {0, IC_AOS, 40 * 30 - 1, 0, NULL, NULL, NULL, 0};
     expect_load_error("ok.tif", &lo, IC_ERR_TOO_LARGE, "exceeds the pixel limit 1199");
     b.n = 0;
     tiff_grey(&b, 40, 30, 40 * 30 / 2);
@@ -1162,7 +1303,7 @@ static void test_webp_bad_input(void)
               a.st_size < bq.st_size,
           "WebP quality 10 should give a smaller file than 92");
     ic_image_free(&src);
-    ic_load_options lo = {0, IC_AOS, 160 * 120 - 1, 0, NULL, NULL, NULL};
+    ic_load_options lo = {0, IC_AOS, 160 * 120 - 1, 0, NULL, NULL, NULL, 0};
     expect_load_error("ok.webp", &lo, IC_ERR_TOO_LARGE, "image 160x120 exceeds the pixel limit");
     size_t n = 0;
     uint8_t *data = read_bytes(path_in_dir("ok.webp"), &n);
@@ -1554,6 +1695,7 @@ int main(void)
     test_lossless_round_trips();
     test_channel_forcing();
     test_pnm_parsing();
+    test_pnm_16bit();
     test_generic_bad_input();
     test_decode_memory();
     test_save_failures();
@@ -1561,6 +1703,7 @@ int main(void)
     if (ic_format_supported(IC_FMT_PNG)) {
         test_png_bad_input();
         test_png_expansions();
+        test_16bit_bad_input();
     } else {
         printf("skipped: PNG round trips, bad PNG input, PNG expansions (built without PNG)\n");
     }

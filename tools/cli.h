@@ -115,6 +115,13 @@ ic_status cli_noted(ic_status s, char *buf, size_t buflen);
  * directory", "read error: ..."). Returns IC_OK, IC_ERR_IO or IC_ERR_NOMEM. */
 ic_status cli_read_file(const char *path, uint8_t **data, size_t *size, char *msg, size_t msglen);
 
+/* After a successful save of img to a file whose name (or, for standard
+ * output, --format name) is `name`: when img has 16-bit samples and the
+ * format holds 8 bits (JPEG, WebP), one line on stderr saying so, naming the
+ * output as `shown` ("imgconv: OUT: 16-bit samples written as 8-bit (JPEG
+ * holds 8 bits)"). Nothing otherwise. */
+void cli_depth_notice(const char *shown, const char *name, const ic_image *img);
+
 /* Monotonic clock in milliseconds (for --time). */
 double cli_now_ms(void);
 

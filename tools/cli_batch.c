@@ -210,6 +210,8 @@ static void *encoder(void *arg)
         const ic_status s =
             cli_noted(ic_image_save(&it->out, b->files.v[it->idx].out, &so), msg, sizeof msg);
         add_time(b, &b->ms_encode, cli_now_ms() - t);
+        if (s == IC_OK)
+            cli_depth_notice(b->files.v[it->idx].out, b->files.v[it->idx].out, &it->out);
         char problem[320];
         if (s != IC_OK)
             snprintf(problem, sizeof problem, "cannot write %s: %s", b->files.v[it->idx].out,
@@ -238,8 +240,8 @@ static void filter_stage(batch *b, ic_context *ctx, const ic_kernel *k, const ic
                           ? IC_OK
                           : IC_ERR_TOO_LARGE;
         if (s == IC_OK)
-            s = ic_image_create(&it->out, it->img.width, it->img.height, it->img.channels,
-                                it->img.layout);
+            s = ic_image_create_type(&it->out, it->img.width, it->img.height, it->img.channels,
+                                     it->img.layout, it->img.type);
         if (s == IC_OK)
             s = ic_convolve(ctx, &it->img, &it->out, k, p);
         add_time(b, &b->ms_filter, cli_now_ms() - t);

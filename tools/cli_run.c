@@ -273,9 +273,9 @@ static void print_plan(const cli_options *o, ic_context *ctx, const ic_kernel *k
                        const ic_image *src, const ic_params *p)
 {
     printf("plan:\n");
-    printf("  input     %s: %dx%d, %d channel%s, filtered in %s layout\n", o->input, src->width,
-           src->height, src->channels, src->channels == 1 ? "" : "s",
-           o->layout == IC_SOA ? "planar (soa)" : "interleaved (aos)");
+    printf("  input     %s: %dx%d, %d channel%s of %d bits, filtered in %s layout\n", o->input,
+           src->width, src->height, src->channels, src->channels == 1 ? "" : "s",
+           src->type == IC_U16 ? 16 : 8, o->layout == IC_SOA ? "planar (soa)" : "interleaved (aos)");
     printf("  kernel    %s (%dx%d), divisor %g, weights sum %g\n", k->name, k->width, k->height,
            k->divisor, ic_kernel_sum(k));
     ic_factors f;
@@ -328,7 +328,18 @@ static void print_plan(const cli_options *o, ic_context *ctx, const ic_kernel *k
             line = nl ? nl + 1 : NULL;
         }
     }
-    printf("  output    %s (%s)\n", o->output, ic_format_name(ic_format_from_path(o->output)));
+    const ic_format of = ic_format_from_path(o->output);
+    printf("  output    %s (%s, %d bits)\n", o->output, ic_format_name(of),
+           src->type == IC_U16 && ic_format_depth(of) >= 16 ? 16 : 8);
+}
+
+void cli_depth_notice(const char *shown, const char *name, const ic_image *img)
+{
+    const ic_format f = ic_format_from_path(name);
+    if (img->type != IC_U16 || ic_format_depth(f) >= 16)
+        return;
+    fprintf(stderr, "imgconv: %s: 16-bit samples written as 8-bit (%s holds 8 bits)\n",
+            shown, f == IC_FMT_JPEG ? "JPEG" : f == IC_FMT_WEBP ? "WebP" : ic_format_name(f));
 }
 
 /* Per-stage samples of the --repeat runs. */
@@ -647,7 +658,8 @@ int cli_run_filter(const cli_options *o, cli_err *e)
         if (on_gpu)
             s = cli_noted(ic_gpu_codec_output(codec, 0, &src, &dst), buf, sizeof buf);
         else
-            s = ic_image_create(&dst, src.width, src.height, src.channels, o->layout);
+            s = ic_image_create_type(&dst, src.width, src.height, src.channels, o->layout,
+                                     src.type);
         if (s != IC_OK) {
             code = cli_fail(e, on_gpu ? cli_exit_for_backend(s) : CLI_EXIT_INTERNAL, o->input,
                             "cannot allocate the output image: %s", reason(on_gpu ? buf : NULL, s));
@@ -686,6 +698,8 @@ int cli_run_filter(const cli_options *o, cli_err *e)
                             o->output, "%s", reason(buf, s));
             goto done;
         }
+        if (emit)
+            cli_depth_notice(o->output, to_stdout ? stdout_name : o->output, &dst);
 
         samples[ST_LOAD][run] = b - a;
         samples[ST_UPLOAD][run] = t.upload_ms;

@@ -185,14 +185,14 @@ class Context(_imgconv.Context):
                                  _device_of(dev), stream, *args)
             return out
         src = np.asarray(image)
-        if src.dtype != np.uint8:
-            raise TypeError(f"image samples must be uint8, not {src.dtype}")
+        if src.dtype not in (np.uint8, np.uint16):
+            raise TypeError(f"image samples must be uint8 or uint16, not {src.dtype}")
         if not _wrappable(src):
             src = np.ascontiguousarray(src)
         if out is None:
-            out = np.empty(src.shape, dtype=np.uint8)
-        elif not isinstance(out, np.ndarray) or out.shape != src.shape or out.dtype != np.uint8:
-            raise ValueError("out must be a uint8 NumPy array of the image's shape")
+            out = np.empty(src.shape, dtype=src.dtype)
+        elif not isinstance(out, np.ndarray) or out.shape != src.shape or out.dtype != src.dtype:
+            raise ValueError(f"out must be a {src.dtype} NumPy array of the image's shape")
         if np.shares_memory(src, out):
             raise ValueError("out overlaps the image (filtering cannot be done in place)")
         super().convolve(src, out, k, *args)
@@ -204,8 +204,9 @@ def _wrappable(a):
     if a.ndim not in (2, 3):
         return False
     c = a.shape[2] if a.ndim == 3 else 1
-    s = a.strides
-    return s[1] == c and (a.ndim == 2 or s[2] == 1) and s[0] >= a.shape[1] * c
+    s, e = a.strides, a.itemsize
+    return (a.dtype.isnative and s[1] == c * e and (a.ndim == 2 or s[2] == e)
+            and s[0] >= a.shape[1] * c * e and s[0] % e == 0)
 
 
 _local = threading.local()
@@ -226,8 +227,9 @@ def context(backend="auto", threads=0, device=0):
 
 def convolve(image, kernel, border="mirror", backend="auto", correlate=False, bias=0.0,
              alpha="auto", border_value=0.0, threads=0, device=None, out=None):
-    """Filters an image (H x W or H x W x C uint8; NumPy, CuPy or PyTorch CUDA)
-    with a kernel and returns the result.
+    """Filters an image (H x W or H x W x C uint8, or uint16 NumPy arrays on
+    the CPU backends; NumPy, CuPy or PyTorch CUDA) with a kernel and returns
+    the result (of the image's dtype).
 
     border: constant (border_value), replicate/nearest, mirror (scipy "mirror",
     OpenCV's default), reflect (scipy "reflect"), wrap (scipy "grid-wrap").
@@ -245,21 +247,23 @@ def convolve(image, kernel, border="mirror", backend="auto", correlate=False, bi
 
 
 def load(path, channels=0):
-    """Loads a PNG, JPEG or PGM/PPM file as an H x W (grey) or H x W x C uint8
-    array; channels=1..4 converts on load."""
-    buf, h, w, c = _imgconv.load(path, channels)
-    a = np.frombuffer(buf, dtype=np.uint8)
+    """Loads a PNG, JPEG, TIFF, WebP or PGM/PPM file as an H x W (grey) or
+    H x W x C array: uint16 for 16-bit files (16-bit PNG and TIFF, PNM with
+    maxval > 255), uint8 otherwise; channels=1..4 converts on load."""
+    buf, h, w, c, bits = _imgconv.load(path, channels)
+    a = np.frombuffer(buf, dtype=np.uint16 if bits == 16 else np.uint8)
     return a.reshape((h, w) if c == 1 else (h, w, c))
 
 
 def save(path, image, quality=0):
-    """Saves an H x W [x C] uint8 array; the format follows the extension
-    (.png, .jpg/.jpeg, .pgm/.ppm/.pnm). Written to a temporary file and
-    renamed, so a failure never leaves a partial file. quality: JPEG 1..100
-    (0: 92)."""
+    """Saves an H x W [x C] uint8 or uint16 array; the format follows the
+    extension (.png, .jpg/.jpeg, .tif, .webp, .pgm/.ppm/.pnm). uint16 is kept
+    by PNG, TIFF and PNM and written as round(v / 257) by JPEG and WebP.
+    Written to a temporary file and renamed, so a failure never leaves a
+    partial file. quality: JPEG 1..100 (0: 92)."""
     a = np.asarray(image)
-    if a.dtype != np.uint8:
-        raise TypeError(f"image samples must be uint8, not {a.dtype}")
+    if a.dtype not in (np.uint8, np.uint16):
+        raise TypeError(f"image samples must be uint8 or uint16, not {a.dtype}")
     if not _wrappable(a):
         a = np.ascontiguousarray(a)
     _imgconv.save(a, path, int(quality))

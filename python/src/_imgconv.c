@@ -239,35 +239,50 @@ static PyObject *run_convolve(ContextObject *self, const ic_image *src, ic_image
     Py_RETURN_NONE;
 }
 
-/* Describes a host buffer of uint8 samples shaped (H, W) or (H, W, C) as an
- * AoS ic_image without copying: pixels C bytes apart, samples 1 byte apart,
- * rows `strides[0]` bytes apart (the pitch). Anything else raises ValueError
- * (the Python layer copies such arrays first). */
+/* 1 when a buffer format is an unsigned integer of the given code ('B' or
+ * 'H') in native byte order. */
+static int native_format(const char *f, char code)
+{
+    if (!f)
+        return code == 'B';
+    if (f[0] == '=' || f[0] == '@' || f[0] == '|' ||
+        (f[0] == '<' && (code == 'B' || PY_LITTLE_ENDIAN)) ||
+        (f[0] == '>' && (code == 'B' || !PY_LITTLE_ENDIAN)))
+        f++;
+    return f[0] == code && f[1] == '\0';
+}
+
+/* Describes a host buffer of uint8 or uint16 samples shaped (H, W) or
+ * (H, W, C) as an AoS ic_image (IC_U8 or IC_U16) without copying: pixels C
+ * samples apart, samples packed, rows `strides[0]` bytes apart (the pitch).
+ * Anything else raises ValueError (the Python layer copies such arrays first). */
 static int wrap_buffer(Py_buffer *v, ic_image *img, const char *what)
 {
-    if (v->itemsize != 1 || (v->format && strcmp(v->format, "B") != 0 && strcmp(v->format, "=B") != 0 &&
-                             strcmp(v->format, "<B") != 0 && strcmp(v->format, "|B") != 0)) {
-        PyErr_Format(PyExc_TypeError, "%s: samples must be uint8", what);
+    const int wide = v->itemsize == 2 && native_format(v->format, 'H');
+    if (!wide && (v->itemsize != 1 || !native_format(v->format, 'B'))) {
+        PyErr_Format(PyExc_TypeError, "%s: samples must be uint8 or uint16", what);
         return -1;
     }
+    const Py_ssize_t es = wide ? 2 : 1;
     if (v->ndim != 2 && v->ndim != 3) {
         PyErr_Format(PyExc_ValueError, "%s: expected an H x W or H x W x C array", what);
         return -1;
     }
     Py_ssize_t h = v->shape[0], w = v->shape[1], c = v->ndim == 3 ? v->shape[2] : 1;
-    Py_ssize_t sy = v->strides[0], sx = v->strides[1], sc = v->ndim == 3 ? v->strides[2] : 1;
+    Py_ssize_t sy = v->strides[0], sx = v->strides[1], sc = v->ndim == 3 ? v->strides[2] : es;
     if (h < 1 || w < 1 || h > IC_MAX_DIM || w > IC_MAX_DIM || c < 1 || c > 4) {
         PyErr_Format(PyExc_ValueError, "%s: %zd x %zd x %zd is outside 1..%d x 1..%d x 1..4", what, h,
                      w, c, IC_MAX_DIM, IC_MAX_DIM);
         return -1;
     }
-    if ((c > 1 && sc != 1) || sx != c || sy < w * c) {
+    if ((c > 1 && sc != es) || sx != c * es || sy < w * c * es || sy % es != 0) {
         PyErr_Format(PyExc_ValueError,
                      "%s: strides (%zd, %zd, %zd) are not rows of packed pixels (copy it first)", what,
                      sy, sx, sc);
         return -1;
     }
-    ic_status st = ic_image_wrap(img, (uint8_t *)v->buf, (int)w, (int)h, (int)c, IC_AOS, (size_t)sy);
+    ic_status st = ic_image_wrap_type(img, v->buf, (int)w, (int)h, (int)c, IC_AOS, (size_t)sy,
+                                      wide ? IC_U16 : IC_U8);
     if (st != IC_OK) {
         raise_status(st, "cannot wrap the array as an image");
         return -1;
@@ -301,8 +316,9 @@ static PyObject *Context_convolve(ContextObject *self, PyObject *args)
     ic_image src, dst;
     if (wrap_buffer(&sv, &src, "image") < 0 || wrap_buffer(&dv, &dst, "out") < 0)
         goto out;
-    if (src.width != dst.width || src.height != dst.height || src.channels != dst.channels) {
-        PyErr_SetString(PyExc_ValueError, "out must have the image's shape");
+    if (src.width != dst.width || src.height != dst.height || src.channels != dst.channels ||
+        src.type != dst.type) {
+        PyErr_SetString(PyExc_ValueError, "out must have the image's shape and dtype");
         goto out;
     }
     res = run_convolve(self, &src, &dst, k, &p);
@@ -409,7 +425,8 @@ static PyObject *mod_named_kernels(PyObject *Py_UNUSED(m), PyObject *Py_UNUSED(a
     return list;
 }
 
-/* load(path, channels) -> (bytearray, height, width, channels), rows packed. */
+/* load(path, channels) -> (bytearray, height, width, channels, bits), rows
+ * packed; bits 16: native-order uint16 samples (16-bit PNG, TIFF, PNM). */
 static PyObject *mod_load(PyObject *Py_UNUSED(m), PyObject *args)
 {
     PyObject *pathobj;
@@ -439,7 +456,9 @@ static PyObject *mod_load(PyObject *Py_UNUSED(m), PyObject *args)
         for (int y = 0; y < img.height; y++)
             memcpy(d + row * (size_t)y, img.data + img.pitch * (size_t)y, row);
     }
-    PyObject *res = buf ? Py_BuildValue("(Niii)", buf, img.height, img.width, img.channels) : NULL;
+    PyObject *res = buf ? Py_BuildValue("(Niiii)", buf, img.height, img.width, img.channels,
+                                        img.type == IC_U16 ? 16 : 8)
+                        : NULL;
     ic_image_free(&img);
     return res;
 }

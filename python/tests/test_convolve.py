@@ -212,3 +212,36 @@ def test_chart_matches_the_cli(cli, tmp_path):
     p = tmp_path / "chart.png"
     subprocess.run([cli, "--chart", "130x90x3", "--seed", "5", str(p)], check=True)
     assert np.array_equal(imgconv.load(p), imgconv.chart(90, 130, 3, seed=5))
+
+
+@pytest.mark.parametrize("backend", ["seq", "cpu"])
+@pytest.mark.parametrize("border", sorted(MODES))
+def test_uint16_matches_scipy(backend, border):
+    """16-bit arrays are filtered at 16 bits (README "Sample types"): scipy in
+    float64, rounded and clamped to 0..65535. The weights (/ 16) and the bias
+    are dyadic and the sums stay under 2^24 / 16, so float32 is exact: every
+    sample must match."""
+    rng = np.random.default_rng(16)
+    img = rng.integers(0, 65536, size=(37, 53, 3), dtype=np.uint16)
+    img[:5] = 65535 - rng.integers(0, 8, size=img[:5].shape, dtype=np.uint16)  # at the clamp
+    k = imgconv.Kernel("1 2 1; 2 7 2; -1 2 1 / 16")  # sums to 17/16: rows 0..4 clamp
+    got = imgconv.convolve(img, k, border=border, backend=backend, bias=300.25)
+    assert got.dtype == np.uint16 and got.shape == img.shape
+    f = ndimage.convolve(img.astype(np.float64), k.weights[:, :, None], mode=MODES[border]) + 300.25
+    want = np.clip(np.rint(f), 0, 65535).astype(np.uint16)
+    np.testing.assert_array_equal(got, want, err_msg=f"{backend} {border}")
+    assert (got == 65535).any() and (got < 65535).any()
+
+
+def test_uint16_load_save_round_trip(tmp_path):
+    rng = np.random.default_rng(5)
+    img = rng.integers(0, 65536, size=(21, 34, 4), dtype=np.uint16)
+    for ext in ("png", "tif", "ppm"):
+        a = img[..., :3] if ext == "ppm" else img
+        imgconv.save(tmp_path / f"x.{ext}", a)
+        back = imgconv.load(tmp_path / f"x.{ext}")
+        assert back.dtype == np.uint16 and np.array_equal(back, a), ext
+    imgconv.save(tmp_path / "x.jpg", img[..., :3])  # 8 bits: round(v / 257)
+    assert imgconv.load(tmp_path / "x.jpg").dtype == np.uint8
+    with pytest.raises(TypeError):
+        imgconv.convolve(img.astype(np.int32), "box:3")

@@ -72,6 +72,15 @@ static inline unsigned char ic_round_u8(float v)
     v = v < 255.0f ? v : 255.0f;
     return (unsigned char)rintf(v); /* default rounding mode: ties to even */
 }
+
+/* ic_round_u8's rule for IC_U16 samples: nearest, ties to even, clamped to
+ * [0, 65535]; NaN becomes 0. */
+static inline unsigned short ic_round_u16(float v)
+{
+    v = v > 0.0f ? v : 0.0f;
+    v = v < 65535.0f ? v : 65535.0f;
+    return (unsigned short)rintf(v);
+}
 #endif
 
 #endif /* IC_CORE_BORDER_H */

@@ -1,7 +1,8 @@
 /*
  * image.c - the multi-channel image of seed 004 (width, height, channels,
  * AoS/SoA) with seed 000's pitched rows: create, wrap, free, compare, copy with
- * layout conversion. All size arithmetic is overflow-checked.
+ * layout and sample-type (8/16-bit) conversion. All size arithmetic is
+ * overflow-checked.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -25,9 +26,21 @@ static int valid_dims(int width, int height, int channels)
            channels >= 1 && channels <= 4;
 }
 
+size_t ic_sample_size(ic_sample_type type)
+{
+    return type == IC_U8 ? 1u : type == IC_U16 ? 2u : 0u;
+}
+
+unsigned ic_sample_max(ic_sample_type type)
+{
+    return type == IC_U8 ? 255u : type == IC_U16 ? 65535u : 0u;
+}
+
 size_t ic_image_row_bytes(const ic_image *img)
 {
-    return img->layout == IC_AOS ? (size_t)img->width * (size_t)img->channels : (size_t)img->width;
+    const size_t n =
+        img->layout == IC_AOS ? (size_t)img->width * (size_t)img->channels : (size_t)img->width;
+    return n * ic_sample_size(img->type);
 }
 
 size_t ic_image_size_bytes(const ic_image *img)
@@ -49,13 +62,16 @@ uint64_t ic_default_max_memory(void)
     return quarter < cap ? quarter : cap;
 }
 
-ic_status ic_image_create(ic_image *img, int width, int height, int channels, ic_layout layout)
+ic_status ic_image_create_type(ic_image *img, int width, int height, int channels,
+                               ic_layout layout, ic_sample_type type)
 {
     if (!img)
         return ic_fail(IC_ERR_INVALID_ARG, "no image to fill (NULL)");
     memset(img, 0, sizeof *img);
     if (layout != IC_AOS && layout != IC_SOA)
         return ic_fail(IC_ERR_INVALID_ARG, "unknown layout %d", (int)layout);
+    if (ic_sample_size(type) == 0)
+        return ic_fail(IC_ERR_INVALID_ARG, "unknown sample type %d", (int)type);
     if (width > IC_MAX_DIM || height > IC_MAX_DIM)
         return ic_fail(IC_ERR_TOO_LARGE, "image %dx%d exceeds the size limit of %d pixels per side",
                        width, height, IC_MAX_DIM);
@@ -67,7 +83,7 @@ ic_status ic_image_create(ic_image *img, int width, int height, int channels, ic
     img->height = height;
     img->channels = channels;
     img->layout = layout;
-    img->type = IC_U8;
+    img->type = type;
     size_t row = ic_image_row_bytes(img);
     img->pitch = (row + 63u) & ~(size_t)63u;
     size_t rows = (size_t)height * (layout == IC_SOA ? (size_t)channels : 1u), total;
@@ -86,29 +102,36 @@ ic_status ic_image_create(ic_image *img, int width, int height, int channels, ic
     return IC_OK;
 }
 
-ic_status ic_image_wrap(ic_image *img, uint8_t *data, int width, int height, int channels,
-                        ic_layout layout, size_t pitch)
+ic_status ic_image_create(ic_image *img, int width, int height, int channels, ic_layout layout)
+{
+    return ic_image_create_type(img, width, height, channels, layout, IC_U8);
+}
+
+ic_status ic_image_wrap_type(ic_image *img, void *data, int width, int height, int channels,
+                             ic_layout layout, size_t pitch, ic_sample_type type)
 {
     if (!img)
         return ic_fail(IC_ERR_INVALID_ARG, "no image to fill (NULL)");
     memset(img, 0, sizeof *img);
-    if (!data || !valid_dims(width, height, channels) || (layout != IC_AOS && layout != IC_SOA))
-        return ic_fail(
-            IC_ERR_INVALID_ARG,
-            "cannot wrap %dx%d with %d channels: NULL data, a size < 1, channels outside "
-            "1..4 or an unknown layout",
-            width, height, channels);
+    if (!data || !valid_dims(width, height, channels) || (layout != IC_AOS && layout != IC_SOA) ||
+        ic_sample_size(type) == 0)
+        return ic_fail(IC_ERR_INVALID_ARG,
+                       "cannot wrap %dx%d with %d channels: NULL data, a size < 1, channels outside "
+                       "1..4, an unknown layout or sample type",
+                       width, height, channels);
     img->width = width;
     img->height = height;
     img->channels = channels;
     img->layout = layout;
-    img->type = IC_U8;
+    img->type = type;
     size_t row = ic_image_row_bytes(img);
     if (pitch == 0)
         pitch = row;
-    if (pitch < row) {
+    const size_t es = ic_sample_size(type);
+    if (pitch < row || pitch % es != 0 || (uintptr_t)data % es != 0) {
         memset(img, 0, sizeof *img);
-        return ic_fail(IC_ERR_INVALID_ARG, "pitch %zu is less than a row (%zu bytes)", pitch, row);
+        return ic_fail(IC_ERR_INVALID_ARG, "pitch %zu is smaller than a row (%zu bytes) or not "
+                       "aligned to the %zu-byte samples", pitch, row, es);
     }
     img->pitch = pitch;
     img->data = data;
@@ -118,6 +141,12 @@ ic_status ic_image_wrap(ic_image *img, uint8_t *data, int width, int height, int
         return ic_fail(IC_ERR_TOO_LARGE, "image %dx%d: size overflows", width, height);
     }
     return IC_OK;
+}
+
+ic_status ic_image_wrap(ic_image *img, uint8_t *data, int width, int height, int channels,
+                        ic_layout layout, size_t pitch)
+{
+    return ic_image_wrap_type(img, data, width, height, channels, layout, pitch, IC_U8);
 }
 
 ic_status ic_image_wrap_device(ic_image *img, void *data, int width, int height, int channels,
@@ -150,7 +179,8 @@ int ic_image_equal(const ic_image *a, const ic_image *b)
 {
     if (!a || !b || !a->data || !b->data || a->memory != IC_MEM_HOST || b->memory != IC_MEM_HOST)
         return 0;
-    if (a->width != b->width || a->height != b->height || a->channels != b->channels)
+    if (a->width != b->width || a->height != b->height || a->channels != b->channels ||
+        a->type != b->type)
         return 0;
     if (a->layout == b->layout) {
         size_t n = ic_image_row_bytes(a);
@@ -164,10 +194,33 @@ int ic_image_equal(const ic_image *a, const ic_image *b)
     for (int y = 0; y < a->height; y++)
         for (int x = 0; x < a->width; x++)
             for (int c = 0; c < a->channels; c++)
-                if (*ic_image_at(a, x, y, c) != *ic_image_at(b, x, y, c))
+                if (ic_image_get(a, x, y, c) != ic_image_get(b, x, y, c))
                     return 0;
     return 1;
 }
+
+/* One sample converted from type `from` to type `to` (ic_image_copy's rule). */
+static unsigned convert_sample(unsigned v, ic_sample_type from, ic_sample_type to)
+{
+    if (from == to)
+        return v;
+    return to == IC_U16 ? v * 257u : (v + 128u) / 257u;
+}
+
+/* Layout or type conversion, one row of one channel at a time. */
+static void copy_convert(ic_image *dst, const ic_image *src)
+{
+    const int w = src->width, h = src->height, ch = src->channels;
+    for (int y = 0; y < h; y++)
+        for (int c = 0; c < ch; c++)
+            for (int x = 0; x < w; x++)
+                ic_image_set(dst, x, y, c,
+                             convert_sample(ic_image_get(src, x, y, c), src->type, dst->type));
+}
+
+/* AoS <-> SoA of one sample type: the interleaved row scattered or gathered
+ * with the sample size known to the compiler. */
+#define COPY_LAYOUT(T)                                                                                 for (int y = 0; y < h; y++)                                                                            for (int c = 0; c < ch; c++) {                                                                         const T *s = (const T *)(const void *)ic_image_at(src, 0, y, c);                                   T *d = (T *)(void *)ic_image_at(dst, 0, y, c);                                                     const size_t ss = src->layout == IC_AOS ? (size_t)ch : 1u;                                         const size_t ds = dst->layout == IC_AOS ? (size_t)ch : 1u;                                         for (int x = 0; x < w; x++)                                                                            d[(size_t)x * ds] = s[(size_t)x * ss];                                                     }
 
 ic_status ic_image_copy(ic_image *dst, const ic_image *src)
 {
@@ -176,37 +229,25 @@ ic_status ic_image_copy(ic_image *dst, const ic_image *src)
     /* host code must not touch device memory */
     if (dst->memory != IC_MEM_HOST || src->memory != IC_MEM_HOST)
         return ic_fail(IC_ERR_UNSUPPORTED, "ic_image_copy copies host images only");
+    if (ic_sample_size(dst->type) == 0 || ic_sample_size(src->type) == 0)
+        return ic_fail(IC_ERR_INVALID_ARG, "unknown sample type");
     if (dst->width != src->width || dst->height != src->height || dst->channels != src->channels)
         return ic_fail(IC_ERR_INVALID_ARG, "destination %dx%dx%d differs from the source %dx%dx%d",
                        dst->width, dst->height, dst->channels, src->width, src->height,
                        src->channels);
     const int w = src->width, h = src->height, ch = src->channels;
-    if (dst->layout == src->layout) {
+    if (dst->type != src->type) {
+        copy_convert(dst, src);
+    } else if (dst->layout == src->layout) {
         size_t n = ic_image_row_bytes(src);
         int planes = src->layout == IC_SOA ? ch : 1;
         for (int p = 0; p < planes; p++)
             for (int y = 0; y < h; y++)
                 memmove(ic_image_at(dst, 0, y, p), ic_image_at(src, 0, y, p), n);
-        return IC_OK;
-    }
-    if (src->layout == IC_AOS) { /* AoS -> SoA: scatter each interleaved row */
-        for (int y = 0; y < h; y++) {
-            const uint8_t *s = ic_image_at(src, 0, y, 0);
-            for (int c = 0; c < ch; c++) {
-                uint8_t *d = ic_image_at(dst, 0, y, c);
-                for (int x = 0; x < w; x++)
-                    d[x] = s[(size_t)x * (size_t)ch + (size_t)c];
-            }
-        }
-    } else { /* SoA -> AoS: gather */
-        for (int y = 0; y < h; y++) {
-            uint8_t *d = ic_image_at(dst, 0, y, 0);
-            for (int c = 0; c < ch; c++) {
-                const uint8_t *s = ic_image_at(src, 0, y, c);
-                for (int x = 0; x < w; x++)
-                    d[(size_t)x * (size_t)ch + (size_t)c] = s[x];
-            }
-        }
+    } else if (src->type == IC_U16) {
+        COPY_LAYOUT(uint16_t)
+    } else {
+        COPY_LAYOUT(uint8_t)
     }
     return IC_OK;
 }
@@ -219,7 +260,8 @@ ic_status ic_image_clone(ic_image *dst, const ic_image *src, ic_layout layout)
         memset(dst, 0, sizeof *dst);
         return ic_fail(IC_ERR_UNSUPPORTED, "ic_image_clone copies host images only");
     }
-    ic_status st = ic_image_create(dst, src->width, src->height, src->channels, layout);
+    ic_status st =
+        ic_image_create_type(dst, src->width, src->height, src->channels, layout, src->type);
     if (st != IC_OK)
         return st;
     st = ic_image_copy(dst, src);

@@ -354,7 +354,7 @@ static int job_ok(const ic_job *job)
         job->kh % 2 == 0 || job->kw > IC_MAX_KERNEL || job->kh > IC_MAX_KERNEL)
         return 0;
     if (s->width < 1 || s->height < 1 || s->width > IC_MAX_DIM || s->height > IC_MAX_DIM ||
-        s->channels < 1 || s->channels > 4 || s->type != IC_U8 ||
+        s->channels < 1 || s->channels > 4 || (s->type != IC_U8 && s->type != IC_U16) ||
         (s->layout != IC_AOS && s->layout != IC_SOA))
         return 0;
     if (job->premultiply && s->channels != 2 && s->channels != 4)
@@ -364,7 +364,7 @@ static int job_ok(const ic_job *job)
         return 0;
     if (!d)
         return 1;
-    return d->data && d->type == IC_U8 && d->width == s->width && d->height == s->height &&
+    return d->data && d->type == s->type && d->width == s->width && d->height == s->height &&
            d->channels == s->channels && d->layout == s->layout && d->pitch >= row;
 }
 
@@ -482,7 +482,7 @@ const ic_backend ic_backend_cpu = {
     .close = cpu_close,
     .run = cpu_run,
     .explain = cpu_explain,
-    .caps = IC_CAP_PREMULTIPLY, /* in the band pipeline: cpu_band.c */
+    .caps = IC_CAP_PREMULTIPLY | IC_CAP_U16, /* both in the band pipeline: cpu_band.c */
     /* seeds 001 and 002 on the CPU (src/exercises/conv1d.c, matmul.c) */
     .conv1d = ic__conv1d_cpu,
     .matmul_variants = ic__matmul_cpu_variants,

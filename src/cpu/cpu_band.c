@@ -4,7 +4,8 @@
  *
  * Seed 004's sequential convolution visits kw*kh input samples per output
  * sample and converts each one from uint8 on the fly. Here every input row a
- * task needs is converted once into a padded float row: the horizontal border
+ * task needs is converted once (from uint8 or uint16: the converter is chosen
+ * per row) into a padded float row: the horizontal border
  * (ic_border_map) is applied while converting, the vertical one by choosing
  * which source row fills the ring slot of a virtual row index. Virtual row v
  * lives in slot v mod (kh+1), so the kh+1 rows of two output rows (the direct
@@ -123,7 +124,8 @@ ic_status ic_cpu_scratch_reserve(cpu_scratch *s, const cpu_plan *plan)
         st = grow((void **)&s->tag, &s->cap_tag, kh + (size_t)job->kw, sizeof(int));
     if (st == IC_OK && plan->premul && plan->job->src->layout == IC_SOA)
         st = grow((void **)&s->bytes, &s->cap_bytes,
-                  2 * (size_t)plan->strip_px * (size_t)plan->step, 1);
+                  2 * (size_t)plan->strip_px * (size_t)plan->step,
+                  ic_sample_size(plan->job->src->type));
     if (st == IC_OK && plan->path == CPU_SEP) {
         st = grow((void **)&s->tmp, &s->cap_tmp, (size_t)plan->chunk + halo + CPU_SLACK,
                   sizeof(float));
@@ -153,6 +155,8 @@ struct task_geom {
     size_t dpitch;
     size_t splane, dplane; /* bytes per plane (premultiplied SoA: gathered, scattered) */
     int soa_gather;        /* premultiplied SoA: rows interleave the planes */
+    int u16;               /* samples are uint16 (else uint8) */
+    size_t es;             /* bytes per sample: 1 or 2 */
     int w, h, step;
     int x0, x1, y0, y1;
     int lo, hi;       /* pixels [lo, hi) of the padded strip come straight from the row */
@@ -160,6 +164,13 @@ struct task_geom {
     const int *padmap; /* nl + nr mapped x (or -1) */
     size_t prow;      /* samples of a padded row */
 };
+
+/* Sample i of a source row, as a float (the padding and the premultiplied
+ * SoA gather: a few samples per row, so the type test costs nothing). */
+static inline float sample_f(const uint8_t *row, size_t i, int u16)
+{
+    return u16 ? (float)((const uint16_t *)(const void *)row)[i] : (float)row[i];
+}
 
 /* Row sy of every plane of an SoA image, interleaved into dst (premultiplied
  * alpha needs each pixel's channels together): the padded strip's pixels
@@ -172,11 +183,12 @@ static void gather_row(const cpu_plan *plan, const struct task_geom *g, int sy, 
         const uint8_t *row = g->src + (size_t)c * g->splane + (size_t)sy * g->spitch;
         float *d = dst + c;
         for (int k = 0; k < g->nl; k++, d += ch)
-            *d = g->padmap[k] < 0 ? bv : (float)row[g->padmap[k]];
+            *d = g->padmap[k] < 0 ? bv : sample_f(row, (size_t)g->padmap[k], g->u16);
         for (int x = g->lo; x < g->lo + mid; x++, d += ch)
-            *d = (float)row[x];
+            *d = sample_f(row, (size_t)x, g->u16);
         for (int k = 0; k < g->nr; k++, d += ch)
-            *d = g->padmap[g->nl + k] < 0 ? bv : (float)row[g->padmap[g->nl + k]];
+            *d = g->padmap[g->nl + k] < 0 ? bv
+                                          : sample_f(row, (size_t)g->padmap[g->nl + k], g->u16);
     }
 }
 
@@ -201,24 +213,28 @@ static void load_row_samples(const cpu_plan *plan, const struct task_geom *g, in
     for (int k = 0; k < g->nl; k++, d += step) {
         int m = g->padmap[k];
         for (int c = 0; c < step; c++)
-            d[c] = m < 0 ? bv : (float)row[(size_t)m * (size_t)step + (size_t)c];
+            d[c] = m < 0 ? bv : sample_f(row, (size_t)m * (size_t)step + (size_t)c, g->u16);
     }
     int mid = (g->hi - g->lo) * step;
-    plan->ops->widen(row + (size_t)g->lo * (size_t)step, d, mid);
+    const uint8_t *from = row + (size_t)g->lo * (size_t)step * g->es;
+    if (g->u16)
+        plan->ops->widen16((const uint16_t *)(const void *)from, d, mid);
+    else
+        plan->ops->widen(from, d, mid);
     /* Start fetching the row needed PREFETCH_ROWS rows later: the direct path
      * converts two rows back to back and then computes, so the row right
      * after this one would come too late. */
     if (v >= 0 && v + PREFETCH_ROWS < g->h) {
-        const uint8_t *next =
-            g->src + (size_t)(v + PREFETCH_ROWS) * g->spitch + (size_t)g->lo * (size_t)step;
-        for (int k = 0; k < mid; k += 64)
+        const uint8_t *next = g->src + (size_t)(v + PREFETCH_ROWS) * g->spitch +
+                              (size_t)g->lo * (size_t)step * g->es;
+        for (size_t k = 0; k < (size_t)mid * g->es; k += 64)
             __builtin_prefetch(next + k, 0, 1);
     }
     d += mid;
     for (int k = 0; k < g->nr; k++, d += step) {
         int m = g->padmap[g->nl + k];
         for (int c = 0; c < step; c++)
-            d[c] = m < 0 ? bv : (float)row[(size_t)m * (size_t)step + (size_t)c];
+            d[c] = m < 0 ? bv : sample_f(row, (size_t)m * (size_t)step + (size_t)c, g->u16);
     }
 }
 
@@ -233,7 +249,7 @@ static void load_row(const cpu_plan *plan, const struct task_geom *g, int v, flo
 
 /* One output row through the rank-r factorisation, rounded into out. */
 static void sep_row(const cpu_plan *plan, cpu_scratch *s, const float *const *rows, int n,
-                    uint8_t *out)
+                    int u16, uint8_t *out)
 {
     const ic_job *job = plan->job;
     int kw = job->kw, kh = job->kh, step = plan->step;
@@ -248,7 +264,7 @@ static void sep_row(const cpu_plan *plan, cpu_scratch *s, const float *const *ro
             plan->ops->vpass(rs, plan->fcol + (size_t)r * (size_t)kh, kh, s->tmp, m + halo);
             plan->ops->hpass(s->tmp, plan->frow + (size_t)r * (size_t)kw, kw, step,
                              r ? s->acc : NULL, last ? NULL : s->acc, job->bias, plan->premul,
-                             last ? out + s0 : NULL, m);
+                             u16, last ? out + (size_t)s0 * (u16 ? 2u : 1u) : NULL, m);
         }
     }
 }
@@ -259,8 +275,8 @@ static void sep_row(const cpu_plan *plan, cpu_scratch *s, const float *const *ro
 static uint8_t *out_row(const struct task_geom *g, cpu_scratch *s, int y)
 {
     if (g->soa_gather)
-        return s->bytes + (size_t)(y & 1) * (size_t)(g->x1 - g->x0) * (size_t)g->step;
-    return g->dst + (size_t)y * g->dpitch + (size_t)g->x0 * (size_t)g->step;
+        return s->bytes + (size_t)(y & 1) * (size_t)(g->x1 - g->x0) * (size_t)g->step * g->es;
+    return g->dst + (size_t)y * g->dpitch + (size_t)g->x0 * (size_t)g->step * g->es;
 }
 
 /* Premultiplied SoA: output row y from its interleaved row into the planes. */
@@ -269,9 +285,14 @@ static void scatter_row(const struct task_geom *g, cpu_scratch *s, int y)
     const int ch = g->step;
     const uint8_t *src = out_row(g, s, y);
     for (int c = 0; c < ch; c++) {
-        uint8_t *row = g->dst + (size_t)c * g->dplane + (size_t)y * g->dpitch + (size_t)g->x0;
-        for (int p = 0; p < g->x1 - g->x0; p++)
-            row[p] = src[p * ch + c];
+        uint8_t *row =
+            g->dst + (size_t)c * g->dplane + (size_t)y * g->dpitch + (size_t)g->x0 * g->es;
+        if (g->u16)
+            for (int p = 0; p < g->x1 - g->x0; p++)
+                ((uint16_t *)(void *)row)[p] = ((const uint16_t *)(const void *)src)[p * ch + c];
+        else
+            for (int p = 0; p < g->x1 - g->x0; p++)
+                row[p] = src[p * ch + c];
     }
 }
 
@@ -299,6 +320,8 @@ void ic_cpu_run_task(void *arg, int task, int worker)
     g.splane = src->pitch * (size_t)src->height;
     g.dplane = dst->pitch * (size_t)dst->height;
     g.soa_gather = plan->premul && src->layout == IC_SOA;
+    g.u16 = src->type == IC_U16;
+    g.es = g.u16 ? 2u : 1u;
     g.y0 = band * plan->band_rows;
     g.y1 = g.y0 + plan->band_rows < g.h ? g.y0 + plan->band_rows : g.h;
     g.x0 = strip * plan->strip_px;
@@ -336,10 +359,10 @@ void ic_cpu_run_task(void *arg, int task, int worker)
             rows[j] = slot;
         }
         if (plan->path == CPU_DIRECT)
-            plan->ops->direct(rows, job->w, kw, kh, g.step, job->bias, plan->premul,
+            plan->ops->direct(rows, job->w, kw, kh, g.step, job->bias, plan->premul, g.u16,
                               out_row(&g, s, y), pair ? out_row(&g, s, y + 1) : NULL, n);
         else
-            sep_row(plan, s, rows, n, out_row(&g, s, y));
+            sep_row(plan, s, rows, n, g.u16, out_row(&g, s, y));
         for (int r = 0; g.soa_gather && r <= pair; r++)
             scatter_row(&g, s, y + r);
         y += 1 + pair;

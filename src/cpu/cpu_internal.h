@@ -6,7 +6,7 @@
  *
  *  - the image is cut into tasks (plane x row band x column strip); a pool of
  *    persistent threads (cpu_pool.c) runs them;
- *  - a task converts each input row it needs ONCE from uint8 to float into a
+ *  - a task converts each input row it needs ONCE from uint8 (or uint16) to float into a
  *    ring of kh padded rows (horizontal border applied while converting,
  *    vertical border by choosing which source row fills a ring slot);
  *  - every output row is then a weighted sum of the kh ring rows, vectorised
@@ -37,26 +37,31 @@
 /* Vector accumulators per iteration of the SIMD loops (cpu_simd_body.h). */
 #define CPU_NACC 8
 
-/* Inner loops for one instruction set. n counts samples (floats or bytes). */
+/* Inner loops for one instruction set. n counts samples (floats or output
+ * samples). Outputs are uint8 or, when u16 is nonzero, uint16 samples: the
+ * caller picks the type once per row (never per sample), and the loops keep
+ * one instance per type so that the uint8 path is the same code as before. */
 typedef struct cpu_ops {
     const char *name; /* "scalar", "avx2", "avx512" */
     /* dst[k] = (float)src[k] for k < n. */
     void (*widen)(const uint8_t *src, float *dst, int n);
-    /* out[s] = round_u8(bias + sum_{j<kh} sum_{i<kw} w[j*kw+i] * rows[j][s + i*step]);
-     * when out1 is non-NULL, rows has kh+1 entries and out1 gets the same sum
-     * over rows[1..kh] (the next output row). With premul nonzero (step =
-     * channels, 2 or 4, alpha last) each pixel's sums FC (colour) and FA
-     * (alpha) are un-premultiplied before the bias and rounding:
-     * colour = FA > 0 ? FC / FA : 0, alpha = FA. */
+    /* The same for uint16 samples. */
+    void (*widen16)(const uint16_t *src, float *dst, int n);
+    /* out[s] = round(bias + sum_{j<kh} sum_{i<kw} w[j*kw+i] * rows[j][s + i*step])
+     * (round: to uint8, or to uint16 when u16); when out1 is non-NULL, rows
+     * has kh+1 entries and out1 gets the same sum over rows[1..kh] (the next
+     * output row). With premul nonzero (step = channels, 2 or 4, alpha last)
+     * each pixel's sums FC (colour) and FA (alpha) are un-premultiplied
+     * before the bias and rounding: colour = FA > 0 ? FC / FA : 0, alpha = FA. */
     void (*direct)(const float *const *rows, const float *w, int kw, int kh, int step, float bias,
-                   int premul, uint8_t *out, uint8_t *out1, int n);
+                   int premul, int u16, void *out, void *out1, int n);
     /* t[s] = sum_{j<kh} col[j] * rows[j][s]. */
     void (*vpass)(const float *const *rows, const float *col, int kh, float *t, int n);
     /* sum = (acc_in ? acc_in[s] : 0) + sum_{i<kw} row[i] * t[s + i*step]; then
-     * out[s] = round_u8(sum + bias) when out is non-NULL (un-premultiplied
-     * first when premul, as in direct), else acc_out[s] = sum. */
+     * out[s] = round(sum + bias) when out is non-NULL (un-premultiplied
+     * first when premul, as in direct; uint16 when u16), else acc_out[s] = sum. */
     void (*hpass)(const float *t, const float *row, int kw, int step, const float *acc_in,
-                  float *acc_out, float bias, int premul, uint8_t *out, int n);
+                  float *acc_out, float bias, int premul, int u16, void *out, int n);
     /* Premultiplied alpha on pixels of ch = 2 or 4 interleaved floats, alpha
      * last, n samples (a multiple of ch): row[colour] *= row[alpha] in place. */
     void (*premul)(float *row, int ch, int n);
@@ -96,7 +101,7 @@ typedef struct cpu_scratch {
     float *ring;       /* kh+1 rows of `pitch` floats */
     float *tmp;        /* vertical-pass row (sep) */
     float *acc;        /* rank accumulator row (sep, rank > 1) */
-    uint8_t *bytes;    /* premultiply, SoA: two interleaved output rows */
+    uint8_t *bytes;    /* premultiply, SoA: two interleaved output rows (of samples) */
     const float **rows; /* 2*(kh+1) row pointers */
     int *tag;          /* kh+1: virtual row held by each ring slot; then kw-1: mapped
                         * x of each padding pixel of the strip */

@@ -18,23 +18,39 @@
  * as fmaxf(v, 0)/fminf(v, 255) do (NaN -> 0), and for 0 <= v <= 255 adding and
  * subtracting 1.5 * 2^23 rounds to an integer in the current rounding mode,
  * exactly as rintf does (ties to even by default). Checked against the oracle
- * by tests/test_cpu_paths.c (IC_CPU_PATH=scalar). */
-static void round_block(const float *restrict acc, float bias, uint8_t *restrict out, int m)
-{
-    const float magic = 12582912.0f; /* 1.5 * 2^23 */
-    for (int s = 0; s < m; s++) {
-        float v = acc[s] + bias;
-        v = v > 0.0f ? v : 0.0f;
-        v = v < 255.0f ? v : 255.0f;
-        out[s] = (uint8_t)(int)((v + magic) - magic);
+ * by tests/test_cpu_paths.c (IC_CPU_PATH=scalar). The uint16 instance
+ * (ic_round_u16, clamp to 65535) rounds the same way: 65535 < 2^22. */
+#define ROUND_BLOCK(NAME, T, MAX)                                                                 \
+    static void NAME(const float *restrict acc, float bias, T *restrict out, int m)                \
+    {                                                                                              \
+        const float magic = 12582912.0f; /* 1.5 * 2^23 */                                          \
+        for (int s = 0; s < m; s++) {                                                              \
+            float v = acc[s] + bias;                                                               \
+            v = v > 0.0f ? v : 0.0f;                                                               \
+            v = v < MAX ? v : MAX;                                                                 \
+            out[s] = (T)(int)((v + magic) - magic);                                                \
+        }                                                                                          \
     }
+ROUND_BLOCK(round_block8, uint8_t, 255.0f)
+ROUND_BLOCK(round_block16, uint16_t, 65535.0f)
+
+/* Rounds m sums into sample s0 of an output row of the given type. */
+static void round_block(const float *acc, float bias, int u16, void *out, int s0, int m)
+{
+    if (u16)
+        round_block16(acc, bias, (uint16_t *)out + s0, m);
+    else
+        round_block8(acc, bias, (uint8_t *)out + s0, m);
 }
 
-static void widen_scalar(const uint8_t *restrict src, float *restrict dst, int n)
-{
-    for (int k = 0; k < n; k++)
-        dst[k] = (float)src[k];
-}
+#define WIDEN_SCALAR(NAME, T)                                                                      \
+    static void NAME(const T *restrict src, float *restrict dst, int n)                            \
+    {                                                                                              \
+        for (int k = 0; k < n; k++)                                                                \
+            dst[k] = (float)src[k];                                                                \
+    }
+WIDEN_SCALAR(widen_scalar, uint8_t)
+WIDEN_SCALAR(widen16_scalar, uint16_t)
 
 /* Premultiplied alpha: sums of m samples (whole pixels of ch channels) to
  * colour = FA > 0 ? FC / FA : 0 and alpha = FA, in place. */
@@ -48,7 +64,7 @@ static void unpremul_block(float *acc, int ch, int m)
 }
 
 static void direct_row(const float *const *rows, const float *w, int kw, int kh, int step,
-                       float bias, int premul, uint8_t *out, int n)
+                       float bias, int premul, int u16, void *out, int n)
 {
     float acc[BLK];
     for (int s0 = 0; s0 < n; s0 += BLK) {
@@ -65,16 +81,16 @@ static void direct_row(const float *const *rows, const float *w, int kw, int kh,
         }
         if (premul) /* BLK is a multiple of 2 and 4: blocks hold whole pixels */
             unpremul_block(acc, step, m);
-        round_block(acc, bias, out + s0, m);
+        round_block(acc, bias, u16, out, s0, m);
     }
 }
 
 static void direct_scalar(const float *const *rows, const float *w, int kw, int kh, int step,
-                          float bias, int premul, uint8_t *out, uint8_t *out1, int n)
+                          float bias, int premul, int u16, void *out, void *out1, int n)
 {
-    direct_row(rows, w, kw, kh, step, bias, premul, out, n);
+    direct_row(rows, w, kw, kh, step, bias, premul, u16, out, n);
     if (out1)
-        direct_row(rows + 1, w, kw, kh, step, bias, premul, out1, n);
+        direct_row(rows + 1, w, kw, kh, step, bias, premul, u16, out1, n);
 }
 
 static void vpass_scalar(const float *const *rows, const float *col, int kh, float *restrict t,
@@ -91,7 +107,7 @@ static void vpass_scalar(const float *const *rows, const float *col, int kh, flo
 }
 
 static void hpass_scalar(const float *t, const float *row, int kw, int step, const float *acc_in,
-                         float *acc_out, float bias, int premul, uint8_t *out, int n)
+                         float *acc_out, float bias, int premul, int u16, void *out, int n)
 {
     float acc[BLK];
     for (int s0 = 0; s0 < n; s0 += BLK) {
@@ -107,7 +123,7 @@ static void hpass_scalar(const float *t, const float *row, int kw, int step, con
         if (out) {
             if (premul)
                 unpremul_block(acc, step, m);
-            round_block(acc, bias, out + s0, m);
+            round_block(acc, bias, u16, out, s0, m);
         } else {
             for (int s = 0; s < m; s++)
                 acc_out[s0 + s] = acc[s];
@@ -123,5 +139,6 @@ static void premul_scalar(float *row, int ch, int n)
 }
 
 const cpu_ops ic_cpu_ops_scalar = {
-    "scalar", widen_scalar, direct_scalar, vpass_scalar, hpass_scalar, premul_scalar,
+    "scalar",     widen_scalar, widen16_scalar, direct_scalar,
+    vpass_scalar, hpass_scalar, premul_scalar,
 };

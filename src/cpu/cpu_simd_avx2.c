@@ -67,6 +67,44 @@ SIMD_TGT static inline void simd_put_part(uint8_t *out, V a, int m)
     memcpy(out, tmp, (size_t)m);
 }
 
+SIMD_TGT static inline V simd_widen16(const uint16_t *p)
+{
+    return _mm256_cvtepi32_ps(_mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)p)));
+}
+
+/* ic_round_u16 on 8 lanes: clamp to [0, 65535] (NaN -> 0), round to nearest
+ * even; packus_epi32 then narrows without clipping. */
+SIMD_TGT static inline __m256i simd_round16(V v)
+{
+    v = _mm256_min_ps(_mm256_max_ps(v, _mm256_setzero_ps()), _mm256_set1_ps(65535.0f));
+    return _mm256_cvtps_epi32(v);
+}
+
+SIMD_TGT static inline __m128i simd_pack8x16(V v)
+{
+    __m256i i = simd_round16(v);
+    return _mm_packus_epi32(_mm256_castsi256_si128(i), _mm256_extracti128_si256(i, 1));
+}
+
+SIMD_TGT static inline void simd_put16(uint16_t *out, const V *a, int nv)
+{
+    int v = 0;
+    for (; v + 2 <= nv; v += 2) {
+        /* packus works per 128-bit lane; the permute restores x order */
+        __m256i p = _mm256_packus_epi32(simd_round16(a[v]), simd_round16(a[v + 1]));
+        _mm256_storeu_si256((__m256i *)(out + v * VL), _mm256_permute4x64_epi64(p, 0xD8));
+    }
+    for (; v < nv; v++)
+        _mm_storeu_si128((__m128i *)(out + v * VL), simd_pack8x16(a[v]));
+}
+
+SIMD_TGT static inline void simd_put16_part(uint16_t *out, V a, int m)
+{
+    uint16_t tmp[8];
+    _mm_storeu_si128((__m128i *)tmp, simd_pack8x16(a));
+    memcpy(out, tmp, (size_t)m * sizeof *out);
+}
+
 #define VMUL(a, b) _mm256_mul_ps((a), (b))
 
 /* Per pixel of 4 (or 2) lanes: alpha lane spread over the colour lanes, 1 in

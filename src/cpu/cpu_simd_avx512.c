@@ -48,6 +48,31 @@ SIMD_TGT static inline void simd_put_part(uint8_t *out, V a, int m)
     memcpy(out, tmp, (size_t)m);
 }
 
+SIMD_TGT static inline V simd_widen16(const uint16_t *p)
+{
+    return _mm512_cvtepi32_ps(_mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)p)));
+}
+
+/* ic_round_u16 on 16 lanes: clamp to [0, 65535], round, narrow. */
+SIMD_TGT static inline __m256i simd_pack16x16(V v)
+{
+    v = _mm512_min_ps(_mm512_max_ps(v, _mm512_setzero_ps()), _mm512_set1_ps(65535.0f));
+    return _mm512_cvtusepi32_epi16(_mm512_cvtps_epi32(v));
+}
+
+SIMD_TGT static inline void simd_put16(uint16_t *out, const V *a, int nv)
+{
+    for (int v = 0; v < nv; v++)
+        _mm256_storeu_si256((__m256i *)(out + v * VL), simd_pack16x16(a[v]));
+}
+
+SIMD_TGT static inline void simd_put16_part(uint16_t *out, V a, int m)
+{
+    uint16_t tmp[16];
+    _mm256_storeu_si256((__m256i *)tmp, simd_pack16x16(a));
+    memcpy(out, tmp, (size_t)m * sizeof *out);
+}
+
 #define VMUL(a, b) _mm512_mul_ps((a), (b))
 
 /* Per pixel of 4 (or 2) lanes: alpha lane spread over the colour lanes, 1 in

@@ -9,8 +9,10 @@
  *   VLOAD/VSTORE      unaligned load/store of VL floats
  *   VZERO(), VSET1(x), VFMA(a, b, c) = a*b + c, VADD(a, b)
  *   simd_widen(p)     VL uint8 at p -> V
+ *   simd_widen16(p)   VL uint16 at p -> V
  *   simd_put(out, a, nv)   rounds nv vectors (already biased) to uint8 at out
  *   simd_put_part(out, a, m) the same for the first m < VL lanes of one vector
+ *   simd_put16, simd_put16_part  the same to uint16 (clamped to 65535)
  *   VMUL(a, b)        a*b
  *   simd_alpha_or_one(a, ch)  per pixel of ch = 2 or 4 lanes: its alpha lane
  *                     in the colour lanes, 1 in the alpha lane
@@ -22,7 +24,12 @@
  * un-premultiplied in registers right before they are rounded (simd_finish).
  *
  * Rounding in simd_put* must be ic_round_u8's: clamp to [0, 255] (NaN -> 0),
- * then round to nearest even (cvtps2dq in the default MXCSR mode).
+ * then round to nearest even (cvtps2dq in the default MXCSR mode); simd_put16*
+ * is ic_round_u16 (clamp to [0, 65535]).
+ *
+ * 16-bit samples: every loop takes `u16` as a compile-time constant (the
+ * exported functions branch on it once per row and call an instance), so the
+ * uint8 instances are the code they were before 16-bit samples existed.
  *
  * The loops are seed 004's weighted sum vectorised across x: NACC independent
  * accumulators of VL samples hide the FMA latency; taps are broadcast from the
@@ -42,13 +49,34 @@
 
 #define SIMD_INLINE SIMD_TGT static inline __attribute__((always_inline))
 
-SIMD_TGT static void simd_widen_row(const uint8_t *src, float *dst, int n)
+#define SIMD_WIDEN_ROW(NAME, T, WIDEN)                                                             \
+    SIMD_TGT static void NAME(const T *src, float *dst, int n)                                    \
+    {                                                                                              \
+        int k = 0;                                                                                 \
+        for (; k + VL <= n; k += VL)                                                               \
+            VSTORE(dst + k, WIDEN(src + k));                                                       \
+        for (; k < n; k++)                                                                         \
+            dst[k] = (float)src[k];                                                                \
+    }
+SIMD_WIDEN_ROW(simd_widen_row, uint8_t, simd_widen)
+SIMD_WIDEN_ROW(simd_widen16_row, uint16_t, simd_widen16)
+
+/* nv rounded vectors at output sample s of a uint8 or (u16) uint16 row. */
+SIMD_INLINE void put_any(void *out, int s, const V *a, int nv, const int u16)
 {
-    int k = 0;
-    for (; k + VL <= n; k += VL)
-        VSTORE(dst + k, simd_widen(src + k));
-    for (; k < n; k++)
-        dst[k] = (float)src[k];
+    if (u16)
+        simd_put16((uint16_t *)out + s, a, nv);
+    else
+        simd_put((uint8_t *)out + s, a, nv);
+}
+
+/* The first m < VL lanes of a at output sample s. */
+SIMD_INLINE void put_part_any(void *out, int s, V a, int m, const int u16)
+{
+    if (u16)
+        simd_put16_part((uint16_t *)out + s, a, m);
+    else
+        simd_put_part((uint8_t *)out + s, a, m);
 }
 
 /* A vector of sums made ready for rounding: un-premultiplied when premul
@@ -63,8 +91,8 @@ SIMD_INLINE V simd_finish(V a, V vb, const int premul, const int step)
 /* out[s] = round(bias + sum_j sum_i w[j*kw+i] * rows[j][s + i*step]) for
  * s0 <= s < n (un-premultiplied first when premul) */
 SIMD_INLINE void direct_k(const float *const *rows, const float *w, const int kw, const int kh,
-                          const int step, float bias, const int premul, uint8_t *out, int s0,
-                          int n)
+                          const int step, float bias, const int premul, const int u16, void *out,
+                          int s0, int n)
 {
     const V vb = VSET1(bias);
     int s = s0;
@@ -83,7 +111,7 @@ SIMD_INLINE void direct_k(const float *const *rows, const float *w, const int kw
         }
         for (int v = 0; v < NACC; v++)
             a[v] = simd_finish(a[v], vb, premul, step);
-        simd_put(out + s, a, NACC);
+        put_any(out, s, a, NACC, u16);
     }
     for (; s < n; s += VL) {
         V a = VZERO();
@@ -94,9 +122,9 @@ SIMD_INLINE void direct_k(const float *const *rows, const float *w, const int kw
         }
         a = simd_finish(a, vb, premul, step);
         if (n - s >= VL)
-            simd_put(out + s, &a, 1);
+            put_any(out, s, &a, 1, u16);
         else
-            simd_put_part(out + s, a, n - s);
+            put_part_any(out, s, a, n - s, u16);
     }
 }
 
@@ -106,8 +134,8 @@ SIMD_INLINE void direct_k(const float *const *rows, const float *w, const int kw
  * loads, half of them split across cache lines in AoS). NACC/2 accumulators
  * per row keep the NACC chains the FMA latency needs. */
 SIMD_INLINE void direct2_k(const float *const *rows, const float *w, const int kw, const int kh,
-                           const int step, float bias, const int premul, uint8_t *out0,
-                           uint8_t *out1, int n)
+                           const int step, float bias, const int premul, const int u16,
+                           void *out0, void *out1, int n)
 {
     enum { H = NACC / 2 };
     const V vb = VSET1(bias);
@@ -138,24 +166,24 @@ SIMD_INLINE void direct2_k(const float *const *rows, const float *w, const int k
             a0[v] = simd_finish(a0[v], vb, premul, step);
             a1[v] = simd_finish(a1[v], vb, premul, step);
         }
-        simd_put(out0 + s, a0, H);
-        simd_put(out1 + s, a1, H);
+        put_any(out0, s, a0, H, u16);
+        put_any(out1, s, a1, H, u16);
     }
     if (s < n) {
-        direct_k(rows, w, kw, kh, step, bias, premul, out0, s, n);
-        direct_k(rows + 1, w, kw, kh, step, bias, premul, out1, s, n);
+        direct_k(rows, w, kw, kh, step, bias, premul, u16, out0, s, n);
+        direct_k(rows + 1, w, kw, kh, step, bias, premul, u16, out1, s, n);
     }
 }
 
 /* One row (out1 NULL) or two (rows has kh+1 entries). */
 SIMD_INLINE void direct_any(const float *const *rows, const float *w, const int kw, const int kh,
-                            const int step, float bias, const int premul, uint8_t *out,
-                            uint8_t *out1, int n)
+                            const int step, float bias, const int premul, const int u16,
+                            void *out, void *out1, int n)
 {
     if (out1)
-        direct2_k(rows, w, kw, kh, step, bias, premul, out, out1, n);
+        direct2_k(rows, w, kw, kh, step, bias, premul, u16, out, out1, n);
     else
-        direct_k(rows, w, kw, kh, step, bias, premul, out, 0, n);
+        direct_k(rows, w, kw, kh, step, bias, premul, u16, out, 0, n);
 }
 
 /* Instances with constant kw, kh and step: the taps unroll and every load
@@ -163,14 +191,14 @@ SIMD_INLINE void direct_any(const float *const *rows, const float *w, const int 
  * variable step, a 5x5 kernel spills its 25 tap pointers to the stack). */
 #define DIRECT_STEPS(KW, KH)                                                                      \
     switch (step) {                                                                               \
-    case 1: direct_any(rows, w, KW, KH, 1, bias, premul, out, out1, n); return;          \
-    case 2: direct_any(rows, w, KW, KH, 2, bias, premul, out, out1, n); return;          \
-    case 3: direct_any(rows, w, KW, KH, 3, bias, premul, out, out1, n); return;          \
-    default: direct_any(rows, w, KW, KH, 4, bias, premul, out, out1, n); return;         \
+    case 1: direct_any(rows, w, KW, KH, 1, bias, premul, u16, out, out1, n); return;     \
+    case 2: direct_any(rows, w, KW, KH, 2, bias, premul, u16, out, out1, n); return;     \
+    case 3: direct_any(rows, w, KW, KH, 3, bias, premul, u16, out, out1, n); return;     \
+    default: direct_any(rows, w, KW, KH, 4, bias, premul, u16, out, out1, n); return;    \
     }
 
-SIMD_TGT static void simd_direct(const float *const *rows, const float *w, int kw, int kh, int step,
-                                 float bias, int premul, uint8_t *out, uint8_t *out1, int n)
+SIMD_INLINE void direct_typed(const float *const *rows, const float *w, int kw, int kh, int step,
+                              float bias, int premul, const int u16, void *out, void *out1, int n)
 {
     if (kw == 3 && kh == 3)
         DIRECT_STEPS(3, 3)
@@ -179,11 +207,20 @@ SIMD_TGT static void simd_direct(const float *const *rows, const float *w, int k
     if (kw == 7 && kh == 7)
         DIRECT_STEPS(7, 7)
     if (premul && step == 4) /* un-premultiplying needs a constant step */
-        direct_any(rows, w, kw, kh, 4, bias, premul, out, out1, n);
+        direct_any(rows, w, kw, kh, 4, bias, premul, u16, out, out1, n);
     else if (premul)
-        direct_any(rows, w, kw, kh, 2, bias, premul, out, out1, n);
+        direct_any(rows, w, kw, kh, 2, bias, premul, u16, out, out1, n);
     else
-        direct_any(rows, w, kw, kh, step, bias, premul, out, out1, n);
+        direct_any(rows, w, kw, kh, step, bias, premul, u16, out, out1, n);
+}
+
+SIMD_TGT static void simd_direct(const float *const *rows, const float *w, int kw, int kh, int step,
+                                 float bias, int premul, int u16, void *out, void *out1, int n)
+{
+    if (u16)
+        direct_typed(rows, w, kw, kh, step, bias, premul, 1, out, out1, n);
+    else
+        direct_typed(rows, w, kw, kh, step, bias, premul, 0, out, out1, n);
 }
 
 /* t[s] = sum_j col[j] * rows[j][s] */
@@ -214,7 +251,7 @@ SIMD_TGT static void simd_vpass(const float *const *rows, const float *col, int 
 /* sum = acc_in[s] + sum_i row[i] * t[s + i*step]; stored rounded or as float */
 SIMD_INLINE void hpass_k(const float *t, const float *row, const int kw, const int step,
                          const float *acc_in, float *acc_out, float bias, const int premul,
-                         uint8_t *out, int n)
+                         const int u16, void *out, int n)
 {
     const V vb = VSET1(bias);
     int s = 0;
@@ -231,7 +268,7 @@ SIMD_INLINE void hpass_k(const float *t, const float *row, const int kw, const i
         if (out) {
             for (int v = 0; v < NACC; v++)
                 a[v] = simd_finish(a[v], vb, premul, step);
-            simd_put(out + s, a, NACC);
+            put_any(out, s, a, NACC, u16);
         } else {
             for (int v = 0; v < NACC; v++)
                 VSTORE(acc_out + s + v * VL, a[v]);
@@ -245,25 +282,25 @@ SIMD_INLINE void hpass_k(const float *t, const float *row, const int kw, const i
             VSTORE(acc_out + s, a); /* may run into the slack */
         else if (n - s >= VL) {
             a = simd_finish(a, vb, premul, step);
-            simd_put(out + s, &a, 1);
+            put_any(out, s, &a, 1, u16);
         } else {
             a = simd_finish(a, vb, premul, step);
-            simd_put_part(out + s, a, n - s);
+            put_part_any(out, s, a, n - s, u16);
         }
     }
 }
 
 #define HPASS_STEPS(KW)                                                                           \
     switch (step) {                                                                               \
-    case 1: hpass_k(t, row, KW, 1, acc_in, acc_out, bias, premul, out, n); return;       \
-    case 2: hpass_k(t, row, KW, 2, acc_in, acc_out, bias, premul, out, n); return;       \
-    case 3: hpass_k(t, row, KW, 3, acc_in, acc_out, bias, premul, out, n); return;       \
-    default: hpass_k(t, row, KW, 4, acc_in, acc_out, bias, premul, out, n); return;      \
+    case 1: hpass_k(t, row, KW, 1, acc_in, acc_out, bias, premul, u16, out, n); return;  \
+    case 2: hpass_k(t, row, KW, 2, acc_in, acc_out, bias, premul, u16, out, n); return;  \
+    case 3: hpass_k(t, row, KW, 3, acc_in, acc_out, bias, premul, u16, out, n); return;  \
+    default: hpass_k(t, row, KW, 4, acc_in, acc_out, bias, premul, u16, out, n); return; \
     }
 
-SIMD_TGT static void simd_hpass(const float *t, const float *row, int kw, int step,
-                                const float *acc_in, float *acc_out, float bias, int premul,
-                                uint8_t *out, int n)
+SIMD_INLINE void hpass_typed(const float *t, const float *row, int kw, int step,
+                             const float *acc_in, float *acc_out, float bias, int premul,
+                             const int u16, void *out, int n)
 {
     if (kw == 3)
         HPASS_STEPS(3)
@@ -274,11 +311,21 @@ SIMD_TGT static void simd_hpass(const float *t, const float *row, int kw, int st
     if (kw == 9)
         HPASS_STEPS(9)
     if (premul && step == 4)
-        hpass_k(t, row, kw, 4, acc_in, acc_out, bias, premul, out, n);
+        hpass_k(t, row, kw, 4, acc_in, acc_out, bias, premul, u16, out, n);
     else if (premul)
-        hpass_k(t, row, kw, 2, acc_in, acc_out, bias, premul, out, n);
+        hpass_k(t, row, kw, 2, acc_in, acc_out, bias, premul, u16, out, n);
     else
-        hpass_k(t, row, kw, step, acc_in, acc_out, bias, premul, out, n);
+        hpass_k(t, row, kw, step, acc_in, acc_out, bias, premul, u16, out, n);
+}
+
+SIMD_TGT static void simd_hpass(const float *t, const float *row, int kw, int step,
+                                const float *acc_in, float *acc_out, float bias, int premul,
+                                int u16, void *out, int n)
+{
+    if (u16)
+        hpass_typed(t, row, kw, step, acc_in, acc_out, bias, premul, 1, out, n);
+    else
+        hpass_typed(t, row, kw, step, acc_in, acc_out, bias, premul, 0, out, n);
 }
 
 /* cpu_ops.premul: colour lanes times their pixel's alpha lane. */
@@ -303,5 +350,5 @@ SIMD_TGT static void simd_premul(float *row, int ch, int n)
 }
 
 static const cpu_ops simd_ops = {
-    SIMD_NAME, simd_widen_row, simd_direct, simd_vpass, simd_hpass, simd_premul,
+    SIMD_NAME, simd_widen_row, simd_widen16_row, simd_direct, simd_vpass, simd_hpass, simd_premul,
 };

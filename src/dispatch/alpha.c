@@ -1,8 +1,9 @@
 /*
  * alpha.c - premultiplied-alpha filtering (README "Alpha"), shared by every
- * backend: with a = alpha/255, filter c*a and a alike, then
+ * backend: with a = alpha/max (max = 255, or 65535 for IC_U16 samples),
+ * filter c*a and a alike, then
  *   colour = F(c*a) / F(a)   (0 where F(a) <= 0)   + bias
- *   alpha  = 255 * F(a)                             + bias
+ *   alpha  = max * F(a)                             + bias
  * A constant border gives every channel, alpha included, the border value
  * before premultiplication. The division amplifies rounding error where F(a) is
  * small, so this path accumulates in float64 (on the CPU, for every backend).
@@ -13,11 +14,12 @@
 #include "core/border.h"
 #include "dispatch/dispatch.h"
 
-static unsigned char round_u8_d(double v)
+/* Nearest (ties to even) in [0, max]; NaN gives 0. */
+static unsigned round_d(double v, double max)
 {
     v = v > 0 ? v : 0; /* also maps NaN to 0 */
-    v = v < 255 ? v : 255;
-    return (unsigned char)rint(v); /* ties to even */
+    v = v < max ? v : max;
+    return (unsigned)rint(v); /* ties to even */
 }
 
 /* idx[t] = mapped coordinate of (t - r) for t in [0, n + 2r), or -1 (constant). */
@@ -39,7 +41,8 @@ ic_status ic__convolve_premultiplied(const ic_job *job)
     int *xm = border_table(w, rx, job->border), *ym = border_table(h, ry, job->border);
     double *acc = malloc((size_t)ch * sizeof *acc);
     ic_status st = (xm && ym && acc) ? IC_OK : IC_ERR_NOMEM;
-    const double v = job->border_value, va = v / 255.0;
+    const double max = ic_sample_max(src->type); /* 255, or 65535 for IC_U16 */
+    const double v = job->border_value, va = v / max;
     for (int y = 0; st == IC_OK && y < h; y++)
         for (int x = 0; x < w; x++) {
             for (int c = 0; c < ch; c++)
@@ -55,16 +58,16 @@ ic_status ic__convolve_premultiplied(const ic_job *job)
                         acc[ac] += wt * va;
                         continue;
                     }
-                    const double a = *ic_image_at(src, sx, sy, ac) / 255.0;
+                    const double a = ic_image_get(src, sx, sy, ac) / max;
                     for (int c = 0; c < ac; c++)
-                        acc[c] += wt * (*ic_image_at(src, sx, sy, c)) * a;
+                        acc[c] += wt * ic_image_get(src, sx, sy, c) * a;
                     acc[ac] += wt * a;
                 }
             }
             const double fa = acc[ac];
             for (int c = 0; c < ac; c++)
-                *ic_image_at(dst, x, y, c) = round_u8_d((fa > 0 ? acc[c] / fa : 0.0) + job->bias);
-            *ic_image_at(dst, x, y, ac) = round_u8_d(255.0 * fa + job->bias);
+                ic_image_set(dst, x, y, c, round_d((fa > 0 ? acc[c] / fa : 0.0) + job->bias, max));
+            ic_image_set(dst, x, y, ac, round_d(max * fa + job->bias, max));
         }
     free(xm);
     free(ym);

@@ -154,7 +154,7 @@ static int image_valid(const ic_image *im)
 {
     return im && im->data && im->width >= 1 && im->height >= 1 && im->channels >= 1 &&
            im->channels <= 4 && (im->layout == IC_AOS || im->layout == IC_SOA) &&
-           im->type == IC_U8 && im->pitch >= ic_image_row_bytes(im) &&
+           (im->type == IC_U8 || im->type == IC_U16) && im->pitch >= ic_image_row_bytes(im) &&
            (im->memory == IC_MEM_HOST || (im->memory == IC_MEM_DEVICE && im->device >= 0));
 }
 
@@ -174,7 +174,7 @@ static void copy_alpha(ic_image *dst, const ic_image *src)
     const int a = src->channels - 1;
     for (int y = 0; y < src->height; y++)
         for (int x = 0; x < src->width; x++)
-            *ic_image_at(dst, x, y, a) = *ic_image_at(src, x, y, a);
+            ic_image_set(dst, x, y, a, ic_image_get(src, x, y, a));
 }
 
 /* Correlation weights of k under p (divisor folded in, flipped unless
@@ -206,7 +206,8 @@ static float *prepare_weights(const ic_kernel *k, const ic_params *p, ic_kernel 
 /* Bytes ic_image_create takes for src's shape in `layout` (rows padded to 64). */
 static uint64_t created_bytes(const ic_image *src, ic_layout layout)
 {
-    const uint64_t w = (uint64_t)src->width, h = (uint64_t)src->height, c = (uint64_t)src->channels;
+    const uint64_t w = (uint64_t)src->width * ic_sample_size(src->type), h = (uint64_t)src->height,
+                   c = (uint64_t)src->channels;
     if (layout == IC_SOA)
         return ((w + 63u) & ~(uint64_t)63u) * h * c;
     return ((w * c + 63u) & ~(uint64_t)63u) * h;
@@ -271,6 +272,12 @@ ic_status ic_convolve(ic_context *ctx, const ic_image *src, ic_image *dst, const
         return ic_fail(IC_ERR_INVALID_ARG, "invalid source or destination image");
     if (src->width != dst->width || src->height != dst->height || src->channels != dst->channels)
         return ic_fail(IC_ERR_INVALID_ARG, "destination size or channels differ from the source");
+    if (src->type != dst->type)
+        return ic_fail(IC_ERR_INVALID_ARG,
+                       "source and destination sample types differ (8-bit and 16-bit)");
+    if (src->type == IC_U16 && !(ctx->be->caps & IC_CAP_U16))
+        return ic_fail(IC_ERR_UNSUPPORTED,
+                       "backend %s does not filter 16-bit samples (use cpu or seq)", ctx->be->name);
     if ((src->memory != IC_MEM_HOST || dst->memory != IC_MEM_HOST) &&
         !(ctx->be->caps & IC_CAP_DEVICE_IMAGES)) {
         return ic_fail(IC_ERR_UNSUPPORTED,
@@ -326,7 +333,8 @@ ic_status ic_convolve(ic_context *ctx, const ic_image *src, ic_image *dst, const
     ic_status st = IC_OK;
     char err[256] = ""; /* what the backend says when it fails */
     if (dst->layout != src->layout && dst->memory == IC_MEM_HOST) {
-        st = ic_image_create(&tmp, src->width, src->height, src->channels, src->layout);
+        st = ic_image_create_type(&tmp, src->width, src->height, src->channels, src->layout,
+                                  src->type);
         if (st != IC_OK) {
             free(w);
             return ic_fail(st, "out of memory for the layout conversion");

@@ -25,11 +25,12 @@
 #include "imgconv.h"
 #include "io/io_internal.h"
 
-/* Bytes ic_image_create takes for a width x height x channels AoS image
- * (rows padded to 64 bytes); sides are <= IC_MAX_DIM, so nothing overflows. */
-static uint64_t image_bytes(uint64_t width, uint64_t height, int channels)
+/* Bytes ic_image_create_type takes for a width x height x channels AoS image
+ * of es-byte samples (rows padded to 64 bytes); sides are <= IC_MAX_DIM, so
+ * nothing overflows. */
+static uint64_t image_bytes(uint64_t width, uint64_t height, int channels, size_t es)
 {
-    return ((width * (uint64_t)channels + 63u) & ~(uint64_t)63u) * height;
+    return ((width * (uint64_t)channels * es + 63u) & ~(uint64_t)63u) * height;
 }
 
 static double mib(uint64_t bytes)
@@ -47,6 +48,14 @@ struct ic_io_hook {
 ic_status ic_io_check_dims(uint64_t width, uint64_t height, int channels, const ic_io_limits *lim,
                            char *err, size_t errlen)
 {
+    return ic_io_check_dims_type(width, height, channels, IC_U8, lim, err, errlen);
+}
+
+ic_status ic_io_check_dims_type(uint64_t width, uint64_t height, int channels,
+                                ic_sample_type type, const ic_io_limits *lim, char *err,
+                                size_t errlen)
+{
+    const size_t es = type == IC_U16 ? 2u : 1u;
     if (width == 0 || height == 0) {
         return ic_errf(err, errlen, IC_ERR_FORMAT, "image has zero width or height (%llux%llu)",
                        (unsigned long long)width, (unsigned long long)height);
@@ -66,9 +75,9 @@ ic_status ic_io_check_dims(uint64_t width, uint64_t height, int channels, const 
     }
     if (channels <= 0)
         return IC_OK;
-    uint64_t need = image_bytes(width, height, channels);
+    uint64_t need = image_bytes(width, height, channels, es);
     if (lim->convert_channels > 0)
-        need += image_bytes(width, height, lim->convert_channels);
+        need += image_bytes(width, height, lim->convert_channels, es);
     if (need > lim->max_memory) {
         return ic_errf(err, errlen, IC_ERR_TOO_LARGE,
                        "image %llux%llu needs %.1f MiB to decode, over the memory limit "
@@ -84,33 +93,77 @@ ic_status ic_io_check_dims(uint64_t width, uint64_t height, int channels, const 
     return IC_OK;
 }
 
-static inline uint8_t luma601(unsigned r, unsigned g, unsigned b)
+/* Rec.601 luma of 8- or 16-bit samples (65535 * 1000 fits in 32 bits). */
+static inline unsigned luma601(unsigned r, unsigned g, unsigned b)
 {
-    return (uint8_t)((299u * r + 587u * g + 114u * b + 500u) / 1000u);
+    return (299u * r + 587u * g + 114u * b + 500u) / 1000u;
 }
 
-void ic_io_convert_row(uint8_t *dst, int dst_ch, const uint8_t *src, int src_ch, int width)
+/* seed 004's channel_force on rows of T samples whose maximum is MAX. */
+#define CONVERT_ROW(NAME, T, MAX)                                                                  \
+    void NAME(T *dst, int dst_ch, const T *src, int src_ch, int width)                             \
+    {                                                                                              \
+        const int src_alpha = (src_ch == 2 || src_ch == 4);                                        \
+        const int dst_alpha = (dst_ch == 2 || dst_ch == 4);                                        \
+        const int src_colour = (src_ch >= 3);                                                      \
+        const int dst_colour = (dst_ch >= 3);                                                      \
+        for (int x = 0; x < width; x++) {                                                          \
+            const T *s = src + (size_t)x * (size_t)src_ch;                                         \
+            T *d = dst + (size_t)x * (size_t)dst_ch;                                               \
+            if (dst_colour) {                                                                      \
+                if (src_colour) {                                                                  \
+                    d[0] = s[0];                                                                   \
+                    d[1] = s[1];                                                                   \
+                    d[2] = s[2];                                                                   \
+                } else {                                                                           \
+                    d[0] = d[1] = d[2] = s[0];                                                     \
+                }                                                                                  \
+            } else {                                                                               \
+                d[0] = src_colour ? (T)luma601(s[0], s[1], s[2]) : s[0];                           \
+            }                                                                                      \
+            if (dst_alpha)                                                                         \
+                d[dst_ch - 1] = src_alpha ? s[src_ch - 1] : (T)MAX;                                \
+        }                                                                                          \
+    }
+CONVERT_ROW(ic_io_convert_row, uint8_t, 255u)
+CONVERT_ROW(ic_io_convert_row16, uint16_t, 65535u)
+
+void ic_io_convert_row_type(void *dst, int dst_ch, const void *src, int src_ch, int width,
+                            ic_sample_type type)
 {
-    const int src_alpha = (src_ch == 2 || src_ch == 4);
-    const int dst_alpha = (dst_ch == 2 || dst_ch == 4);
-    const int src_colour = (src_ch >= 3);
-    const int dst_colour = (dst_ch >= 3);
-    for (int x = 0; x < width; x++) {
-        const uint8_t *s = src + (size_t)x * (size_t)src_ch;
-        uint8_t *d = dst + (size_t)x * (size_t)dst_ch;
-        if (dst_colour) {
-            if (src_colour) {
-                d[0] = s[0];
-                d[1] = s[1];
-                d[2] = s[2];
-            } else {
-                d[0] = d[1] = d[2] = s[0];
-            }
-        } else {
-            d[0] = src_colour ? luma601(s[0], s[1], s[2]) : s[0];
-        }
-        if (dst_alpha)
-            d[dst_ch - 1] = src_alpha ? s[src_ch - 1] : 255;
+    if (type == IC_U16)
+        ic_io_convert_row16(dst, dst_ch, src, src_ch, width);
+    else
+        ic_io_convert_row(dst, dst_ch, src, src_ch, width);
+}
+
+void ic_io_be16_store(uint8_t *dst, const uint16_t *src, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        const unsigned v = src[i];
+        dst[2 * i] = (uint8_t)(v >> 8);
+        dst[2 * i + 1] = (uint8_t)v;
+    }
+}
+
+void ic_io_be16_load(uint16_t *dst, const uint8_t *src, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        dst[i] = (uint16_t)((unsigned)src[2 * i] << 8 | src[2 * i + 1]);
+}
+
+int ic_format_depth(ic_format f)
+{
+    switch (f) {
+    case IC_FMT_PNM:
+    case IC_FMT_PNG:
+    case IC_FMT_TIFF:
+        return 16;
+    case IC_FMT_JPEG:
+    case IC_FMT_WEBP:
+        return 8;
+    default:
+        return 0;
     }
 }
 
@@ -306,12 +359,14 @@ static ic_status read_native(FILE *f, ic_image *img, const ic_io_limits *lim, ic
 static ic_status force_channels(ic_image *img, int channels)
 {
     ic_image out;
-    ic_status st = ic_image_create(&out, img->width, img->height, channels, IC_AOS);
+    ic_status st =
+        ic_image_create_type(&out, img->width, img->height, channels, IC_AOS, img->type);
     if (st != IC_OK)
         return st;
     for (int y = 0; y < img->height; y++)
-        ic_io_convert_row(out.data + (size_t)y * out.pitch, channels,
-                          img->data + (size_t)y * img->pitch, img->channels, img->width);
+        ic_io_convert_row_type(out.data + (size_t)y * out.pitch, channels,
+                               img->data + (size_t)y * img->pitch, img->channels, img->width,
+                               img->type);
     ic_image_free(img);
     *img = out;
     return IC_OK;
@@ -360,6 +415,19 @@ static ic_status load_stream(ic_image *img, FILE *f, const ic_load_options *o,
         return st;
     }
 
+    if (o->eight_bit && raw.type == IC_U16) { /* asked for 8 bits: round(v / 257) */
+        ic_image low;
+        st = ic_image_create(&low, raw.width, raw.height, raw.channels, IC_AOS);
+        if (st == IC_OK)
+            st = ic_image_copy(&low, &raw);
+        ic_image_free(&raw);
+        if (st != IC_OK) {
+            ic_image_free(&low);
+            ic_metadata_free(o->metadata);
+            return ic_errf(errbuf, errlen, st, "cannot convert to 8 bits: %s", ic_status_str(st));
+        }
+        raw = low;
+    }
     if (o->channels != 0 && o->channels != raw.channels) {
         st = force_channels(&raw, o->channels);
         if (st != IC_OK) {
@@ -482,7 +550,8 @@ static ic_status write_format(FILE *f, const ic_image *aos, ic_format fmt, int o
 static int image_valid(const ic_image *img)
 {
     if (!img->data || img->width <= 0 || img->height <= 0 || img->width > IC_MAX_DIM ||
-        img->height > IC_MAX_DIM || img->channels < 1 || img->channels > 4 || img->type != IC_U8 ||
+        img->height > IC_MAX_DIM || img->channels < 1 || img->channels > 4 ||
+        (img->type != IC_U8 && img->type != IC_U16) ||
         (img->layout != IC_AOS && img->layout != IC_SOA))
         return 0;
     return img->pitch >= ic_image_row_bytes(img);
@@ -567,11 +636,18 @@ static ic_status prepare_encode(const ic_image *img, const char *path, const ic_
     j->fmt = fmt;
     j->out_ch = saved_channels(path, fmt, img->channels);
     j->aos = img;
-    /* Writers take interleaved rows; planar images are converted first. */
-    if (img->layout != IC_AOS) {
-        ic_status st = ic_image_clone(aos_copy, img, IC_AOS);
+    /* Writers take interleaved rows; planar images are converted first, and
+     * so are 16-bit images for 8-bit formats (round(v / 257)). */
+    const ic_sample_type type = ic_format_depth(fmt) >= 16 ? img->type : IC_U8;
+    if (img->layout != IC_AOS || type != img->type) {
+        ic_status st =
+            ic_image_create_type(aos_copy, img->width, img->height, img->channels, IC_AOS, type);
+        if (st == IC_OK)
+            st = ic_image_copy(aos_copy, img);
         if (st != IC_OK) {
-            return ic_errf(errbuf, errlen, st, "cannot convert the layout: %s", ic_status_str(st));
+            ic_image_free(aos_copy);
+            return ic_errf(errbuf, errlen, st, "cannot convert the layout or depth: %s",
+                           ic_status_str(st));
         }
         j->aos = aos_copy;
     }

@@ -41,6 +41,11 @@ typedef struct ic_io_limits {
  * header fields of any width can be checked before they are narrowed to int. */
 ic_status ic_io_check_dims(uint64_t width, uint64_t height, int channels, const ic_io_limits *lim,
                            char *err, size_t errlen);
+/* ic_io_check_dims for an image of `type` samples (IC_U16: twice the bytes,
+ * for the decoded image and for the converted copy). */
+ic_status ic_io_check_dims_type(uint64_t width, uint64_t height, int channels,
+                                ic_sample_type type, const ic_io_limits *lim, char *err,
+                                size_t errlen);
 
 /* Converts `width` interleaved pixels of src_ch channels into dst_ch channels
  * (1..4 each; 2 and 4 have alpha last). Grey -> colour replicates the grey;
@@ -48,11 +53,23 @@ ic_status ic_io_check_dims(uint64_t width, uint64_t height, int channels, const 
  * a missing alpha becomes 255 (opaque); a dropped alpha is discarded.
  * src and dst must not overlap. This is seed 004's channel_force. */
 void ic_io_convert_row(uint8_t *dst, int dst_ch, const uint8_t *src, int src_ch, int width);
+/* The same on 16-bit samples (a missing alpha becomes 65535). */
+void ic_io_convert_row16(uint16_t *dst, int dst_ch, const uint16_t *src, int src_ch, int width);
+/* ic_io_convert_row or ic_io_convert_row16 by `type` (rows of that type). */
+void ic_io_convert_row_type(void *dst, int dst_ch, const void *src, int src_ch, int width,
+                            ic_sample_type type);
+
+/* 16-bit samples on disk are big-endian (PNG, PNM): n samples of a host-order
+ * row to big-endian bytes at dst, and n big-endian samples at src (bytes) to
+ * host order at dst (src and dst may be the same buffer). */
+void ic_io_be16_store(uint8_t *dst, const uint16_t *src, size_t n);
+void ic_io_be16_load(uint16_t *dst, const uint8_t *src, size_t n);
 
 /* Readers. Each reads one image from f (positioned at the start of the data,
  * seekable: a file or an fmemopen'd buffer) into *img, created by
- * ic_image_create as IC_AOS with the channel count the file stores (after
- * expanding palettes and bit depths), calling ic_io_check_dims with lim before
+ * ic_image_create_type as IC_AOS with the channel count the file stores (after
+ * expanding palettes and bit depths below 8) and IC_U16 samples where the
+ * file stores more than 8 bits (PNG, PNM, TIFF), calling ic_io_check_dims with lim before
  * allocating it. meta (NULL when not wanted; zeroed by the caller) receives
  * the ICC profile and EXIF block where the format has them; io.c frees it on
  * error. On error *img is zeroed and err holds one line. A new format is one
@@ -76,7 +93,8 @@ ic_status ic_io_meta_copy(uint8_t **dst, size_t *dst_size, const void *src, size
  * 3 and 4, GRAY for 1 and 2); 0 without a profile. */
 int ic_io_icc_fits(const ic_metadata *m, int out_ch);
 
-/* Writers. img is IC_AOS (any pitch) with 1..4 channels; out_ch is the channel
+/* Writers. img is IC_AOS (any pitch) with 1..4 channels, IC_U8 or (PNG, PNM,
+ * TIFF only: io.c converts for the others) IC_U16 samples; out_ch is the channel
  * count to store (pnm: 1 or 3, jpeg: 1 or 3, png and tiff: 1..4, webp: 3 or 4),
  * converted row by row
  * with ic_io_convert_row when it differs from img->channels. meta is NULL or

@@ -1,13 +1,14 @@
 /*
  * png.c - PNG files through libpng, for untrusted input.
  *
- * Reading expands palettes, grey below 8 bits and tRNS transparency to 8-bit
- * grey, grey+alpha, RGB or RGBA (1..4 channels as stored) and scales 16-bit
- * samples to 8 bits. Errors longjmp out of libpng and become one-line messages;
+ * Reading expands palettes, grey below 8 bits and tRNS transparency to
+ * grey, grey+alpha, RGB or RGBA (1..4 channels as stored), 8-bit, or 16-bit
+ * (IC_U16, host byte order) for 16-bit files. Errors longjmp out of libpng and become one-line messages;
  * libpng's user limits bound each side, its chunk allocation limit bounds
  * ancillary chunks, and width*height is checked against the pixel limit right
  * after the header and the decoded bytes against the memory limit before the
- * image is allocated. Writing stores 1..4 channels.
+ * image is allocated. Writing stores 1..4 channels at 8 or 16 bits (the
+ * image's type; PNG itself is big-endian).
  * Built only with IC_HAVE_PNG; otherwise every entry point reports
  * IC_ERR_UNSUPPORTED. (No seed figure: seed 004 loads files through a library.)
  */
@@ -166,6 +167,14 @@ static ic_status png_get_metadata(png_structp png, png_infop info, ic_metadata *
     return st;
 }
 
+static int host_little_endian(void)
+{
+    const uint16_t one = 1;
+    uint8_t b;
+    memcpy(&b, &one, 1);
+    return b == 1;
+}
+
 static ic_status png_decode(png_structp png, png_infop info, png_io *io, ic_image *img,
                             const ic_io_limits *lim, ic_metadata *meta, png_bytep **rows_out,
                             char *err, size_t errlen)
@@ -198,26 +207,23 @@ static ic_status png_decode(png_structp png, png_infop info, png_io *io, ic_imag
         png_set_expand_gray_1_2_4_to_8(png);
     if (png_get_valid(png, info, PNG_INFO_tRNS))
         png_set_tRNS_to_alpha(png);
-    if (depth == 16) {
-#ifdef PNG_READ_SCALE_16_TO_8_SUPPORTED
-        png_set_scale_16(png);
-#else
-        png_set_strip_16(png);
-#endif
-    }
+    if (depth == 16 && host_little_endian())
+        png_set_swap(png); /* 16-bit samples in host order, as IC_U16 wants them */
     (void)png_set_interlace_handling(png);
     png_read_update_info(png, info);
 
     const int channels = png_get_channels(png, info);
-    if (channels < 1 || channels > 4 || png_get_bit_depth(png, info) != 8 ||
-        png_get_rowbytes(png, info) != (size_t)w * (size_t)channels) {
+    const int out_depth = png_get_bit_depth(png, info);
+    const ic_sample_type type = out_depth == 16 ? IC_U16 : IC_U8;
+    if (channels < 1 || channels > 4 || (out_depth != 8 && out_depth != 16) ||
+        png_get_rowbytes(png, info) != (size_t)w * (size_t)channels * (size_t)(out_depth / 8)) {
         return ic_errf(err, errlen, IC_ERR_INTERNAL,
                        "PNG: unexpected layout after expansion (%d channels)", channels);
     }
-    st = ic_io_check_dims(w, h, channels, lim, err, errlen);
+    st = ic_io_check_dims_type(w, h, channels, type, lim, err, errlen);
     if (st != IC_OK)
         return st;
-    st = ic_image_create(img, (int)w, (int)h, channels, IC_AOS);
+    st = ic_image_create_type(img, (int)w, (int)h, channels, IC_AOS, type);
     if (st != IC_OK) {
         return ic_errf(err, errlen, st, "cannot allocate a %ux%u image: %s", (unsigned)w,
                        (unsigned)h, ic_status_str(st));
@@ -274,7 +280,9 @@ static ic_status png_encode(png_structp png, png_infop info, png_io *io, const i
     png_set_write_fn(png, io, write_fn, flush_fn);
     /* libpng refuses sides over 10^6 unless told otherwise; we allow IC_MAX_DIM. */
     png_set_user_limits(png, IC_MAX_DIM, IC_MAX_DIM);
-    png_set_IHDR(png, info, (png_uint_32)img->width, (png_uint_32)img->height, 8, colour_of[out_ch],
+    const int wide = img->type == IC_U16;
+    png_set_IHDR(png, info, (png_uint_32)img->width, (png_uint_32)img->height, wide ? 16 : 8,
+                 colour_of[out_ch],
                  PNG_INTERLACE_NONE, PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
     /* zlib level 6 (libpng's default) made encoding 90% of a filter run's time;
      * the default level 2 with the SUB/PAETH filters is several times faster
@@ -295,9 +303,11 @@ static ic_status png_encode(png_structp png, png_infop info, png_io *io, const i
         png_set_eXIf_1(png, info, (png_uint_32)meta->exif_size, meta->exif);
 #endif
     png_write_info(png, info);
+    if (wide && host_little_endian())
+        png_set_swap(png); /* our rows are host order; the file is big-endian */
     uint8_t *buf = NULL;
     if (out_ch != img->channels) {
-        buf = malloc((size_t)img->width * (size_t)out_ch);
+        buf = malloc((size_t)img->width * (size_t)out_ch * ic_sample_size(img->type));
         if (!buf) {
             return ic_errf(err, errlen, IC_ERR_NOMEM, "out of memory");
         }
@@ -306,7 +316,7 @@ static ic_status png_encode(png_structp png, png_infop info, png_io *io, const i
     for (int y = 0; y < img->height; y++) {
         const uint8_t *src = img->data + (size_t)y * img->pitch;
         if (buf) {
-            ic_io_convert_row(buf, out_ch, src, img->channels, img->width);
+            ic_io_convert_row_type(buf, out_ch, src, img->channels, img->width, img->type);
             src = buf;
         }
         png_write_row(png, (png_const_bytep)src);

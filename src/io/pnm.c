@@ -1,13 +1,18 @@
 /*
- * pnm.c - binary Netpbm images: PGM (P5, grey) and PPM (P6, RGB) with
- * 8-bit samples, read and written by us (no library).
+ * pnm.c - binary Netpbm images: PGM (P5, grey) and PPM (P6, RGB) with 8-bit
+ * samples (maxval <= 255) or 16-bit big-endian ones (maxval 256..65535), read
+ * and written by us (no library).
  *
  * The header is "P5"|"P6", then width, height and maxval as decimal numbers
  * separated by whitespace, '#' comments allowed between them, then exactly one
- * whitespace byte and width*height*channels bytes. Parsing is strict: numbers
+ * whitespace byte and width*height*channels samples of 1 byte (maxval <= 255)
+ * or 2 bytes, most significant first (maxval > 255). Parsing is strict: numbers
  * are digits only with an overflow check, the pixel limit is checked before
  * anything is allocated, and short data is an error naming the byte counts.
- * maxval 1..254 is rescaled to 0..255; 16-bit files (maxval > 255) are refused.
+ * A sample v means v/maxval of full scale (the Netpbm definition): maxval 255
+ * loads as it is into 8 bits, 65535 into 16 bits; any other maxval M is
+ * rescaled to round(v * 255 / M) (M < 255) or round(v * 65535 / M) (M > 255).
+ * 16-bit images are written with maxval 65535, 8-bit ones with 255.
  * (No seed figure: seed 004 loads files through a library.)
  */
 #include <errno.h>
@@ -110,24 +115,22 @@ ic_status ic_pnm_read(FILE *f, ic_image *img, const ic_io_limits *lim, ic_metada
         }
     }
     const uint64_t width = val[0], height = val[1], maxval = val[2];
-    if (maxval > 255 && maxval <= 65535) {
-        return ic_errf(err, errlen, IC_ERR_FORMAT, "16-bit PNM not supported (maxval %llu)",
-                       (unsigned long long)maxval);
-    }
     if (maxval == 0 || maxval > 65535) {
-        return ic_errf(err, errlen, IC_ERR_FORMAT, "bad %s maxval %llu (must be 1..255)", name,
+        return ic_errf(err, errlen, IC_ERR_FORMAT, "bad %s maxval %llu (must be 1..65535)", name,
                        (unsigned long long)maxval);
     }
-    ic_status st = ic_io_check_dims(width, height, channels, lim, err, errlen);
+    const ic_sample_type type = maxval > 255 ? IC_U16 : IC_U8;
+    ic_status st = ic_io_check_dims_type(width, height, channels, type, lim, err, errlen);
     if (st != IC_OK)
         return st;
 
-    st = ic_image_create(img, (int)width, (int)height, channels, IC_AOS);
+    st = ic_image_create_type(img, (int)width, (int)height, channels, IC_AOS, type);
     if (st != IC_OK) {
         return ic_errf(err, errlen, st, "cannot allocate a %llux%llu image: %s",
                        (unsigned long long)width, (unsigned long long)height, ic_status_str(st));
     }
-    const size_t row = (size_t)width * (size_t)channels;
+    const size_t samples = (size_t)width * (size_t)channels;
+    const size_t row = samples * ic_sample_size(type);
     const uint64_t expected = (uint64_t)row * height;
     uint64_t got = 0;
     for (uint64_t y = 0; y < height; y++) {
@@ -147,22 +150,35 @@ ic_status ic_pnm_read(FILE *f, ic_image *img, const ic_io_limits *lim, ic_metada
         ic_image_free(img);
         return st;
     }
-    if (maxval < 255) {
-        uint8_t lut[256];
-        for (unsigned v = 0; v <= maxval; v++)
-            lut[v] = (uint8_t)((v * 255u + (unsigned)maxval / 2u) / (unsigned)maxval);
-        for (int y = 0; y < img->height; y++) {
-            uint8_t *r = img->data + (size_t)y * img->pitch;
-            for (size_t i = 0; i < row; i++) {
-                if (r[i] > maxval) {
-                    ic_errf(err, errlen, IC_ERR_FORMAT,
-                            "bad %s data: sample %u exceeds maxval %llu", name, (unsigned)r[i],
-                            (unsigned long long)maxval);
-                    ic_image_free(img);
-                    return IC_ERR_FORMAT;
-                }
-                r[i] = lut[r[i]];
+    if (maxval == 255 || maxval == 65535) {
+        if (type == IC_U16)
+            for (int y = 0; y < img->height; y++) {
+                uint8_t *r = img->data + (size_t)y * img->pitch;
+                ic_io_be16_load((uint16_t *)(void *)r, r, samples);
             }
+        return IC_OK;
+    }
+    /* Other maxvals: v of maxval M is the fraction v/M of full scale (the
+     * Netpbm definition), stored as round(v * max / M) of the type's max. */
+    const uint64_t max = ic_sample_max(type), m = maxval;
+    for (int y = 0; y < img->height; y++) {
+        uint8_t *r = img->data + (size_t)y * img->pitch;
+        uint16_t *r16 = (uint16_t *)(void *)r;
+        if (type == IC_U16)
+            ic_io_be16_load(r16, r, samples);
+        for (size_t i = 0; i < samples; i++) {
+            const uint64_t v = type == IC_U16 ? r16[i] : r[i];
+            if (v > m) {
+                ic_image_free(img);
+                return ic_errf(err, errlen, IC_ERR_FORMAT,
+                               "bad %s data: sample %u exceeds maxval %llu", name, (unsigned)v,
+                               (unsigned long long)m);
+            }
+            const uint64_t scaled = (v * max + m / 2u) / m;
+            if (type == IC_U16)
+                r16[i] = (uint16_t)scaled;
+            else
+                r[i] = (uint8_t)scaled;
         }
     }
     return IC_OK;
@@ -173,22 +189,33 @@ ic_status ic_pnm_write(FILE *f, const ic_image *img, int out_ch, char *err, size
     if (out_ch != 1 && out_ch != 3) {
         return ic_errf(err, errlen, IC_ERR_INTERNAL, "PNM stores 1 or 3 channels, not %d", out_ch);
     }
-    const size_t row = (size_t)img->width * (size_t)out_ch;
-    uint8_t *buf = NULL;
-    if (out_ch != img->channels) {
+    const int wide = img->type == IC_U16;
+    const size_t samples = (size_t)img->width * (size_t)out_ch;
+    const size_t row = samples * (wide ? 2u : 1u);
+    /* a converted row (channels), then its big-endian bytes (16 bits) */
+    uint8_t *buf = NULL, *be = NULL;
+    if (out_ch != img->channels)
         buf = malloc(row);
-        if (!buf) {
-            return ic_errf(err, errlen, IC_ERR_NOMEM, "out of memory");
-        }
+    if (wide)
+        be = malloc(row);
+    if ((out_ch != img->channels && !buf) || (wide && !be)) {
+        free(buf);
+        free(be);
+        return ic_errf(err, errlen, IC_ERR_NOMEM, "out of memory");
     }
     ic_status st = IC_OK;
-    if (fprintf(f, "P%c\n%d %d\n255\n", out_ch == 1 ? '5' : '6', img->width, img->height) < 0)
+    if (fprintf(f, "P%c\n%d %d\n%u\n", out_ch == 1 ? '5' : '6', img->width, img->height,
+                ic_sample_max(img->type)) < 0)
         st = IC_ERR_IO;
     for (int y = 0; st == IC_OK && y < img->height; y++) {
         const uint8_t *src = img->data + (size_t)y * img->pitch;
         if (buf) {
-            ic_io_convert_row(buf, out_ch, src, img->channels, img->width);
+            ic_io_convert_row_type(buf, out_ch, src, img->channels, img->width, img->type);
             src = buf;
+        }
+        if (wide) {
+            ic_io_be16_store(be, (const uint16_t *)(const void *)src, samples);
+            src = be;
         }
         if (fwrite(src, 1, row, f) != row)
             st = IC_ERR_IO;
@@ -196,5 +223,6 @@ ic_status ic_pnm_write(FILE *f, const ic_image *img, int out_ch, char *err, size
     if (st != IC_OK)
         ic_errf(err, errlen, IC_ERR_IO, "write error: %s", strerror(errno));
     free(buf);
+    free(be);
     return st;
 }

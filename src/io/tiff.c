@@ -1,9 +1,10 @@
 /*
  * tiff.c - TIFF files through libtiff, for untrusted input.
  *
- * Reading takes the first image (directory) of the file. 8-bit contiguous
- * strips of grey, grey+alpha, RGB and RGBA are read row by row as stored;
- * everything else libtiff can render (palettes, 1..16-bit samples, tiles,
+ * Reading takes the first image (directory) of the file. 8- and 16-bit
+ * (unsigned) contiguous strips of grey, grey+alpha, RGB and RGBA are read row
+ * by row as stored, 16-bit ones into IC_U16 images;
+ * everything else libtiff can render (palettes, other bit depths, tiles,
  * planar data, YCbCr/old-JPEG, CMYK, other orientations) goes through its
  * RGBA interface and comes back as 8-bit grey/RGB with alpha when the file has
  * one. Associated (premultiplied) alpha is divided back out, since imgconv
@@ -11,7 +12,8 @@
  * after the directory is read, before any pixel memory is allocated; libtiff's
  * own allocations are capped per call, and its errors and warnings go to a
  * per-call handler (never stderr), the first error becoming the one-line
- * message. Writing stores 1..4 channels at 8 bits in deflate-compressed strips
+ * message. Writing stores 1..4 channels at 8 or 16 bits (the image's type) in
+ * deflate-compressed strips
  * with the horizontal predictor (LZW or none when the codec is missing),
  * alpha marked unassociated. The ICC profile (tag 34675) is read and written;
  * EXIF, a sub-directory in TIFF rather than a block, is not carried. Built
@@ -165,30 +167,37 @@ static ic_status tiff_failure(const tiff_io *io, const char *doing, char *err, s
     return ic_errf(err, errlen, IC_ERR_FORMAT, "TIFF: corrupt or truncated data");
 }
 
-/* Straight alpha from premultiplied: c = round(c * 255 / a), 0 where a = 0. */
-static void unpremultiply_row(uint8_t *row, int channels, int width)
-{
-    for (int x = 0; x < width; x++) {
-        uint8_t *p = row + (size_t)x * (size_t)channels;
-        const unsigned a = p[channels - 1];
-        for (int c = 0; c < channels - 1; c++) {
-            if (a == 0)
-                p[c] = 0;
-            else {
-                const unsigned v = (p[c] * 255u + a / 2) / a;
-                p[c] = (uint8_t)(v > 255 ? 255 : v);
-            }
-        }
+/* Straight alpha from premultiplied: c = round(c * max / a), 0 where a = 0. */
+#define UNPREMULTIPLY_ROW(NAME, T, MAX)                                                            \
+    static void NAME(T *row, int channels, int width)                                              \
+    {                                                                                              \
+        for (int x = 0; x < width; x++) {                                                          \
+            T *p = row + (size_t)x * (size_t)channels;                                             \
+            const uint64_t a = p[channels - 1];                                                    \
+            for (int c = 0; c < channels - 1; c++) {                                               \
+                if (a == 0)                                                                        \
+                    p[c] = 0;                                                                      \
+                else {                                                                             \
+                    const uint64_t v = (p[c] * (uint64_t)MAX + a / 2) / a;                         \
+                    p[c] = (T)(v > MAX ? MAX : v);                                                 \
+                }                                                                                  \
+            }                                                                                      \
+        }                                                                                          \
     }
-}
+UNPREMULTIPLY_ROW(unpremultiply_row8, uint8_t, 255u)
+UNPREMULTIPLY_ROW(unpremultiply_row16, uint16_t, 65535u)
 
-/* 8-bit contiguous strips of grey/RGB (+ one alpha), top-left: read as stored. */
+/* 8- or 16-bit contiguous strips of grey/RGB (+ one alpha), top-left: read as
+ * stored (libtiff hands 16-bit samples over in host byte order). */
 static int stored_as_is(TIFF *t, uint16_t spp, uint16_t bps, uint16_t photo)
 {
     uint16_t planar = PLANARCONFIG_CONTIG, orient = ORIENTATION_TOPLEFT;
     TIFFGetFieldDefaulted(t, TIFFTAG_PLANARCONFIG, &planar);
     TIFFGetFieldDefaulted(t, TIFFTAG_ORIENTATION, &orient);
-    if (bps != 8 || planar != PLANARCONFIG_CONTIG || orient != ORIENTATION_TOPLEFT || TIFFIsTiled(t))
+    uint16_t format = SAMPLEFORMAT_UINT;
+    TIFFGetFieldDefaulted(t, TIFFTAG_SAMPLEFORMAT, &format);
+    if ((bps != 8 && bps != 16) || format != SAMPLEFORMAT_UINT || planar != PLANARCONFIG_CONTIG ||
+        orient != ORIENTATION_TOPLEFT || TIFFIsTiled(t))
         return 0;
     return (photo == PHOTOMETRIC_MINISBLACK && (spp == 1 || spp == 2)) ||
            (photo == PHOTOMETRIC_RGB && (spp == 3 || spp == 4));
@@ -205,7 +214,8 @@ static int associated_alpha(TIFF *t)
 
 static ic_status read_rows(TIFF *t, tiff_io *io, ic_image *img, char *err, size_t errlen)
 {
-    if (TIFFScanlineSize64(t) != (uint64_t)img->width * (uint64_t)img->channels) {
+    if (TIFFScanlineSize64(t) != (uint64_t)img->width * (uint64_t)img->channels *
+                                     (uint64_t)ic_sample_size(img->type)) {
         return ic_errf(err, errlen, IC_ERR_FORMAT, "TIFF: unexpected row size");
     }
     const int assoc = (img->channels == 2 || img->channels == 4) && associated_alpha(t);
@@ -213,8 +223,10 @@ static ic_status read_rows(TIFF *t, tiff_io *io, ic_image *img, char *err, size_
         uint8_t *row = img->data + (size_t)y * img->pitch;
         if (TIFFReadScanline(t, row, (uint32_t)y, 0) < 0)
             return tiff_failure(io, "read", err, errlen);
-        if (assoc)
-            unpremultiply_row(row, img->channels, img->width);
+        if (assoc && img->type == IC_U16)
+            unpremultiply_row16((uint16_t *)(void *)row, img->channels, img->width);
+        else if (assoc)
+            unpremultiply_row8(row, img->channels, img->width);
     }
     return IC_OK;
 }
@@ -271,7 +283,7 @@ static ic_status read_rgba(TIFF *t, tiff_io *io, ic_image *img, uint32_t w, uint
                 d[channels - 1] = (uint8_t)TIFFGetA(s[x]);
         }
         if (alpha)
-            unpremultiply_row(img->data + (size_t)y * img->pitch, channels, (int)w);
+            unpremultiply_row8(img->data + (size_t)y * img->pitch, channels, (int)w);
     }
     free(raster);
     return IC_OK;
@@ -295,10 +307,11 @@ ic_status ic_tiff_read(FILE *f, ic_image *img, const ic_io_limits *lim, ic_metad
     TIFFGetFieldDefaulted(t, TIFFTAG_BITSPERSAMPLE, &bps);
     const int has_photo = TIFFGetField(t, TIFFTAG_PHOTOMETRIC, &photo);
     const int as_is = has_photo && stored_as_is(t, spp, bps, photo);
-    ic_status st = ic_io_check_dims(w, h, as_is ? spp : 0, lim, err, errlen);
+    const ic_sample_type type = bps == 16 ? IC_U16 : IC_U8;
+    ic_status st = ic_io_check_dims_type(w, h, as_is ? spp : 0, type, lim, err, errlen);
     if (st == IC_OK) {
         if (as_is) {
-            st = ic_image_create(img, (int)w, (int)h, spp, IC_AOS);
+            st = ic_image_create_type(img, (int)w, (int)h, spp, IC_AOS, type);
             if (st != IC_OK)
                 ic_errf(err, errlen, st, "cannot allocate a %ux%u image: %s", (unsigned)w,
                         (unsigned)h, ic_status_str(st));
@@ -339,7 +352,7 @@ ic_status ic_tiff_write(FILE *f, const ic_image *img, int out_ch, int level,
     int ok = TIFFSetField(t, TIFFTAG_IMAGEWIDTH, (uint32_t)img->width) &&
              TIFFSetField(t, TIFFTAG_IMAGELENGTH, (uint32_t)img->height) &&
              TIFFSetField(t, TIFFTAG_SAMPLESPERPIXEL, (uint16_t)out_ch) &&
-             TIFFSetField(t, TIFFTAG_BITSPERSAMPLE, (uint16_t)8) &&
+             TIFFSetField(t, TIFFTAG_BITSPERSAMPLE, (uint16_t)(8 * ic_sample_size(img->type))) &&
              TIFFSetField(t, TIFFTAG_SAMPLEFORMAT, (uint16_t)SAMPLEFORMAT_UINT) &&
              TIFFSetField(t, TIFFTAG_PHOTOMETRIC,
                           (uint16_t)(out_ch >= 3 ? PHOTOMETRIC_RGB : PHOTOMETRIC_MINISBLACK)) &&
@@ -357,7 +370,8 @@ ic_status ic_tiff_write(FILE *f, const ic_image *img, int out_ch, int level,
     if (ok)
         ok = TIFFSetField(t, TIFFTAG_ROWSPERSTRIP, TIFFDefaultStripSize(t, 0));
     /* libtiff's predictor rewrites the row it is given: always pass a copy. */
-    uint8_t *buf = ok ? malloc((size_t)img->width * (size_t)out_ch) : NULL;
+    const size_t row = (size_t)img->width * (size_t)out_ch * ic_sample_size(img->type);
+    uint8_t *buf = ok ? malloc(row) : NULL;
     ic_status st = IC_OK;
     if (!ok) {
         st = tiff_failure(&io, "write", err, errlen);
@@ -368,9 +382,9 @@ ic_status ic_tiff_write(FILE *f, const ic_image *img, int out_ch, int level,
     for (int y = 0; st == IC_OK && y < img->height; y++) {
         const uint8_t *src = img->data + (size_t)y * img->pitch;
         if (out_ch != img->channels)
-            ic_io_convert_row(buf, out_ch, src, img->channels, img->width);
+            ic_io_convert_row_type(buf, out_ch, src, img->channels, img->width, img->type);
         else
-            memcpy(buf, src, (size_t)img->width * (size_t)out_ch);
+            memcpy(buf, src, row);
         if (TIFFWriteScanline(t, buf, (uint32_t)y, 0) < 0)
             st = tiff_failure(&io, "write", err, errlen);
     }

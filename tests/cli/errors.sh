@@ -56,8 +56,8 @@ refused 3 headonly.ppm "PPM header without data" headonly.ppm --kernel box:3 hea
 printf 'P6\n40 x30\n255\n' >badhdr.ppm
 refused 3 badhdr.ppm "PPM with a non-numeric size" badhdr.ppm --kernel box:3 badhdr.ppm out.ppm
 printf 'P6\n4 3\n65535\n' >deep.ppm
-head -c 72 /dev/zero >>deep.ppm
-refused 3 deep.ppm "16-bit PPM (maxval 65535)" deep.ppm --kernel box:3 deep.ppm out.ppm
+head -c 71 /dev/zero >>deep.ppm
+refused 3 deep.ppm "16-bit PPM (maxval 65535) one byte short" deep.ppm --kernel box:3 deep.ppm out.ppm
 printf 'P6\n200000 200000\n255\n' >huge.ppm
 head -c 1000 /dev/zero >>huge.ppm
 refused 3 huge.ppm "PPM claiming 200000x200000" huge.ppm --kernel box:3 huge.ppm out.ppm

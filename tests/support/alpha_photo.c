@@ -42,9 +42,12 @@ static void random_blob(blob *b, ict_rng *r, int w, int h, double scale)
     b->soft = u == 0 ? 0.0 : u == 1 ? 1.0 + ict_uniform(r) : 2.0 + 6.0 * ict_uniform(r);
 }
 
-static uint8_t clamp_u8(double v)
+/* v in 8-bit units, as a sample of 0..max (16-bit samples: v * 257, so the
+ * image spans 0..65535 with its flat parts at the clamp limits). */
+static int clamp_to(double v, int max)
 {
-    return (uint8_t)(v < 0.0 ? 0.0 : v > 255.0 ? 255.0 : floor(v + 0.5));
+    v *= max / 255.0;
+    return (int)(v < 0.0 ? 0.0 : v > max ? (double)max : floor(v + 0.5));
 }
 
 void ict_alpha_photo(ict_buf *b, ict_rng *r)
@@ -55,6 +58,7 @@ void ict_alpha_photo(ict_buf *b, ict_rng *r)
     const ic_image *im = &b->img;
     const int w = im->width, h = im->height, ch = im->channels;
     const int has_alpha = ch == 2 || ch == 4, nc = has_alpha ? ch - 1 : ch;
+    const int max = ict_type_max(im);
 
     /* colour: two low-frequency waves per channel, a hard edge across the
      * picture (a brighter side), fine texture */
@@ -96,21 +100,22 @@ void ict_alpha_photo(ict_buf *b, ict_rng *r)
                 if (y >= gy0 && y < gy0 + gh)
                     a *= glass + (1.0 - glass) * (x / (w + 1.0));
             }
-            uint8_t A = clamp_u8(255.0 * a);
+            int A = clamp_to(255.0 * a, max);
             if (has_alpha && A == 0 && ict_below(r, 50) == 0)
-                A = (uint8_t)ict_range(r, 1, 3); /* dust: almost transparent */
+                A = ict_range(r, 1, 3); /* dust: almost transparent */
             const int bright = (x - ex) * enx + (y - ey) * eny > 0.0;
             for (int c = 0; c < nc; c++) {
                 double v = base[c] + (bright ? lift : 0.0) + ict_range(r, -6, 6);
                 for (int k = 0; k < 2; k++)
                     v += amp[c][k] * sin(6.283185307179586 * (fx[c][k] * x + fy[c][k] * y) +
                                          ph[c][k]);
-                uint8_t *p = (uint8_t *)ict_sample(im, x, y, c);
                 /* transparent pixels keep whatever colour was there: garbage */
-                *p = (has_alpha && A == 0) ? (uint8_t)(ict_next(r) >> 56) : clamp_u8(v);
+                ict_set_value(im, x, y, c,
+                              (has_alpha && A == 0) ? (int)(ict_next(r) >> (max > 255 ? 48 : 56))
+                                                    : clamp_to(v, max));
             }
             if (has_alpha)
-                *(uint8_t *)ict_sample(im, x, y, ch - 1) = A;
+                ict_set_value(im, x, y, ch - 1, A);
         }
     }
 }

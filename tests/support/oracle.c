@@ -8,11 +8,15 @@
  * Sums are formed as sum(coef * sample) in float64 and divided by the divisor
  * once at the end: for the integer kernels of the tests that sum is exact, so
  * a value such as 160.5 really is a tie and rounds to even.
+ *
+ * 16-bit images (IC_U16) follow the same formulas with samples 0..65535 and
+ * premultiplied alpha a = alpha/65535; results are rounded into 0..65535.
  */
 #include "oracle.h"
 
 #include <math.h>
 #include <stddef.h>
+#include <string.h>
 
 int ict_border_map(int i, int n, ic_border b)
 {
@@ -64,12 +68,52 @@ uint8_t ict_round(double v)
     return (uint8_t)f;
 }
 
+uint16_t ict_round_max(double v, int max)
+{
+    if (!(v > 0.0)) /* negative, zero and NaN */
+        return 0;
+    if (v >= (double)max)
+        return (uint16_t)max;
+    double f = floor(v);
+    double d = v - f;
+    if (d > 0.5 || (d == 0.5 && fmod(f, 2.0) != 0.0))
+        f += 1.0;
+    return (uint16_t)f;
+}
+
+int ict_type_max(const ic_image *img)
+{
+    return img->type == IC_U16 ? 65535 : 255;
+}
+
 const uint8_t *ict_sample(const ic_image *img, int x, int y, int c)
 {
-    size_t pitch = img->pitch;
+    const size_t pitch = img->pitch, es = img->type == IC_U16 ? 2u : 1u;
     if (img->layout == IC_SOA)
-        return img->data + ((size_t)c * (size_t)img->height + (size_t)y) * pitch + (size_t)x;
-    return img->data + (size_t)y * pitch + (size_t)x * (size_t)img->channels + (size_t)c;
+        return img->data + ((size_t)c * (size_t)img->height + (size_t)y) * pitch + (size_t)x * es;
+    return img->data + (size_t)y * pitch + ((size_t)x * (size_t)img->channels + (size_t)c) * es;
+}
+
+int ict_value(const ic_image *img, int x, int y, int c)
+{
+    const uint8_t *p = ict_sample(img, x, y, c);
+    if (img->type == IC_U16) {
+        uint16_t v;
+        memcpy(&v, p, sizeof v);
+        return v;
+    }
+    return *p;
+}
+
+void ict_set_value(const ic_image *img, int x, int y, int c, int v)
+{
+    uint8_t *p = (uint8_t *)ict_sample(img, x, y, c);
+    if (img->type == IC_U16) {
+        const uint16_t u = (uint16_t)v;
+        memcpy(p, &u, sizeof u);
+    } else {
+        *p = (uint8_t)v;
+    }
 }
 
 ic_alpha ict_effective_alpha(const ic_kernel *k, int channels, ic_alpha requested)
@@ -141,6 +185,7 @@ static void pixel(const ic_image *src, const ic_kernel *k, const ic_params *p, i
     const int ac = nch - 1; /* alpha channel when there is one */
     const double div = k->divisor;
     const double bias = (double)p->bias;
+    const double amax = ict_type_max(src); /* alpha scale: 255, or 65535 at 16 bits */
 
     double sum[4] = {0, 0, 0, 0};    /* sum coef * sample, per channel */
     double mag[4] = {0, 0, 0, 0};    /* sum |coef * sample|: scale of the float32 error */
@@ -157,13 +202,13 @@ static void pixel(const ic_image *src, const ic_kernel *k, const ic_params *p, i
             const int outside = mx < 0 || my < 0;
             double s[4] = {0, 0, 0, 0};
             for (int c = 0; c < nch; c++)
-                s[c] = outside ? (double)p->border_value : (double)*ict_sample(src, mx, my, c);
+                s[c] = outside ? (double)p->border_value : (double)ict_value(src, mx, my, c);
             for (int c = 0; c < nch; c++) {
                 sum[c] += coef * s[c];
                 mag[c] += fabs(coef * s[c]);
             }
             if (mode == IC_ALPHA_PREMULTIPLY) {
-                const double a = s[ac] / 255.0;
+                const double a = s[ac] / amax;
                 for (int c = 0; c < ac; c++) {
                     psum[c] += coef * s[c] * a;
                     pabs[c] += fabs(coef) * s[c] * a;
@@ -185,7 +230,7 @@ static void pixel(const ic_image *src, const ic_kernel *k, const ic_params *p, i
             slack[c] = (ebits >= 0 && ldexp(m, ebits) < 0x1p24) ? 0.0 : g * m;
     }
     if (mode == IC_ALPHA_KEEP) {
-        val[ac] = (double)*ict_sample(src, x, y, ac);
+        val[ac] = (double)ict_value(src, x, y, ac);
         if (slack)
             slack[ac] = 0.0;
     }
@@ -196,9 +241,9 @@ static void pixel(const ic_image *src, const ic_kernel *k, const ic_params *p, i
      * rounding of a = alpha/255); the division amplifies it when Fa is small. */
     const double fa = psum[ac] / div;
     const double ea = g * pabs[ac] / fabs(div);
-    val[ac] = 255.0 * fa + bias;
+    val[ac] = amax * fa + bias;
     if (slack)
-        slack[ac] = 255.0 * ea + g * fabs(bias);
+        slack[ac] = amax * ea + g * fabs(bias);
     for (int c = 0; c < ac; c++) {
         const double fca = psum[c] / div;
         const double eca = g * pabs[c] / fabs(div);

@@ -19,8 +19,9 @@
  *  - outside the image with IC_BORDER_CONSTANT every channel, alpha included,
  *    reads border_value (the padded image of seed 004 has the value in every
  *    channel); premultiplication happens after border mapping;
- *  - PREMULTIPLY: a = alpha/255; Fa = sum K*a, Fca = sum K*c*a;
- *      colour = (Fa > 0 ? Fca / Fa : 0) + bias,   alpha = 255*Fa + bias
+ *  - PREMULTIPLY: a = alpha/M (M = 255, or 65535 for IC_U16); Fa = sum K*a,
+ *    Fca = sum K*c*a;
+ *      colour = (Fa > 0 ? Fca / Fa : 0) + bias,   alpha = M*Fa + bias
  *    (bias is added after the division, to colour and alpha alike);
  *  - KEEP: colour channels filtered (+ bias), alpha copied unchanged (no bias);
  *  - INDEPENDENT: every channel filtered alone (+ bias), as the seeds do;
@@ -79,9 +80,22 @@ void ict_oracle_pixel(const ic_image *src, const ic_kernel *k, const ic_params *
 void ict_oracle_rows(const ic_image *src, const ic_kernel *k, const ic_params *p, int y0, int y1,
                      double *val, double *slack);
 
-/* Address of sample (x, y, c) of an image, from the layout definitions in
- * imgconv.h (written here so that the oracle does not lean on the library). */
+/* ict_round for samples of 0..max (255 or 65535). */
+uint16_t ict_round_max(double v, int max);
+
+/* Largest sample of the image's type: 255 (IC_U8) or 65535 (IC_U16). */
+int ict_type_max(const ic_image *img);
+
+/* Address of (the first byte of) sample (x, y, c) of an image, from the
+ * layout definitions in imgconv.h (written here so that the oracle does not
+ * lean on the library); IC_U16 samples are 2 bytes in host order. */
 const uint8_t *ict_sample(const ic_image *img, int x, int y, int c);
+
+/* Value of sample (x, y, c), IC_U8 or IC_U16. */
+int ict_value(const ic_image *img, int x, int y, int c);
+
+/* Sets sample (x, y, c) to v (kept within the type by the caller). */
+void ict_set_value(const ic_image *img, int x, int y, int c, int v);
 
 #ifdef __cplusplus
 }

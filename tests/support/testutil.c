@@ -52,9 +52,10 @@ uint64_t ict_mix(uint64_t a, uint64_t b)
 
 /* ---- test images -------------------------------------------------------------- */
 
-static size_t row_bytes(int width, int channels, ic_layout layout)
+static size_t row_bytes(int width, int channels, ic_layout layout, ic_sample_type type)
 {
-    return layout == IC_AOS ? (size_t)width * (size_t)channels : (size_t)width;
+    const size_t es = type == IC_U16 ? 2u : 1u;
+    return (layout == IC_AOS ? (size_t)width * (size_t)channels : (size_t)width) * es;
 }
 
 static size_t row_count(int height, int channels, ic_layout layout)
@@ -65,10 +66,18 @@ static size_t row_count(int height, int channels, ic_layout layout)
 int ict_buf_alloc(ict_buf *b, int width, int height, int channels, ic_layout layout,
                   size_t extra_pitch)
 {
+    return ict_buf_alloc_type(b, width, height, channels, layout, extra_pitch, IC_U8);
+}
+
+int ict_buf_alloc_type(ict_buf *b, int width, int height, int channels, ic_layout layout,
+                       size_t extra_pitch, ic_sample_type type)
+{
     memset(b, 0, sizeof *b);
     if (width < 1 || height < 1 || channels < 1 || channels > 4)
         return -1;
-    size_t pitch = row_bytes(width, channels, layout) + extra_pitch;
+    if (type == IC_U16)
+        extra_pitch += extra_pitch & 1u; /* 16-bit rows start on even addresses */
+    size_t pitch = row_bytes(width, channels, layout, type) + extra_pitch;
     size_t rows = row_count(height, channels, layout);
     if (rows != 0 && pitch > ((size_t)-1 - 4096) / rows)
         return -1;
@@ -81,7 +90,7 @@ int ict_buf_alloc(ict_buf *b, int width, int height, int channels, ic_layout lay
     b->img.height = height;
     b->img.channels = channels;
     b->img.layout = layout;
-    b->img.type = IC_U8;
+    b->img.type = type;
     b->img.pitch = pitch;
     b->img.data = b->mem;
     b->img.owner = 0;
@@ -103,7 +112,8 @@ int ict_buf_is_sample(const ict_buf *b, size_t off)
 {
     if (off >= b->bytes)
         return 0;
-    return off % b->img.pitch < row_bytes(b->img.width, b->img.channels, b->img.layout);
+    return off % b->img.pitch <
+           row_bytes(b->img.width, b->img.channels, b->img.layout, b->img.type);
 }
 
 void ict_buf_random(ict_buf *b, ict_rng *r, int alpha_style)
@@ -111,17 +121,27 @@ void ict_buf_random(ict_buf *b, ict_rng *r, int alpha_style)
     for (size_t i = 0; i < b->bytes + b->guard; i++)
         b->mem[i] = (uint8_t)(ict_next(r) >> 56);
     const ic_image *im = &b->img;
+    const int max = ict_type_max(im);
+    if (im->type == IC_U16) /* the full range, and a fifth of the samples at its ends */
+        for (int y = 0; y < im->height; y++)
+            for (int x = 0; x < im->width; x++)
+                for (int c = 0; c < im->channels; c++) {
+                    const uint32_t u = ict_below(r, 10);
+                    if (u == 0)
+                        ict_set_value(im, x, y, c, ict_range(r, 0, 15));
+                    else if (u == 1)
+                        ict_set_value(im, x, y, c, ict_range(r, max - 15, max));
+                }
     if (im->channels != 2 && im->channels != 4)
         return;
     const int ac = im->channels - 1;
     for (int y = 0; y < im->height; y++) {
         for (int x = 0; x < im->width; x++) {
-            uint8_t *a = (uint8_t *)ict_sample(im, x, y, ac);
             uint32_t u = ict_below(r, 10);
             if (alpha_style == 2)
-                *a = 255;
+                ict_set_value(im, x, y, ac, max);
             else if (alpha_style == 1)
-                *a = u < 4 ? 0 : u < 8 ? 255 : (uint8_t)ict_range(r, 1, 254);
+                ict_set_value(im, x, y, ac, u < 4 ? 0 : u < 8 ? max : ict_range(r, 1, max - 1));
         }
     }
 }
@@ -129,7 +149,7 @@ void ict_buf_random(ict_buf *b, ict_rng *r, int alpha_style)
 int ict_buf_padding_is(const ict_buf *b, uint8_t byte, size_t *bad_off)
 {
     const size_t pitch = b->img.pitch;
-    const size_t used = row_bytes(b->img.width, b->img.channels, b->img.layout);
+    const size_t used = row_bytes(b->img.width, b->img.channels, b->img.layout, b->img.type);
     for (size_t row = 0; row * pitch < b->bytes; row++) {
         for (size_t i = row * pitch + used; i < (row + 1) * pitch; i++) {
             if (b->mem[i] != byte) {
@@ -301,13 +321,14 @@ void ict_cmp_init(ict_cmp *c)
     memset(c, 0, sizeof *c);
 }
 
-static void compare_sample(ict_cmp *cmp, int x, int y, int c, int got, double v, double s)
+static void compare_sample(ict_cmp *cmp, int x, int y, int c, int got, double v, double s,
+                           int max)
 {
-    const int want = ict_round(v);
-    int lo = 0, hi = 255;
+    const int want = ict_round_max(v, max);
+    int lo = 0, hi = max;
     if (s < ICT_SLACK_ANY) {
-        lo = ict_round(v - s);
-        hi = ict_round(v + s);
+        lo = ict_round_max(v - s, max);
+        hi = ict_round_max(v + s, max);
     }
     cmp->samples++;
     if (got == want)
@@ -337,8 +358,8 @@ void ict_compare_row(ict_cmp *cmp, const ic_image *dst, int y, const double *val
     for (int x = 0; x < dst->width; x++) {
         for (int c = 0; c < nch; c++) {
             const size_t at = (size_t)x * (size_t)nch + (size_t)c;
-            compare_sample(cmp, x, y, c, *ict_sample(dst, x, y, c), val[at],
-                           slack ? slack[at] : 0.0);
+            compare_sample(cmp, x, y, c, ict_value(dst, x, y, c), val[at],
+                           slack ? slack[at] : 0.0, ict_type_max(dst));
         }
     }
 }

@@ -57,12 +57,16 @@ typedef struct ict_buf {
 /* Allocates a width x height x channels image; returns 0 on success. */
 int ict_buf_alloc(ict_buf *b, int width, int height, int channels, ic_layout layout,
                   size_t extra_pitch);
+/* The same with samples of `type` (IC_U16: 2-byte samples, pitch kept even). */
+int ict_buf_alloc_type(ict_buf *b, int width, int height, int channels, ic_layout layout,
+                       size_t extra_pitch, ic_sample_type type);
 void ict_buf_free(ict_buf *b);
 /* Sets every byte (samples, row padding, guard) to `byte`. */
 void ict_buf_fill(ict_buf *b, uint8_t byte);
 /* Random samples; row padding and guard get random garbage. alpha_style for
- * 2/4 channels: 0 random alpha, 1 mostly 0 or 255 with some in between
- * (transparent holes), 2 opaque. */
+ * 2/4 channels: 0 random alpha, 1 mostly 0 or max (255 or 65535) with some in
+ * between (transparent holes), 2 opaque. 16-bit images cover 0..65535, a fifth
+ * of their samples within 15 of 0 or of 65535 (next to the clamp limits). */
 void ict_buf_random(ict_buf *b, ict_rng *r, int alpha_style);
 /* Photograph-like content (tests/support/alpha_photo.c): smooth colour with
  * texture and a hard edge; for 2 and 4 channels an alpha channel with real
@@ -131,6 +135,13 @@ int ict_oracle_check(const ic_image *src, const ic_kernel *k, const ic_params *p
 /* Prints the counts and the first bad sample, indented, to stdout. */
 void ict_cmp_print(const ict_cmp *c);
 
+/* Share of samples that must equal round(oracle) exactly over a whole run:
+ * 99.9% at 8 bits; 99.5% at 16 bits, where float32's 24 bits leave 8 bits
+ * below one level instead of 16, so about 256 times more correct float32
+ * sums land within their rounding error of a .5 boundary (each such sample
+ * must still be explained by the oracle's slack: ict_cmp_passed). */
+#define ICT_EXACT_MIN(type) ((type) == IC_U16 ? 0.995 : 0.999)
+
 /* ---- differential cases (diff.c) --------------------------------------------- */
 
 /* The run every backend goes through (test_diff_cpu, test_gpu_diff): the same
@@ -151,6 +162,7 @@ typedef struct ict_case {
     ic_params params;
     int null_params; /* pass NULL instead of params (params hold the defaults) */
     int alpha_style; /* ict_buf_random's 0..2, or 3: ict_alpha_photo */
+    ic_sample_type type; /* IC_U8 (what ict_case_make gives) or IC_U16 */
 } ict_case;
 
 /* Builds case `index` of the run `seed`. The list cycles systematically through
@@ -160,6 +172,9 @@ typedef struct ict_case {
  * 7x5, 33x17, 129x65...), with random shapes, sizes, images smaller than the
  * kernel, pitches, bias and border values in between. max_dim caps sizes. */
 void ict_case_make(ict_case *c, uint64_t seed, int index, int max_dim);
+/* Turns a case into its 16-bit twin: IC_U16 images, bias and border value
+ * times 257 (the same place in the 0..65535 range). */
+void ict_case_u16(ict_case *c);
 /* One line describing the case (for failure messages). */
 void ict_case_describe(const ict_case *c, const ic_kernel *k, char *buf, size_t n);
 
@@ -179,6 +194,9 @@ int ict_run_case(ic_context *ctx, const char *backend, const ict_case *c, ict_to
  * narrow a run for debugging: ICT_SEED=N replaces seed, ICT_CASES=N ncases,
  * ICT_CASE=I runs case I alone. */
 int ict_diff_backend(const char *backend, int ncases, uint64_t seed, int max_dim);
+/* ict_diff_backend with images of `type` (IC_U16: every case through ict_case_u16). */
+int ict_diff_backend_type(const char *backend, int ncases, uint64_t seed, int max_dim,
+                          ic_sample_type type);
 
 /* A randomized test's knobs from the environment: *quick = 1 when
  * IC_TEST_QUICK is set and not "0" (the compute-sanitizer runs); *seed =
