@@ -59,6 +59,7 @@ enum {
     OPT_DEVICES,
     OPT_MAX_MEMORY,
     OPT_RECALIBRATE,
+    OPT_TUNE,
     OPT_CODEC
 };
 
@@ -78,6 +79,7 @@ static const struct option long_options[] = {
     {"device-memory", required_argument, NULL, OPT_DEVICE_MEMORY},
     {"max-memory", required_argument, NULL, OPT_MAX_MEMORY},
     {"recalibrate", no_argument, NULL, OPT_RECALIBRATE},
+    {"tune", required_argument, NULL, OPT_TUNE},
     {"layout", required_argument, NULL, OPT_LAYOUT},
     {"channels", required_argument, NULL, OPT_CHANNELS},
     {"max-pixels", required_argument, NULL, OPT_MAX_PIXELS},
@@ -170,6 +172,10 @@ void cli_print_help(void)
         "                         bytes, filtering band by band (implies async)\n"
         "      --recalibrate      backend cuda: measure the GPU's copy and FMA rates\n"
         "                         again and rewrite their cache (~/.cache/imgconv/)\n"
+        "      --tune K=V,...     tuning knobs for tests and profiling, same results:\n"
+        "                         method=auto|direct|sep|fft|global|rows, cpu-isa=\n"
+        "                         auto|scalar|avx2|avx512, cpu-tiny=0|1, calibrate=\n"
+        "                         auto|builtin, fft-n=N, rows-full=0|1, rows-shape=0|1|2|4\n"
         "      --layout aos|soa   memory layout to filter in: interleaved (aos, default)\n"
         "                         or planar (soa)\n"
         "      --repeat N         run load, filter and save N times (default 1)\n"
@@ -612,6 +618,11 @@ int cli_parse(int argc, char **argv, cli_options *o, cli_err *e)
             filter_only = filter_only ? filter_only : "--recalibrate";
             o->ctx.recalibrate = 1;
             break;
+        case OPT_TUNE:
+            filter_only = filter_only ? filter_only : "--tune";
+            if (ic_tuning_parse(arg, &o->tuning) != IC_OK)
+                return usage_fail(e, "--tune '%s': %s", arg, ic_last_error());
+            break;
         case OPT_CHART:
             if (!parse_chart_size(arg, o))
                 return usage_fail(e,
@@ -719,6 +730,7 @@ int cli_parse(int argc, char **argv, cli_options *o, cli_err *e)
     }
 
     o->ctx.max_memory = o->max_memory;
+    o->ctx.tuning = &o->tuning;
     if (o->help || o->version || o->list_filters || o->list_backends || o->formats) {
         o->mode = CLI_MODE_INFO; /* the listings win; other arguments are ignored */
         return CLI_EXIT_OK;

@@ -9,6 +9,7 @@
  * the kernel, bias and every alpha mode, on random images and on photograph-
  * like ones with real transparency (ict_alpha_photo; a quarter of the cases).
  */
+#define IC_ADVANCED_API /* ic_tuning for ict_diff_backend_tuned */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -247,6 +248,12 @@ static int env_int(const char *name, long long *out)
 
 int ict_diff_backend(const char *backend, int ncases, uint64_t seed, int max_dim)
 {
+    return ict_diff_backend_tuned(backend, NULL, ncases, seed, max_dim);
+}
+
+int ict_diff_backend_tuned(const char *backend, const char *tuning, int ncases, uint64_t seed,
+                           int max_dim)
+{
     long long v, only = -1;
     if (env_int("ICT_SEED", &v))
         seed = (uint64_t)v;
@@ -257,7 +264,16 @@ int ict_diff_backend(const char *backend, int ncases, uint64_t seed, int max_dim
 
     char err[256] = "";
     ic_context *ctx = NULL;
-    ic_status st = ic_context_create(&ctx, backend, NULL, err, sizeof err);
+    ic_tuning t;
+    memset(&t, 0, sizeof t);
+    ic_context_options o;
+    memset(&o, 0, sizeof o);
+    o.tuning = &t;
+    if (tuning && ic_tuning_parse(tuning, &t) != IC_OK) {
+        printf("FAIL %s: tuning '%s': %s\n", backend, tuning, ic_last_error());
+        return 1;
+    }
+    ic_status st = ic_context_create(&ctx, backend, &o, err, sizeof err);
     if (st != IC_OK || !ctx) {
         printf("FAIL %s: ic_context_create returned %d (%s): %s\n", backend, (int)st,
                ic_status_str(st), err);

@@ -179,6 +179,10 @@ int ict_run_case(ic_context *ctx, const char *backend, const ict_case *c, ict_to
  * narrow a run for debugging: ICT_SEED=N replaces seed, ICT_CASES=N ncases,
  * ICT_CASE=I runs case I alone. */
 int ict_diff_backend(const char *backend, int ncases, uint64_t seed, int max_dim);
+/* The same on a context tuned by `tuning` (ic_tuning_parse text, e.g.
+ * "method=rows,rows-shape=2"; NULL: the defaults). */
+int ict_diff_backend_tuned(const char *backend, const char *tuning, int ncases, uint64_t seed,
+                           int max_dim);
 
 /* A randomized test's knobs from the environment: *quick = 1 when
  * IC_TEST_QUICK is set and not "0" (the compute-sanitizer runs); *seed =
