@@ -111,7 +111,8 @@ extern "C" bg_ctx *bg_open(char *err, size_t n)
     ic_context_options o;
     memset(&o, 0, sizeof o);
     o.recalibrate = 1; /* the ceilings of this run, not the cache's */
-    if (ic_context_create(&g->fast, "cuda", &o, err, n) != IC_OK) {
+    if (ic_context_create(&g->fast, "cuda", &o) != IC_OK) {
+        snprintf(err, n, "%s", ic_last_error());
         free(g);
         return NULL;
     }
@@ -230,7 +231,7 @@ extern "C" int bg_ceilings(bg_ctx *g, double *copy_bps, double *fma_per_s)
     memset(&plan, 0, sizeof plan);
     ic_status s = ic_image_create(&img, 64, 64, 1, IC_AOS);
     if (s == IC_OK)
-        s = ic_kernel_parse(&k, "box:3", NULL, 0);
+        s = ic_kernel_parse(&k, "box:3");
     if (s == IC_OK)
         s = ic_plan_get(g->fast, &img, &k, NULL, &plan);
     ic_image_free(&img);

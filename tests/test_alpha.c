@@ -82,7 +82,7 @@ static ic_status plan_rgba(ic_context *ctx, ic_plan *plan)
     memset(&k, 0, sizeof k);
     ic_status st = ic_image_create(&img, 8, 8, 4, IC_AOS);
     if (st == IC_OK)
-        st = ic_kernel_parse(&k, "box:3", NULL, 0);
+        st = ic_kernel_parse(&k, "box:3");
     if (st == IC_OK)
         st = ic_plan_get(ctx, &img, &k, NULL, plan);
     ic_image_free(&img);
@@ -94,7 +94,6 @@ static ic_status plan_rgba(ic_context *ctx, ic_plan *plan)
  * set when the tuning asks for an instruction set this CPU lacks. */
 static ic_context *open_ctx(const char *backend, const char *path, int *skip)
 {
-    char err[256] = "";
     ic_context *ctx = NULL;
     *skip = 0;
     ic_tuning t;
@@ -105,8 +104,8 @@ static ic_context *open_ctx(const char *backend, const char *path, int *skip)
     ic_status st = path ? ic_tuning_parse(path, &t) : IC_OK;
     CHECK(st == IC_OK, "tuning '%s': %s", path ? path : "", ic_last_error());
     if (st == IC_OK)
-        st = ic_context_create(&ctx, backend, &o, err, sizeof err);
-    CHECK(st == IC_OK, "%s %s: context: %s (%s)", backend, path ? path : "", ic_status_str(st), err);
+        st = ic_context_create(&ctx, backend, &o);
+    CHECK(st == IC_OK, "%s %s: context: %s (%s)", backend, path ? path : "", ic_status_str(st), ic_last_error());
     ic_plan plan;
     if (st == IC_OK && path && plan_rgba(ctx, &plan) == IC_ERR_UNSUPPORTED) {
         *skip = 1;
@@ -232,8 +231,7 @@ static void photo_cases(ic_context *ctx, const char *label, int premul_cap, stat
         ic_kernel k;
         ict_rng kr;
         ict_rng_seed(&kr, ict_mix(0xA1FA, (uint64_t)kk));
-        char err[128];
-        ic_status s = kk < N_NAMED ? ic_kernel_parse(&k, named[kk], err, sizeof err)
+        ic_status s = kk < N_NAMED ? ic_kernel_parse(&k, named[kk])
                                    : ict_kernel_random(&k, &kr, randk[kk - N_NAMED].kw,
                                                        randk[kk - N_NAMED].kh,
                                                        randk[kk - N_NAMED].type);
@@ -282,9 +280,8 @@ static void tiny_alpha(ic_context *ctx, const char *label)
     *(uint8_t *)ict_sample(&src.img, 0, 0, 0) = 200;
     *(uint8_t *)ict_sample(&src.img, 0, 0, 1) = 1;
     ic_kernel k;
-    char err[128];
-    ic_status s = ic_kernel_parse(&k, "1 2 3 4 5 6 7 8 9 / 45", err, sizeof err);
-    CHECK(s == IC_OK, "kernel: %s", err);
+    ic_status s = ic_kernel_parse(&k, "1 2 3 4 5 6 7 8 9 / 45");
+    CHECK(s == IC_OK, "kernel: %s", ic_last_error());
     ic_params p;
     ic_params_default(&p);
     p.correlate = 1;
@@ -319,9 +316,8 @@ static void opaque_cases(ic_context *ctx, const char *label)
     const int w = 41, h = 23;
     for (int kk = 0; kk < (int)(sizeof ks / sizeof ks[0]); kk++) {
         ic_kernel k;
-        char err[128];
-        if (ic_kernel_parse(&k, ks[kk], err, sizeof err) != IC_OK) {
-            CHECK(0, "kernel %s: %s", ks[kk], err);
+        if (ic_kernel_parse(&k, ks[kk]) != IC_OK) {
+            CHECK(0, "kernel %s: %s", ks[kk], ic_last_error());
             continue;
         }
         for (int b = 0; b < (int)(sizeof same / sizeof same[0]); b++)
@@ -389,8 +385,7 @@ static void opaque_cases(ic_context *ctx, const char *label)
     *(uint8_t *)ict_sample(&one.img, 0, 0, 0) = 100;
     *(uint8_t *)ict_sample(&one.img, 0, 0, 1) = 255;
     ic_kernel k;
-    char err[128];
-    if (ic_kernel_parse(&k, "1 1 1 / 3", err, sizeof err) == IC_OK) {
+    if (ic_kernel_parse(&k, "1 1 1 / 3") == IC_OK) {
         static const struct {
             float v;
             int c, a;

@@ -51,7 +51,6 @@ static uint64_t env_u64(const char *name, uint64_t def)
  * failure. */
 static ic_context *open_cpu(const char *path, int threads, int *skip)
 {
-    char err[256] = "";
     *skip = 0;
     ic_tuning t;
     memset(&t, 0, sizeof t);
@@ -64,9 +63,9 @@ static ic_context *open_cpu(const char *path, int threads, int *skip)
     o.threads = threads;
     o.tuning = &t;
     ic_context *ctx = NULL;
-    ic_status st = ic_context_create(&ctx, "cpu", &o, err, sizeof err);
+    ic_status st = ic_context_create(&ctx, "cpu", &o);
     if (st != IC_OK) {
-        printf("FAIL: %s threads %d: context: %s (%s)\n", path, threads, ic_status_str(st), err);
+        printf("FAIL: %s threads %d: context: %s (%s)\n", path, threads, ic_status_str(st), ic_last_error());
         return NULL;
     }
     /* a plan of a 5x5 Gaussian on a small image: the forced ISA must run it */
@@ -75,7 +74,7 @@ static ic_context *open_cpu(const char *path, int threads, int *skip)
     memset(&k, 0, sizeof k);
     ic_plan plan;
     if (ic_image_create(&img, 40, 20, 3, IC_AOS) != IC_OK ||
-        ic_kernel_parse(&k, "gaussian:5", NULL, 0) != IC_OK) {
+        ic_kernel_parse(&k, "gaussian:5") != IC_OK) {
         printf("FAIL: %s: cannot make the plan's image or kernel\n", path);
         ic_image_free(&img);
         ic_context_free(ctx);
@@ -170,9 +169,8 @@ static int run_named(const char *path, const char *ktext, int w, int h, int ch, 
     if (!ctx)
         return skip ? 0 : 1;
     ic_kernel k;
-    char err[128];
-    if (ic_kernel_parse(&k, ktext, err, sizeof err) != IC_OK) {
-        printf("FAIL: kernel %s: %s\n", ktext, err);
+    if (ic_kernel_parse(&k, ktext) != IC_OK) {
+        printf("FAIL: kernel %s: %s\n", ktext, ic_last_error());
         ic_context_free(ctx);
         return 1;
     }
@@ -195,7 +193,7 @@ static int run_named(const char *path, const char *ktext, int w, int h, int ch, 
     p.alpha = IC_ALPHA_INDEPENDENT;
     ic_status st = ic_convolve(ctx, &src.img, &dst.img, &k, &p);
     if (st != IC_OK) {
-        printf("FAIL: %s %s: %s (%s)\n", path, ktext, ic_status_str(st), ic_context_error(ctx));
+        printf("FAIL: %s %s: %s (%s)\n", path, ktext, ic_status_str(st), ic_last_error());
         fails = 1;
     } else {
         size_t n = (size_t)w * (size_t)h * (size_t)ch;

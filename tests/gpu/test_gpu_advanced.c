@@ -64,14 +64,13 @@ static ic_context *cuda_ctx(const char *backend, const char *tuning)
     ic_context_options o;
     memset(&o, 0, sizeof o);
     o.tuning = &t;
-    char err[256] = "";
     if (tuning && ic_tuning_parse(tuning, &t) != IC_OK) {
         CHECK(0, "tuning '%s': %s", tuning, ic_last_error());
         return NULL;
     }
     ic_context *ctx = NULL;
-    const ic_status st = ic_context_create(&ctx, backend, &o, err, sizeof err);
-    CHECK(st == IC_OK, "%s context (%s): %s", backend, tuning ? tuning : "defaults", err);
+    const ic_status st = ic_context_create(&ctx, backend, &o);
+    CHECK(st == IC_OK, "%s context (%s): %s", backend, tuning ? tuning : "defaults", ic_last_error());
     return st == IC_OK ? ctx : NULL;
 }
 
@@ -135,7 +134,7 @@ static int filter_check(ic_context *ctx, const ic_image *img, const ic_kernel *k
     CHECK(ic_image_create(out, img->width, img->height, img->channels, img->layout) == IC_OK,
           "%s: out of memory", label);
     const ic_status st = ic_convolve(ctx, img, out, k, p);
-    CHECK(st == IC_OK, "%s: ic_convolve: %s", label, ic_context_error(ctx));
+    CHECK(st == IC_OK, "%s: ic_convolve: %s", label, ic_last_error());
     ict_cmp cmp;
     const int ok = st == IC_OK && ict_oracle_check(img, k, p, out, 0, img->height, &cmp) == 1;
     CHECK(ok, "%s: differs from the oracle", label);
@@ -219,7 +218,7 @@ static void methods(int q)
             continue;
         }
         ic_image_chart(&img, (uint32_t)(40 + i));
-        CHECK(ic_kernel_parse(&k, runs[i].kernel, NULL, 0) == IC_OK, "%s: kernel", label);
+        CHECK(ic_kernel_parse(&k, runs[i].kernel) == IC_OK, "%s: kernel", label);
         ic_params p;
         ic_params_default(&p);
         p.border = (ic_border)(i % 5);
@@ -258,9 +257,9 @@ static void knobs(int q)
     CHECK(ic_image_create(&img, 1920, 1080, 3, IC_AOS) == IC_OK &&
               ic_image_create(&rgba, 256, 128, 4, IC_AOS) == IC_OK,
           "images");
-    CHECK(ic_kernel_parse(&k5, "gaussian:5", NULL, 0) == IC_OK &&
-              ic_kernel_parse(&k11, "gaussian:11", NULL, 0) == IC_OK &&
-              ic_kernel_parse(&k9, "gaussian:9", NULL, 0) == IC_OK,
+    CHECK(ic_kernel_parse(&k5, "gaussian:5") == IC_OK &&
+              ic_kernel_parse(&k11, "gaussian:11") == IC_OK &&
+              ic_kernel_parse(&k9, "gaussian:9") == IC_OK,
           "kernels");
     ic_tuning t;
     ic_plan a, b;
@@ -351,7 +350,7 @@ static void knobs(int q)
     memset(&o, 0, sizeof o);
     o.n_devices = 2;
     ic_context *split = NULL;
-    CHECK(ic_context_create(&split, "cuda", &o, NULL, 0) == IC_OK, "split context");
+    CHECK(ic_context_create(&split, "cuda", &o) == IC_OK, "split context");
     if (split)
         CHECK(ic_convolve_async(split, &da, &db, &k5, NULL) == IC_ERR_UNSUPPORTED,
               "ic_convolve_async refuses a split context");
@@ -397,9 +396,9 @@ static void signals(int q)
     ic_params_default(&p);
     p.border = IC_BORDER_REFLECT;
     p.bias = 0.25f;
-    CHECK(ic_conv1d_f32(in, ref, n, wr, klen, &p, "cuda", NULL, 0) == IC_OK &&
-              ic_conv1d_u8(in8, ref8, n, wr, klen, &p, "cuda", NULL, 0) == IC_OK &&
-              ic_matmul(A, B, R, M, K, N, "cuda", NULL, 0) == IC_OK,
+    CHECK(ic_conv1d_f32(in, ref, n, wr, klen, &p, "cuda") == IC_OK &&
+              ic_conv1d_u8(in8, ref8, n, wr, klen, &p, "cuda") == IC_OK &&
+              ic_matmul(A, B, R, M, K, N, "cuda") == IC_OK,
           "host calls");
     if (cudaMalloc(&d_in, n * sizeof(float)) != cudaSuccess ||
         cudaMalloc(&d_out, n * sizeof(float)) != cudaSuccess ||
@@ -452,7 +451,7 @@ static void bands(void)
     memset(&out, 0, sizeof out);
     CHECK(ic_image_create(&img, 300, 200, 3, IC_AOS) == IC_OK, "image");
     ic_image_chart(&img, 9);
-    CHECK(ic_kernel_parse(&k, "gaussian:7", NULL, 0) == IC_OK, "kernel");
+    CHECK(ic_kernel_parse(&k, "gaussian:7") == IC_OK, "kernel");
     ic_plan plan;
     CHECK(ic_plan_get(ctx, &img, &k, NULL, &plan) == IC_OK && plan.device_min_bytes > 0,
           "device_min_bytes %zu", plan.device_min_bytes);
@@ -462,7 +461,7 @@ static void bands(void)
     memset(&o, 0, sizeof o);
     o.device_memory = min;
     ctx = NULL;
-    CHECK(ic_context_create(&ctx, "cuda-tiled-halo", &o, NULL, 0) == IC_OK, "limited context");
+    CHECK(ic_context_create(&ctx, "cuda-tiled-halo", &o) == IC_OK, "limited context");
     if (ctx) {
         CHECK(ic_plan_get(ctx, &img, &k, NULL, &plan) == IC_OK && plan.bands >= 1 &&
                   plan.band_rows >= 1 && plan.streams >= 1,
@@ -472,7 +471,7 @@ static void bands(void)
     }
     o.device_memory = min - 1;
     ctx = NULL;
-    CHECK(ic_context_create(&ctx, "cuda-tiled-halo", &o, NULL, 0) == IC_OK, "limited context");
+    CHECK(ic_context_create(&ctx, "cuda-tiled-halo", &o) == IC_OK, "limited context");
     if (ctx) {
         ic_image o2;
         CHECK(ic_image_create(&o2, 300, 200, 3, IC_AOS) == IC_OK, "out");

@@ -90,14 +90,12 @@ static void describe_config(const config *c, char *buf, size_t n)
              c->device_memory ? " banded(64 KB)" : "", c->split ? " split over 2 states" : "");
 }
 
-static ic_status open_config(const config *c, ic_context **ctx, char *err, size_t n)
+static ic_status open_config(const config *c, ic_context **ctx)
 {
     ic_tuning t;
     memset(&t, 0, sizeof t);
-    if (c->tuning && ic_tuning_parse(c->tuning, &t) != IC_OK) {
-        snprintf(err, n, "%s", ic_last_error());
-        return IC_ERR_INVALID_ARG;
-    }
+    if (c->tuning && ic_tuning_parse(c->tuning, &t) != IC_OK)
+        return IC_ERR_INVALID_ARG; /* ic_last_error() says why */
     ic_context_options o;
     memset(&o, 0, sizeof o);
     o.tuning = &t;
@@ -107,7 +105,7 @@ static ic_status open_config(const config *c, ic_context **ctx, char *err, size_
         for (int i = 0; i < c->split; i++)
             o.devices[i] = 0;
     }
-    return ic_context_create(ctx, c->backend, &o, err, n);
+    return ic_context_create(ctx, c->backend, &o);
 }
 
 /* The method the fast path plans for this job on ctx (ic_plan_get), into
@@ -136,10 +134,9 @@ enum { K_BLUR, K_FULL, K_GAUSS, K_SHARPEN, K_KINDS };
 
 static int make_kernel(ic_kernel *k, ict_rng *r, int kind, int max_k)
 {
-    char err[128];
     if (kind == K_GAUSS) {
         static const char *const g[] = {"gaussian:3", "gaussian:5", "gaussian:9", "gaussian:7"};
-        return ic_kernel_parse(k, g[ict_below(r, 4)], err, sizeof err) != IC_OK;
+        return ic_kernel_parse(k, g[ict_below(r, 4)]) != IC_OK;
     }
     int kw, kh;
     if (kind == K_FULL) { /* square 3..9: what the rows method takes */
@@ -249,7 +246,7 @@ static int run_case(ic_context *ctx, const config *cfg, const char *cname, int c
     /* 1. against the oracle */
     ict_buf_fill(&dst, 0xA7);
     if (ic_convolve(ctx, &src.img, &dst.img, &k, &p) != IC_OK) {
-        printf("FAIL %s: %s\n", what, ic_context_error(ctx));
+        printf("FAIL %s: %s\n", what, ic_last_error());
         goto out;
     }
     if (!ict_buf_padding_is(&dst, 0xA7, NULL)) {
@@ -270,7 +267,7 @@ static int run_case(ic_context *ctx, const config *cfg, const char *cname, int c
         goto passed;
     ic_context *ictx = ctx;
     if (!strcmp(cfg->backend, "cuda")) {
-        char method[32], err[256], tuning[160];
+        char method[32], tuning[160];
         config c2 = *cfg;
         c2.tuning = tuning;
         if (!planned_method(ctx, &src.img, &k, &p, method, sizeof method)) {
@@ -280,8 +277,8 @@ static int run_case(ic_context *ctx, const config *cfg, const char *cname, int c
         /* the configuration's knobs, then the method it ran (later keys win) */
         snprintf(tuning, sizeof tuning, "%s%smethod=%s", cfg->tuning ? cfg->tuning : "",
                  cfg->tuning ? "," : "", method);
-        if (open_config(&c2, &ictx, err, sizeof err) != IC_OK) {
-            printf("FAIL %s: context with method %s: %s\n", what, method, err);
+        if (open_config(&c2, &ictx) != IC_OK) {
+            printf("FAIL %s: context with method %s: %s\n", what, method, ic_last_error());
             goto out;
         }
     }
@@ -297,7 +294,7 @@ static int run_case(ic_context *ctx, const config *cfg, const char *cname, int c
     pi.alpha = IC_ALPHA_INDEPENDENT;
     int bad = ic_convolve(ictx, &src.img, &ind.img, &k, &pi) != IC_OK;
     if (bad)
-        printf("FAIL %s: independent run: %s\n", what, ic_context_error(ictx));
+        printf("FAIL %s: independent run: %s\n", what, ic_last_error());
     for (int y = 0; !bad && y < h; y++)
         for (int x = 0; !bad && x < w; x++) {
             const int a = *ict_sample(&dst.img, x, y, ch - 1);
@@ -361,7 +358,7 @@ static int run_opaque(ic_context *ctx, const char *cname, const ic_kernel *k, in
     pc.alpha = IC_ALPHA_INDEPENDENT;
     if (ic_convolve(ctx, &rgba.img, &out_a.img, k, &p) != IC_OK ||
         ic_convolve(ctx, &rgb.img, &out_c.img, k, &pc) != IC_OK) {
-        printf("FAIL %s: %s\n", what, ic_context_error(ctx));
+        printf("FAIL %s: %s\n", what, ic_last_error());
         goto out;
     }
     for (int y = 0; y < h; y++)
@@ -401,10 +398,9 @@ static int opaque_checks(ic_context *ctx, const char *cname)
     ic_kernel kb, kg;
     memset(&kb, 0, sizeof kb);
     memset(&kg, 0, sizeof kg);
-    char err[128];
     int failures = 0;
     if (ic_kernel_create(&kb, 5, 5, binomial, 256.0) != IC_OK ||
-        ic_kernel_parse(&kg, "gaussian:9", err, sizeof err) != IC_OK) {
+        ic_kernel_parse(&kg, "gaussian:9") != IC_OK) {
         printf("FAIL cannot make the opaque kernels\n");
         ic_kernel_free(&kb);
         return 1;
@@ -450,7 +446,7 @@ int main(void)
     int failures = 0;
     for (int ci = 0; ci < N_CONFIGS; ci++) {
         const config *c = &configs[ci];
-        char cname[160], err[256];
+        char cname[160];
         describe_config(c, cname, sizeof cname);
         if (!ict_backend_usable(c->backend, why, sizeof why)) {
             printf("FAIL %s: not usable: %s\n", cname, why);
@@ -458,8 +454,8 @@ int main(void)
             continue;
         }
         ic_context *ctx = NULL;
-        if (open_config(c, &ctx, err, sizeof err) != IC_OK) {
-            printf("FAIL %s: context: %s\n", cname, err);
+        if (open_config(c, &ctx) != IC_OK) {
+            printf("FAIL %s: context: %s\n", cname, ic_last_error());
             failures++;
             continue;
         }
