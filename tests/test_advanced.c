@@ -134,19 +134,11 @@ static void tuning_text(void)
 
 static ic_context *cpu_ctx(const char *tuning)
 {
-    ic_tuning t;
-    memset(&t, 0, sizeof t);
     ic_context_options o;
     memset(&o, 0, sizeof o);
-    o.tuning = &t;
     o.threads = 2;
-    ic_context *ctx = NULL;
-    if (tuning && ic_tuning_parse(tuning, &t) != IC_OK) {
-        CHECK(0, "tuning '%s': %s", tuning, ic_last_error());
-        return NULL;
-    }
-    const ic_status st = ic_context_create(&ctx, "cpu", &o);
-    CHECK(st == IC_OK, "cpu context (%s): %s", tuning ? tuning : "defaults", ic_last_error());
+    ic_context *ctx = ict_context_tuned("cpu", tuning, &o);
+    CHECK(ctx, "cpu context (%s): %s", tuning ? tuning : "defaults", ic_last_error());
     return ctx;
 }
 

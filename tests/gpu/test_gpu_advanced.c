@@ -59,19 +59,9 @@ static int quick(void)
 
 static ic_context *cuda_ctx(const char *backend, const char *tuning)
 {
-    ic_tuning t;
-    memset(&t, 0, sizeof t);
-    ic_context_options o;
-    memset(&o, 0, sizeof o);
-    o.tuning = &t;
-    if (tuning && ic_tuning_parse(tuning, &t) != IC_OK) {
-        CHECK(0, "tuning '%s': %s", tuning, ic_last_error());
-        return NULL;
-    }
-    ic_context *ctx = NULL;
-    const ic_status st = ic_context_create(&ctx, backend, &o);
-    CHECK(st == IC_OK, "%s context (%s): %s", backend, tuning ? tuning : "defaults", ic_last_error());
-    return st == IC_OK ? ctx : NULL;
+    ic_context *ctx = ict_context_tuned(backend, tuning, NULL);
+    CHECK(ctx, "%s context (%s): %s", backend, tuning ? tuning : "defaults", ic_last_error());
+    return ctx;
 }
 
 static int contains(const char *text, const char *what, const char *label)

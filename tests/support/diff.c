@@ -246,6 +246,23 @@ static int env_int(const char *name, long long *out)
     return 1;
 }
 
+ic_context *ict_context_tuned(const char *backend, const char *tuning,
+                              const ic_context_options *base)
+{
+    ic_tuning t;
+    memset(&t, 0, sizeof t);
+    ic_context_options o;
+    memset(&o, 0, sizeof o);
+    if (base)
+        o = *base;
+    o.tuning = &t; /* copied by ic_context_create */
+    ic_context *ctx = NULL;
+    if ((tuning && ic_tuning_parse(tuning, &t) != IC_OK) ||
+        ic_context_create(&ctx, backend, &o) != IC_OK)
+        return NULL;
+    return ctx;
+}
+
 int ict_diff_backend(const char *backend, int ncases, uint64_t seed, int max_dim)
 {
     return ict_diff_backend_tuned(backend, NULL, ncases, seed, max_dim);
@@ -262,20 +279,10 @@ int ict_diff_backend_tuned(const char *backend, const char *tuning, int ncases, 
     if (env_int("ICT_CASE", &v) && v >= 0)
         only = v;
 
-    ic_context *ctx = NULL;
-    ic_tuning t;
-    memset(&t, 0, sizeof t);
-    ic_context_options o;
-    memset(&o, 0, sizeof o);
-    o.tuning = &t;
-    if (tuning && ic_tuning_parse(tuning, &t) != IC_OK) {
-        printf("FAIL %s: tuning '%s': %s\n", backend, tuning, ic_last_error());
-        return 1;
-    }
-    ic_status st = ic_context_create(&ctx, backend, &o);
-    if (st != IC_OK || !ctx) {
-        printf("FAIL %s: ic_context_create returned %d (%s): %s\n", backend, (int)st,
-               ic_status_str(st), ic_last_error());
+    ic_context *ctx = ict_context_tuned(backend, tuning, NULL);
+    if (!ctx) {
+        printf("FAIL %s: context (tuning %s): %s\n", backend, tuning ? tuning : "none",
+               ic_last_error());
         return 1;
     }
     ict_totals tot;
