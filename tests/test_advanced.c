@@ -73,10 +73,10 @@ static void tuning_text(void)
           "later keys win, keys not named keep their value");
     static const struct {
         const char *text, *names;
-    } bad[] = {{"method=bogus", "bogus"},   {"colour=red", "colour"},  {"fft-n=300", "300"},
-               {"fft-n=32", "32"},         {"fft-n=16384", "16384"}, {"rows-shape=3", "3"},
-               {"cpu-tiny=2", "2"},        {"cpu-isa=sse9", "sse9"}, {"calibrate=now", "now"},
-               {"method", "method"},       {"rows-full=-1", "-1"},   {"fft-n=512x", "512x"}};
+    } bad[] = {{"method=bogus", "bogus"}, {"colour=red", "colour"}, {"fft-n=300", "300"},
+               {"fft-n=32", "32"},        {"fft-n=16384", "16384"}, {"rows-shape=3", "3"},
+               {"cpu-tiny=2", "2"},       {"cpu-isa=sse9", "sse9"}, {"calibrate=now", "now"},
+               {"method", "method"},      {"rows-full=-1", "-1"},   {"fft-n=512x", "512x"}};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         ic_tuning before = t, u = t;
         st = ic_tuning_parse(bad[i].text, &u);
@@ -107,9 +107,9 @@ static void tuning_text(void)
         ic_tuning t;
         const char *names;
     } oor[] = {
-        {{.method = (ic_method)6}, "method"},     {{.cpu_isa = (ic_cpu_isa)4}, "instruction"},
-        {{.calibrate = 2}, "calibrate"},          {{.fft_n = 100}, "fft-n"},
-        {{.fft_n = -256}, "fft-n"},               {{.rows_shape = 8}, "rows-shape"},
+        {{.method = (ic_method)6}, "method"}, {{.cpu_isa = (ic_cpu_isa)4}, "instruction"},
+        {{.calibrate = 2}, "calibrate"},      {{.fft_n = 100}, "fft-n"},
+        {{.fft_n = -256}, "fft-n"},           {{.rows_shape = 8}, "rows-shape"},
     };
     for (size_t i = 0; i < sizeof oor / sizeof oor[0]; i++) {
         st = ic_context_set_tuning(ctx, &oor[i].t);
@@ -221,9 +221,8 @@ static void plans(void)
     ic_context *seq = NULL;
     CHECK(ic_context_create(&seq, "seq", NULL) == IC_OK, "seq context");
     CHECK(ic_plan_get(seq, &rgba, &k, NULL, &plan) == IC_OK && plan.premultiply == 0 &&
-              plan.method == IC_METHOD_AUTO && !strcmp(plan.backend, "seq") &&
-              plan.pred_ms == -1 && plan.pred_direct_ms == -1 && plan.pred_sep_ms == -1 &&
-              plan.pred_fft_ms == -1,
+              plan.method == IC_METHOD_AUTO && !strcmp(plan.backend, "seq") && plan.pred_ms == -1 &&
+              plan.pred_direct_ms == -1 && plan.pred_sep_ms == -1 && plan.pred_fft_ms == -1,
           "seq: no planner, the float64 premultiplied path");
     CHECK(ic_plan_get(seq, NULL, &k, NULL, &plan) == IC_ERR_INVALID_ARG &&
               ic_plan_get(seq, &rgba, NULL, NULL, &plan) == IC_ERR_INVALID_ARG &&
@@ -353,8 +352,9 @@ static void forcing(void)
     CHECK(b.isa == IC_ISA_SCALAR && b.method == IC_METHOD_DIRECT && b.forced && b.workers == 2,
           "cpu-isa=scalar, cpu-tiny, method=direct: plan isa %s method %s workers %d",
           ic_cpu_isa_name(b.isa), ic_method_name(b.method), b.workers);
-    CHECK(ic_context_set_tuning(ctx, NULL) == IC_OK && ic_plan_get(ctx, &img, &k, NULL, &b) == IC_OK &&
-              b.isa == a.isa && b.method == a.method && !b.forced,
+    CHECK(ic_context_set_tuning(ctx, NULL) == IC_OK &&
+              ic_plan_get(ctx, &img, &k, NULL, &b) == IC_OK && b.isa == a.isa &&
+              b.method == a.method && !b.forced,
           "back to the defaults");
 
     /* the environment is not read */

@@ -42,8 +42,8 @@ ic_status ic__tuning_check(const ic_tuning *t)
     if ((unsigned)t->cpu_isa >= (unsigned)N_OF(isa_names))
         return ic_fail(IC_ERR_INVALID_ARG, "tuning: unknown instruction set %d", (int)t->cpu_isa);
     if ((unsigned)t->calibrate >= (unsigned)N_OF(calibrate_names))
-        return ic_fail(IC_ERR_INVALID_ARG, "tuning: calibrate %d is neither auto (0) nor builtin (1)",
-                       t->calibrate);
+        return ic_fail(IC_ERR_INVALID_ARG,
+                       "tuning: calibrate %d is neither auto (0) nor builtin (1)", t->calibrate);
     if (!fft_n_ok(t->fft_n))
         return ic_fail(IC_ERR_INVALID_ARG,
                        "tuning: fft-n %d is not 0 or a power of two in 64..8192", t->fft_n);

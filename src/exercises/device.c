@@ -25,8 +25,8 @@ ic_status ic_conv1d_device(const void *d_in, void *d_out, size_t n, int u8, cons
         ic_params_default(&def);
         p = &def;
     }
-    if (!d_in || !d_out || !d_k || n == 0 || klen < 1 || klen % 2 == 0 ||
-        klen > IC_MAX_KERNEL_1D || (unsigned)p->border > IC_BORDER_WRAP)
+    if (!d_in || !d_out || !d_k || n == 0 || klen < 1 || klen % 2 == 0 || klen > IC_MAX_KERNEL_1D ||
+        (unsigned)p->border > IC_BORDER_WRAP)
         return ic_fail(IC_ERR_INVALID_ARG, "ic_conv1d_device: NULL pointer, empty signal, bad "
                                            "kernel length or border");
     if (n > IC_MAX_SIGNAL)

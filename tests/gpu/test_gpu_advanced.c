@@ -88,8 +88,8 @@ static void plan_vs_explain(ic_context *ctx, const ic_image *img, const ic_kerne
         snprintf(frag, sizeof frag, "tile %dx%d px x %d channel", plan.tile_w, plan.tile_h,
                  plan.channels_per_block);
         contains(text, frag, label);
-        snprintf(frag, sizeof frag, "%d threads, %.1f KB shared, %d blocks on %d SMs",
-                 plan.threads, plan.smem / 1024.0, plan.blocks, plan.sms);
+        snprintf(frag, sizeof frag, "%d threads, %.1f KB shared, %d blocks on %d SMs", plan.threads,
+                 plan.smem / 1024.0, plan.blocks, plan.sms);
         contains(text, frag, label);
     } else if (plan.method == IC_METHOD_ROWS) {
         snprintf(frag, sizeof frag, "16 samples x %d row", plan.rows_per_thread);
@@ -103,7 +103,8 @@ static void plan_vs_explain(ic_context *ctx, const ic_image *img, const ic_kerne
         snprintf(frag, sizeof frag, "one thread per output sample (%d blocks)", plan.blocks);
         contains(text, frag, label);
     }
-    snprintf(frag, sizeof frag, "ceilings %.0f GB/s copy, %.1f TFLOP/s fp32 (%s); predicted %.3f ms",
+    snprintf(frag, sizeof frag,
+             "ceilings %.0f GB/s copy, %.1f TFLOP/s fp32 (%s); predicted %.3f ms",
              plan.copy_bps / 1e9, 2 * plan.fma_per_s / 1e12,
              plan.ceilings == IC_CEILINGS_MEASURED ? "measured now"
              : plan.ceilings == IC_CEILINGS_CACHED ? "from the calibration cache"
@@ -155,14 +156,14 @@ static void async_equal(ic_context *ctx, const ic_image *img, const ic_kernel *k
     }
     CHECK(ic_image_wrap_device(&s, ds, img->width, img->height, img->channels, img->layout, sp, 0,
                                stream) == IC_OK &&
-              ic_image_wrap_device(&d, dd, img->width, img->height, img->channels, img->layout,
-                                   dp, 0, stream) == IC_OK,
+              ic_image_wrap_device(&d, dd, img->width, img->height, img->channels, img->layout, dp,
+                                   0, stream) == IC_OK,
           "%s: wrap", label);
     ic_status st = ic_convolve_async(ctx, &s, &d, k, p);
     CHECK(st == IC_OK, "%s: ic_convolve_async: %s", label, ic_last_error());
     CHECK(cudaStreamSynchronize(stream) == cudaSuccess, "%s: stream sync", label);
-    if (st != IC_OK || ic_image_create(&back, img->width, img->height, img->channels,
-                                       img->layout) != IC_OK)
+    if (st != IC_OK ||
+        ic_image_create(&back, img->width, img->height, img->channels, img->layout) != IC_OK)
         goto out;
     CHECK(cudaMemcpy2D(back.data, back.pitch, dd, dp, row, rows, cudaMemcpyDeviceToHost) ==
               cudaSuccess,
@@ -202,7 +203,8 @@ static void methods(int q)
         ic_image img, out;
         ic_kernel k;
         memset(&out, 0, sizeof out);
-        if (!ctx || ic_image_create(&img, W, H, runs[i].channels, i % 2 ? IC_SOA : IC_AOS) != IC_OK) {
+        if (!ctx ||
+            ic_image_create(&img, W, H, runs[i].channels, i % 2 ? IC_SOA : IC_AOS) != IC_OK) {
             ic_context_free(ctx);
             CHECK(0, "%s: setup", label);
             continue;
@@ -260,8 +262,8 @@ static void knobs(int q)
         t.method = IC_METHOD_ROWS;
         t.rows_shape = shapes[i];
         CHECK(ic_context_set_tuning(ctx, &t) == IC_OK &&
-                  ic_plan_get(ctx, &img, &k5, NULL, &a) == IC_OK &&
-                  a.method == IC_METHOD_ROWS && a.rows_per_thread == shapes[i],
+                  ic_plan_get(ctx, &img, &k5, NULL, &a) == IC_OK && a.method == IC_METHOD_ROWS &&
+                  a.rows_per_thread == shapes[i],
               "rows-shape=%d: rows x%d", shapes[i], a.rows_per_thread);
     }
     memset(&t, 0, sizeof t);
@@ -286,7 +288,8 @@ static void knobs(int q)
           "method=fft with premultiplied alpha: plan %s forced %d premultiply %d",
           ic_method_name(a.method), a.forced, a.premultiply);
     /* the environment is not read */
-    CHECK(ic_context_set_tuning(ctx, NULL) == IC_OK && ic_plan_get(ctx, &img, &k9, NULL, &a) == IC_OK,
+    CHECK(ic_context_set_tuning(ctx, NULL) == IC_OK &&
+              ic_plan_get(ctx, &img, &k9, NULL, &a) == IC_OK,
           "default plan");
     setenv("IC_CUDA_METHOD", "global", 1);
     setenv("IC_FAST_ROWS_SHAPE", "1", 1);
@@ -305,8 +308,7 @@ static void knobs(int q)
     if (bi) {
         CHECK(ic_plan_get(bi, &img, &k9, NULL, &b) == IC_OK && b.ceilings == IC_CEILINGS_BUILTIN &&
                   b.copy_bps == 3.0e12 && b.fma_per_s == 27.7e12,
-              "calibrate=builtin: ceilings %d copy %g fma %g", b.ceilings, b.copy_bps,
-              b.fma_per_s);
+              "calibrate=builtin: ceilings %d copy %g fma %g", b.ceilings, b.copy_bps, b.fma_per_s);
         ic_context_free(bi);
     }
     if (!q)
