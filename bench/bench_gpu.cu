@@ -1,7 +1,9 @@
 /*
- * bench_gpu.cu - the GPU half of imgconv-bench: device ceilings (copy
- * bandwidth, fp32 FMA rate), kernel-only timing of the fast path on
- * device-resident images, and NVIDIA NPP timed the same way (bench_gpu.h).
+ * bench_gpu.cu - the GPU half of imgconv-bench: the device ceilings the
+ * library measured (copy bandwidth, fp32 FMA rate), kernel-only timing of the
+ * fast path on device-resident images through the public advanced tier
+ * (ic_convolve_async, ic_plan_get, ic_tuning), and NVIDIA NPP timed the same
+ * way (bench_gpu.h).
  */
 #include <cuda_runtime.h>
 #include <stdio.h>
@@ -9,7 +11,6 @@
 #include <string.h>
 
 #include "bench_gpu.h"
-#include "dispatch/backend.h"
 
 #ifdef IC_HAVE_NPP
 #include <npp.h>
@@ -19,7 +20,7 @@
 #define BG_MAX_REPS 256
 
 struct bg_ctx {
-    void *fast; /* ic_backend_cuda state */
+    ic_context *fast; /* backend `cuda`, opened with recalibrate */
     cudaEvent_t ev[2 * BG_MAX_REPS + 2];
     int nev;
     ic_image host;           /* shape of the current image (data unused) */
@@ -96,8 +97,7 @@ extern "C" void bg_close(bg_ctx *g)
     for (int i = 0; i < g->nev; i++)
         (void)cudaEventDestroy(g->ev[i]);
     (void)cudaFree(g->spin_flag);
-    if (g->fast)
-        ic_backend_cuda.close(g->fast);
+    ic_context_free(g->fast);
     free(g);
 }
 
@@ -110,7 +110,9 @@ extern "C" bg_ctx *bg_open(char *err, size_t n)
     }
     ic_context_options o;
     memset(&o, 0, sizeof o);
-    if (ic_backend_cuda.open(&g->fast, &o, err, n) != IC_OK) {
+    o.recalibrate = 1; /* the ceilings of this run, not the cache's */
+    if (ic_context_create(&g->fast, "cuda", &o) != IC_OK) {
+        snprintf(err, n, "%s", ic_last_error());
         free(g);
         return NULL;
     }
@@ -219,80 +221,25 @@ static int time_runs(bg_ctx *g, bg_run_fn fn, void *arg, int reps, double *med_m
 
 /* ---- ceilings ----------------------------------------------------------------- */
 
-__global__ void bg_fma_loop(float *out, int iters, float a, float b)
-{
-    float x[8];
-#pragma unroll
-    for (int k = 0; k < 8; k++)
-        x[k] = (float)(threadIdx.x + k) * 1e-3f;
-    for (int i = 0; i < iters; i++)
-#pragma unroll
-        for (int k = 0; k < 8; k++)
-            x[k] = fmaf(x[k], a, b);
-    float s = 0;
-#pragma unroll
-    for (int k = 0; k < 8; k++)
-        s += x[k];
-    if (s == -1.0f) /* never: keeps the loop */
-        out[0] = s;
-}
-
-struct copy_arg {
-    void *a, *b;
-    size_t bytes;
-};
-static int run_copy(bg_ctx *, int, void *arg, char *err, size_t n)
-{
-    copy_arg *c = (copy_arg *)arg;
-    BG_CHECK(cudaMemcpyAsync(c->b, c->a, c->bytes, cudaMemcpyDeviceToDevice, 0));
-    return 0;
-}
-
-struct fma_arg {
-    float *out;
-    int blocks, iters;
-};
-static int run_fma(bg_ctx *, int, void *arg, char *err, size_t n)
-{
-    fma_arg *f = (fma_arg *)arg;
-    bg_fma_loop<<<f->blocks, 256>>>(f->out, f->iters, 0.9999f, 0.0001f);
-    BG_CHECK(cudaGetLastError());
-    return 0;
-}
-
 extern "C" int bg_ceilings(bg_ctx *g, double *copy_bps, double *fma_per_s)
 {
-    char err[256];
-    const size_t n = sizeof err;
-    copy_arg c;
-    c.bytes = (size_t)1 << 30;
-    c.a = c.b = NULL;
-    if (cudaMalloc(&c.a, c.bytes) != cudaSuccess || cudaMalloc(&c.b, c.bytes) != cudaSuccess ||
-        cudaMemset(c.a, 7, c.bytes) != cudaSuccess) {
-        (void)cudaFree(c.a);
-        (void)cudaFree(c.b);
-        (void)cudaGetLastError();
+    /* the first plan of the context measures them (recalibrate) */
+    ic_image img;
+    ic_kernel k;
+    memset(&k, 0, sizeof k);
+    ic_plan plan;
+    memset(&plan, 0, sizeof plan);
+    ic_status s = ic_image_create(&img, 64, 64, 1, IC_AOS);
+    if (s == IC_OK)
+        s = ic_kernel_parse(&k, "box:3");
+    if (s == IC_OK)
+        s = ic_plan_get(g->fast, &img, &k, NULL, &plan);
+    ic_image_free(&img);
+    ic_kernel_free(&k);
+    if (s != IC_OK || plan.ceilings != IC_CEILINGS_MEASURED)
         return -1;
-    }
-    double ms = 0;
-    int r = time_runs(g, run_copy, &c, 10, &ms, err, n);
-    (void)cudaFree(c.a);
-    (void)cudaFree(c.b);
-    if (r || ms <= 0)
-        return -1;
-    *copy_bps = 2.0 * (double)c.bytes / (ms * 1e-3);
-    int dev = 0, sms = 0;
-    cudaGetDevice(&dev);
-    cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
-    fma_arg f;
-    f.blocks = 8 * sms;
-    f.iters = 8192;
-    BG_CHECK(cudaMalloc((void **)&f.out, sizeof(float)));
-    r = time_runs(g, run_fma, &f, 10, &ms, err, n);
-    (void)cudaFree(f.out);
-    if (r || ms <= 0)
-        return -1;
-    *fma_per_s = (double)f.blocks * 256.0 * f.iters * 8.0 / (ms * 1e-3);
+    *copy_bps = plan.copy_bps;
+    *fma_per_s = plan.fma_per_s;
     return 0;
 }
 
@@ -343,9 +290,10 @@ extern "C" int bg_set_image(bg_ctx *g, const ic_image *img, int halo, char *err,
 /* ---- the fast path ---------------------------------------------------------------- */
 
 struct fast_arg {
-    ic_job job;
-    ic_image src, dst;
-    ic_fast_plan plan;
+    ic_image src, dst; /* device images; data set per run */
+    const ic_kernel *k;
+    ic_params p;
+    ic_context *ctx;
 };
 
 static int run_fast(bg_ctx *g, int i, void *arg, char *err, size_t n)
@@ -353,61 +301,52 @@ static int run_fast(bg_ctx *g, int i, void *arg, char *err, size_t n)
     fast_arg *f = (fast_arg *)arg;
     f->src.data = g->in[i % g->nbuf];
     f->dst.data = g->out[i % 2];
-    const ic_status s = ic_fast_run_device(g->fast, &f->job, &f->plan, err, n);
-    return s == IC_OK ? 0 : -1;
+    if (ic_convolve_async(f->ctx, &f->src, &f->dst, f->k, &f->p) != IC_OK) {
+        snprintf(err, n, "%s", ic_last_error());
+        return -1;
+    }
+    return 0;
 }
 
 extern "C" int bg_time_fast(bg_ctx *g, const ic_kernel *k, ic_border border, int reps,
-                            ic_fast_method force, double *med_ms, ic_fast_plan *plan, char *err,
+                            const ic_tuning *tune, double *med_ms, ic_plan *plan, char *err,
                             size_t n)
 {
-    return bg_time_fast_alpha(g, k, border, 0, reps, force, med_ms, plan, err, n);
+    return bg_time_fast_alpha(g, k, border, 0, reps, tune, med_ms, plan, err, n);
 }
 
 extern "C" int bg_time_fast_alpha(bg_ctx *g, const ic_kernel *k, ic_border border, int premultiply,
-                                  int reps, ic_fast_method force, double *med_ms,
-                                  ic_fast_plan *plan, char *err, size_t n)
+                                  int reps, const ic_tuning *tune, double *med_ms, ic_plan *plan,
+                                  char *err, size_t n)
 {
-    const int nw = k->width * k->height;
-    float *w = (float *)malloc((size_t)nw * sizeof(float));
-    if (!w) {
-        snprintf(err, n, "out of memory");
+    fast_arg f;
+    memset(&f, 0, sizeof f);
+    int dev = 0;
+    cudaGetDevice(&dev);
+    const ic_image *h = &g->host;
+    if (ic_image_wrap_device(&f.src, g->in[0], h->width, h->height, h->channels, h->layout,
+                             g->in_pitch, dev, NULL) != IC_OK ||
+        ic_image_wrap_device(&f.dst, g->out[0], h->width, h->height, h->channels, h->layout,
+                             g->out_pitch, dev, NULL) != IC_OK) {
+        snprintf(err, n, "%s", ic_last_error());
         return -1;
     }
-    for (int i = 0; i < nw; i++)
-        w[i] = (float)(k->coef[i] / k->divisor);
-    ic_kernel wk = *k;
-    wk.coef = w;
-    wk.divisor = 1.0;
-    fast_arg *f = (fast_arg *)calloc(1, sizeof *f);
-    if (!f) {
-        free(w);
-        snprintf(err, n, "out of memory");
+    f.k = k;
+    f.ctx = g->fast;
+    ic_params_default(&f.p);
+    f.p.border = border;
+    f.p.correlate = 1; /* NPP and the tables time the correlation */
+    f.p.alpha = premultiply ? IC_ALPHA_PREMULTIPLY : IC_ALPHA_INDEPENDENT;
+    if (ic_context_set_tuning(g->fast, tune) != IC_OK) {
+        snprintf(err, n, "%s", ic_last_error());
         return -1;
     }
-    f->src = g->host;
-    f->src.pitch = g->in_pitch;
-    f->src.owner = 0;
-    f->dst = g->host;
-    f->dst.pitch = g->out_pitch;
-    f->dst.owner = 0;
-    f->job.src = &f->src;
-    f->job.dst = &f->dst;
-    f->job.w = w;
-    f->job.kw = k->width;
-    f->job.kh = k->height;
-    f->job.wk = &wk;
-    f->job.border = border;
-    f->job.border_value = 0.0f;
-    f->job.bias = 0.0f;
-    f->job.premultiply = premultiply;
-    ic_fast_force(g->fast, force);
-    const int r = time_runs(g, run_fast, f, reps, med_ms, err, n);
-    ic_fast_force(g->fast, IC_FAST_AUTO);
-    if (plan)
-        *plan = f->plan;
-    free(f);
-    free(w);
+    int r = time_runs(g, run_fast, &f, reps, med_ms, err, n);
+    if (r == 0 && plan && ic_plan_get(g->fast, &f.src, k, &f.p, plan) != IC_OK) {
+        snprintf(err, n, "%s", ic_last_error());
+        r = -1;
+    }
+    (void)ic_context_set_tuning(g->fast, NULL);
     return r;
 }
 

@@ -1,7 +1,9 @@
 /*
- * bench_gpu.h - the GPU half of imgconv-bench (bench_gpu.cu): device ceilings,
- * kernel-only timing of the `cuda` fast path on device-resident images, and
- * NVIDIA NPP side by side (when built with IC_HAVE_NPP). C-callable.
+ * bench_gpu.h - the GPU half of imgconv-bench (bench_gpu.cu): the device
+ * ceilings the library measured, kernel-only timing of the `cuda` fast path on
+ * device-resident images (ic_convolve_async, the public header's advanced
+ * tier), and NVIDIA NPP side by side (when built with IC_HAVE_NPP).
+ * C-callable.
  *
  * Timing method, the same for every GPU number of the benchmark: warm-up, then
  * a spin kernel holds the GPU while the host queues `reps` runs, each between
@@ -14,7 +16,7 @@
 
 #include <stddef.h>
 
-#include "cuda/fast/fast.h"
+#define IC_ADVANCED_API
 #include "imgconv.h"
 
 #ifdef __cplusplus
@@ -34,25 +36,28 @@ void bg_close(bg_ctx *g);
 /* Device name, driver and runtime versions, SM count, L2 size (one line). */
 void bg_describe(bg_ctx *g, char *buf, size_t n);
 
-/* Measures the two ceilings: device-to-device cudaMemcpy of 1 GiB (bytes read
- * + written per second, median of 10) and the fp32 FMA rate of a register
- * loop kernel (multiply-adds per second, median of 10). Returns 0 on success. */
+/* The two ceilings of the `cuda` backend's cost model, measured by the
+ * library in this run (the context is opened with recalibrate: its
+ * device-to-device copy, bytes read + written per second, and its register
+ * FMA loop, multiply-adds per second; ic_plan). Returns 0 on success, -1
+ * when the library could not measure them (it then plans with built-in
+ * figures). */
 int bg_ceilings(bg_ctx *g, double *copy_bps, double *fma_per_s);
 
 /* Uploads img into the rotating device buffers (AoS or SoA as img is), plus
  * a padded copy for NPP's border-less filter (halo `halo` pixels, AoS C3 only). */
 int bg_set_image(bg_ctx *g, const ic_image *img, int halo, char *err, size_t n);
 
-/* Kernel time of the fast path on the current image: median over reps runs.
- * force: IC_FAST_AUTO or a method. plan (may be NULL) gets the plan used.
- * Returns 0 on success. */
-int bg_time_fast(bg_ctx *g, const ic_kernel *k, ic_border border, int reps, ic_fast_method force,
-                 double *med_ms, ic_fast_plan *plan, char *err, size_t n);
-/* The same with the job's premultiplied-alpha flag (ic_job.premultiply: the
- * current image must have 2 or 4 channels) set when premultiply is nonzero. */
+/* Kernel time of the fast path (correlation with k) on the current image:
+ * median over reps runs of ic_convolve_async. tune: the knobs for these runs
+ * (forced method, fft tile, rows shape; NULL: the planner's). plan (may be
+ * NULL) gets the plan used (ic_plan_get). Returns 0 on success. */
+int bg_time_fast(bg_ctx *g, const ic_kernel *k, ic_border border, int reps, const ic_tuning *tune,
+                 double *med_ms, ic_plan *plan, char *err, size_t n);
+/* The same with premultiplied alpha (IC_ALPHA_PREMULTIPLY: the current image
+ * must have 2 or 4 channels) when premultiply is nonzero, else independent. */
 int bg_time_fast_alpha(bg_ctx *g, const ic_kernel *k, ic_border border, int premultiply, int reps,
-                       ic_fast_method force, double *med_ms, ic_fast_plan *plan, char *err,
-                       size_t n);
+                       const ic_tuning *tune, double *med_ms, ic_plan *plan, char *err, size_t n);
 
 /* NPP nppiFilter32f_8u_C3R (general weights, reversed as NPP wants) and
  * nppiFilterGaussBorder_8u_C3R (mask 3..15, replicate border) on the current

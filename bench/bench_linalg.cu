@@ -25,9 +25,7 @@
 #endif
 
 #include "bench_linalg.h"
-#include "core/border.h"
-#include "exercises/conv1d_cuda.h"
-#include "exercises/matmul_cuda.h"
+#define IC_ADVANCED_API /* ic_conv1d_device, ic_matmul_device */
 #include "imgconv.h"
 
 #define LB_MAX_REPS 32
@@ -258,6 +256,13 @@ template <class F> static int time_median(lb_timer &t, int warm, int reps, F run
 
 /* ---- L1: copy ceiling and 1D convolution --------------------------------------------- */
 
+/* The library's uint8 rule (include/imgconv.h): clamp to [0, 255], round to
+ * nearest, ties to even (rint in the default rounding mode). */
+static double round_u8(float v)
+{
+    return rint(v < 0.0f ? 0.0 : v > 255.0f ? 255.0 : (double)v);
+}
+
 /* Worst error of 3 chunks of LB_CHECK_LEN outputs (start, middle, end: both
  * borders and the interior) of the correlation
  *   out[i] = bias + sum_t w[t] * in[mirror(i + t - (klen-1)/2)]
@@ -285,7 +290,7 @@ static int check_conv1d(const void *d_in, const void *d_out, int n, int is_u8, c
             double ref = bias, mag = fabs((double)bias);
             int ok = 1;
             for (int t = 0; t < klen; t++) {
-                const int j = ic_border_map(s + i + t - h, n, IC_BORDER_MIRROR);
+                const int j = ic_border_index(s + i + t - h, n, IC_BORDER_MIRROR);
                 if (j < lo || j >= hi) {
                     ok = 0;
                     break;
@@ -298,7 +303,7 @@ static int check_conv1d(const void *d_in, const void *d_out, int n, int is_u8, c
             if (!ok)
                 e = INFINITY;
             else if (is_u8)
-                e = fabs((double)bout[i] - (double)ic_round_u8((float)ref));
+                e = fabs((double)bout[i] - round_u8((float)ref));
             else
                 e = isfinite(fout[i]) ? fabs((double)fout[i] - ref) / (mag > 0 ? mag : 1.0)
                                       : INFINITY;
@@ -360,10 +365,11 @@ static int bench_signal(lb_timer &t, FILE *md, FILE *js, int quick, int *flags)
 
     md_out(md,
            "\n## L1. 1D convolution vs the copy ceiling (issue 7; seeds 001, 002)\n\n"
-           "ic__conv1d_dev on device memory: a signal of 2^%d samples (%.0f MiB as float32), "
+           "ic_conv1d_device on device memory: a signal of 2^%d samples (%.0f MiB as float32), "
            "random in (-1, 1) or uint8 0..255, positive random weights summing to 1, bias %g, "
-           "mirror border (correlation; convolution only flips the weights). Blocks of %d "
-           "threads x %d outputs with their halo in shared memory. GB/s counts bytes in + out; "
+           "mirror border (correlation; convolution only flips the weights). Blocks of threads "
+           "with several outputs each and their halo in shared memory "
+           "(src/exercises/conv1d_cuda.h). GB/s counts bytes in + out; "
            "the ceiling is a device-to-device cudaMemcpy of the same %.0f MiB measured in this "
            "run (bytes read + written / time). Gtap/s = samples x taps / time. Median of %d runs "
            "after %d warm-ups, CUDA events. Check: 3 x %d outputs (both ends and the middle) "
@@ -372,8 +378,7 @@ static int bench_signal(lb_timer &t, FILE *md, FILE *js, int quick, int *flags)
            "| signal | kernel length | ms | GB/s | of copy ceiling | Gtap/s | check |\n"
            "|---|---|---|---|---|---|---|\n"
            "| cudaMemcpy D2D (ceiling) | - | %.3f | %.0f | 100%% | - | - |\n",
-           (int)log2((double)n), fbytes / 1048576.0, (double)bias, IC_CONV1D_THREADS,
-           IC_CONV1D_ITEMS, fbytes / 1048576.0, reps, warm, LB_CHECK_LEN, LB_CONV_TOL, copy_ms,
+           (int)log2((double)n), fbytes / 1048576.0, (double)bias, fbytes / 1048576.0, reps, warm, LB_CHECK_LEN, LB_CONV_TOL, copy_ms,
            copy_gbs);
     js_begin(js, "L1", "copy");
     js_int(js, "bytes", (long long)fbytes);
@@ -381,6 +386,10 @@ static int bench_signal(lb_timer &t, FILE *md, FILE *js, int quick, int *flags)
     js_num(js, "gbps", copy_gbs);
     js_end(js);
 
+    ic_params p1;
+    ic_params_default(&p1);
+    p1.border = IC_BORDER_MIRROR;
+    p1.bias = bias;
     static const struct {
         int is_u8, klen;
     } cases[] = {{0, 1}, {0, 3}, {0, 7}, {0, 15}, {0, 31}, {0, 127}, {1, 3}};
@@ -391,14 +400,14 @@ static int bench_signal(lb_timer &t, FILE *md, FILE *js, int quick, int *flags)
         LB_CHECK(cudaMemcpy(dw.p, w, (size_t)klen * sizeof(float), cudaMemcpyHostToDevice));
         const void *src = is_u8 ? in8.p : in.p;
         void *dst = is_u8 ? out8.p : out.p;
-        char err[256] = "";
         double ms = 0;
         if (time_median(
                 t, warm, reps,
                 [&]() -> int {
-                    if (ic__conv1d_dev(src, dst, n, is_u8, dw.f(), klen, IC_BORDER_MIRROR, 0.0f,
-                                       bias, NULL, err, sizeof err) != IC_OK) {
-                        fprintf(stderr, "bench_linalg: ic__conv1d_dev failed: %s\n", err);
+                    if (ic_conv1d_device(src, dst, (size_t)n, is_u8, dw.f(), klen, &p1, NULL) !=
+                        IC_OK) {
+                        fprintf(stderr, "bench_linalg: ic_conv1d_device failed: %s\n",
+                                ic_last_error());
                         return -1;
                     }
                     return 0;
@@ -500,7 +509,7 @@ static int bench_matmul(lb_timer &t, FILE *md, FILE *js, int quick, int *flags)
     md_out(md,
            "\n## L2. Matrix product vs cuBLAS SGEMM (issue 7; seed 002)\n\n"
            "C = A B, row-major float32, A M x K and B K x N random in (-1, 1), device memory. "
-           "ic__matmul_dev naive (seed 002: one thread per entry, global memory), tiled (seed "
+           "ic_matmul_device naive (seed 002: one thread per entry, global memory), tiled (seed "
            "002: 16x16 shared-memory tiles) and register-blocked (`cuda`, tile by shape) against "
            "cublasSgemm (%s, default math: fp32, no TF32; row-major as C^T = B^T A^T) on the "
            "same buffers. GFLOP/s = 2MKN / time. Error: max |C - C_cublas| / max |C_cublas| over "
@@ -542,22 +551,22 @@ static int bench_matmul(lb_timer &t, FILE *md, FILE *js, int quick, int *flags)
         js_end(js);
 #endif
         static const struct {
-            ic_mm_variant v;
+            ic_matmul_kernel v;
             const char *name, *key;
-        } vars[] = {{IC_MM_NAIVE, "naive", "naive"},
-                    {IC_MM_TILED, "tiled", "tiled"},
-                    {IC_MM_FAST, "register-blocked", "fast"}};
+        } vars[] = {{IC_MATMUL_NAIVE, "naive", "naive"},
+                    {IC_MATMUL_TILED, "tiled", "tiled"},
+                    {IC_MATMUL_FAST, "register-blocked", "fast"}};
         for (int v = 0; v < 3; v++) {
-            const int slow = vars[v].v == IC_MM_NAIVE && flop > 2e10;
-            char err[256] = "";
+            const int slow = vars[v].v == IC_MATMUL_NAIVE && flop > 2e10;
             double ms = 0;
             LB_CHECK(cudaMemset(C.p, 0xff, ncs * sizeof(float))); /* NaN until written */
             if (time_median(
                     t, slow ? 1 : warm, slow ? 5 : reps,
                     [&]() -> int {
-                        if (ic__matmul_dev(vars[v].v, A.f(), Bm.f(), C.f(), M, K, N, NULL, err,
-                                           sizeof err) != IC_OK) {
-                            fprintf(stderr, "bench_linalg: ic__matmul_dev failed: %s\n", err);
+                        if (ic_matmul_device(vars[v].v, A.f(), Bm.f(), C.f(), M, K, N, NULL) !=
+                            IC_OK) {
+                            fprintf(stderr, "bench_linalg: ic_matmul_device failed: %s\n",
+                                    ic_last_error());
                             return -1;
                         }
                         return 0;
@@ -580,7 +589,7 @@ static int bench_matmul(lb_timer &t, FILE *md, FILE *js, int quick, int *flags)
                 fprintf(stderr, "bench_linalg: matmul %s %s: max rel. error %g vs cuBLAS\n",
                         vars[v].name, shape, rel);
             }
-            const char *tile = ic__matmul_shape(vars[v].v, M, K, N);
+            const char *tile = ic_matmul_tile(vars[v].v, M, K, N);
             md_out(md, "| %s | %s | %s | %.3f | %.0f | %s | %s |\n", shape, vars[v].name, tile, ms,
                    gflops, ratio, errcol);
             js_begin(js, "L2", "matmul");

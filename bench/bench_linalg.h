@@ -18,11 +18,11 @@ extern "C" {
  * inputs (CUDA events, warm-up, median of 20 runs; 5 for the naive kernel on
  * the largest product):
  *   table L1  device-to-device cudaMemcpy of 1 GiB (the copy ceiling), then
- *             ic__conv1d_dev on a float32 signal of 2^28 samples for kernel
+ *             ic_conv1d_device on a float32 signal of 2^28 samples for kernel
  *             lengths 1, 3, 7, 15, 31, 127 and on a uint8 signal for length 3:
  *             ms, GB/s (bytes in + out), fraction of the ceiling; 3 x 4096
  *             outputs of each checked against a float64 host sum;
- *   table L2  ic__matmul_dev naive / tiled / register-blocked and cublasSgemm
+ *   table L2  ic_matmul_device naive / tiled / register-blocked and cublasSgemm
  *             for 1024^3, 4096^3, 1000x3000x777 and 4097x129x2049 (M x K x N):
  *             GFLOP/s, ratio to cuBLAS, max |C - C_cublas| / max |C_cublas|.
  * quick != 0: a 2^25-sample signal (and copy), 2048^3 instead of 4096^3, 5

@@ -48,8 +48,8 @@ if [ -n "${NCU:-}" ] && command -v ncu >/dev/null; then
   $B/imgconv --chart 7680x4320 /tmp/chart8k.ppm >/dev/null 2>&1
   for spec in "sep gaussian:3" "direct gaussian:9" "sep gaussian:31"; do
     set -- $spec
-    IC_CUDA_METHOD=$1 timeout 60 ncu --section SpeedOfLight --section Occupancy \
-      --section LaunchStats -k regex:fast_ -c 1 $B/imgconv --backend cuda -k $2 \
+    timeout 60 ncu --section SpeedOfLight --section Occupancy \
+      --section LaunchStats -k regex:fast_ -c 1 $B/imgconv --backend cuda --tune method=$1 -k $2 \
       --border replicate /tmp/chart8k.ppm /tmp/o.ppm 2>&1 |
       grep -E "fast_|Duration|Throughput|Registers Per|Achieved Occupancy|Theoretical Occ|Block Limit" |
       sed "s/^/$1 $2: /" | cut -c1-160

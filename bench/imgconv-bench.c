@@ -35,6 +35,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#define IC_ADVANCED_API /* ic_plan, ic_tuning, ic_convolve_async */
 #include "bench_transfer.h"
 #include "fig714.h"
 #include "imgconv.h"
@@ -313,14 +314,14 @@ static void study_row(const char *table, const size_def *sz, const char *kind, i
 #ifdef IC_HAVE_CUDA
     if (B.gpu) {
         char err[256];
-        ic_fast_plan plan;
+        ic_plan plan;
         memset(&plan, 0, sizeof plan);
         if (bg_set_image(G, &src, 16, err, sizeof err) ||
-            bg_time_fast(G, &k, p.border, B.reps, IC_FAST_AUTO, &r->fast, &plan, err, sizeof err)) {
+            bg_time_fast(G, &k, p.border, B.reps, NULL, &r->fast, &plan, err, sizeof err)) {
             fprintf(stderr, "imgconv-bench: cuda on %s: %s\n", sz->name, err);
             r->fast = 0;
         } else {
-            snprintf(r->method, sizeof r->method, "%s", ic_fast_method_name(plan.method));
+            snprintf(r->method, sizeof r->method, "%s", ic_method_name(plan.method));
             r->pred = plan.pred_ms;
         }
         if (bg_has_npp()) {
@@ -514,13 +515,13 @@ static void memory_levels(void)
             t[i][nstrat] = 0;
         emit(&c, "cuda (context)", NULL, t[i][nstrat], 0, 0, 0, 0);
         char err[256];
-        ic_fast_plan plan;
+        ic_plan plan;
         memset(&plan, 0, sizeof plan);
         if (bg_set_image(G, &src, 0, err, sizeof err) ||
-            bg_time_fast(G, &k, p.border, B.reps, IC_FAST_AUTO, &t[i][nstrat + 1], &plan, err,
+            bg_time_fast(G, &k, p.border, B.reps, NULL, &t[i][nstrat + 1], &plan, err,
                          sizeof err))
             t[i][nstrat + 1] = 0;
-        emit(&c, "cuda", ic_fast_method_name(plan.method), t[i][nstrat + 1], plan.pred_ms, 0, 0, 0);
+        emit(&c, "cuda", ic_method_name(plan.method), t[i][nstrat + 1], plan.pred_ms, 0, 0, 0);
         ic_kernel_free(&k);
         ic_image_free(&src);
         ic_image_free(&dst);
@@ -583,13 +584,13 @@ static void aos_soa(void)
             p.border = IC_BORDER_REPLICATE;
             init_cell(&c, "D", cases[i].size, &src, &k, cases[i].kind);
             char err[256];
-            ic_fast_plan plan;
+            ic_plan plan;
             memset(&plan, 0, sizeof plan);
             if (bg_set_image(G, &src, 0, err, sizeof err) ||
-                bg_time_fast(G, &k, p.border, B.reps, IC_FAST_AUTO, &t[l][0], &plan, err,
+                bg_time_fast(G, &k, p.border, B.reps, NULL, &t[l][0], &plan, err,
                              sizeof err))
                 t[l][0] = 0;
-            emit(&c, "cuda", ic_fast_method_name(plan.method), t[l][0], plan.pred_ms, 0, 0, 0);
+            emit(&c, "cuda", ic_method_name(plan.method), t[l][0], plan.pred_ms, 0, 0, 0);
             const int reps = B.quick ? 3 : cases[i].w > 4000 ? 10 : 20;
             if (time_ctx("cuda-global", &src, &dst, &k, &p, reps, &t[l][1]))
                 t[l][1] = 0;
@@ -651,9 +652,9 @@ static void large_kernels(void)
         cell c;
         init_cell(&c, "E", B.quick ? "HD" : "8K", &src, &k, cases[i].kind);
         double t = 0, npp = 0, nppg = 0;
-        ic_fast_plan plan;
+        ic_plan plan;
         memset(&plan, 0, sizeof plan);
-        if (bg_time_fast(G, &k, IC_BORDER_REPLICATE, B.reps, IC_FAST_AUTO, &t, &plan, err,
+        if (bg_time_fast(G, &k, IC_BORDER_REPLICATE, B.reps, NULL, &t, &plan, err,
                          sizeof err)) {
             fprintf(stderr, "imgconv-bench: cuda %s %d: %s\n", cases[i].kind, cases[i].K, err);
             t = 0;
@@ -665,7 +666,7 @@ static void large_kernels(void)
                 bg_time_npp_gauss(G, cases[i].K, B.reps, &nppg, err, sizeof err))
                 nppg = 0;
         }
-        emit(&c, "cuda", ic_fast_method_name(plan.method), t, plan.pred_ms, 0, npp, nppg);
+        emit(&c, "cuda", ic_method_name(plan.method), t, plan.pred_ms, 0, npp, nppg);
         emit(&c, "npp-filter32f", NULL, npp, 0, 0, 0, 0);
         emit(&c, "npp-gaussborder", NULL, nppg, 0, 0, 0, 0);
         const double fl = floor_ms(&c);
@@ -678,7 +679,7 @@ static void large_kernels(void)
         fmt_x(x1, sizeof x1, npp, t);
         fmt_x(x2, sizeof x2, nppg, t);
         md("| %s %dx%d | %d | %s | %s | %s | %.0f | %.0f | %s | %.2f | %s | %s | %s | %s |\n",
-           cases[i].kind, cases[i].K, cases[i].K, c.rank, ic_fast_method_name(plan.method), a, p,
+           cases[i].kind, cases[i].K, cases[i].K, c.rank, ic_method_name(plan.method), a, p,
            t > 0 ? 2.0 * c.samples / (t * 1e6) : 0.0,
            t > 0 ? 2.0 * c.samples * c.fmas / (t * 1e6) : 0.0, f, t > 0 ? fl / t : 0.0, n1, n2, x1,
            x2);
@@ -700,7 +701,7 @@ static void methods(void)
                  {"random", 31}};
     const int nc = (int)(sizeof cases / sizeof cases[0]);
     const int w = B.quick ? 1920 : 7680, h = B.quick ? 1080 : 4320;
-    const ic_fast_method ms[4] = {IC_FAST_DIRECT, IC_FAST_SEP, IC_FAST_FFT, IC_FAST_FFT};
+    const ic_method ms[4] = {IC_METHOD_DIRECT, IC_METHOD_SEP, IC_METHOD_FFT, IC_METHOD_FFT};
     ic_image src;
     if (ic_image_create(&src, w, h, 3, IC_AOS) != IC_OK)
         exit(1);
@@ -720,31 +721,33 @@ static void methods(void)
             exit(1);
         cell c;
         init_cell(&c, "F", B.quick ? "HD" : "8K", &src, &k, cases[i].kind);
-        ic_fast_plan auto_plan;
+        ic_plan auto_plan;
         double dummy = 0;
         memset(&auto_plan, 0, sizeof auto_plan);
-        bg_time_fast(G, &k, IC_BORDER_REPLICATE, 1, IC_FAST_AUTO, &dummy, &auto_plan, err,
+        bg_time_fast(G, &k, IC_BORDER_REPLICATE, 1, NULL, &dummy, &auto_plan, err,
                      sizeof err);
-        md("| %s %d | %s", cases[i].kind, cases[i].K, ic_fast_method_name(auto_plan.method));
+        md("| %s %d | %s", cases[i].kind, cases[i].K, ic_method_name(auto_plan.method));
         for (int m = 0; m < 4; m++) {
-            ic_fast_plan plan;
+            ic_plan plan;
             double t = 0;
             memset(&plan, 0, sizeof plan);
+            ic_tuning tune;
+            memset(&tune, 0, sizeof tune);
+            tune.method = ms[m];
             if (m >= 2)
-                setenv("IC_CUDA_FFT_N", m == 2 ? "256" : "512", 1);
-            const int reps = cases[i].K >= 21 && ms[m] == IC_FAST_DIRECT ? 5 : B.reps;
+                tune.fft_n = m == 2 ? 256 : 512;
+            const int reps = cases[i].K >= 21 && ms[m] == IC_METHOD_DIRECT ? 5 : B.reps;
             const int bad =
-                bg_time_fast(G, &k, IC_BORDER_REPLICATE, reps, ms[m], &t, &plan, err, sizeof err) ||
+                bg_time_fast(G, &k, IC_BORDER_REPLICATE, reps, &tune, &t, &plan, err, sizeof err) ||
                 plan.method != ms[m];
-            unsetenv("IC_CUDA_FFT_N");
             if (bad) {
                 md(" | -");
                 continue;
             }
             char name[32];
-            snprintf(name, sizeof name, "cuda/%s%s", ic_fast_method_name(ms[m]),
+            snprintf(name, sizeof name, "cuda/%s%s", ic_method_name(ms[m]),
                      m == 2 ? "256" : m == 3 ? "512" : "");
-            emit(&c, name, ic_fast_method_name(ms[m]), t, plan.pred_ms, 0, 0, 0);
+            emit(&c, name, ic_method_name(ms[m]), t, plan.pred_ms, 0, 0, 0);
             md(" | %.3f / %.3f", t, plan.pred_ms);
         }
         md(" |\n");
@@ -756,10 +759,11 @@ static void methods(void)
 
 /* ---- H: rows method shapes (planner calibration) ------------------------------------- */
 
-/* The rows method forced with 1, 2 and 4 output rows per thread, separable
- * (when the planner factors the kernel) and as the full K*K sum, next to the
- * shared-memory sep method: the data behind ic_fast_rows_shape and
- * IC_FAST_ROWS_SEP_FROM (fast_plan.cu). */
+/* The rows method forced with 1, 2 and 4 output rows per thread
+ * (ic_tuning.rows_shape), separable (when the planner factors the kernel) and
+ * as the full K*K sum (ic_tuning.rows_full), next to the shared-memory sep
+ * method: the data behind the planner's rows shape rule
+ * (src/cuda/fast/rows.cu). */
 static void rows_shapes(void)
 {
     struct {
@@ -803,24 +807,24 @@ static void rows_shapes(void)
             exit(1);
         cell c;
         init_cell(&c, "H", sd->name, &src, &k, cases[i].kind);
-        ic_fast_plan plan;
+        ic_plan plan;
         double t = 0;
         memset(&plan, 0, sizeof plan);
-        bg_time_fast(G, &k, IC_BORDER_REPLICATE, 1, IC_FAST_AUTO, &t, &plan, err, sizeof err);
-        md("| %s %s %d | %s", sd->name, cases[i].kind, cases[i].K, ic_fast_method_name(plan.method));
-        if (plan.method == IC_FAST_ROWS)
-            md(" x%d%s", plan.rows, plan.rank ? " sep" : "");
+        bg_time_fast(G, &k, IC_BORDER_REPLICATE, 1, NULL, &t, &plan, err, sizeof err);
+        md("| %s %s %d | %s", sd->name, cases[i].kind, cases[i].K, ic_method_name(plan.method));
+        if (plan.method == IC_METHOD_ROWS)
+            md(" x%d%s", plan.rows_per_thread, plan.rank ? " sep" : "");
         for (int full = 0; full < 2; full++)
             for (int sh = 0; sh < 3; sh++) {
-                setenv("IC_FAST_ROWS_SHAPE", shapes[sh], 1);
-                if (full)
-                    setenv("IC_FAST_ROWS_FULL", "1", 1);
+                ic_tuning tune;
+                memset(&tune, 0, sizeof tune);
+                tune.method = IC_METHOD_ROWS;
+                tune.rows_shape = atoi(shapes[sh]);
+                tune.rows_full = full;
                 memset(&plan, 0, sizeof plan);
-                const int bad = bg_time_fast(G, &k, IC_BORDER_REPLICATE, B.reps, IC_FAST_ROWS, &t,
-                                             &plan, err, sizeof err) ||
-                                plan.method != IC_FAST_ROWS;
-                unsetenv("IC_FAST_ROWS_SHAPE");
-                unsetenv("IC_FAST_ROWS_FULL");
+                const int bad = bg_time_fast(G, &k, IC_BORDER_REPLICATE, B.reps, &tune, &t, &plan,
+                                             err, sizeof err) ||
+                                plan.method != IC_METHOD_ROWS;
                 if (bad) {
                     md(" | -");
                     continue;
@@ -831,9 +835,11 @@ static void rows_shapes(void)
                 md(" | %.4f%s", t, !full && plan.rank ? " (sep)" : "");
             }
         memset(&plan, 0, sizeof plan);
-        if (bg_time_fast(G, &k, IC_BORDER_REPLICATE, B.reps, IC_FAST_SEP, &t, &plan, err,
-                         sizeof err) ||
-            plan.method != IC_FAST_SEP)
+        ic_tuning sep;
+        memset(&sep, 0, sizeof sep);
+        sep.method = IC_METHOD_SEP;
+        if (bg_time_fast(G, &k, IC_BORDER_REPLICATE, B.reps, &sep, &t, &plan, err, sizeof err) ||
+            plan.method != IC_METHOD_SEP)
             md(" | - |\n");
         else {
             emit(&c, "cuda/sep", "sep", t, plan.pred_ms, 0, 0, 0);
@@ -850,7 +856,7 @@ static void rows_shapes(void)
 /* Kernel ms of the fast path on a chart image of w x h x ch in layout lay
  * (premultiply: the job's flag); plan gets the plan. 0 on success. */
 static int time_alpha_case(int w, int h, int ch, ic_layout lay, const ic_kernel *k,
-                           int premultiply, double *ms, ic_fast_plan *plan)
+                           int premultiply, double *ms, ic_plan *plan)
 {
     ic_image src;
     char err[256];
@@ -861,21 +867,21 @@ static int time_alpha_case(int w, int h, int ch, ic_layout lay, const ic_kernel 
     ic_image_free(&src);
     memset(plan, 0, sizeof *plan);
     if (!r)
-        r = bg_time_fast_alpha(G, k, IC_BORDER_REPLICATE, premultiply, B.reps, IC_FAST_AUTO, ms,
-                               plan, err, sizeof err);
+        r = bg_time_fast_alpha(G, k, IC_BORDER_REPLICATE, premultiply, B.reps, NULL, ms, plan, err,
+                               sizeof err);
     if (r)
         fprintf(stderr, "imgconv-bench: P: %s\n", err);
     return r;
 }
 
-static void method_of(char *b, size_t n, const ic_fast_plan *p)
+static void method_of(char *b, size_t n, const ic_plan *p)
 {
-    if (p->method == IC_FAST_ROWS)
-        snprintf(b, n, "rows x%d%s", p->rows, p->rank ? " sep" : "");
-    else if (p->method == IC_FAST_SEP)
+    if (p->method == IC_METHOD_ROWS)
+        snprintf(b, n, "rows x%d%s", p->rows_per_thread, p->rank ? " sep" : "");
+    else if (p->method == IC_METHOD_SEP)
         snprintf(b, n, "sep r%d", p->rank);
     else
-        snprintf(b, n, "%s", ic_fast_method_name(p->method));
+        snprintf(b, n, "%s", ic_method_name(p->method));
 }
 
 static void premultiplied(void)
@@ -906,7 +912,7 @@ static void premultiplied(void)
             exit(1);
         const int ch = cases[i].ch;
         double t[3] = {0, 0, 0};
-        ic_fast_plan pl[3];
+        ic_plan pl[3];
         const char *names[3] = {"cuda/premultiplied", "cuda/independent", "cuda/no-alpha"};
         char m[3][32];
         for (int v = 0; v < 3; v++) {
@@ -925,7 +931,7 @@ static void premultiplied(void)
             shape.layout = cases[i].layout;
             cell c;
             init_cell(&c, "P", sd->name, &shape, &k, cases[i].kind);
-            emit(&c, names[v], ic_fast_method_name(pl[v].method), t[v], pl[v].pred_ms, 0, 0, 0);
+            emit(&c, names[v], ic_method_name(pl[v].method), t[v], pl[v].pred_ms, 0, 0, 0);
         }
         char a[3][16], r1[16], r2[16];
         for (int v = 0; v < 3; v++)
@@ -1001,13 +1007,19 @@ static void agreement(void)
         ic_kernel k;
         if (make_kernel(&k, cases[i].kind, cases[i].K))
             exit(1);
-        setenv("IC_CUDA_METHOD", cases[i].method, 1);
+        ic_tuning tune;
+        memset(&tune, 0, sizeof tune);
+        ic_context_options o;
+        memset(&o, 0, sizeof o);
+        o.tuning = &tune;
         ic_context *cg = NULL, *cc = NULL;
-        int ok = ic_context_create(&cg, "cuda", NULL) == IC_OK &&
+        char text[32];
+        snprintf(text, sizeof text, "method=%s", cases[i].method);
+        int ok = ic_tuning_parse(text, &tune) == IC_OK &&
+                 ic_context_create(&cg, "cuda", &o) == IC_OK &&
                  ic_context_create(&cc, "cpu", NULL) == IC_OK &&
                  ic_convolve(cg, &src, &a, &k, &p) == IC_OK &&
                  ic_convolve(cc, &src, &b, &k, &p) == IC_OK;
-        unsetenv("IC_CUDA_METHOD");
         long long same = 0, n = 0;
         int maxd = 0;
         if (ok)
@@ -1105,8 +1117,9 @@ int main(int argc, char **argv)
     md("# imgconv benchmark %s\n\ndevice: %s; imgconv %s%s%s\n", B.stamp, B.device, ic_version(),
        B.quick ? "; **quick mode**" : "", B.gpu && !npp ? "; NPP not built in" : "");
     if (B.gpu)
-        md("\nCeilings measured in this run: device-to-device copy %.0f GB/s (read + write, 1 GiB "
-           "cudaMemcpy, median of 10); fp32 FMA %.1f TFLOP/s (register FMA loop, median of 10).\n",
+        md("\nCeilings measured in this run by the library's probe (what the `cuda` planner uses, "
+           "ic_plan): device-to-device copy %.0f GB/s (read + write, 256 MiB cudaMemcpy, best of "
+           "3); fp32 FMA %.1f TFLOP/s (register FMA loop, best of 3).\n",
            B.copy_bps / 1e9, 2 * B.fma_per_s / 1e12);
     fprintf(B.json, "{\n  \"stamp\": \"%s\", \"device\": \"%s\", \"quick\": %d, \"npp\": %d,\n"
                     "  \"copy_gbps\": %.6g, \"fma_tflops\": %.6g,\n  \"cells\": [",

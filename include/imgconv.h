@@ -464,6 +464,11 @@ typedef struct ic_context_options {
      * Nonzero: measure again at the first plan of this context, ignoring the
      * cache, and rewrite it (the CLI's --recalibrate). Other backends ignore it. */
     int recalibrate;
+    /* Tuning knobs for tests and measurements (forced method, instruction
+     * set, tile shapes): see "Advanced API" at the end of this header, which
+     * defines struct ic_tuning when IC_ADVANCED_API is defined. Copied at
+     * creation; NULL (what zero-initialised options hold): the defaults. */
+    const struct ic_tuning *tuning;
 } ic_context_options;
 
 /* Values of ic_context_options.transfer. */
@@ -859,8 +864,235 @@ ic_status ic_stencil1d(const float *in, float *out, size_t n, int radius, const 
 ic_status ic_matmul(const float *A, const float *B, float *C, int M, int K, int N,
                     const char *variant);
 
+
 #ifdef __cplusplus
 }
 #endif
 
 #endif /* IMGCONV_H */
+
+/* ======================================================================== */
+/* Advanced API                                                              */
+/* ======================================================================== */
+/*
+ * Define IC_ADVANCED_API before including this header to get it (as zstd's
+ * ZSTD_STATIC_LINKING_ONLY). It exposes what the library decides on its own
+ * (the plan of a call), switches that override those decisions (for tests,
+ * benchmarks and profiling) and device-resident runs that do not wait. These
+ * declarations MAY CHANGE BETWEEN MINOR VERSIONS: structs may grow, enums may
+ * gain values, calls may be renamed. Code that uses them should be built
+ * against the header of the exact version it links with. This section has a
+ * guard of its own: a file may include imgconv.h first without the macro and
+ * again after defining it.
+ *
+ * None of it changes what a call computes: a forced method or a tile shape
+ * produces the same samples the planner's choice does (within the rounding
+ * documented for the FFT method, README "Accuracy"); only speed differs.
+ */
+#if defined(IC_ADVANCED_API) && !defined(IMGCONV_H_ADVANCED)
+#define IMGCONV_H_ADVANCED
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* A filtering method. The `cuda` backend (the fast path) has all of them, the
+ * `cpu` backend DIRECT and SEP; other backends have one method of their own
+ * and report IC_METHOD_AUTO in their plan. */
+typedef enum ic_method {
+    IC_METHOD_AUTO = 0, /* the backend's planner decides (the default) */
+    IC_METHOD_DIRECT,   /* the kw*kh sum (cuda: shared-memory tiles, kernels up to 31x63) */
+    IC_METHOD_SEP,      /* separable / low-rank: K = sum_r col_r row_r^T, r row + r column passes */
+    IC_METHOD_FFT,      /* cuda: overlap-save tiles through cuFFT (float32) */
+    IC_METHOD_GLOBAL,   /* cuda: one thread per output sample, any kernel size */
+    IC_METHOD_ROWS      /* cuda: square 3..9 kernels, 16 samples x 1/2/4 rows per thread */
+} ic_method;
+
+/* Name of a method ("auto", "direct", "sep", "fft", "global", "rows"). */
+const char *ic_method_name(ic_method m);
+
+/* Instruction sets of the `cpu` backend's inner loops. */
+typedef enum ic_cpu_isa {
+    IC_ISA_AUTO = 0, /* the best this CPU and build have (the default) */
+    IC_ISA_SCALAR,   /* portable C (the SSE2 baseline on x86-64) */
+    IC_ISA_AVX2,     /* AVX2 + FMA */
+    IC_ISA_AVX512    /* AVX-512F/BW */
+} ic_cpu_isa;
+
+/* Name of an instruction set ("auto", "scalar", "avx2", "avx512"). */
+const char *ic_cpu_isa_name(ic_cpu_isa isa);
+
+/* Values of ic_tuning.calibrate. */
+#define IC_CALIBRATE_AUTO 0    /* cached ceilings, else measured (ic_context_options.recalibrate) */
+#define IC_CALIBRATE_BUILTIN 1 /* no probe, no cache: the built-in H100 figures */
+
+/* Tuning knobs: zero-initialise (every zero field is the default), set what
+ * you need, pass it as ic_context_options.tuning or to
+ * ic_context_set_tuning(). They replace the environment variables earlier
+ * versions read (named below); the library reads no environment variable to
+ * decide how to filter. A knob a backend has no use for is ignored by it. */
+typedef struct ic_tuning {
+    /* Method to use (was IC_CUDA_METHOD, and IC_CPU_PATH=direct|sep).
+     * cuda: the method runs every job it can take (direct: kernels up to
+     * 31 wide and 63 tall; sep: square kernels up to 31 whose factors are
+     * exact enough; fft: kernels whose weights are not all multiples of 2^-16
+     * and jobs without premultiplied alpha; rows: square 3, 5, 7, 9 kernels on
+     * 1, 3 or 4 channels AoS or any SoA; global: every job); a job it cannot
+     * take gets the planner's choice. cpu: DIRECT always sums kw*kh taps; SEP
+     * takes the separable path whenever factors reproduce every weight within
+     * 2^-20 (relative), at any cost (rank up to min(kw, kh)); FFT, GLOBAL and
+     * ROWS are ignored. */
+    ic_method method;
+    /* cpu: instruction set of the inner loops (was IC_CPU_PATH=scalar|avx2|
+     * avx512). One this CPU or build lacks makes ic_convolve and ic_plan_get
+     * fail with IC_ERR_UNSUPPORTED, naming it. */
+    ic_cpu_isa cpu_isa;
+    /* cpu: nonzero cuts every job into tiny strips, bands and passes and
+     * wakes the thread pool even for small images, so that every seam of the
+     * tiling is crossed (was IC_CPU_PATH=tiny; for tests: slow). */
+    int cpu_tiny;
+    /* cuda: IC_CALIBRATE_BUILTIN plans with built-in ceilings instead of
+     * reading or measuring the device's (was IC_CUDA_NO_CALIBRATE); read at
+     * the first plan of a context. */
+    int calibrate;
+    /* cuda, fft method: tile size N (a power of two, 64..8192, larger than
+     * the kernel; was IC_CUDA_FFT_N). 0: the planner's (the smallest power of
+     * two >= 4K, at least 256, 512 from K = 17). Other values are refused. */
+    int fft_n;
+    /* cuda, rows method: nonzero keeps the full K*K sum where the planner
+     * would run separable passes in registers (was IC_FAST_ROWS_FULL). */
+    int rows_full;
+    /* cuda, rows method: output rows per thread, 1, 2 or 4 (was
+     * IC_FAST_ROWS_SHAPE). 0: the planner's (4 for separable passes, 2 for a
+     * full 5x5..9x9 sum, 4 or 2 for 3x3 by image size). Other values are
+     * refused. */
+    int rows_shape;
+} ic_tuning;
+
+/* Replaces the tuning of a context (t NULL: the defaults), effective from the
+ * next call on it. Errors: IC_ERR_INVALID_ARG for a NULL ctx, an unknown
+ * enum value, fft_n or rows_shape out of range (ic_last_error() says which). */
+ic_status ic_context_set_tuning(ic_context *ctx, const ic_tuning *t);
+
+/* Copies the context's current tuning into *t. */
+ic_status ic_context_get_tuning(const ic_context *ctx, ic_tuning *t);
+
+/* Parses tuning text into *t (fields not named keep their value): a comma-
+ * separated list of KEY=VALUE with keys method (auto|direct|sep|fft|global|
+ * rows), cpu-isa (auto|scalar|avx2|avx512), cpu-tiny (0|1), calibrate
+ * (auto|builtin), fft-n (N), rows-full (0|1), rows-shape (0|1|2|4); e.g.
+ * "method=rows,rows-full=1,rows-shape=2" (the CLI's --tune). Errors:
+ * IC_ERR_INVALID_ARG naming the first bad item (*t is then unchanged). */
+ic_status ic_tuning_parse(const char *text, ic_tuning *t);
+
+/* Where the `cuda` backend's device ceilings come from (ic_plan.ceilings). */
+#define IC_CEILINGS_NONE 0     /* not a cost-model backend */
+#define IC_CEILINGS_BUILTIN 1  /* built-in H100 figures (IC_CALIBRATE_BUILTIN, or a failed probe) */
+#define IC_CEILINGS_MEASURED 2 /* measured by this process (and written to the cache) */
+#define IC_CEILINGS_CACHED 3   /* read from the user's calibration cache */
+
+/* The plan of one call: what ic_explain() prints, as numbers. Fields a
+ * backend does not have are 0 (predictions -1). */
+typedef struct ic_plan {
+    const char *backend; /* the context's backend name (static) */
+    ic_method method;    /* the method that runs; AUTO for backends without methods */
+    int forced;          /* 1 when method is the tuning's forced one */
+    int rank;            /* sep/rows: rank terms run; 0 for a full sum */
+    int kernel_rank;     /* the factorisation's rank, 0 when full rank or not factored */
+    double factor_err;   /* when rank > 0: max |K - sum col row^T| */
+    int premultiply;     /* 1 when the backend premultiplies alpha itself in this call */
+    /* launch shape (cuda). direct, sep: tile_w x tile_h pixels of
+     * channels_per_block channels per block; rows: rows_per_thread; fft:
+     * fft_tiles tiles of fft_n^2, fft_valid^2 of them output; global: one
+     * thread per sample. threads and blocks: the main kernel's launch (fft:
+     * the tile-building kernel, blocks 0). */
+    int threads, blocks;
+    size_t smem; /* dynamic shared memory per block, bytes */
+    int tile_w, tile_h, channels_per_block;
+    int rows_per_thread;
+    int fft_n, fft_valid, fft_tiles;
+    /* cost model (cuda) */
+    double fmas;            /* multiply-adds of the whole call */
+    double bytes;           /* device-memory bytes the model counts */
+    double pred_ms;         /* predicted kernel time of the method that runs */
+    double pred_direct_ms;  /* predictions of the candidates (-1: not possible) */
+    double pred_sep_ms;
+    double pred_fft_ms;
+    /* device ceilings (cuda): measured once per device, driver and version */
+    int sms;             /* streaming multiprocessors */
+    double copy_bps;     /* device-to-device copy, bytes read + written per second */
+    double fma_per_s;    /* fp32 multiply-adds per second */
+    int ceilings;        /* IC_CEILINGS_* */
+    /* cpu */
+    ic_cpu_isa isa;      /* instruction set of the inner loops */
+    int workers;         /* threads the call runs on */
+    /* CUDA strategy backends (cuda-global, cuda-tiled-*, ...): the banded
+     * pipeline (ic_context_options.transfer, device_memory) */
+    int bands, band_rows, streams; /* when a host image takes it; 0 otherwise */
+    size_t device_min_bytes; /* the smallest device_memory limit this call works under */
+} ic_plan;
+
+/* Plans ic_convolve(ctx, src, dst, k, p) without running it (dst is not
+ * needed: it is taken to be like src). The plan is the one that call would
+ * run, under the context's tuning. For a context split across devices it is
+ * the first device's plan for the whole image. Backends without a planner
+ * fill backend, method AUTO and the -1 predictions. Errors: IC_ERR_INVALID_ARG,
+ * IC_ERR_UNSUPPORTED (a forced instruction set this CPU lacks),
+ * IC_ERR_DEVICE, IC_ERR_NOMEM. */
+ic_status ic_plan_get(ic_context *ctx, const ic_image *src, const ic_kernel *k,
+                      const ic_params *p, ic_plan *plan);
+
+/* Device-resident run that does not wait: src and dst are device images
+ * (ic_image_wrap_device) on the context's device, of the same layout; the
+ * work is queued on src's stream (after what is queued there) and the call
+ * returns without waiting for it: the caller synchronises that stream before
+ * reading dst or reusing src. Nothing crosses the bus except the kernel's
+ * weights when they change (one small synchronous copy). This is what the
+ * benchmark times with CUDA events. Only the `cuda` backend on one device
+ * has it; ic_context_timing() is not updated. Alpha: IC_ALPHA_KEEP (or AUTO
+ * resolving to it) on 2- and 4-channel images is not available here.
+ * Errors: IC_ERR_UNSUPPORTED (another backend, several devices, host
+ * images, different layouts, alpha keep), IC_ERR_INVALID_ARG, IC_ERR_DEVICE,
+ * IC_ERR_NOMEM. */
+ic_status ic_convolve_async(ic_context *ctx, const ic_image *src, ic_image *dst,
+                            const ic_kernel *k, const ic_params *p);
+
+/* Device-resident 1D correlation that does not wait (the benchmark's table
+ * L1): d_in and d_out hold n samples (float32, or uint8 when u8 is nonzero;
+ * 1 <= n <= IC_MAX_SIGNAL) in device memory of the current CUDA device,
+ * d_k klen correlation weights (odd, 1..IC_MAX_KERNEL_1D) in device memory:
+ *   d_out[i] = bias + sum_t d_k[t] * d_in[map(i + t - (klen-1)/2)]
+ * (always a correlation: p->correlate and p->alpha are ignored; border,
+ * border_value and bias as ic_conv1d_f32, p NULL: the defaults; uint8 results
+ * rounded as ic_conv1d_u8). Queued on `stream` (a cudaStream_t, NULL: the
+ * legacy default stream); the caller synchronises it. in and out must not
+ * overlap. Errors: IC_ERR_INVALID_ARG, IC_ERR_TOO_LARGE, IC_ERR_NO_BACKEND
+ * (a build without CUDA), IC_ERR_DEVICE. */
+ic_status ic_conv1d_device(const void *d_in, void *d_out, size_t n, int u8, const float *d_k,
+                           int klen, const ic_params *p, void *stream);
+
+/* The kernels of ic_matmul's CUDA variants. */
+typedef enum ic_matmul_kernel {
+    IC_MATMUL_NAIVE = 0, /* "cuda-naive": one thread per C entry, from global memory */
+    IC_MATMUL_TILED,     /* "cuda-tiled": 16x16 tiles of A and B in shared memory */
+    IC_MATMUL_FAST       /* "cuda": the tiled kernel with register blocking */
+} ic_matmul_kernel;
+
+/* Device-resident C = A * B that does not wait (the benchmark's table L2):
+ * row-major, contiguous float32 matrices in device memory of the current CUDA
+ * device (A M x K, B K x N, C M x N; M, K, N >= 1), sums in increasing k,
+ * queued on `stream` (NULL: the legacy default stream). Errors:
+ * IC_ERR_INVALID_ARG, IC_ERR_NO_BACKEND (a build without CUDA),
+ * IC_ERR_DEVICE. */
+ic_status ic_matmul_device(ic_matmul_kernel kernel, const float *dA, const float *dB, float *dC,
+                           int M, int K, int N, void *stream);
+
+/* The tile shape ic_matmul_device uses for this kernel and shape, e.g.
+ * "128x128x8 tile, 8x8 per thread" (static string; "" without CUDA). */
+const char *ic_matmul_tile(ic_matmul_kernel kernel, int M, int K, int N);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* IC_ADVANCED_API */

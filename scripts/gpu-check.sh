@@ -228,17 +228,17 @@ if has ratio; then
       for c in cuda-global cuda-tiled-in cuda-tiled-out cuda-tiled-halo cuda-tiled-cached \
                "rows x1" "rows x2" "rows x4"; do
         set -- $c
-        backend=$1 envs="" mix=u8f32
+        backend=$1 tune=method=auto mix=u8f32
         if [ "$1" = rows ]; then
           backend=cuda mix=rows
-          envs="IC_CUDA_METHOD=rows IC_FAST_ROWS_FULL=1 IC_FAST_ROWS_SHAPE=${2#x}"
+          tune="method=rows,rows-full=1,rows-shape=${2#x}"
         fi
         f="$tmp/ncu-${c// /}-$k.csv"
         run_ncu() {
-          env $envs timeout 90 ncu --clock-control none --cache-control all --csv --page raw --print-units base \
+          timeout 90 ncu --clock-control none --cache-control all --csv --page raw --print-units base \
             --kernel-name-base demangled --kernel-name regex:'ic_cu_conv_kernel|rows_kernel' \
             --launch-count 1 --metrics "$metrics" \
-            $B/imgconv --backend $backend --border replicate -k "$kt" "$tmp/hd.ppm" "$tmp/out.ppm" \
+            $B/imgconv --backend $backend --tune "$tune" --border replicate -k "$kt" "$tmp/hd.ppm" "$tmp/out.ppm" \
             > "$f" 2>&1
         }
         run_ncu
@@ -252,7 +252,7 @@ if has ratio; then
         done
         [ "$c $k" = "cuda-global 5" ] && echo "ratio: counters $metrics"
         grep -q '^"ID"' "$f" || { echo "ratio: no ncu result for $c ${k}x$k:"; tail -5 "$f"; }
-        { echo "## $c ${k}x$k (${envs:-default environment})"; cat "$f"; echo; } >> "$raw"
+        { echo "## $c ${k}x$k (--tune $tune)"; cat "$f"; echo; } >> "$raw"
         printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$c" "$backend" "$k" "$macs" "$mix" "$f" >> "$tmp/manifest"
       done
     done

@@ -7,7 +7,7 @@
  *     garbage colour, almost-transparent dust): the suite's acceptance rule
  *     (testutil.h) on every sample, and at least 99% of colour samples within
  *     1 level of round(oracle) — every CPU backend (the `cpu` backend under
- *     several IC_CPU_PATH settings: direct and separable, scalar and SIMD, tiny
+ *     several tunings (ic_tuning): direct and separable, scalar and SIMD, tiny
  *     seams), every border mode (constant with 0, 255 and a grey value), 2 and
  *     4 channels, AoS and SoA, the named blurs/sharpen/unsharp and random
  *     kernels (a full-rank 9x9 blur among them).
@@ -32,19 +32,23 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dispatch/backend.h"
-#include "dispatch/dispatch.h"
+#define IC_ADVANCED_API
 #include "testutil.h"
 
 static int failures;
 
 #define CHECK(cond, ...) ICT_CHECK(failures, cond, __VA_ARGS__)
 
-/* IC_CPU_PATH settings the `cpu` backend is run under (an instruction set this
- * machine lacks is skipped). */
+/* Tunings (ic_tuning_parse text) the `cpu` backend is run under (an
+ * instruction set this machine lacks is skipped). */
 static const char *const cpu_paths[] = {
-    "auto", "direct,scalar", "sep,scalar,tiny", "direct,avx2,tiny", "sep,avx2",
-    "direct,avx512,tiny", "sep,avx512",
+    "method=auto",
+    "method=direct,cpu-isa=scalar",
+    "method=sep,cpu-isa=scalar,cpu-tiny=1",
+    "method=direct,cpu-isa=avx2,cpu-tiny=1",
+    "method=sep,cpu-isa=avx2",
+    "method=direct,cpu-isa=avx512,cpu-tiny=1",
+    "method=sep,cpu-isa=avx512",
 };
 #define N_CPU_PATHS ((int)(sizeof cpu_paths / sizeof cpu_paths[0]))
 
@@ -70,32 +74,56 @@ typedef struct stats {
     long long colour, within1;
 } stats;
 
+/* Plans a 3x3 box on a small RGBA image on ctx (alpha auto: premultiplied). */
+static ic_status plan_rgba(ic_context *ctx, ic_plan *plan)
+{
+    ic_image img;
+    ic_kernel k;
+    memset(&k, 0, sizeof k);
+    ic_status st = ic_image_create(&img, 8, 8, 4, IC_AOS);
+    if (st == IC_OK)
+        st = ic_kernel_parse(&k, "box:3");
+    if (st == IC_OK)
+        st = ic_plan_get(ctx, &img, &k, NULL, plan);
+    ic_image_free(&img);
+    ic_kernel_free(&k);
+    return st;
+}
+
+/* A context for backend under tuning `path` (NULL: defaults); NULL and *skip
+ * set when the tuning asks for an instruction set this CPU lacks. */
 static ic_context *open_ctx(const char *backend, const char *path, int *skip)
 {
     ic_context *ctx = NULL;
     *skip = 0;
-    if (path)
-        setenv("IC_CPU_PATH", path, 1);
-    ic_status st = ic_context_create(&ctx, backend, NULL);
-    if (path)
-        unsetenv("IC_CPU_PATH");
-    if (st == IC_ERR_UNSUPPORTED && path) {
-        *skip = 1;
-        return NULL;
-    }
+    ic_tuning t;
+    memset(&t, 0, sizeof t);
+    ic_context_options o;
+    memset(&o, 0, sizeof o);
+    o.tuning = &t;
+    ic_status st = path ? ic_tuning_parse(path, &t) : IC_OK;
+    CHECK(st == IC_OK, "tuning '%s': %s", path ? path : "", ic_last_error());
+    if (st == IC_OK)
+        st = ic_context_create(&ctx, backend, &o);
     CHECK(st == IC_OK, "%s %s: context: %s (%s)", backend, path ? path : "", ic_status_str(st),
           ic_last_error());
+    ic_plan plan;
+    if (st == IC_OK && path && plan_rgba(ctx, &plan) == IC_ERR_UNSUPPORTED) {
+        *skip = 1;
+        ic_context_free(ctx);
+        return NULL;
+    }
     return st == IC_OK ? ctx : NULL;
 }
 
-/* 1 when the backend premultiplies itself (IC_CAP_PREMULTIPLY in the backend
- * table; the public API does not expose capabilities). */
-static int has_premultiply_cap(const char *backend)
+/* 1 when the context's backend premultiplies itself (ic_plan.premultiply of
+ * a premultiplied job; the others take the float64 reference path). */
+static int has_premultiply_cap(ic_context *ctx)
 {
-    int usable = 0;
-    const char *why = "";
-    const ic_backend *be = ic__backend_find(backend, &usable, &why);
-    return be && (be->caps & IC_CAP_PREMULTIPLY);
+    ic_plan plan;
+    const ic_status st = plan_rgba(ctx, &plan);
+    CHECK(st == IC_OK, "%s: ic_plan_get: %s", ic_context_backend(ctx), ic_last_error());
+    return st == IC_OK && plan.premultiply;
 }
 
 /* Filters src into dst (allocated like src) on ctx; returns the status. */
@@ -388,7 +416,7 @@ static void run_backend(const char *backend, const char *path)
     int skip = 0;
     ic_context *ctx = open_ctx(backend, path, &skip);
     char label[96];
-    snprintf(label, sizeof label, "%s%s%s", backend, path ? " IC_CPU_PATH=" : "", path ? path : "");
+    snprintf(label, sizeof label, "%s%s%s", backend, path ? " " : "", path ? path : "");
     if (!ctx) {
         if (skip)
             printf("%-36s skipped (this CPU lacks the instruction set)\n", label);
@@ -396,7 +424,7 @@ static void run_backend(const char *backend, const char *path)
     }
     const int before = failures;
     stats st = {0, 0};
-    photo_cases(ctx, label, has_premultiply_cap(backend), &st);
+    photo_cases(ctx, label, has_premultiply_cap(ctx), &st);
     tiny_alpha(ctx, label);
     opaque_cases(ctx, label);
     const double pct = st.colour ? 100.0 * (double)st.within1 / (double)st.colour : 0.0;

@@ -6,6 +6,12 @@
  * blocking or crashing; a store replaces a corrupt file and a planted
  * symbolic link without writing through the link; no cache directory (no
  * XDG_CACHE_HOME, no HOME) means no cache.
+ *
+ * The one white-box unit test of the suite (tests/CMakeLists.txt): it calls
+ * the internal core/calib_cache.h directly, because the public API reaches
+ * the cache only through the `cuda` backend's first plan, i.e. on a GPU
+ * machine, and a file parser for untrusted input wants its malformed cases
+ * run everywhere (CI has no GPU).
  */
 #include <fcntl.h>
 #include <stdio.h>

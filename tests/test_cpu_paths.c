@@ -1,6 +1,7 @@
 /*
  * test_cpu_paths.c - every path of the `cpu` backend, forced one at a time
- * through IC_CPU_PATH (src/cpu/cpu.c), against the float64 oracle on the
+ * through the advanced tier's tuning knobs (ic_tuning: method, cpu_isa,
+ * cpu_tiny; src/cpu/cpu.c), against the float64 oracle on the
  * differential suite's random cases (tests/support/diff.c), with 1 and with 3
  * worker threads:
  *   direct and sep(arable / low-rank) paths, each with the scalar, AVX2 and
@@ -11,8 +12,12 @@
  * runs the cases at 16 bits (ict_case_u16).
  * Also: bigger images with the named kernels whose exact ties (x.5 after a
  * /16) must survive the separable path, kernels up to 255x255 and images
- * wider than one column strip, and an unknown IC_CPU_PATH word is refused. ICT_SEED / ICT_CASES narrow a run (testutil.h).
+ * wider than one column strip, and an unknown tuning word is refused. Each
+ * forced path is checked to be the one that runs (ic_plan_get: instruction
+ * set, and the direct path when direct is forced). ICT_SEED / ICT_CASES narrow
+ * a run (testutil.h).
  */
+#define IC_ADVANCED_API
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,10 +29,14 @@
 #define CASES 160
 #define MAX_DIM 150
 
+/* ic_tuning_parse text of each path */
+#define D "method=direct,"
+#define S "method=sep,"
 static const char *const paths[] = {
-    "direct,scalar", "sep,scalar", "direct,avx2", "sep,avx2",       "direct,avx512",
-    "sep,avx512",    "auto",       "direct,avx2,tiny", "sep,avx2,tiny", "direct,scalar,tiny",
-    "sep,scalar,tiny", "sep,avx512,tiny",
+    D "cpu-isa=scalar",             S "cpu-isa=scalar",           D "cpu-isa=avx2",
+    S "cpu-isa=avx2",               D "cpu-isa=avx512",           S "cpu-isa=avx512",
+    "method=auto",                  D "cpu-isa=avx2,cpu-tiny=1",  S "cpu-isa=avx2,cpu-tiny=1",
+    D "cpu-isa=scalar,cpu-tiny=1",  S "cpu-isa=scalar,cpu-tiny=1", S "cpu-isa=avx512,cpu-tiny=1",
 };
 #define N_PATHS ((int)(sizeof paths / sizeof paths[0]))
 
@@ -37,26 +46,58 @@ static uint64_t env_u64(const char *name, uint64_t def)
     return v && *v ? strtoull(v, NULL, 0) : def;
 }
 
-/* Opens a cpu context with IC_CPU_PATH=path; returns NULL (and sets *skip when
- * the CPU lacks the instruction set) on failure. */
+/* Opens a cpu context tuned by `path` (ic_tuning_parse text) and checks with
+ * ic_plan_get that the forced instruction set and direct path are what runs;
+ * returns NULL (and sets *skip when the CPU lacks the instruction set) on
+ * failure. */
 static ic_context *open_cpu(const char *path, int threads, int *skip)
 {
+    *skip = 0;
+    ic_tuning t;
+    memset(&t, 0, sizeof t);
+    if (ic_tuning_parse(path, &t) != IC_OK) {
+        printf("FAIL: tuning '%s': %s\n", path, ic_last_error());
+        return NULL;
+    }
     ic_context_options o;
     memset(&o, 0, sizeof o);
     o.threads = threads;
-    setenv("IC_CPU_PATH", path, 1);
+    o.tuning = &t;
     ic_context *ctx = NULL;
     ic_status st = ic_context_create(&ctx, "cpu", &o);
-    unsetenv("IC_CPU_PATH");
-    *skip = 0;
+    if (st != IC_OK) {
+        printf("FAIL: %s threads %d: context: %s (%s)\n", path, threads, ic_status_str(st), ic_last_error());
+        return NULL;
+    }
+    /* a plan of a 5x5 Gaussian on a small image: the forced ISA must run it */
+    ic_image img;
+    ic_kernel k;
+    memset(&k, 0, sizeof k);
+    ic_plan plan;
+    if (ic_image_create(&img, 40, 20, 3, IC_AOS) != IC_OK ||
+        ic_kernel_parse(&k, "gaussian:5") != IC_OK) {
+        printf("FAIL: %s: cannot make the plan's image or kernel\n", path);
+        ic_image_free(&img);
+        ic_context_free(ctx);
+        return NULL;
+    }
+    st = ic_plan_get(ctx, &img, &k, NULL, &plan);
+    ic_image_free(&img);
+    ic_kernel_free(&k);
     if (st == IC_ERR_UNSUPPORTED && strstr(ic_last_error(), "has no")) {
         printf("  %-20s threads %d: skipped (%s)\n", path, threads, ic_last_error());
         *skip = 1;
+        ic_context_free(ctx);
         return NULL;
     }
-    if (st != IC_OK) {
-        printf("FAIL: IC_CPU_PATH=%s threads %d: context: %s (%s)\n", path, threads,
-               ic_status_str(st), ic_last_error());
+    const int bad = st != IC_OK || (t.cpu_isa != IC_ISA_AUTO && plan.isa != t.cpu_isa) ||
+                    (t.method == IC_METHOD_DIRECT && (plan.method != IC_METHOD_DIRECT || !plan.forced)) ||
+                    strcmp(plan.backend, "cpu") != 0;
+    if (bad) {
+        printf("FAIL: %s threads %d: plan %s (%s): backend %s, method %s, isa %s\n", path, threads,
+               ic_status_str(st), ic_last_error(), plan.backend ? plan.backend : "(null)",
+               ic_method_name(plan.method), ic_cpu_isa_name(plan.isa));
+        ic_context_free(ctx);
         return NULL;
     }
     return ctx;
@@ -173,7 +214,7 @@ static int run_named(const char *path, const char *ktext, int w, int h, int ch, 
             int need_all = strstr(ktext, "/ 16") || strstr(ktext, "sobel");
             if (!ict_cmp_passed(&cmp) || (need_all && cmp.exact != cmp.samples) ||
                 !ict_buf_padding_is(&dst, 0xA5, NULL)) {
-                printf("FAIL: IC_CPU_PATH=%s kernel '%s' %dx%dx%d %s border %s seed %" PRIu64 "\n",
+                printf("FAIL: %s kernel '%s' %dx%dx%d %s border %s seed %" PRIu64 "\n",
                        path, ktext, w, h, ch, ict_layout_str(lay), ict_border_str(border), seed);
                 ict_cmp_print(&cmp);
                 fails = 1;
@@ -214,21 +255,19 @@ int main(void)
             fails += run_named(paths[p], kernels[k], 301, 37, 3 - (int)(k % 3),
                                k % 2 ? IC_SOA : IC_AOS, borders[b % 3], seed + (uint64_t)b);
 
-    static const char *const big_paths[] = {"auto", "direct,avx2", "sep,avx2", "sep,scalar",
-                                            "direct,avx512"};
+    static const char *const big_paths[] = {"method=auto", D "cpu-isa=avx2", S "cpu-isa=avx2",
+                                            S "cpu-isa=scalar", D "cpu-isa=avx512"};
     for (size_t p = 0; p < sizeof big_paths / sizeof *big_paths; p++)
         fails += run_big(big_paths[p], seed);
 
-    /* an unknown word is refused, not ignored */
-    setenv("IC_CPU_PATH", "direct,bogus", 1);
-    ic_context *ctx = NULL;
-    ic_status st = ic_context_create(&ctx, "cpu", NULL);
-    unsetenv("IC_CPU_PATH");
-    if (st == IC_OK || !strstr(ic_last_error(), "bogus")) {
-        printf("FAIL: IC_CPU_PATH=direct,bogus was accepted (%s)\n", ic_last_error());
+    /* an unknown word is refused, not ignored, and leaves the tuning as it was */
+    ic_tuning t;
+    memset(&t, 0, sizeof t);
+    ic_status st = ic_tuning_parse("method=direct,cpu-isa=bogus", &t);
+    if (st != IC_ERR_INVALID_ARG || !strstr(ic_last_error(), "bogus") || t.method != IC_METHOD_AUTO) {
+        printf("FAIL: cpu-isa=bogus was accepted (%s)\n", ic_last_error());
         fails++;
     }
-    ic_context_free(ctx);
 
     printf("test_cpu_paths: %s (%d failures)\n", fails ? "FAILED" : "passed", fails);
     return fails ? 1 : 0;

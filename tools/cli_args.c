@@ -66,7 +66,8 @@ enum {
     OPT_MAX_MEMORY,
     OPT_RECALIBRATE,
     OPT_CODEC,
-    OPT_SIGNAL
+    OPT_SIGNAL,
+    OPT_TUNE
 };
 
 static const struct option long_options[] = {
@@ -85,6 +86,7 @@ static const struct option long_options[] = {
     {"device-memory", required_argument, NULL, OPT_DEVICE_MEMORY},
     {"max-memory", required_argument, NULL, OPT_MAX_MEMORY},
     {"recalibrate", no_argument, NULL, OPT_RECALIBRATE},
+    {"tune", required_argument, NULL, OPT_TUNE},
     {"layout", required_argument, NULL, OPT_LAYOUT},
     {"channels", required_argument, NULL, OPT_CHANNELS},
     {"max-pixels", required_argument, NULL, OPT_MAX_PIXELS},
@@ -178,6 +180,10 @@ void cli_print_help(void)
         "                         bytes, filtering band by band (implies async)\n"
         "      --recalibrate      backend cuda: measure the GPU's copy and FMA rates\n"
         "                         again and rewrite their cache (~/.cache/imgconv/)\n"
+        "      --tune K=V,...     tuning knobs for tests and profiling, same results:\n"
+        "                         method=auto|direct|sep|fft|global|rows, cpu-isa=\n"
+        "                         auto|scalar|avx2|avx512, cpu-tiny=0|1, calibrate=\n"
+        "                         auto|builtin, fft-n=N, rows-full=0|1, rows-shape=0|1|2|4\n"
         "      --layout aos|soa   memory layout to filter in: interleaved (aos, default)\n"
         "                         or planar (soa)\n"
         "      --repeat N         run load, filter and save N times (default 1)\n"
@@ -513,7 +519,7 @@ static int is_filter_option(int c)
     case OPT_CORRELATE: case OPT_BIAS: case OPT_ALPHA: case OPT_BACKEND: case OPT_DEVICE:
     case OPT_DEVICES: case OPT_THREADS: case OPT_TRANSFER: case OPT_DEVICE_MEMORY:
     case OPT_LAYOUT: case OPT_CHANNELS: case OPT_REPEAT: case OPT_TIME: case OPT_EXPLAIN:
-    case OPT_RECALIBRATE: case OPT_STREAM:
+    case OPT_RECALIBRATE: case OPT_STREAM: case OPT_TUNE:
         return 1;
     default:
         return 0;
@@ -648,6 +654,10 @@ static int parse_run_option(int c, const char *arg, cli_options *o, parse_state 
         return CLI_EXIT_OK;
     case OPT_RECALIBRATE:
         o->ctx.recalibrate = 1;
+        return CLI_EXIT_OK;
+    case OPT_TUNE:
+        if (ic_tuning_parse(arg, &o->tuning) != IC_OK)
+            return usage_fail(e, "--tune '%s': %s", arg, ic_last_error());
         return CLI_EXIT_OK;
     default:
         return -1;
@@ -982,6 +992,7 @@ int cli_parse(int argc, char **argv, cli_options *o, cli_err *e)
     }
 
     o->ctx.max_memory = o->max_memory;
+    o->ctx.tuning = &o->tuning;
     if (o->help || o->version || o->list_filters || o->list_backends || o->formats) {
         o->mode = CLI_MODE_INFO; /* the listings win; other arguments are ignored */
         return CLI_EXIT_OK;

@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "cli.h"
+#define IC_ADVANCED_API /* ic_tuning: --tune */
 #include "imgconv.h"
 
 /* What the invocation asks for. The listings may be combined; they run in
@@ -54,7 +55,9 @@ typedef struct cli_options {
 
     /* where and how it runs */
     const char *backend;  /* --backend, "auto" by default */
-    ic_context_options ctx; /* --device, --threads, --transfer, --device-memory */
+    ic_context_options ctx; /* --device, --threads, --transfer, --device-memory;
+                             * ctx.tuning points at `tuning` */
+    ic_tuning tuning;     /* --tune (zero: the library's defaults) */
     ic_layout layout;     /* --layout: the in-memory layout used for filtering */
 
     /* loading and saving */

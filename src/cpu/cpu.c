@@ -13,20 +13,15 @@
  * Run-time dispatch (__builtin_cpu_supports): AVX-512F/BW when the CPU has it
  * (measured 5-25% faster than AVX2 on the 2-core Zen 4 dev machine, the 5x5
  * direct path most), else AVX2+FMA, else the portable loops (SSE2 baseline).
- * IC_CPU_PATH below can force any of them.
- *
- * IC_CPU_PATH (read when a context is opened; for tests and measurements):
- * a comma-separated list of
- *   auto     the default: cheapest path by the cost model, best ISA
- *   direct   always the direct kw*kh sum
- *   sep      the separable path whenever it is exact enough, whatever the
- *            cost (rank up to min(kw, kh)); see dyadic_weights() and
- *            FACTOR_MAX_REL_ERR
- *   scalar   the portable C loops      avx2 / avx512   that instruction set
- *   tiny     tiny strips, bands and passes, and the pool even for small
+ * The tuning knobs (ic_tuning, read per job) can force any of them:
+ *   method   IC_METHOD_DIRECT: always the direct kw*kh sum; IC_METHOD_SEP:
+ *            the separable path whenever it is exact enough, whatever the cost
+ *            (rank up to min(kw, kh)); see dyadic_weights() and
+ *            FACTOR_MAX_REL_ERR; other methods: the cost model's choice
+ *   cpu_isa  scalar (the portable C loops), avx2 or avx512; one this CPU or
+ *            build lacks fails the job (IC_ERR_UNSUPPORTED)
+ *   cpu_tiny tiny strips, bands and passes, and the pool even for small
  *            images: every seam of cpu_band.c is crossed (tests only)
- * e.g. IC_CPU_PATH=sep,scalar. An unknown word, or an instruction set this CPU
- * lacks, makes the context creation fail (IC_ERR_UNSUPPORTED) with a message.
  */
 #include <math.h>
 #include <stdio.h>
@@ -67,9 +62,11 @@ enum { FORCE_AUTO = -1 };
 typedef struct cpu_state {
     cpu_pool *pool;
     int nthreads;
+    const cpu_ops *best; /* the best instruction set this CPU and build have */
+    /* from the job's tuning (apply_tuning) */
     const cpu_ops *ops;
     int force_path; /* FORCE_AUTO, CPU_DIRECT or CPU_SEP */
-    int tiny;       /* IC_CPU_PATH=tiny */
+    int tiny;       /* ic_tuning.cpu_tiny */
     cpu_scratch *scratch;
     /* the factorisation of the last kernel, reused while the weights repeat */
     float *cache_w;
@@ -94,49 +91,29 @@ static void cpu_close(void *state)
     free(st);
 }
 
-/* Applies IC_CPU_PATH to st; returns 0 and writes err on a bad word. */
-static int parse_path_env(cpu_state *st, char *err, size_t errlen)
+/* Applies the job's tuning (ic_tuning) to st: forced path, instruction set,
+ * tiny tasks. Fails when the instruction set asked for is not here. */
+static ic_status apply_tuning(cpu_state *st, const ic_job *job, char *err, size_t errlen)
 {
-    const char *env = getenv("IC_CPU_PATH");
-    if (!env || !*env)
-        return 1;
-    char buf[128];
-    snprintf(buf, sizeof buf, "%s", env);
-    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok;
-         tok = strtok_r(NULL, ",", &save)) {
-        const cpu_ops *ops = NULL;
-        if (strcmp(tok, "auto") == 0)
-            continue;
-        if (strcmp(tok, "direct") == 0) {
-            st->force_path = CPU_DIRECT;
-            continue;
-        }
-        if (strcmp(tok, "sep") == 0) {
-            st->force_path = CPU_SEP;
-            continue;
-        }
-        if (strcmp(tok, "tiny") == 0) {
-            st->tiny = 1;
-            continue;
-        }
-        if (strcmp(tok, "scalar") == 0)
-            ops = &ic_cpu_ops_scalar;
-        else if (strcmp(tok, "avx2") == 0)
-            ops = ic_cpu_ops_avx2();
-        else if (strcmp(tok, "avx512") == 0)
-            ops = ic_cpu_ops_avx512();
-        else {
-            snprintf(err, errlen, "IC_CPU_PATH: unknown word '%s' (auto|direct|sep|scalar|avx2|avx512|tiny)",
-                     tok);
-            return 0;
-        }
-        if (!ops) {
-            snprintf(err, errlen, "IC_CPU_PATH: this CPU or build has no %s", tok);
-            return 0;
-        }
-        st->ops = ops;
+    static const ic_tuning none;
+    const ic_tuning *t = job->tuning ? job->tuning : &none;
+    st->force_path = t->method == IC_METHOD_DIRECT ? CPU_DIRECT
+                     : t->method == IC_METHOD_SEP  ? CPU_SEP
+                                                   : FORCE_AUTO;
+    st->tiny = t->cpu_tiny != 0;
+    const cpu_ops *ops = st->best;
+    if (t->cpu_isa == IC_ISA_SCALAR)
+        ops = &ic_cpu_ops_scalar;
+    else if (t->cpu_isa == IC_ISA_AVX2)
+        ops = ic_cpu_ops_avx2();
+    else if (t->cpu_isa == IC_ISA_AVX512)
+        ops = ic_cpu_ops_avx512();
+    if (!ops) {
+        snprintf(err, errlen, "cpu: this CPU or build has no %s", ic_cpu_isa_name(t->cpu_isa));
+        return IC_ERR_UNSUPPORTED;
     }
-    return 1;
+    st->ops = ops;
+    return IC_OK;
 }
 
 static ic_status cpu_open(void **state, const ic_context_options *opts, char *err, size_t errlen)
@@ -157,15 +134,12 @@ static ic_status cpu_open(void **state, const ic_context_options *opts, char *er
     if (!st)
         return IC_ERR_NOMEM;
     st->force_path = FORCE_AUTO;
-    st->ops = ic_cpu_ops_avx512();
-    if (!st->ops)
-        st->ops = ic_cpu_ops_avx2();
-    if (!st->ops)
-        st->ops = &ic_cpu_ops_scalar;
-    if (!parse_path_env(st, err, errlen)) {
-        free(st);
-        return IC_ERR_UNSUPPORTED;
-    }
+    st->best = ic_cpu_ops_avx512();
+    if (!st->best)
+        st->best = ic_cpu_ops_avx2();
+    if (!st->best)
+        st->best = &ic_cpu_ops_scalar;
+    st->ops = st->best;
     st->nthreads = n;
     st->scratch = calloc((size_t)n, sizeof *st->scratch);
     if (!st->scratch) {
@@ -376,8 +350,10 @@ static ic_status make_plan(cpu_state *st, const ic_job *job, cpu_plan *plan, int
         snprintf(err, errlen, "cpu: invalid job");
         return IC_ERR_INVALID_ARG;
     }
-    ic_status s = plan_factors(st, job, err, errlen);
+    ic_status s = apply_tuning(st, job, err, errlen);
     if (s != IC_OK)
+        return s;
+    if ((s = plan_factors(st, job, err, errlen)) != IC_OK)
         return s;
     memset(plan, 0, sizeof *plan);
     plan->job = job;
@@ -464,6 +440,30 @@ static ic_status cpu_explain(void *state, const ic_job *job, char *buf, size_t b
     return IC_OK;
 }
 
+static ic_status cpu_plan_hook(void *state, const ic_job *job, ic_plan *out, char *err,
+                               size_t errlen)
+{
+    cpu_state *st = state;
+    cpu_plan plan;
+    int workers;
+    if (!st || !job || !out)
+        return IC_ERR_INVALID_ARG;
+    ic_status s = make_plan(st, job, &plan, &workers, err, errlen);
+    if (s != IC_OK)
+        return s;
+    out->method = plan.path == CPU_SEP ? IC_METHOD_SEP : IC_METHOD_DIRECT;
+    out->forced = (st->force_path == CPU_SEP && plan.path == CPU_SEP) ||
+                  (st->force_path == CPU_DIRECT && plan.path == CPU_DIRECT);
+    out->rank = plan.rank;
+    out->kernel_rank = plan.rank;
+    out->premultiply = plan.premul;
+    out->isa = plan.ops == &ic_cpu_ops_scalar ? IC_ISA_SCALAR
+               : plan.ops == ic_cpu_ops_avx2() ? IC_ISA_AVX2
+                                               : IC_ISA_AVX512;
+    out->workers = workers;
+    return IC_OK;
+}
+
 static int cpu_probe(char *why, size_t whylen)
 {
     (void)why;
@@ -487,4 +487,5 @@ const ic_backend ic_backend_cpu = {
     .conv1d = ic__conv1d_cpu,
     .matmul_variants = ic__matmul_cpu_variants,
     .matmul = ic__matmul_cpu,
+    .plan = cpu_plan_hook,
 };

@@ -325,7 +325,10 @@ static void ic_cu_describe(const ic_cuda_args &a, const char *what, char *buf, s
     }                                                                                             \
     extern "C" const ic_backend sym = {name,          summary,      1,             rank,          \
                                        ic_cuda_probe, ic_cuda_open, ic_cuda_close, sym##_run,     \
-                                       sym##_explain, (caps) | IC_CAP_DEVICE_IMAGES, NULL}
+                                       sym##_explain, (caps) | IC_CAP_DEVICE_IMAGES,             \
+                                       NULL /* host_bytes */, NULL /* conv1d */,                  \
+                                       NULL /* matmul_variants */, NULL /* matmul */,             \
+                                       NULL /* device_count */, ic_cuda_plan}
 
 /* ---- the halo tile of cuda-tiled-out and cuda-tiled-halo ---------------------- */
 

@@ -260,6 +260,35 @@ extern "C" ic_status ic_cuda_explain(void *state, const ic_job *job, const ic_cu
     return IC_OK;
 }
 
+extern "C" ic_status ic_cuda_plan(void *state, const ic_job *job, ic_plan *plan, char *err,
+                                  size_t errlen)
+{
+    const ic_cuda_state *st = (const ic_cuda_state *)state;
+    if (!st || !job || !plan || !src_valid(job))
+        return IC_ERR_INVALID_ARG;
+    const ic_cuda_args a = job_args(st, job);
+    ic_cuda_band_plan bp;
+    memset(&bp, 0, sizeof bp);
+    char none[8];
+    (void)ic_cuda_async_plan(&a, 1, &bp, none, sizeof none); /* sets min_bytes even so */
+    plan->device_min_bytes = bp.min_bytes;
+    /* host images take the band pipeline as ic_cuda_run decides */
+    const ic_image *src = job->src;
+    const size_t bytes = ic_image_row_bytes(src) * (size_t)src->height *
+                         (size_t)(src->layout == IC_SOA ? src->channels : 1);
+    if (src->memory == IC_MEM_HOST &&
+        (st->transfer == IC_TRANSFER_ASYNC || st->device_memory > 0 ||
+         (st->transfer == IC_TRANSFER_AUTO && bytes >= IC_CUDA_AUTO_ASYNC_BYTES))) {
+        const ic_status s = ic_cuda_async_plan(&a, st->device_memory, &bp, err, errlen);
+        if (s != IC_OK)
+            return s;
+        plan->bands = bp.bands;
+        plan->band_rows = bp.band_rows;
+        plan->streams = bp.slots;
+    }
+    return IC_OK;
+}
+
 static ic_status elapsed(float *ms, cudaEvent_t a, cudaEvent_t b, char *err, size_t errlen)
 {
     IC_CUDA_CHECK(cudaEventElapsedTime(ms, a, b));

@@ -99,6 +99,11 @@ ic_status ic_cuda_run(void *state, const ic_job *job, const ic_cuda_strategy *s,
 ic_status ic_cuda_explain(void *state, const ic_job *job, const ic_cuda_strategy *s, char *buf,
                           size_t buflen);
 
+/* Fills the band pipeline's part of *plan for the job (the strategy
+ * backends' plan hook): device_min_bytes, and bands, band_rows and streams
+ * when a host image takes the pipeline (job->dst may be NULL). */
+ic_status ic_cuda_plan(void *state, const ic_job *job, ic_plan *plan, char *err, size_t errlen);
+
 /* Formats "<call>: <CUDA error string>" into err, where <call> is the text of
  * `expr` up to its first '(' ("cudaMalloc(&p, n)" -> "cudaMalloc"), clears the
  * runtime's last error and returns IC_ERR_DEVICE. code is a cudaError_t. */

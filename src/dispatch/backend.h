@@ -19,6 +19,11 @@
 #ifndef IC_CORE_BACKEND_H
 #define IC_CORE_BACKEND_H
 
+/* The contract uses the advanced tier's types (ic_tuning, ic_plan); that
+ * section has its own include guard, so this works whatever came before. */
+#ifndef IC_ADVANCED_API
+#define IC_ADVANCED_API
+#endif
 #include "imgconv.h"
 
 #ifdef __cplusplus
@@ -67,12 +72,21 @@ typedef struct ic_job {
      * of src's instead of filtered. For host images the dispatcher copies
      * alpha itself and leaves this 0. */
     int keep_alpha;
+    /* The context's tuning knobs (include/imgconv.h, ic_tuning): never NULL
+     * from the dispatcher; a backend reads the knobs it has, per job. */
+    const ic_tuning *tuning;
+    /* Set by ic_convolve_async only, for backends whose caps include
+     * IC_CAP_ASYNC: src and dst are device images of one layout on the
+     * backend's device; the backend queues the work on src's stream and
+     * returns without waiting (no timing). */
+    int async;
 } ic_job;
 
 /* Capabilities a backend declares in ic_backend.caps. */
 #define IC_CAP_PREMULTIPLY 1u   /* runs ic_job.premultiply jobs itself */
 #define IC_CAP_DEVICE_IMAGES 2u /* accepts ic_image with memory == IC_MEM_DEVICE */
 #define IC_CAP_U16 4u           /* accepts IC_U16 images (src and dst both IC_U16) */
+#define IC_CAP_ASYNC 8u         /* runs ic_job.async jobs (ic_convolve_async) */
 
 /* A backend. open/close may be NULL for stateless backends (state is NULL). */
 typedef struct ic_backend {
@@ -121,6 +135,10 @@ typedef struct ic_backend {
      * when there are none or the driver cannot say. Never aborts, needs no
      * probe first. */
     int (*device_count)(void);
+    /* Optional: fills *plan (zeroed by the caller, backend and predictions
+     * set) with what run() would do for this job (dst is NULL), under
+     * job->tuning: the numbers explain() prints. NULL: no planner. */
+    ic_status (*plan)(void *state, const ic_job *job, ic_plan *plan, char *err, size_t errlen);
 } ic_backend;
 
 #ifdef __cplusplus

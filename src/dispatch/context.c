@@ -20,7 +20,8 @@ struct ic_context {
     const ic_backend *be;
     void *state;
     ic_multi *multi; /* instead of state: an image split across several devices */
-    ic_context_options opts;
+    ic_context_options opts; /* opts.tuning points at tuning */
+    ic_tuning tuning;        /* what every job carries (ic_context_set_tuning) */
     ic_timing timing;
 };
 
@@ -57,6 +58,15 @@ static ic_status context_create(ic_context **ctx, const char *name, const ic_con
     c->be = be;
     if (opts)
         c->opts = *opts;
+    if (c->opts.tuning) {
+        const ic_status ts = ic__tuning_check(c->opts.tuning);
+        if (ts != IC_OK) {
+            free(c);
+            return ic_errf(errbuf, errlen, ts, "%s", ic_last_error());
+        }
+        c->tuning = *c->opts.tuning;
+    }
+    c->opts.tuning = &c->tuning;
     if (c->opts.max_memory == 0)
         c->opts.max_memory = ic_default_max_memory();
     if (c->opts.threads < 0 || c->opts.device < 0) {
@@ -342,7 +352,8 @@ ic_status ic_convolve(ic_context *ctx, const ic_image *src, ic_image *dst, const
         out = &tmp;
     }
     ic_job job = {.src = src, .dst = out, .w = w, .kw = kw, .kh = kh, .wk = &wk,
-                  .border = p->border, .border_value = p->border_value, .bias = p->bias};
+                  .border = p->border, .border_value = p->border_value, .bias = p->bias,
+                  .tuning = &ctx->tuning};
     if (alpha == IC_ALPHA_KEEP && on_device) { /* the backend copies alpha on the device */
         job.keep_alpha = 1;
         alpha = IC_ALPHA_INDEPENDENT;
@@ -380,27 +391,39 @@ ic_status ic_convolve(ic_context *ctx, const ic_image *src, ic_image *dst, const
     return IC_OK;
 }
 
-ic_status ic_explain(ic_context *ctx, const ic_image *src, const ic_kernel *k, const ic_params *p,
-                     char *buf, size_t buflen)
+/* The job ic_convolve would hand the backend for src, k and p, without a
+ * destination (explain, plan): weights in *w (owned by the caller). */
+static ic_status plan_job_of(const ic_context *ctx, const ic_image *src, const ic_kernel *k,
+                             const ic_params *p, ic_job *job, ic_kernel *wk, float **w)
 {
-    if (!ctx || !buf || buflen == 0 || !image_valid(src) || !kernel_valid(k))
-        return ic_fail(IC_ERR_INVALID_ARG, "no context or buffer, or an invalid image or kernel");
     ic_params def;
     if (!p) {
         ic_params_default(&def);
         p = &def;
     }
-    ic_kernel wk;
     double sum;
-    float *w = prepare_weights(k, p, &wk, &sum);
-    if (!w)
-        return ic_fail(IC_ERR_NOMEM, "out of memory");
-    ic_job job = {.src = src, .dst = NULL, .w = w, .kw = k->width, .kh = k->height, .wk = &wk,
-                  .border = p->border, .border_value = p->border_value, .bias = p->bias};
-    /* the plan of the job ic_convolve would give the backend */
-    job.premultiply = effective_alpha(src, p, sum) == IC_ALPHA_PREMULTIPLY &&
-                      (ctx->be->caps & IC_CAP_PREMULTIPLY);
-    ic_status st = IC_OK;
+    *w = prepare_weights(k, p, wk, &sum);
+    if (!*w)
+        return IC_ERR_NOMEM;
+    *job = (ic_job){.src = src, .dst = NULL, .w = *w, .kw = k->width, .kh = k->height, .wk = wk,
+                    .border = p->border, .border_value = p->border_value, .bias = p->bias,
+                    .tuning = &ctx->tuning};
+    job->premultiply = effective_alpha(src, p, sum) == IC_ALPHA_PREMULTIPLY &&
+                       (ctx->be->caps & IC_CAP_PREMULTIPLY);
+    return IC_OK;
+}
+
+ic_status ic_explain(ic_context *ctx, const ic_image *src, const ic_kernel *k, const ic_params *p,
+                     char *buf, size_t buflen)
+{
+    if (!ctx || !buf || buflen == 0 || !image_valid(src) || !kernel_valid(k))
+        return ic_fail(IC_ERR_INVALID_ARG, "no context or buffer, or an invalid image or kernel");
+    ic_kernel wk;
+    float *w;
+    ic_job job;
+    ic_status st = plan_job_of(ctx, src, k, p, &job, &wk, &w);
+    if (st != IC_OK)
+        return ic_fail(st, "out of memory");
     if (ctx->multi)
         st = ic__multi_explain(ctx->multi, &job, buf, buflen);
     else if (ctx->be->explain)
@@ -410,6 +433,110 @@ ic_status ic_explain(ic_context *ctx, const ic_image *src, const ic_kernel *k, c
                  ctx->be->name, k->width, k->height);
     free(w);
     return st != IC_OK ? ic_fail(st, "%s: explaining the plan failed", ctx->be->name) : st;
+}
+
+ic_status ic_context_set_tuning(ic_context *ctx, const ic_tuning *t)
+{
+    static const ic_tuning defaults;
+    if (!ctx)
+        return ic_fail(IC_ERR_INVALID_ARG, "ic_context_set_tuning: NULL context");
+    if (!t)
+        t = &defaults;
+    const ic_status st = ic__tuning_check(t);
+    if (st != IC_OK)
+        return st;
+    ctx->tuning = *t;
+    return IC_OK;
+}
+
+ic_status ic_context_get_tuning(const ic_context *ctx, ic_tuning *t)
+{
+    if (!ctx || !t)
+        return ic_fail(IC_ERR_INVALID_ARG, "ic_context_get_tuning: NULL argument");
+    *t = ctx->tuning;
+    return IC_OK;
+}
+
+ic_status ic_plan_get(ic_context *ctx, const ic_image *src, const ic_kernel *k, const ic_params *p,
+                      ic_plan *plan)
+{
+    if (!ctx || !plan || !image_valid(src) || !kernel_valid(k))
+        return ic_fail(IC_ERR_INVALID_ARG, "ic_plan_get: invalid context, image, kernel or plan");
+    memset(plan, 0, sizeof *plan);
+    plan->backend = ctx->be->name;
+    plan->pred_ms = plan->pred_direct_ms = plan->pred_sep_ms = plan->pred_fft_ms = -1;
+    ic_kernel wk;
+    float *w;
+    ic_job job;
+    ic_status st = plan_job_of(ctx, src, k, p, &job, &wk, &w);
+    if (st != IC_OK)
+        return ic_fail(st, "out of memory");
+    plan->premultiply = job.premultiply; /* the backend's plan may say more */
+    char err[256] = "";
+    if (ctx->multi)
+        st = ic__multi_plan(ctx->multi, &job, plan, err, sizeof err);
+    else if (ctx->be->plan)
+        st = ctx->be->plan(ctx->state, &job, plan, err, sizeof err);
+    free(w);
+    plan->backend = ctx->be->name;
+    if (st != IC_OK)
+        return ic_fail(st, "%s", err[0] ? err : ic_status_str(st));
+    return IC_OK;
+}
+
+ic_status ic_convolve_async(ic_context *ctx, const ic_image *src, ic_image *dst, const ic_kernel *k,
+                            const ic_params *p)
+{
+    if (!ctx)
+        return ic_fail(IC_ERR_INVALID_ARG, "ic_convolve_async: NULL context");
+    if (!(ctx->be->caps & IC_CAP_ASYNC) || ctx->multi)
+        return ic_fail(IC_ERR_UNSUPPORTED,
+                       "ic_convolve_async: backend %s%s does not queue device runs (use cuda on "
+                       "one device)",
+                       ctx->be->name, ctx->multi ? " split across devices" : "");
+    if (!image_valid(src) || !image_valid(dst) || !kernel_valid(k))
+        return ic_fail(IC_ERR_INVALID_ARG, "ic_convolve_async: invalid image or kernel");
+    if (src->memory != IC_MEM_DEVICE || dst->memory != IC_MEM_DEVICE || src->layout != dst->layout)
+        return ic_fail(IC_ERR_UNSUPPORTED,
+                       "ic_convolve_async: source and destination must be device images of one "
+                       "layout");
+    if (src->width != dst->width || src->height != dst->height || src->channels != dst->channels)
+        return ic_fail(IC_ERR_INVALID_ARG,
+                       "ic_convolve_async: destination size or channels differ from the source");
+    if (images_overlap(src, dst))
+        return ic_fail(IC_ERR_INVALID_ARG, "ic_convolve_async: source and destination overlap");
+    ic_params def;
+    if (!p) {
+        ic_params_default(&def);
+        p = &def;
+    }
+    if ((unsigned)p->border > IC_BORDER_WRAP || (unsigned)p->alpha > IC_ALPHA_INDEPENDENT ||
+        !isfinite(p->border_value) || !isfinite(p->bias))
+        return ic_fail(IC_ERR_INVALID_ARG,
+                       "ic_convolve_async: invalid border, alpha, border value or bias");
+    ic_kernel wk;
+    double sum = 0;
+    float *w = prepare_weights(k, p, &wk, &sum);
+    if (!w)
+        return ic_fail(IC_ERR_NOMEM, "out of memory");
+    const ic_alpha alpha = effective_alpha(src, p, sum);
+    if (alpha == IC_ALPHA_KEEP) {
+        free(w);
+        return ic_fail(IC_ERR_UNSUPPORTED,
+                       "ic_convolve_async: alpha keep is not available (ask for premultiply or "
+                       "independent)");
+    }
+    ic_job job = {.src = src, .dst = dst, .w = w, .kw = k->width, .kh = k->height, .wk = &wk,
+                  .border = p->border, .border_value = p->border_value, .bias = p->bias,
+                  .premultiply = alpha == IC_ALPHA_PREMULTIPLY, .tuning = &ctx->tuning,
+                  .async = 1};
+    ic_timing t = {0, 0, 0, 0};
+    char err[256] = "";
+    const ic_status st = ctx->be->run(ctx->state, &job, &t, err, sizeof err);
+    free(w);
+    if (st != IC_OK)
+        return ic_fail(st, "%s", err[0] ? err : ic_status_str(st));
+    return IC_OK;
 }
 
 ic_status ic_filter(const ic_image *src, ic_image *dst, const ic_kernel *k, const ic_params *p,

@@ -25,4 +25,8 @@ ic_status ic__convolve_premultiplied(const ic_job *job);
  * or a context split across several devices (*why says which). */
 ic_status ic__context_device(const ic_context *ctx, int *device, const char **why);
 
+/* Checks a tuning's values (include/imgconv.h, ic_tuning): IC_OK, or
+ * IC_ERR_INVALID_ARG with ic_last_error() naming the bad field (advanced.c). */
+ic_status ic__tuning_check(const ic_tuning *t);
+
 #endif

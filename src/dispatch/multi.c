@@ -163,3 +163,10 @@ ic_status ic__multi_explain(ic_multi *m, const ic_job *job, char *buf, size_t bu
              job->kh);
     return IC_OK;
 }
+
+ic_status ic__multi_plan(ic_multi *m, const ic_job *job, ic_plan *plan, char *err, size_t errlen)
+{
+    if (!m || !job || !plan)
+        return IC_ERR_INVALID_ARG;
+    return m->be->plan ? m->be->plan(m->state[0], job, plan, err, errlen) : IC_OK;
+}

@@ -29,4 +29,7 @@ ic_status ic__multi_run(ic_multi *m, const ic_job *job, ic_timing *t, char *err,
 /* "split across N devices" and the first state's plan for the whole job. */
 ic_status ic__multi_explain(ic_multi *m, const ic_job *job, char *buf, size_t buflen);
 
+/* The first state's plan for the whole job (ic_plan_get), as explain's. */
+ic_status ic__multi_plan(ic_multi *m, const ic_job *job, ic_plan *plan, char *err, size_t errlen);
+
 #endif

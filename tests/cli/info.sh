@@ -10,7 +10,7 @@ grep -q '^Usage: imgconv \[OPTIONS\] INPUT OUTPUT' "$OUT" && ok "--help shows th
 grep -q '^Examples:' "$OUT" && grep -q 'imgconv --kernel' "$OUT" && ok "--help shows examples" || fail "--help shows examples"
 grep -q '^Exit status:' "$OUT" && ok "--help documents the exit codes" || fail "--help documents the exit codes"
 for opt in --kernel --kernel-file --border --border-value --correlate --bias --alpha --backend \
-    --device --threads --transfer --device-memory --recalibrate --layout --channels --max-pixels --quality --repeat --time --explain \
+    --device --threads --transfer --device-memory --recalibrate --tune --layout --channels --max-pixels --quality --repeat --time --explain \
     --chart --seed --list-filters --list-backends --formats --version --help; do
     grep -q -- "$opt" "$OUT" || fail "--help mentions $opt"
 done

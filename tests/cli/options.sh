@@ -128,6 +128,17 @@ expect_ok "--transfer sync" --kernel gaussian:5 --transfer sync chart.ppm g_sync
 expect_ok "--transfer auto --recalibrate" --kernel gaussian:5 --transfer auto --recalibrate chart.ppm g_auto.ppm
 cmp -s g_aos.ppm g_sync.ppm && cmp -s g_aos.ppm g_auto.ppm && ok "--transfer sync and auto give the same bytes" || fail "--transfer sync and auto give the same bytes"
 expect_ok "--backend seq --device 0" --kernel gaussian:5 --backend seq --device 0 chart.ppm g_seq.ppm
+# --tune: knobs for tests and profiling (include/imgconv.h, ic_tuning); same bytes
+expect_ok "--backend cpu" --kernel gaussian:5 --backend cpu chart.ppm g_tcpu.ppm
+expect_ok "--tune method=direct" --kernel gaussian:5 --backend cpu --tune method=direct chart.ppm g_tdirect.ppm
+expect_ok "--tune method=sep,cpu-isa=scalar,cpu-tiny=1" --kernel gaussian:5 --backend cpu \
+    --tune method=sep,cpu-isa=scalar,cpu-tiny=1 chart.ppm g_tsep.ppm
+cmp -s g_tcpu.ppm g_tdirect.ppm && cmp -s g_tcpu.ppm g_tsep.ppm && ok "--tune does not change the result" || fail "--tune does not change the result"
+expect_ok "--tune with the cuda knobs on cpu (ignored there)" --kernel gaussian:5 --backend cpu \
+    --tune method=rows,rows-shape=2,rows-full=1,fft-n=512,calibrate=builtin chart.ppm g_tcuda.ppm
+cmp -s g_tcpu.ppm g_tcuda.ppm && ok "cuda knobs leave cpu's result alone" || fail "cuda knobs leave cpu's result alone"
+expect_error 2 "rows-shape" "--tune rows-shape=3 is refused" --kernel gaussian:5 --tune rows-shape=3 chart.ppm g_bad.ppm
+expect_error 2 "colour" "--tune with an unknown key is refused" --kernel gaussian:5 --tune colour=red chart.ppm g_bad.ppm
 expect_ok "options after the files" chart.ppm g_perm.ppm --kernel gaussian:5
 cmp -s g_aos.ppm g_perm.ppm && ok "option order does not matter" || fail "option order does not matter"
 expect_ok "-k short option" -k gaussian:5 chart.ppm g_short.ppm

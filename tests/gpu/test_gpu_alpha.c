@@ -4,7 +4,7 @@
  * Backends that declare IC_CAP_PREMULTIPLY get the premultiplied job itself
  * (ic_job.premultiply, src/dispatch/backend.h) and filter it in float32 on the
  * device. Every CUDA backend runs here: each strategy backend, the fast path
- * `cuda` with the planner's choice and with each method forced (IC_CUDA_METHOD,
+ * `cuda` with the planner's choice and with each method forced (ic_tuning,
  * the rows method in its shapes, separable and full sum), the banded async
  * pipeline (a device-memory limit), and a split over two states of device 0
  * (src/dispatch/multi.c). Cases: 2 and 4 channels, AoS and SoA, padded
@@ -39,6 +39,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define IC_ADVANCED_API /* ic_tuning, ic_plan */
 #include "testutil.h"
 
 static int quick(void)
@@ -50,9 +51,7 @@ static int quick(void)
 /* One way to run a CUDA backend. */
 typedef struct config {
     const char *backend;
-    const char *method;     /* IC_CUDA_METHOD for `cuda` (NULL: planner) */
-    const char *rows_shape; /* IC_FAST_ROWS_SHAPE */
-    const char *rows_full;  /* IC_FAST_ROWS_FULL */
+    const char *tuning;     /* ic_tuning_parse text for `cuda` (NULL: the planner's) */
     size_t device_memory;   /* > 0: the banded async pipeline */
     int split;              /* 2: two states of device 0 share the rows */
     /* 1: the backend has no IC_CAP_PREMULTIPLY, so premultiplied jobs take the
@@ -63,83 +62,61 @@ typedef struct config {
 } config;
 
 static const config configs[] = {
-    {"cuda", NULL, NULL, NULL, 0, 0, 0},
-    {"cuda", "direct", NULL, NULL, 0, 0, 0},
-    {"cuda", "sep", NULL, NULL, 0, 0, 0},
-    {"cuda", "rows", "4", NULL, 0, 0, 0},
-    {"cuda", "rows", "2", "1", 0, 0, 0},
-    {"cuda", "rows", "1", NULL, 0, 0, 0},
-    {"cuda", "global", NULL, NULL, 0, 0, 0},
-    {"cuda", "fft", NULL, NULL, 0, 0, 0}, /* no premultiplied FFT: the planner's choice */
-    {"cuda-global", NULL, NULL, NULL, 0, 0, 0},
-    {"cuda-const", NULL, NULL, NULL, 0, 0, 0},
-    {"cuda-tiled-in", NULL, NULL, NULL, 0, 0, 0},
-    {"cuda-tiled-out", NULL, NULL, NULL, 0, 0, 0},
-    {"cuda-tiled-cached", NULL, NULL, NULL, 0, 0, 0},
-    {"cuda-tiled-halo", NULL, NULL, NULL, 0, 0, 0},
-    {"cuda-gemm", NULL, NULL, NULL, 0, 0, 1}, /* no IC_CAP_PREMULTIPLY: the float64 path */
-    {"cuda-tiled-halo", NULL, NULL, NULL, 64 << 10, 0, 0},
-    {"cuda", NULL, NULL, NULL, 64 << 10, 0, 0},
-    {"cuda-tiled-cached", NULL, NULL, NULL, 0, 2, 0},
-    {"cuda", NULL, NULL, NULL, 0, 2, 0},
+    {"cuda", NULL, 0, 0, 0},
+    {"cuda", "method=direct", 0, 0, 0},
+    {"cuda", "method=sep", 0, 0, 0},
+    {"cuda", "method=rows,rows-shape=4", 0, 0, 0},
+    {"cuda", "method=rows,rows-shape=2,rows-full=1", 0, 0, 0},
+    {"cuda", "method=rows,rows-shape=1", 0, 0, 0},
+    {"cuda", "method=global", 0, 0, 0},
+    {"cuda", "method=fft", 0, 0, 0}, /* no premultiplied FFT: the planner's choice */
+    {"cuda-global", NULL, 0, 0, 0},
+    {"cuda-const", NULL, 0, 0, 0},
+    {"cuda-tiled-in", NULL, 0, 0, 0},
+    {"cuda-tiled-out", NULL, 0, 0, 0},
+    {"cuda-tiled-cached", NULL, 0, 0, 0},
+    {"cuda-tiled-halo", NULL, 0, 0, 0},
+    {"cuda-gemm", NULL, 0, 0, 1}, /* no IC_CAP_PREMULTIPLY: the float64 path */
+    {"cuda-tiled-halo", NULL, 64 << 10, 0, 0},
+    {"cuda", NULL, 64 << 10, 0, 0},
+    {"cuda-tiled-cached", NULL, 0, 2, 0},
+    {"cuda", NULL, 0, 2, 0},
 };
 #define N_CONFIGS ((int)(sizeof configs / sizeof configs[0]))
 
 static void describe_config(const config *c, char *buf, size_t n)
 {
-    snprintf(buf, n, "%s%s%s%s%s%s%s%s", c->backend, c->method ? " method=" : "",
-             c->method ? c->method : "", c->rows_shape ? " rows/thread=" : "",
-             c->rows_shape ? c->rows_shape : "", c->rows_full ? " full-sum" : "",
+    snprintf(buf, n, "%s%s%s%s%s", c->backend, c->tuning ? " " : "", c->tuning ? c->tuning : "",
              c->device_memory ? " banded(64 KB)" : "", c->split ? " split over 2 states" : "");
-}
-
-/* The fast path reads its forced method from the environment when a context
- * is created; set or clear it for each configuration. */
-static void set_env(const char *name, const char *value)
-{
-    if (value)
-        setenv(name, value, 1);
-    else
-        unsetenv(name);
 }
 
 static ic_status open_config(const config *c, ic_context **ctx)
 {
-    set_env("IC_CUDA_METHOD", c->method);
-    set_env("IC_FAST_ROWS_SHAPE", c->rows_shape);
-    set_env("IC_FAST_ROWS_FULL", c->rows_full);
+    ic_tuning t;
+    memset(&t, 0, sizeof t);
+    if (c->tuning && ic_tuning_parse(c->tuning, &t) != IC_OK)
+        return IC_ERR_INVALID_ARG; /* ic_last_error() says why */
     ic_context_options o;
     memset(&o, 0, sizeof o);
+    o.tuning = &t;
     o.device_memory = c->device_memory;
     if (c->split) {
         o.n_devices = c->split;
         for (int i = 0; i < c->split; i++)
             o.devices[i] = 0;
     }
-    const ic_status st = ic_context_create(ctx, c->backend, &o);
-    unsetenv("IC_CUDA_METHOD");
-    unsetenv("IC_FAST_ROWS_SHAPE");
-    unsetenv("IC_FAST_ROWS_FULL");
-    return st;
+    return ic_context_create(ctx, c->backend, &o);
 }
 
-/* The method the fast path plans for this job on ctx (from ic_explain), into
+/* The method the fast path plans for this job on ctx (ic_plan_get), into
  * buf; 0 when it cannot tell. */
 static int planned_method(ic_context *ctx, const ic_image *src, const ic_kernel *k,
                           const ic_params *p, char *buf, size_t n)
 {
-    char plan[2048];
-    if (ic_explain(ctx, src, k, p, plan, sizeof plan) != IC_OK)
+    ic_plan plan;
+    if (ic_plan_get(ctx, src, k, p, &plan) != IC_OK || plan.method == IC_METHOD_AUTO)
         return 0;
-    const char *m = strstr(plan, "cuda: method ");
-    if (!m)
-        return 0;
-    m += strlen("cuda: method ");
-    size_t len = strcspn(m, " \n");
-    if (len == 0 || len >= n)
-        return 0;
-    memcpy(buf, m, len);
-    buf[len] = '\0';
+    snprintf(buf, n, "%s", ic_method_name(plan.method));
     return 1;
 }
 
@@ -290,13 +267,16 @@ static int run_case(ic_context *ctx, const config *cfg, const char *cname, int c
         goto passed;
     ic_context *ictx = ctx;
     if (!strcmp(cfg->backend, "cuda")) {
-        char method[32];
+        char method[32], tuning[160];
         config c2 = *cfg;
-        c2.method = method;
+        c2.tuning = tuning;
         if (!planned_method(ctx, &src.img, &k, &p, method, sizeof method)) {
             printf("FAIL %s: no method in the plan\n", what);
             goto out;
         }
+        /* the configuration's knobs, then the method it ran (later keys win) */
+        snprintf(tuning, sizeof tuning, "%s%smethod=%s", cfg->tuning ? cfg->tuning : "",
+                 cfg->tuning ? "," : "", method);
         if (open_config(&c2, &ictx) != IC_OK) {
             printf("FAIL %s: context with method %s: %s\n", what, method, ic_last_error());
             goto out;
@@ -493,7 +473,7 @@ int main(void)
         }
         /* (forced fft: the image without alpha would take the FFT, whose own
          * float32 error is another matter, test_gpu_fast's) */
-        if (!c->split && !c->device_memory && !(c->method && !strcmp(c->method, "fft")) &&
+        if (!c->split && !c->device_memory && !(c->tuning && strstr(c->tuning, "method=fft")) &&
             (!q || ci == 0))
             failures += opaque_checks(ctx, cname);
         ic_context_free(ctx);

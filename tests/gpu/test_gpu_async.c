@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define IC_ADVANCED_API /* ic_plan: the band plan of a call */
 #include "gpu_img.h"
 #include "testutil.h"
 
@@ -36,8 +37,6 @@ int main(void)
 #else
 
 #include <cuda_runtime_api.h>
-
-#include "cuda/cuda_async.h"
 
 #define SEED 0xA5F0C0DE2026ull
 #define CASES 40
@@ -73,27 +72,51 @@ static int run_case(const char *be, ic_context *sync_ctx, ic_context *async_ctx,
     p.correlate = ict_range(&r, 0, 1);
     p.alpha = (ch == 2 || ch == 4) && ict_range(&r, 0, 1) ? IC_ALPHA_KEEP : IC_ALPHA_INDEPENDENT;
 
-    /* The tiny limit: one-row bands on one stream up to a few times that. */
-    ic_cuda_args a;
-    memset(&a, 0, sizeof a);
-    a.width = w;
-    a.height = h;
-    a.channels = ch;
-    a.soa = sl == IC_SOA;
-    a.kw = kw;
-    a.kh = kh;
-    a.border = (int)p.border;
-    ic_cuda_band_plan plan;
-    char err[256] = "";
+    ict_img src, out[3];
+    ic_kernel k;
+    memset(&k, 0, sizeof k);
+    int failed = 1, n_out = 0;
+    ic_context *band_ctx = NULL;
+    ic_plan plan;
     memset(&plan, 0, sizeof plan);
-    (void)ic_cuda_async_plan(&a, 1, &plan, err, sizeof err);
-    const size_t limit = plan.min_bytes + (size_t)ict_range(&r, 0, 3) * plan.min_bytes +
-                         (size_t)ict_range(&r, 0, 4096);
-    if (ic_cuda_async_plan(&a, limit, &plan, err, sizeof err) != IC_OK) {
-        printf("FAIL %s: no band plan under %zu bytes: %s\n", be, limit, err);
+    if (ict_img_alloc(&src, w, h, ch, sl, (size_t)ict_range(&r, 0, 5), pinned)) {
+        printf("FAIL %s: cannot allocate the source\n", be);
         return 1;
     }
+    for (; n_out < 3; n_out++)
+        if (ict_img_alloc(&out[n_out], w, h, ch, dl, (size_t)ict_range(&r, 0, 5), pinned)) {
+            printf("FAIL %s: cannot allocate an output\n", be);
+            goto done;
+        }
+    ict_img_random(&src, &r);
+    if (ict_kernel_random(&k, &r, kw, kh, ktype) != IC_OK) {
+        printf("FAIL %s: ict_kernel_random\n", be);
+        goto done;
+    }
 
+    /* The tiny limit: one-row bands on one stream up to a few times that
+     * (ic_plan.device_min_bytes of the call on the unlimited context). */
+    if (ic_plan_get(async_ctx, &src.im, &k, &p, &plan) != IC_OK || plan.device_min_bytes == 0) {
+        printf("FAIL %s: no plan: %s\n", be, ic_last_error());
+        goto done;
+    }
+    const size_t limit = plan.device_min_bytes +
+                         (size_t)ict_range(&r, 0, 3) * plan.device_min_bytes +
+                         (size_t)ict_range(&r, 0, 4096);
+
+    ic_context_options o;
+    memset(&o, 0, sizeof o);
+    o.transfer = IC_TRANSFER_ASYNC;
+    o.device_memory = limit;
+    ic_status s = ic_context_create(&band_ctx, be, &o);
+    if (s != IC_OK) {
+        printf("FAIL %s: context with a device_memory limit of %zu: %s\n", be, limit, ic_last_error());
+        goto done;
+    }
+    if (ic_plan_get(band_ctx, &src.im, &k, &p, &plan) != IC_OK) {
+        printf("FAIL %s: no band plan under %zu bytes: %s\n", be, limit, ic_last_error());
+        goto done;
+    }
     char what[400];
     snprintf(what, sizeof what,
              "%s case %d: %dx%d x%d %s->%s, kernel %dx%d type %d, border %s value %g, bias %g, "
@@ -103,38 +126,8 @@ static int run_case(const char *be, ic_context *sync_ctx, ic_context *async_ctx,
              ict_border_str(p.border), (double)p.border_value, (double)p.bias,
              p.correlate ? "correlation" : "convolution", ict_alpha_str(p.alpha),
              pinned ? "pinned images" : "pageable images", limit, plan.bands, plan.band_rows,
-             plan.slots, seed);
+             plan.streams, seed);
 
-    ic_context_options o;
-    memset(&o, 0, sizeof o);
-    o.transfer = IC_TRANSFER_ASYNC;
-    o.device_memory = limit;
-    ic_context *band_ctx = NULL;
-    ic_status s = ic_context_create(&band_ctx, be, &o);
-    if (s != IC_OK) {
-        printf("FAIL %s: context with a device_memory limit: %s\n  %s\n", be, ic_last_error(),
-               what);
-        return 1;
-    }
-
-    ict_img src, out[3];
-    ic_kernel k;
-    memset(&k, 0, sizeof k);
-    int failed = 1, n_out = 0;
-    if (ict_img_alloc(&src, w, h, ch, sl, (size_t)ict_range(&r, 0, 5), pinned)) {
-        printf("FAIL %s: cannot allocate the source\n", be);
-        goto done;
-    }
-    for (; n_out < 3; n_out++)
-        if (ict_img_alloc(&out[n_out], w, h, ch, dl, (size_t)ict_range(&r, 0, 5), pinned)) {
-            printf("FAIL %s: cannot allocate an output\n", be);
-            goto done;
-        }
-    ict_img_random(&src, &r);
-    if (ict_kernel_random(&k, &r, kw, kh, ktype) != IC_OK) {
-        printf("FAIL %s: ict_kernel_random\n  %s\n", be, what);
-        goto done;
-    }
     const uint8_t poison = (uint8_t)(ict_next(&r) >> 56);
     ic_context *ctxs[3] = {sync_ctx, async_ctx, band_ctx};
     static const char *const names[3] = {"sync", "async", "async+limit"};

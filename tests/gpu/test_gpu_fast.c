@@ -1,7 +1,8 @@
 /*
  * test_gpu_fast.c - every plan of the `cuda` fast path (issue 4) against the
  * float64 oracle. test_gpu_diff runs `cuda` with the planner's choices; here
- * each method is forced in turn (IC_CUDA_METHOD, fast.h), so that direct,
+ * each method is forced in turn (ic_tuning.method, the public header's
+ * advanced tier), so that direct,
  * separable and FFT each see the whole differential run (sizes smaller than
  * the kernel, every border, layout, pitch, channel count, alpha mode); then
  * the named separable kernels must take the separable path and pass; then
@@ -13,13 +14,6 @@
 #include <string.h>
 
 #include "testutil.h"
-#ifdef IC_HAVE_CUDA
-#include "dispatch/backend.h"
-/* A strong reference, so that the static library's fast-path object is linked
- * even while the backend table refers to ic_backend_cuda weakly. */
-extern const ic_backend ic_backend_cuda;
-const ic_backend *const ict_fast_backend_ref = &ic_backend_cuda;
-#endif
 
 static int quick(void)
 {
@@ -127,26 +121,21 @@ int main(void)
     /* 1. The differential run with each method forced; the rows method with
      * each of its shapes (1, 2, 4 output rows per thread: the planner picks
      * 1 for images this small), separable and as the full sum. */
-    const struct {
-        const char *method, *rows_shape, *rows_full;
-    } runs[] = {{"direct", NULL, NULL}, {"sep", NULL, NULL},  {"fft", NULL, NULL},
-                {"rows", "1", NULL},    {"rows", "2", NULL},  {"rows", "4", NULL},
-                {"rows", "4", "1"},     {"rows", "1", "1"}};
+    static const char *const runs[] = {
+        "method=direct",
+        "method=sep",
+        "method=fft",
+        "method=rows,rows-shape=1",
+        "method=rows,rows-shape=2",
+        "method=rows,rows-shape=4",
+        "method=rows,rows-shape=4,rows-full=1",
+        "method=rows,rows-shape=1,rows-full=1",
+    };
     for (int m = 0; m < (int)(sizeof runs / sizeof runs[0]); m++) {
-        setenv("IC_CUDA_METHOD", runs[m].method, 1);
-        if (runs[m].rows_shape)
-            setenv("IC_FAST_ROWS_SHAPE", runs[m].rows_shape, 1);
-        if (runs[m].rows_full)
-            setenv("IC_FAST_ROWS_FULL", runs[m].rows_full, 1);
-        printf("method %s forced%s%s%s:\n", runs[m].method,
-               runs[m].rows_shape ? ", rows per thread " : "",
-               runs[m].rows_shape ? runs[m].rows_shape : "", runs[m].rows_full ? ", full sum" : "");
-        failures += ict_diff_backend("cuda", q ? 40 : 200, ICT_DIFF_SEED ^ (uint64_t)(m + 1),
-                                     ICT_DIFF_MAX_DIM);
-        unsetenv("IC_FAST_ROWS_SHAPE");
-        unsetenv("IC_FAST_ROWS_FULL");
+        printf("tuning %s:\n", runs[m]);
+        failures += ict_diff_backend_tuned("cuda", runs[m], q ? 40 : 200,
+                                           ICT_DIFF_SEED ^ (uint64_t)(m + 1), ICT_DIFF_MAX_DIM);
     }
-    unsetenv("IC_CUDA_METHOD");
 
     /* 2. Named low-rank kernels take the separable path (issue 4) and pass. */
     const char *named[] = {"gaussian:3",  "gaussian:5", "gaussian:7", "gaussian:9",

@@ -9,6 +9,7 @@
  * the kernel, bias and every alpha mode, on random images and on photograph-
  * like ones with real transparency (ict_alpha_photo; a quarter of the cases).
  */
+#define IC_ADVANCED_API /* ic_tuning for ict_diff_backend_tuned */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -255,13 +256,42 @@ static int env_int(const char *name, long long *out)
     return 1;
 }
 
+ic_context *ict_context_tuned(const char *backend, const char *tuning,
+                              const ic_context_options *base)
+{
+    ic_tuning t;
+    memset(&t, 0, sizeof t);
+    ic_context_options o;
+    memset(&o, 0, sizeof o);
+    if (base)
+        o = *base;
+    o.tuning = &t; /* copied by ic_context_create */
+    ic_context *ctx = NULL;
+    if ((tuning && ic_tuning_parse(tuning, &t) != IC_OK) ||
+        ic_context_create(&ctx, backend, &o) != IC_OK)
+        return NULL;
+    return ctx;
+}
+
 int ict_diff_backend(const char *backend, int ncases, uint64_t seed, int max_dim)
 {
-    return ict_diff_backend_type(backend, ncases, seed, max_dim, IC_U8);
+    return ict_diff_backend_ex(backend, NULL, IC_U8, ncases, seed, max_dim);
 }
 
 int ict_diff_backend_type(const char *backend, int ncases, uint64_t seed, int max_dim,
                           ic_sample_type type)
+{
+    return ict_diff_backend_ex(backend, NULL, type, ncases, seed, max_dim);
+}
+
+int ict_diff_backend_tuned(const char *backend, const char *tuning, int ncases, uint64_t seed,
+                           int max_dim)
+{
+    return ict_diff_backend_ex(backend, tuning, IC_U8, ncases, seed, max_dim);
+}
+
+int ict_diff_backend_ex(const char *backend, const char *tuning, ic_sample_type type, int ncases,
+                        uint64_t seed, int max_dim)
 {
     long long v, only = -1;
     if (env_int("ICT_SEED", &v))
@@ -271,11 +301,10 @@ int ict_diff_backend_type(const char *backend, int ncases, uint64_t seed, int ma
     if (env_int("ICT_CASE", &v) && v >= 0)
         only = v;
 
-    ic_context *ctx = NULL;
-    ic_status st = ic_context_create(&ctx, backend, NULL);
-    if (st != IC_OK || !ctx) {
-        printf("FAIL %s: ic_context_create returned %d (%s): %s\n", backend, (int)st,
-               ic_status_str(st), ic_last_error());
+    ic_context *ctx = ict_context_tuned(backend, tuning, NULL);
+    if (!ctx) {
+        printf("FAIL %s: context (tuning %s): %s\n", backend, tuning ? tuning : "none",
+               ic_last_error());
         return 1;
     }
     ict_totals tot;

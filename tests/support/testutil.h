@@ -194,9 +194,22 @@ int ict_run_case(ic_context *ctx, const char *backend, const ict_case *c, ict_to
  * narrow a run for debugging: ICT_SEED=N replaces seed, ICT_CASES=N ncases,
  * ICT_CASE=I runs case I alone. */
 int ict_diff_backend(const char *backend, int ncases, uint64_t seed, int max_dim);
+/* A context for backend with options `base` (NULL: zeroed) tuned by
+ * `tuning` (ic_tuning_parse text, e.g. "method=rows,rows-shape=2"; NULL: the
+ * defaults); NULL on failure, with ic_last_error() saying why. */
+ic_context *ict_context_tuned(const char *backend, const char *tuning,
+                              const ic_context_options *base);
+
+/* ict_diff_backend on a context tuned by `tuning` (as ict_context_tuned). */
+int ict_diff_backend_tuned(const char *backend, const char *tuning, int ncases, uint64_t seed,
+                           int max_dim);
 /* ict_diff_backend with images of `type` (IC_U16: every case through ict_case_u16). */
 int ict_diff_backend_type(const char *backend, int ncases, uint64_t seed, int max_dim,
                           ic_sample_type type);
+/* The one differential run behind the three above: a context tuned by `tuning`
+ * (NULL: defaults), images of `type`. */
+int ict_diff_backend_ex(const char *backend, const char *tuning, ic_sample_type type, int ncases,
+                        uint64_t seed, int max_dim);
 
 /* A randomized test's knobs from the environment: *quick = 1 when
  * IC_TEST_QUICK is set and not "0" (the compute-sanitizer runs); *seed =

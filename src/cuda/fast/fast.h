@@ -1,6 +1,7 @@
 /*
- * fast.h - the `cuda` fast path (internal): planner, methods and the
- * device-pointer entry point used by the benchmark and the GPU tests.
+ * fast.h - the `cuda` fast path (internal): planner and methods. The
+ * benchmark and the tests reach it through the public header's advanced tier
+ * (ic_plan_get, ic_convolve_async, ic_tuning).
  *
  * The fast path is one backend (ic_backend_cuda, fast_plan.cu) with three
  * methods, chosen per job by a cost model (fast_plan.cu):
@@ -14,7 +15,8 @@
  * plus `global`, the shared one-thread-per-sample kernel of cuda_common.cuh, for
  * jobs no method covers (kernels wider than the specialisations).
  *
- * C-callable so that the benchmark and the C tests can drive it.
+ * The method enum has the order of the public ic_method (plan.cu converts by
+ * value).
  */
 #ifndef IC_CUDA_FAST_H
 #define IC_CUDA_FAST_H
@@ -76,34 +78,13 @@ typedef struct ic_fast_device {
 
 /* ic_fast_device.source */
 enum {
-    IC_FAST_CEIL_DEFAULT = 0, /* built-in H100 figures (IC_CUDA_NO_CALIBRATE, or a failed probe) */
+    IC_FAST_CEIL_DEFAULT = 0, /* built-in H100 figures (IC_CALIBRATE_BUILTIN, or a failed probe) */
     IC_FAST_CEIL_MEASURED,    /* measured by this process (and written to the cache) */
     IC_FAST_CEIL_CACHED       /* read from the user's cache (core/calib_cache.h) */
 };
 
 /* The backend (fast_plan.cu). */
 extern const ic_backend ic_backend_cuda;
-
-/* Forces a method for the next jobs on this state (IC_FAST_AUTO: planner).
- * A forced method is used for every job it can run; other jobs get the
- * planner's choice. The environment variable IC_CUDA_METHOD
- * (direct|sep|fft|global) does the same for every new state (tests). */
-void ic_fast_force(void *state, ic_fast_method m);
-
-/* Plans a job (dst may be NULL) without running it. */
-ic_status ic_fast_plan_job(void *state, const ic_job *job, ic_fast_plan *plan, char *err,
-                           size_t errlen);
-
-/* Runs a job whose images are already on the device (src->data and dst->data
- * are device pointers; pitches as in ic_image). Work is queued on the default
- * stream; nothing is synchronised, nothing is copied between host and device
- * except cached per-kernel constants on the first call with a new kernel.
- * *plan (may be NULL) receives the plan used. */
-ic_status ic_fast_run_device(void *state, const ic_job *job, ic_fast_plan *plan, char *err,
-                             size_t errlen);
-
-/* Ceilings of the state's device. */
-ic_fast_device ic_fast_device_info(void *state);
 
 /* Method name ("direct", "sep", "fft", "global", "auto"). */
 const char *ic_fast_method_name(ic_fast_method m);
@@ -135,8 +116,8 @@ int ic_fast_rows_premultiplies(int channels, int soa);
 
 /* Output rows per thread (1, 2 or 4) of the rows method for an image and a
  * k x k kernel, applied as separable passes or as the full sum (the rule
- * and its measurements are in fast_rows.cu). The environment variable
- * IC_FAST_ROWS_SHAPE=1|2|4 overrides it (benchmark calibration). */
+ * and its measurements are in fast_rows.cu). ic_tuning.rows_shape
+ * overrides it (plan.cu; benchmark calibration). */
 #define IC_FAST_ROWS_FILL 2048
 int ic_fast_rows_shape(int width, int height, int channels, int soa, int k, int sms, int separable);
 

@@ -270,14 +270,8 @@ ic_status make_spectrum(ic_fast_fft *f, int n, int kw, int kh, const float *w, c
 
 extern "C" int ic_fast_fft_size(int kw, int kh)
 {
-    /* IC_CUDA_FFT_N=N (power of two) overrides, for calibration runs. */
-    const char *e = getenv("IC_CUDA_FFT_N");
+    /* ic_tuning.fft_n overrides it (plan.cu), for calibration runs. */
     const int k = kw > kh ? kw : kh;
-    if (e) {
-        const int n = atoi(e);
-        if (n >= 64 && n <= 8192 && (n & (n - 1)) == 0 && n > k)
-            return n;
-    }
     /* Fewest transformed elements per output, (N / (N - K + 1))^2, for N >= 4K:
      * 256 up to K = 31 would cost 1.28x, 512 costs 1.13x. */
     int n = 256;

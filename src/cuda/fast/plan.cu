@@ -60,7 +60,7 @@ static const size_t FFT_BUDGET = (size_t)1 << 30; /* bytes of FFT tile buffers *
 struct ic_fast_state {
     void *base; /* ic_cuda_open's state: buffers, events, upload/download */
     int device;
-    ic_fast_method force;
+    ic_fast_method force; /* the job's ic_tuning.method (set by plan_job) */
     int recalibrate; /* ic_context_options.recalibrate: measure, ignoring the cache */
     ic_fast_device dev;
     /* factorisation of the last kernel */
@@ -118,8 +118,8 @@ static void calib_key(const cudaDeviceProp &prop, char *key, size_t n)
              IC_VERSION_STRING);
 }
 
-static ic_status measure_device(int device, int recalibrate, ic_fast_device *d, char *err,
-                                size_t errlen)
+static ic_status measure_device(int device, int recalibrate, int builtin, ic_fast_device *d,
+                                char *err, size_t errlen)
 {
     memset(d, 0, sizeof *d);
     cudaDeviceProp prop;
@@ -131,7 +131,7 @@ static ic_status measure_device(int device, int recalibrate, ic_fast_device *d, 
     d->copy_bps = 3.0e12;
     d->fma_per_s = 27.7e12;
     d->source = IC_FAST_CEIL_DEFAULT;
-    if (getenv("IC_CUDA_NO_CALIBRATE"))
+    if (builtin) /* ic_tuning.calibrate == IC_CALIBRATE_BUILTIN */
         return IC_OK;
     char key[IC_CALIB_MAX_KEY + 1];
     calib_key(prop, key, sizeof key);
@@ -201,12 +201,14 @@ static ic_status measure_device(int device, int recalibrate, ic_fast_device *d, 
     return IC_OK;
 }
 
-static ic_status device_ceilings(ic_fast_state *st, char *err, size_t errlen)
+static ic_status device_ceilings(ic_fast_state *st, const ic_tuning *t, char *err, size_t errlen)
 {
     if (st->dev.sms > 0)
         return IC_OK;
-    std::lock_guard<std::mutex> lock(g_dev_mutex);
     const int d = st->device;
+    if (t && t->calibrate == IC_CALIBRATE_BUILTIN) /* this state only: not shared */
+        return measure_device(d, 0, 1, &st->dev, err, errlen);
+    std::lock_guard<std::mutex> lock(g_dev_mutex);
     /* Once per process and device; a state asking to recalibrate measures
      * again unless this process already did. */
     if (d >= 0 && d < 64 && g_dev_done[d] &&
@@ -215,7 +217,7 @@ static ic_status device_ceilings(ic_fast_state *st, char *err, size_t errlen)
         return IC_OK;
     }
     IC_CUDA_CHECK(cudaSetDevice(d));
-    ic_status s = measure_device(d, st->recalibrate, &st->dev, err, errlen);
+    ic_status s = measure_device(d, st->recalibrate, 0, &st->dev, err, errlen);
     if (s == IC_OK && d >= 0 && d < 64) {
         g_dev[d] = st->dev;
         g_dev_done[d] = 1;
@@ -243,22 +245,17 @@ extern "C" const char *ic_fast_method_name(ic_fast_method m)
     }
 }
 
-static ic_fast_method method_from_env(void)
+static_assert((int)IC_FAST_AUTO == (int)IC_METHOD_AUTO && (int)IC_FAST_DIRECT == (int)IC_METHOD_DIRECT &&
+                  (int)IC_FAST_SEP == (int)IC_METHOD_SEP && (int)IC_FAST_FFT == (int)IC_METHOD_FFT &&
+                  (int)IC_FAST_GLOBAL == (int)IC_METHOD_GLOBAL &&
+                  (int)IC_FAST_ROWS == (int)IC_METHOD_ROWS,
+              "ic_fast_method and ic_method name the methods in the same order");
+
+/* The job's tuning (never NULL from the dispatcher; the defaults otherwise). */
+static const ic_tuning *tuning_of(const ic_job *job)
 {
-    const char *e = getenv("IC_CUDA_METHOD");
-    if (!e)
-        return IC_FAST_AUTO;
-    if (!strcmp(e, "direct"))
-        return IC_FAST_DIRECT;
-    if (!strcmp(e, "sep"))
-        return IC_FAST_SEP;
-    if (!strcmp(e, "fft"))
-        return IC_FAST_FFT;
-    if (!strcmp(e, "global"))
-        return IC_FAST_GLOBAL;
-    if (!strcmp(e, "rows"))
-        return IC_FAST_ROWS;
-    return IC_FAST_AUTO;
+    static const ic_tuning none = {};
+    return job->tuning ? job->tuning : &none;
 }
 
 /* 1 when every weight is a multiple of 2^-16 (integer kernels over a power of
@@ -404,7 +401,10 @@ static ic_status plan_job(ic_fast_state *st, const ic_job *job, ic_fast_plan *p,
                           size_t errlen)
 {
     memset(p, 0, sizeof *p);
-    ic_status s = device_ceilings(st, err, errlen);
+    const ic_tuning *tune = tuning_of(job);
+    /* ic_method and ic_fast_method name the methods in the same order */
+    st->force = (ic_fast_method)tune->method;
+    ic_status s = device_ceilings(st, tune, err, errlen);
     if (s != IC_OK)
         return s;
     if ((s = factor_job(st, job, err, errlen)) != IC_OK)
@@ -458,7 +458,7 @@ static ic_status plan_job(ic_fast_state *st, const ic_job *job, ic_fast_plan *p,
     }
     /* fft (no premultiplied alpha) */
     if (st->fft_ok && !job->premultiply) {
-        const int n = ic_fast_fft_size(kw, kh);
+        const int n = tune->fft_n > (kw > kh ? kw : kh) ? tune->fft_n : ic_fast_fft_size(kw, kh);
         const int v = n - (kw > kh ? kw : kh) + 1;
         const double tiles = (double)((img->width + v - 1) / v) * ((img->height + v - 1) / v) *
                              img->channels;
@@ -498,17 +498,20 @@ static ic_status plan_job(ic_fast_state *st, const ic_job *job, ic_fast_plan *p,
         (!job->premultiply || ic_fast_rows_premultiplies(img->channels, img->layout == IC_SOA))) {
         /* separable when the factors are usable, small in rank and cheaper
          * at 4 rows per thread: per output, rank * (K row taps shared by the
-         * thread's rows + K column taps); IC_FAST_ROWS_FULL=1 keeps the full
+         * thread's rows + K column taps); ic_tuning.rows_full keeps the full
          * K*K sum (benchmark calibration). 3x3 kernels only when the image
-         * is large enough for 4 rows per thread (ic_fast_rows_shape). */
-        const char *full = getenv("IC_FAST_ROWS_FULL");
+         * is large enough for 4 rows per thread (ic_fast_rows_shape;
+         * ic_tuning.rows_shape overrides it). */
+        auto shape = [&](int separable) {
+            return tune->rows_shape ? tune->rows_shape
+                                    : ic_fast_rows_shape(img->width, img->height, img->channels,
+                                                         img->layout == IC_SOA, kw, d.sms,
+                                                         separable);
+        };
         const int sep_ok = rank >= 1 && rank <= IC_FAST_ROWS_MAX_RANK &&
                            rank * ((4.0 + kh - 1) / 4.0 * kw + kh) < (double)kw * kh &&
-                           !(full && !strcmp(full, "1")) &&
-                           (kw >= 5 || ic_fast_rows_shape(img->width, img->height, img->channels,
-                                                          img->layout == IC_SOA, kw, d.sms, 0) == 4);
-        const int per_thread = ic_fast_rows_shape(img->width, img->height, img->channels,
-                                                  img->layout == IC_SOA, kw, d.sms, sep_ok);
+                           !tune->rows_full && (kw >= 5 || shape(0) == 4);
+        const int per_thread = shape(sep_ok);
         const double per_sep = rank * ((double)(per_thread + kh - 1) / per_thread * kw + kh);
         if (sep_ok && per_sep < (double)kw * kh) {
             rows_rank = rank;
@@ -671,7 +674,7 @@ static ic_status fast_open(void **state, const ic_context_options *opts, char *e
     }
     st->device = opts ? opts->device : 0;
     st->recalibrate = opts ? opts->recalibrate != 0 : 0;
-    st->force = method_from_env();
+    st->force = IC_FAST_AUTO;
     *state = st;
     return IC_OK;
 }
@@ -692,12 +695,16 @@ static void fast_close(void *state)
     free(st);
 }
 
+static ic_status run_async(ic_fast_state *st, const ic_job *job, char *err, size_t errlen);
+
 static ic_status fast_run(void *state, const ic_job *job, ic_timing *t, char *err, size_t errlen)
 {
     ic_fast_state *st = (ic_fast_state *)state;
     if (!st || !job || !job->src || !t)
         return IC_ERR_INVALID_ARG;
     IC_CUDA_CHECK(cudaSetDevice(st->device));
+    if (job->async)
+        return run_async(st, job, err, errlen);
     run_ctx rc;
     rc.st = st;
     rc.job = job;
@@ -749,7 +756,7 @@ static ic_status fast_explain(void *state, const ic_job *job, char *buf, size_t 
     int o = snprintf(buf, buflen,
                      "cuda: method %s%s for a %dx%d kernel on %dx%d %s x%d%s (rank %d%s)\n"
                      "  candidates: direct %s, separable %s, fft %s\n",
-                     ic_fast_method_name(p.method), st->force != IC_FAST_AUTO ? " (forced)" : "",
+                     ic_fast_method_name(p.method), p.method == st->force ? " (forced)" : "",
                      job->kw, job->kh, img->width, img->height,
                      img->layout == IC_SOA ? "SoA" : "AoS", img->channels,
                      job->premultiply ? ", premultiplied alpha" : "", st->fac.rank,
@@ -792,41 +799,23 @@ static ic_status fast_explain(void *state, const ic_job *job, char *buf, size_t 
     return IC_OK;
 }
 
-/* ---- the device-pointer entry (benchmark, tests) ----------------------------------- */
+/* ---- device-resident runs that do not wait (ic_convolve_async) ----------------------- */
 
-extern "C" void ic_fast_force(void *state, ic_fast_method m)
+/* Queues the job's methods on src's stream: src and dst are device images
+ * of one layout on this state's device; nothing is synchronised and nothing
+ * crosses the bus but the weights when they change (the benchmark times
+ * this with CUDA events). */
+static ic_status run_async(ic_fast_state *st, const ic_job *job, char *err, size_t errlen)
 {
-    if (state)
-        ((ic_fast_state *)state)->force = m;
-}
-
-extern "C" ic_status ic_fast_plan_job(void *state, const ic_job *job, ic_fast_plan *plan, char *err,
-                                      size_t errlen)
-{
-    ic_fast_state *st = (ic_fast_state *)state;
-    if (!st || !job || !job->src || !plan)
-        return IC_ERR_INVALID_ARG;
-    IC_CUDA_CHECK(cudaSetDevice(st->device));
-    return plan_job(st, job, plan, err, errlen);
-}
-
-extern "C" ic_fast_device ic_fast_device_info(void *state)
-{
-    ic_fast_state *st = (ic_fast_state *)state;
-    char err[128];
-    if (st)
-        (void)device_ceilings(st, err, sizeof err);
-    return st ? st->dev : ic_fast_device{};
-}
-
-extern "C" ic_status ic_fast_run_device(void *state, const ic_job *job, ic_fast_plan *plan_out,
-                                        char *err, size_t errlen)
-{
-    ic_fast_state *st = (ic_fast_state *)state;
-    if (!st || !job || !job->src || !job->dst || !job->w ||
+    if (!job->dst || !job->w || job->src->memory != IC_MEM_DEVICE ||
+        job->dst->memory != IC_MEM_DEVICE || job->src->layout != job->dst->layout ||
         (job->premultiply && job->src->channels != 2 && job->src->channels != 4))
         return IC_ERR_INVALID_ARG;
-    IC_CUDA_CHECK(cudaSetDevice(st->device));
+    if (job->src->device != st->device || job->dst->device != st->device) {
+        snprintf(err, errlen, "cuda: device images on device %d/%d, the context is on device %d",
+                 job->src->device, job->dst->device, st->device);
+        return IC_ERR_INVALID_ARG;
+    }
     ic_fast_plan p;
     ic_status s = plan_job(st, job, &p, err, errlen);
     if (s != IC_OK)
@@ -860,12 +849,59 @@ extern "C" ic_status ic_fast_run_device(void *state, const ic_job *job, ic_fast_
     ic_cuda_args a;
     args_of(job, job->src->data, job->src->pitch, job->dst->data, job->dst->pitch, dw,
             st->dev.smem_optin, &a);
+    a.stream = job->src->stream; /* queued after the caller's work, not waited for */
     if ((s = prepare_plan(st, &a, job, &p, err, errlen)) != IC_OK)
         return s;
-    if ((s = launch_plan(st, &a, job, &p, err, errlen)) != IC_OK)
-        return s;
-    if (plan_out)
-        *plan_out = p;
+    return launch_plan(st, &a, job, &p, err, errlen);
+}
+
+
+/* ---- the plan as numbers (ic_plan_get) ---------------------------------------------- */
+
+static ic_status fast_plan_hook(void *state, const ic_job *job, ic_plan *out, char *err,
+                                size_t errlen)
+{
+    ic_fast_state *st = (ic_fast_state *)state;
+    if (!st || !job || !job->src || !out)
+        return IC_ERR_INVALID_ARG;
+    IC_CUDA_CHECK(cudaSetDevice(st->device));
+    ic_fast_plan p;
+    ic_status s = plan_job(st, job, &p, err, errlen);
+    if (s != IC_OK || (s = ic_cuda_plan(st->base, job, out, err, errlen)) != IC_OK)
+        return s; /* (ic_cuda_plan: the band pipeline's part) */
+    out->method = (ic_method)p.method; /* the same order (plan_job) */
+    out->forced = st->force != IC_FAST_AUTO && p.method == st->force;
+    out->rank = p.rank;
+    out->kernel_rank = st->fac.rank;
+    out->factor_err = p.factor_err;
+    out->premultiply = job->premultiply;
+    out->threads = p.threads;
+    out->blocks = p.blocks;
+    out->smem = p.smem;
+    if (p.method == IC_FAST_DIRECT || p.method == IC_FAST_SEP) {
+        out->tile_w = IC_FAST_TW;
+        out->tile_h = IC_FAST_R * p.nrg;
+        out->channels_per_block = p.cb;
+    }
+    if (p.method == IC_FAST_ROWS)
+        out->rows_per_thread = p.rows;
+    if (p.method == IC_FAST_FFT) {
+        out->fft_n = p.fft_n;
+        out->fft_valid = p.fft_valid;
+        out->fft_tiles = p.fft_tiles;
+    }
+    out->fmas = p.fmas;
+    out->bytes = p.bytes;
+    out->pred_ms = p.pred_ms;
+    out->pred_direct_ms = p.pred_direct_ms;
+    out->pred_sep_ms = p.pred_sep_ms;
+    out->pred_fft_ms = p.pred_fft_ms;
+    out->sms = st->dev.sms;
+    out->copy_bps = st->dev.copy_bps;
+    out->fma_per_s = st->dev.fma_per_s;
+    out->ceilings = st->dev.source == IC_FAST_CEIL_MEASURED ? IC_CEILINGS_MEASURED
+                    : st->dev.source == IC_FAST_CEIL_CACHED ? IC_CEILINGS_CACHED
+                                                            : IC_CEILINGS_BUILTIN;
     return IC_OK;
 }
 
@@ -879,11 +915,12 @@ extern "C" const ic_backend ic_backend_cuda = {
     fast_close,
     fast_run,
     fast_explain,
-    IC_CAP_PREMULTIPLY | IC_CAP_DEVICE_IMAGES,
+    IC_CAP_PREMULTIPLY | IC_CAP_DEVICE_IMAGES | IC_CAP_ASYNC,
     NULL, /* host_bytes: the band pipeline's pinned staging is not counted yet */
     /* seeds 001 and 002 on the device (src/exercises/conv1d_cuda.cu, matmul_cuda.cu) */
     ic__conv1d_cuda,
     ic__matmul_cuda_variants,
     ic__matmul_cuda,
     ic__cuda_device_count,
+    fast_plan_hook,
 };

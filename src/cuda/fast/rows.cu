@@ -45,10 +45,6 @@ extern "C" int ic_fast_rows_premultiplies(int channels, int soa)
 extern "C" int ic_fast_rows_shape(int width, int height, int channels, int soa, int k, int sms,
                                   int separable)
 {
-    /* IC_FAST_ROWS_SHAPE=1|2|4 overrides (benchmark calibration only) */
-    const char *e = getenv("IC_FAST_ROWS_SHAPE");
-    if (e && (!strcmp(e, "1") || !strcmp(e, "2") || !strcmp(e, "4")))
-        return atoi(e);
     /* Measured on the H100 (bench table H, accafa9): the separable form
      * wants 4 rows (its row pass is shared by more outputs); the full sum of
      * a 5x5..9x9 kernel 2 (4 rows hold too many accumulators); a 3x3 4 rows
