@@ -32,6 +32,14 @@
  * Premultiplied alpha (ic_job.premultiply): direct and sep take it with every
  * channel in one block (the colour needs the alpha of its pixels), rows on
  * RGBA AoS, global always; FFT does not, so such jobs never plan it.
+ *
+ * 16-bit samples (IC_U16): direct, sep, fft and global take them through a
+ * run-time branch in their shared loads and stores (tile.cuh, cuda_common.cuh),
+ * not through a second set of instantiations. rows does not: its kernels are
+ * built around 16-byte loads of 16 uint8 samples per step and packed byte
+ * stores, and a uint16 variant would be a second copy of every kernel, so
+ * 16-bit jobs never plan it (a forced rows takes the planner's choice, as
+ * for any job it cannot run) and --explain says so.
  */
 #include <math.h>
 #include <mutex>
@@ -411,7 +419,8 @@ static ic_status plan_job(ic_fast_state *st, const ic_job *job, ic_fast_plan *p,
     const ic_image *img = job->src;
     const int kw = job->kw, kh = job->kh;
     const double samples = (double)img->width * img->height * img->channels;
-    const double io = 2.0 * samples;
+    const int u16 = img->type == IC_U16;
+    const double io = 2.0 * samples * (u16 ? 2 : 1); /* bytes in and out */
     const double t_mem = io / d.copy_bps;
     p->pred_direct_ms = p->pred_sep_ms = p->pred_fft_ms = -1;
 
@@ -492,7 +501,7 @@ static ic_status plan_job(ic_fast_state *st, const ic_job *job, ic_fast_plan *p,
      * 25% allowance. */
     double t_rows = -1, f_rows = f_direct;
     int rows_rank = 0;
-    if (ic_fast_rows_eligible(kw, kh, img->channels, img->layout == IC_SOA) &&
+    if (!u16 && ic_fast_rows_eligible(kw, kh, img->channels, img->layout == IC_SOA) &&
         (!job->premultiply || ic_fast_rows_premultiplies(img->channels, img->layout == IC_SOA))) {
         /* separable when the factors are usable, small in rank and cheaper
          * at 4 rows per thread: per output, rank * (K row taps shared by the
@@ -591,6 +600,7 @@ static void args_of(const ic_job *job, const uint8_t *src, size_t sp, uint8_t *d
     a->height = job->src->height;
     a->channels = job->src->channels;
     a->soa = job->src->layout == IC_SOA;
+    a->u16 = job->src->type == IC_U16;
     a->kw = job->kw;
     a->kh = job->kh;
     a->border = (int)job->border;
@@ -745,13 +755,15 @@ static ic_status fast_explain(void *state, const ic_job *job, char *buf, size_t 
     fmt_ms(pr, sizeof pr, p.pred_ms);
     fmt_bytes(by, sizeof by, p.bytes);
     int o = snprintf(buf, buflen,
-                     "cuda: method %s%s for a %dx%d kernel on %dx%d %s x%d%s (rank %d%s)\n"
-                     "  candidates: direct %s, separable %s, fft %s\n",
+                     "cuda: method %s%s for a %dx%d kernel on %dx%d %s x%d%s%s (rank %d%s)\n"
+                     "  candidates: direct %s, separable %s, fft %s%s\n",
                      ic_fast_method_name(p.method), st->force != IC_FAST_AUTO ? " (forced)" : "",
                      job->kw, job->kh, img->width, img->height,
                      img->layout == IC_SOA ? "SoA" : "AoS", img->channels,
+                     img->type == IC_U16 ? " 16-bit" : "",
                      job->premultiply ? ", premultiplied alpha" : "", st->fac.rank,
-                     st->fac.rank ? "" : ": full rank or not factored", d, sp, f);
+                     st->fac.rank ? "" : ": full rank or not factored", d, sp, f,
+                     img->type == IC_U16 ? "; rows: 8-bit samples only" : "");
     if (o < 0 || (size_t)o >= buflen)
         return IC_OK;
     if (p.method == IC_FAST_DIRECT || p.method == IC_FAST_SEP)
@@ -877,6 +889,6 @@ extern "C" const ic_backend ic_backend_cuda = {
     fast_close,
     fast_run,
     fast_explain,
-    IC_CAP_PREMULTIPLY | IC_CAP_DEVICE_IMAGES,
+    IC_CAP_PREMULTIPLY | IC_CAP_DEVICE_IMAGES | IC_CAP_U16,
     NULL, /* host_bytes: the band pipeline's pinned staging is not counted yet */
 };
