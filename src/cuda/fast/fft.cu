@@ -14,8 +14,8 @@
  * magnitudes and so the float32 rounding error; centre * sum(w) is added back
  * at the end. uint16 samples go through the shared plane read and store
  * (cuda_common.cuh); their error in levels is the 8-bit error times 257
- * (the same relative error, about 0.03 levels for 31x31), still within
- * the oracle's float32 slack and 1 level.
+ * (the same relative error, about 0.03 levels for 31x31), which is why the
+ * planner does not give 16-bit jobs to this method (fast_plan.cu's top).
  * Error: about 1e-4 levels for 31x31 (simulated for N = 256..1024), so a few
  * samples in 1e5 that sit within that of a .5 boundary round the other way;
  * within the oracle's acceptance (1 level, 99.9% exact).

@@ -33,13 +33,22 @@
  * channel in one block (the colour needs the alpha of its pixels), rows on
  * RGBA AoS, global always; FFT does not, so such jobs never plan it.
  *
- * 16-bit samples (IC_U16): direct, sep, fft and global take them through a
+ * 16-bit samples (IC_U16): direct, sep and global take them through a
  * run-time branch in their shared loads and stores (tile.cuh, cuda_common.cuh),
- * not through a second set of instantiations. rows does not: its kernels are
- * built around 16-byte loads of 16 uint8 samples per step and packed byte
- * stores, and a uint16 variant would be a second copy of every kernel, so
- * 16-bit jobs never plan it (a forced rows takes the planner's choice, as
- * for any job it cannot run) and --explain says so.
+ * not through a second set of instantiations. Two methods are planned out
+ * (a forced one takes the planner's choice, as for any job it cannot run;
+ * --explain says so):
+ *   rows: its kernels are built around 16-byte loads of 16 uint8 samples per
+ *     step and packed byte stores; a uint16 variant would be a second copy of
+ *     every kernel;
+ *   fft: its float32 rounding is a fixed fraction of the tile's magnitude
+ *     (about 1e-4 of a level at 8 bits, fft.cu), so at 16 bits it is ~257
+ *     times more levels (a few hundredths, more for small kernels) while the
+ *     oracle's float32 bound for a direct sum shrinks with the tap count and
+ *     the local magnitude: small kernels and dark regions would round the
+ *     other way far more often than the acceptance rule allows. fft.cu reads
+ *     and writes uint16 (centred at 32768) for when a float64 transform or a
+ *     measured tolerance makes it eligible.
  */
 #include <math.h>
 #include <mutex>
@@ -463,8 +472,8 @@ static ic_status plan_job(ic_fast_state *st, const ic_job *job, ic_fast_plan *p,
         t_sep = LAUNCH_S + fmax(t_mem / eff, samples * instr / (SEP_EFF * eff * d.fma_per_s));
         p->pred_sep_ms = t_sep * 1e3;
     }
-    /* fft (no premultiplied alpha) */
-    if (st->fft_ok && !job->premultiply) {
+    /* fft (no premultiplied alpha, no 16-bit samples: see the top) */
+    if (st->fft_ok && !job->premultiply && !u16) {
         const int n = ic_fast_fft_size(kw, kh);
         const int v = n - (kw > kh ? kw : kh) + 1;
         const double tiles = (double)((img->width + v - 1) / v) * ((img->height + v - 1) / v) *
@@ -763,7 +772,7 @@ static ic_status fast_explain(void *state, const ic_job *job, char *buf, size_t 
                      img->type == IC_U16 ? " 16-bit" : "",
                      job->premultiply ? ", premultiplied alpha" : "", st->fac.rank,
                      st->fac.rank ? "" : ": full rank or not factored", d, sp, f,
-                     img->type == IC_U16 ? "; rows: 8-bit samples only" : "");
+                     img->type == IC_U16 ? "; rows and fft: 8-bit samples only" : "");
     if (o < 0 || (size_t)o >= buflen)
         return IC_OK;
     if (p.method == IC_FAST_DIRECT || p.method == IC_FAST_SEP)
