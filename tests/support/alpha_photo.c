@@ -55,6 +55,7 @@ void ict_alpha_photo(ict_buf *b, ict_rng *r)
     const ic_image *im = &b->img;
     const int w = im->width, h = im->height, ch = im->channels;
     const int has_alpha = ch == 2 || ch == 4, nc = has_alpha ? ch - 1 : ch;
+    const unsigned scale = ict_type_max(im) / 255u; /* 1, or 257 for IC_U16 */
 
     /* colour: two low-frequency waves per channel, a hard edge across the
      * picture (a brighter side), fine texture */
@@ -105,12 +106,13 @@ void ict_alpha_photo(ict_buf *b, ict_rng *r)
                 for (int k = 0; k < 2; k++)
                     v += amp[c][k] * sin(6.283185307179586 * (fx[c][k] * x + fy[c][k] * y) +
                                          ph[c][k]);
-                uint8_t *p = (uint8_t *)ict_sample(im, x, y, c);
                 /* transparent pixels keep whatever colour was there: garbage */
-                *p = (has_alpha && A == 0) ? (uint8_t)(ict_next(r) >> 56) : clamp_u8(v);
+                const uint8_t s =
+                    (has_alpha && A == 0) ? (uint8_t)(ict_next(r) >> 56) : clamp_u8(v);
+                ict_set_sample(im, x, y, c, s * scale);
             }
             if (has_alpha)
-                *(uint8_t *)ict_sample(im, x, y, ch - 1) = A;
+                ict_set_sample(im, x, y, ch - 1, A * scale);
         }
     }
 }

@@ -5,6 +5,9 @@
  * seed 004's padding rules (constant / replicate / mirror) plus reflect and
  * wrap, applied as "pad, then convolve" without materialising the padding.
  *
+ * Samples are IC_U8 or IC_U16 (ict_sample_value); the alpha of premultiplied
+ * filtering is scaled by the type's largest value (255 or 65535).
+ *
  * Sums are formed as sum(coef * sample) in float64 and divided by the divisor
  * once at the end: for the integer kernels of the tests that sum is exact, so
  * a value such as 160.5 really is a tie and rounds to even.
@@ -13,6 +16,7 @@
 
 #include <math.h>
 #include <stddef.h>
+#include <string.h>
 
 int ict_border_map(int i, int n, ic_border b)
 {
@@ -51,25 +55,48 @@ int ict_border_map(int i, int n, ic_border b)
     return -1;
 }
 
-uint8_t ict_round(double v)
+unsigned ict_round_max(double v, unsigned max)
 {
     if (!(v > 0.0)) /* negative, zero and NaN */
         return 0;
-    if (v >= 255.0)
-        return 255;
+    if (v >= (double)max)
+        return max;
     double f = floor(v);
     double d = v - f;
     if (d > 0.5 || (d == 0.5 && fmod(f, 2.0) != 0.0))
         f += 1.0;
-    return (uint8_t)f;
+    return (unsigned)f;
+}
+
+uint8_t ict_round(double v)
+{
+    return (uint8_t)ict_round_max(v, 255);
+}
+
+unsigned ict_type_max(const ic_image *img)
+{
+    return img->type == IC_U16 ? 65535u : 255u;
 }
 
 const uint8_t *ict_sample(const ic_image *img, int x, int y, int c)
 {
     size_t pitch = img->pitch;
+    const size_t size = img->type == IC_U16 ? 2u : 1u; /* bytes per sample */
     if (img->layout == IC_SOA)
-        return img->data + ((size_t)c * (size_t)img->height + (size_t)y) * pitch + (size_t)x;
-    return img->data + (size_t)y * pitch + (size_t)x * (size_t)img->channels + (size_t)c;
+        return img->data + ((size_t)c * (size_t)img->height + (size_t)y) * pitch +
+               (size_t)x * size;
+    return img->data + (size_t)y * pitch + ((size_t)x * (size_t)img->channels + (size_t)c) * size;
+}
+
+unsigned ict_sample_value(const ic_image *img, int x, int y, int c)
+{
+    const uint8_t *p = ict_sample(img, x, y, c);
+    if (img->type == IC_U16) {
+        uint16_t v;
+        memcpy(&v, p, sizeof v);
+        return v;
+    }
+    return *p;
 }
 
 ic_alpha ict_effective_alpha(const ic_kernel *k, int channels, ic_alpha requested)
@@ -141,6 +168,7 @@ static void pixel(const ic_image *src, const ic_kernel *k, const ic_params *p, i
     const int ac = nch - 1; /* alpha channel when there is one */
     const double div = k->divisor;
     const double bias = (double)p->bias;
+    const double max = (double)ict_type_max(src); /* the alpha scale: 255 or 65535 */
 
     double sum[4] = {0, 0, 0, 0};    /* sum coef * sample, per channel */
     double mag[4] = {0, 0, 0, 0};    /* sum |coef * sample|: scale of the float32 error */
@@ -157,13 +185,13 @@ static void pixel(const ic_image *src, const ic_kernel *k, const ic_params *p, i
             const int outside = mx < 0 || my < 0;
             double s[4] = {0, 0, 0, 0};
             for (int c = 0; c < nch; c++)
-                s[c] = outside ? (double)p->border_value : (double)*ict_sample(src, mx, my, c);
+                s[c] = outside ? (double)p->border_value : (double)ict_sample_value(src, mx, my, c);
             for (int c = 0; c < nch; c++) {
                 sum[c] += coef * s[c];
                 mag[c] += fabs(coef * s[c]);
             }
             if (mode == IC_ALPHA_PREMULTIPLY) {
-                const double a = s[ac] / 255.0;
+                const double a = s[ac] / max;
                 for (int c = 0; c < ac; c++) {
                     psum[c] += coef * s[c] * a;
                     pabs[c] += fabs(coef) * s[c] * a;
@@ -185,7 +213,7 @@ static void pixel(const ic_image *src, const ic_kernel *k, const ic_params *p, i
             slack[c] = (ebits >= 0 && ldexp(m, ebits) < 0x1p24) ? 0.0 : g * m;
     }
     if (mode == IC_ALPHA_KEEP) {
-        val[ac] = (double)*ict_sample(src, x, y, ac);
+        val[ac] = (double)ict_sample_value(src, x, y, ac);
         if (slack)
             slack[ac] = 0.0;
     }
@@ -193,12 +221,12 @@ static void pixel(const ic_image *src, const ic_kernel *k, const ic_params *p, i
         return;
 
     /* Fa and Fca carry the same kind of float32 error (g also covers the
-     * rounding of a = alpha/255); the division amplifies it when Fa is small. */
+     * rounding of a = alpha/max); the division amplifies it when Fa is small. */
     const double fa = psum[ac] / div;
     const double ea = g * pabs[ac] / fabs(div);
-    val[ac] = 255.0 * fa + bias;
+    val[ac] = max * fa + bias;
     if (slack)
-        slack[ac] = 255.0 * ea + g * fabs(bias);
+        slack[ac] = max * ea + g * fabs(bias);
     for (int c = 0; c < ac; c++) {
         const double fca = psum[c] / div;
         const double eca = g * pabs[c] / fabs(div);

@@ -12,7 +12,10 @@
  *   cx = (kw-1)/2, cy = (kh-1)/2, K(i,j) = coef[j*kw + i] / divisor.
  *
  * The oracle returns the unrounded float64 value of every sample; ict_round()
- * turns it into the expected uint8 (nearest, ties to even, clamp 0..255).
+ * turns it into the expected uint8 (nearest, ties to even, clamp 0..255),
+ * ict_round_max() into the expected sample of any type (IC_U16: 0..65535).
+ * Images may hold IC_U8 or IC_U16 samples; "255" below is the type's largest
+ * value (ict_type_max: 65535 for IC_U16).
  *
  * Alpha (2- and 4-channel images, alpha = last channel), conventions chosen
  * here and to be matched by the dispatcher:
@@ -54,6 +57,12 @@ int ict_border_map(int i, int n, ic_border b);
  * ties to even; NaN gives 0. */
 uint8_t ict_round(double v);
 
+/* The same rule clamped to [0, max] (max = ict_type_max of the image). */
+unsigned ict_round_max(double v, unsigned max);
+
+/* Largest sample value of an image's type: 255 (IC_U8) or 65535 (IC_U16). */
+unsigned ict_type_max(const ic_image *img);
+
 /* The alpha mode the oracle applies for this kernel, image and request (AUTO
  * resolved; IC_ALPHA_INDEPENDENT for 1 and 3 channels). */
 ic_alpha ict_effective_alpha(const ic_kernel *k, int channels, ic_alpha requested);
@@ -79,9 +88,13 @@ void ict_oracle_pixel(const ic_image *src, const ic_kernel *k, const ic_params *
 void ict_oracle_rows(const ic_image *src, const ic_kernel *k, const ic_params *p, int y0, int y1,
                      double *val, double *slack);
 
-/* Address of sample (x, y, c) of an image, from the layout definitions in
- * imgconv.h (written here so that the oracle does not lean on the library). */
+/* Address of (the first byte of) sample (x, y, c) of an image, from the
+ * layout definitions in imgconv.h (written here so that the oracle does not
+ * lean on the library); IC_U16 samples are 2 bytes in host order. */
 const uint8_t *ict_sample(const ic_image *img, int x, int y, int c);
+
+/* Value of sample (x, y, c) of an IC_U8 or IC_U16 image. */
+unsigned ict_sample_value(const ic_image *img, int x, int y, int c);
 
 #ifdef __cplusplus
 }

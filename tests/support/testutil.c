@@ -50,9 +50,10 @@ uint64_t ict_mix(uint64_t a, uint64_t b)
 
 /* ---- test images -------------------------------------------------------------- */
 
-static size_t row_bytes(int width, int channels, ic_layout layout)
+static size_t row_bytes(int width, int channels, ic_layout layout, ic_sample_type type)
 {
-    return layout == IC_AOS ? (size_t)width * (size_t)channels : (size_t)width;
+    const size_t n = layout == IC_AOS ? (size_t)width * (size_t)channels : (size_t)width;
+    return type == IC_U16 ? 2u * n : n;
 }
 
 static size_t row_count(int height, int channels, ic_layout layout)
@@ -60,13 +61,14 @@ static size_t row_count(int height, int channels, ic_layout layout)
     return layout == IC_AOS ? (size_t)height : (size_t)height * (size_t)channels;
 }
 
-int ict_buf_alloc(ict_buf *b, int width, int height, int channels, ic_layout layout,
-                  size_t extra_pitch)
+int ict_buf_alloc_type(ict_buf *b, int width, int height, int channels, ic_layout layout,
+                       size_t extra_pitch, ic_sample_type type)
 {
     memset(b, 0, sizeof *b);
-    if (width < 1 || height < 1 || channels < 1 || channels > 4)
+    if (width < 1 || height < 1 || channels < 1 || channels > 4 ||
+        (type == IC_U16 && extra_pitch % 2 != 0))
         return -1;
-    size_t pitch = row_bytes(width, channels, layout) + extra_pitch;
+    size_t pitch = row_bytes(width, channels, layout, type) + extra_pitch;
     size_t rows = row_count(height, channels, layout);
     if (rows != 0 && pitch > ((size_t)-1 - 4096) / rows)
         return -1;
@@ -79,11 +81,28 @@ int ict_buf_alloc(ict_buf *b, int width, int height, int channels, ic_layout lay
     b->img.height = height;
     b->img.channels = channels;
     b->img.layout = layout;
-    b->img.type = IC_U8;
+    b->img.type = type;
     b->img.pitch = pitch;
     b->img.data = b->mem;
     b->img.owner = 0;
     return 0;
+}
+
+int ict_buf_alloc(ict_buf *b, int width, int height, int channels, ic_layout layout,
+                  size_t extra_pitch)
+{
+    return ict_buf_alloc_type(b, width, height, channels, layout, extra_pitch, IC_U8);
+}
+
+void ict_set_sample(const ic_image *im, int x, int y, int c, unsigned v)
+{
+    uint8_t *p = (uint8_t *)ict_sample(im, x, y, c);
+    if (im->type == IC_U16) {
+        const uint16_t w = (uint16_t)v;
+        memcpy(p, &w, sizeof w);
+    } else {
+        *p = (uint8_t)v;
+    }
 }
 
 void ict_buf_free(ict_buf *b)
@@ -101,7 +120,8 @@ int ict_buf_is_sample(const ict_buf *b, size_t off)
 {
     if (off >= b->bytes)
         return 0;
-    return off % b->img.pitch < row_bytes(b->img.width, b->img.channels, b->img.layout);
+    return off % b->img.pitch <
+           row_bytes(b->img.width, b->img.channels, b->img.layout, b->img.type);
 }
 
 void ict_buf_random(ict_buf *b, ict_rng *r, int alpha_style)
@@ -112,14 +132,15 @@ void ict_buf_random(ict_buf *b, ict_rng *r, int alpha_style)
     if (im->channels != 2 && im->channels != 4)
         return;
     const int ac = im->channels - 1;
+    const int max = (int)ict_type_max(im);
     for (int y = 0; y < im->height; y++) {
         for (int x = 0; x < im->width; x++) {
-            uint8_t *a = (uint8_t *)ict_sample(im, x, y, ac);
             uint32_t u = ict_below(r, 10);
             if (alpha_style == 2)
-                *a = 255;
+                ict_set_sample(im, x, y, ac, (unsigned)max);
             else if (alpha_style == 1)
-                *a = u < 4 ? 0 : u < 8 ? 255 : (uint8_t)ict_range(r, 1, 254);
+                ict_set_sample(im, x, y, ac,
+                               (unsigned)(u < 4 ? 0 : u < 8 ? max : ict_range(r, 1, max - 1)));
         }
     }
 }
@@ -127,7 +148,7 @@ void ict_buf_random(ict_buf *b, ict_rng *r, int alpha_style)
 int ict_buf_padding_is(const ict_buf *b, uint8_t byte, size_t *bad_off)
 {
     const size_t pitch = b->img.pitch;
-    const size_t used = row_bytes(b->img.width, b->img.channels, b->img.layout);
+    const size_t used = row_bytes(b->img.width, b->img.channels, b->img.layout, b->img.type);
     for (size_t row = 0; row * pitch < b->bytes; row++) {
         for (size_t i = row * pitch + used; i < (row + 1) * pitch; i++) {
             if (b->mem[i] != byte) {
@@ -299,13 +320,14 @@ void ict_cmp_init(ict_cmp *c)
     memset(c, 0, sizeof *c);
 }
 
-static void compare_sample(ict_cmp *cmp, int x, int y, int c, int got, double v, double s)
+static void compare_sample(ict_cmp *cmp, int x, int y, int c, int got, double v, double s,
+                           unsigned max)
 {
-    const int want = ict_round(v);
-    int lo = 0, hi = 255;
+    const int want = (int)ict_round_max(v, max);
+    int lo = 0, hi = (int)max;
     if (s < ICT_SLACK_ANY) {
-        lo = ict_round(v - s);
-        hi = ict_round(v + s);
+        lo = (int)ict_round_max(v - s, max);
+        hi = (int)ict_round_max(v + s, max);
     }
     cmp->samples++;
     if (got == want)
@@ -335,8 +357,8 @@ void ict_compare_row(ict_cmp *cmp, const ic_image *dst, int y, const double *val
     for (int x = 0; x < dst->width; x++) {
         for (int c = 0; c < nch; c++) {
             const size_t at = (size_t)x * (size_t)nch + (size_t)c;
-            compare_sample(cmp, x, y, c, *ict_sample(dst, x, y, c), val[at],
-                           slack ? slack[at] : 0.0);
+            compare_sample(cmp, x, y, c, (int)ict_sample_value(dst, x, y, c), val[at],
+                           slack ? slack[at] : 0.0, ict_type_max(dst));
         }
     }
 }

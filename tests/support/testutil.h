@@ -54,17 +54,24 @@ typedef struct ict_buf {
     size_t guard;   /* bytes after `bytes` */
 } ict_buf;
 
-/* Allocates a width x height x channels image; returns 0 on success. */
+/* Allocates a width x height x channels image of IC_U8 samples; returns 0 on
+ * success. */
 int ict_buf_alloc(ict_buf *b, int width, int height, int channels, ic_layout layout,
                   size_t extra_pitch);
+/* The same with samples of `type` (IC_U16: extra_pitch must be even). */
+int ict_buf_alloc_type(ict_buf *b, int width, int height, int channels, ic_layout layout,
+                       size_t extra_pitch, ic_sample_type type);
+/* Sets sample (x, y, c) of an IC_U8 or IC_U16 image to v (within the type). */
+void ict_set_sample(const ic_image *im, int x, int y, int c, unsigned v);
 void ict_buf_free(ict_buf *b);
 /* Sets every byte (samples, row padding, guard) to `byte`. */
 void ict_buf_fill(ict_buf *b, uint8_t byte);
-/* Random samples; row padding and guard get random garbage. alpha_style for
- * 2/4 channels: 0 random alpha, 1 mostly 0 or 255 with some in between
- * (transparent holes), 2 opaque. */
+/* Random samples over the type's whole range; row padding and guard get
+ * random garbage. alpha_style for 2/4 channels: 0 random alpha, 1 mostly 0 or
+ * the type's largest value with some in between (transparent holes), 2 opaque. */
 void ict_buf_random(ict_buf *b, ict_rng *r, int alpha_style);
-/* Photograph-like content (tests/support/alpha_photo.c): smooth colour with
+/* Photograph-like content (tests/support/alpha_photo.c; IC_U16: the 8-bit
+ * picture times 257, so that opaque is 65535): smooth colour with
  * texture and a hard edge; for 2 and 4 channels an alpha channel with real
  * transparency: an opaque subject with soft (anti-aliased) and hard edges,
  * holes through it, a translucent band, fully transparent pixels whose colour
@@ -151,6 +158,7 @@ typedef struct ict_case {
     ic_params params;
     int null_params; /* pass NULL instead of params (params hold the defaults) */
     int alpha_style; /* ict_buf_random's 0..2, or 3: ict_alpha_photo */
+    ic_sample_type type; /* of src and dst; ict_case_make gives IC_U8 */
 } ict_case;
 
 /* Builds case `index` of the run `seed`. The list cycles systematically through
@@ -160,6 +168,9 @@ typedef struct ict_case {
  * 7x5, 33x17, 129x65...), with random shapes, sizes, images smaller than the
  * kernel, pitches, bias and border values in between. max_dim caps sizes. */
 void ict_case_make(ict_case *c, uint64_t seed, int index, int max_dim);
+/* Turns a case into its 16-bit twin: IC_U16 images, bias and border value
+ * scaled by 257 (the same place in the range), pitches kept even. */
+void ict_case_as_u16(ict_case *c);
 /* One line describing the case (for failure messages). */
 void ict_case_describe(const ict_case *c, const ic_kernel *k, char *buf, size_t n);
 
@@ -179,6 +190,10 @@ int ict_run_case(ic_context *ctx, const char *backend, const ict_case *c, ict_to
  * narrow a run for debugging: ICT_SEED=N replaces seed, ICT_CASES=N ncases,
  * ICT_CASE=I runs case I alone. */
 int ict_diff_backend(const char *backend, int ncases, uint64_t seed, int max_dim);
+/* The same run with samples of `type` (IC_U16: every case ict_case_as_u16;
+ * the run-wide 99.9%-exact rule applies to IC_U8 only, see diff.c). */
+int ict_diff_backend_type(const char *backend, int ncases, uint64_t seed, int max_dim,
+                          ic_sample_type type);
 
 /* A randomized test's knobs from the environment: *quick = 1 when
  * IC_TEST_QUICK is set and not "0" (the compute-sanitizer runs); *seed =
