@@ -38,9 +38,8 @@ static int check_named_type(const char *text, int w, int h, int ch, ic_layout la
                             ict_rng *r, int y0, int y1, ic_sample_type type)
 {
     ic_kernel k;
-    char err[256];
-    if (ic_kernel_parse(&k, text, err, sizeof err) != IC_OK) {
-        printf("FAIL cannot parse kernel %s: %s\n", text, err);
+    if (ic_kernel_parse(&k, text) != IC_OK) {
+        printf("FAIL cannot parse kernel %s: %s\n", text, ic_last_error());
         return 1;
     }
     ic_params p;
@@ -72,8 +71,8 @@ static int check_named_type(const char *text, int w, int h, int ch, ic_layout la
     snprintf(what, sizeof what, "kernel=%s image=%dx%d ch=%d%s %s border=%s %s bias=%g", text, w,
              h, ch, type == IC_U16 ? " 16-bit" : "", ict_layout_str(lay), ict_border_str(border),
              correlate ? "correlation" : "convolution", (double)bias);
-    if (ic_context_create(&ctx, "cuda", NULL, err, sizeof err) != IC_OK) {
-        printf("FAIL cuda context: %s\n", err);
+    if (ic_context_create(&ctx, "cuda", NULL) != IC_OK) {
+        printf("FAIL cuda context: %s\n", ic_last_error());
         goto out;
     }
     /* The planner's choice depends on ceilings it measures on the device;
@@ -87,7 +86,7 @@ static int check_named_type(const char *text, int w, int h, int ch, ic_layout la
         goto out;
     }
     if (ic_convolve(ctx, &src.img, &dst.img, &k, &p) != IC_OK) {
-        printf("FAIL %s: %s\n", what, ic_context_error(ctx));
+        printf("FAIL %s: %s\n", what, ic_last_error());
         goto out;
     }
     if (!ict_buf_padding_is(&dst, 0xA7, NULL)) {
