@@ -239,7 +239,7 @@ static int large_kernels(const char *backend, ic_sample_type type)
             if (c.ktype == ICT_K_FLOAT) /* keep float32 error well below a level */
                 c.ktype = ICT_K_BLUR;
             if (type == IC_U16)
-                ict_case_as_u16(&c);
+                ict_case_u16(&c);
             /* Probe whether the backend takes this kernel at all. */
             ic_kernel k;
             ict_buf a, b;

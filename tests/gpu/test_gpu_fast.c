@@ -50,9 +50,8 @@ static int check_named_type(const char *text, int w, int h, int ch, ic_layout la
     p.bias = bias;
     p.alpha = IC_ALPHA_INDEPENDENT; /* every channel through the backend */
     ict_buf src, dst;
-    const size_t even = type == IC_U16; /* IC_U16 row padding: even */
-    if (ict_buf_alloc_type(&src, w, h, ch, lay, (size_t)ict_range(r, 0, 9) & ~even, type) ||
-        ict_buf_alloc_type(&dst, w, h, ch, lay, (size_t)ict_range(r, 0, 9) & ~even, type)) {
+    if (ict_buf_alloc_type(&src, w, h, ch, lay, (size_t)ict_range(r, 0, 9), type) ||
+        ict_buf_alloc_type(&dst, w, h, ch, lay, (size_t)ict_range(r, 0, 9), type)) {
         printf("FAIL cannot allocate %dx%d\n", w, h);
         ic_kernel_free(&k);
         return 1;

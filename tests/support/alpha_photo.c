@@ -55,7 +55,7 @@ void ict_alpha_photo(ict_buf *b, ict_rng *r)
     const ic_image *im = &b->img;
     const int w = im->width, h = im->height, ch = im->channels;
     const int has_alpha = ch == 2 || ch == 4, nc = has_alpha ? ch - 1 : ch;
-    const unsigned scale = ict_type_max(im) / 255u; /* 1, or 257 for IC_U16 */
+    const int scale = ict_type_max(im) / 255; /* 1, or 257 for IC_U16 */
 
     /* colour: two low-frequency waves per channel, a hard edge across the
      * picture (a brighter side), fine texture */
@@ -109,10 +109,10 @@ void ict_alpha_photo(ict_buf *b, ict_rng *r)
                 /* transparent pixels keep whatever colour was there: garbage */
                 const uint8_t s =
                     (has_alpha && A == 0) ? (uint8_t)(ict_next(r) >> 56) : clamp_u8(v);
-                ict_set_sample(im, x, y, c, s * scale);
+                ict_set_value(im, x, y, c, s * scale);
             }
             if (has_alpha)
-                ict_set_sample(im, x, y, ch - 1, A * scale);
+                ict_set_value(im, x, y, ch - 1, A * scale);
         }
     }
 }

@@ -22,11 +22,11 @@ int ict_img_alloc_type(ict_img *m, int w, int h, int c, ic_layout l, size_t extr
     }
 #ifdef IC_HAVE_CUDA
     const size_t size = type == IC_U16 ? 2u : 1u;
+    extra += extra % size; /* 16-bit rows start on even addresses */
     const size_t row = (size_t)w * (size_t)(l == IC_AOS ? c : 1) * size + extra;
     const size_t rows = (size_t)h * (size_t)(l == IC_SOA ? c : 1);
     void *p = NULL;
-    if ((type == IC_U16 && extra % 2 != 0) ||
-        cudaHostAlloc(&p, row * rows, cudaHostAllocDefault) != cudaSuccess)
+    if (cudaHostAlloc(&p, row * rows, cudaHostAllocDefault) != cudaSuccess)
         return 1;
     m->pin = (uint8_t *)p;
     if (ic_image_wrap(&m->im, m->pin, w, h, c, l, row) != IC_OK)
@@ -92,7 +92,7 @@ int ict_first_diff(const ic_image *a, const ic_image *b, int *x, int *y, int *c)
     for (*y = 0; *y < a->height; (*y)++)
         for (*x = 0; *x < a->width; (*x)++)
             for (*c = 0; *c < a->channels; (*c)++)
-                if (ict_sample_value(a, *x, *y, *c) != ict_sample_value(b, *x, *y, *c))
+                if (ict_value(a, *x, *y, *c) != ict_value(b, *x, *y, *c))
                     return 1;
     return 0;
 }

@@ -55,17 +55,17 @@ int ict_border_map(int i, int n, ic_border b)
     return -1;
 }
 
-unsigned ict_round_max(double v, unsigned max)
+uint16_t ict_round_max(double v, int max)
 {
     if (!(v > 0.0)) /* negative, zero and NaN */
         return 0;
     if (v >= (double)max)
-        return max;
+        return (uint16_t)max;
     double f = floor(v);
     double d = v - f;
     if (d > 0.5 || (d == 0.5 && fmod(f, 2.0) != 0.0))
         f += 1.0;
-    return (unsigned)f;
+    return (uint16_t)f;
 }
 
 uint8_t ict_round(double v)
@@ -73,9 +73,9 @@ uint8_t ict_round(double v)
     return (uint8_t)ict_round_max(v, 255);
 }
 
-unsigned ict_type_max(const ic_image *img)
+int ict_type_max(const ic_image *img)
 {
-    return img->type == IC_U16 ? 65535u : 255u;
+    return img->type == IC_U16 ? 65535 : 255;
 }
 
 const uint8_t *ict_sample(const ic_image *img, int x, int y, int c)
@@ -88,7 +88,7 @@ const uint8_t *ict_sample(const ic_image *img, int x, int y, int c)
     return img->data + (size_t)y * pitch + ((size_t)x * (size_t)img->channels + (size_t)c) * size;
 }
 
-unsigned ict_sample_value(const ic_image *img, int x, int y, int c)
+int ict_value(const ic_image *img, int x, int y, int c)
 {
     const uint8_t *p = ict_sample(img, x, y, c);
     if (img->type == IC_U16) {
@@ -185,7 +185,7 @@ static void pixel(const ic_image *src, const ic_kernel *k, const ic_params *p, i
             const int outside = mx < 0 || my < 0;
             double s[4] = {0, 0, 0, 0};
             for (int c = 0; c < nch; c++)
-                s[c] = outside ? (double)p->border_value : (double)ict_sample_value(src, mx, my, c);
+                s[c] = outside ? (double)p->border_value : (double)ict_value(src, mx, my, c);
             for (int c = 0; c < nch; c++) {
                 sum[c] += coef * s[c];
                 mag[c] += fabs(coef * s[c]);
@@ -213,7 +213,7 @@ static void pixel(const ic_image *src, const ic_kernel *k, const ic_params *p, i
             slack[c] = (ebits >= 0 && ldexp(m, ebits) < 0x1p24) ? 0.0 : g * m;
     }
     if (mode == IC_ALPHA_KEEP) {
-        val[ac] = (double)ict_sample_value(src, x, y, ac);
+        val[ac] = (double)ict_value(src, x, y, ac);
         if (slack)
             slack[ac] = 0.0;
     }

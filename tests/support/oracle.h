@@ -58,10 +58,10 @@ int ict_border_map(int i, int n, ic_border b);
 uint8_t ict_round(double v);
 
 /* The same rule clamped to [0, max] (max = ict_type_max of the image). */
-unsigned ict_round_max(double v, unsigned max);
+uint16_t ict_round_max(double v, int max);
 
 /* Largest sample value of an image's type: 255 (IC_U8) or 65535 (IC_U16). */
-unsigned ict_type_max(const ic_image *img);
+int ict_type_max(const ic_image *img);
 
 /* The alpha mode the oracle applies for this kernel, image and request (AUTO
  * resolved; IC_ALPHA_INDEPENDENT for 1 and 3 channels). */
@@ -94,7 +94,7 @@ void ict_oracle_rows(const ic_image *src, const ic_kernel *k, const ic_params *p
 const uint8_t *ict_sample(const ic_image *img, int x, int y, int c);
 
 /* Value of sample (x, y, c) of an IC_U8 or IC_U16 image. */
-unsigned ict_sample_value(const ic_image *img, int x, int y, int c);
+int ict_value(const ic_image *img, int x, int y, int c);
 
 #ifdef __cplusplus
 }

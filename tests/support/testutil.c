@@ -65,9 +65,10 @@ int ict_buf_alloc_type(ict_buf *b, int width, int height, int channels, ic_layou
                        size_t extra_pitch, ic_sample_type type)
 {
     memset(b, 0, sizeof *b);
-    if (width < 1 || height < 1 || channels < 1 || channels > 4 ||
-        (type == IC_U16 && extra_pitch % 2 != 0))
+    if (width < 1 || height < 1 || channels < 1 || channels > 4)
         return -1;
+    if (type == IC_U16)
+        extra_pitch += extra_pitch & 1u; /* 16-bit rows start on even addresses */
     size_t pitch = row_bytes(width, channels, layout, type) + extra_pitch;
     size_t rows = row_count(height, channels, layout);
     if (rows != 0 && pitch > ((size_t)-1 - 4096) / rows)
@@ -94,7 +95,7 @@ int ict_buf_alloc(ict_buf *b, int width, int height, int channels, ic_layout lay
     return ict_buf_alloc_type(b, width, height, channels, layout, extra_pitch, IC_U8);
 }
 
-void ict_set_sample(const ic_image *im, int x, int y, int c, unsigned v)
+void ict_set_value(const ic_image *im, int x, int y, int c, int v)
 {
     uint8_t *p = (uint8_t *)ict_sample(im, x, y, c);
     if (im->type == IC_U16) {
@@ -132,15 +133,14 @@ void ict_buf_random(ict_buf *b, ict_rng *r, int alpha_style)
     if (im->channels != 2 && im->channels != 4)
         return;
     const int ac = im->channels - 1;
-    const int max = (int)ict_type_max(im);
+    const int max = ict_type_max(im);
     for (int y = 0; y < im->height; y++) {
         for (int x = 0; x < im->width; x++) {
             uint32_t u = ict_below(r, 10);
             if (alpha_style == 2)
-                ict_set_sample(im, x, y, ac, (unsigned)max);
+                ict_set_value(im, x, y, ac, max);
             else if (alpha_style == 1)
-                ict_set_sample(im, x, y, ac,
-                               (unsigned)(u < 4 ? 0 : u < 8 ? max : ict_range(r, 1, max - 1)));
+                ict_set_value(im, x, y, ac, u < 4 ? 0 : u < 8 ? max : ict_range(r, 1, max - 1));
         }
     }
 }
@@ -321,13 +321,13 @@ void ict_cmp_init(ict_cmp *c)
 }
 
 static void compare_sample(ict_cmp *cmp, int x, int y, int c, int got, double v, double s,
-                           unsigned max)
+                           int max)
 {
-    const int want = (int)ict_round_max(v, max);
-    int lo = 0, hi = (int)max;
+    const int want = ict_round_max(v, max);
+    int lo = 0, hi = max;
     if (s < ICT_SLACK_ANY) {
-        lo = (int)ict_round_max(v - s, max);
-        hi = (int)ict_round_max(v + s, max);
+        lo = ict_round_max(v - s, max);
+        hi = ict_round_max(v + s, max);
     }
     cmp->samples++;
     if (got == want)
@@ -357,7 +357,7 @@ void ict_compare_row(ict_cmp *cmp, const ic_image *dst, int y, const double *val
     for (int x = 0; x < dst->width; x++) {
         for (int c = 0; c < nch; c++) {
             const size_t at = (size_t)x * (size_t)nch + (size_t)c;
-            compare_sample(cmp, x, y, c, (int)ict_sample_value(dst, x, y, c), val[at],
+            compare_sample(cmp, x, y, c, ict_value(dst, x, y, c), val[at],
                            slack ? slack[at] : 0.0, ict_type_max(dst));
         }
     }
