@@ -109,9 +109,10 @@ def main():
         shutil.rmtree(tmp, ignore_errors=True)
 
     stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    commit = os.environ.get("IC_COMMIT", "")
     try:
-        commit = subprocess.run(["git", "-C", str(root), "rev-parse", "--short", "HEAD"],
-                                capture_output=True, text=True).stdout.strip()
+        commit = commit or subprocess.run(["git", "-C", str(root), "rev-parse", "--short", "HEAD"],
+                                          capture_output=True, text=True).stdout.strip()
     except OSError:
         commit = "?"
     base = rows[1][1]

@@ -312,11 +312,12 @@ if has python; then
   pyt=/tmp/icpy-$stamp
   if IMGCONV_BUILD_DIR=$PWD/$B python3 -m pip install -q --no-build-isolation --no-deps \
        --target "$pyt" ./python > "$out/python-$stamp.txt" 2>&1; then
-    ( cd /tmp && PYTHONPATH=$pyt${PYTHONPATH:+:$PYTHONPATH} IMGCONV_CLI=$PWD/$B/imgconv \
-        python3 -m pytest -v -rs -p no:cacheprovider "$OLDPWD/python/tests" ) >> "$out/python-$stamp.txt" 2>&1
+    here=$PWD
+    ( cd /tmp && PYTHONPATH=$pyt${PYTHONPATH:+:$PYTHONPATH} IMGCONV_CLI=$here/$B/imgconv \
+        python3 -m pytest -v -rs -p no:cacheprovider "$here/python/tests" ) >> "$out/python-$stamp.txt" 2>&1
     echo "pytest rc=$?"
     grep -E "passed|failed|SKIPPED|FAILED|test_device" "$out/python-$stamp.txt" | tail -40
-    PYTHONPATH=$pyt${PYTHONPATH:+:$PYTHONPATH} python3 bench/dask_scaling.py \
+    PYTHONPATH=$pyt${PYTHONPATH:+:$PYTHONPATH} IC_COMMIT=$commit python3 bench/dask_scaling.py \
       --workers 1,2,4,8,16 --repeat 3 --gpu >> "$out/python-$stamp.txt" 2>&1 || echo "dask_scaling failed (rc=$?)"
     newest=$(ls -t bench/results/dask-scaling-*.md 2>/dev/null | head -1)
     [ -n "$newest" ] && cp "$newest" "$out/" && cat "$newest"
