@@ -348,7 +348,9 @@ static void ic_cu_describe(const ic_cuda_args &a, const char *what, char *buf, s
 /* Defines backend `sym` (name, summary, auto rank, IC_CAP_* caps) on top of
  * the shared host side (cuda_host.cu) and the file's ic_cuda_strategy
  * `strategy`. Every strategy takes device images and uint16 samples (the
- * shared loads and stores above), so those caps are added here. */
+ * shared loads and stores above), so those caps are added here. No host_bytes
+ * and none of the optional entries (1D, matmul, device count: the `cuda`
+ * backend's, fast/plan.cu). */
 #define IC_CU_DEFINE_BACKEND(sym, name, summary, rank, caps, strategy)                          \
     static ic_status sym##_run(void *state, const ic_job *job, ic_timing *t, char *err,           \
                                size_t errlen)                                                     \
@@ -362,7 +364,7 @@ static void ic_cu_describe(const ic_cuda_args &a, const char *what, char *buf, s
     extern "C" const ic_backend sym = {name,          summary,      1,             rank,          \
                                        ic_cuda_probe, ic_cuda_open, ic_cuda_close, sym##_run,     \
                                        sym##_explain, (caps) | IC_CAP_DEVICE_IMAGES | IC_CAP_U16, \
-                                       NULL}
+                                       NULL, NULL, NULL, NULL, NULL}
 
 /* ---- the halo tile of cuda-tiled-out and cuda-tiled-halo ---------------------- */
 
