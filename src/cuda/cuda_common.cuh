@@ -6,8 +6,9 @@
  * What is here:
  *  - launch-geometry constants of every strategy (the seeds' tile sizes);
  *  - sample addressing for AoS and SoA with a pitch (ic_cu_plane / ic_cu_store),
- *    uint8 -> float on read, ic_round_u8 (core/border.h) on write; a plane
- *    either reads a channel as it is (ic_cu_src) or premultiplied by alpha;
+ *    uint8 or uint16 -> float on read, ic_round_u8 (core/border.h) or
+ *    ic_cu_round_u16 on write; a plane either reads a channel as it is
+ *    (ic_cu_src) or premultiplied by alpha;
  *  - the border-mapped fetch, which always goes through ic_border_map;
  *  - the inner product over a window (ic_cu_dot), templated on where the
  *    weights come from (ic_cu_wglobal here, a __constant__ array in cuda_const.cu);
@@ -24,6 +25,12 @@
  * same kernels read with a stride of `channels` bytes. This keeps a tile one
  * float per pixel (the largest kernel that fits in shared memory does not
  * depend on the channel count) and keeps AoS and SoA on one code path.
+ *
+ * Sample types: ic_cuda_args.u16 selects uint16 samples (IC_U16). It is a
+ * run-time branch in the plane's read and in ic_cu_store, uniform over a
+ * launch, not a template parameter: templating every strategy (and the fast
+ * path's tile kernels) on the sample type would double the instantiations and
+ * the build time, while the branch costs one predictable test per load.
  *
  * Premultiplied alpha (ic_cuda_args.premultiply, backend.h): a block of a
  * colour channel runs its strategy twice, first on the alpha channel (FA),
@@ -88,13 +95,34 @@
 
 /* ---- samples -------------------------------------------------------------- */
 
-/* Byte offset of sample (x, y) of channel c in an image of the job's shape. */
+/* Byte offset of sample (x, y) of channel c in an image of the job's shape
+ * (samples of 1 << a.u16 bytes). */
 __device__ __forceinline__ size_t ic_cu_offset(const ic_cuda_args &a, size_t pitch, int c, int x,
                                                int y)
 {
     if (a.soa)
-        return ((size_t)c * (size_t)a.height + (size_t)y) * pitch + (size_t)x;
-    return (size_t)y * pitch + (size_t)x * (size_t)a.channels + (size_t)c;
+        return ((size_t)c * (size_t)a.height + (size_t)y) * pitch + ((size_t)x << a.u16);
+    return (size_t)y * pitch + (((size_t)x * (size_t)a.channels + (size_t)c) << a.u16);
+}
+
+/* Sample at byte offset o of an image of the job's type, as a float (LDG:
+ * through the read-only data cache). */
+template <bool LDG>
+__device__ __forceinline__ float ic_cu_sample(const uint8_t *base, size_t o, bool u16)
+{
+    if (u16) {
+        const uint16_t *p = reinterpret_cast<const uint16_t *>(base + o);
+        return LDG ? (float)__ldg(p) : (float)*p;
+    }
+    return LDG ? (float)__ldg(base + o) : (float)base[o];
+}
+
+/* ic_round_u8's rule (core/border.h) for uint16: clamp to [0, 65535] (NaN ->
+ * 0), round to nearest, ties to even. */
+__device__ __forceinline__ unsigned short ic_cu_round_u16(float v)
+{
+    v = fminf(fmaxf(v, 0.0f), 65535.0f);
+    return (unsigned short)__float2int_rn(v);
 }
 
 /* One channel of the source image as a plane: base, pitch and the distance
@@ -106,14 +134,16 @@ template <bool PM> struct ic_cu_plane {
     const uint8_t *base;
     const uint8_t *alpha; /* PM: the alpha channel (same offsets as base), else unused */
     size_t pitch;
-    int xs, w, h, border;
+    int xs; /* bytes from one pixel to the next */
+    int w, h, border;
     float border_value;
+    bool u16; /* uint16 samples */
 
     __device__ ic_cu_plane(const ic_cuda_args &a, int c)
         : base(a.src + ic_cu_offset(a, a.src_pitch, c, 0, 0)),
           alpha(a.src + ic_cu_offset(a, a.src_pitch, a.channels - 1, 0, 0)), pitch(a.src_pitch),
-          xs(a.soa ? 1 : a.channels), w(a.width), h(a.height), border(a.border),
-          border_value(PM ? a.border_value * a.border_value : a.border_value)
+          xs((a.soa ? 1 : a.channels) << a.u16), w(a.width), h(a.height), border(a.border),
+          border_value(PM ? a.border_value * a.border_value : a.border_value), u16(a.u16 != 0)
     {
     }
 
@@ -121,9 +151,9 @@ template <bool PM> struct ic_cu_plane {
     template <bool LDG = false> __device__ __forceinline__ float at(int x, int y) const
     {
         const size_t o = (size_t)y * pitch + (size_t)x * (size_t)xs;
-        const float v = LDG ? (float)__ldg(base + o) : (float)base[o];
+        const float v = ic_cu_sample<LDG>(base, o, u16);
         if constexpr (PM)
-            return v * (LDG ? (float)__ldg(alpha + o) : (float)alpha[o]);
+            return v * ic_cu_sample<LDG>(alpha, o, u16);
         return v;
     }
 
@@ -141,14 +171,19 @@ template <bool PM> struct ic_cu_plane {
 /* A channel read as it is. */
 using ic_cu_src = ic_cu_plane<false>;
 
-/* Writes bias + sum as a uint8 sample (round half even, clamp). */
+/* Writes bias + sum as a sample of the job's type (round half even, clamp). */
 __device__ __forceinline__ void ic_cu_store(const ic_cuda_args &a, int c, int x, int y, float sum)
 {
-    a.dst[ic_cu_offset(a, a.dst_pitch, c, x, y)] = ic_round_u8(sum + a.bias);
+    uint8_t *p = a.dst + ic_cu_offset(a, a.dst_pitch, c, x, y);
+    if (a.u16)
+        *reinterpret_cast<uint16_t *>(p) = ic_cu_round_u16(sum + a.bias);
+    else
+        *p = ic_round_u8(sum + a.bias);
 }
 
 /* Premultiplied colour back from its sums (backend.h): FC / FA, 0 where
- * FA <= 0 (also NaN). The division is IEEE (correctly rounded), not
+ * FA <= 0 (also NaN). The same at 16 bits: colour and alpha are both read in
+ * levels of the type, so FC / FA is in colour levels. The division is IEEE (correctly rounded), not
  * __fdividef: on opaque windows with exact sums (dyadic weights summing to 1,
  * FA = 255) FC / FA is then exactly the RGB sum, ties included, so opaque
  * RGBA gives the RGB colour. */
@@ -312,7 +347,10 @@ static void ic_cu_describe(const ic_cuda_args &a, const char *what, char *buf, s
 
 /* Defines backend `sym` (name, summary, auto rank, IC_CAP_* caps) on top of
  * the shared host side (cuda_host.cu) and the file's ic_cuda_strategy
- * `strategy`. */
+ * `strategy`. Every strategy takes device images and uint16 samples (the
+ * shared loads and stores above), so those caps are added here. No host_bytes
+ * and none of the optional entries (1D, matmul, device count: the `cuda`
+ * backend's, fast/plan.cu). */
 #define IC_CU_DEFINE_BACKEND(sym, name, summary, rank, caps, strategy)                          \
     static ic_status sym##_run(void *state, const ic_job *job, ic_timing *t, char *err,           \
                                size_t errlen)                                                     \
@@ -325,7 +363,7 @@ static void ic_cu_describe(const ic_cuda_args &a, const char *what, char *buf, s
     }                                                                                             \
     extern "C" const ic_backend sym = {name,          summary,      1,             rank,          \
                                        ic_cuda_probe, ic_cuda_open, ic_cuda_close, sym##_run,     \
-                                       sym##_explain, (caps) | IC_CAP_DEVICE_IMAGES,             \
+                                       sym##_explain, (caps) | IC_CAP_DEVICE_IMAGES | IC_CAP_U16, \
                                        NULL /* host_bytes */, NULL /* conv1d */,                  \
                                        NULL /* matmul_variants */, NULL /* matmul */,             \
                                        NULL /* device_count */, ic_cuda_plan}

@@ -208,13 +208,22 @@ static ic_status ensure_weights(ic_cuda_state *st, size_t n, char *err, size_t e
     return IC_OK;
 }
 
+/* Where the kernels read a sample type whole: uint16 samples of a device
+ * image must be 2-byte aligned (host images are copied into aligned buffers). */
+static int aligned_for_type(const ic_image *im)
+{
+    return im->type != IC_U16 || im->memory != IC_MEM_DEVICE ||
+           ((uintptr_t)im->data % 2u == 0 && im->pitch % 2u == 0);
+}
+
 /* The source side of a job: what both run and explain need. */
 static int src_valid(const ic_job *job)
 {
     const ic_image *s = job->src;
     return s && s->data && job->w && s->width >= 1 && s->height >= 1 && s->width <= IC_MAX_DIM &&
            s->height <= IC_MAX_DIM && s->channels >= 1 && s->channels <= 4 &&
-           (s->layout == IC_AOS || s->layout == IC_SOA) && s->pitch >= ic_image_row_bytes(s) &&
+           (s->layout == IC_AOS || s->layout == IC_SOA) &&
+           (s->type == IC_U8 || s->type == IC_U16) && s->pitch >= ic_image_row_bytes(s) && aligned_for_type(s) &&
            job->kw >= 1 && job->kh >= 1 && (job->kw & 1) && (job->kh & 1) &&
            job->kw <= IC_MAX_KERNEL && job->kh <= IC_MAX_KERNEL &&
            (!job->premultiply || s->channels == 2 || s->channels == 4);
@@ -226,8 +235,9 @@ static int dst_valid(const ic_job *job, int any_layout)
 {
     const ic_image *s = job->src, *d = job->dst;
     return d && d->data && d->width == s->width && d->height == s->height &&
-           d->channels == s->channels && (any_layout || d->layout == s->layout) &&
-           (d->layout == IC_AOS || d->layout == IC_SOA) && d->pitch >= ic_image_row_bytes(d);
+           d->channels == s->channels && d->type == s->type &&
+           (any_layout || d->layout == s->layout) && (d->layout == IC_AOS || d->layout == IC_SOA) &&
+           d->pitch >= ic_image_row_bytes(d) && aligned_for_type(d);
 }
 
 /* The kernel arguments of a job, device pointers left NULL. */
@@ -239,6 +249,7 @@ static ic_cuda_args job_args(const ic_cuda_state *st, const ic_job *job)
     a.height = job->src->height;
     a.channels = job->src->channels;
     a.soa = job->src->layout == IC_SOA;
+    a.u16 = job->src->type == IC_U16;
     a.kw = job->kw;
     a.kh = job->kh;
     a.border = (int)job->border;
@@ -304,25 +315,31 @@ struct ic_cu_view {
     int soa;
 };
 
+/* Byte offset of sample (x, y, c), samples of 1 << u16 bytes. */
 __device__ __forceinline__ size_t view_at(const ic_cu_view &v, int x, int y, int c, int height,
-                                          int channels)
+                                          int channels, int u16)
 {
-    return v.soa ? ((size_t)c * (size_t)height + (size_t)y) * v.pitch + (size_t)x
-                 : (size_t)y * v.pitch + (size_t)x * (size_t)channels + (size_t)c;
+    return v.soa ? ((size_t)c * (size_t)height + (size_t)y) * v.pitch + ((size_t)x << u16)
+                 : (size_t)y * v.pitch + (((size_t)x * (size_t)channels + (size_t)c) << u16);
 }
 
-/* dst(x, y, c) = src(x, y, c) for channels [c0, c0 + nc), any two layouts:
- * the layout conversion and the kept alpha channel of device images. */
+/* dst(x, y, c) = src(x, y, c) for channels [c0, c0 + nc), any two layouts,
+ * uint8 or (u16) uint16 samples: the layout conversion and the kept alpha
+ * channel of device images. */
 __global__ void ic_cu_copy_channels(ic_cu_view dst, ic_cu_view src, int width, int height,
-                                    int channels, int c0, size_t n)
+                                    int channels, int c0, int u16, size_t n)
 {
     for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
          i += (size_t)gridDim.x * blockDim.x) {
         const int x = (int)(i % (size_t)width);
         const size_t r = i / (size_t)width;
         const int y = (int)(r % (size_t)height), c = c0 + (int)(r / (size_t)height);
-        dst.p[view_at(dst, x, y, c, height, channels)] =
-            src.p[view_at(src, x, y, c, height, channels)];
+        uint8_t *d = dst.p + view_at(dst, x, y, c, height, channels, u16);
+        const uint8_t *s = src.p + view_at(src, x, y, c, height, channels, u16);
+        if (u16)
+            *reinterpret_cast<uint16_t *>(d) = *reinterpret_cast<const uint16_t *>(s);
+        else
+            *d = *s;
     }
 }
 
@@ -333,7 +350,7 @@ static ic_status copy_channels(ic_cu_view dst, ic_cu_view src, const ic_image *i
     const size_t want = (n + 255) / 256;
     const unsigned blocks = (unsigned)(want < 65535u * 16u ? want : 65535u * 16u);
     ic_cu_copy_channels<<<blocks, 256, 0, stream>>>(dst, src, im->width, im->height, im->channels,
-                                                    c0, n);
+                                                    c0, im->type == IC_U16, n);
     IC_CUDA_CHECK(cudaGetLastError());
     return IC_OK;
 }

@@ -24,9 +24,10 @@ extern "C" {
 
 /* One filtering job as the kernels see it: device images and parameters.
  * Passed by value to every kernel. Sample (x, y, c) of an image lives at
- *   AoS: base + y*pitch + x*channels + c
- *   SoA: base + (c*height + y)*pitch + x      (planes stacked, device pitch)
- * like ic_image_at() on the host. */
+ *   AoS: base + y*pitch + (x*channels + c) * S
+ *   SoA: base + (c*height + y)*pitch + x * S      (planes stacked, device pitch)
+ * with S = 1 byte (IC_U8) or 2 (IC_U16, u16 = 1), pitches in bytes, like
+ * ic_image_at() on the host. */
 typedef struct ic_cuda_args {
     const uint8_t *src;
     size_t src_pitch;
@@ -36,6 +37,9 @@ typedef struct ic_cuda_args {
     int width, height;    /* >= 1 */
     int channels;         /* 1..4 */
     int soa;              /* 1 for IC_SOA, 0 for IC_AOS */
+    int u16;              /* 1 for IC_U16 samples (src and dst), 0 for IC_U8: the shift from
+                           * sample index to byte offset; every kernel branches on it
+                           * uniformly in its loads and stores (cuda_common.cuh) */
     int kw, kh;           /* odd, 1..IC_MAX_KERNEL */
     int border;           /* ic_border */
     float border_value;   /* for IC_BORDER_CONSTANT */

@@ -30,6 +30,9 @@
  *     is the RGB sum); with float weights (a Gaussian) FC / FA and the RGB sum
  *     round differently, so a sample whose sum lies within float32 error of a
  *     .5 may land one level off: counted, at most 1 level and 0.01%.
+ * Checks 1 and 2 run at 16 bits too (IC_U16: half as many cases per
+ * configuration, full-range random samples, alpha over 0..65535, border value
+ * and bias scaled by 257; the rows method is never planned for them).
  * Exits 77 (SKIPPED) without a CUDA device. IC_TEST_QUICK=1: 6 smaller cases
  * per configuration (ICT_CASES=N sets the count) and the opaque check on the
  * fast path only, with two border modes (for compute-sanitizer's four tools).
@@ -120,7 +123,7 @@ static int planned_method(ic_context *ctx, const ic_image *src, const ic_kernel 
     return 1;
 }
 
-/* Writable sample (x, y, c) of a test image. */
+/* Writable sample (x, y, c) of an 8-bit test image. */
 static uint8_t *sample_w(ict_buf *b, int x, int y, int c)
 {
     const ic_image *im = &b->img;
@@ -177,7 +180,8 @@ static int against_oracle(const ict_buf *src, const ict_buf *dst, const ic_kerne
             for (int c = 0; c < im->channels; c++, i++) {
                 if (slack[i] >= ICT_SLACK_ANY)
                     continue;
-                const int d = (int)*ict_sample(&dst->img, x, y, c) - (int)ict_round(val[i]);
+                const int d = (int)ict_value(&dst->img, x, y, c) -
+                              (int)ict_round_max(val[i], ict_type_max(&dst->img));
                 t->samples++;
                 t->within1 += d >= -1 && d <= 1;
             }
@@ -188,12 +192,14 @@ static int against_oracle(const ict_buf *src, const ict_buf *dst, const ic_kerne
     return cmp->bad == 0 ? 0 : 1;
 }
 
-/* Case `index` of configuration `ci`: checks 1 and 2 of the top. */
+/* Case `index` of configuration `ci` with samples of `type`: checks 1 and 2
+ * of the top. */
 static int run_case(ic_context *ctx, const config *cfg, const char *cname, int ci, int index,
-                    totals *t)
+                    ic_sample_type type, totals *t)
 {
     ict_rng r;
-    ict_rng_seed(&r, ict_mix(0xA1FA12ull + (uint64_t)ci, (uint64_t)index));
+    ict_rng_seed(&r, ict_mix(0xA1FA12ull + (uint64_t)ci + ((uint64_t)type << 32), (uint64_t)index));
+    const float unit = type == IC_U16 ? 257.0f : 1.0f; /* border value and bias scale */
     const int q = quick();
     static const int sizes[][2] = {{1, 1}, {3, 2}, {2, 7}, {5, 9},  {17, 13},
                                    {64, 33}, {130, 41}, {257, 19}, {33, 70}};
@@ -212,9 +218,9 @@ static int run_case(ic_context *ctx, const config *cfg, const char *cname, int c
     ic_params p;
     ic_params_default(&p);
     p.border = (ic_border)ict_below(&r, 5);
-    p.border_value = ict_below(&r, 4) == 0 ? 37.5f : (float)ict_range(&r, 0, 255);
+    p.border_value = unit * (ict_below(&r, 4) == 0 ? 37.5f : (float)ict_range(&r, 0, 255));
     p.correlate = (int)ict_below(&r, 2);
-    p.bias = ict_below(&r, 4) == 0 ? 3.25f : 0.0f;
+    p.bias = unit * (ict_below(&r, 4) == 0 ? 3.25f : 0.0f);
     /* blur kernels sum to 1: AUTO premultiplies them; the others ask for it */
     p.alpha = (kind != K_FULL && ict_below(&r, 2)) ? IC_ALPHA_AUTO : IC_ALPHA_PREMULTIPLY;
 
@@ -226,8 +232,8 @@ static int run_case(ic_context *ctx, const config *cfg, const char *cname, int c
     int failed = 1;
     char what[512];
     if (make_kernel(&k, &r, kind, q ? 9 : 15) ||
-        ict_buf_alloc(&src, w, h, ch, lay, (size_t)ict_range(&r, 0, 9)) ||
-        ict_buf_alloc(&dst, w, h, ch, lay, (size_t)ict_range(&r, 0, 9))) {
+        ict_buf_alloc_type(&src, w, h, ch, lay, (size_t)ict_range(&r, 0, 9), type) ||
+        ict_buf_alloc_type(&dst, w, h, ch, lay, (size_t)ict_range(&r, 0, 9), type)) {
         printf("FAIL %s case %d: cannot set up\n", cname, index);
         goto out;
     }
@@ -236,9 +242,11 @@ static int run_case(ic_context *ctx, const config *cfg, const char *cname, int c
     else
         ict_buf_random(&src, &r, style);
     snprintf(what, sizeof what,
-             "%s case %d (seed 0x%llx/%d): %dx%d ch=%d %s kernel %s %dx%d border=%s v=%g "
+             "%s case %d%s (seed 0x%llx/%d): %dx%d ch=%d %s kernel %s %dx%d border=%s v=%g "
              "%s bias=%g alpha=%s image=%s",
-             cname, index, 0xA1FA12ull + (unsigned long long)ci, index, w, h, ch,
+             cname, index, type == IC_U16 ? " 16-bit" : "",
+             0xA1FA12ull + (unsigned long long)ci + ((unsigned long long)type << 32), index, w, h,
+             ch,
              ict_layout_str(lay), k.name, k.width, k.height, ict_border_str(p.border),
              (double)p.border_value, p.correlate ? "correlation" : "convolution", (double)p.bias,
              ict_alpha_str(p.alpha), style == 0 ? "random" : style == 1 ? "holes" : "photo");
@@ -283,7 +291,7 @@ static int run_case(ic_context *ctx, const config *cfg, const char *cname, int c
         }
     }
     ict_buf ind;
-    if (ict_buf_alloc(&ind, w, h, ch, lay, 3)) {
+    if (ict_buf_alloc_type(&ind, w, h, ch, lay, 3, type)) {
         printf("FAIL %s: cannot allocate\n", what);
         if (ictx != ctx)
             ic_context_free(ictx);
@@ -297,8 +305,8 @@ static int run_case(ic_context *ctx, const config *cfg, const char *cname, int c
         printf("FAIL %s: independent run: %s\n", what, ic_last_error());
     for (int y = 0; !bad && y < h; y++)
         for (int x = 0; !bad && x < w; x++) {
-            const int a = *ict_sample(&dst.img, x, y, ch - 1);
-            const int b = *ict_sample(&ind.img, x, y, ch - 1);
+            const int a = (int)ict_value(&dst.img, x, y, ch - 1);
+            const int b = (int)ict_value(&ind.img, x, y, ch - 1);
             if (a != b) {
                 printf("FAIL %s: alpha at (%d,%d) is %d premultiplied, %d independent\n", what, x,
                        y, a, b);
@@ -462,7 +470,9 @@ int main(void)
         totals t;
         memset(&t, 0, sizeof t);
         for (int i = 0; i < ncases; i++)
-            run_case(ctx, c, cname, ci, i, &t);
+            run_case(ctx, c, cname, ci, i, IC_U8, &t);
+        for (int i = 0; i < (ncases + 1) / 2; i++)
+            run_case(ctx, c, cname, ci, i, IC_U16, &t);
         const double frac = t.samples ? (double)t.within1 / (double)t.samples : 1.0;
         printf("%s: %d cases, %d failed; %.4f%% of %lld samples within 1 level of the oracle\n",
                cname, t.cases, t.failures, 100.0 * frac, t.samples);

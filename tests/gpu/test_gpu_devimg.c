@@ -26,6 +26,9 @@
  * premultiplied alpha gives IC_ERR_UNSUPPORTED unless the backend
  * premultiplies itself (then it must match the host run).
  *
+ * Every backend runs half as many cases again with 16-bit samples (IC_U16:
+ * full-range values, border value and bias scaled by 257, even pitches).
+ *
  * Without a GPU: exit 77 (SKIPPED). IC_TEST_QUICK=1 (compute-sanitizer) runs
  * a few small cases per backend. ICT_SEED=N and ICT_CASES=N narrow a run.
  */
@@ -63,17 +66,20 @@ static size_t img_rows(int h, int c, ic_layout l)
     return (size_t)h * (size_t)(l == IC_SOA ? c : 1);
 }
 
-static size_t img_row_bytes(int w, int c, ic_layout l)
+static size_t img_row_bytes(int w, int c, ic_layout l, ic_sample_type t)
 {
-    return (size_t)w * (size_t)(l == IC_AOS ? c : 1);
+    return (size_t)w * (size_t)(l == IC_AOS ? c : 1) * (t == IC_U16 ? 2u : 1u);
 }
 
-/* extra < 0: cudaMallocPitch; else cudaMalloc with pitch = row bytes + extra. */
+/* extra < 0: cudaMallocPitch; else cudaMalloc with pitch = row bytes + extra
+ * (even for IC_U16). */
 static int dev_alloc(dev_img *d, int w, int h, int c, ic_layout l, int extra, int device,
-                     cudaStream_t stream)
+                     cudaStream_t stream, ic_sample_type type)
 {
     memset(d, 0, sizeof *d);
-    const size_t row = img_row_bytes(w, c, l), rows = img_rows(h, c, l);
+    const size_t row = img_row_bytes(w, c, l, type), rows = img_rows(h, c, l);
+    if (type == IC_U16 && extra > 0)
+        extra &= ~1;
     size_t pitch = row + (size_t)(extra < 0 ? 0 : extra);
     void *p = NULL;
     if (extra < 0) {
@@ -88,7 +94,10 @@ static int dev_alloc(dev_img *d, int w, int h, int c, ic_layout l, int extra, in
      * compute-sanitizer's initcheck sees no read of memory nothing wrote. */
     if (cudaMemset(p, 0xA5, d->bytes) != cudaSuccess)
         return 1;
-    return ic_image_wrap_device(&d->im, p, w, h, c, l, pitch, device, stream) != IC_OK;
+    if (ic_image_wrap_device(&d->im, p, w, h, c, l, pitch, device, stream) != IC_OK)
+        return 1;
+    d->im.type = type; /* the pitch already holds the wider rows */
+    return 0;
 }
 
 static void dev_free(dev_img *d)
@@ -117,7 +126,8 @@ static int dev_download(const dev_img *d, uint8_t **mem, ic_image *view)
  * shape (the padding keeps whatever was there). */
 static int dev_upload(dev_img *d, const ic_image *h)
 {
-    return cudaMemcpy2D(d->p, d->im.pitch, h->data, h->pitch, ic_image_row_bytes(h),
+    return cudaMemcpy2D(d->p, d->im.pitch, h->data, h->pitch,
+                        img_row_bytes(h->width, h->channels, h->layout, h->type),
                         img_rows(h->height, h->channels, h->layout),
                         cudaMemcpyHostToDevice) != cudaSuccess;
 }
@@ -125,7 +135,7 @@ static int dev_upload(dev_img *d, const ic_image *h)
 /* 1 when every byte of the downloaded image outside its samples is v. */
 static int padding_is(const ic_image *v, size_t bytes, uint8_t val, size_t *off)
 {
-    const size_t row = ic_image_row_bytes(v);
+    const size_t row = img_row_bytes(v->width, v->channels, v->layout, v->type);
     for (size_t i = 0; i < bytes; i++)
         if (i % v->pitch >= row && v->data[i] != val) {
             *off = i;
@@ -142,10 +152,11 @@ typedef struct stats {
 } stats;
 
 static int run_case(const char *be, ic_context *ctx, cudaStream_t s1, cudaStream_t s2,
-                    uint64_t seed, int index, int quick, stats *st)
+                    uint64_t seed, int index, int quick, ic_sample_type type, stats *st)
 {
     ict_rng r;
-    ict_rng_seed(&r, ict_mix(seed, (uint64_t)index));
+    ict_rng_seed(&r, ict_mix(seed ^ (uint64_t)type, (uint64_t)index));
+    const float unit = type == IC_U16 ? 257.0f : 1.0f; /* border value and bias scale */
     const int maxd = quick ? 40 : 150;
     const int w = ict_range(&r, 0, 4) == 0 ? ict_range(&r, 1, 4) : ict_range(&r, 1, maxd);
     const int h = ict_range(&r, 0, 4) == 0 ? ict_range(&r, 1, 3) : ict_range(&r, 1, maxd);
@@ -163,17 +174,18 @@ static int run_case(const char *be, ic_context *ctx, cudaStream_t s1, cudaStream
     ic_params p;
     ic_params_default(&p);
     p.border = (ic_border)(index % 5);
-    p.border_value = (float)ict_range(&r, 0, 255);
-    p.bias = ict_range(&r, 0, 1) ? (float)(ict_uniform(&r) * 20.0 - 10.0) : 0.0f;
+    p.border_value = unit * (float)ict_range(&r, 0, 255);
+    p.bias = unit * (ict_range(&r, 0, 1) ? (float)(ict_uniform(&r) * 20.0 - 10.0) : 0.0f);
     p.correlate = ict_range(&r, 0, 1);
     p.alpha = (ch == 2 || ch == 4) && ict_range(&r, 0, 2) ? IC_ALPHA_KEEP : IC_ALPHA_INDEPENDENT;
     cudaStream_t ss = on_stream ? s1 : NULL, ds = two_streams ? s2 : ss;
 
     char what[400];
     snprintf(what, sizeof what,
-             "%s case %d: %s, %dx%d x%d %s->%s, kernel %dx%d type %d, border %s value %g, "
+             "%s case %d%s: %s, %dx%d x%d %s->%s, kernel %dx%d type %d, border %s value %g, "
              "bias %g, %s, alpha %s, pitch extra %d/%d, %s; rerun: ICT_SEED=0x%016" PRIx64,
-             be, index, kModes[mode], w, h, ch, ict_layout_str(sl), ict_layout_str(dl), kw, kh,
+             be, index, type == IC_U16 ? " (16-bit)" : "", kModes[mode], w, h, ch,
+             ict_layout_str(sl), ict_layout_str(dl), kw, kh,
              ktype, ict_border_str(p.border), (double)p.border_value, (double)p.bias,
              p.correlate ? "correlation" : "convolution", ict_alpha_str(p.alpha), sx, dx,
              two_streams ? "two streams" : on_stream ? "non-blocking stream" : "default stream",
@@ -191,10 +203,11 @@ static int run_case(const char *be, ic_context *ctx, cudaStream_t s1, cudaStream
     memset(&ddst, 0, sizeof ddst);
     int failed = 1;
     const uint8_t poison = (uint8_t)(ict_next(&r) >> 56);
-    if (ict_img_alloc(&hsrc, w, h, ch, sl, (size_t)ict_range(&r, 0, 5), 0) ||
-        ict_img_alloc(&href, w, h, ch, dl, (size_t)ict_range(&r, 0, 5), 0) ||
-        ict_img_alloc(&hdst, w, h, ch, dl, (size_t)ict_range(&r, 0, 5), 0) ||
-        dev_alloc(&dsrc, w, h, ch, sl, sx, 0, ss) || dev_alloc(&ddst, w, h, ch, dl, dx, 0, ds)) {
+    if (ict_img_alloc_type(&hsrc, w, h, ch, sl, (size_t)ict_range(&r, 0, 5), 0, type) ||
+        ict_img_alloc_type(&href, w, h, ch, dl, (size_t)ict_range(&r, 0, 5), 0, type) ||
+        ict_img_alloc_type(&hdst, w, h, ch, dl, (size_t)ict_range(&r, 0, 5), 0, type) ||
+        dev_alloc(&dsrc, w, h, ch, sl, sx, 0, ss, type) ||
+        dev_alloc(&ddst, w, h, ch, dl, dx, 0, ds, type)) {
         printf("FAIL %s: cannot allocate the images\n  %s\n", be, what);
         goto done;
     }
@@ -249,8 +262,8 @@ static int run_case(const char *be, ic_context *ctx, cudaStream_t s1, cudaStream
     int x, y, c;
     if (ict_first_diff(&href.im, &got, &x, &y, &c)) {
         printf("FAIL %s: %s differs from host->host at (%d,%d) channel %d: %d vs %d\n  %s\n", be,
-               kModes[mode], x, y, c, *ic_image_at(&got, x, y, c), *ic_image_at(&href.im, x, y, c),
-               what);
+               kModes[mode], x, y, c, ict_value(&got, x, y, c),
+               ict_value(&href.im, x, y, c), what);
         goto done;
     }
     if (mode != HOST_DEV) { /* the device source is left as it was */
@@ -320,9 +333,9 @@ static int check_refusals(const char *be, int is_cuda)
     ic_kernel k, kb;
     memset(&k, 0, sizeof k);
     memset(&kb, 0, sizeof kb);
-    if (dev_alloc(&ds, w, h, ch, IC_AOS, -1, 0, NULL) ||
-        dev_alloc(&dd, w, h, ch, IC_AOS, -1, 0, NULL) ||
-        dev_alloc(&dd_soa, w, h, ch, IC_SOA, 3, 0, NULL) ||
+    if (dev_alloc(&ds, w, h, ch, IC_AOS, -1, 0, NULL, IC_U8) ||
+        dev_alloc(&dd, w, h, ch, IC_AOS, -1, 0, NULL, IC_U8) ||
+        dev_alloc(&dd_soa, w, h, ch, IC_SOA, 3, 0, NULL, IC_U8) ||
         ict_img_alloc(&hs, w, h, ch, IC_AOS, 0, 0) || ict_img_alloc(&hd, w, h, ch, IC_AOS, 0, 0) ||
         ic_kernel_parse(&k, "sobel-x") != IC_OK || ic_kernel_parse(&kb, "gaussian:5") != IC_OK) {
         printf("FAIL %s: refusal set-up\n", be);
@@ -485,7 +498,9 @@ int main(void)
         stats st;
         memset(&st, 0, sizeof st);
         for (int i = 0; i < cases; i++)
-            run_case(info.name, ctx, s1, s2, seed, i, quick, &st);
+            run_case(info.name, ctx, s1, s2, seed, i, quick, IC_U8, &st);
+        for (int i = 0; i < (cases + 1) / 2; i++)
+            run_case(info.name, ctx, s1, s2, seed, i, quick, IC_U16, &st);
         ic_context_free(ctx);
         failures += st.failures;
         printf("%-18s %d/%d cases equal to host images (%d on a non-blocking stream, %d "

@@ -6,7 +6,9 @@
  * border modes). For the big sizes the oracle runs on a sample of rows (the
  * edges, the middle, random rows); that every sample was written is checked by
  * running twice over dst poisoned with two different bytes and requiring the
- * same output. Exits 77 (SKIPPED) when no CUDA backend is usable here.
+ * same output. Then all of it again with 16-bit samples (IC_U16, full-range
+ * random values, bias and border values scaled to the range; the big sizes up
+ * to 1920x1080; IC_TEST_QUICK=1: 640x480 only and no 16-bit large kernels). Exits 77 (SKIPPED) when no CUDA backend is usable here.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -60,11 +62,14 @@ static int big_run(ic_context *ctx, const char *backend, const big_setup *s, con
                    const double *slack)
 {
     char what[256];
-    snprintf(what, sizeof what, "%s: %dx%d RGB aos, kernel %s, %s border (value %g), %s", backend,
-             s->width, s->height, s->kname, ict_border_str(s->p.border), (double)s->p.border_value,
+    const int u16 = src->img.type == IC_U16;
+    snprintf(what, sizeof what, "%s: %dx%d RGB aos%s, kernel %s, %s border (value %g), %s",
+             backend, s->width, s->height, u16 ? " 16-bit" : "", s->kname,
+             ict_border_str(s->p.border), (double)s->p.border_value,
              s->p.correlate ? "correlation" : "convolution");
     const uint64_t src_hash = hash_bytes(src->mem, src->bytes + src->guard);
-    const size_t rowb = (size_t)s->width * 3;
+    const size_t rows_n = (size_t)s->width * 3;                /* samples per row */
+    const size_t rowb = rows_n * (u16 ? 2u : 1u);              /* bytes per row */
     static const uint8_t poisons[2] = {0xA5, 0x5A};
     for (int run = 0; run < 2; run++) {
         ict_buf_fill(dst, poisons[run]);
@@ -88,9 +93,10 @@ static int big_run(ic_context *ctx, const char *backend, const big_setup *s, con
                 size_t x = 0;
                 while (first[(size_t)y * rowb + x] == row[x])
                     x++;
+                const size_t xs = u16 ? x / 2 : x; /* the sample of that byte */
                 printf("FAIL %s: sample x=%zu y=%d c=%zu differs between runs over poison "
-                       "0xA5 (%d) and 0x5A (%d): not written, or not deterministic\n",
-                       what, x / 3, y, x % 3, first[(size_t)y * rowb + x], row[x]);
+                       "0xA5 and 0x5A (byte %d vs %d): not written, or not deterministic\n",
+                       what, xs / 3, y, xs % 3, first[(size_t)y * rowb + x], row[x]);
                 return 1;
             }
         }
@@ -102,8 +108,8 @@ static int big_run(ic_context *ctx, const char *backend, const big_setup *s, con
     ict_cmp cmp;
     ict_cmp_init(&cmp);
     for (int i = 0; i < nrows; i++)
-        ict_compare_row(&cmp, &dst->img, rows[i], val + (size_t)i * rowb,
-                        slack + (size_t)i * rowb);
+        ict_compare_row(&cmp, &dst->img, rows[i], val + (size_t)i * rows_n,
+                        slack + (size_t)i * rows_n);
     if (!ict_cmp_passed(&cmp)) {
         printf("FAIL %s: sampled rows differ from the oracle\n", what);
         ict_cmp_print(&cmp);
@@ -112,7 +118,9 @@ static int big_run(ic_context *ctx, const char *backend, const big_setup *s, con
     return 0;
 }
 
-static int big_sizes(const char *const *backends, int nb)
+/* The big sizes with samples of `type` (IC_U16: up to 1920x1080, the random
+ * blur's constant border value 200 * 257). */
+static int big_sizes(const char *const *backends, int nb, ic_sample_type type)
 {
     static const int sizes[][2] = {
         {640, 480}, {1280, 720}, {1920, 1080}, {3840, 2160}, {7680, 4320}};
@@ -120,7 +128,8 @@ static int big_sizes(const char *const *backends, int nb)
                                         IC_BORDER_MIRROR};
     int failures = 0;
     ict_rng r;
-    ict_rng_seed(&r, ICT_DIFF_SEED ^ 0xB16B16ull);
+    ict_rng_seed(&r, ICT_DIFF_SEED ^ 0xB16B16ull ^ (uint64_t)type);
+    const int u16 = type == IC_U16;
 
     /* Seed 004's Gaussian 3x3 and a random 9x9 blur (weights sum to 1). */
     static const float g3[9] = {1, 2, 1, 2, 4, 2, 1, 2, 1};
@@ -145,18 +154,19 @@ static int big_sizes(const char *const *backends, int nb)
     }
     /* IC_TEST_QUICK=1 (gpu-check.sh under compute-sanitizer): 480p and 720p only. */
     const char *quick = getenv("IC_TEST_QUICK");
-    const size_t nsizes = quick && *quick && *quick != '0' ? 2 : sizeof sizes / sizeof sizes[0];
+    const int q = quick && *quick && *quick != '0';
+    const size_t nsizes = u16 ? (q ? 1 : 3) : q ? 2 : sizeof sizes / sizeof sizes[0];
     for (size_t si = 0; si < nsizes; si++) {
         const int w = sizes[si][0], h = sizes[si][1];
-        const size_t rowb = (size_t)w * 3;
+        const size_t rowb = (size_t)w * 3; /* samples per row */
         ict_buf src, dst;
-        uint8_t *first = malloc(rowb * (size_t)h);
+        uint8_t *first = malloc(rowb * (size_t)h * (u16 ? 2u : 1u));
         int rows[MAX_SAMPLED_ROWS];
         const int nrows = pick_rows(h, &r, rows);
         double *val = malloc(sizeof(double) * rowb * (size_t)nrows);
         double *slack = malloc(sizeof(double) * rowb * (size_t)nrows);
-        if (!first || !val || !slack || ict_buf_alloc(&src, w, h, 3, IC_AOS, 0) ||
-            ict_buf_alloc(&dst, w, h, 3, IC_AOS, 16)) {
+        if (!first || !val || !slack || ict_buf_alloc_type(&src, w, h, 3, IC_AOS, 0, type) ||
+            ict_buf_alloc_type(&dst, w, h, 3, IC_AOS, 16, type)) {
             printf("FAIL: cannot allocate %dx%d test images\n", w, h);
             free(first);
             free(val);
@@ -175,7 +185,9 @@ static int big_sizes(const char *const *backends, int nb)
                 s.kname = knames[ki];
                 ic_params_default(&s.p);
                 s.p.border = borders[bi];
-                s.p.border_value = borders[bi] == IC_BORDER_CONSTANT && ki == 1 ? 200.0f : 0.0f;
+                s.p.border_value = borders[bi] == IC_BORDER_CONSTANT && ki == 1
+                                       ? (u16 ? 200.0f * 257.0f : 200.0f)
+                                       : 0.0f;
                 s.p.correlate = (int)(bi % 2);
                 for (int i = 0; i < nrows; i++)
                     ict_oracle_rows(&src.img, s.k, &s.p, rows[i], rows[i] + 1,
@@ -186,8 +198,8 @@ static int big_sizes(const char *const *backends, int nb)
                                             nrows, val, slack);
             }
         }
-        printf("big %5dx%-5d RGB: %d backends x 6 setups checked (%.1f s)\n", w, h, nb,
-               now_s() - t0);
+        printf("big %5dx%-5d RGB%s: %d backends x 6 setups checked (%.1f s)\n", w, h,
+               u16 ? " 16-bit" : "", nb, now_s() - t0);
         free(first);
         free(val);
         free(slack);
@@ -204,9 +216,10 @@ static int big_sizes(const char *const *backends, int nb)
 
 /* ---- kernels beyond 15x15 --------------------------------------------------------- */
 
-/* Larger kernels through the same case machinery. A backend may answer
- * IC_ERR_UNSUPPORTED for a kernel it cannot hold; that is reported, not failed. */
-static int large_kernels(const char *backend)
+/* Larger kernels through the same case machinery, with samples of `type`. A
+ * backend may answer IC_ERR_UNSUPPORTED for a kernel it cannot hold; that is
+ * reported, not failed. */
+static int large_kernels(const char *backend, ic_sample_type type)
 {
     static const int shapes[][2] = {{17, 17}, {31, 31}, {63, 1}, {1, 63}, {25, 3}, {127, 5}};
     ic_context *ctx = NULL;
@@ -225,6 +238,8 @@ static int large_kernels(const char *backend)
             c.height = variant == 3 ? 5 : 80;
             if (c.ktype == ICT_K_FLOAT) /* keep float32 error well below a level */
                 c.ktype = ICT_K_BLUR;
+            if (type == IC_U16)
+                ict_case_u16(&c);
             /* Probe whether the backend takes this kernel at all. */
             ic_kernel k;
             ict_buf a, b;
@@ -285,14 +300,23 @@ int main(void)
     }
 
     int failures = 0;
+    const char *qenv = getenv("IC_TEST_QUICK");
+    const int quick_mode = qenv && *qenv && *qenv != '0';
     for (int b = 0; b < nb; b++) {
         double t0 = now_s();
         failures += ict_check_rounding(names[b]);
         failures += ict_diff_backend(names[b], ICT_DIFF_CASES, ICT_DIFF_SEED, ICT_DIFF_MAX_DIM);
-        failures += large_kernels(names[b]);
-        printf("%-18s random cases, rounding and large kernels: %.1f s\n", names[b], now_s() - t0);
+        failures += large_kernels(names[b], IC_U8);
+        /* 16 bits: the same systematic cycle (160 cases) and more, other content */
+        failures += ict_diff_backend_type(names[b], ICT_DIFF_CASES / 2, ICT_DIFF_SEED ^ 0x16B175ull,
+                                          ICT_DIFF_MAX_DIM, IC_U16);
+        if (!quick_mode) /* (compute-sanitizer's time: the 8-bit large kernels suffice) */
+            failures += large_kernels(names[b], IC_U16);
+        printf("%-18s random cases (8 and 16 bits), rounding and large kernels: %.1f s\n",
+               names[b], now_s() - t0);
     }
-    failures += big_sizes(names, nb);
+    failures += big_sizes(names, nb, IC_U8);
+    failures += big_sizes(names, nb, IC_U16);
     if (failures) {
         printf("test_gpu_diff: %d failure(s)\n", failures);
         return 1;

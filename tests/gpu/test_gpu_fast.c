@@ -7,6 +7,9 @@
  * the kernel, every border, layout, pitch, channel count, alpha mode); then
  * the named separable kernels must take the separable path and pass; then
  * large images with 31x31 kernels (FFT, separable) on sampled rows.
+ * Then 16-bit samples (IC_U16): the differential run with direct, sep and
+ * global forced, rows and fft forced (which 16-bit jobs never take: the
+ * planner falls back and --explain says so), and big 16-bit images.
  * Exits 77 (SKIPPED) without a usable CUDA device.
  */
 #include <stdio.h>
@@ -21,10 +24,13 @@ static int quick(void)
     return q && *q && strcmp(q, "0") != 0;
 }
 
-/* Filters a random image with a named kernel and compares rows [y0, y1) (all
- * when y1 <= 0) with the oracle; checks that the plan names `want` when given. */
-static int check_named(const char *text, int w, int h, int ch, ic_layout lay, ic_border border,
-                       int correlate, float bias, const char *want, ict_rng *r, int y0, int y1)
+/* Filters a random image with samples of `type` with a named kernel and
+ * compares rows [y0, y1) (all when y1 <= 0) with the oracle; checks that the
+ * plan names `want` when given (bias in the type's units); the context is
+ * tuned by `tuning` (ic_tuning_parse text; NULL: defaults). */
+static int check_named_type(const char *text, int w, int h, int ch, ic_layout lay,
+                            ic_border border, int correlate, float bias, const char *want,
+                            ict_rng *r, int y0, int y1, ic_sample_type type, const char *tuning)
 {
     ic_kernel k;
     if (ic_kernel_parse(&k, text) != IC_OK) {
@@ -34,13 +40,13 @@ static int check_named(const char *text, int w, int h, int ch, ic_layout lay, ic
     ic_params p;
     ic_params_default(&p);
     p.border = border;
-    p.border_value = (float)ict_range(r, 0, 255);
+    p.border_value = (float)ict_range(r, 0, (int)(type == IC_U16 ? 65535 : 255));
     p.correlate = correlate;
     p.bias = bias;
     p.alpha = IC_ALPHA_INDEPENDENT; /* every channel through the backend */
     ict_buf src, dst;
-    if (ict_buf_alloc(&src, w, h, ch, lay, (size_t)ict_range(r, 0, 9)) ||
-        ict_buf_alloc(&dst, w, h, ch, lay, (size_t)ict_range(r, 0, 9))) {
+    if (ict_buf_alloc_type(&src, w, h, ch, lay, (size_t)ict_range(r, 0, 9), type) ||
+        ict_buf_alloc_type(&dst, w, h, ch, lay, (size_t)ict_range(r, 0, 9), type)) {
         printf("FAIL cannot allocate %dx%d\n", w, h);
         ic_kernel_free(&k);
         return 1;
@@ -56,11 +62,12 @@ static int check_named(const char *text, int w, int h, int ch, ic_layout lay, ic
         y1 = h;
     }
     char what[256];
-    snprintf(what, sizeof what, "kernel=%s image=%dx%d ch=%d %s border=%s %s bias=%g", text, w, h,
-             ch, ict_layout_str(lay), ict_border_str(border),
+    snprintf(what, sizeof what, "kernel=%s image=%dx%d ch=%d%s %s border=%s %s bias=%g", text, w,
+             h, ch, type == IC_U16 ? " 16-bit" : "", ict_layout_str(lay), ict_border_str(border),
              correlate ? "correlation" : "convolution", (double)bias);
-    if (ic_context_create(&ctx, "cuda", NULL) != IC_OK) {
-        printf("FAIL cuda context: %s\n", ic_last_error());
+    ctx = ict_context_tuned("cuda", tuning, NULL);
+    if (!ctx) {
+        printf("FAIL cuda context (tuning %s): %s\n", tuning ? tuning : "none", ic_last_error());
         goto out;
     }
     /* The planner's choice depends on ceilings it measures on the device;
@@ -106,6 +113,75 @@ out:
     ict_buf_free(&dst);
     ic_kernel_free(&k);
     return failed;
+}
+
+static int check_named(const char *text, int w, int h, int ch, ic_layout lay, ic_border border,
+                       int correlate, float bias, const char *want, ict_rng *r, int y0, int y1)
+{
+    return check_named_type(text, w, h, ch, lay, border, correlate, bias, want, r, y0, y1, IC_U8,
+                            NULL);
+}
+
+/* The fixed full-rank 31x31 kernel of the big-image checks (FFT): rows of a
+ * ramp times a different ramp per row, as kernel text. */
+static void full_rank_31(char *text, size_t n)
+{
+    int o = 0, sum = 0;
+    for (int y = 0; y < 31; y++)
+        for (int x = 0; x < 31; x++) {
+            const int v = 1 + (x * 7 + y * y * 3 + x * y) % 23;
+            sum += v;
+            o += snprintf(text + o, n - (size_t)o, "%d%s", v, x == 30 ? (y == 30 ? "" : ";") : " ");
+        }
+    snprintf(text + o, n - (size_t)o, " / %d", sum);
+}
+
+/* 16-bit samples on every method: the differential run with each method
+ * forced, rows refused (planned out, said by --explain), big images. */
+static int sixteen_bits(int q, ict_rng *r)
+{
+    int failures = 0;
+    const char *methods[] = {"direct", "sep", "global", "rows", "fft"};
+    for (int m = 0; m < 5; m++) {
+        char tuning[32];
+        snprintf(tuning, sizeof tuning, "method=%s", methods[m]);
+        printf("16-bit, method %s forced%s:\n", methods[m],
+               m >= 3 ? " (never taken at 16 bits: the planner's choice runs)" : "");
+        failures += ict_diff_backend_ex("cuda", tuning, IC_U16, q ? 24 : 160,
+                                        ICT_DIFF_SEED ^ 0x16B17ull ^ (uint64_t)(m + 1),
+                                        ICT_DIFF_MAX_DIM);
+    }
+    /* fft forced, then rows, on jobs they take at 8 bits: the 16-bit plan is
+     * another method and says why */
+    char text[31 * 31 * 8 + 64];
+    full_rank_31(text, sizeof text);
+    failures += check_named_type(text, 300, 200, 3, IC_AOS, IC_BORDER_MIRROR, 1, 0.0f,
+                                 "8-bit samples only", r, 0, 0, IC_U16, "method=fft");
+    failures += check_named_type("gaussian:5", 640, 360, 3, IC_AOS, IC_BORDER_MIRROR, 1, 0.0f,
+                                 "8-bit samples only", r, 0, 0, IC_U16, "method=rows");
+
+    /* big 16-bit images, sampled rows: tile blocks inside and at the edges,
+     * the planner's methods (sep, direct; neither rows nor fft), all channel
+     * counts */
+    const int bw = q ? 640 : 3840, bh = q ? 360 : 2160;
+    const int rows[][2] = {{0, 6}, {bh / 2 - 3, bh / 2 + 3}, {bh - 6, bh}};
+    for (int i = 0; i < 3; i++) {
+        failures += check_named_type("gaussian:31", bw, bh, 3, IC_AOS, IC_BORDER_REFLECT, 1,
+                                     0.0f, "method sep", r, rows[i][0], rows[i][1], IC_U16, NULL);
+        failures += check_named_type(text, bw, bh, 1 + i, i == 1 ? IC_SOA : IC_AOS, (ic_border)i,
+                                     1, 0.0f, "8-bit samples only", r, rows[i][0], rows[i][1],
+                                     IC_U16, NULL);
+        failures += check_named_type("gaussian:5", bw, bh, 4 - i, i == 2 ? IC_SOA : IC_AOS,
+                                     (ic_border)(i + 1), 1, 0.0f, "8-bit samples only", r,
+                                     rows[i][0], rows[i][1], IC_U16, NULL);
+        failures += check_named_type("1 2 3 4 5 6 7; 7 1 2 3 4 5 6; 6 7 1 2 3 4 5; 5 6 7 1 2 3 4; "
+                                     "4 5 6 7 1 2 3; 3 4 5 6 7 1 2; 2 3 4 5 6 7 1 / 196",
+                                     bw, bh, i == 1 ? 1 : 4, i == 2 ? IC_SOA : IC_AOS,
+                                     (ic_border)i, 0, 1.5f * 257.0f, "8-bit samples only", r,
+                                     rows[i][0], rows[i][1], IC_U16, NULL);
+    }
+    printf("16-bit: %d failures\n", failures);
+    return failures;
 }
 
 int main(void)
@@ -187,15 +263,7 @@ int main(void)
                                 "method sep", &r, rows[i][0], rows[i][1]);
         /* a fixed full-rank 31x31: rows of a ramp times a different ramp per row */
         char text[31 * 31 * 8 + 64];
-        int o = 0, sum = 0;
-        for (int y = 0; y < 31; y++)
-            for (int x = 0; x < 31; x++) {
-                const int v = 1 + (x * 7 + y * y * 3 + x * y) % 23;
-                sum += v;
-                o += snprintf(text + o, sizeof text - (size_t)o, "%d%s", v,
-                              x == 30 ? (y == 30 ? "" : ";") : " ");
-            }
-        snprintf(text + o, sizeof text - (size_t)o, " / %d", sum);
+        full_rank_31(text, sizeof text);
         big_fail += check_named(text, bw, bh, 3, IC_AOS, (ic_border)i, 1, 0.0f, "method fft", &r,
                                 rows[i][0], rows[i][1]);
     }
@@ -211,6 +279,9 @@ int main(void)
     }
     printf("big images: %d failures\n", big_fail);
     failures += big_fail;
+
+    /* 4. 16-bit samples. */
+    failures += sixteen_bits(q, &r);
 
     printf("test_gpu_fast: %d failures\n", failures);
     return failures ? 1 : 0;

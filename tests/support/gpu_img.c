@@ -9,27 +9,39 @@
 #include <cuda_runtime_api.h>
 #endif
 
-int ict_img_alloc(ict_img *m, int w, int h, int c, ic_layout l, size_t extra, int pinned)
+int ict_img_alloc_type(ict_img *m, int w, int h, int c, ic_layout l, size_t extra, int pinned,
+                       ic_sample_type type)
 {
     memset(m, 0, sizeof *m);
     m->pinned = pinned;
     if (!pinned) {
-        if (ict_buf_alloc(&m->buf, w, h, c, l, extra))
+        if (ict_buf_alloc_type(&m->buf, w, h, c, l, extra, type))
             return 1;
         m->im = m->buf.img;
         return 0;
     }
 #ifdef IC_HAVE_CUDA
-    const size_t row = (size_t)w * (size_t)(l == IC_AOS ? c : 1) + extra;
+    const size_t size = type == IC_U16 ? 2u : 1u;
+    extra += extra % size; /* 16-bit rows start on even addresses */
+    const size_t row = (size_t)w * (size_t)(l == IC_AOS ? c : 1) * size + extra;
     const size_t rows = (size_t)h * (size_t)(l == IC_SOA ? c : 1);
     void *p = NULL;
     if (cudaHostAlloc(&p, row * rows, cudaHostAllocDefault) != cudaSuccess)
         return 1;
     m->pin = (uint8_t *)p;
-    return ic_image_wrap(&m->im, m->pin, w, h, c, l, row) != IC_OK;
+    if (ic_image_wrap(&m->im, m->pin, w, h, c, l, row) != IC_OK)
+        return 1;
+    m->im.type = type; /* the pitch already holds the wider rows */
+    return 0;
 #else
+    (void)type;
     return 1;
 #endif
+}
+
+int ict_img_alloc(ict_img *m, int w, int h, int c, ic_layout l, size_t extra, int pinned)
+{
+    return ict_img_alloc_type(m, w, h, c, l, extra, pinned, IC_U8);
 }
 
 void ict_img_free(ict_img *m)
@@ -80,7 +92,7 @@ int ict_first_diff(const ic_image *a, const ic_image *b, int *x, int *y, int *c)
     for (*y = 0; *y < a->height; (*y)++)
         for (*x = 0; *x < a->width; (*x)++)
             for (*c = 0; *c < a->channels; (*c)++)
-                if (*ic_image_at(a, *x, *y, *c) != *ic_image_at(b, *x, *y, *c))
+                if (ict_value(a, *x, *y, *c) != ict_value(b, *x, *y, *c))
                     return 1;
     return 0;
 }

@@ -27,6 +27,9 @@ typedef struct ict_img {
 /* Allocates a w x h x c image in layout l with `extra` bytes after each row;
  * pinned: page-locked. Returns 0 on success. */
 int ict_img_alloc(ict_img *m, int w, int h, int c, ic_layout l, size_t extra, int pinned);
+/* The same with samples of `type` (IC_U16: pitch kept even). */
+int ict_img_alloc_type(ict_img *m, int w, int h, int c, ic_layout l, size_t extra, int pinned,
+                       ic_sample_type type);
 void ict_img_free(ict_img *m);
 /* Random samples (pinned: random padding too; test-owned: ict_buf_random). */
 void ict_img_random(ict_img *m, ict_rng *r);

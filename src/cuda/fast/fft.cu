@@ -9,9 +9,13 @@
  * correlation of t with the zero-padded weights g is exact on the V x V corner:
  *   out = IFFT(FFT(t) * conj(FFT(g))) / N^2.
  * Tiles go through cuFFT in batches (batched 2D R2C / C2R plans), so images of
- * any size fit in a bounded buffer. Samples are centred (minus 128) before the
- * transform, which halves the magnitudes and so the float32 rounding error;
- * 128 * sum(w) is added back exactly at the end.
+ * any size fit in a bounded buffer. Samples are centred (minus 128, or 32768
+ * for uint16 samples: fft_centre) before the transform, which halves the
+ * magnitudes and so the float32 rounding error; centre * sum(w) is added back
+ * at the end. uint16 samples go through the shared plane read and store
+ * (cuda_common.cuh); their error in levels is the 8-bit error times 257
+ * (the same relative error, about 0.03 levels for 31x31), which is why the
+ * planner does not give 16-bit jobs to this method (fast_plan.cu's top).
  * Error: about 1e-4 levels for 31x31 (simulated for N = 256..1024), so a few
  * samples in 1e5 that sit within that of a .5 boundary round the other way;
  * within the oracle's acceptance (1 level, 99.9% exact).
@@ -94,7 +98,13 @@ __device__ __forceinline__ void tile_pos(const fft_geo &g, int tile, int &c, int
     tx = r - ty * g.tiles_x;
 }
 
-/* t(u, v) = in(X0 + u - cx, Y0 + v - cy) - 128, border-mapped. */
+/* The centring constant: half the sample range. */
+__host__ __device__ __forceinline__ float fft_centre(const ic_cuda_args &a)
+{
+    return a.u16 ? 32768.0f : 128.0f;
+}
+
+/* t(u, v) = in(X0 + u - cx, Y0 + v - cy) - centre, border-mapped. */
 __global__ void __launch_bounds__(FFT_THREADS)
     fft_build(const ic_cuda_args a, const fft_geo g, float *real)
 {
@@ -105,10 +115,11 @@ __global__ void __launch_bounds__(FFT_THREADS)
     const int x0 = tx * g.v - (a.kw - 1) / 2, y0 = ty * g.v - (a.kh - 1) / 2;
     float *t = real + (size_t)bt * g.n * g.n;
     const bool inner = x0 >= 0 && y0 >= 0 && x0 + g.n <= a.width && y0 + g.n <= a.height;
+    const float centre = fft_centre(a);
     for (int v = (int)blockIdx.x; v < g.n; v += (int)gridDim.x)
         for (int u = (int)threadIdx.x; u < g.n; u += (int)blockDim.x)
             t[(size_t)v * g.n + u] =
-                (inner ? in.at<true>(x0 + u, y0 + v) : in.fetch<true>(x0 + u, y0 + v)) - 128.0f;
+                (inner ? in.at<true>(x0 + u, y0 + v) : in.fetch<true>(x0 + u, y0 + v)) - centre;
 }
 
 /* spec *= conj(FFT(g)) / n^2 (precomputed in gs); blockIdx.y = tile of the batch. */
@@ -131,7 +142,7 @@ __global__ void fft_conj_scale(cufftComplex *gs, size_t count, float scale)
         gs[i] = make_cuComplex(gs[i].x * scale, -gs[i].y * scale);
 }
 
-/* out(X0 + x, Y0 + y) = round(real + 128 * sum(w) + bias) on the valid corner. */
+/* out(X0 + x, Y0 + y) = round(real + centre * sum(w) + bias) on the valid corner. */
 __global__ void __launch_bounds__(FFT_THREADS)
     fft_extract(const ic_cuda_args a, const fft_geo g, const float *real, float add)
 {
@@ -362,7 +373,7 @@ static ic_status fft_launch_locked(ic_fast_fft *f, const ic_cuda_args *a, char *
 {
     const int n = f->n;
     const size_t nc = (size_t)n * (n / 2 + 1);
-    const float add = (float)(128.0 * f->sumw) + a->bias;
+    const float add = (float)((double)fft_centre(*a) * f->sumw) + a->bias;
     ic_cuda_args ab = *a;
     ab.bias = 0.0f; /* folded into add */
     const cudaStream_t stream = (cudaStream_t)a->stream;

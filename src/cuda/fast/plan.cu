@@ -32,6 +32,23 @@
  * Premultiplied alpha (ic_job.premultiply): direct and sep take it with every
  * channel in one block (the colour needs the alpha of its pixels), rows on
  * RGBA AoS, global always; FFT does not, so such jobs never plan it.
+ *
+ * 16-bit samples (IC_U16): direct, sep and global take them through a
+ * run-time branch in their shared loads and stores (tile.cuh, cuda_common.cuh),
+ * not through a second set of instantiations. Two methods are planned out
+ * (a forced one takes the planner's choice, as for any job it cannot run;
+ * --explain says so):
+ *   rows: its kernels are built around 16-byte loads of 16 uint8 samples per
+ *     step and packed byte stores; a uint16 variant would be a second copy of
+ *     every kernel;
+ *   fft: its float32 rounding is a fixed fraction of the tile's magnitude
+ *     (about 1e-4 of a level at 8 bits, fft.cu), so at 16 bits it is ~257
+ *     times more levels (a few hundredths, more for small kernels) while the
+ *     oracle's float32 bound for a direct sum shrinks with the tap count and
+ *     the local magnitude: small kernels and dark regions would round the
+ *     other way far more often than the acceptance rule allows. fft.cu reads
+ *     and writes uint16 (centred at 32768) for when a float64 transform or a
+ *     measured tolerance makes it eligible.
  */
 #include <math.h>
 #include <mutex>
@@ -413,7 +430,8 @@ static ic_status plan_job(ic_fast_state *st, const ic_job *job, ic_fast_plan *p,
     const ic_image *img = job->src;
     const int kw = job->kw, kh = job->kh;
     const double samples = (double)img->width * img->height * img->channels;
-    const double io = 2.0 * samples;
+    const int u16 = img->type == IC_U16;
+    const double io = 2.0 * samples * (u16 ? 2 : 1); /* bytes in and out */
     const double t_mem = io / d.copy_bps;
     p->pred_direct_ms = p->pred_sep_ms = p->pred_fft_ms = -1;
 
@@ -456,8 +474,8 @@ static ic_status plan_job(ic_fast_state *st, const ic_job *job, ic_fast_plan *p,
         t_sep = LAUNCH_S + fmax(t_mem / eff, samples * instr / (SEP_EFF * eff * d.fma_per_s));
         p->pred_sep_ms = t_sep * 1e3;
     }
-    /* fft (no premultiplied alpha) */
-    if (st->fft_ok && !job->premultiply) {
+    /* fft (no premultiplied alpha, no 16-bit samples: see the top) */
+    if (st->fft_ok && !job->premultiply && !u16) {
         const int n = tune->fft_n > (kw > kh ? kw : kh) ? tune->fft_n : ic_fast_fft_size(kw, kh);
         const int v = n - (kw > kh ? kw : kh) + 1;
         const double tiles = (double)((img->width + v - 1) / v) * ((img->height + v - 1) / v) *
@@ -494,7 +512,7 @@ static ic_status plan_job(ic_fast_state *st, const ic_job *job, ic_fast_plan *p,
      * 25% allowance. */
     double t_rows = -1, f_rows = f_direct;
     int rows_rank = 0;
-    if (ic_fast_rows_eligible(kw, kh, img->channels, img->layout == IC_SOA) &&
+    if (!u16 && ic_fast_rows_eligible(kw, kh, img->channels, img->layout == IC_SOA) &&
         (!job->premultiply || ic_fast_rows_premultiplies(img->channels, img->layout == IC_SOA))) {
         /* separable when the factors are usable, small in rank and cheaper
          * at 4 rows per thread: per output, rank * (K row taps shared by the
@@ -596,6 +614,7 @@ static void args_of(const ic_job *job, const uint8_t *src, size_t sp, uint8_t *d
     a->height = job->src->height;
     a->channels = job->src->channels;
     a->soa = job->src->layout == IC_SOA;
+    a->u16 = job->src->type == IC_U16;
     a->kw = job->kw;
     a->kh = job->kh;
     a->border = (int)job->border;
@@ -754,13 +773,15 @@ static ic_status fast_explain(void *state, const ic_job *job, char *buf, size_t 
     fmt_ms(pr, sizeof pr, p.pred_ms);
     fmt_bytes(by, sizeof by, p.bytes);
     int o = snprintf(buf, buflen,
-                     "cuda: method %s%s for a %dx%d kernel on %dx%d %s x%d%s (rank %d%s)\n"
-                     "  candidates: direct %s, separable %s, fft %s\n",
+                     "cuda: method %s%s for a %dx%d kernel on %dx%d %s x%d%s%s (rank %d%s)\n"
+                     "  candidates: direct %s, separable %s, fft %s%s\n",
                      ic_fast_method_name(p.method), p.method == st->force ? " (forced)" : "",
                      job->kw, job->kh, img->width, img->height,
                      img->layout == IC_SOA ? "SoA" : "AoS", img->channels,
+                     img->type == IC_U16 ? " 16-bit" : "",
                      job->premultiply ? ", premultiplied alpha" : "", st->fac.rank,
-                     st->fac.rank ? "" : ": full rank or not factored", d, sp, f);
+                     st->fac.rank ? "" : ": full rank or not factored", d, sp, f,
+                     img->type == IC_U16 ? "; rows and fft: 8-bit samples only" : "");
     if (o < 0 || (size_t)o >= buflen)
         return IC_OK;
     if (p.method == IC_FAST_DIRECT || p.method == IC_FAST_SEP)
@@ -915,7 +936,7 @@ extern "C" const ic_backend ic_backend_cuda = {
     fast_close,
     fast_run,
     fast_explain,
-    IC_CAP_PREMULTIPLY | IC_CAP_DEVICE_IMAGES | IC_CAP_ASYNC,
+    IC_CAP_PREMULTIPLY | IC_CAP_DEVICE_IMAGES | IC_CAP_ASYNC | IC_CAP_U16,
     NULL, /* host_bytes: the band pipeline's pinned staging is not counted yet */
     /* seeds 001 and 002 on the device (src/exercises/conv1d_cuda.cu, matmul_cuda.cu) */
     ic__conv1d_cuda,

@@ -66,7 +66,8 @@ extern "C" ic_status ic_fast_rows_launch(const ic_cuda_args *a, const float *w, 
                                          size_t errlen)
 {
     /* 16-byte loads and stores need aligned rows (cudaMallocPitch gives them;
-     * a caller's device pointer may not): otherwise the generic kernel. */
+     * a caller's device pointer may not) of uint8 samples (the planner never
+     * gives this method 16-bit jobs, fast_plan.cu): otherwise the generic kernel. */
     const int aligned = ((uintptr_t)a->src % 16 == 0) && ((uintptr_t)a->dst % 16 == 0) &&
                         a->src_pitch % 16 == 0 && a->dst_pitch % 16 == 0;
     if (rows != 1 && rows != 2 && rows != 4)
@@ -76,7 +77,7 @@ extern "C" ic_status ic_fast_rows_launch(const ic_cuda_args *a, const float *w, 
         snprintf(err, errlen, "cuda fast rows: no device weights");
         return IC_ERR_INTERNAL;
     }
-    if (!aligned || !ic_fast_rows_eligible(a->kw, a->kh, a->channels, a->soa) ||
+    if (!aligned || a->u16 || !ic_fast_rows_eligible(a->kw, a->kh, a->channels, a->soa) ||
         (a->premultiply && !ic_fast_rows_premultiplies(a->channels, a->soa)) || rank < 0 ||
         rank > IC_FAST_ROWS_MAX_RANK || (rank > 0 && (!row || !col)) ||
         (groups + BY - 1) / BY > IC_CU_MAX_GRID_Y)

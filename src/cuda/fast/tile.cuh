@@ -25,6 +25,13 @@
  * FC and FA; before the store the alpha warps stage FA through shared memory
  * and the colour warps divide (unpremultiply), so the method stays one pass
  * with no buffer outside the block's shared memory.
+ *
+ * uint16 samples (a.u16, IC_U16): a run-time branch at the top of fill() and
+ * store(), uniform over the launch, into fill16() / store16(): one sample per
+ * load and store through the shared addressing of cuda_common.cuh, the block
+ * geometry, the compute and the premultiplication unchanged. Not a template
+ * parameter, so that the kernels are not instantiated twice (build time); the
+ * uint8 path keeps its packed loads and stores and pays one uniform test.
  */
 #ifndef IC_CUDA_FAST_TILE_CUH
 #define IC_CUDA_FAST_TILE_CUH
@@ -267,11 +274,40 @@ __device__ __forceinline__ void premultiply_planes(const targs &t, const tile &b
     }
 }
 
+/* fill() for uint16 samples: tile element (col, q) of plane k is sample
+ * (xa + col, ya + q) of channel c0 + k, border-mapped. A warp takes one tile
+ * row at a time and its lanes consecutive elements in memory order (columns
+ * of a plane for SoA, whole pixels for AoS), so that its loads stay contiguous. */
+__device__ __forceinline__ void fill16(const targs &t, const tile &b, float *smem)
+{
+    const ic_cuda_args &a = t.a;
+    const int warp = (int)(threadIdx.x >> 5), lane = (int)(threadIdx.x & 31);
+    const int nwarps = (int)(blockDim.x >> 5);
+    const int n = b.sw * t.cb;
+    for (int q = warp; q < b.rows; q += nwarps) {
+        const int my = ic_border_map(b.ya + q, a.height, a.border);
+        for (int s = lane; s < n; s += 32) {
+            const int k = a.soa ? s / b.sw : s % t.cb;
+            const int col = a.soa ? s - k * b.sw : s / t.cb;
+            const int mx = ic_border_map(b.xa + col, a.width, a.border);
+            const size_t o = ic_cu_offset(a, a.src_pitch, b.c0 + k, mx, my);
+            smem[k * b.plane + q * b.sw + col] =
+                mx >= 0 && my >= 0 ? ic_cu_sample<true>(a.src, o, true) : a.border_value;
+        }
+    }
+    if (a.premultiply)
+        premultiply_planes(t, b, smem);
+}
+
 /* Fills the block's input planes (premultiplied: see the top). May hold a
  * barrier: every thread of the block calls it. */
 __device__ __forceinline__ void fill(const targs &t, const tile &b, float *smem)
 {
     const ic_cuda_args &a = t.a;
+    if (a.u16) {
+        fill16(t, b, smem);
+        return;
+    }
     if (a.soa || a.channels == 1) {
         for (int k = 0; k < t.cb; k++) {
             const int c = b.c0 + k;
@@ -349,13 +385,36 @@ __device__ __forceinline__ void unpremultiply(const targs &t, const tile &b, flo
     }
 }
 
+/* store() for uint16 samples: one 2-byte store per sample (ic_cu_store). */
+__device__ __forceinline__ void store16(const targs &t, const tile &b, int ci, int rg,
+                                     const float (&acc)[R][4])
+{
+    const ic_cuda_args &a = t.a;
+    const int x = b.x0 + 4 * (int)(threadIdx.x & 31);
+#pragma unroll
+    for (int r = 0; r < R; r++) {
+        const int y = b.y0 + rg * R + r;
+        if (y >= a.height)
+            break;
+#pragma unroll
+        for (int p = 0; p < 4; p++)
+            if (x + p < a.width)
+                ic_cu_store(a, b.c0 + ci, x + p, y, acc[r][p]);
+    }
+}
+
 /* acc[r][p]: rows rg*R + r, pixels 4*lane + p of channel b.c0 + ci. The smem
  * tile may be reused for staging: every warp must reach this call (it holds a
- * barrier) and nothing may read the tile afterwards. */
+ * barrier, except for uint16, where no warp stages) and nothing may read the
+ * tile afterwards. */
 __device__ __forceinline__ void store(const targs &t, const tile &b, float *smem, int ci, int rg,
                                       float (&acc)[R][4])
 {
     const ic_cuda_args &a = t.a;
+    if (a.u16) {
+        store16(t, b, ci, rg, acc);
+        return;
+    }
     const int lane = (int)(threadIdx.x & 31);
     const int c = b.c0 + ci;
     const int x = b.x0 + 4 * lane;
