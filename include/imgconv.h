@@ -591,9 +591,10 @@ typedef struct ic_save_options {
     const ic_metadata *metadata;
 } ic_save_options;
 
-/* The zlib level PNG files are written with when ic_save_options.compression
- * is 0 (bench/png-speed.sh measured the choice). */
-#define IC_PNG_DEFAULT_LEVEL 2
+/* The level PNG files are written with when ic_save_options.compression is
+ * 0 (bench/png-speed.sh measured the choice; README "Formats" maps levels to
+ * libdeflate's). */
+#define IC_PNG_DEFAULT_LEVEL 5
 
 /* Saves img to path, format by extension. The data is written to a file
  * without a name (O_TMPFILE; elsewhere a hidden temporary) in the target
