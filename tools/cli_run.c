@@ -525,6 +525,7 @@ int cli_run_filter(const cli_options *o, cli_err *e)
             const ic_bytes in = {ib, ibn};
             ic_decode_result r;
             s = ic_gpu_decode(codec, 1, &in, NULL, &lo, &src, &r);
+            meta = r.metadata; /* the input's ICC and EXIF, for the output */
             if (s == IC_OK)
                 s = r.status;
             snprintf(buf, sizeof buf, "%s", r.error);
@@ -564,7 +565,6 @@ int cli_run_filter(const cli_options *o, cli_err *e)
         buf[0] = '\0';
         const int emit = run + 1 == o->repeat;
         if (on_gpu) {
-            /* nvJPEG's encoder carries no ICC profile or EXIF (README "Metadata"). */
             ic_bytes enc;
             s = ic_gpu_encode(codec, 0, &dst, to_stdout ? stdout_name : o->output, &so, &enc, buf,
                               sizeof buf);

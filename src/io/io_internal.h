@@ -124,6 +124,23 @@ ic_status ic_png_deflate_write(FILE *f, const ic_image *img, int out_ch,
  * before writing an iCCP chunk (length field, 'acsp', D50 illuminant). */
 int ic_png_icc_acceptable(const uint8_t *icc, size_t n);
 
+/* JPEG metadata apart from pixels (jpeg.c, jpeg_meta.c), for the GPU codec,
+ * whose nvJPEG neither reads nor writes it. ic_jpeg_read_metadata: the ICC
+ * profile and EXIF of a JPEG in memory, as ic_jpeg_read finds them, from its
+ * header only (*meta zeroed first; free with ic_metadata_free; errors through
+ * ic_fail, *meta then empty). ic_jpeg_metadata_size: the bytes of the
+ * segments ic_jpeg_add_metadata inserts for meta on a JPEG of `channels`
+ * (1 or 3) channels (0: nothing to insert). ic_jpeg_add_metadata: inserts
+ * them into the n bytes of a JPEG at *buf (capacity *cap, malloc'd; grown with
+ * realloc when needed) right after SOI and a JFIF APP0 that follows it: APP1
+ * "Exif\0\0" (EXIF up to 65527 bytes), then APP2 "ICC_PROFILE\0" chunks
+ * of at most 65519 bytes (a profile that fits the channels, up to 255
+ * chunks). Errors through ic_fail: IC_ERR_NOMEM, IC_ERR_INTERNAL (no SOI). */
+ic_status ic_jpeg_read_metadata(const uint8_t *data, size_t n, ic_metadata *meta);
+size_t ic_jpeg_metadata_size(const ic_metadata *meta, int channels);
+ic_status ic_jpeg_add_metadata(uint8_t **buf, size_t *cap, size_t *n, const ic_metadata *meta,
+                               int channels);
+
 /* An output file being written (atomic.c): f receives the data; ic_out_commit
  * makes it appear at `path` complete (replacing any file there atomically),
  * ic_out_abort discards it. Nothing is ever visible at `path` before commit,

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/error.h"
 #include "imgconv.h"
 #include "io/io_internal.h"
 
@@ -236,6 +237,37 @@ static ic_status jpeg_decode(struct jpeg_decompress_struct *cinfo, jpeg_err *je,
     return IC_OK;
 }
 
+/* The header only, with the APP1/APP2 markers saved (jpeg_get_metadata). */
+static ic_status jpeg_header_metadata(struct jpeg_decompress_struct *cinfo, jpeg_err *je,
+                                      const uint8_t *data, size_t n, ic_metadata *meta)
+{
+    if (setjmp(je->jump))
+        return ic_fail(je->nomem ? IC_ERR_NOMEM : IC_ERR_FORMAT, "JPEG: %s", je->msg);
+    jpeg_create_decompress(cinfo);
+    jpeg_mem_src(cinfo, data, (unsigned long)n);
+    jpeg_save_markers(cinfo, JPEG_APP0 + 1, 0xFFFF);
+    jpeg_save_markers(cinfo, JPEG_APP0 + 2, 0xFFFF);
+    (void)jpeg_read_header(cinfo, TRUE);
+    if (jpeg_get_metadata(cinfo, meta) != IC_OK)
+        return ic_fail(IC_ERR_NOMEM, "JPEG: out of memory for the metadata");
+    return IC_OK;
+}
+
+ic_status ic_jpeg_read_metadata(const uint8_t *data, size_t n, ic_metadata *meta)
+{
+    memset(meta, 0, sizeof *meta);
+    jpeg_err je;
+    init_err(&je);
+    struct jpeg_decompress_struct cinfo;
+    memset(&cinfo, 0, sizeof cinfo);
+    cinfo.err = &je.pub;
+    const ic_status st = jpeg_header_metadata(&cinfo, &je, data, n, meta);
+    jpeg_destroy_decompress(&cinfo);
+    if (st != IC_OK)
+        ic_metadata_free(meta);
+    return st;
+}
+
 ic_status ic_jpeg_read(FILE *f, ic_image *img, const ic_io_limits *lim, ic_metadata *meta,
                        char *err, size_t errlen)
 {
@@ -335,6 +367,14 @@ ic_status ic_jpeg_write(FILE *f, const ic_image *img, int out_ch, int quality,
 }
 
 #else /* !IC_HAVE_JPEG */
+
+ic_status ic_jpeg_read_metadata(const uint8_t *data, size_t n, ic_metadata *meta)
+{
+    (void)data;
+    (void)n;
+    memset(meta, 0, sizeof *meta);
+    return ic_fail(IC_ERR_UNSUPPORTED, "built without JPEG support");
+}
 
 ic_status ic_jpeg_read(FILE *f, ic_image *img, const ic_io_limits *lim, ic_metadata *meta,
                        char *err, size_t errlen)
