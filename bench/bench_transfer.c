@@ -182,8 +182,7 @@ static double time_filter_opts(const char *backend, const ic_context_options *o,
                                int w, int h, const ic_kernel *k)
 {
     ic_context *ctx = NULL;
-    char err[256];
-    if (ic_context_create(&ctx, backend, o, err, sizeof err) != IC_OK)
+    if (ic_context_create(&ctx, backend, o) != IC_OK)
         return -1;
     bt_img src, dst;
     double t[BT_RUNS], r = -1;
@@ -329,8 +328,7 @@ int ic_bench_transfer(FILE *md, FILE *json)
     if (pinned_bandwidth2(0, &h2d, &d2h, &duplex) != 0)
         return 1;
     ic_kernel k;
-    char err[128];
-    if (ic_kernel_parse(&k, "1 2 1; 2 4 2; 1 2 1 / 16", err, sizeof err) != IC_OK)
+    if (ic_kernel_parse(&k, "1 2 1; 2 4 2; 1 2 1 / 16") != IC_OK)
         return 1;
     static const struct {
         const char *name;

@@ -159,10 +159,9 @@ int ic_bench_cpu_main(int argc, char **argv)
         if (threads[c] < 0)
             return usage();
 
-    char err[256];
     ic_kernel k;
-    if (ic_kernel_parse(&k, ktext, err, sizeof err) != IC_OK) {
-        fprintf(stderr, "cpu-bench: kernel: %s\n", err);
+    if (ic_kernel_parse(&k, ktext) != IC_OK) {
+        fprintf(stderr, "cpu-bench: kernel: %s\n", ic_last_error());
         return 1;
     }
     if (dump) {
@@ -196,12 +195,12 @@ int ic_bench_cpu_main(int argc, char **argv)
         ic_context_options o;
         memset(&o, 0, sizeof o);
         o.threads = threads[c];
-        st = ic_context_create(&ctx[c], backend, &o, err, sizeof err);
+        st = ic_context_create(&ctx[c], backend, &o);
     }
     double *t = calloc((size_t)runs * MAX_CTX, sizeof *t);
     if (st != IC_OK || !t) {
         fprintf(stderr, "cpu-bench: %s %s\n", st != IC_OK ? ic_status_str(st) : "no memory",
-                st != IC_OK ? err : "");
+                st != IC_OK ? ic_last_error() : "");
         free(t);
         for (int c = 0; c < nctx; c++)
             ic_context_free(ctx[c]);

@@ -5,7 +5,11 @@ imgconv context of each worker on 1 thread), against the same files filtered
 in one process without Dask. Writes bench/results/dask-scaling-<UTC time>.md.
 
     python3 bench/dask_scaling.py [--images 48] [--size 1024x768] [--kernel gaussian:9]
-                                  [--max-workers N] [--repeat 3]
+                                  [--max-workers N | --workers 1,2,4,8,16] [--repeat 3]
+                                  [--gpu]
+
+--gpu adds a row with one worker whose context runs the `cuda` backend (one
+worker per GPU, dask-cuda's convention), when a CUDA backend is usable.
 
 Needs the Python package (pip install ./python) and distributed.
 """
@@ -32,7 +36,10 @@ def main():
     ap.add_argument("--size", default="1024x768")
     ap.add_argument("--kernel", default="gaussian:9")
     ap.add_argument("--max-workers", type=int, default=os.cpu_count() or 1)
+    ap.add_argument("--workers", default="",
+                    help="comma-separated worker counts (default 1..max-workers)")
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--gpu", action="store_true")
     a = ap.parse_args()
     w, h = map(int, a.size.split("x"))
     root = Path(__file__).resolve().parent
@@ -67,7 +74,9 @@ def main():
 
         med, times = timed(serial)
         rows.append(("no Dask, 1 process, 1 thread", med, times))
-        for n in range(1, a.max_workers + 1):
+        counts = ([int(n) for n in a.workers.split(",")] if a.workers
+                  else list(range(1, a.max_workers + 1)))
+        for n in counts:
             with icd.local_cluster(n_workers=n, gpu=False, silence_logs=50) as c, Client(c) as client:
                 client.wait_for_workers(n)
 
@@ -80,13 +89,30 @@ def main():
                 shutil.rmtree(tmp / "warm")
                 med, times = timed(run)
                 rows.append((f"Dask LocalCluster, {n} worker{'s' * (n > 1)} x 1 thread", med, times))
+        usable = [n for n, _, u, _ in imgconv.backends() if n == "cuda" and u]
+        if a.gpu and usable:
+            with icd.local_cluster(n_workers=1, gpu=False, silence_logs=50) as c, Client(c) as client:
+                client.wait_for_workers(1)
+
+                def run_gpu(out, client=client):
+                    rep = icd.filter_files(client, files, out, a.kernel, backend="cuda")
+                    assert not rep.failed, rep.summary()
+                    return len(rep.ok)
+
+                run_gpu(tmp / "warm")
+                shutil.rmtree(tmp / "warm")
+                med, times = timed(run_gpu)
+                rows.append(("Dask LocalCluster, 1 worker, backend cuda (1 GPU)", med, times))
+        elif a.gpu:
+            rows.append(("Dask, backend cuda: no usable CUDA backend here", float("nan"), []))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
     stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    commit = os.environ.get("IC_COMMIT", "")
     try:
-        commit = subprocess.run(["git", "-C", str(root), "rev-parse", "--short", "HEAD"],
-                                capture_output=True, text=True).stdout.strip()
+        commit = commit or subprocess.run(["git", "-C", str(root), "rev-parse", "--short", "HEAD"],
+                                          capture_output=True, text=True).stdout.strip()
     except OSError:
         commit = "?"
     base = rows[1][1]
@@ -96,7 +122,8 @@ def main():
              f"load average before the run {os.getloadavg()[0]:.1f}; Python {platform.python_version()}, "
              f"imgconv {imgconv.__version__}.", "",
              f"Workload: {a.images} PNG files of {w}x{h} RGB (the test chart), kernel `{a.kernel}`, "
-             f"backend `cpu` with 1 thread per worker; load, filter and atomic save per file. "
+             f"backend `cpu` with 1 thread per worker (the cuda row: backend `cuda`); load, filter and "
+             f"atomic save per file. "
              f"Median of {a.repeat} runs after a warm-up batch.", "",
              "| configuration | median s | images/s | vs 1 Dask worker | runs (s) |",
              "|---|---|---|---|---|"]

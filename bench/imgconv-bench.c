@@ -101,9 +101,9 @@ static const size_def SIZES[] = {
 static int make_kernel(ic_kernel *k, const char *kind, int K)
 {
     if (!strcmp(kind, "gaussian")) {
-        char text[32], err[128];
+        char text[32];
         snprintf(text, sizeof text, "gaussian:%d", K);
-        return ic_kernel_parse(k, text, err, sizeof err) == IC_OK ? 0 : -1;
+        return ic_kernel_parse(k, text) == IC_OK ? 0 : -1;
     }
     /* random: coefficients uniform in [0, 1), divisor = their sum (a blur with
      * random weights: outputs stay in range, the matrix is full rank) */
@@ -189,8 +189,7 @@ static int time_ctx(const char *backend, const ic_image *src, ic_image *dst, con
                     const ic_params *p, int reps, double *med_ms)
 {
     ic_context *ctx = NULL;
-    char err[256];
-    if (ic_context_create(&ctx, backend, NULL, err, sizeof err) != IC_OK)
+    if (ic_context_create(&ctx, backend, NULL) != IC_OK)
         return -1;
     double t[64];
     if (reps > 64)
@@ -209,7 +208,7 @@ static int time_ctx(const char *backend, const ic_image *src, ic_image *dst, con
         t[i] = tm.kernel_ms > 0 ? tm.kernel_ms : wall;
     }
     if (!ok)
-        fprintf(stderr, "imgconv-bench: %s failed: %s\n", backend, ic_context_error(ctx));
+        fprintf(stderr, "imgconv-bench: %s failed: %s\n", backend, ic_last_error());
     ic_context_free(ctx);
     if (!ok)
         return -1;
@@ -1004,9 +1003,8 @@ static void agreement(void)
             exit(1);
         setenv("IC_CUDA_METHOD", cases[i].method, 1);
         ic_context *cg = NULL, *cc = NULL;
-        char err[256];
-        int ok = ic_context_create(&cg, "cuda", NULL, err, sizeof err) == IC_OK &&
-                 ic_context_create(&cc, "cpu", NULL, err, sizeof err) == IC_OK &&
+        int ok = ic_context_create(&cg, "cuda", NULL) == IC_OK &&
+                 ic_context_create(&cc, "cpu", NULL) == IC_OK &&
                  ic_convolve(cg, &src, &a, &k, &p) == IC_OK &&
                  ic_convolve(cc, &src, &b, &k, &p) == IC_OK;
         unsetenv("IC_CUDA_METHOD");

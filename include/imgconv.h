@@ -3,8 +3,12 @@
  * with CUDA GPU backends and a fast CPU fallback.
  *
  * Conventions
- *  - Every function returns an ic_status (IC_OK == 0) unless documented otherwise;
- *    ic_status_str() explains a code. The library never prints and never exits.
+ *  - Every function that can fail returns an ic_status (IC_OK == 0); getters and
+ *    *_free functions, which cannot, say what they return. ic_status_str()
+ *    explains a code; ic_last_error() gives the one line saying why the last
+ *    failing call on the calling thread failed (the file, the kernel text, the
+ *    CUDA call, the limit). No call takes a message buffer. The library never
+ *    prints and never exits.
  *  - Whoever creates an object frees it: ic_image_create()/ic_image_free(),
  *    ic_kernel_*()/ic_kernel_free(), ic_context_create()/ic_context_free().
  *  - Sizes are checked for overflow before any allocation.
@@ -46,7 +50,7 @@ typedef enum ic_status {
     IC_ERR_FORMAT,        /* a file is corrupt, truncated or of an unknown format */
     IC_ERR_UNSUPPORTED,   /* a valid request this build or backend cannot do */
     IC_ERR_NO_BACKEND,    /* the backend is unknown or not usable on this machine */
-    IC_ERR_DEVICE,        /* a CUDA call failed (ic_context_error() names it) */
+    IC_ERR_DEVICE,        /* a CUDA call failed (ic_last_error() names it) */
     IC_ERR_INTERNAL       /* a bug: an invariant did not hold */
 } ic_status;
 
@@ -204,14 +208,14 @@ typedef struct ic_kernel {
  *   matrix: rows split by ';', values by spaces/commas, optional "/ D" divisor
  *   file:   "@PATH"              reads the file with ic_kernel_load
  * On success *k owns its coefficients (ic_kernel_free). On error returns
- * IC_ERR_KERNEL (or IC_ERR_IO for @PATH) and, when err is non-NULL, writes a
- * one-line reason into err (at most errlen bytes, NUL-terminated). */
-ic_status ic_kernel_parse(ic_kernel *k, const char *text, char *err, size_t errlen);
+ * IC_ERR_KERNEL (or IC_ERR_IO for @PATH); ic_last_error() quotes the part of
+ * the text that is wrong and says why. */
+ic_status ic_kernel_parse(ic_kernel *k, const char *text);
 
 /* Loads a kernel file: matrix text with one row per line (optional "/ D" on the
  * last line, '#' comments), or a libvips .mat file (first line "W H SCALE OFFSET").
  * Errors as ic_kernel_parse, IC_ERR_IO when the file cannot be read. */
-ic_status ic_kernel_load(ic_kernel *k, const char *path, char *err, size_t errlen);
+ic_status ic_kernel_load(ic_kernel *k, const char *path);
 
 /* Creates a kernel from width*height coefficients (copied) and a divisor.
  * Errors: IC_ERR_KERNEL for even or out-of-range sizes, zero or non-finite
@@ -406,7 +410,7 @@ typedef struct ic_context_options {
      * destination images in host memory plus what the call allocates on the
      * host (ic_convolve_bytes() computes it). 0: ic_default_max_memory();
      * UINT64_MAX: no limit. Over it ic_convolve returns IC_ERR_TOO_LARGE
-     * before allocating anything, ic_context_error() naming the limit. Device
+     * before allocating anything, ic_last_error() naming the limit. Device
      * memory has its own bound (device_memory). */
     uint64_t max_memory;
     /* The `cuda` fast path's cost model uses the device's copy bandwidth and
@@ -430,19 +434,14 @@ typedef struct ic_context ic_context;
 /* Creates a context for backend `name` ("auto" or NULL picks ic_backend_auto()).
  * opts may be NULL. Errors: IC_ERR_NO_BACKEND (unknown, or not usable here),
  * IC_ERR_DEVICE (the device could not be initialised), IC_ERR_NOMEM. On failure
- * *ctx is NULL and errbuf (when non-NULL) holds one line saying why. */
-ic_status ic_context_create(ic_context **ctx, const char *name, const ic_context_options *opts,
-                            char *errbuf, size_t errlen);
+ * *ctx is NULL and ic_last_error() says why. */
+ic_status ic_context_create(ic_context **ctx, const char *name, const ic_context_options *opts);
 
 /* Frees a context and everything it owns (NULL-safe). */
 void ic_context_free(ic_context *ctx);
 
 /* Name of the backend the context runs. */
 const char *ic_context_backend(const ic_context *ctx);
-
-/* One line describing the last error on this context (e.g. the failing CUDA
- * call), or "" when the last call succeeded. */
-const char *ic_context_error(const ic_context *ctx);
 
 /* Times of the last successful ic_convolve on this context. */
 ic_timing ic_context_timing(const ic_context *ctx);
@@ -466,7 +465,8 @@ ic_timing ic_context_timing(const ic_context *ctx);
  * or AUTO resolving to it) on device images gives IC_ERR_UNSUPPORTED unless the
  * backend premultiplies itself, and so does a context with n_devices >= 2.
  * CPU backends refuse device images with IC_ERR_UNSUPPORTED.
- * Errors: IC_ERR_INVALID_ARG, IC_ERR_UNSUPPORTED, IC_ERR_DEVICE, IC_ERR_NOMEM. */
+ * Errors: IC_ERR_INVALID_ARG, IC_ERR_UNSUPPORTED, IC_ERR_DEVICE, IC_ERR_NOMEM,
+ * IC_ERR_TOO_LARGE; ic_last_error() says which argument, CUDA call or limit. */
 ic_status ic_convolve(ic_context *ctx, const ic_image *src, ic_image *dst, const ic_kernel *k,
                       const ic_params *p);
 
@@ -487,7 +487,9 @@ ic_status ic_explain(ic_context *ctx, const ic_image *src, const ic_kernel *k, c
 uint64_t ic_convolve_bytes(const ic_context *ctx, const ic_image *src, const ic_kernel *k,
                            ic_layout dst_layout);
 
-/* One-shot convenience: creates a context for `backend`, filters, frees it. */
+/* One-shot convenience: creates a context for `backend`, filters, frees it.
+ * Errors as ic_context_create and ic_convolve, with their message in
+ * ic_last_error(). */
 ic_status ic_filter(const ic_image *src, ic_image *dst, const ic_kernel *k, const ic_params *p,
                     const char *backend);
 
@@ -561,21 +563,20 @@ typedef struct ic_load_options {
 } ic_load_options;
 
 /* Loads an image file into *img (owned): reads the file and decodes it as
- * ic_image_decode does. On error *img is zeroed and errbuf (if given) holds one
- * line without the file name, e.g. "truncated PNG data".
+ * ic_image_decode does. On error *img is zeroed and ic_last_error() holds one
+ * line without the file name, e.g. "truncated PNG data" (the caller knows the
+ * name and puts it in front).
  * Errors: IC_ERR_IO (cannot open/read), IC_ERR_FORMAT (corrupt, truncated,
  * unknown or unsupported format), IC_ERR_TOO_LARGE (over max_pixels or
  * max_memory; the message names the limit), IC_ERR_NOMEM. */
-ic_status ic_image_load(ic_image *img, const char *path, const ic_load_options *opts, char *errbuf,
-                        size_t errlen);
+ic_status ic_image_load(ic_image *img, const char *path, const ic_load_options *opts);
 
 /* Decodes an image held in memory (size bytes at data, not modified, not
  * retained) into *img (owned). The format is detected from the magic bytes,
  * as ic_image_load does for files; options, limits, errors and messages are
  * those of ic_image_load (an empty buffer is IC_ERR_FORMAT "empty file").
  * This is how images arriving on a pipe or from the network are read. */
-ic_status ic_image_decode(ic_image *img, const void *data, size_t size, const ic_load_options *opts,
-                          char *errbuf, size_t errlen);
+ic_status ic_image_decode(ic_image *img, const void *data, size_t size, const ic_load_options *opts);
 
 /* Save options (zero-initialise; zero fields take the defaults). */
 typedef struct ic_save_options {
@@ -604,8 +605,7 @@ typedef struct ic_save_options {
  * alpha kept); PNM and JPEG grey or RGB (alpha dropped). Errors: IC_ERR_IO,
  * IC_ERR_UNSUPPORTED (format not built in, unknown extension, or a WebP side
  * over 16383), IC_ERR_INVALID_ARG. */
-ic_status ic_image_save(const ic_image *img, const char *path, const ic_save_options *opts,
-                        char *errbuf, size_t errlen);
+ic_status ic_image_save(const ic_image *img, const char *path, const ic_save_options *opts);
 
 /* Removes the temporary files of every ic_image_save in progress in this
  * process. Async-signal-safe: meant for the handlers of SIGINT, SIGTERM,
@@ -623,14 +623,13 @@ ic_format ic_format_from_path(const char *path);
  * malloc: *data (free() it) of *size bytes. Errors as ic_image_save;
  * IC_ERR_UNSUPPORTED for a device image. */
 ic_status ic_image_encode(const ic_image *img, const char *name, const ic_save_options *opts,
-                          uint8_t **data, size_t *size, char *errbuf, size_t errlen);
+                          uint8_t **data, size_t *size);
 
 /* Writes size bytes (an encoded file, e.g. from ic_gpu_encode) to path with
  * ic_image_save's atomic save: a temporary file in the target directory,
  * synced and renamed over path; a failure leaves no partial file. Errors:
  * IC_ERR_IO, IC_ERR_INVALID_ARG, IC_ERR_NOMEM. */
-ic_status ic_save_bytes(const char *path, const void *data, size_t size, char *errbuf,
-                        size_t errlen);
+ic_status ic_save_bytes(const char *path, const void *data, size_t size);
 
 /* ------------------------------------------------------------------------ */
 /* JPEG on the GPU (nvJPEG): files decoded into and encoded from device       */
@@ -700,9 +699,8 @@ typedef struct ic_decode_result {
 /* Creates a GPU codec with `slots` slots (1..1024) on the device of ctx, whose
  * backend must be a CUDA one. Errors: IC_ERR_UNSUPPORTED (a CPU backend or a
  * context split over several devices), IC_ERR_INVALID_ARG, IC_ERR_DEVICE,
- * IC_ERR_NOMEM; errbuf says why. */
-ic_status ic_gpu_codec_create(ic_gpu_codec **codec, const ic_context *ctx, int slots,
-                              char *errbuf, size_t errlen);
+ * IC_ERR_NOMEM; ic_last_error() says why. */
+ic_status ic_gpu_codec_create(ic_gpu_codec **codec, const ic_context *ctx, int slots);
 
 /* Frees the codec and every device image and buffer its slots hold (NULL-safe). */
 void ic_gpu_codec_free(ic_gpu_codec *codec);
@@ -727,8 +725,7 @@ ic_status ic_gpu_decode(ic_gpu_codec *codec, int n, const ic_bytes *in, const in
 /* Gives a device image shaped like `like` (size, channels, layout) owned by
  * slot `slot`, for ic_convolve to write into; valid until the next call for
  * that slot. Errors: IC_ERR_INVALID_ARG, IC_ERR_DEVICE, IC_ERR_NOMEM. */
-ic_status ic_gpu_codec_output(ic_gpu_codec *codec, int slot, const ic_image *like, ic_image *out,
-                              char *errbuf, size_t errlen);
+ic_status ic_gpu_codec_output(ic_gpu_codec *codec, int slot, const ic_image *like, ic_image *out);
 
 /* Encodes a device image (any device image on the codec's device: a slot's,
  * or the caller's) as the file format of `name`'s extension, as ic_image_save
@@ -736,7 +733,7 @@ ic_status ic_gpu_codec_output(ic_gpu_codec *codec, int slot, const ic_image *lik
  * next encode on that slot; write them with ic_save_bytes. Errors as
  * ic_image_save, plus IC_ERR_DEVICE. */
 ic_status ic_gpu_encode(ic_gpu_codec *codec, int slot, const ic_image *img, const char *name,
-                        const ic_save_options *opts, ic_bytes *out, char *errbuf, size_t errlen);
+                        const ic_save_options *opts, ic_bytes *out);
 
 /* ------------------------------------------------------------------------ */
 /* 1D convolution and matrix product (seeds 001, 002)                        */
@@ -757,27 +754,27 @@ ic_status ic_gpu_encode(ic_gpu_codec *codec, int slot, const ic_image *img, cons
  * k holds klen weights (odd klen, 1..IC_MAX_KERNEL_1D, all finite; no divisor).
  * p may be NULL (ic_params_default: mirror border, convolution, bias 0); p->alpha
  * is ignored. backend: "cpu", "cuda", or NULL / "auto" (cuda when a device is
- * usable, else cpu). in and out must not overlap. When err is non-NULL it
- * receives one line on failure ("" on success).
+ * usable, else cpu). in and out must not overlap. On failure ic_last_error()
+ * says why.
  * Errors: IC_ERR_INVALID_ARG (NULL pointers, n == 0, bad klen, border or
  * non-finite weight/bias/border value, overlap), IC_ERR_TOO_LARGE (n >
  * IC_MAX_SIGNAL), IC_ERR_NO_BACKEND (unknown backend; "cuda" in a build without
  * CUDA or on a machine without a device), IC_ERR_DEVICE (a CUDA call failed),
  * IC_ERR_NOMEM. */
 ic_status ic_conv1d_f32(const float *in, float *out, size_t n, const float *k, int klen,
-                        const ic_params *p, const char *backend, char *err, size_t errlen);
+                        const ic_params *p, const char *backend);
 
 /* ic_conv1d_f32 on uint8 samples: the float32 sum (bias included) is rounded
  * to nearest, ties to even, and clamped to [0, 255] (ic_convolve's rule). */
 ic_status ic_conv1d_u8(const uint8_t *in, uint8_t *out, size_t n, const float *k, int klen,
-                       const ic_params *p, const char *backend, char *err, size_t errlen);
+                       const ic_params *p, const char *backend);
 
 /* Seed 001's 1D stencil: out[i] = bias + sum_{j=-radius..radius} in[i + j], i.e.
  * ic_conv1d_f32 with an all-ones kernel of length 2*radius+1 (0 <= radius <=
  * (IC_MAX_KERNEL_1D-1)/2). p NULL gives the seed's zero ghost cells. Arguments
  * and errors as ic_conv1d_f32. */
 ic_status ic_stencil1d(const float *in, float *out, size_t n, int radius, const ic_params *p,
-                       const char *backend, char *err, size_t errlen);
+                       const char *backend);
 
 /* Matrix product C = A * B of row-major float32 matrices, A M x K, B K x N,
  * C M x N (M, K, N >= 1, any values, not only multiples of a tile); sums in
@@ -787,12 +784,12 @@ ic_status ic_stencil1d(const float *in, float *out, size_t n, int radius, const 
  *   "cuda-tiled" seed 002's shared-memory kernel: 16x16 tiles of A and B
  *   "cuda"       the tiled kernel with register blocking (tile shape chosen by shape)
  *   NULL/"auto"  "cuda" when a device is usable, else "cpu".
- * Host pointers; C must not overlap A or B. err as ic_conv1d_f32.
+ * Host pointers; C must not overlap A or B. Messages as ic_conv1d_f32.
  * Errors: IC_ERR_INVALID_ARG, IC_ERR_TOO_LARGE (a matrix over SIZE_MAX bytes),
  * IC_ERR_NO_BACKEND (unknown variant, or CUDA not usable), IC_ERR_DEVICE,
  * IC_ERR_NOMEM. */
 ic_status ic_matmul(const float *A, const float *B, float *C, int M, int K, int N,
-                    const char *variant, char *err, size_t errlen);
+                    const char *variant);
 
 #ifdef __cplusplus
 }

@@ -23,6 +23,11 @@
 #   PPM, cuda and cpu, medians; issue 11's single-image targets).
 #   jpeg: tests/gpu/test_gpu_jpeg's per-case decode differences (gpu-jpeg-STAMP.txt)
 #   and bench/jpeg-single.sh (one 6000x4000 JPEG, cuda vs cuda --codec cpu vs cpu).
+#   python: the Python package's tests verbosely (the CuPy/PyTorch device path
+#   of python/tests/test_device.py included) and bench/dask_scaling.py on this
+#   machine's cores plus one GPU worker (dask-scaling-STAMP.md). Wheels the
+#   machine lacks (pytest, distributed, ...; no network there) travel in .whl/
+#   (carry it) and are installed into /tmp/site first, for ctest's python test too.
 #   IC_COMMIT=<hash> names the commit when .git is not present.
 #   IC_SAN_TOOLS="memcheck racecheck synccheck initcheck" picks the sanitizers,
 #   IC_SAN_BUDGET (s) bounds their total time, IC_SAN_CASES their case count,
@@ -58,6 +63,12 @@ cmake -S . -B $B -DCMAKE_BUILD_TYPE=Release -DIC_CUDA=ON -DCMAKE_CUDA_ARCHITECTU
 cmake --build $B -j "$jobs" 2>&1 | grep -E "warning|error|Error" | head -50
 cmake --build $B -j "$jobs" >/dev/null 2>&1 || { echo "BUILD FAILED"; cmake --build $B 2>&1 | tail -40; exit 1; }
 echo "build: $(( $(date +%s) - t0 )) s"
+
+if [ -d .whl ] && ls .whl/*.whl >/dev/null 2>&1; then
+  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
+    --target /tmp/site .whl/*.whl >/dev/null 2>&1 && export PYTHONPATH=/tmp/site${PYTHONPATH:+:$PYTHONPATH} &&
+    echo "wheels from .whl installed into /tmp/site" || echo "installing .whl failed"
+fi
 
 passed=0 failed=0 skipped=0 san_summary="not run" ctest_line="not run" bench_line="not run"
 ratio_line="not run"
@@ -294,6 +305,26 @@ if has wholejob && [ -x bench/wholejob.sh ]; then
   RESULT="$out/wholejob-$stamp.md" IC_COMMIT=$commit bench/wholejob.sh "$B/imgconv" ||
     echo "wholejob failed (rc=$?)"
   echo "wholejob: $(( $(date +%s) - t0 )) s"
+fi
+
+if has python; then
+  t0=$(date +%s)
+  pyt=/tmp/icpy-$stamp
+  if IMGCONV_BUILD_DIR=$PWD/$B python3 -m pip install -q --no-build-isolation --no-deps \
+       --target "$pyt" ./python > "$out/python-$stamp.txt" 2>&1; then
+    here=$PWD
+    ( cd /tmp && PYTHONPATH=$pyt${PYTHONPATH:+:$PYTHONPATH} IMGCONV_CLI=$here/$B/imgconv \
+        python3 -m pytest -v -rs -p no:cacheprovider "$here/python/tests" ) >> "$out/python-$stamp.txt" 2>&1
+    echo "pytest rc=$?"
+    grep -E "passed|failed|SKIPPED|FAILED|test_device" "$out/python-$stamp.txt" | tail -40
+    PYTHONPATH=$pyt${PYTHONPATH:+:$PYTHONPATH} IC_COMMIT=$commit python3 bench/dask_scaling.py \
+      --workers 1,2,4,8,16 --repeat 3 --gpu >> "$out/python-$stamp.txt" 2>&1 || echo "dask_scaling failed (rc=$?)"
+    newest=$(ls -t bench/results/dask-scaling-*.md 2>/dev/null | head -1)
+    [ -n "$newest" ] && cp "$newest" "$out/" && cat "$newest"
+  else
+    echo "pip install ./python failed:"; tail -20 "$out/python-$stamp.txt"
+  fi
+  echo "python: $(( $(date +%s) - t0 )) s"
 fi
 
 {

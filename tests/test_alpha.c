@@ -72,19 +72,18 @@ typedef struct stats {
 
 static ic_context *open_ctx(const char *backend, const char *path, int *skip)
 {
-    char err[256] = "";
     ic_context *ctx = NULL;
     *skip = 0;
     if (path)
         setenv("IC_CPU_PATH", path, 1);
-    ic_status st = ic_context_create(&ctx, backend, NULL, err, sizeof err);
+    ic_status st = ic_context_create(&ctx, backend, NULL);
     if (path)
         unsetenv("IC_CPU_PATH");
     if (st == IC_ERR_UNSUPPORTED && path) {
         *skip = 1;
         return NULL;
     }
-    CHECK(st == IC_OK, "%s %s: context: %s (%s)", backend, path ? path : "", ic_status_str(st), err);
+    CHECK(st == IC_OK, "%s %s: context: %s (%s)", backend, path ? path : "", ic_status_str(st), ic_last_error());
     return st == IC_OK ? ctx : NULL;
 }
 
@@ -204,8 +203,7 @@ static void photo_cases(ic_context *ctx, const char *label, int premul_cap, stat
         ic_kernel k;
         ict_rng kr;
         ict_rng_seed(&kr, ict_mix(0xA1FA, (uint64_t)kk));
-        char err[128];
-        ic_status s = kk < N_NAMED ? ic_kernel_parse(&k, named[kk], err, sizeof err)
+        ic_status s = kk < N_NAMED ? ic_kernel_parse(&k, named[kk])
                                    : ict_kernel_random(&k, &kr, randk[kk - N_NAMED].kw,
                                                        randk[kk - N_NAMED].kh,
                                                        randk[kk - N_NAMED].type);
@@ -254,9 +252,8 @@ static void tiny_alpha(ic_context *ctx, const char *label)
     *(uint8_t *)ict_sample(&src.img, 0, 0, 0) = 200;
     *(uint8_t *)ict_sample(&src.img, 0, 0, 1) = 1;
     ic_kernel k;
-    char err[128];
-    ic_status s = ic_kernel_parse(&k, "1 2 3 4 5 6 7 8 9 / 45", err, sizeof err);
-    CHECK(s == IC_OK, "kernel: %s", err);
+    ic_status s = ic_kernel_parse(&k, "1 2 3 4 5 6 7 8 9 / 45");
+    CHECK(s == IC_OK, "kernel: %s", ic_last_error());
     ic_params p;
     ic_params_default(&p);
     p.correlate = 1;
@@ -291,9 +288,8 @@ static void opaque_cases(ic_context *ctx, const char *label)
     const int w = 41, h = 23;
     for (int kk = 0; kk < (int)(sizeof ks / sizeof ks[0]); kk++) {
         ic_kernel k;
-        char err[128];
-        if (ic_kernel_parse(&k, ks[kk], err, sizeof err) != IC_OK) {
-            CHECK(0, "kernel %s: %s", ks[kk], err);
+        if (ic_kernel_parse(&k, ks[kk]) != IC_OK) {
+            CHECK(0, "kernel %s: %s", ks[kk], ic_last_error());
             continue;
         }
         for (int b = 0; b < (int)(sizeof same / sizeof same[0]); b++)
@@ -361,8 +357,7 @@ static void opaque_cases(ic_context *ctx, const char *label)
     *(uint8_t *)ict_sample(&one.img, 0, 0, 0) = 100;
     *(uint8_t *)ict_sample(&one.img, 0, 0, 1) = 255;
     ic_kernel k;
-    char err[128];
-    if (ic_kernel_parse(&k, "1 1 1 / 3", err, sizeof err) == IC_OK) {
+    if (ic_kernel_parse(&k, "1 1 1 / 3") == IC_OK) {
         static const struct {
             float v;
             int c, a;

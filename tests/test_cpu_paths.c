@@ -40,23 +40,22 @@ static uint64_t env_u64(const char *name, uint64_t def)
  * the CPU lacks the instruction set) on failure. */
 static ic_context *open_cpu(const char *path, int threads, int *skip)
 {
-    char err[256] = "";
     ic_context_options o;
     memset(&o, 0, sizeof o);
     o.threads = threads;
     setenv("IC_CPU_PATH", path, 1);
     ic_context *ctx = NULL;
-    ic_status st = ic_context_create(&ctx, "cpu", &o, err, sizeof err);
+    ic_status st = ic_context_create(&ctx, "cpu", &o);
     unsetenv("IC_CPU_PATH");
     *skip = 0;
-    if (st == IC_ERR_UNSUPPORTED && strstr(err, "has no")) {
-        printf("  %-20s threads %d: skipped (%s)\n", path, threads, err);
+    if (st == IC_ERR_UNSUPPORTED && strstr(ic_last_error(), "has no")) {
+        printf("  %-20s threads %d: skipped (%s)\n", path, threads, ic_last_error());
         *skip = 1;
         return NULL;
     }
     if (st != IC_OK) {
         printf("FAIL: IC_CPU_PATH=%s threads %d: context: %s (%s)\n", path, threads,
-               ic_status_str(st), err);
+               ic_status_str(st), ic_last_error());
         return NULL;
     }
     return ctx;
@@ -129,9 +128,8 @@ static int run_named(const char *path, const char *ktext, int w, int h, int ch, 
     if (!ctx)
         return skip ? 0 : 1;
     ic_kernel k;
-    char err[128];
-    if (ic_kernel_parse(&k, ktext, err, sizeof err) != IC_OK) {
-        printf("FAIL: kernel %s: %s\n", ktext, err);
+    if (ic_kernel_parse(&k, ktext) != IC_OK) {
+        printf("FAIL: kernel %s: %s\n", ktext, ic_last_error());
         ic_context_free(ctx);
         return 1;
     }
@@ -154,7 +152,7 @@ static int run_named(const char *path, const char *ktext, int w, int h, int ch, 
     p.alpha = IC_ALPHA_INDEPENDENT;
     ic_status st = ic_convolve(ctx, &src.img, &dst.img, &k, &p);
     if (st != IC_OK) {
-        printf("FAIL: %s %s: %s (%s)\n", path, ktext, ic_status_str(st), ic_context_error(ctx));
+        printf("FAIL: %s %s: %s (%s)\n", path, ktext, ic_status_str(st), ic_last_error());
         fails = 1;
     } else {
         size_t n = (size_t)w * (size_t)h * (size_t)ch;
@@ -217,11 +215,10 @@ int main(void)
     /* an unknown word is refused, not ignored */
     setenv("IC_CPU_PATH", "direct,bogus", 1);
     ic_context *ctx = NULL;
-    char err[256] = "";
-    ic_status st = ic_context_create(&ctx, "cpu", NULL, err, sizeof err);
+    ic_status st = ic_context_create(&ctx, "cpu", NULL);
     unsetenv("IC_CPU_PATH");
-    if (st == IC_OK || !strstr(err, "bogus")) {
-        printf("FAIL: IC_CPU_PATH=direct,bogus was accepted (%s)\n", err);
+    if (st == IC_OK || !strstr(ic_last_error(), "bogus")) {
+        printf("FAIL: IC_CPU_PATH=direct,bogus was accepted (%s)\n", ic_last_error());
         fails++;
     }
     ic_context_free(ctx);

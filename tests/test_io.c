@@ -361,17 +361,16 @@ static void test_format_names(void)
 static ic_status save_load(const ic_image *src, const char *name, ic_layout layout, int force,
                            int quality, int lossless, ic_image *out)
 {
-    char err[256];
     ic_save_options so = {.quality = quality, .lossless = lossless};
-    ic_status st = ic_image_save(src, path_in_dir(name), &so, err, sizeof err);
-    CHECK(st == IC_OK, "save %s: %s (%s)", name, ic_status_str(st), err);
+    ic_status st = ic_image_save(src, path_in_dir(name), &so);
+    CHECK(st == IC_OK, "save %s: %s (%s)", name, ic_status_str(st), ic_last_error());
     if (st != IC_OK) {
         memset(out, 0, sizeof *out);
         return st;
     }
     ic_load_options lo = {force, layout, 0, 0, NULL};
-    st = ic_image_load(out, path_in_dir(name), &lo, err, sizeof err);
-    CHECK(st == IC_OK, "load %s: %s (%s)", name, ic_status_str(st), err);
+    st = ic_image_load(out, path_in_dir(name), &lo);
+    CHECK(st == IC_OK, "load %s: %s (%s)", name, ic_status_str(st), ic_last_error());
     if (st == IC_OK)
         CHECK(out->layout == layout, "%s: layout %d, asked %d", name, out->layout, layout);
     return st;
@@ -470,13 +469,12 @@ static void test_jpeg_round_trips(void)
             remove(path_in_dir(name));
             /* A lower quality gives a smaller file. */
             if (ch == 3 && lay == 0) {
-                char err[256];
                 ic_save_options lo_q = {.quality = 10}, hi_q = {.quality = 95};
                 struct stat a, b;
-                CHECK(ic_image_save(&src, path_in_dir("q10.jpg"), &lo_q, err, sizeof err) == IC_OK,
-                      "q10: %s", err);
-                CHECK(ic_image_save(&src, path_in_dir("q95.jpg"), &hi_q, err, sizeof err) == IC_OK,
-                      "q95: %s", err);
+                CHECK(ic_image_save(&src, path_in_dir("q10.jpg"), &lo_q) == IC_OK,
+                      "q10: %s", ic_last_error());
+                CHECK(ic_image_save(&src, path_in_dir("q95.jpg"), &hi_q) == IC_OK,
+                      "q95: %s", ic_last_error());
                 CHECK(stat(path_in_dir("q10.jpg"), &a) == 0 &&
                           stat(path_in_dir("q95.jpg"), &b) == 0 && a.st_size < b.st_size,
                       "quality 10 should give a smaller file than quality 95");
@@ -499,15 +497,14 @@ static void test_channel_forcing(void)
         CHECK(ic_image_create(&src, w, h, sc, IC_AOS) == IC_OK, "create");
         ic_image_chart(&src, rng());
         const char *name = have_png ? "force.png" : (sc == 1 ? "force.pgm" : "force.ppm");
-        char err[256];
-        CHECK(ic_image_save(&src, path_in_dir(name), NULL, err, sizeof err) == IC_OK, "save: %s",
-              err);
+        CHECK(ic_image_save(&src, path_in_dir(name), NULL) == IC_OK, "save: %s",
+              ic_last_error());
         for (int dc = 1; dc <= 4; dc++)
             for (int lay = 0; lay < 2; lay++) {
                 ic_image got;
                 ic_load_options lo = {dc, lay ? IC_SOA : IC_AOS, 0, 0, NULL};
-                ic_status st = ic_image_load(&got, path_in_dir(name), &lo, err, sizeof err);
-                CHECK(st == IC_OK, "load %d -> %d channels: %s", sc, dc, err);
+                ic_status st = ic_image_load(&got, path_in_dir(name), &lo);
+                CHECK(st == IC_OK, "load %d -> %d channels: %s", sc, dc, ic_last_error());
                 if (st != IC_OK)
                     continue;
                 char why[160] = "";
@@ -524,8 +521,7 @@ static void test_channel_forcing(void)
     CHECK(write_bytes(path_in_dir("one.ppm"), ppm, sizeof ppm - 1), "write");
     ic_image got;
     ic_load_options lo = {2, IC_AOS, 0, 0, NULL};
-    char err[256];
-    CHECK(ic_image_load(&got, path_in_dir("one.ppm"), &lo, err, sizeof err) == IC_OK, "%s", err);
+    CHECK(ic_image_load(&got, path_in_dir("one.ppm"), &lo) == IC_OK, "%s", ic_last_error());
     CHECK(got.data && got.data[0] == 124 && got.data[1] == 255, "luma+alpha %d %d",
           got.data ? got.data[0] : -1, got.data ? got.data[1] : -1);
     ic_image_free(&got);
@@ -541,13 +537,12 @@ static void expect_load_error(const char *name, const ic_load_options *lo, ic_st
 {
     ic_image img;
     memset(&img, 0x5A, sizeof img);
-    char err[256] = "";
-    ic_status st = ic_image_load(&img, path_in_dir(name), lo, err, sizeof err);
+    ic_status st = ic_image_load(&img, path_in_dir(name), lo);
     CHECK(st == want, "%s: status %s, expected %s (message: %s)", name, ic_status_str(st),
-          ic_status_str(want), err);
-    CHECK(one_line(err), "%s: message must be one non-empty line: '%s'", name, err);
+          ic_status_str(want), ic_last_error());
+    CHECK(one_line(ic_last_error()), "%s: message must be one non-empty line: '%s'", name, ic_last_error());
     if (needle)
-        CHECK(strstr(err, needle) != NULL, "%s: message '%s' lacks '%s'", name, err, needle);
+        CHECK(strstr(ic_last_error(), needle) != NULL, "%s: message '%s' lacks '%s'", name, ic_last_error(), needle);
     CHECK(img.data == NULL && img.width == 0 && img.owner == 0, "%s: image not zeroed", name);
     if (st == IC_OK)
         ic_image_free(&img);
@@ -555,7 +550,6 @@ static void expect_load_error(const char *name, const ic_load_options *lo, ic_st
 
 static void test_pnm_parsing(void)
 {
-    char err[256];
     ic_image img;
     /* Comments, varied whitespace, maxval 7 rescaled to 0..255 with rounding. */
     static const char txt[] = "P5 # grey\n# a comment line\n3\t2 # size\n7\n";
@@ -564,7 +558,7 @@ static void test_pnm_parsing(void)
     const uint8_t px[6] = {0, 2, 3, 4, 6, 7};
     memcpy(buf + sizeof txt - 1, px, 6);
     CHECK(write_bytes(path_in_dir("m7.pgm"), buf, sizeof txt - 1 + 6), "write");
-    CHECK(ic_image_load(&img, path_in_dir("m7.pgm"), NULL, err, sizeof err) == IC_OK, "%s", err);
+    CHECK(ic_image_load(&img, path_in_dir("m7.pgm"), NULL) == IC_OK, "%s", ic_last_error());
     if (img.data) {
         const int want[6] = {0, 73, 109, 146, 219, 255}; /* round(v * 255 / 7) */
         for (int i = 0; i < 6; i++)
@@ -583,7 +577,7 @@ static void test_pnm_parsing(void)
     /* Trailing bytes after the image are ignored (Netpbm allows several images). */
     static const uint8_t trail[] = "P5\n2 1\n255\n\x10\x20garbage";
     CHECK(write_bytes(path_in_dir("trail.pgm"), trail, sizeof trail - 1), "write");
-    CHECK(ic_image_load(&img, path_in_dir("trail.pgm"), NULL, err, sizeof err) == IC_OK, "%s", err);
+    CHECK(ic_image_load(&img, path_in_dir("trail.pgm"), NULL) == IC_OK, "%s", ic_last_error());
     CHECK(img.data && img.data[0] == 0x10 && img.data[1] == 0x20, "trailing data");
     ic_image_free(&img);
 
@@ -617,7 +611,7 @@ static void test_pnm_parsing(void)
     ic_image src;
     CHECK(ic_image_create(&src, 640, 480, 3, IC_AOS) == IC_OK, "create");
     ic_image_chart(&src, 7);
-    CHECK(ic_image_save(&src, path_in_dir("full.ppm"), NULL, err, sizeof err) == IC_OK, "%s", err);
+    CHECK(ic_image_save(&src, path_in_dir("full.ppm"), NULL) == IC_OK, "%s", ic_last_error());
     size_t n = 0;
     uint8_t *data = read_bytes(path_in_dir("full.ppm"), &n);
     const size_t header = strlen("P6\n640 480\n255\n");
@@ -632,8 +626,8 @@ static void test_pnm_parsing(void)
         expect_load_error("cuthdr.ppm", NULL, IC_ERR_FORMAT, "truncated");
         /* The pixel limit: exactly width*height passes, one less fails. */
         ic_load_options lo = {0, IC_AOS, 640 * 480, 0, NULL};
-        CHECK(ic_image_load(&img, path_in_dir("full.ppm"), &lo, err, sizeof err) == IC_OK,
-              "limit = w*h: %s", err);
+        CHECK(ic_image_load(&img, path_in_dir("full.ppm"), &lo) == IC_OK,
+              "limit = w*h: %s", ic_last_error());
         ic_image_free(&img);
         lo.max_pixels = 640 * 480 - 1;
         expect_load_error("full.ppm", &lo, IC_ERR_TOO_LARGE,
@@ -665,16 +659,15 @@ static void expect_decode(const void *data, size_t n, const ic_load_options *lo,
 {
     ic_image img;
     memset(&img, 0x5A, sizeof img);
-    char err[256] = "";
-    ic_status st = ic_image_decode(&img, data, n, lo, err, sizeof err);
+    ic_status st = ic_image_decode(&img, data, n, lo);
     CHECK(st == want, "decode %s: status %s, expected %s (%s)", what, ic_status_str(st),
-          ic_status_str(want), err);
+          ic_status_str(want), ic_last_error());
     if (want != IC_OK) {
-        CHECK(one_line(err), "decode %s: message must be one line: '%s'", what, err);
+        CHECK(one_line(ic_last_error()), "decode %s: message must be one line: '%s'", what, ic_last_error());
         CHECK(img.data == NULL && img.width == 0 && img.owner == 0, "decode %s: not zeroed", what);
     }
     if (needle)
-        CHECK(strstr(err, needle) != NULL, "decode %s: message '%s' lacks '%s'", what, err, needle);
+        CHECK(strstr(ic_last_error(), needle) != NULL, "decode %s: message '%s' lacks '%s'", what, ic_last_error(), needle);
     if (st == IC_OK)
         ic_image_free(&img);
 }
@@ -685,14 +678,13 @@ static void test_decode_memory(void)
     static const ic_format fmts[] = {IC_FMT_PNM, IC_FMT_PNG, IC_FMT_JPEG, IC_FMT_TIFF,
                                      IC_FMT_WEBP};
     ic_image src;
-    char err[256];
     CHECK(ic_image_create(&src, 97, 61, 3, IC_AOS) == IC_OK, "create");
     ic_image_chart(&src, 5);
     for (int f = 0; f < 5; f++) {
         if (!ic_format_supported(fmts[f]))
             continue;
         const char *path = path_in_dir(names[f]);
-        CHECK(ic_image_save(&src, path, NULL, err, sizeof err) == IC_OK, "%s", err);
+        CHECK(ic_image_save(&src, path, NULL) == IC_OK, "%s", ic_last_error());
         size_t n = 0;
         uint8_t *data = read_bytes(path, &n);
         CHECK(data && n > 20, "%s: read back", names[f]);
@@ -701,18 +693,18 @@ static void test_decode_memory(void)
         /* Encoding to memory gives the bytes the save wrote. */
         uint8_t *enc = NULL;
         size_t encn = 0;
-        ic_status se = ic_image_encode(&src, names[f], NULL, &enc, &encn, err, sizeof err);
+        ic_status se = ic_image_encode(&src, names[f], NULL, &enc, &encn);
         CHECK(se == IC_OK && encn == n && enc && memcmp(enc, data, n) == 0,
-              "%s: ic_image_encode gave %zu bytes (%s), the file has %zu", names[f], encn, err, n);
+              "%s: ic_image_encode gave %zu bytes (%s), the file has %zu", names[f], encn, ic_last_error(), n);
         free(enc);
         const ic_load_options variants[] = {
             {0, IC_AOS, 0, 0, NULL}, {4, IC_SOA, 0, 0, NULL}, {1, IC_AOS, 0, 0, NULL}};
         for (int v = 0; v < 3; v++) {
             ic_image a, b;
-            ic_status sa = ic_image_load(&a, path, &variants[v], err, sizeof err);
-            ic_status sb = ic_image_decode(&b, data, n, &variants[v], err, sizeof err);
+            ic_status sa = ic_image_load(&a, path, &variants[v]);
+            ic_status sb = ic_image_decode(&b, data, n, &variants[v]);
             CHECK(sa == IC_OK && sb == IC_OK, "%s variant %d: load %s, decode %s (%s)", names[f], v,
-                  ic_status_str(sa), ic_status_str(sb), err);
+                  ic_status_str(sa), ic_status_str(sb), ic_last_error());
             if (sa == IC_OK && sb == IC_OK)
                 CHECK(ic_image_equal(&a, &b) && a.layout == b.layout,
                       "%s variant %d: decoded image differs from the loaded one", names[f], v);
@@ -731,7 +723,7 @@ static void test_decode_memory(void)
     /* The memory limit: a 640x480 RGB image takes 1920*480 bytes (rows already
      * multiples of 64), forced to 4 channels another 2560*480. */
     CHECK(ic_image_create(&src, 640, 480, 3, IC_AOS) == IC_OK, "create");
-    CHECK(ic_image_save(&src, path_in_dir("mem.ppm"), NULL, err, sizeof err) == IC_OK, "%s", err);
+    CHECK(ic_image_save(&src, path_in_dir("mem.ppm"), NULL) == IC_OK, "%s", ic_last_error());
     ic_image_free(&src);
     size_t n = 0;
     uint8_t *data = read_bytes(path_in_dir("mem.ppm"), &n);
@@ -761,7 +753,7 @@ static void test_decode_memory(void)
     const ic_load_options bad = {7, IC_AOS, 0, 0, NULL};
     expect_decode("P5\n1 1\n255\n\x80", 12, &bad, IC_ERR_INVALID_ARG, "channels", "channels 7");
     expect_decode("P5\n1 1\n255\n\x80", 12, NULL, IC_OK, NULL, "1x1 PGM");
-    CHECK(ic_image_decode(NULL, "P5", 2, NULL, err, sizeof err) == IC_ERR_INVALID_ARG, "NULL img");
+    CHECK(ic_image_decode(NULL, "P5", 2, NULL) == IC_ERR_INVALID_ARG, "NULL img");
     CHECK(ic_default_max_memory() > 0 && ic_default_max_memory() <= ((uint64_t)2 << 30),
           "default memory limit %llu", (unsigned long long)ic_default_max_memory());
 }
@@ -786,8 +778,7 @@ static void test_generic_bad_input(void)
     ic_load_options lo = {5, IC_AOS, 0, 0, NULL};
     expect_load_error("junk.png", &lo, IC_ERR_INVALID_ARG, "channels");
     ic_image img;
-    char err[64];
-    CHECK(ic_image_load(&img, NULL, NULL, err, sizeof err) == IC_ERR_INVALID_ARG, "NULL path");
+    CHECK(ic_image_load(&img, NULL, NULL) == IC_ERR_INVALID_ARG, "NULL path");
     remove(path_in_dir("empty.png"));
     remove(path_in_dir("junk.png"));
     remove(path_in_dir("noise.jpg"));
@@ -812,10 +803,9 @@ static void test_png_bad_input(void)
 
     /* A valid file, then cuts and corruptions of it. */
     ic_image src;
-    char err[256];
     CHECK(ic_image_create(&src, 120, 80, 3, IC_AOS) == IC_OK, "create");
     ic_image_chart(&src, 11);
-    CHECK(ic_image_save(&src, path_in_dir("ok.png"), NULL, err, sizeof err) == IC_OK, "%s", err);
+    CHECK(ic_image_save(&src, path_in_dir("ok.png"), NULL) == IC_OK, "%s", ic_last_error());
     ic_image_free(&src);
     size_t n = 0;
     uint8_t *data = read_bytes(path_in_dir("ok.png"), &n);
@@ -828,12 +818,12 @@ static void test_png_bad_input(void)
     for (size_t i = 0; i < sizeof cuts / sizeof cuts[0]; i++) {
         CHECK(write_bytes(path_in_dir("cut.png"), data, cuts[i]), "write");
         ic_image img;
-        ic_status st = ic_image_load(&img, path_in_dir("cut.png"), NULL, err, sizeof err);
+        ic_status st = ic_image_load(&img, path_in_dir("cut.png"), NULL);
         CHECK(st == IC_ERR_FORMAT, "PNG cut at %zu of %zu: %s (%s)", cuts[i], n, ic_status_str(st),
-              err);
+              ic_last_error());
         CHECK(img.data == NULL, "PNG cut at %zu: image not zeroed", cuts[i]);
-        CHECK(cuts[i] < 33 || strstr(err, "truncated PNG data"), "PNG cut at %zu: message '%s'",
-              cuts[i], err);
+        CHECK(cuts[i] < 33 || strstr(ic_last_error(), "truncated PNG data"), "PNG cut at %zu: message '%s'",
+              cuts[i], ic_last_error());
         ic_image_free(&img);
     }
     /* A flipped bit in IHDR's width: CRC error. */
@@ -865,7 +855,6 @@ static void test_png_bad_input(void)
 /* Hand-assembled PNGs that exercise libpng's expansions. */
 static void test_png_expansions(void)
 {
-    char err[256];
     ic_image img;
     bytes b = {0};
 
@@ -879,8 +868,8 @@ static void test_png_expansions(void)
     png_start(&b, 10, 2, 1, 0);
     png_finish(&b, raw1, sizeof raw1);
     CHECK(write_bytes(path_in_dir("g1.png"), b.p, b.n), "write");
-    CHECK(ic_image_load(&img, path_in_dir("g1.png"), NULL, err, sizeof err) == IC_OK, "1-bit: %s",
-          err);
+    CHECK(ic_image_load(&img, path_in_dir("g1.png"), NULL) == IC_OK, "1-bit: %s",
+          ic_last_error());
     CHECK(img.channels == 1 && img.width == 10 && img.height == 2, "1-bit dims");
     for (int y = 0; img.data && y < 2; y++)
         for (int x = 0; x < 10; x++)
@@ -898,8 +887,8 @@ static void test_png_expansions(void)
     const uint8_t rawp[5] = {0, 3, 2, 1, 0};
     png_finish(&b, rawp, sizeof rawp);
     CHECK(write_bytes(path_in_dir("pal.png"), b.p, b.n), "write");
-    CHECK(ic_image_load(&img, path_in_dir("pal.png"), NULL, err, sizeof err) == IC_OK,
-          "palette: %s", err);
+    CHECK(ic_image_load(&img, path_in_dir("pal.png"), NULL) == IC_OK,
+          "palette: %s", ic_last_error());
     CHECK(img.channels == 4, "palette+tRNS: %d channels", img.channels);
     const int alpha_of[4] = {0, 128, 255, 255};
     for (int x = 0; img.data && img.channels == 4 && x < 4; x++) {
@@ -920,8 +909,8 @@ static void test_png_expansions(void)
     const uint8_t rawg[4] = {0, 6, 7, 8};
     png_finish(&b, rawg, sizeof rawg);
     CHECK(write_bytes(path_in_dir("gt.png"), b.p, b.n), "write");
-    CHECK(ic_image_load(&img, path_in_dir("gt.png"), NULL, err, sizeof err) == IC_OK,
-          "grey tRNS: %s", err);
+    CHECK(ic_image_load(&img, path_in_dir("gt.png"), NULL) == IC_OK,
+          "grey tRNS: %s", ic_last_error());
     CHECK(img.channels == 2, "grey+tRNS: %d channels", img.channels);
     for (int x = 0; img.data && img.channels == 2 && x < 3; x++) {
         CHECK(*ic_image_at(&img, x, 0, 0) == rawg[1 + x], "grey tRNS value x=%d", x);
@@ -942,8 +931,8 @@ static void test_png_expansions(void)
     png_start(&b, 2, 1, 16, 2);
     png_finish(&b, raw16, sizeof raw16);
     CHECK(write_bytes(path_in_dir("d16.png"), b.p, b.n), "write");
-    CHECK(ic_image_load(&img, path_in_dir("d16.png"), NULL, err, sizeof err) == IC_OK, "16-bit: %s",
-          err);
+    CHECK(ic_image_load(&img, path_in_dir("d16.png"), NULL) == IC_OK, "16-bit: %s",
+          ic_last_error());
     CHECK(img.channels == 3 && img.width == 2, "16-bit dims");
     for (int i = 0; img.data && img.channels == 3 && i < 6; i++) {
         int want = (int)lround(v16[i] * 255.0 / 65535.0);
@@ -961,10 +950,9 @@ static void test_png_expansions(void)
 static void test_jpeg_bad_input(void)
 {
     ic_image src;
-    char err[256];
     CHECK(ic_image_create(&src, 160, 120, 3, IC_AOS) == IC_OK, "create");
     fill_smooth(&src);
-    CHECK(ic_image_save(&src, path_in_dir("ok.jpg"), NULL, err, sizeof err) == IC_OK, "%s", err);
+    CHECK(ic_image_save(&src, path_in_dir("ok.jpg"), NULL) == IC_OK, "%s", ic_last_error());
     ic_image_free(&src);
     size_t n = 0;
     uint8_t *data = read_bytes(path_in_dir("ok.jpg"), &n);
@@ -978,11 +966,11 @@ static void test_jpeg_bad_input(void)
     for (size_t i = 0; i < sizeof cuts / sizeof cuts[0]; i++) {
         CHECK(write_bytes(path_in_dir("cut.jpg"), data, cuts[i]), "write");
         ic_image img;
-        ic_status st = ic_image_load(&img, path_in_dir("cut.jpg"), NULL, err, sizeof err);
+        ic_status st = ic_image_load(&img, path_in_dir("cut.jpg"), NULL);
         CHECK(st == IC_ERR_FORMAT, "JPEG cut at %zu of %zu: %s (%s)", cuts[i], n, ic_status_str(st),
-              err);
+              ic_last_error());
         CHECK(img.data == NULL, "JPEG cut at %zu: image not zeroed", cuts[i]);
-        CHECK(one_line(err), "JPEG cut at %zu: message '%s'", cuts[i], err);
+        CHECK(one_line(ic_last_error()), "JPEG cut at %zu: message '%s'", cuts[i], ic_last_error());
         ic_image_free(&img);
     }
     CHECK(write_bytes(path_in_dir("cut.jpg"), data, n / 2), "write");
@@ -1057,11 +1045,10 @@ static void test_tiff_bad_input(void)
     tiff_grey(&b, 40, 30, 40 * 30);
     CHECK(write_bytes(path_in_dir("ok.tif"), b.p, b.n), "write");
     ic_image img;
-    char err[256];
-    ic_status st = ic_image_load(&img, path_in_dir("ok.tif"), NULL, err, sizeof err);
+    ic_status st = ic_image_load(&img, path_in_dir("ok.tif"), NULL);
     CHECK(st == IC_OK && img.width == 40 && img.height == 30 && img.channels == 1 &&
               img.data[img.pitch * 29 + 39] == (uint8_t)((29 * 40 + 39) * 7),
-          "hand-made grey TIFF: %s (%s)", ic_status_str(st), err);
+          "hand-made grey TIFF: %s (%s)", ic_status_str(st), ic_last_error());
     ic_image_free(&img);
     ic_load_options lo = {0, IC_AOS, 40 * 30 - 1, 0, NULL};
     expect_load_error("ok.tif", &lo, IC_ERR_TOO_LARGE, "exceeds the pixel limit 1199");
@@ -1073,7 +1060,7 @@ static void test_tiff_bad_input(void)
     ic_image src;
     CHECK(ic_image_create(&src, 120, 80, 4, IC_AOS) == IC_OK, "create");
     ic_image_chart(&src, 12);
-    CHECK(ic_image_save(&src, path_in_dir("lib.tif"), NULL, err, sizeof err) == IC_OK, "%s", err);
+    CHECK(ic_image_save(&src, path_in_dir("lib.tif"), NULL) == IC_OK, "%s", ic_last_error());
     ic_image_free(&src);
     size_t n = 0;
     uint8_t *data = read_bytes(path_in_dir("lib.tif"), &n);
@@ -1081,11 +1068,11 @@ static void test_tiff_bad_input(void)
     const size_t cuts[] = {3, 8, 60, n / 2, n - 20, n - 1};
     for (size_t i = 0; data && n > 200 && i < sizeof cuts / sizeof cuts[0]; i++) {
         CHECK(write_bytes(path_in_dir("cut.tif"), data, cuts[i]), "write");
-        st = ic_image_load(&img, path_in_dir("cut.tif"), NULL, err, sizeof err);
+        st = ic_image_load(&img, path_in_dir("cut.tif"), NULL);
         CHECK(st == IC_ERR_FORMAT, "TIFF cut at %zu of %zu: %s (%s)", cuts[i], n,
-              ic_status_str(st), err);
-        CHECK(img.data == NULL && one_line(err), "TIFF cut at %zu: image or message '%s'", cuts[i],
-              err);
+              ic_status_str(st), ic_last_error());
+        CHECK(img.data == NULL && one_line(ic_last_error()), "TIFF cut at %zu: image or message '%s'", cuts[i],
+              ic_last_error());
         ic_image_free(&img);
     }
     /* Noise over the compressed strips: an error or an image, never a crash. */
@@ -1097,9 +1084,9 @@ static void test_tiff_bad_input(void)
         for (int k = 0; k < 16; k++)
             bad[8 + rng() % (n / 2)] ^= (uint8_t)(1u << (rng() % 8));
         CHECK(write_bytes(path_in_dir("noisy.tif"), bad, n), "write");
-        st = ic_image_load(&img, path_in_dir("noisy.tif"), NULL, err, sizeof err);
-        CHECK(st == IC_OK || (img.data == NULL && one_line(err)), "noisy TIFF %d: %s '%s'", t,
-              ic_status_str(st), err);
+        st = ic_image_load(&img, path_in_dir("noisy.tif"), NULL);
+        CHECK(st == IC_OK || (img.data == NULL && one_line(ic_last_error())), "noisy TIFF %d: %s '%s'", t,
+              ic_status_str(st), ic_last_error());
         ic_image_free(&img);
         free(bad);
     }
@@ -1124,21 +1111,20 @@ static void test_webp_bad_input(void)
     expect_load_error("huge.webp", NULL, IC_ERR_TOO_LARGE,
                       "image 60000x60000 exceeds the pixel limit 89478485 (raise it with --max-pixels)");
     ic_image src, img;
-    char err[256];
     CHECK(ic_image_create(&src, 160, 120, 3, IC_AOS) == IC_OK, "create");
     fill_smooth(&src);
-    CHECK(ic_image_save(&src, path_in_dir("ok.webp"), NULL, err, sizeof err) == IC_OK, "%s", err);
+    CHECK(ic_image_save(&src, path_in_dir("ok.webp"), NULL) == IC_OK, "%s", ic_last_error());
     /* Lossy: close, not equal; a lower quality gives a smaller file. */
-    ic_status st = ic_image_load(&img, path_in_dir("ok.webp"), NULL, err, sizeof err);
+    ic_status st = ic_image_load(&img, path_in_dir("ok.webp"), NULL);
     CHECK(st == IC_OK && img.channels == 3 && img.width == 160 && img.height == 120,
-          "lossy WebP back: %s (%s)", ic_status_str(st), err);
+          "lossy WebP back: %s (%s)", ic_status_str(st), ic_last_error());
     if (st == IC_OK && img.channels == 3)
         CHECK(psnr_converted(&img, &src) > 30.0, "lossy WebP PSNR %.2f dB",
               psnr_converted(&img, &src));
     ic_image_free(&img);
     ic_save_options q10 = {.quality = 10};
     struct stat a, bq;
-    CHECK(ic_image_save(&src, path_in_dir("q10.webp"), &q10, err, sizeof err) == IC_OK, "%s", err);
+    CHECK(ic_image_save(&src, path_in_dir("q10.webp"), &q10) == IC_OK, "%s", ic_last_error());
     CHECK(stat(path_in_dir("q10.webp"), &a) == 0 && stat(path_in_dir("ok.webp"), &bq) == 0 &&
               a.st_size < bq.st_size,
           "WebP quality 10 should give a smaller file than 92");
@@ -1151,11 +1137,11 @@ static void test_webp_bad_input(void)
     const size_t cuts[] = {4, 12, 20, 40, n / 2, n - 1};
     for (size_t i = 0; data && n > 200 && i < sizeof cuts / sizeof cuts[0]; i++) {
         CHECK(write_bytes(path_in_dir("cut.webp"), data, cuts[i]), "write");
-        st = ic_image_load(&img, path_in_dir("cut.webp"), NULL, err, sizeof err);
+        st = ic_image_load(&img, path_in_dir("cut.webp"), NULL);
         CHECK(st == IC_ERR_FORMAT, "WebP cut at %zu of %zu: %s (%s)", cuts[i], n,
-              ic_status_str(st), err);
-        CHECK(img.data == NULL && one_line(err), "WebP cut at %zu: image or message '%s'",
-              cuts[i], err);
+              ic_status_str(st), ic_last_error());
+        CHECK(img.data == NULL && one_line(ic_last_error()), "WebP cut at %zu: image or message '%s'",
+              cuts[i], ic_last_error());
         ic_image_free(&img);
     }
     CHECK(write_bytes(path_in_dir("cut.webp"), data, n / 2), "write");
@@ -1164,9 +1150,9 @@ static void test_webp_bad_input(void)
     /* Wider than WebP can hold: refused, nothing written. */
     CHECK(ic_image_create(&src, 16384, 1, 3, IC_AOS) == IC_OK, "create");
     memset(src.data, 0, src.pitch);
-    st = ic_image_save(&src, path_in_dir("wide.webp"), NULL, err, sizeof err);
-    CHECK(st == IC_ERR_UNSUPPORTED && strstr(err, "16383") && !file_exists(path_in_dir("wide.webp")),
-          "16384 wide WebP: %s (%s)", ic_status_str(st), err);
+    st = ic_image_save(&src, path_in_dir("wide.webp"), NULL);
+    CHECK(st == IC_ERR_UNSUPPORTED && strstr(ic_last_error(), "16383") && !file_exists(path_in_dir("wide.webp")),
+          "16384 wide WebP: %s (%s)", ic_status_str(st), ic_last_error());
     ic_image_free(&src);
     const char *names[] = {"huge.webp", "ok.webp", "q10.webp", "cut.webp"};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
@@ -1247,7 +1233,6 @@ static void test_metadata_round_trips(void)
             /* WebP has no grey: a grey image is stored as RGB, so the RGB profile fits. */
             const int stores_grey = grey && f != 2;
             ic_image src, got;
-            char err[256];
             CHECK(ic_image_create(&src, 33, 21, grey ? 1 : 3, IC_AOS) == IC_OK, "create");
             fill_smooth(&src);
             /* Two profiles offered in turn: the RGB one fits only colour outputs. */
@@ -1256,13 +1241,13 @@ static void test_metadata_round_trips(void)
                                  exif, exif_n};
                 const int fits = pi ? stores_grey : !stores_grey;
                 ic_save_options so = {.quality = 90, .metadata = &m};
-                CHECK(ic_image_save(&src, path_in_dir(names[f]), &so, err, sizeof err) == IC_OK,
-                      "%s: save with metadata: %s", names[f], err);
+                CHECK(ic_image_save(&src, path_in_dir(names[f]), &so) == IC_OK,
+                      "%s: save with metadata: %s", names[f], ic_last_error());
                 ic_metadata back;
                 memset(&back, 0x5A, sizeof back);
                 ic_load_options lo = {.metadata = &back};
-                ic_status st = ic_image_load(&got, path_in_dir(names[f]), &lo, err, sizeof err);
-                CHECK(st == IC_OK, "%s: load: %s", names[f], err);
+                ic_status st = ic_image_load(&got, path_in_dir(names[f]), &lo);
+                CHECK(st == IC_OK, "%s: load: %s", names[f], ic_last_error());
                 if (fits)
                     CHECK(same_blob(back.icc, back.icc_size, m.icc, m.icc_size),
                           "%s grey %d profile %d: ICC of %zu bytes back, %zu written", names[f],
@@ -1283,11 +1268,11 @@ static void test_metadata_round_trips(void)
                 ic_image_free(&got);
             }
             /* Without metadata in the options nothing is embedded. */
-            CHECK(ic_image_save(&src, path_in_dir(names[f]), NULL, err, sizeof err) == IC_OK,
-                  "%s", err);
+            CHECK(ic_image_save(&src, path_in_dir(names[f]), NULL) == IC_OK,
+                  "%s", ic_last_error());
             ic_metadata back;
             ic_load_options lo = {.metadata = &back};
-            CHECK(ic_image_load(&got, path_in_dir(names[f]), &lo, err, sizeof err) == IC_OK &&
+            CHECK(ic_image_load(&got, path_in_dir(names[f]), &lo) == IC_OK &&
                       back.icc == NULL && back.exif == NULL,
                   "%s: metadata appeared from nowhere", names[f]);
             ic_image_free(&got);
@@ -1305,10 +1290,9 @@ static void test_metadata_round_trips(void)
 static void test_exif_orientation_jpeg(void)
 {
     ic_image src, got;
-    char err[256];
     CHECK(ic_image_create(&src, 64, 40, 3, IC_AOS) == IC_OK, "create");
     fill_smooth(&src);
-    CHECK(ic_image_save(&src, path_in_dir("plain.jpg"), NULL, err, sizeof err) == IC_OK, "%s", err);
+    CHECK(ic_image_save(&src, path_in_dir("plain.jpg"), NULL) == IC_OK, "%s", ic_last_error());
     size_t n = 0;
     uint8_t *jpg = read_bytes(path_in_dir("plain.jpg"), &n);
     uint8_t exif[64];
@@ -1325,9 +1309,9 @@ static void test_exif_orientation_jpeg(void)
         CHECK(write_bytes(path_in_dir("camera.jpg"), cam, n + 10 + en), "write");
         ic_metadata m;
         ic_load_options lo = {.metadata = &m};
-        ic_status st = ic_image_load(&got, path_in_dir("camera.jpg"), &lo, err, sizeof err);
+        ic_status st = ic_image_load(&got, path_in_dir("camera.jpg"), &lo);
         CHECK(st == IC_OK && got.width == 64 && got.height == 40,
-              "camera JPEG: %s %dx%d (pixels must stay as stored)", err, got.width, got.height);
+              "camera JPEG: %s %dx%d (pixels must stay as stored)", ic_last_error(), got.width, got.height);
         CHECK(ic_metadata_orientation(&m) == 6 && same_blob(m.exif, m.exif_size, exif, en),
               "camera JPEG: orientation %d", ic_metadata_orientation(&m));
         static const char *const outs[] = {"cam.jpg", "cam.png", "cam.webp"};
@@ -1335,12 +1319,12 @@ static void test_exif_orientation_jpeg(void)
             if (!ic_format_supported(ic_format_from_path(outs[i])))
                 continue;
             ic_save_options so = {.metadata = &m};
-            CHECK(ic_image_save(&got, path_in_dir(outs[i]), &so, err, sizeof err) == IC_OK, "%s",
-                  err);
+            CHECK(ic_image_save(&got, path_in_dir(outs[i]), &so) == IC_OK, "%s",
+                  ic_last_error());
             ic_image again;
             ic_metadata m2;
             ic_load_options lo2 = {.metadata = &m2};
-            CHECK(ic_image_load(&again, path_in_dir(outs[i]), &lo2, err, sizeof err) == IC_OK &&
+            CHECK(ic_image_load(&again, path_in_dir(outs[i]), &lo2) == IC_OK &&
                       again.width == 64 && ic_metadata_orientation(&m2) == 6 &&
                       same_blob(m2.exif, m2.exif_size, exif, en),
                   "%s: orientation %d after the round trip", outs[i], ic_metadata_orientation(&m2));
@@ -1353,7 +1337,7 @@ static void test_exif_orientation_jpeg(void)
         /* A cut file: an error, and the metadata given back empty. */
         CHECK(write_bytes(path_in_dir("camera.jpg"), cam, (n + 10 + en) / 2), "write");
         memset(&m, 0x5A, sizeof m);
-        st = ic_image_load(&got, path_in_dir("camera.jpg"), &lo, err, sizeof err);
+        st = ic_image_load(&got, path_in_dir("camera.jpg"), &lo);
         CHECK(st == IC_ERR_FORMAT && m.icc == NULL && m.exif == NULL,
               "cut camera JPEG: %s, metadata left behind", ic_status_str(st));
     }
@@ -1369,45 +1353,44 @@ static void test_exif_orientation_jpeg(void)
 static void test_save_failures(void)
 {
     ic_image img;
-    char err[256];
     CHECK(ic_image_create(&img, 33, 17, 3, IC_AOS) == IC_OK, "create");
     ic_image_chart(&img, 3);
     const int before = count_entries(g_dir);
 
-    ic_status st = ic_image_save(&img, path_in_dir("out.gif"), NULL, err, sizeof err);
+    ic_status st = ic_image_save(&img, path_in_dir("out.gif"), NULL);
     CHECK(st == IC_ERR_UNSUPPORTED, "unknown extension: %s", ic_status_str(st));
-    CHECK(strstr(err, ".gif") != NULL && one_line(err), "unknown extension message '%s'", err);
+    CHECK(strstr(ic_last_error(), ".gif") != NULL && one_line(ic_last_error()), "unknown extension message '%s'", ic_last_error());
     CHECK(!file_exists(path_in_dir("out.gif")), "unknown extension left a file");
-    st = ic_image_save(&img, path_in_dir("noext"), NULL, err, sizeof err);
+    st = ic_image_save(&img, path_in_dir("noext"), NULL);
     CHECK(st == IC_ERR_UNSUPPORTED, "no extension: %s", ic_status_str(st));
 
-    st = ic_image_save(&img, path_in_dir("no/such/dir/out.ppm"), NULL, err, sizeof err);
+    st = ic_image_save(&img, path_in_dir("no/such/dir/out.ppm"), NULL);
     CHECK(st == IC_ERR_IO, "nonexistent directory: %s", ic_status_str(st));
-    CHECK(strstr(err, "cannot create temporary file in") && strstr(err, "No such file"),
-          "nonexistent directory message '%s'", err);
+    CHECK(strstr(ic_last_error(), "cannot create temporary file in") && strstr(ic_last_error(), "No such file"),
+          "nonexistent directory message '%s'", ic_last_error());
 
     /* A regular file used as a directory fails even for root. */
     CHECK(write_bytes(path_in_dir("plain"), "x", 1), "write");
-    st = ic_image_save(&img, path_in_dir("plain/out.ppm"), NULL, err, sizeof err);
+    st = ic_image_save(&img, path_in_dir("plain/out.ppm"), NULL);
     CHECK(st == IC_ERR_IO, "file as directory: %s", ic_status_str(st));
-    CHECK(strstr(err, "Not a directory") != NULL, "file as directory message '%s'", err);
+    CHECK(strstr(ic_last_error(), "Not a directory") != NULL, "file as directory message '%s'", ic_last_error());
     CHECK(!file_exists(path_in_dir("plain/out.ppm")), "file as directory: output exists");
     remove(path_in_dir("plain"));
 
     /* The output path is a directory: written, then the rename fails. The
      * temporary file must be removed. */
     CHECK(mkdir(path_in_dir("taken.ppm"), 0700) == 0, "mkdir");
-    st = ic_image_save(&img, path_in_dir("taken.ppm"), NULL, err, sizeof err);
-    CHECK(st == IC_ERR_IO, "output is a directory: %s (%s)", ic_status_str(st), err);
+    st = ic_image_save(&img, path_in_dir("taken.ppm"), NULL);
+    CHECK(st == IC_ERR_IO, "output is a directory: %s (%s)", ic_status_str(st), ic_last_error());
     CHECK(count_entries(g_dir) == before + 1, "failed rename left %d entries (expected %d)",
           count_entries(g_dir), before + 1);
     rmdir(path_in_dir("taken.ppm"));
 
     if (geteuid() != 0) {
         CHECK(mkdir(path_in_dir("ro"), 0700) == 0 && chmod(path_in_dir("ro"), 0500) == 0, "ro dir");
-        st = ic_image_save(&img, path_in_dir("ro/out.ppm"), NULL, err, sizeof err);
+        st = ic_image_save(&img, path_in_dir("ro/out.ppm"), NULL);
         CHECK(st == IC_ERR_IO, "read-only directory: %s", ic_status_str(st));
-        CHECK(strstr(err, "Permission denied") != NULL, "read-only message '%s'", err);
+        CHECK(strstr(ic_last_error(), "Permission denied") != NULL, "read-only message '%s'", ic_last_error());
         CHECK(count_entries(path_in_dir("ro")) == 0, "read-only dir not empty");
         chmod(path_in_dir("ro"), 0700);
         rmdir(path_in_dir("ro"));
@@ -1417,53 +1400,53 @@ static void test_save_failures(void)
 
     /* --compression: out of 1..9 refused; 1 and 9 give different files, both lossless. */
     ic_save_options c10 = {.compression = 10};
-    CHECK(ic_image_save(&img, path_in_dir("c.png"), &c10, err, sizeof err) == IC_ERR_INVALID_ARG &&
+    CHECK(ic_image_save(&img, path_in_dir("c.png"), &c10) == IC_ERR_INVALID_ARG &&
               !file_exists(path_in_dir("c.png")),
           "compression 10 accepted");
     if (ic_format_supported(IC_FMT_PNG)) {
         ic_save_options c1 = {.compression = 1}, c9 = {.compression = 9};
         ic_image back;
-        CHECK(ic_image_save(&img, path_in_dir("c1.png"), &c1, err, sizeof err) == IC_OK &&
-                  ic_image_save(&img, path_in_dir("c9.png"), &c9, err, sizeof err) == IC_OK,
-              "PNG levels 1 and 9: %s", err);
+        CHECK(ic_image_save(&img, path_in_dir("c1.png"), &c1) == IC_OK &&
+                  ic_image_save(&img, path_in_dir("c9.png"), &c9) == IC_OK,
+              "PNG levels 1 and 9: %s", ic_last_error());
         size_t n1 = 0, n9 = 0;
         uint8_t *b1 = read_bytes(path_in_dir("c1.png"), &n1), *b9 = read_bytes(path_in_dir("c9.png"), &n9);
         CHECK(b1 && b9 && (n1 != n9 || memcmp(b1, b9, n1) != 0), "levels 1 and 9 wrote the same file");
         free(b1);
         free(b9);
-        CHECK(ic_image_load(&back, path_in_dir("c9.png"), NULL, err, sizeof err) == IC_OK &&
+        CHECK(ic_image_load(&back, path_in_dir("c9.png"), NULL) == IC_OK &&
                   ic_image_equal(&back, &img),
-              "PNG level 9 round trip: %s", err);
+              "PNG level 9 round trip: %s", ic_last_error());
         ic_image_free(&back);
         remove(path_in_dir("c1.png"));
         remove(path_in_dir("c9.png"));
     }
     /* Bad arguments. */
     ic_save_options q = {.quality = 101};
-    CHECK(ic_image_save(&img, path_in_dir("q.jpg"), &q, err, sizeof err) == IC_ERR_INVALID_ARG,
+    CHECK(ic_image_save(&img, path_in_dir("q.jpg"), &q) == IC_ERR_INVALID_ARG,
           "quality 101");
     q.quality = -1;
-    CHECK(ic_image_save(&img, path_in_dir("q.jpg"), &q, err, sizeof err) == IC_ERR_INVALID_ARG,
+    CHECK(ic_image_save(&img, path_in_dir("q.jpg"), &q) == IC_ERR_INVALID_ARG,
           "quality -1");
     ic_image broken = img;
     broken.channels = 5;
-    CHECK(ic_image_save(&broken, path_in_dir("b.ppm"), NULL, err, sizeof err) == IC_ERR_INVALID_ARG,
+    CHECK(ic_image_save(&broken, path_in_dir("b.ppm"), NULL) == IC_ERR_INVALID_ARG,
           "5 channels");
     broken = img;
     broken.pitch = 10;
-    CHECK(ic_image_save(&broken, path_in_dir("b.ppm"), NULL, err, sizeof err) == IC_ERR_INVALID_ARG,
+    CHECK(ic_image_save(&broken, path_in_dir("b.ppm"), NULL) == IC_ERR_INVALID_ARG,
           "pitch below row width");
-    CHECK(ic_image_save(NULL, path_in_dir("b.ppm"), NULL, err, sizeof err) == IC_ERR_INVALID_ARG,
+    CHECK(ic_image_save(NULL, path_in_dir("b.ppm"), NULL) == IC_ERR_INVALID_ARG,
           "NULL image");
     if (!ic_format_supported(IC_FMT_PNG)) {
-        st = ic_image_save(&img, path_in_dir("x.png"), NULL, err, sizeof err);
-        CHECK(st == IC_ERR_UNSUPPORTED && strstr(err, "without PNG"), "no PNG: %s '%s'",
-              ic_status_str(st), err);
+        st = ic_image_save(&img, path_in_dir("x.png"), NULL);
+        CHECK(st == IC_ERR_UNSUPPORTED && strstr(ic_last_error(), "without PNG"), "no PNG: %s '%s'",
+              ic_status_str(st), ic_last_error());
     }
     if (!ic_format_supported(IC_FMT_JPEG)) {
-        st = ic_image_save(&img, path_in_dir("x.jpg"), NULL, err, sizeof err);
-        CHECK(st == IC_ERR_UNSUPPORTED && strstr(err, "without JPEG"), "no JPEG: %s '%s'",
-              ic_status_str(st), err);
+        st = ic_image_save(&img, path_in_dir("x.jpg"), NULL);
+        CHECK(st == IC_ERR_UNSUPPORTED && strstr(ic_last_error(), "without JPEG"), "no JPEG: %s '%s'",
+              ic_status_str(st), ic_last_error());
     }
     CHECK(count_entries(g_dir) == before, "failed saves left files: %d entries, expected %d",
           count_entries(g_dir), before);
@@ -1471,15 +1454,15 @@ static void test_save_failures(void)
     /* A successful save replaces an existing file and gets a normal mode. */
     CHECK(write_bytes(path_in_dir("old.ppm"), "old", 3), "write");
     mode_t old_mask = umask(022);
-    CHECK(ic_image_save(&img, path_in_dir("old.ppm"), NULL, err, sizeof err) == IC_OK, "%s", err);
+    CHECK(ic_image_save(&img, path_in_dir("old.ppm"), NULL) == IC_OK, "%s", ic_last_error());
     umask(old_mask);
     struct stat sb;
     CHECK(stat(path_in_dir("old.ppm"), &sb) == 0 && (sb.st_mode & 0777) == 0644,
           "saved file mode %o, expected 644", (unsigned)(sb.st_mode & 0777));
     ic_image back;
-    CHECK(ic_image_load(&back, path_in_dir("old.ppm"), NULL, err, sizeof err) == IC_OK &&
+    CHECK(ic_image_load(&back, path_in_dir("old.ppm"), NULL) == IC_OK &&
               ic_image_equal(&back, &img),
-          "overwritten file content (%s)", err);
+          "overwritten file content (%s)", ic_last_error());
     ic_image_free(&back);
     remove(path_in_dir("old.ppm"));
     CHECK(count_entries(g_dir) == before, "%d entries after overwrite, expected %d",

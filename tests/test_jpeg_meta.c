@@ -79,14 +79,13 @@ static int icc_chunks(const uint8_t *d, size_t n, size_t *first_len)
 
 static void one_case(const ic_image *img, const ic_metadata *m, const char *what)
 {
-    char err[256] = "";
     uint8_t *plain = NULL, *ref = NULL;
     size_t plain_n = 0, ref_n = 0;
     ic_save_options so = {.quality = 90};
-    CHECK(ic_image_encode(img, "x.jpg", &so, &plain, &plain_n, err, sizeof err) == IC_OK, "%s",
-          err);
+    CHECK(ic_image_encode(img, "x.jpg", &so, &plain, &plain_n) == IC_OK, "%s",
+          ic_last_error());
     so.metadata = m;
-    CHECK(ic_image_encode(img, "x.jpg", &so, &ref, &ref_n, err, sizeof err) == IC_OK, "%s", err);
+    CHECK(ic_image_encode(img, "x.jpg", &so, &ref, &ref_n) == IC_OK, "%s", ic_last_error());
 
     size_t cap = plain_n, n = plain_n;
     const size_t expect_add = ic_jpeg_metadata_size(m, img->channels);
@@ -101,8 +100,8 @@ static void one_case(const ic_image *img, const ic_metadata *m, const char *what
     ic_metadata back;
     ic_load_options lo = {.metadata = &back};
     ic_image a, b;
-    CHECK(ic_image_decode(&a, plain, n, &lo, err, sizeof err) == IC_OK, "%s: %s", what, err);
-    CHECK(ic_image_decode(&b, ref, ref_n, NULL, err, sizeof err) == IC_OK, "%s: %s", what, err);
+    CHECK(ic_image_decode(&a, plain, n, &lo) == IC_OK, "%s: %s", what, ic_last_error());
+    CHECK(ic_image_decode(&b, ref, ref_n, NULL) == IC_OK, "%s: %s", what, ic_last_error());
     int px = a.width == b.width && a.height == b.height && a.channels == b.channels;
     for (int y = 0; px && y < a.height; y++)
         px = memcmp(a.data + (size_t)y * a.pitch, b.data + (size_t)y * b.pitch,

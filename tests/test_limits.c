@@ -31,18 +31,16 @@ static ic_context *open_ctx(const char *backend, uint64_t max_memory)
     co.threads = 1;
     co.max_memory = max_memory;
     ic_context *ctx = NULL;
-    char err[256];
-    ic_status st = ic_context_create(&ctx, backend, &co, err, sizeof err);
-    CHECK(st == IC_OK, "context %s: %s", backend, err);
+    ic_status st = ic_context_create(&ctx, backend, &co);
+    CHECK(st == IC_OK, "context %s: %s", backend, ic_last_error());
     return ctx;
 }
 
 int main(void)
 {
     ic_kernel k;
-    char err[256];
-    if (ic_kernel_parse(&k, "box:5x3", err, sizeof err) != IC_OK) {
-        printf("FAIL box:5x3: %s\n", err);
+    if (ic_kernel_parse(&k, "box:5x3") != IC_OK) {
+        printf("FAIL box:5x3: %s\n", ic_last_error());
         return 1;
     }
     /* 100x50 RGB: AoS rows of 300 bytes pad to 320; SoA planes of 100 to 128. */
@@ -72,7 +70,7 @@ int main(void)
     CHECK(ic_convolve_bytes(NULL, &src, &k, IC_AOS) == 0, "NULL context");
     CHECK(ic_convolve_bytes(cpu, &src, NULL, IC_AOS) == 0, "NULL kernel");
     CHECK(ic_convolve(cpu, &src, &dst, &k, NULL) == IC_OK, "default budget: %s",
-          ic_context_error(cpu));
+          ic_last_error());
     ic_context_free(cpu);
     ic_context_free(seq);
 
@@ -80,15 +78,15 @@ int main(void)
      * of dst is written. */
     cpu = open_ctx("cpu", 2 * aos_bytes);
     CHECK(cpu && ic_convolve(cpu, &src, &dst, &k, NULL) == IC_OK, "at the budget: %s",
-          cpu ? ic_context_error(cpu) : "");
+          cpu ? ic_last_error() : "");
     ic_context_free(cpu);
     cpu = open_ctx("cpu", 2 * aos_bytes - 1);
     memset(dst.data, 0xA5, ic_image_size_bytes(&dst));
     ic_status st = cpu ? ic_convolve(cpu, &src, &dst, &k, NULL) : IC_ERR_INTERNAL;
     CHECK(st == IC_ERR_TOO_LARGE, "one byte under: %s", ic_status_str(st));
-    CHECK(cpu && strstr(ic_context_error(cpu), "memory limit") &&
-              strstr(ic_context_error(cpu), "--max-memory"),
-          "message '%s'", cpu ? ic_context_error(cpu) : "");
+    CHECK(cpu && strstr(ic_last_error(), "memory limit") &&
+              strstr(ic_last_error(), "--max-memory"),
+          "message '%s'", cpu ? ic_last_error() : "");
     int untouched = 1;
     for (size_t i = 0; i < ic_image_size_bytes(&dst); i++)
         untouched &= dst.data[i] == 0xA5;

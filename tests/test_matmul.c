@@ -17,13 +17,12 @@ int main(void)
     const char *variants[] = {NULL, "auto", "cuda-naive", "cuda-tiled", "cuda"};
     for (size_t i = 0; i < sizeof variants / sizeof variants[0]; i++) {
         float C[4] = {0, 0, 0, 0};
-        char err[256] = "";
-        const ic_status s = ic_matmul(A, B, C, 2, 2, 2, variants[i], err, sizeof err);
+        const ic_status s = ic_matmul(A, B, C, 2, 2, 2, variants[i]);
         const int auto_pick = i < 2;
         if (s == IC_OK ? (C[0] != 2 || C[1] != 1 || C[2] != 4 || C[3] != 3)
-                       : (auto_pick || s != IC_ERR_NO_BACKEND || !err[0])) {
+                       : (auto_pick || s != IC_ERR_NO_BACKEND || !ic_last_error()[0])) {
             printf("FAIL variant %s: %s '%s', C = %g %g %g %g\n",
-                   variants[i] ? variants[i] : "NULL", ic_status_str(s), err, (double)C[0],
+                   variants[i] ? variants[i] : "NULL", ic_status_str(s), ic_last_error(), (double)C[0],
                    (double)C[1], (double)C[2], (double)C[3]);
             f++;
         }

@@ -231,12 +231,9 @@ static void test_levels(ict_rng *r)
         char path[512];
         snprintf(path, sizeof path, "%s/level%d.png", g_dir, level);
         ic_save_options so = {.compression = level};
-        char err[256] = "";
-        CHECK(ic_image_save(&img, path, &so, err, sizeof err) == IC_OK, "level %d: %s", level,
-              err);
+        CHECK(ic_image_save(&img, path, &so) == IC_OK, "level %d: %s", level, ic_last_error());
         ic_image back;
-        CHECK(ic_image_load(&back, path, NULL, err, sizeof err) == IC_OK, "level %d: %s", level,
-              err);
+        CHECK(ic_image_load(&back, path, NULL) == IC_OK, "level %d: %s", level, ic_last_error());
         int same = back.width == img.width && back.height == img.height && back.channels == 3;
         for (int y = 0; same && y < img.height; y++)
             same = memcmp(back.data + (size_t)y * back.pitch, img.data + (size_t)y * img.pitch,

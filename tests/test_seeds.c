@@ -87,10 +87,9 @@ static void seed004_tables_by_index(void)
  * corner too, in AoS and SoA. */
 static void seed004_tables_by_convolution(const char *backend)
 {
-    char err[256] = "";
     ic_context *ctx = NULL;
-    if (ic_context_create(&ctx, backend, NULL, err, sizeof err) != IC_OK) {
-        CHECK(0, "ic_context_create(%s): %s", backend, err);
+    if (ic_context_create(&ctx, backend, NULL) != IC_OK) {
+        CHECK(0, "ic_context_create(%s): %s", backend, ic_last_error());
         return;
     }
     static const struct {
@@ -125,7 +124,7 @@ static void seed004_tables_by_convolution(const char *backend)
                 } else {
                     ic_status st = ic_convolve(ctx, &src.img, &dst.img, &k, &p);
                     CHECK(st == IC_OK, "%s: ic_convolve: %s (%s)", backend, ic_status_str(st),
-                          ic_context_error(ctx));
+                          ic_last_error());
                     const uint8_t(*want)[4] = table_for(p.border);
                     for (int y = 0; st == IC_OK && y < 4; y++)
                         for (int x = 0; x < 4; x++)
@@ -189,10 +188,9 @@ static void seed003_example(const char *backend)
         {-2.0, 300.0f, 139.5, 140}, /* negative divisor: -160.5 + 300, tie up to even */
         {-1.0, 0.0f, -321.0, 0},    /* clamped at 0 */
     };
-    char err[256] = "";
     ic_context *ctx = NULL;
-    if (ic_context_create(&ctx, backend, NULL, err, sizeof err) != IC_OK) {
-        CHECK(0, "ic_context_create(%s): %s", backend, err);
+    if (ic_context_create(&ctx, backend, NULL) != IC_OK) {
+        CHECK(0, "ic_context_create(%s): %s", backend, ic_last_error());
         ict_buf_free(&src);
         ict_buf_free(&dst);
         return;

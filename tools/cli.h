@@ -93,6 +93,10 @@ int cli_print_backends(void);
 int cli_print_formats(void);
 int cli_print_version(void);
 
+/* After a library call: on failure, copies its message (ic_last_error()) into
+ * buf, which later steps may overwrite with their own; returns s. */
+ic_status cli_noted(ic_status s, char *buf, size_t buflen);
+
 /* Reads a whole file into *data (malloc'd, free() it; *size bytes). The
  * messages are ic_image_load's ("cannot open: ...", "cannot read: Is a
  * directory", "read error: ..."). Returns IC_OK, IC_ERR_IO or IC_ERR_NOMEM. */

@@ -534,7 +534,7 @@ static void *decoder(void *arg)
         char msg[256] = "";
         const double t = cli_now_ms();
         lo.metadata = &it->meta;
-        const ic_status s = ic_image_load(&it->img, f->in, &lo, msg, sizeof msg);
+        const ic_status s = cli_noted(ic_image_load(&it->img, f->in, &lo), msg, sizeof msg);
         add_time(b, &b->ms_decode, cli_now_ms() - t);
         if (s != IC_OK) {
             char problem[320];
@@ -565,7 +565,8 @@ static void *encoder(void *arg)
         char msg[256] = "";
         const double t = cli_now_ms();
         so.metadata = &it->meta;
-        const ic_status s = ic_image_save(&it->out, b->files.v[it->idx].out, &so, msg, sizeof msg);
+        const ic_status s = cli_noted(ic_image_save(&it->out, b->files.v[it->idx].out, &so), msg,
+                                      sizeof msg);
         add_time(b, &b->ms_encode, cli_now_ms() - t);
         char problem[320];
         if (s != IC_OK)
@@ -607,7 +608,7 @@ static void filter_stage(batch *b, ic_context *ctx, const ic_kernel *k, const ic
                 snprintf(problem, sizeof problem, "%s", me.msg);
             else
                 snprintf(problem, sizeof problem, "filter failed: %s",
-                         ic_context_error(ctx)[0] ? ic_context_error(ctx) : ic_status_str(s));
+                         ic_last_error()[0] ? ic_last_error() : ic_status_str(s));
             ic_image_free(&it->out);
             finish_file(b, it->idx, problem);
             item_free(it);
@@ -762,9 +763,10 @@ static void gpu_filter_stage(batch *b, ic_context *ctx, const ic_kernel *k, cons
             snprintf(msg, sizeof msg, "%s", me.msg);
         }
         if (s == IC_OK)
-            s = ic_gpu_codec_output(b->codec, it->slot, &it->img, &it->out, msg, sizeof msg);
+            s = cli_noted(ic_gpu_codec_output(b->codec, it->slot, &it->img, &it->out), msg,
+                          sizeof msg);
         if (s == IC_OK && (s = ic_convolve(ctx, &it->img, &it->out, k, p)) != IC_OK)
-            snprintf(msg, sizeof msg, "%s", ic_context_error(ctx));
+            snprintf(msg, sizeof msg, "%s", ic_last_error());
         add_time(b, &b->ms_filter, cli_now_ms() - t);
         if (s != IC_OK) {
             char problem[320];
@@ -795,8 +797,8 @@ static void *gpu_encoder(void *arg)
         char msg[256] = "";
         const double t = cli_now_ms();
         so.metadata = &it->meta;
-        const ic_status s =
-            ic_gpu_encode(b->codec, it->slot, &it->out, out, &so, &it->enc, msg, sizeof msg);
+        const ic_status s = cli_noted(
+            ic_gpu_encode(b->codec, it->slot, &it->out, out, &so, &it->enc), msg, sizeof msg);
         add_time(b, &b->ms_encode, cli_now_ms() - t);
         if (s != IC_OK) {
             char problem[320];
@@ -821,7 +823,7 @@ static void *gpu_writer(void *arg)
         const char *out = b->files.v[it->idx].out;
         char msg[256] = "";
         const double t = cli_now_ms();
-        const ic_status s = ic_save_bytes(out, it->enc.data, it->enc.size, msg, sizeof msg);
+        const ic_status s = cli_noted(ic_save_bytes(out, it->enc.data, it->enc.size), msg, sizeof msg);
         add_time(b, &b->ms_write, cli_now_ms() - t);
         char problem[320];
         if (s != IC_OK)
@@ -911,7 +913,7 @@ static ic_status open_gpu_codec(const cli_options *o, const blist *files, ic_con
         jpeg += ic_format_from_path(files->v[i].in) == IC_FMT_JPEG;
     if (2 * jpeg < files->n)
         return IC_OK;
-    const ic_status s = ic_gpu_codec_create(codec, ctx, GPU_SLOTS, msg, msglen);
+    const ic_status s = cli_noted(ic_gpu_codec_create(codec, ctx, GPU_SLOTS), msg, msglen);
     return s == IC_ERR_UNSUPPORTED ? IC_OK : s;
 }
 
@@ -1008,7 +1010,7 @@ static int open_filter(const cli_options *o, const ic_context_options *c, ic_ker
     *p = o->params;
     p->bias = (float)((double)p->bias + k->offset);
     char msg[256] = "";
-    const ic_status s = ic_context_create(ctx, o->backend, c, msg, sizeof msg);
+    const ic_status s = cli_noted(ic_context_create(ctx, o->backend, c), msg, sizeof msg);
     if (s != IC_OK) {
         ic_kernel_free(k);
         return cli_fail(e, cli_exit_for_backend(s), NULL, "%s", msg[0] ? msg : ic_status_str(s));
@@ -1064,7 +1066,7 @@ int cli_run_batch(const cli_options *o, cli_err *e)
     for (int i = 1; i < nwork; i++) {
         char msg[256] = "";
         const ic_context_options ci = worker_options(o, i);
-        const ic_status s = ic_context_create(&ctxs[i], o->backend, &ci, msg, sizeof msg);
+        const ic_status s = cli_noted(ic_context_create(&ctxs[i], o->backend, &ci), msg, sizeof msg);
         if (s != IC_OK) {
             free_contexts(ctxs, i);
             ic_kernel_free(&k);
@@ -1552,7 +1554,7 @@ int cli_run_stream(const cli_options *o, cli_err *e)
         if (fs != IC_OK) {
             filter_frame = st.in.taken; /* only this thread changes in.taken */
             snprintf(filter_msg, sizeof filter_msg, "%s",
-                     ic_context_error(ctx)[0] ? ic_context_error(ctx) : ic_status_str(fs));
+                     ic_last_error()[0] ? ic_last_error() : ic_status_str(fs));
         }
         stream_lock(&st);
         st.in.freed++;

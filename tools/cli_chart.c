@@ -33,11 +33,9 @@ int cli_run_chart(const cli_options *o, cli_err *e)
     so.quality = o->quality;
     so.lossless = o->lossless;
     so.compression = o->compression;
-    char buf[256] = "";
-    s = ic_image_save(&img, o->output, &so, buf, sizeof buf);
+    s = ic_image_save(&img, o->output, &so);
     ic_image_free(&img);
     if (s != IC_OK)
-        return cli_fail(e, cli_exit_for_output(s), o->output, "%s",
-                        buf[0] ? buf : ic_status_str(s));
+        return cli_fail(e, cli_exit_for_output(s), o->output, "%s", ic_last_error());
     return CLI_EXIT_OK;
 }

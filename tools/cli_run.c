@@ -81,6 +81,13 @@ int cli_exit_for_backend(ic_status s)
     }
 }
 
+ic_status cli_noted(ic_status s, char *buf, size_t buflen)
+{
+    if (s != IC_OK)
+        snprintf(buf, buflen, "%s", ic_last_error());
+    return s;
+}
+
 /* The library's one-line reason, or the generic text of the status. */
 static const char *reason(const char *buf, ic_status s)
 {
@@ -198,13 +205,13 @@ int cli_get_kernel(const cli_options *o, ic_kernel *k, cli_err *e)
     char buf[256] = "";
     ic_status s;
     if (o->kernel_file) {
-        s = ic_kernel_load(k, o->kernel_file, buf, sizeof buf);
+        s = cli_noted(ic_kernel_load(k, o->kernel_file), buf, sizeof buf);
         if (s != IC_OK)
             return cli_fail(e, cli_exit_for_input(s), o->kernel_file, "%s%s",
                             s == IC_ERR_KERNEL ? "bad kernel file: " : "", reason(buf, s));
         return CLI_EXIT_OK;
     }
-    s = ic_kernel_parse(k, o->kernel_text, buf, sizeof buf);
+    s = cli_noted(ic_kernel_parse(k, o->kernel_text), buf, sizeof buf);
     if (s == IC_OK)
         return CLI_EXIT_OK;
     int shown = (int)strlen(o->kernel_text);
@@ -384,7 +391,7 @@ static ic_status write_stdout(const ic_image *dst, const char *name, const ic_sa
 {
     uint8_t *data = NULL;
     size_t size = 0;
-    ic_status s = ic_image_encode(dst, name, so, &data, &size, buf, buflen);
+    ic_status s = cli_noted(ic_image_encode(dst, name, so, &data, &size), buf, buflen);
     if (s == IC_OK)
         s = emit_stdout(data, size, emit, buf, buflen);
     free(data);
@@ -493,10 +500,10 @@ int cli_run_filter(const cli_options *o, cli_err *e)
          * CUDA initialisation (hundreds of ms on a GPU machine). */
         const int host_first = s == IC_OK && (!jpeg || o->cpu_codec);
         if (host_first)
-            s = ic_image_decode(&src, ib, ibn, &lo, buf, sizeof buf);
+            s = cli_noted(ic_image_decode(&src, ib, ibn, &lo), buf, sizeof buf);
         if (!ctx && s == IC_OK) {
             double t0 = cli_now_ms();
-            s = ic_context_create(&ctx, o->backend, &o->ctx, buf, sizeof buf);
+            s = cli_noted(ic_context_create(&ctx, o->backend, &o->ctx), buf, sizeof buf);
             init_ms = cli_now_ms() - t0;
             a += init_ms; /* the load stage does not include the context */
             if (s != IC_OK) {
@@ -510,7 +517,7 @@ int cli_run_filter(const cli_options *o, cli_err *e)
         }
         if (jpeg && !codec && !codec_tried && !o->cpu_codec) {
             codec_tried = 1;
-            s = ic_gpu_codec_create(&codec, ctx, 1, buf, sizeof buf);
+            s = cli_noted(ic_gpu_codec_create(&codec, ctx, 1), buf, sizeof buf);
             if (s != IC_OK && s != IC_ERR_UNSUPPORTED) {
                 char what[160];
                 snprintf(what, sizeof what, "backend %s", ic_context_backend(ctx));
@@ -530,7 +537,7 @@ int cli_run_filter(const cli_options *o, cli_err *e)
                 s = r.status;
             snprintf(buf, sizeof buf, "%s", r.error);
         } else if (s == IC_OK && !host_first) {
-            s = ic_image_decode(&src, ib, ibn, &lo, buf, sizeof buf);
+            s = cli_noted(ic_image_decode(&src, ib, ibn, &lo), buf, sizeof buf);
         }
         double b = cli_now_ms();
         if (s != IC_OK) {
@@ -543,7 +550,7 @@ int cli_run_filter(const cli_options *o, cli_err *e)
         if ((code = cli_check_memory(o, ctx, &src, &k, o->input, e)) != CLI_EXIT_OK)
             goto done;
         if (on_gpu)
-            s = ic_gpu_codec_output(codec, 0, &src, &dst, buf, sizeof buf);
+            s = cli_noted(ic_gpu_codec_output(codec, 0, &src, &dst), buf, sizeof buf);
         else
             s = ic_image_create(&dst, src.width, src.height, src.channels, o->layout);
         if (s != IC_OK) {
@@ -555,7 +562,7 @@ int cli_run_filter(const cli_options *o, cli_err *e)
         if (s != IC_OK) {
             char what[160];
             snprintf(what, sizeof what, "backend %s", ic_context_backend(ctx));
-            const char *why = ic_context_error(ctx);
+            const char *why = ic_last_error();
             code = cli_fail(e, cli_exit_for_backend(s), what, "%s", reason(why, s));
             goto done;
         }
@@ -566,14 +573,14 @@ int cli_run_filter(const cli_options *o, cli_err *e)
         const int emit = run + 1 == o->repeat;
         if (on_gpu) {
             ic_bytes enc;
-            s = ic_gpu_encode(codec, 0, &dst, to_stdout ? stdout_name : o->output, &so, &enc, buf,
-                              sizeof buf);
+            s = cli_noted(ic_gpu_encode(codec, 0, &dst, to_stdout ? stdout_name : o->output, &so, &enc),
+                          buf, sizeof buf);
             if (s == IC_OK)
                 s = to_stdout ? emit_stdout(enc.data, enc.size, emit, buf, sizeof buf)
-                              : ic_save_bytes(o->output, enc.data, enc.size, buf, sizeof buf);
+                              : cli_noted(ic_save_bytes(o->output, enc.data, enc.size), buf, sizeof buf);
         } else {
             s = to_stdout ? write_stdout(&dst, stdout_name, &so, emit, buf, sizeof buf)
-                          : ic_image_save(&dst, o->output, &so, buf, sizeof buf);
+                          : cli_noted(ic_image_save(&dst, o->output, &so), buf, sizeof buf);
         }
         double d = cli_now_ms();
         if (s != IC_OK) {

@@ -201,13 +201,13 @@ static int get_weights(const sig_options *o, float **w, int *klen, double *offse
     char buf[256] = "";
     ic_status s;
     if (o->kernel_file) {
-        s = ic_kernel_load(&k, o->kernel_file, buf, sizeof buf);
+        s = cli_noted(ic_kernel_load(&k, o->kernel_file), buf, sizeof buf);
         if (s != IC_OK)
             return cli_fail(e, s == IC_ERR_NOMEM ? CLI_EXIT_INTERNAL : CLI_EXIT_INPUT,
                             o->kernel_file, "%s%s", s == IC_ERR_KERNEL ? "bad kernel file: " : "",
                             buf[0] ? buf : ic_status_str(s));
     } else {
-        s = ic_kernel_parse(&k, o->kernel_text, buf, sizeof buf);
+        s = cli_noted(ic_kernel_parse(&k, o->kernel_text), buf, sizeof buf);
         if (s == IC_ERR_IO)
             return cli_fail(e, CLI_EXIT_INPUT, o->kernel_text + (o->kernel_text[0] == '@'), "%s",
                             buf[0] ? buf : ic_status_str(s));
@@ -495,11 +495,9 @@ int cli_run_signal(int argc, char **argv, cli_err *e)
         code = cli_fail(e, CLI_EXIT_INTERNAL, NULL, "out of memory");
         goto done;
     }
-    char buf[256] = "";
-    const ic_status s =
-        ic_conv1d_f32(sig.v, out, sig.n, w, klen, &o.params, o.backend, buf, sizeof buf);
+    const ic_status s = ic_conv1d_f32(sig.v, out, sig.n, w, klen, &o.params, o.backend);
     if (s != IC_OK) {
-        const char *why = buf[0] ? buf : ic_status_str(s);
+        const char *why = ic_last_error();
         if (s == IC_ERR_NO_BACKEND || s == IC_ERR_DEVICE || s == IC_ERR_UNSUPPORTED) {
             char what[160];
             snprintf(what, sizeof what, "backend %.100s", o.backend);

@@ -167,7 +167,7 @@ class Context(_imgconv.Context):
     def __repr__(self):
         return f"imgconv.Context({self.backend!r})"
 
-    def convolve(self, image, kernel, *, border="constant", border_value=0.0, correlate=False,
+    def convolve(self, image, kernel, *, border="mirror", border_value=0.0, correlate=False,
                  bias=0.0, alpha="auto", out=None):
         """Filters `image` with `kernel` into `out` (allocated when None) and
         returns it. See the module documentation for the arguments."""
@@ -224,7 +224,7 @@ def context(backend="auto", threads=0, device=0):
     return ctx
 
 
-def convolve(image, kernel, border="constant", backend="auto", correlate=False, bias=0.0,
+def convolve(image, kernel, border="mirror", backend="auto", correlate=False, bias=0.0,
              alpha="auto", border_value=0.0, threads=0, device=None, out=None):
     """Filters an image (H x W or H x W x C uint8; NumPy, CuPy or PyTorch CUDA)
     with a kernel and returns the result.

@@ -123,7 +123,7 @@ def _filter_file(src, dst, batch, kernel, opts, overwrite, quality, delay=0.0):
         return src, dst, "failed", str(e)
 
 
-def filter_files(client, inputs, outdir, kernel, *, border="constant", backend="auto",
+def filter_files(client, inputs, outdir, kernel, *, border="mirror", backend="auto",
                  correlate=False, bias=0.0, alpha="auto", border_value=0.0, threads=0,
                  fmt=None, overwrite=False, quality=0, _delay=0.0):
     """Filters every input file into `outdir` (same base name; `fmt` = "png",
@@ -196,7 +196,7 @@ def _filter_stack(block, kernel, opts):
     return out
 
 
-def convolve_array(images, kernel, *, border="constant", backend="auto", correlate=False,
+def convolve_array(images, kernel, *, border="mirror", backend="auto", correlate=False,
                    bias=0.0, alpha="auto", border_value=0.0, threads=0):
     """Filters a Dask array of images shaped (N, H, W) or (N, H, W, C), uint8,
     lazily: returns a Dask array of the same shape and chunks along N. Each

@@ -66,7 +66,9 @@ static int Kernel_init(KernelObject *self, PyObject *args, PyObject *kwds)
         const char *text = PyUnicode_AsUTF8(source);
         if (!text)
             return -1;
-        st = ic_kernel_parse(&self->k, text, err, sizeof err);
+        st = ic_kernel_parse(&self->k, text);
+        if (st != IC_OK)
+            snprintf(err, sizeof err, "%s", ic_last_error());
     } else {
         Py_buffer view;
         if (PyObject_GetBuffer(source, &view, PyBUF_C_CONTIGUOUS) < 0)
@@ -173,13 +175,12 @@ static int Context_init(ContextObject *self, PyObject *args, PyObject *kwds)
         PyErr_NoMemory();
         return -1;
     }
-    char err[256] = "";
     ic_status st;
     Py_BEGIN_ALLOW_THREADS
-    st = ic_context_create(&self->ctx, backend, &o, err, sizeof err);
+    st = ic_context_create(&self->ctx, backend, &o);
     Py_END_ALLOW_THREADS
     if (st != IC_OK) {
-        raise_status(st, err);
+        raise_status(st, ic_last_error());
         return -1;
     }
     return 0;
@@ -230,7 +231,7 @@ static PyObject *run_convolve(ContextObject *self, const ic_image *src, ic_image
     PyThread_acquire_lock(self->lock, WAIT_LOCK);
     st = ic_convolve(self->ctx, src, dst, &k->k, p);
     if (st != IC_OK)
-        snprintf(msg, sizeof msg, "%s", ic_context_error(self->ctx));
+        snprintf(msg, sizeof msg, "%s", ic_last_error());
     PyThread_release_lock(self->lock);
     Py_END_ALLOW_THREADS
     if (st != IC_OK)
@@ -419,14 +420,14 @@ static PyObject *mod_load(PyObject *Py_UNUSED(m), PyObject *args)
     ic_load_options o;
     memset(&o, 0, sizeof o);
     o.channels = channels;
-    char err[256] = "", msg[1024];
+    char msg[1024];
     ic_status st;
     const char *path = PyBytes_AS_STRING(pathobj);
     Py_BEGIN_ALLOW_THREADS
-    st = ic_image_load(&img, path, &o, err, sizeof err);
+    st = ic_image_load(&img, path, &o);
     Py_END_ALLOW_THREADS
     if (st != IC_OK) {
-        snprintf(msg, sizeof msg, "%s: %s", path, err[0] ? err : ic_status_str(st));
+        snprintf(msg, sizeof msg, "%s: %s", path, ic_last_error());
         Py_DECREF(pathobj);
         return raise_status(st, msg);
     }
@@ -457,7 +458,7 @@ static PyObject *mod_save(PyObject *Py_UNUSED(m), PyObject *args)
     }
     PyObject *res = NULL;
     const char *path = PyBytes_AS_STRING(pathobj);
-    char err[256] = "", msg[1024];
+    char msg[1024];
     ic_image img;
     if (wrap_buffer(&v, &img, "image") == 0) {
         ic_save_options so;
@@ -465,10 +466,10 @@ static PyObject *mod_save(PyObject *Py_UNUSED(m), PyObject *args)
         so.quality = quality;
         ic_status st;
         Py_BEGIN_ALLOW_THREADS
-        st = ic_image_save(&img, path, &so, err, sizeof err);
+        st = ic_image_save(&img, path, &so);
         Py_END_ALLOW_THREADS
         if (st != IC_OK) {
-            snprintf(msg, sizeof msg, "%s: %s", path, err[0] ? err : ic_status_str(st));
+            snprintf(msg, sizeof msg, "%s: %s", path, ic_last_error());
             raise_status(st, msg);
         } else {
             res = Py_NewRef(Py_None);

@@ -195,6 +195,19 @@ def test_matches_the_cli(cli, tmp_path, photo, args):
     assert np.array_equal(imgconv.load(dst), got)
 
 
+def test_defaults_match_the_cli(cli, tmp_path, photo):
+    """No options at all: the package, the CLI and the C library share one
+    default border (mirror), so a plain call gives the CLI's bytes."""
+    src = tmp_path / "in.png"
+    dst = tmp_path / "out.png"
+    imgconv.save(src, photo)
+    subprocess.run([cli, "--backend", "cpu", "-k", "gaussian:7", str(src), str(dst)], check=True)
+    got = imgconv.convolve(photo, "gaussian:7", backend="cpu")
+    assert np.array_equal(imgconv.load(dst), got)
+    assert not np.array_equal(got, imgconv.convolve(photo, "gaussian:7", backend="cpu",
+                                                     border="constant"))
+
+
 def test_chart_matches_the_cli(cli, tmp_path):
     p = tmp_path / "chart.png"
     subprocess.run([cli, "--chart", "130x90x3", "--seed", "5", str(p)], check=True)

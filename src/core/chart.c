@@ -7,6 +7,7 @@
  */
 #include <math.h>
 
+#include "core/error.h"
 #include "imgconv.h"
 
 static uint32_t hash32(uint32_t x)
@@ -67,9 +68,9 @@ ic_status ic_image_chart(ic_image *img, uint32_t seed)
 {
     if (!img || !img->data || img->width < 1 || img->height < 1 || img->channels < 1 ||
         img->channels > 4)
-        return IC_ERR_INVALID_ARG;
+        return ic_fail(IC_ERR_INVALID_ARG, "no image, or sizes < 1, or channels outside 1..4");
     if (img->memory != IC_MEM_HOST)
-        return IC_ERR_UNSUPPORTED;
+        return ic_fail(IC_ERR_UNSUPPORTED, "ic_image_chart draws into host images only");
     const int w = img->width, h = img->height, ch = img->channels;
     const int has_alpha = ch == 2 || ch == 4;
     for (int y = 0; y < h; y++)

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/error.h"
 #include "imgconv.h"
 
 #define JACOBI_MAX_SWEEPS 60
@@ -163,10 +164,11 @@ static int try_rank1(const double *K, int W, int H, double limit, ic_factors *f)
 ic_status ic_kernel_factor(const ic_kernel *k, double tol, int max_rank, ic_factors *f)
 {
     if (!f)
-        return IC_ERR_INVALID_ARG;
+        return ic_fail(IC_ERR_INVALID_ARG, "no factors to fill (NULL)");
     memset(f, 0, sizeof *f);
     if (!kernel_ok(k) || !(tol >= 0.0) || !isfinite(tol) || max_rank < 0)
-        return IC_ERR_INVALID_ARG;
+        return ic_fail(IC_ERR_INVALID_ARG, "invalid kernel, negative or non-finite tolerance, or "
+                                           "negative rank");
     if (tol == 0.0)
         tol = 1e-6;
 
@@ -190,7 +192,7 @@ ic_status ic_kernel_factor(const ic_kernel *k, double tol, int max_rank, ic_fact
     f->col = malloc((size_t)cap * (size_t)H * sizeof *f->col);
     ic_status st = IC_OK;
     if (!K || !res || !a || !v || !sv || !order || !f->row || !f->col) {
-        st = IC_ERR_NOMEM;
+        st = ic_fail(IC_ERR_NOMEM, "out of memory factoring a %dx%d kernel", W, H);
         goto done;
     }
     f->width = W;

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/error.h"
 #include "core/image_internal.h"
 #include "imgconv.h"
 
@@ -51,14 +52,16 @@ uint64_t ic_default_max_memory(void)
 ic_status ic_image_create(ic_image *img, int width, int height, int channels, ic_layout layout)
 {
     if (!img)
-        return IC_ERR_INVALID_ARG;
+        return ic_fail(IC_ERR_INVALID_ARG, "no image to fill (NULL)");
     memset(img, 0, sizeof *img);
     if (layout != IC_AOS && layout != IC_SOA)
-        return IC_ERR_INVALID_ARG;
+        return ic_fail(IC_ERR_INVALID_ARG, "unknown layout %d", (int)layout);
     if (width > IC_MAX_DIM || height > IC_MAX_DIM)
-        return IC_ERR_TOO_LARGE;
+        return ic_fail(IC_ERR_TOO_LARGE, "image %dx%d exceeds the size limit of %d pixels per side",
+                       width, height, IC_MAX_DIM);
     if (!valid_dims(width, height, channels))
-        return IC_ERR_INVALID_ARG;
+        return ic_fail(IC_ERR_INVALID_ARG, "image %dx%d with %d channels: sizes must be >= 1, channels 1..4",
+                       width, height, channels);
     img->width = width;
     img->height = height;
     img->channels = channels;
@@ -69,12 +72,13 @@ ic_status ic_image_create(ic_image *img, int width, int height, int channels, ic
     size_t rows = (size_t)height * (layout == IC_SOA ? (size_t)channels : 1u), total;
     if (!ic__mul_size(rows, img->pitch, &total)) {
         memset(img, 0, sizeof *img);
-        return IC_ERR_TOO_LARGE;
+        return ic_fail(IC_ERR_TOO_LARGE, "image %dx%d: size overflows", width, height);
     }
     img->data = aligned_alloc(64, total);
     if (!img->data) {
         memset(img, 0, sizeof *img);
-        return IC_ERR_NOMEM;
+        return ic_fail(IC_ERR_NOMEM, "out of memory for a %dx%d image (%zu bytes)", width, height,
+                       total);
     }
     memset(img->data, 0, total);
     img->owner = 1;
@@ -85,10 +89,13 @@ ic_status ic_image_wrap(ic_image *img, uint8_t *data, int width, int height, int
                         ic_layout layout, size_t pitch)
 {
     if (!img)
-        return IC_ERR_INVALID_ARG;
+        return ic_fail(IC_ERR_INVALID_ARG, "no image to fill (NULL)");
     memset(img, 0, sizeof *img);
     if (!data || !valid_dims(width, height, channels) || (layout != IC_AOS && layout != IC_SOA))
-        return IC_ERR_INVALID_ARG;
+        return ic_fail(IC_ERR_INVALID_ARG,
+                       "cannot wrap %dx%d with %d channels: NULL data, a size < 1, channels outside "
+                       "1..4 or an unknown layout",
+                       width, height, channels);
     img->width = width;
     img->height = height;
     img->channels = channels;
@@ -99,14 +106,14 @@ ic_status ic_image_wrap(ic_image *img, uint8_t *data, int width, int height, int
         pitch = row;
     if (pitch < row) {
         memset(img, 0, sizeof *img);
-        return IC_ERR_INVALID_ARG;
+        return ic_fail(IC_ERR_INVALID_ARG, "pitch %zu is less than a row (%zu bytes)", pitch, row);
     }
     img->pitch = pitch;
     img->data = data;
     img->owner = 0;
     if (ic_image_size_bytes(img) == 0) {
         memset(img, 0, sizeof *img);
-        return IC_ERR_TOO_LARGE;
+        return ic_fail(IC_ERR_TOO_LARGE, "image %dx%d: size overflows", width, height);
     }
     return IC_OK;
 }
@@ -117,7 +124,7 @@ ic_status ic_image_wrap_device(ic_image *img, void *data, int width, int height,
     if (device < 0) {
         if (img)
             memset(img, 0, sizeof *img);
-        return IC_ERR_INVALID_ARG;
+        return ic_fail(IC_ERR_INVALID_ARG, "negative device number %d", device);
     }
     ic_status st = ic_image_wrap(img, (uint8_t *)data, width, height, channels, layout, pitch);
     if (st != IC_OK)
@@ -163,11 +170,13 @@ int ic_image_equal(const ic_image *a, const ic_image *b)
 ic_status ic_image_copy(ic_image *dst, const ic_image *src)
 {
     if (!dst || !src || !dst->data || !src->data)
-        return IC_ERR_INVALID_ARG;
-    if (dst->memory != IC_MEM_HOST || src->memory != IC_MEM_HOST)
-        return IC_ERR_UNSUPPORTED; /* host code must not touch device memory */
+        return ic_fail(IC_ERR_INVALID_ARG, "no source or destination image");
+    if (dst->memory != IC_MEM_HOST || src->memory != IC_MEM_HOST) /* host code must not touch device memory */
+        return ic_fail(IC_ERR_UNSUPPORTED, "ic_image_copy copies host images only");
     if (dst->width != src->width || dst->height != src->height || dst->channels != src->channels)
-        return IC_ERR_INVALID_ARG;
+        return ic_fail(IC_ERR_INVALID_ARG, "destination %dx%dx%d differs from the source %dx%dx%d",
+                       dst->width, dst->height, dst->channels, src->width, src->height,
+                       src->channels);
     const int w = src->width, h = src->height, ch = src->channels;
     if (dst->layout == src->layout) {
         size_t n = ic_image_row_bytes(src);
@@ -202,10 +211,10 @@ ic_status ic_image_copy(ic_image *dst, const ic_image *src)
 ic_status ic_image_clone(ic_image *dst, const ic_image *src, ic_layout layout)
 {
     if (!dst || !src || !src->data)
-        return IC_ERR_INVALID_ARG;
+        return ic_fail(IC_ERR_INVALID_ARG, "no source or destination image");
     if (src->memory != IC_MEM_HOST) {
         memset(dst, 0, sizeof *dst);
-        return IC_ERR_UNSUPPORTED;
+        return ic_fail(IC_ERR_UNSUPPORTED, "ic_image_clone copies host images only");
     }
     ic_status st = ic_image_create(dst, src->width, src->height, src->channels, layout);
     if (st != IC_OK)

@@ -38,17 +38,6 @@
 /* Small shared helpers                                                      */
 /* ------------------------------------------------------------------------ */
 
-ic_status ic__kernel_fail(char *err, size_t errlen, ic_status st, const char *fmt, ...)
-{
-    if (err && errlen > 0) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err, errlen, fmt, ap);
-        va_end(ap);
-    }
-    return st;
-}
-
 void ic__kernel_quote(char *dst, size_t dstlen, const char *s, size_t n)
 {
     static const char hex[] = "0123456789abcdef";
@@ -182,29 +171,29 @@ ic_status ic__kernel_make(ic_kernel *k, int width, int height, const float *coef
                           char *err, size_t errlen)
 {
     if (!k)
-        return ic__kernel_fail(err, errlen, IC_ERR_INVALID_ARG, "no kernel to fill (NULL)");
+        return ic_errf(err, errlen, IC_ERR_INVALID_ARG, "no kernel to fill (NULL)");
     memset(k, 0, sizeof *k);
     if (width < 1 || height < 1 || width > IC_MAX_KERNEL || height > IC_MAX_KERNEL)
-        return ic__kernel_fail(err, errlen, IC_ERR_KERNEL,
+        return ic_errf(err, errlen, IC_ERR_KERNEL,
                                "kernel is %dx%d; each size must be 1..%d", width, height,
                                IC_MAX_KERNEL);
     if (!(width & 1) || !(height & 1))
-        return ic__kernel_fail(err, errlen, IC_ERR_KERNEL,
+        return ic_errf(err, errlen, IC_ERR_KERNEL,
                                "kernel is %dx%d; width and height must be odd (there is no "
                                "centre otherwise)",
                                width, height);
     if (!coef)
-        return ic__kernel_fail(err, errlen, IC_ERR_INVALID_ARG, "no coefficients (NULL)");
+        return ic_errf(err, errlen, IC_ERR_INVALID_ARG, "no coefficients (NULL)");
     if (!isfinite(divisor))
-        return ic__kernel_fail(err, errlen, IC_ERR_KERNEL, "divisor is not finite");
+        return ic_errf(err, errlen, IC_ERR_KERNEL, "divisor is not finite");
     if (divisor == 0.0)
-        return ic__kernel_fail(err, errlen, IC_ERR_KERNEL, "divisor is zero");
+        return ic_errf(err, errlen, IC_ERR_KERNEL, "divisor is zero");
 
     const size_t n = (size_t)width * (size_t)height; /* <= 255*255: no overflow */
     double abs_sum = 0.0;
     for (size_t t = 0; t < n; t++) {
         if (!isfinite(coef[t]))
-            return ic__kernel_fail(err, errlen, IC_ERR_KERNEL,
+            return ic_errf(err, errlen, IC_ERR_KERNEL,
                                    "coefficient at column %d, row %d is not finite",
                                    (int)(t % (size_t)width) + 1, (int)(t / (size_t)width) + 1);
         abs_sum += fabs((double)coef[t]);
@@ -213,13 +202,13 @@ ic_status ic__kernel_make(ic_kernel *k, int width, int height, const float *coef
      * sum must stay finite there. */
     const double worst = abs_sum / fabs(divisor) * 255.0;
     if (!(worst <= (double)FLT_MAX))
-        return ic__kernel_fail(err, errlen, IC_ERR_KERNEL,
+        return ic_errf(err, errlen, IC_ERR_KERNEL,
                                "weights too large: sum of |weights| * 255 = %g overflows float",
                                worst);
 
     float *c = malloc(n * sizeof *c);
     if (!c)
-        return ic__kernel_fail(err, errlen, IC_ERR_NOMEM, "out of memory");
+        return ic_errf(err, errlen, IC_ERR_NOMEM, "out of memory");
     memcpy(c, coef, n * sizeof *c);
     k->width = width;
     k->height = height;
@@ -232,7 +221,8 @@ ic_status ic__kernel_make(ic_kernel *k, int width, int height, const float *coef
 
 ic_status ic_kernel_create(ic_kernel *k, int width, int height, const float *coef, double divisor)
 {
-    return ic__kernel_make(k, width, height, coef, divisor, NULL, 0);
+    char err[256] = "";
+    return ic_fail_msg(ic__kernel_make(k, width, height, coef, divisor, err, sizeof err), err);
 }
 
 void ic_kernel_free(ic_kernel *k)
@@ -306,7 +296,7 @@ static ic_status end_row(matrix_parse *p)
     } else if (p->cur != p->w) {
         char where[48];
         row_name(p, p->h + 1, p->cur_line, where, sizeof where);
-        return ic__kernel_fail(p->err, p->errlen, IC_ERR_KERNEL,
+        return ic_errf(p->err, p->errlen, IC_ERR_KERNEL,
                                "ragged rows: %s has %d values, row 1 has %d", where, p->cur, p->w);
     }
     p->h++;
@@ -326,9 +316,9 @@ static ic_status number_token(matrix_parse *p, const char *tok, size_t len, cons
         return IC_OK;
     ic__kernel_quote(q, sizeof q, tok, len);
     if (r == IC_NUM_NONFINITE)
-        return ic__kernel_fail(p->err, p->errlen, IC_ERR_KERNEL,
+        return ic_errf(p->err, p->errlen, IC_ERR_KERNEL,
                                "%s %s is not finite (or out of float range)", what, q);
-    return ic__kernel_fail(p->err, p->errlen, IC_ERR_KERNEL, "%s %s is not a number", what, q);
+    return ic_errf(p->err, p->errlen, IC_ERR_KERNEL, "%s %s is not a number", what, q);
 }
 
 static ic_status matrix_run(matrix_parse *p)
@@ -355,11 +345,11 @@ static ic_status matrix_run(matrix_parse *p)
             i++;
         } else if (c == '/') {
             if (!p->allow_div)
-                return ic__kernel_fail(p->err, p->errlen, IC_ERR_KERNEL,
+                return ic_errf(p->err, p->errlen, IC_ERR_KERNEL,
                                        "'/' divisor is not allowed here (.mat files give the "
                                        "scale in their header)");
             if (p->have_div)
-                return ic__kernel_fail(p->err, p->errlen, IC_ERR_KERNEL,
+                return ic_errf(p->err, p->errlen, IC_ERR_KERNEL,
                                        "more than one '/' divisor");
             if ((st = end_row(p)) != IC_OK)
                 return st;
@@ -369,12 +359,12 @@ static ic_status matrix_run(matrix_parse *p)
             while (i < n && !is_delim(s[i]))
                 i++;
             if (i == t0)
-                return ic__kernel_fail(p->err, p->errlen, IC_ERR_KERNEL,
+                return ic_errf(p->err, p->errlen, IC_ERR_KERNEL,
                                        "'/' must be followed by the divisor, e.g. '/ 16'");
             if ((st = number_token(p, s + t0, i - t0, "divisor", &p->divisor)) != IC_OK)
                 return st;
             if (p->divisor == 0.0)
-                return ic__kernel_fail(p->err, p->errlen, IC_ERR_KERNEL, "divisor is zero");
+                return ic_errf(p->err, p->errlen, IC_ERR_KERNEL, "divisor is zero");
             p->have_div = 1;
         } else {
             size_t t0 = i;
@@ -382,7 +372,7 @@ static ic_status matrix_run(matrix_parse *p)
                 i++;
             if (p->have_div) {
                 ic__kernel_quote(q, sizeof q, s + t0, i - t0);
-                return ic__kernel_fail(p->err, p->errlen, IC_ERR_KERNEL,
+                return ic_errf(p->err, p->errlen, IC_ERR_KERNEL,
                                        "unexpected %s after the divisor (the '/ D' divisor "
                                        "must come last)",
                                        q);
@@ -392,14 +382,14 @@ static ic_status matrix_run(matrix_parse *p)
                 return st;
             if (p->cur == 0) {
                 if (p->h == IC_MAX_KERNEL)
-                    return ic__kernel_fail(p->err, p->errlen, IC_ERR_KERNEL, "more than %d rows",
+                    return ic_errf(p->err, p->errlen, IC_ERR_KERNEL, "more than %d rows",
                                            IC_MAX_KERNEL);
                 p->cur_line = line;
             }
             if (p->cur == IC_MAX_KERNEL) {
                 char where[48];
                 row_name(p, p->h + 1, p->cur_line, where, sizeof where);
-                return ic__kernel_fail(p->err, p->errlen, IC_ERR_KERNEL,
+                return ic_errf(p->err, p->errlen, IC_ERR_KERNEL,
                                        "%s has more than %d values", where, IC_MAX_KERNEL);
             }
             /* Row 1 fixes the width; later rows store only what fits it (a
@@ -432,18 +422,18 @@ static ic_status matrix_parse_text(ic_kernel *k, const char *s, size_t n, int by
     p.errlen = errlen;
     p.vals = malloc((size_t)IC_MAX_KERNEL * IC_MAX_KERNEL * sizeof *p.vals);
     if (!p.vals)
-        return ic__kernel_fail(err, errlen, IC_ERR_NOMEM, "out of memory");
+        return ic_errf(err, errlen, IC_ERR_NOMEM, "out of memory");
 
     ic_status st = matrix_run(&p);
     if (st == IC_OK && p.h == 0)
-        st = ic__kernel_fail(err, errlen, IC_ERR_KERNEL,
+        st = ic_errf(err, errlen, IC_ERR_KERNEL,
                              mat_w ? "no coefficient rows after the .mat header"
                                    : "empty kernel (no coefficients)");
     if (st == IC_OK && mat_w && p.w != mat_w)
-        st = ic__kernel_fail(err, errlen, IC_ERR_KERNEL,
+        st = ic_errf(err, errlen, IC_ERR_KERNEL,
                              "row 1 has %d values, the .mat header says width %d", p.w, mat_w);
     if (st == IC_OK && mat_h && p.h != mat_h)
-        st = ic__kernel_fail(err, errlen, IC_ERR_KERNEL,
+        st = ic_errf(err, errlen, IC_ERR_KERNEL,
                              "found %d rows, the .mat header says height %d", p.h, mat_h);
     if (st == IC_OK)
         st = ic__kernel_make(k, p.w, p.h, p.vals, mat_w ? mat_scale : p.divisor, err, errlen);
@@ -525,7 +515,7 @@ static ic_status mat_size(const char *tok, size_t len, const char *what, int *ou
     if (ic__kernel_number(tok, len, &v) != IC_NUM_OK || v != floor(v) || v < 1 ||
         v > IC_MAX_KERNEL) {
         ic__kernel_quote(q, sizeof q, tok, len);
-        return ic__kernel_fail(err, errlen, IC_ERR_KERNEL,
+        return ic_errf(err, errlen, IC_ERR_KERNEL,
                                ".mat header: %s %s is not an integer in 1..%d", what, q,
                                IC_MAX_KERNEL);
     }
@@ -541,7 +531,7 @@ static ic_status mat_real(const char *tok, size_t len, const char *what, double 
     if (r == IC_NUM_OK)
         return IC_OK;
     ic__kernel_quote(q, sizeof q, tok, len);
-    return ic__kernel_fail(err, errlen, IC_ERR_KERNEL, ".mat header: %s %s is %s", what, q,
+    return ic_errf(err, errlen, IC_ERR_KERNEL, ".mat header: %s %s is %s", what, q,
                            r == IC_NUM_NONFINITE ? "not finite" : "not a number");
 }
 
@@ -557,7 +547,7 @@ static ic_status parse_file_contents(ic_kernel *k, const char *s, size_t n, int 
     size_t start, len, next;
     int lineno;
     if (!first_data_line(s, n, &start, &len, &next, &lineno))
-        return ic__kernel_fail(err, errlen, IC_ERR_KERNEL, "empty kernel file (no coefficients)");
+        return ic_errf(err, errlen, IC_ERR_KERNEL, "empty kernel file (no coefficients)");
 
     const char *tok[4];
     size_t tlen[4];
@@ -573,8 +563,8 @@ static ic_status parse_file_contents(ic_kernel *k, const char *s, size_t n, int 
         char merr[200] = "";
         ic_status st = matrix_parse_text(k, s, n, 1, 1, 0, 0, 1.0, merr, sizeof merr);
         if (st == IC_OK || st == IC_ERR_NOMEM)
-            return st == IC_OK ? IC_OK : ic__kernel_fail(err, errlen, st, "%s", merr);
-        return ic__kernel_fail(err, errlen, IC_ERR_KERNEL,
+            return st == IC_OK ? IC_OK : ic_errf(err, errlen, st, "%s", merr);
+        return ic_errf(err, errlen, IC_ERR_KERNEL,
                                ".mat header (line %d) has %d fields; expected 'WIDTH HEIGHT "
                                "[SCALE OFFSET]' (nor is it a plain matrix: %s)",
                                lineno, count, merr);
@@ -590,16 +580,16 @@ static ic_status parse_file_contents(ic_kernel *k, const char *s, size_t n, int 
             (st = mat_real(tok[3], tlen[3], "offset", &offset, err, errlen)) != IC_OK)
             return st;
         if (scale == 0.0)
-            return ic__kernel_fail(err, errlen, IC_ERR_KERNEL,
+            return ic_errf(err, errlen, IC_ERR_KERNEL,
                                    ".mat header: scale (the divisor) is zero");
         /* The offset is added to --bias and the scale divides every weight:
          * both get --bias's range, so that neither overflows float32 later. */
         if (fabs(scale) > IC_MAX_BIAS || fabs(scale) < 1.0 / IC_MAX_BIAS)
-            return ic__kernel_fail(err, errlen, IC_ERR_KERNEL,
+            return ic_errf(err, errlen, IC_ERR_KERNEL,
                                    ".mat header: scale %g is outside 1e-6..1e6 in magnitude",
                                    scale);
         if (fabs(offset) > IC_MAX_BIAS)
-            return ic__kernel_fail(err, errlen, IC_ERR_KERNEL,
+            return ic_errf(err, errlen, IC_ERR_KERNEL,
                                    ".mat header: offset %g is outside -1e6..1e6 (the --bias range)",
                                    offset);
     }
@@ -614,7 +604,7 @@ static ic_status read_file(const char *path, char **data, size_t *size, char *er
 {
     FILE *f = fopen(path, "rb");
     if (!f)
-        return ic__kernel_fail(err, errlen, IC_ERR_IO, "cannot open kernel file: %s",
+        return ic_errf(err, errlen, IC_ERR_IO, "cannot open kernel file: %s",
                                strerror(errno));
     size_t cap = 0, got = 0;
     char *buf = NULL;
@@ -628,7 +618,7 @@ static ic_status read_file(const char *path, char **data, size_t *size, char *er
                 ncap = IC_KERNEL_FILE_MAX + 1;
             char *nb = realloc(buf, ncap);
             if (!nb) {
-                st = ic__kernel_fail(err, errlen, IC_ERR_NOMEM, "out of memory");
+                st = ic_errf(err, errlen, IC_ERR_NOMEM, "out of memory");
                 break;
             }
             buf = nb;
@@ -638,14 +628,14 @@ static ic_status read_file(const char *path, char **data, size_t *size, char *er
         got += r;
         if (r == 0) {
             if (ferror(f))
-                st = ic__kernel_fail(err, errlen, IC_ERR_IO, "cannot read kernel file: %s",
+                st = ic_errf(err, errlen, IC_ERR_IO, "cannot read kernel file: %s",
                                      strerror(errno));
             break;
         }
     }
     fclose(f);
     if (st == IC_OK && got > IC_KERNEL_FILE_MAX)
-        st = ic__kernel_fail(err, errlen, IC_ERR_KERNEL, "kernel file is larger than %zu bytes",
+        st = ic_errf(err, errlen, IC_ERR_KERNEL, "kernel file is larger than %zu bytes",
                              IC_KERNEL_FILE_MAX);
     if (st != IC_OK) {
         free(buf);
@@ -656,15 +646,13 @@ static ic_status read_file(const char *path, char **data, size_t *size, char *er
     return IC_OK;
 }
 
-ic_status ic_kernel_load(ic_kernel *k, const char *path, char *err, size_t errlen)
+static ic_status kernel_load(ic_kernel *k, const char *path, char *err, size_t errlen)
 {
-    if (err && errlen)
-        err[0] = '\0';
     if (!k || !path)
-        return ic__kernel_fail(err, errlen, IC_ERR_INVALID_ARG, "no kernel or path (NULL)");
+        return ic_errf(err, errlen, IC_ERR_INVALID_ARG, "no kernel or path (NULL)");
     memset(k, 0, sizeof *k);
     if (!path[0])
-        return ic__kernel_fail(err, errlen, IC_ERR_IO, "empty kernel file name");
+        return ic_errf(err, errlen, IC_ERR_IO, "empty kernel file name");
 
     char *data = NULL;
     size_t size = 0;
@@ -697,12 +685,10 @@ static int looks_named(const char *s, size_t n)
     return !(lower_eq(s, w, "nan") || lower_eq(s, w, "inf") || lower_eq(s, w, "infinity"));
 }
 
-ic_status ic_kernel_parse(ic_kernel *k, const char *text, char *err, size_t errlen)
+static ic_status kernel_parse(ic_kernel *k, const char *text, char *err, size_t errlen)
 {
-    if (err && errlen)
-        err[0] = '\0';
     if (!k || !text)
-        return ic__kernel_fail(err, errlen, IC_ERR_INVALID_ARG, "no kernel or text (NULL)");
+        return ic_errf(err, errlen, IC_ERR_INVALID_ARG, "no kernel or text (NULL)");
     memset(k, 0, sizeof *k);
 
     size_t n = strlen(text);
@@ -713,25 +699,37 @@ ic_status ic_kernel_parse(ic_kernel *k, const char *text, char *err, size_t errl
     while (n > 0 && (is_space(text[n - 1]) || text[n - 1] == '\n'))
         n--;
     if (n == 0)
-        return ic__kernel_fail(err, errlen, IC_ERR_KERNEL, "empty kernel text");
+        return ic_errf(err, errlen, IC_ERR_KERNEL, "empty kernel text");
 
     if (text[0] == '@') {
         if (n == 1 || is_space(text[1]))
-            return ic__kernel_fail(err, errlen, IC_ERR_KERNEL,
+            return ic_errf(err, errlen, IC_ERR_KERNEL,
                                    "'@' must be followed by a kernel file name");
         char *path = malloc(n); /* the n-1 bytes after '@' and a NUL */
         if (!path)
-            return ic__kernel_fail(err, errlen, IC_ERR_NOMEM, "out of memory");
+            return ic_errf(err, errlen, IC_ERR_NOMEM, "out of memory");
         memcpy(path, text + 1, n - 1);
         path[n - 1] = '\0';
-        char sub[256];
-        ic_status st = ic_kernel_load(k, path, sub, sizeof sub);
+        char sub[256] = "";
+        ic_status st = kernel_load(k, path, sub, sizeof sub);
         if (st != IC_OK)
-            ic__kernel_fail(err, errlen, st, "%s: %s", path, sub);
+            ic_errf(err, errlen, st, "%s: %s", path, sub);
         free(path);
         return st;
     }
     if (looks_named(text, n))
         return ic__kernel_named(k, text, n, err, errlen);
     return matrix_parse_text(k, text, n, 0, 1, 0, 0, 1.0, err, errlen);
+}
+
+ic_status ic_kernel_load(ic_kernel *k, const char *path)
+{
+    char err[256] = "";
+    return ic_fail_msg(kernel_load(k, path, err, sizeof err), err);
+}
+
+ic_status ic_kernel_parse(ic_kernel *k, const char *text)
+{
+    char err[256] = "";
+    return ic_fail_msg(kernel_parse(k, text, err, sizeof err), err);
 }

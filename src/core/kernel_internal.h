@@ -5,6 +5,7 @@
 
 #include <stddef.h>
 
+#include "core/error.h"
 #include "imgconv.h"
 
 /* Result of ic__kernel_number(). */
@@ -22,13 +23,6 @@ int ic__kernel_number(const char *s, size_t n, double *out);
 /* Writes the n bytes at s into dst as a quoted, printable token ('abc',
  * non-printable bytes as \xNN, long tokens cut with "..."). */
 void ic__kernel_quote(char *dst, size_t dstlen, const char *s, size_t n);
-
-/* printf into err (when err is non-NULL and errlen > 0) and return st. */
-ic_status ic__kernel_fail(char *err, size_t errlen, ic_status st, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 4, 5)))
-#endif
-    ;
 
 /* ic_kernel_create with a reason in err on failure; name set to "WxH matrix". */
 ic_status ic__kernel_make(ic_kernel *k, int width, int height, const float *coef, double divisor,

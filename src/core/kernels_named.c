@@ -179,7 +179,7 @@ static ic_status parse_args(const named_spec *sp, const char *s, size_t n, named
     memset(a, 0, sizeof *a);
     param_list(sp, list, sizeof list);
     if (np == 0)
-        return ic__kernel_fail(err, errlen, IC_ERR_KERNEL, "%s takes no arguments", sp->name);
+        return ic_errf(err, errlen, IC_ERR_KERNEL, "%s takes no arguments", sp->name);
     for (;;) {
         size_t b = i;
         while (i < n && s[i] != ',')
@@ -189,7 +189,7 @@ static ic_status parse_args(const named_spec *sp, const char *s, size_t n, named
         item++;
         trim(&it, &il);
         if (il == 0)
-            return ic__kernel_fail(err, errlen, IC_ERR_KERNEL,
+            return ic_errf(err, errlen, IC_ERR_KERNEL,
                                    "%s: argument %d is empty (arguments: %s)", sp->name, item,
                                    list);
         const char *eq = memchr(it, '=', il);
@@ -208,7 +208,7 @@ static ic_status parse_args(const named_spec *sp, const char *s, size_t n, named
                     break;
             if (idx == np) {
                 ic__kernel_quote(q, sizeof q, key, kl);
-                return ic__kernel_fail(err, errlen, IC_ERR_KERNEL,
+                return ic_errf(err, errlen, IC_ERR_KERNEL,
                                        "%s: unknown argument %s (arguments: %s)", sp->name, q,
                                        list);
             }
@@ -216,12 +216,12 @@ static ic_status parse_args(const named_spec *sp, const char *s, size_t n, named
         } else {
             if (seen_key) {
                 ic__kernel_quote(q, sizeof q, it, il);
-                return ic__kernel_fail(err, errlen, IC_ERR_KERNEL,
+                return ic_errf(err, errlen, IC_ERR_KERNEL,
                                        "%s: positional argument %s after key=value ones", sp->name,
                                        q);
             }
             if (pos == np)
-                return ic__kernel_fail(err, errlen, IC_ERR_KERNEL,
+                return ic_errf(err, errlen, IC_ERR_KERNEL,
                                        "%s takes at most %d argument%s (%s)", sp->name, np,
                                        np == 1 ? "" : "s", list);
             idx = pos++;
@@ -229,10 +229,10 @@ static ic_status parse_args(const named_spec *sp, const char *s, size_t n, named
             vl = il;
         }
         if (vl == 0)
-            return ic__kernel_fail(err, errlen, IC_ERR_KERNEL, "%s: argument '%s' has no value",
+            return ic_errf(err, errlen, IC_ERR_KERNEL, "%s: argument '%s' has no value",
                                    sp->name, sp->params[idx]);
         if (a->val[idx])
-            return ic__kernel_fail(err, errlen, IC_ERR_KERNEL, "%s: argument '%s' given twice",
+            return ic_errf(err, errlen, IC_ERR_KERNEL, "%s: argument '%s' given twice",
                                    sp->name, sp->params[idx]);
         a->val[idx] = val;
         a->len[idx] = vl;
@@ -259,16 +259,16 @@ static ic_status one_size(const named_spec *sp, const char *what, const char *s,
         v = v * 10 + (s[i] - '0');
     }
     if (v < 1 || v > IC_MAX_KERNEL)
-        return ic__kernel_fail(err, errlen, IC_ERR_KERNEL, "%s: %s %s must be 1..%d", sp->name,
+        return ic_errf(err, errlen, IC_ERR_KERNEL, "%s: %s %s must be 1..%d", sp->name,
                                what, q, IC_MAX_KERNEL);
     if (!(v & 1))
-        return ic__kernel_fail(err, errlen, IC_ERR_KERNEL,
+        return ic_errf(err, errlen, IC_ERR_KERNEL,
                                "%s: %s %s must be odd (the kernel needs a centre)", sp->name, what,
                                q);
     *out = (int)v;
     return IC_OK;
 bad:
-    return ic__kernel_fail(err, errlen, IC_ERR_KERNEL, "%s: %s %s is not an odd integer (N or WxH)",
+    return ic_errf(err, errlen, IC_ERR_KERNEL, "%s: %s %s is not an odd integer (N or WxH)",
                            sp->name, what, q);
 }
 
@@ -309,7 +309,7 @@ static ic_status arg_real(const named_spec *sp, const named_args *a, int idx, do
     if (r == IC_NUM_OK)
         return IC_OK;
     ic__kernel_quote(q, sizeof q, a->val[idx], a->len[idx]);
-    return ic__kernel_fail(err, errlen, IC_ERR_KERNEL, "%s: %s %s is %s", sp->name, sp->params[idx],
+    return ic_errf(err, errlen, IC_ERR_KERNEL, "%s: %s %s is %s", sp->name, sp->params[idx],
                            q, r == IC_NUM_NONFINITE ? "not finite" : "not a number");
 }
 
@@ -337,7 +337,7 @@ static ic_status gen_identity(ic_kernel *k, const named_spec *sp, const named_ar
         return st;
     float *c = scratch(w, h);
     if (!c)
-        return ic__kernel_fail(err, errlen, IC_ERR_NOMEM, "out of memory");
+        return ic_errf(err, errlen, IC_ERR_NOMEM, "out of memory");
     c[(size_t)(h / 2) * (size_t)w + (size_t)(w / 2)] = 1.0f;
     if ((st = finish(k, w, h, c, 1.0, err, errlen)) == IC_OK && (w > 1 || h > 1))
         snprintf(k->name, sizeof k->name, "identity:%dx%d", w, h);
@@ -355,7 +355,7 @@ static ic_status gen_box(ic_kernel *k, const named_spec *sp, const named_args *a
         return st;
     float *c = scratch(w, h);
     if (!c)
-        return ic__kernel_fail(err, errlen, IC_ERR_NOMEM, "out of memory");
+        return ic_errf(err, errlen, IC_ERR_NOMEM, "out of memory");
     for (size_t t = 0; t < (size_t)w * (size_t)h; t++)
         c[t] = 1.0f;
     /* Integer coefficients over the count keep the weights exact in float64. */
@@ -395,12 +395,12 @@ static ic_status gauss_args(const named_spec *sp, const named_args *a, int size_
     if (st != IC_OK)
         return st;
     if (sigma < 0)
-        return ic__kernel_fail(err, errlen, IC_ERR_KERNEL,
+        return ic_errf(err, errlen, IC_ERR_KERNEL,
                                "%s: sigma must be positive (or 0: from the size)", sp->name);
     if (!a->val[size_idx] && sigma > 0) {
         /* size = 2*ceil(3 sigma)+1 must stay <= IC_MAX_KERNEL: test before ceil(). */
         if (3.0 * sigma > (IC_MAX_KERNEL - 1) / 2)
-            return ic__kernel_fail(err, errlen, IC_ERR_KERNEL,
+            return ic_errf(err, errlen, IC_ERR_KERNEL,
                                    "%s: sigma %g needs a kernel over %d (largest sigma without "
                                    "a size: %.2f)",
                                    sp->name, sigma, IC_MAX_KERNEL, (IC_MAX_KERNEL - 1) / 2 / 3.0);
@@ -452,7 +452,7 @@ static ic_status gen_gaussian(ic_kernel *k, const named_spec *sp, const named_ar
         return st;
     float *c = gauss_2d(&g);
     if (!c)
-        return ic__kernel_fail(err, errlen, IC_ERR_NOMEM, "out of memory");
+        return ic_errf(err, errlen, IC_ERR_NOMEM, "out of memory");
     if ((st = finish(k, g.w, g.h, c, 1.0, err, errlen)) == IC_OK) {
         gauss_label(&g, label, sizeof label);
         snprintf(k->name, sizeof k->name, "gaussian:%s", label);
@@ -472,11 +472,11 @@ static ic_status gen_unsharp(ic_kernel *k, const named_spec *sp, const named_arg
     if (st != IC_OK)
         return st;
     if (fabs(amount) > 1e6)
-        return ic__kernel_fail(err, errlen, IC_ERR_KERNEL, "%s: amount %g is out of range",
+        return ic_errf(err, errlen, IC_ERR_KERNEL, "%s: amount %g is out of range",
                                sp->name, amount);
     float *c = gauss_2d(&g);
     if (!c)
-        return ic__kernel_fail(err, errlen, IC_ERR_NOMEM, "out of memory");
+        return ic_errf(err, errlen, IC_ERR_NOMEM, "out of memory");
     /* identity + amount*(identity - G), computed in double per coefficient. */
     const size_t centre = (size_t)(g.h / 2) * (size_t)g.w + (size_t)(g.w / 2);
     for (size_t t = 0; t < (size_t)g.w * (size_t)g.h; t++)
@@ -511,7 +511,7 @@ static ic_status gen_laplacian(ic_kernel *k, const named_spec *sp, const named_a
     if (st != IC_OK)
         return st;
     if (nb != 4.0 && nb != 8.0)
-        return ic__kernel_fail(err, errlen, IC_ERR_KERNEL, "%s: neighbours must be 4 or 8, got %g",
+        return ic_errf(err, errlen, IC_ERR_KERNEL, "%s: neighbours must be 4 or 8, got %g",
                                sp->name, nb);
     return fixed_3x3(k, nb == 4.0 ? k_laplacian4 : k_laplacian8,
                      nb == 4.0 ? "laplacian:4" : "laplacian:8", err, errlen);
@@ -533,7 +533,7 @@ static ic_status gen_motion(ic_kernel *k, const named_spec *sp, const named_args
     if (st != IC_OK)
         return st;
     if (!(len >= 1.0 && len <= max_len))
-        return ic__kernel_fail(err, errlen, IC_ERR_KERNEL, "%s: length %g must be 1..%g", sp->name,
+        return ic_errf(err, errlen, IC_ERR_KERNEL, "%s: length %g must be 1..%g", sp->name,
                                len, max_len);
 
     double deg = fmod(angle, 360.0);
@@ -564,7 +564,7 @@ static ic_status gen_motion(ic_kernel *k, const named_spec *sp, const named_args
     const int side = 2 * R + 1;
     float *grid = scratch(side, side);
     if (!grid)
-        return ic__kernel_fail(err, errlen, IC_ERR_NOMEM, "out of memory");
+        return ic_errf(err, errlen, IC_ERR_NOMEM, "out of memory");
     int rx = 0, ry = 0;
     for (int y = -R; y <= R; y++)
         for (int x = -R; x <= R; x++) {
@@ -583,7 +583,7 @@ static ic_status gen_motion(ic_kernel *k, const named_spec *sp, const named_args
     float *c = scratch(w, hh);
     if (!c) {
         free(grid);
-        return ic__kernel_fail(err, errlen, IC_ERR_NOMEM, "out of memory");
+        return ic_errf(err, errlen, IC_ERR_NOMEM, "out of memory");
     }
     double sum = 0.0;
     for (int y = -ry; y <= ry; y++)
@@ -634,7 +634,7 @@ ic_status ic__kernel_named(ic_kernel *k, const char *text, size_t n, char *err, 
         o += (size_t)r;
     }
     ic__kernel_quote(q, sizeof q, name, nl);
-    return ic__kernel_fail(err, errlen, IC_ERR_KERNEL,
+    return ic_errf(err, errlen, IC_ERR_KERNEL,
                            "unknown kernel %s (NAME[:ARGS] with NAME one of: %s; or a matrix "
                            "like '1 2 1; 2 4 2; 1 2 1 / 16')",
                            q, names);

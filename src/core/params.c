@@ -4,6 +4,7 @@
 #include <strings.h>
 
 #include "core/border.h"
+#include "core/error.h"
 #include "imgconv.h"
 
 typedef struct alias {
@@ -45,7 +46,9 @@ ic_status ic_border_parse(const char *name, ic_border *out)
 {
     int v;
     if (!out || !lookup(border_aliases, sizeof border_aliases / sizeof *border_aliases, name, &v))
-        return IC_ERR_INVALID_ARG;
+        return ic_fail(IC_ERR_INVALID_ARG,
+                       "unknown border '%s' (constant, replicate, mirror, reflect or wrap)",
+                       name ? name : "(NULL)");
     *out = (ic_border)v;
     return IC_OK;
 }
@@ -67,7 +70,9 @@ ic_status ic_alpha_parse(const char *name, ic_alpha *out)
 {
     int v;
     if (!out || !lookup(alpha_names, sizeof alpha_names / sizeof *alpha_names, name, &v))
-        return IC_ERR_INVALID_ARG;
+        return ic_fail(IC_ERR_INVALID_ARG,
+                       "unknown alpha mode '%s' (auto, premultiply, keep or independent)",
+                       name ? name : "(NULL)");
     *out = (ic_alpha)v;
     return IC_OK;
 }

@@ -45,6 +45,27 @@ ic_status ic_fail(ic_status status, const char *fmt, ...)
     return status;
 }
 
+ic_status ic_errf(char *err, size_t errlen, ic_status st, const char *fmt, ...)
+{
+    if (!err || errlen == 0)
+        return st;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+    for (char *p = err; *p; p++)
+        if (*p == '\n' || *p == '\r')
+            *p = ' ';
+    return st;
+}
+
+ic_status ic_fail_msg(ic_status st, const char *msg)
+{
+    if (st == IC_OK)
+        return st;
+    return msg && msg[0] ? ic_fail(st, "%s", msg) : ic_fail(st, NULL);
+}
+
 void ic_error_clear(void)
 {
     last_error[0] = '\0';

@@ -6,6 +6,7 @@
 #include <pthread.h>
 #include <string.h>
 
+#include "core/error.h"
 #include "dispatch/backend.h"
 #include "dispatch/dispatch.h"
 
@@ -67,7 +68,7 @@ int ic_backend_count(void)
 ic_status ic_backend_get(int i, ic_backend_info *info)
 {
     if (!info || i < 0 || i >= N_BACKENDS)
-        return IC_ERR_INVALID_ARG;
+        return ic_fail(IC_ERR_INVALID_ARG, "no backend %d (there are %d)", i, N_BACKENDS);
     memset(info, 0, sizeof *info);
     info->name = table[i]->name;
     info->summary = table[i]->summary;

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/error.h"
 #include "dispatch/backend.h"
 #include "dispatch/dispatch.h"
 #include "dispatch/multi.h"
@@ -21,7 +22,6 @@ struct ic_context {
     ic_multi *multi; /* instead of state: an image split across several devices */
     ic_context_options opts;
     ic_timing timing;
-    char err[256];
 };
 
 static double now_ms(void)
@@ -31,17 +31,11 @@ static double now_ms(void)
     return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
-ic_status ic_context_create(ic_context **ctx, const char *name, const ic_context_options *opts,
-                            char *errbuf, size_t errlen)
+static ic_status context_create(ic_context **ctx, const char *name, const ic_context_options *opts,
+                                char *errbuf, size_t errlen)
 {
-    char dummy[256];
-    if (!errbuf || errlen == 0) {
-        errbuf = dummy;
-        errlen = sizeof dummy;
-    }
-    errbuf[0] = '\0';
     if (!ctx)
-        return IC_ERR_INVALID_ARG;
+        return ic_errf(errbuf, errlen, IC_ERR_INVALID_ARG, "no context pointer (NULL)");
     *ctx = NULL;
     if (!name || strcmp(name, "auto") == 0)
         name = ic_backend_auto();
@@ -49,17 +43,14 @@ ic_status ic_context_create(ic_context **ctx, const char *name, const ic_context
     const char *why = "";
     const ic_backend *be = ic__backend_find(name, &usable, &why);
     if (!be) {
-        snprintf(errbuf, errlen, "unknown backend '%s' (see --list-backends)", name);
-        return IC_ERR_NO_BACKEND;
+        return ic_errf(errbuf, errlen, IC_ERR_NO_BACKEND, "unknown backend '%s' (see --list-backends)", name);
     }
     if (!usable) {
-        snprintf(errbuf, errlen, "backend '%s' is not usable here: %s", name, why);
-        return IC_ERR_NO_BACKEND;
+        return ic_errf(errbuf, errlen, IC_ERR_NO_BACKEND, "backend '%s' is not usable here: %s", name, why);
     }
     ic_context *c = calloc(1, sizeof *c);
     if (!c) {
-        snprintf(errbuf, errlen, "out of memory");
-        return IC_ERR_NOMEM;
+        return ic_errf(errbuf, errlen, IC_ERR_NOMEM, "out of memory");
     }
     c->be = be;
     if (opts)
@@ -68,21 +59,19 @@ ic_status ic_context_create(ic_context **ctx, const char *name, const ic_context
         c->opts.max_memory = ic_default_max_memory();
     if (c->opts.threads < 0 || c->opts.device < 0) {
         free(c);
-        snprintf(errbuf, errlen, "negative thread count or device number");
-        return IC_ERR_INVALID_ARG;
+        return ic_errf(errbuf, errlen, IC_ERR_INVALID_ARG, "negative thread count or device number");
     }
     const int nd = c->opts.n_devices;
     if (nd < 0 || nd > IC_MAX_DEVICES) {
         free(c);
-        snprintf(errbuf, errlen, "device count %d outside 0..%d", nd, IC_MAX_DEVICES);
-        return IC_ERR_INVALID_ARG;
+        return ic_errf(errbuf, errlen, IC_ERR_INVALID_ARG, "device count %d outside 0..%d", nd, IC_MAX_DEVICES);
     }
     for (int i = 0; i < nd; i++)
         if (c->opts.devices[i] < 0) {
-            snprintf(errbuf, errlen, "negative device number %d in the device list",
-                     c->opts.devices[i]);
+            const int bad = c->opts.devices[i];
             free(c);
-            return IC_ERR_INVALID_ARG;
+            return ic_errf(errbuf, errlen, IC_ERR_INVALID_ARG,
+                           "negative device number %d in the device list", bad);
         }
     if (nd == 1) { /* one device: the listed one */
         c->opts.device = c->opts.devices[0];
@@ -103,6 +92,12 @@ ic_status ic_context_create(ic_context **ctx, const char *name, const ic_context
     }
     *ctx = c;
     return IC_OK;
+}
+
+ic_status ic_context_create(ic_context **ctx, const char *name, const ic_context_options *opts)
+{
+    char err[256] = "";
+    return ic_fail_msg(context_create(ctx, name, opts, err, sizeof err), err);
 }
 
 void ic_context_free(ic_context *ctx)
@@ -136,11 +131,6 @@ ic_status ic__context_device(const ic_context *ctx, int *device, const char **wh
     }
     *device = ctx->opts.device;
     return IC_OK;
-}
-
-const char *ic_context_error(const ic_context *ctx)
-{
-    return ctx ? ctx->err : "";
 }
 
 ic_timing ic_context_timing(const ic_context *ctx)
@@ -262,18 +252,11 @@ static ic_alpha effective_alpha(const ic_image *src, const ic_params *p, double 
     return p->alpha;
 }
 
-static ic_status fail(ic_context *ctx, ic_status st, const char *msg)
-{
-    snprintf(ctx->err, sizeof ctx->err, "%s", msg);
-    return st;
-}
-
 ic_status ic_convolve(ic_context *ctx, const ic_image *src, ic_image *dst, const ic_kernel *k,
                       const ic_params *p)
 {
     if (!ctx)
-        return IC_ERR_INVALID_ARG;
-    ctx->err[0] = '\0';
+        return ic_fail(IC_ERR_INVALID_ARG, "no context (NULL)");
     const double t0 = now_ms();
     ic_params def;
     if (!p) {
@@ -281,37 +264,33 @@ ic_status ic_convolve(ic_context *ctx, const ic_image *src, ic_image *dst, const
         p = &def;
     }
     if (!image_valid(src) || !image_valid(dst))
-        return fail(ctx, IC_ERR_INVALID_ARG, "invalid source or destination image");
+        return ic_fail(IC_ERR_INVALID_ARG, "invalid source or destination image");
     if (src->width != dst->width || src->height != dst->height || src->channels != dst->channels)
-        return fail(ctx, IC_ERR_INVALID_ARG, "destination size or channels differ from the source");
+        return ic_fail(IC_ERR_INVALID_ARG, "destination size or channels differ from the source");
     if ((src->memory != IC_MEM_HOST || dst->memory != IC_MEM_HOST) &&
         !(ctx->be->caps & IC_CAP_DEVICE_IMAGES)) {
-        snprintf(ctx->err, sizeof ctx->err,
-                 "backend %s cannot read or write device memory (use a CUDA backend)", ctx->be->name);
-        return IC_ERR_UNSUPPORTED;
+        return ic_fail(IC_ERR_UNSUPPORTED, "backend %s cannot read or write device memory (use a CUDA backend)", ctx->be->name);
     }
     /* Device images: nothing below may read or write them from the host. */
     const int on_device = src->memory == IC_MEM_DEVICE || dst->memory == IC_MEM_DEVICE;
     if (on_device && ctx->multi)
-        return fail(ctx, IC_ERR_UNSUPPORTED,
+        return ic_fail(IC_ERR_UNSUPPORTED,
                     "device images cannot be split across several devices (use one device)");
     if (images_overlap(src, dst))
-        return fail(ctx, IC_ERR_INVALID_ARG, "source and destination overlap");
+        return ic_fail(IC_ERR_INVALID_ARG, "source and destination overlap");
     if (!kernel_valid(k))
-        return fail(ctx, IC_ERR_INVALID_ARG, "invalid kernel");
+        return ic_fail(IC_ERR_INVALID_ARG, "invalid kernel");
     if ((unsigned)p->border > IC_BORDER_WRAP || (unsigned)p->alpha > IC_ALPHA_INDEPENDENT ||
         !isfinite(p->border_value) || !isfinite(p->bias))
-        return fail(ctx, IC_ERR_INVALID_ARG, "invalid border, alpha, border value or bias");
+        return ic_fail(IC_ERR_INVALID_ARG, "invalid border, alpha, border value or bias");
 
     const uint64_t need =
         need_bytes(ctx, src, dst->memory == IC_MEM_HOST ? ic_image_size_bytes(dst) : 0,
                    dst->layout, k->width, k->height);
     if (need > ctx->opts.max_memory) {
-        snprintf(ctx->err, sizeof ctx->err,
-                 "filtering %dx%d with %d channels needs %.1f MiB, over the memory limit %.1f MiB "
+        return ic_fail(IC_ERR_TOO_LARGE, "filtering %dx%d with %d channels needs %.1f MiB, over the memory limit %.1f MiB "
                  "(raise it with --max-memory)",
                  src->width, src->height, src->channels, mib(need), mib(ctx->opts.max_memory));
-        return IC_ERR_TOO_LARGE;
     }
 
     /* Correlation weights: divisor folded in, flipped for convolution. */
@@ -320,17 +299,15 @@ ic_status ic_convolve(ic_context *ctx, const ic_image *src, ic_image *dst, const
     double sum = 0;
     float *w = prepare_weights(k, p, &wk, &sum);
     if (!w)
-        return fail(ctx, IC_ERR_NOMEM, "out of memory");
+        return ic_fail(IC_ERR_NOMEM, "out of memory");
 
     ic_alpha alpha = effective_alpha(src, p, sum);
 
     if (alpha == IC_ALPHA_PREMULTIPLY && on_device && !(ctx->be->caps & IC_CAP_PREMULTIPLY)) {
         free(w);
-        snprintf(ctx->err, sizeof ctx->err,
-                 "premultiplied alpha on device images is not supported by backend %s "
+        return ic_fail(IC_ERR_UNSUPPORTED, "premultiplied alpha on device images is not supported by backend %s "
                  "(ask for alpha keep or independent)",
                  ctx->be->name);
-        return IC_ERR_UNSUPPORTED;
     }
 
     /* Backends write dst in src's layout; convert afterwards when asked
@@ -338,11 +315,12 @@ ic_status ic_convolve(ic_context *ctx, const ic_image *src, ic_image *dst, const
     ic_image tmp, *out = dst;
     memset(&tmp, 0, sizeof tmp);
     ic_status st = IC_OK;
+    char err[256] = ""; /* what the backend says when it fails */
     if (dst->layout != src->layout && dst->memory == IC_MEM_HOST) {
         st = ic_image_create(&tmp, src->width, src->height, src->channels, src->layout);
         if (st != IC_OK) {
             free(w);
-            return fail(ctx, st, "out of memory for the layout conversion");
+            return ic_fail(st, "out of memory for the layout conversion");
         }
         out = &tmp;
     }
@@ -364,11 +342,11 @@ ic_status ic_convolve(ic_context *ctx, const ic_image *src, ic_image *dst, const
         st = ic__convolve_premultiplied(&job);
         t.kernel_ms = now_ms() - tk;
         if (st != IC_OK)
-            snprintf(ctx->err, sizeof ctx->err, "premultiplied alpha filter: %s", ic_status_str(st));
+            ic_errf(err, sizeof err, st, "premultiplied alpha filter: %s", ic_status_str(st));
     } else {
         const double tk = now_ms();
-        st = ctx->multi ? ic__multi_run(ctx->multi, &job, &t, ctx->err, sizeof ctx->err)
-                        : ctx->be->run(ctx->state, &job, &t, ctx->err, sizeof ctx->err);
+        st = ctx->multi ? ic__multi_run(ctx->multi, &job, &t, err, sizeof err)
+                        : ctx->be->run(ctx->state, &job, &t, err, sizeof err);
         if (t.kernel_ms == 0 && t.upload_ms == 0 && t.download_ms == 0)
             t.kernel_ms = now_ms() - tk; /* CPU backends: the whole run is the kernel */
         if (st == IC_OK && alpha == IC_ALPHA_KEEP)
@@ -378,11 +356,8 @@ ic_status ic_convolve(ic_context *ctx, const ic_image *src, ic_image *dst, const
         st = ic_image_copy(dst, out);
     ic_image_free(&tmp);
     free(w);
-    if (st != IC_OK) {
-        if (!ctx->err[0])
-            snprintf(ctx->err, sizeof ctx->err, "%s", ic_status_str(st));
-        return st;
-    }
+    if (st != IC_OK)
+        return ic_fail_msg(st, err);
     t.total_ms = now_ms() - t0;
     ctx->timing = t;
     return IC_OK;
@@ -392,7 +367,7 @@ ic_status ic_explain(ic_context *ctx, const ic_image *src, const ic_kernel *k, c
                      char *buf, size_t buflen)
 {
     if (!ctx || !buf || buflen == 0 || !image_valid(src) || !kernel_valid(k))
-        return IC_ERR_INVALID_ARG;
+        return ic_fail(IC_ERR_INVALID_ARG, "no context or buffer, or an invalid image or kernel");
     ic_params def;
     if (!p) {
         ic_params_default(&def);
@@ -402,7 +377,7 @@ ic_status ic_explain(ic_context *ctx, const ic_image *src, const ic_kernel *k, c
     double sum;
     float *w = prepare_weights(k, p, &wk, &sum);
     if (!w)
-        return IC_ERR_NOMEM;
+        return ic_fail(IC_ERR_NOMEM, "out of memory");
     ic_job job = {.src = src, .dst = NULL, .w = w, .kw = k->width, .kh = k->height, .wk = &wk,
                   .border = p->border, .border_value = p->border_value, .bias = p->bias};
     /* the plan of the job ic_convolve would give the backend */
@@ -417,14 +392,14 @@ ic_status ic_explain(ic_context *ctx, const ic_image *src, const ic_kernel *k, c
         snprintf(buf, buflen, "%s: direct %dx%d correlation, one pass, no plan to choose\n",
                  ctx->be->name, k->width, k->height);
     free(w);
-    return st;
+    return st != IC_OK ? ic_fail(st, "%s: explaining the plan failed", ctx->be->name) : st;
 }
 
 ic_status ic_filter(const ic_image *src, ic_image *dst, const ic_kernel *k, const ic_params *p,
                     const char *backend)
 {
     ic_context *ctx = NULL;
-    ic_status st = ic_context_create(&ctx, backend, NULL, NULL, 0);
+    ic_status st = ic_context_create(&ctx, backend, NULL);
     if (st != IC_OK)
         return st;
     st = ic_convolve(ctx, src, dst, k, p);

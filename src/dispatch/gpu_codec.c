@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/error.h"
 #include "dispatch/dispatch.h"
 #include "imgconv.h"
 #include "io/io_internal.h"
@@ -24,21 +25,18 @@ struct ic_gpu_codec {
     int unused;
 };
 
-static ic_status no_cuda(char *errbuf, size_t errlen)
+static ic_status no_cuda(void)
 {
-    if (errbuf && errlen)
-        snprintf(errbuf, errlen, "built without CUDA: no GPU codec");
-    return IC_ERR_UNSUPPORTED;
+    return ic_fail(IC_ERR_UNSUPPORTED, "built without CUDA: no GPU codec");
 }
 
-ic_status ic_gpu_codec_create(ic_gpu_codec **codec, const ic_context *ctx, int slots,
-                              char *errbuf, size_t errlen)
+ic_status ic_gpu_codec_create(ic_gpu_codec **codec, const ic_context *ctx, int slots)
 {
     (void)ctx;
     (void)slots;
     if (codec)
         *codec = NULL;
-    return no_cuda(errbuf, errlen);
+    return no_cuda();
 }
 
 void ic_gpu_codec_free(ic_gpu_codec *codec)
@@ -61,25 +59,25 @@ ic_status ic_gpu_decode(ic_gpu_codec *codec, int n, const ic_bytes *in, const in
     (void)opts;
     for (int i = 0; res && out && i < n; i++) {
         memset(&out[i], 0, sizeof out[i]);
-        res[i].status = no_cuda(res[i].error, sizeof res[i].error);
+        res[i].status = IC_ERR_UNSUPPORTED;
+        snprintf(res[i].error, sizeof res[i].error, "built without CUDA: no GPU codec");
         res[i].engine = "cpu";
     }
-    return IC_ERR_UNSUPPORTED;
+    return no_cuda();
 }
 
-ic_status ic_gpu_codec_output(ic_gpu_codec *codec, int slot, const ic_image *like, ic_image *out,
-                              char *errbuf, size_t errlen)
+ic_status ic_gpu_codec_output(ic_gpu_codec *codec, int slot, const ic_image *like, ic_image *out)
 {
     (void)codec;
     (void)slot;
     (void)like;
     if (out)
         memset(out, 0, sizeof *out);
-    return no_cuda(errbuf, errlen);
+    return no_cuda();
 }
 
 ic_status ic_gpu_encode(ic_gpu_codec *codec, int slot, const ic_image *img, const char *name,
-                        const ic_save_options *opts, ic_bytes *out, char *errbuf, size_t errlen)
+                        const ic_save_options *opts, ic_bytes *out)
 {
     (void)codec;
     (void)slot;
@@ -88,7 +86,7 @@ ic_status ic_gpu_encode(ic_gpu_codec *codec, int slot, const ic_image *img, cons
     (void)opts;
     if (out)
         memset(out, 0, sizeof *out);
-    return no_cuda(errbuf, errlen);
+    return no_cuda();
 }
 
 #else /* IC_HAVE_CUDA */
@@ -127,13 +125,6 @@ struct ic_gpu_codec {
     uint8_t **dst;
     size_t *pitch;
 };
-
-static ic_status fail(char *errbuf, size_t errlen, ic_status st, const char *msg)
-{
-    if (errbuf && errlen)
-        snprintf(errbuf, errlen, "%s", msg);
-    return st;
-}
 
 /* Makes b hold at least rows rows of row_bytes. */
 static ic_status dbuf_fit(const ic_gpu_codec *c, dbuf *b, size_t row_bytes, int rows, char *err,
@@ -177,32 +168,23 @@ void ic_gpu_codec_free(ic_gpu_codec *c)
     free(c);
 }
 
-ic_status ic_gpu_codec_create(ic_gpu_codec **codec, const ic_context *ctx, int slots,
-                              char *errbuf, size_t errlen)
+ic_status ic_gpu_codec_create(ic_gpu_codec **codec, const ic_context *ctx, int slots)
 {
-    char dummy[256];
-    if (!errbuf || errlen == 0) {
-        errbuf = dummy;
-        errlen = sizeof dummy;
-    }
-    errbuf[0] = '\0';
+    char errbuf[256] = ""; /* what the CUDA and nvJPEG helpers say */
+    const size_t errlen = sizeof errbuf;
     if (!codec)
-        return fail(errbuf, errlen, IC_ERR_INVALID_ARG, "no codec pointer given");
+        return ic_fail(IC_ERR_INVALID_ARG, "no codec pointer given");
     *codec = NULL;
-    if (slots < 1 || slots > MAX_SLOTS) {
-        snprintf(errbuf, errlen, "slots must be 1..%d, not %d", MAX_SLOTS, slots);
-        return IC_ERR_INVALID_ARG;
-    }
+    if (slots < 1 || slots > MAX_SLOTS)
+        return ic_fail(IC_ERR_INVALID_ARG, "slots must be 1..%d, not %d", MAX_SLOTS, slots);
     int device = 0;
     const char *why = "";
     ic_status st = ic__context_device(ctx, &device, &why);
-    if (st != IC_OK) {
-        snprintf(errbuf, errlen, "no GPU codec: %s", why);
-        return st;
-    }
+    if (st != IC_OK)
+        return ic_fail(st, "no GPU codec: %s", why);
     ic_gpu_codec *c = calloc(1, sizeof *c);
     if (!c)
-        return fail(errbuf, errlen, IC_ERR_NOMEM, "out of memory");
+        return ic_fail(IC_ERR_NOMEM, "out of memory");
     c->device = device;
     c->nslots = slots;
     const size_t n = (size_t)slots;
@@ -218,26 +200,25 @@ ic_status ic_gpu_codec_create(ic_gpu_codec **codec, const ic_context *ctx, int s
     if (!c->s || !c->route || !c->w || !c->h || !c->ok || !c->data || !c->len || !c->dst ||
         !c->pitch) {
         ic_gpu_codec_free(c);
-        return fail(errbuf, errlen, IC_ERR_NOMEM, "out of memory");
+        return ic_fail(IC_ERR_NOMEM, "out of memory");
     }
     st = ic_cuda_stream_create(device, &c->ustream, errbuf, errlen);
     if (st == IC_OK)
         st = ic_cuda_stream_create(device, &c->fstream, errbuf, errlen);
     if (st != IC_OK) {
         ic_gpu_codec_free(c);
-        return st;
+        return ic_fail_msg(st, errbuf);
     }
     snprintf(c->engine, sizeof c->engine, "cpu");
     if (ic_nvjpeg_built()) {
         st = ic_nvjpeg_open(&c->nj, device, slots, errbuf, errlen);
         if (st == IC_ERR_NOMEM) {
             ic_gpu_codec_free(c);
-            return st;
+            return ic_fail_msg(st, errbuf);
         }
         if (st != IC_OK) /* nvJPEG will not open here: every file takes the CPU codec */
             snprintf(c->engine, sizeof c->engine, "cpu (nvJPEG: %s)", errbuf);
     }
-    errbuf[0] = '\0';
     *codec = c;
     return IC_OK;
 }
@@ -269,9 +250,11 @@ static void decode_on_cpu(ic_gpu_codec *c, int i, const ic_bytes *in, const ic_l
     r->engine = "cpu";
     ic_load_options lo = *o;
     lo.metadata = o->metadata ? &r->metadata : NULL; /* per file */
-    r->status = ic_image_decode(&host, in->data, in->size, &lo, r->error, sizeof r->error);
-    if (r->status != IC_OK)
+    r->status = ic_image_decode(&host, in->data, in->size, &lo);
+    if (r->status != IC_OK) {
+        snprintf(r->error, sizeof r->error, "%s", ic_last_error());
         return;
+    }
     const size_t row = ic_image_row_bytes(&host);
     const int rows = host.height * (host.layout == IC_SOA ? host.channels : 1);
     slot *s = &c->s[i];
@@ -293,7 +276,7 @@ ic_status ic_gpu_decode(ic_gpu_codec *c, int n, const ic_bytes *in, const int *s
                         const ic_load_options *opts, ic_image *out, ic_decode_result *res)
 {
     if (!c || !in || !out || !res || n < 1 || n > c->nslots)
-        return IC_ERR_INVALID_ARG;
+        return ic_fail(IC_ERR_INVALID_ARG, "bad codec, inputs, outputs or count %d", n);
     int bad_slots = 0;
     for (int i = 0; slots && i < n; i++) {
         bad_slots |= slots[i] < 0 || slots[i] >= c->nslots;
@@ -307,7 +290,7 @@ ic_status ic_gpu_decode(ic_gpu_codec *c, int n, const ic_bytes *in, const int *s
             res[i].engine = "cpu";
             snprintf(res[i].error, sizeof res[i].error, "bad or repeated slot numbers");
         }
-        return IC_ERR_INVALID_ARG;
+        return ic_fail(IC_ERR_INVALID_ARG, "bad or repeated slot numbers");
     }
     ic_load_options o;
     memset(&o, 0, sizeof o);
@@ -356,7 +339,7 @@ ic_status ic_gpu_decode(ic_gpu_codec *c, int n, const ic_bytes *in, const int *s
                 res[i].status = st;
                 snprintf(res[i].error, sizeof res[i].error, "%s", err);
             }
-            return st;
+            return ic_fail_msg(st, err);
         }
     }
     for (int i = 0; i < n; i++) {
@@ -377,46 +360,41 @@ ic_status ic_gpu_decode(ic_gpu_codec *c, int n, const ic_bytes *in, const int *s
     return IC_OK;
 }
 
-ic_status ic_gpu_codec_output(ic_gpu_codec *c, int slot_i, const ic_image *like, ic_image *out,
-                              char *errbuf, size_t errlen)
+ic_status ic_gpu_codec_output(ic_gpu_codec *c, int slot_i, const ic_image *like, ic_image *out)
 {
     if (out)
         memset(out, 0, sizeof *out);
     if (!c || !like || !out || slot_i < 0 || slot_i >= c->nslots)
-        return fail(errbuf, errlen, IC_ERR_INVALID_ARG, "bad codec, slot or image");
+        return ic_fail(IC_ERR_INVALID_ARG, "bad codec, slot or image");
     ic_image shape;
     /* ic_image_wrap checks the sizes; the pointer is only a placeholder here. */
     ic_status st = ic_image_wrap(&shape, (uint8_t *)c, like->width, like->height, like->channels,
                                  like->layout, 0);
     if (st != IC_OK)
-        return fail(errbuf, errlen, st, "bad image size, channels or layout");
+        return ic_fail(st, "bad image size, channels or layout");
     const size_t row = ic_image_row_bytes(&shape);
     const int rows = shape.height * (shape.layout == IC_SOA ? shape.channels : 1);
     slot *s = &c->s[slot_i];
-    st = dbuf_fit(c, &s->out, row, rows, errbuf, errlen);
+    char err[256] = "";
+    st = dbuf_fit(c, &s->out, row, rows, err, sizeof err);
     if (st != IC_OK)
-        return st;
+        return ic_fail_msg(st, err);
     return ic_image_wrap_device(out, s->out.p, like->width, like->height, like->channels,
                                 like->layout, s->out.pitch, c->device,
                                 like->memory == IC_MEM_DEVICE ? like->stream : codec_stream(c));
 }
 
 ic_status ic_gpu_encode(ic_gpu_codec *c, int slot_i, const ic_image *img, const char *name,
-                        const ic_save_options *opts, ic_bytes *out, char *errbuf, size_t errlen)
+                        const ic_save_options *opts, ic_bytes *out)
 {
-    char dummy[256];
-    if (!errbuf || errlen == 0) {
-        errbuf = dummy;
-        errlen = sizeof dummy;
-    }
-    errbuf[0] = '\0';
+    char errbuf[256] = ""; /* what the CUDA and nvJPEG helpers say */
+    const size_t errlen = sizeof errbuf;
     if (out)
         memset(out, 0, sizeof *out);
     if (!c || !img || !name || !out || slot_i < 0 || slot_i >= c->nslots)
-        return fail(errbuf, errlen, IC_ERR_INVALID_ARG, "bad codec, slot, image or name");
+        return ic_fail(IC_ERR_INVALID_ARG, "bad codec, slot, image or name");
     if (img->memory != IC_MEM_DEVICE || img->device != c->device || !img->data)
-        return fail(errbuf, errlen, IC_ERR_INVALID_ARG,
-                    "not a device image on the codec's device");
+        return ic_fail(IC_ERR_INVALID_ARG, "not a device image on the codec's device");
     slot *s = &c->s[slot_i];
     const int quality = opts && opts->quality ? opts->quality : 92;
     if (c->nj && ic_format_from_path(name) == IC_FMT_JPEG && ic_format_supported(IC_FMT_JPEG) &&
@@ -427,10 +405,14 @@ ic_status ic_gpu_encode(ic_gpu_codec *c, int slot_i, const ic_image *img, const 
                                               img->height, img->stream, quality, &s->enc,
                                               &s->enc_cap, &n, errbuf, errlen);
         if (st != IC_OK)
-            return st;
-        if (opts && opts->metadata && /* nvJPEG writes none: as the CPU writer does */
-            ic_jpeg_add_metadata(&s->enc, &s->enc_cap, &n, opts->metadata, 3) != IC_OK)
-            return fail(errbuf, errlen, IC_ERR_NOMEM, ic_last_error());
+            return ic_fail_msg(st, errbuf);
+        /* nvJPEG writes no metadata: inserted as the CPU writer places it
+         * (ic_jpeg_add_metadata reports through ic_fail). */
+        const ic_status ms = opts && opts->metadata ? ic_jpeg_add_metadata(
+                                                          &s->enc, &s->enc_cap, &n, opts->metadata, 3)
+                                                    : IC_OK;
+        if (ms != IC_OK)
+            return ms;
         out->data = s->enc;
         out->size = n;
         return IC_OK;
@@ -442,17 +424,17 @@ ic_status ic_gpu_encode(ic_gpu_codec *c, int slot_i, const ic_image *img, const 
         ic_image_free(h);
         ic_status st = ic_image_create(h, img->width, img->height, img->channels, img->layout);
         if (st != IC_OK)
-            return fail(errbuf, errlen, st, "cannot allocate the host staging image");
+            return ic_fail(st, "cannot allocate the host staging image");
     }
     const int rows = img->height * (img->layout == IC_SOA ? img->channels : 1);
     ic_status st = ic_cuda_copy_rows(c->device, h->data, h->pitch, img->data, img->pitch,
                                      ic_image_row_bytes(img), rows, 0, img->stream, errbuf, errlen);
     if (st != IC_OK)
-        return st;
+        return ic_fail_msg(st, errbuf);
     free(s->cpu_enc);
     s->cpu_enc = NULL;
     size_t n = 0;
-    st = ic_image_encode(h, name, opts, &s->cpu_enc, &n, errbuf, errlen);
+    st = ic_image_encode(h, name, opts, &s->cpu_enc, &n); /* sets the message */
     if (st != IC_OK)
         return st;
     out->data = s->cpu_enc;

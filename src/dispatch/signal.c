@@ -8,34 +8,18 @@
  * CUDA choices answer IC_ERR_NO_BACKEND with the reason.
  */
 #include <math.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/error.h"
 #include "exercises/linalg.h"
 #ifdef IC_HAVE_CUDA
 #include "exercises/conv1d_cuda.h"
 #include "cuda/cuda_host.h"
 #include "exercises/matmul_cuda.h"
 #endif
-
-/* Writes one line into err; returns st. */
-static ic_status say(char *err, size_t errlen, ic_status st, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 4, 5)))
-#endif
-    ;
-
-static ic_status say(char *err, size_t errlen, ic_status st, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-    return st;
-}
 
 /* 1 when a CUDA device can run work now; otherwise 0 and the reason in why. */
 static int cuda_usable(char *why, size_t whylen)
@@ -62,12 +46,12 @@ static ic_status pick_backend(const char *backend, int *gpu, char *err, size_t e
     }
     if (strcmp(backend, "cuda") == 0) {
         if (!cuda_usable(why, sizeof why))
-            return say(err, errlen, IC_ERR_NO_BACKEND, "backend 'cuda' is not usable here: %s",
+            return ic_errf(err, errlen, IC_ERR_NO_BACKEND, "backend 'cuda' is not usable here: %s",
                        why);
         *gpu = 1;
         return IC_OK;
     }
-    return say(err, errlen, IC_ERR_NO_BACKEND,
+    return ic_errf(err, errlen, IC_ERR_NO_BACKEND,
                "unknown 1D backend '%s' (expected cpu, cuda or auto)", backend);
 }
 
@@ -77,47 +61,35 @@ static int overlaps(const void *a, size_t abytes, const void *b, size_t bbytes)
     return a0 < b0 + bbytes && b0 < a0 + abytes;
 }
 
-/* Callers may pass no error buffer; the code below always has one. */
-#define ERRBUF_OR_LOCAL(err, errlen, local)                                                        \
-    do {                                                                                           \
-        if (!(err) || (errlen) == 0) {                                                             \
-            (err) = (local);                                                                       \
-            (errlen) = sizeof(local);                                                              \
-        }                                                                                          \
-        (err)[0] = '\0';                                                                           \
-    } while (0)
-
 /* Everything ic_conv1d_f32/u8 share: checks, weights, backend. */
 static ic_status conv1d(const void *in, void *out, size_t n, int is_u8, const float *k, int klen,
                         const ic_params *p, const char *backend, char *err, size_t errlen)
 {
-    char local[256];
-    ERRBUF_OR_LOCAL(err, errlen, local);
     ic_params def;
     if (!p) {
         ic_params_default(&def);
         p = &def;
     }
     if (!in || !out || !k)
-        return say(err, errlen, IC_ERR_INVALID_ARG, "NULL signal or kernel");
+        return ic_errf(err, errlen, IC_ERR_INVALID_ARG, "NULL signal or kernel");
     if (n == 0)
-        return say(err, errlen, IC_ERR_INVALID_ARG, "empty signal");
+        return ic_errf(err, errlen, IC_ERR_INVALID_ARG, "empty signal");
     if (n > IC_MAX_SIGNAL)
-        return say(err, errlen, IC_ERR_TOO_LARGE, "signal of %zu samples is over the limit of %zu",
+        return ic_errf(err, errlen, IC_ERR_TOO_LARGE, "signal of %zu samples is over the limit of %zu",
                    n, IC_MAX_SIGNAL);
     if (klen < 1 || klen > IC_MAX_KERNEL_1D || !(klen & 1))
-        return say(err, errlen, IC_ERR_INVALID_ARG, "kernel length %d is not odd and within 1..%d",
+        return ic_errf(err, errlen, IC_ERR_INVALID_ARG, "kernel length %d is not odd and within 1..%d",
                    klen, IC_MAX_KERNEL_1D);
     if ((unsigned)p->border > IC_BORDER_WRAP)
-        return say(err, errlen, IC_ERR_INVALID_ARG, "unknown border mode %d", (int)p->border);
+        return ic_errf(err, errlen, IC_ERR_INVALID_ARG, "unknown border mode %d", (int)p->border);
     if (!isfinite(p->border_value) || !isfinite(p->bias))
-        return say(err, errlen, IC_ERR_INVALID_ARG, "border value or bias is not finite");
+        return ic_errf(err, errlen, IC_ERR_INVALID_ARG, "border value or bias is not finite");
     const size_t bytes = n * (is_u8 ? 1u : sizeof(float));
     if (overlaps(in, bytes, out, bytes))
-        return say(err, errlen, IC_ERR_INVALID_ARG, "input and output signals overlap");
+        return ic_errf(err, errlen, IC_ERR_INVALID_ARG, "input and output signals overlap");
     for (int t = 0; t < klen; t++)
         if (!isfinite(k[t]))
-            return say(err, errlen, IC_ERR_INVALID_ARG, "kernel weight %d is not finite", t);
+            return ic_errf(err, errlen, IC_ERR_INVALID_ARG, "kernel weight %d is not finite", t);
     int gpu = 0;
     ic_status st = pick_backend(backend, &gpu, err, errlen);
     if (st != IC_OK)
@@ -126,7 +98,7 @@ static ic_status conv1d(const void *in, void *out, size_t n, int is_u8, const fl
     /* correlation weights: convolution reads the kernel backwards */
     float *w = malloc((size_t)klen * sizeof *w);
     if (!w)
-        return say(err, errlen, IC_ERR_NOMEM, "out of memory");
+        return ic_errf(err, errlen, IC_ERR_NOMEM, "out of memory");
     for (int t = 0; t < klen; t++)
         w[t] = p->correlate ? k[t] : k[klen - 1 - t];
 #ifdef IC_HAVE_CUDA
@@ -140,36 +112,36 @@ static ic_status conv1d(const void *in, void *out, size_t n, int is_u8, const fl
         st = ic__conv1d_cpu(in, out, (int)n, is_u8, w, klen, (int)p->border, p->border_value,
                             p->bias);
         if (st == IC_ERR_NOMEM)
-            say(err, errlen, st, "out of memory");
+            ic_errf(err, errlen, st, "out of memory");
     }
     free(w);
     return st;
 }
 
 ic_status ic_conv1d_f32(const float *in, float *out, size_t n, const float *k, int klen,
-                        const ic_params *p, const char *backend, char *err, size_t errlen)
+                        const ic_params *p, const char *backend)
 {
-    return conv1d(in, out, n, 0, k, klen, p, backend, err, errlen);
+    char err[256] = "";
+    return ic_fail_msg(conv1d(in, out, n, 0, k, klen, p, backend, err, sizeof err), err);
 }
 
 ic_status ic_conv1d_u8(const uint8_t *in, uint8_t *out, size_t n, const float *k, int klen,
-                       const ic_params *p, const char *backend, char *err, size_t errlen)
+                       const ic_params *p, const char *backend)
 {
-    return conv1d(in, out, n, 1, k, klen, p, backend, err, errlen);
+    char err[256] = "";
+    return ic_fail_msg(conv1d(in, out, n, 1, k, klen, p, backend, err, sizeof err), err);
 }
 
-ic_status ic_stencil1d(const float *in, float *out, size_t n, int radius, const ic_params *p,
-                       const char *backend, char *err, size_t errlen)
+static ic_status stencil1d(const float *in, float *out, size_t n, int radius, const ic_params *p,
+                           const char *backend, char *err, size_t errlen)
 {
-    char local[256];
-    ERRBUF_OR_LOCAL(err, errlen, local);
     if (radius < 0 || radius > (IC_MAX_KERNEL_1D - 1) / 2)
-        return say(err, errlen, IC_ERR_INVALID_ARG, "stencil radius %d is not within 0..%d", radius,
+        return ic_errf(err, errlen, IC_ERR_INVALID_ARG, "stencil radius %d is not within 0..%d", radius,
                    (IC_MAX_KERNEL_1D - 1) / 2);
     const int klen = 2 * radius + 1;
     float *ones = malloc((size_t)klen * sizeof *ones);
     if (!ones)
-        return say(err, errlen, IC_ERR_NOMEM, "out of memory");
+        return ic_errf(err, errlen, IC_ERR_NOMEM, "out of memory");
     for (int t = 0; t < klen; t++)
         ones[t] = 1.0f;
     /* The seed's stencil has zero ghost cells whatever ic_params_default says. */
@@ -184,22 +156,27 @@ ic_status ic_stencil1d(const float *in, float *out, size_t n, int radius, const 
     return st;
 }
 
-ic_status ic_matmul(const float *A, const float *B, float *C, int M, int K, int N,
-                    const char *variant, char *err, size_t errlen)
+ic_status ic_stencil1d(const float *in, float *out, size_t n, int radius, const ic_params *p,
+                       const char *backend)
 {
-    char local[256];
-    ERRBUF_OR_LOCAL(err, errlen, local);
+    char err[256] = "";
+    return ic_fail_msg(stencil1d(in, out, n, radius, p, backend, err, sizeof err), err);
+}
+
+static ic_status matmul(const float *A, const float *B, float *C, int M, int K, int N,
+                        const char *variant, char *err, size_t errlen)
+{
     if (!A || !B || !C)
-        return say(err, errlen, IC_ERR_INVALID_ARG, "NULL matrix");
+        return ic_errf(err, errlen, IC_ERR_INVALID_ARG, "NULL matrix");
     if (M < 1 || K < 1 || N < 1)
-        return say(err, errlen, IC_ERR_INVALID_ARG,
+        return ic_errf(err, errlen, IC_ERR_INVALID_ARG,
                    "matrix sizes %d x %d by %d x %d: all must be >= 1", M, K, K, N);
     const size_t fs = sizeof(float);
     const size_t na = (size_t)M * (size_t)K, nb = (size_t)K * (size_t)N, nc = (size_t)M * (size_t)N;
     if (na > SIZE_MAX / fs || nb > SIZE_MAX / fs || nc > SIZE_MAX / fs)
-        return say(err, errlen, IC_ERR_TOO_LARGE, "matrix sizes overflow");
+        return ic_errf(err, errlen, IC_ERR_TOO_LARGE, "matrix sizes overflow");
     if (overlaps(C, nc * fs, A, na * fs) || overlaps(C, nc * fs, B, nb * fs))
-        return say(err, errlen, IC_ERR_INVALID_ARG, "C overlaps A or B");
+        return ic_errf(err, errlen, IC_ERR_INVALID_ARG, "C overlaps A or B");
 
     char why[160] = "";
     const char *v = variant;
@@ -212,11 +189,11 @@ ic_status ic_matmul(const float *A, const float *B, float *C, int M, int K, int 
     const int known =
         strcmp(v, "cuda-naive") == 0 || strcmp(v, "cuda-tiled") == 0 || strcmp(v, "cuda") == 0;
     if (!known)
-        return say(
+        return ic_errf(
             err, errlen, IC_ERR_NO_BACKEND,
             "unknown matmul variant '%s' (expected cpu, cuda-naive, cuda-tiled, cuda or auto)", v);
     if (!cuda_usable(why, sizeof why))
-        return say(err, errlen, IC_ERR_NO_BACKEND, "matmul variant '%s' is not usable here: %s", v,
+        return ic_errf(err, errlen, IC_ERR_NO_BACKEND, "matmul variant '%s' is not usable here: %s", v,
                    why);
 #ifdef IC_HAVE_CUDA
     const ic_mm_variant mv = strcmp(v, "cuda-naive") == 0   ? IC_MM_NAIVE
@@ -224,6 +201,13 @@ ic_status ic_matmul(const float *A, const float *B, float *C, int M, int K, int 
                                                             : IC_MM_FAST;
     return ic__matmul_cuda(mv, A, B, C, M, K, N, err, errlen);
 #else
-    return say(err, errlen, IC_ERR_INTERNAL, "no CUDA in this build");
+    return ic_errf(err, errlen, IC_ERR_INTERNAL, "no CUDA in this build");
 #endif
+}
+
+ic_status ic_matmul(const float *A, const float *B, float *C, int M, int K, int N,
+                    const char *variant)
+{
+    char err[256] = "";
+    return ic_fail_msg(matmul(A, B, C, M, K, N, variant, err, sizeof err), err);
 }

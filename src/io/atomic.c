@@ -170,12 +170,10 @@ static ic_status split_path(ic_out_file *o, const char *path, char *err, size_t 
     else if (dirlen < sizeof o->dir)
         snprintf(o->dir, sizeof o->dir, "%.*s", (int)dirlen, path);
     else {
-        ic_io_err(err, errlen, "output path is too long");
-        return IC_ERR_IO;
+        return ic_errf(err, errlen, IC_ERR_IO, "output path is too long");
     }
     if (strlen(o->dir) + strlen(base) + 16 > sizeof o->tmp) {
-        ic_io_err(err, errlen, "output path is too long");
-        return IC_ERR_IO;
+        return ic_errf(err, errlen, IC_ERR_IO, "output path is too long");
     }
     snprintf(o->tmp, sizeof o->tmp, "%s/.%.200s.XXXXXX", o->dir, base);
     return IC_OK;
@@ -220,16 +218,15 @@ ic_status ic_out_open(ic_out_file *o, const char *path, char *err, size_t errlen
         }
         restore_signals(&old);
         if (o->fd < 0) {
-            ic_io_err(err, errlen, "cannot create temporary file in %s: %s", o->dir,
+            return ic_errf(err, errlen, IC_ERR_IO, "cannot create temporary file in %s: %s", o->dir,
                       strerror(saved));
-            return IC_ERR_IO;
         }
         /* mkstemp creates mode 0600; give the output the mode creat() would. */
         (void)fchmod(o->fd, mode);
     }
     o->f = fdopen(o->fd, "wb");
     if (!o->f) {
-        ic_io_err(err, errlen, "cannot write: %s", strerror(errno));
+        ic_errf(err, errlen, IC_ERR_IO, "cannot write: %s", strerror(errno));
         ic_out_abort(o);
         return IC_ERR_IO;
     }
@@ -277,11 +274,11 @@ ic_status ic_out_commit(ic_out_file *o, char *err, size_t errlen)
 {
     ic_status st = IC_OK;
     if (fflush(o->f) != 0 || ferror(o->f)) {
-        ic_io_err(err, errlen, "write error: %s", strerror(errno));
+        ic_errf(err, errlen, IC_ERR_IO, "write error: %s", strerror(errno));
         st = IC_ERR_IO;
     }
     if (st == IC_OK && fsync(o->fd) != 0 && errno != EINVAL && errno != EROFS) {
-        ic_io_err(err, errlen, "cannot sync: %s", strerror(errno));
+        ic_errf(err, errlen, IC_ERR_IO, "cannot sync: %s", strerror(errno));
         st = IC_ERR_IO;
     }
     if (st != IC_OK) {
@@ -325,8 +322,7 @@ ic_status ic_out_commit(ic_out_file *o, char *err, size_t errlen)
     if (rc != 0) {
         if (!o->anon)
             (void)unlink(o->tmp);
-        ic_io_err(err, errlen, "cannot replace the output: %s", strerror(saved));
-        return IC_ERR_IO;
+        return ic_errf(err, errlen, IC_ERR_IO, "cannot replace the output: %s", strerror(saved));
     }
     /* Make the rename itself durable; failure here loses nothing already written. */
     int dfd = open(o->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);

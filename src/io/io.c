@@ -25,20 +25,6 @@
 #include "imgconv.h"
 #include "io/io_internal.h"
 
-void ic_io_err(char *err, size_t errlen, const char *fmt, ...)
-{
-    if (!err || errlen == 0)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-    /* Messages are one line: libraries occasionally end theirs with '\n'. */
-    for (char *p = err; *p; p++)
-        if (*p == '\n' || *p == '\r')
-            *p = ' ';
-}
-
 /* Bytes ic_image_create takes for a width x height x channels AoS image
  * (rows padded to 64 bytes); sides are <= IC_MAX_DIM, so nothing overflows. */
 static uint64_t image_bytes(uint64_t width, uint64_t height, int channels)
@@ -55,23 +41,20 @@ ic_status ic_io_check_dims(uint64_t width, uint64_t height, int channels, const 
                            char *err, size_t errlen)
 {
     if (width == 0 || height == 0) {
-        ic_io_err(err, errlen, "image has zero width or height (%llux%llu)",
+        return ic_errf(err, errlen, IC_ERR_FORMAT, "image has zero width or height (%llux%llu)",
                   (unsigned long long)width, (unsigned long long)height);
-        return IC_ERR_FORMAT;
     }
     if (width > IC_MAX_DIM || height > IC_MAX_DIM) {
-        ic_io_err(err, errlen, "image %llux%llu exceeds the size limit of %d pixels per side",
+        return ic_errf(err, errlen, IC_ERR_TOO_LARGE, "image %llux%llu exceeds the size limit of %d pixels per side",
                   (unsigned long long)width, (unsigned long long)height, IC_MAX_DIM);
-        return IC_ERR_TOO_LARGE;
     }
     /* Both sides are <= 2^20 here, so the product cannot overflow. */
     if (width * height > lim->max_pixels) {
-        ic_io_err(err, errlen,
+        return ic_errf(err, errlen, IC_ERR_TOO_LARGE,
                   "image %llux%llu exceeds the pixel limit %llu (raise it with "
                   "--max-pixels)",
                   (unsigned long long)width, (unsigned long long)height,
                   (unsigned long long)lim->max_pixels);
-        return IC_ERR_TOO_LARGE;
     }
     if (channels <= 0)
         return IC_OK;
@@ -79,13 +62,12 @@ ic_status ic_io_check_dims(uint64_t width, uint64_t height, int channels, const 
     if (lim->convert_channels > 0)
         need += image_bytes(width, height, lim->convert_channels);
     if (need > lim->max_memory) {
-        ic_io_err(err, errlen,
+        return ic_errf(err, errlen, IC_ERR_TOO_LARGE,
                   "image %llux%llu needs %.1f MiB to decode, over the memory limit "
                   "%.1f MiB "
                   "(raise it with --max-memory)",
                   (unsigned long long)width, (unsigned long long)height, mib(need),
                   mib(lim->max_memory));
-        return IC_ERR_TOO_LARGE;
     }
     return IC_OK;
 }
@@ -283,32 +265,26 @@ static ic_status read_native(FILE *f, ic_image *img, const ic_io_limits *lim, ic
     uint8_t magic[16];
     size_t n = fread(magic, 1, sizeof magic, f);
     if (n == 0 && ferror(f)) {
-        ic_io_err(err, errlen, "read error: %s", strerror(errno));
-        return IC_ERR_IO;
+        return ic_errf(err, errlen, IC_ERR_IO, "read error: %s", strerror(errno));
     }
     if (n == 0) {
-        ic_io_err(err, errlen, "empty file");
-        return IC_ERR_FORMAT;
+        return ic_errf(err, errlen, IC_ERR_FORMAT, "empty file");
     }
     int pnm_kind = 0;
     ic_format fmt = detect_format(magic, n, &pnm_kind);
     reader_fn read = reader_for(fmt);
     if (!read && fmt != IC_FMT_UNKNOWN) { /* tiff.c / webp.c left out of this build */
-        ic_io_err(err, errlen, "built without %s support", fmt == IC_FMT_TIFF ? "TIFF" : "WebP");
-        return IC_ERR_UNSUPPORTED;
+        return ic_errf(err, errlen, IC_ERR_UNSUPPORTED, "built without %s support", fmt == IC_FMT_TIFF ? "TIFF" : "WebP");
     }
     if (!read) {
-        ic_io_err(err, errlen, "not a PNG/JPEG/TIFF/WebP/PNM file");
-        return IC_ERR_FORMAT;
+        return ic_errf(err, errlen, IC_ERR_FORMAT, "not a PNG/JPEG/TIFF/WebP/PNM file");
     }
     if (fmt == IC_FMT_PNM && pnm_kind != 5 && pnm_kind != 6) {
-        ic_io_err(err, errlen, "Netpbm P%d is not supported (only binary PGM P5 and PPM P6)",
+        return ic_errf(err, errlen, IC_ERR_FORMAT, "Netpbm P%d is not supported (only binary PGM P5 and PPM P6)",
                   pnm_kind);
-        return IC_ERR_FORMAT;
     }
     if (fseek(f, 0, SEEK_SET) != 0) {
-        ic_io_err(err, errlen, "cannot seek: %s", strerror(errno));
-        return IC_ERR_IO;
+        return ic_errf(err, errlen, IC_ERR_IO, "cannot seek: %s", strerror(errno));
     }
     return read(f, img, lim, meta, err, errlen);
 }
@@ -336,12 +312,10 @@ static ic_status load_setup(ic_load_options *o, const ic_load_options *opts, ic_
     if (opts)
         *o = *opts;
     if (o->channels < 0 || o->channels > 4) {
-        ic_io_err(errbuf, errlen, "channels must be 0 (as stored) or 1..4, not %d", o->channels);
-        return IC_ERR_INVALID_ARG;
+        return ic_errf(errbuf, errlen, IC_ERR_INVALID_ARG, "channels must be 0 (as stored) or 1..4, not %d", o->channels);
     }
     if (o->layout != IC_AOS && o->layout != IC_SOA) {
-        ic_io_err(errbuf, errlen, "unknown layout %d", (int)o->layout);
-        return IC_ERR_INVALID_ARG;
+        return ic_errf(errbuf, errlen, IC_ERR_INVALID_ARG, "unknown layout %d", (int)o->layout);
     }
     if (o->metadata)
         memset(o->metadata, 0, sizeof *o->metadata);
@@ -370,9 +344,8 @@ static ic_status load_stream(ic_image *img, FILE *f, const ic_load_options *o,
         if (st != IC_OK) {
             ic_image_free(&raw);
             ic_metadata_free(o->metadata);
-            ic_io_err(errbuf, errlen, "cannot convert to %d channels: %s", o->channels,
+            return ic_errf(errbuf, errlen, st, "cannot convert to %d channels: %s", o->channels,
                       ic_status_str(st));
-            return st;
         }
     }
     if (o->layout != raw.layout) {
@@ -381,8 +354,7 @@ static ic_status load_stream(ic_image *img, FILE *f, const ic_load_options *o,
         if (st != IC_OK) {
             memset(img, 0, sizeof *img);
             ic_metadata_free(o->metadata);
-            ic_io_err(errbuf, errlen, "cannot convert the layout: %s", ic_status_str(st));
-            return st;
+            return ic_errf(errbuf, errlen, st, "cannot convert the layout: %s", ic_status_str(st));
         }
         return IC_OK;
     }
@@ -390,16 +362,13 @@ static ic_status load_stream(ic_image *img, FILE *f, const ic_load_options *o,
     return IC_OK;
 }
 
-ic_status ic_image_decode(ic_image *img, const void *data, size_t size, const ic_load_options *opts,
-                          char *errbuf, size_t errlen)
+static ic_status image_decode(ic_image *img, const void *data, size_t size,
+                              const ic_load_options *opts, char *errbuf, size_t errlen)
 {
-    if (errbuf && errlen)
-        errbuf[0] = '\0';
     if (img)
         memset(img, 0, sizeof *img);
     if (!img || (!data && size)) {
-        ic_io_err(errbuf, errlen, "no image or data given");
-        return IC_ERR_INVALID_ARG;
+        return ic_errf(errbuf, errlen, IC_ERR_INVALID_ARG, "no image or data given");
     }
     ic_load_options o;
     ic_io_limits lim;
@@ -407,28 +376,24 @@ ic_status ic_image_decode(ic_image *img, const void *data, size_t size, const ic
     if (st != IC_OK)
         return st;
     if (size == 0) {
-        ic_io_err(errbuf, errlen, "empty file");
-        return IC_ERR_FORMAT;
+        return ic_errf(errbuf, errlen, IC_ERR_FORMAT, "empty file");
     }
     /* The readers take a stream; a read-only memory stream never writes. */
     FILE *f = fmemopen((void *)(uintptr_t)data, size, "rb");
     if (!f) {
-        ic_io_err(errbuf, errlen, "cannot open a memory stream: %s", strerror(errno));
-        return errno == ENOMEM ? IC_ERR_NOMEM : IC_ERR_IO;
+        return ic_errf(errbuf, errlen, errno == ENOMEM ? IC_ERR_NOMEM : IC_ERR_IO,
+                       "cannot open a memory stream: %s", strerror(errno));
     }
     st = load_stream(img, f, &o, &lim, errbuf, errlen);
     fclose(f);
     return st;
 }
 
-ic_status ic_image_load(ic_image *img, const char *path, const ic_load_options *opts, char *errbuf,
-                        size_t errlen)
+static ic_status image_load(ic_image *img, const char *path, const ic_load_options *opts,
+                            char *errbuf, size_t errlen)
 {
-    if (errbuf && errlen)
-        errbuf[0] = '\0';
     if (!img || !path) {
-        ic_io_err(errbuf, errlen, "no image or path given");
-        return IC_ERR_INVALID_ARG;
+        return ic_errf(errbuf, errlen, IC_ERR_INVALID_ARG, "no image or path given");
     }
     memset(img, 0, sizeof *img);
     ic_load_options o;
@@ -439,14 +404,12 @@ ic_status ic_image_load(ic_image *img, const char *path, const ic_load_options *
 
     FILE *f = fopen(path, "rb");
     if (!f) {
-        ic_io_err(errbuf, errlen, "cannot open: %s", strerror(errno));
-        return IC_ERR_IO;
+        return ic_errf(errbuf, errlen, IC_ERR_IO, "cannot open: %s", strerror(errno));
     }
     struct stat sb;
     if (fstat(fileno(f), &sb) == 0 && S_ISDIR(sb.st_mode)) {
         fclose(f);
-        ic_io_err(errbuf, errlen, "cannot read: %s", strerror(EISDIR));
-        return IC_ERR_IO;
+        return ic_errf(errbuf, errlen, IC_ERR_IO, "cannot read: %s", strerror(EISDIR));
     }
     st = load_stream(img, f, &o, &lim, errbuf, errlen);
     fclose(f);
@@ -489,8 +452,7 @@ static ic_status write_format(FILE *f, const ic_image *aos, ic_format fmt, int o
         return ic_pnm_write(f, aos, out_ch, err, errlen);
     case IC_FMT_UNKNOWN:
     default:
-        ic_io_err(err, errlen, "unknown output format");
-        return IC_ERR_UNSUPPORTED;
+        return ic_errf(err, errlen, IC_ERR_UNSUPPORTED, "unknown output format");
     }
 }
 
@@ -544,18 +506,15 @@ static ic_status prepare_encode(const ic_image *img, const char *path, const ic_
 {
     memset(aos_copy, 0, sizeof *aos_copy);
     if (!img || !path || !path[0]) {
-        ic_io_err(errbuf, errlen, "no image or path given");
-        return IC_ERR_INVALID_ARG;
+        return ic_errf(errbuf, errlen, IC_ERR_INVALID_ARG, "no image or path given");
     }
     if (img->memory != IC_MEM_HOST) {
-        ic_io_err(errbuf, errlen,
+        return ic_errf(errbuf, errlen, IC_ERR_UNSUPPORTED,
                   "the image is in device memory: copy it to the host first (or encode it "
                   "with ic_gpu_encode)");
-        return IC_ERR_UNSUPPORTED;
     }
     if (!image_valid(img)) {
-        ic_io_err(errbuf, errlen, "invalid image (size, channels, layout or pitch)");
-        return IC_ERR_INVALID_ARG;
+        return ic_errf(errbuf, errlen, IC_ERR_INVALID_ARG, "invalid image (size, channels, layout or pitch)");
     }
     memset(&j->o, 0, sizeof j->o);
     if (opts)
@@ -563,25 +522,21 @@ static ic_status prepare_encode(const ic_image *img, const char *path, const ic_
     if (j->o.quality == 0)
         j->o.quality = 92;
     if (j->o.quality < 1 || j->o.quality > 100) {
-        ic_io_err(errbuf, errlen, "quality must be 1..100, not %d", j->o.quality);
-        return IC_ERR_INVALID_ARG;
+        return ic_errf(errbuf, errlen, IC_ERR_INVALID_ARG, "quality must be 1..100, not %d", j->o.quality);
     }
     if (j->o.compression < 0 || j->o.compression > 9) {
-        ic_io_err(errbuf, errlen, "compression must be 1..9 (0: the default), not %d",
+        return ic_errf(errbuf, errlen, IC_ERR_INVALID_ARG, "compression must be 1..9 (0: the default), not %d",
                   j->o.compression);
-        return IC_ERR_INVALID_ARG;
     }
     ic_format fmt = ic_format_from_path(path);
     if (fmt == IC_FMT_UNKNOWN) {
-        ic_io_err(errbuf, errlen,
+        return ic_errf(errbuf, errlen, IC_ERR_UNSUPPORTED,
                   "unknown output format \".%s\" (use .png, .jpg, .jpeg, .tif, .tiff, .webp, "
                   ".pgm, .ppm or .pnm)",
                   path_extension(path));
-        return IC_ERR_UNSUPPORTED;
     }
     if (!ic_format_supported(fmt)) {
-        ic_io_err(errbuf, errlen, "built without %s support", ic_format_name(fmt));
-        return IC_ERR_UNSUPPORTED;
+        return ic_errf(errbuf, errlen, IC_ERR_UNSUPPORTED, "built without %s support", ic_format_name(fmt));
     }
     j->fmt = fmt;
     j->out_ch = saved_channels(path, fmt, img->channels);
@@ -590,19 +545,16 @@ static ic_status prepare_encode(const ic_image *img, const char *path, const ic_
     if (img->layout != IC_AOS) {
         ic_status st = ic_image_clone(aos_copy, img, IC_AOS);
         if (st != IC_OK) {
-            ic_io_err(errbuf, errlen, "cannot convert the layout: %s", ic_status_str(st));
-            return st;
+            return ic_errf(errbuf, errlen, st, "cannot convert the layout: %s", ic_status_str(st));
         }
         j->aos = aos_copy;
     }
     return IC_OK;
 }
 
-ic_status ic_image_save(const ic_image *img, const char *path, const ic_save_options *opts,
-                        char *errbuf, size_t errlen)
+static ic_status image_save(const ic_image *img, const char *path, const ic_save_options *opts,
+                            char *errbuf, size_t errlen)
 {
-    if (errbuf && errlen)
-        errbuf[0] = '\0';
     encode_job j;
     ic_image aos_copy;
     ic_status st = prepare_encode(img, path, opts, &j, &aos_copy, errbuf, errlen);
@@ -612,14 +564,11 @@ ic_status ic_image_save(const ic_image *img, const char *path, const ic_save_opt
     return st;
 }
 
-ic_status ic_image_encode(const ic_image *img, const char *name, const ic_save_options *opts,
-                          uint8_t **data, size_t *size, char *errbuf, size_t errlen)
+static ic_status image_encode(const ic_image *img, const char *name, const ic_save_options *opts,
+                              uint8_t **data, size_t *size, char *errbuf, size_t errlen)
 {
-    if (errbuf && errlen)
-        errbuf[0] = '\0';
     if (!data || !size) {
-        ic_io_err(errbuf, errlen, "no output buffer given");
-        return IC_ERR_INVALID_ARG;
+        return ic_errf(errbuf, errlen, IC_ERR_INVALID_ARG, "no output buffer given");
     }
     *data = NULL;
     *size = 0;
@@ -633,14 +582,11 @@ ic_status ic_image_encode(const ic_image *img, const char *name, const ic_save_o
     FILE *f = open_memstream(&buf, &n);
     if (!f) {
         ic_image_free(&aos_copy);
-        ic_io_err(errbuf, errlen, "out of memory");
-        return IC_ERR_NOMEM;
+        return ic_errf(errbuf, errlen, IC_ERR_NOMEM, "out of memory");
     }
     st = fill_image(f, &j, errbuf, errlen);
-    if (fclose(f) != 0 && st == IC_OK) {
-        ic_io_err(errbuf, errlen, "out of memory");
-        st = IC_ERR_NOMEM;
-    }
+    if (fclose(f) != 0 && st == IC_OK)
+        st = ic_errf(errbuf, errlen, IC_ERR_NOMEM, "out of memory");
     ic_image_free(&aos_copy);
     if (st != IC_OK) {
         free(buf);
@@ -660,22 +606,51 @@ static ic_status fill_bytes(FILE *f, const void *arg, char *err, size_t errlen)
 {
     const byte_span *b = arg;
     if (b->size > 0 && fwrite(b->data, 1, b->size, f) != b->size) {
-        ic_io_err(err, errlen, "write error: %s", strerror(errno ? errno : EIO));
-        return IC_ERR_IO;
+        return ic_errf(err, errlen, IC_ERR_IO, "write error: %s", strerror(errno ? errno : EIO));
     }
     return IC_OK;
 }
 
-ic_status ic_save_bytes(const char *path, const void *data, size_t size, char *errbuf,
-                        size_t errlen)
+static ic_status save_bytes(const char *path, const void *data, size_t size, char *errbuf,
+                            size_t errlen)
 {
-    if (errbuf && errlen)
-        errbuf[0] = '\0';
     if (!path || !path[0] || (!data && size > 0)) {
-        ic_io_err(errbuf, errlen, "no data or path given");
-        return IC_ERR_INVALID_ARG;
+        return ic_errf(errbuf, errlen, IC_ERR_INVALID_ARG, "no data or path given");
     }
     const byte_span b = {data, size};
     errno = 0;
     return save_atomic(path, fill_bytes, &b, errbuf, errlen);
+}
+
+/* ---- the public calls: the message of a failure goes to ic_last_error() ---- */
+
+ic_status ic_image_decode(ic_image *img, const void *data, size_t size, const ic_load_options *opts)
+{
+    char err[IC_IO_ERRLEN] = "";
+    return ic_fail_msg(image_decode(img, data, size, opts, err, sizeof err), err);
+}
+
+ic_status ic_image_load(ic_image *img, const char *path, const ic_load_options *opts)
+{
+    char err[IC_IO_ERRLEN] = "";
+    return ic_fail_msg(image_load(img, path, opts, err, sizeof err), err);
+}
+
+ic_status ic_image_save(const ic_image *img, const char *path, const ic_save_options *opts)
+{
+    char err[IC_IO_ERRLEN] = "";
+    return ic_fail_msg(image_save(img, path, opts, err, sizeof err), err);
+}
+
+ic_status ic_image_encode(const ic_image *img, const char *name, const ic_save_options *opts,
+                          uint8_t **data, size_t *size)
+{
+    char err[IC_IO_ERRLEN] = "";
+    return ic_fail_msg(image_encode(img, name, opts, data, size, err, sizeof err), err);
+}
+
+ic_status ic_save_bytes(const char *path, const void *data, size_t size)
+{
+    char err[IC_IO_ERRLEN] = "";
+    return ic_fail_msg(save_bytes(path, data, size, err, sizeof err), err);
 }

@@ -12,14 +12,11 @@
 
 #include <stdio.h>
 
+#include "core/error.h"
 #include "imgconv.h"
 
-/* Writes a one-line printf-style message into err (NULL-safe, truncating). */
-void ic_io_err(char *err, size_t errlen, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 3, 4)))
-#endif
-    ;
+/* Size of the message buffers the readers and writers fill (one line). */
+#define IC_IO_ERRLEN 512
 
 /* The limits a reader enforces (README "Untrusted input"), all effective
  * values (never 0). max_memory bounds the bytes of the decoded image plus,

@@ -106,19 +106,15 @@ static ic_status jpeg_failure(const jpeg_err *e, FILE *f, const char *verb, char
                               size_t errlen)
 {
     if (ferror(f)) {
-        ic_io_err(err, errlen, "%s error: %s", verb, strerror(errno ? errno : EIO));
-        return IC_ERR_IO;
+        return ic_errf(err, errlen, IC_ERR_IO, "%s error: %s", verb, strerror(errno ? errno : EIO));
     }
     if (e->nomem) {
-        ic_io_err(err, errlen, "JPEG: %s", e->msg);
-        return IC_ERR_NOMEM;
+        return ic_errf(err, errlen, IC_ERR_NOMEM, "JPEG: %s", e->msg);
     }
     if (e->truncated) {
-        ic_io_err(err, errlen, "truncated JPEG data (premature end of file)");
-        return IC_ERR_FORMAT;
+        return ic_errf(err, errlen, IC_ERR_FORMAT, "truncated JPEG data (premature end of file)");
     }
-    ic_io_err(err, errlen, "JPEG: %s", e->msg);
-    return *verb == 'w' ? IC_ERR_IO : IC_ERR_FORMAT;
+    return ic_errf(err, errlen, *verb == 'w' ? IC_ERR_IO : IC_ERR_FORMAT, "JPEG: %s", e->msg);
 }
 
 /* CMYK as decoded -> RGB. Adobe writes CMYK inverted (0 = full ink). */
@@ -173,8 +169,7 @@ static ic_status jpeg_decode(struct jpeg_decompress_struct *cinfo, jpeg_err *je,
     }
     (void)jpeg_read_header(cinfo, TRUE);
     if (meta && jpeg_get_metadata(cinfo, meta) != IC_OK) {
-        ic_io_err(err, errlen, "out of memory");
-        return IC_ERR_NOMEM;
+        return ic_errf(err, errlen, IC_ERR_NOMEM, "out of memory");
     }
     /* The decoded image, plus the whole-image coefficient buffers (2 bytes a
      * sample and component) libjpeg keeps for progressive files. */
@@ -203,22 +198,19 @@ static ic_status jpeg_decode(struct jpeg_decompress_struct *cinfo, jpeg_err *je,
     const int channels = cmyk ? 3 : cinfo->output_components;
     if (cinfo->output_components != (cmyk ? 4 : channels) || (channels != 1 && channels != 3) ||
         cinfo->output_width != cinfo->image_width || cinfo->output_height != cinfo->image_height) {
-        ic_io_err(err, errlen, "JPEG: unexpected output (%d components)", cinfo->output_components);
-        return IC_ERR_INTERNAL;
+        return ic_errf(err, errlen, IC_ERR_INTERNAL, "JPEG: unexpected output (%d components)", cinfo->output_components);
     }
     st =
         ic_image_create(img, (int)cinfo->output_width, (int)cinfo->output_height, channels, IC_AOS);
     if (st != IC_OK) {
-        ic_io_err(err, errlen, "cannot allocate a %ux%u image: %s", (unsigned)cinfo->output_width,
+        return ic_errf(err, errlen, st, "cannot allocate a %ux%u image: %s", (unsigned)cinfo->output_width,
                   (unsigned)cinfo->output_height, ic_status_str(st));
-        return st;
     }
     uint8_t *buf = NULL;
     if (cmyk) {
         buf = malloc((size_t)cinfo->output_width * 4u);
         if (!buf) {
-            ic_io_err(err, errlen, "out of memory");
-            return IC_ERR_NOMEM;
+            return ic_errf(err, errlen, IC_ERR_NOMEM, "out of memory");
         }
         *buf_out = buf;
     }
@@ -226,8 +218,7 @@ static ic_status jpeg_decode(struct jpeg_decompress_struct *cinfo, jpeg_err *je,
         uint8_t *row = img->data + (size_t)cinfo->output_scanline * img->pitch;
         JSAMPROW r = buf ? buf : row;
         if (jpeg_read_scanlines(cinfo, &r, 1) != 1) {
-            ic_io_err(err, errlen, "truncated JPEG data (premature end of file)");
-            return IC_ERR_FORMAT;
+            return ic_errf(err, errlen, IC_ERR_FORMAT, "truncated JPEG data (premature end of file)");
         }
         if (buf)
             cmyk_to_rgb(row, buf, img->width, cinfo->saw_Adobe_marker);
@@ -323,8 +314,7 @@ static ic_status jpeg_encode(struct jpeg_compress_struct *cinfo, jpeg_err *je, F
     if (out_ch != img->channels) {
         buf = malloc((size_t)img->width * (size_t)out_ch);
         if (!buf) {
-            ic_io_err(err, errlen, "out of memory");
-            return IC_ERR_NOMEM;
+            return ic_errf(err, errlen, IC_ERR_NOMEM, "out of memory");
         }
         *buf_out = buf;
     }
@@ -345,13 +335,11 @@ ic_status ic_jpeg_write(FILE *f, const ic_image *img, int out_ch, int quality,
                         const ic_metadata *meta, char *err, size_t errlen)
 {
     if (out_ch != 1 && out_ch != 3) {
-        ic_io_err(err, errlen, "JPEG stores 1 or 3 channels, not %d", out_ch);
-        return IC_ERR_INTERNAL;
+        return ic_errf(err, errlen, IC_ERR_INTERNAL, "JPEG stores 1 or 3 channels, not %d", out_ch);
     }
     if (img->width > JPEG_MAX_DIMENSION || img->height > JPEG_MAX_DIMENSION) {
-        ic_io_err(err, errlen, "JPEG cannot store images over %ld pixels per side (%dx%d)",
+        return ic_errf(err, errlen, IC_ERR_UNSUPPORTED, "JPEG cannot store images over %ld pixels per side (%dx%d)",
                   (long)JPEG_MAX_DIMENSION, img->width, img->height);
-        return IC_ERR_UNSUPPORTED;
     }
     jpeg_err je;
     init_err(&je);
@@ -384,8 +372,7 @@ ic_status ic_jpeg_read(FILE *f, ic_image *img, const ic_io_limits *lim, ic_metad
     (void)meta;
     if (img)
         memset(img, 0, sizeof *img);
-    ic_io_err(err, errlen, "built without JPEG support");
-    return IC_ERR_UNSUPPORTED;
+    return ic_errf(err, errlen, IC_ERR_UNSUPPORTED, "built without JPEG support");
 }
 
 ic_status ic_jpeg_write(FILE *f, const ic_image *img, int out_ch, int quality,
@@ -396,8 +383,7 @@ ic_status ic_jpeg_write(FILE *f, const ic_image *img, int out_ch, int quality,
     (void)out_ch;
     (void)quality;
     (void)meta;
-    ic_io_err(err, errlen, "built without JPEG support");
-    return IC_ERR_UNSUPPORTED;
+    return ic_errf(err, errlen, IC_ERR_UNSUPPORTED, "built without JPEG support");
 }
 
 #endif /* IC_HAVE_JPEG */

@@ -131,26 +131,21 @@ static ic_status png_failure(const png_io *io, uint64_t side_limit, uint64_t max
     if (io->dims != IC_OK)
         return io->dims; /* the message is already in err */
     if (io->too_large) {
-        ic_io_err(err, errlen,
+        return ic_errf(err, errlen, IC_ERR_TOO_LARGE,
                   "PNG image exceeds the size limit (%llu pixels per side, %llu in all; "
                   "--max-pixels)",
                   (unsigned long long)side_limit, (unsigned long long)max_pixels);
-        return IC_ERR_TOO_LARGE;
     }
     if (io->sys_errno) {
-        ic_io_err(err, errlen, "%s error: %s", verb, strerror(io->sys_errno));
-        return IC_ERR_IO;
+        return ic_errf(err, errlen, IC_ERR_IO, "%s error: %s", verb, strerror(io->sys_errno));
     }
     if (io->truncated) {
-        ic_io_err(err, errlen, "truncated PNG data");
-        return IC_ERR_FORMAT;
+        return ic_errf(err, errlen, IC_ERR_FORMAT, "truncated PNG data");
     }
     if (strstr(io->msg, "ut of memory") || strstr(io->msg, "nsufficient memory")) {
-        ic_io_err(err, errlen, "PNG: %s", io->msg);
-        return IC_ERR_NOMEM;
+        return ic_errf(err, errlen, IC_ERR_NOMEM, "PNG: %s", io->msg);
     }
-    ic_io_err(err, errlen, "PNG: %s", io->msg);
-    return IC_ERR_FORMAT;
+    return ic_errf(err, errlen, IC_ERR_FORMAT, "PNG: %s", io->msg);
 }
 
 /* Everything between setjmp and the end of decoding; *rows_out lets the
@@ -219,22 +214,19 @@ static ic_status png_decode(png_structp png, png_infop info, png_io *io, ic_imag
     const int channels = png_get_channels(png, info);
     if (channels < 1 || channels > 4 || png_get_bit_depth(png, info) != 8 ||
         png_get_rowbytes(png, info) != (size_t)w * (size_t)channels) {
-        ic_io_err(err, errlen, "PNG: unexpected layout after expansion (%d channels)", channels);
-        return IC_ERR_INTERNAL;
+        return ic_errf(err, errlen, IC_ERR_INTERNAL, "PNG: unexpected layout after expansion (%d channels)", channels);
     }
     st = ic_io_check_dims(w, h, channels, lim, err, errlen);
     if (st != IC_OK)
         return st;
     st = ic_image_create(img, (int)w, (int)h, channels, IC_AOS);
     if (st != IC_OK) {
-        ic_io_err(err, errlen, "cannot allocate a %ux%u image: %s", (unsigned)w, (unsigned)h,
+        return ic_errf(err, errlen, st, "cannot allocate a %ux%u image: %s", (unsigned)w, (unsigned)h,
                   ic_status_str(st));
-        return st;
     }
     png_bytep *rows = malloc((size_t)h * sizeof *rows);
     if (!rows) {
-        ic_io_err(err, errlen, "out of memory");
-        return IC_ERR_NOMEM;
+        return ic_errf(err, errlen, IC_ERR_NOMEM, "out of memory");
     }
     *rows_out = rows;
     for (png_uint_32 y = 0; y < h; y++)
@@ -244,8 +236,7 @@ static ic_status png_decode(png_structp png, png_infop info, png_io *io, ic_imag
      * and every remaining chunk CRC is checked; an eXIf after IDAT lands in info. */
     png_read_end(png, info);
     if (meta && png_get_metadata(png, info, meta) != IC_OK) {
-        ic_io_err(err, errlen, "out of memory");
-        return IC_ERR_NOMEM;
+        return ic_errf(err, errlen, IC_ERR_NOMEM, "out of memory");
     }
     return IC_OK;
 }
@@ -262,8 +253,7 @@ ic_status ic_png_read(FILE *f, ic_image *img, const ic_io_limits *lim, ic_metada
     png_infop info = png ? png_create_info_struct(png) : NULL;
     if (!info) {
         png_destroy_read_struct(png ? &png : NULL, NULL, NULL);
-        ic_io_err(err, errlen, "out of memory");
-        return IC_ERR_NOMEM;
+        return ic_errf(err, errlen, IC_ERR_NOMEM, "out of memory");
     }
     png_bytep *rows = NULL;
     ic_status st = png_decode(png, info, &io, img, lim, meta, &rows, err, errlen);
@@ -281,10 +271,8 @@ ic_status ic_png_write(FILE *f, const ic_image *img, int out_ch, int level,
 {
     ic_png_deflate_opts o;
     ic_png_deflate_setting(level, &o);
-    ic_status st = ic_png_deflate_write(f, img, out_ch, &o, meta);
-    if (st != IC_OK)
-        ic_io_err(err, errlen, "%s", ic_last_error());
-    return st;
+    const ic_status st = ic_png_deflate_write(f, img, out_ch, &o, meta);
+    return st == IC_OK ? st : ic_errf(err, errlen, st, "%s", ic_last_error());
 }
 
 #else /* zlib through libpng */
@@ -326,8 +314,7 @@ static ic_status png_encode(png_structp png, png_infop info, png_io *io, const i
     if (out_ch != img->channels) {
         buf = malloc((size_t)img->width * (size_t)out_ch);
         if (!buf) {
-            ic_io_err(err, errlen, "out of memory");
-            return IC_ERR_NOMEM;
+            return ic_errf(err, errlen, IC_ERR_NOMEM, "out of memory");
         }
         *buf_out = buf;
     }
@@ -347,8 +334,7 @@ ic_status ic_png_write(FILE *f, const ic_image *img, int out_ch, int level,
                        const ic_metadata *meta, char *err, size_t errlen)
 {
     if (out_ch < 1 || out_ch > 4) {
-        ic_io_err(err, errlen, "PNG stores 1..4 channels, not %d", out_ch);
-        return IC_ERR_INTERNAL;
+        return ic_errf(err, errlen, IC_ERR_INTERNAL, "PNG stores 1..4 channels, not %d", out_ch);
     }
     png_io io;
     memset(&io, 0, sizeof io);
@@ -357,8 +343,7 @@ ic_status ic_png_write(FILE *f, const ic_image *img, int out_ch, int level,
     png_infop info = png ? png_create_info_struct(png) : NULL;
     if (!info) {
         png_destroy_write_struct(png ? &png : NULL, NULL);
-        ic_io_err(err, errlen, "out of memory");
-        return IC_ERR_NOMEM;
+        return ic_errf(err, errlen, IC_ERR_NOMEM, "out of memory");
     }
     uint8_t *buf = NULL;
     ic_status st = png_encode(png, info, &io, img, out_ch, level, meta, &buf, err, errlen);
@@ -379,8 +364,7 @@ ic_status ic_png_read(FILE *f, ic_image *img, const ic_io_limits *lim, ic_metada
     (void)meta;
     if (img)
         memset(img, 0, sizeof *img);
-    ic_io_err(err, errlen, "built without PNG support");
-    return IC_ERR_UNSUPPORTED;
+    return ic_errf(err, errlen, IC_ERR_UNSUPPORTED, "built without PNG support");
 }
 
 ic_status ic_png_write(FILE *f, const ic_image *img, int out_ch, int level,
@@ -391,8 +375,7 @@ ic_status ic_png_write(FILE *f, const ic_image *img, int out_ch, int level,
     (void)out_ch;
     (void)level;
     (void)meta;
-    ic_io_err(err, errlen, "built without PNG support");
-    return IC_ERR_UNSUPPORTED;
+    return ic_errf(err, errlen, IC_ERR_UNSUPPORTED, "built without PNG support");
 }
 
 #endif /* IC_HAVE_PNG */

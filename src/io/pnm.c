@@ -72,15 +72,13 @@ ic_status ic_pnm_read(FILE *f, ic_image *img, const ic_io_limits *lim, ic_metada
     memset(img, 0, sizeof *img);
     int p = getc(f), kind = getc(f);
     if (p != 'P' || (kind != '5' && kind != '6')) {
-        ic_io_err(err, errlen, "not a binary PGM/PPM file");
-        return IC_ERR_FORMAT;
+        return ic_errf(err, errlen, IC_ERR_FORMAT, "not a binary PGM/PPM file");
     }
     const char *name = kind == '5' ? "PGM" : "PPM";
     const int channels = kind == '5' ? 1 : 3;
     int sep = getc(f);
     if (!is_space(sep) && sep != '#') {
-        ic_io_err(err, errlen, sep == EOF ? "truncated %s header" : "bad %s header", name);
-        return IC_ERR_FORMAT;
+        return ic_errf(err, errlen, IC_ERR_FORMAT, sep == EOF ? "truncated %s header" : "bad %s header", name);
     }
     ungetc(sep, f);
 
@@ -89,42 +87,35 @@ ic_status ic_pnm_read(FILE *f, ic_image *img, const ic_io_limits *lim, ic_metada
     for (int i = 0; i < 3; i++) {
         int end = read_number(f, &val[i]);
         if (end == EOF && ferror(f)) {
-            ic_io_err(err, errlen, "read error: %s", strerror(errno));
-            return IC_ERR_IO;
+            return ic_errf(err, errlen, IC_ERR_IO, "read error: %s", strerror(errno));
         }
         if (end == -2) {
-            ic_io_err(err, errlen, "bad %s header: expected the %s as a decimal number", name,
+            return ic_errf(err, errlen, IC_ERR_FORMAT, "bad %s header: expected the %s as a decimal number", name,
                       what[i]);
-            return IC_ERR_FORMAT;
         }
         if (end == EOF) {
-            ic_io_err(err, errlen, "truncated %s header", name);
-            return IC_ERR_FORMAT;
+            return ic_errf(err, errlen, IC_ERR_FORMAT, "truncated %s header", name);
         }
         /* A number ends at whitespace (a comment may follow width and height);
          * maxval is followed by exactly one whitespace byte, then the data. */
         if (!is_space(end) && !(i < 2 && end == '#')) {
-            ic_io_err(err, errlen, "bad %s header: unexpected character after the %s", name,
+            return ic_errf(err, errlen, IC_ERR_FORMAT, "bad %s header: unexpected character after the %s", name,
                       what[i]);
-            return IC_ERR_FORMAT;
         }
         if (end == '#')
             ungetc(end, f);
         if (val[i] > PNM_NUMBER_CAP && i < 2) {
-            ic_io_err(err, errlen, "%s %s is too large", name, what[i]);
-            return IC_ERR_TOO_LARGE;
+            return ic_errf(err, errlen, IC_ERR_TOO_LARGE, "%s %s is too large", name, what[i]);
         }
     }
     const uint64_t width = val[0], height = val[1], maxval = val[2];
     if (maxval > 255 && maxval <= 65535) {
-        ic_io_err(err, errlen, "16-bit PNM not supported (maxval %llu)",
+        return ic_errf(err, errlen, IC_ERR_FORMAT, "16-bit PNM not supported (maxval %llu)",
                   (unsigned long long)maxval);
-        return IC_ERR_FORMAT;
     }
     if (maxval == 0 || maxval > 65535) {
-        ic_io_err(err, errlen, "bad %s maxval %llu (must be 1..255)", name,
+        return ic_errf(err, errlen, IC_ERR_FORMAT, "bad %s maxval %llu (must be 1..255)", name,
                   (unsigned long long)maxval);
-        return IC_ERR_FORMAT;
     }
     ic_status st = ic_io_check_dims(width, height, channels, lim, err, errlen);
     if (st != IC_OK)
@@ -132,9 +123,8 @@ ic_status ic_pnm_read(FILE *f, ic_image *img, const ic_io_limits *lim, ic_metada
 
     st = ic_image_create(img, (int)width, (int)height, channels, IC_AOS);
     if (st != IC_OK) {
-        ic_io_err(err, errlen, "cannot allocate a %llux%llu image: %s", (unsigned long long)width,
+        return ic_errf(err, errlen, st, "cannot allocate a %llux%llu image: %s", (unsigned long long)width,
                   (unsigned long long)height, ic_status_str(st));
-        return st;
     }
     const size_t row = (size_t)width * (size_t)channels;
     const uint64_t expected = (uint64_t)row * height;
@@ -146,10 +136,10 @@ ic_status ic_pnm_read(FILE *f, ic_image *img, const ic_io_limits *lim, ic_metada
         if (n == row)
             continue;
         if (ferror(f)) {
-            ic_io_err(err, errlen, "read error: %s", strerror(errno));
+            ic_errf(err, errlen, IC_ERR_IO, "read error: %s", strerror(errno));
             st = IC_ERR_IO;
         } else {
-            ic_io_err(err, errlen, "truncated %s data (expected %llu bytes, got %llu)", name,
+            ic_errf(err, errlen, IC_ERR_FORMAT, "truncated %s data (expected %llu bytes, got %llu)", name,
                       (unsigned long long)expected, (unsigned long long)got);
             st = IC_ERR_FORMAT;
         }
@@ -164,7 +154,7 @@ ic_status ic_pnm_read(FILE *f, ic_image *img, const ic_io_limits *lim, ic_metada
             uint8_t *r = img->data + (size_t)y * img->pitch;
             for (size_t i = 0; i < row; i++) {
                 if (r[i] > maxval) {
-                    ic_io_err(err, errlen, "bad %s data: sample %u exceeds maxval %llu", name,
+                    ic_errf(err, errlen, IC_ERR_FORMAT, "bad %s data: sample %u exceeds maxval %llu", name,
                               (unsigned)r[i], (unsigned long long)maxval);
                     ic_image_free(img);
                     return IC_ERR_FORMAT;
@@ -179,16 +169,14 @@ ic_status ic_pnm_read(FILE *f, ic_image *img, const ic_io_limits *lim, ic_metada
 ic_status ic_pnm_write(FILE *f, const ic_image *img, int out_ch, char *err, size_t errlen)
 {
     if (out_ch != 1 && out_ch != 3) {
-        ic_io_err(err, errlen, "PNM stores 1 or 3 channels, not %d", out_ch);
-        return IC_ERR_INTERNAL;
+        return ic_errf(err, errlen, IC_ERR_INTERNAL, "PNM stores 1 or 3 channels, not %d", out_ch);
     }
     const size_t row = (size_t)img->width * (size_t)out_ch;
     uint8_t *buf = NULL;
     if (out_ch != img->channels) {
         buf = malloc(row);
         if (!buf) {
-            ic_io_err(err, errlen, "out of memory");
-            return IC_ERR_NOMEM;
+            return ic_errf(err, errlen, IC_ERR_NOMEM, "out of memory");
         }
     }
     ic_status st = IC_OK;
@@ -204,7 +192,7 @@ ic_status ic_pnm_write(FILE *f, const ic_image *img, int out_ch, char *err, size
             st = IC_ERR_IO;
     }
     if (st != IC_OK)
-        ic_io_err(err, errlen, "write error: %s", strerror(errno));
+        ic_errf(err, errlen, IC_ERR_IO, "write error: %s", strerror(errno));
     free(buf);
     return st;
 }

@@ -153,18 +153,16 @@ static TIFF *tiff_open(tiff_io *io, const char *mode, uint64_t max_pixels)
 static ic_status tiff_failure(const tiff_io *io, const char *doing, char *err, size_t errlen)
 {
     if (io->sys_errno) {
-        ic_io_err(err, errlen, "%s error: %s", doing, strerror(io->sys_errno));
-        return IC_ERR_IO;
+        return ic_errf(err, errlen, IC_ERR_IO, "%s error: %s", doing, strerror(io->sys_errno));
     }
     /* A directory or strip past the end of the data: libtiff says "Seek error"
      * or fails a read; the usual cause is a cut file. */
     if (io->short_read || strstr(io->msg, "Seek error") || strstr(io->msg, "Can not read TIFF"))
-        ic_io_err(err, errlen, "truncated TIFF data (%s)", io->msg[0] ? io->msg : "short read");
-    else if (io->msg[0])
-        ic_io_err(err, errlen, "TIFF: %s", io->msg);
-    else
-        ic_io_err(err, errlen, "TIFF: corrupt or truncated data");
-    return IC_ERR_FORMAT;
+        return ic_errf(err, errlen, IC_ERR_FORMAT, "truncated TIFF data (%s)",
+                       io->msg[0] ? io->msg : "short read");
+    if (io->msg[0])
+        return ic_errf(err, errlen, IC_ERR_FORMAT, "TIFF: %s", io->msg);
+    return ic_errf(err, errlen, IC_ERR_FORMAT, "TIFF: corrupt or truncated data");
 }
 
 /* Straight alpha from premultiplied: c = round(c * 255 / a), 0 where a = 0. */
@@ -208,8 +206,7 @@ static int associated_alpha(TIFF *t)
 static ic_status read_rows(TIFF *t, tiff_io *io, ic_image *img, char *err, size_t errlen)
 {
     if (TIFFScanlineSize64(t) != (uint64_t)img->width * (uint64_t)img->channels) {
-        ic_io_err(err, errlen, "TIFF: unexpected row size");
-        return IC_ERR_FORMAT;
+        return ic_errf(err, errlen, IC_ERR_FORMAT, "TIFF: unexpected row size");
     }
     const int assoc = (img->channels == 2 || img->channels == 4) && associated_alpha(t);
     for (int y = 0; y < img->height; y++) {
@@ -228,13 +225,11 @@ static ic_status read_rgba(TIFF *t, tiff_io *io, ic_image *img, uint32_t w, uint
 {
     char emsg[1024] = "";
     if (!TIFFRGBAImageOK(t, emsg)) {
-        ic_io_err(err, errlen, "TIFF: %s", emsg[0] ? emsg : "unsupported image layout");
-        return IC_ERR_FORMAT;
+        return ic_errf(err, errlen, IC_ERR_FORMAT, "TIFF: %s", emsg[0] ? emsg : "unsupported image layout");
     }
     TIFFRGBAImage ri;
     if (!TIFFRGBAImageBegin(&ri, t, 0, emsg)) {
-        ic_io_err(err, errlen, "TIFF: %s", emsg[0] ? emsg : "cannot read this image");
-        return IC_ERR_FORMAT;
+        return ic_errf(err, errlen, IC_ERR_FORMAT, "TIFF: %s", emsg[0] ? emsg : "cannot read this image");
     }
     const int grey = ri.photometric == PHOTOMETRIC_MINISBLACK ||
                      ri.photometric == PHOTOMETRIC_MINISWHITE;
@@ -250,7 +245,7 @@ static ic_status read_rgba(TIFF *t, tiff_io *io, ic_image *img, uint32_t w, uint
     uint32_t *raster = st == IC_OK ? malloc((size_t)w * (size_t)h * sizeof *raster) : NULL;
     if (st != IC_OK || !raster) {
         TIFFRGBAImageEnd(&ri);
-        ic_io_err(err, errlen, "cannot allocate a %ux%u image", (unsigned)w, (unsigned)h);
+        ic_errf(err, errlen, IC_ERR_NOMEM, "cannot allocate a %ux%u image", (unsigned)w, (unsigned)h);
         return st != IC_OK ? st : IC_ERR_NOMEM;
     }
     ri.req_orientation = ORIENTATION_TOPLEFT;
@@ -302,7 +297,7 @@ ic_status ic_tiff_read(FILE *f, ic_image *img, const ic_io_limits *lim, ic_metad
         if (as_is) {
             st = ic_image_create(img, (int)w, (int)h, spp, IC_AOS);
             if (st != IC_OK)
-                ic_io_err(err, errlen, "cannot allocate a %ux%u image: %s", (unsigned)w,
+                ic_errf(err, errlen, st, "cannot allocate a %ux%u image: %s", (unsigned)w,
                           (unsigned)h, ic_status_str(st));
             else
                 st = read_rows(t, &io, img, err, errlen);
@@ -324,8 +319,7 @@ ic_status ic_tiff_write(FILE *f, const ic_image *img, int out_ch, int level,
                         const ic_metadata *meta, char *err, size_t errlen)
 {
     if (out_ch < 1 || out_ch > 4) {
-        ic_io_err(err, errlen, "TIFF stores 1..4 channels, not %d", out_ch);
-        return IC_ERR_INTERNAL;
+        return ic_errf(err, errlen, IC_ERR_INTERNAL, "TIFF stores 1..4 channels, not %d", out_ch);
     }
     tiff_io io;
     memset(&io, 0, sizeof io);
@@ -365,7 +359,7 @@ ic_status ic_tiff_write(FILE *f, const ic_image *img, int out_ch, int level,
     if (!ok) {
         st = tiff_failure(&io, "write", err, errlen);
     } else if (!buf) {
-        ic_io_err(err, errlen, "out of memory");
+        ic_errf(err, errlen, IC_ERR_NOMEM, "out of memory");
         st = IC_ERR_NOMEM;
     }
     for (int y = 0; st == IC_OK && y < img->height; y++) {

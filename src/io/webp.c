@@ -48,16 +48,14 @@ static ic_status slurp(FILE *f, uint64_t cap, uint8_t **buf, size_t *len, char *
     size_t size = 1u << 16;
     if (fstat(fileno(f), &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_size > 0) {
         if ((uint64_t)sb.st_size > cap) {
-            ic_io_err(err, errlen, "WebP file of %lld bytes is over the %llu-byte limit",
+            return ic_errf(err, errlen, IC_ERR_TOO_LARGE, "WebP file of %lld bytes is over the %llu-byte limit",
                       (long long)sb.st_size, (unsigned long long)cap);
-            return IC_ERR_TOO_LARGE;
         }
         size = (size_t)sb.st_size + 1; /* +1: see EOF without growing */
     }
     uint8_t *p = malloc(size);
     if (!p) {
-        ic_io_err(err, errlen, "out of memory");
-        return IC_ERR_NOMEM;
+        return ic_errf(err, errlen, IC_ERR_NOMEM, "out of memory");
     }
     size_t n = 0;
     for (;;) {
@@ -66,24 +64,21 @@ static ic_status slurp(FILE *f, uint64_t cap, uint8_t **buf, size_t *len, char *
             break;
         if ((uint64_t)size >= cap) {
             free(p);
-            ic_io_err(err, errlen, "WebP data over the %llu-byte limit",
+            return ic_errf(err, errlen, IC_ERR_TOO_LARGE, "WebP data over the %llu-byte limit",
                       (unsigned long long)cap);
-            return IC_ERR_TOO_LARGE;
         }
         size_t bigger = size * 2 > cap ? (size_t)cap : size * 2;
         uint8_t *q = realloc(p, bigger);
         if (!q) {
             free(p);
-            ic_io_err(err, errlen, "out of memory");
-            return IC_ERR_NOMEM;
+            return ic_errf(err, errlen, IC_ERR_NOMEM, "out of memory");
         }
         p = q;
         size = bigger;
     }
     if (ferror(f)) {
         free(p);
-        ic_io_err(err, errlen, "read error: %s", strerror(errno ? errno : EIO));
-        return IC_ERR_IO;
+        return ic_errf(err, errlen, IC_ERR_IO, "read error: %s", strerror(errno ? errno : EIO));
     }
     *buf = p;
     *len = n;
@@ -95,17 +90,13 @@ static ic_status decode_failure(VP8StatusCode s, char *err, size_t errlen)
 {
     switch (s) {
     case VP8_STATUS_NOT_ENOUGH_DATA:
-        ic_io_err(err, errlen, "truncated WebP data");
-        return IC_ERR_FORMAT;
+        return ic_errf(err, errlen, IC_ERR_FORMAT, "truncated WebP data");
     case VP8_STATUS_OUT_OF_MEMORY:
-        ic_io_err(err, errlen, "WebP: out of memory");
-        return IC_ERR_NOMEM;
+        return ic_errf(err, errlen, IC_ERR_NOMEM, "WebP: out of memory");
     case VP8_STATUS_UNSUPPORTED_FEATURE:
-        ic_io_err(err, errlen, "WebP: unsupported feature");
-        return IC_ERR_FORMAT;
+        return ic_errf(err, errlen, IC_ERR_FORMAT, "WebP: unsupported feature");
     default:
-        ic_io_err(err, errlen, "WebP: corrupt data (libwebp status %d)", (int)s);
-        return IC_ERR_FORMAT;
+        return ic_errf(err, errlen, IC_ERR_FORMAT, "WebP: corrupt data (libwebp status %d)", (int)s);
     }
 }
 
@@ -152,14 +143,13 @@ static ic_status webp_put(FILE *f, const uint8_t *bits, size_t n, const ic_metad
         if (!ok) {
             WebPMuxDelete(mux);
             WebPDataClear(&assembled);
-            ic_io_err(err, errlen, "WebP: cannot add the ICC profile or EXIF chunk");
-            return IC_ERR_NOMEM;
+            return ic_errf(err, errlen, IC_ERR_NOMEM, "WebP: cannot add the ICC profile or EXIF chunk");
         }
         out = assembled;
     }
     ic_status st = IC_OK;
     if (fwrite(out.bytes, 1, out.size, f) != out.size) {
-        ic_io_err(err, errlen, "write error: %s", strerror(errno ? errno : EIO));
+        ic_errf(err, errlen, IC_ERR_IO, "write error: %s", strerror(errno ? errno : EIO));
         st = IC_ERR_IO;
     }
     WebPDataClear(&assembled);
@@ -179,8 +169,7 @@ ic_status ic_webp_read(FILE *f, ic_image *img, const ic_io_limits *lim, ic_metad
     WebPDecoderConfig cfg;
     if (!WebPInitDecoderConfig(&cfg)) {
         free(data);
-        ic_io_err(err, errlen, "WebP: library version mismatch");
-        return IC_ERR_INTERNAL;
+        return ic_errf(err, errlen, IC_ERR_INTERNAL, "WebP: library version mismatch");
     }
     VP8StatusCode vs = WebPGetFeatures(data, len, &cfg.input);
     if (vs != VP8_STATUS_OK) {
@@ -189,8 +178,7 @@ ic_status ic_webp_read(FILE *f, ic_image *img, const ic_io_limits *lim, ic_metad
     }
     if (cfg.input.has_animation) {
         free(data);
-        ic_io_err(err, errlen, "animated WebP is not supported");
-        return IC_ERR_FORMAT;
+        return ic_errf(err, errlen, IC_ERR_FORMAT, "animated WebP is not supported");
     }
     const int channels = cfg.input.has_alpha ? 4 : 3;
     st = ic_io_check_dims((uint64_t)(cfg.input.width > 0 ? cfg.input.width : 0),
@@ -199,7 +187,7 @@ ic_status ic_webp_read(FILE *f, ic_image *img, const ic_io_limits *lim, ic_metad
     if (st == IC_OK) {
         st = ic_image_create(img, cfg.input.width, cfg.input.height, channels, IC_AOS);
         if (st != IC_OK)
-            ic_io_err(err, errlen, "cannot allocate a %dx%d image: %s", cfg.input.width,
+            ic_errf(err, errlen, st, "cannot allocate a %dx%d image: %s", cfg.input.width,
                       cfg.input.height, ic_status_str(st));
     }
     if (st == IC_OK) {
@@ -214,7 +202,7 @@ ic_status ic_webp_read(FILE *f, ic_image *img, const ic_io_limits *lim, ic_metad
         WebPFreeDecBuffer(&cfg.output);
     }
     if (st == IC_OK && meta && webp_get_metadata(data, len, meta) != IC_OK) {
-        ic_io_err(err, errlen, "out of memory");
+        ic_errf(err, errlen, IC_ERR_NOMEM, "out of memory");
         st = IC_ERR_NOMEM;
     }
     free(data);
@@ -245,19 +233,16 @@ ic_status ic_webp_write(FILE *f, const ic_image *img, int out_ch, int quality, i
                         const ic_metadata *meta, char *err, size_t errlen)
 {
     if (out_ch != 3 && out_ch != 4) {
-        ic_io_err(err, errlen, "WebP stores 3 or 4 channels, not %d", out_ch);
-        return IC_ERR_INTERNAL;
+        return ic_errf(err, errlen, IC_ERR_INTERNAL, "WebP stores 3 or 4 channels, not %d", out_ch);
     }
     if (img->width > WEBP_MAX_SIDE || img->height > WEBP_MAX_SIDE) {
-        ic_io_err(err, errlen, "WebP holds at most %d pixels per side, not %dx%d", WEBP_MAX_SIDE,
+        return ic_errf(err, errlen, IC_ERR_UNSUPPORTED, "WebP holds at most %d pixels per side, not %dx%d", WEBP_MAX_SIDE,
                   img->width, img->height);
-        return IC_ERR_UNSUPPORTED;
     }
     WebPConfig cfg;
     WebPPicture pic;
     if (!WebPConfigInit(&cfg) || !WebPPictureInit(&pic)) {
-        ic_io_err(err, errlen, "WebP: library version mismatch");
-        return IC_ERR_INTERNAL;
+        return ic_errf(err, errlen, IC_ERR_INTERNAL, "WebP: library version mismatch");
     }
     cfg.lossless = lossless ? 1 : 0;
     cfg.quality = (float)quality;
@@ -278,8 +263,7 @@ ic_status ic_webp_write(FILE *f, const ic_image *img, int out_ch, int quality, i
         stride = (size_t)img->width * (size_t)out_ch;
         conv = malloc(stride * (size_t)img->height);
         if (!conv) {
-            ic_io_err(err, errlen, "out of memory");
-            return IC_ERR_NOMEM;
+            return ic_errf(err, errlen, IC_ERR_NOMEM, "out of memory");
         }
         for (int y = 0; y < img->height; y++)
             ic_io_convert_row(conv + (size_t)y * stride, out_ch,
@@ -293,16 +277,16 @@ ic_status ic_webp_write(FILE *f, const ic_image *img, int out_ch, int quality, i
     WebPMemoryWriter w;
     WebPMemoryWriterInit(&w);
     if (!imported) {
-        ic_io_err(err, errlen, "WebP: out of memory");
+        ic_errf(err, errlen, IC_ERR_NOMEM, "WebP: out of memory");
         st = IC_ERR_NOMEM;
     } else {
         pic.writer = WebPMemoryWrite;
         pic.custom_ptr = &w;
         if (!WebPValidateConfig(&cfg)) {
-            ic_io_err(err, errlen, "WebP: invalid encoder settings");
+            ic_errf(err, errlen, IC_ERR_INVALID_ARG, "WebP: invalid encoder settings");
             st = IC_ERR_INVALID_ARG;
         } else if (!WebPEncode(&cfg, &pic)) {
-            ic_io_err(err, errlen, "WebP: %s", encode_error(pic.error_code));
+            ic_errf(err, errlen, IC_ERR_INTERNAL, "WebP: %s", encode_error(pic.error_code));
             st = pic.error_code == VP8_ENC_ERROR_OUT_OF_MEMORY ? IC_ERR_NOMEM : IC_ERR_INTERNAL;
         } else {
             st = webp_put(f, w.mem, w.size, meta, err, errlen);

@@ -28,11 +28,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     lo.max_pixels = (uint64_t)1 << 22;
     lo.max_memory = (uint64_t)64 << 20;
     ic_image img;
-    char err[256];
-    ic_status st = ic_image_decode(&img, data, size, &lo, err, sizeof err);
+    ic_status st = ic_image_decode(&img, data, size, &lo);
     if (st != IC_OK) {
         /* Failures leave a zeroed image and a one-line message. */
-        if (img.data || img.width || err[0] == '\0' || strchr(err, '\n'))
+        if (img.data || img.width || ic_last_error()[0] == '\0' || strchr(ic_last_error(), '\n'))
             abort();
         return 0;
     }
@@ -51,7 +50,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         lo2.channels = 4;
         lo2.layout = IC_SOA;
         ic_image conv;
-        if (ic_image_decode(&conv, data, size, &lo2, err, sizeof err) != IC_OK)
+        if (ic_image_decode(&conv, data, size, &lo2) != IC_OK)
             abort(); /* the same bytes decoded a moment ago */
         if (conv.width != img.width || conv.height != img.height || conv.channels != 4)
             abort();

@@ -33,10 +33,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (ftruncate(fd, 0) != 0 || pwrite(fd, data, size, 0) != (ssize_t)size)
         abort();
     ic_kernel k;
-    char err[256];
-    ic_status st = ic_kernel_load(&k, path, err, sizeof err);
+    ic_status st = ic_kernel_load(&k, path);
     if (st != IC_OK) {
-        if ((st != IC_ERR_KERNEL && st != IC_ERR_IO) || err[0] == '\0' || strchr(err, '\n'))
+        if ((st != IC_ERR_KERNEL && st != IC_ERR_IO) || ic_last_error()[0] == '\0' || strchr(ic_last_error(), '\n'))
             abort();
         return 0;
     }

@@ -23,8 +23,7 @@ static ic_context *cpu_context(void)
         ic_context_options co;
         memset(&co, 0, sizeof co);
         co.threads = 1;
-        char err[256];
-        if (ic_context_create(&ctx, "cpu", &co, err, sizeof err) != IC_OK)
+        if (ic_context_create(&ctx, "cpu", &co) != IC_OK)
             abort();
     }
     return ctx;
@@ -47,11 +46,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     }
     ic_kernel k;
-    char err[256];
-    ic_status st = ic_kernel_parse(&k, text, err, sizeof err);
+    ic_status st = ic_kernel_parse(&k, text);
     free(text);
     if (st != IC_OK) {
-        if (st != IC_ERR_KERNEL || err[0] == '\0' || strchr(err, '\n'))
+        if (st != IC_ERR_KERNEL || ic_last_error()[0] == '\0' || strchr(ic_last_error(), '\n'))
             abort();
         return 0;
     }

@@ -103,7 +103,7 @@ static void set_env(const char *name, const char *value)
         unsetenv(name);
 }
 
-static ic_status open_config(const config *c, ic_context **ctx, char *err, size_t n)
+static ic_status open_config(const config *c, ic_context **ctx)
 {
     set_env("IC_CUDA_METHOD", c->method);
     set_env("IC_FAST_ROWS_SHAPE", c->rows_shape);
@@ -116,7 +116,7 @@ static ic_status open_config(const config *c, ic_context **ctx, char *err, size_
         for (int i = 0; i < c->split; i++)
             o.devices[i] = 0;
     }
-    const ic_status st = ic_context_create(ctx, c->backend, &o, err, n);
+    const ic_status st = ic_context_create(ctx, c->backend, &o);
     unsetenv("IC_CUDA_METHOD");
     unsetenv("IC_FAST_ROWS_SHAPE");
     unsetenv("IC_FAST_ROWS_FULL");
@@ -157,10 +157,9 @@ enum { K_BLUR, K_FULL, K_GAUSS, K_SHARPEN, K_KINDS };
 
 static int make_kernel(ic_kernel *k, ict_rng *r, int kind, int max_k)
 {
-    char err[128];
     if (kind == K_GAUSS) {
         static const char *const g[] = {"gaussian:3", "gaussian:5", "gaussian:9", "gaussian:7"};
-        return ic_kernel_parse(k, g[ict_below(r, 4)], err, sizeof err) != IC_OK;
+        return ic_kernel_parse(k, g[ict_below(r, 4)]) != IC_OK;
     }
     int kw, kh;
     if (kind == K_FULL) { /* square 3..9: what the rows method takes */
@@ -270,7 +269,7 @@ static int run_case(ic_context *ctx, const config *cfg, const char *cname, int c
     /* 1. against the oracle */
     ict_buf_fill(&dst, 0xA7);
     if (ic_convolve(ctx, &src.img, &dst.img, &k, &p) != IC_OK) {
-        printf("FAIL %s: %s\n", what, ic_context_error(ctx));
+        printf("FAIL %s: %s\n", what, ic_last_error());
         goto out;
     }
     if (!ict_buf_padding_is(&dst, 0xA7, NULL)) {
@@ -291,15 +290,15 @@ static int run_case(ic_context *ctx, const config *cfg, const char *cname, int c
         goto passed;
     ic_context *ictx = ctx;
     if (!strcmp(cfg->backend, "cuda")) {
-        char method[32], err[256];
+        char method[32];
         config c2 = *cfg;
         c2.method = method;
         if (!planned_method(ctx, &src.img, &k, &p, method, sizeof method)) {
             printf("FAIL %s: no method in the plan\n", what);
             goto out;
         }
-        if (open_config(&c2, &ictx, err, sizeof err) != IC_OK) {
-            printf("FAIL %s: context with method %s: %s\n", what, method, err);
+        if (open_config(&c2, &ictx) != IC_OK) {
+            printf("FAIL %s: context with method %s: %s\n", what, method, ic_last_error());
             goto out;
         }
     }
@@ -315,7 +314,7 @@ static int run_case(ic_context *ctx, const config *cfg, const char *cname, int c
     pi.alpha = IC_ALPHA_INDEPENDENT;
     int bad = ic_convolve(ictx, &src.img, &ind.img, &k, &pi) != IC_OK;
     if (bad)
-        printf("FAIL %s: independent run: %s\n", what, ic_context_error(ictx));
+        printf("FAIL %s: independent run: %s\n", what, ic_last_error());
     for (int y = 0; !bad && y < h; y++)
         for (int x = 0; !bad && x < w; x++) {
             const int a = *ict_sample(&dst.img, x, y, ch - 1);
@@ -379,7 +378,7 @@ static int run_opaque(ic_context *ctx, const char *cname, const ic_kernel *k, in
     pc.alpha = IC_ALPHA_INDEPENDENT;
     if (ic_convolve(ctx, &rgba.img, &out_a.img, k, &p) != IC_OK ||
         ic_convolve(ctx, &rgb.img, &out_c.img, k, &pc) != IC_OK) {
-        printf("FAIL %s: %s\n", what, ic_context_error(ctx));
+        printf("FAIL %s: %s\n", what, ic_last_error());
         goto out;
     }
     for (int y = 0; y < h; y++)
@@ -419,10 +418,9 @@ static int opaque_checks(ic_context *ctx, const char *cname)
     ic_kernel kb, kg;
     memset(&kb, 0, sizeof kb);
     memset(&kg, 0, sizeof kg);
-    char err[128];
     int failures = 0;
     if (ic_kernel_create(&kb, 5, 5, binomial, 256.0) != IC_OK ||
-        ic_kernel_parse(&kg, "gaussian:9", err, sizeof err) != IC_OK) {
+        ic_kernel_parse(&kg, "gaussian:9") != IC_OK) {
         printf("FAIL cannot make the opaque kernels\n");
         ic_kernel_free(&kb);
         return 1;
@@ -468,7 +466,7 @@ int main(void)
     int failures = 0;
     for (int ci = 0; ci < N_CONFIGS; ci++) {
         const config *c = &configs[ci];
-        char cname[160], err[256];
+        char cname[160];
         describe_config(c, cname, sizeof cname);
         if (!ict_backend_usable(c->backend, why, sizeof why)) {
             printf("FAIL %s: not usable: %s\n", cname, why);
@@ -476,8 +474,8 @@ int main(void)
             continue;
         }
         ic_context *ctx = NULL;
-        if (open_config(c, &ctx, err, sizeof err) != IC_OK) {
-            printf("FAIL %s: context: %s\n", cname, err);
+        if (open_config(c, &ctx) != IC_OK) {
+            printf("FAIL %s: context: %s\n", cname, ic_last_error());
             failures++;
             continue;
         }

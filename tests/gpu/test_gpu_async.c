@@ -110,9 +110,9 @@ static int run_case(const char *be, ic_context *sync_ctx, ic_context *async_ctx,
     o.transfer = IC_TRANSFER_ASYNC;
     o.device_memory = limit;
     ic_context *band_ctx = NULL;
-    ic_status s = ic_context_create(&band_ctx, be, &o, err, sizeof err);
+    ic_status s = ic_context_create(&band_ctx, be, &o);
     if (s != IC_OK) {
-        printf("FAIL %s: context with a device_memory limit: %s\n  %s\n", be, err, what);
+        printf("FAIL %s: context with a device_memory limit: %s\n  %s\n", be, ic_last_error(), what);
         return 1;
     }
 
@@ -142,7 +142,7 @@ static int run_case(const char *be, ic_context *sync_ctx, ic_context *async_ctx,
         s = ic_convolve(ctxs[i], &src.im, &out[i].im, &k, &p);
         if (s != IC_OK) {
             printf("FAIL %s (%s): ic_convolve: %s: %s\n  %s\n", be, names[i], ic_status_str(s),
-                   ic_context_error(ctxs[i]), what);
+                   ic_last_error(), what);
             goto done;
         }
         size_t off = 0;
@@ -196,9 +196,8 @@ static int check_too_small(const char *be)
     memset(&o, 0, sizeof o);
     o.device_memory = 64;
     ic_context *ctx = NULL;
-    char err[256] = "";
-    if (ic_context_create(&ctx, be, &o, err, sizeof err) != IC_OK) {
-        printf("FAIL %s: context with a 64-byte limit: %s\n", be, err);
+    if (ic_context_create(&ctx, be, &o) != IC_OK) {
+        printf("FAIL %s: context with a 64-byte limit: %s\n", be, ic_last_error());
         return 1;
     }
     ic_image src, dst;
@@ -209,14 +208,14 @@ static int check_too_small(const char *be)
         return 1;
     }
     if (ic_image_create(&dst, 100, 50, 3, IC_AOS) == IC_OK) {
-        if (ic_kernel_parse(&k, "box:5", err, sizeof err) == IC_OK ||
-            ic_kernel_parse(&k, "1 1 1; 1 1 1; 1 1 1 / 9", err, sizeof err) == IC_OK) {
+        if (ic_kernel_parse(&k, "box:5") == IC_OK ||
+            ic_kernel_parse(&k, "1 1 1; 1 1 1; 1 1 1 / 9") == IC_OK) {
             const ic_status s = ic_convolve(ctx, &src, &dst, &k, NULL);
-            if (s == IC_ERR_TOO_LARGE && strstr(ic_context_error(ctx), "too small"))
+            if (s == IC_ERR_TOO_LARGE && strstr(ic_last_error(), "too small"))
                 bad = 0;
             else
                 printf("FAIL %s: 64-byte limit gave %s (%s), want IC_ERR_TOO_LARGE\n", be,
-                       ic_status_str(s), ic_context_error(ctx));
+                       ic_status_str(s), ic_last_error());
             ic_kernel_free(&k);
         }
         ic_image_free(&dst);
@@ -247,20 +246,19 @@ static int check_threaded(const char *be)
     memset(&o, 0, sizeof o);
     o.transfer = IC_TRANSFER_SYNC;
     ic_context *sc = NULL, *ac = NULL;
-    char err[256] = "";
     ic_image src, a, b;
     ic_kernel k2[3];
     int nk = 0, bad = 1;
     memset(&src, 0, sizeof src);
     memset(&a, 0, sizeof a);
     memset(&b, 0, sizeof b);
-    if (ic_context_create(&sc, be, &o, err, sizeof err) != IC_OK) {
-        printf("FAIL %s: sync context: %s\n", be, err);
+    if (ic_context_create(&sc, be, &o) != IC_OK) {
+        printf("FAIL %s: sync context: %s\n", be, ic_last_error());
         return 1;
     }
     o.transfer = IC_TRANSFER_ASYNC;
-    if (ic_context_create(&ac, be, &o, err, sizeof err) != IC_OK) {
-        printf("FAIL %s: async context: %s\n", be, err);
+    if (ic_context_create(&ac, be, &o) != IC_OK) {
+        printf("FAIL %s: async context: %s\n", be, ic_last_error());
         goto done;
     }
     if (ic_image_create(&src, w, h, ch, IC_AOS) != IC_OK ||
@@ -283,9 +281,9 @@ static int check_threaded(const char *be)
     for (size_t i = 0; i < nkern; i++) {
         ic_kernel *kp = &k2[i];
         const ic_status ks = i == 2 ? ic_kernel_create(kp, 31, 31, coef, 31.0 * 31.0 * 0.2)
-                                    : ic_kernel_parse(kp, kernels[i], err, sizeof err);
+                                    : ic_kernel_parse(kp, kernels[i]);
         if (ks != IC_OK) {
-            printf("FAIL %s: kernel %s: %s\n", be, kernels[i], err);
+            printf("FAIL %s: kernel %s: %s\n", be, kernels[i], ic_last_error());
             goto done;
         }
         nk = (int)i + 1;
@@ -295,8 +293,8 @@ static int check_threaded(const char *be)
         const ic_status s2 = s1 == IC_OK ? ic_convolve(ac, &src, &b, kp, NULL) : s1;
         if (s1 != IC_OK || s2 != IC_OK) {
             printf("FAIL %s: %s on %dx%d: %s: %s / %s\n", be, kernels[i], w, h,
-                   ic_status_str(s1 != IC_OK ? s1 : s2), ic_context_error(sc),
-                   ic_context_error(ac));
+                   ic_status_str(s1 != IC_OK ? s1 : s2), ic_last_error(),
+                   ic_last_error());
             goto done;
         }
         /* Direct and separable plans sum the same taps in the same order in
@@ -379,15 +377,14 @@ int main(void)
         memset(&o, 0, sizeof o);
         o.transfer = IC_TRANSFER_SYNC;
         ic_context *sc = NULL, *ac = NULL;
-        char err[256] = "";
-        if (ic_context_create(&sc, be, &o, err, sizeof err) != IC_OK) {
-            printf("FAIL %s: sync context: %s\n", be, err);
+        if (ic_context_create(&sc, be, &o) != IC_OK) {
+            printf("FAIL %s: sync context: %s\n", be, ic_last_error());
             failures++;
             continue;
         }
         o.transfer = IC_TRANSFER_ASYNC;
-        if (ic_context_create(&ac, be, &o, err, sizeof err) != IC_OK) {
-            printf("FAIL %s: async context: %s\n", be, err);
+        if (ic_context_create(&ac, be, &o) != IC_OK) {
+            printf("FAIL %s: async context: %s\n", be, ic_last_error());
             ic_context_free(sc);
             failures++;
             continue;

@@ -208,7 +208,7 @@ static int run_case(const char *be, ic_context *ctx, cudaStream_t s1, cudaStream
     ic_status s = ic_convolve(ctx, &hsrc.im, &href.im, &k, &p);
     if (s != IC_OK) {
         printf("FAIL %s: host ic_convolve: %s: %s\n  %s\n", be, ic_status_str(s),
-               ic_context_error(ctx), what);
+               ic_last_error(), what);
         goto done;
     }
     /* The same pixels in device memory; padding and destination poisoned. */
@@ -223,7 +223,7 @@ static int run_case(const char *be, ic_context *ctx, cudaStream_t s1, cudaStream
     s = ic_convolve(ctx, in, out, &k, &p);
     if (s != IC_OK) {
         printf("FAIL %s: %s ic_convolve: %s: %s\n  %s\n", be, kModes[mode], ic_status_str(s),
-               ic_context_error(ctx), what);
+               ic_last_error(), what);
         goto done;
     }
     ic_image got;
@@ -295,19 +295,18 @@ static int expect(const char *what, ic_context *ctx, const ic_image *src, ic_ima
                   const ic_kernel *k, const ic_params *p, ic_status want)
 {
     const ic_status s = ic_convolve(ctx, src, dst, k, p);
-    if (s == want && (want == IC_OK || ic_context_error(ctx)[0]))
+    if (s == want && (want == IC_OK || ic_last_error()[0]))
         return 0;
     printf("FAIL %s: %s: got %s (%s), want %s with a message\n", ic_context_backend(ctx), what,
-           ic_status_str(s), ic_context_error(ctx), ic_status_str(want));
+           ic_status_str(s), ic_last_error(), ic_status_str(want));
     return 1;
 }
 
 static int open_ctx(ic_context **ctx, const char *be, const ic_context_options *o)
 {
-    char err[256] = "";
-    if (ic_context_create(ctx, be, o, err, sizeof err) == IC_OK)
+    if (ic_context_create(ctx, be, o) == IC_OK)
         return 0;
-    printf("FAIL %s: ic_context_create: %s\n", be, err);
+    printf("FAIL %s: ic_context_create: %s\n", be, ic_last_error());
     return 1;
 }
 
@@ -319,15 +318,14 @@ static int check_refusals(const char *be, int is_cuda)
     dev_img ds, dd, dd_soa;
     ict_img hs, hd;
     ic_kernel k, kb;
-    char err[256];
     memset(&k, 0, sizeof k);
     memset(&kb, 0, sizeof kb);
     if (dev_alloc(&ds, w, h, ch, IC_AOS, -1, 0, NULL) ||
         dev_alloc(&dd, w, h, ch, IC_AOS, -1, 0, NULL) ||
         dev_alloc(&dd_soa, w, h, ch, IC_SOA, 3, 0, NULL) ||
         ict_img_alloc(&hs, w, h, ch, IC_AOS, 0, 0) || ict_img_alloc(&hd, w, h, ch, IC_AOS, 0, 0) ||
-        ic_kernel_parse(&k, "sobel-x", err, sizeof err) != IC_OK ||
-        ic_kernel_parse(&kb, "gaussian:5", err, sizeof err) != IC_OK) {
+        ic_kernel_parse(&k, "sobel-x") != IC_OK ||
+        ic_kernel_parse(&kb, "gaussian:5") != IC_OK) {
         printf("FAIL %s: refusal set-up\n", be);
         return 1;
     }
@@ -397,7 +395,7 @@ static int check_refusals(const char *be, int is_cuda)
             free(mem);
         } else if (s != IC_ERR_UNSUPPORTED) {
             printf("FAIL %s: premultiplied device images gave %s (%s)\n", be, ic_status_str(s),
-                   ic_context_error(ctx));
+                   ic_last_error());
             bad = 1;
         }
     }

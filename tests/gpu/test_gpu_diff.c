@@ -71,7 +71,7 @@ static int big_run(ic_context *ctx, const char *backend, const big_setup *s, con
         ic_status st = ic_convolve(ctx, &src->img, &dst->img, s->k, &s->p);
         if (st != IC_OK) {
             printf("FAIL %s: ic_convolve returned %s: %s\n", what, ic_status_str(st),
-                   ic_context_error(ctx));
+                   ic_last_error());
             return 1;
         }
         size_t off = 0;
@@ -137,9 +137,8 @@ static int big_sizes(const char *const *backends, int nb)
     if (!ctx)
         return 1;
     for (int b = 0; b < nb; b++) {
-        char err[256] = "";
-        if (ic_context_create(&ctx[b], backends[b], NULL, err, sizeof err) != IC_OK) {
-            printf("FAIL %s: ic_context_create: %s\n", backends[b], err);
+        if (ic_context_create(&ctx[b], backends[b], NULL) != IC_OK) {
+            printf("FAIL %s: ic_context_create: %s\n", backends[b], ic_last_error());
             failures++;
             ctx[b] = NULL;
         }
@@ -210,10 +209,9 @@ static int big_sizes(const char *const *backends, int nb)
 static int large_kernels(const char *backend)
 {
     static const int shapes[][2] = {{17, 17}, {31, 31}, {63, 1}, {1, 63}, {25, 3}, {127, 5}};
-    char err[256] = "";
     ic_context *ctx = NULL;
-    if (ic_context_create(&ctx, backend, NULL, err, sizeof err) != IC_OK) {
-        printf("FAIL %s: ic_context_create: %s\n", backend, err);
+    if (ic_context_create(&ctx, backend, NULL) != IC_OK) {
+        printf("FAIL %s: ic_context_create: %s\n", backend, ic_last_error());
         return 1;
     }
     int failures = 0;
@@ -249,7 +247,7 @@ static int large_kernels(const char *backend)
             if (!supported) {
                 if (variant == 0)
                     printf("%-18s kernel %dx%d: IC_ERR_UNSUPPORTED (%s)\n", backend, c.kw, c.kh,
-                           ic_context_error(ctx));
+                           ic_last_error());
                 continue;
             }
             failures += ict_run_case(ctx, backend, &c, NULL);

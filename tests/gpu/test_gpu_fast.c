@@ -33,9 +33,8 @@ static int check_named(const char *text, int w, int h, int ch, ic_layout lay, ic
                        int correlate, float bias, const char *want, ict_rng *r, int y0, int y1)
 {
     ic_kernel k;
-    char err[256];
-    if (ic_kernel_parse(&k, text, err, sizeof err) != IC_OK) {
-        printf("FAIL cannot parse kernel %s: %s\n", text, err);
+    if (ic_kernel_parse(&k, text) != IC_OK) {
+        printf("FAIL cannot parse kernel %s: %s\n", text, ic_last_error());
         return 1;
     }
     ic_params p;
@@ -66,8 +65,8 @@ static int check_named(const char *text, int w, int h, int ch, ic_layout lay, ic
     snprintf(what, sizeof what, "kernel=%s image=%dx%d ch=%d %s border=%s %s bias=%g", text, w, h,
              ch, ict_layout_str(lay), ict_border_str(border),
              correlate ? "correlation" : "convolution", (double)bias);
-    if (ic_context_create(&ctx, "cuda", NULL, err, sizeof err) != IC_OK) {
-        printf("FAIL cuda context: %s\n", err);
+    if (ic_context_create(&ctx, "cuda", NULL) != IC_OK) {
+        printf("FAIL cuda context: %s\n", ic_last_error());
         goto out;
     }
     /* The planner's choice depends on ceilings it measures on the device;
@@ -81,7 +80,7 @@ static int check_named(const char *text, int w, int h, int ch, ic_layout lay, ic
         goto out;
     }
     if (ic_convolve(ctx, &src.img, &dst.img, &k, &p) != IC_OK) {
-        printf("FAIL %s: %s\n", what, ic_context_error(ctx));
+        printf("FAIL %s: %s\n", what, ic_last_error());
         goto out;
     }
     if (!ict_buf_padding_is(&dst, 0xA7, NULL)) {

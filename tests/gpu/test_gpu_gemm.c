@@ -48,7 +48,7 @@ static int run_case(ic_context *ctx, const char *label, uint64_t seed, int w, in
     p.alpha = IC_ALPHA_INDEPENDENT;
     const ic_status s = ic_convolve(ctx, &src.img, &dst.img, &k, &p);
     if (s != IC_OK) {
-        printf("FAIL %s: ic_convolve: %s: %s\n", label, ic_status_str(s), ic_context_error(ctx));
+        printf("FAIL %s: ic_convolve: %s: %s\n", label, ic_status_str(s), ic_last_error());
         fail = 1;
         goto done;
     }
@@ -98,9 +98,8 @@ int main(void)
         return 77;
     }
     ic_context *ctx = NULL;
-    char err[256] = "";
-    if (ic_context_create(&ctx, "cuda-gemm", NULL, err, sizeof err) != IC_OK) {
-        printf("FAIL ic_context_create(cuda-gemm): %s\n", err);
+    if (ic_context_create(&ctx, "cuda-gemm", NULL) != IC_OK) {
+        printf("FAIL ic_context_create(cuda-gemm): %s\n", ic_last_error());
         return 1;
     }
     int f = 0;

@@ -212,7 +212,8 @@ static void decode_case(ic_gpu_codec *codec, const dcase *dc, int w, int h, uint
     ic_image cpu, dev, gpu;
     memset(&gpu, 0, sizeof gpu);
     char msg[256] = "";
-    const ic_status cs = ic_image_decode(&cpu, jpg, n, NULL, msg, sizeof msg);
+    const ic_status cs = ic_image_decode(&cpu, jpg, n, NULL);
+    snprintf(msg, sizeof msg, "%s", cs == IC_OK ? "" : ic_last_error());
     CHECK(cs == IC_OK, "%s %dx%d: CPU decode: %s", dc->name, w, h, msg);
     const ic_bytes in = {jpg, n};
     ic_decode_result r;
@@ -254,7 +255,8 @@ static void bad_case(ic_gpu_codec *codec, const char *what, const unsigned char 
 {
     ic_image cpu, dev;
     char msg[256] = "";
-    const ic_status cs = ic_image_decode(&cpu, data, n, NULL, msg, sizeof msg);
+    const ic_status cs = ic_image_decode(&cpu, data, n, NULL);
+    snprintf(msg, sizeof msg, "%s", cs == IC_OK ? "" : ic_last_error());
     const ic_bytes in = {data, n};
     ic_decode_result r;
     const ic_status gs = ic_gpu_decode(codec, 1, &in, NULL, NULL, &dev, &r);
@@ -343,9 +345,8 @@ static void filter_case(ic_context *ctx, ic_gpu_codec *codec, const char *ktext,
     unsigned char *jpg = NULL;
     unsigned long n = 0;
     ic_kernel k;
-    char err[256] = "";
-    if (!write_jpeg(&src, &o, &jpg, &n) || ic_kernel_parse(&k, ktext, err, sizeof err) != IC_OK) {
-        CHECK(0, "filter case %s: setup failed %s", ktext, err);
+    if (!write_jpeg(&src, &o, &jpg, &n) || ic_kernel_parse(&k, ktext) != IC_OK) {
+        CHECK(0, "filter case %s: setup failed %s", ktext, ic_last_error());
         ic_image_free(&src);
         free(jpg);
         return;
@@ -363,16 +364,15 @@ static void filter_case(ic_context *ctx, ic_gpu_codec *codec, const char *ktext,
     if (st == IC_OK)
         st = r.status;
     if (st == IC_OK)
-        st = ic_gpu_codec_output(codec, 0, &dev, &dout, err, sizeof err);
+        st = ic_gpu_codec_output(codec, 0, &dev, &dout);
     if (st == IC_OK)
         st = ic_convolve(ctx, &dev, &dout, &k, &p);
-    if (st != IC_OK)
-        snprintf(err, sizeof err, "%s", ic_context_error(ctx));
-    CHECK(st == IC_OK, "filter %s device->device: %s (%s)", ktext, ic_status_str(st), err);
+    CHECK(st == IC_OK, "filter %s device->device: %s (%s)", ktext, ic_status_str(st),
+          ic_last_error());
     if (st == IC_OK && download(&dev, &host_in) && download(&dout, &from_dev) &&
         ic_image_create(&host_out, w, h, 3, IC_AOS) == IC_OK) {
         st = ic_convolve(ctx, &host_in, &host_out, &k, &p);
-        CHECK(st == IC_OK, "filter %s host->host: %s", ktext, ic_context_error(ctx));
+        CHECK(st == IC_OK, "filter %s host->host: %s", ktext, ic_last_error());
         int maxd = 0;
         double mean = 0;
         if (st == IC_OK)
@@ -422,9 +422,8 @@ static void encode_case(ic_gpu_codec *codec, int w, int h, int quality, uint64_t
     /* Upload through the codec: a PNM of the pixels decodes on the CPU path. */
     uint8_t *pnm = NULL;
     size_t pn = 0;
-    char err[256] = "";
-    ic_status st = ic_image_encode(&src, ".ppm", NULL, &pnm, &pn, err, sizeof err);
-    CHECK(st == IC_OK, "cannot make the PPM: %s", err);
+    ic_status st = ic_image_encode(&src, ".ppm", NULL, &pnm, &pn);
+    CHECK(st == IC_OK, "cannot make the PPM: %s", ic_last_error());
     const ic_bytes in = {pnm, pn};
     ic_image dev;
     ic_decode_result r;
@@ -435,12 +434,12 @@ static void encode_case(ic_gpu_codec *codec, int w, int h, int quality, uint64_t
     memset(&so, 0, sizeof so);
     so.quality = quality;
     ic_bytes gj;
-    st = ic_gpu_encode(codec, 0, &dev, "out.jpg", &so, &gj, err, sizeof err);
-    CHECK(st == IC_OK, "GPU encode %dx%d q%d: %s", w, h, quality, err);
+    st = ic_gpu_encode(codec, 0, &dev, "out.jpg", &so, &gj);
+    CHECK(st == IC_OK, "GPU encode %dx%d q%d: %s", w, h, quality, ic_last_error());
     uint8_t *cj = NULL;
     size_t cn = 0;
-    ic_status cst = ic_image_encode(&src, "out.jpg", &so, &cj, &cn, err, sizeof err);
-    CHECK(cst == IC_OK, "CPU encode: %s", err);
+    ic_status cst = ic_image_encode(&src, "out.jpg", &so, &cj, &cn);
+    CHECK(cst == IC_OK, "CPU encode: %s", ic_last_error());
     if (st == IC_OK && cst == IC_OK) {
         int gsof = 0, ghs = 0, gvs = 0, gnc = 0, csof = 0, chs = 0, cvs = 0, cnc = 0;
         CHECK(jpeg_sampling(gj.data, gj.size, &gsof, &ghs, &gvs, &gnc) &&
@@ -450,9 +449,9 @@ static void encode_case(ic_gpu_codec *codec, int w, int h, int quality, uint64_t
               "GPU JPEG frame SOF%x %dx%d sampling, %d components; CPU SOF%x %dx%d, %d", gsof,
               ghs, gvs, gnc, csof, chs, cvs, cnc);
         ic_image back_g, back_c;
-        ic_status a = ic_image_decode(&back_g, gj.data, gj.size, NULL, err, sizeof err);
-        CHECK(a == IC_OK, "the GPU JPEG does not decode: %s", err);
-        ic_status b = ic_image_decode(&back_c, cj, cn, NULL, err, sizeof err);
+        ic_status a = ic_image_decode(&back_g, gj.data, gj.size, NULL);
+        CHECK(a == IC_OK, "the GPU JPEG does not decode: %s", ic_last_error());
+        ic_status b = ic_image_decode(&back_c, cj, cn, NULL);
         if (a == IC_OK && b == IC_OK) {
             int mg, mc;
             double eg, ec;
@@ -469,10 +468,10 @@ static void encode_case(ic_gpu_codec *codec, int w, int h, int quality, uint64_t
     }
     /* PNG output: the CPU writer after one download, byte for byte. */
     ic_bytes gp;
-    st = ic_gpu_encode(codec, 0, &dev, "out.png", NULL, &gp, err, sizeof err);
+    st = ic_gpu_encode(codec, 0, &dev, "out.png", NULL, &gp);
     uint8_t *cp = NULL;
     size_t cpn = 0;
-    if (ic_image_encode(&src, "out.png", NULL, &cp, &cpn, err, sizeof err) == IC_OK)
+    if (ic_image_encode(&src, "out.png", NULL, &cp, &cpn) == IC_OK)
         CHECK(st == IC_OK && gp.size == cpn && memcmp(gp.data, cp, cpn) == 0,
               "PNG from a device image differs from the CPU writer's");
     free(cp);
@@ -489,14 +488,13 @@ int main(void)
     }
     const int quick = getenv("IC_TEST_QUICK") && atoi(getenv("IC_TEST_QUICK")) > 0;
     ic_context *ctx = NULL;
-    char err[256] = "";
-    if (ic_context_create(&ctx, "cuda", NULL, err, sizeof err) != IC_OK) {
-        printf("FAIL: context: %s\n", err);
+    if (ic_context_create(&ctx, "cuda", NULL) != IC_OK) {
+        printf("FAIL: context: %s\n", ic_last_error());
         return 1;
     }
     ic_gpu_codec *codec = NULL;
-    if (ic_gpu_codec_create(&codec, ctx, 4, err, sizeof err) != IC_OK) {
-        printf("FAIL: codec: %s\n", err);
+    if (ic_gpu_codec_create(&codec, ctx, 4) != IC_OK) {
+        printf("FAIL: codec: %s\n", ic_last_error());
         ic_context_free(ctx);
         return 1;
     }

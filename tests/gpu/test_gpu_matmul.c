@@ -14,14 +14,13 @@ int main(void)
 {
     const float A = 2.0f, B = 3.0f;
     float C = 0.0f;
-    char err[256] = "";
-    const ic_status s = ic_matmul(&A, &B, &C, 1, 1, 1, "cuda", err, sizeof err);
+    const ic_status s = ic_matmul(&A, &B, &C, 1, 1, 1, "cuda");
     if (s == IC_ERR_NO_BACKEND) {
-        printf("SKIPPED: %s\n", err);
+        printf("SKIPPED: %s\n", ic_last_error());
         return 77;
     }
     if (s != IC_OK || C != 6.0f) {
-        printf("FAIL first call on cuda: %s: %s (C = %g)\n", ic_status_str(s), err, (double)C);
+        printf("FAIL first call on cuda: %s: %s (C = %g)\n", ic_status_str(s), ic_last_error(), (double)C);
         return 1;
     }
     int f = 0;

@@ -70,15 +70,14 @@ static void list_str(const devlist *d, char *buf, size_t n)
         snprintf(buf + o, n - o, "}");
 }
 
-static ic_status open_multi(ic_context **ctx, const char *be, const devlist *d, char *err,
-                            size_t errlen)
+static ic_status open_multi(ic_context **ctx, const char *be, const devlist *d)
 {
     ic_context_options o;
     memset(&o, 0, sizeof o);
     o.n_devices = d->n;
     for (int i = 0; i < d->n; i++)
         o.devices[i] = d->dev[i];
-    return ic_context_create(ctx, be, &o, err, errlen);
+    return ic_context_create(ctx, be, &o);
 }
 
 typedef struct stats {
@@ -160,7 +159,7 @@ static int run_case(const char *be, const devlist *d, ic_context *one, ic_contex
         const ic_status s = ic_convolve(ctxs[i], &src.im, &out[i].im, &k, &p);
         if (s != IC_OK) {
             printf("FAIL %s (%s): ic_convolve: %s: %s\n  %s\n", be, names[i], ic_status_str(s),
-                   ic_context_error(ctxs[i]), what);
+                   ic_last_error(), what);
             goto done;
         }
         size_t off = 0;
@@ -207,7 +206,7 @@ done:
 static int check_large(const char *be, const devlist *d)
 {
     const int w = 3000, h = 2000, ch = 3;
-    char err[256] = "", dls[64];
+    char dls[64];
     list_str(d, dls, sizeof dls);
     ic_context *one = NULL, *multi = NULL;
     ic_image src, a, b;
@@ -217,9 +216,9 @@ static int check_large(const char *be, const devlist *d)
     memset(&b, 0, sizeof b);
     memset(&k, 0, sizeof k);
     int bad = 1;
-    if (ic_context_create(&one, be, NULL, err, sizeof err) != IC_OK ||
-        open_multi(&multi, be, d, err, sizeof err) != IC_OK) {
-        printf("FAIL %s devices %s: context: %s\n", be, dls, err);
+    if (ic_context_create(&one, be, NULL) != IC_OK ||
+        open_multi(&multi, be, d) != IC_OK) {
+        printf("FAIL %s devices %s: context: %s\n", be, dls, ic_last_error());
         goto done;
     }
     if (ic_image_create(&src, w, h, ch, IC_AOS) != IC_OK ||
@@ -233,8 +232,8 @@ static int check_large(const char *be, const devlist *d)
     for (int y = 0; y < h; y++)
         for (int x = 0; x < w * ch; x++)
             src.data[(size_t)y * src.pitch + (size_t)x] = (uint8_t)(ict_next(&rs) >> 56);
-    if (ic_kernel_parse(&k, "gaussian:7", err, sizeof err) != IC_OK) {
-        printf("FAIL: kernel gaussian:7: %s\n", err);
+    if (ic_kernel_parse(&k, "gaussian:7") != IC_OK) {
+        printf("FAIL: kernel gaussian:7: %s\n", ic_last_error());
         goto done;
     }
     char plan[4096] = "";
@@ -252,8 +251,8 @@ static int check_large(const char *be, const devlist *d)
     const ic_status s2 = s1 == IC_OK ? ic_convolve(multi, &src, &b, &k, &p) : s1;
     if (s1 != IC_OK || s2 != IC_OK) {
         printf("FAIL %s devices %s: %dx%d: %s: %s / %s\n", be, dls, w, h,
-               ic_status_str(s1 != IC_OK ? s1 : s2), ic_context_error(one),
-               ic_context_error(multi));
+               ic_status_str(s1 != IC_OK ? s1 : s2), ic_last_error(),
+               ic_last_error());
         goto done;
     }
     int x, y, c;
@@ -281,7 +280,6 @@ done:
 static int check_refusals(int ndev)
 {
     int fails = 0;
-    char err[256];
     ic_context *ctx = NULL;
     ic_context_options o;
 
@@ -289,11 +287,10 @@ static int check_refusals(int ndev)
     for (size_t i = 0; i < sizeof bad_counts / sizeof bad_counts[0]; i++) {
         memset(&o, 0, sizeof o);
         o.n_devices = bad_counts[i];
-        err[0] = '\0';
-        const ic_status s = ic_context_create(&ctx, "cuda", &o, err, sizeof err);
+        const ic_status s = ic_context_create(&ctx, "cuda", &o);
         ICT_CHECK(fails, s == IC_ERR_INVALID_ARG && ctx == NULL,
                   "n_devices %d gave %s (%s), want IC_ERR_INVALID_ARG", bad_counts[i],
-                  ic_status_str(s), err);
+                  ic_status_str(s), ic_last_error());
         ic_context_free(ctx);
         ctx = NULL;
     }
@@ -301,9 +298,9 @@ static int check_refusals(int ndev)
     memset(&o, 0, sizeof o);
     o.n_devices = 2;
     o.devices[1] = -3;
-    ic_status s = ic_context_create(&ctx, "cuda-global", &o, err, sizeof err);
+    ic_status s = ic_context_create(&ctx, "cuda-global", &o);
     ICT_CHECK(fails, s == IC_ERR_INVALID_ARG && ctx == NULL,
-              "a negative ordinal gave %s (%s), want IC_ERR_INVALID_ARG", ic_status_str(s), err);
+              "a negative ordinal gave %s (%s), want IC_ERR_INVALID_ARG", ic_status_str(s), ic_last_error());
     ic_context_free(ctx);
     ctx = NULL;
 
@@ -315,12 +312,11 @@ static int check_refusals(int ndev)
         memset(&o, 0, sizeof o);
         o.n_devices = n;
         o.devices[n - 1] = missing;
-        err[0] = '\0';
-        s = ic_context_create(&ctx, n == 3 ? "cuda" : "cuda-tiled-halo", &o, err, sizeof err);
-        ICT_CHECK(fails, s == IC_ERR_DEVICE && ctx == NULL && strstr(err, name) &&
-                             !strchr(err, '\n'),
+        s = ic_context_create(&ctx, n == 3 ? "cuda" : "cuda-tiled-halo", &o);
+        ICT_CHECK(fails, s == IC_ERR_DEVICE && ctx == NULL && strstr(ic_last_error(), name) &&
+                             !strchr(ic_last_error(), '\n'),
                   "device list of %d ending in %d gave %s ('%s'), want IC_ERR_DEVICE naming it",
-                  n, missing, ic_status_str(s), err);
+                  n, missing, ic_status_str(s), ic_last_error());
         ic_context_free(ctx);
         ctx = NULL;
     }
@@ -328,15 +324,15 @@ static int check_refusals(int ndev)
     /* n_devices 1: one device, devices[0]; a CPU backend ignores the list. */
     memset(&o, 0, sizeof o);
     o.n_devices = 1;
-    s = ic_context_create(&ctx, "cuda", &o, err, sizeof err);
-    ICT_CHECK(fails, s == IC_OK, "n_devices 1 on device 0: %s (%s)", ic_status_str(s), err);
+    s = ic_context_create(&ctx, "cuda", &o);
+    ICT_CHECK(fails, s == IC_OK, "n_devices 1 on device 0: %s (%s)", ic_status_str(s), ic_last_error());
     ic_context_free(ctx);
     ctx = NULL;
     memset(&o, 0, sizeof o);
     o.n_devices = 2;
     o.devices[1] = missing;
-    s = ic_context_create(&ctx, "cpu", &o, err, sizeof err);
-    ICT_CHECK(fails, s == IC_OK, "cpu with a device list: %s (%s)", ic_status_str(s), err);
+    s = ic_context_create(&ctx, "cpu", &o);
+    ICT_CHECK(fails, s == IC_OK, "cpu with a device list: %s (%s)", ic_status_str(s), ic_last_error());
     ic_context_free(ctx);
     return fails;
 }
@@ -370,9 +366,8 @@ int main(void)
         }
         tested++;
         ic_context *one = NULL;
-        char err[256] = "";
-        if (ic_context_create(&one, be, NULL, err, sizeof err) != IC_OK) {
-            printf("FAIL %s: one-device context: %s\n", be, err);
+        if (ic_context_create(&one, be, NULL) != IC_OK) {
+            printf("FAIL %s: one-device context: %s\n", be, ic_last_error());
             failures++;
             continue;
         }
@@ -380,8 +375,8 @@ int main(void)
             char dls[64];
             list_str(&lists[l], dls, sizeof dls);
             ic_context *multi = NULL;
-            if (open_multi(&multi, be, &lists[l], err, sizeof err) != IC_OK) {
-                printf("FAIL %s: context on devices %s: %s\n", be, dls, err);
+            if (open_multi(&multi, be, &lists[l]) != IC_OK) {
+                printf("FAIL %s: context on devices %s: %s\n", be, dls, ic_last_error());
                 failures++;
                 continue;
             }

@@ -11,7 +11,7 @@
 
 static int fail(const char *what, ic_status st)
 {
-    fprintf(stderr, "consumer: %s: %s\n", what, ic_status_str(st));
+    fprintf(stderr, "consumer: %s: %s (%s)\n", what, ic_status_str(st), ic_last_error());
     return 1;
 }
 
@@ -19,14 +19,13 @@ int main(void)
 {
     ic_image src, a, b;
     ic_kernel k;
-    char err[256];
     ic_status st;
     if ((st = ic_image_create(&src, 97, 61, 3, IC_AOS)) != IC_OK)
         return fail("create", st);
     if ((st = ic_image_chart(&src, 7)) != IC_OK)
         return fail("chart", st);
-    if ((st = ic_kernel_parse(&k, "gaussian:5", err, sizeof err)) != IC_OK)
-        return fail(err, st);
+    if ((st = ic_kernel_parse(&k, "gaussian:5")) != IC_OK)
+        return fail("kernel", st);
     if ((st = ic_image_create(&a, 97, 61, 3, IC_AOS)) != IC_OK ||
         (st = ic_image_create(&b, 97, 61, 3, IC_SOA)) != IC_OK)
         return fail("create", st);

@@ -24,10 +24,13 @@ for cand in ${IC_PYTHON:-} python3 /usr/bin/python3; do
 done
 
 if [ -n "$py" ]; then
-    if ! "$py" -m venv --system-site-packages "$tmp/venv" >"$tmp/venv.log" 2>&1; then
-        cat "$tmp/venv.log"; echo "run.sh: FAIL: $py -m venv" >&2; exit 1
-    fi
-    pipflags=(--no-build-isolation --no-deps)
+    # The interpreter has everything: the package goes into a folder of its
+    # own on PYTHONPATH (a venv made from an interpreter that is itself a venv,
+    # like the GPU machine's PyTorch one, would not see that venv's packages).
+    pipflags=(--no-build-isolation --no-deps --target "$tmp/site")
+    vpy=$py
+    export PYTHONPATH=$tmp/site${PYTHONPATH:+:$PYTHONPATH}
+    where="packages of $py, imgconv in $tmp/site"
 else
     base=$(command -v python3 || true)
     [ -n "$base" ] || { echo "run.sh: SKIPPED: no python3 on this machine"; exit 77; }
@@ -38,9 +41,10 @@ else
         exit 77
     fi
     pipflags=(--no-build-isolation --no-deps)
+    vpy=$tmp/venv/bin/python
+    where="venv $tmp/venv"
 fi
-vpy=$tmp/venv/bin/python
-echo "run.sh: $("$vpy" --version) from $py${py:+ }(venv $tmp/venv)"
+echo "run.sh: $("$vpy" --version) ($where)"
 # A copy of python/: pip builds in the tree it is given, and the checkout stays clean.
 cp -r "$src/python" "$tmp/pkg" && rm -rf "$tmp/pkg/build" "$tmp/pkg"/*.egg-info
 if ! IMGCONV_BUILD_DIR=$build "$vpy" -m pip install -q "${pipflags[@]}" "$tmp/pkg" >"$tmp/pip.log" 2>&1; then

@@ -177,7 +177,7 @@ int ict_run_case(ic_context *ctx, const char *backend, const ict_case *c, ict_to
     ic_status st = ic_convolve(ctx, &src.img, &dst.img, &k, c->null_params ? NULL : &c->params);
     if (st != IC_OK) {
         printf("FAIL %s: ic_convolve returned %d (%s): %s\n  %s\n", backend, (int)st,
-               ic_status_str(st), ic_context_error(ctx), what);
+               ic_status_str(st), ic_last_error(), what);
         goto done;
     }
     if (memcmp(src_copy, src.mem, src.bytes + src.guard) != 0) {
@@ -255,12 +255,11 @@ int ict_diff_backend(const char *backend, int ncases, uint64_t seed, int max_dim
     if (env_int("ICT_CASE", &v) && v >= 0)
         only = v;
 
-    char err[256] = "";
     ic_context *ctx = NULL;
-    ic_status st = ic_context_create(&ctx, backend, NULL, err, sizeof err);
+    ic_status st = ic_context_create(&ctx, backend, NULL);
     if (st != IC_OK || !ctx) {
         printf("FAIL %s: ic_context_create returned %d (%s): %s\n", backend, (int)st,
-               ic_status_str(st), err);
+               ic_status_str(st), ic_last_error());
         return 1;
     }
     ict_totals tot;
@@ -335,7 +334,7 @@ static int rounding_row(ic_context *ctx, const char *backend, const char *label,
     ic_status st = ic_convolve(ctx, &src.img, &dst.img, &k, &p);
     if (st != IC_OK) {
         printf("FAIL %s: rounding example %s: ic_convolve returned %s: %s\n", backend, label,
-               ic_status_str(st), ic_context_error(ctx));
+               ic_status_str(st), ic_last_error());
         bad = 1;
     } else {
         for (int x = 0; x < n; x++) {
@@ -354,10 +353,9 @@ static int rounding_row(ic_context *ctx, const char *backend, const char *label,
 
 int ict_check_rounding(const char *backend)
 {
-    char err[256] = "";
     ic_context *ctx = NULL;
-    if (ic_context_create(&ctx, backend, NULL, err, sizeof err) != IC_OK || !ctx) {
-        printf("FAIL %s: ic_context_create: %s\n", backend, err);
+    if (ic_context_create(&ctx, backend, NULL) != IC_OK || !ctx) {
+        printf("FAIL %s: ic_context_create: %s\n", backend, ic_last_error());
         return 1;
     }
     /* out(x) = (in(x-1) + in(x)) / 2, replicate border: as a correlation with

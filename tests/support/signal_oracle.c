@@ -104,13 +104,12 @@ static ic_params params(ic_border b, float value, int correlate, float bias)
 /* Runs the case on c->backend; returns the status and prints it when not OK. */
 static ic_status c1_run(const c1 *c, const void *in, void *out, const float *k)
 {
-    char err[256] = "";
     const ic_status s = c->u8 ? ic_conv1d_u8((const uint8_t *)in, (uint8_t *)out, (size_t)c->n, k,
-                                             c->klen, &c->p, c->backend, err, sizeof err)
+                                             c->klen, &c->p, c->backend)
                               : ic_conv1d_f32((const float *)in, (float *)out, (size_t)c->n, k,
-                                              c->klen, &c->p, c->backend, err, sizeof err);
+                                              c->klen, &c->p, c->backend);
     if (s != IC_OK) {
-        printf("FAIL %s: %s: %s\n", c->label, ic_status_str(s), err);
+        printf("FAIL %s: %s: %s\n", c->label, ic_status_str(s), ic_last_error());
         c1_print(c);
     }
     return s;
@@ -191,8 +190,7 @@ static int worked_examples(const char *b)
         float in[50], out[50];
         for (int i = 0; i < 50; i++)
             in[i] = (float)(i + 1);
-        char err[256] = "";
-        const ic_status s = ic_stencil1d(in, out, 50, 3, NULL, b, err, sizeof err);
+        const ic_status s = ic_stencil1d(in, out, 50, 3, NULL, b);
         const struct {
             int i;
             float v;
@@ -200,7 +198,7 @@ static int worked_examples(const char *b)
                     {16, 119}, {46, 329}, {47, 285}, {48, 240}, {49, 194}};
         if (s != IC_OK) {
             printf("FAIL seed 001 stencil (radius 3, n 50) on %s: %s: %s\n", b, ic_status_str(s),
-                   err);
+                   ic_last_error());
             f++;
         } else
             for (size_t j = 0; j < sizeof want / sizeof want[0]; j++)
@@ -434,11 +432,10 @@ static int stencil_cases(const char *backend, int big, uint64_t seed)
                 x[i] = in[i] = (float)ict_range(&r, -1000, 1000);
             for (int j = 0; j < c.klen; j++)
                 ones[j] = 1.0f;
-            char err[256] = "";
             const ic_status s = ic_stencil1d(in, out, (size_t)c.n, radius, use_null ? NULL : &c.p,
-                                             backend, err, sizeof err);
+                                             backend);
             if (s != IC_OK) {
-                printf("FAIL stencil: %s: %s\n", ic_status_str(s), err);
+                printf("FAIL stencil: %s: %s\n", ic_status_str(s), ic_last_error());
                 c1_print(&c);
                 fails++;
             } else {
@@ -463,11 +460,11 @@ static int stencil_cases(const char *backend, int big, uint64_t seed)
 }
 
 /* Expects status `want` from a call; prints the call when it differs. */
-static int expect(const char *what, ic_status got, ic_status want, const char *err)
+static int expect(const char *what, ic_status got, ic_status want, const char *msg)
 {
     if (got == want)
         return 0;
-    printf("FAIL %s: got %s, want %s (%s)\n", what, ic_status_str(got), ic_status_str(want), err);
+    printf("FAIL %s: got %s, want %s (%s)\n", what, ic_status_str(got), ic_status_str(want), msg);
     return 1;
 }
 
@@ -476,59 +473,58 @@ static int conv1d_errors(const char *b)
     int f = 0;
     float in[8] = {1, 2, 3, 4, 5, 6, 7, 8}, out[8], k[3] = {1, 2, 1};
     const float bad[3] = {1, NAN, 1};
-    char err[256];
     ic_params p = params(IC_BORDER_CONSTANT, 0, 0, 0);
-#define CALL(expr) (err[0] = '\0', (expr))
-    f += expect("NULL input", CALL(ic_conv1d_f32(NULL, out, 8, k, 3, NULL, b, err, sizeof err)),
-                IC_ERR_INVALID_ARG, err);
-    f += expect("NULL kernel", CALL(ic_conv1d_f32(in, out, 8, NULL, 3, NULL, b, err, sizeof err)),
-                IC_ERR_INVALID_ARG, err);
-    f += expect("empty signal", CALL(ic_conv1d_f32(in, out, 0, k, 3, NULL, b, err, sizeof err)),
-                IC_ERR_INVALID_ARG, err);
-    f += expect("even kernel", CALL(ic_conv1d_f32(in, out, 8, k, 2, NULL, b, err, sizeof err)),
-                IC_ERR_INVALID_ARG, err);
-    f += expect("kernel length 0", CALL(ic_conv1d_f32(in, out, 8, k, 0, NULL, b, err, sizeof err)),
-                IC_ERR_INVALID_ARG, err);
+#define CALL(expr) (expr)
+    f += expect("NULL input", CALL(ic_conv1d_f32(NULL, out, 8, k, 3, NULL, b)),
+                IC_ERR_INVALID_ARG, ic_last_error());
+    f += expect("NULL kernel", CALL(ic_conv1d_f32(in, out, 8, NULL, 3, NULL, b)),
+                IC_ERR_INVALID_ARG, ic_last_error());
+    f += expect("empty signal", CALL(ic_conv1d_f32(in, out, 0, k, 3, NULL, b)),
+                IC_ERR_INVALID_ARG, ic_last_error());
+    f += expect("even kernel", CALL(ic_conv1d_f32(in, out, 8, k, 2, NULL, b)),
+                IC_ERR_INVALID_ARG, ic_last_error());
+    f += expect("kernel length 0", CALL(ic_conv1d_f32(in, out, 8, k, 0, NULL, b)),
+                IC_ERR_INVALID_ARG, ic_last_error());
     f += expect("kernel too long",
-                CALL(ic_conv1d_f32(in, out, 8, k, IC_MAX_KERNEL_1D + 2, NULL, b, err, sizeof err)),
-                IC_ERR_INVALID_ARG, err);
+                CALL(ic_conv1d_f32(in, out, 8, k, IC_MAX_KERNEL_1D + 2, NULL, b)),
+                IC_ERR_INVALID_ARG, ic_last_error());
     f += expect("signal too long",
-                CALL(ic_conv1d_f32(in, out, IC_MAX_SIGNAL + 1, k, 3, NULL, b, err, sizeof err)),
-                IC_ERR_TOO_LARGE, err);
-    f += expect("NaN weight", CALL(ic_conv1d_f32(in, out, 8, bad, 3, NULL, b, err, sizeof err)),
-                IC_ERR_INVALID_ARG, err);
-    f += expect("in-place", CALL(ic_conv1d_f32(in, in, 8, k, 3, NULL, b, err, sizeof err)),
-                IC_ERR_INVALID_ARG, err);
+                CALL(ic_conv1d_f32(in, out, IC_MAX_SIGNAL + 1, k, 3, NULL, b)),
+                IC_ERR_TOO_LARGE, ic_last_error());
+    f += expect("NaN weight", CALL(ic_conv1d_f32(in, out, 8, bad, 3, NULL, b)),
+                IC_ERR_INVALID_ARG, ic_last_error());
+    f += expect("in-place", CALL(ic_conv1d_f32(in, in, 8, k, 3, NULL, b)),
+                IC_ERR_INVALID_ARG, ic_last_error());
     f += expect("overlapping buffers",
-                CALL(ic_conv1d_f32(in, in + 2, 4, k, 3, NULL, b, err, sizeof err)),
-                IC_ERR_INVALID_ARG, err);
+                CALL(ic_conv1d_f32(in, in + 2, 4, k, 3, NULL, b)),
+                IC_ERR_INVALID_ARG, ic_last_error());
     p.border = (ic_border)7;
-    f += expect("bad border", CALL(ic_conv1d_f32(in, out, 8, k, 3, &p, b, err, sizeof err)),
-                IC_ERR_INVALID_ARG, err);
+    f += expect("bad border", CALL(ic_conv1d_f32(in, out, 8, k, 3, &p, b)),
+                IC_ERR_INVALID_ARG, ic_last_error());
     p = params(IC_BORDER_CONSTANT, 0, 0, INFINITY);
-    f += expect("infinite bias", CALL(ic_conv1d_f32(in, out, 8, k, 3, &p, b, err, sizeof err)),
-                IC_ERR_INVALID_ARG, err);
-    f += expect("negative radius", CALL(ic_stencil1d(in, out, 8, -1, NULL, b, err, sizeof err)),
-                IC_ERR_INVALID_ARG, err);
+    f += expect("infinite bias", CALL(ic_conv1d_f32(in, out, 8, k, 3, &p, b)),
+                IC_ERR_INVALID_ARG, ic_last_error());
+    f += expect("negative radius", CALL(ic_stencil1d(in, out, 8, -1, NULL, b)),
+                IC_ERR_INVALID_ARG, ic_last_error());
     f +=
         expect("radius too large",
-               CALL(ic_stencil1d(in, out, 8, (IC_MAX_KERNEL_1D + 1) / 2, NULL, b, err, sizeof err)),
-               IC_ERR_INVALID_ARG, err);
+               CALL(ic_stencil1d(in, out, 8, (IC_MAX_KERNEL_1D + 1) / 2, NULL, b)),
+               IC_ERR_INVALID_ARG, ic_last_error());
     f += expect("unknown backend",
-                CALL(ic_conv1d_f32(in, out, 8, k, 3, NULL, "fpga", err, sizeof err)),
-                IC_ERR_NO_BACKEND, err);
-    if (!strstr(err, "fpga")) {
-        printf("FAIL unknown backend: message '%s' does not name it\n", err);
+                CALL(ic_conv1d_f32(in, out, 8, k, 3, NULL, "fpga")),
+                IC_ERR_NO_BACKEND, ic_last_error());
+    if (!strstr(ic_last_error(), "fpga")) {
+        printf("FAIL unknown backend: message '%s' does not name it\n", ic_last_error());
         f++;
     }
     /* no error buffer is fine */
-    f += expect("no error buffer", ic_conv1d_f32(in, out, 8, k, 3, NULL, b, NULL, 0), IC_OK, "");
-    f += expect("no error buffer, error", ic_conv1d_f32(NULL, out, 8, k, 3, NULL, b, NULL, 0),
+    f += expect("no error buffer", ic_conv1d_f32(in, out, 8, k, 3, NULL, b), IC_OK, "");
+    f += expect("no error buffer, error", ic_conv1d_f32(NULL, out, 8, k, 3, NULL, b),
                 IC_ERR_INVALID_ARG, "");
     /* "cuda" works or says why not: never a crash, never another status */
-    const ic_status s = CALL(ic_conv1d_f32(in, out, 8, k, 3, NULL, "cuda", err, sizeof err));
-    if (s != IC_OK && !(s == IC_ERR_NO_BACKEND && err[0])) {
-        printf("FAIL backend cuda: %s with message '%s'\n", ic_status_str(s), err);
+    const ic_status s = CALL(ic_conv1d_f32(in, out, 8, k, 3, NULL, "cuda"));
+    if (s != IC_OK && !(s == IC_ERR_NO_BACKEND && ic_last_error()[0])) {
+        printf("FAIL backend cuda: %s with message '%s'\n", ic_status_str(s), ic_last_error());
         f++;
     }
 #undef CALL
@@ -566,10 +562,9 @@ static int mm_case(const char *variant, const char *label, uint64_t seed, int M,
     }
     for (size_t i = 0; i < nc; i++)
         C[i] = NAN; /* every entry must be written */
-    char err[256] = "";
-    const ic_status s = ic_matmul(A, B, C, M, K, N, variant, err, sizeof err);
+    const ic_status s = ic_matmul(A, B, C, M, K, N, variant);
     if (s != IC_OK) {
-        printf("FAIL %s: %s: %s\n", label, ic_status_str(s), err);
+        printf("FAIL %s: %s: %s\n", label, ic_status_str(s), ic_last_error());
         fail = 1;
     } else {
         ict_matmul_ref(A, B, M, K, N, ref, mag);
@@ -627,15 +622,14 @@ static int mm_errors(const char *v)
 {
     int f = 0;
     float A[4] = {1, 2, 3, 4}, B[4] = {1, 0, 0, 1}, C[4];
-    char err[256] = "";
-    f += expect("M = 0", ic_matmul(A, B, C, 0, 2, 2, v, err, sizeof err), IC_ERR_INVALID_ARG, err);
-    f += expect("K < 0", ic_matmul(A, B, C, 2, -1, 2, v, err, sizeof err), IC_ERR_INVALID_ARG, err);
-    f += expect("NULL B", ic_matmul(A, NULL, C, 2, 2, 2, v, err, sizeof err), IC_ERR_INVALID_ARG,
-                err);
-    f += expect("C is A", ic_matmul(A, B, A, 2, 2, 2, v, err, sizeof err), IC_ERR_INVALID_ARG, err);
-    f += expect("unknown variant", ic_matmul(A, B, C, 2, 2, 2, "blas", err, sizeof err),
-                IC_ERR_NO_BACKEND, err);
-    f += expect("no error buffer", ic_matmul(A, B, C, 2, 2, 2, v, NULL, 0), IC_OK, "");
+    f += expect("M = 0", ic_matmul(A, B, C, 0, 2, 2, v), IC_ERR_INVALID_ARG, ic_last_error());
+    f += expect("K < 0", ic_matmul(A, B, C, 2, -1, 2, v), IC_ERR_INVALID_ARG, ic_last_error());
+    f += expect("NULL B", ic_matmul(A, NULL, C, 2, 2, 2, v), IC_ERR_INVALID_ARG,
+                ic_last_error());
+    f += expect("C is A", ic_matmul(A, B, A, 2, 2, 2, v), IC_ERR_INVALID_ARG, ic_last_error());
+    f += expect("unknown variant", ic_matmul(A, B, C, 2, 2, 2, "blas"),
+                IC_ERR_NO_BACKEND, ic_last_error());
+    f += expect("no error buffer", ic_matmul(A, B, C, 2, 2, 2, v), IC_OK, "");
     return f;
 }
 
@@ -649,11 +643,10 @@ int ict_matmul_suite(const char *variant, int big)
         const float A[6] = {1, 2, 3, 4, 5, 6}, B[6] = {7, 8, 9, 10, 11, 12};
         const float want[4] = {58, 64, 139, 154};
         float C[4] = {0, 0, 0, 0};
-        char err[256] = "";
-        const ic_status s = ic_matmul(A, B, C, 2, 3, 2, variant, err, sizeof err);
+        const ic_status s = ic_matmul(A, B, C, 2, 3, 2, variant);
         if (s != IC_OK || memcmp(C, want, sizeof want) != 0) {
             printf("FAIL worked 2x3 by 3x2 product on %s: %s %s; got %g %g %g %g\n", variant,
-                   ic_status_str(s), err, (double)C[0], (double)C[1], (double)C[2], (double)C[3]);
+                   ic_status_str(s), ic_last_error(), (double)C[0], (double)C[1], (double)C[2], (double)C[3]);
             f++;
         }
     }

@@ -1,0 +1,393 @@
+/*
+ * rows_impl.cuh - the kernels and launch helpers of the `rows` method of the
+ * cuda fast path (rows.cu holds its entry points and dispatches to the parts
+ * rows_k*.cu, which instantiate these templates a kernel size and some ranks
+ * each so that they compile in parallel): small square kernels (3, 5, 7, 9)
+ * straight from global memory with 16-byte loads, no shared memory and no
+ * barriers.
+ *
+ * A row of an AoS image is a run of width*channels samples in which a
+ * horizontal tap is `channels` samples away; an SoA plane is the same with a
+ * step of 1. Each thread owns 16 consecutive samples of ROWS output rows. For
+ * each of the ROWS+K-1 input rows it needs, it loads the 16 samples above its
+ * outputs plus the 16 on either side (three aligned uint4 loads; the side
+ * loads hit L1, as neighbouring threads load the same lines), converts the
+ * bytes it needs to float once, and adds that row's contribution to every
+ * output row it touches. Weights travel as a kernel parameter (constant bank,
+ * broadcast). With RANK > 0 the kernel is applied as RANK pairs of 1D passes:
+ * each input row's horizontal pass is done once and shared by the output rows
+ * it feeds (issue 4's separable path for small kernels). The whole window
+ * stays in registers: indices are compile-time
+ * constants, so nothing spills to local memory.
+ *
+ * Threads whose window would leave the image or the rows' written bytes (the
+ * image edges, a row tail shorter than 16 samples) return at once; extra
+ * blocks of the same launch (past the main grid in x) compute those outputs,
+ * one thread per sample with every tap mapped by ic_border_map. (One thread
+ * doing 64 edge outputs serially was the tail of the whole launch, ~40 us; a
+ * second launch for the edges cost most of a small image's time, and
+ * branching inside the fast threads to gather their window made every
+ * thread 2x slower: bench table H, 77b92cb.) Reads never touch the pitch
+ * padding, so initcheck stays clean.
+ *
+ * ROWS (1, 2 or 4 output rows per thread) is chosen per image by
+ * ic_fast_rows_shape: the most rows per thread (least re-reading and
+ * conversion) that still gives every SM enough threads.
+ *
+ * Premultiplied alpha (a.premultiply, backend.h) on RGBA AoS rows: a thread's
+ * 16 samples are 4 whole pixels and its halos whole pixels too (16c - 4R), so
+ * each loaded row is premultiplied in registers (colour times the alpha three
+ * samples on), the sums are FC and FA, and the store divides each colour sum
+ * by its pixel's FA: one pass, nothing but registers. Edge outputs compute FA
+ * beside FC. Other layouts with premultiplication take the generic kernel.
+ */
+#ifndef IC_CUDA_FAST_ROWS_IMPL_CUH
+#define IC_CUDA_FAST_ROWS_IMPL_CUH
+
+#include <cuda_runtime.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "core/border.h"
+#include "cuda/cuda_common.cuh"
+#include "cuda/fast/fast.h"
+
+/* A named namespace (not an anonymous one): the parts' explicit
+ * instantiations must link with rows.cu's extern declarations. */
+namespace icf_rows {
+
+constexpr int CHUNK = 16;  /* output samples per thread: one uint4 store */
+constexpr int BX = 32, BY = 8;
+
+/* Weights by value (kernel parameter space = constant bank, broadcast):
+ * the full K x K for RANK 0, else RANK pairs of row and column vectors. */
+template <int K, int RANK> struct rows_w {
+    float v[RANK == 0 ? K * K : 1];
+    float row[RANK == 0 ? 1 : RANK][K];
+    float col[RANK == 0 ? 1 : RANK][K];
+};
+
+__device__ __forceinline__ float byte_of(const uint4 &q, int b)
+{
+    const unsigned w = b < 4 ? q.x : b < 8 ? q.y : b < 12 ? q.z : q.w;
+    return (float)((w >> (8 * (b & 3))) & 0xffu);
+}
+
+/* Which threads of rows_kernel take the fast path: output row group g
+ * (rows ROWS*g..ROWS*g+ROWS-1) and chunk c (samples 16c..16c+15) are interior when every
+ * load of the thread stays inside the image's rows and written bytes. */
+struct rows_span {
+    int g_first, g_end; /* interior row groups [g_first, g_end) */
+    int c_first, c_end; /* interior chunks [c_first, c_end) */
+};
+
+__host__ __device__ inline rows_span rows_interior(int height, int nsamp, int r, int halo, int ROWS)
+{
+    rows_span sp;
+    sp.g_first = (r + ROWS - 1) / ROWS;         /* ROWS*g >= r */
+    sp.g_end = (height - ROWS - r) / ROWS + 1;  /* ROWS*g + ROWS-1 + r < height */
+    if (height - ROWS - r < 0 || sp.g_end < sp.g_first)
+        sp.g_end = sp.g_first;
+    sp.c_first = halo > 0 ? 1 : 0;              /* the left side load stays in the row */
+    sp.c_end = (nsamp - 2 * CHUNK) / CHUNK + 1; /* 16c + 32 <= nsamp */
+    if (nsamp - 2 * CHUNK < 0 || sp.c_end < sp.c_first)
+        sp.c_end = sp.c_first;
+    return sp;
+}
+
+/* Where the edge outputs are: rows above and below the interior row groups
+ * over the whole width (n_band samples), then the samples left and right of
+ * the interior chunks over the interior rows; n_total in all (per plane). */
+struct rows_edges {
+    rows_span sp;
+    int rows;          /* ROWS of the launch */
+    long long n_top;   /* rows above the interior groups */
+    int bot_start;     /* first row below them */
+    long long n_band, n_total;
+    unsigned main_bx;  /* blocks in x of the main grid; the edge blocks follow */
+    unsigned edge_bx;  /* edge blocks per grid row */
+};
+
+/* Edge output i (0 <= i < n_total) of plane `plane`: every tap through
+ * ic_border_map. */
+template <int K>
+__device__ __forceinline__ void rows_edge_item(const ic_cuda_args &a, int nsamp, const rows_edges &e,
+                                               long long i, int plane)
+{
+    constexpr int R = K / 2;
+    const int step = a.soa ? 1 : a.channels;
+    const rows_span &sp = e.sp;
+    int y, s;
+    if (i < e.n_band) { /* band of whole rows: top, then bottom */
+        const long long row = i / nsamp;
+        s = (int)(i - row * nsamp);
+        y = row < e.n_top ? (int)row : e.bot_start + (int)(row - e.n_top);
+    } else { /* side columns of the interior rows (there are interior rows) */
+        const int left = CHUNK * sp.c_first, right = nsamp - CHUNK * sp.c_end;
+        const long long j = i - e.n_band;
+        const long long row = j / (left + right);
+        const int k = (int)(j - row * (left + right));
+        y = e.rows * sp.g_first + (int)row;
+        s = k < left ? k : CHUNK * sp.c_end + (k - left);
+    }
+    const size_t plane_in = a.soa ? (size_t)plane * a.height * a.src_pitch : 0;
+    const size_t plane_out = a.soa ? (size_t)plane * a.height * a.dst_pitch : 0;
+    const uint8_t *src = a.src + plane_in;
+    const int x = s / step, c = s - x * step;
+    /* premultiplied colour: the alpha sample of the same pixel and FA beside */
+    const int ac = a.channels - 1;
+    const bool pm = a.premultiply && (a.soa ? plane : c) != ac;
+    const uint8_t *asrc = a.soa ? a.src + (size_t)ac * a.height * a.src_pitch : a.src + ac;
+    float acc = 0.0f, fa = 0.0f;
+#pragma unroll
+    for (int j = 0; j < K; j++) {
+        const int sy = ic_border_map(y + j - R, a.height, a.border);
+#pragma unroll
+        for (int q = 0; q < K; q++) {
+            const int sx = ic_border_map(x + q - R, a.width, a.border);
+            const bool out = sx < 0 || sy < 0;
+            const size_t o = (size_t)sy * a.src_pitch + (size_t)sx * step;
+            float v = out ? a.border_value : (float)src[o + c];
+            if (pm) {
+                const float av = out ? a.border_value : (float)asrc[o];
+                v *= av;
+                fa += a.w[j * K + q] * av;
+            }
+            acc += a.w[j * K + q] * v;
+        }
+    }
+    if (pm)
+        acc = ic_cu_unpremultiply(acc, fa);
+    a.dst[plane_out + (size_t)y * a.dst_pitch + s] = ic_round_u8(acc + a.bias);
+}
+
+template <int K, int STEP, int RANK, int ROWS>
+__global__ void __launch_bounds__(BX *BY, ROWS == 4 ? (K >= 5 ? 2 : 4) : (K >= 7 ? 3 : 4))
+    rows_kernel(ic_cuda_args a, rows_w<K, RANK> w, rows_edges e)
+{
+    if (blockIdx.x >= e.main_bx) { /* an edge block (block-uniform branch) */
+        const long long i = ((long long)blockIdx.y * e.edge_bx + (blockIdx.x - e.main_bx)) * (BX * BY) +
+                            threadIdx.y * BX + threadIdx.x;
+        if (i < e.n_total)
+            rows_edge_item<K>(a, a.width * (a.soa ? 1 : a.channels), e, i, (int)blockIdx.z);
+        return;
+    }
+    constexpr int R = K / 2;
+    constexpr int H = R * STEP; /* halo samples on each side, <= 16 */
+    static_assert(H <= CHUNK, "halo wider than one side load");
+    const int step = a.soa ? 1 : a.channels;
+    const int nsamp = a.width * step;
+    const int s0 = (blockIdx.x * BX + threadIdx.x) * CHUNK;
+    const int y0 = (blockIdx.y * BY + threadIdx.y) * ROWS;
+    if (s0 >= nsamp || y0 >= a.height)
+        return;
+    const size_t plane_in = a.soa ? (size_t)blockIdx.z * a.height * a.src_pitch : 0;
+    const size_t plane_out = a.soa ? (size_t)blockIdx.z * a.height * a.dst_pitch : 0;
+    const uint8_t *src = a.src + plane_in;
+    uint8_t *dst = a.dst + plane_out;
+
+    const rows_span &sp = e.sp;
+    const int g = y0 / ROWS, c = s0 / CHUNK;
+    if (g < sp.g_first || g >= sp.g_end || c < sp.c_first || c >= sp.c_end)
+        return; /* rows_edges writes these outputs */
+
+    float acc[ROWS][CHUNK];
+#pragma unroll
+    for (int o = 0; o < ROWS; o++)
+#pragma unroll
+        for (int t = 0; t < CHUNK; t++)
+            acc[o][t] = 0.0f;
+
+#pragma unroll
+    for (int r = 0; r < ROWS + K - 1; r++) {
+        const uint8_t *row = src + (size_t)(y0 - R + r) * a.src_pitch + s0;
+        const uint4 mid = __ldg(reinterpret_cast<const uint4 *>(row));
+        uint4 lft = mid, rgt = mid;
+        if (H > 0) {
+            lft = __ldg(reinterpret_cast<const uint4 *>(row - CHUNK));
+            rgt = __ldg(reinterpret_cast<const uint4 *>(row + CHUNK));
+        }
+        /* f[q] = sample s0 - H + q */
+        float f[CHUNK + 2 * H];
+#pragma unroll
+        for (int q = 0; q < CHUNK + 2 * H; q++) {
+            const int b = q - H; /* byte offset from s0 */
+            f[q] = b < 0 ? byte_of(lft, b + CHUNK) : b < CHUNK ? byte_of(mid, b) : byte_of(rgt, b - CHUNK);
+        }
+        if constexpr (STEP == 4) {
+            if (a.premultiply) { /* whole RGBA pixels: f[4p + 3] is pixel p's alpha */
+#pragma unroll
+                for (int p = 0; p < (CHUNK + 2 * H) / 4; p++)
+#pragma unroll
+                    for (int k = 0; k < 3; k++)
+                        f[4 * p + k] *= f[4 * p + 3];
+            }
+        }
+        if (RANK == 0) {
+#pragma unroll
+            for (int o = 0; o < ROWS; o++) {
+                const int j = r - o; /* kernel row this input row is for output row o */
+                if (j < 0 || j >= K)
+                    continue;
+#pragma unroll
+                for (int i = 0; i < K; i++) {
+                    const float wt = w.v[(RANK == 0 ? j * K + i : 0)];
+#pragma unroll
+                    for (int t = 0; t < CHUNK; t++)
+                        acc[o][t] = fmaf(wt, f[t + i * STEP], acc[o][t]);
+                }
+            }
+        } else {
+            /* separable: the row pass once per input row and sample, shared by
+             * every output row it feeds, then the column weights (one partial
+             * sum live at a time: a register array for the row pass spilled) */
+#pragma unroll
+            for (int q = 0; q < (RANK == 0 ? 1 : RANK); q++)
+#pragma unroll
+                for (int t = 0; t < CHUNK; t++) {
+                    float h = 0.0f;
+#pragma unroll
+                    for (int i = 0; i < K; i++)
+                        h = fmaf(w.row[q][i], f[t + i * STEP], h);
+#pragma unroll
+                    for (int o = 0; o < ROWS; o++) {
+                        const int j = r - o;
+                        if (j >= 0 && j < K)
+                            acc[o][t] = fmaf(w.col[q][j], h, acc[o][t]);
+                    }
+                }
+        }
+    }
+
+    if constexpr (STEP == 4) {
+        if (a.premultiply) { /* colour = FC / FA, 0 where FA <= 0 */
+#pragma unroll
+            for (int o = 0; o < ROWS; o++)
+#pragma unroll
+                for (int p = 0; p < CHUNK / 4; p++) {
+                    const float fa = acc[o][4 * p + 3];
+#pragma unroll
+                    for (int k = 0; k < 3; k++)
+                        acc[o][4 * p + k] = ic_cu_unpremultiply(acc[o][4 * p + k], fa);
+                }
+        }
+    }
+
+#pragma unroll
+    for (int o = 0; o < ROWS; o++) {
+        unsigned v[4];
+#pragma unroll
+        for (int q = 0; q < 4; q++) {
+            v[q] = 0;
+#pragma unroll
+            for (int b = 0; b < 4; b++)
+                v[q] |= (unsigned)ic_round_u8(acc[o][4 * q + b] + a.bias) << (8 * b);
+        }
+        *reinterpret_cast<uint4 *>(dst + (size_t)(y0 + o) * a.dst_pitch + s0) =
+            make_uint4(v[0], v[1], v[2], v[3]);
+    }
+}
+
+template <int K, int STEP, int RANK, int ROWS>
+ic_status launch(const ic_cuda_args *a, const float *w, const float *row, const float *col,
+                 char *err, size_t errlen)
+{
+    rows_w<K, RANK> p;
+    memset(&p, 0, sizeof p);
+    if (RANK == 0)
+        for (int i = 0; i < K * K; i++)
+            p.v[i] = w[i];
+    for (int q = 0; q < RANK; q++)
+        for (int i = 0; i < K; i++) {
+            p.row[q][i] = row[q * K + i];
+            p.col[q][i] = col[q * K + i];
+        }
+    const long long nsamp = (long long)a->width * STEP;
+    const long long chunks = (nsamp + CHUNK - 1) / CHUNK;
+    const long long groups = (a->height + ROWS - 1) / ROWS;
+    const long long main_bx = (chunks + BX - 1) / BX, grid_y = (groups + BY - 1) / BY;
+    /* the edge outputs: rows above the interior groups (all rows when there
+     * are none: tiny images), the rows below them, the sides in between */
+    rows_edges e;
+    memset(&e, 0, sizeof e);
+    e.sp = rows_interior(a->height, (int)nsamp, K / 2, (K / 2) * STEP, ROWS);
+    const rows_span &sp = e.sp;
+    e.rows = ROWS;
+    e.n_top = sp.g_end > sp.g_first ? (long long)ROWS * sp.g_first : a->height;
+    const long long bot_start = sp.g_end > sp.g_first ? (long long)ROWS * sp.g_end : a->height;
+    e.bot_start = (int)bot_start;
+    const long long n_bottom = a->height - bot_start;
+    const long long mid_rows = (long long)ROWS * (sp.g_end - sp.g_first);
+    const long long side = (long long)CHUNK * sp.c_first + (nsamp - (long long)CHUNK * sp.c_end);
+    e.n_band = (e.n_top + n_bottom) * nsamp;
+    e.n_total = e.n_band + mid_rows * side;
+    const long long edge_blocks = (e.n_total + BX * BY - 1) / (BX * BY);
+    const long long edge_bx = (edge_blocks + grid_y - 1) / grid_y;
+    if (main_bx + edge_bx > 0x7fffffffLL)
+        return ic_cu_launch_fallback(a, "cuda fast global kernel", err, errlen);
+    e.main_bx = (unsigned)main_bx;
+    e.edge_bx = (unsigned)edge_bx;
+    const dim3 block(BX, BY);
+    const dim3 grid((unsigned)(main_bx + edge_bx), (unsigned)grid_y,
+                    a->soa ? (unsigned)a->channels : 1u);
+    rows_kernel<K, STEP, RANK, ROWS><<<grid, block, 0, (cudaStream_t)a->stream>>>(*a, p, e);
+    const cudaError_t ce = cudaGetLastError();
+    if (ce != cudaSuccess)
+        return ic_cuda_fail(err, errlen, "cuda fast rows kernel launch", (int)ce);
+    return IC_OK;
+}
+
+template <int K, int STEP, int RANK>
+ic_status launch_r(const ic_cuda_args *a, const float *w, const float *row, const float *col,
+                   int rows, char *err, size_t errlen)
+{
+    switch (rows) {
+    case 1:
+        return launch<K, STEP, RANK, 1>(a, w, row, col, err, errlen);
+    case 2:
+        return launch<K, STEP, RANK, 2>(a, w, row, col, err, errlen);
+    default:
+        return launch<K, STEP, RANK, 4>(a, w, row, col, err, errlen);
+    }
+}
+
+template <int K, int RANK>
+ic_status launch_c(const ic_cuda_args *a, const float *w, const float *row, const float *col,
+                   int rows, char *err, size_t errlen)
+{
+    switch (a->soa ? 1 : a->channels) {
+    case 1:
+        return launch_r<K, 1, RANK>(a, w, row, col, rows, err, errlen);
+    case 3:
+        return launch_r<K, 3, RANK>(a, w, row, col, rows, err, errlen);
+    default:
+        return launch_r<K, 4, RANK>(a, w, row, col, rows, err, errlen);
+    }
+}
+
+template <int K>
+ic_status launch_k(const ic_cuda_args *a, const float *w, const float *row, const float *col,
+                   int rank, int rows, char *err, size_t errlen)
+{
+    switch (rank) {
+    case 0:
+        return launch_c<K, 0>(a, w, row, col, rows, err, errlen);
+    case 1:
+        return launch_c<K, 1>(a, w, row, col, rows, err, errlen);
+    default:
+        return launch_c<K, 2>(a, w, row, col, rows, err, errlen);
+    }
+}
+
+} // namespace icf_rows
+
+/* Names the launch of one (kernel size, rank) pair: a part file writes
+ * IC_ROWS_LAUNCH_C(template, K, RANK); to instantiate it (and the kernels
+ * below it) there, rows.cu IC_ROWS_LAUNCH_C(extern template, K, RANK); for
+ * every pair so that it instantiates none. */
+#define IC_ROWS_LAUNCH_C(PREFIX, K, RANK)                                                          \
+    PREFIX ic_status icf_rows::launch_c<K, RANK>(const ic_cuda_args *a, const float *w,            \
+                                                  const float *row, const float *col, int rows,    \
+                                                  char *err, size_t errlen)
+
+#endif
