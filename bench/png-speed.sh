@@ -35,7 +35,9 @@ if [ -z "$SRC" ]; then
         "$BIN" --chart 2048x2048x3 "$W/photo.png" && SRC=$W/photo.png && what="test chart"
     fi
 elif [ "$SRC" = noisy ]; then
-    python3 "$ROOT/bench/make_photos.py" "$W" 1 2048 2048 7 >/dev/null
+    py=python3 # Debian's interpreter has numpy and scikit-image (install-deps.sh)
+    [ -x /usr/bin/python3 ] && py=/usr/bin/python3
+    "$py" "$ROOT/bench/make_photos.py" "$W" 1 2048 2048 7 >/dev/null
     SRC=$W/photo000.ppm && what="camera-like photograph (bench/make_photos.py 1 2048 2048 7)"
 else
     what=$(basename "$SRC")

@@ -244,14 +244,20 @@ static ic_status jpeg_header_metadata(struct jpeg_decompress_struct *cinfo, jpeg
     return IC_OK;
 }
 
+/* A decompressor reporting to je, before jpeg_create_decompress. */
+static void decompress_init(struct jpeg_decompress_struct *cinfo, jpeg_err *je)
+{
+    init_err(je);
+    memset(cinfo, 0, sizeof *cinfo);
+    cinfo->err = &je->pub;
+}
+
 ic_status ic_jpeg_read_metadata(const uint8_t *data, size_t n, ic_metadata *meta)
 {
     memset(meta, 0, sizeof *meta);
     jpeg_err je;
-    init_err(&je);
     struct jpeg_decompress_struct cinfo;
-    memset(&cinfo, 0, sizeof cinfo);
-    cinfo.err = &je.pub;
+    decompress_init(&cinfo, &je);
     const ic_status st = jpeg_header_metadata(&cinfo, &je, data, n, meta);
     jpeg_destroy_decompress(&cinfo);
     if (st != IC_OK)
@@ -264,10 +270,8 @@ ic_status ic_jpeg_read(FILE *f, ic_image *img, const ic_io_limits *lim, ic_metad
 {
     memset(img, 0, sizeof *img);
     jpeg_err je;
-    init_err(&je);
     struct jpeg_decompress_struct cinfo;
-    memset(&cinfo, 0, sizeof cinfo);
-    cinfo.err = &je.pub;
+    decompress_init(&cinfo, &je);
     struct jpeg_progress_mgr progress;
     memset(&progress, 0, sizeof progress);
     progress.progress_monitor = on_progress;
