@@ -82,8 +82,7 @@ static void one_case(const ic_image *img, const ic_metadata *m, const char *what
     uint8_t *plain = NULL, *ref = NULL;
     size_t plain_n = 0, ref_n = 0;
     ic_save_options so = {.quality = 90};
-    CHECK(ic_image_encode(img, "x.jpg", &so, &plain, &plain_n) == IC_OK, "%s",
-          ic_last_error());
+    CHECK(ic_image_encode(img, "x.jpg", &so, &plain, &plain_n) == IC_OK, "%s", ic_last_error());
     so.metadata = m;
     CHECK(ic_image_encode(img, "x.jpg", &so, &ref, &ref_n) == IC_OK, "%s", ic_last_error());
 
@@ -107,10 +106,10 @@ static void one_case(const ic_image *img, const ic_metadata *m, const char *what
         px = memcmp(a.data + (size_t)y * a.pitch, b.data + (size_t)y * b.pitch,
                     ic_image_row_bytes(&a)) == 0;
     CHECK(px, "%s: pixels differ from the CPU writer's file", what);
-    const int icc_in = ic_jpeg_metadata_size(&(ic_metadata){m->icc, m->icc_size, NULL, 0},
-                                             img->channels) != 0;
-    const int exif_in = ic_jpeg_metadata_size(&(ic_metadata){NULL, 0, m->exif, m->exif_size},
-                                              img->channels) != 0;
+    const int icc_in =
+        ic_jpeg_metadata_size(&(ic_metadata){m->icc, m->icc_size, NULL, 0}, img->channels) != 0;
+    const int exif_in =
+        ic_jpeg_metadata_size(&(ic_metadata){NULL, 0, m->exif, m->exif_size}, img->channels) != 0;
     CHECK(icc_in ? same(back.icc, back.icc_size, m->icc, m->icc_size) : back.icc == NULL,
           "%s: ICC back %zu bytes (carried: %d)", what, back.icc_size, icc_in);
     CHECK(exif_in ? same(back.exif, back.exif_size, m->exif, m->exif_size) : back.exif == NULL,
@@ -179,8 +178,8 @@ int main(void)
     memset(junk, 0x55, 16);
     size_t cap = 16, n = 16;
     const ic_metadata m = {icc_small, sizeof icc_small, exif, sizeof exif};
-    CHECK(ic_jpeg_add_metadata(&junk, &cap, &n, &m, 3) == IC_ERR_INTERNAL && n == 16,
-          "no SOI: %s", ic_last_error());
+    CHECK(ic_jpeg_add_metadata(&junk, &cap, &n, &m, 3) == IC_ERR_INTERNAL && n == 16, "no SOI: %s",
+          ic_last_error());
     free(junk);
     ic_image_free(&img);
     printf("test_jpeg_meta: %d checks, %d failed\n", g_checks, g_failed);

@@ -33,7 +33,7 @@ static char g_dir[256];
         g_checks++;                                                                                \
         if (!(cond)) {                                                                             \
             g_failed++;                                                                            \
-            fprintf(stderr, "FAIL %s:%d (seed %llu): %s: ", __FILE__, __LINE__,                   \
+            fprintf(stderr, "FAIL %s:%d (seed %llu): %s: ", __FILE__, __LINE__,                    \
                     (unsigned long long)g_seed, #cond);                                            \
             fprintf(stderr, __VA_ARGS__);                                                          \
             fputc('\n', stderr);                                                                   \
@@ -56,9 +56,9 @@ static ic_image make_image(ict_rng *r, int w, int h, int ch, int depth, int smoo
     for (int y = 0; y < h; y++)
         for (int x = 0; x < w; x++)
             for (int c = 0; c < ch; c++) {
-                const uint32_t v = smooth ? (uint32_t)(x * 3 + y * 5 + c * 40) * 257u +
-                                                ict_below(r, 600)
-                                          : (uint32_t)ict_next(r);
+                const uint32_t v =
+                    smooth ? (uint32_t)(x * 3 + y * 5 + c * 40) * 257u + ict_below(r, 600)
+                           : (uint32_t)ict_next(r);
                 if (depth == 16)
                     ((uint16_t *)(void *)(img.data + (size_t)y * img.pitch))[x * ch + c] =
                         (uint16_t)v;
@@ -181,8 +181,8 @@ static void check_case(const ic_image *img, int out_ch, const ic_png_deflate_opt
     uint8_t *got = libpng_read(path, &w, &h, &depth, &colour, NULL);
     static const int colour_of[5] = {-1, PNG_COLOR_TYPE_GRAY, PNG_COLOR_TYPE_GRAY_ALPHA,
                                      PNG_COLOR_TYPE_RGB, PNG_COLOR_TYPE_RGB_ALPHA};
-    CHECK(got && w == img->width && h == img->height &&
-              depth == (img->type == IC_U16 ? 16 : 8) && colour == colour_of[out_ch],
+    CHECK(got && w == img->width && h == img->height && depth == (img->type == IC_U16 ? 16 : 8) &&
+              colour == colour_of[out_ch],
           "%s: libpng reads %dx%d depth %d colour %d", what, w, h, depth, colour);
     if (got)
         CHECK(memcmp(got, e, n) == 0, "%s: libpng decodes other samples", what);

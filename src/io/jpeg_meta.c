@@ -18,7 +18,7 @@
 #include "imgconv.h"
 #include "io/io_internal.h"
 
-#define SEG_MAX 65533u      /* payload bytes of one marker segment (length 65535) */
+#define SEG_MAX 65533u            /* payload bytes of one marker segment (length 65535) */
 #define ICC_CHUNK (SEG_MAX - 14u) /* "ICC_PROFILE\0", seq, count */
 
 static uint8_t *put_segment_head(uint8_t *p, uint8_t marker, size_t payload)
@@ -35,8 +35,7 @@ size_t ic_jpeg_metadata_size(const ic_metadata *meta, int channels)
     size_t n = 0;
     if (meta && meta->exif && meta->exif_size > 0 && meta->exif_size + 6 <= SEG_MAX)
         n += 4 + 6 + meta->exif_size;
-    if (meta && ic_io_icc_fits(meta, channels) &&
-        meta->icc_size <= (size_t)255 * ICC_CHUNK) {
+    if (meta && ic_io_icc_fits(meta, channels) && meta->icc_size <= (size_t)255 * ICC_CHUNK) {
         const size_t chunks = (meta->icc_size + ICC_CHUNK - 1) / ICC_CHUNK;
         n += chunks * (4 + 14) + meta->icc_size;
     }

@@ -267,8 +267,8 @@ ic_status ic_png_read(FILE *f, ic_image *img, const ic_io_limits *lim, ic_metada
 
 #ifdef IC_HAVE_LIBDEFLATE
 
-ic_status ic_png_write(FILE *f, const ic_image *img, int out_ch, int level,
-                       const ic_metadata *meta, char *err, size_t errlen)
+ic_status ic_png_write(FILE *f, const ic_image *img, int out_ch, int level, const ic_metadata *meta,
+                       char *err, size_t errlen)
 {
     ic_png_deflate_opts o;
     ic_png_deflate_setting(level, &o);

@@ -96,8 +96,8 @@ int ic_png_icc_acceptable(const uint8_t *icc, size_t n)
     static const uint8_t d50[12] = {0, 0, 0xF6, 0xD6, 0, 1, 0, 0, 0, 0, 0xD3, 0x2D};
     if (!icc || n < 132 || n > 0x7fffffff)
         return 0;
-    const uint32_t len = (uint32_t)icc[0] << 24 | (uint32_t)icc[1] << 16 |
-                         (uint32_t)icc[2] << 8 | icc[3];
+    const uint32_t len =
+        (uint32_t)icc[0] << 24 | (uint32_t)icc[1] << 16 | (uint32_t)icc[2] << 8 | icc[3];
     return len == n && memcmp(icc + 36, "acsp", 4) == 0 && memcmp(icc + 68, d50, 12) == 0;
 }
 
@@ -355,8 +355,7 @@ ic_status ic_png_deflate_write(FILE *f, const ic_image *img, int out_ch,
 {
     if (out_ch < 1 || out_ch > 4)
         return ic_fail(IC_ERR_INTERNAL, "PNG stores 1..4 channels, not %d", out_ch);
-    if (img->width <= 0 || img->height <= 0 || img->width > IC_MAX_DIM ||
-        img->height > IC_MAX_DIM)
+    if (img->width <= 0 || img->height <= 0 || img->width > IC_MAX_DIM || img->height > IC_MAX_DIM)
         return ic_fail(IC_ERR_INVALID_ARG, "PNG: cannot store a %dx%d image", img->width,
                        img->height);
     const size_t n = (size_t)img->width * (size_t)out_ch * (img->type == IC_U16 ? 2 : 1);

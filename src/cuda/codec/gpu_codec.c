@@ -412,9 +412,9 @@ ic_status ic_gpu_encode(ic_gpu_codec *c, int slot_i, const ic_image *img, const 
             return ic_fail_msg(st, errbuf);
         /* nvJPEG writes no metadata: inserted as the CPU writer places it
          * (ic_jpeg_add_metadata reports through ic_fail). */
-        const ic_status ms = opts && opts->metadata ? ic_jpeg_add_metadata(
-                                                          &s->enc, &s->enc_cap, &n, opts->metadata, 3)
-                                                    : IC_OK;
+        const ic_status ms = opts && opts->metadata
+                                 ? ic_jpeg_add_metadata(&s->enc, &s->enc_cap, &n, opts->metadata, 3)
+                                 : IC_OK;
         if (ms != IC_OK)
             return ms;
         out->data = s->enc;
