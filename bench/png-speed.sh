@@ -10,7 +10,11 @@
 # i.e. the process start and the raw read/write are measured apart and taken
 # out; each figure is the median of RUNS runs. IMAGE defaults to a 2048x2048
 # photograph made from scikit-image's astronaut (4x, Lanczos) when present,
-# else the 2048x2048 test chart.
+# else the 2048x2048 test chart; IMAGE=noisy makes a camera-like 2048x2048
+# one with bench/make_photos.py (crop, exposure, sensor noise).
+# CLOCK=cpu measures the CPU time (user+sys, /usr/bin/time) of each process
+# instead of its wall time: on a shared, loaded machine the steadier figure
+# (every tool here encodes PNG on one thread).
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=${1:-$ROOT/build}
@@ -30,6 +34,11 @@ if [ -z "$SRC" ]; then
     else
         "$BIN" --chart 2048x2048x3 "$W/photo.png" && SRC=$W/photo.png && what="test chart"
     fi
+elif [ "$SRC" = noisy ]; then
+    py=python3 # Debian's interpreter has numpy and scikit-image (install-deps.sh)
+    [ -x /usr/bin/python3 ] && py=/usr/bin/python3
+    "$py" "$ROOT/bench/make_photos.py" "$W" 1 2048 2048 7 >/dev/null
+    SRC=$W/photo000.ppm && what="camera-like photograph (bench/make_photos.py 1 2048 2048 7)"
 else
     what=$(basename "$SRC")
 fi
@@ -39,10 +48,16 @@ dims=$(head -c 20 "$W/raw.ppm" | sed -n 2p)
 bytes=$(($(stat -c %s "$W/raw.ppm") - $(head -n 3 "$W/raw.ppm" | wc -c)))
 
 # median_ms CMD...: median wall time of RUNS runs, in ms.
+CLOCK=${CLOCK:-wall}
 median_ms() {
     local t=()
     for _ in $(seq "$RUNS"); do
         local a b
+        if [ "$CLOCK" = cpu ]; then
+            /usr/bin/time -f '%U %S' -o "$W/time" "$@" >/dev/null
+            t+=($(awk '{ printf "%d", ($1 + $2) * 1e6 }' "$W/time"))
+            continue
+        fi
         a=$(date +%s%N)
         "$@" >/dev/null
         b=$(date +%s%N)
@@ -57,7 +72,7 @@ out="$ROOT/bench/results/png-speed-$(date -u +%Y%m%dT%H%M%SZ).md"
 {
     echo "# PNG encode/decode: imgconv vs libvips vs ImageMagick"
     echo
-    echo "Image: $what, $dims, RGB, $((bytes / 1048576)) MiB raw. Median of $RUNS runs, whole"
+    echo "Image: $what, $dims, RGB, $((bytes / 1048576)) MiB raw. Median of $RUNS runs, $CLOCK time of whole"
     echo "processes; raw-to-raw time subtracted (see bench/png-speed.sh). Machine: $(nproc) cores,"
     echo "$(uname -m), $(. /etc/os-release && echo "$PRETTY_NAME"), load average $(cut -d' ' -f1-3 /proc/loadavg)"
     echo "at the start (a shared machine: times are noisy, sizes are exact); $(vips --version);"
@@ -69,12 +84,12 @@ out="$ROOT/bench/results/png-speed-$(date -u +%Y%m%dT%H%M%SZ).md"
     dec=$(median_ms "$BIN" -k 1 --format ppm "$W/ic.png" -)
     echo "| tool | setting | encode ms | encode MB/s | file bytes | vs ImageMagick size | decode MB/s |"
     echo "|---|---|---|---|---|---|---|"
-    for lvl in 1 2 3 4 6 9; do
+    for lvl in 1 2 3 4 5 6 7 8 9; do
         enc=$(median_ms "$BIN" -k 1 --compression "$lvl" --format png "$W/raw.ppm" -)
         "$BIN" -k 1 --compression "$lvl" --format png "$W/raw.ppm" - >"$W/l$lvl.png"
         size=$(stat -c %s "$W/l$lvl.png")
         e=$(sub "$enc" "$base")
-        echo "| imgconv | --compression $lvl$([ "$lvl" = 2 ] && echo ' (default)') | $e | $(mbs "$e") | $size | IMSIZE$size | $([ "$lvl" = 2 ] && mbs "$(sub "$dec" "$base")" || echo) |"
+        echo "| imgconv | --compression $lvl$([ "$lvl" = 5 ] && echo ' (default)') | $e | $(mbs "$e") | $size | IMSIZE$size | $([ "$lvl" = 5 ] && mbs "$(sub "$dec" "$base")" || echo) |"
     done
     vbase=$(median_ms vips copy "$W/raw.v" "$W/o.v")
     venc=$(median_ms vips copy "$W/raw.v" "$W/v.png")

@@ -666,9 +666,10 @@ typedef struct ic_save_options {
     const ic_metadata *metadata;
 } ic_save_options;
 
-/* The zlib level PNG files are written with when ic_save_options.compression
- * is 0 (bench/png-speed.sh measured the choice). */
-#define IC_PNG_DEFAULT_LEVEL 2
+/* The level PNG files are written with when ic_save_options.compression is
+ * 0 (bench/png-speed.sh measured the choice; README "Formats" maps levels to
+ * libdeflate's). */
+#define IC_PNG_DEFAULT_LEVEL 5
 
 /* Saves img (IC_U8 or IC_U16) to path, format by extension. IC_U16 images are
  * written at 16 bits by PNG, PNM (maxval 65535) and TIFF, and converted to 8
@@ -735,7 +736,8 @@ ic_status ic_save_bytes(const char *path, const void *data, size_t size);
  * is encoded by nvJPEG on the device (nvjpegEncodeImage) with the CPU
  * writer's choices: 4:2:0 chroma subsampling, the same quality scale
  * (ic_save_options.quality, default 92), standard Huffman tables, baseline,
- * no EXIF/ICC (the CPU writer stores none either). Other cases (grey, alpha,
+ * and opts->metadata inserted as the CPU writer stores it (APP1 EXIF, APP2
+ * ICC chunks, right after SOI and JFIF's APP0). Other cases (grey, alpha,
  * PNG/PNM output) are copied to the host and encoded by the CPU writer.
  *
  * Without nvJPEG in the build, or when nvJPEG will not open on the device,
@@ -764,6 +766,10 @@ typedef struct ic_decode_result {
     ic_status status;   /* IC_OK, or the error ic_image_decode gives for the file */
     char error[256];    /* one line when status != IC_OK */
     const char *engine; /* "nvjpeg-hardware", "nvjpeg-hybrid" or "cpu" */
+    /* When ic_gpu_decode's opts->metadata is non-NULL: this file's ICC
+     * profile and EXIF, as ic_image_load gives them, whichever engine decoded
+     * it (opts->metadata itself is not written); free with ic_metadata_free. */
+    ic_metadata metadata;
 } ic_decode_result;
 
 /* Creates a GPU codec with `slots` slots (1..1024) on the device of ctx, whose

@@ -19,6 +19,8 @@ for c in "${need_cmds[@]}"; do
 done
 # Headers: optional formats, but the full build wants them.
 [ -e /usr/include/png.h ] || missing+=(libpng-dev)
+# libdeflate writes PNG files (src/io/png_deflate.c); without it libpng's zlib does, slower.
+[ -e /usr/include/libdeflate.h ] || missing+=(libdeflate-dev)
 [ -e /usr/include/jpeglib.h ] || ls /usr/include/*/jpeglib.h >/dev/null 2>&1 || missing+=(libjpeg62-turbo-dev)
 [ -e /usr/include/tiffio.h ] || ls /usr/include/*/tiffio.h >/dev/null 2>&1 || missing+=(libtiff-dev)
 [ -e /usr/include/webp/encode.h ] || missing+=(libwebp-dev)
@@ -33,7 +35,8 @@ fi
 # tests/python/run.sh uses the first python3 that has them (IC_PYTHON overrides).
 py_mod_pkgs=("numpy python3-numpy" "scipy python3-scipy" "pytest python3-pytest"
              "setuptools python3-setuptools" "distributed python3-distributed"
-             "skimage python3-skimage" "ensurepip python3-venv" "pip python3-pip")
+             "skimage python3-skimage" "ensurepip python3-venv" "pip python3-pip"
+             "PIL python3-pil")
 if [ -x /usr/bin/python3 ] || command -v apt-get >/dev/null 2>&1; then
   ls /usr/include/python3*/Python.h >/dev/null 2>&1 || missing+=(python3-dev)
   for mp in "${py_mod_pkgs[@]}"; do

@@ -344,7 +344,9 @@ static void *gpu_reader(void *arg)
 static void *gpu_decoder(void *arg)
 {
     batch *b = arg;
-    const ic_load_options lo = load_options_of(b->o);
+    ic_load_options lo = load_options_of(b->o);
+    ic_metadata ask; /* any non-NULL pointer: res[i].metadata receives file i's */
+    lo.metadata = &ask;
     item *its[GPU_BATCH];
     ic_bytes in[GPU_BATCH];
     int slots[GPU_BATCH];
@@ -369,6 +371,7 @@ static void *gpu_decoder(void *arg)
             item *it = its[i];
             free(it->bytes);
             it->bytes = NULL;
+            it->meta = res[i].metadata; /* freed with the item */
             if (st != IC_OK || res[i].status != IC_OK) {
                 char problem[320];
                 snprintf(problem, sizeof problem, "%s",
@@ -437,6 +440,7 @@ static void *gpu_encoder(void *arg)
         const char *out = b->files.v[it->idx].out;
         char msg[256] = "";
         const double t = cli_now_ms();
+        so.metadata = &it->meta;
         const ic_status s = cli_noted(
             ic_gpu_encode(b->codec, it->slot, &it->out, out, &so, &it->enc), msg, sizeof msg);
         add_time(b, &b->ms_encode, cli_now_ms() - t);

@@ -679,7 +679,6 @@ int cli_run_filter(const cli_options *o, cli_err *e)
         buf[0] = '\0';
         const int emit = run + 1 == o->repeat;
         if (on_gpu) {
-            /* nvJPEG's encoder carries no ICC profile or EXIF (README "Metadata"). */
             ic_bytes enc;
             s = cli_noted(
                 ic_gpu_encode(codec, 0, &dst, to_stdout ? stdout_name : o->output, &so, &enc), buf,

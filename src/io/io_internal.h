@@ -111,6 +111,54 @@ ic_status ic_tiff_write(FILE *f, const ic_image *img, int out_ch, int level,
 ic_status ic_webp_write(FILE *f, const ic_image *img, int out_ch, int quality, int lossless,
                         const ic_metadata *meta, char *err, size_t errlen);
 
+/* The PNG writer on libdeflate (png_deflate.c; IC_HAVE_LIBDEFLATE only).
+ * Filters: one of PNG's five for every row; ADAPTIVE, per row the one whose
+ * bytes have the least sum of absolute values (read as signed); TRIAL, for
+ * the whole image the one of NONE, SUB, UP, PAETH and ADAPTIVE that
+ * compresses a sample of the rows (every 256th band of 32) smallest at
+ * libdeflate level 1. */
+typedef enum ic_png_filter {
+    IC_PNG_FILTER_NONE = 0,
+    IC_PNG_FILTER_SUB = 1,
+    IC_PNG_FILTER_UP = 2,
+    IC_PNG_FILTER_AVG = 3,
+    IC_PNG_FILTER_PAETH = 4,
+    IC_PNG_FILTER_ADAPTIVE = 5,
+    IC_PNG_FILTER_TRIAL = 6
+} ic_png_filter;
+typedef struct ic_png_deflate_opts {
+    int level;            /* libdeflate level 0..12 */
+    ic_png_filter filter; /* row filters */
+} ic_png_deflate_opts;
+/* The setting of --compression level (1..9; README "Formats" has the table). */
+void ic_png_deflate_setting(int level, ic_png_deflate_opts *o);
+/* Writes img (IC_U8 or IC_U16, IC_AOS, any pitch) as a PNG of out_ch (1..4)
+ * channels at 8 or 16 bits to f, with meta's ICC profile (iCCP, when
+ * ic_png_icc_acceptable) and EXIF (eXIf). Does not flush f. Errors through
+ * ic_fail: IC_ERR_NOMEM, IC_ERR_IO, IC_ERR_INVALID_ARG, IC_ERR_INTERNAL. */
+ic_status ic_png_deflate_write(FILE *f, const ic_image *img, int out_ch,
+                               const ic_png_deflate_opts *o, const ic_metadata *meta);
+/* 1 when an ICC profile of n bytes passes the header checks libpng makes
+ * before writing an iCCP chunk (length field, 'acsp', D50 illuminant). */
+int ic_png_icc_acceptable(const uint8_t *icc, size_t n);
+
+/* JPEG metadata apart from pixels (jpeg.c, jpeg_meta.c), for the GPU codec,
+ * whose nvJPEG neither reads nor writes it. ic_jpeg_read_metadata: the ICC
+ * profile and EXIF of a JPEG in memory, as ic_jpeg_read finds them, from its
+ * header only (*meta zeroed first; free with ic_metadata_free; errors through
+ * ic_fail, *meta then empty). ic_jpeg_metadata_size: the bytes of the
+ * segments ic_jpeg_add_metadata inserts for meta on a JPEG of `channels`
+ * (1 or 3) channels (0: nothing to insert). ic_jpeg_add_metadata: inserts
+ * them into the n bytes of a JPEG at *buf (capacity *cap, malloc'd; grown with
+ * realloc when needed) right after SOI and a JFIF APP0 that follows it: APP1
+ * "Exif\0\0" (EXIF up to 65527 bytes), then APP2 "ICC_PROFILE\0" chunks
+ * of at most 65519 bytes (a profile that fits the channels, up to 255
+ * chunks). Errors through ic_fail: IC_ERR_NOMEM, IC_ERR_INTERNAL (no SOI). */
+ic_status ic_jpeg_read_metadata(const uint8_t *data, size_t n, ic_metadata *meta);
+size_t ic_jpeg_metadata_size(const ic_metadata *meta, int channels);
+ic_status ic_jpeg_add_metadata(uint8_t **buf, size_t *cap, size_t *n, const ic_metadata *meta,
+                               int channels);
+
 /* An output file being written (atomic.c): f receives the data; ic_out_commit
  * makes it appear at `path` complete (replacing any file there atomically),
  * ic_out_abort discards it. Nothing is ever visible at `path` before commit,

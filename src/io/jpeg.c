@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/error.h"
 #include "imgconv.h"
 #include "io/io_internal.h"
 
@@ -230,15 +231,50 @@ static ic_status jpeg_decode(struct jpeg_decompress_struct *cinfo, jpeg_err *je,
     return IC_OK;
 }
 
+/* The header only, with the APP1/APP2 markers saved (jpeg_get_metadata). */
+static ic_status jpeg_header_metadata(struct jpeg_decompress_struct *cinfo, jpeg_err *je,
+                                      const uint8_t *data, size_t n, ic_metadata *meta)
+{
+    if (setjmp(je->jump))
+        return ic_fail(je->nomem ? IC_ERR_NOMEM : IC_ERR_FORMAT, "JPEG: %s", je->msg);
+    jpeg_create_decompress(cinfo);
+    jpeg_mem_src(cinfo, data, (unsigned long)n);
+    jpeg_save_markers(cinfo, JPEG_APP0 + 1, 0xFFFF);
+    jpeg_save_markers(cinfo, JPEG_APP0 + 2, 0xFFFF);
+    (void)jpeg_read_header(cinfo, TRUE);
+    if (jpeg_get_metadata(cinfo, meta) != IC_OK)
+        return ic_fail(IC_ERR_NOMEM, "JPEG: out of memory for the metadata");
+    return IC_OK;
+}
+
+/* A decompressor reporting to je, before jpeg_create_decompress. */
+static void decompress_init(struct jpeg_decompress_struct *cinfo, jpeg_err *je)
+{
+    init_err(je);
+    memset(cinfo, 0, sizeof *cinfo);
+    cinfo->err = &je->pub;
+}
+
+ic_status ic_jpeg_read_metadata(const uint8_t *data, size_t n, ic_metadata *meta)
+{
+    memset(meta, 0, sizeof *meta);
+    jpeg_err je;
+    struct jpeg_decompress_struct cinfo;
+    decompress_init(&cinfo, &je);
+    const ic_status st = jpeg_header_metadata(&cinfo, &je, data, n, meta);
+    jpeg_destroy_decompress(&cinfo);
+    if (st != IC_OK)
+        ic_metadata_free(meta);
+    return st;
+}
+
 ic_status ic_jpeg_read(FILE *f, ic_image *img, const ic_io_limits *lim, ic_metadata *meta,
                        char *err, size_t errlen)
 {
     memset(img, 0, sizeof *img);
     jpeg_err je;
-    init_err(&je);
     struct jpeg_decompress_struct cinfo;
-    memset(&cinfo, 0, sizeof cinfo);
-    cinfo.err = &je.pub;
+    decompress_init(&cinfo, &je);
     struct jpeg_progress_mgr progress;
     memset(&progress, 0, sizeof progress);
     progress.progress_monitor = on_progress;
@@ -327,6 +363,14 @@ ic_status ic_jpeg_write(FILE *f, const ic_image *img, int out_ch, int quality,
 }
 
 #else /* !IC_HAVE_JPEG */
+
+ic_status ic_jpeg_read_metadata(const uint8_t *data, size_t n, ic_metadata *meta)
+{
+    (void)data;
+    (void)n;
+    memset(meta, 0, sizeof *meta);
+    return ic_fail(IC_ERR_UNSUPPORTED, "built without JPEG support");
+}
 
 ic_status ic_jpeg_read(FILE *f, ic_image *img, const ic_io_limits *lim, ic_metadata *meta,
                        char *err, size_t errlen)

@@ -8,7 +8,8 @@
  * ancillary chunks, and width*height is checked against the pixel limit right
  * after the header and the decoded bytes against the memory limit before the
  * image is allocated. Writing stores 1..4 channels at 8 or 16 bits (the
- * image's type; PNG itself is big-endian).
+ * image's type; PNG itself is big-endian): through png_deflate.c (libdeflate)
+ * when built with IC_HAVE_LIBDEFLATE, else through libpng and zlib.
  * Built only with IC_HAVE_PNG; otherwise every entry point reports
  * IC_ERR_UNSUPPORTED. (No seed figure: seed 004 loads files through a library.)
  */
@@ -104,6 +105,7 @@ static void read_fn(png_structp png, png_bytep data, size_t len)
     png_error(png, "truncated PNG data");
 }
 
+#ifndef IC_HAVE_LIBDEFLATE /* otherwise png_deflate.c writes PNG files */
 static void write_fn(png_structp png, png_bytep data, size_t len)
 {
     png_io *io = png_get_io_ptr(png);
@@ -121,6 +123,7 @@ static void flush_fn(png_structp png)
         png_error(png, "write error");
     }
 }
+#endif
 
 /* Turns what the callbacks recorded into a status and a message. */
 static ic_status png_failure(const png_io *io, uint64_t side_limit, uint64_t max_pixels,
@@ -268,6 +271,19 @@ ic_status ic_png_read(FILE *f, ic_image *img, const ic_io_limits *lim, ic_metada
     return st;
 }
 
+#ifdef IC_HAVE_LIBDEFLATE
+
+ic_status ic_png_write(FILE *f, const ic_image *img, int out_ch, int level, const ic_metadata *meta,
+                       char *err, size_t errlen)
+{
+    ic_png_deflate_opts o;
+    ic_png_deflate_setting(level, &o);
+    const ic_status st = ic_png_deflate_write(f, img, out_ch, &o, meta);
+    return st == IC_OK ? st : ic_errf(err, errlen, st, "%s", ic_last_error());
+}
+
+#else /* zlib through libpng */
+
 static ic_status png_encode(png_structp png, png_infop info, png_io *io, const ic_image *img,
                             int out_ch, int level, const ic_metadata *meta, uint8_t **buf_out,
                             char *err, size_t errlen)
@@ -346,6 +362,8 @@ ic_status ic_png_write(FILE *f, const ic_image *img, int out_ch, int level,
     png_destroy_write_struct(&png, &info);
     return st;
 }
+
+#endif /* IC_HAVE_LIBDEFLATE */
 
 #else /* !IC_HAVE_PNG */
 

@@ -81,4 +81,44 @@ run "${K[@]}" --backend cuda -q --format png -o outp in
 [ "$RC" -eq 3 ] && [ "$(listing outp | wc -l)" -eq 4 ] && ok "cuda batch JPEG -> PNG" ||
     { fail "cuda batch JPEG -> PNG"; show_last; }
 
+# ---- metadata on the GPU path (issue 15): nvJPEG neither reads nor writes EXIF
+# or ICC; the codec reads the header for them and inserts them after SOI/APP0
+# as the CPU writer does. A 100000-byte profile needs two APP2 chunks.
+python3 - <<'PY' || fail "making the camera JPEG"
+import struct
+jpg = open("a.jpg", "rb").read()
+exif = b"MM\x00*" + struct.pack(">I", 8) + struct.pack(">H", 1) + struct.pack(">HHIHH", 0x0112, 3, 1, 6, 0) + struct.pack(">I", 0)
+icc = bytearray(100000)
+icc[0:4] = struct.pack(">I", len(icc)); icc[12:16] = b"mntr"; icc[16:20] = b"RGB "
+icc[36:40] = b"acsp"; icc[68:80] = struct.pack(">III", 0xF6D6, 0x10000, 0xD32D)
+for i in range(132, len(icc)): icc[i] = (i * 7 + (i >> 8)) & 255
+open("exif.bin", "wb").write(exif); open("icc.bin", "wb").write(icc)
+seg = lambda m, d: b"\xff" + bytes([m]) + struct.pack(">H", len(d) + 2) + d
+c1, c2 = bytes(icc[:65519]), bytes(icc[65519:])
+open("camera.jpg", "wb").write(jpg[:2] + seg(0xE1, b"Exif\x00\x00" + exif) +
+    seg(0xE2, b"ICC_PROFILE\x00\x01\x02" + c1) + seg(0xE2, b"ICC_PROFILE\x00\x02\x02" + c2) + jpg[2:])
+PY
+# same_meta FILE: its EXIF and ICC equal exif.bin and icc.bin.
+same_meta() {
+    python3 - "$1" <<'PY'
+import struct, sys
+d = open(sys.argv[1], "rb").read()
+i, exif, parts = 2, None, {}
+while i + 4 <= len(d) and d[i] == 0xFF and d[i + 1] != 0xDA:
+    n = struct.unpack(">H", d[i + 2:i + 4])[0]; body = d[i + 4:i + 2 + n]
+    if d[i + 1] == 0xE1 and body[:6] == b"Exif\x00\x00": exif = body[6:]
+    if d[i + 1] == 0xE2 and body[:12] == b"ICC_PROFILE\x00": parts[body[12]] = body[14:]
+    i += 2 + n
+icc = b"".join(parts[k] for k in sorted(parts))
+assert exif == open("exif.bin", "rb").read(), "EXIF differs or is missing"
+assert icc == open("icc.bin", "rb").read(), "ICC differs or is missing"
+PY
+}
+expect_ok "cuda, a camera JPEG" "${K[@]}" --backend cuda camera.jpg gm.jpg
+same_meta gm.jpg && ok "GPU path keeps EXIF and a 2-chunk ICC profile" || fail "GPU path metadata"
+mkdir -p min && cp camera.jpg min/a.jpg && cp camera.jpg min/b.jpg
+run "${K[@]}" --backend cuda -q -o mout min
+[ "$RC" -eq 0 ] && same_meta mout/a.jpg && same_meta mout/b.jpg &&
+    ok "GPU batch keeps EXIF and ICC" || fail "GPU batch metadata"
+
 finish

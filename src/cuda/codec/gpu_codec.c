@@ -21,6 +21,7 @@
 #include "core/error.h"
 #include "dispatch/dispatch.h"
 #include "imgconv.h"
+#include "io/io_internal.h"
 
 #ifndef IC_HAVE_CUDA
 
@@ -251,7 +252,9 @@ static void decode_on_cpu(ic_gpu_codec *c, int i, const ic_bytes *in, const ic_l
 {
     ic_image host;
     r->engine = "cpu";
-    r->status = ic_image_decode(&host, in->data, in->size, o);
+    ic_load_options lo = *o;
+    lo.metadata = o->metadata ? &r->metadata : NULL; /* per file */
+    r->status = ic_image_decode(&host, in->data, in->size, &lo);
     if (r->status != IC_OK) {
         snprintf(r->error, sizeof r->error, "%s", ic_last_error());
         return;
@@ -351,6 +354,8 @@ ic_status ic_gpu_decode(ic_gpu_codec *c, int n, const ic_bytes *in, const int *s
                                                  IC_AOS, c->s[si].in.pitch, c->device,
                                                  codec_stream(c));
             res[i].error[0] = '\0';
+            if (o.metadata) /* nvJPEG reads no metadata: the header is read for it */
+                (void)ic_jpeg_read_metadata(in[i].data, in[i].size, &res[i].metadata);
             continue;
         }
         /* Not for nvJPEG, or refused by it: the CPU decoder decides. */
@@ -405,6 +410,13 @@ ic_status ic_gpu_encode(ic_gpu_codec *c, int slot_i, const ic_image *img, const 
                                               &s->enc_cap, &n, errbuf, errlen);
         if (st != IC_OK)
             return ic_fail_msg(st, errbuf);
+        /* nvJPEG writes no metadata: inserted as the CPU writer places it
+         * (ic_jpeg_add_metadata reports through ic_fail). */
+        const ic_status ms = opts && opts->metadata
+                                 ? ic_jpeg_add_metadata(&s->enc, &s->enc_cap, &n, opts->metadata, 3)
+                                 : IC_OK;
+        if (ms != IC_OK)
+            return ms;
         out->data = s->enc;
         out->size = n;
         return IC_OK;
