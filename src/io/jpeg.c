@@ -151,6 +151,31 @@ static ic_status jpeg_get_metadata(struct jpeg_decompress_struct *cinfo, ic_meta
     return st;
 }
 
+/* The decoded image, plus the whole-image coefficient buffers (2 bytes a
+ * sample and component) libjpeg keeps for progressive files, against the
+ * limits: the decoder and the entropy check (ic_jpeg_check) ask the same. */
+static ic_status jpeg_check_limits(const struct jpeg_decompress_struct *cinfo,
+                                   const ic_io_limits *lim, char *err, size_t errlen)
+{
+    const int out_ch = cinfo->jpeg_color_space == JCS_GRAYSCALE ? 1 : 3;
+    const int work_ch = cinfo->progressive_mode ? 2 * cinfo->num_components : 0;
+    return ic_io_check_dims(cinfo->image_width, cinfo->image_height, out_ch + work_ch, lim, err,
+                            errlen);
+}
+
+/* The error manager, and the progress monitor that bounds the scans, of a
+ * decompressor that ic_jpeg_read and ic_jpeg_check set up alike. */
+static void reader_init(struct jpeg_decompress_struct *cinfo, jpeg_err *je,
+                        struct jpeg_progress_mgr *progress)
+{
+    init_err(je);
+    memset(cinfo, 0, sizeof *cinfo);
+    cinfo->err = &je->pub;
+    memset(progress, 0, sizeof *progress);
+    progress->progress_monitor = on_progress;
+    cinfo->client_data = progress;
+}
+
 static ic_status jpeg_decode(struct jpeg_decompress_struct *cinfo, jpeg_err *je, FILE *f,
                              ic_image *img, const ic_io_limits *lim, ic_metadata *meta,
                              uint8_t **buf_out, char *err, size_t errlen)
@@ -170,12 +195,7 @@ static ic_status jpeg_decode(struct jpeg_decompress_struct *cinfo, jpeg_err *je,
     if (meta && jpeg_get_metadata(cinfo, meta) != IC_OK) {
         return ic_errf(err, errlen, IC_ERR_NOMEM, "out of memory");
     }
-    /* The decoded image, plus the whole-image coefficient buffers (2 bytes a
-     * sample and component) libjpeg keeps for progressive files. */
-    const int out_ch = cinfo->jpeg_color_space == JCS_GRAYSCALE ? 1 : 3;
-    const int work_ch = cinfo->progressive_mode ? 2 * cinfo->num_components : 0;
-    ic_status st = ic_io_check_dims(cinfo->image_width, cinfo->image_height, out_ch + work_ch, lim,
-                                    err, errlen);
+    ic_status st = jpeg_check_limits(cinfo, lim, err, errlen);
     if (st != IC_OK)
         return st;
 
@@ -232,14 +252,9 @@ ic_status ic_jpeg_read(FILE *f, ic_image *img, const ic_io_limits *lim, ic_metad
 {
     memset(img, 0, sizeof *img);
     jpeg_err je;
-    init_err(&je);
     struct jpeg_decompress_struct cinfo;
-    memset(&cinfo, 0, sizeof cinfo);
-    cinfo.err = &je.pub;
     struct jpeg_progress_mgr progress;
-    memset(&progress, 0, sizeof progress);
-    progress.progress_monitor = on_progress;
-    cinfo.client_data = &progress;
+    reader_init(&cinfo, &je, &progress);
     uint8_t *buf = NULL;
     errno = 0;
     ic_status st = jpeg_decode(&cinfo, &je, f, img, lim, meta, &buf, err, errlen);
@@ -247,6 +262,69 @@ ic_status ic_jpeg_read(FILE *f, ic_image *img, const ic_io_limits *lim, ic_metad
     jpeg_destroy_decompress(&cinfo);
     if (st != IC_OK)
         ic_image_free(img);
+    return st;
+}
+
+/* The entropy-coded data, decoded with the coefficients thrown away: a
+ * single-scan file is skipped through (jpeg_skip_scanlines runs the Huffman
+ * decoder over every MCU with a NULL block; no IDCT, upsampling or colour
+ * conversion) but for its last row, a multi-scan one is read into libjpeg's
+ * coefficient buffers by jpeg_start_decompress, as the decoder does. Native
+ * colour space and plain upsampling keep libjpeg's skip on its simplest path. */
+static ic_status jpeg_entropy(struct jpeg_decompress_struct *cinfo, jpeg_err *je, FILE *f,
+                              const ic_io_limits *lim, uint8_t **row_out, char *err,
+                              size_t errlen)
+{
+    if (setjmp(je->jump))
+        return jpeg_failure(je, f, "read", err, errlen);
+    jpeg_create_decompress(cinfo);
+    cinfo->progress = cinfo->client_data;
+    jpeg_stdio_src(cinfo, f);
+    (void)jpeg_read_header(cinfo, TRUE);
+    const ic_status st = jpeg_check_limits(cinfo, lim, err, errlen);
+    if (st != IC_OK)
+        return st;
+    cinfo->out_color_space = cinfo->jpeg_color_space;
+    cinfo->do_fancy_upsampling = FALSE;
+    cinfo->dct_method = JDCT_IFAST;
+    (void)jpeg_start_decompress(cinfo);
+    uint8_t *row = malloc((size_t)cinfo->output_width * (size_t)cinfo->output_components);
+    if (!row)
+        return ic_errf(err, errlen, IC_ERR_NOMEM, "out of memory");
+    *row_out = row;
+    /* Never to the end: a skip that reaches the last row decodes nothing. */
+    if (cinfo->output_height > 1)
+        (void)jpeg_skip_scanlines(cinfo, cinfo->output_height - 1);
+    while (cinfo->output_scanline < cinfo->output_height) {
+        JSAMPROW r = row;
+        if (jpeg_read_scanlines(cinfo, &r, 1) != 1)
+            return ic_errf(err, errlen, IC_ERR_FORMAT, "truncated JPEG data (premature end of file)");
+    }
+    (void)jpeg_finish_decompress(cinfo);
+    return IC_OK;
+}
+
+ic_status ic_jpeg_check(const uint8_t *data, size_t n, const ic_io_limits *lim, char *err,
+                        size_t errlen)
+{
+    /* The decoder's own source, a stdio stream over the bytes: libjpeg-turbo
+     * reports a bad Huffman code only where its decoder takes the slow path,
+     * near the end of the 4096-byte buffers the stdio source reads, so the
+     * verdict on a corrupt file depends on where those buffers fall. */
+    FILE *f = fmemopen((void *)(uintptr_t)data, n, "rb");
+    if (!f)
+        return ic_errf(err, errlen, errno == ENOMEM ? IC_ERR_NOMEM : IC_ERR_IO,
+                       "cannot open a memory stream: %s", strerror(errno));
+    jpeg_err je;
+    struct jpeg_decompress_struct cinfo;
+    struct jpeg_progress_mgr progress;
+    reader_init(&cinfo, &je, &progress);
+    uint8_t *row = NULL;
+    errno = 0;
+    const ic_status st = jpeg_entropy(&cinfo, &je, f, lim, &row, err, errlen);
+    free(row);
+    jpeg_destroy_decompress(&cinfo);
+    fclose(f);
     return st;
 }
 
@@ -343,6 +421,15 @@ ic_status ic_jpeg_write(FILE *f, const ic_image *img, int out_ch, int quality,
     (void)out_ch;
     (void)quality;
     (void)meta;
+    return ic_errf(err, errlen, IC_ERR_UNSUPPORTED, "built without JPEG support");
+}
+
+ic_status ic_jpeg_check(const uint8_t *data, size_t n, const ic_io_limits *lim, char *err,
+                        size_t errlen)
+{
+    (void)data;
+    (void)n;
+    (void)lim;
     return ic_errf(err, errlen, IC_ERR_UNSUPPORTED, "built without JPEG support");
 }
 
