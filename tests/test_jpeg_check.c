@@ -16,11 +16,19 @@
  *  4. The batch on threads gives each file the single check's verdict and
  *     leaves the files it was not asked to check alone.
  *
+ * With IC_JPEG_CHECK_BENCH=DIR it measures instead (bench/jpeg-check-cost.sh):
+ * for each *.jpg in DIR the check against a full decode (ic_image_decode)
+ * and against jpeg_read_coefficients (the other way to an entropy-only
+ * decode), wall and thread CPU time, best of several runs; then the whole
+ * set through the threaded batch against the sum of single checks.
+ *
  * Without libjpeg: exit 77 (SKIPPED).
  */
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "imgconv.h"
 #include "io/io_internal.h"
@@ -34,6 +42,8 @@ int main(void)
     return 77;
 }
 #else
+
+#include <jpeglib.h>
 
 static int g_fail;
 
@@ -249,8 +259,139 @@ static void batch(void)
     ic_image_free(&src);
 }
 
+/* ---- IC_JPEG_CHECK_BENCH: what the check costs --------------------------------------- */
+
+#define BENCH_FILES 64
+#define BENCH_RUNS 7
+
+static double clock_s(clockid_t id)
+{
+    struct timespec t;
+    clock_gettime(id, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* The alternative the check does not take: jpeg_read_coefficients, which
+ * keeps every coefficient of the image in memory (clean files only). */
+static void read_coefficients(const uint8_t *d, size_t n)
+{
+    struct jpeg_decompress_struct ci;
+    struct jpeg_error_mgr jerr;
+    ci.err = jpeg_std_error(&jerr);
+    jpeg_create_decompress(&ci);
+    jpeg_mem_src(&ci, d, (unsigned long)n);
+    (void)jpeg_read_header(&ci, TRUE);
+    (void)jpeg_read_coefficients(&ci);
+    (void)jpeg_finish_decompress(&ci);
+    jpeg_destroy_decompress(&ci);
+}
+
+/* Best wall and thread CPU seconds of BENCH_RUNS runs of the check (what 0),
+ * a full decode (what 1) or jpeg_read_coefficients (what 2) of one file. */
+static void time_one(const uint8_t *d, size_t n, int what, double *wall, double *cpu)
+{
+    *wall = *cpu = 1e9;
+    for (int r = 0; r < BENCH_RUNS; r++) {
+        const double w0 = clock_s(CLOCK_MONOTONIC), c0 = clock_s(CLOCK_THREAD_CPUTIME_ID);
+        ic_status st;
+        if (what == 0) {
+            char err[IC_IO_ERRLEN];
+            st = ic_jpeg_check(d, n, &kLim, err, sizeof err);
+        } else if (what == 2) {
+            read_coefficients(d, n);
+            st = IC_OK;
+        } else {
+            ic_image img;
+            st = ic_image_decode(&img, d, n, NULL);
+            if (st == IC_OK)
+                ic_image_free(&img);
+        }
+        const double c = clock_s(CLOCK_THREAD_CPUTIME_ID) - c0, w = clock_s(CLOCK_MONOTONIC) - w0;
+        CHECK(st == IC_OK, "bench: a file fails");
+        *wall = w < *wall ? w : *wall;
+        *cpu = c < *cpu ? c : *cpu;
+    }
+}
+
+static int bench(const char *dir)
+{
+    DIR *dp = opendir(dir);
+    if (!dp) {
+        printf("FAIL: cannot open %s\n", dir);
+        return 1;
+    }
+    static uint8_t *data[BENCH_FILES];
+    static size_t len[BENCH_FILES];
+    static int todo[BENCH_FILES], pass[BENCH_FILES];
+    int nf = 0;
+    double sum_check = 0;
+    printf("%-18s %9s %8s | %8s %7s | %9s %7s | %10s %7s | %5s %5s %5s\n", "file", "pixels",
+           "bytes", "check ms", "cpu ms", "decode ms", "cpu ms", "coeffs ms", "cpu ms", "wall",
+           "cpu", "coefs");
+    struct dirent *e;
+    while ((e = readdir(dp)) && nf < BENCH_FILES) {
+        const size_t nl = strlen(e->d_name);
+        if (nl < 5 || strcmp(e->d_name + nl - 4, ".jpg") != 0)
+            continue;
+        char path[4096];
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        FILE *f = fopen(path, "rb");
+        if (!f)
+            continue;
+        fseek(f, 0, SEEK_END);
+        const long sz = ftell(f);
+        rewind(f);
+        uint8_t *d = malloc((size_t)sz);
+        if (!d || fread(d, 1, (size_t)sz, f) != (size_t)sz) {
+            free(d);
+            fclose(f);
+            continue;
+        }
+        fclose(f);
+        ic_image img;
+        if (ic_image_decode(&img, d, (size_t)sz, NULL) != IC_OK) {
+            free(d);
+            continue;
+        }
+        const long px = (long)img.width * img.height;
+        ic_image_free(&img);
+        double cw, cc, dw, dc, kw, kc;
+        time_one(d, (size_t)sz, 0, &cw, &cc);
+        time_one(d, (size_t)sz, 1, &dw, &dc);
+        time_one(d, (size_t)sz, 2, &kw, &kc);
+        sum_check += cw;
+        printf("%-18s %9ld %8ld | %8.2f %7.2f | %9.2f %7.2f | %10.2f %7.2f | %5.2f %5.2f %5.2f\n",
+               e->d_name, px, sz, 1e3 * cw, 1e3 * cc, 1e3 * dw, 1e3 * dc, 1e3 * kw, 1e3 * kc,
+               cw / dw, cc / dc, kc / dc);
+        data[nf] = d;
+        len[nf] = (size_t)sz;
+        todo[nf] = 1;
+        nf++;
+    }
+    closedir(dp);
+    if (nf > 0) {
+        double best = 1e9;
+        for (int r = 0; r < BENCH_RUNS; r++) {
+            const double w0 = clock_s(CLOCK_MONOTONIC);
+            ic_jpeg_checks *k =
+                ic_jpeg_checks_start(nf, (const uint8_t *const *)data, len, todo, &kLim);
+            ic_jpeg_checks_wait(k, nf, todo, pass);
+            const double w = clock_s(CLOCK_MONOTONIC) - w0;
+            best = w < best ? w : best;
+        }
+        printf("batch of %d files on up to %d threads: %.2f ms wall (single checks one after "
+               "another: %.2f ms)\n",
+               nf, IC_JPEG_CHECK_THREADS, 1e3 * best, 1e3 * sum_check);
+    }
+    for (int i = 0; i < nf; i++)
+        free(data[i]);
+    return g_fail ? 1 : 0;
+}
+
 int main(void)
 {
+    if (getenv("IC_JPEG_CHECK_BENCH"))
+        return bench(getenv("IC_JPEG_CHECK_BENCH"));
     clean_files();
     bad_files();
     limits();
