@@ -151,29 +151,35 @@ static ic_status jpeg_get_metadata(struct jpeg_decompress_struct *cinfo, ic_meta
     return st;
 }
 
-/* The decoded image, plus the whole-image coefficient buffers (2 bytes a
- * sample and component) libjpeg keeps for progressive files, against the
- * limits: the decoder and the entropy check (ic_jpeg_check) ask the same. */
-static ic_status jpeg_check_limits(const struct jpeg_decompress_struct *cinfo,
-                                   const ic_io_limits *lim, char *err, size_t errlen)
+/* The entropy-coded data after the header, decoded with the coefficients
+ * thrown away (ic_jpeg_check): a single-scan file is skipped through
+ * (jpeg_skip_scanlines runs the Huffman decoder over every MCU with a NULL
+ * block: no IDCT, upsampling or colour conversion) but for its last row, a
+ * multi-scan one is read into libjpeg's coefficient buffers by
+ * jpeg_start_decompress, as for decoding. The native colour space and plain
+ * upsampling keep libjpeg's skip on its simplest path. Called inside
+ * jpeg_decode's setjmp. */
+static ic_status jpeg_skim(struct jpeg_decompress_struct *cinfo, uint8_t **row_out, char *err,
+                           size_t errlen)
 {
-    const int out_ch = cinfo->jpeg_color_space == JCS_GRAYSCALE ? 1 : 3;
-    const int work_ch = cinfo->progressive_mode ? 2 * cinfo->num_components : 0;
-    return ic_io_check_dims(cinfo->image_width, cinfo->image_height, out_ch + work_ch, lim, err,
-                            errlen);
-}
-
-/* The error manager, and the progress monitor that bounds the scans, of a
- * decompressor that ic_jpeg_read and ic_jpeg_check set up alike. */
-static void reader_init(struct jpeg_decompress_struct *cinfo, jpeg_err *je,
-                        struct jpeg_progress_mgr *progress)
-{
-    init_err(je);
-    memset(cinfo, 0, sizeof *cinfo);
-    cinfo->err = &je->pub;
-    memset(progress, 0, sizeof *progress);
-    progress->progress_monitor = on_progress;
-    cinfo->client_data = progress;
+    cinfo->out_color_space = cinfo->jpeg_color_space;
+    cinfo->do_fancy_upsampling = FALSE;
+    cinfo->dct_method = JDCT_IFAST;
+    (void)jpeg_start_decompress(cinfo);
+    uint8_t *row = malloc((size_t)cinfo->output_width * (size_t)cinfo->output_components);
+    if (!row)
+        return ic_errf(err, errlen, IC_ERR_NOMEM, "out of memory");
+    *row_out = row;
+    /* Never to the end: a skip that reaches the last row decodes nothing. */
+    if (cinfo->output_height > 1)
+        (void)jpeg_skip_scanlines(cinfo, cinfo->output_height - 1);
+    while (cinfo->output_scanline < cinfo->output_height) {
+        JSAMPROW r = row;
+        if (jpeg_read_scanlines(cinfo, &r, 1) != 1)
+            return ic_errf(err, errlen, IC_ERR_FORMAT, "truncated JPEG data (premature end of file)");
+    }
+    (void)jpeg_finish_decompress(cinfo);
+    return IC_OK;
 }
 
 static ic_status jpeg_decode(struct jpeg_decompress_struct *cinfo, jpeg_err *je, FILE *f,
@@ -195,9 +201,16 @@ static ic_status jpeg_decode(struct jpeg_decompress_struct *cinfo, jpeg_err *je,
     if (meta && jpeg_get_metadata(cinfo, meta) != IC_OK) {
         return ic_errf(err, errlen, IC_ERR_NOMEM, "out of memory");
     }
-    ic_status st = jpeg_check_limits(cinfo, lim, err, errlen);
+    /* The decoded image, plus the whole-image coefficient buffers (2 bytes a
+     * sample and component) libjpeg keeps for progressive files. */
+    const int out_ch = cinfo->jpeg_color_space == JCS_GRAYSCALE ? 1 : 3;
+    const int work_ch = cinfo->progressive_mode ? 2 * cinfo->num_components : 0;
+    ic_status st = ic_io_check_dims(cinfo->image_width, cinfo->image_height, out_ch + work_ch, lim,
+                                    err, errlen);
     if (st != IC_OK)
         return st;
+    if (!img) /* ic_jpeg_check */
+        return jpeg_skim(cinfo, buf_out, err, errlen);
 
     int cmyk = 0;
     switch (cinfo->jpeg_color_space) {
@@ -250,58 +263,25 @@ static ic_status jpeg_decode(struct jpeg_decompress_struct *cinfo, jpeg_err *je,
 ic_status ic_jpeg_read(FILE *f, ic_image *img, const ic_io_limits *lim, ic_metadata *meta,
                        char *err, size_t errlen)
 {
-    memset(img, 0, sizeof *img);
+    if (img) /* NULL: ic_jpeg_check's entropy decode */
+        memset(img, 0, sizeof *img);
     jpeg_err je;
+    init_err(&je);
     struct jpeg_decompress_struct cinfo;
+    memset(&cinfo, 0, sizeof cinfo);
+    cinfo.err = &je.pub;
     struct jpeg_progress_mgr progress;
-    reader_init(&cinfo, &je, &progress);
+    memset(&progress, 0, sizeof progress);
+    progress.progress_monitor = on_progress;
+    cinfo.client_data = &progress;
     uint8_t *buf = NULL;
     errno = 0;
     ic_status st = jpeg_decode(&cinfo, &je, f, img, lim, meta, &buf, err, errlen);
     free(buf);
     jpeg_destroy_decompress(&cinfo);
-    if (st != IC_OK)
+    if (st != IC_OK && img)
         ic_image_free(img);
     return st;
-}
-
-/* The entropy-coded data, decoded with the coefficients thrown away: a
- * single-scan file is skipped through (jpeg_skip_scanlines runs the Huffman
- * decoder over every MCU with a NULL block; no IDCT, upsampling or colour
- * conversion) but for its last row, a multi-scan one is read into libjpeg's
- * coefficient buffers by jpeg_start_decompress, as the decoder does. Native
- * colour space and plain upsampling keep libjpeg's skip on its simplest path. */
-static ic_status jpeg_entropy(struct jpeg_decompress_struct *cinfo, jpeg_err *je, FILE *f,
-                              const ic_io_limits *lim, uint8_t **row_out, char *err,
-                              size_t errlen)
-{
-    if (setjmp(je->jump))
-        return jpeg_failure(je, f, "read", err, errlen);
-    jpeg_create_decompress(cinfo);
-    cinfo->progress = cinfo->client_data;
-    jpeg_stdio_src(cinfo, f);
-    (void)jpeg_read_header(cinfo, TRUE);
-    const ic_status st = jpeg_check_limits(cinfo, lim, err, errlen);
-    if (st != IC_OK)
-        return st;
-    cinfo->out_color_space = cinfo->jpeg_color_space;
-    cinfo->do_fancy_upsampling = FALSE;
-    cinfo->dct_method = JDCT_IFAST;
-    (void)jpeg_start_decompress(cinfo);
-    uint8_t *row = malloc((size_t)cinfo->output_width * (size_t)cinfo->output_components);
-    if (!row)
-        return ic_errf(err, errlen, IC_ERR_NOMEM, "out of memory");
-    *row_out = row;
-    /* Never to the end: a skip that reaches the last row decodes nothing. */
-    if (cinfo->output_height > 1)
-        (void)jpeg_skip_scanlines(cinfo, cinfo->output_height - 1);
-    while (cinfo->output_scanline < cinfo->output_height) {
-        JSAMPROW r = row;
-        if (jpeg_read_scanlines(cinfo, &r, 1) != 1)
-            return ic_errf(err, errlen, IC_ERR_FORMAT, "truncated JPEG data (premature end of file)");
-    }
-    (void)jpeg_finish_decompress(cinfo);
-    return IC_OK;
 }
 
 ic_status ic_jpeg_check(const uint8_t *data, size_t n, const ic_io_limits *lim, char *err,
@@ -315,15 +295,7 @@ ic_status ic_jpeg_check(const uint8_t *data, size_t n, const ic_io_limits *lim, 
     if (!f)
         return ic_errf(err, errlen, errno == ENOMEM ? IC_ERR_NOMEM : IC_ERR_IO,
                        "cannot open a memory stream: %s", strerror(errno));
-    jpeg_err je;
-    struct jpeg_decompress_struct cinfo;
-    struct jpeg_progress_mgr progress;
-    reader_init(&cinfo, &je, &progress);
-    uint8_t *row = NULL;
-    errno = 0;
-    const ic_status st = jpeg_entropy(&cinfo, &je, f, lim, &row, err, errlen);
-    free(row);
-    jpeg_destroy_decompress(&cinfo);
+    const ic_status st = ic_jpeg_read(f, NULL, lim, NULL, err, errlen);
     fclose(f);
     return st;
 }
