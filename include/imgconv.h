@@ -576,7 +576,8 @@ ic_status ic_image_load(ic_image *img, const char *path, const ic_load_options *
  * as ic_image_load does for files; options, limits, errors and messages are
  * those of ic_image_load (an empty buffer is IC_ERR_FORMAT "empty file").
  * This is how images arriving on a pipe or from the network are read. */
-ic_status ic_image_decode(ic_image *img, const void *data, size_t size, const ic_load_options *opts);
+ic_status ic_image_decode(ic_image *img, const void *data, size_t size,
+                          const ic_load_options *opts);
 
 /* Save options (zero-initialise; zero fields take the defaults). */
 typedef struct ic_save_options {

@@ -83,7 +83,8 @@ static ic_context *open_ctx(const char *backend, const char *path, int *skip)
         *skip = 1;
         return NULL;
     }
-    CHECK(st == IC_OK, "%s %s: context: %s (%s)", backend, path ? path : "", ic_status_str(st), ic_last_error());
+    CHECK(st == IC_OK, "%s %s: context: %s (%s)", backend, path ? path : "", ic_status_str(st),
+          ic_last_error());
     return st == IC_OK ? ctx : NULL;
 }
 
@@ -203,10 +204,10 @@ static void photo_cases(ic_context *ctx, const char *label, int premul_cap, stat
         ic_kernel k;
         ict_rng kr;
         ict_rng_seed(&kr, ict_mix(0xA1FA, (uint64_t)kk));
-        ic_status s = kk < N_NAMED ? ic_kernel_parse(&k, named[kk])
-                                   : ict_kernel_random(&k, &kr, randk[kk - N_NAMED].kw,
-                                                       randk[kk - N_NAMED].kh,
-                                                       randk[kk - N_NAMED].type);
+        ic_status s = kk < N_NAMED
+                          ? ic_kernel_parse(&k, named[kk])
+                          : ict_kernel_random(&k, &kr, randk[kk - N_NAMED].kw,
+                                              randk[kk - N_NAMED].kh, randk[kk - N_NAMED].type);
         if (s != IC_OK) {
             CHECK(0, "kernel %d: %s", kk, ic_status_str(s));
             continue;

@@ -29,8 +29,7 @@ static void expect(const char *what, ic_status got, ic_status want, const char *
         return;
     CHECK(got == want, "%s: status %s, want %s (message '%s')", what, ic_status_str(got),
           ic_status_str(want), m);
-    CHECK(m[0] != '\0' && !strchr(m, '\n'), "%s: message is not one non-empty line: '%s'", what,
-          m);
+    CHECK(m[0] != '\0' && !strchr(m, '\n'), "%s: message is not one non-empty line: '%s'", what, m);
     CHECK(strstr(m, needle) != NULL, "%s: message '%s' does not mention '%s'", what, m, needle);
 }
 
@@ -47,7 +46,8 @@ static void test_images(void)
     expect("ic_image_wrap_device", ic_image_wrap_device(&img, px, 1, 1, 1, IC_AOS, 0, -3, NULL),
            IC_ERR_INVALID_ARG, "-3");
     ic_image a, b;
-    CHECK(ic_image_create(&a, 4, 4, 3, IC_AOS) == IC_OK && ic_image_create(&b, 5, 4, 3, IC_AOS) == IC_OK,
+    CHECK(ic_image_create(&a, 4, 4, 3, IC_AOS) == IC_OK &&
+              ic_image_create(&b, 5, 4, 3, IC_AOS) == IC_OK,
           "image setup");
     expect("ic_image_copy sizes", ic_image_copy(&b, &a), IC_ERR_INVALID_ARG, "differs");
     ic_image_free(&a);
@@ -61,8 +61,8 @@ static void test_kernels_and_params(void)
            "row");
     expect("ic_kernel_parse unknown name", ic_kernel_parse(&k, "gaussiann:5"), IC_ERR_KERNEL,
            "gaussiann");
-    expect("ic_kernel_parse @missing", ic_kernel_parse(&k, "@/nonexistent-dir/kern.txt"),
-           IC_ERR_IO, "/nonexistent-dir/kern.txt");
+    expect("ic_kernel_parse @missing", ic_kernel_parse(&k, "@/nonexistent-dir/kern.txt"), IC_ERR_IO,
+           "/nonexistent-dir/kern.txt");
     expect("ic_kernel_load missing", ic_kernel_load(&k, "/nonexistent-dir/kern.mat"), IC_ERR_IO,
            "No such file");
     const float c[4] = {1, 1, 1, 1};
@@ -113,8 +113,8 @@ static void test_contexts_and_filtering(void)
     }
 
     /* ic_filter frees its context before returning: its message must survive. */
-    expect("ic_filter size mismatch", ic_filter(&src, &small, &k, NULL, "seq"),
-           IC_ERR_INVALID_ARG, "differ from the source");
+    expect("ic_filter size mismatch", ic_filter(&src, &small, &k, NULL, "seq"), IC_ERR_INVALID_ARG,
+           "differ from the source");
     expect("ic_filter unknown backend", ic_filter(&src, &dst, &k, NULL, "no-such-backend"),
            IC_ERR_NO_BACKEND, "no-such-backend");
     ic_kernel_free(&k);

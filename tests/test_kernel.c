@@ -15,20 +15,7 @@
 #include <unistd.h>
 
 #include "imgconv.h"
-
-static int g_fail = 0;
-static int g_checks = 0;
-
-#define CHECK(cond, ...)                                                                           \
-    do {                                                                                           \
-        g_checks++;                                                                                \
-        if (!(cond)) {                                                                             \
-            g_fail++;                                                                              \
-            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                                   \
-            fprintf(stderr, __VA_ARGS__);                                                          \
-            fprintf(stderr, "\n");                                                                 \
-        }                                                                                          \
-    } while (0)
+#include "testutil.h"
 
 /* Printable form of arbitrary bytes for failure messages. */
 static const char *esc(const char *s, size_t n)
@@ -49,22 +36,7 @@ static const char *esc(const char *s, size_t n)
 }
 #define ESC(s) esc((s), strlen(s))
 
-/* xorshift64*: seeded, reproducible. */
-static uint64_t rng_state;
-static uint64_t rng(void)
-{
-    rng_state ^= rng_state >> 12;
-    rng_state ^= rng_state << 25;
-    rng_state ^= rng_state >> 27;
-    return rng_state * 0x2545F4914F6CDD1DULL;
-}
-static void rng_seed(uint64_t s)
-{
-    rng_state = s * 0x9E3779B97F4A7C15ULL + 1;
-    for (int i = 0; i < 4; i++)
-        rng();
-}
-static double rng_unit(void) /* [0, 1) */ { return (double)(rng() >> 11) / 9007199254740992.0; }
+static ict_rng g_rng; /* seeded per random case: the seed is in every failure message */
 
 static double W(const ic_kernel *k, int i, int j) { return ic_kernel_weight(k, i, j); }
 
@@ -72,7 +44,8 @@ static double W(const ic_kernel *k, int i, int j) { return ic_kernel_weight(k, i
 static int parse_ok(ic_kernel *k, const char *text)
 {
     ic_status st = ic_kernel_parse(k, text);
-    CHECK(st == IC_OK, "parse '%s': status %d (%s): %s", ESC(text), st, ic_status_str(st), ic_last_error());
+    ICT_EXPECT(st == IC_OK, "parse '%s': status %d (%s): %s", ESC(text), st, ic_status_str(st),
+          ic_last_error());
     return st == IC_OK;
 }
 
@@ -81,12 +54,13 @@ static void parse_bad(const char *text, ic_status want, const char *needle)
 {
     ic_kernel k;
     ic_status st = ic_kernel_parse(&k, text);
-    CHECK(st == want, "parse '%s': status %d, expected %d (ic_last_error(): %s)", ESC(text), st, want, ic_last_error());
-    CHECK(strstr(ic_last_error(), needle) != NULL, "parse '%s': message '%s' does not mention '%s'", ESC(text),
-          ic_last_error(), needle);
-    CHECK(strchr(ic_last_error(), '\n') == NULL, "parse '%s': message is not one line: '%s'", ESC(text),
-          ESC(ic_last_error()));
-    CHECK(k.coef == NULL && k.width == 0, "parse '%s': failed parse left a kernel behind",
+    ICT_EXPECT(st == want, "parse '%s': status %d, expected %d (ic_last_error(): %s)", ESC(text), st,
+          want, ic_last_error());
+    ICT_EXPECT(strstr(ic_last_error(), needle) != NULL, "parse '%s': message '%s' does not mention '%s'",
+          ESC(text), ic_last_error(), needle);
+    ICT_EXPECT(strchr(ic_last_error(), '\n') == NULL, "parse '%s': message is not one line: '%s'",
+          ESC(text), ESC(ic_last_error()));
+    ICT_EXPECT(k.coef == NULL && k.width == 0, "parse '%s': failed parse left a kernel behind",
           ESC(text));
     if (st == IC_OK)
         ic_kernel_free(&k);
@@ -97,12 +71,12 @@ static void expect_weights(const char *text, int w, int h, const double *want, d
     ic_kernel k;
     if (!parse_ok(&k, text))
         return;
-    CHECK(k.width == w && k.height == h, "'%s': size %dx%d, expected %dx%d", ESC(text), k.width,
+    ICT_EXPECT(k.width == w && k.height == h, "'%s': size %dx%d, expected %dx%d", ESC(text), k.width,
           k.height, w, h);
     if (k.width == w && k.height == h)
         for (int j = 0; j < h; j++)
             for (int i = 0; i < w; i++)
-                CHECK(fabs(W(&k, i, j) - want[j * w + i]) <= tol,
+                ICT_EXPECT(fabs(W(&k, i, j) - want[j * w + i]) <= tol,
                       "'%s': weight (%d,%d) = %.9g, expected %.9g", ESC(text), i, j, W(&k, i, j),
                       want[j * w + i]);
     ic_kernel_free(&k);
@@ -122,7 +96,7 @@ static void test_named_table(void)
 {
     int n = 0;
     const ic_named_kernel_info *t = ic_named_kernels(&n);
-    CHECK(t != NULL && n >= 14, "named kernel table has %d entries", n);
+    ICT_EXPECT(t != NULL && n >= 14, "named kernel table has %d entries", n);
     const char *expect[] = {"identity",  "box",      "gaussian", "sharpen",   "unsharp",
                             "laplacian", "sobel-x",  "sobel-y",  "prewitt-x", "prewitt-y",
                             "scharr-x",  "scharr-y", "emboss",   "motion"};
@@ -130,20 +104,20 @@ static void test_named_table(void)
         int found = 0;
         for (int i = 0; i < n; i++)
             found |= strcmp(t[i].name, expect[e]) == 0;
-        CHECK(found, "named kernel '%s' missing from the table", expect[e]);
+        ICT_EXPECT(found, "named kernel '%s' missing from the table", expect[e]);
     }
     for (int i = 0; i < n; i++) {
-        CHECK(t[i].name && t[i].args && t[i].summary && t[i].summary[0],
+        ICT_EXPECT(t[i].name && t[i].args && t[i].summary && t[i].summary[0],
               "table entry %d incomplete", i);
         ic_kernel k;
         if (!parse_ok(&k, t[i].name))
             continue;
-        CHECK((k.width & 1) && (k.height & 1), "%s: size %dx%d not odd", t[i].name, k.width,
+        ICT_EXPECT((k.width & 1) && (k.height & 1), "%s: size %dx%d not odd", t[i].name, k.width,
               k.height);
-        CHECK(k.name[0] != '\0', "%s: no kernel name", t[i].name);
+        ICT_EXPECT(k.name[0] != '\0', "%s: no kernel name", t[i].name);
         const double sum = ic_kernel_sum(&k);
         const double want = is_edge(t[i].name) ? 0.0 : 1.0;
-        CHECK(fabs(sum - want) < 1e-6, "%s: weights sum to %.9g, expected %g", t[i].name, sum,
+        ICT_EXPECT(fabs(sum - want) < 1e-6, "%s: weights sum to %.9g, expected %g", t[i].name, sum,
               want);
         /* Upper-case names are accepted too. */
         char up[32];
@@ -153,7 +127,7 @@ static void test_named_table(void)
                 *c = (char)(*c - 'a' + 'A');
         ic_kernel k2;
         if (parse_ok(&k2, up)) {
-            CHECK(k2.width == k.width && k2.height == k.height &&
+            ICT_EXPECT(k2.width == k.width && k2.height == k.height &&
                       memcmp(k2.coef, k.coef, sizeof(float) * k.width * k.height) == 0,
                   "'%s' differs from '%s'", up, t[i].name);
             ic_kernel_free(&k2);
@@ -173,13 +147,13 @@ static void check_symmetry(const char *text, int sx, int sy, int point)
         for (int i = 0; i < w; i++) {
             const double v = W(&k, i, j);
             if (sx)
-                CHECK(fabs(W(&k, w - 1 - i, j) - sx * v) < 1e-7,
+                ICT_EXPECT(fabs(W(&k, w - 1 - i, j) - sx * v) < 1e-7,
                       "'%s': x mirror of (%d,%d) breaks symmetry %+d", text, i, j, sx);
             if (sy)
-                CHECK(fabs(W(&k, i, h - 1 - j) - sy * v) < 1e-7,
+                ICT_EXPECT(fabs(W(&k, i, h - 1 - j) - sy * v) < 1e-7,
                       "'%s': y mirror of (%d,%d) breaks symmetry %+d", text, i, j, sy);
             if (point)
-                CHECK(fabs(W(&k, w - 1 - i, h - 1 - j) - v) < 1e-7,
+                ICT_EXPECT(fabs(W(&k, w - 1 - i, h - 1 - j) - v) < 1e-7,
                       "'%s': point mirror of (%d,%d) differs", text, i, j);
         }
     ic_kernel_free(&k);
@@ -198,29 +172,29 @@ static void test_named_values(void)
         expect_weights("gaussian:3", 3, 3, want, 1e-7);
         expect_weights("gaussian:3,0.8", 3, 3, want, 1e-7);
         expect_weights("gaussian:sigma=0.8,size=3", 3, 3, want, 1e-7);
-        CHECK(fabs(g[1] - 0.522011) < 1e-5 && fabs(g[0] - 0.238994) < 1e-5,
+        ICT_EXPECT(fabs(g[1] - 0.522011) < 1e-5 && fabs(g[0] - 0.238994) < 1e-5,
               "gaussian:3 1D values %.6f %.6f", g[0], g[1]);
     }
     {
         ic_kernel k;
         if (parse_ok(&k, "gaussian:5")) {
-            CHECK(strcmp(k.name, "gaussian:5x5 s=1.10") == 0, "gaussian:5 name '%s'", k.name);
+            ICT_EXPECT(strcmp(k.name, "gaussian:5x5 s=1.10") == 0, "gaussian:5 name '%s'", k.name);
             ic_kernel_free(&k);
         }
         if (parse_ok(&k, "gaussian:sigma=1.5")) { /* size = 2*ceil(4.5)+1 */
-            CHECK(k.width == 11 && k.height == 11, "gaussian:sigma=1.5 is %dx%d", k.width,
+            ICT_EXPECT(k.width == 11 && k.height == 11, "gaussian:sigma=1.5 is %dx%d", k.width,
                   k.height);
             ic_kernel_free(&k);
         }
         if (parse_ok(&k, "gaussian:5x3")) {
-            CHECK(k.width == 5 && k.height == 3, "gaussian:5x3 is %dx%d", k.width, k.height);
-            CHECK(fabs(ic_kernel_sum(&k) - 1) < 1e-6, "gaussian:5x3 sum %.9g", ic_kernel_sum(&k));
+            ICT_EXPECT(k.width == 5 && k.height == 3, "gaussian:5x3 is %dx%d", k.width, k.height);
+            ICT_EXPECT(fabs(ic_kernel_sum(&k) - 1) < 1e-6, "gaussian:5x3 sum %.9g", ic_kernel_sum(&k));
             ic_kernel_free(&k);
         }
         ic_kernel a, b;
         if (parse_ok(&a, "gaussian:7,1.5")) {
             if (parse_ok(&b, " Gaussian : size = 7 , sigma = 1.5 ")) {
-                CHECK(a.width == 7 && b.width == 7 &&
+                ICT_EXPECT(a.width == 7 && b.width == 7 &&
                           memcmp(a.coef, b.coef, 49 * sizeof(float)) == 0,
                       "gaussian:7,1.5 and the key=value form differ");
                 ic_kernel_free(&b);
@@ -228,7 +202,7 @@ static void test_named_values(void)
             ic_kernel_free(&a);
         }
         if (parse_ok(&k, "gaussian:255")) {
-            CHECK(k.width == 255 && fabs(ic_kernel_sum(&k) - 1) < 1e-6,
+            ICT_EXPECT(k.width == 255 && fabs(ic_kernel_sum(&k) - 1) < 1e-6,
                   "gaussian:255: %dx%d sum %.9g", k.width, k.height, ic_kernel_sum(&k));
             ic_kernel_free(&k);
         }
@@ -276,18 +250,18 @@ static void test_named_values(void)
         /* unsharp = (1+a) delta - a G with G the 5x5 gaussian (sigma 1.1). */
         ic_kernel u, g;
         if (parse_ok(&u, "unsharp") && parse_ok(&g, "gaussian:5")) {
-            CHECK(u.width == 5 && u.height == 5, "unsharp default is %dx%d", u.width, u.height);
+            ICT_EXPECT(u.width == 5 && u.height == 5, "unsharp default is %dx%d", u.width, u.height);
             for (int j = 0; j < 5; j++)
                 for (int i = 0; i < 5; i++) {
                     const double want = (i == 2 && j == 2 ? 2.0 : 0.0) - W(&g, i, j);
-                    CHECK(fabs(W(&u, i, j) - want) < 1e-6, "unsharp (%d,%d) = %.9g, want %.9g", i,
+                    ICT_EXPECT(fabs(W(&u, i, j) - want) < 1e-6, "unsharp (%d,%d) = %.9g, want %.9g", i,
                           j, W(&u, i, j), want);
                 }
             ic_kernel_free(&u);
             ic_kernel_free(&g);
         }
         if (parse_ok(&u, "unsharp:3,amount=2")) {
-            CHECK(u.width == 3 && fabs(ic_kernel_sum(&u) - 1) < 1e-6, "unsharp:3,amount=2");
+            ICT_EXPECT(u.width == 3 && fabs(ic_kernel_sum(&u) - 1) < 1e-6, "unsharp:3,amount=2");
             ic_kernel_free(&u);
         }
     }
@@ -301,20 +275,20 @@ static void test_named_values(void)
         expect_weights("motion:1,33", 1, 1, one, 0);
         ic_kernel k;
         if (parse_ok(&k, "motion:9,45")) {
-            CHECK(k.width == k.height && k.width >= 7 && k.width <= 9, "motion:9,45 is %dx%d",
+            ICT_EXPECT(k.width == k.height && k.width >= 7 && k.width <= 9, "motion:9,45 is %dx%d",
                   k.width, k.height);
             /* 45 degrees counter-clockwise on screen: up and to the right. */
-            CHECK(W(&k, k.width - 1, 0) > 0 && W(&k, 0, 0) == 0,
+            ICT_EXPECT(W(&k, k.width - 1, 0) > 0 && W(&k, 0, 0) == 0,
                   "motion:9,45 does not run from bottom-left to top-right");
-            CHECK(fabs(ic_kernel_sum(&k) - 1) < 1e-6, "motion:9,45 sum %.9g", ic_kernel_sum(&k));
+            ICT_EXPECT(fabs(ic_kernel_sum(&k) - 1) < 1e-6, "motion:9,45 sum %.9g", ic_kernel_sum(&k));
             ic_kernel_free(&k);
         }
         if (parse_ok(&k, "motion:21,30")) {
-            CHECK(k.width > k.height && k.height > 1, "motion:21,30 is %dx%d", k.width, k.height);
+            ICT_EXPECT(k.width > k.height && k.height > 1, "motion:21,30 is %dx%d", k.width, k.height);
             ic_kernel_free(&k);
         }
         if (parse_ok(&k, "motion:253,17")) {
-            CHECK(k.width <= IC_MAX_KERNEL && k.height <= IC_MAX_KERNEL, "motion:253,17 %dx%d",
+            ICT_EXPECT(k.width <= IC_MAX_KERNEL && k.height <= IC_MAX_KERNEL, "motion:253,17 %dx%d",
                   k.width, k.height);
             ic_kernel_free(&k);
         }
@@ -389,14 +363,14 @@ static void test_matrix_grammar(void)
 
     ic_kernel k;
     if (parse_ok(&k, "1 2 1; 2 4 2; 1 2 1 / 16")) {
-        CHECK(k.divisor == 16.0 && k.coef[4] == 4.0f, "divisor %g, centre %g", k.divisor,
+        ICT_EXPECT(k.divisor == 16.0 && k.coef[4] == 4.0f, "divisor %g, centre %g", k.divisor,
               k.coef[4]);
-        CHECK(ic_kernel_sum(&k) == 1.0, "binomial sum %.17g", ic_kernel_sum(&k));
-        CHECK(strcmp(k.name, "3x3 matrix") == 0, "matrix name '%s'", k.name);
-        CHECK(ic_kernel_weight(&k, 3, 0) == 0.0 && ic_kernel_weight(&k, -1, 0) == 0.0,
+        ICT_EXPECT(ic_kernel_sum(&k) == 1.0, "binomial sum %.17g", ic_kernel_sum(&k));
+        ICT_EXPECT(strcmp(k.name, "3x3 matrix") == 0, "matrix name '%s'", k.name);
+        ICT_EXPECT(ic_kernel_weight(&k, 3, 0) == 0.0 && ic_kernel_weight(&k, -1, 0) == 0.0,
               "out-of-range weight not 0");
         ic_kernel_free(&k);
-        CHECK(k.coef == NULL && k.width == 0, "ic_kernel_free did not zero the kernel");
+        ICT_EXPECT(k.coef == NULL && k.width == 0, "ic_kernel_free did not zero the kernel");
         ic_kernel_free(&k); /* twice is fine */
         ic_kernel_free(NULL);
     }
@@ -412,7 +386,7 @@ static void test_matrix_grammar(void)
         }
         t[o] = '\0';
         if (parse_ok(&k, t)) {
-            CHECK(k.width == 255 && k.height == 255, "255x255 parsed as %dx%d", k.width, k.height);
+            ICT_EXPECT(k.width == 255 && k.height == 255, "255x255 parsed as %dx%d", k.width, k.height);
             ic_kernel_free(&k);
         }
         free(t);
@@ -460,10 +434,9 @@ static void test_matrix_errors(void)
     parse_bad("@", IC_ERR_KERNEL, "file name");
     {
         ic_kernel k;
-        CHECK(ic_kernel_parse(&k, NULL) == IC_ERR_INVALID_ARG &&
-                  strstr(ic_last_error(), "NULL"),
+        ICT_EXPECT(ic_kernel_parse(&k, NULL) == IC_ERR_INVALID_ARG && strstr(ic_last_error(), "NULL"),
               "NULL text: '%s'", ic_last_error());
-        CHECK(ic_kernel_parse(NULL, "1") == IC_ERR_INVALID_ARG, "NULL kernel");
+        ICT_EXPECT(ic_kernel_parse(NULL, "1") == IC_ERR_INVALID_ARG, "NULL kernel");
     }
 
     /* Over IC_MAX_KERNEL in either direction. */
@@ -488,14 +461,14 @@ static void test_matrix_errors(void)
 
     /* A message longer than ic_last_error()'s buffer is cut, one line. */
     t = malloc(20000);
-    CHECK(t != NULL, "out of memory");
+    ICT_EXPECT(t != NULL, "out of memory");
     if (!t)
         return;
     memset(t, '(', 19999);
     t[19999] = '\0';
     ic_kernel k;
     ic_status st = ic_kernel_parse(&k, t);
-    CHECK(st == IC_ERR_KERNEL && ic_last_error()[0] && !strchr(ic_last_error(), '\n'),
+    ICT_EXPECT(st == IC_ERR_KERNEL && ic_last_error()[0] && !strchr(ic_last_error(), '\n'),
           "long bad text: st %d, '%s'", st, ic_last_error());
     free(t);
 }
@@ -504,27 +477,27 @@ static void test_create(void)
 {
     ic_kernel k;
     const float c[15] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
-    CHECK(ic_kernel_create(&k, 5, 3, c, 2.0) == IC_OK, "create 5x3");
-    CHECK(k.width == 5 && k.height == 3 && k.coef != c && k.coef[14] == 15.0f && k.divisor == 2.0 &&
+    ICT_EXPECT(ic_kernel_create(&k, 5, 3, c, 2.0) == IC_OK, "create 5x3");
+    ICT_EXPECT(k.width == 5 && k.height == 3 && k.coef != c && k.coef[14] == 15.0f && k.divisor == 2.0 &&
               k.offset == 0.0,
           "create copies coefficients");
-    CHECK(ic_kernel_weight(&k, 4, 2) == 7.5 && ic_kernel_sum(&k) == 60.0, "weight %g sum %g",
+    ICT_EXPECT(ic_kernel_weight(&k, 4, 2) == 7.5 && ic_kernel_sum(&k) == 60.0, "weight %g sum %g",
           ic_kernel_weight(&k, 4, 2), ic_kernel_sum(&k));
     ic_kernel_free(&k);
-    CHECK(ic_kernel_create(&k, 4, 3, c, 1.0) == IC_ERR_KERNEL && k.coef == NULL, "even width");
-    CHECK(ic_kernel_create(&k, 3, 0, c, 1.0) == IC_ERR_KERNEL, "zero height");
-    CHECK(ic_kernel_create(&k, 257, 1, c, 1.0) == IC_ERR_KERNEL, "width over the limit");
-    CHECK(ic_kernel_create(&k, 3, 3, c, 0.0) == IC_ERR_KERNEL, "zero divisor");
-    CHECK(ic_kernel_create(&k, 3, 3, c, NAN) == IC_ERR_KERNEL, "NaN divisor");
-    CHECK(ic_kernel_create(&k, 3, 3, c, INFINITY) == IC_ERR_KERNEL, "inf divisor");
-    CHECK(ic_kernel_create(&k, 3, 3, NULL, 1.0) == IC_ERR_INVALID_ARG, "NULL coef");
-    CHECK(ic_kernel_create(NULL, 3, 3, c, 1.0) == IC_ERR_INVALID_ARG, "NULL kernel");
+    ICT_EXPECT(ic_kernel_create(&k, 4, 3, c, 1.0) == IC_ERR_KERNEL && k.coef == NULL, "even width");
+    ICT_EXPECT(ic_kernel_create(&k, 3, 0, c, 1.0) == IC_ERR_KERNEL, "zero height");
+    ICT_EXPECT(ic_kernel_create(&k, 257, 1, c, 1.0) == IC_ERR_KERNEL, "width over the limit");
+    ICT_EXPECT(ic_kernel_create(&k, 3, 3, c, 0.0) == IC_ERR_KERNEL, "zero divisor");
+    ICT_EXPECT(ic_kernel_create(&k, 3, 3, c, NAN) == IC_ERR_KERNEL, "NaN divisor");
+    ICT_EXPECT(ic_kernel_create(&k, 3, 3, c, INFINITY) == IC_ERR_KERNEL, "inf divisor");
+    ICT_EXPECT(ic_kernel_create(&k, 3, 3, NULL, 1.0) == IC_ERR_INVALID_ARG, "NULL coef");
+    ICT_EXPECT(ic_kernel_create(NULL, 3, 3, c, 1.0) == IC_ERR_INVALID_ARG, "NULL kernel");
     float bad[9] = {1, 1, 1, 1, NAN, 1, 1, 1, 1};
-    CHECK(ic_kernel_create(&k, 3, 3, bad, 1.0) == IC_ERR_KERNEL, "NaN coefficient");
+    ICT_EXPECT(ic_kernel_create(&k, 3, 3, bad, 1.0) == IC_ERR_KERNEL, "NaN coefficient");
     bad[4] = -INFINITY;
-    CHECK(ic_kernel_create(&k, 3, 3, bad, 1.0) == IC_ERR_KERNEL, "inf coefficient");
+    ICT_EXPECT(ic_kernel_create(&k, 3, 3, bad, 1.0) == IC_ERR_KERNEL, "inf coefficient");
     bad[4] = 3e38f;
-    CHECK(ic_kernel_create(&k, 3, 3, bad, 1.0) == IC_ERR_KERNEL, "|weights|*255 overflow");
+    ICT_EXPECT(ic_kernel_create(&k, 3, 3, bad, 1.0) == IC_ERR_KERNEL, "|weights|*255 overflow");
 }
 
 /* ------------------------------------------------------------------------ */
@@ -553,10 +526,10 @@ static void load_bad(const char *path, ic_status want, const char *needle)
 {
     ic_kernel k;
     ic_status st = ic_kernel_load(&k, path);
-    CHECK(st == want, "load %s: status %d, expected %d (%s)", path, st, want, ic_last_error());
-    CHECK(strstr(ic_last_error(), needle) != NULL, "load %s: message '%s' does not mention '%s'", path, ic_last_error(),
-          needle);
-    CHECK(k.coef == NULL, "load %s: failure left a kernel", path);
+    ICT_EXPECT(st == want, "load %s: status %d, expected %d (%s)", path, st, want, ic_last_error());
+    ICT_EXPECT(strstr(ic_last_error(), needle) != NULL, "load %s: message '%s' does not mention '%s'",
+          path, ic_last_error(), needle);
+    ICT_EXPECT(k.coef == NULL, "load %s: failure left a kernel", path);
     if (st == IC_OK)
         ic_kernel_free(&k);
 }
@@ -566,7 +539,7 @@ static void test_files(void)
     snprintf(g_dir, sizeof g_dir, "/tmp/ic_test_kernel_XXXXXX");
     if (!mkdtemp(g_dir)) {
         fprintf(stderr, "mkdtemp failed\n");
-        g_fail++;
+        ict_failed++;
         return;
     }
     ic_kernel k;
@@ -576,55 +549,55 @@ static void test_files(void)
     const char *txt = WRITE("blur.txt", "# 3x3 binomial\n\n1 2 1\r\n2 4 2   # centre row\n"
                                         "1 2 1\n\n/ 16\n");
     if (ic_kernel_load(&k, txt) == IC_OK) {
-        CHECK(k.width == 3 && k.height == 3 && k.divisor == 16 && ic_kernel_sum(&k) == 1,
+        ICT_EXPECT(k.width == 3 && k.height == 3 && k.divisor == 16 && ic_kernel_sum(&k) == 1,
               "blur.txt: %dx%d / %g", k.width, k.height, k.divisor);
-        CHECK(strstr(k.name, "blur.txt") != NULL, "file kernel name '%s'", k.name);
+        ICT_EXPECT(strstr(k.name, "blur.txt") != NULL, "file kernel name '%s'", k.name);
         ic_kernel_free(&k);
     } else {
-        CHECK(0, "load blur.txt: %s", ic_last_error());
+        ICT_EXPECT(0, "load blur.txt: %s", ic_last_error());
     }
     snprintf(text, sizeof text, "@%s", txt);
     if (parse_ok(&k, text)) {
-        CHECK(k.width == 3 && k.divisor == 16, "@blur.txt");
+        ICT_EXPECT(k.width == 3 && k.divisor == 16, "@blur.txt");
         ic_kernel_free(&k);
     }
 
     /* libvips .mat: "W H SCALE OFFSET", SCALE divides, OFFSET kept. */
     const char *mat = WRITE("edge.mat", "3 3 16 128\n1 2 1\n2 4 2\n1 2 1\n");
     if (ic_kernel_load(&k, mat) == IC_OK) {
-        CHECK(k.width == 3 && k.height == 3 && k.divisor == 16 && k.offset == 128,
+        ICT_EXPECT(k.width == 3 && k.height == 3 && k.divisor == 16 && k.offset == 128,
               "edge.mat: %dx%d / %g + %g", k.width, k.height, k.divisor, k.offset);
         ic_kernel_free(&k);
     } else {
-        CHECK(0, "load edge.mat: %s", ic_last_error());
+        ICT_EXPECT(0, "load edge.mat: %s", ic_last_error());
     }
     mat = WRITE("wide.mat", "5 1\n-1 -2 0 2 1\n");
     if (ic_kernel_load(&k, mat) == IC_OK) {
-        CHECK(k.width == 5 && k.height == 1 && k.divisor == 1 && k.offset == 0 && k.coef[4] == 1.0f,
+        ICT_EXPECT(k.width == 5 && k.height == 1 && k.divisor == 1 && k.offset == 0 && k.coef[4] == 1.0f,
               "wide.mat (2-field header)");
         ic_kernel_free(&k);
     } else {
-        CHECK(0, "load wide.mat: %s", ic_last_error());
+        ICT_EXPECT(0, "load wide.mat: %s", ic_last_error());
     }
     /* A plain matrix saved as .mat (no libvips header) is read as matrix text,
      * '/ D' and comments included: issue 15. */
     mat = WRITE("plain.mat", "# my blur\n1 2 1\n2 4 2\n1 2 1 / 16\n");
     if (ic_kernel_load(&k, mat) == IC_OK) {
-        CHECK(k.width == 3 && k.height == 3 && k.divisor == 16 && k.offset == 0 &&
+        ICT_EXPECT(k.width == 3 && k.height == 3 && k.divisor == 16 && k.offset == 0 &&
                   k.coef[4] == 4 && k.coef[8] == 1,
               "plain.mat: %dx%d / %g", k.width, k.height, k.divisor);
         ic_kernel_free(&k);
     } else {
-        CHECK(0, "load plain.mat: %s", ic_last_error());
+        ICT_EXPECT(0, "load plain.mat: %s", ic_last_error());
     }
     /* A .mat body under another extension is recognised by its even header. */
     mat = WRITE("vips.txt", "# from vips\n3, 1, 2, -0.5\n1 0 1\n");
     if (ic_kernel_load(&k, mat) == IC_OK) {
-        CHECK(k.width == 3 && k.height == 1 && k.divisor == 2 && k.offset == -0.5,
+        ICT_EXPECT(k.width == 3 && k.height == 1 && k.divisor == 2 && k.offset == -0.5,
               "vips.txt header detection");
         ic_kernel_free(&k);
     } else {
-        CHECK(0, "load vips.txt: %s", ic_last_error());
+        ICT_EXPECT(0, "load vips.txt: %s", ic_last_error());
     }
     /* OFFSET and SCALE stay in --bias's range (IC_MAX_BIAS), and finite. */
     load_bad(WRITE("o308.mat", "3 1 1 1e308\n1 2 1\n"), IC_ERR_KERNEL,
@@ -636,10 +609,10 @@ static void test_files(void)
     load_bad(WRITE("stiny.mat", "3 1 1e-7 0\n1 2 1\n"), IC_ERR_KERNEL, "scale 1e-07 is outside");
     mat = WRITE("edge6.mat", "3 1 -1e6 1e6\n1 2 1\n");
     if (ic_kernel_load(&k, mat) == IC_OK) {
-        CHECK(k.divisor == -1e6 && k.offset == 1e6, "edge6.mat: / %g + %g", k.divisor, k.offset);
+        ICT_EXPECT(k.divisor == -1e6 && k.offset == 1e6, "edge6.mat: / %g + %g", k.divisor, k.offset);
         ic_kernel_free(&k);
     } else {
-        CHECK(0, "load edge6.mat (scale and offset at the edge of the range): %s", ic_last_error());
+        ICT_EXPECT(0, "load edge6.mat (scale and offset at the edge of the range): %s", ic_last_error());
     }
     load_bad(WRITE("short.mat", "3 3 1 0\n1 2 1\n2 4 2\n"), IC_ERR_KERNEL, "found 2 rows");
     load_bad(WRITE("long.mat", "3 3 1 0\n1 2 1\n2 4 2\n1 2 1\n1 1 1\n"), IC_ERR_KERNEL,
@@ -714,21 +687,21 @@ static void check_factor(const ic_kernel *k, const char *what, int want_rank, do
 {
     ic_factors f;
     ic_status st = ic_kernel_factor(k, tol, 0, &f);
-    CHECK(st == IC_OK, "factor %s: status %d", what, st);
+    ICT_EXPECT(st == IC_OK, "factor %s: status %d", what, st);
     if (st != IC_OK)
         return;
-    CHECK(f.rank == want_rank, "factor %s (%dx%d): rank %d, expected %d (max_err %g)", what,
+    ICT_EXPECT(f.rank == want_rank, "factor %s (%dx%d): rank %d, expected %d (max_err %g)", what,
           k->width, k->height, f.rank, want_rank, f.max_err);
     if (f.rank > 0) {
         const double lim = (tol == 0 ? 1e-6 : tol) * max_abs(k);
         const double e = recon_err(k, &f);
-        CHECK(f.width == k->width && f.height == k->height, "factor %s: vector sizes", what);
-        CHECK(e <= lim && fabs(e - f.max_err) <= 1e-12 + 1e-9 * e,
+        ICT_EXPECT(f.width == k->width && f.height == k->height, "factor %s: vector sizes", what);
+        ICT_EXPECT(e <= lim && fabs(e - f.max_err) <= 1e-12 + 1e-9 * e,
               "factor %s: reconstruction error %g (reported %g, limit %g)", what, e, f.max_err,
               lim);
     }
     ic_factors_free(&f);
-    CHECK(f.row == NULL && f.col == NULL && f.rank == 0, "ic_factors_free did not zero");
+    ICT_EXPECT(f.row == NULL && f.col == NULL && f.rank == 0, "ic_factors_free did not zero");
 }
 
 static void factor_text(const char *text, int want_rank)
@@ -776,14 +749,14 @@ static void test_factor(void)
     /* Random kernels: full rank; sums of r outer products: rank r. */
     for (int c = 0; c < 60; c++) {
         const uint64_t seed = 1000 + (uint64_t)c;
-        rng_seed(seed);
-        const int w = 1 + 2 * (int)(rng() % 6), h = 1 + 2 * (int)(rng() % 6);
+        ict_rng_seed(&g_rng, seed);
+        const int w = 1 + 2 * (int)(ict_next(&g_rng) % 6), h = 1 + 2 * (int)(ict_next(&g_rng) % 6);
         const int full = w < h ? w : h;
-        const int r = 1 + (int)(rng() % (uint64_t)full);
+        const int r = 1 + (int)(ict_next(&g_rng) % (uint64_t)full);
         float *co = malloc(sizeof(float) * w * h);
         char what[96];
         for (int t = 0; t < w * h; t++)
-            co[t] = (float)(rng_unit() * 2 - 1);
+            co[t] = (float)(ict_uniform(&g_rng) * 2 - 1);
         ic_kernel k;
         if (ic_kernel_create(&k, w, h, co, 1.0) == IC_OK) {
             snprintf(what, sizeof what, "random %dx%d seed %llu", w, h, (unsigned long long)seed);
@@ -793,7 +766,7 @@ static void test_factor(void)
         /* rank r: exact low-rank in float64, tolerance looser than the rounding */
         double *u = malloc(sizeof(double) * (w + h) * r);
         for (int t = 0; t < (w + h) * r; t++)
-            u[t] = rng_unit() * 2 - 1;
+            u[t] = ict_uniform(&g_rng) * 2 - 1;
         for (int j = 0; j < h; j++)
             for (int i = 0; i < w; i++) {
                 double s = 0;
@@ -815,21 +788,21 @@ static void test_factor(void)
     ic_kernel k;
     ic_factors f;
     if (parse_ok(&k, "unsharp")) {
-        CHECK(ic_kernel_factor(&k, 0, 1, &f) == IC_OK && f.rank == 0 && f.row == NULL &&
+        ICT_EXPECT(ic_kernel_factor(&k, 0, 1, &f) == IC_OK && f.rank == 0 && f.row == NULL &&
                   f.col == NULL && f.max_err > 1e-3,
               "unsharp capped at rank 1: rank %d max_err %g", f.rank, f.max_err);
         ic_factors_free(&f);
-        CHECK(ic_kernel_factor(&k, 0, 2, &f) == IC_OK && f.rank == 2, "unsharp cap 2: rank %d",
+        ICT_EXPECT(ic_kernel_factor(&k, 0, 2, &f) == IC_OK && f.rank == 2, "unsharp cap 2: rank %d",
               f.rank);
         ic_factors_free(&f);
-        CHECK(ic_kernel_factor(&k, 0.5, 0, &f) == IC_OK && f.rank == 1,
+        ICT_EXPECT(ic_kernel_factor(&k, 0.5, 0, &f) == IC_OK && f.rank == 1,
               "unsharp with tol 0.5: rank %d", f.rank);
         ic_factors_free(&f);
-        CHECK(ic_kernel_factor(&k, -1, 0, &f) == IC_ERR_INVALID_ARG, "negative tol");
-        CHECK(ic_kernel_factor(&k, NAN, 0, &f) == IC_ERR_INVALID_ARG, "NaN tol");
-        CHECK(ic_kernel_factor(&k, 0, -1, &f) == IC_ERR_INVALID_ARG, "negative max_rank");
-        CHECK(ic_kernel_factor(&k, 0, 0, NULL) == IC_ERR_INVALID_ARG, "NULL factors");
-        CHECK(ic_kernel_factor(NULL, 0, 0, &f) == IC_ERR_INVALID_ARG, "NULL kernel");
+        ICT_EXPECT(ic_kernel_factor(&k, -1, 0, &f) == IC_ERR_INVALID_ARG, "negative tol");
+        ICT_EXPECT(ic_kernel_factor(&k, NAN, 0, &f) == IC_ERR_INVALID_ARG, "NaN tol");
+        ICT_EXPECT(ic_kernel_factor(&k, 0, -1, &f) == IC_ERR_INVALID_ARG, "negative max_rank");
+        ICT_EXPECT(ic_kernel_factor(&k, 0, 0, NULL) == IC_ERR_INVALID_ARG, "NULL factors");
+        ICT_EXPECT(ic_kernel_factor(NULL, 0, 0, &f) == IC_ERR_INVALID_ARG, "NULL kernel");
         ic_kernel_free(&k);
     }
     ic_factors_free(NULL);
@@ -873,16 +846,16 @@ static void fuzz_one(const char *buf, size_t n, uint64_t seed, int from_file)
         at_file = *first == '@';
     }
     if (st == IC_OK) {
-        CHECK(kernel_valid(&k), "fuzz seed %llu: invalid kernel from '%s'",
+        ICT_EXPECT(kernel_valid(&k), "fuzz seed %llu: invalid kernel from '%s'",
               (unsigned long long)seed, esc(buf, n));
         ic_kernel_free(&k);
     } else {
-        CHECK(st == IC_ERR_KERNEL || (at_file && st == IC_ERR_IO),
+        ICT_EXPECT(st == IC_ERR_KERNEL || (at_file && st == IC_ERR_IO),
               "fuzz seed %llu: status %d for '%s'", (unsigned long long)seed, st, esc(buf, n));
-        CHECK(ic_last_error()[0] != '\0' && !strchr(ic_last_error(), '\n'),
+        ICT_EXPECT(ic_last_error()[0] != '\0' && !strchr(ic_last_error(), '\n'),
               "fuzz seed %llu: no one-line message for '%s'", (unsigned long long)seed,
               esc(buf, n));
-        CHECK(k.coef == NULL, "fuzz seed %llu: failure left coefficients",
+        ICT_EXPECT(k.coef == NULL, "fuzz seed %llu: failure left coefficients",
               (unsigned long long)seed);
     }
 }
@@ -899,24 +872,24 @@ static void test_fuzz(void)
     char buf[512];
     for (int c = 0; c < 20000; c++) {
         const uint64_t seed = 77000 + (uint64_t)c;
-        rng_seed(seed);
+        ict_rng_seed(&g_rng, seed);
         size_t n = 0;
-        const int parts = (int)(rng() % 24);
+        const int parts = (int)(ict_next(&g_rng) % 24);
         for (int p = 0; p < parts && n < sizeof buf - 64; p++) {
-            const uint64_t kind = rng() % 10;
+            const uint64_t kind = ict_next(&g_rng) % 10;
             if (kind < 5) { /* grammar piece */
-                const char *s = pieces[rng() % (uint64_t)npieces];
+                const char *s = pieces[ict_next(&g_rng) % (uint64_t)npieces];
                 /* '@' only mid-string: a leading one opens random paths */
                 if (s[0] == '@' && n == 0)
                     continue;
                 memcpy(buf + n, s, strlen(s));
                 n += strlen(s);
             } else if (kind < 9) { /* digits */
-                const int d = 1 + (int)(rng() % 4);
+                const int d = 1 + (int)(ict_next(&g_rng) % 4);
                 for (int i = 0; i < d; i++)
-                    buf[n++] = (char)('0' + rng() % 10);
+                    buf[n++] = (char)('0' + ict_next(&g_rng) % 10);
             } else { /* any non-NUL byte */
-                buf[n++] = (char)(1 + rng() % 255);
+                buf[n++] = (char)(1 + ict_next(&g_rng) % 255);
             }
         }
         buf[n] = '\0';
@@ -927,20 +900,20 @@ static void test_fuzz(void)
         return;
     for (int c = 0; c < 1500; c++) {
         const uint64_t seed = 99000 + (uint64_t)c;
-        rng_seed(seed);
+        ict_rng_seed(&g_rng, seed);
         size_t n = 0;
-        const int parts = (int)(rng() % 30);
+        const int parts = (int)(ict_next(&g_rng) % 30);
         for (int p = 0; p < parts && n < sizeof buf - 64; p++) {
-            const uint64_t kind = rng() % 8;
+            const uint64_t kind = ict_next(&g_rng) % 8;
             if (kind < 3) {
-                const char *s = pieces[rng() % (uint64_t)npieces];
+                const char *s = pieces[ict_next(&g_rng) % (uint64_t)npieces];
                 memcpy(buf + n, s, strlen(s));
                 n += strlen(s);
             } else if (kind < 7) {
-                buf[n++] = (char)('0' + rng() % 10);
-                buf[n++] = (char)(" \n,"[rng() % 3]);
+                buf[n++] = (char)('0' + ict_next(&g_rng) % 10);
+                buf[n++] = (char)(" \n,"[ict_next(&g_rng) % 3]);
             } else {
-                buf[n++] = (char)(rng() % 256);
+                buf[n++] = (char)(ict_next(&g_rng) % 256);
             }
         }
         fuzz_one(buf, n, seed, 1);
@@ -963,10 +936,10 @@ int main(void)
     test_fuzz();
     if (g_dir[0])
         rmdir(g_dir);
-    if (g_fail) {
-        fprintf(stderr, "test_kernel: %d of %d checks failed\n", g_fail, g_checks);
+    if (ict_failed) {
+        fprintf(stderr, "test_kernel: %d of %d checks failed\n", ict_failed, ict_checks);
         return 1;
     }
-    printf("test_kernel: all %d checks passed\n", g_checks);
+    printf("test_kernel: all %d checks passed\n", ict_checks);
     return 0;
 }

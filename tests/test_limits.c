@@ -11,18 +11,7 @@
 #include <string.h>
 
 #include "imgconv.h"
-
-static int g_checks, g_failed;
-#define CHECK(cond, ...)                                                                           \
-    do {                                                                                           \
-        g_checks++;                                                                                \
-        if (!(cond)) {                                                                             \
-            g_failed++;                                                                            \
-            printf("FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);                                \
-            printf(__VA_ARGS__);                                                                   \
-            printf("\n");                                                                          \
-        }                                                                                          \
-    } while (0)
+#include "testutil.h"
 
 static ic_context *open_ctx(const char *backend, uint64_t max_memory)
 {
@@ -32,7 +21,7 @@ static ic_context *open_ctx(const char *backend, uint64_t max_memory)
     co.max_memory = max_memory;
     ic_context *ctx = NULL;
     ic_status st = ic_context_create(&ctx, backend, &co);
-    CHECK(st == IC_OK, "context %s: %s", backend, ic_last_error());
+    ICT_EXPECT(st == IC_OK, "context %s: %s", backend, ic_last_error());
     return ctx;
 }
 
@@ -58,53 +47,51 @@ int main(void)
     ic_context *seq = open_ctx("seq", 0);
     if (!cpu || !seq)
         return 1;
-    CHECK(ic_convolve_bytes(cpu, &src, &k, IC_AOS) == 2 * aos_bytes, "cpu AoS->AoS: %llu",
+    ICT_EXPECT(ic_convolve_bytes(cpu, &src, &k, IC_AOS) == 2 * aos_bytes, "cpu AoS->AoS: %llu",
           (unsigned long long)ic_convolve_bytes(cpu, &src, &k, IC_AOS));
-    CHECK(ic_convolve_bytes(cpu, &src, &k, IC_SOA) == aos_bytes + soa_bytes + aos_bytes,
+    ICT_EXPECT(ic_convolve_bytes(cpu, &src, &k, IC_SOA) == aos_bytes + soa_bytes + aos_bytes,
           "cpu AoS->SoA counts the conversion copy: %llu",
           (unsigned long long)ic_convolve_bytes(cpu, &src, &k, IC_SOA));
     const uint64_t plane = (100u + 4u) * (50u + 2u) * sizeof(float);
-    CHECK(ic_convolve_bytes(seq, &src, &k, IC_AOS) == 2 * aos_bytes + plane,
+    ICT_EXPECT(ic_convolve_bytes(seq, &src, &k, IC_AOS) == 2 * aos_bytes + plane,
           "seq counts its padded plane: %llu",
           (unsigned long long)ic_convolve_bytes(seq, &src, &k, IC_AOS));
-    CHECK(ic_convolve_bytes(NULL, &src, &k, IC_AOS) == 0, "NULL context");
-    CHECK(ic_convolve_bytes(cpu, &src, NULL, IC_AOS) == 0, "NULL kernel");
-    CHECK(ic_convolve(cpu, &src, &dst, &k, NULL) == IC_OK, "default budget: %s",
-          ic_last_error());
+    ICT_EXPECT(ic_convolve_bytes(NULL, &src, &k, IC_AOS) == 0, "NULL context");
+    ICT_EXPECT(ic_convolve_bytes(cpu, &src, NULL, IC_AOS) == 0, "NULL kernel");
+    ICT_EXPECT(ic_convolve(cpu, &src, &dst, &k, NULL) == IC_OK, "default budget: %s", ic_last_error());
     ic_context_free(cpu);
     ic_context_free(seq);
 
     /* Exactly the budget passes; one byte less is refused before any sample
      * of dst is written. */
     cpu = open_ctx("cpu", 2 * aos_bytes);
-    CHECK(cpu && ic_convolve(cpu, &src, &dst, &k, NULL) == IC_OK, "at the budget: %s",
+    ICT_EXPECT(cpu && ic_convolve(cpu, &src, &dst, &k, NULL) == IC_OK, "at the budget: %s",
           cpu ? ic_last_error() : "");
     ic_context_free(cpu);
     cpu = open_ctx("cpu", 2 * aos_bytes - 1);
     memset(dst.data, 0xA5, ic_image_size_bytes(&dst));
     ic_status st = cpu ? ic_convolve(cpu, &src, &dst, &k, NULL) : IC_ERR_INTERNAL;
-    CHECK(st == IC_ERR_TOO_LARGE, "one byte under: %s", ic_status_str(st));
-    CHECK(cpu && strstr(ic_last_error(), "memory limit") &&
-              strstr(ic_last_error(), "--max-memory"),
+    ICT_EXPECT(st == IC_ERR_TOO_LARGE, "one byte under: %s", ic_status_str(st));
+    ICT_EXPECT(cpu && strstr(ic_last_error(), "memory limit") && strstr(ic_last_error(), "--max-memory"),
           "message '%s'", cpu ? ic_last_error() : "");
     int untouched = 1;
     for (size_t i = 0; i < ic_image_size_bytes(&dst); i++)
         untouched &= dst.data[i] == 0xA5;
-    CHECK(untouched, "a refused call wrote into dst");
+    ICT_EXPECT(untouched, "a refused call wrote into dst");
     /* The conversion copy counts too. */
     ic_context_free(cpu);
     cpu = open_ctx("cpu", aos_bytes + soa_bytes + aos_bytes - 1);
     st = cpu ? ic_convolve(cpu, &src, &soa, &k, NULL) : IC_ERR_INTERNAL;
-    CHECK(st == IC_ERR_TOO_LARGE, "AoS->SoA under its budget: %s", ic_status_str(st));
+    ICT_EXPECT(st == IC_ERR_TOO_LARGE, "AoS->SoA under its budget: %s", ic_status_str(st));
     ic_context_free(cpu);
     cpu = open_ctx("cpu", UINT64_MAX);
-    CHECK(cpu && ic_convolve(cpu, &src, &soa, &k, NULL) == IC_OK, "no limit");
+    ICT_EXPECT(cpu && ic_convolve(cpu, &src, &soa, &k, NULL) == IC_OK, "no limit");
     ic_context_free(cpu);
 
     ic_image_free(&src);
     ic_image_free(&dst);
     ic_image_free(&soa);
     ic_kernel_free(&k);
-    printf("test_limits: %d checks, %d failed\n", g_checks, g_failed);
-    return g_failed ? 1 : 0;
+    printf("test_limits: %d checks, %d failed\n", ict_checks, ict_failed);
+    return ict_failed ? 1 : 0;
 }

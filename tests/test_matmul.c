@@ -22,8 +22,8 @@ int main(void)
         if (s == IC_OK ? (C[0] != 2 || C[1] != 1 || C[2] != 4 || C[3] != 3)
                        : (auto_pick || s != IC_ERR_NO_BACKEND || !ic_last_error()[0])) {
             printf("FAIL variant %s: %s '%s', C = %g %g %g %g\n",
-                   variants[i] ? variants[i] : "NULL", ic_status_str(s), ic_last_error(), (double)C[0],
-                   (double)C[1], (double)C[2], (double)C[3]);
+                   variants[i] ? variants[i] : "NULL", ic_status_str(s), ic_last_error(),
+                   (double)C[0], (double)C[1], (double)C[2], (double)C[3]);
             f++;
         }
     }

@@ -3,8 +3,10 @@
  * the one-line error record, and the entry points of each command.
  *
  * The CLI is split as zstd's programs/ is: cli_args.c turns argv into a
- * cli_options struct and does nothing else; cli_run.c filters one image (seed
- * 004's pipeline: load, filter, save, "execute several times and average");
+ * cli_options struct and does nothing else (one parser for every mode);
+ * cli_run.c filters one image (seed 004's pipeline: load, filter, save,
+ * "execute several times and average"); cli_batch.c and cli_stream.c are the
+ * many-files and raw-frame commands; cli_signal.c filters a 1D signal;
  * cli_chart.c writes the test chart; cli_info.c prints the listings. Only
  * main.c prints errors, one line each, from the cli_err the others fill.
  */
@@ -76,9 +78,20 @@ int cli_check_memory(const struct cli_options *o, const ic_context *ctx, const i
  * which catches links). input may be NULL. Returns an exit code. */
 int cli_check_output(const char *output, const char *input, cli_err *e);
 
+/* cli_check_output without the format check (any file, e.g. --signal's):
+ * OUTPUT's directory exists and is writable, OUTPUT is not a directory and
+ * not the file INPUT. */
+int cli_check_output_path(const char *output, const char *input, cli_err *e);
+
 /* Reads the kernel of --kernel / --kernel-file into *k (caller frees). Bad
  * text is a usage error, an unreadable or malformed file an input error. */
 int cli_get_kernel(const struct cli_options *o, ic_kernel *k, cli_err *e);
+
+/* What batch and stream mode set up before any file: the kernel (into *k),
+ * the parameters (the kernel's .mat offset added to --bias, as for one file)
+ * and one context with options c. On failure nothing is left to free. */
+int cli_open_filter(const struct cli_options *o, const ic_context_options *c, ic_kernel *k,
+                    ic_params *p, ic_context **ctx, cli_err *e);
 
 /* Filters INPUT into OUTPUT as the options say; returns an exit code. */
 int cli_run_filter(const struct cli_options *o, cli_err *e);

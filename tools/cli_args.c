@@ -7,11 +7,17 @@
  * (ic_border_parse, ic_alpha_parse) so the CLI accepts exactly what the API
  * does. getopt_long's own messages are silenced: every problem becomes one
  * cli_err that main() prints as a single line.
+ *
+ * One parser for every mode (images, batch, stream, chart, --signal): each
+ * option group has its own function; the checks that need the whole command
+ * line (which mode, which options it takes, values whose range depends on the
+ * mode) run after the loop, one function per mode.
  */
 #include "cli_args.h"
 
 #include <ctype.h>
 #include <errno.h>
+#include <float.h>
 #include <getopt.h>
 #include <math.h>
 #include <stdarg.h>
@@ -59,7 +65,8 @@ enum {
     OPT_DEVICES,
     OPT_MAX_MEMORY,
     OPT_RECALIBRATE,
-    OPT_CODEC
+    OPT_CODEC,
+    OPT_SIGNAL
 };
 
 static const struct option long_options[] = {
@@ -100,6 +107,7 @@ static const struct option long_options[] = {
     {"json", no_argument, NULL, OPT_JSON},
     {"format", required_argument, NULL, OPT_FORMAT},
     {"stream", required_argument, NULL, OPT_STREAM},
+    {"signal", no_argument, NULL, OPT_SIGNAL},
     {"help", no_argument, NULL, OPT_HELP},
     {"version", no_argument, NULL, OPT_VERSION},
     {NULL, 0, NULL, 0}};
@@ -242,6 +250,29 @@ void cli_print_help(void)
         "  5  backend error: backend unknown or unusable here, CUDA failure\n"
         "Errors are printed as one line: imgconv: error: FILE: what went wrong\n",
         stdout);
+}
+
+void cli_print_signal_help(void)
+{
+    fputs("Usage: imgconv --signal [OPTIONS] INPUT OUTPUT\n"
+          "\n"
+          "Filters a 1D signal with a 1D convolution and writes it in the input's format.\n"
+          "  --format text|f32      text: numbers separated by newlines, commas or blanks\n"
+          "                         ('#' comments), written one per line (comma-separated\n"
+          "                         when the input used commas); f32: raw little-endian\n"
+          "                         float32. Default: f32 for .f32 .raw .bin, else text\n"
+          "  -k, --kernel TEXT      kernel text as for images (\"1 2 1 / 4\", gaussian:5,\n"
+          "                         @FILE); a 2D kernel is reduced to its column sums\n"
+          "      --kernel-file FILE the same as --kernel @FILE\n"
+          "      --correlate        correlation (kernel not flipped) instead of convolution\n"
+          "      --border MODE      samples past the ends: mirror (default), constant,\n"
+          "                         replicate, reflect, wrap\n"
+          "      --border-value V   the value for --border constant (default 0)\n"
+          "      --bias B           added to every sum (default 0)\n"
+          "      --backend NAME     auto (default), cpu or cuda\n"
+          "  -h, --help             this text\n"
+          "Exit codes: 0 ok, 2 usage, 3 input, 4 output, 5 backend or device.\n",
+          stdout);
 }
 
 #if defined(__GNUC__)
@@ -447,353 +478,462 @@ static const char *rejected_option(char **argv, int ind, int opt, char *buf, siz
     return buf;
 }
 
-int cli_parse(int argc, char **argv, cli_options *o, cli_err *e)
+/* What the option loop remembers for the checks that need the whole line. */
+typedef struct parse_state {
+    /* The first option that makes sense only when filtering images, only for
+     * the chart, or not with --signal, so that "--chart 64x64 --kernel box:3
+     * out.png" is refused. */
+    const char *filter_only;
+    const char *chart_only;
+    const char *not_signal;
+    /* Values whose meaning depends on the mode (--signal takes any float32 and
+     * text|f32 formats): checked once the whole line is read. */
+    const char *border_value, *bias, *format;
+    int device_given; /* --device, which --devices replaces */
+    int chart;
+} parse_state;
+
+/* The long name of option code c ("--kernel" for -k too), for messages. */
+static const char *option_name(int c)
 {
-    set_defaults(o);
-    /* The first option that makes sense only when filtering, or only for the
-     * chart, so that "--chart 64x64 --kernel box:3 out.png" is refused. */
-    const char *filter_only = NULL;
-    const char *chart_only = NULL;
-    int device_given = 0; /* --device, which --devices replaces */
-    int chart = 0;
-    char name[128];
+    static char names[sizeof long_options / sizeof long_options[0]][32];
+    for (size_t i = 0; long_options[i].name; i++)
+        if (long_options[i].val == c) {
+            snprintf(names[i], sizeof names[i], "--%s", long_options[i].name);
+            return names[i];
+        }
+    return "?";
+}
 
-    opterr = 0;
-    optind = 1;
-    for (;;) {
-        int idx = -1;
-        int c = getopt_long(argc, argv, short_options, long_options, &idx);
-        if (c == -1)
-            break;
-        const char *arg = optarg;
-        switch (c) {
-        case OPT_KERNEL:
-            filter_only = filter_only ? filter_only : "--kernel";
-            if (arg[0] == '@') {
-                if (arg[1] == '\0')
-                    return usage_fail(e, "--kernel '@': no file name after '@'");
-                o->kernel_file = arg + 1;
-                o->kernel_text = NULL;
-            } else {
-                o->kernel_text = arg;
-                o->kernel_file = NULL;
-            }
-            break;
-        case OPT_KERNEL_FILE:
-            filter_only = filter_only ? filter_only : "--kernel-file";
-            if (arg[0] == '\0')
-                return usage_fail(e, "--kernel-file: empty file name");
-            o->kernel_file = arg;
+/* Options that only filtering images takes (refused with --chart). */
+static int is_filter_option(int c)
+{
+    switch (c) {
+    case OPT_KERNEL: case OPT_KERNEL_FILE: case OPT_BORDER: case OPT_BORDER_VALUE:
+    case OPT_CORRELATE: case OPT_BIAS: case OPT_ALPHA: case OPT_BACKEND: case OPT_DEVICE:
+    case OPT_DEVICES: case OPT_THREADS: case OPT_TRANSFER: case OPT_DEVICE_MEMORY:
+    case OPT_LAYOUT: case OPT_CHANNELS: case OPT_REPEAT: case OPT_TIME: case OPT_EXPLAIN:
+    case OPT_RECALIBRATE: case OPT_STREAM:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+/* Options that --signal takes. */
+static int is_signal_option(int c)
+{
+    switch (c) {
+    case OPT_SIGNAL: case OPT_KERNEL: case OPT_KERNEL_FILE: case OPT_BORDER:
+    case OPT_BORDER_VALUE: case OPT_CORRELATE: case OPT_BIAS: case OPT_BACKEND: case OPT_FORMAT:
+    case OPT_HELP:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+/* Each option group below returns -1 when c is not one of its options, else
+ * CLI_EXIT_OK or a usage error. */
+
+/* The kernel and what the filter computes. */
+static int parse_kernel_option(int c, const char *arg, cli_options *o, parse_state *st,
+                               cli_err *e)
+{
+    switch (c) {
+    case OPT_KERNEL:
+        if (arg[0] == '@') {
+            if (arg[1] == '\0')
+                return usage_fail(e, "--kernel '@': no file name after '@'");
+            o->kernel_file = arg + 1;
             o->kernel_text = NULL;
-            break;
-        case OPT_BORDER:
-            filter_only = filter_only ? filter_only : "--border";
-            if (ic_border_parse(arg, &o->params.border) != IC_OK)
-                return usage_fail(e,
-                                  "--border '%s': unknown mode (constant, replicate, mirror, "
-                                  "reflect, wrap)",
-                                  arg);
-            break;
-        case OPT_BORDER_VALUE: {
-            filter_only = filter_only ? filter_only : "--border-value";
-            double v;
-            if (!parse_real(arg, 0.0, 255.0, &v))
-                return usage_fail(e, "--border-value '%s': expected a number in 0..255", arg);
+        } else {
+            o->kernel_text = arg;
+            o->kernel_file = NULL;
+        }
+        return CLI_EXIT_OK;
+    case OPT_KERNEL_FILE:
+        if (arg[0] == '\0')
+            return usage_fail(e, "--kernel-file: empty file name");
+        o->kernel_file = arg;
+        o->kernel_text = NULL;
+        return CLI_EXIT_OK;
+    case OPT_BORDER:
+        if (ic_border_parse(arg, &o->params.border) != IC_OK)
+            return usage_fail(e,
+                              "--border '%s': unknown mode (constant, replicate, mirror, "
+                              "reflect, wrap)",
+                              arg);
+        return CLI_EXIT_OK;
+    case OPT_BORDER_VALUE:
+        st->border_value = arg;
+        return CLI_EXIT_OK;
+    case OPT_CORRELATE:
+        o->params.correlate = 1;
+        return CLI_EXIT_OK;
+    case OPT_BIAS:
+        st->bias = arg;
+        return CLI_EXIT_OK;
+    case OPT_ALPHA:
+        if (ic_alpha_parse(arg, &o->params.alpha) != IC_OK)
+            return usage_fail(e,
+                              "--alpha '%s': unknown mode (auto, premultiply, keep, "
+                              "independent)",
+                              arg);
+        return CLI_EXIT_OK;
+    default:
+        return -1;
+    }
+}
+
+/* Where and how it runs, and what it measures. */
+static int parse_run_option(int c, const char *arg, cli_options *o, parse_state *st, cli_err *e)
+{
+    switch (c) {
+    case OPT_BACKEND:
+        if (arg[0] == '\0')
+            return usage_fail(e, "--backend: empty name");
+        o->backend = arg; /* checked against the table when the context is made */
+        return CLI_EXIT_OK;
+    case OPT_DEVICE:
+        if (!parse_int(arg, 0, MAX_DEVICE, &o->ctx.device))
+            return usage_fail(e, "--device '%s': expected an integer in 0..1023", arg);
+        st->device_given = 1;
+        return CLI_EXIT_OK;
+    case OPT_DEVICES: {
+        char why[96];
+        if (!parse_devices(arg, &o->ctx, why, sizeof why))
+            return usage_fail(e, "--devices '%s': %s", arg, why);
+        return CLI_EXIT_OK;
+    }
+    case OPT_THREADS:
+        if (!parse_int(arg, 0, MAX_THREADS, &o->ctx.threads))
+            return usage_fail(e, "--threads '%s': expected an integer in 0..4096", arg);
+        return CLI_EXIT_OK;
+    case OPT_TRANSFER:
+        if (strcmp(arg, "auto") == 0)
+            o->ctx.transfer = IC_TRANSFER_AUTO;
+        else if (strcmp(arg, "sync") == 0)
+            o->ctx.transfer = IC_TRANSFER_SYNC;
+        else if (strcmp(arg, "async") == 0)
+            o->ctx.transfer = IC_TRANSFER_ASYNC;
+        else
+            return usage_fail(e, "--transfer '%s': expected auto, sync or async", arg);
+        return CLI_EXIT_OK;
+    case OPT_DEVICE_MEMORY: {
+        uint64_t v;
+        if (!parse_u64(arg, 1, SIZE_MAX, &v))
+            return usage_fail(e, "--device-memory '%s': expected a positive number of bytes",
+                              arg);
+        o->ctx.device_memory = (size_t)v;
+        return CLI_EXIT_OK;
+    }
+    case OPT_LAYOUT:
+        if (strcmp(arg, "aos") == 0)
+            o->layout = IC_AOS;
+        else if (strcmp(arg, "soa") == 0)
+            o->layout = IC_SOA;
+        else
+            return usage_fail(e, "--layout '%s': expected aos or soa", arg);
+        return CLI_EXIT_OK;
+    case OPT_REPEAT:
+        if (!parse_int(arg, 1, MAX_REPEAT, &o->repeat))
+            return usage_fail(e, "--repeat '%s': expected an integer in 1..1000000", arg);
+        return CLI_EXIT_OK;
+    case OPT_TIME:
+        o->time = 1;
+        return CLI_EXIT_OK;
+    case OPT_EXPLAIN:
+        o->explain = 1;
+        return CLI_EXIT_OK;
+    case OPT_RECALIBRATE:
+        o->ctx.recalibrate = 1;
+        return CLI_EXIT_OK;
+    default:
+        return -1;
+    }
+}
+
+/* Loading and saving files. */
+static int parse_file_option(int c, const char *arg, cli_options *o, parse_state *st, cli_err *e)
+{
+    switch (c) {
+    case OPT_CHANNELS:
+        if (!parse_int(arg, 1, 4, &o->channels))
+            return usage_fail(e, "--channels '%s': expected 1, 2, 3 or 4", arg);
+        return CLI_EXIT_OK;
+    case OPT_MAX_PIXELS:
+        if (!parse_u64(arg, 1, UINT64_MAX, &o->max_pixels))
+            return usage_fail(e, "--max-pixels '%s': expected a positive integer", arg);
+        return CLI_EXIT_OK;
+    case OPT_MAX_MEMORY:
+        if (!parse_bytes(arg, &o->max_memory))
+            return usage_fail(e,
+                              "--max-memory '%s': expected a positive number of bytes, "
+                              "optionally with K, M or G",
+                              arg);
+        return CLI_EXIT_OK;
+    case OPT_QUALITY:
+        if (!parse_int(arg, 1, 100, &o->quality))
+            return usage_fail(e, "--quality '%s': expected an integer in 1..100", arg);
+        return CLI_EXIT_OK;
+    case OPT_LOSSLESS:
+        o->lossless = 1;
+        return CLI_EXIT_OK;
+    case OPT_COMPRESSION:
+        if (!parse_int(arg, 1, 9, &o->compression))
+            return usage_fail(e, "--compression '%s': expected an integer in 1..9", arg);
+        return CLI_EXIT_OK;
+    case OPT_CODEC:
+        if (strcmp(arg, "auto") == 0)
+            o->cpu_codec = 0;
+        else if (strcmp(arg, "cpu") == 0)
+            o->cpu_codec = 1;
+        else
+            return usage_fail(e, "--codec '%s': expected auto or cpu", arg);
+        return CLI_EXIT_OK;
+    case OPT_FORMAT:
+        st->format = arg;
+        return CLI_EXIT_OK;
+    default:
+        return -1;
+    }
+}
+
+/* Batch mode and the raw frame stream. */
+static int parse_batch_option(int c, const char *arg, cli_options *o, cli_err *e)
+{
+    switch (c) {
+    case OPT_OUTDIR:
+        if (arg[0] == '\0')
+            return usage_fail(e, "--outdir: empty directory name");
+        o->outdir = arg;
+        o->batch = 1;
+        return CLI_EXIT_OK;
+    case OPT_QUIET:
+        o->quiet = 1;
+        return CLI_EXIT_OK;
+    case OPT_OVERWRITE:
+        o->overwrite = 1;
+        return CLI_EXIT_OK;
+    case OPT_SKIP_EXISTING:
+        o->skip_existing = 1;
+        return CLI_EXIT_OK;
+    case OPT_JSON:
+        o->json = 1;
+        return CLI_EXIT_OK;
+    case OPT_STREAM: {
+        cli_options t;
+        memset(&t, 0, sizeof t);
+        const char *x = strchr(arg, 'x');
+        if (!x || !strchr(x + 1, 'x') || !parse_chart_size(arg, &t))
+            return usage_fail(e,
+                              "--stream '%s': expected WxHxC (sizes 1..1048576, channels "
+                              "1..4)", arg);
+        o->stream_w = t.chart_w;
+        o->stream_h = t.chart_h;
+        o->stream_c = t.chart_c;
+        o->stream = 1;
+        return CLI_EXIT_OK;
+    }
+    default:
+        return -1;
+    }
+}
+
+/* The other modes: the chart, the 1D signal and the listings. */
+static int parse_mode_option(int c, const char *arg, cli_options *o, parse_state *st, cli_err *e)
+{
+    switch (c) {
+    case OPT_CHART:
+        if (!parse_chart_size(arg, o))
+            return usage_fail(e,
+                              "--chart '%s': expected WxH or WxHxC (sizes 1..1048576, "
+                              "channels 1..4)", arg);
+        st->chart = 1;
+        return CLI_EXIT_OK;
+    case OPT_SEED: {
+        uint64_t s;
+        st->chart_only = st->chart_only ? st->chart_only : "--seed";
+        if (!parse_u64(arg, 0, UINT32_MAX, &s))
+            return usage_fail(e, "--seed '%s': expected an integer in 0..4294967295", arg);
+        o->seed = (uint32_t)s;
+        return CLI_EXIT_OK;
+    }
+    case OPT_SIGNAL:
+        o->signal = 1;
+        return CLI_EXIT_OK;
+    case OPT_LIST_FILTERS:
+        o->list_filters = 1;
+        return CLI_EXIT_OK;
+    case OPT_LIST_BACKENDS:
+        o->list_backends = 1;
+        return CLI_EXIT_OK;
+    case OPT_FORMATS:
+        o->formats = 1;
+        return CLI_EXIT_OK;
+    case OPT_HELP:
+        o->help = 1;
+        return CLI_EXIT_OK;
+    case OPT_VERSION:
+        o->version = 1;
+        return CLI_EXIT_OK;
+    default:
+        return -1;
+    }
+}
+
+/* What getopt refused (c is ':' or '?'), as one usage error. */
+static int rejected_fail(int c, char **argv, cli_err *e)
+{
+    char name[128];
+    const char *bad = rejected_option(argv, optind, optopt, name, sizeof name);
+    if (c == ':')
+        return usage_fail(e, "option '%s' needs a value", bad);
+    /* '?': unknown, ambiguous, or a value given to a flag */
+    const char *given = (optind > 0) ? argv[optind - 1] : "";
+    if (strncmp(given, "--", 2) == 0 && strchr(given, '=')) {
+        for (const struct option *lo = long_options; lo->name; lo++)
+            if (strcmp(lo->name, bad + 2) == 0 && lo->has_arg == no_argument)
+                return usage_fail(e, "option '%s' takes no value", bad);
+    }
+    return usage_fail(e, "unknown or ambiguous option '%s'", bad);
+}
+
+/* The values whose meaning depends on the mode: --border-value, --bias and
+ * --format (text|f32 for --signal, an image format otherwise). */
+static int finish_mode_values(cli_options *o, const parse_state *st, cli_err *e)
+{
+    if (o->signal) {
+        /* a signal holds any float32 */
+        double v;
+        if (st->border_value) {
+            if (!parse_real(st->border_value, -FLT_MAX, FLT_MAX, &v))
+                return usage_fail(e, "--border-value '%s': not a number", st->border_value);
             o->params.border_value = (float)v;
-            break;
         }
-        case OPT_CORRELATE:
-            filter_only = filter_only ? filter_only : "--correlate";
-            o->params.correlate = 1;
-            break;
-        case OPT_BIAS: {
-            filter_only = filter_only ? filter_only : "--bias";
-            double v;
-            if (!parse_real(arg, -MAX_BIAS, MAX_BIAS, &v))
-                return usage_fail(e, "--bias '%s': expected a number in -1e6..1e6", arg);
+        if (st->bias) {
+            if (!parse_real(st->bias, -FLT_MAX, FLT_MAX, &v))
+                return usage_fail(e, "--bias '%s': not a number", st->bias);
             o->params.bias = (float)v;
-            break;
         }
-        case OPT_ALPHA:
-            filter_only = filter_only ? filter_only : "--alpha";
-            if (ic_alpha_parse(arg, &o->params.alpha) != IC_OK)
-                return usage_fail(e,
-                                  "--alpha '%s': unknown mode (auto, premultiply, keep, "
-                                  "independent)",
-                                  arg);
-            break;
-        case OPT_BACKEND:
-            filter_only = filter_only ? filter_only : "--backend";
-            if (arg[0] == '\0')
-                return usage_fail(e, "--backend: empty name");
-            o->backend = arg; /* checked against the table when the context is made */
-            break;
-        case OPT_DEVICE:
-            filter_only = filter_only ? filter_only : "--device";
-            if (!parse_int(arg, 0, MAX_DEVICE, &o->ctx.device))
-                return usage_fail(e, "--device '%s': expected an integer in 0..1023", arg);
-            device_given = 1;
-            break;
-        case OPT_DEVICES: {
-            filter_only = filter_only ? filter_only : "--devices";
-            char why[96];
-            if (!parse_devices(arg, &o->ctx, why, sizeof why))
-                return usage_fail(e, "--devices '%s': %s", arg, why);
-            break;
-        }
-        case OPT_THREADS:
-            filter_only = filter_only ? filter_only : "--threads";
-            if (!parse_int(arg, 0, MAX_THREADS, &o->ctx.threads))
-                return usage_fail(e, "--threads '%s': expected an integer in 0..4096", arg);
-            break;
-        case OPT_TRANSFER:
-            filter_only = filter_only ? filter_only : "--transfer";
-            if (strcmp(arg, "auto") == 0)
-                o->ctx.transfer = IC_TRANSFER_AUTO;
-            else if (strcmp(arg, "sync") == 0)
-                o->ctx.transfer = IC_TRANSFER_SYNC;
-            else if (strcmp(arg, "async") == 0)
-                o->ctx.transfer = IC_TRANSFER_ASYNC;
+        if (st->format) {
+            if (strcmp(st->format, "text") == 0)
+                o->signal_format = CLI_SIGNAL_TEXT;
+            else if (strcmp(st->format, "f32") == 0)
+                o->signal_format = CLI_SIGNAL_F32;
             else
-                return usage_fail(e, "--transfer '%s': expected auto, sync or async", arg);
-            break;
-        case OPT_DEVICE_MEMORY: {
-            filter_only = filter_only ? filter_only : "--device-memory";
-            uint64_t v;
-            if (!parse_u64(arg, 1, SIZE_MAX, &v))
-                return usage_fail(e, "--device-memory '%s': expected a positive number of bytes",
-                                  arg);
-            o->ctx.device_memory = (size_t)v;
-            break;
+                return usage_fail(e, "--format '%s': expected text or f32", st->format);
         }
-        case OPT_LAYOUT:
-            filter_only = filter_only ? filter_only : "--layout";
-            if (strcmp(arg, "aos") == 0)
-                o->layout = IC_AOS;
-            else if (strcmp(arg, "soa") == 0)
-                o->layout = IC_SOA;
-            else
-                return usage_fail(e, "--layout '%s': expected aos or soa", arg);
-            break;
-        case OPT_CHANNELS:
-            filter_only = filter_only ? filter_only : "--channels";
-            if (!parse_int(arg, 1, 4, &o->channels))
-                return usage_fail(e, "--channels '%s': expected 1, 2, 3 or 4", arg);
-            break;
-        case OPT_MAX_PIXELS:
-            if (!parse_u64(arg, 1, UINT64_MAX, &o->max_pixels))
-                return usage_fail(e, "--max-pixels '%s': expected a positive integer", arg);
-            break;
-        case OPT_MAX_MEMORY:
-            if (!parse_bytes(arg, &o->max_memory))
-                return usage_fail(e,
-                                  "--max-memory '%s': expected a positive number of bytes, "
-                                  "optionally with K, M or G",
-                                  arg);
-            break;
-        case OPT_QUALITY:
-            if (!parse_int(arg, 1, 100, &o->quality))
-                return usage_fail(e, "--quality '%s': expected an integer in 1..100", arg);
-            break;
-        case OPT_REPEAT:
-            filter_only = filter_only ? filter_only : "--repeat";
-            if (!parse_int(arg, 1, MAX_REPEAT, &o->repeat))
-                return usage_fail(e, "--repeat '%s': expected an integer in 1..1000000", arg);
-            break;
-        case OPT_TIME:
-            filter_only = filter_only ? filter_only : "--time";
-            o->time = 1;
-            break;
-        case OPT_EXPLAIN:
-            filter_only = filter_only ? filter_only : "--explain";
-            o->explain = 1;
-            break;
-        case OPT_RECALIBRATE:
-            filter_only = filter_only ? filter_only : "--recalibrate";
-            o->ctx.recalibrate = 1;
-            break;
-        case OPT_CHART:
-            if (!parse_chart_size(arg, o))
-                return usage_fail(e,
-                                  "--chart '%s': expected WxH or WxHxC (sizes 1..1048576, "
-                                  "channels 1..4)", arg);
-            chart = 1;
-            break;
-        case OPT_SEED: {
-            chart_only = chart_only ? chart_only : "--seed";
-            uint64_t s;
-            if (!parse_u64(arg, 0, UINT32_MAX, &s))
-                return usage_fail(e, "--seed '%s': expected an integer in 0..4294967295", arg);
-            o->seed = (uint32_t)s;
-            break;
-        }
-        case OPT_OUTDIR:
-            if (arg[0] == '\0')
-                return usage_fail(e, "--outdir: empty directory name");
-            o->outdir = arg;
-            o->batch = 1;
-            break;
-        case OPT_QUIET:
-            o->quiet = 1;
-            break;
-        case OPT_OVERWRITE:
-            o->overwrite = 1;
-            break;
-        case OPT_SKIP_EXISTING:
-            o->skip_existing = 1;
-            break;
-        case OPT_LOSSLESS:
-            o->lossless = 1;
-            break;
-        case OPT_COMPRESSION:
-            if (!parse_int(arg, 1, 9, &o->compression))
-                return usage_fail(e, "--compression '%s': expected an integer in 1..9", arg);
-            break;
-        case OPT_JSON:
-            o->json = 1;
-            break;
-        case OPT_CODEC:
-            if (strcmp(arg, "auto") == 0)
-                o->cpu_codec = 0;
-            else if (strcmp(arg, "cpu") == 0)
-                o->cpu_codec = 1;
-            else
-                return usage_fail(e, "--codec '%s': expected auto or cpu", arg);
-            break;
-        case OPT_FORMAT: {
-            char probe[32];
-            snprintf(probe, sizeof probe, "x.%s", arg);
-            if (strlen(arg) > 8 || strchr(arg, '/') ||
-                ic_format_from_path(probe) == IC_FMT_UNKNOWN)
-                return usage_fail(e,
-                                  "--format '%s': expected png, jpg, jpeg, tif, tiff, webp, ppm, "
-                                  "pgm or pnm",
-                                  arg);
-            o->format = arg;
-            break;
-        }
-        case OPT_STREAM: {
-            filter_only = filter_only ? filter_only : "--stream";
-            cli_options t;
-            memset(&t, 0, sizeof t);
-            const char *x = strchr(arg, 'x');
-            if (!x || !strchr(x + 1, 'x') || !parse_chart_size(arg, &t))
-                return usage_fail(e,
-                                  "--stream '%s': expected WxHxC (sizes 1..1048576, channels "
-                                  "1..4)", arg);
-            o->stream_w = t.chart_w;
-            o->stream_h = t.chart_h;
-            o->stream_c = t.chart_c;
-            o->stream = 1;
-            break;
-        }
-        case OPT_LIST_FILTERS:
-            o->list_filters = 1;
-            break;
-        case OPT_LIST_BACKENDS:
-            o->list_backends = 1;
-            break;
-        case OPT_FORMATS:
-            o->formats = 1;
-            break;
-        case OPT_HELP:
-            o->help = 1;
-            break;
-        case OPT_VERSION:
-            o->version = 1;
-            break;
-        case ':':
-            return usage_fail(e, "option '%s' needs a value",
-                              rejected_option(argv, optind, optopt, name, sizeof name));
-        default: { /* '?': unknown, ambiguous, or a value given to a flag */
-            const char *bad = rejected_option(argv, optind, optopt, name, sizeof name);
-            const char *given = (optind > 0) ? argv[optind - 1] : "";
-            if (strncmp(given, "--", 2) == 0 && strchr(given, '=')) {
-                for (const struct option *lo = long_options; lo->name; lo++)
-                    if (strcmp(lo->name, bad + 2) == 0 && lo->has_arg == no_argument)
-                        return usage_fail(e, "option '%s' takes no value", bad);
-            }
-            return usage_fail(e, "unknown or ambiguous option '%s'", bad);
-        }
-        }
-    }
-
-    o->ctx.max_memory = o->max_memory;
-    if (o->help || o->version || o->list_filters || o->list_backends || o->formats) {
-        o->mode = CLI_MODE_INFO; /* the listings win; other arguments are ignored */
         return CLI_EXIT_OK;
     }
-
-    int npos = argc - optind;
-    for (int i = optind; i < argc; i++)
-        if (argv[i][0] == '\0')
-            return usage_fail(e, "empty file name");
-
-    if (chart) {
-        o->mode = CLI_MODE_CHART;
-        if (filter_only)
-            return usage_fail(e, "option '%s' does not apply to --chart", filter_only);
-        if (npos != 1)
-            return usage_fail(e, "--chart takes exactly one OUTPUT file (%s given)",
-                              npos == 0 ? "none" : "more than one");
-        o->output = argv[optind];
-        if ((uint64_t)o->chart_w * (uint64_t)o->chart_h > o->max_pixels)
-            return usage_fail(e, "--chart %dx%d: more pixels than --max-pixels allows",
-                              o->chart_w, o->chart_h);
-        return CLI_EXIT_OK;
+    double v;
+    if (st->border_value) {
+        if (!parse_real(st->border_value, 0.0, 255.0, &v))
+            return usage_fail(e, "--border-value '%s': expected a number in 0..255",
+                              st->border_value);
+        o->params.border_value = (float)v;
     }
+    if (st->bias) {
+        if (!parse_real(st->bias, -MAX_BIAS, MAX_BIAS, &v))
+            return usage_fail(e, "--bias '%s': expected a number in -1e6..1e6", st->bias);
+        o->params.bias = (float)v;
+    }
+    if (st->format) {
+        char probe[32];
+        snprintf(probe, sizeof probe, "x.%s", st->format);
+        if (strlen(st->format) > 8 || strchr(st->format, '/') ||
+            ic_format_from_path(probe) == IC_FMT_UNKNOWN)
+            return usage_fail(e,
+                              "--format '%s': expected png, jpg, jpeg, tif, tiff, webp, ppm, "
+                              "pgm or pnm",
+                              st->format);
+        o->format = st->format;
+    }
+    return CLI_EXIT_OK;
+}
 
-    o->mode = CLI_MODE_FILTER;
-    if (chart_only)
-        return usage_fail(e, "option '%s' applies only to --chart", chart_only);
-    if (o->ctx.n_devices > 0) {
-        if (device_given)
-            return usage_fail(e, "--device and --devices cannot be combined");
-        int code = devices_backend_fail(o, e);
-        if (code != CLI_EXIT_OK)
-            return code;
-    }
-    if (o->batch || o->stream) {
-        if (o->batch && o->stream)
-            return usage_fail(e, "--stream and --outdir cannot be combined");
-        if (!o->kernel_text && !o->kernel_file)
-            return usage_fail(e, "no kernel given: use --kernel TEXT or --kernel-file FILE");
-        if (o->stream) {
-            if (npos != 0)
-                return usage_fail(e, "--stream reads standard input: no file arguments");
-            if ((uint64_t)o->stream_w * (uint64_t)o->stream_h > o->max_pixels)
-                return usage_fail(e, "--stream: more pixels per frame than --max-pixels allows");
-            /* Frames in flight: 3 read ahead, 3 waiting to be written, and the
-             * one being filtered with its output (README "Batch and streams"). */
-            const uint64_t frame =
-                (uint64_t)o->stream_w * (uint64_t)o->stream_h * (uint64_t)o->stream_c;
-            if (frame > o->max_memory / 8u)
-                return usage_fail(e,
-                                  "--stream: 8 frames of %dx%dx%d in flight need more than "
-                                  "--max-memory allows (%llu bytes; raise it with --max-memory)",
-                                  o->stream_w, o->stream_h, o->stream_c,
-                                  (unsigned long long)o->max_memory);
-            o->mode = CLI_MODE_STREAM;
-            return CLI_EXIT_OK;
-        }
-        if (npos == 0)
-            return usage_fail(e, "--outdir: no INPUT given");
-        if (o->overwrite && o->skip_existing)
-            return usage_fail(e, "--overwrite and --skip-existing cannot be combined");
-        o->mode = CLI_MODE_BATCH;
-        o->inputs = argv + optind;
-        o->ninputs = npos;
-        return CLI_EXIT_OK;
-    }
-    if (o->overwrite || o->skip_existing || o->json || o->quiet)
-        return usage_fail(e, "--overwrite, --skip-existing, --json and --quiet need --outdir");
-    if (npos != 2)
-        return usage_fail(e, "expected INPUT and OUTPUT (%s given)",
-                          npos == 0 ? "no file" : npos == 1 ? "one file" : "more than two files");
+/* imgconv --chart WxH[xC] [--seed S] OUTPUT */
+static int finish_chart(cli_options *o, const parse_state *st, char **files, int nfiles,
+                        cli_err *e)
+{
+    o->mode = CLI_MODE_CHART;
+    if (st->filter_only)
+        return usage_fail(e, "option '%s' does not apply to --chart", st->filter_only);
+    if (nfiles != 1)
+        return usage_fail(e, "--chart takes exactly one OUTPUT file (%s given)",
+                          nfiles == 0 ? "none" : "more than one");
+    o->output = files[0];
+    if ((uint64_t)o->chart_w * (uint64_t)o->chart_h > o->max_pixels)
+        return usage_fail(e, "--chart %dx%d: more pixels than --max-pixels allows", o->chart_w,
+                          o->chart_h);
+    return CLI_EXIT_OK;
+}
+
+/* imgconv --signal [OPTIONS] INPUT OUTPUT */
+static int finish_signal(cli_options *o, const parse_state *st, char **files, int nfiles,
+                         cli_err *e)
+{
+    o->mode = CLI_MODE_SIGNAL;
+    if (st->not_signal)
+        return usage_fail(e, "option '%s' does not apply to --signal", st->not_signal);
+    if (nfiles != 2)
+        return usage_fail(e, "--signal needs INPUT and OUTPUT (%s given)",
+                          nfiles == 0 ? "no file" : nfiles == 1 ? "one file" : "more than two files");
+    if (!o->kernel_text && !o->kernel_file)
+        return usage_fail(e, "--signal needs --kernel or --kernel-file");
+    o->input = files[0];
+    o->output = files[1];
+    return CLI_EXIT_OK;
+}
+
+/* imgconv [OPTIONS] -o OUTDIR INPUT... and imgconv --stream WxHxC [OPTIONS] */
+static int finish_batch_stream(cli_options *o, char **files, int nfiles, cli_err *e)
+{
+    if (o->batch && o->stream)
+        return usage_fail(e, "--stream and --outdir cannot be combined");
     if (!o->kernel_text && !o->kernel_file)
         return usage_fail(e, "no kernel given: use --kernel TEXT or --kernel-file FILE");
-    o->input = argv[optind];
-    o->output = argv[optind + 1];
+    if (o->stream) {
+        if (nfiles != 0)
+            return usage_fail(e, "--stream reads standard input: no file arguments");
+        if ((uint64_t)o->stream_w * (uint64_t)o->stream_h > o->max_pixels)
+            return usage_fail(e, "--stream: more pixels per frame than --max-pixels allows");
+        /* Frames in flight: 3 read ahead, 3 waiting to be written, and the
+         * one being filtered with its output (README "Batch and streams"). */
+        const uint64_t frame =
+            (uint64_t)o->stream_w * (uint64_t)o->stream_h * (uint64_t)o->stream_c;
+        if (frame > o->max_memory / 8u)
+            return usage_fail(e,
+                              "--stream: 8 frames of %dx%dx%d in flight need more than "
+                              "--max-memory allows (%llu bytes; raise it with --max-memory)",
+                              o->stream_w, o->stream_h, o->stream_c,
+                              (unsigned long long)o->max_memory);
+        o->mode = CLI_MODE_STREAM;
+        return CLI_EXIT_OK;
+    }
+    if (nfiles == 0)
+        return usage_fail(e, "--outdir: no INPUT given");
+    if (o->overwrite && o->skip_existing)
+        return usage_fail(e, "--overwrite and --skip-existing cannot be combined");
+    o->mode = CLI_MODE_BATCH;
+    o->inputs = files;
+    o->ninputs = nfiles;
+    return CLI_EXIT_OK;
+}
+
+/* imgconv [OPTIONS] INPUT OUTPUT */
+static int finish_filter(cli_options *o, char **files, int nfiles, cli_err *e)
+{
+    if (o->overwrite || o->skip_existing || o->json || o->quiet)
+        return usage_fail(e, "--overwrite, --skip-existing, --json and --quiet need --outdir");
+    if (nfiles != 2)
+        return usage_fail(e, "expected INPUT and OUTPUT (%s given)",
+                          nfiles == 0 ? "no file" : nfiles == 1 ? "one file" : "more than two files");
+    if (!o->kernel_text && !o->kernel_file)
+        return usage_fail(e, "no kernel given: use --kernel TEXT or --kernel-file FILE");
+    o->input = files[0];
+    o->output = files[1];
     /* OUTPUT - is standard output: the format cannot come from a name. */
     const int to_stdout = strcmp(o->output, "-") == 0;
     if (o->format && !to_stdout)
@@ -805,4 +945,73 @@ int cli_parse(int argc, char **argv, cli_options *o, cli_err *e)
         return usage_fail(e, "--time and --explain print to standard output, which OUTPUT - "
                              "holds the image");
     return CLI_EXIT_OK;
+}
+
+int cli_parse(int argc, char **argv, cli_options *o, cli_err *e)
+{
+    set_defaults(o);
+    parse_state st;
+    memset(&st, 0, sizeof st);
+
+    opterr = 0;
+    optind = 1;
+    for (;;) {
+        int idx = -1;
+        const int c = getopt_long(argc, argv, short_options, long_options, &idx);
+        if (c == -1)
+            break;
+        if (c == ':' || c == '?')
+            return rejected_fail(c, argv, e);
+        if (is_filter_option(c) && !st.filter_only)
+            st.filter_only = option_name(c);
+        if (!is_signal_option(c) && !st.not_signal)
+            st.not_signal = option_name(c);
+        int code = parse_kernel_option(c, optarg, o, &st, e);
+        if (code < 0)
+            code = parse_run_option(c, optarg, o, &st, e);
+        if (code < 0)
+            code = parse_file_option(c, optarg, o, &st, e);
+        if (code < 0)
+            code = parse_batch_option(c, optarg, o, e);
+        if (code < 0)
+            code = parse_mode_option(c, optarg, o, &st, e);
+        if (code < 0)
+            return usage_fail(e, "option '%s' is not handled (a bug)", option_name(c));
+        if (code != CLI_EXIT_OK)
+            return code;
+    }
+
+    o->ctx.max_memory = o->max_memory;
+    if (o->help || o->version || o->list_filters || o->list_backends || o->formats) {
+        o->mode = CLI_MODE_INFO; /* the listings win; other arguments are ignored */
+        return CLI_EXIT_OK;
+    }
+    char **files = argv + optind;
+    const int nfiles = argc - optind;
+    for (int i = 0; i < nfiles; i++)
+        if (files[i][0] == '\0')
+            return usage_fail(e, "empty file name");
+    int code = finish_mode_values(o, &st, e);
+    if (code != CLI_EXIT_OK)
+        return code;
+    if (o->signal && st.chart)
+        return usage_fail(e, "--signal and --chart cannot be combined");
+    if (o->signal)
+        return finish_signal(o, &st, files, nfiles, e);
+    if (st.chart)
+        return finish_chart(o, &st, files, nfiles, e);
+
+    o->mode = CLI_MODE_FILTER;
+    if (st.chart_only)
+        return usage_fail(e, "option '%s' applies only to --chart", st.chart_only);
+    if (o->ctx.n_devices > 0) {
+        if (st.device_given)
+            return usage_fail(e, "--device and --devices cannot be combined");
+        code = devices_backend_fail(o, e);
+        if (code != CLI_EXIT_OK)
+            return code;
+    }
+    if (o->batch || o->stream)
+        return finish_batch_stream(o, files, nfiles, e);
+    return finish_filter(o, files, nfiles, e);
 }

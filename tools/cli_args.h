@@ -20,21 +20,30 @@ typedef enum cli_mode {
     CLI_MODE_CHART,      /* imgconv --chart WxH[xC] [--seed S] OUTPUT */
     CLI_MODE_INFO,       /* --help, --version, --list-*, --formats */
     CLI_MODE_BATCH,      /* imgconv [OPTIONS] -o OUTDIR INPUT... (cli_batch.c) */
-    CLI_MODE_STREAM      /* imgconv --stream WxHxC [OPTIONS] < raw > raw (cli_batch.c) */
+    CLI_MODE_STREAM,     /* imgconv --stream WxHxC [OPTIONS] < raw > raw (cli_stream.c) */
+    CLI_MODE_SIGNAL      /* imgconv --signal [OPTIONS] INPUT OUTPUT: a 1D signal (cli_signal.c) */
 } cli_mode;
+
+/* How --signal reads and writes samples (--format text|f32 in that mode). */
+typedef enum cli_signal_format {
+    CLI_SIGNAL_AUTO = 0, /* f32 for INPUT ending in .f32 .raw .bin, else text */
+    CLI_SIGNAL_TEXT,
+    CLI_SIGNAL_F32
+} cli_signal_format;
 
 typedef struct cli_options {
     cli_mode mode;
 
-    /* listings (CLI_MODE_INFO) */
+    /* listings (CLI_MODE_INFO; help with --signal is --signal's help) */
     int help, version, list_filters, list_backends, formats;
 
     /* files */
-    const char *input;  /* filter mode */
-    const char *output; /* filter and chart modes */
+    const char *input;  /* filter and signal modes */
+    const char *output; /* filter, chart and signal modes */
 
-    /* the kernel: exactly one of kernel_text / kernel_file is set in filter
-     * mode; "--kernel @FILE" is stored as kernel_file = FILE */
+    /* the kernel: exactly one of kernel_text / kernel_file is set in filter,
+     * batch, stream and signal modes; "--kernel @FILE" is stored as
+     * kernel_file = FILE */
     const char *kernel_text;
     const char *kernel_file;
 
@@ -67,11 +76,11 @@ typedef struct cli_options {
     int chart_w, chart_h, chart_c;
     uint32_t seed; /* --seed, 1 by default */
 
-    /* Hooks reserved for later issues; always 0 for now, the parser accepts no
-     * option that sets them yet. */
-    int batch;  /* batch mode: many INPUT files into an output directory */
-    int signal; /* 1D signal / stencil mode (seeds 001, 002) */
-    int stream; /* streamed (pinned memory + CUDA streams) pipeline */
+    /* The mode switches as given; cli_parse turns them into `mode`. */
+    int batch;  /* -o/--outdir: many INPUT files into an output directory */
+    int signal; /* --signal: a 1D signal (seeds 001, 002) */
+    int stream; /* --stream: raw frames from stdin to stdout */
+    cli_signal_format signal_format; /* --format in signal mode */
 
     /* batch mode (-o OUTDIR) and the raw frame stream (--stream WxHxC);
      * --transfer and --device-memory go to ctx */
@@ -93,5 +102,8 @@ int cli_parse(int argc, char **argv, cli_options *o, cli_err *e);
 
 /* Prints the --help text to stdout. */
 void cli_print_help(void);
+
+/* Prints the help of --signal (--signal --help) to stdout. */
+void cli_print_signal_help(void);
 
 #endif /* IC_TOOLS_CLI_ARGS_H */

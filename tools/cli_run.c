@@ -149,7 +149,11 @@ int cli_check_output(const char *output, const char *input, cli_err *e)
         return cli_fail(e, CLI_EXIT_OUTPUT, output,
                         "%s support was not built into this imgconv (see --formats)",
                         ic_format_name(f));
+    return cli_check_output_path(output, input, e);
+}
 
+int cli_check_output_path(const char *output, const char *input, cli_err *e)
+{
     struct stat so, si;
     int out_exists = stat(output, &so) == 0;
     if (input && (strcmp(input, output) == 0 ||
@@ -222,6 +226,28 @@ int cli_get_kernel(const cli_options *o, ic_kernel *k, cli_err *e)
     }
     return cli_fail(e, s == IC_ERR_KERNEL ? CLI_EXIT_USAGE : CLI_EXIT_INTERNAL, NULL,
                     "--kernel '%.*s%s': %s", shown, o->kernel_text, ellipsis, reason(buf, s));
+}
+
+/* What batch and stream mode set up before any file: the kernel, the
+ * parameters (the kernel's .mat offset added to --bias, as for one file) and
+ * one context with options c. On failure nothing is left to free. */
+int cli_open_filter(const cli_options *o, const ic_context_options *c, ic_kernel *k, ic_params *p,
+                    ic_context **ctx, cli_err *e)
+{
+    memset(k, 0, sizeof *k);
+    *ctx = NULL;
+    int code = cli_get_kernel(o, k, e);
+    if (code != CLI_EXIT_OK)
+        return code;
+    *p = o->params;
+    p->bias = (float)((double)p->bias + k->offset);
+    char msg[256] = "";
+    const ic_status s = cli_noted(ic_context_create(ctx, o->backend, c), msg, sizeof msg);
+    if (s != IC_OK) {
+        ic_kernel_free(k);
+        return cli_fail(e, cli_exit_for_backend(s), NULL, "%s", msg[0] ? msg : ic_status_str(s));
+    }
+    return CLI_EXIT_OK;
 }
 
 /* What ic_convolve will do with alpha, for --explain (the library decides). */
@@ -573,11 +599,13 @@ int cli_run_filter(const cli_options *o, cli_err *e)
         if (on_gpu) {
             /* nvJPEG's encoder carries no ICC profile or EXIF (README "Metadata"). */
             ic_bytes enc;
-            s = cli_noted(ic_gpu_encode(codec, 0, &dst, to_stdout ? stdout_name : o->output, &so, &enc),
-                          buf, sizeof buf);
+            s = cli_noted(
+                ic_gpu_encode(codec, 0, &dst, to_stdout ? stdout_name : o->output, &so, &enc), buf,
+                sizeof buf);
             if (s == IC_OK)
-                s = to_stdout ? emit_stdout(enc.data, enc.size, emit, buf, sizeof buf)
-                              : cli_noted(ic_save_bytes(o->output, enc.data, enc.size), buf, sizeof buf);
+                s = to_stdout
+                        ? emit_stdout(enc.data, enc.size, emit, buf, sizeof buf)
+                        : cli_noted(ic_save_bytes(o->output, enc.data, enc.size), buf, sizeof buf);
         } else {
             s = to_stdout ? write_stdout(&dst, stdout_name, &so, emit, buf, sizeof buf)
                           : cli_noted(ic_image_save(&dst, o->output, &so), buf, sizeof buf);

@@ -14,8 +14,10 @@
  * a one-row or one-column kernel is used as it is; a 2D kernel is reduced to
  * its column sums, the 1D filter it applies to an image whose rows all equal
  * the signal (gaussian:5 gives the 5-tap Gaussian, "1 2 1; 2 4 2; 1 2 1 / 16"
- * gives 1 2 1 / 4). OUTPUT is written to a temporary file beside it and
- * renamed, so a failure never leaves a partial file.
+ * gives 1 2 1 / 4). The options come from the one parser (cli_args.c), the
+ * kernel from cli_get_kernel, the file from cli_read_file, as for images; OUTPUT
+ * is written with the library's atomic save (ic_save_bytes: a temporary file
+ * beside it, renamed), so a failure never leaves a partial file.
  */
 #include "cli_signal.h"
 
@@ -26,21 +28,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
+#include "cli_args.h"
 #include "imgconv.h"
-
-typedef enum sig_format { FMT_AUTO = 0, FMT_TEXT, FMT_F32 } sig_format;
-
-typedef struct sig_options {
-    int help;
-    sig_format format;
-    const char *kernel_text, *kernel_file;
-    ic_params params;
-    const char *backend;
-    const char *input, *output;
-} sig_options;
 
 /* A signal in memory, and how its text form separated the values. */
 typedef struct signal_buf {
@@ -49,173 +39,15 @@ typedef struct signal_buf {
     int commas;
 } signal_buf;
 
-void cli_print_signal_help(void)
-{
-    fputs("Usage: imgconv --signal [OPTIONS] INPUT OUTPUT\n"
-          "\n"
-          "Filters a 1D signal with a 1D convolution and writes it in the input's format.\n"
-          "  --format text|f32      text: numbers separated by newlines, commas or blanks\n"
-          "                         ('#' comments), written one per line (comma-separated\n"
-          "                         when the input used commas); f32: raw little-endian\n"
-          "                         float32. Default: f32 for .f32 .raw .bin, else text\n"
-          "  -k, --kernel TEXT      kernel text as for images (\"1 2 1 / 4\", gaussian:5,\n"
-          "                         @FILE); a 2D kernel is reduced to its column sums\n"
-          "      --kernel-file FILE the same as --kernel @FILE\n"
-          "      --correlate        correlation (kernel not flipped) instead of convolution\n"
-          "      --border MODE      samples past the ends: mirror (default), constant,\n"
-          "                         replicate, reflect, wrap\n"
-          "      --border-value V   the value for --border constant (default 0)\n"
-          "      --bias B           added to every sum (default 0)\n"
-          "      --backend NAME     auto (default), cpu or cuda\n"
-          "  -h, --help             this text\n"
-          "Exit codes: 0 ok, 2 usage, 3 input, 4 output, 5 backend or device.\n",
-          stdout);
-}
-
-/* ---- arguments ------------------------------------------------------------ */
-
-/* When argv[*i] is option `name` (as "--name VALUE" or "--name=VALUE"), stores
- * its value and returns 1; returns -1 when the value is missing, 0 otherwise. */
-static int opt_value(int argc, char **argv, int *i, const char *name, const char **value)
-{
-    const char *a = argv[*i];
-    const size_t n = strlen(name);
-    if (strncmp(a, name, n) != 0)
-        return 0;
-    if (a[n] == '=') {
-        *value = a + n + 1;
-        return 1;
-    }
-    if (a[n] != '\0')
-        return 0;
-    if (*i + 1 >= argc)
-        return -1;
-    *value = argv[++*i];
-    return 1;
-}
-
-/* Parses a finite float32 value; 1 on success. */
-static int parse_float(const char *s, float *out)
-{
-    char *end;
-    errno = 0;
-    const double d = strtod(s, &end);
-    if (end == s || *end != '\0' || errno == ERANGE || !isfinite(d) || fabs(d) > FLT_MAX)
-        return 0;
-    *out = (float)d;
-    return 1;
-}
-
-static int missing_value(cli_err *e, const char *option)
-{
-    return cli_fail(e, CLI_EXIT_USAGE, NULL, "option '%s' needs a value", option);
-}
-
-static int parse_args(int argc, char **argv, sig_options *o, cli_err *e)
-{
-    memset(o, 0, sizeof *o);
-    ic_params_default(&o->params);
-    o->backend = "auto";
-    int npos = 0, only_files = 0;
-    const char *pos[2] = {NULL, NULL};
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v = NULL;
-        int r = 0;
-        if (only_files || a[0] != '-' || a[1] == '\0') {
-            if (npos >= 2)
-                return cli_fail(e, CLI_EXIT_USAGE, NULL, "--signal takes one INPUT and one OUTPUT");
-            pos[npos++] = a;
-            continue;
-        }
-        if (strcmp(a, "--") == 0) {
-            only_files = 1;
-        } else if (strcmp(a, "--signal") == 0) {
-            /* the mode switch itself */
-        } else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
-            o->help = 1;
-        } else if (strcmp(a, "--correlate") == 0) {
-            o->params.correlate = 1;
-        } else if ((r = opt_value(argc, argv, &i, "--format", &v)) != 0) {
-            if (r < 0)
-                return missing_value(e, a);
-            if (strcmp(v, "text") == 0)
-                o->format = FMT_TEXT;
-            else if (strcmp(v, "f32") == 0)
-                o->format = FMT_F32;
-            else
-                return cli_fail(e, CLI_EXIT_USAGE, NULL, "--format '%s': expected text or f32", v);
-        } else if ((r = opt_value(argc, argv, &i, "--kernel", &v)) != 0 ||
-                   (r = opt_value(argc, argv, &i, "-k", &v)) != 0) {
-            if (r < 0)
-                return missing_value(e, a);
-            o->kernel_text = v;
-        } else if ((r = opt_value(argc, argv, &i, "--kernel-file", &v)) != 0) {
-            if (r < 0)
-                return missing_value(e, a);
-            o->kernel_file = v;
-        } else if ((r = opt_value(argc, argv, &i, "--border", &v)) != 0) {
-            if (r < 0)
-                return missing_value(e, a);
-            if (ic_border_parse(v, &o->params.border) != IC_OK)
-                return cli_fail(e, CLI_EXIT_USAGE, NULL,
-                                "--border '%s': expected constant, replicate, mirror, reflect "
-                                "or wrap",
-                                v);
-        } else if ((r = opt_value(argc, argv, &i, "--border-value", &v)) != 0) {
-            if (r < 0)
-                return missing_value(e, a);
-            if (!parse_float(v, &o->params.border_value))
-                return cli_fail(e, CLI_EXIT_USAGE, NULL, "--border-value '%s': not a number", v);
-        } else if ((r = opt_value(argc, argv, &i, "--bias", &v)) != 0) {
-            if (r < 0)
-                return missing_value(e, a);
-            if (!parse_float(v, &o->params.bias))
-                return cli_fail(e, CLI_EXIT_USAGE, NULL, "--bias '%s': not a number", v);
-        } else if ((r = opt_value(argc, argv, &i, "--backend", &v)) != 0) {
-            if (r < 0)
-                return missing_value(e, a);
-            o->backend = v;
-        } else {
-            return cli_fail(e, CLI_EXIT_USAGE, NULL, "unknown option '%s' for --signal", a);
-        }
-    }
-    if (o->help)
-        return CLI_EXIT_OK;
-    if (npos != 2)
-        return cli_fail(e, CLI_EXIT_USAGE, NULL, "--signal needs INPUT and OUTPUT");
-    if (!o->kernel_text && !o->kernel_file)
-        return cli_fail(e, CLI_EXIT_USAGE, NULL, "--signal needs --kernel or --kernel-file");
-    if (o->kernel_text && o->kernel_file)
-        return cli_fail(e, CLI_EXIT_USAGE, NULL, "give --kernel or --kernel-file, not both");
-    o->input = pos[0];
-    o->output = pos[1];
-    return CLI_EXIT_OK;
-}
-
 /* ---- the kernel -------------------------------------------------------------- */
 
 /* The 1D weights of the kernel the options name (see the top of the file). */
-static int get_weights(const sig_options *o, float **w, int *klen, double *offset, cli_err *e)
+static int get_weights(const cli_options *o, float **w, int *klen, double *offset, cli_err *e)
 {
     ic_kernel k;
-    char buf[256] = "";
-    ic_status s;
-    if (o->kernel_file) {
-        s = cli_noted(ic_kernel_load(&k, o->kernel_file), buf, sizeof buf);
-        if (s != IC_OK)
-            return cli_fail(e, s == IC_ERR_NOMEM ? CLI_EXIT_INTERNAL : CLI_EXIT_INPUT,
-                            o->kernel_file, "%s%s", s == IC_ERR_KERNEL ? "bad kernel file: " : "",
-                            buf[0] ? buf : ic_status_str(s));
-    } else {
-        s = cli_noted(ic_kernel_parse(&k, o->kernel_text), buf, sizeof buf);
-        if (s == IC_ERR_IO)
-            return cli_fail(e, CLI_EXIT_INPUT, o->kernel_text + (o->kernel_text[0] == '@'), "%s",
-                            buf[0] ? buf : ic_status_str(s));
-        if (s != IC_OK)
-            return cli_fail(e, s == IC_ERR_KERNEL ? CLI_EXIT_USAGE : CLI_EXIT_INTERNAL, NULL,
-                            "--kernel '%.60s': %s", o->kernel_text,
-                            buf[0] ? buf : ic_status_str(s));
-    }
+    const int code = cli_get_kernel(o, &k, e);
+    if (code != CLI_EXIT_OK)
+        return code;
     const int column = k.width == 1 && k.height > 1;
     *klen = column ? k.height : k.width;
     *w = malloc((size_t)*klen * sizeof **w);
@@ -239,43 +71,16 @@ static int get_weights(const sig_options *o, float **w, int *klen, double *offse
 
 /* ---- reading ----------------------------------------------------------------- */
 
-/* Reads a whole file into *data (NUL-terminated, *size bytes before the NUL). */
-static int read_file(const char *path, char **data, size_t *size, cli_err *e)
+/* Parses a finite float32 value; 1 on success. */
+static int parse_float(const char *s, float *out)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return cli_fail(e, CLI_EXIT_INPUT, path, "cannot open: %s", strerror(errno));
-    size_t cap = 1 << 16, n = 0;
-    char *buf = malloc(cap);
-    for (;;) {
-        if (!buf) {
-            fclose(f);
-            return cli_fail(e, CLI_EXIT_INTERNAL, path, "out of memory");
-        }
-        n += fread(buf + n, 1, cap - 1 - n, f);
-        if (n < cap - 1)
-            break;
-        if (cap > SIZE_MAX / 2) {
-            free(buf);
-            fclose(f);
-            return cli_fail(e, CLI_EXIT_INPUT, path, "file too large");
-        }
-        char *grown = realloc(buf, cap * 2);
-        if (!grown)
-            free(buf);
-        buf = grown;
-        cap *= 2;
-    }
-    const int failed = ferror(f);
-    fclose(f);
-    if (failed) {
-        free(buf);
-        return cli_fail(e, CLI_EXIT_INPUT, path, "cannot read: %s", strerror(errno));
-    }
-    buf[n] = '\0';
-    *data = buf;
-    *size = n;
-    return CLI_EXIT_OK;
+    char *end;
+    errno = 0;
+    const double d = strtod(s, &end);
+    if (end == s || *end != '\0' || errno == ERANGE || !isfinite(d) || fabs(d) > FLT_MAX)
+        return 0;
+    *out = (float)d;
+    return 1;
 }
 
 static int push(signal_buf *s, float v)
@@ -369,9 +174,9 @@ static int parse_f32(const char *path, const unsigned char *p, size_t size, sign
 
 /* ---- writing ------------------------------------------------------------------ */
 
-static int write_samples(FILE *f, const float *v, size_t n, sig_format fmt, int commas)
+static int write_samples(FILE *f, const float *v, size_t n, cli_signal_format fmt, int commas)
 {
-    if (fmt == FMT_F32) {
+    if (fmt == CLI_SIGNAL_F32) {
         for (size_t i = 0; i < n; i++) {
             uint32_t u;
             memcpy(&u, &v[i], sizeof u);
@@ -388,102 +193,66 @@ static int write_samples(FILE *f, const float *v, size_t n, sig_format fmt, int 
     return 1;
 }
 
-/* Writes OUTPUT through a temporary file in its directory and a rename. */
-static int write_atomic(const char *path, const float *v, size_t n, sig_format fmt, int commas,
-                        cli_err *e)
+/* Writes OUTPUT with the library's atomic save. */
+static int write_signal(const char *path, const float *v, size_t n, cli_signal_format fmt,
+                        int commas, cli_err *e)
 {
-    const size_t len = strlen(path);
-    char *tmp = malloc(len + 16);
-    if (!tmp)
+    char *data = NULL;
+    size_t size = 0;
+    FILE *f = open_memstream(&data, &size);
+    if (!f)
         return cli_fail(e, CLI_EXIT_INTERNAL, NULL, "out of memory");
-    memcpy(tmp, path, len);
-    memcpy(tmp + len, ".tmp-XXXXXX", 12);
-    const int fd = mkstemp(tmp);
-    if (fd < 0) {
-        const int code = cli_fail(e, CLI_EXIT_OUTPUT, path, "cannot create a temporary file: %s",
-                                  strerror(errno));
-        free(tmp);
-        return code;
+    const int ok = write_samples(f, v, n, fmt, commas);
+    if (fclose(f) != 0 || !ok) {
+        free(data);
+        return cli_fail(e, CLI_EXIT_INTERNAL, NULL, "out of memory");
     }
-    const mode_t mask = umask(0);
-    umask(mask);
-    int ok = fchmod(fd, 0666 & ~mask) == 0;
-    int saved = errno;
-    FILE *f = ok ? fdopen(fd, "wb") : NULL;
-    if (!f) {
-        saved = errno;
-        close(fd);
-        ok = 0;
-    } else {
-        ok = write_samples(f, v, n, fmt, commas) && fflush(f) == 0 && fsync(fileno(f)) == 0;
-        saved = errno;
-        if (fclose(f) != 0 && ok) {
-            ok = 0;
-            saved = errno;
-        }
-    }
-    if (ok && rename(tmp, path) != 0) {
-        ok = 0;
-        saved = errno;
-    }
-    if (!ok) {
-        unlink(tmp);
-        free(tmp);
-        return cli_fail(e, CLI_EXIT_OUTPUT, path, "cannot write: %s", strerror(saved));
-    }
-    free(tmp);
+    const ic_status s = ic_save_bytes(path, data, size);
+    free(data);
+    if (s != IC_OK)
+        return cli_fail(e, cli_exit_for_output(s), path, "%s", ic_last_error());
     return CLI_EXIT_OK;
 }
 
 /* ---- the command --------------------------------------------------------------- */
 
-static sig_format format_for(const char *path)
+static cli_signal_format format_for(const char *path)
 {
     const char *dot = strrchr(path, '.');
     if (dot && strchr(dot, '/') == NULL &&
         (strcmp(dot, ".f32") == 0 || strcmp(dot, ".raw") == 0 || strcmp(dot, ".bin") == 0))
-        return FMT_F32;
-    return FMT_TEXT;
+        return CLI_SIGNAL_F32;
+    return CLI_SIGNAL_TEXT;
 }
 
-static int same_file(const char *a, const char *b)
+int cli_run_signal(const cli_options *opts, cli_err *e)
 {
-    struct stat sa, sb;
-    if (strcmp(a, b) == 0)
-        return 1;
-    return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
-           sa.st_ino == sb.st_ino;
-}
-
-int cli_run_signal(int argc, char **argv, cli_err *e)
-{
-    sig_options o;
-    int code = parse_args(argc, argv, &o, e);
-    if (code != CLI_EXIT_OK)
-        return code;
-    if (o.help) {
-        cli_print_signal_help();
-        return CLI_EXIT_OK;
-    }
+    cli_options o = *opts; /* the kernel's offset joins the bias */
+    int code;
     float *w = NULL, *out = NULL;
-    char *data = NULL;
+    uint8_t *data = NULL;
     signal_buf sig = {NULL, 0, 0, 0};
     int klen = 0;
     double offset = 0.0;
     if ((code = get_weights(&o, &w, &klen, &offset, e)) != CLI_EXIT_OK)
         return code;
     o.params.bias = (float)((double)o.params.bias + offset);
-    if (same_file(o.input, o.output)) {
-        code = cli_fail(e, CLI_EXIT_OUTPUT, o.output,
-                        "is the same file as the input; refusing to overwrite it");
+    if ((code = cli_check_output_path(o.output, o.input, e)) != CLI_EXIT_OK)
+        goto done;
+    const cli_signal_format fmt =
+        o.signal_format != CLI_SIGNAL_AUTO ? o.signal_format : format_for(o.input);
+    size_t size = 0;
+    char msg[256] = "";
+    const ic_status rs = cli_read_file(o.input, &data, &size, msg, sizeof msg);
+    if (rs != IC_OK) {
+        code = cli_fail(e, cli_exit_for_input(rs), o.input, "%s",
+                        msg[0] ? msg : ic_status_str(rs));
         goto done;
     }
-    const sig_format fmt = o.format != FMT_AUTO ? o.format : format_for(o.input);
-    size_t size = 0;
-    if ((code = read_file(o.input, &data, &size, e)) != CLI_EXIT_OK)
-        goto done;
-    code = fmt == FMT_F32 ? parse_f32(o.input, (const unsigned char *)data, size, &sig, e)
-                          : parse_text(o.input, data, data + size, &sig, e);
+    if (fmt == CLI_SIGNAL_F32)
+        code = parse_f32(o.input, data, size, &sig, e);
+    else
+        code = parse_text(o.input, (const char *)data, (const char *)data + size, &sig, e);
     if (code != CLI_EXIT_OK)
         goto done;
     if (sig.n == 0) {
@@ -509,28 +278,11 @@ int cli_run_signal(int argc, char **argv, cli_err *e)
         }
         goto done;
     }
-    code = write_atomic(o.output, out, sig.n, fmt, sig.commas, e);
+    code = write_signal(o.output, out, sig.n, fmt, sig.commas, e);
 done:
     free(w);
     free(out);
     free(data);
     free(sig.v);
-    return code;
-}
-
-int ic_cli_signal_main(int argc, char **argv)
-{
-    cli_err e;
-    memset(&e, 0, sizeof e);
-    const int code = cli_run_signal(argc, argv, &e);
-    if (code != CLI_EXIT_OK) {
-        fflush(stdout);
-        if (e.code == CLI_EXIT_USAGE && e.file[0] == '\0')
-            fprintf(stderr, "imgconv: error: %s (see --help)\n", e.msg);
-        else if (e.file[0] != '\0')
-            fprintf(stderr, "imgconv: error: %s: %s\n", e.file, e.msg);
-        else
-            fprintf(stderr, "imgconv: error: %s\n", e.msg);
-    }
     return code;
 }

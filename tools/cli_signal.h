@@ -7,17 +7,10 @@
 
 #include "cli.h"
 
-/* Runs `imgconv --signal [OPTIONS] INPUT OUTPUT`. argv is the whole command
- * line (argv[0] the program; "--signal" may stand anywhere and is skipped).
- * Fills e and returns a CLI_EXIT_* code; prints nothing but --help. */
-int cli_run_signal(int argc, char **argv, cli_err *e);
+struct cli_options;
 
-/* The same, printing the one error line itself in main()'s format
- * ("imgconv: error: FILE: MSG", or "imgconv: error: MSG (see --help)" for
- * usage errors); returns the exit code. For a main() that hands over argv. */
-int ic_cli_signal_main(int argc, char **argv);
-
-/* Prints the help of --signal to stdout. */
-void cli_print_signal_help(void);
+/* Runs `imgconv --signal [OPTIONS] INPUT OUTPUT` as parsed by cli_parse
+ * (CLI_MODE_SIGNAL). Fills e and returns a CLI_EXIT_* code; prints nothing. */
+int cli_run_signal(const struct cli_options *o, cli_err *e);
 
 #endif /* IC_TOOLS_CLI_SIGNAL_H */

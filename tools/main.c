@@ -19,6 +19,7 @@
 #include "cli_args.h"
 #include "cli_batch.h"
 #include "cli_signal.h"
+#include "cli_stream.h"
 
 int cli_vfail(cli_err *e, int code, const char *file, const char *fmt, va_list ap)
 {
@@ -57,7 +58,9 @@ static void print_error(const cli_err *e)
 
 static int run_info(const cli_options *o)
 {
-    if (o->help)
+    if (o->help && o->signal)
+        cli_print_signal_help();
+    else if (o->help)
         cli_print_help();
     if (o->version)
         cli_print_version();
@@ -126,13 +129,8 @@ int main(int argc, char **argv)
     cli_err err;
     memset(&err, 0, sizeof err);
 
-    /* 1D signals have their own small grammar (tools/cli_signal.c). */
-    int signal_mode = 0;
-    for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
-        if (strcmp(argv[i], "--signal") == 0)
-            signal_mode = 1;
-    int code = signal_mode ? cli_run_signal(argc, argv, &err) : cli_parse(argc, argv, &opts, &err);
-    if (code == CLI_EXIT_OK && !signal_mode) {
+    int code = cli_parse(argc, argv, &opts, &err);
+    if (code == CLI_EXIT_OK) {
         switch (opts.mode) {
         case CLI_MODE_INFO:
             code = run_info(&opts);
@@ -148,6 +146,9 @@ int main(int argc, char **argv)
             break;
         case CLI_MODE_STREAM:
             code = cli_run_stream(&opts, &err);
+            break;
+        case CLI_MODE_SIGNAL:
+            code = cli_run_signal(&opts, &err);
             break;
         }
     }

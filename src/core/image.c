@@ -60,8 +60,9 @@ ic_status ic_image_create(ic_image *img, int width, int height, int channels, ic
         return ic_fail(IC_ERR_TOO_LARGE, "image %dx%d exceeds the size limit of %d pixels per side",
                        width, height, IC_MAX_DIM);
     if (!valid_dims(width, height, channels))
-        return ic_fail(IC_ERR_INVALID_ARG, "image %dx%d with %d channels: sizes must be >= 1, channels 1..4",
-                       width, height, channels);
+        return ic_fail(IC_ERR_INVALID_ARG,
+                       "image %dx%d with %d channels: sizes must be >= 1, channels 1..4", width,
+                       height, channels);
     img->width = width;
     img->height = height;
     img->channels = channels;
@@ -92,10 +93,11 @@ ic_status ic_image_wrap(ic_image *img, uint8_t *data, int width, int height, int
         return ic_fail(IC_ERR_INVALID_ARG, "no image to fill (NULL)");
     memset(img, 0, sizeof *img);
     if (!data || !valid_dims(width, height, channels) || (layout != IC_AOS && layout != IC_SOA))
-        return ic_fail(IC_ERR_INVALID_ARG,
-                       "cannot wrap %dx%d with %d channels: NULL data, a size < 1, channels outside "
-                       "1..4 or an unknown layout",
-                       width, height, channels);
+        return ic_fail(
+            IC_ERR_INVALID_ARG,
+            "cannot wrap %dx%d with %d channels: NULL data, a size < 1, channels outside "
+            "1..4 or an unknown layout",
+            width, height, channels);
     img->width = width;
     img->height = height;
     img->channels = channels;
@@ -171,7 +173,8 @@ ic_status ic_image_copy(ic_image *dst, const ic_image *src)
 {
     if (!dst || !src || !dst->data || !src->data)
         return ic_fail(IC_ERR_INVALID_ARG, "no source or destination image");
-    if (dst->memory != IC_MEM_HOST || src->memory != IC_MEM_HOST) /* host code must not touch device memory */
+    /* host code must not touch device memory */
+    if (dst->memory != IC_MEM_HOST || src->memory != IC_MEM_HOST)
         return ic_fail(IC_ERR_UNSUPPORTED, "ic_image_copy copies host images only");
     if (dst->width != src->width || dst->height != src->height || dst->channels != src->channels)
         return ic_fail(IC_ERR_INVALID_ARG, "destination %dx%dx%d differs from the source %dx%dx%d",

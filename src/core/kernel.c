@@ -174,14 +174,13 @@ ic_status ic__kernel_make(ic_kernel *k, int width, int height, const float *coef
         return ic_errf(err, errlen, IC_ERR_INVALID_ARG, "no kernel to fill (NULL)");
     memset(k, 0, sizeof *k);
     if (width < 1 || height < 1 || width > IC_MAX_KERNEL || height > IC_MAX_KERNEL)
-        return ic_errf(err, errlen, IC_ERR_KERNEL,
-                               "kernel is %dx%d; each size must be 1..%d", width, height,
-                               IC_MAX_KERNEL);
+        return ic_errf(err, errlen, IC_ERR_KERNEL, "kernel is %dx%d; each size must be 1..%d",
+                       width, height, IC_MAX_KERNEL);
     if (!(width & 1) || !(height & 1))
         return ic_errf(err, errlen, IC_ERR_KERNEL,
-                               "kernel is %dx%d; width and height must be odd (there is no "
-                               "centre otherwise)",
-                               width, height);
+                       "kernel is %dx%d; width and height must be odd (there is no "
+                       "centre otherwise)",
+                       width, height);
     if (!coef)
         return ic_errf(err, errlen, IC_ERR_INVALID_ARG, "no coefficients (NULL)");
     if (!isfinite(divisor))
@@ -194,8 +193,8 @@ ic_status ic__kernel_make(ic_kernel *k, int width, int height, const float *coef
     for (size_t t = 0; t < n; t++) {
         if (!isfinite(coef[t]))
             return ic_errf(err, errlen, IC_ERR_KERNEL,
-                                   "coefficient at column %d, row %d is not finite",
-                                   (int)(t % (size_t)width) + 1, (int)(t / (size_t)width) + 1);
+                           "coefficient at column %d, row %d is not finite",
+                           (int)(t % (size_t)width) + 1, (int)(t / (size_t)width) + 1);
         abs_sum += fabs((double)coef[t]);
     }
     /* Backends accumulate weight * sample (<= 255) in float32: the worst case
@@ -203,8 +202,7 @@ ic_status ic__kernel_make(ic_kernel *k, int width, int height, const float *coef
     const double worst = abs_sum / fabs(divisor) * 255.0;
     if (!(worst <= (double)FLT_MAX))
         return ic_errf(err, errlen, IC_ERR_KERNEL,
-                               "weights too large: sum of |weights| * 255 = %g overflows float",
-                               worst);
+                       "weights too large: sum of |weights| * 255 = %g overflows float", worst);
 
     float *c = malloc(n * sizeof *c);
     if (!c)
@@ -297,7 +295,7 @@ static ic_status end_row(matrix_parse *p)
         char where[48];
         row_name(p, p->h + 1, p->cur_line, where, sizeof where);
         return ic_errf(p->err, p->errlen, IC_ERR_KERNEL,
-                               "ragged rows: %s has %d values, row 1 has %d", where, p->cur, p->w);
+                       "ragged rows: %s has %d values, row 1 has %d", where, p->cur, p->w);
     }
     p->h++;
     p->cur = 0;
@@ -317,7 +315,7 @@ static ic_status number_token(matrix_parse *p, const char *tok, size_t len, cons
     ic__kernel_quote(q, sizeof q, tok, len);
     if (r == IC_NUM_NONFINITE)
         return ic_errf(p->err, p->errlen, IC_ERR_KERNEL,
-                               "%s %s is not finite (or out of float range)", what, q);
+                       "%s %s is not finite (or out of float range)", what, q);
     return ic_errf(p->err, p->errlen, IC_ERR_KERNEL, "%s %s is not a number", what, q);
 }
 
@@ -346,11 +344,10 @@ static ic_status matrix_run(matrix_parse *p)
         } else if (c == '/') {
             if (!p->allow_div)
                 return ic_errf(p->err, p->errlen, IC_ERR_KERNEL,
-                                       "'/' divisor is not allowed here (.mat files give the "
-                                       "scale in their header)");
+                               "'/' divisor is not allowed here (.mat files give the "
+                               "scale in their header)");
             if (p->have_div)
-                return ic_errf(p->err, p->errlen, IC_ERR_KERNEL,
-                                       "more than one '/' divisor");
+                return ic_errf(p->err, p->errlen, IC_ERR_KERNEL, "more than one '/' divisor");
             if ((st = end_row(p)) != IC_OK)
                 return st;
             for (i++; i < n && is_space(s[i]); i++)
@@ -360,7 +357,7 @@ static ic_status matrix_run(matrix_parse *p)
                 i++;
             if (i == t0)
                 return ic_errf(p->err, p->errlen, IC_ERR_KERNEL,
-                                       "'/' must be followed by the divisor, e.g. '/ 16'");
+                               "'/' must be followed by the divisor, e.g. '/ 16'");
             if ((st = number_token(p, s + t0, i - t0, "divisor", &p->divisor)) != IC_OK)
                 return st;
             if (p->divisor == 0.0)
@@ -373,9 +370,9 @@ static ic_status matrix_run(matrix_parse *p)
             if (p->have_div) {
                 ic__kernel_quote(q, sizeof q, s + t0, i - t0);
                 return ic_errf(p->err, p->errlen, IC_ERR_KERNEL,
-                                       "unexpected %s after the divisor (the '/ D' divisor "
-                                       "must come last)",
-                                       q);
+                               "unexpected %s after the divisor (the '/ D' divisor "
+                               "must come last)",
+                               q);
             }
             double v;
             if ((st = number_token(p, s + t0, i - t0, "coefficient", &v)) != IC_OK)
@@ -383,14 +380,14 @@ static ic_status matrix_run(matrix_parse *p)
             if (p->cur == 0) {
                 if (p->h == IC_MAX_KERNEL)
                     return ic_errf(p->err, p->errlen, IC_ERR_KERNEL, "more than %d rows",
-                                           IC_MAX_KERNEL);
+                                   IC_MAX_KERNEL);
                 p->cur_line = line;
             }
             if (p->cur == IC_MAX_KERNEL) {
                 char where[48];
                 row_name(p, p->h + 1, p->cur_line, where, sizeof where);
-                return ic_errf(p->err, p->errlen, IC_ERR_KERNEL,
-                                       "%s has more than %d values", where, IC_MAX_KERNEL);
+                return ic_errf(p->err, p->errlen, IC_ERR_KERNEL, "%s has more than %d values",
+                               where, IC_MAX_KERNEL);
             }
             /* Row 1 fixes the width; later rows store only what fits it (a
              * longer row is reported by end_row). */
@@ -427,14 +424,14 @@ static ic_status matrix_parse_text(ic_kernel *k, const char *s, size_t n, int by
     ic_status st = matrix_run(&p);
     if (st == IC_OK && p.h == 0)
         st = ic_errf(err, errlen, IC_ERR_KERNEL,
-                             mat_w ? "no coefficient rows after the .mat header"
-                                   : "empty kernel (no coefficients)");
+                     mat_w ? "no coefficient rows after the .mat header"
+                           : "empty kernel (no coefficients)");
     if (st == IC_OK && mat_w && p.w != mat_w)
         st = ic_errf(err, errlen, IC_ERR_KERNEL,
-                             "row 1 has %d values, the .mat header says width %d", p.w, mat_w);
+                     "row 1 has %d values, the .mat header says width %d", p.w, mat_w);
     if (st == IC_OK && mat_h && p.h != mat_h)
-        st = ic_errf(err, errlen, IC_ERR_KERNEL,
-                             "found %d rows, the .mat header says height %d", p.h, mat_h);
+        st = ic_errf(err, errlen, IC_ERR_KERNEL, "found %d rows, the .mat header says height %d",
+                     p.h, mat_h);
     if (st == IC_OK)
         st = ic__kernel_make(k, p.w, p.h, p.vals, mat_w ? mat_scale : p.divisor, err, errlen);
     free(p.vals);
@@ -515,9 +512,8 @@ static ic_status mat_size(const char *tok, size_t len, const char *what, int *ou
     if (ic__kernel_number(tok, len, &v) != IC_NUM_OK || v != floor(v) || v < 1 ||
         v > IC_MAX_KERNEL) {
         ic__kernel_quote(q, sizeof q, tok, len);
-        return ic_errf(err, errlen, IC_ERR_KERNEL,
-                               ".mat header: %s %s is not an integer in 1..%d", what, q,
-                               IC_MAX_KERNEL);
+        return ic_errf(err, errlen, IC_ERR_KERNEL, ".mat header: %s %s is not an integer in 1..%d",
+                       what, q, IC_MAX_KERNEL);
     }
     *out = (int)v;
     return IC_OK;
@@ -532,7 +528,7 @@ static ic_status mat_real(const char *tok, size_t len, const char *what, double 
         return IC_OK;
     ic__kernel_quote(q, sizeof q, tok, len);
     return ic_errf(err, errlen, IC_ERR_KERNEL, ".mat header: %s %s is %s", what, q,
-                           r == IC_NUM_NONFINITE ? "not finite" : "not a number");
+                   r == IC_NUM_NONFINITE ? "not finite" : "not a number");
 }
 
 /* Parses file contents: a libvips .mat ("W H [SCALE OFFSET]" header, then H
@@ -565,9 +561,9 @@ static ic_status parse_file_contents(ic_kernel *k, const char *s, size_t n, int 
         if (st == IC_OK || st == IC_ERR_NOMEM)
             return st == IC_OK ? IC_OK : ic_errf(err, errlen, st, "%s", merr);
         return ic_errf(err, errlen, IC_ERR_KERNEL,
-                               ".mat header (line %d) has %d fields; expected 'WIDTH HEIGHT "
-                               "[SCALE OFFSET]' (nor is it a plain matrix: %s)",
-                               lineno, count, merr);
+                       ".mat header (line %d) has %d fields; expected 'WIDTH HEIGHT "
+                       "[SCALE OFFSET]' (nor is it a plain matrix: %s)",
+                       lineno, count, merr);
     }
     int w = 0, h = 0;
     double scale = 1.0, offset = 0.0;
@@ -580,18 +576,16 @@ static ic_status parse_file_contents(ic_kernel *k, const char *s, size_t n, int 
             (st = mat_real(tok[3], tlen[3], "offset", &offset, err, errlen)) != IC_OK)
             return st;
         if (scale == 0.0)
-            return ic_errf(err, errlen, IC_ERR_KERNEL,
-                                   ".mat header: scale (the divisor) is zero");
+            return ic_errf(err, errlen, IC_ERR_KERNEL, ".mat header: scale (the divisor) is zero");
         /* The offset is added to --bias and the scale divides every weight:
          * both get --bias's range, so that neither overflows float32 later. */
         if (fabs(scale) > IC_MAX_BIAS || fabs(scale) < 1.0 / IC_MAX_BIAS)
             return ic_errf(err, errlen, IC_ERR_KERNEL,
-                                   ".mat header: scale %g is outside 1e-6..1e6 in magnitude",
-                                   scale);
+                           ".mat header: scale %g is outside 1e-6..1e6 in magnitude", scale);
         if (fabs(offset) > IC_MAX_BIAS)
             return ic_errf(err, errlen, IC_ERR_KERNEL,
-                                   ".mat header: offset %g is outside -1e6..1e6 (the --bias range)",
-                                   offset);
+                           ".mat header: offset %g is outside -1e6..1e6 (the --bias range)",
+                           offset);
     }
     st = matrix_parse_text(k, s + next, n - next, 1, lineno + 1, w, h, scale, err, errlen);
     if (st == IC_OK)
@@ -604,8 +598,7 @@ static ic_status read_file(const char *path, char **data, size_t *size, char *er
 {
     FILE *f = fopen(path, "rb");
     if (!f)
-        return ic_errf(err, errlen, IC_ERR_IO, "cannot open kernel file: %s",
-                               strerror(errno));
+        return ic_errf(err, errlen, IC_ERR_IO, "cannot open kernel file: %s", strerror(errno));
     size_t cap = 0, got = 0;
     char *buf = NULL;
     ic_status st = IC_OK;
@@ -628,15 +621,15 @@ static ic_status read_file(const char *path, char **data, size_t *size, char *er
         got += r;
         if (r == 0) {
             if (ferror(f))
-                st = ic_errf(err, errlen, IC_ERR_IO, "cannot read kernel file: %s",
-                                     strerror(errno));
+                st =
+                    ic_errf(err, errlen, IC_ERR_IO, "cannot read kernel file: %s", strerror(errno));
             break;
         }
     }
     fclose(f);
     if (st == IC_OK && got > IC_KERNEL_FILE_MAX)
         st = ic_errf(err, errlen, IC_ERR_KERNEL, "kernel file is larger than %zu bytes",
-                             IC_KERNEL_FILE_MAX);
+                     IC_KERNEL_FILE_MAX);
     if (st != IC_OK) {
         free(buf);
         return st;
@@ -704,7 +697,7 @@ static ic_status kernel_parse(ic_kernel *k, const char *text, char *err, size_t 
     if (text[0] == '@') {
         if (n == 1 || is_space(text[1]))
             return ic_errf(err, errlen, IC_ERR_KERNEL,
-                                   "'@' must be followed by a kernel file name");
+                           "'@' must be followed by a kernel file name");
         char *path = malloc(n); /* the n-1 bytes after '@' and a NUL */
         if (!path)
             return ic_errf(err, errlen, IC_ERR_NOMEM, "out of memory");

@@ -189,9 +189,8 @@ static ic_status parse_args(const named_spec *sp, const char *s, size_t n, named
         item++;
         trim(&it, &il);
         if (il == 0)
-            return ic_errf(err, errlen, IC_ERR_KERNEL,
-                                   "%s: argument %d is empty (arguments: %s)", sp->name, item,
-                                   list);
+            return ic_errf(err, errlen, IC_ERR_KERNEL, "%s: argument %d is empty (arguments: %s)",
+                           sp->name, item, list);
         const char *eq = memchr(it, '=', il);
         int idx;
         const char *val;
@@ -209,31 +208,28 @@ static ic_status parse_args(const named_spec *sp, const char *s, size_t n, named
             if (idx == np) {
                 ic__kernel_quote(q, sizeof q, key, kl);
                 return ic_errf(err, errlen, IC_ERR_KERNEL,
-                                       "%s: unknown argument %s (arguments: %s)", sp->name, q,
-                                       list);
+                               "%s: unknown argument %s (arguments: %s)", sp->name, q, list);
             }
             seen_key = 1;
         } else {
             if (seen_key) {
                 ic__kernel_quote(q, sizeof q, it, il);
                 return ic_errf(err, errlen, IC_ERR_KERNEL,
-                                       "%s: positional argument %s after key=value ones", sp->name,
-                                       q);
+                               "%s: positional argument %s after key=value ones", sp->name, q);
             }
             if (pos == np)
-                return ic_errf(err, errlen, IC_ERR_KERNEL,
-                                       "%s takes at most %d argument%s (%s)", sp->name, np,
-                                       np == 1 ? "" : "s", list);
+                return ic_errf(err, errlen, IC_ERR_KERNEL, "%s takes at most %d argument%s (%s)",
+                               sp->name, np, np == 1 ? "" : "s", list);
             idx = pos++;
             val = it;
             vl = il;
         }
         if (vl == 0)
-            return ic_errf(err, errlen, IC_ERR_KERNEL, "%s: argument '%s' has no value",
-                                   sp->name, sp->params[idx]);
+            return ic_errf(err, errlen, IC_ERR_KERNEL, "%s: argument '%s' has no value", sp->name,
+                           sp->params[idx]);
         if (a->val[idx])
-            return ic_errf(err, errlen, IC_ERR_KERNEL, "%s: argument '%s' given twice",
-                                   sp->name, sp->params[idx]);
+            return ic_errf(err, errlen, IC_ERR_KERNEL, "%s: argument '%s' given twice", sp->name,
+                           sp->params[idx]);
         a->val[idx] = val;
         a->len[idx] = vl;
         if (i == n)
@@ -259,17 +255,16 @@ static ic_status one_size(const named_spec *sp, const char *what, const char *s,
         v = v * 10 + (s[i] - '0');
     }
     if (v < 1 || v > IC_MAX_KERNEL)
-        return ic_errf(err, errlen, IC_ERR_KERNEL, "%s: %s %s must be 1..%d", sp->name,
-                               what, q, IC_MAX_KERNEL);
+        return ic_errf(err, errlen, IC_ERR_KERNEL, "%s: %s %s must be 1..%d", sp->name, what, q,
+                       IC_MAX_KERNEL);
     if (!(v & 1))
         return ic_errf(err, errlen, IC_ERR_KERNEL,
-                               "%s: %s %s must be odd (the kernel needs a centre)", sp->name, what,
-                               q);
+                       "%s: %s %s must be odd (the kernel needs a centre)", sp->name, what, q);
     *out = (int)v;
     return IC_OK;
 bad:
     return ic_errf(err, errlen, IC_ERR_KERNEL, "%s: %s %s is not an odd integer (N or WxH)",
-                           sp->name, what, q);
+                   sp->name, what, q);
 }
 
 /* Argument idx as a size "N" or "WxH"; def when absent. */
@@ -309,8 +304,8 @@ static ic_status arg_real(const named_spec *sp, const named_args *a, int idx, do
     if (r == IC_NUM_OK)
         return IC_OK;
     ic__kernel_quote(q, sizeof q, a->val[idx], a->len[idx]);
-    return ic_errf(err, errlen, IC_ERR_KERNEL, "%s: %s %s is %s", sp->name, sp->params[idx],
-                           q, r == IC_NUM_NONFINITE ? "not finite" : "not a number");
+    return ic_errf(err, errlen, IC_ERR_KERNEL, "%s: %s %s is %s", sp->name, sp->params[idx], q,
+                   r == IC_NUM_NONFINITE ? "not finite" : "not a number");
 }
 
 /* ------------------------------------------------------------------------ */
@@ -396,14 +391,14 @@ static ic_status gauss_args(const named_spec *sp, const named_args *a, int size_
         return st;
     if (sigma < 0)
         return ic_errf(err, errlen, IC_ERR_KERNEL,
-                               "%s: sigma must be positive (or 0: from the size)", sp->name);
+                       "%s: sigma must be positive (or 0: from the size)", sp->name);
     if (!a->val[size_idx] && sigma > 0) {
         /* size = 2*ceil(3 sigma)+1 must stay <= IC_MAX_KERNEL: test before ceil(). */
         if (3.0 * sigma > (IC_MAX_KERNEL - 1) / 2)
             return ic_errf(err, errlen, IC_ERR_KERNEL,
-                                   "%s: sigma %g needs a kernel over %d (largest sigma without "
-                                   "a size: %.2f)",
-                                   sp->name, sigma, IC_MAX_KERNEL, (IC_MAX_KERNEL - 1) / 2 / 3.0);
+                           "%s: sigma %g needs a kernel over %d (largest sigma without "
+                           "a size: %.2f)",
+                           sp->name, sigma, IC_MAX_KERNEL, (IC_MAX_KERNEL - 1) / 2 / 3.0);
         g->w = g->h = 2 * (int)ceil(3.0 * sigma) + 1;
     } else if ((st = arg_size(sp, a, size_idx, def_size, &g->w, &g->h, err, errlen)) != IC_OK) {
         return st;
@@ -472,8 +467,8 @@ static ic_status gen_unsharp(ic_kernel *k, const named_spec *sp, const named_arg
     if (st != IC_OK)
         return st;
     if (fabs(amount) > 1e6)
-        return ic_errf(err, errlen, IC_ERR_KERNEL, "%s: amount %g is out of range",
-                               sp->name, amount);
+        return ic_errf(err, errlen, IC_ERR_KERNEL, "%s: amount %g is out of range", sp->name,
+                       amount);
     float *c = gauss_2d(&g);
     if (!c)
         return ic_errf(err, errlen, IC_ERR_NOMEM, "out of memory");
@@ -512,7 +507,7 @@ static ic_status gen_laplacian(ic_kernel *k, const named_spec *sp, const named_a
         return st;
     if (nb != 4.0 && nb != 8.0)
         return ic_errf(err, errlen, IC_ERR_KERNEL, "%s: neighbours must be 4 or 8, got %g",
-                               sp->name, nb);
+                       sp->name, nb);
     return fixed_3x3(k, nb == 4.0 ? k_laplacian4 : k_laplacian8,
                      nb == 4.0 ? "laplacian:4" : "laplacian:8", err, errlen);
 }
@@ -533,8 +528,8 @@ static ic_status gen_motion(ic_kernel *k, const named_spec *sp, const named_args
     if (st != IC_OK)
         return st;
     if (!(len >= 1.0 && len <= max_len))
-        return ic_errf(err, errlen, IC_ERR_KERNEL, "%s: length %g must be 1..%g", sp->name,
-                               len, max_len);
+        return ic_errf(err, errlen, IC_ERR_KERNEL, "%s: length %g must be 1..%g", sp->name, len,
+                       max_len);
 
     double deg = fmod(angle, 360.0);
     if (deg < 0)
@@ -635,7 +630,7 @@ ic_status ic__kernel_named(ic_kernel *k, const char *text, size_t n, char *err, 
     }
     ic__kernel_quote(q, sizeof q, name, nl);
     return ic_errf(err, errlen, IC_ERR_KERNEL,
-                           "unknown kernel %s (NAME[:ARGS] with NAME one of: %s; or a matrix "
-                           "like '1 2 1; 2 4 2; 1 2 1 / 16')",
-                           q, names);
+                   "unknown kernel %s (NAME[:ARGS] with NAME one of: %s; or a matrix "
+                   "like '1 2 1; 2 4 2; 1 2 1 / 16')",
+                   q, names);
 }

@@ -36,6 +36,7 @@
 #include <unistd.h>
 
 #include "cpu/cpu_internal.h"
+#include "exercises/linalg.h"
 
 /* Cost model, per output sample, in units of one multiply-add of the direct
  * path on a kernel of at most DIRECT_SMALL taps. Fitted to single-thread times
@@ -482,4 +483,8 @@ const ic_backend ic_backend_cpu = {
     .run = cpu_run,
     .explain = cpu_explain,
     .caps = IC_CAP_PREMULTIPLY, /* in the band pipeline: cpu_band.c */
+    /* seeds 001 and 002 on the CPU (src/exercises/conv1d.c, matmul.c) */
+    .conv1d = ic__conv1d_cpu,
+    .matmul_variants = ic__matmul_cpu_variants,
+    .matmul = ic__matmul_cpu,
 };

@@ -70,7 +70,7 @@ extern "C" int ic_cuda_probe(char *why, size_t whylen)
     return 1;
 }
 
-extern "C" int ic_cuda_device_total(void)
+extern "C" int ic__cuda_device_count(void)
 {
     int n = 0;
     if (cudaGetDeviceCount(&n) != cudaSuccess) {

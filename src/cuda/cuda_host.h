@@ -68,10 +68,11 @@ typedef struct ic_cuda_strategy {
  * reports at least one device. Never aborts, also without a driver. */
 int ic_cuda_probe(char *why, size_t whylen);
 
-/* Number of CUDA devices visible to this process: cudaGetDeviceCount, or 0
- * when it fails (no driver, no device). Never aborts. Behind the public
- * ic_cuda_device_count() (src/dispatch/multi.c), which is 0 without CUDA. */
-int ic_cuda_device_total(void);
+/* ic_cuda_device_count() as the CUDA backends count: cudaGetDeviceCount, or 0
+ * when it fails (no driver, no device). Never aborts. The `cuda` backend's
+ * device_count entry, behind the public ic_cuda_device_count() (the backend
+ * table, src/dispatch/backends.c), which is 0 in a build without CUDA. */
+int ic__cuda_device_count(void);
 
 /* How this process's CUDA modules are loaded: "lazy" (kernels loaded when
  * first launched: CUDA_MODULE_LOADING=LAZY, the default since CUDA 12.2),

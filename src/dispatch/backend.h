@@ -7,6 +7,12 @@
  * folds the divisor in, so backends never deal with either. Alpha handling is
  * done by the dispatcher too; a backend filters every channel of the job.
  *
+ * Besides 2D filtering a backend may carry the optional entries behind the
+ * rest of the public API (1D convolution and stencil, matrix product, device
+ * count); src/dispatch/signal.c and backends.c reach that work only through
+ * them, so that no file of the dispatcher names a backend or includes its
+ * headers.
+ *
  * Adding a backend = one file defining a `const ic_backend` + one table entry in
  * src/dispatch/backends.c.
  */
@@ -90,6 +96,31 @@ typedef struct ic_backend {
      * when it is more than a few rows (the memory budget counts it; see
      * ic_convolve_bytes). job->dst may be NULL. NULL: nothing worth counting. */
     uint64_t (*host_bytes)(const ic_job *job);
+
+    /* Optional entries (NULL: the backend does not do that work). */
+
+    /* 1D correlation behind ic_conv1d_f32/u8 and ic_stencil1d (the stencil is
+     * the correlation with all-one weights, so it needs no entry of its own):
+     *   out[i] = bias + sum_{t<klen} w[t] * in[map(i + t - (klen-1)/2)], i < n,
+     * summed in float32 in increasing t, map as ic_border_map (border_value
+     * outside under IC_BORDER_CONSTANT). in and out: n float32 samples, or n
+     * uint8 samples when is_u8 (rounded and clamped as ic_convolve does); host
+     * memory, checked by the caller (1 <= n <= IC_MAX_SIGNAL, klen odd and
+     * 1..IC_MAX_KERNEL_1D, no overlap). Synchronous. On failure one line in err. */
+    ic_status (*conv1d)(const void *in, void *out, int n, int is_u8, const float *w, int klen,
+                        int border, float border_value, float bias, char *err, size_t errlen);
+    /* Matrix product behind ic_matmul: the names ic_matmul accepts for this
+     * backend's kernels (NULL-terminated; the one equal to the backend's name
+     * is what "auto" runs), and the product C = A * B (row-major host
+     * matrices, A M x K, B K x N, every C entry summed in increasing k) by the
+     * kernel matmul_variants[variant]. Arguments checked by the caller. */
+    const char *const *matmul_variants;
+    ic_status (*matmul)(int variant, const float *A, const float *B, float *C, int M, int K,
+                        int N, char *err, size_t errlen);
+    /* Devices of this kind visible to the process (ic_cuda_device_count), 0
+     * when there are none or the driver cannot say. Never aborts, needs no
+     * probe first. */
+    int (*device_count)(void);
 } ic_backend;
 
 #ifdef __cplusplus

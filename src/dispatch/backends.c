@@ -1,7 +1,10 @@
 /*
  * backends.c - the backend table: the only place that knows every backend.
  * Order is the order of --list-backends; `auto` takes the usable backend with
- * the highest rank (a CUDA one when a device is present, else the best CPU one).
+ * the highest rank (a CUDA one when a device is present, else the best CPU one),
+ * for 2D filtering as for the work of the optional entries (1D convolution,
+ * matrix product: src/dispatch/signal.c). ic_cuda_device_count() asks the
+ * backends' device_count entries.
  */
 #include <pthread.h>
 #include <string.h>
@@ -77,22 +80,54 @@ ic_status ic_backend_get(int i, ic_backend_info *info)
     return IC_OK;
 }
 
-const char *ic_backend_auto(void)
+static int any(const ic_backend *b)
+{
+    (void)b;
+    return 1;
+}
+
+const ic_backend *ic__backend_best(int (*has)(const ic_backend *))
 {
     /* Highest rank first, stopping at the first usable one: a machine with a
      * GPU never probes the CPU backends, and the CUDA probes share one runtime
-     * initialisation. */
+     * initialisation. Backends without what `has` asks for are not probed. */
     int done[N_BACKENDS] = {0};
     for (int n = 0; n < N_BACKENDS; n++) {
         int best = -1;
         for (int i = 0; i < N_BACKENDS; i++)
-            if (!done[i] && (best < 0 || table[i]->rank > table[best]->rank))
+            if (!done[i] && has(table[i]) && (best < 0 || table[i]->rank > table[best]->rank))
                 best = i;
+        if (best < 0)
+            return NULL;
         done[best] = 1;
         if (probe(best))
-            return table[best]->name;
+            return table[best];
     }
-    return "seq";
+    return NULL;
+}
+
+const char *ic_backend_auto(void)
+{
+    const ic_backend *b = ic__backend_best(any);
+    return b ? b->name : "seq";
+}
+
+const ic_backend *ic__backend_at(int i)
+{
+    return i >= 0 && i < N_BACKENDS ? table[i] : NULL;
+}
+
+int ic_cuda_device_count(void)
+{
+    /* The CUDA backends of one build see the same devices: the largest count
+     * is every backend's; 0 in a build without them. */
+    int n = 0;
+    for (int i = 0; i < N_BACKENDS; i++)
+        if (table[i]->device_count) {
+            const int d = table[i]->device_count();
+            n = d > n ? d : n;
+        }
+    return n;
 }
 
 const ic_backend *ic__backend_find(const char *name, int *usable, const char **why)

@@ -43,10 +43,12 @@ static ic_status context_create(ic_context **ctx, const char *name, const ic_con
     const char *why = "";
     const ic_backend *be = ic__backend_find(name, &usable, &why);
     if (!be) {
-        return ic_errf(errbuf, errlen, IC_ERR_NO_BACKEND, "unknown backend '%s' (see --list-backends)", name);
+        return ic_errf(errbuf, errlen, IC_ERR_NO_BACKEND,
+                       "unknown backend '%s' (see --list-backends)", name);
     }
     if (!usable) {
-        return ic_errf(errbuf, errlen, IC_ERR_NO_BACKEND, "backend '%s' is not usable here: %s", name, why);
+        return ic_errf(errbuf, errlen, IC_ERR_NO_BACKEND, "backend '%s' is not usable here: %s",
+                       name, why);
     }
     ic_context *c = calloc(1, sizeof *c);
     if (!c) {
@@ -59,12 +61,14 @@ static ic_status context_create(ic_context **ctx, const char *name, const ic_con
         c->opts.max_memory = ic_default_max_memory();
     if (c->opts.threads < 0 || c->opts.device < 0) {
         free(c);
-        return ic_errf(errbuf, errlen, IC_ERR_INVALID_ARG, "negative thread count or device number");
+        return ic_errf(errbuf, errlen, IC_ERR_INVALID_ARG,
+                       "negative thread count or device number");
     }
     const int nd = c->opts.n_devices;
     if (nd < 0 || nd > IC_MAX_DEVICES) {
         free(c);
-        return ic_errf(errbuf, errlen, IC_ERR_INVALID_ARG, "device count %d outside 0..%d", nd, IC_MAX_DEVICES);
+        return ic_errf(errbuf, errlen, IC_ERR_INVALID_ARG, "device count %d outside 0..%d", nd,
+                       IC_MAX_DEVICES);
     }
     for (int i = 0; i < nd; i++)
         if (c->opts.devices[i] < 0) {
@@ -269,13 +273,15 @@ ic_status ic_convolve(ic_context *ctx, const ic_image *src, ic_image *dst, const
         return ic_fail(IC_ERR_INVALID_ARG, "destination size or channels differ from the source");
     if ((src->memory != IC_MEM_HOST || dst->memory != IC_MEM_HOST) &&
         !(ctx->be->caps & IC_CAP_DEVICE_IMAGES)) {
-        return ic_fail(IC_ERR_UNSUPPORTED, "backend %s cannot read or write device memory (use a CUDA backend)", ctx->be->name);
+        return ic_fail(IC_ERR_UNSUPPORTED,
+                       "backend %s cannot read or write device memory (use a CUDA backend)",
+                       ctx->be->name);
     }
     /* Device images: nothing below may read or write them from the host. */
     const int on_device = src->memory == IC_MEM_DEVICE || dst->memory == IC_MEM_DEVICE;
     if (on_device && ctx->multi)
         return ic_fail(IC_ERR_UNSUPPORTED,
-                    "device images cannot be split across several devices (use one device)");
+                       "device images cannot be split across several devices (use one device)");
     if (images_overlap(src, dst))
         return ic_fail(IC_ERR_INVALID_ARG, "source and destination overlap");
     if (!kernel_valid(k))
@@ -288,9 +294,11 @@ ic_status ic_convolve(ic_context *ctx, const ic_image *src, ic_image *dst, const
         need_bytes(ctx, src, dst->memory == IC_MEM_HOST ? ic_image_size_bytes(dst) : 0,
                    dst->layout, k->width, k->height);
     if (need > ctx->opts.max_memory) {
-        return ic_fail(IC_ERR_TOO_LARGE, "filtering %dx%d with %d channels needs %.1f MiB, over the memory limit %.1f MiB "
-                 "(raise it with --max-memory)",
-                 src->width, src->height, src->channels, mib(need), mib(ctx->opts.max_memory));
+        return ic_fail(
+            IC_ERR_TOO_LARGE,
+            "filtering %dx%d with %d channels needs %.1f MiB, over the memory limit %.1f MiB "
+            "(raise it with --max-memory)",
+            src->width, src->height, src->channels, mib(need), mib(ctx->opts.max_memory));
     }
 
     /* Correlation weights: divisor folded in, flipped for convolution. */
@@ -305,9 +313,10 @@ ic_status ic_convolve(ic_context *ctx, const ic_image *src, ic_image *dst, const
 
     if (alpha == IC_ALPHA_PREMULTIPLY && on_device && !(ctx->be->caps & IC_CAP_PREMULTIPLY)) {
         free(w);
-        return ic_fail(IC_ERR_UNSUPPORTED, "premultiplied alpha on device images is not supported by backend %s "
-                 "(ask for alpha keep or independent)",
-                 ctx->be->name);
+        return ic_fail(IC_ERR_UNSUPPORTED,
+                       "premultiplied alpha on device images is not supported by backend %s "
+                       "(ask for alpha keep or independent)",
+                       ctx->be->name);
     }
 
     /* Backends write dst in src's layout; convert afterwards when asked

@@ -7,6 +7,15 @@
 /* Finds a backend by exact name; *usable and *why tell whether it can run here. */
 const ic_backend *ic__backend_find(const char *name, int *usable, const char **why);
 
+/* The i-th backend of the table (0 <= i < ic_backend_count()), NULL outside;
+ * not probed. */
+const ic_backend *ic__backend_at(int i);
+
+/* The usable backend of highest rank among those for which has() is 1 (e.g.
+ * those with a conv1d entry), probing only those; NULL when none is usable.
+ * ic_backend_auto() is the one over every backend. */
+const ic_backend *ic__backend_best(int (*has)(const ic_backend *));
+
 /* Filters src into dst (same layout) with premultiplied alpha, in float64 on the
  * CPU (README "Alpha"): the one path shared by every backend for that mode. */
 ic_status ic__convolve_premultiplied(const ic_job *job);

@@ -1,6 +1,5 @@
 /*
- * multi.c - one image split across several GPUs (issue 6, "Several GPUs"), and
- * ic_cuda_device_count().
+ * multi.c - one image split across several GPUs (issue 6, "Several GPUs").
  *
  * With n devices an image of height H is cut into n shares of whole output
  * rows, share i = rows [i*H/n, (i+1)*H/n) (empty shares, when H < n, are
@@ -18,18 +17,6 @@
 #include <string.h>
 
 #include "dispatch/multi.h"
-#ifdef IC_HAVE_CUDA
-#include "cuda/cuda_host.h"
-#endif
-
-int ic_cuda_device_count(void)
-{
-#ifdef IC_HAVE_CUDA
-    return ic_cuda_device_total();
-#else
-    return 0;
-#endif
-}
 
 struct ic_multi {
     const ic_backend *be;

@@ -2,10 +2,12 @@
  * signal.c - the public 1D convolution, 1D stencil and matrix product
  * (ic_conv1d_f32, ic_conv1d_u8, ic_stencil1d, ic_matmul; seeds 001 and 002):
  * checks the arguments, prepares the correlation weights (flipped for
- * convolution, as the 2D dispatcher does) and sends the work to the CPU code
- * (src/exercises/conv1d.c, matmul.c) or the CUDA code (src/exercises/conv1d_cuda.cu,
- * matmul.cu). In a build without CUDA, or on a machine without a device, the
- * CUDA choices answer IC_ERR_NO_BACKEND with the reason.
+ * convolution, as the 2D dispatcher does) and sends the work to a backend of
+ * the table (src/dispatch/backends.c) through its optional conv1d or matmul
+ * entry (src/dispatch/backend.h). The names callers may give are those of the
+ * backends carrying the entry (and, for the matrix product, the names of
+ * their kernels); a backend that is not usable here answers IC_ERR_NO_BACKEND
+ * with the reason.
  */
 #include <math.h>
 #include <stdint.h>
@@ -14,45 +16,108 @@
 #include <string.h>
 
 #include "core/error.h"
-#include "exercises/linalg.h"
-#ifdef IC_HAVE_CUDA
-#include "exercises/conv1d_cuda.h"
-#include "cuda/cuda_host.h"
-#include "exercises/matmul_cuda.h"
-#endif
+#include "dispatch/dispatch.h"
 
-/* 1 when a CUDA device can run work now; otherwise 0 and the reason in why. */
-static int cuda_usable(char *why, size_t whylen)
+static int has_conv1d(const ic_backend *b)
 {
-#ifdef IC_HAVE_CUDA
-    return ic_cuda_probe(why, whylen);
-#else
-    snprintf(why, whylen, "this build of imgconv has no CUDA support");
-    return 0;
-#endif
+    return b->conv1d != NULL;
 }
 
-/* Resolves backend (NULL, "auto", "cpu", "cuda") into *gpu. */
-static ic_status pick_backend(const char *backend, int *gpu, char *err, size_t errlen)
+static int has_matmul(const ic_backend *b)
 {
-    char why[160] = "";
+    return b->matmul != NULL && b->matmul_variants != NULL;
+}
+
+/* "a, b, c or auto": every name a caller may give, for messages. With
+ * variants, the matmul kernel names of each backend, else the backends'. */
+static void names_with(int (*has)(const ic_backend *), int variants, char *buf, size_t len)
+{
+    size_t o = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < ic_backend_count(); i++) {
+        const ic_backend *b = ic__backend_at(i);
+        if (!has(b))
+            continue;
+        const char *one[] = {b->name, NULL};
+        for (const char *const *v = variants ? b->matmul_variants : one; *v && o < len; v++) {
+            const int w = snprintf(buf + o, len - o, "%s%s", o ? ", " : "", *v);
+            if (w < 0)
+                break;
+            o += (size_t)w;
+        }
+    }
+    if (o < len)
+        snprintf(buf + o, len - o, " or auto");
+}
+
+/* Resolves backend (NULL, "auto" or the name of a backend with a conv1d
+ * entry) into the backend that runs the 1D correlation. */
+static ic_status pick_backend(const char *backend, const ic_backend **be, char *err, size_t errlen)
+{
     if (!backend || strcmp(backend, "auto") == 0) {
-        *gpu = cuda_usable(why, sizeof why);
+        *be = ic__backend_best(has_conv1d);
+        if (!*be)
+            return ic_errf(err, errlen, IC_ERR_NO_BACKEND, "no usable 1D backend");
         return IC_OK;
     }
-    if (strcmp(backend, "cpu") == 0) {
-        *gpu = 0;
+    int usable = 0;
+    const char *why = "";
+    const ic_backend *b = ic__backend_find(backend, &usable, &why);
+    if (!b || !has_conv1d(b)) {
+        char names[256];
+        names_with(has_conv1d, 0, names, sizeof names);
+        return ic_errf(err, errlen, IC_ERR_NO_BACKEND, "unknown 1D backend '%s' (expected %s)", backend,
+                   names);
+    }
+    if (!usable)
+        return ic_errf(err, errlen, IC_ERR_NO_BACKEND, "backend '%s' is not usable here: %s", backend,
+                   why);
+    *be = b;
+    return IC_OK;
+}
+
+/* Resolves variant (NULL, "auto" or a kernel name of a backend with a matmul
+ * entry) into that backend and the kernel's index in its matmul_variants. */
+static ic_status pick_matmul(const char *variant, const ic_backend **be, int *index, char *err,
+                             size_t errlen)
+{
+    const ic_backend *b = NULL;
+    int k = 0;
+    if (!variant || strcmp(variant, "auto") == 0) {
+        /* the usable backend of highest rank, with the kernel named after it */
+        b = ic__backend_best(has_matmul);
+        if (!b)
+            return ic_errf(err, errlen, IC_ERR_NO_BACKEND, "no usable matmul backend");
+        for (int v = 0; b->matmul_variants[v]; v++)
+            if (strcmp(b->matmul_variants[v], b->name) == 0)
+                k = v;
+        *be = b;
+        *index = k;
         return IC_OK;
     }
-    if (strcmp(backend, "cuda") == 0) {
-        if (!cuda_usable(why, sizeof why))
-            return ic_errf(err, errlen, IC_ERR_NO_BACKEND, "backend 'cuda' is not usable here: %s",
-                       why);
-        *gpu = 1;
-        return IC_OK;
+    for (int i = 0; i < ic_backend_count() && !b; i++) {
+        const ic_backend *c = ic__backend_at(i);
+        for (int v = 0; has_matmul(c) && c->matmul_variants[v] && !b; v++)
+            if (strcmp(c->matmul_variants[v], variant) == 0) {
+                b = c;
+                k = v;
+            }
     }
-    return ic_errf(err, errlen, IC_ERR_NO_BACKEND,
-               "unknown 1D backend '%s' (expected cpu, cuda or auto)", backend);
+    if (!b) {
+        char names[256];
+        names_with(has_matmul, 1, names, sizeof names);
+        return ic_errf(err, errlen, IC_ERR_NO_BACKEND, "unknown matmul variant '%s' (expected %s)",
+                   variant, names);
+    }
+    int usable = 0;
+    const char *why = "";
+    ic__backend_find(b->name, &usable, &why);
+    if (!usable)
+        return ic_errf(err, errlen, IC_ERR_NO_BACKEND, "matmul variant '%s' is not usable here: %s",
+                   variant, why);
+    *be = b;
+    *index = k;
+    return IC_OK;
 }
 
 static int overlaps(const void *a, size_t abytes, const void *b, size_t bbytes)
@@ -90,8 +155,8 @@ static ic_status conv1d(const void *in, void *out, size_t n, int is_u8, const fl
     for (int t = 0; t < klen; t++)
         if (!isfinite(k[t]))
             return ic_errf(err, errlen, IC_ERR_INVALID_ARG, "kernel weight %d is not finite", t);
-    int gpu = 0;
-    ic_status st = pick_backend(backend, &gpu, err, errlen);
+    const ic_backend *be = NULL;
+    ic_status st = pick_backend(backend, &be, err, errlen);
     if (st != IC_OK)
         return st;
 
@@ -101,19 +166,8 @@ static ic_status conv1d(const void *in, void *out, size_t n, int is_u8, const fl
         return ic_errf(err, errlen, IC_ERR_NOMEM, "out of memory");
     for (int t = 0; t < klen; t++)
         w[t] = p->correlate ? k[t] : k[klen - 1 - t];
-#ifdef IC_HAVE_CUDA
-    if (gpu)
-        st = ic__conv1d_cuda(in, out, (int)n, is_u8, w, klen, (int)p->border, p->border_value,
-                             p->bias, err, errlen);
-    else
-#endif
-    {
-        (void)gpu;
-        st = ic__conv1d_cpu(in, out, (int)n, is_u8, w, klen, (int)p->border, p->border_value,
-                            p->bias);
-        if (st == IC_ERR_NOMEM)
-            ic_errf(err, errlen, st, "out of memory");
-    }
+    st = be->conv1d(in, out, (int)n, is_u8, w, klen, (int)p->border, p->border_value, p->bias,
+                    err, errlen);
     free(w);
     return st;
 }
@@ -178,31 +232,12 @@ static ic_status matmul(const float *A, const float *B, float *C, int M, int K, 
     if (overlaps(C, nc * fs, A, na * fs) || overlaps(C, nc * fs, B, nb * fs))
         return ic_errf(err, errlen, IC_ERR_INVALID_ARG, "C overlaps A or B");
 
-    char why[160] = "";
-    const char *v = variant;
-    if (!v || strcmp(v, "auto") == 0)
-        v = cuda_usable(why, sizeof why) ? "cuda" : "cpu";
-    if (strcmp(v, "cpu") == 0) {
-        ic__matmul_cpu(A, B, C, M, K, N);
-        return IC_OK;
-    }
-    const int known =
-        strcmp(v, "cuda-naive") == 0 || strcmp(v, "cuda-tiled") == 0 || strcmp(v, "cuda") == 0;
-    if (!known)
-        return ic_errf(
-            err, errlen, IC_ERR_NO_BACKEND,
-            "unknown matmul variant '%s' (expected cpu, cuda-naive, cuda-tiled, cuda or auto)", v);
-    if (!cuda_usable(why, sizeof why))
-        return ic_errf(err, errlen, IC_ERR_NO_BACKEND, "matmul variant '%s' is not usable here: %s", v,
-                   why);
-#ifdef IC_HAVE_CUDA
-    const ic_mm_variant mv = strcmp(v, "cuda-naive") == 0   ? IC_MM_NAIVE
-                             : strcmp(v, "cuda-tiled") == 0 ? IC_MM_TILED
-                                                            : IC_MM_FAST;
-    return ic__matmul_cuda(mv, A, B, C, M, K, N, err, errlen);
-#else
-    return ic_errf(err, errlen, IC_ERR_INTERNAL, "no CUDA in this build");
-#endif
+    const ic_backend *be = NULL;
+    int k = 0;
+    const ic_status st = pick_matmul(variant, &be, &k, err, errlen);
+    if (st != IC_OK)
+        return st;
+    return be->matmul(k, A, B, C, M, K, N, err, errlen);
 }
 
 ic_status ic_matmul(const float *A, const float *B, float *C, int M, int K, int N,

@@ -10,6 +10,7 @@
  * lets the compiler vectorise across outputs while every output still adds its
  * taps in increasing order, as the CUDA kernel does.
  */
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "core/border.h"
@@ -36,12 +37,14 @@ static void gather(const sig_in *in, int g0, int count, float *x)
 }
 
 ic_status ic__conv1d_cpu(const void *in, void *out, int n, int is_u8, const float *w, int klen,
-                         int border, float border_value, float bias)
+                         int border, float border_value, float bias, char *err, size_t errlen)
 {
     const int r = (klen - 1) / 2;
     float *x = malloc(((size_t)C1_TILE + (size_t)klen - 1 + C1_TILE) * sizeof *x);
-    if (!x)
+    if (!x) {
+        snprintf(err, errlen, "out of memory");
         return IC_ERR_NOMEM;
+    }
     float *acc = x + C1_TILE + klen - 1;
     sig_in s = {NULL, NULL, n, border, border_value};
     if (is_u8)

@@ -1,6 +1,7 @@
 /*
  * conv1d_cuda.h - C-callable entry points of the CUDA 1D convolution (conv1d.cu),
- * internal: ic_conv1d_* reach them through src/dispatch/signal.c, and the
+ * internal: ic_conv1d_* reach them through the `cuda` backend's conv1d entry
+ * (src/cuda/fast/plan.cu; the dispatcher's src/dispatch/signal.c), and the
  * benchmark times ic__conv1d_dev alone (device pointers, CUDA events).
  */
 #ifndef IC_CUDA_CONV1D_H

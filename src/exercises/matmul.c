@@ -4,12 +4,19 @@
  * walks rows of B and C contiguously (and vectorises); every C entry still
  * sums its K products in increasing k, like the CUDA kernels.
  */
+#include <stddef.h>
 #include <string.h>
 
 #include "exercises/linalg.h"
 
-void ic__matmul_cpu(const float *A, const float *B, float *C, int M, int K, int N)
+const char *const ic__matmul_cpu_variants[] = {"cpu", NULL};
+
+ic_status ic__matmul_cpu(int variant, const float *A, const float *B, float *C, int M, int K,
+                         int N, char *err, size_t errlen)
 {
+    (void)variant;
+    (void)err;
+    (void)errlen;
     for (int i = 0; i < M; i++) {
         float *c = C + (size_t)i * (size_t)N;
         memset(c, 0, (size_t)N * sizeof *c);
@@ -20,4 +27,5 @@ void ic__matmul_cpu(const float *A, const float *B, float *C, int M, int K, int 
                 c[j] += a * b[j];
         }
     }
+    return IC_OK;
 }

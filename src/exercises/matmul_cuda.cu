@@ -219,9 +219,13 @@ struct mm_bufs {
     }
 };
 
-extern "C" ic_status ic__matmul_cuda(ic_mm_variant v, const float *A, const float *B, float *C,
-                                     int M, int K, int N, char *err, size_t errlen)
+extern "C" const char *const ic__matmul_cuda_variants[] = {"cuda-naive", "cuda-tiled", "cuda",
+                                                            NULL};
+
+extern "C" ic_status ic__matmul_cuda(int variant, const float *A, const float *B, float *C, int M,
+                                     int K, int N, char *err, size_t errlen)
 {
+    const ic_mm_variant v = (ic_mm_variant)variant;
     if (!A || !B || !C || M < 1 || K < 1 || N < 1) {
         snprintf(err, errlen, "invalid matrix product (%d x %d by %d x %d)", M, K, K, N);
         return IC_ERR_INVALID_ARG;

@@ -1,6 +1,7 @@
 /*
  * matmul_cuda.h - C-callable entry points of the CUDA matrix product (matmul.cu),
- * internal: ic_matmul reaches them through src/dispatch/signal.c, backend
+ * internal: ic_matmul reaches them through the `cuda` backend's matmul entry
+ * (src/cuda/fast/plan.cu; the dispatcher's src/dispatch/signal.c), backend
  * cuda-gemm calls ic__matmul_dev on its column matrix, and the benchmark
  * times ic__matmul_dev alone against cuBLAS (device pointers, CUDA events).
  */
@@ -15,7 +16,7 @@
 extern "C" {
 #endif
 
-/* Which kernel computes C = A * B. */
+/* Which kernel computes C = A * B; also the index into ic__matmul_cuda_variants. */
 typedef enum ic_mm_variant {
     IC_MM_NAIVE = 0, /* seed 002: one thread per C entry, A and B from global memory */
     IC_MM_TILED,     /* seed 002: 16x16 tiles of A and B in shared memory, one C entry per thread */
@@ -30,10 +31,15 @@ typedef enum ic_mm_variant {
 ic_status ic__matmul_dev(ic_mm_variant v, const float *dA, const float *dB, float *dC, int M, int K,
                          int N, void *stream, char *err, size_t errlen);
 
+/* The names ic_matmul accepts for the variants, in ic_mm_variant order:
+ * {"cuda-naive", "cuda-tiled", "cuda", NULL}. */
+extern const char *const ic__matmul_cuda_variants[];
+
 /* The same from host memory to host memory (allocate, upload, run, download,
- * free; synchronous). The caller has checked that a device is usable.
+ * free; synchronous): the `cuda` backend's matmul entry (v is an
+ * ic_mm_variant). The caller has checked that a device is usable.
  * Errors: as ic__matmul_dev, IC_ERR_TOO_LARGE. */
-ic_status ic__matmul_cuda(ic_mm_variant v, const float *A, const float *B, float *C, int M, int K,
+ic_status ic__matmul_cuda(int v, const float *A, const float *B, float *C, int M, int K,
                           int N, char *err, size_t errlen);
 
 /* The tile shape ic__matmul_dev uses for this variant and shape, for tables:

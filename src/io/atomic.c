@@ -219,7 +219,7 @@ ic_status ic_out_open(ic_out_file *o, const char *path, char *err, size_t errlen
         restore_signals(&old);
         if (o->fd < 0) {
             return ic_errf(err, errlen, IC_ERR_IO, "cannot create temporary file in %s: %s", o->dir,
-                      strerror(saved));
+                           strerror(saved));
         }
         /* mkstemp creates mode 0600; give the output the mode creat() would. */
         (void)fchmod(o->fd, mode);

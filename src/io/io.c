@@ -42,19 +42,20 @@ ic_status ic_io_check_dims(uint64_t width, uint64_t height, int channels, const 
 {
     if (width == 0 || height == 0) {
         return ic_errf(err, errlen, IC_ERR_FORMAT, "image has zero width or height (%llux%llu)",
-                  (unsigned long long)width, (unsigned long long)height);
+                       (unsigned long long)width, (unsigned long long)height);
     }
     if (width > IC_MAX_DIM || height > IC_MAX_DIM) {
-        return ic_errf(err, errlen, IC_ERR_TOO_LARGE, "image %llux%llu exceeds the size limit of %d pixels per side",
-                  (unsigned long long)width, (unsigned long long)height, IC_MAX_DIM);
+        return ic_errf(err, errlen, IC_ERR_TOO_LARGE,
+                       "image %llux%llu exceeds the size limit of %d pixels per side",
+                       (unsigned long long)width, (unsigned long long)height, IC_MAX_DIM);
     }
     /* Both sides are <= 2^20 here, so the product cannot overflow. */
     if (width * height > lim->max_pixels) {
         return ic_errf(err, errlen, IC_ERR_TOO_LARGE,
-                  "image %llux%llu exceeds the pixel limit %llu (raise it with "
-                  "--max-pixels)",
-                  (unsigned long long)width, (unsigned long long)height,
-                  (unsigned long long)lim->max_pixels);
+                       "image %llux%llu exceeds the pixel limit %llu (raise it with "
+                       "--max-pixels)",
+                       (unsigned long long)width, (unsigned long long)height,
+                       (unsigned long long)lim->max_pixels);
     }
     if (channels <= 0)
         return IC_OK;
@@ -63,11 +64,11 @@ ic_status ic_io_check_dims(uint64_t width, uint64_t height, int channels, const 
         need += image_bytes(width, height, lim->convert_channels);
     if (need > lim->max_memory) {
         return ic_errf(err, errlen, IC_ERR_TOO_LARGE,
-                  "image %llux%llu needs %.1f MiB to decode, over the memory limit "
-                  "%.1f MiB "
-                  "(raise it with --max-memory)",
-                  (unsigned long long)width, (unsigned long long)height, mib(need),
-                  mib(lim->max_memory));
+                       "image %llux%llu needs %.1f MiB to decode, over the memory limit "
+                       "%.1f MiB "
+                       "(raise it with --max-memory)",
+                       (unsigned long long)width, (unsigned long long)height, mib(need),
+                       mib(lim->max_memory));
     }
     return IC_OK;
 }
@@ -274,14 +275,15 @@ static ic_status read_native(FILE *f, ic_image *img, const ic_io_limits *lim, ic
     ic_format fmt = detect_format(magic, n, &pnm_kind);
     reader_fn read = reader_for(fmt);
     if (!read && fmt != IC_FMT_UNKNOWN) { /* tiff.c / webp.c left out of this build */
-        return ic_errf(err, errlen, IC_ERR_UNSUPPORTED, "built without %s support", fmt == IC_FMT_TIFF ? "TIFF" : "WebP");
+        return ic_errf(err, errlen, IC_ERR_UNSUPPORTED, "built without %s support",
+                       fmt == IC_FMT_TIFF ? "TIFF" : "WebP");
     }
     if (!read) {
         return ic_errf(err, errlen, IC_ERR_FORMAT, "not a PNG/JPEG/TIFF/WebP/PNM file");
     }
     if (fmt == IC_FMT_PNM && pnm_kind != 5 && pnm_kind != 6) {
-        return ic_errf(err, errlen, IC_ERR_FORMAT, "Netpbm P%d is not supported (only binary PGM P5 and PPM P6)",
-                  pnm_kind);
+        return ic_errf(err, errlen, IC_ERR_FORMAT,
+                       "Netpbm P%d is not supported (only binary PGM P5 and PPM P6)", pnm_kind);
     }
     if (fseek(f, 0, SEEK_SET) != 0) {
         return ic_errf(err, errlen, IC_ERR_IO, "cannot seek: %s", strerror(errno));
@@ -312,7 +314,8 @@ static ic_status load_setup(ic_load_options *o, const ic_load_options *opts, ic_
     if (opts)
         *o = *opts;
     if (o->channels < 0 || o->channels > 4) {
-        return ic_errf(errbuf, errlen, IC_ERR_INVALID_ARG, "channels must be 0 (as stored) or 1..4, not %d", o->channels);
+        return ic_errf(errbuf, errlen, IC_ERR_INVALID_ARG,
+                       "channels must be 0 (as stored) or 1..4, not %d", o->channels);
     }
     if (o->layout != IC_AOS && o->layout != IC_SOA) {
         return ic_errf(errbuf, errlen, IC_ERR_INVALID_ARG, "unknown layout %d", (int)o->layout);
@@ -345,7 +348,7 @@ static ic_status load_stream(ic_image *img, FILE *f, const ic_load_options *o,
             ic_image_free(&raw);
             ic_metadata_free(o->metadata);
             return ic_errf(errbuf, errlen, st, "cannot convert to %d channels: %s", o->channels,
-                      ic_status_str(st));
+                           ic_status_str(st));
         }
     }
     if (o->layout != raw.layout) {
@@ -510,11 +513,12 @@ static ic_status prepare_encode(const ic_image *img, const char *path, const ic_
     }
     if (img->memory != IC_MEM_HOST) {
         return ic_errf(errbuf, errlen, IC_ERR_UNSUPPORTED,
-                  "the image is in device memory: copy it to the host first (or encode it "
-                  "with ic_gpu_encode)");
+                       "the image is in device memory: copy it to the host first (or encode it "
+                       "with ic_gpu_encode)");
     }
     if (!image_valid(img)) {
-        return ic_errf(errbuf, errlen, IC_ERR_INVALID_ARG, "invalid image (size, channels, layout or pitch)");
+        return ic_errf(errbuf, errlen, IC_ERR_INVALID_ARG,
+                       "invalid image (size, channels, layout or pitch)");
     }
     memset(&j->o, 0, sizeof j->o);
     if (opts)
@@ -522,21 +526,23 @@ static ic_status prepare_encode(const ic_image *img, const char *path, const ic_
     if (j->o.quality == 0)
         j->o.quality = 92;
     if (j->o.quality < 1 || j->o.quality > 100) {
-        return ic_errf(errbuf, errlen, IC_ERR_INVALID_ARG, "quality must be 1..100, not %d", j->o.quality);
+        return ic_errf(errbuf, errlen, IC_ERR_INVALID_ARG, "quality must be 1..100, not %d",
+                       j->o.quality);
     }
     if (j->o.compression < 0 || j->o.compression > 9) {
-        return ic_errf(errbuf, errlen, IC_ERR_INVALID_ARG, "compression must be 1..9 (0: the default), not %d",
-                  j->o.compression);
+        return ic_errf(errbuf, errlen, IC_ERR_INVALID_ARG,
+                       "compression must be 1..9 (0: the default), not %d", j->o.compression);
     }
     ic_format fmt = ic_format_from_path(path);
     if (fmt == IC_FMT_UNKNOWN) {
         return ic_errf(errbuf, errlen, IC_ERR_UNSUPPORTED,
-                  "unknown output format \".%s\" (use .png, .jpg, .jpeg, .tif, .tiff, .webp, "
-                  ".pgm, .ppm or .pnm)",
-                  path_extension(path));
+                       "unknown output format \".%s\" (use .png, .jpg, .jpeg, .tif, .tiff, .webp, "
+                       ".pgm, .ppm or .pnm)",
+                       path_extension(path));
     }
     if (!ic_format_supported(fmt)) {
-        return ic_errf(errbuf, errlen, IC_ERR_UNSUPPORTED, "built without %s support", ic_format_name(fmt));
+        return ic_errf(errbuf, errlen, IC_ERR_UNSUPPORTED, "built without %s support",
+                       ic_format_name(fmt));
     }
     j->fmt = fmt;
     j->out_ch = saved_channels(path, fmt, img->channels);

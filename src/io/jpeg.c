@@ -230,13 +230,15 @@ static ic_status jpeg_decode(struct jpeg_decompress_struct *cinfo, jpeg_err *je,
     const int channels = cmyk ? 3 : cinfo->output_components;
     if (cinfo->output_components != (cmyk ? 4 : channels) || (channels != 1 && channels != 3) ||
         cinfo->output_width != cinfo->image_width || cinfo->output_height != cinfo->image_height) {
-        return ic_errf(err, errlen, IC_ERR_INTERNAL, "JPEG: unexpected output (%d components)", cinfo->output_components);
+        return ic_errf(err, errlen, IC_ERR_INTERNAL, "JPEG: unexpected output (%d components)",
+                       cinfo->output_components);
     }
     st =
         ic_image_create(img, (int)cinfo->output_width, (int)cinfo->output_height, channels, IC_AOS);
     if (st != IC_OK) {
-        return ic_errf(err, errlen, st, "cannot allocate a %ux%u image: %s", (unsigned)cinfo->output_width,
-                  (unsigned)cinfo->output_height, ic_status_str(st));
+        return ic_errf(err, errlen, st, "cannot allocate a %ux%u image: %s",
+                       (unsigned)cinfo->output_width, (unsigned)cinfo->output_height,
+                       ic_status_str(st));
     }
     uint8_t *buf = NULL;
     if (cmyk) {
@@ -250,7 +252,8 @@ static ic_status jpeg_decode(struct jpeg_decompress_struct *cinfo, jpeg_err *je,
         uint8_t *row = img->data + (size_t)cinfo->output_scanline * img->pitch;
         JSAMPROW r = buf ? buf : row;
         if (jpeg_read_scanlines(cinfo, &r, 1) != 1) {
-            return ic_errf(err, errlen, IC_ERR_FORMAT, "truncated JPEG data (premature end of file)");
+            return ic_errf(err, errlen, IC_ERR_FORMAT,
+                           "truncated JPEG data (premature end of file)");
         }
         if (buf)
             cmyk_to_rgb(row, buf, img->width, cinfo->saw_Adobe_marker);
@@ -356,8 +359,9 @@ ic_status ic_jpeg_write(FILE *f, const ic_image *img, int out_ch, int quality,
         return ic_errf(err, errlen, IC_ERR_INTERNAL, "JPEG stores 1 or 3 channels, not %d", out_ch);
     }
     if (img->width > JPEG_MAX_DIMENSION || img->height > JPEG_MAX_DIMENSION) {
-        return ic_errf(err, errlen, IC_ERR_UNSUPPORTED, "JPEG cannot store images over %ld pixels per side (%dx%d)",
-                  (long)JPEG_MAX_DIMENSION, img->width, img->height);
+        return ic_errf(err, errlen, IC_ERR_UNSUPPORTED,
+                       "JPEG cannot store images over %ld pixels per side (%dx%d)",
+                       (long)JPEG_MAX_DIMENSION, img->width, img->height);
     }
     jpeg_err je;
     init_err(&je);

@@ -129,9 +129,9 @@ static ic_status png_failure(const png_io *io, uint64_t side_limit, uint64_t max
         return io->dims; /* the message is already in err */
     if (io->too_large) {
         return ic_errf(err, errlen, IC_ERR_TOO_LARGE,
-                  "PNG image exceeds the size limit (%llu pixels per side, %llu in all; "
-                  "--max-pixels)",
-                  (unsigned long long)side_limit, (unsigned long long)max_pixels);
+                       "PNG image exceeds the size limit (%llu pixels per side, %llu in all; "
+                       "--max-pixels)",
+                       (unsigned long long)side_limit, (unsigned long long)max_pixels);
     }
     if (io->sys_errno) {
         return ic_errf(err, errlen, IC_ERR_IO, "%s error: %s", verb, strerror(io->sys_errno));
@@ -211,15 +211,16 @@ static ic_status png_decode(png_structp png, png_infop info, png_io *io, ic_imag
     const int channels = png_get_channels(png, info);
     if (channels < 1 || channels > 4 || png_get_bit_depth(png, info) != 8 ||
         png_get_rowbytes(png, info) != (size_t)w * (size_t)channels) {
-        return ic_errf(err, errlen, IC_ERR_INTERNAL, "PNG: unexpected layout after expansion (%d channels)", channels);
+        return ic_errf(err, errlen, IC_ERR_INTERNAL,
+                       "PNG: unexpected layout after expansion (%d channels)", channels);
     }
     st = ic_io_check_dims(w, h, channels, lim, err, errlen);
     if (st != IC_OK)
         return st;
     st = ic_image_create(img, (int)w, (int)h, channels, IC_AOS);
     if (st != IC_OK) {
-        return ic_errf(err, errlen, st, "cannot allocate a %ux%u image: %s", (unsigned)w, (unsigned)h,
-                  ic_status_str(st));
+        return ic_errf(err, errlen, st, "cannot allocate a %ux%u image: %s", (unsigned)w,
+                       (unsigned)h, ic_status_str(st));
     }
     png_bytep *rows = malloc((size_t)h * sizeof *rows);
     if (!rows) {

@@ -78,7 +78,8 @@ ic_status ic_pnm_read(FILE *f, ic_image *img, const ic_io_limits *lim, ic_metada
     const int channels = kind == '5' ? 1 : 3;
     int sep = getc(f);
     if (!is_space(sep) && sep != '#') {
-        return ic_errf(err, errlen, IC_ERR_FORMAT, sep == EOF ? "truncated %s header" : "bad %s header", name);
+        return ic_errf(err, errlen, IC_ERR_FORMAT,
+                       sep == EOF ? "truncated %s header" : "bad %s header", name);
     }
     ungetc(sep, f);
 
@@ -90,8 +91,8 @@ ic_status ic_pnm_read(FILE *f, ic_image *img, const ic_io_limits *lim, ic_metada
             return ic_errf(err, errlen, IC_ERR_IO, "read error: %s", strerror(errno));
         }
         if (end == -2) {
-            return ic_errf(err, errlen, IC_ERR_FORMAT, "bad %s header: expected the %s as a decimal number", name,
-                      what[i]);
+            return ic_errf(err, errlen, IC_ERR_FORMAT,
+                           "bad %s header: expected the %s as a decimal number", name, what[i]);
         }
         if (end == EOF) {
             return ic_errf(err, errlen, IC_ERR_FORMAT, "truncated %s header", name);
@@ -99,8 +100,8 @@ ic_status ic_pnm_read(FILE *f, ic_image *img, const ic_io_limits *lim, ic_metada
         /* A number ends at whitespace (a comment may follow width and height);
          * maxval is followed by exactly one whitespace byte, then the data. */
         if (!is_space(end) && !(i < 2 && end == '#')) {
-            return ic_errf(err, errlen, IC_ERR_FORMAT, "bad %s header: unexpected character after the %s", name,
-                      what[i]);
+            return ic_errf(err, errlen, IC_ERR_FORMAT,
+                           "bad %s header: unexpected character after the %s", name, what[i]);
         }
         if (end == '#')
             ungetc(end, f);
@@ -111,11 +112,11 @@ ic_status ic_pnm_read(FILE *f, ic_image *img, const ic_io_limits *lim, ic_metada
     const uint64_t width = val[0], height = val[1], maxval = val[2];
     if (maxval > 255 && maxval <= 65535) {
         return ic_errf(err, errlen, IC_ERR_FORMAT, "16-bit PNM not supported (maxval %llu)",
-                  (unsigned long long)maxval);
+                       (unsigned long long)maxval);
     }
     if (maxval == 0 || maxval > 65535) {
         return ic_errf(err, errlen, IC_ERR_FORMAT, "bad %s maxval %llu (must be 1..255)", name,
-                  (unsigned long long)maxval);
+                       (unsigned long long)maxval);
     }
     ic_status st = ic_io_check_dims(width, height, channels, lim, err, errlen);
     if (st != IC_OK)
@@ -123,8 +124,8 @@ ic_status ic_pnm_read(FILE *f, ic_image *img, const ic_io_limits *lim, ic_metada
 
     st = ic_image_create(img, (int)width, (int)height, channels, IC_AOS);
     if (st != IC_OK) {
-        return ic_errf(err, errlen, st, "cannot allocate a %llux%llu image: %s", (unsigned long long)width,
-                  (unsigned long long)height, ic_status_str(st));
+        return ic_errf(err, errlen, st, "cannot allocate a %llux%llu image: %s",
+                       (unsigned long long)width, (unsigned long long)height, ic_status_str(st));
     }
     const size_t row = (size_t)width * (size_t)channels;
     const uint64_t expected = (uint64_t)row * height;
@@ -139,8 +140,8 @@ ic_status ic_pnm_read(FILE *f, ic_image *img, const ic_io_limits *lim, ic_metada
             ic_errf(err, errlen, IC_ERR_IO, "read error: %s", strerror(errno));
             st = IC_ERR_IO;
         } else {
-            ic_errf(err, errlen, IC_ERR_FORMAT, "truncated %s data (expected %llu bytes, got %llu)", name,
-                      (unsigned long long)expected, (unsigned long long)got);
+            ic_errf(err, errlen, IC_ERR_FORMAT, "truncated %s data (expected %llu bytes, got %llu)",
+                    name, (unsigned long long)expected, (unsigned long long)got);
             st = IC_ERR_FORMAT;
         }
         ic_image_free(img);
@@ -154,8 +155,9 @@ ic_status ic_pnm_read(FILE *f, ic_image *img, const ic_io_limits *lim, ic_metada
             uint8_t *r = img->data + (size_t)y * img->pitch;
             for (size_t i = 0; i < row; i++) {
                 if (r[i] > maxval) {
-                    ic_errf(err, errlen, IC_ERR_FORMAT, "bad %s data: sample %u exceeds maxval %llu", name,
-                              (unsigned)r[i], (unsigned long long)maxval);
+                    ic_errf(err, errlen, IC_ERR_FORMAT,
+                            "bad %s data: sample %u exceeds maxval %llu", name, (unsigned)r[i],
+                            (unsigned long long)maxval);
                     ic_image_free(img);
                     return IC_ERR_FORMAT;
                 }

@@ -225,11 +225,13 @@ static ic_status read_rgba(TIFF *t, tiff_io *io, ic_image *img, uint32_t w, uint
 {
     char emsg[1024] = "";
     if (!TIFFRGBAImageOK(t, emsg)) {
-        return ic_errf(err, errlen, IC_ERR_FORMAT, "TIFF: %s", emsg[0] ? emsg : "unsupported image layout");
+        return ic_errf(err, errlen, IC_ERR_FORMAT, "TIFF: %s",
+                       emsg[0] ? emsg : "unsupported image layout");
     }
     TIFFRGBAImage ri;
     if (!TIFFRGBAImageBegin(&ri, t, 0, emsg)) {
-        return ic_errf(err, errlen, IC_ERR_FORMAT, "TIFF: %s", emsg[0] ? emsg : "cannot read this image");
+        return ic_errf(err, errlen, IC_ERR_FORMAT, "TIFF: %s",
+                       emsg[0] ? emsg : "cannot read this image");
     }
     const int grey = ri.photometric == PHOTOMETRIC_MINISBLACK ||
                      ri.photometric == PHOTOMETRIC_MINISWHITE;
@@ -245,7 +247,8 @@ static ic_status read_rgba(TIFF *t, tiff_io *io, ic_image *img, uint32_t w, uint
     uint32_t *raster = st == IC_OK ? malloc((size_t)w * (size_t)h * sizeof *raster) : NULL;
     if (st != IC_OK || !raster) {
         TIFFRGBAImageEnd(&ri);
-        ic_errf(err, errlen, IC_ERR_NOMEM, "cannot allocate a %ux%u image", (unsigned)w, (unsigned)h);
+        ic_errf(err, errlen, IC_ERR_NOMEM, "cannot allocate a %ux%u image", (unsigned)w,
+                (unsigned)h);
         return st != IC_OK ? st : IC_ERR_NOMEM;
     }
     ri.req_orientation = ORIENTATION_TOPLEFT;
@@ -298,7 +301,7 @@ ic_status ic_tiff_read(FILE *f, ic_image *img, const ic_io_limits *lim, ic_metad
             st = ic_image_create(img, (int)w, (int)h, spp, IC_AOS);
             if (st != IC_OK)
                 ic_errf(err, errlen, st, "cannot allocate a %ux%u image: %s", (unsigned)w,
-                          (unsigned)h, ic_status_str(st));
+                        (unsigned)h, ic_status_str(st));
             else
                 st = read_rows(t, &io, img, err, errlen);
         } else {

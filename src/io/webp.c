@@ -48,8 +48,9 @@ static ic_status slurp(FILE *f, uint64_t cap, uint8_t **buf, size_t *len, char *
     size_t size = 1u << 16;
     if (fstat(fileno(f), &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_size > 0) {
         if ((uint64_t)sb.st_size > cap) {
-            return ic_errf(err, errlen, IC_ERR_TOO_LARGE, "WebP file of %lld bytes is over the %llu-byte limit",
-                      (long long)sb.st_size, (unsigned long long)cap);
+            return ic_errf(err, errlen, IC_ERR_TOO_LARGE,
+                           "WebP file of %lld bytes is over the %llu-byte limit",
+                           (long long)sb.st_size, (unsigned long long)cap);
         }
         size = (size_t)sb.st_size + 1; /* +1: see EOF without growing */
     }
@@ -65,7 +66,7 @@ static ic_status slurp(FILE *f, uint64_t cap, uint8_t **buf, size_t *len, char *
         if ((uint64_t)size >= cap) {
             free(p);
             return ic_errf(err, errlen, IC_ERR_TOO_LARGE, "WebP data over the %llu-byte limit",
-                      (unsigned long long)cap);
+                           (unsigned long long)cap);
         }
         size_t bigger = size * 2 > cap ? (size_t)cap : size * 2;
         uint8_t *q = realloc(p, bigger);
@@ -96,7 +97,8 @@ static ic_status decode_failure(VP8StatusCode s, char *err, size_t errlen)
     case VP8_STATUS_UNSUPPORTED_FEATURE:
         return ic_errf(err, errlen, IC_ERR_FORMAT, "WebP: unsupported feature");
     default:
-        return ic_errf(err, errlen, IC_ERR_FORMAT, "WebP: corrupt data (libwebp status %d)", (int)s);
+        return ic_errf(err, errlen, IC_ERR_FORMAT, "WebP: corrupt data (libwebp status %d)",
+                       (int)s);
     }
 }
 
@@ -143,7 +145,8 @@ static ic_status webp_put(FILE *f, const uint8_t *bits, size_t n, const ic_metad
         if (!ok) {
             WebPMuxDelete(mux);
             WebPDataClear(&assembled);
-            return ic_errf(err, errlen, IC_ERR_NOMEM, "WebP: cannot add the ICC profile or EXIF chunk");
+            return ic_errf(err, errlen, IC_ERR_NOMEM,
+                           "WebP: cannot add the ICC profile or EXIF chunk");
         }
         out = assembled;
     }
@@ -188,7 +191,7 @@ ic_status ic_webp_read(FILE *f, ic_image *img, const ic_io_limits *lim, ic_metad
         st = ic_image_create(img, cfg.input.width, cfg.input.height, channels, IC_AOS);
         if (st != IC_OK)
             ic_errf(err, errlen, st, "cannot allocate a %dx%d image: %s", cfg.input.width,
-                      cfg.input.height, ic_status_str(st));
+                    cfg.input.height, ic_status_str(st));
     }
     if (st == IC_OK) {
         cfg.output.colorspace = img->channels == 4 ? MODE_RGBA : MODE_RGB;
@@ -236,8 +239,9 @@ ic_status ic_webp_write(FILE *f, const ic_image *img, int out_ch, int quality, i
         return ic_errf(err, errlen, IC_ERR_INTERNAL, "WebP stores 3 or 4 channels, not %d", out_ch);
     }
     if (img->width > WEBP_MAX_SIDE || img->height > WEBP_MAX_SIDE) {
-        return ic_errf(err, errlen, IC_ERR_UNSUPPORTED, "WebP holds at most %d pixels per side, not %dx%d", WEBP_MAX_SIDE,
-                  img->width, img->height);
+        return ic_errf(err, errlen, IC_ERR_UNSUPPORTED,
+                       "WebP holds at most %d pixels per side, not %dx%d", WEBP_MAX_SIDE,
+                       img->width, img->height);
     }
     WebPConfig cfg;
     WebPPicture pic;

@@ -35,7 +35,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     ic_kernel k;
     ic_status st = ic_kernel_load(&k, path);
     if (st != IC_OK) {
-        if ((st != IC_ERR_KERNEL && st != IC_ERR_IO) || ic_last_error()[0] == '\0' || strchr(ic_last_error(), '\n'))
+        if ((st != IC_ERR_KERNEL && st != IC_ERR_IO) || ic_last_error()[0] == '\0' ||
+            strchr(ic_last_error(), '\n'))
             abort();
         return 0;
     }

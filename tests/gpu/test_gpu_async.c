@@ -112,7 +112,8 @@ static int run_case(const char *be, ic_context *sync_ctx, ic_context *async_ctx,
     ic_context *band_ctx = NULL;
     ic_status s = ic_context_create(&band_ctx, be, &o);
     if (s != IC_OK) {
-        printf("FAIL %s: context with a device_memory limit: %s\n  %s\n", be, ic_last_error(), what);
+        printf("FAIL %s: context with a device_memory limit: %s\n  %s\n", be, ic_last_error(),
+               what);
         return 1;
     }
 
@@ -293,8 +294,7 @@ static int check_threaded(const char *be)
         const ic_status s2 = s1 == IC_OK ? ic_convolve(ac, &src, &b, kp, NULL) : s1;
         if (s1 != IC_OK || s2 != IC_OK) {
             printf("FAIL %s: %s on %dx%d: %s: %s / %s\n", be, kernels[i], w, h,
-                   ic_status_str(s1 != IC_OK ? s1 : s2), ic_last_error(),
-                   ic_last_error());
+                   ic_status_str(s1 != IC_OK ? s1 : s2), ic_last_error(), ic_last_error());
             goto done;
         }
         /* Direct and separable plans sum the same taps in the same order in

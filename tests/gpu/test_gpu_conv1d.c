@@ -20,7 +20,8 @@ int main(void)
         return 77;
     }
     if (s != IC_OK || y != 1.0f) {
-        printf("FAIL first call on cuda: %s: %s (y = %g)\n", ic_status_str(s), ic_last_error(), (double)y);
+        printf("FAIL first call on cuda: %s: %s (y = %g)\n", ic_status_str(s), ic_last_error(),
+               (double)y);
         return 1;
     }
     return ict_conv1d_suite("cuda", 1) ? 1 : 0;

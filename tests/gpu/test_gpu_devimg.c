@@ -207,8 +207,8 @@ static int run_case(const char *be, ic_context *ctx, cudaStream_t s1, cudaStream
     ict_img_poison(&href, poison);
     ic_status s = ic_convolve(ctx, &hsrc.im, &href.im, &k, &p);
     if (s != IC_OK) {
-        printf("FAIL %s: host ic_convolve: %s: %s\n  %s\n", be, ic_status_str(s),
-               ic_last_error(), what);
+        printf("FAIL %s: host ic_convolve: %s: %s\n  %s\n", be, ic_status_str(s), ic_last_error(),
+               what);
         goto done;
     }
     /* The same pixels in device memory; padding and destination poisoned. */
@@ -324,8 +324,7 @@ static int check_refusals(const char *be, int is_cuda)
         dev_alloc(&dd, w, h, ch, IC_AOS, -1, 0, NULL) ||
         dev_alloc(&dd_soa, w, h, ch, IC_SOA, 3, 0, NULL) ||
         ict_img_alloc(&hs, w, h, ch, IC_AOS, 0, 0) || ict_img_alloc(&hd, w, h, ch, IC_AOS, 0, 0) ||
-        ic_kernel_parse(&k, "sobel-x") != IC_OK ||
-        ic_kernel_parse(&kb, "gaussian:5") != IC_OK) {
+        ic_kernel_parse(&k, "sobel-x") != IC_OK || ic_kernel_parse(&kb, "gaussian:5") != IC_OK) {
         printf("FAIL %s: refusal set-up\n", be);
         return 1;
     }

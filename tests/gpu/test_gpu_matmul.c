@@ -20,7 +20,8 @@ int main(void)
         return 77;
     }
     if (s != IC_OK || C != 6.0f) {
-        printf("FAIL first call on cuda: %s: %s (C = %g)\n", ic_status_str(s), ic_last_error(), (double)C);
+        printf("FAIL first call on cuda: %s: %s (C = %g)\n", ic_status_str(s), ic_last_error(),
+               (double)C);
         return 1;
     }
     int f = 0;

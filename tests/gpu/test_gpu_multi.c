@@ -216,8 +216,7 @@ static int check_large(const char *be, const devlist *d)
     memset(&b, 0, sizeof b);
     memset(&k, 0, sizeof k);
     int bad = 1;
-    if (ic_context_create(&one, be, NULL) != IC_OK ||
-        open_multi(&multi, be, d) != IC_OK) {
+    if (ic_context_create(&one, be, NULL) != IC_OK || open_multi(&multi, be, d) != IC_OK) {
         printf("FAIL %s devices %s: context: %s\n", be, dls, ic_last_error());
         goto done;
     }
@@ -251,8 +250,7 @@ static int check_large(const char *be, const devlist *d)
     const ic_status s2 = s1 == IC_OK ? ic_convolve(multi, &src, &b, &k, &p) : s1;
     if (s1 != IC_OK || s2 != IC_OK) {
         printf("FAIL %s devices %s: %dx%d: %s: %s / %s\n", be, dls, w, h,
-               ic_status_str(s1 != IC_OK ? s1 : s2), ic_last_error(),
-               ic_last_error());
+               ic_status_str(s1 != IC_OK ? s1 : s2), ic_last_error(), ic_last_error());
         goto done;
     }
     int x, y, c;
@@ -300,7 +298,8 @@ static int check_refusals(int ndev)
     o.devices[1] = -3;
     ic_status s = ic_context_create(&ctx, "cuda-global", &o);
     ICT_CHECK(fails, s == IC_ERR_INVALID_ARG && ctx == NULL,
-              "a negative ordinal gave %s (%s), want IC_ERR_INVALID_ARG", ic_status_str(s), ic_last_error());
+              "a negative ordinal gave %s (%s), want IC_ERR_INVALID_ARG", ic_status_str(s),
+              ic_last_error());
     ic_context_free(ctx);
     ctx = NULL;
 
@@ -313,10 +312,11 @@ static int check_refusals(int ndev)
         o.n_devices = n;
         o.devices[n - 1] = missing;
         s = ic_context_create(&ctx, n == 3 ? "cuda" : "cuda-tiled-halo", &o);
-        ICT_CHECK(fails, s == IC_ERR_DEVICE && ctx == NULL && strstr(ic_last_error(), name) &&
-                             !strchr(ic_last_error(), '\n'),
-                  "device list of %d ending in %d gave %s ('%s'), want IC_ERR_DEVICE naming it",
-                  n, missing, ic_status_str(s), ic_last_error());
+        ICT_CHECK(fails,
+                  s == IC_ERR_DEVICE && ctx == NULL && strstr(ic_last_error(), name) &&
+                      !strchr(ic_last_error(), '\n'),
+                  "device list of %d ending in %d gave %s ('%s'), want IC_ERR_DEVICE naming it", n,
+                  missing, ic_status_str(s), ic_last_error());
         ic_context_free(ctx);
         ctx = NULL;
     }
@@ -325,14 +325,16 @@ static int check_refusals(int ndev)
     memset(&o, 0, sizeof o);
     o.n_devices = 1;
     s = ic_context_create(&ctx, "cuda", &o);
-    ICT_CHECK(fails, s == IC_OK, "n_devices 1 on device 0: %s (%s)", ic_status_str(s), ic_last_error());
+    ICT_CHECK(fails, s == IC_OK, "n_devices 1 on device 0: %s (%s)", ic_status_str(s),
+              ic_last_error());
     ic_context_free(ctx);
     ctx = NULL;
     memset(&o, 0, sizeof o);
     o.n_devices = 2;
     o.devices[1] = missing;
     s = ic_context_create(&ctx, "cpu", &o);
-    ICT_CHECK(fails, s == IC_OK, "cpu with a device list: %s (%s)", ic_status_str(s), ic_last_error());
+    ICT_CHECK(fails, s == IC_OK, "cpu with a device list: %s (%s)", ic_status_str(s),
+              ic_last_error());
     ic_context_free(ctx);
     return fails;
 }

@@ -432,8 +432,8 @@ static int stencil_cases(const char *backend, int big, uint64_t seed)
                 x[i] = in[i] = (float)ict_range(&r, -1000, 1000);
             for (int j = 0; j < c.klen; j++)
                 ones[j] = 1.0f;
-            const ic_status s = ic_stencil1d(in, out, (size_t)c.n, radius, use_null ? NULL : &c.p,
-                                             backend);
+            const ic_status s =
+                ic_stencil1d(in, out, (size_t)c.n, radius, use_null ? NULL : &c.p, backend);
             if (s != IC_OK) {
                 printf("FAIL stencil: %s: %s\n", ic_status_str(s), ic_last_error());
                 c1_print(&c);
@@ -475,43 +475,39 @@ static int conv1d_errors(const char *b)
     const float bad[3] = {1, NAN, 1};
     ic_params p = params(IC_BORDER_CONSTANT, 0, 0, 0);
 #define CALL(expr) (expr)
-    f += expect("NULL input", CALL(ic_conv1d_f32(NULL, out, 8, k, 3, NULL, b)),
-                IC_ERR_INVALID_ARG, ic_last_error());
+    f += expect("NULL input", CALL(ic_conv1d_f32(NULL, out, 8, k, 3, NULL, b)), IC_ERR_INVALID_ARG,
+                ic_last_error());
     f += expect("NULL kernel", CALL(ic_conv1d_f32(in, out, 8, NULL, 3, NULL, b)),
                 IC_ERR_INVALID_ARG, ic_last_error());
-    f += expect("empty signal", CALL(ic_conv1d_f32(in, out, 0, k, 3, NULL, b)),
-                IC_ERR_INVALID_ARG, ic_last_error());
-    f += expect("even kernel", CALL(ic_conv1d_f32(in, out, 8, k, 2, NULL, b)),
-                IC_ERR_INVALID_ARG, ic_last_error());
+    f += expect("empty signal", CALL(ic_conv1d_f32(in, out, 0, k, 3, NULL, b)), IC_ERR_INVALID_ARG,
+                ic_last_error());
+    f += expect("even kernel", CALL(ic_conv1d_f32(in, out, 8, k, 2, NULL, b)), IC_ERR_INVALID_ARG,
+                ic_last_error());
     f += expect("kernel length 0", CALL(ic_conv1d_f32(in, out, 8, k, 0, NULL, b)),
                 IC_ERR_INVALID_ARG, ic_last_error());
-    f += expect("kernel too long",
-                CALL(ic_conv1d_f32(in, out, 8, k, IC_MAX_KERNEL_1D + 2, NULL, b)),
-                IC_ERR_INVALID_ARG, ic_last_error());
-    f += expect("signal too long",
-                CALL(ic_conv1d_f32(in, out, IC_MAX_SIGNAL + 1, k, 3, NULL, b)),
+    f +=
+        expect("kernel too long", CALL(ic_conv1d_f32(in, out, 8, k, IC_MAX_KERNEL_1D + 2, NULL, b)),
+               IC_ERR_INVALID_ARG, ic_last_error());
+    f += expect("signal too long", CALL(ic_conv1d_f32(in, out, IC_MAX_SIGNAL + 1, k, 3, NULL, b)),
                 IC_ERR_TOO_LARGE, ic_last_error());
-    f += expect("NaN weight", CALL(ic_conv1d_f32(in, out, 8, bad, 3, NULL, b)),
-                IC_ERR_INVALID_ARG, ic_last_error());
-    f += expect("in-place", CALL(ic_conv1d_f32(in, in, 8, k, 3, NULL, b)),
-                IC_ERR_INVALID_ARG, ic_last_error());
-    f += expect("overlapping buffers",
-                CALL(ic_conv1d_f32(in, in + 2, 4, k, 3, NULL, b)),
+    f += expect("NaN weight", CALL(ic_conv1d_f32(in, out, 8, bad, 3, NULL, b)), IC_ERR_INVALID_ARG,
+                ic_last_error());
+    f += expect("in-place", CALL(ic_conv1d_f32(in, in, 8, k, 3, NULL, b)), IC_ERR_INVALID_ARG,
+                ic_last_error());
+    f += expect("overlapping buffers", CALL(ic_conv1d_f32(in, in + 2, 4, k, 3, NULL, b)),
                 IC_ERR_INVALID_ARG, ic_last_error());
     p.border = (ic_border)7;
-    f += expect("bad border", CALL(ic_conv1d_f32(in, out, 8, k, 3, &p, b)),
-                IC_ERR_INVALID_ARG, ic_last_error());
+    f += expect("bad border", CALL(ic_conv1d_f32(in, out, 8, k, 3, &p, b)), IC_ERR_INVALID_ARG,
+                ic_last_error());
     p = params(IC_BORDER_CONSTANT, 0, 0, INFINITY);
-    f += expect("infinite bias", CALL(ic_conv1d_f32(in, out, 8, k, 3, &p, b)),
+    f += expect("infinite bias", CALL(ic_conv1d_f32(in, out, 8, k, 3, &p, b)), IC_ERR_INVALID_ARG,
+                ic_last_error());
+    f += expect("negative radius", CALL(ic_stencil1d(in, out, 8, -1, NULL, b)), IC_ERR_INVALID_ARG,
+                ic_last_error());
+    f += expect("radius too large",
+                CALL(ic_stencil1d(in, out, 8, (IC_MAX_KERNEL_1D + 1) / 2, NULL, b)),
                 IC_ERR_INVALID_ARG, ic_last_error());
-    f += expect("negative radius", CALL(ic_stencil1d(in, out, 8, -1, NULL, b)),
-                IC_ERR_INVALID_ARG, ic_last_error());
-    f +=
-        expect("radius too large",
-               CALL(ic_stencil1d(in, out, 8, (IC_MAX_KERNEL_1D + 1) / 2, NULL, b)),
-               IC_ERR_INVALID_ARG, ic_last_error());
-    f += expect("unknown backend",
-                CALL(ic_conv1d_f32(in, out, 8, k, 3, NULL, "fpga")),
+    f += expect("unknown backend", CALL(ic_conv1d_f32(in, out, 8, k, 3, NULL, "fpga")),
                 IC_ERR_NO_BACKEND, ic_last_error());
     if (!strstr(ic_last_error(), "fpga")) {
         printf("FAIL unknown backend: message '%s' does not name it\n", ic_last_error());
@@ -624,11 +620,10 @@ static int mm_errors(const char *v)
     float A[4] = {1, 2, 3, 4}, B[4] = {1, 0, 0, 1}, C[4];
     f += expect("M = 0", ic_matmul(A, B, C, 0, 2, 2, v), IC_ERR_INVALID_ARG, ic_last_error());
     f += expect("K < 0", ic_matmul(A, B, C, 2, -1, 2, v), IC_ERR_INVALID_ARG, ic_last_error());
-    f += expect("NULL B", ic_matmul(A, NULL, C, 2, 2, 2, v), IC_ERR_INVALID_ARG,
-                ic_last_error());
+    f += expect("NULL B", ic_matmul(A, NULL, C, 2, 2, 2, v), IC_ERR_INVALID_ARG, ic_last_error());
     f += expect("C is A", ic_matmul(A, B, A, 2, 2, 2, v), IC_ERR_INVALID_ARG, ic_last_error());
-    f += expect("unknown variant", ic_matmul(A, B, C, 2, 2, 2, "blas"),
-                IC_ERR_NO_BACKEND, ic_last_error());
+    f += expect("unknown variant", ic_matmul(A, B, C, 2, 2, 2, "blas"), IC_ERR_NO_BACKEND,
+                ic_last_error());
     f += expect("no error buffer", ic_matmul(A, B, C, 2, 2, 2, v), IC_OK, "");
     return f;
 }
@@ -646,7 +641,8 @@ int ict_matmul_suite(const char *variant, int big)
         const ic_status s = ic_matmul(A, B, C, 2, 3, 2, variant);
         if (s != IC_OK || memcmp(C, want, sizeof want) != 0) {
             printf("FAIL worked 2x3 by 3x2 product on %s: %s %s; got %g %g %g %g\n", variant,
-                   ic_status_str(s), ic_last_error(), (double)C[0], (double)C[1], (double)C[2], (double)C[3]);
+                   ic_status_str(s), ic_last_error(), (double)C[0], (double)C[1], (double)C[2],
+                   (double)C[3]);
             f++;
         }
     }

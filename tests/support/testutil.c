@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+int ict_checks, ict_failed;
+
 /* ---- PRNG ------------------------------------------------------------------ */
 
 void ict_rng_seed(ict_rng *r, uint64_t seed)

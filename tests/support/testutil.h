@@ -197,6 +197,22 @@ int ict_backend_usable(const char *name, char *why, size_t n);
  * written out by hand. Returns the number of mismatches (prints them). */
 int ict_check_rounding(const char *backend);
 
+/* Every ICT_EXPECT of a test program: checks made, checks failed. */
+extern int ict_checks, ict_failed;
+
+/* Counts a check in ict_checks; when cond is false, also in ict_failed, and
+ * prints "FAIL file:line: cond: message" to stderr. */
+#define ICT_EXPECT(cond, ...)                                                                      \
+    do {                                                                                           \
+        ict_checks++;                                                                              \
+        if (!(cond)) {                                                                             \
+            ict_failed++;                                                                          \
+            fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);                        \
+            fprintf(stderr, __VA_ARGS__);                                                          \
+            fputc('\n', stderr);                                                                   \
+        }                                                                                          \
+    } while (0)
+
 /* Counts a failed check in `counter` and prints "FAIL file:line: message". */
 #define ICT_CHECK(counter, cond, ...)                                                              \
     do {                                                                                           \

@@ -1,7 +1,7 @@
 /*
  * nvjpeg.h - JPEG decode and encode on the GPU through nvJPEG (internal).
  *
- * The public GPU codec (ic_gpu_codec, src/dispatch/gpu_codec.c) is built on
+ * The public GPU codec (ic_gpu_codec, src/cuda/codec/gpu_codec.c) is built on
  * this: an ic_nvjpeg owns one device's nvJPEG handles (the hardware decoder
  * where the GPU has one, nvJPEG's default hybrid decoder always), the decoder states,
  * four encoder lanes (state, parameters, stream), and a decode stream.

@@ -43,6 +43,8 @@
 #include "cuda/cuda_common.cuh"
 #include "cuda/fast/fast.h"
 #include "cuda/fast/tile.cuh"
+#include "exercises/conv1d_cuda.h"
+#include "exercises/matmul_cuda.h"
 
 /* ---- model constants (bench/NOTES.md says where they come from) ------------- */
 static const double LAUNCH_S = 5.0e-6;  /* per kernel launch, event-timed */
@@ -879,4 +881,9 @@ extern "C" const ic_backend ic_backend_cuda = {
     fast_explain,
     IC_CAP_PREMULTIPLY | IC_CAP_DEVICE_IMAGES,
     NULL, /* host_bytes: the band pipeline's pinned staging is not counted yet */
+    /* seeds 001 and 002 on the device (src/exercises/conv1d_cuda.cu, matmul_cuda.cu) */
+    ic__conv1d_cuda,
+    ic__matmul_cuda_variants,
+    ic__matmul_cuda,
+    ic__cuda_device_count,
 };

@@ -1,7 +1,7 @@
 /*
  * gpu_codec.c - the public GPU codec (ic_gpu_codec, include/imgconv.h "JPEG
  * on the GPU"): files decoded into device images and device images encoded
- * into files, with nvJPEG (src/cuda/codec/nvjpeg.cu) where it applies and the CPU
+ * into files, with nvJPEG (nvjpeg.cu beside it) where it applies and the CPU
  * codecs (ic_image_decode / ic_image_encode) plus one copy across the bus
  * everywhere else.
  *
@@ -9,6 +9,10 @@
  * batch decodes into, one output device buffer for the filter, a host staging
  * image for the CPU encoder and the encoded bytes. Buffers grow to the
  * largest image seen and are reused, so memory stays bounded by the slots.
+ *
+ * Compiled in every build (it lives beside nvJPEG so that the dispatcher
+ * includes no CUDA header): without CUDA every call answers
+ * IC_ERR_UNSUPPORTED.
  */
 #include <stdio.h>
 #include <stdlib.h>

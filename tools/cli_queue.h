@@ -1,0 +1,55 @@
+/*
+ * cli_queue.h - the bounded queues between the stages of batch mode (decoders,
+ * filter, encoders; the GPU pipeline's readers and writers): a fixed ring of
+ * items guarded by one mutex, blocking producers when full and consumers
+ * when empty, closed when its last producer is done.
+ */
+#ifndef IC_TOOLS_CLI_QUEUE_H
+#define IC_TOOLS_CLI_QUEUE_H
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "imgconv.h"
+
+/* One file on its way through batch mode. */
+typedef struct item {
+    int idx;
+    ic_image img, out;
+    ic_metadata meta; /* the input's ICC profile and EXIF, for the output */
+    uint8_t *bytes; /* GPU pipeline: the file as read */
+    size_t nbytes;
+    int slot; /* GPU pipeline: the codec slot holding img and out */
+    ic_bytes enc; /* GPU pipeline: the encoded file, held by the slot */
+} item;
+
+/* Frees an item with whatever it still holds. */
+void cli_item_free(item *it);
+
+typedef struct queue {
+    pthread_mutex_t mu;
+    pthread_cond_t not_empty, not_full;
+    item **v;
+    int cap, head, count, producers; /* closed when producers reaches 0 */
+} queue;
+
+/* A queue of cap items fed by `producers` producers. Returns 0, or -1 when
+ * out of memory. */
+int cli_queue_init(queue *q, int cap, int producers);
+void cli_queue_destroy(queue *q);
+
+/* Adds an item, waiting while the queue is full. */
+void cli_queue_push(queue *q, item *it);
+
+/* Waits for one item, then takes up to max-1 more that are already there.
+ * Returns how many (0 once the queue is empty and every producer is done). */
+int cli_queue_pop_n(queue *q, item **out, int max);
+
+/* NULL once the queue is empty and every producer is done. */
+item *cli_queue_pop(queue *q);
+
+/* One producer is done; the last one closes the queue. */
+void cli_queue_producer_done(queue *q);
+
+#endif /* IC_TOOLS_CLI_QUEUE_H */
