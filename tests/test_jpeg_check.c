@@ -47,14 +47,7 @@ int main(void)
 
 static int g_fail;
 
-#define CHECK(cond, ...)                                                      \
-    do {                                                                      \
-        if (!(cond)) {                                                        \
-            printf("FAIL: " __VA_ARGS__);                                     \
-            printf("\n");                                                     \
-            g_fail++;                                                         \
-        }                                                                     \
-    } while (0)
+#define CHECK(cond, ...) ICT_CHECK(g_fail, cond, __VA_ARGS__)
 
 /* The first seed of test_gpu_jpeg.c; its bad files take seed + 10 * sizes
  * (60 in the full run, 30 under IC_TEST_QUICK). */
