@@ -85,6 +85,35 @@ ic_status ic_tiff_read(FILE *f, ic_image *img, const ic_io_limits *lim, ic_metad
 ic_status ic_webp_read(FILE *f, ic_image *img, const ic_io_limits *lim, ic_metadata *meta,
                       char *err, size_t errlen);
 
+/* The JPEG decoder's verdict without its pixels (jpeg.c), for files another
+ * decoder (nvJPEG) turns into pixels: the header, the limits and all of the
+ * entropy-coded data go through libjpeg-turbo under ic_jpeg_read's strict
+ * error manager (the coefficients are decoded and thrown away: no IDCT,
+ * upsampling or colour conversion but for the last row). Returns IC_OK, or
+ * the status and, in err, the message ic_jpeg_read gives the same bytes
+ * when the failure lies in the header, the limits or the entropy-coded data
+ * (a cut file, a corrupt Huffman code, data that ends early: JWRN_HIT_MARKER,
+ * ...). Colour conversion is not tried: a file that only the conversion
+ * refuses passes here. */
+ic_status ic_jpeg_check(const uint8_t *data, size_t n, const ic_io_limits *lim, char *err,
+                        size_t errlen);
+
+/* ic_jpeg_check over a batch on up to IC_JPEG_CHECK_THREADS host threads
+ * (jpeg_check.c), started before and collected after other work (the GPU
+ * decode of the same files), so that the check does not add to its time.
+ * ic_jpeg_checks_start checks data[i] (len[i] bytes) for each i < n with
+ * todo[i] != 0, with the limits *lim; the buffers must stay until the wait.
+ * ic_jpeg_checks_wait lends the calling thread to what is left, joins, sets
+ * pass[i] = 0 for each refused file (the others are left alone) and
+ * releases everything; it must follow every start. When the start cannot
+ * allocate, the wait sets pass[i] = 0 for every file checked: they take the
+ * CPU decoder, which then gives the verdict. */
+#define IC_JPEG_CHECK_THREADS 4
+typedef struct ic_jpeg_checks ic_jpeg_checks;
+ic_jpeg_checks *ic_jpeg_checks_start(int n, const uint8_t *const *data, const size_t *len,
+                                     const int *todo, const ic_io_limits *lim);
+void ic_jpeg_checks_wait(ic_jpeg_checks *k, int n, const int *todo, int *pass);
+
 /* Metadata (metadata.c). Replaces *dst with a copy of n bytes at src; leaves
  * it empty for n == 0 or n > IC_MAX_METADATA (not carried). IC_ERR_NOMEM. */
 ic_status ic_io_meta_copy(uint8_t **dst, size_t *dst_size, const void *src, size_t n);

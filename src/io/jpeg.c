@@ -152,6 +152,37 @@ static ic_status jpeg_get_metadata(struct jpeg_decompress_struct *cinfo, ic_meta
     return st;
 }
 
+/* The entropy-coded data after the header, decoded with the coefficients
+ * thrown away (ic_jpeg_check): a single-scan file is skipped through
+ * (jpeg_skip_scanlines runs the Huffman decoder over every MCU with a NULL
+ * block: no IDCT, upsampling or colour conversion) but for its last row, a
+ * multi-scan one is read into libjpeg's coefficient buffers by
+ * jpeg_start_decompress, as for decoding. The native colour space and plain
+ * upsampling keep libjpeg's skip on its simplest path. Called inside
+ * jpeg_decode's setjmp. */
+static ic_status jpeg_skim(struct jpeg_decompress_struct *cinfo, uint8_t **row_out, char *err,
+                           size_t errlen)
+{
+    cinfo->out_color_space = cinfo->jpeg_color_space;
+    cinfo->do_fancy_upsampling = FALSE;
+    cinfo->dct_method = JDCT_IFAST;
+    (void)jpeg_start_decompress(cinfo);
+    uint8_t *row = malloc((size_t)cinfo->output_width * (size_t)cinfo->output_components);
+    if (!row)
+        return ic_errf(err, errlen, IC_ERR_NOMEM, "out of memory");
+    *row_out = row;
+    /* Never to the end: a skip that reaches the last row decodes nothing. */
+    if (cinfo->output_height > 1)
+        (void)jpeg_skip_scanlines(cinfo, cinfo->output_height - 1);
+    while (cinfo->output_scanline < cinfo->output_height) {
+        JSAMPROW r = row;
+        if (jpeg_read_scanlines(cinfo, &r, 1) != 1)
+            return ic_errf(err, errlen, IC_ERR_FORMAT, "truncated JPEG data (premature end of file)");
+    }
+    (void)jpeg_finish_decompress(cinfo);
+    return IC_OK;
+}
+
 static ic_status jpeg_decode(struct jpeg_decompress_struct *cinfo, jpeg_err *je, FILE *f,
                              ic_image *img, const ic_io_limits *lim, ic_metadata *meta,
                              uint8_t **buf_out, char *err, size_t errlen)
@@ -179,6 +210,8 @@ static ic_status jpeg_decode(struct jpeg_decompress_struct *cinfo, jpeg_err *je,
                                     err, errlen);
     if (st != IC_OK)
         return st;
+    if (!img) /* ic_jpeg_check */
+        return jpeg_skim(cinfo, buf_out, err, errlen);
 
     int cmyk = 0;
     switch (cinfo->jpeg_color_space) {
@@ -271,7 +304,8 @@ ic_status ic_jpeg_read_metadata(const uint8_t *data, size_t n, ic_metadata *meta
 ic_status ic_jpeg_read(FILE *f, ic_image *img, const ic_io_limits *lim, ic_metadata *meta,
                        char *err, size_t errlen)
 {
-    memset(img, 0, sizeof *img);
+    if (img) /* NULL: ic_jpeg_check's entropy decode */
+        memset(img, 0, sizeof *img);
     jpeg_err je;
     struct jpeg_decompress_struct cinfo;
     decompress_init(&cinfo, &je);
@@ -284,8 +318,24 @@ ic_status ic_jpeg_read(FILE *f, ic_image *img, const ic_io_limits *lim, ic_metad
     ic_status st = jpeg_decode(&cinfo, &je, f, img, lim, meta, &buf, err, errlen);
     free(buf);
     jpeg_destroy_decompress(&cinfo);
-    if (st != IC_OK)
+    if (st != IC_OK && img)
         ic_image_free(img);
+    return st;
+}
+
+ic_status ic_jpeg_check(const uint8_t *data, size_t n, const ic_io_limits *lim, char *err,
+                        size_t errlen)
+{
+    /* The decoder's own source, a stdio stream over the bytes: libjpeg-turbo
+     * reports a bad Huffman code only where its decoder takes the slow path,
+     * near the end of the 4096-byte buffers the stdio source reads, so the
+     * verdict on a corrupt file depends on where those buffers fall. */
+    FILE *f = fmemopen((void *)(uintptr_t)data, n, "rb");
+    if (!f)
+        return ic_errf(err, errlen, errno == ENOMEM ? IC_ERR_NOMEM : IC_ERR_IO,
+                       "cannot open a memory stream: %s", strerror(errno));
+    const ic_status st = ic_jpeg_read(f, NULL, lim, NULL, err, errlen);
+    fclose(f);
     return st;
 }
 
@@ -391,6 +441,15 @@ ic_status ic_jpeg_write(FILE *f, const ic_image *img, int out_ch, int quality,
     (void)out_ch;
     (void)quality;
     (void)meta;
+    return ic_errf(err, errlen, IC_ERR_UNSUPPORTED, "built without JPEG support");
+}
+
+ic_status ic_jpeg_check(const uint8_t *data, size_t n, const ic_io_limits *lim, char *err,
+                        size_t errlen)
+{
+    (void)data;
+    (void)n;
+    (void)lim;
     return ic_errf(err, errlen, IC_ERR_UNSUPPORTED, "built without JPEG support");
 }
 

@@ -12,12 +12,20 @@
  * limit checks (which are part of what is tested) instead of exhausting the
  * fuzzer's memory. A decoded image is checked for consistency and decoded once
  * more with channel forcing and the planar layout, which must agree.
+ *
+ * Input that starts like a JPEG also goes through the entropy check the GPU
+ * codec runs beside nvJPEG (ic_jpeg_check, src/io/jpeg.c), which must agree
+ * with the decoder: it passes what the decoder takes, and what it refuses as
+ * corrupt the decoder refuses too, with the same status and one-line message
+ * (a file whose colour conversion fails is the one it may pass and the
+ * decoder refuse: the check converts no colours).
  */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "imgconv.h"
+#include "io/io_internal.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -29,6 +37,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     lo.max_memory = (uint64_t)64 << 20;
     ic_image img;
     ic_status st = ic_image_decode(&img, data, size, &lo);
+    if (size >= 3 && data[0] == 0xFF && data[1] == 0xD8 && data[2] == 0xFF) {
+        const ic_io_limits lim = {lo.max_pixels, lo.max_memory, 0, NULL};
+        char err[IC_IO_ERRLEN] = "";
+        const ic_status ks = ic_jpeg_check(data, size, &lim, err, sizeof err);
+        if (st == IC_OK && ks != IC_OK)
+            abort(); /* refuses what the decoder takes */
+        if (ks != IC_OK && (err[0] == '\0' || strchr(err, '\n')))
+            abort();
+        if (ks == IC_ERR_FORMAT && (st != ks || strcmp(err, ic_last_error()) != 0) &&
+            !strstr(ic_last_error(), "color conversion"))
+            abort(); /* the decoder's verdict on a corrupt file, or another */
+    }
     if (st != IC_OK) {
         /* Failures leave a zeroed image and a one-line message. */
         if (img.data || img.width || ic_last_error()[0] == '\0' || strchr(ic_last_error(), '\n'))

@@ -28,6 +28,7 @@
 #include <string.h>
 
 #include "imgconv.h"
+#include "jpeg_cases.h"
 #include "testutil.h"
 
 #if !defined(IC_HAVE_CUDA) || !defined(IC_TEST_HAVE_JPEG)
@@ -61,93 +62,6 @@ static int g_fail;
     } while (0)
 
 /* ---- photograph-like pixels --------------------------------------------------- */
-
-/* Smooth shading (a few broad blobs per channel), hard-edged shapes of other
- * colours and fine noise: what a camera JPEG holds, so that the codecs meet
- * both flat areas and sharp colour edges. */
-static void photo_fill(ic_image *img, uint64_t seed)
-{
-    ict_rng r;
-    ict_rng_seed(&r, seed);
-    const int w = img->width, h = img->height, ch = img->channels;
-    double bx[4][3], by[4][3], bs[4][3], ba[4][3];
-    for (int c = 0; c < 3; c++)
-        for (int b = 0; b < 4; b++) {
-            bx[b][c] = ict_uniform(&r) * w;
-            by[b][c] = ict_uniform(&r) * h;
-            bs[b][c] = (0.15 + 0.5 * ict_uniform(&r)) * (w > h ? w : h);
-            ba[b][c] = 60 + 120 * ict_uniform(&r);
-        }
-    int rx0 = ict_range(&r, 0, w / 2), ry0 = ict_range(&r, 0, h / 2);
-    int rx1 = rx0 + ict_range(&r, 1, w / 2 + 1), ry1 = ry0 + ict_range(&r, 1, h / 2 + 1);
-    const double cx = ict_uniform(&r) * w, cy = ict_uniform(&r) * h;
-    const double rad = (0.1 + 0.2 * ict_uniform(&r)) * (w < h ? w : h);
-    const uint8_t rect[3] = {(uint8_t)ict_below(&r, 256), (uint8_t)ict_below(&r, 256),
-                             (uint8_t)ict_below(&r, 256)};
-    const uint8_t disc[3] = {(uint8_t)ict_below(&r, 256), (uint8_t)ict_below(&r, 256),
-                             (uint8_t)ict_below(&r, 256)};
-    for (int y = 0; y < h; y++)
-        for (int x = 0; x < w; x++) {
-            const int in_rect = x >= rx0 && x < rx1 && y >= ry0 && y < ry1;
-            const int in_disc = (x - cx) * (x - cx) + (y - cy) * (y - cy) < rad * rad;
-            for (int c = 0; c < ch && c < 3; c++) {
-                double v = 20;
-                for (int b = 0; b < 4; b++) {
-                    const double dx = (x - bx[b][c]) / bs[b][c], dy = (y - by[b][c]) / bs[b][c];
-                    v += ba[b][c] * exp(-(dx * dx + dy * dy));
-                }
-                if (in_rect)
-                    v = 0.3 * v + 0.7 * rect[c];
-                if (in_disc)
-                    v = disc[c];
-                v += (double)ict_range(&r, -6, 6); /* sensor noise */
-                *ic_image_at(img, x, y, c) = (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v);
-            }
-        }
-}
-
-/* ---- writing test JPEGs with libjpeg ------------------------------------------ */
-
-typedef struct jopts {
-    int hs, vs;      /* luma sampling factors: 1x1 = 4:4:4, 2x1 = 4:2:2, 2x2 = 4:2:0 */
-    int progressive;
-    int restart;     /* restart interval in MCU rows (0: none) */
-    int quality;
-} jopts;
-
-/* Encodes an AoS image (1 or 3 channels) into *out (malloc'd by libjpeg's
- * memory destination; free() it). */
-static int write_jpeg(const ic_image *img, const jopts *o, unsigned char **out, unsigned long *n)
-{
-    struct jpeg_compress_struct ci;
-    struct jpeg_error_mgr jerr;
-    ci.err = jpeg_std_error(&jerr);
-    jpeg_create_compress(&ci);
-    *out = NULL;
-    *n = 0;
-    jpeg_mem_dest(&ci, out, n);
-    ci.image_width = (JDIMENSION)img->width;
-    ci.image_height = (JDIMENSION)img->height;
-    ci.input_components = img->channels;
-    ci.in_color_space = img->channels == 1 ? JCS_GRAYSCALE : JCS_RGB;
-    jpeg_set_defaults(&ci);
-    jpeg_set_quality(&ci, o->quality, TRUE);
-    if (img->channels == 3) {
-        ci.comp_info[0].h_samp_factor = o->hs;
-        ci.comp_info[0].v_samp_factor = o->vs;
-    }
-    if (o->progressive)
-        jpeg_simple_progression(&ci);
-    ci.restart_in_rows = o->restart;
-    jpeg_start_compress(&ci, TRUE);
-    while (ci.next_scanline < ci.image_height) {
-        JSAMPROW row = img->data + (size_t)ci.next_scanline * img->pitch;
-        (void)jpeg_write_scanlines(&ci, &row, 1);
-    }
-    jpeg_finish_compress(&ci);
-    jpeg_destroy_compress(&ci);
-    return *out && *n > 0;
-}
 
 /* ---- device <-> host ---------------------------------------------------------- */
 
@@ -187,7 +101,7 @@ static void diff_stats(const ic_image *a, const ic_image *b, int *maxd, double *
 typedef struct dcase {
     const char *name;
     int grey;
-    jopts o;
+    ictj_opts o;
 } dcase;
 
 static const dcase kCases[] = {
@@ -205,10 +119,10 @@ static void decode_case(ic_gpu_codec *codec, const dcase *dc, int w, int h, uint
         CHECK(0, "cannot allocate %dx%d", w, h);
         return;
     }
-    photo_fill(&src, seed);
+    ictj_photo_fill(&src, seed);
     unsigned char *jpg = NULL;
     unsigned long n = 0;
-    CHECK(write_jpeg(&src, &dc->o, &jpg, &n), "libjpeg could not write case %s", dc->name);
+    CHECK(ictj_write_jpeg(&src, &dc->o, &jpg, &n), "libjpeg could not write case %s", dc->name);
     ic_image cpu, dev, gpu;
     memset(&gpu, 0, sizeof gpu);
     char msg[256] = "";
@@ -251,8 +165,9 @@ static void decode_case(ic_gpu_codec *codec, const dcase *dc, int w, int h, uint
 
 /* ---- 2. bad files ----------------------------------------------------------------- */
 
-static void bad_case(ic_gpu_codec *codec, const char *what, const unsigned char *data, size_t n)
+static void bad_case(void *ctx, const char *what, const unsigned char *data, size_t n)
 {
+    ic_gpu_codec *codec = ctx;
     ic_image cpu, dev;
     char msg[256] = "";
     const ic_status cs = ic_image_decode(&cpu, data, n, NULL);
@@ -278,44 +193,16 @@ static void bad_files(ic_gpu_codec *codec, uint64_t seed)
     ic_image src;
     if (ic_image_create(&src, 333, 251, 3, IC_AOS) != IC_OK)
         return;
-    photo_fill(&src, seed);
-    const jopts o = {2, 2, 0, 0, 90};
+    ictj_photo_fill(&src, seed);
+    const ictj_opts o = {2, 2, 0, 0, 90};
     unsigned char *jpg = NULL;
     unsigned long n = 0;
-    if (!write_jpeg(&src, &o, &jpg, &n)) {
+    if (!ictj_write_jpeg(&src, &o, &jpg, &n)) {
         CHECK(0, "libjpeg could not write the bad-file source");
         ic_image_free(&src);
         return;
     }
-    unsigned char *b = malloc(n);
-    const double cuts[] = {0.05, 0.3, 0.6, 0.95};
-    for (size_t i = 0; i < sizeof cuts / sizeof *cuts; i++) {
-        char what[64];
-        snprintf(what, sizeof what, "cut at %.0f%%", 100 * cuts[i]);
-        bad_case(codec, what, jpg, (size_t)(cuts[i] * (double)n));
-    }
-    bad_case(codec, "cut before EOI", jpg, n - 2);
-    /* Garbage inside the entropy-coded data (the last third of the file). */
-    ict_rng r;
-    ict_rng_seed(&r, seed ^ 0x5eedull);
-    for (int k = 0; k < 4; k++) {
-        memcpy(b, jpg, n);
-        const size_t at = n * 2 / 3 + ict_below(&r, (uint32_t)(n / 4));
-        for (size_t j = at; j < at + 48 && j + 2 < n; j++)
-            b[j] = (uint8_t)ict_below(&r, 256);
-        char what[64];
-        snprintf(what, sizeof what, "garbage at byte %zu", at);
-        bad_case(codec, what, b, n);
-    }
-    /* A zero width in SOF0. */
-    memcpy(b, jpg, n);
-    for (size_t j = 2; j + 9 < n; j++)
-        if (b[j] == 0xFF && b[j + 1] == 0xC0) {
-            b[j + 7] = 0;
-            b[j + 8] = 0;
-            break;
-        }
-    bad_case(codec, "zero width", b, n);
+    ictj_bad_cases(jpg, n, seed, bad_case, codec);
     bad_case(codec, "not an image", (const unsigned char *)"hello, world", 12);
     bad_case(codec, "SOI only", (const unsigned char *)"\xFF\xD8\xFF", 3);
     /* A batch with a bad file between two good ones: the others decode. */
@@ -327,7 +214,6 @@ static void bad_files(ic_gpu_codec *codec, uint64_t seed)
               res[2].status == IC_OK,
           "batch good/cut/good: %s, %s, %s, %s", ic_status_str(st), ic_status_str(res[0].status),
           ic_status_str(res[1].status), ic_status_str(res[2].status));
-    free(b);
     free(jpg);
     ic_image_free(&src);
 }
@@ -340,12 +226,12 @@ static void filter_case(ic_context *ctx, ic_gpu_codec *codec, const char *ktext,
     ic_image src;
     if (ic_image_create(&src, w, h, 3, IC_AOS) != IC_OK)
         return;
-    photo_fill(&src, seed);
-    const jopts o = {2, 2, 0, 0, 92};
+    ictj_photo_fill(&src, seed);
+    const ictj_opts o = {2, 2, 0, 0, 92};
     unsigned char *jpg = NULL;
     unsigned long n = 0;
     ic_kernel k;
-    if (!write_jpeg(&src, &o, &jpg, &n) || ic_kernel_parse(&k, ktext) != IC_OK) {
+    if (!ictj_write_jpeg(&src, &o, &jpg, &n) || ic_kernel_parse(&k, ktext) != IC_OK) {
         CHECK(0, "filter case %s: setup failed %s", ktext, ic_last_error());
         ic_image_free(&src);
         free(jpg);
@@ -418,7 +304,7 @@ static void encode_case(ic_gpu_codec *codec, int w, int h, int quality, uint64_t
     ic_image src;
     if (ic_image_create(&src, w, h, 3, IC_AOS) != IC_OK)
         return;
-    photo_fill(&src, seed);
+    ictj_photo_fill(&src, seed);
     /* Upload through the codec: a PNM of the pixels decodes on the CPU path. */
     uint8_t *pnm = NULL;
     size_t pn = 0;

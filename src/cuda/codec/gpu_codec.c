@@ -334,11 +334,18 @@ ic_status ic_gpu_decode(ic_gpu_codec *c, int n, const ic_bytes *in, const int *s
         c->pitch[i] = s->in.pitch;
         any = 1;
     }
+    /* libjpeg-turbo's entropy check of the files nvJPEG takes runs on host
+     * threads while nvJPEG decodes them: one it refuses (data that ends
+     * inside a Huffman code, which nvJPEG decodes without a word) takes the
+     * CPU decoder below, whose verdict it is (README "JPEG on the GPU"). */
+    const ic_io_limits lim = {max_pixels, max_memory, 0, NULL};
+    ic_jpeg_checks *chk = ic_jpeg_checks_start(n, c->data, c->len, c->route, &lim);
     if (any) {
         char err[256] = "";
         const ic_status st = ic_nvjpeg_decode(c->nj, n, c->data, c->len, c->route, c->dst,
                                               c->pitch, c->ok, err, sizeof err);
         if (st != IC_OK) {
+            ic_jpeg_checks_wait(chk, n, c->route, c->ok);
             for (int i = 0; i < n; i++) {
                 res[i].status = st;
                 snprintf(res[i].error, sizeof res[i].error, "%s", err);
@@ -346,6 +353,7 @@ ic_status ic_gpu_decode(ic_gpu_codec *c, int n, const ic_bytes *in, const int *s
             return ic_fail_msg(st, err);
         }
     }
+    ic_jpeg_checks_wait(chk, n, c->route, c->ok);
     for (int i = 0; i < n; i++) {
         const int si = slots ? slots[i] : i;
         if (c->route[i] != IC_NVJ_CPU && c->ok[i]) {
