@@ -23,7 +23,7 @@ struct bg_ctx {
     ic_context *fast; /* backend `cuda`, opened with recalibrate */
     cudaEvent_t ev[2 * BG_MAX_REPS + 2];
     int nev;
-    ic_image host;           /* shape of the current image (data unused) */
+    ic_image host; /* shape of the current image (data unused) */
     int nbuf;
     uint8_t *in[BG_MAX_BUF]; /* device images, pitch in_pitch */
     size_t in_pitch;
@@ -46,11 +46,11 @@ static int fail(char *err, size_t n, const char *what, cudaError_t e)
     return -1;
 }
 
-#define BG_CHECK(call)                                                                           \
-    do {                                                                                         \
-        const cudaError_t bg_e_ = (call);                                                        \
-        if (bg_e_ != cudaSuccess)                                                                \
-            return fail(err, n, #call, bg_e_);                                                   \
+#define BG_CHECK(call)                                                                             \
+    do {                                                                                           \
+        const cudaError_t bg_e_ = (call);                                                          \
+        if (bg_e_ != cudaSuccess)                                                                  \
+            return fail(err, n, #call, bg_e_);                                                     \
     } while (0)
 
 extern "C" int bg_available(char *why, size_t n)

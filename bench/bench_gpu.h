@@ -62,7 +62,8 @@ int bg_time_fast_alpha(bg_ctx *g, const ic_kernel *k, ic_border border, int prem
 /* NPP nppiFilter32f_8u_C3R (general weights, reversed as NPP wants) and
  * nppiFilterGaussBorder_8u_C3R (mask 3..15, replicate border) on the current
  * AoS RGB image. Return 0 on success, -1 when not applicable or not built. */
-int bg_time_npp_filter(bg_ctx *g, const ic_kernel *k, int reps, double *med_ms, char *err, size_t n);
+int bg_time_npp_filter(bg_ctx *g, const ic_kernel *k, int reps, double *med_ms, char *err,
+                       size_t n);
 int bg_time_npp_gauss(bg_ctx *g, int ksize, int reps, double *med_ms, char *err, size_t n);
 
 #ifdef __cplusplus

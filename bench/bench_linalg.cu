@@ -378,8 +378,8 @@ static int bench_signal(lb_timer &t, FILE *md, FILE *js, int quick, int *flags)
            "| signal | kernel length | ms | GB/s | of copy ceiling | Gtap/s | check |\n"
            "|---|---|---|---|---|---|---|\n"
            "| cudaMemcpy D2D (ceiling) | - | %.3f | %.0f | 100%% | - | - |\n",
-           (int)log2((double)n), fbytes / 1048576.0, (double)bias, fbytes / 1048576.0, reps, warm, LB_CHECK_LEN, LB_CONV_TOL, copy_ms,
-           copy_gbs);
+           (int)log2((double)n), fbytes / 1048576.0, (double)bias, fbytes / 1048576.0, reps, warm,
+           LB_CHECK_LEN, LB_CONV_TOL, copy_ms, copy_gbs);
     js_begin(js, "L1", "copy");
     js_int(js, "bytes", (long long)fbytes);
     js_num(js, "ms", copy_ms);

@@ -178,8 +178,8 @@ static void bt_free(bt_img *b)
 }
 
 /* Median wall time of ic_convolve on a context made with options o. */
-static double time_filter_opts(const char *backend, const ic_context_options *o, int pinned,
-                               int w, int h, const ic_kernel *k)
+static double time_filter_opts(const char *backend, const ic_context_options *o, int pinned, int w,
+                               int h, const ic_kernel *k)
 {
     ic_context *ctx = NULL;
     if (ic_context_create(&ctx, backend, o) != IC_OK)
@@ -235,13 +235,14 @@ static int bench_multi(int n, const ic_kernel *k, FILE *md, FILE *json)
                 n);
         for (int d = 0; d < n; d++)
             fprintf(md, "%s device %d %.1f / %.1f", d ? "," : "", d, up[d], down[d]);
-        fprintf(md, ". Split = ic_context_options.n_devices = %d: the image cut into %d row "
-                    "shares filtered concurrently, one per device. Ideal floor = bytes / the "
-                    "sum over devices of their slower direction's bandwidth (every link "
-                    "carrying its share, uploads and downloads overlapped). Median of %d "
-                    "runs, milliseconds.\n\n"
-                    "| size | MB each way | 1 device | %d devices | speed-up | ideal floor | "
-                    "split / floor |\n|---|---|---|---|---|---|---|\n",
+        fprintf(md,
+                ". Split = ic_context_options.n_devices = %d: the image cut into %d row "
+                "shares filtered concurrently, one per device. Ideal floor = bytes / the "
+                "sum over devices of their slower direction's bandwidth (every link "
+                "carrying its share, uploads and downloads overlapped). Median of %d "
+                "runs, milliseconds.\n\n"
+                "| size | MB each way | 1 device | %d devices | speed-up | ideal floor | "
+                "split / floor |\n|---|---|---|---|---|---|---|\n",
                 n, n, BT_RUNS, n);
     }
     if (json) {
@@ -271,8 +272,7 @@ static int bench_multi(int n, const ic_kernel *k, FILE *md, FILE *json)
             rc = 1;
         if (md)
             fprintf(md, "| %s | %.2f | %.3f | %.3f | %.2fx | %.3f | %.2fx |\n", sizes[i].name,
-                    bytes / 1e6, one, split, split > 0 ? one / split : 0.0, floor,
-                    split / floor);
+                    bytes / 1e6, one, split, split > 0 ? one / split : 0.0, floor, split / floor);
         if (json)
             fprintf(json,
                     "%s{\"size\": \"%s\", \"width\": %d, \"height\": %d, \"one_device_ms\": "
@@ -333,12 +333,8 @@ int ic_bench_transfer(FILE *md, FILE *json)
     static const struct {
         const char *name;
         int w, h;
-    } sizes[] = {{"480p", 640, 480},
-                 {"720p", 1280, 720},
-                 {"1080p", 1920, 1080},
-                 {"4K", 3840, 2160},
-                 {"24MP", 6000, 4000},
-                 {"8K", 7680, 4320}};
+    } sizes[] = {{"480p", 640, 480}, {"720p", 1280, 720},  {"1080p", 1920, 1080},
+                 {"4K", 3840, 2160}, {"24MP", 6000, 4000}, {"8K", 7680, 4320}};
     if (md) {
         fprintf(md,
                 "### Host->host, RGB, 3x3 Gaussian, backend %s (%s)\n\n"

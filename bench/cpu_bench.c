@@ -65,10 +65,11 @@ static int cmp_double(const void *a, const void *b)
 
 static int usage(void)
 {
-    fprintf(stderr, "usage: cpu-bench [--backend B] [--size WxH] [--channels C] "
-                    "[--layout aos|soa] [--kernel TEXT] [--threads N[,N...]] [--runs N] [--warmup N] "
-                    "[--border MODE] [--convolve] [--explain] [--dump-kernel] [--cpu-time] "
-                    "[--alpha MODE]\n");
+    fprintf(stderr,
+            "usage: cpu-bench [--backend B] [--size WxH] [--channels C] "
+            "[--layout aos|soa] [--kernel TEXT] [--threads N[,N...]] [--runs N] [--warmup N] "
+            "[--border MODE] [--convolve] [--explain] [--dump-kernel] [--cpu-time] "
+            "[--alpha MODE]\n");
     return 2;
 }
 
@@ -141,8 +142,7 @@ int ic_bench_cpu_main(int argc, char **argv)
                     c++;
                 threads[nctx++] = atoi(c);
             }
-        }
-        else if (strcmp(a, "--runs") == 0)
+        } else if (strcmp(a, "--runs") == 0)
             runs = atoi(v);
         else if (strcmp(a, "--warmup") == 0)
             warmup = atoi(v);
@@ -256,10 +256,11 @@ int ic_bench_cpu_main(int argc, char **argv)
         }
         const char *lb = nctx > 1 ? "[" : "", *rb = nctx > 1 ? "]" : "";
         printf("{\"backend\":\"%s\",\"size\":\"%dx%d\",\"channels\":%d,\"layout\":\"%s\","
-               "\"kernel\":\"%s\",\"alpha\":\"%s\",\"threads\":%s%s%s,\"runs\":%d,\"median_ms\":%s%s%s,"
+               "\"kernel\":\"%s\",\"alpha\":\"%s\",\"threads\":%s%s%s,\"runs\":%d,\"median_ms\":%s%"
+               "s%s,"
                "\"min_ms\":%s%s%s,\"plan\":\"%s\"}\n",
-               ic_context_backend(ctx[0]), w, h, ch, layout == IC_SOA ? "soa" : "aos", ktext, alpha, lb,
-               thr, rb, runs, lb, med, rb, lb, mn, rb, plan);
+               ic_context_backend(ctx[0]), w, h, ch, layout == IC_SOA ? "soa" : "aos", ktext, alpha,
+               lb, thr, rb, runs, lb, med, rb, lb, mn, rb, plan);
     }
     free(t);
     for (int c = 0; c < nctx; c++)

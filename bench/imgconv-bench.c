@@ -94,8 +94,8 @@ typedef struct size_def {
 } size_def;
 
 static const size_def SIZES[] = {
-    {"480p", 640, 480}, {"720p", 1280, 720}, {"HD", 1920, 1080}, {"4K", 3840, 2160},
-    {"8K", 7680, 4320},
+    {"480p", 640, 480}, {"720p", 1280, 720}, {"HD", 1920, 1080},
+    {"4K", 3840, 2160}, {"8K", 7680, 4320},
 };
 
 /* A kernel of the study: "gaussian:K" or a random full-rank KxK one. */
@@ -327,7 +327,8 @@ static void study_row(const char *table, const size_def *sz, const char *kind, i
         if (bg_has_npp()) {
             if (bg_time_npp_filter(G, &k, B.reps, &r->npp, err, sizeof err))
                 r->npp = 0;
-            if (!strcmp(kind, "gaussian") && bg_time_npp_gauss(G, K, B.reps, &r->nppg, err, sizeof err))
+            if (!strcmp(kind, "gaussian") &&
+                bg_time_npp_gauss(G, K, B.reps, &r->nppg, err, sizeof err))
                 r->nppg = 0;
         }
         emit(&r->c, "cuda", r->method, r->fast, r->pred, r->seq, r->npp, r->nppg);
@@ -440,7 +441,8 @@ static void fig714_table(void)
        "counted (the seed keeps them in constant memory; the strategy backends read them with "
        "__ldg, one per MAC, from L1). The rows method's tile is one thread: 16 samples x 1, 2 "
        "or 4 rows in registers, three 16-sample loads per input row (the side loads mostly hit "
-       "L1); the planner runs full 5x5..9x9 sums with 2 rows per thread. Measured counterpart: `scripts/gpu-check.sh ratio` (bench/results/ratio-*.md).\n\n"
+       "L1); the planner runs full 5x5..9x9 sums with 2 rows per thread. Measured counterpart: "
+       "`scripts/gpu-check.sh ratio` (bench/results/ratio-*.md).\n\n"
        "| design (as built) | tile | filter | outputs | loads (elements) | MAC / element | OP/B "
        "float32 (seed) | OP/B uint8 |\n|---|---|---|---|---|---|---|---|\n");
     static const int ks[2] = {5, 9};
@@ -448,8 +450,7 @@ static void fig714_table(void)
     for (int i = 0; i < 2; i++) {
         const int k = ks[i];
         char tile[64];
-        fig714_row("Fig 7.9 = **cuda-global**", "none: one output, K*K loads", k,
-                   fig714_direct(k));
+        fig714_row("Fig 7.9 = **cuda-global**", "none: one output, K*K loads", k, fig714_direct(k));
         for (int j = 0; j < 3; j++) {
             snprintf(tile, sizeof tile, "%dx%d in, %dx%d out", seed_in[j], seed_in[j],
                      seed_in[j] - k + 1, seed_in[j] - k + 1);
@@ -465,8 +466,8 @@ static void fig714_table(void)
         snprintf(tile, sizeof tile, "%dx%d, halo taps from cache", c, c);
         fig714_row("Fig 7.15 = **cuda-tiled-cached**", tile, k, fig714_cached_tile(c, k, 1));
         for (int rows = 1; rows <= 4; rows *= 2) {
-            snprintf(tile, sizeof tile, "thread: %dx%d out, %d rows x 48 loaded",
-                     FIG714_ROWS_CHUNK, rows, rows + k - 1);
+            snprintf(tile, sizeof tile, "thread: %dx%d out, %d rows x 48 loaded", FIG714_ROWS_CHUNK,
+                     rows, rows + k - 1);
             char design[32];
             snprintf(design, sizeof design, "**cuda** rows x%d", rows);
             fig714_row(design, tile, k, fig714_rows_thread(rows, k));
@@ -488,8 +489,10 @@ static void memory_levels(void)
         int w, h;
         const char *kind;
         int K;
-    } cases[] = {{"HD", 1920, 1080, "gaussian", 3}, {"HD", 1920, 1080, "gaussian", 9},
-                 {"HD", 1920, 1080, "random", 9}, {"4K", 3840, 2160, "random", 5}};
+    } cases[] = {{"HD", 1920, 1080, "gaussian", 3},
+                 {"HD", 1920, 1080, "gaussian", 9},
+                 {"HD", 1920, 1080, "random", 9},
+                 {"4K", 3840, 2160, "random", 5}};
     const int nc = B.quick ? 2 : 4;
     double t[4][18];
     memset(t, 0, sizeof t);
@@ -518,8 +521,7 @@ static void memory_levels(void)
         ic_plan plan;
         memset(&plan, 0, sizeof plan);
         if (bg_set_image(G, &src, 0, err, sizeof err) ||
-            bg_time_fast(G, &k, p.border, B.reps, NULL, &t[i][nstrat + 1], &plan, err,
-                         sizeof err))
+            bg_time_fast(G, &k, p.border, B.reps, NULL, &t[i][nstrat + 1], &plan, err, sizeof err))
             t[i][nstrat + 1] = 0;
         emit(&c, "cuda", ic_method_name(plan.method), t[i][nstrat + 1], plan.pred_ms, 0, 0, 0);
         ic_kernel_free(&k);
@@ -557,8 +559,10 @@ static void aos_soa(void)
         int w, h;
         const char *kind;
         int K;
-    } cases[] = {{"HD", 1920, 1080, "gaussian", 3}, {"HD", 1920, 1080, "random", 9},
-                 {"8K", 7680, 4320, "gaussian", 3}, {"8K", 7680, 4320, "random", 9}};
+    } cases[] = {{"HD", 1920, 1080, "gaussian", 3},
+                 {"HD", 1920, 1080, "random", 9},
+                 {"8K", 7680, 4320, "gaussian", 3},
+                 {"8K", 7680, 4320, "random", 9}};
     const int nc = B.quick ? 2 : 4;
     md("\n## D. AoS vs SoA\n\nKernel ms (median), RGB, replicate border; `cuda` device-resident, "
        "`cuda-global` / `cuda-const` through their contexts.\n\n"
@@ -587,8 +591,7 @@ static void aos_soa(void)
             ic_plan plan;
             memset(&plan, 0, sizeof plan);
             if (bg_set_image(G, &src, 0, err, sizeof err) ||
-                bg_time_fast(G, &k, p.border, B.reps, NULL, &t[l][0], &plan, err,
-                             sizeof err))
+                bg_time_fast(G, &k, p.border, B.reps, NULL, &t[l][0], &plan, err, sizeof err))
                 t[l][0] = 0;
             emit(&c, "cuda", ic_method_name(plan.method), t[l][0], plan.pred_ms, 0, 0, 0);
             const int reps = B.quick ? 3 : cases[i].w > 4000 ? 10 : 20;
@@ -624,8 +627,8 @@ static void large_kernels(void)
     struct {
         const char *kind;
         int K;
-    } cases[] = {{"random", 9},    {"random", 15},   {"random", 31},   {"gaussian", 3},
-                 {"gaussian", 5},  {"gaussian", 7},  {"gaussian", 9},  {"gaussian", 15},
+    } cases[] = {{"random", 9},    {"random", 15},  {"random", 31},  {"gaussian", 3},
+                 {"gaussian", 5},  {"gaussian", 7}, {"gaussian", 9}, {"gaussian", 15},
                  {"gaussian", 21}, {"gaussian", 31}};
     const int nc = (int)(sizeof cases / sizeof cases[0]);
     const int w = B.quick ? 1920 : 7680, h = B.quick ? 1080 : 4320;
@@ -654,8 +657,7 @@ static void large_kernels(void)
         double t = 0, npp = 0, nppg = 0;
         ic_plan plan;
         memset(&plan, 0, sizeof plan);
-        if (bg_time_fast(G, &k, IC_BORDER_REPLICATE, B.reps, NULL, &t, &plan, err,
-                         sizeof err)) {
+        if (bg_time_fast(G, &k, IC_BORDER_REPLICATE, B.reps, NULL, &t, &plan, err, sizeof err)) {
             fprintf(stderr, "imgconv-bench: cuda %s %d: %s\n", cases[i].kind, cases[i].K, err);
             t = 0;
         }
@@ -696,9 +698,9 @@ static void methods(void)
     struct {
         const char *kind;
         int K;
-    } cases[] = {{"gaussian", 3}, {"gaussian", 9},  {"gaussian", 15}, {"gaussian", 31},
-                 {"random", 3},   {"random", 9},    {"random", 15},   {"random", 21},
-                 {"random", 31}};
+    } cases[] = {{"gaussian", 3},  {"gaussian", 9}, {"gaussian", 15},
+                 {"gaussian", 31}, {"random", 3},   {"random", 9},
+                 {"random", 15},   {"random", 21},  {"random", 31}};
     const int nc = (int)(sizeof cases / sizeof cases[0]);
     const int w = B.quick ? 1920 : 7680, h = B.quick ? 1080 : 4320;
     const ic_method ms[4] = {IC_METHOD_DIRECT, IC_METHOD_SEP, IC_METHOD_FFT, IC_METHOD_FFT};
@@ -724,8 +726,7 @@ static void methods(void)
         ic_plan auto_plan;
         double dummy = 0;
         memset(&auto_plan, 0, sizeof auto_plan);
-        bg_time_fast(G, &k, IC_BORDER_REPLICATE, 1, NULL, &dummy, &auto_plan, err,
-                     sizeof err);
+        bg_time_fast(G, &k, IC_BORDER_REPLICATE, 1, NULL, &dummy, &auto_plan, err, sizeof err);
         md("| %s %d | %s", cases[i].kind, cases[i].K, ic_method_name(auto_plan.method));
         for (int m = 0; m < 4; m++) {
             ic_plan plan;
@@ -746,7 +747,9 @@ static void methods(void)
             }
             char name[32];
             snprintf(name, sizeof name, "cuda/%s%s", ic_method_name(ms[m]),
-                     m == 2 ? "256" : m == 3 ? "512" : "");
+                     m == 2   ? "256"
+                     : m == 3 ? "512"
+                              : "");
             emit(&c, name, ic_method_name(ms[m]), t, plan.pred_ms, 0, 0, 0);
             md(" | %.3f / %.3f", t, plan.pred_ms);
         }
@@ -855,8 +858,8 @@ static void rows_shapes(void)
 
 /* Kernel ms of the fast path on a chart image of w x h x ch in layout lay
  * (premultiply: the job's flag); plan gets the plan. 0 on success. */
-static int time_alpha_case(int w, int h, int ch, ic_layout lay, const ic_kernel *k,
-                           int premultiply, double *ms, ic_plan *plan)
+static int time_alpha_case(int w, int h, int ch, ic_layout lay, const ic_kernel *k, int premultiply,
+                           double *ms, ic_plan *plan)
 {
     ic_image src;
     char err[256];
@@ -988,8 +991,8 @@ static void agreement(void)
         const char *kind;
         int K;
         const char *method;
-    } cases[] = {{"gaussian", 3, "direct"}, {"gaussian", 3, "sep"},  {"gaussian", 15, "sep"},
-                 {"gaussian", 31, "sep"},   {"gaussian", 31, "fft"}, {"random", 9, "direct"},
+    } cases[] = {{"gaussian", 3, "direct"}, {"gaussian", 3, "sep"},   {"gaussian", 15, "sep"},
+                 {"gaussian", 31, "sep"},   {"gaussian", 31, "fft"},  {"random", 9, "direct"},
                  {"random", 15, "direct"},  {"random", 31, "direct"}, {"random", 31, "fft"}};
     const int nc = (int)(sizeof cases / sizeof cases[0]);
     ic_image src, a, b;
@@ -1121,10 +1124,10 @@ int main(int argc, char **argv)
            "ic_plan): device-to-device copy %.0f GB/s (read + write, 256 MiB cudaMemcpy, best of "
            "3); fp32 FMA %.1f TFLOP/s (register FMA loop, best of 3).\n",
            B.copy_bps / 1e9, 2 * B.fma_per_s / 1e12);
-    fprintf(B.json, "{\n  \"stamp\": \"%s\", \"device\": \"%s\", \"quick\": %d, \"npp\": %d,\n"
-                    "  \"copy_gbps\": %.6g, \"fma_tflops\": %.6g,\n  \"cells\": [",
-            B.stamp, B.device, B.quick, npp,
-            B.copy_bps / 1e9, 2 * B.fma_per_s / 1e12);
+    fprintf(B.json,
+            "{\n  \"stamp\": \"%s\", \"device\": \"%s\", \"quick\": %d, \"npp\": %d,\n"
+            "  \"copy_gbps\": %.6g, \"fma_tflops\": %.6g,\n  \"cells\": [",
+            B.stamp, B.device, B.quick, npp, B.copy_bps / 1e9, 2 * B.fma_per_s / 1e12);
 
     static const int k3[] = {3};
     static const int ks[] = {3, 5, 7, 9};

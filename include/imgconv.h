@@ -43,16 +43,16 @@ extern "C" {
 /* Result of every library call. IC_OK is zero; every other value is an error. */
 typedef enum ic_status {
     IC_OK = 0,
-    IC_ERR_INVALID_ARG,   /* a NULL pointer, a negative size, an unknown enum value */
-    IC_ERR_NOMEM,         /* an allocation failed */
-    IC_ERR_TOO_LARGE,     /* dimensions over a limit, or size arithmetic overflowed */
-    IC_ERR_KERNEL,        /* kernel text or kernel file is malformed */
-    IC_ERR_IO,            /* a file could not be opened, read or written */
-    IC_ERR_FORMAT,        /* a file is corrupt, truncated or of an unknown format */
-    IC_ERR_UNSUPPORTED,   /* a valid request this build or backend cannot do */
-    IC_ERR_NO_BACKEND,    /* the backend is unknown or not usable on this machine */
-    IC_ERR_DEVICE,        /* a CUDA call failed (ic_last_error() names it) */
-    IC_ERR_INTERNAL       /* a bug: an invariant did not hold */
+    IC_ERR_INVALID_ARG, /* a NULL pointer, a negative size, an unknown enum value */
+    IC_ERR_NOMEM,       /* an allocation failed */
+    IC_ERR_TOO_LARGE,   /* dimensions over a limit, or size arithmetic overflowed */
+    IC_ERR_KERNEL,      /* kernel text or kernel file is malformed */
+    IC_ERR_IO,          /* a file could not be opened, read or written */
+    IC_ERR_FORMAT,      /* a file is corrupt, truncated or of an unknown format */
+    IC_ERR_UNSUPPORTED, /* a valid request this build or backend cannot do */
+    IC_ERR_NO_BACKEND,  /* the backend is unknown or not usable on this machine */
+    IC_ERR_DEVICE,      /* a CUDA call failed (ic_last_error() names it) */
+    IC_ERR_INTERNAL     /* a bug: an invariant did not hold */
 } ic_status;
 
 /* Returns a short, static, human-readable description of a status code
@@ -133,8 +133,8 @@ unsigned ic_sample_max(ic_sample_type type);
  * of 64 bytes. On success *img owns its data (free with ic_image_free). On
  * failure *img is zeroed. Errors: IC_ERR_INVALID_ARG (bad size, channels or
  * type), IC_ERR_TOO_LARGE (over IC_MAX_DIM or overflow), IC_ERR_NOMEM. */
-ic_status ic_image_create_type(ic_image *img, int width, int height, int channels,
-                               ic_layout layout, ic_sample_type type);
+ic_status ic_image_create_type(ic_image *img, int width, int height, int channels, ic_layout layout,
+                               ic_sample_type type);
 
 /* ic_image_create_type with IC_U8 samples. */
 ic_status ic_image_create(ic_image *img, int width, int height, int channels, ic_layout layout);
@@ -287,11 +287,11 @@ const ic_named_kernel_info *ic_named_kernels(int *count);
 /* A separable decomposition K = sum_r col_r * row_r^T (rank terms), of
  * effective weights, so that a rank-r kernel costs 2*r*K multiply-adds. */
 typedef struct ic_factors {
-    int rank;    /* 0 when the kernel is not worth factoring */
-    int width;   /* kernel width (length of each row vector) */
-    int height;  /* kernel height (length of each column vector) */
-    float *row;  /* rank * width, owned */
-    float *col;  /* rank * height, owned */
+    int rank;       /* 0 when the kernel is not worth factoring */
+    int width;      /* kernel width (length of each row vector) */
+    int height;     /* kernel height (length of each column vector) */
+    float *row;     /* rank * width, owned */
+    float *col;     /* rank * height, owned */
     double max_err; /* largest |K - sum| over the weights, float64 */
 } ic_factors;
 
@@ -870,7 +870,6 @@ ic_status ic_stencil1d(const float *in, float *out, size_t n, int radius, const 
 ic_status ic_matmul(const float *A, const float *B, float *C, int M, int K, int N,
                     const char *variant);
 
-
 #ifdef __cplusplus
 }
 #endif
@@ -1018,24 +1017,24 @@ typedef struct ic_plan {
     int rows_per_thread;
     int fft_n, fft_valid, fft_tiles;
     /* cost model (cuda) */
-    double fmas;            /* multiply-adds of the whole call */
-    double bytes;           /* device-memory bytes the model counts */
-    double pred_ms;         /* predicted kernel time of the method that runs */
-    double pred_direct_ms;  /* predictions of the candidates (-1: not possible) */
+    double fmas;           /* multiply-adds of the whole call */
+    double bytes;          /* device-memory bytes the model counts */
+    double pred_ms;        /* predicted kernel time of the method that runs */
+    double pred_direct_ms; /* predictions of the candidates (-1: not possible) */
     double pred_sep_ms;
     double pred_fft_ms;
     /* device ceilings (cuda): measured once per device, driver and version */
-    int sms;             /* streaming multiprocessors */
-    double copy_bps;     /* device-to-device copy, bytes read + written per second */
-    double fma_per_s;    /* fp32 multiply-adds per second */
-    int ceilings;        /* IC_CEILINGS_* */
+    int sms;          /* streaming multiprocessors */
+    double copy_bps;  /* device-to-device copy, bytes read + written per second */
+    double fma_per_s; /* fp32 multiply-adds per second */
+    int ceilings;     /* IC_CEILINGS_* */
     /* cpu */
-    ic_cpu_isa isa;      /* instruction set of the inner loops */
-    int workers;         /* threads the call runs on */
+    ic_cpu_isa isa; /* instruction set of the inner loops */
+    int workers;    /* threads the call runs on */
     /* CUDA strategy backends (cuda-global, cuda-tiled-*, ...): the banded
      * pipeline (ic_context_options.transfer, device_memory) */
     int bands, band_rows, streams; /* when a host image takes it; 0 otherwise */
-    size_t device_min_bytes; /* the smallest device_memory limit this call works under */
+    size_t device_min_bytes;       /* the smallest device_memory limit this call works under */
 } ic_plan;
 
 /* Plans ic_convolve(ctx, src, dst, k, p) without running it (dst is not
@@ -1045,8 +1044,8 @@ typedef struct ic_plan {
  * fill backend, method AUTO and the -1 predictions. Errors: IC_ERR_INVALID_ARG,
  * IC_ERR_UNSUPPORTED (a forced instruction set this CPU lacks),
  * IC_ERR_DEVICE, IC_ERR_NOMEM. */
-ic_status ic_plan_get(ic_context *ctx, const ic_image *src, const ic_kernel *k,
-                      const ic_params *p, ic_plan *plan);
+ic_status ic_plan_get(ic_context *ctx, const ic_image *src, const ic_kernel *k, const ic_params *p,
+                      ic_plan *plan);
 
 /* Device-resident run that does not wait: src and dst are device images
  * (ic_image_wrap_device) on the context's device, of the same layout; the
@@ -1060,8 +1059,8 @@ ic_status ic_plan_get(ic_context *ctx, const ic_image *src, const ic_kernel *k,
  * Errors: IC_ERR_UNSUPPORTED (another backend, several devices, host
  * images, different layouts, alpha keep), IC_ERR_INVALID_ARG, IC_ERR_DEVICE,
  * IC_ERR_NOMEM. */
-ic_status ic_convolve_async(ic_context *ctx, const ic_image *src, ic_image *dst,
-                            const ic_kernel *k, const ic_params *p);
+ic_status ic_convolve_async(ic_context *ctx, const ic_image *src, ic_image *dst, const ic_kernel *k,
+                            const ic_params *p);
 
 /* Device-resident 1D correlation that does not wait (the benchmark's table
  * L1): d_in and d_out hold n samples (float32, or uint8 when u8 is nonzero;

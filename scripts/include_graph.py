@@ -62,7 +62,7 @@ def bad(a, b):
     if a == 'src/dispatch' and (b.startswith('src/cpu') or b.startswith('src/cuda')
                                 or b == 'src/exercises'):
         return True
-    if a == 'tests/internal':  # the white-box unit tests (tests/CMakeLists.txt)
+    if a in ('tests/internal', 'tests/fuzz'):  # white-box unit tests and fuzz harnesses
         return False
     if a.split('/')[0] in ('tools', 'bench', 'tests', 'python') and b.startswith('src'):
         return True

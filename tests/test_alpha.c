@@ -53,7 +53,7 @@ static const char *const cpu_paths[] = {
 #define N_CPU_PATHS ((int)(sizeof cpu_paths / sizeof cpu_paths[0]))
 
 /* Named kernels (all sum to 1: auto premultiplies) and random ones. */
-static const char *const named[] = {"gaussian:3", "gaussian:9", "box:5",    "sharpen",
+static const char *const named[] = {"gaussian:3", "gaussian:9", "box:5",       "sharpen",
                                     "unsharp:5",  "unsharp:9",  "gaussian:5x3"};
 #define N_NAMED ((int)(sizeof named / sizeof named[0]))
 static const struct {
@@ -64,8 +64,8 @@ static const struct {
 static const struct {
     ic_border b;
     float value;
-} borders[] = {{IC_BORDER_CONSTANT, 0},   {IC_BORDER_CONSTANT, 255}, {IC_BORDER_CONSTANT, 77},
-               {IC_BORDER_REPLICATE, 0},  {IC_BORDER_MIRROR, 0},     {IC_BORDER_REFLECT, 0},
+} borders[] = {{IC_BORDER_CONSTANT, 0},  {IC_BORDER_CONSTANT, 255}, {IC_BORDER_CONSTANT, 77},
+               {IC_BORDER_REPLICATE, 0}, {IC_BORDER_MIRROR, 0},     {IC_BORDER_REFLECT, 0},
                {IC_BORDER_WRAP, 0}};
 #define N_BORDERS ((int)(sizeof borders / sizeof borders[0]))
 
@@ -241,7 +241,8 @@ static void photo_cases(ic_context *ctx, const char *label, int premul_cap, stat
             continue;
         }
         if (kk >= N_NAMED)
-            snprintf(k.name, sizeof k.name, "random %s", ict_kernel_type_name(randk[kk - N_NAMED].type));
+            snprintf(k.name, sizeof k.name, "random %s",
+                     ict_kernel_type_name(randk[kk - N_NAMED].type));
         for (int b = 0; b < N_BORDERS; b++)
             for (int ch = 2; ch <= 4; ch += 2)
                 for (int lay = 0; lay < 2; lay++)
@@ -312,8 +313,11 @@ static void opaque_cases(ic_context *ctx, const char *label)
     static const struct {
         ic_border b;
         float value;
-    } same[] = {{IC_BORDER_REPLICATE, 0}, {IC_BORDER_MIRROR, 0}, {IC_BORDER_REFLECT, 0},
-                {IC_BORDER_WRAP, 0},      {IC_BORDER_CONSTANT, 255}};
+    } same[] = {{IC_BORDER_REPLICATE, 0},
+                {IC_BORDER_MIRROR, 0},
+                {IC_BORDER_REFLECT, 0},
+                {IC_BORDER_WRAP, 0},
+                {IC_BORDER_CONSTANT, 255}};
     const int w = 41, h = 23;
     for (int kk = 0; kk < (int)(sizeof ks / sizeof ks[0]); kk++) {
         ic_kernel k;
@@ -329,7 +333,8 @@ static void opaque_cases(ic_context *ctx, const char *label)
                 ict_buf rgba, rgb, o4, o3;
                 memset(&o4, 0, sizeof o4);
                 memset(&o3, 0, sizeof o3);
-                if (ict_buf_alloc(&rgba, w, h, 4, l, 0) != 0 || ict_buf_alloc(&rgb, w, h, 3, l, 0)) {
+                if (ict_buf_alloc(&rgba, w, h, 4, l, 0) != 0 ||
+                    ict_buf_alloc(&rgb, w, h, 3, l, 0)) {
                     CHECK(0, "out of memory");
                     return;
                 }
@@ -346,7 +351,8 @@ static void opaque_cases(ic_context *ctx, const char *label)
                 p.border = same[b].b;
                 p.border_value = same[b].value;
                 int off = 0, worst = 0, not255 = 0;
-                if (filter(ctx, &rgba, &o4, &k, &p) == IC_OK && filter(ctx, &rgb, &o3, &k, &p) == IC_OK) {
+                if (filter(ctx, &rgba, &o4, &k, &p) == IC_OK &&
+                    filter(ctx, &rgb, &o3, &k, &p) == IC_OK) {
                     for (int y = 0; y < h; y++)
                         for (int x = 0; x < w; x++) {
                             not255 += *ict_sample(&o4.img, x, y, 3) != 255;
@@ -402,8 +408,10 @@ static void opaque_cases(ic_context *ctx, const char *label)
                 continue;
             }
             const int c = *ict_sample(&o.img, 0, 0, 0), a = *ict_sample(&o.img, 0, 0, 1);
-            CHECK(c == ex[t].c && a == ex[t].a, "%s: constant %g around an opaque pixel: (%d, %d), "
-                  "want (%d, %d)", label, (double)ex[t].v, c, a, ex[t].c, ex[t].a);
+            CHECK(c == ex[t].c && a == ex[t].a,
+                  "%s: constant %g around an opaque pixel: (%d, %d), "
+                  "want (%d, %d)",
+                  label, (double)ex[t].v, c, a, ex[t].c, ex[t].a);
         }
         ic_kernel_free(&k);
     }
@@ -429,8 +437,8 @@ static void run_backend(const char *backend, const char *path)
     opaque_cases(ctx, label);
     const double pct = st.colour ? 100.0 * (double)st.within1 / (double)st.colour : 0.0;
     CHECK(st.colour > 0 && pct >= 99.0, "%s: %.3f%% of colour samples within 1 level", label, pct);
-    printf("%-36s %lld colour samples, %.4f%% within 1 level of the oracle, %s\n", label,
-           st.colour, pct, failures == before ? "passed" : "FAILED");
+    printf("%-36s %lld colour samples, %.4f%% within 1 level of the oracle, %s\n", label, st.colour,
+           pct, failures == before ? "passed" : "FAILED");
     ic_context_free(ctx);
 }
 

@@ -33,10 +33,18 @@
 #define D "method=direct,"
 #define S "method=sep,"
 static const char *const paths[] = {
-    D "cpu-isa=scalar",             S "cpu-isa=scalar",           D "cpu-isa=avx2",
-    S "cpu-isa=avx2",               D "cpu-isa=avx512",           S "cpu-isa=avx512",
-    "method=auto",                  D "cpu-isa=avx2,cpu-tiny=1",  S "cpu-isa=avx2,cpu-tiny=1",
-    D "cpu-isa=scalar,cpu-tiny=1",  S "cpu-isa=scalar,cpu-tiny=1", S "cpu-isa=avx512,cpu-tiny=1",
+    D "cpu-isa=scalar",
+    S "cpu-isa=scalar",
+    D "cpu-isa=avx2",
+    S "cpu-isa=avx2",
+    D "cpu-isa=avx512",
+    S "cpu-isa=avx512",
+    "method=auto",
+    D "cpu-isa=avx2,cpu-tiny=1",
+    S "cpu-isa=avx2,cpu-tiny=1",
+    D "cpu-isa=scalar,cpu-tiny=1",
+    S "cpu-isa=scalar,cpu-tiny=1",
+    S "cpu-isa=avx512,cpu-tiny=1",
 };
 #define N_PATHS ((int)(sizeof paths / sizeof paths[0]))
 
@@ -66,7 +74,8 @@ static ic_context *open_cpu(const char *path, int threads, int *skip)
     ic_context *ctx = NULL;
     ic_status st = ic_context_create(&ctx, "cpu", &o);
     if (st != IC_OK) {
-        printf("FAIL: %s threads %d: context: %s (%s)\n", path, threads, ic_status_str(st), ic_last_error());
+        printf("FAIL: %s threads %d: context: %s (%s)\n", path, threads, ic_status_str(st),
+               ic_last_error());
         return NULL;
     }
     /* a plan of a 5x5 Gaussian on a small image: the forced ISA must run it */
@@ -90,9 +99,10 @@ static ic_context *open_cpu(const char *path, int threads, int *skip)
         ic_context_free(ctx);
         return NULL;
     }
-    const int bad = st != IC_OK || (t.cpu_isa != IC_ISA_AUTO && plan.isa != t.cpu_isa) ||
-                    (t.method == IC_METHOD_DIRECT && (plan.method != IC_METHOD_DIRECT || !plan.forced)) ||
-                    strcmp(plan.backend, "cpu") != 0;
+    const int bad =
+        st != IC_OK || (t.cpu_isa != IC_ISA_AUTO && plan.isa != t.cpu_isa) ||
+        (t.method == IC_METHOD_DIRECT && (plan.method != IC_METHOD_DIRECT || !plan.forced)) ||
+        strcmp(plan.backend, "cpu") != 0;
     if (bad) {
         printf("FAIL: %s threads %d: plan %s (%s): backend %s, method %s, isa %s\n", path, threads,
                ic_status_str(st), ic_last_error(), plan.backend ? plan.backend : "(null)",
@@ -104,8 +114,7 @@ static ic_context *open_cpu(const char *path, int threads, int *skip)
 }
 
 /* The random differential cases on one forced path. */
-static int run_random(const char *path, int threads, uint64_t seed, int ncases,
-                      ic_sample_type type)
+static int run_random(const char *path, int threads, uint64_t seed, int ncases, ic_sample_type type)
 {
     int skip;
     ic_context *ctx = open_cpu(path, threads, &skip);
@@ -140,7 +149,7 @@ static int run_big(const char *path, uint64_t seed)
 {
     static const int big[][4] = {
         /* kw, kh, width, height */
-        {255, 255, 9, 7},  {1, 255, 1500, 23}, {255, 1, 700, 5}, {63, 63, 70, 40},
+        {255, 255, 9, 7},  {1, 255, 1500, 23}, {255, 1, 700, 5},  {63, 63, 70, 40},
         {3, 101, 700, 30}, {101, 3, 40, 300},  {31, 31, 600, 50},
     };
     int skip, fails = 0;
@@ -214,8 +223,8 @@ static int run_named(const char *path, const char *ktext, int w, int h, int ch, 
             int need_all = strstr(ktext, "/ 16") || strstr(ktext, "sobel");
             if (!ict_cmp_passed(&cmp) || (need_all && cmp.exact != cmp.samples) ||
                 !ict_buf_padding_is(&dst, 0xA5, NULL)) {
-                printf("FAIL: %s kernel '%s' %dx%dx%d %s border %s seed %" PRIu64 "\n",
-                       path, ktext, w, h, ch, ict_layout_str(lay), ict_border_str(border), seed);
+                printf("FAIL: %s kernel '%s' %dx%dx%d %s border %s seed %" PRIu64 "\n", path, ktext,
+                       w, h, ch, ict_layout_str(lay), ict_border_str(border), seed);
                 ict_cmp_print(&cmp);
                 fails = 1;
             }
@@ -245,8 +254,13 @@ int main(void)
         fails += run_random(paths[p], 3, seed, ncases, IC_U16);
 
     static const char *const kernels[] = {
-        "1 2 1; 2 4 2; 1 2 1 / 16", "sobel-x", "gaussian:9", "1 4 6 4 1 / 16",
-        "box:5", "unsharp:5", "1 2 1; 2 4 2; 1 2 1; 2 4 2; 1 2 1 / 16",
+        "1 2 1; 2 4 2; 1 2 1 / 16",
+        "sobel-x",
+        "gaussian:9",
+        "1 4 6 4 1 / 16",
+        "box:5",
+        "unsharp:5",
+        "1 2 1; 2 4 2; 1 2 1; 2 4 2; 1 2 1 / 16",
     };
     static const ic_border borders[] = {IC_BORDER_MIRROR, IC_BORDER_CONSTANT, IC_BORDER_WRAP};
     int b = 0;
@@ -264,7 +278,8 @@ int main(void)
     ic_tuning t;
     memset(&t, 0, sizeof t);
     ic_status st = ic_tuning_parse("method=direct,cpu-isa=bogus", &t);
-    if (st != IC_ERR_INVALID_ARG || !strstr(ic_last_error(), "bogus") || t.method != IC_METHOD_AUTO) {
+    if (st != IC_ERR_INVALID_ARG || !strstr(ic_last_error(), "bogus") ||
+        t.method != IC_METHOD_AUTO) {
         printf("FAIL: cpu-isa=bogus was accepted (%s)\n", ic_last_error());
         fails++;
     }

@@ -37,8 +37,7 @@ int main(void)
     check(dev.memory == IC_MEM_DEVICE && dev.device == 0 && dev.pitch == 120 && !dev.owner,
           "ic_image_wrap_device fills memory, device, pitch and owner");
     ic_image bad;
-    check(ic_image_wrap_device(&bad, nowhere, 40, 30, 3, IC_AOS, 0, -1, NULL) ==
-              IC_ERR_INVALID_ARG,
+    check(ic_image_wrap_device(&bad, nowhere, 40, 30, 3, IC_AOS, 0, -1, NULL) == IC_ERR_INVALID_ARG,
           "a negative device is refused");
     check(ic_image_wrap_device(&bad, nowhere, 40, 30, 3, IC_AOS, 100, 0, NULL) ==
               IC_ERR_INVALID_ARG,
@@ -65,8 +64,7 @@ int main(void)
     check(ic_kernel_parse(&k, "gaussian:3") == IC_OK, "ic_kernel_parse");
     for (int b = 0; b < ic_backend_count(); b++) {
         ic_backend_info info;
-        if (ic_backend_get(b, &info) != IC_OK || strncmp(info.name, "cuda", 4) == 0 ||
-            !info.usable)
+        if (ic_backend_get(b, &info) != IC_OK || strncmp(info.name, "cuda", 4) == 0 || !info.usable)
             continue;
         ic_context *ctx = NULL;
         if (ic_context_create(&ctx, info.name, NULL) != IC_OK) {

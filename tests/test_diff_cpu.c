@@ -123,13 +123,13 @@ static void oracle_self_test(void)
         int correlate, x;
         double want;
     } sh[] = {
-        {IC_BORDER_MIRROR, 1, 0, 30},  {IC_BORDER_MIRROR, 1, 1, 20}, /* in(-2), in(-1) */
-        {IC_BORDER_REFLECT, 1, 0, 20}, {IC_BORDER_REFLECT, 1, 1, 10},
-        {IC_BORDER_WRAP, 1, 0, 30},    {IC_BORDER_WRAP, 1, 1, 40},
+        {IC_BORDER_MIRROR, 1, 0, 30},    {IC_BORDER_MIRROR, 1, 1, 20}, /* in(-2), in(-1) */
+        {IC_BORDER_REFLECT, 1, 0, 20},   {IC_BORDER_REFLECT, 1, 1, 10},
+        {IC_BORDER_WRAP, 1, 0, 30},      {IC_BORDER_WRAP, 1, 1, 40},
         {IC_BORDER_REPLICATE, 1, 0, 10}, {IC_BORDER_CONSTANT, 1, 1, 7},
-        {IC_BORDER_MIRROR, 0, 3, 20},  {IC_BORDER_REFLECT, 0, 3, 30}, /* in(5) */
-        {IC_BORDER_WRAP, 0, 3, 20},    {IC_BORDER_REPLICATE, 0, 3, 40},
-        {IC_BORDER_MIRROR, 0, 1, 40},  {IC_BORDER_CONSTANT, 0, 2, 7}, /* in(3), in(4) */
+        {IC_BORDER_MIRROR, 0, 3, 20},    {IC_BORDER_REFLECT, 0, 3, 30}, /* in(5) */
+        {IC_BORDER_WRAP, 0, 3, 20},      {IC_BORDER_REPLICATE, 0, 3, 40},
+        {IC_BORDER_MIRROR, 0, 1, 40},    {IC_BORDER_CONSTANT, 0, 2, 7}, /* in(3), in(4) */
     };
     for (size_t t = 0; t < sizeof sh / sizeof sh[0]; t++) {
         p = params(sh[t].b, 7, sh[t].correlate, 0, IC_ALPHA_AUTO);
@@ -227,8 +227,9 @@ static void oracle_self_test(void)
     static const struct {
         double v;
         int want;
-    } rd[] = {{1.5, 2}, {2.5, 2}, {3.5, 4}, {0.5, 0}, {-0.5, 0}, {-7, 0}, {254.5, 254},
-              {255.5, 255}, {1e9, 255}, {2.4999999, 2}, {2.5000001, 3}, {127.5, 128}, {0, 0}};
+    } rd[] = {{1.5, 2},       {2.5, 2},     {3.5, 4},     {0.5, 0},   {-0.5, 0},
+              {-7, 0},        {254.5, 254}, {255.5, 255}, {1e9, 255}, {2.4999999, 2},
+              {2.5000001, 3}, {127.5, 128}, {0, 0}};
     for (size_t t = 0; t < sizeof rd / sizeof rd[0]; t++)
         CHECK(ict_round(rd[t].v) == rd[t].want, "ict_round(%.9g) = %d, want %d", rd[t].v,
               ict_round(rd[t].v), rd[t].want);

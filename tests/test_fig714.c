@@ -56,8 +56,8 @@ static void seed_table(void)
             }
             CHECK(!strcmp(out, p->out[c]), "%dx%d, IN_TILE_DIM %d: OUT_TILE_DIM %s, printed %s",
                   p->k, p->k, printed_in[c], out, p->out[c]);
-            CHECK(!strcmp(ratio, p->ratio[c]), "%dx%d, IN_TILE_DIM %d: ratio %s, printed %s",
-                  p->k, p->k, printed_in[c], ratio, p->ratio[c]);
+            CHECK(!strcmp(ratio, p->ratio[c]), "%dx%d, IN_TILE_DIM %d: ratio %s, printed %s", p->k,
+                  p->k, printed_in[c], ratio, p->ratio[c]);
             /* to the printed precision, whatever the formatting: within half a unit
              * of the last printed digit */
             if (t.outputs > 0)
@@ -67,8 +67,7 @@ static void seed_table(void)
         }
         char bound[16];
         snprintf(bound, sizeof bound, "%.1f", fig714_bound(p->k));
-        CHECK(!strcmp(bound, p->bound), "%dx%d: bound %s, printed %s", p->k, p->k, bound,
-              p->bound);
+        CHECK(!strcmp(bound, p->bound), "%dx%d: bound %s, printed %s", p->k, p->k, bound, p->bound);
         CHECK(fig714_bound(p->k) == fig714_seed_units((double)p->k * p->k),
               "%dx%d: bound is not K*K multiply-adds per element", p->k, p->k);
     }
@@ -144,8 +143,8 @@ static void counts(void)
         }
         for (int tile = 8; tile <= 32; tile *= 2) {
             const fig714_tile f = fig714_cached_tile(tile, k, 0), w = walk_cached_tile(tile, k);
-            CHECK(same_tile(f, w), "cached tile %d, %dx%d: formula %g/%g/%g, walked %g/%g/%g",
-                  tile, k, k, f.outputs, f.macs, f.loads, w.outputs, w.macs, w.loads);
+            CHECK(same_tile(f, w), "cached tile %d, %dx%d: formula %g/%g/%g, walked %g/%g/%g", tile,
+                  k, k, f.outputs, f.macs, f.loads, w.outputs, w.macs, w.loads);
             const fig714_tile h = fig714_cached_tile(tile, k, 1);
             CHECK(fabs(fig714_ratio(h) - fig714_bound(k)) < 1e-12,
                   "cached tile %d, %dx%d, halo from cache: ratio %g, bound %g", tile, k, k,
@@ -174,13 +173,14 @@ static void monotone(void)
         double last = 0;
         for (int in = k; in <= 1024; in++) {
             const double x = fig714_ratio(fig714_input_tile(in, k));
-            CHECK(x > last && x < fig714_bound(k), "%dx%d, IN_TILE_DIM %d: ratio %g after %g, "
-                                                   "bound %g",
+            CHECK(x > last && x < fig714_bound(k),
+                  "%dx%d, IN_TILE_DIM %d: ratio %g after %g, "
+                  "bound %g",
                   k, k, in, x, last, fig714_bound(k));
             last = x;
         }
-        CHECK(last > 0.95 * fig714_bound(k), "%dx%d: ratio %g at 1024 is not near the bound %g",
-              k, k, last, fig714_bound(k));
+        CHECK(last > 0.95 * fig714_bound(k), "%dx%d: ratio %g at 1024 is not near the bound %g", k,
+              k, last, fig714_bound(k));
     }
 }
 

@@ -362,89 +362,94 @@ static void test_lossless_round_trips(void)
 {
     const char *exts[] = {"pnm", "pgm", "ppm", "png", "tif", "tiff", "webp"};
     for (int t = 0; t < 2; t++)
-    for (int e = 0; e < 7; e++) {
-        const ic_sample_type type = t ? IC_U16 : IC_U8;
-        const size_t es = ic_sample_size(type);
-        char probe[16];
-        snprintf(probe, sizeof probe, "x.%s", exts[e]);
-        if (!ic_format_supported(ic_format_from_path(probe))) {
-            printf("skipped: .%s round trips (not built in)\n", exts[e]);
-            continue;
+        for (int e = 0; e < 7; e++) {
+            const ic_sample_type type = t ? IC_U16 : IC_U8;
+            const size_t es = ic_sample_size(type);
+            char probe[16];
+            snprintf(probe, sizeof probe, "x.%s", exts[e]);
+            if (!ic_format_supported(ic_format_from_path(probe))) {
+                printf("skipped: .%s round trips (not built in)\n", exts[e]);
+                continue;
+            }
+            const int keeps16 = ic_format_depth(ic_format_from_path(probe)) == 16;
+            for (int ch = 1; ch <= 4; ch++)
+                for (int lay = 0; lay < 2; lay++)
+                    for (int padded = 0; padded < 2; padded++) {
+                        int w = ict_range(&g_rng, 1, 67), h = ict_range(&g_rng, 1, 45);
+                        if ((uint32_t)ict_next(&g_rng) % 4 == 0)
+                            w = h = 1;
+                        const ic_layout layout = lay ? IC_SOA : IC_AOS;
+                        ic_image src;
+                        uint8_t *mem = NULL;
+                        if (padded) { /* caller memory with a pitch that is not a multiple of 64 */
+                            size_t row = (size_t)w * (layout == IC_AOS ? (size_t)ch : 1u) * es;
+                            size_t pitch = row + 13 * es;
+                            size_t rows = (size_t)h * (layout == IC_SOA ? (size_t)ch : 1u);
+                            mem = malloc(pitch * rows);
+                            ICT_EXPECT(mem != NULL, "malloc");
+                            if (!mem)
+                                continue;
+                            memset(mem, 0xA5, pitch * rows);
+                            ICT_EXPECT(ic_image_wrap_type(&src, mem, w, h, ch, layout, pitch,
+                                                          type) == IC_OK,
+                                       "wrap");
+                        } else {
+                            ICT_EXPECT(ic_image_create_type(&src, w, h, ch, layout, type) == IC_OK,
+                                       "create");
+                        }
+                        ic_image_chart(&src, (uint32_t)ict_next(&g_rng));
+                        if (type == IC_U16) /* the chart is v * 257: vary the low bytes too */
+                            for (int y = 0; y < h; y++)
+                                for (int x = 0; x < w; x++)
+                                    for (int c = 0; c < ch; c++)
+                                        ic_image_set(&src, x, y, c,
+                                                     ic_image_get(&src, x, y, c) ^
+                                                         ((uint32_t)ict_next(&g_rng) & 0xFFu));
+                        /* what the file holds: src, or its 8-bit conversion */
+                        ic_image want = src, low;
+                        memset(&low, 0, sizeof low);
+                        if (type == IC_U16 && !keeps16) {
+                            ICT_EXPECT(ic_image_create(&low, w, h, ch, IC_AOS) == IC_OK &&
+                                           ic_image_copy(&low, &src) == IC_OK,
+                                       "8-bit copy");
+                            want = low;
+                        }
+                        char name[64];
+                        snprintf(name, sizeof name, "rt_%d_%d_%d_%d.%s", t, ch, lay, padded,
+                                 exts[e]);
+                        int expect_ch = ch;
+                        if (!strcmp(exts[e], "pnm"))
+                            expect_ch = ch <= 2 ? 1 : 3;
+                        else if (!strcmp(exts[e], "pgm"))
+                            expect_ch = 1;
+                        else if (!strcmp(exts[e], "ppm"))
+                            expect_ch = 3;
+                        else if (!strcmp(exts[e], "webp")) /* no grey; opaque stores no alpha */
+                            expect_ch = (ch == 2 || ch == 4) && has_transparency(&want) ? 4 : 3;
+                        const ic_layout load_layout =
+                            ((uint32_t)ict_next(&g_rng) & 1) ? IC_SOA : IC_AOS;
+                        ic_image got;
+                        if (save_load(&src, name, load_layout, 0, 0, 1, &got) == IC_OK) {
+                            char why[160] = "";
+                            ICT_EXPECT(got.channels == expect_ch,
+                                       "%s %dx%d: %d channels, expected %d", name, w, h,
+                                       got.channels, expect_ch);
+                            ICT_EXPECT(got.type == want.type, "%s: sample type %d, expected %d",
+                                       name, (int)got.type, (int)want.type);
+                            ICT_EXPECT(got.channels == expect_ch &&
+                                           equal_converted(&got, &want, why, sizeof why),
+                                       "%s %dx%d layout %d->%d: %s", name, w, h, layout,
+                                       load_layout, why);
+                            if (expect_ch == ch)
+                                ICT_EXPECT(ic_image_equal(&got, &want), "%s: ic_image_equal", name);
+                        }
+                        ic_image_free(&got);
+                        ic_image_free(&low);
+                        ic_image_free(&src);
+                        free(mem);
+                        remove(path_in_dir(name));
+                    }
         }
-        const int keeps16 = ic_format_depth(ic_format_from_path(probe)) == 16;
-        for (int ch = 1; ch <= 4; ch++)
-            for (int lay = 0; lay < 2; lay++)
-                for (int padded = 0; padded < 2; padded++) {
-                    int w = ict_range(&g_rng, 1, 67), h = ict_range(&g_rng, 1, 45);
-                    if ((uint32_t)ict_next(&g_rng) % 4 == 0)
-                        w = h = 1;
-                    const ic_layout layout = lay ? IC_SOA : IC_AOS;
-                    ic_image src;
-                    uint8_t *mem = NULL;
-                    if (padded) { /* caller memory with a pitch that is not a multiple of 64 */
-                        size_t row = (size_t)w * (layout == IC_AOS ? (size_t)ch : 1u) * es;
-                        size_t pitch = row + 13 * es;
-                        size_t rows = (size_t)h * (layout == IC_SOA ? (size_t)ch : 1u);
-                        mem = malloc(pitch * rows);
-                        ICT_EXPECT(mem != NULL, "malloc");
-                        if (!mem)
-                            continue;
-                        memset(mem, 0xA5, pitch * rows);
-                        ICT_EXPECT(ic_image_wrap_type(&src, mem, w, h, ch, layout, pitch, type) ==
-                                  IC_OK,
-                              "wrap");
-                    } else {
-                        ICT_EXPECT(ic_image_create_type(&src, w, h, ch, layout, type) == IC_OK,
-                              "create");
-                    }
-                    ic_image_chart(&src, (uint32_t)ict_next(&g_rng));
-                    if (type == IC_U16) /* the chart is v * 257: vary the low bytes too */
-                        for (int y = 0; y < h; y++)
-                            for (int x = 0; x < w; x++)
-                                for (int c = 0; c < ch; c++)
-                                    ic_image_set(&src, x, y, c,
-                                                 ic_image_get(&src, x, y, c) ^ ((uint32_t)ict_next(&g_rng) & 0xFFu));
-                    /* what the file holds: src, or its 8-bit conversion */
-                    ic_image want = src, low;
-                    memset(&low, 0, sizeof low);
-                    if (type == IC_U16 && !keeps16) {
-                        ICT_EXPECT(ic_image_create(&low, w, h, ch, IC_AOS) == IC_OK &&
-                                  ic_image_copy(&low, &src) == IC_OK,
-                              "8-bit copy");
-                        want = low;
-                    }
-                    char name[64];
-                    snprintf(name, sizeof name, "rt_%d_%d_%d_%d.%s", t, ch, lay, padded, exts[e]);
-                    int expect_ch = ch;
-                    if (!strcmp(exts[e], "pnm"))
-                        expect_ch = ch <= 2 ? 1 : 3;
-                    else if (!strcmp(exts[e], "pgm"))
-                        expect_ch = 1;
-                    else if (!strcmp(exts[e], "ppm"))
-                        expect_ch = 3;
-                    else if (!strcmp(exts[e], "webp")) /* no grey; opaque stores no alpha */
-                        expect_ch = (ch == 2 || ch == 4) && has_transparency(&want) ? 4 : 3;
-                    const ic_layout load_layout = ((uint32_t)ict_next(&g_rng) & 1) ? IC_SOA : IC_AOS;
-                    ic_image got;
-                    if (save_load(&src, name, load_layout, 0, 0, 1, &got) == IC_OK) {
-                        char why[160] = "";
-                        ICT_EXPECT(got.channels == expect_ch, "%s %dx%d: %d channels, expected %d", name,
-                              w, h, got.channels, expect_ch);
-                        ICT_EXPECT(got.type == want.type, "%s: sample type %d, expected %d", name,
-                              (int)got.type, (int)want.type);
-                        ICT_EXPECT(got.channels == expect_ch &&
-                                  equal_converted(&got, &want, why, sizeof why),
-                              "%s %dx%d layout %d->%d: %s", name, w, h, layout, load_layout, why);
-                        if (expect_ch == ch)
-                            ICT_EXPECT(ic_image_equal(&got, &want), "%s: ic_image_equal", name);
-                    }
-                    ic_image_free(&got);
-                    ic_image_free(&low);
-                    ic_image_free(&src);
-                    free(mem);
-                    remove(path_in_dir(name));
-                }
-    }
     ICT_EXPECT(count_entries(g_dir) == 0, "round trips left %d files", count_entries(g_dir));
 }
 
@@ -462,9 +467,9 @@ static void test_jpeg_round_trips(void)
             if (save_load(&src, name, lay ? IC_AOS : IC_SOA, 0, 0, 0, &got) == IC_OK) {
                 const int expect_ch = ch <= 2 ? 1 : 3;
                 ICT_EXPECT(got.width == w && got.height == h, "%s: %dx%d, expected %dx%d", name,
-                      got.width, got.height, w, h);
-                ICT_EXPECT(got.channels == expect_ch, "%s: %d channels, expected %d", name, got.channels,
-                      expect_ch);
+                           got.width, got.height, w, h);
+                ICT_EXPECT(got.channels == expect_ch, "%s: %d channels, expected %d", name,
+                           got.channels, expect_ch);
                 if (got.channels == expect_ch && got.width == w && got.height == h) {
                     double p = psnr_converted(&got, &src);
                     ICT_EXPECT(p > 30.0, "%s %dx%d: PSNR %.2f dB", name, w, h, p);
@@ -477,12 +482,12 @@ static void test_jpeg_round_trips(void)
                 ic_save_options lo_q = {.quality = 10}, hi_q = {.quality = 95};
                 struct stat a, b;
                 ICT_EXPECT(ic_image_save(&src, path_in_dir("q10.jpg"), &lo_q) == IC_OK, "q10: %s",
-                      ic_last_error());
+                           ic_last_error());
                 ICT_EXPECT(ic_image_save(&src, path_in_dir("q95.jpg"), &hi_q) == IC_OK, "q95: %s",
-                      ic_last_error());
+                           ic_last_error());
                 ICT_EXPECT(stat(path_in_dir("q10.jpg"), &a) == 0 &&
-                          stat(path_in_dir("q95.jpg"), &b) == 0 && a.st_size < b.st_size,
-                      "quality 10 should give a smaller file than quality 95");
+                               stat(path_in_dir("q95.jpg"), &b) == 0 && a.st_size < b.st_size,
+                           "quality 10 should give a smaller file than quality 95");
                 remove(path_in_dir("q10.jpg"));
                 remove(path_in_dir("q95.jpg"));
             }
@@ -502,7 +507,8 @@ static void test_channel_forcing(void)
         ICT_EXPECT(ic_image_create(&src, w, h, sc, IC_AOS) == IC_OK, "create");
         ic_image_chart(&src, (uint32_t)ict_next(&g_rng));
         const char *name = have_png ? "force.png" : (sc == 1 ? "force.pgm" : "force.ppm");
-        ICT_EXPECT(ic_image_save(&src, path_in_dir(name), NULL) == IC_OK, "save: %s", ic_last_error());
+        ICT_EXPECT(ic_image_save(&src, path_in_dir(name), NULL) == IC_OK, "save: %s",
+                   ic_last_error());
         for (int dc = 1; dc <= 4; dc++)
             for (int lay = 0; lay < 2; lay++) {
                 ic_image got;
@@ -514,7 +520,7 @@ static void test_channel_forcing(void)
                 char why[160] = "";
                 ICT_EXPECT(got.channels == dc, "%d -> %d: got %d channels", sc, dc, got.channels);
                 ICT_EXPECT(got.channels == dc && equal_converted(&got, &src, why, sizeof why),
-                      "%d -> %d channels (%s): %s", sc, dc, name, why);
+                           "%d -> %d channels (%s): %s", sc, dc, name, why);
                 ic_image_free(&got);
             }
         remove(path_in_dir(name));
@@ -527,7 +533,7 @@ static void test_channel_forcing(void)
     ic_load_options lo = {2, IC_AOS, 0, 0, NULL, NULL, NULL, 0};
     ICT_EXPECT(ic_image_load(&got, path_in_dir("one.ppm"), &lo) == IC_OK, "%s", ic_last_error());
     ICT_EXPECT(got.data && got.data[0] == 124 && got.data[1] == 255, "luma+alpha %d %d",
-          got.data ? got.data[0] : -1, got.data ? got.data[1] : -1);
+               got.data ? got.data[0] : -1, got.data ? got.data[1] : -1);
     ic_image_free(&got);
     remove(path_in_dir("one.ppm"));
     if (!have_png)
@@ -543,12 +549,12 @@ static void expect_load_error(const char *name, const ic_load_options *lo, ic_st
     memset(&img, 0x5A, sizeof img);
     ic_status st = ic_image_load(&img, path_in_dir(name), lo);
     ICT_EXPECT(st == want, "%s: status %s, expected %s (message: %s)", name, ic_status_str(st),
-          ic_status_str(want), ic_last_error());
+               ic_status_str(want), ic_last_error());
     ICT_EXPECT(one_line(ic_last_error()), "%s: message must be one non-empty line: '%s'", name,
-          ic_last_error());
+               ic_last_error());
     if (needle)
         ICT_EXPECT(strstr(ic_last_error(), needle) != NULL, "%s: message '%s' lacks '%s'", name,
-              ic_last_error(), needle);
+                   ic_last_error(), needle);
     ICT_EXPECT(img.data == NULL && img.width == 0 && img.owner == 0, "%s: image not zeroed", name);
     if (st == IC_OK)
         ic_image_free(&img);
@@ -568,13 +574,12 @@ static void test_pnm_16bit(void)
         buf[sizeof hdr + 2 * i] = (uint8_t)px[i];
     }
     ICT_EXPECT(write_bytes(path_in_dir("m1000.pgm"), buf, sizeof hdr - 1 + 6), "write");
-    ICT_EXPECT(ic_image_load(&img, path_in_dir("m1000.pgm"), NULL) == IC_OK, "%s",
-          ic_last_error());
+    ICT_EXPECT(ic_image_load(&img, path_in_dir("m1000.pgm"), NULL) == IC_OK, "%s", ic_last_error());
     ICT_EXPECT(img.type == IC_U16, "maxval 1000 loads as 16-bit");
     const int want[3] = {0, 32768, 65535}; /* 500 * 65535 / 1000 = 32767.5 rounds up */
     for (int i = 0; img.data && img.type == IC_U16 && i < 3; i++)
-        ICT_EXPECT((int)ic_image_get(&img, i, 0, 0) == want[i], "maxval 1000: sample %d = %u, want %d",
-              i, ic_image_get(&img, i, 0, 0), want[i]);
+        ICT_EXPECT((int)ic_image_get(&img, i, 0, 0) == want[i],
+                   "maxval 1000: sample %d = %u, want %d", i, ic_image_get(&img, i, 0, 0), want[i]);
     ic_image_free(&img);
     buf[sizeof hdr - 1 + 4] = 0x04; /* 1000 = 0x03E8 -> 0x04E8 = 1256: over maxval */
     ICT_EXPECT(write_bytes(path_in_dir("m1000o.pgm"), buf, sizeof hdr - 1 + 6), "write");
@@ -584,8 +589,8 @@ static void test_pnm_16bit(void)
     ICT_EXPECT(write_bytes(path_in_dir("be.ppm"), be, sizeof be - 1), "write");
     ICT_EXPECT(ic_image_load(&img, path_in_dir("be.ppm"), NULL) == IC_OK, "%s", ic_last_error());
     ICT_EXPECT(img.type == IC_U16 && ic_image_get(&img, 0, 0, 0) == 0x1234 &&
-              ic_image_get(&img, 0, 0, 1) == 0xABCD && ic_image_get(&img, 0, 0, 2) == 0xFFFF,
-          "16-bit PPM samples are big-endian");
+                   ic_image_get(&img, 0, 0, 1) == 0xABCD && ic_image_get(&img, 0, 0, 2) == 0xFFFF,
+               "16-bit PPM samples are big-endian");
     ic_image_free(&img);
     /* the memory limit counts 2 bytes per sample: 8 bits fit, 16 do not */
     static const char hdr2[] = "P5\n1000 1000\n65535\n";
@@ -615,7 +620,7 @@ static void test_16bit_bad_input(void)
         if (!ic_format_supported(ic_format_from_path(probe)))
             continue;
         ic_image src, img;
-            ICT_EXPECT(ic_image_create_type(&src, 90, 70, 4, IC_AOS, IC_U16) == IC_OK, "create");
+        ICT_EXPECT(ic_image_create_type(&src, 90, 70, 4, IC_AOS, IC_U16) == IC_OK, "create");
         ic_image_chart(&src, 5);
         snprintf(name, sizeof name, "ok16.%s", exts[e]);
         ICT_EXPECT(ic_image_save(&src, path_in_dir(name), NULL) == IC_OK, "%s", ic_last_error());
@@ -628,8 +633,8 @@ static void test_16bit_bad_input(void)
             ICT_EXPECT(write_bytes(path_in_dir("cut16"), data, cuts[i]), "write");
             ic_status st = ic_image_load(&img, path_in_dir("cut16"), NULL);
             ICT_EXPECT(st == IC_ERR_FORMAT && img.data == NULL && one_line(ic_last_error()),
-                  "16-bit %s cut at %zu of %zu: %s '%s'", exts[e], cuts[i], n, ic_status_str(st),
-                  ic_last_error());
+                       "16-bit %s cut at %zu of %zu: %s '%s'", exts[e], cuts[i], n,
+                       ic_status_str(st), ic_last_error());
             ic_image_free(&img);
         }
         for (int t = 0; data && n > 200 && t < 8; t++) {
@@ -638,11 +643,12 @@ static void test_16bit_bad_input(void)
                 break;
             memcpy(bad, data, n);
             for (int k = 0; k < 16; k++)
-                bad[8 + (uint32_t)ict_next(&g_rng) % (n - 8)] ^= (uint8_t)(1u << ((uint32_t)ict_next(&g_rng) % 8));
+                bad[8 + (uint32_t)ict_next(&g_rng) % (n - 8)] ^=
+                    (uint8_t)(1u << ((uint32_t)ict_next(&g_rng) % 8));
             ICT_EXPECT(write_bytes(path_in_dir("noisy16"), bad, n), "write");
             ic_status st = ic_image_load(&img, path_in_dir("noisy16"), NULL);
-            ICT_EXPECT(st == IC_OK || (img.data == NULL && one_line(ic_last_error())), "noisy 16-bit %s: %s '%s'",
-                  exts[e], ic_status_str(st), ic_last_error());
+            ICT_EXPECT(st == IC_OK || (img.data == NULL && one_line(ic_last_error())),
+                       "noisy 16-bit %s: %s '%s'", exts[e], ic_status_str(st), ic_last_error());
             ic_image_free(&img);
             free(bad);
         }
@@ -670,8 +676,8 @@ static void test_pnm_parsing(void)
         const int want[6] = {0, 73, 109, 146, 219, 255}; /* round(v * 255 / 7) */
         for (int i = 0; i < 6; i++)
             ICT_EXPECT(*ic_image_at(&img, i % 3, i / 3, 0) == want[i],
-                  "maxval 7: sample %d = %d, want %d", i, *ic_image_at(&img, i % 3, i / 3, 0),
-                  want[i]);
+                       "maxval 7: sample %d = %d, want %d", i, *ic_image_at(&img, i % 3, i / 3, 0),
+                       want[i]);
         ICT_EXPECT(img.width == 3 && img.height == 2 && img.channels == 1, "dims");
     }
     ic_image_free(&img);
@@ -711,7 +717,8 @@ static void test_pnm_parsing(void)
         {"nosep.pgm", "P5\n2 1\n255x\x01\x02", IC_ERR_FORMAT, "maxval"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        ICT_EXPECT(write_bytes(path_in_dir(bad[i].name), bad[i].text, strlen(bad[i].text)), "write");
+        ICT_EXPECT(write_bytes(path_in_dir(bad[i].name), bad[i].text, strlen(bad[i].text)),
+                   "write");
         expect_load_error(bad[i].name, NULL, bad[i].want, bad[i].needle);
         remove(path_in_dir(bad[i].name));
     }
@@ -736,7 +743,7 @@ static void test_pnm_parsing(void)
         /* The pixel limit: exactly width*height passes, one less fails. */
         ic_load_options lo = {0, IC_AOS, 640 * 480, 0, NULL, NULL, NULL, 0};
         ICT_EXPECT(ic_image_load(&img, path_in_dir("full.ppm"), &lo) == IC_OK, "limit = w*h: %s",
-              ic_last_error());
+                   ic_last_error());
         ic_image_free(&img);
         lo.max_pixels = 640 * 480 - 1;
         expect_load_error("full.ppm", &lo, IC_ERR_TOO_LARGE,
@@ -770,15 +777,16 @@ static void expect_decode(const void *data, size_t n, const ic_load_options *lo,
     memset(&img, 0x5A, sizeof img);
     ic_status st = ic_image_decode(&img, data, n, lo);
     ICT_EXPECT(st == want, "decode %s: status %s, expected %s (%s)", what, ic_status_str(st),
-          ic_status_str(want), ic_last_error());
+               ic_status_str(want), ic_last_error());
     if (want != IC_OK) {
         ICT_EXPECT(one_line(ic_last_error()), "decode %s: message must be one line: '%s'", what,
-              ic_last_error());
-        ICT_EXPECT(img.data == NULL && img.width == 0 && img.owner == 0, "decode %s: not zeroed", what);
+                   ic_last_error());
+        ICT_EXPECT(img.data == NULL && img.width == 0 && img.owner == 0, "decode %s: not zeroed",
+                   what);
     }
     if (needle)
-        ICT_EXPECT(strstr(ic_last_error(), needle) != NULL, "decode %s: message '%s' lacks '%s'", what,
-              ic_last_error(), needle);
+        ICT_EXPECT(strstr(ic_last_error(), needle) != NULL, "decode %s: message '%s' lacks '%s'",
+                   what, ic_last_error(), needle);
     if (st == IC_OK)
         ic_image_free(&img);
 }
@@ -830,16 +838,14 @@ static void check_header_hook(const char *name, const char *path, const uint8_t 
     lo.max_memory = 0;
     /* Cut to its first bytes (no complete header): never called. */
     st = ic_image_decode(&a, data, 8, &lo);
-    ICT_EXPECT(st != IC_OK && seen.calls == 0,
-               "%s: 8 bytes gave %s with header_ok called %d times", name, ic_status_str(st),
-               seen.calls);
+    ICT_EXPECT(st != IC_OK && seen.calls == 0, "%s: 8 bytes gave %s with header_ok called %d times",
+               name, ic_status_str(st), seen.calls);
 }
 
 static void test_decode_memory(void)
 {
     static const char *const names[] = {"mem.ppm", "mem.png", "mem.jpg", "mem.tif", "mem.webp"};
-    static const ic_format fmts[] = {IC_FMT_PNM, IC_FMT_PNG, IC_FMT_JPEG, IC_FMT_TIFF,
-                                     IC_FMT_WEBP};
+    static const ic_format fmts[] = {IC_FMT_PNM, IC_FMT_PNG, IC_FMT_JPEG, IC_FMT_TIFF, IC_FMT_WEBP};
     ic_image src;
     ICT_EXPECT(ic_image_create(&src, 97, 61, 3, IC_AOS) == IC_OK, "create");
     ic_image_chart(&src, 5);
@@ -858,20 +864,21 @@ static void test_decode_memory(void)
         size_t encn = 0;
         ic_status se = ic_image_encode(&src, names[f], NULL, &enc, &encn);
         ICT_EXPECT(se == IC_OK && encn == n && enc && memcmp(enc, data, n) == 0,
-              "%s: ic_image_encode gave %zu bytes (%s), the file has %zu", names[f], encn,
-              ic_last_error(), n);
+                   "%s: ic_image_encode gave %zu bytes (%s), the file has %zu", names[f], encn,
+                   ic_last_error(), n);
         free(enc);
-        const ic_load_options variants[] = {
-            {0, IC_AOS, 0, 0, NULL, NULL, NULL, 0}, {4, IC_SOA, 0, 0, NULL, NULL, NULL, 0}, {1, IC_AOS, 0, 0, NULL, NULL, NULL, 0}};
+        const ic_load_options variants[] = {{0, IC_AOS, 0, 0, NULL, NULL, NULL, 0},
+                                            {4, IC_SOA, 0, 0, NULL, NULL, NULL, 0},
+                                            {1, IC_AOS, 0, 0, NULL, NULL, NULL, 0}};
         for (int v = 0; v < 3; v++) {
             ic_image a, b;
             ic_status sa = ic_image_load(&a, path, &variants[v]);
             ic_status sb = ic_image_decode(&b, data, n, &variants[v]);
-            ICT_EXPECT(sa == IC_OK && sb == IC_OK, "%s variant %d: load %s, decode %s (%s)", names[f], v,
-                  ic_status_str(sa), ic_status_str(sb), ic_last_error());
+            ICT_EXPECT(sa == IC_OK && sb == IC_OK, "%s variant %d: load %s, decode %s (%s)",
+                       names[f], v, ic_status_str(sa), ic_status_str(sb), ic_last_error());
             if (sa == IC_OK && sb == IC_OK)
                 ICT_EXPECT(ic_image_equal(&a, &b) && a.layout == b.layout,
-                      "%s variant %d: decoded image differs from the loaded one", names[f], v);
+                           "%s variant %d: decoded image differs from the loaded one", names[f], v);
             ic_image_free(&a);
             ic_image_free(&b);
         }
@@ -913,14 +920,15 @@ static void test_decode_memory(void)
     expect_decode("", 0, NULL, IC_ERR_FORMAT, "empty", "empty buffer");
     expect_decode(NULL, 0, NULL, IC_ERR_FORMAT, "empty", "NULL, 0");
     expect_decode(NULL, 5, NULL, IC_ERR_INVALID_ARG, NULL, "NULL data");
-    expect_decode("GIF89a, not ours", 16, NULL, IC_ERR_FORMAT, "not a PNG/JPEG/TIFF/WebP/PNM file", "GIF");
+    expect_decode("GIF89a, not ours", 16, NULL, IC_ERR_FORMAT, "not a PNG/JPEG/TIFF/WebP/PNM file",
+                  "GIF");
     expect_decode("P3\n1 1\n255\n0 0 0\n", 17, NULL, IC_ERR_FORMAT, "P3", "ASCII PPM");
     const ic_load_options bad = {7, IC_AOS, 0, 0, NULL, NULL, NULL, 0};
     expect_decode("P5\n1 1\n255\n\x80", 12, &bad, IC_ERR_INVALID_ARG, "channels", "channels 7");
     expect_decode("P5\n1 1\n255\n\x80", 12, NULL, IC_OK, NULL, "1x1 PGM");
     ICT_EXPECT(ic_image_decode(NULL, "P5", 2, NULL) == IC_ERR_INVALID_ARG, "NULL img");
     ICT_EXPECT(ic_default_max_memory() > 0 && ic_default_max_memory() <= ((uint64_t)2 << 30),
-          "default memory limit %llu", (unsigned long long)ic_default_max_memory());
+               "default memory limit %llu", (unsigned long long)ic_default_max_memory());
 }
 
 static void test_generic_bad_input(void)
@@ -984,11 +992,11 @@ static void test_png_bad_input(void)
         ICT_EXPECT(write_bytes(path_in_dir("cut.png"), data, cuts[i]), "write");
         ic_image img;
         ic_status st = ic_image_load(&img, path_in_dir("cut.png"), NULL);
-        ICT_EXPECT(st == IC_ERR_FORMAT, "PNG cut at %zu of %zu: %s (%s)", cuts[i], n, ic_status_str(st),
-              ic_last_error());
+        ICT_EXPECT(st == IC_ERR_FORMAT, "PNG cut at %zu of %zu: %s (%s)", cuts[i], n,
+                   ic_status_str(st), ic_last_error());
         ICT_EXPECT(img.data == NULL, "PNG cut at %zu: image not zeroed", cuts[i]);
         ICT_EXPECT(cuts[i] < 33 || strstr(ic_last_error(), "truncated PNG data"),
-              "PNG cut at %zu: message '%s'", cuts[i], ic_last_error());
+                   "PNG cut at %zu: message '%s'", cuts[i], ic_last_error());
         ic_image_free(&img);
     }
     /* A flipped bit in IHDR's width: CRC error. */
@@ -1033,12 +1041,13 @@ static void test_png_expansions(void)
     png_start(&b, 10, 2, 1, 0);
     png_finish(&b, raw1, sizeof raw1);
     ICT_EXPECT(write_bytes(path_in_dir("g1.png"), b.p, b.n), "write");
-    ICT_EXPECT(ic_image_load(&img, path_in_dir("g1.png"), NULL) == IC_OK, "1-bit: %s", ic_last_error());
+    ICT_EXPECT(ic_image_load(&img, path_in_dir("g1.png"), NULL) == IC_OK, "1-bit: %s",
+               ic_last_error());
     ICT_EXPECT(img.channels == 1 && img.width == 10 && img.height == 2, "1-bit dims");
     for (int y = 0; img.data && y < 2; y++)
         for (int x = 0; x < 10; x++)
-            ICT_EXPECT(*ic_image_at(&img, x, y, 0) == (bits[y][x] == '1' ? 255 : 0), "1-bit (%d,%d)", x,
-                  y);
+            ICT_EXPECT(*ic_image_at(&img, x, y, 0) == (bits[y][x] == '1' ? 255 : 0),
+                       "1-bit (%d,%d)", x, y);
     ic_image_free(&img);
 
     /* Palette of 4 with tRNS {0, 128}: RGBA with alpha 0, 128, 255, 255. */
@@ -1052,16 +1061,16 @@ static void test_png_expansions(void)
     png_finish(&b, rawp, sizeof rawp);
     ICT_EXPECT(write_bytes(path_in_dir("pal.png"), b.p, b.n), "write");
     ICT_EXPECT(ic_image_load(&img, path_in_dir("pal.png"), NULL) == IC_OK, "palette: %s",
-          ic_last_error());
+               ic_last_error());
     ICT_EXPECT(img.channels == 4, "palette+tRNS: %d channels", img.channels);
     const int alpha_of[4] = {0, 128, 255, 255};
     for (int x = 0; img.data && img.channels == 4 && x < 4; x++) {
         int idx = rawp[1 + x];
         for (int c = 0; c < 3; c++)
-            ICT_EXPECT(*ic_image_at(&img, x, 0, c) == plte[idx * 3 + c], "palette colour x=%d c=%d", x,
-                  c);
+            ICT_EXPECT(*ic_image_at(&img, x, 0, c) == plte[idx * 3 + c], "palette colour x=%d c=%d",
+                       x, c);
         ICT_EXPECT(*ic_image_at(&img, x, 0, 3) == alpha_of[idx], "palette alpha x=%d: %d", x,
-              *ic_image_at(&img, x, 0, 3));
+                   *ic_image_at(&img, x, 0, 3));
     }
     ic_image_free(&img);
 
@@ -1074,12 +1083,12 @@ static void test_png_expansions(void)
     png_finish(&b, rawg, sizeof rawg);
     ICT_EXPECT(write_bytes(path_in_dir("gt.png"), b.p, b.n), "write");
     ICT_EXPECT(ic_image_load(&img, path_in_dir("gt.png"), NULL) == IC_OK, "grey tRNS: %s",
-          ic_last_error());
+               ic_last_error());
     ICT_EXPECT(img.channels == 2, "grey+tRNS: %d channels", img.channels);
     for (int x = 0; img.data && img.channels == 2 && x < 3; x++) {
         ICT_EXPECT(*ic_image_at(&img, x, 0, 0) == rawg[1 + x], "grey tRNS value x=%d", x);
-        ICT_EXPECT(*ic_image_at(&img, x, 0, 1) == (rawg[1 + x] == 7 ? 0 : 255), "grey tRNS alpha x=%d",
-              x);
+        ICT_EXPECT(*ic_image_at(&img, x, 0, 1) == (rawg[1 + x] == 7 ? 0 : 255),
+                   "grey tRNS alpha x=%d", x);
     }
     ic_image_free(&img);
 
@@ -1097,7 +1106,7 @@ static void test_png_expansions(void)
     png_finish(&b, raw16, sizeof raw16);
     ICT_EXPECT(write_bytes(path_in_dir("d16.png"), b.p, b.n), "write");
     ICT_EXPECT(ic_image_load(&img, path_in_dir("d16.png"), NULL) == IC_OK, "16-bit: %s",
-          ic_last_error());
+               ic_last_error());
     ICT_EXPECT(img.channels == 3 && img.width == 2 && img.type == IC_U16, "16-bit dims and type");
     for (int i = 0; img.data && img.channels == 3 && img.type == IC_U16 && i < 6; i++) {
         int got = (int)ic_image_get(&img, i / 3, 0, i % 3);
@@ -1105,8 +1114,8 @@ static void test_png_expansions(void)
     }
     ic_image_free(&img);
     ic_load_options eight = {.eight_bit = 1};
-    ICT_EXPECT(ic_image_load(&img, path_in_dir("d16.png"), &eight) == IC_OK,
-          "16-bit as 8: %s", ic_last_error());
+    ICT_EXPECT(ic_image_load(&img, path_in_dir("d16.png"), &eight) == IC_OK, "16-bit as 8: %s",
+               ic_last_error());
     ICT_EXPECT(img.type == IC_U8, "eight_bit gave type %d", (int)img.type);
     for (int i = 0; img.data && img.channels == 3 && img.type == IC_U8 && i < 6; i++) {
         int want = (int)lround(v16[i] * 255.0 / 65535.0);
@@ -1141,10 +1150,11 @@ static void test_jpeg_bad_input(void)
         ICT_EXPECT(write_bytes(path_in_dir("cut.jpg"), data, cuts[i]), "write");
         ic_image img;
         ic_status st = ic_image_load(&img, path_in_dir("cut.jpg"), NULL);
-        ICT_EXPECT(st == IC_ERR_FORMAT, "JPEG cut at %zu of %zu: %s (%s)", cuts[i], n, ic_status_str(st),
-              ic_last_error());
+        ICT_EXPECT(st == IC_ERR_FORMAT, "JPEG cut at %zu of %zu: %s (%s)", cuts[i], n,
+                   ic_status_str(st), ic_last_error());
         ICT_EXPECT(img.data == NULL, "JPEG cut at %zu: image not zeroed", cuts[i]);
-        ICT_EXPECT(one_line(ic_last_error()), "JPEG cut at %zu: message '%s'", cuts[i], ic_last_error());
+        ICT_EXPECT(one_line(ic_last_error()), "JPEG cut at %zu: message '%s'", cuts[i],
+                   ic_last_error());
         ic_image_free(&img);
     }
     ICT_EXPECT(write_bytes(path_in_dir("cut.jpg"), data, n / 2), "write");
@@ -1213,16 +1223,17 @@ static void test_tiff_bad_input(void)
     bytes b = {0};
     tiff_grey(&b, 200000, 200000, 16);
     ICT_EXPECT(write_bytes(path_in_dir("huge.tif"), b.p, b.n), "write");
-    expect_load_error("huge.tif", NULL, IC_ERR_TOO_LARGE,
-                      "image 200000x200000 exceeds the pixel limit 89478485 (raise it with --max-pixels)");
+    expect_load_error(
+        "huge.tif", NULL, IC_ERR_TOO_LARGE,
+        "image 200000x200000 exceeds the pixel limit 89478485 (raise it with --max-pixels)");
     b.n = 0;
     tiff_grey(&b, 40, 30, 40 * 30);
     ICT_EXPECT(write_bytes(path_in_dir("ok.tif"), b.p, b.n), "write");
     ic_image img;
     ic_status st = ic_image_load(&img, path_in_dir("ok.tif"), NULL);
     ICT_EXPECT(st == IC_OK && img.width == 40 && img.height == 30 && img.channels == 1 &&
-              img.data[img.pitch * 29 + 39] == (uint8_t)((29 * 40 + 39) * 7),
-          "hand-made grey TIFF: %s (%s)", ic_status_str(st), ic_last_error());
+                   img.data[img.pitch * 29 + 39] == (uint8_t)((29 * 40 + 39) * 7),
+               "hand-made grey TIFF: %s (%s)", ic_status_str(st), ic_last_error());
     ic_image_free(&img);
     ic_load_options lo = {0, IC_AOS, 40 * 30 - 1, 0, NULL, NULL, NULL, 0};
     expect_load_error("ok.tif", &lo, IC_ERR_TOO_LARGE, "exceeds the pixel limit 1199");
@@ -1243,10 +1254,10 @@ static void test_tiff_bad_input(void)
     for (size_t i = 0; data && n > 200 && i < sizeof cuts / sizeof cuts[0]; i++) {
         ICT_EXPECT(write_bytes(path_in_dir("cut.tif"), data, cuts[i]), "write");
         st = ic_image_load(&img, path_in_dir("cut.tif"), NULL);
-        ICT_EXPECT(st == IC_ERR_FORMAT, "TIFF cut at %zu of %zu: %s (%s)", cuts[i], n, ic_status_str(st),
-              ic_last_error());
+        ICT_EXPECT(st == IC_ERR_FORMAT, "TIFF cut at %zu of %zu: %s (%s)", cuts[i], n,
+                   ic_status_str(st), ic_last_error());
         ICT_EXPECT(img.data == NULL && one_line(ic_last_error()),
-              "TIFF cut at %zu: image or message '%s'", cuts[i], ic_last_error());
+                   "TIFF cut at %zu: image or message '%s'", cuts[i], ic_last_error());
         ic_image_free(&img);
     }
     /* Noise over the compressed strips: an error or an image, never a crash. */
@@ -1256,11 +1267,12 @@ static void test_tiff_bad_input(void)
             break;
         memcpy(bad, data, n);
         for (int k = 0; k < 16; k++)
-            bad[8 + (uint32_t)ict_next(&g_rng) % (n / 2)] ^= (uint8_t)(1u << ((uint32_t)ict_next(&g_rng) % 8));
+            bad[8 + (uint32_t)ict_next(&g_rng) % (n / 2)] ^=
+                (uint8_t)(1u << ((uint32_t)ict_next(&g_rng) % 8));
         ICT_EXPECT(write_bytes(path_in_dir("noisy.tif"), bad, n), "write");
         st = ic_image_load(&img, path_in_dir("noisy.tif"), NULL);
         ICT_EXPECT(st == IC_OK || (img.data == NULL && one_line(ic_last_error())),
-              "noisy TIFF %d: %s '%s'", t, ic_status_str(st), ic_last_error());
+                   "noisy TIFF %d: %s '%s'", t, ic_status_str(st), ic_last_error());
         ic_image_free(&img);
         free(bad);
     }
@@ -1274,16 +1286,17 @@ static void test_tiff_bad_input(void)
 static void test_webp_bad_input(void)
 {
     /* RIFF/WEBP with only a VP8X chunk claiming a 60000x60000 canvas. */
-    uint8_t vp8x[30] = {'R', 'I', 'F', 'F', 0, 0, 0, 0, 'W', 'E', 'B', 'P',
-                        'V', 'P', '8', 'X', 10, 0, 0, 0};
+    uint8_t vp8x[30] = {'R', 'I', 'F', 'F', 0,   0,   0,  0, 'W', 'E',
+                        'B', 'P', 'V', 'P', '8', 'X', 10, 0, 0,   0};
     put_le32(vp8x + 4, sizeof vp8x - 8);
     vp8x[24] = (uint8_t)(59999 & 0xFF);
     vp8x[25] = (uint8_t)(59999 >> 8);
     vp8x[27] = (uint8_t)(59999 & 0xFF);
     vp8x[28] = (uint8_t)(59999 >> 8);
     ICT_EXPECT(write_bytes(path_in_dir("huge.webp"), vp8x, sizeof vp8x), "write");
-    expect_load_error("huge.webp", NULL, IC_ERR_TOO_LARGE,
-                      "image 60000x60000 exceeds the pixel limit 89478485 (raise it with --max-pixels)");
+    expect_load_error(
+        "huge.webp", NULL, IC_ERR_TOO_LARGE,
+        "image 60000x60000 exceeds the pixel limit 89478485 (raise it with --max-pixels)");
     ic_image src, img;
     ICT_EXPECT(ic_image_create(&src, 160, 120, 3, IC_AOS) == IC_OK, "create");
     fill_smooth(&src);
@@ -1291,17 +1304,17 @@ static void test_webp_bad_input(void)
     /* Lossy: close, not equal; a lower quality gives a smaller file. */
     ic_status st = ic_image_load(&img, path_in_dir("ok.webp"), NULL);
     ICT_EXPECT(st == IC_OK && img.channels == 3 && img.width == 160 && img.height == 120,
-          "lossy WebP back: %s (%s)", ic_status_str(st), ic_last_error());
+               "lossy WebP back: %s (%s)", ic_status_str(st), ic_last_error());
     if (st == IC_OK && img.channels == 3)
         ICT_EXPECT(psnr_converted(&img, &src) > 30.0, "lossy WebP PSNR %.2f dB",
-              psnr_converted(&img, &src));
+                   psnr_converted(&img, &src));
     ic_image_free(&img);
     ic_save_options q10 = {.quality = 10};
     struct stat a, bq;
     ICT_EXPECT(ic_image_save(&src, path_in_dir("q10.webp"), &q10) == IC_OK, "%s", ic_last_error());
     ICT_EXPECT(stat(path_in_dir("q10.webp"), &a) == 0 && stat(path_in_dir("ok.webp"), &bq) == 0 &&
-              a.st_size < bq.st_size,
-          "WebP quality 10 should give a smaller file than 92");
+                   a.st_size < bq.st_size,
+               "WebP quality 10 should give a smaller file than 92");
     ic_image_free(&src);
     ic_load_options lo = {0, IC_AOS, 160 * 120 - 1, 0, NULL, NULL, NULL, 0};
     expect_load_error("ok.webp", &lo, IC_ERR_TOO_LARGE, "image 160x120 exceeds the pixel limit");
@@ -1312,10 +1325,10 @@ static void test_webp_bad_input(void)
     for (size_t i = 0; data && n > 200 && i < sizeof cuts / sizeof cuts[0]; i++) {
         ICT_EXPECT(write_bytes(path_in_dir("cut.webp"), data, cuts[i]), "write");
         st = ic_image_load(&img, path_in_dir("cut.webp"), NULL);
-        ICT_EXPECT(st == IC_ERR_FORMAT, "WebP cut at %zu of %zu: %s (%s)", cuts[i], n, ic_status_str(st),
-              ic_last_error());
+        ICT_EXPECT(st == IC_ERR_FORMAT, "WebP cut at %zu of %zu: %s (%s)", cuts[i], n,
+                   ic_status_str(st), ic_last_error());
         ICT_EXPECT(img.data == NULL && one_line(ic_last_error()),
-              "WebP cut at %zu: image or message '%s'", cuts[i], ic_last_error());
+                   "WebP cut at %zu: image or message '%s'", cuts[i], ic_last_error());
         ic_image_free(&img);
     }
     ICT_EXPECT(write_bytes(path_in_dir("cut.webp"), data, n / 2), "write");
@@ -1326,8 +1339,8 @@ static void test_webp_bad_input(void)
     memset(src.data, 0, src.pitch);
     st = ic_image_save(&src, path_in_dir("wide.webp"), NULL);
     ICT_EXPECT(st == IC_ERR_UNSUPPORTED && strstr(ic_last_error(), "16383") &&
-              !file_exists(path_in_dir("wide.webp")),
-          "16384 wide WebP: %s (%s)", ic_status_str(st), ic_last_error());
+                   !file_exists(path_in_dir("wide.webp")),
+               "16384 wide WebP: %s (%s)", ic_status_str(st), ic_last_error());
     ic_image_free(&src);
     const char *names[] = {"huge.webp", "ok.webp", "q10.webp", "cut.webp"};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
@@ -1417,7 +1430,7 @@ static void test_metadata_round_trips(void)
                 const int fits = pi ? stores_grey : !stores_grey;
                 ic_save_options so = {.quality = 90, .metadata = &m};
                 ICT_EXPECT(ic_image_save(&src, path_in_dir(names[f]), &so) == IC_OK,
-                      "%s: save with metadata: %s", names[f], ic_last_error());
+                           "%s: save with metadata: %s", names[f], ic_last_error());
                 ic_metadata back;
                 memset(&back, 0x5A, sizeof back);
                 ic_load_options lo = {.metadata = &back};
@@ -1425,30 +1438,32 @@ static void test_metadata_round_trips(void)
                 ICT_EXPECT(st == IC_OK, "%s: load: %s", names[f], ic_last_error());
                 if (fits)
                     ICT_EXPECT(same_blob(back.icc, back.icc_size, m.icc, m.icc_size),
-                          "%s grey %d profile %d: ICC of %zu bytes back, %zu written", names[f],
-                          grey, pi, back.icc_size, m.icc_size);
+                               "%s grey %d profile %d: ICC of %zu bytes back, %zu written",
+                               names[f], grey, pi, back.icc_size, m.icc_size);
                 else
-                    ICT_EXPECT(back.icc == NULL && back.icc_size == 0,
-                          "%s grey %d profile %d: a profile of the wrong colour space was kept",
-                          names[f], grey, pi);
+                    ICT_EXPECT(
+                        back.icc == NULL && back.icc_size == 0,
+                        "%s grey %d profile %d: a profile of the wrong colour space was kept",
+                        names[f], grey, pi);
                 if (tiff)
                     ICT_EXPECT(back.exif == NULL, "%s: EXIF is not carried in TIFF", names[f]);
                 else
                     ICT_EXPECT(same_blob(back.exif, back.exif_size, exif, exif_n) &&
-                              ic_metadata_orientation(&back) == 6,
-                          "%s: EXIF of %zu bytes back (%zu written), orientation %d", names[f],
-                          back.exif_size, exif_n, ic_metadata_orientation(&back));
+                                   ic_metadata_orientation(&back) == 6,
+                               "%s: EXIF of %zu bytes back (%zu written), orientation %d", names[f],
+                               back.exif_size, exif_n, ic_metadata_orientation(&back));
                 ic_metadata_free(&back);
                 ICT_EXPECT(back.icc == NULL && back.exif == NULL, "ic_metadata_free zeroes");
                 ic_image_free(&got);
             }
             /* Without metadata in the options nothing is embedded. */
-            ICT_EXPECT(ic_image_save(&src, path_in_dir(names[f]), NULL) == IC_OK, "%s", ic_last_error());
+            ICT_EXPECT(ic_image_save(&src, path_in_dir(names[f]), NULL) == IC_OK, "%s",
+                       ic_last_error());
             ic_metadata back;
             ic_load_options lo = {.metadata = &back};
-            ICT_EXPECT(ic_image_load(&got, path_in_dir(names[f]), &lo) == IC_OK && back.icc == NULL &&
-                      back.exif == NULL,
-                  "%s: metadata appeared from nowhere", names[f]);
+            ICT_EXPECT(ic_image_load(&got, path_in_dir(names[f]), &lo) == IC_OK &&
+                           back.icc == NULL && back.exif == NULL,
+                       "%s: metadata appeared from nowhere", names[f]);
             ic_image_free(&got);
             ic_metadata_free(&back);
             ic_image_free(&src);
@@ -1485,23 +1500,24 @@ static void test_exif_orientation_jpeg(void)
         ic_load_options lo = {.metadata = &m};
         ic_status st = ic_image_load(&got, path_in_dir("camera.jpg"), &lo);
         ICT_EXPECT(st == IC_OK && got.width == 64 && got.height == 40,
-              "camera JPEG: %s %dx%d (pixels must stay as stored)", ic_last_error(), got.width,
-              got.height);
+                   "camera JPEG: %s %dx%d (pixels must stay as stored)", ic_last_error(), got.width,
+                   got.height);
         ICT_EXPECT(ic_metadata_orientation(&m) == 6 && same_blob(m.exif, m.exif_size, exif, en),
-              "camera JPEG: orientation %d", ic_metadata_orientation(&m));
+                   "camera JPEG: orientation %d", ic_metadata_orientation(&m));
         static const char *const outs[] = {"cam.jpg", "cam.png", "cam.webp"};
         for (int i = 0; st == IC_OK && i < 3; i++) {
             if (!ic_format_supported(ic_format_from_path(outs[i])))
                 continue;
             ic_save_options so = {.metadata = &m};
-            ICT_EXPECT(ic_image_save(&got, path_in_dir(outs[i]), &so) == IC_OK, "%s", ic_last_error());
+            ICT_EXPECT(ic_image_save(&got, path_in_dir(outs[i]), &so) == IC_OK, "%s",
+                       ic_last_error());
             ic_image again;
             ic_metadata m2;
             ic_load_options lo2 = {.metadata = &m2};
-            ICT_EXPECT(ic_image_load(&again, path_in_dir(outs[i]), &lo2) == IC_OK && again.width == 64 &&
-                      ic_metadata_orientation(&m2) == 6 &&
-                      same_blob(m2.exif, m2.exif_size, exif, en),
-                  "%s: orientation %d after the round trip", outs[i], ic_metadata_orientation(&m2));
+            ICT_EXPECT(
+                ic_image_load(&again, path_in_dir(outs[i]), &lo2) == IC_OK && again.width == 64 &&
+                    ic_metadata_orientation(&m2) == 6 && same_blob(m2.exif, m2.exif_size, exif, en),
+                "%s: orientation %d after the round trip", outs[i], ic_metadata_orientation(&m2));
             ic_image_free(&again);
             ic_metadata_free(&m2);
             remove(path_in_dir(outs[i]));
@@ -1513,7 +1529,7 @@ static void test_exif_orientation_jpeg(void)
         memset(&m, 0x5A, sizeof m);
         st = ic_image_load(&got, path_in_dir("camera.jpg"), &lo);
         ICT_EXPECT(st == IC_ERR_FORMAT && m.icc == NULL && m.exif == NULL,
-              "cut camera JPEG: %s, metadata left behind", ic_status_str(st));
+                   "cut camera JPEG: %s, metadata left behind", ic_status_str(st));
     }
     ICT_EXPECT(ic_metadata_orientation(NULL) == 0, "orientation of NULL");
     free(cam);
@@ -1534,7 +1550,7 @@ static void test_save_failures(void)
     ic_status st = ic_image_save(&img, path_in_dir("out.gif"), NULL);
     ICT_EXPECT(st == IC_ERR_UNSUPPORTED, "unknown extension: %s", ic_status_str(st));
     ICT_EXPECT(strstr(ic_last_error(), ".gif") != NULL && one_line(ic_last_error()),
-          "unknown extension message '%s'", ic_last_error());
+               "unknown extension message '%s'", ic_last_error());
     ICT_EXPECT(!file_exists(path_in_dir("out.gif")), "unknown extension left a file");
     st = ic_image_save(&img, path_in_dir("noext"), NULL);
     ICT_EXPECT(st == IC_ERR_UNSUPPORTED, "no extension: %s", ic_status_str(st));
@@ -1542,15 +1558,15 @@ static void test_save_failures(void)
     st = ic_image_save(&img, path_in_dir("no/such/dir/out.ppm"), NULL);
     ICT_EXPECT(st == IC_ERR_IO, "nonexistent directory: %s", ic_status_str(st));
     ICT_EXPECT(strstr(ic_last_error(), "cannot create temporary file in") &&
-              strstr(ic_last_error(), "No such file"),
-          "nonexistent directory message '%s'", ic_last_error());
+                   strstr(ic_last_error(), "No such file"),
+               "nonexistent directory message '%s'", ic_last_error());
 
     /* A regular file used as a directory fails even for root. */
     ICT_EXPECT(write_bytes(path_in_dir("plain"), "x", 1), "write");
     st = ic_image_save(&img, path_in_dir("plain/out.ppm"), NULL);
     ICT_EXPECT(st == IC_ERR_IO, "file as directory: %s", ic_status_str(st));
     ICT_EXPECT(strstr(ic_last_error(), "Not a directory") != NULL, "file as directory message '%s'",
-          ic_last_error());
+               ic_last_error());
     ICT_EXPECT(!file_exists(path_in_dir("plain/out.ppm")), "file as directory: output exists");
     remove(path_in_dir("plain"));
 
@@ -1558,17 +1574,19 @@ static void test_save_failures(void)
      * temporary file must be removed. */
     ICT_EXPECT(mkdir(path_in_dir("taken.ppm"), 0700) == 0, "mkdir");
     st = ic_image_save(&img, path_in_dir("taken.ppm"), NULL);
-    ICT_EXPECT(st == IC_ERR_IO, "output is a directory: %s (%s)", ic_status_str(st), ic_last_error());
+    ICT_EXPECT(st == IC_ERR_IO, "output is a directory: %s (%s)", ic_status_str(st),
+               ic_last_error());
     ICT_EXPECT(count_entries(g_dir) == before + 1, "failed rename left %d entries (expected %d)",
-          count_entries(g_dir), before + 1);
+               count_entries(g_dir), before + 1);
     rmdir(path_in_dir("taken.ppm"));
 
     if (geteuid() != 0) {
-        ICT_EXPECT(mkdir(path_in_dir("ro"), 0700) == 0 && chmod(path_in_dir("ro"), 0500) == 0, "ro dir");
+        ICT_EXPECT(mkdir(path_in_dir("ro"), 0700) == 0 && chmod(path_in_dir("ro"), 0500) == 0,
+                   "ro dir");
         st = ic_image_save(&img, path_in_dir("ro/out.ppm"), NULL);
         ICT_EXPECT(st == IC_ERR_IO, "read-only directory: %s", ic_status_str(st));
         ICT_EXPECT(strstr(ic_last_error(), "Permission denied") != NULL, "read-only message '%s'",
-              ic_last_error());
+                   ic_last_error());
         ICT_EXPECT(count_entries(path_in_dir("ro")) == 0, "read-only dir not empty");
         chmod(path_in_dir("ro"), 0700);
         rmdir(path_in_dir("ro"));
@@ -1579,22 +1597,24 @@ static void test_save_failures(void)
     /* --compression: out of 1..9 refused; 1 and 9 give different files, both lossless. */
     ic_save_options c10 = {.compression = 10};
     ICT_EXPECT(ic_image_save(&img, path_in_dir("c.png"), &c10) == IC_ERR_INVALID_ARG &&
-              !file_exists(path_in_dir("c.png")),
-          "compression 10 accepted");
+                   !file_exists(path_in_dir("c.png")),
+               "compression 10 accepted");
     if (ic_format_supported(IC_FMT_PNG)) {
         ic_save_options c1 = {.compression = 1}, c9 = {.compression = 9};
         ic_image back;
         ICT_EXPECT(ic_image_save(&img, path_in_dir("c1.png"), &c1) == IC_OK &&
-                  ic_image_save(&img, path_in_dir("c9.png"), &c9) == IC_OK,
-              "PNG levels 1 and 9: %s", ic_last_error());
+                       ic_image_save(&img, path_in_dir("c9.png"), &c9) == IC_OK,
+                   "PNG levels 1 and 9: %s", ic_last_error());
         size_t n1 = 0, n9 = 0;
-        uint8_t *b1 = read_bytes(path_in_dir("c1.png"), &n1), *b9 = read_bytes(path_in_dir("c9.png"), &n9);
-        ICT_EXPECT(b1 && b9 && (n1 != n9 || memcmp(b1, b9, n1) != 0), "levels 1 and 9 wrote the same file");
+        uint8_t *b1 = read_bytes(path_in_dir("c1.png"), &n1),
+                *b9 = read_bytes(path_in_dir("c9.png"), &n9);
+        ICT_EXPECT(b1 && b9 && (n1 != n9 || memcmp(b1, b9, n1) != 0),
+                   "levels 1 and 9 wrote the same file");
         free(b1);
         free(b9);
         ICT_EXPECT(ic_image_load(&back, path_in_dir("c9.png"), NULL) == IC_OK &&
-                  ic_image_equal(&back, &img),
-              "PNG level 9 round trip: %s", ic_last_error());
+                       ic_image_equal(&back, &img),
+                   "PNG level 9 round trip: %s", ic_last_error());
         ic_image_free(&back);
         remove(path_in_dir("c1.png"));
         remove(path_in_dir("c9.png"));
@@ -1606,24 +1626,25 @@ static void test_save_failures(void)
     ICT_EXPECT(ic_image_save(&img, path_in_dir("q.jpg"), &q) == IC_ERR_INVALID_ARG, "quality -1");
     ic_image broken = img;
     broken.channels = 5;
-    ICT_EXPECT(ic_image_save(&broken, path_in_dir("b.ppm"), NULL) == IC_ERR_INVALID_ARG, "5 channels");
+    ICT_EXPECT(ic_image_save(&broken, path_in_dir("b.ppm"), NULL) == IC_ERR_INVALID_ARG,
+               "5 channels");
     broken = img;
     broken.pitch = 10;
     ICT_EXPECT(ic_image_save(&broken, path_in_dir("b.ppm"), NULL) == IC_ERR_INVALID_ARG,
-          "pitch below row width");
+               "pitch below row width");
     ICT_EXPECT(ic_image_save(NULL, path_in_dir("b.ppm"), NULL) == IC_ERR_INVALID_ARG, "NULL image");
     if (!ic_format_supported(IC_FMT_PNG)) {
         st = ic_image_save(&img, path_in_dir("x.png"), NULL);
-        ICT_EXPECT(st == IC_ERR_UNSUPPORTED && strstr(ic_last_error(), "without PNG"), "no PNG: %s '%s'",
-              ic_status_str(st), ic_last_error());
+        ICT_EXPECT(st == IC_ERR_UNSUPPORTED && strstr(ic_last_error(), "without PNG"),
+                   "no PNG: %s '%s'", ic_status_str(st), ic_last_error());
     }
     if (!ic_format_supported(IC_FMT_JPEG)) {
         st = ic_image_save(&img, path_in_dir("x.jpg"), NULL);
         ICT_EXPECT(st == IC_ERR_UNSUPPORTED && strstr(ic_last_error(), "without JPEG"),
-              "no JPEG: %s '%s'", ic_status_str(st), ic_last_error());
+                   "no JPEG: %s '%s'", ic_status_str(st), ic_last_error());
     }
     ICT_EXPECT(count_entries(g_dir) == before, "failed saves left files: %d entries, expected %d",
-          count_entries(g_dir), before);
+               count_entries(g_dir), before);
 
     /* A successful save replaces an existing file and gets a normal mode. */
     ICT_EXPECT(write_bytes(path_in_dir("old.ppm"), "old", 3), "write");
@@ -1632,15 +1653,15 @@ static void test_save_failures(void)
     umask(old_mask);
     struct stat sb;
     ICT_EXPECT(stat(path_in_dir("old.ppm"), &sb) == 0 && (sb.st_mode & 0777) == 0644,
-          "saved file mode %o, expected 644", (unsigned)(sb.st_mode & 0777));
+               "saved file mode %o, expected 644", (unsigned)(sb.st_mode & 0777));
     ic_image back;
     ICT_EXPECT(ic_image_load(&back, path_in_dir("old.ppm"), NULL) == IC_OK &&
-              ic_image_equal(&back, &img),
-          "overwritten file content (%s)", ic_last_error());
+                   ic_image_equal(&back, &img),
+               "overwritten file content (%s)", ic_last_error());
     ic_image_free(&back);
     remove(path_in_dir("old.ppm"));
     ICT_EXPECT(count_entries(g_dir) == before, "%d entries after overwrite, expected %d",
-          count_entries(g_dir), before);
+               count_entries(g_dir), before);
     ic_image_free(&img);
 }
 

@@ -38,14 +38,17 @@ static const char *esc(const char *s, size_t n)
 
 static ict_rng g_rng; /* seeded per random case: the seed is in every failure message */
 
-static double W(const ic_kernel *k, int i, int j) { return ic_kernel_weight(k, i, j); }
+static double W(const ic_kernel *k, int i, int j)
+{
+    return ic_kernel_weight(k, i, j);
+}
 
 /* Parses text that must succeed; returns 1 on success (k filled). */
 static int parse_ok(ic_kernel *k, const char *text)
 {
     ic_status st = ic_kernel_parse(k, text);
     ICT_EXPECT(st == IC_OK, "parse '%s': status %d (%s): %s", ESC(text), st, ic_status_str(st),
-          ic_last_error());
+               ic_last_error());
     return st == IC_OK;
 }
 
@@ -54,14 +57,15 @@ static void parse_bad(const char *text, ic_status want, const char *needle)
 {
     ic_kernel k;
     ic_status st = ic_kernel_parse(&k, text);
-    ICT_EXPECT(st == want, "parse '%s': status %d, expected %d (ic_last_error(): %s)", ESC(text), st,
-          want, ic_last_error());
-    ICT_EXPECT(strstr(ic_last_error(), needle) != NULL, "parse '%s': message '%s' does not mention '%s'",
-          ESC(text), ic_last_error(), needle);
+    ICT_EXPECT(st == want, "parse '%s': status %d, expected %d (ic_last_error(): %s)", ESC(text),
+               st, want, ic_last_error());
+    ICT_EXPECT(strstr(ic_last_error(), needle) != NULL,
+               "parse '%s': message '%s' does not mention '%s'", ESC(text), ic_last_error(),
+               needle);
     ICT_EXPECT(strchr(ic_last_error(), '\n') == NULL, "parse '%s': message is not one line: '%s'",
-          ESC(text), ESC(ic_last_error()));
+               ESC(text), ESC(ic_last_error()));
     ICT_EXPECT(k.coef == NULL && k.width == 0, "parse '%s': failed parse left a kernel behind",
-          ESC(text));
+               ESC(text));
     if (st == IC_OK)
         ic_kernel_free(&k);
 }
@@ -71,14 +75,14 @@ static void expect_weights(const char *text, int w, int h, const double *want, d
     ic_kernel k;
     if (!parse_ok(&k, text))
         return;
-    ICT_EXPECT(k.width == w && k.height == h, "'%s': size %dx%d, expected %dx%d", ESC(text), k.width,
-          k.height, w, h);
+    ICT_EXPECT(k.width == w && k.height == h, "'%s': size %dx%d, expected %dx%d", ESC(text),
+               k.width, k.height, w, h);
     if (k.width == w && k.height == h)
         for (int j = 0; j < h; j++)
             for (int i = 0; i < w; i++)
                 ICT_EXPECT(fabs(W(&k, i, j) - want[j * w + i]) <= tol,
-                      "'%s': weight (%d,%d) = %.9g, expected %.9g", ESC(text), i, j, W(&k, i, j),
-                      want[j * w + i]);
+                           "'%s': weight (%d,%d) = %.9g, expected %.9g", ESC(text), i, j,
+                           W(&k, i, j), want[j * w + i]);
     ic_kernel_free(&k);
 }
 
@@ -108,17 +112,17 @@ static void test_named_table(void)
     }
     for (int i = 0; i < n; i++) {
         ICT_EXPECT(t[i].name && t[i].args && t[i].summary && t[i].summary[0],
-              "table entry %d incomplete", i);
+                   "table entry %d incomplete", i);
         ic_kernel k;
         if (!parse_ok(&k, t[i].name))
             continue;
         ICT_EXPECT((k.width & 1) && (k.height & 1), "%s: size %dx%d not odd", t[i].name, k.width,
-              k.height);
+                   k.height);
         ICT_EXPECT(k.name[0] != '\0', "%s: no kernel name", t[i].name);
         const double sum = ic_kernel_sum(&k);
         const double want = is_edge(t[i].name) ? 0.0 : 1.0;
         ICT_EXPECT(fabs(sum - want) < 1e-6, "%s: weights sum to %.9g, expected %g", t[i].name, sum,
-              want);
+                   want);
         /* Upper-case names are accepted too. */
         char up[32];
         snprintf(up, sizeof up, "%s", t[i].name);
@@ -128,8 +132,8 @@ static void test_named_table(void)
         ic_kernel k2;
         if (parse_ok(&k2, up)) {
             ICT_EXPECT(k2.width == k.width && k2.height == k.height &&
-                      memcmp(k2.coef, k.coef, sizeof(float) * k.width * k.height) == 0,
-                  "'%s' differs from '%s'", up, t[i].name);
+                           memcmp(k2.coef, k.coef, sizeof(float) * k.width * k.height) == 0,
+                       "'%s' differs from '%s'", up, t[i].name);
             ic_kernel_free(&k2);
         }
         ic_kernel_free(&k);
@@ -148,13 +152,13 @@ static void check_symmetry(const char *text, int sx, int sy, int point)
             const double v = W(&k, i, j);
             if (sx)
                 ICT_EXPECT(fabs(W(&k, w - 1 - i, j) - sx * v) < 1e-7,
-                      "'%s': x mirror of (%d,%d) breaks symmetry %+d", text, i, j, sx);
+                           "'%s': x mirror of (%d,%d) breaks symmetry %+d", text, i, j, sx);
             if (sy)
                 ICT_EXPECT(fabs(W(&k, i, h - 1 - j) - sy * v) < 1e-7,
-                      "'%s': y mirror of (%d,%d) breaks symmetry %+d", text, i, j, sy);
+                           "'%s': y mirror of (%d,%d) breaks symmetry %+d", text, i, j, sy);
             if (point)
                 ICT_EXPECT(fabs(W(&k, w - 1 - i, h - 1 - j) - v) < 1e-7,
-                      "'%s': point mirror of (%d,%d) differs", text, i, j);
+                           "'%s': point mirror of (%d,%d) differs", text, i, j);
         }
     ic_kernel_free(&k);
 }
@@ -173,7 +177,7 @@ static void test_named_values(void)
         expect_weights("gaussian:3,0.8", 3, 3, want, 1e-7);
         expect_weights("gaussian:sigma=0.8,size=3", 3, 3, want, 1e-7);
         ICT_EXPECT(fabs(g[1] - 0.522011) < 1e-5 && fabs(g[0] - 0.238994) < 1e-5,
-              "gaussian:3 1D values %.6f %.6f", g[0], g[1]);
+                   "gaussian:3 1D values %.6f %.6f", g[0], g[1]);
     }
     {
         ic_kernel k;
@@ -183,27 +187,28 @@ static void test_named_values(void)
         }
         if (parse_ok(&k, "gaussian:sigma=1.5")) { /* size = 2*ceil(4.5)+1 */
             ICT_EXPECT(k.width == 11 && k.height == 11, "gaussian:sigma=1.5 is %dx%d", k.width,
-                  k.height);
+                       k.height);
             ic_kernel_free(&k);
         }
         if (parse_ok(&k, "gaussian:5x3")) {
             ICT_EXPECT(k.width == 5 && k.height == 3, "gaussian:5x3 is %dx%d", k.width, k.height);
-            ICT_EXPECT(fabs(ic_kernel_sum(&k) - 1) < 1e-6, "gaussian:5x3 sum %.9g", ic_kernel_sum(&k));
+            ICT_EXPECT(fabs(ic_kernel_sum(&k) - 1) < 1e-6, "gaussian:5x3 sum %.9g",
+                       ic_kernel_sum(&k));
             ic_kernel_free(&k);
         }
         ic_kernel a, b;
         if (parse_ok(&a, "gaussian:7,1.5")) {
             if (parse_ok(&b, " Gaussian : size = 7 , sigma = 1.5 ")) {
                 ICT_EXPECT(a.width == 7 && b.width == 7 &&
-                          memcmp(a.coef, b.coef, 49 * sizeof(float)) == 0,
-                      "gaussian:7,1.5 and the key=value form differ");
+                               memcmp(a.coef, b.coef, 49 * sizeof(float)) == 0,
+                           "gaussian:7,1.5 and the key=value form differ");
                 ic_kernel_free(&b);
             }
             ic_kernel_free(&a);
         }
         if (parse_ok(&k, "gaussian:255")) {
             ICT_EXPECT(k.width == 255 && fabs(ic_kernel_sum(&k) - 1) < 1e-6,
-                  "gaussian:255: %dx%d sum %.9g", k.width, k.height, ic_kernel_sum(&k));
+                       "gaussian:255: %dx%d sum %.9g", k.width, k.height, ic_kernel_sum(&k));
             ic_kernel_free(&k);
         }
     }
@@ -250,12 +255,13 @@ static void test_named_values(void)
         /* unsharp = (1+a) delta - a G with G the 5x5 gaussian (sigma 1.1). */
         ic_kernel u, g;
         if (parse_ok(&u, "unsharp") && parse_ok(&g, "gaussian:5")) {
-            ICT_EXPECT(u.width == 5 && u.height == 5, "unsharp default is %dx%d", u.width, u.height);
+            ICT_EXPECT(u.width == 5 && u.height == 5, "unsharp default is %dx%d", u.width,
+                       u.height);
             for (int j = 0; j < 5; j++)
                 for (int i = 0; i < 5; i++) {
                     const double want = (i == 2 && j == 2 ? 2.0 : 0.0) - W(&g, i, j);
-                    ICT_EXPECT(fabs(W(&u, i, j) - want) < 1e-6, "unsharp (%d,%d) = %.9g, want %.9g", i,
-                          j, W(&u, i, j), want);
+                    ICT_EXPECT(fabs(W(&u, i, j) - want) < 1e-6, "unsharp (%d,%d) = %.9g, want %.9g",
+                               i, j, W(&u, i, j), want);
                 }
             ic_kernel_free(&u);
             ic_kernel_free(&g);
@@ -276,20 +282,22 @@ static void test_named_values(void)
         ic_kernel k;
         if (parse_ok(&k, "motion:9,45")) {
             ICT_EXPECT(k.width == k.height && k.width >= 7 && k.width <= 9, "motion:9,45 is %dx%d",
-                  k.width, k.height);
+                       k.width, k.height);
             /* 45 degrees counter-clockwise on screen: up and to the right. */
             ICT_EXPECT(W(&k, k.width - 1, 0) > 0 && W(&k, 0, 0) == 0,
-                  "motion:9,45 does not run from bottom-left to top-right");
-            ICT_EXPECT(fabs(ic_kernel_sum(&k) - 1) < 1e-6, "motion:9,45 sum %.9g", ic_kernel_sum(&k));
+                       "motion:9,45 does not run from bottom-left to top-right");
+            ICT_EXPECT(fabs(ic_kernel_sum(&k) - 1) < 1e-6, "motion:9,45 sum %.9g",
+                       ic_kernel_sum(&k));
             ic_kernel_free(&k);
         }
         if (parse_ok(&k, "motion:21,30")) {
-            ICT_EXPECT(k.width > k.height && k.height > 1, "motion:21,30 is %dx%d", k.width, k.height);
+            ICT_EXPECT(k.width > k.height && k.height > 1, "motion:21,30 is %dx%d", k.width,
+                       k.height);
             ic_kernel_free(&k);
         }
         if (parse_ok(&k, "motion:253,17")) {
             ICT_EXPECT(k.width <= IC_MAX_KERNEL && k.height <= IC_MAX_KERNEL, "motion:253,17 %dx%d",
-                  k.width, k.height);
+                       k.width, k.height);
             ic_kernel_free(&k);
         }
     }
@@ -364,11 +372,11 @@ static void test_matrix_grammar(void)
     ic_kernel k;
     if (parse_ok(&k, "1 2 1; 2 4 2; 1 2 1 / 16")) {
         ICT_EXPECT(k.divisor == 16.0 && k.coef[4] == 4.0f, "divisor %g, centre %g", k.divisor,
-              k.coef[4]);
+                   k.coef[4]);
         ICT_EXPECT(ic_kernel_sum(&k) == 1.0, "binomial sum %.17g", ic_kernel_sum(&k));
         ICT_EXPECT(strcmp(k.name, "3x3 matrix") == 0, "matrix name '%s'", k.name);
         ICT_EXPECT(ic_kernel_weight(&k, 3, 0) == 0.0 && ic_kernel_weight(&k, -1, 0) == 0.0,
-              "out-of-range weight not 0");
+                   "out-of-range weight not 0");
         ic_kernel_free(&k);
         ICT_EXPECT(k.coef == NULL && k.width == 0, "ic_kernel_free did not zero the kernel");
         ic_kernel_free(&k); /* twice is fine */
@@ -386,7 +394,8 @@ static void test_matrix_grammar(void)
         }
         t[o] = '\0';
         if (parse_ok(&k, t)) {
-            ICT_EXPECT(k.width == 255 && k.height == 255, "255x255 parsed as %dx%d", k.width, k.height);
+            ICT_EXPECT(k.width == 255 && k.height == 255, "255x255 parsed as %dx%d", k.width,
+                       k.height);
             ic_kernel_free(&k);
         }
         free(t);
@@ -434,8 +443,9 @@ static void test_matrix_errors(void)
     parse_bad("@", IC_ERR_KERNEL, "file name");
     {
         ic_kernel k;
-        ICT_EXPECT(ic_kernel_parse(&k, NULL) == IC_ERR_INVALID_ARG && strstr(ic_last_error(), "NULL"),
-              "NULL text: '%s'", ic_last_error());
+        ICT_EXPECT(ic_kernel_parse(&k, NULL) == IC_ERR_INVALID_ARG &&
+                       strstr(ic_last_error(), "NULL"),
+                   "NULL text: '%s'", ic_last_error());
         ICT_EXPECT(ic_kernel_parse(NULL, "1") == IC_ERR_INVALID_ARG, "NULL kernel");
     }
 
@@ -469,7 +479,7 @@ static void test_matrix_errors(void)
     ic_kernel k;
     ic_status st = ic_kernel_parse(&k, t);
     ICT_EXPECT(st == IC_ERR_KERNEL && ic_last_error()[0] && !strchr(ic_last_error(), '\n'),
-          "long bad text: st %d, '%s'", st, ic_last_error());
+               "long bad text: st %d, '%s'", st, ic_last_error());
     free(t);
 }
 
@@ -478,11 +488,11 @@ static void test_create(void)
     ic_kernel k;
     const float c[15] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
     ICT_EXPECT(ic_kernel_create(&k, 5, 3, c, 2.0) == IC_OK, "create 5x3");
-    ICT_EXPECT(k.width == 5 && k.height == 3 && k.coef != c && k.coef[14] == 15.0f && k.divisor == 2.0 &&
-              k.offset == 0.0,
-          "create copies coefficients");
+    ICT_EXPECT(k.width == 5 && k.height == 3 && k.coef != c && k.coef[14] == 15.0f &&
+                   k.divisor == 2.0 && k.offset == 0.0,
+               "create copies coefficients");
     ICT_EXPECT(ic_kernel_weight(&k, 4, 2) == 7.5 && ic_kernel_sum(&k) == 60.0, "weight %g sum %g",
-          ic_kernel_weight(&k, 4, 2), ic_kernel_sum(&k));
+               ic_kernel_weight(&k, 4, 2), ic_kernel_sum(&k));
     ic_kernel_free(&k);
     ICT_EXPECT(ic_kernel_create(&k, 4, 3, c, 1.0) == IC_ERR_KERNEL && k.coef == NULL, "even width");
     ICT_EXPECT(ic_kernel_create(&k, 3, 0, c, 1.0) == IC_ERR_KERNEL, "zero height");
@@ -527,8 +537,8 @@ static void load_bad(const char *path, ic_status want, const char *needle)
     ic_kernel k;
     ic_status st = ic_kernel_load(&k, path);
     ICT_EXPECT(st == want, "load %s: status %d, expected %d (%s)", path, st, want, ic_last_error());
-    ICT_EXPECT(strstr(ic_last_error(), needle) != NULL, "load %s: message '%s' does not mention '%s'",
-          path, ic_last_error(), needle);
+    ICT_EXPECT(strstr(ic_last_error(), needle) != NULL,
+               "load %s: message '%s' does not mention '%s'", path, ic_last_error(), needle);
     ICT_EXPECT(k.coef == NULL, "load %s: failure left a kernel", path);
     if (st == IC_OK)
         ic_kernel_free(&k);
@@ -550,7 +560,7 @@ static void test_files(void)
                                         "1 2 1\n\n/ 16\n");
     if (ic_kernel_load(&k, txt) == IC_OK) {
         ICT_EXPECT(k.width == 3 && k.height == 3 && k.divisor == 16 && ic_kernel_sum(&k) == 1,
-              "blur.txt: %dx%d / %g", k.width, k.height, k.divisor);
+                   "blur.txt: %dx%d / %g", k.width, k.height, k.divisor);
         ICT_EXPECT(strstr(k.name, "blur.txt") != NULL, "file kernel name '%s'", k.name);
         ic_kernel_free(&k);
     } else {
@@ -566,15 +576,16 @@ static void test_files(void)
     const char *mat = WRITE("edge.mat", "3 3 16 128\n1 2 1\n2 4 2\n1 2 1\n");
     if (ic_kernel_load(&k, mat) == IC_OK) {
         ICT_EXPECT(k.width == 3 && k.height == 3 && k.divisor == 16 && k.offset == 128,
-              "edge.mat: %dx%d / %g + %g", k.width, k.height, k.divisor, k.offset);
+                   "edge.mat: %dx%d / %g + %g", k.width, k.height, k.divisor, k.offset);
         ic_kernel_free(&k);
     } else {
         ICT_EXPECT(0, "load edge.mat: %s", ic_last_error());
     }
     mat = WRITE("wide.mat", "5 1\n-1 -2 0 2 1\n");
     if (ic_kernel_load(&k, mat) == IC_OK) {
-        ICT_EXPECT(k.width == 5 && k.height == 1 && k.divisor == 1 && k.offset == 0 && k.coef[4] == 1.0f,
-              "wide.mat (2-field header)");
+        ICT_EXPECT(k.width == 5 && k.height == 1 && k.divisor == 1 && k.offset == 0 &&
+                       k.coef[4] == 1.0f,
+                   "wide.mat (2-field header)");
         ic_kernel_free(&k);
     } else {
         ICT_EXPECT(0, "load wide.mat: %s", ic_last_error());
@@ -584,8 +595,8 @@ static void test_files(void)
     mat = WRITE("plain.mat", "# my blur\n1 2 1\n2 4 2\n1 2 1 / 16\n");
     if (ic_kernel_load(&k, mat) == IC_OK) {
         ICT_EXPECT(k.width == 3 && k.height == 3 && k.divisor == 16 && k.offset == 0 &&
-                  k.coef[4] == 4 && k.coef[8] == 1,
-              "plain.mat: %dx%d / %g", k.width, k.height, k.divisor);
+                       k.coef[4] == 4 && k.coef[8] == 1,
+                   "plain.mat: %dx%d / %g", k.width, k.height, k.divisor);
         ic_kernel_free(&k);
     } else {
         ICT_EXPECT(0, "load plain.mat: %s", ic_last_error());
@@ -594,7 +605,7 @@ static void test_files(void)
     mat = WRITE("vips.txt", "# from vips\n3, 1, 2, -0.5\n1 0 1\n");
     if (ic_kernel_load(&k, mat) == IC_OK) {
         ICT_EXPECT(k.width == 3 && k.height == 1 && k.divisor == 2 && k.offset == -0.5,
-              "vips.txt header detection");
+                   "vips.txt header detection");
         ic_kernel_free(&k);
     } else {
         ICT_EXPECT(0, "load vips.txt: %s", ic_last_error());
@@ -609,10 +620,12 @@ static void test_files(void)
     load_bad(WRITE("stiny.mat", "3 1 1e-7 0\n1 2 1\n"), IC_ERR_KERNEL, "scale 1e-07 is outside");
     mat = WRITE("edge6.mat", "3 1 -1e6 1e6\n1 2 1\n");
     if (ic_kernel_load(&k, mat) == IC_OK) {
-        ICT_EXPECT(k.divisor == -1e6 && k.offset == 1e6, "edge6.mat: / %g + %g", k.divisor, k.offset);
+        ICT_EXPECT(k.divisor == -1e6 && k.offset == 1e6, "edge6.mat: / %g + %g", k.divisor,
+                   k.offset);
         ic_kernel_free(&k);
     } else {
-        ICT_EXPECT(0, "load edge6.mat (scale and offset at the edge of the range): %s", ic_last_error());
+        ICT_EXPECT(0, "load edge6.mat (scale and offset at the edge of the range): %s",
+                   ic_last_error());
     }
     load_bad(WRITE("short.mat", "3 3 1 0\n1 2 1\n2 4 2\n"), IC_ERR_KERNEL, "found 2 rows");
     load_bad(WRITE("long.mat", "3 3 1 0\n1 2 1\n2 4 2\n1 2 1\n1 1 1\n"), IC_ERR_KERNEL,
@@ -644,11 +657,11 @@ static void test_files(void)
     parse_bad(text, IC_ERR_KERNEL, "ragged.txt: ragged rows");
 
     /* Clean up everything we wrote. */
-    const char *names[] = {"blur.txt",     "edge.mat",   "wide.mat",   "vips.txt", "short.mat",
-                           "plain.mat",
-                           "long.mat",     "wrongw.mat", "ragged.mat", "zero.mat", "even.mat",
-                           "big.mat",      "hdr.mat",    "nan.mat",    "div.mat",  "empty.txt",
-                           "comments.txt", "ragged.txt", "nul.txt",    "text.txt", "fuzz.bin"};
+    const char *names[] = {"blur.txt",  "edge.mat",     "wide.mat",   "vips.txt",   "short.mat",
+                           "plain.mat", "long.mat",     "wrongw.mat", "ragged.mat", "zero.mat",
+                           "even.mat",  "big.mat",      "hdr.mat",    "nan.mat",    "div.mat",
+                           "empty.txt", "comments.txt", "ragged.txt", "nul.txt",    "text.txt",
+                           "fuzz.bin"};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         char p[160];
         snprintf(p, sizeof p, "%s/%s", g_dir, names[i]);
@@ -691,14 +704,14 @@ static void check_factor(const ic_kernel *k, const char *what, int want_rank, do
     if (st != IC_OK)
         return;
     ICT_EXPECT(f.rank == want_rank, "factor %s (%dx%d): rank %d, expected %d (max_err %g)", what,
-          k->width, k->height, f.rank, want_rank, f.max_err);
+               k->width, k->height, f.rank, want_rank, f.max_err);
     if (f.rank > 0) {
         const double lim = (tol == 0 ? 1e-6 : tol) * max_abs(k);
         const double e = recon_err(k, &f);
         ICT_EXPECT(f.width == k->width && f.height == k->height, "factor %s: vector sizes", what);
         ICT_EXPECT(e <= lim && fabs(e - f.max_err) <= 1e-12 + 1e-9 * e,
-              "factor %s: reconstruction error %g (reported %g, limit %g)", what, e, f.max_err,
-              lim);
+                   "factor %s: reconstruction error %g (reported %g, limit %g)", what, e, f.max_err,
+                   lim);
     }
     ic_factors_free(&f);
     ICT_EXPECT(f.row == NULL && f.col == NULL && f.rank == 0, "ic_factors_free did not zero");
@@ -789,14 +802,14 @@ static void test_factor(void)
     ic_factors f;
     if (parse_ok(&k, "unsharp")) {
         ICT_EXPECT(ic_kernel_factor(&k, 0, 1, &f) == IC_OK && f.rank == 0 && f.row == NULL &&
-                  f.col == NULL && f.max_err > 1e-3,
-              "unsharp capped at rank 1: rank %d max_err %g", f.rank, f.max_err);
+                       f.col == NULL && f.max_err > 1e-3,
+                   "unsharp capped at rank 1: rank %d max_err %g", f.rank, f.max_err);
         ic_factors_free(&f);
         ICT_EXPECT(ic_kernel_factor(&k, 0, 2, &f) == IC_OK && f.rank == 2, "unsharp cap 2: rank %d",
-              f.rank);
+                   f.rank);
         ic_factors_free(&f);
         ICT_EXPECT(ic_kernel_factor(&k, 0.5, 0, &f) == IC_OK && f.rank == 1,
-              "unsharp with tol 0.5: rank %d", f.rank);
+                   "unsharp with tol 0.5: rank %d", f.rank);
         ic_factors_free(&f);
         ICT_EXPECT(ic_kernel_factor(&k, -1, 0, &f) == IC_ERR_INVALID_ARG, "negative tol");
         ICT_EXPECT(ic_kernel_factor(&k, NAN, 0, &f) == IC_ERR_INVALID_ARG, "NaN tol");
@@ -847,16 +860,16 @@ static void fuzz_one(const char *buf, size_t n, uint64_t seed, int from_file)
     }
     if (st == IC_OK) {
         ICT_EXPECT(kernel_valid(&k), "fuzz seed %llu: invalid kernel from '%s'",
-              (unsigned long long)seed, esc(buf, n));
+                   (unsigned long long)seed, esc(buf, n));
         ic_kernel_free(&k);
     } else {
         ICT_EXPECT(st == IC_ERR_KERNEL || (at_file && st == IC_ERR_IO),
-              "fuzz seed %llu: status %d for '%s'", (unsigned long long)seed, st, esc(buf, n));
+                   "fuzz seed %llu: status %d for '%s'", (unsigned long long)seed, st, esc(buf, n));
         ICT_EXPECT(ic_last_error()[0] != '\0' && !strchr(ic_last_error(), '\n'),
-              "fuzz seed %llu: no one-line message for '%s'", (unsigned long long)seed,
-              esc(buf, n));
+                   "fuzz seed %llu: no one-line message for '%s'", (unsigned long long)seed,
+                   esc(buf, n));
         ICT_EXPECT(k.coef == NULL, "fuzz seed %llu: failure left coefficients",
-              (unsigned long long)seed);
+                   (unsigned long long)seed);
     }
 }
 

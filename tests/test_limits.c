@@ -48,17 +48,18 @@ int main(void)
     if (!cpu || !seq)
         return 1;
     ICT_EXPECT(ic_convolve_bytes(cpu, &src, &k, IC_AOS) == 2 * aos_bytes, "cpu AoS->AoS: %llu",
-          (unsigned long long)ic_convolve_bytes(cpu, &src, &k, IC_AOS));
+               (unsigned long long)ic_convolve_bytes(cpu, &src, &k, IC_AOS));
     ICT_EXPECT(ic_convolve_bytes(cpu, &src, &k, IC_SOA) == aos_bytes + soa_bytes + aos_bytes,
-          "cpu AoS->SoA counts the conversion copy: %llu",
-          (unsigned long long)ic_convolve_bytes(cpu, &src, &k, IC_SOA));
+               "cpu AoS->SoA counts the conversion copy: %llu",
+               (unsigned long long)ic_convolve_bytes(cpu, &src, &k, IC_SOA));
     const uint64_t plane = (100u + 4u) * (50u + 2u) * sizeof(float);
     ICT_EXPECT(ic_convolve_bytes(seq, &src, &k, IC_AOS) == 2 * aos_bytes + plane,
-          "seq counts its padded plane: %llu",
-          (unsigned long long)ic_convolve_bytes(seq, &src, &k, IC_AOS));
+               "seq counts its padded plane: %llu",
+               (unsigned long long)ic_convolve_bytes(seq, &src, &k, IC_AOS));
     ICT_EXPECT(ic_convolve_bytes(NULL, &src, &k, IC_AOS) == 0, "NULL context");
     ICT_EXPECT(ic_convolve_bytes(cpu, &src, NULL, IC_AOS) == 0, "NULL kernel");
-    ICT_EXPECT(ic_convolve(cpu, &src, &dst, &k, NULL) == IC_OK, "default budget: %s", ic_last_error());
+    ICT_EXPECT(ic_convolve(cpu, &src, &dst, &k, NULL) == IC_OK, "default budget: %s",
+               ic_last_error());
     ic_context_free(cpu);
     ic_context_free(seq);
 
@@ -66,14 +67,15 @@ int main(void)
      * of dst is written. */
     cpu = open_ctx("cpu", 2 * aos_bytes);
     ICT_EXPECT(cpu && ic_convolve(cpu, &src, &dst, &k, NULL) == IC_OK, "at the budget: %s",
-          cpu ? ic_last_error() : "");
+               cpu ? ic_last_error() : "");
     ic_context_free(cpu);
     cpu = open_ctx("cpu", 2 * aos_bytes - 1);
     memset(dst.data, 0xA5, ic_image_size_bytes(&dst));
     ic_status st = cpu ? ic_convolve(cpu, &src, &dst, &k, NULL) : IC_ERR_INTERNAL;
     ICT_EXPECT(st == IC_ERR_TOO_LARGE, "one byte under: %s", ic_status_str(st));
-    ICT_EXPECT(cpu && strstr(ic_last_error(), "memory limit") && strstr(ic_last_error(), "--max-memory"),
-          "message '%s'", cpu ? ic_last_error() : "");
+    ICT_EXPECT(cpu && strstr(ic_last_error(), "memory limit") &&
+                   strstr(ic_last_error(), "--max-memory"),
+               "message '%s'", cpu ? ic_last_error() : "");
     int untouched = 1;
     for (size_t i = 0; i < ic_image_size_bytes(&dst); i++)
         untouched &= dst.data[i] == 0xA5;

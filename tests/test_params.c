@@ -74,8 +74,8 @@ static void test_alpha_parse(void)
     static const char *const bad[] = {"", "premultiplied?", "none", "autox"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         ic_alpha a;
-        CHECK(ic_alpha_parse(bad[i], &a) == IC_ERR_INVALID_ARG,
-              "ic_alpha_parse(\"%s\") accepted", bad[i]);
+        CHECK(ic_alpha_parse(bad[i], &a) == IC_ERR_INVALID_ARG, "ic_alpha_parse(\"%s\") accepted",
+              bad[i]);
     }
     ic_alpha a;
     CHECK(ic_alpha_parse(NULL, &a) != IC_OK, "ic_alpha_parse(NULL) accepted");
@@ -169,8 +169,10 @@ static void test_default_blur_keeps_edges(void)
             const int want = x % 4 == 3 ? 255 : 94;
             const int got = dst.data[(size_t)y * dst.pitch + (size_t)x];
             if (got != want && bad++ < 4)
-                CHECK(0, "default blur of a flat opaque RGBA image: (%d, %d) channel %d = %d, "
-                         "want %d", x / 4, y, x % 4, got, want);
+                CHECK(0,
+                      "default blur of a flat opaque RGBA image: (%d, %d) channel %d = %d, "
+                      "want %d",
+                      x / 4, y, x % 4, got, want);
         }
     ic_kernel_free(&k);
     ic_image_free(&src);

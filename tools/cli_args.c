@@ -125,137 +125,136 @@ static const char short_options[] = ":k:thVo:q";
 
 void cli_print_help(void)
 {
-    fputs(
-        "Usage: imgconv [OPTIONS] INPUT OUTPUT\n"
-        "       imgconv [OPTIONS] -o OUTDIR INPUT...     (batch: files, dirs, globs)\n"
-        "       imgconv [OPTIONS] --stream WxHxC < raw-frames > raw-frames\n"
-        "       imgconv --chart WxH[xC] [--seed S] OUTPUT\n"
-        "       imgconv --signal [--format text|f32] --kernel K [...] IN OUT  (1D signal)\n"
-        "       imgconv --list-filters | --list-backends | --formats | --version | --help\n"
-        "\n"
-        "Filters INPUT with a 2D convolution kernel and writes OUTPUT. Formats: binary\n"
-        "PGM/PPM always, PNG, JPEG, TIFF and WebP when built in (see --formats). The\n"
-        "input format comes from the file's magic bytes, the output format from\n"
-        "OUTPUT's extension (.png .jpg .jpeg .tif .tiff .webp .pgm .ppm .pnm). OUTPUT\n"
-        "is written to a temporary file and renamed, so a failure never leaves a\n"
-        "partial file; it may not be INPUT. INPUT - reads standard input; OUTPUT -\n"
-        "writes standard output in the --format given. The ICC profile and EXIF of\n"
-        "INPUT go to OUTPUT (the EXIF orientation is kept, pixels are not rotated).\n"
-        "\n"
-        "Kernel (one of --kernel, --kernel-file is required):\n"
-        "  -k, --kernel TEXT      NAME[:ARGS] (see --list-filters), e.g. gaussian:5,\n"
-        "                         gaussian:size=7,sigma=1.5, sobel-x; or a matrix: rows\n"
-        "                         split by ';', values by spaces or commas, optional\n"
-        "                         '/ D' divisor, e.g. \"1 2 1; 2 4 2; 1 2 1 / 16\";\n"
-        "                         or @FILE, the same as --kernel-file FILE\n"
-        "      --kernel-file FILE matrix text with one row per line (optional '/ D',\n"
-        "                         '#' comments) or a libvips .mat file, whose OFFSET\n"
-        "                         is added to --bias\n"
-        "      --correlate        correlation (kernel not flipped) instead of convolution\n"
-        "      --border MODE      pixels outside the image: constant (zero), replicate\n"
-        "                         (edge, nearest, clamp), mirror (reflect101), reflect\n"
-        "                         (symmetric), wrap (periodic, circular); default:\n"
-        "                         mirror (constant is the seeds' zero ghost cells)\n"
-        "      --border-value V   the value for --border constant, 0..255 (default 0)\n"
-        "      --bias B           added to every sum before rounding (default 0)\n"
-        "      --alpha MODE       for grey+alpha and RGBA: auto (default: premultiply\n"
-        "                         when the weights sum to 1, else keep), premultiply,\n"
-        "                         keep, independent\n"
-        "\n"
-        "Running:\n"
-        "      --backend NAME     auto (default), seq, cpu, cuda, ... (--list-backends)\n"
-        "      --device N         CUDA device ordinal (default 0)\n"
-        "      --devices LIST     several GPUs (CUDA backends only): comma-separated\n"
-        "                         ordinals (0,1) or all; one image is split into row\n"
-        "                         shares filtered concurrently, share i on the i-th\n"
-        "                         device (same results; upload/kernel/download times\n"
-        "                         are the largest over the devices); with -o each\n"
-        "                         device filters whole images from the shared queue\n"
-        "      --threads N        CPU worker threads, 0 = one per core (default 0)\n"
-        "      --transfer MODE    CUDA backends: auto (default: async from 1 MiB of\n"
-        "                         samples, else sync), async (pinned buffers, row bands\n"
-        "                         overlapped on several streams) or sync (one pageable\n"
-        "                         copy each way); same results\n"
-        "      --device-memory N  CUDA strategy backends: keep device buffers within N\n"
-        "                         bytes, filtering band by band (implies async)\n"
-        "      --recalibrate      backend cuda: measure the GPU's copy and FMA rates\n"
-        "                         again and rewrite their cache (~/.cache/imgconv/)\n"
-        "      --tune K=V,...     tuning knobs for tests and profiling, same results:\n"
-        "                         method=auto|direct|sep|fft|global|rows, cpu-isa=\n"
-        "                         auto|scalar|avx2|avx512, cpu-tiny=0|1, calibrate=\n"
-        "                         auto|builtin, fft-n=N, rows-full=0|1, rows-shape=0|1|2|4\n"
-        "      --layout aos|soa   memory layout to filter in: interleaved (aos, default)\n"
-        "                         or planar (soa)\n"
-        "      --repeat N         run load, filter and save N times (default 1)\n"
-        "  -t, --time             print which backend ran and per-stage times (load,\n"
-        "                         upload, kernel, download, save): mean and median\n"
-        "                         over the --repeat runs\n"
-        "      --explain          print the plan (backend, kernel size, separable rank,\n"
-        "                         border, alpha) before running\n"
-        "\n"
-        "Batch and stream:\n"
-        "  -o, --outdir DIR       filter every INPUT into DIR (same base names); a file\n"
-        "                         that fails is reported and skipped, exit 3 at the end;\n"
-        "                         folder entries that are not images are listed as skipped\n"
-        "      --overwrite        replace existing files in DIR (default: refuse them)\n"
-        "      --skip-existing    leave existing files in DIR alone and count them as\n"
-        "                         skipped (exit 0): re-run a batch to finish it\n"
-        "      --format EXT       output format in DIR, or of OUTPUT -: png, jpg, tif, webp,\n"
-        "                         ppm, pgm, pnm\n"
-        "  -q, --quiet            no progress bar and no summary line\n"
-        "      --json             print a JSON summary (counts, rates, errors)\n"
-        "      --stream WxHxC     read raw interleaved frames from stdin, write the\n"
-        "                         filtered frames to stdout (ffmpeg -f rawvideo);\n"
-        "                         reading, filtering and writing overlap on three\n"
-        "                         threads, holding at most 6 frames\n"
-        "\n"
-        "Files:\n"
-        "      --channels N       convert the input on load to N channels: 1 grey,\n"
-        "                         2 grey+alpha, 3 RGB, 4 RGBA (default: as stored)\n"
-        "      --max-pixels N     refuse images over N pixels, checked before allocating\n"
-        "                         (default 89478485, as Pillow)\n"
-        "      --max-memory N     refuse images whose decoding or filtering needs more than\n"
-        "                         N bytes (suffix K, M, G: KiB, MiB, GiB; default a quarter\n"
-        "                         of the RAM, at most 2G), checked before allocating\n"
-        "      --quality Q        JPEG and WebP quality 1..100 (default 92)\n"
-        "      --lossless         WebP: lossless (default: lossy at --quality)\n"
-        "      --compression N    PNG and TIFF level 1 (fastest) .. 9 (smallest);\n"
-        "                         default 5 for PNG (libdeflate), 6 for TIFF (zlib)\n"
-        "      --codec auto|cpu   auto (default): with a CUDA backend, JPEG files are\n"
-        "                         decoded into and encoded from GPU memory by nvJPEG\n"
-        "                         (other files and formats on the CPU, then uploaded);\n"
-        "                         cpu: every file decoded and encoded on the CPU\n"
-        "\n"
-        "Test chart:\n"
-        "      --chart WxH[xC]    write the deterministic test chart (gradients, edges,\n"
-        "                         fine lines, zone plate, noise) with C channels\n"
-        "                         (default 3) to OUTPUT\n"
-        "      --seed S           seed of the chart's noise, 0..4294967295 (default 1)\n"
-        "\n"
-        "Information:\n"
-        "      --list-filters     the named kernels and their arguments\n"
-        "      --list-backends    every backend: usable here or why not; which is auto\n"
-        "      --formats          which image formats were built in\n"
-        "  -V, --version          version, formats and backends built in\n"
-        "  -h, --help             this text\n"
-        "\n"
-        "Examples:\n"
-        "  imgconv --chart 1024x768 chart.png\n"
-        "  imgconv --kernel gaussian:9 chart.png blurred.png\n"
-        "  imgconv --kernel sobel-x --border replicate chart.png edges.png\n"
-        "  imgconv --kernel '0 -1 0; -1 5 -1; 0 -1 0' photo.jpg sharp.jpg\n"
-        "  imgconv --kernel-file emboss.mat --backend seq photo.png embossed.png\n"
-        "  imgconv --kernel box:15 --backend cpu --repeat 10 --time big.png out.png\n"
-        "\n"
-        "Exit status:\n"
-        "  0  success\n"
-        "  1  internal error or out of memory\n"
-        "  2  usage error: bad option, bad value, bad kernel text\n"
-        "  3  input error: INPUT or the kernel file unreadable, corrupt or too large\n"
-        "  4  output error: OUTPUT cannot be written, or is the same file as INPUT\n"
-        "  5  backend error: backend unknown or unusable here, CUDA failure\n"
-        "Errors are printed as one line: imgconv: error: FILE: what went wrong\n",
-        stdout);
+    fputs("Usage: imgconv [OPTIONS] INPUT OUTPUT\n"
+          "       imgconv [OPTIONS] -o OUTDIR INPUT...     (batch: files, dirs, globs)\n"
+          "       imgconv [OPTIONS] --stream WxHxC < raw-frames > raw-frames\n"
+          "       imgconv --chart WxH[xC] [--seed S] OUTPUT\n"
+          "       imgconv --signal [--format text|f32] --kernel K [...] IN OUT  (1D signal)\n"
+          "       imgconv --list-filters | --list-backends | --formats | --version | --help\n"
+          "\n"
+          "Filters INPUT with a 2D convolution kernel and writes OUTPUT. Formats: binary\n"
+          "PGM/PPM always, PNG, JPEG, TIFF and WebP when built in (see --formats). The\n"
+          "input format comes from the file's magic bytes, the output format from\n"
+          "OUTPUT's extension (.png .jpg .jpeg .tif .tiff .webp .pgm .ppm .pnm). OUTPUT\n"
+          "is written to a temporary file and renamed, so a failure never leaves a\n"
+          "partial file; it may not be INPUT. INPUT - reads standard input; OUTPUT -\n"
+          "writes standard output in the --format given. The ICC profile and EXIF of\n"
+          "INPUT go to OUTPUT (the EXIF orientation is kept, pixels are not rotated).\n"
+          "\n"
+          "Kernel (one of --kernel, --kernel-file is required):\n"
+          "  -k, --kernel TEXT      NAME[:ARGS] (see --list-filters), e.g. gaussian:5,\n"
+          "                         gaussian:size=7,sigma=1.5, sobel-x; or a matrix: rows\n"
+          "                         split by ';', values by spaces or commas, optional\n"
+          "                         '/ D' divisor, e.g. \"1 2 1; 2 4 2; 1 2 1 / 16\";\n"
+          "                         or @FILE, the same as --kernel-file FILE\n"
+          "      --kernel-file FILE matrix text with one row per line (optional '/ D',\n"
+          "                         '#' comments) or a libvips .mat file, whose OFFSET\n"
+          "                         is added to --bias\n"
+          "      --correlate        correlation (kernel not flipped) instead of convolution\n"
+          "      --border MODE      pixels outside the image: constant (zero), replicate\n"
+          "                         (edge, nearest, clamp), mirror (reflect101), reflect\n"
+          "                         (symmetric), wrap (periodic, circular); default:\n"
+          "                         mirror (constant is the seeds' zero ghost cells)\n"
+          "      --border-value V   the value for --border constant, 0..255 (default 0)\n"
+          "      --bias B           added to every sum before rounding (default 0)\n"
+          "      --alpha MODE       for grey+alpha and RGBA: auto (default: premultiply\n"
+          "                         when the weights sum to 1, else keep), premultiply,\n"
+          "                         keep, independent\n"
+          "\n"
+          "Running:\n"
+          "      --backend NAME     auto (default), seq, cpu, cuda, ... (--list-backends)\n"
+          "      --device N         CUDA device ordinal (default 0)\n"
+          "      --devices LIST     several GPUs (CUDA backends only): comma-separated\n"
+          "                         ordinals (0,1) or all; one image is split into row\n"
+          "                         shares filtered concurrently, share i on the i-th\n"
+          "                         device (same results; upload/kernel/download times\n"
+          "                         are the largest over the devices); with -o each\n"
+          "                         device filters whole images from the shared queue\n"
+          "      --threads N        CPU worker threads, 0 = one per core (default 0)\n"
+          "      --transfer MODE    CUDA backends: auto (default: async from 1 MiB of\n"
+          "                         samples, else sync), async (pinned buffers, row bands\n"
+          "                         overlapped on several streams) or sync (one pageable\n"
+          "                         copy each way); same results\n"
+          "      --device-memory N  CUDA strategy backends: keep device buffers within N\n"
+          "                         bytes, filtering band by band (implies async)\n"
+          "      --recalibrate      backend cuda: measure the GPU's copy and FMA rates\n"
+          "                         again and rewrite their cache (~/.cache/imgconv/)\n"
+          "      --tune K=V,...     tuning knobs for tests and profiling, same results:\n"
+          "                         method=auto|direct|sep|fft|global|rows, cpu-isa=\n"
+          "                         auto|scalar|avx2|avx512, cpu-tiny=0|1, calibrate=\n"
+          "                         auto|builtin, fft-n=N, rows-full=0|1, rows-shape=0|1|2|4\n"
+          "      --layout aos|soa   memory layout to filter in: interleaved (aos, default)\n"
+          "                         or planar (soa)\n"
+          "      --repeat N         run load, filter and save N times (default 1)\n"
+          "  -t, --time             print which backend ran and per-stage times (load,\n"
+          "                         upload, kernel, download, save): mean and median\n"
+          "                         over the --repeat runs\n"
+          "      --explain          print the plan (backend, kernel size, separable rank,\n"
+          "                         border, alpha) before running\n"
+          "\n"
+          "Batch and stream:\n"
+          "  -o, --outdir DIR       filter every INPUT into DIR (same base names); a file\n"
+          "                         that fails is reported and skipped, exit 3 at the end;\n"
+          "                         folder entries that are not images are listed as skipped\n"
+          "      --overwrite        replace existing files in DIR (default: refuse them)\n"
+          "      --skip-existing    leave existing files in DIR alone and count them as\n"
+          "                         skipped (exit 0): re-run a batch to finish it\n"
+          "      --format EXT       output format in DIR, or of OUTPUT -: png, jpg, tif, webp,\n"
+          "                         ppm, pgm, pnm\n"
+          "  -q, --quiet            no progress bar and no summary line\n"
+          "      --json             print a JSON summary (counts, rates, errors)\n"
+          "      --stream WxHxC     read raw interleaved frames from stdin, write the\n"
+          "                         filtered frames to stdout (ffmpeg -f rawvideo);\n"
+          "                         reading, filtering and writing overlap on three\n"
+          "                         threads, holding at most 6 frames\n"
+          "\n"
+          "Files:\n"
+          "      --channels N       convert the input on load to N channels: 1 grey,\n"
+          "                         2 grey+alpha, 3 RGB, 4 RGBA (default: as stored)\n"
+          "      --max-pixels N     refuse images over N pixels, checked before allocating\n"
+          "                         (default 89478485, as Pillow)\n"
+          "      --max-memory N     refuse images whose decoding or filtering needs more than\n"
+          "                         N bytes (suffix K, M, G: KiB, MiB, GiB; default a quarter\n"
+          "                         of the RAM, at most 2G), checked before allocating\n"
+          "      --quality Q        JPEG and WebP quality 1..100 (default 92)\n"
+          "      --lossless         WebP: lossless (default: lossy at --quality)\n"
+          "      --compression N    PNG and TIFF level 1 (fastest) .. 9 (smallest);\n"
+          "                         default 5 for PNG (libdeflate), 6 for TIFF (zlib)\n"
+          "      --codec auto|cpu   auto (default): with a CUDA backend, JPEG files are\n"
+          "                         decoded into and encoded from GPU memory by nvJPEG\n"
+          "                         (other files and formats on the CPU, then uploaded);\n"
+          "                         cpu: every file decoded and encoded on the CPU\n"
+          "\n"
+          "Test chart:\n"
+          "      --chart WxH[xC]    write the deterministic test chart (gradients, edges,\n"
+          "                         fine lines, zone plate, noise) with C channels\n"
+          "                         (default 3) to OUTPUT\n"
+          "      --seed S           seed of the chart's noise, 0..4294967295 (default 1)\n"
+          "\n"
+          "Information:\n"
+          "      --list-filters     the named kernels and their arguments\n"
+          "      --list-backends    every backend: usable here or why not; which is auto\n"
+          "      --formats          which image formats were built in\n"
+          "  -V, --version          version, formats and backends built in\n"
+          "  -h, --help             this text\n"
+          "\n"
+          "Examples:\n"
+          "  imgconv --chart 1024x768 chart.png\n"
+          "  imgconv --kernel gaussian:9 chart.png blurred.png\n"
+          "  imgconv --kernel sobel-x --border replicate chart.png edges.png\n"
+          "  imgconv --kernel '0 -1 0; -1 5 -1; 0 -1 0' photo.jpg sharp.jpg\n"
+          "  imgconv --kernel-file emboss.mat --backend seq photo.png embossed.png\n"
+          "  imgconv --kernel box:15 --backend cpu --repeat 10 --time big.png out.png\n"
+          "\n"
+          "Exit status:\n"
+          "  0  success\n"
+          "  1  internal error or out of memory\n"
+          "  2  usage error: bad option, bad value, bad kernel text\n"
+          "  3  input error: INPUT or the kernel file unreadable, corrupt or too large\n"
+          "  4  output error: OUTPUT cannot be written, or is the same file as INPUT\n"
+          "  5  backend error: backend unknown or unusable here, CUDA failure\n"
+          "Errors are printed as one line: imgconv: error: FILE: what went wrong\n",
+          stdout);
 }
 
 void cli_print_signal_help(void)
@@ -284,7 +283,8 @@ void cli_print_signal_help(void)
 #if defined(__GNUC__)
 __attribute__((format(printf, 2, 3)))
 #endif
-static int usage_fail(cli_err *e, const char *fmt, ...)
+static int
+usage_fail(cli_err *e, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -390,8 +390,10 @@ static int parse_devices(const char *s, ic_context_options *c, char *why, size_t
             ok = parse_int(buf, 0, MAX_DEVICE, &c->devices[n]);
         }
         if (!ok) {
-            snprintf(why, whylen, "expected comma-separated device ordinals in 0..%d (0,1), "
-                                  "or all", MAX_DEVICE);
+            snprintf(why, whylen,
+                     "expected comma-separated device ordinals in 0..%d (0,1), "
+                     "or all",
+                     MAX_DEVICE);
             return 0;
         }
         n++;
@@ -416,8 +418,10 @@ static int devices_backend_fail(const cli_options *o, cli_err *e)
     if (strncmp(name, "cuda", 4) == 0)
         return CLI_EXIT_OK;
     if (is_auto)
-        return usage_fail(e, "--devices needs a CUDA backend, and auto picks '%s' here "
-                             "(no usable CUDA device: see --list-backends)", name);
+        return usage_fail(e,
+                          "--devices needs a CUDA backend, and auto picks '%s' here "
+                          "(no usable CUDA device: see --list-backends)",
+                          name);
     return usage_fail(e, "--devices needs a CUDA backend, not '%s'", name);
 }
 
@@ -515,11 +519,27 @@ static const char *option_name(int c)
 static int is_filter_option(int c)
 {
     switch (c) {
-    case OPT_KERNEL: case OPT_KERNEL_FILE: case OPT_BORDER: case OPT_BORDER_VALUE:
-    case OPT_CORRELATE: case OPT_BIAS: case OPT_ALPHA: case OPT_BACKEND: case OPT_DEVICE:
-    case OPT_DEVICES: case OPT_THREADS: case OPT_TRANSFER: case OPT_DEVICE_MEMORY:
-    case OPT_LAYOUT: case OPT_CHANNELS: case OPT_REPEAT: case OPT_TIME: case OPT_EXPLAIN:
-    case OPT_RECALIBRATE: case OPT_STREAM: case OPT_TUNE:
+    case OPT_KERNEL:
+    case OPT_KERNEL_FILE:
+    case OPT_BORDER:
+    case OPT_BORDER_VALUE:
+    case OPT_CORRELATE:
+    case OPT_BIAS:
+    case OPT_ALPHA:
+    case OPT_BACKEND:
+    case OPT_DEVICE:
+    case OPT_DEVICES:
+    case OPT_THREADS:
+    case OPT_TRANSFER:
+    case OPT_DEVICE_MEMORY:
+    case OPT_LAYOUT:
+    case OPT_CHANNELS:
+    case OPT_REPEAT:
+    case OPT_TIME:
+    case OPT_EXPLAIN:
+    case OPT_RECALIBRATE:
+    case OPT_STREAM:
+    case OPT_TUNE:
         return 1;
     default:
         return 0;
@@ -530,8 +550,15 @@ static int is_filter_option(int c)
 static int is_signal_option(int c)
 {
     switch (c) {
-    case OPT_SIGNAL: case OPT_KERNEL: case OPT_KERNEL_FILE: case OPT_BORDER:
-    case OPT_BORDER_VALUE: case OPT_CORRELATE: case OPT_BIAS: case OPT_BACKEND: case OPT_FORMAT:
+    case OPT_SIGNAL:
+    case OPT_KERNEL:
+    case OPT_KERNEL_FILE:
+    case OPT_BORDER:
+    case OPT_BORDER_VALUE:
+    case OPT_CORRELATE:
+    case OPT_BIAS:
+    case OPT_BACKEND:
+    case OPT_FORMAT:
     case OPT_HELP:
         return 1;
     default:
@@ -543,8 +570,7 @@ static int is_signal_option(int c)
  * CLI_EXIT_OK or a usage error. */
 
 /* The kernel and what the filter computes. */
-static int parse_kernel_option(int c, const char *arg, cli_options *o, parse_state *st,
-                               cli_err *e)
+static int parse_kernel_option(int c, const char *arg, cli_options *o, parse_state *st, cli_err *e)
 {
     switch (c) {
     case OPT_KERNEL:
@@ -629,8 +655,7 @@ static int parse_run_option(int c, const char *arg, cli_options *o, parse_state 
     case OPT_DEVICE_MEMORY: {
         uint64_t v;
         if (!parse_u64(arg, 1, SIZE_MAX, &v))
-            return usage_fail(e, "--device-memory '%s': expected a positive number of bytes",
-                              arg);
+            return usage_fail(e, "--device-memory '%s': expected a positive number of bytes", arg);
         o->ctx.device_memory = (size_t)v;
         return CLI_EXIT_OK;
     }
@@ -739,7 +764,8 @@ static int parse_batch_option(int c, const char *arg, cli_options *o, cli_err *e
         if (!x || !strchr(x + 1, 'x') || !parse_chart_size(arg, &t))
             return usage_fail(e,
                               "--stream '%s': expected WxHxC (sizes 1..1048576, channels "
-                              "1..4)", arg);
+                              "1..4)",
+                              arg);
         o->stream_w = t.chart_w;
         o->stream_h = t.chart_h;
         o->stream_c = t.chart_c;
@@ -759,7 +785,8 @@ static int parse_mode_option(int c, const char *arg, cli_options *o, parse_state
         if (!parse_chart_size(arg, o))
             return usage_fail(e,
                               "--chart '%s': expected WxH or WxHxC (sizes 1..1048576, "
-                              "channels 1..4)", arg);
+                              "channels 1..4)",
+                              arg);
         st->chart = 1;
         return CLI_EXIT_OK;
     case OPT_SEED: {
@@ -864,8 +891,7 @@ static int finish_mode_values(cli_options *o, const parse_state *st, cli_err *e)
 }
 
 /* imgconv --chart WxH[xC] [--seed S] OUTPUT */
-static int finish_chart(cli_options *o, const parse_state *st, char **files, int nfiles,
-                        cli_err *e)
+static int finish_chart(cli_options *o, const parse_state *st, char **files, int nfiles, cli_err *e)
 {
     o->mode = CLI_MODE_CHART;
     if (st->filter_only)
@@ -889,7 +915,9 @@ static int finish_signal(cli_options *o, const parse_state *st, char **files, in
         return usage_fail(e, "option '%s' does not apply to --signal", st->not_signal);
     if (nfiles != 2)
         return usage_fail(e, "--signal needs INPUT and OUTPUT (%s given)",
-                          nfiles == 0 ? "no file" : nfiles == 1 ? "one file" : "more than two files");
+                          nfiles == 0   ? "no file"
+                          : nfiles == 1 ? "one file"
+                                        : "more than two files");
     if (!o->kernel_text && !o->kernel_file)
         return usage_fail(e, "--signal needs --kernel or --kernel-file");
     o->input = files[0];
@@ -939,7 +967,9 @@ static int finish_filter(cli_options *o, char **files, int nfiles, cli_err *e)
         return usage_fail(e, "--overwrite, --skip-existing, --json and --quiet need --outdir");
     if (nfiles != 2)
         return usage_fail(e, "expected INPUT and OUTPUT (%s given)",
-                          nfiles == 0 ? "no file" : nfiles == 1 ? "one file" : "more than two files");
+                          nfiles == 0   ? "no file"
+                          : nfiles == 1 ? "one file"
+                                        : "more than two files");
     if (!o->kernel_text && !o->kernel_file)
         return usage_fail(e, "no kernel given: use --kernel TEXT or --kernel-file FILE");
     o->input = files[0];

@@ -54,21 +54,21 @@ typedef struct cli_options {
     ic_params params;
 
     /* where and how it runs */
-    const char *backend;  /* --backend, "auto" by default */
+    const char *backend;    /* --backend, "auto" by default */
     ic_context_options ctx; /* --device, --threads, --transfer, --device-memory;
                              * ctx.tuning points at `tuning` */
-    ic_tuning tuning;     /* --tune (zero: the library's defaults) */
-    ic_layout layout;     /* --layout: the in-memory layout used for filtering */
+    ic_tuning tuning;       /* --tune (zero: the library's defaults) */
+    ic_layout layout;       /* --layout: the in-memory layout used for filtering */
 
     /* loading and saving */
-    int channels;         /* --channels: 0 = as stored, else 1..4 */
-    uint64_t max_pixels;  /* --max-pixels, IC_DEFAULT_MAX_PIXELS by default */
-    uint64_t max_memory;  /* --max-memory, ic_default_max_memory() by default; also
+    int channels;        /* --channels: 0 = as stored, else 1..4 */
+    uint64_t max_pixels; /* --max-pixels, IC_DEFAULT_MAX_PIXELS by default */
+    uint64_t max_memory; /* --max-memory, ic_default_max_memory() by default; also
                            * copied into ctx.max_memory */
-    int quality;          /* --quality, 0 = the library's default */
-    int lossless;         /* --lossless: WebP lossless */
-    int compression;      /* --compression N: PNG/TIFF zlib level, 0 = the default */
-    int cpu_codec;        /* --codec cpu: no GPU codec even with a CUDA backend */
+    int quality;         /* --quality, 0 = the library's default */
+    int lossless;        /* --lossless: WebP lossless */
+    int compression;     /* --compression N: PNG/TIFF zlib level, 0 = the default */
+    int cpu_codec;       /* --codec cpu: no GPU codec even with a CUDA backend */
 
     /* measuring and explaining */
     int repeat;  /* --repeat N (>= 1): the whole load-filter-save pipeline N times */
@@ -80,21 +80,21 @@ typedef struct cli_options {
     uint32_t seed; /* --seed, 1 by default */
 
     /* The mode switches as given; cli_parse turns them into `mode`. */
-    int batch;  /* -o/--outdir: many INPUT files into an output directory */
-    int signal; /* --signal: a 1D signal (seeds 001, 002) */
-    int stream; /* --stream: raw frames from stdin to stdout */
+    int batch;                       /* -o/--outdir: many INPUT files into an output directory */
+    int signal;                      /* --signal: a 1D signal (seeds 001, 002) */
+    int stream;                      /* --stream: raw frames from stdin to stdout */
     cli_signal_format signal_format; /* --format in signal mode */
 
     /* batch mode (-o OUTDIR) and the raw frame stream (--stream WxHxC);
      * --transfer and --device-memory go to ctx */
-    const char *outdir;  /* -o, --outdir */
-    char **inputs;       /* the INPUT arguments (files, directories, globs) */
+    const char *outdir; /* -o, --outdir */
+    char **inputs;      /* the INPUT arguments (files, directories, globs) */
     int ninputs;
-    int overwrite;       /* --overwrite: replace existing outputs */
-    int skip_existing;   /* --skip-existing: leave existing outputs, count them skipped */
-    int quiet;           /* -q, --quiet: no progress bar, no summary line */
-    int json;            /* --json: a JSON summary on stdout */
-    const char *format;  /* --format EXT: output extension (png, jpg, ppm, pgm, pnm) */
+    int overwrite;      /* --overwrite: replace existing outputs */
+    int skip_existing;  /* --skip-existing: leave existing outputs, count them skipped */
+    int quiet;          /* -q, --quiet: no progress bar, no summary line */
+    int json;           /* --json: a JSON summary on stdout */
+    const char *format; /* --format EXT: output extension (png, jpg, ppm, pgm, pnm) */
     int stream_w, stream_h, stream_c;
 } cli_options;
 

@@ -54,14 +54,14 @@ typedef struct batch {
     queue raw, decoded, filtered; /* raw: GPU pipeline only (files as read) */
     queue encoded;                /* GPU pipeline: bytes waiting to be written */
     ic_gpu_codec *codec;          /* GPU pipeline: NULL for the host pipeline */
-    pthread_mutex_t mu; /* guards everything below */
+    pthread_mutex_t mu;           /* guards everything below */
     pthread_cond_t slot_freed;
     int *free_slots, nfree; /* GPU pipeline: codec slots not in use */
     int next, done, written, failed, skipped;
     double bytes; /* decoded sample bytes of the files written */
     double ms_read, ms_decode, ms_filter, ms_encode, ms_write;
     cli_progress bar; /* on stderr */
-    char **errors; /* "FILE\tproblem" for --json */
+    char **errors;    /* "FILE\tproblem" for --json */
     int nerr;
     char **skips; /* "FILE\twhy" for --json */
     int nskip;
@@ -284,11 +284,11 @@ static int online_cpus(void)
  * threads (nvJPEG encode, or the CPU writer after one download, then the
  * atomic write). An image holds a codec slot from its decode to its write,
  * so at most GPU_SLOTS images are on the device. */
-#define GPU_BATCH 16   /* files per batched decode */
-#define GPU_SLOTS 48   /* images in flight on the device */
-#define GPU_READERS 4  /* file reads in parallel */
+#define GPU_BATCH 16     /* files per batched decode */
+#define GPU_SLOTS 48     /* images in flight on the device */
+#define GPU_READERS 4    /* file reads in parallel */
 #define GPU_RAW_AHEAD 32 /* files read ahead of the decoder */
-#define GPU_WRITERS 16 /* atomic writes in parallel (each waits for an fsync) */
+#define GPU_WRITERS 16   /* atomic writes in parallel (each waits for an fsync) */
 
 static int slot_take(batch *b)
 {
@@ -487,9 +487,8 @@ static int run_gpu_pipeline(batch *b, ic_context *ctx, const ic_kernel *k, const
     for (int i = 0; i < b->files.n; i++)
         jpeg_out += b->files.v[i].out && ic_format_from_path(b->files.v[i].out) == IC_FMT_JPEG;
     /* nvJPEG encodes 4 at once; a CPU writer (PNG, ...) wants the cores. */
-    const int nenc = 2 * jpeg_out >= b->files.n
-                         ? 4
-                         : clamp_int(online_cpus() * 3 / 4, 2, BATCH_MAX_ENCODERS);
+    const int nenc =
+        2 * jpeg_out >= b->files.n ? 4 : clamp_int(online_cpus() * 3 / 4, 2, BATCH_MAX_ENCODERS);
     b->encoded.producers = nenc; /* no thread runs yet */
     b->free_slots = malloc(GPU_SLOTS * sizeof *b->free_slots);
     if (!b->free_slots) {
@@ -518,7 +517,7 @@ static int run_gpu_pipeline(batch *b, ic_context *ctx, const ic_kernel *k, const
         cli_queue_producer_done(&b->encoded);
     if (nrd == 0 || !dec_started || ne == 0 || nw == 0)
         g_interrupted = 1; /* nothing can flow: stop at once, then report */
-    if (!dec_started) { /* nobody would empty the file queue */
+    if (!dec_started) {    /* nobody would empty the file queue */
         item *it;
         while ((it = cli_queue_pop(&b->raw)) != NULL)
             gpu_item_end(b, it, NULL, 0);
@@ -749,7 +748,7 @@ int cli_run_batch(const cli_options *o, cli_err *e)
         for (int i = started_dec; i < ndec; i++)
             cli_queue_producer_done(&b.decoded);
         if (started_dec == 0 || started_enc == 0)
-            g_interrupted = 1; /* nothing can flow: stop at once, then report */
+            g_interrupted = 1;  /* nothing can flow: stop at once, then report */
         if (started_enc == 0) { /* nobody would empty the second queue */
             item *it;
             while ((it = cli_queue_pop(&b.decoded)) != NULL) {
@@ -818,4 +817,3 @@ int cli_run_batch(const cli_options *o, cli_err *e)
         return cli_fail(e, CLI_EXIT_INPUT, NULL, "%d of %d files failed", failed, total);
     return CLI_EXIT_OK;
 }
-

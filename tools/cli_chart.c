@@ -25,8 +25,7 @@ int cli_run_chart(const cli_options *o, cli_err *e)
     s = ic_image_chart(&img, o->seed);
     if (s != IC_OK) {
         ic_image_free(&img);
-        return cli_fail(e, CLI_EXIT_INTERNAL, NULL, "cannot draw the chart: %s",
-                        ic_status_str(s));
+        return cli_fail(e, CLI_EXIT_INTERNAL, NULL, "cannot draw the chart: %s", ic_status_str(s));
     }
     ic_save_options so;
     memset(&so, 0, sizeof so);

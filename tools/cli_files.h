@@ -12,10 +12,10 @@
 
 typedef struct bfile {
     char *in;
-    char *out;       /* NULL when no output name could be made */
-    char err[320];   /* set when the file failed before decoding */
-    char skip[320];  /* set when the file is skipped on purpose: why */
-    size_t bytes;    /* decoded sample bytes, for MB/s */
+    char *out;      /* NULL when no output name could be made */
+    char err[320];  /* set when the file failed before decoding */
+    char skip[320]; /* set when the file is skipped on purpose: why */
+    size_t bytes;   /* decoded sample bytes, for MB/s */
 } bfile;
 
 typedef struct blist {

@@ -18,9 +18,9 @@ typedef struct item {
     int idx;
     ic_image img, out;
     ic_metadata meta; /* the input's ICC profile and EXIF, for the output */
-    uint8_t *bytes; /* GPU pipeline: the file as read */
+    uint8_t *bytes;   /* GPU pipeline: the file as read */
     size_t nbytes;
-    int slot; /* GPU pipeline: the codec slot holding img and out */
+    int slot;     /* GPU pipeline: the codec slot holding img and out */
     ic_bytes enc; /* GPU pipeline: the encoded file, held by the slot */
 } item;
 

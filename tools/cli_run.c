@@ -157,9 +157,8 @@ int cli_check_output_path(const char *output, const char *input, cli_err *e)
 {
     struct stat so, si;
     int out_exists = stat(output, &so) == 0;
-    if (input && (strcmp(input, output) == 0 ||
-                  (out_exists && stat(input, &si) == 0 && si.st_dev == so.st_dev &&
-                   si.st_ino == so.st_ino)))
+    if (input && (strcmp(input, output) == 0 || (out_exists && stat(input, &si) == 0 &&
+                                                 si.st_dev == so.st_dev && si.st_ino == so.st_ino)))
         return cli_fail(e, CLI_EXIT_OUTPUT, output,
                         "is the same file as the input; refusing to overwrite it");
     if (out_exists && S_ISDIR(so.st_mode))
@@ -275,7 +274,8 @@ static void print_plan(const cli_options *o, ic_context *ctx, const ic_kernel *k
     printf("plan:\n");
     printf("  input     %s: %dx%d, %d channel%s of %d bits, filtered in %s layout\n", o->input,
            src->width, src->height, src->channels, src->channels == 1 ? "" : "s",
-           src->type == IC_U16 ? 16 : 8, o->layout == IC_SOA ? "planar (soa)" : "interleaved (aos)");
+           src->type == IC_U16 ? 16 : 8,
+           o->layout == IC_SOA ? "planar (soa)" : "interleaved (aos)");
     printf("  kernel    %s (%dx%d), divisor %g, weights sum %g\n", k->name, k->width, k->height,
            k->divisor, ic_kernel_sum(k));
     ic_factors f;
@@ -285,8 +285,7 @@ static void print_plan(const cli_options *o, ic_context *ctx, const ic_kernel *k
     if (s != IC_OK)
         printf("  factors   not computed (%s)\n", ic_status_str(s));
     else if (f.rank == 0)
-        printf("  factors   not separable at a useful rank: %ld multiply-adds per sample\n",
-               full);
+        printf("  factors   not separable at a useful rank: %ld multiply-adds per sample\n", full);
     else
         printf("  factors   rank %d (max error %.2g): %ld multiply-adds per sample when "
                "separated, %ld direct\n",
@@ -338,18 +337,19 @@ void cli_depth_notice(const char *shown, const char *name, const ic_image *img)
     const ic_format f = ic_format_from_path(name);
     if (img->type != IC_U16 || ic_format_depth(f) >= 16)
         return;
-    fprintf(stderr, "imgconv: %s: 16-bit samples written as 8-bit (%s holds 8 bits)\n",
-            shown, f == IC_FMT_JPEG ? "JPEG" : f == IC_FMT_WEBP ? "WebP" : ic_format_name(f));
+    fprintf(stderr, "imgconv: %s: 16-bit samples written as 8-bit (%s holds 8 bits)\n", shown,
+            f == IC_FMT_JPEG   ? "JPEG"
+            : f == IC_FMT_WEBP ? "WebP"
+                               : ic_format_name(f));
 }
 
 /* Per-stage samples of the --repeat runs. */
 enum { ST_LOAD, ST_UPLOAD, ST_KERNEL, ST_DOWNLOAD, ST_FILTER, ST_SAVE, ST_TOTAL, ST_COUNT };
-static const char *const stage_names[ST_COUNT] = {
-    "load", "upload", "kernel", "download", "filter", "save", "total"};
+static const char *const stage_names[ST_COUNT] = {"load",   "upload", "kernel", "download",
+                                                  "filter", "save",   "total"};
 static const char *const stage_notes[ST_COUNT] = {
-    "read + decode INPUT",     "host -> device",       "the convolution",
-    "device -> host",          "whole ic_convolve call", "encode + write OUTPUT",
-    "load + filter + save"};
+    "read + decode INPUT",    "host -> device",        "the convolution",     "device -> host",
+    "whole ic_convolve call", "encode + write OUTPUT", "load + filter + save"};
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -391,7 +391,8 @@ static double since_exec_ms(void)
     const long hz = sysconf(_SC_CLK_TCK);
     if (sscanf(p, "%llu", &ticks) != 1 || hz <= 0 || clock_gettime(CLOCK_BOOTTIME, &ts) != 0)
         return -1;
-    const double d = (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6 - (double)ticks * 1e3 / (double)hz;
+    const double d =
+        (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6 - (double)ticks * 1e3 / (double)hz;
     return d >= 0 && d < 3.6e6 ? d : -1;
 }
 
@@ -399,9 +400,9 @@ static void print_times(const cli_options *o, const char *backend, const ic_kern
                         const ic_image *src, const once_times *once, double *samples[ST_COUNT],
                         int n)
 {
-    printf("imgconv: backend %s: %s (%dx%d) on %dx%dx%d %s, %d run%s\n", backend, k->name,
-           k->width, k->height, src->width, src->height, src->channels,
-           o->layout == IC_SOA ? "soa" : "aos", n, n == 1 ? "" : "s");
+    printf("imgconv: backend %s: %s (%dx%d) on %dx%dx%d %s, %d run%s\n", backend, k->name, k->width,
+           k->height, src->width, src->height, src->channels, o->layout == IC_SOA ? "soa" : "aos",
+           n, n == 1 ? "" : "s");
     printf("  %-10s %10s %10s %10s\n", "stage", "first ms", "mean ms", "median ms");
     if (once->start_ms >= 0)
         printf("  %-10s %10.3f %10s %10s  %s\n", "start", once->start_ms, "-", "-",
@@ -423,8 +424,8 @@ static void print_times(const cli_options *o, const char *backend, const ic_kern
         for (int i = 0; i < n; i++)
             sum += samples[st][i];
         qsort(samples[st], (size_t)n, sizeof(double), cmp_double);
-        double median = (n % 2) ? samples[st][n / 2]
-                                : 0.5 * (samples[st][n / 2 - 1] + samples[st][n / 2]);
+        double median =
+            (n % 2) ? samples[st][n / 2] : 0.5 * (samples[st][n / 2 - 1] + samples[st][n / 2]);
         printf("  %-10s %10.3f %10.3f %10.3f  %s\n", stage_names[st], first, sum / n, median,
                stage_notes[st]);
     }
@@ -539,8 +540,9 @@ int cli_run_filter(const cli_options *o, cli_err *e)
         goto done;
     }
     /* INPUT - is read once, then decoded from memory on every --repeat run. */
-    if (strcmp(o->input, "-") == 0 && (code = read_stdin(o->max_memory ? o->max_memory : ic_default_max_memory(), &in_data,
-                                  &in_size, e)) != CLI_EXIT_OK)
+    if (strcmp(o->input, "-") == 0 &&
+        (code = read_stdin(o->max_memory ? o->max_memory : ic_default_max_memory(), &in_data,
+                           &in_size, e)) != CLI_EXIT_OK)
         goto done;
     if (o->kernel_file && (code = cli_get_kernel(o, &k, e)) != CLI_EXIT_OK)
         goto done;
@@ -601,7 +603,7 @@ int cli_run_filter(const cli_options *o, cli_err *e)
             warm.backend = o->backend;
             warm.opts = &o->ctx;
             warm.want_codec = jpeg && !o->cpu_codec &&
-                             (to_stdout ? out_fmt : ic_format_from_path(o->output)) == IC_FMT_JPEG;
+                              (to_stdout ? out_fmt : ic_format_from_path(o->output)) == IC_FMT_JPEG;
             warm.k = &k;
             warm.p = &p;
             warm.channels = o->channels;

@@ -245,8 +245,7 @@ int cli_run_signal(const cli_options *opts, cli_err *e)
     char msg[256] = "";
     const ic_status rs = cli_read_file(o.input, &data, &size, msg, sizeof msg);
     if (rs != IC_OK) {
-        code = cli_fail(e, cli_exit_for_input(rs), o.input, "%s",
-                        msg[0] ? msg : ic_status_str(rs));
+        code = cli_fail(e, cli_exit_for_input(rs), o.input, "%s", msg[0] ? msg : ic_status_str(rs));
         goto done;
     }
     if (fmt == CLI_SIGNAL_F32)

@@ -38,7 +38,7 @@ typedef struct frame_ring {
 } frame_ring;
 
 typedef struct stream {
-    size_t frame; /* bytes per frame */
+    size_t frame;       /* bytes per frame */
     pthread_mutex_t mu; /* guards everything below */
     pthread_cond_t wake_reader, wake_filter, wake_writer;
     frame_ring in, out;
@@ -100,8 +100,7 @@ static size_t read_full(uint8_t *p, size_t n, int *err)
         stream_must(pthread_setcancelstate(PTHREAD_CANCEL_ENABLE, &old), "pthread_setcancelstate");
         const ssize_t r = read(STDIN_FILENO, p + got, want);
         const int saved = errno;
-        stream_must(pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &old),
-                    "pthread_setcancelstate");
+        stream_must(pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &old), "pthread_setcancelstate");
         if (r > 0) {
             got += (size_t)r;
         } else if (r == 0) {
@@ -289,8 +288,7 @@ int cli_run_stream(const cli_options *o, cli_err *e)
     memset(&st, 0, sizeof st);
     /* w, h <= IC_MAX_DIM and c <= 4: the product fits in 64 bits. */
     st.frame = (size_t)w * (size_t)h * (size_t)c;
-    if (ring_alloc(&st.in, w, h, c, st.frame) != 0 ||
-        ring_alloc(&st.out, w, h, c, st.frame) != 0) {
+    if (ring_alloc(&st.in, w, h, c, st.frame) != 0 || ring_alloc(&st.out, w, h, c, st.frame) != 0) {
         ring_free(&st.in);
         ic_context_free(ctx);
         ic_kernel_free(&k);
@@ -385,11 +383,11 @@ int cli_run_stream(const cli_options *o, cli_err *e)
         code = st.in_errno ? cli_fail(e, CLI_EXIT_INPUT, "standard input", "read error: %s",
                                       strerror(st.in_errno))
                            : cli_fail(e, CLI_EXIT_INPUT, "standard input",
-                                      "short final frame: %zu of %zu bytes (frame %ld)",
-                                      st.in_got, st.frame, read_frame);
+                                      "short final frame: %zu of %zu bytes (frame %ld)", st.in_got,
+                                      st.frame, read_frame);
     else if (which == 2)
-        code = cli_fail(e, cli_exit_for_backend(fs), NULL, "frame %ld: %s", filter_frame,
-                        filter_msg);
+        code =
+            cli_fail(e, cli_exit_for_backend(fs), NULL, "frame %ld: %s", filter_frame, filter_msg);
     else if (which == 3)
         code = cli_fail(e, CLI_EXIT_OUTPUT, "standard output", "write error: %s",
                         strerror(st.out_errno));

@@ -18,20 +18,20 @@
 
 typedef struct cli_warm {
     /* Set by the caller before the load. */
-    const char *backend;             /* ic_context_create's name */
-    const ic_context_options *opts;  /* its options */
-    int want_codec;                  /* also create a GPU codec (when the backend has one) */
-    const ic_kernel *k;              /* the warm-up filter's kernel and params; */
-    const ic_params *p;              /* k NULL: no warm-up filter */
-    int channels;                    /* the decoded image's channels (0: as stored = 3 for a
+    const char *backend;            /* ic_context_create's name */
+    const ic_context_options *opts; /* its options */
+    int want_codec;                 /* also create a GPU codec (when the backend has one) */
+    const ic_kernel *k;             /* the warm-up filter's kernel and params; */
+    const ic_params *p;             /* k NULL: no warm-up filter */
+    int channels;                   /* the decoded image's channels (0: as stored = 3 for a
                                       * colour JPEG; the warm-up needs 3) */
     ic_layout layout;
     /* Results, valid after cli_warm_join. */
-    ic_context *ctx;                 /* NULL when creation failed (st, err) */
+    ic_context *ctx; /* NULL when creation failed (st, err) */
     ic_status st;
     char err[256];
-    ic_gpu_codec *codec;             /* NULL: none (not wanted, not a CUDA backend, failed) */
-    ic_status codec_st;              /* IC_ERR_UNSUPPORTED: the backend has no GPU codec */
+    ic_gpu_codec *codec; /* NULL: none (not wanted, not a CUDA backend, failed) */
+    ic_status codec_st;  /* IC_ERR_UNSUPPORTED: the backend has no GPU codec */
     char codec_err[256];
     double init_ms, codec_ms, warm_ms; /* what each step took on the thread */
     /* Private. */

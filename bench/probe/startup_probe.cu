@@ -44,7 +44,6 @@
 
 #include "imgconv.h"
 
-
 static double g_exec_ms; /* CLOCK_BOOTTIME ms at exec, from /proc/self/stat */
 static double g_last;
 
@@ -92,26 +91,26 @@ static int fail(const char *step, const char *what)
     return 1;
 }
 
-#define CU(step, call)                                                                       \
-    do {                                                                                     \
-        cudaError_t e_ = (call);                                                             \
-        if (e_ != cudaSuccess)                                                               \
-            return fail(step, cudaGetErrorString(e_));                                       \
+#define CU(step, call)                                                                             \
+    do {                                                                                           \
+        cudaError_t e_ = (call);                                                                   \
+        if (e_ != cudaSuccess)                                                                     \
+            return fail(step, cudaGetErrorString(e_));                                             \
     } while (0)
-#define NJ(step, call)                                                                       \
-    do {                                                                                     \
-        nvjpegStatus_t s_ = (call);                                                          \
-        if (s_ != NVJPEG_STATUS_SUCCESS) {                                                   \
-            char m_[64];                                                                     \
-            snprintf(m_, sizeof m_, "nvjpegStatus %d", (int)s_);                             \
-            return fail(step, m_);                                                           \
-        }                                                                                    \
+#define NJ(step, call)                                                                             \
+    do {                                                                                           \
+        nvjpegStatus_t s_ = (call);                                                                \
+        if (s_ != NVJPEG_STATUS_SUCCESS) {                                                         \
+            char m_[64];                                                                           \
+            snprintf(m_, sizeof m_, "nvjpegStatus %d", (int)s_);                                   \
+            return fail(step, m_);                                                                 \
+        }                                                                                          \
     } while (0)
-#define IC(step, call)                                                                       \
-    do {                                                                                     \
-        ic_status s_ = (call);                                                               \
-        if (s_ != IC_OK)                                                                     \
-            return fail(step, ic_last_error()[0] ? ic_last_error() : ic_status_str(s_));     \
+#define IC(step, call)                                                                             \
+    do {                                                                                           \
+        ic_status s_ = (call);                                                                     \
+        if (s_ != IC_OK)                                                                           \
+            return fail(step, ic_last_error()[0] ? ic_last_error() : ic_status_str(s_));           \
     } while (0)
 
 static unsigned char *read_file(const char *path, size_t *len)
@@ -157,7 +156,8 @@ static int probe_imgconv(uint8_t *dimg, size_t dpitch, int w, int h, cudaStream_
     for (int i = 0; i < 3; i++) {
         IC("ic_convolve 64x64", ic_convolve(ctx, &s, &d, &k3, NULL));
         ic_timing t = ic_context_timing(ctx);
-        snprintf(note, sizeof note, "call %d; ic_context_timing: upload %.3f kernel %.3f download %.3f total %.3f ms",
+        snprintf(note, sizeof note,
+                 "call %d; ic_context_timing: upload %.3f kernel %.3f download %.3f total %.3f ms",
                  i + 1, t.upload_ms, t.kernel_ms, t.download_ms, t.total_ms);
         row("ic_convolve 64x64 RGB host->host, 3x3", note);
     }
@@ -175,8 +175,8 @@ static int probe_imgconv(uint8_t *dimg, size_t dpitch, int w, int h, cudaStream_
         for (int i = 0; i < 3; i++) {
             IC("ic_convolve device", ic_convolve(ctx, &ds, &dd, &k9, NULL));
             ic_timing t = ic_context_timing(ctx);
-            snprintf(note, sizeof note, "call %d; ic_context_timing: kernel %.3f total %.3f ms", i + 1,
-                     t.kernel_ms, t.total_ms);
+            snprintf(note, sizeof note, "call %d; ic_context_timing: kernel %.3f total %.3f ms",
+                     i + 1, t.kernel_ms, t.total_ms);
             char step[96];
             snprintf(step, sizeof step, "ic_convolve %dx%d RGB device->device, 9x9", w, h);
             row(step, note);
@@ -186,15 +186,16 @@ static int probe_imgconv(uint8_t *dimg, size_t dpitch, int w, int h, cudaStream_
         ic_image hs, hd;
         IC("host images", ic_image_create(&hs, w, h, 3, IC_AOS));
         IC("host images", ic_image_create(&hd, w, h, 3, IC_AOS));
-        CU("download", cudaMemcpy2D(hs.data, hs.pitch, dimg, dpitch, (size_t)w * 3, h,
-                                    cudaMemcpyDeviceToHost));
+        CU("download",
+           cudaMemcpy2D(hs.data, hs.pitch, dimg, dpitch, (size_t)w * 3, h, cudaMemcpyDeviceToHost));
         g_last = boot_ms();
         for (int i = 0; i < 2; i++) {
             IC("ic_convolve host", ic_convolve(ctx, &hs, &hd, &k9, NULL));
             ic_timing t = ic_context_timing(ctx);
-            snprintf(note, sizeof note,
-                     "call %d; ic_context_timing: upload %.3f kernel %.3f download %.3f total %.3f ms",
-                     i + 1, t.upload_ms, t.kernel_ms, t.download_ms, t.total_ms);
+            snprintf(
+                note, sizeof note,
+                "call %d; ic_context_timing: upload %.3f kernel %.3f download %.3f total %.3f ms",
+                i + 1, t.upload_ms, t.kernel_ms, t.download_ms, t.total_ms);
             char step[96];
             snprintf(step, sizeof step, "ic_convolve %dx%d RGB host->host, 9x9", w, h);
             row(step, note);
@@ -207,7 +208,8 @@ static int probe_imgconv(uint8_t *dimg, size_t dpitch, int w, int h, cudaStream_
 
     ic_gpu_codec *codec = NULL;
     IC("ic_gpu_codec_create", ic_gpu_codec_create(&codec, ctx, 1));
-    row("ic_gpu_codec_create(1 slot)", "nvJPEG default handle + 1 encoder, in imgconv (warm process)");
+    row("ic_gpu_codec_create(1 slot)",
+        "nvJPEG default handle + 1 encoder, in imgconv (warm process)");
     snprintf(note, sizeof note, "engine %s: opens the hardware decoder (lazy since wholejob)",
              ic_gpu_codec_engine(codec));
     row("ic_gpu_codec_engine", note);
@@ -243,7 +245,9 @@ int main(int argc, char **argv)
     int drv = 0, rt = 0;
     printf("startup_probe: %s; CUDA_MODULE_LOADING=%s; order: %s\n\n", path ? path : "(no file)",
            ml ? ml : "(unset: LAZY since CUDA 12.2)",
-           no_nvjpeg ? "no nvJPEG" : default_first ? "DEFAULT handle first" : "HARDWARE handle first");
+           no_nvjpeg       ? "no nvJPEG"
+           : default_first ? "DEFAULT handle first"
+                           : "HARDWARE handle first");
     printf("| since exec ms | step ms | step | note |\n|---:|---:|---|---|\n");
     g_last = g_exec_ms;
     row("exec -> main", "dynamic loading and static constructors (10 ms resolution)");
@@ -264,8 +268,8 @@ int main(int argc, char **argv)
     cudaDriverGetVersion(&drv);
     cudaRuntimeGetVersion(&rt);
     char note[200];
-    snprintf(note, sizeof note, "%d device(s); driver API %d, runtime %d (cuInit, driver load)", n, drv,
-             rt);
+    snprintf(note, sizeof note, "%d device(s); driver API %d, runtime %d (cuInit, driver load)", n,
+             drv, rt);
     row("cudaGetDeviceCount", note);
     CU("cudaSetDevice", cudaSetDevice(0));
     row("cudaSetDevice(0)", "CUDA >= 12 creates the primary context here");
@@ -287,12 +291,14 @@ int main(int argc, char **argv)
             if ((pass == 0) == !default_first) {
                 shw = nvjpegCreateEx(NVJPEG_BACKEND_HARDWARE, NULL, NULL, 0, &hw);
                 snprintf(note, sizeof note, "status %d%s", (int)shw,
-                         shw == NVJPEG_STATUS_SUCCESS ? "" : " (no hardware decoder: skipped below)");
+                         shw == NVJPEG_STATUS_SUCCESS ? ""
+                                                      : " (no hardware decoder: skipped below)");
                 row("nvjpegCreateEx(HARDWARE)", note);
                 if (shw != NVJPEG_STATUS_SUCCESS)
                     hw = NULL;
             } else {
-                NJ("nvjpegCreateEx(DEFAULT)", nvjpegCreateEx(NVJPEG_BACKEND_DEFAULT, NULL, NULL, 0, &def));
+                NJ("nvjpegCreateEx(DEFAULT)",
+                   nvjpegCreateEx(NVJPEG_BACKEND_DEFAULT, NULL, NULL, 0, &def));
                 row("nvjpegCreateEx(DEFAULT)", "the hybrid decoder and the encoder's handle");
             }
         }
@@ -314,7 +320,8 @@ int main(int argc, char **argv)
             nvjpegJpegState_t hst;
             NJ("hw state", nvjpegJpegStateCreate(hw, &hst));
             row("nvjpegJpegStateCreate(hardware)", NULL);
-            NJ("DecodeBatchedInitialize", nvjpegDecodeBatchedInitialize(hw, hst, 1, 1, NVJPEG_OUTPUT_RGBI));
+            NJ("DecodeBatchedInitialize",
+               nvjpegDecodeBatchedInitialize(hw, hst, 1, 1, NVJPEG_OUTPUT_RGBI));
             row("nvjpegDecodeBatchedInitialize(batch 1)", NULL);
             const unsigned char *d[1] = {jpg};
             size_t l[1] = {len};
@@ -349,7 +356,8 @@ int main(int argc, char **argv)
         unsigned char *bits = NULL;
         for (int i = 0; i < 3; i++) {
             size_t nb = 0;
-            NJ("nvjpegEncodeImage", nvjpegEncodeImage(def, es, ep, &in, NVJPEG_INPUT_RGBI, w, h, st));
+            NJ("nvjpegEncodeImage",
+               nvjpegEncodeImage(def, es, ep, &in, NVJPEG_INPUT_RGBI, w, h, st));
             NJ("retrieve", nvjpegEncodeRetrieveBitstream(def, es, NULL, &nb, st));
             if (!bits)
                 bits = (unsigned char *)malloc(nb * 2);

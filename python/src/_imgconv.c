@@ -75,14 +75,16 @@ static int Kernel_init(KernelObject *self, PyObject *args, PyObject *kwds)
             return -1;
         if (w < 1 || h < 1 || (size_t)view.len != (size_t)w * (size_t)h * sizeof(float)) {
             PyBuffer_Release(&view);
-            PyErr_SetString(PyExc_ValueError, "kernel buffer must hold width*height float32 values");
+            PyErr_SetString(PyExc_ValueError,
+                            "kernel buffer must hold width*height float32 values");
             return -1;
         }
         st = ic_kernel_create(&self->k, w, h, (const float *)view.buf, divisor);
         PyBuffer_Release(&view);
         if (st != IC_OK)
-            snprintf(err, sizeof err, "bad %dx%d kernel: %s (odd sizes 1..%d, finite values, nonzero divisor)",
-                     w, h, ic_status_str(st), IC_MAX_KERNEL);
+            snprintf(err, sizeof err,
+                     "bad %dx%d kernel: %s (odd sizes 1..%d, finite values, nonzero divisor)", w, h,
+                     ic_status_str(st), IC_MAX_KERNEL);
     }
     if (st != IC_OK) {
         raise_status(st, err);
@@ -94,12 +96,18 @@ static int Kernel_init(KernelObject *self, PyObject *args, PyObject *kwds)
 static PyObject *Kernel_get(KernelObject *self, void *which)
 {
     switch ((intptr_t)which) {
-    case 0: return PyLong_FromLong(self->k.width);
-    case 1: return PyLong_FromLong(self->k.height);
-    case 2: return PyFloat_FromDouble(self->k.divisor);
-    case 3: return PyFloat_FromDouble(self->k.offset);
-    case 4: return PyUnicode_FromString(self->k.name);
-    default: return PyFloat_FromDouble(ic_kernel_sum(&self->k));
+    case 0:
+        return PyLong_FromLong(self->k.width);
+    case 1:
+        return PyLong_FromLong(self->k.height);
+    case 2:
+        return PyFloat_FromDouble(self->k.divisor);
+    case 3:
+        return PyFloat_FromDouble(self->k.offset);
+    case 4:
+        return PyUnicode_FromString(self->k.name);
+    default:
+        return PyFloat_FromDouble(ic_kernel_sum(&self->k));
     }
 }
 
@@ -126,20 +134,21 @@ static PyGetSetDef Kernel_getset[] = {
     {"sum", (getter)Kernel_get, NULL, "sum of the effective weights", (void *)5},
     {NULL, NULL, NULL, NULL, NULL}};
 
-static PyMethodDef Kernel_methods[] = {
-    {"weights_bytes", (PyCFunction)Kernel_weights, METH_NOARGS, "effective weights, float64, row-major"},
-    {NULL, NULL, 0, NULL}};
+static PyMethodDef Kernel_methods[] = {{"weights_bytes", (PyCFunction)Kernel_weights, METH_NOARGS,
+                                        "effective weights, float64, row-major"},
+                                       {NULL, NULL, 0, NULL}};
 
 /* A subclassable type NAME with NAME##Object, NAME##_init, _dealloc,
  * _getset and _methods. */
-#define IC_PY_TYPE(NAME, DOC)                                                    \
-    {                                                                            \
-        PyVarObject_HEAD_INIT(NULL, 0).tp_name = "imgconv._imgconv." #NAME,      \
-        .tp_basicsize = sizeof(NAME##Object),                                    \
-        .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE, .tp_doc = DOC,     \
-        .tp_new = PyType_GenericNew, .tp_init = (initproc)NAME##_init,           \
-        .tp_dealloc = (destructor)NAME##_dealloc, .tp_getset = NAME##_getset,    \
-        .tp_methods = NAME##_methods,                                            \
+#define IC_PY_TYPE(NAME, DOC)                                                                      \
+    {                                                                                              \
+        PyVarObject_HEAD_INIT(NULL, 0).tp_name = "imgconv._imgconv." #NAME,                        \
+                                    .tp_basicsize = sizeof(NAME##Object),                          \
+                                    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,          \
+                                    .tp_doc = DOC, .tp_new = PyType_GenericNew,                    \
+                                    .tp_init = (initproc)NAME##_init,                              \
+                                    .tp_dealloc = (destructor)NAME##_dealloc,                      \
+                                    .tp_getset = NAME##_getset, .tp_methods = NAME##_methods,      \
     }
 
 static PyTypeObject KernelType = IC_PY_TYPE(Kernel, "A parsed convolution kernel (ic_kernel).");
@@ -211,7 +220,8 @@ static int call_ready(ContextObject *self, ic_params *p, const char *border, dou
     }
     if (ic_alpha_parse(alpha, &p->alpha) != IC_OK) {
         char msg[160];
-        snprintf(msg, sizeof msg, "unknown alpha mode '%s' (auto, premultiply, keep, independent)", alpha);
+        snprintf(msg, sizeof msg, "unknown alpha mode '%s' (auto, premultiply, keep, independent)",
+                 alpha);
         raise_status(IC_ERR_INVALID_ARG, msg);
         return -1;
     }
@@ -271,14 +281,14 @@ static int wrap_buffer(Py_buffer *v, ic_image *img, const char *what)
     Py_ssize_t h = v->shape[0], w = v->shape[1], c = v->ndim == 3 ? v->shape[2] : 1;
     Py_ssize_t sy = v->strides[0], sx = v->strides[1], sc = v->ndim == 3 ? v->strides[2] : es;
     if (h < 1 || w < 1 || h > IC_MAX_DIM || w > IC_MAX_DIM || c < 1 || c > 4) {
-        PyErr_Format(PyExc_ValueError, "%s: %zd x %zd x %zd is outside 1..%d x 1..%d x 1..4", what, h,
-                     w, c, IC_MAX_DIM, IC_MAX_DIM);
+        PyErr_Format(PyExc_ValueError, "%s: %zd x %zd x %zd is outside 1..%d x 1..%d x 1..4", what,
+                     h, w, c, IC_MAX_DIM, IC_MAX_DIM);
         return -1;
     }
     if ((c > 1 && sc != es) || sx != c * es || sy < w * c * es || sy % es != 0) {
         PyErr_Format(PyExc_ValueError,
-                     "%s: strides (%zd, %zd, %zd) are not rows of packed pixels (copy it first)", what,
-                     sy, sx, sc);
+                     "%s: strides (%zd, %zd, %zd) are not rows of packed pixels (copy it first)",
+                     what, sy, sx, sc);
         return -1;
     }
     ic_status st = ic_image_wrap_type(img, v->buf, (int)w, (int)h, (int)c, IC_AOS, (size_t)sy,
@@ -350,8 +360,8 @@ static PyObject *Context_convolve_device(ContextObject *self, PyObject *args)
     ic_status st = ic_image_wrap_device(&src, (void *)(uintptr_t)sptr, w, h, c, IC_AOS, (size_t)sp,
                                         device, (void *)(uintptr_t)stream);
     if (st == IC_OK)
-        st = ic_image_wrap_device(&dst, (void *)(uintptr_t)dptr, w, h, c, IC_AOS, (size_t)dp, device,
-                                  (void *)(uintptr_t)stream);
+        st = ic_image_wrap_device(&dst, (void *)(uintptr_t)dptr, w, h, c, IC_AOS, (size_t)dp,
+                                  device, (void *)(uintptr_t)stream);
     if (st != IC_OK)
         return raise_status(st, "device image size, channels (1..4) or pitch out of range");
     return run_convolve(self, &src, &dst, k, &p);
@@ -551,9 +561,15 @@ static PyMethodDef module_methods[] = {
     {"status_names", mod_status_names, METH_NOARGS, "{code: description}"},
     {NULL, NULL, 0, NULL}};
 
-static struct PyModuleDef moduledef = {PyModuleDef_HEAD_INIT, "_imgconv",
-                                       "Low-level binding of the imgconv C library.", -1,
-                                       module_methods, NULL, NULL, NULL, NULL};
+static struct PyModuleDef moduledef = {PyModuleDef_HEAD_INIT,
+                                       "_imgconv",
+                                       "Low-level binding of the imgconv C library.",
+                                       -1,
+                                       module_methods,
+                                       NULL,
+                                       NULL,
+                                       NULL,
+                                       NULL};
 
 PyMODINIT_FUNC PyInit__imgconv(void)
 {

@@ -68,8 +68,8 @@ int ic__calib_path(const char *key, char *buf, size_t n)
     name[i] = '\0';
     for (const char *p = key; *p; p++)
         hash = (hash ^ (unsigned char)*p) * 1099511628211ull;
-    const int w = snprintf(buf, n, "%s/calibration-%s-%016llx.txt", dir, name,
-                           (unsigned long long)hash);
+    const int w =
+        snprintf(buf, n, "%s/calibration-%s-%016llx.txt", dir, name, (unsigned long long)hash);
     return w > 0 && (size_t)w < n;
 }
 
@@ -169,8 +169,8 @@ int ic__calib_store(const char *key, const ic_calib *c)
     if (fd < 0)
         return 0;
     char buf[IC_CALIB_MAX_BYTES + 64];
-    const int n = snprintf(buf, sizeof buf, HEADER "key %s\ncopy_bps %.17g\nfma_per_s %.17g\n",
-                           key, c->copy_bps, c->fma_per_s);
+    const int n = snprintf(buf, sizeof buf, HEADER "key %s\ncopy_bps %.17g\nfma_per_s %.17g\n", key,
+                           c->copy_bps, c->fma_per_s);
     int ok = n > 0 && n <= IC_CALIB_MAX_BYTES && write(fd, buf, (size_t)n) == n;
     ok = close(fd) == 0 && ok;
     if (ok)

@@ -52,7 +52,8 @@ static uint8_t colour_sample(int x, int y, int c, int w, int h, uint32_t seed)
     }
     default: /* seeded uniform noise */
         return (uint8_t)(hash32((uint32_t)x * 73856093u ^ (uint32_t)y * 19349663u ^
-                                (uint32_t)c * 83492791u ^ seed) >> 24);
+                                (uint32_t)c * 83492791u ^ seed) >>
+                         24);
     }
 }
 

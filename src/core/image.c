@@ -62,8 +62,8 @@ uint64_t ic_default_max_memory(void)
     return quarter < cap ? quarter : cap;
 }
 
-ic_status ic_image_create_type(ic_image *img, int width, int height, int channels,
-                               ic_layout layout, ic_sample_type type)
+ic_status ic_image_create_type(ic_image *img, int width, int height, int channels, ic_layout layout,
+                               ic_sample_type type)
 {
     if (!img)
         return ic_fail(IC_ERR_INVALID_ARG, "no image to fill (NULL)");
@@ -115,10 +115,11 @@ ic_status ic_image_wrap_type(ic_image *img, void *data, int width, int height, i
     memset(img, 0, sizeof *img);
     if (!data || !valid_dims(width, height, channels) || (layout != IC_AOS && layout != IC_SOA) ||
         ic_sample_size(type) == 0)
-        return ic_fail(IC_ERR_INVALID_ARG,
-                       "cannot wrap %dx%d with %d channels: NULL data, a size < 1, channels outside "
-                       "1..4, an unknown layout or sample type",
-                       width, height, channels);
+        return ic_fail(
+            IC_ERR_INVALID_ARG,
+            "cannot wrap %dx%d with %d channels: NULL data, a size < 1, channels outside "
+            "1..4, an unknown layout or sample type",
+            width, height, channels);
     img->width = width;
     img->height = height;
     img->channels = channels;
@@ -130,8 +131,10 @@ ic_status ic_image_wrap_type(ic_image *img, void *data, int width, int height, i
     const size_t es = ic_sample_size(type);
     if (pitch < row || pitch % es != 0 || (uintptr_t)data % es != 0) {
         memset(img, 0, sizeof *img);
-        return ic_fail(IC_ERR_INVALID_ARG, "pitch %zu is smaller than a row (%zu bytes) or not "
-                       "aligned to the %zu-byte samples", pitch, row, es);
+        return ic_fail(IC_ERR_INVALID_ARG,
+                       "pitch %zu is smaller than a row (%zu bytes) or not "
+                       "aligned to the %zu-byte samples",
+                       pitch, row, es);
     }
     img->pitch = pitch;
     img->data = data;
@@ -220,7 +223,16 @@ static void copy_convert(ic_image *dst, const ic_image *src)
 
 /* AoS <-> SoA of one sample type: the interleaved row scattered or gathered
  * with the sample size known to the compiler. */
-#define COPY_LAYOUT(T)                                                                                 for (int y = 0; y < h; y++)                                                                            for (int c = 0; c < ch; c++) {                                                                         const T *s = (const T *)(const void *)ic_image_at(src, 0, y, c);                                   T *d = (T *)(void *)ic_image_at(dst, 0, y, c);                                                     const size_t ss = src->layout == IC_AOS ? (size_t)ch : 1u;                                         const size_t ds = dst->layout == IC_AOS ? (size_t)ch : 1u;                                         for (int x = 0; x < w; x++)                                                                            d[(size_t)x * ds] = s[(size_t)x * ss];                                                     }
+#define COPY_LAYOUT(T)                                                                             \
+    for (int y = 0; y < h; y++)                                                                    \
+        for (int c = 0; c < ch; c++) {                                                             \
+            const T *s = (const T *)(const void *)ic_image_at(src, 0, y, c);                       \
+            T *d = (T *)(void *)ic_image_at(dst, 0, y, c);                                         \
+            const size_t ss = src->layout == IC_AOS ? (size_t)ch : 1u;                             \
+            const size_t ds = dst->layout == IC_AOS ? (size_t)ch : 1u;                             \
+            for (int x = 0; x < w; x++)                                                            \
+                d[(size_t)x * ds] = s[(size_t)x * ss];                                             \
+        }
 
 ic_status ic_image_copy(ic_image *dst, const ic_image *src)
 {

@@ -269,7 +269,10 @@ typedef struct matrix_parse {
     size_t errlen;
 } matrix_parse;
 
-static int is_space(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f'; }
+static int is_space(char c)
+{
+    return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
+}
 
 static int is_delim(char c)
 {

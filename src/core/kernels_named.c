@@ -321,7 +321,10 @@ static ic_status finish(ic_kernel *k, int w, int h, float *c, double divisor, ch
     return st;
 }
 
-static float *scratch(int w, int h) { return calloc((size_t)w * (size_t)h, sizeof(float)); }
+static float *scratch(int w, int h)
+{
+    return calloc((size_t)w * (size_t)h, sizeof(float));
+}
 
 static ic_status gen_identity(ic_kernel *k, const named_spec *sp, const named_args *a, char *err,
                               size_t errlen)
@@ -360,7 +363,10 @@ static ic_status gen_box(ic_kernel *k, const named_spec *sp, const named_args *a
 }
 
 /* OpenCV's getGaussianKernel rule for a sigma chosen from the size. */
-static double sigma_from_size(int n) { return 0.3 * ((n - 1) * 0.5 - 1.0) + 0.8; }
+static double sigma_from_size(int n)
+{
+    return 0.3 * ((n - 1) * 0.5 - 1.0) + 0.8;
+}
 
 /* Normalised samples exp(-i^2 / (2 sigma^2)), i = -(n-1)/2 .. (n-1)/2. */
 static void gauss_1d(int n, double sigma, double *g)

@@ -312,9 +312,8 @@ static ic_status plan_factors(cpu_state *st, const ic_job *job, char *err, size_
      * reproduce every weight within 2e-7). Independent jobs follow the same
      * rule, so that a premultiplied job's alpha channel is computed exactly as
      * the independent job's (bit-identical alpha, tests/test_alpha.c). */
-    if (st->cache_rank > 0 &&
-        factor_rel_err(job->w, kw, kh, st->cache_row, st->cache_col, st->cache_rank) >
-            FACTOR_MAX_REL_ERR)
+    if (st->cache_rank > 0 && factor_rel_err(job->w, kw, kh, st->cache_row, st->cache_col,
+                                             st->cache_rank) > FACTOR_MAX_REL_ERR)
         st->cache_rank = 0;
     st->cache_valid = 1;
     return IC_OK;
@@ -424,12 +423,13 @@ static ic_status cpu_explain(void *state, const ic_job *job, char *buf, size_t b
     }
     double direct = (double)job->kw * job->kh;
     if (plan.path == CPU_SEP)
-        snprintf(buf, buflen,
-                 "cpu: %s loops, separable rank %d (%.0f multiply-adds per sample instead of %.0f), "
-                 "%d of %d threads, %d tasks (%d bands of %d rows x %d strips of %d px x %d planes)",
-                 plan.ops->name, plan.rank, path_macs(&plan), direct, workers, st->nthreads,
-                 ic_cpu_plan_ntasks(&plan), plan.nbands, plan.band_rows, plan.nstrips,
-                 plan.strip_px, plan.planes);
+        snprintf(
+            buf, buflen,
+            "cpu: %s loops, separable rank %d (%.0f multiply-adds per sample instead of %.0f), "
+            "%d of %d threads, %d tasks (%d bands of %d rows x %d strips of %d px x %d planes)",
+            plan.ops->name, plan.rank, path_macs(&plan), direct, workers, st->nthreads,
+            ic_cpu_plan_ntasks(&plan), plan.nbands, plan.band_rows, plan.nstrips, plan.strip_px,
+            plan.planes);
     else
         snprintf(buf, buflen,
                  "cpu: %s loops, direct %dx%d (%.0f multiply-adds per sample), %d of %d threads, "
@@ -457,7 +457,7 @@ static ic_status cpu_plan_hook(void *state, const ic_job *job, ic_plan *out, cha
     out->rank = plan.rank;
     out->kernel_rank = plan.rank;
     out->premultiply = plan.premul;
-    out->isa = plan.ops == &ic_cpu_ops_scalar ? IC_ISA_SCALAR
+    out->isa = plan.ops == &ic_cpu_ops_scalar  ? IC_ISA_SCALAR
                : plan.ops == ic_cpu_ops_avx2() ? IC_ISA_AVX2
                                                : IC_ISA_AVX512;
     out->workers = workers;

@@ -123,15 +123,15 @@ ic_status ic_cpu_scratch_reserve(cpu_scratch *s, const cpu_plan *plan)
     if (st == IC_OK)
         st = grow((void **)&s->tag, &s->cap_tag, kh + (size_t)job->kw, sizeof(int));
     if (st == IC_OK && plan->premul && plan->job->src->layout == IC_SOA)
-        st = grow((void **)&s->bytes, &s->cap_bytes,
-                  2 * (size_t)plan->strip_px * (size_t)plan->step,
-                  ic_sample_size(plan->job->src->type));
+        st =
+            grow((void **)&s->bytes, &s->cap_bytes, 2 * (size_t)plan->strip_px * (size_t)plan->step,
+                 ic_sample_size(plan->job->src->type));
     if (st == IC_OK && plan->path == CPU_SEP) {
         st = grow((void **)&s->tmp, &s->cap_tmp, (size_t)plan->chunk + halo + CPU_SLACK,
                   sizeof(float));
         if (st == IC_OK && plan->rank > 1)
-            st = grow((void **)&s->acc, &s->cap_acc, (size_t)plan->chunk + CPU_SLACK,
-                      sizeof(float));
+            st =
+                grow((void **)&s->acc, &s->cap_acc, (size_t)plan->chunk + CPU_SLACK, sizeof(float));
     }
     return st;
 }
@@ -159,10 +159,10 @@ struct task_geom {
     size_t es;             /* bytes per sample: 1 or 2 */
     int w, h, step;
     int x0, x1, y0, y1;
-    int lo, hi;       /* pixels [lo, hi) of the padded strip come straight from the row */
-    int nl, nr;       /* padding pixels left of lo and from hi on */
+    int lo, hi;        /* pixels [lo, hi) of the padded strip come straight from the row */
+    int nl, nr;        /* padding pixels left of lo and from hi on */
     const int *padmap; /* nl + nr mapped x (or -1) */
-    size_t prow;      /* samples of a padded row */
+    size_t prow;       /* samples of a padded row */
 };
 
 /* Sample i of a source row, as a float (the padding and the premultiplied
@@ -187,8 +187,8 @@ static void gather_row(const cpu_plan *plan, const struct task_geom *g, int sy, 
         for (int x = g->lo; x < g->lo + mid; x++, d += ch)
             *d = sample_f(row, (size_t)x, g->u16);
         for (int k = 0; k < g->nr; k++, d += ch)
-            *d = g->padmap[g->nl + k] < 0 ? bv
-                                          : sample_f(row, (size_t)g->padmap[g->nl + k], g->u16);
+            *d =
+                g->padmap[g->nl + k] < 0 ? bv : sample_f(row, (size_t)g->padmap[g->nl + k], g->u16);
     }
 }
 
@@ -225,8 +225,8 @@ static void load_row_samples(const cpu_plan *plan, const struct task_geom *g, in
      * converts two rows back to back and then computes, so the row right
      * after this one would come too late. */
     if (v >= 0 && v + PREFETCH_ROWS < g->h) {
-        const uint8_t *next = g->src + (size_t)(v + PREFETCH_ROWS) * g->spitch +
-                              (size_t)g->lo * (size_t)step * g->es;
+        const uint8_t *next =
+            g->src + (size_t)(v + PREFETCH_ROWS) * g->spitch + (size_t)g->lo * (size_t)step * g->es;
         for (size_t k = 0; k < (size_t)mid * g->es; k += 64)
             __builtin_prefetch(next + k, 0, 1);
     }
@@ -248,8 +248,8 @@ static void load_row(const cpu_plan *plan, const struct task_geom *g, int v, flo
 }
 
 /* One output row through the rank-r factorisation, rounded into out. */
-static void sep_row(const cpu_plan *plan, cpu_scratch *s, const float *const *rows, int n,
-                    int u16, uint8_t *out)
+static void sep_row(const cpu_plan *plan, cpu_scratch *s, const float *const *rows, int n, int u16,
+                    uint8_t *out)
 {
     const ic_job *job = plan->job;
     int kw = job->kw, kh = job->kh, step = plan->step;
@@ -263,8 +263,8 @@ static void sep_row(const cpu_plan *plan, cpu_scratch *s, const float *const *ro
             int last = r == plan->rank - 1;
             plan->ops->vpass(rs, plan->fcol + (size_t)r * (size_t)kh, kh, s->tmp, m + halo);
             plan->ops->hpass(s->tmp, plan->frow + (size_t)r * (size_t)kw, kw, step,
-                             r ? s->acc : NULL, last ? NULL : s->acc, job->bias, plan->premul,
-                             u16, last ? out + (size_t)s0 * (u16 ? 2u : 1u) : NULL, m);
+                             r ? s->acc : NULL, last ? NULL : s->acc, job->bias, plan->premul, u16,
+                             last ? out + (size_t)s0 * (u16 ? 2u : 1u) : NULL, m);
         }
     }
 }

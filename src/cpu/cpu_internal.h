@@ -98,12 +98,12 @@ enum { CPU_DIRECT = 0, CPU_SEP = 1 };
 
 /* Per-worker scratch, grown (never shrunk) by ic_cpu_scratch_reserve. */
 typedef struct cpu_scratch {
-    float *ring;       /* kh+1 rows of `pitch` floats */
-    float *tmp;        /* vertical-pass row (sep) */
-    float *acc;        /* rank accumulator row (sep, rank > 1) */
-    uint8_t *bytes;    /* premultiply, SoA: two interleaved output rows (of samples) */
+    float *ring;        /* kh+1 rows of `pitch` floats */
+    float *tmp;         /* vertical-pass row (sep) */
+    float *acc;         /* rank accumulator row (sep, rank > 1) */
+    uint8_t *bytes;     /* premultiply, SoA: two interleaved output rows (of samples) */
     const float **rows; /* 2*(kh+1) row pointers */
-    int *tag;          /* kh+1: virtual row held by each ring slot; then kw-1: mapped
+    int *tag;           /* kh+1: virtual row held by each ring slot; then kw-1: mapped
                         * x of each padding pixel of the strip */
     size_t cap_ring, cap_tmp, cap_acc, cap_rows, cap_tag, cap_bytes; /* capacities in elements */
 } cpu_scratch;
@@ -112,23 +112,23 @@ typedef struct cpu_scratch {
 typedef struct cpu_plan {
     const ic_job *job;
     const cpu_ops *ops;
-    int path;              /* CPU_DIRECT or CPU_SEP */
-    int rank;              /* sep: number of terms */
-    const float *frow;     /* sep: rank*kw row vectors */
-    const float *fcol;     /* sep: rank*kh column vectors */
-    int planes;            /* SoA: channels; AoS: 1 (and premultiply) */
-    int step;              /* samples per pixel in a row: channels (AoS, premultiply) or 1 */
+    int path;          /* CPU_DIRECT or CPU_SEP */
+    int rank;          /* sep: number of terms */
+    const float *frow; /* sep: rank*kw row vectors */
+    const float *fcol; /* sep: rank*kh column vectors */
+    int planes;        /* SoA: channels; AoS: 1 (and premultiply) */
+    int step;          /* samples per pixel in a row: channels (AoS, premultiply) or 1 */
     /* Premultiplied alpha (job->premultiply): every task filters all channels
      * of its pixels, interleaved in the float rows whatever the layout (an
      * SoA image is gathered on load and scattered on store); colour is
      * multiplied by alpha when a row is converted, and the inner loops
      * un-premultiply the sums in registers before rounding. */
     int premul;
-    int strip_px;          /* pixels per column strip */
+    int strip_px; /* pixels per column strip */
     int nstrips, band_rows, nbands;
-    int chunk;             /* sep: samples per vertical/horizontal pass */
-    int tiny;              /* test mode: tiny strips, bands and chunks (seams everywhere) */
-    cpu_scratch *scratch;  /* one per worker */
+    int chunk;            /* sep: samples per vertical/horizontal pass */
+    int tiny;             /* test mode: tiny strips, bands and chunks (seams everywhere) */
+    cpu_scratch *scratch; /* one per worker */
 } cpu_plan;
 
 /* Sizes the tasks of a plan (strip_px, nstrips, band_rows, nbands, chunk) for

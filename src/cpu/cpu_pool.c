@@ -30,10 +30,10 @@ struct cpu_pool {
     pthread_t *tids;
     int started; /* threads actually created */
     pthread_mutex_t mu;
-    pthread_cond_t wake;  /* a new run (or stop) was posted */
-    pthread_cond_t done;  /* the last helper of a run finished */
-    atomic_ulong gen;     /* run counter; changed under mu */
-    atomic_int pending;   /* helpers still working on the current run */
+    pthread_cond_t wake; /* a new run (or stop) was posted */
+    pthread_cond_t done; /* the last helper of a run finished */
+    atomic_ulong gen;    /* run counter; changed under mu */
+    atomic_int pending;  /* helpers still working on the current run */
     atomic_int stop;
     /* the current run, written before gen is increased (release) */
     int active; /* workers taking part */

@@ -20,7 +20,7 @@
  * exactly as rintf does (ties to even by default). Checked against the oracle
  * by tests/test_cpu_paths.c (IC_CPU_PATH=scalar). The uint16 instance
  * (ic_round_u16, clamp to 65535) rounds the same way: 65535 < 2^22. */
-#define ROUND_BLOCK(NAME, T, MAX)                                                                 \
+#define ROUND_BLOCK(NAME, T, MAX)                                                                  \
     static void NAME(const float *restrict acc, float bias, T *restrict out, int m)                \
     {                                                                                              \
         const float magic = 12582912.0f; /* 1.5 * 2^23 */                                          \

@@ -50,7 +50,7 @@
 #define SIMD_INLINE SIMD_TGT static inline __attribute__((always_inline))
 
 #define SIMD_WIDEN_ROW(NAME, T, WIDEN)                                                             \
-    SIMD_TGT static void NAME(const T *src, float *dst, int n)                                    \
+    SIMD_TGT static void NAME(const T *src, float *dst, int n)                                     \
     {                                                                                              \
         int k = 0;                                                                                 \
         for (; k + VL <= n; k += VL)                                                               \
@@ -134,8 +134,8 @@ SIMD_INLINE void direct_k(const float *const *rows, const float *w, const int kw
  * loads, half of them split across cache lines in AoS). NACC/2 accumulators
  * per row keep the NACC chains the FMA latency needs. */
 SIMD_INLINE void direct2_k(const float *const *rows, const float *w, const int kw, const int kh,
-                           const int step, float bias, const int premul, const int u16,
-                           void *out0, void *out1, int n)
+                           const int step, float bias, const int premul, const int u16, void *out0,
+                           void *out1, int n)
 {
     enum { H = NACC / 2 };
     const V vb = VSET1(bias);
@@ -177,8 +177,8 @@ SIMD_INLINE void direct2_k(const float *const *rows, const float *w, const int k
 
 /* One row (out1 NULL) or two (rows has kh+1 entries). */
 SIMD_INLINE void direct_any(const float *const *rows, const float *w, const int kw, const int kh,
-                            const int step, float bias, const int premul, const int u16,
-                            void *out, void *out1, int n)
+                            const int step, float bias, const int premul, const int u16, void *out,
+                            void *out1, int n)
 {
     if (out1)
         direct2_k(rows, w, kw, kh, step, bias, premul, u16, out, out1, n);
@@ -189,12 +189,20 @@ SIMD_INLINE void direct_any(const float *const *rows, const float *w, const int 
 /* Instances with constant kw, kh and step: the taps unroll and every load
  * address becomes a constant displacement from one row pointer (with a
  * variable step, a 5x5 kernel spills its 25 tap pointers to the stack). */
-#define DIRECT_STEPS(KW, KH)                                                                      \
-    switch (step) {                                                                               \
-    case 1: direct_any(rows, w, KW, KH, 1, bias, premul, u16, out, out1, n); return;     \
-    case 2: direct_any(rows, w, KW, KH, 2, bias, premul, u16, out, out1, n); return;     \
-    case 3: direct_any(rows, w, KW, KH, 3, bias, premul, u16, out, out1, n); return;     \
-    default: direct_any(rows, w, KW, KH, 4, bias, premul, u16, out, out1, n); return;    \
+#define DIRECT_STEPS(KW, KH)                                                                       \
+    switch (step) {                                                                                \
+    case 1:                                                                                        \
+        direct_any(rows, w, KW, KH, 1, bias, premul, u16, out, out1, n);                           \
+        return;                                                                                    \
+    case 2:                                                                                        \
+        direct_any(rows, w, KW, KH, 2, bias, premul, u16, out, out1, n);                           \
+        return;                                                                                    \
+    case 3:                                                                                        \
+        direct_any(rows, w, KW, KH, 3, bias, premul, u16, out, out1, n);                           \
+        return;                                                                                    \
+    default:                                                                                       \
+        direct_any(rows, w, KW, KH, 4, bias, premul, u16, out, out1, n);                           \
+        return;                                                                                    \
     }
 
 SIMD_INLINE void direct_typed(const float *const *rows, const float *w, int kw, int kh, int step,
@@ -290,12 +298,20 @@ SIMD_INLINE void hpass_k(const float *t, const float *row, const int kw, const i
     }
 }
 
-#define HPASS_STEPS(KW)                                                                           \
-    switch (step) {                                                                               \
-    case 1: hpass_k(t, row, KW, 1, acc_in, acc_out, bias, premul, u16, out, n); return;  \
-    case 2: hpass_k(t, row, KW, 2, acc_in, acc_out, bias, premul, u16, out, n); return;  \
-    case 3: hpass_k(t, row, KW, 3, acc_in, acc_out, bias, premul, u16, out, n); return;  \
-    default: hpass_k(t, row, KW, 4, acc_in, acc_out, bias, premul, u16, out, n); return; \
+#define HPASS_STEPS(KW)                                                                            \
+    switch (step) {                                                                                \
+    case 1:                                                                                        \
+        hpass_k(t, row, KW, 1, acc_in, acc_out, bias, premul, u16, out, n);                        \
+        return;                                                                                    \
+    case 2:                                                                                        \
+        hpass_k(t, row, KW, 2, acc_in, acc_out, bias, premul, u16, out, n);                        \
+        return;                                                                                    \
+    case 3:                                                                                        \
+        hpass_k(t, row, KW, 3, acc_in, acc_out, bias, premul, u16, out, n);                        \
+        return;                                                                                    \
+    default:                                                                                       \
+        hpass_k(t, row, KW, 4, acc_in, acc_out, bias, premul, u16, out, n);                        \
+        return;                                                                                    \
     }
 
 SIMD_INLINE void hpass_typed(const float *t, const float *row, int kw, int step,

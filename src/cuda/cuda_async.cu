@@ -130,8 +130,8 @@ static ic_status plan_geom(const ic_as_geom &g, size_t device_memory, ic_cuda_ba
     if (device_memory > 0) {
         int found = 0;
         for (int k = IC_CUDA_ASYNC_SLOTS; k >= 1 && !found && device_memory > g.wbytes; k--) {
-            size_t max_src = (device_memory - g.wbytes) / (size_t)k /
-                             (2u * (size_t)g.planes * g.dpitch);
+            size_t max_src =
+                (device_memory - g.wbytes) / (size_t)k / (2u * (size_t)g.planes * g.dpitch);
             if (max_src > (size_t)IC_MAX_DIM * 2)
                 max_src = (size_t)IC_MAX_DIM * 2;
             const long long bh_max = g.constant && max_src >= (size_t)g.H
@@ -301,8 +301,7 @@ static const uint8_t *host_row(const ic_image *im, int plane, int y)
 }
 
 /* Waits for a slot's band, adds its stage times, copies its output to dst. */
-static ic_status finish_slot(ic_as_run *R, ic_as_slot *sl, double acc[3], char *err,
-                             size_t errlen)
+static ic_status finish_slot(ic_as_run *R, ic_as_slot *sl, double acc[3], char *err, size_t errlen)
 {
     if (!sl->busy)
         return IC_OK;
@@ -351,10 +350,10 @@ static ic_status enqueue_band(ic_as_run *R, ic_as_slot *sl, int y0, int y1, char
                                             (size_t)(a1 - a0), cudaMemcpyHostToDevice, st));
             for (int r = s0; r < s1; r++) /* halo rows outside the image (mapped) */
                 if (r < 0 || r >= g.H)
-                    IC_CUDA_CHECK(cudaMemcpyAsync(
-                        dp + (size_t)(r - s0) * g.dpitch,
-                        host_row(src, p, ic_border_map(r, g.H, R->tmpl->border)), g.row_bytes,
-                        cudaMemcpyHostToDevice, st));
+                    IC_CUDA_CHECK(
+                        cudaMemcpyAsync(dp + (size_t)(r - s0) * g.dpitch,
+                                        host_row(src, p, ic_border_map(r, g.H, R->tmpl->border)),
+                                        g.row_bytes, cudaMemcpyHostToDevice, st));
         }
     } else {
         for (int p = 0; p < g.planes; p++)
@@ -500,8 +499,8 @@ extern "C" ic_status ic_cuda_async_run(ic_cuda_async **asp, size_t device_memory
     const int whole = job->row0 == 0 && job->row1 == 0;
     const int y_first = whole ? 0 : job->row0, y_end = whole ? a->height : job->row1;
     if (y_first < 0 || y_end <= y_first || y_end > a->height) {
-        snprintf(err, errlen, "invalid output row range [%d, %d) of %d rows", job->row0,
-                 job->row1, a->height);
+        snprintf(err, errlen, "invalid output row range [%d, %d) of %d rows", job->row0, job->row1,
+                 a->height);
         return IC_ERR_INVALID_ARG;
     }
     const ic_as_geom g = geom_of(a, y_first, y_end);

@@ -34,12 +34,12 @@ extern "C" {
 
 /* How an image is cut into bands. */
 typedef struct ic_cuda_band_plan {
-    int slots;          /* streams used, 1..IC_CUDA_ASYNC_SLOTS */
-    int band_rows;      /* output rows per band (the last band may have fewer) */
-    int bands;          /* number of bands */
-    size_t dev_pitch;   /* pitch of the device band buffers */
-    size_t dev_bytes;   /* device memory the plan allocates in all (weights included) */
-    size_t min_bytes;   /* the smallest limit that works: one slot, bands of one row */
+    int slots;        /* streams used, 1..IC_CUDA_ASYNC_SLOTS */
+    int band_rows;    /* output rows per band (the last band may have fewer) */
+    int bands;        /* number of bands */
+    size_t dev_pitch; /* pitch of the device band buffers */
+    size_t dev_bytes; /* device memory the plan allocates in all (weights included) */
+    size_t min_bytes; /* the smallest limit that works: one slot, bands of one row */
 } ic_cuda_band_plan;
 
 /* The per-context buffers of the pipeline (pinned host, device, streams). */

@@ -86,11 +86,11 @@
 
 /* Checks a CUDA runtime call; on failure writes "<call>: <reason>" into the
  * caller's `err`/`errlen` (which must be in scope) and returns IC_ERR_DEVICE. */
-#define IC_CUDA_CHECK(call)                                                   \
-    do {                                                                      \
-        const cudaError_t ic_cu_e_ = (call);                                  \
-        if (ic_cu_e_ != cudaSuccess)                                          \
-            return ic_cuda_fail(err, errlen, #call, (int)ic_cu_e_);           \
+#define IC_CUDA_CHECK(call)                                                                        \
+    do {                                                                                           \
+        const cudaError_t ic_cu_e_ = (call);                                                       \
+        if (ic_cu_e_ != cudaSuccess)                                                               \
+            return ic_cuda_fail(err, errlen, #call, (int)ic_cu_e_);                                \
     } while (0)
 
 /* ---- samples -------------------------------------------------------------- */
@@ -198,7 +198,10 @@ __device__ __forceinline__ float ic_cu_unpremultiply(float fc, float fa)
  * `const __restrict__` mask). Every thread of a warp reads the same weight. */
 struct ic_cu_wglobal {
     const float *__restrict__ p;
-    __device__ __forceinline__ float operator[](int i) const { return __ldg(p + i); }
+    __device__ __forceinline__ float operator[](int i) const
+    {
+        return __ldg(p + i);
+    }
 };
 
 /* sum_{j,i} w[j*kw + i] * tap(i, j), row-major, in float32: the correlation
@@ -221,7 +224,8 @@ __device__ __forceinline__ float ic_cu_dot(const W &w, int kw, int kh, const Tap
 /* The dynamic shared memory of a block (size given at launch). */
 extern __shared__ float ic_cu_smem[];
 
-namespace { /* one copy per translation unit: no cross-file kernel aliasing */
+namespace
+{ /* one copy per translation unit: no cross-file kernel aliasing */
 
 /* One pass of strategy s over plane `in`: the tile load (every thread loads,
  * even those with no output) and the sum of the thread's sample (0 when it
@@ -275,9 +279,9 @@ static ic_status ic_cu_launch(ic_cuda_args a, const W &w, const char *what, char
     for (unsigned y0 = 0; y0 < ty; y0 += IC_CU_MAX_GRID_Y) {
         const unsigned gy = ty - y0 < IC_CU_MAX_GRID_Y ? ty - y0 : IC_CU_MAX_GRID_Y;
         a.block_y0 = (int)y0;
-        const cudaError_t e = cudaLaunchKernel(ic_cu_conv_kernel<S, W>,
-                                               dim3(tx, gy, (unsigned)a.channels), block, args,
-                                               smem, (cudaStream_t)a.stream);
+        const cudaError_t e =
+            cudaLaunchKernel(ic_cu_conv_kernel<S, W>, dim3(tx, gy, (unsigned)a.channels), block,
+                             args, smem, (cudaStream_t)a.stream);
         (void)cudaGetLastError(); /* the launch's error is e; leave none behind */
         if (e != cudaSuccess)
             return ic_cuda_fail(err, errlen, what, (int)e);
@@ -300,9 +304,18 @@ struct ic_cu_direct {
     int ox, oy;
     bool active;
 
-    static unsigned tiles_x(const ic_cuda_args &a) { return ic_cu_div_up(a.width, BX); }
-    static unsigned tiles_y(const ic_cuda_args &a) { return ic_cu_div_up(a.height, BY); }
-    static size_t smem_bytes(const ic_cuda_args &) { return 0; }
+    static unsigned tiles_x(const ic_cuda_args &a)
+    {
+        return ic_cu_div_up(a.width, BX);
+    }
+    static unsigned tiles_y(const ic_cuda_args &a)
+    {
+        return ic_cu_div_up(a.height, BY);
+    }
+    static size_t smem_bytes(const ic_cuda_args &)
+    {
+        return 0;
+    }
 
     __device__ ic_cu_direct(const ic_cuda_args &a, int bx, int by)
         : ox(bx * BX + (int)threadIdx.x), oy(by * BY + (int)threadIdx.y),
@@ -310,7 +323,9 @@ struct ic_cu_direct {
     {
     }
 
-    template <class P> __device__ void load(const ic_cuda_args &, const P &, float *) const {}
+    template <class P> __device__ void load(const ic_cuda_args &, const P &, float *) const
+    {
+    }
 
     template <class P, class W>
     __device__ float sum(const ic_cuda_args &a, const P &in, const W &w, const float *) const
@@ -328,7 +343,7 @@ struct ic_cu_direct {
  * (a template only so that files that do not use it do not build its kernel). */
 template <class S = ic_cu_direct>
 static ic_status ic_cu_launch_fallback(const ic_cuda_args *a, const char *what, char *err,
-                                              size_t errlen)
+                                       size_t errlen)
 {
     return ic_cu_launch<S>(*a, ic_cu_wglobal{a->w}, what, err, errlen);
 }
@@ -351,22 +366,32 @@ static void ic_cu_describe(const ic_cuda_args &a, const char *what, char *buf, s
  * shared loads and stores above), so those caps are added here. No host_bytes
  * and none of the optional entries (1D, matmul, device count: the `cuda`
  * backend's, fast/plan.cu). */
-#define IC_CU_DEFINE_BACKEND(sym, name, summary, rank, caps, strategy)                          \
-    static ic_status sym##_run(void *state, const ic_job *job, ic_timing *t, char *err,           \
-                               size_t errlen)                                                     \
-    {                                                                                             \
-        return ic_cuda_run(state, job, &(strategy), NULL, t, err, errlen);                        \
-    }                                                                                             \
-    static ic_status sym##_explain(void *state, const ic_job *job, char *buf, size_t buflen)      \
-    {                                                                                             \
-        return ic_cuda_explain(state, job, &(strategy), buf, buflen);                             \
-    }                                                                                             \
-    extern "C" const ic_backend sym = {name,          summary,      1,             rank,          \
-                                       ic_cuda_probe, ic_cuda_open, ic_cuda_close, sym##_run,     \
-                                       sym##_explain, (caps) | IC_CAP_DEVICE_IMAGES | IC_CAP_U16, \
-                                       NULL /* host_bytes */, NULL /* conv1d */,                  \
-                                       NULL /* matmul_variants */, NULL /* matmul */,             \
-                                       NULL /* device_count */, ic_cuda_plan}
+#define IC_CU_DEFINE_BACKEND(sym, name, summary, rank, caps, strategy)                             \
+    static ic_status sym##_run(void *state, const ic_job *job, ic_timing *t, char *err,            \
+                               size_t errlen)                                                      \
+    {                                                                                              \
+        return ic_cuda_run(state, job, &(strategy), NULL, t, err, errlen);                         \
+    }                                                                                              \
+    static ic_status sym##_explain(void *state, const ic_job *job, char *buf, size_t buflen)       \
+    {                                                                                              \
+        return ic_cuda_explain(state, job, &(strategy), buf, buflen);                              \
+    }                                                                                              \
+    extern "C" const ic_backend sym = {name,                                                       \
+                                       summary,                                                    \
+                                       1,                                                          \
+                                       rank,                                                       \
+                                       ic_cuda_probe,                                              \
+                                       ic_cuda_open,                                               \
+                                       ic_cuda_close,                                              \
+                                       sym##_run,                                                  \
+                                       sym##_explain,                                              \
+                                       (caps) | IC_CAP_DEVICE_IMAGES | IC_CAP_U16,                 \
+                                       NULL /* host_bytes */,                                      \
+                                       NULL /* conv1d */,                                          \
+                                       NULL /* matmul_variants */,                                 \
+                                       NULL /* matmul */,                                          \
+                                       NULL /* device_count */,                                    \
+                                       ic_cuda_plan}
 
 /* ---- the halo tile of cuda-tiled-out and cuda-tiled-halo ---------------------- */
 
@@ -381,14 +406,23 @@ template <int T> struct ic_cu_halo_tile {
     int ox, oy;
     bool active;
 
-    static unsigned tiles_x(const ic_cuda_args &a) { return ic_cu_div_up(a.width, T); }
-    static unsigned tiles_y(const ic_cuda_args &a) { return ic_cu_div_up(a.height, T); }
+    static unsigned tiles_x(const ic_cuda_args &a)
+    {
+        return ic_cu_div_up(a.width, T);
+    }
+    static unsigned tiles_y(const ic_cuda_args &a)
+    {
+        return ic_cu_div_up(a.height, T);
+    }
     static size_t smem_bytes(const ic_cuda_args &a)
     {
         return (size_t)(T + a.kw - 1) * (size_t)(T + a.kh - 1) * sizeof(float);
     }
     /* Whether the tile fits the device's shared memory (else: fallback). */
-    static bool fits(const ic_cuda_args &a) { return smem_bytes(a) <= a.smem_optin; }
+    static bool fits(const ic_cuda_args &a)
+    {
+        return smem_bytes(a) <= a.smem_optin;
+    }
 
     __device__ ic_cu_halo_tile(const ic_cuda_args &a, int bx, int by)
         : x0(bx * T - (a.kw - 1) / 2), y0(by * T - (a.kh - 1) / 2), tw(T + a.kw - 1),

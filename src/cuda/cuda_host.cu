@@ -223,8 +223,8 @@ static int src_valid(const ic_job *job)
     return s && s->data && job->w && s->width >= 1 && s->height >= 1 && s->width <= IC_MAX_DIM &&
            s->height <= IC_MAX_DIM && s->channels >= 1 && s->channels <= 4 &&
            (s->layout == IC_AOS || s->layout == IC_SOA) &&
-           (s->type == IC_U8 || s->type == IC_U16) && s->pitch >= ic_image_row_bytes(s) && aligned_for_type(s) &&
-           job->kw >= 1 && job->kh >= 1 && (job->kw & 1) && (job->kh & 1) &&
+           (s->type == IC_U8 || s->type == IC_U16) && s->pitch >= ic_image_row_bytes(s) &&
+           aligned_for_type(s) && job->kw >= 1 && job->kh >= 1 && (job->kw & 1) && (job->kh & 1) &&
            job->kw <= IC_MAX_KERNEL && job->kh <= IC_MAX_KERNEL &&
            (!job->premultiply || s->channels == 2 || s->channels == 4);
 }
@@ -369,8 +369,8 @@ static ic_status check_device_image(const ic_image *im, const char *which, int d
     const cudaError_t e = cudaPointerGetAttributes(&at, im->data);
     if (e != cudaSuccess || (at.type != cudaMemoryTypeDevice && at.type != cudaMemoryTypeManaged)) {
         (void)cudaGetLastError();
-        snprintf(err, errlen, "the %s image says IC_MEM_DEVICE but its data is not CUDA device memory",
-                 which);
+        snprintf(err, errlen,
+                 "the %s image says IC_MEM_DEVICE but its data is not CUDA device memory", which);
         return IC_ERR_INVALID_ARG;
     }
     if (at.device != device) {
@@ -445,9 +445,9 @@ extern "C" ic_status ic_cuda_run(void *state, const ic_job *job, const ic_cuda_s
         return r;
     if (dev_dst && (r = check_device_image(dst, "destination", st->device, err, errlen)) != IC_OK)
         return r;
-    if (!on_device && (st->transfer == IC_TRANSFER_ASYNC || st->device_memory > 0 || partial ||
-                       (st->transfer == IC_TRANSFER_AUTO &&
-                        rows * row_bytes >= IC_CUDA_AUTO_ASYNC_BYTES))) {
+    if (!on_device &&
+        (st->transfer == IC_TRANSFER_ASYNC || st->device_memory > 0 || partial ||
+         (st->transfer == IC_TRANSFER_AUTO && rows * row_bytes >= IC_CUDA_AUTO_ASYNC_BYTES))) {
         ic_cuda_args ta = job_args(st, job);
         ta.user = user;
         return ic_cuda_async_run(&st->async, st->device_memory, &ta, job, s, t, err, errlen);
@@ -479,7 +479,8 @@ extern "C" ic_status ic_cuda_run(void *state, const ic_job *job, const ic_cuda_s
     if (!dev_src)
         IC_CUDA_CHECK(cudaMemcpy2DAsync(st->src.p, st->src.pitch, src->data, src->pitch, row_bytes,
                                         rows, cudaMemcpyHostToDevice, stream));
-    IC_CUDA_CHECK(cudaMemcpyAsync(st->w, job->w, nw * sizeof(float), cudaMemcpyHostToDevice, stream));
+    IC_CUDA_CHECK(
+        cudaMemcpyAsync(st->w, job->w, nw * sizeof(float), cudaMemcpyHostToDevice, stream));
     if (s->prepare && (r = s->prepare(&a, job->w, err, errlen)) != IC_OK)
         return r;
     IC_CUDA_CHECK(cudaEventRecord(ev[IC_EV_UPLOADED], stream));
@@ -490,8 +491,8 @@ extern "C" ic_status ic_cuda_run(void *state, const ic_job *job, const ic_cuda_s
     const ic_cu_view out_v = {a.dst, a.dst_pitch, src->layout == IC_SOA};
     const ic_cu_view dst_v = {dev_dst ? dst->data : a.dst, dev_dst ? dst->pitch : a.dst_pitch,
                               (dev_dst ? dst->layout : src->layout) == IC_SOA};
-    if (convert && (r = copy_channels(dst_v, out_v, src, 0, src->channels, stream, err, errlen)) !=
-                       IC_OK)
+    if (convert &&
+        (r = copy_channels(dst_v, out_v, src, 0, src->channels, stream, err, errlen)) != IC_OK)
         return r;
     if (job->keep_alpha &&
         (r = copy_channels(dst_v, src_v, src, src->channels - 1, 1, stream, err, errlen)) != IC_OK)

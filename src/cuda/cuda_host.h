@@ -33,23 +33,23 @@ typedef struct ic_cuda_args {
     size_t src_pitch;
     uint8_t *dst;
     size_t dst_pitch;
-    const float *w;       /* device copy of the kw*kh correlation weights */
-    int width, height;    /* >= 1 */
-    int channels;         /* 1..4 */
-    int soa;              /* 1 for IC_SOA, 0 for IC_AOS */
-    int u16;              /* 1 for IC_U16 samples (src and dst), 0 for IC_U8: the shift from
+    const float *w;     /* device copy of the kw*kh correlation weights */
+    int width, height;  /* >= 1 */
+    int channels;       /* 1..4 */
+    int soa;            /* 1 for IC_SOA, 0 for IC_AOS */
+    int u16;            /* 1 for IC_U16 samples (src and dst), 0 for IC_U8: the shift from
                            * sample index to byte offset; every kernel branches on it
                            * uniformly in its loads and stores (cuda_common.cuh) */
-    int kw, kh;           /* odd, 1..IC_MAX_KERNEL */
-    int border;           /* ic_border */
-    float border_value;   /* for IC_BORDER_CONSTANT */
-    float bias;           /* added to every sum before rounding */
-    int premultiply;      /* ic_job.premultiply: the last channel is alpha; colour samples are
+    int kw, kh;         /* odd, 1..IC_MAX_KERNEL */
+    int border;         /* ic_border */
+    float border_value; /* for IC_BORDER_CONSTANT */
+    float bias;         /* added to every sum before rounding */
+    int premultiply;    /* ic_job.premultiply: the last channel is alpha; colour samples are
                            * filtered premultiplied (backend.h), alpha as it is */
-    int block_y0;         /* first block row of this launch (grids taller than 65535) */
-    size_t smem_optin;    /* largest dynamic shared memory a block may ask for on this device */
-    void *stream;         /* cudaStream_t the launches go to; NULL = the default stream */
-    void *user;           /* host only: the strategy's per-call context (ic_cuda_run's user),
+    int block_y0;       /* first block row of this launch (grids taller than 65535) */
+    size_t smem_optin;  /* largest dynamic shared memory a block may ask for on this device */
+    void *stream;       /* cudaStream_t the launches go to; NULL = the default stream */
+    void *user;         /* host only: the strategy's per-call context (ic_cuda_run's user),
                            * carried into every band of the async pipeline, whose worker
                            * threads call the hooks too; kernels ignore it */
 } ic_cuda_args;

@@ -45,7 +45,8 @@ typedef struct ic_job {
     ic_image *dst;
     const float *w; /* kw*kh correlation weights, row-major, divisor applied */
     int kw, kh;     /* odd, 1..IC_MAX_KERNEL */
-    const ic_kernel *wk; /* the same weights as an ic_kernel (divisor 1), e.g. for ic_kernel_factor */
+    const ic_kernel
+        *wk; /* the same weights as an ic_kernel (divisor 1), e.g. for ic_kernel_factor */
     ic_border border;
     float border_value; /* used by IC_BORDER_CONSTANT */
     float bias;         /* added to every sum before rounding */
@@ -93,7 +94,7 @@ typedef struct ic_backend {
     const char *name;
     const char *summary; /* one line: what it keeps where */
     int is_gpu;
-    int rank;            /* preference of `auto` among usable backends: higher wins */
+    int rank; /* preference of `auto` among usable backends: higher wins */
     /* 1 when usable on this machine; otherwise 0 and a reason in why. */
     int (*probe)(char *why, size_t whylen);
     /* Creates per-context state (device buffers, thread pool...). */
@@ -129,8 +130,8 @@ typedef struct ic_backend {
      * matrices, A M x K, B K x N, every C entry summed in increasing k) by the
      * kernel matmul_variants[variant]. Arguments checked by the caller. */
     const char *const *matmul_variants;
-    ic_status (*matmul)(int variant, const float *A, const float *B, float *C, int M, int K,
-                        int N, char *err, size_t errlen);
+    ic_status (*matmul)(int variant, const float *A, const float *B, float *C, int M, int K, int N,
+                        char *err, size_t errlen);
     /* Devices of this kind visible to the process (ic_cuda_device_count), 0
      * when there are none or the driver cannot say. Never aborts, needs no
      * probe first. */

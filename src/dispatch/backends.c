@@ -55,7 +55,8 @@ static int probe(int i)
     pthread_mutex_lock(&probe_lock);
     if (!probed[i]) {
         probed_why[i][0] = '\0';
-        probed_usable[i] = table[i]->probe ? table[i]->probe(probed_why[i], sizeof probed_why[i]) : 1;
+        probed_usable[i] =
+            table[i]->probe ? table[i]->probe(probed_why[i], sizeof probed_why[i]) : 1;
         probed[i] = 1;
     }
     const int usable = probed_usable[i];

@@ -19,7 +19,7 @@
 struct ic_context {
     const ic_backend *be;
     void *state;
-    ic_multi *multi; /* instead of state: an image split across several devices */
+    ic_multi *multi;         /* instead of state: an image split across several devices */
     ic_context_options opts; /* opts.tuning points at tuning */
     ic_tuning tuning;        /* what every job carries (ic_context_set_tuning) */
     ic_timing timing;
@@ -308,8 +308,8 @@ ic_status ic_convolve(ic_context *ctx, const ic_image *src, ic_image *dst, const
         return ic_fail(IC_ERR_INVALID_ARG, "invalid border, alpha, border value or bias");
 
     const uint64_t need =
-        need_bytes(ctx, src, dst->memory == IC_MEM_HOST ? ic_image_size_bytes(dst) : 0,
-                   dst->layout, k->width, k->height);
+        need_bytes(ctx, src, dst->memory == IC_MEM_HOST ? ic_image_size_bytes(dst) : 0, dst->layout,
+                   k->width, k->height);
     if (need > ctx->opts.max_memory) {
         return ic_fail(
             IC_ERR_TOO_LARGE,
@@ -351,8 +351,15 @@ ic_status ic_convolve(ic_context *ctx, const ic_image *src, ic_image *dst, const
         }
         out = &tmp;
     }
-    ic_job job = {.src = src, .dst = out, .w = w, .kw = kw, .kh = kh, .wk = &wk,
-                  .border = p->border, .border_value = p->border_value, .bias = p->bias,
+    ic_job job = {.src = src,
+                  .dst = out,
+                  .w = w,
+                  .kw = kw,
+                  .kh = kh,
+                  .wk = &wk,
+                  .border = p->border,
+                  .border_value = p->border_value,
+                  .bias = p->bias,
                   .tuning = &ctx->tuning};
     if (alpha == IC_ALPHA_KEEP && on_device) { /* the backend copies alpha on the device */
         job.keep_alpha = 1;
@@ -405,8 +412,15 @@ static ic_status plan_job_of(const ic_context *ctx, const ic_image *src, const i
     *w = prepare_weights(k, p, wk, &sum);
     if (!*w)
         return IC_ERR_NOMEM;
-    *job = (ic_job){.src = src, .dst = NULL, .w = *w, .kw = k->width, .kh = k->height, .wk = wk,
-                    .border = p->border, .border_value = p->border_value, .bias = p->bias,
+    *job = (ic_job){.src = src,
+                    .dst = NULL,
+                    .w = *w,
+                    .kw = k->width,
+                    .kh = k->height,
+                    .wk = wk,
+                    .border = p->border,
+                    .border_value = p->border_value,
+                    .bias = p->bias,
                     .tuning = &ctx->tuning};
     job->premultiply = effective_alpha(src, p, sum) == IC_ALPHA_PREMULTIPLY &&
                        (ctx->be->caps & IC_CAP_PREMULTIPLY);
@@ -526,9 +540,17 @@ ic_status ic_convolve_async(ic_context *ctx, const ic_image *src, ic_image *dst,
                        "ic_convolve_async: alpha keep is not available (ask for premultiply or "
                        "independent)");
     }
-    ic_job job = {.src = src, .dst = dst, .w = w, .kw = k->width, .kh = k->height, .wk = &wk,
-                  .border = p->border, .border_value = p->border_value, .bias = p->bias,
-                  .premultiply = alpha == IC_ALPHA_PREMULTIPLY, .tuning = &ctx->tuning,
+    ic_job job = {.src = src,
+                  .dst = dst,
+                  .w = w,
+                  .kw = k->width,
+                  .kh = k->height,
+                  .wk = &wk,
+                  .border = p->border,
+                  .border_value = p->border_value,
+                  .bias = p->bias,
+                  .premultiply = alpha == IC_ALPHA_PREMULTIPLY,
+                  .tuning = &ctx->tuning,
                   .async = 1};
     ic_timing t = {0, 0, 0, 0};
     char err[256] = "";

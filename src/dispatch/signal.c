@@ -66,12 +66,12 @@ static ic_status pick_backend(const char *backend, const ic_backend **be, char *
     if (!b || !has_conv1d(b)) {
         char names[256];
         names_with(has_conv1d, 0, names, sizeof names);
-        return ic_errf(err, errlen, IC_ERR_NO_BACKEND, "unknown 1D backend '%s' (expected %s)", backend,
-                   names);
+        return ic_errf(err, errlen, IC_ERR_NO_BACKEND, "unknown 1D backend '%s' (expected %s)",
+                       backend, names);
     }
     if (!usable)
-        return ic_errf(err, errlen, IC_ERR_NO_BACKEND, "backend '%s' is not usable here: %s", backend,
-                   why);
+        return ic_errf(err, errlen, IC_ERR_NO_BACKEND, "backend '%s' is not usable here: %s",
+                       backend, why);
     *be = b;
     return IC_OK;
 }
@@ -107,14 +107,14 @@ static ic_status pick_matmul(const char *variant, const ic_backend **be, int *in
         char names[256];
         names_with(has_matmul, 1, names, sizeof names);
         return ic_errf(err, errlen, IC_ERR_NO_BACKEND, "unknown matmul variant '%s' (expected %s)",
-                   variant, names);
+                       variant, names);
     }
     int usable = 0;
     const char *why = "";
     ic__backend_find(b->name, &usable, &why);
     if (!usable)
         return ic_errf(err, errlen, IC_ERR_NO_BACKEND, "matmul variant '%s' is not usable here: %s",
-                   variant, why);
+                       variant, why);
     *be = b;
     *index = k;
     return IC_OK;
@@ -140,11 +140,11 @@ static ic_status conv1d(const void *in, void *out, size_t n, int is_u8, const fl
     if (n == 0)
         return ic_errf(err, errlen, IC_ERR_INVALID_ARG, "empty signal");
     if (n > IC_MAX_SIGNAL)
-        return ic_errf(err, errlen, IC_ERR_TOO_LARGE, "signal of %zu samples is over the limit of %zu",
-                   n, IC_MAX_SIGNAL);
+        return ic_errf(err, errlen, IC_ERR_TOO_LARGE,
+                       "signal of %zu samples is over the limit of %zu", n, IC_MAX_SIGNAL);
     if (klen < 1 || klen > IC_MAX_KERNEL_1D || !(klen & 1))
-        return ic_errf(err, errlen, IC_ERR_INVALID_ARG, "kernel length %d is not odd and within 1..%d",
-                   klen, IC_MAX_KERNEL_1D);
+        return ic_errf(err, errlen, IC_ERR_INVALID_ARG,
+                       "kernel length %d is not odd and within 1..%d", klen, IC_MAX_KERNEL_1D);
     if ((unsigned)p->border > IC_BORDER_WRAP)
         return ic_errf(err, errlen, IC_ERR_INVALID_ARG, "unknown border mode %d", (int)p->border);
     if (!isfinite(p->border_value) || !isfinite(p->bias))
@@ -166,8 +166,8 @@ static ic_status conv1d(const void *in, void *out, size_t n, int is_u8, const fl
         return ic_errf(err, errlen, IC_ERR_NOMEM, "out of memory");
     for (int t = 0; t < klen; t++)
         w[t] = p->correlate ? k[t] : k[klen - 1 - t];
-    st = be->conv1d(in, out, (int)n, is_u8, w, klen, (int)p->border, p->border_value, p->bias,
-                    err, errlen);
+    st = be->conv1d(in, out, (int)n, is_u8, w, klen, (int)p->border, p->border_value, p->bias, err,
+                    errlen);
     free(w);
     return st;
 }
@@ -190,8 +190,8 @@ static ic_status stencil1d(const float *in, float *out, size_t n, int radius, co
                            const char *backend, char *err, size_t errlen)
 {
     if (radius < 0 || radius > (IC_MAX_KERNEL_1D - 1) / 2)
-        return ic_errf(err, errlen, IC_ERR_INVALID_ARG, "stencil radius %d is not within 0..%d", radius,
-                   (IC_MAX_KERNEL_1D - 1) / 2);
+        return ic_errf(err, errlen, IC_ERR_INVALID_ARG, "stencil radius %d is not within 0..%d",
+                       radius, (IC_MAX_KERNEL_1D - 1) / 2);
     const int klen = 2 * radius + 1;
     float *ones = malloc((size_t)klen * sizeof *ones);
     if (!ones)
@@ -224,7 +224,7 @@ static ic_status matmul(const float *A, const float *B, float *C, int M, int K, 
         return ic_errf(err, errlen, IC_ERR_INVALID_ARG, "NULL matrix");
     if (M < 1 || K < 1 || N < 1)
         return ic_errf(err, errlen, IC_ERR_INVALID_ARG,
-                   "matrix sizes %d x %d by %d x %d: all must be >= 1", M, K, K, N);
+                       "matrix sizes %d x %d by %d x %d: all must be >= 1", M, K, K, N);
     const size_t fs = sizeof(float);
     const size_t na = (size_t)M * (size_t)K, nb = (size_t)K * (size_t)N, nc = (size_t)M * (size_t)N;
     if (na > SIZE_MAX / fs || nb > SIZE_MAX / fs || nc > SIZE_MAX / fs)

@@ -21,7 +21,8 @@
 #include "exercises/conv1d_cuda.h"
 #include "cuda/cuda_common.cuh"
 
-namespace {
+namespace
+{
 
 constexpr int kThreads = IC_CONV1D_THREADS;
 constexpr int kItems = IC_CONV1D_ITEMS;

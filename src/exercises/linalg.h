@@ -25,7 +25,7 @@ extern const char *const ic__matmul_cpu_variants[];
 
 /* C = A * B, row-major, A M x K, B K x N; sums over k in increasing order.
  * One kernel: variant (0) and err are unused. Always IC_OK. */
-ic_status ic__matmul_cpu(int variant, const float *A, const float *B, float *C, int M, int K,
-                         int N, char *err, size_t errlen);
+ic_status ic__matmul_cpu(int variant, const float *A, const float *B, float *C, int M, int K, int N,
+                         char *err, size_t errlen);
 
 #endif /* IC_CPU_LINALG_H */

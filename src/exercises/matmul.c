@@ -11,8 +11,8 @@
 
 const char *const ic__matmul_cpu_variants[] = {"cpu", NULL};
 
-ic_status ic__matmul_cpu(int variant, const float *A, const float *B, float *C, int M, int K,
-                         int N, char *err, size_t errlen)
+ic_status ic__matmul_cpu(int variant, const float *A, const float *B, float *C, int M, int K, int N,
+                         char *err, size_t errlen)
 {
     (void)variant;
     (void)err;

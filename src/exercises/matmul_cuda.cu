@@ -25,7 +25,8 @@
 #include "cuda/cuda_common.cuh"
 #include "exercises/matmul_cuda.h"
 
-namespace {
+namespace
+{
 
 constexpr int kNaiveBlock = 16; /* seed 002's BLOCK_SIZE */
 constexpr unsigned kMaxGridX = 0x7fffffffu;
@@ -220,7 +221,7 @@ struct mm_bufs {
 };
 
 extern "C" const char *const ic__matmul_cuda_variants[] = {"cuda-naive", "cuda-tiled", "cuda",
-                                                            NULL};
+                                                           NULL};
 
 extern "C" ic_status ic__matmul_cuda(int variant, const float *A, const float *B, float *C, int M,
                                      int K, int N, char *err, size_t errlen)

@@ -39,8 +39,8 @@ extern const char *const ic__matmul_cuda_variants[];
  * free; synchronous): the `cuda` backend's matmul entry (v is an
  * ic_mm_variant). The caller has checked that a device is usable.
  * Errors: as ic__matmul_dev, IC_ERR_TOO_LARGE. */
-ic_status ic__matmul_cuda(int v, const float *A, const float *B, float *C, int M, int K,
-                          int N, char *err, size_t errlen);
+ic_status ic__matmul_cuda(int v, const float *A, const float *B, float *C, int M, int K, int N,
+                          char *err, size_t errlen);
 
 /* The tile shape ic__matmul_dev uses for this variant and shape, for tables:
  * e.g. "128x128x8 tile, 8x8 per thread" (static string). */

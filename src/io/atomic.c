@@ -241,7 +241,8 @@ static int link_anonymous(ic_out_file *o)
     const size_t n = strlen(o->tmp);
     for (int attempt = 0; attempt < 100; attempt++) {
         /* Six random letters in place of XXXXXX. */
-        static const char letters[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+        static const char letters[] =
+            "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
         struct timespec ts;
         clock_gettime(CLOCK_MONOTONIC, &ts);
         uint64_t r = (uint64_t)ts.tv_nsec * 6364136223846793005ull + (uint64_t)getpid() +

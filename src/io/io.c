@@ -51,9 +51,8 @@ ic_status ic_io_check_dims(uint64_t width, uint64_t height, int channels, const 
     return ic_io_check_dims_type(width, height, channels, IC_U8, lim, err, errlen);
 }
 
-ic_status ic_io_check_dims_type(uint64_t width, uint64_t height, int channels,
-                                ic_sample_type type, const ic_io_limits *lim, char *err,
-                                size_t errlen)
+ic_status ic_io_check_dims_type(uint64_t width, uint64_t height, int channels, ic_sample_type type,
+                                const ic_io_limits *lim, char *err, size_t errlen)
 {
     const size_t es = type == IC_U16 ? 2u : 1u;
     if (width == 0 || height == 0) {
@@ -297,8 +296,8 @@ static ic_format detect_format(const uint8_t *b, size_t n, int *pnm_kind)
 
 /* The readers, by detected format: adding a format is adding its reader here
  * (and its magic bytes to detect_format). */
-typedef ic_status (*reader_fn)(FILE *f, ic_image *img, const ic_io_limits *lim,
-                               ic_metadata *meta, char *err, size_t errlen);
+typedef ic_status (*reader_fn)(FILE *f, ic_image *img, const ic_io_limits *lim, ic_metadata *meta,
+                               char *err, size_t errlen);
 static reader_fn reader_for(ic_format fmt)
 {
     switch (fmt) {
@@ -359,8 +358,7 @@ static ic_status read_native(FILE *f, ic_image *img, const ic_io_limits *lim, ic
 static ic_status force_channels(ic_image *img, int channels)
 {
     ic_image out;
-    ic_status st =
-        ic_image_create_type(&out, img->width, img->height, channels, IC_AOS, img->type);
+    ic_status st = ic_image_create_type(&out, img->width, img->height, channels, IC_AOS, img->type);
     if (st != IC_OK)
         return st;
     for (int y = 0; y < img->height; y++)

@@ -43,9 +43,8 @@ ic_status ic_io_check_dims(uint64_t width, uint64_t height, int channels, const 
                            char *err, size_t errlen);
 /* ic_io_check_dims for an image of `type` samples (IC_U16: twice the bytes,
  * for the decoded image and for the converted copy). */
-ic_status ic_io_check_dims_type(uint64_t width, uint64_t height, int channels,
-                                ic_sample_type type, const ic_io_limits *lim, char *err,
-                                size_t errlen);
+ic_status ic_io_check_dims_type(uint64_t width, uint64_t height, int channels, ic_sample_type type,
+                                const ic_io_limits *lim, char *err, size_t errlen);
 
 /* Converts `width` interleaved pixels of src_ch channels into dst_ch channels
  * (1..4 each; 2 and 4 have alpha last). Grey -> colour replicates the grey;
@@ -74,16 +73,16 @@ void ic_io_be16_load(uint16_t *dst, const uint8_t *src, size_t n);
  * the ICC profile and EXIF block where the format has them; io.c frees it on
  * error. On error *img is zeroed and err holds one line. A new format is one
  * more reader here and one line in io.c's format table. */
-ic_status ic_pnm_read(FILE *f, ic_image *img, const ic_io_limits *lim, ic_metadata *meta,
-                      char *err, size_t errlen);
-ic_status ic_png_read(FILE *f, ic_image *img, const ic_io_limits *lim, ic_metadata *meta,
-                      char *err, size_t errlen);
+ic_status ic_pnm_read(FILE *f, ic_image *img, const ic_io_limits *lim, ic_metadata *meta, char *err,
+                      size_t errlen);
+ic_status ic_png_read(FILE *f, ic_image *img, const ic_io_limits *lim, ic_metadata *meta, char *err,
+                      size_t errlen);
 ic_status ic_jpeg_read(FILE *f, ic_image *img, const ic_io_limits *lim, ic_metadata *meta,
-                      char *err, size_t errlen);
+                       char *err, size_t errlen);
 ic_status ic_tiff_read(FILE *f, ic_image *img, const ic_io_limits *lim, ic_metadata *meta,
-                      char *err, size_t errlen);
+                       char *err, size_t errlen);
 ic_status ic_webp_read(FILE *f, ic_image *img, const ic_io_limits *lim, ic_metadata *meta,
-                      char *err, size_t errlen);
+                       char *err, size_t errlen);
 
 /* The JPEG decoder's verdict without its pixels (jpeg.c), for files another
  * decoder (nvJPEG) turns into pixels: the header, the limits and all of the
@@ -131,8 +130,8 @@ int ic_io_icc_fits(const ic_metadata *m, int out_ch);
  * is the zlib level 1..9 of PNG and TIFF. They
  * write to f and do not flush or close it; io.c checks the stream afterwards. */
 ic_status ic_pnm_write(FILE *f, const ic_image *img, int out_ch, char *err, size_t errlen);
-ic_status ic_png_write(FILE *f, const ic_image *img, int out_ch, int level,
-                       const ic_metadata *meta, char *err, size_t errlen);
+ic_status ic_png_write(FILE *f, const ic_image *img, int out_ch, int level, const ic_metadata *meta,
+                       char *err, size_t errlen);
 ic_status ic_jpeg_write(FILE *f, const ic_image *img, int out_ch, int quality,
                         const ic_metadata *meta, char *err, size_t errlen);
 ic_status ic_tiff_write(FILE *f, const ic_image *img, int out_ch, int level,

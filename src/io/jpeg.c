@@ -177,7 +177,8 @@ static ic_status jpeg_skim(struct jpeg_decompress_struct *cinfo, uint8_t **row_o
     while (cinfo->output_scanline < cinfo->output_height) {
         JSAMPROW r = row;
         if (jpeg_read_scanlines(cinfo, &r, 1) != 1)
-            return ic_errf(err, errlen, IC_ERR_FORMAT, "truncated JPEG data (premature end of file)");
+            return ic_errf(err, errlen, IC_ERR_FORMAT,
+                           "truncated JPEG data (premature end of file)");
     }
     (void)jpeg_finish_decompress(cinfo);
     return IC_OK;
@@ -340,8 +341,8 @@ ic_status ic_jpeg_check(const uint8_t *data, size_t n, const ic_io_limits *lim, 
 }
 
 static ic_status jpeg_encode(struct jpeg_compress_struct *cinfo, jpeg_err *je, FILE *f,
-                             const ic_image *img, int out_ch, int quality,
-                             const ic_metadata *meta, uint8_t **buf_out, char *err, size_t errlen)
+                             const ic_image *img, int out_ch, int quality, const ic_metadata *meta,
+                             uint8_t **buf_out, char *err, size_t errlen)
 {
     if (setjmp(je->jump))
         return jpeg_failure(je, f, "write", err, errlen);
@@ -358,8 +359,7 @@ static ic_status jpeg_encode(struct jpeg_compress_struct *cinfo, jpeg_err *je, F
     /* EXIF first (APP1 right after JFIF's APP0), then the ICC chunks (APP2).
      * A marker holds at most 65533 bytes: a larger EXIF block is left out. */
     if (meta && meta->exif && meta->exif_size + sizeof exif_id <= 65533) {
-        jpeg_write_m_header(cinfo, JPEG_APP0 + 1,
-                            (unsigned int)(meta->exif_size + sizeof exif_id));
+        jpeg_write_m_header(cinfo, JPEG_APP0 + 1, (unsigned int)(meta->exif_size + sizeof exif_id));
         for (size_t i = 0; i < sizeof exif_id; i++)
             jpeg_write_m_byte(cinfo, exif_id[i]);
         for (size_t i = 0; i < meta->exif_size; i++)

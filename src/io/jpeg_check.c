@@ -19,7 +19,7 @@ struct ic_jpeg_checks {
     const size_t *len;
     ic_io_limits lim;
     unsigned char *state; /* per file: 1 to check, 2 refused, 0 passed or not checked */
-    pthread_mutex_t mu;     /* guards next */
+    pthread_mutex_t mu;   /* guards next */
     int next;
     int nthreads;
     pthread_t th[IC_JPEG_CHECK_THREADS];

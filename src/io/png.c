@@ -248,8 +248,8 @@ static ic_status png_decode(png_structp png, png_infop info, png_io *io, ic_imag
     return IC_OK;
 }
 
-ic_status ic_png_read(FILE *f, ic_image *img, const ic_io_limits *lim, ic_metadata *meta,
-                      char *err, size_t errlen)
+ic_status ic_png_read(FILE *f, ic_image *img, const ic_io_limits *lim, ic_metadata *meta, char *err,
+                      size_t errlen)
 {
     memset(img, 0, sizeof *img);
     png_io io;
@@ -298,8 +298,8 @@ static ic_status png_encode(png_structp png, png_infop info, png_io *io, const i
     png_set_user_limits(png, IC_MAX_DIM, IC_MAX_DIM);
     const int wide = img->type == IC_U16;
     png_set_IHDR(png, info, (png_uint_32)img->width, (png_uint_32)img->height, wide ? 16 : 8,
-                 colour_of[out_ch],
-                 PNG_INTERLACE_NONE, PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
+                 colour_of[out_ch], PNG_INTERLACE_NONE, PNG_COMPRESSION_TYPE_DEFAULT,
+                 PNG_FILTER_TYPE_DEFAULT);
     /* zlib level 6 (libpng's default) made encoding 90% of a filter run's time;
      * the default level 2 with the SUB/PAETH filters is several times faster
      * (bench/png-speed.sh). Higher levels also try every filter. */
@@ -341,8 +341,8 @@ static ic_status png_encode(png_structp png, png_infop info, png_io *io, const i
     return IC_OK;
 }
 
-ic_status ic_png_write(FILE *f, const ic_image *img, int out_ch, int level,
-                       const ic_metadata *meta, char *err, size_t errlen)
+ic_status ic_png_write(FILE *f, const ic_image *img, int out_ch, int level, const ic_metadata *meta,
+                       char *err, size_t errlen)
 {
     if (out_ch < 1 || out_ch > 4) {
         return ic_errf(err, errlen, IC_ERR_INTERNAL, "PNG stores 1..4 channels, not %d", out_ch);
@@ -367,8 +367,8 @@ ic_status ic_png_write(FILE *f, const ic_image *img, int out_ch, int level,
 
 #else /* !IC_HAVE_PNG */
 
-ic_status ic_png_read(FILE *f, ic_image *img, const ic_io_limits *lim, ic_metadata *meta,
-                      char *err, size_t errlen)
+ic_status ic_png_read(FILE *f, ic_image *img, const ic_io_limits *lim, ic_metadata *meta, char *err,
+                      size_t errlen)
 {
     (void)f;
     (void)lim;
@@ -378,8 +378,8 @@ ic_status ic_png_read(FILE *f, ic_image *img, const ic_io_limits *lim, ic_metada
     return ic_errf(err, errlen, IC_ERR_UNSUPPORTED, "built without PNG support");
 }
 
-ic_status ic_png_write(FILE *f, const ic_image *img, int out_ch, int level,
-                       const ic_metadata *meta, char *err, size_t errlen)
+ic_status ic_png_write(FILE *f, const ic_image *img, int out_ch, int level, const ic_metadata *meta,
+                       char *err, size_t errlen)
 {
     (void)f;
     (void)img;

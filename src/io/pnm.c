@@ -70,8 +70,8 @@ static int read_number(FILE *f, uint64_t *v)
     return c;
 }
 
-ic_status ic_pnm_read(FILE *f, ic_image *img, const ic_io_limits *lim, ic_metadata *meta,
-                      char *err, size_t errlen)
+ic_status ic_pnm_read(FILE *f, ic_image *img, const ic_io_limits *lim, ic_metadata *meta, char *err,
+                      size_t errlen)
 {
     (void)meta; /* Netpbm has no place for a profile or EXIF */
     memset(img, 0, sizeof *img);

@@ -37,10 +37,10 @@
 /* The stream and what libtiff reported, for one open file. */
 typedef struct tiff_io {
     FILE *f;
-    int sys_errno; /* a read/write error of the stream */
+    int sys_errno;  /* a read/write error of the stream */
     int short_read; /* a read stopped at the end of the data */
     off_t end;      /* writing: the end of the data written so far */
-    char msg[200]; /* libtiff's first error */
+    char msg[200];  /* libtiff's first error */
 } tiff_io;
 
 static tmsize_t read_proc(thandle_t h, void *buf, tmsize_t n)
@@ -143,8 +143,8 @@ static TIFF *tiff_open(tiff_io *io, const char *mode, uint64_t max_pixels)
     /* One allocation inside libtiff (a strip, a tag array) never needs more
      * than the largest image allowed at 16 bytes a pixel. */
     const uint64_t cap = max_pixels * 16u + ((uint64_t)16 << 20);
-    TIFFOpenOptionsSetMaxSingleMemAlloc(opts, (tmsize_t)(cap > (uint64_t)INT64_MAX ? INT64_MAX
-                                                                                   : cap));
+    TIFFOpenOptionsSetMaxSingleMemAlloc(opts,
+                                        (tmsize_t)(cap > (uint64_t)INT64_MAX ? INT64_MAX : cap));
     TIFF *t = TIFFClientOpenExt("tiff", mode, (thandle_t)io, read_proc, write_proc, seek_proc,
                                 close_proc, size_proc, map_proc, unmap_proc, opts);
     TIFFOpenOptionsFree(opts);
@@ -214,8 +214,8 @@ static int associated_alpha(TIFF *t)
 
 static ic_status read_rows(TIFF *t, tiff_io *io, ic_image *img, char *err, size_t errlen)
 {
-    if (TIFFScanlineSize64(t) != (uint64_t)img->width * (uint64_t)img->channels *
-                                     (uint64_t)ic_sample_size(img->type)) {
+    if (TIFFScanlineSize64(t) !=
+        (uint64_t)img->width * (uint64_t)img->channels * (uint64_t)ic_sample_size(img->type)) {
         return ic_errf(err, errlen, IC_ERR_FORMAT, "TIFF: unexpected row size");
     }
     const int assoc = (img->channels == 2 || img->channels == 4) && associated_alpha(t);
@@ -245,8 +245,8 @@ static ic_status read_rgba(TIFF *t, tiff_io *io, ic_image *img, uint32_t w, uint
         return ic_errf(err, errlen, IC_ERR_FORMAT, "TIFF: %s",
                        emsg[0] ? emsg : "cannot read this image");
     }
-    const int grey = ri.photometric == PHOTOMETRIC_MINISBLACK ||
-                     ri.photometric == PHOTOMETRIC_MINISWHITE;
+    const int grey =
+        ri.photometric == PHOTOMETRIC_MINISBLACK || ri.photometric == PHOTOMETRIC_MINISWHITE;
     const int alpha = ri.alpha != 0;
     const int channels = (grey ? 1 : 3) + alpha;
     /* The budget covers the image and libtiff's 4-byte RGBA raster beside it. */

@@ -39,8 +39,7 @@ static uint64_t file_cap(uint64_t max_pixels)
 }
 
 /* Reads all of f into *buf (malloc'd). */
-static ic_status slurp(FILE *f, uint64_t cap, uint8_t **buf, size_t *len, char *err,
-                       size_t errlen)
+static ic_status slurp(FILE *f, uint64_t cap, uint8_t **buf, size_t *len, char *err, size_t errlen)
 {
     *buf = NULL;
     *len = 0;
@@ -270,8 +269,8 @@ ic_status ic_webp_write(FILE *f, const ic_image *img, int out_ch, int quality, i
             return ic_errf(err, errlen, IC_ERR_NOMEM, "out of memory");
         }
         for (int y = 0; y < img->height; y++)
-            ic_io_convert_row(conv + (size_t)y * stride, out_ch,
-                              img->data + (size_t)y * img->pitch, img->channels, img->width);
+            ic_io_convert_row(conv + (size_t)y * stride, out_ch, img->data + (size_t)y * img->pitch,
+                              img->channels, img->width);
         rows = conv;
     }
     ic_status st = IC_OK;

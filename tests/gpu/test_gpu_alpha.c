@@ -54,9 +54,9 @@ static int quick(void)
 /* One way to run a CUDA backend. */
 typedef struct config {
     const char *backend;
-    const char *tuning;     /* ic_tuning_parse text for `cuda` (NULL: the planner's) */
-    size_t device_memory;   /* > 0: the banded async pipeline */
-    int split;              /* 2: two states of device 0 share the rows */
+    const char *tuning;   /* ic_tuning_parse text for `cuda` (NULL: the planner's) */
+    size_t device_memory; /* > 0: the banded async pipeline */
+    int split;            /* 2: two states of device 0 share the rows */
     /* 1: the backend has no IC_CAP_PREMULTIPLY, so premultiplied jobs take the
      * float64 reference path, whose alpha is float64-rounded: it matches the
      * oracle (step 1) but not byte for byte the backend's float32 independent
@@ -201,7 +201,7 @@ static int run_case(ic_context *ctx, const config *cfg, const char *cname, int c
     ict_rng_seed(&r, ict_mix(0xA1FA12ull + (uint64_t)ci + ((uint64_t)type << 32), (uint64_t)index));
     const float unit = type == IC_U16 ? 257.0f : 1.0f; /* border value and bias scale */
     const int q = quick();
-    static const int sizes[][2] = {{1, 1}, {3, 2}, {2, 7}, {5, 9},  {17, 13},
+    static const int sizes[][2] = {{1, 1},   {3, 2},    {2, 7},    {5, 9},  {17, 13},
                                    {64, 33}, {130, 41}, {257, 19}, {33, 70}};
     const int nsizes = q ? 6 : (int)(sizeof sizes / sizeof sizes[0]);
     int w = sizes[index % nsizes][0], h = sizes[index % nsizes][1];
@@ -246,10 +246,12 @@ static int run_case(ic_context *ctx, const config *cfg, const char *cname, int c
              "%s bias=%g alpha=%s image=%s",
              cname, index, type == IC_U16 ? " 16-bit" : "",
              0xA1FA12ull + (unsigned long long)ci + ((unsigned long long)type << 32), index, w, h,
-             ch,
-             ict_layout_str(lay), k.name, k.width, k.height, ict_border_str(p.border),
+             ch, ict_layout_str(lay), k.name, k.width, k.height, ict_border_str(p.border),
              (double)p.border_value, p.correlate ? "correlation" : "convolution", (double)p.bias,
-             ict_alpha_str(p.alpha), style == 0 ? "random" : style == 1 ? "holes" : "photo");
+             ict_alpha_str(p.alpha),
+             style == 0   ? "random"
+             : style == 1 ? "holes"
+                          : "photo");
 
     /* 1. against the oracle */
     ict_buf_fill(&dst, 0xA7);
@@ -383,8 +385,8 @@ static int run_opaque(ic_context *ctx, const char *cname, const ic_kernel *k, in
                 if (got == want)
                     continue;
                 if (exact || abs(got - want) > 1) {
-                    printf("FAIL %s: colour %d at (%d,%d,%d), %d without alpha\n", what, got, x,
-                           y, c, want);
+                    printf("FAIL %s: colour %d at (%d,%d,%d), %d without alpha\n", what, got, x, y,
+                           c, want);
                     goto out;
                 }
                 (*off_by_one)++;
@@ -401,8 +403,8 @@ out:
 
 static int opaque_checks(ic_context *ctx, const char *cname)
 {
-    static const float binomial[25] = {1, 4, 6, 4, 1, 4, 16, 24, 16, 4, 6, 24, 36,
-                                       24, 6, 4, 16, 24, 16, 4, 1, 4, 6, 4, 1};
+    static const float binomial[25] = {1,  4, 6, 4,  1,  4,  16, 24, 16, 4, 6, 24, 36,
+                                       24, 6, 4, 16, 24, 16, 4,  1,  4,  6, 4, 1};
     ic_kernel kb, kg;
     memset(&kb, 0, sizeof kb);
     memset(&kg, 0, sizeof kg);
@@ -423,10 +425,10 @@ static int opaque_checks(ic_context *ctx, const char *cname)
                 if (q && b != IC_BORDER_CONSTANT && b != IC_BORDER_REFLECT)
                     continue;
                 const ic_layout lay = l ? IC_SOA : IC_AOS;
-                failures += run_opaque(ctx, cname, &kb, 1, ch, lay, (ic_border)b, w, h, &off,
-                                       &samples);
-                failures += run_opaque(ctx, cname, &kg, 0, ch, lay, (ic_border)b, w, h, &off,
-                                       &samples);
+                failures +=
+                    run_opaque(ctx, cname, &kb, 1, ch, lay, (ic_border)b, w, h, &off, &samples);
+                failures +=
+                    run_opaque(ctx, cname, &kg, 0, ch, lay, (ic_border)b, w, h, &off, &samples);
             }
     if (off * 10000 > samples) {
         printf("FAIL %s opaque: %lld of %lld colour samples one level off the image without "
@@ -488,6 +490,7 @@ int main(void)
             failures += opaque_checks(ctx, cname);
         ic_context_free(ctx);
     }
-    printf("%s: %d failure%s\n", failures ? "FAILED" : "passed", failures, failures == 1 ? "" : "s");
+    printf("%s: %d failure%s\n", failures ? "FAILED" : "passed", failures,
+           failures == 1 ? "" : "s");
     return failures ? 1 : 0;
 }

@@ -41,10 +41,9 @@ int main(void)
 #define SEED 0xA5F0C0DE2026ull
 #define CASES 40
 
-static const char *const kBackends[] = {"cuda-global",       "cuda-const",      "cuda-tiled-in",
-                                        "cuda-tiled-out",    "cuda-tiled-cached",
-                                        "cuda-tiled-halo",   "cuda-gemm",       "cuda"};
-
+static const char *const kBackends[] = {
+    "cuda-global",       "cuda-const",      "cuda-tiled-in", "cuda-tiled-out",
+    "cuda-tiled-cached", "cuda-tiled-halo", "cuda-gemm",     "cuda"};
 
 typedef struct stats {
     int cases, failures, multiband, bands_max;
@@ -66,8 +65,8 @@ static int run_case(const char *be, ic_context *sync_ctx, ic_context *async_ctx,
     ic_params p;
     ic_params_default(&p);
     p.border = (ic_border)(index % 5);
-    p.border_value = index % 3 == 0 ? (float)(ict_uniform(&r) * 300.0 - 20.0)
-                                     : (float)ict_range(&r, 0, 255);
+    p.border_value =
+        index % 3 == 0 ? (float)(ict_uniform(&r) * 300.0 - 20.0) : (float)ict_range(&r, 0, 255);
     p.bias = ict_range(&r, 0, 1) ? (float)(ict_uniform(&r) * 20.0 - 10.0) : 0.0f;
     p.correlate = ict_range(&r, 0, 1);
     p.alpha = (ch == 2 || ch == 4) && ict_range(&r, 0, 1) ? IC_ALPHA_KEEP : IC_ALPHA_INDEPENDENT;
@@ -110,7 +109,8 @@ static int run_case(const char *be, ic_context *sync_ctx, ic_context *async_ctx,
     o.device_memory = limit;
     ic_status s = ic_context_create(&band_ctx, be, &o);
     if (s != IC_OK) {
-        printf("FAIL %s: context with a device_memory limit of %zu: %s\n", be, limit, ic_last_error());
+        printf("FAIL %s: context with a device_memory limit of %zu: %s\n", be, limit,
+               ic_last_error());
         goto done;
     }
     if (ic_plan_get(band_ctx, &src.im, &k, &p, &plan) != IC_OK) {
@@ -313,8 +313,8 @@ static int check_threaded(const char *be)
                     break;
                 }
                 if (ndiff <= 8 && !oracle_row_ok(&src, &k2[i], y, &a, &b)) {
-                    printf("FAIL %s: %s on %dx%d: row %d of sync or async fails the oracle\n",
-                           be, kernels[i], w, h, y);
+                    printf("FAIL %s: %s on %dx%d: row %d of sync or async fails the oracle\n", be,
+                           kernels[i], w, h, y);
                     bad_row = y;
                     break;
                 }

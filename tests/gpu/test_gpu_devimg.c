@@ -185,10 +185,12 @@ static int run_case(const char *be, ic_context *ctx, cudaStream_t s1, cudaStream
              "%s case %d%s: %s, %dx%d x%d %s->%s, kernel %dx%d type %d, border %s value %g, "
              "bias %g, %s, alpha %s, pitch extra %d/%d, %s; rerun: ICT_SEED=0x%016" PRIx64,
              be, index, type == IC_U16 ? " (16-bit)" : "", kModes[mode], w, h, ch,
-             ict_layout_str(sl), ict_layout_str(dl), kw, kh,
-             ktype, ict_border_str(p.border), (double)p.border_value, (double)p.bias,
-             p.correlate ? "correlation" : "convolution", ict_alpha_str(p.alpha), sx, dx,
-             two_streams ? "two streams" : on_stream ? "non-blocking stream" : "default stream",
+             ict_layout_str(sl), ict_layout_str(dl), kw, kh, ktype, ict_border_str(p.border),
+             (double)p.border_value, (double)p.bias, p.correlate ? "correlation" : "convolution",
+             ict_alpha_str(p.alpha), sx, dx,
+             two_streams ? "two streams"
+             : on_stream ? "non-blocking stream"
+                         : "default stream",
              seed);
 
     ict_img hsrc, href, hdst;
@@ -225,8 +227,8 @@ static int run_case(const char *be, ic_context *ctx, cudaStream_t s1, cudaStream
         goto done;
     }
     /* The same pixels in device memory; padding and destination poisoned. */
-    if (cudaMemset(dsrc.p, poison ^ 0x5A, dsrc.bytes) != cudaSuccess || dev_upload(&dsrc, &hsrc.im) ||
-        cudaMemset(ddst.p, poison, ddst.bytes) != cudaSuccess) {
+    if (cudaMemset(dsrc.p, poison ^ 0x5A, dsrc.bytes) != cudaSuccess ||
+        dev_upload(&dsrc, &hsrc.im) || cudaMemset(ddst.p, poison, ddst.bytes) != cudaSuccess) {
         printf("FAIL %s: cannot fill the device images\n  %s\n", be, what);
         goto done;
     }
@@ -262,8 +264,7 @@ static int run_case(const char *be, ic_context *ctx, cudaStream_t s1, cudaStream
     int x, y, c;
     if (ict_first_diff(&href.im, &got, &x, &y, &c)) {
         printf("FAIL %s: %s differs from host->host at (%d,%d) channel %d: %d vs %d\n  %s\n", be,
-               kModes[mode], x, y, c, ict_value(&got, x, y, c),
-               ict_value(&href.im, x, y, c), what);
+               kModes[mode], x, y, c, ict_value(&got, x, y, c), ict_value(&href.im, x, y, c), what);
         goto done;
     }
     if (mode != HOST_DEV) { /* the device source is left as it was */
@@ -387,8 +388,8 @@ static int check_refusals(const char *be, int is_cuda)
             if (cudaMalloc(&p1, ds.bytes) == cudaSuccess) {
                 ic_image other = ds.im;
                 other.data = (uint8_t *)p1; /* memory of device 1 that says device 0 */
-                bad |= expect("device-1 memory flagged as device 0", ctx, &other, &dd.im, &k,
-                              &keep, IC_ERR_INVALID_ARG);
+                bad |= expect("device-1 memory flagged as device 0", ctx, &other, &dd.im, &k, &keep,
+                              IC_ERR_INVALID_ARG);
                 (void)cudaFree(p1);
             }
             (void)cudaSetDevice(0);

@@ -63,13 +63,12 @@ static int big_run(ic_context *ctx, const char *backend, const big_setup *s, con
 {
     char what[256];
     const int u16 = src->img.type == IC_U16;
-    snprintf(what, sizeof what, "%s: %dx%d RGB aos%s, kernel %s, %s border (value %g), %s",
-             backend, s->width, s->height, u16 ? " 16-bit" : "", s->kname,
-             ict_border_str(s->p.border), (double)s->p.border_value,
-             s->p.correlate ? "correlation" : "convolution");
+    snprintf(what, sizeof what, "%s: %dx%d RGB aos%s, kernel %s, %s border (value %g), %s", backend,
+             s->width, s->height, u16 ? " 16-bit" : "", s->kname, ict_border_str(s->p.border),
+             (double)s->p.border_value, s->p.correlate ? "correlation" : "convolution");
     const uint64_t src_hash = hash_bytes(src->mem, src->bytes + src->guard);
-    const size_t rows_n = (size_t)s->width * 3;                /* samples per row */
-    const size_t rowb = rows_n * (u16 ? 2u : 1u);              /* bytes per row */
+    const size_t rows_n = (size_t)s->width * 3;   /* samples per row */
+    const size_t rowb = rows_n * (u16 ? 2u : 1u); /* bytes per row */
     static const uint8_t poisons[2] = {0xA5, 0x5A};
     for (int run = 0; run < 2; run++) {
         ict_buf_fill(dst, poisons[run]);
@@ -124,8 +123,7 @@ static int big_sizes(const char *const *backends, int nb, ic_sample_type type)
 {
     static const int sizes[][2] = {
         {640, 480}, {1280, 720}, {1920, 1080}, {3840, 2160}, {7680, 4320}};
-    static const ic_border borders[] = {IC_BORDER_CONSTANT, IC_BORDER_REPLICATE,
-                                        IC_BORDER_MIRROR};
+    static const ic_border borders[] = {IC_BORDER_CONSTANT, IC_BORDER_REPLICATE, IC_BORDER_MIRROR};
     int failures = 0;
     ict_rng r;
     ict_rng_seed(&r, ICT_DIFF_SEED ^ 0xB16B16ull ^ (uint64_t)type);
@@ -194,8 +192,8 @@ static int big_sizes(const char *const *backends, int nb, ic_sample_type type)
                                     val + (size_t)i * rowb, slack + (size_t)i * rowb);
                 for (int b = 0; b < nb; b++)
                     if (ctx[b])
-                        failures += big_run(ctx[b], backends[b], &s, &src, &dst, first, rows,
-                                            nrows, val, slack);
+                        failures += big_run(ctx[b], backends[b], &s, &src, &dst, first, rows, nrows,
+                                            val, slack);
             }
         }
         printf("big %5dx%-5d RGB%s: %d backends x 6 setups checked (%.1f s)\n", w, h,
@@ -312,8 +310,8 @@ int main(void)
                                           ICT_DIFF_MAX_DIM, IC_U16);
         if (!quick_mode) /* (compute-sanitizer's time: the 8-bit large kernels suffice) */
             failures += large_kernels(names[b], IC_U16);
-        printf("%-18s random cases (8 and 16 bits), rounding and large kernels: %.1f s\n",
-               names[b], now_s() - t0);
+        printf("%-18s random cases (8 and 16 bits), rounding and large kernels: %.1f s\n", names[b],
+               now_s() - t0);
     }
     failures += big_sizes(names, nb, IC_U8);
     failures += big_sizes(names, nb, IC_U16);

@@ -28,9 +28,9 @@ static int quick(void)
  * compares rows [y0, y1) (all when y1 <= 0) with the oracle; checks that the
  * plan names `want` when given (bias in the type's units); the context is
  * tuned by `tuning` (ic_tuning_parse text; NULL: defaults). */
-static int check_named_type(const char *text, int w, int h, int ch, ic_layout lay,
-                            ic_border border, int correlate, float bias, const char *want,
-                            ict_rng *r, int y0, int y1, ic_sample_type type, const char *tuning)
+static int check_named_type(const char *text, int w, int h, int ch, ic_layout lay, ic_border border,
+                            int correlate, float bias, const char *want, ict_rng *r, int y0, int y1,
+                            ic_sample_type type, const char *tuning)
 {
     ic_kernel k;
     if (ic_kernel_parse(&k, text) != IC_OK) {
@@ -62,8 +62,8 @@ static int check_named_type(const char *text, int w, int h, int ch, ic_layout la
         y1 = h;
     }
     char what[256];
-    snprintf(what, sizeof what, "kernel=%s image=%dx%d ch=%d%s %s border=%s %s bias=%g", text, w,
-             h, ch, type == IC_U16 ? " 16-bit" : "", ict_layout_str(lay), ict_border_str(border),
+    snprintf(what, sizeof what, "kernel=%s image=%dx%d ch=%d%s %s border=%s %s bias=%g", text, w, h,
+             ch, type == IC_U16 ? " 16-bit" : "", ict_layout_str(lay), ict_border_str(border),
              correlate ? "correlation" : "convolution", (double)bias);
     ctx = ict_context_tuned("cuda", tuning, NULL);
     if (!ctx) {
@@ -75,8 +75,8 @@ static int check_named_type(const char *text, int w, int h, int ch, ic_layout la
      * choice changes, so quick mode checks results only, not method names. */
     if (quick())
         want = NULL;
-    if (want && (ic_explain(ctx, &src.img, &k, &p, plan, sizeof plan) != IC_OK ||
-                 !strstr(plan, want))) {
+    if (want &&
+        (ic_explain(ctx, &src.img, &k, &p, plan, sizeof plan) != IC_OK || !strstr(plan, want))) {
         printf("FAIL %s: plan is not '%s':\n%s", what, want, plan);
         goto out;
     }
@@ -147,9 +147,9 @@ static int sixteen_bits(int q, ict_rng *r)
         snprintf(tuning, sizeof tuning, "method=%s", methods[m]);
         printf("16-bit, method %s forced%s:\n", methods[m],
                m >= 3 ? " (never taken at 16 bits: the planner's choice runs)" : "");
-        failures += ict_diff_backend_ex("cuda", tuning, IC_U16, q ? 24 : 160,
-                                        ICT_DIFF_SEED ^ 0x16B17ull ^ (uint64_t)(m + 1),
-                                        ICT_DIFF_MAX_DIM);
+        failures +=
+            ict_diff_backend_ex("cuda", tuning, IC_U16, q ? 24 : 160,
+                                ICT_DIFF_SEED ^ 0x16B17ull ^ (uint64_t)(m + 1), ICT_DIFF_MAX_DIM);
     }
     /* fft forced, then rows, on jobs they take at 8 bits: the 16-bit plan is
      * another method and says why */
@@ -166,19 +166,19 @@ static int sixteen_bits(int q, ict_rng *r)
     const int bw = q ? 640 : 3840, bh = q ? 360 : 2160;
     const int rows[][2] = {{0, 6}, {bh / 2 - 3, bh / 2 + 3}, {bh - 6, bh}};
     for (int i = 0; i < 3; i++) {
-        failures += check_named_type("gaussian:31", bw, bh, 3, IC_AOS, IC_BORDER_REFLECT, 1,
-                                     0.0f, "method sep", r, rows[i][0], rows[i][1], IC_U16, NULL);
-        failures += check_named_type(text, bw, bh, 1 + i, i == 1 ? IC_SOA : IC_AOS, (ic_border)i,
-                                     1, 0.0f, "8-bit samples only", r, rows[i][0], rows[i][1],
-                                     IC_U16, NULL);
+        failures += check_named_type("gaussian:31", bw, bh, 3, IC_AOS, IC_BORDER_REFLECT, 1, 0.0f,
+                                     "method sep", r, rows[i][0], rows[i][1], IC_U16, NULL);
+        failures +=
+            check_named_type(text, bw, bh, 1 + i, i == 1 ? IC_SOA : IC_AOS, (ic_border)i, 1, 0.0f,
+                             "8-bit samples only", r, rows[i][0], rows[i][1], IC_U16, NULL);
         failures += check_named_type("gaussian:5", bw, bh, 4 - i, i == 2 ? IC_SOA : IC_AOS,
                                      (ic_border)(i + 1), 1, 0.0f, "8-bit samples only", r,
                                      rows[i][0], rows[i][1], IC_U16, NULL);
         failures += check_named_type("1 2 3 4 5 6 7; 7 1 2 3 4 5 6; 6 7 1 2 3 4 5; 5 6 7 1 2 3 4; "
                                      "4 5 6 7 1 2 3; 3 4 5 6 7 1 2; 2 3 4 5 6 7 1 / 196",
-                                     bw, bh, i == 1 ? 1 : 4, i == 2 ? IC_SOA : IC_AOS,
-                                     (ic_border)i, 0, 1.5f * 257.0f, "8-bit samples only", r,
-                                     rows[i][0], rows[i][1], IC_U16, NULL);
+                                     bw, bh, i == 1 ? 1 : 4, i == 2 ? IC_SOA : IC_AOS, (ic_border)i,
+                                     0, 1.5f * 257.0f, "8-bit samples only", r, rows[i][0],
+                                     rows[i][1], IC_U16, NULL);
     }
     printf("16-bit: %d failures\n", failures);
     return failures;
@@ -214,10 +214,9 @@ int main(void)
     }
 
     /* 2. Named low-rank kernels take the separable path (issue 4) and pass. */
-    const char *named[] = {"gaussian:3",  "gaussian:5", "gaussian:7", "gaussian:9",
-                           "gaussian:15", "gaussian:31", "box:5",     "box:11",
-                           "sobel-x",     "sobel-y",    "prewitt-x", "scharr-y",
-                           "laplacian",   "unsharp:5",  "unsharp:9"};
+    const char *named[] = {"gaussian:3",  "gaussian:5", "gaussian:7", "gaussian:9", "gaussian:15",
+                           "gaussian:31", "box:5",      "box:11",     "sobel-x",    "sobel-y",
+                           "prewitt-x",   "scharr-y",   "laplacian",  "unsharp:5",  "unsharp:9"};
     const int nn = (int)(sizeof named / sizeof named[0]);
     ict_rng r;
     ict_rng_seed(&r, 0xFA57F00Dull);
@@ -237,16 +236,17 @@ int main(void)
              * the shared-memory separable method. */
             const int small = strcmp(named[i], "gaussian:15") && strcmp(named[i], "gaussian:31") &&
                               strcmp(named[i], "box:11");
-            const int gauss_or_box = !strncmp(named[i], "gaussian", 8) || !strncmp(named[i], "box", 3);
+            const int gauss_or_box =
+                !strncmp(named[i], "gaussian", 8) || !strncmp(named[i], "box", 3);
             /* rows takes 1, 3 and 4 interleaved channels and any SoA image;
              * 2 interleaved channels stay on the shared-memory methods */
             const int rows_ok = lay == IC_SOA || ch != 2;
             /* (the rows method applies small separable kernels as row and
              * column passes in registers where that is cheaper, bench table H) */
             (void)gauss_or_box;
-            const char *want = !small ? "method sep"
+            const char *want = !small                                       ? "method sep"
                                : !strcmp(named[i], "unsharp:9") || !rows_ok ? NULL
-                                                                             : "method rows";
+                                                                            : "method rows";
             named_fail += check_named(named[i], w, h, ch, lay, b, (int)ict_below(&r, 2), bias, want,
                                       &r, 0, 0);
             named_cases++;

@@ -52,13 +52,13 @@ int main(void)
 
 static int g_fail;
 
-#define CHECK(cond, ...)                                                      \
-    do {                                                                      \
-        if (!(cond)) {                                                        \
-            printf("FAIL: " __VA_ARGS__);                                     \
-            printf("\n");                                                     \
-            g_fail++;                                                         \
-        }                                                                     \
+#define CHECK(cond, ...)                                                                           \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            printf("FAIL: " __VA_ARGS__);                                                          \
+            printf("\n");                                                                          \
+            g_fail++;                                                                              \
+        }                                                                                          \
     } while (0)
 
 /* ---- photograph-like pixels --------------------------------------------------- */
@@ -105,11 +105,16 @@ typedef struct dcase {
 } dcase;
 
 static const dcase kCases[] = {
-    {"444", 0, {1, 1, 0, 0, 92}},         {"422", 0, {2, 1, 0, 0, 92}},
-    {"420", 0, {2, 2, 0, 0, 92}},         {"420-q75", 0, {2, 2, 0, 0, 75}},
-    {"420-restart", 0, {2, 2, 0, 1, 92}}, {"444-restart", 0, {1, 1, 0, 2, 85}},
-    {"420-progressive", 0, {2, 2, 1, 0, 92}}, {"444-progressive", 0, {1, 1, 1, 0, 90}},
-    {"grey", 1, {1, 1, 0, 0, 92}},        {"grey-progressive", 1, {1, 1, 1, 0, 92}},
+    {"444", 0, {1, 1, 0, 0, 92}},
+    {"422", 0, {2, 1, 0, 0, 92}},
+    {"420", 0, {2, 2, 0, 0, 92}},
+    {"420-q75", 0, {2, 2, 0, 0, 75}},
+    {"420-restart", 0, {2, 2, 0, 1, 92}},
+    {"444-restart", 0, {1, 1, 0, 2, 85}},
+    {"420-progressive", 0, {2, 2, 1, 0, 92}},
+    {"444-progressive", 0, {1, 1, 1, 0, 90}},
+    {"grey", 1, {1, 1, 0, 0, 92}},
+    {"grey-progressive", 1, {1, 1, 1, 0, 92}},
 };
 
 static void decode_case(ic_gpu_codec *codec, const dcase *dc, int w, int h, uint64_t seed)
@@ -132,8 +137,7 @@ static void decode_case(ic_gpu_codec *codec, const dcase *dc, int w, int h, uint
     const ic_bytes in = {jpg, n};
     ic_decode_result r;
     const ic_status gs = ic_gpu_decode(codec, 1, &in, NULL, NULL, &dev, &r);
-    CHECK(gs == IC_OK && r.status == IC_OK, "%s %dx%d: GPU decode: %s", dc->name, w, h,
-          r.error);
+    CHECK(gs == IC_OK && r.status == IC_OK, "%s %dx%d: GPU decode: %s", dc->name, w, h, r.error);
     if (cs == IC_OK && gs == IC_OK && r.status == IC_OK) {
         CHECK(dev.memory == IC_MEM_DEVICE && dev.width == w && dev.height == h &&
                   dev.channels == cpu.channels,
@@ -149,8 +153,8 @@ static void decode_case(ic_gpu_codec *codec, const dcase *dc, int w, int h, uint
             if (strcmp(r.engine, "cpu") == 0)
                 CHECK(maxd == 0, "%s: the CPU fallback differs from the CPU decoder", dc->name);
             CHECK(maxd <= TOL_MAX && mean <= TOL_MEAN,
-                  "%s %dx%d: difference max %d mean %.4f over the tolerance (%d, %.2f)",
-                  dc->name, w, h, maxd, mean, TOL_MAX, TOL_MEAN);
+                  "%s %dx%d: difference max %d mean %.4f over the tolerance (%d, %.2f)", dc->name,
+                  w, h, maxd, mean, TOL_MAX, TOL_MEAN);
             if (dc->grey)
                 CHECK(strcmp(r.engine, "cpu") == 0, "grey went to %s, not the CPU", r.engine);
         } else {
@@ -210,8 +214,7 @@ static void bad_files(ic_gpu_codec *codec, uint64_t seed)
     ic_image out[3];
     ic_decode_result res[3];
     const ic_status st = ic_gpu_decode(codec, 3, three, NULL, NULL, out, res);
-    CHECK(st == IC_OK && res[0].status == IC_OK && res[1].status != IC_OK &&
-              res[2].status == IC_OK,
+    CHECK(st == IC_OK && res[0].status == IC_OK && res[1].status != IC_OK && res[2].status == IC_OK,
           "batch good/cut/good: %s, %s, %s, %s", ic_status_str(st), ic_status_str(res[0].status),
           ic_status_str(res[1].status), ic_status_str(res[2].status));
     free(jpg);
@@ -332,8 +335,8 @@ static void encode_case(ic_gpu_codec *codec, int w, int h, int quality, uint64_t
                   jpeg_sampling(cj, cn, &csof, &chs, &cvs, &cnc),
               "cannot read the frame headers");
         CHECK(gsof == csof && ghs == chs && gvs == cvs && gnc == cnc,
-              "GPU JPEG frame SOF%x %dx%d sampling, %d components; CPU SOF%x %dx%d, %d", gsof,
-              ghs, gvs, gnc, csof, chs, cvs, cnc);
+              "GPU JPEG frame SOF%x %dx%d sampling, %d components; CPU SOF%x %dx%d, %d", gsof, ghs,
+              gvs, gnc, csof, chs, cvs, cnc);
         ic_image back_g, back_c;
         ic_status a = ic_image_decode(&back_g, gj.data, gj.size, NULL);
         CHECK(a == IC_OK, "the GPU JPEG does not decode: %s", ic_last_error());
@@ -386,8 +389,8 @@ int main(void)
     }
     printf("GPU codec engine: %s\n", ic_gpu_codec_engine(codec));
 
-    static const int sizes[][2] = {{64, 48}, {333, 251}, {17, 9}, {1920, 1080}, {1001, 777},
-                                   {4000, 3000}};
+    static const int sizes[][2] = {{64, 48},     {333, 251},  {17, 9},
+                                   {1920, 1080}, {1001, 777}, {4000, 3000}};
     const int nsizes = quick ? 3 : (int)(sizeof sizes / sizeof *sizes);
     uint64_t seed = 0x6a70656721ull;
     for (int s = 0; s < nsizes; s++)
@@ -397,8 +400,7 @@ int main(void)
     bad_files(codec, seed++);
 
     static const char *const kernels[] = {"gaussian:5", "sharpen", "box:9", "gaussian:31"};
-    static const ic_border borders[] = {IC_BORDER_CONSTANT, IC_BORDER_REPLICATE,
-                                        IC_BORDER_MIRROR};
+    static const ic_border borders[] = {IC_BORDER_CONSTANT, IC_BORDER_REPLICATE, IC_BORDER_MIRROR};
     for (size_t k = 0; k < sizeof kernels / sizeof *kernels; k++)
         for (size_t b = 0; b < sizeof borders / sizeof *borders; b++)
             filter_case(ctx, codec, kernels[k], borders[b], quick ? 97 : 1001, quick ? 61 : 777,

@@ -46,15 +46,14 @@ int main(void)
 #define CASES 24
 #define QUICK_CASES 6
 
-static const char *const kBackends[] = {"cuda-global",    "cuda-const",        "cuda-tiled-in",
-                                        "cuda-tiled-out", "cuda-tiled-cached", "cuda-tiled-halo",
-                                        "cuda-gemm",      "cuda"};
+static const char *const kBackends[] = {
+    "cuda-global",       "cuda-const",      "cuda-tiled-in", "cuda-tiled-out",
+    "cuda-tiled-cached", "cuda-tiled-halo", "cuda-gemm",     "cuda"};
 
 typedef struct devlist {
     int n;
     int dev[3];
 } devlist;
-
 
 static void list_str(const devlist *d, char *buf, size_t n)
 {
@@ -110,8 +109,8 @@ static int run_case(const char *be, const devlist *d, ic_context *one, ic_contex
     ic_params p;
     ic_params_default(&p);
     p.border = (ic_border)(index % 5);
-    p.border_value = index % 3 == 0 ? (float)(ict_uniform(&r) * 300.0 - 20.0)
-                                     : (float)ict_range(&r, 0, 255);
+    p.border_value =
+        index % 3 == 0 ? (float)(ict_uniform(&r) * 300.0 - 20.0) : (float)ict_range(&r, 0, 255);
     p.bias = ict_range(&r, 0, 1) ? (float)(ict_uniform(&r) * 20.0 - 10.0) : 0.0f;
     p.correlate = ict_range(&r, 0, 1);
     p.alpha = (ch == 2 || ch == 4) && ict_range(&r, 0, 1) ? IC_ALPHA_KEEP : IC_ALPHA_INDEPENDENT;
@@ -164,16 +163,15 @@ static int run_case(const char *be, const devlist *d, ic_context *one, ic_contex
         }
         size_t off = 0;
         if (!ict_img_untouched(&out[i], poison, &off)) {
-            printf("FAIL %s (%s): byte %zu outside the samples was written\n  %s\n", be,
-                   names[i], off, what);
+            printf("FAIL %s (%s): byte %zu outside the samples was written\n  %s\n", be, names[i],
+                   off, what);
             goto done;
         }
     }
     int x, y, c;
     if (!fft && ict_first_diff(&out[0].im, &out[1].im, &x, &y, &c)) {
-        printf("FAIL %s: split differs from one device at (%d,%d) channel %d: %d vs %d\n  %s\n",
-               be, x, y, c, *ic_image_at(&out[1].im, x, y, c), *ic_image_at(&out[0].im, x, y, c),
-               what);
+        printf("FAIL %s: split differs from one device at (%d,%d) channel %d: %d vs %d\n  %s\n", be,
+               x, y, c, *ic_image_at(&out[1].im, x, y, c), *ic_image_at(&out[0].im, x, y, c), what);
         goto done;
     }
     ict_cmp cmp;
@@ -255,8 +253,8 @@ static int check_large(const char *be, const devlist *d)
     }
     int x, y, c;
     if (ict_first_diff(&a, &b, &x, &y, &c)) {
-        printf("FAIL %s devices %s: %dx%d pageable: split differs at (%d,%d) channel %d\n", be,
-               dls, w, h, x, y, c);
+        printf("FAIL %s devices %s: %dx%d pageable: split differs at (%d,%d) channel %d\n", be, dls,
+               w, h, x, y, c);
         goto done;
     }
     const ic_timing t = ic_context_timing(multi);
@@ -384,8 +382,8 @@ int main(void)
             }
             stats st = {0, 0, 0, 0};
             for (int i = 0; i < cases; i++)
-                run_case(be, &lists[l], one, multi, ict_mix(seed, b * 16 + (uint64_t)l), i,
-                         quick, &st);
+                run_case(be, &lists[l], one, multi, ict_mix(seed, b * 16 + (uint64_t)l), i, quick,
+                         &st);
             ic_context_free(multi);
             failures += st.failures;
             printf("%-18s devices %-8s %d cases, %d failed, %d with fewer rows than shares, "

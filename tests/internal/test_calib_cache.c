@@ -52,7 +52,8 @@ int main(void)
         return 1;
     }
     setenv("XDG_CACHE_HOME", dir, 1);
-    const char *key = "NVIDIA H100 80GB HBM3 uuid 0123abcd driver 13000 runtime 13000 imgconv 0.1.0";
+    const char *key =
+        "NVIDIA H100 80GB HBM3 uuid 0123abcd driver 13000 runtime 13000 imgconv 0.1.0";
     char path[4600];
     check(ic__calib_path(key, path, sizeof path), "a path for a key");
     char want_prefix[256];

@@ -75,9 +75,12 @@ static void clean_files(void)
         int grey;
         ictj_opts o;
     } cases[] = {
-        {"444", 0, {1, 1, 0, 0, 92}},          {"422", 0, {2, 1, 0, 0, 92}},
-        {"420", 0, {2, 2, 0, 0, 92}},          {"420-restart", 0, {2, 2, 0, 1, 92}},
-        {"420-progressive", 0, {2, 2, 1, 0, 92}}, {"grey", 1, {1, 1, 0, 0, 92}},
+        {"444", 0, {1, 1, 0, 0, 92}},
+        {"422", 0, {2, 1, 0, 0, 92}},
+        {"420", 0, {2, 2, 0, 0, 92}},
+        {"420-restart", 0, {2, 2, 0, 1, 92}},
+        {"420-progressive", 0, {2, 2, 1, 0, 92}},
+        {"grey", 1, {1, 1, 0, 0, 92}},
         {"grey-progressive", 1, {1, 1, 1, 0, 92}},
     };
     static const int sizes[][2] = {{64, 48}, {333, 251}, {17, 9}, {1, 1}, {1001, 777}};
@@ -108,8 +111,8 @@ static void clean_files(void)
 
 typedef struct bad_tally {
     int cases, refused, hit_marker;
-    int gpu_seed;      /* the seed is test_gpu_jpeg's full run */
-    int gpu_found;     /* of the H100 run's two garbage cases, refused as the CPU does */
+    int gpu_seed;  /* the seed is test_gpu_jpeg's full run */
+    int gpu_found; /* of the H100 run's two garbage cases, refused as the CPU does */
 } bad_tally;
 
 static void bad_case(void *ctx, const char *what, const unsigned char *data, size_t n)
@@ -128,12 +131,12 @@ static void bad_case(void *ctx, const char *what, const unsigned char *data, siz
     } else {
         CHECK(ks == IC_OK, "%s: the CPU decoder takes it, the check refuses: %s", what, err);
     }
-    if (t->gpu_seed && (strcmp(what, "garbage at byte 9357") == 0 ||
-                        strcmp(what, "garbage at byte 10519") == 0)) {
+    if (t->gpu_seed &&
+        (strcmp(what, "garbage at byte 9357") == 0 || strcmp(what, "garbage at byte 10519") == 0)) {
         printf("GPU test's case %-22s CPU %s \"%s\"  check %s \"%s\"\n", what, ic_status_str(cs),
                msg, ic_status_str(ks), err);
-        t->gpu_found += cs == IC_ERR_FORMAT && ks == cs && strcmp(
-            msg, "JPEG: Corrupt JPEG data: premature end of data segment") == 0;
+        t->gpu_found += cs == IC_ERR_FORMAT && ks == cs &&
+                        strcmp(msg, "JPEG: Corrupt JPEG data: premature end of data segment") == 0;
     }
 }
 
@@ -239,7 +242,9 @@ static void batch(void)
         const int good = ic_jpeg_check(data[i], len[i], &kLim, err, sizeof err) == IC_OK;
         const int want = !todo[i] || good ? 7 : 0;
         CHECK(pass[i] == want, "batch file %d (%s, %s): pass %d, not %d", i,
-              i % 3 == 0 ? "good" : i % 3 == 1 ? "cut" : "garbage",
+              i % 3 == 0   ? "good"
+              : i % 3 == 1 ? "cut"
+                           : "garbage",
               todo[i] ? "checked" : "not checked", pass[i], want);
         CHECK(i % 3 != 1 || !good, "batch file %d: a cut file passes", i);
         free(copy[i]);

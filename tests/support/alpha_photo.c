@@ -107,8 +107,8 @@ void ict_alpha_photo(ict_buf *b, ict_rng *r)
             for (int c = 0; c < nc; c++) {
                 double v = base[c] + (bright ? lift : 0.0) + ict_range(r, -6, 6);
                 for (int k = 0; k < 2; k++)
-                    v += amp[c][k] * sin(6.283185307179586 * (fx[c][k] * x + fy[c][k] * y) +
-                                         ph[c][k]);
+                    v += amp[c][k] *
+                         sin(6.283185307179586 * (fx[c][k] * x + fy[c][k] * y) + ph[c][k]);
                 /* transparent pixels keep whatever colour was there: garbage */
                 ict_set_value(im, x, y, c,
                               (has_alpha && A == 0) ? (int)(ict_next(r) >> (max > 255 ? 48 : 56))

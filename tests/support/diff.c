@@ -20,15 +20,15 @@
 /* Kernel shapes cycled through by even cases (23 entries, a prime, so that
  * they meet every border mode and channel count). */
 static const int shapes[][2] = {
-    {1, 1},  {3, 3}, {1, 3}, {3, 1}, {5, 5},  {1, 15},  {15, 1},  {3, 7},
-    {7, 3},  {15, 15}, {9, 9}, {1, 5}, {5, 1}, {7, 7},   {11, 3},  {13, 13},
-    {1, 9},  {9, 1}, {3, 5}, {5, 3}, {15, 5}, {11, 11}, {1, 7},
+    {1, 1}, {3, 3},   {1, 3}, {3, 1}, {5, 5},  {1, 15},  {15, 1}, {3, 7},
+    {7, 3}, {15, 15}, {9, 9}, {1, 5}, {5, 1},  {7, 7},   {11, 3}, {13, 13},
+    {1, 9}, {9, 1},   {3, 5}, {5, 3}, {15, 5}, {11, 11}, {1, 7},
 };
 
 /* Image sizes cycled through by every third case (19 entries, a prime). */
 static const int sizes[][2] = {
-    {1, 1}, {1, 9}, {9, 1}, {7, 5},  {33, 17}, {129, 65}, {2, 2},  {2, 3}, {3, 2}, {1, 2},
-    {2, 1}, {5, 7}, {17, 33}, {64, 1}, {1, 64}, {31, 31}, {16, 9}, {65, 3}, {3, 65},
+    {1, 1}, {1, 9}, {9, 1},   {7, 5},  {33, 17}, {129, 65}, {2, 2},  {2, 3},  {3, 2},  {1, 2},
+    {2, 1}, {5, 7}, {17, 33}, {64, 1}, {1, 64},  {31, 31},  {16, 9}, {65, 3}, {3, 65},
 };
 
 #define N_SHAPES ((int)(sizeof shapes / sizeof shapes[0]))
@@ -123,11 +123,11 @@ void ict_case_describe(const ict_case *c, const ic_kernel *k, char *buf, size_t 
              "seed=0x%016" PRIx64 " case=%d image=%dx%d%s ch=%d src=%s+%zu dst=%s+%zu "
              "kernel=%dx%d %s divisor=%.17g border=%s value=%g %s bias=%.9g alpha=%s%s%s",
              c->seed, c->index, c->width, c->height, c->type == IC_U16 ? " 16-bit" : "",
-             c->channels, ict_layout_str(c->src_layout),
-             c->src_extra, ict_layout_str(c->dst_layout), c->dst_extra, c->kw, c->kh,
+             c->channels, ict_layout_str(c->src_layout), c->src_extra,
+             ict_layout_str(c->dst_layout), c->dst_extra, c->kw, c->kh,
              ict_kernel_type_name(c->ktype), k ? k->divisor : 0.0, ict_border_str(p->border),
-             (double)p->border_value, p->correlate ? "correlation" : "convolution",
-             (double)p->bias, ict_alpha_str(p->alpha), c->null_params ? " (params NULL)" : "",
+             (double)p->border_value, p->correlate ? "correlation" : "convolution", (double)p->bias,
+             ict_alpha_str(p->alpha), c->null_params ? " (params NULL)" : "",
              c->alpha_style == 3 ? " (photo image)" : "");
 }
 
@@ -200,8 +200,8 @@ int ict_run_case(ic_context *ctx, const char *backend, const ict_case *c, ict_to
         printf("FAIL %s: dst byte at offset %zu (pitch %zu, %s) outside the samples was "
                "written: 0x%02x, poison 0x%02x\n  %s\n",
                backend, bad_off, dst.img.pitch,
-               bad_off >= dst.bytes ? "after the end" : "row padding",
-               dst.mem[bad_off], poison, what);
+               bad_off >= dst.bytes ? "after the end" : "row padding", dst.mem[bad_off], poison,
+               what);
         goto done;
     }
     ict_oracle_rows(&src.img, &k, c->null_params ? NULL : &c->params, 0, c->height, val, slack);
@@ -329,7 +329,8 @@ int ict_diff_backend_ex(const char *backend, const char *tuning, ic_sample_type 
     }
     printf("%-18s %s %d cases, %d failed, %lld samples, %.4f%% exact, %lld off by 1 without a "
            "rounding-boundary reason (seed 0x%016" PRIx64 ")\n",
-           backend, type == IC_U16 ? "16-bit" : "8-bit", tot.cases, tot.failures, tot.samples, exact, tot.unexplained, seed);
+           backend, type == IC_U16 ? "16-bit" : "8-bit", tot.cases, tot.failures, tot.samples,
+           exact, tot.unexplained, seed);
     return tot.failures + overall;
 }
 

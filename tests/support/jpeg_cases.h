@@ -16,16 +16,15 @@
 void ictj_photo_fill(ic_image *img, uint64_t seed);
 
 typedef struct ictj_opts {
-    int hs, vs;      /* luma sampling factors: 1x1 = 4:4:4, 2x1 = 4:2:2, 2x2 = 4:2:0 */
+    int hs, vs; /* luma sampling factors: 1x1 = 4:4:4, 2x1 = 4:2:2, 2x2 = 4:2:0 */
     int progressive;
-    int restart;     /* restart interval in MCU rows (0: none) */
+    int restart; /* restart interval in MCU rows (0: none) */
     int quality;
 } ictj_opts;
 
 /* Encodes an AoS image (1 or 3 channels) into *out (malloc'd by libjpeg's
  * memory destination; free() it). 1 on success. */
-int ictj_write_jpeg(const ic_image *img, const ictj_opts *o, unsigned char **out,
-                    unsigned long *n);
+int ictj_write_jpeg(const ic_image *img, const ictj_opts *o, unsigned char **out, unsigned long *n);
 
 /* Calls fn once for each bad file made from the good JPEG jpg (n bytes): cut
  * at 5, 30, 60 and 95% and before EOI, 48 random bytes written at four

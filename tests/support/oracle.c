@@ -187,10 +187,10 @@ static void pixel(const ic_image *src, const ic_kernel *k, const ic_params *p, i
     const double bias = (double)p->bias;
     const double amax = ict_type_max(src); /* alpha scale: 255, or 65535 at 16 bits */
 
-    double sum[4] = {0, 0, 0, 0};    /* sum coef * sample, per channel */
-    double mag[4] = {0, 0, 0, 0};    /* sum |coef * sample|: scale of the float32 error */
-    double psum[4] = {0, 0, 0, 0};   /* premultiply: sum coef*c*a (colour), sum coef*a (alpha) */
-    double pabs[4] = {0, 0, 0, 0};   /* premultiply: the same sums of magnitudes */
+    double sum[4] = {0, 0, 0, 0};  /* sum coef * sample, per channel */
+    double mag[4] = {0, 0, 0, 0};  /* sum |coef * sample|: scale of the float32 error */
+    double psum[4] = {0, 0, 0, 0}; /* premultiply: sum coef*c*a (colour), sum coef*a (alpha) */
+    double pabs[4] = {0, 0, 0, 0}; /* premultiply: the same sums of magnitudes */
 
     for (int j = 0; j < kh; j++) {
         for (int i = 0; i < kw; i++) {

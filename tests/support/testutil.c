@@ -193,7 +193,7 @@ ic_status ict_kernel_random(ic_kernel *k, ict_rng *r, int kw, int kh, int type)
             sabs = 1.0;
         }
         const double target = 0.5 + 2.0 * ict_uniform(r); /* sum of |weights| */
-        if (ict_below(r, 3) == 0) { /* no divisor: scale the coefficients */
+        if (ict_below(r, 3) == 0) {                       /* no divisor: scale the coefficients */
             for (int i = 0; i < n; i++)
                 coef[i] = (float)((double)coef[i] * target / sabs);
         } else {
@@ -321,8 +321,7 @@ void ict_cmp_init(ict_cmp *c)
     memset(c, 0, sizeof *c);
 }
 
-static void compare_sample(ict_cmp *cmp, int x, int y, int c, int got, double v, double s,
-                           int max)
+static void compare_sample(ict_cmp *cmp, int x, int y, int c, int got, double v, double s, int max)
 {
     const int want = ict_round_max(v, max);
     int lo = 0, hi = max;
@@ -358,8 +357,8 @@ void ict_compare_row(ict_cmp *cmp, const ic_image *dst, int y, const double *val
     for (int x = 0; x < dst->width; x++) {
         for (int c = 0; c < nch; c++) {
             const size_t at = (size_t)x * (size_t)nch + (size_t)c;
-            compare_sample(cmp, x, y, c, ict_value(dst, x, y, c), val[at],
-                           slack ? slack[at] : 0.0, ict_type_max(dst));
+            compare_sample(cmp, x, y, c, ict_value(dst, x, y, c), val[at], slack ? slack[at] : 0.0,
+                           ict_type_max(dst));
         }
     }
 }

@@ -49,9 +49,9 @@ uint64_t ict_mix(uint64_t a, uint64_t b);
  * after the last row, so that writes past a row or past the end show up. */
 typedef struct ict_buf {
     ic_image img;
-    uint8_t *mem;   /* == img.data */
-    size_t bytes;   /* pitch * rows (rows = height, times channels for SoA) */
-    size_t guard;   /* bytes after `bytes` */
+    uint8_t *mem; /* == img.data */
+    size_t bytes; /* pitch * rows (rows = height, times channels for SoA) */
+    size_t guard; /* bytes after `bytes` */
 } ict_buf;
 
 /* Allocates a width x height x channels image; returns 0 on success. */
@@ -160,8 +160,8 @@ typedef struct ict_case {
     size_t src_extra, dst_extra; /* pitch - row bytes */
     int kw, kh, ktype;
     ic_params params;
-    int null_params; /* pass NULL instead of params (params hold the defaults) */
-    int alpha_style; /* ict_buf_random's 0..2, or 3: ict_alpha_photo */
+    int null_params;     /* pass NULL instead of params (params hold the defaults) */
+    int alpha_style;     /* ict_buf_random's 0..2, or 3: ict_alpha_photo */
     ic_sample_type type; /* IC_U8 (what ict_case_make gives) or IC_U16 */
 } ict_case;
 

@@ -108,8 +108,8 @@ typedef struct dbuf {
 
 typedef struct slot {
     dbuf in, out;
-    ic_image host;    /* staging for the CPU encoder (owned) */
-    uint8_t *enc;     /* nvJPEG's bytes (grown with realloc) */
+    ic_image host; /* staging for the CPU encoder (owned) */
+    uint8_t *enc;  /* nvJPEG's bytes (grown with realloc) */
     size_t enc_cap;
     uint8_t *cpu_enc; /* the CPU encoder's bytes (malloc'd by ic_image_encode) */
 } slot;
@@ -118,9 +118,9 @@ struct ic_gpu_codec {
     int device;
     int nslots;
     slot *s;
-    ic_nvjpeg *nj; /* NULL: nvJPEG not built in or not usable; every file via the CPU */
-    void *ustream; /* the CPU path's uploads (decode side) */
-    void *fstream; /* the stream the codec's device images carry: the filter's */
+    ic_nvjpeg *nj;    /* NULL: nvJPEG not built in or not usable; every file via the CPU */
+    void *ustream;    /* the CPU path's uploads (decode side) */
+    void *fstream;    /* the stream the codec's device images carry: the filter's */
     char engine[320]; /* "cpu (nvJPEG: why)" when nvJPEG is built in but would not open */
     /* Per-batch scratch of ic_gpu_decode. */
     int *route, *w, *h, *ok;
@@ -316,15 +316,14 @@ ic_status ic_gpu_decode(ic_gpu_codec *c, int n, const ic_bytes *in, const int *s
         c->route[i] = ic_nvjpeg_check(c->nj, in[i].data, in[i].size, &c->w[i], &c->h[i]);
         /* Over the pixel or memory limit: the CPU decoder refuses it with
          * its message. */
-        if (c->route[i] != IC_NVJ_CPU &&
-            ((uint64_t)c->w[i] * (uint64_t)c->h[i] > max_pixels ||
-             (uint64_t)c->w[i] * (uint64_t)c->h[i] * 3u > max_memory))
+        if (c->route[i] != IC_NVJ_CPU && ((uint64_t)c->w[i] * (uint64_t)c->h[i] > max_pixels ||
+                                          (uint64_t)c->w[i] * (uint64_t)c->h[i] * 3u > max_memory))
             c->route[i] = IC_NVJ_CPU;
         if (c->route[i] == IC_NVJ_CPU)
             continue;
         slot *s = &c->s[slots ? slots[i] : i];
-        if (dbuf_fit(c, &s->in, (size_t)c->w[i] * 3u, c->h[i], res[i].error,
-                     sizeof res[i].error) != IC_OK) {
+        if (dbuf_fit(c, &s->in, (size_t)c->w[i] * 3u, c->h[i], res[i].error, sizeof res[i].error) !=
+            IC_OK) {
             c->route[i] = IC_NVJ_CPU; /* the CPU path reports the allocation failure */
             continue;
         }
@@ -342,8 +341,8 @@ ic_status ic_gpu_decode(ic_gpu_codec *c, int n, const ic_bytes *in, const int *s
     ic_jpeg_checks *chk = ic_jpeg_checks_start(n, c->data, c->len, c->route, &lim);
     if (any) {
         char err[256] = "";
-        const ic_status st = ic_nvjpeg_decode(c->nj, n, c->data, c->len, c->route, c->dst,
-                                              c->pitch, c->ok, err, sizeof err);
+        const ic_status st = ic_nvjpeg_decode(c->nj, n, c->data, c->len, c->route, c->dst, c->pitch,
+                                              c->ok, err, sizeof err);
         if (st != IC_OK) {
             ic_jpeg_checks_wait(chk, n, c->route, c->ok);
             for (int i = 0; i < n; i++) {
@@ -358,9 +357,9 @@ ic_status ic_gpu_decode(ic_gpu_codec *c, int n, const ic_bytes *in, const int *s
         const int si = slots ? slots[i] : i;
         if (c->route[i] != IC_NVJ_CPU && c->ok[i]) {
             res[i].engine = c->ok[i] == IC_NVJ_HW ? "nvjpeg-hardware" : "nvjpeg-hybrid";
-            res[i].status = ic_image_wrap_device(&out[i], c->s[si].in.p, c->w[i], c->h[i], 3,
-                                                 IC_AOS, c->s[si].in.pitch, c->device,
-                                                 codec_stream(c));
+            res[i].status =
+                ic_image_wrap_device(&out[i], c->s[si].in.p, c->w[i], c->h[i], 3, IC_AOS,
+                                     c->s[si].in.pitch, c->device, codec_stream(c));
             res[i].error[0] = '\0';
             if (o.metadata) /* nvJPEG reads no metadata: the header is read for it */
                 (void)ic_jpeg_read_metadata(in[i].data, in[i].size, &res[i].metadata);
@@ -413,9 +412,9 @@ ic_status ic_gpu_encode(ic_gpu_codec *c, int slot_i, const ic_image *img, const 
         img->channels == 3 && img->layout == IC_AOS && quality >= 1 && quality <= 100 &&
         img->width <= 65500 && img->height <= 65500) {
         size_t n = 0;
-        const ic_status st = ic_nvjpeg_encode(c->nj, img->data, img->pitch, img->width,
-                                              img->height, img->stream, quality, &s->enc,
-                                              &s->enc_cap, &n, errbuf, errlen);
+        const ic_status st =
+            ic_nvjpeg_encode(c->nj, img->data, img->pitch, img->width, img->height, img->stream,
+                             quality, &s->enc, &s->enc_cap, &n, errbuf, errlen);
         if (st != IC_OK)
             return ic_fail_msg(st, errbuf);
         /* nvJPEG writes no metadata: inserted as the CPU writer places it

@@ -62,7 +62,8 @@ extern "C" ic_status ic_cuda_copy_rows(int device, void *dst, size_t dpitch, con
     IC_CUDA_CHECK(cudaSetDevice(device));
     cudaStream_t s = (cudaStream_t)stream;
     IC_CUDA_CHECK(cudaMemcpy2DAsync(dst, dpitch, src, spitch, row_bytes, (size_t)height,
-                               to_device ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost, s));
+                                    to_device ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost,
+                                    s));
     IC_CUDA_CHECK(cudaStreamSynchronize(s));
     return IC_OK;
 }
@@ -150,9 +151,9 @@ extern "C" ic_status ic_nvjpeg_decode(ic_nvjpeg *nj, int n, const uint8_t *const
     return IC_ERR_UNSUPPORTED;
 }
 
-extern "C" ic_status ic_nvjpeg_encode(ic_nvjpeg *nj, const uint8_t *src, size_t pitch, int w,
-                                      int h, void *src_stream, int quality, uint8_t **buf,
-                                      size_t *cap, size_t *len, char *err, size_t errlen)
+extern "C" ic_status ic_nvjpeg_encode(ic_nvjpeg *nj, const uint8_t *src, size_t pitch, int w, int h,
+                                      void *src_stream, int quality, uint8_t **buf, size_t *cap,
+                                      size_t *len, char *err, size_t errlen)
 {
     (void)nj;
     (void)src;
@@ -200,8 +201,8 @@ struct ic_nvjpeg {
     nvjpegJpegState_t gpu_state;
     nvjpegJpegStream_t gpu_parse;
     enc_lane lane[NVJ_LANES];
-    int nlanes; /* lanes fully made (lane 0 at open, the others when first needed) */
-    int lane_failed; /* a further lane could not be made: use those there are */
+    int nlanes;         /* lanes fully made (lane 0 at open, the others when first needed) */
+    int lane_failed;    /* a further lane could not be made: use those there are */
     pthread_mutex_t mu; /* guards lane[].busy, nlanes, lane_failed, hw_tried */
     pthread_cond_t lane_free;
     int sync_made;
@@ -250,11 +251,11 @@ static ic_status nvj_fail(char *err, size_t errlen, const char *call, nvjpegStat
     return s == NVJPEG_STATUS_ALLOCATOR_FAILURE ? IC_ERR_NOMEM : IC_ERR_DEVICE;
 }
 
-#define NVJ_CHECK(call)                                                       \
-    do {                                                                      \
-        const nvjpegStatus_t nvj_s_ = (call);                                 \
-        if (nvj_s_ != NVJPEG_STATUS_SUCCESS)                                  \
-            return nvj_fail(err, errlen, #call, nvj_s_);                      \
+#define NVJ_CHECK(call)                                                                            \
+    do {                                                                                           \
+        const nvjpegStatus_t nvj_s_ = (call);                                                      \
+        if (nvj_s_ != NVJPEG_STATUS_SUCCESS)                                                       \
+            return nvj_fail(err, errlen, #call, nvj_s_);                                           \
     } while (0)
 
 extern "C" int ic_nvjpeg_built(void)
@@ -537,8 +538,8 @@ static int walk_markers(const uint8_t *d, size_t n, jpeg_walk *w)
             w->has_eoi = 1;
             break;
         }
-        const int between_scans = m == 0xC4 || m == 0xDB || m == 0xDD || m == 0xDC ||
-                                  m == 0xFE || (m >= 0xE0 && m <= 0xEF) || m == 0xDA;
+        const int between_scans = m == 0xC4 || m == 0xDB || m == 0xDD || m == 0xDC || m == 0xFE ||
+                                  (m >= 0xE0 && m <= 0xEF) || m == 0xDA;
         if (!between_scans || q + 4 > n)
             return 1;
         const size_t seg = ((size_t)d[q + 2] << 8) | d[q + 3];
@@ -582,8 +583,8 @@ extern "C" int ic_nvjpeg_check(ic_nvjpeg *nj, const uint8_t *data, size_t len, i
         nvjpegJpegStreamGetChromaSubsampling(js, &css) != NVJPEG_STATUS_SUCCESS ||
         nvjpegJpegStreamGetFrameDimensions(js, &fw, &fh) != NVJPEG_STATUS_SUCCESS)
         return IC_NVJ_CPU;
-    if (ncomp != 3 || prec != 8 || css == NVJPEG_CSS_UNKNOWN || css == NVJPEG_CSS_GRAY ||
-        fw == 0 || fh == 0 || fw > IC_MAX_DIM || fh > IC_MAX_DIM ||
+    if (ncomp != 3 || prec != 8 || css == NVJPEG_CSS_UNKNOWN || css == NVJPEG_CSS_GRAY || fw == 0 ||
+        fh == 0 || fw > IC_MAX_DIM || fh > IC_MAX_DIM ||
         (enc != NVJPEG_ENCODING_BASELINE_DCT &&
          enc != NVJPEG_ENCODING_EXTENDED_SEQUENTIAL_DCT_HUFFMAN &&
          enc != NVJPEG_ENCODING_PROGRESSIVE_DCT_HUFFMAN))
@@ -712,9 +713,9 @@ static ic_status encode_on(ic_nvjpeg *nj, enc_lane *l, const uint8_t *src, size_
     return IC_OK;
 }
 
-extern "C" ic_status ic_nvjpeg_encode(ic_nvjpeg *nj, const uint8_t *src, size_t pitch, int w,
-                                      int h, void *src_stream, int quality, uint8_t **buf,
-                                      size_t *cap, size_t *len, char *err, size_t errlen)
+extern "C" ic_status ic_nvjpeg_encode(ic_nvjpeg *nj, const uint8_t *src, size_t pitch, int w, int h,
+                                      void *src_stream, int quality, uint8_t **buf, size_t *cap,
+                                      size_t *len, char *err, size_t errlen)
 {
     *len = 0;
     if (!nj || !src || w < 1 || h < 1 || quality < 1 || quality > 100) {

@@ -42,7 +42,8 @@ extern "C" ic_status ic_fast_direct_launch(const ic_cuda_args *a, const float *w
         return IC_ERR_UNSUPPORTED;
     }
     if (a->premultiply && p->cb != a->channels) {
-        snprintf(err, errlen, "cuda fast direct: premultiplied alpha needs every channel per block");
+        snprintf(err, errlen,
+                 "cuda fast direct: premultiplied alpha needs every channel per block");
         return IC_ERR_INTERNAL;
     }
     const icf::targs t = icf::make_targs(a, p);

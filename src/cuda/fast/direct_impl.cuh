@@ -30,7 +30,8 @@
 
 /* A named namespace (not an anonymous one): the parts' explicit
  * instantiations must link with direct.cu's extern declarations. */
-namespace icf_direct {
+namespace icf_direct
+{
 
 using icf::R;
 
@@ -102,8 +103,7 @@ __device__ __forceinline__ void direct_rows(const float *plane, int sw, int lane
     }
 }
 
-template <int KW, int KH>
-using direct_w = wparam<KW *(KH > 0 ? KH : IC_FAST_DIRECT_MAX_KH)>;
+template <int KW, int KH> using direct_w = wparam<KW *(KH > 0 ? KH : IC_FAST_DIRECT_MAX_KH)>;
 
 /* The fully unrolled 9x9 body needs more than the 80 registers of two
  * 384-thread blocks per SM (it spilled); it gets one block's worth. */
@@ -139,8 +139,8 @@ ic_status launch_one(const icf::targs &t, const float *w, size_t smem, char *err
         p.v[i] = w[i];
     for (int i = n; i < (int)(sizeof p.v / sizeof p.v[0]); i++)
         p.v[i] = 0.0f;
-    return icf::launch_tiles(fast_direct_kernel<KW, KH>, t, p, smem, "cuda fast direct kernel",
-                             err, errlen);
+    return icf::launch_tiles(fast_direct_kernel<KW, KH>, t, p, smem, "cuda fast direct kernel", err,
+                             errlen);
 }
 
 /* kw-specialised launch with run-time kh (kw odd, KW..HI; HI <= 31): a
@@ -166,9 +166,9 @@ ic_status launch_kw(const icf::targs &t, const float *w, size_t smem, char *err,
  * square size, or the widths LO..HI (odd) with a run-time height. */
 #define IC_DIRECT_LAUNCH_ONE(PREFIX, KW, KH)                                                       \
     PREFIX ic_status icf_direct::launch_one<KW, KH>(const icf::targs &t, const float *w,           \
-                                                     size_t smem, char *err, size_t errlen)
+                                                    size_t smem, char *err, size_t errlen)
 #define IC_DIRECT_LAUNCH_KW(PREFIX, LO, HI)                                                        \
     PREFIX ic_status icf_direct::launch_kw<LO, HI>(const icf::targs &t, const float *w,            \
-                                                    size_t smem, char *err, size_t errlen)
+                                                   size_t smem, char *err, size_t errlen)
 
 #endif

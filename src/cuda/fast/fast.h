@@ -55,12 +55,13 @@ typedef struct ic_fast_plan {
     int rows;            /* rows: output rows per thread (1, 2, 4) */
     int threads, blocks; /* launch shape (fft: of the tile-building kernel) */
     size_t smem;         /* dynamic shared memory per block */
-    int fft_n, fft_valid, fft_tiles, fft_batch; /* fft: tile size N, valid N-K+1, tiles, per batch */
-    double fmas;         /* multiply-adds of this plan over the whole job */
-    double bytes;        /* device-memory bytes the model counts for it */
-    double pred_ms;      /* predicted kernel time */
+    int fft_n, fft_valid, fft_tiles,
+        fft_batch;  /* fft: tile size N, valid N-K+1, tiles, per batch */
+    double fmas;    /* multiply-adds of this plan over the whole job */
+    double bytes;   /* device-memory bytes the model counts for it */
+    double pred_ms; /* predicted kernel time */
     double pred_direct_ms, pred_sep_ms, pred_fft_ms; /* every candidate (<0: not possible) */
-    double factor_err;   /* sep: max |K - sum col row^T| */
+    double factor_err;                               /* sep: max |K - sum col row^T| */
 } ic_fast_plan;
 
 /* Per-context state of the fast path (fast_plan.cu). */

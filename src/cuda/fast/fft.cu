@@ -45,13 +45,13 @@
 
 struct ic_fast_fft {
     /* shape the resources were made for */
-    int n, b;            /* tile size, tiles per batch */
+    int n, b; /* tile size, tiles per batch */
     cufftHandle r2c, c2r;
     int have_plans;
     void *work;
-    float *real;         /* b tiles of n*n floats */
-    cufftComplex *spec;  /* b tiles of n*(n/2+1) */
-    cufftComplex *g;     /* conj(FFT(weights)) / n^2 */
+    float *real;        /* b tiles of n*n floats */
+    cufftComplex *spec; /* b tiles of n*(n/2+1) */
+    cufftComplex *g;    /* conj(FFT(weights)) / n^2 */
     /* kernel and tile size the spectrum was made for */
     int kw, kh, gn;
     float *w_host;
@@ -67,7 +67,8 @@ struct ic_fast_fft {
     int have_done;
 };
 
-namespace {
+namespace
+{
 
 const int FFT_THREADS = 256;
 
@@ -77,11 +78,11 @@ ic_status cufft_fail(char *err, size_t errlen, const char *what, cufftResult r)
     return IC_ERR_DEVICE;
 }
 
-#define IC_CUFFT_CHECK(call)                                                                   \
-    do {                                                                                       \
-        const cufftResult ic_fr_ = (call);                                                     \
-        if (ic_fr_ != CUFFT_SUCCESS)                                                           \
-            return cufft_fail(err, errlen, #call, ic_fr_);                                     \
+#define IC_CUFFT_CHECK(call)                                                                       \
+    do {                                                                                           \
+        const cufftResult ic_fr_ = (call);                                                         \
+        if (ic_fr_ != CUFFT_SUCCESS)                                                               \
+            return cufft_fail(err, errlen, #call, ic_fr_);                                         \
     } while (0)
 
 /* Geometry of one batch: tile index within the whole job -> channel and position. */
@@ -326,7 +327,8 @@ extern "C" ic_status ic_fast_fft_prepare(ic_fast_fft **pf, const ic_cuda_args *a
     const int n = p->fft_n > 0 ? p->fft_n : ic_fast_fft_size(a->kw, a->kh);
     const int kmax = a->kw > a->kh ? a->kw : a->kh;
     if (n < kmax + 1) {
-        snprintf(err, errlen, "cuda fast fft: tile %d too small for a %dx%d kernel", n, a->kw, a->kh);
+        snprintf(err, errlen, "cuda fast fft: tile %d too small for a %dx%d kernel", n, a->kw,
+                 a->kh);
         return IC_ERR_UNSUPPORTED;
     }
     const int v = n - kmax + 1;

@@ -64,13 +64,13 @@
 #include "exercises/matmul_cuda.h"
 
 /* ---- model constants (bench/NOTES.md says where they come from) ------------- */
-static const double LAUNCH_S = 5.0e-6;  /* per kernel launch, event-timed */
-static const double DIRECT_EFF = 0.80;  /* FMA-issue efficiency of the direct loops */
-static const double SEP_EFF = 0.75;     /* ... of the fused separable loops */
-static const double FFT_BYTES = 66.0;   /* device bytes per tile element, all FFT stages */
-static const double FILL_INSTR = 4.0;   /* per input sample: load share, convert, store */
-static const double STORE_INSTR = 3.0;  /* per output sample: round, stage, store */
-static const double TIE = 0.03;         /* predictions this close count as equal */
+static const double LAUNCH_S = 5.0e-6; /* per kernel launch, event-timed */
+static const double DIRECT_EFF = 0.80; /* FMA-issue efficiency of the direct loops */
+static const double SEP_EFF = 0.75;    /* ... of the fused separable loops */
+static const double FFT_BYTES = 66.0;  /* device bytes per tile element, all FFT stages */
+static const double FILL_INSTR = 4.0;  /* per input sample: load share, convert, store */
+static const double STORE_INSTR = 3.0; /* per output sample: round, stage, store */
+static const double TIE = 0.03;        /* predictions this close count as equal */
 static const double FACTOR_TOL = 1e-6; /* ic_kernel_factor tolerance (relative to max|K|) */
 static const size_t FFT_BUDGET = (size_t)1 << 30; /* bytes of FFT tile buffers */
 
@@ -78,7 +78,7 @@ struct ic_fast_state {
     void *base; /* ic_cuda_open's state: buffers, events, upload/download */
     int device;
     ic_fast_method force; /* the job's ic_tuning.method (set by plan_job) */
-    int recalibrate; /* ic_context_options.recalibrate: measure, ignoring the cache */
+    int recalibrate;      /* ic_context_options.recalibrate: measure, ignoring the cache */
     ic_fast_device dev;
     /* factorisation of the last kernel */
     int f_kw, f_kh;
@@ -262,8 +262,10 @@ extern "C" const char *ic_fast_method_name(ic_fast_method m)
     }
 }
 
-static_assert((int)IC_FAST_AUTO == (int)IC_METHOD_AUTO && (int)IC_FAST_DIRECT == (int)IC_METHOD_DIRECT &&
-                  (int)IC_FAST_SEP == (int)IC_METHOD_SEP && (int)IC_FAST_FFT == (int)IC_METHOD_FFT &&
+static_assert((int)IC_FAST_AUTO == (int)IC_METHOD_AUTO &&
+                  (int)IC_FAST_DIRECT == (int)IC_METHOD_DIRECT &&
+                  (int)IC_FAST_SEP == (int)IC_METHOD_SEP &&
+                  (int)IC_FAST_FFT == (int)IC_METHOD_FFT &&
                   (int)IC_FAST_GLOBAL == (int)IC_METHOD_GLOBAL &&
                   (int)IC_FAST_ROWS == (int)IC_METHOD_ROWS,
               "ic_fast_method and ic_method name the methods in the same order");
@@ -444,13 +446,14 @@ static ic_status plan_job(ic_fast_state *st, const ic_job *job, ic_fast_plan *p,
     auto direct_instr = [&](int, int nrg) {
         const double halo = (double)(IC_FAST_R * nrg + kh - 1) / (IC_FAST_R * nrg) *
                             (double)icf::sw_of(kw) / IC_FAST_TW;
-        const double loads =
-            (double)icf::nvec_of(kw) *
-            (kh > 9 || kw != kh ? kh * IC_FAST_R : IC_FAST_R + kh - 1) / (4.0 * IC_FAST_R);
+        const double loads = (double)icf::nvec_of(kw) *
+                             (kh > 9 || kw != kh ? kh * IC_FAST_R : IC_FAST_R + kh - 1) /
+                             (4.0 * IC_FAST_R);
         return kw * kh + halo * FILL_INSTR + STORE_INSTR + loads;
     };
-    if (tile_shape(d, job, [&](int cb, int nrg) { return ic_fast_direct_smem(kw, kh, cb, nrg); },
-                   direct_instr, kw == 9 && kh == 9 ? 128 : 80, &dcb, &dnrg, &dsm, &eff, &instr)) {
+    if (tile_shape(
+            d, job, [&](int cb, int nrg) { return ic_fast_direct_smem(kw, kh, cb, nrg); },
+            direct_instr, kw == 9 && kh == 9 ? 128 : 80, &dcb, &dnrg, &dsm, &eff, &instr)) {
         t_direct = LAUNCH_S + fmax(t_mem / eff, samples * instr / (DIRECT_EFF * eff * d.fma_per_s));
         p->pred_direct_ms = t_direct * 1e3;
     }
@@ -468,8 +471,9 @@ static ic_status plan_job(ic_fast_state *st, const ic_job *job, ic_fast_plan *p,
         return sep_per(nrg) + halo * FILL_INSTR + STORE_INSTR + loads;
     };
     if (rank > 0 && kw == kh &&
-        tile_shape(d, job, [&](int cb, int nrg) { return ic_fast_sep_smem(kw, cb, nrg); },
-                   sep_instr, 80, &scb, &snrg, &ssm, &eff, &instr)) {
+        tile_shape(
+            d, job, [&](int cb, int nrg) { return ic_fast_sep_smem(kw, cb, nrg); }, sep_instr, 80,
+            &scb, &snrg, &ssm, &eff, &instr)) {
         f_sep = samples * sep_per(snrg);
         t_sep = LAUNCH_S + fmax(t_mem / eff, samples * instr / (SEP_EFF * eff * d.fma_per_s));
         p->pred_sep_ms = t_sep * 1e3;
@@ -478,14 +482,15 @@ static ic_status plan_job(ic_fast_state *st, const ic_job *job, ic_fast_plan *p,
     if (st->fft_ok && !job->premultiply && !u16) {
         const int n = tune->fft_n > (kw > kh ? kw : kh) ? tune->fft_n : ic_fast_fft_size(kw, kh);
         const int v = n - (kw > kh ? kw : kh) + 1;
-        const double tiles = (double)((img->width + v - 1) / v) * ((img->height + v - 1) / v) *
-                             img->channels;
+        const double tiles =
+            (double)((img->width + v - 1) / v) * ((img->height + v - 1) / v) * img->channels;
         const double per_tile = (double)n * n * sizeof(float) * 2 + (double)n * (n / 2 + 1) * 8;
         double batches = ceil(tiles * per_tile / (double)FFT_BUDGET);
         if (batches < 1)
             batches = 1;
         t_fft = 5 * LAUNCH_S * batches + FFT_BYTES * tiles * n * n / d.copy_bps;
-        f_fft = tiles * n * n * 2.0 * log2((double)n) * 2.5; /* ~5 N log N flops per transform pair */
+        f_fft =
+            tiles * n * n * 2.0 * log2((double)n) * 2.5; /* ~5 N log N flops per transform pair */
         p->pred_fft_ms = t_fft * 1e3;
         p->fft_n = n;
         p->fft_valid = v;
@@ -521,10 +526,10 @@ static ic_status plan_job(ic_fast_state *st, const ic_job *job, ic_fast_plan *p,
          * is large enough for 4 rows per thread (ic_fast_rows_shape;
          * ic_tuning.rows_shape overrides it). */
         auto shape = [&](int separable) {
-            return tune->rows_shape ? tune->rows_shape
-                                    : ic_fast_rows_shape(img->width, img->height, img->channels,
-                                                         img->layout == IC_SOA, kw, d.sms,
-                                                         separable);
+            return tune->rows_shape
+                       ? tune->rows_shape
+                       : ic_fast_rows_shape(img->width, img->height, img->channels,
+                                            img->layout == IC_SOA, kw, d.sms, separable);
         };
         const int sep_ok = rank >= 1 && rank <= IC_FAST_ROWS_MAX_RANK &&
                            rank * ((4.0 + kh - 1) / 4.0 * kw + kh) < (double)kw * kh &&
@@ -772,16 +777,15 @@ static ic_status fast_explain(void *state, const ic_job *job, char *buf, size_t 
     fmt_ms(f, sizeof f, p.pred_fft_ms);
     fmt_ms(pr, sizeof pr, p.pred_ms);
     fmt_bytes(by, sizeof by, p.bytes);
-    int o = snprintf(buf, buflen,
-                     "cuda: method %s%s for a %dx%d kernel on %dx%d %s x%d%s%s (rank %d%s)\n"
-                     "  candidates: direct %s, separable %s, fft %s%s\n",
-                     ic_fast_method_name(p.method), p.method == st->force ? " (forced)" : "",
-                     job->kw, job->kh, img->width, img->height,
-                     img->layout == IC_SOA ? "SoA" : "AoS", img->channels,
-                     img->type == IC_U16 ? " 16-bit" : "",
-                     job->premultiply ? ", premultiplied alpha" : "", st->fac.rank,
-                     st->fac.rank ? "" : ": full rank or not factored", d, sp, f,
-                     img->type == IC_U16 ? "; rows and fft: 8-bit samples only" : "");
+    int o = snprintf(
+        buf, buflen,
+        "cuda: method %s%s for a %dx%d kernel on %dx%d %s x%d%s%s (rank %d%s)\n"
+        "  candidates: direct %s, separable %s, fft %s%s\n",
+        ic_fast_method_name(p.method), p.method == st->force ? " (forced)" : "", job->kw, job->kh,
+        img->width, img->height, img->layout == IC_SOA ? "SoA" : "AoS", img->channels,
+        img->type == IC_U16 ? " 16-bit" : "", job->premultiply ? ", premultiplied alpha" : "",
+        st->fac.rank, st->fac.rank ? "" : ": full rank or not factored", d, sp, f,
+        img->type == IC_U16 ? "; rows and fft: 8-bit samples only" : "");
     if (o < 0 || (size_t)o >= buflen)
         return IC_OK;
     if (p.method == IC_FAST_DIRECT || p.method == IC_FAST_SEP)
@@ -804,7 +808,8 @@ static ic_status fast_explain(void *state, const ic_job *job, char *buf, size_t 
                                             : "separable: 2 row + 2 column passes in registers")
                              : "direct K*K sum");
     else
-        o += snprintf(buf + o, buflen - o, "  one thread per output sample (%d blocks)\n", p.blocks);
+        o +=
+            snprintf(buf + o, buflen - o, "  one thread per output sample (%d blocks)\n", p.blocks);
     if (o < 0 || (size_t)o >= buflen)
         return IC_OK;
     static const char *const source[] = {"built-in defaults", "measured now",
@@ -876,7 +881,6 @@ static ic_status run_async(ic_fast_state *st, const ic_job *job, char *err, size
     return launch_plan(st, &a, job, &p, err, errlen);
 }
 
-
 /* ---- the plan as numbers (ic_plan_get) ---------------------------------------------- */
 
 static ic_status fast_plan_hook(void *state, const ic_job *job, ic_plan *out, char *err,
@@ -889,7 +893,7 @@ static ic_status fast_plan_hook(void *state, const ic_job *job, ic_plan *out, ch
     ic_fast_plan p;
     ic_status s = plan_job(st, job, &p, err, errlen);
     if (s != IC_OK || (s = ic_cuda_plan(st->base, job, out, err, errlen)) != IC_OK)
-        return s; /* (ic_cuda_plan: the band pipeline's part) */
+        return s;                      /* (ic_cuda_plan: the band pipeline's part) */
     out->method = (ic_method)p.method; /* the same order (plan_job) */
     out->forced = st->force != IC_FAST_AUTO && p.method == st->force;
     out->rank = p.rank;

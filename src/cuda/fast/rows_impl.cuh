@@ -54,9 +54,10 @@
 
 /* A named namespace (not an anonymous one): the parts' explicit
  * instantiations must link with rows.cu's extern declarations. */
-namespace icf_rows {
+namespace icf_rows
+{
 
-constexpr int CHUNK = 16;  /* output samples per thread: one uint4 store */
+constexpr int CHUNK = 16; /* output samples per thread: one uint4 store */
 constexpr int BX = 32, BY = 8;
 
 /* Weights by value (kernel parameter space = constant bank, broadcast):
@@ -84,8 +85,8 @@ struct rows_span {
 __host__ __device__ inline rows_span rows_interior(int height, int nsamp, int r, int halo, int ROWS)
 {
     rows_span sp;
-    sp.g_first = (r + ROWS - 1) / ROWS;         /* ROWS*g >= r */
-    sp.g_end = (height - ROWS - r) / ROWS + 1;  /* ROWS*g + ROWS-1 + r < height */
+    sp.g_first = (r + ROWS - 1) / ROWS;        /* ROWS*g >= r */
+    sp.g_end = (height - ROWS - r) / ROWS + 1; /* ROWS*g + ROWS-1 + r < height */
     if (height - ROWS - r < 0 || sp.g_end < sp.g_first)
         sp.g_end = sp.g_first;
     sp.c_first = halo > 0 ? 1 : 0;              /* the left side load stays in the row */
@@ -100,19 +101,19 @@ __host__ __device__ inline rows_span rows_interior(int height, int nsamp, int r,
  * the interior chunks over the interior rows; n_total in all (per plane). */
 struct rows_edges {
     rows_span sp;
-    int rows;          /* ROWS of the launch */
-    long long n_top;   /* rows above the interior groups */
-    int bot_start;     /* first row below them */
+    int rows;        /* ROWS of the launch */
+    long long n_top; /* rows above the interior groups */
+    int bot_start;   /* first row below them */
     long long n_band, n_total;
-    unsigned main_bx;  /* blocks in x of the main grid; the edge blocks follow */
-    unsigned edge_bx;  /* edge blocks per grid row */
+    unsigned main_bx; /* blocks in x of the main grid; the edge blocks follow */
+    unsigned edge_bx; /* edge blocks per grid row */
 };
 
 /* Edge output i (0 <= i < n_total) of plane `plane`: every tap through
  * ic_border_map. */
 template <int K>
-__device__ __forceinline__ void rows_edge_item(const ic_cuda_args &a, int nsamp, const rows_edges &e,
-                                               long long i, int plane)
+__device__ __forceinline__ void rows_edge_item(const ic_cuda_args &a, int nsamp,
+                                               const rows_edges &e, long long i, int plane)
 {
     constexpr int R = K / 2;
     const int step = a.soa ? 1 : a.channels;
@@ -166,8 +167,9 @@ __global__ void __launch_bounds__(BX *BY, ROWS == 4 ? (K >= 5 ? 2 : 4) : (K >= 7
     rows_kernel(ic_cuda_args a, rows_w<K, RANK> w, rows_edges e)
 {
     if (blockIdx.x >= e.main_bx) { /* an edge block (block-uniform branch) */
-        const long long i = ((long long)blockIdx.y * e.edge_bx + (blockIdx.x - e.main_bx)) * (BX * BY) +
-                            threadIdx.y * BX + threadIdx.x;
+        const long long i =
+            ((long long)blockIdx.y * e.edge_bx + (blockIdx.x - e.main_bx)) * (BX * BY) +
+            threadIdx.y * BX + threadIdx.x;
         if (i < e.n_total)
             rows_edge_item<K>(a, a.width * (a.soa ? 1 : a.channels), e, i, (int)blockIdx.z);
         return;
@@ -212,7 +214,9 @@ __global__ void __launch_bounds__(BX *BY, ROWS == 4 ? (K >= 5 ? 2 : 4) : (K >= 7
 #pragma unroll
         for (int q = 0; q < CHUNK + 2 * H; q++) {
             const int b = q - H; /* byte offset from s0 */
-            f[q] = b < 0 ? byte_of(lft, b + CHUNK) : b < CHUNK ? byte_of(mid, b) : byte_of(rgt, b - CHUNK);
+            f[q] = b < 0       ? byte_of(lft, b + CHUNK)
+                   : b < CHUNK ? byte_of(mid, b)
+                               : byte_of(rgt, b - CHUNK);
         }
         if constexpr (STEP == 4) {
             if (a.premultiply) { /* whole RGBA pixels: f[4p + 3] is pixel p's alpha */
@@ -387,7 +391,7 @@ ic_status launch_k(const ic_cuda_args *a, const float *w, const float *row, cons
  * every pair so that it instantiates none. */
 #define IC_ROWS_LAUNCH_C(PREFIX, K, RANK)                                                          \
     PREFIX ic_status icf_rows::launch_c<K, RANK>(const ic_cuda_args *a, const float *w,            \
-                                                  const float *row, const float *col, int rows,    \
-                                                  char *err, size_t errlen)
+                                                 const float *row, const float *col, int rows,     \
+                                                 char *err, size_t errlen)
 
 #endif

@@ -32,7 +32,8 @@
 
 /* A named namespace (not an anonymous one): the parts' explicit
  * instantiations must link with sep.cu's extern declarations. */
-namespace icf_sep {
+namespace icf_sep
+{
 
 using icf::R;
 using icf::TW;
@@ -44,7 +45,10 @@ struct sep_param {
 };
 
 /* Floats of one channel's H buffer. */
-__host__ __device__ constexpr int hplane_of(int k, int nrg) { return (R * nrg + k - 1) * TW + 4; }
+__host__ __device__ constexpr int hplane_of(int k, int nrg)
+{
+    return (R * nrg + k - 1) * TW + 4;
+}
 
 template <int K>
 __global__ void __launch_bounds__(icf::MAX_THREADS, icf::MIN_BLOCKS)
@@ -149,6 +153,6 @@ ic_status launch_k(const icf::targs &t, const sep_param &p, size_t smem, char *e
  * instantiates none). */
 #define IC_SEP_LAUNCH_K(PREFIX, LO, HI)                                                            \
     PREFIX ic_status icf_sep::launch_k<LO, HI>(const icf::targs &t, const icf_sep::sep_param &p,   \
-                                                size_t smem, char *err, size_t errlen)
+                                               size_t smem, char *err, size_t errlen)
 
 #endif

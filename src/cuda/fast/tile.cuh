@@ -39,7 +39,8 @@
 #include "cuda/cuda_common.cuh"
 #include "cuda/fast/fast.h"
 
-namespace icf {
+namespace icf
+{
 
 constexpr int TW = IC_FAST_TW;
 constexpr int R = IC_FAST_R;
@@ -48,9 +49,15 @@ constexpr int MAX_THREADS = 384;
 constexpr int MIN_BLOCKS = 2;
 
 /* Columns left of the tile that shared memory holds (>= cx, multiple of 4). */
-__host__ __device__ constexpr int pad_of(int kw) { return (((kw - 1) / 2) + 3) & ~3; }
+__host__ __device__ constexpr int pad_of(int kw)
+{
+    return (((kw - 1) / 2) + 3) & ~3;
+}
 /* Shared-memory row stride in floats (4 spare columns for the last lane's vector window). */
-__host__ __device__ constexpr int sw_of(int kw) { return TW + 2 * pad_of(kw) + 4; }
+__host__ __device__ constexpr int sw_of(int kw)
+{
+    return TW + 2 * pad_of(kw) + 4;
+}
 /* 16-byte vectors a window of kw taps for 4 outputs spans from an aligned start. */
 __host__ __device__ constexpr int nvec_of(int kw)
 {
@@ -66,11 +73,11 @@ __host__ __device__ constexpr int plane_of(int kw, int kh, int nrg)
 /* Launch arguments of a tile kernel (passed by value). */
 struct targs {
     ic_cuda_args a;
-    int cb, nrg;         /* channels per block (1 or a.channels), row groups per block */
+    int cb, nrg; /* channels per block (1 or a.channels), row groups per block */
     int tiles_x, tiles_y;
-    int cblocks;         /* a.channels / cb */
-    int vec_in;          /* 16 or 4: src base and pitch are multiples of it (wide loads); else 1 */
-    int vec_out;         /* dst base and pitch are multiples of 16: 16-byte stores */
+    int cblocks; /* a.channels / cb */
+    int vec_in;  /* 16 or 4: src base and pitch are multiples of it (wide loads); else 1 */
+    int vec_out; /* dst base and pitch are multiples of 16: 16-byte stores */
 };
 
 /* What a block works on. */
@@ -86,7 +93,8 @@ __device__ __forceinline__ tile block_tile(const targs &t)
 {
     tile b;
     unsigned id = blockIdx.x;
-    const int cbk = (int)(id % (unsigned)t.cblocks); /* channel fastest: neighbours share L2 lines */
+    const int cbk =
+        (int)(id % (unsigned)t.cblocks); /* channel fastest: neighbours share L2 lines */
     id /= (unsigned)t.cblocks;
     const int bx = (int)(id % (unsigned)t.tiles_x), by = (int)(id / (unsigned)t.tiles_x);
     b.c0 = cbk * t.cb;
@@ -164,8 +172,9 @@ __device__ __forceinline__ void scatter4(float *row0, int plane, int s0, int c0,
 
 /* Samples s0..s0+3 of tile row q through the border mapping (edge groups). */
 template <int C, bool PM>
-__device__ __forceinline__ void put_mapped(const ic_cuda_args &a, const tile &b, const uint8_t *base,
-                                        float *row0, int q, int s0, int c0, int cb)
+__device__ __forceinline__ void put_mapped(const ic_cuda_args &a, const tile &b,
+                                           const uint8_t *base, float *row0, int q, int s0, int c0,
+                                           int cb)
 {
     const int y = b.ya + q;
     float v[4];
@@ -211,8 +220,8 @@ __device__ __forceinline__ void fill_layout(const targs &t, const tile &b, const
                 const int g = lane + 32 * u;
                 const long byte0 = start + 4L * g;
                 fast[h][u] = false;
-                if (g < ng && (b.inner ? q < b.rows
-                                       : (yin && byte0 >= 0 && byte0 + 4 <= rowbytes))) {
+                if (g < ng &&
+                    (b.inner ? q < b.rows : (yin && byte0 >= 0 && byte0 + 4 <= rowbytes))) {
                     if (t.vec_in >= 4) {
                         v[h][u] = __ldg(reinterpret_cast<const unsigned *>(row + byte0));
                     } else {
@@ -387,7 +396,7 @@ __device__ __forceinline__ void unpremultiply(const targs &t, const tile &b, flo
 
 /* store() for uint16 samples: one 2-byte store per sample (ic_cu_store). */
 __device__ __forceinline__ void store16(const targs &t, const tile &b, int ci, int rg,
-                                     const float (&acc)[R][4])
+                                        const float (&acc)[R][4])
 {
     const ic_cuda_args &a = t.a;
     const int x = b.x0 + 4 * (int)(threadIdx.x & 31);
@@ -455,7 +464,8 @@ __device__ __forceinline__ void store(const targs &t, const tile &b, float *smem
     for (int r = 0; r < R; r++)
 #pragma unroll
         for (int p = 0; p < 4; p++)
-            stage[(rg * R + r) * rb + (4 * lane + p) * C + ci] = (uint8_t)round_bits(acc[r][p] + bias);
+            stage[(rg * R + r) * rb + (4 * lane + p) * C + ci] =
+                (uint8_t)round_bits(acc[r][p] + bias);
     __syncthreads();
     const long rowbytes = (long)a.width * C;
     const long bx0 = (long)b.x0 * C;
@@ -491,9 +501,9 @@ static inline targs make_targs(const ic_cuda_args *a, const ic_fast_plan *p)
     t.tiles_x = (a->width + TW - 1) / TW;
     t.tiles_y = (a->height + R * p->nrg - 1) / (R * p->nrg);
     t.cblocks = a->channels / p->cb;
-    t.vec_in = ((uintptr_t)a->src % 16 == 0 && a->src_pitch % 16 == 0)  ? 16
+    t.vec_in = ((uintptr_t)a->src % 16 == 0 && a->src_pitch % 16 == 0) ? 16
                : ((uintptr_t)a->src % 4 == 0 && a->src_pitch % 4 == 0) ? 4
-                                                                          : 1;
+                                                                       : 1;
     t.vec_out = ((uintptr_t)a->dst % 16 == 0) && (a->dst_pitch % 16 == 0);
     return t;
 }
@@ -506,11 +516,12 @@ static inline unsigned tile_blocks(const targs &t)
 
 /* Launches kernel k (a __global__ taking (targs, P)) over the tiles. */
 template <class Kern, class Param>
-static ic_status launch_tiles(Kern k, const targs &t, const Param &w, size_t smem,
-                              const char *what, char *err, size_t errlen)
+static ic_status launch_tiles(Kern k, const targs &t, const Param &w, size_t smem, const char *what,
+                              char *err, size_t errlen)
 {
     if (smem > IC_CU_SMEM_DEFAULT)
-        IC_CUDA_CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+        IC_CUDA_CHECK(
+            cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
     k<<<tile_blocks(t), 32 * t.cb * t.nrg, smem, (cudaStream_t)t.a.stream>>>(t, w);
     const cudaError_t e = cudaGetLastError();
     if (e != cudaSuccess)

@@ -17,7 +17,10 @@ static __constant__ float ic_const_w[IC_CU_CONST_WEIGHTS];
 
 /* Weights from constant memory. */
 struct ic_cu_wconst {
-    __device__ __forceinline__ float operator[](int i) const { return ic_const_w[i]; }
+    __device__ __forceinline__ float operator[](int i) const
+    {
+        return ic_const_w[i];
+    }
 };
 
 static bool fits(const ic_cuda_args *a)

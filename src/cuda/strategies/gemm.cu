@@ -35,7 +35,8 @@
 /* Largest column matrix, in floats (256 MB). */
 #define IC_GEMM_COL_FLOATS ((size_t)64 << 20)
 
-namespace {
+namespace
+{
 
 constexpr int kMaxThreads = 256;
 constexpr unsigned kMaxGridY = 65535u;
@@ -112,7 +113,9 @@ struct gemm_bufs {
     bool async = true;
     float *col = nullptr, *prod = nullptr;
 
-    explicit gemm_bufs(cudaStream_t s) : stream(s) {}
+    explicit gemm_bufs(cudaStream_t s) : stream(s)
+    {
+    }
     cudaError_t alloc(float **p, size_t floats)
     {
         if (async) {

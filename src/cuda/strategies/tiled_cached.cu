@@ -18,9 +18,18 @@ struct ic_cu_tiled_cached {
     int vw, vh; /* the part of the tile inside the image */
     bool active;
 
-    static unsigned tiles_x(const ic_cuda_args &a) { return ic_cu_div_up(a.width, BX); }
-    static unsigned tiles_y(const ic_cuda_args &a) { return ic_cu_div_up(a.height, BY); }
-    static size_t smem_bytes(const ic_cuda_args &) { return (size_t)BX * BY * sizeof(float); }
+    static unsigned tiles_x(const ic_cuda_args &a)
+    {
+        return ic_cu_div_up(a.width, BX);
+    }
+    static unsigned tiles_y(const ic_cuda_args &a)
+    {
+        return ic_cu_div_up(a.height, BY);
+    }
+    static size_t smem_bytes(const ic_cuda_args &)
+    {
+        return (size_t)BX * BY * sizeof(float);
+    }
 
     __device__ ic_cu_tiled_cached(const ic_cuda_args &a, int bx, int by)
         : ox(bx * BX + (int)threadIdx.x), oy(by * BY + (int)threadIdx.y),

@@ -27,11 +27,11 @@ struct ic_cu_tiled_halo : ic_cu_halo_tile<IC_CU_TILE_HALO> {
     template <class P> __device__ void load(const ic_cuda_args &a, const P &in, float *s) const
     {
         const int rx = (a.kw - 1) / 2, ry = (a.kh - 1) / 2, T = IC_CU_TILE_HALO;
-        load_rect(in, s, 0, 0, ry, tw);          /* 1. upper halo and corners */
-        load_rect(in, s, ry + T, 0, ry, tw);     /* 2. lower halo and corners */
-        load_rect(in, s, ry, 0, T, rx);          /* 3. left halo */
-        load_rect(in, s, ry, rx + T, T, rx);     /* 4. right halo */
-        load_rect(in, s, ry, rx, T, T);          /* 5. centre */
+        load_rect(in, s, 0, 0, ry, tw);      /* 1. upper halo and corners */
+        load_rect(in, s, ry + T, 0, ry, tw); /* 2. lower halo and corners */
+        load_rect(in, s, ry, 0, T, rx);      /* 3. left halo */
+        load_rect(in, s, ry, rx + T, T, rx); /* 4. right halo */
+        load_rect(in, s, ry, rx, T, T);      /* 5. centre */
     }
 };
 

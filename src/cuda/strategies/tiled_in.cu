@@ -18,12 +18,30 @@ struct ic_cu_tiled_in {
     int ox, oy; /* the sample this thread loads, and computes when active */
     bool active;
 
-    static int out_w(const ic_cuda_args &a) { return BX - a.kw + 1; }
-    static int out_h(const ic_cuda_args &a) { return BY - a.kh + 1; }
-    static bool fits(const ic_cuda_args &a) { return a.kw < BX && a.kh < BY; }
-    static unsigned tiles_x(const ic_cuda_args &a) { return ic_cu_div_up(a.width, out_w(a)); }
-    static unsigned tiles_y(const ic_cuda_args &a) { return ic_cu_div_up(a.height, out_h(a)); }
-    static size_t smem_bytes(const ic_cuda_args &) { return (size_t)BX * BY * sizeof(float); }
+    static int out_w(const ic_cuda_args &a)
+    {
+        return BX - a.kw + 1;
+    }
+    static int out_h(const ic_cuda_args &a)
+    {
+        return BY - a.kh + 1;
+    }
+    static bool fits(const ic_cuda_args &a)
+    {
+        return a.kw < BX && a.kh < BY;
+    }
+    static unsigned tiles_x(const ic_cuda_args &a)
+    {
+        return ic_cu_div_up(a.width, out_w(a));
+    }
+    static unsigned tiles_y(const ic_cuda_args &a)
+    {
+        return ic_cu_div_up(a.height, out_h(a));
+    }
+    static size_t smem_bytes(const ic_cuda_args &)
+    {
+        return (size_t)BX * BY * sizeof(float);
+    }
 
     __device__ ic_cu_tiled_in(const ic_cuda_args &a, int bx, int by)
         : tc((int)threadIdx.x - (a.kw - 1) / 2), tr((int)threadIdx.y - (a.kh - 1) / 2),
@@ -51,8 +69,8 @@ static ic_status launch(const ic_cuda_args *a, char *err, size_t errlen)
     if (!ic_cu_tiled_in::fits(*a))
         return ic_cu_launch_fallback(a, "cuda-tiled-in kernel launch (direct fallback)", err,
                                      errlen);
-    return ic_cu_launch<ic_cu_tiled_in>(*a, ic_cu_wglobal{a->w}, "cuda-tiled-in kernel launch",
-                                        err, errlen);
+    return ic_cu_launch<ic_cu_tiled_in>(*a, ic_cu_wglobal{a->w}, "cuda-tiled-in kernel launch", err,
+                                        errlen);
 }
 
 static void describe(const ic_cuda_args *a, char *buf, size_t buflen)
@@ -63,8 +81,8 @@ static void describe(const ic_cuda_args *a, char *buf, size_t buflen)
                                      "tile in a 32x32 block, direct kernel (fallback)",
                                      buf, buflen);
     else
-        ic_cu_describe<ic_cu_tiled_in>(*a, "cuda-tiled-in: 32x32 input tiles in shared memory",
-                                       buf, buflen);
+        ic_cu_describe<ic_cu_tiled_in>(*a, "cuda-tiled-in: 32x32 input tiles in shared memory", buf,
+                                       buflen);
 }
 
 static const ic_cuda_strategy strategy = {"cuda-tiled-in kernel", NULL, launch, describe};
