@@ -6,7 +6,9 @@ python, include. An arrow A -> B counts the #include "..." lines in A's files
 that resolve to a file of room B (against the including file's folder, then
 src/, then include/). `--check` exits 1 when an arrow breaks the layering the
 README states: dispatch includes no backend room (cpu, cuda, exercises), and
-tools, bench, tests and python include nothing from src/.
+tools, bench, tests (but tests/internal and tests/fuzz: the white-box unit
+tests and the fuzz harnesses of internal parsers) and python include nothing
+from src/.
 """
 import os
 import re
