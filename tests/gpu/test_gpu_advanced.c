@@ -322,9 +322,10 @@ static void knobs(int q)
     CHECK(ic_image_create(&out, 1920, 1080, 3, IC_AOS) == IC_OK, "out");
     CHECK(ic_convolve_async(ctx, &img, &out, &k5, NULL) == IC_ERR_UNSUPPORTED,
           "ic_convolve_async refuses host images");
-    ic_image dimg2 = dimg;
-    dimg2.layout = IC_AOS;
-    dimg2.data = (uint8_t *)(uintptr_t)(1u << 30);
+    ic_image dimg2; /* a valid interleaved image (its own pitch), apart from dimg */
+    CHECK(ic_image_wrap_device(&dimg2, (void *)(uintptr_t)(1u << 30), 1920, 1080, 3, IC_AOS, 0, 0,
+                               NULL) == IC_OK,
+          "wrap aos");
     CHECK(ic_convolve_async(ctx, &dimg, &dimg2, &k5, NULL) == IC_ERR_UNSUPPORTED,
           "ic_convolve_async refuses different layouts");
     ic_image da, db;

@@ -136,11 +136,13 @@ int ict_oracle_check(const ic_image *src, const ic_kernel *k, const ic_params *p
 void ict_cmp_print(const ict_cmp *c);
 
 /* Share of samples that must equal round(oracle) exactly over a whole run:
- * 99.9% at 8 bits; 99.5% at 16 bits, where float32's 24 bits leave 8 bits
+ * 99.9% at 8 bits; 99% at 16 bits, where float32's 24 bits leave 8 bits
  * below one level instead of 16, so about 256 times more correct float32
  * sums land within their rounding error of a .5 boundary (each such sample
- * must still be explained by the oracle's slack: ict_cmp_passed). */
-#define ICT_EXACT_MIN(type) ((type) == IC_U16 ? 0.995 : 0.999)
+ * must still be explained by the oracle's slack: ict_cmp_passed). Measured
+ * on test_gpu_diff's 16-bit cases (H100, 7700942): 99.25% on every CUDA
+ * backend (fused multiply-adds), 99.88-99.94% on the CPU ones. */
+#define ICT_EXACT_MIN(type) ((type) == IC_U16 ? 0.99 : 0.999)
 
 /* ---- differential cases (diff.c) --------------------------------------------- */
 
