@@ -596,13 +596,19 @@ int cli_run_filter(const cli_options *o, cli_err *e)
          * CUDA initialisation, and an accepted one pays for the start-up and
          * the decode at once instead of one after the other. One image is
          * therefore not decoded by nvJPEG: the hardware decoder's set-up costs
-         * more than it saves on one file (batches, -o, decode on the GPU). */
+         * more than it saves on one file (batches, -o, decode on the GPU), and
+         * nor is it encoded by nvJPEG unless --repeat runs it several times. */
         const int jpeg = s == IC_OK && ibn >= 3 && ib[0] == 0xFF && ib[1] == 0xD8 && ib[2] == 0xFF;
         ic_load_options lr = lo;
         if (!ctx) {
             warm.backend = o->backend;
             warm.opts = &o->ctx;
-            warm.want_codec = jpeg && !o->cpu_codec &&
+            /* The GPU codec only when it encodes the image several times
+             * (--repeat): nvJPEG's set-up (its default handle and an encoder,
+             * ~0.65 s on the H100 machine; jpeg-single at 7700942: 1.13 s with
+             * it, 0.48 s without) costs several times the CPU encode it
+             * replaces once (~0.11 s for 24 MP). Batches (-o) take it. */
+            warm.want_codec = jpeg && !o->cpu_codec && o->repeat > 1 &&
                               (to_stdout ? out_fmt : ic_format_from_path(o->output)) == IC_FMT_JPEG;
             warm.k = &k;
             warm.p = &p;
