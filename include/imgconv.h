@@ -522,6 +522,22 @@ ic_timing ic_context_timing(const ic_context *ctx);
 ic_status ic_convolve(ic_context *ctx, const ic_image *src, ic_image *dst, const ic_kernel *k,
                       const ic_params *p);
 
+/* Filters n images with one kernel and one set of parameters: the same
+ * samples as n calls ic_convolve(ctx, &src[i], &dst[i], k, p), i = 0..n-1,
+ * and the same rules for every pair (types, layouts, device images). Images
+ * may differ in size, channel count, layout and sample type. On the `cuda`
+ * backend, when every image is a device image of the same layout, type and
+ * channel count, the images are filtered together: one kernel launch per
+ * method for all of them (many small images cost about one launch, not n);
+ * other backends, host images and mixed batches run the images one after the
+ * other (host images staged as ic_convolve stages them). Returns after every
+ * dst holds its samples. On failure no guarantee is made about any dst;
+ * ic_last_error() names the index of the first image that failed ("image 3:
+ * ..."). n == 0 is IC_OK. Errors: those of ic_convolve, and
+ * IC_ERR_INVALID_ARG for n < 0 or NULL arrays with n > 0. */
+ic_status ic_convolve_batch(ic_context *ctx, int n, const ic_image *src, ic_image *dst,
+                            const ic_kernel *k, const ic_params *p);
+
 /* Writes into buf (one or more lines) how the context's backend would filter
  * src with k and p: the method it picks (direct, separable/low-rank, FFT), the
  * kernel rank, the launch shape and the predicted time where the backend has a
@@ -1061,6 +1077,16 @@ ic_status ic_plan_get(ic_context *ctx, const ic_image *src, const ic_kernel *k, 
  * IC_ERR_NOMEM. */
 ic_status ic_convolve_async(ic_context *ctx, const ic_image *src, ic_image *dst, const ic_kernel *k,
                             const ic_params *p);
+
+/* ic_convolve_batch that does not wait: every src and dst is a device image
+ * on the context's device, all of one layout, sample type and channel count;
+ * the work is queued on src[0]'s stream (the other images' streams are not
+ * waited for: the caller orders them) and the call returns at once, as
+ * ic_convolve_async. Only the `cuda` backend on one device has it. Errors as
+ * ic_convolve_async, and IC_ERR_UNSUPPORTED for a batch that is not uniform
+ * (ic_last_error() says which image differs). */
+ic_status ic_convolve_batch_async(ic_context *ctx, int n, const ic_image *src, ic_image *dst,
+                                  const ic_kernel *k, const ic_params *p);
 
 /* Device-resident 1D correlation that does not wait (the benchmark's table
  * L1): d_in and d_out hold n samples (float32, or uint8 when u8 is nonzero;
