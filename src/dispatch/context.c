@@ -572,3 +572,37 @@ ic_status ic_filter(const ic_image *src, ic_image *dst, const ic_kernel *k, cons
     ic_context_free(ctx);
     return st;
 }
+
+/* The images one after the other (the backends' batched launch comes in
+ * issue 17's batch work; this is also its fallback for non-uniform batches). */
+ic_status ic_convolve_batch(ic_context *ctx, int n, const ic_image *src, ic_image *dst,
+                            const ic_kernel *k, const ic_params *p)
+{
+    if (n < 0 || (n > 0 && (!src || !dst)))
+        return ic_fail(IC_ERR_INVALID_ARG, "ic_convolve_batch: n < 0 or NULL image arrays");
+    for (int i = 0; i < n; i++) {
+        const ic_status st = ic_convolve(ctx, &src[i], &dst[i], k, p);
+        if (st != IC_OK) {
+            char why[512];
+            snprintf(why, sizeof why, "%s", ic_last_error());
+            return ic_fail(st, "image %d: %s", i, why);
+        }
+    }
+    return IC_OK;
+}
+
+ic_status ic_convolve_batch_async(ic_context *ctx, int n, const ic_image *src, ic_image *dst,
+                                  const ic_kernel *k, const ic_params *p)
+{
+    if (n < 0 || (n > 0 && (!src || !dst)))
+        return ic_fail(IC_ERR_INVALID_ARG, "ic_convolve_batch_async: n < 0 or NULL image arrays");
+    for (int i = 0; i < n; i++) {
+        const ic_status st = ic_convolve_async(ctx, &src[i], &dst[i], k, p);
+        if (st != IC_OK) {
+            char why[512];
+            snprintf(why, sizeof why, "%s", ic_last_error());
+            return ic_fail(st, "image %d: %s", i, why);
+        }
+    }
+    return IC_OK;
+}
