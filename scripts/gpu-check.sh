@@ -18,7 +18,8 @@
 #   bench/stream-bench.sh with this build (peers from ./peers-bundle when
 #   carried: scripts/pack-peers.sh); photos: bench/batch-compare.sh with
 #   SET=photo-jpeg then SET=photo-png (500 photograph-like 1920x1080 images,
-#   gaussian:5, cuda vs cpu vs vips: issue 11's batch targets; N=... fewer);
+#   gaussian:5, cuda vs cpu vs vips: issue 11's batch targets; N=... fewer;
+#   IC_PHOTO_SETS="photo-jpeg" runs one set; IMGCONV_ARGS adds a second cuda row);
 #   wholejob: bench/wholejob.sh, whole processes (6000x4000 JPEG and 64x64
 #   PPM, cuda and cpu, medians; issue 11's single-image targets).
 #   jpeg: tests/gpu/test_gpu_jpeg's per-case decode differences (gpu-jpeg-STAMP.txt)
@@ -292,7 +293,7 @@ if has jpeg; then
 fi
 
 if has photos && [ -x bench/batch-compare.sh ]; then
-  for set in photo-jpeg photo-png; do
+  for set in ${IC_PHOTO_SETS:-photo-jpeg photo-png}; do
     t0=$(date +%s)
     SET=$set CPU_ROW=1 RESULT="$out/batch-compare-$stamp-$set.md" \
       bench/batch-compare.sh "$B/imgconv" cuda || echo "batch-compare $set failed (rc=$?)"
