@@ -59,6 +59,11 @@ int bg_time_fast(bg_ctx *g, const ic_kernel *k, ic_border border, int reps, cons
 int bg_time_fast_alpha(bg_ctx *g, const ic_kernel *k, ic_border border, int premultiply, int reps,
                        const ic_tuning *tune, double *med_ms, ic_plan *plan, char *err, size_t n);
 
+/* CUPTI kernel time (ms, median of the same number of runs) of the last
+ * bg_time_* call, when CUPTI is recording (bench_cupti.h: bc_open); -1
+ * otherwise or when CUPTI lost records. */
+double bg_cupti_ms(const bg_ctx *g);
+
 /* NPP nppiFilter32f_8u_C3R (general weights, reversed as NPP wants) and
  * nppiFilterGaussBorder_8u_C3R (mask 3..15, replicate border) on the current
  * AoS RGB image. Return 0 on success, -1 when not applicable or not built. */

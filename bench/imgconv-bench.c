@@ -40,6 +40,7 @@
 #include "fig714.h"
 #include "imgconv.h"
 #ifdef IC_HAVE_CUDA
+#include "bench_cupti.h"
 #include "bench_gpu.h"
 #include "bench_linalg.h"
 #endif
@@ -153,6 +154,7 @@ typedef struct cell {
     char backend[32];
     char method[16];
     double ms, pred_ms;
+    double cupti_ms;      /* CUPTI kernel time (table K), 0 when not measured */
     double samples, fmas; /* fmas per sample of the cheapest exact method */
 } cell;
 
@@ -174,13 +176,14 @@ static void json_cell(const cell *c, double seq_ms, double npp_ms, double nppg_m
             "\"rank\": %d, \"backend\": \"%s\", \"method\": \"%s\", \"ms\": %.6g, "
             "\"pred_ms\": %.6g, \"gbps\": %.6g, \"gflops\": %.6g, \"floor_ms\": %.6g, "
             "\"floor_fraction\": %.4g, \"speedup_vs_seq\": %.6g, \"npp_filter32f_ms\": %.6g, "
-            "\"npp_gauss_ms\": %.6g}",
+            "\"npp_gauss_ms\": %.6g, \"cupti_ms\": %.6g}",
             B.json_first ? "" : ",", c->table, c->case_name, c->size, c->w, c->h, c->channels,
             c->layout, c->kernel, c->K, c->rank, c->backend, c->method, c->ms,
             c->pred_ms > 0 ? c->pred_ms : -1.0, 2.0 * c->samples / (c->ms * 1e-3) / 1e9,
             2.0 * c->samples * c->fmas / (c->ms * 1e-3) / 1e9, isnan(fl) ? -1.0 : fl,
             isnan(fl) ? -1.0 : fl / c->ms, seq_ms > 0 ? seq_ms / c->ms : -1.0,
-            npp_ms > 0 ? npp_ms : -1.0, nppg_ms > 0 ? nppg_ms : -1.0);
+            npp_ms > 0 ? npp_ms : -1.0, nppg_ms > 0 ? nppg_ms : -1.0,
+            c->cupti_ms > 0 ? c->cupti_ms : -1.0);
     B.json_first = 0;
 }
 
@@ -691,6 +694,113 @@ static void large_kernels(void)
     ic_image_free(&src);
 }
 
+/* ---- K: kernel time by CUPTI beside CUDA events ------------------------------------------ */
+
+/* Times one backend on the current image: events median into *ev, CUPTI
+ * median into *cu (0 when not measured). which: 0 cuda, 1 NPP Filter32f,
+ * 2 NPP GaussBorder. */
+static void time_both(int which, const ic_kernel *k, int K, double *ev, double *cu, ic_plan *plan)
+{
+    char err[256];
+    int r = -1;
+    *ev = *cu = 0;
+    if (which == 0)
+        r = bg_time_fast(G, k, IC_BORDER_REPLICATE, B.reps, NULL, ev, plan, err, sizeof err);
+    else if (which == 1 && bg_has_npp())
+        r = bg_time_npp_filter(G, k, K > 15 ? 9 : B.reps, ev, err, sizeof err);
+    else if (which == 2 && bg_has_npp())
+        r = bg_time_npp_gauss(G, K, B.reps, ev, err, sizeof err);
+    if (r) {
+        *ev = 0;
+        return;
+    }
+    const double c = bg_cupti_ms(G);
+    *cu = c > 0 ? c : 0;
+}
+
+static void cupti_table(void)
+{
+    char why[256];
+    if (bc_open(why, sizeof why)) {
+        md("\n## K. Kernel time by CUPTI beside CUDA events\n\nNot measured: %s.\n", why);
+        return;
+    }
+    struct {
+        int size; /* index into SIZES */
+        const char *kind;
+        int K;
+    } cases[] = {{0, "gaussian", 3}, {1, "gaussian", 3},  {2, "gaussian", 3}, {3, "gaussian", 3},
+                 {4, "gaussian", 3}, {2, "gaussian", 5},  {2, "gaussian", 7}, {2, "gaussian", 9},
+                 {4, "gaussian", 9}, {4, "gaussian", 15}, {4, "random", 9},   {4, "random", 15},
+                 {4, "random", 31}};
+    const int nc = (int)(sizeof cases / sizeof cases[0]);
+    md("\n## K. Kernel time by CUPTI beside CUDA events\n\nThe same runs timed two ways "
+       "(median of each): between two CUDA events (the other tables' method: includes the GPU's "
+       "launch processing) and by CUPTI's kernel records (start to end of each kernel on the GPU, "
+       "as torch.profiler times CV-CUDA). RGB AoS, replicate border, device-resident.\n\n"
+       "| case | method | cuda events ms | cuda CUPTI ms | NPP F32 events | NPP F32 CUPTI | "
+       "NPP Gauss events | NPP Gauss CUPTI | best NPP / cuda (CUPTI) |\n"
+       "|---|---|---|---|---|---|---|---|---|\n");
+    int cur = -1;
+    ic_image src;
+    memset(&src, 0, sizeof src);
+    for (int i = 0; i < nc; i++) {
+        if (B.quick && cases[i].size > 2)
+            continue;
+        const size_def *sz = &SIZES[cases[i].size];
+        if (cases[i].size != cur) {
+            ic_image_free(&src);
+            if (ic_image_create(&src, sz->w, sz->h, 3, IC_AOS) != IC_OK)
+                exit(1);
+            ic_image_chart(&src, 4242);
+            char err[256];
+            if (bg_set_image(G, &src, 16, err, sizeof err)) {
+                fprintf(stderr, "imgconv-bench: %s\n", err);
+                break;
+            }
+            cur = cases[i].size;
+        }
+        ic_kernel k;
+        if (make_kernel(&k, cases[i].kind, cases[i].K))
+            exit(1);
+        const int gauss = !strcmp(cases[i].kind, "gaussian");
+        double ev[3], cu[3];
+        ic_plan plan;
+        memset(&plan, 0, sizeof plan);
+        time_both(0, &k, cases[i].K, &ev[0], &cu[0], &plan);
+        time_both(1, &k, cases[i].K, &ev[1], &cu[1], NULL);
+        if (gauss && cases[i].K <= 15)
+            time_both(2, &k, cases[i].K, &ev[2], &cu[2], NULL);
+        else
+            ev[2] = cu[2] = 0;
+        cell c;
+        init_cell(&c, "K", sz->name, &src, &k, cases[i].kind);
+        static const char *const names[3] = {"cuda", "npp-filter32f", "npp-gaussborder"};
+        for (int b = 0; b < 3; b++) {
+            c.cupti_ms = cu[b];
+            emit(&c, names[b], b == 0 ? ic_method_name(plan.method) : NULL, ev[b],
+                 b == 0 ? plan.pred_ms : 0, 0, 0, 0);
+        }
+        double best = 0;
+        for (int b = 1; b < 3; b++)
+            if (cu[b] > 0 && (best == 0 || cu[b] < best))
+                best = cu[b];
+        char t[6][32], x[32];
+        for (int b = 0; b < 3; b++) {
+            fmt_t(t[2 * b], sizeof t[0], ev[b]);
+            fmt_t(t[2 * b + 1], sizeof t[0], cu[b]);
+        }
+        fmt_x(x, sizeof x, best, cu[0]);
+        md("| %s %s %dx%d | %s | %s | %s | %s | %s | %s | %s | %s |\n", sz->name, cases[i].kind,
+           cases[i].K, cases[i].K, ic_method_name(plan.method), t[0], t[1], t[2], t[3], t[4], t[5],
+           x);
+        ic_kernel_free(&k);
+        fprintf(stderr, "  K: %s %s %d done\n", sz->name, cases[i].kind, cases[i].K);
+    }
+    ic_image_free(&src);
+    bc_close();
+}
+
 /* ---- F: methods forced ------------------------------------------------------------------ */
 
 static void methods(void)
@@ -1060,9 +1170,10 @@ static int want(char t)
 
 static void usage(void)
 {
-    fprintf(stderr, "usage: imgconv-bench --out DIR --stamp STAMP [--quick] [--tables LETTERS]\n"
-                    "  LETTERS: any of ABCDEFGHLPRT (L: 1D and matmul, P: premultiplied alpha,\n"
-                    "  R: Fig 7.14 ratios, T: transfers); default all\n");
+    fprintf(stderr,
+            "usage: imgconv-bench --out DIR --stamp STAMP [--quick] [--tables LETTERS]\n"
+            "  LETTERS: any of ABCDEFGHKLPRT (K: CUPTI beside CUDA events, L: 1D and\n"
+            "  matmul, P: premultiplied alpha, R: Fig 7.14 ratios, T: transfers); default all\n");
     exit(2);
 }
 
@@ -1155,6 +1266,8 @@ int main(int argc, char **argv)
             rows_shapes();
         if (want('P'))
             premultiplied();
+        if (want('K'))
+            cupti_table();
         /* Issue 7: 1D convolution vs the copy ceiling, matmul vs cuBLAS (rows
          * appended to "cells" with table L1/L2). */
         int rl = want('L') ? ic_bench_linalg(B.md, B.json, B.quick) : 0;
