@@ -117,8 +117,11 @@ class Images:
             img = None
             if self.cli:
                 path = os.path.join(self.tmp, f"chart-{size}-{seed}.ppm")
-                r = subprocess.run([self.cli, "--chart", f"{w}x{h}", "--seed", str(seed), path],
-                                   capture_output=True, text=True)
+                try:
+                    r = subprocess.run([self.cli, "--chart", f"{w}x{h}", "--seed", str(seed),
+                                        path], capture_output=True, text=True)
+                except OSError as e:
+                    r = subprocess.CompletedProcess([self.cli], 127, "", str(e))
                 if r.returncode == 0:
                     img = torch.from_numpy(read_ppm(path).copy()).cuda()
                     os.remove(path)
