@@ -122,12 +122,16 @@ class Images:
                                         path], capture_output=True, text=True)
                 except OSError as e:
                     r = subprocess.CompletedProcess([self.cli], 127, "", str(e))
+                why = r.stderr.strip()[:200]
                 if r.returncode == 0:
-                    img = torch.from_numpy(read_ppm(path).copy()).cuda()
+                    try:
+                        img = torch.from_numpy(read_ppm(path).copy()).cuda()
+                        self.source = self.source or "imgconv --chart"
+                    except Exception as e:  # numpy missing, a short file, ...
+                        why = f"{type(e).__name__}: {e}"
                     os.remove(path)
-                    self.source = self.source or "imgconv --chart"
-                else:
-                    print(f"cvcuda_cells: {self.cli} --chart failed ({r.stderr.strip()[:200]}); "
+                if img is None:
+                    print(f"cvcuda_cells: the chart from {self.cli} failed ({why}); "
                           "random bytes instead", file=sys.stderr)
                     self.cli = None
             if img is None:

@@ -15,7 +15,8 @@
 #   side by side, plus a batch table when --help lists one; IC_PEERS_TABLES
 #   overrides) and CV-CUDA on the same cells (bench/cvcuda_cells.py ->
 #   cvcuda-STAMP.json), CV-CUDA unpacked from .cvc/ when carried (made by
-#   ../shared/peers/cvcuda/prepare.sh .cvc); about 2 minutes after the build.
+#   ../shared/peers/cvcuda/prepare.sh .cvc), then `imgconv --explain` on
+#   5 calibration cases appended; about 2 minutes after the build.
 #   ncu: Nsight Compute sections of the fast-path kernels on 8K and HD images
 #   (into the log); ratio: seed 003 Fig 7.14's arithmetic-to-global-memory
 #   ratio measured with Nsight Compute counters for every tiled backend, 5x5
@@ -218,6 +219,30 @@ if has peers; then
       peers_merge "$out/bench-$pstamp.json" "$cvc_json"
     else
       peers_line="no bench-$pstamp.json (imgconv-bench failed)"
+    fi
+    # what the CLI's --explain says on the calibration cases (the plan's
+    # candidates and ceilings), appended to the table
+    if [ -f "$out/peers-$stamp.md" ]; then
+      tmp=$(mktemp -d)
+      r31=$(awk 'BEGIN{srand(31); s=0; t=""; for(i=0;i<31;i++){for(j=0;j<31;j++){w=1+int(9*rand()); s+=w;
+        t=t w (j<30?" ":"")} t=t (i<30?"; ":"")} printf "%s / %d", t, s}')
+      $B/imgconv --chart 7680x4320 "$tmp/8k.ppm" && $B/imgconv --chart 1920x1080 "$tmp/hd.ppm"
+      {
+        echo
+        echo "## \`imgconv --backend cuda --explain\` on calibration cases"
+        for c in "hd gaussian:3" "hd gaussian:9" "8k gaussian:3" "8k gaussian:31" "8k r31"; do
+          set -- $c
+          k=$2; [ "$k" = r31 ] && k=$r31
+          echo
+          echo "$1 RGB, kernel $2:"
+          echo
+          echo '```'
+          $B/imgconv --backend cuda --border replicate --explain -k "$k" "$tmp/$1.ppm" "$tmp/o.ppm" 2>&1 |
+            sed -n '/^  factors/,/^  output/p' | sed '$d'
+          echo '```'
+        done
+      } >> "$out/peers-$stamp.md"
+      rm -rf "$tmp"
     fi
   fi
   echo "peers: $(( $(date +%s) - t0 )) s"
