@@ -26,8 +26,8 @@ Peers: NPP Filter32f (any kernel), NPP GaussBorder (Gaussians up to 15),
 CV-CUDA conv2d (any kernel), CV-CUDA gaussian (Gaussians). A CV-CUDA figure
 is the lower of its CUDA-event and its CUPTI kernel time (the peer's favour).
 
-Batch cells: an imgconv-bench cell with an integer "batch" > 1 (images per
-call; "ms" the whole call), matched to cvcuda_cells.py's batch cells by size,
+Batch cells: an imgconv-bench cell with an integer "batch" (or "images") > 1
+(images per call; "ms" the whole call), in any table, matched to cvcuda_cells.py's batch cells by size,
 kernel, K and batch.
 
 Planner (tables F and H, the calibration): for each case, the planner's time
@@ -83,10 +83,17 @@ def fmt_x(v, nd=2):
     return "-" if v is None else f"{v:.{nd}f}"
 
 
+def images_of(c):
+    """Images per call of a batch cell ("batch", or "images"), else 1."""
+    n = c.get("batch", c.get("images", 1))
+    return n if isinstance(n, int) and n > 1 else 1
+
+
 def bench_cell(bench, table, size, kind, k, backend="cuda"):
+    """imgconv-bench's single-image cell of a table (batch cells never)."""
     for c in bench["cells"]:
         if (c.get("table") == table and c.get("size") == size and c.get("kernel") == kind
-                and c.get("k") == k and c.get("backend") == backend):
+                and c.get("k") == k and c.get("backend") == backend and images_of(c) == 1):
             return c
     return None
 
@@ -187,8 +194,8 @@ def floors(bench):
 def batch_rows(bench, cv):
     rows = []
     for c in bench["cells"]:
-        n = c.get("batch")
-        if not (isinstance(n, int) and n > 1 and pos(c.get("ms"))):
+        n = images_of(c)
+        if n == 1 or not pos(c.get("ms")):
             continue
         size, kind, k = c.get("size"), c.get("kernel"), c.get("k")
         peers = {}

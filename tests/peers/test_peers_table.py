@@ -187,6 +187,23 @@ with tempfile.TemporaryDirectory() as tmp:
                   f"NPP-only status {row['status']}")
     check("not measured in this run" in open(md).read(), "NPP-only markdown says so")
 
+    # a batch cell in a seed table ("images" instead of "batch"), listed first:
+    # never taken for the single-image cell, still found as a batch row
+    alt = dict(bench)
+    moved = dict([x for x in bench["cells"] if x.get("batch") == 64][0], table="A", backend="cuda")
+    del moved["batch"]
+    moved["images"] = 64
+    alt["cells"] = [moved] + [x for x in bench["cells"] if x.get("batch") != 64]
+    alt_path = os.path.join(tmp, "bench-alt.json")
+    json.dump(alt, open(alt_path, "w"))
+    r = run(["--bench", alt_path, "--bench-md", BENCH_MD, "--cvcuda", CVC, "--out-md", md,
+             "--out-json", js])
+    out = json.load(open(js))
+    check(r.returncode == 0 and out["seed"][0]["imgconv_ms"] == cuda_cell("A", "480p", "gaussian",
+                                                                          3)["ms"],
+          f"batch cell taken for 480p: {out['seed'][0]}")
+    check(len(out["batch"]) == 1 and out["batch"][0]["batch"] == 64, "'images' batch cell")
+
     # bad input: exit 2, one line, nothing written
     for args, what in (([BENCH + ".absent"], "absent bench JSON"), ([BENCH_MD], "not JSON"),
                        ([CVC], "a CV-CUDA JSON as the bench's")):
