@@ -5,8 +5,8 @@
  *   B  speedup at HD with 3x3, 5x5, 7x7, 9x9 Gaussians;
  *   C  memory levels: every CUDA backend on the same cases;
  *   D  AoS vs SoA;
- *   E  8K with 9x9, 15x15, 31x31 general (random, full-rank) kernels and
- *      Gaussians up to 31x31;
+ *   E  8K with 9x9, 15x15, 21x21, 31x31 general (random, full-rank) kernels
+ *      and Gaussians up to 31x31 (issue 17's large-kernel cells);
  *   F  the fast path's methods forced one by one (the planner's calibration);
  *   G  agreement of the fast path's methods with the `cpu` backend;
  *   P  premultiplied alpha (issue 12): RGBA/GA premultiplied vs independent vs
@@ -630,9 +630,9 @@ static void large_kernels(void)
     struct {
         const char *kind;
         int K;
-    } cases[] = {{"random", 9},    {"random", 15},  {"random", 31},  {"gaussian", 3},
-                 {"gaussian", 5},  {"gaussian", 7}, {"gaussian", 9}, {"gaussian", 15},
-                 {"gaussian", 21}, {"gaussian", 31}};
+    } cases[] = {{"random", 9},    {"random", 15},   {"random", 21},  {"random", 31},
+                 {"gaussian", 3},  {"gaussian", 5},  {"gaussian", 7}, {"gaussian", 9},
+                 {"gaussian", 15}, {"gaussian", 21}, {"gaussian", 31}};
     const int nc = (int)(sizeof cases / sizeof cases[0]);
     const int w = B.quick ? 1920 : 7680, h = B.quick ? 1080 : 4320;
     ic_image src;

@@ -6,10 +6,17 @@
 # date, commit, tests passed/failed/skipped, sanitizer error counts) to $OUT
 # (the device tool's folder) or bench/results/ when OUT is unset.
 #
-#   scripts/gpu-check.sh [all|test|san|bench|ncu|ratio|batch|photos|jpeg|stream|wholejob|python|startup]...
+#   scripts/gpu-check.sh [all|test|san|bench|peers|ncu|ratio|batch|photos|jpeg|stream|wholejob|python|startup]...
 #     (default all = test san bench; several allowed)
 #   test: ctest (IC_CTEST_REGEX=... runs only matching tests); bench:
 #   imgconv-bench (IC_BENCH_TABLES=letters runs a subset, see its --help);
+#   peers: issue 17's table (peers-STAMP.md/.json, bench/peers_table.py):
+#   imgconv-bench's seed, large-kernel and calibration tables (A B E F H, NPP
+#   side by side, plus a batch table when --help lists one; IC_PEERS_TABLES
+#   overrides) and CV-CUDA on the same cells (bench/cvcuda_cells.py ->
+#   cvcuda-STAMP.json), CV-CUDA unpacked from .cvc/ when carried (made by
+#   ../shared/peers/cvcuda/prepare.sh .cvc), then `imgconv --explain` on
+#   5 calibration cases appended; about 2 minutes after the build.
 #   ncu: Nsight Compute sections of the fast-path kernels on 8K and HD images
 #   (into the log); ratio: seed 003 Fig 7.14's arithmetic-to-global-memory
 #   ratio measured with Nsight Compute counters for every tiled backend, 5x5
@@ -78,7 +85,7 @@ if [ -d .whl ] && ls .whl/*.whl >/dev/null 2>&1; then
 fi
 
 passed=0 failed=0 skipped=0 san_summary="not run" ctest_line="not run" bench_line="not run"
-ratio_line="not run"
+ratio_line="not run" peers_line="not run" calib_line="not run"
 if has test; then
   t0=$(date +%s)
   ctest --test-dir $B --output-on-failure -j 8 --timeout 400 ${IC_CTEST_REGEX:+-R "$IC_CTEST_REGEX"} \
@@ -148,6 +155,98 @@ if has bench; then
   else
     echo "benchmark: no imgconv-bench in this build"
   fi
+fi
+
+# peers_merge BENCH_JSON [CVCUDA_JSON]: issue 17's table from imgconv-bench's
+# JSON (and CV-CUDA's figures when given); sets peers_line and calib_line.
+peers_merge() {
+  local m
+  if ! command -v python3 >/dev/null 2>&1; then
+    peers_line="python3 not found"
+    return
+  fi
+  if m=$(python3 bench/peers_table.py --bench "$1" ${2:+--cvcuda "$2"} \
+           --out-md "$out/peers-$stamp.md" --out-json "$out/peers-$stamp.json" \
+           --note "device: ${gpu_name:-?} (sm_$arch), driver ${driver:-?}; commit $commit"); then
+    echo "$m"
+    peers_line="peers-$stamp.md: ${m#issue 17: }"
+    calib_line="${m##*planner right }"
+    calib_line="right F ${calib_line#F }, within 5% of the fastest forced method (peers-$stamp.md)"
+  else
+    peers_line="merge FAILED (see the log)"
+  fi
+}
+# a full bench run carries tables A B E F H: the table against NPP, the
+# planner's calibration in the summary (peers, when asked for, redoes it)
+if has bench && [ -f "$out/bench-$stamp.json" ] && ! has peers &&
+   case "${IC_BENCH_TABLES:-ABEFH}" in *F*|*H*) true ;; *) false ;; esac; then
+  peers_merge "$out/bench-$stamp.json"
+fi
+
+if has peers; then
+  # Issue 17: imgconv against NPP and CV-CUDA on the same cells, and the
+  # planner's calibration tables F and H.
+  t0=$(date +%s)
+  if [ ! -x $B/imgconv-bench ]; then
+    peers_line="no imgconv-bench in this build"
+  else
+    pstamp=$stamp
+    if has bench && [ -z "${IC_BENCH_TABLES:-}" ] && [ -f "$out/bench-$stamp.json" ]; then
+      echo "peers: tables from this run's full benchmark (bench-$stamp.json)"
+    else
+      has bench && pstamp=$stamp-peers # keep the bench mode's own files
+      tables=${IC_PEERS_TABLES:-ABEFH$($B/imgconv-bench --help 2>&1 | grep -oE '\b[A-Z]: batch' | cut -c1 | tr -d '\n')}
+      echo "peers: imgconv-bench --tables $tables"
+      $B/imgconv-bench --out "$out" --stamp "$pstamp" --tables "$tables" ||
+        echo "peers: imgconv-bench failed (rc=$?)"
+    fi
+    cvc_json=""
+    if [ -d .cvc ] && ls .cvc/libcvcuda-*.xz >/dev/null 2>&1 && [ -f .cvc/unpack.sh ]; then
+      site=$(mktemp -d /tmp/cvc-site.XXXXXX)
+      if bash .cvc/unpack.sh "$site" &&
+         PYTHONPATH=$site${PYTHONPATH:+:$PYTHONPATH} python3 -c "import torch, cvcuda" 2>"$site/err"; then
+        PYTHONPATH=$site${PYTHONPATH:+:$PYTHONPATH} timeout 300 python3 bench/cvcuda_cells.py \
+          "$out/cvcuda-$stamp.json" ${IC_PEERS_REPS:+--reps "$IC_PEERS_REPS"} --imgconv "$B/imgconv" ||
+          echo "peers: cvcuda_cells.py rc=$? (failed cells are listed in cvcuda-$stamp.json)"
+        [ -s "$out/cvcuda-$stamp.json" ] && cvc_json="$out/cvcuda-$stamp.json"
+      else
+        echo "peers: CV-CUDA does not import here: $(tail -1 "$site/err" 2>/dev/null)"
+      fi
+      rm -rf "$site"
+    else
+      echo "peers: no .cvc/ in this tree (make it with bash ../shared/peers/cvcuda/prepare.sh .cvc and carry it): CV-CUDA not measured, NPP only"
+    fi
+    if [ -f "$out/bench-$pstamp.json" ]; then
+      peers_merge "$out/bench-$pstamp.json" "$cvc_json"
+    else
+      peers_line="no bench-$pstamp.json (imgconv-bench failed)"
+    fi
+    # what the CLI's --explain says on the calibration cases (the plan's
+    # candidates and ceilings), appended to the table
+    if [ -f "$out/peers-$stamp.md" ]; then
+      tmp=$(mktemp -d)
+      r31=$(awk 'BEGIN{srand(31); s=0; t=""; for(i=0;i<31;i++){for(j=0;j<31;j++){w=1+int(9*rand()); s+=w;
+        t=t w (j<30?" ":"")} t=t (i<30?"; ":"")} printf "%s / %d", t, s}')
+      $B/imgconv --chart 7680x4320 "$tmp/8k.ppm" && $B/imgconv --chart 1920x1080 "$tmp/hd.ppm"
+      {
+        echo
+        echo "## \`imgconv --backend cuda --explain\` on calibration cases"
+        for c in "hd gaussian:3" "hd gaussian:9" "8k gaussian:3" "8k gaussian:31" "8k r31"; do
+          set -- $c
+          k=$2; [ "$k" = r31 ] && k=$r31
+          echo
+          echo "$1 RGB, kernel $2:"
+          echo
+          echo '```'
+          $B/imgconv --backend cuda --border replicate --explain -k "$k" "$tmp/$1.ppm" "$tmp/o.ppm" 2>&1 |
+            sed -n '/^  factors/,/^  output/p' | sed '$d'
+          echo '```'
+        done
+      } >> "$out/peers-$stamp.md"
+      rm -rf "$tmp"
+    fi
+  fi
+  echo "peers: $(( $(date +%s) - t0 )) s"
 fi
 
 if has ncu; then
@@ -359,5 +458,7 @@ fi
   echo "| compute-sanitizer | ${san_summary# } |"
   echo "| benchmark | $bench_line |"
   echo "| Fig 7.14 ratio (ncu) | $ratio_line |"
+  echo "| issue 17 peers (NPP, CV-CUDA) | $peers_line |"
+  echo "| planner calibration (tables F, H) | $calib_line |"
 } > "$summary"
 cat "$summary"

@@ -95,12 +95,24 @@ static void plan_vs_explain(ic_context *ctx, const ic_image *img, const ic_kerne
         snprintf(frag, sizeof frag, "16 samples x %d row", plan.rows_per_thread);
         contains(text, frag, label);
         contains(text, plan.rank ? "separable" : "direct K*K sum", label);
+        if (!plan.forced) /* why rows, and where its rule comes from */
+            contains(text, "imgconv-bench tables F and H", label);
     } else if (plan.method == IC_METHOD_FFT) {
         snprintf(frag, sizeof frag, "%d tiles of %dx%d (%dx%d valid)", plan.fft_tiles, plan.fft_n,
                  plan.fft_n, plan.fft_valid, plan.fft_valid);
         contains(text, frag, label);
     } else {
         snprintf(frag, sizeof frag, "one thread per output sample (%d blocks)", plan.blocks);
+        contains(text, frag, label);
+    }
+    /* the pick's prediction among the candidates (rows' included) */
+    const char *cand = plan.method == IC_METHOD_ROWS     ? "rows"
+                       : plan.method == IC_METHOD_DIRECT ? "direct"
+                       : plan.method == IC_METHOD_SEP    ? "separable"
+                       : plan.method == IC_METHOD_FFT    ? "fft"
+                                                         : NULL;
+    if (cand) {
+        snprintf(frag, sizeof frag, "%s %.3f ms", cand, plan.pred_ms);
         contains(text, frag, label);
     }
     snprintf(frag, sizeof frag,

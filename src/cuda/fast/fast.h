@@ -61,6 +61,7 @@ typedef struct ic_fast_plan {
     double bytes;   /* device-memory bytes the model counts for it */
     double pred_ms; /* predicted kernel time */
     double pred_direct_ms, pred_sep_ms, pred_fft_ms; /* every candidate (<0: not possible) */
+    double pred_rows_ms;                             /* ... the rows method's (explain) */
     double factor_err;                               /* sep: max |K - sum col row^T| */
 } ic_fast_plan;
 

@@ -435,7 +435,7 @@ static ic_status plan_job(ic_fast_state *st, const ic_job *job, ic_fast_plan *p,
     const int u16 = img->type == IC_U16;
     const double io = 2.0 * samples * (u16 ? 2 : 1); /* bytes in and out */
     const double t_mem = io / d.copy_bps;
-    p->pred_direct_ms = p->pred_sep_ms = p->pred_fft_ms = -1;
+    p->pred_direct_ms = p->pred_sep_ms = p->pred_fft_ms = p->pred_rows_ms = -1;
 
     /* direct */
     int dcb = 0, dnrg = 0, scb = 0, snrg = 0;
@@ -541,6 +541,7 @@ static ic_status plan_job(ic_fast_state *st, const ic_job *job, ic_fast_plan *p,
             f_rows = samples * per_sep;
         }
         t_rows = LAUNCH_S + 1.25 * fmax(t_mem, f_rows / d.fma_per_s);
+        p->pred_rows_ms = t_rows * 1e3;
         p->rows = per_thread;
         /* rows with the separable passes in registers also beats the
          * shared-memory sep method at every size it takes (bench table H,
@@ -771,7 +772,8 @@ static ic_status fast_explain(void *state, const ic_job *job, char *buf, size_t 
         return IC_OK;
     }
     const ic_image *img = job->src;
-    char d[32], sp[32], f[32], pr[32], by[32];
+    char d[32], sp[32], f[32], rw[32], pr[32], by[32];
+    fmt_ms(rw, sizeof rw, p.pred_rows_ms);
     fmt_ms(d, sizeof d, p.pred_direct_ms);
     fmt_ms(sp, sizeof sp, p.pred_sep_ms);
     fmt_ms(f, sizeof f, p.pred_fft_ms);
@@ -780,11 +782,11 @@ static ic_status fast_explain(void *state, const ic_job *job, char *buf, size_t 
     int o = snprintf(
         buf, buflen,
         "cuda: method %s%s for a %dx%d kernel on %dx%d %s x%d%s%s (rank %d%s)\n"
-        "  candidates: direct %s, separable %s, fft %s%s\n",
+        "  candidates: rows %s, direct %s, separable %s, fft %s%s\n",
         ic_fast_method_name(p.method), p.method == st->force ? " (forced)" : "", job->kw, job->kh,
         img->width, img->height, img->layout == IC_SOA ? "SoA" : "AoS", img->channels,
         img->type == IC_U16 ? " 16-bit" : "", job->premultiply ? ", premultiplied alpha" : "",
-        st->fac.rank, st->fac.rank ? "" : ": full rank or not factored", d, sp, f,
+        st->fac.rank, st->fac.rank ? "" : ": full rank or not factored", rw, d, sp, f,
         img->type == IC_U16 ? "; rows and fft: 8-bit samples only" : "");
     if (o < 0 || (size_t)o >= buflen)
         return IC_OK;
@@ -802,11 +804,16 @@ static ic_status fast_explain(void *state, const ic_job *job, char *buf, size_t 
     else if (p.method == IC_FAST_ROWS)
         o += snprintf(buf + o, buflen - o,
                       "  16 samples x %d row%s per thread from 16-byte loads, no shared memory; "
-                      "%s\n",
+                      "%s\n%s",
                       p.rows, p.rows > 1 ? "s" : "",
                       p.rank ? (p.rank == 1 ? "separable: 1 row + 1 column pass in registers"
                                             : "separable: 2 row + 2 column passes in registers")
-                             : "direct K*K sum");
+                             : "direct K*K sum",
+                      p.method == st->force
+                          ? ""
+                          : "  rows is taken wherever it applies (measured fastest there: "
+                            "imgconv-bench tables F and H); rows per thread and separable or "
+                            "full sum by the rule table H calibrates\n");
     else
         o +=
             snprintf(buf + o, buflen - o, "  one thread per output sample (%d blocks)\n", p.blocks);
