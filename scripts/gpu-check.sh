@@ -195,7 +195,7 @@ if has peers; then
       echo "peers: tables from this run's full benchmark (bench-$stamp.json)"
     else
       has bench && pstamp=$stamp-peers # keep the bench mode's own files
-      tables=${IC_PEERS_TABLES:-ABEFH$($B/imgconv-bench --help 2>&1 | grep -oE '\b[A-Z]: batch' | cut -c1 | tr -d '\n')}
+      tables=${IC_PEERS_TABLES:-ABEFHK$($B/imgconv-bench --help 2>&1 | grep -oE '\b[A-Z]: batch' | cut -c1 | tr -d '\n')}
       echo "peers: imgconv-bench --tables $tables"
       $B/imgconv-bench --out "$out" --stamp "$pstamp" --tables "$tables" ||
         echo "peers: imgconv-bench failed (rc=$?)"
