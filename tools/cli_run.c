@@ -431,6 +431,10 @@ static void print_times(const cli_options *o, const char *backend, const ic_kern
     }
     printf("  %-10s %10.3f %10s %10s  %s\n", "cleanup", once->cleanup_ms, "-", "-",
            "GPU codec and context freed, once");
+    const double end = since_exec_ms();
+    if (end >= 0)
+        printf("  %-10s %10.3f %10s %10s  %s\n", "end", end, "-", "-",
+               "exec to this report (10 ms ticks); the process exits after it");
 }
 
 /* Reads all of standard input (INPUT -), at most cap bytes (the memory budget). */
