@@ -1,11 +1,12 @@
 /*
  * bench_cupti.c - kernel durations by CUPTI's activity records (bench_cupti.h).
  *
- * Kernel records carry a correlation id (one per launching API call); the
- * external-correlation records CUPTI emits for calls made between
- * cuptiActivityPushExternalCorrelationId and ...Pop map those ids to the run
- * ids given to bc_begin. Kernel records can arrive before or after their
- * external-correlation record, so both are kept until bc_collect.
+ * Each run is a window of CUPTI timestamps (bc_begin .. bc_end, the caller
+ * synchronising the device before bc_end); a kernel record belongs to the
+ * run whose window holds its start and end (CUPTI's kernel timestamps and
+ * cuptiGetTimestamp share one clock). External correlation ids were tried
+ * first: CUPTI emits those records only along API activity records, and on
+ * the H100 run of 7fd4927 none came back.
  */
 #include "bench_cupti.h"
 
@@ -22,12 +23,13 @@
 #define BC_MAX_RECS 65536
 
 typedef struct {
-    uint32_t corr;
-    uint64_t value; /* kernel: duration ns; external: run id */
+    uint64_t start, end; /* ns, CUPTI's clock */
 } bc_rec;
 
-static bc_rec g_kern[BC_MAX_RECS], g_ext[BC_MAX_RECS];
-static int g_nkern, g_next, g_active, g_lost;
+static bc_rec g_kern[BC_MAX_RECS];
+static uint64_t g_win[BC_MAX_IDS + 1][2]; /* run id -> [begin, end] */
+static unsigned g_cur;
+static int g_nkern, g_active, g_lost;
 
 static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *max_records)
 {
@@ -46,14 +48,7 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *b
             rec->kind == CUPTI_ACTIVITY_KIND_KERNEL) {
             const CUpti_ActivityKernel10 *k = (const CUpti_ActivityKernel10 *)rec;
             if (g_nkern < BC_MAX_RECS)
-                g_kern[g_nkern++] = (bc_rec){k->correlationId, k->end - k->start};
-            else
-                g_lost++;
-        } else if (rec->kind == CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION) {
-            const CUpti_ActivityExternalCorrelation *e =
-                (const CUpti_ActivityExternalCorrelation *)rec;
-            if (g_next < BC_MAX_RECS)
-                g_ext[g_next++] = (bc_rec){e->correlationId, e->externalId};
+                g_kern[g_nkern++] = (bc_rec){k->start, k->end};
             else
                 g_lost++;
         }
@@ -74,8 +69,6 @@ int bc_open(char *why, size_t n)
         what = "cuptiActivityRegisterCallbacks";
     else if ((r = cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL)) != CUPTI_SUCCESS)
         what = "cuptiActivityEnable(CONCURRENT_KERNEL)";
-    else if ((r = cuptiActivityEnable(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION)) != CUPTI_SUCCESS)
-        what = "cuptiActivityEnable(EXTERNAL_CORRELATION)";
     if (what) {
         const char *s = NULL;
         cuptiGetResultString(r, &s);
@@ -97,22 +90,24 @@ void bc_close(void)
         return;
     cuptiActivityFlushAll(1);
     cuptiActivityDisable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
-    cuptiActivityDisable(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION);
     g_active = 0;
-    g_nkern = g_next = g_lost = 0;
+    g_nkern = g_lost = 0;
 }
 
 void bc_begin(unsigned id)
 {
-    if (g_active)
-        cuptiActivityPushExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, id);
+    if (!g_active || id < 1 || id > BC_MAX_IDS)
+        return;
+    g_cur = id;
+    g_win[id][1] = 0;
+    cuptiGetTimestamp(&g_win[id][0]);
 }
 
 void bc_end(void)
 {
-    uint64_t last = 0;
-    if (g_active)
-        cuptiActivityPopExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, &last);
+    if (g_active && g_cur)
+        cuptiGetTimestamp(&g_win[g_cur][1]);
+    g_cur = 0;
 }
 
 int bc_collect(double *ms, int nids)
@@ -122,18 +117,19 @@ int bc_collect(double *ms, int nids)
     cuptiActivityFlushAll(1);
     for (int i = 0; i < nids; i++)
         ms[i] = 0;
+    if (nids > BC_MAX_IDS)
+        nids = BC_MAX_IDS;
     int used = 0;
     for (int i = 0; i < g_nkern; i++)
-        for (int j = 0; j < g_next; j++)
-            if (g_ext[j].corr == g_kern[i].corr) {
-                const uint64_t id = g_ext[j].value;
-                if (id >= 1 && id <= (uint64_t)nids) {
-                    ms[id - 1] += (double)g_kern[i].value * 1e-6;
-                    used++;
-                }
+        for (int id = 1; id <= nids; id++)
+            if (g_win[id][1] && g_kern[i].start >= g_win[id][0] && g_kern[i].end <= g_win[id][1]) {
+                ms[id - 1] += (double)(g_kern[i].end - g_kern[i].start) * 1e-6;
+                used++;
                 break;
             }
-    g_nkern = g_next = 0;
+    for (int id = 1; id <= nids; id++)
+        g_win[id][0] = g_win[id][1] = 0;
+    g_nkern = 0;
     const int lost = g_lost;
     g_lost = 0;
     return lost ? -1 : used;

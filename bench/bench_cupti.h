@@ -5,9 +5,10 @@
  * include the GPU's launch processing between the two events; CUPTI times do
  * not, so the two differ most for the smallest images.
  *
- * Usage: bc_open() once; bc_begin(id) / bc_end() around the launches of run
- * `id` (1..BC_MAX_IDS, the CUPTI external correlation id); then bc_collect()
- * flushes the records and gives, per id, the sum of its kernels' durations.
+ * Usage: bc_open() once; bc_begin(id) before the launches of run `id`
+ * (1..BC_MAX_IDS) and bc_end() after the device finished them (synchronise
+ * first: a run is a window of time); then bc_collect() flushes the records
+ * and gives, per id, the sum of its kernels' durations.
  * Memory copies and memsets are not counted (only kernels). Built only with
  * IC_HAVE_CUPTI; without it bc_open reports "not built".
  */
@@ -28,7 +29,8 @@ int bc_open(char *why, size_t n);
 int bc_active(void);
 /* Stops recording (kernels are timed by events only again). */
 void bc_close(void);
-/* Attributes the kernels launched from now on to run id (1..BC_MAX_IDS). */
+/* Opens and closes the time window of run id (1..BC_MAX_IDS): kernels that
+ * start and end inside it are that run's. Synchronise before bc_end. */
 void bc_begin(unsigned id);
 void bc_end(void);
 /* Flushes CUPTI's buffers (after the device is synchronised) and writes the

@@ -224,11 +224,13 @@ static int time_runs(bg_ctx *g, bg_run_fn fn, void *arg, int reps, double *med_m
         for (int i = 0; i < reps; i++) {
             bc_begin((unsigned)i + 1);
             const int r = fn(g, i, arg, err, n);
+            const cudaError_t e = cudaDeviceSynchronize();
             bc_end();
             if (r)
                 return -1;
+            if (e != cudaSuccess)
+                return fail(err, n, "cudaDeviceSynchronize", e);
         }
-        BG_CHECK(cudaDeviceSynchronize());
         double c[BG_MAX_REPS];
         if (bc_collect(c, reps) >= reps) {
             qsort(c, (size_t)reps, sizeof c[0], cmp_double);
