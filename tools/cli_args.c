@@ -127,7 +127,7 @@ void cli_print_help(void)
 {
     fputs("Usage: imgconv [OPTIONS] INPUT OUTPUT\n"
           "       imgconv [OPTIONS] -o OUTDIR INPUT...     (batch: files, dirs, globs)\n"
-          "       imgconv [OPTIONS] --stream WxHxC < raw-frames > raw-frames\n"
+          "       imgconv [OPTIONS] --stream WxHxC[:16] < raw-frames > raw-frames\n"
           "       imgconv --chart WxH[xC] [--seed S] OUTPUT\n"
           "       imgconv --signal [--format text|f32] --kernel K [...] IN OUT  (1D signal)\n"
           "       imgconv --list-filters | --list-backends | --formats | --version | --help\n"
@@ -155,7 +155,8 @@ void cli_print_help(void)
           "                         (edge, nearest, clamp), mirror (reflect101), reflect\n"
           "                         (symmetric), wrap (periodic, circular); default:\n"
           "                         mirror (constant is the seeds' zero ghost cells)\n"
-          "      --border-value V   the value for --border constant, 0..255 (default 0)\n"
+          "      --border-value V   the value for --border constant, 0..255 (default 0;\n"
+          "                         0..65535 for --stream WxHxC:16)\n"
           "      --bias B           added to every sum before rounding (default 0)\n"
           "      --alpha MODE       for grey+alpha and RGBA: auto (default: premultiply\n"
           "                         when the weights sum to 1, else keep), premultiply,\n"
@@ -203,10 +204,12 @@ void cli_print_help(void)
           "                         ppm, pgm, pnm\n"
           "  -q, --quiet            no progress bar and no summary line\n"
           "      --json             print a JSON summary (counts, rates, errors)\n"
-          "      --stream WxHxC     read raw interleaved frames from stdin, write the\n"
+          "      --stream WxHxC[:16] read raw interleaved frames from stdin, write the\n"
           "                         filtered frames to stdout (ffmpeg -f rawvideo);\n"
-          "                         reading, filtering and writing overlap on three\n"
-          "                         threads, holding at most 6 frames\n"
+          "                         :16 for 16-bit little-endian samples (ffmpeg's\n"
+          "                         rgb48le, gray16le), filtered at 16 bits; reading,\n"
+          "                         filtering and writing overlap on three threads,\n"
+          "                         holding at most 6 frames\n"
           "\n"
           "Files:\n"
           "      --channels N       convert the input on load to N channels: 1 grey,\n"
@@ -758,17 +761,31 @@ static int parse_batch_option(int c, const char *arg, cli_options *o, cli_err *e
         o->json = 1;
         return CLI_EXIT_OK;
     case OPT_STREAM: {
+        /* WxHxC, or WxHxC:16 for 16-bit little-endian samples (ffmpeg's
+         * rgb48le, gray16le, ...); :8 is the default. */
         cli_options t;
         memset(&t, 0, sizeof t);
-        const char *x = strchr(arg, 'x');
-        if (!x || !strchr(x + 1, 'x') || !parse_chart_size(arg, &t))
+        char size[64];
+        const char *colon = strchr(arg, ':');
+        const size_t n = colon ? (size_t)(colon - arg) : strlen(arg);
+        const int bits = !colon                         ? 8
+                         : strcmp(colon + 1, "8") == 0  ? 8
+                         : strcmp(colon + 1, "16") == 0 ? 16
+                                                        : 0;
+        if (n < sizeof size) {
+            memcpy(size, arg, n);
+            size[n] = '\0';
+        }
+        const char *x = n < sizeof size ? strchr(size, 'x') : NULL;
+        if (!bits || !x || !strchr(x + 1, 'x') || !parse_chart_size(size, &t))
             return usage_fail(e,
-                              "--stream '%s': expected WxHxC (sizes 1..1048576, channels "
-                              "1..4)",
+                              "--stream '%s': expected WxHxC or WxHxC:16 (sizes 1..1048576, "
+                              "channels 1..4, 8 or 16 bits a sample)",
                               arg);
         o->stream_w = t.chart_w;
         o->stream_h = t.chart_h;
         o->stream_c = t.chart_c;
+        o->stream_type = bits == 16 ? IC_U16 : IC_U8;
         o->stream = 1;
         return CLI_EXIT_OK;
     }
@@ -866,9 +883,11 @@ static int finish_mode_values(cli_options *o, const parse_state *st, cli_err *e)
     }
     double v;
     if (st->border_value) {
-        if (!parse_real(st->border_value, 0.0, 255.0, &v))
-            return usage_fail(e, "--border-value '%s': expected a number in 0..255",
-                              st->border_value);
+        /* in sample units: 0..65535 for a 16-bit stream, whose depth is known here */
+        const unsigned vmax = o->stream ? ic_sample_max(o->stream_type) : 255u;
+        if (!parse_real(st->border_value, 0.0, vmax, &v))
+            return usage_fail(e, "--border-value '%s': expected a number in 0..%u",
+                              st->border_value, vmax);
         o->params.border_value = (float)v;
     }
     if (st->bias) {
@@ -939,13 +958,14 @@ static int finish_batch_stream(cli_options *o, char **files, int nfiles, cli_err
             return usage_fail(e, "--stream: more pixels per frame than --max-pixels allows");
         /* Frames in flight: 3 read ahead, 3 waiting to be written, and the
          * one being filtered with its output (README "Batch and streams"). */
-        const uint64_t frame =
-            (uint64_t)o->stream_w * (uint64_t)o->stream_h * (uint64_t)o->stream_c;
+        const uint64_t frame = (uint64_t)o->stream_w * (uint64_t)o->stream_h *
+                               (uint64_t)o->stream_c * ic_sample_size(o->stream_type);
         if (frame > o->max_memory / 8u)
             return usage_fail(e,
-                              "--stream: 8 frames of %dx%dx%d in flight need more than "
+                              "--stream: 8 frames of %dx%dx%d%s in flight need more than "
                               "--max-memory allows (%llu bytes; raise it with --max-memory)",
                               o->stream_w, o->stream_h, o->stream_c,
+                              o->stream_type == IC_U16 ? ":16" : "",
                               (unsigned long long)o->max_memory);
         o->mode = CLI_MODE_STREAM;
         return CLI_EXIT_OK;

@@ -96,6 +96,7 @@ typedef struct cli_options {
     int json;           /* --json: a JSON summary on stdout */
     const char *format; /* --format EXT: output extension (png, jpg, ppm, pgm, pnm) */
     int stream_w, stream_h, stream_c;
+    ic_sample_type stream_type; /* --stream WxHxC:16: IC_U16 (little-endian), else IC_U8 */
 } cli_options;
 
 /* Parses argv into *o. Returns CLI_EXIT_OK, or CLI_EXIT_USAGE with e filled

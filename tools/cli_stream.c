@@ -3,7 +3,9 @@
  * interleaved frames from stdin, filtered one by one, to stdout (ffmpeg -f
  * rawvideo pipes), as three overlapping stages: a reader thread, the filter
  * on the main thread (one context), a writer thread. It holds at most 6
- * frames: 3 read ahead and 3 waiting to be written.
+ * frames: 3 read ahead and 3 waiting to be written. Samples are 8-bit, or
+ * with WxHxC:16 16-bit little-endian (ffmpeg's rgb48le, gray16le, ...),
+ * filtered as IC_U16 images.
  */
 #include "cli_stream.h"
 
@@ -39,6 +41,8 @@ typedef struct frame_ring {
 
 typedef struct stream {
     size_t frame;       /* bytes per frame */
+    int swap;           /* 16-bit samples on a big-endian host: swapped after reading
+                         * and before writing (the stream is little-endian) */
     pthread_mutex_t mu; /* guards everything below */
     pthread_cond_t wake_reader, wake_filter, wake_writer;
     frame_ring in, out;
@@ -113,6 +117,16 @@ static size_t read_full(uint8_t *p, size_t n, int *err)
     return got;
 }
 
+/* Swaps the two bytes of each 16-bit sample of a frame (n bytes, even). */
+static void swap16(uint8_t *p, size_t n)
+{
+    for (size_t i = 0; i + 1 < n; i += 2) {
+        const uint8_t t = p[i];
+        p[i] = p[i + 1];
+        p[i + 1] = t;
+    }
+}
+
 static void *stream_reader(void *arg)
 {
     stream *st = arg;
@@ -130,6 +144,8 @@ static void *stream_reader(void *arg)
             break;
         int err;
         const size_t got = read_full(buf, st->frame, &err);
+        if (st->swap && got == st->frame)
+            swap16(buf, got);
         stream_lock(st);
         const int end = got < st->frame || err != 0;
         if (end) {
@@ -162,9 +178,11 @@ static void *stream_writer(void *arg)
             stream_unlock(st);
             break;
         }
-        const uint8_t *buf = r->buf[r->taken % r->n];
+        uint8_t *buf = r->buf[r->taken % r->n];
         r->taken++;
         stream_unlock(st);
+        if (st->swap)
+            swap16(buf, st->frame); /* the buffer is this thread's until freed */
         /* One frame and its flush as a unit that a fatal signal lets finish,
          * so the output holds whole frames only (issue 13). */
         if (!cli_output_begin())
@@ -199,14 +217,14 @@ static void *stream_writer(void *arg)
 
 /* Allocates 1..STREAM_RING frame buffers (fewer than STREAM_RING when memory
  * is short: one still works, without overlap); -1 when not even one. */
-static int ring_alloc(frame_ring *r, int w, int h, int c, size_t frame)
+static int ring_alloc(frame_ring *r, int w, int h, int c, ic_sample_type type, size_t frame)
 {
     memset(r, 0, sizeof *r);
     while (r->n < STREAM_RING) {
         uint8_t *b = malloc(frame);
         if (!b)
             break;
-        if (ic_image_wrap(&r->img[r->n], b, w, h, c, IC_AOS, 0) != IC_OK) {
+        if (ic_image_wrap_type(&r->img[r->n], b, w, h, c, IC_AOS, 0, type) != IC_OK) {
             free(b);
             break;
         }
@@ -278,6 +296,8 @@ static void stream_end_writer(stream *st, pthread_t writer)
 int cli_run_stream(const cli_options *o, cli_err *e)
 {
     const int w = o->stream_w, h = o->stream_h, c = o->stream_c;
+    const ic_sample_type type = o->stream_type;
+    const char *depth = type == IC_U16 ? ":16" : ""; /* as --stream names it */
     ic_kernel k;
     ic_params p;
     ic_context *ctx;
@@ -286,13 +306,17 @@ int cli_run_stream(const cli_options *o, cli_err *e)
         return code;
     stream st;
     memset(&st, 0, sizeof st);
-    /* w, h <= IC_MAX_DIM and c <= 4: the product fits in 64 bits. */
-    st.frame = (size_t)w * (size_t)h * (size_t)c;
-    if (ring_alloc(&st.in, w, h, c, st.frame) != 0 || ring_alloc(&st.out, w, h, c, st.frame) != 0) {
+    /* w, h <= IC_MAX_DIM, c <= 4, 2-byte samples: the product fits in 64 bits. */
+    st.frame = (size_t)w * (size_t)h * (size_t)c * ic_sample_size(type);
+    const uint16_t one = 1;
+    st.swap = type == IC_U16 && *(const uint8_t *)&one == 0;
+    if (ring_alloc(&st.in, w, h, c, type, st.frame) != 0 ||
+        ring_alloc(&st.out, w, h, c, type, st.frame) != 0) {
         ring_free(&st.in);
         ic_context_free(ctx);
         ic_kernel_free(&k);
-        return cli_fail(e, CLI_EXIT_INTERNAL, NULL, "out of memory for %dx%dx%d frames", w, h, c);
+        return cli_fail(e, CLI_EXIT_INTERNAL, NULL, "out of memory for %dx%dx%d%s frames", w, h, c,
+                        depth);
     }
     int rc = stream_sync_init(&st);
     if (rc != 0) {
@@ -395,8 +419,8 @@ int cli_run_stream(const cli_options *o, cli_err *e)
         code = cli_fail(e, CLI_EXIT_OUTPUT, "standard output", "write error: %s",
                         strerror(st.flush_errno));
     if (o->time)
-        fprintf(stderr, "imgconv: %ld frames of %dx%dx%d in %.2f s: %.1f frames/s (backend %s)\n",
-                st.written, w, h, c, ms / 1e3, ms > 0 ? st.written * 1e3 / ms : 0.0,
+        fprintf(stderr, "imgconv: %ld frames of %dx%dx%d%s in %.2f s: %.1f frames/s (backend %s)\n",
+                st.written, w, h, c, depth, ms / 1e3, ms > 0 ? st.written * 1e3 / ms : 0.0,
                 ic_context_backend(ctx));
     stream_sync_destroy(&st);
     ring_free(&st.in);

@@ -12,6 +12,7 @@
  * (ic_image_encode, through open_memstream), and ic_save_bytes writes already
  * encoded bytes with the same atomic save (the GPU codec's output).
  */
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -340,6 +341,13 @@ static ic_status read_native(FILE *f, ic_image *img, const ic_io_limits *lim, ic
     if (!read && fmt != IC_FMT_UNKNOWN) { /* tiff.c / webp.c left out of this build */
         return ic_errf(err, errlen, IC_ERR_UNSUPPORTED, "built without %s support",
                        fmt == IC_FMT_TIFF ? "TIFF" : "WebP");
+    }
+    if (!read && n >= 3 && magic[0] == 'P' && (magic[1] == 'F' || magic[1] == 'f') &&
+        (isspace((unsigned char)magic[2]) ||
+         magic[2] == '4')) { /* PF, Pf (and PF4): float samples */
+        return ic_errf(err, errlen, IC_ERR_UNSUPPORTED,
+                       "PFM: float samples are not supported (8- and 16-bit integer samples "
+                       "only)");
     }
     if (!read) {
         return ic_errf(err, errlen, IC_ERR_FORMAT, "not a PNG/JPEG/TIFF/WebP/PNM file");

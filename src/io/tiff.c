@@ -308,7 +308,16 @@ ic_status ic_tiff_read(FILE *f, ic_image *img, const ic_io_limits *lim, ic_metad
     const int has_photo = TIFFGetField(t, TIFFTAG_PHOTOMETRIC, &photo);
     const int as_is = has_photo && stored_as_is(t, spp, bps, photo);
     const ic_sample_type type = bps == 16 ? IC_U16 : IC_U8;
-    ic_status st = ic_io_check_dims_type(w, h, as_is ? spp : 0, type, lim, err, errlen);
+    uint16_t format = SAMPLEFORMAT_UINT;
+    TIFFGetFieldDefaulted(t, TIFFTAG_SAMPLEFORMAT, &format);
+    /* Images hold integer samples: a float TIFF is refused in so many words
+     * (libtiff's RGBA reader would only say it cannot handle its bit depth). */
+    ic_status st = format == SAMPLEFORMAT_IEEEFP
+                       ? ic_errf(err, errlen, IC_ERR_UNSUPPORTED,
+                                 "TIFF: %u-bit float samples are not supported (8- and 16-bit "
+                                 "integer samples only)",
+                                 (unsigned)bps)
+                       : ic_io_check_dims_type(w, h, as_is ? spp : 0, type, lim, err, errlen);
     if (st == IC_OK) {
         if (as_is) {
             st = ic_image_create_type(img, (int)w, (int)h, spp, IC_AOS, type);
