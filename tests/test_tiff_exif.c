@@ -334,20 +334,6 @@ static void expect_camera(const ic_metadata *m, unsigned orient, int maker_note,
 
 /* ---- the matrix -------------------------------------------------------------- */
 
-static void fake_icc(uint8_t *p, size_t n)
-{
-    memset(p, 0, n);
-    p[0] = (uint8_t)(n >> 24), p[1] = (uint8_t)(n >> 16), p[2] = (uint8_t)(n >> 8);
-    p[3] = (uint8_t)n;
-    p[8] = 2, p[9] = 0x10;
-    memcpy(p + 12, "mntrRGB XYZ ", 12);
-    memcpy(p + 36, "acsp", 4);
-    const uint8_t d50[12] = {0, 0, 0xF6, 0xD6, 0, 1, 0, 0, 0, 0, 0xD3, 0x2D};
-    memcpy(p + 68, d50, 12);
-    for (size_t i = 132; i < n; i++)
-        p[i] = (uint8_t)(i * 29 + 3);
-}
-
 static int same(const uint8_t *a, size_t na, const uint8_t *b, size_t nb)
 {
     return na == nb && (na == 0 || (a && b && !memcmp(a, b, na)));
@@ -372,7 +358,7 @@ static const char *const g_names[] = {"x.png", "x.jpg", "x.webp", "x.tif"};
 static void test_matrix(void)
 {
     uint8_t icc[400];
-    fake_icc(icc, sizeof icc);
+    ict_fake_icc(icc, sizeof icc, "RGB ", 1);
     ic_image src;
     ICT_EXPECT(ic_image_create(&src, 33, 21, 3, IC_AOS) == IC_OK, "create");
     for (int y = 0; y < 21; y++)
@@ -549,7 +535,7 @@ static ic_status load_hand_made(const blob *b, ic_metadata *m, const char *what)
 static void test_tiff_corrupt_exif(void)
 {
     uint8_t icc[200];
-    fake_icc(icc, sizeof icc);
+    ict_fake_icc(icc, sizeof icc, "RGB ", 1);
     static blob b;
     for (int le = 0; le <= 1; le++) {
         ic_metadata m;
