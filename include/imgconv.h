@@ -598,11 +598,14 @@ uint64_t ic_default_max_memory(void);
  *   icc : an ICC profile (PNG iCCP, JPEG APP2 ICC_PROFILE, TIFF tag 34675,
  *         WebP ICCP), NULL/0 when the file has none;
  *   exif: the EXIF block as a TIFF structure starting "II*\0" or "MM\0*"
- *         (PNG eXIf, JPEG APP1 after "Exif\0\0", WebP EXIF), NULL/0 when none.
+ *         (PNG eXIf, JPEG APP1 after "Exif\0\0", WebP EXIF; for TIFF files,
+ *         a block built from IFD0's EXIF tags and the EXIF directory, and
+ *         written back as tags: README "Metadata" lists what is carried),
+ *         NULL/0 when none.
  * Pixels are never rotated: the EXIF orientation tag is kept as it was, so
  * viewers show the output the way they showed the input (what libvips and
- * ImageMagick do unless asked to auto-rotate). TIFF files carry the ICC
- * profile only (their EXIF is a sub-directory, not a block). */
+ * ImageMagick do unless asked to auto-rotate); TIFF rows too are read as
+ * stored, their Orientation tag going into the block. */
 typedef struct ic_metadata {
     uint8_t *icc;
     size_t icc_size;
@@ -675,10 +678,11 @@ typedef struct ic_save_options {
     /* PNG and TIFF: zlib level 1 (fastest) .. 9 (smallest); 0 means the
      * default, IC_PNG_DEFAULT_LEVEL for PNG (README "Formats") and 6 for TIFF. */
     int compression;
-    /* When non-NULL, written into PNG, JPEG, WebP (ICC and EXIF) and TIFF
-     * (ICC) outputs; not retained. A profile whose colour space does not fit
-     * the stored channels (an RGB profile on a grey output) is left out, as is
-     * EXIF over the 65527 bytes a JPEG APP1 segment can hold. */
+    /* When non-NULL, written into PNG, JPEG, WebP and TIFF outputs (ICC and
+     * EXIF; TIFF: the EXIF tags libtiff knows); not retained. A profile whose
+     * colour space does not fit the stored channels (an RGB profile on a grey
+     * output) is left out, as is EXIF over the 65527 bytes a JPEG APP1
+     * segment can hold. */
     const ic_metadata *metadata;
 } ic_save_options;
 

@@ -10,7 +10,8 @@
  *
  * Limits are lowered so that an input claiming a huge image is refused by the
  * limit checks (which are part of what is tested) instead of exhausting the
- * fuzzer's memory. A decoded image is checked for consistency and decoded once
+ * fuzzer's memory. The ICC profile and EXIF block are asked for (and
+ * dropped), so that their readers run on every input. A decoded image is checked for consistency and decoded once
  * more with channel forcing and the planar layout, which must agree.
  *
  * Input that starts like a JPEG also goes through the entropy check the GPU
@@ -35,8 +36,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     memset(&lo, 0, sizeof lo);
     lo.max_pixels = (uint64_t)1 << 22;
     lo.max_memory = (uint64_t)64 << 20;
+    ic_metadata meta; /* the ICC and EXIF readers (TIFF's EXIF gathering) run too */
+    lo.metadata = &meta;
     ic_image img;
     ic_status st = ic_image_decode(&img, data, size, &lo);
+    lo.metadata = NULL;
+    if (meta.exif && meta.exif_size == 0)
+        abort();
+    (void)ic_metadata_orientation(&meta);
+    ic_metadata_free(&meta);
     if (size >= 3 && data[0] == 0xFF && data[1] == 0xD8 && data[2] == 0xFF) {
         const ic_io_limits lim = {lo.max_pixels, lo.max_memory, 0, NULL};
         char err[IC_IO_ERRLEN] = "";

@@ -31,20 +31,6 @@ static int g_checks, g_failed;
         }                                                                                          \
     } while (0)
 
-static void fake_icc(uint8_t *p, size_t n, const char *space)
-{
-    memset(p, 0, n);
-    p[0] = (uint8_t)(n >> 24);
-    p[1] = (uint8_t)(n >> 16);
-    p[2] = (uint8_t)(n >> 8);
-    p[3] = (uint8_t)n;
-    memcpy(p + 12, "mntr", 4);
-    memcpy(p + 16, space, 4);
-    memcpy(p + 36, "acsp", 4);
-    for (size_t i = 128; i < n; i++)
-        p[i] = (uint8_t)(i * 13 + (i >> 9));
-}
-
 static int same(const uint8_t *a, size_t an, const uint8_t *b, size_t bn)
 {
     return an == bn && (an == 0 || memcmp(a, b, an) == 0);
@@ -142,9 +128,9 @@ int main(void)
         return 77;
     }
     static uint8_t icc_big[150000], icc_small[500], icc_grey[300], exif[4000], exif_big[70000];
-    fake_icc(icc_big, sizeof icc_big, "RGB ");
-    fake_icc(icc_small, sizeof icc_small, "RGB ");
-    fake_icc(icc_grey, sizeof icc_grey, "GRAY");
+    ict_fake_icc(icc_big, sizeof icc_big, "RGB ", 1);
+    ict_fake_icc(icc_small, sizeof icc_small, "RGB ", 1);
+    ict_fake_icc(icc_grey, sizeof icc_grey, "GRAY", 1);
     ict_rng r;
     ict_rng_seed(&r, 15);
     for (size_t i = 0; i < sizeof exif_big; i++)

@@ -244,25 +244,6 @@ static void test_levels(ict_rng *r)
     free(img.data);
 }
 
-static void fake_icc(uint8_t *p, size_t n, int d50)
-{
-    memset(p, 0, n);
-    p[0] = (uint8_t)(n >> 24);
-    p[1] = (uint8_t)(n >> 16);
-    p[2] = (uint8_t)(n >> 8);
-    p[3] = (uint8_t)n;
-    memcpy(p + 12, "mntr", 4);
-    memcpy(p + 16, "RGB ", 4);
-    memcpy(p + 20, "XYZ ", 4);
-    memcpy(p + 36, "acsp", 4);
-    if (d50) {
-        static const uint8_t v[12] = {0, 0, 0xF6, 0xD6, 0, 1, 0, 0, 0, 0, 0xD3, 0x2D};
-        memcpy(p + 68, v, 12);
-    }
-    for (size_t i = 132; i < n; i++)
-        p[i] = (uint8_t)(i * 7 + (i >> 8));
-}
-
 static void test_metadata(ict_rng *r)
 {
     static uint8_t icc[70000], exif[3000];
@@ -270,7 +251,7 @@ static void test_metadata(ict_rng *r)
         exif[i] = (uint8_t)ict_next(r);
     memcpy(exif, "MM\0*", 4);
     for (int d50 = 0; d50 <= 1; d50++) {
-        fake_icc(icc, sizeof icc, d50);
+        ict_fake_icc(icc, sizeof icc, "RGB ", d50);
         ic_metadata m = {icc, sizeof icc, exif, sizeof exif};
         ic_image img = make_image(r, 9, 5, 3, d50 ? 16 : 8, 1);
         char path[512];

@@ -422,3 +422,20 @@ void ict_run_env(int *quick, uint64_t *seed, uint64_t def_seed, int *cases, int 
     e = getenv("ICT_CASES");
     *cases = e ? atoi(e) : *quick ? quick_cases : def_cases;
 }
+
+void ict_fake_icc(uint8_t *p, size_t n, const char *space, int d50)
+{
+    static const uint8_t d50_xyz[12] = {0, 0, 0xF6, 0xD6, 0, 1, 0, 0, 0, 0, 0xD3, 0x2D};
+    memset(p, 0, n);
+    for (int i = 0; i < 4; i++)
+        p[i] = (uint8_t)(n >> (24 - 8 * i));
+    p[8] = 0x02, p[9] = 0x10; /* version 2.1 */
+    memcpy(p + 12, "mntr", 4);
+    memcpy(p + 16, space, 4);
+    memcpy(p + 20, "XYZ ", 4);
+    memcpy(p + 36, "acsp", 4);
+    if (d50)
+        memcpy(p + 68, d50_xyz, sizeof d50_xyz); /* X 0.9642, Y 1.0, Z 0.8249 in s15.16 */
+    for (size_t i = 132; i < n; i++)
+        p[i] = (uint8_t)(i * 13 + 5 + (i >> 9));
+}

@@ -230,6 +230,14 @@ int ict_backend_usable(const char *name, char *why, size_t n);
  * written out by hand. Returns the number of mismatches (prints them). */
 int ict_check_rounding(const char *backend);
 
+/* A minimal ICC profile of n (>= 132) bytes for the metadata tests: a 128-byte
+ * header (its size, version 2.1, class 'mntr', data colour space `space`,
+ * "RGB " or "GRAY", PCS 'XYZ ', the 'acsp' signature and, when d50 is
+ * nonzero, the D50 illuminant libpng requires), no tags, then payload bytes
+ * that differ along the profile, so that a chunk put in the wrong place
+ * shows. */
+void ict_fake_icc(uint8_t *p, size_t n, const char *space, int d50);
+
 /* Every ICT_EXPECT of a test program: checks made, checks failed. */
 extern int ict_checks, ict_failed;
 
