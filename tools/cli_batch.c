@@ -470,6 +470,8 @@ static void *gpu_writer(void *arg)
         const ic_status s =
             cli_noted(ic_save_bytes(out, it->enc.data, it->enc.size), msg, sizeof msg);
         add_time(b, &b->ms_write, cli_now_ms() - t);
+        if (s == IC_OK)
+            cli_depth_notice(out, out, &it->out);
         char problem[320];
         if (s != IC_OK)
             snprintf(problem, sizeof problem, "cannot write %s: %s", out,

@@ -269,6 +269,8 @@ static void decode_on_cpu(ic_gpu_codec *c, int i, const ic_bytes *in, const ic_l
     if (r->status == IC_OK)
         r->status = ic_image_wrap_device(out, s->in.p, host.width, host.height, host.channels,
                                          host.layout, s->in.pitch, c->device, codec_stream(c));
+    if (r->status == IC_OK)
+        out->type = host.type; /* a 16-bit PNG/PNM/TIFF stays 16-bit; the rows hold it */
     ic_image_free(&host);
     if (r->status != IC_OK)
         memset(out, 0, sizeof *out);
@@ -379,8 +381,8 @@ ic_status ic_gpu_codec_output(ic_gpu_codec *c, int slot_i, const ic_image *like,
         return ic_fail(IC_ERR_INVALID_ARG, "bad codec, slot or image");
     ic_image shape;
     /* ic_image_wrap checks the sizes; the pointer is only a placeholder here. */
-    ic_status st = ic_image_wrap(&shape, (uint8_t *)c, like->width, like->height, like->channels,
-                                 like->layout, 0);
+    ic_status st = ic_image_wrap_type(&shape, (void *)c, like->width, like->height, like->channels,
+                                      like->layout, 0, like->type);
     if (st != IC_OK)
         return ic_fail(st, "bad image size, channels or layout");
     const size_t row = ic_image_row_bytes(&shape);
@@ -390,9 +392,12 @@ ic_status ic_gpu_codec_output(ic_gpu_codec *c, int slot_i, const ic_image *like,
     st = dbuf_fit(c, &s->out, row, rows, err, sizeof err);
     if (st != IC_OK)
         return ic_fail_msg(st, err);
-    return ic_image_wrap_device(out, s->out.p, like->width, like->height, like->channels,
-                                like->layout, s->out.pitch, c->device,
-                                like->memory == IC_MEM_DEVICE ? like->stream : codec_stream(c));
+    st = ic_image_wrap_device(out, s->out.p, like->width, like->height, like->channels,
+                              like->layout, s->out.pitch, c->device,
+                              like->memory == IC_MEM_DEVICE ? like->stream : codec_stream(c));
+    if (st == IC_OK)
+        out->type = shape.type;
+    return st;
 }
 
 ic_status ic_gpu_encode(ic_gpu_codec *c, int slot_i, const ic_image *img, const char *name,
@@ -409,8 +414,8 @@ ic_status ic_gpu_encode(ic_gpu_codec *c, int slot_i, const ic_image *img, const 
     slot *s = &c->s[slot_i];
     const int quality = opts && opts->quality ? opts->quality : 92;
     if (c->nj && ic_format_from_path(name) == IC_FMT_JPEG && ic_format_supported(IC_FMT_JPEG) &&
-        img->channels == 3 && img->layout == IC_AOS && quality >= 1 && quality <= 100 &&
-        img->width <= 65500 && img->height <= 65500) {
+        img->type == IC_U8 && img->channels == 3 && img->layout == IC_AOS && quality >= 1 &&
+        quality <= 100 && img->width <= 65500 && img->height <= 65500) {
         size_t n = 0;
         const ic_status st =
             ic_nvjpeg_encode(c->nj, img->data, img->pitch, img->width, img->height, img->stream,
@@ -431,9 +436,10 @@ ic_status ic_gpu_encode(ic_gpu_codec *c, int slot_i, const ic_image *img, const 
     /* The CPU writer: one copy to the host, then ic_image_encode. */
     ic_image *h = &s->host;
     if (!h->data || h->width != img->width || h->height != img->height ||
-        h->channels != img->channels || h->layout != img->layout) {
+        h->channels != img->channels || h->layout != img->layout || h->type != img->type) {
         ic_image_free(h);
-        ic_status st = ic_image_create(h, img->width, img->height, img->channels, img->layout);
+        ic_status st =
+            ic_image_create_type(h, img->width, img->height, img->channels, img->layout, img->type);
         if (st != IC_OK)
             return ic_fail(st, "cannot allocate the host staging image");
     }
