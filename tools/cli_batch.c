@@ -198,6 +198,9 @@ static void item_end(batch *b, item *it, const char *problem, int counted)
     }
 }
 
+/* The writers (below) take items of both sides. */
+static void *writer(void *arg);
+
 /* Claims the next file and makes its item; NULL when no file is left (or the
  * run was interrupted). A file that failed before reading is reported here. */
 static item *next_file(batch *b)
@@ -287,10 +290,25 @@ static int try_decode(batch *b, ic_load_options *lo)
     return 1;
 }
 
-/* Encodes and saves one filtered host image. */
-static void save_host(batch *b, item *it, ic_save_options *so)
+/* Gives back an item's place in the budget of host images (its images are
+ * freed, or about to be). */
+static void unbudget(batch *b, item *it)
 {
-    if (g_interrupted) { /* saves under way finish (atomically); no new ones */
+    if (!it->budgeted)
+        return;
+    it->budgeted = 0;
+    pthread_mutex_lock(&b->mu);
+    b->inflight--;
+    pthread_mutex_unlock(&b->mu);
+    cli_board_poke(&b->board); /* a worker may decode again */
+}
+
+/* Encodes one filtered host image into memory and hands the bytes to the
+ * writers: the atomic write waits for the disk (fsync), and a worker should
+ * not wait with it. The images are freed here, so the budget goes on. */
+static void encode_host(batch *b, item *it, ic_save_options *so)
+{
+    if (g_interrupted) { /* writes under way finish (atomically); no new ones */
         item_end(b, it, NULL, 0);
         return;
     }
@@ -298,15 +316,22 @@ static void save_host(batch *b, item *it, ic_save_options *so)
     char msg[256] = "";
     const double t = cli_now_ms();
     so->metadata = &it->meta;
-    const ic_status s = cli_noted(ic_image_save(&it->out, out, so), msg, sizeof msg);
+    const ic_status s =
+        cli_noted(ic_image_encode(&it->out, out, so, &it->bytes, &it->nbytes), msg, sizeof msg);
     add_time(b, &b->ms_encode, cli_now_ms() - t);
-    if (s == IC_OK)
-        cli_depth_notice(out, out, &it->out);
-    char problem[320];
-    if (s != IC_OK)
+    if (s != IC_OK) {
+        char problem[320];
         snprintf(problem, sizeof problem, "cannot write %s: %s", out,
                  msg[0] ? msg : ic_status_str(s));
-    item_end(b, it, s == IC_OK ? NULL : problem, 1);
+        item_end(b, it, problem, 1);
+        return;
+    }
+    it->wide = it->out.type == IC_U16;
+    ic_image_free(&it->img);
+    ic_image_free(&it->out);
+    ic_metadata_free(&it->meta);
+    unbudget(b, it);
+    cli_queue_push(&b->encoded, it);
 }
 
 /* A worker takes the most useful job there is: save a filtered image when
@@ -326,7 +351,7 @@ static void *worker(void *arg)
         item *it;
         const int r = cli_queue_try_pop(&b->filtered, &it);
         if (r > 0) {
-            save_host(b, it, &so);
+            encode_host(b, it, &so);
             continue;
         }
         if (r < 0)
@@ -343,10 +368,11 @@ static void *worker(void *arg)
         }
         if ((it = cli_queue_pop(&b->filtered)) == NULL)
             break;
-        save_host(b, it, &so);
+        encode_host(b, it, &so);
     }
     if (producing) /* not reached in practice: the queue closes after the decodes */
         cli_queue_producer_done(&b->decoded);
+    cli_queue_producer_done(&b->encoded);
     return NULL;
 }
 
@@ -452,10 +478,10 @@ static int online_cpus(void)
  * threads (nvJPEG for JPEG outputs, else the CPU writer after one download)
  * and written by writer threads. An image holds a codec slot from its decode
  * to its write, so at most GPU_SLOTS images are on the device. */
-#define GPU_BATCH 16   /* files per batched decode */
-#define GPU_SLOTS 48   /* images in flight on the device */
-#define GPU_ENCODERS 4 /* nvJPEG encodes at once (its encoder lanes) */
-#define GPU_WRITERS 16 /* atomic writes in parallel (each waits for an fsync) */
+#define GPU_BATCH 16     /* files per batched decode */
+#define GPU_SLOTS 48     /* images in flight on the device */
+#define GPU_ENCODERS 4   /* nvJPEG encodes at once (its encoder lanes) */
+#define BATCH_WRITERS 16 /* atomic writes in parallel (each waits for an fsync) */
 
 /* A free slot, waiting for one when block is set; -1 when none (not blocking). */
 static int slot_take(batch *b, int block)
@@ -599,9 +625,9 @@ static void *gpu_encoder(void *arg)
     return NULL;
 }
 
-/* The atomic writes (temporary file, fsync, link or rename): many at once,
- * since a sync waits for the disk rather than for a core. */
-static void *gpu_writer(void *arg)
+/* The atomic writes (temporary file, fsync, link or rename) of both sides:
+ * many at once, since a sync waits for the disk rather than for a core. */
+static void *writer(void *arg)
 {
     batch *b = arg;
     item *it;
@@ -609,13 +635,20 @@ static void *gpu_writer(void *arg)
         const char *out = b->files.v[it->idx].out;
         char msg[256] = "";
         const double t = cli_now_ms();
-        const ic_status s =
-            cli_noted(ic_save_bytes(out, it->enc.data, it->enc.size), msg, sizeof msg);
+        const ic_status s = it->slot >= 0 ? ic_save_bytes(out, it->enc.data, it->enc.size)
+                                          : ic_save_bytes(out, it->bytes, it->nbytes);
+        cli_noted(s, msg, sizeof msg);
         add_time(b, &b->ms_write, cli_now_ms() - t);
         char problem[320];
-        if (s != IC_OK)
+        if (s != IC_OK) {
             snprintf(problem, sizeof problem, "cannot write %s: %s", out,
                      msg[0] ? msg : ic_status_str(s));
+        } else if (it->wide) {
+            ic_image wide;
+            memset(&wide, 0, sizeof wide);
+            wide.type = IC_U16;
+            cli_depth_notice(out, out, &wide);
+        }
         item_end(b, it, s == IC_OK ? NULL : problem, 1);
     }
     return NULL;
@@ -742,13 +775,20 @@ static void free_contexts(ic_context **ctx, int n)
 static void run_pipeline(batch *b, ic_context **ctxs, int nwork, const ic_kernel *k,
                          const ic_params *p, int gpu_side, int nworkers)
 {
-    pthread_t wk[BATCH_MAX_WORKERS], gth, genc[GPU_ENCODERS], gwr[GPU_WRITERS];
+    pthread_t wk[BATCH_MAX_WORKERS], gth, genc[GPU_ENCODERS], wr[BATCH_WRITERS];
     int nw = 0, ng = 0, nwr = 0, gstarted = 0;
+    for (; nwr < BATCH_WRITERS; nwr++)
+        if (pthread_create(&wr[nwr], NULL, writer, b) != 0)
+            break;
+    if (nwr == 0)
+        g_interrupted = 1; /* nothing could be written: stop at once, then report */
     for (; nw < nworkers; nw++)
         if (pthread_create(&wk[nw], NULL, worker, b) != 0)
             break;
-    for (int i = nw; i < nworkers; i++) /* producers that never started are done */
+    for (int i = nw; i < nworkers; i++) { /* producers that never started are done */
         cli_queue_producer_done(&b->decoded);
+        cli_queue_producer_done(&b->encoded);
+    }
     if (gpu_side) {
         gstarted = pthread_create(&gth, NULL, gpu_main, b) == 0;
         if (!gstarted) {
@@ -759,15 +799,12 @@ static void run_pipeline(batch *b, ic_context **ctxs, int nwork, const ic_kernel
             cli_queue_producer_done(&b->decoded);
             cli_board_poke(&b->board);
         }
-        for (; nwr < GPU_WRITERS; nwr++)
-            if (pthread_create(&gwr[nwr], NULL, gpu_writer, b) != 0)
-                break;
-        for (; ng < GPU_ENCODERS && nwr > 0; ng++)
+        for (; ng < GPU_ENCODERS; ng++)
             if (pthread_create(&genc[ng], NULL, gpu_encoder, b) != 0)
                 break;
         for (int i = ng; i < GPU_ENCODERS; i++)
             cli_queue_producer_done(&b->encoded);
-        if (gstarted && (ng == 0 || nwr == 0))
+        if (gstarted && ng == 0)
             g_interrupted = 1; /* the GPU side's images could not flow */
     }
     if (nw == 0)
@@ -813,8 +850,13 @@ static void run_pipeline(batch *b, ic_context **ctxs, int nwork, const ic_kernel
         pthread_join(gth, NULL);
     for (int i = 0; i < ng; i++)
         pthread_join(genc[i], NULL);
+    if (nwr == 0) { /* nobody emptied it (the queue is closed now) */
+        item *it;
+        while ((it = cli_queue_pop(&b->encoded)) != NULL)
+            item_end(b, it, NULL, 0);
+    }
     for (int i = 0; i < nwr; i++)
-        pthread_join(gwr[i], NULL);
+        pthread_join(wr[i], NULL);
 }
 
 static void destroy_queues(batch *b)
@@ -878,11 +920,11 @@ int cli_run_batch(const cli_options *o, cli_err *e)
     const int nworkers = clamp_int(online_cpus(), 2, BATCH_MAX_WORKERS);
     b.budget = nworkers + 8;
     if (rc == 0 && (cli_queue_init(&b.decoded, b.budget + GPU_SLOTS, nworkers + gpu_side) ||
-                    cli_queue_init(&b.filtered, b.budget, nwork)))
+                    cli_queue_init(&b.filtered, b.budget, nwork) ||
+                    cli_queue_init(&b.encoded, GPU_SLOTS + 2 * nworkers,
+                                   nworkers + (gpu_side ? GPU_ENCODERS : 0))))
         rc = -1;
-    if (rc == 0 && gpu_side &&
-        (cli_queue_init(&b.gfiltered, GPU_SLOTS, 1) ||
-         cli_queue_init(&b.encoded, GPU_SLOTS, GPU_ENCODERS)))
+    if (rc == 0 && gpu_side && cli_queue_init(&b.gfiltered, GPU_SLOTS, 1))
         rc = -1;
     if (rc == 0 && gpu_side) {
         b.free_slots = malloc(GPU_SLOTS * sizeof *b.free_slots);

@@ -19,10 +19,11 @@ typedef struct item {
     int budgeted; /* counted in the batch's in-flight budget (decoded on the host) */
     ic_image img, out;
     ic_metadata meta; /* the input's ICC profile and EXIF, for the output */
-    uint8_t *bytes;   /* GPU pipeline: the file as read */
+    uint8_t *bytes;   /* the file as read (GPU side), or the encoded file (host side) */
     size_t nbytes;
     int slot;     /* GPU pipeline: the codec slot holding img and out */
     ic_bytes enc; /* GPU pipeline: the encoded file, held by the slot */
+    int wide;     /* the encoded image had 16-bit samples (the depth notice) */
 } item;
 
 /* Frees an item with whatever it still holds. */
