@@ -913,6 +913,14 @@ int cli_run_batch(const cli_options *o, cli_err *e)
     if (rc == 0)
         rc = cli_files_plan(&b.files, o);
     const int gpu_side = rc == 0 && wants_gpu_side(&b, nwork);
+    /* With a CUDA backend the GPU side's images take a few hundred
+     * microseconds of the filter thread, the workers' host images a copy each
+     * way over the bus (milliseconds for HD): a second context on the same
+     * device filters beside the first, so that its copies overlap. */
+    int nfilt = nwork;
+    if (gpu_side && nwork == 1 && strncmp(ic_context_backend(ctx), "cuda", 4) == 0 &&
+        ic_context_create(&ctxs[1], o->backend, &c0) == IC_OK)
+        nfilt = 2;
     /* One worker per core (the filter thread, nvJPEG's and the GPU side's
      * threads mostly wait on the GPU). Host images in memory: at most one per
      * worker plus 8 waiting between the stages, as the fixed decoder and
@@ -920,7 +928,7 @@ int cli_run_batch(const cli_options *o, cli_err *e)
     const int nworkers = clamp_int(online_cpus(), 2, BATCH_MAX_WORKERS);
     b.budget = nworkers + 8;
     if (rc == 0 && (cli_queue_init(&b.decoded, b.budget + GPU_SLOTS, nworkers + gpu_side) ||
-                    cli_queue_init(&b.filtered, b.budget, nwork) ||
+                    cli_queue_init(&b.filtered, b.budget, nfilt) ||
                     cli_queue_init(&b.encoded, GPU_SLOTS + 2 * nworkers,
                                    nworkers + (gpu_side ? GPU_ENCODERS : 0))))
         rc = -1;
@@ -939,7 +947,7 @@ int cli_run_batch(const cli_options *o, cli_err *e)
         destroy_queues(&b);
         free(b.free_slots);
         cli_files_free(&b.files);
-        free_contexts(ctxs, nwork);
+        free_contexts(ctxs, nfilt);
         ic_kernel_free(&k);
         cli_board_destroy(&b.board);
         pthread_cond_destroy(&b.slot_freed);
@@ -956,7 +964,7 @@ int cli_run_batch(const cli_options *o, cli_err *e)
     sigaction(SIGINT, &sa, &old_int);
 
     b.bar.t0 = cli_now_ms();
-    run_pipeline(&b, ctxs, nwork, &k, &p, gpu_side, nworkers);
+    run_pipeline(&b, ctxs, nfilt, &k, &p, gpu_side, nworkers);
     const double ms = cli_now_ms() - b.bar.t0;
     sigaction(SIGINT, &old_int, NULL);
     pthread_mutex_lock(&b.mu);
@@ -980,7 +988,7 @@ int cli_run_batch(const cli_options *o, cli_err *e)
     pthread_cond_destroy(&b.slot_freed);
     pthread_mutex_destroy(&b.mu);
     cli_files_free(&b.files);
-    free_contexts(ctxs, nwork);
+    free_contexts(ctxs, nfilt);
     ic_kernel_free(&k);
     if (interrupted)
         return cli_fail(e, CLI_EXIT_INPUT, NULL, "interrupted: %d of %d files not processed",
