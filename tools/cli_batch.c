@@ -14,7 +14,8 @@
  * context, all pulling from that queue -> a queue -> the same workers, which
  * encode and save. With a CUDA backend and JPEG inputs a GPU side joins in
  * (issue 11, "batch at hardware speed"): one thread opens the GPU codec while
- * the workers already decode, then decodes batches of files with nvJPEG,
+ * the workers already decode (their images filtered by two contexts on the
+ * device, host to host), then decodes batches of files with nvJPEG,
  * taking them from the same list; its images stay on the device (filtered
  * device to device, encoded by GPU encoder threads, written by writer
  * threads). Output names are the input base names in OUTDIR (the extension
