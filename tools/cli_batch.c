@@ -482,6 +482,7 @@ static int online_cpus(void)
 #define GPU_BATCH 16     /* files per batched decode */
 #define GPU_SLOTS 48     /* images in flight on the device */
 #define GPU_ENCODERS 4   /* nvJPEG encodes at once (its encoder lanes) */
+#define GPU_MIN_FILES 64 /* fewer JPEGs: no GPU side (IC_BATCH_DECODE=both) */
 #define BATCH_WRITERS 16 /* atomic writes in parallel (each waits for an fsync) */
 
 /* A free slot, waiting for one when block is set; -1 when none (not blocking). */
@@ -655,7 +656,8 @@ static void *writer(void *arg)
     return NULL;
 }
 
-/* The GPU side is for JPEG inputs (by name: at least half of them) with a
+/* The GPU side is for JPEG inputs (by name: at least half of them, and at
+ * least GPU_MIN_FILES unless IC_BATCH_DECODE asks for nvJPEG) with a
  * one-device context, unless --codec cpu or IC_BATCH_DECODE=cpu. Whether
  * the context is a CUDA one is the codec's to say (on its thread). */
 static int wants_gpu_side(const batch *b, int nwork)
@@ -667,6 +669,10 @@ static int wants_gpu_side(const batch *b, int nwork)
     int jpeg = 0;
     for (int i = 0; i < b->files.n; i++)
         jpeg += ic_format_from_path(b->files.v[i].in) == IC_FMT_JPEG;
+    /* A few files are done by the workers before nvJPEG is open (about a
+     * second), and the run would then wait for the open for nothing. */
+    if (b->decode_mode == DEC_BOTH && jpeg < GPU_MIN_FILES)
+        return 0;
     return 2 * jpeg >= b->files.n;
 }
 
