@@ -363,8 +363,8 @@ static ic_status make_lane(ic_nvjpeg *nj, enc_lane *l, char *err, size_t errlen)
 }
 
 /* How ic_nvjpeg_open creates nvJPEG's objects (IC_NVJPEG_OPEN; startup_probe
- * and bench/startup.sh compare them):
- *   concurrent (default): the hardware decoder (handle, state, stream parser)
+ * and bench/startup.sh compare them; the CLI's batch asks for concurrent):
+ *   concurrent: the hardware decoder (handle, state, stream parser)
  *     on a thread of its own from the start; the default handle on the
  *     calling thread, then its decoder state and parser there while a second
  *     thread makes encoder lane 0. Each nvJPEG handle or state creation costs
@@ -372,9 +372,9 @@ static ic_status make_lane(ic_nvjpeg *nj, enc_lane *l, char *err, size_t errlen)
  *     the open costs its longest chain instead of the sum, unless nvJPEG
  *     serialises them inside.
  *   serial: the same objects one after the other on the calling thread.
- *   lazy: as serial, but the hardware decoder only at the first header check
- *     (ic_nvjpeg_check, ic_nvjpeg_engine), so that an encode-only user never
- *     pays for it. */
+ *   lazy (default): as serial, but the hardware decoder only at the first
+ *     header check (ic_nvjpeg_check, ic_nvjpeg_engine), so that an
+ *     encode-only user (the CLI's single image) never pays for it. */
 enum { OPEN_CONCURRENT = 0, OPEN_SERIAL, OPEN_LAZY };
 
 static int open_mode(void)
@@ -382,9 +382,9 @@ static int open_mode(void)
     const char *e = getenv("IC_NVJPEG_OPEN");
     if (e && !strcmp(e, "serial"))
         return OPEN_SERIAL;
-    if (e && !strcmp(e, "lazy"))
-        return OPEN_LAZY;
-    return OPEN_CONCURRENT;
+    if (e && !strcmp(e, "concurrent"))
+        return OPEN_CONCURRENT;
+    return OPEN_LAZY;
 }
 
 /* Makes the hardware decoder's handle, state and stream parser, or leaves
