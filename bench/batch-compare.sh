@@ -28,6 +28,11 @@
 #   by default it is added when BACKEND ran on a CUDA backend (CPU_ROW=0: never).
 #   IMGCONV_ARGS: extra imgconv options for a second row of BACKEND, e.g.
 #   "--devices all" (the first row runs without them; the cpu row never gets them).
+#   DECODE_ROWS: when BACKEND ran on a CUDA backend, one more imgconv row per
+#   word, with IC_BATCH_DECODE set to it (default "gpu": nvJPEG decodes every
+#   file, as before issue 11 item 5, against the first row's default "both":
+#   the CPU workers from the start and nvJPEG once open; "after", "cpu" also
+#   possible; DECODE_ROWS= none).
 #   Peers: vips and mogrify from PEERS=DIR (the bin/ of a bundle made by
 #   scripts/pack-peers.sh, put first on PATH), else ./peers-bundle/bin when it
 #   exists (the GPU machine, where it is carried), else the system's.
@@ -165,13 +170,14 @@ run_tool() { # NAME COMMAND...
 }
 
 json_backend() { python3 -c "import json, sys; print(json.load(open(sys.argv[1]))['backend'])" "$1"; }
+IC_ENV=() # VAR=VALUE words for the next run_imgconv (its label shows them)
 run_imgconv() { # BACKEND JSONFILE [EXTRA...]: one imgconv batch row, named after the backend that ran
     local be=$1 js=$2
     shift 2
-    local label="imgconv --backend $be${*:+ $*}"
+    local label="imgconv --backend $be${*:+ $*}${IC_ENV[*]:+ (${IC_ENV[*]})}"
     # shellcheck disable=SC2016 # expanded by the inner shell
-    run_tool "$label" sh -c 'j=$1; shift; "$@" >"$j"' sh "$js" "$IMGCONV" --backend "$be" \
-        --kernel "$K" --quality 92 -q --json "$@" -o "$WORK/out" "$WORK/in"
+    run_tool "$label" sh -c 'j=$1; shift; "$@" >"$j"' sh "$js" env "${IC_ENV[@]}" "$IMGCONV" \
+        --backend "$be" --kernel "$K" --quality 92 -q --json "$@" -o "$WORK/out" "$WORK/in"
     local used last=$((${#ROWS[@]} - 1))
     used=$(json_backend "$js")
     [ "$used" = "$be" ] || ROWS[last]=${ROWS[last]/"$label |"/"$label (picked $used) |"}
@@ -184,6 +190,17 @@ if [ ${#XARGS[@]} -gt 0 ]; then # e.g. --devices all: a second row with the extr
     XARGS_JSON="$WORK/imgconv-xargs.json"
     run_imgconv "$BACKEND" "$XARGS_JSON" "${XARGS[@]}"
 fi
+DEC_JSONS=()
+case "$USED" in
+cuda*)
+    for mode in ${DECODE_ROWS-gpu}; do
+        DEC_JSONS+=("$WORK/imgconv-dec-$mode.json")
+        IC_ENV=("IC_BATCH_DECODE=$mode")
+        run_imgconv "$BACKEND" "$WORK/imgconv-dec-$mode.json"
+        IC_ENV=()
+    done
+    ;;
+esac
 CPU_JSON=
 case "${CPU_ROW:-auto}:$USED" in
 1:* | auto:cuda*)
@@ -210,8 +227,13 @@ d = json.load(open(sys.argv[1]))
 s = d["stage_ms"]
 busy = sum(s.values()) or 1
 parts = ", ".join(f"{k} {v/1e3:.2f} s ({100*v/busy:.0f}%)" for k, v in s.items() if v > 0)
+extra = ""
+if "decoded_by" in d:
+    extra = f"; decoded by the CPU workers {d['decoded_by']['cpu']}, by the GPU codec {d['decoded_by']['gpu']}"
+    if d.get("gpu_open_ms"):
+        extra += f" (GPU codec open on its thread: {d['gpu_open_ms'] / 1e3:.2f} s)"
 print(f"backend {d['backend']}, codec {d.get('codec', 'cpu')}; busy time summed over threads: "
-      f"{parts}; {d['written']} written, {d['failed']} failed")
+      f"{parts}; {d['written']} written, {d['failed']} failed{extra}")
 EOF
 }
 row_ips() { # NAME-PREFIX: images/s of the first table row whose tool starts so
@@ -239,6 +261,11 @@ mkdir -p "$(dirname "$RESULT")"
     echo
     echo "imgconv --backend $BACKEND: $(stages "$IC_JSON")."
     if [ -n "$XARGS_JSON" ]; then echo "imgconv --backend $BACKEND $IMGCONV_ARGS: $(stages "$XARGS_JSON")."; fi
+    for js in "${DEC_JSONS[@]}"; do
+        m=${js##*-dec-}
+        echo
+        echo "imgconv --backend $BACKEND (IC_BATCH_DECODE=${m%.json}): $(stages "$js")."
+    done
     if [ -n "$CPU_JSON" ]; then
         echo
         echo "imgconv --backend cpu: $(stages "$CPU_JSON")."

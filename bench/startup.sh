@@ -6,12 +6,20 @@
 #      decode first/second, encoder first/second, 72 MiB pinned/device
 #      allocations, imgconv's context, first/second ic_convolve small and big,
 #      ic_gpu_codec_create), each with its own duration and the time since
-#      exec; run twice (the first run also pays cold library page-ins) and once
-#      with the DEFAULT nvJPEG handle created first;
-#   2. whole-process wall times and `--time --repeat 3` of imgconv on a 6000x4000 JPEG
+#      exec; run twice (the first run also pays cold library page-ins), once
+#      with the DEFAULT nvJPEG handle created first, and once with --concurrent
+#      (the hardware and default handles and states made on two threads at
+#      once: does nvJPEG serialise their creation inside?);
+#   2. whole-process wall times and `--time --repeat 3` of imgconv on a
+#      6000x4000 JPEG
 #      (gaussian:9, JPEG out) and a 64x64 PPM (gaussian:3), cuda and cpu,
 #      and the cuda cases again under CUDA_MODULE_LOADING=EAGER (the CUDA
 #      runtime's own variable; lazy loading is the default since CUDA 12.2);
+#      then an 80-image HD JPEG batch, twice per line, with the GPU codec's open
+#      (on its own thread while the CPU workers decode) IC_NVJPEG_OPEN=serial,
+#      concurrent or lazy, and IC_BATCH_DECODE=gpu (nvJPEG decodes every file,
+#      as before issue 11 item 5) or both (CPU workers and nvJPEG take files
+#      from one list): wall, gpu_open_ms and decoded_by of each;
 #   3. when `nsys` is on the PATH: Nsight Systems profiles of the two cuda
 #      cases and of a 20-image HD JPEG batch (-o OUTDIR), with `nsys stats`
 #      summaries (CUDA API calls by total time: cudaStreamSynchronize,
@@ -62,8 +70,12 @@ else
         "$IMGCONV" --backend cpu --kernel 1 --quality 92 "$WORK/c$i.ppm" "$WORK/hd/c$i.jpg"
     done
 fi
+mkdir -p "$WORK/hd80"
+for f in "$WORK"/hd/*.jpg; do
+    for c in 1 2 3 4; do cp "$f" "$WORK/hd80/$c-$(basename "$f")"; done
+done
 say "Inputs: 6000x4000 JPEG q92 from $SRC, $(stat -c %s "$WORK/photo.jpg") bytes; 64x64 PPM chart;"
-say "20 HD JPEGs for the batch profile."
+say "20 HD JPEGs for the batch profile, the same 4 times over (80 files) for the batch table."
 say
 
 # ---- 1. the probe ----------------------------------------------------------------
@@ -72,7 +84,7 @@ say
 say "'since exec' is the time since the process was exec'd; 'step' is the step's own time."
 say "A step's call 1 minus its call 2 is the one-time cost a single-image process pays."
 say
-for args in "" "" "--default-first"; do
+for args in "" "" "--default-first" "--concurrent"; do
     say "### startup_probe $args photo.jpg"
     say
     if [ -x "$PROBE" ]; then
@@ -126,17 +138,33 @@ for c in "${cases[@]}"; do
     "$IMGCONV" $args --time --repeat 3 2>&1 | sed "s|$WORK/||g" | code
     say
 done
-say "Batch of 20 HD JPEGs (gaussian:5, -o DIR, --json summary):"
+say "Batch of 80 HD JPEGs (gaussian:5, -o DIR, --json summary; gpu_open_ms: the GPU codec's"
+say "open on its thread, decoded_by: files per decoder):"
 say
-for be in cuda cpu; do
-    rm -rf "$WORK/hdout"
-    t0=$EPOCHREALTIME
-    "$IMGCONV" --backend $be -k gaussian:5 --quality 92 -q --json -o "$WORK/hdout" "$WORK/hd" >"$WORK/batch.json" 2>&1
-    rc=$?
-    t1=$EPOCHREALTIME
-    say "$be: $(python3 -c "print(f'{$t1 - $t0:.3f} s')") (exit $rc)"
-    code <"$WORK/batch.json"
+say "| backend | IC_NVJPEG_OPEN | IC_BATCH_DECODE | wall | gpu_open_ms | decoded_by | exit |"
+say "|---|---|---|---|---|---|---|"
+for combo in "cuda concurrent both" "cuda serial both" "cuda concurrent gpu" "cuda serial gpu" \
+    "cuda lazy gpu" "cpu - -"; do
+    read -r be open dec <<<"$combo"
+    for _ in 1 2; do
+        rm -rf "$WORK/hdout"
+        t0=$EPOCHREALTIME
+        IC_NVJPEG_OPEN=${open/-/concurrent} IC_BATCH_DECODE=${dec/-/both} "$IMGCONV" --backend "$be" \
+            -k gaussian:5 --quality 92 -q --json -o "$WORK/hdout" "$WORK/hd80" >"$WORK/batch.json" 2>&1
+        rc=$?
+        t1=$EPOCHREALTIME
+        say "| $be | $open | $dec | $(python3 -c "print(f'{$t1 - $t0:.3f} s')") | $(python3 -c '
+import json, sys
+try:
+    d = json.load(open(sys.argv[1]))
+    print(d.get("gpu_open_ms"), "|", d.get("decoded_by"))
+except Exception as e:
+    print("-", "|", "no JSON:", e)' "$WORK/batch.json") | $rc |"
+    done
 done
+say
+say "Last --json summary (cpu):"
+code <"$WORK/batch.json"
 say
 
 # ---- 3. Nsight Systems ---------------------------------------------------------------

@@ -2,21 +2,30 @@
  * cli_batch.c - batch mode of imgconv (issue 6): the whole job fast, not only
  * the kernel (seed 004's closing experiment on transfers, applied to folders
  * of photographs). Its parts live beside it: the list of files (cli_files.c),
- * the bounded queues (cli_queue.c), the progress bar (cli_progress.c), the
- * --json writer (cli_json.c); the raw frame stream is cli_stream.c.
+ * the bounded queues and the board their workers wait on (cli_queue.c), the
+ * progress bar (cli_progress.c), the --json writer (cli_json.c); the raw frame
+ * stream is cli_stream.c.
  *
- * Batch: inputs (files, directories, globs) -> decoder threads -> a bounded
+ * Batch: inputs (files, directories, globs) -> one worker per core, each
+ * taking the most useful job (save a filtered image if one waits, else decode
+ * the next file while at most workers + 8 host images are in memory) -> a
  * queue -> one filter context (GPU or CPU backend) on the main thread, or with
  * --devices one filter worker per listed device, each with its own one-device
- * context, all pulling from that queue -> a bounded queue -> encoder threads.
- * Output names are the input base names in OUTDIR (the extension replaced when
- * --format is given). A file that fails at
- * any stage is reported on one line and skipped; the others go on. Entries of
- * a folder that are not images by name (or sub-folders), and with
- * --skip-existing the inputs whose output exists, are skipped with a line
- * saying why and counted apart; dotfiles are ignored. SIGINT
- * stops decoding new files and lets the pipeline drain; ic_image_save writes
- * through a temporary file and a rename, so no partial file is left.
+ * context, all pulling from that queue -> a queue -> the same workers, which
+ * encode and save. With a CUDA backend and JPEG inputs a GPU side joins in
+ * (issue 11, "batch at hardware speed"): one thread opens the GPU codec while
+ * the workers already decode (their images filtered by two contexts on the
+ * device, host to host), then decodes batches of files with nvJPEG,
+ * taking them from the same list; its images stay on the device (filtered
+ * device to device, encoded by GPU encoder threads, written by writer
+ * threads). Output names are the input base names in OUTDIR (the extension
+ * replaced when --format is given). A file that fails at any stage is
+ * reported on one line and skipped; the others go on. Entries of a folder
+ * that are not images by name (or sub-folders), and with --skip-existing the
+ * inputs whose output exists, are skipped with a line saying why and counted
+ * apart; dotfiles are ignored. SIGINT stops decoding new files and lets the
+ * pipeline drain; ic_image_save writes through a temporary file and a rename,
+ * so no partial file is left.
  */
 #include "cli_batch.h"
 
@@ -48,18 +57,39 @@ static void on_sigint(int sig)
 
 /* ---- the batch run ----------------------------------------------------------- */
 
+/* Who decodes the files of a CUDA batch of JPEGs (IC_BATCH_DECODE, for tests
+ * and benchmarks; README "Batch and streams"). */
+enum {
+    DEC_BOTH = 0, /* the CPU workers from the start, nvJPEG once it is open */
+    DEC_AFTER,    /* both, the CPU workers starting once nvJPEG is open (or failed) */
+    DEC_GPU,      /* nvJPEG only (CPU workers only when nvJPEG is unavailable) */
+    DEC_CPU       /* no nvJPEG: every file on the CPU workers */
+};
+
+/* The state of the GPU side of a CUDA batch of JPEGs. */
+enum { GPU_NONE = 0, GPU_OPENING, GPU_READY, GPU_FAILED };
+
 typedef struct batch {
     const cli_options *o;
     blist files;
-    queue raw, decoded, filtered; /* raw: GPU pipeline only (files as read) */
-    queue encoded;                /* GPU pipeline: bytes waiting to be written */
-    ic_gpu_codec *codec;          /* GPU pipeline: NULL for the host pipeline */
-    pthread_mutex_t mu;           /* guards everything below */
+    queue decoded;       /* images waiting for the filter: host ones, and device ones from nvJPEG */
+    queue filtered;      /* filtered host images waiting for a worker to encode and save them */
+    queue gfiltered;     /* GPU side: filtered device images waiting for a GPU encoder */
+    queue encoded;       /* GPU side: bytes waiting to be written */
+    cli_board board;     /* the workers sleep here when neither queue has work for them */
+    ic_context *ctx;     /* the filter context (worker 0's) */
+    ic_gpu_codec *codec; /* GPU side: set once open (under mu); NULL before and without */
+    char engine[320];    /* the codec's engine, or "cpu (why)" */
+    int decode_mode;     /* DEC_* */
+    pthread_mutex_t mu;  /* guards everything below */
     pthread_cond_t slot_freed;
-    int *free_slots, nfree; /* GPU pipeline: codec slots not in use */
+    int gpu_state;          /* GPU_* */
+    int *free_slots, nfree; /* GPU side: codec slots not in use */
     int next, done, written, failed, skipped;
-    double bytes; /* decoded sample bytes of the files written */
-    double ms_read, ms_decode, ms_filter, ms_encode, ms_write;
+    int inflight, budget; /* host images in memory, and the most there may be */
+    int by_cpu, by_gpu;   /* files decoded by the CPU workers / by the GPU codec */
+    double bytes;         /* decoded sample bytes of the files written */
+    double ms_read, ms_decode, ms_filter, ms_encode, ms_write, ms_gpu_open;
     cli_progress bar; /* on stderr */
     char **errors;    /* "FILE\tproblem" for --json */
     int nerr;
@@ -111,7 +141,6 @@ static void add_time(batch *b, double *acc, double ms)
     pthread_mutex_unlock(&b->mu);
 }
 
-/* What --channels, --layout and --max-pixels ask of every load. */
 /* The save options every output of a batch gets (quality, lossless,
  * compression), whichever encoder writes it. */
 static ic_save_options save_options_of(const cli_options *o)
@@ -124,6 +153,7 @@ static ic_save_options save_options_of(const cli_options *o)
     return so;
 }
 
+/* What --channels, --layout and --max-pixels ask of every load. */
 static ic_load_options load_options_of(const cli_options *o)
 {
     ic_load_options lo;
@@ -134,6 +164,43 @@ static ic_load_options load_options_of(const cli_options *o)
     lo.max_memory = o->max_memory;
     return lo;
 }
+
+static void slot_give(batch *b, int s)
+{
+    pthread_mutex_lock(&b->mu);
+    b->free_slots[b->nfree++] = s;
+    pthread_cond_signal(&b->slot_freed);
+    pthread_mutex_unlock(&b->mu);
+}
+
+/* Ends an item: its file reported (problem NULL: written; counted = 0:
+ * interrupted, not reported), its slot (GPU side) or its place in the budget
+ * (host images) and its memory given back. A slot's images belong to the
+ * codec; host images are freed. */
+static void item_end(batch *b, item *it, const char *problem, int counted)
+{
+    if (counted)
+        finish_file(b, it->idx, problem);
+    const int budgeted = it->budgeted;
+    free(it->bytes);
+    it->bytes = NULL;
+    if (it->slot >= 0) {
+        slot_give(b, it->slot);
+        ic_metadata_free(&it->meta);
+        free(it);
+    } else {
+        cli_item_free(it);
+    }
+    if (budgeted) {
+        pthread_mutex_lock(&b->mu);
+        b->inflight--;
+        pthread_mutex_unlock(&b->mu);
+        cli_board_poke(&b->board); /* a worker may decode again */
+    }
+}
+
+/* The writers (below) take items of both sides. */
+static void *writer(void *arg);
 
 /* Claims the next file and makes its item; NULL when no file is left (or the
  * run was interrupted). A file that failed before reading is reported here. */
@@ -165,62 +232,211 @@ static item *next_file(batch *b)
     }
 }
 
-static void *decoder(void *arg)
+static size_t sample_bytes(const ic_image *img)
+{
+    return ic_image_row_bytes(img) * (size_t)img->height *
+           (size_t)(img->layout == IC_SOA ? img->channels : 1);
+}
+
+/* ---- the workers: decode on the CPU, encode and save on the CPU ------------------- */
+
+/* A worker's decode: 1 when a file was taken (decoded and queued, or
+ * reported), 0 when it should wait (the budget of host images in memory is
+ * spent, or the GPU decoder is still opening and the mode waits for it), -1
+ * when no file is left for the CPU. */
+static int try_decode(batch *b, ic_load_options *lo)
+{
+    pthread_mutex_lock(&b->mu);
+    int r = 1;
+    if (g_interrupted || b->next >= b->files.n)
+        r = -1;
+    else if (b->gpu_state == GPU_OPENING &&
+             (b->decode_mode == DEC_AFTER || b->decode_mode == DEC_GPU))
+        r = 0;
+    else if (b->gpu_state == GPU_READY && b->decode_mode == DEC_GPU)
+        r = -1; /* nvJPEG takes every file */
+    else if (b->inflight >= b->budget)
+        r = 0;
+    else
+        b->inflight++;
+    pthread_mutex_unlock(&b->mu);
+    if (r <= 0)
+        return r;
+    item *it = next_file(b);
+    if (!it) {
+        pthread_mutex_lock(&b->mu);
+        b->inflight--;
+        pthread_mutex_unlock(&b->mu);
+        cli_board_poke(&b->board);
+        return -1;
+    }
+    it->budgeted = 1;
+    bfile *f = &b->files.v[it->idx];
+    char msg[256] = "";
+    const double t = cli_now_ms();
+    lo->metadata = &it->meta;
+    const ic_status s = cli_noted(ic_image_load(&it->img, f->in, lo), msg, sizeof msg);
+    add_time(b, &b->ms_decode, cli_now_ms() - t);
+    if (s != IC_OK) {
+        char problem[320];
+        snprintf(problem, sizeof problem, "%s", msg[0] ? msg : ic_status_str(s));
+        item_end(b, it, problem, 1);
+        return 1;
+    }
+    f->bytes = sample_bytes(&it->img);
+    pthread_mutex_lock(&b->mu);
+    b->by_cpu++;
+    pthread_mutex_unlock(&b->mu);
+    cli_queue_push(&b->decoded, it);
+    return 1;
+}
+
+/* Gives back an item's place in the budget of host images (its images are
+ * freed, or about to be). */
+static void unbudget(batch *b, item *it)
+{
+    if (!it->budgeted)
+        return;
+    it->budgeted = 0;
+    pthread_mutex_lock(&b->mu);
+    b->inflight--;
+    pthread_mutex_unlock(&b->mu);
+    cli_board_poke(&b->board); /* a worker may decode again */
+}
+
+/* Encodes one filtered host image into memory and hands the bytes to the
+ * writers: the atomic write waits for the disk (fsync), and a worker should
+ * not wait with it. The images are freed here, so the budget goes on. */
+static void encode_host(batch *b, item *it, ic_save_options *so)
+{
+    if (g_interrupted) { /* writes under way finish (atomically); no new ones */
+        item_end(b, it, NULL, 0);
+        return;
+    }
+    const char *out = b->files.v[it->idx].out;
+    char msg[256] = "";
+    const double t = cli_now_ms();
+    so->metadata = &it->meta;
+    const ic_status s =
+        cli_noted(ic_image_encode(&it->out, out, so, &it->bytes, &it->nbytes), msg, sizeof msg);
+    add_time(b, &b->ms_encode, cli_now_ms() - t);
+    if (s != IC_OK) {
+        char problem[320];
+        snprintf(problem, sizeof problem, "cannot write %s: %s", out,
+                 msg[0] ? msg : ic_status_str(s));
+        item_end(b, it, problem, 1);
+        return;
+    }
+    it->wide = it->out.type == IC_U16;
+    ic_image_free(&it->img);
+    ic_image_free(&it->out);
+    ic_metadata_free(&it->meta);
+    unbudget(b, it);
+    cli_queue_push(&b->encoded, it);
+}
+
+/* A worker takes the most useful job there is: save a filtered image when
+ * one waits (it frees memory and finishes a file), else decode the next file
+ * while the budget of images in memory allows, else sleep until one of the
+ * two changes. So the cores go wherever the work is, whatever a format's
+ * decode and encode cost (JPEG decodes cost more than its encodes, PNG the
+ * other way round). Once no file is left to decode, the worker only saves. */
+static void *worker(void *arg)
 {
     batch *b = arg;
     ic_load_options lo = load_options_of(b->o);
-    item *it;
-    while ((it = next_file(b)) != NULL) {
-        const int i = it->idx;
-        bfile *f = &b->files.v[i];
-        char msg[256] = "";
-        const double t = cli_now_ms();
-        lo.metadata = &it->meta;
-        const ic_status s = cli_noted(ic_image_load(&it->img, f->in, &lo), msg, sizeof msg);
-        add_time(b, &b->ms_decode, cli_now_ms() - t);
-        if (s != IC_OK) {
-            char problem[320];
-            snprintf(problem, sizeof problem, "%s", msg[0] ? msg : ic_status_str(s));
-            cli_item_free(it);
-            finish_file(b, i, problem);
+    ic_save_options so = save_options_of(b->o);
+    int producing = 1;
+    for (;;) {
+        const unsigned long seen = cli_board_seq(&b->board);
+        item *it;
+        const int r = cli_queue_try_pop(&b->filtered, &it);
+        if (r > 0) {
+            encode_host(b, it, &so);
             continue;
         }
-        f->bytes = ic_image_row_bytes(&it->img) * (size_t)it->img.height *
-                   (size_t)(it->img.layout == IC_SOA ? it->img.channels : 1);
-        cli_queue_push(&b->decoded, it);
+        if (r < 0)
+            break;
+        if (producing) {
+            const int d = try_decode(b, &lo);
+            if (d < 0) {
+                producing = 0;
+                cli_queue_producer_done(&b->decoded);
+            } else if (d == 0) {
+                cli_board_wait(&b->board, seen);
+            }
+            continue;
+        }
+        if ((it = cli_queue_pop(&b->filtered)) == NULL)
+            break;
+        encode_host(b, it, &so);
     }
-    cli_queue_producer_done(&b->decoded);
+    if (producing) /* not reached in practice: the queue closes after the decodes */
+        cli_queue_producer_done(&b->decoded);
+    cli_queue_producer_done(&b->encoded);
     return NULL;
 }
 
-static void *encoder(void *arg)
+/* ---- the filter ------------------------------------------------------------------- */
+
+/* A host image: filtered into a host image (the context uploads and
+ * downloads when it is a GPU one), then saved by a worker. */
+static void filter_host(batch *b, ic_context *ctx, const ic_kernel *k, const ic_params *p, item *it)
 {
-    batch *b = arg;
-    ic_save_options so = save_options_of(b->o);
-    item *it;
-    while ((it = cli_queue_pop(&b->filtered)) != NULL) {
-        if (g_interrupted) { /* saves under way finish (atomically); no new ones */
-            ic_image_free(&it->out);
-            cli_item_free(it);
-            continue;
-        }
-        char msg[256] = "";
-        const double t = cli_now_ms();
-        so.metadata = &it->meta;
-        const ic_status s =
-            cli_noted(ic_image_save(&it->out, b->files.v[it->idx].out, &so), msg, sizeof msg);
-        add_time(b, &b->ms_encode, cli_now_ms() - t);
-        if (s == IC_OK)
-            cli_depth_notice(b->files.v[it->idx].out, b->files.v[it->idx].out, &it->out);
+    const double t = cli_now_ms();
+    cli_err me;
+    me.msg[0] = '\0';
+    ic_status s =
+        cli_check_memory(b->o, ctx, &it->img, k, "", &me) == CLI_EXIT_OK ? IC_OK : IC_ERR_TOO_LARGE;
+    if (s == IC_OK)
+        s = ic_image_create_type(&it->out, it->img.width, it->img.height, it->img.channels,
+                                 it->img.layout, it->img.type);
+    if (s == IC_OK)
+        s = ic_convolve(ctx, &it->img, &it->out, k, p);
+    add_time(b, &b->ms_filter, cli_now_ms() - t);
+    ic_image_free(&it->img);
+    if (s != IC_OK) {
         char problem[320];
-        if (s != IC_OK)
-            snprintf(problem, sizeof problem, "cannot write %s: %s", b->files.v[it->idx].out,
-                     msg[0] ? msg : ic_status_str(s));
-        finish_file(b, it->idx, s == IC_OK ? NULL : problem);
-        ic_image_free(&it->out);
-        cli_item_free(it);
+        if (me.msg[0])
+            snprintf(problem, sizeof problem, "%s", me.msg);
+        else
+            snprintf(problem, sizeof problem, "filter failed: %s",
+                     ic_last_error()[0] ? ic_last_error() : ic_status_str(s));
+        item_end(b, it, problem, 1);
+        return;
     }
-    return NULL;
+    cli_queue_push(&b->filtered, it);
+}
+
+/* A device image from the GPU codec: filtered device to device into its
+ * slot's output, then encoded by a GPU encoder. */
+static void filter_device(batch *b, ic_context *ctx, const ic_kernel *k, const ic_params *p,
+                          item *it)
+{
+    char msg[256] = "";
+    const double t = cli_now_ms();
+    cli_err me; /* --max-memory, as for host images */
+    me.msg[0] = '\0';
+    ic_status s = IC_OK;
+    if (cli_check_memory(b->o, ctx, &it->img, k, "", &me) != CLI_EXIT_OK) {
+        s = IC_ERR_TOO_LARGE;
+        snprintf(msg, sizeof msg, "%s", me.msg);
+    }
+    if (s == IC_OK)
+        s = cli_noted(ic_gpu_codec_output(b->codec, it->slot, &it->img, &it->out), msg, sizeof msg);
+    if (s == IC_OK && (s = ic_convolve(ctx, &it->img, &it->out, k, p)) != IC_OK)
+        snprintf(msg, sizeof msg, "%s", ic_last_error());
+    add_time(b, &b->ms_filter, cli_now_ms() - t);
+    if (s != IC_OK) {
+        char problem[320];
+        if (me.msg[0]) /* the memory limit: the host pipeline's message */
+            snprintf(problem, sizeof problem, "%s", me.msg);
+        else
+            snprintf(problem, sizeof problem, "filter failed: %s", msg[0] ? msg : ic_status_str(s));
+        item_end(b, it, problem, 1);
+        return;
+    }
+    cli_queue_push(&b->gfiltered, it);
 }
 
 /* The filter stage: one per filter worker (context). */
@@ -229,42 +445,18 @@ static void filter_stage(batch *b, ic_context *ctx, const ic_kernel *k, const ic
     item *it;
     while ((it = cli_queue_pop(&b->decoded)) != NULL) {
         if (g_interrupted) { /* drain without work: the file is "not processed" */
-            ic_image_free(&it->img);
-            cli_item_free(it);
+            item_end(b, it, NULL, 0);
             continue;
         }
-        const double t = cli_now_ms();
-        cli_err me;
-        me.msg[0] = '\0';
-        ic_status s = cli_check_memory(b->o, ctx, &it->img, k, "", &me) == CLI_EXIT_OK
-                          ? IC_OK
-                          : IC_ERR_TOO_LARGE;
-        if (s == IC_OK)
-            s = ic_image_create_type(&it->out, it->img.width, it->img.height, it->img.channels,
-                                     it->img.layout, it->img.type);
-        if (s == IC_OK)
-            s = ic_convolve(ctx, &it->img, &it->out, k, p);
-        add_time(b, &b->ms_filter, cli_now_ms() - t);
-        ic_image_free(&it->img);
-        if (s != IC_OK) {
-            char problem[320];
-            if (me.msg[0])
-                snprintf(problem, sizeof problem, "%s", me.msg);
-            else
-                snprintf(problem, sizeof problem, "filter failed: %s",
-                         ic_last_error()[0] ? ic_last_error() : ic_status_str(s));
-            ic_image_free(&it->out);
-            finish_file(b, it->idx, problem);
-            cli_item_free(it);
-            continue;
-        }
-        cli_queue_push(&b->filtered, it);
+        if (it->slot >= 0)
+            filter_device(b, ctx, k, p, it);
+        else
+            filter_host(b, ctx, k, p, it);
     }
     cli_queue_producer_done(&b->filtered);
 }
 
-#define BATCH_MAX_DECODERS 8
-#define BATCH_MAX_ENCODERS 24
+#define BATCH_MAX_WORKERS 64
 
 static int clamp_int(int v, int lo, int hi)
 {
@@ -277,73 +469,68 @@ static int online_cpus(void)
     return n < 1 ? 1 : n > 64 ? 64 : (int)n;
 }
 
-/* ---- the GPU pipeline: JPEG files with a CUDA backend ------------------------------ */
+/* ---- the GPU side: JPEG files with a CUDA backend ---------------------------------- */
 
-/* readers (file bytes) -> one decode thread (batched nvJPEG decode into codec
- * slots) -> the filter on the main thread (device to device) -> encoder
- * threads (nvJPEG encode, or the CPU writer after one download, then the
- * atomic write). An image holds a codec slot from its decode to its write,
- * so at most GPU_SLOTS images are on the device. */
+/* One thread opens the GPU codec (nvJPEG's handles and states: a second or
+ * more, while the CPU workers already decode, and the filter already runs
+ * on the CUDA context), then decodes batches of files with nvJPEG into codec
+ * slots, taking its files from the same list as the CPU workers. Its images
+ * stay on the device: filtered device to device, encoded by GPU encoder
+ * threads (nvJPEG for JPEG outputs, else the CPU writer after one download)
+ * and written by writer threads. An image holds a codec slot from its decode
+ * to its write, so at most GPU_SLOTS images are on the device. */
 #define GPU_BATCH 16     /* files per batched decode */
 #define GPU_SLOTS 48     /* images in flight on the device */
-#define GPU_READERS 4    /* file reads in parallel */
-#define GPU_RAW_AHEAD 32 /* files read ahead of the decoder */
-#define GPU_WRITERS 16   /* atomic writes in parallel (each waits for an fsync) */
+#define GPU_ENCODERS 4   /* nvJPEG encodes at once (its encoder lanes) */
+#define GPU_MIN_FILES 64 /* fewer JPEGs: no GPU side (IC_BATCH_DECODE=both) */
+#define BATCH_WRITERS 16 /* atomic writes in parallel (each waits for an fsync) */
 
-static int slot_take(batch *b)
+/* A free slot, waiting for one when block is set; -1 when none (not blocking). */
+static int slot_take(batch *b, int block)
 {
     pthread_mutex_lock(&b->mu);
-    while (b->nfree == 0)
+    while (b->nfree == 0 && block)
         pthread_cond_wait(&b->slot_freed, &b->mu);
-    const int s = b->free_slots[--b->nfree];
+    const int s = b->nfree > 0 ? b->free_slots[--b->nfree] : -1;
     pthread_mutex_unlock(&b->mu);
     return s;
 }
 
-static void slot_give(batch *b, int s)
+static ic_gpu_codec *gpu_open(batch *b)
 {
+    ic_gpu_codec *c = NULL;
+    char msg[256] = "";
+    const double t = cli_now_ms();
+    const ic_status s = cli_noted(ic_gpu_codec_create(&c, b->ctx, GPU_SLOTS), msg, sizeof msg);
+    /* The engine's name opens the hardware decoder, here rather than at the
+     * first decode. */
+    const char *eng = s == IC_OK ? ic_gpu_codec_engine(c) : NULL;
+    const int usable = eng && strncmp(eng, "cpu", 3) != 0; /* nvJPEG is there */
     pthread_mutex_lock(&b->mu);
-    b->free_slots[b->nfree++] = s;
-    pthread_cond_signal(&b->slot_freed);
+    b->ms_gpu_open = cli_now_ms() - t;
+    if (s == IC_ERR_UNSUPPORTED) /* not a CUDA context: the host pipeline, as ever */
+        snprintf(b->engine, sizeof b->engine, "cpu");
+    else if (s != IC_OK)
+        snprintf(b->engine, sizeof b->engine, "cpu (GPU codec: %s)",
+                 msg[0] ? msg : ic_status_str(s));
+    else
+        snprintf(b->engine, sizeof b->engine, "%s", eng);
+    if (usable)
+        b->codec = c;
+    b->gpu_state = usable ? GPU_READY : GPU_FAILED;
     pthread_mutex_unlock(&b->mu);
-}
-
-/* Ends an item of the GPU pipeline: its file reported (problem NULL: written;
- * counted = 0: interrupted, not reported), its slot and memory given back. */
-static void gpu_item_end(batch *b, item *it, const char *problem, int counted)
-{
-    if (counted)
-        finish_file(b, it->idx, problem);
-    if (it->slot >= 0)
-        slot_give(b, it->slot);
-    free(it->bytes);
-    ic_metadata_free(&it->meta);
-    free(it);
-}
-
-static void *gpu_reader(void *arg)
-{
-    batch *b = arg;
-    item *it;
-    while ((it = next_file(b)) != NULL) {
-        const bfile *f = &b->files.v[it->idx];
-        char msg[256] = "";
-        const double t = cli_now_ms();
-        const ic_status s = cli_read_file(f->in, &it->bytes, &it->nbytes, msg, sizeof msg);
-        add_time(b, &b->ms_read, cli_now_ms() - t);
-        if (s != IC_OK) {
-            gpu_item_end(b, it, msg[0] ? msg : ic_status_str(s), 1);
-            continue;
-        }
-        cli_queue_push(&b->raw, it);
+    cli_board_poke(&b->board); /* workers waiting for the GPU decoder go on */
+    if (!usable) {
+        ic_gpu_codec_free(c); /* every file on the CPU workers */
+        return NULL;
     }
-    cli_queue_producer_done(&b->raw);
-    return NULL;
+    return c;
 }
 
-static void *gpu_decoder(void *arg)
+static void *gpu_main(void *arg)
 {
     batch *b = arg;
+    ic_gpu_codec *c = gpu_open(b);
     ic_load_options lo = load_options_of(b->o);
     ic_metadata ask; /* any non-NULL pointer: res[i].metadata receives file i's */
     lo.metadata = &ask;
@@ -352,20 +539,39 @@ static void *gpu_decoder(void *arg)
     int slots[GPU_BATCH];
     ic_image img[GPU_BATCH];
     ic_decode_result res[GPU_BATCH];
-    int n;
-    while ((n = cli_queue_pop_n(&b->raw, its, GPU_BATCH)) > 0) {
-        if (g_interrupted) {
-            for (int i = 0; i < n; i++)
-                gpu_item_end(b, its[i], NULL, 0);
+    for (int more = c != NULL; more;) {
+        /* A batch: a slot and a file at a time, the first slot waited for. */
+        int n = 0;
+        while (n < GPU_BATCH) {
+            const int sl = slot_take(b, n == 0);
+            if (sl < 0)
+                break;
+            item *it = next_file(b);
+            if (!it) {
+                slot_give(b, sl);
+                more = 0;
+                break;
+            }
+            it->slot = sl;
+            char msg[256] = "";
+            const double t = cli_now_ms();
+            const ic_status s =
+                cli_read_file(b->files.v[it->idx].in, &it->bytes, &it->nbytes, msg, sizeof msg);
+            add_time(b, &b->ms_read, cli_now_ms() - t);
+            if (s != IC_OK) {
+                item_end(b, it, msg[0] ? msg : ic_status_str(s), 1);
+                continue;
+            }
+            its[n] = it;
+            slots[n] = sl;
+            in[n].data = it->bytes;
+            in[n].size = it->nbytes;
+            n++;
+        }
+        if (n == 0)
             continue;
-        }
-        for (int i = 0; i < n; i++) {
-            its[i]->slot = slots[i] = slot_take(b);
-            in[i].data = its[i]->bytes;
-            in[i].size = its[i]->nbytes;
-        }
         const double t = cli_now_ms();
-        const ic_status st = ic_gpu_decode(b->codec, n, in, slots, &lo, img, res);
+        const ic_status st = ic_gpu_decode(c, n, in, slots, &lo, img, res);
         add_time(b, &b->ms_decode, cli_now_ms() - t);
         for (int i = 0; i < n; i++) {
             item *it = its[i];
@@ -376,12 +582,14 @@ static void *gpu_decoder(void *arg)
                 char problem[320];
                 snprintf(problem, sizeof problem, "%s",
                          res[i].error[0] ? res[i].error : ic_status_str(res[i].status));
-                gpu_item_end(b, it, problem, 1);
+                item_end(b, it, problem, 1);
                 continue;
             }
             it->img = img[i];
-            b->files.v[it->idx].bytes = ic_image_row_bytes(&img[i]) * (size_t)img[i].height *
-                                        (size_t)(img[i].layout == IC_SOA ? img[i].channels : 1);
+            b->files.v[it->idx].bytes = sample_bytes(&img[i]);
+            pthread_mutex_lock(&b->mu);
+            b->by_gpu++;
+            pthread_mutex_unlock(&b->mu);
             cli_queue_push(&b->decoded, it);
         }
     }
@@ -389,52 +597,14 @@ static void *gpu_decoder(void *arg)
     return NULL;
 }
 
-static void gpu_filter_stage(batch *b, ic_context *ctx, const ic_kernel *k, const ic_params *p)
-{
-    item *it;
-    while ((it = cli_queue_pop(&b->decoded)) != NULL) {
-        if (g_interrupted) {
-            gpu_item_end(b, it, NULL, 0);
-            continue;
-        }
-        char msg[256] = "";
-        const double t = cli_now_ms();
-        cli_err me; /* --max-memory, as for host images */
-        me.msg[0] = '\0';
-        ic_status s = IC_OK;
-        if (cli_check_memory(b->o, ctx, &it->img, k, "", &me) != CLI_EXIT_OK) {
-            s = IC_ERR_TOO_LARGE;
-            snprintf(msg, sizeof msg, "%s", me.msg);
-        }
-        if (s == IC_OK)
-            s = cli_noted(ic_gpu_codec_output(b->codec, it->slot, &it->img, &it->out), msg,
-                          sizeof msg);
-        if (s == IC_OK && (s = ic_convolve(ctx, &it->img, &it->out, k, p)) != IC_OK)
-            snprintf(msg, sizeof msg, "%s", ic_last_error());
-        add_time(b, &b->ms_filter, cli_now_ms() - t);
-        if (s != IC_OK) {
-            char problem[320];
-            if (me.msg[0]) /* the memory limit: the host pipeline's message */
-                snprintf(problem, sizeof problem, "%s", me.msg);
-            else
-                snprintf(problem, sizeof problem, "filter failed: %s",
-                         msg[0] ? msg : ic_status_str(s));
-            gpu_item_end(b, it, problem, 1);
-            continue;
-        }
-        cli_queue_push(&b->filtered, it);
-    }
-    cli_queue_producer_done(&b->filtered);
-}
-
 static void *gpu_encoder(void *arg)
 {
     batch *b = arg;
     ic_save_options so = save_options_of(b->o);
     item *it;
-    while ((it = cli_queue_pop(&b->filtered)) != NULL) {
+    while ((it = cli_queue_pop(&b->gfiltered)) != NULL) {
         if (g_interrupted) { /* writes under way finish (atomically); no new ones */
-            gpu_item_end(b, it, NULL, 0);
+            item_end(b, it, NULL, 0);
             continue;
         }
         const char *out = b->files.v[it->idx].out;
@@ -448,7 +618,7 @@ static void *gpu_encoder(void *arg)
             char problem[320];
             snprintf(problem, sizeof problem, "cannot write %s: %s", out,
                      msg[0] ? msg : ic_status_str(s));
-            gpu_item_end(b, it, problem, 1);
+            item_end(b, it, problem, 1);
             continue;
         }
         cli_queue_push(&b->encoded, it); /* the bytes stay in the slot until written */
@@ -457,9 +627,9 @@ static void *gpu_encoder(void *arg)
     return NULL;
 }
 
-/* The atomic writes (temporary file, fsync, rename): many at once, since a
- * sync waits for the disk rather than for a core. */
-static void *gpu_writer(void *arg)
+/* The atomic writes (temporary file, fsync, link or rename) of both sides:
+ * many at once, since a sync waits for the disk rather than for a core. */
+static void *writer(void *arg)
 {
     batch *b = arg;
     item *it;
@@ -467,100 +637,59 @@ static void *gpu_writer(void *arg)
         const char *out = b->files.v[it->idx].out;
         char msg[256] = "";
         const double t = cli_now_ms();
-        const ic_status s =
-            cli_noted(ic_save_bytes(out, it->enc.data, it->enc.size), msg, sizeof msg);
+        const ic_status s = it->slot >= 0 ? ic_save_bytes(out, it->enc.data, it->enc.size)
+                                          : ic_save_bytes(out, it->bytes, it->nbytes);
+        cli_noted(s, msg, sizeof msg);
         add_time(b, &b->ms_write, cli_now_ms() - t);
         if (s == IC_OK)
             cli_depth_notice(out, out, &it->out);
         char problem[320];
-        if (s != IC_OK)
+        if (s != IC_OK) {
             snprintf(problem, sizeof problem, "cannot write %s: %s", out,
                      msg[0] ? msg : ic_status_str(s));
-        gpu_item_end(b, it, s == IC_OK ? NULL : problem, 1);
+        } else if (it->wide) {
+            ic_image wide;
+            memset(&wide, 0, sizeof wide);
+            wide.type = IC_U16;
+            cli_depth_notice(out, out, &wide);
+        }
+        item_end(b, it, s == IC_OK ? NULL : problem, 1);
     }
     return NULL;
 }
 
-/* Runs the GPU pipeline to the end; 0, or -1 when no thread could start
- * (nothing was processed then). */
-static int run_gpu_pipeline(batch *b, ic_context *ctx, const ic_kernel *k, const ic_params *p)
+/* The GPU side is for JPEG inputs (by name: at least half of them, and at
+ * least GPU_MIN_FILES unless IC_BATCH_DECODE asks for nvJPEG) with a
+ * one-device context, unless --codec cpu or IC_BATCH_DECODE=cpu. Whether
+ * the context is a CUDA one is the codec's to say (on its thread). */
+static int wants_gpu_side(const batch *b, int nwork)
 {
-    int jpeg_out = 0;
+    const cli_options *o = b->o;
+    if (o->cpu_codec || nwork != 1 || !ic_format_supported(IC_FMT_JPEG) || b->files.n == 0 ||
+        b->decode_mode == DEC_CPU)
+        return 0;
+    int jpeg = 0;
     for (int i = 0; i < b->files.n; i++)
-        jpeg_out += b->files.v[i].out && ic_format_from_path(b->files.v[i].out) == IC_FMT_JPEG;
-    /* nvJPEG encodes 4 at once; a CPU writer (PNG, ...) wants the cores. */
-    const int nenc =
-        2 * jpeg_out >= b->files.n ? 4 : clamp_int(online_cpus() * 3 / 4, 2, BATCH_MAX_ENCODERS);
-    b->encoded.producers = nenc; /* no thread runs yet */
-    b->free_slots = malloc(GPU_SLOTS * sizeof *b->free_slots);
-    if (!b->free_slots) {
-        g_interrupted = 1; /* reported as "interrupted: N of M files not processed" */
-        return -1;
-    }
-    for (int i = 0; i < GPU_SLOTS; i++)
-        b->free_slots[b->nfree++] = i;
-    pthread_t rd[GPU_READERS], dec, enc[BATCH_MAX_ENCODERS], wr[GPU_WRITERS];
-    int nrd = 0, ne = 0, nw = 0, dec_started = 0;
-    for (; nrd < GPU_READERS; nrd++)
-        if (pthread_create(&rd[nrd], NULL, gpu_reader, b) != 0)
-            break;
-    for (int i = nrd; i < GPU_READERS; i++)
-        cli_queue_producer_done(&b->raw);
-    dec_started = nrd > 0 && pthread_create(&dec, NULL, gpu_decoder, b) == 0;
-    if (!dec_started)
-        cli_queue_producer_done(&b->decoded);
-    for (; nw < GPU_WRITERS; nw++)
-        if (pthread_create(&wr[nw], NULL, gpu_writer, b) != 0)
-            break;
-    for (; ne < nenc && nw > 0; ne++)
-        if (pthread_create(&enc[ne], NULL, gpu_encoder, b) != 0)
-            break;
-    for (int i = ne; i < nenc; i++)
-        cli_queue_producer_done(&b->encoded);
-    if (nrd == 0 || !dec_started || ne == 0 || nw == 0)
-        g_interrupted = 1; /* nothing can flow: stop at once, then report */
-    if (!dec_started) {    /* nobody would empty the file queue */
-        item *it;
-        while ((it = cli_queue_pop(&b->raw)) != NULL)
-            gpu_item_end(b, it, NULL, 0);
-    }
-    if (ne == 0) { /* nobody would empty the second queue */
-        item *it;
-        while ((it = cli_queue_pop(&b->decoded)) != NULL)
-            gpu_item_end(b, it, "cannot start an encoder thread", 1);
-        cli_queue_producer_done(&b->filtered);
-    } else {
-        gpu_filter_stage(b, ctx, k, p);
-    }
-    for (int i = 0; i < nrd; i++)
-        pthread_join(rd[i], NULL);
-    if (dec_started)
-        pthread_join(dec, NULL);
-    for (int i = 0; i < ne; i++)
-        pthread_join(enc[i], NULL);
-    for (int i = 0; i < nw; i++)
-        pthread_join(wr[i], NULL);
-    free(b->free_slots);
-    b->free_slots = NULL;
-    return nrd == 0 || !dec_started || ne == 0 || nw == 0 ? -1 : 0;
+        jpeg += ic_format_from_path(b->files.v[i].in) == IC_FMT_JPEG;
+    /* A few files are done by the workers before nvJPEG is open (about a
+     * second), and the run would then wait for the open for nothing. */
+    if (b->decode_mode == DEC_BOTH && jpeg < GPU_MIN_FILES)
+        return 0;
+    return 2 * jpeg >= b->files.n;
 }
 
-/* The GPU pipeline is for JPEG inputs (by name: at least half of them) with
- * a one-device CUDA context; its codec, or NULL for the host pipeline. An
- * error other than "not a CUDA context" is returned as a status. */
-static ic_status open_gpu_codec(const cli_options *o, const blist *files, ic_context *ctx,
-                                int nwork, ic_gpu_codec **codec, char *msg, size_t msglen)
+static int decode_mode_of_env(void)
 {
-    *codec = NULL;
-    if (o->cpu_codec || nwork != 1 || !ic_format_supported(IC_FMT_JPEG) || files->n == 0)
-        return IC_OK;
-    int jpeg = 0;
-    for (int i = 0; i < files->n; i++)
-        jpeg += ic_format_from_path(files->v[i].in) == IC_FMT_JPEG;
-    if (2 * jpeg < files->n)
-        return IC_OK;
-    const ic_status s = cli_noted(ic_gpu_codec_create(codec, ctx, GPU_SLOTS), msg, msglen);
-    return s == IC_ERR_UNSUPPORTED ? IC_OK : s;
+    const char *e = getenv("IC_BATCH_DECODE");
+    if (!e || !*e || !strcmp(e, "both"))
+        return DEC_BOTH;
+    if (!strcmp(e, "after"))
+        return DEC_AFTER;
+    if (!strcmp(e, "gpu"))
+        return DEC_GPU;
+    if (!strcmp(e, "cpu"))
+        return DEC_CPU;
+    return -1;
 }
 
 static void print_summary(const batch *b, const char *backend, double ms)
@@ -573,7 +702,9 @@ static void print_summary(const batch *b, const char *backend, double ms)
                b->files.n, b->written, b->skipped, b->failed, g_interrupted ? "true" : "false");
         cli_json_string(stdout, backend, (size_t)-1);
         printf(", \"codec\": ");
-        cli_json_string(stdout, b->codec ? ic_gpu_codec_engine(b->codec) : "cpu", (size_t)-1);
+        cli_json_string(stdout, b->engine, (size_t)-1);
+        printf(", \"decoded_by\": {\"cpu\": %d, \"gpu\": %d}, \"gpu_open_ms\": %.1f", b->by_cpu,
+               b->by_gpu, b->ms_gpu_open);
         printf(", \"seconds\": %.3f, \"images_per_s\": %.2f, \"mb_per_s\": %.2f, "
                "\"stage_ms\": {\"read\": %.1f, \"decode\": %.1f, \"filter\": %.1f, "
                "\"encode\": %.1f, \"write\": %.1f}, \"errors\": [",
@@ -593,7 +724,7 @@ static void print_summary(const batch *b, const char *backend, double ms)
            "write %.0f%%; backend %s, codec %s)\n",
            b->files.n, b->written, b->skipped, b->failed, g_interrupted ? ", interrupted" : "", s,
            ips, mbs, pct * b->ms_read, pct * b->ms_decode, pct * b->ms_filter, pct * b->ms_encode,
-           pct * b->ms_write, backend, b->codec ? ic_gpu_codec_engine(b->codec) : "cpu");
+           pct * b->ms_write, backend, b->engine);
 }
 
 /* OUTDIR exists (made when missing) and can be written into. */
@@ -647,11 +778,118 @@ static void free_contexts(ic_context **ctx, int n)
         ic_context_free(ctx[i]);
 }
 
+/* Starts the threads of a run and runs filter worker 0 on this one; returns
+ * when every file went through (or the run was interrupted). A stage that
+ * cannot start a single thread stops the run as an interruption would. */
+static void run_pipeline(batch *b, ic_context **ctxs, int nwork, const ic_kernel *k,
+                         const ic_params *p, int gpu_side, int nworkers)
+{
+    pthread_t wk[BATCH_MAX_WORKERS], gth, genc[GPU_ENCODERS], wr[BATCH_WRITERS];
+    int nw = 0, ng = 0, nwr = 0, gstarted = 0;
+    for (; nwr < BATCH_WRITERS; nwr++)
+        if (pthread_create(&wr[nwr], NULL, writer, b) != 0)
+            break;
+    if (nwr == 0)
+        g_interrupted = 1; /* nothing could be written: stop at once, then report */
+    for (; nw < nworkers; nw++)
+        if (pthread_create(&wk[nw], NULL, worker, b) != 0)
+            break;
+    for (int i = nw; i < nworkers; i++) { /* producers that never started are done */
+        cli_queue_producer_done(&b->decoded);
+        cli_queue_producer_done(&b->encoded);
+    }
+    if (gpu_side) {
+        gstarted = pthread_create(&gth, NULL, gpu_main, b) == 0;
+        if (!gstarted) {
+            pthread_mutex_lock(&b->mu);
+            b->gpu_state = GPU_FAILED;
+            snprintf(b->engine, sizeof b->engine, "cpu (no thread for the GPU codec)");
+            pthread_mutex_unlock(&b->mu);
+            cli_queue_producer_done(&b->decoded);
+            cli_board_poke(&b->board);
+        }
+        for (; ng < GPU_ENCODERS; ng++)
+            if (pthread_create(&genc[ng], NULL, gpu_encoder, b) != 0)
+                break;
+        for (int i = ng; i < GPU_ENCODERS; i++)
+            cli_queue_producer_done(&b->encoded);
+        if (gstarted && ng == 0)
+            g_interrupted = 1; /* the GPU side's images could not flow */
+    }
+    if (nw == 0)
+        g_interrupted = 1; /* nothing can flow: stop at once, then report */
+    if (nw == 0) {         /* nobody would empty the filtered queue */
+        item *it;
+        while ((it = cli_queue_pop(&b->decoded)) != NULL)
+            item_end(b, it, "cannot start a worker thread", 1);
+        cli_queue_producer_done(&b->filtered);
+    } else {
+        /* Worker 0 on this thread; a worker thread that cannot start is done at
+         * once (the others take its images). */
+        fworker fw[IC_MAX_DEVICES];
+        pthread_t wth[IC_MAX_DEVICES];
+        int wstarted[IC_MAX_DEVICES] = {0};
+        for (int i = 0; i < nwork; i++) {
+            fw[i].b = b;
+            fw[i].ctx = ctxs[i];
+            fw[i].k = k;
+            fw[i].p = p;
+            if (i > 0) {
+                wstarted[i] = pthread_create(&wth[i], NULL, filter_worker, &fw[i]) == 0;
+                if (!wstarted[i])
+                    cli_queue_producer_done(&b->filtered);
+            }
+        }
+        filter_stage(b, ctxs[0], k, p);
+        for (int i = 1; i < nwork; i++)
+            if (wstarted[i])
+                pthread_join(wth[i], NULL);
+    }
+    if (gpu_side) {
+        cli_queue_producer_done(&b->gfiltered);
+        if (ng == 0) { /* nobody would empty it */
+            item *it;
+            while ((it = cli_queue_pop(&b->gfiltered)) != NULL)
+                item_end(b, it, NULL, 0);
+        }
+    }
+    for (int i = 0; i < nw; i++)
+        pthread_join(wk[i], NULL);
+    if (gstarted)
+        pthread_join(gth, NULL);
+    for (int i = 0; i < ng; i++)
+        pthread_join(genc[i], NULL);
+    if (nwr == 0) { /* nobody emptied it (the queue is closed now) */
+        item *it;
+        while ((it = cli_queue_pop(&b->encoded)) != NULL)
+            item_end(b, it, NULL, 0);
+    }
+    for (int i = 0; i < nwr; i++)
+        pthread_join(wr[i], NULL);
+}
+
+static void destroy_queues(batch *b)
+{
+    queue *qs[] = {&b->decoded, &b->filtered, &b->gfiltered, &b->encoded};
+    for (size_t i = 0; i < sizeof qs / sizeof *qs; i++)
+        if (qs[i]->v)
+            cli_queue_destroy(qs[i]);
+}
+
 int cli_run_batch(const cli_options *o, cli_err *e)
 {
+    const int decode_mode = decode_mode_of_env();
+    if (decode_mode < 0)
+        return cli_fail(e, CLI_EXIT_USAGE, NULL,
+                        "IC_BATCH_DECODE must be both, after, gpu or cpu, not '%s'",
+                        getenv("IC_BATCH_DECODE"));
     int code = check_outdir(o->outdir, e);
     if (code != CLI_EXIT_OK)
         return code;
+    /* The GPU side's nvJPEG opens its handles and states side by side (the
+     * library's default is the single image's "lazy"): set while this process
+     * has one thread (before CUDA starts any), unless the caller chose. */
+    setenv("IC_NVJPEG_OPEN", "concurrent", 0);
     ic_kernel k;
     ic_params p;
     ic_context *ctxs[IC_MAX_DEVICES];
@@ -676,56 +914,60 @@ int cli_run_batch(const cli_options *o, cli_err *e)
     batch b;
     memset(&b, 0, sizeof b);
     b.o = o;
+    b.ctx = ctx;
+    b.decode_mode = decode_mode;
+    snprintf(b.engine, sizeof b.engine, "cpu");
     pthread_mutex_init(&b.mu, NULL);
+    pthread_cond_init(&b.slot_freed, NULL);
+    cli_board_init(&b.board);
     int rc = 0;
     for (int i = 0; i < o->ninputs && rc == 0; i++)
         rc = cli_files_expand(&b.files, o->inputs[i]);
     if (rc == 0)
         rc = cli_files_plan(&b.files, o);
-    const int cpus = online_cpus();
-    /* Encoding (PNG deflate, JPEG) costs about 4x decoding: most threads encode. */
-    const int ndec = clamp_int(cpus / 4, 2, BATCH_MAX_DECODERS);
-    const int nenc = clamp_int(cpus * 3 / 4, 2, BATCH_MAX_ENCODERS);
-    /* JPEG inputs with a CUDA backend: the GPU pipeline and its codec. */
-    char cmsg[256] = "";
-    const ic_status cs =
-        rc == 0 ? open_gpu_codec(o, &b.files, ctx, nwork, &b.codec, cmsg, sizeof cmsg) : IC_OK;
-    if (cs != IC_OK) {
-        cli_files_free(&b.files);
-        free_contexts(ctxs, nwork);
-        ic_kernel_free(&k);
-        pthread_mutex_destroy(&b.mu);
-        return cli_fail(e, cli_exit_for_backend(cs), NULL, "GPU codec: %s",
-                        cmsg[0] ? cmsg : ic_status_str(cs));
+    const int gpu_side = rc == 0 && wants_gpu_side(&b, nwork);
+    /* With a CUDA backend the GPU side's images take a few hundred
+     * microseconds of the filter thread, the workers' host images a copy each
+     * way over the bus (milliseconds for HD): a second context on the same
+     * device filters beside the first, so that its copies overlap. */
+    int nfilt = nwork;
+    if (gpu_side && nwork == 1 && strncmp(ic_context_backend(ctx), "cuda", 4) == 0 &&
+        ic_context_create(&ctxs[1], o->backend, &c0) == IC_OK)
+        nfilt = 2;
+    /* One worker per core (the filter thread, nvJPEG's and the GPU side's
+     * threads mostly wait on the GPU). Host images in memory: at most one per
+     * worker plus 8 waiting between the stages, as the fixed decoder and
+     * encoder threads had; device images: GPU_SLOTS. */
+    const int nworkers = clamp_int(online_cpus(), 2, BATCH_MAX_WORKERS);
+    b.budget = nworkers + 8;
+    if (rc == 0 && (cli_queue_init(&b.decoded, b.budget + GPU_SLOTS, nworkers + gpu_side) ||
+                    cli_queue_init(&b.filtered, b.budget, nfilt) ||
+                    cli_queue_init(&b.encoded, GPU_SLOTS + 2 * nworkers,
+                                   nworkers + (gpu_side ? GPU_ENCODERS : 0))))
+        rc = -1;
+    if (rc == 0 && gpu_side && cli_queue_init(&b.gfiltered, GPU_SLOTS, 1))
+        rc = -1;
+    if (rc == 0 && gpu_side) {
+        b.free_slots = malloc(GPU_SLOTS * sizeof *b.free_slots);
+        if (!b.free_slots)
+            rc = -1;
+        for (int i = 0; rc == 0 && i < GPU_SLOTS; i++)
+            b.free_slots[b.nfree++] = i;
+        b.gpu_state = GPU_OPENING;
     }
-    /* Small queues: images in flight are at most the threads' plus 4 + 4
-     * (GPU pipeline: GPU_RAW_AHEAD files read ahead, GPU_SLOTS images). */
-    if (rc == 0 && b.codec &&
-        (cli_queue_init(&b.raw, GPU_RAW_AHEAD, GPU_READERS) ||
-         cli_queue_init(&b.decoded, 2 * GPU_BATCH, 1) || cli_queue_init(&b.filtered, 8, 1) ||
-         cli_queue_init(&b.encoded, GPU_SLOTS, BATCH_MAX_ENCODERS)))
-        rc = -1;
-    if (rc == 0 && !b.codec &&
-        (cli_queue_init(&b.decoded, 4, ndec) || cli_queue_init(&b.filtered, 4, nwork)))
-        rc = -1;
+    b.decoded.board = b.filtered.board = &b.board;
     if (rc != 0 || b.files.n == 0) {
-        if (b.raw.v)
-            cli_queue_destroy(&b.raw);
-        if (b.decoded.v)
-            cli_queue_destroy(&b.decoded);
-        if (b.filtered.v)
-            cli_queue_destroy(&b.filtered);
-        if (b.encoded.v)
-            cli_queue_destroy(&b.encoded);
-        ic_gpu_codec_free(b.codec);
+        destroy_queues(&b);
+        free(b.free_slots);
         cli_files_free(&b.files);
-        free_contexts(ctxs, nwork);
+        free_contexts(ctxs, nfilt);
         ic_kernel_free(&k);
+        cli_board_destroy(&b.board);
+        pthread_cond_destroy(&b.slot_freed);
         pthread_mutex_destroy(&b.mu);
         return rc != 0 ? cli_fail(e, CLI_EXIT_INTERNAL, NULL, "out of memory")
                        : cli_fail(e, CLI_EXIT_INPUT, NULL, "no input files");
     }
-    pthread_cond_init(&b.slot_freed, NULL);
     b.bar.on = !o->quiet && isatty(STDERR_FILENO);
     g_interrupted = 0;
     struct sigaction sa, old_int;
@@ -735,55 +977,7 @@ int cli_run_batch(const cli_options *o, cli_err *e)
     sigaction(SIGINT, &sa, &old_int);
 
     b.bar.t0 = cli_now_ms();
-    if (b.codec) {
-        (void)run_gpu_pipeline(&b, ctx, &k, &p);
-    } else {
-        pthread_t dec[BATCH_MAX_DECODERS], enc[BATCH_MAX_ENCODERS];
-        int started_dec = 0, started_enc = 0;
-        for (; started_dec < ndec; started_dec++)
-            if (pthread_create(&dec[started_dec], NULL, decoder, &b) != 0)
-                break;
-        for (; started_enc < nenc; started_enc++)
-            if (pthread_create(&enc[started_enc], NULL, encoder, &b) != 0)
-                break;
-        /* Producers that never started are done already. */
-        for (int i = started_dec; i < ndec; i++)
-            cli_queue_producer_done(&b.decoded);
-        if (started_dec == 0 || started_enc == 0)
-            g_interrupted = 1;  /* nothing can flow: stop at once, then report */
-        if (started_enc == 0) { /* nobody would empty the second queue */
-            item *it;
-            while ((it = cli_queue_pop(&b.decoded)) != NULL) {
-                finish_file(&b, it->idx, "cannot start an encoder thread");
-                cli_item_free(it);
-            }
-        } else {
-            /* Worker 0 on this thread; a worker thread that cannot start is done at
-             * once (the others take its images). */
-            fworker fw[IC_MAX_DEVICES];
-            pthread_t wth[IC_MAX_DEVICES];
-            int wstarted[IC_MAX_DEVICES] = {0};
-            for (int i = 0; i < nwork; i++) {
-                fw[i].b = &b;
-                fw[i].ctx = ctxs[i];
-                fw[i].k = &k;
-                fw[i].p = &p;
-                if (i > 0) {
-                    wstarted[i] = pthread_create(&wth[i], NULL, filter_worker, &fw[i]) == 0;
-                    if (!wstarted[i])
-                        cli_queue_producer_done(&b.filtered);
-                }
-            }
-            filter_stage(&b, ctxs[0], &k, &p);
-            for (int i = 1; i < nwork; i++)
-                if (wstarted[i])
-                    pthread_join(wth[i], NULL);
-        }
-        for (int i = 0; i < started_dec; i++)
-            pthread_join(dec[i], NULL);
-        for (int i = 0; i < started_enc; i++)
-            pthread_join(enc[i], NULL);
-    }
+    run_pipeline(&b, ctxs, nfilt, &k, &p, gpu_side, nworkers);
     const double ms = cli_now_ms() - b.bar.t0;
     sigaction(SIGINT, &old_int, NULL);
     pthread_mutex_lock(&b.mu);
@@ -800,17 +994,14 @@ int cli_run_batch(const cli_options *o, cli_err *e)
     for (int i = 0; i < b.nskip; i++)
         free(b.skips[i]);
     free(b.skips);
-    if (b.raw.v)
-        cli_queue_destroy(&b.raw);
-    if (b.encoded.v)
-        cli_queue_destroy(&b.encoded);
-    cli_queue_destroy(&b.decoded);
-    cli_queue_destroy(&b.filtered);
+    destroy_queues(&b);
     ic_gpu_codec_free(b.codec);
+    free(b.free_slots);
+    cli_board_destroy(&b.board);
     pthread_cond_destroy(&b.slot_freed);
     pthread_mutex_destroy(&b.mu);
     cli_files_free(&b.files);
-    free_contexts(ctxs, nwork);
+    free_contexts(ctxs, nfilt);
     ic_kernel_free(&k);
     if (interrupted)
         return cli_fail(e, CLI_EXIT_INPUT, NULL, "interrupted: %d of %d files not processed",

@@ -25,7 +25,14 @@
  *     kernel time beside the wall time; ic_gpu_codec_create (what the CLI pays
  *     for its codec: nvJPEG opened again inside imgconv, in this warm process).
  *
- * usage: startup_probe [--default-first] [--no-nvjpeg] FILE.jpg
+ *   --concurrent: first of all after the context, the hardware handle and
+ *     its decoder state on one thread while the default handle, its decoder
+ *     state and an encoder state are made on another (what ic_nvjpeg_open does
+ *     with IC_NVJPEG_OPEN=concurrent), each thread's steps timed: does nvJPEG
+ *     serialise creation inside? The serial rows that follow then show what
+ *     the same objects cost a second time in the process.
+ *
+ * usage: startup_probe [--default-first] [--concurrent] [--no-nvjpeg] FILE.jpg
  * Prints a table (markdown) on stdout; exit 0, or 1 when a step failed (the
  * table up to it is printed, the failing step named). Built only in CUDA
  * builds with nvJPEG (CMakeLists.txt); run by `scripts/gpu-check.sh startup`.
@@ -35,6 +42,7 @@
 #include <cuda_runtime.h>
 #include <nvjpeg.h>
 
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -131,6 +139,95 @@ static unsigned char *read_file(const char *path, size_t *len)
     return b;
 }
 
+/* ---- --concurrent: nvJPEG's objects created side by side ------------------------ */
+
+/* One thread's share of the concurrent creation: a handle of `backend`, its
+ * decoder state, and (default backend) an encoder state; each step timed. */
+typedef struct conc_job {
+    nvjpegBackend_t backend;
+    int encoder;
+    double t_handle, t_state, t_enc, t_end; /* ms since the threads were started */
+    nvjpegStatus_t st;
+    nvjpegHandle_t h;
+    nvjpegJpegState_t js;
+    nvjpegEncoderState_t es;
+    cudaStream_t stream;
+} conc_job;
+
+static double g_conc_t0;
+
+static void *conc_main(void *arg)
+{
+    conc_job *j = (conc_job *)arg;
+    cudaSetDevice(0);
+    j->st = nvjpegCreateEx(j->backend, NULL, NULL, 0, &j->h);
+    j->t_handle = boot_ms() - g_conc_t0;
+    if (j->st == NVJPEG_STATUS_SUCCESS)
+        j->st = nvjpegJpegStateCreate(j->h, &j->js);
+    j->t_state = boot_ms() - g_conc_t0;
+    if (j->st == NVJPEG_STATUS_SUCCESS && j->encoder)
+        j->st = nvjpegEncoderStateCreate(j->h, &j->es, j->stream);
+    j->t_enc = boot_ms() - g_conc_t0;
+    j->t_end = j->t_enc;
+    return NULL;
+}
+
+/* The hardware handle + state on one thread, the default handle + state +
+ * encoder state on another, at the same time (what ic_nvjpeg_open does with
+ * IC_NVJPEG_OPEN=concurrent). Against the serial rows of the same objects
+ * (a run without --concurrent), it says whether nvJPEG serialises creation
+ * inside: side by side the wall time is the longer thread's if not, the sum
+ * of both if so. */
+static int probe_concurrent(cudaStream_t st)
+{
+    conc_job hw, def;
+    memset(&hw, 0, sizeof hw);
+    memset(&def, 0, sizeof def);
+    hw.backend = NVJPEG_BACKEND_HARDWARE;
+    def.backend = NVJPEG_BACKEND_DEFAULT;
+    def.encoder = 1;
+    hw.stream = def.stream = st;
+    pthread_t th[2];
+    g_last = boot_ms();
+    g_conc_t0 = g_last;
+    if (pthread_create(&th[0], NULL, conc_main, &hw) != 0)
+        return fail("concurrent creation", "pthread_create");
+    if (pthread_create(&th[1], NULL, conc_main, &def) != 0) {
+        pthread_join(th[0], NULL);
+        return fail("concurrent creation", "pthread_create");
+    }
+    pthread_join(th[0], NULL);
+    pthread_join(th[1], NULL);
+    char note[240];
+    snprintf(note, sizeof note,
+             "thread HW: handle done at %.1f, state at %.1f ms (status %d); thread DEFAULT: handle "
+             "%.1f, state %.1f, encoder state %.1f ms (status %d)",
+             hw.t_handle, hw.t_state, (int)hw.st, def.t_handle, def.t_state, def.t_enc,
+             (int)def.st);
+    row("nvJPEG HW (handle+state) || DEFAULT (handle+state+encoder state)", note);
+    const double sum = hw.t_state + def.t_enc,
+                 longest = hw.t_state > def.t_enc ? hw.t_state : def.t_enc;
+    snprintf(note, sizeof note,
+             "the threads' own spans add up to %.1f ms, the longer is %.1f ms: a wall near the "
+             "longer means no serialisation inside nvJPEG",
+             sum, longest);
+    row("(concurrent creation: summary)", note);
+    if (def.es)
+        nvjpegEncoderStateDestroy(def.es);
+    if (def.js)
+        nvjpegJpegStateDestroy(def.js);
+    if (def.h)
+        nvjpegDestroy(def.h);
+    if (hw.js)
+        nvjpegJpegStateDestroy(hw.js);
+    if (hw.h)
+        nvjpegDestroy(hw.h);
+    row("nvjpegDestroy (the concurrent objects)", NULL);
+    if (def.st != NVJPEG_STATUS_SUCCESS)
+        return fail("concurrent DEFAULT creation", "nvJPEG status (see the row above)");
+    return 0;
+}
+
 /* The imgconv part: context, small host image, big device image, codec. */
 static int probe_imgconv(uint8_t *dimg, size_t dpitch, int w, int h, cudaStream_t st)
 {
@@ -223,18 +320,21 @@ static int probe_imgconv(uint8_t *dimg, size_t dpitch, int w, int h, cudaStream_
 int main(int argc, char **argv)
 {
     double at_main = boot_ms();
-    int default_first = 0, no_nvjpeg = 0;
+    int default_first = 0, no_nvjpeg = 0, concurrent = 0;
     const char *path = NULL;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--default-first"))
             default_first = 1;
         else if (!strcmp(argv[i], "--no-nvjpeg"))
             no_nvjpeg = 1;
+        else if (!strcmp(argv[i], "--concurrent"))
+            concurrent = 1;
         else
             path = argv[i];
     }
     if (!path && !no_nvjpeg) {
-        fprintf(stderr, "usage: %s [--default-first] [--no-nvjpeg] FILE.jpg\n", argv[0]);
+        fprintf(stderr, "usage: %s [--default-first] [--concurrent] [--no-nvjpeg] FILE.jpg\n",
+                argv[0]);
         return 2;
     }
     g_exec_ms = exec_boot_ms();
@@ -246,6 +346,7 @@ int main(int argc, char **argv)
     printf("startup_probe: %s; CUDA_MODULE_LOADING=%s; order: %s\n\n", path ? path : "(no file)",
            ml ? ml : "(unset: LAZY since CUDA 12.2)",
            no_nvjpeg       ? "no nvJPEG"
+           : concurrent    ? "HARDWARE and DEFAULT created concurrently first, then as usual"
            : default_first ? "DEFAULT handle first"
                            : "HARDWARE handle first");
     printf("| since exec ms | step ms | step | note |\n|---:|---:|---|---|\n");
@@ -282,6 +383,8 @@ int main(int argc, char **argv)
     uint8_t *dimg = NULL;
     size_t dpitch = 0;
     int w = 0, h = 0;
+    if (!no_nvjpeg && concurrent && probe_concurrent(st) != 0)
+        return 1;
     if (!no_nvjpeg) {
         nvjpegHandle_t simple = NULL, hw = NULL, def = NULL;
         NJ("nvjpegCreateSimple", nvjpegCreateSimple(&simple));

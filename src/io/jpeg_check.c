@@ -1,10 +1,16 @@
 /*
  * jpeg_check.c - ic_jpeg_check (jpeg.c) over a batch of JPEG files on a few
  * host threads, started before and collected after the work it runs beside:
- * the GPU codec (src/dispatch/gpu_codec.c) checks the files nvJPEG decodes
+ * the GPU codec (src/cuda/codec/gpu_codec.c) checks the files nvJPEG decodes
  * while nvJPEG decodes them, so that a file libjpeg-turbo refuses gets the
  * CPU decoder's verdict without the check adding to the batch's time.
- * (No seed figure.)
+ *
+ * The helper threads are made once, at the first batch, and kept for the
+ * life of the process, idle between batches (a batch pipeline calls this
+ * once per 16 files: making and joining 4 threads each time cost more than
+ * the small files' checks). Batches are jobs on a list; a helper takes files
+ * of the oldest job that has some left; the caller of the wait checks files
+ * too, then waits for the helpers still inside its job. (No seed figure.)
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -21,14 +27,23 @@ struct ic_jpeg_checks {
     unsigned char *state; /* per file: 1 to check, 2 refused, 0 passed or not checked */
     pthread_mutex_t mu;   /* guards next */
     int next;
-    int nthreads;
-    pthread_t th[IC_JPEG_CHECK_THREADS];
+    /* Under pool_mu: */
+    int want;             /* helpers wanted inside (at most the files to check) */
+    int helpers;          /* helpers inside check_main now */
+    int exhausted;        /* no file left to take: no helper enters any more */
+    ic_jpeg_checks *link; /* the next job on the list */
 };
 
+/* The helpers and the list of open jobs. */
+static pthread_mutex_t pool_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t pool_work = PTHREAD_COND_INITIALIZER; /* a job was posted */
+static pthread_cond_t pool_left = PTHREAD_COND_INITIALIZER; /* a helper left a job */
+static ic_jpeg_checks *pool_jobs;
+static int pool_threads;
+
 /* Takes files until none is left. */
-static void *check_main(void *arg)
+static void check_main(ic_jpeg_checks *k)
 {
-    ic_jpeg_checks *k = arg;
     for (;;) {
         pthread_mutex_lock(&k->mu);
         int i = k->next;
@@ -37,11 +52,36 @@ static void *check_main(void *arg)
         k->next = i + 1;
         pthread_mutex_unlock(&k->mu);
         if (i >= k->n)
-            return NULL;
+            return;
         char err[IC_IO_ERRLEN];
         k->state[i] =
             ic_jpeg_check(k->data[i], k->len[i], &k->lim, err, sizeof err) == IC_OK ? 0 : 2;
     }
+}
+
+/* A helper: waits for a job that wants one more helper, checks its files,
+ * and goes back to waiting. Never returns. */
+static void *helper_main(void *arg)
+{
+    (void)arg;
+    pthread_mutex_lock(&pool_mu);
+    for (;;) {
+        ic_jpeg_checks *k = pool_jobs;
+        while (k && (k->exhausted || k->helpers >= k->want))
+            k = k->link;
+        if (!k) {
+            pthread_cond_wait(&pool_work, &pool_mu);
+            continue;
+        }
+        k->helpers++;
+        pthread_mutex_unlock(&pool_mu);
+        check_main(k);
+        pthread_mutex_lock(&pool_mu);
+        k->exhausted = 1; /* check_main returns only when no file is left */
+        k->helpers--;
+        pthread_cond_broadcast(&pool_left);
+    }
+    return NULL;
 }
 
 ic_jpeg_checks *ic_jpeg_checks_start(int n, const uint8_t *const *data, const size_t *len,
@@ -67,14 +107,33 @@ ic_jpeg_checks *ic_jpeg_checks_start(int n, const uint8_t *const *data, const si
     k->lim = *lim;
     for (int i = 0; i < n; i++)
         k->state[i] = todo[i] != 0;
-    /* A few threads, never more than the files or the cores. */
+    /* A few helpers, never more than the files or the cores. */
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     int want = count < IC_JPEG_CHECK_THREADS ? count : IC_JPEG_CHECK_THREADS;
     if (cores >= 1 && want > cores)
         want = (int)cores;
-    while (k->nthreads < want && pthread_create(&k->th[k->nthreads], NULL, check_main, k) == 0)
-        k->nthreads++;
-    return k; /* no thread at all: the wait checks them itself */
+    k->want = want;
+    pthread_mutex_lock(&pool_mu);
+    while (pool_threads < want) { /* made once; a helper that cannot start is done without */
+        pthread_t th;
+        pthread_attr_t at;
+        int made = pthread_attr_init(&at) == 0;
+        if (made) {
+            made = pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED) == 0 &&
+                   pthread_create(&th, &at, helper_main, NULL) == 0;
+            pthread_attr_destroy(&at);
+        }
+        if (!made)
+            break;
+        pool_threads++;
+    }
+    ic_jpeg_checks **end = &pool_jobs; /* oldest first */
+    while (*end)
+        end = &(*end)->link;
+    *end = k;
+    pthread_cond_broadcast(&pool_work);
+    pthread_mutex_unlock(&pool_mu);
+    return k; /* no helper at all: the wait checks them itself */
 }
 
 void ic_jpeg_checks_wait(ic_jpeg_checks *k, int n, const int *todo, int *pass)
@@ -85,9 +144,17 @@ void ic_jpeg_checks_wait(ic_jpeg_checks *k, int n, const int *todo, int *pass)
                 pass[i] = 0;
         return;
     }
-    (void)check_main(k);
-    for (int t = 0; t < k->nthreads; t++)
-        pthread_join(k->th[t], NULL);
+    check_main(k);
+    pthread_mutex_lock(&pool_mu);
+    k->exhausted = 1;
+    for (ic_jpeg_checks **p = &pool_jobs; *p; p = &(*p)->link)
+        if (*p == k) {
+            *p = k->link;
+            break;
+        }
+    while (k->helpers > 0) /* a helper may still check its last file */
+        pthread_cond_wait(&pool_left, &pool_mu);
+    pthread_mutex_unlock(&pool_mu);
     for (int i = 0; i < k->n && i < n; i++)
         if (k->state[i])
             pass[i] = 0;

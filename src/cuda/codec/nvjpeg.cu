@@ -194,8 +194,10 @@ struct ic_nvjpeg {
     nvjpegHandle_t hw;
     nvjpegJpegState_t hw_state;
     nvjpegJpegStream_t hw_parse;
-    int hw_batch; /* batch size hw_state was initialised for (0: needs initialising) */
-    int hw_tried; /* the hardware handle was asked for (opened lazily: open_hw) */
+    int hw_batch;        /* batch size hw_state was initialised for (0: needs initialising) */
+    int hw_tried;        /* the hardware handle was asked for (open_hw) */
+    pthread_t hw_thread; /* IC_NVJPEG_OPEN=concurrent: opens the hardware decoder */
+    int hw_thread_on;    /* hw_thread was started and not joined yet */
     /* Default (hybrid) handle: single-image decode, header parsing, encoding. */
     nvjpegHandle_t gpu;
     nvjpegJpegState_t gpu_state;
@@ -312,6 +314,8 @@ extern "C" void ic_nvjpeg_close(ic_nvjpeg *nj)
     if (!nj)
         return;
     /* Best effort: close cannot report. */
+    if (nj->hw_thread_on) /* the hardware decoder opening on its thread */
+        pthread_join(nj->hw_thread, NULL);
     (void)cudaSetDevice(nj->device);
     if (nj->dstream)
         (void)cudaStreamSynchronize(nj->dstream);
@@ -358,6 +362,74 @@ static ic_status make_lane(ic_nvjpeg *nj, enc_lane *l, char *err, size_t errlen)
     return IC_OK;
 }
 
+/* How ic_nvjpeg_open creates nvJPEG's objects (IC_NVJPEG_OPEN; startup_probe
+ * and bench/startup.sh compare them; the CLI's batch asks for concurrent):
+ *   concurrent: the hardware decoder (handle, state, stream parser)
+ *     on a thread of its own from the start; the default handle on the
+ *     calling thread, then its decoder state and parser there while a second
+ *     thread makes encoder lane 0. Each nvJPEG handle or state creation costs
+ *     0.2-0.4 s on the H100 machine (bench/results/startup-*.md): side by side
+ *     the open costs its longest chain instead of the sum, unless nvJPEG
+ *     serialises them inside.
+ *   serial: the same objects one after the other on the calling thread.
+ *   lazy (default): as serial, but the hardware decoder only at the first
+ *     header check (ic_nvjpeg_check, ic_nvjpeg_engine), so that an
+ *     encode-only user (the CLI's single image) never pays for it. */
+enum { OPEN_CONCURRENT = 0, OPEN_SERIAL, OPEN_LAZY };
+
+static int open_mode(void)
+{
+    const char *e = getenv("IC_NVJPEG_OPEN");
+    if (e && !strcmp(e, "serial"))
+        return OPEN_SERIAL;
+    if (e && !strcmp(e, "concurrent"))
+        return OPEN_CONCURRENT;
+    return OPEN_LAZY;
+}
+
+/* Makes the hardware decoder's handle, state and stream parser, or leaves
+ * them NULL (a GPU without the engine refuses the backend: every stream then
+ * takes the hybrid decoder). Runs once: on its own thread, or in open_all /
+ * open_hw. */
+static void make_hw(ic_nvjpeg *nj)
+{
+    (void)cudaSetDevice(nj->device);
+    if (create_handle(NVJPEG_BACKEND_HARDWARE, &nj->hw) == NVJPEG_STATUS_SUCCESS &&
+        (nvjpegJpegStateCreate(nj->hw, &nj->hw_state) != NVJPEG_STATUS_SUCCESS ||
+         nvjpegJpegStreamCreate(nj->hw, &nj->hw_parse) != NVJPEG_STATUS_SUCCESS)) {
+        if (nj->hw_parse)
+            (void)nvjpegJpegStreamDestroy(nj->hw_parse);
+        if (nj->hw_state)
+            (void)nvjpegJpegStateDestroy(nj->hw_state);
+        (void)nvjpegDestroy(nj->hw);
+        nj->hw = NULL;
+        nj->hw_state = NULL;
+        nj->hw_parse = NULL;
+    }
+    (void)cudaGetLastError();
+}
+
+static void *hw_main(void *arg)
+{
+    make_hw((ic_nvjpeg *)arg);
+    return NULL;
+}
+
+/* Encoder lane 0 made on a thread of its own (OPEN_CONCURRENT). */
+typedef struct lane_job {
+    ic_nvjpeg *nj;
+    ic_status st;
+    char err[256];
+} lane_job;
+
+static void *lane_main(void *arg)
+{
+    lane_job *j = (lane_job *)arg;
+    j->err[0] = '\0';
+    j->st = make_lane(j->nj, &j->nj->lane[0], j->err, sizeof j->err);
+    return NULL;
+}
+
 static ic_status open_all(ic_nvjpeg *nj, char *err, size_t errlen)
 {
     int n = 0;
@@ -367,14 +439,6 @@ static ic_status open_all(ic_nvjpeg *nj, char *err, size_t errlen)
         return IC_ERR_DEVICE;
     }
     IC_CUDA_CHECK(cudaSetDevice(nj->device));
-    IC_CUDA_CHECK(cudaStreamCreateWithFlags(&nj->dstream, cudaStreamNonBlocking));
-    /* The hardware decoder is opened at the first header check (open_hw):
-     * creating its handle costs a one-image process more than the hardware
-     * decode saves, and a process that only encodes (the CLI's single image,
-     * decoded on the CPU while the GPU starts) never needs it. */
-    NVJ_CHECK(create_handle(NVJPEG_BACKEND_DEFAULT, &nj->gpu));
-    NVJ_CHECK(nvjpegJpegStateCreate(nj->gpu, &nj->gpu_state));
-    NVJ_CHECK(nvjpegJpegStreamCreate(nj->gpu, &nj->gpu_parse));
     if (pthread_mutex_init(&nj->mu, NULL) != 0)
         return IC_ERR_NOMEM;
     if (pthread_cond_init(&nj->lane_free, NULL) != 0) {
@@ -382,32 +446,61 @@ static ic_status open_all(ic_nvjpeg *nj, char *err, size_t errlen)
         return IC_ERR_NOMEM;
     }
     nj->sync_made = 1;
-    /* One encoder lane now (its failure fails the open, as before); the
-     * others when concurrent encodes first ask for them (ic_nvjpeg_encode). */
-    return make_lane(nj, &nj->lane[0], err, errlen);
+    const int mode = open_mode();
+    /* The hardware decoder: on its own thread from now (joined by open_hw or
+     * close), after the rest (serial), or at the first header check (lazy). */
+    if (mode == OPEN_CONCURRENT)
+        nj->hw_thread_on = pthread_create(&nj->hw_thread, NULL, hw_main, nj) == 0;
+    IC_CUDA_CHECK(cudaStreamCreateWithFlags(&nj->dstream, cudaStreamNonBlocking));
+    NVJ_CHECK(create_handle(NVJPEG_BACKEND_DEFAULT, &nj->gpu));
+    /* One encoder lane now (its failure fails the open, as before), beside
+     * the decoder state when concurrent; the others when concurrent encodes
+     * first ask for them (ic_nvjpeg_encode). */
+    lane_job job;
+    memset(&job, 0, sizeof job);
+    job.nj = nj;
+    pthread_t lt;
+    const int lane_threaded =
+        mode == OPEN_CONCURRENT && pthread_create(&lt, NULL, lane_main, &job) == 0;
+    nvjpegStatus_t s1 = nvjpegJpegStateCreate(nj->gpu, &nj->gpu_state);
+    const char *what = "nvjpegJpegStateCreate(default)";
+    if (s1 == NVJPEG_STATUS_SUCCESS) {
+        s1 = nvjpegJpegStreamCreate(nj->gpu, &nj->gpu_parse);
+        what = "nvjpegJpegStreamCreate(default)";
+    }
+    ic_status st = IC_OK;
+    if (lane_threaded) {
+        pthread_join(lt, NULL);
+        st = job.st;
+        if (st != IC_OK)
+            snprintf(err, errlen, "%s", job.err);
+    } else if (s1 == NVJPEG_STATUS_SUCCESS) {
+        st = make_lane(nj, &nj->lane[0], err, errlen);
+    }
+    if (s1 != NVJPEG_STATUS_SUCCESS)
+        return nvj_fail(err, errlen, what, s1);
+    if (st != IC_OK)
+        return st;
+    if (mode == OPEN_SERIAL) {
+        nj->hw_tried = 1;
+        make_hw(nj);
+    }
+    return IC_OK;
 }
 
-/* Opens the hardware decoder once (under nj->mu); a GPU without one refuses
- * the backend, and then every stream takes the hybrid decoder. */
+/* The hardware decoder, once (under nj->mu): waits for its thread, or makes
+ * it here (lazy). */
 static void open_hw(ic_nvjpeg *nj)
 {
     pthread_mutex_lock(&nj->mu);
     if (!nj->hw_tried) {
         nj->hw_tried = 1;
-        (void)cudaSetDevice(nj->device);
-        if (create_handle(NVJPEG_BACKEND_HARDWARE, &nj->hw) == NVJPEG_STATUS_SUCCESS &&
-            (nvjpegJpegStateCreate(nj->hw, &nj->hw_state) != NVJPEG_STATUS_SUCCESS ||
-             nvjpegJpegStreamCreate(nj->hw, &nj->hw_parse) != NVJPEG_STATUS_SUCCESS)) {
-            if (nj->hw_parse)
-                (void)nvjpegJpegStreamDestroy(nj->hw_parse);
-            if (nj->hw_state)
-                (void)nvjpegJpegStateDestroy(nj->hw_state);
-            (void)nvjpegDestroy(nj->hw);
-            nj->hw = NULL;
-            nj->hw_state = NULL;
-            nj->hw_parse = NULL;
+        if (nj->hw_thread_on) {
+            pthread_join(nj->hw_thread, NULL);
+            nj->hw_thread_on = 0;
+        } else {
+            make_hw(nj);
         }
-        (void)cudaGetLastError();
     }
     pthread_mutex_unlock(&nj->mu);
 }

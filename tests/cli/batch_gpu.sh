@@ -1,0 +1,148 @@
+#!/usr/bin/env bash
+# batch_gpu.sh - a CUDA batch of JPEGs decoded by the CPU workers and by
+# nvJPEG at once (issue 11, "batch at hardware speed"): every output is
+# present; a file the CPU workers decoded is byte for byte the output of the
+# host path (--codec cpu: libjpeg-turbo decode, filter on the GPU, CPU
+# encoder), and one nvJPEG decoded is the output of the GPU path
+# (IC_BATCH_DECODE=gpu: nvJPEG decode and encode) or within a few levels of
+# it; --json's decoded_by counts them; a cut file in the middle fails with the
+# CPU path's one line, leaves no output, and the others are written. The
+# difference between the two paths' outputs (decoders plus encoders) is
+# printed. Needs a usable CUDA backend and JPEG support (exit 77 otherwise).
+. "$(dirname "$0")/common.bash"
+cd "$TMP" || exit 1
+
+has_format jpeg || { echo "SKIPPED: built without JPEG"; exit 77; }
+run --list-backends
+if ! awk '$2 == "yes" { print $1 }' "$OUT" | grep -q '^cuda$'; then
+    echo "SKIPPED: no usable CUDA backend ($CHECKS checks ran)"
+    exit 77
+fi
+
+# 160 charts of 320x240 (odd seeds, JPEG q90), a cut one in the middle.
+N=160
+mkdir in
+for i in $(seq 1 $N); do
+    f=$(printf 'in/f%03d' "$i")
+    "$IMGCONV" --chart 320x240 --seed "$i" "$f.ppm" >/dev/null 2>&1 &&
+        "$IMGCONV" --backend cpu --kernel 1 --quality 90 "$f.ppm" "$f.jpg" >/dev/null 2>&1 ||
+        fail "making $f.jpg"
+    rm -f "$f.ppm"
+done
+CUT=in/f080.jpg
+n=$(wc -c <"$CUT")
+head -c $((n / 2)) "$CUT" >cut.tmp && mv cut.tmp "$CUT"
+K=(--kernel gaussian:5 --quality 92)
+
+# The references: every file on the host path, every file through nvJPEG.
+run "${K[@]}" --backend cuda --codec cpu -q -o refA in
+[ "$RC" -eq 3 ] && ok "host path reference (exit 3 for the cut file)" || { fail "host path reference"; show_last; }
+cpu_line=$(grep 'f080.jpg' "$ERR")
+IC_BATCH_DECODE=gpu run "${K[@]}" --backend cuda -q --json -o refB in
+cp "$OUT" refB.json
+[ "$RC" -eq 3 ] && ok "GPU path reference (exit 3)" || { fail "GPU path reference"; show_last; }
+[ "$(grep 'f080.jpg' "$ERR")" = "$cpu_line" ] && ok "nvJPEG's side gives the cut file the CPU path's line" ||
+    fail "GPU path: '$(grep 'f080.jpg' "$ERR")' against the CPU path's '$cpu_line'"
+
+# mixed DIR MODE: a batch with IC_BATCH_DECODE=MODE; checks its outputs.
+mixed() {
+    local dir=$1 mode=$2
+    IC_BATCH_DECODE=$mode run "${K[@]}" --backend cuda --json -o "$dir" in
+    cp "$OUT" "$dir.json"
+    local errlines
+    errlines=$(grep -c '^imgconv: error: ' "$ERR")
+    if [ "$RC" -eq 3 ] && [ "$errlines" -eq 2 ] && [ "$(grep 'f080.jpg' "$ERR")" = "$cpu_line" ] &&
+        grep -q "1 of $N files failed" "$ERR"; then
+        ok "$mode: the cut file fails with the CPU path's line ($cpu_line), exit 3"
+    else
+        fail "$mode: cut file in the middle"
+        show_last
+    fi
+    [ ! -e "$dir/f080.jpg" ] && [ "$(listing "$dir" | wc -l)" -eq $((N - 1)) ] &&
+        ok "$mode: $((N - 1)) outputs, none for the cut file" ||
+        fail "$mode: OUTDIR holds $(listing "$dir" | wc -l) files"
+    "$IMGCONV" --backend cpu --kernel 1 --format ppm -q -o "p$dir" "$dir" >/dev/null 2>&1
+    if python3 - "$dir" "$dir.json" <<'EOF'; then
+import json, os, sys
+d, js = sys.argv[1], json.load(open(sys.argv[2]))
+def ppm(p):
+    b = open(p, "rb").read()
+    parts, i = [], 0
+    while len(parts) < 4:
+        while b[i:i + 1].isspace():
+            i += 1
+        j = i
+        while not b[j:j + 1].isspace():
+            j += 1
+        parts.append(b[i:j]); i = j
+    return b[i + 1:]
+by = js["decoded_by"]
+names = sorted(os.listdir(d))
+same_a = same_b = near_b = 0
+worst = (0.0, 0)
+for n in names:
+    o = open(os.path.join(d, n), "rb").read()
+    if o == open(os.path.join("refA", n), "rb").read():
+        same_a += 1
+        continue
+    if o == open(os.path.join("refB", n), "rb").read():
+        same_b += 1
+        continue
+    q = n[:-4] + ".ppm"
+    x, y = ppm(os.path.join("p" + d, q)), ppm(os.path.join("prefB", q))
+    diffs = [abs(u - v) for u, v in zip(x, y)]
+    mean, mx = sum(diffs) / len(diffs), max(diffs)
+    worst = max(worst, (mean, mx))
+    assert len(x) == len(y) and mean <= 1.5 and mx <= 64, (n, "neither reference", mean, mx)
+    near_b += 1
+print(f"decoded_by {by}: {same_a} equal the host path's bytes, {same_b} the GPU path's, "
+      f"{near_b} within mean 1.5 / max 64 of it (worst {worst})")
+assert by["cpu"] + by["gpu"] == len(names), (by, len(names))
+assert same_a == by["cpu"], (same_a, by)
+assert same_b + near_b == by["gpu"], (same_b, near_b, by)
+EOF
+        ok "$mode: every output is the host path's (CPU-decoded) or the GPU path's (nvJPEG-decoded)"
+    else
+        fail "$mode: outputs against the two references"
+    fi
+}
+"$IMGCONV" --backend cpu --kernel 1 --format ppm -q -o prefA refA >/dev/null 2>&1
+"$IMGCONV" --backend cpu --kernel 1 --format ppm -q -o prefB refB >/dev/null 2>&1
+
+# after: the CPU workers start when nvJPEG is open, so both take files.
+mixed mixA after
+codec=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["codec"])' mixA.json)
+case "$codec" in
+cpu*) echo "SKIPPED: nvJPEG is not usable here (codec: $codec): no mixed batch to check" ;;
+*) if python3 -c 'import json,sys; d=json.load(open(sys.argv[1]))["decoded_by"]; sys.exit(0 if d["cpu"] > 0 and d["gpu"] > 0 else 1)' mixA.json; then
+    ok "after: both decoders took files ($(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["decoded_by"])' mixA.json))"
+else
+    fail "after: one decoder took every file: $(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["decoded_by"])' mixA.json)"
+fi ;;
+esac
+# both (the default): the CPU workers from the start, nvJPEG once open.
+mixed mixB both
+
+# What the two paths' outputs differ by (decoders and encoders), for the record.
+python3 - <<'EOF'
+import os
+def ppm(p):
+    b = open(p, "rb").read()
+    parts, i = [], 0
+    while len(parts) < 4:
+        while b[i:i + 1].isspace():
+            i += 1
+        j = i
+        while not b[j:j + 1].isspace():
+            j += 1
+        parts.append(b[i:j]); i = j
+    return b[i + 1:]
+tot = cnt = mx = 0
+for n in sorted(os.listdir("prefA")):
+    x, y = ppm("prefA/" + n), ppm("prefB/" + n)
+    tot += sum(abs(u - v) for u, v in zip(x, y)); cnt += len(x)
+    mx = max(mx, max(abs(u - v) for u, v in zip(x, y)))
+print(f"host path against GPU path outputs (decoded by libjpeg-turbo): mean |diff| {tot / max(cnt, 1):.3f}, max {mx}")
+EOF
+
+finish
