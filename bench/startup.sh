@@ -16,8 +16,8 @@
 #      and the cuda cases again under CUDA_MODULE_LOADING=EAGER (the CUDA
 #      runtime's own variable; lazy loading is the default since CUDA 12.2);
 #      then an 80-image HD JPEG batch, twice per line, with the GPU codec's open
-#      (on its own thread while the CPU workers decode) IC_NVJPEG_OPEN=serial,
-#      concurrent or lazy, and IC_BATCH_DECODE=gpu (nvJPEG decodes every file,
+#      (on its own thread while the CPU workers decode; nvJPEG's objects made
+#      side by side, as any codec of 4 slots or more) and IC_BATCH_DECODE=gpu (nvJPEG decodes every file,
 #      as before issue 11 item 5) or both (CPU workers and nvJPEG take files
 #      from one list): wall, gpu_open_ms and decoded_by of each;
 #   3. when `nsys` is on the PATH: Nsight Systems profiles of the two cuda
@@ -141,19 +141,18 @@ done
 say "Batch of 80 HD JPEGs (gaussian:5, -o DIR, --json summary; gpu_open_ms: the GPU codec's"
 say "open on its thread, decoded_by: files per decoder):"
 say
-say "| backend | IC_NVJPEG_OPEN | IC_BATCH_DECODE | wall | gpu_open_ms | decoded_by | exit |"
-say "|---|---|---|---|---|---|---|"
-for combo in "cuda concurrent both" "cuda serial both" "cuda concurrent gpu" "cuda serial gpu" \
-    "cuda lazy gpu" "cpu - -"; do
-    read -r be open dec <<<"$combo"
+say "| backend | IC_BATCH_DECODE | wall | gpu_open_ms | decoded_by | exit |"
+say "|---|---|---|---|---|---|"
+for combo in "cuda both" "cuda gpu" "cpu -"; do
+    read -r be dec <<<"$combo"
     for _ in 1 2; do
         rm -rf "$WORK/hdout"
         t0=$EPOCHREALTIME
-        IC_NVJPEG_OPEN=${open/-/concurrent} IC_BATCH_DECODE=${dec/-/both} "$IMGCONV" --backend "$be" \
+        IC_BATCH_DECODE=${dec/-/both} "$IMGCONV" --backend "$be" \
             -k gaussian:5 --quality 92 -q --json -o "$WORK/hdout" "$WORK/hd80" >"$WORK/batch.json" 2>&1
         rc=$?
         t1=$EPOCHREALTIME
-        say "| $be | $open | $dec | $(python3 -c "print(f'{$t1 - $t0:.3f} s')") | $(python3 -c '
+        say "| $be | $dec | $(python3 -c "print(f'{$t1 - $t0:.3f} s')") | $(python3 -c '
 import json, sys
 try:
     d = json.load(open(sys.argv[1]))

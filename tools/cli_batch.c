@@ -886,10 +886,6 @@ int cli_run_batch(const cli_options *o, cli_err *e)
     int code = check_outdir(o->outdir, e);
     if (code != CLI_EXIT_OK)
         return code;
-    /* The GPU side's nvJPEG opens its handles and states side by side (the
-     * library's default is the single image's "lazy"): set while this process
-     * has one thread (before CUDA starts any), unless the caller chose. */
-    setenv("IC_NVJPEG_OPEN", "concurrent", 0);
     ic_kernel k;
     ic_params p;
     ic_context *ctxs[IC_MAX_DEVICES];

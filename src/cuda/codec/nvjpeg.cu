@@ -196,7 +196,7 @@ struct ic_nvjpeg {
     nvjpegJpegStream_t hw_parse;
     int hw_batch;        /* batch size hw_state was initialised for (0: needs initialising) */
     int hw_tried;        /* the hardware handle was asked for (open_hw) */
-    pthread_t hw_thread; /* IC_NVJPEG_OPEN=concurrent: opens the hardware decoder */
+    pthread_t hw_thread; /* concurrent open: makes the hardware decoder */
     int hw_thread_on;    /* hw_thread was started and not joined yet */
     /* Default (hybrid) handle: single-image decode, header parsing, encoding. */
     nvjpegHandle_t gpu;
@@ -362,29 +362,25 @@ static ic_status make_lane(ic_nvjpeg *nj, enc_lane *l, char *err, size_t errlen)
     return IC_OK;
 }
 
-/* How ic_nvjpeg_open creates nvJPEG's objects (IC_NVJPEG_OPEN; startup_probe
- * and bench/startup.sh compare them; the CLI's batch asks for concurrent):
- *   concurrent: the hardware decoder (handle, state, stream parser)
- *     on a thread of its own from the start; the default handle on the
- *     calling thread, then its decoder state and parser there while a second
- *     thread makes encoder lane 0. Each nvJPEG handle or state creation costs
- *     0.2-0.4 s on the H100 machine (bench/results/startup-*.md): side by side
- *     the open costs its longest chain instead of the sum, unless nvJPEG
- *     serialises them inside.
- *   serial: the same objects one after the other on the calling thread.
- *   lazy (default): as serial, but the hardware decoder only at the first
- *     header check (ic_nvjpeg_check, ic_nvjpeg_engine), so that an
- *     encode-only user (the CLI's single image) never pays for it. */
-enum { OPEN_CONCURRENT = 0, OPEN_SERIAL, OPEN_LAZY };
+/* How ic_nvjpeg_open creates nvJPEG's objects, chosen by the batch size the
+ * caller asks for (the library reads no environment variable):
+ *   concurrent (max_batch >= 4: a batch user, the CLI's batch): the hardware
+ *     decoder (handle, state, stream parser) on a thread of its own from the
+ *     start; the default handle on the calling thread, then its decoder state
+ *     and parser there while a second thread makes encoder lane 0. Each nvJPEG
+ *     handle or state creation costs 0.2-0.4 s on the H100 machine
+ *     (bench/results/startup-*.md): side by side the open costs its longest
+ *     chain instead of the sum, unless nvJPEG serialises them inside
+ *     (startup_probe --concurrent measures it).
+ *   lazy (smaller batches: the CLI's single image): one after the other on
+ *     the calling thread, and the hardware decoder only at the first header
+ *     check (ic_nvjpeg_check, ic_nvjpeg_engine), so that an encode-only user
+ *     never pays for it. */
+enum { OPEN_CONCURRENT = 0, OPEN_LAZY };
 
-static int open_mode(void)
+static int open_mode(int max_batch)
 {
-    const char *e = getenv("IC_NVJPEG_OPEN");
-    if (e && !strcmp(e, "serial"))
-        return OPEN_SERIAL;
-    if (e && !strcmp(e, "concurrent"))
-        return OPEN_CONCURRENT;
-    return OPEN_LAZY;
+    return max_batch >= 4 ? OPEN_CONCURRENT : OPEN_LAZY;
 }
 
 /* Makes the hardware decoder's handle, state and stream parser, or leaves
@@ -446,9 +442,9 @@ static ic_status open_all(ic_nvjpeg *nj, char *err, size_t errlen)
         return IC_ERR_NOMEM;
     }
     nj->sync_made = 1;
-    const int mode = open_mode();
+    const int mode = open_mode(nj->max_batch);
     /* The hardware decoder: on its own thread from now (joined by open_hw or
-     * close), after the rest (serial), or at the first header check (lazy). */
+     * close), or at the first header check (lazy). */
     if (mode == OPEN_CONCURRENT)
         nj->hw_thread_on = pthread_create(&nj->hw_thread, NULL, hw_main, nj) == 0;
     IC_CUDA_CHECK(cudaStreamCreateWithFlags(&nj->dstream, cudaStreamNonBlocking));
@@ -481,10 +477,6 @@ static ic_status open_all(ic_nvjpeg *nj, char *err, size_t errlen)
         return nvj_fail(err, errlen, what, s1);
     if (st != IC_OK)
         return st;
-    if (mode == OPEN_SERIAL) {
-        nj->hw_tried = 1;
-        make_hw(nj);
-    }
     return IC_OK;
 }
 

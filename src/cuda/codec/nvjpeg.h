@@ -45,13 +45,12 @@ int ic_nvjpeg_built(void);
 /* Opens nvJPEG on `device` for batches of up to max_batch streams: the
  * GPU-hybrid (default) handle and one encoder lane, and the hardware decoder
  * (used when nvjpegCreateEx(NVJPEG_BACKEND_HARDWARE) succeeds on this GPU),
- * ready by the first ic_nvjpeg_check (or ic_nvjpeg_engine). How, by the
- * environment variable IC_NVJPEG_OPEN: "lazy" (default: the hardware decoder
- * made at the first check, so that an encode-only user, the CLI's single
- * image, never pays for it), "serial" (everything one after the other before
- * returning), "concurrent" (the hardware decoder on a thread of its own from
- * the start, joined by the first check; encoder lane 0 on a second thread
- * beside the default decoder state: what the CLI's batch asks for). Encoder
+ * ready by the first ic_nvjpeg_check (or ic_nvjpeg_engine). How, by
+ * max_batch: below 4 (the CLI's single image) the hardware decoder is made at
+ * the first check, so that an encode-only user never pays for it; from 4 (a
+ * batch) the hardware decoder is made on a thread of its own from the start,
+ * joined by the first check, and encoder lane 0 on a second thread beside
+ * the default decoder state (nvJPEG's creations cost 0.2-0.4 s each). Encoder
  * lanes 2..4 are made when concurrent encodes first need them. Errors:
  * IC_ERR_UNSUPPORTED (built without nvJPEG), IC_ERR_DEVICE (a CUDA or nvJPEG
  * call failed; err names it), IC_ERR_NOMEM. */
