@@ -33,6 +33,7 @@
 #   file, as before issue 11 item 5, against the first row's default "both":
 #   the CPU workers from the start and nvJPEG once open; "after", "cpu" also
 #   possible; DECODE_ROWS= none).
+#   NO_MOGRIFY=1 leaves ImageMagick out (it takes a minute per 500 photos).
 #   Peers: vips and mogrify from PEERS=DIR (the bin/ of a bundle made by
 #   scripts/pack-peers.sh, put first on PATH), else ./peers-bundle/bin when it
 #   exists (the GPU machine, where it is carried), else the system's.
@@ -214,7 +215,7 @@ if command -v vips >/dev/null; then
     run_tool "vips conv (xargs -P $CORES)" sh -c "ls '$WORK'/in/* | xargs -P $CORES -I{} '$WORK/vips_one.sh' {} '$WORK/out' '$WORK/g3.mat'"
 fi
 IM_VER="not installed"
-if command -v mogrify >/dev/null; then
+if [ -z "${NO_MOGRIFY:-}" ] && command -v mogrify >/dev/null; then
     IM_VER=$(mogrify -version | head -1)
     run_tool "ImageMagick mogrify" mogrify -path "$WORK/out" -quality 92 -morphology Convolve \
         '3x3: 0.0625,0.125,0.0625 0.125,0.25,0.125 0.0625,0.125,0.0625' "$WORK"/in/*
