@@ -201,13 +201,16 @@ static void test_round_trips(ict_rng *r)
             for (size_t s = 0; s < sizeof sizes / sizeof *sizes; s++) {
                 const int smooth = (int)(s & 1);
                 ic_image img = make_image(r, sizes[s][0], sizes[s][1], ch, depth, smooth);
-                for (int mode = IC_PNG_FILTER_NONE; mode <= IC_PNG_FILTER_TRIAL; mode++) {
-                    const ic_png_deflate_opts o = {(int)(s * 2 % 13), (ic_png_filter)mode};
-                    char what[128];
-                    snprintf(what, sizeof what, "%dx%d, %d ch, %d bit, filter %d, level %d",
-                             img.width, img.height, ch, depth, mode, o.level);
-                    check_case(&img, ch, &o, what);
-                }
+                for (int mode = IC_PNG_FILTER_NONE; mode <= IC_PNG_FILTER_TRIAL; mode++)
+                    for (int coder = IC_PNG_CODER_LIBDEFLATE; coder <= IC_PNG_CODER_AUTO; coder++) {
+                        const ic_png_deflate_opts o = {(int)(s * 2 % 13), (ic_png_filter)mode,
+                                                       (ic_png_coder)coder};
+                        char what[128];
+                        snprintf(what, sizeof what,
+                                 "%dx%d, %d ch, %d bit, filter %d, coder %d, level %d", img.width,
+                                 img.height, ch, depth, mode, coder, o.level);
+                        check_case(&img, ch, &o, what);
+                    }
                 /* Every other channel count, through the conversion. */
                 for (int out = 1; out <= 4; out++) {
                     if (out == ch)
@@ -218,6 +221,31 @@ static void test_round_trips(ict_rng *r)
                     snprintf(what, sizeof what, "%dx%d, %d ch -> %d ch, %d bit", img.width,
                              img.height, ch, out, depth);
                     check_case(&img, out, &o, what);
+                }
+                free(img.data);
+            }
+}
+
+/* Images taller than one sample step (TRIAL_STEP 256 rows), so that the
+ * trial samples several bands, and a noisy one, where Z_RLE wins: every
+ * coder and the default setting, 8 and 16 bits, RGB and RGBA. */
+static void test_tall(ict_rng *r)
+{
+    static const int shapes[][3] = {{211, 600, 3}, {97, 530, 4}};
+    for (size_t k = 0; k < sizeof shapes / sizeof *shapes; k++)
+        for (int depth = 8; depth <= 16; depth += 8)
+            for (int smooth = 0; smooth <= 1; smooth++) {
+                ic_image img =
+                    make_image(r, shapes[k][0], shapes[k][1], shapes[k][2], depth, smooth);
+                for (int coder = IC_PNG_CODER_LIBDEFLATE; coder <= IC_PNG_CODER_AUTO; coder++) {
+                    ic_png_deflate_opts o;
+                    ic_png_deflate_setting(IC_PNG_DEFAULT_LEVEL, &o);
+                    o.coder = (ic_png_coder)coder;
+                    char what[128];
+                    snprintf(what, sizeof what, "tall %dx%d, %d ch, %d bit, %s, coder %d",
+                             img.width, img.height, img.channels, depth,
+                             smooth ? "smooth" : "random", coder);
+                    check_case(&img, img.channels, &o, what);
                 }
                 free(img.data);
             }
@@ -328,6 +356,7 @@ int main(void)
     }
     printf("test_png_writer: seed %llu, files in %s\n", (unsigned long long)g_seed, g_dir);
     test_round_trips(&r);
+    test_tall(&r);
     test_levels(&r);
     test_metadata(&r);
     test_write_error(&r);
