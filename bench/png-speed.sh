@@ -108,13 +108,16 @@ median() {
 # mbs BYTES A B: BYTES / (A - B) in MB/s; "-" when A - B is not positive.
 mbs() { awk -v n="$1" -v a="$2" -v b="$3" 'BEGIN { d = a - b; if (d <= 0) print "-"; else printf "%.0f", n / 1e6 / d }'; }
 
+writer="libpng and zlib, or unknown (no libdeflate in $(dirname "$BIN")/CMakeCache.txt)"
+grep -q '^IC_HAVE_LIBDEFLATE\|^IC_LIBDEFLATE_LIBRARY:FILEPATH=/' "$(dirname "$BIN")/CMakeCache.txt" 2>/dev/null &&
+    writer="libdeflate and zlib's Z_RLE (src/io/png_deflate.c)"
 {
     echo "# PNG size and speed: imgconv vs libvips vs ImageMagick"
     echo
     echo "Machine: $(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //')), $(uname -m),"
     echo "$(. /etc/os-release && echo "$PRETTY_NAME"); load average $(cut -d' ' -f1-3 /proc/loadavg) at the start."
     echo "imgconv: $("$BIN" --version 2>/dev/null | head -1) ($BIN); $(vips --version); $(mogrify -version | head -1 | cut -d' ' -f2-3);"
-    echo "peers from $PEERS_FROM. Median of $RUNS interleaved runs of whole processes; encode and decode"
+    echo "PNG writer: $writer; peers from $PEERS_FROM. Median of $RUNS interleaved runs of whole processes; encode and decode"
     echo "times net of each tool's stored-PNG-to-cheapest-output time (see bench/png-speed.sh)."
     echo "MB = decoded bytes. Sizes are exact; times on a shared machine are noisy (CPU time is the steadier)."
     echo

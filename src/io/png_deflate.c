@@ -173,11 +173,15 @@ static const uint8_t *stored_row(const ic_image *img, int y, int out_ch, uint8_t
     return scratch;
 }
 
-static uint8_t paeth(uint8_t a, uint8_t b, uint8_t c)
+/* The Paeth predictor (PNG spec 9.4) with p = a + b - c folded into the
+ * distances, and selects instead of branches, so that the compiler can
+ * vectorise the loop over a row (the row being filtered is read, never
+ * written, so no sample depends on the previous one's result). */
+static inline uint8_t paeth(int a, int b, int c)
 {
-    const int p = (int)a + b - c;
-    const int pa = abs(p - a), pb = abs(p - b), pc = abs(p - c);
-    return pa <= pb && pa <= pc ? a : pb <= pc ? b : c;
+    const int pa = abs(b - c), pb = abs(a - c), pc = abs(a + b - 2 * c);
+    const int bc = pb <= pc ? b : c;
+    return (uint8_t)(pa <= pb && pa <= pc ? a : bc);
 }
 
 /* Writes filter type t (0 none, 1 sub, 2 up, 3 average, 4 paeth) of row
