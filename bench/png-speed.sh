@@ -177,7 +177,7 @@ for img in $IMAGES; do
             dc=$(mbs "$bytes" "$(median "$6" cpu)" "$(median "$5" cpu)")
         fi
         printf '| %s | %s | %s | %s | %s | %s | %s | %s |\n' "$1" "$2" "$size" \
-            "$(awk -v a="$size" -v b="$im_size" 'BEGIN { printf "%.3f", a / b }')" "$ec" "$ew" "$dc" "$dw"
+            "$(awk -v a="$size" -v b="$im_size" 'BEGIN { printf "%.4f", a / b }')" "$ec" "$ew" "$dc" "$dw"
     }
     {
         echo "## $img: $what, ${geom}, $((bytes / 1000000)) MB decoded"
