@@ -49,6 +49,8 @@ IMAGES=${IMAGES:-smooth noisy1 noisy2 rgba deep}
 LEVELS=${LEVELS:-1 2 3 4 5 6 7 8 9}
 py=python3 # Debian's interpreter has numpy and scikit-image (install-deps.sh)
 [ -x /usr/bin/python3 ] && py=/usr/bin/python3
+"$py" -c 'import numpy' 2>/dev/null ||
+    { echo "png-speed: needs numpy for $py (bash scripts/install-bench-deps.sh)" >&2; exit 1; }
 W=$(mktemp -d "${TMPDIR:-/tmp}/png-speed.XXXXXX")
 trap 'rm -rf "$W"' EXIT
 RESULT=${RESULT:-$ROOT/bench/results/png-speed-$(date -u +%Y%m%dT%H%M%SZ).md}
