@@ -1,112 +1,198 @@
 #!/usr/bin/env bash
-# png-speed.sh [BUILD] [IMAGE] - PNG encode and decode speed and size: imgconv
-# at every --compression level against libvips (`vips`, default settings) and
-# ImageMagick (`convert`, default settings) on the same image, whole processes
-# to and from pipes or tmpfs-free scratch files. Writes
-# bench/results/png-speed-DATE.md (a table, the commands, the machine).
+# png-speed.sh [IMGCONV] - PNG file size, encode and decode speed: imgconv's
+# default and every --compression level against libvips (`vips copy`,
+# pngsave's defaults) and ImageMagick (`mogrify -format png`, its defaults:
+# zlib level 7, adaptive filters) on the same images, whole processes.
+# Writes bench/results/png-speed-STAMP.md (RESULT=... overrides): one table
+# per image, the machine, the versions.
 #
-#   decode MB/s = raw bytes / (time of PNG -> PPM/.v  - time of PPM/.v -> PPM/.v)
-#   encode MB/s = raw bytes / (time of PPM/.v -> PNG  - time of PPM/.v -> PPM/.v)
-# i.e. the process start and the raw read/write are measured apart and taken
-# out; each figure is the median of RUNS runs. IMAGE defaults to a 2048x2048
-# photograph made from scikit-image's astronaut (4x, Lanczos) when present,
-# else the 2048x2048 test chart; IMAGE=noisy makes a camera-like 2048x2048
-# one with bench/make_photos.py (crop, exposure, sensor noise).
-# CLOCK=cpu measures the CPU time (user+sys, /usr/bin/time) of each process
-# instead of its wall time: on a shared, loaded machine the steadier figure
-# (every tool here encodes PNG on one thread).
+# Images (IMAGES="smooth noisy1 noisy2 rgba deep" by default, any subset):
+#   smooth  scikit-image's astronaut upscaled 4x (vips resize, Lanczos), 2048x2048 RGB
+#   noisy1  bench/make_photos.py 3 2048 2048 7, photo 0 (camera-like: crop,
+#   noisy2  exposure, sensor noise), and photo 2: 2048x2048 RGB
+#   rgba    noisy1 with a radial alpha ramp (opaque centre, transparent corners)
+#   deep    noisy2 at 16 bits (its 8-bit samples x 257 plus Gaussian noise, sigma 40)
+# Every tool reads the same input, a stored (uncompressed) PNG, so that
+# ImageMagick needs only its PNG coder (the peers-bundle has PNG and JPEG):
+#   encode s = time(stored.png -> PNG) - time(stored.png -> cheapest output)
+#   decode s = time(X.png -> cheapest output) - time(stored.png -> cheapest output)
+# where the cheapest output is PPM on stdout (imgconv), .v (vips) and a stored
+# PNG (ImageMagick, png:compression-level=0, filter 0), and X.png is imgconv's
+# default file for every tool (the same bytes decoded by all three).
+# MB = decoded bytes (width x height x channels x bytes per sample). RUNS runs
+# (default 5), interleaved (run 1 of every command, then run 2, ...), so
+# that a shared machine's load changes hit every tool alike; each figure is
+# the median, of wall time and of CPU time (user + sys of the process and
+# its threads, bash's `time`): the CPU figure is the steadier on a loaded
+# machine. Peers: vips and mogrify from PEERS=DIR, else ./peers-bundle/bin
+# when carried (scripts/pack-peers.sh), else the system's.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-BUILD=${1:-$ROOT/build}
-BIN=$BUILD/imgconv
+BIN=${1:-}
+if [ -z "$BIN" ]; then
+    for c in "$ROOT"/build*/imgconv; do [ -x "$c" ] && BIN=$c && break; done
+fi
+[ -x "${BIN:-}" ] || { echo "usage: $0 PATH/TO/imgconv" >&2; exit 2; }
 case "$BIN" in /*) ;; *) BIN="$PWD/$BIN" ;; esac
+PEERS=${PEERS:-}
+[ -z "$PEERS" ] && [ -x "$ROOT/peers-bundle/bin/vips" ] && PEERS=$ROOT/peers-bundle/bin
+PEERS_FROM="the system's PATH"
+if [ -n "$PEERS" ]; then
+    PEERS=$(cd "$PEERS" && pwd)
+    export PATH="$PEERS:$PATH"
+    PEERS_FROM="$PEERS (scripts/pack-peers.sh)"
+fi
+command -v vips >/dev/null && command -v mogrify >/dev/null ||
+    { echo "png-speed: needs vips and mogrify (bash scripts/install-bench-deps.sh)" >&2; exit 1; }
 RUNS=${RUNS:-5}
-command -v vips >/dev/null && command -v convert >/dev/null ||
-    { echo "png-speed: needs vips and convert (bash scripts/install-bench-deps.sh)" >&2; exit 1; }
+IMAGES=${IMAGES:-smooth noisy1 noisy2 rgba deep}
+LEVELS=${LEVELS:-1 2 3 4 5 6 7 8 9}
+py=python3 # Debian's interpreter has numpy and scikit-image (install-deps.sh)
+[ -x /usr/bin/python3 ] && py=/usr/bin/python3
+"$py" -c 'import numpy' 2>/dev/null ||
+    { echo "png-speed: needs numpy for $py (bash scripts/install-bench-deps.sh)" >&2; exit 1; }
 W=$(mktemp -d "${TMPDIR:-/tmp}/png-speed.XXXXXX")
 trap 'rm -rf "$W"' EXIT
+RESULT=${RESULT:-$ROOT/bench/results/png-speed-$(date -u +%Y%m%dT%H%M%SZ).md}
 
-SRC=${2:-}
-if [ -z "$SRC" ]; then
-    astro=/usr/lib/python3/dist-packages/skimage/data/astronaut.png
-    if [ -f "$astro" ]; then
-        vips resize "$astro" "$W/photo.png" 4 && SRC=$W/photo.png && what="scikit-image astronaut x4 (Lanczos)"
-    else
-        "$BIN" --chart 2048x2048x3 "$W/photo.png" && SRC=$W/photo.png && what="test chart"
-    fi
-elif [ "$SRC" = noisy ]; then
-    py=python3 # Debian's interpreter has numpy and scikit-image (install-deps.sh)
-    [ -x /usr/bin/python3 ] && py=/usr/bin/python3
-    "$py" "$ROOT/bench/make_photos.py" "$W" 1 2048 2048 7 >/dev/null
-    SRC=$W/photo000.ppm && what="camera-like photograph (bench/make_photos.py 1 2048 2048 7)"
-else
-    what=$(basename "$SRC")
-fi
-"$BIN" -k 1 "$SRC" "$W/raw.ppm"
-vips copy "$W/raw.ppm" "$W/raw.v"
-dims=$(head -c 20 "$W/raw.ppm" | sed -n 2p)
-bytes=$(($(stat -c %s "$W/raw.ppm") - $(head -n 3 "$W/raw.ppm" | wc -c)))
+# stored.py IN.ppm OUT.png KIND: writes a stored PNG (zlib level 0, filter
+# NONE) of IN as KIND (rgb, rgba, deep); prints "WxHxC bytes".
+cat >"$W/stored.py" <<'EOF'
+import re, struct, sys, zlib
+import numpy as np
+src, dst, kind = sys.argv[1:4]
+with open(src, "rb") as f:
+    data = f.read()
+m = re.match(rb"P6\s+(\d+)\s+(\d+)\s+255\s", data)  # no comments: our writers
+w, h = int(m.group(1)), int(m.group(2))
+px = np.frombuffer(data[m.end():m.end() + w * h * 3], np.uint8).reshape(h, w, 3)
+depth, colour = 8, 2
+if kind == "rgba":
+    yy, xx = np.mgrid[0:h, 0:w]
+    r = np.hypot(yy - h / 2, xx - w / 2) / (0.45 * min(w, h))
+    alpha = np.clip(255 * (1.6 - r), 0, 255).astype(np.uint8)
+    px, colour = np.dstack([px, alpha]), 6
+elif kind == "deep":
+    rng = np.random.default_rng(16)
+    v = px.astype(np.float64) * 257 + rng.normal(0, 40, px.shape)
+    px, depth = np.clip(v + 0.5, 0, 65535).astype(">u2"), 16
+rows = px.reshape(h, -1).view(np.uint8)
+raw = np.hstack([np.zeros((h, 1), np.uint8), rows]).tobytes()
+def chunk(t, b):
+    return struct.pack(">I", len(b)) + t + b + struct.pack(">I", zlib.crc32(t + b))
+with open(dst, "wb") as f:
+    f.write(b"\x89PNG\r\n\x1a\n")
+    f.write(chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, depth, colour, 0, 0, 0)))
+    f.write(chunk(b"IDAT", zlib.compress(raw, 0)))
+    f.write(chunk(b"IEND", b""))
+print(f"{w}x{h}x{px.shape[2]} {w * h * px.shape[2] * depth // 8}")
+EOF
 
-# median_ms CMD...: median wall time of RUNS runs, in ms.
-CLOCK=${CLOCK:-wall}
-median_ms() {
-    local t=()
-    for _ in $(seq "$RUNS"); do
-        local a b
-        if [ "$CLOCK" = cpu ]; then
-            /usr/bin/time -f '%U %S' -o "$W/time" "$@" >/dev/null
-            t+=($(awk '{ printf "%d", ($1 + $2) * 1e6 }' "$W/time"))
-            continue
-        fi
-        a=$(date +%s%N)
-        "$@" >/dev/null
-        b=$(date +%s%N)
-        t+=($(((b - a) / 1000)))
-    done
-    printf '%s\n' "${t[@]}" | sort -n | awk '{v[NR]=$1} END {printf "%.1f", v[int((NR+1)/2)]/1000}'
+# The source photographs.
+have_photos=0
+"$py" "$ROOT/bench/make_photos.py" "$W" 3 2048 2048 7 2>/dev/null && have_photos=1
+astro=$("$py" -c 'import skimage, os; print(os.path.join(os.path.dirname(skimage.__file__), "data", "astronaut.png"))' 2>/dev/null || true)
+
+# time_cmd KEY CMD...: runs CMD once (stdout to /dev/null), appends its wall
+# and CPU seconds to $W/t/KEY.
+mkdir -p "$W/t"
+time_cmd() {
+    local key=$1 TIMEFORMAT='%R %U %S' line
+    shift
+    line=$({ time "$@" >/dev/null 2>"$W/err"; } 2>&1) || { cat "$W/err" >&2; return 1; }
+    echo "$line" >>"$W/t/$key"
 }
-mbs() { awk -v b="$bytes" -v ms="$1" 'BEGIN { if (ms <= 0) print "-"; else printf "%.0f", b / 1e6 / (ms / 1e3) }'; }
-sub() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", a - b }'; }
+# median KEY COL: the median of column COL (wall or cpu) of KEY's runs, in s.
+median() {
+    awk -v c="$2" '{ print (c == "wall" ? $1 : $2 + $3) }' "$W/t/$1" | sort -g |
+        awk '{ v[NR] = $1 } END { printf "%.4f", v[int((NR + 1) / 2)] }'
+}
+# mbs BYTES A B: BYTES / (A - B) in MB/s; "-" when A - B is not positive.
+mbs() { awk -v n="$1" -v a="$2" -v b="$3" 'BEGIN { d = a - b; if (d <= 0) print "-"; else printf "%.0f", n / 1e6 / d }'; }
 
-out="$ROOT/bench/results/png-speed-$(date -u +%Y%m%dT%H%M%SZ).md"
+writer="libpng and zlib, or unknown (no libdeflate in $(dirname "$BIN")/CMakeCache.txt)"
+grep -q '^IC_HAVE_LIBDEFLATE\|^IC_LIBDEFLATE_LIBRARY:FILEPATH=/' "$(dirname "$BIN")/CMakeCache.txt" 2>/dev/null &&
+    writer="libdeflate and zlib's Z_RLE (src/io/png_deflate.c)"
 {
-    echo "# PNG encode/decode: imgconv vs libvips vs ImageMagick"
+    echo "# PNG size and speed: imgconv vs libvips vs ImageMagick"
     echo
-    echo "Image: $what, $dims, RGB, $((bytes / 1048576)) MiB raw. Median of $RUNS runs, $CLOCK time of whole"
-    echo "processes; raw-to-raw time subtracted (see bench/png-speed.sh). Machine: $(nproc) cores,"
-    echo "$(uname -m), $(. /etc/os-release && echo "$PRETTY_NAME"), load average $(cut -d' ' -f1-3 /proc/loadavg)"
-    echo "at the start (a shared machine: times are noisy, sizes are exact); $(vips --version);"
-    echo "$(convert -version | head -1 | cut -d' ' -f2-3)."
+    echo "Machine: $(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //')), $(uname -m),"
+    echo "$(. /etc/os-release && echo "$PRETTY_NAME"); load average $(cut -d' ' -f1-3 /proc/loadavg) at the start."
+    echo "imgconv: $("$BIN" --version 2>/dev/null | head -1) ($BIN); $(vips --version); $(mogrify -version | head -1 | cut -d' ' -f2-3);"
+    echo "PNG writer: $writer; peers from $PEERS_FROM. Median of $RUNS interleaved runs of whole processes; encode and decode"
+    echo "times net of each tool's stored-PNG-to-cheapest-output time (see bench/png-speed.sh)."
+    echo "MB = decoded bytes. Sizes are exact; times on a shared machine are noisy (CPU time is the steadier)."
     echo
-    # imgconv: decode from its default-level PNG.
-    "$BIN" -k 1 "$W/raw.ppm" "$W/ic.png"
-    base=$(median_ms "$BIN" -k 1 --format ppm "$W/raw.ppm" -)
-    dec=$(median_ms "$BIN" -k 1 --format ppm "$W/ic.png" -)
-    echo "| tool | setting | encode ms | encode MB/s | file bytes | vs ImageMagick size | decode MB/s |"
-    echo "|---|---|---|---|---|---|---|"
-    for lvl in 1 2 3 4 5 6 7 8 9; do
-        enc=$(median_ms "$BIN" -k 1 --compression "$lvl" --format png "$W/raw.ppm" -)
-        "$BIN" -k 1 --compression "$lvl" --format png "$W/raw.ppm" - >"$W/l$lvl.png"
-        size=$(stat -c %s "$W/l$lvl.png")
-        e=$(sub "$enc" "$base")
-        echo "| imgconv | --compression $lvl$([ "$lvl" = 5 ] && echo ' (default)') | $e | $(mbs "$e") | $size | IMSIZE$size | $([ "$lvl" = 5 ] && mbs "$(sub "$dec" "$base")" || echo) |"
+} >"$RESULT.tmp"
+
+for img in $IMAGES; do
+    rm -f "$W"/t/* "$W"/*.png
+    case "$img" in
+    smooth)
+        if [ -n "$astro" ] && [ -f "$astro" ]; then
+            vips resize "$astro" "$W/s.png" 4
+            "$BIN" -k 1 "$W/s.png" "$W/src.ppm" # vips' PPM has a comment line
+            what="scikit-image astronaut x4 (vips resize, Lanczos)"
+        else
+            "$BIN" --chart 2048x2048x3 "$W/src.ppm"
+            what="test chart (no scikit-image here)"
+        fi
+        kind=rgb ;;
+    noisy1 | noisy2 | rgba | deep)
+        [ "$have_photos" = 1 ] || { echo "png-speed: $img needs bench/make_photos.py (numpy, scikit-image)" >&2; continue; }
+        case "$img" in noisy1 | rgba) n=000 ;; *) n=002 ;; esac
+        cp "$W/photo$n.ppm" "$W/src.ppm"
+        what="bench/make_photos.py 3 2048 2048 7, photo$n (camera-like)"
+        case "$img" in rgba) kind=rgba; what="$what, radial alpha" ;; deep) kind=deep; what="$what, 16-bit" ;; *) kind=rgb ;; esac ;;
+    *) echo "png-speed: unknown image '$img'" >&2; exit 2 ;;
+    esac
+    read -r geom bytes < <("$py" "$W/stored.py" "$W/src.ppm" "$W/stored.png" "$kind")
+    vips copy "$W/stored.png" "$W/stored.v"
+    "$BIN" -k 1 "$W/stored.png" "$W/ic.png" # the file every tool decodes
+    IM0=(-define png:compression-level=0 -define png:compression-filter=0 -define png:compression-strategy=0)
+    mkdir -p "$W/m0" "$W/m" "$W/md"
+    cp "$W/ic.png" "$W/md/dec.png"
+    for r in $(seq "$RUNS"); do
+        time_cmd ic.base "$BIN" -k 1 --format ppm "$W/stored.png" -
+        time_cmd ic.enc "$BIN" -k 1 --format png "$W/stored.png" -
+        for l in $LEVELS; do
+            time_cmd "ic.l$l" "$BIN" -k 1 --compression "$l" --format png "$W/stored.png" -
+        done
+        time_cmd ic.dec "$BIN" -k 1 --format ppm "$W/ic.png" -
+        time_cmd vips.base vips copy "$W/stored.png" "$W/o.v"
+        time_cmd vips.enc vips copy "$W/stored.png" "$W/v.png"
+        time_cmd vips.dec vips copy "$W/ic.png" "$W/o.v"
+        time_cmd im.base mogrify -path "$W/m0" "${IM0[@]}" -format png "$W/stored.png"
+        time_cmd im.enc mogrify -path "$W/m" -format png "$W/stored.png"
+        time_cmd im.dec mogrify -path "$W/m0" "${IM0[@]}" -format png "$W/md/dec.png"
     done
-    vbase=$(median_ms vips copy "$W/raw.v" "$W/o.v")
-    venc=$(median_ms vips copy "$W/raw.v" "$W/v.png")
-    vips copy "$W/raw.v" "$W/v.png"
-    vdec=$(median_ms vips copy "$W/v.png" "$W/o.v")
-    e=$(sub "$venc" "$vbase")
-    echo "| libvips | pngsave defaults (compression 6) | $e | $(mbs "$e") | $(stat -c %s "$W/v.png") | IMSIZE$(stat -c %s "$W/v.png") | $(mbs "$(sub "$vdec" "$vbase")") |"
-    mbase=$(median_ms convert "$W/raw.ppm" "$W/o.ppm")
-    menc=$(median_ms convert "$W/raw.ppm" "$W/m.png")
-    convert "$W/raw.ppm" "$W/m.png"
-    mdec=$(median_ms convert "$W/m.png" "$W/o.ppm")
-    msize=$(stat -c %s "$W/m.png")
-    e=$(sub "$menc" "$mbase")
-    echo "| ImageMagick | convert defaults (quality 75: zlib 7, adaptive filter) | $e | $(mbs "$e") | $msize | 1.000 | $(mbs "$(sub "$mdec" "$mbase")") |"
-} >"$out.tmp"
-# Sizes relative to ImageMagick's, now that it is known.
-awk -v m="$msize" '{ while (match($0, /IMSIZE[0-9]+/)) { s = substr($0, RSTART + 6, RLENGTH - 6); $0 = substr($0, 1, RSTART - 1) sprintf("%.3f", s / m) substr($0, RSTART + RLENGTH) } print }' "$out.tmp" >"$out"
-rm -f "$out.tmp"
-cat "$out"
-echo "written: ${out#"$ROOT"/}"
+    for l in $LEVELS; do "$BIN" -k 1 --compression "$l" "$W/stored.png" "$W/l$l.png"; done
+    im_size=$(stat -c %s "$W/m/stored.png")
+    # row LABEL SETTING FILE ENC_KEY BASE_KEY [DEC_KEY]
+    row() {
+        local size ew ec dw="" dc=""
+        size=$(stat -c %s "$3")
+        ew=$(mbs "$bytes" "$(median "$4" wall)" "$(median "$5" wall)")
+        ec=$(mbs "$bytes" "$(median "$4" cpu)" "$(median "$5" cpu)")
+        if [ -n "${6:-}" ]; then
+            dw=$(mbs "$bytes" "$(median "$6" wall)" "$(median "$5" wall)")
+            dc=$(mbs "$bytes" "$(median "$6" cpu)" "$(median "$5" cpu)")
+        fi
+        printf '| %s | %s | %s | %s | %s | %s | %s | %s |\n' "$1" "$2" "$size" \
+            "$(awk -v a="$size" -v b="$im_size" 'BEGIN { printf "%.4f", a / b }')" "$ec" "$ew" "$dc" "$dw"
+    }
+    {
+        echo "## $img: $what, ${geom}, $((bytes / 1000000)) MB decoded"
+        echo
+        echo "| tool | setting | file bytes | vs ImageMagick | encode MB/s (CPU) | encode MB/s (wall) | decode MB/s (CPU) | decode MB/s (wall) |"
+        echo "|---|---|---|---|---|---|---|---|"
+        row imgconv "default" "$W/ic.png" ic.enc ic.base ic.dec
+        for l in $LEVELS; do row imgconv "--compression $l" "$W/l$l.png" "ic.l$l" ic.base; done
+        row libvips "vips copy (pngsave defaults)" "$W/v.png" vips.enc vips.base vips.dec
+        row ImageMagick "mogrify -format png (defaults)" "$W/m/stored.png" im.enc im.base im.dec
+        echo
+    } >>"$RESULT.tmp"
+done
+mv "$RESULT.tmp" "$RESULT"
+cat "$RESULT"
+echo "written: ${RESULT#"$ROOT"/}"

@@ -6,7 +6,7 @@
 # date, commit, tests passed/failed/skipped, sanitizer error counts) to $OUT
 # (the device tool's folder) or bench/results/ when OUT is unset.
 #
-#   scripts/gpu-check.sh [all|test|san|bench|peers|ncu|ratio|batch|photos|jpeg|stream|wholejob|python|startup]...
+#   scripts/gpu-check.sh [all|test|san|bench|peers|ncu|ratio|batch|photos|jpeg|stream|wholejob|python|startup|png]...
 #     (default all = test san bench; several allowed)
 #   test: ctest (IC_CTEST_REGEX=... runs only matching tests); bench:
 #   imgconv-bench (IC_BENCH_TABLES=letters runs a subset, see its --help);
@@ -37,6 +37,10 @@
 #   whole-process times and --time of the 6000x4000 JPEG and 64x64 cases (also
 #   under CUDA_MODULE_LOADING=EAGER), a 20-image HD batch, and Nsight Systems
 #   profiles with `nsys stats` summaries when nsys is installed (about 2 minutes).
+#   png: bench/png-speed.sh (png-speed-STAMP.md): PNG size, encode and decode
+#   MB/s of imgconv (default, --compression 1..9) vs libvips and ImageMagick
+#   (peers from ./peers-bundle when carried) on five 2048x2048 images; CPU only,
+#   about 5 minutes on 16 cores (RUNS=3 ... faster, IMAGES=... a subset).
 #   python: the Python package's tests verbosely (the CuPy/PyTorch device path
 #   of python/tests/test_device.py included) and bench/dask_scaling.py on this
 #   machine's cores plus one GPU worker (dask-scaling-STAMP.md). Wheels the
@@ -411,6 +415,14 @@ if has wholejob && [ -x bench/wholejob.sh ]; then
   RESULT="$out/wholejob-$stamp.md" IC_COMMIT=$commit bench/wholejob.sh "$B/imgconv" ||
     echo "wholejob failed (rc=$?)"
   echo "wholejob: $(( $(date +%s) - t0 )) s"
+fi
+
+if has png && [ -x bench/png-speed.sh ]; then
+  t0=$(date +%s)
+  RESULT="$out/png-speed-$stamp.md" bench/png-speed.sh "$B/imgconv" >/dev/null ||
+    echo "png-speed failed (rc=$?)"
+  grep -E "^## |\| (default|vips|mogrify)" "$out/png-speed-$stamp.md" 2>/dev/null
+  echo "png: png-speed-$stamp.md ($(( $(date +%s) - t0 )) s)"
 fi
 
 if has startup && [ -x bench/startup.sh ]; then

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# install-bench-deps.sh - the Debian packages of the CPU comparison
-# (bench/compare-cpu.sh, bench/batch-compare.sh): OpenCV and scikit-image for
-# Python, libvips' command-line tools and ImageMagick. As root it runs apt-get; otherwise it prints the line to run.
+# install-bench-deps.sh - the Debian packages of the CPU comparisons
+# (bench/compare-cpu.sh, bench/batch-compare.sh, bench/png-speed.sh): OpenCV,
+# numpy and scikit-image for Python, libvips' command-line tools (`vips`) and
+# ImageMagick 6 (`mogrify`). As root it runs apt-get; otherwise it prints the line to run.
 set -euo pipefail
 
 missing=()

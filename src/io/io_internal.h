@@ -139,12 +139,16 @@ ic_status ic_tiff_write(FILE *f, const ic_image *img, int out_ch, int level,
 ic_status ic_webp_write(FILE *f, const ic_image *img, int out_ch, int quality, int lossless,
                         const ic_metadata *meta, char *err, size_t errlen);
 
-/* The PNG writer on libdeflate (png_deflate.c; IC_HAVE_LIBDEFLATE only).
- * Filters: one of PNG's five for every row; ADAPTIVE, per row the one whose
- * bytes have the least sum of absolute values (read as signed); TRIAL, for
- * the whole image the one of NONE, SUB, UP, PAETH and ADAPTIVE that
- * compresses a sample of the rows (every 256th band of 32) smallest at
- * libdeflate level 1. */
+/* The PNG writer on libdeflate and zlib (png_deflate.c; IC_HAVE_LIBDEFLATE
+ * only). Filters: one of PNG's five for every row; ADAPTIVE, per row the one
+ * whose bytes have the least sum of absolute values (read as signed); TRIAL,
+ * for the whole image the one of NONE, SUB, UP, AVG, PAETH and ADAPTIVE
+ * whose filtered sample of the rows (every 256th band of 16) has the least
+ * order-0 entropy. Coders: LIBDEFLATE at `level`; RLE, zlib's Z_RLE strategy
+ * (Huffman codes and runs only: on noisy photographs smaller than any
+ * libdeflate level short of near-optimal parsing, at several times the
+ * speed); AUTO, the one of RLE with that filter, LIBDEFLATE with it and
+ * LIBDEFLATE with UP whose sample compresses smallest. */
 typedef enum ic_png_filter {
     IC_PNG_FILTER_NONE = 0,
     IC_PNG_FILTER_SUB = 1,
@@ -154,9 +158,15 @@ typedef enum ic_png_filter {
     IC_PNG_FILTER_ADAPTIVE = 5,
     IC_PNG_FILTER_TRIAL = 6
 } ic_png_filter;
+typedef enum ic_png_coder {
+    IC_PNG_CODER_LIBDEFLATE = 0,
+    IC_PNG_CODER_RLE = 1,
+    IC_PNG_CODER_AUTO = 2
+} ic_png_coder;
 typedef struct ic_png_deflate_opts {
     int level;            /* libdeflate level 0..12 */
     ic_png_filter filter; /* row filters */
+    ic_png_coder coder;   /* who compresses the filtered rows */
 } ic_png_deflate_opts;
 /* The setting of --compression level (1..9; README "Formats" has the table). */
 void ic_png_deflate_setting(int level, ic_png_deflate_opts *o);

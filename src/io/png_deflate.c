@@ -1,19 +1,28 @@
 /*
- * png_deflate.c - the PNG writer on libdeflate: our own chunk writer
- * (signature, IHDR, iCCP, eXIf, IDAT, IEND), the rows filtered here and the
- * whole filtered image compressed by one libdeflate_zlib_compress call.
+ * png_deflate.c - the PNG writer: our own chunk writer (signature, IHDR,
+ * iCCP, eXIf, IDAT, IEND), the rows filtered here and the whole filtered
+ * image compressed into one zlib stream by libdeflate or by zlib's Z_RLE
+ * strategy, whichever compresses a sample of the rows smaller.
  *
- * Why not libpng: zlib at the levels that beat ImageMagick's file size was
- * 3-30x slower than libdeflate at a smaller size (bench/png-speed.sh).
- * libdeflate compresses whole buffers only, so the memory is the filtered
- * image (height x (1 + row bytes)) plus one output buffer of
- * libdeflate_zlib_compress_bound bytes, both freed before returning.
+ * Why two coders: on smooth images (upscaled, rendered) long matches pay,
+ * and libdeflate finds them at several times zlib's speed. On noisy
+ * (camera-like) photographs the filtered bytes are nearly random in their
+ * low bits; matches of 3-5 bytes then cost more than the literals they
+ * replace, and zlib's Huffman-and-runs coder (Z_RLE, ~100 MB/s) gave
+ * smaller files than every libdeflate level short of near-optimal parsing,
+ * and than ImageMagick's zlib level 7 with Z_FILTERED
+ * (bench/png-speed.sh). Why not libpng: zlib at the levels that match
+ * ImageMagick's size was 3-30x slower.
+ * Both coders compress whole buffers, so the memory is the filtered image
+ * (height x (1 + row bytes)) plus one output buffer of at most about that
+ * size, both freed before returning.
  * Writes 8- and 16-bit samples (16-bit big-endian on disk, as PNG stores
  * them), 1..4 channels (grey, grey+alpha, RGB, RGBA), never interlaced.
  * Reading stays with libpng (png.c). Built only with IC_HAVE_LIBDEFLATE.
  * (No seed figure: seed 004 saves files through a library.)
  */
 #include <errno.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,23 +35,21 @@
 #ifdef IC_HAVE_LIBDEFLATE
 
 #include <libdeflate.h>
+#include <zlib.h>
 
 /* IDAT chunks of at most this many bytes (any size up to 2^31-1 is valid). */
 #define IDAT_MAX ((size_t)1 << 20)
 
 void ic_png_deflate_setting(int level, ic_png_deflate_opts *o)
 {
-    /* --compression 1..9 -> libdeflate level 1, 3, 5, 6, 7, 8, 10, 11, 12,
-     * the filter chosen per image by trial (README "Formats"; measured by
-     * bench/png-speed.sh). Levels 10..12 are libdeflate's near-optimal
-     * parsing: the only ones that beat ImageMagick's zlib on noisy photos. */
-    static const ic_png_deflate_opts table[10] = {
-        {0, IC_PNG_FILTER_TRIAL},  {1, IC_PNG_FILTER_TRIAL},  {3, IC_PNG_FILTER_TRIAL},
-        {5, IC_PNG_FILTER_TRIAL},  {6, IC_PNG_FILTER_TRIAL},  {7, IC_PNG_FILTER_TRIAL},
-        {8, IC_PNG_FILTER_TRIAL},  {10, IC_PNG_FILTER_TRIAL}, {11, IC_PNG_FILTER_TRIAL},
-        {12, IC_PNG_FILTER_TRIAL},
-    };
-    *o = table[level < 1 ? 1 : level > 9 ? 9 : level];
+    /* --compression 1..9 -> libdeflate level 1, 3, 5, 6, 7, 8, 10, 11, 12 for
+     * the images where libdeflate wins; every level also tries zlib's Z_RLE,
+     * whose size does not depend on the level, and chooses the filter per
+     * image (README "Formats"; measured by bench/png-speed.sh). */
+    static const int libdeflate_level[10] = {0, 1, 3, 5, 6, 7, 8, 10, 11, 12};
+    o->level = libdeflate_level[level < 1 ? 1 : level > 9 ? 9 : level];
+    o->filter = IC_PNG_FILTER_TRIAL;
+    o->coder = IC_PNG_CODER_AUTO;
 }
 
 /* ---- output: chunks with their CRC ------------------------------------------ */
@@ -166,11 +173,15 @@ static const uint8_t *stored_row(const ic_image *img, int y, int out_ch, uint8_t
     return scratch;
 }
 
-static uint8_t paeth(uint8_t a, uint8_t b, uint8_t c)
+/* The Paeth predictor (PNG spec 9.4) with p = a + b - c folded into the
+ * distances, and selects instead of branches, so that the compiler can
+ * vectorise the loop over a row (the row being filtered is read, never
+ * written, so no sample depends on the previous one's result). */
+static inline uint8_t paeth(int a, int b, int c)
 {
-    const int p = (int)a + b - c;
-    const int pa = abs(p - a), pb = abs(p - b), pc = abs(p - c);
-    return pa <= pb && pa <= pc ? a : pb <= pc ? b : c;
+    const int pa = abs(b - c), pb = abs(a - c), pc = abs(a + b - 2 * c);
+    const int bc = pb <= pc ? b : c;
+    return (uint8_t)(pa <= pb && pa <= pc ? a : bc);
 }
 
 /* Writes filter type t (0 none, 1 sub, 2 up, 3 average, 4 paeth) of row
@@ -227,7 +238,8 @@ static uint64_t msad(const uint8_t *o, size_t n)
 }
 
 /* Filters row `cur` into out (1 + n bytes) by `mode`; try[] is room for
- * 1 + n bytes for each adaptive candidate. */
+ * 5 x (1 + n) bytes, one row for each adaptive candidate, so that only the
+ * winner is copied. */
 static void filter_best(uint8_t *out, ic_png_filter mode, const uint8_t *cur, const uint8_t *prev,
                         size_t n, size_t bpp, uint8_t *try)
 {
@@ -236,16 +248,19 @@ static void filter_best(uint8_t *out, ic_png_filter mode, const uint8_t *cur, co
         return;
     }
     uint64_t best = UINT64_MAX;
+    const uint8_t *win = NULL;
     for (int t = 0; t <= 4; t++) {
         if (!prev && (t == 2 || t == 4)) /* equal to none and sub on the first row */
             continue;
-        filter_row(try, t, cur, prev, n, bpp);
-        const uint64_t s = msad(try + 1, n);
+        uint8_t *cand = try + (size_t)t * (n + 1);
+        filter_row(cand, t, cur, prev, n, bpp);
+        const uint64_t s = msad(cand + 1, n);
         if (s < best) {
             best = s;
-            memcpy(out, try, n + 1);
+            win = cand;
         }
     }
+    memcpy(out, win, n + 1);
 }
 
 /* ---- the writer ------------------------------------------------------------------ */
@@ -264,44 +279,126 @@ static void filter_rows(uint8_t *out, const ic_image *img, int out_ch, ic_png_fi
     }
 }
 
-/* Sample bands for IC_PNG_FILTER_TRIAL: rows [k*STEP, k*STEP+BAND). */
-#define TRIAL_BAND 32
+/* The zlib stream of in[0..n) into out (room bytes) by `coder` (LIBDEFLATE
+ * through c, or RLE): its size, or 0 when it does not fit or zlib fails. */
+static size_t compress_rows(struct libdeflate_compressor *c, ic_png_coder coder, const uint8_t *in,
+                            size_t n, uint8_t *out, size_t room)
+{
+    if (coder == IC_PNG_CODER_LIBDEFLATE)
+        return libdeflate_zlib_compress(c, in, n, out, room);
+    z_stream z;
+    memset(&z, 0, sizeof z);
+    /* Z_RLE ignores the level (any but 0); memLevel 9: the largest blocks. */
+    if (deflateInit2(&z, 6, Z_DEFLATED, 15, 9, Z_RLE) != Z_OK)
+        return 0;
+    const size_t step = (size_t)1 << 30; /* zlib counts in unsigned int */
+    int rc = Z_OK;
+    size_t in_left = n, out_left = room;
+    z.next_in = (Bytef *)(uintptr_t)in; /* zlib does not write through next_in */
+    z.next_out = out;
+    while (rc == Z_OK) {
+        if (z.avail_in == 0) {
+            z.avail_in = (uInt)(in_left < step ? in_left : step);
+            in_left -= z.avail_in;
+        }
+        if (z.avail_out == 0) {
+            if (out_left == 0)
+                break; /* full: does not fit */
+            z.avail_out = (uInt)(out_left < step ? out_left : step);
+            out_left -= z.avail_out;
+        }
+        rc = deflate(&z, in_left == 0 ? Z_FINISH : Z_NO_FLUSH);
+        if (rc == Z_BUF_ERROR) /* no progress possible: room or input exhausted */
+            rc = z.avail_out == 0 && out_left > 0 ? Z_OK : rc;
+    }
+    const size_t size = rc == Z_STREAM_END ? (size_t)z.total_out : 0;
+    deflateEnd(&z);
+    return size;
+}
+
+/* Sample bands for IC_PNG_FILTER_TRIAL and IC_PNG_CODER_AUTO: rows
+ * [k*STEP, k*STEP+BAND). */
+#define TRIAL_BAND 16
 #define TRIAL_STEP 256
 
-/* IC_PNG_FILTER_TRIAL: the filter (NONE, SUB, UP, PAETH or ADAPTIVE; AVG
- * never won on photographs) whose sample compresses smallest. Per row
- * heuristics mislead on smooth images: ADAPTIVE picks PAETH on every row of
- * an upscaled photograph, where UP alone gives a 4% smaller file because
- * deflate then finds whole runs of near-zero rows. `room` holds the sample (at most the whole filtered image), `z`
- * (zroom bytes) its compressed form. */
-static ic_png_filter choose_filter(const ic_image *img, int out_ch, size_t n, size_t bpp,
-                                   uint8_t *scratch, uint8_t *try, uint8_t *room, uint8_t *z,
-                                   size_t zroom)
+/* Filters the sample bands by `mode` into room; returns the bytes used. */
+static size_t filter_sample(uint8_t *room, const ic_image *img, int out_ch, ic_png_filter mode,
+                            size_t n, size_t bpp, uint8_t *scratch, uint8_t *try)
 {
-    struct libdeflate_compressor *fast = libdeflate_alloc_compressor(1);
-    if (!fast)
-        return IC_PNG_FILTER_ADAPTIVE; /* no memory for a trial: the classic choice */
-    ic_png_filter best = IC_PNG_FILTER_ADAPTIVE;
-    size_t best_size = SIZE_MAX;
-    for (int t = IC_PNG_FILTER_NONE; t <= IC_PNG_FILTER_ADAPTIVE; t++) {
-        if (t == IC_PNG_FILTER_AVG)
-            continue;
-        size_t used = 0;
-        for (int y = 0; y < img->height; y += TRIAL_STEP) {
-            const int y1 = y + TRIAL_BAND < img->height ? y + TRIAL_BAND : img->height;
-            filter_rows(room + used, img, out_ch, (ic_png_filter)t, y, y1, n, bpp, scratch, try);
-            used += (size_t)(y1 - y) * (n + 1);
-        }
-        size_t size = libdeflate_zlib_compress(fast, room, used, z, zroom);
-        if (size == 0)
-            size = SIZE_MAX - 1; /* did not fit: larger than the input */
-        if (size < best_size) {
-            best_size = size;
-            best = (ic_png_filter)t;
+    size_t used = 0;
+    for (int y = 0; y < img->height; y += TRIAL_STEP) {
+        const int y1 = y + TRIAL_BAND < img->height ? y + TRIAL_BAND : img->height;
+        filter_rows(room + used, img, out_ch, mode, y, y1, n, bpp, scratch, try);
+        used += (size_t)(y1 - y) * (n + 1);
+    }
+    return used;
+}
+
+/* Order-0 entropy of p[0..n) in bits: what a Huffman coder without matches
+ * would spend, near enough to rank filters (the row filter-type bytes
+ * included, as the coder sees them). */
+static double entropy_bits(const uint8_t *p, size_t n)
+{
+    size_t h[256] = {0};
+    for (size_t i = 0; i < n; i++)
+        h[p[i]]++;
+    double bits = (double)n * log2((double)n);
+    for (int v = 0; v < 256; v++)
+        if (h[v])
+            bits -= (double)h[v] * log2((double)h[v]);
+    return bits;
+}
+
+/* The filter and coder for the whole image (see ic_png_filter and
+ * ic_png_coder): a fixed filter or coder in o is kept, TRIAL and AUTO are
+ * decided on the sample. Per-row heuristics mislead on smooth images:
+ * ADAPTIVE picks PAETH on every row of an upscaled photograph, where UP
+ * alone gives a 2-4% smaller file because libdeflate then finds whole runs
+ * of near-zero rows; hence UP is always one of libdeflate's candidates.
+ * `room` holds the sample (at most the whole filtered image), z (zroom
+ * bytes) its compressed form. */
+static void choose(const ic_png_deflate_opts *o, struct libdeflate_compressor *c,
+                   const ic_image *img, int out_ch, size_t n, size_t bpp, uint8_t *scratch,
+                   uint8_t *try, uint8_t *room, uint8_t *z, size_t zroom, ic_png_filter *mode,
+                   ic_png_coder *coder)
+{
+    *mode = o->filter;
+    *coder = o->coder;
+    size_t used = 0;
+    if (*mode == IC_PNG_FILTER_TRIAL) {
+        double best = HUGE_VAL;
+        for (int t = IC_PNG_FILTER_NONE; t <= IC_PNG_FILTER_ADAPTIVE; t++) {
+            used = filter_sample(room, img, out_ch, (ic_png_filter)t, n, bpp, scratch, try);
+            const double bits = entropy_bits(room, used);
+            if (bits < best) {
+                best = bits;
+                *mode = (ic_png_filter)t;
+            }
         }
     }
-    libdeflate_free_compressor(fast);
-    return best;
+    if (*coder != IC_PNG_CODER_AUTO)
+        return;
+    used = filter_sample(room, img, out_ch, *mode, n, bpp, scratch, try);
+    /* libdeflate must beat Z_RLE by 1%: a tie goes to the faster coder, and
+     * the sample misjudged closer calls (--compression 8 on a noisy
+     * photograph: libdeflate smaller on the sample, 0.8% larger on the
+     * whole image, at a fifth of the speed). */
+    const size_t rle = compress_rows(c, IC_PNG_CODER_RLE, room, used, z, zroom);
+    size_t best = rle ? rle - rle / 100 : 0;
+    *coder = IC_PNG_CODER_RLE;
+    size_t s = compress_rows(c, IC_PNG_CODER_LIBDEFLATE, room, used, z, zroom);
+    if (s && (!best || s < best)) {
+        best = s;
+        *coder = IC_PNG_CODER_LIBDEFLATE;
+    }
+    if (*mode != IC_PNG_FILTER_UP) {
+        used = filter_sample(room, img, out_ch, IC_PNG_FILTER_UP, n, bpp, scratch, try);
+        s = compress_rows(c, IC_PNG_CODER_LIBDEFLATE, room, used, z, zroom);
+        if (s && (!best || s < best)) {
+            *mode = IC_PNG_FILTER_UP;
+            *coder = IC_PNG_CODER_LIBDEFLATE;
+        }
+    }
 }
 
 static ic_status write_png(FILE *f, struct libdeflate_compressor *c, const ic_image *img,
@@ -313,19 +410,25 @@ static ic_status write_png(FILE *f, struct libdeflate_compressor *c, const ic_im
     const size_t bpp = (size_t)out_ch * (size_t)(depth / 8);
     const size_t n = (size_t)img->width * bpp;
     const size_t raw = (size_t)img->height * (n + 1);
-    const size_t bound = libdeflate_zlib_compress_bound(c, raw);
+    /* Room for either coder's worst case: zlib's bound for a stream of
+     * memLevel 9 is its conservative one (deflateBound in zlib 1.2.13: n +
+     * n/8 + n/64 + 11), which this exceeds. */
+    const size_t lbound = libdeflate_zlib_compress_bound(c, raw);
+    const size_t zbound = raw + (raw >> 3) + (raw >> 6) + 64;
+    const size_t bound = lbound > zbound ? lbound : zbound;
     uint8_t *z = malloc(bound);
     if (!z)
         return ic_fail(IC_ERR_NOMEM, "PNG: out of memory for %zu compressed bytes", bound);
 
-    ic_png_filter mode = o->filter;
-    if (mode == IC_PNG_FILTER_TRIAL)
-        mode = choose_filter(img, out_ch, n, bpp, scratch, try, filtered, z, bound);
+    ic_png_filter mode;
+    ic_png_coder coder;
+    choose(o, c, img, out_ch, n, bpp, scratch, try, filtered, z, bound, &mode, &coder);
     filter_rows(filtered, img, out_ch, mode, 0, img->height, n, bpp, scratch, try);
-    const size_t zn = libdeflate_zlib_compress(c, filtered, raw, z, bound);
+    const size_t zn = compress_rows(c, coder, filtered, raw, z, bound);
     if (zn == 0) {
         free(z);
-        return ic_fail(IC_ERR_INTERNAL, "PNG: libdeflate could not compress the image");
+        return ic_fail(IC_ERR_INTERNAL, "PNG: %s could not compress the image",
+                       coder == IC_PNG_CODER_RLE ? "zlib" : "libdeflate");
     }
 
     static const uint8_t signature[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
@@ -363,7 +466,7 @@ ic_status ic_png_deflate_write(FILE *f, const ic_image *img, int out_ch,
     struct libdeflate_compressor *c = libdeflate_alloc_compressor(o->level);
     uint8_t *filtered = malloc(raw);
     uint8_t *scratch = malloc(2 * n);
-    uint8_t *try = malloc(n + 1);
+    uint8_t *try = malloc(5 * (n + 1));
     ic_status st;
     if (!c || !filtered || !scratch || !try)
         st = ic_fail(IC_ERR_NOMEM, "PNG: out of memory for a %dx%d image (%zu bytes filtered)",

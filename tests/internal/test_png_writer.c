@@ -9,6 +9,7 @@
  * IC_ERR_IO. Images are random or smooth (so that every filter wins
  * somewhere), seeded: IC_TEST_SEED replays. Exits 77 without libdeflate.
  */
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -201,13 +202,16 @@ static void test_round_trips(ict_rng *r)
             for (size_t s = 0; s < sizeof sizes / sizeof *sizes; s++) {
                 const int smooth = (int)(s & 1);
                 ic_image img = make_image(r, sizes[s][0], sizes[s][1], ch, depth, smooth);
-                for (int mode = IC_PNG_FILTER_NONE; mode <= IC_PNG_FILTER_TRIAL; mode++) {
-                    const ic_png_deflate_opts o = {(int)(s * 2 % 13), (ic_png_filter)mode};
-                    char what[128];
-                    snprintf(what, sizeof what, "%dx%d, %d ch, %d bit, filter %d, level %d",
-                             img.width, img.height, ch, depth, mode, o.level);
-                    check_case(&img, ch, &o, what);
-                }
+                for (int mode = IC_PNG_FILTER_NONE; mode <= IC_PNG_FILTER_TRIAL; mode++)
+                    for (int coder = IC_PNG_CODER_LIBDEFLATE; coder <= IC_PNG_CODER_AUTO; coder++) {
+                        const ic_png_deflate_opts o = {(int)(s * 2 % 13), (ic_png_filter)mode,
+                                                       (ic_png_coder)coder};
+                        char what[128];
+                        snprintf(what, sizeof what,
+                                 "%dx%d, %d ch, %d bit, filter %d, coder %d, level %d", img.width,
+                                 img.height, ch, depth, mode, coder, o.level);
+                        check_case(&img, ch, &o, what);
+                    }
                 /* Every other channel count, through the conversion. */
                 for (int out = 1; out <= 4; out++) {
                     if (out == ch)
@@ -221,6 +225,79 @@ static void test_round_trips(ict_rng *r)
                 }
                 free(img.data);
             }
+}
+
+/* Images taller than one sample step (TRIAL_STEP 256 rows), so that the
+ * trial samples several bands, and a noisy one, where Z_RLE wins: every
+ * coder and the default setting, 8 and 16 bits, RGB and RGBA. */
+static void test_tall(ict_rng *r)
+{
+    static const int shapes[][3] = {{211, 600, 3}, {97, 530, 4}};
+    for (size_t k = 0; k < sizeof shapes / sizeof *shapes; k++)
+        for (int depth = 8; depth <= 16; depth += 8)
+            for (int smooth = 0; smooth <= 1; smooth++) {
+                ic_image img =
+                    make_image(r, shapes[k][0], shapes[k][1], shapes[k][2], depth, smooth);
+                for (int coder = IC_PNG_CODER_LIBDEFLATE; coder <= IC_PNG_CODER_AUTO; coder++) {
+                    ic_png_deflate_opts o;
+                    ic_png_deflate_setting(IC_PNG_DEFAULT_LEVEL, &o);
+                    o.coder = (ic_png_coder)coder;
+                    char what[128];
+                    snprintf(what, sizeof what, "tall %dx%d, %d ch, %d bit, %s, coder %d",
+                             img.width, img.height, img.channels, depth,
+                             smooth ? "smooth" : "random", coder);
+                    check_case(&img, img.channels, &o, what);
+                }
+                free(img.data);
+            }
+}
+
+/* The size of img written with o (0 when the write fails). */
+static long written_size(const ic_image *img, const ic_png_deflate_opts *o)
+{
+    FILE *f = tmpfile();
+    if (!f)
+        return 0;
+    const ic_status st = ic_png_deflate_write(f, img, img->channels, o, NULL);
+    const long n = st == IC_OK && fflush(f) == 0 ? ftell(f) : 0;
+    fclose(f);
+    return n;
+}
+
+/* The coder choice (IC_PNG_CODER_AUTO, the default): its file is within 1%
+ * of the smaller of the two coders' files, on a smooth scene with noise
+ * (Z_RLE 0.3% smaller than libdeflate level 7 at seed 20261123) and on an
+ * image where libdeflate wins by far (a random 37x23 tile repeated: long
+ * matches, no runs; Z_RLE's file is 15x larger). A choice fixed to Z_RLE
+ * fails here. */
+static void test_coder_choice(ict_rng *r)
+{
+    for (int kind = 0; kind < 2; kind++) {
+        ic_image img = make_image(r, 640, 600, 3, 8, 1);
+        for (int y = 0; y < img.height; y++)
+            for (int x = 0; x < img.width * 3; x++) {
+                uint8_t *p = img.data + (size_t)y * img.pitch + (size_t)x;
+                if (kind == 0) /* a smooth scene, noise of 4.5 levels rms */
+                    *p = (uint8_t)(128.0 + 60.0 * sin(x / 120.0) * cos(y / 50.0) + x % 3 * 20 +
+                                   (int)(ict_below(r, 9) + ict_below(r, 9) + ict_below(r, 9)) - 12);
+                else
+                    *p = y >= 23    ? img.data[(size_t)(y - 23) * img.pitch + (size_t)x]
+                         : x >= 111 ? p[-111]
+                                    : (uint8_t)ict_next(r);
+            }
+        ic_png_deflate_opts o;
+        ic_png_deflate_setting(IC_PNG_DEFAULT_LEVEL, &o);
+        const long automatic = written_size(&img, &o);
+        o.coder = IC_PNG_CODER_RLE;
+        const long rle = written_size(&img, &o);
+        o.coder = IC_PNG_CODER_LIBDEFLATE;
+        const long lib = written_size(&img, &o);
+        const long best = rle < lib ? rle : lib;
+        CHECK(automatic > 0 && rle > 0 && lib > 0 && automatic <= best + best / 100,
+              "%s image: the default wrote %ld bytes, Z_RLE %ld, libdeflate %ld",
+              kind ? "tiled" : "noisy", automatic, rle, lib);
+        free(img.data);
+    }
 }
 
 /* Through the public API: every --compression level, 8-bit. */
@@ -309,6 +386,8 @@ int main(void)
     }
     printf("test_png_writer: seed %llu, files in %s\n", (unsigned long long)g_seed, g_dir);
     test_round_trips(&r);
+    test_tall(&r);
+    test_coder_choice(&r);
     test_levels(&r);
     test_metadata(&r);
     test_write_error(&r);
