@@ -675,8 +675,11 @@ ic_status ic_image_decode(ic_image *img, const void *data, size_t size,
 typedef struct ic_save_options {
     int quality;  /* JPEG and lossy WebP quality 1..100; 0 means 92 */
     int lossless; /* WebP: nonzero for lossless (quality is then ignored) */
-    /* PNG and TIFF: zlib level 1 (fastest) .. 9 (smallest); 0 means the
-     * default, IC_PNG_DEFAULT_LEVEL for PNG (README "Formats") and 6 for TIFF. */
+    /* 1 (fastest) .. 9 (smallest); 0 means the default. PNG: libdeflate's
+     * level (1..9 -> 1/3/5/6/7/8/10/11/12) where libdeflate codes the image,
+     * IC_PNG_DEFAULT_LEVEL by default; an image zlib's run-length coder
+     * compresses smaller (noisy photographs) ignores it (README "Formats").
+     * TIFF: zlib's level, 6 by default. */
     int compression;
     /* When non-NULL, written into PNG, JPEG, WebP and TIFF outputs (ICC and
      * EXIF; TIFF: the EXIF tags libtiff knows); not retained. A profile whose
