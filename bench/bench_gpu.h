@@ -64,6 +64,15 @@ int bg_time_fast_alpha(bg_ctx *g, const ic_kernel *k, ic_border border, int prem
  * otherwise or when CUPTI lost records. */
 double bg_cupti_ms(const bg_ctx *g);
 
+/* Many images (issue 17): nimg AoS device images of w[i] x h[i] x channels
+ * (uint8, cudaMallocPitch, several input sets rotated so that inputs do not
+ * sit in L2), filtered with k (correlation, replicate border) by one
+ * ic_convolve_batch_async per run (*batched_ms) and by nimg
+ * ic_convolve_async per run (*single_ms); medians over reps runs, each
+ * between two CUDA events. Returns 0 on success. */
+int bg_time_batch(bg_ctx *g, const ic_kernel *k, int nimg, const int *w, const int *h, int channels,
+                  int reps, double *batched_ms, double *single_ms, char *err, size_t n);
+
 /* NPP nppiFilter32f_8u_C3R (general weights, reversed as NPP wants) and
  * nppiFilterGaussBorder_8u_C3R (mask 3..15, replicate border) on the current
  * AoS RGB image. Return 0 on success, -1 when not applicable or not built. */

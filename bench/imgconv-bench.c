@@ -9,6 +9,8 @@
  *      and Gaussians up to 31x31 (issue 17's large-kernel cells);
  *   F  the fast path's methods forced one by one (the planner's calibration);
  *   G  agreement of the fast path's methods with the `cpu` backend;
+ *   M  many images in one launch (issue 17): 64 x 480p, 64 x 720p, 256 x 64x64
+ *      and 64 mixed sizes, batched vs one by one vs the floor;
  *   P  premultiplied alpha (issue 12): RGBA/GA premultiplied vs independent vs
  *      the image without alpha on the fast path, and the strategy backends;
  *   R  seed 003 Fig 7.14's arithmetic-to-global-memory ratio computed for
@@ -964,6 +966,81 @@ static void rows_shapes(void)
     fprintf(stderr, "  H done\n");
 }
 
+/* ---- M: many small images in one launch (issue 17) ------------------------------------ */
+
+/* N device-resident RGB images with a 3x3 Gaussian: one
+ * ic_convolve_batch_async per run (one launch per method for the batch)
+ * against N ic_convolve_async per run, and both against the batch's floor:
+ * all bytes in + out over the measured copy bandwidth (N x the per-image
+ * floor). */
+static void many_images(void)
+{
+    enum { MAXN = 256 };
+    static int w[MAXN], h[MAXN];
+    struct {
+        const char *name;
+        int n, w, h; /* w == 0: mixed sizes */
+    } cases[] = {{"64 x 480p", 64, 640, 480},
+                 {"64 x 720p", 64, 1280, 720},
+                 {"256 x 64x64", 256, 64, 64},
+                 {"64 mixed 16x16..HD", 64, 0, 0}};
+    const int nc = (int)(sizeof cases / sizeof cases[0]);
+    md("\n## M. Many images in one launch (ic_convolve_batch_async)\n\nKernel ms (median of "
+       "%d runs between CUDA events, device-resident RGB AoS, 3x3 Gaussian, replicate border): "
+       "`batched` is one ic_convolve_batch_async for all the images, `one by one` is one "
+       "ic_convolve_async per image. The floor is all bytes in + out over the measured copy "
+       "bandwidth (N x the per-image floor). Mixed sizes: seeded, 16x16 to 1920x1080.\n\n"
+       "| batch | MB in+out | floor ms | batched ms | x floor | one by one ms | x floor | "
+       "speed-up |\n|---|---|---|---|---|---|---|---|\n",
+       B.reps);
+    ic_kernel k;
+    if (make_kernel(&k, "gaussian", 3))
+        exit(1);
+    char err[256];
+    for (int i = 0; i < nc; i++) {
+        const int n = cases[i].n;
+        unsigned long long s = 0x5EEDB47Cull;
+        double samples = 0;
+        for (int j = 0; j < n; j++) {
+            if (cases[i].w) {
+                w[j] = cases[i].w;
+                h[j] = cases[i].h;
+            } else {
+                s = s * 6364136223846793005ull + 1442695040888963407ull;
+                w[j] = 16 + (int)((s >> 33) % (1920 - 16 + 1));
+                s = s * 6364136223846793005ull + 1442695040888963407ull;
+                h[j] = 16 + (int)((s >> 33) % (1080 - 16 + 1));
+            }
+            samples += 3.0 * w[j] * h[j];
+        }
+        double tb = 0, ts = 0;
+        if (bg_time_batch(G, &k, n, w, h, 3, B.reps, &tb, &ts, err, sizeof err)) {
+            md("| %s | - | - | failed: %s | | | | |\n", cases[i].name, err);
+            continue;
+        }
+        cell c;
+        memset(&c, 0, sizeof c);
+        c.table = "M";
+        snprintf(c.case_name, sizeof c.case_name, "%s RGB gaussian 3x3", cases[i].name);
+        snprintf(c.size, sizeof c.size, "batch %d", n);
+        c.w = w[0];
+        c.h = h[0];
+        c.channels = 3;
+        c.layout = "AoS";
+        snprintf(c.kernel, sizeof c.kernel, "gaussian");
+        c.K = 3;
+        c.samples = samples;
+        c.fmas = cheapest_fmas(&k, &c.rank);
+        const double fl = floor_ms(&c);
+        md("| %s | %.1f | %.4f | %.4f | %.2f | %.4f | %.2f | %.1f |\n", cases[i].name,
+           2.0 * samples / 1e6, fl, tb, tb / fl, ts, ts / fl, ts / tb);
+        emit(&c, "cuda/batch", "batch", tb, -1, 0, 0, 0);
+        emit(&c, "cuda/one-by-one", "async", ts, -1, 0, 0, 0);
+    }
+    ic_kernel_free(&k);
+    fprintf(stderr, "  M done\n");
+}
+
 /* ---- P: premultiplied alpha (issue 12) ------------------------------------------------ */
 
 /* Kernel ms of the fast path on a chart image of w x h x ch in layout lay
@@ -1170,10 +1247,10 @@ static int want(char t)
 
 static void usage(void)
 {
-    fprintf(stderr,
-            "usage: imgconv-bench --out DIR --stamp STAMP [--quick] [--tables LETTERS]\n"
-            "  LETTERS: any of ABCDEFGHKLPRT (K: CUPTI beside CUDA events, L: 1D and\n"
-            "  matmul, P: premultiplied alpha, R: Fig 7.14 ratios, T: transfers); default all\n");
+    fprintf(stderr, "usage: imgconv-bench --out DIR --stamp STAMP [--quick] [--tables LETTERS]\n"
+                    "  LETTERS: any of ABCDEFGHKLMPRT (K: CUPTI beside CUDA events, L: 1D and\n"
+                    "  matmul, M: batch, many images in one launch, P: premultiplied alpha,\n"
+                    "  R: Fig 7.14 ratios, T: transfers); default all\n");
     exit(2);
 }
 
@@ -1268,6 +1345,8 @@ int main(int argc, char **argv)
             premultiplied();
         if (want('K'))
             cupti_table();
+        if (want('M'))
+            many_images();
         /* Issue 7: 1D convolution vs the copy ceiling, matmul vs cuBLAS (rows
          * appended to "cells" with table L1/L2). */
         int rl = want('L') ? ic_bench_linalg(B.md, B.json, B.quick) : 0;

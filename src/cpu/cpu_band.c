@@ -123,9 +123,11 @@ ic_status ic_cpu_scratch_reserve(cpu_scratch *s, const cpu_plan *plan)
     if (st == IC_OK)
         st = grow((void **)&s->tag, &s->cap_tag, kh + (size_t)job->kw, sizeof(int));
     if (st == IC_OK && plan->premul && plan->job->src->layout == IC_SOA)
-        st =
-            grow((void **)&s->bytes, &s->cap_bytes, 2 * (size_t)plan->strip_px * (size_t)plan->step,
-                 ic_sample_size(plan->job->src->type));
+        /* counted in bytes: the buffer serves 8- and 16-bit jobs in turn */
+        st = grow((void **)&s->bytes, &s->cap_bytes,
+                  2 * (size_t)plan->strip_px * (size_t)plan->step *
+                      ic_sample_size(plan->job->src->type),
+                  1);
     if (st == IC_OK && plan->path == CPU_SEP) {
         st = grow((void **)&s->tmp, &s->cap_tmp, (size_t)plan->chunk + halo + CPU_SLACK,
                   sizeof(float));

@@ -391,7 +391,8 @@ static void ic_cu_describe(const ic_cuda_args &a, const char *what, char *buf, s
                                        NULL /* matmul_variants */,                                 \
                                        NULL /* matmul */,                                          \
                                        NULL /* device_count */,                                    \
-                                       ic_cuda_plan}
+                                       ic_cuda_plan,                                               \
+                                       NULL /* run_batch */}
 
 /* ---- the halo tile of cuda-tiled-out and cuda-tiled-halo ---------------------- */
 

@@ -140,6 +140,21 @@ typedef struct ic_backend {
      * set) with what run() would do for this job (dst is NULL), under
      * job->tuning: the numbers explain() prints. NULL: no planner. */
     ic_status (*plan)(void *state, const ic_job *job, ic_plan *plan, char *err, size_t errlen);
+    /* Optional: filters n >= 1 jobs together (ic_convolve_batch and
+     * ic_convolve_batch_async). The dispatcher calls it only for a uniform
+     * batch: every src and dst a device image on the context's device, all of
+     * one layout, sample type and channel count, each job validated as
+     * ic_convolve validates one, with the same weights, border, bias and
+     * alpha flags (premultiply as run() gets it; never keep_alpha) and the same
+     * async flag. Sizes, pitches and streams may differ. The work goes on
+     * jobs[0].src's stream; with async 0 that stream first waits for every
+     * other image's stream and the call returns after the work has completed,
+     * with async 1 it returns at once. *taken = 0 (and IC_OK) when the backend
+     * declines the batch without queueing anything (the dispatcher then runs
+     * the jobs one by one); 1 otherwise. On failure one line in err and
+     * *failed = the index of the job it concerns, or -1 for the whole batch. */
+    ic_status (*run_batch)(void *state, const ic_job *jobs, int n, int *taken, int *failed,
+                           char *err, size_t errlen);
 } ic_backend;
 
 #ifdef __cplusplus

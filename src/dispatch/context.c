@@ -267,6 +267,56 @@ static ic_alpha effective_alpha(const ic_image *src, const ic_params *p, double 
     return p->alpha;
 }
 
+/* Every check ic_convolve makes before it prepares anything (p not NULL):
+ * one line in err on failure. Shared with ic_convolve_batch, which prefixes
+ * the image's index. */
+static ic_status check_pair(const ic_context *ctx, const ic_image *src, const ic_image *dst,
+                            const ic_kernel *k, const ic_params *p, char *err, size_t errlen)
+{
+    if (!image_valid(src) || !image_valid(dst))
+        return ic_errf(err, errlen, IC_ERR_INVALID_ARG, "invalid source or destination image");
+    if (src->width != dst->width || src->height != dst->height || src->channels != dst->channels)
+        return ic_errf(err, errlen, IC_ERR_INVALID_ARG,
+                       "destination size or channels differ from the source");
+    if (src->type != dst->type)
+        return ic_errf(err, errlen, IC_ERR_INVALID_ARG,
+                       "source and destination sample types differ (8-bit and 16-bit)");
+    if (src->type == IC_U16 && !(ctx->be->caps & IC_CAP_U16))
+        return ic_errf(err, errlen, IC_ERR_UNSUPPORTED,
+                       "backend %s does not filter 16-bit samples (use cpu or seq)", ctx->be->name);
+    if ((src->memory != IC_MEM_HOST || dst->memory != IC_MEM_HOST) &&
+        !(ctx->be->caps & IC_CAP_DEVICE_IMAGES)) {
+        return ic_errf(err, errlen, IC_ERR_UNSUPPORTED,
+                       "backend %s cannot read or write device memory (use a CUDA backend)",
+                       ctx->be->name);
+    }
+    /* Device images: nothing below may read or write them from the host. */
+    const int on_device = src->memory == IC_MEM_DEVICE || dst->memory == IC_MEM_DEVICE;
+    if (on_device && ctx->multi)
+        return ic_errf(err, errlen, IC_ERR_UNSUPPORTED,
+                       "device images cannot be split across several devices (use one device)");
+    if (images_overlap(src, dst))
+        return ic_errf(err, errlen, IC_ERR_INVALID_ARG, "source and destination overlap");
+    if (!kernel_valid(k))
+        return ic_errf(err, errlen, IC_ERR_INVALID_ARG, "invalid kernel");
+    if ((unsigned)p->border > IC_BORDER_WRAP || (unsigned)p->alpha > IC_ALPHA_INDEPENDENT ||
+        !isfinite(p->border_value) || !isfinite(p->bias))
+        return ic_errf(err, errlen, IC_ERR_INVALID_ARG,
+                       "invalid border, alpha, border value or bias");
+
+    const uint64_t need =
+        need_bytes(ctx, src, dst->memory == IC_MEM_HOST ? ic_image_size_bytes(dst) : 0, dst->layout,
+                   k->width, k->height);
+    if (need > ctx->opts.max_memory) {
+        return ic_errf(
+            err, errlen, IC_ERR_TOO_LARGE,
+            "filtering %dx%d with %d channels needs %.1f MiB, over the memory limit %.1f MiB "
+            "(raise it with --max-memory)",
+            src->width, src->height, src->channels, mib(need), mib(ctx->opts.max_memory));
+    }
+    return IC_OK;
+}
+
 ic_status ic_convolve(ic_context *ctx, const ic_image *src, ic_image *dst, const ic_kernel *k,
                       const ic_params *p)
 {
@@ -278,45 +328,13 @@ ic_status ic_convolve(ic_context *ctx, const ic_image *src, ic_image *dst, const
         ic_params_default(&def);
         p = &def;
     }
-    if (!image_valid(src) || !image_valid(dst))
-        return ic_fail(IC_ERR_INVALID_ARG, "invalid source or destination image");
-    if (src->width != dst->width || src->height != dst->height || src->channels != dst->channels)
-        return ic_fail(IC_ERR_INVALID_ARG, "destination size or channels differ from the source");
-    if (src->type != dst->type)
-        return ic_fail(IC_ERR_INVALID_ARG,
-                       "source and destination sample types differ (8-bit and 16-bit)");
-    if (src->type == IC_U16 && !(ctx->be->caps & IC_CAP_U16))
-        return ic_fail(IC_ERR_UNSUPPORTED,
-                       "backend %s does not filter 16-bit samples (use cpu or seq)", ctx->be->name);
-    if ((src->memory != IC_MEM_HOST || dst->memory != IC_MEM_HOST) &&
-        !(ctx->be->caps & IC_CAP_DEVICE_IMAGES)) {
-        return ic_fail(IC_ERR_UNSUPPORTED,
-                       "backend %s cannot read or write device memory (use a CUDA backend)",
-                       ctx->be->name);
+    {
+        char why[256] = "";
+        const ic_status cs = check_pair(ctx, src, dst, k, p, why, sizeof why);
+        if (cs != IC_OK)
+            return ic_fail_msg(cs, why);
     }
-    /* Device images: nothing below may read or write them from the host. */
     const int on_device = src->memory == IC_MEM_DEVICE || dst->memory == IC_MEM_DEVICE;
-    if (on_device && ctx->multi)
-        return ic_fail(IC_ERR_UNSUPPORTED,
-                       "device images cannot be split across several devices (use one device)");
-    if (images_overlap(src, dst))
-        return ic_fail(IC_ERR_INVALID_ARG, "source and destination overlap");
-    if (!kernel_valid(k))
-        return ic_fail(IC_ERR_INVALID_ARG, "invalid kernel");
-    if ((unsigned)p->border > IC_BORDER_WRAP || (unsigned)p->alpha > IC_ALPHA_INDEPENDENT ||
-        !isfinite(p->border_value) || !isfinite(p->bias))
-        return ic_fail(IC_ERR_INVALID_ARG, "invalid border, alpha, border value or bias");
-
-    const uint64_t need =
-        need_bytes(ctx, src, dst->memory == IC_MEM_HOST ? ic_image_size_bytes(dst) : 0, dst->layout,
-                   k->width, k->height);
-    if (need > ctx->opts.max_memory) {
-        return ic_fail(
-            IC_ERR_TOO_LARGE,
-            "filtering %dx%d with %d channels needs %.1f MiB, over the memory limit %.1f MiB "
-            "(raise it with --max-memory)",
-            src->width, src->height, src->channels, mib(need), mib(ctx->opts.max_memory));
-    }
 
     /* Correlation weights: divisor folded in, flipped for convolution. */
     const int kw = k->width, kh = k->height;
@@ -498,6 +516,55 @@ ic_status ic_plan_get(ic_context *ctx, const ic_image *src, const ic_kernel *k, 
     return IC_OK;
 }
 
+/* ic_convolve_async's checks of one pair (ctx, its backend and p checked
+ * by the caller, p not NULL): one line in err on failure. */
+static ic_status check_async_pair(const ic_image *src, const ic_image *dst, const ic_kernel *k,
+                                  char *err, size_t errlen)
+{
+    if (!image_valid(src) || !image_valid(dst) || !kernel_valid(k))
+        return ic_errf(err, errlen, IC_ERR_INVALID_ARG, "invalid image or kernel");
+    if (src->memory != IC_MEM_DEVICE || dst->memory != IC_MEM_DEVICE || src->layout != dst->layout)
+        return ic_errf(err, errlen, IC_ERR_UNSUPPORTED,
+                       "source and destination must be device images of one layout");
+    if (src->width != dst->width || src->height != dst->height || src->channels != dst->channels)
+        return ic_errf(err, errlen, IC_ERR_INVALID_ARG,
+                       "destination size or channels differ from the source");
+    if (src->type != dst->type)
+        return ic_errf(err, errlen, IC_ERR_INVALID_ARG,
+                       "source and destination sample types differ (8-bit and 16-bit)");
+    if (images_overlap(src, dst))
+        return ic_errf(err, errlen, IC_ERR_INVALID_ARG, "source and destination overlap");
+    return IC_OK;
+}
+
+static ic_status check_params(const ic_params *p, char *err, size_t errlen)
+{
+    if ((unsigned)p->border > IC_BORDER_WRAP || (unsigned)p->alpha > IC_ALPHA_INDEPENDENT ||
+        !isfinite(p->border_value) || !isfinite(p->bias))
+        return ic_errf(err, errlen, IC_ERR_INVALID_ARG,
+                       "invalid border, alpha, border value or bias");
+    return IC_OK;
+}
+
+/* The async job of (src, dst) under prepared weights; alpha as resolved. */
+static ic_job async_job(const ic_context *ctx, const ic_image *src, ic_image *dst, const float *w,
+                        const ic_kernel *wk, const ic_params *p, ic_alpha alpha)
+{
+    ic_job job = {.src = src,
+                  .dst = dst,
+                  .w = w,
+                  .kw = wk->width,
+                  .kh = wk->height,
+                  .wk = wk,
+                  .border = p->border,
+                  .border_value = p->border_value,
+                  .bias = p->bias,
+                  .premultiply = alpha == IC_ALPHA_PREMULTIPLY,
+                  .tuning = &ctx->tuning,
+                  .async = 1};
+    return job;
+}
+
 ic_status ic_convolve_async(ic_context *ctx, const ic_image *src, ic_image *dst, const ic_kernel *k,
                             const ic_params *p)
 {
@@ -508,26 +575,17 @@ ic_status ic_convolve_async(ic_context *ctx, const ic_image *src, ic_image *dst,
                        "ic_convolve_async: backend %s%s does not queue device runs (use cuda on "
                        "one device)",
                        ctx->be->name, ctx->multi ? " split across devices" : "");
-    if (!image_valid(src) || !image_valid(dst) || !kernel_valid(k))
-        return ic_fail(IC_ERR_INVALID_ARG, "ic_convolve_async: invalid image or kernel");
-    if (src->memory != IC_MEM_DEVICE || dst->memory != IC_MEM_DEVICE || src->layout != dst->layout)
-        return ic_fail(IC_ERR_UNSUPPORTED,
-                       "ic_convolve_async: source and destination must be device images of one "
-                       "layout");
-    if (src->width != dst->width || src->height != dst->height || src->channels != dst->channels)
-        return ic_fail(IC_ERR_INVALID_ARG,
-                       "ic_convolve_async: destination size or channels differ from the source");
-    if (images_overlap(src, dst))
-        return ic_fail(IC_ERR_INVALID_ARG, "ic_convolve_async: source and destination overlap");
     ic_params def;
     if (!p) {
         ic_params_default(&def);
         p = &def;
     }
-    if ((unsigned)p->border > IC_BORDER_WRAP || (unsigned)p->alpha > IC_ALPHA_INDEPENDENT ||
-        !isfinite(p->border_value) || !isfinite(p->bias))
-        return ic_fail(IC_ERR_INVALID_ARG,
-                       "ic_convolve_async: invalid border, alpha, border value or bias");
+    char why[256] = "";
+    ic_status cs = check_async_pair(src, dst, k, why, sizeof why);
+    if (cs == IC_OK)
+        cs = check_params(p, why, sizeof why);
+    if (cs != IC_OK)
+        return ic_fail(cs, "ic_convolve_async: %s", why);
     ic_kernel wk;
     double sum = 0;
     float *w = prepare_weights(k, p, &wk, &sum);
@@ -540,18 +598,7 @@ ic_status ic_convolve_async(ic_context *ctx, const ic_image *src, ic_image *dst,
                        "ic_convolve_async: alpha keep is not available (ask for premultiply or "
                        "independent)");
     }
-    ic_job job = {.src = src,
-                  .dst = dst,
-                  .w = w,
-                  .kw = k->width,
-                  .kh = k->height,
-                  .wk = &wk,
-                  .border = p->border,
-                  .border_value = p->border_value,
-                  .bias = p->bias,
-                  .premultiply = alpha == IC_ALPHA_PREMULTIPLY,
-                  .tuning = &ctx->tuning,
-                  .async = 1};
+    const ic_job job = async_job(ctx, src, dst, w, &wk, p, alpha);
     ic_timing t = {0, 0, 0, 0};
     char err[256] = "";
     const ic_status st = ctx->be->run(ctx->state, &job, &t, err, sizeof err);
@@ -573,13 +620,107 @@ ic_status ic_filter(const ic_image *src, ic_image *dst, const ic_kernel *k, cons
     return st;
 }
 
-/* The images one after the other (the backends' batched launch comes in
- * issue 17's batch work; this is also its fallback for non-uniform batches). */
+/* ---- many images (ic_convolve_batch, ic_convolve_batch_async) ------------------ */
+
+/* Index of the first image of a batch that differs from image 0 in what a
+ * batched launch needs to share (device memory on the context's device,
+ * layout of both sides, sample type, channel count); -1 when none does. *what
+ * names the difference. */
+static int batch_differs(const ic_context *ctx, int n, const ic_image *src, const ic_image *dst,
+                         const char **what)
+{
+    for (int i = 0; i < n; i++) {
+        const ic_image *s = &src[i], *d = &dst[i];
+        *what = "is not a pair of device images on the context's device";
+        if (s->memory != IC_MEM_DEVICE || d->memory != IC_MEM_DEVICE ||
+            s->device != ctx->opts.device || d->device != ctx->opts.device)
+            return i;
+        *what = "has another layout than image 0";
+        if (s->layout != src[0].layout || d->layout != src[0].layout)
+            return i;
+        *what = "has another sample type than image 0";
+        if (s->type != src[0].type)
+            return i;
+        *what = "has another channel count than image 0";
+        if (s->channels != src[0].channels)
+            return i;
+    }
+    return -1;
+}
+
+/* Runs a uniform batch through the backend's run_batch: *taken = 0 when the
+ * backend declines it (nothing ran). The jobs share the weights w/wk. */
+static ic_status batch_run(ic_context *ctx, int n, const ic_image *src, ic_image *dst,
+                           const float *w, const ic_kernel *wk, const ic_params *p, ic_alpha alpha,
+                           int async, int *taken)
+{
+    *taken = 0;
+    ic_job *jobs = malloc((size_t)n * sizeof *jobs);
+    if (!jobs)
+        return ic_fail(IC_ERR_NOMEM, "out of memory for %d batch jobs", n);
+    for (int i = 0; i < n; i++) {
+        jobs[i] = async_job(ctx, &src[i], &dst[i], w, wk, p, alpha);
+        jobs[i].async = async;
+    }
+    char err[256] = "";
+    int failed = -1;
+    const ic_status st = ctx->be->run_batch(ctx->state, jobs, n, taken, &failed, err, sizeof err);
+    free(jobs);
+    if (st == IC_OK)
+        return IC_OK;
+    *taken = 1;
+    if (failed >= 0)
+        return ic_fail(st, "image %d: %s", failed, err[0] ? err : ic_status_str(st));
+    return ic_fail(st, "batch of %d images: %s", n, err[0] ? err : ic_status_str(st));
+}
+
+/* One batched launch per method when the backend has one and the batch is
+ * uniform (batch_differs), after every pair passed ic_convolve's checks;
+ * otherwise ic_convolve image by image. */
 ic_status ic_convolve_batch(ic_context *ctx, int n, const ic_image *src, ic_image *dst,
                             const ic_kernel *k, const ic_params *p)
 {
+    if (!ctx)
+        return ic_fail(IC_ERR_INVALID_ARG, "ic_convolve_batch: no context (NULL)");
     if (n < 0 || (n > 0 && (!src || !dst)))
         return ic_fail(IC_ERR_INVALID_ARG, "ic_convolve_batch: n < 0 or NULL image arrays");
+    if (n == 0)
+        return IC_OK;
+    ic_params def;
+    if (!p) {
+        ic_params_default(&def);
+        p = &def;
+    }
+    const char *what = "";
+    if (ctx->be->run_batch && !ctx->multi && batch_differs(ctx, n, src, dst, &what) < 0) {
+        const double t0 = now_ms();
+        for (int i = 0; i < n; i++) {
+            char why[256] = "";
+            const ic_status cs = check_pair(ctx, &src[i], &dst[i], k, p, why, sizeof why);
+            if (cs != IC_OK)
+                return ic_fail(cs, "image %d: %s", i, why);
+        }
+        ic_kernel wk;
+        double sum = 0;
+        float *w = prepare_weights(k, p, &wk, &sum);
+        if (!w)
+            return ic_fail(IC_ERR_NOMEM, "out of memory");
+        const ic_alpha alpha = effective_alpha(&src[0], p, sum);
+        int taken = 0;
+        ic_status st = IC_OK;
+        /* alpha keep and premultiplication by a backend that cannot: the loop */
+        if (alpha != IC_ALPHA_KEEP &&
+            (alpha != IC_ALPHA_PREMULTIPLY || (ctx->be->caps & IC_CAP_PREMULTIPLY)))
+            st = batch_run(ctx, n, src, dst, w, &wk, p, alpha, 0, &taken);
+        free(w);
+        if (st != IC_OK)
+            return st;
+        if (taken) {
+            ic_timing t = {0, now_ms() - t0, 0, now_ms() - t0};
+            ctx->timing = t;
+            return IC_OK;
+        }
+    }
     for (int i = 0; i < n; i++) {
         const ic_status st = ic_convolve(ctx, &src[i], &dst[i], k, p);
         if (st != IC_OK) {
@@ -594,14 +735,61 @@ ic_status ic_convolve_batch(ic_context *ctx, int n, const ic_image *src, ic_imag
 ic_status ic_convolve_batch_async(ic_context *ctx, int n, const ic_image *src, ic_image *dst,
                                   const ic_kernel *k, const ic_params *p)
 {
+    if (!ctx)
+        return ic_fail(IC_ERR_INVALID_ARG, "ic_convolve_batch_async: NULL context");
+    if (!(ctx->be->caps & IC_CAP_ASYNC) || ctx->multi)
+        return ic_fail(IC_ERR_UNSUPPORTED,
+                       "ic_convolve_batch_async: backend %s%s does not queue device runs (use "
+                       "cuda on one device)",
+                       ctx->be->name, ctx->multi ? " split across devices" : "");
     if (n < 0 || (n > 0 && (!src || !dst)))
         return ic_fail(IC_ERR_INVALID_ARG, "ic_convolve_batch_async: n < 0 or NULL image arrays");
+    if (n == 0)
+        return IC_OK;
+    ic_params def;
+    if (!p) {
+        ic_params_default(&def);
+        p = &def;
+    }
+    char why[256] = "";
+    if (check_params(p, why, sizeof why) != IC_OK)
+        return ic_fail(IC_ERR_INVALID_ARG, "ic_convolve_batch_async: %s", why);
     for (int i = 0; i < n; i++) {
-        const ic_status st = ic_convolve_async(ctx, &src[i], &dst[i], k, p);
+        const ic_status cs = check_async_pair(&src[i], &dst[i], k, why, sizeof why);
+        if (cs != IC_OK)
+            return ic_fail(cs, "ic_convolve_batch_async: image %d: %s", i, why);
+    }
+    const char *what = "";
+    const int bad = batch_differs(ctx, n, src, dst, &what);
+    if (bad >= 0)
+        return ic_fail(IC_ERR_UNSUPPORTED,
+                       "ic_convolve_batch_async: image %d %s (the batch must be uniform)", bad,
+                       what);
+    ic_kernel wk;
+    double sum = 0;
+    float *w = prepare_weights(k, p, &wk, &sum);
+    if (!w)
+        return ic_fail(IC_ERR_NOMEM, "out of memory");
+    const ic_alpha alpha = effective_alpha(&src[0], p, sum);
+    if (alpha == IC_ALPHA_KEEP) {
+        free(w);
+        return ic_fail(IC_ERR_UNSUPPORTED,
+                       "ic_convolve_batch_async: alpha keep is not available (ask for "
+                       "premultiply or independent)");
+    }
+    int taken = 0;
+    ic_status st = IC_OK;
+    if (ctx->be->run_batch)
+        st = batch_run(ctx, n, src, dst, w, &wk, p, alpha, 1, &taken);
+    free(w);
+    if (st != IC_OK || taken)
+        return st;
+    for (int i = 0; i < n; i++) {
+        st = ic_convolve_async(ctx, &src[i], &dst[i], k, p);
         if (st != IC_OK) {
-            char why[512];
-            snprintf(why, sizeof why, "%s", ic_last_error());
-            return ic_fail(st, "image %d: %s", i, why);
+            char msg[512];
+            snprintf(msg, sizeof msg, "%s", ic_last_error());
+            return ic_fail(st, "image %d: %s", i, msg);
         }
     }
     return IC_OK;

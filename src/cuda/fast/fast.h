@@ -22,6 +22,7 @@
 #define IC_CUDA_FAST_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "dispatch/backend.h"
 #include "cuda/cuda_host.h"
@@ -143,6 +144,42 @@ int ic_fast_fft_size(int kw, int kh);
 ic_status ic_fast_fft_prepare(ic_fast_fft **f, const ic_cuda_args *a, const float *w,
                               ic_fast_plan *p, size_t budget, char *err, size_t errlen);
 ic_status ic_fast_fft_launch(ic_fast_fft *f, const ic_cuda_args *a, char *err, size_t errlen);
+
+/* ---- batched launches (batch.cu, issue 17) ---------------------------------- */
+
+/* One image of a batch: device pointers and pitches, size, and the method
+ * its own plan gives it: IC_FAST_ROWS (16-byte aligned rows, u8; rank = the
+ * plan's rank) or IC_FAST_GLOBAL (the one-thread-per-sample kernel, which
+ * also computes every sample of the direct method bit for bit). */
+typedef struct ic_fast_batch_item {
+    const uint8_t *src;
+    size_t src_pitch;
+    uint8_t *dst;
+    size_t dst_pitch;
+    int width, height;
+    ic_fast_method method;
+    int rank;
+} ic_fast_batch_item;
+
+/* The descriptor tables of the batched launches: a few pinned host and
+ * device buffers used in turn, each reused once the launches that read it
+ * are done. Owned by the fast path's state. */
+typedef struct ic_fast_batch ic_fast_batch;
+void ic_fast_batch_free(ic_fast_batch *b);
+
+/* Queues one launch per method (rows, global) for the n items on
+ * base->stream: base holds what the images share (device weights w, kernel
+ * size, channels, layout, type, border, bias, premultiply, stream); w, row
+ * and col are the host weights (full; rank pairs of the separable vectors
+ * when an item has rank > 0); sms sizes the rows-per-thread choice. Items the
+ * rows launch cannot take (grid too large) go to the global launch, as the
+ * one-image launch sends them. *launched = 0 (and IC_OK) when the batch would
+ * need more than 2^31-1 blocks in one launch: nothing is queued. *b is
+ * created on first use. */
+ic_status ic_fast_batch_launch(ic_fast_batch **b, const ic_cuda_args *base, const float *w,
+                               const float *row, const float *col, int sms,
+                               const ic_fast_batch_item *items, int n, int *launched, char *err,
+                               size_t errlen);
 
 #ifdef __cplusplus
 }

@@ -90,6 +90,8 @@ struct ic_fast_state {
     size_t dw_cap;
     float *dw_host; /* what dw holds (dw_n floats), so repeated jobs copy nothing */
     size_t dw_n;
+    ic_fast_batch *batch; /* descriptor tables of the batched launches (batch.cu) */
+    cudaEvent_t batch_ev; /* orders the other streams of a synchronous batch */
 };
 
 /* ---- device ceilings ------------------------------------------------------------ */
@@ -711,6 +713,9 @@ static void fast_close(void *state)
         return;
     (void)cudaSetDevice(st->device);
     ic_fast_fft_free(st->fft);
+    ic_fast_batch_free(st->batch);
+    if (st->batch_ev)
+        (void)cudaEventDestroy(st->batch_ev);
     (void)cudaFree(st->dw);
     free(st->dw_host);
     (void)cudaGetLastError();
@@ -838,6 +843,9 @@ static ic_status fast_explain(void *state, const ic_job *job, char *buf, size_t 
  * of one layout on this state's device; nothing is synchronised and nothing
  * crosses the bus but the weights when they change (the benchmark times
  * this with CUDA events). */
+static ic_status device_weights(ic_fast_state *st, const ic_job *job, const float **dw, char *err,
+                                size_t errlen);
+
 static ic_status run_async(ic_fast_state *st, const ic_job *job, char *err, size_t errlen)
 {
     if (!job->dst || !job->w || job->src->memory != IC_MEM_DEVICE ||
@@ -854,8 +862,26 @@ static ic_status run_async(ic_fast_state *st, const ic_job *job, char *err, size
     if (s != IC_OK)
         return s;
     const float *dw = NULL;
+    if (p.method == IC_FAST_GLOBAL || p.method == IC_FAST_ROWS) /* rows may fall back */
+        if ((s = device_weights(st, job, &dw, err, errlen)) != IC_OK)
+            return s;
+    ic_cuda_args a;
+    args_of(job, job->src->data, job->src->pitch, job->dst->data, job->dst->pitch, dw,
+            st->dev.smem_optin, &a);
+    a.stream = job->src->stream; /* queued after the caller's work, not waited for */
+    if ((s = prepare_plan(st, &a, job, &p, err, errlen)) != IC_OK)
+        return s;
+    return launch_plan(st, &a, job, &p, err, errlen);
+}
+
+/* The device copy of the job's weights (the global kernel's, and the rows
+ * kernels' edge outputs'), copied only when they change: a synchronous copy
+ * per call would put host latency inside the caller's timed region. */
+static ic_status device_weights(ic_fast_state *st, const ic_job *job, const float **dw, char *err,
+                                size_t errlen)
+{
     const size_t nw = (size_t)job->kw * job->kh;
-    if (p.method == IC_FAST_GLOBAL || p.method == IC_FAST_ROWS) { /* rows may fall back */
+    {
         if (st->dw_cap < nw) {
             (void)cudaFree(st->dw);
             free(st->dw_host);
@@ -870,22 +896,224 @@ static ic_status run_async(ic_fast_state *st, const ic_job *job, char *err, size
             }
             st->dw_cap = nw;
         }
-        /* A synchronous copy per call would put host latency inside the
-         * caller's timed region: copy only when the weights change. */
         if (st->dw_n != nw || memcmp(st->dw_host, job->w, nw * sizeof(float)) != 0) {
             IC_CUDA_CHECK(cudaMemcpy(st->dw, job->w, nw * sizeof(float), cudaMemcpyHostToDevice));
             memcpy(st->dw_host, job->w, nw * sizeof(float));
             st->dw_n = nw;
         }
-        dw = st->dw;
+        *dw = st->dw;
     }
-    ic_cuda_args a;
-    args_of(job, job->src->data, job->src->pitch, job->dst->data, job->dst->pitch, dw,
-            st->dev.smem_optin, &a);
-    a.stream = job->src->stream; /* queued after the caller's work, not waited for */
-    if ((s = prepare_plan(st, &a, job, &p, err, errlen)) != IC_OK)
+    return IC_OK;
+}
+
+/* ---- many images at once (ic_convolve_batch, backend.h run_batch) ------------------ */
+
+/* A byte range of device memory an image spans; dst marks destinations. */
+struct span {
+    const uint8_t *lo, *hi;
+};
+
+static int span_cmp(const void *a, const void *b)
+{
+    const span *x = (const span *)a, *y = (const span *)b;
+    return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+/* 1 when a destination overlaps another image of the batch (its own source is
+ * checked by the dispatcher): the image-by-image order would then matter. */
+static int batch_aliases(const ic_job *jobs, int n, int *nomem)
+{
+    *nomem = 0;
+    span *d = (span *)malloc((size_t)n * sizeof(span));
+    if (!d) {
+        *nomem = 1;
+        return 1;
+    }
+    for (int i = 0; i < n; i++) {
+        d[i].lo = jobs[i].dst->data;
+        d[i].hi = d[i].lo + ic_image_size_bytes(jobs[i].dst);
+    }
+    qsort(d, (size_t)n, sizeof(span), span_cmp);
+    int bad = 0;
+    for (int i = 1; i < n && !bad; i++)
+        bad = d[i].lo < d[i - 1].hi;
+    for (int i = 0; i < n && !bad; i++) { /* sources against the sorted destinations */
+        const uint8_t *lo = jobs[i].src->data, *hi = lo + ic_image_size_bytes(jobs[i].src);
+        int a = 0, b = n; /* first destination ending after lo */
+        while (a < b) {
+            const int m = (a + b) / 2;
+            if (d[m].hi <= lo)
+                a = m + 1;
+            else
+                b = m;
+        }
+        bad = a < n && d[a].lo < hi; /* never its own: checked by the dispatcher */
+    }
+    free(d);
+    return bad;
+}
+
+/* Makes jobs[0].src's stream wait for the work queued on every other stream
+ * of the batch's images. */
+static ic_status wait_streams(ic_fast_state *st, const ic_job *jobs, int n, char *err,
+                              size_t errlen)
+{
+    void *const s0 = jobs[0].src->stream;
+    void *last = s0;
+    for (int i = 0; i < n; i++)
+        for (int side = 0; side < 2; side++) {
+            void *o = side ? jobs[i].dst->stream : jobs[i].src->stream;
+            if (o == s0 || o == last)
+                continue;
+            last = o;
+            if (!st->batch_ev)
+                IC_CUDA_CHECK(cudaEventCreateWithFlags(&st->batch_ev, cudaEventDisableTiming));
+            IC_CUDA_CHECK(cudaEventRecord(st->batch_ev, (cudaStream_t)o));
+            IC_CUDA_CHECK(cudaStreamWaitEvent((cudaStream_t)s0, st->batch_ev, 0));
+        }
+    return IC_OK;
+}
+
+/* Plans of the sizes seen so far in a batch (the images' plans depend only on
+ * their size: every other input of plan_job is shared). */
+struct size_plan {
+    int w, h;
+    ic_fast_method method;
+    int rank;
+};
+
+/* Filters a uniform batch (backend.h): each image gets its own plan, as
+ * ic_convolve_async would give it; the images whose plan is rows (16-byte
+ * aligned) or global/direct go into one batched launch per method
+ * (batch.cu), the others (separable, FFT, premultiplied direct) are launched
+ * one by one on the same stream. */
+static ic_status fast_run_batch(void *state, const ic_job *jobs, int n, int *taken, int *failed,
+                                char *err, size_t errlen)
+{
+    ic_fast_state *st = (ic_fast_state *)state;
+    *taken = 0;
+    *failed = -1;
+    if (!st || !jobs || n <= 0)
+        return IC_ERR_INVALID_ARG;
+    IC_CUDA_CHECK(cudaSetDevice(st->device));
+    for (int i = 0; i < n; i++)
+        if (jobs[i].src->device != st->device || jobs[i].dst->device != st->device) {
+            *taken = 1;
+            *failed = i;
+            snprintf(err, errlen,
+                     "cuda: device images on device %d/%d, the context is on device %d",
+                     jobs[i].src->device, jobs[i].dst->device, st->device);
+            return IC_ERR_INVALID_ARG;
+        }
+    int nomem = 0;
+    if (batch_aliases(jobs, n, &nomem)) {
+        if (!nomem)
+            return IC_OK; /* declined: the loop keeps the image-by-image order */
+        snprintf(err, errlen, "cuda: out of memory");
+        return IC_ERR_NOMEM;
+    }
+    ic_fast_batch_item *items = (ic_fast_batch_item *)malloc((size_t)n * sizeof *items);
+    int *alone = (int *)malloc((size_t)n * sizeof(int)); /* launched one by one */
+    enum { MEMO = 16 };
+    size_plan memo[MEMO];
+    int n_memo = 0, n_alone = 0, n_items = 0;
+    ic_status s = IC_OK;
+    if (!items || !alone) {
+        snprintf(err, errlen, "cuda: out of memory");
+        s = IC_ERR_NOMEM;
+    }
+    for (int i = 0; s == IC_OK && i < n; i++) {
+        const ic_job *job = &jobs[i];
+        const int w = job->src->width, h = job->src->height;
+        const size_plan *sp = NULL;
+        for (int m = 0; m < n_memo && m < MEMO; m++)
+            if (memo[m].w == w && memo[m].h == h) {
+                sp = &memo[m];
+                break;
+            }
+        if (!sp) {
+            ic_fast_plan p;
+            if ((s = plan_job(st, job, &p, err, errlen)) != IC_OK) {
+                *taken = 1;
+                *failed = i;
+                break;
+            }
+            size_plan *slot = &memo[n_memo++ % MEMO];
+            slot->w = w;
+            slot->h = h;
+            slot->method = p.method;
+            slot->rank = p.method == IC_FAST_ROWS ? p.rank : 0;
+            sp = slot;
+        }
+        ic_fast_method m = sp->method;
+        if (m == IC_FAST_ROWS) { /* ic_fast_rows_launch's conditions, else global */
+            const int aligned = (uintptr_t)job->src->data % 16 == 0 &&
+                                (uintptr_t)job->dst->data % 16 == 0 && job->src->pitch % 16 == 0 &&
+                                job->dst->pitch % 16 == 0;
+            if (!aligned || (sp->rank > 0 && !st->fac.row))
+                m = IC_FAST_GLOBAL;
+        }
+        if (m == IC_FAST_DIRECT && !job->premultiply)
+            m = IC_FAST_GLOBAL; /* the same sums in the same order (ic_cu_dot) */
+        if (m != IC_FAST_ROWS && m != IC_FAST_GLOBAL) {
+            alone[n_alone++] = i;
+            continue;
+        }
+        ic_fast_batch_item *it = &items[n_items++];
+        it->src = job->src->data;
+        it->src_pitch = job->src->pitch;
+        it->dst = job->dst->data;
+        it->dst_pitch = job->dst->pitch;
+        it->width = w;
+        it->height = h;
+        it->method = m;
+        it->rank = m == IC_FAST_ROWS ? sp->rank : 0;
+    }
+    const float *dw = NULL;
+    if (s == IC_OK && n_items > 0 && (s = device_weights(st, &jobs[0], &dw, err, errlen)) != IC_OK)
+        *taken = 1;
+    const cudaStream_t stream = (cudaStream_t)jobs[0].src->stream;
+    /* a synchronous batch waits for every image's stream, as ic_convolve
+     * waits for its pair's (the async one leaves that to the caller) */
+    if (s == IC_OK && !jobs[0].async && (s = wait_streams(st, jobs, n, err, errlen)) != IC_OK)
+        *taken = 1;
+    if (s == IC_OK && n_items > 0) {
+        ic_cuda_args base;
+        args_of(&jobs[0], NULL, 0, NULL, 0, dw, st->dev.smem_optin, &base);
+        base.stream = (void *)stream;
+        int launched = 0;
+        s = ic_fast_batch_launch(&st->batch, &base, jobs[0].w, st->fac.row, st->fac.col,
+                                 st->dev.sms, items, n_items, &launched, err, errlen);
+        *taken = launched || s != IC_OK;
+        if (s == IC_OK && !launched) { /* too many blocks for one launch */
+            free(items);
+            free(alone);
+            return IC_OK;
+        }
+    }
+    free(items);
+    /* the others, one launch (or a few) each, on the same stream */
+    for (int a = 0; s == IC_OK && a < n_alone; a++) {
+        ic_job one = jobs[alone[a]];
+        ic_image src = *one.src;
+        src.stream = (void *)stream;
+        one.src = &src;
+        one.async = 1;
+        s = run_async(st, &one, err, errlen);
+        *taken = 1;
+        if (s != IC_OK)
+            *failed = alone[a];
+    }
+    free(alone);
+    if (s != IC_OK)
         return s;
-    return launch_plan(st, &a, job, &p, err, errlen);
+    *taken = 1;
+    if (!jobs[0].async) {
+        const cudaError_t ce = cudaStreamSynchronize(stream);
+        if (ce != cudaSuccess)
+            return ic_cuda_fail(err, errlen, "cuda fast batch kernels", (int)ce);
+    }
+    return IC_OK;
 }
 
 /* ---- the plan as numbers (ic_plan_get) ---------------------------------------------- */
@@ -955,4 +1183,5 @@ extern "C" const ic_backend ic_backend_cuda = {
     ic__matmul_cuda,
     ic__cuda_device_count,
     fast_plan_hook,
+    fast_run_batch,
 };

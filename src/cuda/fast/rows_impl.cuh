@@ -162,16 +162,25 @@ __device__ __forceinline__ void rows_edge_item(const ic_cuda_args &a, int nsamp,
     a.dst[plane_out + (size_t)y * a.dst_pitch + s] = ic_round_u8(acc + a.bias);
 }
 
-template <int K, int STEP, int RANK, int ROWS>
-__global__ void __launch_bounds__(BX *BY, ROWS == 4 ? (K >= 5 ? 2 : 4) : (K >= 7 ? 3 : 4))
-    rows_kernel(ic_cuda_args a, rows_w<K, RANK> w, rows_edges e)
+/* Blocks per launch of the rows kernels (rows_body's minimum per SM). */
+template <int K, int ROWS> constexpr int rows_min_blocks()
 {
-    if (blockIdx.x >= e.main_bx) { /* an edge block (block-uniform branch) */
-        const long long i =
-            ((long long)blockIdx.y * e.edge_bx + (blockIdx.x - e.main_bx)) * (BX * BY) +
-            threadIdx.y * BX + threadIdx.x;
+    return ROWS == 4 ? (K >= 5 ? 2 : 4) : (K >= 7 ? 3 : 4);
+}
+
+/* The work of block (bx, by, bz) of a rows launch over image a: rows_kernel
+ * passes its blockIdx, the batched launch (batch_rows.cuh) the block's place
+ * in its image. */
+template <int K, int STEP, int RANK, int ROWS>
+__device__ __forceinline__ void rows_body(const ic_cuda_args &a, const rows_w<K, RANK> &w,
+                                          const rows_edges &e, unsigned bx, unsigned by,
+                                          unsigned bz)
+{
+    if (bx >= e.main_bx) { /* an edge block (block-uniform branch) */
+        const long long i = ((long long)by * e.edge_bx + (bx - e.main_bx)) * (BX * BY) +
+                            threadIdx.y * BX + threadIdx.x;
         if (i < e.n_total)
-            rows_edge_item<K>(a, a.width * (a.soa ? 1 : a.channels), e, i, (int)blockIdx.z);
+            rows_edge_item<K>(a, a.width * (a.soa ? 1 : a.channels), e, i, (int)bz);
         return;
     }
     constexpr int R = K / 2;
@@ -179,12 +188,12 @@ __global__ void __launch_bounds__(BX *BY, ROWS == 4 ? (K >= 5 ? 2 : 4) : (K >= 7
     static_assert(H <= CHUNK, "halo wider than one side load");
     const int step = a.soa ? 1 : a.channels;
     const int nsamp = a.width * step;
-    const int s0 = (blockIdx.x * BX + threadIdx.x) * CHUNK;
-    const int y0 = (blockIdx.y * BY + threadIdx.y) * ROWS;
+    const int s0 = (bx * BX + threadIdx.x) * CHUNK;
+    const int y0 = (by * BY + threadIdx.y) * ROWS;
     if (s0 >= nsamp || y0 >= a.height)
         return;
-    const size_t plane_in = a.soa ? (size_t)blockIdx.z * a.height * a.src_pitch : 0;
-    const size_t plane_out = a.soa ? (size_t)blockIdx.z * a.height * a.dst_pitch : 0;
+    const size_t plane_in = a.soa ? (size_t)bz * a.height * a.src_pitch : 0;
+    const size_t plane_out = a.soa ? (size_t)bz * a.height * a.dst_pitch : 0;
     const uint8_t *src = a.src + plane_in;
     uint8_t *dst = a.dst + plane_out;
 
@@ -293,47 +302,73 @@ __global__ void __launch_bounds__(BX *BY, ROWS == 4 ? (K >= 5 ? 2 : 4) : (K >= 7
 }
 
 template <int K, int STEP, int RANK, int ROWS>
+__global__ void __launch_bounds__(BX *BY, (rows_min_blocks<K, ROWS>()))
+    rows_kernel(ic_cuda_args a, rows_w<K, RANK> w, rows_edges e)
+{
+    rows_body<K, STEP, RANK, ROWS>(a, w, e, blockIdx.x, blockIdx.y, blockIdx.z);
+}
+
+/* The weights of a launch: the full K x K (rank 0) or rank pairs of vectors. */
+template <int K, int RANK>
+inline void rows_weights(rows_w<K, RANK> *p, const float *w, const float *row, const float *col)
+{
+    memset(p, 0, sizeof *p);
+    if (RANK == 0)
+        for (int i = 0; i < K * K; i++)
+            p->v[i] = w[i];
+    for (int q = 0; q < RANK; q++)
+        for (int i = 0; i < K; i++) {
+            p->row[q][i] = row[q * K + i];
+            p->col[q][i] = col[q * K + i];
+        }
+}
+
+/* The launch shape of a rows launch over a width x height image (samples
+ * STEP per pixel, K x K kernel, ROWS rows per thread): the edge outputs (rows
+ * above the interior groups - all rows when there are none: tiny images -,
+ * the rows below them, the sides in between), blocks per grid row (main and
+ * edge blocks) and grid rows. 0 when the grid is too wide. */
+inline int rows_shape_of(int width, int height, int step, int k, int rows, rows_edges *e,
+                         long long *grid_y)
+{
+    const long long nsamp = (long long)width * step;
+    const long long chunks = (nsamp + CHUNK - 1) / CHUNK;
+    const long long groups = (height + rows - 1) / rows;
+    const long long main_bx = (chunks + BX - 1) / BX;
+    *grid_y = (groups + BY - 1) / BY;
+    memset(e, 0, sizeof *e);
+    e->sp = rows_interior(height, (int)nsamp, k / 2, (k / 2) * step, rows);
+    const rows_span &sp = e->sp;
+    e->rows = rows;
+    e->n_top = sp.g_end > sp.g_first ? (long long)rows * sp.g_first : height;
+    const long long bot_start = sp.g_end > sp.g_first ? (long long)rows * sp.g_end : height;
+    e->bot_start = (int)bot_start;
+    const long long n_bottom = height - bot_start;
+    const long long mid_rows = (long long)rows * (sp.g_end - sp.g_first);
+    const long long side = (long long)CHUNK * sp.c_first + (nsamp - (long long)CHUNK * sp.c_end);
+    e->n_band = (e->n_top + n_bottom) * nsamp;
+    e->n_total = e->n_band + mid_rows * side;
+    const long long edge_blocks = (e->n_total + BX * BY - 1) / (BX * BY);
+    const long long edge_bx = (edge_blocks + *grid_y - 1) / *grid_y;
+    if (main_bx + edge_bx > 0x7fffffffLL)
+        return 0;
+    e->main_bx = (unsigned)main_bx;
+    e->edge_bx = (unsigned)edge_bx;
+    return 1;
+}
+
+template <int K, int STEP, int RANK, int ROWS>
 ic_status launch(const ic_cuda_args *a, const float *w, const float *row, const float *col,
                  char *err, size_t errlen)
 {
     rows_w<K, RANK> p;
-    memset(&p, 0, sizeof p);
-    if (RANK == 0)
-        for (int i = 0; i < K * K; i++)
-            p.v[i] = w[i];
-    for (int q = 0; q < RANK; q++)
-        for (int i = 0; i < K; i++) {
-            p.row[q][i] = row[q * K + i];
-            p.col[q][i] = col[q * K + i];
-        }
-    const long long nsamp = (long long)a->width * STEP;
-    const long long chunks = (nsamp + CHUNK - 1) / CHUNK;
-    const long long groups = (a->height + ROWS - 1) / ROWS;
-    const long long main_bx = (chunks + BX - 1) / BX, grid_y = (groups + BY - 1) / BY;
-    /* the edge outputs: rows above the interior groups (all rows when there
-     * are none: tiny images), the rows below them, the sides in between */
+    rows_weights<K, RANK>(&p, w, row, col);
     rows_edges e;
-    memset(&e, 0, sizeof e);
-    e.sp = rows_interior(a->height, (int)nsamp, K / 2, (K / 2) * STEP, ROWS);
-    const rows_span &sp = e.sp;
-    e.rows = ROWS;
-    e.n_top = sp.g_end > sp.g_first ? (long long)ROWS * sp.g_first : a->height;
-    const long long bot_start = sp.g_end > sp.g_first ? (long long)ROWS * sp.g_end : a->height;
-    e.bot_start = (int)bot_start;
-    const long long n_bottom = a->height - bot_start;
-    const long long mid_rows = (long long)ROWS * (sp.g_end - sp.g_first);
-    const long long side = (long long)CHUNK * sp.c_first + (nsamp - (long long)CHUNK * sp.c_end);
-    e.n_band = (e.n_top + n_bottom) * nsamp;
-    e.n_total = e.n_band + mid_rows * side;
-    const long long edge_blocks = (e.n_total + BX * BY - 1) / (BX * BY);
-    const long long edge_bx = (edge_blocks + grid_y - 1) / grid_y;
-    if (main_bx + edge_bx > 0x7fffffffLL)
+    long long grid_y = 0;
+    if (!rows_shape_of(a->width, a->height, STEP, K, ROWS, &e, &grid_y))
         return ic_cu_launch_fallback(a, "cuda fast global kernel", err, errlen);
-    e.main_bx = (unsigned)main_bx;
-    e.edge_bx = (unsigned)edge_bx;
     const dim3 block(BX, BY);
-    const dim3 grid((unsigned)(main_bx + edge_bx), (unsigned)grid_y,
-                    a->soa ? (unsigned)a->channels : 1u);
+    const dim3 grid(e.main_bx + e.edge_bx, (unsigned)grid_y, a->soa ? (unsigned)a->channels : 1u);
     rows_kernel<K, STEP, RANK, ROWS><<<grid, block, 0, (cudaStream_t)a->stream>>>(*a, p, e);
     const cudaError_t ce = cudaGetLastError();
     if (ce != cudaSuccess)

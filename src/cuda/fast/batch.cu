@@ -1,0 +1,252 @@
+/*
+ * batch.cu - the batched launches of the cuda fast path (issue 17): the
+ * descriptor table of a batch, its upload, and one launch per method - the
+ * rows kernels of batch_impl.cuh (instantiated per kernel size by
+ * batch_rows_k*.cu) and the generic one-thread-per-sample kernel below, which
+ * runs the body of cuda_common.cuh's ic_cu_conv_kernel for each block's image.
+ * plan.cu decides which images take which launch (their own plans).
+ *
+ * The table lives in one of SLOTS pinned host buffers and its device twin;
+ * the slot is reused only after the event recorded behind its launches has
+ * completed, so an asynchronous batch never waits for itself and never
+ * overwrites a table a queued launch still reads (whatever the streams).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cuda/fast/batch_impl.cuh"
+
+IC_BATCH_ROWS(extern template, 3);
+IC_BATCH_ROWS(extern template, 5);
+IC_BATCH_ROWS(extern template, 7);
+IC_BATCH_ROWS(extern template, 9);
+
+using icf_batch::batch_img;
+
+namespace
+{
+
+constexpr int SLOTS = 4;
+constexpr long long MAX_BLOCKS = 0x7fffffffLL;
+
+/* The generic method for the images of tab: each block does the work of block
+ * (bx, by) of plane bz of the one-image launch (ic_cu_conv_kernel with the
+ * ic_cu_direct strategy: 32 x 8 threads, one output sample each). */
+__global__ void __launch_bounds__(IC_CU_DIRECT_BX *IC_CU_DIRECT_BY)
+    batch_global_kernel(const ic_cuda_args base, const batch_img *tab, int n)
+{
+    const long long b = blockIdx.x;
+    const batch_img &d = tab[icf_batch::batch_find(tab, n, b)];
+    const ic_cuda_args a = icf_batch::batch_args(base, d);
+    unsigned bx, by, bz;
+    icf_batch::batch_block(d, b, &bx, &by, &bz);
+    const int c = (int)bz;
+    const ic_cu_direct s(a, (int)bx, (int)by);
+    const ic_cu_wglobal w{a.w};
+    if (a.premultiply && c < a.channels - 1) { /* a colour block (block-uniform) */
+        const float fa = ic_cu_pass(a, s, ic_cu_src(a, a.channels - 1), w);
+        const float fc = ic_cu_pass(a, s, ic_cu_plane<true>(a, c), w);
+        if (s.active)
+            ic_cu_store(a, c, s.ox, s.oy, ic_cu_unpremultiply(fc, fa));
+        return;
+    }
+    const float v = ic_cu_pass(a, s, ic_cu_src(a, c), w);
+    if (s.active)
+        ic_cu_store(a, c, s.ox, s.oy, v);
+}
+
+} // namespace
+
+struct ic_fast_batch {
+    struct slot {
+        batch_img *host; /* pinned */
+        batch_img *dev;
+        int cap;          /* images both hold */
+        cudaEvent_t done; /* recorded behind the slot's last launches */
+        int pending;      /* done has been recorded */
+    } s[SLOTS];
+    int next;
+};
+
+extern "C" void ic_fast_batch_free(ic_fast_batch *b)
+{
+    if (!b)
+        return;
+    for (int i = 0; i < SLOTS; i++) {
+        if (b->s[i].done) {
+            (void)cudaEventSynchronize(b->s[i].done);
+            (void)cudaEventDestroy(b->s[i].done);
+        }
+        (void)cudaFreeHost(b->s[i].host);
+        (void)cudaFree(b->s[i].dev);
+    }
+    (void)cudaGetLastError();
+    free(b);
+}
+
+/* A slot able to hold n images, free of queued readers. */
+static ic_status take_slot(ic_fast_batch *b, int n, ic_fast_batch::slot **out, char *err,
+                           size_t errlen)
+{
+    ic_fast_batch::slot *sl = &b->s[b->next];
+    b->next = (b->next + 1) % SLOTS;
+    if (sl->pending) {
+        IC_CUDA_CHECK(cudaEventSynchronize(sl->done));
+        sl->pending = 0;
+    }
+    if (!sl->done)
+        IC_CUDA_CHECK(cudaEventCreateWithFlags(&sl->done, cudaEventDisableTiming));
+    if (sl->cap < n) {
+        (void)cudaFreeHost(sl->host);
+        (void)cudaFree(sl->dev);
+        sl->host = NULL;
+        sl->dev = NULL;
+        sl->cap = 0;
+        const int cap = n < 64 ? 64 : n;
+        IC_CUDA_CHECK(cudaMallocHost((void **)&sl->host, (size_t)cap * sizeof(batch_img)));
+        IC_CUDA_CHECK(cudaMalloc((void **)&sl->dev, (size_t)cap * sizeof(batch_img)));
+        sl->cap = cap;
+    }
+    *out = sl;
+    return IC_OK;
+}
+
+extern "C" ic_status ic_fast_batch_launch(ic_fast_batch **bp, const ic_cuda_args *base,
+                                          const float *w, const float *row, const float *col,
+                                          int sms, const ic_fast_batch_item *items, int n,
+                                          int *launched, char *err, size_t errlen)
+{
+    *launched = 0;
+    if (n <= 0)
+        return IC_OK;
+    const int k = base->kw;
+    const int step = base->soa ? 1 : base->channels;
+    const int planes_rows = base->soa ? base->channels : 1;
+    int *method = (int *)malloc((size_t)n * sizeof(int)); /* 1: rows, 0: global */
+    batch_img *tab = (batch_img *)calloc((size_t)n, sizeof(batch_img));
+    if (!method || !tab) {
+        free(method);
+        free(tab);
+        snprintf(err, errlen, "cuda fast batch: out of memory");
+        return IC_ERR_NOMEM;
+    }
+    /* Rows per thread of the full-sum images: ic_fast_rows_shape's rule over
+     * the whole batch (enough threads for every SM at 4 rows, else 2). */
+    int ranks = 0;
+    long long work = 0;
+    for (int i = 0; i < n; i++) {
+        method[i] = items[i].method == IC_FAST_ROWS;
+        if (!method[i])
+            continue;
+        if (items[i].rank > 0)
+            ranks = items[i].rank;
+        else
+            work += ((long long)items[i].width * step + icf_rows::CHUNK - 1) / icf_rows::CHUNK *
+                    ((items[i].height + 3) / 4) * planes_rows;
+    }
+    const int rows0 = k == 3 && work >= (long long)(sms > 0 ? sms : 1) * IC_FAST_ROWS_FILL ? 4 : 2;
+    /* the table: rows images first, then the others; blocks end to end */
+    int nr = 0;
+    long long blocks_r = 0, blocks_g = 0;
+    for (int i = 0; i < n; i++) {
+        if (!method[i])
+            continue;
+        batch_img &d = tab[nr];
+        long long grid_y = 0;
+        const int rows = items[i].rank > 0 ? 4 : rows0;
+        if (!icf_rows::rows_shape_of(items[i].width, items[i].height, step, k, rows, &d.e,
+                                     &grid_y) ||
+            grid_y > IC_CU_MAX_GRID_Y) {
+            method[i] = 0; /* as ic_fast_rows_launch: the generic kernel */
+            memset(&d, 0, sizeof d);
+            continue;
+        }
+        d.bx = d.e.main_bx + d.e.edge_bx;
+        d.by = (unsigned)grid_y;
+        d.rank = items[i].rank;
+        d.first = blocks_r;
+        blocks_r += (long long)d.bx * d.by * planes_rows;
+        d.src = items[i].src;
+        d.dst = items[i].dst;
+        d.src_pitch = items[i].src_pitch;
+        d.dst_pitch = items[i].dst_pitch;
+        d.width = items[i].width;
+        d.height = items[i].height;
+        nr++;
+    }
+    int ng = 0;
+    for (int i = 0; i < n; i++) {
+        if (method[i])
+            continue;
+        batch_img &d = tab[nr + ng];
+        memset(&d, 0, sizeof d);
+        d.bx = ic_cu_div_up(items[i].width, IC_CU_DIRECT_BX);
+        d.by = ic_cu_div_up(items[i].height, IC_CU_DIRECT_BY);
+        d.first = blocks_g;
+        blocks_g += (long long)d.bx * d.by * base->channels;
+        d.src = items[i].src;
+        d.dst = items[i].dst;
+        d.src_pitch = items[i].src_pitch;
+        d.dst_pitch = items[i].dst_pitch;
+        d.width = items[i].width;
+        d.height = items[i].height;
+        ng++;
+    }
+    free(method);
+    if (blocks_r > MAX_BLOCKS || blocks_g > MAX_BLOCKS) {
+        free(tab);
+        return IC_OK; /* declined: the caller runs the images one by one */
+    }
+    if (!*bp && !(*bp = (ic_fast_batch *)calloc(1, sizeof(ic_fast_batch)))) {
+        free(tab);
+        snprintf(err, errlen, "cuda fast batch: out of memory");
+        return IC_ERR_NOMEM;
+    }
+    ic_fast_batch::slot *sl = NULL;
+    ic_status s = take_slot(*bp, n, &sl, err, errlen);
+    if (s != IC_OK) {
+        free(tab);
+        return s;
+    }
+    memcpy(sl->host, tab, (size_t)n * sizeof(batch_img));
+    free(tab);
+    const cudaStream_t stream = (cudaStream_t)base->stream;
+    *launched = 1; /* from here on something may be queued */
+    IC_CUDA_CHECK(cudaMemcpyAsync(sl->dev, sl->host, (size_t)n * sizeof(batch_img),
+                                  cudaMemcpyHostToDevice, stream));
+    if (nr > 0) {
+        switch (k) {
+        case 3:
+            s = icf_batch::rows_launch<3>(base, w, row, col, ranks, rows0, sl->dev, nr,
+                                          (unsigned)blocks_r, err, errlen);
+            break;
+        case 5:
+            s = icf_batch::rows_launch<5>(base, w, row, col, ranks, rows0, sl->dev, nr,
+                                          (unsigned)blocks_r, err, errlen);
+            break;
+        case 7:
+            s = icf_batch::rows_launch<7>(base, w, row, col, ranks, rows0, sl->dev, nr,
+                                          (unsigned)blocks_r, err, errlen);
+            break;
+        default:
+            s = icf_batch::rows_launch<9>(base, w, row, col, ranks, rows0, sl->dev, nr,
+                                          (unsigned)blocks_r, err, errlen);
+            break;
+        }
+    }
+    if (s == IC_OK && ng > 0) {
+        batch_global_kernel<<<(unsigned)blocks_g, dim3(IC_CU_DIRECT_BX, IC_CU_DIRECT_BY), 0,
+                              stream>>>(*base, sl->dev + nr, ng);
+        const cudaError_t ce = cudaGetLastError();
+        if (ce != cudaSuccess)
+            s = ic_cuda_fail(err, errlen, "cuda fast batched global kernel launch", (int)ce);
+    }
+    /* behind whatever was queued, so that the slot waits for it */
+    const cudaError_t re = cudaEventRecord(sl->done, stream);
+    if (re == cudaSuccess)
+        sl->pending = 1;
+    else if (s == IC_OK)
+        s = ic_cuda_fail(err, errlen, "cudaEventRecord", (int)re);
+    return s;
+}

@@ -1,0 +1,190 @@
+/*
+ * batch_impl.cuh - the batched launches of the cuda fast path (issue 17):
+ * many images filtered by one kernel launch per method. The host side
+ * (batch.cu) lays the images' blocks end to end in a one-dimensional grid and
+ * uploads a small table, one batch_img per image, in device memory: its
+ * pointers, pitches and size, and the index of its first block. A block finds
+ * its image by a binary search over the first-block indices (the table is a
+ * few KB and every thread of the block reads the same entries, so the search
+ * costs a few L1 hits), turns its offset into the (x, y, plane) block index
+ * that the one-image launch would have given it, and does exactly that
+ * block's work: rows_body (rows_impl.cuh) for the rows method, the one-thread-
+ * per-sample body of cuda_common.cuh for the generic method. So every output
+ * sample is computed by the same instructions, in the same order, as by the
+ * one-image launch: the batch equals the image-by-image loop bit for bit.
+ *
+ * The rows kernel of a batch carries two bodies: the full K x K sum for the
+ * images whose own plan keeps it (ROWS0 rows per thread: the count does not
+ * change any result) and, when the kernel factors, the separable passes of
+ * rank RANKS at 4 rows per thread for the images whose plan takes those
+ * (the per-image planner decides per image size, plan.cu). The branch
+ * between them is uniform per block.
+ */
+#ifndef IC_CUDA_FAST_BATCH_IMPL_CUH
+#define IC_CUDA_FAST_BATCH_IMPL_CUH
+
+#include "cuda/fast/rows_impl.cuh"
+
+namespace icf_batch
+{
+
+/* One image of a batched launch, as the blocks read it (device memory). */
+struct batch_img {
+    const uint8_t *src;
+    uint8_t *dst;
+    size_t src_pitch, dst_pitch;
+    long long first; /* index of the image's first block in its launch */
+    int width, height;
+    unsigned bx, by;        /* blocks per grid row and grid rows of its own launch */
+    int rank;               /* rows: 0 for the full sum, else the separable passes */
+    icf_rows::rows_edges e; /* rows: where its edge outputs are */
+};
+
+/* The image block b belongs to: the last one whose first block is <= b. */
+__device__ __forceinline__ int batch_find(const batch_img *t, int n, long long b)
+{
+    int lo = 0, hi = n - 1;
+    while (lo < hi) {
+        const int mid = (lo + hi + 1) >> 1;
+        if (__ldg(&t[mid].first) <= b)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    return lo;
+}
+
+/* The one-image arguments of image d: the batch's shared ones with its
+ * pointers, pitches and size. */
+__device__ __forceinline__ ic_cuda_args batch_args(const ic_cuda_args &base, const batch_img &d)
+{
+    ic_cuda_args a = base;
+    a.src = d.src;
+    a.dst = d.dst;
+    a.src_pitch = d.src_pitch;
+    a.dst_pitch = d.dst_pitch;
+    a.width = d.width;
+    a.height = d.height;
+    a.block_y0 = 0;
+    return a;
+}
+
+/* Block b's place in its image's own grid. */
+__device__ __forceinline__ void batch_block(const batch_img &d, long long b, unsigned *bx,
+                                            unsigned *by, unsigned *bz)
+{
+    const unsigned local = (unsigned)(b - d.first);
+    const unsigned rest = local / d.bx;
+    *bx = local - rest * d.bx;
+    *bz = rest / d.by;
+    *by = rest - *bz * d.by;
+}
+
+constexpr int min_of(int a, int b)
+{
+    return a < b ? a : b;
+}
+
+/* Blocks per SM of a batched rows kernel: those of its bodies, one fewer for
+ * RGBA (the image's arguments live in registers here, not in the parameter
+ * bank: at the one-image kernel's 64 registers the RGBA bodies spilled
+ * 1.2-2.4 KB per thread, ptxas -v). */
+template <int K, int STEP, int RANKS, int ROWS0> constexpr int batch_min_blocks()
+{
+    return (STEP == 4 ? -1 : 0) + (RANKS > 0 ? min_of(icf_rows::rows_min_blocks<K, ROWS0>(),
+                                                      icf_rows::rows_min_blocks<K, 4>())
+                                             : icf_rows::rows_min_blocks<K, ROWS0>());
+}
+
+template <int K, int STEP, int RANKS, int ROWS0>
+__global__ void __launch_bounds__(icf_rows::BX *icf_rows::BY,
+                                  (batch_min_blocks<K, STEP, RANKS, ROWS0>()))
+    batch_rows_kernel(const ic_cuda_args base, const icf_rows::rows_w<K, 0> wf,
+                      const icf_rows::rows_w<K, RANKS> ws, const batch_img *tab, int n)
+{
+    const long long b = blockIdx.x;
+    const batch_img &d = tab[batch_find(tab, n, b)];
+    const ic_cuda_args a = batch_args(base, d);
+    unsigned bx, by, bz;
+    batch_block(d, b, &bx, &by, &bz);
+    if constexpr (RANKS > 0) {
+        if (d.rank) {
+            icf_rows::rows_body<K, STEP, RANKS, 4>(a, ws, d.e, bx, by, bz);
+            return;
+        }
+    }
+    icf_rows::rows_body<K, STEP, 0, ROWS0>(a, wf, d.e, bx, by, bz);
+}
+
+/* The rows launch of a batch: n images in tab (device), `blocks` blocks in
+ * all; ranks = the separable rank of the images with rank != 0 (0: none). */
+template <int K, int STEP, int RANKS, int ROWS0>
+ic_status rows_go(const ic_cuda_args *base, const float *w, const float *row, const float *col,
+                  const batch_img *tab, int n, unsigned blocks, char *err, size_t errlen)
+{
+    icf_rows::rows_w<K, 0> wf;
+    icf_rows::rows_weights<K, 0>(&wf, w, row, col);
+    icf_rows::rows_w<K, RANKS> ws;
+    icf_rows::rows_weights<K, RANKS>(&ws, w, row, col);
+    batch_rows_kernel<K, STEP, RANKS, ROWS0>
+        <<<blocks, dim3(icf_rows::BX, icf_rows::BY), 0, (cudaStream_t)base->stream>>>(*base, wf, ws,
+                                                                                      tab, n);
+    const cudaError_t ce = cudaGetLastError();
+    if (ce != cudaSuccess)
+        return ic_cuda_fail(err, errlen, "cuda fast batched rows kernel launch", (int)ce);
+    return IC_OK;
+}
+
+template <int K, int STEP, int RANKS>
+ic_status rows_go_r(const ic_cuda_args *base, const float *w, const float *row, const float *col,
+                    int rows0, const batch_img *tab, int n, unsigned blocks, char *err,
+                    size_t errlen)
+{
+    if (K == 3 && rows0 == 4)
+        return rows_go<K, STEP, RANKS, 4>(base, w, row, col, tab, n, blocks, err, errlen);
+    return rows_go<K, STEP, RANKS, 2>(base, w, row, col, tab, n, blocks, err, errlen);
+}
+
+template <int K, int STEP>
+ic_status rows_go_s(const ic_cuda_args *base, const float *w, const float *row, const float *col,
+                    int ranks, int rows0, const batch_img *tab, int n, unsigned blocks, char *err,
+                    size_t errlen)
+{
+    switch (ranks) {
+    case 0:
+        return rows_go_r<K, STEP, 0>(base, w, row, col, rows0, tab, n, blocks, err, errlen);
+    case 1:
+        return rows_go_r<K, STEP, 1>(base, w, row, col, rows0, tab, n, blocks, err, errlen);
+    default:
+        return rows_go_r<K, STEP, 2>(base, w, row, col, rows0, tab, n, blocks, err, errlen);
+    }
+}
+
+/* The rows launch for kernel size K (instantiated by batch_rows_k*.cu). */
+template <int K>
+ic_status rows_launch(const ic_cuda_args *base, const float *w, const float *row, const float *col,
+                      int ranks, int rows0, const batch_img *tab, int n, unsigned blocks, char *err,
+                      size_t errlen)
+{
+    switch (base->soa ? 1 : base->channels) {
+    case 1:
+        return rows_go_s<K, 1>(base, w, row, col, ranks, rows0, tab, n, blocks, err, errlen);
+    case 3:
+        return rows_go_s<K, 3>(base, w, row, col, ranks, rows0, tab, n, blocks, err, errlen);
+    default:
+        return rows_go_s<K, 4>(base, w, row, col, ranks, rows0, tab, n, blocks, err, errlen);
+    }
+}
+
+} // namespace icf_batch
+
+/* Names the batched rows launch of one kernel size: a part file writes
+ * IC_BATCH_ROWS(template, K); to instantiate it, batch.cu
+ * IC_BATCH_ROWS(extern template, K); for every size. */
+#define IC_BATCH_ROWS(PREFIX, K)                                                                   \
+    PREFIX ic_status icf_batch::rows_launch<K>(const ic_cuda_args *base, const float *w,           \
+                                               const float *row, const float *col, int ranks,      \
+                                               int rows0, const icf_batch::batch_img *tab, int n,  \
+                                               unsigned blocks, char *err, size_t errlen)
+
+#endif
