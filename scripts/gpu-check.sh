@@ -75,9 +75,12 @@ echo "== imgconv gpu-check $stamp: commit $commit, device '${gpu_name:-none}', d
 nvcc --version | tail -1
 
 B=build-gpu
+mkdir -p $B
 t0=$(date +%s)
 cmake -S . -B $B -DCMAKE_BUILD_TYPE=Release -DIC_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES="$arch" \
-      -DIC_WERROR=OFF >/dev/null || { echo "configure failed"; exit 1; }
+      -DIC_WERROR=OFF >"$B/configure.log" 2>&1 || { echo "configure failed"; tail -20 "$B/configure.log"; exit 1; }
+# What this machine's build has (formats, PNG writer, nvJPEG, NPP): figures depend on it.
+grep -E "^-- imgconv:" "$B/configure.log"
 cmake --build $B -j "$jobs" 2>&1 | grep -E "warning|error|Error" | head -50
 cmake --build $B -j "$jobs" >/dev/null 2>&1 || { echo "BUILD FAILED"; cmake --build $B 2>&1 | tail -40; exit 1; }
 echo "build: $(( $(date +%s) - t0 )) s"
