@@ -305,6 +305,15 @@ static void unbudget(batch *b, item *it)
     cli_board_poke(&b->board); /* a worker may decode again */
 }
 
+/* Ends a file whose encode or write failed with "cannot write OUT: why". */
+static void end_unwritten(batch *b, item *it, ic_status s, const char *msg)
+{
+    char problem[320];
+    snprintf(problem, sizeof problem, "cannot write %s: %s", b->files.v[it->idx].out,
+             msg[0] ? msg : ic_status_str(s));
+    item_end(b, it, problem, 1);
+}
+
 /* Encodes one filtered host image into memory and hands the bytes to the
  * writers: the atomic write waits for the disk (fsync), and a worker should
  * not wait with it. The images are freed here, so the budget goes on. */
@@ -322,10 +331,7 @@ static void encode_host(batch *b, item *it, ic_save_options *so)
         cli_noted(ic_image_encode(&it->out, out, so, &it->bytes, &it->nbytes), msg, sizeof msg);
     add_time(b, &b->ms_encode, cli_now_ms() - t);
     if (s != IC_OK) {
-        char problem[320];
-        snprintf(problem, sizeof problem, "cannot write %s: %s", out,
-                 msg[0] ? msg : ic_status_str(s));
-        item_end(b, it, problem, 1);
+        end_unwritten(b, it, s, msg);
         return;
     }
     it->wide = it->out.type == IC_U16;
@@ -616,12 +622,10 @@ static void *gpu_encoder(void *arg)
             ic_gpu_encode(b->codec, it->slot, &it->out, out, &so, &it->enc), msg, sizeof msg);
         add_time(b, &b->ms_encode, cli_now_ms() - t);
         if (s != IC_OK) {
-            char problem[320];
-            snprintf(problem, sizeof problem, "cannot write %s: %s", out,
-                     msg[0] ? msg : ic_status_str(s));
-            item_end(b, it, problem, 1);
+            end_unwritten(b, it, s, msg);
             continue;
         }
+        it->wide = it->out.type == IC_U16;
         cli_queue_push(&b->encoded, it); /* the bytes stay in the slot until written */
     }
     cli_queue_producer_done(&b->encoded);
@@ -642,19 +646,17 @@ static void *writer(void *arg)
                                           : ic_save_bytes(out, it->bytes, it->nbytes);
         cli_noted(s, msg, sizeof msg);
         add_time(b, &b->ms_write, cli_now_ms() - t);
-        if (s == IC_OK)
-            cli_depth_notice(out, out, &it->out);
-        char problem[320];
         if (s != IC_OK) {
-            snprintf(problem, sizeof problem, "cannot write %s: %s", out,
-                     msg[0] ? msg : ic_status_str(s));
-        } else if (it->wide) {
+            end_unwritten(b, it, s, msg);
+            continue;
+        }
+        if (it->wide) { /* the samples are gone: only their depth is kept */
             ic_image wide;
             memset(&wide, 0, sizeof wide);
             wide.type = IC_U16;
             cli_depth_notice(out, out, &wide);
         }
-        item_end(b, it, s == IC_OK ? NULL : problem, 1);
+        item_end(b, it, NULL, 1);
     }
     return NULL;
 }
