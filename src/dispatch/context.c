@@ -674,6 +674,24 @@ static ic_status batch_run(ic_context *ctx, int n, const ic_image *src, ic_image
     return ic_fail(st, "batch of %d images: %s", n, err[0] ? err : ic_status_str(st));
 }
 
+/* The images one after the other through `one` (ic_convolve or
+ * ic_convolve_async), the message naming the image that failed. */
+static ic_status batch_loop(ic_context *ctx, int n, const ic_image *src, ic_image *dst,
+                            const ic_kernel *k, const ic_params *p,
+                            ic_status (*one)(ic_context *, const ic_image *, ic_image *,
+                                             const ic_kernel *, const ic_params *))
+{
+    for (int i = 0; i < n; i++) {
+        const ic_status st = one(ctx, &src[i], &dst[i], k, p);
+        if (st != IC_OK) {
+            char why[512];
+            snprintf(why, sizeof why, "%s", ic_last_error());
+            return ic_fail(st, "image %d: %s", i, why);
+        }
+    }
+    return IC_OK;
+}
+
 /* One batched launch per method when the backend has one and the batch is
  * uniform (batch_differs), after every pair passed ic_convolve's checks;
  * otherwise ic_convolve image by image. */
@@ -716,20 +734,13 @@ ic_status ic_convolve_batch(ic_context *ctx, int n, const ic_image *src, ic_imag
         if (st != IC_OK)
             return st;
         if (taken) {
-            ic_timing t = {0, now_ms() - t0, 0, now_ms() - t0};
+            const double ms = now_ms() - t0;
+            ic_timing t = {0, ms, 0, ms};
             ctx->timing = t;
             return IC_OK;
         }
     }
-    for (int i = 0; i < n; i++) {
-        const ic_status st = ic_convolve(ctx, &src[i], &dst[i], k, p);
-        if (st != IC_OK) {
-            char why[512];
-            snprintf(why, sizeof why, "%s", ic_last_error());
-            return ic_fail(st, "image %d: %s", i, why);
-        }
-    }
-    return IC_OK;
+    return batch_loop(ctx, n, src, dst, k, p, ic_convolve);
 }
 
 ic_status ic_convolve_batch_async(ic_context *ctx, int n, const ic_image *src, ic_image *dst,
@@ -784,13 +795,5 @@ ic_status ic_convolve_batch_async(ic_context *ctx, int n, const ic_image *src, i
     free(w);
     if (st != IC_OK || taken)
         return st;
-    for (int i = 0; i < n; i++) {
-        st = ic_convolve_async(ctx, &src[i], &dst[i], k, p);
-        if (st != IC_OK) {
-            char msg[512];
-            snprintf(msg, sizeof msg, "%s", ic_last_error());
-            return ic_fail(st, "image %d: %s", i, msg);
-        }
-    }
-    return IC_OK;
+    return batch_loop(ctx, n, src, dst, k, p, ic_convolve_async);
 }
