@@ -696,6 +696,32 @@ static void large_kernels(void)
     ic_image_free(&src);
 }
 
+/* ---- cells by image size (tables H and K) ---------------------------------------------- */
+
+/* A cell: an image size (index into SIZES) and a kernel. */
+typedef struct size_case {
+    int size;
+    const char *kind;
+    int K;
+} size_case;
+
+/* Makes *src the chart image of SIZES[size] on the device (bg_set_image with
+ * `halo`) unless *cur says it already is. 0, or -1 with err filled. */
+static int chart_on_device(ic_image *src, int *cur, int size, int halo, char *err, size_t n)
+{
+    if (size == *cur)
+        return 0;
+    const size_def *sz = &SIZES[size];
+    ic_image_free(src);
+    if (ic_image_create(src, sz->w, sz->h, 3, IC_AOS) != IC_OK)
+        exit(1);
+    ic_image_chart(src, 4242);
+    if (bg_set_image(G, src, halo, err, n))
+        return -1;
+    *cur = size;
+    return 0;
+}
+
 /* ---- K: kernel time by CUPTI beside CUDA events ------------------------------------------ */
 
 /* Times one backend on the current image: events median into *ev, CUPTI
@@ -727,14 +753,11 @@ static void cupti_table(void)
         md("\n## K. Kernel time by CUPTI beside CUDA events\n\nNot measured: %s.\n", why);
         return;
     }
-    struct {
-        int size; /* index into SIZES */
-        const char *kind;
-        int K;
-    } cases[] = {{0, "gaussian", 3}, {1, "gaussian", 3},  {2, "gaussian", 3}, {3, "gaussian", 3},
-                 {4, "gaussian", 3}, {2, "gaussian", 5},  {2, "gaussian", 7}, {2, "gaussian", 9},
-                 {4, "gaussian", 9}, {4, "gaussian", 15}, {4, "random", 9},   {4, "random", 15},
-                 {4, "random", 31}};
+    static const size_case cases[] = {{0, "gaussian", 3},  {1, "gaussian", 3}, {2, "gaussian", 3},
+                                      {3, "gaussian", 3},  {4, "gaussian", 3}, {2, "gaussian", 5},
+                                      {2, "gaussian", 7},  {2, "gaussian", 9}, {4, "gaussian", 9},
+                                      {4, "gaussian", 15}, {4, "random", 9},   {4, "random", 15},
+                                      {4, "random", 31}};
     const int nc = (int)(sizeof cases / sizeof cases[0]);
     md("\n## K. Kernel time by CUPTI beside CUDA events\n\nThe same runs timed two ways "
        "(median of each): between two CUDA events (the other tables' method: includes the GPU's "
@@ -750,17 +773,10 @@ static void cupti_table(void)
         if (B.quick && cases[i].size > 2)
             continue;
         const size_def *sz = &SIZES[cases[i].size];
-        if (cases[i].size != cur) {
-            ic_image_free(&src);
-            if (ic_image_create(&src, sz->w, sz->h, 3, IC_AOS) != IC_OK)
-                exit(1);
-            ic_image_chart(&src, 4242);
-            char err[256];
-            if (bg_set_image(G, &src, 16, err, sizeof err)) {
-                fprintf(stderr, "imgconv-bench: %s\n", err);
-                break;
-            }
-            cur = cases[i].size;
+        char err[256];
+        if (chart_on_device(&src, &cur, cases[i].size, 16, err, sizeof err)) {
+            fprintf(stderr, "imgconv-bench: %s\n", err);
+            break;
         }
         ic_kernel k;
         if (make_kernel(&k, cases[i].kind, cases[i].K))
@@ -881,14 +897,11 @@ static void methods(void)
  * (src/cuda/fast/rows.cu). */
 static void rows_shapes(void)
 {
-    struct {
-        int size; /* index into SIZES */
-        const char *kind;
-        int K;
-    } cases[] = {{0, "gaussian", 3}, {1, "gaussian", 3}, {2, "gaussian", 3}, {3, "gaussian", 3},
-                 {4, "gaussian", 3}, {2, "gaussian", 5}, {2, "gaussian", 7}, {2, "gaussian", 9},
-                 {2, "random", 9},   {4, "gaussian", 5}, {4, "gaussian", 7}, {4, "gaussian", 9},
-                 {4, "random", 5},   {4, "random", 9}};
+    static const size_case cases[] = {{0, "gaussian", 3}, {1, "gaussian", 3}, {2, "gaussian", 3},
+                                      {3, "gaussian", 3}, {4, "gaussian", 3}, {2, "gaussian", 5},
+                                      {2, "gaussian", 7}, {2, "gaussian", 9}, {2, "random", 9},
+                                      {4, "gaussian", 5}, {4, "gaussian", 7}, {4, "gaussian", 9},
+                                      {4, "random", 5},   {4, "random", 9}};
     const int nc = (int)(sizeof cases / sizeof cases[0]);
     static const char *const shapes[3] = {"1", "2", "4"};
     md("\n## H. The rows method: rows per thread and separable vs full sum (planner "
@@ -906,16 +919,9 @@ static void rows_shapes(void)
         const size_def *sd = &SIZES[cases[i].size];
         if (B.quick && cases[i].size > 2)
             continue;
-        if (cases[i].size != last_size) {
+        if (chart_on_device(&src, &last_size, cases[i].size, 0, err, sizeof err)) {
             ic_image_free(&src);
-            if (ic_image_create(&src, sd->w, sd->h, 3, IC_AOS) != IC_OK)
-                exit(1);
-            ic_image_chart(&src, 4242);
-            if (bg_set_image(G, &src, 0, err, sizeof err)) {
-                ic_image_free(&src);
-                return;
-            }
-            last_size = cases[i].size;
+            return;
         }
         ic_kernel k;
         if (make_kernel(&k, cases[i].kind, cases[i].K))
