@@ -10,6 +10,7 @@
 # difference between the two paths' outputs (decoders plus encoders) is
 # printed. Needs a usable CUDA backend and JPEG support (exit 77 otherwise).
 . "$(dirname "$0")/common.bash"
+export PYTHONPATH="$(cd "$(dirname "$0")" && pwd)${PYTHONPATH:+:$PYTHONPATH}" # pnm.py
 cd "$TMP" || exit 1
 
 has_format jpeg || { echo "SKIPPED: built without JPEG"; exit 77; }
@@ -65,17 +66,9 @@ mixed() {
     if python3 - "$dir" "$dir.json" <<'EOF'; then
 import json, os, sys
 d, js = sys.argv[1], json.load(open(sys.argv[2]))
+import pnm  # tests/cli/pnm.py (PYTHONPATH)
 def ppm(p):
-    b = open(p, "rb").read()
-    parts, i = [], 0
-    while len(parts) < 4:
-        while b[i:i + 1].isspace():
-            i += 1
-        j = i
-        while not b[j:j + 1].isspace():
-            j += 1
-        parts.append(b[i:j]); i = j
-    return b[i + 1:]
+    return pnm.read(p)[1]
 by = js["decoded_by"]
 names = sorted(os.listdir(d))
 same_a = same_b = near_b = 0
@@ -126,17 +119,9 @@ mixed mixB both
 # What the two paths' outputs differ by (decoders and encoders), for the record.
 python3 - <<'EOF'
 import os
+import pnm  # tests/cli/pnm.py (PYTHONPATH)
 def ppm(p):
-    b = open(p, "rb").read()
-    parts, i = [], 0
-    while len(parts) < 4:
-        while b[i:i + 1].isspace():
-            i += 1
-        j = i
-        while not b[j:j + 1].isspace():
-            j += 1
-        parts.append(b[i:j]); i = j
-    return b[i + 1:]
+    return pnm.read(p)[1]
 tot = cnt = mx = 0
 for n in sorted(os.listdir("prefA")):
     x, y = ppm("prefA/" + n), ppm("prefB/" + n)

@@ -16,6 +16,8 @@ import random
 import struct
 import sys
 
+import pnm  # beside this file
+
 K = [[1, 2, 1], [2, 4, 2], [1, 2, 1]]
 DIV = 16.0
 
@@ -56,19 +58,9 @@ def frames(seed, w, h, c, n, out, prefix):
 def pnm2raw(paths, out):
     raw = bytearray()
     for p in paths:
-        data = open(p, "rb").read()
-        # header: magic, width height, maxval, each followed by one whitespace
-        fields, pos = [], 0
-        while len(fields) < 4:
-            while data[pos : pos + 1].isspace():
-                pos += 1
-            start = pos
-            while not data[pos : pos + 1].isspace():
-                pos += 1
-            fields.append(data[start:pos])
+        fields, body = pnm.read(p)
         if fields[3] != b"65535":
             sys.exit("%s: maxval %s, expected 65535" % (p, fields[3].decode()))
-        body = data[pos + 1 :]
         vals = struct.unpack(">%dH" % (len(body) // 2), body)
         raw += pack_le(vals)
     with open(out, "wb") as f:
