@@ -161,16 +161,5 @@ int main(int argc, char **argv)
         fprintf(stderr, "imgconv: error: cannot write to standard output\n");
         code = CLI_EXIT_OUTPUT;
     }
-#ifdef IC_HAVE_CUDA
-    /* Every output is complete, closed and in place, and stdout is flushed:
-     * leave without the CUDA runtime's exit-time teardown (it unloads the
-     * modules and destroys the primary context one allocation at a time,
-     * which the process would wait for; the kernel driver releases all of it
-     * when the process ends anyway). Builds without CUDA return normally, so
-     * LeakSanitizer still checks them at exit. */
-    fflush(stderr);
-    _exit(code);
-#else
     return code;
-#endif
 }
