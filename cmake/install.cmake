@@ -17,6 +17,8 @@ include(CMakePackageConfigHelpers)
 set_target_properties(imgconv PROPERTIES POSITION_INDEPENDENT_CODE ON)
 
 # ---- the exported API: every function declared in the public header ----------
+# A function added to the header re-runs this (the map is made from it).
+set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/include/imgconv.h)
 file(STRINGS ${PROJECT_SOURCE_DIR}/include/imgconv.h IC_HEADER_LINES REGEX "^[a-z].*[ *]ic_[a-z0-9_]+\\(")
 set(IC_PUBLIC_FUNCTIONS "")
 foreach(line IN LISTS IC_HEADER_LINES)

@@ -767,9 +767,10 @@ ic_status ic_save_bytes(const char *path, const void *data, size_t size);
  * the codec still works: every file takes the CPU path (ic_gpu_codec_engine()
  * says "cpu", followed by nvJPEG's reason in the second case).
  *
- * Streams: the device images of a codec carry its own CUDA stream (stream
- * field), on which no codec work is queued: the filter may queue its work
- * there, and ic_gpu_encode waits for what is queued there when it is called.
+ * Streams: the device images of a slot carry that slot's own CUDA stream
+ * (stream field), on which no codec work is queued: the filter may queue its
+ * work there (images of different slots are filtered independently), and
+ * ic_gpu_encode waits for what is queued there when it is called.
  *
  * Threads: calls on different slots may run at the same time on different
  * threads (a batch pipeline: one thread decoding, one filtering, several
@@ -811,6 +812,12 @@ void ic_gpu_codec_free(ic_gpu_codec *codec);
  * set-up is costly, and a codec used only to encode never needs it); asking
  * for the engine before that opens it. */
 const char *ic_gpu_codec_engine(const ic_gpu_codec *codec);
+
+/* The encoder of 3-channel JPEG outputs: "nvjpeg" when ic_gpu_encode encodes
+ * them on the device, "cpu" when it copies them to the CPU writer. Known as
+ * soon as the codec exists (it opens nothing; ic_gpu_codec_create returns
+ * once nvJPEG can encode, while its decoders are still being made). */
+const char *ic_gpu_codec_encoder(const ic_gpu_codec *codec);
 
 /* Decodes n files (1 <= n <= slots) held in memory into device images:
  * out[i] (a device image owned by slot slots[i] - slot i when slots is NULL;

@@ -48,6 +48,12 @@ void ic_gpu_codec_free(ic_gpu_codec *codec)
     (void)codec;
 }
 
+const char *ic_gpu_codec_encoder(const ic_gpu_codec *codec)
+{
+    (void)codec;
+    return "cpu";
+}
+
 const char *ic_gpu_codec_engine(const ic_gpu_codec *codec)
 {
     (void)codec;
@@ -108,6 +114,7 @@ typedef struct dbuf {
 
 typedef struct slot {
     dbuf in, out;
+    void *stream;  /* the stream its device images carry: the filter's */
     ic_image host; /* staging for the CPU encoder (owned) */
     uint8_t *enc;  /* nvJPEG's bytes (grown with realloc) */
     size_t enc_cap;
@@ -120,7 +127,6 @@ struct ic_gpu_codec {
     slot *s;
     ic_nvjpeg *nj;    /* NULL: nvJPEG not built in or not usable; every file via the CPU */
     void *ustream;    /* the CPU path's uploads (decode side) */
-    void *fstream;    /* the stream the codec's device images carry: the filter's */
     char engine[320]; /* "cpu (nvJPEG: why)" when nvJPEG is built in but would not open */
     /* Per-batch scratch of ic_gpu_decode. */
     int *route, *w, *h, *ok;
@@ -152,10 +158,10 @@ void ic_gpu_codec_free(ic_gpu_codec *c)
         return;
     ic_nvjpeg_close(c->nj); /* waits for its streams first */
     ic_cuda_stream_destroy(c->device, c->ustream);
-    ic_cuda_stream_destroy(c->device, c->fstream);
     for (int i = 0; c->s && i < c->nslots; i++) {
         ic_cuda_pitched_free(c->device, c->s[i].in.p);
         ic_cuda_pitched_free(c->device, c->s[i].out.p);
+        ic_cuda_stream_destroy(c->device, c->s[i].stream);
         ic_image_free(&c->s[i].host);
         free(c->s[i].enc);
         free(c->s[i].cpu_enc);
@@ -207,8 +213,8 @@ ic_status ic_gpu_codec_create(ic_gpu_codec **codec, const ic_context *ctx, int s
         return ic_fail(IC_ERR_NOMEM, "out of memory");
     }
     st = ic_cuda_stream_create(device, &c->ustream, errbuf, errlen);
-    if (st == IC_OK)
-        st = ic_cuda_stream_create(device, &c->fstream, errbuf, errlen);
+    for (int i = 0; st == IC_OK && i < slots; i++)
+        st = ic_cuda_stream_create(device, &c->s[i].stream, errbuf, errlen);
     if (st != IC_OK) {
         ic_gpu_codec_free(c);
         return ic_fail_msg(st, errbuf);
@@ -234,11 +240,16 @@ const char *ic_gpu_codec_engine(const ic_gpu_codec *c)
     return c->nj ? ic_nvjpeg_engine(c->nj) : c->engine;
 }
 
-/* The stream device images of this codec are ordered on: no decode work is
- * ever queued there, so work that waits on it waits only for the filter. */
-static void *codec_stream(const ic_gpu_codec *c)
+const char *ic_gpu_codec_encoder(const ic_gpu_codec *c)
 {
-    return c->fstream;
+    return c && c->nj && ic_format_supported(IC_FMT_JPEG) ? "nvjpeg" : "cpu";
+}
+
+/* The stream device images of slot i are ordered on: no decode work is
+ * ever queued there, so work that waits on it waits only for the filter. */
+static void *codec_stream(const ic_gpu_codec *c, int i)
+{
+    return c->s[i].stream;
 }
 
 static int is_jpeg(const ic_bytes *b)
@@ -268,7 +279,7 @@ static void decode_on_cpu(ic_gpu_codec *c, int i, const ic_bytes *in, const ic_l
                                       rows, 1, c->ustream, r->error, sizeof r->error);
     if (r->status == IC_OK)
         r->status = ic_image_wrap_device(out, s->in.p, host.width, host.height, host.channels,
-                                         host.layout, s->in.pitch, c->device, codec_stream(c));
+                                         host.layout, s->in.pitch, c->device, codec_stream(c, i));
     if (r->status == IC_OK)
         out->type = host.type; /* a 16-bit PNG/PNM/TIFF stays 16-bit; the rows hold it */
     ic_image_free(&host);
@@ -361,7 +372,7 @@ ic_status ic_gpu_decode(ic_gpu_codec *c, int n, const ic_bytes *in, const int *s
             res[i].engine = c->ok[i] == IC_NVJ_HW ? "nvjpeg-hardware" : "nvjpeg-hybrid";
             res[i].status =
                 ic_image_wrap_device(&out[i], c->s[si].in.p, c->w[i], c->h[i], 3, IC_AOS,
-                                     c->s[si].in.pitch, c->device, codec_stream(c));
+                                     c->s[si].in.pitch, c->device, codec_stream(c, si));
             res[i].error[0] = '\0';
             if (o.metadata) /* nvJPEG reads no metadata: the header is read for it */
                 (void)ic_jpeg_read_metadata(in[i].data, in[i].size, &res[i].metadata);
@@ -392,9 +403,9 @@ ic_status ic_gpu_codec_output(ic_gpu_codec *c, int slot_i, const ic_image *like,
     st = dbuf_fit(c, &s->out, row, rows, err, sizeof err);
     if (st != IC_OK)
         return ic_fail_msg(st, err);
-    st = ic_image_wrap_device(out, s->out.p, like->width, like->height, like->channels,
-                              like->layout, s->out.pitch, c->device,
-                              like->memory == IC_MEM_DEVICE ? like->stream : codec_stream(c));
+    st = ic_image_wrap_device(
+        out, s->out.p, like->width, like->height, like->channels, like->layout, s->out.pitch,
+        c->device, like->memory == IC_MEM_DEVICE ? like->stream : codec_stream(c, slot_i));
     if (st == IC_OK)
         out->type = shape.type;
     return st;

@@ -183,6 +183,8 @@ typedef struct enc_lane {
     cudaStream_t s;
     cudaEvent_t ev;
     int quality; /* the quality par holds (0: not set) */
+    int ready;   /* made: may be taken */
+    int making;  /* being made by the caller that claimed it (outside the lock) */
     int busy;
 } enc_lane;
 
@@ -200,13 +202,22 @@ struct ic_nvjpeg {
     int hw_thread_on;    /* hw_thread was started and not joined yet */
     /* Default (hybrid) handle: single-image decode, header parsing, encoding. */
     nvjpegHandle_t gpu;
+    /* Its decoder state and stream parser (the hybrid decoder): made after
+     * the open returns (on their own thread, or at the first need), since
+     * an encoder never needs them and a batch whose files all take the
+     * hardware decoder or the CPU rarely does. */
     nvjpegJpegState_t gpu_state;
     nvjpegJpegStream_t gpu_parse;
+    int hy_tried;        /* the hybrid decoder was asked for (open_hybrid) */
+    int hy_ok;           /* ... and made */
+    pthread_t hy_thread; /* concurrent open: makes it */
+    int hy_thread_on;    /* hy_thread was started and not joined yet */
     enc_lane lane[NVJ_LANES];
-    int nlanes;         /* lanes fully made (lane 0 at open, the others when first needed) */
     int lane_failed;    /* a further lane could not be made: use those there are */
-    pthread_mutex_t mu; /* guards lane[].busy, nlanes, lane_failed, hw_tried */
+    pthread_mutex_t mu; /* guards lane[].ready/making/busy and lane_failed */
     pthread_cond_t lane_free;
+    pthread_mutex_t omu; /* guards hw_tried and hy_tried: a decoder's open waits under it,
+                            never under mu (encodes go on meanwhile) */
     int sync_made;
     /* Per-batch scratch of ic_nvjpeg_decode. */
     const unsigned char **bdata;
@@ -316,6 +327,8 @@ extern "C" void ic_nvjpeg_close(ic_nvjpeg *nj)
     /* Best effort: close cannot report. */
     if (nj->hw_thread_on) /* the hardware decoder opening on its thread */
         pthread_join(nj->hw_thread, NULL);
+    if (nj->hy_thread_on) /* the hybrid decoder's state, likewise */
+        pthread_join(nj->hy_thread, NULL);
     (void)cudaSetDevice(nj->device);
     if (nj->dstream)
         (void)cudaStreamSynchronize(nj->dstream);
@@ -323,6 +336,7 @@ extern "C" void ic_nvjpeg_close(ic_nvjpeg *nj)
         free_lane(&nj->lane[i]);
     if (nj->sync_made) {
         pthread_mutex_destroy(&nj->mu);
+        pthread_mutex_destroy(&nj->omu);
         pthread_cond_destroy(&nj->lane_free);
     }
     if (nj->gpu_parse)
@@ -347,7 +361,7 @@ extern "C" void ic_nvjpeg_close(ic_nvjpeg *nj)
     free(nj);
 }
 
-/* Creates encoder lane l (stream, event, state, parameters) and counts it. */
+/* Creates encoder lane l (stream, event, state, parameters). */
 static ic_status make_lane(ic_nvjpeg *nj, enc_lane *l, char *err, size_t errlen)
 {
     IC_CUDA_CHECK(cudaSetDevice(nj->device));
@@ -358,24 +372,24 @@ static ic_status make_lane(ic_nvjpeg *nj, enc_lane *l, char *err, size_t errlen)
     NVJ_CHECK(nvjpegEncoderParamsSetSamplingFactors(l->par, NVJPEG_CSS_420, l->s));
     NVJ_CHECK(nvjpegEncoderParamsSetOptimizedHuffman(l->par, 0, l->s));
     NVJ_CHECK(nvjpegEncoderParamsSetEncoding(l->par, NVJPEG_ENCODING_BASELINE_DCT, l->s));
-    nj->nlanes++;
     return IC_OK;
 }
 
 /* How ic_nvjpeg_open creates nvJPEG's objects, chosen by the batch size the
- * caller asks for (the library reads no environment variable):
+ * caller asks for (the library reads no environment variable). Each nvJPEG
+ * handle or state creation costs 0.2-0.4 s on the H100 machine
+ * (bench/results/startup-*.md), and the open returns as soon as an encoder
+ * can run: the default handle and encoder lane 0. The decoders follow:
  *   concurrent (max_batch >= 4: a batch user, the CLI's batch): the hardware
  *     decoder (handle, state, stream parser) on a thread of its own from the
- *     start; the default handle on the calling thread, then its decoder state
- *     and parser there while a second thread makes encoder lane 0. Each nvJPEG
- *     handle or state creation costs 0.2-0.4 s on the H100 machine
- *     (bench/results/startup-*.md): side by side the open costs its longest
- *     chain instead of the sum, unless nvJPEG serialises them inside
- *     (startup_probe --concurrent measures it).
- *   lazy (smaller batches: the CLI's single image): one after the other on
- *     the calling thread, and the hardware decoder only at the first header
- *     check (ic_nvjpeg_check, ic_nvjpeg_engine), so that an encode-only user
- *     never pays for it. */
+ *     start, the hybrid decoder's state and parser on another once the
+ *     default handle exists, while the calling thread makes lane 0; each is
+ *     joined where it is first needed (open_hw, open_hybrid) or at close.
+ *   lazy (smaller batches: the CLI's single image): the default handle and
+ *     lane 0 on the calling thread; the hardware decoder at the first header
+ *     check (ic_nvjpeg_check, ic_nvjpeg_engine) and the hybrid decoder at the
+ *     first stream that needs it, so that an encode-only user pays for
+ *     neither. */
 enum { OPEN_CONCURRENT = 0, OPEN_LAZY };
 
 static int open_mode(int max_batch)
@@ -385,8 +399,7 @@ static int open_mode(int max_batch)
 
 /* Makes the hardware decoder's handle, state and stream parser, or leaves
  * them NULL (a GPU without the engine refuses the backend: every stream then
- * takes the hybrid decoder). Runs once: on its own thread, or in open_all /
- * open_hw. */
+ * takes the hybrid decoder). Runs once: on its own thread, or in open_hw. */
 static void make_hw(ic_nvjpeg *nj)
 {
     (void)cudaSetDevice(nj->device);
@@ -411,18 +424,27 @@ static void *hw_main(void *arg)
     return NULL;
 }
 
-/* Encoder lane 0 made on a thread of its own (OPEN_CONCURRENT). */
-typedef struct lane_job {
-    ic_nvjpeg *nj;
-    ic_status st;
-    char err[256];
-} lane_job;
-
-static void *lane_main(void *arg)
+/* Makes the hybrid decoder's state and stream parser on the default handle,
+ * or leaves them NULL (its streams then go to the caller's CPU codec). Runs
+ * once: on its own thread, or in open_hybrid. */
+static void make_hybrid(ic_nvjpeg *nj)
 {
-    lane_job *j = (lane_job *)arg;
-    j->err[0] = '\0';
-    j->st = make_lane(j->nj, &j->nj->lane[0], j->err, sizeof j->err);
+    (void)cudaSetDevice(nj->device);
+    if (nvjpegJpegStateCreate(nj->gpu, &nj->gpu_state) == NVJPEG_STATUS_SUCCESS &&
+        nvjpegJpegStreamCreate(nj->gpu, &nj->gpu_parse) == NVJPEG_STATUS_SUCCESS) {
+        nj->hy_ok = 1;
+    } else {
+        if (nj->gpu_state)
+            (void)nvjpegJpegStateDestroy(nj->gpu_state);
+        nj->gpu_state = NULL;
+        nj->gpu_parse = NULL;
+    }
+    (void)cudaGetLastError();
+}
+
+static void *hy_main(void *arg)
+{
+    make_hybrid((ic_nvjpeg *)arg);
     return NULL;
 }
 
@@ -437,54 +459,35 @@ static ic_status open_all(ic_nvjpeg *nj, char *err, size_t errlen)
     IC_CUDA_CHECK(cudaSetDevice(nj->device));
     if (pthread_mutex_init(&nj->mu, NULL) != 0)
         return IC_ERR_NOMEM;
+    if (pthread_mutex_init(&nj->omu, NULL) != 0) {
+        pthread_mutex_destroy(&nj->mu);
+        return IC_ERR_NOMEM;
+    }
     if (pthread_cond_init(&nj->lane_free, NULL) != 0) {
         pthread_mutex_destroy(&nj->mu);
+        pthread_mutex_destroy(&nj->omu);
         return IC_ERR_NOMEM;
     }
     nj->sync_made = 1;
     const int mode = open_mode(nj->max_batch);
-    /* The hardware decoder: on its own thread from now (joined by open_hw or
-     * close), or at the first header check (lazy). */
     if (mode == OPEN_CONCURRENT)
         nj->hw_thread_on = pthread_create(&nj->hw_thread, NULL, hw_main, nj) == 0;
     IC_CUDA_CHECK(cudaStreamCreateWithFlags(&nj->dstream, cudaStreamNonBlocking));
     NVJ_CHECK(create_handle(NVJPEG_BACKEND_DEFAULT, &nj->gpu));
-    /* One encoder lane now (its failure fails the open, as before), beside
-     * the decoder state when concurrent; the others when concurrent encodes
-     * first ask for them (ic_nvjpeg_encode). */
-    lane_job job;
-    memset(&job, 0, sizeof job);
-    job.nj = nj;
-    pthread_t lt;
-    const int lane_threaded =
-        mode == OPEN_CONCURRENT && pthread_create(&lt, NULL, lane_main, &job) == 0;
-    nvjpegStatus_t s1 = nvjpegJpegStateCreate(nj->gpu, &nj->gpu_state);
-    const char *what = "nvjpegJpegStateCreate(default)";
-    if (s1 == NVJPEG_STATUS_SUCCESS) {
-        s1 = nvjpegJpegStreamCreate(nj->gpu, &nj->gpu_parse);
-        what = "nvjpegJpegStreamCreate(default)";
-    }
-    ic_status st = IC_OK;
-    if (lane_threaded) {
-        pthread_join(lt, NULL);
-        st = job.st;
-        if (st != IC_OK)
-            snprintf(err, errlen, "%s", job.err);
-    } else if (s1 == NVJPEG_STATUS_SUCCESS) {
-        st = make_lane(nj, &nj->lane[0], err, errlen);
-    }
-    if (s1 != NVJPEG_STATUS_SUCCESS)
-        return nvj_fail(err, errlen, what, s1);
-    if (st != IC_OK)
-        return st;
-    return IC_OK;
+    if (mode == OPEN_CONCURRENT)
+        nj->hy_thread_on = pthread_create(&nj->hy_thread, NULL, hy_main, nj) == 0;
+    /* Lane 0 now (its failure fails the open); the others when concurrent
+     * encodes first ask for them (ic_nvjpeg_encode). */
+    const ic_status st = make_lane(nj, &nj->lane[0], err, errlen);
+    nj->lane[0].ready = st == IC_OK;
+    return st;
 }
 
-/* The hardware decoder, once (under nj->mu): waits for its thread, or makes
+/* The hardware decoder, once (under nj->omu): waits for its thread, or makes
  * it here (lazy). */
 static void open_hw(ic_nvjpeg *nj)
 {
-    pthread_mutex_lock(&nj->mu);
+    pthread_mutex_lock(&nj->omu);
     if (!nj->hw_tried) {
         nj->hw_tried = 1;
         if (nj->hw_thread_on) {
@@ -494,7 +497,25 @@ static void open_hw(ic_nvjpeg *nj)
             make_hw(nj);
         }
     }
-    pthread_mutex_unlock(&nj->mu);
+    pthread_mutex_unlock(&nj->omu);
+}
+
+/* The hybrid decoder, once (under nj->omu) as open_hw; 1 when it is there. */
+static int open_hybrid(ic_nvjpeg *nj)
+{
+    pthread_mutex_lock(&nj->omu);
+    if (!nj->hy_tried) {
+        nj->hy_tried = 1;
+        if (nj->hy_thread_on) {
+            pthread_join(nj->hy_thread, NULL);
+            nj->hy_thread_on = 0;
+        } else {
+            make_hybrid(nj);
+        }
+    }
+    const int ok = nj->hy_ok;
+    pthread_mutex_unlock(&nj->omu);
+    return ok;
 }
 
 extern "C" ic_status ic_nvjpeg_open(ic_nvjpeg **out, int device, int max_batch, char *err,
@@ -654,6 +675,8 @@ extern "C" int ic_nvjpeg_check(ic_nvjpeg *nj, const uint8_t *data, size_t len, i
     if (!nj || !walk_markers(data, len, &jw) || !jw.has_eoi || jw.ncomp != 3 || coded_as_rgb(&jw))
         return IC_NVJ_CPU;
     open_hw(nj);
+    if (!nj->hw && !open_hybrid(nj))
+        return IC_NVJ_CPU;
     (void)cudaSetDevice(nj->device);
     nvjpegHandle_t hnd = nj->hw ? nj->hw : nj->gpu;
     nvjpegJpegStream_t js = nj->hw ? nj->hw_parse : nj->gpu_parse;
@@ -686,6 +709,8 @@ extern "C" int ic_nvjpeg_check(ic_nvjpeg *nj, const uint8_t *data, size_t len, i
 /* One stream on the default handle; 1 when decoded. */
 static int decode_one(ic_nvjpeg *nj, const uint8_t *data, size_t len, uint8_t *dst, size_t pitch)
 {
+    if (!open_hybrid(nj))
+        return 0;
     nvjpegImage_t out;
     memset(&out, 0, sizeof out);
     out.channel[0] = dst;
@@ -807,25 +832,45 @@ extern "C" ic_status ic_nvjpeg_encode(ic_nvjpeg *nj, const uint8_t *src, size_t 
         snprintf(err, errlen, "bad nvJPEG encode request");
         return IC_ERR_INVALID_ARG;
     }
-    /* Take a free lane: up to NVJ_LANES encodes run at once. */
+    /* Take a free lane: up to NVJ_LANES encodes run at once. When all are
+     * busy and there is room, this caller makes one more (0.2 s: outside the
+     * lock, so that the other lanes are taken and given back meanwhile); a
+     * lane that cannot be made is released, and callers wait for the lanes
+     * there are. */
     pthread_mutex_lock(&nj->mu);
     enc_lane *l = NULL;
     for (;;) {
-        for (int i = 0; i < nj->nlanes && !l; i++)
-            if (!nj->lane[i].busy)
+        for (int i = 0; i < NVJ_LANES && !l; i++)
+            if (nj->lane[i].ready && !nj->lane[i].busy)
                 l = &nj->lane[i];
         if (l)
             break;
-        /* All busy: one more lane while there is room (a lane that cannot
-         * be made is released, and callers wait for the lanes there are). */
-        if (nj->nlanes < NVJ_LANES && !nj->lane_failed) {
-            enc_lane *nl = &nj->lane[nj->nlanes];
+        enc_lane *nl = NULL;
+        for (int i = 0; i < NVJ_LANES && !nl && !nj->lane_failed; i++)
+            if (!nj->lane[i].ready && !nj->lane[i].making)
+                nl = &nj->lane[i];
+        if (nl) {
+            nl->making = 1;
+            pthread_mutex_unlock(&nj->mu);
+            enc_lane made; /* made here, published under the lock */
+            memset(&made, 0, sizeof made);
             char e2[128];
-            if (make_lane(nj, nl, e2, sizeof e2) == IC_OK)
-                continue;
-            free_lane(nl);
+            const ic_status ms = make_lane(nj, &made, e2, sizeof e2);
+            if (ms != IC_OK) {
+                free_lane(&made);
+                (void)cudaGetLastError();
+            }
+            pthread_mutex_lock(&nj->mu);
+            nl->making = 0;
+            if (ms == IC_OK) {
+                *nl = made;
+                nl->ready = 1;
+                l = nl;
+                break;
+            }
             nj->lane_failed = 1;
-            (void)cudaGetLastError();
+            pthread_cond_broadcast(&nj->lane_free);
+            continue;
         }
         pthread_cond_wait(&nj->lane_free, &nj->mu);
     }
