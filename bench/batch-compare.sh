@@ -232,7 +232,12 @@ extra = ""
 if "decoded_by" in d:
     extra = f"; decoded by the CPU workers {d['decoded_by']['cpu']}, by the GPU codec {d['decoded_by']['gpu']}"
     if d.get("gpu_open_ms"):
-        extra += f" (GPU codec open on its thread: {d['gpu_open_ms'] / 1e3:.2f} s)"
+        extra += f" (GPU codec open on its thread: {d['gpu_open_ms'] / 1e3:.2f} s"
+        if d.get("gpu_encoder_ms"):
+            extra += f", its encoder from {d['gpu_encoder_ms'] / 1e3:.2f} s"
+        extra += ")"
+    if "to_device" in d:
+        extra += f"; worker images on the device route {d['to_device']}"
 print(f"backend {d['backend']}, codec {d.get('codec', 'cpu')}; busy time summed over threads: "
       f"{parts}; {d['written']} written, {d['failed']} failed{extra}")
 EOF

@@ -89,7 +89,8 @@ int cli_get_kernel(const struct cli_options *o, ic_kernel *k, cli_err *e);
 
 /* What batch and stream mode set up before any file: the kernel (into *k),
  * the parameters (the kernel's .mat offset added to --bias, as for one file)
- * and one context with options c. On failure nothing is left to free. */
+ * and one context with options c (ctx NULL: no context, the kernel and
+ * parameters only). On failure nothing is left to free. */
 int cli_open_filter(const struct cli_options *o, const ic_context_options *c, ic_kernel *k,
                     ic_params *p, ic_context **ctx, cli_err *e);
 

@@ -8,18 +8,23 @@
  *
  * Batch: inputs (files, directories, globs) -> one worker per core, each
  * taking the most useful job (save a filtered image if one waits, else decode
- * the next file while at most workers + 8 host images are in memory) -> a
- * queue -> one filter context (GPU backend; a CPU backend has up to 8, each
- * on a share of the cores, side by side) on the main thread, or with
- * --devices one filter worker per listed device, each with its own one-device
- * context, all pulling from that queue -> a queue -> the same workers, which
- * encode and save. With a CUDA backend and JPEG inputs a GPU side joins in
- * (issue 11, "batch at hardware speed"): one thread opens the GPU codec while
- * the workers already decode (their images filtered by two contexts on the
- * device, host to host), then decodes batches of files with nvJPEG,
- * taking them from the same list; its images stay on the device (filtered
- * device to device, encoded by GPU encoder threads, written by writer
- * threads). Output names are the input base names in OUTDIR (the extension
+ * the next file while at most workers + 8 host images are in memory), started
+ * while the filter's context is still being made -> a queue -> one filter
+ * context (GPU backend; a CPU backend has up to 8, each on a share of the
+ * cores, side by side) on the main thread, or with --devices one filter
+ * worker per listed device, each with its own one-device context, all
+ * pulling from that queue -> a queue -> the same workers, which encode and
+ * save. With a CUDA backend and JPEG inputs a GPU side joins in (issue 11,
+ * "batch at hardware speed"): four filter contexts on the device, the
+ * workers allowed to run ahead (up to 1.5 GiB of host images), and one
+ * thread that opens the GPU codec while the workers already decode. As soon
+ * as the codec's encoder exists, the workers' images bound for a JPEG take
+ * the device route (filtered host to device into a codec slot, encoded by
+ * nvJPEG), the others the host route (host to host, CPU encoder); once its
+ * decoders exist, the thread decodes batches of files with nvJPEG, taking
+ * them from the same list as the CPU workers; its images stay on the device
+ * (filtered device to device, encoded by GPU encoder threads, written by
+ * writer threads). Output names are the input base names in OUTDIR (the extension
  * replaced when --format is given). A file that fails at any stage is
  * reported on one line and skipped; the others go on. Entries of a folder
  * that are not images by name (or sub-folders), and with --skip-existing the
@@ -64,7 +69,9 @@ enum {
     DEC_BOTH = 0, /* the CPU workers from the start, nvJPEG once it is open */
     DEC_AFTER,    /* both, the CPU workers starting once nvJPEG is open (or failed) */
     DEC_GPU,      /* nvJPEG only (CPU workers only when nvJPEG is unavailable) */
-    DEC_CPU       /* no nvJPEG: every file on the CPU workers */
+    DEC_CPU,      /* no GPU codec: every file on the CPU workers, the host route */
+    DEC_CPU_DEV   /* every file on the CPU workers, each waiting for the device route
+                     (nvJPEG encodes only; the host route when it cannot) */
 };
 
 /* The state of the GPU side of a CUDA batch of JPEGs. */
@@ -87,10 +94,14 @@ typedef struct batch {
     int gpu_state;          /* GPU_* */
     int *free_slots, nfree; /* GPU side: codec slots not in use */
     int next, done, written, failed, skipped;
-    int inflight, budget; /* host images in memory, and the most there may be */
-    int by_cpu, by_gpu;   /* files decoded by the CPU workers / by the GPU codec */
-    double bytes;         /* decoded sample bytes of the files written */
-    double ms_read, ms_decode, ms_filter, ms_encode, ms_write, ms_gpu_open;
+    int inflight, budget;  /* host images in memory, and as many as there may always be */
+    int max_inflight;      /* ... and the most there may be while held < held_cap */
+    size_t held, held_cap; /* the samples of those in memory (bytes) */
+    int enc_ready;         /* GPU side: the codec encodes JPEGs on the device (device route) */
+    int to_device;         /* host images filtered into codec slots (device route) */
+    int by_cpu, by_gpu;    /* files decoded by the CPU workers / by the GPU codec */
+    double bytes;          /* decoded sample bytes of the files written */
+    double ms_read, ms_decode, ms_filter, ms_encode, ms_write, ms_gpu_open, ms_gpu_enc;
     cli_progress bar; /* on stderr */
     char **errors;    /* "FILE\tproblem" for --json */
     int nerr;
@@ -170,7 +181,7 @@ static void slot_give(batch *b, int s)
 {
     pthread_mutex_lock(&b->mu);
     b->free_slots[b->nfree++] = s;
-    pthread_cond_signal(&b->slot_freed);
+    pthread_cond_broadcast(&b->slot_freed);
     pthread_mutex_unlock(&b->mu);
 }
 
@@ -183,6 +194,7 @@ static void item_end(batch *b, item *it, const char *problem, int counted)
     if (counted)
         finish_file(b, it->idx, problem);
     const int budgeted = it->budgeted;
+    const size_t held = it->held;
     free(it->bytes);
     it->bytes = NULL;
     if (it->slot >= 0) {
@@ -195,6 +207,7 @@ static void item_end(batch *b, item *it, const char *problem, int counted)
     if (budgeted) {
         pthread_mutex_lock(&b->mu);
         b->inflight--;
+        b->held -= held;
         pthread_mutex_unlock(&b->mu);
         cli_board_poke(&b->board); /* a worker may decode again */
     }
@@ -256,7 +269,7 @@ static int try_decode(batch *b, ic_load_options *lo)
         r = 0;
     else if (b->gpu_state == GPU_READY && b->decode_mode == DEC_GPU)
         r = -1; /* nvJPEG takes every file */
-    else if (b->inflight >= b->budget)
+    else if (b->inflight >= b->budget && (b->inflight >= b->max_inflight || b->held >= b->held_cap))
         r = 0;
     else
         b->inflight++;
@@ -284,9 +297,10 @@ static int try_decode(batch *b, ic_load_options *lo)
         item_end(b, it, problem, 1);
         return 1;
     }
-    f->bytes = sample_bytes(&it->img);
+    f->bytes = it->held = sample_bytes(&it->img);
     pthread_mutex_lock(&b->mu);
     b->by_cpu++;
+    b->held += it->held;
     pthread_mutex_unlock(&b->mu);
     cli_queue_push(&b->decoded, it);
     return 1;
@@ -301,6 +315,8 @@ static void unbudget(batch *b, item *it)
     it->budgeted = 0;
     pthread_mutex_lock(&b->mu);
     b->inflight--;
+    b->held -= it->held;
+    it->held = 0;
     pthread_mutex_unlock(&b->mu);
     cli_board_poke(&b->board); /* a worker may decode again */
 }
@@ -386,8 +402,32 @@ static void *worker(void *arg)
 
 /* ---- the filter ------------------------------------------------------------------- */
 
+/* The device route of a host image (issue 11): once the GPU side's codec
+ * encodes JPEGs on the device, a host image whose output is a JPEG that
+ * nvJPEG takes (8-bit interleaved RGB) is filtered host to device into a
+ * free codec slot and encoded by a GPU encoder: one copy over the bus and no
+ * CPU encode, instead of a copy each way and about 11 ms of a core for an HD
+ * JPEG. Returns the slot taken, or -1 (the host route: no codec yet, another
+ * output, or every slot in use). */
+static int device_slot(batch *b, const item *it)
+{
+    const ic_image *im = &it->img;
+    if (im->type != IC_U8 || im->channels != 3 || im->layout != IC_AOS ||
+        ic_format_from_path(b->files.v[it->idx].out) != IC_FMT_JPEG)
+        return -1;
+    pthread_mutex_lock(&b->mu);
+    if (b->decode_mode == DEC_CPU_DEV) /* wait for the encoder, then for a slot */
+        while (b->gpu_state == GPU_OPENING ? !b->enc_ready : b->enc_ready && b->nfree == 0)
+            pthread_cond_wait(&b->slot_freed, &b->mu);
+    const int s = b->enc_ready && b->nfree > 0 ? b->free_slots[--b->nfree] : -1;
+    b->to_device += s >= 0;
+    pthread_mutex_unlock(&b->mu);
+    return s;
+}
+
 /* A host image: filtered into a host image (the context uploads and
- * downloads when it is a GPU one), then saved by a worker. */
+ * downloads when it is a GPU one) and saved by a worker, or (device route)
+ * into a codec slot and encoded on the GPU side. */
 static void filter_host(batch *b, ic_context *ctx, const ic_kernel *k, const ic_params *p, item *it)
 {
     const double t = cli_now_ms();
@@ -395,9 +435,14 @@ static void filter_host(batch *b, ic_context *ctx, const ic_kernel *k, const ic_
     me.msg[0] = '\0';
     ic_status s =
         cli_check_memory(b->o, ctx, &it->img, k, "", &me) == CLI_EXIT_OK ? IC_OK : IC_ERR_TOO_LARGE;
-    if (s == IC_OK)
+    const int sl = s == IC_OK ? device_slot(b, it) : -1;
+    if (sl >= 0) {
+        it->slot = sl; /* from here the item ends as a slot's (item_end) */
+        s = ic_gpu_codec_output(b->codec, sl, &it->img, &it->out);
+    } else if (s == IC_OK) {
         s = ic_image_create_type(&it->out, it->img.width, it->img.height, it->img.channels,
                                  it->img.layout, it->img.type);
+    }
     if (s == IC_OK)
         s = ic_convolve(ctx, &it->img, &it->out, k, p);
     add_time(b, &b->ms_filter, cli_now_ms() - t);
@@ -410,6 +455,11 @@ static void filter_host(batch *b, ic_context *ctx, const ic_kernel *k, const ic_
             snprintf(problem, sizeof problem, "filter failed: %s",
                      ic_last_error()[0] ? ic_last_error() : ic_status_str(s));
         item_end(b, it, problem, 1);
+        return;
+    }
+    if (sl >= 0) {
+        unbudget(b, it); /* its host image is gone: the workers may decode more */
+        cli_queue_push(&b->gfiltered, it);
         return;
     }
     cli_queue_push(&b->filtered, it);
@@ -486,11 +536,15 @@ static int online_cpus(void)
  * threads (nvJPEG for JPEG outputs, else the CPU writer after one download)
  * and written by writer threads. An image holds a codec slot from its decode
  * to its write, so at most GPU_SLOTS images are on the device. */
-#define GPU_BATCH 16     /* files per batched decode */
-#define GPU_SLOTS 48     /* images in flight on the device */
-#define GPU_ENCODERS 4   /* nvJPEG encodes at once (its encoder lanes) */
-#define GPU_MIN_FILES 64 /* fewer JPEGs: no GPU side (IC_BATCH_DECODE=both) */
-#define BATCH_WRITERS 16 /* atomic writes in parallel (each waits for an fsync) */
+#define GPU_BATCH 16                     /* files per batched decode */
+#define GPU_SLOTS 48                     /* images in flight on the device */
+#define GPU_ENCODERS 4                   /* nvJPEG encodes at once (its encoder lanes) */
+#define GPU_MIN_FILES 64                 /* fewer JPEGs: no GPU side (IC_BATCH_DECODE=both) */
+#define BATCH_WRITERS 16                 /* atomic writes in parallel (each waits for an fsync) */
+#define GPU_FILTERS 4                    /* filter contexts on the device with the GPU side */
+#define BATCH_MAX_FILTERS IC_MAX_DEVICES /* filter contexts at most (--devices, CPU, GPU) */
+#define BATCH_MAX_HELD 512               /* host images in memory at most with the GPU side ... */
+#define BATCH_HELD_BYTES ((size_t)1536 << 20) /* ... while their samples take less */
 
 /* A free slot, waiting for one when block is set; -1 when none (not blocking). */
 static int slot_take(batch *b, int block)
@@ -509,6 +563,16 @@ static ic_gpu_codec *gpu_open(batch *b)
     char msg[256] = "";
     const double t = cli_now_ms();
     const ic_status s = cli_noted(ic_gpu_codec_create(&c, b->ctx, GPU_SLOTS), msg, sizeof msg);
+    /* The codec encodes from here, while its decoders are still being made:
+     * the workers' host images may take the device route at once. */
+    if (s == IC_OK && strcmp(ic_gpu_codec_encoder(c), "nvjpeg") == 0) {
+        pthread_mutex_lock(&b->mu);
+        b->codec = c;
+        b->enc_ready = 1;
+        b->ms_gpu_enc = cli_now_ms() - t;
+        pthread_cond_broadcast(&b->slot_freed); /* filters waiting for the device route */
+        pthread_mutex_unlock(&b->mu);
+    }
     /* The engine's name opens the hardware decoder, here rather than at the
      * first decode. */
     const char *eng = s == IC_OK ? ic_gpu_codec_engine(c) : NULL;
@@ -525,6 +589,7 @@ static ic_gpu_codec *gpu_open(batch *b)
     if (usable)
         b->codec = c;
     b->gpu_state = usable ? GPU_READY : GPU_FAILED;
+    pthread_cond_broadcast(&b->slot_freed); /* filters waiting for an encoder that failed */
     pthread_mutex_unlock(&b->mu);
     cli_board_poke(&b->board); /* workers waiting for the GPU decoder go on */
     if (!usable) {
@@ -546,7 +611,7 @@ static void *gpu_main(void *arg)
     int slots[GPU_BATCH];
     ic_image img[GPU_BATCH];
     ic_decode_result res[GPU_BATCH];
-    for (int more = c != NULL; more;) {
+    for (int more = c != NULL && b->decode_mode != DEC_CPU_DEV; more;) {
         /* A batch: a slot and a file at a time, the first slot waited for. */
         int n = 0;
         while (n < GPU_BATCH) {
@@ -676,6 +741,8 @@ static int wants_gpu_side(const batch *b, int nwork)
         jpeg += ic_format_from_path(b->files.v[i].in) == IC_FMT_JPEG;
     /* A few files are done by the workers before nvJPEG is open (about a
      * second), and the run would then wait for the open for nothing. */
+    if (b->decode_mode == DEC_CPU_DEV)
+        return jpeg > 0;
     if (b->decode_mode == DEC_BOTH && jpeg < GPU_MIN_FILES)
         return 0;
     return 2 * jpeg >= b->files.n;
@@ -684,6 +751,8 @@ static int wants_gpu_side(const batch *b, int nwork)
 static int decode_mode_of_env(void)
 {
     const char *e = getenv("IC_BATCH_DECODE");
+    if (e && !strcmp(e, "cpu-device"))
+        return DEC_CPU_DEV;
     if (!e || !*e || !strcmp(e, "both"))
         return DEC_BOTH;
     if (!strcmp(e, "after"))
@@ -706,8 +775,9 @@ static void print_summary(const batch *b, const char *backend, double ms)
         cli_json_string(stdout, backend, (size_t)-1);
         printf(", \"codec\": ");
         cli_json_string(stdout, b->engine, (size_t)-1);
-        printf(", \"decoded_by\": {\"cpu\": %d, \"gpu\": %d}, \"gpu_open_ms\": %.1f", b->by_cpu,
-               b->by_gpu, b->ms_gpu_open);
+        printf(", \"decoded_by\": {\"cpu\": %d, \"gpu\": %d}, \"to_device\": %d, "
+               "\"gpu_open_ms\": %.1f, \"gpu_encoder_ms\": %.1f",
+               b->by_cpu, b->by_gpu, b->to_device, b->ms_gpu_open, b->ms_gpu_enc);
         printf(", \"seconds\": %.3f, \"images_per_s\": %.2f, \"mb_per_s\": %.2f, "
                "\"stage_ms\": {\"read\": %.1f, \"decode\": %.1f, \"filter\": %.1f, "
                "\"encode\": %.1f, \"write\": %.1f}, \"errors\": [",
@@ -781,29 +851,44 @@ static void free_contexts(ic_context **ctx, int n)
         ic_context_free(ctx[i]);
 }
 
-/* Starts the threads of a run and runs filter worker 0 on this one; returns
- * when every file went through (or the run was interrupted). A stage that
- * cannot start a single thread stops the run as an interruption would. */
-static void run_pipeline(batch *b, ic_context **ctxs, int nwork, const ic_kernel *k,
-                         const ic_params *p, int gpu_side, int nworkers)
-{
+/* The threads of a run. */
+typedef struct bthreads {
     pthread_t wk[BATCH_MAX_WORKERS], gth, genc[GPU_ENCODERS], wr[BATCH_WRITERS];
-    int nw = 0, ng = 0, nwr = 0, gstarted = 0;
-    for (; nwr < BATCH_WRITERS; nwr++)
-        if (pthread_create(&wr[nwr], NULL, writer, b) != 0)
+    int nw, ng, nwr, gstarted;
+} bthreads;
+
+/* Starts the writers and the workers, before the filter contexts exist: the
+ * workers read and decode files while a CUDA context is made (0.3 s on the
+ * H100 machine, bench/results/startup-*.md). */
+static void start_workers(batch *b, bthreads *t, int nworkers)
+{
+    for (; t->nwr < BATCH_WRITERS; t->nwr++)
+        if (pthread_create(&t->wr[t->nwr], NULL, writer, b) != 0)
             break;
-    if (nwr == 0)
+    if (t->nwr == 0)
         g_interrupted = 1; /* nothing could be written: stop at once, then report */
-    for (; nw < nworkers; nw++)
-        if (pthread_create(&wk[nw], NULL, worker, b) != 0)
+    for (; t->nw < nworkers; t->nw++)
+        if (pthread_create(&t->wk[t->nw], NULL, worker, b) != 0)
             break;
-    for (int i = nw; i < nworkers; i++) { /* producers that never started are done */
+    for (int i = t->nw; i < nworkers; i++) { /* producers that never started are done */
         cli_queue_producer_done(&b->decoded);
         cli_queue_producer_done(&b->encoded);
     }
-    if (gpu_side) {
-        gstarted = pthread_create(&gth, NULL, gpu_main, b) == 0;
-        if (!gstarted) {
+    if (t->nw == 0)
+        g_interrupted = 1; /* nothing can flow: stop at once, then report */
+}
+
+/* Starts the GPU side (when asked) and the filter workers, runs filter worker
+ * 0 on this thread, and returns when every file went through (or the run was
+ * interrupted). nfilt is 0 when no context could be made: the run is then
+ * interrupted, and the images already decoded are dropped unreported. A stage
+ * that cannot start a single thread stops the run as an interruption would. */
+static void run_pipeline(batch *b, bthreads *t, ic_context **ctxs, int nfilt, const ic_kernel *k,
+                         const ic_params *p, int gpu_side)
+{
+    if (gpu_side && nfilt > 0) {
+        t->gstarted = pthread_create(&t->gth, NULL, gpu_main, b) == 0;
+        if (!t->gstarted) {
             pthread_mutex_lock(&b->mu);
             b->gpu_state = GPU_FAILED;
             snprintf(b->engine, sizeof b->engine, "cpu (no thread for the GPU codec)");
@@ -811,30 +896,42 @@ static void run_pipeline(batch *b, ic_context **ctxs, int nwork, const ic_kernel
             cli_queue_producer_done(&b->decoded);
             cli_board_poke(&b->board);
         }
-        for (; ng < GPU_ENCODERS; ng++)
-            if (pthread_create(&genc[ng], NULL, gpu_encoder, b) != 0)
+        for (; t->ng < GPU_ENCODERS; t->ng++)
+            if (pthread_create(&t->genc[t->ng], NULL, gpu_encoder, b) != 0)
                 break;
-        for (int i = ng; i < GPU_ENCODERS; i++)
+        for (int i = t->ng; i < GPU_ENCODERS; i++)
             cli_queue_producer_done(&b->encoded);
-        if (gstarted && ng == 0)
+        if (t->gstarted && t->ng == 0)
             g_interrupted = 1; /* the GPU side's images could not flow */
+    } else if (gpu_side) {     /* never started: its producers are done */
+        pthread_mutex_lock(&b->mu);
+        b->gpu_state = GPU_FAILED;
+        pthread_mutex_unlock(&b->mu);
+        cli_queue_producer_done(&b->decoded);
+        for (int i = 0; i < GPU_ENCODERS; i++)
+            cli_queue_producer_done(&b->encoded);
+        cli_board_poke(&b->board);
     }
-    if (nw == 0)
-        g_interrupted = 1; /* nothing can flow: stop at once, then report */
-    if (nw == 0) {         /* nobody would empty the filtered queue */
+    /* The filtered queue waits for BATCH_MAX_FILTERS producers: those that
+     * will not run are done now. */
+    const int nstage = nfilt > 0 ? nfilt : 1;
+    for (int i = nstage; i < BATCH_MAX_FILTERS; i++)
+        cli_queue_producer_done(&b->filtered);
+    if (t->nw == 0) { /* nobody would empty the filtered queue */
         item *it;
         while ((it = cli_queue_pop(&b->decoded)) != NULL)
             item_end(b, it, "cannot start a worker thread", 1);
-        cli_queue_producer_done(&b->filtered);
+        for (int i = 0; i < nstage; i++)
+            cli_queue_producer_done(&b->filtered);
     } else {
         /* Worker 0 on this thread; a worker thread that cannot start is done at
          * once (the others take its images). */
-        fworker fw[IC_MAX_DEVICES];
-        pthread_t wth[IC_MAX_DEVICES];
-        int wstarted[IC_MAX_DEVICES] = {0};
-        for (int i = 0; i < nwork; i++) {
+        fworker fw[BATCH_MAX_FILTERS];
+        pthread_t wth[BATCH_MAX_FILTERS];
+        int wstarted[BATCH_MAX_FILTERS] = {0};
+        for (int i = 0; i < nstage; i++) {
             fw[i].b = b;
-            fw[i].ctx = ctxs[i];
+            fw[i].ctx = nfilt > 0 ? ctxs[i] : NULL;
             fw[i].k = k;
             fw[i].p = p;
             if (i > 0) {
@@ -843,32 +940,32 @@ static void run_pipeline(batch *b, ic_context **ctxs, int nwork, const ic_kernel
                     cli_queue_producer_done(&b->filtered);
             }
         }
-        filter_stage(b, ctxs[0], k, p);
-        for (int i = 1; i < nwork; i++)
+        filter_stage(b, fw[0].ctx, k, p);
+        for (int i = 1; i < nstage; i++)
             if (wstarted[i])
                 pthread_join(wth[i], NULL);
     }
     if (gpu_side) {
         cli_queue_producer_done(&b->gfiltered);
-        if (ng == 0) { /* nobody would empty it */
+        if (t->ng == 0) { /* nobody would empty it */
             item *it;
             while ((it = cli_queue_pop(&b->gfiltered)) != NULL)
                 item_end(b, it, NULL, 0);
         }
     }
-    for (int i = 0; i < nw; i++)
-        pthread_join(wk[i], NULL);
-    if (gstarted)
-        pthread_join(gth, NULL);
-    for (int i = 0; i < ng; i++)
-        pthread_join(genc[i], NULL);
-    if (nwr == 0) { /* nobody emptied it (the queue is closed now) */
+    for (int i = 0; i < t->nw; i++)
+        pthread_join(t->wk[i], NULL);
+    if (t->gstarted)
+        pthread_join(t->gth, NULL);
+    for (int i = 0; i < t->ng; i++)
+        pthread_join(t->genc[i], NULL);
+    if (t->nwr == 0) { /* nobody emptied it (the queue is closed now) */
         item *it;
         while ((it = cli_queue_pop(&b->encoded)) != NULL)
             item_end(b, it, NULL, 0);
     }
-    for (int i = 0; i < nwr; i++)
-        pthread_join(wr[i], NULL);
+    for (int i = 0; i < t->nwr; i++)
+        pthread_join(t->wr[i], NULL);
 }
 
 static void destroy_queues(batch *b)
@@ -877,6 +974,85 @@ static void destroy_queues(batch *b)
     for (size_t i = 0; i < sizeof qs / sizeof *qs; i++)
         if (qs[i]->v)
             cli_queue_destroy(qs[i]);
+}
+
+/* The most bytes of host samples the GPU side lets the workers hold:
+ * BATCH_HELD_BYTES, or an eighth of the machine's memory when that is less. */
+static size_t held_cap(void)
+{
+    const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+    if (pages <= 0 || page <= 0)
+        return BATCH_HELD_BYTES;
+    const double eighth = (double)pages * (double)page / 8;
+    return eighth < (double)BATCH_HELD_BYTES ? (size_t)eighth : BATCH_HELD_BYTES;
+}
+
+/* The first filter context, made on a thread of its own while the workers
+ * already decode. */
+typedef struct ctx_job {
+    const cli_options *o;
+    ic_context_options c;
+    ic_context *ctx;
+    ic_status st;
+    char msg[256];
+} ctx_job;
+
+static void *ctx_main(void *arg)
+{
+    ctx_job *j = arg;
+    j->msg[0] = '\0';
+    j->st = cli_noted(ic_context_create(&j->ctx, j->o->backend, &j->c), j->msg, sizeof j->msg);
+    return NULL;
+}
+
+/* The other filter contexts, once the first exists (ctxs[0]); returns how
+ * many there are, or 0 with *st and msg set when one of --devices' could not
+ * be made (every context is then freed).
+ *   --devices: one one-device context per listed device.
+ *   A CPU backend: several contexts, each on a share of the cores, filter
+ *     images side by side. One context spreading every image over all cores
+ *     was the batch's bottleneck on the 16-core GPU machine (500 HD JPEGs:
+ *     the filter thread busy 1.6 s of a 1.8 s run while the codecs' 13
+ *     core-seconds left most cores idle). An explicit --threads keeps one.
+ *   A CUDA backend with the GPU side: the GPU side's images take a few
+ *     hundred microseconds of a filter thread, the workers' host images a
+ *     copy over the bus (two on the host route: milliseconds for HD, the
+ *     copies from pageable memory running on the calling thread), so more
+ *     contexts on the same device filter side by side and their copies
+ *     overlap. */
+static int more_contexts(const cli_options *o, ic_context **ctxs, int nwork, int gpu_side,
+                         ic_status *st, char *msg, size_t msglen)
+{
+    for (int i = 1; i < nwork; i++) {
+        const ic_context_options ci = worker_options(o, i);
+        *st = cli_noted(ic_context_create(&ctxs[i], o->backend, &ci), msg, msglen);
+        if (*st != IC_OK) {
+            free_contexts(ctxs, i);
+            return 0;
+        }
+    }
+    if (nwork > 1)
+        return nwork;
+    const ic_context_options c0 = worker_options(o, 0);
+    const int cuda = strncmp(ic_context_backend(ctxs[0]), "cuda", 4) == 0;
+    int n = 1;
+    if (!cuda && o->ctx.threads == 0) {
+        const int cores = online_cpus();
+        const int want = clamp_int(cores / 2, 1, 8);
+        ic_context_options cp = c0;
+        cp.threads = cores / want > 1 ? cores / want : 1;
+        ic_context *first = NULL;
+        if (want > 1 && ic_context_create(&first, o->backend, &cp) == IC_OK) {
+            ic_context_free(ctxs[0]);
+            ctxs[0] = first;
+            while (n < want && ic_context_create(&ctxs[n], o->backend, &cp) == IC_OK)
+                n++;
+        }
+    } else if (cuda && gpu_side) {
+        while (n < GPU_FILTERS && ic_context_create(&ctxs[n], o->backend, &c0) == IC_OK)
+            n++;
+    }
+    return n;
 }
 
 int cli_run_batch(const cli_options *o, cli_err *e)
@@ -891,48 +1067,21 @@ int cli_run_batch(const cli_options *o, cli_err *e)
         return code;
     ic_kernel k;
     ic_params p;
-    ic_context *ctxs[IC_MAX_DEVICES];
-    const int nwork = o->ctx.n_devices > 0 ? o->ctx.n_devices : 1;
-    ic_context_options c0 = worker_options(o, 0);
-    if ((code = cli_open_filter(o, &c0, &k, &p, &ctxs[0], e)) != CLI_EXIT_OK)
+    if ((code = cli_open_filter(o, NULL, &k, &p, NULL, e)) != CLI_EXIT_OK)
         return code;
-    for (int i = 1; i < nwork; i++) {
-        char msg[256] = "";
-        const ic_context_options ci = worker_options(o, i);
-        const ic_status s =
-            cli_noted(ic_context_create(&ctxs[i], o->backend, &ci), msg, sizeof msg);
-        if (s != IC_OK) {
-            free_contexts(ctxs, i);
-            ic_kernel_free(&k);
-            return cli_fail(e, cli_exit_for_backend(s), NULL, "%s",
-                            msg[0] ? msg : ic_status_str(s));
-        }
-    }
-    /* A CPU backend: several contexts, each on a share of the cores, filter
-     * images side by side. One context spreading every image over all cores
-     * was the batch's bottleneck on the 16-core GPU machine (500 HD JPEGs:
-     * the filter thread busy 1.6 s of a 1.8 s run while the codecs' 13
-     * core-seconds left most cores idle). An explicit --threads keeps one. */
-    int ncpu = 1;
-    if (nwork == 1 && o->ctx.threads == 0 && strncmp(ic_context_backend(ctxs[0]), "cuda", 4) != 0) {
-        const int cores = online_cpus();
-        const int want = clamp_int(cores / 2, 1, 8);
-        ic_context_options cp = c0;
-        cp.threads = cores / want > 1 ? cores / want : 1;
-        ic_context *first = NULL;
-        if (want > 1 && ic_context_create(&first, o->backend, &cp) == IC_OK) {
-            ic_context_free(ctxs[0]);
-            ctxs[0] = first;
-            while (ncpu < want && ic_context_create(&ctxs[ncpu], o->backend, &cp) == IC_OK)
-                ncpu++;
-        }
-    }
-    ic_context *ctx = ctxs[0];
+    const int nwork = o->ctx.n_devices > 0 ? o->ctx.n_devices : 1;
+    ctx_job cj;
+    memset(&cj, 0, sizeof cj);
+    cj.o = o;
+    cj.c = worker_options(o, 0);
+    pthread_t cth;
+    const int cthreaded = pthread_create(&cth, NULL, ctx_main, &cj) == 0;
+    if (!cthreaded)
+        ctx_main(&cj);
 
     batch b;
     memset(&b, 0, sizeof b);
     b.o = o;
-    b.ctx = ctx;
     b.decode_mode = decode_mode;
     snprintf(b.engine, sizeof b.engine, "cpu");
     pthread_mutex_init(&b.mu, NULL);
@@ -944,22 +1093,18 @@ int cli_run_batch(const cli_options *o, cli_err *e)
     if (rc == 0)
         rc = cli_files_plan(&b.files, o);
     const int gpu_side = rc == 0 && wants_gpu_side(&b, nwork);
-    /* With a CUDA backend the GPU side's images take a few hundred
-     * microseconds of the filter thread, the workers' host images a copy each
-     * way over the bus (milliseconds for HD): a second context on the same
-     * device filters beside the first, so that its copies overlap. */
-    int nfilt = nwork > ncpu ? nwork : ncpu;
-    if (gpu_side && nwork == 1 && strncmp(ic_context_backend(ctx), "cuda", 4) == 0 &&
-        ic_context_create(&ctxs[1], o->backend, &c0) == IC_OK)
-        nfilt = 2;
-    /* One worker per core (the filter thread, nvJPEG's and the GPU side's
-     * threads mostly wait on the GPU). Host images in memory: at most one per
-     * worker plus 8 waiting between the stages, as the fixed decoder and
-     * encoder threads had; device images: GPU_SLOTS. */
+    /* One worker per core (the filter threads, nvJPEG's and the GPU side's
+     * threads mostly wait on the GPU). Host images in memory: always one per
+     * worker plus 8 waiting between the stages; with the GPU side more, up to
+     * BATCH_HELD_BYTES of samples, so that the workers run ahead while the
+     * CUDA context and the GPU codec are being made (about a second in all)
+     * rather than wait for the filter. Device images: GPU_SLOTS. */
     const int nworkers = clamp_int(online_cpus(), 2, BATCH_MAX_WORKERS);
     b.budget = nworkers + 8;
-    if (rc == 0 && (cli_queue_init(&b.decoded, b.budget + GPU_SLOTS, nworkers + gpu_side) ||
-                    cli_queue_init(&b.filtered, b.budget, nfilt) ||
+    b.max_inflight = gpu_side ? BATCH_MAX_HELD : b.budget;
+    b.held_cap = gpu_side ? held_cap() : 0;
+    if (rc == 0 && (cli_queue_init(&b.decoded, b.max_inflight + GPU_SLOTS, nworkers + gpu_side) ||
+                    cli_queue_init(&b.filtered, b.max_inflight, BATCH_MAX_FILTERS) ||
                     cli_queue_init(&b.encoded, GPU_SLOTS + 2 * nworkers,
                                    nworkers + (gpu_side ? GPU_ENCODERS : 0))))
         rc = -1;
@@ -975,14 +1120,19 @@ int cli_run_batch(const cli_options *o, cli_err *e)
     }
     b.decoded.board = b.filtered.board = &b.board;
     if (rc != 0 || b.files.n == 0) {
+        if (cthreaded)
+            pthread_join(cth, NULL);
+        ic_context_free(cj.ctx);
         destroy_queues(&b);
         free(b.free_slots);
         cli_files_free(&b.files);
-        free_contexts(ctxs, nfilt);
         ic_kernel_free(&k);
         cli_board_destroy(&b.board);
         pthread_cond_destroy(&b.slot_freed);
         pthread_mutex_destroy(&b.mu);
+        if (cj.st != IC_OK) /* the backend's error first, as before any file */
+            return cli_fail(e, cli_exit_for_backend(cj.st), NULL, "%s",
+                            cj.msg[0] ? cj.msg : ic_status_str(cj.st));
         return rc != 0 ? cli_fail(e, CLI_EXIT_INTERNAL, NULL, "out of memory")
                        : cli_fail(e, CLI_EXIT_INPUT, NULL, "no input files");
     }
@@ -995,7 +1145,25 @@ int cli_run_batch(const cli_options *o, cli_err *e)
     sigaction(SIGINT, &sa, &old_int);
 
     b.bar.t0 = cli_now_ms();
-    run_pipeline(&b, ctxs, nfilt, &k, &p, gpu_side, nworkers);
+    bthreads th;
+    memset(&th, 0, sizeof th);
+    start_workers(&b, &th, nworkers);
+    if (cthreaded)
+        pthread_join(cth, NULL);
+    ic_context *ctxs[BATCH_MAX_FILTERS];
+    memset(ctxs, 0, sizeof ctxs);
+    ic_status cst = cj.st;
+    char cmsg[256];
+    snprintf(cmsg, sizeof cmsg, "%s", cj.msg);
+    int nfilt = 0;
+    if (cst == IC_OK) {
+        ctxs[0] = cj.ctx;
+        nfilt = more_contexts(o, ctxs, nwork, gpu_side, &cst, cmsg, sizeof cmsg);
+    }
+    if (nfilt == 0)
+        g_interrupted = 1; /* no filter: the workers stop, the decoded images are dropped */
+    b.ctx = ctxs[0];
+    run_pipeline(&b, &th, ctxs, nfilt, &k, &p, gpu_side);
     const double ms = cli_now_ms() - b.bar.t0;
     sigaction(SIGINT, &old_int, NULL);
     pthread_mutex_lock(&b.mu);
@@ -1003,7 +1171,8 @@ int cli_run_batch(const cli_options *o, cli_err *e)
     cli_progress_clear(&b.bar);
     pthread_mutex_unlock(&b.mu);
 
-    print_summary(&b, ic_context_backend(ctx), ms);
+    if (nfilt > 0)
+        print_summary(&b, ic_context_backend(b.ctx), ms);
     const int interrupted = g_interrupted, failed = b.failed, total = b.files.n;
     const int not_done = total - b.done;
     for (int i = 0; i < b.nerr; i++)
@@ -1021,6 +1190,9 @@ int cli_run_batch(const cli_options *o, cli_err *e)
     cli_files_free(&b.files);
     free_contexts(ctxs, nfilt);
     ic_kernel_free(&k);
+    if (nfilt == 0)
+        return cli_fail(e, cli_exit_for_backend(cst), NULL, "%s",
+                        cmsg[0] ? cmsg : ic_status_str(cst));
     if (interrupted)
         return cli_fail(e, CLI_EXIT_INPUT, NULL, "interrupted: %d of %d files not processed",
                         not_done, total);

@@ -17,6 +17,7 @@
 typedef struct item {
     int idx;
     int budgeted; /* counted in the batch's in-flight budget (decoded on the host) */
+    size_t held;  /* ... with these bytes of samples */
     ic_image img, out;
     ic_metadata meta; /* the input's ICC profile and EXIF, for the output */
     uint8_t *bytes;   /* the file as read (GPU side), or the encoded file (host side) */

@@ -235,12 +235,15 @@ int cli_open_filter(const cli_options *o, const ic_context_options *c, ic_kernel
                     ic_context **ctx, cli_err *e)
 {
     memset(k, 0, sizeof *k);
-    *ctx = NULL;
+    if (ctx)
+        *ctx = NULL;
     int code = cli_get_kernel(o, k, e);
     if (code != CLI_EXIT_OK)
         return code;
     *p = o->params;
     p->bias = (float)((double)p->bias + k->offset);
+    if (!ctx) /* the kernel and parameters only */
+        return CLI_EXIT_OK;
     char msg[256] = "";
     const ic_status s = cli_noted(ic_context_create(ctx, o->backend, c), msg, sizeof msg);
     if (s != IC_OK) {

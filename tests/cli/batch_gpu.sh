@@ -3,9 +3,11 @@
 # nvJPEG at once (issue 11, "batch at hardware speed"): every output is
 # present; a file the CPU workers decoded is byte for byte the output of the
 # host path (--codec cpu: libjpeg-turbo decode, filter on the GPU, CPU
-# encoder), and one nvJPEG decoded is the output of the GPU path
-# (IC_BATCH_DECODE=gpu: nvJPEG decode and encode) or within a few levels of
-# it; --json's decoded_by counts them; a cut file in the middle fails with the
+# encoder) or of the device route (IC_BATCH_DECODE=cpu-device: libjpeg-turbo
+# decode, filtered into a codec slot, nvJPEG encode), and one nvJPEG decoded
+# is the output of the GPU path (IC_BATCH_DECODE=gpu: nvJPEG decode and
+# encode) or within a few levels of it; --json's decoded_by and to_device
+# count them; a cut file in the middle fails with the
 # CPU path's one line, leaves no output, and the others are written. The
 # difference between the two paths' outputs (decoders plus encoders) is
 # printed. Needs a usable CUDA backend and JPEG support (exit 77 otherwise).
@@ -45,6 +47,18 @@ cp "$OUT" refB.json
 [ "$(grep 'f080.jpg' "$ERR")" = "$cpu_line" ] && ok "nvJPEG's side gives the cut file the CPU path's line" ||
     fail "GPU path: '$(grep 'f080.jpg' "$ERR")' against the CPU path's '$cpu_line'"
 
+IC_BATCH_DECODE=cpu-device run "${K[@]}" --backend cuda -q --json -o refC in
+cp "$OUT" refC.json
+[ "$RC" -eq 3 ] && [ "$(grep 'f080.jpg' "$ERR")" = "$cpu_line" ] &&
+    ok "device route reference (exit 3, the CPU path's line for the cut file)" ||
+    { fail "device route reference"; show_last; }
+case "$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["codec"])' refC.json)" in
+cpu*) ;;
+*) python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); sys.exit(0 if d["to_device"] == d["written"] == int(sys.argv[2]) else 1)' refC.json $((N - 1)) &&
+    ok "cpu-device: all $((N - 1)) images took the device route" ||
+    fail "cpu-device: $(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["to_device"], "of", d["written"])' refC.json) images took the device route" ;;
+esac
+
 # mixed DIR MODE: a batch with IC_BATCH_DECODE=MODE; checks its outputs.
 mixed() {
     local dir=$1 mode=$2
@@ -71,12 +85,15 @@ def ppm(p):
     return pnm.read(p)[1]
 by = js["decoded_by"]
 names = sorted(os.listdir(d))
-same_a = same_b = near_b = 0
+same_a = same_c = same_b = near_b = 0
 worst = (0.0, 0)
 for n in names:
     o = open(os.path.join(d, n), "rb").read()
     if o == open(os.path.join("refA", n), "rb").read():
         same_a += 1
+        continue
+    if o == open(os.path.join("refC", n), "rb").read():
+        same_c += 1
         continue
     if o == open(os.path.join("refB", n), "rb").read():
         same_b += 1
@@ -88,10 +105,12 @@ for n in names:
     worst = max(worst, (mean, mx))
     assert len(x) == len(y) and mean <= 1.5 and mx <= 64, (n, "neither reference", mean, mx)
     near_b += 1
-print(f"decoded_by {by}: {same_a} equal the host path's bytes, {same_b} the GPU path's, "
+print(f"decoded_by {by}, to_device {js['to_device']}: {same_a} equal the host path's bytes, "
+      f"{same_c} the device route's, {same_b} the GPU path's, "
       f"{near_b} within mean 1.5 / max 64 of it (worst {worst})")
 assert by["cpu"] + by["gpu"] == len(names), (by, len(names))
-assert same_a == by["cpu"], (same_a, by)
+assert same_a + same_c == by["cpu"], (same_a, same_c, by)
+assert same_c == js["to_device"], (same_c, js["to_device"])
 assert same_b + near_b == by["gpu"], (same_b, near_b, by)
 EOF
         ok "$mode: every output is the host path's (CPU-decoded) or the GPU path's (nvJPEG-decoded)"
