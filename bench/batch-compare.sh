@@ -33,6 +33,10 @@
 #   file, as before issue 11 item 5, against the first row's default "both":
 #   the CPU workers from the start and nvJPEG once open; "after", "cpu" also
 #   possible; DECODE_ROWS= none).
+#   ENV_ROWS: when BACKEND ran on a CUDA backend, one more imgconv row per
+#   word VAR=VALUE, run with that environment (e.g. IC_BATCH_MALLOC=system).
+#   The first row and the cpu row run with IC_BATCH_TRACE: the result ends
+#   with their timelines (bench/batch_timeline.py: threads busy per stage).
 #   NO_MOGRIFY=1 leaves ImageMagick out (it takes a minute per 500 photos).
 #   Peers: vips and mogrify from PEERS=DIR (the bin/ of a bundle made by
 #   scripts/pack-peers.sh, put first on PATH), else ./peers-bundle/bin when it
@@ -177,14 +181,17 @@ run_imgconv() { # BACKEND JSONFILE [EXTRA...]: one imgconv batch row, named afte
     shift 2
     local label="imgconv --backend $be${*:+ $*}${IC_ENV[*]:+ (${IC_ENV[*]})}"
     # shellcheck disable=SC2016 # expanded by the inner shell
-    run_tool "$label" sh -c 'j=$1; shift; "$@" >"$j"' sh "$js" env "${IC_ENV[@]}" "$IMGCONV" \
+    run_tool "$label" sh -c 'j=$1; shift; "$@" >"$j"' sh "$js" env "${IC_ENV[@]}" \
+        ${TRACE:+"IC_BATCH_TRACE=$TRACE"} "$IMGCONV" \
         --backend "$be" --kernel "$K" --quality 92 -q --json "$@" -o "$WORK/out" "$WORK/in"
     local used last=$((${#ROWS[@]} - 1))
     used=$(json_backend "$js")
     [ "$used" = "$be" ] || ROWS[last]=${ROWS[last]/"$label |"/"$label (picked $used) |"}
 }
 IC_JSON="$WORK/imgconv.json"
+TRACE=$WORK/trace-main.txt
 run_imgconv "$BACKEND" "$IC_JSON"
+TRACE=
 USED=$(json_backend "$IC_JSON")
 XARGS_JSON=
 if [ ${#XARGS[@]} -gt 0 ]; then # e.g. --devices all: a second row with the extra options
@@ -200,13 +207,21 @@ cuda*)
         run_imgconv "$BACKEND" "$WORK/imgconv-dec-$mode.json"
         IC_ENV=()
     done
+    for ev in ${ENV_ROWS:-}; do
+        DEC_JSONS+=("$WORK/imgconv-env-${ev%%=*}.json")
+        IC_ENV=("$ev")
+        run_imgconv "$BACKEND" "$WORK/imgconv-env-${ev%%=*}.json"
+        IC_ENV=()
+    done
     ;;
 esac
 CPU_JSON=
 case "${CPU_ROW:-auto}:$USED" in
 1:* | auto:cuda*)
     CPU_JSON="$WORK/imgconv-cpu.json"
+    TRACE=$WORK/trace-cpu.txt
     run_imgconv cpu "$CPU_JSON"
+    TRACE=
     ;;
 esac
 VIPS_VER="not installed"
@@ -268,9 +283,12 @@ mkdir -p "$(dirname "$RESULT")"
     echo "imgconv --backend $BACKEND: $(stages "$IC_JSON")."
     if [ -n "$XARGS_JSON" ]; then echo "imgconv --backend $BACKEND $IMGCONV_ARGS: $(stages "$XARGS_JSON")."; fi
     for js in "${DEC_JSONS[@]}"; do
-        m=${js##*-dec-}
+        case "$js" in
+        *-dec-*) m=${js##*-dec-} && m="IC_BATCH_DECODE=${m%.json}" ;;
+        *) m=${js##*-env-} && m=$(printf '%s\n' ${ENV_ROWS:-} | grep "^${m%.json}=" | head -1) ;;
+        esac
         echo
-        echo "imgconv --backend $BACKEND (IC_BATCH_DECODE=${m%.json}): $(stages "$js")."
+        echo "imgconv --backend $BACKEND ($m): $(stages "$js")."
     done
     if [ -n "$CPU_JSON" ]; then
         echo
@@ -295,5 +313,11 @@ EOF
     echo
     echo "Versions: imgconv $("$IMGCONV" --version | head -1); $VIPS_VER; $IM_VER."
     echo "Peers from $PEERS_FROM."
+    for t in main cpu; do
+        [ -s "$WORK/trace-$t.txt" ] || continue
+        echo
+        if [ $t = main ]; then ttl="Timeline of imgconv --backend $BACKEND (the first row)"; else ttl="Timeline of imgconv --backend cpu"; fi
+        python3 "$HERE/batch_timeline.py" "$WORK/trace-$t.txt" --title "$ttl" || echo "(timeline failed)"
+    done
 } >"$RESULT"
 cat "$RESULT"

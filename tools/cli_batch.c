@@ -16,7 +16,7 @@
  * pulling from that queue -> a queue -> the same workers, which encode and
  * save. With a CUDA backend and JPEG inputs a GPU side joins in (issue 11,
  * "batch at hardware speed"): four filter contexts on the device, the
- * workers allowed to run ahead (up to 1.5 GiB of host images), and one
+ * workers allowed to run ahead (up to 4 GiB of host images), and one
  * thread that opens the GPU codec while the workers already decode. As soon
  * as the codec's encoder exists, the workers' images bound for a JPEG take
  * the device route (filtered host to device into a codec slot, encoded by
@@ -36,6 +36,9 @@
 #include "cli_batch.h"
 
 #include <errno.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
@@ -43,6 +46,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli_args.h"
@@ -74,6 +78,12 @@ enum {
                      (nvJPEG encodes only; the host route when it cannot) */
 };
 
+/* One interval of a stage (IC_BATCH_TRACE), ms from the run's start. */
+typedef struct trace_ev {
+    float t0, ms;
+    char stage;
+} trace_ev;
+
 /* The state of the GPU side of a CUDA batch of JPEGs. */
 enum { GPU_NONE = 0, GPU_OPENING, GPU_READY, GPU_FAILED };
 
@@ -103,7 +113,9 @@ typedef struct batch {
     double bytes;          /* decoded sample bytes of the files written */
     double ms_read, ms_decode, ms_filter, ms_encode, ms_write, ms_gpu_open, ms_gpu_enc;
     cli_progress bar; /* on stderr */
-    char **errors;    /* "FILE\tproblem" for --json */
+    trace_ev *trace;  /* IC_BATCH_TRACE: the stages' intervals (add_time) */
+    int ntrace, trace_cap;
+    char **errors; /* "FILE\tproblem" for --json */
     int nerr;
     char **skips; /* "FILE\twhy" for --json */
     int nskip;
@@ -146,11 +158,31 @@ static void finish_file(batch *b, int idx, const char *problem)
     pthread_mutex_unlock(&b->mu);
 }
 
-static void add_time(batch *b, double *acc, double ms)
+/* Adds the time since t0 (cli_now_ms) to a stage's busy time and, with
+ * IC_BATCH_TRACE, records the interval: stage d (a worker's decode), r and g
+ * (the GPU side's read and nvJPEG decode of a batch), f (host route filter),
+ * F (device route or device image filter), e (CPU encode), n (GPU side
+ * encode), w (write); stage 0 with t0 = now marks a moment (mark()). */
+static void add_time(batch *b, double *acc, double t0, char stage)
 {
+    const double now = cli_now_ms();
     pthread_mutex_lock(&b->mu);
-    *acc += ms;
+    if (acc)
+        *acc += now - t0;
+    if (b->trace && b->ntrace < b->trace_cap) {
+        trace_ev *ev = &b->trace[b->ntrace++];
+        ev->t0 = (float)(t0 - b->bar.t0);
+        ev->ms = (float)(now - t0);
+        ev->stage = stage;
+    }
     pthread_mutex_unlock(&b->mu);
+}
+
+/* Marks a moment in the trace: C (the filter contexts exist), E (the GPU
+ * codec encodes), D (its decoders are open or failed). */
+static void mark(batch *b, char what)
+{
+    add_time(b, NULL, cli_now_ms(), what);
 }
 
 /* The save options every output of a batch gets (quality, lossless,
@@ -290,7 +322,7 @@ static int try_decode(batch *b, ic_load_options *lo)
     const double t = cli_now_ms();
     lo->metadata = &it->meta;
     const ic_status s = cli_noted(ic_image_load(&it->img, f->in, lo), msg, sizeof msg);
-    add_time(b, &b->ms_decode, cli_now_ms() - t);
+    add_time(b, &b->ms_decode, t, 'd');
     if (s != IC_OK) {
         char problem[320];
         snprintf(problem, sizeof problem, "%s", msg[0] ? msg : ic_status_str(s));
@@ -345,7 +377,7 @@ static void encode_host(batch *b, item *it, ic_save_options *so)
     so->metadata = &it->meta;
     const ic_status s =
         cli_noted(ic_image_encode(&it->out, out, so, &it->bytes, &it->nbytes), msg, sizeof msg);
-    add_time(b, &b->ms_encode, cli_now_ms() - t);
+    add_time(b, &b->ms_encode, t, 'e');
     if (s != IC_OK) {
         end_unwritten(b, it, s, msg);
         return;
@@ -403,7 +435,7 @@ static void *worker(void *arg)
 /* ---- the filter ------------------------------------------------------------------- */
 
 /* The device route of a host image (issue 11): once the GPU side's codec
- * encodes JPEGs on the device, a host image whose output is a JPEG that
+ * encodes JPEGs on the device (while it opens, the filter waits for it), a host image whose output is a JPEG that
  * nvJPEG takes (8-bit interleaved RGB) is filtered host to device into a
  * free codec slot and encoded by a GPU encoder: one copy over the bus and no
  * CPU encode, instead of a copy each way and about 11 ms of a core for an HD
@@ -416,9 +448,25 @@ static int device_slot(batch *b, const item *it)
         ic_format_from_path(b->files.v[it->idx].out) != IC_FMT_JPEG)
         return -1;
     pthread_mutex_lock(&b->mu);
-    if (b->decode_mode == DEC_CPU_DEV) /* wait for the encoder, then for a slot */
-        while (b->gpu_state == GPU_OPENING ? !b->enc_ready : b->enc_ready && b->nfree == 0)
+    if (b->decode_mode == DEC_CPU_DEV) { /* wait for the encoder, then for a slot */
+        while (!b->enc_ready ? b->gpu_state == GPU_OPENING : b->nfree == 0)
             pthread_cond_wait(&b->slot_freed, &b->mu);
+    } else {
+        /* While the codec opens, wait for its encoder rather than take the
+         * host route, unless the workers' images fill 3/4 of what they may
+         * hold (the filter would then hold them up). */
+        while (b->gpu_state == GPU_OPENING && !b->enc_ready && !g_interrupted &&
+               b->held < b->held_cap / 4 * 3) {
+            struct timespec ts;
+            clock_gettime(CLOCK_REALTIME, &ts);
+            ts.tv_nsec += 5000000; /* 5 ms: held changes without a signal here */
+            if (ts.tv_nsec >= 1000000000) {
+                ts.tv_sec++;
+                ts.tv_nsec -= 1000000000;
+            }
+            pthread_cond_timedwait(&b->slot_freed, &b->mu, &ts);
+        }
+    }
     const int s = b->enc_ready && b->nfree > 0 ? b->free_slots[--b->nfree] : -1;
     b->to_device += s >= 0;
     pthread_mutex_unlock(&b->mu);
@@ -445,7 +493,7 @@ static void filter_host(batch *b, ic_context *ctx, const ic_kernel *k, const ic_
     }
     if (s == IC_OK)
         s = ic_convolve(ctx, &it->img, &it->out, k, p);
-    add_time(b, &b->ms_filter, cli_now_ms() - t);
+    add_time(b, &b->ms_filter, t, sl >= 0 ? 'F' : 'f');
     ic_image_free(&it->img);
     if (s != IC_OK) {
         char problem[320];
@@ -483,7 +531,7 @@ static void filter_device(batch *b, ic_context *ctx, const ic_kernel *k, const i
         s = cli_noted(ic_gpu_codec_output(b->codec, it->slot, &it->img, &it->out), msg, sizeof msg);
     if (s == IC_OK && (s = ic_convolve(ctx, &it->img, &it->out, k, p)) != IC_OK)
         snprintf(msg, sizeof msg, "%s", ic_last_error());
-    add_time(b, &b->ms_filter, cli_now_ms() - t);
+    add_time(b, &b->ms_filter, t, 'F');
     if (s != IC_OK) {
         char problem[320];
         if (me.msg[0]) /* the memory limit: the host pipeline's message */
@@ -544,7 +592,7 @@ static int online_cpus(void)
 #define GPU_FILTERS 4                    /* filter contexts on the device with the GPU side */
 #define BATCH_MAX_FILTERS IC_MAX_DEVICES /* filter contexts at most (--devices, CPU, GPU) */
 #define BATCH_MAX_HELD 512               /* host images in memory at most with the GPU side ... */
-#define BATCH_HELD_BYTES ((size_t)1536 << 20) /* ... while their samples take less */
+#define BATCH_HELD_BYTES ((size_t)4096 << 20) /* ... while their samples take less */
 
 /* A free slot, waiting for one when block is set; -1 when none (not blocking). */
 static int slot_take(batch *b, int block)
@@ -572,6 +620,7 @@ static ic_gpu_codec *gpu_open(batch *b)
         b->ms_gpu_enc = cli_now_ms() - t;
         pthread_cond_broadcast(&b->slot_freed); /* filters waiting for the device route */
         pthread_mutex_unlock(&b->mu);
+        mark(b, 'E');
     }
     /* The engine's name opens the hardware decoder, here rather than at the
      * first decode. */
@@ -591,6 +640,7 @@ static ic_gpu_codec *gpu_open(batch *b)
     b->gpu_state = usable ? GPU_READY : GPU_FAILED;
     pthread_cond_broadcast(&b->slot_freed); /* filters waiting for an encoder that failed */
     pthread_mutex_unlock(&b->mu);
+    mark(b, 'D');
     cli_board_poke(&b->board); /* workers waiting for the GPU decoder go on */
     if (!usable) {
         ic_gpu_codec_free(c); /* every file on the CPU workers */
@@ -629,7 +679,7 @@ static void *gpu_main(void *arg)
             const double t = cli_now_ms();
             const ic_status s =
                 cli_read_file(b->files.v[it->idx].in, &it->bytes, &it->nbytes, msg, sizeof msg);
-            add_time(b, &b->ms_read, cli_now_ms() - t);
+            add_time(b, &b->ms_read, t, 'r');
             if (s != IC_OK) {
                 item_end(b, it, msg[0] ? msg : ic_status_str(s), 1);
                 continue;
@@ -644,7 +694,7 @@ static void *gpu_main(void *arg)
             continue;
         const double t = cli_now_ms();
         const ic_status st = ic_gpu_decode(c, n, in, slots, &lo, img, res);
-        add_time(b, &b->ms_decode, cli_now_ms() - t);
+        add_time(b, &b->ms_decode, t, 'g');
         for (int i = 0; i < n; i++) {
             item *it = its[i];
             free(it->bytes);
@@ -685,7 +735,7 @@ static void *gpu_encoder(void *arg)
         so.metadata = &it->meta;
         const ic_status s = cli_noted(
             ic_gpu_encode(b->codec, it->slot, &it->out, out, &so, &it->enc), msg, sizeof msg);
-        add_time(b, &b->ms_encode, cli_now_ms() - t);
+        add_time(b, &b->ms_encode, t, 'n');
         if (s != IC_OK) {
             end_unwritten(b, it, s, msg);
             continue;
@@ -710,7 +760,7 @@ static void *writer(void *arg)
         const ic_status s = it->slot >= 0 ? ic_save_bytes(out, it->enc.data, it->enc.size)
                                           : ic_save_bytes(out, it->bytes, it->nbytes);
         cli_noted(s, msg, sizeof msg);
-        add_time(b, &b->ms_write, cli_now_ms() - t);
+        add_time(b, &b->ms_write, t, 'w');
         if (s != IC_OK) {
             end_unwritten(b, it, s, msg);
             continue;
@@ -798,6 +848,26 @@ static void print_summary(const batch *b, const char *backend, double ms)
            b->files.n, b->written, b->skipped, b->failed, g_interrupted ? ", interrupted" : "", s,
            ips, mbs, pct * b->ms_read, pct * b->ms_decode, pct * b->ms_filter, pct * b->ms_encode,
            pct * b->ms_write, backend, b->engine);
+}
+
+/* Writes the trace (IC_BATCH_TRACE=FILE): one line per interval, "t0_ms ms
+ * stage" (add_time), for bench/batch_timeline.py. */
+static void write_trace(const batch *b)
+{
+    if (!b->trace)
+        return;
+    const char *path = getenv("IC_BATCH_TRACE");
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        fprintf(stderr, "imgconv: warning: cannot write the trace %s: %s\n", path, strerror(errno));
+        return;
+    }
+    fprintf(f, "# imgconv batch trace: t0_ms ms stage (%d intervals%s)\n", b->ntrace,
+            b->ntrace == b->trace_cap ? ", full: later ones dropped" : "");
+    for (int i = 0; i < b->ntrace; i++)
+        fprintf(f, "%.3f %.3f %c\n", b->trace[i].t0, b->trace[i].ms, b->trace[i].stage);
+    if (fclose(f) != 0)
+        fprintf(stderr, "imgconv: warning: cannot write the trace %s\n", path);
 }
 
 /* OUTDIR exists (made when missing) and can be written into. */
@@ -1055,6 +1125,23 @@ static int more_contexts(const cli_options *o, ic_context **ctxs, int nwork, int
     return n;
 }
 
+/* Decoded images (6 MB for HD RGB) come and go by the hundred on 16+
+ * threads: glibc would map and unmap each one (or trim its arenas' tops),
+ * every image then paying ~1,500 page faults of fresh zeroed memory and the
+ * unmaps TLB shootdowns across the threads. Blocks up to 32 MB (glibc's
+ * most) come from the arenas instead, kept for reuse. IC_BATCH_MALLOC=system
+ * keeps glibc's defaults (for comparisons). */
+static void tune_malloc(void)
+{
+#ifdef __GLIBC__
+    const char *m = getenv("IC_BATCH_MALLOC");
+    if (m && !strcmp(m, "system"))
+        return;
+    (void)mallopt(M_MMAP_THRESHOLD, 32 << 20);
+    (void)mallopt(M_TRIM_THRESHOLD, 1 << 30);
+#endif
+}
+
 int cli_run_batch(const cli_options *o, cli_err *e)
 {
     const int decode_mode = decode_mode_of_env();
@@ -1069,6 +1156,7 @@ int cli_run_batch(const cli_options *o, cli_err *e)
     ic_params p;
     if ((code = cli_open_filter(o, NULL, &k, &p, NULL, e)) != CLI_EXIT_OK)
         return code;
+    tune_malloc();
     const int nwork = o->ctx.n_devices > 0 ? o->ctx.n_devices : 1;
     ctx_job cj;
     memset(&cj, 0, sizeof cj);
@@ -1119,7 +1207,13 @@ int cli_run_batch(const cli_options *o, cli_err *e)
         b.gpu_state = GPU_OPENING;
     }
     b.decoded.board = b.filtered.board = &b.board;
+    if (rc == 0 && getenv("IC_BATCH_TRACE") && *getenv("IC_BATCH_TRACE")) {
+        b.trace_cap = 10 * b.files.n + 16;
+        if (!(b.trace = calloc((size_t)b.trace_cap, sizeof *b.trace)))
+            rc = -1;
+    }
     if (rc != 0 || b.files.n == 0) {
+        free(b.trace);
         if (cthreaded)
             pthread_join(cth, NULL);
         ic_context_free(cj.ctx);
@@ -1163,6 +1257,7 @@ int cli_run_batch(const cli_options *o, cli_err *e)
     if (nfilt == 0)
         g_interrupted = 1; /* no filter: the workers stop, the decoded images are dropped */
     b.ctx = ctxs[0];
+    mark(&b, 'C');
     run_pipeline(&b, &th, ctxs, nfilt, &k, &p, gpu_side);
     const double ms = cli_now_ms() - b.bar.t0;
     sigaction(SIGINT, &old_int, NULL);
@@ -1173,6 +1268,7 @@ int cli_run_batch(const cli_options *o, cli_err *e)
 
     if (nfilt > 0)
         print_summary(&b, ic_context_backend(b.ctx), ms);
+    write_trace(&b);
     const int interrupted = g_interrupted, failed = b.failed, total = b.files.n;
     const int not_done = total - b.done;
     for (int i = 0; i < b.nerr; i++)
@@ -1182,6 +1278,7 @@ int cli_run_batch(const cli_options *o, cli_err *e)
         free(b.skips[i]);
     free(b.skips);
     destroy_queues(&b);
+    free(b.trace);
     ic_gpu_codec_free(b.codec);
     free(b.free_slots);
     cli_board_destroy(&b.board);
