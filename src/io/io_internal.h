@@ -133,8 +133,9 @@ ic_status ic_pnm_write(FILE *f, const ic_image *img, int out_ch, char *err, size
 ic_status ic_png_write(FILE *f, const ic_image *img, int out_ch, int level, const ic_metadata *meta,
                        char *err, size_t errlen);
 /* How ic_jpeg_write may use threads (NULL: one thread, no restart markers).
- * With threads > 1 an image of 1 MP or more is coded in horizontal strips on
- * up to that many threads and written as one JPEG with a restart marker
+ * With threads > 1 an image of 1 MP or more is coded in horizontal strips
+ * (cut by its size alone: the file is the same for every threads > 1) on up
+ * to that many threads and written as one JPEG with a restart marker
  * between strips (jpeg.c): it decodes to the pixels of the one-thread file.
  * It falls back to one thread when memory for the strips or every helper
  * thread cannot be had; a libjpeg error in a strip fails the write with

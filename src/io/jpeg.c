@@ -454,11 +454,15 @@ static ic_status jpeg_write_one(FILE *f, const ic_image *img, int out_ch, int qu
  * interval (tests/internal/test_jpeg_strips.c checks both). Nothing is
  * written to f before every strip is coded. */
 
-/* Images of fewer pixels are coded on one thread, and no strip is smaller
- * than IC_JPEG_STRIP_PIXELS (a thread's start and the strip's own headers
- * cost about what coding a few thousand pixels does). */
+/* Images of fewer pixels are coded on one thread. The strips are cut by
+ * the image's size alone, never by the number of threads, so that every
+ * thread count above one gives the same file: strips of at least
+ * IC_JPEG_STRIP_PIXELS (a strip's set-up and its headers cost about what
+ * coding a few thousand pixels does), at most IC_JPEG_MAX_STRIPS of them
+ * (two each for the 16 cores of the GPU machine on a 24 MP photograph). */
 #define IC_JPEG_STRIPS_MIN_PIXELS (1u << 20)
 #define IC_JPEG_STRIP_PIXELS (1u << 18)
+#define IC_JPEG_MAX_STRIPS 32
 
 /* A growing memory buffer as libjpeg's destination, owned here (freed by
  * the caller also when libjpeg fails half way). */
@@ -632,9 +636,9 @@ static ic_status strips_join(FILE *f, const strip_job *job, int interval, int he
     return IC_OK;
 }
 
-/* The strip height, in MCU rows, for an image coded on up to `threads`
- * threads (o->strip_rows: asked for), 0 for one thread. The restart interval,
- * MCUs per row times that, fits JPEG's 16 bits. */
+/* The strip height, in MCU rows (o->strip_rows: asked for), 0 for one
+ * thread. The restart interval, MCUs per row times that, fits JPEG's 16
+ * bits. */
 static int strip_mcu_rows(const ic_image *img, int out_ch, const ic_jpeg_strips *o)
 {
     if (!o || o->threads <= 1)
@@ -653,8 +657,8 @@ static int strip_mcu_rows(const ic_image *img, int out_ch, const ic_jpeg_strips 
         if (pixels < IC_JPEG_STRIPS_MIN_PIXELS)
             return 0;
         uint64_t n = pixels / IC_JPEG_STRIP_PIXELS;
-        if (n > (uint64_t)o->threads)
-            n = (uint64_t)o->threads;
+        if (n > IC_JPEG_MAX_STRIPS)
+            n = IC_JPEG_MAX_STRIPS;
         k = (int)((mcu_rows + n - 1) / n);
     }
     if (k > most)
