@@ -151,6 +151,9 @@ typedef struct ic_jpeg_strips {
     /* 0: up to threads - 1 helper threads; n > 0: at most n; -1: none can
      * be started. */
     int max_helpers;
+    /* n > 0: strip n - 1 fails as on a libjpeg error; -n: as when libjpeg
+     * runs out of memory. */
+    int fail_strip;
 } ic_jpeg_strips;
 ic_status ic_jpeg_write(FILE *f, const ic_image *img, int out_ch, int quality,
                         const ic_metadata *meta, const ic_jpeg_strips *strips, char *err,

@@ -9,7 +9,9 @@
  * with a grey bottom. width*height is checked against the pixel limit, and
  * the decoded bytes against the memory limit, after the header and before
  * decompressing, and progressive files are limited in their
- * number of scans. Writing stores grey or RGB at a quality of 1..100.
+ * number of scans. Writing stores grey or RGB at a quality of 1..100; an
+ * image of 1 MP or more, when threads are offered, is coded in strips on
+ * several threads and joined with restart markers (see "writing in strips").
  * Built only with IC_HAVE_JPEG; otherwise every entry point reports
  * IC_ERR_UNSUPPORTED. (No seed figure: seed 004 loads files through a library.)
  */
@@ -515,6 +517,7 @@ struct strip_job {
     const ic_image *img;
     int out_ch, quality;
     const ic_metadata *meta; /* strip 0's */
+    int fail_strip;          /* ic_jpeg_strips.fail_strip */
     int count;
     strip *strips;
     atomic_int next; /* the next strip to take */
@@ -531,6 +534,8 @@ static ic_status strip_guarded(struct jpeg_compress_struct *cinfo, jpeg_err *je,
                        je->msg);
     }
     jpeg_create_compress(cinfo);
+    if (job->fail_strip == i + 1 || job->fail_strip == -(i + 1)) /* tests */
+        ERREXIT(cinfo, job->fail_strip > 0 ? JERR_BAD_DCT_COEF : JERR_OUT_OF_MEMORY);
     /* About what a photograph takes at high quality: rarely grown. */
     s->dest.cap = (size_t)job->img->width * (size_t)s->rows * (size_t)job->out_ch / 4 + 4096;
     s->dest.data = malloc(s->dest.cap);
@@ -688,6 +693,7 @@ static int jpeg_write_strips(FILE *f, const ic_image *img, int out_ch, int quali
     job.quality = quality;
     job.meta = meta;
     job.count = count;
+    job.fail_strip = o->fail_strip;
     atomic_init(&job.next, 0);
     const int helpers = (o->threads < count ? o->threads : count) - 1;
     job.strips = calloc((size_t)count, sizeof *job.strips);

@@ -10,7 +10,8 @@
  * markers. Photograph-like and random images, RGB, grey and converted
  * channels, sides that are not multiples of 16, smaller than a strip, one
  * row, one column, EXIF and ICC kept; the 16-bit restart interval on a
- * 65500-pixel-wide image; the fallback when no thread starts; and, through
+ * 65500-pixel-wide image; the fallback when no thread starts or a strip
+ * runs out of memory, and a libjpeg error in a strip; and, through
  * ic_image_encode, that ic_save_options.threads only splits images of 1 MP
  * or more, into the same file for every thread count above one, and leaves
  * other formats alone. tests/cli/jpeg_threads.sh checks
@@ -178,8 +179,8 @@ static void one_case(const scase *c, uint64_t seed)
     const int count = (c->h + k * mcu - 1) / (k * mcu);
     const int striped_expected = count >= 2 && c->max_helpers >= 0;
 
-    ic_jpeg_strips s = {c->threads, c->strip_rows, 0, c->max_helpers};
-    ic_jpeg_strips one = {1, 0, k, 0};
+    ic_jpeg_strips s = {c->threads, c->strip_rows, 0, c->max_helpers, 0};
+    ic_jpeg_strips one = {1, 0, k, 0, 0};
     bytes got = {0}, ref = {0}, plain = {0};
     CHECK(write_mem(&img, c->out_ch, c->quality, c->meta, &s, &got) == IC_OK, "%s", what);
     CHECK(write_mem(&img, c->out_ch, c->quality, c->meta, &one, &ref) == IC_OK, "%s", what);
@@ -229,6 +230,43 @@ static void one_case(const scase *c, uint64_t seed)
     ic_metadata_free(&back);
     bytes_free(&got);
     bytes_free(&ref);
+    bytes_free(&plain);
+    ic_image_free(&img);
+}
+
+/* A libjpeg error in a strip fails the write with its message and writes
+ * nothing; running out of memory in a strip falls back to one thread. */
+static void strip_failures(void)
+{
+    ic_image img;
+    CHECK(ic_image_create(&img, 100, 90, 3, IC_AOS) == IC_OK, "create");
+    fill(&img, 0, 77);
+    bytes plain = {0};
+    CHECK(write_mem(&img, 3, 92, NULL, NULL, &plain) == IC_OK, "plain");
+    for (int fail = -6; fail <= 6; fail++) {
+        if (fail == 0)
+            continue;
+        ic_jpeg_strips s = {4, 16, 0, 0, fail};
+        char *buf = NULL;
+        size_t n = 0;
+        char err[IC_IO_ERRLEN] = "";
+        FILE *f = open_memstream(&buf, &n);
+        CHECK(f != NULL, "open_memstream");
+        if (!f)
+            break;
+        const ic_status st = ic_jpeg_write(f, &img, 3, 92, NULL, &s, err, sizeof err);
+        fclose(f);
+        const bytes got = {(uint8_t *)buf, n};
+        if (fail > 0)
+            CHECK(st == IC_ERR_IO && n == 0 && strncmp(err, "JPEG: ", 6) == 0 && !strchr(err, '\n'),
+                  "libjpeg error in strip %d of 6: status %d, %zu bytes written, '%s'", fail, st, n,
+                  err);
+        else
+            CHECK(st == IC_OK && same(&got, &plain),
+                  "no memory in strip %d of 6: status %d (%s), %zu bytes, not the one-thread file",
+                  -fail, st, err, n);
+        free(buf);
+    }
     bytes_free(&plain);
     ic_image_free(&img);
 }
@@ -350,6 +388,7 @@ int main(void)
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
         one_case(&cases[i], 100 + i);
+    strip_failures();
     public_api();
     printf("test_jpeg_strips: %d checks, %d failed\n", g_checks, g_failed);
     return g_failed ? 1 : 0;
