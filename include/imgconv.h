@@ -687,6 +687,13 @@ typedef struct ic_save_options {
      * output) is left out, as is EXIF over the 65527 bytes a JPEG APP1
      * segment can hold. */
     const ic_metadata *metadata;
+    /* 0 or 1: one thread (the library starts no thread). N > 1: a JPEG of
+     * 1 MP or more is coded in horizontal strips on up to N threads (the
+     * calling one included) and stored with a restart marker between strips;
+     * it decodes to exactly the pixels of the one-thread file, and its bytes
+     * are the same for every N > 1. Smaller JPEGs and other formats ignore
+     * it. Negative: IC_ERR_INVALID_ARG. */
+    int threads;
 } ic_save_options;
 
 /* The level PNG files are written with when ic_save_options.compression is

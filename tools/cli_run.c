@@ -500,6 +500,17 @@ static ic_status write_stdout(const ic_image *dst, const char *name, const ic_sa
     return s;
 }
 
+/* One image at a time: its JPEG encode may take every core (--threads N
+ * caps it), as its filter does. The batch keeps one image per core. */
+static int save_threads(const cli_options *o)
+{
+    const long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    int n = cores > 1 ? (cores < 4096 ? (int)cores : 4096) : 1;
+    if (o->ctx.threads > 0 && o->ctx.threads < n)
+        n = o->ctx.threads;
+    return n;
+}
+
 int cli_run_filter(const cli_options *o, cli_err *e)
 {
     ic_kernel k;
@@ -581,6 +592,7 @@ int cli_run_filter(const cli_options *o, cli_err *e)
     so.lossless = o->lossless;
     so.compression = o->compression;
     so.metadata = &meta;
+    so.threads = save_threads(o);
 
     for (int run = 0; run < o->repeat; run++) {
         double a = cli_now_ms();

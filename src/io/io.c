@@ -543,8 +543,12 @@ static ic_status write_format(FILE *f, const ic_image *aos, ic_format fmt, int o
     case IC_FMT_PNG:
         return ic_png_write(f, aos, out_ch, o->compression ? o->compression : IC_PNG_DEFAULT_LEVEL,
                             meta, err, errlen);
-    case IC_FMT_JPEG:
-        return ic_jpeg_write(f, aos, out_ch, o->quality, meta, err, errlen);
+    case IC_FMT_JPEG: {
+        ic_jpeg_strips strips;
+        memset(&strips, 0, sizeof strips);
+        strips.threads = o->threads;
+        return ic_jpeg_write(f, aos, out_ch, o->quality, meta, &strips, err, errlen);
+    }
     case IC_FMT_PNM:
         return ic_pnm_write(f, aos, out_ch, err, errlen);
     case IC_FMT_UNKNOWN:
@@ -623,6 +627,10 @@ static ic_status prepare_encode(const ic_image *img, const char *path, const ic_
     if (j->o.quality < 1 || j->o.quality > 100) {
         return ic_errf(errbuf, errlen, IC_ERR_INVALID_ARG, "quality must be 1..100, not %d",
                        j->o.quality);
+    }
+    if (j->o.threads < 0) {
+        return ic_errf(errbuf, errlen, IC_ERR_INVALID_ARG,
+                       "threads must be 0 or more (0 and 1: one thread), not %d", j->o.threads);
     }
     if (j->o.compression < 0 || j->o.compression > 9) {
         return ic_errf(errbuf, errlen, IC_ERR_INVALID_ARG,

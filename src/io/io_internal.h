@@ -132,8 +132,32 @@ int ic_io_icc_fits(const ic_metadata *m, int out_ch);
 ic_status ic_pnm_write(FILE *f, const ic_image *img, int out_ch, char *err, size_t errlen);
 ic_status ic_png_write(FILE *f, const ic_image *img, int out_ch, int level, const ic_metadata *meta,
                        char *err, size_t errlen);
+/* How ic_jpeg_write may use threads (NULL: one thread, no restart markers).
+ * With threads > 1 an image of 1 MP or more is coded in horizontal strips
+ * (cut by its size alone: the file is the same for every threads > 1) on up
+ * to that many threads and written as one JPEG with a restart marker
+ * between strips (jpeg.c): it decodes to the pixels of the one-thread file.
+ * It falls back to one thread when memory for the strips or every helper
+ * thread cannot be had; a libjpeg error in a strip fails the write with
+ * that strip's message. The other fields are for tests (zero otherwise). */
+typedef struct ic_jpeg_strips {
+    int threads; /* at most this many threads, the caller's included; 0, 1: one */
+    /* Nonzero: strips of this many rows (a multiple of the MCU height, 16
+     * rows for colour, 8 for grey), whatever the image's size. */
+    int strip_rows;
+    /* One thread only: libjpeg's own restart markers every this many MCU
+     * rows (the file that strips of that height must give). */
+    int restart_mcu_rows;
+    /* 0: up to threads - 1 helper threads; n > 0: at most n; -1: none can
+     * be started. */
+    int max_helpers;
+    /* n > 0: strip n - 1 fails as on a libjpeg error; -n: as when libjpeg
+     * runs out of memory. */
+    int fail_strip;
+} ic_jpeg_strips;
 ic_status ic_jpeg_write(FILE *f, const ic_image *img, int out_ch, int quality,
-                        const ic_metadata *meta, char *err, size_t errlen);
+                        const ic_metadata *meta, const ic_jpeg_strips *strips, char *err,
+                        size_t errlen);
 ic_status ic_tiff_write(FILE *f, const ic_image *img, int out_ch, int level,
                         const ic_metadata *meta, char *err, size_t errlen);
 ic_status ic_webp_write(FILE *f, const ic_image *img, int out_ch, int quality, int lossless,
