@@ -25,6 +25,8 @@ done
 [ -e /usr/include/tiffio.h ] || ls /usr/include/*/tiffio.h >/dev/null 2>&1 || missing+=(libtiff-dev)
 [ -e /usr/include/webp/encode.h ] || missing+=(libwebp-dev)
 command -v pkg-config >/dev/null 2>&1 || missing+=(pkg-config)
+# tests/cli/jpeg_threads.sh checks restart markers with libjpeg-turbo's djpeg (PIL else).
+command -v djpeg >/dev/null 2>&1 || missing+=(libjpeg-turbo-progs)
 # tests/style/format.sh checks the sources against .clang-format with version 14.
 command -v clang-format-14 >/dev/null 2>&1 || missing+=(clang-format-14)
 # `install-deps.sh fuzz` (make fuzz): clang and its libFuzzer runtime too.
