@@ -158,9 +158,9 @@ row() { # CASE BACKEND KEY [TARGET_S]
     echo "| $1 | $2 | $m | ${MIN[$3]} | ${MAX[$3]} | $RUNS | ${target:-} | $met |"
 }
 ratio() { # A B TARGET: A/B
-    local a=${MED[$1]:-} b=${MED[$2]:-}
+    local a=${MED[$1]:-} b=${MED[$2]:-} t=${3:-}
     [ -n "$a" ] && [ -n "$b" ] || { echo "n/a"; return; }
-    python3 -c "r=$a/$b; print(f'{r:.2f}x' + ('' if '$3' == '' else (' (target <= $3x: ' + ('met' if r <= float('$3' or 0) else 'missed') + ')')))"
+    python3 -c "r=$a/$b; print(f'{r:.2f}x' + ('' if '$t' == '' else (' (target <= $t' + 'x: ' + ('met' if r <= float('$t' or 0) else 'missed') + ')')))"
 }
 GPU=$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1 || true)
 COMMIT=${IC_COMMIT:-$(git -C "$HERE" rev-parse --short HEAD 2>/dev/null || echo unknown)}
