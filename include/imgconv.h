@@ -822,8 +822,8 @@ const char *ic_gpu_codec_engine(const ic_gpu_codec *codec);
 
 /* The encoder of 3-channel JPEG outputs: "nvjpeg" when ic_gpu_encode encodes
  * them on the device, "cpu" when it copies them to the CPU writer. Known as
- * soon as the codec exists (it opens nothing; ic_gpu_codec_create returns
- * once nvJPEG can encode, while its decoders are still being made). */
+ * soon as the codec exists (it opens nothing: ic_gpu_codec_create makes what
+ * nvJPEG needs to encode, the decoders are made at their first use). */
 const char *ic_gpu_codec_encoder(const ic_gpu_codec *codec);
 
 /* Decodes n files (1 <= n <= slots) held in memory into device images:

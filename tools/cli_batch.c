@@ -104,6 +104,7 @@ typedef struct batch {
     int gpu_state;          /* GPU_* */
     int *free_slots, nfree; /* GPU side: codec slots not in use */
     int next, done, written, failed, skipped;
+    int nworkers;          /* the CPU workers */
     int inflight, budget;  /* host images in memory, and as many as there may always be */
     int max_inflight;      /* ... and the most there may be while held < held_cap */
     size_t held, held_cap; /* the samples of those in memory (bytes) */
@@ -478,12 +479,12 @@ static int device_slot(batch *b, const item *it)
  * into a codec slot and encoded on the GPU side. */
 static void filter_host(batch *b, ic_context *ctx, const ic_kernel *k, const ic_params *p, item *it)
 {
-    const double t = cli_now_ms();
     cli_err me;
     me.msg[0] = '\0';
     ic_status s =
         cli_check_memory(b->o, ctx, &it->img, k, "", &me) == CLI_EXIT_OK ? IC_OK : IC_ERR_TOO_LARGE;
-    const int sl = s == IC_OK ? device_slot(b, it) : -1;
+    const int sl = s == IC_OK ? device_slot(b, it) : -1; /* may wait for the encoder */
+    const double t = cli_now_ms();
     if (sl >= 0) {
         it->slot = sl; /* from here the item ends as a slot's (item_end) */
         s = ic_gpu_codec_output(b->codec, sl, &it->img, &it->out);
@@ -611,9 +612,10 @@ static ic_gpu_codec *gpu_open(batch *b)
     char msg[256] = "";
     const double t = cli_now_ms();
     const ic_status s = cli_noted(ic_gpu_codec_create(&c, b->ctx, GPU_SLOTS), msg, sizeof msg);
-    /* The codec encodes from here, while its decoders are still being made:
-     * the workers' host images may take the device route at once. */
-    if (s == IC_OK && strcmp(ic_gpu_codec_encoder(c), "nvjpeg") == 0) {
+    /* The codec encodes from here: the workers' host images may take the
+     * device route at once. */
+    const int enc = s == IC_OK && strcmp(ic_gpu_codec_encoder(c), "nvjpeg") == 0;
+    if (enc) {
         pthread_mutex_lock(&b->mu);
         b->codec = c;
         b->enc_ready = 1;
@@ -622,10 +624,19 @@ static ic_gpu_codec *gpu_open(batch *b)
         pthread_mutex_unlock(&b->mu);
         mark(b, 'E');
     }
-    /* The engine's name opens the hardware decoder, here rather than at the
-     * first decode. */
-    const char *eng = s == IC_OK ? ic_gpu_codec_engine(c) : NULL;
-    const int usable = eng && strncmp(eng, "cpu", 3) != 0; /* nvJPEG is there */
+    /* The decoders (nvJPEG's set-up, on this thread: 0.5-1 s while the
+     * workers load the cores) only when enough files are left for them: the
+     * workers decode about one HD JPEG per 18 ms each, so fewer than 32 a
+     * worker would be theirs before the decoders could start. */
+    pthread_mutex_lock(&b->mu);
+    const int left = b->files.n - b->next;
+    pthread_mutex_unlock(&b->mu);
+    const int open_dec = s == IC_OK && b->decode_mode != DEC_CPU_DEV &&
+                         (b->decode_mode != DEC_BOTH || left >= 32 * b->nworkers);
+    /* The engine's name opens the hardware decoder (without nvJPEG it only
+     * says why). */
+    const char *eng = s == IC_OK && (open_dec || !enc) ? ic_gpu_codec_engine(c) : NULL;
+    const int usable = open_dec && eng && strncmp(eng, "cpu", 3) != 0; /* nvJPEG decodes */
     pthread_mutex_lock(&b->mu);
     b->ms_gpu_open = cli_now_ms() - t;
     if (s == IC_ERR_UNSUPPORTED) /* not a CUDA context: the host pipeline, as ever */
@@ -633,8 +644,11 @@ static ic_gpu_codec *gpu_open(batch *b)
     else if (s != IC_OK)
         snprintf(b->engine, sizeof b->engine, "cpu (GPU codec: %s)",
                  msg[0] ? msg : ic_status_str(s));
-    else
+    else if (eng)
         snprintf(b->engine, sizeof b->engine, "%s", eng);
+    else
+        snprintf(b->engine, sizeof b->engine,
+                 "nvjpeg encoder only (decoders not opened: %d files left to the workers)", left);
     if (usable)
         b->codec = c;
     b->gpu_state = usable ? GPU_READY : GPU_FAILED;
@@ -642,11 +656,9 @@ static ic_gpu_codec *gpu_open(batch *b)
     pthread_mutex_unlock(&b->mu);
     mark(b, 'D');
     cli_board_poke(&b->board); /* workers waiting for the GPU decoder go on */
-    if (!usable) {
-        ic_gpu_codec_free(c); /* every file on the CPU workers */
-        return NULL;
-    }
-    return c;
+    if (!enc && !usable)
+        ic_gpu_codec_free(c); /* every file on the CPU workers, the host route */
+    return usable ? c : NULL;
 }
 
 static void *gpu_main(void *arg)
@@ -661,7 +673,7 @@ static void *gpu_main(void *arg)
     int slots[GPU_BATCH];
     ic_image img[GPU_BATCH];
     ic_decode_result res[GPU_BATCH];
-    for (int more = c != NULL && b->decode_mode != DEC_CPU_DEV; more;) {
+    for (int more = c != NULL; more;) {
         /* A batch: a slot and a file at a time, the first slot waited for. */
         int n = 0;
         while (n < GPU_BATCH) {
@@ -1188,6 +1200,7 @@ int cli_run_batch(const cli_options *o, cli_err *e)
      * CUDA context and the GPU codec are being made (about a second in all)
      * rather than wait for the filter. Device images: GPU_SLOTS. */
     const int nworkers = clamp_int(online_cpus(), 2, BATCH_MAX_WORKERS);
+    b.nworkers = nworkers;
     b.budget = nworkers + 8;
     b.max_inflight = gpu_side ? BATCH_MAX_HELD : b.budget;
     b.held_cap = gpu_side ? held_cap() : 0;

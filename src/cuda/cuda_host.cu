@@ -37,6 +37,8 @@ struct ic_cuda_state {
     int transfer;         /* ic_context_options.transfer */
     size_t device_memory; /* ic_context_options.device_memory */
     ic_cuda_async *async; /* the banded pipeline's buffers (cuda_async.cu), made on first use */
+    uint8_t *stage;       /* pinned staging of host sources for device destinations */
+    size_t stage_cap;     /* its bytes (grown, kept across calls) */
     int opened;           /* cudaSetDevice succeeded: close has device resources to free */
 };
 
@@ -113,6 +115,7 @@ extern "C" void ic_cuda_close(void *state)
     (void)cudaFree(st->dst.p);
     (void)cudaFree(st->w);
     ic_cuda_async_free(st->async);
+    (void)cudaFreeHost(st->stage);
     for (int i = 0; i < st->n_ev; i++)
         (void)cudaEventDestroy(st->ev[i]);
     (void)cudaGetLastError();
@@ -191,6 +194,55 @@ static ic_status ensure_buf(ic_cuda_buf *b, size_t row_bytes, size_t rows, char 
     b->p = p;
     b->pitch = pitch;
     b->bytes = pitch * rows;
+    return IC_OK;
+}
+
+/* A host source of at least this many bytes goes to a device destination
+ * through the context's pinned staging (upload_staged). */
+#define IC_CUDA_STAGE_MIN_BYTES ((size_t)256 << 10)
+/* ... in chunks of about this many bytes, each one's DMA overlapping the
+ * next one's copy into pinned memory. */
+#define IC_CUDA_STAGE_CHUNK ((size_t)1 << 20)
+
+/* Uploads `rows` rows of row_bytes from pageable host memory (src, spitch)
+ * to the device (dst, dpitch) on `stream`: each chunk of rows is copied into
+ * the context's pinned staging buffer by this thread, then sent by DMA while
+ * the next chunk is copied. A pageable cudaMemcpy2DAsync of a pitched HD
+ * image took 5-6 ms with four contexts uploading at once on the H100 machine
+ * (the batch's device route, bench/results/batch-compare-20261125T162835Z-
+ * photo-jpeg.md), where the staged copy runs near memcpy speed. The staging
+ * buffer holds the whole image (no chunk is overwritten before the caller's
+ * synchronisation at the end of the call), allocated on first use and grown.
+ * Returns IC_OK, or an error from the allocation or the copies. */
+static ic_status upload_staged(ic_cuda_state *st, uint8_t *dst, size_t dpitch, const uint8_t *src,
+                               size_t spitch, size_t row_bytes, size_t rows, cudaStream_t stream,
+                               char *err, size_t errlen)
+{
+    const size_t bytes = row_bytes * rows;
+    if (st->stage_cap < bytes) {
+        (void)cudaFreeHost(st->stage); /* the previous call's copies are complete */
+        st->stage = NULL;
+        st->stage_cap = 0;
+        void *q = NULL;
+        IC_CUDA_CHECK(cudaHostAlloc(&q, bytes, cudaHostAllocDefault));
+        st->stage = (uint8_t *)q;
+        st->stage_cap = bytes;
+    }
+    size_t chunk_rows = IC_CUDA_STAGE_CHUNK / (row_bytes ? row_bytes : 1);
+    if (chunk_rows < 1)
+        chunk_rows = 1;
+    for (size_t r0 = 0; r0 < rows; r0 += chunk_rows) {
+        const size_t n = rows - r0 < chunk_rows ? rows - r0 : chunk_rows;
+        uint8_t *s = st->stage + r0 * row_bytes;
+        if (spitch == row_bytes) {
+            memcpy(s, src + r0 * spitch, n * row_bytes);
+        } else {
+            for (size_t r = 0; r < n; r++)
+                memcpy(s + r * row_bytes, src + (r0 + r) * spitch, row_bytes);
+        }
+        IC_CUDA_CHECK(cudaMemcpy2DAsync(dst + r0 * dpitch, dpitch, s, row_bytes, row_bytes, n,
+                                        cudaMemcpyHostToDevice, stream));
+    }
     return IC_OK;
 }
 
@@ -476,9 +528,15 @@ extern "C" ic_status ic_cuda_run(void *state, const ic_job *job, const ic_cuda_s
 
     cudaEvent_t *ev = st->ev;
     IC_CUDA_CHECK(cudaEventRecord(ev[IC_EV_START], stream));
-    if (!dev_src)
+    if (!dev_src && dev_dst && rows * row_bytes >= IC_CUDA_STAGE_MIN_BYTES) {
+        r = upload_staged(st, st->src.p, st->src.pitch, src->data, src->pitch, row_bytes, rows,
+                          stream, err, errlen);
+        if (r != IC_OK)
+            return r;
+    } else if (!dev_src) {
         IC_CUDA_CHECK(cudaMemcpy2DAsync(st->src.p, st->src.pitch, src->data, src->pitch, row_bytes,
                                         rows, cudaMemcpyHostToDevice, stream));
+    }
     IC_CUDA_CHECK(
         cudaMemcpyAsync(st->w, job->w, nw * sizeof(float), cudaMemcpyHostToDevice, stream));
     if (s->prepare && (r = s->prepare(&a, job->w, err, errlen)) != IC_OK)

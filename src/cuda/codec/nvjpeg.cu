@@ -196,22 +196,17 @@ struct ic_nvjpeg {
     nvjpegHandle_t hw;
     nvjpegJpegState_t hw_state;
     nvjpegJpegStream_t hw_parse;
-    int hw_batch;        /* batch size hw_state was initialised for (0: needs initialising) */
-    int hw_tried;        /* the hardware handle was asked for (open_hw) */
-    pthread_t hw_thread; /* concurrent open: makes the hardware decoder */
-    int hw_thread_on;    /* hw_thread was started and not joined yet */
+    int hw_batch; /* batch size hw_state was initialised for (0: needs initialising) */
+    int hw_tried; /* the hardware handle was asked for (open_hw) */
     /* Default (hybrid) handle: single-image decode, header parsing, encoding. */
     nvjpegHandle_t gpu;
-    /* Its decoder state and stream parser (the hybrid decoder): made after
-     * the open returns (on their own thread, or at the first need), since
-     * an encoder never needs them and a batch whose files all take the
-     * hardware decoder or the CPU rarely does. */
+    /* Its decoder state and stream parser (the hybrid decoder): made at the
+     * first stream that needs them, since an encoder never does and a batch
+     * whose files all take the hardware decoder or the CPU rarely does. */
     nvjpegJpegState_t gpu_state;
     nvjpegJpegStream_t gpu_parse;
-    int hy_tried;        /* the hybrid decoder was asked for (open_hybrid) */
-    int hy_ok;           /* ... and made */
-    pthread_t hy_thread; /* concurrent open: makes it */
-    int hy_thread_on;    /* hy_thread was started and not joined yet */
+    int hy_tried; /* the hybrid decoder was asked for (open_hybrid) */
+    int hy_ok;    /* ... and made */
     enc_lane lane[NVJ_LANES];
     int lane_failed;    /* a further lane could not be made: use those there are */
     pthread_mutex_t mu; /* guards lane[].ready/making/busy and lane_failed */
@@ -325,10 +320,6 @@ extern "C" void ic_nvjpeg_close(ic_nvjpeg *nj)
     if (!nj)
         return;
     /* Best effort: close cannot report. */
-    if (nj->hw_thread_on) /* the hardware decoder opening on its thread */
-        pthread_join(nj->hw_thread, NULL);
-    if (nj->hy_thread_on) /* the hybrid decoder's state, likewise */
-        pthread_join(nj->hy_thread, NULL);
     (void)cudaSetDevice(nj->device);
     if (nj->dstream)
         (void)cudaStreamSynchronize(nj->dstream);
@@ -375,31 +366,20 @@ static ic_status make_lane(ic_nvjpeg *nj, enc_lane *l, char *err, size_t errlen)
     return IC_OK;
 }
 
-/* How ic_nvjpeg_open creates nvJPEG's objects, chosen by the batch size the
- * caller asks for (the library reads no environment variable). Each nvJPEG
- * handle or state creation costs 0.2-0.4 s on the H100 machine
- * (bench/results/startup-*.md), and the open returns as soon as an encoder
- * can run: the default handle and encoder lane 0. The decoders follow:
- *   concurrent (max_batch >= 4: a batch user, the CLI's batch): the hardware
- *     decoder (handle, state, stream parser) on a thread of its own from the
- *     start, the hybrid decoder's state and parser on another once the
- *     default handle exists, while the calling thread makes lane 0; each is
- *     joined where it is first needed (open_hw, open_hybrid) or at close.
- *   lazy (smaller batches: the CLI's single image): the default handle and
- *     lane 0 on the calling thread; the hardware decoder at the first header
- *     check (ic_nvjpeg_check, ic_nvjpeg_engine) and the hybrid decoder at the
- *     first stream that needs it, so that an encode-only user pays for
- *     neither. */
-enum { OPEN_CONCURRENT = 0, OPEN_LAZY };
-
-static int open_mode(int max_batch)
-{
-    return max_batch >= 4 ? OPEN_CONCURRENT : OPEN_LAZY;
-}
+/* ic_nvjpeg_open makes only what an encoder needs, the default handle and
+ * encoder lane 0 (each nvJPEG handle or state creation costs 0.1-0.4 s on the
+ * H100 machine, more while other threads load the CPU: bench/results/
+ * startup-*.md, batch-compare-*.md), and returns. The hardware decoder is
+ * made at the first header check (ic_nvjpeg_check, ic_nvjpeg_engine), the
+ * hybrid decoder at the first stream that needs it, each on the calling
+ * thread: an encode-only user pays for neither, and a batch decides whether
+ * its decoders are worth their second (tools/cli_batch.c). Making them on
+ * threads of their own from the open (stop 21) cost a batch whose CPU
+ * workers had already decoded every file 0.4 s at the end, joining them. */
 
 /* Makes the hardware decoder's handle, state and stream parser, or leaves
  * them NULL (a GPU without the engine refuses the backend: every stream then
- * takes the hybrid decoder). Runs once: on its own thread, or in open_hw. */
+ * takes the hybrid decoder). Runs once, in open_hw. */
 static void make_hw(ic_nvjpeg *nj)
 {
     (void)cudaSetDevice(nj->device);
@@ -418,15 +398,9 @@ static void make_hw(ic_nvjpeg *nj)
     (void)cudaGetLastError();
 }
 
-static void *hw_main(void *arg)
-{
-    make_hw((ic_nvjpeg *)arg);
-    return NULL;
-}
-
 /* Makes the hybrid decoder's state and stream parser on the default handle,
  * or leaves them NULL (its streams then go to the caller's CPU codec). Runs
- * once: on its own thread, or in open_hybrid. */
+ * once, in open_hybrid. */
 static void make_hybrid(ic_nvjpeg *nj)
 {
     (void)cudaSetDevice(nj->device);
@@ -440,12 +414,6 @@ static void make_hybrid(ic_nvjpeg *nj)
         nj->gpu_parse = NULL;
     }
     (void)cudaGetLastError();
-}
-
-static void *hy_main(void *arg)
-{
-    make_hybrid((ic_nvjpeg *)arg);
-    return NULL;
 }
 
 static ic_status open_all(ic_nvjpeg *nj, char *err, size_t errlen)
@@ -469,13 +437,8 @@ static ic_status open_all(ic_nvjpeg *nj, char *err, size_t errlen)
         return IC_ERR_NOMEM;
     }
     nj->sync_made = 1;
-    const int mode = open_mode(nj->max_batch);
-    if (mode == OPEN_CONCURRENT)
-        nj->hw_thread_on = pthread_create(&nj->hw_thread, NULL, hw_main, nj) == 0;
     IC_CUDA_CHECK(cudaStreamCreateWithFlags(&nj->dstream, cudaStreamNonBlocking));
     NVJ_CHECK(create_handle(NVJPEG_BACKEND_DEFAULT, &nj->gpu));
-    if (mode == OPEN_CONCURRENT)
-        nj->hy_thread_on = pthread_create(&nj->hy_thread, NULL, hy_main, nj) == 0;
     /* Lane 0 now (its failure fails the open); the others when concurrent
      * encodes first ask for them (ic_nvjpeg_encode). */
     const ic_status st = make_lane(nj, &nj->lane[0], err, errlen);
@@ -483,35 +446,24 @@ static ic_status open_all(ic_nvjpeg *nj, char *err, size_t errlen)
     return st;
 }
 
-/* The hardware decoder, once (under nj->omu): waits for its thread, or makes
- * it here (lazy). */
+/* The hardware decoder, made once (under nj->omu). */
 static void open_hw(ic_nvjpeg *nj)
 {
     pthread_mutex_lock(&nj->omu);
     if (!nj->hw_tried) {
         nj->hw_tried = 1;
-        if (nj->hw_thread_on) {
-            pthread_join(nj->hw_thread, NULL);
-            nj->hw_thread_on = 0;
-        } else {
-            make_hw(nj);
-        }
+        make_hw(nj);
     }
     pthread_mutex_unlock(&nj->omu);
 }
 
-/* The hybrid decoder, once (under nj->omu) as open_hw; 1 when it is there. */
+/* The hybrid decoder, made once (under nj->omu); 1 when it is there. */
 static int open_hybrid(ic_nvjpeg *nj)
 {
     pthread_mutex_lock(&nj->omu);
     if (!nj->hy_tried) {
         nj->hy_tried = 1;
-        if (nj->hy_thread_on) {
-            pthread_join(nj->hy_thread, NULL);
-            nj->hy_thread_on = 0;
-        } else {
-            make_hybrid(nj);
-        }
+        make_hybrid(nj);
     }
     const int ok = nj->hy_ok;
     pthread_mutex_unlock(&nj->omu);

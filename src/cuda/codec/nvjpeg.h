@@ -44,18 +44,15 @@ int ic_nvjpeg_built(void);
 
 /* Opens nvJPEG on `device` for batches of up to max_batch streams and
  * returns once it can encode: the GPU-hybrid (default) handle and encoder
- * lane 0 made. The decoders follow: the hardware decoder (used when
- * nvjpegCreateEx(NVJPEG_BACKEND_HARDWARE) succeeds on this GPU), ready by the
- * first ic_nvjpeg_check (or ic_nvjpeg_engine), and the hybrid decoder's
- * state, ready by the first stream that needs it (one that cannot be made
- * sends its streams to the caller's CPU codec). How, by max_batch: below 4
- * (the CLI's single image) each decoder is made at its first need, so that
- * an encode-only user never pays for it; from 4 (a batch) each is made on a
- * thread of its own from the open, joined at its first need (nvJPEG's
- * creations cost 0.2-0.4 s each). Encoder lanes 2..4 are made when
- * concurrent encodes first need them, outside the lock the others use.
- * Errors: IC_ERR_UNSUPPORTED (built without nvJPEG), IC_ERR_DEVICE (a CUDA
- * or nvJPEG call failed; err names it), IC_ERR_NOMEM. */
+ * lane 0 made. The decoders are made where they are first needed, on the
+ * calling thread: the hardware decoder (used when
+ * nvjpegCreateEx(NVJPEG_BACKEND_HARDWARE) succeeds on this GPU) at the first
+ * ic_nvjpeg_check (or ic_nvjpeg_engine), the hybrid decoder's state at the
+ * first stream that needs it (one that cannot be made sends its streams to
+ * the caller's CPU codec); nvJPEG's creations cost 0.1-0.4 s each. Encoder
+ * lanes 2..4 are made when concurrent encodes first need them, outside the
+ * lock the others use. Errors: IC_ERR_UNSUPPORTED (built without nvJPEG),
+ * IC_ERR_DEVICE (a CUDA or nvJPEG call failed; err names it), IC_ERR_NOMEM. */
 ic_status ic_nvjpeg_open(ic_nvjpeg **nj, int device, int max_batch, char *err, size_t errlen);
 
 /* Releases everything (NULL-safe). */
