@@ -140,8 +140,9 @@ ic_status rows_go_r(const ic_cuda_args *base, const float *w, const float *row, 
                     int rows0, const batch_img *tab, int n, unsigned blocks, char *err,
                     size_t errlen)
 {
-    if (K == 3 && rows0 == 4)
-        return rows_go<K, STEP, RANKS, 4>(base, w, row, col, tab, n, blocks, err, errlen);
+    if constexpr (K == 3)
+        if (rows0 == 4)
+            return rows_go<K, STEP, RANKS, 4>(base, w, row, col, tab, n, blocks, err, errlen);
     return rows_go<K, STEP, RANKS, 2>(base, w, row, col, tab, n, blocks, err, errlen);
 }
 
