@@ -2,10 +2,10 @@
  * batch.cu - the batched launches of the cuda fast path (issue 17): the
  * descriptor table of a batch, its upload, and one launch per method - the
  * rows kernels of batch_impl.cuh (the full-sum images and the separable ones
- * apart; instantiated per kernel size by batch_rows_k*.cu) and the generic
- * one-thread-per-sample kernel below, which runs the body of
- * cuda_common.cuh's ic_cu_conv_kernel for each block's image. plan.cu
- * decides which images take which launch (their own plans).
+ * apart; instantiated per kernel size and channel step by
+ * batch_rows_k*_s*.cu) and the generic one-thread-per-sample kernel below,
+ * which runs the body of cuda_common.cuh's ic_cu_conv_kernel for each block's
+ * image. plan.cu decides which images take which launch (their own plans).
  *
  * The table lives in one of SLOTS pinned host buffers and its device twin;
  * the slot is reused only after the event recorded behind its launches has
@@ -18,10 +18,18 @@
 
 #include "cuda/fast/batch_impl.cuh"
 
-IC_BATCH_ROWS(extern template, 3);
-IC_BATCH_ROWS(extern template, 5);
-IC_BATCH_ROWS(extern template, 7);
-IC_BATCH_ROWS(extern template, 9);
+IC_BATCH_ROWS(extern template, 3, 1);
+IC_BATCH_ROWS(extern template, 3, 3);
+IC_BATCH_ROWS(extern template, 3, 4);
+IC_BATCH_ROWS(extern template, 5, 1);
+IC_BATCH_ROWS(extern template, 5, 3);
+IC_BATCH_ROWS(extern template, 5, 4);
+IC_BATCH_ROWS(extern template, 7, 1);
+IC_BATCH_ROWS(extern template, 7, 3);
+IC_BATCH_ROWS(extern template, 7, 4);
+IC_BATCH_ROWS(extern template, 9, 1);
+IC_BATCH_ROWS(extern template, 9, 3);
+IC_BATCH_ROWS(extern template, 9, 4);
 
 using icf_batch::batch_img;
 

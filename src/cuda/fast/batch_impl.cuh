@@ -20,7 +20,9 @@
  * (the per-image planner decides per image size, plan.cu). Each kernel
  * carries one body (one kernel with both took the compile time of both
  * for each of its instantiations, and its registers were bounded by the
- * larger one).
+ * larger one). The kernels of one kernel size and channel step are
+ * instantiated by one part file, batch_rows_k<K>_s<STEP>.cu, so that the
+ * build compiles them in parallel.
  */
 #ifndef IC_CUDA_FAST_BATCH_IMPL_CUH
 #define IC_CUDA_FAST_BATCH_IMPL_CUH
@@ -120,8 +122,9 @@ ic_status rows_go(const ic_cuda_args *base, const float *w, const float *row, co
     return IC_OK;
 }
 
-/* The rows launch of channel step STEP: rank 0, the full sum at rows0 rows
- * per thread (4 only for 3x3); else the separable passes of that rank at 4. */
+/* The rows launch of channel step STEP (instantiated by the part files):
+ * rank 0, the full sum at rows0 rows per thread (4 only for 3x3); else the
+ * separable passes of that rank at 4. */
 template <int K, int STEP>
 ic_status rows_go_s(const ic_cuda_args *base, const float *w, const float *row, const float *col,
                     int rank, int rows0, const batch_img *tab, int n, unsigned blocks, char *err,
@@ -141,7 +144,7 @@ ic_status rows_go_s(const ic_cuda_args *base, const float *w, const float *row, 
 }
 
 /* The rows launch for kernel size K over n images of one rank (see
- * rows_go_s; instantiated by batch_rows_k*.cu). */
+ * rows_go_s). */
 template <int K>
 ic_status rows_launch(const ic_cuda_args *base, const float *w, const float *row, const float *col,
                       int rank, int rows0, const batch_img *tab, int n, unsigned blocks, char *err,
@@ -159,13 +162,13 @@ ic_status rows_launch(const ic_cuda_args *base, const float *w, const float *row
 
 } // namespace icf_batch
 
-/* Names the batched rows launch of one kernel size: a part file writes
- * IC_BATCH_ROWS(template, K); to instantiate it, batch.cu
- * IC_BATCH_ROWS(extern template, K); for every size. */
-#define IC_BATCH_ROWS(PREFIX, K)                                                                   \
-    PREFIX ic_status icf_batch::rows_launch<K>(const ic_cuda_args *base, const float *w,           \
-                                               const float *row, const float *col, int rank,       \
-                                               int rows0, const icf_batch::batch_img *tab, int n,  \
-                                               unsigned blocks, char *err, size_t errlen)
+/* Names the batched rows launches of one kernel size and channel step: a
+ * part file writes IC_BATCH_ROWS(template, K, STEP); to instantiate them,
+ * batch.cu IC_BATCH_ROWS(extern template, K, STEP); for every pair. */
+#define IC_BATCH_ROWS(PREFIX, K, STEP)                                                             \
+    PREFIX ic_status icf_batch::rows_go_s<K, STEP>(                                                \
+        const ic_cuda_args *base, const float *w, const float *row, const float *col, int rank,    \
+        int rows0, const icf_batch::batch_img *tab, int n, unsigned blocks, char *err,             \
+        size_t errlen)
 
 #endif
