@@ -1,10 +1,11 @@
 /*
  * batch.cu - the batched launches of the cuda fast path (issue 17): the
  * descriptor table of a batch, its upload, and one launch per method - the
- * rows kernels of batch_impl.cuh (instantiated per kernel size by
- * batch_rows_k*.cu) and the generic one-thread-per-sample kernel below, which
- * runs the body of cuda_common.cuh's ic_cu_conv_kernel for each block's image.
- * plan.cu decides which images take which launch (their own plans).
+ * rows kernels of batch_impl.cuh (the full-sum images and the separable ones
+ * apart; instantiated per kernel size and channel step by
+ * batch_rows_k*_s*.cu) and the generic one-thread-per-sample kernel below,
+ * which runs the body of cuda_common.cuh's ic_cu_conv_kernel for each block's
+ * image. plan.cu decides which images take which launch (their own plans).
  *
  * The table lives in one of SLOTS pinned host buffers and its device twin;
  * the slot is reused only after the event recorded behind its launches has
@@ -17,10 +18,18 @@
 
 #include "cuda/fast/batch_impl.cuh"
 
-IC_BATCH_ROWS(extern template, 3);
-IC_BATCH_ROWS(extern template, 5);
-IC_BATCH_ROWS(extern template, 7);
-IC_BATCH_ROWS(extern template, 9);
+IC_BATCH_ROWS(extern template, 3, 1);
+IC_BATCH_ROWS(extern template, 3, 3);
+IC_BATCH_ROWS(extern template, 3, 4);
+IC_BATCH_ROWS(extern template, 5, 1);
+IC_BATCH_ROWS(extern template, 5, 3);
+IC_BATCH_ROWS(extern template, 5, 4);
+IC_BATCH_ROWS(extern template, 7, 1);
+IC_BATCH_ROWS(extern template, 7, 3);
+IC_BATCH_ROWS(extern template, 7, 4);
+IC_BATCH_ROWS(extern template, 9, 1);
+IC_BATCH_ROWS(extern template, 9, 3);
+IC_BATCH_ROWS(extern template, 9, 4);
 
 using icf_batch::batch_img;
 
@@ -112,6 +121,58 @@ static ic_status take_slot(ic_fast_batch *b, int n, ic_fast_batch::slot **out, c
     return IC_OK;
 }
 
+/* The pointers, pitches and size of image `it` in its table entry. */
+static void set_image(batch_img *d, const ic_fast_batch_item *it)
+{
+    d->src = it->src;
+    d->dst = it->dst;
+    d->src_pitch = it->src_pitch;
+    d->dst_pitch = it->dst_pitch;
+    d->width = it->width;
+    d->height = it->height;
+}
+
+/* Image `it` as the next entry d of a rows launch at `rows` rows per thread
+ * with *blocks blocks so far; 0 when its grid is too large for the rows
+ * kernel (ic_fast_rows_launch sends such an image to the generic one). */
+static int rows_entry(batch_img *d, const ic_fast_batch_item *it, int step, int k, int rows,
+                      int planes, long long *blocks)
+{
+    long long grid_y = 0;
+    memset(d, 0, sizeof *d);
+    if (!icf_rows::rows_shape_of(it->width, it->height, step, k, rows, &d->e, &grid_y) ||
+        grid_y > IC_CU_MAX_GRID_Y)
+        return 0;
+    d->bx = d->e.main_bx + d->e.edge_bx;
+    d->by = (unsigned)grid_y;
+    d->first = *blocks;
+    *blocks += (long long)d->bx * d->by * planes;
+    set_image(d, it);
+    return 1;
+}
+
+/* The rows launch of n images of one rank (0: the full sum at rows0 rows
+ * per thread) for kernel size k. */
+static ic_status rows_launch_k(int k, const ic_cuda_args *base, const float *w, const float *row,
+                               const float *col, int rank, int rows0, const batch_img *tab, int n,
+                               long long blocks, char *err, size_t errlen)
+{
+    switch (k) {
+    case 3:
+        return icf_batch::rows_launch<3>(base, w, row, col, rank, rows0, tab, n, (unsigned)blocks,
+                                         err, errlen);
+    case 5:
+        return icf_batch::rows_launch<5>(base, w, row, col, rank, rows0, tab, n, (unsigned)blocks,
+                                         err, errlen);
+    case 7:
+        return icf_batch::rows_launch<7>(base, w, row, col, rank, rows0, tab, n, (unsigned)blocks,
+                                         err, errlen);
+    default:
+        return icf_batch::rows_launch<9>(base, w, row, col, rank, rows0, tab, n, (unsigned)blocks,
+                                         err, errlen);
+    }
+}
+
 extern "C" ic_status ic_fast_batch_launch(ic_fast_batch **bp, const ic_cuda_args *base,
                                           const float *w, const float *row, const float *col,
                                           int sms, const ic_fast_batch_item *items, int n,
@@ -146,35 +207,23 @@ extern "C" ic_status ic_fast_batch_launch(ic_fast_batch **bp, const ic_cuda_args
                     ((items[i].height + 3) / 4) * planes_rows;
     }
     const int rows0 = k == 3 && work >= (long long)(sms > 0 ? sms : 1) * IC_FAST_ROWS_FILL ? 4 : 2;
-    /* the table: rows images first, then the others; blocks end to end */
-    int nr = 0;
-    long long blocks_r = 0, blocks_g = 0;
-    for (int i = 0; i < n; i++) {
-        if (!method[i])
-            continue;
-        batch_img &d = tab[nr];
-        long long grid_y = 0;
-        const int rows = items[i].rank > 0 ? 4 : rows0;
-        if (!icf_rows::rows_shape_of(items[i].width, items[i].height, step, k, rows, &d.e,
-                                     &grid_y) ||
-            grid_y > IC_CU_MAX_GRID_Y) {
-            method[i] = 0; /* as ic_fast_rows_launch: the generic kernel */
-            memset(&d, 0, sizeof d);
-            continue;
+    /* the table: the full-sum rows images, the separable ones, the others;
+     * the blocks of each launch end to end from 0 */
+    int nf = 0, ns = 0;
+    long long blocks_f = 0, blocks_s = 0, blocks_g = 0;
+    for (int sep = 0; sep < 2; sep++)
+        for (int i = 0; i < n; i++) {
+            if (!method[i] || (items[i].rank > 0) != sep)
+                continue;
+            if (!rows_entry(&tab[nf + ns], &items[i], step, k, sep ? 4 : rows0, planes_rows,
+                            sep ? &blocks_s : &blocks_f))
+                method[i] = 0; /* as ic_fast_rows_launch: the generic kernel */
+            else if (sep)
+                ns++;
+            else
+                nf++;
         }
-        d.bx = d.e.main_bx + d.e.edge_bx;
-        d.by = (unsigned)grid_y;
-        d.rank = items[i].rank;
-        d.first = blocks_r;
-        blocks_r += (long long)d.bx * d.by * planes_rows;
-        d.src = items[i].src;
-        d.dst = items[i].dst;
-        d.src_pitch = items[i].src_pitch;
-        d.dst_pitch = items[i].dst_pitch;
-        d.width = items[i].width;
-        d.height = items[i].height;
-        nr++;
-    }
+    const int nr = nf + ns;
     int ng = 0;
     for (int i = 0; i < n; i++) {
         if (method[i])
@@ -185,16 +234,11 @@ extern "C" ic_status ic_fast_batch_launch(ic_fast_batch **bp, const ic_cuda_args
         d.by = ic_cu_div_up(items[i].height, IC_CU_DIRECT_BY);
         d.first = blocks_g;
         blocks_g += (long long)d.bx * d.by * base->channels;
-        d.src = items[i].src;
-        d.dst = items[i].dst;
-        d.src_pitch = items[i].src_pitch;
-        d.dst_pitch = items[i].dst_pitch;
-        d.width = items[i].width;
-        d.height = items[i].height;
+        set_image(&d, &items[i]);
         ng++;
     }
     free(method);
-    if (blocks_r > MAX_BLOCKS || blocks_g > MAX_BLOCKS) {
+    if (blocks_f > MAX_BLOCKS || blocks_s > MAX_BLOCKS || blocks_g > MAX_BLOCKS) {
         free(tab);
         return IC_OK; /* declined: the caller runs the images one by one */
     }
@@ -215,26 +259,11 @@ extern "C" ic_status ic_fast_batch_launch(ic_fast_batch **bp, const ic_cuda_args
     *launched = 1; /* from here on something may be queued */
     IC_CUDA_CHECK(cudaMemcpyAsync(sl->dev, sl->host, (size_t)n * sizeof(batch_img),
                                   cudaMemcpyHostToDevice, stream));
-    if (nr > 0) {
-        switch (k) {
-        case 3:
-            s = icf_batch::rows_launch<3>(base, w, row, col, ranks, rows0, sl->dev, nr,
-                                          (unsigned)blocks_r, err, errlen);
-            break;
-        case 5:
-            s = icf_batch::rows_launch<5>(base, w, row, col, ranks, rows0, sl->dev, nr,
-                                          (unsigned)blocks_r, err, errlen);
-            break;
-        case 7:
-            s = icf_batch::rows_launch<7>(base, w, row, col, ranks, rows0, sl->dev, nr,
-                                          (unsigned)blocks_r, err, errlen);
-            break;
-        default:
-            s = icf_batch::rows_launch<9>(base, w, row, col, ranks, rows0, sl->dev, nr,
-                                          (unsigned)blocks_r, err, errlen);
-            break;
-        }
-    }
+    if (nf > 0)
+        s = rows_launch_k(k, base, w, row, col, 0, rows0, sl->dev, nf, blocks_f, err, errlen);
+    if (s == IC_OK && ns > 0)
+        s = rows_launch_k(k, base, w, row, col, ranks, rows0, sl->dev + nf, ns, blocks_s, err,
+                          errlen);
     if (s == IC_OK && ng > 0) {
         batch_global_kernel<<<(unsigned)blocks_g, dim3(IC_CU_DIRECT_BX, IC_CU_DIRECT_BY), 0,
                               stream>>>(*base, sl->dev + nr, ng);

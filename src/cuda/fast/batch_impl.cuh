@@ -13,12 +13,16 @@
  * sample is computed by the same instructions, in the same order, as by the
  * one-image launch: the batch equals the image-by-image loop bit for bit.
  *
- * The rows kernel of a batch carries two bodies: the full K x K sum for the
- * images whose own plan keeps it (ROWS0 rows per thread: the count does not
- * change any result) and, when the kernel factors, the separable passes of
- * rank RANKS at 4 rows per thread for the images whose plan takes those
- * (the per-image planner decides per image size, plan.cu). The branch
- * between them is uniform per block.
+ * The rows images of a batch take up to two launches: one for the images
+ * whose own plan keeps the full K x K sum (ROWS0 rows per thread: the count
+ * does not change any result) and, when the kernel factors, one for those
+ * whose plan takes the separable passes of rank RANK at 4 rows per thread
+ * (the per-image planner decides per image size, plan.cu). Each kernel
+ * carries one body (one kernel with both took the compile time of both
+ * for each of its instantiations, and its registers were bounded by the
+ * larger one). The kernels of one kernel size and channel step are
+ * instantiated by one part file, batch_rows_k<K>_s<STEP>.cu, so that the
+ * build compiles them in parallel.
  */
 #ifndef IC_CUDA_FAST_BATCH_IMPL_CUH
 #define IC_CUDA_FAST_BATCH_IMPL_CUH
@@ -36,7 +40,6 @@ struct batch_img {
     long long first; /* index of the image's first block in its launch */
     int width, height;
     unsigned bx, by;        /* blocks per grid row and grid rows of its own launch */
-    int rank;               /* rows: 0 for the full sum, else the separable passes */
     icf_rows::rows_edges e; /* rows: where its edge outputs are */
 };
 
@@ -80,111 +83,92 @@ __device__ __forceinline__ void batch_block(const batch_img &d, long long b, uns
     *by = rest - *bz * d.by;
 }
 
-constexpr int min_of(int a, int b)
-{
-    return a < b ? a : b;
-}
-
-/* Blocks per SM of a batched rows kernel: those of its bodies, one fewer for
+/* Blocks per SM of a batched rows kernel: those of its body, one fewer for
  * RGBA (the image's arguments live in registers here, not in the parameter
  * bank: at the one-image kernel's 64 registers the RGBA bodies spilled
  * 1.2-2.4 KB per thread, ptxas -v). */
-template <int K, int STEP, int RANKS, int ROWS0> constexpr int batch_min_blocks()
+template <int K, int STEP, int ROWS> constexpr int batch_min_blocks()
 {
-    return (STEP == 4 ? -1 : 0) + (RANKS > 0 ? min_of(icf_rows::rows_min_blocks<K, ROWS0>(),
-                                                      icf_rows::rows_min_blocks<K, 4>())
-                                             : icf_rows::rows_min_blocks<K, ROWS0>());
+    return (STEP == 4 ? -1 : 0) + icf_rows::rows_min_blocks<K, ROWS>();
 }
 
-template <int K, int STEP, int RANKS, int ROWS0>
-__global__ void __launch_bounds__(icf_rows::BX *icf_rows::BY,
-                                  (batch_min_blocks<K, STEP, RANKS, ROWS0>()))
-    batch_rows_kernel(const ic_cuda_args base, const icf_rows::rows_w<K, 0> wf,
-                      const icf_rows::rows_w<K, RANKS> ws, const batch_img *tab, int n)
+template <int K, int STEP, int RANK, int ROWS>
+__global__ void __launch_bounds__(icf_rows::BX *icf_rows::BY, (batch_min_blocks<K, STEP, ROWS>()))
+    batch_rows_kernel(const ic_cuda_args base, const icf_rows::rows_w<K, RANK> w,
+                      const batch_img *tab, int n)
 {
     const long long b = blockIdx.x;
     const batch_img &d = tab[batch_find(tab, n, b)];
     const ic_cuda_args a = batch_args(base, d);
     unsigned bx, by, bz;
     batch_block(d, b, &bx, &by, &bz);
-    if constexpr (RANKS > 0) {
-        if (d.rank) {
-            icf_rows::rows_body<K, STEP, RANKS, 4>(a, ws, d.e, bx, by, bz);
-            return;
-        }
-    }
-    icf_rows::rows_body<K, STEP, 0, ROWS0>(a, wf, d.e, bx, by, bz);
+    icf_rows::rows_body<K, STEP, RANK, ROWS>(a, w, d.e, bx, by, bz);
 }
 
-/* The rows launch of a batch: n images in tab (device), `blocks` blocks in
- * all; ranks = the separable rank of the images with rank != 0 (0: none). */
-template <int K, int STEP, int RANKS, int ROWS0>
+/* One rows launch of a batch: n images in tab (device), `blocks` blocks in
+ * all. */
+template <int K, int STEP, int RANK, int ROWS>
 ic_status rows_go(const ic_cuda_args *base, const float *w, const float *row, const float *col,
                   const batch_img *tab, int n, unsigned blocks, char *err, size_t errlen)
 {
-    icf_rows::rows_w<K, 0> wf;
-    icf_rows::rows_weights<K, 0>(&wf, w, row, col);
-    icf_rows::rows_w<K, RANKS> ws;
-    icf_rows::rows_weights<K, RANKS>(&ws, w, row, col);
-    batch_rows_kernel<K, STEP, RANKS, ROWS0>
-        <<<blocks, dim3(icf_rows::BX, icf_rows::BY), 0, (cudaStream_t)base->stream>>>(*base, wf, ws,
-                                                                                      tab, n);
+    icf_rows::rows_w<K, RANK> p;
+    icf_rows::rows_weights<K, RANK>(&p, w, row, col);
+    batch_rows_kernel<K, STEP, RANK, ROWS>
+        <<<blocks, dim3(icf_rows::BX, icf_rows::BY), 0, (cudaStream_t)base->stream>>>(*base, p, tab,
+                                                                                      n);
     const cudaError_t ce = cudaGetLastError();
     if (ce != cudaSuccess)
         return ic_cuda_fail(err, errlen, "cuda fast batched rows kernel launch", (int)ce);
     return IC_OK;
 }
 
-template <int K, int STEP, int RANKS>
-ic_status rows_go_r(const ic_cuda_args *base, const float *w, const float *row, const float *col,
-                    int rows0, const batch_img *tab, int n, unsigned blocks, char *err,
-                    size_t errlen)
-{
-    if (K == 3 && rows0 == 4)
-        return rows_go<K, STEP, RANKS, 4>(base, w, row, col, tab, n, blocks, err, errlen);
-    return rows_go<K, STEP, RANKS, 2>(base, w, row, col, tab, n, blocks, err, errlen);
-}
-
+/* The rows launch of channel step STEP (instantiated by the part files):
+ * rank 0, the full sum at rows0 rows per thread (4 only for 3x3); else the
+ * separable passes of that rank at 4. */
 template <int K, int STEP>
 ic_status rows_go_s(const ic_cuda_args *base, const float *w, const float *row, const float *col,
-                    int ranks, int rows0, const batch_img *tab, int n, unsigned blocks, char *err,
+                    int rank, int rows0, const batch_img *tab, int n, unsigned blocks, char *err,
                     size_t errlen)
 {
-    switch (ranks) {
+    switch (rank) {
     case 0:
-        return rows_go_r<K, STEP, 0>(base, w, row, col, rows0, tab, n, blocks, err, errlen);
+        if constexpr (K == 3)
+            if (rows0 == 4)
+                return rows_go<K, STEP, 0, 4>(base, w, row, col, tab, n, blocks, err, errlen);
+        return rows_go<K, STEP, 0, 2>(base, w, row, col, tab, n, blocks, err, errlen);
     case 1:
-        return rows_go_r<K, STEP, 1>(base, w, row, col, rows0, tab, n, blocks, err, errlen);
+        return rows_go<K, STEP, 1, 4>(base, w, row, col, tab, n, blocks, err, errlen);
     default:
-        return rows_go_r<K, STEP, 2>(base, w, row, col, rows0, tab, n, blocks, err, errlen);
+        return rows_go<K, STEP, 2, 4>(base, w, row, col, tab, n, blocks, err, errlen);
     }
 }
 
-/* The rows launch for kernel size K (instantiated by batch_rows_k*.cu). */
+/* The rows launch for kernel size K over n images of one rank (see
+ * rows_go_s). */
 template <int K>
 ic_status rows_launch(const ic_cuda_args *base, const float *w, const float *row, const float *col,
-                      int ranks, int rows0, const batch_img *tab, int n, unsigned blocks, char *err,
+                      int rank, int rows0, const batch_img *tab, int n, unsigned blocks, char *err,
                       size_t errlen)
 {
     switch (base->soa ? 1 : base->channels) {
     case 1:
-        return rows_go_s<K, 1>(base, w, row, col, ranks, rows0, tab, n, blocks, err, errlen);
+        return rows_go_s<K, 1>(base, w, row, col, rank, rows0, tab, n, blocks, err, errlen);
     case 3:
-        return rows_go_s<K, 3>(base, w, row, col, ranks, rows0, tab, n, blocks, err, errlen);
+        return rows_go_s<K, 3>(base, w, row, col, rank, rows0, tab, n, blocks, err, errlen);
     default:
-        return rows_go_s<K, 4>(base, w, row, col, ranks, rows0, tab, n, blocks, err, errlen);
+        return rows_go_s<K, 4>(base, w, row, col, rank, rows0, tab, n, blocks, err, errlen);
     }
 }
 
 } // namespace icf_batch
 
-/* Names the batched rows launch of one kernel size: a part file writes
- * IC_BATCH_ROWS(template, K); to instantiate it, batch.cu
- * IC_BATCH_ROWS(extern template, K); for every size. */
-#define IC_BATCH_ROWS(PREFIX, K)                                                                   \
-    PREFIX ic_status icf_batch::rows_launch<K>(const ic_cuda_args *base, const float *w,           \
-                                               const float *row, const float *col, int ranks,      \
-                                               int rows0, const icf_batch::batch_img *tab, int n,  \
-                                               unsigned blocks, char *err, size_t errlen)
+/* Names the batched rows launches of one kernel size and channel step: a
+ * part file writes IC_BATCH_ROWS(template, K, STEP); to instantiate them,
+ * batch.cu IC_BATCH_ROWS(extern template, K, STEP); for every pair. */
+#define IC_BATCH_ROWS(PREFIX, K, STEP)                                                             \
+    PREFIX ic_status icf_batch::rows_go_s<K, STEP>(                                                \
+        const ic_cuda_args *base, const float *w, const float *row, const float *col, int rank,    \
+        int rows0, const icf_batch::batch_img *tab, int n, unsigned blocks, char *err,             \
+        size_t errlen)
 
 #endif

@@ -167,15 +167,15 @@ typedef struct ic_fast_batch_item {
 typedef struct ic_fast_batch ic_fast_batch;
 void ic_fast_batch_free(ic_fast_batch *b);
 
-/* Queues one launch per method (rows, global) for the n items on
- * base->stream: base holds what the images share (device weights w, kernel
- * size, channels, layout, type, border, bias, premultiply, stream); w, row
- * and col are the host weights (full; rank pairs of the separable vectors
- * when an item has rank > 0); sms sizes the rows-per-thread choice. Items the
- * rows launch cannot take (grid too large) go to the global launch, as the
- * one-image launch sends them. *launched = 0 (and IC_OK) when the batch would
- * need more than 2^31-1 blocks in one launch: nothing is queued. *b is
- * created on first use. */
+/* Queues one launch per method (rows full sum, rows separable, global) for
+ * the n items on base->stream: base holds what the images share (device
+ * weights w, kernel size, channels, layout, type, border, bias, premultiply,
+ * stream); w, row and col are the host weights (full; rank pairs of the
+ * separable vectors when an item has rank > 0); sms sizes the rows-per-thread
+ * choice. Items the rows launches cannot take (grid too large) go to the
+ * global launch, as the one-image launch sends them. *launched = 0 (and
+ * IC_OK) when the batch would need more than 2^31-1 blocks in one launch:
+ * nothing is queued. *b is created on first use. */
 ic_status ic_fast_batch_launch(ic_fast_batch **b, const ic_cuda_args *base, const float *w,
                                const float *row, const float *col, int sms,
                                const ic_fast_batch_item *items, int n, int *launched, char *err,

@@ -4,7 +4,8 @@
  * memory and no barriers. This file holds the entry points (eligibility, the
  * rows-per-thread choice, the launch); the kernels and their launch helpers
  * are in rows_impl.cuh, instantiated by the parts rows_k*.cu (a kernel size
- * and some ranks each) so that the build compiles them in parallel.
+ * and some ranks each; for 7x7 and 9x9 one channel step of them each) so
+ * that the build compiles them in parallel.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -19,12 +20,24 @@ IC_ROWS_LAUNCH_C(extern template, 3, 2);
 IC_ROWS_LAUNCH_C(extern template, 5, 0);
 IC_ROWS_LAUNCH_C(extern template, 5, 1);
 IC_ROWS_LAUNCH_C(extern template, 5, 2);
-IC_ROWS_LAUNCH_C(extern template, 7, 0);
-IC_ROWS_LAUNCH_C(extern template, 7, 1);
-IC_ROWS_LAUNCH_C(extern template, 7, 2);
-IC_ROWS_LAUNCH_C(extern template, 9, 0);
-IC_ROWS_LAUNCH_C(extern template, 9, 1);
-IC_ROWS_LAUNCH_C(extern template, 9, 2);
+IC_ROWS_LAUNCH_R(extern template, 7, 1, 0);
+IC_ROWS_LAUNCH_R(extern template, 7, 3, 0);
+IC_ROWS_LAUNCH_R(extern template, 7, 4, 0);
+IC_ROWS_LAUNCH_R(extern template, 7, 1, 1);
+IC_ROWS_LAUNCH_R(extern template, 7, 3, 1);
+IC_ROWS_LAUNCH_R(extern template, 7, 4, 1);
+IC_ROWS_LAUNCH_R(extern template, 7, 1, 2);
+IC_ROWS_LAUNCH_R(extern template, 7, 3, 2);
+IC_ROWS_LAUNCH_R(extern template, 7, 4, 2);
+IC_ROWS_LAUNCH_R(extern template, 9, 1, 0);
+IC_ROWS_LAUNCH_R(extern template, 9, 3, 0);
+IC_ROWS_LAUNCH_R(extern template, 9, 4, 0);
+IC_ROWS_LAUNCH_R(extern template, 9, 1, 1);
+IC_ROWS_LAUNCH_R(extern template, 9, 3, 1);
+IC_ROWS_LAUNCH_R(extern template, 9, 4, 1);
+IC_ROWS_LAUNCH_R(extern template, 9, 1, 2);
+IC_ROWS_LAUNCH_R(extern template, 9, 3, 2);
+IC_ROWS_LAUNCH_R(extern template, 9, 4, 2);
 
 using icf_rows::BY;
 using icf_rows::CHUNK;

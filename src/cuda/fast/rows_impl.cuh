@@ -2,9 +2,9 @@
  * rows_impl.cuh - the kernels and launch helpers of the `rows` method of the
  * cuda fast path (rows.cu holds its entry points and dispatches to the parts
  * rows_k*.cu, which instantiate these templates a kernel size and some ranks
- * each so that they compile in parallel): small square kernels (3, 5, 7, 9)
- * straight from global memory with 16-byte loads, no shared memory and no
- * barriers.
+ * each, or one channel step of them, so that they compile in parallel): small
+ * square kernels (3, 5, 7, 9) straight from global memory with 16-byte loads,
+ * no shared memory and no barriers.
  *
  * A row of an AoS image is a run of width*channels samples in which a
  * horizontal tap is `channels` samples away; an SoA plane is the same with a
@@ -169,7 +169,7 @@ template <int K, int ROWS> constexpr int rows_min_blocks()
 }
 
 /* The work of block (bx, by, bz) of a rows launch over image a: rows_kernel
- * passes its blockIdx, the batched launch (batch_rows.cuh) the block's place
+ * passes its blockIdx, the batched launch (batch_impl.cuh) the block's place
  * in its image. */
 template <int K, int STEP, int RANK, int ROWS>
 __device__ __forceinline__ void rows_body(const ic_cuda_args &a, const rows_w<K, RANK> &w,
@@ -428,5 +428,14 @@ ic_status launch_k(const ic_cuda_args *a, const float *w, const float *row, cons
     PREFIX ic_status icf_rows::launch_c<K, RANK>(const ic_cuda_args *a, const float *w,            \
                                                  const float *row, const float *col, int rows,     \
                                                  char *err, size_t errlen)
+
+/* The same for one channel step of a pair, where its kernels are too slow to
+ * compile in one part: parts write IC_ROWS_LAUNCH_R(template, K, STEP, RANK)
+ * for steps 1, 3 and 4, and rows.cu declares those extern in place of the
+ * pair's IC_ROWS_LAUNCH_C (its launch_c is then rows.cu's, a host switch). */
+#define IC_ROWS_LAUNCH_R(PREFIX, K, STEP, RANK)                                                    \
+    PREFIX ic_status icf_rows::launch_r<K, STEP, RANK>(const ic_cuda_args *a, const float *w,      \
+                                                       const float *row, const float *col,         \
+                                                       int rows, char *err, size_t errlen)
 
 #endif

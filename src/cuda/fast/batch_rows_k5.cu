@@ -1,4 +1,0 @@
-/* batch_rows_k5.cu - the batched rows kernels (batch_impl.cuh) for 5x5. */
-#include "cuda/fast/batch_impl.cuh"
-
-IC_BATCH_ROWS(template, 5);

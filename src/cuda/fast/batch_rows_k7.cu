@@ -1,4 +1,0 @@
-/* batch_rows_k7.cu - the batched rows kernels (batch_impl.cuh) for 7x7. */
-#include "cuda/fast/batch_impl.cuh"
-
-IC_BATCH_ROWS(template, 7);
