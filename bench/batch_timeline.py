@@ -9,8 +9,9 @@ read). Stages: d a worker's decode (libjpeg-turbo & co), r/g the GPU side's
 file reads and nvJPEG decodes (a batch each), f the host-route filter (host
 to host), F the device-route filter (host to device into a codec slot) or a
 device image's, e a CPU encode, n a GPU-side encode (nvJPEG), w an atomic
-write. Moments: C the filter contexts exist, E the GPU codec encodes, D its
-decoders are open (or failed).
+write. Moments: C the filter contexts exist, S the GPU codec's slots (the
+device route), E its nvJPEG encoder is open, D its decoders are open (or
+failed, or not needed).
 
 Prints markdown: the moments, each stage's count / busy time / mean, and a
 table of bins: for each bin, the threads busy in each stage on average
@@ -30,7 +31,8 @@ NAMES = {
     "n": "encode (GPU side)",
     "w": "write",
 }
-MOMENTS = {"C": "filter contexts made", "E": "GPU codec encodes", "D": "GPU decoders open"}
+MOMENTS = {"C": "filter contexts made", "S": "GPU codec slots ready", "E": "nvJPEG encoder open",
+           "D": "GPU decoders open (or not needed)"}
 ORDER = "drgfFenw"
 
 

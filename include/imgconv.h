@@ -804,7 +804,9 @@ typedef struct ic_decode_result {
 } ic_decode_result;
 
 /* Creates a GPU codec with `slots` slots (1..1024) on the device of ctx, whose
- * backend must be a CUDA one. Errors: IC_ERR_UNSUPPORTED (a CPU backend or a
+ * backend must be a CUDA one. nvJPEG opens on a thread of the codec's own
+ * (about 0.3 s): the call returns before, slots can be filled meanwhile, and
+ * the first call that needs nvJPEG waits for it. Errors: IC_ERR_UNSUPPORTED (a CPU backend or a
  * context split over several devices), IC_ERR_INVALID_ARG, IC_ERR_DEVICE,
  * IC_ERR_NOMEM; ic_last_error() says why. */
 ic_status ic_gpu_codec_create(ic_gpu_codec **codec, const ic_context *ctx, int slots);
@@ -821,9 +823,8 @@ void ic_gpu_codec_free(ic_gpu_codec *codec);
 const char *ic_gpu_codec_engine(const ic_gpu_codec *codec);
 
 /* The encoder of 3-channel JPEG outputs: "nvjpeg" when ic_gpu_encode encodes
- * them on the device, "cpu" when it copies them to the CPU writer. Known as
- * soon as the codec exists (it opens nothing: ic_gpu_codec_create makes what
- * nvJPEG needs to encode, the decoders are made at their first use). */
+ * them on the device, "cpu" when it copies them to the CPU writer. Waits for
+ * nvJPEG's open (not for its decoders, which are made at their first use). */
 const char *ic_gpu_codec_encoder(const ic_gpu_codec *codec);
 
 /* Decodes n files (1 <= n <= slots) held in memory into device images:

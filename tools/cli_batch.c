@@ -103,15 +103,17 @@ typedef struct batch {
     pthread_cond_t slot_freed;
     int gpu_state;          /* GPU_* */
     int *free_slots, nfree; /* GPU side: codec slots not in use */
+    size_t *slot_bytes;     /* ... the device-route image bytes each one holds */
+    size_t dev_held;        /* ... their sum (at most BATCH_DEV_BYTES) */
     int next, done, written, failed, skipped;
     int nworkers;          /* the CPU workers */
     int inflight, budget;  /* host images in memory, and as many as there may always be */
     int max_inflight;      /* ... and the most there may be while held < held_cap */
     size_t held, held_cap; /* the samples of those in memory (bytes) */
-    int enc_ready;         /* GPU side: the codec encodes JPEGs on the device (device route) */
-    int to_device;         /* host images filtered into codec slots (device route) */
-    int by_cpu, by_gpu;    /* files decoded by the CPU workers / by the GPU codec */
-    double bytes;          /* decoded sample bytes of the files written */
+    int enc_ready; /* GPU side: the device route is open (codec slots; nvJPEG open or opening) */
+    int to_device; /* host images filtered into codec slots (device route) */
+    int by_cpu, by_gpu; /* files decoded by the CPU workers / by the GPU codec */
+    double bytes;       /* decoded sample bytes of the files written */
     double ms_read, ms_decode, ms_filter, ms_encode, ms_write, ms_gpu_open, ms_gpu_enc;
     cli_progress bar; /* on stderr */
     trace_ev *trace;  /* IC_BATCH_TRACE: the stages' intervals (add_time) */
@@ -179,8 +181,9 @@ static void add_time(batch *b, double *acc, double t0, char stage)
     pthread_mutex_unlock(&b->mu);
 }
 
-/* Marks a moment in the trace: C (the filter contexts exist), E (the GPU
- * codec encodes), D (its decoders are open or failed). */
+/* Marks a moment in the trace: C (the filter contexts exist), S (the GPU
+ * codec's slots: the device route), E (its nvJPEG encoder is open), D (its
+ * decoders are open, failed or not needed). */
 static void mark(batch *b, char what)
 {
     add_time(b, NULL, cli_now_ms(), what);
@@ -214,6 +217,8 @@ static void slot_give(batch *b, int s)
 {
     pthread_mutex_lock(&b->mu);
     b->free_slots[b->nfree++] = s;
+    b->dev_held -= b->slot_bytes[s];
+    b->slot_bytes[s] = 0;
     pthread_cond_broadcast(&b->slot_freed);
     pthread_mutex_unlock(&b->mu);
 }
@@ -442,15 +447,22 @@ static void *worker(void *arg)
  * CPU encode, instead of a copy each way and about 11 ms of a core for an HD
  * JPEG. Returns the slot taken, or -1 (the host route: no codec yet, another
  * output, or every slot in use). */
+/* The device-route images in codec slots at most, in bytes (a device-memory
+ * bound beside the slot count; one image alone may be larger). */
+#define BATCH_DEV_BYTES ((size_t)2048 << 20)
+
 static int device_slot(batch *b, const item *it)
 {
     const ic_image *im = &it->img;
     if (im->type != IC_U8 || im->channels != 3 || im->layout != IC_AOS ||
         ic_format_from_path(b->files.v[it->idx].out) != IC_FMT_JPEG)
         return -1;
+    const size_t bytes = sample_bytes(im);
     pthread_mutex_lock(&b->mu);
-    if (b->decode_mode == DEC_CPU_DEV) { /* wait for the encoder, then for a slot */
-        while (!b->enc_ready ? b->gpu_state == GPU_OPENING : b->nfree == 0)
+    if (b->decode_mode == DEC_CPU_DEV) { /* wait for the codec, then for a slot */
+        while (!b->enc_ready
+                   ? b->gpu_state == GPU_OPENING
+                   : b->nfree == 0 || (b->dev_held > 0 && b->dev_held + bytes > BATCH_DEV_BYTES))
             pthread_cond_wait(&b->slot_freed, &b->mu);
     } else {
         /* While the codec opens, wait for its encoder rather than take the
@@ -468,8 +480,14 @@ static int device_slot(batch *b, const item *it)
             pthread_cond_timedwait(&b->slot_freed, &b->mu, &ts);
         }
     }
-    const int s = b->enc_ready && b->nfree > 0 ? b->free_slots[--b->nfree] : -1;
-    b->to_device += s >= 0;
+    const int s =
+        b->enc_ready && b->nfree > 0 && (b->dev_held == 0 || b->dev_held + bytes <= BATCH_DEV_BYTES)
+            ? b->free_slots[--b->nfree]
+            : -1;
+    if (s >= 0) {
+        b->slot_bytes[s] = bytes;
+        b->dev_held += bytes;
+    }
     pthread_mutex_unlock(&b->mu);
     return s;
 }
@@ -483,11 +501,14 @@ static void filter_host(batch *b, ic_context *ctx, const ic_kernel *k, const ic_
     me.msg[0] = '\0';
     ic_status s =
         cli_check_memory(b->o, ctx, &it->img, k, "", &me) == CLI_EXIT_OK ? IC_OK : IC_ERR_TOO_LARGE;
-    const int sl = s == IC_OK ? device_slot(b, it) : -1; /* may wait for the encoder */
+    int sl = s == IC_OK ? device_slot(b, it) : -1; /* may wait for the codec */
     const double t = cli_now_ms();
+    if (sl >= 0 && ic_gpu_codec_output(b->codec, sl, &it->img, &it->out) != IC_OK) {
+        slot_give(b, sl); /* no device memory for it: the host route */
+        sl = -1;
+    }
     if (sl >= 0) {
         it->slot = sl; /* from here the item ends as a slot's (item_end) */
-        s = ic_gpu_codec_output(b->codec, sl, &it->img, &it->out);
     } else if (s == IC_OK) {
         s = ic_image_create_type(&it->out, it->img.width, it->img.height, it->img.channels,
                                  it->img.layout, it->img.type);
@@ -507,6 +528,9 @@ static void filter_host(batch *b, ic_context *ctx, const ic_kernel *k, const ic_
         return;
     }
     if (sl >= 0) {
+        pthread_mutex_lock(&b->mu);
+        b->to_device++;
+        pthread_mutex_unlock(&b->mu);
         unbudget(b, it); /* its host image is gone: the workers may decode more */
         cli_queue_push(&b->gfiltered, it);
         return;
@@ -577,16 +601,18 @@ static int online_cpus(void)
 
 /* ---- the GPU side: JPEG files with a CUDA backend ---------------------------------- */
 
-/* One thread opens the GPU codec (nvJPEG's handles and states: a second or
- * more, while the CPU workers already decode, and the filter already runs
- * on the CUDA context), then decodes batches of files with nvJPEG into codec
+/* One thread makes the GPU codec (its slots at once, nvJPEG's encoder on a
+ * thread of the codec's own, while the CPU workers already decode and the
+ * filter takes their images into slots), then, when enough files are left,
+ * opens nvJPEG's decoders (0.5-1 s) and decodes batches of files into codec
  * slots, taking its files from the same list as the CPU workers. Its images
  * stay on the device: filtered device to device, encoded by GPU encoder
  * threads (nvJPEG for JPEG outputs, else the CPU writer after one download)
  * and written by writer threads. An image holds a codec slot from its decode
- * to its write, so at most GPU_SLOTS images are on the device. */
+ * (or device-route filter) to its write, so at most GPU_SLOTS images are on
+ * the device. */
 #define GPU_BATCH 16                     /* files per batched decode */
-#define GPU_SLOTS 48                     /* images in flight on the device */
+#define GPU_SLOTS 256                    /* images in flight on the device (BATCH_DEV_BYTES too) */
 #define GPU_ENCODERS 4                   /* nvJPEG encodes at once (its encoder lanes) */
 #define GPU_MIN_FILES 64                 /* fewer JPEGs: no GPU side (IC_BATCH_DECODE=both) */
 #define BATCH_WRITERS 16                 /* atomic writes in parallel (each waits for an fsync) */
@@ -612,18 +638,24 @@ static ic_gpu_codec *gpu_open(batch *b)
     char msg[256] = "";
     const double t = cli_now_ms();
     const ic_status s = cli_noted(ic_gpu_codec_create(&c, b->ctx, GPU_SLOTS), msg, sizeof msg);
-    /* The codec encodes from here: the workers' host images may take the
-     * device route at once. */
-    const int enc = s == IC_OK && strcmp(ic_gpu_codec_encoder(c), "nvjpeg") == 0;
-    if (enc) {
+    /* The codec's slots exist from here, while nvJPEG opens on a thread of
+     * its own (0.3 s): the workers' host images may take the device route at
+     * once, their encodes waiting for the open. */
+    if (s == IC_OK && ic_format_supported(IC_FMT_JPEG)) {
         pthread_mutex_lock(&b->mu);
         b->codec = c;
         b->enc_ready = 1;
-        b->ms_gpu_enc = cli_now_ms() - t;
         pthread_cond_broadcast(&b->slot_freed); /* filters waiting for the device route */
         pthread_mutex_unlock(&b->mu);
-        mark(b, 'E');
+        mark(b, 'S');
     }
+    const int enc = s == IC_OK && strcmp(ic_gpu_codec_encoder(c), "nvjpeg") == 0; /* waits */
+    pthread_mutex_lock(&b->mu);
+    b->ms_gpu_enc = cli_now_ms() - t;
+    b->enc_ready = enc; /* without nvJPEG the host route is the faster one */
+    pthread_mutex_unlock(&b->mu);
+    if (enc)
+        mark(b, 'E');
     /* The decoders (nvJPEG's set-up, on this thread: 0.5-1 s while the
      * workers load the cores) only when enough files are left for them: the
      * workers decode about one HD JPEG per 18 ms each, so fewer than 32 a
@@ -1213,7 +1245,8 @@ int cli_run_batch(const cli_options *o, cli_err *e)
         rc = -1;
     if (rc == 0 && gpu_side) {
         b.free_slots = malloc(GPU_SLOTS * sizeof *b.free_slots);
-        if (!b.free_slots)
+        b.slot_bytes = calloc(GPU_SLOTS, sizeof *b.slot_bytes);
+        if (!b.free_slots || !b.slot_bytes)
             rc = -1;
         for (int i = 0; rc == 0 && i < GPU_SLOTS; i++)
             b.free_slots[b.nfree++] = i;
@@ -1232,6 +1265,7 @@ int cli_run_batch(const cli_options *o, cli_err *e)
         ic_context_free(cj.ctx);
         destroy_queues(&b);
         free(b.free_slots);
+        free(b.slot_bytes);
         cli_files_free(&b.files);
         ic_kernel_free(&k);
         cli_board_destroy(&b.board);
@@ -1294,6 +1328,7 @@ int cli_run_batch(const cli_options *o, cli_err *e)
     free(b.trace);
     ic_gpu_codec_free(b.codec);
     free(b.free_slots);
+    free(b.slot_bytes);
     cli_board_destroy(&b.board);
     pthread_cond_destroy(&b.slot_freed);
     pthread_mutex_destroy(&b.mu);

@@ -101,6 +101,8 @@ ic_status ic_gpu_encode(ic_gpu_codec *codec, int slot, const ic_image *img, cons
 
 #else /* IC_HAVE_CUDA */
 
+#include <pthread.h>
+
 #include "cuda/codec/nvjpeg.h"
 
 #define MAX_SLOTS 1024
@@ -125,7 +127,17 @@ struct ic_gpu_codec {
     int device;
     int nslots;
     slot *s;
-    ic_nvjpeg *nj;    /* NULL: nvJPEG not built in or not usable; every file via the CPU */
+    ic_nvjpeg *nj; /* NULL: nvJPEG not built in or not usable; every file via the CPU */
+    /* nvJPEG opens on a thread of its own from ic_gpu_codec_create (its
+     * handle and first encoder lane take ~0.3 s on the H100 machine), so
+     * the codec's slots can be filled meanwhile; every use of nj waits for
+     * it first (codec_nj). */
+    pthread_t open_th;
+    int open_on; /* open_th runs or was not joined yet */
+    int open_mu_made;
+    pthread_mutex_t open_mu;
+    ic_status open_st; /* what the open returned, with open_err */
+    char open_err[256];
     void *ustream;    /* the CPU path's uploads (decode side) */
     char engine[320]; /* "cpu (nvJPEG: why)" when nvJPEG is built in but would not open */
     /* Per-batch scratch of ic_gpu_decode. */
@@ -135,6 +147,36 @@ struct ic_gpu_codec {
     uint8_t **dst;
     size_t *pitch;
 };
+
+/* Opens nvJPEG for codec c (on open_th, or in ic_gpu_codec_create when no
+ * thread could be made). */
+static void *open_main(void *arg)
+{
+    ic_gpu_codec *c = arg;
+    c->open_err[0] = '\0';
+    c->open_st = ic_nvjpeg_open(&c->nj, c->device, c->nslots, c->open_err, sizeof c->open_err);
+    return NULL;
+}
+
+/* nvJPEG once its open is done (NULL when it would not open: every file
+ * then takes the CPU codec, and the engine says why). */
+static ic_nvjpeg *codec_nj(ic_gpu_codec *c)
+{
+    if (!c->open_mu_made)
+        return NULL;
+    pthread_mutex_lock(&c->open_mu);
+    if (c->open_on) {
+        pthread_join(c->open_th, NULL);
+        c->open_on = 0;
+        if (c->open_st != IC_OK)
+            snprintf(c->engine, sizeof c->engine, "cpu (nvJPEG: %s)", c->open_err);
+    } else if (c->open_st != IC_OK && strncmp(c->engine, "cpu (", 5) != 0) {
+        snprintf(c->engine, sizeof c->engine, "cpu (nvJPEG: %s)", c->open_err); /* opened here */
+    }
+    ic_nvjpeg *nj = c->nj;
+    pthread_mutex_unlock(&c->open_mu);
+    return nj;
+}
 
 /* Makes b hold at least rows rows of row_bytes. */
 static ic_status dbuf_fit(const ic_gpu_codec *c, dbuf *b, size_t row_bytes, int rows, char *err,
@@ -156,7 +198,9 @@ void ic_gpu_codec_free(ic_gpu_codec *c)
 {
     if (!c)
         return;
-    ic_nvjpeg_close(c->nj); /* waits for its streams first */
+    ic_nvjpeg_close(codec_nj(c)); /* waits for the open, then for its streams */
+    if (c->open_mu_made)
+        pthread_mutex_destroy(&c->open_mu);
     ic_cuda_stream_destroy(c->device, c->ustream);
     for (int i = 0; c->s && i < c->nslots; i++) {
         ic_cuda_pitched_free(c->device, c->s[i].in.p);
@@ -220,14 +264,11 @@ ic_status ic_gpu_codec_create(ic_gpu_codec **codec, const ic_context *ctx, int s
         return ic_fail_msg(st, errbuf);
     }
     snprintf(c->engine, sizeof c->engine, "cpu");
-    if (ic_nvjpeg_built()) {
-        st = ic_nvjpeg_open(&c->nj, device, slots, errbuf, errlen);
-        if (st == IC_ERR_NOMEM) {
-            ic_gpu_codec_free(c);
-            return ic_fail_msg(st, errbuf);
-        }
-        if (st != IC_OK) /* nvJPEG will not open here: every file takes the CPU codec */
-            snprintf(c->engine, sizeof c->engine, "cpu (nvJPEG: %s)", errbuf);
+    if (ic_nvjpeg_built() && pthread_mutex_init(&c->open_mu, NULL) == 0) {
+        c->open_mu_made = 1;
+        c->open_on = pthread_create(&c->open_th, NULL, open_main, c) == 0;
+        if (!c->open_on)
+            (void)open_main(c); /* no thread: here */
     }
     *codec = c;
     return IC_OK;
@@ -237,12 +278,13 @@ const char *ic_gpu_codec_engine(const ic_gpu_codec *c)
 {
     if (!c)
         return "cpu";
-    return c->nj ? ic_nvjpeg_engine(c->nj) : c->engine;
+    ic_nvjpeg *nj = codec_nj((ic_gpu_codec *)c);
+    return nj ? ic_nvjpeg_engine(nj) : c->engine;
 }
 
 const char *ic_gpu_codec_encoder(const ic_gpu_codec *c)
 {
-    return c && c->nj && ic_format_supported(IC_FMT_JPEG) ? "nvjpeg" : "cpu";
+    return c && codec_nj((ic_gpu_codec *)c) && ic_format_supported(IC_FMT_JPEG) ? "nvjpeg" : "cpu";
 }
 
 /* The stream device images of slot i are ordered on: no decode work is
@@ -316,7 +358,8 @@ ic_status ic_gpu_decode(ic_gpu_codec *c, int n, const ic_bytes *in, const int *s
     const uint64_t max_pixels = o.max_pixels ? o.max_pixels : IC_DEFAULT_MAX_PIXELS;
     const uint64_t max_memory = o.max_memory ? o.max_memory : ic_default_max_memory();
     /* nvJPEG gives interleaved RGB: other requests take the CPU decoder. */
-    const int gpu_ok = c->nj && (o.channels == 0 || o.channels == 3) && o.layout == IC_AOS;
+    ic_nvjpeg *nj = codec_nj(c);
+    const int gpu_ok = nj && (o.channels == 0 || o.channels == 3) && o.layout == IC_AOS;
     int any = 0;
     for (int i = 0; i < n; i++) {
         memset(&out[i], 0, sizeof out[i]);
@@ -326,7 +369,7 @@ ic_status ic_gpu_decode(ic_gpu_codec *c, int n, const ic_bytes *in, const int *s
         c->ok[i] = 0;
         if (!gpu_ok || !in[i].data || !is_jpeg(&in[i]))
             continue;
-        c->route[i] = ic_nvjpeg_check(c->nj, in[i].data, in[i].size, &c->w[i], &c->h[i]);
+        c->route[i] = ic_nvjpeg_check(nj, in[i].data, in[i].size, &c->w[i], &c->h[i]);
         /* Over the pixel or memory limit: the CPU decoder refuses it with
          * its message. */
         if (c->route[i] != IC_NVJ_CPU && ((uint64_t)c->w[i] * (uint64_t)c->h[i] > max_pixels ||
@@ -354,7 +397,7 @@ ic_status ic_gpu_decode(ic_gpu_codec *c, int n, const ic_bytes *in, const int *s
     ic_jpeg_checks *chk = ic_jpeg_checks_start(n, c->data, c->len, c->route, &lim);
     if (any) {
         char err[256] = "";
-        const ic_status st = ic_nvjpeg_decode(c->nj, n, c->data, c->len, c->route, c->dst, c->pitch,
+        const ic_status st = ic_nvjpeg_decode(nj, n, c->data, c->len, c->route, c->dst, c->pitch,
                                               c->ok, err, sizeof err);
         if (st != IC_OK) {
             ic_jpeg_checks_wait(chk, n, c->route, c->ok);
@@ -424,12 +467,13 @@ ic_status ic_gpu_encode(ic_gpu_codec *c, int slot_i, const ic_image *img, const 
         return ic_fail(IC_ERR_INVALID_ARG, "not a device image on the codec's device");
     slot *s = &c->s[slot_i];
     const int quality = opts && opts->quality ? opts->quality : 92;
-    if (c->nj && ic_format_from_path(name) == IC_FMT_JPEG && ic_format_supported(IC_FMT_JPEG) &&
+    ic_nvjpeg *nj = codec_nj(c);
+    if (nj && ic_format_from_path(name) == IC_FMT_JPEG && ic_format_supported(IC_FMT_JPEG) &&
         img->type == IC_U8 && img->channels == 3 && img->layout == IC_AOS && quality >= 1 &&
         quality <= 100 && img->width <= 65500 && img->height <= 65500) {
         size_t n = 0;
         const ic_status st =
-            ic_nvjpeg_encode(c->nj, img->data, img->pitch, img->width, img->height, img->stream,
+            ic_nvjpeg_encode(nj, img->data, img->pitch, img->width, img->height, img->stream,
                              quality, &s->enc, &s->enc_cap, &n, errbuf, errlen);
         if (st != IC_OK)
             return ic_fail_msg(st, errbuf);
