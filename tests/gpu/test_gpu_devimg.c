@@ -227,8 +227,14 @@ static int run_case(const char *be, ic_context *ctx, cudaStream_t s1, cudaStream
         goto done;
     }
     /* The same pixels in device memory; padding and destination poisoned. */
+    /* cudaMemset may return before it is done, on the legacy default stream,
+     * which the non-blocking streams the images carry do not wait for: the
+     * device is synchronised before the call (the caller's part of the
+     * contract). Without it the poison landed after the kernel's output
+     * once on the H100 (cuda-tiled-cached, two streams: 6 vs 105). */
     if (cudaMemset(dsrc.p, poison ^ 0x5A, dsrc.bytes) != cudaSuccess ||
-        dev_upload(&dsrc, &hsrc.im) || cudaMemset(ddst.p, poison, ddst.bytes) != cudaSuccess) {
+        dev_upload(&dsrc, &hsrc.im) || cudaMemset(ddst.p, poison, ddst.bytes) != cudaSuccess ||
+        cudaDeviceSynchronize() != cudaSuccess) {
         printf("FAIL %s: cannot fill the device images\n  %s\n", be, what);
         goto done;
     }
