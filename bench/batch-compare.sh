@@ -251,6 +251,8 @@ if "decoded_by" in d:
         if d.get("gpu_encoder_ms"):
             extra += f", its encoder from {d['gpu_encoder_ms'] / 1e3:.2f} s"
         extra += ")"
+    if "cleanup_ms" in d:
+        extra += f"; the run {d['seconds']:.2f} s of the process, then freeing the GPU codec and contexts {d['cleanup_ms']:.0f} ms"
     if "to_device" in d:
         extra += f"; worker images on the device route {d['to_device']}"
 print(f"backend {d['backend']}, codec {d.get('codec', 'cpu')}; busy time summed over threads: "

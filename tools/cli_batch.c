@@ -15,7 +15,7 @@
  * worker per listed device, each with its own one-device context, all
  * pulling from that queue -> a queue -> the same workers, which encode and
  * save. With a CUDA backend and JPEG inputs a GPU side joins in (issue 11,
- * "batch at hardware speed"): four filter contexts on the device, the
+ * "batch at hardware speed"): eight filter contexts on the device, the
  * workers allowed to run ahead (up to 4 GiB of host images), and one
  * thread that opens the GPU codec while the workers already decode. As soon
  * as the codec's encoder exists, the workers' images bound for a JPEG take
@@ -115,8 +115,9 @@ typedef struct batch {
     int by_cpu, by_gpu; /* files decoded by the CPU workers / by the GPU codec */
     double bytes;       /* decoded sample bytes of the files written */
     double ms_read, ms_decode, ms_filter, ms_encode, ms_write, ms_gpu_open, ms_gpu_enc;
-    cli_progress bar; /* on stderr */
-    trace_ev *trace;  /* IC_BATCH_TRACE: the stages' intervals (add_time) */
+    double ms_cleanup; /* the GPU codec and the contexts freed, after the run */
+    cli_progress bar;  /* on stderr */
+    trace_ev *trace;   /* IC_BATCH_TRACE: the stages' intervals (add_time) */
     int ntrace, trace_cap;
     char **errors; /* "FILE\tproblem" for --json */
     int nerr;
@@ -616,7 +617,7 @@ static int online_cpus(void)
 #define GPU_ENCODERS 4                   /* nvJPEG encodes at once (its encoder lanes) */
 #define GPU_MIN_FILES 64                 /* fewer JPEGs: no GPU side (IC_BATCH_DECODE=both) */
 #define BATCH_WRITERS 16                 /* atomic writes in parallel (each waits for an fsync) */
-#define GPU_FILTERS 4                    /* filter contexts on the device with the GPU side */
+#define GPU_FILTERS 8                    /* filter contexts on the device with the GPU side */
 #define BATCH_MAX_FILTERS IC_MAX_DEVICES /* filter contexts at most (--devices, CPU, GPU) */
 #define BATCH_MAX_HELD 512               /* host images in memory at most with the GPU side ... */
 #define BATCH_HELD_BYTES ((size_t)4096 << 20) /* ... while their samples take less */
@@ -870,8 +871,8 @@ static void print_summary(const batch *b, const char *backend, double ms)
         printf(", \"codec\": ");
         cli_json_string(stdout, b->engine, (size_t)-1);
         printf(", \"decoded_by\": {\"cpu\": %d, \"gpu\": %d}, \"to_device\": %d, "
-               "\"gpu_open_ms\": %.1f, \"gpu_encoder_ms\": %.1f",
-               b->by_cpu, b->by_gpu, b->to_device, b->ms_gpu_open, b->ms_gpu_enc);
+               "\"gpu_open_ms\": %.1f, \"gpu_encoder_ms\": %.1f, \"cleanup_ms\": %.1f",
+               b->by_cpu, b->by_gpu, b->to_device, b->ms_gpu_open, b->ms_gpu_enc, b->ms_cleanup);
         printf(", \"seconds\": %.3f, \"images_per_s\": %.2f, \"mb_per_s\": %.2f, "
                "\"stage_ms\": {\"read\": %.1f, \"decode\": %.1f, \"filter\": %.1f, "
                "\"encode\": %.1f, \"write\": %.1f}, \"errors\": [",
@@ -1101,6 +1102,15 @@ static size_t held_cap(void)
     return eighth < (double)BATCH_HELD_BYTES ? (size_t)eighth : BATCH_HELD_BYTES;
 }
 
+/* Filter contexts on the device with the GPU side: GPU_FILTERS, or
+ * IC_BATCH_GPU_FILTERS=1..16 (for comparisons). */
+static int gpu_filters(void)
+{
+    const char *e = getenv("IC_BATCH_GPU_FILTERS");
+    const int n = e && *e ? atoi(e) : GPU_FILTERS;
+    return clamp_int(n, 1, BATCH_MAX_FILTERS);
+}
+
 /* The first filter context, made on a thread of its own while the workers
  * already decode. */
 typedef struct ctx_job {
@@ -1163,7 +1173,8 @@ static int more_contexts(const cli_options *o, ic_context **ctxs, int nwork, int
                 n++;
         }
     } else if (cuda && gpu_side) {
-        while (n < GPU_FILTERS && ic_context_create(&ctxs[n], o->backend, &c0) == IC_OK)
+        const int want = gpu_filters();
+        while (n < want && ic_context_create(&ctxs[n], o->backend, &c0) == IC_OK)
             n++;
     }
     return n;
@@ -1313,8 +1324,18 @@ int cli_run_batch(const cli_options *o, cli_err *e)
     cli_progress_clear(&b.bar);
     pthread_mutex_unlock(&b.mu);
 
+    /* The GPU codec and the contexts are freed before the summary, which
+     * says how long that took (device buffers, streams, nvJPEG). */
+    char backend[64] = "";
     if (nfilt > 0)
-        print_summary(&b, ic_context_backend(b.ctx), ms);
+        snprintf(backend, sizeof backend, "%s", ic_context_backend(b.ctx));
+    const double c0 = cli_now_ms();
+    ic_gpu_codec_free(b.codec);
+    b.codec = NULL;
+    free_contexts(ctxs, nfilt);
+    b.ms_cleanup = cli_now_ms() - c0;
+    if (nfilt > 0)
+        print_summary(&b, backend, ms);
     write_trace(&b);
     const int interrupted = g_interrupted, failed = b.failed, total = b.files.n;
     const int not_done = total - b.done;
@@ -1326,14 +1347,12 @@ int cli_run_batch(const cli_options *o, cli_err *e)
     free(b.skips);
     destroy_queues(&b);
     free(b.trace);
-    ic_gpu_codec_free(b.codec);
     free(b.free_slots);
     free(b.slot_bytes);
     cli_board_destroy(&b.board);
     pthread_cond_destroy(&b.slot_freed);
     pthread_mutex_destroy(&b.mu);
     cli_files_free(&b.files);
-    free_contexts(ctxs, nfilt);
     ic_kernel_free(&k);
     if (nfilt == 0)
         return cli_fail(e, cli_exit_for_backend(cst), NULL, "%s",
