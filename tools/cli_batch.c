@@ -15,7 +15,7 @@
  * worker per listed device, each with its own one-device context, all
  * pulling from that queue -> a queue -> the same workers, which encode and
  * save. With a CUDA backend and JPEG inputs a GPU side joins in (issue 11,
- * "batch at hardware speed"): eight filter contexts on the device, the
+ * "batch at hardware speed"): four filter contexts on the device, the
  * workers allowed to run ahead (up to 4 GiB of host images), and one
  * thread that opens the GPU codec while the workers already decode. As soon
  * as the codec's encoder exists, the workers' images bound for a JPEG take
@@ -450,7 +450,7 @@ static void *worker(void *arg)
  * output, or every slot in use). */
 /* The device-route images in codec slots at most, in bytes (a device-memory
  * bound beside the slot count; one image alone may be larger). */
-#define BATCH_DEV_BYTES ((size_t)2048 << 20)
+#define BATCH_DEV_BYTES ((size_t)4096 << 20)
 
 static int device_slot(batch *b, const item *it)
 {
@@ -617,7 +617,7 @@ static int online_cpus(void)
 #define GPU_ENCODERS 4                   /* nvJPEG encodes at once (its encoder lanes) */
 #define GPU_MIN_FILES 64                 /* fewer JPEGs: no GPU side (IC_BATCH_DECODE=both) */
 #define BATCH_WRITERS 16                 /* atomic writes in parallel (each waits for an fsync) */
-#define GPU_FILTERS 8                    /* filter contexts on the device with the GPU side */
+#define GPU_FILTERS 4                    /* filter contexts on the device with the GPU side */
 #define BATCH_MAX_FILTERS IC_MAX_DEVICES /* filter contexts at most (--devices, CPU, GPU) */
 #define BATCH_MAX_HELD 512               /* host images in memory at most with the GPU side ... */
 #define BATCH_HELD_BYTES ((size_t)4096 << 20) /* ... while their samples take less */

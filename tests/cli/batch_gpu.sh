@@ -141,6 +141,18 @@ esac
 # both (the default): the CPU workers from the start, nvJPEG once open.
 mixed mixB both
 
+# A context that cannot be made (a device that does not exist): the workers,
+# started before it, stop (a file they already found bad is reported as it
+# was found); the device's line last, the device exit code (5), no output.
+run "${K[@]}" --backend cuda --device 1000 -o badctx in
+if [ "$RC" -eq 5 ] && tail -1 "$ERR" | grep -q '^imgconv: error: .*1000' &&
+    [ "$(grep -c '^imgconv: error: ' "$ERR")" -le 2 ] && [ "$(listing badctx | wc -l)" -eq 0 ]; then
+    ok "a context that cannot be made: exit 5, '$(tail -1 "$ERR")', no output"
+else
+    fail "bad device: exit $RC, $(listing badctx | wc -l) outputs"
+    show_last
+fi
+
 # What the two paths' outputs differ by (decoders and encoders), for the record.
 python3 - <<'EOF'
 import os
