@@ -642,7 +642,8 @@ static ic_gpu_codec *gpu_open(batch *b)
     /* The codec's slots exist from here, while nvJPEG opens on a thread of
      * its own (0.3 s): the workers' host images may take the device route at
      * once, their encodes waiting for the open. */
-    if (s == IC_OK && ic_format_supported(IC_FMT_JPEG)) {
+    const int published = s == IC_OK && ic_format_supported(IC_FMT_JPEG);
+    if (published) {
         pthread_mutex_lock(&b->mu);
         b->codec = c;
         b->enc_ready = 1;
@@ -689,8 +690,10 @@ static ic_gpu_codec *gpu_open(batch *b)
     pthread_mutex_unlock(&b->mu);
     mark(b, 'D');
     cli_board_poke(&b->board); /* workers waiting for the GPU decoder go on */
-    if (!enc && !usable)
-        ic_gpu_codec_free(c); /* every file on the CPU workers, the host route */
+    /* Once published, the codec may hold device-route images (freed by the
+     * run's end); else nothing uses it. */
+    if (!published && !usable)
+        ic_gpu_codec_free(c);
     return usable ? c : NULL;
 }
 
