@@ -29,19 +29,6 @@
 #include "jpeg_cases.h"
 #endif
 
-static int g_checks, g_failed;
-
-#define CHECK(cond, ...)                                                                           \
-    do {                                                                                           \
-        g_checks++;                                                                                \
-        if (!(cond)) {                                                                             \
-            g_failed++;                                                                            \
-            fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);                        \
-            fprintf(stderr, __VA_ARGS__);                                                          \
-            fputc('\n', stderr);                                                                   \
-        }                                                                                          \
-    } while (0)
-
 typedef struct bytes {
     uint8_t *p;
     size_t n;
@@ -167,7 +154,7 @@ static void one_case(const scase *c, uint64_t seed)
              (unsigned long long)seed);
     ic_image img;
     if (ic_image_create(&img, c->w, c->h, c->in_ch, IC_AOS) != IC_OK) {
-        CHECK(0, "%s: cannot allocate", what);
+        ICT_EXPECT(0, "%s: cannot allocate", what);
         return;
     }
     fill(&img, c->random, seed);
@@ -182,23 +169,23 @@ static void one_case(const scase *c, uint64_t seed)
     ic_jpeg_strips s = {c->threads, c->strip_rows, 0, c->max_helpers, 0};
     ic_jpeg_strips one = {1, 0, k, 0, 0};
     bytes got = {0}, ref = {0}, plain = {0};
-    CHECK(write_mem(&img, c->out_ch, c->quality, c->meta, &s, &got) == IC_OK, "%s", what);
-    CHECK(write_mem(&img, c->out_ch, c->quality, c->meta, &one, &ref) == IC_OK, "%s", what);
-    CHECK(write_mem(&img, c->out_ch, c->quality, c->meta, NULL, &plain) == IC_OK, "%s", what);
+    ICT_EXPECT(write_mem(&img, c->out_ch, c->quality, c->meta, &s, &got) == IC_OK, "%s", what);
+    ICT_EXPECT(write_mem(&img, c->out_ch, c->quality, c->meta, &one, &ref) == IC_OK, "%s", what);
+    ICT_EXPECT(write_mem(&img, c->out_ch, c->quality, c->meta, NULL, &plain) == IC_OK, "%s", what);
 
     const bytes *want = striped_expected ? &ref : &plain;
-    CHECK(same(&got, want), "%s: %zu bytes, %s %zu (first difference at %zu)", what, got.n,
-          striped_expected ? "libjpeg's own restart file" : "the one-thread file", want->n,
-          first_diff(&got, want));
+    ICT_EXPECT(same(&got, want), "%s: %zu bytes, %s %zu (first difference at %zu)", what, got.n,
+               striped_expected ? "libjpeg's own restart file" : "the one-thread file", want->n,
+               first_diff(&got, want));
     int rst, in_turn;
     const int dri = restart_markers(&got, &rst, &in_turn);
     if (striped_expected)
-        CHECK(dri == k * per_row && rst == count - 1 && in_turn,
-              "%s: DRI %d (want %d), %d RST markers (want %d), %s", what, dri, k * per_row, rst,
-              count - 1, in_turn ? "in turn" : "out of turn");
+        ICT_EXPECT(dri == k * per_row && rst == count - 1 && in_turn,
+                   "%s: DRI %d (want %d), %d RST markers (want %d), %s", what, dri, k * per_row,
+                   rst, count - 1, in_turn ? "in turn" : "out of turn");
     else
-        CHECK(dri == -1 && rst == 0, "%s: DRI %d, %d RST markers in a one-thread file", what, dri,
-              rst);
+        ICT_EXPECT(dri == -1 && rst == 0, "%s: DRI %d, %d RST markers in a one-thread file", what,
+                   dri, rst);
 
 #ifdef IC_TEST_HAVE_JPEG
     /* The test support's own writer, apart from the library's, makes the
@@ -207,25 +194,26 @@ static void one_case(const scase *c, uint64_t seed)
         unsigned char *o = NULL;
         unsigned long on = 0;
         const ictj_opts jo = {2, 2, 0, k, c->quality};
-        CHECK(ictj_write_jpeg(&img, &jo, &o, &on), "%s: test writer", what);
+        ICT_EXPECT(ictj_write_jpeg(&img, &jo, &o, &on), "%s: test writer", what);
         const bytes tb = {o, on};
-        CHECK(same(&got, &tb), "%s: %zu bytes, the test writer's %lu (first difference at %zu)",
-              what, got.n, on, first_diff(&got, &tb));
+        ICT_EXPECT(same(&got, &tb),
+                   "%s: %zu bytes, the test writer's %lu (first difference at %zu)", what, got.n,
+                   on, first_diff(&got, &tb));
         free(o);
     }
 #endif
 
     ic_metadata back;
     memset(&back, 0, sizeof back);
-    CHECK(same_pixels(&got, &plain, &back), "%s: decoded pixels differ from the one-thread file",
-          what);
+    ICT_EXPECT(same_pixels(&got, &plain, &back),
+               "%s: decoded pixels differ from the one-thread file", what);
     if (c->meta) {
-        CHECK(back.exif_size == c->meta->exif_size &&
-                  memcmp(back.exif, c->meta->exif, back.exif_size) == 0,
-              "%s: EXIF back %zu bytes", what, back.exif_size);
-        CHECK(back.icc_size == c->meta->icc_size &&
-                  memcmp(back.icc, c->meta->icc, back.icc_size) == 0,
-              "%s: ICC back %zu bytes", what, back.icc_size);
+        ICT_EXPECT(back.exif_size == c->meta->exif_size &&
+                       memcmp(back.exif, c->meta->exif, back.exif_size) == 0,
+                   "%s: EXIF back %zu bytes", what, back.exif_size);
+        ICT_EXPECT(back.icc_size == c->meta->icc_size &&
+                       memcmp(back.icc, c->meta->icc, back.icc_size) == 0,
+                   "%s: ICC back %zu bytes", what, back.icc_size);
     }
     ic_metadata_free(&back);
     bytes_free(&got);
@@ -239,10 +227,10 @@ static void one_case(const scase *c, uint64_t seed)
 static void strip_failures(void)
 {
     ic_image img;
-    CHECK(ic_image_create(&img, 100, 90, 3, IC_AOS) == IC_OK, "create");
+    ICT_EXPECT(ic_image_create(&img, 100, 90, 3, IC_AOS) == IC_OK, "create");
     fill(&img, 0, 77);
     bytes plain = {0};
-    CHECK(write_mem(&img, 3, 92, NULL, NULL, &plain) == IC_OK, "plain");
+    ICT_EXPECT(write_mem(&img, 3, 92, NULL, NULL, &plain) == IC_OK, "plain");
     for (int fail = -6; fail <= 6; fail++) {
         if (fail == 0)
             continue;
@@ -251,20 +239,22 @@ static void strip_failures(void)
         size_t n = 0;
         char err[IC_IO_ERRLEN] = "";
         FILE *f = open_memstream(&buf, &n);
-        CHECK(f != NULL, "open_memstream");
+        ICT_EXPECT(f != NULL, "open_memstream");
         if (!f)
             break;
         const ic_status st = ic_jpeg_write(f, &img, 3, 92, NULL, &s, err, sizeof err);
         fclose(f);
         const bytes got = {(uint8_t *)buf, n};
         if (fail > 0)
-            CHECK(st == IC_ERR_IO && n == 0 && strncmp(err, "JPEG: ", 6) == 0 && !strchr(err, '\n'),
-                  "libjpeg error in strip %d of 6: status %d, %zu bytes written, '%s'", fail, st, n,
-                  err);
+            ICT_EXPECT(st == IC_ERR_IO && n == 0 && strncmp(err, "JPEG: ", 6) == 0 &&
+                           !strchr(err, '\n'),
+                       "libjpeg error in strip %d of 6: status %d, %zu bytes written, '%s'", fail,
+                       st, n, err);
         else
-            CHECK(st == IC_OK && same(&got, &plain),
-                  "no memory in strip %d of 6: status %d (%s), %zu bytes, not the one-thread file",
-                  -fail, st, err, n);
+            ICT_EXPECT(
+                st == IC_OK && same(&got, &plain),
+                "no memory in strip %d of 6: status %d (%s), %zu bytes, not the one-thread file",
+                -fail, st, err, n);
         free(buf);
     }
     bytes_free(&plain);
@@ -282,10 +272,10 @@ static void public_api(void)
     int rst, in_turn;
 
     so.threads = -1;
-    CHECK(ic_image_create(&img, 8, 8, 3, IC_AOS) == IC_OK, "create");
+    ICT_EXPECT(ic_image_create(&img, 8, 8, 3, IC_AOS) == IC_OK, "create");
     fill(&img, 1, 1);
-    CHECK(ic_image_encode(&img, "x.jpg", &so, &many.p, &many.n) == IC_ERR_INVALID_ARG,
-          "threads -1: %s", ic_last_error());
+    ICT_EXPECT(ic_image_encode(&img, "x.jpg", &so, &many.p, &many.n) == IC_ERR_INVALID_ARG,
+               "threads -1: %s", ic_last_error());
     ic_image_free(&img);
 
     /* Under 1 MP: one thread, the same bytes. Over: strips. */
@@ -293,34 +283,35 @@ static void public_api(void)
         int w, h, striped;
     } sizes[] = {{1000, 1000, 0}, {1024, 1024, 1}, {1280, 1000, 1}, {50, 30000, 1}};
     for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++) {
-        CHECK(ic_image_create(&img, sizes[i].w, sizes[i].h, 3, IC_AOS) == IC_OK, "create");
+        ICT_EXPECT(ic_image_create(&img, sizes[i].w, sizes[i].h, 3, IC_AOS) == IC_OK, "create");
         fill(&img, 0, 2 + i);
         so.threads = 0;
-        CHECK(ic_image_encode(&img, "x.jpg", &so, &one.p, &one.n) == IC_OK, "%s", ic_last_error());
+        ICT_EXPECT(ic_image_encode(&img, "x.jpg", &so, &one.p, &one.n) == IC_OK, "%s",
+                   ic_last_error());
         so.threads = 4;
-        CHECK(ic_image_encode(&img, "x.jpg", &so, &many.p, &many.n) == IC_OK, "%s",
-              ic_last_error());
+        ICT_EXPECT(ic_image_encode(&img, "x.jpg", &so, &many.p, &many.n) == IC_OK, "%s",
+                   ic_last_error());
         const int dri = restart_markers(&many, &rst, &in_turn);
         if (sizes[i].striped) {
             /* At least 2^18 pixels a strip, at most 32 strips. */
             const int most = sizes[i].w * sizes[i].h >> 18;
-            CHECK(dri > 0 && rst >= 1 && rst < (most < 32 ? most : 32) && in_turn,
-                  "%dx%d, 4 threads: DRI %d, %d RST", sizes[i].w, sizes[i].h, dri, rst);
-            CHECK(same_pixels(&many, &one, NULL), "%dx%d, 4 threads: pixels differ", sizes[i].w,
-                  sizes[i].h);
+            ICT_EXPECT(dri > 0 && rst >= 1 && rst < (most < 32 ? most : 32) && in_turn,
+                       "%dx%d, 4 threads: DRI %d, %d RST", sizes[i].w, sizes[i].h, dri, rst);
+            ICT_EXPECT(same_pixels(&many, &one, NULL), "%dx%d, 4 threads: pixels differ",
+                       sizes[i].w, sizes[i].h);
             /* Every thread count above one: the same file. */
             for (int t = 2; t <= 7; t += 5) {
                 bytes other = {0};
                 so.threads = t;
-                CHECK(ic_image_encode(&img, "x.jpg", &so, &other.p, &other.n) == IC_OK, "%s",
-                      ic_last_error());
-                CHECK(same(&other, &many), "%dx%d: %d threads differ from 4", sizes[i].w,
-                      sizes[i].h, t);
+                ICT_EXPECT(ic_image_encode(&img, "x.jpg", &so, &other.p, &other.n) == IC_OK, "%s",
+                           ic_last_error());
+                ICT_EXPECT(same(&other, &many), "%dx%d: %d threads differ from 4", sizes[i].w,
+                           sizes[i].h, t);
                 bytes_free(&other);
             }
         } else {
-            CHECK(same(&many, &one), "%dx%d, 4 threads: not the one-thread file", sizes[i].w,
-                  sizes[i].h);
+            ICT_EXPECT(same(&many, &one), "%dx%d, 4 threads: not the one-thread file", sizes[i].w,
+                       sizes[i].h);
         }
         bytes_free(&one);
         bytes_free(&many);
@@ -328,13 +319,14 @@ static void public_api(void)
     }
 
     /* Other formats ignore it. */
-    CHECK(ic_image_create(&img, 1100, 1000, 3, IC_AOS) == IC_OK, "create");
+    ICT_EXPECT(ic_image_create(&img, 1100, 1000, 3, IC_AOS) == IC_OK, "create");
     fill(&img, 0, 9);
     so.threads = 0;
-    CHECK(ic_image_encode(&img, "x.png", &so, &one.p, &one.n) == IC_OK, "%s", ic_last_error());
+    ICT_EXPECT(ic_image_encode(&img, "x.png", &so, &one.p, &one.n) == IC_OK, "%s", ic_last_error());
     so.threads = 8;
-    CHECK(ic_image_encode(&img, "x.png", &so, &many.p, &many.n) == IC_OK, "%s", ic_last_error());
-    CHECK(same(&one, &many), "PNG with 8 threads differs");
+    ICT_EXPECT(ic_image_encode(&img, "x.png", &so, &many.p, &many.n) == IC_OK, "%s",
+               ic_last_error());
+    ICT_EXPECT(same(&one, &many), "PNG with 8 threads differs");
     bytes_free(&one);
     bytes_free(&many);
     ic_image_free(&img);
@@ -390,6 +382,6 @@ int main(void)
         one_case(&cases[i], 100 + i);
     strip_failures();
     public_api();
-    printf("test_jpeg_strips: %d checks, %d failed\n", g_checks, g_failed);
-    return g_failed ? 1 : 0;
+    printf("test_jpeg_strips: %d checks, %d failed\n", ict_checks, ict_failed);
+    return ict_failed ? 1 : 0;
 }
