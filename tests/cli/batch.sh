@@ -3,7 +3,9 @@
 # folder with a corrupt file in the middle is filtered file by file (the bad
 # one reported on one line and skipped, exit 3 at the end), outputs equal the
 # single-file command's, existing outputs are refused without --overwrite,
-# an unwritable output directory fails up front (exit 4), --json parses, and
+# an unwritable output directory fails up front (exit 4), --json parses, a
+# backend whose context cannot be made (an unusable one: CUDA built, no GPU)
+# stops the workers already decoding (exit 5, its line last, no output), and
 # no partial or temporary file is ever left in OUTDIR (SIGINT included).
 source "$(dirname "$0")/common.bash"
 cd "$TMP" || exit 1
@@ -187,6 +189,25 @@ if [ "$bad" -eq 0 ] && [ "$rc" -eq 3 ] && grep -q 'interrupted' "$TMP/int.err"; 
     ok "SIGINT: exit $rc, $(listing outint | wc -l) complete files, nothing partial"
 else
     fail "SIGINT left a partial or foreign file (exit $rc): $(listing outint | tr '\n' ' ')"
+fi
+
+# The workers start before the filter's context exists: a context that cannot
+# be made stops them, and nothing is written.
+run --list-backends
+unusable=$(awk '$2 == "no" { print $1; exit }' "$OUT")
+if [ -n "$unusable" ]; then
+    mkdir many
+    for i in $(seq 1 40); do cp in/img1.ppm "many/m$i.ppm"; done
+    run "${K[@]}" --backend "$unusable" -o outbad many
+    if [ "$RC" -eq 5 ] && tail -1 "$ERR" | grep -q "^imgconv: error: .*$unusable" &&
+        [ "$(listing outbad | wc -l)" -eq 0 ]; then
+        ok "backend $unusable unusable: exit 5, '$(tail -1 "$ERR")', no output"
+    else
+        fail "backend $unusable unusable: exit $RC, $(listing outbad | wc -l) outputs"
+        show_last
+    fi
+else
+    echo "skip: every backend is usable here (no context failure to provoke)"
 fi
 
 finish
