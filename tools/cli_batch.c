@@ -41,6 +41,7 @@
 #endif
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -57,12 +58,16 @@
 
 /* ---- interruption ---------------------------------------------------------- */
 
-static volatile sig_atomic_t g_interrupted;
+/* Set by SIGINT (and by a run that cannot go on), read by every thread of
+ * the run: a lock-free atomic, safe in a signal handler and between threads
+ * (a volatile sig_atomic_t is only the former: ThreadSanitizer reported the
+ * race). */
+static atomic_int g_interrupted;
 
 static void on_sigint(int sig)
 {
     (void)sig;
-    g_interrupted = 1;
+    atomic_store(&g_interrupted, 1);
 }
 
 /* ---- the batch run ----------------------------------------------------------- */
