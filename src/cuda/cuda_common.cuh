@@ -241,11 +241,15 @@ __device__ __forceinline__ float ic_cu_pass(const ic_cuda_args &a, const S &s, c
     return s.active ? s.sum(a, in, w, ic_cu_smem) : 0.0f;
 }
 
+/* The work of one block: output block (bx, by) of plane c under strategy S,
+ * a premultiplied colour plane in two passes. ic_cu_conv_kernel runs it for
+ * its own block; the batched generic launch (fast/batch.cu) for the block of
+ * the one-image launch that each of its blocks stands for. */
 template <class S, class W>
-__global__ void __launch_bounds__(S::BX *S::BY) ic_cu_conv_kernel(const ic_cuda_args a, const W w)
+__device__ __forceinline__ void ic_cu_conv_block(const ic_cuda_args &a, int bx, int by, int c,
+                                                 const W &w)
 {
-    const int c = (int)blockIdx.z;
-    const S s(a, (int)blockIdx.x, a.block_y0 + (int)blockIdx.y);
+    const S s(a, bx, by);
     if (a.premultiply && c < a.channels - 1) { /* a colour block (block-uniform) */
         const float fa = ic_cu_pass(a, s, ic_cu_src(a, a.channels - 1), w);
         if constexpr (S::kShared)
@@ -258,6 +262,12 @@ __global__ void __launch_bounds__(S::BX *S::BY) ic_cu_conv_kernel(const ic_cuda_
     const float v = ic_cu_pass(a, s, ic_cu_src(a, c), w);
     if (s.active)
         ic_cu_store(a, c, s.ox, s.oy, v);
+}
+
+template <class S, class W>
+__global__ void __launch_bounds__(S::BX *S::BY) ic_cu_conv_kernel(const ic_cuda_args a, const W w)
+{
+    ic_cu_conv_block<S>(a, (int)blockIdx.x, a.block_y0 + (int)blockIdx.y, (int)blockIdx.z, w);
 }
 
 } // namespace

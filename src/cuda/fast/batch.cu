@@ -4,7 +4,7 @@
  * rows kernels of batch_impl.cuh (the full-sum images and the separable ones
  * apart; instantiated per kernel size and channel step by
  * batch_rows_k*_s*.cu) and the generic one-thread-per-sample kernel below,
- * which runs the body of cuda_common.cuh's ic_cu_conv_kernel for each block's
+ * which runs cuda_common.cuh's ic_cu_conv_block (ic_cu_conv_kernel's body) for each block's
  * image. plan.cu decides which images take which launch (their own plans).
  *
  * The table lives in one of SLOTS pinned host buffers and its device twin;
@@ -40,7 +40,7 @@ constexpr int SLOTS = 4;
 constexpr long long MAX_BLOCKS = 0x7fffffffLL;
 
 /* The generic method for the images of tab: each block does the work of block
- * (bx, by) of plane bz of the one-image launch (ic_cu_conv_kernel with the
+ * (bx, by) of plane bz of the one-image launch (ic_cu_conv_block with the
  * ic_cu_direct strategy: 32 x 8 threads, one output sample each). */
 __global__ void __launch_bounds__(IC_CU_DIRECT_BX *IC_CU_DIRECT_BY)
     batch_global_kernel(const ic_cuda_args base, const batch_img *tab, int n)
@@ -50,19 +50,7 @@ __global__ void __launch_bounds__(IC_CU_DIRECT_BX *IC_CU_DIRECT_BY)
     const ic_cuda_args a = icf_batch::batch_args(base, d);
     unsigned bx, by, bz;
     icf_batch::batch_block(d, b, &bx, &by, &bz);
-    const int c = (int)bz;
-    const ic_cu_direct s(a, (int)bx, (int)by);
-    const ic_cu_wglobal w{a.w};
-    if (a.premultiply && c < a.channels - 1) { /* a colour block (block-uniform) */
-        const float fa = ic_cu_pass(a, s, ic_cu_src(a, a.channels - 1), w);
-        const float fc = ic_cu_pass(a, s, ic_cu_plane<true>(a, c), w);
-        if (s.active)
-            ic_cu_store(a, c, s.ox, s.oy, ic_cu_unpremultiply(fc, fa));
-        return;
-    }
-    const float v = ic_cu_pass(a, s, ic_cu_src(a, c), w);
-    if (s.active)
-        ic_cu_store(a, c, s.ox, s.oy, v);
+    ic_cu_conv_block<ic_cu_direct>(a, (int)bx, (int)by, (int)bz, ic_cu_wglobal{a.w});
 }
 
 } // namespace
