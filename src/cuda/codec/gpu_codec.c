@@ -136,8 +136,6 @@ struct ic_gpu_codec {
     int open_on; /* open_th runs or was not joined yet */
     int open_mu_made;
     pthread_mutex_t open_mu;
-    ic_status open_st; /* what the open returned, with open_err */
-    char open_err[256];
     void *ustream;    /* the CPU path's uploads (decode side) */
     char engine[320]; /* "cpu (nvJPEG: why)" when nvJPEG is built in but would not open */
     /* Per-batch scratch of ic_gpu_decode. */
@@ -153,8 +151,9 @@ struct ic_gpu_codec {
 static void *open_main(void *arg)
 {
     ic_gpu_codec *c = arg;
-    c->open_err[0] = '\0';
-    c->open_st = ic_nvjpeg_open(&c->nj, c->device, c->nslots, c->open_err, sizeof c->open_err);
+    char err[256] = "";
+    if (ic_nvjpeg_open(&c->nj, c->device, c->nslots, err, sizeof err) != IC_OK)
+        snprintf(c->engine, sizeof c->engine, "cpu (nvJPEG: %s)", err); /* read after the join */
     return NULL;
 }
 
@@ -168,10 +167,6 @@ static ic_nvjpeg *codec_nj(ic_gpu_codec *c)
     if (c->open_on) {
         pthread_join(c->open_th, NULL);
         c->open_on = 0;
-        if (c->open_st != IC_OK)
-            snprintf(c->engine, sizeof c->engine, "cpu (nvJPEG: %s)", c->open_err);
-    } else if (c->open_st != IC_OK && strncmp(c->engine, "cpu (", 5) != 0) {
-        snprintf(c->engine, sizeof c->engine, "cpu (nvJPEG: %s)", c->open_err); /* opened here */
     }
     ic_nvjpeg *nj = c->nj;
     pthread_mutex_unlock(&c->open_mu);
