@@ -115,8 +115,8 @@ typedef struct batch {
     int inflight, budget;  /* host images in memory, and as many as there may always be */
     int max_inflight;      /* ... and the most there may be while held < held_cap */
     size_t held, held_cap; /* the samples of those in memory (bytes) */
-    int enc_ready; /* GPU side: the device route is open (codec slots; nvJPEG open or opening) */
-    int to_device; /* host images filtered into codec slots (device route) */
+    int route_open; /* GPU side: the device route is open (codec slots; nvJPEG open or opening) */
+    int to_device;  /* host images filtered into codec slots (device route) */
     int by_cpu, by_gpu; /* files decoded by the CPU workers / by the GPU codec */
     double bytes;       /* decoded sample bytes of the files written */
     double ms_read, ms_decode, ms_filter, ms_encode, ms_write, ms_gpu_open, ms_gpu_enc;
@@ -446,17 +446,24 @@ static void *worker(void *arg)
 
 /* ---- the filter ------------------------------------------------------------------- */
 
-/* The device route of a host image (issue 11): once the GPU side's codec
- * encodes JPEGs on the device (while it opens, the filter waits for it), a host image whose output is a JPEG that
- * nvJPEG takes (8-bit interleaved RGB) is filtered host to device into a
- * free codec slot and encoded by a GPU encoder: one copy over the bus and no
- * CPU encode, instead of a copy each way and about 11 ms of a core for an HD
- * JPEG. Returns the slot taken, or -1 (the host route: no codec yet, another
- * output, or every slot in use). */
 /* The device-route images in codec slots at most, in bytes (a device-memory
  * bound beside the slot count; one image alone may be larger). */
 #define BATCH_DEV_BYTES ((size_t)4096 << 20)
 
+/* Whether an image of `bytes` fits beside the device-route images already in
+ * slots (under b->mu). */
+static int dev_fits(const batch *b, size_t bytes)
+{
+    return b->dev_held == 0 || b->dev_held + bytes <= BATCH_DEV_BYTES;
+}
+
+/* The device route of a host image (issue 11): once the GPU side's codec has
+ * its slots (while it opens, the filter waits for them), a host image whose
+ * output is a JPEG that nvJPEG takes (8-bit interleaved RGB) is filtered host
+ * to device into a free codec slot and encoded by a GPU encoder: one copy
+ * over the bus and no CPU encode, instead of a copy each way and about 11 ms
+ * of a core for an HD JPEG. Returns the slot taken, or -1 (the host route: no
+ * codec, another output, no nvJPEG, or every slot or BATCH_DEV_BYTES in use). */
 static int device_slot(batch *b, const item *it)
 {
     const ic_image *im = &it->img;
@@ -466,15 +473,13 @@ static int device_slot(batch *b, const item *it)
     const size_t bytes = sample_bytes(im);
     pthread_mutex_lock(&b->mu);
     if (b->decode_mode == DEC_CPU_DEV) { /* wait for the codec, then for a slot */
-        while (!b->enc_ready
-                   ? b->gpu_state == GPU_OPENING
-                   : b->nfree == 0 || (b->dev_held > 0 && b->dev_held + bytes > BATCH_DEV_BYTES))
+        while (!b->route_open ? b->gpu_state == GPU_OPENING : b->nfree == 0 || !dev_fits(b, bytes))
             pthread_cond_wait(&b->slot_freed, &b->mu);
     } else {
-        /* While the codec opens, wait for its encoder rather than take the
+        /* While the codec opens, wait for its slots rather than take the
          * host route, unless the workers' images fill 3/4 of what they may
          * hold (the filter would then hold them up). */
-        while (b->gpu_state == GPU_OPENING && !b->enc_ready && !g_interrupted &&
+        while (b->gpu_state == GPU_OPENING && !b->route_open && !g_interrupted &&
                b->held < b->held_cap / 4 * 3) {
             struct timespec ts;
             clock_gettime(CLOCK_REALTIME, &ts);
@@ -487,9 +492,7 @@ static int device_slot(batch *b, const item *it)
         }
     }
     const int s =
-        b->enc_ready && b->nfree > 0 && (b->dev_held == 0 || b->dev_held + bytes <= BATCH_DEV_BYTES)
-            ? b->free_slots[--b->nfree]
-            : -1;
+        b->route_open && b->nfree > 0 && dev_fits(b, bytes) ? b->free_slots[--b->nfree] : -1;
     if (s >= 0) {
         b->slot_bytes[s] = bytes;
         b->dev_held += bytes;
@@ -651,7 +654,7 @@ static ic_gpu_codec *gpu_open(batch *b)
     if (published) {
         pthread_mutex_lock(&b->mu);
         b->codec = c;
-        b->enc_ready = 1;
+        b->route_open = 1;
         pthread_cond_broadcast(&b->slot_freed); /* filters waiting for the device route */
         pthread_mutex_unlock(&b->mu);
         mark(b, 'S');
@@ -659,7 +662,7 @@ static ic_gpu_codec *gpu_open(batch *b)
     const int enc = s == IC_OK && strcmp(ic_gpu_codec_encoder(c), "nvjpeg") == 0; /* waits */
     pthread_mutex_lock(&b->mu);
     b->ms_gpu_enc = cli_now_ms() - t;
-    b->enc_ready = enc; /* without nvJPEG the host route is the faster one */
+    b->route_open = enc; /* without nvJPEG the host route is the faster one */
     pthread_mutex_unlock(&b->mu);
     if (enc)
         mark(b, 'E');
