@@ -218,7 +218,8 @@ extern "C" void ic_cuda_async_free(ic_cuda_async *as)
     free(as);
 }
 
-static ic_status ensure_pinned(uint8_t **p, size_t *cap, size_t n, char *err, size_t errlen)
+extern "C" ic_status ic_cuda_ensure_pinned(uint8_t **p, size_t *cap, size_t n, char *err,
+                                           size_t errlen)
 {
     if (*p && *cap >= n)
         return IC_OK;
@@ -262,17 +263,16 @@ static ic_status ensure_slots(ic_cuda_async *as, const ic_as_geom &g, const ic_c
             IC_CUDA_CHECK(cudaMalloc((void **)&sl->d_out, d_need));
             sl->d_cap = d_need;
         }
-        ic_status r = ensure_pinned(&sl->h_in, &sl->h_in_cap, hin_need, err, errlen);
+        ic_status r = ic_cuda_ensure_pinned(&sl->h_in, &sl->h_in_cap, hin_need, err, errlen);
         if (r == IC_OK)
-            r = ensure_pinned(&sl->h_out, &sl->h_out_cap, hout_need, err, errlen);
+            r = ic_cuda_ensure_pinned(&sl->h_out, &sl->h_out_cap, hout_need, err, errlen);
         if (r != IC_OK)
             return r;
     }
     return IC_OK;
 }
 
-/* 1 when p points into page-locked memory the device can copy from directly. */
-static int is_pinned(const void *p)
+extern "C" int ic_cuda_is_pinned(const void *p)
 {
     cudaPointerAttributes at;
     if (cudaPointerGetAttributes(&at, p) != cudaSuccess) {
@@ -544,8 +544,8 @@ extern "C" ic_status ic_cuda_async_run(ic_cuda_async **asp, size_t device_memory
     R.tmpl = a;
     R.job = job;
     R.s = s;
-    R.src_pinned = is_pinned(job->src->data);
-    R.dst_pinned = is_pinned(job->dst->data);
+    R.src_pinned = ic_cuda_is_pinned(job->src->data);
+    R.dst_pinned = ic_cuda_is_pinned(job->dst->data);
     R.failed = 0;
     double acc[3] = {0, 0, 0};
     r = run_bands(&R, acc, err, errlen);

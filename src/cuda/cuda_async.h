@@ -74,6 +74,14 @@ ic_status ic_cuda_async_run(ic_cuda_async **as, size_t device_memory, const ic_c
  * device the state was made on. */
 void ic_cuda_async_free(ic_cuda_async *as);
 
+/* Makes the pinned host buffer *p (cudaHostAlloc'd, *cap bytes) hold at
+ * least n bytes: kept when it does, else freed and allocated anew (the
+ * caller's copies from it are complete). */
+ic_status ic_cuda_ensure_pinned(uint8_t **p, size_t *cap, size_t n, char *err, size_t errlen);
+
+/* 1 when p points into page-locked memory the device can copy from directly. */
+int ic_cuda_is_pinned(const void *p);
+
 #ifdef __cplusplus
 }
 #endif

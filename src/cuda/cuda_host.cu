@@ -218,16 +218,11 @@ static ic_status upload_staged(ic_cuda_state *st, uint8_t *dst, size_t dpitch, c
                                size_t spitch, size_t row_bytes, size_t rows, cudaStream_t stream,
                                char *err, size_t errlen)
 {
-    const size_t bytes = row_bytes * rows;
-    if (st->stage_cap < bytes) {
-        (void)cudaFreeHost(st->stage); /* the previous call's copies are complete */
-        st->stage = NULL;
-        st->stage_cap = 0;
-        void *q = NULL;
-        IC_CUDA_CHECK(cudaHostAlloc(&q, bytes, cudaHostAllocDefault));
-        st->stage = (uint8_t *)q;
-        st->stage_cap = bytes;
-    }
+    /* the previous call's copies are complete (it synchronised) */
+    const ic_status r =
+        ic_cuda_ensure_pinned(&st->stage, &st->stage_cap, row_bytes * rows, err, errlen);
+    if (r != IC_OK)
+        return r;
     size_t chunk_rows = IC_CUDA_STAGE_CHUNK / (row_bytes ? row_bytes : 1);
     if (chunk_rows < 1)
         chunk_rows = 1;
@@ -528,7 +523,8 @@ extern "C" ic_status ic_cuda_run(void *state, const ic_job *job, const ic_cuda_s
 
     cudaEvent_t *ev = st->ev;
     IC_CUDA_CHECK(cudaEventRecord(ev[IC_EV_START], stream));
-    if (!dev_src && dev_dst && rows * row_bytes >= IC_CUDA_STAGE_MIN_BYTES) {
+    if (!dev_src && dev_dst && rows * row_bytes >= IC_CUDA_STAGE_MIN_BYTES &&
+        !ic_cuda_is_pinned(src->data)) { /* pinned sources go by DMA directly, as before */
         r = upload_staged(st, st->src.p, st->src.pitch, src->data, src->pitch, row_bytes, rows,
                           stream, err, errlen);
         if (r != IC_OK)
