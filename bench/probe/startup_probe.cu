@@ -472,11 +472,11 @@ static void *why_sampler(void *arg)
         clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL);
         if (!__atomic_load_n(&g_sampler_run, __ATOMIC_ACQUIRE))
             break;
-        unsigned long arg = 0;
-        long nr = target_syscall(&arg);
+        unsigned long a1 = 0;
+        long nr = target_syscall(&a1);
         if (g_nticks < WHY_MAXS) {
             g_sys_nr[g_nticks] = nr;
-            g_sys_arg[g_nticks++] = arg;
+            g_sys_arg[g_nticks++] = a1;
         }
         if (!is_sleep_syscall(nr)) {
             pthread_kill(g_target, SIGPROF);
