@@ -9,7 +9,10 @@
 #      exec; run twice (the first run also pays cold library page-ins), once
 #      with the DEFAULT nvJPEG handle created first, and once with --concurrent
 #      (the hardware and default handles and states made on two threads at
-#      once: does nvJPEG serialise their creation inside?);
+#      once: does nvJPEG serialise their creation inside?), and once with --why
+#      (a DEFAULT handle, its states and destroys with logging allocators,
+#      thread counts, and 1 ms stack samples of the creating thread: what is
+#      inside the ~276 ms of each handle);
 #   2. whole-process wall times and `--time --repeat 3` of imgconv on a
 #      6000x4000 JPEG
 #      (gaussian:9, JPEG out) and a 64x64 PPM (gaussian:3), cuda and cpu,
@@ -84,7 +87,7 @@ say
 say "'since exec' is the time since the process was exec'd; 'step' is the step's own time."
 say "A step's call 1 minus its call 2 is the one-time cost a single-image process pays."
 say
-for args in "" "" "--default-first" "--concurrent"; do
+for args in "" "" "--default-first" "--concurrent" "--why"; do
     say "### startup_probe $args photo.jpg"
     say
     if [ -x "$PROBE" ]; then

@@ -32,7 +32,21 @@
  *     serialise creation inside? The serial rows that follow then show what
  *     the same objects cost a second time in the process.
  *
- * usage: startup_probe [--default-first] [--concurrent] [--no-nvjpeg] FILE.jpg
+ *   --why: first of all after the context, why one nvJPEG handle costs so
+ *     much: a DEFAULT handle made with nvjpegCreateExV2 and logging allocators
+ *     (cudaMalloc/cudaHostAlloc underneath: count, bytes, largest, time inside
+ *     per step), its decoder and encoder states and their destroys, each step
+ *     with the process's thread count before and after; then the same again
+ *     with the creating thread's stack sampled (SIGPROF every 1 ms from a
+ *     sampler thread, backtrace() into a preallocated ring, dladdr() after the
+ *     step), then with nvJPEG's own allocators (nvjpegCreateEx), sampled. The
+ *     sample tables (leaf library and symbol, deepest libnvjpeg frame, what it
+ *     called, libc leaves such as ioctl/futex/nanosleep) follow the rows: is
+ *     the time sleeping, waiting on the driver, allocating or computing? Also
+ *     prints CUDA_CACHE_DISABLE, CUDA_CACHE_PATH, CUDA_MODULE_LOADING and
+ *     whether ~/.nv/ComputeCache (the JIT cache) exists.
+ *
+ * usage: startup_probe [--default-first] [--concurrent] [--why] [--no-nvjpeg] FILE.jpg
  * Prints a table (markdown) on stdout; exit 0, or 1 when a step failed (the
  * table up to it is printed, the failing step named). Built only in CUDA
  * builds with nvJPEG (CMakeLists.txt); run by `scripts/gpu-check.sh startup`.
@@ -42,11 +56,18 @@
 #include <cuda_runtime.h>
 #include <nvjpeg.h>
 
+#include <dlfcn.h>
+#include <errno.h>
+#include <execinfo.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -228,6 +249,631 @@ static int probe_concurrent(cudaStream_t st)
     return 0;
 }
 
+/* ---- --why: what one nvJPEG handle/state creation spends its time on ------------ */
+
+/* Allocation log of the nvjpegCreateExV2 allocators (ctx: one per kind). */
+typedef struct alloc_log {
+    const char *kind; /* "device", "pinned" */
+    pthread_mutex_t mu;
+    long n, nfree;
+    size_t bytes, largest;
+    double ms, free_ms; /* time spent inside cudaMalloc/cudaHostAlloc, the frees */
+} alloc_log;
+
+static alloc_log g_dev_log = {"device", PTHREAD_MUTEX_INITIALIZER, 0, 0, 0, 0, 0, 0};
+static alloc_log g_pin_log = {"pinned", PTHREAD_MUTEX_INITIALIZER, 0, 0, 0, 0, 0, 0};
+
+static void log_add(alloc_log *l, int is_free, size_t size, double ms)
+{
+    pthread_mutex_lock(&l->mu);
+    if (is_free) {
+        l->nfree++;
+        l->free_ms += ms;
+    } else {
+        l->n++;
+        l->bytes += size;
+        if (size > l->largest)
+            l->largest = size;
+        l->ms += ms;
+    }
+    pthread_mutex_unlock(&l->mu);
+}
+
+static int why_dev_malloc(void *ctx, void **p, size_t size, cudaStream_t s)
+{
+    (void)s;
+    double t0 = boot_ms();
+    int rc = (int)cudaMalloc(p, size);
+    log_add((alloc_log *)ctx, 0, size, boot_ms() - t0);
+    return rc;
+}
+static int why_dev_free(void *ctx, void *p, size_t size, cudaStream_t s)
+{
+    (void)s;
+    double t0 = boot_ms();
+    int rc = (int)cudaFree(p);
+    log_add((alloc_log *)ctx, 1, size, boot_ms() - t0);
+    return rc;
+}
+static int why_pin_malloc(void *ctx, void **p, size_t size, cudaStream_t s)
+{
+    (void)s;
+    double t0 = boot_ms();
+    int rc = (int)cudaHostAlloc(p, size, cudaHostAllocDefault);
+    log_add((alloc_log *)ctx, 0, size, boot_ms() - t0);
+    return rc;
+}
+static int why_pin_free(void *ctx, void *p, size_t size, cudaStream_t s)
+{
+    (void)s;
+    double t0 = boot_ms();
+    int rc = (int)cudaFreeHost(p);
+    log_add((alloc_log *)ctx, 1, size, boot_ms() - t0);
+    return rc;
+}
+
+/* "device allocs 3, 12.0 MiB (largest 8.0), 1.2 ms inside, frees 0 0.0 ms" for
+ * the difference between the log now and `before`. */
+static int log_note(char *buf, size_t cap, const alloc_log *before, alloc_log *l)
+{
+    pthread_mutex_lock(&l->mu);
+    alloc_log now = *l;
+    pthread_mutex_unlock(&l->mu);
+    return snprintf(
+        buf, cap,
+        "%s allocs %ld, %.1f MiB (largest so far %.1f), %.1f ms inside; frees %ld, %.1f ms inside",
+        l->kind, now.n - before->n, (double)(now.bytes - before->bytes) / 1048576.0,
+        (double)now.largest / 1048576.0, now.ms - before->ms, now.nfree - before->nfree,
+        now.free_ms - before->free_ms);
+}
+
+static int thread_count(void)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    if (!f)
+        return -1;
+    char line[256];
+    int n = -1;
+    while (fgets(line, sizeof line, f))
+        if (sscanf(line, "Threads: %d", &n) == 1)
+            break;
+    fclose(f);
+    return n;
+}
+
+/* Wall-clock stack sampling of one thread: a sampler thread sends SIGPROF to
+ * it every millisecond; the handler stores backtrace()'s raw addresses into a
+ * preallocated ring (no allocation, no locks of ours in the handler). */
+enum { WHY_MAXS = 8192, WHY_DEPTH = 64 };
+static void *g_ring[WHY_MAXS][WHY_DEPTH];
+static int g_depth[WHY_MAXS];
+static volatile sig_atomic_t g_nsamp, g_armed;
+static int g_sampler_run; /* __atomic */
+static long g_sent;
+static pthread_t g_target;
+static int g_target_tid;
+/* Every tick, before the signal: /proc/self/task/TID/syscall (the kernel's
+ * view, no interruption): -2 running, else the syscall it is blocked in and
+ * its second argument (ioctl's request). */
+static long g_sys_nr[WHY_MAXS];
+static unsigned long g_sys_arg[WHY_MAXS];
+static int g_nticks;
+
+/* The syscall the target is blocked in (-2: running, -3: unreadable). */
+static long target_syscall(unsigned long *arg1)
+{
+    char path[64], buf[256];
+    snprintf(path, sizeof path, "/proc/self/task/%d/syscall", g_target_tid);
+    int fd = open(path, O_RDONLY);
+    if (fd < 0)
+        return -3;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0)
+        return -3;
+    buf[n] = 0;
+    if (!strncmp(buf, "running", 7))
+        return -2;
+    long nr = -3;
+    unsigned long a0 = 0;
+    *arg1 = 0;
+    if (sscanf(buf, "%ld 0x%lx 0x%lx", &nr, &a0, arg1) < 1)
+        return -3;
+    return nr;
+}
+
+/* Sleeps that a signal would cut short (EINTR whatever SA_RESTART says, and
+ * usleep does not resume): not signalled, only counted from /proc. */
+static int is_sleep_syscall(long nr)
+{
+#ifdef __x86_64__
+    return nr == 35 || nr == 230 || nr == 7 || nr == 271 || nr == 23 || nr == 270 || nr == 232 ||
+           nr == 281;
+#else
+    (void)nr;
+    return 0;
+#endif
+}
+
+static const char *syscall_name(long nr)
+{
+#ifdef __x86_64__
+    switch (nr) {
+    case 0:
+        return "read";
+    case 1:
+        return "write";
+    case 7:
+        return "poll";
+    case 9:
+        return "mmap";
+    case 10:
+        return "mprotect";
+    case 11:
+        return "munmap";
+    case 16:
+        return "ioctl";
+    case 23:
+        return "select";
+    case 24:
+        return "sched_yield";
+    case 28:
+        return "madvise";
+    case 35:
+        return "nanosleep";
+    case 56:
+        return "clone";
+    case 202:
+        return "futex";
+    case 230:
+        return "clock_nanosleep";
+    case 232:
+        return "epoll_wait";
+    case 257:
+        return "openat";
+    case 270:
+        return "pselect6";
+    case 271:
+        return "ppoll";
+    case 281:
+        return "epoll_pwait";
+    case 435:
+        return "clone3";
+    }
+#endif
+    return NULL;
+}
+
+static void why_on_signal(int sig)
+{
+    (void)sig;
+    if (!g_armed)
+        return;
+    int i = g_nsamp;
+    if (i >= WHY_MAXS)
+        return;
+    int saved = errno;
+    g_depth[i] = backtrace(g_ring[i], WHY_DEPTH);
+    g_nsamp = i + 1;
+    errno = saved;
+}
+
+static void *why_sampler(void *arg)
+{
+    (void)arg;
+    struct timespec next;
+    clock_gettime(CLOCK_MONOTONIC, &next);
+    while (__atomic_load_n(&g_sampler_run, __ATOMIC_ACQUIRE)) {
+        next.tv_nsec += 1000000;
+        if (next.tv_nsec >= 1000000000) {
+            next.tv_nsec -= 1000000000;
+            next.tv_sec++;
+        }
+        clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL);
+        if (!__atomic_load_n(&g_sampler_run, __ATOMIC_ACQUIRE))
+            break;
+        unsigned long a1 = 0;
+        long nr = target_syscall(&a1);
+        if (g_nticks < WHY_MAXS) {
+            g_sys_nr[g_nticks] = nr;
+            g_sys_arg[g_nticks++] = a1;
+        }
+        if (!is_sleep_syscall(nr)) {
+            pthread_kill(g_target, SIGPROF);
+            g_sent++;
+        }
+        struct timespec now; /* behind (a descheduled sampler): no burst */
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        if (now.tv_sec > next.tv_sec || (now.tv_sec == next.tv_sec && now.tv_nsec > next.tv_nsec))
+            next = now;
+    }
+    return NULL;
+}
+
+static pthread_t g_sampler;
+
+static int why_sample_start(void)
+{
+    g_nsamp = 0;
+    g_sent = 0;
+    g_target = pthread_self();
+    g_target_tid = (int)syscall(SYS_gettid);
+    g_nticks = 0;
+    g_armed = 1;
+    __atomic_store_n(&g_sampler_run, 1, __ATOMIC_RELEASE);
+    if (pthread_create(&g_sampler, NULL, why_sampler, NULL) != 0) {
+        g_armed = 0;
+        return -1;
+    }
+    return 0;
+}
+
+static void why_sample_stop(void)
+{
+    __atomic_store_n(&g_sampler_run, 0, __ATOMIC_RELEASE);
+    pthread_join(g_sampler, NULL);
+    g_armed = 0;
+}
+
+/* A count per text key (linear search: a few hundred keys at most). */
+typedef struct why_count {
+    char key[200];
+    int n;
+} why_count;
+typedef struct why_tally {
+    why_count *c;
+    int len, cap;
+} why_tally;
+
+static void tally(why_tally *t, const char *key)
+{
+    for (int i = 0; i < t->len; i++)
+        if (!strcmp(t->c[i].key, key)) {
+            t->c[i].n++;
+            return;
+        }
+    if (t->len == t->cap) {
+        int cap = t->cap ? 2 * t->cap : 64;
+        why_count *c = (why_count *)realloc(t->c, (size_t)cap * sizeof *c);
+        if (!c)
+            return;
+        t->c = c;
+        t->cap = cap;
+    }
+    snprintf(t->c[t->len].key, sizeof t->c[t->len].key, "%s", key);
+    t->c[t->len++].n = 1;
+}
+
+static int by_count(const void *a, const void *b)
+{
+    return ((const why_count *)b)->n - ((const why_count *)a)->n;
+}
+
+/* Print the top `top` of a tally as a markdown table (then frees it). */
+static void tally_print(FILE *o, why_tally *t, int top, int total, const char *what)
+{
+    qsort(t->c, (size_t)t->len, sizeof *t->c, by_count);
+    fprintf(o, "| samples | %% | %s |\n|---:|---:|---|\n", what);
+    for (int i = 0; i < t->len && i < top; i++)
+        fprintf(o, "| %d | %.0f | %s |\n", t->c[i].n, 100.0 * t->c[i].n / (total ? total : 1),
+                t->c[i].key);
+    if (t->len > top) {
+        int rest = 0;
+        for (int i = top; i < t->len; i++)
+            rest += t->c[i].n;
+        fprintf(o, "| %d | %.0f | (%d others) |\n", rest, 100.0 * rest / (total ? total : 1),
+                t->len - top);
+    }
+    fprintf(o, "\n");
+    free(t->c);
+    memset(t, 0, sizeof *t);
+}
+
+static const char *base_name(const char *p)
+{
+    const char *s = p ? strrchr(p, '/') : NULL;
+    return s ? s + 1 : p ? p : "?";
+}
+
+/* One frame as "lib: symbol+0xoff" (symbol: dladdr's nearest exported one,
+ * far off in a stripped library) or "lib+0xoff" or "[anonymous] 0xaddr"
+ * (JIT-compiled or generated code). `exact`: keep the offsets (a call site),
+ * else the symbol only. `ret`: a return address (looked up at addr-1). */
+static const char *frame_key(char *buf, size_t cap, void *addr, int ret, int exact, Dl_info *di)
+{
+    char *a = (char *)addr - (ret ? 1 : 0);
+    if (!dladdr(a, di) || !di->dli_fname) {
+        memset(di, 0, sizeof *di);
+        snprintf(buf, cap, "[anonymous memory] %s%p", exact ? "" : "e.g. ", addr);
+        return buf;
+    }
+    const char *lib = base_name(di->dli_fname);
+    const unsigned long off = (unsigned long)(a - (char *)di->dli_fbase);
+    if (di->dli_sname && exact)
+        snprintf(buf, cap, "%s+0x%lx (%s+0x%lx)", lib, off, di->dli_sname,
+                 (unsigned long)(a - (char *)di->dli_saddr));
+    else if (di->dli_sname)
+        snprintf(buf, cap, "%s: %s", lib, di->dli_sname);
+    else
+        snprintf(buf, cap, "%s+0x%lx", lib, exact ? off : off & ~0xffful);
+    return buf;
+}
+
+static int starts(const char *s, const char *p)
+{
+    return s && !strncmp(s, p, strlen(p));
+}
+
+/* The samples of one step, resolved and tallied: leaf (library: symbol),
+ * deepest libnvjpeg frame (its call site), what libnvjpeg called there, the
+ * libc leaves and the leaf libraries. */
+static void why_report(FILE *o, const char *step, double ms)
+{
+    const int ns = g_nsamp;
+    fprintf(o, "**%s**: %.1f ms, %d samples of %ld signals sent (1 ms period)", step, ms, ns,
+            g_sent);
+    fprintf(o, "\n\n");
+    char key[200];
+    why_tally sys = {0, 0, 0};
+    for (int i = 0; i < g_nticks; i++) {
+        const long nr = g_sys_nr[i];
+        const char *nm = syscall_name(nr);
+        if (nr == -2)
+            snprintf(key, sizeof key, "running");
+        else if (nr == -3)
+            snprintf(key, sizeof key, "(unreadable)");
+        else if (nr == 16)
+            snprintf(key, sizeof key, "ioctl 0x%lx", g_sys_arg[i]);
+        else if (nm)
+            snprintf(key, sizeof key, "%s%s", nm, is_sleep_syscall(nr) ? " (not signalled)" : "");
+        else
+            snprintf(key, sizeof key, "syscall %ld", nr);
+        tally(&sys, key);
+    }
+    qsort(sys.c, (size_t)sys.len, sizeof *sys.c, by_count);
+    fprintf(o, "Kernel's view, every tick (/proc/self/task/TID/syscall): ");
+    for (int i = 0; i < sys.len && i < 12; i++)
+        fprintf(o, "%s%s %d", i ? ", " : "", sys.c[i].key, sys.c[i].n);
+    fprintf(o, " (of %d ticks; running: on a CPU or runnable, in user or kernel mode).\n\n",
+            g_nticks);
+    free(sys.c);
+    if (ns < 10) {
+        fprintf(o, "Too few stack samples for tables.\n\n");
+        return;
+    }
+    why_tally leaf = {0, 0, 0}, nvj = {0, 0, 0}, callee = {0, 0, 0}, libs = {0, 0, 0},
+              libc = {0, 0, 0};
+    int in_libc = 0, no_nvj = 0;
+    for (int s = 0; s < ns; s++) {
+        Dl_info di;
+        /* skip the handler's own frames: up to and with the signal trampoline */
+        int k0 = 0;
+        for (int k = 0; k < g_depth[s] && k < 4; k++)
+            if (dladdr(g_ring[s][k], &di) && di.dli_sname && strstr(di.dli_sname, "restore_rt"))
+                k0 = k + 1;
+        if (k0 == 0)
+            k0 = 2; /* handler + trampoline, unnamed */
+        if (k0 >= g_depth[s])
+            continue;
+        frame_key(key, sizeof key, g_ring[s][k0], 0, 0, &di);
+        tally(&leaf, key);
+        const char *lib = di.dli_fname ? base_name(di.dli_fname) : "[anonymous memory]";
+        tally(&libs, lib);
+        if (starts(lib, "libc.so") || starts(lib, "libc-") || starts(lib, "libpthread")) {
+            in_libc++;
+            if (di.dli_sname)
+                tally(&libc, di.dli_sname);
+            else {
+                snprintf(key, sizeof key, "%s+0x%lx", base_name(di.dli_fname),
+                         (unsigned long)((char *)g_ring[s][k0] - (char *)di.dli_fbase));
+                tally(&libc, key);
+            }
+        }
+        int found = 0;
+        for (int k = k0; k < g_depth[s]; k++) {
+            Dl_info fi;
+            if (dladdr((char *)g_ring[s][k] - (k > k0), &fi) &&
+                starts(base_name(fi.dli_fname), "libnvjpeg")) {
+                tally(&nvj, frame_key(key, sizeof key, g_ring[s][k], k > k0, 1, &fi));
+                if (k > k0) {
+                    Dl_info ci;
+                    tally(&callee,
+                          frame_key(key, sizeof key, g_ring[s][k - 1], k - 1 > k0, 1, &ci));
+                } else
+                    tally(&callee, "(leaf is in libnvjpeg itself: computing)");
+                found = 1;
+                break;
+            }
+        }
+        if (!found)
+            no_nvj++;
+    }
+    fprintf(o, "Leaf libraries: ");
+    qsort(libs.c, (size_t)libs.len, sizeof *libs.c, by_count);
+    for (int i = 0; i < libs.len; i++)
+        fprintf(o, "%s%s %d (%.0f%%)", i ? ", " : "", libs.c[i].key, libs.c[i].n,
+                100.0 * libs.c[i].n / ns);
+    free(libs.c);
+    fprintf(o, ". Samples without a libnvjpeg frame: %d.\n\n", no_nvj);
+    tally_print(o, &leaf, 8, ns, "leaf (library: nearest exported symbol)");
+    tally_print(o, &nvj, 8, ns, "deepest libnvjpeg frame (offset; nearest export)");
+    tally_print(o, &callee, 8, ns, "what that libnvjpeg frame called (outside libnvjpeg)");
+    if (in_libc) {
+        fprintf(o, "libc leaves (%d samples, %.0f%%): ", in_libc, 100.0 * in_libc / ns);
+        qsort(libc.c, (size_t)libc.len, sizeof *libc.c, by_count);
+        for (int i = 0; i < libc.len && i < 12; i++)
+            fprintf(o, "%s%s %d", i ? ", " : "", libc.c[i].key, libc.c[i].n);
+        fprintf(o, " (ioctl: the driver; futex/pthread_cond: a lock or another thread; nanosleep/"
+                   "usleep/sched_yield: polling; mmap/madvise/memset: memory).\n\n");
+    }
+    free(libc.c);
+}
+
+/* One --why step: the thread count and the allocators' counters around it,
+ * optionally sampled; prints its row, keeps the sample report for later. */
+typedef struct why_step {
+    int sampled;
+    int th0;
+    alloc_log d0, p0;
+    double t0;
+} why_step;
+
+static void why_begin(why_step *w, int sampled)
+{
+    w->sampled = sampled;
+    w->th0 = thread_count();
+    pthread_mutex_lock(&g_dev_log.mu);
+    w->d0 = g_dev_log;
+    pthread_mutex_unlock(&g_dev_log.mu);
+    pthread_mutex_lock(&g_pin_log.mu);
+    w->p0 = g_pin_log;
+    pthread_mutex_unlock(&g_pin_log.mu);
+    if (sampled && why_sample_start() != 0)
+        w->sampled = 0;
+    g_last = w->t0 = boot_ms();
+}
+
+/* Samples' reports, printed after the table (a buffer: the rows go first). */
+static FILE *g_why_out;
+
+static void why_end(why_step *w, const char *step, nvjpegStatus_t st)
+{
+    const double ms = boot_ms() - w->t0;
+    if (w->sampled)
+        why_sample_stop();
+    char note[600];
+    int n = snprintf(note, sizeof note, "status %d; threads %d -> %d; ", (int)st, w->th0,
+                     thread_count());
+    n += log_note(note + n, sizeof note - (size_t)n, &w->d0, &g_dev_log);
+    n += snprintf(note + n, sizeof note - (size_t)n, "; ");
+    n += log_note(note + n, sizeof note - (size_t)n, &w->p0, &g_pin_log);
+    if (w->sampled)
+        snprintf(note + n, sizeof note - (size_t)n, "; %d stack samples (below)", (int)g_nsamp);
+    g_last = boot_ms() - ms; /* the row's step time: the call's, not the sampler's stop */
+    row(step, note);
+    if (w->sampled && g_why_out)
+        why_report(g_why_out, step, ms);
+}
+
+/* --why: a DEFAULT handle, its decoder and encoder states and their destroys,
+ * three times: (A) with logging allocators (nvjpegCreateExV2), (B) the same
+ * again with the creating thread's stack sampled every millisecond, (C) with
+ * nvJPEG's own allocators (nvjpegCreateEx, as the other rows), sampled. Rows
+ * in the table; the sample tables follow it. A against B: what sampling
+ * itself costs; A against C: whether nvJPEG's default allocation is the time. */
+static int probe_why(cudaStream_t st)
+{
+    const char *cd = getenv("CUDA_CACHE_DISABLE"), *cp = getenv("CUDA_CACHE_PATH"),
+               *ml = getenv("CUDA_MODULE_LOADING"), *home = getenv("HOME");
+    char cache[512] = "(no $HOME)";
+    if (home) {
+        char p[400];
+        snprintf(p, sizeof p, "%s/.nv/ComputeCache", home);
+        struct stat sb;
+        snprintf(cache, sizeof cache, "%s %s", p,
+                 stat(p, &sb) == 0 ? (S_ISDIR(sb.st_mode) ? "exists" : "exists (not a directory)")
+                                   : "absent");
+    }
+    int maj = 0, min = 0, pat = 0;
+    nvjpegGetProperty(MAJOR_VERSION, &maj);
+    nvjpegGetProperty(MINOR_VERSION, &min);
+    nvjpegGetProperty(PATCH_LEVEL, &pat);
+    char note[900];
+    snprintf(
+        note, sizeof note,
+        "nvJPEG %d.%d.%d; CUDA_CACHE_DISABLE=%s CUDA_CACHE_PATH=%s CUDA_MODULE_LOADING=%s; JIT "
+        "cache %s; threads %d",
+        maj, min, pat, cd ? cd : "(unset)", cp ? cp : "(unset)", ml ? ml : "(unset)", cache,
+        thread_count());
+    row("--why: environment", note);
+
+    char *rep = NULL;
+    size_t rep_len = 0;
+    g_why_out = open_memstream(&rep, &rep_len);
+    void *warm[4];
+    backtrace(warm, 4); /* loads libgcc's unwinder before any signal */
+    struct sigaction sa, old;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = why_on_signal;
+    sa.sa_flags = SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGPROF, &sa, &old);
+    alarm(120); /* a deadlock inside the sampled unwinding ends the process */
+
+    nvjpegDevAllocatorV2_t da = {why_dev_malloc, why_dev_free, &g_dev_log};
+    nvjpegPinnedAllocatorV2_t pa = {why_pin_malloc, why_pin_free, &g_pin_log};
+    static const char *const pass_name[3] = {"logged", "logged, sampled",
+                                             "nvJPEG's allocators, sampled"};
+    int rc = 0;
+    g_last = boot_ms();
+    for (int pass = 0; pass < 3 && rc == 0; pass++) {
+        nvjpegHandle_t h = NULL;
+        nvjpegJpegState_t js = NULL;
+        nvjpegEncoderState_t es = NULL;
+        char step[160];
+        why_step w;
+        nvjpegStatus_t s;
+        why_begin(&w, pass > 0);
+        s = pass < 2 ? nvjpegCreateExV2(NVJPEG_BACKEND_DEFAULT, &da, &pa, 0, &h)
+                     : nvjpegCreateEx(NVJPEG_BACKEND_DEFAULT, NULL, NULL, 0, &h);
+        snprintf(step, sizeof step, "[why %c: %s] %s(DEFAULT)", 'A' + pass, pass_name[pass],
+                 pass < 2 ? "nvjpegCreateExV2" : "nvjpegCreateEx");
+        why_end(&w, step, s);
+        if (s != NVJPEG_STATUS_SUCCESS) {
+            rc = 1;
+            break;
+        }
+        why_begin(&w, pass > 0);
+        s = nvjpegJpegStateCreate(h, &js);
+        snprintf(step, sizeof step, "[why %c: %s] nvjpegJpegStateCreate", 'A' + pass,
+                 pass_name[pass]);
+        why_end(&w, step, s);
+        if (s != NVJPEG_STATUS_SUCCESS)
+            js = NULL, rc = 1;
+        why_begin(&w, pass > 0);
+        s = nvjpegEncoderStateCreate(h, &es, st);
+        snprintf(step, sizeof step, "[why %c: %s] nvjpegEncoderStateCreate", 'A' + pass,
+                 pass_name[pass]);
+        why_end(&w, step, s);
+        if (s != NVJPEG_STATUS_SUCCESS)
+            es = NULL, rc = 1;
+        if (es) {
+            why_begin(&w, pass > 0);
+            s = nvjpegEncoderStateDestroy(es);
+            snprintf(step, sizeof step, "[why %c: %s] nvjpegEncoderStateDestroy", 'A' + pass,
+                     pass_name[pass]);
+            why_end(&w, step, s);
+        }
+        if (js) {
+            why_begin(&w, pass > 0);
+            s = nvjpegJpegStateDestroy(js);
+            snprintf(step, sizeof step, "[why %c: %s] nvjpegJpegStateDestroy", 'A' + pass,
+                     pass_name[pass]);
+            why_end(&w, step, s);
+        }
+        why_begin(&w, pass > 0);
+        s = nvjpegDestroy(h);
+        snprintf(step, sizeof step, "[why %c: %s] nvjpegDestroy", 'A' + pass, pass_name[pass]);
+        why_end(&w, step, s);
+    }
+    alarm(0);
+    sigaction(SIGPROF, &old, NULL);
+    if (g_why_out) {
+        fclose(g_why_out);
+        g_why_out = NULL;
+        printf("\nStack samples of the --why steps (SIGPROF every 1 ms to the creating thread, "
+               "backtrace(), dladdr(): libnvjpeg exports few symbols, so its frames are given as "
+               "offsets, the export named is only the nearest one before):\n\n%s",
+               rep ? rep : "");
+        free(rep);
+        printf("| since exec ms | step ms | step | note |\n|---:|---:|---|---|\n");
+        g_last = boot_ms();
+    }
+    if (rc)
+        return fail("--why", "an nvJPEG call failed (its status is in its row)");
+    return 0;
+}
+
 /* The imgconv part: context, small host image, big device image, codec. */
 static int probe_imgconv(uint8_t *dimg, size_t dpitch, int w, int h, cudaStream_t st)
 {
@@ -320,7 +966,7 @@ static int probe_imgconv(uint8_t *dimg, size_t dpitch, int w, int h, cudaStream_
 int main(int argc, char **argv)
 {
     double at_main = boot_ms();
-    int default_first = 0, no_nvjpeg = 0, concurrent = 0;
+    int default_first = 0, no_nvjpeg = 0, concurrent = 0, why = 0;
     const char *path = NULL;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--default-first"))
@@ -329,11 +975,14 @@ int main(int argc, char **argv)
             no_nvjpeg = 1;
         else if (!strcmp(argv[i], "--concurrent"))
             concurrent = 1;
+        else if (!strcmp(argv[i], "--why"))
+            why = 1;
         else
             path = argv[i];
     }
     if (!path && !no_nvjpeg) {
-        fprintf(stderr, "usage: %s [--default-first] [--concurrent] [--no-nvjpeg] FILE.jpg\n",
+        fprintf(stderr,
+                "usage: %s [--default-first] [--concurrent] [--why] [--no-nvjpeg] FILE.jpg\n",
                 argv[0]);
         return 2;
     }
@@ -346,6 +995,7 @@ int main(int argc, char **argv)
     printf("startup_probe: %s; CUDA_MODULE_LOADING=%s; order: %s\n\n", path ? path : "(no file)",
            ml ? ml : "(unset: LAZY since CUDA 12.2)",
            no_nvjpeg       ? "no nvJPEG"
+           : why           ? "--why steps first, then HARDWARE handle first"
            : concurrent    ? "HARDWARE and DEFAULT created concurrently first, then as usual"
            : default_first ? "DEFAULT handle first"
                            : "HARDWARE handle first");
@@ -383,6 +1033,8 @@ int main(int argc, char **argv)
     uint8_t *dimg = NULL;
     size_t dpitch = 0;
     int w = 0, h = 0;
+    if (!no_nvjpeg && why && probe_why(st) != 0)
+        return 1;
     if (!no_nvjpeg && concurrent && probe_concurrent(st) != 0)
         return 1;
     if (!no_nvjpeg) {
