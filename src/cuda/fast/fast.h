@@ -98,9 +98,10 @@ const char *ic_fast_method_name(ic_fast_method m);
 #define IC_FAST_TW 128 /* output tile width in pixels */
 #define IC_FAST_R 8    /* output rows per thread */
 
-/* Shared memory of a direct / sep block, 0 when the method cannot take kw x kh. */
+/* Shared memory of a direct / sep block, 0 when the method cannot take kw x kh
+ * (sep: k x k of rank `rank`; rank 1 needs no buffer besides the input tile). */
 size_t ic_fast_direct_smem(int kw, int kh, int cb, int nrg);
-size_t ic_fast_sep_smem(int k, int cb, int nrg);
+size_t ic_fast_sep_smem(int k, int cb, int nrg, int rank);
 
 /* Launches direct correlation of a (weights w, kw*kh floats, host memory). */
 ic_status ic_fast_direct_launch(const ic_cuda_args *a, const float *w, const ic_fast_plan *p,

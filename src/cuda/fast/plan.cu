@@ -474,8 +474,8 @@ static ic_status plan_job(ic_fast_state *st, const ic_job *job, ic_fast_plan *p,
     };
     if (rank > 0 && kw == kh &&
         tile_shape(
-            d, job, [&](int cb, int nrg) { return ic_fast_sep_smem(kw, cb, nrg); }, sep_instr, 80,
-            &scb, &snrg, &ssm, &eff, &instr)) {
+            d, job, [&](int cb, int nrg) { return ic_fast_sep_smem(kw, cb, nrg, rank); }, sep_instr,
+            80, &scb, &snrg, &ssm, &eff, &instr)) {
         f_sep = samples * sep_per(snrg);
         t_sep = LAUNCH_S + fmax(t_mem / eff, samples * instr / (SEP_EFF * eff * d.fma_per_s));
         p->pred_sep_ms = t_sep * 1e3;

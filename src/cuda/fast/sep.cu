@@ -23,20 +23,20 @@ using icf_sep::hplane_of;
 using icf_sep::launch_k;
 using icf_sep::sep_param;
 
-extern "C" size_t ic_fast_sep_smem(int k, int cb, int nrg)
+extern "C" size_t ic_fast_sep_smem(int k, int cb, int nrg, int rank)
 {
     if (k < 3 || k > IC_FAST_SEP_MAX_K || !(k & 1) || cb < 1 || nrg < 1 ||
-        cb * nrg * 32 > icf::MAX_THREADS)
+        cb * nrg * 32 > icf::MAX_THREADS || rank < 1 || rank > IC_FAST_SEP_MAX_RANK)
         return 0;
-    return (size_t)cb * ((size_t)icf::plane_of(k, k, nrg) + (size_t)hplane_of(k, nrg)) *
+    return (size_t)cb * ((size_t)icf::plane_of(k, k, nrg) + (size_t)hplane_of(k, nrg, rank)) *
            sizeof(float);
 }
 
 extern "C" ic_status ic_fast_sep_launch(const ic_cuda_args *a, const float *row, const float *col,
                                         int rank, const ic_fast_plan *p, char *err, size_t errlen)
 {
-    const size_t smem = a->kw == a->kh ? ic_fast_sep_smem(a->kw, p->cb, p->nrg) : 0;
-    if (smem == 0 || smem > a->smem_optin || rank < 1 || rank > IC_FAST_SEP_MAX_RANK) {
+    const size_t smem = a->kw == a->kh ? ic_fast_sep_smem(a->kw, p->cb, p->nrg, rank) : 0;
+    if (smem == 0 || smem > a->smem_optin) {
         snprintf(err, errlen, "cuda fast sep: cannot take a %dx%d rank-%d kernel", a->kw, a->kh,
                  rank);
         return IC_ERR_UNSUPPORTED;

@@ -15,7 +15,13 @@
  *   2. for each rank term: the row pass writes H = in (*) row_k for all
  *      th + K - 1 rows into a second shared buffer, then the column pass adds
  *      H (*) col_k for the block's th output rows into registers (each H row is
- *      read once per thread and used for up to 8 output rows);
+ *      read once per thread and used for up to 8 output rows). Rank 1 (every
+ *      Gaussian, box and derivative kernel) needs no second buffer: a tile row
+ *      is read by the one warp that filters it, so that warp writes H over the
+ *      row it has just read (after a __syncwarp: its lanes' windows overlap).
+ *      That halves the shared memory of a block (8K 15x15 RGB: 82 KB instead
+ *      of 152), so two blocks share an SM where one did: the stop-22 profile
+ *      found the kernel latency-bound at 18.75% occupancy, one block per SM;
  *   3. the sum of the r terms is rounded and stored once.
  * Work: r * (K * (th + K - 1) / th + K) multiply-adds per output instead of K^2.
  * Specialised per K (3..31 odd, square kernels); the vectors are a kernel
@@ -44,10 +50,11 @@ struct sep_param {
     int rank;
 };
 
-/* Floats of one channel's H buffer. */
-__host__ __device__ constexpr int hplane_of(int k, int nrg)
+/* Floats of one channel's H buffer: none for rank 1 (H is written over the
+ * input tile's rows, see the top). */
+__host__ __device__ constexpr int hplane_of(int k, int nrg, int rank)
 {
-    return (R * nrg + k - 1) * TW + 4;
+    return rank == 1 ? 0 : (R * nrg + k - 1) * TW + 4;
 }
 
 template <int K>
@@ -60,8 +67,11 @@ __global__ void __launch_bounds__(icf::MAX_THREADS, icf::MIN_BLOCKS)
     extern __shared__ float4 smem4[];
     float *smem = reinterpret_cast<float *>(smem4);
     const icf::tile b = icf::block_tile(t);
-    float *hbuf = smem + t.cb * b.plane;
-    const int hplane = hplane_of(K, t.nrg);
+    /* H in place over the input rows (rank 1, stride sw) or in its own buffer (stride TW) */
+    const bool inplace = w.rank == 1;
+    float *hbuf = inplace ? smem : smem + t.cb * b.plane;
+    const int hplane = inplace ? b.plane : hplane_of(K, t.nrg, w.rank);
+    const int hstride = inplace ? b.sw : TW;
     icf::fill(t, b, smem);
 
     const int warp = (int)(threadIdx.x >> 5), lane = (int)(threadIdx.x & 31);
@@ -99,7 +109,11 @@ __global__ void __launch_bounds__(icf::MAX_THREADS, icf::MIN_BLOCKS)
 #pragma unroll
                 for (int p = 0; p < 4; p++)
                     h[p] = fmaf(rw[i], win[OFF + p + i], h[p]);
-            *reinterpret_cast<float4 *>(hbuf + c * hplane + q * TW + 4 * lane) =
+            /* in place: every lane has read its window (which overlaps the
+             * next lanes' outputs) before any lane writes; `it` is uniform
+             * over the warp, so all 32 lanes reach this */
+            __syncwarp();
+            *reinterpret_cast<float4 *>(hbuf + c * hplane + q * hstride + 4 * lane) =
                 make_float4(h[0], h[1], h[2], h[3]);
         }
         __syncthreads();
@@ -108,10 +122,10 @@ __global__ void __launch_bounds__(icf::MAX_THREADS, icf::MIN_BLOCKS)
 #pragma unroll
         for (int j = 0; j < K; j++)
             cw[j] = w.col[k * K + j];
-        const float *hsrc = hbuf + ci * hplane + rg * R * TW + 4 * lane;
+        const float *hsrc = hbuf + ci * hplane + rg * R * hstride + 4 * lane;
 #pragma unroll
         for (int q = 0; q < R + K - 1; q++) {
-            const float4 v = *reinterpret_cast<const float4 *>(hsrc + q * TW);
+            const float4 v = *reinterpret_cast<const float4 *>(hsrc + q * hstride);
 #pragma unroll
             for (int r = 0; r < R; r++) {
                 const int j = q - r;
