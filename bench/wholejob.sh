@@ -136,9 +136,6 @@ RECAL="n/a"
 if ok_cuda; then
     measure big_cuda out.jpg --backend cuda -k gaussian:9 --quality 92 photo.jpg out.jpg
     measure small_cuda out.ppm --backend cuda -k gaussian:3 small.ppm out.ppm
-    # the same with the CUDA runtime's orderly teardown at exit (tools/main.c)
-    IC_FULL_EXIT=1 measure big_cuda_full out.jpg --backend cuda -k gaussian:9 --quality 92 photo.jpg out.jpg
-    IC_FULL_EXIT=1 measure small_cuda_full out.ppm --backend cuda -k gaussian:3 small.ppm out.ppm
     RECAL=$(t_run out.ppm --backend cuda --recalibrate -k gaussian:3 small.ppm out.ppm)
 fi
 TIME_CPU=$("$IMGCONV" --backend cpu -k gaussian:9 --quality 92 --time photo.jpg out.jpg 2>&1 || true)
@@ -182,13 +179,9 @@ mkdir -p "$(dirname "$RESULT")"
     row "6000x4000 JPEG -> JPEG gaussian:9" cpu big_cpu
     row "64x64 PPM gaussian:3" cpu small_cpu 0.05
     row "64x64 PPM gaussian:3" cuda small_cuda 0.15
-    row "6000x4000 JPEG -> JPEG gaussian:9, IC_FULL_EXIT=1" cuda big_cuda_full
-    row "64x64 PPM gaussian:3, IC_FULL_EXIT=1" cuda small_cuda_full
     echo
     echo "- big, cuda / cpu: $(ratio big_cuda big_cpu 0.4)"
     echo "- small, cuda / cpu: $(ratio small_cuda small_cpu)"
-    echo "- cuda, ending with _exit against the CUDA runtime's teardown (IC_FULL_EXIT=1):"
-    echo "  big $(ratio big_cuda big_cuda_full), small $(ratio small_cuda small_cuda_full)"
     echo "- small, cuda, one run with \`--recalibrate\` (measures the GPU's copy and FMA"
     echo "  rates instead of reading them from ~/.cache/imgconv): $RECAL s"
     echo "- \`--explain\` of the small cuda case after the runs:"

@@ -7,10 +7,8 @@
  *   imgconv: error: what went wrong (see --help)   (a usage error)
  * and the exit code says which kind of error it was (see cli.h).
  */
-#include <dlfcn.h>
 #include <signal.h>
 #include <stdarg.h>
-#include <stdlib.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
@@ -124,24 +122,6 @@ static void install_signal_handlers(void)
     }
 }
 
-/* Ends the process with `code` once every output is written and closed and
- * standard output flushed. A process that used CUDA skips the C library's
- * exit handlers: the CUDA runtime's one releases its primary context and
- * unloads the modules, 0.13-0.2 s on the H100 machine after the last file
- * was written (bench/results/wholejob-*.md: the report's 'end' against the
- * whole process), work the kernel driver does anyway when the process's
- * files close. IC_FULL_EXIT=1 keeps the orderly exit (leak checkers run
- * from it). A process that never loaded the CUDA driver exits as usual. */
-static int finish(int code)
-{
-    const char *full = getenv("IC_FULL_EXIT");
-    if ((!full || strcmp(full, "1") != 0) && dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD)) {
-        fflush(NULL);
-        _exit(code);
-    }
-    return code;
-}
-
 int main(int argc, char **argv)
 {
     install_signal_handlers();
@@ -181,5 +161,5 @@ int main(int argc, char **argv)
         fprintf(stderr, "imgconv: error: cannot write to standard output\n");
         code = CLI_EXIT_OUTPUT;
     }
-    return finish(code);
+    return code;
 }
