@@ -438,11 +438,12 @@ static void encode_slot(batch *b, item *it, ic_save_options *so, int on_host)
 }
 
 /* Whether an idle worker should encode a device-route image with the CPU
- * writer (encode_slot): while nvJPEG's encoder is still opening (0.3 s after
- * the slots exist, when the slots fill and the cores that finished decoding
- * had nothing to do: batch-compare's timelines, stop 22), or when the GPU
- * encoders lag by more than a CPU encode's time (an HD JPEG: about 10 ms of
- * a core, 20 images of nvJPEG's). */
+ * writer (encode_slot): when the GPU encoders lag by more than a CPU
+ * encode's time (an HD JPEG: about 10 ms of a core, 20 images of nvJPEG's
+ * four lanes), once nvJPEG's encoder is open. Not while it opens: nvJPEG's
+ * set-up needs the cores too (in the f8f1117 run, workers encoding from the
+ * moment they were idle pushed the encoder's open from 0.33 s to 0.48 s
+ * and took 465 of the 500 images: 377 images/s against 464 without). */
 #define BATCH_STEAL_BACKLOG 32
 
 static int steal_from_gpu(batch *b)
@@ -452,7 +453,7 @@ static int steal_from_gpu(batch *b)
     pthread_mutex_lock(&b->mu);
     const int open = b->enc_open;
     pthread_mutex_unlock(&b->mu);
-    return !open || cli_queue_len(&b->gfiltered) >= BATCH_STEAL_BACKLOG;
+    return open && cli_queue_len(&b->gfiltered) >= BATCH_STEAL_BACKLOG;
 }
 
 /* A worker takes the most useful job there is: save a filtered image when

@@ -46,7 +46,12 @@
  *     prints CUDA_CACHE_DISABLE, CUDA_CACHE_PATH, CUDA_MODULE_LOADING and
  *     whether ~/.nv/ComputeCache (the JIT cache) exists.
  *
- * usage: startup_probe [--default-first] [--concurrent] [--why] [--no-nvjpeg] FILE.jpg
+ *   --backends: first of all after the context, per nvJPEG backend
+ *     (GPU_HYBRID, HYBRID, DEFAULT, HARDWARE): handle, encoder, two encodes
+ *     of a 6000x4000 device image, decoder state, two decodes of FILE, each
+ *     timed (probe_backends).
+ *
+ * usage: startup_probe [--default-first] [--concurrent] [--why] [--backends] [--no-nvjpeg] FILE.jpg
  * Prints a table (markdown) on stdout; exit 0, or 1 when a step failed (the
  * table up to it is printed, the failing step named). Built only in CUDA
  * builds with nvJPEG (CMakeLists.txt); run by `scripts/gpu-check.sh startup`.
@@ -874,6 +879,104 @@ static int probe_why(cudaStream_t st)
     return 0;
 }
 
+/* --backends: per nvJPEG backend (GPU_HYBRID, HYBRID, DEFAULT, HARDWARE), in
+ * that order, a handle, an encoder state and parameters, two encodes of a
+ * 6000x4000 interleaved RGB device image (quality 92, 4:2:0), then a decoder
+ * state and two decodes of FILE (nvjpegDecode; the hardware backend takes
+ * nvjpegDecodeBatched), and the destroys, each timed: which backend gives an
+ * encoder without the hardware engine's set-up (the --why samples put the
+ * DEFAULT handle's 0.28 s inside libnvcuvid, the engine's library)? */
+static int probe_backends(cudaStream_t st, const unsigned char *jpg, size_t len)
+{
+    static const nvjpegBackend_t be[] = {NVJPEG_BACKEND_GPU_HYBRID, NVJPEG_BACKEND_HYBRID,
+                                         NVJPEG_BACKEND_DEFAULT, NVJPEG_BACKEND_HARDWARE};
+    static const char *const name[] = {"GPU_HYBRID", "HYBRID", "DEFAULT", "HARDWARE"};
+    const int W = 6000, H = 4000;
+    uint8_t *src = NULL, *dst = NULL;
+    size_t spitch = 0, dpitch = 0;
+    CU("cudaMallocPitch", cudaMallocPitch((void **)&src, &spitch, (size_t)W * 3, H));
+    CU("cudaMallocPitch", cudaMallocPitch((void **)&dst, &dpitch, (size_t)W * 3, H));
+    CU("cudaMemset2D", cudaMemset2D(src, spitch, 0x5a, (size_t)W * 3, H));
+    CU("cudaDeviceSynchronize", cudaDeviceSynchronize());
+    row("--backends: 6000x4000 RGB device images", "source and decode target");
+    char step[160], note[200];
+    for (size_t b = 0; b < sizeof be / sizeof *be; b++) {
+        nvjpegHandle_t h = NULL;
+        nvjpegStatus_t s = nvjpegCreateEx(be[b], NULL, NULL, 0, &h);
+        snprintf(step, sizeof step, "[backends] nvjpegCreateEx(%s)", name[b]);
+        snprintf(note, sizeof note, "status %d; threads %d", (int)s, thread_count());
+        row(step, note);
+        if (s != NVJPEG_STATUS_SUCCESS)
+            continue;
+        nvjpegEncoderState_t es = NULL;
+        nvjpegEncoderParams_t ep = NULL;
+        s = nvjpegEncoderStateCreate(h, &es, st);
+        if (s == NVJPEG_STATUS_SUCCESS)
+            s = nvjpegEncoderParamsCreate(h, &ep, st);
+        if (s == NVJPEG_STATUS_SUCCESS)
+            s = nvjpegEncoderParamsSetSamplingFactors(ep, NVJPEG_CSS_420, st);
+        if (s == NVJPEG_STATUS_SUCCESS)
+            s = nvjpegEncoderParamsSetQuality(ep, 92, st);
+        snprintf(step, sizeof step, "[backends] %s: encoder state + parameters", name[b]);
+        snprintf(note, sizeof note, "status %d", (int)s);
+        row(step, note);
+        for (int i = 0; i < 2 && s == NVJPEG_STATUS_SUCCESS; i++) {
+            nvjpegImage_t im;
+            memset(&im, 0, sizeof im);
+            im.channel[0] = src;
+            im.pitch[0] = spitch;
+            s = nvjpegEncodeImage(h, es, ep, &im, NVJPEG_INPUT_RGBI, W, H, st);
+            size_t n = 0;
+            if (s == NVJPEG_STATUS_SUCCESS)
+                s = nvjpegEncodeRetrieveBitstream(h, es, NULL, &n, st);
+            cudaStreamSynchronize(st);
+            snprintf(step, sizeof step, "[backends] %s: encode 6000x4000 call %d", name[b], i + 1);
+            snprintf(note, sizeof note, "status %d, %zu bytes", (int)s, n);
+            row(step, note);
+        }
+        if (ep)
+            nvjpegEncoderParamsDestroy(ep);
+        if (es)
+            nvjpegEncoderStateDestroy(es);
+        row("[backends] encoder destroyed", NULL);
+        nvjpegJpegState_t js = NULL;
+        s = jpg ? nvjpegJpegStateCreate(h, &js) : NVJPEG_STATUS_INVALID_PARAMETER;
+        snprintf(step, sizeof step, "[backends] %s: nvjpegJpegStateCreate", name[b]);
+        snprintf(note, sizeof note, "status %d; threads %d", (int)s, thread_count());
+        row(step, note);
+        for (int i = 0; i < 2 && s == NVJPEG_STATUS_SUCCESS; i++) {
+            nvjpegImage_t out;
+            memset(&out, 0, sizeof out);
+            out.channel[0] = dst;
+            out.pitch[0] = dpitch;
+            if (be[b] == NVJPEG_BACKEND_HARDWARE) {
+                s = i == 0 ? nvjpegDecodeBatchedInitialize(h, js, 1, 1, NVJPEG_OUTPUT_RGBI)
+                           : NVJPEG_STATUS_SUCCESS;
+                const unsigned char *d = jpg;
+                if (s == NVJPEG_STATUS_SUCCESS)
+                    s = nvjpegDecodeBatched(h, js, &d, &len, &out, st);
+            } else {
+                s = nvjpegDecode(h, js, jpg, len, NVJPEG_OUTPUT_RGBI, &out, st);
+            }
+            cudaStreamSynchronize(st);
+            snprintf(step, sizeof step, "[backends] %s: decode FILE call %d", name[b], i + 1);
+            snprintf(note, sizeof note, "status %d", (int)s);
+            row(step, note);
+        }
+        if (js)
+            nvjpegJpegStateDestroy(js);
+        snprintf(step, sizeof step, "[backends] %s: decoder state destroyed", name[b]);
+        row(step, NULL);
+        nvjpegDestroy(h);
+        snprintf(step, sizeof step, "[backends] nvjpegDestroy(%s)", name[b]);
+        row(step, NULL);
+    }
+    cudaFree(src);
+    cudaFree(dst);
+    (void)cudaGetLastError();
+    return 0;
+}
+
 /* The imgconv part: context, small host image, big device image, codec. */
 static int probe_imgconv(uint8_t *dimg, size_t dpitch, int w, int h, cudaStream_t st)
 {
@@ -966,7 +1069,7 @@ static int probe_imgconv(uint8_t *dimg, size_t dpitch, int w, int h, cudaStream_
 int main(int argc, char **argv)
 {
     double at_main = boot_ms();
-    int default_first = 0, no_nvjpeg = 0, concurrent = 0, why = 0;
+    int default_first = 0, no_nvjpeg = 0, concurrent = 0, why = 0, backends = 0;
     const char *path = NULL;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--default-first"))
@@ -977,12 +1080,15 @@ int main(int argc, char **argv)
             concurrent = 1;
         else if (!strcmp(argv[i], "--why"))
             why = 1;
+        else if (!strcmp(argv[i], "--backends"))
+            backends = 1;
         else
             path = argv[i];
     }
     if (!path && !no_nvjpeg) {
         fprintf(stderr,
-                "usage: %s [--default-first] [--concurrent] [--why] [--no-nvjpeg] FILE.jpg\n",
+                "usage: %s [--default-first] [--concurrent] [--why] [--backends] [--no-nvjpeg] "
+                "FILE.jpg\n",
                 argv[0]);
         return 2;
     }
@@ -1033,6 +1139,8 @@ int main(int argc, char **argv)
     uint8_t *dimg = NULL;
     size_t dpitch = 0;
     int w = 0, h = 0;
+    if (!no_nvjpeg && backends && probe_backends(st, jpg, len) != 0)
+        return 1;
     if (!no_nvjpeg && why && probe_why(st) != 0)
         return 1;
     if (!no_nvjpeg && concurrent && probe_concurrent(st) != 0)
