@@ -255,8 +255,6 @@ if "decoded_by" in d:
         extra += f"; the run {d['seconds']:.2f} s of the process, then freeing the GPU codec and contexts {d['cleanup_ms']:.0f} ms"
     if "to_device" in d:
         extra += f"; worker images on the device route {d['to_device']}"
-    if d.get("host_encoded"):
-        extra += f" ({d['host_encoded']} of the route's images encoded by idle workers)"
 print(f"backend {d['backend']}, codec {d.get('codec', 'cpu')}; busy time summed over threads: "
       f"{parts}; {d['written']} written, {d['failed']} failed{extra}")
 EOF

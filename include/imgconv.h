@@ -852,13 +852,6 @@ ic_status ic_gpu_codec_output(ic_gpu_codec *codec, int slot, const ic_image *lik
 ic_status ic_gpu_encode(ic_gpu_codec *codec, int slot, const ic_image *img, const char *name,
                         const ic_save_options *opts, ic_bytes *out);
 
-/* ic_gpu_encode with the CPU writer whatever the format (one copy to the
- * host, then ic_image_encode; the same bytes as ic_image_save's), never
- * waiting for nvJPEG: for a caller whose cores are idle while nvJPEG's
- * encoder opens or is busy. Same slot rules, errors as ic_gpu_encode. */
-ic_status ic_gpu_encode_host(ic_gpu_codec *codec, int slot, const ic_image *img, const char *name,
-                             const ic_save_options *opts, ic_bytes *out);
-
 /* ------------------------------------------------------------------------ */
 /* 1D convolution and matrix product (seeds 001, 002)                        */
 /* ------------------------------------------------------------------------ */

@@ -104,8 +104,6 @@ typedef struct batch {
     ic_gpu_codec *codec; /* GPU side: set once open (under mu); NULL before and without */
     char engine[320];    /* the codec's engine, or "cpu (why)" */
     int decode_mode;     /* DEC_* */
-    int gpu_side;        /* the GPU codec's side runs (its queues exist) */
-    int steal;           /* IC_BATCH_STEAL: -1 the rule (steal_from_gpu), 0 never, 1 when idle */
     pthread_mutex_t mu;  /* guards everything below */
     pthread_cond_t slot_freed;
     int gpu_state;          /* GPU_* */
@@ -117,10 +115,8 @@ typedef struct batch {
     int inflight, budget;  /* host images in memory, and as many as there may always be */
     int max_inflight;      /* ... and the most there may be while held < held_cap */
     size_t held, held_cap; /* the samples of those in memory (bytes) */
-    int route_open;   /* GPU side: the device route is open (codec slots; nvJPEG open or opening) */
-    int to_device;    /* host images filtered into codec slots (device route) */
-    int enc_open;     /* GPU side: nvJPEG's encoder is open (or will not be) */
-    int host_encoded; /* device-route images the idle workers encoded (encode_slot) */
+    int route_open; /* GPU side: the device route is open (codec slots; nvJPEG open or opening) */
+    int to_device;  /* host images filtered into codec slots (device route) */
     int by_cpu, by_gpu; /* files decoded by the CPU workers / by the GPU codec */
     double bytes;       /* decoded sample bytes of the files written */
     double ms_read, ms_decode, ms_filter, ms_encode, ms_write, ms_gpu_open, ms_gpu_enc;
@@ -406,64 +402,12 @@ static void encode_host(batch *b, item *it, ic_save_options *so)
     cli_queue_push(&b->encoded, it);
 }
 
-/* Encodes a slot's filtered image into the slot's buffer and queues it for
- * a writer: by a GPU encoder thread (ic_gpu_encode: nvJPEG), or (on_host) by
- * an idle worker with the CPU writer (ic_gpu_encode_host). */
-static void encode_slot(batch *b, item *it, ic_save_options *so, int on_host)
-{
-    if (g_interrupted) { /* writes under way finish (atomically); no new ones */
-        item_end(b, it, NULL, 0);
-        return;
-    }
-    const char *out = b->files.v[it->idx].out;
-    char msg[256] = "";
-    const double t = cli_now_ms();
-    so->metadata = &it->meta;
-    const ic_status s =
-        cli_noted(on_host ? ic_gpu_encode_host(b->codec, it->slot, &it->out, out, so, &it->enc)
-                          : ic_gpu_encode(b->codec, it->slot, &it->out, out, so, &it->enc),
-                  msg, sizeof msg);
-    add_time(b, &b->ms_encode, t, on_host ? 'e' : 'n');
-    if (s != IC_OK) {
-        end_unwritten(b, it, s, msg);
-        return;
-    }
-    it->wide = it->out.type == IC_U16;
-    if (on_host) {
-        pthread_mutex_lock(&b->mu);
-        b->host_encoded++;
-        pthread_mutex_unlock(&b->mu);
-    }
-    cli_queue_push(&b->encoded, it); /* the bytes stay in the slot until written */
-}
-
-/* Whether an idle worker should encode a device-route image with the CPU
- * writer (encode_slot): when the GPU encoders lag by more than a CPU
- * encode's time (an HD JPEG: about 10 ms of a core, 20 images of nvJPEG's
- * four lanes), once nvJPEG's encoder is open. Not while it opens: nvJPEG's
- * set-up needs the cores too (in the f8f1117 run, workers encoding from the
- * moment they were idle pushed the encoder's open from 0.33 s to 0.48 s
- * and took 465 of the 500 images: 377 images/s against 464 without). */
-#define BATCH_STEAL_BACKLOG 32
-
-static int steal_from_gpu(batch *b)
-{
-    if (b->steal >= 0)
-        return b->steal;
-    pthread_mutex_lock(&b->mu);
-    const int open = b->enc_open;
-    pthread_mutex_unlock(&b->mu);
-    return open && cli_queue_len(&b->gfiltered) >= BATCH_STEAL_BACKLOG;
-}
-
 /* A worker takes the most useful job there is: save a filtered image when
  * one waits (it frees memory and finishes a file), else decode the next file
  * while the budget of images in memory allows, else sleep until one of the
  * two changes. So the cores go wherever the work is, whatever a format's
  * decode and encode cost (JPEG decodes cost more than its encodes, PNG the
- * other way round). Once no file is left to decode, the worker saves, and
- * (GPU side) encodes device-route images the GPU encoders have not reached
- * (steal_from_gpu). */
+ * other way round). Once no file is left to decode, the worker only saves. */
 static void *worker(void *arg)
 {
     batch *b = arg;
@@ -478,9 +422,9 @@ static void *worker(void *arg)
             encode_host(b, it, &so);
             continue;
         }
+        if (r < 0)
+            break;
         if (producing) {
-            if (r < 0)
-                break;
             const int d = try_decode(b, &lo);
             if (d < 0) {
                 producing = 0;
@@ -490,15 +434,9 @@ static void *worker(void *arg)
             }
             continue;
         }
-        /* The filters push to gfiltered before they close filtered: once
-         * filtered is closed, an empty gfiltered stays empty. */
-        if (b->gpu_side && steal_from_gpu(b) && cli_queue_try_pop(&b->gfiltered, &it) > 0) {
-            encode_slot(b, it, &so, 1);
-            continue;
-        }
-        if (r < 0)
+        if ((it = cli_queue_pop(&b->filtered)) == NULL)
             break;
-        cli_board_wait(&b->board, seen);
+        encode_host(b, it, &so);
     }
     if (producing) /* not reached in practice: the queue closes after the decodes */
         cli_queue_producer_done(&b->decoded);
@@ -725,7 +663,6 @@ static ic_gpu_codec *gpu_open(batch *b)
     pthread_mutex_lock(&b->mu);
     b->ms_gpu_enc = cli_now_ms() - t;
     b->route_open = enc; /* without nvJPEG the host route is the faster one */
-    b->enc_open = 1;
     pthread_mutex_unlock(&b->mu);
     if (enc)
         mark(b, 'E');
@@ -843,8 +780,25 @@ static void *gpu_encoder(void *arg)
     batch *b = arg;
     ic_save_options so = save_options_of(b->o);
     item *it;
-    while ((it = cli_queue_pop(&b->gfiltered)) != NULL)
-        encode_slot(b, it, &so, 0);
+    while ((it = cli_queue_pop(&b->gfiltered)) != NULL) {
+        if (g_interrupted) { /* writes under way finish (atomically); no new ones */
+            item_end(b, it, NULL, 0);
+            continue;
+        }
+        const char *out = b->files.v[it->idx].out;
+        char msg[256] = "";
+        const double t = cli_now_ms();
+        so.metadata = &it->meta;
+        const ic_status s = cli_noted(
+            ic_gpu_encode(b->codec, it->slot, &it->out, out, &so, &it->enc), msg, sizeof msg);
+        add_time(b, &b->ms_encode, t, 'n');
+        if (s != IC_OK) {
+            end_unwritten(b, it, s, msg);
+            continue;
+        }
+        it->wide = it->out.type == IC_U16;
+        cli_queue_push(&b->encoded, it); /* the bytes stay in the slot until written */
+    }
     cli_queue_producer_done(&b->encoded);
     return NULL;
 }
@@ -928,10 +882,8 @@ static void print_summary(const batch *b, const char *backend, double ms)
         printf(", \"codec\": ");
         cli_json_string(stdout, b->engine, (size_t)-1);
         printf(", \"decoded_by\": {\"cpu\": %d, \"gpu\": %d}, \"to_device\": %d, "
-               "\"host_encoded\": %d, \"gpu_open_ms\": %.1f, \"gpu_encoder_ms\": %.1f, "
-               "\"cleanup_ms\": %.1f",
-               b->by_cpu, b->by_gpu, b->to_device, b->host_encoded, b->ms_gpu_open, b->ms_gpu_enc,
-               b->ms_cleanup);
+               "\"gpu_open_ms\": %.1f, \"gpu_encoder_ms\": %.1f, \"cleanup_ms\": %.1f",
+               b->by_cpu, b->by_gpu, b->to_device, b->ms_gpu_open, b->ms_gpu_enc, b->ms_cleanup);
         printf(", \"seconds\": %.3f, \"images_per_s\": %.2f, \"mb_per_s\": %.2f, "
                "\"stage_ms\": {\"read\": %.1f, \"decode\": %.1f, \"filter\": %.1f, "
                "\"encode\": %.1f, \"write\": %.1f}, \"errors\": [",
@@ -1323,11 +1275,6 @@ int cli_run_batch(const cli_options *o, cli_err *e)
         b.gpu_state = GPU_OPENING;
     }
     b.decoded.board = b.filtered.board = &b.board;
-    if (gpu_side) /* the workers encode what the GPU encoders lag behind on */
-        b.gfiltered.board = &b.board;
-    b.gpu_side = gpu_side;
-    const char *steal = getenv("IC_BATCH_STEAL");
-    b.steal = steal && strcmp(steal, "0") == 0 ? 0 : steal && strcmp(steal, "1") == 0 ? 1 : -1;
     if (rc == 0 && getenv("IC_BATCH_TRACE") && *getenv("IC_BATCH_TRACE")) {
         b.trace_cap = 10 * b.files.n + 16;
         if (!(b.trace = calloc((size_t)b.trace_cap, sizeof *b.trace)))

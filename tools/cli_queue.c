@@ -130,14 +130,6 @@ int cli_queue_try_pop(queue *q, item **out)
     return r;
 }
 
-int cli_queue_len(queue *q)
-{
-    pthread_mutex_lock(&q->mu);
-    const int n = q->count;
-    pthread_mutex_unlock(&q->mu);
-    return n;
-}
-
 void cli_queue_producer_done(queue *q)
 {
     pthread_mutex_lock(&q->mu);

@@ -76,9 +76,6 @@ item *cli_queue_pop(queue *q);
  * and every producer done). */
 int cli_queue_try_pop(queue *q, item **out);
 
-/* How many items wait in the queue now. */
-int cli_queue_len(queue *q);
-
 /* One producer is done; the last one closes the queue. */
 void cli_queue_producer_done(queue *q);
 

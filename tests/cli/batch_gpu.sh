@@ -7,10 +7,7 @@
 # decode, filtered into a codec slot, nvJPEG encode), and one nvJPEG decoded
 # is the output of the GPU path (IC_BATCH_DECODE=gpu: nvJPEG decode and
 # encode) or within a few levels of it; --json's decoded_by and to_device
-# count them (the references run with IC_BATCH_STEAL=0; in the mixed batches
-# idle workers may encode device-route images with the CPU writer: those are
-# the host path's bytes, counted by host_encoded, and IC_BATCH_STEAL=1 makes
-# sure some are); a cut file in the middle fails with the
+# count them; a cut file in the middle fails with the
 # CPU path's one line, leaves no output, and the others are written. The
 # difference between the two paths' outputs (decoders plus encoders) is
 # printed. Needs a usable CUDA backend and JPEG support (exit 77 otherwise).
@@ -44,7 +41,6 @@ K=(--kernel gaussian:5 --quality 92)
 run "${K[@]}" --backend cuda --codec cpu -q -o refA in
 [ "$RC" -eq 3 ] && ok "host path reference (exit 3 for the cut file)" || { fail "host path reference"; show_last; }
 cpu_line=$(grep 'f080.jpg' "$ERR")
-export IC_BATCH_STEAL=0 # the references: each route's own encoder
 IC_BATCH_DECODE=gpu run "${K[@]}" --backend cuda -q --json -o refB in
 cp "$OUT" refB.json
 [ "$RC" -eq 3 ] && ok "GPU path reference (exit 3)" || { fail "GPU path reference"; show_last; }
@@ -63,13 +59,10 @@ cpu*) ;;
     fail "cpu-device: $(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["to_device"], "of", d["written"])' refC.json) images took the device route" ;;
 esac
 
-unset IC_BATCH_STEAL
-
-# mixed DIR MODE [STEAL]: a batch with IC_BATCH_DECODE=MODE (and
-# IC_BATCH_STEAL=STEAL when given); checks its outputs.
+# mixed DIR MODE: a batch with IC_BATCH_DECODE=MODE; checks its outputs.
 mixed() {
     local dir=$1 mode=$2
-    IC_BATCH_STEAL=${3:-} IC_BATCH_DECODE=$mode run "${K[@]}" --backend cuda --json -o "$dir" in
+    IC_BATCH_DECODE=$mode run "${K[@]}" --backend cuda --json -o "$dir" in
     cp "$OUT" "$dir.json"
     local errlines
     errlines=$(grep -c '^imgconv: error: ' "$ERR")
@@ -116,18 +109,15 @@ for n in names:
     worst = max(worst, (mean, mx))
     assert len(x) == len(y) and mean <= 1.5 and mx <= 64, (n, "neither reference", mean, mx)
     near_b += 1
-he = js["host_encoded"]
-print(f"decoded_by {by}, to_device {js['to_device']}, host_encoded {he}, {amb} files the same "
-      f"on the device route and the GPU path: {same_a} equal the host path's bytes, "
+print(f"decoded_by {by}, to_device {js['to_device']}, {amb} files the same on the device route "
+      f"and the GPU path: {same_a} equal the host path's bytes, "
       f"{same_c} the device route's, {same_b} the GPU path's, "
       f"{near_b} within mean 1.5 / max 64 of it (worst {worst})")
 assert by["cpu"] + by["gpu"] == len(names), (by, len(names))
-# the encoders differ (libjpeg-turbo, nvJPEG): the host route's bytes are its
-# own, and so are those of a CPU-decoded device-route image a worker encoded
-extra = same_a - (by["cpu"] - js["to_device"])
-assert 0 <= extra <= he, (same_a, by, js["to_device"], he)
-assert same_c + same_b + near_b == js["to_device"] + by["gpu"] - extra, (same_c, same_b, near_b, by)
-assert js["to_device"] - he <= same_c <= js["to_device"] + amb, (same_c, js["to_device"], he, amb)
+# the encoders differ (libjpeg-turbo, nvJPEG): the host route's bytes are its own
+assert same_a == by["cpu"] - js["to_device"], (same_a, by, js["to_device"])
+assert same_c + same_b + near_b == js["to_device"] + by["gpu"], (same_c, same_b, near_b, by)
+assert js["to_device"] <= same_c <= js["to_device"] + amb, (same_c, js["to_device"], amb)
 EOF
         ok "$mode: every output is the host path's (CPU-decoded) or the GPU path's (nvJPEG-decoded)"
     else
@@ -150,15 +140,6 @@ fi ;;
 esac
 # both (the default): the CPU workers from the start, nvJPEG once open.
 mixed mixB both
-# every image on the device route, idle workers encoding whatever waits for
-# nvJPEG: some must be theirs (nvJPEG's encoder opens 0.3 s after the slots)
-mixed mixC cpu-device 1
-case "$codec" in
-cpu*) ;;
-*) python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); sys.exit(0 if 0 < d["host_encoded"] <= d["to_device"] else 1)' mixC.json &&
-    ok "IC_BATCH_STEAL=1: $(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["host_encoded"])' mixC.json) device-route images encoded by the workers" ||
-    fail "IC_BATCH_STEAL=1: host_encoded $(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["host_encoded"], "of", d["to_device"])' mixC.json)" ;;
-esac
 
 # A context that cannot be made (a device that does not exist): the workers,
 # started before it, stop (a file they already found bad is reported as it

@@ -99,12 +99,6 @@ ic_status ic_gpu_encode(ic_gpu_codec *codec, int slot, const ic_image *img, cons
     return no_cuda();
 }
 
-ic_status ic_gpu_encode_host(ic_gpu_codec *codec, int slot, const ic_image *img, const char *name,
-                             const ic_save_options *opts, ic_bytes *out)
-{
-    return ic_gpu_encode(codec, slot, img, name, opts, out);
-}
-
 #else /* IC_HAVE_CUDA */
 
 #include <pthread.h>
@@ -455,66 +449,17 @@ ic_status ic_gpu_codec_output(ic_gpu_codec *c, int slot_i, const ic_image *like,
     return st;
 }
 
-/* The arguments of ic_gpu_encode and ic_gpu_encode_host. */
-static ic_status encode_args(const ic_gpu_codec *c, int slot_i, const ic_image *img,
-                             const char *name, ic_bytes *out)
+ic_status ic_gpu_encode(ic_gpu_codec *c, int slot_i, const ic_image *img, const char *name,
+                        const ic_save_options *opts, ic_bytes *out)
 {
+    char errbuf[256] = ""; /* what the CUDA and nvJPEG helpers say */
+    const size_t errlen = sizeof errbuf;
     if (out)
         memset(out, 0, sizeof *out);
     if (!c || !img || !name || !out || slot_i < 0 || slot_i >= c->nslots)
         return ic_fail(IC_ERR_INVALID_ARG, "bad codec, slot, image or name");
     if (img->memory != IC_MEM_DEVICE || img->device != c->device || !img->data)
         return ic_fail(IC_ERR_INVALID_ARG, "not a device image on the codec's device");
-    return IC_OK;
-}
-
-/* The CPU writer: one copy into the slot's host image, then ic_image_encode
- * into the slot's buffer. Needs nothing of nvJPEG. */
-static ic_status encode_on_host(ic_gpu_codec *c, slot *s, const ic_image *img, const char *name,
-                                const ic_save_options *opts, ic_bytes *out)
-{
-    char errbuf[256] = "";
-    ic_image *h = &s->host;
-    if (!h->data || h->width != img->width || h->height != img->height ||
-        h->channels != img->channels || h->layout != img->layout || h->type != img->type) {
-        ic_image_free(h);
-        ic_status st =
-            ic_image_create_type(h, img->width, img->height, img->channels, img->layout, img->type);
-        if (st != IC_OK)
-            return ic_fail(st, "cannot allocate the host staging image");
-    }
-    const int rows = img->height * (img->layout == IC_SOA ? img->channels : 1);
-    ic_status st =
-        ic_cuda_copy_rows(c->device, h->data, h->pitch, img->data, img->pitch,
-                          ic_image_row_bytes(img), rows, 0, img->stream, errbuf, sizeof errbuf);
-    if (st != IC_OK)
-        return ic_fail_msg(st, errbuf);
-    free(s->cpu_enc);
-    s->cpu_enc = NULL;
-    size_t n = 0;
-    st = ic_image_encode(h, name, opts, &s->cpu_enc, &n); /* sets the message */
-    if (st != IC_OK)
-        return st;
-    out->data = s->cpu_enc;
-    out->size = n;
-    return IC_OK;
-}
-
-ic_status ic_gpu_encode_host(ic_gpu_codec *c, int slot_i, const ic_image *img, const char *name,
-                             const ic_save_options *opts, ic_bytes *out)
-{
-    const ic_status st = encode_args(c, slot_i, img, name, out);
-    return st != IC_OK ? st : encode_on_host(c, &c->s[slot_i], img, name, opts, out);
-}
-
-ic_status ic_gpu_encode(ic_gpu_codec *c, int slot_i, const ic_image *img, const char *name,
-                        const ic_save_options *opts, ic_bytes *out)
-{
-    char errbuf[256] = ""; /* what the CUDA and nvJPEG helpers say */
-    const size_t errlen = sizeof errbuf;
-    const ic_status ast = encode_args(c, slot_i, img, name, out);
-    if (ast != IC_OK)
-        return ast;
     slot *s = &c->s[slot_i];
     const int quality = opts && opts->quality ? opts->quality : 92;
     ic_nvjpeg *nj = codec_nj(c);
@@ -538,7 +483,30 @@ ic_status ic_gpu_encode(ic_gpu_codec *c, int slot_i, const ic_image *img, const 
         out->size = n;
         return IC_OK;
     }
-    return encode_on_host(c, s, img, name, opts, out);
+    /* The CPU writer: one copy to the host, then ic_image_encode. */
+    ic_image *h = &s->host;
+    if (!h->data || h->width != img->width || h->height != img->height ||
+        h->channels != img->channels || h->layout != img->layout || h->type != img->type) {
+        ic_image_free(h);
+        ic_status st =
+            ic_image_create_type(h, img->width, img->height, img->channels, img->layout, img->type);
+        if (st != IC_OK)
+            return ic_fail(st, "cannot allocate the host staging image");
+    }
+    const int rows = img->height * (img->layout == IC_SOA ? img->channels : 1);
+    ic_status st = ic_cuda_copy_rows(c->device, h->data, h->pitch, img->data, img->pitch,
+                                     ic_image_row_bytes(img), rows, 0, img->stream, errbuf, errlen);
+    if (st != IC_OK)
+        return ic_fail_msg(st, errbuf);
+    free(s->cpu_enc);
+    s->cpu_enc = NULL;
+    size_t n = 0;
+    st = ic_image_encode(h, name, opts, &s->cpu_enc, &n); /* sets the message */
+    if (st != IC_OK)
+        return st;
+    out->data = s->cpu_enc;
+    out->size = n;
+    return IC_OK;
 }
 
 #endif /* IC_HAVE_CUDA */
