@@ -781,7 +781,7 @@ ic_status ic_save_bytes(const char *path, const void *data, size_t size);
  *
  * Threads: calls on different slots may run at the same time on different
  * threads (a batch pipeline: one thread decoding, one filtering, several
- * encoding; up to 4 nvJPEG encodes run at once, more wait), with at most one
+ * encoding; up to 16 nvJPEG encodes run at once, more wait), with at most one
  * ic_gpu_decode call at a time. The context given at creation is not used
  * after it. */
 typedef struct ic_gpu_codec ic_gpu_codec;

@@ -107,6 +107,7 @@ typedef struct batch {
     pthread_mutex_t mu;  /* guards everything below */
     pthread_cond_t slot_freed;
     int gpu_state;          /* GPU_* */
+    int nenc;               /* GPU encoder threads (gpu_encoders) */
     int *free_slots, nfree; /* GPU side: codec slots not in use */
     size_t *slot_bytes;     /* ... the device-route image bytes each one holds */
     size_t dev_held;        /* ... their sum (at most BATCH_DEV_BYTES) */
@@ -620,9 +621,10 @@ static int online_cpus(void)
  * and written by writer threads. An image holds a codec slot from its decode
  * (or device-route filter) to its write, so at most GPU_SLOTS images are on
  * the device. */
-#define GPU_BATCH 16                     /* files per batched decode */
-#define GPU_SLOTS 256                    /* images in flight on the device (BATCH_DEV_BYTES too) */
-#define GPU_ENCODERS 4                   /* nvJPEG encodes at once (its encoder lanes) */
+#define GPU_BATCH 16   /* files per batched decode */
+#define GPU_SLOTS 256  /* images in flight on the device (BATCH_DEV_BYTES too) */
+#define GPU_ENCODERS 8 /* nvJPEG encodes at once (its encoder lanes; IC_BATCH_GPU_ENCODERS) */
+#define GPU_MAX_ENCODERS 16
 #define GPU_MIN_FILES 64                 /* fewer JPEGs: no GPU side (IC_BATCH_DECODE=both) */
 #define BATCH_WRITERS 16                 /* atomic writes in parallel (each waits for an fsync) */
 #define GPU_FILTERS 4                    /* filter contexts on the device with the GPU side */
@@ -979,7 +981,7 @@ static void free_contexts(ic_context **ctx, int n)
 
 /* The threads of a run. */
 typedef struct bthreads {
-    pthread_t wk[BATCH_MAX_WORKERS], gth, genc[GPU_ENCODERS], wr[BATCH_WRITERS];
+    pthread_t wk[BATCH_MAX_WORKERS], gth, genc[GPU_MAX_ENCODERS], wr[BATCH_WRITERS];
     int nw, ng, nwr, gstarted;
 } bthreads;
 
@@ -1022,10 +1024,10 @@ static void run_pipeline(batch *b, bthreads *t, ic_context **ctxs, int nfilt, co
             cli_queue_producer_done(&b->decoded);
             cli_board_poke(&b->board);
         }
-        for (; t->ng < GPU_ENCODERS; t->ng++)
+        for (; t->ng < b->nenc; t->ng++)
             if (pthread_create(&t->genc[t->ng], NULL, gpu_encoder, b) != 0)
                 break;
-        for (int i = t->ng; i < GPU_ENCODERS; i++)
+        for (int i = t->ng; i < b->nenc; i++)
             cli_queue_producer_done(&b->encoded);
         if (t->gstarted && t->ng == 0)
             g_interrupted = 1; /* the GPU side's images could not flow */
@@ -1034,7 +1036,7 @@ static void run_pipeline(batch *b, bthreads *t, ic_context **ctxs, int nfilt, co
         b->gpu_state = GPU_FAILED;
         pthread_mutex_unlock(&b->mu);
         cli_queue_producer_done(&b->decoded);
-        for (int i = 0; i < GPU_ENCODERS; i++)
+        for (int i = 0; i < b->nenc; i++)
             cli_queue_producer_done(&b->encoded);
         cli_board_poke(&b->board);
     }
@@ -1115,6 +1117,16 @@ static size_t held_cap(void)
 
 /* Filter contexts on the device with the GPU side: GPU_FILTERS, or
  * IC_BATCH_GPU_FILTERS=1..16 (for comparisons). */
+/* GPU encoder threads (IC_BATCH_GPU_ENCODERS, 1..16): each holds one of
+ * nvJPEG's encoder lanes while it encodes, and a lane spends most of an HD
+ * image's ~2 ms waiting for its bitstream, not computing. */
+static int gpu_encoders(void)
+{
+    const char *e = getenv("IC_BATCH_GPU_ENCODERS");
+    const int n = e && *e ? atoi(e) : GPU_ENCODERS;
+    return clamp_int(n, 1, GPU_MAX_ENCODERS);
+}
+
 static int gpu_filters(void)
 {
     const char *e = getenv("IC_BATCH_GPU_FILTERS");
@@ -1255,13 +1267,14 @@ int cli_run_batch(const cli_options *o, cli_err *e)
      * rather than wait for the filter. Device images: GPU_SLOTS. */
     const int nworkers = clamp_int(online_cpus(), 2, BATCH_MAX_WORKERS);
     b.nworkers = nworkers;
+    b.nenc = gpu_encoders();
     b.budget = nworkers + 8;
     b.max_inflight = gpu_side ? BATCH_MAX_HELD : b.budget;
     b.held_cap = gpu_side ? held_cap() : 0;
-    if (rc == 0 && (cli_queue_init(&b.decoded, b.max_inflight + GPU_SLOTS, nworkers + gpu_side) ||
-                    cli_queue_init(&b.filtered, b.max_inflight, BATCH_MAX_FILTERS) ||
-                    cli_queue_init(&b.encoded, GPU_SLOTS + 2 * nworkers,
-                                   nworkers + (gpu_side ? GPU_ENCODERS : 0))))
+    if (rc == 0 &&
+        (cli_queue_init(&b.decoded, b.max_inflight + GPU_SLOTS, nworkers + gpu_side) ||
+         cli_queue_init(&b.filtered, b.max_inflight, BATCH_MAX_FILTERS) ||
+         cli_queue_init(&b.encoded, GPU_SLOTS + 2 * nworkers, nworkers + (gpu_side ? b.nenc : 0))))
         rc = -1;
     if (rc == 0 && gpu_side && cli_queue_init(&b.gfiltered, GPU_SLOTS, 1))
         rc = -1;

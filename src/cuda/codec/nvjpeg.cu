@@ -175,7 +175,7 @@ extern "C" ic_status ic_nvjpeg_encode(ic_nvjpeg *nj, const uint8_t *src, size_t 
 #include <nvjpeg.h>
 
 /* Encoders that may run at once, each with its own state, stream and event. */
-#define NVJ_LANES 4
+#define NVJ_LANES 16
 
 typedef struct enc_lane {
     nvjpegEncoderState_t st;
