@@ -324,6 +324,39 @@ extern "C" int bg_set_image(bg_ctx *g, const ic_image *img, int halo, char *err,
     return 0;
 }
 
+/* ---- what any kernel costs: launch and copy floors ---------------------------------- */
+
+__global__ void bg_empty(void)
+{
+}
+
+static int run_empty(bg_ctx *, int, void *, char *err, size_t n)
+{
+    bg_empty<<<1, 32>>>();
+    BG_CHECK(cudaGetLastError());
+    return 0;
+}
+
+/* The current image's bytes device to device (in -> out), as a filter must at
+ * least read and write them. */
+static int run_copy(bg_ctx *g, int i, void *, char *err, size_t n)
+{
+    const size_t rowb = ic_image_row_bytes(&g->host);
+    const size_t rows =
+        (size_t)g->host.height * (g->host.layout == IC_SOA ? (size_t)g->host.channels : 1);
+    BG_CHECK(cudaMemcpy2DAsync(g->out[i % 2], g->out_pitch, g->in[i % g->nbuf], g->in_pitch, rowb,
+                               rows, cudaMemcpyDeviceToDevice, 0));
+    return 0;
+}
+
+extern "C" int bg_time_floors(bg_ctx *g, int reps, double *empty_ms, double *copy_ms, char *err,
+                              size_t n)
+{
+    if (time_runs(g, run_empty, NULL, reps, empty_ms, err, n))
+        return -1;
+    return time_runs(g, run_copy, NULL, reps, copy_ms, err, n);
+}
+
 /* ---- the fast path ---------------------------------------------------------------- */
 
 struct fast_arg {

@@ -59,6 +59,12 @@ int bg_time_fast(bg_ctx *g, const ic_kernel *k, ic_border border, int reps, cons
 int bg_time_fast_alpha(bg_ctx *g, const ic_kernel *k, ic_border border, int premultiply, int reps,
                        const ic_tuning *tune, double *med_ms, ic_plan *plan, char *err, size_t n);
 
+/* What any kernel costs on the current image, by the same event method: an
+ * empty kernel (one block: the launch alone) and a device-to-device copy of
+ * the image's bytes (cudaMemcpy2DAsync in -> out: the least a filter must
+ * move). Medians over reps runs. Returns 0 on success. */
+int bg_time_floors(bg_ctx *g, int reps, double *empty_ms, double *copy_ms, char *err, size_t n);
+
 /* CUPTI kernel time (ms, median of the same number of runs) of the last
  * bg_time_* call, when CUPTI is recording (bench_cupti.h: bc_open); -1
  * otherwise or when CUPTI lost records. */

@@ -339,6 +339,13 @@ static void study_row(const char *table, const size_def *sz, const char *kind, i
         emit(&r->c, "cuda", r->method, r->fast, r->pred, r->seq, r->npp, r->nppg);
         emit(&r->c, "npp-filter32f", NULL, r->npp, 0, r->seq, 0, 0);
         emit(&r->c, "npp-gaussborder", NULL, r->nppg, 0, r->seq, 0, 0);
+        /* table A (every size): what an empty kernel and a device copy of
+         * the image take by the same method (peers_table.py's floors) */
+        double fe = 0, fc = 0;
+        if (!strcmp(table, "A") && bg_time_floors(G, B.reps, &fe, &fc, err, sizeof err) == 0) {
+            emit(&r->c, "floor-empty-kernel", NULL, fe, 0, r->seq, 0, 0);
+            emit(&r->c, "floor-d2d-copy", NULL, fc, 0, r->seq, 0, 0);
+        }
     }
 #endif
     ic_kernel_free(&k);
@@ -972,6 +979,91 @@ static void rows_shapes(void)
     fprintf(stderr, "  H done\n");
 }
 
+/* ---- S: tile shapes of the shared-memory methods (planner calibration) ----------------- */
+
+/* The direct and sep methods forced into every tile shape they can launch:
+ * one channel or every channel per block (ic_tuning.tile_channels) times 8,
+ * 16, 32 or 64 output rows per block (tile_rows), beside the planner's pick:
+ * the data behind tile_shape's cost model (src/cuda/fast/plan.cu). */
+static void tile_shapes(void)
+{
+    static const struct {
+        int size;
+        const char *kind;
+        int K;
+        ic_method method;
+    } cases[] = {{4, "gaussian", 15, IC_METHOD_SEP},
+                 {4, "gaussian", 21, IC_METHOD_SEP},
+                 {4, "gaussian", 31, IC_METHOD_SEP},
+                 {2, "gaussian", 15, IC_METHOD_SEP},
+                 {4, "random", 15, IC_METHOD_DIRECT}};
+    const int nc = (int)(sizeof cases / sizeof cases[0]);
+    static const int rows[4] = {8, 16, 32, 64};
+    md("\n## S. Tile shapes of the shared-memory methods (planner calibration)\n\nKernel ms "
+       "(median, device-resident, RGB AoS, replicate border) of the method forced into each "
+       "shape: `1ch`/`all` channels per block, 8..64 output rows per block (- where it does "
+       "not launch: too many threads or too much shared memory). The planner's pick is shown "
+       "as channels/rows.\n\n| case | method | planner | 1ch x8 | 1ch x16 | 1ch x32 | 1ch x64 | "
+       "all x8 | all x16 | all x32 | all x64 |\n|---|---|---|---|---|---|---|---|---|---|---|\n");
+    int last_size = -1;
+    ic_image src;
+    memset(&src, 0, sizeof src);
+    char err[256];
+    for (int i = 0; i < nc; i++) {
+        const size_def *sd = &SIZES[cases[i].size];
+        if (B.quick && cases[i].size > 2)
+            continue;
+        if (chart_on_device(&src, &last_size, cases[i].size, 0, err, sizeof err)) {
+            ic_image_free(&src);
+            return;
+        }
+        ic_kernel k;
+        if (make_kernel(&k, cases[i].kind, cases[i].K))
+            exit(1);
+        cell c;
+        init_cell(&c, "S", sd->name, &src, &k, cases[i].kind);
+        ic_tuning tune;
+        memset(&tune, 0, sizeof tune);
+        tune.method = cases[i].method;
+        ic_plan plan;
+        double t = 0;
+        memset(&plan, 0, sizeof plan);
+        const int bad =
+            bg_time_fast(G, &k, IC_BORDER_REPLICATE, B.reps, &tune, &t, &plan, err, sizeof err) ||
+            plan.method != cases[i].method;
+        md("| %s %s %d | %s | ", sd->name, cases[i].kind, cases[i].K,
+           ic_method_name(cases[i].method));
+        if (bad)
+            md("- ");
+        else {
+            md("%s/%d %.4f", plan.channels_per_block == 1 ? "1ch" : "all", plan.tile_h, t);
+            emit(&c, "cuda/tile-planner", ic_method_name(plan.method), t, plan.pred_ms, 0, 0, 0);
+        }
+        for (int ch = 1; ch <= 2; ch++)
+            for (int r = 0; r < 4; r++) {
+                tune.tile_channels = ch;
+                tune.tile_rows = rows[r];
+                memset(&plan, 0, sizeof plan);
+                const int applied = bg_time_fast(G, &k, IC_BORDER_REPLICATE, B.reps, &tune, &t,
+                                                 &plan, err, sizeof err) == 0 &&
+                                    plan.method == cases[i].method && plan.tile_h == rows[r] &&
+                                    (ch == 1) == (plan.channels_per_block == 1);
+                if (!applied) {
+                    md(" | -");
+                    continue;
+                }
+                char name[24];
+                snprintf(name, sizeof name, "cuda/tile-%s-x%d", ch == 1 ? "1ch" : "all", rows[r]);
+                emit(&c, name, ic_method_name(plan.method), t, plan.pred_ms, 0, 0, 0);
+                md(" | %.4f", t);
+            }
+        md(" |\n");
+        ic_kernel_free(&k);
+    }
+    ic_image_free(&src);
+    fprintf(stderr, "  S done\n");
+}
+
 /* ---- M: many small images in one launch (issue 17) ------------------------------------ */
 
 /* N device-resident RGB images with a 3x3 Gaussian: one
@@ -1254,9 +1346,9 @@ static int want(char t)
 static void usage(void)
 {
     fprintf(stderr, "usage: imgconv-bench --out DIR --stamp STAMP [--quick] [--tables LETTERS]\n"
-                    "  LETTERS: any of ABCDEFGHKLMPRT (K: CUPTI beside CUDA events, L: 1D and\n"
+                    "  LETTERS: any of ABCDEFGHKLMPRST (K: CUPTI beside CUDA events, L: 1D and\n"
                     "  matmul, M: batch, many images in one launch, P: premultiplied alpha,\n"
-                    "  R: Fig 7.14 ratios, T: transfers); default all\n");
+                    "  R: Fig 7.14 ratios, S: tile shapes, T: transfers); default all\n");
     exit(2);
 }
 
@@ -1347,6 +1439,8 @@ int main(int argc, char **argv)
             agreement();
         if (want('H'))
             rows_shapes();
+        if (want('S'))
+            tile_shapes();
         if (want('P'))
             premultiplied();
         if (want('K'))

@@ -191,6 +191,26 @@ def floors(bench):
     return out
 
 
+def small_floors(bench, seed):
+    """Table A's measured launch and copy floors (imgconv-bench's floor-* cells)
+    beside the 3x3 cell and its 2x target."""
+    out = []
+    for r in seed:
+        if r.get("table") != "A" or r.get("missing"):
+            continue
+        e = bench_cell(bench, "A", r["size"], "gaussian", 3, "floor-empty-kernel")
+        c = bench_cell(bench, "A", r["size"], "gaussian", 3, "floor-d2d-copy")
+        if not e or not c:
+            continue
+        best = r.get("best_peer_ms")
+        target = best / SPEED if best else None
+        cm = pos(c.get("ms"))
+        out.append({"size": r["size"], "empty_ms": pos(e.get("ms")), "copy_ms": cm,
+                    "imgconv_ms": r.get("imgconv_ms"), "best_peer_ms": best, "target_ms": target,
+                    "target_over_copy": target / cm if target and cm else None})
+    return out
+
+
 def batch_rows(bench, cv):
     rows = []
     for c in bench["cells"]:
@@ -391,6 +411,24 @@ def write(a):
     table("Seed tables (A: 3x3 Gaussian by size; B: HD by Gaussian size)", seed)
     table("Large kernels, 8K (table E)", large)
 
+    small = small_floors(bench, seed)
+    if small:
+        L.append("")
+        L.append("## What any kernel costs at these sizes (table A)")
+        L.append("")
+        L.append("The same event method on the same image: an empty kernel (one block: the "
+                 "launch alone) and a device-to-device copy of the image (cudaMemcpy2DAsync, "
+                 "in -> out: the least a filter must move). A 2x target below the copy's time "
+                 "asks a filter to beat a plain copy of its bytes.")
+        L.append("")
+        L.append("| size | empty kernel ms | d2d copy ms | imgconv 3x3 ms | best peer ms | "
+                 "2x target ms | target / copy |")
+        L.append("|---|---|---|---|---|---|---|")
+        for r in small:
+            L.append(f"| {r['size']} | {fmt_ms(r['empty_ms'])} | {fmt_ms(r['copy_ms'])} | "
+                     f"{fmt_ms(r['imgconv_ms'])} | {fmt_ms(r['best_peer_ms'])} | "
+                     f"{fmt_ms(r['target_ms'])} | {fmt_x(r['target_over_copy'])} |")
+
     L.append("")
     L.append("## Floors")
     L.append("")
@@ -491,7 +529,7 @@ def write(a):
            "targets": {"speed": SPEED, "copy": COPY, "separable": SEPARABLE, "npp31": NPP31,
                        "planner_tol": PLANNER_TOL},
            "summary": summary, "summary_line": line, "seed": seed, "large": large,
-           "floors": fl, "batch": batch, "planner": {"F": pf, "H": ph}}
+           "floors": fl, "small_floors": small, "batch": batch, "planner": {"F": pf, "H": ph}}
     text_md = "\n".join(L) + "\n"
     text_json = json.dumps(doc, indent=1) + "\n"
     done = []

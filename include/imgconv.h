@@ -1010,6 +1010,16 @@ typedef struct ic_tuning {
      * full 5x5..9x9 sum, 4 or 2 for 3x3 by image size). Other values are
      * refused. */
     int rows_shape;
+    /* cuda, direct and sep methods (shared-memory tiles): channels per block,
+     * 0 the planner's, 1 one channel, 2 every channel of the image; SoA and
+     * one-channel images always take one, premultiplied alpha every one (a
+     * forced value that does not apply is ignored). */
+    int tile_channels;
+    /* cuda, direct and sep methods: output rows per block, 0 the planner's,
+     * or 8, 16, 32, 64 (a block holds at most 384 threads: 32 per channel
+     * and 8 rows, so 64 rows take one channel a block). A shape the method
+     * cannot launch (too much shared memory) leaves the planner's. */
+    int tile_rows;
 } ic_tuning;
 
 /* Replaces the tuning of a context (t NULL: the defaults), effective from the
@@ -1023,7 +1033,8 @@ ic_status ic_context_get_tuning(const ic_context *ctx, ic_tuning *t);
 /* Parses tuning text into *t (fields not named keep their value): a comma-
  * separated list of KEY=VALUE with keys method (auto|direct|sep|fft|global|
  * rows), cpu-isa (auto|scalar|avx2|avx512), cpu-tiny (0|1), calibrate
- * (auto|builtin), fft-n (N), rows-full (0|1), rows-shape (0|1|2|4); e.g.
+ * (auto|builtin), fft-n (N), rows-full (0|1), rows-shape (0|1|2|4),
+ * tile-channels (0|1|2), tile-rows (0|8|16|32|64); e.g.
  * "method=rows,rows-full=1,rows-shape=2" (the CLI's --tune). Errors:
  * IC_ERR_INVALID_ARG naming the first bad item (*t is then unchanged). */
 ic_status ic_tuning_parse(const char *text, ic_tuning *t);

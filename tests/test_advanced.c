@@ -61,12 +61,13 @@ static void tuning_text(void)
     ic_tuning t;
     memset(&t, 0, sizeof t);
     ic_status st = ic_tuning_parse("method=rows,cpu-isa=avx2,cpu-tiny=1,calibrate=builtin,"
-                                   "fft-n=512,rows-full=1,rows-shape=2",
+                                   "fft-n=512,rows-full=1,rows-shape=2,tile-channels=1,"
+                                   "tile-rows=64",
                                    &t);
     CHECK(st == IC_OK, "full tuning text: %s", ic_last_error());
     CHECK(t.method == IC_METHOD_ROWS && t.cpu_isa == IC_ISA_AVX2 && t.cpu_tiny == 1 &&
               t.calibrate == IC_CALIBRATE_BUILTIN && t.fft_n == 512 && t.rows_full == 1 &&
-              t.rows_shape == 2,
+              t.rows_shape == 2 && t.tile_channels == 1 && t.tile_rows == 64,
           "every key sets its field");
     st = ic_tuning_parse("method=sep,method=direct,fft-n=0", &t);
     CHECK(st == IC_OK && t.method == IC_METHOD_DIRECT && t.fft_n == 0 && t.rows_shape == 2,
@@ -76,7 +77,8 @@ static void tuning_text(void)
     } bad[] = {{"method=bogus", "bogus"}, {"colour=red", "colour"}, {"fft-n=300", "300"},
                {"fft-n=32", "32"},        {"fft-n=16384", "16384"}, {"rows-shape=3", "3"},
                {"cpu-tiny=2", "2"},       {"cpu-isa=sse9", "sse9"}, {"calibrate=now", "now"},
-               {"method", "method"},      {"rows-full=-1", "-1"},   {"fft-n=512x", "512x"}};
+               {"method", "method"},      {"rows-full=-1", "-1"},   {"fft-n=512x", "512x"},
+               {"tile-rows=12", "12"},    {"tile-channels=3", "3"}, {"tile-rows=128", "128"}};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         ic_tuning before = t, u = t;
         st = ic_tuning_parse(bad[i].text, &u);
@@ -107,9 +109,14 @@ static void tuning_text(void)
         ic_tuning t;
         const char *names;
     } oor[] = {
-        {{.method = (ic_method)6}, "method"}, {{.cpu_isa = (ic_cpu_isa)4}, "instruction"},
-        {{.calibrate = 2}, "calibrate"},      {{.fft_n = 100}, "fft-n"},
-        {{.fft_n = -256}, "fft-n"},           {{.rows_shape = 8}, "rows-shape"},
+        {{.method = (ic_method)6}, "method"},
+        {{.cpu_isa = (ic_cpu_isa)4}, "instruction"},
+        {{.calibrate = 2}, "calibrate"},
+        {{.fft_n = 100}, "fft-n"},
+        {{.fft_n = -256}, "fft-n"},
+        {{.rows_shape = 8}, "rows-shape"},
+        {{.tile_channels = -1}, "tile-channels"},
+        {{.tile_rows = 24}, "tile-rows"},
     };
     for (size_t i = 0; i < sizeof oor / sizeof oor[0]; i++) {
         st = ic_context_set_tuning(ctx, &oor[i].t);

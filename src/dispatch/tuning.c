@@ -33,6 +33,11 @@ static int fft_n_ok(int n)
     return n == 0 || (n >= 64 && n <= 8192 && (n & (n - 1)) == 0);
 }
 
+static int tile_rows_ok(int r)
+{
+    return r == 0 || r == 8 || r == 16 || r == 32 || r == 64;
+}
+
 ic_status ic__tuning_check(const ic_tuning *t)
 {
     if (!t)
@@ -50,6 +55,12 @@ ic_status ic__tuning_check(const ic_tuning *t)
     if (t->rows_shape != 0 && t->rows_shape != 1 && t->rows_shape != 2 && t->rows_shape != 4)
         return ic_fail(IC_ERR_INVALID_ARG, "tuning: rows-shape %d is not 0, 1, 2 or 4",
                        t->rows_shape);
+    if (t->tile_channels < 0 || t->tile_channels > 2)
+        return ic_fail(IC_ERR_INVALID_ARG, "tuning: tile-channels %d is not 0, 1 or 2",
+                       t->tile_channels);
+    if (!tile_rows_ok(t->tile_rows))
+        return ic_fail(IC_ERR_INVALID_ARG, "tuning: tile-rows %d is not 0, 8, 16, 32 or 64",
+                       t->tile_rows);
     return IC_OK;
 }
 
@@ -105,10 +116,20 @@ static ic_status apply_item(char *item, ic_tuning *t)
             t->rows_shape = v;
         else
             v = -1;
+    } else if (strcmp(key, "tile-channels") == 0) {
+        if ((v = number(val)) >= 0 && v <= 2)
+            t->tile_channels = v;
+        else
+            v = -1;
+    } else if (strcmp(key, "tile-rows") == 0) {
+        if ((v = number(val)) >= 0 && tile_rows_ok(v))
+            t->tile_rows = v;
+        else
+            v = -1;
     } else {
         return ic_fail(IC_ERR_INVALID_ARG,
                        "tuning: unknown key '%s' (method, cpu-isa, cpu-tiny, calibrate, fft-n, "
-                       "rows-full, rows-shape)",
+                       "rows-full, rows-shape, tile-channels, tile-rows)",
                        key);
     }
     if (v < 0)

@@ -2,7 +2,7 @@
  * test_gpu_fast.c - every plan of the `cuda` fast path (issue 4) against the
  * float64 oracle. test_gpu_diff runs `cuda` with the planner's choices; here
  * each method is forced in turn (ic_tuning.method, the public header's
- * advanced tier), so that direct,
+ * advanced tier; direct and sep also in forced tile shapes), so that direct,
  * separable and FFT each see the whole differential run (sizes smaller than
  * the kernel, every border, layout, pitch, channel count, alpha mode); then
  * the named separable kernels must take the separable path and pass; then
@@ -206,6 +206,12 @@ int main(void)
         "method=rows,rows-shape=4",
         "method=rows,rows-shape=4,rows-full=1",
         "method=rows,rows-shape=1,rows-full=1",
+        /* forced tile shapes of the shared-memory methods (ic_tuning
+         * tile_channels, tile_rows; a shape that does not apply or fit
+         * leaves the planner's) */
+        "method=sep,tile-channels=1,tile-rows=64",
+        "method=sep,tile-channels=2,tile-rows=8",
+        "method=direct,tile-channels=1,tile-rows=16",
     };
     for (int m = 0; m < (int)(sizeof runs / sizeof runs[0]); m++) {
         printf("tuning %s:\n", runs[m]);

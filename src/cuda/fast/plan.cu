@@ -362,9 +362,9 @@ static ic_status factor_job(ic_fast_state *st, const ic_job *job, char *err, siz
  * smem_of(cb, nrg) == 0 means impossible. Returns 0 when nothing fits, else
  * the shape's efficiency factor (0..1] in *eff. */
 template <class Smem, class Instr>
-static int tile_shape(const ic_fast_device &d, const ic_job *job, Smem smem_of, Instr instr_of,
-                      int regs, int *cb_out, int *nrg_out, size_t *smem_out, double *eff_out,
-                      double *instr_out)
+static int tile_shape(const ic_fast_device &d, const ic_job *job, const ic_tuning *tune,
+                      Smem smem_of, Instr instr_of, int regs, int *cb_out, int *nrg_out,
+                      size_t *smem_out, double *eff_out, double *instr_out)
 {
     const ic_image *s = job->src;
     const int C = s->channels;
@@ -372,42 +372,51 @@ static int tile_shape(const ic_fast_device &d, const ic_job *job, Smem smem_of, 
      * loads every channel's bytes and stores with a stride); SoA: planes. */
     const int cbs[2] = {s->layout == IC_SOA && !job->premultiply ? 1 : C, 1};
     const int ncb = (s->layout == IC_SOA || C == 1 || job->premultiply) ? 1 : 2;
+    /* ic_tuning.tile_channels / tile_rows: pass 0 tries only that shape;
+     * when it does not apply or fit, pass 1 is the planner's choice */
+    const int want_cb = ncb == 2 && tune->tile_channels ? (tune->tile_channels == 1 ? 1 : C) : 0;
+    const int want_nrg = tune->tile_rows / IC_FAST_R;
     double best = 0;
-    for (int i = 0; i < ncb && best == 0; i++) {
-        const int cb = cbs[i];
-        for (int nrg = 1; nrg <= 8; nrg *= 2) {
-            const size_t sm = smem_of(cb, nrg);
-            if (sm == 0 || sm > d.smem_optin)
+    for (int pass = want_cb || want_nrg ? 0 : 1; pass < 2 && best == 0; pass++)
+        for (int i = 0; i < ncb && (best == 0 || pass == 0); i++) {
+            const int cb = cbs[i];
+            if (pass == 0 && want_cb && cb != want_cb)
                 continue;
-            const int threads = 32 * cb * nrg;
-            int bps = (int)(d.smem_per_sm / (sm + 1024));
-            if (bps > 2048 / threads)
-                bps = 2048 / threads;
-            if (bps > 65536 / (regs * threads))
-                bps = 65536 / (regs * threads);
-            if (bps > 32)
-                bps = 32;
-            if (bps < 1)
-                continue;
-            const double occ = fmin(1.0, bps * threads / 32 / 16.0);
-            const double blocks = (double)((s->width + IC_FAST_TW - 1) / IC_FAST_TW) *
-                                  ((s->height + IC_FAST_R * nrg - 1) / (IC_FAST_R * nrg)) *
-                                  (C / cb);
-            const double waves = blocks / ((double)d.sms * bps);
-            const double fill = waves >= 1 ? waves / ceil(waves) : waves;
-            const double eff = occ * fill;
-            const double instr = instr_of(cb, nrg);
-            const double score = instr / eff;
-            if (best == 0 || score < best) {
-                best = score;
-                *cb_out = cb;
-                *nrg_out = nrg;
-                *smem_out = sm;
-                *eff_out = eff;
-                *instr_out = instr;
+            for (int nrg = 1; nrg <= 8; nrg *= 2) {
+                if (pass == 0 && want_nrg && nrg != want_nrg)
+                    continue;
+                const size_t sm = smem_of(cb, nrg);
+                if (sm == 0 || sm > d.smem_optin)
+                    continue;
+                const int threads = 32 * cb * nrg;
+                int bps = (int)(d.smem_per_sm / (sm + 1024));
+                if (bps > 2048 / threads)
+                    bps = 2048 / threads;
+                if (bps > 65536 / (regs * threads))
+                    bps = 65536 / (regs * threads);
+                if (bps > 32)
+                    bps = 32;
+                if (bps < 1)
+                    continue;
+                const double occ = fmin(1.0, bps * threads / 32 / 16.0);
+                const double blocks = (double)((s->width + IC_FAST_TW - 1) / IC_FAST_TW) *
+                                      ((s->height + IC_FAST_R * nrg - 1) / (IC_FAST_R * nrg)) *
+                                      (C / cb);
+                const double waves = blocks / ((double)d.sms * bps);
+                const double fill = waves >= 1 ? waves / ceil(waves) : waves;
+                const double eff = occ * fill;
+                const double instr = instr_of(cb, nrg);
+                const double score = instr / eff;
+                if (best == 0 || score < best) {
+                    best = score;
+                    *cb_out = cb;
+                    *nrg_out = nrg;
+                    *smem_out = sm;
+                    *eff_out = eff;
+                    *instr_out = instr;
+                }
             }
         }
-    }
     return best > 0;
 }
 
@@ -454,7 +463,7 @@ static ic_status plan_job(ic_fast_state *st, const ic_job *job, ic_fast_plan *p,
         return kw * kh + halo * FILL_INSTR + STORE_INSTR + loads;
     };
     if (tile_shape(
-            d, job, [&](int cb, int nrg) { return ic_fast_direct_smem(kw, kh, cb, nrg); },
+            d, job, tune, [&](int cb, int nrg) { return ic_fast_direct_smem(kw, kh, cb, nrg); },
             direct_instr, kw == 9 && kh == 9 ? 128 : 80, &dcb, &dnrg, &dsm, &eff, &instr)) {
         t_direct = LAUNCH_S + fmax(t_mem / eff, samples * instr / (DIRECT_EFF * eff * d.fma_per_s));
         p->pred_direct_ms = t_direct * 1e3;
@@ -474,8 +483,8 @@ static ic_status plan_job(ic_fast_state *st, const ic_job *job, ic_fast_plan *p,
     };
     if (rank > 0 && kw == kh &&
         tile_shape(
-            d, job, [&](int cb, int nrg) { return ic_fast_sep_smem(kw, cb, nrg, rank); }, sep_instr,
-            80, &scb, &snrg, &ssm, &eff, &instr)) {
+            d, job, tune, [&](int cb, int nrg) { return ic_fast_sep_smem(kw, cb, nrg, rank); },
+            sep_instr, 80, &scb, &snrg, &ssm, &eff, &instr)) {
         f_sep = samples * sep_per(snrg);
         t_sep = LAUNCH_S + fmax(t_mem / eff, samples * instr / (SEP_EFF * eff * d.fma_per_s));
         p->pred_sep_ms = t_sep * 1e3;
