@@ -895,6 +895,24 @@ static void methods(void)
     fprintf(stderr, "  F done\n");
 }
 
+/* The start of a calibration case (tables H and S): the chart of SIZES[size]
+ * on the device (kept while the size stays), kernel `kind` K and the case's
+ * JSON cell. 1: skip it (--quick leaves out 4K and 8K), -1: stop the table
+ * (no device image), 0: time it. */
+static int calib_case(const char *table, int size, const char *kind, int K, ic_image *src,
+                      int *last_size, ic_kernel *k, cell *c)
+{
+    char err[256];
+    if (B.quick && size > 2)
+        return 1;
+    if (chart_on_device(src, last_size, size, 0, err, sizeof err))
+        return -1;
+    if (make_kernel(k, kind, K))
+        exit(1);
+    init_cell(c, table, SIZES[size].name, src, k, kind);
+    return 0;
+}
+
 /* ---- H: rows method shapes (planner calibration) ------------------------------------- */
 
 /* The rows method forced with 1, 2 and 4 output rows per thread
@@ -924,17 +942,16 @@ static void rows_shapes(void)
     char err[256];
     for (int i = 0; i < nc; i++) {
         const size_def *sd = &SIZES[cases[i].size];
-        if (B.quick && cases[i].size > 2)
+        ic_kernel k;
+        cell c;
+        const int go =
+            calib_case("H", cases[i].size, cases[i].kind, cases[i].K, &src, &last_size, &k, &c);
+        if (go > 0)
             continue;
-        if (chart_on_device(&src, &last_size, cases[i].size, 0, err, sizeof err)) {
+        if (go < 0) {
             ic_image_free(&src);
             return;
         }
-        ic_kernel k;
-        if (make_kernel(&k, cases[i].kind, cases[i].K))
-            exit(1);
-        cell c;
-        init_cell(&c, "H", sd->name, &src, &k, cases[i].kind);
         ic_plan plan;
         double t = 0;
         memset(&plan, 0, sizeof plan);
@@ -1011,17 +1028,16 @@ static void tile_shapes(void)
     char err[256];
     for (int i = 0; i < nc; i++) {
         const size_def *sd = &SIZES[cases[i].size];
-        if (B.quick && cases[i].size > 2)
+        ic_kernel k;
+        cell c;
+        const int go =
+            calib_case("S", cases[i].size, cases[i].kind, cases[i].K, &src, &last_size, &k, &c);
+        if (go > 0)
             continue;
-        if (chart_on_device(&src, &last_size, cases[i].size, 0, err, sizeof err)) {
+        if (go < 0) {
             ic_image_free(&src);
             return;
         }
-        ic_kernel k;
-        if (make_kernel(&k, cases[i].kind, cases[i].K))
-            exit(1);
-        cell c;
-        init_cell(&c, "S", sd->name, &src, &k, cases[i].kind);
         ic_tuning tune;
         memset(&tune, 0, sizeof tune);
         tune.method = cases[i].method;
