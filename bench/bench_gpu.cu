@@ -282,12 +282,18 @@ extern "C" int bg_ceilings(bg_ctx *g, double *copy_bps, double *fma_per_s)
 
 /* ---- images -------------------------------------------------------------------- */
 
+/* Rows of samples of an image in memory (every plane's, for SoA). */
+static size_t sample_rows(const ic_image *img)
+{
+    return (size_t)img->height * (img->layout == IC_SOA ? (size_t)img->channels : 1);
+}
+
 extern "C" int bg_set_image(bg_ctx *g, const ic_image *img, int halo, char *err, size_t n)
 {
     free_images(g);
     g->host = *img;
     const size_t rowb = ic_image_row_bytes(img);
-    const size_t rows = (size_t)img->height * (img->layout == IC_SOA ? img->channels : 1);
+    const size_t rows = sample_rows(img);
     const size_t bytes = rowb * rows;
     int nbuf = (int)((150u << 20) / (bytes ? bytes : 1)) + 1;
     if (nbuf < 3)
@@ -341,11 +347,9 @@ static int run_empty(bg_ctx *, int, void *, char *err, size_t n)
  * least read and write them. */
 static int run_copy(bg_ctx *g, int i, void *, char *err, size_t n)
 {
-    const size_t rowb = ic_image_row_bytes(&g->host);
-    const size_t rows =
-        (size_t)g->host.height * (g->host.layout == IC_SOA ? (size_t)g->host.channels : 1);
-    BG_CHECK(cudaMemcpy2DAsync(g->out[i % 2], g->out_pitch, g->in[i % g->nbuf], g->in_pitch, rowb,
-                               rows, cudaMemcpyDeviceToDevice, 0));
+    BG_CHECK(cudaMemcpy2DAsync(g->out[i % 2], g->out_pitch, g->in[i % g->nbuf], g->in_pitch,
+                               ic_image_row_bytes(&g->host), sample_rows(&g->host),
+                               cudaMemcpyDeviceToDevice, 0));
     return 0;
 }
 

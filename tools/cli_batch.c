@@ -1115,23 +1115,27 @@ static size_t held_cap(void)
     return eighth < (double)BATCH_HELD_BYTES ? (size_t)eighth : BATCH_HELD_BYTES;
 }
 
-/* Filter contexts on the device with the GPU side: GPU_FILTERS, or
- * IC_BATCH_GPU_FILTERS=1..16 (for comparisons). */
+/* A count from environment variable `name` (for comparisons), clamped to
+ * 1..hi; `def` when unset or empty. */
+static int env_count(const char *name, int def, int hi)
+{
+    const char *e = getenv(name);
+    return clamp_int(e && *e ? atoi(e) : def, 1, hi);
+}
+
 /* GPU encoder threads (IC_BATCH_GPU_ENCODERS, 1..16): each holds one of
  * nvJPEG's encoder lanes while it encodes, and a lane spends most of an HD
  * image's ~2 ms waiting for its bitstream, not computing. */
 static int gpu_encoders(void)
 {
-    const char *e = getenv("IC_BATCH_GPU_ENCODERS");
-    const int n = e && *e ? atoi(e) : GPU_ENCODERS;
-    return clamp_int(n, 1, GPU_MAX_ENCODERS);
+    return env_count("IC_BATCH_GPU_ENCODERS", GPU_ENCODERS, GPU_MAX_ENCODERS);
 }
 
+/* Filter contexts on the device with the GPU side: GPU_FILTERS, or
+ * IC_BATCH_GPU_FILTERS=1..16 (for comparisons). */
 static int gpu_filters(void)
 {
-    const char *e = getenv("IC_BATCH_GPU_FILTERS");
-    const int n = e && *e ? atoi(e) : GPU_FILTERS;
-    return clamp_int(n, 1, BATCH_MAX_FILTERS);
+    return env_count("IC_BATCH_GPU_FILTERS", GPU_FILTERS, BATCH_MAX_FILTERS);
 }
 
 /* The first filter context, made on a thread of its own while the workers
