@@ -5,8 +5,10 @@
  * backend, and the float64 oracle's acceptance rule (tests/support).
  *
  * Seeded random batches: 1..70 images of sizes from 1x1 (smaller than the
- * kernel) to 127x90, now and then one up to HD, 1, 3 or 4 channels (2 now and
- * then), AoS or SoA (one per batch, as a batched launch needs), 8- and 16-bit
+ * kernel) to 127x90, now and then one up to HD, and every eighth batch (the
+ * last one of the quick run) 257..600 images up to 24x24, past the 256
+ * entries of a launch's coarse block index (batch_impl.cuh); 1, 3 or 4
+ * channels (2 now and then), AoS or SoA (one per batch, as a batched launch needs), 8- and 16-bit
  * samples, every border mode, square 3..9 kernels (the rows method) and odd
  * non-square ones up to 15 (the generic method), convolution and
  * correlation, bias, alpha independent / premultiply / keep / auto, the
@@ -50,7 +52,7 @@ int main(void)
 #define SEED 0xBA7C4ED1A2026ull
 #define CASES 40
 #define QUICK_CASES 6
-#define MAXN 70
+#define MAXN 600
 
 static int failures;
 
@@ -176,8 +178,10 @@ static void one_batch(ic_context *ctx, cudaStream_t nb_stream, uint64_t seed, in
 {
     ict_rng r;
     ict_rng_seed(&r, ict_mix(seed, (uint64_t)index));
-    const int n = q ? ict_range(&r, 1, 8)
-                    : (index % 4 == 0 ? ict_range(&r, 60, MAXN) : ict_range(&r, 1, MAXN));
+    const int many = q ? index == QUICK_CASES - 1 : index % 8 == 7;
+    const int n = many ? (q ? 260 : ict_range(&r, 257, MAXN))
+                  : q  ? ict_range(&r, 1, 8)
+                       : (index % 4 == 0 ? ict_range(&r, 60, 70) : ict_range(&r, 1, 70));
     const int method = ict_range(&r, 0, 4);
     const int u16 = ict_range(&r, 0, 3) == 0;
     const ic_sample_type type = u16 ? IC_U16 : IC_U8;
@@ -236,10 +240,13 @@ static void one_batch(ic_context *ctx, cudaStream_t nb_stream, uint64_t seed, in
         CHECK(0, "out of memory in the test");
         goto done;
     }
-    int big_left = q ? 0 : (ict_range(&r, 0, 2) == 0);
+    int big_left = q || many ? 0 : (ict_range(&r, 0, 2) == 0);
     for (; made < n; made++) {
         int w, h;
-        if (big_left) {
+        if (many) {
+            w = ict_range(&r, 1, 24);
+            h = ict_range(&r, 1, 24);
+        } else if (big_left) {
             big_left = 0;
             w = ict_range(&r, 640, 1920);
             h = ict_range(&r, 360, 1080);
