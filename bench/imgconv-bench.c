@@ -158,6 +158,7 @@ typedef struct cell {
     double ms, pred_ms;
     double cupti_ms;      /* CUPTI kernel time (table K), 0 when not measured */
     double samples, fmas; /* fmas per sample of the cheapest exact method */
+    int batch;            /* images per call (table M), 0 or 1: one */
 } cell;
 
 static double floor_ms(const cell *c)
@@ -178,14 +179,14 @@ static void json_cell(const cell *c, double seq_ms, double npp_ms, double nppg_m
             "\"rank\": %d, \"backend\": \"%s\", \"method\": \"%s\", \"ms\": %.6g, "
             "\"pred_ms\": %.6g, \"gbps\": %.6g, \"gflops\": %.6g, \"floor_ms\": %.6g, "
             "\"floor_fraction\": %.4g, \"speedup_vs_seq\": %.6g, \"npp_filter32f_ms\": %.6g, "
-            "\"npp_gauss_ms\": %.6g, \"cupti_ms\": %.6g}",
+            "\"npp_gauss_ms\": %.6g, \"cupti_ms\": %.6g, \"batch\": %d}",
             B.json_first ? "" : ",", c->table, c->case_name, c->size, c->w, c->h, c->channels,
             c->layout, c->kernel, c->K, c->rank, c->backend, c->method, c->ms,
             c->pred_ms > 0 ? c->pred_ms : -1.0, 2.0 * c->samples / (c->ms * 1e-3) / 1e9,
             2.0 * c->samples * c->fmas / (c->ms * 1e-3) / 1e9, isnan(fl) ? -1.0 : fl,
             isnan(fl) ? -1.0 : fl / c->ms, seq_ms > 0 ? seq_ms / c->ms : -1.0,
             npp_ms > 0 ? npp_ms : -1.0, nppg_ms > 0 ? nppg_ms : -1.0,
-            c->cupti_ms > 0 ? c->cupti_ms : -1.0);
+            c->cupti_ms > 0 ? c->cupti_ms : -1.0, c->batch > 1 ? c->batch : 1);
     B.json_first = 0;
 }
 
@@ -1092,12 +1093,12 @@ static void many_images(void)
     enum { MAXN = 256 };
     static int w[MAXN], h[MAXN];
     struct {
-        const char *name;
-        int n, w, h; /* w == 0: mixed sizes */
-    } cases[] = {{"64 x 480p", 64, 640, 480},
-                 {"64 x 720p", 64, 1280, 720},
-                 {"256 x 64x64", 256, 64, 64},
-                 {"64 mixed 16x16..HD", 64, 0, 0}};
+        const char *name, *size; /* size: the cell's, as CV-CUDA's batch cells name it */
+        int n, w, h;             /* w == 0: mixed sizes */
+    } cases[] = {{"64 x 480p", "480p", 64, 640, 480},
+                 {"64 x 720p", "720p", 64, 1280, 720},
+                 {"256 x 64x64", "64x64", 256, 64, 64},
+                 {"64 mixed 16x16..HD", "mixed", 64, 0, 0}};
     const int nc = (int)(sizeof cases / sizeof cases[0]);
     md("\n## M. Many images in one launch (ic_convolve_batch_async)\n\nKernel ms (median of "
        "%d runs between CUDA events, device-resident RGB AoS, 3x3 Gaussian, replicate border): "
@@ -1136,7 +1137,8 @@ static void many_images(void)
         memset(&c, 0, sizeof c);
         c.table = "M";
         snprintf(c.case_name, sizeof c.case_name, "%s RGB gaussian 3x3", cases[i].name);
-        snprintf(c.size, sizeof c.size, "batch %d", n);
+        snprintf(c.size, sizeof c.size, "%s", cases[i].size);
+        c.batch = n;
         c.w = w[0];
         c.h = h[0];
         c.channels = 3;

@@ -21,14 +21,18 @@ Targets (issue 17):
              measured copy bandwidth) <= 1.15;
   separable  every Gaussian cell: imgconv / floor (max(bytes / copy,
              2rK multiply-adds per sample / FMA rate)) <= 2;
-  npp31      8K random 31x31: NPP Filter32f / imgconv >= 8.
+  npp31      8K random 31x31: NPP Filter32f / imgconv >= 8;
+  batch      the one-call batch (backend cuda/batch) of 64 x 480p: imgconv /
+             its floor (all bytes in + out over the copy bandwidth: 64 x the
+             per-image floor) <= 1.5.
 Peers: NPP Filter32f (any kernel), NPP GaussBorder (Gaussians up to 15),
 CV-CUDA conv2d (any kernel), CV-CUDA gaussian (Gaussians). A CV-CUDA figure
 is the lower of its CUDA-event and its CUPTI kernel time (the peer's favour).
 
 Batch cells: an imgconv-bench cell with an integer "batch" (or "images") > 1
 (images per call; "ms" the whole call), in any table, matched to cvcuda_cells.py's batch cells by size,
-kernel, K and batch.
+kernel, K and batch. Every batch cell shows its time over its floor; the
+batch target counts the 64 x 480p cell of the one-call backend.
 
 Planner (tables F and H, the calibration): for each case, the planner's time
 against the fastest forced method (F: direct, sep, fft 256, fft 512 at 8K, the
@@ -46,6 +50,8 @@ SPEED = 2.0
 COPY = 1.15
 SEPARABLE = 2.0
 NPP31 = 8.0
+BATCH = 1.5
+BATCH_CASE = ("480p", 64)
 PLANNER_TOL = 1.05
 
 SEED_CELLS = [("A", s, "gaussian", 3) for s in ("480p", "720p", "HD", "4K", "8K")]
@@ -225,11 +231,17 @@ def batch_rows(bench, cv):
                 peers[op] = {"ms": best, "event_ms": ev, "cupti_ms": cu}
         best_op = min(peers, key=lambda o: peers[o]["ms"]) if peers else None
         best = peers[best_op]["ms"] if best_op else None
+        fl = pos(c.get("floor_ms"))
+        over = c["ms"] / fl if fl else None
+        status = None
+        if c.get("backend") == "cuda/batch" and (size, n) == BATCH_CASE:
+            status = "PASS" if over is not None and over <= BATCH else "MISS"
         rows.append({"table": c.get("table"), "case": c.get("case"), "backend": c.get("backend"),
                      "size": size, "kernel": kind, "k": k, "batch": n, "imgconv_ms": c["ms"],
                      "imgconv_ms_per_image": c["ms"] / n, "cvcuda": peers,
                      "best_peer": best_op, "best_peer_ms": best,
-                     "ratio": best / c["ms"] if best else None})
+                     "ratio": best / c["ms"] if best else None, "floor_ms": fl,
+                     "over_floor": over, "status": status})
     return rows
 
 
@@ -348,17 +360,19 @@ def write(a):
     cp, cn = count(fl["copy"], "PASS")
     fp, fn = count(fl["separable"], "PASS")
     np_, nn = count(fl["npp31"], "PASS")
+    bp, bn = count([r for r in batch if r["status"]], "PASS")
     fr, fnn = count(pf, "right")
     hr, hn = count(ph, "right")
     summary = {
         "speed": [sp, len(seed + large)], "copy": [cp, cn], "separable": [fp, fn],
         "npp31": [np_, nn], "planner_f": [fr, fnn], "planner_h": [hr, hn],
-        "cvcuda": cv is not None, "batch_rows": len(batch),
+        "cvcuda": cv is not None, "batch_rows": len(batch), "batch": [bp, bn],
     }
     line = (f"issue 17: {sp}/{len(seed + large)} cells >= {SPEED:g}x the best peer"
             f"{'' if cv else ' (NPP only: no CV-CUDA figures)'}; 8K 3x3 within {COPY:g}x of the "
             f"copy floor {cp}/{cn}; Gaussians within {SEPARABLE:g}x of their floor {fp}/{fn}; "
-            f"31x31 >= {NPP31:g}x NPP {np_}/{nn}; planner right F {fr}/{fnn}, H {hr}/{hn}")
+            f"31x31 >= {NPP31:g}x NPP {np_}/{nn}; {BATCH_CASE[1]} x {BATCH_CASE[0]} batch within "
+            f"{BATCH:g}x of its floor {bp}/{bn}; planner right F {fr}/{fnn}, H {hr}/{hn}")
 
     L = []
     L.append(f"# imgconv against NPP and CV-CUDA (issue 17) {bench.get('stamp', '')}")
@@ -467,11 +481,13 @@ def write(a):
     if batch:
         L.append("One call on the whole batch (imgconv: its batch cell's backend; CV-CUDA: "
                  "`conv2d` on a variable-shape batch with one kernel per image, `gaussian` on an "
-                 "NHWC tensor). ms per call (`events / CUPTI` for CV-CUDA), per image in brackets.")
+                 "NHWC tensor). ms per call (`events / CUPTI` for CV-CUDA), per image in brackets. "
+                 f"Floor: all bytes in + out over the measured copy bandwidth; target for "
+                 f"{BATCH_CASE[1]} x {BATCH_CASE[0]} in one call: <= {BATCH:g}x.")
         L.append("")
-        L.append("| case | imgconv backend | imgconv ms | CV-CUDA conv2d varshape | "
-                 "CV-CUDA gaussian tensor | best peer / imgconv |")
-        L.append("|---|---|---|---|---|---|")
+        L.append("| case | imgconv backend | imgconv ms | floor ms | imgconv / floor | "
+                 "CV-CUDA conv2d varshape | CV-CUDA gaussian tensor | best peer / imgconv | |")
+        L.append("|---|---|---|---|---|---|---|---|---|")
         for r in batch:
             def p(op):
                 v = r["cvcuda"].get(op)
@@ -481,8 +497,9 @@ def write(a):
                         f"({fmt_ms(v['ms'] / r['batch'])})")
             L.append(f"| {r['batch']} x {r['size']} {r['kernel']} {r['k']}x{r['k']} | "
                      f"{r['backend']} | {fmt_ms(r['imgconv_ms'])} "
-                     f"({fmt_ms(r['imgconv_ms_per_image'])}) | {p('conv2d-varshape')} | "
-                     f"{p('gaussian-tensor')} | {fmt_x(r['ratio'])} |")
+                     f"({fmt_ms(r['imgconv_ms_per_image'])}) | {fmt_ms(r['floor_ms'])} | "
+                     f"{fmt_x(r['over_floor'])} | {p('conv2d-varshape')} | "
+                     f"{p('gaussian-tensor')} | {fmt_x(r['ratio'])} | {r['status'] or ''} |")
     else:
         L.append("No batch cell in this imgconv-bench run (a cell with \"batch\": N > 1: the "
                  "table of ic_convolve_batch_async).")
