@@ -6,7 +6,7 @@
 # date, commit, tests passed/failed/skipped, sanitizer error counts) to $OUT
 # (the device tool's folder) or bench/results/ when OUT is unset.
 #
-#   scripts/gpu-check.sh [all|test|san|bench|peers|ncu|ratio|batch|photos|jpeg|stream|wholejob|python|startup|png]...
+#   scripts/gpu-check.sh [all|test|san|bench|peers|ncu|ncubench|ratio|batch|photos|jpeg|stream|wholejob|python|startup|png]...
 #     (default all = test san bench; several allowed)
 #   test: ctest (IC_CTEST_REGEX=... runs only matching tests); bench:
 #   imgconv-bench (IC_BENCH_TABLES=letters runs a subset, see its --help);
@@ -18,6 +18,8 @@
 #   ../shared/peers/cvcuda/prepare.sh .cvc), then `imgconv --explain` on
 #   5 calibration cases appended; about 2 minutes after the build.
 #   ncu: Nsight Compute sections of the fast-path kernels on 8K and HD images
+#   (into the log); ncubench: the same inside imgconv-bench with stall reasons
+#   (IC_NCU_BENCH=TABLES:KERNEL-REGEX:SKIP ..., see below)
 #   (into the log); ratio: seed 003 Fig 7.14's arithmetic-to-global-memory
 #   ratio measured with Nsight Compute counters for every tiled backend, 5x5
 #   and 9x9 on HD RGB, next to imgconv-bench table R (ratio-STAMP.md, the
@@ -280,6 +282,32 @@ if has ncu; then
     echo "ncu: not found"
   fi
   echo "ncu: $(( $(date +%s) - t0 )) s"
+fi
+
+if has ncubench; then
+  # Nsight Compute inside imgconv-bench: the kernels as the benchmark launches
+  # them (whole images, rotating inputs), with the warp stall reasons per
+  # issued instruction. IC_NCU_BENCH lists TABLES:KERNEL-REGEX:SKIP triples
+  # (profile launch SKIP+1 of the matching kernels of `imgconv-bench --tables
+  # TABLES`); LaunchStats shows the grid, so which launch it was can be checked.
+  t0=$(date +%s)
+  if command -v ncu >/dev/null 2>&1; then
+    tmp=$(mktemp -d)
+    for c in ${IC_NCU_BENCH:-M:batch_rows_kernel:8 E:fast_sep_kernel:3 E:rows_kernel:40}; do
+      IFS=: read -r tb kre skip <<<"$c"
+      echo "== ncu-bench: tables $tb, kernel /$kre/, launch $((skip + 1))"
+      timeout 150 ncu --clock-control none --kernel-name regex:"$kre" --launch-skip "$skip" \
+        --launch-count 1 --section SpeedOfLight --section Occupancy --section LaunchStats \
+        --section WarpStateStats --section SchedulerStats --section MemoryWorkloadAnalysis \
+        --metrics regex:'smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio' \
+        $B/imgconv-bench --out "$tmp" --stamp ncu --tables "$tb" 2>&1 |
+        grep -vE "^==PROF==|^\s*$|----|^  [A-Z] done" | head -150
+    done
+    rm -rf "$tmp"
+  else
+    echo "ncu: not found"
+  fi
+  echo "ncu-bench: $(( $(date +%s) - t0 )) s"
 fi
 
 if has ratio; then
