@@ -20,15 +20,21 @@
  * stays in registers: indices are compile-time
  * constants, so nothing spills to local memory.
  *
- * Threads whose window would leave the image or the rows' written bytes (the
- * image edges, a row tail shorter than 16 samples) return at once; extra
- * blocks of the same launch (past the main grid in x) compute those outputs,
- * one thread per sample with every tap mapped by ic_border_map. (One thread
- * doing 64 edge outputs serially was the tail of the whole launch, ~40 us; a
- * second launch for the edges cost most of a small image's time, and
- * branching inside the fast threads to gather their window made every
- * thread 2x slower: bench table H, 77b92cb.) Reads never touch the pitch
- * padding, so initcheck stays clean.
+ * The image's edges take the same code. A row group whose window leaves the
+ * image reads its input rows through ic_border_map (one mapping per input
+ * row, uniform over a warp, whose lanes share their rows; a row outside
+ * under a constant border is border_value). A chunk at either end of a row
+ * (its side loads would leave the row's written bytes: the first chunk, the
+ * last one or two, every chunk of a row under 32 samples) is a side chunk:
+ * extra blocks of the same launch (past the main grid in x) take one side
+ * chunk of one row group per thread, gather its window sample by sample
+ * through the mapping and store the samples inside the row one by one. The
+ * main blocks cover only the interior chunks, so no warp mixes the two
+ * paths. (Until 2026-11-25 every edge output was one thread doing all K x K
+ * taps through ic_border_map: at 64 x 480p 3x3 the batched kernel issued 43
+ * instructions per output sample, about half of them in those threads; ncu
+ * at 61108fa.) Reads never touch
+ * the pitch padding, so initcheck stays clean.
  *
  * ROWS (1, 2 or 4 output rows per thread) is chosen per image by
  * ic_fast_rows_shape: the most rows per thread (least re-reading and
@@ -38,8 +44,8 @@
  * 16 samples are 4 whole pixels and its halos whole pixels too (16c - 4R), so
  * each loaded row is premultiplied in registers (colour times the alpha three
  * samples on), the sums are FC and FA, and the store divides each colour sum
- * by its pixel's FA: one pass, nothing but registers. Edge outputs compute FA
- * beside FC. Other layouts with premultiplication take the generic kernel.
+ * by its pixel's FA: one pass, nothing but registers. Side chunks premultiply
+ * their gathered windows the same way. Other layouts with premultiplication take the generic kernel.
  */
 #ifndef IC_CUDA_FAST_ROWS_IMPL_CUH
 #define IC_CUDA_FAST_ROWS_IMPL_CUH
@@ -61,9 +67,10 @@ constexpr int CHUNK = 16; /* output samples per thread: one uint4 store */
 constexpr int BX = 32, BY = 8;
 
 /* Weights by value (kernel parameter space = constant bank, broadcast):
- * the full K x K for RANK 0, else RANK pairs of row and column vectors. */
+ * the full K x K (the side chunks' sums, and the main path's for RANK 0),
+ * and for RANK > 0 RANK pairs of row and column vectors. */
 template <int K, int RANK> struct rows_w {
-    float v[RANK == 0 ? K * K : 1];
+    float v[K * K];
     float row[RANK == 0 ? 1 : RANK][K];
     float col[RANK == 0 ? 1 : RANK][K];
 };
@@ -75,8 +82,10 @@ __device__ __forceinline__ float byte_of(const uint4 &q, int b)
 }
 
 /* Which threads of rows_kernel take the fast path: output row group g
- * (rows ROWS*g..ROWS*g+ROWS-1) and chunk c (samples 16c..16c+15) are interior when every
- * load of the thread stays inside the image's rows and written bytes. */
+ * (rows ROWS*g..ROWS*g+ROWS-1) reads only rows inside the image when
+ * g_first <= g < g_end (else its input rows go through the border mapping),
+ * and chunk c (samples 16c..16c+15) loads only inside the row's written
+ * bytes when c_first <= c < c_end (else it is a side chunk). */
 struct rows_span {
     int g_first, g_end; /* interior row groups [g_first, g_end) */
     int c_first, c_end; /* interior chunks [c_first, c_end) */
@@ -96,71 +105,21 @@ __host__ __device__ inline rows_span rows_interior(int height, int nsamp, int r,
     return sp;
 }
 
-/* Where the edge outputs are: rows above and below the interior row groups
- * over the whole width (n_band samples), then the samples left and right of
- * the interior chunks over the interior rows; n_total in all (per plane). */
+/* The grid of a rows launch (per plane): the main blocks cover the interior
+ * chunks of the interior row groups; the side blocks that follow them in x
+ * take one chunk of one output row per thread (n_items in all): every chunk
+ * of the rows above and below the interior groups (n_top rows from row 0,
+ * the rest from bot_start), then the side chunks of the rows between. */
 struct rows_edges {
     rows_span sp;
-    int rows;        /* ROWS of the launch */
-    long long n_top; /* rows above the interior groups */
-    int bot_start;   /* first row below them */
-    long long n_band, n_total;
-    unsigned main_bx; /* blocks in x of the main grid; the edge blocks follow */
-    unsigned edge_bx; /* edge blocks per grid row */
+    int chunks;        /* chunks per row: ceil(nsamp / CHUNK) */
+    int n_top;         /* rows above the interior groups (all rows when there are none) */
+    int bot_start;     /* first row below them */
+    long long n_band;  /* items of the rows above and below: rows x chunks */
+    long long n_items; /* n_band + the side chunks of the rows between */
+    unsigned main_bx;  /* blocks in x of the main grid; the side blocks follow */
+    unsigned edge_bx;  /* side blocks per grid row */
 };
-
-/* Edge output i (0 <= i < n_total) of plane `plane`: every tap through
- * ic_border_map. */
-template <int K>
-__device__ __forceinline__ void rows_edge_item(const ic_cuda_args &a, int nsamp,
-                                               const rows_edges &e, long long i, int plane)
-{
-    constexpr int R = K / 2;
-    const int step = a.soa ? 1 : a.channels;
-    const rows_span &sp = e.sp;
-    int y, s;
-    if (i < e.n_band) { /* band of whole rows: top, then bottom */
-        const long long row = i / nsamp;
-        s = (int)(i - row * nsamp);
-        y = row < e.n_top ? (int)row : e.bot_start + (int)(row - e.n_top);
-    } else { /* side columns of the interior rows (there are interior rows) */
-        const int left = CHUNK * sp.c_first, right = nsamp - CHUNK * sp.c_end;
-        const long long j = i - e.n_band;
-        const long long row = j / (left + right);
-        const int k = (int)(j - row * (left + right));
-        y = e.rows * sp.g_first + (int)row;
-        s = k < left ? k : CHUNK * sp.c_end + (k - left);
-    }
-    const size_t plane_in = a.soa ? (size_t)plane * a.height * a.src_pitch : 0;
-    const size_t plane_out = a.soa ? (size_t)plane * a.height * a.dst_pitch : 0;
-    const uint8_t *src = a.src + plane_in;
-    const int x = s / step, c = s - x * step;
-    /* premultiplied colour: the alpha sample of the same pixel and FA beside */
-    const int ac = a.channels - 1;
-    const bool pm = a.premultiply && (a.soa ? plane : c) != ac;
-    const uint8_t *asrc = a.soa ? a.src + (size_t)ac * a.height * a.src_pitch : a.src + ac;
-    float acc = 0.0f, fa = 0.0f;
-#pragma unroll
-    for (int j = 0; j < K; j++) {
-        const int sy = ic_border_map(y + j - R, a.height, a.border);
-#pragma unroll
-        for (int q = 0; q < K; q++) {
-            const int sx = ic_border_map(x + q - R, a.width, a.border);
-            const bool out = sx < 0 || sy < 0;
-            const size_t o = (size_t)sy * a.src_pitch + (size_t)sx * step;
-            float v = out ? a.border_value : (float)src[o + c];
-            if (pm) {
-                const float av = out ? a.border_value : (float)asrc[o];
-                v *= av;
-                fa += a.w[j * K + q] * av;
-            }
-            acc += a.w[j * K + q] * v;
-        }
-    }
-    if (pm)
-        acc = ic_cu_unpremultiply(acc, fa);
-    a.dst[plane_out + (size_t)y * a.dst_pitch + s] = ic_round_u8(acc + a.bias);
-}
 
 /* Blocks per launch of the rows kernels (rows_body's minimum per SM). */
 template <int K, int ROWS> constexpr int rows_min_blocks()
@@ -168,39 +127,22 @@ template <int K, int ROWS> constexpr int rows_min_blocks()
     return ROWS == 4 ? (K >= 5 ? 2 : 4) : (K >= 7 ? 3 : 4);
 }
 
-/* The work of block (bx, by, bz) of a rows launch over image a: rows_kernel
- * passes its blockIdx, the batched launch (batch_impl.cuh) the block's place
- * in its image. */
+/* Output samples s0..s0+15 of rows y0..y0+ROWS-1 of plane bz, an interior
+ * chunk of an interior row group: three 16-byte loads per input row and one
+ * 16-byte store per output row. (Mapping the rows of the groups at the top
+ * and bottom here instead of in rows_side made ptxas spill the 3x3 kernels
+ * at their 64 registers.) */
 template <int K, int STEP, int RANK, int ROWS>
-__device__ __forceinline__ void rows_body(const ic_cuda_args &a, const rows_w<K, RANK> &w,
-                                          const rows_edges &e, unsigned bx, unsigned by,
-                                          unsigned bz)
+__device__ __forceinline__ void rows_chunk(const ic_cuda_args &a, const rows_w<K, RANK> &w, int s0,
+                                           int y0, unsigned bz)
 {
-    if (bx >= e.main_bx) { /* an edge block (block-uniform branch) */
-        const long long i = ((long long)by * e.edge_bx + (bx - e.main_bx)) * (BX * BY) +
-                            threadIdx.y * BX + threadIdx.x;
-        if (i < e.n_total)
-            rows_edge_item<K>(a, a.width * (a.soa ? 1 : a.channels), e, i, (int)bz);
-        return;
-    }
     constexpr int R = K / 2;
     constexpr int H = R * STEP; /* halo samples on each side, <= 16 */
     static_assert(H <= CHUNK, "halo wider than one side load");
-    const int step = a.soa ? 1 : a.channels;
-    const int nsamp = a.width * step;
-    const int s0 = (bx * BX + threadIdx.x) * CHUNK;
-    const int y0 = (by * BY + threadIdx.y) * ROWS;
-    if (s0 >= nsamp || y0 >= a.height)
-        return;
     const size_t plane_in = a.soa ? (size_t)bz * a.height * a.src_pitch : 0;
     const size_t plane_out = a.soa ? (size_t)bz * a.height * a.dst_pitch : 0;
     const uint8_t *src = a.src + plane_in;
     uint8_t *dst = a.dst + plane_out;
-
-    const rows_span &sp = e.sp;
-    const int g = y0 / ROWS, c = s0 / CHUNK;
-    if (g < sp.g_first || g >= sp.g_end || c < sp.c_first || c >= sp.c_end)
-        return; /* rows_edges writes these outputs */
 
     float acc[ROWS][CHUNK];
 #pragma unroll
@@ -211,21 +153,23 @@ __device__ __forceinline__ void rows_body(const ic_cuda_args &a, const rows_w<K,
 
 #pragma unroll
     for (int r = 0; r < ROWS + K - 1; r++) {
-        const uint8_t *row = src + (size_t)(y0 - R + r) * a.src_pitch + s0;
-        const uint4 mid = __ldg(reinterpret_cast<const uint4 *>(row));
-        uint4 lft = mid, rgt = mid;
-        if (H > 0) {
-            lft = __ldg(reinterpret_cast<const uint4 *>(row - CHUNK));
-            rgt = __ldg(reinterpret_cast<const uint4 *>(row + CHUNK));
-        }
         /* f[q] = sample s0 - H + q */
         float f[CHUNK + 2 * H];
+        {
+            const uint8_t *row = src + (size_t)(y0 - R + r) * a.src_pitch + s0;
+            const uint4 mid = __ldg(reinterpret_cast<const uint4 *>(row));
+            uint4 lft = mid, rgt = mid;
+            if (H > 0) {
+                lft = __ldg(reinterpret_cast<const uint4 *>(row - CHUNK));
+                rgt = __ldg(reinterpret_cast<const uint4 *>(row + CHUNK));
+            }
 #pragma unroll
-        for (int q = 0; q < CHUNK + 2 * H; q++) {
-            const int b = q - H; /* byte offset from s0 */
-            f[q] = b < 0       ? byte_of(lft, b + CHUNK)
-                   : b < CHUNK ? byte_of(mid, b)
-                               : byte_of(rgt, b - CHUNK);
+            for (int q = 0; q < CHUNK + 2 * H; q++) {
+                const int b = q - H; /* byte offset from s0 */
+                f[q] = b < 0       ? byte_of(lft, b + CHUNK)
+                       : b < CHUNK ? byte_of(mid, b)
+                                   : byte_of(rgt, b - CHUNK);
+            }
         }
         if constexpr (STEP == 4) {
             if (a.premultiply) { /* whole RGBA pixels: f[4p + 3] is pixel p's alpha */
@@ -244,7 +188,7 @@ __device__ __forceinline__ void rows_body(const ic_cuda_args &a, const rows_w<K,
                     continue;
 #pragma unroll
                 for (int i = 0; i < K; i++) {
-                    const float wt = w.v[(RANK == 0 ? j * K + i : 0)];
+                    const float wt = w.v[j * K + i];
 #pragma unroll
                     for (int t = 0; t < CHUNK; t++)
                         acc[o][t] = fmaf(wt, f[t + i * STEP], acc[o][t]);
@@ -301,6 +245,97 @@ __device__ __forceinline__ void rows_body(const ic_cuda_args &a, const rows_w<K,
     }
 }
 
+/* Output samples s0..s0+15 (those < nsamp) of row y of plane bz, a chunk
+ * whose window leaves the image or the row's written bytes: each sample of the window through the mapping (one byte load per
+ * tap row) and added, times the full K x K weights, to the outputs it feeds;
+ * the stores one by one. Rolled over nothing but cheap in registers: the
+ * sums and the K row pointers. */
+template <int K, int STEP, int RANK>
+__device__ __forceinline__ void rows_side(const ic_cuda_args &a, const rows_w<K, RANK> &w, int s0,
+                                          int y, unsigned bz, int nsamp)
+{
+    constexpr int R = K / 2;
+    constexpr int H = R * STEP;
+    const size_t plane_in = a.soa ? (size_t)bz * a.height * a.src_pitch : 0;
+    const size_t plane_out = a.soa ? (size_t)bz * a.height * a.dst_pitch : 0;
+    const uint8_t *rowp[K];
+#pragma unroll
+    for (int r = 0; r < K; r++) {
+        const int my = ic_border_map(y - R + r, a.height, a.border);
+        rowp[r] = my < 0 ? nullptr : a.src + plane_in + (size_t)my * a.src_pitch;
+    }
+    const bool pm = STEP == 4 && a.premultiply;
+    float acc[CHUNK];
+#pragma unroll
+    for (int t = 0; t < CHUNK; t++)
+        acc[t] = 0.0f;
+#pragma unroll
+    for (int q = 0; q < CHUNK + 2 * H; q++) {
+        const int u = s0 + q; /* sample s0 - H + q, shifted by H = R pixels */
+        const int c = u % STEP, mx = ic_border_map(u / STEP - R, a.width, a.border);
+#pragma unroll
+        for (int r = 0; r < K; r++) {
+            const bool out = mx < 0 || !rowp[r];
+            float v = out ? a.border_value : (float)__ldg(rowp[r] + mx * STEP + c);
+            if (pm && c != 3) /* colour times its pixel's alpha */
+                v *= out ? a.border_value : (float)__ldg(rowp[r] + mx * STEP + 3);
+#pragma unroll
+            for (int i = 0; i < K; i++) {
+                const int t = q - i * STEP; /* the output this sample is tap i of */
+                if (t >= 0 && t < CHUNK)
+                    acc[t] = fmaf(w.v[r * K + i], v, acc[t]);
+            }
+        }
+    }
+    if (pm) /* colour = FC / FA, 0 where FA <= 0 */
+#pragma unroll
+        for (int p = 0; p < CHUNK / 4; p++)
+#pragma unroll
+            for (int k = 0; k < 3; k++)
+                acc[4 * p + k] = ic_cu_unpremultiply(acc[4 * p + k], acc[4 * p + 3]);
+    uint8_t *out = a.dst + plane_out + (size_t)y * a.dst_pitch + s0;
+#pragma unroll
+    for (int t = 0; t < CHUNK; t++)
+        if (s0 + t < nsamp)
+            out[t] = ic_round_u8(acc[t] + a.bias);
+}
+
+/* The work of block (bx, by, bz) of a rows launch over image a: rows_kernel
+ * passes its blockIdx, the batched launch (batch_impl.cuh) the block's place
+ * in its image. */
+template <int K, int STEP, int RANK, int ROWS>
+__device__ __forceinline__ void rows_body(const ic_cuda_args &a, const rows_w<K, RANK> &w,
+                                          const rows_edges &e, unsigned bx, unsigned by,
+                                          unsigned bz)
+{
+    const rows_span &sp = e.sp;
+    if (bx >= e.main_bx) { /* a side block (block-uniform branch) */
+        const long long i = ((long long)by * e.edge_bx + (bx - e.main_bx)) * (BX * BY) +
+                            threadIdx.y * BX + threadIdx.x;
+        if (i >= e.n_items)
+            return;
+        int y, c;
+        if (i < e.n_band) { /* whole rows: above, then below */
+            const int row = (int)(i / e.chunks);
+            c = (int)(i - (long long)row * e.chunks);
+            y = row < e.n_top ? row : e.bot_start + (row - e.n_top);
+        } else { /* the side chunks of the rows between */
+            const long long j = i - e.n_band;
+            const int left = sp.c_first, per_row = left + (e.chunks - sp.c_end);
+            const int row = (int)(j / per_row), k = (int)(j - (long long)row * per_row);
+            y = e.n_top + row;
+            c = k < left ? k : sp.c_end + (k - left);
+        }
+        rows_side<K, STEP, RANK>(a, w, c * CHUNK, y, bz, a.width * (a.soa ? 1 : a.channels));
+        return;
+    }
+    const int c = sp.c_first + (int)(bx * BX + threadIdx.x);
+    const int g = sp.g_first + (int)(by * BY + threadIdx.y);
+    if (c >= sp.c_end || g >= sp.g_end)
+        return;
+    rows_chunk<K, STEP, RANK, ROWS>(a, w, c * CHUNK, g * ROWS, bz);
+}
+
 template <int K, int STEP, int RANK, int ROWS>
 __global__ void __launch_bounds__(BX *BY, (rows_min_blocks<K, ROWS>()))
     rows_kernel(ic_cuda_args a, rows_w<K, RANK> w, rows_edges e)
@@ -308,14 +343,13 @@ __global__ void __launch_bounds__(BX *BY, (rows_min_blocks<K, ROWS>()))
     rows_body<K, STEP, RANK, ROWS>(a, w, e, blockIdx.x, blockIdx.y, blockIdx.z);
 }
 
-/* The weights of a launch: the full K x K (rank 0) or rank pairs of vectors. */
+/* The weights of a launch: the full K x K and rank pairs of vectors. */
 template <int K, int RANK>
 inline void rows_weights(rows_w<K, RANK> *p, const float *w, const float *row, const float *col)
 {
     memset(p, 0, sizeof *p);
-    if (RANK == 0)
-        for (int i = 0; i < K * K; i++)
-            p->v[i] = w[i];
+    for (int i = 0; i < K * K; i++)
+        p->v[i] = w[i];
     for (int q = 0; q < RANK; q++)
         for (int i = 0; i < K; i++) {
             p->row[q][i] = row[q * K + i];
@@ -324,32 +358,29 @@ inline void rows_weights(rows_w<K, RANK> *p, const float *w, const float *row, c
 }
 
 /* The launch shape of a rows launch over a width x height image (samples
- * STEP per pixel, K x K kernel, ROWS rows per thread): the edge outputs (rows
- * above the interior groups - all rows when there are none: tiny images -,
- * the rows below them, the sides in between), blocks per grid row (main and
- * edge blocks) and grid rows. 0 when the grid is too wide. */
+ * STEP per pixel, K x K kernel, ROWS rows per thread): the interior span,
+ * main blocks in x over the interior chunks, grid rows over the interior row
+ * groups (one when there are none: tiny images), side blocks per grid row.
+ * 0 when the grid is too wide. */
 inline int rows_shape_of(int width, int height, int step, int k, int rows, rows_edges *e,
                          long long *grid_y)
 {
     const long long nsamp = (long long)width * step;
-    const long long chunks = (nsamp + CHUNK - 1) / CHUNK;
-    const long long groups = (height + rows - 1) / rows;
-    const long long main_bx = (chunks + BX - 1) / BX;
-    *grid_y = (groups + BY - 1) / BY;
     memset(e, 0, sizeof *e);
     e->sp = rows_interior(height, (int)nsamp, k / 2, (k / 2) * step, rows);
     const rows_span &sp = e->sp;
-    e->rows = rows;
-    e->n_top = sp.g_end > sp.g_first ? (long long)rows * sp.g_first : height;
-    const long long bot_start = sp.g_end > sp.g_first ? (long long)rows * sp.g_end : height;
-    e->bot_start = (int)bot_start;
-    const long long n_bottom = height - bot_start;
-    const long long mid_rows = (long long)rows * (sp.g_end - sp.g_first);
-    const long long side = (long long)CHUNK * sp.c_first + (nsamp - (long long)CHUNK * sp.c_end);
-    e->n_band = (e->n_top + n_bottom) * nsamp;
-    e->n_total = e->n_band + mid_rows * side;
-    const long long edge_blocks = (e->n_total + BX * BY - 1) / (BX * BY);
-    const long long edge_bx = (edge_blocks + *grid_y - 1) / *grid_y;
+    const long long chunks = (nsamp + CHUNK - 1) / CHUNK;
+    const bool inner = sp.g_end > sp.g_first;
+    e->chunks = (int)chunks;
+    e->n_top = inner ? rows * sp.g_first : height;
+    e->bot_start = inner ? rows * sp.g_end : height;
+    const long long mid_rows = e->bot_start - e->n_top;
+    e->n_band = (e->n_top + (height - e->bot_start)) * chunks;
+    e->n_items = e->n_band + mid_rows * (sp.c_first + (chunks - sp.c_end));
+    const long long main_bx = inner ? (sp.c_end - sp.c_first + BX - 1) / BX : 0;
+    *grid_y = inner ? (sp.g_end - sp.g_first + BY - 1) / BY : 1;
+    const long long side_blocks = (e->n_items + BX * BY - 1) / (BX * BY);
+    const long long edge_bx = (side_blocks + *grid_y - 1) / *grid_y;
     if (main_bx + edge_bx > 0x7fffffffLL)
         return 0;
     e->main_bx = (unsigned)main_bx;
