@@ -64,6 +64,7 @@ namespace icf_rows
 {
 
 constexpr int CHUNK = 16; /* output samples per thread: one uint4 store */
+constexpr int SIDE = 8;   /* output samples per side item (rows_side): half a chunk */
 constexpr int BX = 32, BY = 8;
 
 /* Weights by value (kernel parameter space = constant bank, broadcast):
@@ -107,16 +108,17 @@ __host__ __device__ inline rows_span rows_interior(int height, int nsamp, int r,
 
 /* The grid of a rows launch (per plane): the main blocks cover the interior
  * chunks of the interior row groups; the side blocks that follow them in x
- * take one chunk of one output row per thread (n_items in all): every chunk
- * of the rows above and below the interior groups (n_top rows from row 0,
- * the rest from bot_start), then the side chunks of the rows between. */
+ * take half a chunk of one output row per thread (rows_side): every chunk of
+ * the rows above and below the interior groups (n_top rows from row 0, the
+ * rest from bot_start), then the side chunks of the rows between, n_items
+ * chunks in all. */
 struct rows_edges {
     rows_span sp;
     int chunks;        /* chunks per row: ceil(nsamp / CHUNK) */
     int n_top;         /* rows above the interior groups (all rows when there are none) */
     int bot_start;     /* first row below them */
-    long long n_band;  /* items of the rows above and below: rows x chunks */
-    long long n_items; /* n_band + the side chunks of the rows between */
+    long long n_band;  /* chunks of the rows above and below: rows x chunks */
+    long long n_items; /* chunks: n_band + the side chunks of the rows between */
     unsigned main_bx;  /* blocks in x of the main grid; the side blocks follow */
     unsigned edge_bx;  /* side blocks per grid row */
 };
@@ -245,57 +247,63 @@ __device__ __forceinline__ void rows_chunk(const ic_cuda_args &a, const rows_w<K
     }
 }
 
-/* Output samples s0..s0+15 (those < nsamp) of row y of plane bz, a chunk
- * whose window leaves the image or the row's written bytes: each sample of the window through the mapping (one byte load per
- * tap row) and added, times the full K x K weights, to the outputs it feeds;
- * the stores one by one. Rolled over nothing but cheap in registers: the
- * sums and the K row pointers. */
+/* Output samples s0..s0+SIDE-1 (those < nsamp) of row y of plane bz, half a
+ * chunk whose window leaves the image or the row's written bytes: the K rows
+ * and the window's columns are mapped first (ic_border_map; -1 under a
+ * constant border outside), then each tap row's samples are loaded byte by
+ * byte and added, times the full K x K weights, to the outputs they feed,
+ * and the samples inside the row are stored one by one. Mapping each column
+ * between the loads put the mapping's branches between them: every load
+ * waited for the one before, and at 480p the few side threads, each a whole
+ * chunk, became the launch's tail (0.0141 ms against 0.0066, 423ef53). */
 template <int K, int STEP, int RANK>
 __device__ __forceinline__ void rows_side(const ic_cuda_args &a, const rows_w<K, RANK> &w, int s0,
                                           int y, unsigned bz, int nsamp)
 {
     constexpr int R = K / 2;
     constexpr int H = R * STEP;
+    constexpr int NW = SIDE + 2 * H; /* window samples */
     const size_t plane_in = a.soa ? (size_t)bz * a.height * a.src_pitch : 0;
     const size_t plane_out = a.soa ? (size_t)bz * a.height * a.dst_pitch : 0;
-    const uint8_t *rowp[K];
+    int xo[NW]; /* window sample q: its byte in a row, or -1 */
+#pragma unroll
+    for (int q = 0; q < NW; q++) {
+        const int u = s0 + q; /* sample s0 - H + q, shifted by H = R pixels */
+        const int mx = ic_border_map(u / STEP - R, a.width, a.border);
+        xo[q] = mx < 0 ? -1 : mx * STEP + u % STEP;
+    }
+    const bool pm = STEP == 4 && a.premultiply;
+    float acc[SIDE];
+#pragma unroll
+    for (int t = 0; t < SIDE; t++)
+        acc[t] = 0.0f;
 #pragma unroll
     for (int r = 0; r < K; r++) {
         const int my = ic_border_map(y - R + r, a.height, a.border);
-        rowp[r] = my < 0 ? nullptr : a.src + plane_in + (size_t)my * a.src_pitch;
-    }
-    const bool pm = STEP == 4 && a.premultiply;
-    float acc[CHUNK];
+        const uint8_t *row = a.src + plane_in + (size_t)(my < 0 ? 0 : my) * a.src_pitch;
 #pragma unroll
-    for (int t = 0; t < CHUNK; t++)
-        acc[t] = 0.0f;
-#pragma unroll
-    for (int q = 0; q < CHUNK + 2 * H; q++) {
-        const int u = s0 + q; /* sample s0 - H + q, shifted by H = R pixels */
-        const int c = u % STEP, mx = ic_border_map(u / STEP - R, a.width, a.border);
-#pragma unroll
-        for (int r = 0; r < K; r++) {
-            const bool out = mx < 0 || !rowp[r];
-            float v = out ? a.border_value : (float)__ldg(rowp[r] + mx * STEP + c);
-            if (pm && c != 3) /* colour times its pixel's alpha */
-                v *= out ? a.border_value : (float)__ldg(rowp[r] + mx * STEP + 3);
+        for (int q = 0; q < NW; q++) {
+            const bool out = my < 0 || xo[q] < 0;
+            float v = out ? a.border_value : (float)__ldg(row + xo[q]);
+            if (pm && q % 4 != 3) /* colour times its pixel's alpha (s0 % 4 == 0) */
+                v *= out ? a.border_value : (float)__ldg(row + xo[q] + (3 - q % 4));
 #pragma unroll
             for (int i = 0; i < K; i++) {
                 const int t = q - i * STEP; /* the output this sample is tap i of */
-                if (t >= 0 && t < CHUNK)
+                if (t >= 0 && t < SIDE)
                     acc[t] = fmaf(w.v[r * K + i], v, acc[t]);
             }
         }
     }
     if (pm) /* colour = FC / FA, 0 where FA <= 0 */
 #pragma unroll
-        for (int p = 0; p < CHUNK / 4; p++)
+        for (int p = 0; p < SIDE / 4; p++)
 #pragma unroll
             for (int k = 0; k < 3; k++)
                 acc[4 * p + k] = ic_cu_unpremultiply(acc[4 * p + k], acc[4 * p + 3]);
     uint8_t *out = a.dst + plane_out + (size_t)y * a.dst_pitch + s0;
 #pragma unroll
-    for (int t = 0; t < CHUNK; t++)
+    for (int t = 0; t < SIDE; t++)
         if (s0 + t < nsamp)
             out[t] = ic_round_u8(acc[t] + a.bias);
 }
@@ -310,10 +318,12 @@ __device__ __forceinline__ void rows_body(const ic_cuda_args &a, const rows_w<K,
 {
     const rows_span &sp = e.sp;
     if (bx >= e.main_bx) { /* a side block (block-uniform branch) */
-        const long long i = ((long long)by * e.edge_bx + (bx - e.main_bx)) * (BX * BY) +
-                            threadIdx.y * BX + threadIdx.x;
-        if (i >= e.n_items)
+        long long i = ((long long)by * e.edge_bx + (bx - e.main_bx)) * (BX * BY) +
+                      threadIdx.y * BX + threadIdx.x;
+        if (i >= e.n_items * (CHUNK / SIDE))
             return;
+        const int half = (int)(i % (CHUNK / SIDE));
+        i /= CHUNK / SIDE;
         int y, c;
         if (i < e.n_band) { /* whole rows: above, then below */
             const int row = (int)(i / e.chunks);
@@ -326,7 +336,8 @@ __device__ __forceinline__ void rows_body(const ic_cuda_args &a, const rows_w<K,
             y = e.n_top + row;
             c = k < left ? k : sp.c_end + (k - left);
         }
-        rows_side<K, STEP, RANK>(a, w, c * CHUNK, y, bz, a.width * (a.soa ? 1 : a.channels));
+        rows_side<K, STEP, RANK>(a, w, c * CHUNK + half * SIDE, y, bz,
+                                 a.width * (a.soa ? 1 : a.channels));
         return;
     }
     const int c = sp.c_first + (int)(bx * BX + threadIdx.x);
@@ -379,7 +390,7 @@ inline int rows_shape_of(int width, int height, int step, int k, int rows, rows_
     e->n_items = e->n_band + mid_rows * (sp.c_first + (chunks - sp.c_end));
     const long long main_bx = inner ? (sp.c_end - sp.c_first + BX - 1) / BX : 0;
     *grid_y = inner ? (sp.g_end - sp.g_first + BY - 1) / BY : 1;
-    const long long side_blocks = (e->n_items + BX * BY - 1) / (BX * BY);
+    const long long side_blocks = (e->n_items * (CHUNK / SIDE) + BX * BY - 1) / (BX * BY);
     const long long edge_bx = (side_blocks + *grid_y - 1) / *grid_y;
     if (main_bx + edge_bx > 0x7fffffffLL)
         return 0;
