@@ -533,9 +533,8 @@ static ic_status plan_job(ic_fast_state *st, const ic_job *job, ic_fast_plan *p,
         /* separable when the factors are usable, small in rank and cheaper
          * at 4 rows per thread: per output, rank * (K row taps shared by the
          * thread's rows + K column taps); ic_tuning.rows_full keeps the full
-         * K*K sum (benchmark calibration). 3x3 kernels only when the image
-         * is large enough for 4 rows per thread (ic_fast_rows_shape;
-         * ic_tuning.rows_shape overrides it). */
+         * K*K sum (benchmark calibration). Rows per thread: ic_fast_rows_shape
+         * (ic_tuning.rows_shape overrides it). */
         auto shape = [&](int separable) {
             return tune->rows_shape
                        ? tune->rows_shape
@@ -544,7 +543,7 @@ static ic_status plan_job(ic_fast_state *st, const ic_job *job, ic_fast_plan *p,
         };
         const int sep_ok = rank >= 1 && rank <= IC_FAST_ROWS_MAX_RANK &&
                            rank * ((4.0 + kh - 1) / 4.0 * kw + kh) < (double)kw * kh &&
-                           !tune->rows_full && (kw >= 5 || shape(0) == 4);
+                           !tune->rows_full;
         const int per_thread = shape(sep_ok);
         const double per_sep = rank * ((double)(per_thread + kh - 1) / per_thread * kw + kh);
         if (sep_ok && per_sep < (double)kw * kh) {

@@ -58,14 +58,17 @@ extern "C" int ic_fast_rows_premultiplies(int channels, int soa)
 extern "C" int ic_fast_rows_shape(int width, int height, int channels, int soa, int k, int sms,
                                   int separable)
 {
-    /* Measured on the H100 (bench table H, accafa9): the separable form
-     * wants 4 rows (its row pass is shared by more outputs); the full sum of
-     * a 5x5..9x9 kernel 2 (4 rows hold too many accumulators); a 3x3 4 rows
-     * when the image still gives every SM IC_FAST_ROWS_FILL threads, else 2
-     * (1 is no faster on 480p..HD). */
-    if (separable)
+    /* Measured on the H100 (bench table H at 4bc01a5, after the edges went to
+     * the side items): a separable 3x3 wants 4 rows at every size (480p
+     * 0.0073 ms against 0.0075 for the full sum at 2, 720p 0.0082 against
+     * 0.0088); a separable 5x5..9x9 4 rows when the image still gives every
+     * SM IC_FAST_ROWS_FILL threads at 4, else 2 (HD 5x5 0.0161 against
+     * 0.0176, 9x9 0.0349 against 0.0378); the full sum of a 5x5..9x9 2 (4
+     * rows hold too many accumulators); a full 3x3 4 rows when the image
+     * fills the SMs, else 2. */
+    if (separable && k == 3)
         return 4;
-    if (k >= 5)
+    if (!separable && k >= 5)
         return 2;
     const long long nsamp = (long long)width * (soa ? 1 : channels);
     const long long planes = soa ? channels : 1;
