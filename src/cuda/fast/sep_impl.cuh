@@ -91,8 +91,10 @@ __global__ void __launch_bounds__(icf::MAX_THREADS, icf::MIN_BLOCKS)
 #pragma unroll
         for (int i = 0; i < K; i++)
             rw[i] = w.row[k * K + i];
+        /* items it = warp, warp + nwarps, ... of the cb * rows (channel,
+         * row) pairs; c and q follow it without a division per item */
+        int c = warp / b.rows, q = warp - c * b.rows;
         for (int it = warp; it < t.cb * b.rows; it += nwarps) {
-            const int c = it / b.rows, q = it - c * b.rows;
             const float *src = smem + c * b.plane + q * b.sw + 4 * lane;
             float win[4 * NV];
 #pragma unroll
@@ -115,6 +117,8 @@ __global__ void __launch_bounds__(icf::MAX_THREADS, icf::MIN_BLOCKS)
             __syncwarp();
             *reinterpret_cast<float4 *>(hbuf + c * hplane + q * hstride + 4 * lane) =
                 make_float4(h[0], h[1], h[2], h[3]);
+            for (q += nwarps; q >= b.rows; q -= b.rows)
+                c++;
         }
         __syncthreads();
         /* Column pass: H row q feeds output rows r = q - j. */
