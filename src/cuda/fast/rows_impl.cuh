@@ -20,21 +20,20 @@
  * stays in registers: indices are compile-time
  * constants, so nothing spills to local memory.
  *
- * The image's edges take the same code. A row group whose window leaves the
- * image reads its input rows through ic_border_map (one mapping per input
- * row, uniform over a warp, whose lanes share their rows; a row outside
- * under a constant border is border_value). A chunk at either end of a row
- * (its side loads would leave the row's written bytes: the first chunk, the
- * last one or two, every chunk of a row under 32 samples) is a side chunk:
- * extra blocks of the same launch (past the main grid in x) take one side
- * chunk of one row group per thread, gather its window sample by sample
- * through the mapping and store the samples inside the row one by one. The
- * main blocks cover only the interior chunks, so no warp mixes the two
- * paths. (Until 2026-11-25 every edge output was one thread doing all K x K
- * taps through ic_border_map: at 64 x 480p 3x3 the batched kernel issued 43
- * instructions per output sample, about half of them in those threads; ncu
- * at 61108fa.) Reads never touch
- * the pitch padding, so initcheck stays clean.
+ * The image's edges. The main grid covers the interior: the row groups
+ * whose windows stay inside the image's rows and the chunks whose three loads
+ * stay inside the row's written bytes. Extra blocks of the same launch (past
+ * the main grid in x) take the rest as side items, half a chunk of one output
+ * row each (rows_side): every chunk of the rows above and below the interior
+ * groups, and the first and last chunk or two of the rows between. A side
+ * item maps its window's columns and its K rows through ic_border_map, loads
+ * the window byte by byte and sums it with the same products in the same
+ * order as the main path, so an output does not depend on which path
+ * computed it. (Until 2026-11-25 every edge output was one thread doing all
+ * K x K taps through ic_border_map with the weights from global memory: at
+ * 64 x 480p 3x3 the batched kernel issued 43 instructions per output sample,
+ * about half of them in those threads; ncu at 61108fa.) Reads never touch the
+ * pitch padding, so initcheck stays clean.
  *
  * ROWS (1, 2 or 4 output rows per thread) is chosen per image by
  * ic_fast_rows_shape: the most rows per thread (least re-reading and
@@ -44,8 +43,9 @@
  * 16 samples are 4 whole pixels and its halos whole pixels too (16c - 4R), so
  * each loaded row is premultiplied in registers (colour times the alpha three
  * samples on), the sums are FC and FA, and the store divides each colour sum
- * by its pixel's FA: one pass, nothing but registers. Side chunks premultiply
- * their gathered windows the same way. Other layouts with premultiplication take the generic kernel.
+ * by its pixel's FA: one pass, nothing but registers. Side items premultiply
+ * their windows the same way. Other layouts with premultiplication take the
+ * generic kernel.
  */
 #ifndef IC_CUDA_FAST_ROWS_IMPL_CUH
 #define IC_CUDA_FAST_ROWS_IMPL_CUH
@@ -68,10 +68,9 @@ constexpr int SIDE = 8;   /* output samples per side item (rows_side): half a ch
 constexpr int BX = 32, BY = 8;
 
 /* Weights by value (kernel parameter space = constant bank, broadcast):
- * the full K x K (the side chunks' sums, and the main path's for RANK 0),
- * and for RANK > 0 RANK pairs of row and column vectors. */
+ * the full K x K for RANK 0, else RANK pairs of row and column vectors. */
 template <int K, int RANK> struct rows_w {
-    float v[K * K];
+    float v[RANK == 0 ? K * K : 1];
     float row[RANK == 0 ? 1 : RANK][K];
     float col[RANK == 0 ? 1 : RANK][K];
 };
@@ -190,7 +189,7 @@ __device__ __forceinline__ void rows_chunk(const ic_cuda_args &a, const rows_w<K
                     continue;
 #pragma unroll
                 for (int i = 0; i < K; i++) {
-                    const float wt = w.v[j * K + i];
+                    const float wt = w.v[(RANK == 0 ? j * K + i : 0)];
 #pragma unroll
                     for (int t = 0; t < CHUNK; t++)
                         acc[o][t] = fmaf(wt, f[t + i * STEP], acc[o][t]);
@@ -248,14 +247,18 @@ __device__ __forceinline__ void rows_chunk(const ic_cuda_args &a, const rows_w<K
 }
 
 /* Output samples s0..s0+SIDE-1 (those < nsamp) of row y of plane bz, half a
- * chunk whose window leaves the image or the row's written bytes: the K rows
- * and the window's columns are mapped first (ic_border_map; -1 under a
- * constant border outside), then each tap row's samples are loaded byte by
- * byte and added, times the full K x K weights, to the outputs they feed,
- * and the samples inside the row are stored one by one. Mapping each column
- * between the loads put the mapping's branches between them: every load
- * waited for the one before, and at 480p the few side threads, each a whole
- * chunk, became the launch's tail (0.0141 ms against 0.0066, 423ef53). */
+ * chunk whose window leaves the image or the row's written bytes. The
+ * window's columns are mapped first (ic_border_map; -1 under a constant
+ * border outside), then for each tap row, in order, its mapped row's window
+ * is loaded byte by byte (the loads independent of each other) and summed
+ * exactly as rows_chunk sums an input row: the same products in the same
+ * order, full or separable. So an output is the same bit for bit whichever
+ * path computes it, which the banded and row-range paths (cuda_async.cu)
+ * rely on: a band's top rows are side items where the whole image's are not
+ * (test_gpu_async caught a 1-off at 5f8894e, when this path still summed
+ * the full K x K for a separable kernel). Mapping each column between the
+ * loads made every load wait for the one before, and whole-chunk items
+ * became the launch's tail at 480p (0.0141 ms against 0.0066, 423ef53). */
 template <int K, int STEP, int RANK>
 __device__ __forceinline__ void rows_side(const ic_cuda_args &a, const rows_w<K, RANK> &w, int s0,
                                           int y, unsigned bz, int nsamp)
@@ -272,35 +275,53 @@ __device__ __forceinline__ void rows_side(const ic_cuda_args &a, const rows_w<K,
         const int mx = ic_border_map(u / STEP - R, a.width, a.border);
         xo[q] = mx < 0 ? -1 : mx * STEP + u % STEP;
     }
-    const bool pm = STEP == 4 && a.premultiply;
     float acc[SIDE];
 #pragma unroll
     for (int t = 0; t < SIDE; t++)
         acc[t] = 0.0f;
 #pragma unroll
-    for (int r = 0; r < K; r++) {
-        const int my = ic_border_map(y - R + r, a.height, a.border);
+    for (int j = 0; j < K; j++) { /* tap row j: input row y - R + j */
+        const int my = ic_border_map(y - R + j, a.height, a.border);
         const uint8_t *row = a.src + plane_in + (size_t)(my < 0 ? 0 : my) * a.src_pitch;
+        float f[NW]; /* f[q] = sample s0 - H + q */
 #pragma unroll
-        for (int q = 0; q < NW; q++) {
-            const bool out = my < 0 || xo[q] < 0;
-            float v = out ? a.border_value : (float)__ldg(row + xo[q]);
-            if (pm && q % 4 != 3) /* colour times its pixel's alpha (s0 % 4 == 0) */
-                v *= out ? a.border_value : (float)__ldg(row + xo[q] + (3 - q % 4));
+        for (int q = 0; q < NW; q++)
+            f[q] = my < 0 || xo[q] < 0 ? a.border_value : (float)__ldg(row + xo[q]);
+        if constexpr (STEP == 4) {
+            if (a.premultiply) /* whole RGBA pixels (s0 % 4 == 0): f[4p + 3] is the alpha */
 #pragma unroll
-            for (int i = 0; i < K; i++) {
-                const int t = q - i * STEP; /* the output this sample is tap i of */
-                if (t >= 0 && t < SIDE)
-                    acc[t] = fmaf(w.v[r * K + i], v, acc[t]);
-            }
+                for (int p = 0; p < NW / 4; p++)
+#pragma unroll
+                    for (int k = 0; k < 3; k++)
+                        f[4 * p + k] *= f[4 * p + 3];
+        }
+        if (RANK == 0) {
+#pragma unroll
+            for (int i = 0; i < K; i++)
+#pragma unroll
+                for (int t = 0; t < SIDE; t++)
+                    acc[t] = fmaf(w.v[(RANK == 0 ? j * K + i : 0)], f[t + i * STEP], acc[t]);
+        } else {
+#pragma unroll
+            for (int q = 0; q < (RANK == 0 ? 1 : RANK); q++)
+#pragma unroll
+                for (int t = 0; t < SIDE; t++) {
+                    float h = 0.0f;
+#pragma unroll
+                    for (int i = 0; i < K; i++)
+                        h = fmaf(w.row[q][i], f[t + i * STEP], h);
+                    acc[t] = fmaf(w.col[q][j], h, acc[t]);
+                }
         }
     }
-    if (pm) /* colour = FC / FA, 0 where FA <= 0 */
+    if constexpr (STEP == 4) {
+        if (a.premultiply) /* colour = FC / FA, 0 where FA <= 0 */
 #pragma unroll
-        for (int p = 0; p < SIDE / 4; p++)
+            for (int p = 0; p < SIDE / 4; p++)
 #pragma unroll
-            for (int k = 0; k < 3; k++)
-                acc[4 * p + k] = ic_cu_unpremultiply(acc[4 * p + k], acc[4 * p + 3]);
+                for (int k = 0; k < 3; k++)
+                    acc[4 * p + k] = ic_cu_unpremultiply(acc[4 * p + k], acc[4 * p + 3]);
+    }
     uint8_t *out = a.dst + plane_out + (size_t)y * a.dst_pitch + s0;
 #pragma unroll
     for (int t = 0; t < SIDE; t++)
@@ -354,13 +375,14 @@ __global__ void __launch_bounds__(BX *BY, (rows_min_blocks<K, ROWS>()))
     rows_body<K, STEP, RANK, ROWS>(a, w, e, blockIdx.x, blockIdx.y, blockIdx.z);
 }
 
-/* The weights of a launch: the full K x K and rank pairs of vectors. */
+/* The weights of a launch: the full K x K (rank 0) or rank pairs of vectors. */
 template <int K, int RANK>
 inline void rows_weights(rows_w<K, RANK> *p, const float *w, const float *row, const float *col)
 {
     memset(p, 0, sizeof *p);
-    for (int i = 0; i < K * K; i++)
-        p->v[i] = w[i];
+    if (RANK == 0)
+        for (int i = 0; i < K * K; i++)
+            p->v[i] = w[i];
     for (int q = 0; q < RANK; q++)
         for (int i = 0; i < K; i++) {
             p->row[q][i] = row[q * K + i];
