@@ -128,6 +128,82 @@ template <int K, int ROWS> constexpr int rows_min_blocks()
     return ROWS == 4 ? (K >= 5 ? 2 : 4) : (K >= 7 ? 3 : 4);
 }
 
+/* Adds input row r of a thread's window, f[q] = sample s0 - H + q (W + 2H
+ * samples, H = R * STEP), to its N output rows of W samples each: output
+ * row o takes it as kernel row r - o. Premultiplied RGBA: the colour samples
+ * are first multiplied by their pixel's alpha (f[4p + 3]; the window is
+ * whole pixels). The one arithmetic of both paths (rows_chunk: N = ROWS,
+ * W = CHUNK; rows_side: N = 1, W = SIDE, r = the kernel row), so an output
+ * is the same bit for bit whichever path computes it. */
+template <int K, int STEP, int RANK, int N, int W>
+__device__ __forceinline__ void add_row(float (&acc)[N][W], float (&f)[W + 2 * (K / 2) * STEP],
+                                        const rows_w<K, RANK> &w, int r, bool premultiply)
+{
+    constexpr int H = (K / 2) * STEP;
+    if constexpr (STEP == 4) {
+        if (premultiply) {
+#pragma unroll
+            for (int p = 0; p < (W + 2 * H) / 4; p++)
+#pragma unroll
+                for (int k = 0; k < 3; k++)
+                    f[4 * p + k] *= f[4 * p + 3];
+        }
+    }
+    if (RANK == 0) {
+#pragma unroll
+        for (int o = 0; o < N; o++) {
+            const int j = r - o; /* kernel row this input row is for output row o */
+            if (j < 0 || j >= K)
+                continue;
+#pragma unroll
+            for (int i = 0; i < K; i++) {
+                const float wt = w.v[(RANK == 0 ? j * K + i : 0)];
+#pragma unroll
+                for (int t = 0; t < W; t++)
+                    acc[o][t] = fmaf(wt, f[t + i * STEP], acc[o][t]);
+            }
+        }
+    } else {
+        /* separable: the row pass once per input row and sample, shared by
+         * every output row it feeds, then the column weights (one partial
+         * sum live at a time: a register array for the row pass spilled) */
+#pragma unroll
+        for (int q = 0; q < (RANK == 0 ? 1 : RANK); q++)
+#pragma unroll
+            for (int t = 0; t < W; t++) {
+                float h = 0.0f;
+#pragma unroll
+                for (int i = 0; i < K; i++)
+                    h = fmaf(w.row[q][i], f[t + i * STEP], h);
+#pragma unroll
+                for (int o = 0; o < N; o++) {
+                    const int j = r - o;
+                    if (j >= 0 && j < K)
+                        acc[o][t] = fmaf(w.col[q][j], h, acc[o][t]);
+                }
+            }
+    }
+}
+
+/* Premultiplied RGBA: colour = FC / FA (0 where FA <= 0) in N rows of W. */
+template <int STEP, int N, int W>
+__device__ __forceinline__ void unpremultiply_rows(float (&acc)[N][W], bool premultiply)
+{
+    if constexpr (STEP == 4) {
+        if (premultiply) {
+#pragma unroll
+            for (int o = 0; o < N; o++)
+#pragma unroll
+                for (int p = 0; p < W / 4; p++) {
+                    const float fa = acc[o][4 * p + 3];
+#pragma unroll
+                    for (int k = 0; k < 3; k++)
+                        acc[o][4 * p + k] = ic_cu_unpremultiply(acc[o][4 * p + k], fa);
+                }
+        }
+    }
+}
+
 /* Output samples s0..s0+15 of rows y0..y0+ROWS-1 of plane bz, an interior
  * chunk of an interior row group: three 16-byte loads per input row and one
  * 16-byte store per output row. (Mapping the rows of the groups at the top
@@ -172,64 +248,10 @@ __device__ __forceinline__ void rows_chunk(const ic_cuda_args &a, const rows_w<K
                                    : byte_of(rgt, b - CHUNK);
             }
         }
-        if constexpr (STEP == 4) {
-            if (a.premultiply) { /* whole RGBA pixels: f[4p + 3] is pixel p's alpha */
-#pragma unroll
-                for (int p = 0; p < (CHUNK + 2 * H) / 4; p++)
-#pragma unroll
-                    for (int k = 0; k < 3; k++)
-                        f[4 * p + k] *= f[4 * p + 3];
-            }
-        }
-        if (RANK == 0) {
-#pragma unroll
-            for (int o = 0; o < ROWS; o++) {
-                const int j = r - o; /* kernel row this input row is for output row o */
-                if (j < 0 || j >= K)
-                    continue;
-#pragma unroll
-                for (int i = 0; i < K; i++) {
-                    const float wt = w.v[(RANK == 0 ? j * K + i : 0)];
-#pragma unroll
-                    for (int t = 0; t < CHUNK; t++)
-                        acc[o][t] = fmaf(wt, f[t + i * STEP], acc[o][t]);
-                }
-            }
-        } else {
-            /* separable: the row pass once per input row and sample, shared by
-             * every output row it feeds, then the column weights (one partial
-             * sum live at a time: a register array for the row pass spilled) */
-#pragma unroll
-            for (int q = 0; q < (RANK == 0 ? 1 : RANK); q++)
-#pragma unroll
-                for (int t = 0; t < CHUNK; t++) {
-                    float h = 0.0f;
-#pragma unroll
-                    for (int i = 0; i < K; i++)
-                        h = fmaf(w.row[q][i], f[t + i * STEP], h);
-#pragma unroll
-                    for (int o = 0; o < ROWS; o++) {
-                        const int j = r - o;
-                        if (j >= 0 && j < K)
-                            acc[o][t] = fmaf(w.col[q][j], h, acc[o][t]);
-                    }
-                }
-        }
+        add_row<K, STEP, RANK, ROWS, CHUNK>(acc, f, w, r, a.premultiply);
     }
 
-    if constexpr (STEP == 4) {
-        if (a.premultiply) { /* colour = FC / FA, 0 where FA <= 0 */
-#pragma unroll
-            for (int o = 0; o < ROWS; o++)
-#pragma unroll
-                for (int p = 0; p < CHUNK / 4; p++) {
-                    const float fa = acc[o][4 * p + 3];
-#pragma unroll
-                    for (int k = 0; k < 3; k++)
-                        acc[o][4 * p + k] = ic_cu_unpremultiply(acc[o][4 * p + k], fa);
-                }
-        }
-    }
+    unpremultiply_rows<STEP, ROWS, CHUNK>(acc, a.premultiply);
 
 #pragma unroll
     for (int o = 0; o < ROWS; o++) {
@@ -250,9 +272,8 @@ __device__ __forceinline__ void rows_chunk(const ic_cuda_args &a, const rows_w<K
  * chunk whose window leaves the image or the row's written bytes. The
  * window's columns are mapped first (ic_border_map; -1 under a constant
  * border outside), then for each tap row, in order, its mapped row's window
- * is loaded byte by byte (the loads independent of each other) and summed
- * exactly as rows_chunk sums an input row: the same products in the same
- * order, full or separable. So an output is the same bit for bit whichever
+ * is loaded byte by byte (the loads independent of each other) and summed by
+ * rows_chunk's own add_row. So an output is the same bit for bit whichever
  * path computes it, which the banded and row-range paths (cuda_async.cu)
  * rely on: a band's top rows are side items where the whole image's are not
  * (test_gpu_async caught a 1-off at 5f8894e, when this path still summed
@@ -275,10 +296,10 @@ __device__ __forceinline__ void rows_side(const ic_cuda_args &a, const rows_w<K,
         const int mx = ic_border_map(u / STEP - R, a.width, a.border);
         xo[q] = mx < 0 ? -1 : mx * STEP + u % STEP;
     }
-    float acc[SIDE];
+    float acc[1][SIDE];
 #pragma unroll
     for (int t = 0; t < SIDE; t++)
-        acc[t] = 0.0f;
+        acc[0][t] = 0.0f;
 #pragma unroll
     for (int j = 0; j < K; j++) { /* tap row j: input row y - R + j */
         const int my = ic_border_map(y - R + j, a.height, a.border);
@@ -287,46 +308,14 @@ __device__ __forceinline__ void rows_side(const ic_cuda_args &a, const rows_w<K,
 #pragma unroll
         for (int q = 0; q < NW; q++)
             f[q] = my < 0 || xo[q] < 0 ? a.border_value : (float)__ldg(row + xo[q]);
-        if constexpr (STEP == 4) {
-            if (a.premultiply) /* whole RGBA pixels (s0 % 4 == 0): f[4p + 3] is the alpha */
-#pragma unroll
-                for (int p = 0; p < NW / 4; p++)
-#pragma unroll
-                    for (int k = 0; k < 3; k++)
-                        f[4 * p + k] *= f[4 * p + 3];
-        }
-        if (RANK == 0) {
-#pragma unroll
-            for (int i = 0; i < K; i++)
-#pragma unroll
-                for (int t = 0; t < SIDE; t++)
-                    acc[t] = fmaf(w.v[(RANK == 0 ? j * K + i : 0)], f[t + i * STEP], acc[t]);
-        } else {
-#pragma unroll
-            for (int q = 0; q < (RANK == 0 ? 1 : RANK); q++)
-#pragma unroll
-                for (int t = 0; t < SIDE; t++) {
-                    float h = 0.0f;
-#pragma unroll
-                    for (int i = 0; i < K; i++)
-                        h = fmaf(w.row[q][i], f[t + i * STEP], h);
-                    acc[t] = fmaf(w.col[q][j], h, acc[t]);
-                }
-        }
+        add_row<K, STEP, RANK, 1, SIDE>(acc, f, w, j, a.premultiply);
     }
-    if constexpr (STEP == 4) {
-        if (a.premultiply) /* colour = FC / FA, 0 where FA <= 0 */
-#pragma unroll
-            for (int p = 0; p < SIDE / 4; p++)
-#pragma unroll
-                for (int k = 0; k < 3; k++)
-                    acc[4 * p + k] = ic_cu_unpremultiply(acc[4 * p + k], acc[4 * p + 3]);
-    }
+    unpremultiply_rows<STEP, 1, SIDE>(acc, a.premultiply);
     uint8_t *out = a.dst + plane_out + (size_t)y * a.dst_pitch + s0;
 #pragma unroll
     for (int t = 0; t < SIDE; t++)
         if (s0 + t < nsamp)
-            out[t] = ic_round_u8(acc[t] + a.bias);
+            out[t] = ic_round_u8(acc[0][t] + a.bias);
 }
 
 /* The work of block (bx, by, bz) of a rows launch over image a: rows_kernel
