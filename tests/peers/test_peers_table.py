@@ -187,6 +187,29 @@ with tempfile.TemporaryDirectory() as tmp:
                   f"NPP-only status {row['status']}")
     check("not measured in this run" in open(md).read(), "NPP-only markdown says so")
 
+    # the batch target: the one-call 64 x 480p cell over its floor (<= 1.5);
+    # the fixture's cell has no floor (MISS), a copy at 1.5x and 1.6x of one
+    # does and does not pass, a one-by-one cell is shown but not judged
+    bc = [x for x in bench["cells"] if x.get("batch") == 64][0]
+    check(out["batch"][0]["status"] == "MISS" and out["batch"][0]["over_floor"] is None
+          and out["summary"]["batch"] == [0, 1], f"batch without a floor: {out['batch'][0]}")
+    for over, want in ((1.5, "PASS"), (1.6, "MISS")):
+        alt = dict(bench)
+        judged = dict(bc, floor_ms=bc["ms"] / over)
+        alone = dict(judged, backend="cuda/one-by-one")
+        alt["cells"] = [x for x in bench["cells"] if x.get("batch") != 64] + [judged, alone]
+        alt_path = os.path.join(tmp, "bench-batch.json")
+        json.dump(alt, open(alt_path, "w"))
+        r = run(["--bench", alt_path, "--bench-md", BENCH_MD, "--cvcuda", CVC, "--out-md", md,
+                 "--out-json", js])
+        out = json.load(open(js))
+        st = {x["backend"]: x for x in out["batch"]}
+        check(r.returncode == 0 and close(st["cuda/batch"]["over_floor"], over)
+              and st["cuda/batch"]["status"] == want and st["cuda/one-by-one"]["status"] is None
+              and out["summary"]["batch"] == [int(want == "PASS"), 1]
+              and f"batch within 1.5x of its floor {int(want == 'PASS')}/1" in r.stdout,
+              f"batch at {over}x its floor: {st}, {r.stdout!r}")
+
     # a batch cell in a seed table ("images" instead of "batch"), listed first:
     # never taken for the single-image cell, still found as a batch row
     alt = dict(bench)
