@@ -290,6 +290,8 @@ if has ncubench; then
   # issued instruction. IC_NCU_BENCH lists TABLES:KERNEL-REGEX:SKIP triples
   # (profile launch SKIP+1 of the matching kernels of `imgconv-bench --tables
   # TABLES`); LaunchStats shows the grid, so which launch it was can be checked.
+  # IC_NCU_METRICS adds metrics (comma-separated, regex: allowed), e.g. the
+  # executed instruction mix: regex:smsp__sass_thread_inst_executed_op_.*_pred_on\.sum
   t0=$(date +%s)
   if command -v ncu >/dev/null 2>&1; then
     tmp=$(mktemp -d)
@@ -299,7 +301,7 @@ if has ncubench; then
       timeout 150 ncu --clock-control none --kernel-name regex:"$kre" --launch-skip "$skip" \
         --launch-count 1 --section SpeedOfLight --section Occupancy --section LaunchStats \
         --section WarpStateStats --section SchedulerStats --section MemoryWorkloadAnalysis \
-        --metrics regex:'smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio' \
+        --metrics regex:'smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio'${IC_NCU_METRICS:+,$IC_NCU_METRICS} \
         $B/imgconv-bench --out "$tmp" --stamp ncu --tables "$tb" 2>&1 |
         grep -vE "^==PROF==|^\s*$|----|^  [A-Z] done" | head -150
     done
