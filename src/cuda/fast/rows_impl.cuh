@@ -232,21 +232,19 @@ __device__ __forceinline__ void rows_chunk(const ic_cuda_args &a, const rows_w<K
     for (int r = 0; r < ROWS + K - 1; r++) {
         /* f[q] = sample s0 - H + q */
         float f[CHUNK + 2 * H];
-        {
-            const uint8_t *row = src + (size_t)(y0 - R + r) * a.src_pitch + s0;
-            const uint4 mid = __ldg(reinterpret_cast<const uint4 *>(row));
-            uint4 lft = mid, rgt = mid;
-            if (H > 0) {
-                lft = __ldg(reinterpret_cast<const uint4 *>(row - CHUNK));
-                rgt = __ldg(reinterpret_cast<const uint4 *>(row + CHUNK));
-            }
+        const uint8_t *row = src + (size_t)(y0 - R + r) * a.src_pitch + s0;
+        const uint4 mid = __ldg(reinterpret_cast<const uint4 *>(row));
+        uint4 lft = mid, rgt = mid;
+        if (H > 0) {
+            lft = __ldg(reinterpret_cast<const uint4 *>(row - CHUNK));
+            rgt = __ldg(reinterpret_cast<const uint4 *>(row + CHUNK));
+        }
 #pragma unroll
-            for (int q = 0; q < CHUNK + 2 * H; q++) {
-                const int b = q - H; /* byte offset from s0 */
-                f[q] = b < 0       ? byte_of(lft, b + CHUNK)
-                       : b < CHUNK ? byte_of(mid, b)
-                                   : byte_of(rgt, b - CHUNK);
-            }
+        for (int q = 0; q < CHUNK + 2 * H; q++) {
+            const int b = q - H; /* byte offset from s0 */
+            f[q] = b < 0       ? byte_of(lft, b + CHUNK)
+                   : b < CHUNK ? byte_of(mid, b)
+                               : byte_of(rgt, b - CHUNK);
         }
         add_row<K, STEP, RANK, ROWS, CHUNK>(acc, f, w, r, a.premultiply);
     }
