@@ -6,11 +6,12 @@
  *
  * Seeded random batches: 1..70 images of sizes from 1x1 (smaller than the
  * kernel) to 127x90, now and then one up to HD, and every eighth batch (the
- * last one of the quick run) 257..600 images up to 24x24, past the 256
- * entries of a launch's coarse block index (batch_impl.cuh); 1, 3 or 4
- * channels (2 now and then), AoS or SoA (one per batch, as a batched launch needs), 8- and 16-bit
- * samples, every border mode, square 3..9 kernels (the rows method) and odd
- * non-square ones up to 15 (the generic method), convolution and
+ * last one of the quick run) 257..600 images up to 24x24, so that a block's
+ * search of the image table (batch_impl.cuh) runs over hundreds of entries;
+ * 1, 3 or 4 channels (2 now and then), AoS or SoA (one per batch, as a
+ * batched launch needs), 8- and 16-bit samples, every border mode, square
+ * 3..9 kernels (the rows method) and odd non-square ones up to 15 (the
+ * generic method), convolution and
  * correlation, bias, alpha independent / premultiply / keep / auto, the
  * method left to the planner or forced (rows, global, direct, sep), device
  * buffers from cudaMallocPitch (16-byte aligned rows) and from cudaMalloc

@@ -32,7 +32,6 @@ IC_BATCH_ROWS(extern template, 9, 3);
 IC_BATCH_ROWS(extern template, 9, 4);
 
 using icf_batch::batch_img;
-using icf_batch::batch_index;
 
 namespace
 {
@@ -44,10 +43,10 @@ constexpr long long MAX_BLOCKS = 0x7fffffffLL;
  * (bx, by) of plane bz of the one-image launch (ic_cu_conv_block with the
  * ic_cu_direct strategy: 32 x 8 threads, one output sample each). */
 __global__ void __launch_bounds__(IC_CU_DIRECT_BX *IC_CU_DIRECT_BY)
-    batch_global_kernel(const ic_cuda_args base, const batch_img *tab, const batch_index ix)
+    batch_global_kernel(const ic_cuda_args base, const batch_img *tab, int n)
 {
     const long long b = blockIdx.x;
-    const batch_img &d = tab[icf_batch::batch_find(ix, tab, b)];
+    const batch_img &d = tab[icf_batch::batch_find(tab, n, b)];
     const ic_cuda_args a = icf_batch::batch_args(base, d);
     unsigned bx, by, bz;
     icf_batch::batch_block(d, b, &bx, &by, &bz);
@@ -140,37 +139,24 @@ static int rows_entry(batch_img *d, const ic_fast_batch_item *it, int step, int 
     return 1;
 }
 
-/* The coarse index (batch_impl.cuh) of the n table entries of one launch. */
-static void make_index(batch_index *ix, const batch_img *tab, int n)
-{
-    memset(ix, 0, sizeof *ix);
-    ix->n = n;
-    ix->per = (n + icf_batch::BATCH_INDEX - 1) / icf_batch::BATCH_INDEX;
-    for (int j = 0; j * ix->per < n; j++)
-        ix->first[j] = (unsigned)tab[j * ix->per].first;
-}
-
 /* The rows launch of n images of one rank (0: the full sum at rows0 rows
  * per thread) for kernel size k. */
 static ic_status rows_launch_k(int k, const ic_cuda_args *base, const float *w, const float *row,
-                               const float *col, int rank, int rows0, const batch_img *tab,
-                               const batch_img *host, int n, long long blocks, char *err,
-                               size_t errlen)
+                               const float *col, int rank, int rows0, const batch_img *tab, int n,
+                               long long blocks, char *err, size_t errlen)
 {
-    batch_index ix;
-    make_index(&ix, host, n);
     switch (k) {
     case 3:
-        return icf_batch::rows_launch<3>(base, w, row, col, rank, rows0, tab, ix, (unsigned)blocks,
+        return icf_batch::rows_launch<3>(base, w, row, col, rank, rows0, tab, n, (unsigned)blocks,
                                          err, errlen);
     case 5:
-        return icf_batch::rows_launch<5>(base, w, row, col, rank, rows0, tab, ix, (unsigned)blocks,
+        return icf_batch::rows_launch<5>(base, w, row, col, rank, rows0, tab, n, (unsigned)blocks,
                                          err, errlen);
     case 7:
-        return icf_batch::rows_launch<7>(base, w, row, col, rank, rows0, tab, ix, (unsigned)blocks,
+        return icf_batch::rows_launch<7>(base, w, row, col, rank, rows0, tab, n, (unsigned)blocks,
                                          err, errlen);
     default:
-        return icf_batch::rows_launch<9>(base, w, row, col, rank, rows0, tab, ix, (unsigned)blocks,
+        return icf_batch::rows_launch<9>(base, w, row, col, rank, rows0, tab, n, (unsigned)blocks,
                                          err, errlen);
     }
 }
@@ -262,16 +248,13 @@ extern "C" ic_status ic_fast_batch_launch(ic_fast_batch **bp, const ic_cuda_args
     IC_CUDA_CHECK(cudaMemcpyAsync(sl->dev, sl->host, (size_t)n * sizeof(batch_img),
                                   cudaMemcpyHostToDevice, stream));
     if (nf > 0)
-        s = rows_launch_k(k, base, w, row, col, 0, rows0, sl->dev, sl->host, nf, blocks_f, err,
-                          errlen);
+        s = rows_launch_k(k, base, w, row, col, 0, rows0, sl->dev, nf, blocks_f, err, errlen);
     if (s == IC_OK && ns > 0)
-        s = rows_launch_k(k, base, w, row, col, ranks, rows0, sl->dev + nf, sl->host + nf, ns,
-                          blocks_s, err, errlen);
+        s = rows_launch_k(k, base, w, row, col, ranks, rows0, sl->dev + nf, ns, blocks_s, err,
+                          errlen);
     if (s == IC_OK && ng > 0) {
-        batch_index ix;
-        make_index(&ix, sl->host + nr, ng);
         batch_global_kernel<<<(unsigned)blocks_g, dim3(IC_CU_DIRECT_BX, IC_CU_DIRECT_BY), 0,
-                              stream>>>(*base, sl->dev + nr, ix);
+                              stream>>>(*base, sl->dev + nr, ng);
         const cudaError_t ce = cudaGetLastError();
         if (ce != cudaSuccess)
             s = ic_cuda_fail(err, errlen, "cuda fast batched global kernel launch", (int)ce);

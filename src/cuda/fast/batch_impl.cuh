@@ -4,17 +4,10 @@
  * (batch.cu) lays the images' blocks end to end in a one-dimensional grid and
  * uploads a small table, one batch_img per image, in device memory: its
  * pointers, pitches and size, and the index of its first block. A block finds
- * its image by a binary search over the first-block indices: first over a
- * coarse index that travels in the kernel's parameters (batch_index: the
- * first block of every `per`-th image, `per` = 1 up to BATCH_INDEX images, so
- * the search reads the constant bank, which the image data streaming through
- * L1 cannot evict), then over the <= `per` table entries of that stretch.
- * (It replaced a search through the device table alone, 7 dependent loads
- * per block, on the guess that those were 64 x 480p's distance from its
- * floor; measured, they were not: 0.1184 ms against 0.1173, 61108fa. The
- * cost was the edge threads, rows_impl.cuh.) It then reads its one entry,
- * turns its offset into the (x, y, plane) block index that the one-image
- * launch would have given it, and does exactly that
+ * its image by a binary search over the first-block indices (the table is a
+ * few KB and every thread of the block reads the same entries, so the search
+ * costs a few L1 hits), turns its offset into the (x, y, plane) block index
+ * that the one-image launch would have given it, and does exactly that
  * block's work: rows_body (rows_impl.cuh) for the rows method, the one-thread-
  * per-sample body of cuda_common.cuh for the generic method. So every output
  * sample is computed by the same instructions, in the same order, as by the
@@ -50,30 +43,11 @@ struct batch_img {
     icf_rows::rows_edges e; /* rows: where its edge outputs are */
 };
 
-/* Entries of a launch's coarse index (kernel parameters: 1 KB). */
-constexpr int BATCH_INDEX = 256;
-
-/* The coarse index of one launch's n table entries: first[j] is the first
- * block of entry j * per (block indices of a launch are < 2^31). */
-struct batch_index {
-    unsigned first[BATCH_INDEX];
-    int n, per;
-};
-
-/* The entry block b belongs to: the last one whose first block is <= b. */
-__device__ __forceinline__ int batch_find(const batch_index &ix, const batch_img *t, long long b)
+/* The image block b belongs to: the last one whose first block is <= b. */
+__device__ __forceinline__ int batch_find(const batch_img *t, int n, long long b)
 {
-    int lo = 0, hi = (ix.n + ix.per - 1) / ix.per - 1;
-    while (lo < hi) { /* the constant bank: block-uniform, cached */
-        const int mid = (lo + hi + 1) >> 1;
-        if ((long long)ix.first[mid] <= b)
-            lo = mid;
-        else
-            hi = mid - 1;
-    }
-    lo *= ix.per;
-    hi = min(ix.n, lo + ix.per) - 1;
-    while (lo < hi) { /* only past BATCH_INDEX images */
+    int lo = 0, hi = n - 1;
+    while (lo < hi) {
         const int mid = (lo + hi + 1) >> 1;
         if (__ldg(&t[mid].first) <= b)
             lo = mid;
@@ -121,28 +95,27 @@ template <int K, int STEP, int ROWS> constexpr int batch_min_blocks()
 template <int K, int STEP, int RANK, int ROWS>
 __global__ void __launch_bounds__(icf_rows::BX *icf_rows::BY, (batch_min_blocks<K, STEP, ROWS>()))
     batch_rows_kernel(const ic_cuda_args base, const icf_rows::rows_w<K, RANK> w,
-                      const batch_img *tab, const batch_index ix)
+                      const batch_img *tab, int n)
 {
     const long long b = blockIdx.x;
-    const batch_img &d = tab[batch_find(ix, tab, b)];
+    const batch_img &d = tab[batch_find(tab, n, b)];
     const ic_cuda_args a = batch_args(base, d);
     unsigned bx, by, bz;
     batch_block(d, b, &bx, &by, &bz);
     icf_rows::rows_body<K, STEP, RANK, ROWS>(a, w, d.e, bx, by, bz);
 }
 
-/* One rows launch of a batch: the images of tab (device; ix its index),
- * `blocks` blocks in all. */
+/* One rows launch of a batch: n images in tab (device), `blocks` blocks in
+ * all. */
 template <int K, int STEP, int RANK, int ROWS>
 ic_status rows_go(const ic_cuda_args *base, const float *w, const float *row, const float *col,
-                  const batch_img *tab, const batch_index &ix, unsigned blocks, char *err,
-                  size_t errlen)
+                  const batch_img *tab, int n, unsigned blocks, char *err, size_t errlen)
 {
     icf_rows::rows_w<K, RANK> p;
     icf_rows::rows_weights<K, RANK>(&p, w, row, col);
     batch_rows_kernel<K, STEP, RANK, ROWS>
         <<<blocks, dim3(icf_rows::BX, icf_rows::BY), 0, (cudaStream_t)base->stream>>>(*base, p, tab,
-                                                                                      ix);
+                                                                                      n);
     const cudaError_t ce = cudaGetLastError();
     if (ce != cudaSuccess)
         return ic_cuda_fail(err, errlen, "cuda fast batched rows kernel launch", (int)ce);
@@ -154,19 +127,19 @@ ic_status rows_go(const ic_cuda_args *base, const float *w, const float *row, co
  * separable passes of that rank at 4. */
 template <int K, int STEP>
 ic_status rows_go_s(const ic_cuda_args *base, const float *w, const float *row, const float *col,
-                    int rank, int rows0, const batch_img *tab, const batch_index &ix,
-                    unsigned blocks, char *err, size_t errlen)
+                    int rank, int rows0, const batch_img *tab, int n, unsigned blocks, char *err,
+                    size_t errlen)
 {
     switch (rank) {
     case 0:
         if constexpr (K == 3)
             if (rows0 == 4)
-                return rows_go<K, STEP, 0, 4>(base, w, row, col, tab, ix, blocks, err, errlen);
-        return rows_go<K, STEP, 0, 2>(base, w, row, col, tab, ix, blocks, err, errlen);
+                return rows_go<K, STEP, 0, 4>(base, w, row, col, tab, n, blocks, err, errlen);
+        return rows_go<K, STEP, 0, 2>(base, w, row, col, tab, n, blocks, err, errlen);
     case 1:
-        return rows_go<K, STEP, 1, 4>(base, w, row, col, tab, ix, blocks, err, errlen);
+        return rows_go<K, STEP, 1, 4>(base, w, row, col, tab, n, blocks, err, errlen);
     default:
-        return rows_go<K, STEP, 2, 4>(base, w, row, col, tab, ix, blocks, err, errlen);
+        return rows_go<K, STEP, 2, 4>(base, w, row, col, tab, n, blocks, err, errlen);
     }
 }
 
@@ -174,16 +147,16 @@ ic_status rows_go_s(const ic_cuda_args *base, const float *w, const float *row, 
  * rows_go_s). */
 template <int K>
 ic_status rows_launch(const ic_cuda_args *base, const float *w, const float *row, const float *col,
-                      int rank, int rows0, const batch_img *tab, const batch_index &ix,
-                      unsigned blocks, char *err, size_t errlen)
+                      int rank, int rows0, const batch_img *tab, int n, unsigned blocks, char *err,
+                      size_t errlen)
 {
     switch (base->soa ? 1 : base->channels) {
     case 1:
-        return rows_go_s<K, 1>(base, w, row, col, rank, rows0, tab, ix, blocks, err, errlen);
+        return rows_go_s<K, 1>(base, w, row, col, rank, rows0, tab, n, blocks, err, errlen);
     case 3:
-        return rows_go_s<K, 3>(base, w, row, col, rank, rows0, tab, ix, blocks, err, errlen);
+        return rows_go_s<K, 3>(base, w, row, col, rank, rows0, tab, n, blocks, err, errlen);
     default:
-        return rows_go_s<K, 4>(base, w, row, col, rank, rows0, tab, ix, blocks, err, errlen);
+        return rows_go_s<K, 4>(base, w, row, col, rank, rows0, tab, n, blocks, err, errlen);
     }
 }
 
@@ -195,7 +168,7 @@ ic_status rows_launch(const ic_cuda_args *base, const float *w, const float *row
 #define IC_BATCH_ROWS(PREFIX, K, STEP)                                                             \
     PREFIX ic_status icf_batch::rows_go_s<K, STEP>(                                                \
         const ic_cuda_args *base, const float *w, const float *row, const float *col, int rank,    \
-        int rows0, const icf_batch::batch_img *tab, const icf_batch::batch_index &ix,              \
-        unsigned blocks, char *err, size_t errlen)
+        int rows0, const icf_batch::batch_img *tab, int n, unsigned blocks, char *err,             \
+        size_t errlen)
 
 #endif
