@@ -6,7 +6,7 @@
 # date, commit, tests passed/failed/skipped, sanitizer error counts) to $OUT
 # (the device tool's folder) or bench/results/ when OUT is unset.
 #
-#   scripts/gpu-check.sh [all|test|san|bench|peers|ncu|ncubench|ratio|batch|photos|jpeg|stream|wholejob|python|startup|png]...
+#   scripts/gpu-check.sh [all|test|san|bench|peers|ncu|ncubench|ncutimes|ratio|batch|photos|jpeg|stream|wholejob|python|startup|png]...
 #     (default all = test san bench; several allowed)
 #   test: ctest (IC_CTEST_REGEX=... runs only matching tests); bench:
 #   imgconv-bench (IC_BENCH_TABLES=letters runs a subset, see its --help);
@@ -20,6 +20,10 @@
 #   ncu: Nsight Compute sections of the fast-path kernels on 8K and HD images
 #   (into the log); ncubench: the same inside imgconv-bench with stall reasons
 #   (IC_NCU_BENCH=TABLES:KERNEL-REGEX:SKIP ..., see below)
+#   ncutimes: the duration of every kernel launch matching a regex inside
+#   imgconv-bench (IC_NCU_TIMES=TABLES:KERNEL-REGEX:COUNT ..., default
+#   E:fft:60, the FFT method's own kernels and cuFFT's), one line each, into
+#   the log: where a multi-kernel method's time goes
 #   (into the log); ratio: seed 003 Fig 7.14's arithmetic-to-global-memory
 #   ratio measured with Nsight Compute counters for every tiled backend, 5x5
 #   and 9x9 on HD RGB, next to imgconv-bench table R (ratio-STAMP.md, the
@@ -310,6 +314,34 @@ if has ncubench; then
     echo "ncu: not found"
   fi
   echo "ncu-bench: $(( $(date +%s) - t0 )) s"
+fi
+
+if has ncutimes; then
+  t0=$(date +%s)
+  if command -v ncu >/dev/null 2>&1; then
+    tmp=$(mktemp -d)
+    for c in ${IC_NCU_TIMES:-E:fft:60}; do
+      IFS=: read -r tb kre count <<<"$c"
+      echo "== ncu-times: tables $tb, kernel /$kre/, first $count launches (name, grid, block, duration)"
+      timeout 150 ncu --clock-control none --kernel-name regex:"$kre" --launch-count "$count" \
+        --metrics gpu__time_duration.sum --csv --print-units base \
+        $B/imgconv-bench --out "$tmp" --stamp ncu --tables "$tb" 2>/dev/null |
+        python3 -c '
+import csv, sys
+rows = [r for r in csv.reader(l for l in sys.stdin if l.startswith("\""))]
+if not rows:
+    sys.exit("ncu-times: no rows")
+h = rows[0]
+k, g, b, v = h.index("Kernel Name"), h.index("Grid Size"), h.index("Block Size"), h.index("Metric Value")
+for r in rows[1:]:
+    print("%-60.60s %18s %14s %10.1f us" % (r[k], r[g], r[b], float(r[v].replace(",", "")) / 1e3))
+'
+    done
+    rm -rf "$tmp"
+  else
+    echo "ncu: not found"
+  fi
+  echo "ncu-times: $(( $(date +%s) - t0 )) s"
 fi
 
 if has ratio; then
