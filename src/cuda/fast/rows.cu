@@ -64,16 +64,21 @@ extern "C" int ic_fast_rows_shape(int width, int height, int channels, int soa, 
      * 0.0088); a separable 5x5..9x9 4 rows when the image still gives every
      * SM IC_FAST_ROWS_FILL threads at 4, else 2 (HD 5x5 0.0161 against
      * 0.0176, 9x9 0.0349 against 0.0378); the full sum of a 5x5..9x9 2 (4
-     * rows hold too many accumulators); a full 3x3 4 rows when the image
+     * rows hold too many accumulators), but a full 9x9 1 where 2 rows would
+     * not fill the SMs (HD: 0.0394 ms at 1 row against 0.0416 at 2 in
+     * peers-20261125T222019Z, 0.0391 against 0.0386 in -210829Z: 1 is never
+     * more than 2% off, 2 was 6% off); a full 3x3 4 rows when the image
      * fills the SMs, else 2. */
-    if (separable && k == 3)
-        return 4;
-    if (!separable && k >= 5)
-        return 2;
     const long long nsamp = (long long)width * (soa ? 1 : channels);
     const long long planes = soa ? channels : 1;
     const long long chunks = (nsamp + CHUNK - 1) / CHUNK;
     const long long want = (long long)(sms > 0 ? sms : 1) * IC_FAST_ROWS_FILL;
+    if (separable && k == 3)
+        return 4;
+    if (!separable && k >= 9)
+        return chunks * ((height + 1) / 2) * planes >= want ? 2 : 1;
+    if (!separable && k >= 5)
+        return 2;
     return chunks * ((height + 3) / 4) * planes >= want ? 4 : 2;
 }
 
