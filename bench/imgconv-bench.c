@@ -839,7 +839,10 @@ static void methods(void)
                  {"random", 15},   {"random", 21},  {"random", 31}};
     const int nc = (int)(sizeof cases / sizeof cases[0]);
     const int w = B.quick ? 1920 : 7680, h = B.quick ? 1080 : 4320;
-    const ic_method ms[4] = {IC_METHOD_DIRECT, IC_METHOD_SEP, IC_METHOD_FFT, IC_METHOD_FFT};
+    /* the FFT with 256 and 512 tiles, and with 512 unfused (its own kernels
+     * around cuFFT's instead of callbacks) */
+    const ic_method ms[5] = {IC_METHOD_DIRECT, IC_METHOD_SEP, IC_METHOD_FFT, IC_METHOD_FFT,
+                             IC_METHOD_FFT};
     ic_image src;
     if (ic_image_create(&src, w, h, 3, IC_AOS) != IC_OK)
         exit(1);
@@ -850,8 +853,11 @@ static void methods(void)
         return;
     }
     md("\n## F. Methods forced (planner calibration), %s RGB\n\nmeasured ms / predicted ms; "
-       "`-` where the method cannot take the kernel; fft with 256x256 and 512x512 tiles.\n\n"
-       "| kernel | planner picks | direct | sep | fft 256 | fft 512 |\n|---|---|---|---|---|---|\n",
+       "`-` where the method cannot take the kernel; fft with 256x256 and 512x512 tiles, "
+       "and 512x512 unfused (its own tile, multiply and store kernels around cuFFT's "
+       "transforms instead of callbacks).\n\n"
+       "| kernel | planner picks | direct | sep | fft 256 | fft 512 | fft 512 unfused |\n"
+       "|---|---|---|---|---|---|---|\n",
        B.quick ? "HD" : "8K");
     for (int i = 0; i < nc; i++) {
         ic_kernel k;
@@ -864,7 +870,7 @@ static void methods(void)
         memset(&auto_plan, 0, sizeof auto_plan);
         bg_time_fast(G, &k, IC_BORDER_REPLICATE, 1, NULL, &dummy, &auto_plan, err, sizeof err);
         md("| %s %d | %s", cases[i].kind, cases[i].K, ic_method_name(auto_plan.method));
-        for (int m = 0; m < 4; m++) {
+        for (int m = 0; m < 5; m++) {
             ic_plan plan;
             double t = 0;
             memset(&plan, 0, sizeof plan);
@@ -873,6 +879,7 @@ static void methods(void)
             tune.method = ms[m];
             if (m >= 2)
                 tune.fft_n = m == 2 ? 256 : 512;
+            tune.fft_unfused = m == 4;
             const int reps = cases[i].K >= 21 && ms[m] == IC_METHOD_DIRECT ? 5 : B.reps;
             const int bad =
                 bg_time_fast(G, &k, IC_BORDER_REPLICATE, reps, &tune, &t, &plan, err, sizeof err) ||
@@ -885,6 +892,7 @@ static void methods(void)
             snprintf(name, sizeof name, "cuda/%s%s", ic_method_name(ms[m]),
                      m == 2   ? "256"
                      : m == 3 ? "512"
+                     : m == 4 ? "512u"
                               : "");
             emit(&c, name, ic_method_name(ms[m]), t, plan.pred_ms, 0, 0, 0);
             md(" | %.3f / %.3f", t, plan.pred_ms);

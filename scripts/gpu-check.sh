@@ -6,7 +6,7 @@
 # date, commit, tests passed/failed/skipped, sanitizer error counts) to $OUT
 # (the device tool's folder) or bench/results/ when OUT is unset.
 #
-#   scripts/gpu-check.sh [all|test|san|bench|peers|ncu|ncubench|ncutimes|ratio|batch|photos|jpeg|stream|wholejob|python|startup|png]...
+#   scripts/gpu-check.sh [all|test|san|bench|peers|ncu|ncubench|ncutimes|fftjob|ratio|batch|photos|jpeg|stream|wholejob|python|startup|png]...
 #     (default all = test san bench; several allowed)
 #   test: ctest (IC_CTEST_REGEX=... runs only matching tests); bench:
 #   imgconv-bench (IC_BENCH_TABLES=letters runs a subset, see its --help);
@@ -24,6 +24,10 @@
 #   imgconv-bench (IC_NCU_TIMES=TABLES:KERNEL-REGEX:COUNT ..., default
 #   E:fft:60, the FFT method's own kernels and cuFFT's), one line each, into
 #   the log: where a multi-kernel method's time goes
+#   fftjob: the FFT method as a user meets it, whole `imgconv` processes on an
+#   8K RGB chart with a full-rank 31x31 kernel, fused (cuFFT callbacks, linked
+#   when the plan is made) and --tune fft-unfused=1, 3 runs each with -t, and
+#   how many output bytes the two differ in (into the log)
 #   (into the log); ratio: seed 003 Fig 7.14's arithmetic-to-global-memory
 #   ratio measured with Nsight Compute counters for every tiled backend, 5x5
 #   and 9x9 on HD RGB, next to imgconv-bench table R (ratio-STAMP.md, the
@@ -473,6 +477,36 @@ if has stream && [ -x bench/stream-bench.sh ]; then
   t0=$(date +%s)
   RESULT="$out/stream-$stamp.md" bench/stream-bench.sh "$B/imgconv" cuda || echo "stream-bench failed (rc=$?)"
   echo "stream: $(( $(date +%s) - t0 )) s"
+fi
+
+if has fftjob; then
+  t0=$(date +%s)
+  tmp=$(mktemp -d)
+  $B/imgconv --chart 7680x4320 "$tmp/c.ppm" >/dev/null
+  python3 -c '
+import random
+random.seed(31)
+for j in range(31):
+    print(" ".join("%d" % random.randint(-50, 200) for i in range(31)))
+print("/ 100000")' > "$tmp/k31.txt"
+  $B/imgconv --backend cuda --explain --kernel-file "$tmp/k31.txt" "$tmp/c.ppm" "$tmp/e.ppm" 2>&1 | grep -iE "method|overlap|predicted" | head -5
+  for mode in fused unfused; do
+    tune=""; [ $mode = unfused ] && tune="--tune fft-unfused=1"
+    for i in 1 2 3; do
+      s0=$(date +%s%N)
+      $B/imgconv --backend cuda -t $tune --kernel-file "$tmp/k31.txt" "$tmp/c.ppm" "$tmp/$mode.ppm" 2>&1 |
+        head -12 | sed "s/^/  $mode run $i: /"
+      echo "  $mode run $i: whole process $(( ($(date +%s%N) - s0) / 1000000 )) ms"
+    done
+  done
+  python3 -c '
+import sys
+a = open(sys.argv[1], "rb").read(); b = open(sys.argv[2], "rb").read()
+d = [abs(x - y) for x, y in zip(a, b) if x != y]
+print("fused vs unfused: %d bytes, %d differ, max difference %d" % (len(a), len(d), max(d) if d else 0))
+' "$tmp/fused.ppm" "$tmp/unfused.ppm"
+  rm -rf "$tmp"
+  echo "fftjob: $(( $(date +%s) - t0 )) s"
 fi
 
 if has wholejob && [ -x bench/wholejob.sh ]; then

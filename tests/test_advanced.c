@@ -61,13 +61,13 @@ static void tuning_text(void)
     ic_tuning t;
     memset(&t, 0, sizeof t);
     ic_status st = ic_tuning_parse("method=rows,cpu-isa=avx2,cpu-tiny=1,calibrate=builtin,"
-                                   "fft-n=512,rows-full=1,rows-shape=2,tile-channels=1,"
-                                   "tile-rows=64",
+                                   "fft-n=512,fft-unfused=1,rows-full=1,rows-shape=2,"
+                                   "tile-channels=1,tile-rows=64",
                                    &t);
     CHECK(st == IC_OK, "full tuning text: %s", ic_last_error());
     CHECK(t.method == IC_METHOD_ROWS && t.cpu_isa == IC_ISA_AVX2 && t.cpu_tiny == 1 &&
-              t.calibrate == IC_CALIBRATE_BUILTIN && t.fft_n == 512 && t.rows_full == 1 &&
-              t.rows_shape == 2 && t.tile_channels == 1 && t.tile_rows == 64,
+              t.calibrate == IC_CALIBRATE_BUILTIN && t.fft_n == 512 && t.fft_unfused == 1 &&
+              t.rows_full == 1 && t.rows_shape == 2 && t.tile_channels == 1 && t.tile_rows == 64,
           "every key sets its field");
     st = ic_tuning_parse("method=sep,method=direct,fft-n=0", &t);
     CHECK(st == IC_OK && t.method == IC_METHOD_DIRECT && t.fft_n == 0 && t.rows_shape == 2,
@@ -78,7 +78,8 @@ static void tuning_text(void)
                {"fft-n=32", "32"},        {"fft-n=16384", "16384"}, {"rows-shape=3", "3"},
                {"cpu-tiny=2", "2"},       {"cpu-isa=sse9", "sse9"}, {"calibrate=now", "now"},
                {"method", "method"},      {"rows-full=-1", "-1"},   {"fft-n=512x", "512x"},
-               {"tile-rows=12", "12"},    {"tile-channels=3", "3"}, {"tile-rows=128", "128"}};
+               {"tile-rows=12", "12"},    {"tile-channels=3", "3"}, {"tile-rows=128", "128"},
+               {"fft-unfused=2", "2"}};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         ic_tuning before = t, u = t;
         st = ic_tuning_parse(bad[i].text, &u);

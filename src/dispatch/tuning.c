@@ -101,9 +101,10 @@ static ic_status apply_item(char *item, ic_tuning *t)
     } else if (strcmp(key, "calibrate") == 0) {
         if ((v = name_index(val, calibrate_names, N_OF(calibrate_names))) >= 0)
             t->calibrate = v;
-    } else if (strcmp(key, "cpu-tiny") == 0 || strcmp(key, "rows-full") == 0) {
+    } else if (strcmp(key, "cpu-tiny") == 0 || strcmp(key, "rows-full") == 0 ||
+               strcmp(key, "fft-unfused") == 0) {
         if ((v = number(val)) == 0 || v == 1)
-            *(key[0] == 'c' ? &t->cpu_tiny : &t->rows_full) = v;
+            *(key[0] == 'c' ? &t->cpu_tiny : key[0] == 'r' ? &t->rows_full : &t->fft_unfused) = v;
         else
             v = -1;
     } else if (strcmp(key, "fft-n") == 0) {
@@ -129,7 +130,7 @@ static ic_status apply_item(char *item, ic_tuning *t)
     } else {
         return ic_fail(IC_ERR_INVALID_ARG,
                        "tuning: unknown key '%s' (method, cpu-isa, cpu-tiny, calibrate, fft-n, "
-                       "rows-full, rows-shape, tile-channels, tile-rows)",
+                       "fft-unfused, rows-full, rows-shape, tile-channels, tile-rows)",
                        key);
     }
     if (v < 0)

@@ -201,6 +201,7 @@ int main(void)
         "method=direct",
         "method=sep",
         "method=fft",
+        "method=fft,fft-unfused=1", /* the FFT's own kernels instead of cuFFT callbacks */
         "method=rows,rows-shape=1",
         "method=rows,rows-shape=2",
         "method=rows,rows-shape=4",

@@ -56,6 +56,13 @@ static void load(void)
         dlclose(h);
         return;
     }
+    /* cuFFT 11 (CUDA 12) declared it without the symbol name: only the
+     * signature of cuFFT 12 (CUDA 13) on is used, the one of the header built
+     * against, in the library of the same major version. */
+    f.xt_set_jit_callback = NULL;
+#if CUFFT_VERSION >= 12000
+    (void)sym(h, "cufftXtSetJITCallback", &f.xt_set_jit_callback);
+#endif
     g_fns = f; /* the handle stays open for the life of the process */
     g_ok = 1;
 }

@@ -11,6 +11,7 @@
 #define IC_CUDA_CUFFT_LAZY_H
 
 #include <cufft.h>
+#include <cufftXt.h>
 #include <stddef.h>
 
 typedef struct ic_cufft_fns {
@@ -25,6 +26,12 @@ typedef struct ic_cufft_fns {
     cufftResult (*exec_r2c)(cufftHandle plan, cufftReal *in, cufftComplex *out);
     cufftResult (*exec_c2r)(cufftHandle plan, cufftComplex *in, cufftReal *out);
     cufftResult (*set_stream)(cufftHandle plan, cudaStream_t stream);
+    /* Optional (NULL when this cuFFT lacks it, or has the pre-13 signature):
+     * an LTO callback linked into the plan's kernels (fft.cu fuses its own
+     * kernels into the transforms with it, else runs them apart). */
+    cufftResult (*xt_set_jit_callback)(cufftHandle plan, const char *symbol, const void *fatbin,
+                                       size_t fatbin_size, cufftXtCallbackType type,
+                                       void **caller_info);
 } ic_cufft_fns;
 
 /* The cuFFT functions, loading the library on the first call (thread-safe;

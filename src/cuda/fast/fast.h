@@ -58,6 +58,8 @@ typedef struct ic_fast_plan {
     size_t smem;         /* dynamic shared memory per block */
     int fft_n, fft_valid, fft_tiles,
         fft_batch;  /* fft: tile size N, valid N-K+1, tiles, per batch */
+    int fft_fused;  /* fft: its kernels run as cuFFT callbacks (planned; prepare says
+                     * whether the link was made) */
     double fmas;    /* multiply-adds of this plan over the whole job */
     double bytes;   /* device-memory bytes the model counts for it */
     double pred_ms; /* predicted kernel time */

@@ -19,6 +19,13 @@
  * Error: about 1e-4 levels for 31x31 (simulated for N = 256..1024), so a few
  * samples in 1e5 that sit within that of a .5 boundary round the other way;
  * within the oracle's acceptance (1 level, 99.9% exact).
+ *
+ * Fused (the default where it links): the tile build, the spectrum multiply
+ * and the extraction run inside cuFFT's transforms as LTO callbacks
+ * (fft_cb.lto.cu, the same arithmetic), so a batch is two cuFFT calls and
+ * the float tiles never go through memory; a plan whose callbacks cannot be
+ * linked (no nvJitLink, an older cuFFT, a GPU older than the LTO-IR) takes
+ * the kernels below instead, as does ic_tuning.fft_unfused.
  */
 #include <cufft.h>
 #include <pthread.h>
@@ -29,6 +36,10 @@
 #include "cuda/cuda_common.cuh"
 #include "cuda/fast/cufft_lazy.h"
 #include "cuda/fast/fast.h"
+#include "cuda/fast/fft_tiles.cuh"
+#ifdef IC_HAVE_FFT_CB
+#include "fft_cb_fatbin.h" /* ic_fft_cb_fatbin: fft_cb.lto.cu as LTO-IR (CMakeLists.txt) */
+#endif
 
 /* cuFFT is opened on first use (cufft_lazy.h): ic_fast_fft_prepare loads it
  * before anything below can run, and the calls go through the loaded table
@@ -48,6 +59,9 @@ struct ic_fast_fft {
     int n, b; /* tile size, tiles per batch */
     cufftHandle r2c, c2r;
     int have_plans;
+    int fused;                /* the plans carry the callbacks (fft_cb.lto.cu) */
+    int fuse_failed;          /* linking them failed once: not tried again */
+    ic_fft_cb_info *info_dev; /* what the callbacks read (device) */
     void *work;
     float *real;        /* b tiles of n*n floats */
     cufftComplex *spec; /* b tiles of n*(n/2+1) */
@@ -85,20 +99,6 @@ ic_status cufft_fail(char *err, size_t errlen, const char *what, cufftResult r)
             return cufft_fail(err, errlen, #call, ic_fr_);                                         \
     } while (0)
 
-/* Geometry of one batch: tile index within the whole job -> channel and position. */
-struct fft_geo {
-    int n, v, tiles_x, tiles_y, t0, count;
-};
-
-__device__ __forceinline__ void tile_pos(const fft_geo &g, int tile, int &c, int &tx, int &ty)
-{
-    const int per_c = g.tiles_x * g.tiles_y;
-    c = tile / per_c;
-    const int r = tile - c * per_c;
-    ty = r / g.tiles_x;
-    tx = r - ty * g.tiles_x;
-}
-
 /* The centring constant: half the sample range. */
 __host__ __device__ __forceinline__ float fft_centre(const ic_cuda_args &a)
 {
@@ -107,11 +107,11 @@ __host__ __device__ __forceinline__ float fft_centre(const ic_cuda_args &a)
 
 /* t(u, v) = in(X0 + u - cx, Y0 + v - cy) - centre, border-mapped. */
 __global__ void __launch_bounds__(FFT_THREADS)
-    fft_build(const ic_cuda_args a, const fft_geo g, float *real)
+    fft_build(const ic_cuda_args a, const ic_fft_geo g, float *real)
 {
     const int bt = (int)blockIdx.y;
     int c, tx, ty;
-    tile_pos(g, g.t0 + bt, c, tx, ty);
+    ic_fft_tile_pos(g, a.channels, g.t0 + bt, c, tx, ty);
     const ic_cu_src in(a, c);
     const int x0 = tx * g.v - (a.kw - 1) / 2, y0 = ty * g.v - (a.kh - 1) / 2;
     float *t = real + (size_t)bt * g.n * g.n;
@@ -145,11 +145,11 @@ __global__ void fft_conj_scale(cufftComplex *gs, size_t count, float scale)
 
 /* out(X0 + x, Y0 + y) = round(real + centre * sum(w) + bias) on the valid corner. */
 __global__ void __launch_bounds__(FFT_THREADS)
-    fft_extract(const ic_cuda_args a, const fft_geo g, const float *real, float add)
+    fft_extract(const ic_cuda_args a, const ic_fft_geo g, const float *real, float add)
 {
     const int bt = (int)blockIdx.y;
     int c, tx, ty;
-    tile_pos(g, g.t0 + bt, c, tx, ty);
+    ic_fft_tile_pos(g, a.channels, g.t0 + bt, c, tx, ty);
     const float *t = real + (size_t)bt * g.n * g.n;
     const int x0 = tx * g.v, y0 = ty * g.v;
     const int vw = min(g.v, a.width - x0), vh = min(g.v, a.height - y0);
@@ -182,8 +182,34 @@ void release_batch(ic_fast_fft *f)
     f->b = 0;
 }
 
-/* Plans and buffers for b tiles of n x n. */
-ic_status make_batch(ic_fast_fft *f, int n, int b, char *err, size_t errlen)
+/* The callbacks of fft_cb.lto.cu on the two plans (before they are made). */
+ic_status set_callbacks(ic_fast_fft *f, char *err, size_t errlen)
+{
+#ifdef IC_HAVE_FFT_CB
+    const ic_cufft_fns *fn = ic_cufft_loaded();
+    if (!fn->xt_set_jit_callback) {
+        snprintf(err, errlen, "cuFFT has no cufftXtSetJITCallback of CUDA 13's form");
+        return IC_ERR_UNSUPPORTED;
+    }
+    void *info[1] = {f->info_dev};
+    const void *bin = ic_fft_cb_fatbin;
+    const size_t size = sizeof ic_fft_cb_fatbin;
+    IC_CUFFT_CHECK(
+        fn->xt_set_jit_callback(f->r2c, IC_FFT_CB_LOAD, bin, size, CUFFT_CB_LD_REAL, info));
+    IC_CUFFT_CHECK(
+        fn->xt_set_jit_callback(f->r2c, IC_FFT_CB_MUL, bin, size, CUFFT_CB_ST_COMPLEX, info));
+    IC_CUFFT_CHECK(
+        fn->xt_set_jit_callback(f->c2r, IC_FFT_CB_STORE, bin, size, CUFFT_CB_ST_REAL, info));
+    return IC_OK;
+#else
+    (void)f;
+    snprintf(err, errlen, "built without the FFT callbacks");
+    return IC_ERR_UNSUPPORTED;
+#endif
+}
+
+/* Plans and buffers for b tiles of n x n, the plans fused (callbacks) or not. */
+ic_status make_batch(ic_fast_fft *f, int n, int b, int fused, char *err, size_t errlen)
 {
     release_batch(f);
     int dims[2] = {n, n};
@@ -195,6 +221,15 @@ ic_status make_batch(ic_fast_fft *f, int n, int b, char *err, size_t errlen)
         return IC_ERR_DEVICE;
     }
     f->have_plans = 1;
+    f->fused = 0;
+    if (fused) {
+        if (!f->info_dev)
+            IC_CUDA_CHECK(cudaMalloc((void **)&f->info_dev, sizeof(ic_fft_cb_info)));
+        ic_status st = set_callbacks(f, err, errlen);
+        if (st != IC_OK)
+            return st;
+        f->fused = 1;
+    }
     IC_CUFFT_CHECK(cufftSetAutoAllocation(f->r2c, 0));
     IC_CUFFT_CHECK(cufftSetAutoAllocation(f->c2r, 0));
     IC_CUFFT_CHECK(cufftMakePlanMany(f->r2c, 2, dims, NULL, 1, 0, NULL, 1, 0, CUFFT_R2C, b, &ws1));
@@ -298,6 +333,7 @@ extern "C" void ic_fast_fft_free(ic_fast_fft *f)
         return;
     release_batch(f);
     (void)cudaFree(f->g);
+    (void)cudaFree(f->info_dev);
     free(f->w_host);
     if (f->have_done)
         (void)cudaEventDestroy(f->done);
@@ -346,11 +382,26 @@ extern "C" ic_status ic_fast_fft_prepare(ic_fast_fft **pf, const ic_cuda_args *a
     if (bmax > 65535)
         bmax = 65535; /* gridDim.y of the tile kernels */
     const long long nb = (tiles + bmax - 1) / bmax;
-    const int b = (int)((tiles + nb - 1) / nb);
+    int b = (int)((tiles + nb - 1) / nb);
+    if (b % a->channels) { /* whole spatial tiles per batch (fft_tiles.cuh's order) */
+        b += a->channels - b % a->channels;
+        if (b > 65535)
+            b -= a->channels;
+    }
     ic_status st;
-    if (f->n != n || f->b != b || !f->have_plans)
-        if ((st = make_batch(f, n, b, err, errlen)) != IC_OK)
+    /* Fused where the planner expects it and linking has not failed before;
+     * the callbacks index a batch with 32-bit offsets and shifts. */
+    const int fuse = p->fft_fused && !f->fuse_failed && (n & (n - 1)) == 0 &&
+                     (unsigned long long)b * n * n < (1ull << 32);
+    if (f->n != n || f->b != b || !f->have_plans || f->fused != fuse) {
+        st = make_batch(f, n, b, fuse, err, errlen);
+        if (st != IC_OK && fuse) { /* the documented fallback: the unfused kernels */
+            f->fuse_failed = 1;
+            st = make_batch(f, n, b, 0, err, errlen);
+        }
+        if (st != IC_OK)
             return st;
+    }
     const size_t nw = (size_t)a->kw * a->kh;
     if (!f->g || !f->w_host || f->kw != a->kw || f->kh != a->kh ||
         memcmp(f->w_host, w, nw * sizeof(float)) != 0 || f->gn != n)
@@ -365,6 +416,7 @@ extern "C" ic_status ic_fast_fft_prepare(ic_fast_fft **pf, const ic_cuda_args *a
     p->fft_valid = v;
     p->fft_tiles = (int)tiles;
     p->fft_batch = b;
+    p->fft_fused = f->fused;
     return IC_OK;
 }
 
@@ -394,9 +446,35 @@ static ic_status fft_launch_locked(ic_fast_fft *f, const ic_cuda_args *a, char *
     IC_CUFFT_CHECK(cufftSetStream(f->r2c, stream));
     IC_CUFFT_CHECK(cufftSetStream(f->c2r, stream));
     ic_status st;
+    if (f->fused) { /* two cuFFT calls a batch; the callbacks read info */
+        ic_fft_cb_info info;
+        memset(&info, 0, sizeof info);
+        info.a = ab;
+        info.lg = 0;
+        while ((1 << info.lg) < n)
+            info.lg++;
+        info.tiles = (int)tiles;
+        info.nc = (unsigned)nc;
+        info.gs = f->g;
+        info.centre = fft_centre(*a);
+        info.add = add;
+        for (long long t0 = 0; t0 < tiles; t0 += f->b) {
+            const int count = (int)(tiles - t0 < f->b ? tiles - t0 : f->b);
+            info.g = ic_fft_geo{n, f->v, tx, ty, (int)t0, count};
+            /* from pageable memory: staged before the call returns, so info
+             * may change for the next batch; stream-ordered before the
+             * transforms that read it */
+            IC_CUDA_CHECK(
+                cudaMemcpyAsync(f->info_dev, &info, sizeof info, cudaMemcpyHostToDevice, stream));
+            IC_CUFFT_CHECK(cufftExecR2C(f->r2c, f->real, f->spec));
+            IC_CUFFT_CHECK(cufftExecC2R(f->c2r, f->spec, f->real));
+        }
+        IC_CUDA_CHECK(cudaEventRecord(f->done, stream));
+        return IC_OK;
+    }
     for (long long t0 = 0; t0 < tiles; t0 += f->b) {
         const int count = (int)(tiles - t0 < f->b ? tiles - t0 : f->b);
-        const fft_geo g = {n, f->v, tx, ty, (int)t0, count};
+        const ic_fft_geo g = {n, f->v, tx, ty, (int)t0, count};
         const unsigned rows_per_block = 8;
         const dim3 grid((unsigned)((n + rows_per_block - 1) / rows_per_block), (unsigned)count);
         fft_build<<<grid, FFT_THREADS, 0, stream>>>(*a, g, f->real);

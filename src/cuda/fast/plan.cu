@@ -64,14 +64,15 @@
 #include "exercises/matmul_cuda.h"
 
 /* ---- model constants (bench/NOTES.md says where they come from) ------------- */
-static const double LAUNCH_S = 5.0e-6; /* per kernel launch, event-timed */
-static const double DIRECT_EFF = 0.80; /* FMA-issue efficiency of the direct loops */
-static const double SEP_EFF = 0.75;    /* ... of the fused separable loops */
-static const double FFT_BYTES = 66.0;  /* device bytes per tile element, all FFT stages */
-static const double FILL_INSTR = 4.0;  /* per input sample: load share, convert, store */
-static const double STORE_INSTR = 3.0; /* per output sample: round, stage, store */
-static const double TIE = 0.03;        /* predictions this close count as equal */
-static const double FACTOR_TOL = 1e-6; /* ic_kernel_factor tolerance (relative to max|K|) */
+static const double LAUNCH_S = 5.0e-6;      /* per kernel launch, event-timed */
+static const double DIRECT_EFF = 0.80;      /* FMA-issue efficiency of the direct loops */
+static const double SEP_EFF = 0.75;         /* ... of the fused separable loops */
+static const double FFT_BYTES = 66.0;       /* device bytes per tile element, all FFT stages */
+static const double FFT_FUSED_BYTES = 40.0; /* ... with build, multiply, extract as callbacks */
+static const double FILL_INSTR = 4.0;       /* per input sample: load share, convert, store */
+static const double STORE_INSTR = 3.0;      /* per output sample: round, stage, store */
+static const double TIE = 0.03;             /* predictions this close count as equal */
+static const double FACTOR_TOL = 1e-6;      /* ic_kernel_factor tolerance (relative to max|K|) */
 static const size_t FFT_BUDGET = (size_t)1 << 30; /* bytes of FFT tile buffers */
 
 struct ic_fast_state {
@@ -499,7 +500,13 @@ static ic_status plan_job(ic_fast_state *st, const ic_job *job, ic_fast_plan *p,
         double batches = ceil(tiles * per_tile / (double)FFT_BUDGET);
         if (batches < 1)
             batches = 1;
-        t_fft = 5 * LAUNCH_S * batches + FFT_BYTES * tiles * n * n / d.copy_bps;
+#ifdef IC_HAVE_FFT_CB
+        p->fft_fused = !tune->fft_unfused && (n & (n - 1)) == 0;
+#else
+        p->fft_fused = 0;
+#endif
+        t_fft = p->fft_fused ? 2 * LAUNCH_S * batches + FFT_FUSED_BYTES * tiles * n * n / d.copy_bps
+                             : 5 * LAUNCH_S * batches + FFT_BYTES * tiles * n * n / d.copy_bps;
         f_fft =
             tiles * n * n * 2.0 * log2((double)n) * 2.5; /* ~5 N log N flops per transform pair */
         p->pred_fft_ms = t_fft * 1e3;
@@ -591,7 +598,8 @@ static ic_status plan_job(ic_fast_state *st, const ic_job *job, ic_fast_plan *p,
     case IC_FAST_FFT:
         p->threads = 256;
         p->fmas = f_fft;
-        p->bytes = FFT_BYTES * p->fft_tiles * (double)p->fft_n * p->fft_n;
+        p->bytes = (p->fft_fused ? FFT_FUSED_BYTES : FFT_BYTES) * p->fft_tiles * (double)p->fft_n *
+                   p->fft_n;
         p->pred_ms = t_fft * 1e3;
         break;
     case IC_FAST_ROWS:
@@ -811,9 +819,13 @@ static ic_status fast_explain(void *state, const ic_job *job, char *buf, size_t 
                       p.smem / 1024.0, p.blocks, st->dev.sms,
                       p.method == IC_FAST_SEP ? "; rank terms fused in shared memory" : "");
     else if (p.method == IC_FAST_FFT)
-        o += snprintf(buf + o, buflen - o,
-                      "  overlap-save: %d tiles of %dx%d (%dx%d valid), cuFFT R2C/C2R in batches\n",
-                      p.fft_tiles, p.fft_n, p.fft_n, p.fft_valid, p.fft_valid);
+        o += snprintf(
+            buf + o, buflen - o,
+            "  overlap-save: %d tiles of %dx%d (%dx%d valid), cuFFT R2C/C2R in batches%s\n",
+            p.fft_tiles, p.fft_n, p.fft_n, p.fft_valid, p.fft_valid,
+            p.fft_fused ? "; tile build, spectrum multiply and store fused into the "
+                          "transforms as callbacks (linked when the plan is made)"
+                        : "");
     else if (p.method == IC_FAST_ROWS)
         o += snprintf(buf + o, buflen - o,
                       "  16 samples x %d row%s per thread from 16-byte loads, no shared memory; "
@@ -1157,6 +1169,7 @@ static ic_status fast_plan_hook(void *state, const ic_job *job, ic_plan *out, ch
         out->fft_n = p.fft_n;
         out->fft_valid = p.fft_valid;
         out->fft_tiles = p.fft_tiles;
+        out->fft_fused = p.fft_fused;
     }
     out->fmas = p.fmas;
     out->bytes = p.bytes;
