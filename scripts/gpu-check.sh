@@ -482,6 +482,12 @@ fi
 if has fftjob; then
   t0=$(date +%s)
   tmp=$(mktemp -d)
+  echo "== fft_cb_probe: can this cuFFT link the FFT callbacks (bench/probe/fft_cb_probe.cu)"
+  if nvcc -std=c++17 -I$B/gen -o "$tmp/fft_cb_probe" bench/probe/fft_cb_probe.cu -lcufft; then
+    "$tmp/fft_cb_probe" 2>&1 | head -60
+  else
+    echo "fft_cb_probe: build failed"
+  fi
   $B/imgconv --chart 7680x4320 "$tmp/c.ppm" >/dev/null
   python3 -c '
 import random

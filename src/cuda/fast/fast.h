@@ -139,6 +139,8 @@ ic_status ic_fast_rows_launch(const ic_cuda_args *a, const float *w, const float
 /* FFT method: resources live in an opaque object owned by the state. */
 typedef struct ic_fast_fft ic_fast_fft;
 void ic_fast_fft_free(ic_fast_fft *f);
+/* 0 when f's cuFFT failed to link the fused callbacks (fft.cu), else 1 (also for NULL). */
+int ic_fast_fft_fusable(const ic_fast_fft *f);
 /* Tile size for a kernel (power of two >= 2*max(kw,kh), at least 256). */
 int ic_fast_fft_size(int kw, int kh);
 /* Makes plans, buffers and the kernel spectrum ready for this job shape and

@@ -327,6 +327,11 @@ extern "C" int ic_fast_fft_size(int kw, int kh)
     return n;
 }
 
+extern "C" int ic_fast_fft_fusable(const ic_fast_fft *f)
+{
+    return !f || !f->fuse_failed;
+}
+
 extern "C" void ic_fast_fft_free(ic_fast_fft *f)
 {
     if (!f)

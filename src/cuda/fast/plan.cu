@@ -501,12 +501,15 @@ static ic_status plan_job(ic_fast_state *st, const ic_job *job, ic_fast_plan *p,
         if (batches < 1)
             batches = 1;
 #ifdef IC_HAVE_FFT_CB
-        p->fft_fused = !tune->fft_unfused && (n & (n - 1)) == 0;
+        /* unless this context's cuFFT failed to link the callbacks before */
+        p->fft_fused = !tune->fft_unfused && (n & (n - 1)) == 0 && ic_fast_fft_fusable(st->fft);
 #else
         p->fft_fused = 0;
 #endif
-        t_fft = p->fft_fused ? 2 * LAUNCH_S * batches + FFT_FUSED_BYTES * tiles * n * n / d.copy_bps
-                             : 5 * LAUNCH_S * batches + FFT_BYTES * tiles * n * n / d.copy_bps;
+        /* five stream operations a batch either way (fused: the callbacks'
+         * info upload and cuFFT's two kernels per transform) */
+        t_fft = 5 * LAUNCH_S * batches +
+                (p->fft_fused ? FFT_FUSED_BYTES : FFT_BYTES) * tiles * n * n / d.copy_bps;
         f_fft =
             tiles * n * n * 2.0 * log2((double)n) * 2.5; /* ~5 N log N flops per transform pair */
         p->pred_fft_ms = t_fft * 1e3;
