@@ -16,13 +16,16 @@
  * fft_build's, fft_mul's and fft_extract's.
  *
  * Offsets are element indices into the batch's arrays: reals [tile][n][n],
- * complex [tile][n][n/2+1].
+ * complex [tile][n][n/2+1]. The callbacks have C++ linkage: cuFFT declares
+ * the name it is given with the callback type's signature and links against
+ * that (extern "C" names are not found: every plan fails to link,
+ * CUFFT_INTERNAL_ERROR, fft_cb_probe on the H200 at 218dbf3).
  */
 #include "cuda/fast/fft_tiles.cuh"
 
 /* t(u, v) = in(X0 + u - cx, Y0 + v - cy) - centre, border-mapped (fft_build). */
-extern "C" __device__ cufftReal ic_fft_cb_load(void *data_in, unsigned long long offset, void *info,
-                                               void *shared)
+__device__ cufftReal ic_fft_cb_load(void *data_in, unsigned long long offset, void *info,
+                                    void *shared)
 {
     (void)data_in;
     (void)shared;
@@ -43,8 +46,8 @@ extern "C" __device__ cufftReal ic_fft_cb_load(void *data_in, unsigned long long
 }
 
 /* spec *= conj(FFT(g)) / n^2 (fft_mul). */
-extern "C" __device__ void ic_fft_cb_mul(void *data_out, unsigned long long offset, cufftComplex s,
-                                         void *info, void *shared)
+__device__ void ic_fft_cb_mul(void *data_out, unsigned long long offset, cufftComplex s, void *info,
+                              void *shared)
 {
     (void)shared;
     const ic_fft_cb_info &f = *static_cast<const ic_fft_cb_info *>(info);
@@ -55,8 +58,8 @@ extern "C" __device__ void ic_fft_cb_mul(void *data_out, unsigned long long offs
 
 /* out(X0 + x, Y0 + y) = round(t + centre * sum(w) + bias) on the valid corner
  * (fft_extract); the rest of the tile is dropped. */
-extern "C" __device__ void ic_fft_cb_store(void *data_out, unsigned long long offset, cufftReal t,
-                                           void *info, void *shared)
+__device__ void ic_fft_cb_store(void *data_out, unsigned long long offset, cufftReal t, void *info,
+                                void *shared)
 {
     (void)data_out;
     (void)shared;
