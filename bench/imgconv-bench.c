@@ -839,8 +839,8 @@ static void methods(void)
                  {"random", 15},   {"random", 21},  {"random", 31}};
     const int nc = (int)(sizeof cases / sizeof cases[0]);
     const int w = B.quick ? 1920 : 7680, h = B.quick ? 1080 : 4320;
-    /* the FFT with 256 and 512 tiles, and with 512 unfused (its own kernels
-     * around cuFFT's instead of callbacks) */
+    /* the FFT with 256 and 512 tiles (unfused), and with 512 and the
+     * multiply inside cuFFT's R2C transform */
     const ic_method ms[5] = {IC_METHOD_DIRECT, IC_METHOD_SEP, IC_METHOD_FFT, IC_METHOD_FFT,
                              IC_METHOD_FFT};
     ic_image src;
@@ -854,9 +854,9 @@ static void methods(void)
     }
     md("\n## F. Methods forced (planner calibration), %s RGB\n\nmeasured ms / predicted ms; "
        "`-` where the method cannot take the kernel; fft with 256x256 and 512x512 tiles, "
-       "and 512x512 unfused (its own tile, multiply and store kernels around cuFFT's "
-       "transforms instead of callbacks).\n\n"
-       "| kernel | planner picks | direct | sep | fft 256 | fft 512 | fft 512 unfused |\n"
+       "both unfused, and 512x512 with the spectrum multiply inside cuFFT's R2C "
+       "transform (fft-fuse=always).\n\n"
+       "| kernel | planner picks | direct | sep | fft 256 | fft 512 | fft 512 fused |\n"
        "|---|---|---|---|---|---|---|\n",
        B.quick ? "HD" : "8K");
     for (int i = 0; i < nc; i++) {
@@ -879,7 +879,7 @@ static void methods(void)
             tune.method = ms[m];
             if (m >= 2)
                 tune.fft_n = m == 2 ? 256 : 512;
-            tune.fft_unfused = m == 4;
+            tune.fft_fuse = m == 4 ? 1 : 2; /* always / never: not the context's history */
             const int reps = cases[i].K >= 21 && ms[m] == IC_METHOD_DIRECT ? 5 : B.reps;
             const int bad =
                 bg_time_fast(G, &k, IC_BORDER_REPLICATE, reps, &tune, &t, &plan, err, sizeof err) ||
@@ -892,7 +892,7 @@ static void methods(void)
             snprintf(name, sizeof name, "cuda/%s%s", ic_method_name(ms[m]),
                      m == 2   ? "256"
                      : m == 3 ? "512"
-                     : m == 4 ? "512u"
+                     : m == 4 ? "512f"
                               : "");
             emit(&c, name, ic_method_name(ms[m]), t, plan.pred_ms, 0, 0, 0);
             md(" | %.3f / %.3f", t, plan.pred_ms);

@@ -35,7 +35,7 @@ kernel, K and batch. Every batch cell shows its time over its floor; the
 batch target counts the 64 x 480p cell of the one-call backend.
 
 Planner (tables F and H, the calibration): for each case, the planner's time
-against the fastest forced method (F: direct, sep, fft 256, fft 512, fft 512 unfused at 8K, the
+against the fastest forced method (F: direct, sep, fft 256, fft 512, fft 512 fused at 8K, the
 planner's own time from table E; H: rows x1/x2/x4 separable and full sums,
 and sep); right when within PLANNER_TOL of the fastest.
 """

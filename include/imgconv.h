@@ -1020,11 +1020,13 @@ typedef struct ic_tuning {
      * and 8 rows, so 64 rows take one channel a block). A shape the method
      * cannot launch (too much shared memory) leaves the planner's. */
     int tile_rows;
-    /* cuda, fft method: nonzero runs its tile build, spectrum multiply and
-     * store as kernels of their own around cuFFT's transforms instead of
-     * fusing them into the transforms as callbacks (for comparison; the
-     * results agree within the method's float32 error). */
-    int fft_unfused;
+    /* cuda, fft method: where the spectrum multiply runs. cuFFT can link it
+     * into its R2C transform as a callback when a plan is made (tens of ms,
+     * once per plan), which saves the method a pass over the spectrum (about
+     * 7% at 8K 31x31): 0 (auto) once the context has run about half a
+     * second of FFT work, 1 (always) from the first call, 2 (never). The
+     * results are the same either way (bench table F, gpu-check fftjob). */
+    int fft_fuse;
 } ic_tuning;
 
 /* Replaces the tuning of a context (t NULL: the defaults), effective from the
@@ -1038,7 +1040,7 @@ ic_status ic_context_get_tuning(const ic_context *ctx, ic_tuning *t);
 /* Parses tuning text into *t (fields not named keep their value): a comma-
  * separated list of KEY=VALUE with keys method (auto|direct|sep|fft|global|
  * rows), cpu-isa (auto|scalar|avx2|avx512), cpu-tiny (0|1), calibrate
- * (auto|builtin), fft-n (N), fft-unfused (0|1), rows-full (0|1), rows-shape (0|1|2|4),
+ * (auto|builtin), fft-n (N), fft-fuse (auto|always|never), rows-full (0|1), rows-shape (0|1|2|4),
  * tile-channels (0|1|2), tile-rows (0|8|16|32|64); e.g.
  * "method=rows,rows-full=1,rows-shape=2" (the CLI's --tune). Errors:
  * IC_ERR_INVALID_ARG naming the first bad item (*t is then unchanged). */
@@ -1070,7 +1072,7 @@ typedef struct ic_plan {
     int tile_w, tile_h, channels_per_block;
     int rows_per_thread;
     int fft_n, fft_valid, fft_tiles;
-    int fft_fused; /* fft: 1 when its own kernels run fused into cuFFT's transforms */
+    int fft_fused; /* fft: 1 when its spectrum multiply runs inside cuFFT's R2C transform */
     /* cost model (cuda) */
     double fmas;           /* multiply-adds of the whole call */
     double bytes;          /* device-memory bytes the model counts */

@@ -25,9 +25,11 @@
 #   E:fft:60, the FFT method's own kernels and cuFFT's), one line each, into
 #   the log: where a multi-kernel method's time goes
 #   fftjob: the FFT method as a user meets it, whole `imgconv` processes on an
-#   8K RGB chart with a full-rank 31x31 kernel, fused (cuFFT callbacks, linked
-#   when the plan is made) and --tune fft-unfused=1, 3 runs each with -t, and
-#   how many output bytes the two differ in (into the log)
+#   8K RGB chart with a full-rank 31x31 kernel, --tune fft-fuse=always (the
+#   multiply as a cuFFT callback, linked when the plan is made) and =never, 3
+#   runs each with -t, and how many output bytes the two differ in; before
+#   them bench/probe/fft_cb_probe (can this cuFFT link the callback, at what
+#   cost) (into the log)
 #   (into the log); ratio: seed 003 Fig 7.14's arithmetic-to-global-memory
 #   ratio measured with Nsight Compute counters for every tiled backend, 5x5
 #   and 9x9 on HD RGB, next to imgconv-bench table R (ratio-STAMP.md, the
@@ -497,7 +499,7 @@ for j in range(31):
 print("/ 100000")' > "$tmp/k31.txt"
   $B/imgconv --backend cuda --explain --kernel-file "$tmp/k31.txt" "$tmp/c.ppm" "$tmp/e.ppm" 2>&1 | grep -iE "method|overlap|predicted" | head -5
   for mode in fused unfused; do
-    tune=""; [ $mode = unfused ] && tune="--tune fft-unfused=1"
+    tune="--tune fft-fuse=always"; [ $mode = unfused ] && tune="--tune fft-fuse=never"
     for i in 1 2 3; do
       s0=$(date +%s%N)
       $B/imgconv --backend cuda -t $tune --kernel-file "$tmp/k31.txt" "$tmp/c.ppm" "$tmp/$mode.ppm" 2>&1 |

@@ -61,12 +61,12 @@ static void tuning_text(void)
     ic_tuning t;
     memset(&t, 0, sizeof t);
     ic_status st = ic_tuning_parse("method=rows,cpu-isa=avx2,cpu-tiny=1,calibrate=builtin,"
-                                   "fft-n=512,fft-unfused=1,rows-full=1,rows-shape=2,"
+                                   "fft-n=512,fft-fuse=never,rows-full=1,rows-shape=2,"
                                    "tile-channels=1,tile-rows=64",
                                    &t);
     CHECK(st == IC_OK, "full tuning text: %s", ic_last_error());
     CHECK(t.method == IC_METHOD_ROWS && t.cpu_isa == IC_ISA_AVX2 && t.cpu_tiny == 1 &&
-              t.calibrate == IC_CALIBRATE_BUILTIN && t.fft_n == 512 && t.fft_unfused == 1 &&
+              t.calibrate == IC_CALIBRATE_BUILTIN && t.fft_n == 512 && t.fft_fuse == 2 &&
               t.rows_full == 1 && t.rows_shape == 2 && t.tile_channels == 1 && t.tile_rows == 64,
           "every key sets its field");
     st = ic_tuning_parse("method=sep,method=direct,fft-n=0", &t);
@@ -74,12 +74,23 @@ static void tuning_text(void)
           "later keys win, keys not named keep their value");
     static const struct {
         const char *text, *names;
-    } bad[] = {{"method=bogus", "bogus"}, {"colour=red", "colour"}, {"fft-n=300", "300"},
-               {"fft-n=32", "32"},        {"fft-n=16384", "16384"}, {"rows-shape=3", "3"},
-               {"cpu-tiny=2", "2"},       {"cpu-isa=sse9", "sse9"}, {"calibrate=now", "now"},
-               {"method", "method"},      {"rows-full=-1", "-1"},   {"fft-n=512x", "512x"},
-               {"tile-rows=12", "12"},    {"tile-channels=3", "3"}, {"tile-rows=128", "128"},
-               {"fft-unfused=2", "2"}};
+    } bad[] = {{"method=bogus", "bogus"},
+               {"colour=red", "colour"},
+               {"fft-n=300", "300"},
+               {"fft-n=32", "32"},
+               {"fft-n=16384", "16384"},
+               {"rows-shape=3", "3"},
+               {"cpu-tiny=2", "2"},
+               {"cpu-isa=sse9", "sse9"},
+               {"calibrate=now", "now"},
+               {"method", "method"},
+               {"rows-full=-1", "-1"},
+               {"fft-n=512x", "512x"},
+               {"tile-rows=12", "12"},
+               {"tile-channels=3", "3"},
+               {"tile-rows=128", "128"},
+               {"fft-fuse=1", "1"},
+               {"fft-fuse=sometimes", "sometimes"}};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         ic_tuning before = t, u = t;
         st = ic_tuning_parse(bad[i].text, &u);
@@ -118,6 +129,7 @@ static void tuning_text(void)
         {{.rows_shape = 8}, "rows-shape"},
         {{.tile_channels = -1}, "tile-channels"},
         {{.tile_rows = 24}, "tile-rows"},
+        {{.fft_fuse = 3}, "fft-fuse"},
     };
     for (size_t i = 0; i < sizeof oor / sizeof oor[0]; i++) {
         st = ic_context_set_tuning(ctx, &oor[i].t);

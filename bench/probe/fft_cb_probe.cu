@@ -2,9 +2,9 @@
  * fft_cb_probe.cu - can this cuFFT link the FFT method's LTO callbacks
  * (src/cuda/fast/fft_cb.lto.cu), and what does the link cost? A diagnostic
  * for scripts/gpu-check.sh fftjob, not a test: it prints each cuFFT call's
- * result and time, for the plans fft.cu makes (2D R2C with a load and a
- * store callback, 2D C2R with a store callback, n = 512, 8 tiles) and for
- * smaller variants that tell which part fails.
+ * result and time, for the plan fft.cu makes (2D R2C, n = 512, 8 tiles,
+ * with the spectrum multiply as its store callback), a second one, and a 1D
+ * variant that tells whether a failure is the 2D plan's.
  * Build (gpu-check.sh does): nvcc -std=c++17 -I<build>/gen -o fft_cb_probe
  *   bench/probe/fft_cb_probe.cu -lcufft
  */
@@ -63,20 +63,14 @@ int main(void)
         printf("cudaMalloc failed\n");
         return 1;
     }
-    try_plan("2D R2C, no callback", 2, CUFFT_R2C, NULL, CUFFT_CB_LD_REAL, NULL, CUFFT_CB_LD_REAL,
-             info);
-    try_plan("2D R2C, load", 2, CUFFT_R2C, "ic_fft_cb_load", CUFFT_CB_LD_REAL, NULL,
-             CUFFT_CB_LD_REAL, info);
-    try_plan("2D R2C, store", 2, CUFFT_R2C, "ic_fft_cb_mul", CUFFT_CB_ST_COMPLEX, NULL,
-             CUFFT_CB_LD_REAL, info);
-    try_plan("2D R2C, load + store (fft.cu's)", 2, CUFFT_R2C, "ic_fft_cb_load", CUFFT_CB_LD_REAL,
-             "ic_fft_cb_mul", CUFFT_CB_ST_COMPLEX, info);
-    try_plan("2D C2R, store (fft.cu's)", 2, CUFFT_C2R, "ic_fft_cb_store", CUFFT_CB_ST_REAL, NULL,
-             CUFFT_CB_LD_REAL, info);
-    try_plan("1D R2C, load", 1, CUFFT_R2C, "ic_fft_cb_load", CUFFT_CB_LD_REAL, NULL,
-             CUFFT_CB_LD_REAL, info);
-    try_plan("2D R2C, load again (a second link in the process)", 2, CUFFT_R2C, "ic_fft_cb_load",
-             CUFFT_CB_LD_REAL, NULL, CUFFT_CB_LD_REAL, info);
+    try_plan("2D R2C, no callback", 2, CUFFT_R2C, NULL, CUFFT_CB_ST_COMPLEX, NULL,
+             CUFFT_CB_ST_COMPLEX, info);
+    try_plan("2D R2C, the multiply as its store (fft.cu's)", 2, CUFFT_R2C, "ic_fft_cb_mul",
+             CUFFT_CB_ST_COMPLEX, NULL, CUFFT_CB_ST_COMPLEX, info);
+    try_plan("the same again (a second link in the process)", 2, CUFFT_R2C, "ic_fft_cb_mul",
+             CUFFT_CB_ST_COMPLEX, NULL, CUFFT_CB_ST_COMPLEX, info);
+    try_plan("1D R2C, the multiply as its store", 1, CUFFT_R2C, "ic_fft_cb_mul",
+             CUFFT_CB_ST_COMPLEX, NULL, CUFFT_CB_ST_COMPLEX, info);
     cudaFree(info);
     return 0;
 }

@@ -28,6 +28,9 @@ const char *ic_cpu_isa_name(ic_cpu_isa isa)
     return (unsigned)isa < (unsigned)N_OF(isa_names) ? isa_names[isa] : "unknown";
 }
 
+/* ic_tuning.fft_fuse's values, in order */
+static const char *const fuse_names[] = {"auto", "always", "never"};
+
 static int fft_n_ok(int n)
 {
     return n == 0 || (n >= 64 && n <= 8192 && (n & (n - 1)) == 0);
@@ -52,6 +55,9 @@ ic_status ic__tuning_check(const ic_tuning *t)
     if (!fft_n_ok(t->fft_n))
         return ic_fail(IC_ERR_INVALID_ARG,
                        "tuning: fft-n %d is not 0 or a power of two in 64..8192", t->fft_n);
+    if ((unsigned)t->fft_fuse >= (unsigned)N_OF(fuse_names))
+        return ic_fail(IC_ERR_INVALID_ARG,
+                       "tuning: fft-fuse %d is not 0 (auto), 1 (always) or 2 (never)", t->fft_fuse);
     if (t->rows_shape != 0 && t->rows_shape != 1 && t->rows_shape != 2 && t->rows_shape != 4)
         return ic_fail(IC_ERR_INVALID_ARG, "tuning: rows-shape %d is not 0, 1, 2 or 4",
                        t->rows_shape);
@@ -101,12 +107,14 @@ static ic_status apply_item(char *item, ic_tuning *t)
     } else if (strcmp(key, "calibrate") == 0) {
         if ((v = name_index(val, calibrate_names, N_OF(calibrate_names))) >= 0)
             t->calibrate = v;
-    } else if (strcmp(key, "cpu-tiny") == 0 || strcmp(key, "rows-full") == 0 ||
-               strcmp(key, "fft-unfused") == 0) {
+    } else if (strcmp(key, "cpu-tiny") == 0 || strcmp(key, "rows-full") == 0) {
         if ((v = number(val)) == 0 || v == 1)
-            *(key[0] == 'c' ? &t->cpu_tiny : key[0] == 'r' ? &t->rows_full : &t->fft_unfused) = v;
+            *(key[0] == 'c' ? &t->cpu_tiny : &t->rows_full) = v;
         else
             v = -1;
+    } else if (strcmp(key, "fft-fuse") == 0) {
+        if ((v = name_index(val, fuse_names, N_OF(fuse_names))) >= 0)
+            t->fft_fuse = v;
     } else if (strcmp(key, "fft-n") == 0) {
         if ((v = number(val)) >= 0 && fft_n_ok(v))
             t->fft_n = v;
@@ -130,7 +138,7 @@ static ic_status apply_item(char *item, ic_tuning *t)
     } else {
         return ic_fail(IC_ERR_INVALID_ARG,
                        "tuning: unknown key '%s' (method, cpu-isa, cpu-tiny, calibrate, fft-n, "
-                       "fft-unfused, rows-full, rows-shape, tile-channels, tile-rows)",
+                       "fft-fuse, rows-full, rows-shape, tile-channels, tile-rows)",
                        key);
     }
     if (v < 0)

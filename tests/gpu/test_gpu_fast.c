@@ -201,7 +201,7 @@ int main(void)
         "method=direct",
         "method=sep",
         "method=fft",
-        "method=fft,fft-unfused=1", /* the FFT's own kernels instead of cuFFT callbacks */
+        "method=fft,fft-fuse=always", /* the multiply as cuFFT's callback */
         "method=rows,rows-shape=1",
         "method=rows,rows-shape=2",
         "method=rows,rows-shape=4",

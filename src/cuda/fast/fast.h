@@ -58,8 +58,8 @@ typedef struct ic_fast_plan {
     size_t smem;         /* dynamic shared memory per block */
     int fft_n, fft_valid, fft_tiles,
         fft_batch;  /* fft: tile size N, valid N-K+1, tiles, per batch */
-    int fft_fused;  /* fft: its kernels run as cuFFT callbacks (planned; prepare says
-                     * whether the link was made) */
+    int fft_fused;  /* fft: the multiply runs as cuFFT's callback (planned; prepare
+                     * says whether the link was made) */
     double fmas;    /* multiply-adds of this plan over the whole job */
     double bytes;   /* device-memory bytes the model counts for it */
     double pred_ms; /* predicted kernel time */
@@ -139,8 +139,10 @@ ic_status ic_fast_rows_launch(const ic_cuda_args *a, const float *w, const float
 /* FFT method: resources live in an opaque object owned by the state. */
 typedef struct ic_fast_fft ic_fast_fft;
 void ic_fast_fft_free(ic_fast_fft *f);
-/* 0 when f's cuFFT failed to link the fused callbacks (fft.cu), else 1 (also for NULL). */
+/* 0 when f's cuFFT failed to link the multiply callback (fft.cu), else 1 (also for NULL). */
 int ic_fast_fft_fusable(const ic_fast_fft *f);
+/* Predicted kernel ms of the FFT jobs f has prepared (0 for NULL): fft_fuse auto. */
+double ic_fast_fft_work_ms(const ic_fast_fft *f);
 /* Tile size for a kernel (power of two >= 2*max(kw,kh), at least 256). */
 int ic_fast_fft_size(int kw, int kh);
 /* Makes plans, buffers and the kernel spectrum ready for this job shape and

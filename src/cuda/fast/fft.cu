@@ -20,12 +20,11 @@
  * samples in 1e5 that sit within that of a .5 boundary round the other way;
  * within the oracle's acceptance (1 level, 99.9% exact).
  *
- * Fused (the default where it links): the tile build, the spectrum multiply
- * and the extraction run inside cuFFT's transforms as LTO callbacks
- * (fft_cb.lto.cu, the same arithmetic), so a batch is two cuFFT calls and
- * the float tiles never go through memory; a plan whose callbacks cannot be
- * linked (no nvJitLink, an older cuFFT, a GPU older than the LTO-IR) takes
- * the kernels below instead, as does ic_tuning.fft_unfused.
+ * Fused (ic_tuning.fft_fuse; the planner decides, plan.cu): the spectrum
+ * multiply runs inside cuFFT's R2C transform as an LTO callback
+ * (fft_cb.lto.cu, fft_mul's arithmetic), linked when the plan is made; a
+ * plan whose callback cannot be linked (an older cuFFT, a GPU older than the
+ * LTO-IR) runs fft_mul instead, and the context plans unfused from then on.
  */
 #include <cufft.h>
 #include <pthread.h>
@@ -59,9 +58,12 @@ struct ic_fast_fft {
     int n, b; /* tile size, tiles per batch */
     cufftHandle r2c, c2r;
     int have_plans;
-    int fused;                /* the plans carry the callbacks (fft_cb.lto.cu) */
-    int fuse_failed;          /* linking them failed once: not tried again */
-    ic_fft_cb_info *info_dev; /* what the callbacks read (device) */
+    int fused;                   /* the R2C plan multiplies as it stores (fft_cb.lto.cu) */
+    int fuse_failed;             /* linking it failed once: not tried again */
+    ic_fft_cb_info info;         /* what the callback reads (host copy) */
+    ic_fft_cb_info *info_dev;    /* ... and where it reads it */
+    const cufftComplex *info_gs; /* the spectrum info_dev points at (NULL: not uploaded) */
+    double work_ms;              /* predicted kernel ms of every job prepared (fft_fuse auto) */
     void *work;
     float *real;        /* b tiles of n*n floats */
     cufftComplex *spec; /* b tiles of n*(n/2+1) */
@@ -105,22 +107,30 @@ __host__ __device__ __forceinline__ float fft_centre(const ic_cuda_args &a)
     return a.u16 ? 32768.0f : 128.0f;
 }
 
-/* t(u, v) = in(X0 + u - cx, Y0 + v - cy) - centre, border-mapped. */
+/* t_c(u, v) = in_c(X0 + u - cx, Y0 + v - cy) - centre, border-mapped, for
+ * every channel c of spatial tile blockIdx.y of the batch (its tiles are
+ * neighbours, fft_tiles.cuh): a thread reads all the samples of a pixel, so
+ * an interleaved image is read once, in whole lines. (One channel a block
+ * read each line three times, a third of it each: 176 us of a 1268 us batch,
+ * 8K RGB 31x31 on the H100, ncu-times at 7eb13a6.) */
 __global__ void __launch_bounds__(FFT_THREADS)
     fft_build(const ic_cuda_args a, const ic_fft_geo g, float *real)
 {
-    const int bt = (int)blockIdx.y;
-    int c, tx, ty;
-    ic_fft_tile_pos(g, a.channels, g.t0 + bt, c, tx, ty);
-    const ic_cu_src in(a, c);
+    const int C = a.channels, bt = (int)blockIdx.y * C;
+    int c0, tx, ty;
+    ic_fft_tile_pos(g, C, g.t0 + bt, c0, tx, ty);
     const int x0 = tx * g.v - (a.kw - 1) / 2, y0 = ty * g.v - (a.kh - 1) / 2;
-    float *t = real + (size_t)bt * g.n * g.n;
+    const size_t nn = (size_t)g.n * g.n;
+    float *t = real + (size_t)bt * nn;
     const bool inner = x0 >= 0 && y0 >= 0 && x0 + g.n <= a.width && y0 + g.n <= a.height;
     const float centre = fft_centre(a);
     for (int v = (int)blockIdx.x; v < g.n; v += (int)gridDim.x)
         for (int u = (int)threadIdx.x; u < g.n; u += (int)blockDim.x)
-            t[(size_t)v * g.n + u] =
-                (inner ? in.at<true>(x0 + u, y0 + v) : in.fetch<true>(x0 + u, y0 + v)) - centre;
+            for (int c = 0; c < C; c++) {
+                const ic_cu_src in(a, c);
+                t[c * nn + (size_t)v * g.n + u] =
+                    (inner ? in.at<true>(x0 + u, y0 + v) : in.fetch<true>(x0 + u, y0 + v)) - centre;
+            }
 }
 
 /* spec *= conj(FFT(g)) / n^2 (precomputed in gs); blockIdx.y = tile of the batch. */
@@ -143,19 +153,26 @@ __global__ void fft_conj_scale(cufftComplex *gs, size_t count, float scale)
         gs[i] = make_cuComplex(gs[i].x * scale, -gs[i].y * scale);
 }
 
-/* out(X0 + x, Y0 + y) = round(real + centre * sum(w) + bias) on the valid corner. */
+/* out_c(X0 + x, Y0 + y) = round(t_c + centre * sum(w) + bias) on the valid
+ * corner, every channel of spatial tile blockIdx.y: a thread writes whole
+ * pixels, so an interleaved image's lines are written whole by one warp.
+ * (One channel a block wrote every third byte, the others' bytes of the
+ * same sectors long before or after: 251 us of a 1268 us batch, ncu-times
+ * at 7eb13a6.) */
 __global__ void __launch_bounds__(FFT_THREADS)
     fft_extract(const ic_cuda_args a, const ic_fft_geo g, const float *real, float add)
 {
-    const int bt = (int)blockIdx.y;
-    int c, tx, ty;
-    ic_fft_tile_pos(g, a.channels, g.t0 + bt, c, tx, ty);
-    const float *t = real + (size_t)bt * g.n * g.n;
+    const int C = a.channels, bt = (int)blockIdx.y * C;
+    int c0, tx, ty;
+    ic_fft_tile_pos(g, C, g.t0 + bt, c0, tx, ty);
+    const size_t nn = (size_t)g.n * g.n;
+    const float *t = real + (size_t)bt * nn;
     const int x0 = tx * g.v, y0 = ty * g.v;
     const int vw = min(g.v, a.width - x0), vh = min(g.v, a.height - y0);
     for (int y = (int)blockIdx.x; y < vh; y += (int)gridDim.x)
         for (int x = (int)threadIdx.x; x < vw; x += (int)blockDim.x)
-            ic_cu_store(a, c, x0 + x, y0 + y, t[(size_t)y * g.n + x] + add);
+            for (int c = 0; c < C; c++)
+                ic_cu_store(a, c, x0 + x, y0 + y, t[c * nn + (size_t)y * g.n + x] + add);
 }
 
 ic_status check_launch(const char *what, char *err, size_t errlen)
@@ -182,7 +199,7 @@ void release_batch(ic_fast_fft *f)
     f->b = 0;
 }
 
-/* The callbacks of fft_cb.lto.cu on the two plans (before they are made). */
+/* The multiply of fft_cb.lto.cu on the R2C plan (before it is made). */
 ic_status set_callbacks(ic_fast_fft *f, char *err, size_t errlen)
 {
 #ifdef IC_HAVE_FFT_CB
@@ -192,14 +209,9 @@ ic_status set_callbacks(ic_fast_fft *f, char *err, size_t errlen)
         return IC_ERR_UNSUPPORTED;
     }
     void *info[1] = {f->info_dev};
-    const void *bin = ic_fft_cb_fatbin;
-    const size_t size = sizeof ic_fft_cb_fatbin;
-    IC_CUFFT_CHECK(
-        fn->xt_set_jit_callback(f->r2c, IC_FFT_CB_LOAD, bin, size, CUFFT_CB_LD_REAL, info));
-    IC_CUFFT_CHECK(
-        fn->xt_set_jit_callback(f->r2c, IC_FFT_CB_MUL, bin, size, CUFFT_CB_ST_COMPLEX, info));
-    IC_CUFFT_CHECK(
-        fn->xt_set_jit_callback(f->c2r, IC_FFT_CB_STORE, bin, size, CUFFT_CB_ST_REAL, info));
+    IC_CUFFT_CHECK(fn->xt_set_jit_callback(f->r2c, IC_FFT_CB_MUL, ic_fft_cb_fatbin,
+                                           sizeof ic_fft_cb_fatbin, CUFFT_CB_ST_COMPLEX, info));
+    f->info_gs = NULL; /* a new plan: upload before the next launch */
     return IC_OK;
 #else
     (void)f;
@@ -332,6 +344,11 @@ extern "C" int ic_fast_fft_fusable(const ic_fast_fft *f)
     return !f || !f->fuse_failed;
 }
 
+extern "C" double ic_fast_fft_work_ms(const ic_fast_fft *f)
+{
+    return f ? f->work_ms : 0.0;
+}
+
 extern "C" void ic_fast_fft_free(ic_fast_fft *f)
 {
     if (!f)
@@ -422,6 +439,7 @@ extern "C" ic_status ic_fast_fft_prepare(ic_fast_fft **pf, const ic_cuda_args *a
     p->fft_tiles = (int)tiles;
     p->fft_batch = b;
     p->fft_fused = f->fused;
+    f->work_ms += p->pred_ms > 0 ? p->pred_ms : 0.0;
     return IC_OK;
 }
 
@@ -451,48 +469,38 @@ static ic_status fft_launch_locked(ic_fast_fft *f, const ic_cuda_args *a, char *
     IC_CUFFT_CHECK(cufftSetStream(f->r2c, stream));
     IC_CUFFT_CHECK(cufftSetStream(f->c2r, stream));
     ic_status st;
-    if (f->fused) { /* two cuFFT calls a batch; the callbacks read info */
-        ic_fft_cb_info info;
-        memset(&info, 0, sizeof info);
-        info.a = ab;
-        info.lg = 0;
-        while ((1 << info.lg) < n)
-            info.lg++;
-        info.tiles = (int)tiles;
-        info.nc = (unsigned)nc;
-        info.gs = f->g;
-        info.centre = fft_centre(*a);
-        info.add = add;
-        for (long long t0 = 0; t0 < tiles; t0 += f->b) {
-            const int count = (int)(tiles - t0 < f->b ? tiles - t0 : f->b);
-            info.g = ic_fft_geo{n, f->v, tx, ty, (int)t0, count};
-            /* from pageable memory: staged before the call returns, so info
-             * may change for the next batch; stream-ordered before the
-             * transforms that read it */
-            IC_CUDA_CHECK(
-                cudaMemcpyAsync(f->info_dev, &info, sizeof info, cudaMemcpyHostToDevice, stream));
-            IC_CUFFT_CHECK(cufftExecR2C(f->r2c, f->real, f->spec));
-            IC_CUFFT_CHECK(cufftExecC2R(f->c2r, f->spec, f->real));
-        }
-        IC_CUDA_CHECK(cudaEventRecord(f->done, stream));
-        return IC_OK;
+    if (f->fused && f->info_gs != f->g) { /* what the multiply callback reads */
+        /* from pageable memory: staged before the call returns; stream-ordered
+         * after the previous launch (done) and before the transforms */
+        f->info.gs = f->g;
+        f->info.nc = (unsigned)nc;
+        IC_CUDA_CHECK(
+            cudaMemcpyAsync(f->info_dev, &f->info, sizeof f->info, cudaMemcpyHostToDevice, stream));
+        f->info_gs = f->g;
     }
     for (long long t0 = 0; t0 < tiles; t0 += f->b) {
         const int count = (int)(tiles - t0 < f->b ? tiles - t0 : f->b);
+        if (count % a->channels) { /* whole spatial tiles (prepare's b, fft_tiles.cuh) */
+            snprintf(err, errlen, "cuda fast fft: a batch of %d tiles on %d channels", count,
+                     a->channels);
+            return IC_ERR_INTERNAL;
+        }
         const ic_fft_geo g = {n, f->v, tx, ty, (int)t0, count};
-        const unsigned rows_per_block = 8;
-        const dim3 grid((unsigned)((n + rows_per_block - 1) / rows_per_block), (unsigned)count);
+        const unsigned rows_per_block = 8, spatial = (unsigned)(count / a->channels);
+        const dim3 grid((unsigned)((n + rows_per_block - 1) / rows_per_block), spatial);
         fft_build<<<grid, FFT_THREADS, 0, stream>>>(*a, g, f->real);
         if ((st = check_launch("cuda fast fft tile kernel", err, errlen)) != IC_OK)
             return st;
         /* A short last batch still transforms b tiles: the stale ones are ignored. */
         IC_CUFFT_CHECK(cufftExecR2C(f->r2c, f->real, f->spec));
-        const unsigned mb = (unsigned)((nc + FFT_THREADS * 4 - 1) / (FFT_THREADS * 4));
-        fft_mul<<<dim3(mb, (unsigned)count), FFT_THREADS, 0, stream>>>(f->spec, f->g, (int)nc);
-        if ((st = check_launch("cuda fast fft multiply kernel", err, errlen)) != IC_OK)
-            return st;
+        if (!f->fused) { /* else the R2C transform multiplied as it stored */
+            const unsigned mb = (unsigned)((nc + FFT_THREADS * 4 - 1) / (FFT_THREADS * 4));
+            fft_mul<<<dim3(mb, (unsigned)count), FFT_THREADS, 0, stream>>>(f->spec, f->g, (int)nc);
+            if ((st = check_launch("cuda fast fft multiply kernel", err, errlen)) != IC_OK)
+                return st;
+        }
         IC_CUFFT_CHECK(cufftExecC2R(f->c2r, f->spec, f->real));
-        const dim3 egrid((unsigned)((f->v + rows_per_block - 1) / rows_per_block), (unsigned)count);
+        const dim3 egrid((unsigned)((f->v + rows_per_block - 1) / rows_per_block), spatial);
         fft_extract<<<egrid, FFT_THREADS, 0, stream>>>(ab, g, f->real, add);
         if ((st = check_launch("cuda fast fft extract kernel", err, errlen)) != IC_OK)
             return st;

@@ -64,15 +64,16 @@
 #include "exercises/matmul_cuda.h"
 
 /* ---- model constants (bench/NOTES.md says where they come from) ------------- */
-static const double LAUNCH_S = 5.0e-6;      /* per kernel launch, event-timed */
-static const double DIRECT_EFF = 0.80;      /* FMA-issue efficiency of the direct loops */
-static const double SEP_EFF = 0.75;         /* ... of the fused separable loops */
-static const double FFT_BYTES = 66.0;       /* device bytes per tile element, all FFT stages */
-static const double FFT_FUSED_BYTES = 40.0; /* ... with build, multiply, extract as callbacks */
-static const double FILL_INSTR = 4.0;       /* per input sample: load share, convert, store */
-static const double STORE_INSTR = 3.0;      /* per output sample: round, stage, store */
-static const double TIE = 0.03;             /* predictions this close count as equal */
-static const double FACTOR_TOL = 1e-6;      /* ic_kernel_factor tolerance (relative to max|K|) */
+static const double LAUNCH_S = 5.0e-6;         /* per kernel launch, event-timed */
+static const double DIRECT_EFF = 0.80;         /* FMA-issue efficiency of the direct loops */
+static const double SEP_EFF = 0.75;            /* ... of the fused separable loops */
+static const double FFT_BYTES = 66.0;          /* device bytes per tile element, all FFT stages */
+static const double FFT_FUSED_BYTES = 58.0;    /* ... with the multiply as cuFFT's callback */
+static const double FFT_FUSE_AFTER_MS = 500.0; /* fft_fuse auto: FFT work before linking */
+static const double FILL_INSTR = 4.0;          /* per input sample: load share, convert, store */
+static const double STORE_INSTR = 3.0;         /* per output sample: round, stage, store */
+static const double TIE = 0.03;                /* predictions this close count as equal */
+static const double FACTOR_TOL = 1e-6;         /* ic_kernel_factor tolerance (relative to max|K|) */
 static const size_t FFT_BUDGET = (size_t)1 << 30; /* bytes of FFT tile buffers */
 
 struct ic_fast_state {
@@ -501,8 +502,12 @@ static ic_status plan_job(ic_fast_state *st, const ic_job *job, ic_fast_plan *p,
         if (batches < 1)
             batches = 1;
 #ifdef IC_HAVE_FFT_CB
-        /* unless this context's cuFFT failed to link the callbacks before */
-        p->fft_fused = !tune->fft_unfused && (n & (n - 1)) == 0 && ic_fast_fft_fusable(st->fft);
+        /* auto: once the context has run FFT_FUSE_AFTER_MS of FFT work (the
+         * link's tens of ms then cost less than the multiply pass saved since);
+         * never where this context's cuFFT failed to link it before */
+        p->fft_fused = (n & (n - 1)) == 0 && ic_fast_fft_fusable(st->fft) &&
+                       (tune->fft_fuse == 1 ||
+                        (tune->fft_fuse == 0 && ic_fast_fft_work_ms(st->fft) >= FFT_FUSE_AFTER_MS));
 #else
         p->fft_fused = 0;
 #endif
@@ -826,8 +831,8 @@ static ic_status fast_explain(void *state, const ic_job *job, char *buf, size_t 
             buf + o, buflen - o,
             "  overlap-save: %d tiles of %dx%d (%dx%d valid), cuFFT R2C/C2R in batches%s\n",
             p.fft_tiles, p.fft_n, p.fft_n, p.fft_valid, p.fft_valid,
-            p.fft_fused ? "; tile build, spectrum multiply and store fused into the "
-                          "transforms as callbacks (linked when the plan is made)"
+            p.fft_fused ? "; spectrum multiply inside the R2C transform (a callback cuFFT "
+                          "links when the plan is made)"
                         : "");
     else if (p.method == IC_FAST_ROWS)
         o += snprintf(buf + o, buflen - o,
