@@ -7,7 +7,16 @@
  * Seeded random batches: 1..70 images of sizes from 1x1 (smaller than the
  * kernel) to 127x90, now and then one up to HD, and every eighth batch (the
  * last one of the quick run) 257..600 images up to 24x24, so that a block's
- * search of the image table (batch_impl.cuh) runs over hundreds of entries;
+ * search of the image table (batch_impl.cuh) runs over hundreds of entries.
+ * Both places of that table: a batch of up to PARAM_CAP images passes it in
+ * the launches' parameters, a larger one uploads it to device memory through
+ * the pinned slots. Every fourth batch sits on the boundary, its images all
+ * in the batched launches (alpha independent; the global method forced, or
+ * rows every other one where it applies): PARAM_CAP images (batches 0,
+ * 4, 16, 20, ...: parameters) or PARAM_CAP + 1 (batches 8, 12, 24, 28, ...:
+ * the upload); the other 1..70-image batches fall mostly below it, the
+ * 257..600-image ones far above; the quick run's 1..8-image batches take
+ * parameters, its last (260 images) the upload;
  * 1, 3 or 4 channels (2 now and then), AoS or SoA (one per batch, as a
  * batched launch needs), 8- and 16-bit samples, every border mode, square
  * 3..9 kernels (the rows method) and odd non-square ones up to 15 (the
@@ -54,6 +63,10 @@ int main(void)
 #define CASES 40
 #define QUICK_CASES 6
 #define MAXN 600
+/* Images whose table a batched launch carries in its parameters
+ * (icf_batch::PARAM_CAP, src/cuda/fast/batch_impl.cuh): the largest batch
+ * without an upload. */
+#define PARAM_CAP 64
 
 static int failures;
 
@@ -180,10 +193,12 @@ static void one_batch(ic_context *ctx, cudaStream_t nb_stream, uint64_t seed, in
     ict_rng r;
     ict_rng_seed(&r, ict_mix(seed, (uint64_t)index));
     const int many = q ? index == QUICK_CASES - 1 : index % 8 == 7;
+    /* either side of the parameter table's capacity, every image batched */
+    const int edge = !q && index % 4 == 0;
     const int n = many ? (q ? 260 : ict_range(&r, 257, MAXN))
                   : q  ? ict_range(&r, 1, 8)
-                       : (index % 4 == 0 ? ict_range(&r, 60, 70) : ict_range(&r, 1, 70));
-    const int method = ict_range(&r, 0, 4);
+                       : (edge ? PARAM_CAP + index / 8 % 2 : ict_range(&r, 1, 70));
+    const int drawn = ict_range(&r, 0, 4);
     const int u16 = ict_range(&r, 0, 3) == 0;
     const ic_sample_type type = u16 ? IC_U16 : IC_U8;
     const int rows_kernel = ict_range(&r, 0, 2) != 0;
@@ -193,6 +208,9 @@ static void one_batch(ic_context *ctx, cudaStream_t nb_stream, uint64_t seed, in
     static const int kChannels[] = {1, 3, 4, 3, 1, 4, 2};
     const int ch = kChannels[ict_range(&r, 0, 6)];
     const ic_layout lay = ict_range(&r, 0, 3) == 0 ? IC_SOA : IC_AOS;
+    /* the edge batches: global, or rows every other one where it applies */
+    const int method =
+        edge ? (index / 4 % 2 && rows_kernel && !u16 && (lay == IC_SOA || ch != 2) ? 1 : 2) : drawn;
     const int async = ict_range(&r, 0, 1);
     cudaStream_t stream = ict_range(&r, 0, 1) ? nb_stream : NULL;
     const float unit = u16 ? 257.0f : 1.0f;
@@ -203,6 +221,8 @@ static void one_batch(ic_context *ctx, cudaStream_t nb_stream, uint64_t seed, in
     p.bias = ict_range(&r, 0, 2) == 0 ? (float)(ict_uniform(&r) * 20.0 - 10.0) * unit : 0.0f;
     p.correlate = ict_range(&r, 0, 1);
     p.alpha = (ic_alpha)ict_range(&r, 0, 3);
+    if (edge) /* keep runs image by image; rows premultiplies RGBA AoS only */
+        p.alpha = IC_ALPHA_INDEPENDENT;
 
     ic_tuning t;
     memset(&t, 0, sizeof t);

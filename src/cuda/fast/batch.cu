@@ -7,10 +7,13 @@
  * which runs cuda_common.cuh's ic_cu_conv_block (ic_cu_conv_kernel's body) for each block's
  * image. plan.cu decides which images take which launch (their own plans).
  *
- * The table lives in one of SLOTS pinned host buffers and its device twin;
- * the slot is reused only after the event recorded behind its launches has
- * completed, so an asynchronous batch never waits for itself and never
- * overwrites a table a queued launch still reads (whatever the streams).
+ * A batch of up to icf_batch::PARAM_CAP images passes each launch its part
+ * of the table as a kernel parameter (copied at the launch: nothing to keep
+ * or wait for). A larger one uploads it: the table lives in one of SLOTS
+ * pinned host buffers and its device twin; the slot is reused only after the
+ * event recorded behind its launches has completed, so an asynchronous batch
+ * never waits for itself and never overwrites a table a queued launch still
+ * reads (whatever the streams).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,6 +35,7 @@ IC_BATCH_ROWS(extern template, 9, 3);
 IC_BATCH_ROWS(extern template, 9, 4);
 
 using icf_batch::batch_img;
+using icf_batch::batch_tab;
 
 namespace
 {
@@ -42,15 +46,41 @@ constexpr long long MAX_BLOCKS = 0x7fffffffLL;
 /* The generic method for the images of tab: each block does the work of block
  * (bx, by) of plane bz of the one-image launch (ic_cu_conv_block with the
  * ic_cu_direct strategy: 32 x 8 threads, one output sample each). */
+template <class TAB>
 __global__ void __launch_bounds__(IC_CU_DIRECT_BX *IC_CU_DIRECT_BY)
-    batch_global_kernel(const ic_cuda_args base, const batch_img *tab, int n)
+    batch_global_kernel(const ic_cuda_args base, const __grid_constant__ TAB tab)
 {
     const long long b = blockIdx.x;
-    const batch_img &d = tab[icf_batch::batch_find(tab, n, b)];
+    const batch_img &d = tab.at(icf_batch::batch_find(tab, b));
     const ic_cuda_args a = icf_batch::batch_args(base, d);
     unsigned bx, by, bz;
     icf_batch::batch_block(d, b, &bx, &by, &bz);
     ic_cu_conv_block<ic_cu_direct>(a, (int)bx, (int)by, (int)bz, ic_cu_wglobal{a.w});
+}
+
+/* The generic launch of the images of t, `blocks` blocks in all. */
+ic_status global_launch(const ic_cuda_args *base, const batch_tab &t, long long blocks, char *err,
+                        size_t errlen)
+{
+    const dim3 block(IC_CU_DIRECT_BX, IC_CU_DIRECT_BY);
+    const cudaStream_t stream = (cudaStream_t)base->stream;
+    if (t.dev) {
+        const icf_batch::tab_dev td = {t.dev, t.n};
+        batch_global_kernel<<<(unsigned)blocks, block, 0, stream>>>(*base, td);
+    } else {
+#if IC_BATCH_PARAM_CAP > 0
+        icf_batch::tab_cap tp;
+        icf_batch::tab_fill(&tp, t);
+        batch_global_kernel<<<(unsigned)blocks, block, 0, stream>>>(*base, tp);
+#else
+        return ic_cuda_fail(err, errlen, "cuda fast batched global launch without a device table",
+                            (int)cudaErrorInvalidValue);
+#endif
+    }
+    const cudaError_t ce = cudaGetLastError();
+    if (ce != cudaSuccess)
+        return ic_cuda_fail(err, errlen, "cuda fast batched global kernel launch", (int)ce);
+    return IC_OK;
 }
 
 } // namespace
@@ -64,6 +94,7 @@ struct ic_fast_batch {
         int pending;      /* done has been recorded */
     } s[SLOTS];
     int next;
+    int params; /* the driver takes tables in kernel parameters (CUDA 12.1) */
 };
 
 extern "C" void ic_fast_batch_free(ic_fast_batch *b)
@@ -139,26 +170,43 @@ static int rows_entry(batch_img *d, const ic_fast_batch_item *it, int step, int 
     return 1;
 }
 
-/* The rows launch of n images of one rank (0: the full sum at rows0 rows
- * per thread) for kernel size k. */
+/* The rows launch of the images of t, of one rank (0: the full sum at rows0
+ * rows per thread), for kernel size k. */
 static ic_status rows_launch_k(int k, const ic_cuda_args *base, const float *w, const float *row,
-                               const float *col, int rank, int rows0, const batch_img *tab, int n,
+                               const float *col, int rank, int rows0, const batch_tab &t,
                                long long blocks, char *err, size_t errlen)
 {
     switch (k) {
     case 3:
-        return icf_batch::rows_launch<3>(base, w, row, col, rank, rows0, tab, n, (unsigned)blocks,
-                                         err, errlen);
+        return icf_batch::rows_launch<3>(base, w, row, col, rank, rows0, t, (unsigned)blocks, err,
+                                         errlen);
     case 5:
-        return icf_batch::rows_launch<5>(base, w, row, col, rank, rows0, tab, n, (unsigned)blocks,
-                                         err, errlen);
+        return icf_batch::rows_launch<5>(base, w, row, col, rank, rows0, t, (unsigned)blocks, err,
+                                         errlen);
     case 7:
-        return icf_batch::rows_launch<7>(base, w, row, col, rank, rows0, tab, n, (unsigned)blocks,
-                                         err, errlen);
+        return icf_batch::rows_launch<7>(base, w, row, col, rank, rows0, t, (unsigned)blocks, err,
+                                         errlen);
     default:
-        return icf_batch::rows_launch<9>(base, w, row, col, rank, rows0, tab, n, (unsigned)blocks,
-                                         err, errlen);
+        return icf_batch::rows_launch<9>(base, w, row, col, rank, rows0, t, (unsigned)blocks, err,
+                                         errlen);
     }
+}
+
+/* The batch's ic_fast_batch, created on first use. */
+static ic_status batch_state(ic_fast_batch **bp, char *err, size_t errlen)
+{
+    if (*bp)
+        return IC_OK;
+    ic_fast_batch *b = (ic_fast_batch *)calloc(1, sizeof(ic_fast_batch));
+    if (!b) {
+        snprintf(err, errlen, "cuda fast batch: out of memory");
+        return IC_ERR_NOMEM;
+    }
+    int driver = 0;
+    b->params =
+        IC_BATCH_PARAM_CAP > 0 && cudaDriverGetVersion(&driver) == cudaSuccess && driver >= 12010;
+    *bp = b;
+    return IC_OK;
 }
 
 extern "C" ic_status ic_fast_batch_launch(ic_fast_batch **bp, const ic_cuda_args *base,
@@ -230,35 +278,41 @@ extern "C" ic_status ic_fast_batch_launch(ic_fast_batch **bp, const ic_cuda_args
         free(tab);
         return IC_OK; /* declined: the caller runs the images one by one */
     }
-    if (!*bp && !(*bp = (ic_fast_batch *)calloc(1, sizeof(ic_fast_batch)))) {
-        free(tab);
-        snprintf(err, errlen, "cuda fast batch: out of memory");
-        return IC_ERR_NOMEM;
-    }
-    ic_fast_batch::slot *sl = NULL;
-    ic_status s = take_slot(*bp, n, &sl, err, errlen);
+    ic_status s = batch_state(bp, err, errlen);
     if (s != IC_OK) {
         free(tab);
         return s;
     }
-    memcpy(sl->host, tab, (size_t)n * sizeof(batch_img));
-    free(tab);
     const cudaStream_t stream = (cudaStream_t)base->stream;
-    *launched = 1; /* from here on something may be queued */
-    IC_CUDA_CHECK(cudaMemcpyAsync(sl->dev, sl->host, (size_t)n * sizeof(batch_img),
-                                  cudaMemcpyHostToDevice, stream));
-    if (nf > 0)
-        s = rows_launch_k(k, base, w, row, col, 0, rows0, sl->dev, nf, blocks_f, err, errlen);
-    if (s == IC_OK && ns > 0)
-        s = rows_launch_k(k, base, w, row, col, ranks, rows0, sl->dev + nf, ns, blocks_s, err,
-                          errlen);
-    if (s == IC_OK && ng > 0) {
-        batch_global_kernel<<<(unsigned)blocks_g, dim3(IC_CU_DIRECT_BX, IC_CU_DIRECT_BY), 0,
-                              stream>>>(*base, sl->dev + nr, ng);
-        const cudaError_t ce = cudaGetLastError();
-        if (ce != cudaSuccess)
-            s = ic_cuda_fail(err, errlen, "cuda fast batched global kernel launch", (int)ce);
+    /* the launches' tables: in their parameters, else uploaded to a slot */
+    const batch_img *host = tab, *dev = NULL;
+    ic_fast_batch::slot *sl = NULL;
+    if (!(*bp)->params || n > icf_batch::PARAM_CAP) {
+        s = take_slot(*bp, n, &sl, err, errlen);
+        if (s == IC_OK)
+            memcpy(sl->host, tab, (size_t)n * sizeof(batch_img));
+        free(tab);
+        tab = NULL;
+        if (s != IC_OK)
+            return s;
+        host = sl->host;
+        dev = sl->dev;
     }
+    *launched = 1; /* from here on something may be queued */
+    if (sl)
+        IC_CUDA_CHECK(cudaMemcpyAsync(sl->dev, sl->host, (size_t)n * sizeof(batch_img),
+                                      cudaMemcpyHostToDevice, stream));
+    const batch_tab tf = {host, dev, nf}, ts = {host + nf, dev ? dev + nf : NULL, ns},
+                    tg = {host + nr, dev ? dev + nr : NULL, ng};
+    if (nf > 0)
+        s = rows_launch_k(k, base, w, row, col, 0, rows0, tf, blocks_f, err, errlen);
+    if (s == IC_OK && ns > 0)
+        s = rows_launch_k(k, base, w, row, col, ranks, rows0, ts, blocks_s, err, errlen);
+    if (s == IC_OK && ng > 0)
+        s = global_launch(base, tg, blocks_g, err, errlen);
+    free(tab); /* NULL, or copied into the launches' parameters */
+    if (!sl)
+        return s;
     /* behind whatever was queued, so that the slot waits for it */
     const cudaError_t re = cudaEventRecord(sl->done, stream);
     if (re == cudaSuccess)

@@ -2,14 +2,17 @@
  * batch_impl.cuh - the batched launches of the cuda fast path (issue 17):
  * many images filtered by one kernel launch per method. The host side
  * (batch.cu) lays the images' blocks end to end in a one-dimensional grid and
- * uploads a small table, one batch_img per image, in device memory: its
- * pointers, pitches and size, and the index of its first block. A block finds
- * its image by a binary search over the first-block indices (the table is a
- * few KB and every thread of the block reads the same entries, so the search
- * costs a few L1 hits), turns its offset into the (x, y, plane) block index
- * that the one-image launch would have given it, and does exactly that
- * block's work: rows_body (rows_impl.cuh) for the rows method, the one-thread-
- * per-sample body of cuda_common.cuh for the generic method. So every output
+ * gives each launch a small table, one batch_img per image: its pointers,
+ * pitches and size, and the index of its first block. A batch of up to
+ * PARAM_CAP images passes its table in the launches' parameters (tab_par:
+ * the constant bank, no upload); a larger one uploads it to device memory
+ * (tab_dev). A block finds its image by a binary search over the first-block
+ * indices (every thread of the block reads the same entries: constant-cache
+ * hits, or L1 hits in the uploaded table), turns its offset into the
+ * (x, y, plane) block index that the one-image launch would have given it,
+ * and does exactly that block's work: rows_body (rows_impl.cuh) for the rows
+ * method, the one-thread-per-sample body of cuda_common.cuh for the generic
+ * method. Where the table lives changes nothing else. So every output
  * sample is computed by the same instructions, in the same order, as by the
  * one-image launch: the batch equals the image-by-image loop bit for bit.
  *
@@ -32,7 +35,7 @@
 namespace icf_batch
 {
 
-/* One image of a batched launch, as the blocks read it (device memory). */
+/* One image of a batched launch, as the blocks read it. */
 struct batch_img {
     const uint8_t *src;
     uint8_t *dst;
@@ -43,13 +46,83 @@ struct batch_img {
     icf_rows::rows_edges e; /* rows: where its edge outputs are */
 };
 
-/* The image block b belongs to: the last one whose first block is <= b. */
-__device__ __forceinline__ int batch_find(const batch_img *t, int n, long long b)
+/* Images whose table a launch carries in its parameters (tab_par); a larger
+ * batch uploads its table (tab_dev). 64 entries of 112 bytes: 7176 bytes,
+ * 7684 with the shared arguments and 9x9 weights, which needs CUDA 12.1 and
+ * sm_70 or later (up to 32764 bytes of parameters; 4 KB before):
+ * CMakeLists.txt sets IC_BATCH_PARAM_CAP=0 (the upload for every batch) for
+ * older compilers or architectures, and batch.cu asks the driver for 12.1. */
+#ifndef IC_BATCH_PARAM_CAP
+#define IC_BATCH_PARAM_CAP 64
+#endif
+constexpr int PARAM_CAP = IC_BATCH_PARAM_CAP;
+#if IC_BATCH_PARAM_CAP > 0 && defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 700
+#error "batched tables in kernel parameters need sm_70 or later: build with IC_BATCH_PARAM_CAP=0"
+#endif
+
+/* Where a launch's blocks read its table: one kernel body for both, each
+ * source a kernel parameter (__grid_constant__, so that the body may take
+ * the address of an entry without a local copy of the parameter). */
+
+/* The table in device memory, uploaded by the host: n entries at t. */
+struct tab_dev {
+    const batch_img *t;
+    int n;
+    __device__ __forceinline__ long long first(int i) const
+    {
+        return __ldg(&t[i].first);
+    }
+    __device__ __forceinline__ const batch_img &at(int i) const
+    {
+        return t[i];
+    }
+};
+
+/* The table in the parameters themselves: n <= CAP entries (constant-bank
+ * loads). */
+template <int CAP> struct tab_par {
+    int n;
+    batch_img t[CAP];
+    __device__ __forceinline__ long long first(int i) const
+    {
+        return t[i].first;
+    }
+    __device__ __forceinline__ const batch_img &at(int i) const
+    {
+        return t[i];
+    }
+};
+
+/* A launch's table as the host hands it over: dev, when the table was
+ * uploaded there; else the n entries at host go into the parameters (n <=
+ * PARAM_CAP). */
+struct batch_tab {
+    const batch_img *host;
+    const batch_img *dev;
+    int n;
+};
+
+#if IC_BATCH_PARAM_CAP > 0
+using tab_cap = tab_par<PARAM_CAP>;
+static_assert(sizeof(tab_cap) + sizeof(ic_cuda_args) + sizeof(icf_rows::rows_w<9, 0>) <= 32764,
+              "a batched launch's parameters exceed CUDA's 32764 bytes");
+
+/* The parameter table of t (t.n <= PARAM_CAP); the unused entries zero. */
+inline void tab_fill(tab_cap *p, const batch_tab &t)
 {
-    int lo = 0, hi = n - 1;
+    memset(p, 0, sizeof *p);
+    p->n = t.n;
+    memcpy(p->t, t.host, (size_t)t.n * sizeof(batch_img));
+}
+#endif
+
+/* The image block b belongs to: the last one whose first block is <= b. */
+template <class TAB> __device__ __forceinline__ int batch_find(const TAB &t, long long b)
+{
+    int lo = 0, hi = t.n - 1;
     while (lo < hi) {
         const int mid = (lo + hi + 1) >> 1;
-        if (__ldg(&t[mid].first) <= b)
+        if (t.first(mid) <= b)
             lo = mid;
         else
             hi = mid - 1;
@@ -92,30 +165,41 @@ template <int K, int STEP, int ROWS> constexpr int batch_min_blocks()
     return (STEP == 4 ? -1 : 0) + icf_rows::rows_min_blocks<K, ROWS>();
 }
 
-template <int K, int STEP, int RANK, int ROWS>
+template <int K, int STEP, int RANK, int ROWS, class TAB>
 __global__ void __launch_bounds__(icf_rows::BX *icf_rows::BY, (batch_min_blocks<K, STEP, ROWS>()))
     batch_rows_kernel(const ic_cuda_args base, const icf_rows::rows_w<K, RANK> w,
-                      const batch_img *tab, int n)
+                      const __grid_constant__ TAB tab)
 {
     const long long b = blockIdx.x;
-    const batch_img &d = tab[batch_find(tab, n, b)];
+    const batch_img &d = tab.at(batch_find(tab, b));
     const ic_cuda_args a = batch_args(base, d);
     unsigned bx, by, bz;
     batch_block(d, b, &bx, &by, &bz);
     icf_rows::rows_body<K, STEP, RANK, ROWS>(a, w, d.e, bx, by, bz);
 }
 
-/* One rows launch of a batch: n images in tab (device), `blocks` blocks in
- * all. */
+/* One rows launch of a batch: the images of t, `blocks` blocks in all. */
 template <int K, int STEP, int RANK, int ROWS>
 ic_status rows_go(const ic_cuda_args *base, const float *w, const float *row, const float *col,
-                  const batch_img *tab, int n, unsigned blocks, char *err, size_t errlen)
+                  const batch_tab &t, unsigned blocks, char *err, size_t errlen)
 {
     icf_rows::rows_w<K, RANK> p;
     icf_rows::rows_weights<K, RANK>(&p, w, row, col);
-    batch_rows_kernel<K, STEP, RANK, ROWS>
-        <<<blocks, dim3(icf_rows::BX, icf_rows::BY), 0, (cudaStream_t)base->stream>>>(*base, p, tab,
-                                                                                      n);
+    const dim3 block(icf_rows::BX, icf_rows::BY);
+    const cudaStream_t stream = (cudaStream_t)base->stream;
+    if (t.dev) {
+        const tab_dev td = {t.dev, t.n};
+        batch_rows_kernel<K, STEP, RANK, ROWS, tab_dev><<<blocks, block, 0, stream>>>(*base, p, td);
+    } else {
+#if IC_BATCH_PARAM_CAP > 0
+        tab_cap tp;
+        tab_fill(&tp, t);
+        batch_rows_kernel<K, STEP, RANK, ROWS, tab_cap><<<blocks, block, 0, stream>>>(*base, p, tp);
+#else
+        return ic_cuda_fail(err, errlen, "cuda fast batched rows launch without a device table",
+                            (int)cudaErrorInvalidValue);
+#endif
+    }
     const cudaError_t ce = cudaGetLastError();
     if (ce != cudaSuccess)
         return ic_cuda_fail(err, errlen, "cuda fast batched rows kernel launch", (int)ce);
@@ -127,19 +211,19 @@ ic_status rows_go(const ic_cuda_args *base, const float *w, const float *row, co
  * separable passes of that rank at 4. */
 template <int K, int STEP>
 ic_status rows_go_s(const ic_cuda_args *base, const float *w, const float *row, const float *col,
-                    int rank, int rows0, const batch_img *tab, int n, unsigned blocks, char *err,
+                    int rank, int rows0, const batch_tab &t, unsigned blocks, char *err,
                     size_t errlen)
 {
     switch (rank) {
     case 0:
         if constexpr (K == 3)
             if (rows0 == 4)
-                return rows_go<K, STEP, 0, 4>(base, w, row, col, tab, n, blocks, err, errlen);
-        return rows_go<K, STEP, 0, 2>(base, w, row, col, tab, n, blocks, err, errlen);
+                return rows_go<K, STEP, 0, 4>(base, w, row, col, t, blocks, err, errlen);
+        return rows_go<K, STEP, 0, 2>(base, w, row, col, t, blocks, err, errlen);
     case 1:
-        return rows_go<K, STEP, 1, 4>(base, w, row, col, tab, n, blocks, err, errlen);
+        return rows_go<K, STEP, 1, 4>(base, w, row, col, t, blocks, err, errlen);
     default:
-        return rows_go<K, STEP, 2, 4>(base, w, row, col, tab, n, blocks, err, errlen);
+        return rows_go<K, STEP, 2, 4>(base, w, row, col, t, blocks, err, errlen);
     }
 }
 
@@ -147,16 +231,16 @@ ic_status rows_go_s(const ic_cuda_args *base, const float *w, const float *row, 
  * rows_go_s). */
 template <int K>
 ic_status rows_launch(const ic_cuda_args *base, const float *w, const float *row, const float *col,
-                      int rank, int rows0, const batch_img *tab, int n, unsigned blocks, char *err,
+                      int rank, int rows0, const batch_tab &t, unsigned blocks, char *err,
                       size_t errlen)
 {
     switch (base->soa ? 1 : base->channels) {
     case 1:
-        return rows_go_s<K, 1>(base, w, row, col, rank, rows0, tab, n, blocks, err, errlen);
+        return rows_go_s<K, 1>(base, w, row, col, rank, rows0, t, blocks, err, errlen);
     case 3:
-        return rows_go_s<K, 3>(base, w, row, col, rank, rows0, tab, n, blocks, err, errlen);
+        return rows_go_s<K, 3>(base, w, row, col, rank, rows0, t, blocks, err, errlen);
     default:
-        return rows_go_s<K, 4>(base, w, row, col, rank, rows0, tab, n, blocks, err, errlen);
+        return rows_go_s<K, 4>(base, w, row, col, rank, rows0, t, blocks, err, errlen);
     }
 }
 
@@ -168,7 +252,6 @@ ic_status rows_launch(const ic_cuda_args *base, const float *w, const float *row
 #define IC_BATCH_ROWS(PREFIX, K, STEP)                                                             \
     PREFIX ic_status icf_batch::rows_go_s<K, STEP>(                                                \
         const ic_cuda_args *base, const float *w, const float *row, const float *col, int rank,    \
-        int rows0, const icf_batch::batch_img *tab, int n, unsigned blocks, char *err,             \
-        size_t errlen)
+        int rows0, const icf_batch::batch_tab &t, unsigned blocks, char *err, size_t errlen)
 
 #endif
