@@ -124,13 +124,22 @@ __global__ void __launch_bounds__(FFT_THREADS)
     float *t = real + (size_t)bt * nn;
     const bool inner = x0 >= 0 && y0 >= 0 && x0 + g.n <= a.width && y0 + g.n <= a.height;
     const float centre = fft_centre(a);
+    /* every sample of a pixel read before any is stored (the stores may not
+     * be moved above loads they could alias) */
     for (int v = (int)blockIdx.x; v < g.n; v += (int)gridDim.x)
-        for (int u = (int)threadIdx.x; u < g.n; u += (int)blockDim.x)
-            for (int c = 0; c < C; c++) {
-                const ic_cu_src in(a, c);
-                t[c * nn + (size_t)v * g.n + u] =
-                    (inner ? in.at<true>(x0 + u, y0 + v) : in.fetch<true>(x0 + u, y0 + v)) - centre;
-            }
+        for (int u = (int)threadIdx.x; u < g.n; u += (int)blockDim.x) {
+            float s[4];
+#pragma unroll
+            for (int c = 0; c < 4; c++)
+                if (c < C) {
+                    const ic_cu_src in(a, c);
+                    s[c] = inner ? in.at<true>(x0 + u, y0 + v) : in.fetch<true>(x0 + u, y0 + v);
+                }
+#pragma unroll
+            for (int c = 0; c < 4; c++)
+                if (c < C)
+                    t[c * nn + (size_t)v * g.n + u] = s[c] - centre;
+        }
 }
 
 /* spec *= conj(FFT(g)) / n^2 (precomputed in gs); blockIdx.y = tile of the batch. */
@@ -169,10 +178,28 @@ __global__ void __launch_bounds__(FFT_THREADS)
     const float *t = real + (size_t)bt * nn;
     const int x0 = tx * g.v, y0 = ty * g.v;
     const int vw = min(g.v, a.width - x0), vh = min(g.v, a.height - y0);
+    /* two pixels a thread, every sample loaded before any is stored (a byte
+     * store may alias any load after it) */
+    const int bx = (int)blockDim.x;
     for (int y = (int)blockIdx.x; y < vh; y += (int)gridDim.x)
-        for (int x = (int)threadIdx.x; x < vw; x += (int)blockDim.x)
-            for (int c = 0; c < C; c++)
-                ic_cu_store(a, c, x0 + x, y0 + y, t[c * nn + (size_t)y * g.n + x] + add);
+        for (int x = (int)threadIdx.x; x < vw; x += 2 * bx) {
+            const bool two = x + bx < vw;
+            float s[2][4];
+#pragma unroll
+            for (int c = 0; c < 4; c++)
+                if (c < C) {
+                    const float *row = t + c * nn + (size_t)y * g.n;
+                    s[0][c] = row[x];
+                    s[1][c] = two ? row[x + bx] : 0.0f;
+                }
+#pragma unroll
+            for (int c = 0; c < 4; c++)
+                if (c < C) {
+                    ic_cu_store(a, c, x0 + x, y0 + y, s[0][c] + add);
+                    if (two)
+                        ic_cu_store(a, c, x0 + x + bx, y0 + y, s[1][c] + add);
+                }
+        }
 }
 
 ic_status check_launch(const char *what, char *err, size_t errlen)
