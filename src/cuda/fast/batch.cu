@@ -64,23 +64,13 @@ ic_status global_launch(const ic_cuda_args *base, const batch_tab &t, long long 
 {
     const dim3 block(IC_CU_DIRECT_BX, IC_CU_DIRECT_BY);
     const cudaStream_t stream = (cudaStream_t)base->stream;
-    if (t.dev) {
-        const icf_batch::tab_dev td = {t.dev, t.n};
-        batch_global_kernel<<<(unsigned)blocks, block, 0, stream>>>(*base, td);
-    } else {
-#if IC_BATCH_PARAM_CAP > 0
-        icf_batch::tab_cap tp;
-        icf_batch::tab_fill(&tp, t);
-        batch_global_kernel<<<(unsigned)blocks, block, 0, stream>>>(*base, tp);
-#else
-        return ic_cuda_fail(err, errlen, "cuda fast batched global launch without a device table",
-                            (int)cudaErrorInvalidValue);
-#endif
-    }
-    const cudaError_t ce = cudaGetLastError();
-    if (ce != cudaSuccess)
-        return ic_cuda_fail(err, errlen, "cuda fast batched global kernel launch", (int)ce);
-    return IC_OK;
+    return icf_batch::launch_with_table(
+        t,
+        [&](const auto &tab) {
+            batch_global_kernel<std::decay_t<decltype(tab)>>
+                <<<(unsigned)blocks, block, 0, stream>>>(*base, tab);
+        },
+        "cuda fast batched global kernel launch", err, errlen);
 }
 
 } // namespace

@@ -30,6 +30,8 @@
 #ifndef IC_CUDA_FAST_BATCH_IMPL_CUH
 #define IC_CUDA_FAST_BATCH_IMPL_CUH
 
+#include <type_traits>
+
 #include "cuda/fast/rows_impl.cuh"
 
 namespace icf_batch
@@ -116,6 +118,27 @@ inline void tab_fill(tab_cap *p, const batch_tab &t)
 }
 #endif
 
+/* Calls launch(table) with t's table where it lives (the uploaded copy,
+ * else a parameter copy), then checks the launch; `what` names it. */
+template <class L>
+ic_status launch_with_table(const batch_tab &t, L launch, const char *what, char *err,
+                            size_t errlen)
+{
+    if (t.dev) {
+        launch(tab_dev{t.dev, t.n});
+    } else {
+#if IC_BATCH_PARAM_CAP > 0
+        tab_cap tp;
+        tab_fill(&tp, t);
+        launch(tp);
+#else
+        return ic_cuda_fail(err, errlen, what, (int)cudaErrorInvalidValue); /* no table */
+#endif
+    }
+    const cudaError_t ce = cudaGetLastError();
+    return ce != cudaSuccess ? ic_cuda_fail(err, errlen, what, (int)ce) : IC_OK;
+}
+
 /* The image block b belongs to: the last one whose first block is <= b. */
 template <class TAB> __device__ __forceinline__ int batch_find(const TAB &t, long long b)
 {
@@ -187,23 +210,13 @@ ic_status rows_go(const ic_cuda_args *base, const float *w, const float *row, co
     icf_rows::rows_weights<K, RANK>(&p, w, row, col);
     const dim3 block(icf_rows::BX, icf_rows::BY);
     const cudaStream_t stream = (cudaStream_t)base->stream;
-    if (t.dev) {
-        const tab_dev td = {t.dev, t.n};
-        batch_rows_kernel<K, STEP, RANK, ROWS, tab_dev><<<blocks, block, 0, stream>>>(*base, p, td);
-    } else {
-#if IC_BATCH_PARAM_CAP > 0
-        tab_cap tp;
-        tab_fill(&tp, t);
-        batch_rows_kernel<K, STEP, RANK, ROWS, tab_cap><<<blocks, block, 0, stream>>>(*base, p, tp);
-#else
-        return ic_cuda_fail(err, errlen, "cuda fast batched rows launch without a device table",
-                            (int)cudaErrorInvalidValue);
-#endif
-    }
-    const cudaError_t ce = cudaGetLastError();
-    if (ce != cudaSuccess)
-        return ic_cuda_fail(err, errlen, "cuda fast batched rows kernel launch", (int)ce);
-    return IC_OK;
+    return launch_with_table(
+        t,
+        [&](const auto &tab) {
+            batch_rows_kernel<K, STEP, RANK, ROWS, std::decay_t<decltype(tab)>>
+                <<<blocks, block, 0, stream>>>(*base, p, tab);
+        },
+        "cuda fast batched rows kernel launch", err, errlen);
 }
 
 /* The rows launch of channel step STEP (instantiated by the part files):
