@@ -168,9 +168,10 @@ typedef struct ic_fast_batch_item {
     int rank;
 } ic_fast_batch_item;
 
-/* The descriptor tables of the batched launches: a few pinned host and
- * device buffers used in turn, each reused once the launches that read it
- * are done. Owned by the fast path's state. */
+/* The descriptor tables of the batched launches: a batch of up to 64 images
+ * passes its table in the kernels' parameters; a larger one uploads it into
+ * a few pinned host and device buffers used in turn, each reused once the
+ * launches that read it are done. Owned by the fast path's state. */
 typedef struct ic_fast_batch ic_fast_batch;
 void ic_fast_batch_free(ic_fast_batch *b);
 
