@@ -216,11 +216,7 @@ int main(void)
     };
     for (int m = 0; m < (int)(sizeof runs / sizeof runs[0]); m++) {
         printf("tuning %s:\n", runs[m]);
-        /* quick (the sanitizer runs): fewer FFT cases, whose cuFFT kernels
-         * take racecheck longest (test_gpu_fast's racecheck timed out at 150 s
-         * once the fused FFT run was added, gpu-check at 6615c9b) */
-        const int cases = q ? (strstr(runs[m], "method=fft") ? 12 : 40) : 200;
-        failures += ict_diff_backend_tuned("cuda", runs[m], cases,
+        failures += ict_diff_backend_tuned("cuda", runs[m], q ? 40 : 200,
                                            ICT_DIFF_SEED ^ (uint64_t)(m + 1), ICT_DIFF_MAX_DIM);
     }
 
