@@ -294,45 +294,46 @@ if has ncu; then
   echo "ncu: $(( $(date +%s) - t0 )) s"
 fi
 
-if has ncubench; then
-  # Nsight Compute inside imgconv-bench: the kernels as the benchmark launches
-  # them (whole images, rotating inputs), with the warp stall reasons per
-  # issued instruction. IC_NCU_BENCH lists TABLES:KERNEL-REGEX:SKIP triples
-  # (profile launch SKIP+1 of the matching kernels of `imgconv-bench --tables
-  # TABLES`); LaunchStats shows the grid, so which launch it was can be checked.
-  # IC_NCU_METRICS adds metrics (comma-separated, regex: allowed), e.g. the
-  # executed instruction mix: regex:smsp__sass_thread_inst_executed_op_.*_pred_on\.sum
-  t0=$(date +%s)
-  if command -v ncu >/dev/null 2>&1; then
-    tmp=$(mktemp -d)
-    for c in ${IC_NCU_BENCH:-M:batch_rows_kernel:8 E:fast_sep_kernel:3 E:rows_kernel:40}; do
-      IFS=: read -r tb kre skip <<<"$c"
-      echo "== ncu-bench: tables $tb, kernel /$kre/, launch $((skip + 1))"
-      timeout 150 ncu --clock-control none --kernel-name regex:"$kre" --launch-skip "$skip" \
-        --launch-count 1 --section SpeedOfLight --section Occupancy --section LaunchStats \
-        --section WarpStateStats --section SchedulerStats --section MemoryWorkloadAnalysis \
-        --metrics regex:'smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio'${IC_NCU_METRICS:+,$IC_NCU_METRICS} \
-        $B/imgconv-bench --out "$tmp" --stamp ncu --tables "$tb" 2>&1 |
-        grep -vE "^==PROF==|^\s*$|----|^  [A-Z] done" | head -150
-    done
-    rm -rf "$tmp"
-  else
-    echo "ncu: not found"
-  fi
-  echo "ncu-bench: $(( $(date +%s) - t0 )) s"
-fi
+# Nsight Compute on the kernels matching REGEX inside `imgconv-bench --tables
+# TABLES` (the ncubench and ncutimes modes): ncu_bench TABLES REGEX NCU-ARGS...
+ncu_bench() {
+  local tb=$1 kre=$2
+  shift 2
+  timeout 150 ncu --clock-control none --kernel-name regex:"$kre" "$@" \
+    $B/imgconv-bench --out "$tmp" --stamp ncu --tables "$tb"
+}
 
-if has ncutimes; then
+if has ncubench || has ncutimes; then
   t0=$(date +%s)
   if command -v ncu >/dev/null 2>&1; then
     tmp=$(mktemp -d)
-    for c in ${IC_NCU_TIMES:-E:fft:60}; do
-      IFS=: read -r tb kre count <<<"$c"
-      echo "== ncu-times: tables $tb, kernel /$kre/, first $count launches (name, grid, block, duration)"
-      timeout 150 ncu --clock-control none --kernel-name regex:"$kre" --launch-count "$count" \
-        --metrics gpu__time_duration.sum --csv --print-units base \
-        $B/imgconv-bench --out "$tmp" --stamp ncu --tables "$tb" 2>/dev/null |
-        python3 -c '
+    # ncubench: the kernels as the benchmark launches them (whole images,
+    # rotating inputs), with the warp stall reasons per issued instruction.
+    # IC_NCU_BENCH lists TABLES:KERNEL-REGEX:SKIP triples (profile launch
+    # SKIP+1 of the matching kernels of `imgconv-bench --tables TABLES`);
+    # LaunchStats shows the grid, so which launch it was can be checked.
+    # IC_NCU_METRICS adds metrics (comma-separated, regex: allowed), e.g. the
+    # executed instruction mix: regex:smsp__sass_thread_inst_executed_op_.*_pred_on\.sum
+    if has ncubench; then
+      for c in ${IC_NCU_BENCH:-M:batch_rows_kernel:8 E:fast_sep_kernel:3 E:rows_kernel:40}; do
+        IFS=: read -r tb kre skip <<<"$c"
+        echo "== ncu-bench: tables $tb, kernel /$kre/, launch $((skip + 1))"
+        ncu_bench "$tb" "$kre" --launch-skip "$skip" \
+          --launch-count 1 --section SpeedOfLight --section Occupancy --section LaunchStats \
+          --section WarpStateStats --section SchedulerStats --section MemoryWorkloadAnalysis \
+          --metrics regex:'smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio'${IC_NCU_METRICS:+,$IC_NCU_METRICS} 2>&1 |
+          grep -vE "^==PROF==|^\s*$|----|^  [A-Z] done" | head -150
+      done
+    fi
+    # ncutimes: the duration of every launch matching (IC_NCU_TIMES lists
+    # TABLES:KERNEL-REGEX:COUNT triples, the first COUNT launches), one line each
+    if has ncutimes; then
+      for c in ${IC_NCU_TIMES:-E:fft:60}; do
+        IFS=: read -r tb kre count <<<"$c"
+        echo "== ncu-times: tables $tb, kernel /$kre/, first $count launches (name, grid, block, duration)"
+        ncu_bench "$tb" "$kre" --launch-count "$count" \
+          --metrics gpu__time_duration.sum --csv --print-units base 2>/dev/null |
+          python3 -c '
 import csv, sys
 rows = [r for r in csv.reader(l for l in sys.stdin if l.startswith("\""))]
 if not rows:
@@ -342,12 +343,13 @@ k, g, b, v = h.index("Kernel Name"), h.index("Grid Size"), h.index("Block Size")
 for r in rows[1:]:
     print("%-60.60s %18s %14s %10.1f us" % (r[k], r[g], r[b], float(r[v].replace(",", "")) / 1e3))
 '
-    done
+      done
+    fi
     rm -rf "$tmp"
   else
     echo "ncu: not found"
   fi
-  echo "ncu-times: $(( $(date +%s) - t0 )) s"
+  echo "ncu-bench/ncu-times: $(( $(date +%s) - t0 )) s"
 fi
 
 if has ratio; then
