@@ -58,12 +58,11 @@ struct ic_fast_fft {
     int n, b; /* tile size, tiles per batch */
     cufftHandle r2c, c2r;
     int have_plans;
-    int fused;                   /* the R2C plan multiplies as it stores (fft_cb.lto.cu) */
-    int fuse_failed;             /* linking it failed once: not tried again */
-    ic_fft_cb_info info;         /* what the callback reads (host copy) */
-    ic_fft_cb_info *info_dev;    /* ... and where it reads it */
-    const cufftComplex *info_gs; /* the spectrum info_dev points at (NULL: not uploaded) */
-    double work_ms;              /* predicted kernel ms of every job prepared (fft_fuse auto) */
+    int fused;                /* the R2C plan multiplies as it stores (fft_cb.lto.cu) */
+    int fuse_failed;          /* linking it failed once: not tried again */
+    ic_fft_cb_info info;      /* what info_dev holds (zero until the first upload) */
+    ic_fft_cb_info *info_dev; /* what the callback reads */
+    double work_ms;           /* predicted kernel ms of every job prepared (fft_fuse auto) */
     void *work;
     float *real;        /* b tiles of n*n floats */
     cufftComplex *spec; /* b tiles of n*(n/2+1) */
@@ -116,9 +115,9 @@ __host__ __device__ __forceinline__ float fft_centre(const ic_cuda_args &a)
 __global__ void __launch_bounds__(FFT_THREADS)
     fft_build(const ic_cuda_args a, const ic_fft_geo g, float *real)
 {
-    const int C = a.channels, bt = (int)blockIdx.y * C;
-    int c0, tx, ty;
-    ic_fft_tile_pos(g, C, g.t0 + bt, c0, tx, ty);
+    const int C = a.channels, bt = (int)blockIdx.y * C; /* t0 is a multiple of C */
+    int tx, ty;
+    ic_fft_tile_pos(g, (g.t0 + bt) / C, tx, ty);
     const int x0 = tx * g.v - (a.kw - 1) / 2, y0 = ty * g.v - (a.kh - 1) / 2;
     const size_t nn = (size_t)g.n * g.n;
     float *t = real + (size_t)bt * nn;
@@ -171,9 +170,9 @@ __global__ void fft_conj_scale(cufftComplex *gs, size_t count, float scale)
 __global__ void __launch_bounds__(FFT_THREADS)
     fft_extract(const ic_cuda_args a, const ic_fft_geo g, const float *real, float add)
 {
-    const int C = a.channels, bt = (int)blockIdx.y * C;
-    int c0, tx, ty;
-    ic_fft_tile_pos(g, C, g.t0 + bt, c0, tx, ty);
+    const int C = a.channels, bt = (int)blockIdx.y * C; /* t0 is a multiple of C */
+    int tx, ty;
+    ic_fft_tile_pos(g, (g.t0 + bt) / C, tx, ty);
     const size_t nn = (size_t)g.n * g.n;
     const float *t = real + (size_t)bt * nn;
     const int x0 = tx * g.v, y0 = ty * g.v;
@@ -238,7 +237,6 @@ ic_status set_callbacks(ic_fast_fft *f, char *err, size_t errlen)
     void *info[1] = {f->info_dev};
     IC_CUFFT_CHECK(fn->xt_set_jit_callback(f->r2c, IC_FFT_CB_MUL, ic_fft_cb_fatbin,
                                            sizeof ic_fft_cb_fatbin, CUFFT_CB_ST_COMPLEX, info));
-    f->info_gs = NULL; /* a new plan: upload before the next launch */
     return IC_OK;
 #else
     (void)f;
@@ -439,9 +437,9 @@ extern "C" ic_status ic_fast_fft_prepare(ic_fast_fft **pf, const ic_cuda_args *a
     }
     ic_status st;
     /* Fused where the planner expects it and linking has not failed before;
-     * the callbacks index a batch with 32-bit offsets and shifts. */
-    const int fuse = p->fft_fused && !f->fuse_failed && (n & (n - 1)) == 0 &&
-                     (unsigned long long)b * n * n < (1ull << 32);
+     * the callback indexes a batch's spectrum with 32-bit offsets. */
+    const int fuse =
+        p->fft_fused && !f->fuse_failed && (unsigned long long)b * n * n < (1ull << 32);
     if (f->n != n || f->b != b || !f->have_plans || f->fused != fuse) {
         st = make_batch(f, n, b, fuse, err, errlen);
         if (st != IC_OK && fuse) { /* the documented fallback: the unfused kernels */
@@ -496,14 +494,14 @@ static ic_status fft_launch_locked(ic_fast_fft *f, const ic_cuda_args *a, char *
     IC_CUFFT_CHECK(cufftSetStream(f->r2c, stream));
     IC_CUFFT_CHECK(cufftSetStream(f->c2r, stream));
     ic_status st;
-    if (f->fused && f->info_gs != f->g) { /* what the multiply callback reads */
-        /* from pageable memory: staged before the call returns; stream-ordered
+    if (f->fused && (f->info.gs != f->g || f->info.nc != (unsigned)nc)) {
+        /* what the multiply callback reads, when the spectrum changed: from
+         * pageable memory, staged before the call returns; stream-ordered
          * after the previous launch (done) and before the transforms */
         f->info.gs = f->g;
         f->info.nc = (unsigned)nc;
         IC_CUDA_CHECK(
             cudaMemcpyAsync(f->info_dev, &f->info, sizeof f->info, cudaMemcpyHostToDevice, stream));
-        f->info_gs = f->g;
     }
     for (long long t0 = 0; t0 < tiles; t0 += f->b) {
         const int count = (int)(tiles - t0 < f->b ? tiles - t0 : f->b);

@@ -19,11 +19,9 @@ struct ic_fft_geo {
     int n, v, tiles_x, tiles_y, t0, count;
 };
 
-__device__ __forceinline__ void ic_fft_tile_pos(const ic_fft_geo &g, int channels, int tile, int &c,
-                                                int &tx, int &ty)
+/* Position of spatial tile s (tiles s * channels .. s * channels + channels - 1). */
+__device__ __forceinline__ void ic_fft_tile_pos(const ic_fft_geo &g, int s, int &tx, int &ty)
 {
-    const int s = tile / channels;
-    c = tile - s * channels;
     ty = s / g.tiles_x;
     tx = s - ty * g.tiles_x;
 }

@@ -505,14 +505,14 @@ static ic_status plan_job(ic_fast_state *st, const ic_job *job, ic_fast_plan *p,
         /* auto: once the context has run FFT_FUSE_AFTER_MS of FFT work (the
          * link's tens of ms then cost less than the multiply pass saved since);
          * never where this context's cuFFT failed to link it before */
-        p->fft_fused = (n & (n - 1)) == 0 && ic_fast_fft_fusable(st->fft) &&
+        p->fft_fused = ic_fast_fft_fusable(st->fft) &&
                        (tune->fft_fuse == 1 ||
                         (tune->fft_fuse == 0 && ic_fast_fft_work_ms(st->fft) >= FFT_FUSE_AFTER_MS));
 #else
         p->fft_fused = 0;
 #endif
-        /* five stream operations a batch either way (fused: the callbacks'
-         * info upload and cuFFT's two kernels per transform) */
+        /* the model's five launches a batch either way (fused, the batch
+         * runs six kernels instead of seven: no fft_mul) */
         t_fft = 5 * LAUNCH_S * batches +
                 (p->fft_fused ? FFT_FUSED_BYTES : FFT_BYTES) * tiles * n * n / d.copy_bps;
         f_fft =
