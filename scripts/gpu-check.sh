@@ -62,6 +62,8 @@
 #   IC_SAN_TOOLS="memcheck racecheck synccheck initcheck" picks the sanitizers,
 #   IC_SAN_BUDGET (s) bounds their total time, IC_SAN_CASES their case count,
 #   IC_SAN_TIMEOUT (s) each run, IC_SAN_TESTS (a glob) which test binaries.
+#   IC_SAN_PARTS="test_gpu_diff:4 test_gpu_fast:3" splits those binaries into
+#   that many processes (ICT_PART=k/N), each under IC_SAN_TIMEOUT.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 what=" ${*:-all} "
@@ -131,27 +133,39 @@ if has san; then
       errs=0 runs=0 skipped_runs=0
       for bin in $B/tests/${IC_SAN_TESTS:-test_gpu_*}; do
         [ -x "$bin" ] || continue
-        if [ $(( $(date +%s) - san_t0 )) -gt "$san_budget" ]; then
-          echo "sanitizer $tool $(basename $bin): NOT RUN (time budget spent)"
-          skipped_runs=$((skipped_runs + 1))
-          continue
-        fi
-        extra=""
-        [ $tool = memcheck ] && extra="--leak-check full"
-        r=$(IC_TEST_QUICK=1 ICT_CASES=${IC_SAN_CASES:-8} timeout ${IC_SAN_TIMEOUT:-150} compute-sanitizer --tool $tool $extra \
-              --error-exitcode 99 "$bin" 2>&1)
-        rc=$?
-        n=$(printf '%s\n' "$r" | grep -oE "ERROR SUMMARY: [0-9]+" | awk '{s+=$3} END {print s+0}')
-        if [ "$rc" -eq 124 ]; then
-          echo "sanitizer $tool $(basename $bin): TIMEOUT after ${IC_SAN_TIMEOUT:-150} s"
-          skipped_runs=$((skipped_runs + 1))
-          continue
-        fi
-        [ "$rc" -ne 0 ] && [ "$n" -eq 0 ] && [ "$rc" -ne 77 ] && n=1
-        echo "sanitizer $tool $(basename $bin): rc=$rc errors=$n"
-        [ "$n" -gt 0 ] && printf '%s\n' "$r" | grep -E "=========" | head -20
-        errs=$((errs + n))
-        runs=$((runs + 1))
+        # a binary named in IC_SAN_PARTS as NAME:N runs as N processes, each
+        # with ICT_PART=k/N (every N-th section of the test), each within
+        # IC_SAN_TIMEOUT: the slow tools on the long tests
+        nparts=1
+        for p in ${IC_SAN_PARTS-test_gpu_diff:4 test_gpu_fast:3}; do
+          [ "${p%%:*}" = "$(basename $bin)" ] && nparts=${p##*:}
+        done
+        for k in $(seq 1 $nparts); do
+          label=$(basename $bin)
+          part=""
+          [ "$nparts" -gt 1 ] && part=$k/$nparts && label="$label [part $part]"
+          if [ $(( $(date +%s) - san_t0 )) -gt "$san_budget" ]; then
+            echo "sanitizer $tool $label: NOT RUN (time budget spent)"
+            skipped_runs=$((skipped_runs + 1))
+            continue
+          fi
+          extra=""
+          [ $tool = memcheck ] && extra="--leak-check full"
+          r=$(ICT_PART=$part IC_TEST_QUICK=1 ICT_CASES=${IC_SAN_CASES:-8} timeout ${IC_SAN_TIMEOUT:-150} \
+                compute-sanitizer --tool $tool $extra --error-exitcode 99 "$bin" 2>&1)
+          rc=$?
+          n=$(printf '%s\n' "$r" | grep -oE "ERROR SUMMARY: [0-9]+" | awk '{s+=$3} END {print s+0}')
+          if [ "$rc" -eq 124 ]; then
+            echo "sanitizer $tool $label: TIMEOUT after ${IC_SAN_TIMEOUT:-150} s"
+            skipped_runs=$((skipped_runs + 1))
+            continue
+          fi
+          [ "$rc" -ne 0 ] && [ "$n" -eq 0 ] && [ "$rc" -ne 77 ] && n=1
+          echo "sanitizer $tool $label: rc=$rc errors=$n"
+          [ "$n" -gt 0 ] && printf '%s\n' "$r" | grep -E "=========" | head -20
+          errs=$((errs + n))
+          runs=$((runs + 1))
+        done
       done
       san_summary="$san_summary $tool=$errs errors in $runs runs${skipped_runs:+ ($skipped_runs not run)};"
     done

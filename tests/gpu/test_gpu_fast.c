@@ -193,6 +193,9 @@ int main(void)
     }
     int failures = 0;
     const int q = quick();
+    /* ICT_PART=k/n runs every n-th section (each tuned run, the named
+     * kernels, the big images, 16 bits) from the k-th: compute-sanitizer's
+     * slower tools take the test in parts (scripts/gpu-check.sh san). */
 
     /* 1. The differential run with each method forced; the rows method with
      * each of its shapes (1, 2, 4 output rows per thread: the planner picks
@@ -214,7 +217,10 @@ int main(void)
         "method=sep,tile-channels=2,tile-rows=8",
         "method=direct,tile-channels=1,tile-rows=16",
     };
-    for (int m = 0; m < (int)(sizeof runs / sizeof runs[0]); m++) {
+    const int nruns = (int)(sizeof runs / sizeof runs[0]);
+    for (int m = 0; m < nruns; m++) {
+        if (!ict_part(m))
+            continue;
         printf("tuning %s:\n", runs[m]);
         failures += ict_diff_backend_tuned("cuda", runs[m], q ? 40 : 200,
                                            ICT_DIFF_SEED ^ (uint64_t)(m + 1), ICT_DIFF_MAX_DIM);
@@ -228,7 +234,7 @@ int main(void)
     ict_rng r;
     ict_rng_seed(&r, 0xFA57F00Dull);
     int named_fail = 0, named_cases = 0;
-    for (int rep = 0; rep < (q ? 1 : 3); rep++)
+    for (int rep = 0; rep < (ict_part(nruns) ? q ? 1 : 3 : 0); rep++)
         for (int i = 0; i < nn; i++) {
             const int w = ict_range(&r, 1, 300), h = ict_range(&r, 1, 200);
             const int ch = ict_range(&r, 1, 4);
@@ -265,7 +271,7 @@ int main(void)
     const int bw = q ? 1920 : 7680, bh = q ? 1080 : 4320;
     const int rows[][2] = {{0, 6}, {bh / 2 - 3, bh / 2 + 3}, {bh - 6, bh}};
     int big_fail = 0;
-    for (int i = 0; i < 3; i++) {
+    for (int i = 0; i < (ict_part(nruns + 1) ? 3 : 0); i++) {
         big_fail += check_named("gaussian:31", bw, bh, 3, IC_AOS, IC_BORDER_REFLECT, 1, 0.0f,
                                 "method sep", &r, rows[i][0], rows[i][1]);
         /* a fixed full-rank 31x31: rows of a ramp times a different ramp per row */
@@ -276,7 +282,7 @@ int main(void)
     }
     /* the rows method as the planner takes it on a big image (4 rows per
      * thread), direct and separable, every border mode */
-    for (int i = 0; i < 3; i++) {
+    for (int i = 0; i < (ict_part(nruns + 2) ? 3 : 0); i++) {
         big_fail += check_named("gaussian:5", bw, bh, 3, IC_AOS, (ic_border)(i + 1), 1, 0.0f,
                                 "method rows", &r, rows[i][0], rows[i][1]);
         big_fail += check_named("1 2 3 4 5 6 7; 7 1 2 3 4 5 6; 6 7 1 2 3 4 5; 5 6 7 1 2 3 4; "
@@ -288,7 +294,8 @@ int main(void)
     failures += big_fail;
 
     /* 4. 16-bit samples. */
-    failures += sixteen_bits(q, &r);
+    if (ict_part(nruns + 3))
+        failures += sixteen_bits(q, &r);
 
     printf("test_gpu_fast: %d failures\n", failures);
     return failures ? 1 : 0;

@@ -423,6 +423,16 @@ void ict_run_env(int *quick, uint64_t *seed, uint64_t def_seed, int *cases, int 
     *cases = e ? atoi(e) : *quick ? quick_cases : def_cases;
 }
 
+int ict_part(int index)
+{
+    const char *e = getenv("ICT_PART");
+    int k = 0, n = 0;
+    char tail;
+    if (!e || sscanf(e, "%d/%d%c", &k, &n, &tail) != 2 || n < 1 || k < 1 || k > n)
+        return 1;
+    return index % n == k - 1;
+}
+
 void ict_fake_icc(uint8_t *p, size_t n, const char *space, int d50)
 {
     static const uint8_t d50_xyz[12] = {0, 0, 0xF6, 0xD6, 0, 1, 0, 0, 0, 0, 0xD3, 0x2D};

@@ -220,6 +220,12 @@ int ict_diff_backend_ex(const char *backend, const char *tuning, ic_sample_type 
 void ict_run_env(int *quick, uint64_t *seed, uint64_t def_seed, int *cases, int def_cases,
                  int quick_cases);
 
+/* One part of a test that a long tool run (compute-sanitizer) splits into
+ * separate processes: with ICT_PART=k/n in the environment, 1 when section
+ * `index` (0, 1, 2, ...) belongs to part k (index % n == k - 1), else 0;
+ * without it (or malformed), always 1. */
+int ict_part(int index);
+
 /* 1 when the backend is compiled in and usable here; otherwise 0 with the
  * reason (from ic_backend_get, or "not compiled in") in why. */
 int ict_backend_usable(const char *name, char *why, size_t n);
