@@ -840,9 +840,9 @@ static void methods(void)
     const int nc = (int)(sizeof cases / sizeof cases[0]);
     const int w = B.quick ? 1920 : 7680, h = B.quick ? 1080 : 4320;
     /* the FFT with 256 and 512 tiles (unfused), and with 512 and the
-     * multiply inside cuFFT's R2C transform */
-    const ic_method ms[5] = {IC_METHOD_DIRECT, IC_METHOD_SEP, IC_METHOD_FFT, IC_METHOD_FFT,
-                             IC_METHOD_FFT};
+     * multiply inside cuFFT's R2C transform; the tensor method */
+    const ic_method ms[6] = {IC_METHOD_DIRECT, IC_METHOD_SEP, IC_METHOD_FFT,
+                             IC_METHOD_FFT,    IC_METHOD_FFT, IC_METHOD_TENSOR};
     ic_image src;
     if (ic_image_create(&src, w, h, 3, IC_AOS) != IC_OK)
         exit(1);
@@ -855,9 +855,9 @@ static void methods(void)
     md("\n## F. Methods forced (planner calibration), %s RGB\n\nmeasured ms / predicted ms; "
        "`-` where the method cannot take the kernel; fft with 256x256 and 512x512 tiles, "
        "both unfused, and 512x512 with the spectrum multiply inside cuFFT's R2C "
-       "transform (fft-fuse=always).\n\n"
-       "| kernel | planner picks | direct | sep | fft 256 | fft 512 | fft 512 fused |\n"
-       "|---|---|---|---|---|---|---|\n",
+       "transform (fft-fuse=always); tensor: the direct sum on the tensor cores.\n\n"
+       "| kernel | planner picks | direct | sep | fft 256 | fft 512 | fft 512 fused | tensor |\n"
+       "|---|---|---|---|---|---|---|---|\n",
        B.quick ? "HD" : "8K");
     for (int i = 0; i < nc; i++) {
         ic_kernel k;
@@ -870,14 +870,14 @@ static void methods(void)
         memset(&auto_plan, 0, sizeof auto_plan);
         bg_time_fast(G, &k, IC_BORDER_REPLICATE, 1, NULL, &dummy, &auto_plan, err, sizeof err);
         md("| %s %d | %s", cases[i].kind, cases[i].K, ic_method_name(auto_plan.method));
-        for (int m = 0; m < 5; m++) {
+        for (int m = 0; m < 6; m++) {
             ic_plan plan;
             double t = 0;
             memset(&plan, 0, sizeof plan);
             ic_tuning tune;
             memset(&tune, 0, sizeof tune);
             tune.method = ms[m];
-            if (m >= 2)
+            if (m >= 2 && m <= 4)
                 tune.fft_n = m == 2 ? 256 : 512;
             tune.fft_fuse = m == 4 ? 1 : 2; /* always / never: not the context's history */
             const int reps = cases[i].K >= 21 && ms[m] == IC_METHOD_DIRECT ? 5 : B.reps;

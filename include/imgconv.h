@@ -948,10 +948,12 @@ typedef enum ic_method {
     IC_METHOD_SEP,      /* separable / low-rank: K = sum_r col_r row_r^T, r row + r column passes */
     IC_METHOD_FFT,      /* cuda: overlap-save tiles through cuFFT (float32) */
     IC_METHOD_GLOBAL,   /* cuda: one thread per output sample, any kernel size */
-    IC_METHOD_ROWS      /* cuda: square 3..9 kernels, 16 samples x 1/2/4 rows per thread */
+    IC_METHOD_ROWS,     /* cuda: square 3..9 kernels, 16 samples x 1/2/4 rows per thread */
+    IC_METHOD_TENSOR    /* cuda: the kw*kh sum on the tensor cores (8-bit samples, kernels
+                         * 3..31 wide, sm_80 and later; float32 rounding, README "Accuracy") */
 } ic_method;
 
-/* Name of a method ("auto", "direct", "sep", "fft", "global", "rows"). */
+/* Name of a method ("auto", "direct", "sep", "fft", "global", "rows", "tensor"). */
 const char *ic_method_name(ic_method m);
 
 /* Instruction sets of the `cpu` backend's inner loops. */
@@ -1080,6 +1082,7 @@ typedef struct ic_plan {
     double pred_direct_ms; /* predictions of the candidates (-1: not possible) */
     double pred_sep_ms;
     double pred_fft_ms;
+    double pred_tensor_ms;
     /* device ceilings (cuda): measured once per device, driver and version */
     int sms;          /* streaming multiprocessors */
     double copy_bps;  /* device-to-device copy, bytes read + written per second */

@@ -496,7 +496,8 @@ ic_status ic_plan_get(ic_context *ctx, const ic_image *src, const ic_kernel *k, 
         return ic_fail(IC_ERR_INVALID_ARG, "ic_plan_get: invalid context, image, kernel or plan");
     memset(plan, 0, sizeof *plan);
     plan->backend = ctx->be->name;
-    plan->pred_ms = plan->pred_direct_ms = plan->pred_sep_ms = plan->pred_fft_ms = -1;
+    plan->pred_ms = plan->pred_direct_ms = plan->pred_sep_ms = plan->pred_fft_ms =
+        plan->pred_tensor_ms = -1;
     ic_kernel wk;
     float *w;
     ic_job job;

@@ -84,7 +84,8 @@ static void plan_vs_explain(ic_context *ctx, const ic_image *img, const ic_kerne
     contains(text, frag, label);
     snprintf(frag, sizeof frag, "(rank %d", plan.kernel_rank);
     contains(text, frag, label);
-    if (plan.method == IC_METHOD_DIRECT || plan.method == IC_METHOD_SEP) {
+    if (plan.method == IC_METHOD_DIRECT || plan.method == IC_METHOD_SEP ||
+        plan.method == IC_METHOD_TENSOR) {
         snprintf(frag, sizeof frag, "tile %dx%d px x %d channel", plan.tile_w, plan.tile_h,
                  plan.channels_per_block);
         contains(text, frag, label);
@@ -115,6 +116,7 @@ static void plan_vs_explain(ic_context *ctx, const ic_image *img, const ic_kerne
                        : plan.method == IC_METHOD_DIRECT ? "direct"
                        : plan.method == IC_METHOD_SEP    ? "separable"
                        : plan.method == IC_METHOD_FFT    ? "fft"
+                       : plan.method == IC_METHOD_TENSOR ? "tensor"
                                                          : NULL;
     if (cand) {
         snprintf(frag, sizeof frag, "%s %.3f ms", cand, plan.pred_ms);
@@ -212,6 +214,8 @@ static void methods(int q)
         {"method=fft,fft-fuse=always", "gaussian:31", IC_METHOD_FFT, 3},
         {"method=fft,fft-fuse=never", "gaussian:31", IC_METHOD_FFT, 2},
         {"method=global", "box:5", IC_METHOD_GLOBAL, 2},
+        {"method=tensor", "gaussian:31", IC_METHOD_TENSOR, 3},
+        {"method=tensor,tile-channels=1", "gaussian:21", IC_METHOD_TENSOR, 4},
         {NULL, "unsharp:9", IC_METHOD_AUTO, 3},
     };
     for (size_t i = 0; i < sizeof runs / sizeof runs[0]; i++) {

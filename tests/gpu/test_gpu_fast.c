@@ -12,6 +12,7 @@
  * planner falls back and --explain says so), and big 16-bit images.
  * Exits 77 (SKIPPED) without a usable CUDA device.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -136,13 +137,77 @@ static void full_rank_31(char *text, size_t n)
     snprintf(text + o, n - (size_t)o, " / %d", sum);
 }
 
+/* Random kw x kh kernel text: weights of mixed sign over four decades (the
+ * tensor method's split into two fp16 halves must keep the small ones). */
+static char *random_kernel_text(int kw, int kh, ict_rng *r)
+{
+    const size_t n = (size_t)kw * kh * 20 + 16;
+    char *text = malloc(n);
+    if (!text)
+        return NULL;
+    size_t o = 0;
+    for (int y = 0; y < kh; y++)
+        for (int x = 0; x < kw; x++) {
+            const double mag = pow(10.0, -4.0 * ict_uniform(r)) / (kw * kh);
+            const double v = (ict_below(r, 4) ? mag : -mag);
+            o += (size_t)snprintf(text + o, n - o, "%.8g%s", v,
+                                  x == kw - 1 ? (y == kh - 1 ? "" : ";") : " ");
+        }
+    return text;
+}
+
+/* The tensor method (tensor.cu) forced on every width class it takes (3..17:
+ * two k-steps of 16 columns, 19..31: three), square, wide, tall (63 rows)
+ * and narrower than it takes (1: the planner's choice), weights over four
+ * decades of mixed sign and the fixed full-rank 31x31, every border mode,
+ * 1..4 channels, AoS and SoA, tile shapes of 1 and all channels, images
+ * smaller than the kernel. */
+static int tensor_cases(int q, ict_rng *r)
+{
+    static const int shapes[][2] = {{3, 3},   {5, 5},   {9, 7},   {15, 15}, {17, 17},
+                                    {19, 19}, {21, 13}, {31, 31}, {31, 5},  {5, 31},
+                                    {3, 63},  {31, 63}, {1, 31},  {29, 1}};
+    static const char *const tunings[] = {"method=tensor", "method=tensor,tile-channels=1",
+                                          "method=tensor,tile-rows=16",
+                                          "method=tensor,tile-rows=64,tile-channels=1"};
+    const int ns = (int)(sizeof shapes / sizeof shapes[0]);
+    int failures = 0, cases = 0;
+    for (int rep = 0; rep < (q ? 1 : 3); rep++)
+        for (int s = 0; s < ns; s++) {
+            const int kw = shapes[s][0], kh = shapes[s][1];
+            char *text = random_kernel_text(kw, kh, r);
+            if (!text) {
+                printf("FAIL out of memory\n");
+                return failures + 1;
+            }
+            const int tiny = (s + rep) % 5 == 4; /* smaller than the kernel */
+            const int w = tiny ? ict_range(r, 1, kw) : ict_range(r, 1, q ? 200 : 400);
+            const int h = tiny ? ict_range(r, 1, kh) : ict_range(r, 1, q ? 150 : 300);
+            const int ch = 1 + (s + rep) % 4;
+            const ic_layout lay = (s + rep) % 3 == 1 ? IC_SOA : IC_AOS;
+            const float bias = ict_below(r, 2) ? 0.0f : (float)(ict_uniform(r) * 40 - 20);
+            failures += check_named_type(
+                text, w, h, ch, lay, (ic_border)((s + rep) % 5), (int)ict_below(r, 2), bias,
+                kw >= 3 ? "method tensor" : NULL, r, 0, 0, IC_U8, tunings[(s + rep) % 4]);
+            free(text);
+            cases++;
+        }
+    char text[31 * 31 * 8 + 64];
+    full_rank_31(text, sizeof text);
+    failures += check_named_type(text, 517, 301, 3, IC_AOS, IC_BORDER_REFLECT, 1, 0.0f,
+                                 "method tensor", r, 0, 0, IC_U8, "method=tensor");
+    cases++;
+    printf("tensor method: %d cases, %d failures\n", cases, failures);
+    return failures;
+}
+
 /* 16-bit samples on every method: the differential run with each method
  * forced, rows refused (planned out, said by --explain), big images. */
 static int sixteen_bits(int q, ict_rng *r)
 {
     int failures = 0;
-    const char *methods[] = {"direct", "sep", "global", "rows", "fft"};
-    for (int m = 0; m < 5; m++) {
+    const char *methods[] = {"direct", "sep", "global", "rows", "fft", "tensor"};
+    for (int m = 0; m < 6; m++) {
         char tuning[32];
         snprintf(tuning, sizeof tuning, "method=%s", methods[m]);
         printf("16-bit, method %s forced%s:\n", methods[m],
@@ -216,6 +281,8 @@ int main(void)
         "method=sep,tile-channels=1,tile-rows=64",
         "method=sep,tile-channels=2,tile-rows=8",
         "method=direct,tile-channels=1,tile-rows=16",
+        "method=tensor",
+        "method=tensor,tile-channels=1,tile-rows=64",
     };
     const int nruns = (int)(sizeof runs / sizeof runs[0]);
     for (int m = 0; m < nruns; m++) {
@@ -274,11 +341,15 @@ int main(void)
     for (int i = 0; i < (ict_part(nruns + 1) ? 3 : 0); i++) {
         big_fail += check_named("gaussian:31", bw, bh, 3, IC_AOS, IC_BORDER_REFLECT, 1, 0.0f,
                                 "method sep", &r, rows[i][0], rows[i][1]);
-        /* a fixed full-rank 31x31: rows of a ramp times a different ramp per row */
+        /* a fixed full-rank 31x31: rows of a ramp times a different ramp per
+         * row; the planner takes the tensor method (sm_80 and later), the
+         * FFT forced */
         char text[31 * 31 * 8 + 64];
         full_rank_31(text, sizeof text);
-        big_fail += check_named(text, bw, bh, 3, IC_AOS, (ic_border)i, 1, 0.0f, "method fft", &r,
+        big_fail += check_named(text, bw, bh, 3, IC_AOS, (ic_border)i, 1, 0.0f, "method tensor", &r,
                                 rows[i][0], rows[i][1]);
+        big_fail += check_named_type(text, bw, bh, 3, IC_AOS, (ic_border)i, 1, 0.0f, "method fft",
+                                     &r, rows[i][0], rows[i][1], IC_U8, "method=fft");
     }
     /* the rows method as the planner takes it on a big image (4 rows per
      * thread), direct and separable, every border mode */
@@ -296,6 +367,10 @@ int main(void)
     /* 4. 16-bit samples. */
     if (ict_part(nruns + 3))
         failures += sixteen_bits(q, &r);
+
+    /* 5. The tensor method on its own cases. */
+    if (ict_part(nruns + 4))
+        failures += tensor_cases(q, &r);
 
     printf("test_gpu_fast: %d failures\n", failures);
     return failures ? 1 : 0;

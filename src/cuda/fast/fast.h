@@ -11,7 +11,9 @@
  *                           passes + r column passes fused in shared memory;
  *   fft     fast_fft.cu     overlap-save tiles through cuFFT (float32);
  *   rows    fast_rows.cu    square 3..9 kernels: 16 samples x 4 rows per thread
- *                           from 16-byte global loads, no shared memory.
+ *                           from 16-byte global loads, no shared memory;
+ *   tensor  tensor.cu       the direct sum as fp16 matrix products on the tensor
+ *                           cores (weights split in two halves, fp32 sums).
  * plus `global`, the shared one-thread-per-sample kernel of cuda_common.cuh, for
  * jobs no method covers (kernels wider than the specialisations).
  *
@@ -37,7 +39,8 @@ typedef enum ic_fast_method {
     IC_FAST_SEP,
     IC_FAST_FFT,
     IC_FAST_GLOBAL,
-    IC_FAST_ROWS /* small square kernels: register strips, 16-byte loads (fast_rows.cu) */
+    IC_FAST_ROWS,  /* small square kernels: register strips, 16-byte loads (fast_rows.cu) */
+    IC_FAST_TENSOR /* large full-rank kernels on the tensor cores (tensor.cu) */
 } ic_fast_method;
 
 /* Widest kernel of the direct method (specialised per width), its tallest,
@@ -46,6 +49,8 @@ typedef enum ic_fast_method {
 #define IC_FAST_DIRECT_MAX_KH 63
 #define IC_FAST_SEP_MAX_K 31
 #define IC_FAST_SEP_MAX_RANK 8
+/* Widest kernel of the tensor method (its tallest: IC_FAST_DIRECT_MAX_KH). */
+#define IC_FAST_TENSOR_MAX_KW 31
 
 /* A plan: what run() will do for a job, with the cost model's prediction. */
 typedef struct ic_fast_plan {
@@ -65,6 +70,7 @@ typedef struct ic_fast_plan {
     double pred_ms; /* predicted kernel time */
     double pred_direct_ms, pred_sep_ms, pred_fft_ms; /* every candidate (<0: not possible) */
     double pred_rows_ms;                             /* ... the rows method's (explain) */
+    double pred_tensor_ms;                           /* ... the tensor method's */
     double factor_err;                               /* sep: max |K - sum col row^T| */
 } ic_fast_plan;
 
@@ -75,6 +81,7 @@ typedef struct ic_fast_state ic_fast_state;
  * fast_plan.cu: a device-to-device copy and a register FMA loop). */
 typedef struct ic_fast_device {
     int sms;
+    int cc_major; /* compute capability (the tensor method needs 8 or more) */
     size_t smem_optin, smem_per_sm;
     double copy_bps;  /* bytes read + written per second */
     double fma_per_s; /* fp32 multiply-adds per second */
@@ -113,6 +120,14 @@ ic_status ic_fast_direct_launch(const ic_cuda_args *a, const float *w, const ic_
  * column (kh floats each) vectors, host memory. */
 ic_status ic_fast_sep_launch(const ic_cuda_args *a, const float *row, const float *col, int rank,
                              const ic_fast_plan *p, char *err, size_t errlen);
+
+/* Shared memory of a tensor-method block (tile of direct/sep: cb channels,
+ * 8*nrg rows, nrg even), 0 when the method cannot take kw x kh. */
+size_t ic_fast_tensor_smem(int kw, int kh, int cb, int nrg);
+/* Launches the tensor method (weights w, kw*kh floats, host memory; a->w
+ * holds their device copy). 8-bit samples, no premultiplied alpha. */
+ic_status ic_fast_tensor_launch(const ic_cuda_args *a, const float *w, const ic_fast_plan *p,
+                                char *err, size_t errlen);
 
 /* 1 when the rows method takes a kw x kh kernel on this image shape. */
 int ic_fast_rows_eligible(int kw, int kh, int channels, int soa);

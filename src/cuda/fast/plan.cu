@@ -72,8 +72,9 @@ static const double FFT_FUSED_BYTES = 58.0;    /* ... with the multiply as cuFFT
 static const double FFT_FUSE_AFTER_MS = 500.0; /* fft_fuse auto: FFT work before linking */
 static const double FILL_INSTR = 4.0;          /* per input sample: load share, convert, store */
 static const double STORE_INSTR = 3.0;         /* per output sample: round, stage, store */
-static const double TIE = 0.03;                /* predictions this close count as equal */
-static const double FACTOR_TOL = 1e-6;         /* ic_kernel_factor tolerance (relative to max|K|) */
+static const double TC_RATIO = 8.0;    /* tensor-core fp16 multiply-adds per fp32 FMA (mma.sync) */
+static const double TIE = 0.03;        /* predictions this close count as equal */
+static const double FACTOR_TOL = 1e-6; /* ic_kernel_factor tolerance (relative to max|K|) */
 static const size_t FFT_BUDGET = (size_t)1 << 30; /* bytes of FFT tile buffers */
 
 struct ic_fast_state {
@@ -146,6 +147,7 @@ static ic_status measure_device(int device, int recalibrate, int builtin, ic_fas
     cudaDeviceProp prop;
     IC_CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
     d->sms = prop.multiProcessorCount;
+    d->cc_major = prop.major;
     d->smem_optin = prop.sharedMemPerBlockOptin;
     d->smem_per_sm = prop.sharedMemPerMultiprocessor;
     /* Defaults if a measurement cannot run: the H100 figures of shared/peers. */
@@ -261,6 +263,8 @@ extern "C" const char *ic_fast_method_name(ic_fast_method m)
         return "global";
     case IC_FAST_ROWS:
         return "rows";
+    case IC_FAST_TENSOR:
+        return "tensor";
     default:
         return "auto";
     }
@@ -271,7 +275,8 @@ static_assert((int)IC_FAST_AUTO == (int)IC_METHOD_AUTO &&
                   (int)IC_FAST_SEP == (int)IC_METHOD_SEP &&
                   (int)IC_FAST_FFT == (int)IC_METHOD_FFT &&
                   (int)IC_FAST_GLOBAL == (int)IC_METHOD_GLOBAL &&
-                  (int)IC_FAST_ROWS == (int)IC_METHOD_ROWS,
+                  (int)IC_FAST_ROWS == (int)IC_METHOD_ROWS &&
+                  (int)IC_FAST_TENSOR == (int)IC_METHOD_TENSOR,
               "ic_fast_method and ic_method name the methods in the same order");
 
 /* The job's tuning (never NULL from the dispatcher; the defaults otherwise). */
@@ -448,7 +453,7 @@ static ic_status plan_job(ic_fast_state *st, const ic_job *job, ic_fast_plan *p,
     const int u16 = img->type == IC_U16;
     const double io = 2.0 * samples * (u16 ? 2 : 1); /* bytes in and out */
     const double t_mem = io / d.copy_bps;
-    p->pred_direct_ms = p->pred_sep_ms = p->pred_fft_ms = p->pred_rows_ms = -1;
+    p->pred_direct_ms = p->pred_sep_ms = p->pred_fft_ms = p->pred_rows_ms = p->pred_tensor_ms = -1;
 
     /* direct */
     int dcb = 0, dnrg = 0, scb = 0, snrg = 0;
@@ -523,6 +528,31 @@ static ic_status plan_job(ic_fast_state *st, const ic_job *job, ic_fast_plan *p,
         p->fft_tiles = (int)tiles;
     }
 
+    /* tensor (8-bit samples without premultiplication, kernels that are not
+     * tie-prone, as for the FFT; sm_80+; a constant border must be exact in
+     * fp16): per output, kh rows of 16*KS taps for hi and lo halves of the
+     * weights at TC_RATIO times the fp32 rate, plus the fill and its fp16
+     * conversion */
+    int tcb = 0, tnrg = 0;
+    size_t tsm = 0;
+    double t_tensor = -1, f_tensor = 0;
+    const int tks = (16 + kw - 1 + 15) / 16;
+    const float bv = job->border_value;
+    auto tensor_instr = [&](int, int nrg) {
+        const double halo = (double)(IC_FAST_R * nrg + kh - 1) / (IC_FAST_R * nrg) *
+                            (double)icf::sw_of(kw) / IC_FAST_TW;
+        return (double)kh * 16 * tks * 2 / TC_RATIO + halo * FILL_INSTR * 1.5 + STORE_INSTR + 2;
+    };
+    if (st->fft_ok && !job->premultiply && !u16 && d.cc_major >= 8 &&
+        (job->border != IC_BORDER_CONSTANT || (bv == rintf(bv) && fabsf(bv) <= 2048)) &&
+        tile_shape(
+            d, job, tune, [&](int cb, int nrg) { return ic_fast_tensor_smem(kw, kh, cb, nrg); },
+            tensor_instr, 96, &tcb, &tnrg, &tsm, &eff, &instr)) {
+        f_tensor = samples * kh * 16 * tks * 2;
+        t_tensor = LAUNCH_S + fmax(t_mem / eff, samples * instr / (eff * d.fma_per_s));
+        p->pred_tensor_ms = t_tensor * 1e3;
+    }
+
     ic_fast_method m = IC_FAST_GLOBAL;
     double best = 1e30;
     if (t_direct > 0) {
@@ -536,6 +566,10 @@ static ic_status plan_job(ic_fast_state *st, const ic_job *job, ic_fast_plan *p,
     if (t_fft > 0 && t_fft < best * (1 - TIE)) {
         m = IC_FAST_FFT;
         best = t_fft;
+    }
+    if (t_tensor > 0 && t_tensor < best * (1 - TIE)) {
+        m = IC_FAST_TENSOR;
+        best = t_tensor;
     }
     /* rows: small square kernels, memory- or FMA-bound with no shared memory.
      * Measured faster than direct/sep/fft at K <= 9 (bench tables F and H), so
@@ -577,7 +611,7 @@ static ic_status plan_job(ic_fast_state *st, const ic_job *job, ic_fast_plan *p,
     /* A forced method is taken when it can run the job (else the planner's). */
     if ((st->force == IC_FAST_DIRECT && t_direct > 0) || (st->force == IC_FAST_SEP && t_sep > 0) ||
         (st->force == IC_FAST_FFT && t_fft > 0) || (st->force == IC_FAST_ROWS && t_rows > 0) ||
-        st->force == IC_FAST_GLOBAL)
+        (st->force == IC_FAST_TENSOR && t_tensor > 0) || st->force == IC_FAST_GLOBAL)
         m = st->force;
     p->method = m;
     switch (m) {
@@ -617,6 +651,16 @@ static ic_status plan_job(ic_fast_state *st, const ic_job *job, ic_fast_plan *p,
         p->fmas = f_rows;
         p->bytes = io;
         p->pred_ms = t_rows * 1e3;
+        break;
+    case IC_FAST_TENSOR:
+        p->cb = tcb;
+        p->nrg = tnrg;
+        p->smem = tsm;
+        p->threads = 32 * tcb * tnrg;
+        p->blocks = (int)tile_blocks_of(job, tcb, tnrg);
+        p->fmas = f_tensor;
+        p->bytes = io;
+        p->pred_ms = t_tensor * 1e3;
         break;
     default:
         p->method = IC_FAST_GLOBAL;
@@ -679,6 +723,8 @@ static ic_status launch_plan(ic_fast_state *st, const ic_cuda_args *a, const ic_
     case IC_FAST_ROWS:
         return ic_fast_rows_launch(a, job->w, st->fac.row, st->fac.col, p->rank, p->rows, err,
                                    errlen);
+    case IC_FAST_TENSOR:
+        return ic_fast_tensor_launch(a, job->w, p, err, errlen);
     default:
         return ic_cu_launch_fallback(a, "cuda fast global kernel", err, errlen);
     }
@@ -801,8 +847,9 @@ static ic_status fast_explain(void *state, const ic_job *job, char *buf, size_t 
         return IC_OK;
     }
     const ic_image *img = job->src;
-    char d[32], sp[32], f[32], rw[32], pr[32], by[32];
+    char d[32], sp[32], f[32], rw[32], tc[32], pr[32], by[32];
     fmt_ms(rw, sizeof rw, p.pred_rows_ms);
+    fmt_ms(tc, sizeof tc, p.pred_tensor_ms);
     fmt_ms(d, sizeof d, p.pred_direct_ms);
     fmt_ms(sp, sizeof sp, p.pred_sep_ms);
     fmt_ms(f, sizeof f, p.pred_fft_ms);
@@ -811,21 +858,24 @@ static ic_status fast_explain(void *state, const ic_job *job, char *buf, size_t 
     int o = snprintf(
         buf, buflen,
         "cuda: method %s%s for a %dx%d kernel on %dx%d %s x%d%s%s (rank %d%s)\n"
-        "  candidates: rows %s, direct %s, separable %s, fft %s%s\n",
+        "  candidates: rows %s, direct %s, separable %s, fft %s, tensor %s%s\n",
         ic_fast_method_name(p.method), p.method == st->force ? " (forced)" : "", job->kw, job->kh,
         img->width, img->height, img->layout == IC_SOA ? "SoA" : "AoS", img->channels,
         img->type == IC_U16 ? " 16-bit" : "", job->premultiply ? ", premultiplied alpha" : "",
-        st->fac.rank, st->fac.rank ? "" : ": full rank or not factored", rw, d, sp, f,
-        img->type == IC_U16 ? "; rows and fft: 8-bit samples only" : "");
+        st->fac.rank, st->fac.rank ? "" : ": full rank or not factored", rw, d, sp, f, tc,
+        img->type == IC_U16 ? "; rows, fft and tensor: 8-bit samples only" : "");
     if (o < 0 || (size_t)o >= buflen)
         return IC_OK;
-    if (p.method == IC_FAST_DIRECT || p.method == IC_FAST_SEP)
+    if (p.method == IC_FAST_DIRECT || p.method == IC_FAST_SEP || p.method == IC_FAST_TENSOR)
         o += snprintf(buf + o, buflen - o,
                       "  tile %dx%d px x %d channel%s per block, %d threads, %.1f KB shared, "
                       "%d blocks on %d SMs%s\n",
                       IC_FAST_TW, IC_FAST_R * p.nrg, p.cb, p.cb > 1 ? "s" : "", p.threads,
                       p.smem / 1024.0, p.blocks, st->dev.sms,
-                      p.method == IC_FAST_SEP ? "; rank terms fused in shared memory" : "");
+                      p.method == IC_FAST_SEP ? "; rank terms fused in shared memory"
+                      : p.method == IC_FAST_TENSOR
+                          ? "; fp16 mma.sync with fp32 sums, each weight as two fp16 halves"
+                          : "");
     else if (p.method == IC_FAST_FFT)
         o += snprintf(
             buf + o, buflen - o,
@@ -1166,7 +1216,7 @@ static ic_status fast_plan_hook(void *state, const ic_job *job, ic_plan *out, ch
     out->threads = p.threads;
     out->blocks = p.blocks;
     out->smem = p.smem;
-    if (p.method == IC_FAST_DIRECT || p.method == IC_FAST_SEP) {
+    if (p.method == IC_FAST_DIRECT || p.method == IC_FAST_SEP || p.method == IC_FAST_TENSOR) {
         out->tile_w = IC_FAST_TW;
         out->tile_h = IC_FAST_R * p.nrg;
         out->channels_per_block = p.cb;
@@ -1185,6 +1235,7 @@ static ic_status fast_plan_hook(void *state, const ic_job *job, ic_plan *out, ch
     out->pred_direct_ms = p.pred_direct_ms;
     out->pred_sep_ms = p.pred_sep_ms;
     out->pred_fft_ms = p.pred_fft_ms;
+    out->pred_tensor_ms = p.pred_tensor_ms;
     out->sms = st->dev.sms;
     out->copy_bps = st->dev.copy_bps;
     out->fma_per_s = st->dev.fma_per_s;

@@ -1,0 +1,294 @@
+/*
+ * tensor.cu - direct 2D correlation on the tensor cores (issue 17): the fast
+ * path's method for large full-rank kernels of 8-bit images, where the FFT
+ * was the best before.
+ *
+ * One row i of the kernel applied to a band of 16 output rows and 16 output
+ * columns is a matrix product: out[m][n] += sum_c in[m + i][c] * T_i[c][n]
+ * with the banded (Toeplitz) T_i[c][n] = w[i][c - n], c over the 16 + kw - 1
+ * input columns rounded up to 16 * KS. Each product is KS x 2 mma.sync
+ * m16n8k16 (fp16 inputs, fp32 accumulators) per half of the weights:
+ *   - the samples are integers 0..255, exact in fp16;
+ *   - each weight, scaled by a power of two so that the largest is near
+ *     2^14, is split into hi = fp16(w) and lo = fp16(w - hi), so hi + lo
+ *     carries 22 bits and both run through the same accumulators; products
+ *     of fp16 values are exact in fp32, so the sums have float32's rounding
+ *     (in another order than the reference's; the oracle tests allow for
+ *     that as they do for the FFT), and the scale is undone exactly before
+ *     the store;
+ *   - the useful share of the work is kw / (16 * KS): 31 / 48 at 31 wide.
+ *
+ * Block: the tile of direct/sep (tile.cuh): 128 output columns x 8*nrg rows
+ * x cb channels, 32*cb*nrg threads, filled as float planes by icf::fill (all
+ * layouts and border modes), then converted to fp16 planes for ldmatrix.
+ * Each warp owns 4 output tiles of 16 x 16 of one channel; for each kernel
+ * row it loads that row's weight fragments (24 registers) once and applies
+ * them to its 4 tiles. The sums are staged in shared memory in the layout
+ * icf::store expects and stored by it (rounding, bias, packed stores).
+ *
+ * Weights in shared memory: per kernel row, the padded row twice (the
+ * second shifted by one sample) for hi and for lo, so that every pair of
+ * taps a lane needs (two consecutive k of one n) is one aligned 32-bit word:
+ * lane (g = lane / 4, t = lane % 4) reads copy g & 1, at word offsets that
+ * are compile-time constants per (k step, n half).
+ *
+ * Not for premultiplied alpha (the tile then holds C * A / 255 products, not
+ * integers) nor 16-bit samples (not exact in fp16): the planner keeps those
+ * on the other methods. Needs sm_80 or later (mma.sync m16n8k16).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cuda_fp16.h>
+
+#include "cuda/fast/tile.cuh"
+
+namespace
+{
+
+constexpr int OFF = 16;         /* padded weight index of tap 0 */
+constexpr int SS = icf::TW + 8; /* row stride (floats) of the staged sums */
+
+/* fp16 tile columns (the input columns of 8 column blocks) and row stride in
+ * halves (+8: the 8 rows of an ldmatrix fall on different 16-byte slots). */
+__host__ __device__ constexpr int hw_of(int ks)
+{
+    return icf::TW + 16 * (ks - 1);
+}
+__host__ __device__ constexpr int hs_of(int ks)
+{
+    return hw_of(ks) + 8;
+}
+/* Weights: halves of one padded copy, words between the two copies (so that
+ * the two copies' lanes use different banks), words per kernel row. */
+__host__ __device__ constexpr int wl_of(int ks)
+{
+    return 16 * ks + 16;
+}
+__host__ __device__ constexpr int cw_of(int ks)
+{
+    return wl_of(ks) / 2 + 16;
+}
+__host__ __device__ constexpr int wrow_of(int ks)
+{
+    return 4 * cw_of(ks);
+}
+
+/* K steps for a kernel width: 16 + kw - 1 input columns per 16 outputs. */
+__host__ __device__ constexpr int ks_of(int kw)
+{
+    return (16 + kw - 1 + 15) / 16;
+}
+
+struct tparam {
+    float scale, unscale; /* 2^s and 2^-s */
+};
+
+__device__ __forceinline__ uint32_t smem_addr(const void *p)
+{
+    return (uint32_t)__cvta_generic_to_shared(p);
+}
+
+__device__ __forceinline__ void ldsm_x4(uint32_t (&r)[4], uint32_t addr)
+{
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(addr));
+}
+
+__device__ __forceinline__ void mma16816(float (&c)[4], const uint32_t (&a)[4], uint32_t b0,
+                                         uint32_t b1)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
+        "{%8, %9}, {%0, %1, %2, %3};"
+        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+#else
+    (void)c, (void)a, (void)b0, (void)b1;
+    __trap(); /* the planner never takes the method below sm_80 */
+#endif
+}
+
+/* Bytes of the float region: the fill's planes, later the staged sums. */
+__host__ __device__ constexpr size_t float_region(int kw, int kh, int cb, int nrg)
+{
+    return (size_t)cb *
+           ((size_t)icf::plane_of(kw, kh, nrg) > (size_t)icf::R * nrg * SS
+                ? (size_t)icf::plane_of(kw, kh, nrg)
+                : (size_t)icf::R * nrg * SS) *
+           sizeof(float);
+}
+/* Halves of one fp16 plane. */
+__host__ __device__ constexpr int hplane_of(int ks, int kh, int nrg)
+{
+    return (icf::R * nrg + kh - 1) * hs_of(ks);
+}
+
+template <int KS>
+__global__ void __launch_bounds__(icf::MAX_THREADS, 1)
+    fast_tensor_kernel(const icf::targs t, const tparam p)
+{
+    extern __shared__ float4 smem4[];
+    float *smem = reinterpret_cast<float *>(smem4);
+    const icf::tile b = icf::block_tile(t);
+    const int kw = t.a.kw, kh = t.a.kh;
+    constexpr int HS = hs_of(KS), HW = hw_of(KS), WL = wl_of(KS), CW = cw_of(KS),
+                  WROW = wrow_of(KS);
+    const int hplane = hplane_of(KS, kh, t.nrg);
+    __half *h16 = reinterpret_cast<__half *>(reinterpret_cast<char *>(smem) +
+                                             float_region(kw, kh, t.cb, t.nrg));
+    __half *wsm = h16 + (size_t)t.cb * hplane;
+
+    icf::fill(t, b, smem);
+    /* the weights, scaled, as hi and lo halves in their two copies */
+    for (int e = (int)threadIdx.x; e < kh * 2 * WL; e += (int)blockDim.x) {
+        const int i = e / (2 * WL), rem = e - i * 2 * WL, cp = rem / WL, idx = rem - cp * WL;
+        const int j = idx + cp - OFF;
+        const float v = j >= 0 && j < kw ? t.a.w[i * kw + j] * p.scale : 0.0f;
+        const __half hi = __float2half_rn(v);
+        const __half lo = __float2half_rn(v - __half2float(hi));
+        __half *row = wsm + (size_t)i * 2 * WROW; /* halves: 2 per word */
+        row[2 * cp * CW + idx] = hi;
+        row[2 * (2 * CW + cp * CW) + idx] = lo;
+    }
+    __syncthreads();
+    /* float planes -> fp16 planes: fp16 column c is image column x0 - cx + c,
+     * float column c + (pad - cx); columns past the float tile (only for
+     * narrow kernels, whose weights there are 0) become 0 */
+    {
+        const int shift = icf::pad_of(kw) - (kw - 1) / 2;
+        const int npairs = t.cb * b.rows * (HW / 2);
+        for (int e = (int)threadIdx.x; e < npairs; e += (int)blockDim.x) {
+            const int k = e / (b.rows * (HW / 2)), rem = e - k * b.rows * (HW / 2);
+            const int q = rem / (HW / 2), c = 2 * (rem - q * (HW / 2));
+            const float *src = smem + k * b.plane + q * b.sw + c + shift;
+            const float v0 = c + shift < b.sw ? src[0] : 0.0f;
+            const float v1 = c + 1 + shift < b.sw ? src[1] : 0.0f;
+            *reinterpret_cast<__half2 *>(h16 + (size_t)k * hplane + q * HS + c) =
+                __floats2half2_rn(v0, v1);
+        }
+    }
+    __syncthreads();
+
+    const int warp = (int)(threadIdx.x >> 5), lane = (int)(threadIdx.x & 31);
+    const int ci = warp / t.nrg, rg = warp - ci * t.nrg;
+    const int nrb = t.nrg / 2; /* 16-row blocks of the tile */
+    const int g = lane >> 2, tq = lane & 3;
+    uint32_t abase[4];
+    int rbk[4], cbk[4];
+#pragma unroll
+    for (int j = 0; j < 4; j++) {
+        const int tt = rg * 4 + j;
+        rbk[j] = tt % nrb;
+        cbk[j] = tt / nrb;
+        abase[j] = smem_addr(h16 + (size_t)ci * hplane + (16 * rbk[j] + (lane & 15)) * HS +
+                             16 * cbk[j] + (lane >> 4) * 8);
+    }
+    const uint32_t *wl =
+        reinterpret_cast<const uint32_t *>(wsm) + (tq + 8 - (g + (g & 1)) / 2) + (g & 1) * CW;
+    float acc[4][2][4];
+#pragma unroll
+    for (int j = 0; j < 4; j++)
+#pragma unroll
+        for (int nh = 0; nh < 2; nh++)
+#pragma unroll
+            for (int v = 0; v < 4; v++)
+                acc[j][nh][v] = 0.0f;
+    for (int i = 0; i < kh; i++) {
+        const uint32_t *wr = wl + i * WROW;
+        uint32_t bh[KS][2][2], bl[KS][2][2];
+#pragma unroll
+        for (int ks = 0; ks < KS; ks++)
+#pragma unroll
+            for (int nh = 0; nh < 2; nh++) {
+                bh[ks][nh][0] = wr[8 * ks - 4 * nh];
+                bh[ks][nh][1] = wr[8 * ks - 4 * nh + 4];
+                bl[ks][nh][0] = wr[2 * CW + 8 * ks - 4 * nh];
+                bl[ks][nh][1] = wr[2 * CW + 8 * ks - 4 * nh + 4];
+            }
+#pragma unroll
+        for (int j = 0; j < 4; j++)
+#pragma unroll
+            for (int ks = 0; ks < KS; ks++) {
+                uint32_t a[4];
+                ldsm_x4(a, abase[j] + (uint32_t)((i * HS + 16 * ks) * 2));
+#pragma unroll
+                for (int nh = 0; nh < 2; nh++) {
+                    mma16816(acc[j][nh], a, bl[ks][nh][0], bl[ks][nh][1]);
+                    mma16816(acc[j][nh], a, bh[ks][nh][0], bh[ks][nh][1]);
+                }
+            }
+    }
+    /* stage the sums (unscaled) over the float region, which nothing reads
+     * since the conversion: rows of SS floats per channel */
+    float *st = smem + (size_t)ci * b.th * SS;
+#pragma unroll
+    for (int j = 0; j < 4; j++)
+#pragma unroll
+        for (int nh = 0; nh < 2; nh++) {
+            const int r = 16 * rbk[j] + g, c = 16 * cbk[j] + 8 * nh + 2 * tq;
+            *reinterpret_cast<float2 *>(st + r * SS + c) =
+                make_float2(acc[j][nh][0] * p.unscale, acc[j][nh][1] * p.unscale);
+            *reinterpret_cast<float2 *>(st + (r + 8) * SS + c) =
+                make_float2(acc[j][nh][2] * p.unscale, acc[j][nh][3] * p.unscale);
+        }
+    __syncthreads();
+    float out[icf::R][4];
+#pragma unroll
+    for (int r = 0; r < icf::R; r++) {
+        const float4 v = *reinterpret_cast<const float4 *>(st + (rg * icf::R + r) * SS + 4 * lane);
+        out[r][0] = v.x;
+        out[r][1] = v.y;
+        out[r][2] = v.z;
+        out[r][3] = v.w;
+    }
+    icf::store(t, b, smem, ci, rg, out); /* (syncs before it reuses shared memory) */
+}
+
+template <int KS>
+ic_status launch_ks(const icf::targs &t, const tparam &p, size_t smem, char *err, size_t errlen)
+{
+    return icf::launch_tiles(fast_tensor_kernel<KS>, t, p, smem, "cuda fast tensor kernel", err,
+                             errlen);
+}
+
+} // namespace
+
+extern "C" size_t ic_fast_tensor_smem(int kw, int kh, int cb, int nrg)
+{
+    if (kw < 3 || kh < 1 || kw > IC_FAST_TENSOR_MAX_KW || kh > IC_FAST_DIRECT_MAX_KH || cb < 1 ||
+        nrg < 2 || (nrg & 1) || cb * nrg * 32 > icf::MAX_THREADS)
+        return 0;
+    const int ks = ks_of(kw);
+    return float_region(kw, kh, cb, nrg) + (size_t)cb * hplane_of(ks, kh, nrg) * 2 +
+           (size_t)kh * wrow_of(ks) * 4;
+}
+
+extern "C" ic_status ic_fast_tensor_launch(const ic_cuda_args *a, const float *w,
+                                           const ic_fast_plan *p, char *err, size_t errlen)
+{
+    const size_t smem = ic_fast_tensor_smem(a->kw, a->kh, p->cb, p->nrg);
+    if (smem == 0 || smem > a->smem_optin || a->u16 || a->premultiply) {
+        snprintf(err, errlen, "cuda fast tensor: cannot take a %dx%d kernel on this job", a->kw,
+                 a->kh);
+        return IC_ERR_UNSUPPORTED;
+    }
+    /* the largest weight scaled into [2^13, 2^14): lo stays a normal fp16
+     * for every weight within 2^-10 of it, and sums of 255 * 2^14 * 63 * 31
+     * stay far inside float32's range */
+    float wmax = 0;
+    for (int i = 0; i < a->kw * a->kh; i++)
+        wmax = fmaxf(wmax, fabsf(w[i]));
+    int e = 0;
+    if (wmax > 0)
+        (void)frexpf(wmax, &e); /* wmax = m * 2^e, m in [0.5, 1) */
+    tparam tp;
+    tp.scale = ldexpf(1.0f, 14 - e);
+    tp.unscale = ldexpf(1.0f, e - 14);
+    const icf::targs t = icf::make_targs(a, p);
+    if (ks_of(a->kw) <= 2)
+        return launch_ks<2>(t, tp, smem, err, errlen);
+    return launch_ks<3>(t, tp, smem, err, errlen);
+}
