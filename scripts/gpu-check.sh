@@ -6,7 +6,7 @@
 # date, commit, tests passed/failed/skipped, sanitizer error counts) to $OUT
 # (the device tool's folder) or bench/results/ when OUT is unset.
 #
-#   scripts/gpu-check.sh [all|test|san|bench|peers|ncu|ncubench|ncutimes|fftjob|ratio|batch|photos|jpeg|stream|wholejob|python|startup|png]...
+#   scripts/gpu-check.sh [all|test|san|bench|peers|ncu|ncubench|ncutimes|ncujob|fftjob|ratio|batch|photos|jpeg|stream|wholejob|python|startup|png]...
 #     (default all = test san bench; several allowed)
 #   test: ctest (IC_CTEST_REGEX=... runs only matching tests); bench:
 #   imgconv-bench (IC_BENCH_TABLES=letters runs a subset, see its --help);
@@ -24,6 +24,9 @@
 #   imgconv-bench (IC_NCU_TIMES=TABLES:KERNEL-REGEX:COUNT ..., default
 #   E:fft:60, the FFT method's own kernels and cuFFT's), one line each, into
 #   the log: where a multi-kernel method's time goes
+#   ncujob: Nsight Compute on one `imgconv` process (8K RGB chart, full-rank
+#   31x31): the first launch of the kernels matching IC_NCU_JOB (regex,
+#   default fast_tensor), with stall reasons (into the log)
 #   fftjob: the FFT method as a user meets it, whole `imgconv` processes on an
 #   8K RGB chart with a full-rank 31x31 kernel, --tune fft-fuse=always (the
 #   multiply as a cuFFT callback, linked when the plan is made) and =never, 3
@@ -497,6 +500,36 @@ if has stream && [ -x bench/stream-bench.sh ]; then
   echo "stream: $(( $(date +%s) - t0 )) s"
 fi
 
+# An 8K RGB chart (c.ppm) and a full-rank 31x31 kernel (k31.txt) in folder $1.
+job_inputs() {
+  $B/imgconv --chart 7680x4320 "$1/c.ppm" >/dev/null
+  python3 -c '
+import random
+random.seed(31)
+for j in range(31):
+    print(" ".join("%d" % random.randint(-50, 200) for i in range(31)))
+print("/ 100000")' > "$1/k31.txt"
+}
+
+# ncujob: Nsight Compute on one `imgconv` process filtering the 8K chart with
+# the full-rank 31x31 kernel: the first launch of the kernels matching
+# IC_NCU_JOB (regex, default fast_tensor), with stall reasons (into the log).
+if has ncujob && command -v ncu >/dev/null 2>&1; then
+  t0=$(date +%s)
+  tmp=$(mktemp -d)
+  job_inputs "$tmp"
+  echo "== ncu-job: 8K RGB, full-rank 31x31, kernel /${IC_NCU_JOB:-fast_tensor}/"
+  timeout 150 ncu --clock-control none --kernel-name regex:"${IC_NCU_JOB:-fast_tensor}" \
+    --launch-count 1 --section SpeedOfLight --section Occupancy --section LaunchStats \
+    --section WarpStateStats --section SchedulerStats --section MemoryWorkloadAnalysis \
+    --section ComputeWorkloadAnalysis \
+    --metrics regex:'smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio' \
+    $B/imgconv --backend cuda --kernel-file "$tmp/k31.txt" "$tmp/c.ppm" "$tmp/o.ppm" 2>&1 |
+    grep -vE "^==PROF==|^\s*$|----" | head -150
+  rm -rf "$tmp"
+  echo "ncujob: $(( $(date +%s) - t0 )) s"
+fi
+
 if has fftjob; then
   t0=$(date +%s)
   tmp=$(mktemp -d)
@@ -506,13 +539,7 @@ if has fftjob; then
   else
     echo "fft_cb_probe: build failed"
   fi
-  $B/imgconv --chart 7680x4320 "$tmp/c.ppm" >/dev/null
-  python3 -c '
-import random
-random.seed(31)
-for j in range(31):
-    print(" ".join("%d" % random.randint(-50, 200) for i in range(31)))
-print("/ 100000")' > "$tmp/k31.txt"
+  job_inputs "$tmp"
   $B/imgconv --backend cuda --explain --kernel-file "$tmp/k31.txt" "$tmp/c.ppm" "$tmp/e.ppm" 2>&1 | grep -iE "method|overlap|predicted" | head -5
   for mode in fused unfused; do
     tune="--tune fft-fuse=always"; [ $mode = unfused ] && tune="--tune fft-fuse=never"

@@ -940,7 +940,8 @@ static ic_status run_async(ic_fast_state *st, const ic_job *job, char *err, size
     if (s != IC_OK)
         return s;
     const float *dw = NULL;
-    if (p.method == IC_FAST_GLOBAL || p.method == IC_FAST_ROWS) /* rows may fall back */
+    /* global, tensor and rows (which may fall back) read the device weights */
+    if (p.method == IC_FAST_GLOBAL || p.method == IC_FAST_ROWS || p.method == IC_FAST_TENSOR)
         if ((s = device_weights(st, job, &dw, err, errlen)) != IC_OK)
             return s;
     ic_cuda_args a;
