@@ -1007,7 +1007,7 @@ static void rows_shapes(void)
 
 /* ---- S: tile shapes of the shared-memory methods (planner calibration) ----------------- */
 
-/* The direct and sep methods forced into every tile shape they can launch:
+/* The direct, sep and tensor methods forced into every tile shape they can launch:
  * one channel or every channel per block (ic_tuning.tile_channels) times 8,
  * 16, 32 or 64 output rows per block (tile_rows), beside the planner's pick:
  * the data behind tile_shape's cost model (src/cuda/fast/plan.cu). */
@@ -1018,11 +1018,10 @@ static void tile_shapes(void)
         const char *kind;
         int K;
         ic_method method;
-    } cases[] = {{4, "gaussian", 15, IC_METHOD_SEP},
-                 {4, "gaussian", 21, IC_METHOD_SEP},
-                 {4, "gaussian", 31, IC_METHOD_SEP},
-                 {2, "gaussian", 15, IC_METHOD_SEP},
-                 {4, "random", 15, IC_METHOD_DIRECT}};
+    } cases[] = {{4, "gaussian", 15, IC_METHOD_SEP},  {4, "gaussian", 21, IC_METHOD_SEP},
+                 {4, "gaussian", 31, IC_METHOD_SEP},  {2, "gaussian", 15, IC_METHOD_SEP},
+                 {4, "random", 15, IC_METHOD_DIRECT}, {4, "random", 15, IC_METHOD_TENSOR},
+                 {4, "random", 31, IC_METHOD_TENSOR}};
     const int nc = (int)(sizeof cases / sizeof cases[0]);
     static const int rows[4] = {8, 16, 32, 64};
     md("\n## S. Tile shapes of the shared-memory methods (planner calibration)\n\nKernel ms "

@@ -547,7 +547,7 @@ static ic_status plan_job(ic_fast_state *st, const ic_job *job, ic_fast_plan *p,
         (job->border != IC_BORDER_CONSTANT || (bv == rintf(bv) && fabsf(bv) <= 2048)) &&
         tile_shape(
             d, job, tune, [&](int cb, int nrg) { return ic_fast_tensor_smem(kw, kh, cb, nrg); },
-            tensor_instr, 96, &tcb, &tnrg, &tsm, &eff, &instr)) {
+            tensor_instr, 80, &tcb, &tnrg, &tsm, &eff, &instr)) {
         f_tensor = samples * kh * 16 * tks * 2;
         t_tensor = LAUNCH_S + fmax(t_mem / eff, samples * instr / (eff * d.fma_per_s));
         p->pred_tensor_ms = t_tensor * 1e3;

@@ -111,37 +111,77 @@ __device__ __forceinline__ void mma16816(float (&c)[4], const uint32_t (&a)[4], 
 #endif
 }
 
-/* Bytes of the float region: the fill's planes, later the staged sums. */
-__host__ __device__ constexpr size_t float_region(int kw, int kh, int cb, int nrg)
-{
-    return (size_t)cb *
-           ((size_t)icf::plane_of(kw, kh, nrg) > (size_t)icf::R * nrg * SS
-                ? (size_t)icf::plane_of(kw, kh, nrg)
-                : (size_t)icf::R * nrg * SS) *
-           sizeof(float);
-}
 /* Halves of one fp16 plane. */
 __host__ __device__ constexpr int hplane_of(int ks, int kh, int nrg)
 {
     return (icf::R * nrg + kh - 1) * hs_of(ks);
 }
+/* Bytes of the fp16 planes, of the weights after them, of the staged sums
+ * (which reuse the planes once every warp is done with them). */
+__host__ __device__ constexpr size_t planes_bytes(int ks, int kh, int cb, int nrg)
+{
+    return (size_t)cb * hplane_of(ks, kh, nrg) * 2;
+}
+__host__ __device__ constexpr size_t weights_bytes(int ks, int kh)
+{
+    return (size_t)kh * wrow_of(ks) * 4;
+}
+__host__ __device__ constexpr size_t stage_bytes(int cb, int nrg)
+{
+    return (size_t)cb * icf::R * nrg * SS * sizeof(float);
+}
 
+/* The block's input planes as fp16: element (q, c) of plane k is sample
+ * (x0 - cx + c, y0 - cy + q) of channel c0 + k, border-mapped (a constant
+ * border's value is an integer here, exact in fp16). A thread takes two
+ * columns of one row, every plane. */
 template <int KS>
-__global__ void __launch_bounds__(icf::MAX_THREADS, 1)
+__device__ __forceinline__ void fill_h16(const icf::targs &t, const icf::tile &b, __half *h16,
+                                         int hplane)
+{
+    const ic_cuda_args &a = t.a;
+    constexpr int HS = hs_of(KS), NP = hw_of(KS) / 2;
+    const int C = a.soa ? 1 : a.channels;
+    const int xs = b.x0 - (a.kw - 1) / 2, ys = b.y0 - (a.kh - 1) / 2;
+    const size_t plane_step = a.soa ? (size_t)a.height * a.src_pitch : 1;
+    const uint8_t *src0 = a.src + (size_t)b.c0 * plane_step;
+    for (int e = (int)threadIdx.x; e < b.rows * NP; e += (int)blockDim.x) {
+        const int q = e / NP, p = e - q * NP;
+        const int my = ic_border_map(ys + q, a.height, a.border);
+        const int x = xs + 2 * p;
+        int mx0 = ic_border_map(x, a.width, a.border),
+            mx1 = ic_border_map(x + 1, a.width, a.border);
+        if (my < 0)
+            mx0 = mx1 = -1;
+        const uint8_t *row = src0 + (size_t)(my < 0 ? 0 : my) * a.src_pitch;
+        const uint8_t *p0 = row + (size_t)(mx0 < 0 ? 0 : mx0) * C;
+        const uint8_t *p1 = row + (size_t)(mx1 < 0 ? 0 : mx1) * C;
+        __half *dst = h16 + q * HS + 2 * p;
+        for (int k = 0; k < t.cb; k++) {
+            const float v0 = mx0 < 0 ? a.border_value : (float)__ldg(p0 + k * plane_step);
+            const float v1 = mx1 < 0 ? a.border_value : (float)__ldg(p1 + k * plane_step);
+            *reinterpret_cast<__half2 *>(dst + (size_t)k * hplane) = __floats2half2_rn(v0, v1);
+        }
+    }
+}
+
+/* 80 registers a thread: two blocks of 384 threads (or three of 256) per SM,
+ * as many warps as the shared memory allows; the tensor pipe needs them to
+ * cover each warp's issue latency. */
+template <int KS>
+__global__ void __launch_bounds__(icf::MAX_THREADS, 2)
     fast_tensor_kernel(const icf::targs t, const tparam p)
 {
     extern __shared__ float4 smem4[];
     float *smem = reinterpret_cast<float *>(smem4);
     const icf::tile b = icf::block_tile(t);
     const int kw = t.a.kw, kh = t.a.kh;
-    constexpr int HS = hs_of(KS), HW = hw_of(KS), WL = wl_of(KS), CW = cw_of(KS),
-                  WROW = wrow_of(KS);
+    constexpr int HS = hs_of(KS), WL = wl_of(KS), CW = cw_of(KS), WROW = wrow_of(KS);
     const int hplane = hplane_of(KS, kh, t.nrg);
-    __half *h16 = reinterpret_cast<__half *>(reinterpret_cast<char *>(smem) +
-                                             float_region(kw, kh, t.cb, t.nrg));
+    __half *h16 = reinterpret_cast<__half *>(smem);
     __half *wsm = h16 + (size_t)t.cb * hplane;
 
-    icf::fill(t, b, smem);
+    fill_h16<KS>(t, b, h16, hplane);
     /* the weights, scaled, as hi and lo halves in their two copies */
     for (int e = (int)threadIdx.x; e < kh * 2 * WL; e += (int)blockDim.x) {
         const int i = e / (2 * WL), rem = e - i * 2 * WL, cp = rem / WL, idx = rem - cp * WL;
@@ -154,37 +194,17 @@ __global__ void __launch_bounds__(icf::MAX_THREADS, 1)
         row[2 * (2 * CW + cp * CW) + idx] = lo;
     }
     __syncthreads();
-    /* float planes -> fp16 planes: fp16 column c is image column x0 - cx + c,
-     * float column c + (pad - cx); columns past the float tile (only for
-     * narrow kernels, whose weights there are 0) become 0 */
-    {
-        const int shift = icf::pad_of(kw) - (kw - 1) / 2;
-        const int npairs = t.cb * b.rows * (HW / 2);
-        for (int e = (int)threadIdx.x; e < npairs; e += (int)blockDim.x) {
-            const int k = e / (b.rows * (HW / 2)), rem = e - k * b.rows * (HW / 2);
-            const int q = rem / (HW / 2), c = 2 * (rem - q * (HW / 2));
-            const float *src = smem + k * b.plane + q * b.sw + c + shift;
-            const float v0 = c + shift < b.sw ? src[0] : 0.0f;
-            const float v1 = c + 1 + shift < b.sw ? src[1] : 0.0f;
-            *reinterpret_cast<__half2 *>(h16 + (size_t)k * hplane + q * HS + c) =
-                __floats2half2_rn(v0, v1);
-        }
-    }
-    __syncthreads();
 
     const int warp = (int)(threadIdx.x >> 5), lane = (int)(threadIdx.x & 31);
     const int ci = warp / t.nrg, rg = warp - ci * t.nrg;
     const int nrb = t.nrg / 2; /* 16-row blocks of the tile */
     const int g = lane >> 2, tq = lane & 3;
     uint32_t abase[4];
-    int rbk[4], cbk[4];
 #pragma unroll
     for (int j = 0; j < 4; j++) {
         const int tt = rg * 4 + j;
-        rbk[j] = tt % nrb;
-        cbk[j] = tt / nrb;
-        abase[j] = smem_addr(h16 + (size_t)ci * hplane + (16 * rbk[j] + (lane & 15)) * HS +
-                             16 * cbk[j] + (lane >> 4) * 8);
+        abase[j] = smem_addr(h16 + (size_t)ci * hplane + (16 * (tt % nrb) + (lane & 15)) * HS +
+                             16 * (tt / nrb) + (lane >> 4) * 8);
     }
     const uint32_t *wl =
         reinterpret_cast<const uint32_t *>(wsm) + (tq + 8 - (g + (g & 1)) / 2) + (g & 1) * CW;
@@ -196,44 +216,48 @@ __global__ void __launch_bounds__(icf::MAX_THREADS, 1)
 #pragma unroll
             for (int v = 0; v < 4; v++)
                 acc[j][nh][v] = 0.0f;
+#pragma unroll 1
     for (int i = 0; i < kh; i++) {
         const uint32_t *wr = wl + i * WROW;
-        uint32_t bh[KS][2][2], bl[KS][2][2];
 #pragma unroll
-        for (int ks = 0; ks < KS; ks++)
+        for (int ks = 0; ks < KS; ks++) {
+            /* this k step's weight fragments: n halves x (hi, lo) x 2 */
+            uint32_t bh[2][2], bl[2][2];
 #pragma unroll
             for (int nh = 0; nh < 2; nh++) {
-                bh[ks][nh][0] = wr[8 * ks - 4 * nh];
-                bh[ks][nh][1] = wr[8 * ks - 4 * nh + 4];
-                bl[ks][nh][0] = wr[2 * CW + 8 * ks - 4 * nh];
-                bl[ks][nh][1] = wr[2 * CW + 8 * ks - 4 * nh + 4];
+                bh[nh][0] = wr[8 * ks - 4 * nh];
+                bh[nh][1] = wr[8 * ks - 4 * nh + 4];
+                bl[nh][0] = wr[2 * CW + 8 * ks - 4 * nh];
+                bl[nh][1] = wr[2 * CW + 8 * ks - 4 * nh + 4];
             }
 #pragma unroll
-        for (int j = 0; j < 4; j++)
-#pragma unroll
-            for (int ks = 0; ks < KS; ks++) {
+            for (int j = 0; j < 4; j++) {
                 uint32_t a[4];
                 ldsm_x4(a, abase[j] + (uint32_t)((i * HS + 16 * ks) * 2));
 #pragma unroll
                 for (int nh = 0; nh < 2; nh++) {
-                    mma16816(acc[j][nh], a, bl[ks][nh][0], bl[ks][nh][1]);
-                    mma16816(acc[j][nh], a, bh[ks][nh][0], bh[ks][nh][1]);
+                    mma16816(acc[j][nh], a, bl[nh][0], bl[nh][1]);
+                    mma16816(acc[j][nh], a, bh[nh][0], bh[nh][1]);
                 }
             }
+        }
     }
-    /* stage the sums (unscaled) over the float region, which nothing reads
-     * since the conversion: rows of SS floats per channel */
+    /* stage the sums (unscaled) over the planes, once every warp is done
+     * with them: rows of SS floats per channel */
+    __syncthreads();
     float *st = smem + (size_t)ci * b.th * SS;
 #pragma unroll
-    for (int j = 0; j < 4; j++)
+    for (int j = 0; j < 4; j++) {
+        const int tt = rg * 4 + j;
 #pragma unroll
         for (int nh = 0; nh < 2; nh++) {
-            const int r = 16 * rbk[j] + g, c = 16 * cbk[j] + 8 * nh + 2 * tq;
+            const int r = 16 * (tt % nrb) + g, c = 16 * (tt / nrb) + 8 * nh + 2 * tq;
             *reinterpret_cast<float2 *>(st + r * SS + c) =
                 make_float2(acc[j][nh][0] * p.unscale, acc[j][nh][1] * p.unscale);
             *reinterpret_cast<float2 *>(st + (r + 8) * SS + c) =
                 make_float2(acc[j][nh][2] * p.unscale, acc[j][nh][3] * p.unscale);
         }
+    }
     __syncthreads();
     float out[icf::R][4];
 #pragma unroll
@@ -262,8 +286,8 @@ extern "C" size_t ic_fast_tensor_smem(int kw, int kh, int cb, int nrg)
         nrg < 2 || (nrg & 1) || cb * nrg * 32 > icf::MAX_THREADS)
         return 0;
     const int ks = ks_of(kw);
-    return float_region(kw, kh, cb, nrg) + (size_t)cb * hplane_of(ks, kh, nrg) * 2 +
-           (size_t)kh * wrow_of(ks) * 4;
+    const size_t in = planes_bytes(ks, kh, cb, nrg) + weights_bytes(ks, kh);
+    return in > stage_bytes(cb, nrg) ? in : stage_bytes(cb, nrg);
 }
 
 extern "C" ic_status ic_fast_tensor_launch(const ic_cuda_args *a, const float *w,
