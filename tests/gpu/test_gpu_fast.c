@@ -156,17 +156,18 @@ static char *random_kernel_text(int kw, int kh, ict_rng *r)
     return text;
 }
 
-/* The tensor method (tensor.cu) forced on every width class it takes (3..17:
- * two k-steps of 16 columns, 19..31: three), square, wide, tall (63 rows)
+/* The tensor method (tensor.cu) forced on every width class it takes (3..9:
+ * one k step a half tile, 11..17: two, 19..25: two a half, 27..31: three),
+ * square, wide, tall (63 rows)
  * and narrower than it takes (1: the planner's choice), weights over four
  * decades of mixed sign and the fixed full-rank 31x31, every border mode,
  * 1..4 channels, AoS and SoA, tile shapes of 1 and all channels, images
  * smaller than the kernel. */
 static int tensor_cases(int q, ict_rng *r)
 {
-    static const int shapes[][2] = {{3, 3},   {5, 5},   {9, 7},   {15, 15}, {17, 17},
-                                    {19, 19}, {21, 13}, {31, 31}, {31, 5},  {5, 31},
-                                    {3, 63},  {31, 63}, {1, 31},  {29, 1}};
+    static const int shapes[][2] = {{3, 3},   {5, 5},   {9, 7},   {11, 11}, {15, 15}, {17, 17},
+                                    {19, 19}, {21, 13}, {25, 11}, {27, 3},  {31, 31}, {31, 5},
+                                    {5, 31},  {3, 63},  {31, 63}, {1, 31},  {29, 1}};
     static const char *const tunings[] = {"method=tensor", "method=tensor,tile-channels=1",
                                           "method=tensor,tile-rows=16",
                                           "method=tensor,tile-rows=64,tile-channels=1"};

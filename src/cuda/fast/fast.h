@@ -124,6 +124,9 @@ ic_status ic_fast_sep_launch(const ic_cuda_args *a, const float *row, const floa
 /* Shared memory of a tensor-method block (tile of direct/sep: cb channels,
  * 8*nrg rows, nrg even), 0 when the method cannot take kw x kh. */
 size_t ic_fast_tensor_smem(int kw, int kh, int cb, int nrg);
+/* K steps of 16 input columns the tensor method runs per kernel row and
+ * 16 x 16 output tile (each step: 4 mma per half of the weights). */
+int ic_fast_tensor_ksteps(int kw);
 /* Launches the tensor method (weights w, kw*kh floats, host memory; a->w
  * holds their device copy). 8-bit samples, no premultiplied alpha. */
 ic_status ic_fast_tensor_launch(const ic_cuda_args *a, const float *w, const ic_fast_plan *p,

@@ -538,7 +538,7 @@ static ic_status plan_job(ic_fast_state *st, const ic_job *job, ic_fast_plan *p,
     int tcb = 0, tnrg = 0;
     size_t tsm = 0;
     double t_tensor = -1, f_tensor = 0;
-    const int tks = (16 + kw - 1 + 15) / 16;
+    const int tks = ic_fast_tensor_ksteps(kw);
     const float bv = job->border_value;
     auto tensor_instr = [&](int, int nrg) {
         const double halo = (double)(IC_FAST_R * nrg + kh - 1) / (IC_FAST_R * nrg) *

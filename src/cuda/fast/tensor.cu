@@ -75,10 +75,33 @@ __host__ __device__ constexpr int wrow_of(int ks)
     return 4 * cw_of(ks);
 }
 
-/* K steps for a kernel width: 16 + kw - 1 input columns per 16 outputs. */
+/* K steps for a kernel width: 16 + kw - 1 input columns per 16 outputs, or
+ * with a window per 8-column half (split) 8 + kw - 1; split where that takes
+ * fewer steps (kw 3..9: 1 for 2, kw 19..25: 2 for 3), at twice the ldmatrix
+ * loads per mma (each half its own A fragments; the B fragments are the same
+ * for both halves). The fp16 tile of a split launch is as wide as the
+ * unsplit one of one step more (its last half's window reaches 8 columns
+ * further; the row stride stays an odd number of 16-byte units). */
 __host__ __device__ constexpr int ks_of(int kw)
 {
     return (16 + kw - 1 + 15) / 16;
+}
+__host__ __device__ constexpr int ks_split_of(int kw)
+{
+    return (8 + kw - 1 + 15) / 16;
+}
+__host__ __device__ constexpr bool split_of(int kw)
+{
+    return ks_split_of(kw) < ks_of(kw);
+}
+/* K steps run, and the k steps whose geometry the tile has. */
+__host__ __device__ constexpr int steps_of(int kw)
+{
+    return split_of(kw) ? ks_split_of(kw) : ks_of(kw);
+}
+__host__ __device__ constexpr int geo_of(int kw)
+{
+    return split_of(kw) ? ks_split_of(kw) + 1 : ks_of(kw);
 }
 
 struct tparam {
@@ -168,7 +191,7 @@ __device__ __forceinline__ void fill_h16(const icf::targs &t, const icf::tile &b
 /* 80 registers a thread: two blocks of 384 threads (or three of 256) per SM,
  * as many warps as the shared memory allows; the tensor pipe needs them to
  * cover each warp's issue latency. */
-template <int KS>
+template <int KS, bool SPLIT>
 __global__ void __launch_bounds__(icf::MAX_THREADS, 2)
     fast_tensor_kernel(const icf::targs t, const tparam p)
 {
@@ -176,12 +199,13 @@ __global__ void __launch_bounds__(icf::MAX_THREADS, 2)
     float *smem = reinterpret_cast<float *>(smem4);
     const icf::tile b = icf::block_tile(t);
     const int kw = t.a.kw, kh = t.a.kh;
-    constexpr int HS = hs_of(KS), WL = wl_of(KS), CW = cw_of(KS), WROW = wrow_of(KS);
-    const int hplane = hplane_of(KS, kh, t.nrg);
+    constexpr int GS = SPLIT ? KS + 1 : KS; /* the tile's geometry */
+    constexpr int HS = hs_of(GS), WL = wl_of(KS), CW = cw_of(KS), WROW = wrow_of(KS);
+    const int hplane = hplane_of(GS, kh, t.nrg);
     __half *h16 = reinterpret_cast<__half *>(smem);
     __half *wsm = h16 + (size_t)t.cb * hplane;
 
-    fill_h16<KS>(t, b, h16, hplane);
+    fill_h16<GS>(t, b, h16, hplane);
     /* the weights, scaled, as hi and lo halves in their two copies */
     for (int e = (int)threadIdx.x; e < kh * 2 * WL; e += (int)blockDim.x) {
         const int i = e / (2 * WL), rem = e - i * 2 * WL, cp = rem / WL, idx = rem - cp * WL;
@@ -221,10 +245,11 @@ __global__ void __launch_bounds__(icf::MAX_THREADS, 2)
         const uint32_t *wr = wl + i * WROW;
 #pragma unroll
         for (int ks = 0; ks < KS; ks++) {
-            /* this k step's weight fragments: n halves x (hi, lo) x 2 */
+            /* this k step's weight fragments: n halves x (hi, lo) x 2 (split:
+             * the same for both halves, each on its own window) */
             uint32_t bh[2][2], bl[2][2];
 #pragma unroll
-            for (int nh = 0; nh < 2; nh++) {
+            for (int nh = 0; nh < (SPLIT ? 1 : 2); nh++) {
                 bh[nh][0] = wr[8 * ks - 4 * nh];
                 bh[nh][1] = wr[8 * ks - 4 * nh + 4];
                 bl[nh][0] = wr[2 * CW + 8 * ks - 4 * nh];
@@ -232,12 +257,22 @@ __global__ void __launch_bounds__(icf::MAX_THREADS, 2)
             }
 #pragma unroll
             for (int j = 0; j < 4; j++) {
-                uint32_t a[4];
-                ldsm_x4(a, abase[j] + (uint32_t)((i * HS + 16 * ks) * 2));
+                if constexpr (SPLIT) {
 #pragma unroll
-                for (int nh = 0; nh < 2; nh++) {
-                    mma16816(acc[j][nh], a, bl[nh][0], bl[nh][1]);
-                    mma16816(acc[j][nh], a, bh[nh][0], bh[nh][1]);
+                    for (int nh = 0; nh < 2; nh++) {
+                        uint32_t a[4];
+                        ldsm_x4(a, abase[j] + (uint32_t)((i * HS + 16 * ks + 8 * nh) * 2));
+                        mma16816(acc[j][nh], a, bl[0][0], bl[0][1]);
+                        mma16816(acc[j][nh], a, bh[0][0], bh[0][1]);
+                    }
+                } else {
+                    uint32_t a[4];
+                    ldsm_x4(a, abase[j] + (uint32_t)((i * HS + 16 * ks) * 2));
+#pragma unroll
+                    for (int nh = 0; nh < 2; nh++) {
+                        mma16816(acc[j][nh], a, bl[nh][0], bl[nh][1]);
+                        mma16816(acc[j][nh], a, bh[nh][0], bh[nh][1]);
+                    }
                 }
             }
         }
@@ -271,11 +306,11 @@ __global__ void __launch_bounds__(icf::MAX_THREADS, 2)
     icf::store(t, b, smem, ci, rg, out); /* (syncs before it reuses shared memory) */
 }
 
-template <int KS>
+template <int KS, bool SPLIT>
 ic_status launch_ks(const icf::targs &t, const tparam &p, size_t smem, char *err, size_t errlen)
 {
-    return icf::launch_tiles(fast_tensor_kernel<KS>, t, p, smem, "cuda fast tensor kernel", err,
-                             errlen);
+    return icf::launch_tiles(fast_tensor_kernel<KS, SPLIT>, t, p, smem, "cuda fast tensor kernel",
+                             err, errlen);
 }
 
 } // namespace
@@ -285,8 +320,7 @@ extern "C" size_t ic_fast_tensor_smem(int kw, int kh, int cb, int nrg)
     if (kw < 3 || kh < 1 || kw > IC_FAST_TENSOR_MAX_KW || kh > IC_FAST_DIRECT_MAX_KH || cb < 1 ||
         nrg < 2 || (nrg & 1) || cb * nrg * 32 > icf::MAX_THREADS)
         return 0;
-    const int ks = ks_of(kw);
-    const size_t in = planes_bytes(ks, kh, cb, nrg) + weights_bytes(ks, kh);
+    const size_t in = planes_bytes(geo_of(kw), kh, cb, nrg) + weights_bytes(steps_of(kw), kh);
     return in > stage_bytes(cb, nrg) ? in : stage_bytes(cb, nrg);
 }
 
@@ -312,7 +346,18 @@ extern "C" ic_status ic_fast_tensor_launch(const ic_cuda_args *a, const float *w
     tp.scale = ldexpf(1.0f, 14 - e);
     tp.unscale = ldexpf(1.0f, e - 14);
     const icf::targs t = icf::make_targs(a, p);
-    if (ks_of(a->kw) <= 2)
-        return launch_ks<2>(t, tp, smem, err, errlen);
-    return launch_ks<3>(t, tp, smem, err, errlen);
+    static_assert(steps_of(IC_FAST_TENSOR_MAX_KW) == 3 && !split_of(IC_FAST_TENSOR_MAX_KW),
+                  "the launches below cover widths 3..31");
+    if (a->kw <= 9)
+        return launch_ks<1, true>(t, tp, smem, err, errlen); /* split: 1 step, not 2 */
+    if (a->kw <= 17)
+        return launch_ks<2, false>(t, tp, smem, err, errlen);
+    if (a->kw <= 25)
+        return launch_ks<2, true>(t, tp, smem, err, errlen); /* split: 2 steps, not 3 */
+    return launch_ks<3, false>(t, tp, smem, err, errlen);
+}
+
+extern "C" int ic_fast_tensor_ksteps(int kw)
+{
+    return steps_of(kw);
 }
