@@ -6,7 +6,7 @@
 # date, commit, tests passed/failed/skipped, sanitizer error counts) to $OUT
 # (the device tool's folder) or bench/results/ when OUT is unset.
 #
-#   scripts/gpu-check.sh [all|test|san|bench|peers|ncu|ncubench|ncutimes|ncujob|fftjob|ratio|batch|photos|jpeg|stream|wholejob|python|startup|png]...
+#   scripts/gpu-check.sh [all|test|san|bench|peers|ncu|ncubench|ncutimes|ncusrc|ncujob|fftjob|ratio|batch|photos|jpeg|stream|wholejob|python|startup|png]...
 #     (default all = test san bench; several allowed)
 #   test: ctest (IC_CTEST_REGEX=... runs only matching tests); bench:
 #   imgconv-bench (IC_BENCH_TABLES=letters runs a subset, see its --help);
@@ -24,6 +24,9 @@
 #   imgconv-bench (IC_NCU_TIMES=TABLES:KERNEL-REGEX:COUNT ..., default
 #   E:fft:60, the FFT method's own kernels and cuFFT's), one line each, into
 #   the log: where a multi-kernel method's time goes
+#   ncusrc: Nsight Compute's source page (SASS, per-instruction executions
+#   and stall samples, CSV) of one launch inside imgconv-bench into
+#   ncu-src-STAMP-N.csv (IC_NCU_SRC=TABLES:KERNEL-REGEX:SKIP ...)
 #   ncujob: Nsight Compute on one `imgconv` process (8K RGB chart, full-rank
 #   31x31): the first launch of the kernels matching IC_NCU_JOB (regex,
 #   default fast_tensor), with stall reasons (into the log)
@@ -498,6 +501,28 @@ if has stream && [ -x bench/stream-bench.sh ]; then
   t0=$(date +%s)
   RESULT="$out/stream-$stamp.md" bench/stream-bench.sh "$B/imgconv" cuda || echo "stream-bench failed (rc=$?)"
   echo "stream: $(( $(date +%s) - t0 )) s"
+fi
+
+# ncusrc: per-instruction counts and stall samples (Nsight Compute's source
+# page, SASS, CSV) of one launch inside imgconv-bench: IC_NCU_SRC lists
+# TABLES:KERNEL-REGEX:SKIP triples (default M:batch_rows_kernel:8), each into
+# ncu-src-STAMP-N.csv: where a kernel's instructions and stalls are.
+if has ncusrc && command -v ncu >/dev/null 2>&1; then
+  t0=$(date +%s)
+  tmp=$(mktemp -d)
+  n=0
+  for c in ${IC_NCU_SRC:-M:batch_rows_kernel:8}; do
+    IFS=: read -r tb kre skip <<<"$c"
+    n=$((n + 1))
+    echo "== ncu-src: tables $tb, kernel /$kre/, launch $((skip + 1)) -> ncu-src-$stamp-$n.csv"
+    timeout 200 ncu --clock-control none --kernel-name regex:"$kre" --launch-skip "$skip" \
+      --launch-count 1 --section SourceCounters --section WarpStateStats --section LaunchStats \
+      --page source --print-source sass --csv \
+      $B/imgconv-bench --out "$tmp" --stamp ncu --tables "$tb" > "$out/ncu-src-$stamp-$n.csv" 2>&1
+    echo "ncu-src $n: rc=$? $(wc -l < "$out/ncu-src-$stamp-$n.csv") lines"
+  done
+  rm -rf "$tmp"
+  echo "ncusrc: $(( $(date +%s) - t0 )) s"
 fi
 
 # An 8K RGB chart (c.ppm) and a full-rank 31x31 kernel (k31.txt) in folder $1.
