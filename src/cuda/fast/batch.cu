@@ -133,6 +133,8 @@ static ic_status take_slot(ic_fast_batch *b, int n, ic_fast_batch::slot **out, c
 /* The pointers, pitches and size of image `it` in its table entry. */
 static void set_image(batch_img *d, const ic_fast_batch_item *it)
 {
+    d->mbx = icf_batch::magic_of(d->bx);
+    d->mby = icf_batch::magic_of(d->by);
     d->src = it->src;
     d->dst = it->dst;
     d->src_pitch = it->src_pitch;
@@ -158,6 +160,19 @@ static int rows_entry(batch_img *d, const ic_fast_batch_item *it, int step, int 
     *blocks += (long long)d->bx * d->by * planes;
     set_image(d, it);
     return 1;
+}
+
+/* The blocks of every one of the n images of a launch of `blocks` blocks
+ * when they all have the same number, else 0. */
+static unsigned uniform_blocks(const batch_img *t, int n, long long blocks)
+{
+    if (n <= 0 || blocks % n != 0)
+        return 0;
+    const long long nb = blocks / n;
+    for (int i = 0; i < n; i++)
+        if (t[i].first != (long long)i * nb)
+            return 0;
+    return (unsigned)nb;
 }
 
 /* The rows launch of the images of t, of one rank (0: the full sum at rows0
@@ -292,8 +307,11 @@ extern "C" ic_status ic_fast_batch_launch(ic_fast_batch **bp, const ic_cuda_args
     if (sl)
         IC_CUDA_CHECK(cudaMemcpyAsync(sl->dev, sl->host, (size_t)n * sizeof(batch_img),
                                       cudaMemcpyHostToDevice, stream));
-    const batch_tab tf = {host, dev, nf}, ts = {host + nf, dev ? dev + nf : NULL, ns},
-                    tg = {host + nr, dev ? dev + nr : NULL, ng};
+    const batch_tab tf = {host, dev, nf, uniform_blocks(host, nf, blocks_f)},
+                    ts = {host + nf, dev ? dev + nf : NULL, ns,
+                          uniform_blocks(host + nf, ns, blocks_s)},
+                    tg = {host + nr, dev ? dev + nr : NULL, ng,
+                          uniform_blocks(host + nr, ng, blocks_g)};
     if (nf > 0)
         s = rows_launch_k(k, base, w, row, col, 0, rows0, tf, blocks_f, err, errlen);
     if (s == IC_OK && ns > 0)

@@ -6,10 +6,13 @@
  * pitches and size, and the index of its first block. A batch of up to
  * PARAM_CAP images passes its table in the launches' parameters (tab_par:
  * the constant bank, no upload); a larger one uploads it to device memory
- * (tab_dev). A block finds its image by a binary search over the first-block
- * indices (every thread of the block reads the same entries: constant-cache
- * hits, or L1 hits in the uploaded table), turns its offset into the
- * (x, y, plane) block index that the one-image launch would have given it,
+ * (tab_dev). A block finds its image by one division where every image of
+ * the launch has the same number of blocks (the usual batch of one size),
+ * else by a binary search over the first-block indices (every thread of the
+ * block reads the same entries: constant-cache hits, or L1 hits in the
+ * uploaded table), turns its offset into the (x, y, plane) block index that
+ * the one-image launch would have given it (divisions by the image's grid
+ * width and height as multiplications by reciprocals the host computed),
  * and does exactly that block's work: rows_body (rows_impl.cuh) for the rows
  * method, the one-thread-per-sample body of cuda_common.cuh for the generic
  * method. Where the table lives changes nothing else. So every output
@@ -37,6 +40,22 @@
 namespace icf_batch
 {
 
+/* n / d for a 32-bit n and a divisor d the host knows, m = magic_of(d): the
+ * high 64 bits of m * n with m = ceil(2^64 / d) are exact for every 32-bit n
+ * (Lemire, Kaser and Kurz, "Faster remainder by direct computation", 2019);
+ * d = 1 has no 64-bit m and gives n. Instead of the ~20 instructions of a
+ * division by a run-time value (ncu source page of the 64 x 480p batch at
+ * 9282973: the block-to-image search and the two divisions held 23% of the
+ * warps' stall samples). */
+__host__ __device__ inline unsigned long long magic_of(unsigned d)
+{
+    return d > 1 ? ~0ull / d + 1 : 0;
+}
+__device__ __forceinline__ unsigned fast_div(unsigned n, unsigned d, unsigned long long m)
+{
+    return d > 1 ? (unsigned)__umul64hi(m, (unsigned long long)n) : n;
+}
+
 /* One image of a batched launch, as the blocks read it. */
 struct batch_img {
     const uint8_t *src;
@@ -44,13 +63,14 @@ struct batch_img {
     size_t src_pitch, dst_pitch;
     long long first; /* index of the image's first block in its launch */
     int width, height;
-    unsigned bx, by;        /* blocks per grid row and grid rows of its own launch */
-    icf_rows::rows_edges e; /* rows: where its edge outputs are */
+    unsigned bx, by;             /* blocks per grid row and grid rows of its own launch */
+    unsigned long long mbx, mby; /* magic_of(bx), magic_of(by) */
+    icf_rows::rows_edges e;      /* rows: where its edge outputs are */
 };
 
 /* Images whose table a launch carries in its parameters (tab_par); a larger
- * batch uploads its table (tab_dev). 64 entries of 112 bytes: 7176 bytes,
- * 7684 with the shared arguments and 9x9 weights, which needs CUDA 12.1 and
+ * batch uploads its table (tab_dev). 64 entries of 128 bytes: 8208 bytes,
+ * about 8.7 KB with the shared arguments and 9x9 weights, which needs CUDA 12.1 and
  * sm_70 or later (up to 32764 bytes of parameters; 4 KB before):
  * CMakeLists.txt sets IC_BATCH_PARAM_CAP=0 (the upload for every batch) for
  * older compilers or architectures, and batch.cu asks the driver for 12.1. */
@@ -66,10 +86,13 @@ constexpr int PARAM_CAP = IC_BATCH_PARAM_CAP;
  * source a kernel parameter (__grid_constant__, so that the body may take
  * the address of an entry without a local copy of the parameter). */
 
-/* The table in device memory, uploaded by the host: n entries at t. */
+/* The table in device memory, uploaded by the host: n entries at t; nb > 0
+ * when every image has nb blocks (mnb = magic_of(nb)). */
 struct tab_dev {
     const batch_img *t;
     int n;
+    unsigned nb;
+    unsigned long long mnb;
     __device__ __forceinline__ long long first(int i) const
     {
         return __ldg(&t[i].first);
@@ -84,6 +107,8 @@ struct tab_dev {
  * loads). */
 template <int CAP> struct tab_par {
     int n;
+    unsigned nb; /* as tab_dev's */
+    unsigned long long mnb;
     batch_img t[CAP];
     __device__ __forceinline__ long long first(int i) const
     {
@@ -102,6 +127,7 @@ struct batch_tab {
     const batch_img *host;
     const batch_img *dev;
     int n;
+    unsigned nb; /* blocks of every image when they are equal, else 0 */
 };
 
 #if IC_BATCH_PARAM_CAP > 0
@@ -114,6 +140,8 @@ inline void tab_fill(tab_cap *p, const batch_tab &t)
 {
     memset(p, 0, sizeof *p);
     p->n = t.n;
+    p->nb = t.nb;
+    p->mnb = magic_of(t.nb);
     memcpy(p->t, t.host, (size_t)t.n * sizeof(batch_img));
 }
 #endif
@@ -125,7 +153,7 @@ ic_status launch_with_table(const batch_tab &t, L launch, const char *what, char
                             size_t errlen)
 {
     if (t.dev) {
-        launch(tab_dev{t.dev, t.n});
+        launch(tab_dev{t.dev, t.n, t.nb, magic_of(t.nb)});
     } else {
 #if IC_BATCH_PARAM_CAP > 0
         tab_cap tp;
@@ -142,6 +170,8 @@ ic_status launch_with_table(const batch_tab &t, L launch, const char *what, char
 /* The image block b belongs to: the last one whose first block is <= b. */
 template <class TAB> __device__ __forceinline__ int batch_find(const TAB &t, long long b)
 {
+    if (t.nb) /* every image t.nb blocks */
+        return (int)fast_div((unsigned)b, t.nb, t.mnb);
     int lo = 0, hi = t.n - 1;
     while (lo < hi) {
         const int mid = (lo + hi + 1) >> 1;
@@ -173,9 +203,9 @@ __device__ __forceinline__ void batch_block(const batch_img &d, long long b, uns
                                             unsigned *by, unsigned *bz)
 {
     const unsigned local = (unsigned)(b - d.first);
-    const unsigned rest = local / d.bx;
+    const unsigned rest = fast_div(local, d.bx, d.mbx);
     *bx = local - rest * d.bx;
-    *bz = rest / d.by;
+    *bz = fast_div(rest, d.by, d.mby);
     *by = rest - *bz * d.by;
 }
 
