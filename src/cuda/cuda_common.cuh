@@ -117,29 +117,6 @@ __device__ __forceinline__ float ic_cu_sample(const uint8_t *base, size_t o, boo
     return LDG ? (float)__ldg(base + o) : (float)base[o];
 }
 
-/* Byte n (0..3) of w as a float, without the conversion unit (a
- * quarter-rate pipe on sm_90): 0x4B0000nn is the float 2^23 + nn. */
-__device__ __forceinline__ float ic_cu_byte_f(unsigned w, int n)
-{
-    return __uint_as_float(__byte_perm(w, 0x4B000000u, 0x7540u | (unsigned)n)) - 8388608.0f;
-}
-
-/* ic_round_u8 (core/border.h) without the conversion unit: clamp to [0, 255]
- * (NaN -> 0, as there), then adding 1.5 * 2^23 rounds to an integer with the
- * FADD's round-to-nearest-even and leaves it in the low byte of the bits. Same
- * results as ic_round_u8 for every float (the oracle tests hold it to that). */
-__device__ __forceinline__ unsigned ic_cu_round_bits(float v)
-{
-    v = fminf(fmaxf(v, 0.0f), 255.0f);
-    return __float_as_uint(v + 12582912.0f);
-}
-
-/* The low bytes of four words, packed little-endian. */
-__device__ __forceinline__ unsigned ic_cu_pack4(unsigned a, unsigned b, unsigned c, unsigned d)
-{
-    return __byte_perm(__byte_perm(a, b, 0x0040u), __byte_perm(c, d, 0x0040u), 0x5410u);
-}
-
 /* ic_round_u8's rule (core/border.h) for uint16: clamp to [0, 65535] (NaN ->
  * 0), round to nearest, ties to even. */
 __device__ __forceinline__ unsigned short ic_cu_round_u16(float v)

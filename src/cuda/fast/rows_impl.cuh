@@ -75,14 +75,10 @@ template <int K, int RANK> struct rows_w {
     float col[RANK == 0 ? 1 : RANK][K];
 };
 
-/* Byte b (0..15, a compile-time constant where it is called) of q as a
- * float: a byte permute and an add (ic_cu_byte_f), not a shift, a mask and
- * the quarter-rate conversion unit (the ncu source page of the 64 x 480p
- * batch at 8f5a986: I2F and F2I conversions in every sample's path). */
 __device__ __forceinline__ float byte_of(const uint4 &q, int b)
 {
     const unsigned w = b < 4 ? q.x : b < 8 ? q.y : b < 12 ? q.z : q.w;
-    return ic_cu_byte_f(w, b & 3);
+    return (float)((w >> (8 * (b & 3))) & 0xffu);
 }
 
 /* Which threads of rows_kernel take the fast path: output row group g
@@ -259,11 +255,12 @@ __device__ __forceinline__ void rows_chunk(const ic_cuda_args &a, const rows_w<K
     for (int o = 0; o < ROWS; o++) {
         unsigned v[4];
 #pragma unroll
-        for (int q = 0; q < 4; q++)
-            v[q] = ic_cu_pack4(ic_cu_round_bits(acc[o][4 * q] + a.bias),
-                               ic_cu_round_bits(acc[o][4 * q + 1] + a.bias),
-                               ic_cu_round_bits(acc[o][4 * q + 2] + a.bias),
-                               ic_cu_round_bits(acc[o][4 * q + 3] + a.bias));
+        for (int q = 0; q < 4; q++) {
+            v[q] = 0;
+#pragma unroll
+            for (int b = 0; b < 4; b++)
+                v[q] |= (unsigned)ic_round_u8(acc[o][4 * q + b] + a.bias) << (8 * b);
+        }
         *reinterpret_cast<uint4 *>(dst + (size_t)(y0 + o) * a.dst_pitch + s0) =
             make_uint4(v[0], v[1], v[2], v[3]);
     }
@@ -308,7 +305,7 @@ __device__ __forceinline__ void rows_side(const ic_cuda_args &a, const rows_w<K,
         float f[NW]; /* f[q] = sample s0 - H + q */
 #pragma unroll
         for (int q = 0; q < NW; q++)
-            f[q] = my < 0 || xo[q] < 0 ? a.border_value : ic_cu_byte_f(__ldg(row + xo[q]), 0);
+            f[q] = my < 0 || xo[q] < 0 ? a.border_value : (float)__ldg(row + xo[q]);
         add_row<K, STEP, RANK, 1, SIDE>(acc, f, w, j, a.premultiply);
     }
     unpremultiply_rows<STEP, 1, SIDE>(acc, a.premultiply);
@@ -316,7 +313,7 @@ __device__ __forceinline__ void rows_side(const ic_cuda_args &a, const rows_w<K,
 #pragma unroll
     for (int t = 0; t < SIDE; t++)
         if (s0 + t < nsamp)
-            out[t] = (uint8_t)ic_cu_round_bits(acc[0][t] + a.bias);
+            out[t] = ic_round_u8(acc[0][t] + a.bias);
 }
 
 /* The work of block (bx, by, bz) of a rows launch over image a: rows_kernel

@@ -112,6 +112,13 @@ __device__ __forceinline__ tile block_tile(const targs &t)
 
 /* ---- fill ------------------------------------------------------------------ */
 
+/* Byte n (0..3) of w as a float, without the conversion unit (a quarter-rate
+ * pipe on sm_90): 0x4B0000nn is the float 2^23 + nn. */
+__device__ __forceinline__ float byte_f(unsigned w, int n)
+{
+    return __uint_as_float(__byte_perm(w, 0x4B000000u, 0x7540u | (unsigned)n)) - 8388608.0f;
+}
+
 /* Sample (px, y) of channel c of an image whose channel-interleave stride is C
  * (1 for a SoA plane), mapped by the border mode (core/border.h). */
 template <int C>
@@ -238,8 +245,8 @@ __device__ __forceinline__ void fill_layout(const targs &t, const tile &b, const
                 if (g >= ng)
                     break;
                 if (fast[h][u]) {
-                    const float f[4] = {ic_cu_byte_f(v[h][u], 0), ic_cu_byte_f(v[h][u], 1),
-                                        ic_cu_byte_f(v[h][u], 2), ic_cu_byte_f(v[h][u], 3)};
+                    const float f[4] = {byte_f(v[h][u], 0), byte_f(v[h][u], 1), byte_f(v[h][u], 2),
+                                        byte_f(v[h][u], 3)};
                     scatter4<C, PM>(row0, b.plane, 4 * g, c0, cb, f);
                 }
             }
@@ -302,7 +309,7 @@ __device__ __forceinline__ void fill_rgb12(const targs &t, const tile &b, float 
             float f[12];
 #pragma unroll
             for (int n = 0; n < 12; n++)
-                f[n] = ic_cu_byte_f(v[h][n / 4], n % 4);
+                f[n] = byte_f(v[h][n / 4], n % 4);
             float *row0 = smem + q * b.sw + 4 * g;
 #pragma unroll
             for (int c = 0; c < 3; c++)
@@ -396,6 +403,22 @@ __device__ __forceinline__ void fill(const targs &t, const tile &b, float *smem)
 
 /* ---- store ------------------------------------------------------------------ */
 
+/* ic_round_u8 (core/border.h) without the conversion unit: clamp to [0, 255]
+ * (NaN -> 0, as there), then adding 1.5 * 2^23 rounds to an integer with the
+ * FADD's round-to-nearest-even and leaves it in the low byte of the bits. Same
+ * results as ic_round_u8 for every float (the oracle tests hold it to that). */
+__device__ __forceinline__ unsigned round_bits(float v)
+{
+    v = fminf(fmaxf(v, 0.0f), 255.0f);
+    return __float_as_uint(v + 12582912.0f);
+}
+
+/* The low bytes of four words, packed little-endian. */
+__device__ __forceinline__ unsigned pack4(unsigned a, unsigned b, unsigned c, unsigned d)
+{
+    return __byte_perm(__byte_perm(a, b, 0x0040u), __byte_perm(c, d, 0x0040u), 0x5410u);
+}
+
 /* Premultiplied blocks (every channel, alpha last): turns the colour sums
  * acc = FC into FC / FA (0 where FA <= 0) with FA of the same pixels, which
  * the alpha warps stage in shared memory past the area store() stages its
@@ -474,9 +497,9 @@ __device__ __forceinline__ void store(const targs &t, const tile &b, float *smem
             unsigned o[4];
 #pragma unroll
             for (int p = 0; p < 4; p++)
-                o[p] = ic_cu_round_bits(acc[r][p] + bias);
+                o[p] = round_bits(acc[r][p] + bias);
             if (packed) {
-                *reinterpret_cast<unsigned *>(row + x) = ic_cu_pack4(o[0], o[1], o[2], o[3]);
+                *reinterpret_cast<unsigned *>(row + x) = pack4(o[0], o[1], o[2], o[3]);
             } else {
 #pragma unroll
                 for (int p = 0; p < 4; p++)
@@ -497,7 +520,7 @@ __device__ __forceinline__ void store(const targs &t, const tile &b, float *smem
 #pragma unroll
         for (int p = 0; p < 4; p++)
             stage[(rg * R + r) * rb + (4 * lane + p) * C + ci] =
-                (uint8_t)ic_cu_round_bits(acc[r][p] + bias);
+                (uint8_t)round_bits(acc[r][p] + bias);
     __syncthreads();
     const long rowbytes = (long)a.width * C;
     const long bx0 = (long)b.x0 * C;
