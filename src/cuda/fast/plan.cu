@@ -74,8 +74,9 @@ static const double FILL_INSTR = 4.0;          /* per input sample: load share, 
 static const double STORE_INSTR = 3.0;         /* per output sample: round, stage, store */
 static const double TC_RATIO = 9.0;  /* tensor-core fp16 multiply-adds per fp32 FMA (mma.sync) */
 static const double TC_FIXED = 70.0; /* tensor: per output, weights, staging, store (FMA-equiv.) */
-static const double TIE = 0.03;      /* predictions this close count as equal */
-static const double FACTOR_TOL = 1e-6; /* ic_kernel_factor tolerance (relative to max|K|) */
+static const double SEP9_MIN_SAMPLES = 2e6; /* rank-1 9x9 at 2 rows: sep from here (table H) */
+static const double TIE = 0.03;             /* predictions this close count as equal */
+static const double FACTOR_TOL = 1e-6;      /* ic_kernel_factor tolerance (relative to max|K|) */
 static const size_t FFT_BUDGET = (size_t)1 << 30; /* bytes of FFT tile buffers */
 
 struct ic_fast_state {
@@ -606,9 +607,16 @@ static ic_status plan_job(ic_fast_state *st, const ic_job *job, ic_fast_plan *p,
         p->rows = per_thread;
         /* rows with the separable passes in registers also beats the
          * shared-memory sep method at every size it takes (bench table H,
-         * accafa9: HD 9x9 0.034 vs 0.054 ms, 8K 9x9 0.28 vs 0.62) */
+         * accafa9: HD 9x9 0.034 vs 0.054 ms, 8K 9x9 0.28 vs 0.62), but for
+         * a rank-1 9x9 at 2 rows per thread on an image of HD's order,
+         * where each output row re-reads 5 input rows against the shared
+         * tile's 1.25 (table H at 28544be and 8f5a986: HD 0.0375 against
+         * sep's 0.0347 and 0.0350; at 8K, 4 rows, rows wins 0.242 to 0.253;
+         * images under 2M samples stay on rows, unmeasured) */
+        const int sep9 = t_sep > 0 && rows_rank == 1 && kw == 9 && kh == 9 && per_thread == 2 &&
+                         samples >= SEP9_MIN_SAMPLES;
         if (st->force == IC_FAST_AUTO)
-            m = IC_FAST_ROWS;
+            m = sep9 ? IC_FAST_SEP : IC_FAST_ROWS;
     }
     /* A forced method is taken when it can run the job (else the planner's). */
     if ((st->force == IC_FAST_DIRECT && t_direct > 0) || (st->force == IC_FAST_SEP && t_sep > 0) ||
@@ -874,7 +882,11 @@ static ic_status fast_explain(void *state, const ic_job *job, char *buf, size_t 
                       "%d blocks on %d SMs%s\n",
                       IC_FAST_TW, IC_FAST_R * p.nrg, p.cb, p.cb > 1 ? "s" : "", p.threads,
                       p.smem / 1024.0, p.blocks, st->dev.sms,
-                      p.method == IC_FAST_SEP ? "; rank terms fused in shared memory"
+                      p.method == IC_FAST_SEP
+                          ? (p.pred_rows_ms > 0 && p.method != st->force
+                                 ? "; rank terms fused in shared memory (taken over rows for a "
+                                   "rank-1 9x9 at 2 rows per thread: table H)"
+                                 : "; rank terms fused in shared memory")
                       : p.method == IC_FAST_TENSOR
                           ? "; fp16 mma.sync with fp32 sums, each weight as two fp16 halves"
                           : "");
