@@ -157,59 +157,33 @@ __host__ __device__ constexpr size_t stage_bytes(int cb, int nrg)
 /* The block's input planes as fp16: element (q, c) of plane k is sample
  * (x0 - cx + c, y0 - cy + q) of channel c0 + k, border-mapped (a constant
  * border's value is an integer here, exact in fp16). A thread takes two
- * columns of one row, every plane, FU items at a time: all their loads
- * are issued before any is converted, so that the loads' latency overlaps
- * (one item at a time, every item waited for its bytes). */
+ * columns of one row, every plane. */
 template <int KS>
 __device__ __forceinline__ void fill_h16(const icf::targs &t, const icf::tile &b, __half *h16,
                                          int hplane)
 {
-    constexpr int FU = 4;
     const ic_cuda_args &a = t.a;
     constexpr int HS = hs_of(KS), NP = hw_of(KS) / 2;
     const int C = a.soa ? 1 : a.channels;
     const int xs = b.x0 - (a.kw - 1) / 2, ys = b.y0 - (a.kh - 1) / 2;
     const size_t plane_step = a.soa ? (size_t)a.height * a.src_pitch : 1;
     const uint8_t *src0 = a.src + (size_t)b.c0 * plane_step;
-    const int total = b.rows * NP, step = (int)blockDim.x;
-    for (int e0 = (int)threadIdx.x; e0 < total; e0 += FU * step) {
-        unsigned char v[FU][2][4];
-        bool in0[FU], in1[FU];
-#pragma unroll
-        for (int u = 0; u < FU; u++) {
-            const int e = e0 + u * step;
-            const int q = (e < total ? e : 0) / NP, p = (e < total ? e : 0) - q * NP;
-            const int my = ic_border_map(ys + q, a.height, a.border);
-            const int x = xs + 2 * p;
-            int mx0 = ic_border_map(x, a.width, a.border),
-                mx1 = ic_border_map(x + 1, a.width, a.border);
-            if (my < 0 || e >= total)
-                mx0 = mx1 = -1;
-            in0[u] = mx0 >= 0;
-            in1[u] = mx1 >= 0;
-            const uint8_t *row = src0 + (size_t)(my < 0 ? 0 : my) * a.src_pitch;
-            const uint8_t *p0 = row + (size_t)(mx0 < 0 ? 0 : mx0) * C;
-            const uint8_t *p1 = row + (size_t)(mx1 < 0 ? 0 : mx1) * C;
-#pragma unroll
-            for (int k = 0; k < 4; k++)
-                if (k < t.cb) {
-                    v[u][0][k] = in0[u] ? __ldg(p0 + k * plane_step) : 0;
-                    v[u][1][k] = in1[u] ? __ldg(p1 + k * plane_step) : 0;
-                }
-        }
-#pragma unroll
-        for (int u = 0; u < FU; u++) {
-            const int e = e0 + u * step;
-            if (e >= total)
-                break;
-            const int q = e / NP, p = e - q * NP;
-            __half *dst = h16 + q * HS + 2 * p;
-#pragma unroll
-            for (int k = 0; k < 4; k++)
-                if (k < t.cb)
-                    *reinterpret_cast<__half2 *>(dst + (size_t)k * hplane) =
-                        __floats2half2_rn(in0[u] ? (float)v[u][0][k] : a.border_value,
-                                          in1[u] ? (float)v[u][1][k] : a.border_value);
+    for (int e = (int)threadIdx.x; e < b.rows * NP; e += (int)blockDim.x) {
+        const int q = e / NP, p = e - q * NP;
+        const int my = ic_border_map(ys + q, a.height, a.border);
+        const int x = xs + 2 * p;
+        int mx0 = ic_border_map(x, a.width, a.border),
+            mx1 = ic_border_map(x + 1, a.width, a.border);
+        if (my < 0)
+            mx0 = mx1 = -1;
+        const uint8_t *row = src0 + (size_t)(my < 0 ? 0 : my) * a.src_pitch;
+        const uint8_t *p0 = row + (size_t)(mx0 < 0 ? 0 : mx0) * C;
+        const uint8_t *p1 = row + (size_t)(mx1 < 0 ? 0 : mx1) * C;
+        __half *dst = h16 + q * HS + 2 * p;
+        for (int k = 0; k < t.cb; k++) {
+            const float v0 = mx0 < 0 ? a.border_value : (float)__ldg(p0 + k * plane_step);
+            const float v1 = mx1 < 0 ? a.border_value : (float)__ldg(p1 + k * plane_step);
+            *reinterpret_cast<__half2 *>(dst + (size_t)k * hplane) = __floats2half2_rn(v0, v1);
         }
     }
 }
@@ -232,30 +206,16 @@ __global__ void __launch_bounds__(icf::MAX_THREADS, 2)
     __half *wsm = h16 + (size_t)t.cb * hplane;
 
     fill_h16<GS>(t, b, h16, hplane);
-    /* the weights, scaled, as hi and lo halves in their two copies (4 loads
-     * in flight a thread, as in the fill) */
-    for (int e0 = (int)threadIdx.x; e0 < kh * 2 * WL; e0 += 4 * (int)blockDim.x) {
-        float v[4];
-#pragma unroll
-        for (int u = 0; u < 4; u++) {
-            const int e = e0 + u * (int)blockDim.x;
-            const int i = e / (2 * WL), rem = e - i * 2 * WL, cp = rem / WL, idx = rem - cp * WL;
-            const int j = idx + cp - OFF;
-            v[u] = e < kh * 2 * WL && j >= 0 && j < kw ? __ldg(t.a.w + i * kw + j) : 0.0f;
-        }
-#pragma unroll
-        for (int u = 0; u < 4; u++) {
-            const int e = e0 + u * (int)blockDim.x;
-            if (e >= kh * 2 * WL)
-                break;
-            const int i = e / (2 * WL), rem = e - i * 2 * WL, cp = rem / WL, idx = rem - cp * WL;
-            const float sv = v[u] * p.scale;
-            const __half hi = __float2half_rn(sv);
-            const __half lo = __float2half_rn(sv - __half2float(hi));
-            __half *row = wsm + (size_t)i * 2 * WROW; /* halves: 2 per word */
-            row[2 * cp * CW + idx] = hi;
-            row[2 * (2 * CW + cp * CW) + idx] = lo;
-        }
+    /* the weights, scaled, as hi and lo halves in their two copies */
+    for (int e = (int)threadIdx.x; e < kh * 2 * WL; e += (int)blockDim.x) {
+        const int i = e / (2 * WL), rem = e - i * 2 * WL, cp = rem / WL, idx = rem - cp * WL;
+        const int j = idx + cp - OFF;
+        const float v = j >= 0 && j < kw ? t.a.w[i * kw + j] * p.scale : 0.0f;
+        const __half hi = __float2half_rn(v);
+        const __half lo = __float2half_rn(v - __half2float(hi));
+        __half *row = wsm + (size_t)i * 2 * WROW; /* halves: 2 per word */
+        row[2 * cp * CW + idx] = hi;
+        row[2 * (2 * CW + cp * CW) + idx] = lo;
     }
     __syncthreads();
 
