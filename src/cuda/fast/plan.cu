@@ -624,28 +624,25 @@ static ic_status plan_job(ic_fast_state *st, const ic_job *job, ic_fast_plan *p,
         (st->force == IC_FAST_TENSOR && t_tensor > 0) || st->force == IC_FAST_GLOBAL)
         m = st->force;
     p->method = m;
+    /* the shared-memory tile methods' launch shape and prediction */
+    auto tiled = [&](int cb, int nrg, size_t sm, double fmas, double t) {
+        p->cb = cb;
+        p->nrg = nrg;
+        p->smem = sm;
+        p->threads = 32 * cb * nrg;
+        p->blocks = (int)tile_blocks_of(job, cb, nrg);
+        p->fmas = fmas;
+        p->bytes = io;
+        p->pred_ms = t * 1e3;
+    };
     switch (m) {
     case IC_FAST_DIRECT:
-        p->cb = dcb;
-        p->nrg = dnrg;
-        p->smem = dsm;
-        p->threads = 32 * dcb * dnrg;
-        p->blocks = (int)tile_blocks_of(job, dcb, dnrg);
-        p->fmas = f_direct;
-        p->bytes = io;
-        p->pred_ms = t_direct * 1e3;
+        tiled(dcb, dnrg, dsm, f_direct, t_direct);
         break;
     case IC_FAST_SEP:
         p->rank = rank;
         p->factor_err = st->fac.max_err;
-        p->cb = scb;
-        p->nrg = snrg;
-        p->smem = ssm;
-        p->threads = 32 * scb * snrg;
-        p->blocks = (int)tile_blocks_of(job, scb, snrg);
-        p->fmas = f_sep;
-        p->bytes = io;
-        p->pred_ms = t_sep * 1e3;
+        tiled(scb, snrg, ssm, f_sep, t_sep);
         break;
     case IC_FAST_FFT:
         p->threads = 256;
@@ -663,14 +660,7 @@ static ic_status plan_job(ic_fast_state *st, const ic_job *job, ic_fast_plan *p,
         p->pred_ms = t_rows * 1e3;
         break;
     case IC_FAST_TENSOR:
-        p->cb = tcb;
-        p->nrg = tnrg;
-        p->smem = tsm;
-        p->threads = 32 * tcb * tnrg;
-        p->blocks = (int)tile_blocks_of(job, tcb, tnrg);
-        p->fmas = f_tensor;
-        p->bytes = io;
-        p->pred_ms = t_tensor * 1e3;
+        tiled(tcb, tnrg, tsm, f_tensor, t_tensor);
         break;
     default:
         p->method = IC_FAST_GLOBAL;
