@@ -68,7 +68,7 @@
 #   IC_SAN_TOOLS="memcheck racecheck synccheck initcheck" picks the sanitizers,
 #   IC_SAN_BUDGET (s) bounds their total time, IC_SAN_CASES their case count,
 #   IC_SAN_TIMEOUT (s) each run, IC_SAN_TESTS (a glob) which test binaries.
-#   IC_SAN_PARTS="test_gpu_diff:4 test_gpu_fast:3" splits those binaries into
+#   IC_SAN_PARTS="test_gpu_diff:8 test_gpu_fast:3" splits those binaries into
 #   that many processes (ICT_PART=k/N), each under IC_SAN_TIMEOUT.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -143,7 +143,7 @@ if has san; then
         # with ICT_PART=k/N (every N-th section of the test), each within
         # IC_SAN_TIMEOUT: the slow tools on the long tests
         nparts=1
-        for p in ${IC_SAN_PARTS-test_gpu_diff:4 test_gpu_fast:3}; do
+        for p in ${IC_SAN_PARTS-test_gpu_diff:8 test_gpu_fast:3}; do
           [ "${p%%:*}" = "$(basename $bin)" ] && nparts=${p##*:}
         done
         for k in $(seq 1 $nparts); do
@@ -157,6 +157,7 @@ if has san; then
           fi
           extra=""
           [ $tool = memcheck ] && extra="--leak-check full"
+          ts=$(date +%s)
           r=$(ICT_PART=$part IC_TEST_QUICK=1 ICT_CASES=${IC_SAN_CASES:-8} timeout ${IC_SAN_TIMEOUT:-150} \
                 compute-sanitizer --tool $tool $extra --error-exitcode 99 "$bin" 2>&1)
           rc=$?
@@ -167,7 +168,7 @@ if has san; then
             continue
           fi
           [ "$rc" -ne 0 ] && [ "$n" -eq 0 ] && [ "$rc" -ne 77 ] && n=1
-          echo "sanitizer $tool $label: rc=$rc errors=$n"
+          echo "sanitizer $tool $label: rc=$rc errors=$n ($(( $(date +%s) - ts )) s)"
           [ "$n" -gt 0 ] && printf '%s\n' "$r" | grep -E "=========" | head -20
           errs=$((errs + n))
           runs=$((runs + 1))

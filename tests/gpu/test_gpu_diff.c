@@ -300,24 +300,31 @@ int main(void)
     int failures = 0;
     const char *qenv = getenv("IC_TEST_QUICK");
     const int quick_mode = qenv && *qenv && *qenv != '0';
+    /* ICT_PART=k/n (a sanitizer run in parts): three sections a backend
+     * (rounding and 8-bit cases, 8-bit large kernels, 16 bits), then the
+     * two big-size sections */
     for (int b = 0; b < nb; b++) {
-        if (!ict_part(b)) /* (ICT_PART=k/n: one part of a sanitizer run) */
-            continue;
         double t0 = now_s();
-        failures += ict_check_rounding(names[b]);
-        failures += ict_diff_backend(names[b], ICT_DIFF_CASES, ICT_DIFF_SEED, ICT_DIFF_MAX_DIM);
-        failures += large_kernels(names[b], IC_U8);
-        /* 16 bits: the same systematic cycle (160 cases) and more, other content */
-        failures += ict_diff_backend_type(names[b], ICT_DIFF_CASES / 2, ICT_DIFF_SEED ^ 0x16B175ull,
-                                          ICT_DIFF_MAX_DIM, IC_U16);
-        if (!quick_mode) /* (compute-sanitizer's time: the 8-bit large kernels suffice) */
-            failures += large_kernels(names[b], IC_U16);
+        if (ict_part(3 * b)) {
+            failures += ict_check_rounding(names[b]);
+            failures += ict_diff_backend(names[b], ICT_DIFF_CASES, ICT_DIFF_SEED, ICT_DIFF_MAX_DIM);
+        }
+        if (ict_part(3 * b + 1))
+            failures += large_kernels(names[b], IC_U8);
+        if (ict_part(3 * b + 2)) {
+            /* 16 bits: the same systematic cycle (160 cases) and more, other content */
+            failures +=
+                ict_diff_backend_type(names[b], ICT_DIFF_CASES / 2, ICT_DIFF_SEED ^ 0x16B175ull,
+                                      ICT_DIFF_MAX_DIM, IC_U16);
+            if (!quick_mode) /* (compute-sanitizer's time: the 8-bit large kernels suffice) */
+                failures += large_kernels(names[b], IC_U16);
+        }
         printf("%-18s random cases (8 and 16 bits), rounding and large kernels: %.1f s\n", names[b],
                now_s() - t0);
     }
-    if (ict_part(nb))
+    if (ict_part(3 * nb))
         failures += big_sizes(names, nb, IC_U8);
-    if (ict_part(nb + 1))
+    if (ict_part(3 * nb + 1))
         failures += big_sizes(names, nb, IC_U16);
     if (failures) {
         printf("test_gpu_diff: %d failure(s)\n", failures);
