@@ -6,8 +6,10 @@
  * One row i of the kernel applied to a band of 16 output rows and 16 output
  * columns is a matrix product: out[m][n] += sum_c in[m + i][c] * T_i[c][n]
  * with the banded (Toeplitz) T_i[c][n] = w[i][c - n], c over the 16 + kw - 1
- * input columns rounded up to 16 * KS. Each product is KS x 2 mma.sync
- * m16n8k16 (fp16 inputs, fp32 accumulators) per half of the weights:
+ * input columns rounded up to 16 * KS (widths 3..9 and 19..25: each 8-column
+ * half its own window of 8 + kw - 1, one k step fewer; ks_of and split_of).
+ * Each product is KS x 2 mma.sync m16n8k16 (fp16 inputs, fp32 accumulators)
+ * per half of the weights:
  *   - the samples are integers 0..255, exact in fp16;
  *   - each weight, scaled by a power of two so that the largest is near
  *     2^14, is split into hi = fp16(w) and lo = fp16(w - hi), so hi + lo
@@ -19,12 +21,14 @@
  *   - the useful share of the work is kw / (16 * KS): 31 / 48 at 31 wide.
  *
  * Block: the tile of direct/sep (tile.cuh): 128 output columns x 8*nrg rows
- * x cb channels, 32*cb*nrg threads, filled as float planes by icf::fill (all
- * layouts and border modes), then converted to fp16 planes for ldmatrix.
- * Each warp owns 4 output tiles of 16 x 16 of one channel; for each kernel
- * row it loads that row's weight fragments (24 registers) once and applies
- * them to its 4 tiles. The sums are staged in shared memory in the layout
- * icf::store expects and stored by it (rounding, bias, packed stores).
+ * x cb channels, 32*cb*nrg threads. Its input is read straight into fp16
+ * planes for ldmatrix (fill_h16: every layout and border mode; a float tile
+ * converted afterwards took 208 KB a block at 8K 31x31 RGB and left one
+ * block per SM). Each warp owns 4 output tiles of 16 x 16 of one channel;
+ * for each kernel row and k step it loads that step's weight fragments (8
+ * registers) once and applies them to its 4 tiles. The sums are staged in
+ * shared memory (over the planes) in the layout icf::store expects and
+ * stored by it (rounding, bias, packed stores).
  *
  * Weights in shared memory: per kernel row, the padded row twice (the
  * second shifted by one sample) for hi and for lo, so that every pair of
@@ -346,15 +350,18 @@ extern "C" ic_status ic_fast_tensor_launch(const ic_cuda_args *a, const float *w
     tp.scale = ldexpf(1.0f, 14 - e);
     tp.unscale = ldexpf(1.0f, e - 14);
     const icf::targs t = icf::make_targs(a, p);
-    static_assert(steps_of(IC_FAST_TENSOR_MAX_KW) == 3 && !split_of(IC_FAST_TENSOR_MAX_KW),
+    /* the instantiation of this width's k steps and split (the geometry
+     * ic_fast_tensor_smem sized): split 1 (3..9) or 2 (19..25), whole 2
+     * (11..17) or 3 (27..31) */
+    static_assert(steps_of(3) == 1 && split_of(3) && steps_of(IC_FAST_TENSOR_MAX_KW) == 3 &&
+                      !split_of(IC_FAST_TENSOR_MAX_KW),
                   "the launches below cover widths 3..31");
-    if (a->kw <= 9)
-        return launch_ks<1, true>(t, tp, smem, err, errlen); /* split: 1 step, not 2 */
-    if (a->kw <= 17)
-        return launch_ks<2, false>(t, tp, smem, err, errlen);
-    if (a->kw <= 25)
-        return launch_ks<2, true>(t, tp, smem, err, errlen); /* split: 2 steps, not 3 */
-    return launch_ks<3, false>(t, tp, smem, err, errlen);
+    const int ks = steps_of(a->kw);
+    if (split_of(a->kw))
+        return ks == 1 ? launch_ks<1, true>(t, tp, smem, err, errlen)
+                       : launch_ks<2, true>(t, tp, smem, err, errlen);
+    return ks == 2 ? launch_ks<2, false>(t, tp, smem, err, errlen)
+                   : launch_ks<3, false>(t, tp, smem, err, errlen);
 }
 
 extern "C" int ic_fast_tensor_ksteps(int kw)
