@@ -69,7 +69,8 @@
 #   IC_SAN_BUDGET (s) bounds their total time, IC_SAN_CASES their case count,
 #   IC_SAN_TIMEOUT (s) each run, IC_SAN_TESTS (a glob) which test binaries.
 #   IC_SAN_PARTS="test_gpu_diff:12 test_gpu_fast:5" splits those binaries into
-#   that many processes (ICT_PART=k/N), each under IC_SAN_TIMEOUT.
+#   that many processes (ICT_PART=k/N), each under IC_SAN_TIMEOUT. Racecheck
+#   runs test_gpu_diff's big sizes at 480p only (ICT_BIG_SIZES=1).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 what=" ${*:-all} "
@@ -158,7 +159,10 @@ if has san; then
           extra=""
           [ $tool = memcheck ] && extra="--leak-check full"
           ts=$(date +%s)
-          r=$(ICT_PART=$part IC_TEST_QUICK=1 ICT_CASES=${IC_SAN_CASES:-8} timeout ${IC_SAN_TIMEOUT:-150} \
+          # racecheck: test_gpu_diff's big sizes at 480p only (ICT_BIG_SIZES)
+          bigs=""
+          [ $tool = racecheck ] && bigs=1
+          r=$(ICT_PART=$part ICT_BIG_SIZES=$bigs IC_TEST_QUICK=1 ICT_CASES=${IC_SAN_CASES:-8} timeout ${IC_SAN_TIMEOUT:-150} \
                 compute-sanitizer --tool $tool $extra --error-exitcode 99 "$bin" 2>&1)
           rc=$?
           n=$(printf '%s\n' "$r" | grep -oE "ERROR SUMMARY: [0-9]+" | awk '{s+=$3} END {print s+0}')

@@ -153,7 +153,12 @@ static int big_sizes(const char *const *backends, int nb, ic_sample_type type)
     /* IC_TEST_QUICK=1 (gpu-check.sh under compute-sanitizer): 480p and 720p only. */
     const char *quick = getenv("IC_TEST_QUICK");
     const int q = quick && *quick && *quick != '0';
-    const size_t nsizes = u16 ? (q ? 1 : 3) : q ? 2 : sizeof sizes / sizeof sizes[0];
+    size_t nsizes = u16 ? (q ? 1 : 3) : q ? 2 : sizeof sizes / sizeof sizes[0];
+    /* ICT_BIG_SIZES=n: at most the first n (racecheck: gpu-check.sh sets 1;
+     * the part holding cuda-gemm's 8-bit big sizes ran past 90 s) */
+    const char *nb_env = getenv("ICT_BIG_SIZES");
+    if (nb_env && atoi(nb_env) >= 1 && (size_t)atoi(nb_env) < nsizes)
+        nsizes = (size_t)atoi(nb_env);
     for (size_t si = 0; si < nsizes; si++) {
         const int w = sizes[si][0], h = sizes[si][1];
         const size_t rowb = (size_t)w * 3; /* samples per row */

@@ -156,6 +156,63 @@ static char *random_kernel_text(int kw, int kh, ict_rng *r)
     return text;
 }
 
+/* Random rank-1 k x k kernel text col[j] * row[i]: both vectors of mixed
+ * sign over three decades (the factors the planner finds are what the
+ * tensor method's two passes run). */
+static char *rank1_kernel_text(int k, ict_rng *r)
+{
+    double row[32], col[32];
+    for (int i = 0; i < k; i++) {
+        row[i] = pow(10.0, -3.0 * ict_uniform(r)) * (ict_below(r, 4) ? 1 : -1);
+        col[i] = pow(10.0, -3.0 * ict_uniform(r)) * (ict_below(r, 4) ? 1 : -1);
+    }
+    const size_t n = (size_t)k * k * 20 + 16;
+    char *text = malloc(n);
+    if (!text)
+        return NULL;
+    size_t o = 0;
+    for (int y = 0; y < k; y++)
+        for (int x = 0; x < k; x++)
+            o += (size_t)snprintf(text + o, n - o, "%.9g%s", col[y] * row[x] / k,
+                                  x == k - 1 ? (y == k - 1 ? "" : ";") : " ");
+    return text;
+}
+
+/* The tensor method on rank-1 kernels (tensor_sep.cu: a row and a column
+ * pass): every width class, random factors and Gaussians, the same
+ * borders, channels, layouts, tile shapes and tiny images as below. */
+static int tensor_sep_cases(int q, ict_rng *r, const char *const *tunings)
+{
+    static const int sizes[] = {3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31};
+    const int ns = (int)(sizeof sizes / sizeof sizes[0]);
+    int failures = 0, cases = 0;
+    for (int rep = 0; rep < (q ? 1 : 2); rep++)
+        for (int s = 0; s < ns; s++) {
+            const int k = sizes[s];
+            char gauss[32];
+            snprintf(gauss, sizeof gauss, "gaussian:%d", k);
+            char *text = (s + rep) % 3 == 2 ? NULL : rank1_kernel_text(k, r);
+            if ((s + rep) % 3 != 2 && !text) {
+                printf("FAIL out of memory\n");
+                return failures + 1;
+            }
+            const int tiny = (s + rep) % 5 == 4;
+            const int w = tiny ? ict_range(r, 1, k) : ict_range(r, 1, q ? 200 : 400);
+            const int h = tiny ? ict_range(r, 1, k) : ict_range(r, 1, q ? 150 : 300);
+            const int ch = 1 + (s + rep) % 4;
+            const ic_layout lay = (s + rep) % 3 == 1 ? IC_SOA : IC_AOS;
+            const float bias = ict_below(r, 2) ? 0.0f : (float)(ict_uniform(r) * 40 - 20);
+            failures +=
+                check_named_type(text ? text : gauss, w, h, ch, lay, (ic_border)((s + rep) % 5),
+                                 (int)ict_below(r, 2), bias, "a row and a column pass", r, 0, 0,
+                                 IC_U8, tunings[(s + rep) % 4]);
+            free(text);
+            cases++;
+        }
+    printf("tensor method, rank 1: %d cases, %d failures\n", cases, failures);
+    return failures;
+}
+
 /* The tensor method (tensor.cu) forced on every width class it takes (3..9:
  * one k step a half tile, 11..17: two, 19..25: two a half, 27..31: three),
  * square, wide, tall (63 rows)
@@ -193,6 +250,7 @@ static int tensor_cases(int q, ict_rng *r)
             free(text);
             cases++;
         }
+    failures += tensor_sep_cases(q, r, tunings);
     char text[31 * 31 * 8 + 64];
     full_rank_31(text, sizeof text);
     failures += check_named_type(text, 517, 301, 3, IC_AOS, IC_BORDER_REFLECT, 1, 0.0f,

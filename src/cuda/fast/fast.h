@@ -13,7 +13,8 @@
  *   rows    fast_rows.cu    square 3..9 kernels: 16 samples x 4 rows per thread
  *                           from 16-byte global loads, no shared memory;
  *   tensor  tensor.cu       the direct sum as fp16 matrix products on the tensor
- *                           cores (weights split in two halves, fp32 sums).
+ *                           cores (weights split in two halves, fp32 sums);
+ *                           rank-1 kernels as two such passes (tensor_sep.cu).
  * plus `global`, the shared one-thread-per-sample kernel of cuda_common.cuh, for
  * jobs no method covers (kernels wider than the specialisations).
  *
@@ -55,7 +56,7 @@ typedef enum ic_fast_method {
 /* A plan: what run() will do for a job, with the cost model's prediction. */
 typedef struct ic_fast_plan {
     ic_fast_method method;
-    int rank;            /* sep: number of row/column pairs; 0 otherwise */
+    int rank;            /* sep, rows, tensor: row/column pairs (tensor: 1 or 0); 0 otherwise */
     int cb;              /* direct/sep: channels per block (1 or all) */
     int nrg;             /* direct/sep: row groups per block (tile height 8*nrg) */
     int rows;            /* rows: output rows per thread (1, 2, 4) */
@@ -131,6 +132,12 @@ int ic_fast_tensor_ksteps(int kw);
  * holds their device copy). 8-bit samples, no premultiplied alpha. */
 ic_status ic_fast_tensor_launch(const ic_cuda_args *a, const float *w, const ic_fast_plan *p,
                                 char *err, size_t errlen);
+/* The same for a rank-1 k x k kernel col row^T (k floats each, host memory):
+ * a row and a column pass in one kernel (tensor_sep.cu); shared memory of
+ * its block, 0 when it cannot take k. */
+size_t ic_fast_tensor_sep_smem(int k, int cb, int nrg);
+ic_status ic_fast_tensor_sep_launch(const ic_cuda_args *a, const float *row, const float *col,
+                                    const ic_fast_plan *p, char *err, size_t errlen);
 
 /* 1 when the rows method takes a kw x kh kernel on this image shape. */
 int ic_fast_rows_eligible(int kw, int kh, int channels, int soa);

@@ -535,23 +535,39 @@ static ic_status plan_job(ic_fast_state *st, const ic_job *job, ic_fast_plan *p,
      * fp16): per output, kh rows of 16*KS taps for hi and lo halves of the
      * weights at TC_RATIO times the fp32 rate, plus a fixed share and the
      * fill. Fitted to bench table F at 8ee2a92 (H100, 8K RGB, random 15, 21,
-     * 31: 0.654, 1.029, 1.406 ms; time ~ 0.012 ms per kh*KS + 0.29 ms). */
+     * 31: 0.654, 1.029, 1.406 ms; time ~ 0.012 ms per kh*KS + 0.29 ms).
+     * A rank-1 kernel runs as a row and a column pass (tensor_sep.cu): the
+     * row pass over the block's 16 * (nrg/2 - 1 + CS) rows, the column pass
+     * CS steps of 16 rows with three products (hi/lo of H and weights). */
     int tcb = 0, tnrg = 0;
     size_t tsm = 0;
     double t_tensor = -1, f_tensor = 0;
     const int tks = ic_fast_tensor_ksteps(kw);
     const float bv = job->border_value;
+    const int tsep = rank == 1 && kw == kh && kw <= IC_FAST_TENSOR_MAX_KW;
+    auto tensor_mmas = [&](int nrg) { /* fp16 multiply-adds per output */
+                                      if (!tsep)
+                                          return (double)kh * 16 * tks * 2;
+                                      const int cs = (16 + kh - 1 + 15) / 16;
+                                      return 16.0 * (nrg / 2 - 1 + cs) / (IC_FAST_R * nrg) * 16 *
+                                                 tks * 2 +
+                                             16.0 * cs * 3;
+    };
     auto tensor_instr = [&](int, int nrg) {
         const double halo = (double)(IC_FAST_R * nrg + kh - 1) / (IC_FAST_R * nrg) *
                             (double)icf::sw_of(kw) / IC_FAST_TW;
-        return (double)kh * 16 * tks * 2 / TC_RATIO + TC_FIXED + halo * FILL_INSTR * 1.5;
+        return tensor_mmas(nrg) / TC_RATIO + TC_FIXED + halo * FILL_INSTR * 1.5;
     };
     if (st->fft_ok && !job->premultiply && !u16 && d.cc_major >= 8 &&
         (job->border != IC_BORDER_CONSTANT || (bv == rintf(bv) && fabsf(bv) <= 2048)) &&
         tile_shape(
-            d, job, tune, [&](int cb, int nrg) { return ic_fast_tensor_smem(kw, kh, cb, nrg); },
+            d, job, tune,
+            [&](int cb, int nrg) {
+                return tsep ? ic_fast_tensor_sep_smem(kw, cb, nrg)
+                            : ic_fast_tensor_smem(kw, kh, cb, nrg);
+            },
             tensor_instr, 80, &tcb, &tnrg, &tsm, &eff, &instr)) {
-        f_tensor = samples * kh * 16 * tks * 2;
+        f_tensor = samples * tensor_mmas(tnrg);
         t_tensor = LAUNCH_S + fmax(t_mem / eff, samples * instr / (eff * d.fma_per_s));
         p->pred_tensor_ms = t_tensor * 1e3;
     }
@@ -660,6 +676,8 @@ static ic_status plan_job(ic_fast_state *st, const ic_job *job, ic_fast_plan *p,
         p->pred_ms = t_rows * 1e3;
         break;
     case IC_FAST_TENSOR:
+        p->rank = tsep;
+        p->factor_err = tsep ? st->fac.max_err : 0;
         tiled(tcb, tnrg, tsm, f_tensor, t_tensor);
         break;
     default:
@@ -724,6 +742,8 @@ static ic_status launch_plan(ic_fast_state *st, const ic_cuda_args *a, const ic_
         return ic_fast_rows_launch(a, job->w, st->fac.row, st->fac.col, p->rank, p->rows, err,
                                    errlen);
     case IC_FAST_TENSOR:
+        if (p->rank == 1)
+            return ic_fast_tensor_sep_launch(a, st->fac.row, st->fac.col, p, err, errlen);
         return ic_fast_tensor_launch(a, job->w, p, err, errlen);
     default:
         return ic_cu_launch_fallback(a, "cuda fast global kernel", err, errlen);
@@ -878,7 +898,11 @@ static ic_status fast_explain(void *state, const ic_job *job, char *buf, size_t 
                                    "rank-1 9x9 at 2 rows per thread: table H)"
                                  : "; rank terms fused in shared memory")
                       : p.method == IC_FAST_TENSOR
-                          ? "; fp16 mma.sync with fp32 sums, each weight as two fp16 halves"
+                          ? (p.rank == 1 ? "; fp16 mma.sync with fp32 sums, a row and a column "
+                                           "pass (rank 1), weights and the row pass's sums as "
+                                           "two fp16 halves each"
+                                         : "; fp16 mma.sync with fp32 sums, each weight as two "
+                                           "fp16 halves")
                           : "");
     else if (p.method == IC_FAST_FFT)
         o += snprintf(

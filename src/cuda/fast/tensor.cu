@@ -44,32 +44,20 @@
 #include <stdio.h>
 #include <string.h>
 
-#include <cuda_fp16.h>
-
-#include "cuda/fast/tile.cuh"
+#include "cuda/fast/tensor_impl.cuh"
 
 namespace
 {
 
-constexpr int OFF = 16;         /* padded weight index of tap 0 */
-constexpr int SS = icf::TW + 8; /* row stride (floats) of the staged sums */
+using ict::geo_of;
+using ict::hs_of;
+using ict::hw_of;
+using ict::split_of;
+using ict::steps_of;
+using ict::wl_of;
 
-/* fp16 tile columns (the input columns of 8 column blocks) and row stride in
- * halves (+8: the 8 rows of an ldmatrix fall on different 16-byte slots). */
-__host__ __device__ constexpr int hw_of(int ks)
-{
-    return icf::TW + 16 * (ks - 1);
-}
-__host__ __device__ constexpr int hs_of(int ks)
-{
-    return hw_of(ks) + 8;
-}
-/* Weights: halves of one padded copy, words between the two copies (so that
- * the two copies' lanes use different banks), words per kernel row. */
-__host__ __device__ constexpr int wl_of(int ks)
-{
-    return 16 * ks + 16;
-}
+/* Weights: words between the two copies (so that the two copies' lanes use
+ * different banks), words per kernel row. */
 __host__ __device__ constexpr int cw_of(int ks)
 {
     return wl_of(ks) / 2 + 16;
@@ -79,72 +67,17 @@ __host__ __device__ constexpr int wrow_of(int ks)
     return 4 * cw_of(ks);
 }
 
-/* K steps for a kernel width: 16 + kw - 1 input columns per 16 outputs, or
- * with a window per 8-column half (split) 8 + kw - 1; split where that takes
- * fewer steps (kw 3..9: 1 for 2, kw 19..25: 2 for 3), at twice the ldmatrix
- * loads per mma (each half its own A fragments; the B fragments are the same
- * for both halves). The fp16 tile of a split launch is as wide as the
- * unsplit one of one step more (its last half's window reaches 8 columns
- * further; the row stride stays an odd number of 16-byte units). */
-__host__ __device__ constexpr int ks_of(int kw)
-{
-    return (16 + kw - 1 + 15) / 16;
-}
-__host__ __device__ constexpr int ks_split_of(int kw)
-{
-    return (8 + kw - 1 + 15) / 16;
-}
-__host__ __device__ constexpr bool split_of(int kw)
-{
-    return ks_split_of(kw) < ks_of(kw);
-}
-/* K steps run, and the k steps whose geometry the tile has. */
-__host__ __device__ constexpr int steps_of(int kw)
-{
-    return split_of(kw) ? ks_split_of(kw) : ks_of(kw);
-}
-__host__ __device__ constexpr int geo_of(int kw)
-{
-    return split_of(kw) ? ks_split_of(kw) + 1 : ks_of(kw);
-}
-
 struct tparam {
     float scale, unscale; /* 2^s and 2^-s */
 };
-
-__device__ __forceinline__ uint32_t smem_addr(const void *p)
-{
-    return (uint32_t)__cvta_generic_to_shared(p);
-}
-
-__device__ __forceinline__ void ldsm_x4(uint32_t (&r)[4], uint32_t addr)
-{
-    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
-                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-                 : "r"(addr));
-}
-
-__device__ __forceinline__ void mma16816(float (&c)[4], const uint32_t (&a)[4], uint32_t b0,
-                                         uint32_t b1)
-{
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-    asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
-        "{%8, %9}, {%0, %1, %2, %3};"
-        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-#else
-    (void)c, (void)a, (void)b0, (void)b1;
-    __trap(); /* the planner never takes the method below sm_80 */
-#endif
-}
 
 /* Halves of one fp16 plane. */
 __host__ __device__ constexpr int hplane_of(int ks, int kh, int nrg)
 {
     return (icf::R * nrg + kh - 1) * hs_of(ks);
 }
-/* Bytes of the fp16 planes, of the weights after them, of the staged sums
- * (which reuse the planes once every warp is done with them). */
+/* Bytes of the fp16 planes, of the weights after them (the staged sums
+ * reuse the planes once every warp is done with them). */
 __host__ __device__ constexpr size_t planes_bytes(int ks, int kh, int cb, int nrg)
 {
     return (size_t)cb * hplane_of(ks, kh, nrg) * 2;
@@ -152,44 +85,6 @@ __host__ __device__ constexpr size_t planes_bytes(int ks, int kh, int cb, int nr
 __host__ __device__ constexpr size_t weights_bytes(int ks, int kh)
 {
     return (size_t)kh * wrow_of(ks) * 4;
-}
-__host__ __device__ constexpr size_t stage_bytes(int cb, int nrg)
-{
-    return (size_t)cb * icf::R * nrg * SS * sizeof(float);
-}
-
-/* The block's input planes as fp16: element (q, c) of plane k is sample
- * (x0 - cx + c, y0 - cy + q) of channel c0 + k, border-mapped (a constant
- * border's value is an integer here, exact in fp16). A thread takes two
- * columns of one row, every plane. */
-template <int KS>
-__device__ __forceinline__ void fill_h16(const icf::targs &t, const icf::tile &b, __half *h16,
-                                         int hplane)
-{
-    const ic_cuda_args &a = t.a;
-    constexpr int HS = hs_of(KS), NP = hw_of(KS) / 2;
-    const int C = a.soa ? 1 : a.channels;
-    const int xs = b.x0 - (a.kw - 1) / 2, ys = b.y0 - (a.kh - 1) / 2;
-    const size_t plane_step = a.soa ? (size_t)a.height * a.src_pitch : 1;
-    const uint8_t *src0 = a.src + (size_t)b.c0 * plane_step;
-    for (int e = (int)threadIdx.x; e < b.rows * NP; e += (int)blockDim.x) {
-        const int q = e / NP, p = e - q * NP;
-        const int my = ic_border_map(ys + q, a.height, a.border);
-        const int x = xs + 2 * p;
-        int mx0 = ic_border_map(x, a.width, a.border),
-            mx1 = ic_border_map(x + 1, a.width, a.border);
-        if (my < 0)
-            mx0 = mx1 = -1;
-        const uint8_t *row = src0 + (size_t)(my < 0 ? 0 : my) * a.src_pitch;
-        const uint8_t *p0 = row + (size_t)(mx0 < 0 ? 0 : mx0) * C;
-        const uint8_t *p1 = row + (size_t)(mx1 < 0 ? 0 : mx1) * C;
-        __half *dst = h16 + q * HS + 2 * p;
-        for (int k = 0; k < t.cb; k++) {
-            const float v0 = mx0 < 0 ? a.border_value : (float)__ldg(p0 + k * plane_step);
-            const float v1 = mx1 < 0 ? a.border_value : (float)__ldg(p1 + k * plane_step);
-            *reinterpret_cast<__half2 *>(dst + (size_t)k * hplane) = __floats2half2_rn(v0, v1);
-        }
-    }
 }
 
 /* 80 registers a thread: two blocks of 384 threads (or three of 256) per SM,
@@ -209,14 +104,17 @@ __global__ void __launch_bounds__(icf::MAX_THREADS, 2)
     __half *h16 = reinterpret_cast<__half *>(smem);
     __half *wsm = h16 + (size_t)t.cb * hplane;
 
-    fill_h16<GS>(t, b, h16, hplane);
-    /* the weights, scaled, as hi and lo halves in their two copies */
+    const int sh = ict::shift_of(kw);
+    const ict::planes P = {h16, HS, hplane, hw_of(GS), b.rows, b.xa, b.ya};
+    ict::fill_h16<hw_of(GS)>(t, b, P);
+    /* the weights, scaled, as hi and lo halves in their two copies: copy cp
+     * holds tap idx + cp - WOFF - sh at index idx */
     for (int e = (int)threadIdx.x; e < kh * 2 * WL; e += (int)blockDim.x) {
         const int i = e / (2 * WL), rem = e - i * 2 * WL, cp = rem / WL, idx = rem - cp * WL;
-        const int j = idx + cp - OFF;
+        const int j = idx + cp - ict::WOFF - sh;
         const float v = j >= 0 && j < kw ? t.a.w[i * kw + j] * p.scale : 0.0f;
-        const __half hi = __float2half_rn(v);
-        const __half lo = __float2half_rn(v - __half2float(hi));
+        __half hi, lo;
+        ict::split_h(v, hi, lo);
         __half *row = wsm + (size_t)i * 2 * WROW; /* halves: 2 per word */
         row[2 * cp * CW + idx] = hi;
         row[2 * (2 * CW + cp * CW) + idx] = lo;
@@ -231,11 +129,13 @@ __global__ void __launch_bounds__(icf::MAX_THREADS, 2)
 #pragma unroll
     for (int j = 0; j < 4; j++) {
         const int tt = rg * 4 + j;
-        abase[j] = smem_addr(h16 + (size_t)ci * hplane + (16 * (tt % nrb) + (lane & 15)) * HS +
-                             16 * (tt / nrb) + (lane >> 4) * 8);
+        abase[j] = ict::smem_addr(h16 + (size_t)ci * hplane + (16 * (tt % nrb) + (lane & 15)) * HS +
+                                  16 * (tt / nrb) + (lane >> 4) * 8);
     }
+    /* taps (j0, j0 + 1), j0 = 16 ks + 2 tq - 8 nh - g - sh, of step ks and
+     * n half nh: an aligned word (index j0 + WOFF + sh - cp) of copy cp = g & 1 */
     const uint32_t *wl =
-        reinterpret_cast<const uint32_t *>(wsm) + (tq + 8 - (g + (g & 1)) / 2) + (g & 1) * CW;
+        reinterpret_cast<const uint32_t *>(wsm) + tq + (ict::WOFF - g - (g & 1)) / 2 + (g & 1) * CW;
     float acc[4][2][4];
 #pragma unroll
     for (int j = 0; j < 4; j++)
@@ -265,49 +165,24 @@ __global__ void __launch_bounds__(icf::MAX_THREADS, 2)
 #pragma unroll
                     for (int nh = 0; nh < 2; nh++) {
                         uint32_t a[4];
-                        ldsm_x4(a, abase[j] + (uint32_t)((i * HS + 16 * ks + 8 * nh) * 2));
-                        mma16816(acc[j][nh], a, bl[0][0], bl[0][1]);
-                        mma16816(acc[j][nh], a, bh[0][0], bh[0][1]);
+                        ict::ldsm_x4(a, abase[j] + (uint32_t)((i * HS + 16 * ks + 8 * nh) * 2));
+                        ict::mma16816(acc[j][nh], a, bl[0][0], bl[0][1]);
+                        ict::mma16816(acc[j][nh], a, bh[0][0], bh[0][1]);
                     }
                 } else {
                     uint32_t a[4];
-                    ldsm_x4(a, abase[j] + (uint32_t)((i * HS + 16 * ks) * 2));
+                    ict::ldsm_x4(a, abase[j] + (uint32_t)((i * HS + 16 * ks) * 2));
 #pragma unroll
                     for (int nh = 0; nh < 2; nh++) {
-                        mma16816(acc[j][nh], a, bl[nh][0], bl[nh][1]);
-                        mma16816(acc[j][nh], a, bh[nh][0], bh[nh][1]);
+                        ict::mma16816(acc[j][nh], a, bl[nh][0], bl[nh][1]);
+                        ict::mma16816(acc[j][nh], a, bh[nh][0], bh[nh][1]);
                     }
                 }
             }
         }
     }
-    /* stage the sums (unscaled) over the planes, once every warp is done
-     * with them: rows of SS floats per channel */
-    __syncthreads();
-    float *st = smem + (size_t)ci * b.th * SS;
-#pragma unroll
-    for (int j = 0; j < 4; j++) {
-        const int tt = rg * 4 + j;
-#pragma unroll
-        for (int nh = 0; nh < 2; nh++) {
-            const int r = 16 * (tt % nrb) + g, c = 16 * (tt / nrb) + 8 * nh + 2 * tq;
-            *reinterpret_cast<float2 *>(st + r * SS + c) =
-                make_float2(acc[j][nh][0] * p.unscale, acc[j][nh][1] * p.unscale);
-            *reinterpret_cast<float2 *>(st + (r + 8) * SS + c) =
-                make_float2(acc[j][nh][2] * p.unscale, acc[j][nh][3] * p.unscale);
-        }
-    }
-    __syncthreads();
-    float out[icf::R][4];
-#pragma unroll
-    for (int r = 0; r < icf::R; r++) {
-        const float4 v = *reinterpret_cast<const float4 *>(st + (rg * icf::R + r) * SS + 4 * lane);
-        out[r][0] = v.x;
-        out[r][1] = v.y;
-        out[r][2] = v.z;
-        out[r][3] = v.w;
-    }
-    icf::store(t, b, smem, ci, rg, out); /* (syncs before it reuses shared memory) */
+    /* over the planes, once every warp is done with them */
+    ict::stage_store(t, b, smem, ci, rg, acc, p.unscale);
 }
 
 template <int KS, bool SPLIT>
@@ -325,7 +200,7 @@ extern "C" size_t ic_fast_tensor_smem(int kw, int kh, int cb, int nrg)
         nrg < 2 || (nrg & 1) || cb * nrg * 32 > icf::MAX_THREADS)
         return 0;
     const size_t in = planes_bytes(geo_of(kw), kh, cb, nrg) + weights_bytes(steps_of(kw), kh);
-    return in > stage_bytes(cb, nrg) ? in : stage_bytes(cb, nrg);
+    return in > ict::stage_bytes(cb, nrg) ? in : ict::stage_bytes(cb, nrg);
 }
 
 extern "C" ic_status ic_fast_tensor_launch(const ic_cuda_args *a, const float *w,
