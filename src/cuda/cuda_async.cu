@@ -50,6 +50,8 @@
 /* Without a memory limit, bands of about this many bytes (at most 32 bands). */
 #define IC_AS_BAND_BYTES ((size_t)2 << 20)
 #define IC_AS_MAX_DEFAULT_BANDS 32
+/* Band rows are a multiple of this (where a band is not the whole image). */
+#define IC_AS_ROW_ALIGN 16
 /* Pageable images at least this large are staged by one host thread per slot. */
 #define IC_AS_THREADED_BYTES ((size_t)8 << 20)
 
@@ -126,6 +128,11 @@ static ic_status plan_geom(const ic_as_geom &g, size_t device_memory, ic_cuda_ba
     int bh = (int)(((size_t)n_out + nb - 1) / nb);
     if (bh < 2 * g.ry) /* halos would cost more than the band itself */
         bh = 2 * g.ry < n_out ? 2 * g.ry : n_out;
+    /* bands of a multiple of 16 rows: the tensor methods group a column's
+     * sums in 16 rows from a tile's first row (tensor_sep.cu), so a banded
+     * host image gets the bits the same image gets on the device */
+    if (bh < n_out)
+        bh = (bh + IC_AS_ROW_ALIGN - 1) / IC_AS_ROW_ALIGN * IC_AS_ROW_ALIGN;
     int slots = IC_CUDA_ASYNC_SLOTS;
     if (device_memory > 0) {
         int found = 0;
@@ -139,7 +146,9 @@ static ic_status plan_geom(const ic_as_geom &g, size_t device_memory, ic_cuda_ba
                                          : (long long)max_src - 2LL * g.ry;
             if (bh_max >= 1) {
                 if (bh > bh_max)
-                    bh = (int)bh_max;
+                    bh = bh_max >= IC_AS_ROW_ALIGN
+                             ? (int)(bh_max / IC_AS_ROW_ALIGN * IC_AS_ROW_ALIGN)
+                             : (int)bh_max;
                 slots = k;
                 found = 1;
             }

@@ -536,27 +536,22 @@ static ic_status plan_job(ic_fast_state *st, const ic_job *job, ic_fast_plan *p,
      * weights at TC_RATIO times the fp32 rate, plus a fixed share and the
      * fill. Fitted to bench table F at 8ee2a92 (H100, 8K RGB, random 15, 21,
      * 31: 0.654, 1.029, 1.406 ms; time ~ 0.012 ms per kh*KS + 0.29 ms).
-     * A rank-1 kernel runs as a row and a column pass (tensor_sep.cu): the
-     * row pass over the block's 16 * (nrg/2 - 1 + CS) rows, the column pass
-     * CS steps of 16 rows with three products (hi/lo of H and weights). */
+     * A rank-1 kernel runs as a row and a column pass (tensor_sep.cu), its
+     * multiply-adds counted by ic_fast_tensor_sep_macs. */
     int tcb = 0, tnrg = 0;
     size_t tsm = 0;
     double t_tensor = -1, f_tensor = 0;
     const int tks = ic_fast_tensor_ksteps(kw);
     const float bv = job->border_value;
     const int tsep = rank == 1 && kw == kh && kw <= IC_FAST_TENSOR_MAX_KW;
-    auto tensor_mmas = [&](int nrg) { /* fp16 multiply-adds per output */
-                                      if (!tsep)
-                                          return (double)kh * 16 * tks * 2;
-                                      const int cs = (16 + kh - 1 + 15) / 16;
-                                      return 16.0 * (nrg / 2 - 1 + cs) / (IC_FAST_R * nrg) * 16 *
-                                                 tks * 2 +
-                                             16.0 * cs * 3;
+    auto tensor_mmas = [&]() { /* fp16 multiply-adds per output */
+                               return tsep ? ic_fast_tensor_sep_macs(kw)
+                                           : (double)kh * 16 * tks * 2;
     };
     auto tensor_instr = [&](int, int nrg) {
         const double halo = (double)(IC_FAST_R * nrg + kh - 1) / (IC_FAST_R * nrg) *
                             (double)icf::sw_of(kw) / IC_FAST_TW;
-        return tensor_mmas(nrg) / TC_RATIO + TC_FIXED + halo * FILL_INSTR * 1.5;
+        return tensor_mmas() / TC_RATIO + TC_FIXED + halo * FILL_INSTR * 1.5;
     };
     if (st->fft_ok && !job->premultiply && !u16 && d.cc_major >= 8 &&
         (job->border != IC_BORDER_CONSTANT || (bv == rintf(bv) && fabsf(bv) <= 2048)) &&
@@ -567,7 +562,7 @@ static ic_status plan_job(ic_fast_state *st, const ic_job *job, ic_fast_plan *p,
                             : ic_fast_tensor_smem(kw, kh, cb, nrg);
             },
             tensor_instr, 80, &tcb, &tnrg, &tsm, &eff, &instr)) {
-        f_tensor = samples * tensor_mmas(tnrg);
+        f_tensor = samples * tensor_mmas();
         t_tensor = LAUNCH_S + fmax(t_mem / eff, samples * instr / (eff * d.fma_per_s));
         p->pred_tensor_ms = t_tensor * 1e3;
     }

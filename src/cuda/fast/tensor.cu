@@ -182,7 +182,7 @@ __global__ void __launch_bounds__(icf::MAX_THREADS, 2)
         }
     }
     /* over the planes, once every warp is done with them */
-    ict::stage_store(t, b, smem, ci, rg, acc, p.unscale);
+    ict::stage_store<false, ict::SS>(t, b, smem, ci, rg, acc, p.unscale);
 }
 
 template <int KS, bool SPLIT>

@@ -304,35 +304,50 @@ __device__ __forceinline__ void fill_h16(const icf::targs &t, const icf::tile &b
     }
 }
 
-/* Stages a warp's sums acc[j][nh] (16 x 16 output tiles tt = rg * 4 + j of
- * channel ci, C fragment layout) times unscale through shared memory into
- * the layout icf::store takes, and stores them. Every warp calls it once
- * every warp is done reading the block's shared memory (it syncs first). */
+/* Stages a warp's sums through shared memory into the layout icf::store
+ * takes, and stores them: acc[j] holds 16 x 16 output tile tt = rg * 4 + j
+ * of channel ci (rows 16 * (tt % nrb), columns 16 * (tt / nrb)) as two
+ * m16n8 accumulator fragments, times unscale. TRANS false: fragment nh is
+ * columns 8 nh.. of rows 0..15 (D[row][col]); true: fragment nb is rows
+ * 8 nb.. of columns 0..15 (D[col][row], tensor_sep.cu's column pass). S:
+ * row stride (floats) of the staged rows, a multiple of 4 within SS. Every
+ * warp calls it once every warp is done reading the block's shared memory
+ * (it syncs first). */
+template <bool TRANS, int S>
 __device__ __forceinline__ void stage_store(const icf::targs &t, const icf::tile &b, float *smem,
                                             int ci, int rg, const float (&acc)[4][2][4],
                                             float unscale)
 {
+    static_assert(S % 4 == 0 && S >= icf::TW && S <= SS, "stage stride");
     const int lane = (int)(threadIdx.x & 31), g = lane >> 2, tq = lane & 3;
     const int nrb = t.nrg / 2;
     __syncthreads();
-    float *st = smem + (size_t)ci * b.th * SS;
+    float *st = smem + (size_t)ci * b.th * S;
 #pragma unroll
     for (int j = 0; j < 4; j++) {
-        const int tt = rg * 4 + j;
+        const int tt = rg * 4 + j, r0 = 16 * (tt % nrb), c0 = 16 * (tt / nrb);
 #pragma unroll
-        for (int nh = 0; nh < 2; nh++) {
-            const int r = 16 * (tt % nrb) + g, c = 16 * (tt / nrb) + 8 * nh + 2 * tq;
-            *reinterpret_cast<float2 *>(st + r * SS + c) =
-                make_float2(acc[j][nh][0] * unscale, acc[j][nh][1] * unscale);
-            *reinterpret_cast<float2 *>(st + (r + 8) * SS + c) =
-                make_float2(acc[j][nh][2] * unscale, acc[j][nh][3] * unscale);
+        for (int h = 0; h < 2; h++) {
+            const float(&d)[4] = acc[j][h];
+            if constexpr (TRANS) {
+                float *o = st + (r0 + 8 * h + 2 * tq) * S + c0 + g;
+                o[0] = d[0] * unscale;
+                o[S] = d[1] * unscale;
+                o[8] = d[2] * unscale;
+                o[S + 8] = d[3] * unscale;
+            } else {
+                float *o = st + (r0 + g) * S + c0 + 8 * h + 2 * tq;
+                *reinterpret_cast<float2 *>(o) = make_float2(d[0] * unscale, d[1] * unscale);
+                *reinterpret_cast<float2 *>(o + 8 * S) =
+                    make_float2(d[2] * unscale, d[3] * unscale);
+            }
         }
     }
     __syncthreads();
     float out[icf::R][4];
 #pragma unroll
     for (int r = 0; r < icf::R; r++) {
-        const float4 v = *reinterpret_cast<const float4 *>(st + (rg * icf::R + r) * SS + 4 * lane);
+        const float4 v = *reinterpret_cast<const float4 *>(st + (rg * icf::R + r) * S + 4 * lane);
         out[r][0] = v.x;
         out[r][1] = v.y;
         out[r][2] = v.z;

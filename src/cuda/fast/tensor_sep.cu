@@ -3,32 +3,37 @@
  * 17): both passes of K = col row^T as fp16 mma.sync in one kernel, the
  * tensor method's form for Gaussians and other rank-1 kernels of 8-bit
  * images. The shared-memory sep method (sep.cu) spends two fp32 FMAs a tap
- * on the CUDA cores; here the passes are banded matrix products as in
- * tensor.cu, so the work left is the fill, the store and a few matrix
- * instructions per output.
+ * on the CUDA cores; here both passes are banded matrix products, and the
+ * intermediate never leaves the registers: the row pass is computed
+ * transposed, so that its accumulators are the column pass's A fragments
+ * (an m16n8 accumulator pair is laid out as an m16k16 A operand).
  *
- *   1. fill: the block's input (rows = 16 * (nrb - 1 + CS) rows: every row
- *      the column pass reads, halo included) as fp16 planes (tensor_impl.cuh);
- *   2. row pass: H = in (*) row for all of those rows, 16 x 16 blocks at a
- *      time: A = the input (ldmatrix), B = the banded row weights, which each
- *      lane computes once into registers (scaled so that |H| < 2^15, split
- *      into hi and lo halves). H (fp32 accumulators) is stored as two fp16
- *      planes, hi = fp16(H) and lo = fp16(H - hi): 22 bits together;
- *   3. column pass: out = col (*) H, for each 16 x 16 output tile and k step
- *      of 16 H rows: A = the banded column weights (registers, scaled near
- *      2^14, hi and lo), B = H read transposed by ldmatrix.trans; three
- *      products (col_hi H_hi, col_hi H_lo, col_lo H_hi: the fourth is below
- *      float32's rounding), fp32 accumulators;
- *   4. the sums, unscaled by an exact power of two, staged and stored as in
- *      tensor.cu.
+ * A warp owns 4 output tiles of 16 x 16 (as in tensor.cu). For each tile
+ * and each chunk c of 16 rows of the row pass's output H (rows 16 c ..
+ * 16 c + 15 below the tile's first row; CS chunks cover the 16 + K - 1 rows
+ * its column pass reads):
+ *   1. row pass, transposed: H^T (16 columns x 16 rows, two m16n8 tiles) =
+ *      sum over KS k steps of R^T (banded row weights, A, in registers: 16
+ *      columns x 16 plane columns) times in^T (B: ldmatrix of the fp16
+ *      planes, tensor_impl.cuh); weights scaled so that |H| < 2^15 and split
+ *      into hi and lo halves, fp32 accumulators;
+ *   2. H^T as fp16 A fragments, hi = fp16(H) and lo = fp16(H - hi): 22 bits;
+ *   3. column pass: out^T (16 columns x 8 rows, for each 8-row half of the
+ *      tile the chunk reaches) += H^T times V (B: the banded column weights,
+ *      scaled near 2^14, from shared memory), three products (H_hi V_lo,
+ *      H_lo V_hi, H_hi V_hi: the fourth is below float32's rounding).
+ * Then the sums, unscaled by an exact power of two, are staged and stored
+ * as in tensor.cu. Rows of H are recomputed by the tiles above and below
+ * (CS * 16 rows for 16 outputs): cheap on the tensor pipe, and no shared
+ * memory beyond the input planes, so as many blocks fit as for tensor.cu.
  * Precision: every product of fp16 values is exact in fp32; the rounding is
  * float32's with H carried to 22 bits, in another order than the
  * reference's: the planner takes the method only for kernels that are not
  * tie-prone (as for the FFT and tensor.cu).
  *
- * Widths 3..31 (square kernels: ic_kernel_factor factors square kernels
- * only). Block: the tile of direct/sep (128 columns x 8*nrg rows x cb
- * channels); nrg even. Not for premultiplied alpha or 16-bit samples.
+ * Square kernels 3..31 (ic_kernel_factor factors square kernels only).
+ * Block: the tile of direct/sep (128 columns x 8*nrg rows x cb channels);
+ * nrg even. Not for premultiplied alpha or 16-bit samples.
  */
 #include <math.h>
 #include <stdio.h>
@@ -39,23 +44,27 @@
 namespace
 {
 
-using ict::geo_of;
 using ict::hs_of;
 using ict::hw_of;
-using ict::split_of;
-using ict::steps_of;
+using ict::ks_of;
+using ict::wl_of;
 
-constexpr int HSH = icf::TW + 8; /* H row stride in halves (odd 16-byte units) */
+constexpr int SST = icf::TW + 4; /* staged row stride: the transposed stores hit 32 banks */
 
-/* K steps of 16 H rows a column pass of 16 output rows takes. */
-__host__ __device__ constexpr int cs_of(int kh)
+/* Chunks of 16 H rows a tile of 16 output rows reads. */
+__host__ __device__ constexpr int cs_of(int k)
 {
-    return (16 + kh - 1 + 15) / 16;
+    return (16 + k - 1 + 15) / 16;
 }
-/* Input and H rows of a block of nrg row groups. */
-__host__ __device__ constexpr int rows_of(int kh, int nrg)
+/* Input rows of a block of nrg row groups: every row its last tile reads. */
+__host__ __device__ constexpr int rows_of(int k, int nrg)
 {
-    return 16 * (nrg / 2 - 1 + cs_of(kh));
+    return 16 * (nrg / 2 - 1 + cs_of(k));
+}
+/* Halves of the taps (ict::build_taps) after the planes: row, column. */
+__host__ __device__ constexpr int taps_halves(int ks, int cs)
+{
+    return 4 * wl_of(ks) + 4 * wl_of(cs);
 }
 
 struct sparam {
@@ -63,22 +72,17 @@ struct sparam {
     float rscale, cscale, unscale; /* powers of two */
 };
 
-/* H = (v0, v1) of one row as hi and lo words. */
-__device__ __forceinline__ void put_h(__half *hi, __half *lo, int at, float v0, float v1)
+/* (v0, v1) as an fp16 pair hi and the pair of what is left, lo. */
+__device__ __forceinline__ void split2(float v0, float v1, uint32_t &hi, uint32_t &lo)
 {
     const __half2 h = __floats2half2_rn(v0, v1);
     const float2 f = __half22float2(h);
-    *reinterpret_cast<__half2 *>(hi + at) = h;
-    *reinterpret_cast<__half2 *>(lo + at) = __floats2half2_rn(v0 - f.x, v1 - f.y);
+    const __half2 l = __floats2half2_rn(v0 - f.x, v1 - f.y);
+    hi = *reinterpret_cast<const uint32_t *>(&h);
+    lo = *reinterpret_cast<const uint32_t *>(&l);
 }
 
-/* Halves of the taps (build_taps) after the planes and H: row, column. */
-__host__ __device__ constexpr int taps_halves(int ks, int cs)
-{
-    return 4 * ict::wl_of(ks) + 4 * ict::wl_of(cs);
-}
-
-template <int KS, bool SPLIT, int CS>
+template <int KS, int CS>
 __global__ void __launch_bounds__(icf::MAX_THREADS, 2)
     fast_tsep_kernel(const icf::targs t, const __grid_constant__ sparam p)
 {
@@ -86,124 +90,99 @@ __global__ void __launch_bounds__(icf::MAX_THREADS, 2)
     float *smem = reinterpret_cast<float *>(smem4);
     const icf::tile b = icf::block_tile(t);
     const int k = t.a.kw; /* == kh */
-    constexpr int GS = SPLIT ? KS + 1 : KS, HS = hs_of(GS), NH = SPLIT ? 1 : 2;
-    const int nrb = t.nrg / 2, rbn = nrb - 1 + CS, rows = 16 * rbn;
-    const int hplane = rows * HS, qplane = rows * HSH;
+    constexpr int HS = hs_of(KS), WLR = wl_of(KS), WLC = wl_of(CS);
+    const int nrb = t.nrg / 2, rows = 16 * (nrb - 1 + CS);
+    const int hplane = rows * HS;
     __half *h16 = reinterpret_cast<__half *>(smem);
-    __half *hq = h16 + (size_t)t.cb * hplane; /* channel c: hi at 2c * qplane, lo after it */
-    constexpr int WLR = ict::wl_of(KS), WLC = ict::wl_of(CS);
-    __half *rtaps = hq + (size_t)t.cb * 2 * qplane, *ctaps = rtaps + 4 * WLR;
+    __half *rtaps = h16 + (size_t)t.cb * hplane, *ctaps = rtaps + 4 * WLR;
 
-    const ict::planes P = {h16, HS, hplane, hw_of(GS), rows, b.xa, b.ya};
-    ict::fill_h16<hw_of(GS)>(t, b, P);
+    const ict::planes P = {h16, HS, hplane, hw_of(KS), rows, b.xa, b.ya};
+    ict::fill_h16<hw_of(KS)>(t, b, P);
     ict::build_taps(p.row, k, p.rscale, rtaps, WLR);
     ict::build_taps(p.col, k, p.cscale, ctaps, WLC);
     __syncthreads(); /* planes and taps complete */
 
     const int warp = (int)(threadIdx.x >> 5), lane = (int)(threadIdx.x & 31);
-    const int nw = (int)(blockDim.x >> 5);
     const int g = lane >> 2, tq = lane & 3;
     const int sh = ict::shift_of(k);
-    {
-        /* row pass: B fragments of step ks, n half nh: taps j0, j0 + 1 and
-         * j0 + 8, j0 + 9, j0 = 16 ks + 2 tq - 8 nh - g - sh */
-        uint32_t bh[KS][NH][2], bl[KS][NH][2];
+    /* row pass A = R^T of step ks: R^T[m][kk] = row[16 ks + kk - m - sh];
+     * a0 = a3 taps j, j + 1, a1 taps j - 8.., a2 taps j + 8.., j = 16 ks +
+     * 2 tq - g - sh */
+    uint32_t rh[KS][3], rl[KS][3];
 #pragma unroll
-        for (int ks = 0; ks < KS; ks++)
-#pragma unroll
-            for (int nh = 0; nh < NH; nh++) {
-                const int j0 = 16 * ks + 2 * tq - 8 * nh - g - sh;
-                ict::taps_word(rtaps, WLR, j0, bh[ks][nh][0], bl[ks][nh][0]);
-                ict::taps_word(rtaps, WLR, j0 + 8, bh[ks][nh][1], bl[ks][nh][1]);
-            }
-        const int per = rbn * 8; /* 16 x 16 blocks of a channel */
-        for (int it = warp; it < t.cb * per; it += nw) {
-            const int ci = it / per, rem = it - ci * per, rb = rem >> 3, cbk = rem & 7;
-            const uint32_t a0 =
-                ict::smem_addr(h16 + (size_t)ci * hplane + (16 * rb + (lane & 15)) * HS + 16 * cbk +
-                               (lane >> 4) * 8);
-            float acc[2][4];
-#pragma unroll
-            for (int nh = 0; nh < 2; nh++)
-#pragma unroll
-                for (int v = 0; v < 4; v++)
-                    acc[nh][v] = 0.0f;
-#pragma unroll
-            for (int ks = 0; ks < KS; ks++) {
-                if constexpr (SPLIT) {
-#pragma unroll
-                    for (int nh = 0; nh < 2; nh++) {
-                        uint32_t a[4];
-                        ict::ldsm_x4(a, a0 + (uint32_t)((16 * ks + 8 * nh) * 2));
-                        ict::mma16816(acc[nh], a, bl[ks][0][0], bl[ks][0][1]);
-                        ict::mma16816(acc[nh], a, bh[ks][0][0], bh[ks][0][1]);
-                    }
-                } else {
-                    uint32_t a[4];
-                    ict::ldsm_x4(a, a0 + (uint32_t)(16 * ks * 2));
-#pragma unroll
-                    for (int nh = 0; nh < 2; nh++) {
-                        ict::mma16816(acc[nh], a, bl[ks][nh][0], bl[ks][nh][1]);
-                        ict::mma16816(acc[nh], a, bh[ks][nh][0], bh[ks][nh][1]);
-                    }
-                }
-            }
-            __half *hi = hq + (size_t)ci * 2 * qplane, *lo = hi + qplane;
-#pragma unroll
-            for (int nh = 0; nh < 2; nh++) {
-                const int at = (16 * rb + g) * HSH + 16 * cbk + 8 * nh + 2 * tq;
-                put_h(hi, lo, at, acc[nh][0], acc[nh][1]);
-                put_h(hi, lo, at + 8 * HSH, acc[nh][2], acc[nh][3]);
-            }
-        }
+    for (int ks = 0; ks < KS; ks++) {
+        const int j = 16 * ks + 2 * tq - g - sh;
+        ict::taps_word(rtaps, WLR, j, rh[ks][0], rl[ks][0]);
+        ict::taps_word(rtaps, WLR, j - 8, rh[ks][1], rl[ks][1]);
+        ict::taps_word(rtaps, WLR, j + 8, rh[ks][2], rl[ks][2]);
     }
-    /* column pass: A fragments of step cs: a0 = a3 taps d0, d0 + 1, a1 taps
-     * d0 - 8, d0 - 7, a2 taps d0 + 8, d0 + 9, d0 = 16 cs + 2 tq - g */
-    uint32_t ah[CS][3], al[CS][3];
-#pragma unroll
-    for (int cs = 0; cs < CS; cs++) {
-        const int d0 = 16 * cs + 2 * tq - g;
-        ict::taps_word(ctaps, WLC, d0, ah[cs][0], al[cs][0]);
-        ict::taps_word(ctaps, WLC, d0 - 8, ah[cs][1], al[cs][1]);
-        ict::taps_word(ctaps, WLC, d0 + 8, ah[cs][2], al[cs][2]);
-    }
-    __syncthreads(); /* H complete */
     const int ci = warp / t.nrg, rg = warp - ci * t.nrg;
     float acc[4][2][4];
 #pragma unroll
     for (int j = 0; j < 4; j++) {
 #pragma unroll
-        for (int nh = 0; nh < 2; nh++)
+        for (int nb = 0; nb < 2; nb++)
 #pragma unroll
             for (int v = 0; v < 4; v++)
-                acc[j][nh][v] = 0.0f;
+                acc[j][nb][v] = 0.0f;
         const int tt = rg * 4 + j;
-        const uint32_t h0 =
-            ict::smem_addr(hq + (size_t)ci * 2 * qplane + (16 * (tt % nrb) + (lane & 15)) * HSH +
-                           16 * (tt / nrb) + (lane >> 4) * 8);
+        /* B = in^T by ldmatrix: matrices (rows 0-7 | 8-15) x (columns 0-7 |
+         * 8-15) give b0, b1 of H rows 0-7, then of rows 8-15 */
+        const uint32_t base = ict::smem_addr(
+            h16 + (size_t)ci * hplane + (16 * (tt % nrb) + (lane & 7) + ((lane >> 4) << 3)) * HS +
+            16 * (tt / nrb) + ((lane >> 3) & 1) * 8);
 #pragma unroll
-        for (int cs = 0; cs < CS; cs++) {
+        for (int c = 0; c < CS; c++) {
+            float h[2][4];
+#pragma unroll
+            for (int nb = 0; nb < 2; nb++)
+#pragma unroll
+                for (int v = 0; v < 4; v++)
+                    h[nb][v] = 0.0f;
+#pragma unroll
+            for (int ks = 0; ks < KS; ks++) {
+                uint32_t bb[4];
+                ict::ldsm_x4(bb, base + (uint32_t)((16 * c * HS + 16 * ks) * 2));
+                const uint32_t ah[4] = {rh[ks][0], rh[ks][1], rh[ks][2], rh[ks][0]};
+                const uint32_t al[4] = {rl[ks][0], rl[ks][1], rl[ks][2], rl[ks][0]};
+#pragma unroll
+                for (int nb = 0; nb < 2; nb++) {
+                    ict::mma16816(h[nb], al, bb[2 * nb], bb[2 * nb + 1]);
+                    ict::mma16816(h[nb], ah, bb[2 * nb], bb[2 * nb + 1]);
+                }
+            }
+            /* H^T as A: a0 (columns g, H rows 2 tq..) a1 (columns g + 8)
+             * from rows 0-7, a2 a3 from rows 8-15 */
             uint32_t hh[4], hl[4];
-            ict::ldsm_x4_trans(hh, h0 + (uint32_t)(16 * cs * HSH * 2));
-            ict::ldsm_x4_trans(hl, h0 + (uint32_t)((qplane + 16 * cs * HSH) * 2));
-            const uint32_t Ah[4] = {ah[cs][0], ah[cs][1], ah[cs][2], ah[cs][0]};
-            const uint32_t Al[4] = {al[cs][0], al[cs][1], al[cs][2], al[cs][0]};
+            split2(h[0][0], h[0][1], hh[0], hl[0]);
+            split2(h[0][2], h[0][3], hh[1], hl[1]);
+            split2(h[1][0], h[1][1], hh[2], hl[2]);
+            split2(h[1][2], h[1][3], hh[3], hl[3]);
+            /* column pass into the tile's output rows 8 nb.. : V[kk][n] =
+             * col[16 c + kk - 8 nb - n], skipped where the chunk is past
+             * that half's taps */
 #pragma unroll
-            for (int nh = 0; nh < 2; nh++) {
-                ict::mma16816(acc[j][nh], Al, hh[2 * nh], hh[2 * nh + 1]);
-                ict::mma16816(acc[j][nh], Ah, hl[2 * nh], hl[2 * nh + 1]);
-                ict::mma16816(acc[j][nh], Ah, hh[2 * nh], hh[2 * nh + 1]);
+            for (int nb = 0; nb < 2; nb++) {
+                if (16 * c - 8 * nb - 7 >= k)
+                    continue;
+                const int d = 16 * c + 2 * tq - 8 * nb - g;
+                uint32_t vh0, vl0, vh1, vl1;
+                ict::taps_word(ctaps, WLC, d, vh0, vl0);
+                ict::taps_word(ctaps, WLC, d + 8, vh1, vl1);
+                ict::mma16816(acc[j][nb], hh, vl0, vl1);
+                ict::mma16816(acc[j][nb], hl, vh0, vh1);
+                ict::mma16816(acc[j][nb], hh, vh0, vh1);
             }
         }
     }
-    ict::stage_store(t, b, smem, ci, rg, acc, p.unscale);
+    ict::stage_store<true, SST>(t, b, smem, ci, rg, acc, p.unscale);
 }
 
-template <int KS, bool SPLIT, int CS>
+template <int KS, int CS>
 ic_status launch_ks(const icf::targs &t, const sparam &p, size_t smem, char *err, size_t errlen)
 {
-    return icf::launch_tiles(fast_tsep_kernel<KS, SPLIT, CS>, t, p, smem,
-                             "cuda fast tensor sep kernel", err, errlen);
+    return icf::launch_tiles(fast_tsep_kernel<KS, CS>, t, p, smem, "cuda fast tensor sep kernel",
+                             err, errlen);
 }
 
 /* A power of two 2^s with m * 2^s in [2^(top-1), 2^top) (1 for m = 0). */
@@ -222,11 +201,18 @@ extern "C" size_t ic_fast_tensor_sep_smem(int k, int cb, int nrg)
     if (k < 3 || k > IC_FAST_TENSOR_MAX_KW || cb < 1 || nrg < 2 || (nrg & 1) ||
         cb * nrg * 32 > icf::MAX_THREADS)
         return 0;
-    const size_t rows = (size_t)rows_of(k, nrg);
-    const size_t in = ((size_t)cb * rows * (hs_of(geo_of(k)) + 2 * HSH) +
-                       (size_t)taps_halves(steps_of(k), cs_of(k))) *
-                      2;
+    const size_t in =
+        ((size_t)cb * rows_of(k, nrg) * hs_of(ks_of(k)) + (size_t)taps_halves(ks_of(k), cs_of(k))) *
+        2;
     return in > ict::stage_bytes(cb, nrg) ? in : ict::stage_bytes(cb, nrg);
+}
+
+extern "C" double ic_fast_tensor_sep_macs(int k)
+{
+    /* a 16 x 16 tile: CS chunks x KS steps x 4 m16n8k16 (2 row halves, hi
+     * and lo) in the row pass, CS x 2 x 3 in the column pass (an upper
+     * bound: chunks past a half's taps are skipped) */
+    return (32.0 * ks_of(k) + 48.0) * cs_of(k);
 }
 
 extern "C" ic_status ic_fast_tensor_sep_launch(const ic_cuda_args *a, const float *row,
@@ -256,17 +242,13 @@ extern "C" ic_status ic_fast_tensor_sep_launch(const ic_cuda_args *a, const floa
     sp.cscale = scale_to(cmax, 14);
     sp.unscale = 1.0f / (sp.rscale * sp.cscale); /* exact: powers of two */
     const icf::targs t = icf::make_targs(a, p);
-    /* the classes of tensor.cu's widths, each with its column steps */
-    static_assert(cs_of(17) == 2 && cs_of(18) == 3 && steps_of(9) == 1 && split_of(9) &&
-                      !split_of(10) && steps_of(17) == 2 && split_of(18) && steps_of(25) == 2 &&
-                      !split_of(26) && steps_of(IC_FAST_TENSOR_MAX_KW) == 3 &&
+    /* k steps of the row pass (16 + k - 1 + shift columns), chunks of the
+     * column pass (16 + k - 1 rows) */
+    static_assert(ks_of(3) == 2 && ks_of(17) == 2 && ks_of(18) == 3 && cs_of(17) == 2 &&
+                      cs_of(18) == 3 && ks_of(IC_FAST_TENSOR_MAX_KW) == 3 &&
                       cs_of(IC_FAST_TENSOR_MAX_KW) == 3,
-                  "the launches below cover widths 3..31");
-    if (k <= 9)
-        return launch_ks<1, true, 2>(t, sp, smem, err, errlen);
+                  "the launches below cover sizes 3..31");
     if (k <= 17)
-        return launch_ks<2, false, 2>(t, sp, smem, err, errlen);
-    if (k <= 25)
-        return launch_ks<2, true, 3>(t, sp, smem, err, errlen);
-    return launch_ks<3, false, 3>(t, sp, smem, err, errlen);
+        return launch_ks<2, 2>(t, sp, smem, err, errlen);
+    return launch_ks<3, 3>(t, sp, smem, err, errlen);
 }
