@@ -14,8 +14,12 @@
  *    halos, and the first and last band let the kernel's own constant border
  *    act above row 0 and below row H-1, which are the true image edges.
  * The kernel runs on the band as an image of (source rows) rows and only the
- * rows [y0, y1) come back. Every output sample therefore sums the same taps in
- * the same order as the whole-image sync path: results are identical.
+ * rows [y0, y1) come back. A band's source starts at y0 - ry rounded down to a
+ * multiple of 16 rows (IC_AS_ROW_ALIGN, up to 15 more halo rows), so that
+ * the kernel's tiles start on the rows they start on in the whole image: the
+ * tensor methods group a column's taps in 16 rows from a tile's first row
+ * (tensor_sep.cu). Every output sample therefore sums the same taps in the
+ * same order as the whole-image sync path: results are identical.
  *
  * Pipeline: up to IC_CUDA_ASYNC_SLOTS slots, each a blocking CUDA stream with
  * its own pinned host buffers (cudaHostAlloc, kept and grown across calls) and
@@ -50,7 +54,7 @@
 /* Without a memory limit, bands of about this many bytes (at most 32 bands). */
 #define IC_AS_BAND_BYTES ((size_t)2 << 20)
 #define IC_AS_MAX_DEFAULT_BANDS 32
-/* Band rows are a multiple of this (where a band is not the whole image). */
+/* A band's first source row is a multiple of this (see the top). */
 #define IC_AS_ROW_ALIGN 16
 /* Pageable images at least this large are staged by one host thread per slot. */
 #define IC_AS_THREADED_BYTES ((size_t)8 << 20)
@@ -102,10 +106,17 @@ static ic_as_geom geom_of(const ic_cuda_args *a, int y_first, int y_end)
     return g;
 }
 
+/* i rounded down to a multiple of IC_AS_ROW_ALIGN (i may be negative). */
+static int band_top(int i)
+{
+    return i >= 0 ? i / IC_AS_ROW_ALIGN * IC_AS_ROW_ALIGN
+                  : -((-i + IC_AS_ROW_ALIGN - 1) / IC_AS_ROW_ALIGN * IC_AS_ROW_ALIGN);
+}
+
 /* Source rows of the tallest band of bh output rows. */
 static size_t band_src_rows(const ic_as_geom &g, int bh)
 {
-    const size_t r = (size_t)bh + 2u * (size_t)g.ry;
+    const size_t r = (size_t)bh + 2u * (size_t)g.ry + (IC_AS_ROW_ALIGN - 1);
     return g.constant && r > (size_t)g.H ? (size_t)g.H : r;
 }
 
@@ -128,11 +139,6 @@ static ic_status plan_geom(const ic_as_geom &g, size_t device_memory, ic_cuda_ba
     int bh = (int)(((size_t)n_out + nb - 1) / nb);
     if (bh < 2 * g.ry) /* halos would cost more than the band itself */
         bh = 2 * g.ry < n_out ? 2 * g.ry : n_out;
-    /* bands of a multiple of 16 rows: the tensor methods group a column's
-     * sums in 16 rows from a tile's first row (tensor_sep.cu), so a banded
-     * host image gets the bits the same image gets on the device */
-    if (bh < n_out)
-        bh = (bh + IC_AS_ROW_ALIGN - 1) / IC_AS_ROW_ALIGN * IC_AS_ROW_ALIGN;
     int slots = IC_CUDA_ASYNC_SLOTS;
     if (device_memory > 0) {
         int found = 0;
@@ -143,12 +149,10 @@ static ic_status plan_geom(const ic_as_geom &g, size_t device_memory, ic_cuda_ba
                 max_src = (size_t)IC_MAX_DIM * 2;
             const long long bh_max = g.constant && max_src >= (size_t)g.H
                                          ? (long long)g.H
-                                         : (long long)max_src - 2LL * g.ry;
+                                         : (long long)max_src - 2LL * g.ry - (IC_AS_ROW_ALIGN - 1);
             if (bh_max >= 1) {
                 if (bh > bh_max)
-                    bh = bh_max >= IC_AS_ROW_ALIGN
-                             ? (int)(bh_max / IC_AS_ROW_ALIGN * IC_AS_ROW_ALIGN)
-                             : (int)bh_max;
+                    bh = (int)bh_max;
                 slots = k;
                 found = 1;
             }
@@ -344,7 +348,8 @@ static ic_status enqueue_band(ic_as_run *R, ic_as_slot *sl, int y0, int y1, char
     const ic_as_geom &g = *R->g;
     const ic_image *src = R->job->src;
     ic_image *dst = R->job->dst;
-    const int s0 = g.constant && y0 - g.ry < 0 ? 0 : y0 - g.ry;
+    /* y0 - ry rounded down to a multiple of IC_AS_ROW_ALIGN (see the top) */
+    const int s0 = g.constant && y0 - g.ry < 0 ? 0 : band_top(y0 - g.ry);
     const int s1 = g.constant && y1 + g.ry > g.H ? g.H : y1 + g.ry;
     const size_t hb = (size_t)(s1 - s0);
     const cudaStream_t st = sl->stream;
