@@ -19,7 +19,9 @@
  * the kernel's tiles start on the rows they start on in the whole image: the
  * tensor methods group a column's taps in 16 rows from a tile's first row
  * (tensor_sep.cu). Every output sample therefore sums the same taps in the
- * same order as the whole-image sync path: results are identical.
+ * same order as the whole-image sync path: results are identical. (Under a
+ * device-memory limit too small for the extra rows, bands start at y0 - ry:
+ * then only the tensor sep kernel's sums may differ in the last bit.)
  *
  * Pipeline: up to IC_CUDA_ASYNC_SLOTS slots, each a blocking CUDA stream with
  * its own pinned host buffers (cudaHostAlloc, kept and grown across calls) and
@@ -106,32 +108,33 @@ static ic_as_geom geom_of(const ic_cuda_args *a, int y_first, int y_end)
     return g;
 }
 
-/* i rounded down to a multiple of IC_AS_ROW_ALIGN (i may be negative). */
-static int band_top(int i)
+/* i rounded down to a multiple of al (i may be negative). */
+static int band_top(int i, int al)
 {
-    return i >= 0 ? i / IC_AS_ROW_ALIGN * IC_AS_ROW_ALIGN
-                  : -((-i + IC_AS_ROW_ALIGN - 1) / IC_AS_ROW_ALIGN * IC_AS_ROW_ALIGN);
+    return i >= 0 ? i / al * al : -((-i + al - 1) / al * al);
 }
 
 /* Source rows of the tallest band of bh output rows. */
-static size_t band_src_rows(const ic_as_geom &g, int bh)
+static size_t band_src_rows(const ic_as_geom &g, int bh, int al)
 {
-    const size_t r = (size_t)bh + 2u * (size_t)g.ry + (IC_AS_ROW_ALIGN - 1);
+    const size_t r = (size_t)bh + 2u * (size_t)g.ry + (size_t)(al - 1);
     return g.constant && r > (size_t)g.H ? (size_t)g.H : r;
 }
 
 /* Device bytes of one slot (source and destination band). */
-static size_t slot_bytes(const ic_as_geom &g, int bh)
+static size_t slot_bytes(const ic_as_geom &g, int bh, int al)
 {
-    return 2u * (size_t)g.planes * band_src_rows(g, bh) * g.dpitch;
+    return 2u * (size_t)g.planes * band_src_rows(g, bh, al) * g.dpitch;
 }
 
-/* The plan for geometry g: bands over the g.y_end - g.y_first output rows. */
-static ic_status plan_geom(const ic_as_geom &g, size_t device_memory, ic_cuda_band_plan *plan,
-                           char *err, size_t errlen)
+/* The plan for geometry g: bands over the g.y_end - g.y_first output rows,
+ * their first source rows multiples of al. */
+static ic_status plan_geom_al(const ic_as_geom &g, size_t device_memory, int al,
+                              ic_cuda_band_plan *plan, char *err, size_t errlen)
 {
     const int n_out = g.y_end - g.y_first; /* >= 1, checked by the callers */
-    plan->min_bytes = slot_bytes(g, 1) + g.wbytes;
+    plan->min_bytes = slot_bytes(g, 1, al) + g.wbytes;
+    plan->row_align = al;
     /* All products below stay far under 2^63: rows <= 2^20 + 254, pitch <= 2^22 + 256. */
     const size_t out_bytes = g.row_bytes * (size_t)n_out * (size_t)g.planes;
     size_t nb = out_bytes / IC_AS_BAND_BYTES;
@@ -172,8 +175,17 @@ static ic_status plan_geom(const ic_as_geom &g, size_t device_memory, ic_cuda_ba
     plan->band_rows = bh;
     plan->bands = bands;
     plan->dev_pitch = g.dpitch;
-    plan->dev_bytes = (size_t)slots * slot_bytes(g, bh) + g.wbytes;
+    plan->dev_bytes = (size_t)slots * slot_bytes(g, bh, al) + g.wbytes;
     return IC_OK;
+}
+
+/* plan_geom_al aligned to IC_AS_ROW_ALIGN, or unaligned where only that fits
+ * the device-memory limit. */
+static ic_status plan_geom(const ic_as_geom &g, size_t device_memory, ic_cuda_band_plan *plan,
+                           char *err, size_t errlen)
+{
+    const ic_status s = plan_geom_al(g, device_memory, IC_AS_ROW_ALIGN, plan, err, errlen);
+    return s == IC_ERR_TOO_LARGE ? plan_geom_al(g, device_memory, 1, plan, err, errlen) : s;
 }
 
 static int args_valid(const ic_cuda_args *a)
@@ -252,7 +264,7 @@ extern "C" ic_status ic_cuda_ensure_pinned(uint8_t **p, size_t *cap, size_t n, c
 static ic_status ensure_slots(ic_cuda_async *as, const ic_as_geom &g, const ic_cuda_band_plan &pl,
                               size_t device_memory, char *err, size_t errlen)
 {
-    const size_t src_rows = band_src_rows(g, pl.band_rows);
+    const size_t src_rows = band_src_rows(g, pl.band_rows, pl.row_align);
     const size_t d_need = (size_t)g.planes * src_rows * g.dpitch;
     const size_t hin_need = (size_t)g.planes * src_rows * g.row_bytes;
     const size_t hout_need = (size_t)g.planes * (size_t)pl.band_rows * g.row_bytes;
@@ -348,8 +360,8 @@ static ic_status enqueue_band(ic_as_run *R, ic_as_slot *sl, int y0, int y1, char
     const ic_as_geom &g = *R->g;
     const ic_image *src = R->job->src;
     ic_image *dst = R->job->dst;
-    /* y0 - ry rounded down to a multiple of IC_AS_ROW_ALIGN (see the top) */
-    const int s0 = g.constant && y0 - g.ry < 0 ? 0 : band_top(y0 - g.ry);
+    /* y0 - ry rounded down to a multiple of the plan's alignment (see the top) */
+    const int s0 = g.constant && y0 - g.ry < 0 ? 0 : band_top(y0 - g.ry, R->pl->row_align);
     const int s1 = g.constant && y1 + g.ry > g.H ? g.H : y1 + g.ry;
     const size_t hb = (size_t)(s1 - s0);
     const cudaStream_t st = sl->stream;

@@ -40,6 +40,8 @@ typedef struct ic_cuda_band_plan {
     size_t dev_pitch; /* pitch of the device band buffers */
     size_t dev_bytes; /* device memory the plan allocates in all (weights included) */
     size_t min_bytes; /* the smallest limit that works: one slot, bands of one row */
+    int row_align;    /* a band's first source row is a multiple of this (16, or 1 where
+                       * the limit leaves no room for the extra halo rows) */
 } ic_cuda_band_plan;
 
 /* The per-context buffers of the pipeline (pinned host, device, streams). */

@@ -61,10 +61,12 @@ __host__ __device__ constexpr int rows_of(int k, int nrg)
 {
     return 16 * (nrg / 2 - 1 + cs_of(k));
 }
-/* Halves of the taps (ict::build_taps) after the planes: row, column. */
+/* Halves after the planes: the taps (ict::build_taps), row and column,
+ * then the lanes' fragments (16 bytes a lane: row pass KS x (hi, lo), column
+ * pass CS x 2 row halves). */
 __host__ __device__ constexpr int taps_halves(int ks, int cs)
 {
-    return 4 * wl_of(ks) + 4 * wl_of(cs);
+    return 4 * wl_of(ks) + 4 * wl_of(cs) + (2 * ks + 2 * cs) * 32 * 8;
 }
 
 struct sparam {
@@ -95,27 +97,49 @@ __global__ void __launch_bounds__(icf::MAX_THREADS, 2)
     const int hplane = rows * HS;
     __half *h16 = reinterpret_cast<__half *>(smem);
     __half *rtaps = h16 + (size_t)t.cb * hplane, *ctaps = rtaps + 4 * WLR;
+    uint4 *rq = reinterpret_cast<uint4 *>(ctaps + 4 * WLC); /* [KS][hi, lo][lane] */
+    uint4 *cq = rq + KS * 2 * 32;                           /* [CS][row half][lane] */
 
     const ict::planes P = {h16, HS, hplane, hw_of(KS), rows, b.xa, b.ya};
     ict::fill_h16<hw_of(KS)>(t, b, P);
     ict::build_taps(p.row, k, p.rscale, rtaps, WLR);
     ict::build_taps(p.col, k, p.cscale, ctaps, WLC);
-    __syncthreads(); /* planes and taps complete */
+    __syncthreads(); /* taps complete */
 
     const int warp = (int)(threadIdx.x >> 5), lane = (int)(threadIdx.x & 31);
     const int g = lane >> 2, tq = lane & 3;
-    const int sh = ict::shift_of(k);
-    /* row pass A = R^T of step ks: R^T[m][kk] = row[16 ks + kk - m - sh];
-     * a0 = a3 taps j, j + 1, a1 taps j - 8.., a2 taps j + 8.., j = 16 ks +
-     * 2 tq - g - sh */
-    uint32_t rh[KS][3], rl[KS][3];
+    if (warp == 0) {
+        /* each lane's fragments, once for the block: loaded whole (16 bytes)
+         * where they are used, instead of held in registers */
+        const int sh = ict::shift_of(k);
+        /* row pass A = R^T of step ks: R^T[m][kk] = row[16 ks + kk - m -
+         * sh]; a0 = a3 taps j, j + 1, a1 taps j - 8.., a2 taps j + 8.., j =
+         * 16 ks + 2 tq - g - sh */
 #pragma unroll
-    for (int ks = 0; ks < KS; ks++) {
-        const int j = 16 * ks + 2 * tq - g - sh;
-        ict::taps_word(rtaps, WLR, j, rh[ks][0], rl[ks][0]);
-        ict::taps_word(rtaps, WLR, j - 8, rh[ks][1], rl[ks][1]);
-        ict::taps_word(rtaps, WLR, j + 8, rh[ks][2], rl[ks][2]);
+        for (int ks = 0; ks < KS; ks++) {
+            const int j = 16 * ks + 2 * tq - g - sh;
+            uint32_t h[3], l[3];
+            ict::taps_word(rtaps, WLR, j, h[0], l[0]);
+            ict::taps_word(rtaps, WLR, j - 8, h[1], l[1]);
+            ict::taps_word(rtaps, WLR, j + 8, h[2], l[2]);
+            rq[(2 * ks) * 32 + lane] = make_uint4(h[0], h[1], h[2], h[0]);
+            rq[(2 * ks + 1) * 32 + lane] = make_uint4(l[0], l[1], l[2], l[0]);
+        }
+        /* column pass B = V of chunk c into row half nb: V[kk][n] = col[16 c
+         * + kk - 8 nb - n]: b0 taps d, d + 1, b1 taps d + 8.., d = 16 c + 2 tq
+         * - 8 nb - g; (hi b0, hi b1, lo b0, lo b1) */
+#pragma unroll
+        for (int c = 0; c < CS; c++)
+#pragma unroll
+            for (int nb = 0; nb < 2; nb++) {
+                const int d = 16 * c + 2 * tq - 8 * nb - g;
+                uint32_t h[2], l[2];
+                ict::taps_word(ctaps, WLC, d, h[0], l[0]);
+                ict::taps_word(ctaps, WLC, d + 8, h[1], l[1]);
+                cq[(2 * c + nb) * 32 + lane] = make_uint4(h[0], h[1], l[0], l[1]);
+            }
     }
+    __syncthreads(); /* planes and fragments complete */
     const int ci = warp / t.nrg, rg = warp - ci * t.nrg;
     float acc[4][2][4];
 #pragma unroll
@@ -143,8 +167,9 @@ __global__ void __launch_bounds__(icf::MAX_THREADS, 2)
             for (int ks = 0; ks < KS; ks++) {
                 uint32_t bb[4];
                 ict::ldsm_x4(bb, base + (uint32_t)((16 * c * HS + 16 * ks) * 2));
-                const uint32_t ah[4] = {rh[ks][0], rh[ks][1], rh[ks][2], rh[ks][0]};
-                const uint32_t al[4] = {rl[ks][0], rl[ks][1], rl[ks][2], rl[ks][0]};
+                const uint4 qh = rq[(2 * ks) * 32 + lane], ql = rq[(2 * ks + 1) * 32 + lane];
+                const uint32_t ah[4] = {qh.x, qh.y, qh.z, qh.w};
+                const uint32_t al[4] = {ql.x, ql.y, ql.z, ql.w};
 #pragma unroll
                 for (int nb = 0; nb < 2; nb++) {
                     ict::mma16816(h[nb], al, bb[2 * nb], bb[2 * nb + 1]);
@@ -165,13 +190,10 @@ __global__ void __launch_bounds__(icf::MAX_THREADS, 2)
             for (int nb = 0; nb < 2; nb++) {
                 if (16 * c - 8 * nb - 7 >= k)
                     continue;
-                const int d = 16 * c + 2 * tq - 8 * nb - g;
-                uint32_t vh0, vl0, vh1, vl1;
-                ict::taps_word(ctaps, WLC, d, vh0, vl0);
-                ict::taps_word(ctaps, WLC, d + 8, vh1, vl1);
-                ict::mma16816(acc[j][nb], hh, vl0, vl1);
-                ict::mma16816(acc[j][nb], hl, vh0, vh1);
-                ict::mma16816(acc[j][nb], hh, vh0, vh1);
+                const uint4 v = cq[(2 * c + nb) * 32 + lane];
+                ict::mma16816(acc[j][nb], hh, v.z, v.w);
+                ict::mma16816(acc[j][nb], hl, v.x, v.y);
+                ict::mma16816(acc[j][nb], hh, v.x, v.y);
             }
         }
     }
