@@ -152,7 +152,7 @@ static ic_status plan_geom_al(const ic_as_geom &g, size_t device_memory, int al,
                 max_src = (size_t)IC_MAX_DIM * 2;
             const long long bh_max = g.constant && max_src >= (size_t)g.H
                                          ? (long long)g.H
-                                         : (long long)max_src - 2LL * g.ry - (IC_AS_ROW_ALIGN - 1);
+                                         : (long long)max_src - 2LL * g.ry - (al - 1);
             if (bh_max >= 1) {
                 if (bh > bh_max)
                     bh = (int)bh_max;
@@ -184,8 +184,12 @@ static ic_status plan_geom_al(const ic_as_geom &g, size_t device_memory, int al,
 static ic_status plan_geom(const ic_as_geom &g, size_t device_memory, ic_cuda_band_plan *plan,
                            char *err, size_t errlen)
 {
-    const ic_status s = plan_geom_al(g, device_memory, IC_AS_ROW_ALIGN, plan, err, errlen);
-    return s == IC_ERR_TOO_LARGE ? plan_geom_al(g, device_memory, 1, plan, err, errlen) : s;
+    ic_status s = plan_geom_al(g, device_memory, IC_AS_ROW_ALIGN, plan, err, errlen);
+    if (s == IC_ERR_TOO_LARGE)
+        return plan_geom_al(g, device_memory, 1, plan, err, errlen);
+    /* the smallest limit that works is the unaligned plan's */
+    plan->min_bytes = slot_bytes(g, 1, 1) + g.wbytes;
+    return s;
 }
 
 static int args_valid(const ic_cuda_args *a)

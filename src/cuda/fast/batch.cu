@@ -133,8 +133,8 @@ static ic_status take_slot(ic_fast_batch *b, int n, ic_fast_batch::slot **out, c
 /* The pointers, pitches and size of image `it` in its table entry. */
 static void set_image(batch_img *d, const ic_fast_batch_item *it)
 {
-    d->mbx = icf_batch::magic_of(d->bx);
-    d->mby = icf_batch::magic_of(d->by);
+    d->mbx = ic_cu_magic(d->bx);
+    d->mby = ic_cu_magic(d->by);
     d->src = it->src;
     d->dst = it->dst;
     d->src_pitch = it->src_pitch;

@@ -40,22 +40,6 @@
 namespace icf_batch
 {
 
-/* n / d for a 32-bit n and a divisor d the host knows, m = magic_of(d): the
- * high 64 bits of m * n with m = ceil(2^64 / d) are exact for every 32-bit n
- * (Lemire, Kaser and Kurz, "Faster remainder by direct computation", 2019);
- * d = 1 has no 64-bit m and gives n. Instead of the ~20 instructions of a
- * division by a run-time value (ncu source page of the 64 x 480p batch at
- * 9282973: the block-to-image search and the two divisions held 23% of the
- * warps' stall samples). */
-__host__ __device__ inline unsigned long long magic_of(unsigned d)
-{
-    return d > 1 ? ~0ull / d + 1 : 0;
-}
-__device__ __forceinline__ unsigned fast_div(unsigned n, unsigned d, unsigned long long m)
-{
-    return d > 1 ? (unsigned)__umul64hi(m, (unsigned long long)n) : n;
-}
-
 /* One image of a batched launch, as the blocks read it. */
 struct batch_img {
     const uint8_t *src;
@@ -64,7 +48,7 @@ struct batch_img {
     long long first; /* index of the image's first block in its launch */
     int width, height;
     unsigned bx, by;             /* blocks per grid row and grid rows of its own launch */
-    unsigned long long mbx, mby; /* magic_of(bx), magic_of(by) */
+    unsigned long long mbx, mby; /* ic_cu_magic(bx), ic_cu_magic(by) */
     icf_rows::rows_edges e;      /* rows: where its edge outputs are */
 };
 
@@ -87,7 +71,7 @@ constexpr int PARAM_CAP = IC_BATCH_PARAM_CAP;
  * the address of an entry without a local copy of the parameter). */
 
 /* The table in device memory, uploaded by the host: n entries at t; nb > 0
- * when every image has nb blocks (mnb = magic_of(nb)). */
+ * when every image has nb blocks (mnb = ic_cu_magic(nb)). */
 struct tab_dev {
     const batch_img *t;
     int n;
@@ -141,7 +125,7 @@ inline void tab_fill(tab_cap *p, const batch_tab &t)
     memset(p, 0, sizeof *p);
     p->n = t.n;
     p->nb = t.nb;
-    p->mnb = magic_of(t.nb);
+    p->mnb = ic_cu_magic(t.nb);
     memcpy(p->t, t.host, (size_t)t.n * sizeof(batch_img));
 }
 #endif
@@ -153,7 +137,7 @@ ic_status launch_with_table(const batch_tab &t, L launch, const char *what, char
                             size_t errlen)
 {
     if (t.dev) {
-        launch(tab_dev{t.dev, t.n, t.nb, magic_of(t.nb)});
+        launch(tab_dev{t.dev, t.n, t.nb, ic_cu_magic(t.nb)});
     } else {
 #if IC_BATCH_PARAM_CAP > 0
         tab_cap tp;
@@ -171,7 +155,7 @@ ic_status launch_with_table(const batch_tab &t, L launch, const char *what, char
 template <class TAB> __device__ __forceinline__ int batch_find(const TAB &t, long long b)
 {
     if (t.nb) /* every image t.nb blocks */
-        return (int)fast_div((unsigned)b, t.nb, t.mnb);
+        return (int)ic_cu_fast_div((unsigned)b, t.nb, t.mnb);
     int lo = 0, hi = t.n - 1;
     while (lo < hi) {
         const int mid = (lo + hi + 1) >> 1;
@@ -203,9 +187,9 @@ __device__ __forceinline__ void batch_block(const batch_img &d, long long b, uns
                                             unsigned *by, unsigned *bz)
 {
     const unsigned local = (unsigned)(b - d.first);
-    const unsigned rest = fast_div(local, d.bx, d.mbx);
+    const unsigned rest = ic_cu_fast_div(local, d.bx, d.mbx);
     *bx = local - rest * d.bx;
-    *bz = fast_div(rest, d.by, d.mby);
+    *bz = ic_cu_fast_div(rest, d.by, d.mby);
     *by = rest - *bz * d.by;
 }
 

@@ -122,15 +122,14 @@ __global__ void __launch_bounds__(icf::MAX_THREADS, 2)
     __syncthreads();
 
     const int warp = (int)(threadIdx.x >> 5), lane = (int)(threadIdx.x & 31);
-    const int ci = warp / t.nrg, rg = warp - ci * t.nrg;
-    const int nrb = t.nrg / 2; /* 16-row blocks of the tile */
+    const ict::warp_tiles wt(warp, t.nrg);
+    const int ci = wt.ci;
     const int g = lane >> 2, tq = lane & 3;
     uint32_t abase[4];
 #pragma unroll
     for (int j = 0; j < 4; j++) {
-        const int tt = rg * 4 + j;
-        abase[j] = ict::smem_addr(h16 + (size_t)ci * hplane + (16 * (tt % nrb) + (lane & 15)) * HS +
-                                  16 * (tt / nrb) + (lane >> 4) * 8);
+        abase[j] = ict::smem_addr(h16 + (size_t)ci * hplane + (wt.row0(j) + (lane & 15)) * HS +
+                                  wt.col0(j) + (lane >> 4) * 8);
     }
     /* taps (j0, j0 + 1), j0 = 16 ks + 2 tq - 8 nh - g - sh, of step ks and
      * n half nh: an aligned word (index j0 + WOFF + sh - cp) of copy cp = g & 1 */
@@ -182,7 +181,7 @@ __global__ void __launch_bounds__(icf::MAX_THREADS, 2)
         }
     }
     /* over the planes, once every warp is done with them */
-    ict::stage_store<false, ict::SS>(t, b, smem, ci, rg, acc, p.unscale);
+    ict::stage_store<false, ict::SS>(t, b, smem, wt, acc, p.unscale);
 }
 
 template <int KS, bool SPLIT>

@@ -292,27 +292,30 @@ __device__ __forceinline__ void fill_rgb12_h16(const icf::targs &t, const planes
     const int tid = (int)threadIdx.x, r0 = tid / NG, gi = tid - r0 * NG;
     if (r0 >= rpp)
         return;
-    const uint8_t *base = a.src + (size_t)P.ya * a.src_pitch + (size_t)P.xa * 3 + 12 * gi;
-    __half *dst0 = P.h + 4 * gi;
+    /* row pointers advanced by additions (no multiply a row) */
+    const size_t step = (size_t)rpp * a.src_pitch;
+    const uint8_t *src = a.src + (size_t)(P.ya + r0) * a.src_pitch + (size_t)P.xa * 3 + 12 * gi;
+    __half *dst = P.h + (size_t)r0 * P.hs + 4 * gi;
+    const int dstep = rpp * P.hs;
     for (int q0 = r0; q0 < P.rows; q0 += RB * rpp) {
         unsigned v[RB][3];
+        const uint8_t *p = src;
 #pragma unroll
         for (int h = 0; h < RB; h++) {
-            const int q = q0 + h * rpp;
-            if (q < P.rows) {
-                const unsigned *p =
-                    reinterpret_cast<const unsigned *>(base + (size_t)q * a.src_pitch);
-                v[h][0] = __ldg(p);
-                v[h][1] = __ldg(p + 1);
-                v[h][2] = __ldg(p + 2);
+            if (q0 + h * rpp < P.rows) {
+                const unsigned *w = reinterpret_cast<const unsigned *>(p);
+                v[h][0] = __ldg(w);
+                v[h][1] = __ldg(w + 1);
+                v[h][2] = __ldg(w + 2);
             }
+            p += step;
         }
+        src = p;
 #pragma unroll
         for (int h = 0; h < RB; h++) {
-            const int q = q0 + h * rpp;
-            if (q >= P.rows)
+            if (q0 + h * rpp >= P.rows)
                 break;
-            __half *row = dst0 + (size_t)q * P.hs;
+            __half *row = dst + h * dstep;
             /* channel c: bytes c, 3 + c (words 0, 0/1) and 6 + c, 9 + c */
 #pragma unroll
             for (int c = 0; c < 3; c++)
@@ -327,6 +330,7 @@ __device__ __forceinline__ void fill_rgb12_h16(const icf::targs &t, const planes
                         make_uint2(lo, hi);
                 }
         }
+        dst += RB * dstep;
     }
 }
 
@@ -360,6 +364,28 @@ __device__ __forceinline__ void fill_h16(const icf::targs &t, const icf::tile &b
     }
 }
 
+/* A warp's share of the block: channel ci, row group rg, and its 16 x 16
+ * output tiles tt = rg * 4 + j (j < 4) at rows 16 * (tt % nrb), columns
+ * 16 * (tt / nrb), nrb = nrg / 2 (nrg a power of two: shifts, no division). */
+struct warp_tiles {
+    int ci, rg, lnrb;
+    __device__ __forceinline__ warp_tiles(int warp, int nrg)
+    {
+        const int lnrg = __ffs(nrg) - 1;
+        ci = warp >> lnrg;
+        rg = warp & (nrg - 1);
+        lnrb = lnrg - 1;
+    }
+    __device__ __forceinline__ int row0(int j) const
+    {
+        return 16 * ((rg * 4 + j) & ((1 << lnrb) - 1));
+    }
+    __device__ __forceinline__ int col0(int j) const
+    {
+        return 16 * ((rg * 4 + j) >> lnrb);
+    }
+};
+
 /* Stages a warp's sums through shared memory into the layout icf::store
  * takes, and stores them: acc[j] holds 16 x 16 output tile tt = rg * 4 + j
  * of channel ci (rows 16 * (tt % nrb), columns 16 * (tt / nrb)) as two
@@ -371,17 +397,17 @@ __device__ __forceinline__ void fill_h16(const icf::targs &t, const icf::tile &b
  * (it syncs first). */
 template <bool TRANS, int S>
 __device__ __forceinline__ void stage_store(const icf::targs &t, const icf::tile &b, float *smem,
-                                            int ci, int rg, const float (&acc)[4][2][4],
+                                            const warp_tiles &w, const float (&acc)[4][2][4],
                                             float unscale)
 {
     static_assert(S % 4 == 0 && S >= icf::TW && S <= SS, "stage stride");
     const int lane = (int)(threadIdx.x & 31), g = lane >> 2, tq = lane & 3;
-    const int nrb = t.nrg / 2;
+    const int ci = w.ci, rg = w.rg;
     __syncthreads();
     float *st = smem + (size_t)ci * b.th * S;
 #pragma unroll
     for (int j = 0; j < 4; j++) {
-        const int tt = rg * 4 + j, r0 = 16 * (tt % nrb), c0 = 16 * (tt / nrb);
+        const int r0 = w.row0(j), c0 = w.col0(j);
 #pragma unroll
         for (int h = 0; h < 2; h++) {
             const float(&d)[4] = acc[j][h];

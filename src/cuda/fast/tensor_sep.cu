@@ -140,7 +140,8 @@ __global__ void __launch_bounds__(icf::MAX_THREADS, 2)
             }
     }
     __syncthreads(); /* planes and fragments complete */
-    const int ci = warp / t.nrg, rg = warp - ci * t.nrg;
+    const ict::warp_tiles wt(warp, t.nrg);
+    const int ci = wt.ci;
     float acc[4][2][4];
 #pragma unroll
     for (int j = 0; j < 4; j++) {
@@ -149,12 +150,11 @@ __global__ void __launch_bounds__(icf::MAX_THREADS, 2)
 #pragma unroll
             for (int v = 0; v < 4; v++)
                 acc[j][nb][v] = 0.0f;
-        const int tt = rg * 4 + j;
         /* B = in^T by ldmatrix: matrices (rows 0-7 | 8-15) x (columns 0-7 |
          * 8-15) give b0, b1 of H rows 0-7, then of rows 8-15 */
-        const uint32_t base = ict::smem_addr(
-            h16 + (size_t)ci * hplane + (16 * (tt % nrb) + (lane & 7) + ((lane >> 4) << 3)) * HS +
-            16 * (tt / nrb) + ((lane >> 3) & 1) * 8);
+        const uint32_t base = ict::smem_addr(h16 + (size_t)ci * hplane +
+                                             (wt.row0(j) + (lane & 7) + ((lane >> 4) << 3)) * HS +
+                                             wt.col0(j) + ((lane >> 3) & 1) * 8);
 #pragma unroll
         for (int c = 0; c < CS; c++) {
             float h[2][4];
@@ -197,7 +197,7 @@ __global__ void __launch_bounds__(icf::MAX_THREADS, 2)
             }
         }
     }
-    ict::stage_store<true, SST>(t, b, smem, ci, rg, acc, p.unscale);
+    ict::stage_store<true, SST>(t, b, smem, wt, acc, p.unscale);
 }
 
 template <int KS, int CS>

@@ -78,6 +78,7 @@ struct targs {
     int cblocks; /* a.channels / cb */
     int vec_in;  /* 16 or 4: src base and pitch are multiples of it (wide loads); else 1 */
     int vec_out; /* dst base and pitch are multiples of 16: 16-byte stores */
+    unsigned long long mcb, mtx; /* ic_cu_magic(cblocks), ic_cu_magic(tiles_x) */
 };
 
 /* What a block works on. */
@@ -92,11 +93,13 @@ struct tile {
 __device__ __forceinline__ tile block_tile(const targs &t)
 {
     tile b;
-    unsigned id = blockIdx.x;
-    const int cbk =
-        (int)(id % (unsigned)t.cblocks); /* channel fastest: neighbours share L2 lines */
-    id /= (unsigned)t.cblocks;
-    const int bx = (int)(id % (unsigned)t.tiles_x), by = (int)(id / (unsigned)t.tiles_x);
+    /* channel fastest: neighbours share L2 lines (divisions by the host's
+     * reciprocals) */
+    const unsigned id = blockIdx.x;
+    const unsigned q = ic_cu_fast_div(id, (unsigned)t.cblocks, t.mcb);
+    const int cbk = (int)(id - q * (unsigned)t.cblocks);
+    const unsigned by_ = ic_cu_fast_div(q, (unsigned)t.tiles_x, t.mtx);
+    const int bx = (int)(q - by_ * (unsigned)t.tiles_x), by = (int)by_;
     b.c0 = cbk * t.cb;
     b.x0 = bx * TW;
     b.y0 = by * R * t.nrg;
@@ -524,12 +527,15 @@ __device__ __forceinline__ void store(const targs &t, const tile &b, float *smem
     __syncthreads();
     const long rowbytes = (long)a.width * C;
     const long bx0 = (long)b.x0 * C;
-    const int nchunk = rb / 16;
-    for (int it = (int)threadIdx.x; it < b.th * nchunk; it += (int)blockDim.x) {
-        const int r = it / nchunk, k = it - r * nchunk;
+    /* a thread's chunk k is fixed, its rows step by blockDim / nchunk (the
+     * block, 32 * C * nrg threads, is a multiple of nchunk = 8 * C): one
+     * division a thread instead of one a chunk */
+    const int nchunk = rb / 16, tid = (int)threadIdx.x;
+    const int r0 = tid / nchunk, k = tid - r0 * nchunk, rstep = (int)blockDim.x / nchunk;
+    for (int r = r0; r < b.th; r += rstep) {
         const int y = b.y0 + r;
         if (y >= a.height)
-            continue;
+            break;
         const long off = bx0 + 16L * k;
         if (off >= rowbytes)
             continue;
@@ -560,6 +566,8 @@ static inline targs make_targs(const ic_cuda_args *a, const ic_fast_plan *p)
                : ((uintptr_t)a->src % 4 == 0 && a->src_pitch % 4 == 0) ? 4
                                                                        : 1;
     t.vec_out = ((uintptr_t)a->dst % 16 == 0) && (a->dst_pitch % 16 == 0);
+    t.mcb = ic_cu_magic((unsigned)t.cblocks);
+    t.mtx = ic_cu_magic((unsigned)t.tiles_x);
     return t;
 }
 
