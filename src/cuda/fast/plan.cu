@@ -72,11 +72,14 @@ static const double FFT_FUSED_BYTES = 58.0;    /* ... with the multiply as cuFFT
 static const double FFT_FUSE_AFTER_MS = 500.0; /* fft_fuse auto: FFT work before linking */
 static const double FILL_INSTR = 4.0;          /* per input sample: load share, convert, store */
 static const double STORE_INSTR = 3.0;         /* per output sample: round, stage, store */
-static const double TC_RATIO = 9.0;  /* tensor-core fp16 multiply-adds per fp32 FMA (mma.sync) */
-static const double TC_FIXED = 70.0; /* tensor: per output, weights, staging, store (FMA-equiv.) */
-static const double SEP9_MIN_SAMPLES = 2e6; /* rank-1 9x9 at 2 rows: sep from here (table H) */
-static const double TIE = 0.03;             /* predictions this close count as equal */
-static const double FACTOR_TOL = 1e-6;      /* ic_kernel_factor tolerance (relative to max|K|) */
+static const double TILE_FIXED = 30.0; /* direct, sep: per output, block latency (FMA-equiv.) */
+static const double TC_RATIO = 9.0;    /* tensor-core fp16 multiply-adds per fp32 FMA (mma.sync) */
+static const double TC_FIXED = 37.0;   /* tensor: per output, staging, store (FMA-equiv.) */
+static const double TC_SEP_FIXED = 46.0;         /* ... its rank-1 passes: and the H halves */
+static const double TC_MIN_SAMPLES = 16777216.0; /* tensor over rows and sep from here (F) */
+static const double SEP9_MIN_SAMPLES = 2e6;      /* rank-1 9x9 at 2 rows: sep from here (table H) */
+static const double TIE = 0.03;                  /* predictions this close count as equal */
+static const double FACTOR_TOL = 1e-6; /* ic_kernel_factor tolerance (relative to max|K|) */
 static const size_t FFT_BUDGET = (size_t)1 << 30; /* bytes of FFT tile buffers */
 
 struct ic_fast_state {
@@ -474,7 +477,8 @@ static ic_status plan_job(ic_fast_state *st, const ic_job *job, ic_fast_plan *p,
     if (tile_shape(
             d, job, tune, [&](int cb, int nrg) { return ic_fast_direct_smem(kw, kh, cb, nrg); },
             direct_instr, kw == 9 && kh == 9 ? 128 : 80, &dcb, &dnrg, &dsm, &eff, &instr)) {
-        t_direct = LAUNCH_S + fmax(t_mem / eff, samples * instr / (DIRECT_EFF * eff * d.fma_per_s));
+        t_direct = LAUNCH_S + fmax(t_mem / eff, samples * (instr / DIRECT_EFF + TILE_FIXED) /
+                                                    (eff * d.fma_per_s));
         p->pred_direct_ms = t_direct * 1e3;
     }
     /* sep */
@@ -495,7 +499,8 @@ static ic_status plan_job(ic_fast_state *st, const ic_job *job, ic_fast_plan *p,
             d, job, tune, [&](int cb, int nrg) { return ic_fast_sep_smem(kw, cb, nrg, rank); },
             sep_instr, 80, &scb, &snrg, &ssm, &eff, &instr)) {
         f_sep = samples * sep_per(snrg);
-        t_sep = LAUNCH_S + fmax(t_mem / eff, samples * instr / (SEP_EFF * eff * d.fma_per_s));
+        t_sep = LAUNCH_S +
+                fmax(t_mem / eff, samples * (instr / SEP_EFF + TILE_FIXED) / (eff * d.fma_per_s));
         p->pred_sep_ms = t_sep * 1e3;
     }
     /* fft (no premultiplied alpha, no 16-bit samples: see the top) */
@@ -534,10 +539,15 @@ static ic_status plan_job(ic_fast_state *st, const ic_job *job, ic_fast_plan *p,
      * tie-prone, as for the FFT; sm_80+; a constant border must be exact in
      * fp16): per output, kh rows of 16*KS taps for hi and lo halves of the
      * weights at TC_RATIO times the fp32 rate, plus a fixed share and the
-     * fill. Fitted to bench table F at 8ee2a92 (H100, 8K RGB, random 15, 21,
-     * 31: 0.654, 1.029, 1.406 ms; time ~ 0.012 ms per kh*KS + 0.29 ms).
-     * A rank-1 kernel runs as a row and a column pass (tensor_sep.cu), its
-     * multiply-adds counted by ic_fast_tensor_sep_macs. */
+     * fill. A rank-1 kernel runs as a row and a column pass (tensor_sep.cu),
+     * its multiply-adds counted by ic_fast_tensor_sep_macs, its fixed share
+     * TC_SEP_FIXED. Fitted to bench table F at 7cec63d (H100, 8K RGB: random
+     * 3, 9, 15, 31 at 0.188, 0.275, 0.526, 1.305 ms; Gaussian 3, 15, 31 at
+     * 0.261, 0.268, 0.371 ms), where direct and sep gained TILE_FIXED (their
+     * 3x3 took 0.18 and 0.20 ms against 0.08 predicted). The rank-1 passes
+     * compete with sep, and the full sum with rows, only from TC_MIN_SAMPLES
+     * on: measured faster at 8K; at HD the Gaussian 9x9 took 0.040 ms
+     * against sep's 0.035 (table S), per-block latency the model lacks. */
     int tcb = 0, tnrg = 0;
     size_t tsm = 0;
     double t_tensor = -1, f_tensor = 0;
@@ -551,7 +561,8 @@ static ic_status plan_job(ic_fast_state *st, const ic_job *job, ic_fast_plan *p,
     auto tensor_instr = [&](int, int nrg) {
         const double halo = (double)(IC_FAST_R * nrg + kh - 1) / (IC_FAST_R * nrg) *
                             (double)icf::sw_of(kw) / IC_FAST_TW;
-        return tensor_mmas() / TC_RATIO + TC_FIXED + halo * FILL_INSTR * 1.5;
+        return tensor_mmas() / TC_RATIO + (tsep ? TC_SEP_FIXED : TC_FIXED) +
+               halo * FILL_INSTR * 1.5;
     };
     if (st->fft_ok && !job->premultiply && !u16 && d.cc_major >= 8 &&
         (job->border != IC_BORDER_CONSTANT || (bv == rintf(bv) && fabsf(bv) <= 2048)) &&
@@ -581,7 +592,8 @@ static ic_status plan_job(ic_fast_state *st, const ic_job *job, ic_fast_plan *p,
         m = IC_FAST_FFT;
         best = t_fft;
     }
-    if (t_tensor > 0 && t_tensor < best * (1 - TIE)) {
+    const int tc_large = samples >= TC_MIN_SAMPLES;
+    if (t_tensor > 0 && t_tensor < best * (1 - TIE) && (tc_large || !tsep)) {
         m = IC_FAST_TENSOR;
         best = t_tensor;
     }
@@ -626,8 +638,12 @@ static ic_status plan_job(ic_fast_state *st, const ic_job *job, ic_fast_plan *p,
          * images under 2M samples stay on rows, unmeasured) */
         const int sep9 = t_sep > 0 && rows_rank == 1 && kw == 9 && kh == 9 && per_thread == 2 &&
                          samples >= SEP9_MIN_SAMPLES;
+        /* the full K*K sum of a large image on the tensor cores where its
+         * model says so (8K random 9x9: 0.275 ms against rows' 0.427, table
+         * F at 7cec63d) */
+        const int tc9 = t_tensor > 0 && !rows_rank && tc_large && t_tensor < t_rows * (1 - TIE);
         if (st->force == IC_FAST_AUTO)
-            m = sep9 ? IC_FAST_SEP : IC_FAST_ROWS;
+            m = sep9 ? IC_FAST_SEP : tc9 ? IC_FAST_TENSOR : IC_FAST_ROWS;
     }
     /* A forced method is taken when it can run the job (else the planner's). */
     if ((st->force == IC_FAST_DIRECT && t_direct > 0) || (st->force == IC_FAST_SEP && t_sep > 0) ||
