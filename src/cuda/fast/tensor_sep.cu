@@ -84,7 +84,7 @@ __device__ __forceinline__ void split2(float v0, float v1, uint32_t &hi, uint32_
     lo = *reinterpret_cast<const uint32_t *>(&l);
 }
 
-template <int KS, int CS>
+template <int KS, int CS, int V>
 __global__ void __launch_bounds__(icf::MAX_THREADS, 2)
     fast_tsep_kernel(const icf::targs t, const __grid_constant__ sparam p)
 {
@@ -142,31 +142,36 @@ __global__ void __launch_bounds__(icf::MAX_THREADS, 2)
     __syncthreads(); /* planes and fragments complete */
     const ict::warp_tiles wt(warp, t.nrg);
     const int ci = wt.ci;
+    /* the warp's tiles j = col * V + v: V = nrg / 2 tiles stacked in each of
+     * 4 / V columns; a column's tiles share its H chunks (chunk cc is chunk
+     * cc - v of tile v), so a column computes V + CS - 1 chunks, not V * CS */
     float acc[4][2][4];
 #pragma unroll
-    for (int j = 0; j < 4; j++) {
+    for (int j = 0; j < 4; j++)
 #pragma unroll
         for (int nb = 0; nb < 2; nb++)
 #pragma unroll
-            for (int v = 0; v < 4; v++)
-                acc[j][nb][v] = 0.0f;
+            for (int e = 0; e < 4; e++)
+                acc[j][nb][e] = 0.0f;
+#pragma unroll
+    for (int col = 0; col < 4 / V; col++) {
         /* B = in^T by ldmatrix: matrices (rows 0-7 | 8-15) x (columns 0-7 |
          * 8-15) give b0, b1 of H rows 0-7, then of rows 8-15 */
-        const uint32_t base = ict::smem_addr(h16 + (size_t)ci * hplane +
-                                             (wt.row0(j) + (lane & 7) + ((lane >> 4) << 3)) * HS +
-                                             wt.col0(j) + ((lane >> 3) & 1) * 8);
+        const uint32_t base = ict::smem_addr(
+            h16 + (size_t)ci * hplane + (wt.row0(col * V) + (lane & 7) + ((lane >> 4) << 3)) * HS +
+            wt.col0(col * V) + ((lane >> 3) & 1) * 8);
 #pragma unroll
-        for (int c = 0; c < CS; c++) {
+        for (int cc = 0; cc < V + CS - 1; cc++) {
             float h[2][4];
 #pragma unroll
             for (int nb = 0; nb < 2; nb++)
 #pragma unroll
-                for (int v = 0; v < 4; v++)
-                    h[nb][v] = 0.0f;
+                for (int e = 0; e < 4; e++)
+                    h[nb][e] = 0.0f;
 #pragma unroll
             for (int ks = 0; ks < KS; ks++) {
                 uint32_t bb[4];
-                ict::ldsm_x4(bb, base + (uint32_t)((16 * c * HS + 16 * ks) * 2));
+                ict::ldsm_x4(bb, base + (uint32_t)((16 * cc * HS + 16 * ks) * 2));
                 const uint4 qh = rq[(2 * ks) * 32 + lane], ql = rq[(2 * ks + 1) * 32 + lane];
                 const uint32_t ah[4] = {qh.x, qh.y, qh.z, qh.w};
                 const uint32_t al[4] = {ql.x, ql.y, ql.z, ql.w};
@@ -183,28 +188,44 @@ __global__ void __launch_bounds__(icf::MAX_THREADS, 2)
             split2(h[0][2], h[0][3], hh[1], hl[1]);
             split2(h[1][0], h[1][1], hh[2], hl[2]);
             split2(h[1][2], h[1][3], hh[3], hl[3]);
-            /* column pass into the tile's output rows 8 nb.. : V[kk][n] =
-             * col[16 c + kk - 8 nb - n], skipped where the chunk is past
-             * that half's taps */
+            /* column pass into output rows 8 nb.. of each tile v the chunk
+             * reaches: V[kk][n] = col[16 c + kk - 8 nb - n], c = cc - v,
+             * skipped where the chunk is past that half's taps */
 #pragma unroll
-            for (int nb = 0; nb < 2; nb++) {
-                if (16 * c - 8 * nb - 7 >= k)
+            for (int v = 0; v < V; v++) {
+                const int c = cc - v;
+                if (c < 0 || c >= CS)
                     continue;
-                const uint4 v = cq[(2 * c + nb) * 32 + lane];
-                ict::mma16816(acc[j][nb], hh, v.z, v.w);
-                ict::mma16816(acc[j][nb], hl, v.x, v.y);
-                ict::mma16816(acc[j][nb], hh, v.x, v.y);
+#pragma unroll
+                for (int nb = 0; nb < 2; nb++) {
+                    if (16 * c - 8 * nb - 7 >= k)
+                        continue;
+                    const uint4 w = cq[(2 * c + nb) * 32 + lane];
+                    float(&d)[4] = acc[col * V + v][nb];
+                    ict::mma16816(d, hh, w.z, w.w);
+                    ict::mma16816(d, hl, w.x, w.y);
+                    ict::mma16816(d, hh, w.x, w.y);
+                }
             }
         }
     }
     ict::stage_store<true, SST>(t, b, smem, wt, acc, p.unscale);
 }
 
+template <int KS, int CS, int V>
+ic_status launch_v(const icf::targs &t, const sparam &p, size_t smem, char *err, size_t errlen)
+{
+    return icf::launch_tiles(fast_tsep_kernel<KS, CS, V>, t, p, smem, "cuda fast tensor sep kernel",
+                             err, errlen);
+}
+
+/* The instantiation for the block's tile height: V = nrg / 2 tiles a column. */
 template <int KS, int CS>
 ic_status launch_ks(const icf::targs &t, const sparam &p, size_t smem, char *err, size_t errlen)
 {
-    return icf::launch_tiles(fast_tsep_kernel<KS, CS>, t, p, smem, "cuda fast tensor sep kernel",
-                             err, errlen);
+    return t.nrg == 8   ? launch_v<KS, CS, 4>(t, p, smem, err, errlen)
+           : t.nrg == 4 ? launch_v<KS, CS, 2>(t, p, smem, err, errlen)
+                        : launch_v<KS, CS, 1>(t, p, smem, err, errlen);
 }
 
 /* A power of two 2^s with m * 2^s in [2^(top-1), 2^top) (1 for m = 0). */
@@ -220,7 +241,7 @@ float scale_to(double m, int top)
 
 extern "C" size_t ic_fast_tensor_sep_smem(int k, int cb, int nrg)
 {
-    if (k < 3 || k > IC_FAST_TENSOR_MAX_KW || cb < 1 || nrg < 2 || (nrg & 1) ||
+    if (k < 3 || k > IC_FAST_TENSOR_MAX_KW || cb < 1 || (nrg != 2 && nrg != 4 && nrg != 8) ||
         cb * nrg * 32 > icf::MAX_THREADS)
         return 0;
     const size_t in =
