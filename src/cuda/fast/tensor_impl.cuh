@@ -131,31 +131,6 @@ __device__ __forceinline__ void split_h(float v, __half &hi, __half &lo)
     lo = __float2half_rn(v - __half2float(hi));
 }
 
-/* Banded weights for fragments built in shared memory: four arrays of wl
- * halves, (hi, lo) x copy cp, where element idx of copy cp is tap
- * idx + cp - WOFF of w[0..n) times scale (0 outside), hi = fp16 of it and lo
- * = fp16 of the rest. A pair of taps (j, j + 1) is then one aligned word of
- * copy (j + WOFF) & 1: taps_word. Every thread of the block calls build_taps
- * (the caller syncs before reading). */
-__device__ __forceinline__ void build_taps(const float *w, int n, float scale, __half *dst, int wl)
-{
-    for (int e = (int)threadIdx.x; e < 2 * wl; e += (int)blockDim.x) {
-        const int cp = e / wl, idx = e - cp * wl, j = idx + cp - WOFF;
-        __half hi, lo;
-        split_h(j >= 0 && j < n ? w[j] * scale : 0.0f, hi, lo);
-        dst[e] = hi;
-        dst[2 * wl + e] = lo;
-    }
-}
-/* Taps (j, j + 1) from build_taps' arrays: hi and lo words. */
-__device__ __forceinline__ void taps_word(const __half *src, int wl, int j, uint32_t &hi,
-                                          uint32_t &lo)
-{
-    const int cp = (j + WOFF) & 1, idx = cp * wl + j + WOFF - cp;
-    hi = *reinterpret_cast<const uint32_t *>(src + idx);
-    lo = *reinterpret_cast<const uint32_t *>(src + 2 * wl + idx);
-}
-
 /* Two bytes of the words w0 (selector bytes 0..3) and w1 (4..7) as an exact
  * half2: byte_perm selector nibble 0 picks the low half's byte, nibble 2 the
  * high half's (nibbles 1 and 3 are masked off). */
@@ -392,9 +367,9 @@ struct warp_tiles {
  * m16n8 accumulator fragments, times unscale. TRANS false: fragment nh is
  * columns 8 nh.. of rows 0..15 (D[row][col]); true: fragment nb is rows
  * 8 nb.. of columns 0..15 (D[col][row], tensor_sep.cu's column pass). S:
- * row stride (floats) of the staged rows, a multiple of 4 within SS. Every
- * warp calls it once every warp is done reading the block's shared memory
- * (it syncs first). */
+ * row stride (floats) of the staged rows, a multiple of 4 within SS. sbuf:
+ * where the sums are staged, smem (over the planes: it syncs first, every
+ * warp calls it once done reading them) or a buffer of their own. */
 /* The staged sums (bias added) of an RGB AoS block, three planes of th rows
  * of stride S, stored straight as bytes: a thread takes 4 pixels of a row
  * (three float4 loads, 12 roundings, three 4-byte stores where the row
@@ -438,8 +413,8 @@ __device__ __forceinline__ void store_rgb(const icf::targs &t, const icf::tile &
 
 template <bool TRANS, int S>
 __device__ __forceinline__ void stage_store(const icf::targs &t, const icf::tile &b, float *smem,
-                                            const warp_tiles &w, const float (&acc)[4][2][4],
-                                            float unscale)
+                                            float *sbuf, const warp_tiles &w,
+                                            const float (&acc)[4][2][4], float unscale)
 {
     static_assert(S % 4 == 0 && S >= icf::TW && S <= SS, "stage stride");
     const int lane = (int)(threadIdx.x & 31), g = lane >> 2, tq = lane & 3;
@@ -449,8 +424,9 @@ __device__ __forceinline__ void stage_store(const icf::targs &t, const icf::tile
     const bool rgb = !t.a.soa && t.a.channels == 3 && t.cb == 3 &&
                      (((uintptr_t)t.a.dst | t.a.dst_pitch) & 3) == 0;
     const float bias = rgb ? t.a.bias : 0.0f;
-    __syncthreads();
-    float *st = smem + (size_t)ci * b.th * S;
+    if (sbuf == smem)
+        __syncthreads(); /* staging over the planes: every warp is done reading them */
+    float *st = sbuf + (size_t)ci * b.th * S;
 #pragma unroll
     for (int j = 0; j < 4; j++) {
         const int r0 = w.row0(j), c0 = w.col0(j);
@@ -474,7 +450,7 @@ __device__ __forceinline__ void stage_store(const icf::targs &t, const icf::tile
     }
     __syncthreads();
     if (rgb) {
-        store_rgb<S>(t, b, smem);
+        store_rgb<S>(t, b, sbuf);
         return;
     }
     float out[icf::R][4];
