@@ -217,10 +217,10 @@ __global__ void __launch_bounds__(icf::MAX_THREADS, 2)
             }
         }
     }
-    /* staged past the planes where that still leaves two blocks an SM
-     * (KS = 2: no barrier before the staging), else over them */
-    float *sbuf = KS == 2 ? reinterpret_cast<float *>(cq + CS * 2 * 32) : smem;
-    ict::stage_store<true, SST>(t, b, smem, sbuf, wt, acc, p.unscale);
+    /* staged over the planes (past them, at 443f2ac, with no
+     * barrier before the staging, it ran slower: 8K Gaussian 3 0.246 ->
+     * 0.297 ms, more long-scoreboard stalls in the fill, L1 left smaller) */
+    ict::stage_store<true, SST>(t, b, smem, smem, wt, acc, p.unscale);
 }
 
 template <int KS, int CS, int V>
@@ -258,9 +258,7 @@ extern "C" size_t ic_fast_tensor_sep_smem(int k, int cb, int nrg)
     const size_t in =
         ((size_t)cb * rows_of(k, nrg) * hs_of(ks_of(k)) + (size_t)taps_halves(ks_of(k), cs_of(k))) *
         2;
-    const size_t st = ict::stage_bytes(cb, nrg);
-    /* KS = 2 stages past the planes (the kernel's sbuf) */
-    return ks_of(k) == 2 ? in + st : in > st ? in : st;
+    return in > ict::stage_bytes(cb, nrg) ? in : ict::stage_bytes(cb, nrg);
 }
 
 extern "C" double ic_fast_tensor_sep_macs(int k)
