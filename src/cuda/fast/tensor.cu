@@ -181,7 +181,7 @@ __global__ void __launch_bounds__(icf::MAX_THREADS, 2)
         }
     }
     /* over the planes, once every warp is done with them */
-    ict::stage_store<false, ict::SS>(t, b, smem, smem, wt, acc, p.unscale);
+    ict::stage_store<false, ict::SS>(t, b, smem, wt, acc, p.unscale);
 }
 
 template <int KS, bool SPLIT>

@@ -367,9 +367,9 @@ struct warp_tiles {
  * m16n8 accumulator fragments, times unscale. TRANS false: fragment nh is
  * columns 8 nh.. of rows 0..15 (D[row][col]); true: fragment nb is rows
  * 8 nb.. of columns 0..15 (D[col][row], tensor_sep.cu's column pass). S:
- * row stride (floats) of the staged rows, a multiple of 4 within SS. sbuf:
- * where the sums are staged, smem (over the planes: it syncs first, every
- * warp calls it once done reading them) or a buffer of their own. */
+ * row stride (floats) of the staged rows, a multiple of 4 within SS. Every
+ * warp calls it once every warp is done reading the block's shared memory
+ * (it syncs first). */
 /* The staged sums (bias added) of an RGB AoS block, three planes of th rows
  * of stride S, stored straight as bytes: a thread takes 4 pixels of a row
  * (three float4 loads, 12 roundings, three 4-byte stores where the row
@@ -413,8 +413,8 @@ __device__ __forceinline__ void store_rgb(const icf::targs &t, const icf::tile &
 
 template <bool TRANS, int S>
 __device__ __forceinline__ void stage_store(const icf::targs &t, const icf::tile &b, float *smem,
-                                            float *sbuf, const warp_tiles &w,
-                                            const float (&acc)[4][2][4], float unscale)
+                                            const warp_tiles &w, const float (&acc)[4][2][4],
+                                            float unscale)
 {
     static_assert(S % 4 == 0 && S >= icf::TW && S <= SS, "stage stride");
     const int lane = (int)(threadIdx.x & 31), g = lane >> 2, tq = lane & 3;
@@ -424,9 +424,8 @@ __device__ __forceinline__ void stage_store(const icf::targs &t, const icf::tile
     const bool rgb = !t.a.soa && t.a.channels == 3 && t.cb == 3 &&
                      (((uintptr_t)t.a.dst | t.a.dst_pitch) & 3) == 0;
     const float bias = rgb ? t.a.bias : 0.0f;
-    if (sbuf == smem)
-        __syncthreads(); /* staging over the planes: every warp is done reading them */
-    float *st = sbuf + (size_t)ci * b.th * S;
+    __syncthreads(); /* staged over the planes: every warp is done reading them */
+    float *st = smem + (size_t)ci * b.th * S;
 #pragma unroll
     for (int j = 0; j < 4; j++) {
         const int r0 = w.row0(j), c0 = w.col0(j);
@@ -450,7 +449,7 @@ __device__ __forceinline__ void stage_store(const icf::targs &t, const icf::tile
     }
     __syncthreads();
     if (rgb) {
-        store_rgb<S>(t, b, sbuf);
+        store_rgb<S>(t, b, smem);
         return;
     }
     float out[icf::R][4];

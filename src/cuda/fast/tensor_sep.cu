@@ -220,7 +220,7 @@ __global__ void __launch_bounds__(icf::MAX_THREADS, 2)
     /* staged over the planes (past them, at 443f2ac, with no
      * barrier before the staging, it ran slower: 8K Gaussian 3 0.246 ->
      * 0.297 ms, more long-scoreboard stalls in the fill, L1 left smaller) */
-    ict::stage_store<true, SST>(t, b, smem, smem, wt, acc, p.unscale);
+    ict::stage_store<true, SST>(t, b, smem, wt, acc, p.unscale);
 }
 
 template <int KS, int CS, int V>
