@@ -261,7 +261,8 @@ __device__ __forceinline__ void fill_planes(const icf::targs &t, const planes &P
 template <int HW>
 __device__ __forceinline__ void fill_rgb12_h16(const icf::targs &t, const planes &P, int c0, int cb)
 {
-    constexpr int NG = HW / 4, RB = 4;
+    constexpr int NG = HW / 4,
+                  RB = 8; /* 8: every row a thread fills of a 64-row block in flight at once */
     const ic_cuda_args &a = t.a;
     const int rpp = (int)blockDim.x / NG;
     const int tid = (int)threadIdx.x, r0 = tid / NG, gi = tid - r0 * NG;
