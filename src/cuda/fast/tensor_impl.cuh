@@ -131,6 +131,31 @@ __device__ __forceinline__ void split_h(float v, __half &hi, __half &lo)
     lo = __float2half_rn(v - __half2float(hi));
 }
 
+/* Banded weights for fragments built in shared memory: four arrays of wl
+ * halves, (hi, lo) x copy cp, where element idx of copy cp is tap
+ * idx + cp - WOFF of w[0..n) times scale (0 outside), hi = fp16 of it and lo
+ * = fp16 of the rest. A pair of taps (j, j + 1) is then one aligned word of
+ * copy (j + WOFF) & 1: taps_word. Every thread of the block calls build_taps
+ * (the caller syncs before reading). */
+__device__ __forceinline__ void build_taps(const float *w, int n, float scale, __half *dst, int wl)
+{
+    for (int e = (int)threadIdx.x; e < 2 * wl; e += (int)blockDim.x) {
+        const int cp = e / wl, idx = e - cp * wl, j = idx + cp - WOFF;
+        __half hi, lo;
+        split_h(j >= 0 && j < n ? w[j] * scale : 0.0f, hi, lo);
+        dst[e] = hi;
+        dst[2 * wl + e] = lo;
+    }
+}
+/* Taps (j, j + 1) from build_taps' arrays: hi and lo words. */
+__device__ __forceinline__ void taps_word(const __half *src, int wl, int j, uint32_t &hi,
+                                          uint32_t &lo)
+{
+    const int cp = (j + WOFF) & 1, idx = cp * wl + j + WOFF - cp;
+    hi = *reinterpret_cast<const uint32_t *>(src + idx);
+    lo = *reinterpret_cast<const uint32_t *>(src + 2 * wl + idx);
+}
+
 /* Two bytes of the words w0 (selector bytes 0..3) and w1 (4..7) as an exact
  * half2: byte_perm selector nibble 0 picks the low half's byte, nibble 2 the
  * high half's (nibbles 1 and 3 are masked off). */
@@ -261,8 +286,7 @@ __device__ __forceinline__ void fill_planes(const icf::targs &t, const planes &P
 template <int HW>
 __device__ __forceinline__ void fill_rgb12_h16(const icf::targs &t, const planes &P, int c0, int cb)
 {
-    constexpr int NG = HW / 4,
-                  RB = 8; /* 8: every row a thread fills of a 64-row block in flight at once */
+    constexpr int NG = HW / 4, RB = 4;
     const ic_cuda_args &a = t.a;
     const int rpp = (int)blockDim.x / NG;
     const int tid = (int)threadIdx.x, r0 = tid / NG, gi = tid - r0 * NG;
@@ -425,7 +449,7 @@ __device__ __forceinline__ void stage_store(const icf::targs &t, const icf::tile
     const bool rgb = !t.a.soa && t.a.channels == 3 && t.cb == 3 &&
                      (((uintptr_t)t.a.dst | t.a.dst_pitch) & 3) == 0;
     const float bias = rgb ? t.a.bias : 0.0f;
-    __syncthreads(); /* staged over the planes: every warp is done reading them */
+    __syncthreads();
     float *st = smem + (size_t)ci * b.th * S;
 #pragma unroll
     for (int j = 0; j < 4; j++) {

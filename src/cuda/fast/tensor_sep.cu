@@ -47,6 +47,7 @@ namespace
 using ict::hs_of;
 using ict::hw_of;
 using ict::ks_of;
+using ict::wl_of;
 
 constexpr int SST = icf::TW + 4; /* staged row stride: the transposed stores hit 32 banks */
 
@@ -60,11 +61,12 @@ __host__ __device__ constexpr int rows_of(int k, int nrg)
 {
     return 16 * (nrg / 2 - 1 + cs_of(k));
 }
-/* Halves after the planes: the lanes' fragments (build_frags: 16 bytes a
- * lane, row pass KS x (hi, lo), column pass CS x 2 row halves). */
+/* Halves after the planes: the taps (ict::build_taps), row and column,
+ * then the lanes' fragments (16 bytes a lane: row pass KS x (hi, lo), column
+ * pass CS x 2 row halves). */
 __host__ __device__ constexpr int taps_halves(int ks, int cs)
 {
-    return (2 * ks + 2 * cs) * 32 * 8;
+    return 4 * wl_of(ks) + 4 * wl_of(cs) + (2 * ks + 2 * cs) * 32 * 8;
 }
 
 struct sparam {
@@ -82,51 +84,6 @@ __device__ __forceinline__ void split2(float v0, float v1, uint32_t &hi, uint32_
     lo = *reinterpret_cast<const uint32_t *>(&l);
 }
 
-/* Taps (j, j + 1) of w[0..k) times scale (0 outside) as a fragment word:
- * the hi halves, or (lo) the fp16 of what is left of each. */
-__device__ __forceinline__ uint32_t tap_word(const float *w, int k, float scale, int j, bool lo)
-{
-    __half h[2];
-#pragma unroll
-    for (int i = 0; i < 2; i++) {
-        const float v = j + i >= 0 && j + i < k ? w[j + i] * scale : 0.0f;
-        const __half hi = __float2half_rn(v);
-        h[i] = lo ? __float2half_rn(v - __half2float(hi)) : hi;
-    }
-    return ict::pack_h2(h[0], h[1]);
-}
-
-/* Every lane's fragments, once a block, one 16-byte entry a thread (all
- * threads at once, beside the fill: no barrier of their own): where they
- * are used they are loaded whole instead of held in registers (ptxas copied
- * register-held fragments into aligned quads before every mma).
- *   row pass A = R^T of step ks: R^T[m][kk] = row[16 ks + kk - m - sh];
- *     a0 = a3 taps j, j + 1, a1 taps j - 8.., a2 taps j + 8.., j = 16 ks +
- *     2 tq - g - sh; entries [ks][hi, lo][lane];
- *   column pass B = V of chunk c into row half nb: V[kk][n] = col[16 c + kk
- *     - 8 nb - n]: b0 taps d, d + 1, b1 taps d + 8.., d = 16 c + 2 tq - 8 nb
- *     - g; entries [c][nb][lane] = (hi b0, hi b1, lo b0, lo b1). */
-template <int KS, int CS>
-__device__ __forceinline__ void build_frags(const sparam &p, int k, uint4 *rq, uint4 *cq)
-{
-    const int sh = ict::shift_of(k);
-    for (int e = (int)threadIdx.x; e < (2 * KS + 2 * CS) * 32; e += (int)blockDim.x) {
-        const int l = e & 31, g = l >> 2, tq = l & 3, f = e >> 5;
-        if (f < 2 * KS) {
-            const int j = 16 * (f >> 1) + 2 * tq - g - sh;
-            const bool lo = f & 1;
-            const uint32_t a0 = tap_word(p.row, k, p.rscale, j, lo);
-            rq[e] = make_uint4(a0, tap_word(p.row, k, p.rscale, j - 8, lo),
-                               tap_word(p.row, k, p.rscale, j + 8, lo), a0);
-        } else {
-            const int fc = f - 2 * KS, d = 16 * (fc >> 1) + 2 * tq - 8 * (fc & 1) - g;
-            cq[e - 2 * KS * 32] = make_uint4(
-                tap_word(p.col, k, p.cscale, d, false), tap_word(p.col, k, p.cscale, d + 8, false),
-                tap_word(p.col, k, p.cscale, d, true), tap_word(p.col, k, p.cscale, d + 8, true));
-        }
-    }
-}
-
 template <int KS, int CS, int V>
 __global__ void __launch_bounds__(icf::MAX_THREADS, 2)
     fast_tsep_kernel(const icf::targs t, const __grid_constant__ sparam p)
@@ -135,19 +92,54 @@ __global__ void __launch_bounds__(icf::MAX_THREADS, 2)
     float *smem = reinterpret_cast<float *>(smem4);
     const icf::tile b = icf::block_tile(t);
     const int k = t.a.kw; /* == kh */
-    constexpr int HS = hs_of(KS);
+    constexpr int HS = hs_of(KS), WLR = wl_of(KS), WLC = wl_of(CS);
     const int nrb = t.nrg / 2, rows = 16 * (nrb - 1 + CS);
     const int hplane = rows * HS;
     __half *h16 = reinterpret_cast<__half *>(smem);
-    uint4 *rq = reinterpret_cast<uint4 *>(h16 + (size_t)t.cb * hplane); /* [KS][hi, lo][lane] */
-    uint4 *cq = rq + KS * 2 * 32;                                       /* [CS][row half][lane] */
+    __half *rtaps = h16 + (size_t)t.cb * hplane, *ctaps = rtaps + 4 * WLR;
+    uint4 *rq = reinterpret_cast<uint4 *>(ctaps + 4 * WLC); /* [KS][hi, lo][lane] */
+    uint4 *cq = rq + KS * 2 * 32;                           /* [CS][row half][lane] */
 
     const ict::planes P = {h16, HS, hplane, hw_of(KS), rows, b.xa, b.ya};
     ict::fill_h16<hw_of(KS)>(t, b, P);
-    build_frags<KS, CS>(p, k, rq, cq);
-    __syncthreads(); /* planes and fragments complete */
+    ict::build_taps(p.row, k, p.rscale, rtaps, WLR);
+    ict::build_taps(p.col, k, p.cscale, ctaps, WLC);
+    __syncthreads(); /* taps complete */
 
     const int warp = (int)(threadIdx.x >> 5), lane = (int)(threadIdx.x & 31);
+    const int g = lane >> 2, tq = lane & 3;
+    if (warp == 0) {
+        /* each lane's fragments, once for the block: loaded whole (16 bytes)
+         * where they are used, instead of held in registers */
+        const int sh = ict::shift_of(k);
+        /* row pass A = R^T of step ks: R^T[m][kk] = row[16 ks + kk - m -
+         * sh]; a0 = a3 taps j, j + 1, a1 taps j - 8.., a2 taps j + 8.., j =
+         * 16 ks + 2 tq - g - sh */
+#pragma unroll
+        for (int ks = 0; ks < KS; ks++) {
+            const int j = 16 * ks + 2 * tq - g - sh;
+            uint32_t h[3], l[3];
+            ict::taps_word(rtaps, WLR, j, h[0], l[0]);
+            ict::taps_word(rtaps, WLR, j - 8, h[1], l[1]);
+            ict::taps_word(rtaps, WLR, j + 8, h[2], l[2]);
+            rq[(2 * ks) * 32 + lane] = make_uint4(h[0], h[1], h[2], h[0]);
+            rq[(2 * ks + 1) * 32 + lane] = make_uint4(l[0], l[1], l[2], l[0]);
+        }
+        /* column pass B = V of chunk c into row half nb: V[kk][n] = col[16 c
+         * + kk - 8 nb - n]: b0 taps d, d + 1, b1 taps d + 8.., d = 16 c + 2 tq
+         * - 8 nb - g; (hi b0, hi b1, lo b0, lo b1) */
+#pragma unroll
+        for (int c = 0; c < CS; c++)
+#pragma unroll
+            for (int nb = 0; nb < 2; nb++) {
+                const int d = 16 * c + 2 * tq - 8 * nb - g;
+                uint32_t h[2], l[2];
+                ict::taps_word(ctaps, WLC, d, h[0], l[0]);
+                ict::taps_word(ctaps, WLC, d + 8, h[1], l[1]);
+                cq[(2 * c + nb) * 32 + lane] = make_uint4(h[0], h[1], l[0], l[1]);
+            }
+    }
+    __syncthreads(); /* planes and fragments complete */
     const ict::warp_tiles wt(warp, t.nrg);
     const int ci = wt.ci;
     /* the warp's tiles j = col * V + v: V = nrg / 2 tiles stacked in each of
@@ -217,9 +209,6 @@ __global__ void __launch_bounds__(icf::MAX_THREADS, 2)
             }
         }
     }
-    /* staged over the planes (past them, at 443f2ac, with no
-     * barrier before the staging, it ran slower: 8K Gaussian 3 0.246 ->
-     * 0.297 ms, more long-scoreboard stalls in the fill, L1 left smaller) */
     ict::stage_store<true, SST>(t, b, smem, wt, acc, p.unscale);
 }
 
