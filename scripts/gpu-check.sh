@@ -68,7 +68,7 @@
 #   IC_SAN_TOOLS="memcheck racecheck synccheck initcheck" picks the sanitizers,
 #   IC_SAN_BUDGET (s) bounds their total time, IC_SAN_CASES their case count,
 #   IC_SAN_TIMEOUT (s) each run, IC_SAN_TESTS (a glob) which test binaries.
-#   IC_SAN_PARTS="test_gpu_diff:12 test_gpu_fast:5" splits those binaries into
+#   IC_SAN_PARTS="test_gpu_diff:12 test_gpu_fast:10" splits those binaries into
 #   that many processes (ICT_PART=k/N), each under IC_SAN_TIMEOUT. Racecheck
 #   runs test_gpu_diff's big sizes at 480p only (ICT_BIG_SIZES=1).
 set -uo pipefail
@@ -144,7 +144,7 @@ if has san; then
         # with ICT_PART=k/N (every N-th section of the test), each within
         # IC_SAN_TIMEOUT: the slow tools on the long tests
         nparts=1
-        for p in ${IC_SAN_PARTS-test_gpu_diff:12 test_gpu_fast:5}; do
+        for p in ${IC_SAN_PARTS-test_gpu_diff:12 test_gpu_fast:10}; do
           [ "${p%%:*}" = "$(basename $bin)" ] && nparts=${p##*:}
         done
         for k in $(seq 1 $nparts); do
