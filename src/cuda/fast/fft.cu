@@ -278,6 +278,10 @@ ic_status make_batch(ic_fast_fft *f, int n, int b, int fused, char *err, size_t 
     IC_CUFFT_CHECK(cufftSetWorkArea(f->c2r, f->work));
     const size_t nn = (size_t)n * n, nc = (size_t)n * (n / 2 + 1);
     IC_CUDA_CHECK(cudaMalloc((void **)&f->real, nn * b * sizeof(float)));
+    /* a short batch transforms all b tiles, the ones past it unused: zeros
+     * (or an earlier batch's tiles) rather than never-written memory, which
+     * compute-sanitizer's initcheck reported inside cuFFT's R2C kernel */
+    IC_CUDA_CHECK(cudaMemset(f->real, 0, nn * b * sizeof(float)));
     IC_CUDA_CHECK(cudaMalloc((void **)&f->spec, nc * b * sizeof(cufftComplex)));
     f->n = n;
     f->b = b;
