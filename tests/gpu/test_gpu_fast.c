@@ -153,9 +153,8 @@ static void full_rank_31(char *text, size_t n)
     snprintf(text + o, n - (size_t)o, " / %d", sum);
 }
 
-/* Random kw x kh kernel text: weights of mixed sign over four decades (the
- * tensor method's split into two fp16 halves must keep the small ones). */
-static char *random_kernel_text(int kw, int kh, ict_rng *r)
+/* Kernel text of the kw x kh weights w (row-major), or NULL without memory. */
+static char *weights_text(const double *w, int kw, int kh)
 {
     const size_t n = (size_t)kw * kh * 20 + 16;
     char *text = malloc(n);
@@ -163,12 +162,25 @@ static char *random_kernel_text(int kw, int kh, ict_rng *r)
         return NULL;
     size_t o = 0;
     for (int y = 0; y < kh; y++)
-        for (int x = 0; x < kw; x++) {
-            const double mag = pow(10.0, -4.0 * ict_uniform(r)) / (kw * kh);
-            const double v = (ict_below(r, 4) ? mag : -mag);
-            o += (size_t)snprintf(text + o, n - o, "%.8g%s", v,
+        for (int x = 0; x < kw; x++)
+            o += (size_t)snprintf(text + o, n - o, "%.9g%s", w[(size_t)y * kw + x],
                                   x == kw - 1 ? (y == kh - 1 ? "" : ";") : " ");
-        }
+    return text;
+}
+
+/* Random kw x kh kernel text: weights of mixed sign over four decades (the
+ * tensor method's split into two fp16 halves must keep the small ones). */
+static char *random_kernel_text(int kw, int kh, ict_rng *r)
+{
+    double *w = malloc(sizeof(double) * (size_t)kw * kh);
+    if (!w)
+        return NULL;
+    for (int i = 0; i < kw * kh; i++) {
+        const double mag = pow(10.0, -4.0 * ict_uniform(r)) / (kw * kh);
+        w[i] = ict_below(r, 4) ? mag : -mag;
+    }
+    char *text = weights_text(w, kw, kh);
+    free(w);
     return text;
 }
 
@@ -177,21 +189,15 @@ static char *random_kernel_text(int kw, int kh, ict_rng *r)
  * tensor method's two passes run). */
 static char *rank1_kernel_text(int k, ict_rng *r)
 {
-    double row[32], col[32];
+    double row[32], col[32], w[32 * 32];
     for (int i = 0; i < k; i++) {
         row[i] = pow(10.0, -3.0 * ict_uniform(r)) * (ict_below(r, 4) ? 1 : -1);
         col[i] = pow(10.0, -3.0 * ict_uniform(r)) * (ict_below(r, 4) ? 1 : -1);
     }
-    const size_t n = (size_t)k * k * 20 + 16;
-    char *text = malloc(n);
-    if (!text)
-        return NULL;
-    size_t o = 0;
     for (int y = 0; y < k; y++)
         for (int x = 0; x < k; x++)
-            o += (size_t)snprintf(text + o, n - o, "%.9g%s", col[y] * row[x] / k,
-                                  x == k - 1 ? (y == k - 1 ? "" : ";") : " ");
-    return text;
+            w[y * k + x] = col[y] * row[x] / k;
+    return weights_text(w, k, k);
 }
 
 /* The tensor method on rank-1 kernels (tensor_sep.cu: a row and a column

@@ -168,6 +168,25 @@ __device__ __forceinline__ uint32_t bytes_h2(unsigned w0, unsigned w1, unsigned 
     return *reinterpret_cast<const uint32_t *>(&h);
 }
 
+/* The 12 bytes w0..w2 of 4 RGB pixels into planes 0..cb-1 (channels c0..)
+ * of a plane row, 4 halves each: channel c is bytes c, 3 + c (words 0, 0/1)
+ * and 6 + c, 9 + c (words 1/2, 2). */
+__device__ __forceinline__ void put_rgb12(__half *row, int plane, unsigned w0, unsigned w1,
+                                          unsigned w2, int c0, int cb)
+{
+#pragma unroll
+    for (int c = 0; c < 3; c++)
+        if (c >= c0 && c < c0 + cb) {
+            const uint32_t lo = c == 0   ? bytes_h2(w0, w1, 0x3330u)
+                                : c == 1 ? bytes_h2(w0, w1, 0x3431u)
+                                         : bytes_h2(w0, w1, 0x3532u);
+            const uint32_t hi = c == 0   ? bytes_h2(w1, w2, 0x3532u)
+                                : c == 1 ? bytes_h2(w1, w2, 0x3633u)
+                                         : bytes_h2(w1, w2, 0x3734u);
+            *reinterpret_cast<uint2 *>(row + (size_t)(c - c0) * plane) = make_uint2(lo, hi);
+        }
+}
+
 /* The planes of a block. */
 struct planes {
     __half *h;     /* element (0, 0) of plane 0 */
@@ -245,20 +264,7 @@ __device__ __forceinline__ void fill_planes(const icf::targs &t, const planes &P
                             *reinterpret_cast<uint32_t *>(row + (size_t)(c - c0) * P.plane) =
                                 bytes_h2(v[i][0], 0, c == 0 ? 0x3230u : 0x3331u);
                 } else if constexpr (C == 3) {
-                    /* channel c: bytes c, 3 + c (words 0, 0/1) and 6 + c, 9 + c
-                     * (words 1/2, 2) */
-#pragma unroll
-                    for (int c = 0; c < 3; c++)
-                        if (c >= c0 && c < c0 + cb) {
-                            const uint32_t lo =
-                                c == 0 ? bytes_h2(v[i][0], v[i][1], 0x3330u)
-                                       : bytes_h2(v[i][0], v[i][1], c == 1 ? 0x3431u : 0x3532u);
-                            const uint32_t hi =
-                                c == 0 ? bytes_h2(v[i][1], v[i][2], 0x3532u)
-                                       : bytes_h2(v[i][1], v[i][2], c == 1 ? 0x3633u : 0x3734u);
-                            *reinterpret_cast<uint2 *>(row + (size_t)(c - c0) * P.plane) =
-                                make_uint2(lo, hi);
-                        }
+                    put_rgb12(row, P.plane, v[i][0], v[i][1], v[i][2], c0, cb);
                 } else {
                     /* one pixel: byte c is channel c */
 #pragma unroll
@@ -315,20 +321,7 @@ __device__ __forceinline__ void fill_rgb12_h16(const icf::targs &t, const planes
         for (int h = 0; h < RB; h++) {
             if (q0 + h * rpp >= P.rows)
                 break;
-            __half *row = dst + h * dstep;
-            /* channel c: bytes c, 3 + c (words 0, 0/1) and 6 + c, 9 + c */
-#pragma unroll
-            for (int c = 0; c < 3; c++)
-                if (c >= c0 && c < c0 + cb) {
-                    const uint32_t lo =
-                        c == 0 ? bytes_h2(v[h][0], v[h][1], 0x3330u)
-                               : bytes_h2(v[h][0], v[h][1], c == 1 ? 0x3431u : 0x3532u);
-                    const uint32_t hi =
-                        c == 0 ? bytes_h2(v[h][1], v[h][2], 0x3532u)
-                               : bytes_h2(v[h][1], v[h][2], c == 1 ? 0x3633u : 0x3734u);
-                    *reinterpret_cast<uint2 *>(row + (size_t)(c - c0) * P.plane) =
-                        make_uint2(lo, hi);
-                }
+            put_rgb12(dst + h * dstep, P.plane, v[h][0], v[h][1], v[h][2], c0, cb);
         }
         dst += RB * dstep;
     }
