@@ -599,8 +599,8 @@ static ic_status plan_job(ic_fast_state *st, const ic_job *job, ic_fast_plan *p,
     }
     /* rows: small square kernels, memory- or FMA-bound with no shared memory.
      * Measured faster than direct/sep/fft at K <= 9 (bench tables F and H), so
-     * it is taken whenever it applies; its prediction is the roofline with a
-     * 25% allowance. */
+     * it is taken wherever it applies, but for the two cases below (sep9,
+     * tc9); its prediction is the roofline with a 25% allowance. */
     double t_rows = -1, f_rows = f_direct;
     int rows_rank = 0;
     if (!u16 && ic_fast_rows_eligible(kw, kh, img->channels, img->layout == IC_SOA) &&
@@ -934,8 +934,9 @@ static ic_status fast_explain(void *state, const ic_job *job, char *buf, size_t 
                       p.method == st->force
                           ? ""
                           : "  rows is taken wherever it applies (measured fastest there: "
-                            "imgconv-bench tables F and H); rows per thread and separable or "
-                            "full sum by the rule table H calibrates\n");
+                            "imgconv-bench tables F and H) but for a full sum of 16M samples or "
+                            "more the tensor model predicts faster; rows per thread and "
+                            "separable or full sum by the rule table H calibrates\n");
     else
         o +=
             snprintf(buf + o, buflen - o, "  one thread per output sample (%d blocks)\n", p.blocks);
