@@ -8,24 +8,25 @@
  * transposed, so that its accumulators are the column pass's A fragments
  * (an m16n8 accumulator pair is laid out as an m16k16 A operand).
  *
- * A warp owns 4 output tiles of 16 x 16 (as in tensor.cu). For each tile
- * and each chunk c of 16 rows of the row pass's output H (rows 16 c ..
- * 16 c + 15 below the tile's first row; CS chunks cover the 16 + K - 1 rows
- * its column pass reads):
+ * A warp owns 4 output tiles of 16 x 16 (as in tensor.cu), V = nrg / 2 of
+ * them stacked in each of 4 / V columns. For each column and each chunk of
+ * 16 rows of the row pass's output H (V + CS - 1 chunks cover the 16 V + K -
+ * 1 rows the column's tiles read; chunk cc is chunk cc - v of tile v):
  *   1. row pass, transposed: H^T (16 columns x 16 rows, two m16n8 tiles) =
- *      sum over KS k steps of R^T (banded row weights, A, in registers: 16
- *      columns x 16 plane columns) times in^T (B: ldmatrix of the fp16
- *      planes, tensor_impl.cuh); weights scaled so that |H| < 2^15 and split
- *      into hi and lo halves, fp32 accumulators;
+ *      sum over KS k steps of R^T (banded row weights, A) times in^T (B:
+ *      ldmatrix of the fp16 planes, tensor_impl.cuh); weights scaled so that
+ *      |H| < 2^15 and split into hi and lo halves, fp32 accumulators;
  *   2. H^T as fp16 A fragments, hi = fp16(H) and lo = fp16(H - hi): 22 bits;
- *   3. column pass: out^T (16 columns x 8 rows, for each 8-row half of the
+ *   3. column pass: out^T (16 columns x 8 rows, for each 8-row half of each
  *      tile the chunk reaches) += H^T times V (B: the banded column weights,
- *      scaled near 2^14, from shared memory), three products (H_hi V_lo,
- *      H_lo V_hi, H_hi V_hi: the fourth is below float32's rounding).
- * Then the sums, unscaled by an exact power of two, are staged and stored
- * as in tensor.cu. Rows of H are recomputed by the tiles above and below
- * (CS * 16 rows for 16 outputs): cheap on the tensor pipe, and no shared
- * memory beyond the input planes, so as many blocks fit as for tensor.cu.
+ *      scaled near 2^14), three products (H_hi V_lo, H_lo V_hi, H_hi V_hi:
+ *      the fourth is below float32's rounding).
+ * The weight fragments of both passes are each lane's 16-byte entries of a
+ * table warp 0 builds in shared memory once a block (from the padded taps),
+ * loaded whole where they are used. Then the sums, unscaled by an exact
+ * power of two, are staged and stored as in tensor.cu. Shared memory holds
+ * the input planes, the taps and the table: as many blocks fit as for
+ * tensor.cu.
  * Precision: every product of fp16 values is exact in fp32; the rounding is
  * float32's with H carried to 22 bits, in another order than the
  * reference's: the planner takes the method only for kernels that are not
@@ -33,7 +34,7 @@
  *
  * Square kernels 3..31 (ic_kernel_factor factors square kernels only).
  * Block: the tile of direct/sep (128 columns x 8*nrg rows x cb channels);
- * nrg even. Not for premultiplied alpha or 16-bit samples.
+ * nrg 2, 4 or 8. Not for premultiplied alpha or 16-bit samples.
  */
 #include <math.h>
 #include <stdio.h>
