@@ -105,7 +105,7 @@ __global__ void __launch_bounds__(icf::MAX_THREADS, 2)
     __half *wsm = h16 + (size_t)t.cb * hplane;
 
     const int sh = ict::shift_of(kw);
-    const ict::planes P = {h16, HS, hplane, hw_of(GS), b.rows, b.xa, b.ya};
+    const ict::planes P = {h16, HS, hplane, b.rows, b.xa, b.ya};
     ict::fill_h16<hw_of(GS)>(t, b, P);
     /* the weights, scaled, as hi and lo halves in their two copies: copy cp
      * holds tap idx + cp - WOFF - sh at index idx */
@@ -217,12 +217,9 @@ extern "C" ic_status ic_fast_tensor_launch(const ic_cuda_args *a, const float *w
     float wmax = 0;
     for (int i = 0; i < a->kw * a->kh; i++)
         wmax = fmaxf(wmax, fabsf(w[i]));
-    int e = 0;
-    if (wmax > 0)
-        (void)frexpf(wmax, &e); /* wmax = m * 2^e, m in [0.5, 1) */
     tparam tp;
-    tp.scale = ldexpf(1.0f, 14 - e);
-    tp.unscale = ldexpf(1.0f, e - 14);
+    tp.scale = ict::scale_to(wmax, 14);
+    tp.unscale = 1.0f / tp.scale; /* exact: a power of two */
     const icf::targs t = icf::make_targs(a, p);
     /* the instantiation of this width's k steps and split (the geometry
      * ic_fast_tensor_smem sized): split 1 (3..9) or 2 (19..25), whole 2

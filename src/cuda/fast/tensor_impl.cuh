@@ -22,6 +22,8 @@
 #ifndef IC_CUDA_FAST_TENSOR_IMPL_CUH
 #define IC_CUDA_FAST_TENSOR_IMPL_CUH
 
+#include <math.h>
+
 #include <cuda_fp16.h>
 
 #include "cuda/fast/tile.cuh"
@@ -83,6 +85,16 @@ constexpr int SS = icf::TW + 8; /* row stride (floats) of the staged sums */
 __host__ __device__ constexpr size_t stage_bytes(int cb, int nrg)
 {
     return (size_t)cb * icf::R * nrg * SS * sizeof(float);
+}
+
+/* A power of two 2^s with m * 2^s in [2^(top-1), 2^top) (1 for m = 0): the
+ * weights' scale before their split into fp16 halves (host). */
+static inline float scale_to(double m, int top)
+{
+    int e = 0;
+    if (m > 0)
+        (void)frexp(m, &e); /* m = f * 2^e, f in [0.5, 1) */
+    return ldexpf(1.0f, top - e);
 }
 
 __device__ __forceinline__ uint32_t smem_addr(const void *p)
@@ -187,11 +199,11 @@ __device__ __forceinline__ void put_rgb12(__half *row, int plane, unsigned w0, u
         }
 }
 
-/* The planes of a block. */
+/* The planes of a block (their columns: the fill's HW). */
 struct planes {
     __half *h;     /* element (0, 0) of plane 0 */
     int hs, plane; /* row and plane strides (halves) */
-    int hw, rows;  /* columns and rows filled */
+    int rows;      /* rows filled */
     int xa, ya;    /* image coordinates of element (0, 0) */
 };
 
@@ -379,15 +391,6 @@ struct warp_tiles {
     }
 };
 
-/* Stages a warp's sums through shared memory into the layout icf::store
- * takes, and stores them: acc[j] holds 16 x 16 output tile tt = rg * 4 + j
- * of channel ci (rows 16 * (tt % nrb), columns 16 * (tt / nrb)) as two
- * m16n8 accumulator fragments, times unscale. TRANS false: fragment nh is
- * columns 8 nh.. of rows 0..15 (D[row][col]); true: fragment nb is rows
- * 8 nb.. of columns 0..15 (D[col][row], tensor_sep.cu's column pass). S:
- * row stride (floats) of the staged rows, a multiple of 4 within SS. Every
- * warp calls it once every warp is done reading the block's shared memory
- * (it syncs first). */
 /* The staged sums (bias added) of an RGB AoS block, three planes of th rows
  * of stride S, stored straight as bytes: a thread takes 4 pixels of a row
  * (three float4 loads, 12 roundings, three 4-byte stores where the row
@@ -429,6 +432,15 @@ __device__ __forceinline__ void store_rgb(const icf::targs &t, const icf::tile &
     }
 }
 
+/* Stages a warp's sums through shared memory into the layout icf::store
+ * takes, and stores them: acc[j] holds 16 x 16 output tile tt = rg * 4 + j
+ * of channel ci (rows 16 * (tt % nrb), columns 16 * (tt / nrb)) as two
+ * m16n8 accumulator fragments, times unscale. TRANS false: fragment nh is
+ * columns 8 nh.. of rows 0..15 (D[row][col]); true: fragment nb is rows
+ * 8 nb.. of columns 0..15 (D[col][row], tensor_sep.cu's column pass). S:
+ * row stride (floats) of the staged rows, a multiple of 4 within SS. Every
+ * warp calls it once every warp is done reading the block's shared memory
+ * (it syncs first). */
 template <bool TRANS, int S>
 __device__ __forceinline__ void stage_store(const icf::targs &t, const icf::tile &b, float *smem,
                                             const warp_tiles &w, const float (&acc)[4][2][4],

@@ -101,7 +101,7 @@ __global__ void __launch_bounds__(icf::MAX_THREADS, 2)
     uint4 *rq = reinterpret_cast<uint4 *>(ctaps + 4 * WLC); /* [KS][hi, lo][lane] */
     uint4 *cq = rq + KS * 2 * 32;                           /* [CS][row half][lane] */
 
-    const ict::planes P = {h16, HS, hplane, hw_of(KS), rows, b.xa, b.ya};
+    const ict::planes P = {h16, HS, hplane, rows, b.xa, b.ya};
     ict::fill_h16<hw_of(KS)>(t, b, P);
     ict::build_taps(p.row, k, p.rscale, rtaps, WLR);
     ict::build_taps(p.col, k, p.cscale, ctaps, WLC);
@@ -229,15 +229,6 @@ ic_status launch_ks(const icf::targs &t, const sparam &p, size_t smem, char *err
                         : launch_v<KS, CS, 1>(t, p, smem, err, errlen);
 }
 
-/* A power of two 2^s with m * 2^s in [2^(top-1), 2^top) (1 for m = 0). */
-float scale_to(double m, int top)
-{
-    int e = 0;
-    if (m > 0)
-        (void)frexp(m, &e); /* m = f * 2^e, f in [0.5, 1) */
-    return ldexpf(1.0f, top - e);
-}
-
 } // namespace
 
 extern "C" size_t ic_fast_tensor_sep_smem(int k, int cb, int nrg)
@@ -282,8 +273,8 @@ extern "C" ic_status ic_fast_tensor_sep_launch(const ic_cuda_args *a, const floa
     /* |H| <= rsum * max |sample| * rscale < 2^15 (fp16's largest is 65504);
      * the samples are bytes or a constant border's value (within 2048) */
     const double smax = fmax(255.0, fabs((double)a->border_value));
-    sp.rscale = scale_to(rsum * smax, 15);
-    sp.cscale = scale_to(cmax, 14);
+    sp.rscale = ict::scale_to(rsum * smax, 15);
+    sp.cscale = ict::scale_to(cmax, 14);
     sp.unscale = 1.0f / (sp.rscale * sp.cscale); /* exact: powers of two */
     const icf::targs t = icf::make_targs(a, p);
     /* k steps of the row pass (16 + k - 1 + shift columns), chunks of the
