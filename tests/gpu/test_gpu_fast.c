@@ -200,6 +200,23 @@ static char *rank1_kernel_text(int k, ict_rng *r)
     return weights_text(w, k, k);
 }
 
+/* One forced tensor case of a kw x kh kernel text: case number i picks
+ * whether the image is smaller than the kernel (every 5th), its channels,
+ * layout and border mode; its size, bias and correlation are random; the
+ * plan must name `want` (NULL: any). */
+static int tensor_case(const char *text, int kw, int kh, int i, int q, ict_rng *r, const char *want,
+                       const char *tuning)
+{
+    const int tiny = i % 5 == 4; /* smaller than the kernel */
+    const int w = tiny ? ict_range(r, 1, kw) : ict_range(r, 1, q ? 200 : 400);
+    const int h = tiny ? ict_range(r, 1, kh) : ict_range(r, 1, q ? 150 : 300);
+    const int ch = 1 + i % 4;
+    const ic_layout lay = i % 3 == 1 ? IC_SOA : IC_AOS;
+    const float bias = ict_below(r, 2) ? 0.0f : (float)(ict_uniform(r) * 40 - 20);
+    return check_named_type(text, w, h, ch, lay, (ic_border)(i % 5), (int)ict_below(r, 2), bias,
+                            want, r, 0, 0, IC_U8, tuning);
+}
+
 /* The tensor method on rank-1 kernels (tensor_sep.cu: a row and a column
  * pass): every width class, random factors and Gaussians, the same
  * borders, channels, layouts, tile shapes and tiny images as below. */
@@ -218,16 +235,8 @@ static int tensor_sep_cases(int q, ict_rng *r, const char *const *tunings)
                 printf("FAIL out of memory\n");
                 return failures + 1;
             }
-            const int tiny = (s + rep) % 5 == 4;
-            const int w = tiny ? ict_range(r, 1, k) : ict_range(r, 1, q ? 200 : 400);
-            const int h = tiny ? ict_range(r, 1, k) : ict_range(r, 1, q ? 150 : 300);
-            const int ch = 1 + (s + rep) % 4;
-            const ic_layout lay = (s + rep) % 3 == 1 ? IC_SOA : IC_AOS;
-            const float bias = ict_below(r, 2) ? 0.0f : (float)(ict_uniform(r) * 40 - 20);
-            failures +=
-                check_named_type(text ? text : gauss, w, h, ch, lay, (ic_border)((s + rep) % 5),
-                                 (int)ict_below(r, 2), bias, "a row and a column pass", r, 0, 0,
-                                 IC_U8, tunings[(s + rep) % 4]);
+            failures += tensor_case(text ? text : gauss, k, k, s + rep, q, r,
+                                    "a row and a column pass", tunings[(s + rep) % 4]);
             free(text);
             cases++;
         }
@@ -260,15 +269,8 @@ static int tensor_cases(int q, ict_rng *r)
                 printf("FAIL out of memory\n");
                 return failures + 1;
             }
-            const int tiny = (s + rep) % 5 == 4; /* smaller than the kernel */
-            const int w = tiny ? ict_range(r, 1, kw) : ict_range(r, 1, q ? 200 : 400);
-            const int h = tiny ? ict_range(r, 1, kh) : ict_range(r, 1, q ? 150 : 300);
-            const int ch = 1 + (s + rep) % 4;
-            const ic_layout lay = (s + rep) % 3 == 1 ? IC_SOA : IC_AOS;
-            const float bias = ict_below(r, 2) ? 0.0f : (float)(ict_uniform(r) * 40 - 20);
-            failures += check_named_type(
-                text, w, h, ch, lay, (ic_border)((s + rep) % 5), (int)ict_below(r, 2), bias,
-                kw >= 3 ? "method tensor" : NULL, r, 0, 0, IC_U8, tunings[(s + rep) % 4]);
+            failures += tensor_case(text, kw, kh, s + rep, q, r, kw >= 3 ? "method tensor" : NULL,
+                                    tunings[(s + rep) % 4]);
             free(text);
             cases++;
         }

@@ -980,7 +980,9 @@ static ic_status run_async(ic_fast_state *st, const ic_job *job, char *err, size
     if (s != IC_OK)
         return s;
     const float *dw = NULL;
-    /* global, tensor and rows (which may fall back) read the device weights */
+    /* global, the full tensor sum and rows (which may fall back) read the
+     * device weights (uploaded once per kernel); the rank-1 tensor passes
+     * take theirs as parameters and do not need them */
     if (p.method == IC_FAST_GLOBAL || p.method == IC_FAST_ROWS || p.method == IC_FAST_TENSOR)
         if ((s = device_weights(st, job, &dw, err, errlen)) != IC_OK)
             return s;
