@@ -520,10 +520,9 @@ if has ncusrc && command -v ncu >/dev/null 2>&1; then
     IFS=: read -r tb kre skip <<<"$c"
     n=$((n + 1))
     echo "== ncu-src: tables $tb, kernel /$kre/, launch $((skip + 1)) -> ncu-src-$stamp-$n.csv"
-    timeout 200 ncu --clock-control none --kernel-name regex:"$kre" --launch-skip "$skip" \
-      --launch-count 1 --section SourceCounters --section WarpStateStats --section LaunchStats \
-      --page source --print-source sass --csv \
-      $B/imgconv-bench --out "$tmp" --stamp ncu --tables "$tb" > "$out/ncu-src-$stamp-$n.csv" 2>&1
+    ncu_bench "$tb" "$kre" --launch-skip "$skip" --launch-count 1 --section SourceCounters \
+      --section WarpStateStats --section LaunchStats --page source --print-source sass --csv \
+      > "$out/ncu-src-$stamp-$n.csv" 2>&1
     echo "ncu-src $n: rc=$? $(wc -l < "$out/ncu-src-$stamp-$n.csv") lines"
   done
   rm -rf "$tmp"
