@@ -924,11 +924,11 @@ static int calib_case(const char *table, int size, const char *kind, int K, ic_i
 
 /* ---- H: rows method shapes (planner calibration) ------------------------------------- */
 
-/* The rows method forced with 1, 2 and 4 output rows per thread
- * (ic_tuning.rows_shape), separable (when the planner factors the kernel) and
- * as the full K*K sum (ic_tuning.rows_full), next to the shared-memory sep
- * method: the data behind the planner's rows shape rule
- * (src/cuda/fast/rows.cu). */
+/* The rows method forced with 1, 2, 4, 8 and 16 output rows per thread
+ * (ic_tuning.rows_shape; 8 and 16 only for a separable 3x3), separable (when
+ * the planner factors the kernel) and as the full K*K sum with 1, 2 and 4
+ * (ic_tuning.rows_full), next to the shared-memory sep method: the data
+ * behind the planner's rows shape rule (src/cuda/fast/rows.cu). */
 static void rows_shapes(void)
 {
     static const size_case cases[] = {{0, "gaussian", 3}, {1, "gaussian", 3}, {2, "gaussian", 3},
@@ -937,14 +937,15 @@ static void rows_shapes(void)
                                       {4, "gaussian", 5}, {4, "gaussian", 7}, {4, "gaussian", 9},
                                       {4, "random", 5},   {4, "random", 9}};
     const int nc = (int)(sizeof cases / sizeof cases[0]);
-    static const char *const shapes[3] = {"1", "2", "4"};
+    static const char *const shapes[5] = {"1", "2", "4", "8", "16"};
     md("\n## H. The rows method: rows per thread and separable vs full sum (planner "
        "calibration)\n\nKernel ms (median, device-resident, RGB AoS, replicate border). `rows "
        "xN`: forced rows method with N output rows per thread, separable in registers where the "
-       "planner factors the kernel; `full xN`: the same with the full K*K sum; `sep`: the "
+       "planner factors the kernel (x8 and x16: a separable 3x3 only, taken one input row at a "
+       "time); `full xN`: the same with the full K*K sum; `sep`: the "
        "shared-memory separable method. The planner's pick is shown as method/rows per "
-       "thread.\n\n| case | planner | rows x1 | rows x2 | rows x4 | full x1 | full x2 | full x4 "
-       "| sep |\n|---|---|---|---|---|---|---|---|---|\n");
+       "thread.\n\n| case | planner | rows x1 | rows x2 | rows x4 | rows x8 | rows x16 | full x1 "
+       "| full x2 | full x4 | sep |\n|---|---|---|---|---|---|---|---|---|---|---|\n");
     int last_size = -1;
     ic_image src;
     memset(&src, 0, sizeof src);
@@ -969,7 +970,7 @@ static void rows_shapes(void)
         if (plan.method == IC_METHOD_ROWS)
             md(" x%d%s", plan.rows_per_thread, plan.rank ? " sep" : "");
         for (int full = 0; full < 2; full++)
-            for (int sh = 0; sh < 3; sh++) {
+            for (int sh = 0; sh < (full ? 3 : 5); sh++) {
                 ic_tuning tune;
                 memset(&tune, 0, sizeof tune);
                 tune.method = IC_METHOD_ROWS;
@@ -978,7 +979,8 @@ static void rows_shapes(void)
                 memset(&plan, 0, sizeof plan);
                 const int bad = bg_time_fast(G, &k, IC_BORDER_REPLICATE, B.reps, &tune, &t, &plan,
                                              err, sizeof err) ||
-                                plan.method != IC_METHOD_ROWS;
+                                plan.method != IC_METHOD_ROWS ||
+                                plan.rows_per_thread != tune.rows_shape;
                 if (bad) {
                     md(" | -");
                     continue;

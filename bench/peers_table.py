@@ -322,7 +322,7 @@ def planner_h(bench, md):
         pick = picks.get((size, kind, k))
         own = None
         if pick:
-            m = re.match(r"rows x(\d)( sep)?$", pick)
+            m = re.match(r"rows x(\d+)( sep)?$", pick)
             if m:
                 own = shapes.get(f"rows-x{m.group(1)}" if m.group(2) else f"rows-full-x{m.group(1)}")
             elif pick == "sep":

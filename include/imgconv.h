@@ -1007,10 +1007,12 @@ typedef struct ic_tuning {
     /* cuda, rows method: nonzero keeps the full K*K sum where the planner
      * would run separable passes in registers (was IC_FAST_ROWS_FULL). */
     int rows_full;
-    /* cuda, rows method: output rows per thread, 1, 2 or 4 (was
-     * IC_FAST_ROWS_SHAPE). 0: the planner's (4 for separable passes, 2 for a
-     * full 5x5..9x9 sum, 4 or 2 for 3x3 by image size). Other values are
-     * refused. */
+    /* cuda, rows method: output rows per thread, 1, 2, 4, 8 or 16 (was
+     * IC_FAST_ROWS_SHAPE); 8 and 16 apply to a separable 3x3 (taken one
+     * input row at a time), which other kernels run at 4. 0: the planner's
+     * (16, 8 or 4 by image size for a separable 3x3, 4 for other separable
+     * passes, 2 for a full 5x5..9x9 sum, 4 or 2 for a full 3x3). Other values
+     * are refused. */
     int rows_shape;
     /* cuda, direct and sep methods (shared-memory tiles): channels per block,
      * 0 the planner's, 1 one channel, 2 every channel of the image; SoA and

@@ -126,7 +126,7 @@ static void tuning_text(void)
         {{.calibrate = 2}, "calibrate"},
         {{.fft_n = 100}, "fft-n"},
         {{.fft_n = -256}, "fft-n"},
-        {{.rows_shape = 8}, "rows-shape"},
+        {{.rows_shape = 32}, "rows-shape"},
         {{.tile_channels = -1}, "tile-channels"},
         {{.tile_rows = 24}, "tile-rows"},
         {{.fft_fuse = 3}, "fft-fuse"},

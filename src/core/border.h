@@ -55,11 +55,15 @@ IC_HD int ic_border_map(int i, int n, int mode)
 #if defined(__CUDACC__)
 __host__ __device__ __forceinline__ unsigned char ic_round_u8(float v)
 {
-    v = fminf(fmaxf(v, 0.0f), 255.0f); /* fmaxf(NaN, 0) == 0 */
+    v = fmaxf(v, 0.0f); /* fmaxf(NaN, 0) == 0 */
 #if defined(__CUDA_ARCH__)
-    return (unsigned char)__float2int_rn(v);
+    /* one saturating conversion (nearest, ties to even, clamped to 255):
+     * F2IP on sm_90, in place of a clamp and F2I */
+    unsigned r;
+    asm("cvt.rni.sat.u8.f32 %0, %1;" : "=r"(r) : "f"(v));
+    return (unsigned char)r;
 #else
-    return (unsigned char)rintf(v);
+    return (unsigned char)rintf(fminf(v, 255.0f));
 #endif
 }
 #else

@@ -59,8 +59,9 @@ ic_status ic__tuning_check(const ic_tuning *t)
     if ((unsigned)t->fft_fuse >= (unsigned)N_OF(fuse_names))
         return ic_fail(IC_ERR_INVALID_ARG,
                        "tuning: fft-fuse %d is not 0 (auto), 1 (always) or 2 (never)", t->fft_fuse);
-    if (t->rows_shape != 0 && t->rows_shape != 1 && t->rows_shape != 2 && t->rows_shape != 4)
-        return ic_fail(IC_ERR_INVALID_ARG, "tuning: rows-shape %d is not 0, 1, 2 or 4",
+    if (t->rows_shape != 0 && t->rows_shape != 1 && t->rows_shape != 2 && t->rows_shape != 4 &&
+        t->rows_shape != 8 && t->rows_shape != 16)
+        return ic_fail(IC_ERR_INVALID_ARG, "tuning: rows-shape %d is not 0, 1, 2, 4, 8 or 16",
                        t->rows_shape);
     if (t->tile_channels < 0 || t->tile_channels > 2)
         return ic_fail(IC_ERR_INVALID_ARG, "tuning: tile-channels %d is not 0, 1 or 2",

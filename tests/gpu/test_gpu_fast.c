@@ -9,7 +9,9 @@
  * large images with 31x31 kernels (FFT, separable) on sampled rows.
  * Then 16-bit samples (IC_U16): the differential run with direct, sep and
  * global forced, rows and fft forced (which 16-bit jobs never take: the
- * planner falls back and --explain says so), and big 16-bit images.
+ * planner falls back and --explain says so), and big 16-bit images. Then
+ * the tensor method's own cases, and the rows method at 8 and 16 rows a
+ * thread on separable 3x3 kernels.
  * Exits 77 (SKIPPED) without a usable CUDA device.
  */
 #include <math.h>
@@ -244,6 +246,45 @@ static int tensor_sep_cases(int q, ict_rng *r, const char *const *tunings)
     return failures;
 }
 
+/* The rows method's many-rows path (rows_roll in rows_impl.cuh: 8 and 16
+ * rows a thread, a separable 3x3 only) forced: random factors, Gaussians and
+ * boxes; heights up to ROWS + 2 (no interior group: side items only), just
+ * past it (the last group overlaps the one before) and random; narrow images
+ * (side chunks only); every border mode; 1, 3 and 4 channels AoS and any
+ * SoA. The plan must say that many rows a thread. */
+static int rows_roll_cases(int q, ict_rng *r)
+{
+    int failures = 0, cases = 0;
+    for (int i = 0; i < (q ? 12 : 40); i++) {
+        const int rows = i % 2 ? 16 : 8;
+        char tuning[64], want[64];
+        snprintf(tuning, sizeof tuning, "method=rows,rows-shape=%d", rows);
+        snprintf(want, sizeof want, "16 samples x %d row", rows);
+        char *text = i % 3 == 0 ? rank1_kernel_text(3, r) : NULL;
+        if (i % 3 == 0 && !text) {
+            printf("FAIL out of memory\n");
+            return failures + 1;
+        }
+        const int h = i % 4 == 0   ? ict_range(r, 1, rows + 2)
+                      : i % 4 == 1 ? rows + 2 + ict_range(r, 1, 2 * rows)
+                                   : ict_range(r, 1, q ? 150 : 300);
+        const int w = i % 5 == 4 ? ict_range(r, 1, 8) : ict_range(r, 1, q ? 200 : 400);
+        static const int chans[] = {1, 3, 4, 2};
+        const int ch = chans[i / 2 % 4];
+        const ic_layout lay = ch == 2 || i % 3 == 2 ? IC_SOA : IC_AOS;
+        const float bias = ict_below(r, 2) ? 0.0f : (float)(ict_uniform(r) * 40 - 20);
+        failures += check_named_type(text         ? text
+                                     : i % 3 == 1 ? "gaussian:3"
+                                                  : "box:3",
+                                     w, h, ch, lay, (ic_border)(i % 5), (int)ict_below(r, 2), bias,
+                                     want, r, 0, 0, IC_U8, tuning);
+        free(text);
+        cases++;
+    }
+    printf("rows method, 8 and 16 rows a thread: %d cases, %d failures\n", cases, failures);
+    return failures;
+}
+
 /* The tensor method (tensor.cu) forced on every width class it takes (3..9:
  * one k step a half tile, 11..17: two, 19..25: two a half, 27..31: three),
  * square, wide, tall (63 rows)
@@ -346,8 +387,8 @@ int main(void)
      * slower tools take the test in parts (scripts/gpu-check.sh san). */
 
     /* 1. The differential run with each method forced; the rows method with
-     * each of its shapes (1, 2, 4 output rows per thread: the planner picks
-     * 1 for images this small), separable and as the full sum. */
+     * each of its shapes (1, 2, 4 and 16 output rows per thread: the planner
+     * picks 1 for images this small), separable and as the full sum. */
     static const char *const runs[] = {
         "method=direct",
         "method=sep",
@@ -356,6 +397,7 @@ int main(void)
         "method=rows,rows-shape=1",
         "method=rows,rows-shape=2",
         "method=rows,rows-shape=4",
+        "method=rows,rows-shape=16", /* a separable 3x3 row by row, others at 4 */
         "method=rows,rows-shape=4,rows-full=1",
         "method=rows,rows-shape=1,rows-full=1",
         /* forced tile shapes of the shared-memory methods (ic_tuning
@@ -454,6 +496,10 @@ int main(void)
     /* 5. The tensor method on its own cases. */
     if (ict_part(nruns + 4))
         failures += tensor_cases(q, &r);
+
+    /* 6. The rows method at 8 and 16 rows a thread. */
+    if (ict_part(nruns + 5))
+        failures += rows_roll_cases(q, &r);
 
     printf("test_gpu_fast: %d failures\n", failures);
     return failures ? 1 : 0;

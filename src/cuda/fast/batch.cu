@@ -175,24 +175,24 @@ static unsigned uniform_blocks(const batch_img *t, int n, long long blocks)
     return (unsigned)nb;
 }
 
-/* The rows launch of the images of t, of one rank (0: the full sum at rows0
- * rows per thread), for kernel size k. */
+/* The rows launch of the images of t, of one rank (0: the full sum), at
+ * `rows` rows per thread, for kernel size k. */
 static ic_status rows_launch_k(int k, const ic_cuda_args *base, const float *w, const float *row,
-                               const float *col, int rank, int rows0, const batch_tab &t,
+                               const float *col, int rank, int rows, const batch_tab &t,
                                long long blocks, char *err, size_t errlen)
 {
     switch (k) {
     case 3:
-        return icf_batch::rows_launch<3>(base, w, row, col, rank, rows0, t, (unsigned)blocks, err,
+        return icf_batch::rows_launch<3>(base, w, row, col, rank, rows, t, (unsigned)blocks, err,
                                          errlen);
     case 5:
-        return icf_batch::rows_launch<5>(base, w, row, col, rank, rows0, t, (unsigned)blocks, err,
+        return icf_batch::rows_launch<5>(base, w, row, col, rank, rows, t, (unsigned)blocks, err,
                                          errlen);
     case 7:
-        return icf_batch::rows_launch<7>(base, w, row, col, rank, rows0, t, (unsigned)blocks, err,
+        return icf_batch::rows_launch<7>(base, w, row, col, rank, rows, t, (unsigned)blocks, err,
                                          errlen);
     default:
-        return icf_batch::rows_launch<9>(base, w, row, col, rank, rows0, t, (unsigned)blocks, err,
+        return icf_batch::rows_launch<9>(base, w, row, col, rank, rows, t, (unsigned)blocks, err,
                                          errlen);
     }
 }
@@ -236,18 +236,25 @@ extern "C" ic_status ic_fast_batch_launch(ic_fast_batch **bp, const ic_cuda_args
     /* Rows per thread of the full-sum images: ic_fast_rows_shape's rule over
      * the whole batch (enough threads for every SM at 4 rows, else 2). */
     int ranks = 0;
-    long long work = 0;
+    long long work = 0, work8 = 0, work16 = 0;
     for (int i = 0; i < n; i++) {
         method[i] = items[i].method == IC_FAST_ROWS;
         if (!method[i])
             continue;
-        if (items[i].rank > 0)
+        const long long chunks =
+            ((long long)items[i].width * step + icf_rows::CHUNK - 1) / icf_rows::CHUNK;
+        if (items[i].rank > 0) {
             ranks = items[i].rank;
-        else
-            work += ((long long)items[i].width * step + icf_rows::CHUNK - 1) / icf_rows::CHUNK *
-                    ((items[i].height + 3) / 4) * planes_rows;
+            work8 += chunks * ic_fast_rows_groups(items[i].height, k, 8) * planes_rows;
+            work16 += chunks * ic_fast_rows_groups(items[i].height, k, 16) * planes_rows;
+        } else
+            work += chunks * ((items[i].height + 3) / 4) * planes_rows;
     }
     const int rows0 = k == 3 && work >= (long long)(sms > 0 ? sms : 1) * IC_FAST_ROWS_FILL ? 4 : 2;
+    /* Rows per thread of the separable images: 4, but for a separable 3x3
+     * ic_fast_rows_roll_shape's rule over the whole batch. */
+    const int rows1 =
+        ic_fast_rows_rolls(k, ranks) ? ic_fast_rows_roll_shape(work8, work16, sms) : 4;
     /* the table: the full-sum rows images, the separable ones, the others;
      * the blocks of each launch end to end from 0 */
     int nf = 0, ns = 0;
@@ -256,7 +263,7 @@ extern "C" ic_status ic_fast_batch_launch(ic_fast_batch **bp, const ic_cuda_args
         for (int i = 0; i < n; i++) {
             if (!method[i] || (items[i].rank > 0) != sep)
                 continue;
-            if (!rows_entry(&tab[nf + ns], &items[i], step, k, sep ? 4 : rows0, planes_rows,
+            if (!rows_entry(&tab[nf + ns], &items[i], step, k, sep ? rows1 : rows0, planes_rows,
                             sep ? &blocks_s : &blocks_f))
                 method[i] = 0; /* as ic_fast_rows_launch: the generic kernel */
             else if (sep)
@@ -315,7 +322,7 @@ extern "C" ic_status ic_fast_batch_launch(ic_fast_batch **bp, const ic_cuda_args
     if (nf > 0)
         s = rows_launch_k(k, base, w, row, col, 0, rows0, tf, blocks_f, err, errlen);
     if (s == IC_OK && ns > 0)
-        s = rows_launch_k(k, base, w, row, col, ranks, rows0, ts, blocks_s, err, errlen);
+        s = rows_launch_k(k, base, w, row, col, ranks, rows1, ts, blocks_s, err, errlen);
     if (s == IC_OK && ng > 0)
         s = global_launch(base, tg, blocks_g, err, errlen);
     free(tab); /* NULL, or copied into the launches' parameters */

@@ -23,6 +23,7 @@
  * whose own plan keeps the full K x K sum (ROWS0 rows per thread: the count
  * does not change any result) and, when the kernel factors, one for those
  * whose plan takes the separable passes of rank RANK at 4 rows per thread
+ * (a separable 3x3 at 16, 8 or 4 by the whole batch's size)
  * (the per-image planner decides per image size, plan.cu). Each kernel
  * carries one body (one kernel with both took the compile time of both
  * for each of its instantiations, and its registers were bounded by the
@@ -234,20 +235,27 @@ ic_status rows_go(const ic_cuda_args *base, const float *w, const float *row, co
 }
 
 /* The rows launch of channel step STEP (instantiated by the part files):
- * rank 0, the full sum at rows0 rows per thread (4 only for 3x3); else the
- * separable passes of that rank at 4. */
+ * rank 0, the full sum at `rows` rows per thread (4 only for 3x3, else 2);
+ * else the separable passes of that rank at 4, or for a separable 3x3 at
+ * `rows` (16, 8 or 4: rows_roll). */
 template <int K, int STEP>
 ic_status rows_go_s(const ic_cuda_args *base, const float *w, const float *row, const float *col,
-                    int rank, int rows0, const batch_tab &t, unsigned blocks, char *err,
+                    int rank, int rows, const batch_tab &t, unsigned blocks, char *err,
                     size_t errlen)
 {
     switch (rank) {
     case 0:
         if constexpr (K == 3)
-            if (rows0 == 4)
+            if (rows == 4)
                 return rows_go<K, STEP, 0, 4>(base, w, row, col, t, blocks, err, errlen);
         return rows_go<K, STEP, 0, 2>(base, w, row, col, t, blocks, err, errlen);
     case 1:
+        if constexpr (K == 3) {
+            if (rows == 16)
+                return rows_go<K, STEP, 1, 16>(base, w, row, col, t, blocks, err, errlen);
+            if (rows == 8)
+                return rows_go<K, STEP, 1, 8>(base, w, row, col, t, blocks, err, errlen);
+        }
         return rows_go<K, STEP, 1, 4>(base, w, row, col, t, blocks, err, errlen);
     default:
         return rows_go<K, STEP, 2, 4>(base, w, row, col, t, blocks, err, errlen);
@@ -258,16 +266,16 @@ ic_status rows_go_s(const ic_cuda_args *base, const float *w, const float *row, 
  * rows_go_s). */
 template <int K>
 ic_status rows_launch(const ic_cuda_args *base, const float *w, const float *row, const float *col,
-                      int rank, int rows0, const batch_tab &t, unsigned blocks, char *err,
+                      int rank, int rows, const batch_tab &t, unsigned blocks, char *err,
                       size_t errlen)
 {
     switch (base->soa ? 1 : base->channels) {
     case 1:
-        return rows_go_s<K, 1>(base, w, row, col, rank, rows0, t, blocks, err, errlen);
+        return rows_go_s<K, 1>(base, w, row, col, rank, rows, t, blocks, err, errlen);
     case 3:
-        return rows_go_s<K, 3>(base, w, row, col, rank, rows0, t, blocks, err, errlen);
+        return rows_go_s<K, 3>(base, w, row, col, rank, rows, t, blocks, err, errlen);
     default:
-        return rows_go_s<K, 4>(base, w, row, col, rank, rows0, t, blocks, err, errlen);
+        return rows_go_s<K, 4>(base, w, row, col, rank, rows, t, blocks, err, errlen);
     }
 }
 
@@ -279,6 +287,6 @@ ic_status rows_launch(const ic_cuda_args *base, const float *w, const float *row
 #define IC_BATCH_ROWS(PREFIX, K, STEP)                                                             \
     PREFIX ic_status icf_batch::rows_go_s<K, STEP>(                                                \
         const ic_cuda_args *base, const float *w, const float *row, const float *col, int rank,    \
-        int rows0, const icf_batch::batch_tab &t, unsigned blocks, char *err, size_t errlen)
+        int rows, const icf_batch::batch_tab &t, unsigned blocks, char *err, size_t errlen)
 
 #endif

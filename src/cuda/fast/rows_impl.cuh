@@ -75,29 +75,37 @@ template <int K, int RANK> struct rows_w {
     float col[RANK == 0 ? 1 : RANK][K];
 };
 
+/* Byte b of q as a float, exactly: the byte as the low mantissa bits of
+ * 2^23 (one byte permute), less 2^23 (one add). Both run on the integer and
+ * FMA pipes; I2F runs on the conversion pipe, a quarter of the rate, which
+ * the rows kernels' conversions (in and out) saturated (SASS at 0503e13:
+ * 124 conversions for 64 outputs of the 3x3 at 4 rows). */
 __device__ __forceinline__ float byte_of(const uint4 &q, int b)
 {
     const unsigned w = b < 4 ? q.x : b < 8 ? q.y : b < 12 ? q.z : q.w;
-    return (float)((w >> (8 * (b & 3))) & 0xffu);
+    return __int_as_float((int)__byte_perm(w, 0x4bu, 0x4550u + (unsigned)(b & 3))) - 8388608.0f;
 }
 
-/* Which threads of rows_kernel take the fast path: output row group g
- * (rows ROWS*g..ROWS*g+ROWS-1) reads only rows inside the image when
- * g_first <= g < g_end (else its input rows go through the border mapping),
- * and chunk c (samples 16c..16c+15) loads only inside the row's written
- * bytes when c_first <= c < c_end (else it is a side chunk). */
+/* Which threads of rows_kernel take the fast path: row group g (g <
+ * groups) covers the ROWS output rows from min(y_first + ROWS*g, y_last),
+ * whose windows stay inside the image's rows (y_first = r, y_last = height
+ * - r - ROWS: the last group may overlap the one before it, and its threads
+ * then write the same values twice rather than leave up to ROWS-1 rows to
+ * the slow side items), and chunk c (samples 16c..16c+15) loads only inside
+ * the row's written bytes when c_first <= c < c_end (else it is a side
+ * chunk). */
 struct rows_span {
-    int g_first, g_end; /* interior row groups [g_first, g_end) */
-    int c_first, c_end; /* interior chunks [c_first, c_end) */
+    int groups;          /* interior row groups (0 when height - 2r < ROWS) */
+    int y_first, y_last; /* first output row of group g: min(y_first + ROWS*g, y_last) */
+    int c_first, c_end;  /* interior chunks [c_first, c_end) */
 };
 
 __host__ __device__ inline rows_span rows_interior(int height, int nsamp, int r, int halo, int ROWS)
 {
     rows_span sp;
-    sp.g_first = (r + ROWS - 1) / ROWS;        /* ROWS*g >= r */
-    sp.g_end = (height - ROWS - r) / ROWS + 1; /* ROWS*g + ROWS-1 + r < height */
-    if (height - ROWS - r < 0 || sp.g_end < sp.g_first)
-        sp.g_end = sp.g_first;
+    sp.y_first = r;
+    sp.y_last = height - r - ROWS;
+    sp.groups = sp.y_last >= sp.y_first ? (height - 2 * r + ROWS - 1) / ROWS : 0;
     sp.c_first = halo > 0 ? 1 : 0;              /* the left side load stays in the row */
     sp.c_end = (nsamp - 2 * CHUNK) / CHUNK + 1; /* 16c + 32 <= nsamp */
     if (nsamp - 2 * CHUNK < 0 || sp.c_end < sp.c_first)
@@ -122,33 +130,53 @@ struct rows_edges {
     unsigned edge_bx;  /* side blocks per grid row */
 };
 
-/* Blocks per launch of the rows kernels (rows_body's minimum per SM). */
+/* Blocks per SM of the rows kernels (rows_body's minimum: 64 registers at
+ * 4, 80 at 3; rows_roll spilled 100-160 bytes a thread at 64). */
 template <int K, int ROWS> constexpr int rows_min_blocks()
 {
-    return ROWS == 4 ? (K >= 5 ? 2 : 4) : (K >= 7 ? 3 : 4);
+    return ROWS > 4 ? 3 : ROWS == 4 ? (K >= 5 ? 2 : 4) : (K >= 7 ? 3 : 4);
 }
 
-/* Adds input row r of a thread's window, f[q] = sample s0 - H + q (W + 2H
- * samples, H = R * STEP), to its N output rows of W samples each: output
- * row o takes it as kernel row r - o. Premultiplied RGBA: the colour samples
- * are first multiplied by their pixel's alpha (f[4p + 3]; the window is
- * whole pixels). The one arithmetic of both paths (rows_chunk: N = ROWS,
- * W = CHUNK; rows_side: N = 1, W = SIDE, r = the kernel row), so an output
- * is the same bit for bit whichever path computes it. */
-template <int K, int STEP, int RANK, int N, int W>
-__device__ __forceinline__ void add_row(float (&acc)[N][W], float (&f)[W + 2 * (K / 2) * STEP],
-                                        const rows_w<K, RANK> &w, int r, bool premultiply)
+/* Premultiplied RGBA: the colour samples of a window of whole pixels (NW
+ * samples) times the alpha three samples on. */
+template <int STEP, int NW>
+__device__ __forceinline__ void premultiply_window(float (&f)[NW], bool premultiply)
 {
-    constexpr int H = (K / 2) * STEP;
     if constexpr (STEP == 4) {
         if (premultiply) {
 #pragma unroll
-            for (int p = 0; p < (W + 2 * H) / 4; p++)
+            for (int p = 0; p < NW / 4; p++)
 #pragma unroll
                 for (int k = 0; k < 3; k++)
                     f[4 * p + k] *= f[4 * p + 3];
         }
     }
+}
+
+/* The horizontal pass of row vector v at output sample t of a window f. */
+template <int K, int STEP, int NW>
+__device__ __forceinline__ float row_pass(const float (&v)[K], const float (&f)[NW], int t)
+{
+    float h = 0.0f;
+#pragma unroll
+    for (int i = 0; i < K; i++)
+        h = fmaf(v[i], f[t + i * STEP], h);
+    return h;
+}
+
+/* Adds input row r of a thread's window, f[q] = sample s0 - H + q (W + 2H
+ * samples, H = R * STEP), to its N output rows of W samples each: output
+ * row o takes it as kernel row r - o. Premultiplied RGBA: the colour samples
+ * are first multiplied by their pixel's alpha (the window is whole pixels).
+ * The one arithmetic of both paths (rows_chunk: N = ROWS, W = CHUNK;
+ * rows_side: N = 1, W = SIDE, r = the kernel row; rows_roll does the same
+ * products in the same order), so an output is the same bit for bit
+ * whichever path computes it. */
+template <int K, int STEP, int RANK, int N, int W>
+__device__ __forceinline__ void add_row(float (&acc)[N][W], float (&f)[W + 2 * (K / 2) * STEP],
+                                        const rows_w<K, RANK> &w, int r, bool premultiply)
+{
+    premultiply_window<STEP>(f, premultiply);
     if (RANK == 0) {
 #pragma unroll
         for (int o = 0; o < N; o++) {
@@ -171,10 +199,7 @@ __device__ __forceinline__ void add_row(float (&acc)[N][W], float (&f)[W + 2 * (
         for (int q = 0; q < (RANK == 0 ? 1 : RANK); q++)
 #pragma unroll
             for (int t = 0; t < W; t++) {
-                float h = 0.0f;
-#pragma unroll
-                for (int i = 0; i < K; i++)
-                    h = fmaf(w.row[q][i], f[t + i * STEP], h);
+                const float h = row_pass<K, STEP>(w.row[q], f, t);
 #pragma unroll
                 for (int o = 0; o < N; o++) {
                     const int j = r - o;
@@ -185,23 +210,72 @@ __device__ __forceinline__ void add_row(float (&acc)[N][W], float (&f)[W + 2 * (
     }
 }
 
-/* Premultiplied RGBA: colour = FC / FA (0 where FA <= 0) in N rows of W. */
-template <int STEP, int N, int W>
-__device__ __forceinline__ void unpremultiply_rows(float (&acc)[N][W], bool premultiply)
+/* Premultiplied RGBA: colour = FC / FA (0 where FA <= 0) in a row of W. */
+template <int STEP, int W>
+__device__ __forceinline__ void unpremultiply_row(float (&acc)[W], bool premultiply)
 {
     if constexpr (STEP == 4) {
         if (premultiply) {
 #pragma unroll
-            for (int o = 0; o < N; o++)
+            for (int p = 0; p < W / 4; p++) {
+                const float fa = acc[4 * p + 3];
 #pragma unroll
-                for (int p = 0; p < W / 4; p++) {
-                    const float fa = acc[o][4 * p + 3];
-#pragma unroll
-                    for (int k = 0; k < 3; k++)
-                        acc[o][4 * p + k] = ic_cu_unpremultiply(acc[o][4 * p + k], fa);
-                }
+                for (int k = 0; k < 3; k++)
+                    acc[4 * p + k] = ic_cu_unpremultiply(acc[4 * p + k], fa);
+            }
         }
     }
+}
+
+/* The loads of one input row of an interior chunk at `row` (sample s0):
+ * the 16 samples above the chunk's outputs and the 16 on either side. */
+struct row_loads {
+    uint4 lft, mid, rgt;
+};
+
+template <int H> __device__ __forceinline__ row_loads load_row(const uint8_t *row)
+{
+    row_loads l;
+    l.mid = __ldg(reinterpret_cast<const uint4 *>(row));
+    l.lft = l.rgt = l.mid;
+    if (H > 0) {
+        l.lft = __ldg(reinterpret_cast<const uint4 *>(row - CHUNK));
+        l.rgt = __ldg(reinterpret_cast<const uint4 *>(row + CHUNK));
+    }
+    return l;
+}
+
+/* f[q] = sample s0 - H + q of a loaded row, as float. */
+template <int H>
+__device__ __forceinline__ void row_window(const row_loads &l, float (&f)[CHUNK + 2 * H])
+{
+#pragma unroll
+    for (int q = 0; q < CHUNK + 2 * H; q++) {
+        const int b = q - H; /* byte offset from s0 */
+        f[q] = b < 0       ? byte_of(l.lft, b + CHUNK)
+               : b < CHUNK ? byte_of(l.mid, b)
+                           : byte_of(l.rgt, b - CHUNK);
+    }
+}
+
+/* Four sums rounded and packed into one word, the first in the low byte. */
+__device__ __forceinline__ unsigned pack_word(const float (&v)[4], float bias)
+{
+    unsigned w = 0;
+#pragma unroll
+    for (int b = 0; b < 4; b++)
+        w |= (unsigned)ic_round_u8(v[b] + bias) << (8 * b);
+    return w;
+}
+
+/* One output row of a chunk (its 16 sums) rounded and stored at out. */
+__device__ __forceinline__ void store_chunk(const float (&acc)[CHUNK], float bias, uint8_t *out)
+{
+    unsigned v[4];
+#pragma unroll
+    for (int q = 0; q < 4; q++)
+        v[q] = pack_word(*reinterpret_cast<const float(*)[4]>(&acc[4 * q]), bias);
+    *reinterpret_cast<uint4 *>(out) = make_uint4(v[0], v[1], v[2], v[3]);
 }
 
 /* Output samples s0..s0+15 of rows y0..y0+ROWS-1 of plane bz, an interior
@@ -230,39 +304,76 @@ __device__ __forceinline__ void rows_chunk(const ic_cuda_args &a, const rows_w<K
 
 #pragma unroll
     for (int r = 0; r < ROWS + K - 1; r++) {
-        /* f[q] = sample s0 - H + q */
-        float f[CHUNK + 2 * H];
-        const uint8_t *row = src + (size_t)(y0 - R + r) * a.src_pitch + s0;
-        const uint4 mid = __ldg(reinterpret_cast<const uint4 *>(row));
-        uint4 lft = mid, rgt = mid;
-        if (H > 0) {
-            lft = __ldg(reinterpret_cast<const uint4 *>(row - CHUNK));
-            rgt = __ldg(reinterpret_cast<const uint4 *>(row + CHUNK));
-        }
-#pragma unroll
-        for (int q = 0; q < CHUNK + 2 * H; q++) {
-            const int b = q - H; /* byte offset from s0 */
-            f[q] = b < 0       ? byte_of(lft, b + CHUNK)
-                   : b < CHUNK ? byte_of(mid, b)
-                               : byte_of(rgt, b - CHUNK);
-        }
+        float f[CHUNK + 2 * H]; /* f[q] = sample s0 - H + q */
+        row_window<H>(load_row<H>(src + (size_t)(y0 - R + r) * a.src_pitch + s0), f);
         add_row<K, STEP, RANK, ROWS, CHUNK>(acc, f, w, r, a.premultiply);
     }
 
-    unpremultiply_rows<STEP, ROWS, CHUNK>(acc, a.premultiply);
-
 #pragma unroll
     for (int o = 0; o < ROWS; o++) {
-        unsigned v[4];
+        unpremultiply_row<STEP>(acc[o], a.premultiply);
+        store_chunk(acc[o], a.bias, dst + (size_t)(y0 + o) * a.dst_pitch + s0);
+    }
+}
+
+/* rows_chunk for a separable kernel (rank 1) and many rows per thread
+ * (ROWS 8 or 16): the rows are taken one at a time, top to bottom. Each
+ * input row's horizontal pass is added to the K output rows it feeds, and an
+ * output row's samples are rounded and packed four at a time as soon as its
+ * last input row is in, so about K - 1 rows of sums are live, not ROWS
+ * (rows_chunk's 4 rows are its limit), while every input row is loaded and
+ * converted once for the ROWS output rows: (ROWS + K - 1) / ROWS input rows
+ * an output row against 1.5 at 4 rows for a 3x3 (SASS of the RGB 3x3 at 16
+ * rows: 14.3 instructions an output against 17.3 at 4; 80 registers, 3
+ * blocks an SM, rows_min_blocks). The products and their order are
+ * add_row's, so outputs equal rows_chunk's and rows_side's bit for bit. */
+template <int K, int STEP, int ROWS>
+__device__ __forceinline__ void rows_roll(const ic_cuda_args &a, const rows_w<K, 1> &w, int s0,
+                                          int y0, unsigned bz)
+{
+    constexpr int R = K / 2;
+    constexpr int H = R * STEP;
+    constexpr int NR = ROWS + K - 1; /* input rows */
+    const size_t plane_in = a.soa ? (size_t)bz * a.height * a.src_pitch : 0;
+    const size_t plane_out = a.soa ? (size_t)bz * a.height * a.dst_pitch : 0;
+    const uint8_t *in = a.src + plane_in + (size_t)(y0 - R) * a.src_pitch + s0;
+    uint8_t *out = a.dst + plane_out + (size_t)y0 * a.dst_pitch + s0;
+
+    float acc[K][CHUNK]; /* output row o's open sums in slot o % K */
 #pragma unroll
-        for (int q = 0; q < 4; q++) {
-            v[q] = 0;
+    for (int r = 0; r < NR; r++) {
+        float f[CHUNK + 2 * H];
+        row_window<H>(load_row<H>(in + (size_t)r * a.src_pitch), f);
+        premultiply_window<STEP>(f, a.premultiply);
+        const int done = r - (K - 1); /* the output row this input row completes */
+        unsigned word[CHUNK / 4];
 #pragma unroll
-            for (int b = 0; b < 4; b++)
-                v[q] |= (unsigned)ic_round_u8(acc[o][4 * q + b] + a.bias) << (8 * b);
+        for (int q = 0; q < CHUNK / 4; q++) { /* 4 samples (an RGBA pixel) at a time */
+            float fin[4];
+#pragma unroll
+            for (int b = 0; b < 4; b++) {
+                const int t = 4 * q + b;
+                const float h = row_pass<K, STEP>(w.row[0], f, t);
+#pragma unroll
+                for (int j = 0; j < K; j++) { /* output row r - j takes it as kernel row j */
+                    const int o = r - j;
+                    if (o < 0 || o >= ROWS)
+                        continue;
+                    const float v = fmaf(w.col[0][j], h, j == 0 ? 0.0f : acc[o % K][t]);
+                    if (j == K - 1)
+                        fin[b] = v;
+                    else
+                        acc[o % K][t] = v;
+                }
+            }
+            if (done >= 0) { /* finished: round and pack at once, so few sums stay live */
+                unpremultiply_row<STEP>(fin, a.premultiply);
+                word[q] = pack_word(fin, a.bias);
+            }
         }
-        *reinterpret_cast<uint4 *>(dst + (size_t)(y0 + o) * a.dst_pitch + s0) =
-            make_uint4(v[0], v[1], v[2], v[3]);
+        if (done >= 0)
+            *reinterpret_cast<uint4 *>(out + (size_t)done * a.dst_pitch) =
+                make_uint4(word[0], word[1], word[2], word[3]);
     }
 }
 
@@ -308,7 +419,7 @@ __device__ __forceinline__ void rows_side(const ic_cuda_args &a, const rows_w<K,
             f[q] = my < 0 || xo[q] < 0 ? a.border_value : (float)__ldg(row + xo[q]);
         add_row<K, STEP, RANK, 1, SIDE>(acc, f, w, j, a.premultiply);
     }
-    unpremultiply_rows<STEP, 1, SIDE>(acc, a.premultiply);
+    unpremultiply_row<STEP>(acc[0], a.premultiply);
     uint8_t *out = a.dst + plane_out + (size_t)y * a.dst_pitch + s0;
 #pragma unroll
     for (int t = 0; t < SIDE; t++)
@@ -349,10 +460,15 @@ __device__ __forceinline__ void rows_body(const ic_cuda_args &a, const rows_w<K,
         return;
     }
     const int c = sp.c_first + (int)(bx * BX + threadIdx.x);
-    const int g = sp.g_first + (int)(by * BY + threadIdx.y);
-    if (c >= sp.c_end || g >= sp.g_end)
+    const int g = (int)(by * BY + threadIdx.y);
+    if (c >= sp.c_end || g >= sp.groups)
         return;
-    rows_chunk<K, STEP, RANK, ROWS>(a, w, c * CHUNK, g * ROWS, bz);
+    const int y0 = min(sp.y_first + g * ROWS, sp.y_last);
+    if constexpr (ROWS > 4) {
+        static_assert(RANK == 1, "many rows per thread: rank 1 only");
+        rows_roll<K, STEP, ROWS>(a, w, c * CHUNK, y0, bz);
+    } else
+        rows_chunk<K, STEP, RANK, ROWS>(a, w, c * CHUNK, y0, bz);
 }
 
 template <int K, int STEP, int RANK, int ROWS>
@@ -390,15 +506,15 @@ inline int rows_shape_of(int width, int height, int step, int k, int rows, rows_
     e->sp = rows_interior(height, (int)nsamp, k / 2, (k / 2) * step, rows);
     const rows_span &sp = e->sp;
     const long long chunks = (nsamp + CHUNK - 1) / CHUNK;
-    const bool inner = sp.g_end > sp.g_first;
+    const bool inner = sp.groups > 0;
     e->chunks = (int)chunks;
-    e->n_top = inner ? rows * sp.g_first : height;
-    e->bot_start = inner ? rows * sp.g_end : height;
+    e->n_top = inner ? k / 2 : height;
+    e->bot_start = inner ? height - k / 2 : height;
     const long long mid_rows = e->bot_start - e->n_top;
     e->n_band = (e->n_top + (height - e->bot_start)) * chunks;
     e->n_items = e->n_band + mid_rows * (sp.c_first + (chunks - sp.c_end));
     const long long main_bx = inner ? (sp.c_end - sp.c_first + BX - 1) / BX : 0;
-    *grid_y = inner ? (sp.g_end - sp.g_first + BY - 1) / BY : 1;
+    *grid_y = inner ? (sp.groups + BY - 1) / BY : 1;
     const long long side_blocks = (e->n_items * (CHUNK / SIDE) + BX * BY - 1) / (BX * BY);
     const long long edge_bx = (side_blocks + *grid_y - 1) / *grid_y;
     if (main_bx + edge_bx > 0x7fffffffLL)
@@ -431,6 +547,12 @@ template <int K, int STEP, int RANK>
 ic_status launch_r(const ic_cuda_args *a, const float *w, const float *row, const float *col,
                    int rows, char *err, size_t errlen)
 {
+    if constexpr (K == 3 && RANK == 1) { /* rows_roll: a separable 3x3 only */
+        if (rows == 16)
+            return launch<K, STEP, RANK, 16>(a, w, row, col, err, errlen);
+        if (rows == 8)
+            return launch<K, STEP, RANK, 8>(a, w, row, col, err, errlen);
+    }
     switch (rows) {
     case 1:
         return launch<K, STEP, RANK, 1>(a, w, row, col, err, errlen);
