@@ -948,7 +948,7 @@ typedef enum ic_method {
     IC_METHOD_SEP,      /* separable / low-rank: K = sum_r col_r row_r^T, r row + r column passes */
     IC_METHOD_FFT,      /* cuda: overlap-save tiles through cuFFT (float32) */
     IC_METHOD_GLOBAL,   /* cuda: one thread per output sample, any kernel size */
-    IC_METHOD_ROWS,     /* cuda: square 3..9 kernels, 16 samples x 1/2/4 rows per thread */
+    IC_METHOD_ROWS,     /* cuda: square 3..9 kernels, 16 samples x 1/2/4/8 rows per thread */
     IC_METHOD_TENSOR    /* cuda: the kw*kh sum on the tensor cores (8-bit samples, kernels
                          * 3..31 wide, sm_80 and later; float32 rounding, README "Accuracy") */
 } ic_method;
@@ -1007,11 +1007,11 @@ typedef struct ic_tuning {
     /* cuda, rows method: nonzero keeps the full K*K sum where the planner
      * would run separable passes in registers (was IC_FAST_ROWS_FULL). */
     int rows_full;
-    /* cuda, rows method: output rows per thread, 1, 2, 4, 8 or 16 (was
-     * IC_FAST_ROWS_SHAPE); 8 and 16 apply to a separable 3x3 (taken one
-     * input row at a time), which other kernels run at 4. 0: the planner's
-     * (16, 8 or 4 by image size for a separable 3x3, 4 for other separable
-     * passes, 2 for a full 5x5..9x9 sum, 4 or 2 for a full 3x3). Other values
+    /* cuda, rows method: output rows per thread, 1, 2, 4 or 8 (was
+     * IC_FAST_ROWS_SHAPE); 8 applies to a separable 3x3 (taken one input row
+     * at a time), which other kernels run at 4. 0: the planner's (8 for a
+     * separable 3x3, 4 or 2 by image size for other separable passes and a
+     * full 3x3 or 5x5, 2 for a full 7x7, 2 or 1 for a full 9x9). Other values
      * are refused. */
     int rows_shape;
     /* cuda, direct and sep methods (shared-memory tiles): channels per block,

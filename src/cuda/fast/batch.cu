@@ -236,25 +236,21 @@ extern "C" ic_status ic_fast_batch_launch(ic_fast_batch **bp, const ic_cuda_args
     /* Rows per thread of the full-sum images: ic_fast_rows_shape's rule over
      * the whole batch (enough threads for every SM at 4 rows, else 2). */
     int ranks = 0;
-    long long work = 0, work8 = 0, work16 = 0;
+    long long work = 0;
     for (int i = 0; i < n; i++) {
         method[i] = items[i].method == IC_FAST_ROWS;
         if (!method[i])
             continue;
-        const long long chunks =
-            ((long long)items[i].width * step + icf_rows::CHUNK - 1) / icf_rows::CHUNK;
-        if (items[i].rank > 0) {
+        if (items[i].rank > 0)
             ranks = items[i].rank;
-            work8 += chunks * ic_fast_rows_groups(items[i].height, k, 8) * planes_rows;
-            work16 += chunks * ic_fast_rows_groups(items[i].height, k, 16) * planes_rows;
-        } else
-            work += chunks * ((items[i].height + 3) / 4) * planes_rows;
+        else
+            work += ((long long)items[i].width * step + icf_rows::CHUNK - 1) / icf_rows::CHUNK *
+                    ((items[i].height + 3) / 4) * planes_rows;
     }
     const int rows0 = k == 3 && work >= (long long)(sms > 0 ? sms : 1) * IC_FAST_ROWS_FILL ? 4 : 2;
-    /* Rows per thread of the separable images: 4, but for a separable 3x3
-     * ic_fast_rows_roll_shape's rule over the whole batch. */
-    const int rows1 =
-        ic_fast_rows_rolls(k, ranks) ? ic_fast_rows_roll_shape(work8, work16, sms) : 4;
+    /* rows per thread of the separable images: 4, a separable 3x3 8
+     * (rows_roll), as ic_fast_rows_shape gives each image */
+    const int rows1 = ic_fast_rows_rolls(k, ranks) ? 8 : 4;
     /* the table: the full-sum rows images, the separable ones, the others;
      * the blocks of each launch end to end from 0 */
     int nf = 0, ns = 0;

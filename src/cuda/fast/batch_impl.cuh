@@ -23,7 +23,7 @@
  * whose own plan keeps the full K x K sum (ROWS0 rows per thread: the count
  * does not change any result) and, when the kernel factors, one for those
  * whose plan takes the separable passes of rank RANK at 4 rows per thread
- * (a separable 3x3 at 16, 8 or 4 by the whole batch's size)
+ * (a separable 3x3 at 8, rows_roll)
  * (the per-image planner decides per image size, plan.cu). Each kernel
  * carries one body (one kernel with both took the compile time of both
  * for each of its instantiations, and its registers were bounded by the
@@ -237,7 +237,7 @@ ic_status rows_go(const ic_cuda_args *base, const float *w, const float *row, co
 /* The rows launch of channel step STEP (instantiated by the part files):
  * rank 0, the full sum at `rows` rows per thread (4 only for 3x3, else 2);
  * else the separable passes of that rank at 4, or for a separable 3x3 at
- * `rows` (16, 8 or 4: rows_roll). */
+ * `rows` (8: rows_roll). */
 template <int K, int STEP>
 ic_status rows_go_s(const ic_cuda_args *base, const float *w, const float *row, const float *col,
                     int rank, int rows, const batch_tab &t, unsigned blocks, char *err,
@@ -250,12 +250,9 @@ ic_status rows_go_s(const ic_cuda_args *base, const float *w, const float *row, 
                 return rows_go<K, STEP, 0, 4>(base, w, row, col, t, blocks, err, errlen);
         return rows_go<K, STEP, 0, 2>(base, w, row, col, t, blocks, err, errlen);
     case 1:
-        if constexpr (K == 3) {
-            if (rows == 16)
-                return rows_go<K, STEP, 1, 16>(base, w, row, col, t, blocks, err, errlen);
+        if constexpr (K == 3)
             if (rows == 8)
                 return rows_go<K, STEP, 1, 8>(base, w, row, col, t, blocks, err, errlen);
-        }
         return rows_go<K, STEP, 1, 4>(base, w, row, col, t, blocks, err, errlen);
     default:
         return rows_go<K, STEP, 2, 4>(base, w, row, col, t, blocks, err, errlen);

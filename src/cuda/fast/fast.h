@@ -147,26 +147,20 @@ int ic_fast_rows_eligible(int kw, int kh, int channels, int soa);
  * AoS); other shapes with premultiplication take the generic kernel. */
 int ic_fast_rows_premultiplies(int channels, int soa);
 
-/* Output rows per thread (1, 2, 4, and 8 or 16 where
- * ic_fast_rows_rolls) of the rows method for an image and a k x k kernel,
- * applied as separable passes or as the full sum (the rule and its
- * measurements are in rows.cu). ic_tuning.rows_shape overrides it (plan.cu;
- * benchmark calibration). */
+/* Output rows per thread (1, 2, 4, and 8 where ic_fast_rows_rolls) of the
+ * rows method for an image and a k x k kernel, applied as separable passes
+ * or as the full sum (the rule and its measurements are in rows.cu).
+ * ic_tuning.rows_shape overrides it (plan.cu; benchmark calibration). */
 #define IC_FAST_ROWS_FILL 2048
 int ic_fast_rows_shape(int width, int height, int channels, int soa, int k, int sms, int separable);
-/* 1 when the rows method takes 8 or 16 rows per thread (one input row at a
- * time) for a k x k kernel of this rank: a separable 3x3. */
+/* 1 when the rows method takes 8 rows per thread (one input row at a time)
+ * for a k x k kernel of this rank: a separable 3x3. */
 int ic_fast_rows_rolls(int k, int rank);
-/* The rows per thread of such a kernel (16, 8 or 4) for work8 and work16
- * threads at 8 and 16 rows (the batch sums its images'). */
-int ic_fast_rows_roll_shape(long long work8, long long work16, int sms);
-/* Interior row groups of an image at `rows` rows per thread (rows_impl.cuh). */
-long long ic_fast_rows_groups(int height, int k, int rows);
 
 /* Launches the rows method: rank 0 applies the full weights w (kw*kh floats,
  * host memory), rank 1..IC_FAST_ROWS_MAX_RANK the separable vectors row
  * (rank*kw) and col (rank*kh); rows = output rows per thread (1, 2, 4;
- * 8 or 16 where ic_fast_rows_rolls, else taken as 4).
+ * 8 where ic_fast_rows_rolls, else taken as 4).
  * Rows that are not 16-byte aligned take the generic kernel. a->w must hold
  * the device copy of the full weights. */
 #define IC_FAST_ROWS_MAX_RANK 2

@@ -60,47 +60,34 @@ extern "C" int ic_fast_rows_rolls(int k, int rank)
     return k == 3 && rank == 1;
 }
 
-extern "C" int ic_fast_rows_roll_shape(long long work8, long long work16, int sms)
-{
-    /* rows_roll (rows_impl.cuh): 16 rows a thread where the image still
-     * gives every SM IC_FAST_ROWS_FILL threads at 16, else 8 where it does
-     * at 8, else rows_chunk's 4 */
-    const long long want = (long long)(sms > 0 ? sms : 1) * IC_FAST_ROWS_FILL;
-    return work16 >= want ? 16 : work8 >= want ? 8 : 4;
-}
-
 extern "C" int ic_fast_rows_shape(int width, int height, int channels, int soa, int k, int sms,
                                   int separable)
 {
-    /* Measured on the H100 (bench table H at 4bc01a5, after the edges went to
-     * the side items): a separable 3x3 wants 4 rows at every size (480p
-     * 0.0073 ms against 0.0075 for the full sum at 2, 720p 0.0082 against
-     * 0.0088), or more taken row by row (ic_fast_rows_roll_shape); a
-     * separable 5x5..9x9 4 rows when the image still gives every
-     * SM IC_FAST_ROWS_FILL threads at 4, else 2 (HD 5x5 0.0161 against
-     * 0.0176, 9x9 0.0349 against 0.0378); the full sum of a 5x5..9x9 2 (4
-     * rows hold too many accumulators), but a full 9x9 1 where 2 rows would
-     * not fill the SMs (HD: 0.0394 ms at 1 row against 0.0416 at 2 in
+    /* Measured on the H100 (bench table H): a separable 3x3 wants 8 rows
+     * taken one input row at a time (rows_roll) at every size (at 680e814:
+     * 8K 0.0774 ms against 0.0809 at 4 and 0.0864 at 16, 720p 0.0080
+     * against 0.0085 and 0.0096, 480p 0.0075 against 0.0074 and 0.0086); a
+     * separable 5x5..9x9 4 rows when the image still gives every SM
+     * IC_FAST_ROWS_FILL threads at 4, else 2 (HD 5x5 0.0161 against 0.0176,
+     * 9x9 0.0349 against 0.0378, at 4bc01a5); the full sum of a 7x7 or 9x9 2
+     * (4 rows hold too many accumulators: 8K 0.256 and 0.432 ms against 0.272
+     * and 0.455 at 680e814), but a full 9x9 1 where 2 rows would not fill the
+     * SMs (HD: 0.0394 ms at 1 row against 0.0416 at 2 in
      * peers-20261125T222019Z, 0.0391 against 0.0386 in -210829Z: 1 is never
-     * more than 2% off, 2 was 6% off); a full 3x3 4 rows when the image
-     * fills the SMs, else 2. */
+     * more than 2% off, 2 was 6% off); a full 3x3 or 5x5 4 rows when the
+     * image fills the SMs, else 2 (full 5x5 at 680e814: 8K 0.146 ms at 4
+     * against 0.157 at 2, HD 0.0188 against 0.0164). */
     const long long nsamp = (long long)width * (soa ? 1 : channels);
     const long long planes = soa ? channels : 1;
     const long long chunks = (nsamp + CHUNK - 1) / CHUNK;
     const long long want = (long long)(sms > 0 ? sms : 1) * IC_FAST_ROWS_FILL;
     if (separable && k == 3)
-        return ic_fast_rows_roll_shape(chunks * ic_fast_rows_groups(height, k, 8) * planes,
-                                       chunks * ic_fast_rows_groups(height, k, 16) * planes, sms);
+        return 8;
     if (!separable && k >= 9)
         return chunks * ((height + 1) / 2) * planes >= want ? 2 : 1;
-    if (!separable && k >= 5)
+    if (!separable && k >= 7)
         return 2;
     return chunks * ((height + 3) / 4) * planes >= want ? 4 : 2;
-}
-
-extern "C" long long ic_fast_rows_groups(int height, int k, int rows)
-{
-    return icf_rows::rows_interior(height, 0, k / 2, 0, rows).groups;
 }
 
 extern "C" ic_status ic_fast_rows_launch(const ic_cuda_args *a, const float *w, const float *row,
@@ -112,8 +99,7 @@ extern "C" ic_status ic_fast_rows_launch(const ic_cuda_args *a, const float *w, 
      * gives this method 16-bit jobs, fast_plan.cu): otherwise the generic kernel. */
     const int aligned = ((uintptr_t)a->src % 16 == 0) && ((uintptr_t)a->dst % 16 == 0) &&
                         a->src_pitch % 16 == 0 && a->dst_pitch % 16 == 0;
-    if (rows != 1 && rows != 2 && rows != 4 &&
-        !((rows == 8 || rows == 16) && ic_fast_rows_rolls(a->kw, rank)))
+    if (rows != 1 && rows != 2 && rows != 4 && !(rows == 8 && ic_fast_rows_rolls(a->kw, rank)))
         rows = 4;
     const long long groups = ((long long)a->height + rows - 1) / rows;
     if (!a->w) {

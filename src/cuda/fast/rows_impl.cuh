@@ -316,17 +316,20 @@ __device__ __forceinline__ void rows_chunk(const ic_cuda_args &a, const rows_w<K
     }
 }
 
-/* rows_chunk for a separable kernel (rank 1) and many rows per thread
- * (ROWS 8 or 16): the rows are taken one at a time, top to bottom. Each
+/* rows_chunk for a separable kernel (rank 1) and more rows per thread
+ * (ROWS 8): the rows are taken one at a time, top to bottom. Each
  * input row's horizontal pass is added to the K output rows it feeds, and an
  * output row's samples are rounded and packed four at a time as soon as its
  * last input row is in, so about K - 1 rows of sums are live, not ROWS
  * (rows_chunk's 4 rows are its limit), while every input row is loaded and
  * converted once for the ROWS output rows: (ROWS + K - 1) / ROWS input rows
- * an output row against 1.5 at 4 rows for a 3x3 (SASS of the RGB 3x3 at 16
- * rows: 14.3 instructions an output against 17.3 at 4; 80 registers, 3
- * blocks an SM, rows_min_blocks). The products and their order are
- * add_row's, so outputs equal rows_chunk's and rows_side's bit for bit. */
+ * an output row against 1.5 at 4 rows for a 3x3 (SASS of the RGB 3x3 at 8
+ * rows: 15.1 instructions an output against 17.3 at 4; 80 registers, 3
+ * blocks an SM, rows_min_blocks). 16 rows (14.3 instructions) measured
+ * slower than 8 at every size, fewer threads hiding the loads' latency
+ * (table H at 680e814: 8K 0.0864 ms against 0.0774). The products and their
+ * order are add_row's, so outputs equal rows_chunk's and rows_side's bit for
+ * bit. */
 template <int K, int STEP, int ROWS>
 __device__ __forceinline__ void rows_roll(const ic_cuda_args &a, const rows_w<K, 1> &w, int s0,
                                           int y0, unsigned bz)
@@ -547,12 +550,9 @@ template <int K, int STEP, int RANK>
 ic_status launch_r(const ic_cuda_args *a, const float *w, const float *row, const float *col,
                    int rows, char *err, size_t errlen)
 {
-    if constexpr (K == 3 && RANK == 1) { /* rows_roll: a separable 3x3 only */
-        if (rows == 16)
-            return launch<K, STEP, RANK, 16>(a, w, row, col, err, errlen);
+    if constexpr (K == 3 && RANK == 1) /* rows_roll: a separable 3x3 only */
         if (rows == 8)
             return launch<K, STEP, RANK, 8>(a, w, row, col, err, errlen);
-    }
     switch (rows) {
     case 1:
         return launch<K, STEP, RANK, 1>(a, w, row, col, err, errlen);
