@@ -268,14 +268,17 @@ __device__ __forceinline__ unsigned pack_word(const float (&v)[4], float bias)
     return w;
 }
 
-/* One output row of a chunk (its 16 sums) rounded and stored at out. */
+/* One output row of a chunk (its 16 sums) rounded and stored at out. The
+ * rows kernels' stores are streaming (st.global.cs, evict first): nothing
+ * reads them back, and the input rows that the next row groups read again
+ * as their halo stay in L2. */
 __device__ __forceinline__ void store_chunk(const float (&acc)[CHUNK], float bias, uint8_t *out)
 {
     unsigned v[4];
 #pragma unroll
     for (int q = 0; q < 4; q++)
         v[q] = pack_word(*reinterpret_cast<const float(*)[4]>(&acc[4 * q]), bias);
-    *reinterpret_cast<uint4 *>(out) = make_uint4(v[0], v[1], v[2], v[3]);
+    __stcs(reinterpret_cast<uint4 *>(out), make_uint4(v[0], v[1], v[2], v[3]));
 }
 
 /* Output samples s0..s0+15 of rows y0..y0+ROWS-1 of plane bz, an interior
@@ -375,8 +378,8 @@ __device__ __forceinline__ void rows_roll(const ic_cuda_args &a, const rows_w<K,
             }
         }
         if (done >= 0)
-            *reinterpret_cast<uint4 *>(out + (size_t)done * a.dst_pitch) =
-                make_uint4(word[0], word[1], word[2], word[3]);
+            __stcs(reinterpret_cast<uint4 *>(out + (size_t)done * a.dst_pitch),
+                   make_uint4(word[0], word[1], word[2], word[3]));
     }
 }
 
