@@ -55,15 +55,17 @@ IC_HD int ic_border_map(int i, int n, int mode)
 #if defined(__CUDACC__)
 __host__ __device__ __forceinline__ unsigned char ic_round_u8(float v)
 {
-    v = fmaxf(v, 0.0f); /* fmaxf(NaN, 0) == 0 */
 #if defined(__CUDA_ARCH__)
-    /* one saturating conversion (nearest, ties to even, clamped to 255):
-     * F2IP on sm_90, in place of a clamp and F2I */
+    /* one saturating conversion (F2IP on sm_90, in place of two clamps and
+     * F2I): nearest, ties to even, clamped to [0, 255], NaN to 0, as the
+     * rule says for every input bench/probe/round_probe.cu tries (NaN,
+     * infinities, ties, -0, values past either end; H100, 8fb5811) */
     unsigned r;
     asm("cvt.rni.sat.u8.f32 %0, %1;" : "=r"(r) : "f"(v));
     return (unsigned char)r;
 #else
-    return (unsigned char)rintf(fminf(v, 255.0f));
+    v = fminf(fmaxf(v, 0.0f), 255.0f); /* fmaxf(NaN, 0) == 0 */
+    return (unsigned char)rintf(v);
 #endif
 }
 #else

@@ -131,10 +131,10 @@ struct rows_edges {
 };
 
 /* Blocks per SM of the rows kernels (rows_body's minimum: 64 registers at
- * 4, 80 at 3; rows_roll spilled 100-160 bytes a thread at 64). */
+ * 4, 80 at 3, 128 at 2). */
 template <int K, int ROWS> constexpr int rows_min_blocks()
 {
-    return ROWS > 4 ? 3 : ROWS == 4 ? (K >= 5 ? 2 : 4) : (K >= 7 ? 3 : 4);
+    return ROWS > 4 ? 4 : ROWS == 4 ? (K >= 5 ? 2 : 4) : (K >= 7 ? 3 : 4);
 }
 
 /* Premultiplied RGBA: the colour samples of a window of whole pixels (NW
