@@ -65,13 +65,6 @@ namespace icf_rows
 
 constexpr int CHUNK = 16; /* output samples per thread: one uint4 store */
 constexpr int SIDE = 8;   /* output samples per side item (rows_side): half a chunk */
-
-/* Output samples per thread (the chunk) at ROWS rows per thread: 16, but 8
- * at 16 rows (rows_roll of a 3x3 with fewer registers, more threads an SM). */
-__host__ __device__ constexpr int cw_of(int rows)
-{
-    return rows >= 16 ? 8 : CHUNK;
-}
 constexpr int BX = 32, BY = 8;
 
 /* Weights by value (kernel parameter space = constant bank, broadcast):
@@ -87,10 +80,10 @@ template <int K, int RANK> struct rows_w {
  * FMA pipes; I2F runs on the conversion pipe, a quarter of the rate, which
  * the rows kernels' conversions (in and out) saturated (SASS at 0503e13:
  * 124 conversions for 64 outputs of the 3x3 at 4 rows). */
-template <int N> __device__ __forceinline__ float byte_of(const unsigned (&q)[N], int b)
+__device__ __forceinline__ float byte_of(const uint4 &q, int b)
 {
-    return __int_as_float((int)__byte_perm(q[b >> 2], 0x4bu, 0x4550u + (unsigned)(b & 3))) -
-           8388608.0f;
+    const unsigned w = b < 4 ? q.x : b < 8 ? q.y : b < 12 ? q.z : q.w;
+    return __int_as_float((int)__byte_perm(w, 0x4bu, 0x4550u + (unsigned)(b & 3))) - 8388608.0f;
 }
 
 /* Which threads of rows_kernel take the fast path: row group g (g <
@@ -109,14 +102,13 @@ struct rows_span {
 
 __host__ __device__ inline rows_span rows_interior(int height, int nsamp, int r, int halo, int ROWS)
 {
-    const int cw = cw_of(ROWS);
     rows_span sp;
     sp.y_first = r;
     sp.y_last = height - r - ROWS;
     sp.groups = sp.y_last >= sp.y_first ? (height - 2 * r + ROWS - 1) / ROWS : 0;
-    sp.c_first = halo > 0 ? 1 : 0;        /* the left side load stays in the row */
-    sp.c_end = (nsamp - 2 * cw) / cw + 1; /* cw c + 2 cw <= nsamp */
-    if (nsamp - 2 * cw < 0 || sp.c_end < sp.c_first)
+    sp.c_first = halo > 0 ? 1 : 0;              /* the left side load stays in the row */
+    sp.c_end = (nsamp - 2 * CHUNK) / CHUNK + 1; /* 16c + 32 <= nsamp */
+    if (nsamp - 2 * CHUNK < 0 || sp.c_end < sp.c_first)
         sp.c_end = sp.c_first;
     return sp;
 }
@@ -129,7 +121,7 @@ __host__ __device__ inline rows_span rows_interior(int height, int nsamp, int r,
  * chunks in all. */
 struct rows_edges {
     rows_span sp;
-    int chunks;        /* chunks per row: ceil(nsamp / cw_of(ROWS)) */
+    int chunks;        /* chunks per row: ceil(nsamp / CHUNK) */
     int n_top;         /* rows above the interior groups (all rows when there are none) */
     int bot_start;     /* first row below them */
     long long n_band;  /* chunks of the rows above and below: rows x chunks */
@@ -143,7 +135,7 @@ struct rows_edges {
  * thread and the 8K 3x3 took 0.094 ms against 0.078 (table H, 192170f). */
 template <int K, int ROWS> constexpr int rows_min_blocks()
 {
-    return ROWS >= 16 ? 4 : ROWS > 4 ? 3 : ROWS == 4 ? (K >= 5 ? 2 : 4) : (K >= 7 ? 3 : 4);
+    return ROWS > 4 ? 3 : ROWS == 4 ? (K >= 5 ? 2 : 4) : (K >= 7 ? 3 : 4);
 }
 
 /* Premultiplied RGBA: the colour samples of a window of whole pixels (NW
@@ -236,61 +228,35 @@ __device__ __forceinline__ void unpremultiply_row(float (&acc)[W], bool premulti
     }
 }
 
-/* The loads of one input row of an interior chunk of CW samples at `row`
- * (sample s0): the CW samples above the chunk's outputs and the CW on
- * either side, as words. */
-template <int CW> struct row_loads {
-    unsigned lft[CW / 4], mid[CW / 4], rgt[CW / 4];
+/* The loads of one input row of an interior chunk at `row` (sample s0):
+ * the 16 samples above the chunk's outputs and the 16 on either side. */
+struct row_loads {
+    uint4 lft, mid, rgt;
 };
 
-/* CW bytes at p (CW-aligned) as words: one 16- or 8-byte load. */
-template <int CW>
-__device__ __forceinline__ void load_words(const uint8_t *p, unsigned (&w)[CW / 4])
+template <int H> __device__ __forceinline__ row_loads load_row(const uint8_t *row)
 {
-    static_assert(CW == 16 || CW == 8, "chunks of 16 or 8 samples");
-    if constexpr (CW == 16) {
-        const uint4 q = __ldg(reinterpret_cast<const uint4 *>(p));
-        w[0] = q.x, w[1] = q.y, w[2] = q.z, w[3] = q.w;
-    } else {
-        const uint2 q = __ldg(reinterpret_cast<const uint2 *>(p));
-        w[0] = q.x, w[1] = q.y;
-    }
-}
-
-template <int H, int CW = CHUNK>
-__device__ __forceinline__ row_loads<CW> load_row(const uint8_t *row)
-{
-    row_loads<CW> l;
-    load_words<CW>(row, l.mid);
+    row_loads l;
+    l.mid = __ldg(reinterpret_cast<const uint4 *>(row));
+    l.lft = l.rgt = l.mid;
     if (H > 0) {
-        load_words<CW>(row - CW, l.lft);
-        load_words<CW>(row + CW, l.rgt);
+        l.lft = __ldg(reinterpret_cast<const uint4 *>(row - CHUNK));
+        l.rgt = __ldg(reinterpret_cast<const uint4 *>(row + CHUNK));
     }
     return l;
 }
 
 /* f[q] = sample s0 - H + q of a loaded row, as float. */
-template <int H, int CW>
-__device__ __forceinline__ void row_window(const row_loads<CW> &l, float (&f)[CW + 2 * H])
+template <int H>
+__device__ __forceinline__ void row_window(const row_loads &l, float (&f)[CHUNK + 2 * H])
 {
-    static_assert(H <= CW, "halo wider than one side load");
 #pragma unroll
-    for (int q = 0; q < CW + 2 * H; q++) {
+    for (int q = 0; q < CHUNK + 2 * H; q++) {
         const int b = q - H; /* byte offset from s0 */
-        f[q] = b < 0 ? byte_of(l.lft, b + CW) : b < CW ? byte_of(l.mid, b) : byte_of(l.rgt, b - CW);
+        f[q] = b < 0       ? byte_of(l.lft, b + CHUNK)
+               : b < CHUNK ? byte_of(l.mid, b)
+                           : byte_of(l.rgt, b - CHUNK);
     }
-}
-
-/* CW/4 words stored at p (CW-aligned) in one streaming store (st.global.cs,
- * evict first): nothing reads the output back, and the input rows that the
- * next row groups read again as their halo stay in L2. */
-template <int CW>
-__device__ __forceinline__ void store_words(uint8_t *p, const unsigned (&w)[CW / 4])
-{
-    if constexpr (CW == 16)
-        __stcs(reinterpret_cast<uint4 *>(p), make_uint4(w[0], w[1], w[2], w[3]));
-    else
-        __stcs(reinterpret_cast<uint2 *>(p), make_uint2(w[0], w[1]));
 }
 
 /* Four sums rounded and packed into one word, the first in the low byte. */
@@ -303,14 +269,17 @@ __device__ __forceinline__ unsigned pack_word(const float (&v)[4], float bias)
     return w;
 }
 
-/* One output row of a chunk (its 16 sums) rounded and stored at out. */
+/* One output row of a chunk (its 16 sums) rounded and stored at out. The
+ * rows kernels' stores are streaming (st.global.cs, evict first): nothing
+ * reads them back, and the input rows that the next row groups read again
+ * as their halo stay in L2. */
 __device__ __forceinline__ void store_chunk(const float (&acc)[CHUNK], float bias, uint8_t *out)
 {
-    unsigned v[CHUNK / 4];
+    unsigned v[4];
 #pragma unroll
-    for (int q = 0; q < CHUNK / 4; q++)
+    for (int q = 0; q < 4; q++)
         v[q] = pack_word(*reinterpret_cast<const float(*)[4]>(&acc[4 * q]), bias);
-    store_words<CHUNK>(out, v);
+    __stcs(reinterpret_cast<uint4 *>(out), make_uint4(v[0], v[1], v[2], v[3]));
 }
 
 /* Output samples s0..s0+15 of rows y0..y0+ROWS-1 of plane bz, an interior
@@ -340,7 +309,7 @@ __device__ __forceinline__ void rows_chunk(const ic_cuda_args &a, const rows_w<K
 #pragma unroll
     for (int r = 0; r < ROWS + K - 1; r++) {
         float f[CHUNK + 2 * H]; /* f[q] = sample s0 - H + q */
-        row_window<H, CHUNK>(load_row<H>(src + (size_t)(y0 - R + r) * a.src_pitch + s0), f);
+        row_window<H>(load_row<H>(src + (size_t)(y0 - R + r) * a.src_pitch + s0), f);
         add_row<K, STEP, RANK, ROWS, CHUNK>(acc, f, w, r, a.premultiply);
     }
 
@@ -372,22 +341,21 @@ __device__ __forceinline__ void rows_roll(const ic_cuda_args &a, const rows_w<K,
     constexpr int R = K / 2;
     constexpr int H = R * STEP;
     constexpr int NR = ROWS + K - 1; /* input rows */
-    constexpr int CW = cw_of(ROWS);  /* samples a thread */
     const size_t plane_in = a.soa ? (size_t)bz * a.height * a.src_pitch : 0;
     const size_t plane_out = a.soa ? (size_t)bz * a.height * a.dst_pitch : 0;
     const uint8_t *in = a.src + plane_in + (size_t)(y0 - R) * a.src_pitch + s0;
     uint8_t *out = a.dst + plane_out + (size_t)y0 * a.dst_pitch + s0;
 
-    float acc[K][CW]; /* output row o's open sums in slot o % K */
+    float acc[K][CHUNK]; /* output row o's open sums in slot o % K */
 #pragma unroll
     for (int r = 0; r < NR; r++) {
-        float f[CW + 2 * H];
-        row_window<H, CW>(load_row<H, CW>(in + (size_t)r * a.src_pitch), f);
+        float f[CHUNK + 2 * H];
+        row_window<H>(load_row<H>(in + (size_t)r * a.src_pitch), f);
         premultiply_window<STEP>(f, a.premultiply);
         const int done = r - (K - 1); /* the output row this input row completes */
-        unsigned word[CW / 4];
+        unsigned word[CHUNK / 4];
 #pragma unroll
-        for (int q = 0; q < CW / 4; q++) { /* 4 samples (an RGBA pixel) at a time */
+        for (int q = 0; q < CHUNK / 4; q++) { /* 4 samples (an RGBA pixel) at a time */
             float fin[4];
 #pragma unroll
             for (int b = 0; b < 4; b++) {
@@ -411,7 +379,8 @@ __device__ __forceinline__ void rows_roll(const ic_cuda_args &a, const rows_w<K,
             }
         }
         if (done >= 0)
-            store_words<CW>(out + (size_t)done * a.dst_pitch, word);
+            __stcs(reinterpret_cast<uint4 *>(out + (size_t)done * a.dst_pitch),
+                   make_uint4(word[0], word[1], word[2], word[3]));
     }
 }
 
@@ -473,15 +442,14 @@ __device__ __forceinline__ void rows_body(const ic_cuda_args &a, const rows_w<K,
                                           const rows_edges &e, unsigned bx, unsigned by,
                                           unsigned bz)
 {
-    constexpr int CW = cw_of(ROWS);
     const rows_span &sp = e.sp;
     if (bx >= e.main_bx) { /* a side block (block-uniform branch) */
         long long i = ((long long)by * e.edge_bx + (bx - e.main_bx)) * (BX * BY) +
                       threadIdx.y * BX + threadIdx.x;
-        if (i >= e.n_items * (CW / SIDE))
+        if (i >= e.n_items * (CHUNK / SIDE))
             return;
-        const int half = (int)(i % (CW / SIDE));
-        i /= CW / SIDE;
+        const int half = (int)(i % (CHUNK / SIDE));
+        i /= CHUNK / SIDE;
         int y, c;
         if (i < e.n_band) { /* whole rows: above, then below */
             const int row = (int)(i / e.chunks);
@@ -494,7 +462,7 @@ __device__ __forceinline__ void rows_body(const ic_cuda_args &a, const rows_w<K,
             y = e.n_top + row;
             c = k < left ? k : sp.c_end + (k - left);
         }
-        rows_side<K, STEP, RANK>(a, w, c * CW + half * SIDE, y, bz,
+        rows_side<K, STEP, RANK>(a, w, c * CHUNK + half * SIDE, y, bz,
                                  a.width * (a.soa ? 1 : a.channels));
         return;
     }
@@ -505,7 +473,7 @@ __device__ __forceinline__ void rows_body(const ic_cuda_args &a, const rows_w<K,
     const int y0 = min(sp.y_first + g * ROWS, sp.y_last);
     if constexpr (ROWS > 4) {
         static_assert(RANK == 1, "many rows per thread: rank 1 only");
-        rows_roll<K, STEP, ROWS>(a, w, c * CW, y0, bz);
+        rows_roll<K, STEP, ROWS>(a, w, c * CHUNK, y0, bz);
     } else
         rows_chunk<K, STEP, RANK, ROWS>(a, w, c * CHUNK, y0, bz);
 }
@@ -544,8 +512,7 @@ inline int rows_shape_of(int width, int height, int step, int k, int rows, rows_
     memset(e, 0, sizeof *e);
     e->sp = rows_interior(height, (int)nsamp, k / 2, (k / 2) * step, rows);
     const rows_span &sp = e->sp;
-    const int cw = cw_of(rows);
-    const long long chunks = (nsamp + cw - 1) / cw;
+    const long long chunks = (nsamp + CHUNK - 1) / CHUNK;
     const bool inner = sp.groups > 0;
     e->chunks = (int)chunks;
     e->n_top = inner ? k / 2 : height;
@@ -555,7 +522,7 @@ inline int rows_shape_of(int width, int height, int step, int k, int rows, rows_
     e->n_items = e->n_band + mid_rows * (sp.c_first + (chunks - sp.c_end));
     const long long main_bx = inner ? (sp.c_end - sp.c_first + BX - 1) / BX : 0;
     *grid_y = inner ? (sp.groups + BY - 1) / BY : 1;
-    const long long side_blocks = (e->n_items * (cw / SIDE) + BX * BY - 1) / (BX * BY);
+    const long long side_blocks = (e->n_items * (CHUNK / SIDE) + BX * BY - 1) / (BX * BY);
     const long long edge_bx = (side_blocks + *grid_y - 1) / *grid_y;
     if (main_bx + edge_bx > 0x7fffffffLL)
         return 0;
@@ -587,12 +554,9 @@ template <int K, int STEP, int RANK>
 ic_status launch_r(const ic_cuda_args *a, const float *w, const float *row, const float *col,
                    int rows, char *err, size_t errlen)
 {
-    if constexpr (K == 3 && RANK == 1) { /* rows_roll: a separable 3x3 only */
+    if constexpr (K == 3 && RANK == 1) /* rows_roll: a separable 3x3 only */
         if (rows == 8)
             return launch<K, STEP, RANK, 8>(a, w, row, col, err, errlen);
-        if (rows == 16)
-            return launch<K, STEP, RANK, 16>(a, w, row, col, err, errlen);
-    }
     switch (rows) {
     case 1:
         return launch<K, STEP, RANK, 1>(a, w, row, col, err, errlen);
