@@ -334,6 +334,8 @@ __device__ __forceinline__ void rows_chunk(const ic_cuda_args &a, const rows_w<K
  * (table H at 680e814: 8K 0.0864 ms against 0.0774). The products and their
  * order are add_row's, so outputs equal rows_chunk's and rows_side's bit for
  * bit. */
+constexpr int ROLL_PREFETCH = 4; /* rows_roll's prefetch distance, in rows */
+
 template <int K, int STEP, int ROWS>
 __device__ __forceinline__ void rows_roll(const ic_cuda_args &a, const rows_w<K, 1> &w, int s0,
                                           int y0, unsigned bz)
@@ -349,6 +351,13 @@ __device__ __forceinline__ void rows_roll(const ic_cuda_args &a, const rows_w<K,
     float acc[K][CHUNK]; /* output row o's open sums in slot o % K */
 #pragma unroll
     for (int r = 0; r < NR; r++) {
+        /* the row PREFETCH rows on into L2: a prefetch holds no register,
+         * where ptxas keeps only a row or two of loads in flight at 80
+         * registers (ncu at 8421d22: the 8K 3x3 waited on its loads, long
+         * scoreboard 4.4 warps an issue, DRAM at 70%) */
+        if (r + ROLL_PREFETCH < NR)
+            asm volatile(
+                "prefetch.global.L2 [%0];" ::"l"(in + (size_t)(r + ROLL_PREFETCH) * a.src_pitch));
         float f[CHUNK + 2 * H];
         row_window<H>(load_row<H>(in + (size_t)r * a.src_pitch), f);
         premultiply_window<STEP>(f, a.premultiply);
