@@ -60,8 +60,8 @@ ic_status ic__tuning_check(const ic_tuning *t)
         return ic_fail(IC_ERR_INVALID_ARG,
                        "tuning: fft-fuse %d is not 0 (auto), 1 (always) or 2 (never)", t->fft_fuse);
     if (t->rows_shape != 0 && t->rows_shape != 1 && t->rows_shape != 2 && t->rows_shape != 4 &&
-        t->rows_shape != 8 && t->rows_shape != 16)
-        return ic_fail(IC_ERR_INVALID_ARG, "tuning: rows-shape %d is not 0, 1, 2, 4, 8 or 16",
+        t->rows_shape != 8)
+        return ic_fail(IC_ERR_INVALID_ARG, "tuning: rows-shape %d is not 0, 1, 2, 4 or 8",
                        t->rows_shape);
     if (t->tile_channels < 0 || t->tile_channels > 2)
         return ic_fail(IC_ERR_INVALID_ARG, "tuning: tile-channels %d is not 0, 1 or 2",
@@ -123,7 +123,7 @@ static ic_status apply_item(char *item, ic_tuning *t)
         else
             v = -1;
     } else if (strcmp(key, "rows-shape") == 0) {
-        if ((v = number(val)) == 0 || v == 1 || v == 2 || v == 4 || v == 8 || v == 16)
+        if ((v = number(val)) == 0 || v == 1 || v == 2 || v == 4 || v == 8)
             t->rows_shape = v;
         else
             v = -1;

@@ -69,8 +69,7 @@ static const config configs[] = {
     {"cuda", "method=direct", 0, 0, 0},
     {"cuda", "method=sep", 0, 0, 0},
     {"cuda", "method=rows,rows-shape=4", 0, 0, 0},
-    {"cuda", "method=rows,rows-shape=8", 0, 0, 0},  /* a separable 3x3 row by row */
-    {"cuda", "method=rows,rows-shape=16", 0, 0, 0}, /* the same through shared memory */
+    {"cuda", "method=rows,rows-shape=8", 0, 0, 0}, /* a separable 3x3 row by row */
     {"cuda", "method=rows,rows-shape=2,rows-full=1", 0, 0, 0},
     {"cuda", "method=rows,rows-shape=1", 0, 0, 0},
     {"cuda", "method=global", 0, 0, 0},

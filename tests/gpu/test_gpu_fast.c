@@ -10,8 +10,8 @@
  * Then 16-bit samples (IC_U16): the differential run with direct, sep and
  * global forced, rows and fft forced (which 16-bit jobs never take: the
  * planner falls back and --explain says so), and big 16-bit images. Then
- * the tensor method's own cases, and the rows method at 8 and 16 rows a
- * thread on separable 3x3 kernels.
+ * the tensor method's own cases, and the rows method at 8 rows a thread on
+ * separable 3x3 kernels.
  * Exits 77 (SKIPPED) without a usable CUDA device.
  */
 #include <math.h>
@@ -247,7 +247,7 @@ static int tensor_sep_cases(int q, ict_rng *r, const char *const *tunings)
 }
 
 /* The rows method's row-by-row path (rows_roll in rows_impl.cuh: 8 rows a
- * thread, or 16 through shared memory; a separable 3x3 only) forced: random factors, Gaussians and
+ * thread, a separable 3x3 only) forced: random factors, Gaussians and
  * boxes; heights up to ROWS + 2 (no interior group: side items only), just
  * past it (the last group overlaps the one before) and random; narrow images
  * (side chunks only); every border mode; 1, 3 and 4 channels AoS and any
@@ -256,7 +256,7 @@ static int rows_roll_cases(int q, ict_rng *r)
 {
     int failures = 0, cases = 0;
     for (int i = 0; i < (q ? 12 : 40); i++) {
-        const int rows = i % 2 ? 16 : 8;
+        const int rows = 8;
         char tuning[64], want[64];
         snprintf(tuning, sizeof tuning, "method=rows,rows-shape=%d", rows);
         snprintf(want, sizeof want, "16 samples x %d row", rows);
@@ -281,7 +281,7 @@ static int rows_roll_cases(int q, ict_rng *r)
         free(text);
         cases++;
     }
-    printf("rows method, 8 and 16 rows a thread: %d cases, %d failures\n", cases, failures);
+    printf("rows method, 8 rows a thread: %d cases, %d failures\n", cases, failures);
     return failures;
 }
 
@@ -387,7 +387,7 @@ int main(void)
      * slower tools take the test in parts (scripts/gpu-check.sh san). */
 
     /* 1. The differential run with each method forced; the rows method with
-     * each of its shapes (1, 2, 4, 8 and 16 output rows per thread: the planner
+     * each of its shapes (1, 2, 4 and 8 output rows per thread: the planner
      * picks 1 for images this small), separable and as the full sum. */
     static const char *const runs[] = {
         "method=direct",
@@ -397,8 +397,7 @@ int main(void)
         "method=rows,rows-shape=1",
         "method=rows,rows-shape=2",
         "method=rows,rows-shape=4",
-        "method=rows,rows-shape=8",  /* a separable 3x3 row by row, others at 4 */
-        "method=rows,rows-shape=16", /* the same through shared memory */
+        "method=rows,rows-shape=8", /* a separable 3x3 row by row, others at 4 */
         "method=rows,rows-shape=4,rows-full=1",
         "method=rows,rows-shape=1,rows-full=1",
         /* forced tile shapes of the shared-memory methods (ic_tuning
@@ -498,7 +497,7 @@ int main(void)
     if (ict_part(nruns + 4))
         failures += tensor_cases(q, &r);
 
-    /* 6. The rows method at 8 and 16 rows a thread. */
+    /* 6. The rows method at 8 rows a thread. */
     if (ict_part(nruns + 5))
         failures += rows_roll_cases(q, &r);
 

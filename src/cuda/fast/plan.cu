@@ -627,8 +627,8 @@ static ic_status plan_job(ic_fast_state *st, const ic_job *job, ic_fast_plan *p,
         }
         t_rows = LAUNCH_S + 1.25 * fmax(t_mem, f_rows / d.fma_per_s);
         p->pred_rows_ms = t_rows * 1e3;
-        /* 8 or 16 rows a thread only for what rows_roll takes (a forced
-         * value elsewhere runs as 4, and the plan says so) */
+        /* 8 rows a thread only for what rows_roll takes (a forced value
+         * elsewhere runs as 4, and the plan says so) */
         p->rows = per_thread > 4 && !ic_fast_rows_rolls(kw, rows_rank) ? 4 : per_thread;
         /* rows with the separable passes in registers also beats the
          * shared-memory sep method at every size it takes (bench table H,
@@ -927,12 +927,10 @@ static ic_status fast_explain(void *state, const ic_job *job, char *buf, size_t 
                         : "");
     else if (p.method == IC_FAST_ROWS)
         o += snprintf(buf + o, buflen - o,
-                      "  16 samples x %d row%s per thread from 16-byte loads%s; %s\n%s", p.rows,
-                      p.rows > 1 ? "s" : "",
-                      p.rows >= 16 ? ", taken one input row at a time, copied ahead into shared "
-                                     "memory by cp.async"
-                      : p.rows > 4 ? ", taken one input row at a time, no shared memory"
-                                   : ", no shared memory",
+                      "  16 samples x %d row%s per thread from 16-byte loads%s, no shared "
+                      "memory; %s\n%s",
+                      p.rows, p.rows > 1 ? "s" : "",
+                      p.rows > 4 ? ", taken one input row at a time" : "",
                       p.rank ? (p.rank == 1 ? "separable: 1 row + 1 column pass in registers"
                                             : "separable: 2 row + 2 column passes in registers")
                              : "direct K*K sum",

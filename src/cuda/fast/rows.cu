@@ -99,8 +99,7 @@ extern "C" ic_status ic_fast_rows_launch(const ic_cuda_args *a, const float *w, 
      * gives this method 16-bit jobs, fast_plan.cu): otherwise the generic kernel. */
     const int aligned = ((uintptr_t)a->src % 16 == 0) && ((uintptr_t)a->dst % 16 == 0) &&
                         a->src_pitch % 16 == 0 && a->dst_pitch % 16 == 0;
-    if (rows != 1 && rows != 2 && rows != 4 &&
-        !((rows == 8 || rows == 16) && ic_fast_rows_rolls(a->kw, rank)))
+    if (rows != 1 && rows != 2 && rows != 4 && !(rows == 8 && ic_fast_rows_rolls(a->kw, rank)))
         rows = 4;
     const long long groups = ((long long)a->height + rows - 1) / rows;
     if (!a->w) {

@@ -135,7 +135,7 @@ struct rows_edges {
  * thread and the 8K 3x3 took 0.094 ms against 0.078 (table H, 192170f). */
 template <int K, int ROWS> constexpr int rows_min_blocks()
 {
-    return ROWS >= 16 ? 4 : ROWS > 4 ? 3 : ROWS == 4 ? (K >= 5 ? 2 : 4) : (K >= 7 ? 3 : 4);
+    return ROWS > 4 ? 3 : ROWS == 4 ? (K >= 5 ? 2 : 4) : (K >= 7 ? 3 : 4);
 }
 
 /* Premultiplied RGBA: the colour samples of a window of whole pixels (NW
@@ -334,118 +334,32 @@ __device__ __forceinline__ void rows_chunk(const ic_cuda_args &a, const rows_w<K
  * (table H at 680e814: 8K 0.0864 ms against 0.0774). The products and their
  * order are add_row's, so outputs equal rows_chunk's and rows_side's bit for
  * bit. */
-constexpr int ROLL_PREFETCH = 4; /* direct_rows' prefetch distance, in rows */
-constexpr int PIPE = 4;          /* piped_rows' stages: rows in flight + 1 */
+constexpr int ROLL_PREFETCH = 4; /* rows_roll's prefetch distance, in rows */
 
-/* rows_roll's input rows straight from global memory (load_row), each
- * prefetched into L2 ROLL_PREFETCH rows ahead: a prefetch holds no register,
- * where ptxas keeps only a row or two of loads in flight at 80 registers
- * (ncu at 8421d22: the 8K 3x3 waited on its loads, long scoreboard 4.4
- * warps an issue, DRAM at 70%). */
-template <int H, int NR> struct direct_rows {
-    const uint8_t *in; /* input row 0 at the chunk's first sample */
-    size_t pitch;
-    __device__ __forceinline__ row_loads get(int r) const
-    {
-        if (r + ROLL_PREFETCH < NR)
-            asm volatile(
-                "prefetch.global.L2 [%0];" ::"l"(in + (size_t)(r + ROLL_PREFETCH) * pitch));
-        return load_row<H>(in + (size_t)r * pitch);
-    }
-};
-
-/* rows_roll's input rows through shared memory (16 rows a thread): each
- * warp (32 consecutive chunks of one row group) copies its chunks of a row,
- * and the chunk on either side, with cp.async PIPE - 1 rows ahead of the
- * arithmetic, into a ring of PIPE rows of 34 chunks; a lane then reads its
- * chunk and its neighbours' edge words from there. The copies hold no
- * registers, so more bytes are in flight than direct_rows' loads. A lane
- * copies its own chunk when it lies inside the row's written bytes (chunk
- * c_end does: its left neighbour's right word), lane 0 the one before,
- * lane 31 the one after; lanes past the interior (c >= c_end) read and
- * store nothing. Every lane commits a group each row, so the groups count
- * alike in every lane. */
-template <int H, int NR> struct piped_rows {
-    uint4 (*ring)[34]; /* the warp's PIPE rows */
-    const uint8_t *in; /* input row 0 at the lane's chunk */
-    size_t pitch;
-    int lane;
-    bool mid, right, active; /* copy own chunk / the one after (lane 31); compute */
-
-    __device__ __forceinline__ static void copy16(uint4 *dst, const uint8_t *src)
-    {
-        asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(
-                         (unsigned)__cvta_generic_to_shared(dst)),
-                     "l"(src)
-                     : "memory");
-    }
-    __device__ __forceinline__ void issue(int r) const
-    {
-        if (r < NR) {
-            uint4 *row = ring[r % PIPE];
-            const uint8_t *g = in + (size_t)r * pitch;
-            if (mid)
-                copy16(row + 1 + lane, g);
-            if (lane == 0)
-                copy16(row, g - CHUNK);
-            if (right)
-                copy16(row + 2 + lane, g + CHUNK);
-        }
-        asm volatile("cp.async.commit_group;" ::: "memory");
-    }
-    __device__ __forceinline__ void start() const
-    {
-#pragma unroll
-        for (int r = 0; r < PIPE - 1; r++)
-            issue(r);
-    }
-    __device__ __forceinline__ row_loads get(int r) const
-    {
-        __syncwarp(); /* every lane is done with the row this copy replaces */
-        issue(r + PIPE - 1);
-        asm volatile("cp.async.wait_group %0;" ::"n"(PIPE - 1) : "memory");
-        __syncwarp(); /* row r's copies, all lanes', are in */
-        row_loads l;
-        l.lft = l.mid = l.rgt = make_uint4(0, 0, 0, 0);
-        if (active) {
-            const uint4 *row = ring[r % PIPE];
-            l.mid = row[1 + lane];
-            l.lft.w = reinterpret_cast<const unsigned *>(row + lane)[3];
-            l.rgt.x = reinterpret_cast<const unsigned *>(row + 2 + lane)[0];
-        }
-        return l;
-    }
-};
-
-/* rows_chunk for a separable kernel (rank 1) and more rows per thread
- * (ROWS 8, or 16 with piped_rows): the rows are taken one at a time, top to
- * bottom, from SRC (direct_rows or piped_rows). Each
- * input row's horizontal pass is added to the K output rows it feeds, and an
- * output row's samples are rounded and packed four at a time as soon as its
- * last input row is in, so about K - 1 rows of sums are live, not ROWS
- * (rows_chunk's 4 rows are its limit), while every input row is loaded and
- * converted once for the ROWS output rows: (ROWS + K - 1) / ROWS input rows
- * an output row against 1.5 at 4 rows for a 3x3 (SASS of the RGB 3x3 at 8
- * rows: 15.1 instructions an output against 17.3 at 4; 80 registers, 3
- * blocks an SM, rows_min_blocks). 16 rows from global memory (14.3
- * instructions) measured slower than 8 at every size, fewer threads hiding
- * the loads' latency (table H at 680e814: 8K 0.0864 ms against 0.0774), and
- * so did 16 rows of 8 samples (25e4e43). The products and their order are
- * add_row's, so outputs equal rows_chunk's and rows_side's bit for bit.
- * Stores only where `active`. */
-template <int K, int STEP, int ROWS, class SRC>
-__device__ __forceinline__ void rows_roll(const ic_cuda_args &a, const rows_w<K, 1> &w,
-                                          const SRC &src, uint8_t *out, bool active)
+template <int K, int STEP, int ROWS>
+__device__ __forceinline__ void rows_roll(const ic_cuda_args &a, const rows_w<K, 1> &w, int s0,
+                                          int y0, unsigned bz)
 {
     constexpr int R = K / 2;
     constexpr int H = R * STEP;
     constexpr int NR = ROWS + K - 1; /* input rows */
+    const size_t plane_in = a.soa ? (size_t)bz * a.height * a.src_pitch : 0;
+    const size_t plane_out = a.soa ? (size_t)bz * a.height * a.dst_pitch : 0;
+    const uint8_t *in = a.src + plane_in + (size_t)(y0 - R) * a.src_pitch + s0;
+    uint8_t *out = a.dst + plane_out + (size_t)y0 * a.dst_pitch + s0;
 
     float acc[K][CHUNK]; /* output row o's open sums in slot o % K */
 #pragma unroll
     for (int r = 0; r < NR; r++) {
+        /* the row PREFETCH rows on into L2: a prefetch holds no register,
+         * where ptxas keeps only a row or two of loads in flight at 80
+         * registers (ncu at 8421d22: the 8K 3x3 waited on its loads, long
+         * scoreboard 4.4 warps an issue, DRAM at 70%) */
+        if (r + ROLL_PREFETCH < NR)
+            asm volatile(
+                "prefetch.global.L2 [%0];" ::"l"(in + (size_t)(r + ROLL_PREFETCH) * a.src_pitch));
         float f[CHUNK + 2 * H];
-        row_window<H>(src.get(r), f);
+        row_window<H>(load_row<H>(in + (size_t)r * a.src_pitch), f);
         premultiply_window<STEP>(f, a.premultiply);
         const int done = r - (K - 1); /* the output row this input row completes */
         unsigned word[CHUNK / 4];
@@ -473,7 +387,7 @@ __device__ __forceinline__ void rows_roll(const ic_cuda_args &a, const rows_w<K,
                 word[q] = pack_word(fin, a.bias);
             }
         }
-        if (done >= 0 && active)
+        if (done >= 0)
             __stcs(reinterpret_cast<uint4 *>(out + (size_t)done * a.dst_pitch),
                    make_uint4(word[0], word[1], word[2], word[3]));
     }
@@ -563,33 +477,12 @@ __device__ __forceinline__ void rows_body(const ic_cuda_args &a, const rows_w<K,
     }
     const int c = sp.c_first + (int)(bx * BX + threadIdx.x);
     const int g = (int)(by * BY + threadIdx.y);
-    const int y0 = min(sp.y_first + g * ROWS, sp.y_last);
-    constexpr int R = K / 2, NR = ROWS + K - 1;
-    const size_t plane_in = a.soa ? (size_t)bz * a.height * a.src_pitch : 0;
-    const size_t plane_out = a.soa ? (size_t)bz * a.height * a.dst_pitch : 0;
-    const uint8_t *in = a.src + plane_in + (size_t)(y0 - R) * a.src_pitch + (size_t)c * CHUNK;
-    uint8_t *out = a.dst + plane_out + (size_t)y0 * a.dst_pitch + (size_t)c * CHUNK;
-    if constexpr (ROWS >= 16) {
-        static_assert(RANK == 1 && BX == 32, "piped rows: rank 1, a warp a row group");
-        /* the warp leaves together: lane 0 has its smallest chunk */
-        if (sp.c_first + (int)(bx * BX) >= sp.c_end || g >= sp.groups)
-            return;
-        __shared__ uint4 ring[BY][PIPE][34];
-        const int lane = (int)threadIdx.x;
-        const piped_rows<R * STEP, NR> src = {
-            ring[threadIdx.y], in,
-            a.src_pitch,       lane,
-            c <= sp.c_end,     lane == BX - 1 && c + 1 <= sp.c_end,
-            c < sp.c_end};
-        src.start();
-        rows_roll<K, STEP, ROWS>(a, w, src, out, c < sp.c_end);
-        return;
-    }
     if (c >= sp.c_end || g >= sp.groups)
         return;
+    const int y0 = min(sp.y_first + g * ROWS, sp.y_last);
     if constexpr (ROWS > 4) {
         static_assert(RANK == 1, "many rows per thread: rank 1 only");
-        rows_roll<K, STEP, ROWS>(a, w, direct_rows<R * STEP, NR>{in, a.src_pitch}, out, true);
+        rows_roll<K, STEP, ROWS>(a, w, c * CHUNK, y0, bz);
     } else
         rows_chunk<K, STEP, RANK, ROWS>(a, w, c * CHUNK, y0, bz);
 }
@@ -670,12 +563,9 @@ template <int K, int STEP, int RANK>
 ic_status launch_r(const ic_cuda_args *a, const float *w, const float *row, const float *col,
                    int rows, char *err, size_t errlen)
 {
-    if constexpr (K == 3 && RANK == 1) { /* rows_roll: a separable 3x3 only */
+    if constexpr (K == 3 && RANK == 1) /* rows_roll: a separable 3x3 only */
         if (rows == 8)
             return launch<K, STEP, RANK, 8>(a, w, row, col, err, errlen);
-        if (rows == 16)
-            return launch<K, STEP, RANK, 16>(a, w, row, col, err, errlen);
-    }
     switch (rows) {
     case 1:
         return launch<K, STEP, RANK, 1>(a, w, row, col, err, errlen);
