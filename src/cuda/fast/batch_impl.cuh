@@ -204,7 +204,8 @@ template <int K, int STEP, int ROWS> constexpr int batch_min_blocks()
 }
 
 template <int K, int STEP, int RANK, int ROWS, class TAB>
-__global__ void __launch_bounds__(icf_rows::BX *icf_rows::BY, (batch_min_blocks<K, STEP, ROWS>()))
+__global__ void __launch_bounds__(icf_rows::BX *icf_rows::by_of(ROWS),
+                                  (batch_min_blocks<K, STEP, ROWS>()))
     batch_rows_kernel(const ic_cuda_args base, const icf_rows::rows_w<K, RANK> w,
                       const __grid_constant__ TAB tab)
 {
@@ -223,7 +224,7 @@ ic_status rows_go(const ic_cuda_args *base, const float *w, const float *row, co
 {
     icf_rows::rows_w<K, RANK> p;
     icf_rows::rows_weights<K, RANK>(&p, w, row, col);
-    const dim3 block(icf_rows::BX, icf_rows::BY);
+    const dim3 block(icf_rows::BX, icf_rows::by_of(ROWS));
     const cudaStream_t stream = (cudaStream_t)base->stream;
     return launch_with_table(
         t,

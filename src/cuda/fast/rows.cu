@@ -39,7 +39,6 @@ IC_ROWS_LAUNCH_R(extern template, 9, 1, 2);
 IC_ROWS_LAUNCH_R(extern template, 9, 3, 2);
 IC_ROWS_LAUNCH_R(extern template, 9, 4, 2);
 
-using icf_rows::BY;
 using icf_rows::CHUNK;
 using icf_rows::launch_k;
 
@@ -109,7 +108,7 @@ extern "C" ic_status ic_fast_rows_launch(const ic_cuda_args *a, const float *w, 
     if (!aligned || a->u16 || !ic_fast_rows_eligible(a->kw, a->kh, a->channels, a->soa) ||
         (a->premultiply && !ic_fast_rows_premultiplies(a->channels, a->soa)) || rank < 0 ||
         rank > IC_FAST_ROWS_MAX_RANK || (rank > 0 && (!row || !col)) ||
-        (groups + BY - 1) / BY > IC_CU_MAX_GRID_Y)
+        (groups + icf_rows::by_of(rows) - 1) / icf_rows::by_of(rows) > IC_CU_MAX_GRID_Y)
         return ic_cu_launch_fallback(a, "cuda fast global kernel", err, errlen);
     switch (a->kw) {
     case 3:

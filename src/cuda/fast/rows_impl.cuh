@@ -67,6 +67,14 @@ constexpr int CHUNK = 16; /* output samples per thread: one uint4 store */
 constexpr int SIDE = 8;   /* output samples per side item (rows_side): half a chunk */
 constexpr int BX = 32, BY = 8;
 
+/* Rows of threads a block at ROWS rows a thread: 8, but 4 for rows_roll
+ * (128-thread blocks, so that its 72 registers still give 7 blocks, 28
+ * warps, an SM, where 256-thread blocks at 80 registers gave 3, 24 warps). */
+__host__ __device__ constexpr int by_of(int rows)
+{
+    return rows > 4 ? 4 : BY;
+}
+
 /* Weights by value (kernel parameter space = constant bank, broadcast):
  * the full K x K for RANK 0, else RANK pairs of row and column vectors. */
 template <int K, int RANK> struct rows_w {
@@ -130,12 +138,13 @@ struct rows_edges {
     unsigned edge_bx;  /* side blocks per grid row */
 };
 
-/* Blocks per SM of the rows kernels (rows_body's minimum: 64 registers at
- * 4, 80 at 3, 128 at 2). rows_roll takes 80: at 64 it spilled 92 bytes a
- * thread and the 8K 3x3 took 0.094 ms against 0.078 (table H, 192170f). */
+/* Blocks per SM of the rows kernels (rows_body's minimum: of 256 threads,
+ * 64 registers at 4, 80 at 3, 128 at 2; of 128 threads, rows_roll's, 72 at
+ * 7). rows_roll at 64 registers spilled 92 bytes a thread and the 8K 3x3
+ * took 0.094 ms against 0.078 at 80 (table H, 192170f). */
 template <int K, int ROWS> constexpr int rows_min_blocks()
 {
-    return ROWS > 4 ? 3 : ROWS == 4 ? (K >= 5 ? 2 : 4) : (K >= 7 ? 3 : 4);
+    return ROWS > 4 ? 7 : ROWS == 4 ? (K >= 5 ? 2 : 4) : (K >= 7 ? 3 : 4);
 }
 
 /* Premultiplied RGBA: the colour samples of a window of whole pixels (NW
@@ -453,7 +462,7 @@ __device__ __forceinline__ void rows_body(const ic_cuda_args &a, const rows_w<K,
 {
     const rows_span &sp = e.sp;
     if (bx >= e.main_bx) { /* a side block (block-uniform branch) */
-        long long i = ((long long)by * e.edge_bx + (bx - e.main_bx)) * (BX * BY) +
+        long long i = ((long long)by * e.edge_bx + (bx - e.main_bx)) * (BX * by_of(ROWS)) +
                       threadIdx.y * BX + threadIdx.x;
         if (i >= e.n_items * (CHUNK / SIDE))
             return;
@@ -476,7 +485,7 @@ __device__ __forceinline__ void rows_body(const ic_cuda_args &a, const rows_w<K,
         return;
     }
     const int c = sp.c_first + (int)(bx * BX + threadIdx.x);
-    const int g = (int)(by * BY + threadIdx.y);
+    const int g = (int)(by * by_of(ROWS) + threadIdx.y);
     if (c >= sp.c_end || g >= sp.groups)
         return;
     const int y0 = min(sp.y_first + g * ROWS, sp.y_last);
@@ -488,7 +497,7 @@ __device__ __forceinline__ void rows_body(const ic_cuda_args &a, const rows_w<K,
 }
 
 template <int K, int STEP, int RANK, int ROWS>
-__global__ void __launch_bounds__(BX *BY, (rows_min_blocks<K, ROWS>()))
+__global__ void __launch_bounds__(BX *by_of(ROWS), (rows_min_blocks<K, ROWS>()))
     rows_kernel(ic_cuda_args a, rows_w<K, RANK> w, rows_edges e)
 {
     rows_body<K, STEP, RANK, ROWS>(a, w, e, blockIdx.x, blockIdx.y, blockIdx.z);
@@ -530,8 +539,9 @@ inline int rows_shape_of(int width, int height, int step, int k, int rows, rows_
     e->n_band = (e->n_top + (height - e->bot_start)) * chunks;
     e->n_items = e->n_band + mid_rows * (sp.c_first + (chunks - sp.c_end));
     const long long main_bx = inner ? (sp.c_end - sp.c_first + BX - 1) / BX : 0;
-    *grid_y = inner ? (sp.groups + BY - 1) / BY : 1;
-    const long long side_blocks = (e->n_items * (CHUNK / SIDE) + BX * BY - 1) / (BX * BY);
+    const int by = by_of(rows);
+    *grid_y = inner ? (sp.groups + by - 1) / by : 1;
+    const long long side_blocks = (e->n_items * (CHUNK / SIDE) + BX * by - 1) / (BX * by);
     const long long edge_bx = (side_blocks + *grid_y - 1) / *grid_y;
     if (main_bx + edge_bx > 0x7fffffffLL)
         return 0;
@@ -550,7 +560,7 @@ ic_status launch(const ic_cuda_args *a, const float *w, const float *row, const 
     long long grid_y = 0;
     if (!rows_shape_of(a->width, a->height, STEP, K, ROWS, &e, &grid_y))
         return ic_cu_launch_fallback(a, "cuda fast global kernel", err, errlen);
-    const dim3 block(BX, BY);
+    const dim3 block(BX, by_of(ROWS));
     const dim3 grid(e.main_bx + e.edge_bx, (unsigned)grid_y, a->soa ? (unsigned)a->channels : 1u);
     rows_kernel<K, STEP, RANK, ROWS><<<grid, block, 0, (cudaStream_t)a->stream>>>(*a, p, e);
     const cudaError_t ce = cudaGetLastError();
