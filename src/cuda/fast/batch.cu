@@ -151,7 +151,8 @@ static int rows_entry(batch_img *d, const ic_fast_batch_item *it, int step, int 
 {
     long long grid_y = 0;
     memset(d, 0, sizeof *d);
-    if (!icf_rows::rows_shape_of(it->width, it->height, step, k, rows, &d->e, &grid_y) ||
+    if (!icf_rows::rows_shape_of(it->width, it->height, step, k, rows, &d->e, &grid_y,
+                                 icf_rows::BY) ||
         grid_y > IC_CU_MAX_GRID_Y)
         return 0;
     d->bx = d->e.main_bx + d->e.edge_bx;

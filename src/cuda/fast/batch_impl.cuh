@@ -197,15 +197,17 @@ __device__ __forceinline__ void batch_block(const batch_img &d, long long b, uns
 /* Blocks per SM of a batched rows kernel: those of its body, one fewer for
  * RGBA (the image's arguments live in registers here, not in the parameter
  * bank: at the one-image kernel's 64 registers the RGBA bodies spilled
- * 1.2-2.4 KB per thread, ptxas -v). */
+ * 1.2-2.4 KB per thread, ptxas -v). Its blocks keep BY rows of threads
+ * (rows_roll's 128-thread blocks doubled the blocks, each finding its image:
+ * 64 x 480p 0.0597 ms against 0.0547, table M at e4cbd82), so rows_roll
+ * here takes 3 of 256 threads. */
 template <int K, int STEP, int ROWS> constexpr int batch_min_blocks()
 {
-    return (STEP == 4 ? -1 : 0) + icf_rows::rows_min_blocks<K, ROWS>();
+    return (STEP == 4 ? -1 : 0) + (ROWS > 4 ? 3 : icf_rows::rows_min_blocks<K, ROWS>());
 }
 
 template <int K, int STEP, int RANK, int ROWS, class TAB>
-__global__ void __launch_bounds__(icf_rows::BX *icf_rows::by_of(ROWS),
-                                  (batch_min_blocks<K, STEP, ROWS>()))
+__global__ void __launch_bounds__(icf_rows::BX *icf_rows::BY, (batch_min_blocks<K, STEP, ROWS>()))
     batch_rows_kernel(const ic_cuda_args base, const icf_rows::rows_w<K, RANK> w,
                       const __grid_constant__ TAB tab)
 {
@@ -214,7 +216,7 @@ __global__ void __launch_bounds__(icf_rows::BX *icf_rows::by_of(ROWS),
     const ic_cuda_args a = batch_args(base, d);
     unsigned bx, by, bz;
     batch_block(d, b, &bx, &by, &bz);
-    icf_rows::rows_body<K, STEP, RANK, ROWS>(a, w, d.e, bx, by, bz);
+    icf_rows::rows_body<K, STEP, RANK, ROWS, icf_rows::BY>(a, w, d.e, bx, by, bz);
 }
 
 /* One rows launch of a batch: the images of t, `blocks` blocks in all. */
@@ -224,7 +226,7 @@ ic_status rows_go(const ic_cuda_args *base, const float *w, const float *row, co
 {
     icf_rows::rows_w<K, RANK> p;
     icf_rows::rows_weights<K, RANK>(&p, w, row, col);
-    const dim3 block(icf_rows::BX, icf_rows::by_of(ROWS));
+    const dim3 block(icf_rows::BX, icf_rows::BY);
     const cudaStream_t stream = (cudaStream_t)base->stream;
     return launch_with_table(
         t,

@@ -454,15 +454,15 @@ __device__ __forceinline__ void rows_side(const ic_cuda_args &a, const rows_w<K,
 
 /* The work of block (bx, by, bz) of a rows launch over image a: rows_kernel
  * passes its blockIdx, the batched launch (batch_impl.cuh) the block's place
- * in its image. */
-template <int K, int STEP, int RANK, int ROWS>
+ * in its image. TY rows of threads a block (by_of; the batch keeps BY). */
+template <int K, int STEP, int RANK, int ROWS, int TY = by_of(ROWS)>
 __device__ __forceinline__ void rows_body(const ic_cuda_args &a, const rows_w<K, RANK> &w,
                                           const rows_edges &e, unsigned bx, unsigned by,
                                           unsigned bz)
 {
     const rows_span &sp = e.sp;
     if (bx >= e.main_bx) { /* a side block (block-uniform branch) */
-        long long i = ((long long)by * e.edge_bx + (bx - e.main_bx)) * (BX * by_of(ROWS)) +
+        long long i = ((long long)by * e.edge_bx + (bx - e.main_bx)) * (BX * TY) +
                       threadIdx.y * BX + threadIdx.x;
         if (i >= e.n_items * (CHUNK / SIDE))
             return;
@@ -485,7 +485,7 @@ __device__ __forceinline__ void rows_body(const ic_cuda_args &a, const rows_w<K,
         return;
     }
     const int c = sp.c_first + (int)(bx * BX + threadIdx.x);
-    const int g = (int)(by * by_of(ROWS) + threadIdx.y);
+    const int g = (int)(by * TY + threadIdx.y);
     if (c >= sp.c_end || g >= sp.groups)
         return;
     const int y0 = min(sp.y_first + g * ROWS, sp.y_last);
@@ -521,10 +521,11 @@ inline void rows_weights(rows_w<K, RANK> *p, const float *w, const float *row, c
 /* The launch shape of a rows launch over a width x height image (samples
  * STEP per pixel, K x K kernel, ROWS rows per thread): the interior span,
  * main blocks in x over the interior chunks, grid rows over the interior row
- * groups (one when there are none: tiny images), side blocks per grid row.
- * 0 when the grid is too wide. */
+ * groups (one when there are none: tiny images), side blocks per grid row,
+ * for blocks of ty rows of threads (0: by_of(rows)). 0 when the grid is too
+ * wide. */
 inline int rows_shape_of(int width, int height, int step, int k, int rows, rows_edges *e,
-                         long long *grid_y)
+                         long long *grid_y, int ty = 0)
 {
     const long long nsamp = (long long)width * step;
     memset(e, 0, sizeof *e);
@@ -539,7 +540,7 @@ inline int rows_shape_of(int width, int height, int step, int k, int rows, rows_
     e->n_band = (e->n_top + (height - e->bot_start)) * chunks;
     e->n_items = e->n_band + mid_rows * (sp.c_first + (chunks - sp.c_end));
     const long long main_bx = inner ? (sp.c_end - sp.c_first + BX - 1) / BX : 0;
-    const int by = by_of(rows);
+    const int by = ty > 0 ? ty : by_of(rows);
     *grid_y = inner ? (sp.groups + by - 1) / by : 1;
     const long long side_blocks = (e->n_items * (CHUNK / SIDE) + BX * by - 1) / (BX * by);
     const long long edge_bx = (side_blocks + *grid_y - 1) / *grid_y;
