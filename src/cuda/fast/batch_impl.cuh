@@ -198,12 +198,11 @@ __device__ __forceinline__ void batch_block(const batch_img &d, long long b, uns
  * RGBA (the image's arguments live in registers here, not in the parameter
  * bank: at the one-image kernel's 64 registers the RGBA bodies spilled
  * 1.2-2.4 KB per thread, ptxas -v). Its blocks keep BY rows of threads
- * (rows_roll's 128-thread blocks doubled the blocks, each finding its image:
- * 64 x 480p 0.0597 ms against 0.0547, table M at e4cbd82), so rows_roll
- * here takes 3 of 256 threads. */
+ * (128-thread blocks double the blocks, each finding its image: 64 x 480p
+ * took 0.0597 ms against 0.0547, table M at e4cbd82). */
 template <int K, int STEP, int ROWS> constexpr int batch_min_blocks()
 {
-    return (STEP == 4 ? -1 : 0) + (ROWS > 4 ? 3 : icf_rows::rows_min_blocks<K, ROWS>());
+    return (STEP == 4 ? -1 : 0) + icf_rows::rows_min_blocks<K, ROWS>();
 }
 
 template <int K, int STEP, int RANK, int ROWS, class TAB>

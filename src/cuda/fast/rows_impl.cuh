@@ -67,12 +67,13 @@ constexpr int CHUNK = 16; /* output samples per thread: one uint4 store */
 constexpr int SIDE = 8;   /* output samples per side item (rows_side): half a chunk */
 constexpr int BX = 32, BY = 8;
 
-/* Rows of threads a block at ROWS rows a thread: 8, but 4 for rows_roll
- * (128-thread blocks, so that its 72 registers still give 7 blocks, 28
- * warps, an SM, where 256-thread blocks at 80 registers gave 3, 24 warps). */
+/* Rows of threads a block of the one-image rows kernels: 4 (128-thread
+ * blocks: smaller images spread over more SMs, and rows_roll's 72
+ * registers still give 7 blocks, 28 warps, an SM, where 256-thread blocks
+ * at 80 registers gave 3, 24 warps). The batch keeps BY. */
 __host__ __device__ constexpr int by_of(int rows)
 {
-    return rows > 4 ? 4 : BY;
+    return rows > 0 ? 4 : BY;
 }
 
 /* Weights by value (kernel parameter space = constant bank, broadcast):
@@ -138,13 +139,21 @@ struct rows_edges {
     unsigned edge_bx;  /* side blocks per grid row */
 };
 
-/* Blocks per SM of the rows kernels (rows_body's minimum: of 256 threads,
- * 64 registers at 4, 80 at 3, 128 at 2; of 128 threads, rows_roll's, 72 at
- * 7). rows_roll at 64 registers spilled 92 bytes a thread and the 8K 3x3
- * took 0.094 ms against 0.078 at 80 (table H, 192170f). */
+/* Blocks of 256 threads per SM of the rows kernels (rows_body's minimum:
+ * 64 registers at 4, 80 at 3, 128 at 2; the batched kernels take these).
+ * rows_roll at 64 registers spilled 92 bytes a thread and the 8K 3x3 took
+ * 0.094 ms against 0.078 at 80 (table H, 192170f). */
 template <int K, int ROWS> constexpr int rows_min_blocks()
 {
-    return ROWS > 4 ? 7 : ROWS == 4 ? (K >= 5 ? 2 : 4) : (K >= 7 ? 3 : 4);
+    return ROWS > 4 ? 3 : ROWS == 4 ? (K >= 5 ? 2 : 4) : (K >= 7 ? 3 : 4);
+}
+
+/* The one-image kernel's blocks an SM, of BX * by_of(ROWS) threads: as many
+ * registers as rows_min_blocks' 256-thread blocks, but 72 for rows_roll (7
+ * blocks of 128). */
+template <int K, int ROWS> constexpr int rows_kernel_blocks()
+{
+    return ROWS > 4 ? 7 : rows_min_blocks<K, ROWS>() * (BY / by_of(ROWS));
 }
 
 /* Premultiplied RGBA: the colour samples of a window of whole pixels (NW
@@ -497,7 +506,7 @@ __device__ __forceinline__ void rows_body(const ic_cuda_args &a, const rows_w<K,
 }
 
 template <int K, int STEP, int RANK, int ROWS>
-__global__ void __launch_bounds__(BX *by_of(ROWS), (rows_min_blocks<K, ROWS>()))
+__global__ void __launch_bounds__(BX *by_of(ROWS), (rows_kernel_blocks<K, ROWS>()))
     rows_kernel(ic_cuda_args a, rows_w<K, RANK> w, rows_edges e)
 {
     rows_body<K, STEP, RANK, ROWS>(a, w, e, blockIdx.x, blockIdx.y, blockIdx.z);
