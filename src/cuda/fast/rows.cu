@@ -108,7 +108,8 @@ extern "C" ic_status ic_fast_rows_launch(const ic_cuda_args *a, const float *w, 
     if (!aligned || a->u16 || !ic_fast_rows_eligible(a->kw, a->kh, a->channels, a->soa) ||
         (a->premultiply && !ic_fast_rows_premultiplies(a->channels, a->soa)) || rank < 0 ||
         rank > IC_FAST_ROWS_MAX_RANK || (rank > 0 && (!row || !col)) ||
-        (groups + icf_rows::by_of(rows) - 1) / icf_rows::by_of(rows) > IC_CU_MAX_GRID_Y)
+        (groups + icf_rows::by_of(rows, a->kw) - 1) / icf_rows::by_of(rows, a->kw) >
+            IC_CU_MAX_GRID_Y)
         return ic_cu_launch_fallback(a, "cuda fast global kernel", err, errlen);
     switch (a->kw) {
     case 3:

@@ -67,13 +67,17 @@ constexpr int CHUNK = 16; /* output samples per thread: one uint4 store */
 constexpr int SIDE = 8;   /* output samples per side item (rows_side): half a chunk */
 constexpr int BX = 32, BY = 8;
 
-/* Rows of threads a block of the one-image rows kernels: 4 (128-thread
- * blocks: smaller images spread over more SMs, and rows_roll's 72
- * registers still give 7 blocks, 28 warps, an SM, where 256-thread blocks
- * at 80 registers gave 3, 24 warps). The batch keeps BY. */
-__host__ __device__ constexpr int by_of(int rows)
+/* Rows of threads a block of the one-image rows kernels for a k x k
+ * kernel: 4 up to 5x5 (128-thread blocks: smaller images spread over more
+ * SMs, and rows_roll's 72 registers still give 7 blocks, 28 warps, an SM,
+ * where 256-thread blocks at 80 registers gave 3, 24 warps), BY from 7x7
+ * (a block's row groups share their K - 1 halo rows in L1: at 128 threads
+ * the 8K 9x9 took 0.266 ms against 0.228, the 7x7 0.173 against 0.161,
+ * table H at 5adf1d2, while 480p 3x3 went from 0.0073 to 0.0066 and HD 5x5
+ * from 0.0159 to 0.0152). The batch keeps BY. */
+__host__ __device__ constexpr int by_of(int rows, int k)
 {
-    return rows > 0 ? 4 : BY;
+    return rows > 0 && k <= 5 ? 4 : BY;
 }
 
 /* Weights by value (kernel parameter space = constant bank, broadcast):
@@ -148,12 +152,12 @@ template <int K, int ROWS> constexpr int rows_min_blocks()
     return ROWS > 4 ? 3 : ROWS == 4 ? (K >= 5 ? 2 : 4) : (K >= 7 ? 3 : 4);
 }
 
-/* The one-image kernel's blocks an SM, of BX * by_of(ROWS) threads: as many
+/* The one-image kernel's blocks an SM, of BX * by_of(ROWS, K) threads: as many
  * registers as rows_min_blocks' 256-thread blocks, but 72 for rows_roll (7
  * blocks of 128). */
 template <int K, int ROWS> constexpr int rows_kernel_blocks()
 {
-    return ROWS > 4 ? 7 : rows_min_blocks<K, ROWS>() * (BY / by_of(ROWS));
+    return ROWS > 4 ? 7 : rows_min_blocks<K, ROWS>() * (BY / by_of(ROWS, K));
 }
 
 /* Premultiplied RGBA: the colour samples of a window of whole pixels (NW
@@ -464,7 +468,7 @@ __device__ __forceinline__ void rows_side(const ic_cuda_args &a, const rows_w<K,
 /* The work of block (bx, by, bz) of a rows launch over image a: rows_kernel
  * passes its blockIdx, the batched launch (batch_impl.cuh) the block's place
  * in its image. TY rows of threads a block (by_of; the batch keeps BY). */
-template <int K, int STEP, int RANK, int ROWS, int TY = by_of(ROWS)>
+template <int K, int STEP, int RANK, int ROWS, int TY = by_of(ROWS, K)>
 __device__ __forceinline__ void rows_body(const ic_cuda_args &a, const rows_w<K, RANK> &w,
                                           const rows_edges &e, unsigned bx, unsigned by,
                                           unsigned bz)
@@ -506,7 +510,7 @@ __device__ __forceinline__ void rows_body(const ic_cuda_args &a, const rows_w<K,
 }
 
 template <int K, int STEP, int RANK, int ROWS>
-__global__ void __launch_bounds__(BX *by_of(ROWS), (rows_kernel_blocks<K, ROWS>()))
+__global__ void __launch_bounds__(BX *by_of(ROWS, K), (rows_kernel_blocks<K, ROWS>()))
     rows_kernel(ic_cuda_args a, rows_w<K, RANK> w, rows_edges e)
 {
     rows_body<K, STEP, RANK, ROWS>(a, w, e, blockIdx.x, blockIdx.y, blockIdx.z);
@@ -531,7 +535,7 @@ inline void rows_weights(rows_w<K, RANK> *p, const float *w, const float *row, c
  * STEP per pixel, K x K kernel, ROWS rows per thread): the interior span,
  * main blocks in x over the interior chunks, grid rows over the interior row
  * groups (one when there are none: tiny images), side blocks per grid row,
- * for blocks of ty rows of threads (0: by_of(rows)). 0 when the grid is too
+ * for blocks of ty rows of threads (0: by_of(rows, k)). 0 when the grid is too
  * wide. */
 inline int rows_shape_of(int width, int height, int step, int k, int rows, rows_edges *e,
                          long long *grid_y, int ty = 0)
@@ -549,7 +553,7 @@ inline int rows_shape_of(int width, int height, int step, int k, int rows, rows_
     e->n_band = (e->n_top + (height - e->bot_start)) * chunks;
     e->n_items = e->n_band + mid_rows * (sp.c_first + (chunks - sp.c_end));
     const long long main_bx = inner ? (sp.c_end - sp.c_first + BX - 1) / BX : 0;
-    const int by = ty > 0 ? ty : by_of(rows);
+    const int by = ty > 0 ? ty : by_of(rows, k);
     *grid_y = inner ? (sp.groups + by - 1) / by : 1;
     const long long side_blocks = (e->n_items * (CHUNK / SIDE) + BX * by - 1) / (BX * by);
     const long long edge_bx = (side_blocks + *grid_y - 1) / *grid_y;
@@ -570,7 +574,7 @@ ic_status launch(const ic_cuda_args *a, const float *w, const float *row, const 
     long long grid_y = 0;
     if (!rows_shape_of(a->width, a->height, STEP, K, ROWS, &e, &grid_y))
         return ic_cu_launch_fallback(a, "cuda fast global kernel", err, errlen);
-    const dim3 block(BX, by_of(ROWS));
+    const dim3 block(BX, by_of(ROWS, K));
     const dim3 grid(e.main_bx + e.edge_bx, (unsigned)grid_y, a->soa ? (unsigned)a->channels : 1u);
     rows_kernel<K, STEP, RANK, ROWS><<<grid, block, 0, (cudaStream_t)a->stream>>>(*a, p, e);
     const cudaError_t ce = cudaGetLastError();
