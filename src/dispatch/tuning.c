@@ -37,6 +37,13 @@ static int fft_n_ok(int n)
     return n == 0 || (n >= 64 && n <= 8192 && (n & (n - 1)) == 0);
 }
 
+/* ic_tuning.rows_shape's values: 0 (the planner's), 1, 2, 4, and 8 (a
+ * separable 3x3; other kernels run it as 4) */
+static int rows_shape_ok(int r)
+{
+    return r == 0 || r == 1 || r == 2 || r == 4 || r == 8;
+}
+
 static int tile_rows_ok(int r)
 {
     return r == 0 || r == 8 || r == 16 || r == 32 || r == 64;
@@ -59,8 +66,7 @@ ic_status ic__tuning_check(const ic_tuning *t)
     if ((unsigned)t->fft_fuse >= (unsigned)N_OF(fuse_names))
         return ic_fail(IC_ERR_INVALID_ARG,
                        "tuning: fft-fuse %d is not 0 (auto), 1 (always) or 2 (never)", t->fft_fuse);
-    if (t->rows_shape != 0 && t->rows_shape != 1 && t->rows_shape != 2 && t->rows_shape != 4 &&
-        t->rows_shape != 8)
+    if (!rows_shape_ok(t->rows_shape))
         return ic_fail(IC_ERR_INVALID_ARG, "tuning: rows-shape %d is not 0, 1, 2, 4 or 8",
                        t->rows_shape);
     if (t->tile_channels < 0 || t->tile_channels > 2)
@@ -123,7 +129,7 @@ static ic_status apply_item(char *item, ic_tuning *t)
         else
             v = -1;
     } else if (strcmp(key, "rows-shape") == 0) {
-        if ((v = number(val)) == 0 || v == 1 || v == 2 || v == 4 || v == 8)
+        if ((v = number(val)) >= 0 && rows_shape_ok(v))
             t->rows_shape = v;
         else
             v = -1;
