@@ -101,6 +101,7 @@ extern "C" ic_status ic_fast_rows_launch(const ic_cuda_args *a, const float *w, 
     if (rows != 1 && rows != 2 && rows != 4 && !(rows == 8 && ic_fast_rows_rolls(a->kw, rank)))
         rows = 4;
     const long long groups = ((long long)a->height + rows - 1) / rows;
+    const int ty = icf_rows::by_of(a->kw); /* rows of threads a block */
     if (!a->w) {
         snprintf(err, errlen, "cuda fast rows: no device weights");
         return IC_ERR_INTERNAL;
@@ -108,8 +109,7 @@ extern "C" ic_status ic_fast_rows_launch(const ic_cuda_args *a, const float *w, 
     if (!aligned || a->u16 || !ic_fast_rows_eligible(a->kw, a->kh, a->channels, a->soa) ||
         (a->premultiply && !ic_fast_rows_premultiplies(a->channels, a->soa)) || rank < 0 ||
         rank > IC_FAST_ROWS_MAX_RANK || (rank > 0 && (!row || !col)) ||
-        (groups + icf_rows::by_of(rows, a->kw) - 1) / icf_rows::by_of(rows, a->kw) >
-            IC_CU_MAX_GRID_Y)
+        (groups + ty - 1) / ty > IC_CU_MAX_GRID_Y)
         return ic_cu_launch_fallback(a, "cuda fast global kernel", err, errlen);
     switch (a->kw) {
     case 3:

@@ -75,9 +75,9 @@ constexpr int BX = 32, BY = 8;
  * the 8K 9x9 took 0.266 ms against 0.228, the 7x7 0.173 against 0.161,
  * table H at 5adf1d2, while 480p 3x3 went from 0.0073 to 0.0066 and HD 5x5
  * from 0.0159 to 0.0152). The batch keeps BY. */
-__host__ __device__ constexpr int by_of(int rows, int k)
+__host__ __device__ constexpr int by_of(int k)
 {
-    return rows > 0 && k <= 5 ? 4 : BY;
+    return k <= 5 ? 4 : BY;
 }
 
 /* Weights by value (kernel parameter space = constant bank, broadcast):
@@ -152,12 +152,12 @@ template <int K, int ROWS> constexpr int rows_min_blocks()
     return ROWS > 4 ? 3 : ROWS == 4 ? (K >= 5 ? 2 : 4) : (K >= 7 ? 3 : 4);
 }
 
-/* The one-image kernel's blocks an SM, of BX * by_of(ROWS, K) threads: as many
+/* The one-image kernel's blocks an SM, of BX * by_of(K) threads: as many
  * registers as rows_min_blocks' 256-thread blocks, but 72 for rows_roll (7
  * blocks of 128). */
 template <int K, int ROWS> constexpr int rows_kernel_blocks()
 {
-    return ROWS > 4 ? 7 : rows_min_blocks<K, ROWS>() * (BY / by_of(ROWS, K));
+    return ROWS > 4 ? 7 : rows_min_blocks<K, ROWS>() * (BY / by_of(K));
 }
 
 /* Premultiplied RGBA: the colour samples of a window of whole pixels (NW
@@ -291,17 +291,23 @@ __device__ __forceinline__ unsigned pack_word(const float (&v)[4], float bias)
     return w;
 }
 
-/* One output row of a chunk (its 16 sums) rounded and stored at out. The
- * rows kernels' stores are streaming (st.global.cs, evict first): nothing
- * reads them back, and the input rows that the next row groups read again
- * as their halo stay in L2. */
+/* A chunk's 16 output bytes (four packed words) stored at out. The rows
+ * kernels' stores are streaming (st.global.cs, evict first): nothing reads
+ * them back, and the input rows that the next row groups read again as
+ * their halo stay in L2. */
+__device__ __forceinline__ void store_words(uint8_t *out, const unsigned (&v)[CHUNK / 4])
+{
+    __stcs(reinterpret_cast<uint4 *>(out), make_uint4(v[0], v[1], v[2], v[3]));
+}
+
+/* One output row of a chunk (its 16 sums) rounded and stored at out. */
 __device__ __forceinline__ void store_chunk(const float (&acc)[CHUNK], float bias, uint8_t *out)
 {
-    unsigned v[4];
+    unsigned v[CHUNK / 4];
 #pragma unroll
-    for (int q = 0; q < 4; q++)
+    for (int q = 0; q < CHUNK / 4; q++)
         v[q] = pack_word(*reinterpret_cast<const float(*)[4]>(&acc[4 * q]), bias);
-    __stcs(reinterpret_cast<uint4 *>(out), make_uint4(v[0], v[1], v[2], v[3]));
+    store_words(out, v);
 }
 
 /* Output samples s0..s0+15 of rows y0..y0+ROWS-1 of plane bz, an interior
@@ -350,8 +356,8 @@ __device__ __forceinline__ void rows_chunk(const ic_cuda_args &a, const rows_w<K
  * (rows_chunk's 4 rows are its limit), while every input row is loaded and
  * converted once for the ROWS output rows: (ROWS + K - 1) / ROWS input rows
  * an output row against 1.5 at 4 rows for a 3x3 (SASS of the RGB 3x3 at 8
- * rows: 15.1 instructions an output against 17.3 at 4; 80 registers, 3
- * blocks an SM, rows_min_blocks). 16 rows (14.3 instructions) measured
+ * rows: about 14 instructions an output against 16.3 at 4; 72 registers, 7
+ * blocks of 128 an SM, rows_kernel_blocks). 16 rows (14.3 instructions) measured
  * slower than 8 at every size, fewer threads hiding the loads' latency
  * (table H at 680e814: 8K 0.0864 ms against 0.0774). The products and their
  * order are add_row's, so outputs equal rows_chunk's and rows_side's bit for
@@ -410,8 +416,7 @@ __device__ __forceinline__ void rows_roll(const ic_cuda_args &a, const rows_w<K,
             }
         }
         if (done >= 0)
-            __stcs(reinterpret_cast<uint4 *>(out + (size_t)done * a.dst_pitch),
-                   make_uint4(word[0], word[1], word[2], word[3]));
+            store_words(out + (size_t)done * a.dst_pitch, word);
     }
 }
 
@@ -468,7 +473,7 @@ __device__ __forceinline__ void rows_side(const ic_cuda_args &a, const rows_w<K,
 /* The work of block (bx, by, bz) of a rows launch over image a: rows_kernel
  * passes its blockIdx, the batched launch (batch_impl.cuh) the block's place
  * in its image. TY rows of threads a block (by_of; the batch keeps BY). */
-template <int K, int STEP, int RANK, int ROWS, int TY = by_of(ROWS, K)>
+template <int K, int STEP, int RANK, int ROWS, int TY = by_of(K)>
 __device__ __forceinline__ void rows_body(const ic_cuda_args &a, const rows_w<K, RANK> &w,
                                           const rows_edges &e, unsigned bx, unsigned by,
                                           unsigned bz)
@@ -510,7 +515,7 @@ __device__ __forceinline__ void rows_body(const ic_cuda_args &a, const rows_w<K,
 }
 
 template <int K, int STEP, int RANK, int ROWS>
-__global__ void __launch_bounds__(BX *by_of(ROWS, K), (rows_kernel_blocks<K, ROWS>()))
+__global__ void __launch_bounds__(BX *by_of(K), (rows_kernel_blocks<K, ROWS>()))
     rows_kernel(ic_cuda_args a, rows_w<K, RANK> w, rows_edges e)
 {
     rows_body<K, STEP, RANK, ROWS>(a, w, e, blockIdx.x, blockIdx.y, blockIdx.z);
@@ -535,7 +540,7 @@ inline void rows_weights(rows_w<K, RANK> *p, const float *w, const float *row, c
  * STEP per pixel, K x K kernel, ROWS rows per thread): the interior span,
  * main blocks in x over the interior chunks, grid rows over the interior row
  * groups (one when there are none: tiny images), side blocks per grid row,
- * for blocks of ty rows of threads (0: by_of(rows, k)). 0 when the grid is too
+ * for blocks of ty rows of threads (0: by_of(k)). 0 when the grid is too
  * wide. */
 inline int rows_shape_of(int width, int height, int step, int k, int rows, rows_edges *e,
                          long long *grid_y, int ty = 0)
@@ -553,7 +558,7 @@ inline int rows_shape_of(int width, int height, int step, int k, int rows, rows_
     e->n_band = (e->n_top + (height - e->bot_start)) * chunks;
     e->n_items = e->n_band + mid_rows * (sp.c_first + (chunks - sp.c_end));
     const long long main_bx = inner ? (sp.c_end - sp.c_first + BX - 1) / BX : 0;
-    const int by = ty > 0 ? ty : by_of(rows, k);
+    const int by = ty > 0 ? ty : by_of(k);
     *grid_y = inner ? (sp.groups + by - 1) / by : 1;
     const long long side_blocks = (e->n_items * (CHUNK / SIDE) + BX * by - 1) / (BX * by);
     const long long edge_bx = (side_blocks + *grid_y - 1) / *grid_y;
@@ -574,7 +579,7 @@ ic_status launch(const ic_cuda_args *a, const float *w, const float *row, const 
     long long grid_y = 0;
     if (!rows_shape_of(a->width, a->height, STEP, K, ROWS, &e, &grid_y))
         return ic_cu_launch_fallback(a, "cuda fast global kernel", err, errlen);
-    const dim3 block(BX, by_of(ROWS, K));
+    const dim3 block(BX, by_of(K));
     const dim3 grid(e.main_bx + e.edge_bx, (unsigned)grid_y, a->soa ? (unsigned)a->channels : 1u);
     rows_kernel<K, STEP, RANK, ROWS><<<grid, block, 0, (cudaStream_t)a->stream>>>(*a, p, e);
     const cudaError_t ce = cudaGetLastError();
