@@ -136,13 +136,7 @@ __global__ void __launch_bounds__(icf::MAX_THREADS, 2)
     const uint32_t *wl =
         reinterpret_cast<const uint32_t *>(wsm) + tq + (ict::WOFF - g - (g & 1)) / 2 + (g & 1) * CW;
     float acc[4][2][4];
-#pragma unroll
-    for (int j = 0; j < 4; j++)
-#pragma unroll
-        for (int nh = 0; nh < 2; nh++)
-#pragma unroll
-            for (int v = 0; v < 4; v++)
-                acc[j][nh][v] = 0.0f;
+    ict::zero_acc(acc);
 #pragma unroll 1
     for (int i = 0; i < kh; i++) {
         const uint32_t *wr = wl + i * WROW;

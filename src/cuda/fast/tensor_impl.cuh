@@ -130,6 +130,19 @@ __device__ __forceinline__ void mma16816(float (&c)[4], const uint32_t (&a)[4], 
 #endif
 }
 
+/* A warp's accumulators, 4 tiles x 2 n8 halves x the 4 floats of an m16n8
+ * fragment, set to zero. */
+__device__ __forceinline__ void zero_acc(float (&acc)[4][2][4])
+{
+#pragma unroll
+    for (int j = 0; j < 4; j++)
+#pragma unroll
+        for (int h = 0; h < 2; h++)
+#pragma unroll
+            for (int e = 0; e < 4; e++)
+                acc[j][h][e] = 0.0f;
+}
+
 /* Two fp16 values as the 32-bit word of a fragment (lo in the low half). */
 __device__ __forceinline__ uint32_t pack_h2(__half lo, __half hi)
 {

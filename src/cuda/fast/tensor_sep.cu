@@ -147,13 +147,7 @@ __global__ void __launch_bounds__(icf::MAX_THREADS, 2)
      * 4 / V columns; a column's tiles share its H chunks (chunk cc is chunk
      * cc - v of tile v), so a column computes V + CS - 1 chunks, not V * CS */
     float acc[4][2][4];
-#pragma unroll
-    for (int j = 0; j < 4; j++)
-#pragma unroll
-        for (int nb = 0; nb < 2; nb++)
-#pragma unroll
-            for (int e = 0; e < 4; e++)
-                acc[j][nb][e] = 0.0f;
+    ict::zero_acc(acc);
 #pragma unroll
     for (int col = 0; col < 4 / V; col++) {
         /* B = in^T by ldmatrix: matrices (rows 0-7 | 8-15) x (columns 0-7 |
