@@ -924,8 +924,9 @@ static int calib_case(const char *table, int size, const char *kind, int K, ic_i
 
 /* ---- H: rows method shapes (planner calibration) ------------------------------------- */
 
-/* The rows method forced with 1, 2, 4 and 8 output rows per thread
- * (ic_tuning.rows_shape; 8 only for a separable 3x3), separable (when
+/* The rows method forced with 1, 2, 4, 8, 16 and 32 output rows per thread
+ * (ic_tuning.rows_shape; 8 and more for separable kernels only, a 3x3 at
+ * 8), separable (when
  * the planner factors the kernel) and as the full K*K sum with 1, 2 and 4
  * (ic_tuning.rows_full), next to the shared-memory sep method: the data
  * behind the planner's rows shape rule (src/cuda/fast/rows.cu). */
@@ -937,15 +938,17 @@ static void rows_shapes(void)
                                       {4, "gaussian", 5}, {4, "gaussian", 7}, {4, "gaussian", 9},
                                       {4, "random", 5},   {4, "random", 9}};
     const int nc = (int)(sizeof cases / sizeof cases[0]);
-    static const char *const shapes[4] = {"1", "2", "4", "8"};
+    static const char *const shapes[6] = {"1", "2", "4", "8", "16", "32"};
     md("\n## H. The rows method: rows per thread and separable vs full sum (planner "
        "calibration)\n\nKernel ms (median, device-resident, RGB AoS, replicate border). `rows "
        "xN`: forced rows method with N output rows per thread, separable in registers where the "
-       "planner factors the kernel (x8: a separable 3x3 only, taken one input row at a "
-       "time); `full xN`: the same with the full K*K sum; `sep`: the "
+       "planner factors the kernel (x8 and more: separable kernels taken one input row at a "
+       "time, a 3x3 16 samples x 8 rows a thread, a 5x5..9x9 8 samples x N rows); `full xN`: "
+       "the same with the full K*K sum; `sep`: the "
        "shared-memory separable method. The planner's pick is shown as method/rows per "
-       "thread.\n\n| case | planner | rows x1 | rows x2 | rows x4 | rows x8 | full x1 "
-       "| full x2 | full x4 | sep |\n|---|---|---|---|---|---|---|---|---|---|\n");
+       "thread.\n\n| case | planner | rows x1 | rows x2 | rows x4 | rows x8 | rows x16 | rows "
+       "x32 | full x1 | full x2 | full x4 | sep |\n|---|---|---|---|---|---|---|---|---|---|---|"
+       "---|\n");
     int last_size = -1;
     ic_image src;
     memset(&src, 0, sizeof src);
@@ -970,7 +973,7 @@ static void rows_shapes(void)
         if (plan.method == IC_METHOD_ROWS)
             md(" x%d%s", plan.rows_per_thread, plan.rank ? " sep" : "");
         for (int full = 0; full < 2; full++)
-            for (int sh = 0; sh < (full ? 3 : 4); sh++) {
+            for (int sh = 0; sh < (full ? 3 : 6); sh++) {
                 ic_tuning tune;
                 memset(&tune, 0, sizeof tune);
                 tune.method = IC_METHOD_ROWS;

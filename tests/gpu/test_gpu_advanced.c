@@ -294,20 +294,30 @@ static void knobs(int q)
                   a.rows_per_thread == shapes[i],
               "rows-shape=%d: rows x%d", shapes[i], a.rows_per_thread);
     }
-    /* 8 rows a thread: a separable 3x3 only (rows_roll); other kernels run
-     * at 4, and their plans say so */
+    /* 8 rows a thread and more: separable kernels one input row at a time,
+     * a 3x3 at 8 (rows_roll), a 5x5..9x9 as asked (rows_ring); the full sum
+     * runs at 4, and the plans say so */
     ic_kernel k3;
     CHECK(ic_kernel_parse(&k3, "gaussian:3") == IC_OK, "kernel gaussian:3");
-    memset(&t, 0, sizeof t);
-    t.method = IC_METHOD_ROWS;
-    t.rows_shape = 8;
-    CHECK(ic_context_set_tuning(ctx, &t) == IC_OK &&
-              ic_plan_get(ctx, &img, &k3, NULL, &a) == IC_OK && a.method == IC_METHOD_ROWS &&
-              a.rows_per_thread == 8 && a.rank == 1 &&
-              ic_plan_get(ctx, &img, &k5, NULL, &b) == IC_OK && b.method == IC_METHOD_ROWS &&
-              b.rows_per_thread == 4,
-          "rows-shape=8: gaussian:3 rows x%d rank %d, gaussian:5 rows x%d", a.rows_per_thread,
-          a.rank, b.rows_per_thread);
+    static const int many[] = {8, 16, 32};
+    for (int i = 0; i < 3; i++) {
+        memset(&t, 0, sizeof t);
+        t.method = IC_METHOD_ROWS;
+        t.rows_shape = many[i];
+        CHECK(ic_context_set_tuning(ctx, &t) == IC_OK &&
+                  ic_plan_get(ctx, &img, &k3, NULL, &a) == IC_OK && a.method == IC_METHOD_ROWS &&
+                  a.rows_per_thread == 8 && a.rank == 1 &&
+                  ic_plan_get(ctx, &img, &k5, NULL, &b) == IC_OK && b.method == IC_METHOD_ROWS &&
+                  b.rows_per_thread == many[i] && b.rank == 1,
+              "rows-shape=%d: gaussian:3 rows x%d rank %d, gaussian:5 rows x%d rank %d", many[i],
+              a.rows_per_thread, a.rank, b.rows_per_thread, b.rank);
+        t.rows_full = 1;
+        CHECK(ic_context_set_tuning(ctx, &t) == IC_OK &&
+                  ic_plan_get(ctx, &img, &k5, NULL, &b) == IC_OK && b.method == IC_METHOD_ROWS &&
+                  b.rows_per_thread == 4 && b.rank == 0,
+              "rows-shape=%d,rows-full=1: gaussian:5 rows x%d rank %d", many[i], b.rows_per_thread,
+              b.rank);
+    }
     ic_kernel_free(&k3);
     memset(&t, 0, sizeof t);
     t.method = IC_METHOD_ROWS;

@@ -69,7 +69,8 @@ static const config configs[] = {
     {"cuda", "method=direct", 0, 0, 0},
     {"cuda", "method=sep", 0, 0, 0},
     {"cuda", "method=rows,rows-shape=4", 0, 0, 0},
-    {"cuda", "method=rows,rows-shape=8", 0, 0, 0}, /* a separable 3x3 row by row */
+    {"cuda", "method=rows,rows-shape=8", 0, 0, 0},  /* separable kernels row by row */
+    {"cuda", "method=rows,rows-shape=16", 0, 0, 0}, /* 5x5..9x9 at 16 rows (rows_ring) */
     {"cuda", "method=rows,rows-shape=2,rows-full=1", 0, 0, 0},
     {"cuda", "method=rows,rows-shape=1", 0, 0, 0},
     {"cuda", "method=global", 0, 0, 0},

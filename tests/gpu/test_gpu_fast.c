@@ -246,42 +246,45 @@ static int tensor_sep_cases(int q, ict_rng *r, const char *const *tunings)
     return failures;
 }
 
-/* The rows method's row-by-row path (rows_roll in rows_impl.cuh: 8 rows a
- * thread, a separable 3x3 only) forced: random factors, Gaussians and
- * boxes; heights up to ROWS + 2 (no interior group: side items only), just
- * past it (the last group overlaps the one before) and random; narrow images
- * (side chunks only); every border mode; 1, 3 and 4 channels AoS and any
- * SoA. The plan must say that many rows a thread. */
+/* The rows method's row-by-row paths forced: rows_roll (rows_impl.cuh: a
+ * separable 3x3, 16 samples x 8 rows a thread) and rows_ring (rows_ring.cuh:
+ * a separable 5x5, 7x7, 9x9, 8 samples x 8, 16 or 32 rows a thread).
+ * Random factors, Gaussians and boxes; heights up to ROWS + K - 1 (no
+ * interior group: side items only), just past it (the last group overlaps
+ * the one before) and random; narrow images (side chunks only); every
+ * border mode; 1, 3 and 4 channels AoS and any SoA. The plan must say that
+ * many samples and rows a thread. */
 static int rows_roll_cases(int q, ict_rng *r)
 {
+    static const int ks[] = {3, 5, 7, 9}, ring_rows[] = {8, 16, 32};
+    static const int chans[] = {1, 3, 4, 2};
     int failures = 0, cases = 0;
-    for (int i = 0; i < (q ? 12 : 40); i++) {
-        const int rows = 8;
-        char tuning[64], want[64];
+    for (int i = 0; i < (q ? 24 : 72); i++) {
+        const int k = ks[i % 4];
+        const int rows = k == 3 ? 8 : ring_rows[i / 4 % 3];
+        char tuning[64], want[64], named[32];
         snprintf(tuning, sizeof tuning, "method=rows,rows-shape=%d", rows);
-        snprintf(want, sizeof want, "16 samples x %d row", rows);
-        char *text = i % 3 == 0 ? rank1_kernel_text(3, r) : NULL;
+        snprintf(want, sizeof want, "%d samples x %d row", k == 3 ? 16 : 8, rows);
+        snprintf(named, sizeof named, "%s:%d", i % 3 == 1 ? "gaussian" : "box", k);
+        char *text = i % 3 == 0 ? rank1_kernel_text(k, r) : NULL;
         if (i % 3 == 0 && !text) {
             printf("FAIL out of memory\n");
             return failures + 1;
         }
-        const int h = i % 4 == 0   ? ict_range(r, 1, rows + 2)
-                      : i % 4 == 1 ? rows + 2 + ict_range(r, 1, 2 * rows)
-                                   : ict_range(r, 1, q ? 150 : 300);
-        const int w = i % 5 == 4 ? ict_range(r, 1, 8) : ict_range(r, 1, q ? 200 : 400);
-        static const int chans[] = {1, 3, 4, 2};
-        const int ch = chans[i / 2 % 4];
-        const ic_layout lay = ch == 2 || i % 3 == 2 ? IC_SOA : IC_AOS;
+        const int hc = i / 2 % 3, span = rows + k - 1;
+        const int h = hc == 0   ? ict_range(r, 1, span)
+                      : hc == 1 ? span + ict_range(r, 1, 2 * rows)
+                                : ict_range(r, 1, q ? 150 : 300);
+        const int w = i % 7 == 6 ? ict_range(r, 1, 8) : ict_range(r, 1, q ? 200 : 400);
+        const int ch = chans[i / 3 % 4];
+        const ic_layout lay = ch == 2 || i % 5 == 2 ? IC_SOA : IC_AOS;
         const float bias = ict_below(r, 2) ? 0.0f : (float)(ict_uniform(r) * 40 - 20);
-        failures += check_named_type(text         ? text
-                                     : i % 3 == 1 ? "gaussian:3"
-                                                  : "box:3",
-                                     w, h, ch, lay, (ic_border)(i % 5), (int)ict_below(r, 2), bias,
-                                     want, r, 0, 0, IC_U8, tuning);
+        failures += check_named_type(text ? text : named, w, h, ch, lay, (ic_border)(i % 5),
+                                     (int)ict_below(r, 2), bias, want, r, 0, 0, IC_U8, tuning);
         free(text);
         cases++;
     }
-    printf("rows method, 8 rows a thread: %d cases, %d failures\n", cases, failures);
+    printf("rows method, one input row at a time: %d cases, %d failures\n", cases, failures);
     return failures;
 }
 
@@ -397,7 +400,7 @@ int main(void)
         "method=rows,rows-shape=1",
         "method=rows,rows-shape=2",
         "method=rows,rows-shape=4",
-        "method=rows,rows-shape=8", /* a separable 3x3 row by row, others at 4 */
+        "method=rows,rows-shape=8", /* separable kernels row by row, others at 4 */
         "method=rows,rows-shape=4,rows-full=1",
         "method=rows,rows-shape=1,rows-full=1",
         /* forced tile shapes of the shared-memory methods (ic_tuning
@@ -497,7 +500,7 @@ int main(void)
     if (ict_part(nruns + 4))
         failures += tensor_cases(q, &r);
 
-    /* 6. The rows method at 8 rows a thread. */
+    /* 6. The rows method one input row at a time (8 rows a thread and more). */
     if (ict_part(nruns + 5))
         failures += rows_roll_cases(q, &r);
 

@@ -147,20 +147,25 @@ int ic_fast_rows_eligible(int kw, int kh, int channels, int soa);
  * AoS); other shapes with premultiplication take the generic kernel. */
 int ic_fast_rows_premultiplies(int channels, int soa);
 
-/* Output rows per thread (1, 2, 4, and 8 where ic_fast_rows_rolls) of the
+/* Output rows per thread (1, 2, 4, and more: ic_fast_rows_run) of the
  * rows method for an image and a k x k kernel, applied as separable passes
  * or as the full sum (the rule and its measurements are in rows.cu).
  * ic_tuning.rows_shape overrides it (plan.cu; benchmark calibration). */
 #define IC_FAST_ROWS_FILL 2048
 int ic_fast_rows_shape(int width, int height, int channels, int soa, int k, int sms, int separable);
-/* 1 when the rows method takes 8 rows per thread (one input row at a time)
- * for a k x k kernel of this rank: a separable 3x3. */
+/* 1 when the rows method takes 8 rows per thread (one input row at a time,
+ * rows_roll) for a k x k kernel of this rank: a separable 3x3. */
 int ic_fast_rows_rolls(int k, int rank);
+/* The rows per thread the rows method runs for `rows` asked: 1, 2 and 4 as
+ * asked; 8 for a separable 3x3 (rows_roll); 8, 16 and 32 for a separable
+ * 5x5..9x9 (one input row at a time, 8 samples a thread: rows_ring.cuh);
+ * else 4. */
+int ic_fast_rows_run(int k, int rank, int rows);
 
 /* Launches the rows method: rank 0 applies the full weights w (kw*kh floats,
  * host memory), rank 1..IC_FAST_ROWS_MAX_RANK the separable vectors row
- * (rank*kw) and col (rank*kh); rows = output rows per thread (1, 2, 4;
- * 8 where ic_fast_rows_rolls, else taken as 4).
+ * (rank*kw) and col (rank*kh); rows = output rows per thread (as
+ * ic_fast_rows_run takes it).
  * Rows that are not 16-byte aligned take the generic kernel. a->w must hold
  * the device copy of the full weights. */
 #define IC_FAST_ROWS_MAX_RANK 2

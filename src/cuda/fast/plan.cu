@@ -627,9 +627,9 @@ static ic_status plan_job(ic_fast_state *st, const ic_job *job, ic_fast_plan *p,
         }
         t_rows = LAUNCH_S + 1.25 * fmax(t_mem, f_rows / d.fma_per_s);
         p->pred_rows_ms = t_rows * 1e3;
-        /* 8 rows a thread only for what rows_roll takes (a forced value
-         * elsewhere runs as 4, and the plan says so) */
-        p->rows = per_thread > 4 && !ic_fast_rows_rolls(kw, rows_rank) ? 4 : per_thread;
+        /* more than 4 rows a thread only for what rows_roll and rows_ring
+         * take (a forced value elsewhere runs as 4, and the plan says so) */
+        p->rows = ic_fast_rows_run(kw, rows_rank, per_thread);
         /* rows with the separable passes in registers also beats the
          * shared-memory sep method at every size it takes (bench table H,
          * accafa9: HD 9x9 0.034 vs 0.054 ms, 8K 9x9 0.28 vs 0.62), but for
@@ -899,6 +899,7 @@ static ic_status fast_explain(void *state, const ic_job *job, char *buf, size_t 
         img->type == IC_U16 ? "; rows, fft and tensor: 8-bit samples only" : "");
     if (o < 0 || (size_t)o >= buflen)
         return IC_OK;
+    const int ring = p.rank == 1 && job->kw > 3 && p.rows > 4; /* rows_ring: 8 samples a thread */
     if (p.method == IC_FAST_DIRECT || p.method == IC_FAST_SEP || p.method == IC_FAST_TENSOR)
         o += snprintf(buf + o, buflen - o,
                       "  tile %dx%d px x %d channel%s per block, %d threads, %.1f KB shared, "
@@ -927,9 +928,9 @@ static ic_status fast_explain(void *state, const ic_job *job, char *buf, size_t 
                         : "");
     else if (p.method == IC_FAST_ROWS)
         o += snprintf(buf + o, buflen - o,
-                      "  16 samples x %d row%s per thread from 16-byte loads%s, no shared "
+                      "  %d samples x %d row%s per thread from %d-byte loads%s, no shared "
                       "memory; %s\n%s",
-                      p.rows, p.rows > 1 ? "s" : "",
+                      ring ? 8 : 16, p.rows, p.rows > 1 ? "s" : "", ring ? 8 : 16,
                       p.rows > 4 ? ", taken one input row at a time" : "",
                       p.rank ? (p.rank == 1 ? "separable: 1 row + 1 column pass in registers"
                                             : "separable: 2 row + 2 column passes in registers")

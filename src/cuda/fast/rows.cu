@@ -3,16 +3,17 @@
  * (3, 5, 7, 9) straight from global memory with 16-byte loads, no shared
  * memory and no barriers. This file holds the entry points (eligibility, the
  * rows-per-thread choice, the launch); the kernels and their launch helpers
- * are in rows_impl.cuh, instantiated by the parts rows_k*.cu (a kernel size
- * and some ranks each; for 7x7 and 9x9 one channel step of them each) so
- * that the build compiles them in parallel.
+ * are in rows_impl.cuh (and rows_ring.cuh: a separable 5x5..9x9 at 8 rows a
+ * thread or more), instantiated by the parts rows_k*.cu and rows_ring_k*.cu
+ * (a kernel size and some ranks each; for 7x7 and 9x9 one channel step of
+ * them each) so that the build compiles them in parallel.
  */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "cuda/fast/rows_impl.cuh"
+#include "cuda/fast/rows_ring.cuh"
 
 IC_ROWS_LAUNCH_C(extern template, 3, 0);
 IC_ROWS_LAUNCH_C(extern template, 3, 1);
@@ -38,6 +39,9 @@ IC_ROWS_LAUNCH_R(extern template, 9, 4, 1);
 IC_ROWS_LAUNCH_R(extern template, 9, 1, 2);
 IC_ROWS_LAUNCH_R(extern template, 9, 3, 2);
 IC_ROWS_LAUNCH_R(extern template, 9, 4, 2);
+IC_ROWS_LAUNCH_RING(extern template, 5);
+IC_ROWS_LAUNCH_RING(extern template, 7);
+IC_ROWS_LAUNCH_RING(extern template, 9);
 
 using icf_rows::CHUNK;
 using icf_rows::launch_k;
@@ -57,6 +61,15 @@ extern "C" int ic_fast_rows_premultiplies(int channels, int soa)
 extern "C" int ic_fast_rows_rolls(int k, int rank)
 {
     return k == 3 && rank == 1;
+}
+
+extern "C" int ic_fast_rows_run(int k, int rank, int rows)
+{
+    if (rows == 1 || rows == 2 || rows == 4)
+        return rows;
+    if (rank == 1 && k > 3) /* rows_ring */
+        return rows == 8 || rows == 16 || rows == 32 ? rows : 4;
+    return ic_fast_rows_rolls(k, rank) ? 8 : 4;
 }
 
 extern "C" int ic_fast_rows_shape(int width, int height, int channels, int soa, int k, int sms,
@@ -98,10 +111,10 @@ extern "C" ic_status ic_fast_rows_launch(const ic_cuda_args *a, const float *w, 
      * gives this method 16-bit jobs, fast_plan.cu): otherwise the generic kernel. */
     const int aligned = ((uintptr_t)a->src % 16 == 0) && ((uintptr_t)a->dst % 16 == 0) &&
                         a->src_pitch % 16 == 0 && a->dst_pitch % 16 == 0;
-    if (rows != 1 && rows != 2 && rows != 4 && !(rows == 8 && ic_fast_rows_rolls(a->kw, rank)))
-        rows = 4;
+    rows = ic_fast_rows_run(a->kw, rank, rows);
+    const int ring = rows > 8 || (rows == 8 && rank == 1 && a->kw > 3);
     const long long groups = ((long long)a->height + rows - 1) / rows;
-    const int ty = icf_rows::by_of(a->kw); /* rows of threads a block */
+    const int ty = ring ? icf_rows::BY : icf_rows::by_of(a->kw); /* rows of threads a block */
     if (!a->w) {
         snprintf(err, errlen, "cuda fast rows: no device weights");
         return IC_ERR_INTERNAL;
@@ -111,6 +124,10 @@ extern "C" ic_status ic_fast_rows_launch(const ic_cuda_args *a, const float *w, 
         rank > IC_FAST_ROWS_MAX_RANK || (rank > 0 && (!row || !col)) ||
         (groups + ty - 1) / ty > IC_CU_MAX_GRID_Y)
         return ic_cu_launch_fallback(a, "cuda fast global kernel", err, errlen);
+    if (ring)
+        return a->kw == 5   ? icf_rows::launch_ring<5>(a, row, col, rows, err, errlen)
+               : a->kw == 7 ? icf_rows::launch_ring<7>(a, row, col, rows, err, errlen)
+                            : icf_rows::launch_ring<9>(a, row, col, rows, err, errlen);
     switch (a->kw) {
     case 3:
         return launch_k<3>(a, w, row, col, rank, rows, err, errlen);

@@ -88,15 +88,18 @@ template <int K, int RANK> struct rows_w {
     float col[RANK == 0 ? 1 : RANK][K];
 };
 
-/* Byte b of q as a float, exactly: the byte as the low mantissa bits of
+/* Byte b of q (word_byte: byte b & 3 of w) as a float, exactly: the byte as the low mantissa bits of
  * 2^23 (one byte permute), less 2^23 (one add). Both run on the integer and
  * FMA pipes; I2F runs on the conversion pipe, a quarter of the rate, which
  * the rows kernels' conversions (in and out) saturated (SASS at 0503e13:
  * 124 conversions for 64 outputs of the 3x3 at 4 rows). */
+__device__ __forceinline__ float word_byte(unsigned w, int b)
+{
+    return __int_as_float((int)__byte_perm(w, 0x4bu, 0x4550u + (unsigned)(b & 3))) - 8388608.0f;
+}
 __device__ __forceinline__ float byte_of(const uint4 &q, int b)
 {
-    const unsigned w = b < 4 ? q.x : b < 8 ? q.y : b < 12 ? q.z : q.w;
-    return __int_as_float((int)__byte_perm(w, 0x4bu, 0x4550u + (unsigned)(b & 3))) - 8388608.0f;
+    return word_byte(b < 4 ? q.x : b < 8 ? q.y : b < 12 ? q.z : q.w, b);
 }
 
 /* Which threads of rows_kernel take the fast path: row group g (g <
@@ -470,6 +473,37 @@ __device__ __forceinline__ void rows_side(const ic_cuda_args &a, const rows_w<K,
             out[t] = ic_round_u8(acc[0][t] + a.bias);
 }
 
+/* The work of side block (bx, by, bz), bx >= e.main_bx, of a rows launch
+ * with blocks of TY rows of threads: half a chunk of one output row a
+ * thread (rows_side). */
+template <int K, int STEP, int RANK, int TY>
+__device__ __forceinline__ void rows_side_block(const ic_cuda_args &a, const rows_w<K, RANK> &w,
+                                                const rows_edges &e, unsigned bx, unsigned by,
+                                                unsigned bz)
+{
+    const rows_span &sp = e.sp;
+    long long i =
+        ((long long)by * e.edge_bx + (bx - e.main_bx)) * (BX * TY) + threadIdx.y * BX + threadIdx.x;
+    if (i >= e.n_items * (CHUNK / SIDE))
+        return;
+    const int half = (int)(i % (CHUNK / SIDE));
+    i /= CHUNK / SIDE;
+    int y, c;
+    if (i < e.n_band) { /* whole rows: above, then below */
+        const int row = (int)(i / e.chunks);
+        c = (int)(i - (long long)row * e.chunks);
+        y = row < e.n_top ? row : e.bot_start + (row - e.n_top);
+    } else { /* the side chunks of the rows between */
+        const long long j = i - e.n_band;
+        const int left = sp.c_first, per_row = left + (e.chunks - sp.c_end);
+        const int row = (int)(j / per_row), k = (int)(j - (long long)row * per_row);
+        y = e.n_top + row;
+        c = k < left ? k : sp.c_end + (k - left);
+    }
+    rows_side<K, STEP, RANK>(a, w, c * CHUNK + half * SIDE, y, bz,
+                             a.width * (a.soa ? 1 : a.channels));
+}
+
 /* The work of block (bx, by, bz) of a rows launch over image a: rows_kernel
  * passes its blockIdx, the batched launch (batch_impl.cuh) the block's place
  * in its image. TY rows of threads a block (by_of; the batch keeps BY). */
@@ -480,26 +514,7 @@ __device__ __forceinline__ void rows_body(const ic_cuda_args &a, const rows_w<K,
 {
     const rows_span &sp = e.sp;
     if (bx >= e.main_bx) { /* a side block (block-uniform branch) */
-        long long i = ((long long)by * e.edge_bx + (bx - e.main_bx)) * (BX * TY) +
-                      threadIdx.y * BX + threadIdx.x;
-        if (i >= e.n_items * (CHUNK / SIDE))
-            return;
-        const int half = (int)(i % (CHUNK / SIDE));
-        i /= CHUNK / SIDE;
-        int y, c;
-        if (i < e.n_band) { /* whole rows: above, then below */
-            const int row = (int)(i / e.chunks);
-            c = (int)(i - (long long)row * e.chunks);
-            y = row < e.n_top ? row : e.bot_start + (row - e.n_top);
-        } else { /* the side chunks of the rows between */
-            const long long j = i - e.n_band;
-            const int left = sp.c_first, per_row = left + (e.chunks - sp.c_end);
-            const int row = (int)(j / per_row), k = (int)(j - (long long)row * per_row);
-            y = e.n_top + row;
-            c = k < left ? k : sp.c_end + (k - left);
-        }
-        rows_side<K, STEP, RANK>(a, w, c * CHUNK + half * SIDE, y, bz,
-                                 a.width * (a.soa ? 1 : a.channels));
+        rows_side_block<K, STEP, RANK, TY>(a, w, e, bx, by, bz);
         return;
     }
     const int c = sp.c_first + (int)(bx * BX + threadIdx.x);
@@ -540,10 +555,10 @@ inline void rows_weights(rows_w<K, RANK> *p, const float *w, const float *row, c
  * STEP per pixel, K x K kernel, ROWS rows per thread): the interior span,
  * main blocks in x over the interior chunks, grid rows over the interior row
  * groups (one when there are none: tiny images), side blocks per grid row,
- * for blocks of ty rows of threads (0: by_of(k)). 0 when the grid is too
- * wide. */
+ * for blocks of ty rows of threads (0: by_of(k)) and tpc threads a chunk
+ * (rows_ring: 2). 0 when the grid is too wide. */
 inline int rows_shape_of(int width, int height, int step, int k, int rows, rows_edges *e,
-                         long long *grid_y, int ty = 0)
+                         long long *grid_y, int ty = 0, int tpc = 1)
 {
     const long long nsamp = (long long)width * step;
     memset(e, 0, sizeof *e);
@@ -557,7 +572,7 @@ inline int rows_shape_of(int width, int height, int step, int k, int rows, rows_
     const long long mid_rows = e->bot_start - e->n_top;
     e->n_band = (e->n_top + (height - e->bot_start)) * chunks;
     e->n_items = e->n_band + mid_rows * (sp.c_first + (chunks - sp.c_end));
-    const long long main_bx = inner ? (sp.c_end - sp.c_first + BX - 1) / BX : 0;
+    const long long main_bx = inner ? ((sp.c_end - sp.c_first) * tpc + BX - 1) / BX : 0;
     const int by = ty > 0 ? ty : by_of(k);
     *grid_y = inner ? (sp.groups + by - 1) / by : 1;
     const long long side_blocks = (e->n_items * (CHUNK / SIDE) + BX * by - 1) / (BX * by);

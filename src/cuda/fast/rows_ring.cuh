@@ -1,0 +1,184 @@
+/*
+ * rows_ring.cuh - the `rows` method's form for a separable (rank-1) 5x5, 7x7
+ * or 9x9 with many rows a thread (issue 17): rows_roll's one input row at a
+ * time, with a thread's rows a launch parameter and half a chunk (8 samples)
+ * a thread, so that K open rows of sums fit the registers.
+ *
+ * rows_chunk at 4 rows redoes each input row's horizontal pass for every
+ * row group that reads it: (4 + K - 1) / 4 input rows an output row, 27 of
+ * the 9x9's 58 instructions an output (SASS at 8421d22). Here a thread takes
+ * L output rows (8, 16, 32) of 8 samples: it loads and converts each of the
+ * L + K - 1 input rows once, adds its horizontal pass to the K output rows
+ * it feeds (a ring of K rows of 8 sums: output row o in slot o % K, which
+ * the loop, unrolled K rows at a time, names at compile time), and rounds,
+ * packs and stores an output row as soon as its last input row is in. The
+ * products and their order are add_row's, so an output equals rows_side's
+ * (the edges) and rows_chunk's bit for bit.
+ *
+ * The grid is rows_shape_of's with two threads a chunk: a chunk's interior
+ * loads [16c - 16, 16c + 32) hold both halves' windows (five 8-byte words
+ * around each half; halos up to 16 samples), and the side items are the
+ * same as every rows launch's.
+ */
+#ifndef IC_CUDA_FAST_ROWS_RING_CUH
+#define IC_CUDA_FAST_ROWS_RING_CUH
+
+#include "cuda/fast/rows_impl.cuh"
+
+namespace icf_rows
+{
+
+constexpr int RING_W = CHUNK / 2; /* output samples a thread */
+constexpr int RING_PREFETCH = 4;  /* input rows prefetched into L2 ahead */
+
+/* Blocks of BX * BY threads an SM: 3 for a 5x5 (80 registers), 2 for a 7x7
+ * or 9x9 (128; ptxas takes 168 for the 9x9 unbounded, and spills 68 bytes
+ * of the RGB 9x9 at 128). */
+template <int K> constexpr int ring_min_blocks()
+{
+    return K <= 5 ? 3 : 2;
+}
+
+/* f[q] = sample s0 - H + q of the row at p (sample s0), as float: from the
+ * 8-byte words around s0 (three for halos up to 8 samples, else five). */
+template <int H>
+__device__ __forceinline__ void ring_window(const uint8_t *p, float (&f)[RING_W + 2 * H])
+{
+    constexpr int NWORD = H <= 8 ? 3 : 5;
+    constexpr int LO = 8 * (NWORD / 2); /* bytes before s0 the first word starts */
+    uint2 v[NWORD];
+#pragma unroll
+    for (int i = 0; i < NWORD; i++)
+        v[i] = __ldg(reinterpret_cast<const uint2 *>(p - LO) + i);
+#pragma unroll
+    for (int q = 0; q < RING_W + 2 * H; q++) {
+        const int b = q - H + LO; /* byte of the words */
+        f[q] = word_byte((b & 4) ? v[b >> 3].y : v[b >> 3].x, b);
+    }
+}
+
+/* Output samples s0..s0+7 of rows y0..y0+L-1 of plane bz (an interior half
+ * chunk of an interior row group), one input row at a time. */
+template <int K, int STEP>
+__device__ __forceinline__ void rows_ring(const ic_cuda_args &a, const rows_w<K, 1> &w, int s0,
+                                          int y0, int L, unsigned bz)
+{
+    constexpr int R = K / 2;
+    constexpr int H = R * STEP;
+    static_assert(H <= CHUNK, "halo wider than a chunk");
+    const int nr = L + K - 1; /* input rows */
+    const size_t plane_in = a.soa ? (size_t)bz * a.height * a.src_pitch : 0;
+    const size_t plane_out = a.soa ? (size_t)bz * a.height * a.dst_pitch : 0;
+    const uint8_t *in = a.src + plane_in + (size_t)(y0 - R) * a.src_pitch + s0;
+    uint8_t *out = a.dst + plane_out + (size_t)y0 * a.dst_pitch + s0;
+
+    /* output row o's open sums in slot o % K; rows before 0 and past L - 1
+     * fill slots no live row holds, and are never stored */
+    float acc[K][RING_W];
+#pragma unroll
+    for (int s = 0; s < K; s++)
+#pragma unroll
+        for (int t = 0; t < RING_W; t++)
+            acc[s][t] = 0.0f;
+    for (int base = 0; base < nr; base += K) {
+#pragma unroll
+        for (int i = 0; i < K; i++) { /* input row r = base + i, r % K == i */
+            const int r = base + i;
+            if (r >= nr)
+                break;
+            if (r + RING_PREFETCH < nr)
+                asm volatile("prefetch.global.L2 [%0];" ::"l"(in + (size_t)(r + RING_PREFETCH) *
+                                                                       a.src_pitch));
+            float f[RING_W + 2 * H];
+            ring_window<H>(in + (size_t)r * a.src_pitch, f);
+            premultiply_window<STEP>(f, a.premultiply);
+            float fin[RING_W];
+#pragma unroll
+            for (int t = 0; t < RING_W; t++) {
+                const float h = row_pass<K, STEP>(w.row[0], f, t);
+#pragma unroll
+                for (int j = 0; j < K; j++) { /* output row r - j takes it as kernel row j */
+                    const int s = (i - j + K) % K;
+                    const float v = fmaf(w.col[0][j], h, j == 0 ? 0.0f : acc[s][t]);
+                    if (j == K - 1)
+                        fin[t] = v;
+                    else
+                        acc[s][t] = v;
+                }
+            }
+            const int done = r - (K - 1); /* the output row this input row completes */
+            if (done >= 0) {
+                unpremultiply_row<STEP>(fin, a.premultiply);
+                const unsigned lo =
+                    pack_word(*reinterpret_cast<const float(*)[4]>(&fin[0]), a.bias);
+                const unsigned hi =
+                    pack_word(*reinterpret_cast<const float(*)[4]>(&fin[4]), a.bias);
+                __stcs(reinterpret_cast<uint2 *>(out + (size_t)done * a.dst_pitch),
+                       make_uint2(lo, hi));
+            }
+        }
+    }
+}
+
+template <int K, int STEP>
+__global__ void __launch_bounds__(BX *BY, (ring_min_blocks<K>()))
+    ring_kernel(ic_cuda_args a, rows_w<K, 1> w, rows_edges e, int L)
+{
+    if (blockIdx.x >= e.main_bx) { /* a side block (block-uniform branch) */
+        rows_side_block<K, STEP, 1, BY>(a, w, e, blockIdx.x, blockIdx.y, blockIdx.z);
+        return;
+    }
+    const rows_span &sp = e.sp;
+    const int x = (int)(blockIdx.x * BX + threadIdx.x); /* two threads a chunk */
+    const int c = sp.c_first + (x >> 1);
+    const int g = (int)(blockIdx.y * BY + threadIdx.y);
+    if (c >= sp.c_end || g >= sp.groups)
+        return;
+    const int y0 = min(sp.y_first + g * L, sp.y_last);
+    rows_ring<K, STEP>(a, w, c * CHUNK + (x & 1) * RING_W, y0, L, blockIdx.z);
+}
+
+template <int K, int STEP>
+ic_status launch_ring_s(const ic_cuda_args *a, const float *row, const float *col, int rows,
+                        char *err, size_t errlen)
+{
+    rows_w<K, 1> p;
+    rows_weights<K, 1>(&p, nullptr, row, col);
+    rows_edges e;
+    long long grid_y = 0;
+    if (!rows_shape_of(a->width, a->height, STEP, K, rows, &e, &grid_y, BY, 2))
+        return ic_cu_launch_fallback(a, "cuda fast global kernel", err, errlen);
+    const dim3 block(BX, BY);
+    const dim3 grid(e.main_bx + e.edge_bx, (unsigned)grid_y, a->soa ? (unsigned)a->channels : 1u);
+    ring_kernel<K, STEP><<<grid, block, 0, (cudaStream_t)a->stream>>>(*a, p, e, rows);
+    const cudaError_t ce = cudaGetLastError();
+    if (ce != cudaSuccess)
+        return ic_cuda_fail(err, errlen, "cuda fast rows kernel launch", (int)ce);
+    return IC_OK;
+}
+
+/* The launch of a rank-1 K x K at `rows` rows a thread, for the image's step. */
+template <int K>
+ic_status launch_ring(const ic_cuda_args *a, const float *row, const float *col, int rows,
+                      char *err, size_t errlen)
+{
+    switch (a->soa ? 1 : a->channels) {
+    case 1:
+        return launch_ring_s<K, 1>(a, row, col, rows, err, errlen);
+    case 3:
+        return launch_ring_s<K, 3>(a, row, col, rows, err, errlen);
+    default:
+        return launch_ring_s<K, 4>(a, row, col, rows, err, errlen);
+    }
+}
+
+} // namespace icf_rows
+
+/* As IC_ROWS_LAUNCH_C, for launch_ring: the parts rows_ring_k*.cu
+ * instantiate it, rows.cu declares it extern. */
+#define IC_ROWS_LAUNCH_RING(PREFIX, K)                                                             \
+    PREFIX ic_status icf_rows::launch_ring<K>(const ic_cuda_args *a, const float *row,             \
+                                              const float *col, int rows, char *err,               \
+                                              size_t errlen)
+
+#endif
