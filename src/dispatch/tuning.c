@@ -42,7 +42,7 @@ static int fft_n_ok(int n)
  * asked; other kernels run them as 4) */
 static int rows_shape_ok(int r)
 {
-    return r == 0 || r == 1 || r == 2 || r == 4 || r == 8 || r == 16 || r == 32 || r == 64;
+    return r == 0 || r == 1 || r == 2 || r == 4 || r == 8 || r == 16 || r == 32;
 }
 
 static int tile_rows_ok(int r)

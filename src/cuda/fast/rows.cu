@@ -68,7 +68,7 @@ extern "C" int ic_fast_rows_run(int k, int rank, int rows)
     if (rows == 1 || rows == 2 || rows == 4)
         return rows;
     if (rank == 1 && k > 3) /* rows_ring */
-        return rows == 8 || rows == 16 || rows == 32 || rows == 64 ? rows : 4;
+        return rows == 8 || rows == 16 || rows == 32 ? rows : 4;
     return ic_fast_rows_rolls(k, rank) ? 8 : 4;
 }
 

@@ -23,8 +23,6 @@
 #ifndef IC_CUDA_FAST_ROWS_RING_CUH
 #define IC_CUDA_FAST_ROWS_RING_CUH
 
-#include <stdlib.h>
-
 #include "cuda/fast/rows_impl.cuh"
 
 namespace icf_rows
@@ -63,7 +61,7 @@ __device__ __forceinline__ void ring_window(const uint8_t *p, float (&f)[RING_W 
  * chunk of an interior row group), one input row at a time. */
 template <int K, int STEP>
 __device__ __forceinline__ void rows_ring(const ic_cuda_args &a, const rows_w<K, 1> &w, int s0,
-                                          int y0, int L, unsigned bz, int mode)
+                                          int y0, int L, unsigned bz)
 {
     constexpr int R = K / 2;
     constexpr int H = R * STEP;
@@ -88,17 +86,9 @@ __device__ __forceinline__ void rows_ring(const ic_cuda_args &a, const rows_w<K,
             const int r = base + i;
             if (r >= nr)
                 break;
-            if (mode == 0 && r + RING_PREFETCH < nr)
+            if (r + RING_PREFETCH < nr)
                 asm volatile("prefetch.global.L2 [%0];" ::"l"(in + (size_t)(r + RING_PREFETCH) *
                                                                        a.src_pitch));
-            if (mode == 1 && r + 2 < nr)
-                asm volatile("prefetch.global.L1 [%0];" ::"l"(in + (size_t)(r + 2) * a.src_pitch));
-            if (mode == 2 && r + 4 < nr)
-                asm volatile("prefetch.global.L1 [%0];" ::"l"(in + (size_t)(r + 4) * a.src_pitch));
-            if (mode == 4 && r + 8 < nr)
-                asm volatile("prefetch.global.L2 [%0];" ::"l"(in + (size_t)(r + 8) * a.src_pitch));
-            if (mode == 4 && r + 3 < nr)
-                asm volatile("prefetch.global.L1 [%0];" ::"l"(in + (size_t)(r + 3) * a.src_pitch));
             float f[RING_W + 2 * H];
             ring_window<H>(in + (size_t)r * a.src_pitch, f);
             premultiply_window<STEP>(f, a.premultiply);
@@ -132,7 +122,7 @@ __device__ __forceinline__ void rows_ring(const ic_cuda_args &a, const rows_w<K,
 
 template <int K, int STEP>
 __global__ void __launch_bounds__(BX *BY, (ring_min_blocks<K>()))
-    ring_kernel(ic_cuda_args a, rows_w<K, 1> w, rows_edges e, int L, int mode)
+    ring_kernel(ic_cuda_args a, rows_w<K, 1> w, rows_edges e, int L)
 {
     if (blockIdx.x >= e.main_bx) { /* a side block (block-uniform branch) */
         rows_side_block<K, STEP, 1, BY>(a, w, e, blockIdx.x, blockIdx.y, blockIdx.z);
@@ -145,7 +135,7 @@ __global__ void __launch_bounds__(BX *BY, (ring_min_blocks<K>()))
     if (c >= sp.c_end || g >= sp.groups)
         return;
     const int y0 = min(sp.y_first + g * L, sp.y_last);
-    rows_ring<K, STEP>(a, w, c * CHUNK + (x & 1) * RING_W, y0, L, blockIdx.z, mode);
+    rows_ring<K, STEP>(a, w, c * CHUNK + (x & 1) * RING_W, y0, L, blockIdx.z);
 }
 
 template <int K, int STEP>
@@ -154,17 +144,13 @@ ic_status launch_ring_s(const ic_cuda_args *a, const float *row, const float *co
 {
     rows_w<K, 1> p;
     rows_weights<K, 1>(&p, nullptr, row, col);
-    const char *em = getenv("IC_RING_MODE"), *el = getenv("IC_RING_L"); /* EXPERIMENT */
-    const int mode = em ? atoi(em) : 0;
-    if (el && atoi(el) > 0)
-        rows = atoi(el);
     rows_edges e;
     long long grid_y = 0;
     if (!rows_shape_of(a->width, a->height, STEP, K, rows, &e, &grid_y, BY, 2))
         return ic_cu_launch_fallback(a, "cuda fast global kernel", err, errlen);
     const dim3 block(BX, BY);
     const dim3 grid(e.main_bx + e.edge_bx, (unsigned)grid_y, a->soa ? (unsigned)a->channels : 1u);
-    ring_kernel<K, STEP><<<grid, block, 0, (cudaStream_t)a->stream>>>(*a, p, e, rows, mode);
+    ring_kernel<K, STEP><<<grid, block, 0, (cudaStream_t)a->stream>>>(*a, p, e, rows);
     const cudaError_t ce = cudaGetLastError();
     if (ce != cudaSuccess)
         return ic_cuda_fail(err, errlen, "cuda fast rows kernel launch", (int)ce);
