@@ -924,7 +924,7 @@ static int calib_case(const char *table, int size, const char *kind, int K, ic_i
 
 /* ---- H: rows method shapes (planner calibration) ------------------------------------- */
 
-/* The rows method forced with 1, 2, 4, 8, 16 and 32 output rows per thread
+/* The rows method forced with 1, 2, 4, 8, 16, 32 and 64 output rows per thread
  * (ic_tuning.rows_shape; 8 and more for separable kernels only, a 3x3 at
  * 8), separable (when
  * the planner factors the kernel) and as the full K*K sum with 1, 2 and 4
@@ -938,7 +938,7 @@ static void rows_shapes(void)
                                       {4, "gaussian", 5}, {4, "gaussian", 7}, {4, "gaussian", 9},
                                       {4, "random", 5},   {4, "random", 9}};
     const int nc = (int)(sizeof cases / sizeof cases[0]);
-    static const char *const shapes[6] = {"1", "2", "4", "8", "16", "32"};
+    static const char *const shapes[7] = {"1", "2", "4", "8", "16", "32", "64"};
     md("\n## H. The rows method: rows per thread and separable vs full sum (planner "
        "calibration)\n\nKernel ms (median, device-resident, RGB AoS, replicate border). `rows "
        "xN`: forced rows method with N output rows per thread, separable in registers where the "
@@ -947,8 +947,8 @@ static void rows_shapes(void)
        "the same with the full K*K sum; `sep`: the "
        "shared-memory separable method. The planner's pick is shown as method/rows per "
        "thread.\n\n| case | planner | rows x1 | rows x2 | rows x4 | rows x8 | rows x16 | rows "
-       "x32 | full x1 | full x2 | full x4 | sep |\n|---|---|---|---|---|---|---|---|---|---|---|"
-       "---|\n");
+       "x32 | rows x64 | full x1 | full x2 | full x4 | sep |\n|---|---|---|---|---|---|---|---|---|"
+       "---|---|---|---|\n");
     int last_size = -1;
     ic_image src;
     memset(&src, 0, sizeof src);
@@ -973,7 +973,7 @@ static void rows_shapes(void)
         if (plan.method == IC_METHOD_ROWS)
             md(" x%d%s", plan.rows_per_thread, plan.rank ? " sep" : "");
         for (int full = 0; full < 2; full++)
-            for (int sh = 0; sh < (full ? 3 : 6); sh++) {
+            for (int sh = 0; sh < (full ? 3 : 7); sh++) {
                 ic_tuning tune;
                 memset(&tune, 0, sizeof tune);
                 tune.method = IC_METHOD_ROWS;

@@ -72,8 +72,8 @@ static void tuning_text(void)
     st = ic_tuning_parse("method=sep,method=direct,fft-n=0", &t);
     CHECK(st == IC_OK && t.method == IC_METHOD_DIRECT && t.fft_n == 0 && t.rows_shape == 2,
           "later keys win, keys not named keep their value");
-    static const int many[] = {8, 16, 32}; /* separable kernels row by row */
-    for (int i = 0; i < 3; i++) {
+    static const int many[] = {8, 16, 32, 64}; /* separable kernels row by row */
+    for (int i = 0; i < 4; i++) {
         ic_tuning tm = t;
         char text[32];
         snprintf(text, sizeof text, "rows-shape=%d", many[i]);
@@ -85,7 +85,7 @@ static void tuning_text(void)
     } bad[] = {
         {"method=bogus", "bogus"}, {"colour=red", "colour"}, {"fft-n=300", "300"},
         {"fft-n=32", "32"},        {"fft-n=16384", "16384"}, {"rows-shape=3", "3"},
-        {"rows-shape=64", "64"},   {"cpu-tiny=2", "2"},      {"cpu-isa=sse9", "sse9"},
+        {"rows-shape=128", "128"}, {"cpu-tiny=2", "2"},      {"cpu-isa=sse9", "sse9"},
         {"calibrate=now", "now"},  {"method", "method"},     {"rows-full=-1", "-1"},
         {"fft-n=512x", "512x"},    {"tile-rows=12", "12"},   {"tile-channels=3", "3"},
         {"tile-rows=128", "128"},  {"fft-fuse=1", "1"},      {"fft-fuse=sometimes", "sometimes"},
@@ -125,7 +125,7 @@ static void tuning_text(void)
         {{.calibrate = 2}, "calibrate"},
         {{.fft_n = 100}, "fft-n"},
         {{.fft_n = -256}, "fft-n"},
-        {{.rows_shape = 64}, "rows-shape"},
+        {{.rows_shape = 128}, "rows-shape"},
         {{.tile_channels = -1}, "tile-channels"},
         {{.tile_rows = 24}, "tile-rows"},
         {{.fft_fuse = 3}, "fft-fuse"},

@@ -37,12 +37,12 @@ static int fft_n_ok(int n)
     return n == 0 || (n >= 64 && n <= 8192 && (n & (n - 1)) == 0);
 }
 
-/* ic_tuning.rows_shape's values: 0 (the planner's), 1, 2, 4, and 8, 16, 32
- * (a separable kernel one input row at a time: a 3x3 at 8, a 5x5..9x9 as
+/* ic_tuning.rows_shape's values: 0 (the planner's), 1, 2, 4, and 8, 16, 32,
+ * 64 (a separable kernel one input row at a time: a 3x3 at 8, a 5x5..9x9 as
  * asked; other kernels run them as 4) */
 static int rows_shape_ok(int r)
 {
-    return r == 0 || r == 1 || r == 2 || r == 4 || r == 8 || r == 16 || r == 32;
+    return r == 0 || r == 1 || r == 2 || r == 4 || r == 8 || r == 16 || r == 32 || r == 64;
 }
 
 static int tile_rows_ok(int r)
@@ -68,8 +68,8 @@ ic_status ic__tuning_check(const ic_tuning *t)
         return ic_fail(IC_ERR_INVALID_ARG,
                        "tuning: fft-fuse %d is not 0 (auto), 1 (always) or 2 (never)", t->fft_fuse);
     if (!rows_shape_ok(t->rows_shape))
-        return ic_fail(IC_ERR_INVALID_ARG, "tuning: rows-shape %d is not 0, 1, 2, 4, 8, 16 or 32",
-                       t->rows_shape);
+        return ic_fail(IC_ERR_INVALID_ARG,
+                       "tuning: rows-shape %d is not 0, 1, 2, 4, 8, 16, 32 or 64", t->rows_shape);
     if (t->tile_channels < 0 || t->tile_channels > 2)
         return ic_fail(IC_ERR_INVALID_ARG, "tuning: tile-channels %d is not 0, 1 or 2",
                        t->tile_channels);

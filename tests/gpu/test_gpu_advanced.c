@@ -94,7 +94,9 @@ static void plan_vs_explain(ic_context *ctx, const ic_image *img, const ic_kerne
                  plan.smem / 1024.0, plan.blocks, plan.sms);
         contains(text, frag, label);
     } else if (plan.method == IC_METHOD_ROWS) {
-        snprintf(frag, sizeof frag, "16 samples x %d row", plan.rows_per_thread);
+        /* a separable 5x5..9x9 one input row at a time: 8 samples a thread */
+        const int ring = plan.rank == 1 && k->width > 3 && plan.rows_per_thread > 4;
+        snprintf(frag, sizeof frag, "%d samples x %d row", ring ? 8 : 16, plan.rows_per_thread);
         contains(text, frag, label);
         contains(text, plan.rank ? "separable" : "direct K*K sum", label);
         if (!plan.forced) /* why rows, and where its rule comes from */
@@ -299,8 +301,8 @@ static void knobs(int q)
      * runs at 4, and the plans say so */
     ic_kernel k3;
     CHECK(ic_kernel_parse(&k3, "gaussian:3") == IC_OK, "kernel gaussian:3");
-    static const int many[] = {8, 16, 32};
-    for (int i = 0; i < 3; i++) {
+    static const int many[] = {8, 16, 32, 64};
+    for (int i = 0; i < 4; i++) {
         memset(&t, 0, sizeof t);
         t.method = IC_METHOD_ROWS;
         t.rows_shape = many[i];
@@ -318,6 +320,13 @@ static void knobs(int q)
               "rows-shape=%d,rows-full=1: gaussian:5 rows x%d rank %d", many[i], b.rows_per_thread,
               b.rank);
     }
+    /* the planner's own: a separable 9x9 one input row at a time, its rows
+     * by the waves (ring_rows: 8..64) */
+    memset(&t, 0, sizeof t);
+    CHECK(ic_context_set_tuning(ctx, &t) == IC_OK &&
+              ic_plan_get(ctx, &img, &k9, NULL, &a) == IC_OK && a.method == IC_METHOD_ROWS &&
+              a.rank == 1 && a.rows_per_thread >= 8 && a.rows_per_thread <= 64,
+          "gaussian:9: %s rows x%d rank %d", ic_method_name(a.method), a.rows_per_thread, a.rank);
     ic_kernel_free(&k3);
     memset(&t, 0, sizeof t);
     t.method = IC_METHOD_ROWS;

@@ -248,7 +248,7 @@ static int tensor_sep_cases(int q, ict_rng *r, const char *const *tunings)
 
 /* The rows method's row-by-row paths forced: rows_roll (rows_impl.cuh: a
  * separable 3x3, 16 samples x 8 rows a thread) and rows_ring (rows_ring.cuh:
- * a separable 5x5, 7x7, 9x9, 8 samples x 8, 16 or 32 rows a thread).
+ * a separable 5x5, 7x7, 9x9, 8 samples x 8, 16, 32 or 64 rows a thread).
  * Random factors, Gaussians and boxes; heights up to ROWS + K - 1 (no
  * interior group: side items only), just past it (the last group overlaps
  * the one before) and random; narrow images (side chunks only); every
@@ -256,12 +256,12 @@ static int tensor_sep_cases(int q, ict_rng *r, const char *const *tunings)
  * many samples and rows a thread. */
 static int rows_roll_cases(int q, ict_rng *r)
 {
-    static const int ks[] = {3, 5, 7, 9}, ring_rows[] = {8, 16, 32};
+    static const int ks[] = {3, 5, 7, 9}, ring_rows[] = {8, 16, 32, 64};
     static const int chans[] = {1, 3, 4, 2};
     int failures = 0, cases = 0;
     for (int i = 0; i < (q ? 24 : 72); i++) {
         const int k = ks[i % 4];
-        const int rows = k == 3 ? 8 : ring_rows[i / 4 % 3];
+        const int rows = k == 3 ? 8 : ring_rows[i / 4 % 4];
         char tuning[64], want[64], named[32];
         snprintf(tuning, sizeof tuning, "method=rows,rows-shape=%d", rows);
         snprintf(want, sizeof want, "%d samples x %d row", k == 3 ? 16 : 8, rows);

@@ -157,9 +157,10 @@ int ic_fast_rows_shape(int width, int height, int channels, int soa, int k, int 
  * rows_roll) for a k x k kernel of this rank: a separable 3x3. */
 int ic_fast_rows_rolls(int k, int rank);
 /* The rows per thread the rows method runs for `rows` asked: 1, 2 and 4 as
- * asked; 8 for a separable 3x3 (rows_roll); 8, 16 and 32 for a separable
- * 5x5..9x9 (one input row at a time, 8 samples a thread: rows_ring.cuh);
- * else 4. */
+ * asked; 8 for a separable 3x3 (rows_roll); 5 to IC_FAST_RING_MAX_ROWS as
+ * asked for a separable 5x5..9x9 (one input row at a time, 8 samples a
+ * thread: rows_ring.cuh); else 4. */
+#define IC_FAST_RING_MAX_ROWS 64
 int ic_fast_rows_run(int k, int rank, int rows);
 
 /* Launches the rows method: rank 0 applies the full weights w (kw*kh floats,

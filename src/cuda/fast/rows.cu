@@ -68,14 +68,46 @@ extern "C" int ic_fast_rows_run(int k, int rank, int rows)
     if (rows == 1 || rows == 2 || rows == 4)
         return rows;
     if (rank == 1 && k > 3) /* rows_ring */
-        return rows == 8 || rows == 16 || rows == 32 ? rows : 4;
+        return rows >= 5 && rows <= IC_FAST_RING_MAX_ROWS ? rows : 4;
     return ic_fast_rows_rolls(k, rank) ? 8 : 4;
+}
+
+/* rows_ring's rows a thread for an image (step samples a pixel, planes
+ * planes): the L in 8..64 that takes the fewest block times, whole waves
+ * of the launch (main and side blocks over the SMs' resident blocks) times
+ * the L + K - 1 input rows a thread. Table H at 45b0191 (H100, HD 7x7): 8
+ * rows (391 main blocks, 1.6 waves) 0.0267 ms, 16 (207, one wave) 0.0198,
+ * 32 (115) 0.0234; on the H200 at 88f13aa 12 rows (276 blocks with the side
+ * blocks 1.2 waves) took 0.0278 against 16's 0.0199. */
+static int ring_rows(int width, int height, int step, int planes, int k, int sms)
+{
+    const long long slots = (long long)(sms > 0 ? sms : 1) * icf_rows::ring_min_blocks(k);
+    long long best = -1;
+    int pick = 16;
+    for (int L = 8; L <= IC_FAST_RING_MAX_ROWS; L++) {
+        icf_rows::rows_edges e;
+        long long gy = 0;
+        if (!icf_rows::rows_shape_of(width, height, step, k, L, &e, &gy, icf_rows::BY, 2))
+            continue;
+        const long long blocks = ((long long)e.main_bx + e.edge_bx) * gy * planes;
+        const long long cost = (blocks + slots - 1) / slots * (L + k - 1);
+        if (best < 0 || cost < best) {
+            best = cost;
+            pick = L;
+        }
+    }
+    return pick;
 }
 
 extern "C" int ic_fast_rows_shape(int width, int height, int channels, int soa, int k, int sms,
                                   int separable)
 {
-    /* Measured on the H100 (bench table H): a separable 3x3 wants 8 rows
+    /* Measured on the H100 (bench table H): a separable 7x7 or 9x9 one
+     * input row at a time (rows_ring), its rows by ring_rows (at 45b0191:
+     * HD 7x7 0.0198 ms at 16 rows against 0.0242 at 2, 9x9 0.0283 against
+     * sep's 0.0347; 8K 7x7 0.149 at 32 against 0.162 at 4, 9x9 0.193
+     * against 0.226; a 5x5 gained nothing: 8K 0.114 against 0.107 at 4);
+     * a separable 3x3 wants 8 rows
      * taken one input row at a time (rows_roll) at every size (at 680e814:
      * 8K 0.0774 ms against 0.0809 at 4 and 0.0864 at 16, 720p 0.0080
      * against 0.0085 and 0.0096, 480p 0.0075 against 0.0074 and 0.0086); a
@@ -95,6 +127,8 @@ extern "C" int ic_fast_rows_shape(int width, int height, int channels, int soa, 
     const long long want = (long long)(sms > 0 ? sms : 1) * IC_FAST_ROWS_FILL;
     if (separable && k == 3)
         return 8;
+    if (separable && k >= 7)
+        return ring_rows(width, height, soa ? 1 : channels, (int)planes, k, sms);
     if (!separable && k >= 9)
         return chunks * ((height + 1) / 2) * planes >= want ? 2 : 1;
     if (!separable && k >= 7)
@@ -112,7 +146,7 @@ extern "C" ic_status ic_fast_rows_launch(const ic_cuda_args *a, const float *w, 
     const int aligned = ((uintptr_t)a->src % 16 == 0) && ((uintptr_t)a->dst % 16 == 0) &&
                         a->src_pitch % 16 == 0 && a->dst_pitch % 16 == 0;
     rows = ic_fast_rows_run(a->kw, rank, rows);
-    const int ring = rows > 8 || (rows == 8 && rank == 1 && a->kw > 3);
+    const int ring = rank == 1 && a->kw > 3 && rows > 4; /* rows_ring */
     const long long groups = ((long long)a->height + rows - 1) / rows;
     const int ty = ring ? icf_rows::BY : icf_rows::by_of(a->kw); /* rows of threads a block */
     if (!a->w) {

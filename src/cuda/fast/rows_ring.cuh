@@ -7,18 +7,22 @@
  * rows_chunk at 4 rows redoes each input row's horizontal pass for every
  * row group that reads it: (4 + K - 1) / 4 input rows an output row, 27 of
  * the 9x9's 58 instructions an output (SASS at 8421d22). Here a thread takes
- * L output rows (8, 16, 32) of 8 samples: it loads and converts each of the
- * L + K - 1 input rows once, adds its horizontal pass to the K output rows
- * it feeds (a ring of K rows of 8 sums: output row o in slot o % K, which
- * the loop, unrolled K rows at a time, names at compile time), and rounds,
- * packs and stores an output row as soon as its last input row is in. The
- * products and their order are add_row's, so an output equals rows_side's
- * (the edges) and rows_chunk's bit for bit.
+ * L output rows (8 to 64, a launch parameter) of 8 samples: it loads and
+ * converts each of the L + K - 1 input rows once, adds its horizontal pass
+ * to the K output rows it feeds (a ring of K rows of 8 sums: output row o in
+ * slot o % K, which the loop, unrolled K rows at a time, names at compile
+ * time), and rounds, packs and stores an output row as soon as its last
+ * input row is in. The products and their order are add_row's, so an output
+ * equals rows_side's (the edges) and rows_chunk's bit for bit. SASS of the
+ * RGB kernels: about 24, 29.5 and 36 instructions an output for 5x5, 7x7,
+ * 9x9 in the loop (rows_chunk at 4 rows: 41 and 58 for 7x7 and 9x9).
  *
  * The grid is rows_shape_of's with two threads a chunk: a chunk's interior
  * loads [16c - 16, 16c + 32) hold both halves' windows (five 8-byte words
  * around each half; halos up to 16 samples), and the side items are the
- * same as every rows launch's.
+ * same as every rows launch's. A block's threads run long (L + K - 1 rows
+ * each), so a launch that spills a few blocks past a full wave costs a
+ * whole block's time: ic_fast_rows_shape picks L by the waves (rows.cu).
  */
 #ifndef IC_CUDA_FAST_ROWS_RING_CUH
 #define IC_CUDA_FAST_ROWS_RING_CUH
@@ -29,14 +33,18 @@ namespace icf_rows
 {
 
 constexpr int RING_W = CHUNK / 2; /* output samples a thread */
-constexpr int RING_PREFETCH = 4;  /* input rows prefetched into L2 ahead */
+/* Input rows prefetched into L1 ahead. Table H on the H200 at 88f13aa
+ * (8K 5x5, 7x7, 9x9 at 32 rows): L1 two rows ahead 0.1155, 0.1650, 0.2096
+ * ms; L2 four ahead 0.1174, 0.1680, 0.2131; L1 four ahead 0.1170, 0.1677,
+ * 0.2124; none 0.1310, 0.1942, 0.2414. */
+constexpr int RING_PREFETCH = 2;
 
 /* Blocks of BX * BY threads an SM: 3 for a 5x5 (80 registers), 2 for a 7x7
  * or 9x9 (128; ptxas takes 168 for the 9x9 unbounded, and spills 68 bytes
  * of the RGB 9x9 at 128). */
-template <int K> constexpr int ring_min_blocks()
+__host__ __device__ constexpr int ring_min_blocks(int k)
 {
-    return K <= 5 ? 3 : 2;
+    return k <= 5 ? 3 : 2;
 }
 
 /* f[q] = sample s0 - H + q of the row at p (sample s0), as float: from the
@@ -87,7 +95,7 @@ __device__ __forceinline__ void rows_ring(const ic_cuda_args &a, const rows_w<K,
             if (r >= nr)
                 break;
             if (r + RING_PREFETCH < nr)
-                asm volatile("prefetch.global.L2 [%0];" ::"l"(in + (size_t)(r + RING_PREFETCH) *
+                asm volatile("prefetch.global.L1 [%0];" ::"l"(in + (size_t)(r + RING_PREFETCH) *
                                                                        a.src_pitch));
             float f[RING_W + 2 * H];
             ring_window<H>(in + (size_t)r * a.src_pitch, f);
@@ -121,7 +129,7 @@ __device__ __forceinline__ void rows_ring(const ic_cuda_args &a, const rows_w<K,
 }
 
 template <int K, int STEP>
-__global__ void __launch_bounds__(BX *BY, (ring_min_blocks<K>()))
+__global__ void __launch_bounds__(BX *BY, ring_min_blocks(K))
     ring_kernel(ic_cuda_args a, rows_w<K, 1> w, rows_edges e, int L)
 {
     if (blockIdx.x >= e.main_bx) { /* a side block (block-uniform branch) */
