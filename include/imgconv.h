@@ -1007,12 +1007,13 @@ typedef struct ic_tuning {
     /* cuda, rows method: nonzero keeps the full K*K sum where the planner
      * would run separable passes in registers (was IC_FAST_ROWS_FULL). */
     int rows_full;
-    /* cuda, rows method: output rows per thread, 1, 2, 4 or 8 (was
-     * IC_FAST_ROWS_SHAPE); 8 applies to a separable 3x3 (taken one input row
-     * at a time), which other kernels run at 4. 0: the planner's (8 for a
-     * separable 3x3, 4 or 2 by image size for other separable passes and a
-     * full 3x3 or 5x5, 2 for a full 7x7, 2 or 1 for a full 9x9). Other values
-     * are refused. */
+    /* cuda, rows method: output rows per thread, 1, 2, 4, 8, 16, 32 or 64
+     * (was IC_FAST_ROWS_SHAPE); 8 and more apply to separable kernels, taken
+     * one input row at a time (a 3x3 at 8, a 5x5..9x9 as asked), which the
+     * full sum runs at 4. 0: the planner's (8 for a separable 3x3, 8..64 by
+     * the waves of the launch for a separable 7x7 or 9x9, 4 or 2 by image
+     * size for a separable 5x5 and a full 3x3 or 5x5, 2 for a full 7x7, 2 or
+     * 1 for a full 9x9). Other values are refused. */
     int rows_shape;
     /* cuda, direct and sep methods (shared-memory tiles): channels per block,
      * 0 the planner's, 1 one channel, 2 every channel of the image; SoA and
@@ -1044,7 +1045,8 @@ ic_status ic_context_get_tuning(const ic_context *ctx, ic_tuning *t);
 /* Parses tuning text into *t (fields not named keep their value): a comma-
  * separated list of KEY=VALUE with keys method (auto|direct|sep|fft|global|
  * rows), cpu-isa (auto|scalar|avx2|avx512), cpu-tiny (0|1), calibrate
- * (auto|builtin), fft-n (N), fft-fuse (auto|always|never), rows-full (0|1), rows-shape (0|1|2|4),
+ * (auto|builtin), fft-n (N), fft-fuse (auto|always|never), rows-full (0|1),
+ * rows-shape (0|1|2|4|8|16|32|64),
  * tile-channels (0|1|2), tile-rows (0|8|16|32|64); e.g.
  * "method=rows,rows-full=1,rows-shape=2" (the CLI's --tune). Errors:
  * IC_ERR_INVALID_ARG naming the first bad item (*t is then unchanged). */

@@ -35,9 +35,11 @@
  * about half of them in those threads; ncu at 61108fa.) Reads never touch the
  * pitch padding, so initcheck stays clean.
  *
- * ROWS (1, 2 or 4 output rows per thread) is chosen per image by
+ * ROWS (1, 2 or 4 output rows per thread; 8 for a separable 3x3, taken
+ * one input row at a time by rows_roll) is chosen per image by
  * ic_fast_rows_shape: the most rows per thread (least re-reading and
- * conversion) that still gives every SM enough threads.
+ * conversion) that still gives every SM enough threads. A separable 7x7 or
+ * 9x9 takes rows_ring.cuh's form, 8 samples of 8..64 rows a thread.
  *
  * Premultiplied alpha (a.premultiply, backend.h) on RGBA AoS rows: a thread's
  * 16 samples are 4 whole pixels and its halos whole pixels too (16c - 4R), so
