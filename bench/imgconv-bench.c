@@ -946,7 +946,8 @@ static void rows_shapes(void)
        "time, a 3x3 16 samples x 8 rows a thread, a 5x5..9x9 8 samples x N rows); `full xN`: "
        "the same with the full K*K sum; `sep`: the "
        "shared-memory separable method. The planner's pick is shown as method/rows per "
-       "thread and its time.\n\n| case | planner | rows x1 | rows x2 | rows x4 | rows x8 | rows x16 | rows "
+       "thread and its time.\n\n| case | planner | rows x1 | rows x2 | rows x4 | rows x8 | rows "
+       "x16 | rows "
        "x32 | rows x64 | full x1 | full x2 | full x4 | sep |\n|---|---|---|---|---|---|---|---|---|"
        "---|---|---|---|\n");
     int last_size = -1;
@@ -970,8 +971,8 @@ static void rows_shapes(void)
         memset(&plan, 0, sizeof plan);
         /* the planner's pick timed too: its rows a thread need not be a
          * column below (rows_ring's rows by the waves) */
-        const int pk = bg_time_fast(G, &k, IC_BORDER_REPLICATE, B.reps, NULL, &t, &plan, err,
-                                    sizeof err);
+        const int pk =
+            bg_time_fast(G, &k, IC_BORDER_REPLICATE, B.reps, NULL, &t, &plan, err, sizeof err);
         md("| %s %s %d | %s", sd->name, cases[i].kind, cases[i].K, ic_method_name(plan.method));
         if (plan.method == IC_METHOD_ROWS)
             md(" x%d%s", plan.rows_per_thread, plan.rank ? " sep" : "");
