@@ -27,6 +27,8 @@
 #ifndef IC_CUDA_FAST_ROWS_RING_CUH
 #define IC_CUDA_FAST_ROWS_RING_CUH
 
+#include <stdlib.h>
+
 #include "cuda/fast/rows_impl.cuh"
 
 namespace icf_rows
@@ -117,10 +119,16 @@ __device__ __forceinline__ void rows_ring(const ic_cuda_args &a, const rows_w<K,
             const int done = r - (K - 1); /* the output row this input row completes */
             if (done >= 0) {
                 unpremultiply_row<STEP>(fin, a.premultiply);
-                const unsigned lo =
-                    pack_word(*reinterpret_cast<const float(*)[4]>(&fin[0]), a.bias);
-                const unsigned hi =
-                    pack_word(*reinterpret_cast<const float(*)[4]>(&fin[4]), a.bias);
+                /* without a bias, no add: v + 0 rounds as v (-0 and NaN too) */
+                const float bias = a.bias;
+                unsigned lo, hi;
+                if (bias == 0.0f) {
+                    lo = pack_word(*reinterpret_cast<const float(*)[4]>(&fin[0]));
+                    hi = pack_word(*reinterpret_cast<const float(*)[4]>(&fin[4]));
+                } else {
+                    lo = pack_word(*reinterpret_cast<const float(*)[4]>(&fin[0]), bias);
+                    hi = pack_word(*reinterpret_cast<const float(*)[4]>(&fin[4]), bias);
+                }
                 __stcs(reinterpret_cast<uint2 *>(out + (size_t)done * a.dst_pitch),
                        make_uint2(lo, hi));
             }
@@ -128,18 +136,18 @@ __device__ __forceinline__ void rows_ring(const ic_cuda_args &a, const rows_w<K,
     }
 }
 
-template <int K, int STEP>
-__global__ void __launch_bounds__(BX *BY, ring_min_blocks(K))
+template <int K, int STEP, int TY = BY, int MINB = ring_min_blocks(K)>
+__global__ void __launch_bounds__(BX *TY, MINB)
     ring_kernel(ic_cuda_args a, rows_w<K, 1> w, rows_edges e, int L)
 {
     if (blockIdx.x >= e.main_bx) { /* a side block (block-uniform branch) */
-        rows_side_block<K, STEP, 1, BY>(a, w, e, blockIdx.x, blockIdx.y, blockIdx.z);
+        rows_side_block<K, STEP, 1, TY>(a, w, e, blockIdx.x, blockIdx.y, blockIdx.z);
         return;
     }
     const rows_span &sp = e.sp;
     const int x = (int)(blockIdx.x * BX + threadIdx.x); /* two threads a chunk */
     const int c = sp.c_first + (x >> 1);
-    const int g = (int)(blockIdx.y * BY + threadIdx.y);
+    const int g = (int)(blockIdx.y * TY + threadIdx.y);
     if (c >= sp.c_end || g >= sp.groups)
         return;
     const int y0 = min(sp.y_first + g * L, sp.y_last);
@@ -154,11 +162,17 @@ ic_status launch_ring_s(const ic_cuda_args *a, const float *row, const float *co
     rows_weights<K, 1>(&p, nullptr, row, col);
     rows_edges e;
     long long grid_y = 0;
-    if (!rows_shape_of(a->width, a->height, STEP, K, rows, &e, &grid_y, BY, 2))
+    const char *ec = getenv("IC_RING_CFG"); /* EXPERIMENT */
+    const int alt = ec && atoi(ec) == 1;
+    const int ty = alt ? 4 : BY;
+    if (!rows_shape_of(a->width, a->height, STEP, K, rows, &e, &grid_y, ty, 2))
         return ic_cu_launch_fallback(a, "cuda fast global kernel", err, errlen);
-    const dim3 block(BX, BY);
+    const dim3 block(BX, ty);
     const dim3 grid(e.main_bx + e.edge_bx, (unsigned)grid_y, a->soa ? (unsigned)a->channels : 1u);
-    ring_kernel<K, STEP><<<grid, block, 0, (cudaStream_t)a->stream>>>(*a, p, e, rows);
+    if (alt)
+        ring_kernel<K, STEP, 4, 5><<<grid, block, 0, (cudaStream_t)a->stream>>>(*a, p, e, rows);
+    else
+        ring_kernel<K, STEP><<<grid, block, 0, (cudaStream_t)a->stream>>>(*a, p, e, rows);
     const cudaError_t ce = cudaGetLastError();
     if (ce != cudaSuccess)
         return ic_cuda_fail(err, errlen, "cuda fast rows kernel launch", (int)ce);
