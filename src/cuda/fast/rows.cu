@@ -82,12 +82,13 @@ extern "C" int ic_fast_rows_run(int k, int rank, int rows)
 static int ring_rows(int width, int height, int step, int planes, int k, int sms)
 {
     const long long slots = (long long)(sms > 0 ? sms : 1) * icf_rows::ring_min_blocks(k);
+    const int ty = icf_rows::ring_ty(k);
     long long best = -1;
     int pick = 16;
     for (int L = 8; L <= IC_FAST_RING_MAX_ROWS; L++) {
         icf_rows::rows_edges e;
         long long gy = 0;
-        if (!icf_rows::rows_shape_of(width, height, step, k, L, &e, &gy, icf_rows::BY, 2))
+        if (!icf_rows::rows_shape_of(width, height, step, k, L, &e, &gy, ty, 2))
             continue;
         const long long blocks = ((long long)e.main_bx + e.edge_bx) * gy * planes;
         const long long cost = (blocks + slots - 1) / slots * (L + k - 1);
@@ -148,7 +149,8 @@ extern "C" ic_status ic_fast_rows_launch(const ic_cuda_args *a, const float *w, 
     rows = ic_fast_rows_run(a->kw, rank, rows);
     const int ring = rank == 1 && a->kw > 3 && rows > 4; /* rows_ring */
     const long long groups = ((long long)a->height + rows - 1) / rows;
-    const int ty = ring ? icf_rows::BY : icf_rows::by_of(a->kw); /* rows of threads a block */
+    const int ty =
+        ring ? icf_rows::ring_ty(a->kw) : icf_rows::by_of(a->kw); /* thread rows a block */
     if (!a->w) {
         snprintf(err, errlen, "cuda fast rows: no device weights");
         return IC_ERR_INTERNAL;

@@ -295,16 +295,6 @@ __device__ __forceinline__ unsigned pack_word(const float (&v)[4], float bias)
         w |= (unsigned)ic_round_u8(v[b] + bias) << (8 * b);
     return w;
 }
-/* The same without a bias: what pack_word gives for bias 0 (v + 0 rounds as
- * v, -0 and NaN included), one add a sample fewer. */
-__device__ __forceinline__ unsigned pack_word(const float (&v)[4])
-{
-    unsigned w = 0;
-#pragma unroll
-    for (int b = 0; b < 4; b++)
-        w |= (unsigned)ic_round_u8(v[b]) << (8 * b);
-    return w;
-}
 
 /* A chunk's 16 output bytes (four packed words) stored at out. The rows
  * kernels' stores are streaming (st.global.cs, evict first): nothing reads

@@ -41,12 +41,19 @@ constexpr int RING_W = CHUNK / 2; /* output samples a thread */
  * 0.2124; none 0.1310, 0.1942, 0.2414. */
 constexpr int RING_PREFETCH = 2;
 
-/* Blocks of BX * BY threads an SM: 3 for a 5x5 (80 registers), 2 for a 7x7
- * or 9x9 (128; ptxas takes 168 for the 9x9 unbounded, and spills 68 bytes
- * of the RGB 9x9 at 128). */
+/* Rows of BX threads a block, and blocks an SM: a 5x5 3 of 256 (80
+ * registers), a 7x7 5 of 128 (96 registers; ptxas spills 60-80 bytes of
+ * each, and 20 warps an SM against 16 at 128 registers took 8K 7x7 at 34
+ * rows from 0.1500 to 0.1424 ms, HD from 0.0193 to 0.0185, table H at
+ * 923efee), a 9x9 2 of 256 (128 registers; at 96 the 8K 9x9 went from 0.190
+ * to 0.207 ms, its spills 4 times the 7x7's; ptxas takes 168 unbounded). */
+__host__ __device__ constexpr int ring_ty(int k)
+{
+    return k == 7 ? 4 : BY;
+}
 __host__ __device__ constexpr int ring_min_blocks(int k)
 {
-    return k <= 5 ? 3 : 2;
+    return k <= 5 ? 3 : k == 7 ? 5 : 2;
 }
 
 /* f[q] = sample s0 - H + q of the row at p (sample s0), as float: from the
@@ -119,16 +126,10 @@ __device__ __forceinline__ void rows_ring(const ic_cuda_args &a, const rows_w<K,
             const int done = r - (K - 1); /* the output row this input row completes */
             if (done >= 0) {
                 unpremultiply_row<STEP>(fin, a.premultiply);
-                /* without a bias, no add: v + 0 rounds as v (-0 and NaN too) */
-                const float bias = a.bias;
-                unsigned lo, hi;
-                if (bias == 0.0f) {
-                    lo = pack_word(*reinterpret_cast<const float(*)[4]>(&fin[0]));
-                    hi = pack_word(*reinterpret_cast<const float(*)[4]>(&fin[4]));
-                } else {
-                    lo = pack_word(*reinterpret_cast<const float(*)[4]>(&fin[0]), bias);
-                    hi = pack_word(*reinterpret_cast<const float(*)[4]>(&fin[4]), bias);
-                }
+                const unsigned lo =
+                    pack_word(*reinterpret_cast<const float(*)[4]>(&fin[0]), a.bias);
+                const unsigned hi =
+                    pack_word(*reinterpret_cast<const float(*)[4]>(&fin[4]), a.bias);
                 __stcs(reinterpret_cast<uint2 *>(out + (size_t)done * a.dst_pitch),
                        make_uint2(lo, hi));
             }
@@ -136,7 +137,7 @@ __device__ __forceinline__ void rows_ring(const ic_cuda_args &a, const rows_w<K,
     }
 }
 
-template <int K, int STEP, int TY = BY, int MINB = ring_min_blocks(K)>
+template <int K, int STEP, int TY = ring_ty(K), int MINB = ring_min_blocks(K)>
 __global__ void __launch_bounds__(BX *TY, MINB)
     ring_kernel(ic_cuda_args a, rows_w<K, 1> w, rows_edges e, int L)
 {
@@ -162,15 +163,15 @@ ic_status launch_ring_s(const ic_cuda_args *a, const float *row, const float *co
     rows_weights<K, 1>(&p, nullptr, row, col);
     rows_edges e;
     long long grid_y = 0;
-    const char *ec = getenv("IC_RING_CFG"); /* EXPERIMENT */
-    const int alt = ec && atoi(ec) == 1;
-    const int ty = alt ? 4 : BY;
+    const char *ec = getenv("IC_RING_CFG"); /* EXPERIMENT: 2 = the 7x7 as before */
+    const int alt = K == 7 && ec && atoi(ec) == 2;
+    const int ty = alt ? BY : ring_ty(K);
     if (!rows_shape_of(a->width, a->height, STEP, K, rows, &e, &grid_y, ty, 2))
         return ic_cu_launch_fallback(a, "cuda fast global kernel", err, errlen);
     const dim3 block(BX, ty);
     const dim3 grid(e.main_bx + e.edge_bx, (unsigned)grid_y, a->soa ? (unsigned)a->channels : 1u);
     if (alt)
-        ring_kernel<K, STEP, 4, 5><<<grid, block, 0, (cudaStream_t)a->stream>>>(*a, p, e, rows);
+        ring_kernel<K, STEP, BY, 2><<<grid, block, 0, (cudaStream_t)a->stream>>>(*a, p, e, rows);
     else
         ring_kernel<K, STEP><<<grid, block, 0, (cudaStream_t)a->stream>>>(*a, p, e, rows);
     const cudaError_t ce = cudaGetLastError();
