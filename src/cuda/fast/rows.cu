@@ -73,19 +73,22 @@ extern "C" int ic_fast_rows_run(int k, int rank, int rows)
 }
 
 /* rows_ring's rows a thread for an image (step samples a pixel, planes
- * planes): the L in 8..64 that takes the fewest block times, whole waves
- * of the launch (main and side blocks over the SMs' resident blocks) times
- * the L + K - 1 input rows a thread. Table H at 45b0191 (H100, HD 7x7): 8
- * rows (391 main blocks, 1.6 waves) 0.0267 ms, 16 (207, one wave) 0.0198,
- * 32 (115) 0.0234; on the H200 at 88f13aa 12 rows (276 blocks with the side
- * blocks 1.2 waves) took 0.0278 against 16's 0.0199. */
+ * planes): of the L up to 64 with L + K - 1 a multiple of K (K + 1, 2K + 1,
+ * ...: rows_ring then reads no row twice), the one that takes the fewest
+ * block times, whole waves of the launch (main and side blocks over the
+ * SMs' resident blocks) times the L + K - 1 input rows a thread. Table H at
+ * 45b0191 (H100, HD 7x7, 256-thread blocks): 8 rows (391 main blocks, 1.6
+ * waves) 0.0267 ms, 16 (207, one wave) 0.0198, 32 (115) 0.0234; on the H200
+ * at 88f13aa 12 rows (276 blocks with the side blocks, 1.2 waves) took
+ * 0.0278 against 16's 0.0199. */
 static int ring_rows(int width, int height, int step, int planes, int k, int sms)
 {
-    const long long slots = (long long)(sms > 0 ? sms : 1) * icf_rows::ring_min_blocks(k);
-    const int ty = icf_rows::ring_ty(k);
+    const long long slots = (long long)(sms > 0 ? sms : 1) * icf_rows::ring_min_blocks(k, step);
+    const int ty = icf_rows::ring_ty(k, step);
     long long best = -1;
-    int pick = 16;
-    for (int L = 8; L <= IC_FAST_RING_MAX_ROWS; L++) {
+    int pick = 1 + k;
+    /* L + K - 1 a multiple of K: whole turns, no row read twice */
+    for (int L = 1 + k; L <= IC_FAST_RING_MAX_ROWS; L += k) {
         icf_rows::rows_edges e;
         long long gy = 0;
         if (!icf_rows::rows_shape_of(width, height, step, k, L, &e, &gy, ty, 2))
@@ -149,8 +152,8 @@ extern "C" ic_status ic_fast_rows_launch(const ic_cuda_args *a, const float *w, 
     rows = ic_fast_rows_run(a->kw, rank, rows);
     const int ring = rank == 1 && a->kw > 3 && rows > 4; /* rows_ring */
     const long long groups = ((long long)a->height + rows - 1) / rows;
-    const int ty =
-        ring ? icf_rows::ring_ty(a->kw) : icf_rows::by_of(a->kw); /* thread rows a block */
+    const int ty = ring ? icf_rows::ring_ty(a->kw, a->soa ? 1 : a->channels)
+                        : icf_rows::by_of(a->kw); /* rows of threads a block */
     if (!a->w) {
         snprintf(err, errlen, "cuda fast rows: no device weights");
         return IC_ERR_INTERNAL;

@@ -27,8 +27,6 @@
 #ifndef IC_CUDA_FAST_ROWS_RING_CUH
 #define IC_CUDA_FAST_ROWS_RING_CUH
 
-#include <stdlib.h>
-
 #include "cuda/fast/rows_impl.cuh"
 
 namespace icf_rows
@@ -41,19 +39,19 @@ constexpr int RING_W = CHUNK / 2; /* output samples a thread */
  * 0.2124; none 0.1310, 0.1942, 0.2414. */
 constexpr int RING_PREFETCH = 2;
 
-/* Rows of BX threads a block, and blocks an SM: a 5x5 3 of 256 (80
- * registers), a 7x7 5 of 128 (96 registers; ptxas spills 60-80 bytes of
- * each, and 20 warps an SM against 16 at 128 registers took 8K 7x7 at 34
- * rows from 0.1500 to 0.1424 ms, HD from 0.0193 to 0.0185, table H at
- * 923efee), a 9x9 2 of 256 (128 registers; at 96 the 8K 9x9 went from 0.190
- * to 0.207 ms, its spills 4 times the 7x7's; ptxas takes 168 unbounded). */
-__host__ __device__ constexpr int ring_ty(int k)
+/* Rows of BX threads a block, and blocks an SM, for a k x k kernel of
+ * `step` samples a pixel: a 5x5 3 blocks of 256 (80 registers); a 7x7, and
+ * a 9x9 of 1 or 3 samples, 5 blocks of 128 at 96 registers (20 warps an SM
+ * against 16 at 128: 8K 7x7 at 34 rows 0.1500 -> 0.1424 ms, HD 0.0193 ->
+ * 0.0185, table H at 923efee; no spills since a turn of K rows has no
+ * branch); an RGBA 9x9 2 blocks of 256 at 128 (at 96 it spills 152 bytes). */
+__host__ __device__ constexpr int ring_ty(int k, int step)
 {
-    return k == 7 ? 4 : BY;
+    return k == 7 || (k == 9 && step != 4) ? 4 : BY;
 }
-__host__ __device__ constexpr int ring_min_blocks(int k)
+__host__ __device__ constexpr int ring_min_blocks(int k, int step)
 {
-    return k <= 5 ? 3 : k == 7 ? 5 : 2;
+    return k <= 5 ? 3 : ring_ty(k, step) == 4 ? 5 : 2;
 }
 
 /* f[q] = sample s0 - H + q of the row at p (sample s0), as float: from the
@@ -97,17 +95,22 @@ __device__ __forceinline__ void rows_ring(const ic_cuda_args &a, const rows_w<K,
 #pragma unroll
         for (int t = 0; t < RING_W; t++)
             acc[s][t] = 0.0f;
+    /* whole turns of K rows, with no branch inside a turn, so that ptxas
+     * may start a row's loads during the row before (a branch a row around
+     * the store or on the last row cost the ring ~5% at 8K, 923efee): rows
+     * past the last input row reread it (ic_fast_rows_shape picks L with
+     * L + K - 1 a multiple of K, so that none is), and only rows 0..L-1 are
+     * stored, by a predicated store */
+    const int last = nr - 1;
     for (int base = 0; base < nr; base += K) {
 #pragma unroll
         for (int i = 0; i < K; i++) { /* input row r = base + i, r % K == i */
             const int r = base + i;
-            if (r >= nr)
-                break;
             if (r + RING_PREFETCH < nr)
                 asm volatile("prefetch.global.L1 [%0];" ::"l"(in + (size_t)(r + RING_PREFETCH) *
                                                                        a.src_pitch));
             float f[RING_W + 2 * H];
-            ring_window<H>(in + (size_t)r * a.src_pitch, f);
+            ring_window<H>(in + (size_t)min(r, last) * a.src_pitch, f);
             premultiply_window<STEP>(f, a.premultiply);
             float fin[RING_W];
 #pragma unroll
@@ -124,20 +127,17 @@ __device__ __forceinline__ void rows_ring(const ic_cuda_args &a, const rows_w<K,
                 }
             }
             const int done = r - (K - 1); /* the output row this input row completes */
-            if (done >= 0) {
-                unpremultiply_row<STEP>(fin, a.premultiply);
-                const unsigned lo =
-                    pack_word(*reinterpret_cast<const float(*)[4]>(&fin[0]), a.bias);
-                const unsigned hi =
-                    pack_word(*reinterpret_cast<const float(*)[4]>(&fin[4]), a.bias);
+            unpremultiply_row<STEP>(fin, a.premultiply);
+            const unsigned lo = pack_word(*reinterpret_cast<const float(*)[4]>(&fin[0]), a.bias);
+            const unsigned hi = pack_word(*reinterpret_cast<const float(*)[4]>(&fin[4]), a.bias);
+            if (done >= 0 && done < L)
                 __stcs(reinterpret_cast<uint2 *>(out + (size_t)done * a.dst_pitch),
                        make_uint2(lo, hi));
-            }
         }
     }
 }
 
-template <int K, int STEP, int TY = ring_ty(K), int MINB = ring_min_blocks(K)>
+template <int K, int STEP, int TY = ring_ty(K, STEP), int MINB = ring_min_blocks(K, STEP)>
 __global__ void __launch_bounds__(BX *TY, MINB)
     ring_kernel(ic_cuda_args a, rows_w<K, 1> w, rows_edges e, int L)
 {
@@ -163,17 +163,12 @@ ic_status launch_ring_s(const ic_cuda_args *a, const float *row, const float *co
     rows_weights<K, 1>(&p, nullptr, row, col);
     rows_edges e;
     long long grid_y = 0;
-    const char *ec = getenv("IC_RING_CFG"); /* EXPERIMENT: 2 = the 7x7 as before */
-    const int alt = K == 7 && ec && atoi(ec) == 2;
-    const int ty = alt ? BY : ring_ty(K);
+    constexpr int ty = ring_ty(K, STEP);
     if (!rows_shape_of(a->width, a->height, STEP, K, rows, &e, &grid_y, ty, 2))
         return ic_cu_launch_fallback(a, "cuda fast global kernel", err, errlen);
     const dim3 block(BX, ty);
     const dim3 grid(e.main_bx + e.edge_bx, (unsigned)grid_y, a->soa ? (unsigned)a->channels : 1u);
-    if (alt)
-        ring_kernel<K, STEP, BY, 2><<<grid, block, 0, (cudaStream_t)a->stream>>>(*a, p, e, rows);
-    else
-        ring_kernel<K, STEP><<<grid, block, 0, (cudaStream_t)a->stream>>>(*a, p, e, rows);
+    ring_kernel<K, STEP><<<grid, block, 0, (cudaStream_t)a->stream>>>(*a, p, e, rows);
     const cudaError_t ce = cudaGetLastError();
     if (ce != cudaSuccess)
         return ic_cuda_fail(err, errlen, "cuda fast rows kernel launch", (int)ce);
