@@ -95,7 +95,9 @@ static int ring_rows(int width, int height, int step, int planes, int k, int sms
             continue;
         const long long blocks = ((long long)e.main_bx + e.edge_bx) * gy * planes;
         const long long cost = (blocks + slots - 1) / slots * (L + k - 1);
-        if (best < 0 || cost < best) {
+        /* a tie goes to the larger L: fewer rows read in all (8K 9x9 at
+         * c2090c1: 64 rows 0.189 ms against 28's 0.200, the same cost) */
+        if (best < 0 || cost <= best) {
             best = cost;
             pick = L;
         }
@@ -110,7 +112,9 @@ extern "C" int ic_fast_rows_shape(int width, int height, int channels, int soa, 
      * input row at a time (rows_ring), its rows by ring_rows (at 45b0191:
      * HD 7x7 0.0198 ms at 16 rows against 0.0242 at 2, 9x9 0.0283 against
      * sep's 0.0347; 8K 7x7 0.149 at 32 against 0.162 at 4, 9x9 0.193
-     * against 0.226; a 5x5 gained nothing: 8K 0.114 against 0.107 at 4);
+     * against 0.226), and a separable 5x5 below IC_FAST_RING5_MAX_SAMPLES
+     * (at c2090c1: HD 0.0138 ms at 16 rows against 0.0149 at 2; 8K 0.110
+     * at 16 against 0.106 at 4);
      * a separable 3x3 wants 8 rows
      * taken one input row at a time (rows_roll) at every size (at 680e814:
      * 8K 0.0774 ms against 0.0809 at 4 and 0.0864 at 16, 720p 0.0080
@@ -131,7 +135,7 @@ extern "C" int ic_fast_rows_shape(int width, int height, int channels, int soa, 
     const long long want = (long long)(sms > 0 ? sms : 1) * IC_FAST_ROWS_FILL;
     if (separable && k == 3)
         return 8;
-    if (separable && k >= 7)
+    if (separable && (k >= 7 || (k == 5 && nsamp * height * planes < IC_FAST_RING5_MAX_SAMPLES)))
         return ring_rows(width, height, soa ? 1 : channels, (int)planes, k, sms);
     if (!separable && k >= 9)
         return chunks * ((height + 1) / 2) * planes >= want ? 2 : 1;
