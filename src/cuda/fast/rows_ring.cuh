@@ -7,7 +7,7 @@
  * rows_chunk at 4 rows redoes each input row's horizontal pass for every
  * row group that reads it: (4 + K - 1) / 4 input rows an output row, 27 of
  * the 9x9's 58 instructions an output (SASS at 8421d22). Here a thread takes
- * L output rows (8 to 64, a launch parameter) of 8 samples: it loads and
+ * L output rows (K + 1 to 64, a launch parameter) of 8 samples: it loads and
  * converts each of the L + K - 1 input rows once, adds its horizontal pass
  * to the K output rows it feeds (a ring of K rows of 8 sums: output row o in
  * slot o % K, which the loop, unrolled K rows at a time, names at compile
@@ -42,9 +42,9 @@ constexpr int RING_PREFETCH = 2;
 /* Rows of BX threads a block, and blocks an SM, for a k x k kernel of
  * `step` samples a pixel: a 5x5 3 blocks of 256 (80 registers); a 7x7, and
  * a 9x9 of 1 or 3 samples, 5 blocks of 128 at 96 registers (20 warps an SM
- * against 16 at 128: 8K 7x7 at 34 rows 0.1500 -> 0.1424 ms, HD 0.0193 ->
- * 0.0185, table H at 923efee; no spills since a turn of K rows has no
- * branch); an RGBA 9x9 2 blocks of 256 at 128 (at 96 it spills 152 bytes). */
+ * against 16 at 128: 8K 7x7 at 42 rows 0.1443 -> 0.1400 ms, table H at
+ * ab353d1; no spills since a turn of K rows has no branch); an RGBA 9x9 2
+ * blocks of 256 at 128 (at 96 it spills 152 bytes). */
 __host__ __device__ constexpr int ring_ty(int k, int step)
 {
     return k == 7 || (k == 9 && step != 4) ? 4 : BY;
