@@ -159,6 +159,10 @@ int ic_fast_rows_shape(int width, int height, int channels, int soa, int k, int 
 /* 1 when the rows method takes 8 rows per thread (one input row at a time,
  * rows_roll) for a k x k kernel of this rank: a separable 3x3. */
 int ic_fast_rows_rolls(int k, int rank);
+/* 1 when the rows method runs a k x k kernel of this rank at `rows` rows a
+ * thread (as ic_fast_rows_run gives them) one input row at a time, 8 samples
+ * a thread (rows_ring.cuh): a separable 5x5..9x9 at more than 4 rows. */
+int ic_fast_rows_rings(int k, int rank, int rows);
 /* The rows per thread the rows method runs for `rows` asked: 1, 2 and 4 as
  * asked; 8 for a separable 3x3 (rows_roll); 5 to IC_FAST_RING_MAX_ROWS as
  * asked for a separable 5x5..9x9 (one input row at a time, 8 samples a

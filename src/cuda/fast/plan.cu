@@ -899,7 +899,7 @@ static ic_status fast_explain(void *state, const ic_job *job, char *buf, size_t 
         img->type == IC_U16 ? "; rows, fft and tensor: 8-bit samples only" : "");
     if (o < 0 || (size_t)o >= buflen)
         return IC_OK;
-    const int ring = p.rank == 1 && job->kw > 3 && p.rows > 4; /* rows_ring: 8 samples a thread */
+    const int ring = ic_fast_rows_rings(job->kw, p.rank, p.rows); /* 8 samples a thread */
     if (p.method == IC_FAST_DIRECT || p.method == IC_FAST_SEP || p.method == IC_FAST_TENSOR)
         o += snprintf(buf + o, buflen - o,
                       "  tile %dx%d px x %d channel%s per block, %d threads, %.1f KB shared, "

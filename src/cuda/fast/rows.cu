@@ -63,12 +63,17 @@ extern "C" int ic_fast_rows_rolls(int k, int rank)
     return k == 3 && rank == 1;
 }
 
+extern "C" int ic_fast_rows_rings(int k, int rank, int rows)
+{
+    return rank == 1 && k > 3 && rows > 4;
+}
+
 extern "C" int ic_fast_rows_run(int k, int rank, int rows)
 {
     if (rows == 1 || rows == 2 || rows == 4)
         return rows;
-    if (rank == 1 && k > 3) /* rows_ring */
-        return rows >= 5 && rows <= IC_FAST_RING_MAX_ROWS ? rows : 4;
+    if (ic_fast_rows_rings(k, rank, rows))
+        return rows <= IC_FAST_RING_MAX_ROWS ? rows : 4;
     return ic_fast_rows_rolls(k, rank) ? 8 : 4;
 }
 
@@ -154,7 +159,7 @@ extern "C" ic_status ic_fast_rows_launch(const ic_cuda_args *a, const float *w, 
     const int aligned = ((uintptr_t)a->src % 16 == 0) && ((uintptr_t)a->dst % 16 == 0) &&
                         a->src_pitch % 16 == 0 && a->dst_pitch % 16 == 0;
     rows = ic_fast_rows_run(a->kw, rank, rows);
-    const int ring = rank == 1 && a->kw > 3 && rows > 4; /* rows_ring */
+    const int ring = ic_fast_rows_rings(a->kw, rank, rows);
     const long long groups = ((long long)a->height + rows - 1) / rows;
     const int ty = ring ? icf_rows::ring_ty(a->kw, a->soa ? 1 : a->channels)
                         : icf_rows::by_of(a->kw); /* rows of threads a block */
