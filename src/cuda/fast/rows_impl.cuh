@@ -182,6 +182,16 @@ __device__ __forceinline__ void premultiply_window(float (&f)[NW], bool premulti
     }
 }
 
+/* N rows of W sums, set to zero (rows_chunk, rows_side, rows_ring). */
+template <int N, int W> __device__ __forceinline__ void zero_sums(float (&acc)[N][W])
+{
+#pragma unroll
+    for (int o = 0; o < N; o++)
+#pragma unroll
+        for (int t = 0; t < W; t++)
+            acc[o][t] = 0.0f;
+}
+
 /* The horizontal pass of row vector v at output sample t of a window f. */
 template <int K, int STEP, int NW>
 __device__ __forceinline__ float row_pass(const float (&v)[K], const float (&f)[NW], int t)
@@ -334,11 +344,7 @@ __device__ __forceinline__ void rows_chunk(const ic_cuda_args &a, const rows_w<K
     uint8_t *dst = a.dst + plane_out;
 
     float acc[ROWS][CHUNK];
-#pragma unroll
-    for (int o = 0; o < ROWS; o++)
-#pragma unroll
-        for (int t = 0; t < CHUNK; t++)
-            acc[o][t] = 0.0f;
+    zero_sums(acc);
 
 #pragma unroll
     for (int r = 0; r < ROWS + K - 1; r++) {
@@ -455,9 +461,7 @@ __device__ __forceinline__ void rows_side(const ic_cuda_args &a, const rows_w<K,
         xo[q] = mx < 0 ? -1 : mx * STEP + u % STEP;
     }
     float acc[1][SIDE];
-#pragma unroll
-    for (int t = 0; t < SIDE; t++)
-        acc[0][t] = 0.0f;
+    zero_sums(acc);
 #pragma unroll
     for (int j = 0; j < K; j++) { /* tap row j: input row y - R + j */
         const int my = ic_border_map(y - R + j, a.height, a.border);

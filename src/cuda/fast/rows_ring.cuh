@@ -90,11 +90,7 @@ __device__ __forceinline__ void rows_ring(const ic_cuda_args &a, const rows_w<K,
     /* output row o's open sums in slot o % K; rows before 0 and past L - 1
      * fill slots no live row holds, and are never stored */
     float acc[K][RING_W];
-#pragma unroll
-    for (int s = 0; s < K; s++)
-#pragma unroll
-        for (int t = 0; t < RING_W; t++)
-            acc[s][t] = 0.0f;
+    zero_sums(acc);
     /* whole turns of K rows, with no branch inside a turn, so that ptxas
      * may start a row's loads during the row before (a branch a row around
      * the store or on the last row cost the ring ~5% at 8K, 923efee): rows
