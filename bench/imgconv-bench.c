@@ -924,12 +924,12 @@ static int calib_case(const char *table, int size, const char *kind, int K, ic_i
 
 /* ---- H: rows method shapes (planner calibration) ------------------------------------- */
 
-/* The rows method forced with 1, 2, 4, 8, 16, 32 and 64 output rows per thread
- * (ic_tuning.rows_shape; 8 and more for separable kernels only, a 3x3 at
- * 8), separable (when
- * the planner factors the kernel) and as the full K*K sum with 1, 2 and 4
- * (ic_tuning.rows_full), next to the shared-memory sep method: the data
- * behind the planner's rows shape rule (src/cuda/fast/rows.cu). */
+/* The rows method forced with 1, 2, 4, 8, 16, 32 and 64 output rows per
+ * thread (ic_tuning.rows_shape; 8 and more for separable kernels only, a 3x3
+ * at 8), separable (when the planner factors the kernel) and as the full
+ * K*K sum with 1, 2 and 4 (ic_tuning.rows_full), next to the shared-memory
+ * sep method and the planner's own pick: the data behind the planner's rows
+ * shape rule (src/cuda/fast/rows.cu). */
 static void rows_shapes(void)
 {
     static const size_case cases[] = {{0, "gaussian", 3}, {1, "gaussian", 3}, {2, "gaussian", 3},

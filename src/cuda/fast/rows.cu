@@ -119,14 +119,13 @@ extern "C" int ic_fast_rows_shape(int width, int height, int channels, int soa, 
      * sep's 0.0347; 8K 7x7 0.149 at 32 against 0.162 at 4, 9x9 0.193
      * against 0.226), and a separable 5x5 below IC_FAST_RING5_MAX_SAMPLES
      * (at c2090c1: HD 0.0138 ms at 16 rows against 0.0149 at 2; 8K 0.110
-     * at 16 against 0.106 at 4);
-     * a separable 3x3 wants 8 rows
-     * taken one input row at a time (rows_roll) at every size (at 680e814:
-     * 8K 0.0774 ms against 0.0809 at 4 and 0.0864 at 16, 720p 0.0080
-     * against 0.0085 and 0.0096, 480p 0.0075 against 0.0074 and 0.0086); a
-     * separable 5x5..9x9 4 rows when the image still gives every SM
-     * IC_FAST_ROWS_FILL threads at 4, else 2 (HD 5x5 0.0161 against 0.0176,
-     * 9x9 0.0349 against 0.0378, at 4bc01a5); the full sum of a 7x7 or 9x9 2
+     * at 16 against 0.106 at 4); a separable 3x3 wants 8 rows taken one
+     * input row at a time (rows_roll) at every size (at 680e814: 8K 0.0774
+     * ms against 0.0809 at 4 and 0.0864 at 16, 720p 0.0080 against 0.0085
+     * and 0.0096, 480p 0.0075 against 0.0074 and 0.0086); a larger
+     * separable 5x5 4 rows when the image still gives every SM
+     * IC_FAST_ROWS_FILL threads at 4, else 2 (at 4bc01a5, before the ring:
+     * HD 5x5 0.0161 against 0.0176); the full sum of a 7x7 or 9x9 2
      * (4 rows hold too many accumulators: 8K 0.256 and 0.432 ms against 0.272
      * and 0.455 at 680e814), but a full 9x9 1 where 2 rows would not fill the
      * SMs (HD: 0.0394 ms at 1 row against 0.0416 at 2 in
