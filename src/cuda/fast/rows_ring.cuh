@@ -45,16 +45,13 @@ constexpr int RING_PREFETCH = 2;
  * against 16 at 128: 8K 7x7 at 42 rows 0.1443 -> 0.1400 ms, table H at
  * ab353d1; no spills since a turn of K rows has no branch); an RGBA 9x9 2
  * blocks of 256 at 128 (at 96 it spills 152 bytes). */
-#ifndef IC_RING5_TY
-#define IC_RING5_TY 8
-#endif
 __host__ __device__ constexpr int ring_ty(int k, int step)
 {
-    return k == 7 || (k == 9 && step != 4) || (k == 5 && IC_RING5_TY == 4) ? 4 : BY;
+    return k == 7 || (k == 9 && step != 4) ? 4 : BY;
 }
 __host__ __device__ constexpr int ring_min_blocks(int k, int step)
 {
-    return k <= 5 ? (IC_RING5_TY == 4 ? 6 : 3) : ring_ty(k, step) == 4 ? 5 : 2;
+    return k <= 5 ? 3 : ring_ty(k, step) == 4 ? 5 : 2;
 }
 
 /* f[q] = sample s0 - H + q of the row at p (sample s0), as float: from the
