@@ -38,6 +38,9 @@ constexpr int RING_W = CHUNK / 2; /* output samples a thread */
  * ms; L2 four ahead 0.1174, 0.1680, 0.2131; L1 four ahead 0.1170, 0.1677,
  * 0.2124; none 0.1310, 0.1942, 0.2414. */
 constexpr int RING_PREFETCH = 2;
+#ifndef IC_RING_ROLL
+#define IC_RING_ROLL 1
+#endif
 
 /* Rows of BX threads a block, and blocks an SM, for a k x k kernel of
  * `step` samples a pixel: a 5x5 3 blocks of 256 (80 registers); a 7x7, and
@@ -56,20 +59,32 @@ __host__ __device__ constexpr int ring_min_blocks(int k, int step)
 
 /* f[q] = sample s0 - H + q of the row at p (sample s0), as float: from the
  * 8-byte words around s0 (three for halos up to 8 samples, else five). */
+template <int H> struct ring_words {
+    static constexpr int N = H <= 8 ? 3 : 5;
+    static constexpr int LO = 8 * (N / 2); /* bytes before s0 the first word starts */
+    uint2 v[N];
+};
+template <int H> __device__ __forceinline__ void ring_load(const uint8_t *p, ring_words<H> &w)
+{
+#pragma unroll
+    for (int i = 0; i < ring_words<H>::N; i++)
+        w.v[i] = __ldg(reinterpret_cast<const uint2 *>(p - ring_words<H>::LO) + i);
+}
+template <int H>
+__device__ __forceinline__ void ring_convert(const ring_words<H> &w, float (&f)[RING_W + 2 * H])
+{
+#pragma unroll
+    for (int q = 0; q < RING_W + 2 * H; q++) {
+        const int b = q - H + ring_words<H>::LO; /* byte of the words */
+        f[q] = word_byte((b & 4) ? w.v[b >> 3].y : w.v[b >> 3].x, b);
+    }
+}
 template <int H>
 __device__ __forceinline__ void ring_window(const uint8_t *p, float (&f)[RING_W + 2 * H])
 {
-    constexpr int NWORD = H <= 8 ? 3 : 5;
-    constexpr int LO = 8 * (NWORD / 2); /* bytes before s0 the first word starts */
-    uint2 v[NWORD];
-#pragma unroll
-    for (int i = 0; i < NWORD; i++)
-        v[i] = __ldg(reinterpret_cast<const uint2 *>(p - LO) + i);
-#pragma unroll
-    for (int q = 0; q < RING_W + 2 * H; q++) {
-        const int b = q - H + LO; /* byte of the words */
-        f[q] = word_byte((b & 4) ? v[b >> 3].y : v[b >> 3].x, b);
-    }
+    ring_words<H> w;
+    ring_load<H>(p, w);
+    ring_convert<H>(w, f);
 }
 
 /* Output samples s0..s0+7 of rows y0..y0+L-1 of plane bz (an interior half
@@ -87,6 +102,52 @@ __device__ __forceinline__ void rows_ring(const ic_cuda_args &a, const rows_w<K,
     const uint8_t *in = a.src + plane_in + (size_t)(y0 - R) * a.src_pitch + s0;
     uint8_t *out = a.dst + plane_out + (size_t)y0 * a.dst_pitch + s0;
 
+#if IC_RING_ROLL
+    /* at input row r, acc[j] (1 <= j < K) holds output row r - j's sum of
+     * its first j input rows: each FMA writes the next slot, so the open
+     * rows move down one slot a row with no move, and the loop is one row
+     * long (a turn of K rows unrolled held 14-40 KB of code, and the
+     * launches stalled on instruction fetch: ncu at d70e1fb) */
+    float acc[K][RING_W];
+    zero_sums(acc);
+#if IC_RING_ROLL == 2
+    ring_words<H> cur;
+    ring_load<H>(in, cur);
+#pragma unroll 2
+#else
+#pragma unroll 1
+#endif
+    for (int r = 0; r < nr; r++) {
+        if (r + RING_PREFETCH < nr)
+            asm volatile(
+                "prefetch.global.L1 [%0];" ::"l"(in + (size_t)(r + RING_PREFETCH) * a.src_pitch));
+        float f[RING_W + 2 * H];
+#if IC_RING_ROLL == 2
+        ring_words<H> nxt;
+        ring_load<H>(in + (size_t)min(r + 1, nr - 1) * a.src_pitch, nxt);
+        ring_convert<H>(cur, f);
+        cur = nxt;
+#else
+        ring_window<H>(in + (size_t)r * a.src_pitch, f);
+#endif
+        premultiply_window<STEP>(f, a.premultiply);
+        float fin[RING_W];
+#pragma unroll
+        for (int t = 0; t < RING_W; t++) {
+            const float h = row_pass<K, STEP>(w.row[0], f, t);
+            fin[t] = fmaf(w.col[0][K - 1], h, acc[K - 1][t]);
+#pragma unroll
+            for (int j = K - 2; j >= 0; j--) /* output row r - j takes it as kernel row j */
+                acc[j + 1][t] = fmaf(w.col[0][j], h, j == 0 ? 0.0f : acc[j][t]);
+        }
+        const int done = r - (K - 1); /* the output row this input row completes */
+        unpremultiply_row<STEP>(fin, a.premultiply);
+        const unsigned lo = pack_word(*reinterpret_cast<const float(*)[4]>(&fin[0]), a.bias);
+        const unsigned hi = pack_word(*reinterpret_cast<const float(*)[4]>(&fin[4]), a.bias);
+        if (done >= 0)
+            __stcs(reinterpret_cast<uint2 *>(out + (size_t)done * a.dst_pitch), make_uint2(lo, hi));
+    }
+#else
     /* output row o's open sums in slot o % K; rows before 0 and past L - 1
      * fill slots no live row holds, and are never stored */
     float acc[K][RING_W];
@@ -131,6 +192,7 @@ __device__ __forceinline__ void rows_ring(const ic_cuda_args &a, const rows_w<K,
                        make_uint2(lo, hi));
         }
     }
+#endif
 }
 
 template <int K, int STEP, int TY = ring_ty(K, STEP), int MINB = ring_min_blocks(K, STEP)>
