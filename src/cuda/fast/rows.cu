@@ -79,18 +79,20 @@ extern "C" int ic_fast_rows_run(int k, int rank, int rows)
 
 /* rows_ring's rows a thread for an image (step samples a pixel, planes
  * planes): of the L up to 64 with L + K - 1 a multiple of K (K + 1, 2K + 1,
- * ...: rows_ring then reads no row twice), the one that takes the fewest
- * block times, whole waves of the launch (main and side blocks) times the
- * L + K - 1 input rows a thread. A wave is the blocks that keep every SM
- * issuing, IC_RING_FULL_WARPS warps an SM (or the resident blocks, if
- * fewer): blocks past them share the SM's issue and take no less time than
- * another wave. Table H at 45b0191 (H100, HD 7x7, 256-thread blocks): 8
- * rows (391 main blocks, 1.6 waves) 0.0267 ms, 16 (207, one wave) 0.0198,
- * 32 (115) 0.0234; on the H200 at 88f13aa 12 rows (276 blocks with the side
- * blocks, 1.2 waves) took 0.0278 against 16's 0.0199. At a8833fa (H100, HD
- * 5x5, 3 resident blocks of 8 warps), 16 rows (243 blocks, 0.92 of a wave
- * of 2 blocks an SM) took 0.0137 ms against 11 rows' 0.0145 (338 blocks,
- * 0.85 of 3 resident blocks an SM but 1.3 of 2). */
+ * ...: the candidates table H calibrated when the loop ran whole turns of K
+ * rows, d0feba3 to 630fcb9; it now reads L + K - 1 rows for any L, and these
+ * picks stayed within 5% of every forced shape at 084559Z, H100), the one
+ * that takes the fewest block times, whole waves of the launch (main and
+ * side blocks) times the L + K - 1 input rows a thread. A wave is the blocks
+ * that keep every SM issuing, IC_RING_FULL_WARPS warps an SM (or the
+ * resident blocks, if fewer): blocks past them share the SM's issue and take
+ * no less time than another wave. Table H at 45b0191 (H100, HD 7x7,
+ * 256-thread blocks): 8 rows (391 main blocks, 1.6 waves) 0.0267 ms, 16
+ * (207, one wave) 0.0198, 32 (115) 0.0234; on the H200 at 88f13aa 12 rows
+ * (276 blocks with the side blocks, 1.2 waves) took 0.0278 against 16's
+ * 0.0199. At a8833fa (H100, HD 5x5, 3 resident blocks of 8 warps), 16 rows
+ * (243 blocks, 0.92 of a wave of 2 blocks an SM) took 0.0137 ms against 11
+ * rows' 0.0145 (338 blocks, 0.85 of 3 resident blocks an SM but 1.3 of 2). */
 #define IC_RING_FULL_WARPS 16
 static int ring_rows(int width, int height, int step, int planes, int k, int sms)
 {
@@ -100,7 +102,7 @@ static int ring_rows(int width, int height, int step, int planes, int k, int sms
         (long long)(sms > 0 ? sms : 1) * (full >= 1 && full < resident ? full : resident);
     long long best = -1;
     int pick = 1 + k;
-    /* L + K - 1 a multiple of K: whole turns, no row read twice */
+    /* L + K - 1 a multiple of K (the calibrated candidates) */
     for (int L = 1 + k; L <= IC_FAST_RING_MAX_ROWS; L += k) {
         icf_rows::rows_edges e;
         long long gy = 0;

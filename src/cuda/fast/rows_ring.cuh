@@ -2,20 +2,28 @@
  * rows_ring.cuh - the `rows` method's form for a separable (rank-1) 5x5, 7x7
  * or 9x9 with many rows a thread (issue 17): rows_roll's one input row at a
  * time, with a thread's rows a launch parameter and half a chunk (8 samples)
- * a thread, so that K open rows of sums fit the registers.
+ * a thread, so that K - 1 open rows of sums fit the registers.
  *
  * rows_chunk at 4 rows redoes each input row's horizontal pass for every
  * row group that reads it: (4 + K - 1) / 4 input rows an output row, 27 of
  * the 9x9's 58 instructions an output (SASS at 8421d22). Here a thread takes
- * L output rows (K + 1 to 64, a launch parameter) of 8 samples: it loads and
+ * L output rows (a launch parameter, up to 64) of 8 samples: it loads and
  * converts each of the L + K - 1 input rows once, adds its horizontal pass
- * to the K output rows it feeds (a ring of K rows of 8 sums: output row o in
- * slot o % K, which the loop, unrolled K rows at a time, names at compile
- * time), and rounds, packs and stores an output row as soon as its last
- * input row is in. The products and their order are add_row's, so an output
- * equals rows_side's (the edges) and rows_chunk's bit for bit. SASS of the
- * RGB kernels: about 24, 29.5 and 36 instructions an output for 5x5, 7x7,
- * 9x9 in the loop (rows_chunk at 4 rows: 41 and 58 for 7x7 and 9x9).
+ * to the K output rows it feeds, and rounds, packs and stores an output row
+ * as soon as its last input row is in. The open rows are a shift register:
+ * at input row r, slot j holds output row r - j's sum of its first j input
+ * rows, and each FMA writes its sum one slot down, so the rows move with no
+ * move instruction and the loop is one input row long (two, unrolled). The
+ * products and their order are add_row's, so an output equals rows_side's
+ * (the edges) and rows_chunk's bit for bit. SASS of the RGB kernels at
+ * 630fcb9: 182, 220 and 277 instructions an input row of 8 outputs for 5x5,
+ * 7x7, 9x9 (rows_chunk at 4 rows: 41 and 58 an output for 7x7 and 9x9).
+ *
+ * A turn of K rows unrolled, each row's sums in slot o % K (d0feba3 to
+ * 630fcb9), had the same instructions a row in 14-40 KB of loop, and the
+ * launches stalled on instruction fetch (ncu at d70e1fb: HD 5x5 3.21 warps
+ * an issue, 8K 9x9 1.68); the loop of 3-9 KB took the 8K 9x9 from 0.191 to
+ * 0.163 ms and the 7x7 from 0.133 to 0.125 (table H, H100, 084559Z).
  *
  * The grid is rows_shape_of's with two threads a chunk: a chunk's interior
  * loads [16c - 16, 16c + 32) hold both halves' windows (five 8-byte words
@@ -38,9 +46,6 @@ constexpr int RING_W = CHUNK / 2; /* output samples a thread */
  * ms; L2 four ahead 0.1174, 0.1680, 0.2131; L1 four ahead 0.1170, 0.1677,
  * 0.2124; none 0.1310, 0.1942, 0.2414. */
 constexpr int RING_PREFETCH = 2;
-#ifndef IC_RING_ROLL
-#define IC_RING_ROLL 1
-#endif
 
 /* Rows of BX threads a block, and blocks an SM, for a k x k kernel of
  * `step` samples a pixel: a 5x5 3 blocks of 256 (80 registers); a 7x7, and
@@ -57,8 +62,9 @@ __host__ __device__ constexpr int ring_min_blocks(int k, int step)
     return k <= 5 ? 3 : ring_ty(k, step) == 4 ? 5 : 2;
 }
 
-/* f[q] = sample s0 - H + q of the row at p (sample s0), as float: from the
- * 8-byte words around s0 (three for halos up to 8 samples, else five). */
+/* The 8-byte words around sample s0 of an input row that hold a thread's
+ * window (three for halos up to 8 samples, else five): loaded a row ahead
+ * of their conversion, f[q] = sample s0 - H + q as float. */
 template <int H> struct ring_words {
     static constexpr int N = H <= 8 ? 3 : 5;
     static constexpr int LO = 8 * (N / 2); /* bytes before s0 the first word starts */
@@ -79,13 +85,6 @@ __device__ __forceinline__ void ring_convert(const ring_words<H> &w, float (&f)[
         f[q] = word_byte((b & 4) ? w.v[b >> 3].y : w.v[b >> 3].x, b);
     }
 }
-template <int H>
-__device__ __forceinline__ void ring_window(const uint8_t *p, float (&f)[RING_W + 2 * H])
-{
-    ring_words<H> w;
-    ring_load<H>(p, w);
-    ring_convert<H>(w, f);
-}
 
 /* Output samples s0..s0+7 of rows y0..y0+L-1 of plane bz (an interior half
  * chunk of an interior row group), one input row at a time. */
@@ -102,42 +101,34 @@ __device__ __forceinline__ void rows_ring(const ic_cuda_args &a, const rows_w<K,
     const uint8_t *in = a.src + plane_in + (size_t)(y0 - R) * a.src_pitch + s0;
     uint8_t *out = a.dst + plane_out + (size_t)y0 * a.dst_pitch + s0;
 
-#if IC_RING_ROLL
     /* at input row r, acc[j] (1 <= j < K) holds output row r - j's sum of
-     * its first j input rows: each FMA writes the next slot, so the open
-     * rows move down one slot a row with no move, and the loop is one row
-     * long (a turn of K rows unrolled held 14-40 KB of code, and the
-     * launches stalled on instruction fetch: ncu at d70e1fb) */
+     * its first j input rows; the rows before row 0 fill slots no output
+     * row stores. A row's words are loaded while the row before is summed
+     * (the last row loads itself again): 8K 7x7 0.125 ms against 0.138,
+     * HD 5x5 0.0134 against 0.0150, table H at 084559Z */
     float acc[K][RING_W];
     zero_sums(acc);
-#if IC_RING_ROLL == 2
     ring_words<H> cur;
     ring_load<H>(in, cur);
 #pragma unroll 2
-#else
-#pragma unroll 1
-#endif
     for (int r = 0; r < nr; r++) {
         if (r + RING_PREFETCH < nr)
             asm volatile(
                 "prefetch.global.L1 [%0];" ::"l"(in + (size_t)(r + RING_PREFETCH) * a.src_pitch));
         float f[RING_W + 2 * H];
-#if IC_RING_ROLL == 2
         ring_words<H> nxt;
         ring_load<H>(in + (size_t)min(r + 1, nr - 1) * a.src_pitch, nxt);
         ring_convert<H>(cur, f);
         cur = nxt;
-#else
-        ring_window<H>(in + (size_t)r * a.src_pitch, f);
-#endif
         premultiply_window<STEP>(f, a.premultiply);
         float fin[RING_W];
 #pragma unroll
         for (int t = 0; t < RING_W; t++) {
             const float h = row_pass<K, STEP>(w.row[0], f, t);
             fin[t] = fmaf(w.col[0][K - 1], h, acc[K - 1][t]);
+            /* output row r - j takes it as kernel row j, into slot j + 1 */
 #pragma unroll
-            for (int j = K - 2; j >= 0; j--) /* output row r - j takes it as kernel row j */
+            for (int j = K - 2; j >= 0; j--)
                 acc[j + 1][t] = fmaf(w.col[0][j], h, j == 0 ? 0.0f : acc[j][t]);
         }
         const int done = r - (K - 1); /* the output row this input row completes */
@@ -147,52 +138,6 @@ __device__ __forceinline__ void rows_ring(const ic_cuda_args &a, const rows_w<K,
         if (done >= 0)
             __stcs(reinterpret_cast<uint2 *>(out + (size_t)done * a.dst_pitch), make_uint2(lo, hi));
     }
-#else
-    /* output row o's open sums in slot o % K; rows before 0 and past L - 1
-     * fill slots no live row holds, and are never stored */
-    float acc[K][RING_W];
-    zero_sums(acc);
-    /* whole turns of K rows, with no branch inside a turn, so that ptxas
-     * may start a row's loads during the row before (a branch a row around
-     * the store or on the last row cost the ring ~5% at 8K, 923efee): rows
-     * past the last input row reread it (ic_fast_rows_shape picks L with
-     * L + K - 1 a multiple of K, so that none is), and only rows 0..L-1 are
-     * stored, by a predicated store */
-    const int last = nr - 1;
-    for (int base = 0; base < nr; base += K) {
-#pragma unroll
-        for (int i = 0; i < K; i++) { /* input row r = base + i, r % K == i */
-            const int r = base + i;
-            if (r + RING_PREFETCH < nr)
-                asm volatile("prefetch.global.L1 [%0];" ::"l"(in + (size_t)(r + RING_PREFETCH) *
-                                                                       a.src_pitch));
-            float f[RING_W + 2 * H];
-            ring_window<H>(in + (size_t)min(r, last) * a.src_pitch, f);
-            premultiply_window<STEP>(f, a.premultiply);
-            float fin[RING_W];
-#pragma unroll
-            for (int t = 0; t < RING_W; t++) {
-                const float h = row_pass<K, STEP>(w.row[0], f, t);
-#pragma unroll
-                for (int j = 0; j < K; j++) { /* output row r - j takes it as kernel row j */
-                    const int s = (i - j + K) % K;
-                    const float v = fmaf(w.col[0][j], h, j == 0 ? 0.0f : acc[s][t]);
-                    if (j == K - 1)
-                        fin[t] = v;
-                    else
-                        acc[s][t] = v;
-                }
-            }
-            const int done = r - (K - 1); /* the output row this input row completes */
-            unpremultiply_row<STEP>(fin, a.premultiply);
-            const unsigned lo = pack_word(*reinterpret_cast<const float(*)[4]>(&fin[0]), a.bias);
-            const unsigned hi = pack_word(*reinterpret_cast<const float(*)[4]>(&fin[4]), a.bias);
-            if (done >= 0 && done < L)
-                __stcs(reinterpret_cast<uint2 *>(out + (size_t)done * a.dst_pitch),
-                       make_uint2(lo, hi));
-        }
-    }
-#endif
 }
 
 template <int K, int STEP, int TY = ring_ty(K, STEP), int MINB = ring_min_blocks(K, STEP)>
