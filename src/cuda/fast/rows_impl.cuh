@@ -297,13 +297,16 @@ __device__ __forceinline__ void row_window(const row_loads &l, float (&f)[CHUNK 
     }
 }
 
-/* Four sums rounded and packed into one word, the first in the low byte. */
+/* Four sums rounded and packed into one word, the first in the low byte.
+ * BIAS false: the bias is 0 and not added (a sum plus 0 rounds as the sum:
+ * only -0 becomes +0, and both round to 0), one add an output fewer. */
+template <bool BIAS = true>
 __device__ __forceinline__ unsigned pack_word(const float (&v)[4], float bias)
 {
     unsigned w = 0;
 #pragma unroll
     for (int b = 0; b < 4; b++)
-        w |= (unsigned)ic_round_u8(v[b] + bias) << (8 * b);
+        w |= (unsigned)ic_round_u8(BIAS ? v[b] + bias : v[b]) << (8 * b);
     return w;
 }
 
