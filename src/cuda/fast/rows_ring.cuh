@@ -111,14 +111,22 @@ __device__ __forceinline__ void rows_ring(const ic_cuda_args &a, const rows_w<K,
     zero_sums(acc);
     ring_words<H> cur;
     ring_load<H>(in, cur);
+    /* running row pointers (a row's address by a multiply cost ~20
+     * instructions a row pair): `next` is row min(r + 1, nr - 1), `dst`
+     * output row `done` once it is 0 or more */
+    const size_t ip = a.src_pitch, op = a.dst_pitch;
+    const uint8_t *next = in + ip; /* nr >= K > 1 */
+    uint8_t *dst = out;
 #pragma unroll 2
     for (int r = 0; r < nr; r++) {
+        static_assert(RING_PREFETCH == 2, "the prefetch is the row after next");
         if (r + RING_PREFETCH < nr)
-            asm volatile(
-                "prefetch.global.L1 [%0];" ::"l"(in + (size_t)(r + RING_PREFETCH) * a.src_pitch));
+            asm volatile("prefetch.global.L1 [%0];" ::"l"(next + ip));
         float f[RING_W + 2 * H];
         ring_words<H> nxt;
-        ring_load<H>(in + (size_t)min(r + 1, nr - 1) * a.src_pitch, nxt);
+        ring_load<H>(next, nxt);
+        if (r + 2 < nr)
+            next += ip;
         ring_convert<H>(cur, f);
         cur = nxt;
         premultiply_window<STEP>(f, a.premultiply);
@@ -136,8 +144,10 @@ __device__ __forceinline__ void rows_ring(const ic_cuda_args &a, const rows_w<K,
         unpremultiply_row<STEP>(fin, a.premultiply);
         const unsigned lo = pack_word<BIAS>(*reinterpret_cast<const float(*)[4]>(&fin[0]), a.bias);
         const unsigned hi = pack_word<BIAS>(*reinterpret_cast<const float(*)[4]>(&fin[4]), a.bias);
-        if (done >= 0)
-            __stcs(reinterpret_cast<uint2 *>(out + (size_t)done * a.dst_pitch), make_uint2(lo, hi));
+        if (done >= 0) {
+            __stcs(reinterpret_cast<uint2 *>(dst), make_uint2(lo, hi));
+            dst += op;
+        }
     }
 }
 
