@@ -152,9 +152,11 @@ int ic_fast_rows_premultiplies(int channels, int soa);
  * or as the full sum (the rule and its measurements are in rows.cu).
  * ic_tuning.rows_shape overrides it (plan.cu; benchmark calibration). */
 #define IC_FAST_ROWS_FILL 2048
-/* Samples (all planes) below which a separable 5x5 runs one input row at a
- * time (rows_ring) rather than at 4 or 2 rows of 16 samples (rows.cu). */
-#define IC_FAST_RING5_MAX_SAMPLES (16LL << 20)
+/* The most rows a thread the planner gives a separable 5x5 one input row
+ * at a time (rows_ring): at 886038b (table H, H100) 16 rows took 8K 0.0973
+ * ms against 32's 0.0991 and 64's 0.1058, HD 0.0134 against 0.0157 and
+ * 0.0211 (rows.cu). */
+#define IC_FAST_RING5_MAX_ROWS 16
 int ic_fast_rows_shape(int width, int height, int channels, int soa, int k, int sms, int separable);
 /* 1 when the rows method takes 8 rows per thread (one input row at a time,
  * rows_roll) for a k x k kernel of this rank: a separable 3x3. */

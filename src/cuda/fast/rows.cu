@@ -96,6 +96,7 @@ extern "C" int ic_fast_rows_run(int k, int rank, int rows)
 #define IC_RING_FULL_WARPS 16
 static int ring_rows(int width, int height, int step, int planes, int k, int sms)
 {
+    const int most = k == 5 ? IC_FAST_RING5_MAX_ROWS : IC_FAST_RING_MAX_ROWS;
     const int ty = icf_rows::ring_ty(k, step); /* warps a block (BX is a warp) */
     const int full = IC_RING_FULL_WARPS / ty, resident = icf_rows::ring_min_blocks(k, step);
     const long long slots =
@@ -103,7 +104,7 @@ static int ring_rows(int width, int height, int step, int planes, int k, int sms
     long long best = -1;
     int pick = 1 + k;
     /* L + K - 1 a multiple of K (the calibrated candidates) */
-    for (int L = 1 + k; L <= IC_FAST_RING_MAX_ROWS; L += k) {
+    for (int L = 1 + k; L <= most; L += k) {
         icf_rows::rows_edges e;
         long long gy = 0;
         if (!icf_rows::rows_shape_of(width, height, step, k, L, &e, &gy, ty, 2))
@@ -123,33 +124,30 @@ static int ring_rows(int width, int height, int step, int planes, int k, int sms
 extern "C" int ic_fast_rows_shape(int width, int height, int channels, int soa, int k, int sms,
                                   int separable)
 {
-    /* Measured on the H100 (bench table H): a separable 7x7 or 9x9 one
-     * input row at a time (rows_ring), its rows by ring_rows (at 45b0191:
-     * HD 7x7 0.0198 ms at 16 rows against 0.0242 at 2, 9x9 0.0283 against
-     * sep's 0.0347; 8K 7x7 0.149 at 32 against 0.162 at 4, 9x9 0.193
-     * against 0.226), and a separable 5x5 below IC_FAST_RING5_MAX_SAMPLES
-     * (at c2090c1: HD 0.0138 ms at 16 rows against 0.0149 at 2; 8K 0.110
-     * at 16 against 0.106 at 4); a separable 3x3 wants 8 rows taken one
-     * input row at a time (rows_roll) at every size (at 680e814: 8K 0.0774
-     * ms against 0.0809 at 4 and 0.0864 at 16, 720p 0.0080 against 0.0085
-     * and 0.0096, 480p 0.0075 against 0.0074 and 0.0086); a larger
-     * separable 5x5 4 rows when the image still gives every SM
-     * IC_FAST_ROWS_FILL threads at 4, else 2 (at 4bc01a5, before the ring:
-     * HD 5x5 0.0161 against 0.0176); the full sum of a 7x7 or 9x9 2
-     * (4 rows hold too many accumulators: 8K 0.256 and 0.432 ms against 0.272
-     * and 0.455 at 680e814), but a full 9x9 1 where 2 rows would not fill the
-     * SMs (HD: 0.0394 ms at 1 row against 0.0416 at 2 in
+    /* Measured on the H100 (bench table H): a separable 5x5, 7x7 or 9x9 one
+     * input row at a time (rows_ring), its rows by ring_rows (at 45b0191: HD
+     * 7x7 0.0198 ms at 16 rows against 0.0242 at 2, 9x9 0.0283 against sep's
+     * 0.0347; 8K 7x7 0.149 at 32 against 0.162 at 4, 9x9 0.193 against 0.226),
+     * a 5x5 at up to IC_FAST_RING5_MAX_ROWS (at 886038b, the one-row loop: HD
+     * 0.0134 ms at 16 rows against 0.0153 at 4 rows of 16 samples; 8K 0.0973
+     * at 16 against 0.1061 at 4); a separable 3x3 wants 8 rows taken one input
+     * row at a time (rows_roll) at every size (at 680e814: 8K 0.0774 ms
+     * against 0.0809 at 4 and 0.0864 at 16, 720p 0.0080 against 0.0085 and
+     * 0.0096, 480p 0.0075 against 0.0074 and 0.0086); the full sum of a 7x7 or
+     * 9x9 2 (4 rows hold too many accumulators: 8K 0.256 and 0.432 ms against
+     * 0.272 and 0.455 at 680e814), but a full 9x9 1 where 2 rows would not
+     * fill the SMs (HD: 0.0394 ms at 1 row against 0.0416 at 2 in
      * peers-20261125T222019Z, 0.0391 against 0.0386 in -210829Z: 1 is never
-     * more than 2% off, 2 was 6% off); a full 3x3 or 5x5 4 rows when the
-     * image fills the SMs, else 2 (full 5x5 at 680e814: 8K 0.146 ms at 4
-     * against 0.157 at 2, HD 0.0188 against 0.0164). */
+     * more than 2% off, 2 was 6% off); a full 3x3 or 5x5 4 rows when the image
+     * fills the SMs, else 2 (full 5x5 at 680e814: 8K 0.146 ms at 4 against
+     * 0.157 at 2, HD 0.0188 against 0.0164). */
     const long long nsamp = (long long)width * (soa ? 1 : channels);
     const long long planes = soa ? channels : 1;
     const long long chunks = (nsamp + CHUNK - 1) / CHUNK;
     const long long want = (long long)(sms > 0 ? sms : 1) * IC_FAST_ROWS_FILL;
     if (separable && k == 3)
         return 8;
-    if (separable && (k >= 7 || (k == 5 && nsamp * height * planes < IC_FAST_RING5_MAX_SAMPLES)))
+    if (separable && k >= 5)
         return ring_rows(width, height, soa ? 1 : channels, (int)planes, k, sms);
     if (!separable && k >= 9)
         return chunks * ((height + 1) / 2) * planes >= want ? 2 : 1;

@@ -38,9 +38,9 @@
  * ROWS (1, 2 or 4 output rows per thread; 8 for a separable 3x3, taken
  * one input row at a time by rows_roll) is chosen per image by
  * ic_fast_rows_shape: the most rows per thread (least re-reading and
- * conversion) that still gives every SM enough threads. A separable 7x7 or
- * 9x9, and a separable 5x5 under IC_FAST_RING5_MAX_SAMPLES, takes
- * rows_ring.cuh's form, 8 samples of K + 1..64 rows a thread.
+ * conversion) that still gives every SM enough threads. A separable 5x5,
+ * 7x7 or 9x9 takes rows_ring.cuh's form, 8 samples of K + 1..64 rows a
+ * thread (a 5x5 up to 16).
  *
  * Premultiplied alpha (a.premultiply, backend.h) on RGBA AoS rows: a thread's
  * 16 samples are 4 whole pixels and its halos whole pixels too (16c - 4R), so
