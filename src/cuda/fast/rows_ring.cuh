@@ -16,7 +16,7 @@
  * move instruction and the loop is one input row long (two, unrolled). The
  * products and their order are add_row's, so an output equals rows_side's
  * (the edges) and rows_chunk's bit for bit. SASS of the RGB kernels at
- * cc1b8ca (bias 0): 168, 213 and 268 instructions an input row of 8
+ * 886038b (bias 0): 156, 200 and 248 instructions an input row of 8
  * outputs for 5x5, 7x7, 9x9 (rows_chunk at 4 rows: 41 and 58 an output for
  * 7x7 and 9x9).
  *
