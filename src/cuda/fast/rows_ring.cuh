@@ -52,8 +52,9 @@ constexpr int RING_PREFETCH = 2;
  * `step` samples a pixel: a 5x5 3 blocks of 256 (80 registers); a 7x7, and
  * a 9x9 of 1 or 3 samples, 5 blocks of 128 at 96 registers (20 warps an SM
  * against 16 at 128: 8K 7x7 at 42 rows 0.1443 -> 0.1400 ms, table H at
- * ab353d1; no spills since a turn of K rows has no branch); an RGBA 9x9 2
- * blocks of 256 at 128 (at 96 it spills 152 bytes). */
+ * ab353d1; the one-row loop holds the RGB ones without spills; 6 blocks at
+ * 80 registers took 8K 7x7 from 0.124 to 0.128 ms, H200, 084945Z); an RGBA
+ * 9x9 2 blocks of 256 at 128 (at 96 it spills 152 bytes). */
 __host__ __device__ constexpr int ring_ty(int k, int step)
 {
     return k == 7 || (k == 9 && step != 4) ? 4 : BY;
