@@ -81,7 +81,7 @@ extern "C" int ic_fast_rows_run(int k, int rank, int rows)
  * planes): of the L up to 64 with L + K - 1 a multiple of K (K + 1, 2K + 1,
  * ...: the candidates table H calibrated when the loop ran whole turns of K
  * rows, d0feba3 to 630fcb9; it now reads L + K - 1 rows for any L, and these
- * picks stayed within 5% of every forced shape at 084559Z, H100), the one
+ * picks stayed within 5% of every forced shape at 084234Z, H100), the one
  * that takes the fewest block times, whole waves of the launch (main and
  * side blocks) times the L + K - 1 input rows a thread. A wave is the blocks
  * that keep every SM issuing, IC_RING_FULL_WARPS warps an SM (or the

@@ -24,7 +24,7 @@
  * 630fcb9), had the same instructions a row in 14-40 KB of loop, and the
  * launches stalled on instruction fetch (ncu at d70e1fb: HD 5x5 3.21 warps
  * an issue, 8K 9x9 1.68); the loop of 3-9 KB took the 8K 9x9 from 0.191 to
- * 0.163 ms and the 7x7 from 0.133 to 0.125 (table H, H100, 084559Z).
+ * 0.163 ms and the 7x7 from 0.133 to 0.125 (table H, H100, 084234Z).
  *
  * The grid is rows_shape_of's with two threads a chunk: a chunk's interior
  * loads [16c - 16, 16c + 32) hold both halves' windows (five 8-byte words
@@ -107,7 +107,7 @@ __device__ __forceinline__ void rows_ring(const ic_cuda_args &a, const rows_w<K,
      * its first j input rows; the rows before row 0 fill slots no output
      * row stores. A row's words are loaded while the row before is summed
      * (the last row loads itself again): 8K 7x7 0.125 ms against 0.138,
-     * HD 5x5 0.0134 against 0.0150, table H at 084559Z */
+     * HD 5x5 0.0134 against 0.0150, table H at 084234Z */
     float acc[K][RING_W];
     zero_sums(acc);
     ring_words<H> cur;
