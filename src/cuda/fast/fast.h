@@ -152,11 +152,6 @@ int ic_fast_rows_premultiplies(int channels, int soa);
  * or as the full sum (the rule and its measurements are in rows.cu).
  * ic_tuning.rows_shape overrides it (plan.cu; benchmark calibration). */
 #define IC_FAST_ROWS_FILL 2048
-/* The most rows a thread the planner gives a separable 5x5 one input row
- * at a time (rows_ring): at 886038b (table H, H100) 16 rows took 8K 0.0973
- * ms against 32's 0.0991 and 64's 0.1058, HD 0.0134 against 0.0157 and
- * 0.0211 (rows.cu). */
-#define IC_FAST_RING5_MAX_ROWS 16
 int ic_fast_rows_shape(int width, int height, int channels, int soa, int k, int sms, int separable);
 /* 1 when the rows method takes 8 rows per thread (one input row at a time,
  * rows_roll) for a k x k kernel of this rank: a separable 3x3. */
@@ -166,10 +161,9 @@ int ic_fast_rows_rolls(int k, int rank);
  * a thread (rows_ring.cuh): a separable 5x5..9x9 at more than 4 rows. */
 int ic_fast_rows_rings(int k, int rank, int rows);
 /* The rows per thread the rows method runs for `rows` asked: 1, 2 and 4 as
- * asked; 8 for a separable 3x3 (rows_roll); 5 to IC_FAST_RING_MAX_ROWS as
- * asked for a separable 5x5..9x9 (one input row at a time, 8 samples a
- * thread: rows_ring.cuh); else 4. */
-#define IC_FAST_RING_MAX_ROWS 64
+ * asked; 8 for a separable 3x3 (rows_roll); any number above 4 as asked for
+ * a separable 5x5..9x9 (one input row at a time, 8 samples a thread:
+ * rows_ring.cuh; the planner gives it up to the image's height); else 4. */
 int ic_fast_rows_run(int k, int rank, int rows);
 
 /* Launches the rows method: rank 0 applies the full weights w (kw*kh floats,

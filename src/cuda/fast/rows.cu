@@ -73,52 +73,41 @@ extern "C" int ic_fast_rows_run(int k, int rank, int rows)
     if (rows == 1 || rows == 2 || rows == 4)
         return rows;
     if (ic_fast_rows_rings(k, rank, rows))
-        return rows <= IC_FAST_RING_MAX_ROWS ? rows : 4;
+        return rows;
     return ic_fast_rows_rolls(k, rank) ? 8 : 4;
 }
 
 /* rows_ring's rows a thread for an image (step samples a pixel, planes
- * planes): of the L up to 64 with L + K - 1 a multiple of K (K + 1, 2K + 1,
- * ...: the candidates table H calibrated when the loop ran whole turns of K
- * rows, d0feba3 to 630fcb9; it now reads L + K - 1 rows for any L, and these
- * picks stayed within 5% of every forced shape at 084234Z, H100), the one
- * that takes the fewest block times, whole waves of the launch (main and
- * side blocks) times the L + K - 1 input rows a thread. A wave is the blocks
- * that keep every SM issuing, IC_RING_FULL_WARPS warps an SM (or the
- * resident blocks, if fewer): blocks past them share the SM's issue and take
- * no less time than another wave. Table H at 45b0191 (H100, HD 7x7,
- * 256-thread blocks): 8 rows (391 main blocks, 1.6 waves) 0.0267 ms, 16
- * (207, one wave) 0.0198, 32 (115) 0.0234; on the H200 at 88f13aa 12 rows
- * (276 blocks with the side blocks, 1.2 waves) took 0.0278 against 16's
- * 0.0199. At a8833fa (H100, HD 5x5, 3 resident blocks of 8 warps), 16 rows
- * (243 blocks, 0.92 of a wave of 2 blocks an SM) took 0.0137 ms against 11
- * rows' 0.0145 (338 blocks, 0.85 of 3 resident blocks an SM but 1.3 of 2). */
-#define IC_RING_FULL_WARPS 16
+ * planes) on `sms` SMs: the rows that spread the warps of its main blocks
+ * over the SMs as `w` warps an SM (ring_grid: blocks of 4 warps, handed out
+ * in order), one wave. At full residency (ring_warps) when that leaves a
+ * thread IC_RING_SMALL_ROWS rows or more; else, for an image that small, 8
+ * warps an SM for a 5x5 and 4 for a 7x7 or 9x9, the rows a thread the
+ * latency of a row wants. Table H on the H100 at 102945Z (warps an SM
+ * forced, 4 to 40): 8K 5x5, 7x7, 9x9 at full residency (24, 20, 20) 0.0951,
+ * 0.0980, 0.1285 ms against 0.1185, 0.1470, 0.1943 at 8 and 0.0951, 0.1017,
+ * 0.1365 at 40 (two waves); HD at 20 warps an SM leaves 10 rows a thread
+ * and took 0.0143, 0.0208, 0.0304, against 0.0124 at 8 (5x5), 0.0153 and
+ * 0.0213 at 4 (7x7, 9x9), the fastest of each. */
+#define IC_RING_SMALL_ROWS 32
+static int ring_rows_at(long long n, long long cw, int planes, int sms, int w)
+{
+    long long g = (long long)(sms > 0 ? sms : 1) * w / (cw * planes); /* row groups */
+    g = g < 1 ? 1 : g > n ? n : g;
+    return (int)((n + g - 1) / g);
+}
 static int ring_rows(int width, int height, int step, int planes, int k, int sms)
 {
-    const int most = k == 5 ? IC_FAST_RING5_MAX_ROWS : IC_FAST_RING_MAX_ROWS;
-    const int ty = icf_rows::ring_ty(k, step); /* warps a block (BX is a warp) */
-    const int full = IC_RING_FULL_WARPS / ty, resident = icf_rows::ring_min_blocks(k, step);
-    const long long slots =
-        (long long)(sms > 0 ? sms : 1) * (full >= 1 && full < resident ? full : resident);
-    long long best = -1;
-    int pick = 1 + k;
-    /* L + K - 1 a multiple of K (the calibrated candidates) */
-    for (int L = 1 + k; L <= most; L += k) {
-        icf_rows::rows_edges e;
-        long long gy = 0;
-        if (!icf_rows::rows_shape_of(width, height, step, k, L, &e, &gy, ty, 2))
-            continue;
-        const long long blocks = ((long long)e.main_bx + e.edge_bx) * gy * planes;
-        const long long cost = (blocks + slots - 1) / slots * (L + k - 1);
-        /* a tie goes to the larger L: fewer rows read in all (8K 9x9 at
-         * c2090c1: 64 rows 0.189 ms against 28's 0.200, the same cost) */
-        if (best < 0 || cost <= best) {
-            best = cost;
-            pick = L;
-        }
-    }
-    return pick;
+    const long long n = (long long)height - 2 * (k / 2); /* interior output rows */
+    icf_rows::rows_edges e;
+    long long gy = 0;
+    if (n < 1 || !icf_rows::rows_shape_of(width, height, step, k, 1, &e, &gy, 1, 2))
+        return 4;
+    const long long cw = (2LL * (e.sp.c_end - e.sp.c_first) + 31) / 32; /* warp columns */
+    if (cw < 1)
+        return 4;
+    const int full = ring_rows_at(n, cw, planes, sms, icf_rows::ring_warps(k, step));
+    return full >= IC_RING_SMALL_ROWS ? full : ring_rows_at(n, cw, planes, sms, k == 5 ? 8 : 4);
 }
 
 extern "C" int ic_fast_rows_shape(int width, int height, int channels, int soa, int k, int sms,
@@ -127,10 +116,9 @@ extern "C" int ic_fast_rows_shape(int width, int height, int channels, int soa, 
     /* Measured on the H100 (bench table H): a separable 5x5, 7x7 or 9x9 one
      * input row at a time (rows_ring), its rows by ring_rows (at 45b0191: HD
      * 7x7 0.0198 ms at 16 rows against 0.0242 at 2, 9x9 0.0283 against sep's
-     * 0.0347; 8K 7x7 0.149 at 32 against 0.162 at 4, 9x9 0.193 against 0.226),
-     * a 5x5 at up to IC_FAST_RING5_MAX_ROWS (at 886038b, the one-row loop: HD
-     * 0.0134 ms at 16 rows against 0.0153 at 4 rows of 16 samples; 8K 0.0973
-     * at 16 against 0.1061 at 4); a separable 3x3 wants 8 rows taken one input
+     * 0.0347; 8K 7x7 0.149 at 32 against 0.162 at 4, 9x9 0.193 against 0.226;
+     * at 886038b a 5x5: HD 0.0134 ms at 16 rows against 0.0153 at 4 rows of
+     * 16 samples, 8K 0.0973 at 16 against 0.1061 at 4); a separable 3x3 wants 8 rows taken one input
      * row at a time (rows_roll) at every size (at 680e814: 8K 0.0774 ms
      * against 0.0809 at 4 and 0.0864 at 16, 720p 0.0080 against 0.0085 and
      * 0.0096, 480p 0.0075 against 0.0074 and 0.0086); the full sum of a 7x7 or
@@ -168,8 +156,7 @@ extern "C" ic_status ic_fast_rows_launch(const ic_cuda_args *a, const float *w, 
     rows = ic_fast_rows_run(a->kw, rank, rows);
     const int ring = ic_fast_rows_rings(a->kw, rank, rows);
     const long long groups = ((long long)a->height + rows - 1) / rows;
-    const int ty = ring ? icf_rows::ring_ty(a->kw, a->soa ? 1 : a->channels)
-                        : icf_rows::by_of(a->kw); /* rows of threads a block */
+    const int ty = icf_rows::by_of(a->kw); /* rows of threads a block (the ring's grid is 1D) */
     if (!a->w) {
         snprintf(err, errlen, "cuda fast rows: no device weights");
         return IC_ERR_INTERNAL;
@@ -177,7 +164,7 @@ extern "C" ic_status ic_fast_rows_launch(const ic_cuda_args *a, const float *w, 
     if (!aligned || a->u16 || !ic_fast_rows_eligible(a->kw, a->kh, a->channels, a->soa) ||
         (a->premultiply && !ic_fast_rows_premultiplies(a->channels, a->soa)) || rank < 0 ||
         rank > IC_FAST_ROWS_MAX_RANK || (rank > 0 && (!row || !col)) ||
-        (groups + ty - 1) / ty > IC_CU_MAX_GRID_Y)
+        (!ring && (groups + ty - 1) / ty > IC_CU_MAX_GRID_Y))
         return ic_cu_launch_fallback(a, "cuda fast global kernel", err, errlen);
     if (ring)
         return a->kw == 5   ? icf_rows::launch_ring<5>(a, row, col, rows, err, errlen)

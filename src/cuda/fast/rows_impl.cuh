@@ -447,7 +447,7 @@ __device__ __forceinline__ void rows_roll(const ic_cuda_args &a, const rows_w<K,
  * the full K x K for a separable kernel). Mapping each column between the
  * loads made every load wait for the one before, and whole-chunk items
  * became the launch's tail at 480p (0.0141 ms against 0.0066, 423ef53). */
-template <int K, int STEP, int RANK>
+template <int K, int STEP, int RANK, bool PREFETCH = false>
 __device__ __forceinline__ void rows_side(const ic_cuda_args &a, const rows_w<K, RANK> &w, int s0,
                                           int y, unsigned bz, int nsamp)
 {
@@ -462,6 +462,20 @@ __device__ __forceinline__ void rows_side(const ic_cuda_args &a, const rows_w<K,
         const int u = s0 + q; /* sample s0 - H + q, shifted by H = R pixels */
         const int mx = ic_border_map(u / STEP - R, a.width, a.border);
         xo[q] = mx < 0 ? -1 : mx * STEP + u % STEP;
+    }
+    if (PREFETCH) {
+        /* every tap row's window into L1 first (the lines of its first and
+         * last bytes), so that the rows' loads below wait for memory once,
+         * not once a row: rows_ring's side items took 0.0188 ms of an HD
+         * 9x9 launch on their own without it (table H, H100, 102504Z) */
+        const int b_lo = xo[0] < 0 ? 0 : xo[0], b_hi = xo[NW - 1] < 0 ? 0 : xo[NW - 1];
+#pragma unroll
+        for (int j = 0; j < K; j++) {
+            const int my = ic_border_map(y - R + j, a.height, a.border);
+            const uint8_t *row = a.src + plane_in + (size_t)(my < 0 ? 0 : my) * a.src_pitch;
+            asm volatile("prefetch.global.L1 [%0];" ::"l"(row + b_lo));
+            asm volatile("prefetch.global.L1 [%0];" ::"l"(row + b_hi));
+        }
     }
     float acc[1][SIDE];
     zero_sums(acc);
@@ -486,7 +500,7 @@ __device__ __forceinline__ void rows_side(const ic_cuda_args &a, const rows_w<K,
 /* The work of side block (bx, by, bz), bx >= e.main_bx, of a rows launch
  * with blocks of TY rows of threads: half a chunk of one output row a
  * thread (rows_side). */
-template <int K, int STEP, int RANK, int TY>
+template <int K, int STEP, int RANK, int TY, bool PREFETCH = false>
 __device__ __forceinline__ void rows_side_block(const ic_cuda_args &a, const rows_w<K, RANK> &w,
                                                 const rows_edges &e, unsigned bx, unsigned by,
                                                 unsigned bz)
@@ -510,8 +524,8 @@ __device__ __forceinline__ void rows_side_block(const ic_cuda_args &a, const row
         y = e.n_top + row;
         c = k < left ? k : sp.c_end + (k - left);
     }
-    rows_side<K, STEP, RANK>(a, w, c * CHUNK + half * SIDE, y, bz,
-                             a.width * (a.soa ? 1 : a.channels));
+    rows_side<K, STEP, RANK, PREFETCH>(a, w, c * CHUNK + half * SIDE, y, bz,
+                                       a.width * (a.soa ? 1 : a.channels));
 }
 
 /* The work of block (bx, by, bz) of a rows launch over image a: rows_kernel

@@ -42,26 +42,24 @@ namespace icf_rows
 {
 
 constexpr int RING_W = CHUNK / 2; /* output samples a thread */
-/* Input rows prefetched into L1 ahead. Table H on the H200 at 88f13aa
- * (8K 5x5, 7x7, 9x9 at 32 rows): L1 two rows ahead 0.1155, 0.1650, 0.2096
- * ms; L2 four ahead 0.1174, 0.1680, 0.2131; L1 four ahead 0.1170, 0.1677,
- * 0.2124; none 0.1310, 0.1942, 0.2414. */
-constexpr int RING_PREFETCH = 2;
+/* Input rows prefetched into L1 ahead. Table H on the H100 at 102945Z
+ * (the 1D grid, blocks of 4 warps): two rows ahead against six, 8K 7x7 at
+ * 20 warps an SM 0.1056 -> 0.0980 ms, HD 7x7 at 4 warps 0.0180 -> 0.0153,
+ * 8K 5x5 at 4 warps 0.256 -> 0.172 (four ahead: 0.1028, 0.0155, 0.172);
+ * at 88f13aa (H200, a 2D grid of fuller SMs) two rows ahead had been as
+ * fast as four. */
+constexpr int RING_PREFETCH = 6;
 
-/* Rows of BX threads a block, and blocks an SM, for a k x k kernel of
- * `step` samples a pixel: a 5x5 3 blocks of 256 (80 registers); a 7x7, and
- * a 9x9 of 1 or 3 samples, 5 blocks of 128 at 96 registers (20 warps an SM
- * against 16 at 128: 8K 7x7 at 42 rows 0.1443 -> 0.1400 ms, table H at
- * ab353d1; the one-row loop holds the RGB ones without spills; 6 blocks at
- * 80 registers took 8K 7x7 from 0.124 to 0.128 ms, H200, 084945Z); an RGBA
- * 9x9 2 blocks of 256 at 128 (at 96 it spills 152 bytes). */
-__host__ __device__ constexpr int ring_ty(int k, int step)
+/* Warps an SM for a k x k kernel of `step` samples a pixel (the launch
+ * bounds: the registers a thread): a 5x5 24 (80 registers); a 7x7, and a
+ * 9x9 of 1 or 3 samples, 20 at 96 registers (20 warps an SM against 16 at
+ * 128: 8K 7x7 at 42 rows 0.1443 -> 0.1400 ms, table H at ab353d1; the
+ * one-row loop holds the RGB ones without spills; 24 at 80 registers took
+ * 8K 7x7 from 0.124 to 0.128 ms, H200, 084945Z); an RGBA 9x9 16 at 128 (at
+ * 96 it spills 152 bytes). A block is one warp (ring_grid). */
+__host__ __device__ constexpr int ring_warps(int k, int step)
 {
-    return k == 7 || (k == 9 && step != 4) ? 4 : BY;
-}
-__host__ __device__ constexpr int ring_min_blocks(int k, int step)
-{
-    return k <= 5 ? 3 : ring_ty(k, step) == 4 ? 5 : 2;
+    return k <= 5 ? 24 : k == 7 || step != 4 ? 20 : 16;
 }
 
 /* The 8-byte words around sample s0 of an input row that hold a thread's
@@ -120,9 +118,8 @@ __device__ __forceinline__ void rows_ring(const ic_cuda_args &a, const rows_w<K,
     uint8_t *dst = out;
 #pragma unroll 2
     for (int r = 0; r < nr; r++) {
-        static_assert(RING_PREFETCH == 2, "the prefetch is the row after next");
         if (r + RING_PREFETCH < nr)
-            asm volatile("prefetch.global.L1 [%0];" ::"l"(next + ip));
+            asm volatile("prefetch.global.L1 [%0];" ::"l"(next + (RING_PREFETCH - 1) * ip));
         float f[RING_W + 2 * H];
         ring_words<H> nxt;
         ring_load<H>(next, nxt);
@@ -152,27 +149,66 @@ __device__ __forceinline__ void rows_ring(const ic_cuda_args &a, const rows_w<K,
     }
 }
 
-template <int K, int STEP, int TY = ring_ty(K, STEP), int MINB = ring_min_blocks(K, STEP)>
-__global__ void __launch_bounds__(BX *TY, MINB)
-    ring_kernel(ic_cuda_args a, rows_w<K, 1> w, rows_edges e, int L)
+/* The grid of a ring launch: one dimension of blocks of RING_TY warps, the
+ * main blocks first and then the side blocks, so that the block scheduler,
+ * which hands blocks out in order, spreads the main blocks (nearly all the
+ * work) evenly over the SMs: the side blocks of a 2D grid, one column of
+ * them a grid row, landed on some SMs beside their main blocks and not on
+ * others (8K 9x9 0.144 ms, HD 9x9 0.0264, against 0.130 and 0.0150 with
+ * the main blocks spread and no side blocks, table H, H100, 102504Z). Main
+ * warp i is warp column i % cw (32 threads: 16 chunks) of row group i / cw
+ * % groups of plane i / (cw * groups); side block j of a plane takes the
+ * side items of rows_side_block's block (main_bx + j, 0). */
+constexpr int RING_TY = 4; /* warps a block */
+struct ring_grid {
+    int cw;         /* warp columns */
+    int groups;     /* row groups of the interior (rows_span's groups) */
+    int planes;     /* planes (SoA channels, else 1) */
+    long long main; /* main blocks, all planes */
+    long long side; /* side blocks a plane */
+};
+inline ring_grid ring_grid_of(const rows_edges &e, int planes)
 {
-    if (blockIdx.x >= e.main_bx) { /* a side block (block-uniform branch) */
-        rows_side_block<K, STEP, 1, TY>(a, w, e, blockIdx.x, blockIdx.y, blockIdx.z);
+    ring_grid g;
+    const rows_span &sp = e.sp;
+    g.cw = (2 * (sp.c_end - sp.c_first) + BX - 1) / BX;
+    g.groups = sp.groups;
+    g.planes = planes;
+    g.main = ((long long)g.cw * g.groups * planes + RING_TY - 1) / RING_TY;
+    g.side = (e.n_items * (CHUNK / SIDE) + BX * RING_TY - 1) / (BX * RING_TY);
+    return g;
+}
+
+template <int K, int STEP, int WARPS = ring_warps(K, STEP)>
+__global__ void __launch_bounds__(BX *RING_TY, WARPS / RING_TY)
+    ring_kernel(ic_cuda_args a, rows_w<K, 1> w, rows_edges e, ring_grid rg, int L)
+{
+    const long long b = blockIdx.x;
+    const rows_span &sp = e.sp;
+    if (b >= rg.main) { /* a side block (block-uniform branch) */
+        const long long j = b - rg.main;
+        rows_side_block<K, STEP, 1, RING_TY, true>(a, w, e, e.main_bx + (unsigned)(j % rg.side), 0,
+                                                   (unsigned)(j / rg.side));
         return;
     }
-    const rows_span &sp = e.sp;
-    const int x = (int)(blockIdx.x * BX + threadIdx.x); /* two threads a chunk */
+    const long long wi = b * RING_TY + threadIdx.y; /* the warp */
+    const long long per_plane = (long long)rg.cw * rg.groups;
+    const int bz = (int)(wi / per_plane);
+    if (bz >= rg.planes)
+        return;
+    const int rest = (int)(wi - bz * per_plane);
+    const int g = rest / rg.cw;
+    const int x = (rest - g * rg.cw) * BX + (int)threadIdx.x; /* two threads a chunk */
     const int c = sp.c_first + (x >> 1);
-    const int g = (int)(blockIdx.y * TY + threadIdx.y);
-    if (c >= sp.c_end || g >= sp.groups)
+    if (c >= sp.c_end)
         return;
     const int y0 = min(sp.y_first + g * L, sp.y_last);
     /* a bias of 0 (the usual) takes a loop without the bias add (a
      * uniform branch outside the loop: a branch a row cost ~5%, 923efee) */
     if (a.bias != 0.0f)
-        rows_ring<K, STEP, true>(a, w, c * CHUNK + (x & 1) * RING_W, y0, L, blockIdx.z);
+        rows_ring<K, STEP, true>(a, w, c * CHUNK + (x & 1) * RING_W, y0, L, (unsigned)bz);
     else
-        rows_ring<K, STEP, false>(a, w, c * CHUNK + (x & 1) * RING_W, y0, L, blockIdx.z);
+        rows_ring<K, STEP, false>(a, w, c * CHUNK + (x & 1) * RING_W, y0, L, (unsigned)bz);
 }
 
 template <int K, int STEP>
@@ -183,12 +219,15 @@ ic_status launch_ring_s(const ic_cuda_args *a, const float *row, const float *co
     rows_weights<K, 1>(&p, nullptr, row, col);
     rows_edges e;
     long long grid_y = 0;
-    constexpr int ty = ring_ty(K, STEP);
-    if (!rows_shape_of(a->width, a->height, STEP, K, rows, &e, &grid_y, ty, 2))
+    const int planes = a->soa ? a->channels : 1;
+    if (!rows_shape_of(a->width, a->height, STEP, K, rows, &e, &grid_y, 1, 2))
         return ic_cu_launch_fallback(a, "cuda fast global kernel", err, errlen);
-    const dim3 block(BX, ty);
-    const dim3 grid(e.main_bx + e.edge_bx, (unsigned)grid_y, a->soa ? (unsigned)a->channels : 1u);
-    ring_kernel<K, STEP><<<grid, block, 0, (cudaStream_t)a->stream>>>(*a, p, e, rows);
+    ring_grid rg = ring_grid_of(e, planes);
+    const long long blocks = rg.main + rg.side * planes;
+    if (blocks > 0x7fffffffLL)
+        return ic_cu_launch_fallback(a, "cuda fast global kernel", err, errlen);
+    ring_kernel<K, STEP>
+        <<<(unsigned)blocks, dim3(BX, RING_TY), 0, (cudaStream_t)a->stream>>>(*a, p, e, rg, rows);
     const cudaError_t ce = cudaGetLastError();
     if (ce != cudaSuccess)
         return ic_cuda_fail(err, errlen, "cuda fast rows kernel launch", (int)ce);
