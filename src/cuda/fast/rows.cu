@@ -78,17 +78,18 @@ extern "C" int ic_fast_rows_run(int k, int rank, int rows)
 }
 
 /* rows_ring's rows a thread for an image (step samples a pixel, planes
- * planes) on `sms` SMs: the rows that spread the warps of its main blocks
- * over the SMs as `w` warps an SM (ring_grid: blocks of 4 warps, handed out
- * in order), one wave. At full residency (ring_warps) when that leaves a
- * thread IC_RING_SMALL_ROWS rows or more; else, for an image that small, 8
- * warps an SM for a 5x5 and 4 for a 7x7 or 9x9, the rows a thread the
- * latency of a row wants. Table H on the H100 at 102945Z (warps an SM
- * forced, 4 to 40): 8K 5x5, 7x7, 9x9 at full residency (24, 20, 20) 0.0951,
- * 0.0980, 0.1285 ms against 0.1185, 0.1470, 0.1943 at 8 and 0.0951, 0.1017,
- * 0.1365 at 40 (two waves); HD at 20 warps an SM leaves 10 rows a thread
- * and took 0.0143, 0.0208, 0.0304, against 0.0124 at 8 (5x5), 0.0153 and
- * 0.0213 at 4 (7x7, 9x9), the fastest of each. */
+ * planes) on `sms` SMs, by the warps an SM its main blocks get (ring_grid:
+ * blocks of 4 warps, handed out in order, so evenly): a 7x7 or 9x9 at full
+ * residency in one wave (ring_warps) when that leaves a thread
+ * IC_RING_SMALL_ROWS rows or more; else, for an image that small, at 6
+ * warps an SM (7x7) or 4 (9x9), the rows a thread the latency of a row
+ * wants; a 5x5 at 32 rows, or at 6 warps an SM where that gives fewer.
+ * Table H on the H100 (104244Z; warps an SM forced in 102945Z): 8K 7x7 and
+ * 9x9 in one wave (149 rows) 0.0984 and 0.1282 ms against 0.1061 and
+ * 0.1420 at 64 rows; HD 7x7 at 6 warps an SM (32 rows) 0.0141 against
+ * 0.0154 at 4 (49 rows) and 0.0180 at 64; HD 9x9 at 4 (49 rows) 0.0216
+ * against 0.0243 at 32 rows; a 5x5 at 32 rows: 8K 0.0926 against 0.0958 in
+ * one wave, HD 0.0123 against 0.0127 at 24 rows. */
 #define IC_RING_SMALL_ROWS 32
 static int ring_rows_at(long long n, long long cw, int planes, int sms, int w)
 {
@@ -106,8 +107,11 @@ static int ring_rows(int width, int height, int step, int planes, int k, int sms
     const long long cw = (2LL * (e.sp.c_end - e.sp.c_first) + 31) / 32; /* warp columns */
     if (cw < 1)
         return 4;
+    const int small = ring_rows_at(n, cw, planes, sms, k == 9 ? 4 : 6);
+    if (k == 5)
+        return small < IC_RING_SMALL_ROWS ? small : IC_RING_SMALL_ROWS;
     const int full = ring_rows_at(n, cw, planes, sms, icf_rows::ring_warps(k, step));
-    return full >= IC_RING_SMALL_ROWS ? full : ring_rows_at(n, cw, planes, sms, k == 5 ? 8 : 4);
+    return full >= IC_RING_SMALL_ROWS ? full : small;
 }
 
 extern "C" int ic_fast_rows_shape(int width, int height, int channels, int soa, int k, int sms,
