@@ -84,7 +84,7 @@ extern "C" int ic_fast_rows_run(int k, int rank, int rows)
  * IC_RING_SMALL_ROWS rows or more; else, for an image that small, at 6
  * warps an SM (7x7) or 4 (9x9), the rows a thread the latency of a row
  * wants; a 5x5 at 32 rows, or at 6 warps an SM where that gives fewer.
- * Table H on the H100 (104244Z; warps an SM forced in 102945Z): 8K 7x7 and
+ * Table H on the H100 (104244Z; warps an SM forced in 103535Z): 8K 7x7 and
  * 9x9 in one wave (149 rows) 0.0984 and 0.1282 ms against 0.1061 and
  * 0.1420 at 64 rows; HD 7x7 at 6 warps an SM (32 rows) 0.0141 against
  * 0.0154 at 4 (49 rows) and 0.0180 at 64; HD 9x9 at 4 (49 rows) 0.0216

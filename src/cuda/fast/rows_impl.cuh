@@ -465,9 +465,10 @@ __device__ __forceinline__ void rows_side(const ic_cuda_args &a, const rows_w<K,
     }
     if (PREFETCH) {
         /* every tap row's window into L1 first (the lines of its first and
-         * last bytes), so that the rows' loads below wait for memory once,
-         * not once a row: rows_ring's side items took 0.0188 ms of an HD
-         * 9x9 launch on their own without it (table H, H100, 102504Z) */
+         * last bytes), so that the rows' loads below need not each wait for
+         * memory. rows_ring's side blocks take it; alone they took an HD 9x9
+         * 0.0188 ms without it and 0.0187 with it (table H, H100, 102556Z
+         * and 103535Z): their time is not the rows' memory latency. */
         const int b_lo = xo[0] < 0 ? 0 : xo[0], b_hi = xo[NW - 1] < 0 ? 0 : xo[NW - 1];
 #pragma unroll
         for (int j = 0; j < K; j++) {

@@ -26,12 +26,13 @@
  * an issue, 8K 9x9 1.68); the loop of 3-9 KB took the 8K 9x9 from 0.191 to
  * 0.163 ms and the 7x7 from 0.133 to 0.125 (table H, H100, 084234Z).
  *
- * The grid is rows_shape_of's with two threads a chunk: a chunk's interior
- * loads [16c - 16, 16c + 32) hold both halves' windows (five 8-byte words
- * around each half; halos up to 16 samples), and the side items are the
- * same as every rows launch's. A block's threads run long (L + K - 1 rows
- * each), so a launch that spills a few blocks past a full wave costs a
- * whole block's time: ic_fast_rows_shape picks L by the waves (rows.cu).
+ * The interior and side items are rows_shape_of's with two threads a chunk:
+ * a chunk's interior loads [16c - 16, 16c + 32) hold both halves' windows
+ * (five 8-byte words around each half; halos up to 16 samples), and the
+ * side items are the same as every rows launch's. The grid is one
+ * dimension, the main blocks first (ring_grid), and every warp runs L + K -
+ * 1 rows: the rows a thread set the warps each SM gets, which
+ * ic_fast_rows_shape chooses (rows.cu).
  */
 #ifndef IC_CUDA_FAST_ROWS_RING_CUH
 #define IC_CUDA_FAST_ROWS_RING_CUH
@@ -42,7 +43,7 @@ namespace icf_rows
 {
 
 constexpr int RING_W = CHUNK / 2; /* output samples a thread */
-/* Input rows prefetched into L1 ahead. Table H on the H100 at 102945Z
+/* Input rows prefetched into L1 ahead. Table H on the H100 at 103535Z
  * (the 1D grid, blocks of 4 warps): two rows ahead against six, 8K 7x7 at
  * 20 warps an SM 0.1056 -> 0.0980 ms, HD 7x7 at 4 warps 0.0180 -> 0.0153,
  * 8K 5x5 at 4 warps 0.256 -> 0.172 (four ahead: 0.1028, 0.0155, 0.172);
@@ -154,8 +155,10 @@ __device__ __forceinline__ void rows_ring(const ic_cuda_args &a, const rows_w<K,
  * which hands blocks out in order, spreads the main blocks (nearly all the
  * work) evenly over the SMs: the side blocks of a 2D grid, one column of
  * them a grid row, landed on some SMs beside their main blocks and not on
- * others (8K 9x9 0.144 ms, HD 9x9 0.0264, against 0.130 and 0.0150 with
- * the main blocks spread and no side blocks, table H, H100, 102504Z). Main
+ * others (8K 9x9 0.144 ms, HD 9x9 0.0264 at 095928Z, against 0.130 and
+ * 0.0150 with the main blocks spread and no side blocks, 102556Z; table H,
+ * H100). The side blocks alone take HD 9x9 0.0187 ms (103535Z): they are
+ * that launch's floor. Main
  * warp i is warp column i % cw (32 threads: 16 chunks) of row group i / cw
  * % groups of plane i / (cw * groups); side block j of a plane takes the
  * side items of rows_side_block's block (main_bx + j, 0). */
