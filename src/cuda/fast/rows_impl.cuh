@@ -447,10 +447,17 @@ __device__ __forceinline__ void rows_roll(const ic_cuda_args &a, const rows_w<K,
  * the full K x K for a separable kernel). Mapping each column between the
  * loads made every load wait for the one before, and whole-chunk items
  * became the launch's tail at 480p (0.0141 ms against 0.0066, 423ef53). */
-template <int K, int STEP, int RANK, bool PREFETCH = false>
+template <int K, int STEP, int RANK, bool PREFETCH = false, int MODE = -1>
 __device__ __forceinline__ void rows_side(const ic_cuda_args &a, const rows_w<K, RANK> &w, int s0,
                                           int y, unsigned bz, int nsamp)
 {
+    /* the border mode: MODE when it is one, a constant the maps fold, else
+     * the launch's. rows_ring's side blocks take IC_BORDER_REPLICATE's form
+     * for a replicate launch: alone they took an HD 9x9 0.0189 -> 0.0130
+     * ms, and the launch 0.0216 -> 0.0204 (table H, H100, 105320Z; each
+     * column map had run every mode's arithmetic, integer divisions
+     * included, in 11.6k instructions of code against 4.5k) */
+    const int border = MODE >= 0 ? MODE : a.border;
     constexpr int R = K / 2;
     constexpr int H = R * STEP;
     constexpr int NW = SIDE + 2 * H; /* window samples */
@@ -460,7 +467,7 @@ __device__ __forceinline__ void rows_side(const ic_cuda_args &a, const rows_w<K,
 #pragma unroll
     for (int q = 0; q < NW; q++) {
         const int u = s0 + q; /* sample s0 - H + q, shifted by H = R pixels */
-        const int mx = ic_border_map(u / STEP - R, a.width, a.border);
+        const int mx = ic_border_map(u / STEP - R, a.width, border);
         xo[q] = mx < 0 ? -1 : mx * STEP + u % STEP;
     }
     if (PREFETCH) {
@@ -472,7 +479,7 @@ __device__ __forceinline__ void rows_side(const ic_cuda_args &a, const rows_w<K,
         const int b_lo = xo[0] < 0 ? 0 : xo[0], b_hi = xo[NW - 1] < 0 ? 0 : xo[NW - 1];
 #pragma unroll
         for (int j = 0; j < K; j++) {
-            const int my = ic_border_map(y - R + j, a.height, a.border);
+            const int my = ic_border_map(y - R + j, a.height, border);
             const uint8_t *row = a.src + plane_in + (size_t)(my < 0 ? 0 : my) * a.src_pitch;
             asm volatile("prefetch.global.L1 [%0];" ::"l"(row + b_lo));
             asm volatile("prefetch.global.L1 [%0];" ::"l"(row + b_hi));
@@ -482,7 +489,7 @@ __device__ __forceinline__ void rows_side(const ic_cuda_args &a, const rows_w<K,
     zero_sums(acc);
 #pragma unroll
     for (int j = 0; j < K; j++) { /* tap row j: input row y - R + j */
-        const int my = ic_border_map(y - R + j, a.height, a.border);
+        const int my = ic_border_map(y - R + j, a.height, border);
         const uint8_t *row = a.src + plane_in + (size_t)(my < 0 ? 0 : my) * a.src_pitch;
         float f[NW]; /* f[q] = sample s0 - H + q */
 #pragma unroll
@@ -501,7 +508,7 @@ __device__ __forceinline__ void rows_side(const ic_cuda_args &a, const rows_w<K,
 /* The work of side block (bx, by, bz), bx >= e.main_bx, of a rows launch
  * with blocks of TY rows of threads: half a chunk of one output row a
  * thread (rows_side). */
-template <int K, int STEP, int RANK, int TY, bool PREFETCH = false>
+template <int K, int STEP, int RANK, int TY, bool PREFETCH = false, int MODE = -1>
 __device__ __forceinline__ void rows_side_block(const ic_cuda_args &a, const rows_w<K, RANK> &w,
                                                 const rows_edges &e, unsigned bx, unsigned by,
                                                 unsigned bz)
@@ -525,8 +532,8 @@ __device__ __forceinline__ void rows_side_block(const ic_cuda_args &a, const row
         y = e.n_top + row;
         c = k < left ? k : sp.c_end + (k - left);
     }
-    rows_side<K, STEP, RANK, PREFETCH>(a, w, c * CHUNK + half * SIDE, y, bz,
-                                       a.width * (a.soa ? 1 : a.channels));
+    rows_side<K, STEP, RANK, PREFETCH, MODE>(a, w, c * CHUNK + half * SIDE, y, bz,
+                                             a.width * (a.soa ? 1 : a.channels));
 }
 
 /* The work of block (bx, by, bz) of a rows launch over image a: rows_kernel

@@ -38,6 +38,10 @@
 #define IC_CUDA_FAST_ROWS_RING_CUH
 
 #include "cuda/fast/rows_impl.cuh"
+#ifdef IC_RING_EXPERIMENT
+#include <stdlib.h>
+#include <string.h>
+#endif
 
 namespace icf_rows
 {
@@ -190,8 +194,11 @@ __global__ void __launch_bounds__(BX *RING_TY, WARPS / RING_TY)
     const rows_span &sp = e.sp;
     if (b >= rg.main) { /* a side block (block-uniform branch) */
         const long long j = b - rg.main;
-        rows_side_block<K, STEP, 1, RING_TY, true>(a, w, e, e.main_bx + (unsigned)(j % rg.side), 0,
-                                                   (unsigned)(j / rg.side));
+        const unsigned bx = e.main_bx + (unsigned)(j % rg.side), bz = (unsigned)(j / rg.side);
+        if (a.border == IC_BORDER_REPLICATE) /* the default border, its maps folded */
+            rows_side_block<K, STEP, 1, RING_TY, true, IC_BORDER_REPLICATE>(a, w, e, bx, 0, bz);
+        else
+            rows_side_block<K, STEP, 1, RING_TY, true>(a, w, e, bx, 0, bz);
         return;
     }
     const long long wi = b * RING_TY + threadIdx.y; /* the warp */
@@ -226,6 +233,23 @@ ic_status launch_ring_s(const ic_cuda_args *a, const float *row, const float *co
     if (!rows_shape_of(a->width, a->height, STEP, K, rows, &e, &grid_y, 1, 2))
         return ic_cu_launch_fallback(a, "cuda fast global kernel", err, errlen);
     ring_grid rg = ring_grid_of(e, planes);
+#ifdef IC_RING_EXPERIMENT
+    if (getenv("IC_RING_WPS") && rg.groups > 0) {
+        int sms = 0;
+        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0);
+        const int n = a->height - 2 * (K / 2);
+        long long G = (long long)sms * atoi(getenv("IC_RING_WPS")) / ((long long)rg.cw * planes);
+        G = G < 1 ? 1 : G > n ? n : G;
+        rows = (int)((n + G - 1) / G);
+        if (!rows_shape_of(a->width, a->height, STEP, K, rows, &e, &grid_y, 1, 2))
+            return ic_cu_launch_fallback(a, "cuda fast global kernel", err, errlen);
+        rg = ring_grid_of(e, planes);
+    }
+    if (getenv("IC_RING_PART") && !strcmp(getenv("IC_RING_PART"), "main"))
+        rg.side = 0;
+    if (getenv("IC_RING_PART") && !strcmp(getenv("IC_RING_PART"), "side"))
+        rg.main = 0;
+#endif
     const long long blocks = rg.main + rg.side * planes;
     if (blocks > 0x7fffffffLL)
         return ic_cu_launch_fallback(a, "cuda fast global kernel", err, errlen);
