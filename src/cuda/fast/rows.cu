@@ -122,8 +122,8 @@ extern "C" int ic_fast_rows_shape(int width, int height, int channels, int soa, 
      * 7x7 0.0198 ms at 16 rows against 0.0242 at 2, 9x9 0.0283 against sep's
      * 0.0347; 8K 7x7 0.149 at 32 against 0.162 at 4, 9x9 0.193 against 0.226;
      * at 886038b a 5x5: HD 0.0134 ms at 16 rows against 0.0153 at 4 rows of
-     * 16 samples, 8K 0.0973 at 16 against 0.1061 at 4); a separable 3x3 wants 8 rows taken one input
-     * row at a time (rows_roll) at every size (at 680e814: 8K 0.0774 ms
+     * 16 samples, 8K 0.0973 at 16 against 0.1061 at 4); a separable 3x3
+     * wants 8 rows taken one input row at a time (rows_roll) at every size (at 680e814: 8K 0.0774 ms
      * against 0.0809 at 4 and 0.0864 at 16, 720p 0.0080 against 0.0085 and
      * 0.0096, 480p 0.0075 against 0.0074 and 0.0086); the full sum of a 7x7 or
      * 9x9 2 (4 rows hold too many accumulators: 8K 0.256 and 0.432 ms against

@@ -61,7 +61,7 @@ constexpr int RING_PREFETCH = 6;
  * 128: 8K 7x7 at 42 rows 0.1443 -> 0.1400 ms, table H at ab353d1; the
  * one-row loop holds the RGB ones without spills; 24 at 80 registers took
  * 8K 7x7 from 0.124 to 0.128 ms, H200, 084945Z); an RGBA 9x9 16 at 128 (at
- * 96 it spills 152 bytes). A block is one warp (ring_grid). */
+ * 96 it spills 152 bytes). A block is RING_TY warps (ring_grid). */
 __host__ __device__ constexpr int ring_warps(int k, int step)
 {
     return k <= 5 ? 24 : k == 7 || step != 4 ? 20 : 16;
@@ -161,8 +161,8 @@ __device__ __forceinline__ void rows_ring(const ic_cuda_args &a, const rows_w<K,
  * them a grid row, landed on some SMs beside their main blocks and not on
  * others (8K 9x9 0.144 ms, HD 9x9 0.0264 at 095928Z, against 0.130 and
  * 0.0150 with the main blocks spread and no side blocks, 102556Z; table H,
- * H100). The side blocks alone take HD 9x9 0.0187 ms (103535Z): they are
- * that launch's floor. Main
+ * H100). At HD the side blocks then set the launch's time (9x9: 0.0187 ms
+ * alone, 103535Z) until their border maps were folded (rows_side). Main
  * warp i is warp column i % cw (32 threads: 16 chunks) of row group i / cw
  * % groups of plane i / (cw * groups); side block j of a plane takes the
  * side items of rows_side_block's block (main_bx + j, 0). */
@@ -234,6 +234,9 @@ ic_status launch_ring_s(const ic_cuda_args *a, const float *row, const float *co
         return ic_cu_launch_fallback(a, "cuda fast global kernel", err, errlen);
     ring_grid rg = ring_grid_of(e, planes);
 #ifdef IC_RING_EXPERIMENT
+    /* calibration hooks, built only with -DIC_RING_EXPERIMENT: IC_RING_WPS=w
+     * sets the rows a thread for w warps an SM, IC_RING_PART=main|side
+     * launches only those blocks (the sweeps of ring-sweeps-*.tar.gz) */
     if (getenv("IC_RING_WPS") && rg.groups > 0) {
         int sms = 0;
         cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0);
