@@ -949,7 +949,7 @@ typedef enum ic_method {
     IC_METHOD_FFT,      /* cuda: overlap-save tiles through cuFFT (float32) */
     IC_METHOD_GLOBAL,   /* cuda: one thread per output sample, any kernel size */
     IC_METHOD_ROWS,     /* cuda: square 3..9 kernels, 16 samples x 1/2/4/8 rows per thread, or
-                         * 8 samples x up to 64 rows (separable 5x5..9x9) */
+                         * 8 samples x many rows (separable 5x5..9x9) */
     IC_METHOD_TENSOR    /* cuda: the kw*kh sum on the tensor cores (8-bit samples, kernels
                          * 3..31 wide, sm_80 and later; float32 rounding, README "Accuracy") */
 } ic_method;
