@@ -1011,11 +1011,11 @@ typedef struct ic_tuning {
     /* cuda, rows method: output rows per thread, 1, 2, 4, 8, 16, 32 or 64
      * (was IC_FAST_ROWS_SHAPE); 8 and more apply to separable kernels, taken
      * one input row at a time (a 3x3 at 8, a 5x5..9x9 as asked), which the
-     * full sum runs at 4. 0: the planner's (8 for a separable 3x3; K + 1 to
-     * 64 by the waves of the launch for a separable 7x7 or 9x9, and a
-     * separable 5x5 under 16M samples; 4 or 2 by image size for a larger
-     * separable 5x5 and a full 3x3 or 5x5, 2 for a full 7x7, 2 or 1 for a
-     * full 9x9). Other values are refused. */
+     * full sum runs at 4. 0: the planner's (8 for a separable 3x3; for a
+     * separable 5x5, 7x7 or 9x9 the rows that give each SM the warps it
+     * wants, up to the image's height; 4 or 2 by image size for a full 3x3
+     * or 5x5, 2 for a full 7x7, 2 or 1 for a full 9x9). Other values are
+     * refused. */
     int rows_shape;
     /* cuda, direct and sep methods (shared-memory tiles): channels per block,
      * 0 the planner's, 1 one channel, 2 every channel of the image; SoA and

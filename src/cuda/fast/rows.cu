@@ -104,7 +104,7 @@ static int ring_rows(int width, int height, int step, int planes, int k, int sms
     long long gy = 0;
     if (n < 1 || !icf_rows::rows_shape_of(width, height, step, k, 1, &e, &gy, 1, 2))
         return 4;
-    const long long cw = (2LL * (e.sp.c_end - e.sp.c_first) + 31) / 32; /* warp columns */
+    const long long cw = icf_rows::ring_grid_of(e, planes).cw; /* warp columns */
     if (cw < 1)
         return 4;
     const int small = ring_rows_at(n, cw, planes, sms, k == 9 ? 4 : 6);
@@ -123,9 +123,10 @@ extern "C" int ic_fast_rows_shape(int width, int height, int channels, int soa, 
      * 0.0347; 8K 7x7 0.149 at 32 against 0.162 at 4, 9x9 0.193 against 0.226;
      * at 886038b a 5x5: HD 0.0134 ms at 16 rows against 0.0153 at 4 rows of
      * 16 samples, 8K 0.0973 at 16 against 0.1061 at 4); a separable 3x3
-     * wants 8 rows taken one input row at a time (rows_roll) at every size (at 680e814: 8K 0.0774 ms
-     * against 0.0809 at 4 and 0.0864 at 16, 720p 0.0080 against 0.0085 and
-     * 0.0096, 480p 0.0075 against 0.0074 and 0.0086); the full sum of a 7x7 or
+     * wants 8 rows taken one input row at a time (rows_roll) at every size
+     * (at 680e814: 8K 0.0774 ms against 0.0809 at 4 and 0.0864 at 16, 720p
+     * 0.0080 against 0.0085 and 0.0096, 480p 0.0075 against 0.0074 and
+     * 0.0086); the full sum of a 7x7 or
      * 9x9 2 (4 rows hold too many accumulators: 8K 0.256 and 0.432 ms against
      * 0.272 and 0.455 at 680e814), but a full 9x9 1 where 2 rows would not
      * fill the SMs (HD: 0.0394 ms at 1 row against 0.0416 at 2 in

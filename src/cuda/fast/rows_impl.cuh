@@ -39,8 +39,8 @@
  * one input row at a time by rows_roll) is chosen per image by
  * ic_fast_rows_shape: the most rows per thread (least re-reading and
  * conversion) that still gives every SM enough threads. A separable 5x5,
- * 7x7 or 9x9 takes rows_ring.cuh's form, 8 samples of K + 1..64 rows a
- * thread (a 5x5 up to 16).
+ * 7x7 or 9x9 takes rows_ring.cuh's form, 8 samples of as many rows a thread
+ * as the planner gives (ring_rows in rows.cu).
  *
  * Premultiplied alpha (a.premultiply, backend.h) on RGBA AoS rows: a thread's
  * 16 samples are 4 whole pixels and its halos whole pixels too (16c - 4R), so

@@ -7,7 +7,7 @@
  * rows_chunk at 4 rows redoes each input row's horizontal pass for every
  * row group that reads it: (4 + K - 1) / 4 input rows an output row, 27 of
  * the 9x9's 58 instructions an output (SASS at 8421d22). Here a thread takes
- * L output rows (a launch parameter, up to 64) of 8 samples: it loads and
+ * L output rows (a launch parameter) of 8 samples: it loads and
  * converts each of the L + K - 1 input rows once, adds its horizontal pass
  * to the K output rows it feeds, and rounds, packs and stores an output row
  * as soon as its last input row is in. The open rows are a shift register:
