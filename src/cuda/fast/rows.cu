@@ -91,12 +91,6 @@ extern "C" int ic_fast_rows_run(int k, int rank, int rows)
  * against 0.0243 at 32 rows; a 5x5 at 32 rows: 8K 0.0926 against 0.0958 in
  * one wave, HD 0.0123 against 0.0127 at 24 rows. */
 #define IC_RING_SMALL_ROWS 32
-static int ring_rows_at(long long n, long long cw, int planes, int sms, int w)
-{
-    long long g = (long long)(sms > 0 ? sms : 1) * w / (cw * planes); /* row groups */
-    g = g < 1 ? 1 : g > n ? n : g;
-    return (int)((n + g - 1) / g);
-}
 static int ring_rows(int width, int height, int step, int planes, int k, int sms)
 {
     const long long n = (long long)height - 2 * (k / 2); /* interior output rows */
@@ -107,10 +101,10 @@ static int ring_rows(int width, int height, int step, int planes, int k, int sms
     const long long cw = icf_rows::ring_grid_of(e, planes).cw; /* warp columns */
     if (cw < 1)
         return 4;
-    const int small = ring_rows_at(n, cw, planes, sms, k == 9 ? 4 : 6);
+    const int small = icf_rows::ring_rows_at(n, cw, planes, sms, k == 9 ? 4 : 6);
     if (k == 5)
         return small < IC_RING_SMALL_ROWS ? small : IC_RING_SMALL_ROWS;
-    const int full = ring_rows_at(n, cw, planes, sms, icf_rows::ring_warps(k, step));
+    const int full = icf_rows::ring_rows_at(n, cw, planes, sms, icf_rows::ring_warps(k, step));
     return full >= IC_RING_SMALL_ROWS ? full : small;
 }
 

@@ -186,6 +186,16 @@ inline ring_grid ring_grid_of(const rows_edges &e, int planes)
     return g;
 }
 
+/* The rows a thread that give `w` warps an SM on `sms` SMs to n interior
+ * output rows of cw warp columns and `planes` planes, in one wave (the
+ * planner's rule, ring_rows in rows.cu, and the calibration hook below). */
+inline int ring_rows_at(long long n, long long cw, int planes, int sms, int w)
+{
+    long long g = (long long)(sms > 0 ? sms : 1) * w / (cw * planes); /* row groups */
+    g = g < 1 ? 1 : g > n ? n : g;
+    return (int)((n + g - 1) / g);
+}
+
 template <int K, int STEP, int WARPS = ring_warps(K, STEP)>
 __global__ void __launch_bounds__(BX *RING_TY, WARPS / RING_TY)
     ring_kernel(ic_cuda_args a, rows_w<K, 1> w, rows_edges e, ring_grid rg, int L)
@@ -240,10 +250,8 @@ ic_status launch_ring_s(const ic_cuda_args *a, const float *row, const float *co
     if (getenv("IC_RING_WPS") && rg.groups > 0) {
         int sms = 0;
         cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0);
-        const int n = a->height - 2 * (K / 2);
-        long long G = (long long)sms * atoi(getenv("IC_RING_WPS")) / ((long long)rg.cw * planes);
-        G = G < 1 ? 1 : G > n ? n : G;
-        rows = (int)((n + G - 1) / G);
+        rows =
+            ring_rows_at(a->height - 2 * (K / 2), rg.cw, planes, sms, atoi(getenv("IC_RING_WPS")));
         if (!rows_shape_of(a->width, a->height, STEP, K, rows, &e, &grid_y, 1, 2))
             return ic_cu_launch_fallback(a, "cuda fast global kernel", err, errlen);
         rg = ring_grid_of(e, planes);
