@@ -210,6 +210,46 @@ with tempfile.TemporaryDirectory() as tmp:
               and f"batch within 1.5x of its floor {int(want == 'PASS')}/1" in r.stdout,
               f"batch at {over}x its floor: {st}, {r.stdout!r}")
 
+    # every party at the lower of its events and CUPTI times: without table K
+    # cells imgconv and NPP keep their event times; with MADE-UP table K cells
+    # (480p 3x3: imgconv CUPTI at half its event time, NPP GaussBorder's at a
+    # third; 8K 3x3: imgconv's CUPTI above its event time) the ratio is
+    # recomputed here from the lower of each party's two figures
+    r = run(["--bench", BENCH, "--bench-md", BENCH_MD, "--cvcuda", CVC, "--out-md", md,
+             "--out-json", js])
+    out = json.load(open(js))
+    for row in out["seed"] + out["large"]:
+        if not row.get("missing"):
+            check(close(row["ratio_lower"], row["ratio"]), f"no table K: {row['case']}")
+    check(out["summary"]["speed_lower"] == out["summary"]["speed"], "no table K: same count")
+    alt = dict(bench)
+    a480 = cuda_cell("A", "480p", "gaussian", 3)
+    a8k = cuda_cell("A", "8K", "gaussian", 3)
+    kc = [dict(a480, table="K", cupti_ms=a480["ms"] / 2),
+          dict(a480, table="K", backend="npp-gaussborder", cupti_ms=a480["npp_gauss_ms"] / 3),
+          dict(a8k, table="K", cupti_ms=a8k["ms"] * 1.5)]
+    alt["cells"] = bench["cells"] + kc
+    alt_path = os.path.join(tmp, "bench-k.json")
+    json.dump(alt, open(alt_path, "w"))
+    r = run(["--bench", alt_path, "--bench-md", BENCH_MD, "--cvcuda", CVC, "--out-md", md,
+             "--out-json", js])
+    out = json.load(open(js))
+    row = out["seed"][0]
+    peers = [a480["npp_filter32f_ms"], a480["npp_gauss_ms"] / 3,
+             cv_best("A", "480p", "gaussian", 3, "conv2d"),
+             cv_best("A", "480p", "gaussian", 3, "gaussian")]
+    want = min(p for p in peers if p) / (a480["ms"] / 2)
+    check(r.returncode == 0 and close(row["ratio_lower"], want) and close(row["ratio"],
+          expected_row("A", "480p", "gaussian", 3, True)), f"480p with table K: {row}")
+    check(row["status_lower"] == ("PASS" if want >= 2 else "MISS"), "480p lower verdict")
+    row8 = [x for x in out["seed"] if x["table"] == "A" and x["size"] == "8K"][0]
+    check(close(row8["ratio_lower"], row8["ratio"]) and close(row8["imgconv_cupti_ms"],
+          a8k["ms"] * 1.5), f"8K: events lower than CUPTI: {row8}")
+    lp = sum(1 for x in out["seed"] + out["large"] if x.get("status_lower") == "PASS")
+    check(out["summary"]["speed_lower"][0] == lp and f"({lp}/" in r.stdout,
+          f"lower count {out['summary']['speed_lower']} {r.stdout!r}")
+    check("## The same cells, every party at the lower" in open(md).read(), "lower section")
+
     # a batch cell in a seed table ("images" instead of "batch"), listed first:
     # never taken for the single-image cell, still found as a batch row
     alt = dict(bench)
