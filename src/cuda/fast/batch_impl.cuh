@@ -215,7 +215,7 @@ __global__ void __launch_bounds__(icf_rows::BX *icf_rows::BY, (batch_min_blocks<
     const ic_cuda_args a = batch_args(base, d);
     unsigned bx, by, bz;
     batch_block(d, b, &bx, &by, &bz);
-    icf_rows::rows_body<K, STEP, RANK, ROWS, icf_rows::BY>(a, w, d.e, bx, by, bz);
+    icf_rows::rows_body<K, STEP, RANK, ROWS, icf_rows::BY, false>(a, w, d.e, bx, by, bz);
 }
 
 /* One rows launch of a batch: the images of t, `blocks` blocks in all. */

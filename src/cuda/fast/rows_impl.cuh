@@ -382,7 +382,7 @@ __device__ __forceinline__ void rows_chunk(const ic_cuda_args &a, const rows_w<K
  * bit. */
 constexpr int ROLL_PREFETCH = 4; /* rows_roll's prefetch distance, in rows */
 
-template <int K, int STEP, int ROWS, bool BIAS>
+template <int K, int STEP, int ROWS>
 __device__ __forceinline__ void rows_roll(const ic_cuda_args &a, const rows_w<K, 1> &w, int s0,
                                           int y0, unsigned bz)
 {
@@ -430,7 +430,7 @@ __device__ __forceinline__ void rows_roll(const ic_cuda_args &a, const rows_w<K,
             }
             if (done >= 0) { /* finished: round and pack at once, so few sums stay live */
                 unpremultiply_row<STEP>(fin, a.premultiply);
-                word[q] = pack_word<BIAS>(fin, a.bias);
+                word[q] = pack_word(fin, a.bias);
             }
         }
         if (done >= 0)
@@ -466,15 +466,25 @@ __device__ __forceinline__ void rows_side(const ic_cuda_args &a, const rows_w<K,
     constexpr int NW = SIDE + 2 * H; /* window samples */
     const size_t plane_in = a.soa ? (size_t)bz * a.height * a.src_pitch : 0;
     const size_t plane_out = a.soa ? (size_t)bz * a.height * a.dst_pitch : 0;
+    int xo[NW]; /* window sample q: its byte in a row, or -1 */
+#pragma unroll
+    for (int q = 0; q < NW; q++) {
+        const int u = s0 + q; /* sample s0 - H + q, shifted by H = R pixels */
+        const int mx = ic_border_map(u / STEP - R, a.width, border);
+        xo[q] = mx < 0 ? -1 : mx * STEP + u % STEP;
+    }
     if (PREFETCH) {
-        /* every tap row's window into L1 first (the lines of its first
-         * and last bytes in the row), so that the rows' loads below need
-         * not each wait for memory: ptxas issues a 3x3 item's last loads
-         * after its first conversions (SASS at 00dc547), so it waited on
-         * memory more than once. The 3x3 side blocks alone took 0.0061 ms
-         * without it, 0.0058 with it (480p, table H, H100, 121438Z); an HD
-         * 9x9's 0.0188 and 0.0187 (their time is their instructions) */
-        const int b_lo = max(s0 - H, 0), b_hi = min(s0 + SIDE + H, nsamp) - 1;
+        /* every tap row's window into L1 first (the lines of its first and
+         * last bytes), so that the rows' loads below need not each wait for
+         * memory. Alone, the side blocks of a 480p 3x3 rows_roll launch
+         * took 0.0061 ms without it and 0.0058 with it (table H, H100,
+         * 121438Z: ptxas issues a 3x3 item's last loads after its first
+         * conversions, SASS at 00dc547); rows_ring's HD 9x9 0.0188 and
+         * 0.0187 (102556Z, 103535Z: their time is their instructions).
+         * A form that issued it before the column maps (and found the
+         * item's row and chunk in 32-bit arithmetic) took the 9x9's side
+         * blocks alone from 0.0128 to 0.0161 ms (e16f5cb, 122521Z). */
+        const int b_lo = xo[0] < 0 ? 0 : xo[0], b_hi = xo[NW - 1] < 0 ? 0 : xo[NW - 1];
 #pragma unroll
         for (int j = 0; j < K; j++) {
             const int my = ic_border_map(y - R + j, a.height, border);
@@ -482,13 +492,6 @@ __device__ __forceinline__ void rows_side(const ic_cuda_args &a, const rows_w<K,
             asm volatile("prefetch.global.L1 [%0];" ::"l"(row + b_lo));
             asm volatile("prefetch.global.L1 [%0];" ::"l"(row + b_hi));
         }
-    }
-    int xo[NW]; /* window sample q: its byte in a row, or -1 */
-#pragma unroll
-    for (int q = 0; q < NW; q++) {
-        const int u = s0 + q; /* sample s0 - H + q, shifted by H = R pixels */
-        const int mx = ic_border_map(u / STEP - R, a.width, border);
-        xo[q] = mx < 0 ? -1 : mx * STEP + u % STEP;
     }
     float acc[1][SIDE];
     zero_sums(acc);
@@ -510,27 +513,6 @@ __device__ __forceinline__ void rows_side(const ic_cuda_args &a, const rows_w<K,
             out[t] = ic_round_u8(acc[0][t] + a.bias);
 }
 
-/* Side item i of a launch (half a chunk of one output row): its row y and
- * chunk c. I is the index type: 32-bit where the items fit, so that the
- * divisions are a few instructions inline, not a 64-bit division's call
- * (two of them sat before a 3x3 side item's first load, SASS at 00dc547). */
-template <class I>
-__device__ __forceinline__ void side_item(const rows_edges &e, I i, int *y, int *c)
-{
-    const rows_span &sp = e.sp;
-    if (i < (I)e.n_band) { /* whole rows: above, then below */
-        const int row = (int)(i / (I)e.chunks);
-        *c = (int)(i - (I)row * (I)e.chunks);
-        *y = row < e.n_top ? row : e.bot_start + (row - e.n_top);
-    } else { /* the side chunks of the rows between */
-        const I j = i - (I)e.n_band;
-        const int left = sp.c_first, per_row = left + (e.chunks - sp.c_end);
-        const int row = (int)(j / (I)per_row), k = (int)(j - (I)row * (I)per_row);
-        *y = e.n_top + row;
-        *c = k < left ? k : sp.c_end + (k - left);
-    }
-}
-
 /* The work of side block (bx, by, bz), bx >= e.main_bx, of a rows launch
  * with blocks of TY rows of threads: half a chunk of one output row a
  * thread (rows_side). */
@@ -539,17 +521,25 @@ __device__ __forceinline__ void rows_side_block(const ic_cuda_args &a, const row
                                                 const rows_edges &e, unsigned bx, unsigned by,
                                                 unsigned bz)
 {
-    const long long i =
+    const rows_span &sp = e.sp;
+    long long i =
         ((long long)by * e.edge_bx + (bx - e.main_bx)) * (BX * TY) + threadIdx.y * BX + threadIdx.x;
-    const long long n = e.n_items * (CHUNK / SIDE);
-    if (i >= n)
+    if (i >= e.n_items * (CHUNK / SIDE))
         return;
     const int half = (int)(i % (CHUNK / SIDE));
+    i /= CHUNK / SIDE;
     int y, c;
-    if (n <= 0x7fffffffLL) /* launch-uniform */
-        side_item<unsigned>(e, (unsigned)(i / (CHUNK / SIDE)), &y, &c);
-    else
-        side_item<long long>(e, i / (CHUNK / SIDE), &y, &c);
+    if (i < e.n_band) { /* whole rows: above, then below */
+        const int row = (int)(i / e.chunks);
+        c = (int)(i - (long long)row * e.chunks);
+        y = row < e.n_top ? row : e.bot_start + (row - e.n_top);
+    } else { /* the side chunks of the rows between */
+        const long long j = i - e.n_band;
+        const int left = sp.c_first, per_row = left + (e.chunks - sp.c_end);
+        const int row = (int)(j / per_row), k = (int)(j - (long long)row * per_row);
+        y = e.n_top + row;
+        c = k < left ? k : sp.c_end + (k - left);
+    }
     rows_side<K, STEP, RANK, PREFETCH, MODE>(a, w, c * CHUNK + half * SIDE, y, bz,
                                              a.width * (a.soa ? 1 : a.channels));
 }
@@ -557,19 +547,24 @@ __device__ __forceinline__ void rows_side_block(const ic_cuda_args &a, const row
 /* The work of block (bx, by, bz) of a rows launch over image a: rows_kernel
  * passes its blockIdx, the batched launch (batch_impl.cuh) the block's place
  * in its image. TY rows of threads a block (by_of; the batch keeps BY). */
-template <int K, int STEP, int RANK, int ROWS, int TY = by_of(K)>
+template <int K, int STEP, int RANK, int ROWS, int TY = by_of(K), bool FOLD = true>
 __device__ __forceinline__ void rows_body(const ic_cuda_args &a, const rows_w<K, RANK> &w,
                                           const rows_edges &e, unsigned bx, unsigned by,
                                           unsigned bz)
 {
     const rows_span &sp = e.sp;
     if (bx >= e.main_bx) { /* a side block (block-uniform branch) */
-        /* the default border's maps folded (rows_side); the lines of a side
-         * item's rows prefetched first */
-        if (a.border == IC_BORDER_REPLICATE)
+        /* FOLD (the one-image kernel): a replicate launch's maps folded and
+         * the rows' lines prefetched first, as rows_ring's side items; a
+         * 480p 3x3 0.0066 -> 0.0061 ms, 720p 0.0076 -> 0.0073 (table H,
+         * H100, 121438Z). The batch keeps the plain side items: folded,
+         * its 64 x 480p took 0.0568 ms against 0.0547 (table M, 120644Z). */
+        if (FOLD && a.border == IC_BORDER_REPLICATE)
             rows_side_block<K, STEP, RANK, TY, true, IC_BORDER_REPLICATE>(a, w, e, bx, by, bz);
-        else
+        else if (FOLD)
             rows_side_block<K, STEP, RANK, TY, true>(a, w, e, bx, by, bz);
+        else
+            rows_side_block<K, STEP, RANK, TY>(a, w, e, bx, by, bz);
         return;
     }
     const int c = sp.c_first + (int)(bx * BX + threadIdx.x);
@@ -579,12 +574,7 @@ __device__ __forceinline__ void rows_body(const ic_cuda_args &a, const rows_w<K,
     const int y0 = min(sp.y_first + g * ROWS, sp.y_last);
     if constexpr (ROWS > 4) {
         static_assert(RANK == 1, "many rows per thread: rank 1 only");
-        /* a bias of 0 (the usual) takes a loop without the bias add, one
-         * instruction of 14 an output (a uniform branch, as in rows_ring) */
-        if (a.bias != 0.0f)
-            rows_roll<K, STEP, ROWS, true>(a, w, c * CHUNK, y0, bz);
-        else
-            rows_roll<K, STEP, ROWS, false>(a, w, c * CHUNK, y0, bz);
+        rows_roll<K, STEP, ROWS>(a, w, c * CHUNK, y0, bz);
     } else
         rows_chunk<K, STEP, RANK, ROWS>(a, w, c * CHUNK, y0, bz);
 }
