@@ -1011,7 +1011,8 @@ typedef struct ic_tuning {
     /* cuda, rows method: output rows per thread, 1, 2, 4, 8, 16, 32 or 64
      * (was IC_FAST_ROWS_SHAPE); 8 and more apply to separable kernels, taken
      * one input row at a time (a 3x3 at 8, a 5x5..9x9 as asked), which the
-     * full sum runs at 4. 0: the planner's (8 for a separable 3x3; for a
+     * full sum runs at 4. 0: the planner's (8 for a separable 3x3, 4 on an
+     * image too small to give each SM 4 warps at 8; for a
      * separable 5x5, 7x7 or 9x9 the rows that give each SM the warps it
      * wants, up to the image's height; 4 or 2 by image size for a full 3x3
      * or 5x5, 2 for a full 7x7, 2 or 1 for a full 9x9). Other values are

@@ -120,7 +120,10 @@ extern "C" int ic_fast_rows_shape(int width, int height, int channels, int soa, 
      * wants 8 rows taken one input row at a time (rows_roll) at every size
      * (at 680e814: 8K 0.0774 ms against 0.0809 at 4 and 0.0864 at 16, 720p
      * 0.0080 against 0.0085 and 0.0096, 480p 0.0075 against 0.0074 and
-     * 0.0086); the full sum of a 7x7 or
+     * 0.0086), but 4 where 8 rows give an SM under 4 warps: once the side
+     * items prefetched their rows, 480p at 4 rows took 0.0061 ms against
+     * 0.0064 at 8 (table H, H100, 123043Z; 0.0061 against 0.0061 at
+     * 121438Z), 720p at 8 0.0071 against 0.0073; the full sum of a 7x7 or
      * 9x9 2 (4 rows hold too many accumulators: 8K 0.256 and 0.432 ms against
      * 0.272 and 0.455 at 680e814), but a full 9x9 1 where 2 rows would not
      * fill the SMs (HD: 0.0394 ms at 1 row against 0.0416 at 2 in
@@ -132,8 +135,8 @@ extern "C" int ic_fast_rows_shape(int width, int height, int channels, int soa, 
     const long long planes = soa ? channels : 1;
     const long long chunks = (nsamp + CHUNK - 1) / CHUNK;
     const long long want = (long long)(sms > 0 ? sms : 1) * IC_FAST_ROWS_FILL;
-    if (separable && k == 3)
-        return 8;
+    if (separable && k == 3) /* 4 rows where 8 would leave an SM under 4 warps (480p) */
+        return chunks * ((height + 7) / 8) * planes >= (long long)(sms > 0 ? sms : 1) * 128 ? 8 : 4;
     if (separable && k >= 5)
         return ring_rows(width, height, soa ? 1 : channels, (int)planes, k, sms);
     if (!separable && k >= 9)
