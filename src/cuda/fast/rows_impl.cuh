@@ -150,6 +150,9 @@ struct rows_edges {
     long long n_items; /* chunks: n_band + the side chunks of the rows between */
     unsigned main_bx;  /* blocks in x of the main grid; the side blocks follow */
     unsigned edge_bx;  /* side blocks per grid row */
+#ifdef IC_RING_EXPERIMENT
+    int xpf, xpf1; /* rows_roll's L2 and L1 prefetch distances (IC_ROLL_PF, IC_ROLL_PF1) */
+#endif
 };
 
 /* Blocks of 256 threads per SM of the rows kernels (rows_body's minimum:
@@ -382,10 +385,9 @@ __device__ __forceinline__ void rows_chunk(const ic_cuda_args &a, const rows_w<K
  * bit. */
 constexpr int ROLL_PREFETCH = 4; /* rows_roll's prefetch distance, in rows */
 
-#ifdef IC_ROLL_UNROLLED
 template <int K, int STEP, int ROWS>
 __device__ __forceinline__ void rows_roll(const ic_cuda_args &a, const rows_w<K, 1> &w, int s0,
-                                          int y0, unsigned bz)
+                                          int y0, unsigned bz, int pf = ROLL_PREFETCH, int pf1 = 0)
 {
     constexpr int R = K / 2;
     constexpr int H = R * STEP;
@@ -402,9 +404,10 @@ __device__ __forceinline__ void rows_roll(const ic_cuda_args &a, const rows_w<K,
          * where ptxas keeps only a row or two of loads in flight at 80
          * registers (ncu at 8421d22: the 8K 3x3 waited on its loads, long
          * scoreboard 4.4 warps an issue, DRAM at 70%) */
-        if (r + ROLL_PREFETCH < NR)
-            asm volatile(
-                "prefetch.global.L2 [%0];" ::"l"(in + (size_t)(r + ROLL_PREFETCH) * a.src_pitch));
+        if (r + pf < NR)
+            asm volatile("prefetch.global.L2 [%0];" ::"l"(in + (size_t)(r + pf) * a.src_pitch));
+        if (pf1 > 0 && r + pf1 < NR)
+            asm volatile("prefetch.global.L1 [%0];" ::"l"(in + (size_t)(r + pf1) * a.src_pitch));
         float f[CHUNK + 2 * H];
         row_window<H>(load_row<H>(in + (size_t)r * a.src_pitch), f);
         premultiply_window<STEP>(f, a.premultiply);
@@ -438,59 +441,6 @@ __device__ __forceinline__ void rows_roll(const ic_cuda_args &a, const rows_w<K,
             store_words(out + (size_t)done * a.dst_pitch, word);
     }
 }
-
-#else
-template <int K, int STEP, int ROWS>
-__device__ __forceinline__ void rows_roll(const ic_cuda_args &a, const rows_w<K, 1> &w, int s0,
-                                          int y0, unsigned bz)
-{
-    constexpr int R = K / 2;
-    constexpr int H = R * STEP;
-    constexpr int NR = ROWS + K - 1; /* input rows */
-    const size_t plane_in = a.soa ? (size_t)bz * a.height * a.src_pitch : 0;
-    const size_t plane_out = a.soa ? (size_t)bz * a.height * a.dst_pitch : 0;
-    const size_t ip = a.src_pitch, op = a.dst_pitch;
-    const uint8_t *in = a.src + plane_in + (size_t)(y0 - R) * ip + s0;
-    uint8_t *out = a.dst + plane_out + (size_t)y0 * op + s0;
-
-    /* at input row r, acc[j] (1 <= j < K) holds output row r - j's sum of
-     * its first j input rows (rows_ring's shift register: each FMA writes
-     * its sum one slot down); the rows before row 0 fill slots no output
-     * row stores */
-    float acc[K][CHUNK];
-    zero_sums(acc);
-#pragma unroll 2
-    for (int r = 0; r < NR; r++) {
-        /* the row PREFETCH rows on into L2: a prefetch holds no register,
-         * where ptxas keeps only a row or two of loads in flight at 80
-         * registers (ncu at 8421d22: the 8K 3x3 waited on its loads, long
-         * scoreboard 4.4 warps an issue, DRAM at 70%) */
-        if (r + ROLL_PREFETCH < NR)
-            asm volatile("prefetch.global.L2 [%0];" ::"l"(in + (size_t)(r + ROLL_PREFETCH) * ip));
-        float f[CHUNK + 2 * H];
-        row_window<H>(load_row<H>(in + (size_t)r * ip), f);
-        premultiply_window<STEP>(f, a.premultiply);
-        float fin[CHUNK];
-#pragma unroll
-        for (int t = 0; t < CHUNK; t++) {
-            const float h = row_pass<K, STEP>(w.row[0], f, t);
-            fin[t] = fmaf(w.col[0][K - 1], h, acc[K - 1][t]);
-#pragma unroll
-            for (int j = K - 2; j >= 0; j--) /* output row r - j takes it as kernel row j */
-                acc[j + 1][t] = fmaf(w.col[0][j], h, j == 0 ? 0.0f : acc[j][t]);
-        }
-        if (r >= K - 1) { /* output row r - (K - 1) is complete */
-            unpremultiply_row<STEP>(fin, a.premultiply);
-            unsigned word[CHUNK / 4];
-#pragma unroll
-            for (int q = 0; q < CHUNK / 4; q++)
-                word[q] = pack_word(*reinterpret_cast<const float(*)[4]>(&fin[4 * q]), a.bias);
-            store_words(out + (size_t)(r - (K - 1)) * op, word);
-        }
-    }
-}
-
-#endif
 
 /* Output samples s0..s0+SIDE-1 (those < nsamp) of row y of plane bz, half a
  * chunk whose window leaves the image or the row's written bytes. The
@@ -628,7 +578,11 @@ __device__ __forceinline__ void rows_body(const ic_cuda_args &a, const rows_w<K,
     const int y0 = min(sp.y_first + g * ROWS, sp.y_last);
     if constexpr (ROWS > 4) {
         static_assert(RANK == 1, "many rows per thread: rank 1 only");
+#ifdef IC_RING_EXPERIMENT
+        rows_roll<K, STEP, ROWS>(a, w, c * CHUNK, y0, bz, e.xpf, e.xpf1);
+#else
         rows_roll<K, STEP, ROWS>(a, w, c * CHUNK, y0, bz);
+#endif
     } else
         rows_chunk<K, STEP, RANK, ROWS>(a, w, c * CHUNK, y0, bz);
 }
@@ -685,6 +639,10 @@ inline int rows_shape_of(int width, int height, int step, int k, int rows, rows_
         return 0;
     e->main_bx = (unsigned)main_bx;
     e->edge_bx = (unsigned)edge_bx;
+#ifdef IC_RING_EXPERIMENT
+    e->xpf = getenv("IC_ROLL_PF") ? atoi(getenv("IC_ROLL_PF")) : ROLL_PREFETCH;
+    e->xpf1 = getenv("IC_ROLL_PF1") ? atoi(getenv("IC_ROLL_PF1")) : 0;
+#endif
     return 1;
 }
 
