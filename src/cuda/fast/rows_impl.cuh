@@ -150,9 +150,6 @@ struct rows_edges {
     long long n_items; /* chunks: n_band + the side chunks of the rows between */
     unsigned main_bx;  /* blocks in x of the main grid; the side blocks follow */
     unsigned edge_bx;  /* side blocks per grid row */
-#ifdef IC_RING_EXPERIMENT
-    int xpf, xpf1; /* rows_roll's L2 and L1 prefetch distances (IC_ROLL_PF, IC_ROLL_PF1) */
-#endif
 };
 
 /* Blocks of 256 threads per SM of the rows kernels (rows_body's minimum:
@@ -383,11 +380,18 @@ __device__ __forceinline__ void rows_chunk(const ic_cuda_args &a, const rows_w<K
  * (table H at 680e814: 8K 0.0864 ms against 0.0774). The products and their
  * order are add_row's, so outputs equal rows_chunk's and rows_side's bit for
  * bit. */
-constexpr int ROLL_PREFETCH = 4; /* rows_roll's prefetch distance, in rows */
+/* rows_roll's prefetch distance, in rows: 2 (4 until 5cd0dfd). In a sweep
+ * with the distance a run-time value (table H, H100, 124439Z) 2 was the
+ * fastest of 2, 4, 6, 8 and none at HD, 4K and 8K (8K 0.0768 ms against
+ * 0.0779 at 4); -DIC_ROLL_PREFETCH=N builds another for a comparison. */
+#ifndef IC_ROLL_PREFETCH
+#define IC_ROLL_PREFETCH 2
+#endif
+constexpr int ROLL_PREFETCH = IC_ROLL_PREFETCH;
 
 template <int K, int STEP, int ROWS>
 __device__ __forceinline__ void rows_roll(const ic_cuda_args &a, const rows_w<K, 1> &w, int s0,
-                                          int y0, unsigned bz, int pf = ROLL_PREFETCH, int pf1 = 0)
+                                          int y0, unsigned bz)
 {
     constexpr int R = K / 2;
     constexpr int H = R * STEP;
@@ -404,10 +408,9 @@ __device__ __forceinline__ void rows_roll(const ic_cuda_args &a, const rows_w<K,
          * where ptxas keeps only a row or two of loads in flight at 80
          * registers (ncu at 8421d22: the 8K 3x3 waited on its loads, long
          * scoreboard 4.4 warps an issue, DRAM at 70%) */
-        if (r + pf < NR)
-            asm volatile("prefetch.global.L2 [%0];" ::"l"(in + (size_t)(r + pf) * a.src_pitch));
-        if (pf1 > 0 && r + pf1 < NR)
-            asm volatile("prefetch.global.L1 [%0];" ::"l"(in + (size_t)(r + pf1) * a.src_pitch));
+        if (r + ROLL_PREFETCH < NR)
+            asm volatile(
+                "prefetch.global.L2 [%0];" ::"l"(in + (size_t)(r + ROLL_PREFETCH) * a.src_pitch));
         float f[CHUNK + 2 * H];
         row_window<H>(load_row<H>(in + (size_t)r * a.src_pitch), f);
         premultiply_window<STEP>(f, a.premultiply);
@@ -578,11 +581,7 @@ __device__ __forceinline__ void rows_body(const ic_cuda_args &a, const rows_w<K,
     const int y0 = min(sp.y_first + g * ROWS, sp.y_last);
     if constexpr (ROWS > 4) {
         static_assert(RANK == 1, "many rows per thread: rank 1 only");
-#ifdef IC_RING_EXPERIMENT
-        rows_roll<K, STEP, ROWS>(a, w, c * CHUNK, y0, bz, e.xpf, e.xpf1);
-#else
         rows_roll<K, STEP, ROWS>(a, w, c * CHUNK, y0, bz);
-#endif
     } else
         rows_chunk<K, STEP, RANK, ROWS>(a, w, c * CHUNK, y0, bz);
 }
@@ -639,10 +638,6 @@ inline int rows_shape_of(int width, int height, int step, int k, int rows, rows_
         return 0;
     e->main_bx = (unsigned)main_bx;
     e->edge_bx = (unsigned)edge_bx;
-#ifdef IC_RING_EXPERIMENT
-    e->xpf = getenv("IC_ROLL_PF") ? atoi(getenv("IC_ROLL_PF")) : ROLL_PREFETCH;
-    e->xpf1 = getenv("IC_ROLL_PF1") ? atoi(getenv("IC_ROLL_PF1")) : 0;
-#endif
     return 1;
 }
 
