@@ -380,12 +380,14 @@ __device__ __forceinline__ void rows_chunk(const ic_cuda_args &a, const rows_w<K
  * (table H at 680e814: 8K 0.0864 ms against 0.0774). The products and their
  * order are add_row's, so outputs equal rows_chunk's and rows_side's bit for
  * bit. */
-/* rows_roll's prefetch distance, in rows: 2 (4 until 5cd0dfd). In a sweep
- * with the distance a run-time value (table H, H100, 124439Z) 2 was the
- * fastest of 2, 4, 6, 8 and none at HD, 4K and 8K (8K 0.0768 ms against
- * 0.0779 at 4); -DIC_ROLL_PREFETCH=N builds another for a comparison. */
+/* rows_roll's prefetch distance, in rows: 4. Built as constants (table H,
+ * H100, 124943Z, three runs each), 4 against 2: 8K 3x3 0.0775 ms against
+ * 0.0797, 4K 0.0242 against 0.0246, 720p 0.0072 against 0.0076 (a sweep with
+ * the distance a run-time value, 124439Z, had put 2 first: that form's
+ * extra instructions changed the kernel). -DIC_ROLL_PREFETCH=N builds
+ * another distance for a comparison. */
 #ifndef IC_ROLL_PREFETCH
-#define IC_ROLL_PREFETCH 2
+#define IC_ROLL_PREFETCH 4
 #endif
 constexpr int ROLL_PREFETCH = IC_ROLL_PREFETCH;
 
