@@ -404,7 +404,8 @@ def write(a):
     fr, fnn = count(pf, "right")
     hr, hn = count(ph, "right")
     summary = {
-        "speed": [sp, len(seed + large)], "speed_lower": [lp, ln], "copy": [cp, cn], "separable": [fp, fn],
+        "speed": [sp, len(seed + large)], "speed_lower": [lp, ln], "copy": [cp, cn],
+        "separable": [fp, fn],
         "npp31": [np_, nn], "planner_f": [fr, fnn], "planner_h": [hr, hn],
         "cvcuda": cv is not None, "batch_rows": len(batch), "batch": [bp, bn],
     }
