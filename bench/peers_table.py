@@ -108,6 +108,11 @@ def bench_cell(bench, table, size, kind, k, backend="cuda"):
     return None
 
 
+def lower(*vals):
+    vals = [v for v in vals if v is not None]
+    return min(vals) if vals else None
+
+
 def cvcuda_ms(cv, table, size, kind, k, op, batch=1):
     """(best, events, cupti) ms of a CV-CUDA operation on a cell: the same
     table first, then any table with the same size, kernel and K."""
@@ -120,8 +125,7 @@ def cvcuda_ms(cv, table, size, kind, k, op, batch=1):
     if not hits:
         return None, None, None
     ev, cu = pos(hits[0].get("event_ms")), pos(hits[0].get("cupti_ms"))
-    vals = [v for v in (ev, cu) if v is not None]
-    return (min(vals) if vals else None), ev, cu
+    return lower(ev, cu), ev, cu
 
 
 def copy_floor_ms(bench, c):
@@ -136,11 +140,6 @@ def cupti_of(bench, size, kind, k, backend):
     (imgconv `cuda` and NPP timed there by CUDA events and by CUPTI), else None."""
     c = bench_cell(bench, "K", size, kind, k, backend)
     return pos(c.get("cupti_ms")) if c else None
-
-
-def lower(*vals):
-    vals = [v for v in vals if v is not None]
-    return min(vals) if vals else None
 
 
 def peer_row(bench, cv, table, size, kind, k):

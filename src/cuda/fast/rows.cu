@@ -134,9 +134,10 @@ extern "C" int ic_fast_rows_shape(int width, int height, int channels, int soa, 
     const long long nsamp = (long long)width * (soa ? 1 : channels);
     const long long planes = soa ? channels : 1;
     const long long chunks = (nsamp + CHUNK - 1) / CHUNK;
-    const long long want = (long long)(sms > 0 ? sms : 1) * IC_FAST_ROWS_FILL;
+    const long long nsm = sms > 0 ? sms : 1;
+    const long long want = nsm * IC_FAST_ROWS_FILL;
     if (separable && k == 3) /* 4 rows where 8 would leave an SM under 4 warps (480p) */
-        return chunks * ((height + 7) / 8) * planes >= (long long)(sms > 0 ? sms : 1) * 128 ? 8 : 4;
+        return chunks * ((height + 7) / 8) * planes >= nsm * 128 ? 8 : 4;
     if (separable && k >= 5)
         return ring_rows(width, height, soa ? 1 : channels, (int)planes, k, sms);
     if (!separable && k >= 9)

@@ -553,6 +553,20 @@ __device__ __forceinline__ void rows_side_block(const ic_cuda_args &a, const row
                                              a.width * (a.soa ? 1 : a.channels));
 }
 
+/* rows_side_block with the rows' lines prefetched first and, for a
+ * replicate launch (the default border), the border mode folded into the
+ * maps: the side items of the one-image rows kernel and of rows_ring. */
+template <int K, int STEP, int RANK, int TY>
+__device__ __forceinline__ void rows_side_fast(const ic_cuda_args &a, const rows_w<K, RANK> &w,
+                                               const rows_edges &e, unsigned bx, unsigned by,
+                                               unsigned bz)
+{
+    if (a.border == IC_BORDER_REPLICATE)
+        rows_side_block<K, STEP, RANK, TY, true, IC_BORDER_REPLICATE>(a, w, e, bx, by, bz);
+    else
+        rows_side_block<K, STEP, RANK, TY, true>(a, w, e, bx, by, bz);
+}
+
 /* The work of block (bx, by, bz) of a rows launch over image a: rows_kernel
  * passes its blockIdx, the batched launch (batch_impl.cuh) the block's place
  * in its image. TY rows of threads a block (by_of; the batch keeps BY). */
@@ -563,15 +577,13 @@ __device__ __forceinline__ void rows_body(const ic_cuda_args &a, const rows_w<K,
 {
     const rows_span &sp = e.sp;
     if (bx >= e.main_bx) { /* a side block (block-uniform branch) */
-        /* FOLD (the one-image kernel): a replicate launch's maps folded and
-         * the rows' lines prefetched first, as rows_ring's side items; a
-         * 480p 3x3 0.0066 -> 0.0061 ms, 720p 0.0076 -> 0.0073 (table H,
-         * H100, 121438Z). The batch keeps the plain side items: folded,
-         * its 64 x 480p took 0.0568 ms against 0.0547 (table M, 120644Z). */
-        if (FOLD && a.border == IC_BORDER_REPLICATE)
-            rows_side_block<K, STEP, RANK, TY, true, IC_BORDER_REPLICATE>(a, w, e, bx, by, bz);
-        else if (FOLD)
-            rows_side_block<K, STEP, RANK, TY, true>(a, w, e, bx, by, bz);
+        /* FOLD (the one-image kernel): rows_side_fast, as rows_ring's side
+         * items; a 480p 3x3 0.0066 -> 0.0061 ms, 720p 0.0076 -> 0.0073
+         * (table H, H100, 121438Z). The batch keeps the plain side items:
+         * folded, its 64 x 480p took 0.0568 ms against 0.0547 (table M,
+         * 120644Z). */
+        if (FOLD)
+            rows_side_fast<K, STEP, RANK, TY>(a, w, e, bx, by, bz);
         else
             rows_side_block<K, STEP, RANK, TY>(a, w, e, bx, by, bz);
         return;
@@ -643,6 +655,17 @@ inline int rows_shape_of(int width, int height, int step, int k, int rows, rows_
     return 1;
 }
 
+#ifdef IC_RING_EXPERIMENT
+/* The calibration hook IC_RING_PART=main|side (built only with
+ * -DIC_RING_EXPERIMENT): a rows or rows_ring launch of only its main (1) or
+ * only its side blocks (2); 0 all of them. */
+inline int ring_part(void)
+{
+    const char *v = getenv("IC_RING_PART");
+    return !v ? 0 : !strcmp(v, "main") ? 1 : !strcmp(v, "side") ? 2 : 0;
+}
+#endif
+
 template <int K, int STEP, int RANK, int ROWS>
 ic_status launch(const ic_cuda_args *a, const float *w, const float *row, const float *col,
                  char *err, size_t errlen)
@@ -654,10 +677,9 @@ ic_status launch(const ic_cuda_args *a, const float *w, const float *row, const 
     if (!rows_shape_of(a->width, a->height, STEP, K, ROWS, &e, &grid_y))
         return ic_cu_launch_fallback(a, "cuda fast global kernel", err, errlen);
 #ifdef IC_RING_EXPERIMENT
-    /* IC_RING_PART=main|side: only the main or only the side blocks */
-    if (getenv("IC_RING_PART") && !strcmp(getenv("IC_RING_PART"), "main"))
+    if (ring_part() == 1) /* the main blocks only */
         e.edge_bx = 0;
-    if (getenv("IC_RING_PART") && !strcmp(getenv("IC_RING_PART"), "side"))
+    if (ring_part() == 2) /* the side blocks only */
         e.main_bx = 0;
 #endif
     const dim3 block(BX, by_of(K));

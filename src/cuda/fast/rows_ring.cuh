@@ -205,10 +205,7 @@ __global__ void __launch_bounds__(BX *RING_TY, WARPS / RING_TY)
     if (b >= rg.main) { /* a side block (block-uniform branch) */
         const long long j = b - rg.main;
         const unsigned bx = e.main_bx + (unsigned)(j % rg.side), bz = (unsigned)(j / rg.side);
-        if (a.border == IC_BORDER_REPLICATE) /* the default border, its maps folded */
-            rows_side_block<K, STEP, 1, RING_TY, true, IC_BORDER_REPLICATE>(a, w, e, bx, 0, bz);
-        else
-            rows_side_block<K, STEP, 1, RING_TY, true>(a, w, e, bx, 0, bz);
+        rows_side_fast<K, STEP, 1, RING_TY>(a, w, e, bx, 0, bz);
         return;
     }
     const long long wi = b * RING_TY + threadIdx.y; /* the warp */
@@ -256,9 +253,9 @@ ic_status launch_ring_s(const ic_cuda_args *a, const float *row, const float *co
             return ic_cu_launch_fallback(a, "cuda fast global kernel", err, errlen);
         rg = ring_grid_of(e, planes);
     }
-    if (getenv("IC_RING_PART") && !strcmp(getenv("IC_RING_PART"), "main"))
+    if (ring_part() == 1)
         rg.side = 0;
-    if (getenv("IC_RING_PART") && !strcmp(getenv("IC_RING_PART"), "side"))
+    if (ring_part() == 2)
         rg.main = 0;
 #endif
     const long long blocks = rg.main + rg.side * planes;
