@@ -932,24 +932,25 @@ static int calib_case(const char *table, int size, const char *kind, int K, ic_i
  * shape rule (src/cuda/fast/rows.cu). */
 static void rows_shapes(void)
 {
-    static const size_case cases[] = {{0, "gaussian", 3}, {1, "gaussian", 3}, {2, "gaussian", 3},
-                                      {3, "gaussian", 3}, {4, "gaussian", 3}, {2, "gaussian", 5},
-                                      {2, "gaussian", 7}, {2, "gaussian", 9}, {2, "random", 9},
-                                      {4, "gaussian", 5}, {4, "gaussian", 7}, {4, "gaussian", 9},
-                                      {4, "random", 5},   {4, "random", 9}};
+    static const size_case cases[] = {
+        {0, "gaussian", 3},  {1, "gaussian", 3}, {2, "gaussian", 3},  {3, "gaussian", 3},
+        {4, "gaussian", 3},  {2, "gaussian", 5}, {2, "gaussian", 7},  {2, "gaussian", 9},
+        {2, "random", 9},    {4, "gaussian", 5}, {4, "gaussian", 7},  {4, "gaussian", 9},
+        {4, "random", 5},    {4, "random", 9},   {2, "gaussian", 15}, {2, "gaussian", 21},
+        {4, "gaussian", 15}, {4, "gaussian", 21}};
     const int nc = (int)(sizeof cases / sizeof cases[0]);
     static const char *const shapes[7] = {"1", "2", "4", "8", "16", "32", "64"};
     md("\n## H. The rows method: rows per thread and separable vs full sum (planner "
        "calibration)\n\nKernel ms (median, device-resident, RGB AoS, replicate border). `rows "
        "xN`: forced rows method with N output rows per thread, separable in registers where the "
        "planner factors the kernel (x8 and more: separable kernels taken one input row at a "
-       "time, a 3x3 16 samples x 8 rows a thread, a 5x5..9x9 8 samples x N rows); `full xN`: "
-       "the same with the full K*K sum; `sep`: the "
-       "shared-memory separable method. The planner's pick is shown as method/rows per "
-       "thread and its time.\n\n| case | planner | rows x1 | rows x2 | rows x4 | rows x8 | rows "
-       "x16 | rows "
-       "x32 | rows x64 | full x1 | full x2 | full x4 | sep |\n|---|---|---|---|---|---|---|---|---|"
-       "---|---|---|---|\n");
+       "time, a 3x3 16 samples x 8 rows a thread, a 5x5..21x21 8 samples x N rows; above 9x9 "
+       "only that); `full xN`: the same with the full K*K sum; `sep`: the shared-memory "
+       "separable method; `tensor`: the tensor method (rank 1: a row and a column pass). The "
+       "planner's pick is shown as method/rows per thread and its time.\n\n| case | planner | "
+       "rows x1 | rows x2 | rows x4 | rows x8 | rows x16 | rows x32 | rows x64 | full x1 | full "
+       "x2 | full x4 | sep | tensor |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+       "\n");
     int last_size = -1;
     ic_image src;
     memset(&src, 0, sizeof src);
@@ -1001,17 +1002,24 @@ static void rows_shapes(void)
                 emit(&c, name, "rows", t, plan.pred_ms, 0, 0, 0);
                 md(" | %.4f%s", t, !full && plan.rank ? " (sep)" : "");
             }
-        memset(&plan, 0, sizeof plan);
-        ic_tuning sep;
-        memset(&sep, 0, sizeof sep);
-        sep.method = IC_METHOD_SEP;
-        if (bg_time_fast(G, &k, IC_BORDER_REPLICATE, B.reps, &sep, &t, &plan, err, sizeof err) ||
-            plan.method != IC_METHOD_SEP)
-            md(" | - |\n");
-        else {
-            emit(&c, "cuda/sep", "sep", t, plan.pred_ms, 0, 0, 0);
-            md(" | %.4f |\n", t);
+        static const ic_method others[2] = {IC_METHOD_SEP, IC_METHOD_TENSOR};
+        for (int o = 0; o < 2; o++) {
+            memset(&plan, 0, sizeof plan);
+            ic_tuning tune;
+            memset(&tune, 0, sizeof tune);
+            tune.method = others[o];
+            if (bg_time_fast(G, &k, IC_BORDER_REPLICATE, B.reps, &tune, &t, &plan, err,
+                             sizeof err) ||
+                plan.method != others[o]) {
+                md(" | -");
+                continue;
+            }
+            char name[32];
+            snprintf(name, sizeof name, "cuda/%s", ic_method_name(others[o]));
+            emit(&c, name, ic_method_name(others[o]), t, plan.pred_ms, 0, 0, 0);
+            md(" | %.4f", t);
         }
+        md(" |\n");
         ic_kernel_free(&k);
     }
     ic_image_free(&src);

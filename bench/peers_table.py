@@ -360,8 +360,8 @@ def planner_h(bench, md):
             m = re.match(r"rows x(\d+)( sep)?$", pick)
             if m:
                 own = shapes.get(f"rows-x{m.group(1)}" if m.group(2) else f"rows-full-x{m.group(1)}")
-            elif pick == "sep":
-                own = shapes.get("sep")
+            elif pick in ("sep", "tensor"):
+                own = shapes.get(pick)
             if own is None:
                 own = planner
         best_s = min(shapes, key=shapes.get) if shapes else None
@@ -594,7 +594,7 @@ def write(a):
                  f"{fmt_ms(r['fastest_forced_ms'])} | {fmt_x(r['ratio'])} | {r['status']} |")
     L.append("")
     L.append(f"H: the planner's rows shape against the fastest of rows x1..x64 (separable and "
-             f"full sums) and sep (a pick no column holds, such as rows_ring's rows by the "
+             f"full sums), sep and tensor (a pick no column holds, such as rows_ring's rows by the "
              f"waves, at its own time); right within {PLANNER_TOL:g}x.")
     L.append("")
     L.append("| case | pick | pick ms | fastest | ms | pick / fastest | |")
