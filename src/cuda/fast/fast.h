@@ -141,17 +141,8 @@ double ic_fast_tensor_sep_macs(int k);
 ic_status ic_fast_tensor_sep_launch(const ic_cuda_args *a, const float *row, const float *col,
                                     const ic_fast_plan *p, char *err, size_t errlen);
 
-/* 1 when the rows method takes a kw x kh kernel on this image shape: any
- * square kernel up to IC_FAST_ROWS_MAX_K, and a separable one (rank 1) up
- * to IC_FAST_RING_MAX_K at more than 4 rows a thread (rows_ring.cuh; for
- * the k, rank and rows of a plan, ic_fast_rows_runs). */
-#define IC_FAST_ROWS_MAX_K 9
-#define IC_FAST_RING_MAX_K 21
+/* 1 when the rows method takes a kw x kh kernel on this image shape. */
 int ic_fast_rows_eligible(int kw, int kh, int channels, int soa);
-/* 1 when the rows method runs a k x k kernel of this rank at `rows` rows a
- * thread asked (ic_fast_rows_run): always up to IC_FAST_ROWS_MAX_K, above it
- * only one input row at a time (ic_fast_rows_rings). */
-int ic_fast_rows_runs(int k, int rank, int rows);
 /* 1 when it also runs premultiplied-alpha jobs of this shape itself (RGBA
  * AoS); other shapes with premultiplication take the generic kernel. */
 int ic_fast_rows_premultiplies(int channels, int soa);
@@ -167,11 +158,11 @@ int ic_fast_rows_shape(int width, int height, int channels, int soa, int k, int 
 int ic_fast_rows_rolls(int k, int rank);
 /* 1 when the rows method runs a k x k kernel of this rank at `rows` rows a
  * thread (as ic_fast_rows_run gives them) one input row at a time, 8 samples
- * a thread (rows_ring.cuh): a separable 5x5..21x21 at more than 4 rows. */
+ * a thread (rows_ring.cuh): a separable 5x5..9x9 at more than 4 rows. */
 int ic_fast_rows_rings(int k, int rank, int rows);
 /* The rows per thread the rows method runs for `rows` asked: 1, 2 and 4 as
  * asked; 8 for a separable 3x3 (rows_roll); any number above 4 as asked for
- * a separable 5x5..21x21 (one input row at a time, 8 samples a thread:
+ * a separable 5x5..9x9 (one input row at a time, 8 samples a thread:
  * rows_ring.cuh; the planner gives it up to the image's height); else 4. */
 int ic_fast_rows_run(int k, int rank, int rows);
 

@@ -625,11 +625,8 @@ static ic_status plan_job(ic_fast_state *st, const ic_job *job, ic_fast_plan *p,
             rows_rank = rank;
             f_rows = samples * per_sep;
         }
-        /* above 9x9 only a rank-1 kernel one input row at a time (rows_ring) */
-        if (ic_fast_rows_runs(kw, rows_rank, per_thread)) {
-            t_rows = LAUNCH_S + 1.25 * fmax(t_mem, f_rows / d.fma_per_s);
-            p->pred_rows_ms = t_rows * 1e3;
-        }
+        t_rows = LAUNCH_S + 1.25 * fmax(t_mem, f_rows / d.fma_per_s);
+        p->pred_rows_ms = t_rows * 1e3;
         /* more than 4 rows a thread only for what rows_roll and rows_ring
          * take (a forced value elsewhere runs as 4, and the plan says so) */
         p->rows = ic_fast_rows_run(kw, rows_rank, per_thread);
@@ -647,7 +644,7 @@ static ic_status plan_job(ic_fast_state *st, const ic_job *job, ic_fast_plan *p,
          * model says so (8K random 9x9: 0.275 ms against rows' 0.427, table
          * F at 7cec63d) */
         const int tc9 = t_tensor > 0 && !rows_rank && tc_large && t_tensor < t_rows * (1 - TIE);
-        if (st->force == IC_FAST_AUTO && t_rows > 0)
+        if (st->force == IC_FAST_AUTO)
             m = sep9 ? IC_FAST_SEP : tc9 ? IC_FAST_TENSOR : IC_FAST_ROWS;
     }
     /* A forced method is taken when it can run the job (else the planner's). */
@@ -1183,10 +1180,7 @@ static ic_status fast_run_batch(void *state, const ic_job *jobs, int n, int *tak
         }
         if (m == IC_FAST_DIRECT && !job->premultiply)
             m = IC_FAST_GLOBAL; /* the same sums in the same order (ic_cu_dot) */
-        /* the batch's rows kernels go up to IC_FAST_ROWS_MAX_K; a larger
-         * separable kernel's rows_ring launch runs alone */
-        if ((m != IC_FAST_ROWS && m != IC_FAST_GLOBAL) ||
-            (m == IC_FAST_ROWS && job->kw > IC_FAST_ROWS_MAX_K)) {
+        if (m != IC_FAST_ROWS && m != IC_FAST_GLOBAL) {
             alone[n_alone++] = i;
             continue;
         }

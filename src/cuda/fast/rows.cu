@@ -42,19 +42,13 @@ IC_ROWS_LAUNCH_R(extern template, 9, 4, 2);
 IC_ROWS_LAUNCH_RING(extern template, 5);
 IC_ROWS_LAUNCH_RING(extern template, 7);
 IC_ROWS_LAUNCH_RING(extern template, 9);
-IC_ROWS_LAUNCH_RING(extern template, 11);
-IC_ROWS_LAUNCH_RING(extern template, 13);
-IC_ROWS_LAUNCH_RING(extern template, 15);
-IC_ROWS_LAUNCH_RING(extern template, 17);
-IC_ROWS_LAUNCH_RING(extern template, 19);
-IC_ROWS_LAUNCH_RING(extern template, 21);
 
 using icf_rows::CHUNK;
 using icf_rows::launch_k;
 
 extern "C" int ic_fast_rows_eligible(int kw, int kh, int channels, int soa)
 {
-    if (kw != kh || kw % 2 == 0 || kw < 3 || kw > IC_FAST_RING_MAX_K)
+    if (kw != kh || (kw != 3 && kw != 5 && kw != 7 && kw != 9))
         return 0;
     return soa || channels == 1 || channels == 3 || channels == 4;
 }
@@ -71,12 +65,7 @@ extern "C" int ic_fast_rows_rolls(int k, int rank)
 
 extern "C" int ic_fast_rows_rings(int k, int rank, int rows)
 {
-    return rank == 1 && k > 3 && k <= IC_FAST_RING_MAX_K && rows > 4;
-}
-
-extern "C" int ic_fast_rows_runs(int k, int rank, int rows)
-{
-    return k <= IC_FAST_ROWS_MAX_K || ic_fast_rows_rings(k, rank, ic_fast_rows_run(k, rank, rows));
+    return rank == 1 && k > 3 && rows > 4;
 }
 
 extern "C" int ic_fast_rows_run(int k, int rank, int rows)
@@ -112,7 +101,7 @@ static int ring_rows(int width, int height, int step, int planes, int k, int sms
     const long long cw = icf_rows::ring_grid_of(e, planes).cw; /* warp columns */
     if (cw < 1)
         return 4;
-    const int small = icf_rows::ring_rows_at(n, cw, planes, sms, k >= 9 ? 4 : 6);
+    const int small = icf_rows::ring_rows_at(n, cw, planes, sms, k == 9 ? 4 : 6);
     if (k == 5)
         return small < IC_RING_SMALL_ROWS ? small : IC_RING_SMALL_ROWS;
     const int full = icf_rows::ring_rows_at(n, cw, planes, sms, icf_rows::ring_warps(k, step));
@@ -178,29 +167,12 @@ extern "C" ic_status ic_fast_rows_launch(const ic_cuda_args *a, const float *w, 
     if (!aligned || a->u16 || !ic_fast_rows_eligible(a->kw, a->kh, a->channels, a->soa) ||
         (a->premultiply && !ic_fast_rows_premultiplies(a->channels, a->soa)) || rank < 0 ||
         rank > IC_FAST_ROWS_MAX_RANK || (rank > 0 && (!row || !col)) ||
-        (!ring && (a->kw > IC_FAST_ROWS_MAX_K || (groups + ty - 1) / ty > IC_CU_MAX_GRID_Y)))
+        (!ring && (groups + ty - 1) / ty > IC_CU_MAX_GRID_Y))
         return ic_cu_launch_fallback(a, "cuda fast global kernel", err, errlen);
     if (ring)
-        switch (a->kw) {
-        case 5:
-            return icf_rows::launch_ring<5>(a, row, col, rows, err, errlen);
-        case 7:
-            return icf_rows::launch_ring<7>(a, row, col, rows, err, errlen);
-        case 9:
-            return icf_rows::launch_ring<9>(a, row, col, rows, err, errlen);
-        case 11:
-            return icf_rows::launch_ring<11>(a, row, col, rows, err, errlen);
-        case 13:
-            return icf_rows::launch_ring<13>(a, row, col, rows, err, errlen);
-        case 15:
-            return icf_rows::launch_ring<15>(a, row, col, rows, err, errlen);
-        case 17:
-            return icf_rows::launch_ring<17>(a, row, col, rows, err, errlen);
-        case 19:
-            return icf_rows::launch_ring<19>(a, row, col, rows, err, errlen);
-        default:
-            return icf_rows::launch_ring<21>(a, row, col, rows, err, errlen);
-        }
+        return a->kw == 5   ? icf_rows::launch_ring<5>(a, row, col, rows, err, errlen)
+               : a->kw == 7 ? icf_rows::launch_ring<7>(a, row, col, rows, err, errlen)
+                            : icf_rows::launch_ring<9>(a, row, col, rows, err, errlen);
     switch (a->kw) {
     case 3:
         return launch_k<3>(a, w, row, col, rank, rows, err, errlen);

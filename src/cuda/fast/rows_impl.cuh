@@ -70,9 +70,7 @@ namespace icf_rows
 {
 
 constexpr int CHUNK = 16; /* output samples per thread: one uint4 store */
-/* The widest halo (samples) of a rows_ring kernel: an RGBA 21x21. */
-constexpr int RING_MAX_HALO = IC_FAST_RING_MAX_K / 2 * 4;
-constexpr int SIDE = 8; /* output samples per side item (rows_side): half a chunk */
+constexpr int SIDE = 8;   /* output samples per side item (rows_side): half a chunk */
 constexpr int BX = 32, BY = 8;
 
 /* Rows of threads a block of the one-image rows kernels for a k x k
@@ -130,12 +128,9 @@ __host__ __device__ inline rows_span rows_interior(int height, int nsamp, int r,
     sp.y_first = r;
     sp.y_last = height - r - ROWS;
     sp.groups = sp.y_last >= sp.y_first ? (height - 2 * r + ROWS - 1) / ROWS : 0;
-    /* the bytes a chunk's loads reach past it on either side: a side load
-     * (16) up to a halo of 16, else rows_ring's words (8 bytes each) */
-    const int reach = halo > CHUNK ? 8 * ((halo + 7) / 8) : CHUNK;
-    sp.c_first = halo > 0 ? (reach + CHUNK - 1) / CHUNK : 0; /* the left loads stay in the row */
-    sp.c_end = (nsamp - CHUNK - reach) / CHUNK + 1;          /* 16c + 16 + reach <= nsamp */
-    if (nsamp - CHUNK - reach < 0 || sp.c_end < sp.c_first)
+    sp.c_first = halo > 0 ? 1 : 0;              /* the left side load stays in the row */
+    sp.c_end = (nsamp - 2 * CHUNK) / CHUNK + 1; /* 16c + 32 <= nsamp */
+    if (nsamp - 2 * CHUNK < 0 || sp.c_end < sp.c_first)
         sp.c_end = sp.c_first;
     return sp;
 }

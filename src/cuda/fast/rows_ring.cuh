@@ -43,14 +43,6 @@
 #include <string.h>
 #endif
 
-/* Warps an SM of a ring launch above 9x9 (ring_warps): 8, 255 registers
- * a thread. ptxas (sm_90, without the side items) gives the RGB 15x15's
- * main loop 238 registers and no spills at 8; at 12 warps (168) it spills
- * 164 bytes, the RGBA one 1036. -DIC_RING_BIG_WARPS=N builds another. */
-#ifndef IC_RING_BIG_WARPS
-#define IC_RING_BIG_WARPS 8
-#endif
-
 namespace icf_rows
 {
 
@@ -72,15 +64,14 @@ constexpr int RING_PREFETCH = 6;
  * 96 it spills 152 bytes). A block is RING_TY warps (ring_grid). */
 __host__ __device__ constexpr int ring_warps(int k, int step)
 {
-    return k > 9 ? IC_RING_BIG_WARPS : k <= 5 ? 24 : k == 7 || step != 4 ? 20 : 16;
+    return k <= 5 ? 24 : k == 7 || step != 4 ? 20 : 16;
 }
 
 /* The 8-byte words around sample s0 of an input row that hold a thread's
- * window (three for halos up to 8 samples, five up to 16, and two more each
- * 8 samples on): loaded a row ahead of their conversion, f[q] = sample s0 -
- * H + q as float. */
+ * window (three for halos up to 8 samples, else five): loaded a row ahead
+ * of their conversion, f[q] = sample s0 - H + q as float. */
 template <int H> struct ring_words {
-    static constexpr int N = 2 * ((H + 7) / 8) + 1;
+    static constexpr int N = H <= 8 ? 3 : 5;
     static constexpr int LO = 8 * (N / 2); /* bytes before s0 the first word starts */
     uint2 v[N];
 };
@@ -108,7 +99,7 @@ __device__ __forceinline__ void rows_ring(const ic_cuda_args &a, const rows_w<K,
 {
     constexpr int R = K / 2;
     constexpr int H = R * STEP;
-    static_assert(H <= RING_MAX_HALO, "halo wider than rows_interior's reach");
+    static_assert(H <= CHUNK, "halo wider than a chunk");
     const int nr = L + K - 1; /* input rows */
     const size_t plane_in = a.soa ? (size_t)bz * a.height * a.src_pitch : 0;
     const size_t plane_out = a.soa ? (size_t)bz * a.height * a.dst_pitch : 0;

@@ -1,5 +1,0 @@
-/* rows_ring_k17.cu - the `rows` kernels for a separable 17x17 at many rows a
- * thread (rows_ring.cuh), every channel step. */
-#include "cuda/fast/rows_ring.cuh"
-
-IC_ROWS_LAUNCH_RING(template, 17);
