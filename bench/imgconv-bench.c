@@ -933,10 +933,12 @@ static int calib_case(const char *table, int size, const char *kind, int K, ic_i
 static void rows_shapes(void)
 {
     static const size_case cases[] = {
-        {0, "gaussian", 3},  {1, "gaussian", 3}, {2, "gaussian", 3},  {3, "gaussian", 3},
-        {4, "gaussian", 3},  {2, "gaussian", 5}, {2, "gaussian", 7},  {2, "gaussian", 9},
-        {2, "random", 9},    {4, "gaussian", 5}, {4, "gaussian", 7},  {4, "gaussian", 9},
-        {4, "random", 5},    {4, "random", 9},   {2, "gaussian", 15}, {2, "gaussian", 21},
+        {0, "gaussian", 3},  {1, "gaussian", 3},  {2, "gaussian", 3},  {3, "gaussian", 3},
+        {4, "gaussian", 3},  {2, "gaussian", 5},  {2, "gaussian", 7},  {2, "gaussian", 9},
+        {2, "random", 9},    {4, "gaussian", 5},  {4, "gaussian", 7},  {4, "gaussian", 9},
+        {4, "random", 5},    {4, "random", 9},    {0, "gaussian", 15}, {1, "gaussian", 15},
+        {2, "gaussian", 11}, {2, "gaussian", 13}, {2, "gaussian", 15}, {2, "gaussian", 17},
+        {2, "gaussian", 21}, {2, "gaussian", 31}, {3, "gaussian", 15}, {3, "gaussian", 21},
         {4, "gaussian", 15}, {4, "gaussian", 21}};
     const int nc = (int)(sizeof cases / sizeof cases[0]);
     static const char *const shapes[7] = {"1", "2", "4", "8", "16", "32", "64"};
