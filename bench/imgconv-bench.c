@@ -1046,7 +1046,8 @@ static void tile_shapes(void)
                  {4, "random", 15, IC_METHOD_DIRECT},   {4, "random", 15, IC_METHOD_TENSOR},
                  {4, "random", 31, IC_METHOD_TENSOR},   {4, "random", 9, IC_METHOD_TENSOR},
                  {4, "gaussian", 9, IC_METHOD_TENSOR},  {4, "gaussian", 15, IC_METHOD_TENSOR},
-                 {4, "gaussian", 31, IC_METHOD_TENSOR}, {2, "gaussian", 9, IC_METHOD_TENSOR}};
+                 {4, "gaussian", 31, IC_METHOD_TENSOR}, {2, "gaussian", 9, IC_METHOD_TENSOR},
+                 {4, "gaussian", 21, IC_METHOD_TENSOR}, {2, "gaussian", 15, IC_METHOD_TENSOR}};
     const int nc = (int)(sizeof cases / sizeof cases[0]);
     static const int rows[4] = {8, 16, 32, 64};
     md("\n## S. Tile shapes of the shared-memory methods (planner calibration)\n\nKernel ms "
