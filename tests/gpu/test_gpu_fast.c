@@ -242,6 +242,29 @@ static int tensor_sep_cases(int q, ict_rng *r, const char *const *tunings)
             free(text);
             cases++;
         }
+    /* the big block above 17x17 (every channel of 64 rows of an RGB image,
+     * 768 threads, tensor_sep.cu): random factors and Gaussians, every
+     * border mode, images from smaller than the kernel to several blocks */
+    static const int big[] = {19, 21, 25, 31};
+    for (int j = 0; j < (q ? 4 : 12); j++) {
+        const int k = big[j % 4];
+        char gauss[32];
+        snprintf(gauss, sizeof gauss, "gaussian:%d", k);
+        char *text = j % 3 == 2 ? NULL : rank1_kernel_text(k, r);
+        if (j % 3 != 2 && !text) {
+            printf("FAIL out of memory\n");
+            return failures + 1;
+        }
+        const int tiny = j % 4 == 3;
+        const int w = tiny ? ict_range(r, 1, k) : ict_range(r, 1, q ? 300 : 600);
+        const int h = tiny ? ict_range(r, 1, k) : ict_range(r, 1, q ? 200 : 300);
+        const float bias = ict_below(r, 2) ? 0.0f : (float)(ict_uniform(r) * 40 - 20);
+        failures += check_named_type(text ? text : gauss, w, h, 3, IC_AOS, (ic_border)(j % 5),
+                                     (int)ict_below(r, 2), bias, "768 threads", r, 0, 0, IC_U8,
+                                     "method=tensor,tile-rows=64");
+        free(text);
+        cases++;
+    }
     printf("tensor method, rank 1: %d cases, %d failures\n", cases, failures);
     return failures;
 }

@@ -81,6 +81,7 @@ static const double SEP9_MIN_SAMPLES = 2e6;      /* rank-1 9x9 at 2 rows: sep fr
 static const double TC_SEP_MIN_SAMPLES = 4e6;    /* rank-1 tensor over sep from here, by a margin */
 static const double TC_SEP_MARGIN = 0.9;         /* ... when its model is 10% under sep's (H), */
 static const double TC_SEP_MARGIN3 = 0.85;       /* 15% for three k steps (k > 17) */
+static const double TSEP_BIG_MAX_SAMPLES = 32e6; /* the rank-1 passes' big block below this */
 static const double TIE = 0.03;                  /* predictions this close count as equal */
 static const double FACTOR_TOL = 1e-6; /* ic_kernel_factor tolerance (relative to max|K|) */
 static const size_t FFT_BUDGET = (size_t)1 << 30; /* bytes of FFT tile buffers */
@@ -573,6 +574,14 @@ static ic_status plan_job(ic_fast_state *st, const ic_job *job, ic_fast_plan *p,
         tile_shape(
             d, job, tune,
             [&](int cb, int nrg) {
+                /* the rank-1 passes' big block (768 threads) below 8K: table S
+                 * and H on the H100 (144759Z), HD Gaussian 21x21 and 31x31
+                 * 0.0479 and 0.0485 ms against 0.0536 and 0.0519 in the
+                 * 384-thread blocks (144104Z), 4K 21x21 0.1055 against
+                 * 0.1105, but 8K 21x21 0.3326-0.3356 against 0.3257-0.3295 */
+                if (tsep && 32 * cb * nrg == IC_FAST_TSEP_BIG_THREADS &&
+                    samples >= TSEP_BIG_MAX_SAMPLES)
+                    return (size_t)0;
                 return tsep ? ic_fast_tensor_sep_smem(kw, cb, nrg)
                             : ic_fast_tensor_smem(kw, kh, cb, nrg);
             },
