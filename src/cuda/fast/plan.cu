@@ -79,8 +79,7 @@ static const double TC_SEP_FIXED = 46.0;         /* ... its rank-1 passes: and t
 static const double TC_MIN_SAMPLES = 16777216.0; /* tensor over rows and sep from here (F) */
 static const double SEP9_MIN_SAMPLES = 2e6;      /* rank-1 9x9 at 2 rows: sep from here (table H) */
 static const double TC_SEP_MIN_SAMPLES = 4e6;    /* rank-1 tensor over sep from here, by a margin */
-static const double TC_SEP_MARGIN = 0.9;         /* ... when its model is 10% under sep's (H), */
-static const double TC_SEP_MARGIN3 = 0.85;       /* 15% for three k steps (k > 17) */
+static const double TC_SEP_MARGIN = 0.9;         /* ... when its model is 10% under sep's (H) */
 static const double TSEP_BIG_MAX_SAMPLES = 32e6; /* the rank-1 passes' big block below this */
 static const double TIE = 0.03;                  /* predictions this close count as equal */
 static const double FACTOR_TOL = 1e-6; /* ic_kernel_factor tolerance (relative to max|K|) */
@@ -612,14 +611,12 @@ static ic_status plan_job(ic_fast_state *st, const ic_job *job, ic_fast_plan *p,
      * 0.0518-0.0524 ms against sep's 0.0420-0.0423, 0.0436-0.0442,
      * 0.0768-0.0771 (model: 0.88, 0.82, 0.51 of sep's); HD 11 and 13 (model
      * 1.01 and 0.94) within 4% either way; 720p 15 a tie (model 0.90), 480p
-     * 15 8% over sep (model 0.89, 0.9M samples). Three k steps (k > 17:
-     * tensor_sep.cu's launch_ks<3, 3>) cost more than the model gives them:
-     * HD 21 (model 0.88) took 0.0520-0.0536 ms against sep's 0.0504-0.0506
-     * (142915Z; 143625Z, where 0.9 had taken it), so they need
-     * TC_SEP_MARGIN3 */
-    const double margin = kw > 17 ? TC_SEP_MARGIN3 : TC_SEP_MARGIN;
+     * 15 8% over sep (model 0.89, 0.9M samples). HD 21 (model 0.86) in
+     * the big block (768 threads, tensor_sep.cu) 0.0476 against sep's
+     * 0.0503 (145521Z; in blocks of 384 it had taken 0.0520-0.0536, 5%
+     * over sep, 142915Z and 143625Z) */
     const int tc_mid =
-        tsep && samples >= TC_SEP_MIN_SAMPLES && t_sep > 0 && t_tensor < t_sep * margin;
+        tsep && samples >= TC_SEP_MIN_SAMPLES && t_sep > 0 && t_tensor < t_sep * TC_SEP_MARGIN;
     if (t_tensor > 0 && t_tensor < best * (1 - TIE) && (tc_large || !tsep || tc_mid)) {
         m = IC_FAST_TENSOR;
         best = t_tensor;
