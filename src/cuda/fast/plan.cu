@@ -575,9 +575,10 @@ static ic_status plan_job(ic_fast_state *st, const ic_job *job, ic_fast_plan *p,
             [&](int cb, int nrg) {
                 /* the rank-1 passes' big block (768 threads) below 8K: table S
                  * and H on the H100 (144759Z), HD Gaussian 21x21 and 31x31
-                 * 0.0479 and 0.0485 ms against 0.0536 and 0.0519 in the
-                 * 384-thread blocks (144104Z), 4K 21x21 0.1055 against
-                 * 0.1105, but 8K 21x21 0.3326-0.3356 against 0.3257-0.3295 */
+                 * 0.0479 and 0.0485 ms against 0.0521-0.0536 and
+                 * 0.0519-0.0520 in the 384-thread blocks (143625Z, 144104Z),
+                 * 4K 21x21 0.1055 against 0.1092-0.1105, but 8K 21x21
+                 * 0.3326-0.3356 against 0.3257-0.3295 */
                 if (tsep && 32 * cb * nrg == IC_FAST_TSEP_BIG_THREADS &&
                     samples >= TSEP_BIG_MAX_SAMPLES)
                     return (size_t)0;
