@@ -614,7 +614,7 @@ static ic_status plan_job(ic_fast_state *st, const ic_job *job, ic_fast_plan *p,
      * 1.01 and 0.94) within 4% either way; 720p 15 a tie (model 0.90), 480p
      * 15 8% over sep (model 0.89, 0.9M samples). HD 21 (model 0.86) in
      * the big block (768 threads, tensor_sep.cu) 0.0476 against sep's
-     * 0.0503 (145521Z; in blocks of 384 it had taken 0.0520-0.0536, 5%
+     * 0.0503 (145521Z; in blocks of 384 it had taken 0.0520-0.0536, 3-6%
      * over sep, 142915Z and 143625Z) */
     const int tc_mid =
         tsep && samples >= TC_SEP_MIN_SAMPLES && t_sep > 0 && t_tensor < t_sep * TC_SEP_MARGIN;
