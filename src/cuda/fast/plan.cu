@@ -615,9 +615,15 @@ static ic_status plan_job(ic_fast_state *st, const ic_job *job, ic_fast_plan *p,
      * 15 8% over sep (model 0.89, 0.9M samples). HD 21 (model 0.86) in
      * the big block (768 threads, tensor_sep.cu) 0.0476 against sep's
      * 0.0503 (145521Z; in blocks of 384 it had taken 0.0520-0.0536, 3-6%
-     * over sep, 142915Z and 143625Z) */
-    const int tc_mid =
-        tsep && samples >= TC_SEP_MIN_SAMPLES && t_sep > 0 && t_tensor < t_sep * TC_SEP_MARGIN;
+     * over sep, 142915Z and 143625Z). RGB AoS only, where it was
+     * measured: an HD RGBA (alpha independent) 21x21 took 0.137 ms on the
+     * tensor cores against sep's 0.128 (`imgconv -t` kernel medians, H100,
+     * midsize-20261126T152335Z.tar.gz), while 4K grey and HD SoA took 0.085
+     * and 0.079 against 0.101 and 0.087: other shapes keep TC_MIN_SAMPLES
+     * until they are calibrated */
+    const int tc_mid = tsep && img->channels == 3 && img->layout == IC_AOS &&
+                       samples >= TC_SEP_MIN_SAMPLES && t_sep > 0 &&
+                       t_tensor < t_sep * TC_SEP_MARGIN;
     if (t_tensor > 0 && t_tensor < best * (1 - TIE) && (tc_large || !tsep || tc_mid)) {
         m = IC_FAST_TENSOR;
         best = t_tensor;
