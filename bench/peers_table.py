@@ -142,6 +142,14 @@ def cupti_of(bench, size, kind, k, backend):
     return pos(c.get("cupti_ms")) if c else None
 
 
+def best_peer(peers, ms):
+    """(name, ms, best / ms) of the fastest peer with a figure, else Nones."""
+    have = {n: v for n, v in peers.items() if v is not None}
+    name = min(have, key=have.get) if have else None
+    best = have.get(name)
+    return name, best, (best / ms if best is not None and ms is not None else None)
+
+
 def peer_row(bench, cv, table, size, kind, k):
     c = bench_cell(bench, table, size, kind, k)
     row = {"table": table, "size": size, "kernel": kind, "k": k}
@@ -156,10 +164,7 @@ def peer_row(bench, cv, table, size, kind, k):
                               if kind == "gaussian" else (None, None, None))
     peers = {"NPP Filter32f": npp_f, "NPP GaussBorder": npp_g, "CV-CUDA conv2d": cv_conv,
              "CV-CUDA gaussian": cv_g}
-    have = {n: v for n, v in peers.items() if v is not None}
-    best_name = min(have, key=have.get) if have else None
-    best = have.get(best_name)
-    ratio = best / ms if best is not None and ms is not None else None
+    best_name, best, ratio = best_peer(peers, ms)
     row.update(case=c.get("case"), method=c.get("method"), imgconv_ms=ms,
                npp_filter32f_ms=npp_f, npp_gauss_ms=npp_g,
                cvcuda_conv2d_ms=cv_conv, cvcuda_conv2d_event_ms=cv_conv_ev,
@@ -175,11 +180,8 @@ def peer_row(bench, cv, table, size, kind, k):
     peers_u = {"NPP Filter32f": lower(npp_f, npp_f_cu),
                "NPP GaussBorder": lower(npp_g, npp_g_cu) if npp_g is not None else None,
                "CV-CUDA conv2d": cv_conv, "CV-CUDA gaussian": cv_g}
-    have_u = {n: v for n, v in peers_u.items() if v is not None}
-    best_u_name = min(have_u, key=have_u.get) if have_u else None
-    best_u = have_u.get(best_u_name)
     ms_u = lower(ms, ms_cu)
-    ratio_u = best_u / ms_u if best_u is not None and ms_u is not None else None
+    best_u_name, best_u, ratio_u = best_peer(peers_u, ms_u)
     row.update(imgconv_cupti_ms=ms_cu, npp_filter32f_cupti_ms=npp_f_cu,
                npp_gauss_cupti_ms=npp_g_cu, imgconv_lower_ms=ms_u, best_peer_lower=best_u_name,
                best_peer_lower_ms=best_u, ratio_lower=ratio_u,
@@ -262,8 +264,7 @@ def batch_rows(bench, cv):
             best, ev, cu = cvcuda_ms(cv, "batch", size, kind, k, op, batch=n)
             if best is not None:
                 peers[op] = {"ms": best, "event_ms": ev, "cupti_ms": cu}
-        best_op = min(peers, key=lambda o: peers[o]["ms"]) if peers else None
-        best = peers[best_op]["ms"] if best_op else None
+        best_op, best, ratio = best_peer({o: v["ms"] for o, v in peers.items()}, c["ms"])
         fl = pos(c.get("floor_ms"))
         over = c["ms"] / fl if fl else None
         status = None
@@ -273,7 +274,7 @@ def batch_rows(bench, cv):
                      "size": size, "kernel": kind, "k": k, "batch": n, "imgconv_ms": c["ms"],
                      "imgconv_ms_per_image": c["ms"] / n, "cvcuda": peers,
                      "best_peer": best_op, "best_peer_ms": best,
-                     "ratio": best / c["ms"] if best else None, "floor_ms": fl,
+                     "ratio": ratio, "floor_ms": fl,
                      "over_floor": over, "status": status})
     return rows
 
@@ -373,9 +374,9 @@ def planner_h(bench, md):
     return out
 
 
-def count(rows, good):
-    judged = [r for r in rows if r.get("status", "-") != "-"]
-    return sum(1 for r in judged if r["status"].startswith(good)), len(judged)
+def count(rows, good, key="status"):
+    judged = [r for r in rows if r.get(key, "-") != "-"]
+    return sum(1 for r in judged if r[key].startswith(good)), len(judged)
 
 
 def write(a):
@@ -394,7 +395,7 @@ def write(a):
     pf, ph = planner_f(bench, md), planner_h(bench, md)
 
     sp, sn = count(seed + large, "PASS")
-    lp = sum(1 for r in seed + large if r.get("status_lower") == "PASS")
+    lp, _ = count(seed + large, "PASS", "status_lower")
     ln = len(seed + large)
     cp, cn = count(fl["copy"], "PASS")
     fp, fn = count(fl["separable"], "PASS")
