@@ -415,6 +415,27 @@ extern "C" int bg_time_fast_alpha(bg_ctx *g, const ic_kernel *k, ic_border borde
         snprintf(err, n, "%s", ic_last_error());
         return -1;
     }
+    /* a forced method the planner cannot take is not timed: every table
+     * that forces one shows "-" for it, and the planner's own pick ran in
+     * its place (table H's rows shapes on its 12 kernels above 9x9, F's sep
+     * on full-rank kernels) */
+    if (tune && tune->method != IC_METHOD_AUTO) {
+        ic_plan pre;
+        int r = ic_plan_get(g->fast, &f.src, k, &f.p, &pre) == IC_OK ? 0 : -1;
+        if (r)
+            snprintf(err, n, "%s", ic_last_error());
+        else if (!pre.forced) {
+            snprintf(err, n, "forced method %s not taken (plan: %s)", ic_method_name(tune->method),
+                     ic_method_name(pre.method));
+            if (plan)
+                *plan = pre;
+            r = 1;
+        }
+        if (r) {
+            (void)ic_context_set_tuning(g->fast, NULL);
+            return r;
+        }
+    }
     int r = time_runs(g, run_fast, &f, reps, med_ms, err, n);
     if (r == 0 && plan && ic_plan_get(g->fast, &f.src, k, &f.p, plan) != IC_OK) {
         snprintf(err, n, "%s", ic_last_error());

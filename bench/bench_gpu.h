@@ -51,7 +51,9 @@ int bg_set_image(bg_ctx *g, const ic_image *img, int halo, char *err, size_t n);
 /* Kernel time of the fast path (correlation with k) on the current image:
  * median over reps runs of ic_convolve_async. tune: the knobs for these runs
  * (forced method, fft tile, rows shape; NULL: the planner's). plan (may be
- * NULL) gets the plan used (ic_plan_get). Returns 0 on success. */
+ * NULL) gets the plan used (ic_plan_get). Returns 0 on success, 1 (not
+ * timed, *plan the planner's own) when tune forces a method the planner
+ * cannot take for this job. */
 int bg_time_fast(bg_ctx *g, const ic_kernel *k, ic_border border, int reps, const ic_tuning *tune,
                  double *med_ms, ic_plan *plan, char *err, size_t n);
 /* The same with premultiplied alpha (IC_ALPHA_PREMULTIPLY: the current image
