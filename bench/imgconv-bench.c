@@ -713,21 +713,30 @@ typedef struct size_case {
     int K;
 } size_case;
 
-/* Makes *src the chart image of SIZES[size] on the device (bg_set_image with
- * `halo`) unless *cur says it already is. 0, or -1 with err filled. */
-static int chart_on_device(ic_image *src, int *cur, int size, int halo, char *err, size_t n)
+/* Makes *src the chart image of SIZES[size] with `channels` samples a pixel
+ * in `layout` on the device (bg_set_image with `halo`) unless *cur says it
+ * already is. 0, or -1 with err filled. */
+static int chart_shaped_on_device(ic_image *src, int *cur, int size, int channels, ic_layout layout,
+                                  int halo, char *err, size_t n)
 {
-    if (size == *cur)
+    const int key = size * 16 + channels * 2 + (layout == IC_SOA);
+    if (key == *cur)
         return 0;
     const size_def *sz = &SIZES[size];
     ic_image_free(src);
-    if (ic_image_create(src, sz->w, sz->h, 3, IC_AOS) != IC_OK)
+    if (ic_image_create(src, sz->w, sz->h, channels, layout) != IC_OK)
         exit(1);
     ic_image_chart(src, 4242);
     if (bg_set_image(G, src, halo, err, n))
         return -1;
-    *cur = size;
+    *cur = key;
     return 0;
+}
+
+/* The same for an RGB AoS chart. */
+static int chart_on_device(ic_image *src, int *cur, int size, int halo, char *err, size_t n)
+{
+    return chart_shaped_on_device(src, cur, size, 3, IC_AOS, halo, err, n);
 }
 
 /* ---- K: kernel time by CUPTI beside CUDA events ------------------------------------------ */
@@ -1030,6 +1039,47 @@ static void rows_shapes(void)
 
 /* ---- S: tile shapes of the shared-memory methods (planner calibration) ----------------- */
 
+/* The cells of one row of tables S and N: method m forced on the current
+ * image in the planner's tile shape ("1ch"/"all" channels a block / rows,
+ * and its time), then in each shape, 1 and all channels a block times 8, 16,
+ * 32, 64 output rows ("-" where the method cannot launch it). */
+static void shape_cells(const ic_kernel *k, ic_method m, cell *c)
+{
+    static const int rows[4] = {8, 16, 32, 64};
+    char err[256];
+    ic_tuning tune;
+    memset(&tune, 0, sizeof tune);
+    tune.method = m;
+    ic_plan plan;
+    double t = 0;
+    memset(&plan, 0, sizeof plan);
+    if (bg_time_fast(G, k, IC_BORDER_REPLICATE, B.reps, &tune, &t, &plan, err, sizeof err) ||
+        plan.method != m)
+        md("- ");
+    else {
+        md("%s/%d %.4f", plan.channels_per_block == 1 ? "1ch" : "all", plan.tile_h, t);
+        emit(c, "cuda/tile-planner", ic_method_name(plan.method), t, plan.pred_ms, 0, 0, 0);
+    }
+    for (int ch = 1; ch <= 2; ch++)
+        for (int r = 0; r < 4; r++) {
+            tune.tile_channels = ch;
+            tune.tile_rows = rows[r];
+            memset(&plan, 0, sizeof plan);
+            const int applied = bg_time_fast(G, k, IC_BORDER_REPLICATE, B.reps, &tune, &t, &plan,
+                                             err, sizeof err) == 0 &&
+                                plan.method == m && plan.tile_h == rows[r] &&
+                                (ch == 1) == (plan.channels_per_block == 1);
+            if (!applied) {
+                md(" | -");
+                continue;
+            }
+            char name[24];
+            snprintf(name, sizeof name, "cuda/tile-%s-x%d", ch == 1 ? "1ch" : "all", rows[r]);
+            emit(c, name, ic_method_name(plan.method), t, plan.pred_ms, 0, 0, 0);
+            md(" | %.4f", t);
+        }
+}
+
 /* The direct, sep and tensor methods forced into every tile shape they can launch:
  * one channel or every channel per block (ic_tuning.tile_channels) times 8,
  * 16, 32 or 64 output rows per block (tile_rows), beside the planner's pick:
@@ -1049,7 +1099,6 @@ static void tile_shapes(void)
                  {4, "gaussian", 31, IC_METHOD_TENSOR}, {2, "gaussian", 9, IC_METHOD_TENSOR},
                  {4, "gaussian", 21, IC_METHOD_TENSOR}, {2, "gaussian", 15, IC_METHOD_TENSOR}};
     const int nc = (int)(sizeof cases / sizeof cases[0]);
-    static const int rows[4] = {8, 16, 32, 64};
     md("\n## S. Tile shapes of the shared-memory methods (planner calibration)\n\nKernel ms "
        "(median, device-resident, RGB AoS, replicate border) of the method forced into each "
        "shape: `1ch`/`all` channels per block, 8..64 output rows per block (- where it does "
@@ -1059,7 +1108,6 @@ static void tile_shapes(void)
     int last_size = -1;
     ic_image src;
     memset(&src, 0, sizeof src);
-    char err[256];
     for (int i = 0; i < nc; i++) {
         const size_def *sd = &SIZES[cases[i].size];
         ic_kernel k;
@@ -1072,46 +1120,81 @@ static void tile_shapes(void)
             ic_image_free(&src);
             return;
         }
-        ic_tuning tune;
-        memset(&tune, 0, sizeof tune);
-        tune.method = cases[i].method;
-        ic_plan plan;
-        double t = 0;
-        memset(&plan, 0, sizeof plan);
-        const int bad =
-            bg_time_fast(G, &k, IC_BORDER_REPLICATE, B.reps, &tune, &t, &plan, err, sizeof err) ||
-            plan.method != cases[i].method;
         md("| %s %s %d | %s | ", sd->name, cases[i].kind, cases[i].K,
            ic_method_name(cases[i].method));
-        if (bad)
-            md("- ");
-        else {
-            md("%s/%d %.4f", plan.channels_per_block == 1 ? "1ch" : "all", plan.tile_h, t);
-            emit(&c, "cuda/tile-planner", ic_method_name(plan.method), t, plan.pred_ms, 0, 0, 0);
-        }
-        for (int ch = 1; ch <= 2; ch++)
-            for (int r = 0; r < 4; r++) {
-                tune.tile_channels = ch;
-                tune.tile_rows = rows[r];
-                memset(&plan, 0, sizeof plan);
-                const int applied = bg_time_fast(G, &k, IC_BORDER_REPLICATE, B.reps, &tune, &t,
-                                                 &plan, err, sizeof err) == 0 &&
-                                    plan.method == cases[i].method && plan.tile_h == rows[r] &&
-                                    (ch == 1) == (plan.channels_per_block == 1);
-                if (!applied) {
-                    md(" | -");
-                    continue;
-                }
-                char name[24];
-                snprintf(name, sizeof name, "cuda/tile-%s-x%d", ch == 1 ? "1ch" : "all", rows[r]);
-                emit(&c, name, ic_method_name(plan.method), t, plan.pred_ms, 0, 0, 0);
-                md(" | %.4f", t);
-            }
+        shape_cells(&k, cases[i].method, &c);
         md(" |\n");
         ic_kernel_free(&k);
     }
     ic_image_free(&src);
     fprintf(stderr, "  S done\n");
+}
+
+/* ---- N: the rank-1 tensor passes on other layouts (planner calibration) ----------------- */
+
+/* Gaussians 11..31 on grey, grey + alpha, RGBA (alpha independent) and RGB
+ * SoA images of HD's order, where the planner weighs the rank-1 tensor
+ * passes against sep (tables H and S time RGB AoS only): both methods forced
+ * into every tile shape (shape_cells), beside the planner's own pick. */
+static void layout_shapes(void)
+{
+    static const struct {
+        int size, channels;
+        ic_layout layout;
+        int K;
+    } cases[] = {{3, 1, IC_AOS, 11}, {3, 1, IC_AOS, 15}, {3, 1, IC_AOS, 21}, {3, 1, IC_AOS, 31},
+                 {4, 1, IC_AOS, 15}, {4, 1, IC_AOS, 21}, {2, 2, IC_AOS, 15}, {2, 2, IC_AOS, 21},
+                 {2, 2, IC_AOS, 31}, {3, 2, IC_AOS, 15}, {3, 2, IC_AOS, 21}, {3, 2, IC_AOS, 31},
+                 {1, 4, IC_AOS, 15}, {1, 4, IC_AOS, 31}, {2, 4, IC_AOS, 11}, {2, 4, IC_AOS, 15},
+                 {2, 4, IC_AOS, 21}, {2, 4, IC_AOS, 31}, {3, 4, IC_AOS, 15}, {3, 4, IC_AOS, 21},
+                 {2, 3, IC_SOA, 11}, {2, 3, IC_SOA, 15}, {2, 3, IC_SOA, 21}, {2, 3, IC_SOA, 31},
+                 {3, 3, IC_SOA, 15}, {3, 3, IC_SOA, 21}};
+    const int nc = (int)(sizeof cases / sizeof cases[0]);
+    md("\n## N. The rank-1 tensor passes on other layouts (planner calibration)\n\nKernel ms "
+       "(median, device-resident, replicate border, alpha independent), Gaussians: the "
+       "planner's pick (method, channels/rows a block), then `sep` and `tensor` forced into "
+       "each tile shape as in table S (- where it does not launch).\n\n| case | planner | "
+       "method | forced | 1ch x8 | 1ch x16 | 1ch x32 | 1ch x64 | all x8 | all x16 | all x32 | "
+       "all x64 |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+    int cur = -1;
+    ic_image src;
+    memset(&src, 0, sizeof src);
+    char err[256];
+    for (int i = 0; i < nc; i++) {
+        if (B.quick && cases[i].size > 2)
+            continue;
+        const size_def *sd = &SIZES[cases[i].size];
+        if (chart_shaped_on_device(&src, &cur, cases[i].size, cases[i].channels, cases[i].layout, 0,
+                                   err, sizeof err)) {
+            fprintf(stderr, "imgconv-bench: %s\n", err);
+            break;
+        }
+        ic_kernel k;
+        if (make_kernel(&k, "gaussian", cases[i].K))
+            exit(1);
+        cell c;
+        init_cell(&c, "N", sd->name, &src, &k, "gaussian");
+        ic_plan plan;
+        double t = 0;
+        memset(&plan, 0, sizeof plan);
+        char pick[64] = "-";
+        if (!bg_time_fast(G, &k, IC_BORDER_REPLICATE, B.reps, NULL, &t, &plan, err, sizeof err)) {
+            emit(&c, "cuda/planner", ic_method_name(plan.method), t, plan.pred_ms, 0, 0, 0);
+            snprintf(pick, sizeof pick, "%s %s/%d %.4f", ic_method_name(plan.method),
+                     plan.channels_per_block == 1 ? "1ch" : "all", plan.tile_h, t);
+        }
+        static const ic_method ms[2] = {IC_METHOD_SEP, IC_METHOD_TENSOR};
+        for (int m = 0; m < 2; m++) {
+            md("| %s %dch %s gaussian %d | %s | %s | ", sd->name, cases[i].channels,
+               cases[i].layout == IC_SOA ? "SoA" : "AoS", cases[i].K, m ? "" : pick,
+               ic_method_name(ms[m]));
+            shape_cells(&k, ms[m], &c);
+            md(" |\n");
+        }
+        ic_kernel_free(&k);
+    }
+    ic_image_free(&src);
+    fprintf(stderr, "  N done\n");
 }
 
 /* ---- M: many small images in one launch (issue 17) ------------------------------------ */
@@ -1397,9 +1480,10 @@ static int want(char t)
 static void usage(void)
 {
     fprintf(stderr, "usage: imgconv-bench --out DIR --stamp STAMP [--quick] [--tables LETTERS]\n"
-                    "  LETTERS: any of ABCDEFGHKLMPRST (K: CUPTI beside CUDA events, L: 1D and\n"
-                    "  matmul, M: batch, many images in one launch, P: premultiplied alpha,\n"
-                    "  R: Fig 7.14 ratios, S: tile shapes, T: transfers); default all\n");
+                    "  LETTERS: any of ABCDEFGHKLMNPRST (K: CUPTI beside CUDA events, L: 1D and\n"
+                    "  matmul, M: batch, many images in one launch, N: rank-1 tensor passes on\n"
+                    "  other layouts, P: premultiplied alpha, R: Fig 7.14 ratios, S: tile\n"
+                    "  shapes, T: transfers); default all\n");
     exit(2);
 }
 
@@ -1492,6 +1576,8 @@ int main(int argc, char **argv)
             rows_shapes();
         if (want('S'))
             tile_shapes();
+        if (want('N'))
+            layout_shapes();
         if (want('P'))
             premultiplied();
         if (want('K'))

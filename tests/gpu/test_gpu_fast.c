@@ -242,16 +242,25 @@ static int tensor_sep_cases(int q, ict_rng *r, const char *const *tunings)
             free(text);
             cases++;
         }
-    /* the big block above 17x17 (every channel of 64 rows of an RGB image,
-     * 768 threads, tensor_sep.cu): random factors and Gaussians, every
-     * border mode, images from smaller than the kernel to several blocks */
-    static const int big[] = {19, 21, 25, 31};
-    for (int j = 0; j < (q ? 4 : 12); j++) {
-        const int k = big[j % 4];
-        char gauss[32];
+    /* the big blocks (tensor_sep.cu, one an SM): every channel of 64 rows
+     * of an RGB image (768 threads) or of a 2-channel one (512), of 32 rows
+     * of an RGBA one (512); random factors and Gaussians of both k-step
+     * classes, every border mode, images from smaller than the kernel to
+     * several blocks */
+    static const int big[] = {19, 5, 31, 15, 25, 3, 21, 17};
+    static const struct {
+        int ch, rows;
+        const char *want;
+    } blocks[] = {{3, 64, "768 threads"}, {4, 32, "512 threads"}, {2, 64, "512 threads"}};
+    for (int j = 0; j < (q ? 6 : 24); j++) {
+        const int k = big[j % 8], bl = j % 3;
+        char gauss[32], tuning[64];
         snprintf(gauss, sizeof gauss, "gaussian:%d", k);
-        char *text = j % 3 == 2 ? NULL : rank1_kernel_text(k, r);
-        if (j % 3 != 2 && !text) {
+        snprintf(tuning, sizeof tuning, "method=tensor,tile-rows=%d,tile-channels=2",
+                 blocks[bl].rows);
+        const int named = (j + j / 3) % 3 == 2;
+        char *text = named ? NULL : rank1_kernel_text(k, r);
+        if (!named && !text) {
             printf("FAIL out of memory\n");
             return failures + 1;
         }
@@ -259,9 +268,9 @@ static int tensor_sep_cases(int q, ict_rng *r, const char *const *tunings)
         const int w = tiny ? ict_range(r, 1, k) : ict_range(r, 1, q ? 300 : 600);
         const int h = tiny ? ict_range(r, 1, k) : ict_range(r, 1, q ? 200 : 300);
         const float bias = ict_below(r, 2) ? 0.0f : (float)(ict_uniform(r) * 40 - 20);
-        failures += check_named_type(text ? text : gauss, w, h, 3, IC_AOS, (ic_border)(j % 5),
-                                     (int)ict_below(r, 2), bias, "768 threads", r, 0, 0, IC_U8,
-                                     "method=tensor,tile-rows=64");
+        failures +=
+            check_named_type(text ? text : gauss, w, h, blocks[bl].ch, IC_AOS, (ic_border)(j % 5),
+                             (int)ict_below(r, 2), bias, blocks[bl].want, r, 0, 0, IC_U8, tuning);
         free(text);
         cases++;
     }

@@ -136,8 +136,10 @@ ic_status ic_fast_tensor_launch(const ic_cuda_args *a, const float *w, const ic_
  * a row and a column pass in one kernel (tensor_sep.cu); shared memory of
  * its block, 0 when it cannot take k. */
 size_t ic_fast_tensor_sep_smem(int k, int cb, int nrg);
-/* Threads of its big block (3 channels x 8 row groups; k > 17 only). */
+/* Threads of its big blocks, one an SM: 3 channels x 8 row groups, and 4 x 4
+ * or 2 x 8. */
 #define IC_FAST_TSEP_BIG_THREADS 768
+#define IC_FAST_TSEP_BIG2_THREADS 512
 /* fp16 multiply-adds per output of that method. */
 double ic_fast_tensor_sep_macs(int k);
 ic_status ic_fast_tensor_sep_launch(const ic_cuda_args *a, const float *row, const float *col,

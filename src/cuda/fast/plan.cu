@@ -558,6 +558,8 @@ static ic_status plan_job(ic_fast_state *st, const ic_job *job, ic_fast_plan *p,
     const int tks = ic_fast_tensor_ksteps(kw);
     const float bv = job->border_value;
     const int tsep = rank == 1 && kw == kh && kw <= IC_FAST_TENSOR_MAX_KW;
+    /* a shape ic_tuning forces is launched wherever the method can */
+    const int forced_shape = tune->tile_rows || tune->tile_channels;
     auto tensor_mmas = [&]() { /* fp16 multiply-adds per output */
                                return tsep ? ic_fast_tensor_sep_macs(kw)
                                            : (double)kh * 16 * tks * 2;
@@ -579,8 +581,9 @@ static ic_status plan_job(ic_fast_state *st, const ic_job *job, ic_fast_plan *p,
                  * 0.0519-0.0520 in the 384-thread blocks (143625Z, 144104Z),
                  * 4K 21x21 0.1055 against 0.1092-0.1105, but 8K 21x21
                  * 0.3326-0.3356 against 0.3257-0.3295 */
-                if (tsep && 32 * cb * nrg == IC_FAST_TSEP_BIG_THREADS &&
-                    samples >= TSEP_BIG_MAX_SAMPLES)
+                if (tsep && 32 * cb * nrg > icf::MAX_THREADS && !forced_shape &&
+                    (32 * cb * nrg != IC_FAST_TSEP_BIG_THREADS || kw <= 17 ||
+                     samples >= TSEP_BIG_MAX_SAMPLES))
                     return (size_t)0;
                 return tsep ? ic_fast_tensor_sep_smem(kw, cb, nrg)
                             : ic_fast_tensor_smem(kw, kh, cb, nrg);

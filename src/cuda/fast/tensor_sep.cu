@@ -213,11 +213,19 @@ __global__ void __launch_bounds__(NT, NT > icf::MAX_THREADS ? 1 : 2)
 template <int KS, int CS, int V>
 ic_status launch_v(const icf::targs &t, const sparam &p, size_t smem, char *err, size_t errlen)
 {
-    /* the big block (ic_fast_tensor_sep_smem): three k steps, V = 4 */
-    if constexpr (KS == 3 && V == 4)
-        if (32 * t.cb * t.nrg > icf::MAX_THREADS)
+    /* the big blocks (ic_fast_tensor_sep_smem): 512 threads (4 channels x 4
+     * row groups, 2 x 8) or 768 (3 x 8), one an SM */
+    const int threads = 32 * t.cb * t.nrg;
+    if constexpr (V >= 2) {
+        if (threads == IC_FAST_TSEP_BIG2_THREADS)
+            return icf::launch_tiles(fast_tsep_kernel<KS, CS, V, IC_FAST_TSEP_BIG2_THREADS>, t, p,
+                                     smem, "cuda fast tensor sep kernel", err, errlen);
+    }
+    if constexpr (V == 4) {
+        if (threads == IC_FAST_TSEP_BIG_THREADS)
             return icf::launch_tiles(fast_tsep_kernel<KS, CS, V, IC_FAST_TSEP_BIG_THREADS>, t, p,
                                      smem, "cuda fast tensor sep kernel", err, errlen);
+    }
     return icf::launch_tiles(fast_tsep_kernel<KS, CS, V>, t, p, smem, "cuda fast tensor sep kernel",
                              err, errlen);
 }
@@ -235,14 +243,16 @@ ic_status launch_ks(const icf::targs &t, const sparam &p, size_t smem, char *err
 
 extern "C" size_t ic_fast_tensor_sep_smem(int k, int cb, int nrg)
 {
-    /* blocks of up to icf::MAX_THREADS, two an SM; and for three k steps
-     * (k > 17) the big block, every channel of an RGB tile of 64 rows in
-     * IC_FAST_TSEP_BIG_THREADS threads, one an SM: its rows share their
+    /* blocks of up to icf::MAX_THREADS, two an SM; and the big blocks of
+     * 2 or 4 row-group pairs (V >= 2) in 512 or 768 threads (4 channels x 4
+     * row groups, 2 x 8, 3 x 8), one an SM: their rows share more of their
      * halo, which outweighs the second block's overlap below 8K (the
      * planner's rule, plan.cu) */
-    const bool big = cb == 3 && nrg == 8 && k > 17;
+    const int threads = 32 * cb * nrg;
+    const bool big =
+        nrg >= 4 && (threads == IC_FAST_TSEP_BIG_THREADS || threads == IC_FAST_TSEP_BIG2_THREADS);
     if (k < 3 || k > IC_FAST_TENSOR_MAX_KW || cb < 1 || (nrg != 2 && nrg != 4 && nrg != 8) ||
-        (cb * nrg * 32 > icf::MAX_THREADS && !big))
+        (threads > icf::MAX_THREADS && !big))
         return 0;
     const size_t in =
         ((size_t)cb * rows_of(k, nrg) * hs_of(ks_of(k)) + (size_t)taps_halves(ks_of(k), cs_of(k))) *
