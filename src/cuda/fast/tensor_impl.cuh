@@ -193,22 +193,26 @@ __device__ __forceinline__ uint32_t bytes_h2(unsigned w0, unsigned w1, unsigned 
     return *reinterpret_cast<const uint32_t *>(&h);
 }
 
-/* The 12 bytes w0..w2 of 4 RGB pixels into planes 0..cb-1 (channels c0..)
- * of a plane row, 4 halves each: channel c is bytes c, 3 + c (words 0, 0/1)
- * and 6 + c, 9 + c (words 1/2, 2). */
-__device__ __forceinline__ void put_rgb12(__half *row, int plane, unsigned w0, unsigned w1,
-                                          unsigned w2, int c0, int cb)
+/* The 4C bytes w[0..C) of 4 pixels of C interleaved channels (C = 2, 3, 4)
+ * into planes 0..cb-1 (channels c0..) of a plane row, 4 halves each:
+ * channel c of pixel p is byte pC + c, and each pair of pixels (0, 1), (2, 3)
+ * has its two bytes in one word or two adjacent ones (one byte_perm). */
+template <int C>
+__device__ __forceinline__ void put_px4(__half *row, int plane, const unsigned (&w)[C], int c0,
+                                        int cb)
 {
 #pragma unroll
-    for (int c = 0; c < 3; c++)
+    for (int c = 0; c < C; c++)
         if (c >= c0 && c < c0 + cb) {
-            const uint32_t lo = c == 0   ? bytes_h2(w0, w1, 0x3330u)
-                                : c == 1 ? bytes_h2(w0, w1, 0x3431u)
-                                         : bytes_h2(w0, w1, 0x3532u);
-            const uint32_t hi = c == 0   ? bytes_h2(w1, w2, 0x3532u)
-                                : c == 1 ? bytes_h2(w1, w2, 0x3633u)
-                                         : bytes_h2(w1, w2, 0x3734u);
-            *reinterpret_cast<uint2 *>(row + (size_t)(c - c0) * plane) = make_uint2(lo, hi);
+            uint32_t h[2];
+#pragma unroll
+            for (int pr = 0; pr < 2; pr++) {
+                const int b0 = 2 * pr * C + c, b1 = b0 + C, wi = b0 / 4;
+                const unsigned sel =
+                    0x3030u | (unsigned)(b0 - 4 * wi) | ((unsigned)(b1 - 4 * wi) << 8);
+                h[pr] = bytes_h2(w[wi], wi + 1 < C ? w[wi + 1] : 0u, sel);
+            }
+            *reinterpret_cast<uint2 *>(row + (size_t)(c - c0) * plane) = make_uint2(h[0], h[1]);
         }
 }
 
@@ -231,8 +235,8 @@ __device__ __forceinline__ __half mapped_h(const ic_cuda_args &a, const uint8_t 
 
 /* Fills planes 0..cb-1 (channels c0.. of an image with interleave stride C
  * from `base`, pixel 0 of row 0 of that image or SoA plane). A thread takes
- * groups of G 4-byte words (12 bytes = 4 pixels for C = 3, else one word:
- * 4 / C pixels) of NB (row, group) items before it converts any, so that
+ * groups of G 4-byte words (4 pixels: C words, one for C = 1) of NB (row,
+ * group) items before it converts any, so that
  * several loads are in flight (the byte-wise fill left the tensor kernels
  * latency-bound: bench/NOTES.md). Groups that leave the image go sample by
  * sample through the border mapping. */
@@ -240,10 +244,10 @@ template <int C, int HW>
 __device__ __forceinline__ void fill_planes(const icf::targs &t, const planes &P,
                                             const uint8_t *base, __half *h0, int c0, int cb)
 {
-    constexpr int G = C == 3 ? 3 : 1;  /* words a group */
-    constexpr int PP = 4 * G / C;      /* pixels a group */
-    constexpr int NG = HW / PP;        /* groups a row */
-    constexpr int NB = G == 3 ? 3 : 6; /* items a thread loads at once */
+    constexpr int G = C;                            /* words a group */
+    constexpr int PP = 4;                           /* pixels a group */
+    constexpr int NG = HW / PP;                     /* groups a row */
+    constexpr int NB = G == 1 ? 6 : G == 2 ? 4 : 3; /* items a thread loads at once */
     const ic_cuda_args &a = t.a;
     const long rowbytes = (long)a.width * C;
     const int nt = (int)blockDim.x, n = P.rows * NG;
@@ -281,23 +285,8 @@ __device__ __forceinline__ void fill_planes(const icf::targs &t, const planes &P
                     /* bytes 0..3: columns 0..3 */
                     *reinterpret_cast<uint2 *>(row) =
                         make_uint2(bytes_h2(v[i][0], 0, 0x3120u), bytes_h2(v[i][0], 0, 0x3332u));
-                } else if constexpr (C == 2) {
-                    /* bytes 0, 2: channel 0; 1, 3: channel 1 */
-#pragma unroll
-                    for (int c = 0; c < 2; c++)
-                        if (c >= c0 && c < c0 + cb)
-                            *reinterpret_cast<uint32_t *>(row + (size_t)(c - c0) * P.plane) =
-                                bytes_h2(v[i][0], 0, c == 0 ? 0x3230u : 0x3331u);
-                } else if constexpr (C == 3) {
-                    put_rgb12(row, P.plane, v[i][0], v[i][1], v[i][2], c0, cb);
                 } else {
-                    /* one pixel: byte c is channel c */
-#pragma unroll
-                    for (int c = 0; c < 4; c++)
-                        if (c >= c0 && c < c0 + cb)
-                            row[(size_t)(c - c0) * P.plane] = __ushort_as_half(
-                                (unsigned short)(bytes_h2(v[i][0], 0, 0x3330u + (unsigned)c) &
-                                                 0xFFFFu));
+                    put_px4<C>(row, P.plane, v[i], c0, cb);
                 }
             } else {
                 for (int px = 0; px < PP; px++)
@@ -309,13 +298,13 @@ __device__ __forceinline__ void fill_planes(const icf::targs &t, const planes &P
     }
 }
 
-/* fill_planes<3> for a block whose planes lie inside the image, with
- * 4-aligned rows (RGB AoS, the common case): threads laid out as rpp rows of
- * NG 12-byte groups, each loading the groups of RB of its rows before it
- * converts any, no bounds checks and no division per group (as
- * tile.cuh's fill_rgb12 for the float tile). */
-template <int HW>
-__device__ __forceinline__ void fill_rgb12_h16(const icf::targs &t, const planes &P, int c0, int cb)
+/* fill_planes<C> (C = 2, 3, 4 interleaved channels) for a block whose planes
+ * lie inside the image, with 4-aligned rows (AoS, the common case): threads
+ * laid out as rpp rows of NG groups of 4 pixels (4C bytes), each loading the
+ * groups of RB of its rows before it converts any, no bounds checks and no
+ * division per group (as tile.cuh's fill_rgb12 for the float tile). */
+template <int C, int HW>
+__device__ __forceinline__ void fill_aos_h16(const icf::targs &t, const planes &P, int c0, int cb)
 {
     constexpr int NG = HW / 4, RB = 4;
     const ic_cuda_args &a = t.a;
@@ -325,19 +314,19 @@ __device__ __forceinline__ void fill_rgb12_h16(const icf::targs &t, const planes
         return;
     /* row pointers advanced by additions (no multiply a row) */
     const size_t step = (size_t)rpp * a.src_pitch;
-    const uint8_t *src = a.src + (size_t)(P.ya + r0) * a.src_pitch + (size_t)P.xa * 3 + 12 * gi;
+    const uint8_t *src = a.src + (size_t)(P.ya + r0) * a.src_pitch + (size_t)P.xa * C + 4 * C * gi;
     __half *dst = P.h + (size_t)r0 * P.hs + 4 * gi;
     const int dstep = rpp * P.hs;
     for (int q0 = r0; q0 < P.rows; q0 += RB * rpp) {
-        unsigned v[RB][3];
+        unsigned v[RB][C];
         const uint8_t *p = src;
 #pragma unroll
         for (int h = 0; h < RB; h++) {
             if (q0 + h * rpp < P.rows) {
                 const unsigned *w = reinterpret_cast<const unsigned *>(p);
-                v[h][0] = __ldg(w);
-                v[h][1] = __ldg(w + 1);
-                v[h][2] = __ldg(w + 2);
+#pragma unroll
+                for (int k = 0; k < C; k++)
+                    v[h][k] = __ldg(w + k);
             }
             p += step;
         }
@@ -346,10 +335,22 @@ __device__ __forceinline__ void fill_rgb12_h16(const icf::targs &t, const planes
         for (int h = 0; h < RB; h++) {
             if (q0 + h * rpp >= P.rows)
                 break;
-            put_rgb12(dst + h * dstep, P.plane, v[h][0], v[h][1], v[h][2], c0, cb);
+            put_px4<C>(dst + h * dstep, P.plane, v[h], c0, cb);
         }
         dst += RB * dstep;
     }
+}
+
+/* The planes of an AoS block of C interleaved channels: inner (inside the
+ * image, 4-aligned rows) by fill_aos_h16, else by fill_planes. */
+template <int C, int HW>
+__device__ __forceinline__ void fill_interleaved(const icf::targs &t, const icf::tile &b,
+                                                 const planes &P, bool inner)
+{
+    if (inner)
+        fill_aos_h16<C, HW>(t, P, b.c0, t.cb);
+    else
+        fill_planes<C, HW>(t, P, t.a.src, P.h, b.c0, t.cb);
 }
 
 /* Fills every plane of the block (channels b.c0 .. b.c0 + cb - 1). */
@@ -365,19 +366,17 @@ __device__ __forceinline__ void fill_h16(const icf::targs &t, const icf::tile &b
         }
         return;
     }
+    const bool inner = t.vec_in >= 4 && P.xa >= 0 && P.xa + HW <= a.width && P.ya >= 0 &&
+                       P.ya + P.rows <= a.height && (int)blockDim.x >= HW / 4;
     switch (a.channels) {
     case 2:
-        fill_planes<2, HW>(t, P, a.src, P.h, b.c0, t.cb);
+        fill_interleaved<2, HW>(t, b, P, inner);
         break;
     case 3:
-        if (t.vec_in >= 4 && P.xa >= 0 && P.xa + HW <= a.width && P.ya >= 0 &&
-            P.ya + P.rows <= a.height && (int)blockDim.x >= HW / 4)
-            fill_rgb12_h16<HW>(t, P, b.c0, t.cb);
-        else
-            fill_planes<3, HW>(t, P, a.src, P.h, b.c0, t.cb);
+        fill_interleaved<3, HW>(t, b, P, inner);
         break;
     default:
-        fill_planes<4, HW>(t, P, a.src, P.h, b.c0, t.cb);
+        fill_interleaved<4, HW>(t, b, P, inner);
         break;
     }
 }
@@ -404,41 +403,58 @@ struct warp_tiles {
     }
 };
 
-/* The staged sums (bias added) of an RGB AoS block, three planes of th rows
- * of stride S, stored straight as bytes: a thread takes 4 pixels of a row
- * (three float4 loads, 12 roundings, three 4-byte stores where the row
- * allows), instead of icf::store's byte-wise interleave through shared
- * memory (a fifth of the tensor sep kernel's instructions, ncu source page
- * at bfc711d). dst and its pitch are 4-aligned (the caller checks). */
-template <int S>
-__device__ __forceinline__ void store_rgb(const icf::targs &t, const icf::tile &b, const float *st)
+/* The staged sums (bias added) of an AoS block of every one of its C
+ * channels (C = 2, 3, 4), C planes of th rows of stride S, stored straight
+ * as bytes: a thread takes 4 pixels of a row (C float4 loads, 4C roundings,
+ * C 4-byte words stored where the row allows: one 16-byte store for RGBA,
+ * one 8-byte for 2 channels, where dst and its pitch allow), instead of
+ * icf::store's byte-wise interleave through shared memory (a fifth of the
+ * tensor sep kernel's instructions, ncu source page at bfc711d). dst and its
+ * pitch are 4-aligned (the caller checks). */
+template <int S, int C>
+__device__ __forceinline__ void store_aos(const icf::targs &t, const icf::tile &b, const float *st)
 {
     const ic_cuda_args &a = t.a;
-    const float *p1 = st + b.th * S, *p2 = p1 + b.th * S;
     for (int it = (int)threadIdx.x; it < b.th * (icf::TW / 4); it += (int)blockDim.x) {
         const int r = it / (icf::TW / 4), qd = it - r * (icf::TW / 4);
         const int y = b.y0 + r, x = b.x0 + 4 * qd;
         if (y >= a.height || x >= a.width)
             continue;
         const int o = r * S + 4 * qd;
-        const float4 c0 = *reinterpret_cast<const float4 *>(st + o);
-        const float4 c1 = *reinterpret_cast<const float4 *>(p1 + o);
-        const float4 c2 = *reinterpret_cast<const float4 *>(p2 + o);
-        const unsigned u[12] = {
-            icf::round_bits(c0.x), icf::round_bits(c1.x), icf::round_bits(c2.x),
-            icf::round_bits(c0.y), icf::round_bits(c1.y), icf::round_bits(c2.y),
-            icf::round_bits(c0.z), icf::round_bits(c1.z), icf::round_bits(c2.z),
-            icf::round_bits(c0.w), icf::round_bits(c1.w), icf::round_bits(c2.w)};
-        uint8_t *dst = a.dst + (size_t)y * a.dst_pitch + (size_t)x * 3;
-        if (x + 3 < a.width) {
-            unsigned *d = reinterpret_cast<unsigned *>(dst);
-            d[0] = icf::pack4(u[0], u[1], u[2], u[3]);
-            d[1] = icf::pack4(u[4], u[5], u[6], u[7]);
-            d[2] = icf::pack4(u[8], u[9], u[10], u[11]);
-        } else {
-            const int n = 3 * (a.width - x);
+        unsigned u[4 * C]; /* sample p * C + c: pixel p, channel c */
 #pragma unroll
-            for (int i = 0; i < 12; i++)
+        for (int c = 0; c < C; c++) {
+            const float4 v = *reinterpret_cast<const float4 *>(st + (size_t)c * b.th * S + o);
+            u[c] = icf::round_bits(v.x);
+            u[C + c] = icf::round_bits(v.y);
+            u[2 * C + c] = icf::round_bits(v.z);
+            u[3 * C + c] = icf::round_bits(v.w);
+        }
+        uint8_t *dst = a.dst + (size_t)y * a.dst_pitch + (size_t)x * C;
+        if (x + 3 < a.width) {
+            unsigned wd[C];
+#pragma unroll
+            for (int i = 0; i < C; i++)
+                wd[i] = icf::pack4(u[4 * i], u[4 * i + 1], u[4 * i + 2], u[4 * i + 3]);
+            /* x is a multiple of 4: 16 or 8 bytes from a 16-aligned row */
+            if constexpr (C == 4) {
+                if (t.vec_out) {
+                    *reinterpret_cast<uint4 *>(dst) = make_uint4(wd[0], wd[1], wd[2], wd[3]);
+                    continue;
+                }
+            } else if constexpr (C == 2) {
+                if (t.vec_out) {
+                    *reinterpret_cast<uint2 *>(dst) = make_uint2(wd[0], wd[1]);
+                    continue;
+                }
+            }
+#pragma unroll
+            for (int i = 0; i < C; i++)
+                reinterpret_cast<unsigned *>(dst)[i] = wd[i];
+        } else {
+            const int n = C * (a.width - x);
+#pragma unroll
+            for (int i = 0; i < 4 * C; i++)
                 if (i < n)
                     dst[i] = (uint8_t)u[i];
         }
@@ -462,11 +478,11 @@ __device__ __forceinline__ void stage_store(const icf::targs &t, const icf::tile
     static_assert(S % 4 == 0 && S >= icf::TW && S <= SS, "stage stride");
     const int lane = (int)(threadIdx.x & 31), g = lane >> 2, tq = lane & 3;
     const int ci = w.ci, rg = w.rg;
-    /* RGB AoS blocks of every channel store by store_rgb, the bias added
+    /* AoS blocks of every channel (2..4) store by store_aos, the bias added
      * here (icf::store adds it itself) */
-    const bool rgb = !t.a.soa && t.a.channels == 3 && t.cb == 3 &&
+    const bool aos = !t.a.soa && t.a.channels >= 2 && t.cb == t.a.channels &&
                      (((uintptr_t)t.a.dst | t.a.dst_pitch) & 3) == 0;
-    const float bias = rgb ? t.a.bias : 0.0f;
+    const float bias = aos ? t.a.bias : 0.0f;
     __syncthreads();
     float *st = smem + (size_t)ci * b.th * S;
 #pragma unroll
@@ -491,8 +507,13 @@ __device__ __forceinline__ void stage_store(const icf::targs &t, const icf::tile
         }
     }
     __syncthreads();
-    if (rgb) {
-        store_rgb<S>(t, b, smem);
+    if (aos) {
+        if (t.a.channels == 2)
+            store_aos<S, 2>(t, b, smem);
+        else if (t.a.channels == 3)
+            store_aos<S, 3>(t, b, smem);
+        else
+            store_aos<S, 4>(t, b, smem);
         return;
     }
     float out[icf::R][4];
