@@ -1018,15 +1018,17 @@ typedef struct ic_tuning {
      * or 5x5, 2 for a full 7x7, 2 or 1 for a full 9x9). Other values are
      * refused. */
     int rows_shape;
-    /* cuda, direct and sep methods (shared-memory tiles): channels per block,
+    /* cuda, direct, sep and tensor methods (shared-memory tiles): channels per block,
      * 0 the planner's, 1 one channel, 2 every channel of the image; SoA and
      * one-channel images always take one, premultiplied alpha every one (a
      * forced value that does not apply is ignored). */
     int tile_channels;
-    /* cuda, direct and sep methods: output rows per block, 0 the planner's,
+    /* cuda, direct, sep and tensor methods: output rows per block, 0 the planner's,
      * or 8, 16, 32, 64 (a block holds at most 384 threads: 32 per channel
-     * and 8 rows, so 64 rows take one channel a block). A shape the method
-     * cannot launch (too much shared memory) leaves the planner's. */
+     * and 8 rows, so 64 rows take one channel a block; the tensor method's
+     * rank-1 passes also launch 512 or 768 threads: every channel of 64 rows
+     * of a 2- or 3-channel image, of 32 rows of an RGBA one). A shape the
+     * method cannot launch (too much shared memory) leaves the planner's. */
     int tile_rows;
     /* cuda, fft method: where the spectrum multiply runs. cuFFT can link it
      * into its R2C transform as a callback when a plan is made (tens of ms,

@@ -78,9 +78,9 @@ static const double TC_FIXED = 37.0;   /* tensor: per output, staging, store (FM
 static const double TC_SEP_FIXED = 46.0;         /* ... its rank-1 passes: and the H halves */
 static const double TC_MIN_SAMPLES = 16777216.0; /* tensor over rows and sep from here (F) */
 static const double SEP9_MIN_SAMPLES = 2e6;      /* rank-1 9x9 at 2 rows: sep from here (table H) */
-static const double TC_SEP_MIN_SAMPLES = 4e6;    /* rank-1 tensor over sep from here, by a margin */
-static const double TC_SEP_MARGIN = 0.9;         /* ... when its model is 10% under sep's (H) */
-static const double TSEP_BIG_MAX_SAMPLES = 32e6; /* the rank-1 passes' big block below this */
+static const double TC_SEP_MIN_SAMPLES = 3.5e6;  /* rank-1 tensor from 11x11 from here (H, N) */
+static const double TC_SEP_MARGIN = 1.05;        /* ... unless its model is 5% over the best */
+static const double TSEP_BIG_MAX_SAMPLES = 64e6; /* the rank-1 passes' big blocks below this */
 static const double TIE = 0.03;                  /* predictions this close count as equal */
 static const double FACTOR_TOL = 1e-6; /* ic_kernel_factor tolerance (relative to max|K|) */
 static const size_t FFT_BUDGET = (size_t)1 << 30; /* bytes of FFT tile buffers */
@@ -560,6 +560,27 @@ static ic_status plan_job(ic_fast_state *st, const ic_job *job, ic_fast_plan *p,
     const int tsep = rank == 1 && kw == kh && kw <= IC_FAST_TENSOR_MAX_KW;
     /* a shape ic_tuning forces is launched wherever the method can */
     const int forced_shape = tune->tile_rows || tune->tile_channels;
+    /* Row groups of the rank-1 passes' blocks of cb channels: the most that
+     * fit icf::MAX_THREADS (every shape the tables time was fastest with the
+     * most rows, up to 8 groups of one channel: tables N and S, H100,
+     * 20261126T163634Z, where the model's wave fill chose 2 for a 2-channel
+     * HD 21x21 at 0.0519 ms against 4's 0.0376), and for k > 17 below
+     * TSEP_BIG_MAX_SAMPLES the big block of 3 or 4 channels, one an SM
+     * (tensor_sep.cu): HD RGB 21x21 and 31x31 0.0478 and 0.0483 ms against
+     * 0.052-0.054 in blocks of 384 (143625Z, 144104Z), 4K 21x21 0.1060
+     * against 0.109-0.111; HD RGBA 21x21 and 31x31 0.0625 and 0.0627 against
+     * 0.0724 and 0.0708 in blocks of 256, 4K RGBA 21x21 0.1648 against
+     * 0.1713; but 8K RGB 21x21 0.333 against 0.326-0.330 (144759Z), and
+     * at k <= 17 the big blocks were slower (HD RGBA 15x15 0.0506 against
+     * 0.0469; 2 channels in 512 threads slower at every k) */
+    auto tsep_nrg = [&](int cb) {
+        int n = 8;
+        while (n > 2 && 32 * cb * n > icf::MAX_THREADS)
+            n /= 2;
+        if (kw > 17 && samples < TSEP_BIG_MAX_SAMPLES && (cb == 3 || cb == 4))
+            n = (cb == 3 ? IC_FAST_TSEP_BIG_THREADS : IC_FAST_TSEP_BIG2_THREADS) / (32 * cb);
+        return n;
+    };
     auto tensor_mmas = [&]() { /* fp16 multiply-adds per output */
                                return tsep ? ic_fast_tensor_sep_macs(kw)
                                            : (double)kh * 16 * tks * 2;
@@ -575,15 +596,10 @@ static ic_status plan_job(ic_fast_state *st, const ic_job *job, ic_fast_plan *p,
         tile_shape(
             d, job, tune,
             [&](int cb, int nrg) {
-                /* the rank-1 passes' big block (768 threads) below 8K: table S
-                 * and H on the H100 (144759Z), HD Gaussian 21x21 and 31x31
-                 * 0.0479 and 0.0485 ms against 0.0521-0.0536 and
-                 * 0.0519-0.0520 in the 384-thread blocks (143625Z, 144104Z),
-                 * 4K 21x21 0.1055 against 0.1092-0.1105, but 8K 21x21
-                 * 0.3326-0.3356 against 0.3257-0.3295 */
-                if (tsep && 32 * cb * nrg > icf::MAX_THREADS && !forced_shape &&
-                    (32 * cb * nrg != IC_FAST_TSEP_BIG_THREADS || kw <= 17 ||
-                     samples >= TSEP_BIG_MAX_SAMPLES))
+                /* the rank-1 passes' tile rows by measurement, not by the
+                 * model's wave fill (a shape that ic_tuning forces is
+                 * launched wherever it fits) */
+                if (tsep && !forced_shape && nrg != tsep_nrg(cb))
                     return (size_t)0;
                 return tsep ? ic_fast_tensor_sep_smem(kw, cb, nrg)
                             : ic_fast_tensor_smem(kw, kh, cb, nrg);
@@ -609,25 +625,19 @@ static ic_status plan_job(ic_fast_state *st, const ic_job *job, ic_fast_plan *p,
         best = t_fft;
     }
     const int tc_large = samples >= TC_MIN_SAMPLES;
-    /* below TC_MIN_SAMPLES the rank-1 passes take an image of HD's order
-     * where their model beats sep's by TC_SEP_MARGIN: table H on the H100
-     * (142915Z, two runs), HD Gaussian 15, 17, 31 at 0.0389, 0.0388-0.0394,
-     * 0.0518-0.0524 ms against sep's 0.0420-0.0423, 0.0436-0.0442,
-     * 0.0768-0.0771 (model: 0.88, 0.82, 0.51 of sep's); HD 11 and 13 (model
-     * 1.01 and 0.94) within 4% either way; 720p 15 a tie (model 0.90), 480p
-     * 15 8% over sep (model 0.89, 0.9M samples). HD 21 (model 0.86) in
-     * the big block (768 threads, tensor_sep.cu) 0.0476 against sep's
-     * 0.0503 (145521Z; in blocks of 384 it had taken 0.0520-0.0536, 3-6%
-     * over sep, 142915Z and 143625Z). RGB AoS only, where it was
-     * measured: an HD RGBA (alpha independent) 21x21 took 0.137 ms on the
-     * tensor cores against sep's 0.128 (`imgconv -t` kernel medians, H100,
-     * midsize-20261126T152335Z.tar.gz), while 4K grey and HD SoA took 0.085
-     * and 0.079 against 0.101 and 0.087: other shapes keep TC_MIN_SAMPLES
-     * until they are calibrated */
-    const int tc_mid = tsep && img->channels == 3 && img->layout == IC_AOS &&
-                       samples >= TC_SEP_MIN_SAMPLES && t_sep > 0 &&
-                       t_tensor < t_sep * TC_SEP_MARGIN;
-    if (t_tensor > 0 && t_tensor < best * (1 - TIE) && (tc_large || !tsep || tc_mid)) {
+    /* Rank-1 kernels of 11x11 and more (rows takes the smaller ones) from
+     * TC_SEP_MIN_SAMPLES on: the tensor passes unless their model exceeds the
+     * best other's by more than TC_SEP_MARGIN. Tables H and N on the H100
+     * (20261126T163634Z): grey 4K and RGB SoA HD Gaussians 11..31 took
+     * 0.81-0.90 of sep's time where the model said 0.90-1.03; RGB HD 11 and
+     * 13 (model 1.01 and 0.94) within 3% either way, 15..31 0.63-0.95 of
+     * sep; RGBA HD 11 0.97, 15..31 0.40-0.85; grey + alpha HD 15 and 21 ties,
+     * 31 0.70, 4K 0.58-0.83; 720p RGBA (3.7M samples) 15 a tie and 31 0.54;
+     * 720p RGB 15 (2.8M) a tie, 480p 15 9% over sep (0.9M, table H). Smaller
+     * rank-1 kernels and full-rank ones keep TIE below TC_MIN_SAMPLES' rule */
+    const int tc_mid = tsep && kw >= 11 && samples >= TC_SEP_MIN_SAMPLES;
+    if (t_tensor > 0 && t_tensor < best * (tc_mid ? TC_SEP_MARGIN : 1 - TIE) &&
+        (tc_large || !tsep || tc_mid)) {
         m = IC_FAST_TENSOR;
         best = t_tensor;
     }
