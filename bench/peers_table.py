@@ -37,11 +37,12 @@ Batch cells: an imgconv-bench cell with an integer "batch" (or "images") > 1
 kernel, K and batch. Every batch cell shows its time over its floor; the
 batch target counts the 64 x 480p cell of the one-call backend.
 
-Planner (tables F and H, the calibration): for each case, the planner's time
+Planner (tables F, H and N, the calibration): for each case, the planner's time
 against the fastest forced method (F: direct, sep, fft 256, fft 512, fft 512 fused at 8K, the
 planner's own time from table E; H: rows x1..x64 separable and full sums,
-and sep, the pick at its own time where no column holds it); right when within
-PLANNER_TOL of the fastest.
+and sep, the pick at its own time where no column holds it; N, when the bench has it: sep and
+tensor in every tile shape on grey, grey + alpha, RGBA and RGB SoA images, the pick as timed);
+right when within PLANNER_TOL of the fastest.
 """
 import argparse
 import json
@@ -374,6 +375,33 @@ def planner_h(bench, md):
     return out
 
 
+def planner_n(bench):
+    """Table N (other layouts): the planner's pick, timed as it runs, against the fastest of sep
+    and tensor forced into every tile shape."""
+    out = []
+    keys = []
+    for c in bench["cells"]:
+        if c.get("table") == "N":
+            key = (c.get("case"), c.get("channels"))
+            if key not in keys:
+                keys.append(key)
+    for case, ch in keys:
+        cells = [c for c in bench["cells"] if c.get("table") == "N" and c.get("case") == case
+                 and c.get("channels") == ch and pos(c.get("ms"))]
+        pick = next((c for c in cells if c.get("backend") == "cuda/planner"), None)
+        forced = {f"{c['method']} {c['backend'].split('/', 1)[1][5:]}".replace(
+            " planner", " planner-shape"): c["ms"] for c in cells
+            if str(c.get("backend", "")).startswith("cuda/tile-")}
+        best_s = min(forced, key=forced.get) if forced else None
+        best = forced.get(best_s)
+        own = pick["ms"] if pick else None
+        r = own / best if own and best else None
+        out.append({"case": case, "channels": ch, "pick": pick.get("method") if pick else None,
+                    "pick_ms": own, "fastest": best_s, "fastest_ms": best, "ratio": r,
+                    "status": "-" if r is None else "right" if r <= PLANNER_TOL else "WRONG"})
+    return out
+
+
 def count(rows, good, key="status"):
     judged = [r for r in rows if r.get(key, "-") != "-"]
     return sum(1 for r in judged if r[key].startswith(good)), len(judged)
@@ -392,7 +420,7 @@ def write(a):
     large = [peer_row(bench, cv, *c) for c in LARGE_CELLS]
     fl = floors(bench)
     batch = batch_rows(bench, cv)
-    pf, ph = planner_f(bench, md), planner_h(bench, md)
+    pf, ph, pn = planner_f(bench, md), planner_h(bench, md), planner_n(bench)
 
     sp, sn = count(seed + large, "PASS")
     lp, _ = count(seed + large, "PASS", "status_lower")
@@ -403,10 +431,11 @@ def write(a):
     bp, bn = count([r for r in batch if r["status"]], "PASS")
     fr, fnn = count(pf, "right")
     hr, hn = count(ph, "right")
+    nr, nnn = count(pn, "right")
     summary = {
         "speed": [sp, len(seed + large)], "speed_lower": [lp, ln], "copy": [cp, cn],
         "separable": [fp, fn],
-        "npp31": [np_, nn], "planner_f": [fr, fnn], "planner_h": [hr, hn],
+        "npp31": [np_, nn], "planner_f": [fr, fnn], "planner_h": [hr, hn], "planner_n": [nr, nnn],
         "cvcuda": cv is not None, "batch_rows": len(batch), "batch": [bp, bn],
     }
     line = (f"issue 17: {sp}/{len(seed + large)} cells >= {SPEED:g}x the best peer"
@@ -414,7 +443,8 @@ def write(a):
             f"at the lower of its events and CUPTI times); 8K 3x3 within {COPY:g}x of the "
             f"copy floor {cp}/{cn}; Gaussians within {SEPARABLE:g}x of their floor {fp}/{fn}; "
             f"31x31 >= {NPP31:g}x NPP {np_}/{nn}; {BATCH_CASE[1]} x {BATCH_CASE[0]} batch within "
-            f"{BATCH:g}x of its floor {bp}/{bn}; planner right F {fr}/{fnn}, H {hr}/{hn}")
+            f"{BATCH:g}x of its floor {bp}/{bn}; planner right F {fr}/{fnn}, H {hr}/{hn}"
+            f"{f', N {nr}/{nnn}' if nnn else ''}")
 
     L = []
     L.append(f"# imgconv against NPP and CV-CUDA (issue 17) {bench.get('stamp', '')}")
@@ -582,7 +612,7 @@ def write(a):
                              f"events, {fmt_ms(pos(c.get('cupti_ms')))} ms CUPTI per call.")
 
     L.append("")
-    L.append("## Planner (calibration tables F and H)")
+    L.append("## Planner (calibration tables F, H and N)")
     L.append("")
     L.append(f"F: the planner's pick at 8K (its time from table E, else its forced time) against "
              f"the fastest forced method; right within {PLANNER_TOL:g}x.")
@@ -604,6 +634,18 @@ def write(a):
         L.append(f"| {r['size']} {r['kernel']} {r['k']} | {r['pick'] or '-'} | "
                  f"{fmt_ms(r['pick_ms'])} | {r['fastest'] or '-'} | {fmt_ms(r['fastest_ms'])} | "
                  f"{fmt_x(r['ratio'])} | {r['status']} |")
+    if pn:
+        L.append("")
+        L.append(f"N: on grey, grey + alpha, RGBA and RGB SoA images, the planner's pick (timed as "
+                 f"it runs) against the fastest of sep and tensor forced into every tile shape; "
+                 f"right within {PLANNER_TOL:g}x.")
+        L.append("")
+        L.append("| case | channels | pick | pick ms | fastest | ms | pick / fastest | |")
+        L.append("|---|---|---|---|---|---|---|---|")
+        for r in pn:
+            L.append(f"| {r['case']} | {r['channels']} | {r['pick'] or '-'} | "
+                     f"{fmt_ms(r['pick_ms'])} | {r['fastest'] or '-'} | "
+                     f"{fmt_ms(r['fastest_ms'])} | {fmt_x(r['ratio'])} | {r['status']} |")
     for letter in ("F", "H"):  # imgconv-bench's sections as they are, one level down
         s = md_section(md, letter)
         L.append("")
@@ -618,7 +660,8 @@ def write(a):
            "targets": {"speed": SPEED, "copy": COPY, "separable": SEPARABLE, "npp31": NPP31,
                        "planner_tol": PLANNER_TOL},
            "summary": summary, "summary_line": line, "seed": seed, "large": large,
-           "floors": fl, "small_floors": small, "batch": batch, "planner": {"F": pf, "H": ph}}
+           "floors": fl, "small_floors": small, "batch": batch,
+           "planner": {"F": pf, "H": ph, "N": pn}}
     text_md = "\n".join(L) + "\n"
     text_json = json.dumps(doc, indent=1) + "\n"
     done = []

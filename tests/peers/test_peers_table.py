@@ -169,10 +169,25 @@ with tempfile.TemporaryDirectory() as tmp:
     check(close(h[("480p", "gaussian", 3)]["ratio"], want), "H 480p ratio")
     check(h[("480p", "gaussian", 3)]["status"] == ("right" if want <= 1.05 else "WRONG"),
           "H 480p verdict")
-    # the markdown carries the issue table, the floors and tables F and H as measured
+    # planner N: the pick as timed against the fastest of sep and tensor in every tile shape
+    n = {(x["case"], x["channels"]): x for x in out["planner"]["N"]}
+    check(len(n) == 2, f"2 N cases: {list(n)}")
+    for (case, ch), row in n.items():
+        cells = [x for x in bench["cells"] if x["table"] == "N" and x["case"] == case and
+                 x["channels"] == ch]
+        pick = [x for x in cells if x["backend"] == "cuda/planner"][0]
+        fastest = min(x["ms"] for x in cells if x["backend"].startswith("cuda/tile-"))
+        want = pick["ms"] / fastest
+        check(row["pick"] == pick["method"] and close(row["ratio"], want), f"N {case} ratio")
+        check(row["status"] == ("right" if want <= 1.05 else "WRONG"), f"N {case} verdict")
+    check(n[("4K gaussian 11x11 AoS", 1)]["status"] == "WRONG" and
+          n[("HD gaussian 21x21 AoS", 4)]["status"] == "right", "N verdicts")
+    check(out["summary"]["planner_n"] == [1, 2] and r.stdout.rstrip().endswith(", N 1/2"),
+          f"N summary {out['summary']['planner_n']}: {r.stdout!r}")
+    # the markdown carries the issue table, the floors, tables F and H as measured, and N
     for frag in ("## Seed tables", "## Large kernels, 8K (table E)", "## Floors", "## Batches",
-                 "## Planner (calibration tables F and H)", "### F. Methods forced",
-                 "### H. The rows method", "fixture run", "| 480p gaussian 3x3 | **0.0064** |"):
+                 "## Planner (calibration tables F, H and N)", "N: on grey, grey + alpha",
+                 "### F. Methods forced", "### H. The rows method", "fixture run", "| 480p gaussian 3x3 | **0.0064** |"):
         check(frag in text, f"markdown lacks {frag!r}")
 
     # without CV-CUDA: NPP is the only peer, and the verdicts say so

@@ -78,8 +78,8 @@ static const double TC_FIXED = 37.0;   /* tensor: per output, staging, store (FM
 static const double TC_SEP_FIXED = 46.0;         /* ... its rank-1 passes: and the H halves */
 static const double TC_MIN_SAMPLES = 16777216.0; /* tensor over rows and sep from here (F) */
 static const double SEP9_MIN_SAMPLES = 2e6;      /* rank-1 9x9 at 2 rows: sep from here (table H) */
-static const double TC_SEP_MIN_SAMPLES = 3.5e6;  /* rank-1 tensor from 11x11 from here (H, N) */
-static const double TC_SEP_MARGIN = 1.05;        /* ... unless its model is 5% over the best */
+static const double TC_MID_SAMPLES = 3.5e6;      /* tensor over sep (rank 1) and rows from here */
+static const double TC_SEP_MARGIN = 1.05;        /* rank 1: unless its model is 5% over the best */
 static const double TSEP_BIG_MAX_SAMPLES = 64e6; /* the rank-1 passes' big blocks below this */
 static const double TIE = 0.03;                  /* predictions this close count as equal */
 static const double FACTOR_TOL = 1e-6; /* ic_kernel_factor tolerance (relative to max|K|) */
@@ -551,7 +551,7 @@ static ic_status plan_job(ic_fast_state *st, const ic_job *job, ic_fast_plan *p,
      * compete with sep, and the full sum with rows, only from TC_MIN_SAMPLES
      * on: measured faster at 8K; at HD the Gaussian 9x9 took 0.040 ms
      * against sep's 0.035 (table S), per-block latency the model lacks (the
-     * rank-1 passes from TC_SEP_MIN_SAMPLES by a margin: tc_mid below). */
+     * rank-1 passes from TC_MID_SAMPLES by a margin: tc_mid below). */
     int tcb = 0, tnrg = 0;
     size_t tsm = 0;
     double t_tensor = -1, f_tensor = 0;
@@ -561,18 +561,18 @@ static ic_status plan_job(ic_fast_state *st, const ic_job *job, ic_fast_plan *p,
     /* a shape ic_tuning forces is launched wherever the method can */
     const int forced_shape = tune->tile_rows || tune->tile_channels;
     /* Row groups of the rank-1 passes' blocks of cb channels: the most that
-     * fit icf::MAX_THREADS (every shape the tables time was fastest with the
-     * most rows, up to 8 groups of one channel: tables N and S, H100,
-     * 20261126T163634Z, where the model's wave fill chose 2 for a 2-channel
-     * HD 21x21 at 0.0519 ms against 4's 0.0376), and for k > 17 below
-     * TSEP_BIG_MAX_SAMPLES the big block of 3 or 4 channels, one an SM
-     * (tensor_sep.cu): HD RGB 21x21 and 31x31 0.0478 and 0.0483 ms against
-     * 0.052-0.054 in blocks of 384 (143625Z, 144104Z), 4K 21x21 0.1060
-     * against 0.109-0.111; HD RGBA 21x21 and 31x31 0.0625 and 0.0627 against
-     * 0.0724 and 0.0708 in blocks of 256, 4K RGBA 21x21 0.1648 against
-     * 0.1713; but 8K RGB 21x21 0.333 against 0.326-0.330 (144759Z), and
-     * at k <= 17 the big blocks were slower (HD RGBA 15x15 0.0506 against
-     * 0.0469; 2 channels in 512 threads slower at every k) */
+     * fit icf::MAX_THREADS (every shape tables N and S time was fastest with
+     * the most rows, up to 8 groups of one channel: H100, 20261126T164519Z,
+     * where the model's wave fill had chosen 2 for a 2-channel HD 21x21, 0.0514
+     * ms against 4's 0.0374), and for k > 17 below TSEP_BIG_MAX_SAMPLES the
+     * big block of 3 or 4 channels, one an SM (tensor_sep.cu): HD RGB 21x21
+     * and 31x31 0.0478 and 0.0483 ms against 0.052-0.054 in blocks of 384
+     * (143625Z, 144104Z), 4K 21x21 0.1060 against 0.109-0.111; HD RGBA 21x21
+     * and 31x31 0.0627 and 0.0631 against 0.0710 and 0.0729 in blocks of 256,
+     * 4K RGBA 21x21 0.1647 against 0.1707 (164519Z); but 8K RGB 21x21 0.333
+     * against 0.326-0.330 (144759Z), and at k <= 17 the big blocks were
+     * slower (HD RGBA 15x15 0.0512 against 0.0487; 2 channels in 512 threads
+     * slower at every k: HD 15x15 0.0330 against 0.0311) */
     auto tsep_nrg = [&](int cb) {
         int n = 8;
         while (n > 2 && 32 * cb * n > icf::MAX_THREADS)
@@ -626,16 +626,16 @@ static ic_status plan_job(ic_fast_state *st, const ic_job *job, ic_fast_plan *p,
     }
     const int tc_large = samples >= TC_MIN_SAMPLES;
     /* Rank-1 kernels of 11x11 and more (rows takes the smaller ones) from
-     * TC_SEP_MIN_SAMPLES on: the tensor passes unless their model exceeds the
+     * TC_MID_SAMPLES on: the tensor passes unless their model exceeds the
      * best other's by more than TC_SEP_MARGIN. Tables H and N on the H100
-     * (20261126T163634Z): grey 4K and RGB SoA HD Gaussians 11..31 took
-     * 0.81-0.90 of sep's time where the model said 0.90-1.03; RGB HD 11 and
-     * 13 (model 1.01 and 0.94) within 3% either way, 15..31 0.63-0.95 of
-     * sep; RGBA HD 11 0.97, 15..31 0.40-0.85; grey + alpha HD 15 and 21 ties,
-     * 31 0.70, 4K 0.58-0.83; 720p RGBA (3.7M samples) 15 a tie and 31 0.54;
-     * 720p RGB 15 (2.8M) a tie, 480p 15 9% over sep (0.9M, table H). Smaller
-     * rank-1 kernels and full-rank ones keep TIE below TC_MIN_SAMPLES' rule */
-    const int tc_mid = tsep && kw >= 11 && samples >= TC_SEP_MIN_SAMPLES;
+     * (20261126T164519Z, the tensor passes against sep): 4K grey and HD RGB
+     * SoA Gaussians 11..31 0.73-0.88 of sep's time where the model said
+     * 0.72-1.03; RGB HD 11 and 13 (model 1.01 and 0.94) 1.03 and 0.99, 15..31
+     * 0.63-0.95; RGBA HD 11 0.98, 15..31 0.40-0.85; grey + alpha HD 15 and 21
+     * 0.99, 31 0.68, 4K 0.57-0.83; 720p RGBA (3.7M samples) 15 4% over sep's
+     * best shape, 31 0.54; 720p RGB 15 (2.8M) a tie, 480p 15 9% over sep (0.9M,
+     * table H). Smaller rank-1 kernels and full-rank ones keep TIE */
+    const int tc_mid = tsep && kw >= 11 && samples >= TC_MID_SAMPLES;
     if (t_tensor > 0 && t_tensor < best * (tc_mid ? TC_SEP_MARGIN : 1 - TIE) &&
         (tc_large || !tsep || tc_mid)) {
         m = IC_FAST_TENSOR;
@@ -684,10 +684,12 @@ static ic_status plan_job(ic_fast_state *st, const ic_job *job, ic_fast_plan *p,
          * images under 2M samples stay on rows, unmeasured) */
         const int sep9 = t_sep > 0 && rows_rank == 1 && kw == 9 && kh == 9 && per_thread == 2 &&
                          samples >= SEP9_MIN_SAMPLES;
-        /* the full K*K sum of a large image on the tensor cores where its
-         * model says so (8K random 9x9: 0.275 ms against rows' 0.427, table
-         * F at 7cec63d) */
-        const int tc9 = t_tensor > 0 && !rows_rank && tc_large && t_tensor < t_rows * (1 - TIE);
+        /* the full K*K sum of an image from TC_MID_SAMPLES on the tensor
+         * cores where its model says so (8K random 9x9: 0.275 ms against
+         * rows' 0.427, table F at 7cec63d; HD 0.0375 against 0.0394, table H
+         * at 20261126T164519Z, model 0.83 of rows') */
+        const int tc9 = t_tensor > 0 && !rows_rank && samples >= TC_MID_SAMPLES &&
+                        t_tensor < t_rows * (1 - TIE);
         if (st->force == IC_FAST_AUTO)
             m = sep9 ? IC_FAST_SEP : tc9 ? IC_FAST_TENSOR : IC_FAST_ROWS;
     }

@@ -235,8 +235,8 @@ __device__ __forceinline__ __half mapped_h(const ic_cuda_args &a, const uint8_t 
 
 /* Fills planes 0..cb-1 (channels c0.. of an image with interleave stride C
  * from `base`, pixel 0 of row 0 of that image or SoA plane). A thread takes
- * groups of G 4-byte words (4 pixels: C words, one for C = 1) of NB (row,
- * group) items before it converts any, so that
+ * groups of G 4-byte words (12 bytes = 4 pixels for C = 3, else one word:
+ * 4 / C pixels) of NB (row, group) items before it converts any, so that
  * several loads are in flight (the byte-wise fill left the tensor kernels
  * latency-bound: bench/NOTES.md). Groups that leave the image go sample by
  * sample through the border mapping. */
@@ -244,10 +244,10 @@ template <int C, int HW>
 __device__ __forceinline__ void fill_planes(const icf::targs &t, const planes &P,
                                             const uint8_t *base, __half *h0, int c0, int cb)
 {
-    constexpr int G = C;                            /* words a group */
-    constexpr int PP = 4;                           /* pixels a group */
-    constexpr int NG = HW / PP;                     /* groups a row */
-    constexpr int NB = G == 1 ? 6 : G == 2 ? 4 : 3; /* items a thread loads at once */
+    constexpr int G = C == 3 ? 3 : 1;  /* words a group */
+    constexpr int PP = 4 * G / C;      /* pixels a group */
+    constexpr int NG = HW / PP;        /* groups a row */
+    constexpr int NB = G == 3 ? 3 : 6; /* items a thread loads at once */
     const ic_cuda_args &a = t.a;
     const long rowbytes = (long)a.width * C;
     const int nt = (int)blockDim.x, n = P.rows * NG;
@@ -285,8 +285,21 @@ __device__ __forceinline__ void fill_planes(const icf::targs &t, const planes &P
                     /* bytes 0..3: columns 0..3 */
                     *reinterpret_cast<uint2 *>(row) =
                         make_uint2(bytes_h2(v[i][0], 0, 0x3120u), bytes_h2(v[i][0], 0, 0x3332u));
-                } else {
+                } else if constexpr (C == 3) {
                     put_px4<C>(row, P.plane, v[i], c0, cb);
+                } else if constexpr (C == 2) {
+#pragma unroll
+                    for (int c = 0; c < 2; c++)
+                        if (c >= c0 && c < c0 + cb)
+                            *reinterpret_cast<uint32_t *>(row + (size_t)(c - c0) * P.plane) =
+                                bytes_h2(v[i][0], 0, c == 0 ? 0x3230u : 0x3331u);
+                } else {
+#pragma unroll
+                    for (int c = 0; c < 4; c++)
+                        if (c >= c0 && c < c0 + cb)
+                            row[(size_t)(c - c0) * P.plane] = __ushort_as_half(
+                                (unsigned short)(bytes_h2(v[i][0], 0, 0x3330u + (unsigned)c) &
+                                                 0xFFFFu));
                 }
             } else {
                 for (int px = 0; px < PP; px++)
@@ -302,11 +315,14 @@ __device__ __forceinline__ void fill_planes(const icf::targs &t, const planes &P
  * lie inside the image, with 4-aligned rows (AoS, the common case): threads
  * laid out as rpp rows of NG groups of 4 pixels (4C bytes), each loading the
  * groups of RB of its rows before it converts any, no bounds checks and no
- * division per group (as tile.cuh's fill_rgb12 for the float tile). */
+ * division per group (as tile.cuh's fill_rgb12 for the float tile). RGBA
+ * takes 2 rows at a time, not 4: 16 words in flight a thread (and fill_planes
+ * for C = 2 and 4 in words of 2 and 1 pixels, not 4) left the rank-1 tensor
+ * kernels' RGB compute spilling (ptxas, 8K 15x15 and 21x21 shapes). */
 template <int C, int HW>
 __device__ __forceinline__ void fill_aos_h16(const icf::targs &t, const planes &P, int c0, int cb)
 {
-    constexpr int NG = HW / 4, RB = 4;
+    constexpr int NG = HW / 4, RB = C == 4 ? 2 : 4;
     const ic_cuda_args &a = t.a;
     const int rpp = (int)blockDim.x / NG;
     const int tid = (int)threadIdx.x, r0 = tid / NG, gi = tid - r0 * NG;
