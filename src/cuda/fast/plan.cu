@@ -565,19 +565,21 @@ static ic_status plan_job(ic_fast_state *st, const ic_job *job, ic_fast_plan *p,
      * the most rows, up to 8 groups of one channel: H100, 20261126T164519Z,
      * where the model's wave fill had chosen 2 for a 2-channel HD 21x21, 0.0514
      * ms against 4's 0.0374), and for k > 17 below TSEP_BIG_MAX_SAMPLES the
-     * big block of 3 or 4 channels, one an SM (tensor_sep.cu): HD RGB 21x21
+     * big block of every channel, one an SM (tensor_sep.cu): HD RGB 21x21
      * and 31x31 0.0478 and 0.0483 ms against 0.052-0.054 in blocks of 384
-     * (143625Z, 144104Z), 4K 21x21 0.1060 against 0.109-0.111; HD RGBA 21x21
-     * and 31x31 0.0627 and 0.0631 against 0.0710 and 0.0729 in blocks of 256,
-     * 4K RGBA 21x21 0.1647 against 0.1707 (164519Z); but 8K RGB 21x21 0.333
-     * against 0.326-0.330 (144759Z), and at k <= 17 the big blocks were
-     * slower (HD RGBA 15x15 0.0512 against 0.0487; 2 channels in 512 threads
-     * slower at every k: HD 15x15 0.0330 against 0.0311) */
+     * (143625Z, 144104Z), 4K 21x21 0.1060 against 0.109-0.111; at 165856Z
+     * HD RGBA 21x21 and 31x31 0.0588 and 0.0588 against 0.0707 and 0.0691 in
+     * blocks of 256, 4K RGBA 21x21 0.1574 against 0.1637, HD grey + alpha
+     * 0.0367 and 0.0372 against 0.0395 and 0.0397 (4K: 0.0819 and 0.0836
+     * against 0.0831 and 0.0822); but 8K RGB 21x21 0.333 against 0.326-0.330
+     * (144759Z), and at k <= 17 the big blocks were slower or even (165856Z:
+     * 4K RGBA 15x15 0.1244 against 0.1071, HD 0.0458 both; grey + alpha HD
+     * 0.0314 against 0.0274) */
     auto tsep_nrg = [&](int cb) {
         int n = 8;
         while (n > 2 && 32 * cb * n > icf::MAX_THREADS)
             n /= 2;
-        if (kw > 17 && samples < TSEP_BIG_MAX_SAMPLES && (cb == 3 || cb == 4))
+        if (kw > 17 && samples < TSEP_BIG_MAX_SAMPLES && cb >= 2)
             n = (cb == 3 ? IC_FAST_TSEP_BIG_THREADS : IC_FAST_TSEP_BIG2_THREADS) / (32 * cb);
         return n;
     };
