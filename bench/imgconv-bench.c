@@ -1040,10 +1040,11 @@ static void rows_shapes(void)
 /* ---- S: tile shapes of the shared-memory methods (planner calibration) ----------------- */
 
 /* The cells of one row of tables S and N: method m forced on the current
- * image in the planner's tile shape ("1ch"/"all" channels a block / rows,
- * and its time), then in each shape, 1 and all channels a block times 8, 16,
- * 32, 64 output rows ("-" where the method cannot launch it). */
-static void shape_cells(const ic_kernel *k, ic_method m, cell *c)
+ * image (premultiplied alpha when pm) in the planner's tile shape
+ * ("1ch"/"all" channels a block / rows, and its time), then in each shape, 1
+ * and all channels a block times 8, 16, 32, 64 output rows ("-" where the
+ * method cannot launch it). */
+static void shape_cells(const ic_kernel *k, ic_method m, int pm, cell *c)
 {
     static const int rows[4] = {8, 16, 32, 64};
     char err[256];
@@ -1053,7 +1054,8 @@ static void shape_cells(const ic_kernel *k, ic_method m, cell *c)
     ic_plan plan;
     double t = 0;
     memset(&plan, 0, sizeof plan);
-    if (bg_time_fast(G, k, IC_BORDER_REPLICATE, B.reps, &tune, &t, &plan, err, sizeof err) ||
+    if (bg_time_fast_alpha(G, k, IC_BORDER_REPLICATE, pm, B.reps, &tune, &t, &plan, err,
+                           sizeof err) ||
         plan.method != m)
         md("- ");
     else {
@@ -1065,8 +1067,8 @@ static void shape_cells(const ic_kernel *k, ic_method m, cell *c)
             tune.tile_channels = ch;
             tune.tile_rows = rows[r];
             memset(&plan, 0, sizeof plan);
-            const int applied = bg_time_fast(G, k, IC_BORDER_REPLICATE, B.reps, &tune, &t, &plan,
-                                             err, sizeof err) == 0 &&
+            const int applied = bg_time_fast_alpha(G, k, IC_BORDER_REPLICATE, pm, B.reps, &tune, &t,
+                                                   &plan, err, sizeof err) == 0 &&
                                 plan.method == m && plan.tile_h == rows[r] &&
                                 (ch == 1) == (plan.channels_per_block == 1);
             if (!applied) {
@@ -1122,7 +1124,7 @@ static void tile_shapes(void)
         }
         md("| %s %s %d | %s | ", sd->name, cases[i].kind, cases[i].K,
            ic_method_name(cases[i].method));
-        shape_cells(&k, cases[i].method, &c);
+        shape_cells(&k, cases[i].method, 0, &c);
         md(" |\n");
         ic_kernel_free(&k);
     }
@@ -1130,30 +1132,37 @@ static void tile_shapes(void)
     fprintf(stderr, "  S done\n");
 }
 
-/* ---- N: the rank-1 tensor passes on other layouts (planner calibration) ----------------- */
+/* ---- N: rank-1 kernels on other layouts (planner calibration) -------------------------- */
 
 /* Gaussians 11..31 on grey, grey + alpha, RGBA (alpha independent) and RGB
  * SoA images of HD's order, where the planner weighs the rank-1 tensor
  * passes against sep (tables H and S time RGB AoS only): both methods forced
- * into every tile shape (shape_cells), beside the planner's own pick. */
+ * into every tile shape (shape_cells), beside the planner's own pick; and
+ * RGBA and grey + alpha with premultiplied alpha (the CLI's default for a
+ * blur), which sep and direct take. */
 static void layout_shapes(void)
 {
     static const struct {
         int size, channels;
         ic_layout layout;
-        int K;
-    } cases[] = {{3, 1, IC_AOS, 11}, {3, 1, IC_AOS, 15}, {3, 1, IC_AOS, 21}, {3, 1, IC_AOS, 31},
-                 {4, 1, IC_AOS, 15}, {4, 1, IC_AOS, 21}, {2, 2, IC_AOS, 15}, {2, 2, IC_AOS, 21},
-                 {2, 2, IC_AOS, 31}, {3, 2, IC_AOS, 15}, {3, 2, IC_AOS, 21}, {3, 2, IC_AOS, 31},
-                 {1, 4, IC_AOS, 15}, {1, 4, IC_AOS, 31}, {2, 4, IC_AOS, 11}, {2, 4, IC_AOS, 15},
-                 {2, 4, IC_AOS, 21}, {2, 4, IC_AOS, 31}, {3, 4, IC_AOS, 15}, {3, 4, IC_AOS, 21},
-                 {2, 3, IC_SOA, 11}, {2, 3, IC_SOA, 15}, {2, 3, IC_SOA, 21}, {2, 3, IC_SOA, 31},
-                 {3, 3, IC_SOA, 15}, {3, 3, IC_SOA, 21}};
+        int K, pm; /* pm: premultiplied alpha (the CLI's default for blurs) */
+    } cases[] = {
+        {3, 1, IC_AOS, 11, 0}, {3, 1, IC_AOS, 15, 0}, {3, 1, IC_AOS, 21, 0}, {3, 1, IC_AOS, 31, 0},
+        {4, 1, IC_AOS, 15, 0}, {4, 1, IC_AOS, 21, 0}, {2, 2, IC_AOS, 15, 0}, {2, 2, IC_AOS, 21, 0},
+        {2, 2, IC_AOS, 31, 0}, {3, 2, IC_AOS, 15, 0}, {3, 2, IC_AOS, 21, 0}, {3, 2, IC_AOS, 31, 0},
+        {1, 4, IC_AOS, 15, 0}, {1, 4, IC_AOS, 31, 0}, {2, 4, IC_AOS, 11, 0}, {2, 4, IC_AOS, 15, 0},
+        {2, 4, IC_AOS, 21, 0}, {2, 4, IC_AOS, 31, 0}, {3, 4, IC_AOS, 15, 0}, {3, 4, IC_AOS, 21, 0},
+        {2, 3, IC_SOA, 11, 0}, {2, 3, IC_SOA, 15, 0}, {2, 3, IC_SOA, 21, 0}, {2, 3, IC_SOA, 31, 0},
+        {3, 3, IC_SOA, 15, 0}, {3, 3, IC_SOA, 21, 0}, {0, 4, IC_AOS, 15, 1}, {1, 4, IC_AOS, 15, 1},
+        {1, 4, IC_AOS, 31, 1}, {2, 4, IC_AOS, 11, 1}, {2, 4, IC_AOS, 15, 1}, {2, 4, IC_AOS, 21, 1},
+        {2, 4, IC_AOS, 31, 1}, {3, 4, IC_AOS, 15, 1}, {3, 4, IC_AOS, 21, 1}, {1, 2, IC_AOS, 15, 1},
+        {2, 2, IC_AOS, 15, 1}, {2, 2, IC_AOS, 31, 1}};
     const int nc = (int)(sizeof cases / sizeof cases[0]);
-    md("\n## N. The rank-1 tensor passes on other layouts (planner calibration)\n\nKernel ms "
-       "(median, device-resident, replicate border, alpha independent), Gaussians: the "
-       "planner's pick (method, channels/rows a block), then `sep` and `tensor` forced into "
-       "each tile shape as in table S (- where it does not launch).\n\n| case | planner | "
+    md("\n## N. Rank-1 kernels on other layouts (planner calibration)\n\nKernel ms "
+       "(median, device-resident, replicate border, alpha independent unless premultiplied), "
+       "Gaussians: the planner's pick (method, channels/rows a block), then `sep` and `tensor` "
+       "(premultiplied: `sep` and `direct`) forced into each tile shape as in table S (- where "
+       "it does not launch).\n\n| case | planner | "
        "method | forced | 1ch x8 | 1ch x16 | 1ch x32 | 1ch x64 | all x8 | all x16 | all x32 | "
        "all x64 |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n");
     int cur = -1;
@@ -1174,21 +1183,27 @@ static void layout_shapes(void)
             exit(1);
         cell c;
         init_cell(&c, "N", sd->name, &src, &k, "gaussian");
+        if (cases[i].pm)
+            strncat(c.case_name, " premultiplied", sizeof c.case_name - strlen(c.case_name) - 1);
         ic_plan plan;
         double t = 0;
         memset(&plan, 0, sizeof plan);
         char pick[64] = "-";
-        if (!bg_time_fast(G, &k, IC_BORDER_REPLICATE, B.reps, NULL, &t, &plan, err, sizeof err)) {
+        const int pm = cases[i].pm;
+        if (!bg_time_fast_alpha(G, &k, IC_BORDER_REPLICATE, pm, B.reps, NULL, &t, &plan, err,
+                                sizeof err)) {
             emit(&c, "cuda/planner", ic_method_name(plan.method), t, plan.pred_ms, 0, 0, 0);
             snprintf(pick, sizeof pick, "%s %s/%d %.4f", ic_method_name(plan.method),
                      plan.channels_per_block == 1 ? "1ch" : "all", plan.tile_h, t);
         }
-        static const ic_method ms[2] = {IC_METHOD_SEP, IC_METHOD_TENSOR};
+        /* premultiplied alpha: sep and direct (the tensor method does not
+         * take it) */
+        const ic_method ms[2] = {IC_METHOD_SEP, pm ? IC_METHOD_DIRECT : IC_METHOD_TENSOR};
         for (int m = 0; m < 2; m++) {
-            md("| %s %dch %s gaussian %d | %s | %s | ", sd->name, cases[i].channels,
-               cases[i].layout == IC_SOA ? "SoA" : "AoS", cases[i].K, m ? "" : pick,
-               ic_method_name(ms[m]));
-            shape_cells(&k, ms[m], &c);
+            md("| %s %dch %s%s gaussian %d | %s | %s | ", sd->name, cases[i].channels,
+               cases[i].layout == IC_SOA ? "SoA" : "AoS", pm ? " premultiplied" : "", cases[i].K,
+               m ? "" : pick, ic_method_name(ms[m]));
+            shape_cells(&k, ms[m], pm, &c);
             md(" |\n");
         }
         ic_kernel_free(&k);
@@ -1481,7 +1496,7 @@ static void usage(void)
 {
     fprintf(stderr, "usage: imgconv-bench --out DIR --stamp STAMP [--quick] [--tables LETTERS]\n"
                     "  LETTERS: any of ABCDEFGHKLMNPRST (K: CUPTI beside CUDA events, L: 1D and\n"
-                    "  matmul, M: batch, many images in one launch, N: rank-1 tensor passes on\n"
+                    "  matmul, M: batch, many images in one launch, N: rank-1 kernels on\n"
                     "  other layouts, P: premultiplied alpha, R: Fig 7.14 ratios, S: tile\n"
                     "  shapes, T: transfers); default all\n");
     exit(2);

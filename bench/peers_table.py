@@ -377,7 +377,7 @@ def planner_h(bench, md):
 
 def planner_n(bench):
     """Table N (other layouts): the planner's pick, timed as it runs, against the fastest of sep
-    and tensor forced into every tile shape."""
+    and tensor (premultiplied: sep and direct) forced into every tile shape."""
     out = []
     keys = []
     for c in bench["cells"]:
@@ -637,8 +637,8 @@ def write(a):
     if pn:
         L.append("")
         L.append(f"N: on grey, grey + alpha, RGBA and RGB SoA images, the planner's pick (timed as "
-                 f"it runs) against the fastest of sep and tensor forced into every tile shape; "
-                 f"right within {PLANNER_TOL:g}x.")
+                 f"it runs) against the fastest of sep and tensor forced into every tile shape "
+                 f"(premultiplied alpha: sep and direct); right within {PLANNER_TOL:g}x.")
         L.append("")
         L.append("| case | channels | pick | pick ms | fastest | ms | pick / fastest | |")
         L.append("|---|---|---|---|---|---|---|---|")
