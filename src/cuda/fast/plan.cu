@@ -467,6 +467,8 @@ static ic_status plan_job(ic_fast_state *st, const ic_job *job, ic_fast_plan *p,
     int dcb = 0, dnrg = 0, scb = 0, snrg = 0;
     size_t dsm = 0, ssm = 0;
     double t_direct = -1, t_sep = -1, t_fft = -1;
+    /* a shape ic_tuning forces is launched wherever the method can */
+    const int forced_shape = tune->tile_rows || tune->tile_channels;
     double f_direct = samples * kw * kh, f_sep = 0, f_fft = 0;
     double eff = 1, instr = 0;
     auto direct_instr = [&](int, int nrg) {
@@ -497,9 +499,26 @@ static ic_status plan_job(ic_fast_state *st, const ic_job *job, ic_fast_plan *p,
                                      (IC_FAST_R + kh - 1) / (4.0 * IC_FAST_R) + 0.25);
         return sep_per(nrg) + halo * FILL_INSTR + STORE_INSTR + loads;
     };
+    /* From 11x11 the tile rows by measurement, not by the model's wave fill,
+     * which took small images into 8-row blocks: the most row groups within
+     * icf::MAX_THREADS whose shared memory fits (tables N and S: every
+     * case's fastest all-channel shape; one-channel blocks were faster still
+     * for 31x31 on multi-channel images, which the planner does not weigh; a
+     * premultiplied RGBA 15x15 at 480p and 720p took 0.0313 and 0.0482 ms in
+     * blocks of 8 rows against 0.0244 and 0.0411 in 16, 20261126T170955Z) */
+    auto sep_smem = [&](int cb, int nrg) { return ic_fast_sep_smem(kw, cb, nrg, rank); };
     if (rank > 0 && kw == kh &&
         tile_shape(
-            d, job, tune, [&](int cb, int nrg) { return ic_fast_sep_smem(kw, cb, nrg, rank); },
+            d, job, tune,
+            [&](int cb, int nrg) {
+                if (kw >= 11 && !forced_shape)
+                    for (int n = 2 * nrg; n <= 8 && 32 * cb * n <= icf::MAX_THREADS; n *= 2) {
+                        const size_t sm = sep_smem(cb, n);
+                        if (sm && sm <= d.smem_optin)
+                            return (size_t)0; /* a taller block fits */
+                    }
+                return sep_smem(cb, nrg);
+            },
             sep_instr, 80, &scb, &snrg, &ssm, &eff, &instr)) {
         f_sep = samples * sep_per(snrg);
         t_sep = LAUNCH_S +
@@ -558,8 +577,6 @@ static ic_status plan_job(ic_fast_state *st, const ic_job *job, ic_fast_plan *p,
     const int tks = ic_fast_tensor_ksteps(kw);
     const float bv = job->border_value;
     const int tsep = rank == 1 && kw == kh && kw <= IC_FAST_TENSOR_MAX_KW;
-    /* a shape ic_tuning forces is launched wherever the method can */
-    const int forced_shape = tune->tile_rows || tune->tile_channels;
     /* Row groups of the rank-1 passes' blocks of cb channels: the most that
      * fit icf::MAX_THREADS (every shape tables N and S time was fastest with
      * the most rows, up to 8 groups of one channel: H100, 20261126T164519Z,
