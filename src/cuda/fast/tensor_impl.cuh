@@ -288,12 +288,14 @@ __device__ __forceinline__ void fill_planes(const icf::targs &t, const planes &P
                 } else if constexpr (C == 3) {
                     put_px4<C>(row, P.plane, v[i], c0, cb);
                 } else if constexpr (C == 2) {
+                    /* bytes 0, 2: channel 0; 1, 3: channel 1 */
 #pragma unroll
                     for (int c = 0; c < 2; c++)
                         if (c >= c0 && c < c0 + cb)
                             *reinterpret_cast<uint32_t *>(row + (size_t)(c - c0) * P.plane) =
                                 bytes_h2(v[i][0], 0, c == 0 ? 0x3230u : 0x3331u);
                 } else {
+                    /* one pixel: byte c is channel c */
 #pragma unroll
                     for (int c = 0; c < 4; c++)
                         if (c >= c0 && c < c0 + cb)

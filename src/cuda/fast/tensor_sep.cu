@@ -34,10 +34,12 @@
  *
  * Square kernels 3..31 (ic_kernel_factor factors square kernels only).
  * Block: the tile of direct/sep (128 columns x 8*nrg rows x cb channels);
- * nrg 2, 4 or 8, up to icf::MAX_THREADS threads (two blocks an SM), and for
- * k > 17 the big block of an RGB tile's 64 rows (IC_FAST_TSEP_BIG_THREADS,
- * one an SM; ic_fast_tensor_sep_smem). Not for premultiplied alpha or
- * 16-bit samples.
+ * nrg 2, 4 or 8, up to icf::MAX_THREADS threads (two blocks an SM), and the
+ * big blocks of every channel, one an SM (ic_fast_tensor_sep_smem): 768
+ * threads for 64 rows of RGB (IC_FAST_TSEP_BIG_THREADS), 512 for 32 rows of
+ * RGBA or 64 of grey + alpha (IC_FAST_TSEP_BIG2_THREADS); the planner takes
+ * them above 17x17 (plan.cu). Not for premultiplied alpha or 16-bit
+ * samples.
  */
 #include <math.h>
 #include <stdio.h>
