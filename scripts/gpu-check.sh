@@ -11,7 +11,7 @@
 #   test: ctest (IC_CTEST_REGEX=... runs only matching tests); bench:
 #   imgconv-bench (IC_BENCH_TABLES=letters runs a subset, see its --help);
 #   peers: issue 17's table (peers-STAMP.md/.json, bench/peers_table.py):
-#   imgconv-bench's seed, large-kernel and calibration tables (A B E F H, NPP
+#   imgconv-bench's seed, large-kernel and calibration tables (A B E F H N, NPP
 #   side by side, plus a batch table when --help lists one; IC_PEERS_TABLES
 #   overrides) and CV-CUDA on the same cells (bench/cvcuda_cells.py ->
 #   cvcuda-STAMP.json), CV-CUDA unpacked from .cvc/ when carried (made by
@@ -239,7 +239,7 @@ if has peers; then
       echo "peers: tables from this run's full benchmark (bench-$stamp.json)"
     else
       has bench && pstamp=$stamp-peers # keep the bench mode's own files
-      tables=${IC_PEERS_TABLES:-ABEFHK$($B/imgconv-bench --help 2>&1 | grep -oE '\b[A-Z]: batch' | cut -c1 | tr -d '\n')}
+      tables=${IC_PEERS_TABLES:-ABEFHKN$($B/imgconv-bench --help 2>&1 | grep -oE '\b[A-Z]: batch' | cut -c1 | tr -d '\n')}
       echo "peers: imgconv-bench --tables $tables"
       $B/imgconv-bench --out "$out" --stamp "$pstamp" --tables "$tables" ||
         echo "peers: imgconv-bench failed (rc=$?)"
@@ -650,6 +650,6 @@ fi
   echo "| benchmark | $bench_line |"
   echo "| Fig 7.14 ratio (ncu) | $ratio_line |"
   echo "| issue 17 peers (NPP, CV-CUDA) | $peers_line |"
-  echo "| planner calibration (tables F, H) | $calib_line |"
+  echo "| planner calibration (tables F, H, N) | $calib_line |"
 } > "$summary"
 cat "$summary"
