@@ -435,6 +435,22 @@ static int tile_shape(const ic_fast_device &d, const ic_job *job, const ic_tunin
     return best > 0;
 }
 
+/* Whether a block of cb channels taller than nrg row groups fits
+ * icf::MAX_THREADS and the shared memory smem_of(cb, n) it needs: the
+ * separable passes (sep, and the tensor method's rank-1 passes) take the
+ * tallest block that fits, by measurement rather than by tile_shape's wave
+ * fill (plan_job says where). */
+template <class Smem>
+static bool taller_fits(const ic_fast_device &d, Smem smem_of, int cb, int nrg)
+{
+    for (int n = 2 * nrg; n <= 8 && 32 * cb * n <= icf::MAX_THREADS; n *= 2) {
+        const size_t sm = smem_of(cb, n);
+        if (sm && sm <= d.smem_optin)
+            return true;
+    }
+    return false;
+}
+
 static double tile_blocks_of(const ic_job *job, int cb, int nrg)
 {
     const ic_image *s = job->src;
@@ -501,8 +517,8 @@ static ic_status plan_job(ic_fast_state *st, const ic_job *job, ic_fast_plan *p,
     };
     /* From 11x11 the tile rows by measurement, not by the model's wave fill,
      * which took small images into 8-row blocks: the most row groups within
-     * icf::MAX_THREADS whose shared memory fits (tables N and S: every
-     * case's fastest all-channel shape; one-channel blocks were faster still
+     * icf::MAX_THREADS whose shared memory fits (taller_fits; tables N and
+     * S: every case's fastest all-channel shape; one-channel blocks were faster still
      * for 31x31 on multi-channel images, which the planner does not weigh; a
      * premultiplied RGBA 15x15 at 480p and 720p took 0.0313 and 0.0482 ms in
      * blocks of 8 rows against 0.0244 and 0.0411 in 16, 20261126T170955Z) */
@@ -511,12 +527,8 @@ static ic_status plan_job(ic_fast_state *st, const ic_job *job, ic_fast_plan *p,
         tile_shape(
             d, job, tune,
             [&](int cb, int nrg) {
-                if (kw >= 11 && !forced_shape)
-                    for (int n = 2 * nrg; n <= 8 && 32 * cb * n <= icf::MAX_THREADS; n *= 2) {
-                        const size_t sm = sep_smem(cb, n);
-                        if (sm && sm <= d.smem_optin)
-                            return (size_t)0; /* a taller block fits */
-                    }
+                if (kw >= 11 && !forced_shape && taller_fits(d, sep_smem, cb, nrg))
+                    return (size_t)0;
                 return sep_smem(cb, nrg);
             },
             sep_instr, 80, &scb, &snrg, &ssm, &eff, &instr)) {
@@ -578,8 +590,8 @@ static ic_status plan_job(ic_fast_state *st, const ic_job *job, ic_fast_plan *p,
     const float bv = job->border_value;
     const int tsep = rank == 1 && kw == kh && kw <= IC_FAST_TENSOR_MAX_KW;
     /* Row groups of the rank-1 passes' blocks of cb channels: the most that
-     * fit icf::MAX_THREADS (every shape tables N and S time was fastest with
-     * the most rows, up to 8 groups of one channel: H100, 20261126T164519Z,
+     * fit icf::MAX_THREADS (taller_fits; every shape tables N and S time was
+     * fastest with the most rows, up to 8 groups of one channel: H100, 20261126T164519Z,
      * where the model's wave fill had chosen 2 for a 2-channel HD 21x21, 0.0514
      * ms against 4's 0.0374), and for k > 17 below TSEP_BIG_MAX_SAMPLES the
      * big block of every channel, one an SM (tensor_sep.cu): HD RGB 21x21
@@ -592,13 +604,12 @@ static ic_status plan_job(ic_fast_state *st, const ic_job *job, ic_fast_plan *p,
      * (144759Z), and at k <= 17 the big blocks were slower or even (165856Z:
      * 4K RGBA 15x15 0.1244 against 0.1071, HD 0.0458 both; grey + alpha HD
      * 0.0314 against 0.0274) */
-    auto tsep_nrg = [&](int cb) {
-        int n = 8;
-        while (n > 2 && 32 * cb * n > icf::MAX_THREADS)
-            n /= 2;
-        if (kw > 17 && samples < TSEP_BIG_MAX_SAMPLES && cb >= 2)
-            n = (cb == 3 ? IC_FAST_TSEP_BIG_THREADS : IC_FAST_TSEP_BIG2_THREADS) / (32 * cb);
-        return n;
+    auto tsep_smem = [&](int cb, int nrg) { return ic_fast_tensor_sep_smem(kw, cb, nrg); };
+    /* the big block's row groups for cb channels, 0 where it is not taken */
+    auto tsep_big = [&](int cb) {
+        if (kw <= 17 || samples >= TSEP_BIG_MAX_SAMPLES || cb < 2)
+            return 0;
+        return (cb == 3 ? IC_FAST_TSEP_BIG_THREADS : IC_FAST_TSEP_BIG2_THREADS) / (32 * cb);
     };
     auto tensor_mmas = [&]() { /* fp16 multiply-adds per output */
                                return tsep ? ic_fast_tensor_sep_macs(kw)
@@ -618,10 +629,14 @@ static ic_status plan_job(ic_fast_state *st, const ic_job *job, ic_fast_plan *p,
                 /* the rank-1 passes' tile rows by measurement, not by the
                  * model's wave fill (a shape that ic_tuning forces is
                  * launched wherever it fits) */
-                if (tsep && !forced_shape && nrg != tsep_nrg(cb))
-                    return (size_t)0;
-                return tsep ? ic_fast_tensor_sep_smem(kw, cb, nrg)
-                            : ic_fast_tensor_smem(kw, kh, cb, nrg);
+                if (tsep && !forced_shape) {
+                    const int big = tsep_big(cb);
+                    if (big ? nrg != big
+                            : 32 * cb * nrg > icf::MAX_THREADS ||
+                                  taller_fits(d, tsep_smem, cb, nrg))
+                        return (size_t)0;
+                }
+                return tsep ? tsep_smem(cb, nrg) : ic_fast_tensor_smem(kw, kh, cb, nrg);
             },
             tensor_instr, 80, &tcb, &tnrg, &tsm, &eff, &instr)) {
         f_tensor = samples * tensor_mmas();
