@@ -913,22 +913,33 @@ static void methods(void)
     fprintf(stderr, "  F done\n");
 }
 
-/* The start of a calibration case (tables H and S): the chart of SIZES[size]
- * on the device (kept while the size stays), kernel `kind` K and the case's
- * JSON cell. 1: skip it (--quick leaves out 4K and 8K), -1: stop the table
- * (no device image), 0: time it. */
-static int calib_case(const char *table, int size, const char *kind, int K, ic_image *src,
-                      int *last_size, ic_kernel *k, cell *c)
+/* The start of a calibration case (tables H, S and N): the chart of
+ * SIZES[size] with `channels` samples a pixel in `layout` on the device (kept
+ * while the image stays), kernel `kind` K and the case's JSON cell. 1: skip
+ * it (--quick leaves out 4K and 8K), -1: stop the table (no device image: the
+ * error printed), 0: time it. */
+static int calib_case_shaped(const char *table, int size, int channels, ic_layout layout,
+                             const char *kind, int K, ic_image *src, int *cur, ic_kernel *k,
+                             cell *c)
 {
     char err[256];
     if (B.quick && size > 2)
         return 1;
-    if (chart_on_device(src, last_size, size, 0, err, sizeof err))
+    if (chart_shaped_on_device(src, cur, size, channels, layout, 0, err, sizeof err)) {
+        fprintf(stderr, "imgconv-bench: %s\n", err);
         return -1;
+    }
     if (make_kernel(k, kind, K))
         exit(1);
     init_cell(c, table, SIZES[size].name, src, k, kind);
     return 0;
+}
+
+/* The same on an RGB AoS chart. */
+static int calib_case(const char *table, int size, const char *kind, int K, ic_image *src,
+                      int *last_size, ic_kernel *k, cell *c)
+{
+    return calib_case_shaped(table, size, 3, IC_AOS, kind, K, src, last_size, k, c);
 }
 
 /* ---- H: rows method shapes (planner calibration) ------------------------------------- */
@@ -1170,19 +1181,17 @@ static void layout_shapes(void)
     memset(&src, 0, sizeof src);
     char err[256];
     for (int i = 0; i < nc; i++) {
-        if (B.quick && cases[i].size > 2)
-            continue;
         const size_def *sd = &SIZES[cases[i].size];
-        if (chart_shaped_on_device(&src, &cur, cases[i].size, cases[i].channels, cases[i].layout, 0,
-                                   err, sizeof err)) {
-            fprintf(stderr, "imgconv-bench: %s\n", err);
-            break;
-        }
         ic_kernel k;
-        if (make_kernel(&k, "gaussian", cases[i].K))
-            exit(1);
         cell c;
-        init_cell(&c, "N", sd->name, &src, &k, "gaussian");
+        const int go = calib_case_shaped("N", cases[i].size, cases[i].channels, cases[i].layout,
+                                         "gaussian", cases[i].K, &src, &cur, &k, &c);
+        if (go > 0)
+            continue;
+        if (go < 0) {
+            ic_image_free(&src);
+            return;
+        }
         if (cases[i].pm)
             strncat(c.case_name, " premultiplied", sizeof c.case_name - strlen(c.case_name) - 1);
         ic_plan plan;
