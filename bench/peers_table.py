@@ -302,6 +302,15 @@ def md_rows(section):
     return rows[1:]
 
 
+def table_cases(bench, table, fields):
+    """The cells of one bench table grouped by the values of `fields`, in first-seen order."""
+    cases = {}
+    for c in bench["cells"]:
+        if c.get("table") == table:
+            cases.setdefault(tuple(c.get(f) for f in fields), []).append(c)
+    return cases
+
+
 def planner_f(bench, md):
     out = []
     picks = {}
@@ -309,16 +318,9 @@ def planner_f(bench, md):
         m = re.match(r"(gaussian|random) (\d+)$", r[0])
         if m and len(r) > 1:
             picks[(m.group(1), int(m.group(2)))] = r[1]
-    keys = []
-    for c in bench["cells"]:
-        if c.get("table") == "F":
-            key = (c.get("kernel"), c.get("k"))
-            if key not in keys:
-                keys.append(key)
-    for kind, k in keys:
-        forced = {c["backend"].split("/", 1)[1]: c for c in bench["cells"]
-                  if c.get("table") == "F" and c.get("kernel") == kind and c.get("k") == k
-                  and str(c.get("backend", "")).startswith("cuda/") and pos(c.get("ms"))}
+    for (kind, k), cells in table_cases(bench, "F", ("kernel", "k")).items():
+        forced = {c["backend"].split("/", 1)[1]: c for c in cells
+                  if str(c.get("backend", "")).startswith("cuda/") and pos(c.get("ms"))}
         e = bench_cell(bench, "E", "8K", kind, k)
         pick = picks.get((kind, k)) or (e.get("method") if e else None)
         own = pos(e.get("ms")) if e else None
@@ -344,16 +346,8 @@ def planner_h(bench, md):
         m = re.match(r"(\S+) (gaussian|random) (\d+)$", r[0])
         if m and len(r) > 1:
             picks[(m.group(1), m.group(2), int(m.group(3)))] = r[1]
-    keys = []
-    for c in bench["cells"]:
-        if c.get("table") == "H":
-            key = (c.get("size"), c.get("kernel"), c.get("k"))
-            if key not in keys:
-                keys.append(key)
-    for size, kind, k in keys:
-        shapes = {c["backend"].split("/", 1)[1]: c["ms"] for c in bench["cells"]
-                  if c.get("table") == "H" and c.get("size") == size and c.get("kernel") == kind
-                  and c.get("k") == k and pos(c.get("ms"))}
+    for (size, kind, k), cells in table_cases(bench, "H", ("size", "kernel", "k")).items():
+        shapes = {c["backend"].split("/", 1)[1]: c["ms"] for c in cells if pos(c.get("ms"))}
         planner = shapes.pop("planner", None)  # the pick timed as the planner runs it
         pick = picks.get((size, kind, k))
         own = None
@@ -379,15 +373,8 @@ def planner_n(bench):
     """Table N (other layouts): the planner's pick, timed as it runs, against the fastest of sep
     and tensor (premultiplied: sep and direct) forced into every tile shape."""
     out = []
-    keys = []
-    for c in bench["cells"]:
-        if c.get("table") == "N":
-            key = (c.get("case"), c.get("channels"))
-            if key not in keys:
-                keys.append(key)
-    for case, ch in keys:
-        cells = [c for c in bench["cells"] if c.get("table") == "N" and c.get("case") == case
-                 and c.get("channels") == ch and pos(c.get("ms"))]
+    for (case, ch), cells in table_cases(bench, "N", ("case", "channels")).items():
+        cells = [c for c in cells if pos(c.get("ms"))]
         pick = next((c for c in cells if c.get("backend") == "cuda/planner"), None)
         forced = {f"{c['method']} {c['backend'].split('/', 1)[1][5:]}".replace(
             " planner", " planner-shape"): c["ms"] for c in cells
