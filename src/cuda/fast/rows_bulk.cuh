@@ -33,21 +33,16 @@
 namespace icf_rows
 {
 
-/* Slots a warp, of BULK_G input rows each (one barrier a slot); every
- * issued copy is waited for before the warp ends. */
+/* Row slots a warp; every issued copy is waited for before the warp ends. */
 #ifndef IC_BULK_STAGES
 #define IC_BULK_STAGES 4
 #endif
-#ifndef IC_BULK_G
-#define IC_BULK_G 1
-#endif
+constexpr int BULK_STAGES = IC_BULK_STAGES;
 #ifndef IC_BULK_UNROLL
 #define IC_BULK_UNROLL 1
 #endif
-constexpr int BULK_STAGES = IC_BULK_STAGES;
-constexpr int BULK_G = IC_BULK_G;
 constexpr int BULK_UNROLL = IC_BULK_UNROLL;
-static_assert((BULK_G & (BULK_G - 1)) == 0, "rows a slot: a power of two");
+static_assert((BULK_STAGES & (BULK_STAGES - 1)) == 0, "stages: a power of two");
 constexpr int BULK_TY = RING_TY;                   /* warps a block */
 constexpr int BULK_STRIP = BX;                     /* chunks a warp: one a lane */
 constexpr int BULK_SEG = (BULK_STRIP + 2) * CHUNK; /* a slot: the strip and a chunk each side */
@@ -60,18 +55,13 @@ __device__ __forceinline__ unsigned smem_u32(const void *p)
     return (unsigned)__cvta_generic_to_shared(p);
 }
 
-/* Arms a slot's barrier to expect `bytes` more bytes (its one arrival). */
-__device__ __forceinline__ void bulk_expect(uint64_t *bar, unsigned bytes)
+/* Copies `bytes` (a multiple of 16) from src to the slot dst, both 16-byte
+ * aligned, and arms the slot's barrier to expect them. */
+__device__ __forceinline__ void bulk_row(void *dst, const void *src, unsigned bytes, uint64_t *bar)
 {
     asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(smem_u32(bar)),
                  "r"(bytes)
                  : "memory");
-}
-
-/* Copies `bytes` (a multiple of 16) from src to dst, both 16-byte aligned,
- * counted on the barrier bar. */
-__device__ __forceinline__ void bulk_copy(void *dst, const void *src, unsigned bytes, uint64_t *bar)
-{
     asm volatile(
         "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::
             "r"(smem_u32(dst)),
@@ -115,20 +105,13 @@ __device__ __forceinline__ void rows_bulk(const ic_cuda_args &a, const rows_w<K,
     const unsigned bytes = (unsigned)(nl + 2) * CHUNK;
     const bool active = lane < nl;
 
-    /* group q of BULK_G input rows into slot q % BULK_STAGES (lane 0) */
-    auto issue = [&](int q) {
-        const int sl = q % BULK_STAGES, r0 = q * BULK_G, n = min(BULK_G, nr - r0);
-        bulk_expect(&bar[sl], (unsigned)n * bytes);
-        for (int i = 0; i < n; i++)
-            bulk_copy(buf[sl * BULK_G + i], in + (size_t)(r0 + i) * ip, bytes, &bar[sl]);
-    };
     if (lane == 0) {
         for (int s = 0; s < BULK_STAGES; s++)
             asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(smem_u32(&bar[s]))
                          : "memory");
         asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
-        for (int q = 0; q < BULK_STAGES && q * BULK_G < nr; q++)
-            issue(q);
+        for (int s = 0; s < BULK_STAGES && s < nr; s++)
+            bulk_row(buf[s], in + (size_t)s * ip, bytes, &bar[s]);
     }
     __syncwarp();
 
@@ -138,27 +121,22 @@ __device__ __forceinline__ void rows_bulk(const ic_cuda_args &a, const rows_w<K,
     zero_sums(acc);
 #pragma unroll BULK_UNROLL
     for (int r = 0; r < nr; r++) {
-        const int q = r / BULK_G, i = r % BULK_G; /* the row's group and place in it */
-        const int slot = q % BULK_STAGES;
-        if (i == 0)
-            bulk_wait(&bar[slot], (unsigned)(q / BULK_STAGES) & 1u);
+        const int slot = r & (BULK_STAGES - 1);
+        bulk_wait(&bar[slot], (unsigned)(r / BULK_STAGES) & 1u);
         row_loads l;
         l.lft = l.mid = l.rgt = make_uint4(0, 0, 0, 0);
         if (active) {
-            const uint4 *p = reinterpret_cast<const uint4 *>(buf[slot * BULK_G + i] + lane * CHUNK);
-            l.lft = p[0];
-            l.mid = p[1];
-            l.rgt = p[2];
+            const uint4 *q = reinterpret_cast<const uint4 *>(buf[slot] + lane * CHUNK);
+            l.lft = q[0];
+            l.mid = q[1];
+            l.rgt = q[2];
         }
-        /* every lane has the slot's last row: lane 0 refills the slot with
-         * group q + S (the proxy fence orders the lanes' reads before the
-         * copies' writes) */
-        if (i == BULK_G - 1 || r == nr - 1) {
-            __syncwarp();
-            if (lane == 0 && (q + BULK_STAGES) * BULK_G < nr) {
-                asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
-                issue(q + BULK_STAGES);
-            }
+        /* every lane has its row: lane 0 refills the slot with row r + S
+         * (the proxy fence orders the lanes' reads before the copy's writes) */
+        __syncwarp();
+        if (lane == 0 && r + BULK_STAGES < nr) {
+            asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+            bulk_row(buf[slot], in + (size_t)(r + BULK_STAGES) * ip, bytes, &bar[slot]);
         }
         float f[CHUNK + 2 * H];
         row_window<H>(l, f);
@@ -202,7 +180,7 @@ __global__ void __launch_bounds__(BX *BULK_TY, BULK_BLOCKS)
     bulk_kernel(ic_cuda_args a, rows_w<K, 1> w, rows_edges e, ring_grid rg, int L)
 {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    __shared__ alignas(128) uint8_t buf[BULK_TY][BULK_STAGES * BULK_G][BULK_SEG];
+    __shared__ alignas(128) uint8_t buf[BULK_TY][BULK_STAGES][BULK_SEG];
     __shared__ uint64_t bar[BULK_TY][BULK_STAGES];
     const long long b = blockIdx.x;
     const rows_span &sp = e.sp;
