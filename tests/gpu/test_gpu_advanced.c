@@ -297,17 +297,10 @@ static void knobs(int q)
               "rows-shape=%d: rows x%d", shapes[i], a.rows_per_thread);
     }
     /* 8 rows a thread and more: separable kernels one input row at a time,
-     * a 3x3 at 8 (rows_roll) and above 8 as asked where the copy engine
-     * brings its rows (rows_bulk, compute capability 9 and later; else 8),
-     * a 5x5..9x9 as asked (rows_ring); the full sum runs at 4, and the
-     * plans say so */
+     * a 3x3 at 8 (rows_roll), a 5x5..9x9 as asked (rows_ring); the full sum
+     * runs at 4, and the plans say so */
     ic_kernel k3;
     CHECK(ic_kernel_parse(&k3, "gaussian:3") == IC_OK, "kernel gaussian:3");
-    int dev = 0, major = 0;
-    const int sm90 =
-        cudaGetDevice(&dev) == cudaSuccess &&
-        cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) == cudaSuccess &&
-        major >= 9;
     static const int many[] = {8, 16, 32, 64};
     for (int i = 0; i < 4; i++) {
         memset(&t, 0, sizeof t);
@@ -315,7 +308,7 @@ static void knobs(int q)
         t.rows_shape = many[i];
         CHECK(ic_context_set_tuning(ctx, &t) == IC_OK &&
                   ic_plan_get(ctx, &img, &k3, NULL, &a) == IC_OK && a.method == IC_METHOD_ROWS &&
-                  a.rows_per_thread == (sm90 ? many[i] : 8) && a.rank == 1 &&
+                  a.rows_per_thread == 8 && a.rank == 1 &&
                   ic_plan_get(ctx, &img, &k5, NULL, &b) == IC_OK && b.method == IC_METHOD_ROWS &&
                   b.rows_per_thread == many[i] && b.rank == 1,
               "rows-shape=%d: gaussian:3 rows x%d rank %d, gaussian:5 rows x%d rank %d", many[i],

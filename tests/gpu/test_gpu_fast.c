@@ -19,10 +19,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#ifdef IC_HAVE_CUDA
-#include <cuda_runtime_api.h>
-#endif
-
 #include "testutil.h"
 
 static int quick(void)
@@ -282,24 +278,9 @@ static int tensor_sep_cases(int q, ict_rng *r, const char *const *tunings)
     return failures;
 }
 
-/* 1 when the device has compute capability 9 or later. */
-static int sm90(void)
-{
-#ifdef IC_HAVE_CUDA
-    int dev = 0, major = 0;
-    return cudaGetDevice(&dev) == cudaSuccess &&
-           cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) == cudaSuccess &&
-           major >= 9;
-#else
-    return 0;
-#endif
-}
-
 /* The rows method's row-by-row paths forced: rows_roll (rows_impl.cuh: a
- * separable 3x3, 16 samples x 8 rows a thread), rows_bulk (rows_bulk.cuh: a
- * separable 3x3 at 16, 32 or 64 rows, its input rows copied into shared
- * memory; 8 rows without sm_90) and rows_ring (rows_ring.cuh: a separable
- * 5x5, 7x7, 9x9, 8 samples x 8, 16, 32 or 64 rows a thread).
+ * separable 3x3, 16 samples x 8 rows a thread) and rows_ring (rows_ring.cuh:
+ * a separable 5x5, 7x7, 9x9, 8 samples x 8, 16, 32 or 64 rows a thread).
  * Random factors, Gaussians and boxes; heights up to ROWS + K - 1 (no
  * interior group: side items only), just past it (the last group overlaps
  * the one before) and random; narrow images (side chunks only); every
@@ -312,11 +293,10 @@ static int rows_roll_cases(int q, ict_rng *r)
     int failures = 0, cases = 0;
     for (int i = 0; i < (q ? 24 : 72); i++) {
         const int k = ks[i % 4];
-        const int rows = ring_rows[i / 4 % 4];
-        const int runs = k == 3 && !sm90() ? 8 : rows; /* rows_bulk needs sm_90 */
+        const int rows = k == 3 ? 8 : ring_rows[i / 4 % 4];
         char tuning[64], want[64], named[32];
         snprintf(tuning, sizeof tuning, "method=rows,rows-shape=%d", rows);
-        snprintf(want, sizeof want, "%d samples x %d row", k == 3 ? 16 : 8, runs);
+        snprintf(want, sizeof want, "%d samples x %d row", k == 3 ? 16 : 8, rows);
         snprintf(named, sizeof named, "%s:%d", i % 3 == 1 ? "gaussian" : "box", k);
         char *text = i % 3 == 0 ? rank1_kernel_text(k, r) : NULL;
         if (i % 3 == 0 && !text) {

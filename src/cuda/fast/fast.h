@@ -164,13 +164,8 @@ int ic_fast_rows_rolls(int k, int rank);
  * thread (as ic_fast_rows_run gives them) one input row at a time, 8 samples
  * a thread (rows_ring.cuh): a separable 5x5..9x9 at more than 4 rows. */
 int ic_fast_rows_rings(int k, int rank, int rows);
-/* 1 when it runs them one input row at a time from shared memory, the rows
- * brought in by the copy engine (rows_bulk.cuh; compute capability 9 and
- * later, else as 8 rows): a separable 3x3 at more than 8 rows. */
-int ic_fast_rows_bulks(int k, int rank, int rows);
 /* The rows per thread the rows method runs for `rows` asked: 1, 2 and 4 as
- * asked; 8 for a separable 3x3 (rows_roll), any number above 8 as asked
- * (rows_bulk.cuh); any number above 4 as asked for
+ * asked; 8 for a separable 3x3 (rows_roll); any number above 4 as asked for
  * a separable 5x5..9x9 (one input row at a time, 8 samples a thread:
  * rows_ring.cuh; the planner gives it up to the image's height); else 4. */
 int ic_fast_rows_run(int k, int rank, int rows);

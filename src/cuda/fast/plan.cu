@@ -708,8 +708,6 @@ static ic_status plan_job(ic_fast_state *st, const ic_job *job, ic_fast_plan *p,
         /* more than 4 rows a thread only for what rows_roll and rows_ring
          * take (a forced value elsewhere runs as 4, and the plan says so) */
         p->rows = ic_fast_rows_run(kw, rows_rank, per_thread);
-        if (ic_fast_rows_bulks(kw, rows_rank, p->rows) && d.cc_major < 9)
-            p->rows = 8; /* as the launch runs it: the bulk copies need sm_90 */
         /* rows with the separable passes in registers also beats the
          * shared-memory sep method at every size it takes (bench table H,
          * accafa9: HD 9x9 0.034 vs 0.054 ms, 8K 9x9 0.28 vs 0.62), but for
@@ -982,7 +980,6 @@ static ic_status fast_explain(void *state, const ic_job *job, char *buf, size_t 
     if (o < 0 || (size_t)o >= buflen)
         return IC_OK;
     const int ring = ic_fast_rows_rings(job->kw, p.rank, p.rows); /* 8 samples a thread */
-    const int bulk = ic_fast_rows_bulks(job->kw, p.rank, p.rows); /* rows by the copy engine */
     if (p.method == IC_FAST_DIRECT || p.method == IC_FAST_SEP || p.method == IC_FAST_TENSOR)
         o += snprintf(buf + o, buflen - o,
                       "  tile %dx%d px x %d channel%s per block, %d threads, %.1f KB shared, "
@@ -1010,15 +1007,11 @@ static ic_status fast_explain(void *state, const ic_job *job, char *buf, size_t 
                           "links when the plan is made)"
                         : "");
     else if (p.method == IC_FAST_ROWS)
-        o += snprintf(buf + o, buflen - o, "  %d samples x %d row%s per thread %s%s; %s\n%s",
-                      ring ? 8 : 16, p.rows, p.rows > 1 ? "s" : "",
-                      bulk   ? "from shared memory, each input row's strip copied in by the copy "
-                               "engine (cp.async.bulk) rows ahead"
-                      : ring ? "from 8-byte loads"
-                             : "from 16-byte loads",
-                      bulk         ? ", taken one input row at a time"
-                      : p.rows > 4 ? ", taken one input row at a time, no shared memory"
-                                   : ", no shared memory",
+        o += snprintf(buf + o, buflen - o,
+                      "  %d samples x %d row%s per thread from %d-byte loads%s, no shared "
+                      "memory; %s\n%s",
+                      ring ? 8 : 16, p.rows, p.rows > 1 ? "s" : "", ring ? 8 : 16,
+                      p.rows > 4 ? ", taken one input row at a time" : "",
                       p.rank ? (p.rank == 1 ? "separable: 1 row + 1 column pass in registers"
                                             : "separable: 2 row + 2 column passes in registers")
                              : "direct K*K sum",

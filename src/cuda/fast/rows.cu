@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cuda/fast/rows_bulk.cuh"
+#include "cuda/fast/rows_ring.cuh"
 
 IC_ROWS_LAUNCH_C(extern template, 3, 0);
 IC_ROWS_LAUNCH_C(extern template, 3, 1);
@@ -42,7 +42,6 @@ IC_ROWS_LAUNCH_R(extern template, 9, 4, 2);
 IC_ROWS_LAUNCH_RING(extern template, 5);
 IC_ROWS_LAUNCH_RING(extern template, 7);
 IC_ROWS_LAUNCH_RING(extern template, 9);
-IC_ROWS_LAUNCH_BULK(extern template, 3);
 
 using icf_rows::CHUNK;
 using icf_rows::launch_k;
@@ -69,16 +68,11 @@ extern "C" int ic_fast_rows_rings(int k, int rank, int rows)
     return rank == 1 && k > 3 && rows > 4;
 }
 
-extern "C" int ic_fast_rows_bulks(int k, int rank, int rows)
-{
-    return k == 3 && rank == 1 && rows > 8;
-}
-
 extern "C" int ic_fast_rows_run(int k, int rank, int rows)
 {
     if (rows == 1 || rows == 2 || rows == 4)
         return rows;
-    if (ic_fast_rows_rings(k, rank, rows) || ic_fast_rows_bulks(k, rank, rows))
+    if (ic_fast_rows_rings(k, rank, rows))
         return rows;
     return ic_fast_rows_rolls(k, rank) ? 8 : 4;
 }
@@ -114,23 +108,6 @@ static int ring_rows(int width, int height, int step, int planes, int k, int sms
     return full >= IC_RING_SMALL_ROWS ? full : small;
 }
 
-/* The rows a warp of the bulk-copy form (rows_bulk.cuh) for a separable 3x3
- * that give every SM BULK_TY * BULK_BLOCKS warps in one wave; 0 when the
- * image has no interior. */
-static int bulk_rows(int width, int height, int step, int planes, int sms)
-{
-    const long long n = (long long)height - 2; /* interior output rows */
-    icf_rows::rows_edges e;
-    long long gy = 0;
-    if (n < 1 || !icf_rows::rows_shape_of(width, height, step, 3, 1, &e, &gy, 1, 1))
-        return 0;
-    const long long cw = icf_rows::bulk_grid_of(e, planes).cw;
-    if (cw < 1)
-        return 0;
-    return icf_rows::ring_rows_at(n, cw, planes, sms, icf_rows::BULK_TY * icf_rows::BULK_BLOCKS);
-}
-#define IC_BULK_MIN_ROWS 16
-
 extern "C" int ic_fast_rows_shape(int width, int height, int channels, int soa, int k, int sms,
                                   int separable)
 {
@@ -159,13 +136,8 @@ extern "C" int ic_fast_rows_shape(int width, int height, int channels, int soa, 
     const long long chunks = (nsamp + CHUNK - 1) / CHUNK;
     const long long nsm = sms > 0 ? sms : 1;
     const long long want = nsm * IC_FAST_ROWS_FILL;
-    if (separable && k == 3) {
-        const int bulk = bulk_rows(width, height, soa ? 1 : channels, (int)planes, sms);
-        if (bulk >= IC_BULK_MIN_ROWS)
-            return bulk;
-        /* 4 rows where 8 would leave an SM under 4 warps (480p) */
+    if (separable && k == 3) /* 4 rows where 8 would leave an SM under 4 warps (480p) */
         return chunks * ((height + 7) / 8) * planes >= nsm * 128 ? 8 : 4;
-    }
     if (separable && k >= 5)
         return ring_rows(width, height, soa ? 1 : channels, (int)planes, k, sms);
     if (!separable && k >= 9)
@@ -173,16 +145,6 @@ extern "C" int ic_fast_rows_shape(int width, int height, int channels, int soa, 
     if (!separable && k >= 7)
         return 2;
     return chunks * ((height + 3) / 4) * planes >= want ? 4 : 2;
-}
-
-/* The current device's compute capability (major), 0 when unknown. */
-static int device_cc_major(void)
-{
-    int dev = 0, major = 0;
-    if (cudaGetDevice(&dev) != cudaSuccess ||
-        cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess)
-        return 0;
-    return major;
 }
 
 extern "C" ic_status ic_fast_rows_launch(const ic_cuda_args *a, const float *w, const float *row,
@@ -195,10 +157,7 @@ extern "C" ic_status ic_fast_rows_launch(const ic_cuda_args *a, const float *w, 
     const int aligned = ((uintptr_t)a->src % 16 == 0) && ((uintptr_t)a->dst % 16 == 0) &&
                         a->src_pitch % 16 == 0 && a->dst_pitch % 16 == 0;
     rows = ic_fast_rows_run(a->kw, rank, rows);
-    if (ic_fast_rows_bulks(a->kw, rank, rows) && device_cc_major() < 9)
-        rows = 8; /* the copy engine's bulk copies: sm_90 and later */
     const int ring = ic_fast_rows_rings(a->kw, rank, rows);
-    const int bulk = ic_fast_rows_bulks(a->kw, rank, rows);
     const long long groups = ((long long)a->height + rows - 1) / rows;
     const int ty = icf_rows::by_of(a->kw); /* rows of threads a block (the ring's grid is 1D) */
     if (!a->w) {
@@ -208,10 +167,8 @@ extern "C" ic_status ic_fast_rows_launch(const ic_cuda_args *a, const float *w, 
     if (!aligned || a->u16 || !ic_fast_rows_eligible(a->kw, a->kh, a->channels, a->soa) ||
         (a->premultiply && !ic_fast_rows_premultiplies(a->channels, a->soa)) || rank < 0 ||
         rank > IC_FAST_ROWS_MAX_RANK || (rank > 0 && (!row || !col)) ||
-        (!ring && !bulk && (groups + ty - 1) / ty > IC_CU_MAX_GRID_Y))
+        (!ring && (groups + ty - 1) / ty > IC_CU_MAX_GRID_Y))
         return ic_cu_launch_fallback(a, "cuda fast global kernel", err, errlen);
-    if (bulk)
-        return icf_rows::launch_bulk<3>(a, row, col, rows, err, errlen);
     if (ring)
         return a->kw == 5   ? icf_rows::launch_ring<5>(a, row, col, rows, err, errlen)
                : a->kw == 7 ? icf_rows::launch_ring<7>(a, row, col, rows, err, errlen)
