@@ -259,12 +259,8 @@ __device__ __forceinline__ void unpremultiply_row(float (&acc)[W], bool premulti
     if constexpr (STEP == 4) {
         if (premultiply) {
 #pragma unroll
-            for (int p = 0; p < W / 4; p++) {
-                const float fa = acc[4 * p + 3];
-#pragma unroll
-                for (int k = 0; k < 3; k++)
-                    acc[4 * p + k] = ic_cu_unpremultiply(acc[4 * p + k], fa);
-            }
+            for (int p = 0; p < W / 4; p++)
+                ic_cu_unpremultiply3(acc[4 * p], acc[4 * p + 1], acc[4 * p + 2], acc[4 * p + 3]);
         }
     }
 }
