@@ -1340,7 +1340,8 @@ static void premultiplied(void)
     } cases[] = {{4, "gaussian", 9, 4, IC_AOS}, {4, "random", 9, 4, IC_AOS},
                  {2, "gaussian", 3, 4, IC_AOS}, {2, "random", 9, 4, IC_AOS},
                  {4, "gaussian", 9, 2, IC_AOS}, {4, "gaussian", 9, 4, IC_SOA},
-                 {4, "random", 9, 4, IC_SOA}};
+                 {4, "random", 9, 4, IC_SOA},   {2, "gaussian", 3, 2, IC_AOS},
+                 {2, "gaussian", 9, 2, IC_AOS}, {4, "gaussian", 3, 2, IC_AOS}};
     const int nc = (int)(sizeof cases / sizeof cases[0]);
     md("\n## P. Premultiplied alpha on the fast path (issue 12)\n\nKernel ms (median, "
        "device-resident chart image with a soft-edged transparent disc, replicate border) of "

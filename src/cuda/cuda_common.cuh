@@ -208,32 +208,33 @@ __device__ __forceinline__ float ic_cu_unpremultiply(float fc, float fa)
     return fa > 0.0f ? fc / fa : 0.0f;
 }
 
-/* ic_cu_unpremultiply of a pixel's three colour sums, one reciprocal for
- * the three. The compiler's IEEE division is, behind its range check (FCHK,
- * else a slow-path call): r = MUFU.RCP(FA) refined once, q = FC r, then
- * q + (FC - q FA) r; here the reciprocal and its refinement are shared and
- * each colour takes the last three steps, the same operations on the same
- * values, so each quotient is the division's while FA lies in [2^-100,
- * 2^100] (the range check's fast side for any colour sum that does not
- * round to 0 or saturate either way). Other FA (0, negative, NaN, extreme)
- * take ic_cu_unpremultiply. SASS of the rows kernels' RGBA pixel: 3 x
- * (MUFU.RCP, 5 FFMA, FCHK, branch) against 1 MUFU.RCP and 11 FFMA/FMUL. */
-__device__ __forceinline__ void ic_cu_unpremultiply3(float &c0, float &c1, float &c2, float fa)
+/* ic_cu_unpremultiply of a pixel's NC colour sums c[0..NC-1], one
+ * reciprocal for them all. The compiler's IEEE division is, behind its range
+ * check (FCHK, else a slow-path call): r = MUFU.RCP(FA) refined once, q = FC
+ * r, then q + (FC - q FA) r; here the reciprocal and its refinement are
+ * shared and each colour takes the last three steps, the same operations on
+ * the same values, so each quotient is the division's while FA lies in
+ * [2^-100, 2^100] (the range check's fast side for any colour sum that does
+ * not round to 0 or saturate either way). Other FA (0, negative, NaN,
+ * extreme) take ic_cu_unpremultiply. SASS of the rows kernels' RGBA pixel:
+ * 3 x (MUFU.RCP, 5 FFMA, FCHK, branch) against 1 MUFU.RCP and 11 FFMA/FMUL. */
+template <int NC> __device__ __forceinline__ void ic_cu_unpremultiply_px(float *c, float fa)
 {
     /* FA's bits in [2^-100, 2^100]: positive, normal, neither tiny nor huge */
     if (__float_as_uint(fa) - 0x0D800000u > 0x71800000u - 0x0D800000u) {
-        c0 = ic_cu_unpremultiply(c0, fa);
-        c1 = ic_cu_unpremultiply(c1, fa);
-        c2 = ic_cu_unpremultiply(c2, fa);
+#pragma unroll
+        for (int k = 0; k < NC; k++)
+            c[k] = ic_cu_unpremultiply(c[k], fa);
         return;
     }
     float r;
     asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(fa));
     r = fmaf(r, fmaf(-fa, r, 1.0f), r);
-    const float q0 = c0 * r, q1 = c1 * r, q2 = c2 * r;
-    c0 = fmaf(r, fmaf(-fa, q0, c0), q0);
-    c1 = fmaf(r, fmaf(-fa, q1, c1), q1);
-    c2 = fmaf(r, fmaf(-fa, q2, c2), q2);
+#pragma unroll
+    for (int k = 0; k < NC; k++) {
+        const float q = c[k] * r;
+        c[k] = fmaf(r, fmaf(-fa, q, c[k]), q);
+    }
 }
 
 /* ---- weights and the inner product ---------------------------------------- */

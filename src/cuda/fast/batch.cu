@@ -22,15 +22,19 @@
 #include "cuda/fast/batch_impl.cuh"
 
 IC_BATCH_ROWS(extern template, 3, 1);
+IC_BATCH_ROWS(extern template, 3, 2);
 IC_BATCH_ROWS(extern template, 3, 3);
 IC_BATCH_ROWS(extern template, 3, 4);
 IC_BATCH_ROWS(extern template, 5, 1);
+IC_BATCH_ROWS(extern template, 5, 2);
 IC_BATCH_ROWS(extern template, 5, 3);
 IC_BATCH_ROWS(extern template, 5, 4);
 IC_BATCH_ROWS(extern template, 7, 1);
+IC_BATCH_ROWS(extern template, 7, 2);
 IC_BATCH_ROWS(extern template, 7, 3);
 IC_BATCH_ROWS(extern template, 7, 4);
 IC_BATCH_ROWS(extern template, 9, 1);
+IC_BATCH_ROWS(extern template, 9, 2);
 IC_BATCH_ROWS(extern template, 9, 3);
 IC_BATCH_ROWS(extern template, 9, 4);
 

@@ -271,6 +271,8 @@ ic_status rows_launch(const ic_cuda_args *base, const float *w, const float *row
     switch (base->soa ? 1 : base->channels) {
     case 1:
         return rows_go_s<K, 1>(base, w, row, col, rank, rows, t, blocks, err, errlen);
+    case 2:
+        return rows_go_s<K, 2>(base, w, row, col, rank, rows, t, blocks, err, errlen);
     case 3:
         return rows_go_s<K, 3>(base, w, row, col, rank, rows, t, blocks, err, errlen);
     default:

@@ -148,7 +148,8 @@ ic_status ic_fast_tensor_sep_launch(const ic_cuda_args *a, const float *row, con
 /* 1 when the rows method takes a kw x kh kernel on this image shape. */
 int ic_fast_rows_eligible(int kw, int kh, int channels, int soa);
 /* 1 when it also runs premultiplied-alpha jobs of this shape itself (RGBA
- * AoS); other shapes with premultiplication take the generic kernel. */
+ * and grey + alpha AoS); other shapes with premultiplication take the
+ * generic kernel. */
 int ic_fast_rows_premultiplies(int channels, int soa);
 
 /* Output rows per thread (1, 2, 4, and more: ic_fast_rows_run) of the

@@ -31,7 +31,7 @@
  *
  * Premultiplied alpha (ic_job.premultiply): direct and sep take it with every
  * channel in one block (the colour needs the alpha of its pixels), rows on
- * RGBA AoS, global always; FFT does not, so such jobs never plan it.
+ * RGBA and grey + alpha AoS, global always; FFT does not, so such jobs never plan it.
  *
  * 16-bit samples (IC_U16): direct, sep and global take them through a
  * run-time branch in their shared loads and stores (tile.cuh, cuda_common.cuh),

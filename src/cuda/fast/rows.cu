@@ -22,21 +22,27 @@ IC_ROWS_LAUNCH_C(extern template, 5, 0);
 IC_ROWS_LAUNCH_C(extern template, 5, 1);
 IC_ROWS_LAUNCH_C(extern template, 5, 2);
 IC_ROWS_LAUNCH_R(extern template, 7, 1, 0);
+IC_ROWS_LAUNCH_R(extern template, 7, 2, 0);
 IC_ROWS_LAUNCH_R(extern template, 7, 3, 0);
 IC_ROWS_LAUNCH_R(extern template, 7, 4, 0);
 IC_ROWS_LAUNCH_R(extern template, 7, 1, 1);
+IC_ROWS_LAUNCH_R(extern template, 7, 2, 1);
 IC_ROWS_LAUNCH_R(extern template, 7, 3, 1);
 IC_ROWS_LAUNCH_R(extern template, 7, 4, 1);
 IC_ROWS_LAUNCH_R(extern template, 7, 1, 2);
+IC_ROWS_LAUNCH_R(extern template, 7, 2, 2);
 IC_ROWS_LAUNCH_R(extern template, 7, 3, 2);
 IC_ROWS_LAUNCH_R(extern template, 7, 4, 2);
 IC_ROWS_LAUNCH_R(extern template, 9, 1, 0);
+IC_ROWS_LAUNCH_R(extern template, 9, 2, 0);
 IC_ROWS_LAUNCH_R(extern template, 9, 3, 0);
 IC_ROWS_LAUNCH_R(extern template, 9, 4, 0);
 IC_ROWS_LAUNCH_R(extern template, 9, 1, 1);
+IC_ROWS_LAUNCH_R(extern template, 9, 2, 1);
 IC_ROWS_LAUNCH_R(extern template, 9, 3, 1);
 IC_ROWS_LAUNCH_R(extern template, 9, 4, 1);
 IC_ROWS_LAUNCH_R(extern template, 9, 1, 2);
+IC_ROWS_LAUNCH_R(extern template, 9, 2, 2);
 IC_ROWS_LAUNCH_R(extern template, 9, 3, 2);
 IC_ROWS_LAUNCH_R(extern template, 9, 4, 2);
 IC_ROWS_LAUNCH_RING(extern template, 5);
@@ -50,12 +56,12 @@ extern "C" int ic_fast_rows_eligible(int kw, int kh, int channels, int soa)
 {
     if (kw != kh || (kw != 3 && kw != 5 && kw != 7 && kw != 9))
         return 0;
-    return soa || channels == 1 || channels == 3 || channels == 4;
+    return soa || (channels >= 1 && channels <= 4);
 }
 
 extern "C" int ic_fast_rows_premultiplies(int channels, int soa)
 {
-    return !soa && channels == 4;
+    return !soa && (channels == 2 || channels == 4);
 }
 
 extern "C" int ic_fast_rows_rolls(int k, int rank)

@@ -42,13 +42,16 @@
  * 7x7 or 9x9 takes rows_ring.cuh's form, 8 samples of as many rows a thread
  * as the planner gives (ring_rows in rows.cu).
  *
- * Premultiplied alpha (a.premultiply, backend.h) on RGBA AoS rows: a thread's
- * 16 samples are 4 whole pixels and its halos whole pixels too (16c - 4R), so
- * each loaded row is premultiplied in registers (colour times the alpha three
- * samples on), the sums are FC and FA, and the store divides each colour sum
- * by its pixel's FA: one pass, nothing but registers. Side items premultiply
- * their windows the same way. Other layouts with premultiplication take the
- * generic kernel.
+ * Premultiplied alpha (a.premultiply, backend.h) on RGBA and grey + alpha
+ * AoS rows (STEP 4 and 2): a thread's 16 samples are 4 or 8 whole pixels and
+ * its halos whole pixels too (16c - STEP R), so each loaded row is
+ * premultiplied in registers (colour times its pixel's alpha, the pixel's
+ * last sample), the sums are FC and FA, and the store divides each colour
+ * sum by its pixel's FA (one reciprocal a pixel: ic_cu_unpremultiply_px):
+ * one pass, nothing but registers. Side items premultiply their windows the
+ * same way. Other layouts with premultiplication take the generic kernel.
+ * (Grey + alpha AoS took the shared-memory methods until 2026-11-26, the
+ * rows kernels then having no 2-sample step.)
  */
 #ifndef IC_CUDA_FAST_ROWS_IMPL_CUH
 #define IC_CUDA_FAST_ROWS_IMPL_CUH
@@ -169,18 +172,20 @@ template <int K, int ROWS> constexpr int rows_kernel_blocks()
     return ROWS > 4 ? 7 : rows_min_blocks<K, ROWS>() * (BY / by_of(K));
 }
 
-/* Premultiplied RGBA: the colour samples of a window of whole pixels (NW
- * samples) times the alpha three samples on. */
+/* Premultiplied RGBA and grey + alpha (STEP 4 and 2, AoS): the colour
+ * samples of a window of whole pixels (NW samples) times their pixel's
+ * alpha, its last sample. */
 template <int STEP, int NW>
 __device__ __forceinline__ void premultiply_window(float (&f)[NW], bool premultiply)
 {
-    if constexpr (STEP == 4) {
+    if constexpr (STEP == 2 || STEP == 4) {
+        static_assert(NW % STEP == 0, "a window of whole pixels");
         if (premultiply) {
 #pragma unroll
-            for (int p = 0; p < NW / 4; p++)
+            for (int p = 0; p < NW / STEP; p++)
 #pragma unroll
-                for (int k = 0; k < 3; k++)
-                    f[4 * p + k] *= f[4 * p + 3];
+                for (int k = 0; k < STEP - 1; k++)
+                    f[STEP * p + k] *= f[STEP * p + STEP - 1];
         }
     }
 }
@@ -252,15 +257,16 @@ __device__ __forceinline__ void add_row(float (&acc)[N][W], float (&f)[W + 2 * (
     }
 }
 
-/* Premultiplied RGBA: colour = FC / FA (0 where FA <= 0) in a row of W. */
+/* Premultiplied RGBA and grey + alpha: colour = FC / FA (0 where FA <= 0)
+ * in a row of W samples of whole pixels. */
 template <int STEP, int W>
 __device__ __forceinline__ void unpremultiply_row(float (&acc)[W], bool premultiply)
 {
-    if constexpr (STEP == 4) {
+    if constexpr (STEP == 2 || STEP == 4) {
         if (premultiply) {
 #pragma unroll
-            for (int p = 0; p < W / 4; p++)
-                ic_cu_unpremultiply3(acc[4 * p], acc[4 * p + 1], acc[4 * p + 2], acc[4 * p + 3]);
+            for (int p = 0; p < W / STEP; p++)
+                ic_cu_unpremultiply_px<STEP - 1>(&acc[STEP * p], acc[STEP * p + STEP - 1]);
         }
     }
 }
@@ -711,6 +717,8 @@ ic_status launch_c(const ic_cuda_args *a, const float *w, const float *row, cons
     switch (a->soa ? 1 : a->channels) {
     case 1:
         return launch_r<K, 1, RANK>(a, w, row, col, rows, err, errlen);
+    case 2:
+        return launch_r<K, 2, RANK>(a, w, row, col, rows, err, errlen);
     case 3:
         return launch_r<K, 3, RANK>(a, w, row, col, rows, err, errlen);
     default:

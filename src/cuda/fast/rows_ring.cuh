@@ -61,10 +61,12 @@ constexpr int RING_PREFETCH = 6;
  * 128: 8K 7x7 at 42 rows 0.1443 -> 0.1400 ms, table H at ab353d1; the
  * one-row loop holds the RGB ones without spills; 24 at 80 registers took
  * 8K 7x7 from 0.124 to 0.128 ms, H200, 084945Z); an RGBA 9x9 16 at 128 (at
- * 96 it spills 152 bytes). A block is RING_TY warps (ring_grid). */
+ * 96 it spills 152 bytes), and a grey + alpha 9x9 too (at 96 it spilled
+ * 760 bytes, ptxas -v: the premultiplied path's registers). A block is
+ * RING_TY warps (ring_grid). */
 __host__ __device__ constexpr int ring_warps(int k, int step)
 {
-    return k <= 5 ? 24 : k == 7 || step != 4 ? 20 : 16;
+    return k <= 5 ? 24 : k == 7 || (step != 4 && step != 2) ? 20 : 16;
 }
 
 /* The 8-byte words around sample s0 of an input row that hold a thread's
@@ -277,6 +279,8 @@ ic_status launch_ring(const ic_cuda_args *a, const float *row, const float *col,
     switch (a->soa ? 1 : a->channels) {
     case 1:
         return launch_ring_s<K, 1>(a, row, col, rows, err, errlen);
+    case 2:
+        return launch_ring_s<K, 2>(a, row, col, rows, err, errlen);
     case 3:
         return launch_ring_s<K, 3>(a, row, col, rows, err, errlen);
     default:

@@ -1,0 +1,5 @@
+/* rows_k7_full_s2.cu - the `rows` kernels (rows_impl.cuh) for 7x7 at full rank (RANK 0),
+ * grey + alpha. */
+#include "cuda/fast/rows_impl.cuh"
+
+IC_ROWS_LAUNCH_R(template, 7, 2, 0);
