@@ -1300,9 +1300,10 @@ static void many_images(void)
 /* ---- P: premultiplied alpha (issue 12) ------------------------------------------------ */
 
 /* Kernel ms of the fast path on a chart image of w x h x ch in layout lay
- * (premultiply: the job's flag); plan gets the plan. 0 on success. */
+ * (premultiply: the job's flag; tune: forced knobs or NULL); plan gets the
+ * plan. 0 on success. */
 static int time_alpha_case(int w, int h, int ch, ic_layout lay, const ic_kernel *k, int premultiply,
-                           double *ms, ic_plan *plan)
+                           const ic_tuning *tune, double *ms, ic_plan *plan)
 {
     ic_image src;
     char err[256];
@@ -1313,7 +1314,7 @@ static int time_alpha_case(int w, int h, int ch, ic_layout lay, const ic_kernel 
     ic_image_free(&src);
     memset(plan, 0, sizeof *plan);
     if (!r)
-        r = bg_time_fast_alpha(G, k, IC_BORDER_REPLICATE, premultiply, B.reps, NULL, ms, plan, err,
+        r = bg_time_fast_alpha(G, k, IC_BORDER_REPLICATE, premultiply, B.reps, tune, ms, plan, err,
                                sizeof err);
     if (r)
         fprintf(stderr, "imgconv-bench: P: %s\n", err);
@@ -1365,7 +1366,7 @@ static void premultiplied(void)
         for (int v = 0; v < 3; v++) {
             m[v][0] = '\0';
             if (time_alpha_case(sd->w, sd->h, v == 2 ? ch - 1 : ch, cases[i].layout, &k, v == 0,
-                                &t[v], &pl[v])) {
+                                NULL, &t[v], &pl[v])) {
                 t[v] = 0;
                 continue;
             }
@@ -1388,6 +1389,47 @@ static void premultiplied(void)
         md("| %s %s %s %d %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", sd->name,
            ch == 4 ? "RGBA" : "GA", cases[i].kind, cases[i].K,
            cases[i].layout == IC_SOA ? "SoA" : "AoS", a[0], m[0], a[1], m[1], r1, a[2], m[2], r2);
+        ic_kernel_free(&k);
+    }
+
+    /* The rows method's rows a thread for alpha images' 3x3, forced: the
+     * planner's rule (ic_fast_rows_shape) was measured on RGB images, while a
+     * premultiplied thread does more work a row. */
+    static const struct {
+        int size, ch;
+    } shaped[] = {{1, 4}, {2, 4}, {4, 4}, {2, 2}, {4, 2}};
+    md("\nThe rows method forced to 1, 2, 4 and 8 output rows a thread, gaussian:3, AoS, "
+       "premultiplied / independent (kernel ms):\n\n| case | planner | x1 | x2 | x4 | x8 |\n"
+       "|---|---|---|---|---|---|\n");
+    for (int i = 0; i < (int)(sizeof shaped / sizeof shaped[0]); i++) {
+        const size_def *sd = &SIZES[shaped[i].size];
+        if (B.quick && shaped[i].size > 2)
+            continue;
+        ic_kernel k;
+        if (make_kernel(&k, "gaussian", 3))
+            exit(1);
+        md("| %s %s gaussian 3 AoS", sd->name, shaped[i].ch == 4 ? "RGBA" : "GA");
+        for (int sh = 0; sh < 5; sh++) {
+            ic_tuning tune;
+            memset(&tune, 0, sizeof tune);
+            tune.method = IC_METHOD_ROWS;
+            tune.rows_shape = sh ? 1 << (sh - 1) : 0;
+            double t2[2] = {0, 0};
+            ic_plan pl;
+            char m[32] = "";
+            for (int v = 0; v < 2; v++)
+                if (time_alpha_case(sd->w, sd->h, shaped[i].ch, IC_AOS, &k, v == 0,
+                                    sh ? &tune : NULL, &t2[v], &pl) ||
+                    (sh && pl.rows_per_thread != tune.rows_shape))
+                    t2[v] = 0;
+                else if (!sh && !v)
+                    method_of(m, sizeof m, &pl);
+            char a[16], b[16];
+            fmt_t(a, sizeof a, t2[0]);
+            fmt_t(b, sizeof b, t2[1]);
+            md(" | %s%s%s / %s", m, m[0] ? " " : "", a, b);
+        }
+        md(" |\n");
         ic_kernel_free(&k);
     }
 
