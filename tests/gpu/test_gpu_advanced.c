@@ -327,6 +327,31 @@ static void knobs(int q)
               ic_plan_get(ctx, &img, &k9, NULL, &a) == IC_OK && a.method == IC_METHOD_ROWS &&
               a.rank == 1 && a.rows_per_thread >= 8 && a.rows_per_thread <= 64,
           "gaussian:9: %s rows x%d rank %d", ic_method_name(a.method), a.rows_per_thread, a.rank);
+    /* pixels with alpha (RGBA, grey + alpha AoS): never the 4-row kernels
+     * (they spill there), and a premultiplied separable 3x3 at 2 rows, not
+     * rows_roll's 8 (plan.cu, table P's shapes) */
+    ic_image ga, big;
+    CHECK(ic_image_create(&ga, 256, 128, 2, IC_AOS) == IC_OK &&
+              ic_image_create(&big, 3840, 2160, 4, IC_AOS) == IC_OK,
+          "alpha images");
+    ic_kernel sharpen;
+    CHECK(ic_kernel_parse(&sharpen, "sharpen") == IC_OK, "kernel sharpen");
+    CHECK(ic_context_set_tuning(ctx, NULL) == IC_OK &&
+              ic_plan_get(ctx, &rgba, &k3, NULL, &a) == IC_OK && a.premultiply &&
+              a.method == IC_METHOD_ROWS && a.rows_per_thread == 2 &&
+              ic_plan_get(ctx, &ga, &k3, NULL, &b) == IC_OK && b.premultiply &&
+              b.method == IC_METHOD_ROWS && b.rows_per_thread == 2,
+          "premultiplied gaussian:3: RGBA %s x%d, grey + alpha %s x%d", ic_method_name(a.method),
+          a.rows_per_thread, ic_method_name(b.method), b.rows_per_thread);
+    ic_params ind;
+    ic_params_default(&ind);
+    ind.alpha = IC_ALPHA_INDEPENDENT;
+    CHECK(ic_plan_get(ctx, &big, &sharpen, &ind, &a) == IC_OK && !a.premultiply &&
+              (a.method != IC_METHOD_ROWS || a.rows_per_thread != 4),
+          "4K RGBA sharpen: %s x%d", ic_method_name(a.method), a.rows_per_thread);
+    ic_kernel_free(&sharpen);
+    ic_image_free(&big);
+    ic_image_free(&ga);
     ic_kernel_free(&k3);
     memset(&t, 0, sizeof t);
     t.method = IC_METHOD_ROWS;

@@ -708,6 +708,20 @@ static ic_status plan_job(ic_fast_state *st, const ic_job *job, ic_fast_plan *p,
         /* more than 4 rows a thread only for what rows_roll and rows_ring
          * take (a forced value elsewhere runs as 4, and the plan says so) */
         p->rows = ic_fast_rows_run(kw, rows_rank, per_thread);
+        /* Pixels of 2 or 4 samples with alpha (grey + alpha, RGBA AoS): the
+         * 4-row kernels spill there (248-296 bytes of stack, ptxas -v: the
+         * premultiplied path's registers) and took 2-3x the 2-row time, and
+         * a premultiplied separable 3x3 runs faster at 2 rows than
+         * rows_roll's 8 (table P's shapes, H100, 20261126T192206Z, premultiplied /
+         * independent ms: HD RGBA x4 0.0375 / 0.0341, x2 0.0142 / 0.0123, x8
+         * 0.0201 / 0.0123; 8K RGBA x4 0.431 / 0.392, x2 0.144 / 0.123, x8
+         * 0.162 / 0.115; HD grey + alpha x2 0.0103 against x8 0.0162
+         * premultiplied; 720p RGBA x2 0.0093 against x8 0.0183). The
+         * rule's figures above are RGB's. */
+        const int alpha_px = img->layout == IC_AOS && (img->channels == 2 || img->channels == 4);
+        if (alpha_px && !tune->rows_shape &&
+            (p->rows == 4 || (job->premultiply && ic_fast_rows_rolls(kw, rows_rank))))
+            p->rows = 2;
         /* rows with the separable passes in registers also beats the
          * shared-memory sep method at every size it takes (bench table H,
          * accafa9: HD 9x9 0.034 vs 0.054 ms, 8K 9x9 0.28 vs 0.62), but for
