@@ -97,8 +97,8 @@ template <int K, int RANK> struct rows_w {
     float col[RANK == 0 ? 1 : RANK][K];
 };
 
-/* Byte b of q (word_byte: byte b & 3 of w) as a float, exactly: the byte as the low mantissa bits of
- * 2^23 (one byte permute), less 2^23 (one add). Both run on the integer and
+/* Byte b of q (word_byte: byte b & 3 of w) as a float, exactly: the byte as
+ * the low mantissa bits of 2^23 (one byte permute), less 2^23 (one add). Both run on the integer and
  * FMA pipes; I2F runs on the conversion pipe, a quarter of the rate, which
  * the rows kernels' conversions (in and out) saturated (SASS at 0503e13:
  * 124 conversions for 64 outputs of the 3x3 at 4 rows). */
@@ -753,7 +753,7 @@ ic_status launch_k(const ic_cuda_args *a, const float *w, const float *row, cons
 
 /* The same for one channel step of a pair, where its kernels are too slow to
  * compile in one part: parts write IC_ROWS_LAUNCH_R(template, K, STEP, RANK)
- * for steps 1, 3 and 4, and rows.cu declares those extern in place of the
+ * for steps 1, 2, 3 and 4, and rows.cu declares those extern in place of the
  * pair's IC_ROWS_LAUNCH_C (its launch_c is then rows.cu's, a host switch). */
 #define IC_ROWS_LAUNCH_R(PREFIX, K, STEP, RANK)                                                    \
     PREFIX ic_status icf_rows::launch_r<K, STEP, RANK>(const ic_cuda_args *a, const float *w,      \
