@@ -717,8 +717,9 @@ static ic_status plan_job(ic_fast_state *st, const ic_job *job, ic_fast_plan *p,
          * 0.0201 / 0.0123; 8K RGBA x4 0.431 / 0.392, x2 0.144 / 0.123, x8
          * 0.162 / 0.115; HD grey + alpha x2 0.0103 against x8 0.0162
          * premultiplied; 720p RGBA x2 0.0093 against x8 0.0183). The
-         * rule's figures above are RGB's. */
-        const int alpha_px = img->layout == IC_AOS && (img->channels == 2 || img->channels == 4);
+         * rule's figures above are RGB's. Those pixels are the ones the rows
+         * kernels premultiply themselves. */
+        const int alpha_px = ic_fast_rows_premultiplies(img->channels, img->layout == IC_SOA);
         if (alpha_px && !tune->rows_shape &&
             (p->rows == 4 || (job->premultiply && ic_fast_rows_rolls(kw, rows_rank))))
             p->rows = 2;
