@@ -187,7 +187,8 @@ with tempfile.TemporaryDirectory() as tmp:
     # the markdown carries the issue table, the floors, tables F and H as measured, and N
     for frag in ("## Seed tables", "## Large kernels, 8K (table E)", "## Floors", "## Batches",
                  "## Planner (calibration tables F, H and N)", "N: on grey, grey + alpha",
-                 "### F. Methods forced", "### H. The rows method", "fixture run", "| 480p gaussian 3x3 | **0.0064** |"):
+                 "### F. Methods forced", "### H. The rows method", "fixture run",
+                 "| 480p gaussian 3x3 | **0.0064** |"):
         check(frag in text, f"markdown lacks {frag!r}")
 
     # without CV-CUDA: NPP is the only peer, and the verdicts say so

@@ -98,10 +98,11 @@ template <int K, int RANK> struct rows_w {
 };
 
 /* Byte b of q (word_byte: byte b & 3 of w) as a float, exactly: the byte as
- * the low mantissa bits of 2^23 (one byte permute), less 2^23 (one add). Both run on the integer and
- * FMA pipes; I2F runs on the conversion pipe, a quarter of the rate, which
- * the rows kernels' conversions (in and out) saturated (SASS at 0503e13:
- * 124 conversions for 64 outputs of the 3x3 at 4 rows). */
+ * the low mantissa bits of 2^23 (one byte permute), less 2^23 (one add).
+ * Both run on the integer and FMA pipes; I2F runs on the conversion pipe, a
+ * quarter of the rate, which the rows kernels' conversions (in and out)
+ * saturated (SASS at 0503e13: 124 conversions for 64 outputs of the 3x3 at
+ * 4 rows). */
 __device__ __forceinline__ float word_byte(unsigned w, int b)
 {
     return __int_as_float((int)__byte_perm(w, 0x4bu, 0x4550u + (unsigned)(b & 3))) - 8388608.0f;
