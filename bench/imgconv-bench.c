@@ -1299,23 +1299,31 @@ static void many_images(void)
 
 /* ---- P: premultiplied alpha (issue 12) ------------------------------------------------ */
 
-/* Kernel ms of the fast path on a chart image of w x h x ch in layout lay
- * (premultiply: the job's flag; tune: forced knobs or NULL); plan gets the
- * plan. 0 on success. */
-static int time_alpha_case(int w, int h, int ch, ic_layout lay, const ic_kernel *k, int premultiply,
-                           const ic_tuning *tune, double *ms, ic_plan *plan)
+/* Uploads a chart image of w x h x ch in layout lay as the timed input. 0
+ * on success. */
+static int alpha_image(int w, int h, int ch, ic_layout lay)
 {
     ic_image src;
     char err[256];
     if (ic_image_create(&src, w, h, ch, lay) != IC_OK)
         exit(1);
     ic_image_chart(&src, 777);
-    int r = bg_set_image(G, &src, 0, err, sizeof err);
+    const int r = bg_set_image(G, &src, 0, err, sizeof err);
     ic_image_free(&src);
+    if (r)
+        fprintf(stderr, "imgconv-bench: P: %s\n", err);
+    return r;
+}
+
+/* Kernel ms of the fast path on the uploaded image (premultiply: the job's
+ * flag; tune: forced knobs or NULL); plan gets the plan. 0 on success. */
+static int time_alpha(const ic_kernel *k, int premultiply, const ic_tuning *tune, double *ms,
+                      ic_plan *plan)
+{
+    char err[256];
     memset(plan, 0, sizeof *plan);
-    if (!r)
-        r = bg_time_fast_alpha(G, k, IC_BORDER_REPLICATE, premultiply, B.reps, tune, ms, plan, err,
-                               sizeof err);
+    const int r = bg_time_fast_alpha(G, k, IC_BORDER_REPLICATE, premultiply, B.reps, tune, ms, plan,
+                                     err, sizeof err);
     if (r)
         fprintf(stderr, "imgconv-bench: P: %s\n", err);
     return r;
@@ -1365,8 +1373,8 @@ static void premultiplied(void)
         char m[3][32];
         for (int v = 0; v < 3; v++) {
             m[v][0] = '\0';
-            if (time_alpha_case(sd->w, sd->h, v == 2 ? ch - 1 : ch, cases[i].layout, &k, v == 0,
-                                NULL, &t[v], &pl[v])) {
+            if (alpha_image(sd->w, sd->h, v == 2 ? ch - 1 : ch, cases[i].layout) ||
+                time_alpha(&k, v == 0, NULL, &t[v], &pl[v])) {
                 t[v] = 0;
                 continue;
             }
@@ -1408,6 +1416,7 @@ static void premultiplied(void)
         ic_kernel k;
         if (make_kernel(&k, "gaussian", 3))
             exit(1);
+        const int up = alpha_image(sd->w, sd->h, shaped[i].ch, IC_AOS);
         md("| %s %s gaussian 3 AoS", sd->name, shaped[i].ch == 4 ? "RGBA" : "GA");
         for (int sh = 0; sh < 5; sh++) {
             ic_tuning tune;
@@ -1418,8 +1427,7 @@ static void premultiplied(void)
             ic_plan pl;
             char m[32] = "";
             for (int v = 0; v < 2; v++)
-                if (time_alpha_case(sd->w, sd->h, shaped[i].ch, IC_AOS, &k, v == 0,
-                                    sh ? &tune : NULL, &t2[v], &pl) ||
+                if (up || time_alpha(&k, v == 0, sh ? &tune : NULL, &t2[v], &pl) ||
                     (sh && pl.rows_per_thread != tune.rows_shape))
                     t2[v] = 0;
                 else if (!sh && !v)
