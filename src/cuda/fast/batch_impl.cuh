@@ -205,7 +205,7 @@ template <int K, int STEP, int ROWS> constexpr int batch_min_blocks()
     return (STEP == 4 ? -1 : 0) + icf_rows::rows_min_blocks<K, ROWS>();
 }
 
-template <int K, int STEP, int RANK, int ROWS, class TAB>
+template <int K, int STEP, int RANK, int ROWS, class TAB, bool FAST = false>
 __global__ void __launch_bounds__(icf_rows::BX *icf_rows::BY, (batch_min_blocks<K, STEP, ROWS>()))
     batch_rows_kernel(const ic_cuda_args base, const icf_rows::rows_w<K, RANK> w,
                       const __grid_constant__ TAB tab)
@@ -215,7 +215,7 @@ __global__ void __launch_bounds__(icf_rows::BX *icf_rows::BY, (batch_min_blocks<
     const ic_cuda_args a = batch_args(base, d);
     unsigned bx, by, bz;
     batch_block(d, b, &bx, &by, &bz);
-    icf_rows::rows_body<K, STEP, RANK, ROWS, icf_rows::BY, false>(a, w, d.e, bx, by, bz);
+    icf_rows::rows_body<K, STEP, RANK, ROWS, icf_rows::BY, false, FAST>(a, w, d.e, bx, by, bz);
 }
 
 /* One rows launch of a batch: the images of t, `blocks` blocks in all. */
@@ -225,12 +225,22 @@ ic_status rows_go(const ic_cuda_args *base, const float *w, const float *row, co
 {
     icf_rows::rows_w<K, RANK> p;
     icf_rows::rows_weights<K, RANK>(&p, w, row, col);
+    icf_rows::rows_fast(&p, base->bias);
     const dim3 block(icf_rows::BX, icf_rows::BY);
     const cudaStream_t stream = (cudaStream_t)base->stream;
     return launch_with_table(
         t,
         [&](const auto &tab) {
-            batch_rows_kernel<K, STEP, RANK, ROWS, std::decay_t<decltype(tab)>>
+            using TAB = std::decay_t<decltype(tab)>;
+            /* rows_fast's weights: their own kernel (rows_kernel) */
+            if constexpr (K == 3 && RANK == 1) {
+                if (p.fast) {
+                    batch_rows_kernel<K, STEP, RANK, ROWS, TAB, true>
+                        <<<blocks, block, 0, stream>>>(*base, p, tab);
+                    return;
+                }
+            }
+            batch_rows_kernel<K, STEP, RANK, ROWS, TAB>
                 <<<blocks, block, 0, stream>>>(*base, p, tab);
         },
         "cuda fast batched rows kernel launch", err, errlen);

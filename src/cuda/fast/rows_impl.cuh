@@ -42,6 +42,18 @@
  * 7x7 or 9x9 takes rows_ring.cuh's form, 8 samples of as many rows a thread
  * as the planner gives (ring_rows in rows.cu).
  *
+ * A separable 3x3 with bias 0 (the usual blur) runs in rows_fast's form
+ * where its weights allow: the row vector divided by its centre tap and the
+ * column vector multiplied by it, so that the horizontal pass starts from
+ * the centre sample (2 products a sample, not 3) and no bias is added: the
+ * RGB rows_roll loop went from 1836 to 1554 instructions (128 outputs; SASS,
+ * cuobjdump), HD 0.0096 -> 0.0093 ms, HD RGBA independent at 8 rows 0.0126
+ * -> 0.0114, 8K 0.115 -> 0.104 (tables A, H, P, H100, 20261126T210533Z,
+ * against the previous src/ in the same run). The sums are the same
+ * products rounded in another order (README: within 1 level, exact on
+ * 99.9%); a tie-prone kernel's exact factors take the form only where
+ * every new weight is exact (rows_fast).
+ *
  * Premultiplied alpha (a.premultiply, backend.h) on RGBA and grey + alpha
  * AoS rows (STEP 4 and 2): a thread's 16 samples are 4 or 8 whole pixels and
  * its halos whole pixels too (16c - STEP R), so each loaded row is
@@ -57,6 +69,8 @@
 #define IC_CUDA_FAST_ROWS_IMPL_CUH
 
 #include <cuda_runtime.h>
+#include <float.h>
+#include <math.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -95,6 +109,7 @@ template <int K, int RANK> struct rows_w {
     float v[RANK == 0 ? K * K : 1];
     float row[RANK == 0 ? 1 : RANK][K];
     float col[RANK == 0 ? 1 : RANK][K];
+    int fast; /* rows_fast: a separable 3x3's row centred on 1, bias 0 */
 };
 
 /* Byte b of q (word_byte: byte b & 3 of w) as a float, exactly: the byte as
@@ -201,14 +216,18 @@ template <int N, int W> __device__ __forceinline__ void zero_sums(float (&acc)[N
             acc[o][t] = 0.0f;
 }
 
-/* The horizontal pass of row vector v at output sample t of a window f. */
-template <int K, int STEP, int NW>
+/* The horizontal pass of row vector v at output sample t of a window f.
+ * FAST (rows_fast's weights: the centre tap is 1): the centre sample is the
+ * first partial sum, K - 1 products instead of K. */
+template <int K, int STEP, int NW, bool FAST = false>
 __device__ __forceinline__ float row_pass(const float (&v)[K], const float (&f)[NW], int t)
 {
-    float h = 0.0f;
+    constexpr int R = K / 2;
+    float h = FAST ? f[t + R * STEP] : 0.0f;
 #pragma unroll
     for (int i = 0; i < K; i++)
-        h = fmaf(v[i], f[t + i * STEP], h);
+        if (!FAST || i != R)
+            h = fmaf(v[i], f[t + i * STEP], h);
     return h;
 }
 
@@ -220,7 +239,7 @@ __device__ __forceinline__ float row_pass(const float (&v)[K], const float (&f)[
  * rows_side: N = 1, W = SIDE, r = the kernel row; rows_roll does the same
  * products in the same order), so an output is the same bit for bit
  * whichever path computes it. */
-template <int K, int STEP, int RANK, int N, int W>
+template <int K, int STEP, int RANK, int N, int W, bool FAST = false>
 __device__ __forceinline__ void add_row(float (&acc)[N][W], float (&f)[W + 2 * (K / 2) * STEP],
                                         const rows_w<K, RANK> &w, int r, bool premultiply)
 {
@@ -247,7 +266,7 @@ __device__ __forceinline__ void add_row(float (&acc)[N][W], float (&f)[W + 2 * (
         for (int q = 0; q < (RANK == 0 ? 1 : RANK); q++)
 #pragma unroll
             for (int t = 0; t < W; t++) {
-                const float h = row_pass<K, STEP>(w.row[q], f, t);
+                const float h = row_pass<K, STEP, W + 2 * (K / 2) * STEP, FAST>(w.row[q], f, t);
 #pragma unroll
                 for (int o = 0; o < N; o++) {
                     const int j = r - o;
@@ -326,12 +345,13 @@ __device__ __forceinline__ void store_words(uint8_t *out, const unsigned (&v)[CH
 }
 
 /* One output row of a chunk (its 16 sums) rounded and stored at out. */
+template <bool BIAS = true>
 __device__ __forceinline__ void store_chunk(const float (&acc)[CHUNK], float bias, uint8_t *out)
 {
     unsigned v[CHUNK / 4];
 #pragma unroll
     for (int q = 0; q < CHUNK / 4; q++)
-        v[q] = pack_word(*reinterpret_cast<const float(*)[4]>(&acc[4 * q]), bias);
+        v[q] = pack_word<BIAS>(*reinterpret_cast<const float(*)[4]>(&acc[4 * q]), bias);
     store_words(out, v);
 }
 
@@ -340,7 +360,7 @@ __device__ __forceinline__ void store_chunk(const float (&acc)[CHUNK], float bia
  * 16-byte store per output row. (Mapping the rows of the groups at the top
  * and bottom here instead of in rows_side made ptxas spill the 3x3 kernels
  * at their 64 registers.) */
-template <int K, int STEP, int RANK, int ROWS>
+template <int K, int STEP, int RANK, int ROWS, bool FAST = false>
 __device__ __forceinline__ void rows_chunk(const ic_cuda_args &a, const rows_w<K, RANK> &w, int s0,
                                            int y0, unsigned bz)
 {
@@ -359,13 +379,13 @@ __device__ __forceinline__ void rows_chunk(const ic_cuda_args &a, const rows_w<K
     for (int r = 0; r < ROWS + K - 1; r++) {
         float f[CHUNK + 2 * H]; /* f[q] = sample s0 - H + q */
         row_window<H>(load_row<H>(src + (size_t)(y0 - R + r) * a.src_pitch + s0), f);
-        add_row<K, STEP, RANK, ROWS, CHUNK>(acc, f, w, r, a.premultiply);
+        add_row<K, STEP, RANK, ROWS, CHUNK, FAST>(acc, f, w, r, a.premultiply);
     }
 
 #pragma unroll
     for (int o = 0; o < ROWS; o++) {
         unpremultiply_row<STEP>(acc[o], a.premultiply);
-        store_chunk(acc[o], a.bias, dst + (size_t)(y0 + o) * a.dst_pitch + s0);
+        store_chunk<!FAST>(acc[o], a.bias, dst + (size_t)(y0 + o) * a.dst_pitch + s0);
     }
 }
 
@@ -394,7 +414,7 @@ __device__ __forceinline__ void rows_chunk(const ic_cuda_args &a, const rows_w<K
 #endif
 constexpr int ROLL_PREFETCH = IC_ROLL_PREFETCH;
 
-template <int K, int STEP, int ROWS>
+template <int K, int STEP, int ROWS, bool FAST = false>
 __device__ __forceinline__ void rows_roll(const ic_cuda_args &a, const rows_w<K, 1> &w, int s0,
                                           int y0, unsigned bz)
 {
@@ -427,7 +447,7 @@ __device__ __forceinline__ void rows_roll(const ic_cuda_args &a, const rows_w<K,
 #pragma unroll
             for (int b = 0; b < 4; b++) {
                 const int t = 4 * q + b;
-                const float h = row_pass<K, STEP>(w.row[0], f, t);
+                const float h = row_pass<K, STEP, CHUNK + 2 * H, FAST>(w.row[0], f, t);
 #pragma unroll
                 for (int j = 0; j < K; j++) { /* output row r - j takes it as kernel row j */
                     const int o = r - j;
@@ -442,7 +462,7 @@ __device__ __forceinline__ void rows_roll(const ic_cuda_args &a, const rows_w<K,
             }
             if (done >= 0) { /* finished: round and pack at once, so few sums stay live */
                 unpremultiply_row<STEP>(fin, a.premultiply);
-                word[q] = pack_word(fin, a.bias);
+                word[q] = pack_word<!FAST>(fin, a.bias);
             }
         }
         if (done >= 0)
@@ -462,7 +482,7 @@ __device__ __forceinline__ void rows_roll(const ic_cuda_args &a, const rows_w<K,
  * the full K x K for a separable kernel). Mapping each column between the
  * loads made every load wait for the one before, and whole-chunk items
  * became the launch's tail at 480p (0.0141 ms against 0.0066, 423ef53). */
-template <int K, int STEP, int RANK, bool PREFETCH = false, int MODE = -1>
+template <int K, int STEP, int RANK, bool PREFETCH = false, int MODE = -1, bool FAST = false>
 __device__ __forceinline__ void rows_side(const ic_cuda_args &a, const rows_w<K, RANK> &w, int s0,
                                           int y, unsigned bz, int nsamp)
 {
@@ -515,20 +535,21 @@ __device__ __forceinline__ void rows_side(const ic_cuda_args &a, const rows_w<K,
 #pragma unroll
         for (int q = 0; q < NW; q++)
             f[q] = my < 0 || xo[q] < 0 ? a.border_value : (float)__ldg(row + xo[q]);
-        add_row<K, STEP, RANK, 1, SIDE>(acc, f, w, j, a.premultiply);
+        add_row<K, STEP, RANK, 1, SIDE, FAST>(acc, f, w, j, a.premultiply);
     }
     unpremultiply_row<STEP>(acc[0], a.premultiply);
     uint8_t *out = a.dst + plane_out + (size_t)y * a.dst_pitch + s0;
 #pragma unroll
     for (int t = 0; t < SIDE; t++)
         if (s0 + t < nsamp)
-            out[t] = ic_round_u8(acc[0][t] + a.bias);
+            out[t] = ic_round_u8(FAST ? acc[0][t] : acc[0][t] + a.bias);
 }
 
 /* The work of side block (bx, by, bz), bx >= e.main_bx, of a rows launch
  * with blocks of TY rows of threads: half a chunk of one output row a
  * thread (rows_side). */
-template <int K, int STEP, int RANK, int TY, bool PREFETCH = false, int MODE = -1>
+template <int K, int STEP, int RANK, int TY, bool PREFETCH = false, int MODE = -1,
+          bool FAST = false>
 __device__ __forceinline__ void rows_side_block(const ic_cuda_args &a, const rows_w<K, RANK> &w,
                                                 const rows_edges &e, unsigned bx, unsigned by,
                                                 unsigned bz)
@@ -552,28 +573,29 @@ __device__ __forceinline__ void rows_side_block(const ic_cuda_args &a, const row
         y = e.n_top + row;
         c = k < left ? k : sp.c_end + (k - left);
     }
-    rows_side<K, STEP, RANK, PREFETCH, MODE>(a, w, c * CHUNK + half * SIDE, y, bz,
-                                             a.width * (a.soa ? 1 : a.channels));
+    rows_side<K, STEP, RANK, PREFETCH, MODE, FAST>(a, w, c * CHUNK + half * SIDE, y, bz,
+                                                   a.width * (a.soa ? 1 : a.channels));
 }
 
 /* rows_side_block with the rows' lines prefetched first and, for a
  * replicate launch (the default border), the border mode folded into the
  * maps: the side items of the one-image rows kernel and of rows_ring. */
-template <int K, int STEP, int RANK, int TY>
+template <int K, int STEP, int RANK, int TY, bool FAST = false>
 __device__ __forceinline__ void rows_side_fast(const ic_cuda_args &a, const rows_w<K, RANK> &w,
                                                const rows_edges &e, unsigned bx, unsigned by,
                                                unsigned bz)
 {
     if (a.border == IC_BORDER_REPLICATE)
-        rows_side_block<K, STEP, RANK, TY, true, IC_BORDER_REPLICATE>(a, w, e, bx, by, bz);
+        rows_side_block<K, STEP, RANK, TY, true, IC_BORDER_REPLICATE, FAST>(a, w, e, bx, by, bz);
     else
-        rows_side_block<K, STEP, RANK, TY, true>(a, w, e, bx, by, bz);
+        rows_side_block<K, STEP, RANK, TY, true, -1, FAST>(a, w, e, bx, by, bz);
 }
 
 /* The work of block (bx, by, bz) of a rows launch over image a: rows_kernel
  * passes its blockIdx, the batched launch (batch_impl.cuh) the block's place
  * in its image. TY rows of threads a block (by_of; the batch keeps BY). */
-template <int K, int STEP, int RANK, int ROWS, int TY = by_of(K), bool FOLD = true>
+template <int K, int STEP, int RANK, int ROWS, int TY = by_of(K), bool FOLD = true,
+          bool FAST = false>
 __device__ __forceinline__ void rows_body(const ic_cuda_args &a, const rows_w<K, RANK> &w,
                                           const rows_edges &e, unsigned bx, unsigned by,
                                           unsigned bz)
@@ -586,9 +608,9 @@ __device__ __forceinline__ void rows_body(const ic_cuda_args &a, const rows_w<K,
          * folded, its 64 x 480p took 0.0568 ms against 0.0547 (table M,
          * 120644Z). */
         if (FOLD)
-            rows_side_fast<K, STEP, RANK, TY>(a, w, e, bx, by, bz);
+            rows_side_fast<K, STEP, RANK, TY, FAST>(a, w, e, bx, by, bz);
         else
-            rows_side_block<K, STEP, RANK, TY>(a, w, e, bx, by, bz);
+            rows_side_block<K, STEP, RANK, TY, false, -1, FAST>(a, w, e, bx, by, bz);
         return;
     }
     const int c = sp.c_first + (int)(bx * BX + threadIdx.x);
@@ -598,16 +620,21 @@ __device__ __forceinline__ void rows_body(const ic_cuda_args &a, const rows_w<K,
     const int y0 = min(sp.y_first + g * ROWS, sp.y_last);
     if constexpr (ROWS > 4) {
         static_assert(RANK == 1, "many rows per thread: rank 1 only");
-        rows_roll<K, STEP, ROWS>(a, w, c * CHUNK, y0, bz);
+        rows_roll<K, STEP, ROWS, FAST>(a, w, c * CHUNK, y0, bz);
     } else
-        rows_chunk<K, STEP, RANK, ROWS>(a, w, c * CHUNK, y0, bz);
+        rows_chunk<K, STEP, RANK, ROWS, FAST>(a, w, c * CHUNK, y0, bz);
 }
 
-template <int K, int STEP, int RANK, int ROWS>
+/* FAST: the weights took rows_fast's form (w.fast; its own kernel, for a
+ * separable 3x3 only: as a branch inside one kernel, ptxas kept the
+ * weights in uniform registers and reloaded them, 520 ULDC in the RGB
+ * rows_roll loop). */
+template <int K, int STEP, int RANK, int ROWS, bool FAST = false>
 __global__ void __launch_bounds__(BX *by_of(K), (rows_kernel_blocks<K, ROWS>()))
     rows_kernel(ic_cuda_args a, rows_w<K, RANK> w, rows_edges e)
 {
-    rows_body<K, STEP, RANK, ROWS>(a, w, e, blockIdx.x, blockIdx.y, blockIdx.z);
+    rows_body<K, STEP, RANK, ROWS, by_of(K), true, FAST>(a, w, e, blockIdx.x, blockIdx.y,
+                                                         blockIdx.z);
 }
 
 /* The weights of a launch: the full K x K (rank 0) or rank pairs of vectors. */
@@ -623,6 +650,55 @@ inline void rows_weights(rows_w<K, RANK> *p, const float *w, const float *row, c
             p->row[q][i] = row[q * K + i];
             p->col[q][i] = col[q * K + i];
         }
+}
+
+/* x * 2^20 is an integer (the planner's test for factors that keep a
+ * tie-prone kernel's sums exact, plan.cu). */
+inline bool rows_dyadic(const float *v, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (v[i] * 1048576.0f != rintf(v[i] * 1048576.0f))
+            return false;
+    return true;
+}
+
+/* A separable 3x3 with bias 0 (the usual blur) in rows_fast form: the row
+ * vector divided by its centre tap (which row_pass<FAST> then takes as 1:
+ * 2 products a sample, not 3) and the column vector times it, so that the
+ * sums are the same products' in another rounding. Taken where that is safe:
+ * a centre no smaller than 2^-10 of the row's largest tap, finite normal
+ * results, and, where both vectors are dyadic (a tie-prone kernel's exact
+ * factors), only if every new weight is exact, so its sums stay exact.
+ * Else w->fast stays 0 and the launch runs the plain sums. */
+template <int K, int RANK> inline void rows_fast(rows_w<K, RANK> *p, float bias)
+{
+    p->fast = 0;
+    if constexpr (K == 3 && RANK == 1) {
+        const float c = p->row[0][1];
+        float big = 0.0f;
+        for (int i = 0; i < K; i++)
+            big = fmaxf(big, fabsf(p->row[0][i]));
+        if (bias != 0.0f || !(fabsf(c) >= ldexpf(big, -10)) || !isfinite(big) || c == 0.0f)
+            return;
+        float row[K], col[K];
+        bool exact = true, ok = true;
+        for (int i = 0; i < K; i++) {
+            row[i] = i == 1 ? 1.0f : p->row[0][i] / c;
+            col[i] = p->col[0][i] * c;
+            exact = exact && (double)row[i] * c == (double)p->row[0][i] &&
+                    (double)col[i] == (double)p->col[0][i] * c;
+            ok = ok && isfinite(row[i]) && isfinite(col[i]) &&
+                 (col[i] == 0.0f || fabsf(col[i]) >= FLT_MIN) &&
+                 (row[i] == 0.0f || fabsf(row[i]) >= FLT_MIN);
+        }
+        if (!ok || (!exact && rows_dyadic(p->row[0], K) && rows_dyadic(p->col[0], K)))
+            return;
+        for (int i = 0; i < K; i++) {
+            p->row[0][i] = row[i];
+            p->col[0][i] = col[i];
+        }
+        p->fast = 1;
+    }
 }
 
 /* The launch shape of a rows launch over a width x height image (samples
@@ -675,6 +751,7 @@ ic_status launch(const ic_cuda_args *a, const float *w, const float *row, const 
 {
     rows_w<K, RANK> p;
     rows_weights<K, RANK>(&p, w, row, col);
+    rows_fast(&p, a->bias);
     rows_edges e;
     long long grid_y = 0;
     if (!rows_shape_of(a->width, a->height, STEP, K, ROWS, &e, &grid_y))
@@ -687,7 +764,14 @@ ic_status launch(const ic_cuda_args *a, const float *w, const float *row, const 
 #endif
     const dim3 block(BX, by_of(K));
     const dim3 grid(e.main_bx + e.edge_bx, (unsigned)grid_y, a->soa ? (unsigned)a->channels : 1u);
-    rows_kernel<K, STEP, RANK, ROWS><<<grid, block, 0, (cudaStream_t)a->stream>>>(*a, p, e);
+    const cudaStream_t stream = (cudaStream_t)a->stream;
+    if constexpr (K == 3 && RANK == 1) {
+        if (p.fast)
+            rows_kernel<K, STEP, RANK, ROWS, true><<<grid, block, 0, stream>>>(*a, p, e);
+        else
+            rows_kernel<K, STEP, RANK, ROWS><<<grid, block, 0, stream>>>(*a, p, e);
+    } else
+        rows_kernel<K, STEP, RANK, ROWS><<<grid, block, 0, stream>>>(*a, p, e);
     const cudaError_t ce = cudaGetLastError();
     if (ce != cudaSuccess)
         return ic_cuda_fail(err, errlen, "cuda fast rows kernel launch", (int)ce);
