@@ -154,10 +154,12 @@ int ic_fast_rows_premultiplies(int channels, int soa);
 
 /* Output rows per thread (1, 2, 4, and more: ic_fast_rows_run) of the
  * rows method for an image and a k x k kernel, applied as separable passes
- * or as the full sum (the rule and its measurements are in rows.cu).
+ * or as the full sum, on `sms` SMs with a measured copy bandwidth of
+ * copy_bps bytes a second (the rule and its measurements are in rows.cu).
  * ic_tuning.rows_shape overrides it (plan.cu; benchmark calibration). */
 #define IC_FAST_ROWS_FILL 2048
-int ic_fast_rows_shape(int width, int height, int channels, int soa, int k, int sms, int separable);
+int ic_fast_rows_shape(int width, int height, int channels, int soa, int k, int sms,
+                       double copy_bps, int separable);
 /* 1 when the rows method takes 8 rows per thread (one input row at a time,
  * rows_roll) for a k x k kernel of this rank: a separable 3x3. */
 int ic_fast_rows_rolls(int k, int rank);

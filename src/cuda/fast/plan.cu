@@ -689,10 +689,10 @@ static ic_status plan_job(ic_fast_state *st, const ic_job *job, ic_fast_plan *p,
          * K*K sum (benchmark calibration). Rows per thread: ic_fast_rows_shape
          * (ic_tuning.rows_shape overrides it). */
         auto shape = [&](int separable) {
-            return tune->rows_shape
-                       ? tune->rows_shape
-                       : ic_fast_rows_shape(img->width, img->height, img->channels,
-                                            img->layout == IC_SOA, kw, d.sms, separable);
+            return tune->rows_shape ? tune->rows_shape
+                                    : ic_fast_rows_shape(img->width, img->height, img->channels,
+                                                         img->layout == IC_SOA, kw, d.sms,
+                                                         d.copy_bps, separable);
         };
         const int sep_ok = rank >= 1 && rank <= IC_FAST_ROWS_MAX_RANK &&
                            rank * ((4.0 + kh - 1) / 4.0 * kw + kh) < (double)kw * kh &&

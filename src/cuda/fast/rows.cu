@@ -83,9 +83,11 @@ extern "C" int ic_fast_rows_run(int k, int rank, int rows)
     return ic_fast_rows_rolls(k, rank) ? 8 : 4;
 }
 
-/* samples from which a separable 3x3 takes 4 rows a thread, not rows_roll's 8
- * (ic_fast_rows_shape): 8K RGB is 99.5M, 4K RGB 24.9M (a tie there) */
+/* samples from which a separable 3x3 takes 4 rows a thread, not rows_roll's 8,
+ * on a device whose measured copy bandwidth is under IC_ROWS3_X4_BPS bytes a
+ * second (ic_fast_rows_shape): 8K RGB is 99.5M, 4K RGB 24.9M (a tie there) */
 #define IC_ROWS3_X4_SAMPLES (32LL << 20)
+#define IC_ROWS3_X4_BPS 3.5e12
 
 /* rows_ring's rows a thread for an image (step samples a pixel, planes
  * planes) on `sms` SMs, by the warps an SM its main blocks get (ring_grid:
@@ -119,7 +121,7 @@ static int ring_rows(int width, int height, int step, int planes, int k, int sms
 }
 
 extern "C" int ic_fast_rows_shape(int width, int height, int channels, int soa, int k, int sms,
-                                  int separable)
+                                  double copy_bps, int separable)
 {
     /* Measured on the H100 (bench table H): a separable 5x5, 7x7 or 9x9 one
      * input row at a time (rows_ring), its rows by ring_rows (at 45b0191: HD
@@ -148,13 +150,15 @@ extern "C" int ic_fast_rows_shape(int width, int height, int channels, int soa, 
     const long long want = nsm * IC_FAST_ROWS_FILL;
     if (separable && k == 3) {
         /* 4 rows where 8 would leave an SM under 4 warps (480p), and from
-         * IC_ROWS3_X4_SAMPLES on pixels without alpha: with rows_fast's
-         * weights (rows_impl.cuh) the 8K RGB 3x3 took 0.0755 ms at 4 rows
-         * against 0.0784 at 8 (4K 0.0239 against 0.0240, HD 0.0094 against
-         * 0.0092; table H, H100, 20261126T210533Z, two runs each; before
-         * rows_fast 8K 0.0779 against 0.0777). Pixels with alpha keep 8:
-         * the 4-row kernels spill there (plan.cu). */
-        if (nsamp * height * planes >= IC_ROWS3_X4_SAMPLES &&
+         * IC_ROWS3_X4_SAMPLES on pixels without alpha where the measured copy
+         * bandwidth is under IC_ROWS3_X4_BPS: with rows_fast's weights
+         * (rows_impl.cuh) the H100's (2.9 TB/s) 8K RGB 3x3 took 0.0755 ms at
+         * 4 rows against 0.0784 at 8 (4K 0.0239 against 0.0240, HD 0.0094
+         * against 0.0092; table H, 20261126T210533Z, two runs each; before
+         * rows_fast 8K 0.0779 against 0.0777), the H200's (4.1 TB/s) 0.0638
+         * against 0.0603 (211414Z). Pixels with alpha keep 8: the 4-row
+         * kernels spill there (plan.cu). */
+        if (nsamp * height * planes >= IC_ROWS3_X4_SAMPLES && copy_bps < IC_ROWS3_X4_BPS &&
             !ic_fast_rows_premultiplies(channels, soa))
             return 4;
         return chunks * ((height + 7) / 8) * planes >= nsm * 128 ? 8 : 4;
