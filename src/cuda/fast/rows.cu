@@ -85,8 +85,8 @@ extern "C" int ic_fast_rows_run(int k, int rank, int rows)
 
 /* samples from which a separable 3x3 takes 4 rows a thread, not rows_roll's 8,
  * on a device whose measured copy bandwidth is under IC_ROWS3_X4_BPS bytes a
- * second (ic_fast_rows_shape): 8K RGB is 99.5M, 4K RGB 24.9M (a tie there) */
-#define IC_ROWS3_X4_SAMPLES (32LL << 20)
+ * second (ic_fast_rows_shape): 8K RGB is 99.5M, 4K RGB 24.9M, HD RGB 6.2M */
+#define IC_ROWS3_X4_SAMPLES (16LL << 20)
 #define IC_ROWS3_X4_BPS 3.5e12
 
 /* rows_ring's rows a thread for an image (step samples a pixel, planes
@@ -156,8 +156,10 @@ extern "C" int ic_fast_rows_shape(int width, int height, int channels, int soa, 
          * 4 rows against 0.0784 at 8 (4K 0.0239 against 0.0240, HD 0.0094
          * against 0.0092; table H, 20261126T210533Z, two runs each; before
          * rows_fast 8K 0.0779 against 0.0777), the H200's (4.1 TB/s) 0.0638
-         * against 0.0603 (211414Z). Pixels with alpha keep 8: the 4-row
-         * kernels spill there (plan.cu). */
+         * against 0.0603 (211414Z); once the 4 rows prefetched their input
+         * rows (rows_chunk), the H100's 8K 0.0746 against 0.0784 and 4K
+         * 0.0236 against 0.0242, HD 0.0095 against 0.0094 (214417Z). Pixels
+         * with alpha keep 8: the 4-row kernels spill there (plan.cu). */
         if (nsamp * height * planes >= IC_ROWS3_X4_SAMPLES && copy_bps < IC_ROWS3_X4_BPS &&
             !ic_fast_rows_premultiplies(channels, soa))
             return 4;
