@@ -217,6 +217,16 @@ ic_status ic__kernel_make(ic_kernel *k, int width, int height, const float *coef
     return IC_OK;
 }
 
+int ic__weights_dyadic(const float *w, size_t n, float scale)
+{
+    for (size_t i = 0; i < n; i++) {
+        const float x = w[i] * scale;
+        if (x != rintf(x))
+            return 0;
+    }
+    return 1;
+}
+
 ic_status ic_kernel_create(ic_kernel *k, int width, int height, const float *coef, double divisor)
 {
     char err[256] = "";

@@ -1,5 +1,6 @@
 /* kernel_internal.h - helpers shared by kernel.c (matrix text, files) and
- * kernels_named.c (NAME[:ARGS] generators); not public. */
+ * kernels_named.c (NAME[:ARGS] generators), and the weights test the
+ * backends' planners share (ic__weights_dyadic); not public. */
 #ifndef IC_CORE_KERNEL_INTERNAL_H
 #define IC_CORE_KERNEL_INTERNAL_H
 
@@ -7,6 +8,10 @@
 
 #include "core/error.h"
 #include "imgconv.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
 
 /* Result of ic__kernel_number(). */
 enum {
@@ -31,5 +36,18 @@ ic_status ic__kernel_make(ic_kernel *k, int width, int height, const float *coef
 /* Builds the named kernel in the n bytes at text ("gaussian:5", "sobel-x").
  * Returns IC_ERR_KERNEL with a reason for an unknown name or bad arguments. */
 ic_status ic__kernel_named(ic_kernel *k, const char *text, size_t n, char *err, size_t errlen);
+
+/* 1 when every weight w[0..n) times scale (a power of two) is an integer:
+ * 65536 for a kernel's weights (integer kernels over a power of two, box and
+ * binomial kernels...), 2^20 for factors. Sums of such weights over integer
+ * samples are exact in float32 and land exactly on .5 often; the oracle
+ * rounds those ties to even, which only an exact computation reproduces, so
+ * the backends keep such kernels off inexact methods (cpu.c, plan.cu, and
+ * the rows kernels' rows_fast form). */
+int ic__weights_dyadic(const float *w, size_t n, float scale);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -30,6 +30,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/kernel_internal.h"
 #include "cpu/cpu_internal.h"
 #include "exercises/linalg.h"
 
@@ -220,21 +221,6 @@ static double path_macs(const cpu_plan *plan)
     return (double)job->kw * job->kh;
 }
 
-/* 1 when every weight is a multiple of 2^-16 (integer kernels over a power of
- * two, 0/1 kernels...): their sums over integer samples land exactly on .5
- * often, and only an exact computation rounds those ties as the oracle does.
- * The direct sum and exact_rank1's factors are exact there; an SVD's are not,
- * so such kernels never take an inexact factorisation. */
-static int dyadic_weights(const float *w, int n)
-{
-    for (int t = 0; t < n; t++) {
-        float x = w[t] * 65536.0f;
-        if (x != rintf(x))
-            return 0;
-    }
-    return 1;
-}
-
 /* Largest relative error of the weights that rank-r factors reproduce,
  * max |w' - w| / |w| over the taps; infinity when a weight changes sign or a
  * zero weight becomes nonzero. */
@@ -287,7 +273,10 @@ static ic_status plan_factors(cpu_state *st, const ic_job *job, char *err, size_
             return IC_ERR_NOMEM;
         if (exact_rank1(job->w, kw, kh, st->cache_row, st->cache_col)) {
             st->cache_rank = 1;
-        } else if (!dyadic_weights(job->w, kw * kh)) {
+        } else if (!ic__weights_dyadic(job->w, (size_t)kw * kh, 65536.0f)) {
+            /* weights that are multiples of 2^-16 land on .5 often: the direct
+             * sum and exact_rank1's factors are exact there, an SVD's are not,
+             * so such kernels never take an inexact factorisation */
             ic_factors f;
             ic_status s = ic_kernel_factor(job->wk, 0.0, cap, &f);
             if (s != IC_OK) {

@@ -57,6 +57,7 @@
 #include <string.h>
 
 #include "core/calib_cache.h"
+#include "core/kernel_internal.h"
 #include "cuda/cuda_common.cuh"
 #include "cuda/fast/fast.h"
 #include "cuda/fast/tile.cuh"
@@ -294,28 +295,6 @@ static const ic_tuning *tuning_of(const ic_job *job)
     return job->tuning ? job->tuning : &none;
 }
 
-/* 1 when every weight is a multiple of 2^-16 (integer kernels over a power of
- * two, box and binomial kernels...). Sums of such weights over integer samples
- * are exact in float32 and land exactly on .5 often; the oracle rounds those
- * ties to even, which only an exact computation reproduces. The direct sum is
- * exact there; an SVD factorisation or an FFT is not (a tie comes out as
- * x.4999 or x.5001), so such kernels take neither unless the factors
- * reproduce the weights exactly. */
-static int dyadic(const float *w, size_t n, float scale)
-{
-    for (size_t i = 0; i < n; i++) {
-        const float x = w[i] * scale;
-        if (x != rintf(x))
-            return 0;
-    }
-    return 1;
-}
-
-static int dyadic_weights(const float *w, size_t n)
-{
-    return dyadic(w, n, 65536.0f);
-}
-
 /* Factorisation of the job's weights, cached while the kernel stays the same. */
 static ic_status factor_job(ic_fast_state *st, const ic_job *job, char *err, size_t errlen)
 {
@@ -326,7 +305,11 @@ static ic_status factor_job(ic_fast_state *st, const ic_job *job, char *err, siz
     ic_factors_free(&st->fac);
     free(st->f_w);
     st->f_w = NULL;
-    const int dy = dyadic_weights(job->w, n);
+    /* weights that are multiples of 2^-16 (ic__weights_dyadic): the direct
+     * sum is exact there; an SVD factorisation or an FFT is not (a tie comes
+     * out as x.4999 or x.5001), so such kernels take neither unless the
+     * factors reproduce the weights exactly */
+    const int dy = ic__weights_dyadic(job->w, n, 65536.0f);
     st->fft_ok = !dy;
     st->sep_ok = 0;
     if (job->kw == job->kh && job->kw >= 3 && job->kw <= IC_FAST_SEP_MAX_K && job->wk) {
@@ -347,8 +330,9 @@ static ic_status factor_job(ic_fast_state *st, const ic_job *job, char *err, siz
             /* Only an exact rank-1 product of dyadic vectors keeps the ties: then
              * every partial sum of both passes is exact too (Sobel, Prewitt,
              * Scharr, binomial kernels). */
-            st->sep_ok = st->fac.rank == 1 && dyadic(st->fac.row, (size_t)k, 1048576.0f) &&
-                         dyadic(st->fac.col, (size_t)k, 1048576.0f);
+            st->sep_ok = st->fac.rank == 1 &&
+                         ic__weights_dyadic(st->fac.row, (size_t)k, 1048576.0f) &&
+                         ic__weights_dyadic(st->fac.col, (size_t)k, 1048576.0f);
             for (int j = 0; st->sep_ok && j < k; j++)
                 for (int i = 0; i < k; i++)
                     if (st->fac.col[j] * st->fac.row[i] != job->w[(size_t)j * k + i]) {

@@ -75,6 +75,7 @@
 #include <string.h>
 
 #include "core/border.h"
+#include "core/kernel_internal.h"
 #include "cuda/cuda_common.cuh"
 #include "cuda/fast/fast.h"
 #ifdef IC_RING_EXPERIMENT
@@ -663,16 +664,6 @@ inline void rows_weights(rows_w<K, RANK> *p, const float *w, const float *row, c
         }
 }
 
-/* x * 2^20 is an integer (the planner's test for factors that keep a
- * tie-prone kernel's sums exact, plan.cu). */
-inline bool rows_dyadic(const float *v, int n)
-{
-    for (int i = 0; i < n; i++)
-        if (v[i] * 1048576.0f != rintf(v[i] * 1048576.0f))
-            return false;
-    return true;
-}
-
 /* A separable 3x3 with bias 0 (the usual blur) in rows_fast form: the row
  * vector divided by its centre tap (which row_pass<FAST> then takes as 1:
  * 2 products a sample, not 3) and the column vector times it, so that the
@@ -702,7 +693,9 @@ template <int K, int RANK> inline void rows_fast(rows_w<K, RANK> *p, float bias)
                  (col[i] == 0.0f || fabsf(col[i]) >= FLT_MIN) &&
                  (row[i] == 0.0f || fabsf(row[i]) >= FLT_MIN);
         }
-        if (!ok || (!exact && rows_dyadic(p->row[0], K) && rows_dyadic(p->col[0], K)))
+        /* dyadic factors (2^20, as the planner tests them, plan.cu) */
+        if (!ok || (!exact && ic__weights_dyadic(p->row[0], K, 1048576.0f) &&
+                    ic__weights_dyadic(p->col[0], K, 1048576.0f)))
             return;
         for (int i = 0; i < K; i++) {
             p->row[0][i] = row[i];
