@@ -13,7 +13,7 @@
  *    ic_kernel_*()/ic_kernel_free(), ic_context_create()/ic_context_free().
  *  - Sizes are checked for overflow before any allocation.
  *
- * Semantics of ic_convolve() (see README.md, "Definitions"):
+ * Semantics of ic_convolve() (see docs/definitions.md):
  *   convolution: out(x,y) = bias + sum_{j,i} K(i,j) * in(x - i + cx, y - j + cy)
  *   correlation: out(x,y) = bias + sum_{j,i} K(i,j) * in(x + i - cx, y + j - cy)
  *   with cx = (kw-1)/2, cy = (kh-1)/2, K the coefficients divided by the divisor,
@@ -118,7 +118,7 @@ typedef struct ic_image {
 /* Default pixel-count limit (width*height) of the loaders: 89,478,485 pixels,
  * Pillow's MAX_IMAGE_PIXELS (a 1 GiB RGB-with-padding budget), so that a
  * decompression bomb (a small file declaring a huge image) is refused right
- * after its header (README "Untrusted input"). */
+ * after its header (docs/definitions.md#untrusted-input). */
 #define IC_DEFAULT_MAX_PIXELS ((uint64_t)89478485)
 
 /* Bytes of one sample of a type: 1 for IC_U8, 2 for IC_U16, 0 for anything else. */
@@ -246,7 +246,7 @@ typedef struct ic_kernel {
  * samples are 0..255, so anything larger is a mistake. */
 #define IC_MAX_BIAS 1.0e6
 
-/* Parses kernel text (see README "Kernel text"):
+/* Parses kernel text (see docs/definitions.md#kernel-text):
  *   named:  NAME[:ARGS]          e.g. "gaussian:5", "gaussian:size=7,sigma=1.5"
  *   matrix: rows split by ';', values by spaces/commas, optional "/ D" divisor
  *   file:   "@PATH"              reads the file with ic_kernel_load
@@ -335,7 +335,7 @@ const char *ic_border_name(ic_border b);
  * IC_BORDER_CONSTANT outside the image. n must be >= 1. */
 int ic_border_index(int i, int n, ic_border b);
 
-/* Alpha handling for 2- and 4-channel images (README "Alpha"). */
+/* Alpha handling for 2- and 4-channel images (docs/definitions.md#alpha). */
 typedef enum ic_alpha {
     IC_ALPHA_AUTO = 0,    /* premultiply when weights sum to 1, else keep */
     IC_ALPHA_PREMULTIPLY, /* filter c*a and a, divide back */
@@ -444,7 +444,7 @@ typedef struct ic_context_options {
      * kernel and download, the largest over the devices (the shares overlap in
      * time), and total the wall time. CPU backends ignore it, and so does the
      * float64 premultiplied-alpha reference path of backends that do not
-     * premultiply themselves (seq, cuda-gemm; README "Alpha").
+     * premultiply themselves (seq, cuda-gemm; docs/definitions.md#alpha).
      * Errors at ic_context_create: IC_ERR_INVALID_ARG for n_devices < 0 or >
      * IC_MAX_DEVICES or a negative ordinal; IC_ERR_DEVICE naming an ordinal
      * this machine does not have. */
@@ -594,13 +594,13 @@ const char *ic_format_name(ic_format f);
 uint64_t ic_default_max_memory(void);
 
 /* Colour profile and camera data of an image file, carried from input to
- * output (README "Metadata"). Both blobs are copied verbatim:
+ * output (docs/definitions.md#metadata). Both blobs are copied verbatim:
  *   icc : an ICC profile (PNG iCCP, JPEG APP2 ICC_PROFILE, TIFF tag 34675,
  *         WebP ICCP), NULL/0 when the file has none;
  *   exif: the EXIF block as a TIFF structure starting "II*\0" or "MM\0*"
  *         (PNG eXIf, JPEG APP1 after "Exif\0\0", WebP EXIF; for TIFF files,
  *         a block built from IFD0's EXIF tags and the EXIF directory, and
- *         written back as tags: README "Metadata" lists what is carried),
+ *         written back as tags: docs/definitions.md#metadata lists what is carried),
  *         NULL/0 when none.
  * Pixels are never rotated: the EXIF orientation tag is kept as it was, so
  * viewers show the output the way they showed the input (what libvips and
@@ -678,7 +678,7 @@ typedef struct ic_save_options {
     /* 1 (fastest) .. 9 (smallest); 0 means the default. PNG: libdeflate's
      * level (1..9 -> 1/3/5/6/7/8/10/11/12) where libdeflate codes the image,
      * IC_PNG_DEFAULT_LEVEL by default; an image zlib's run-length coder
-     * compresses smaller (noisy photographs) ignores it (README "Formats").
+     * compresses smaller (noisy photographs) ignores it (docs/definitions.md#png-writer).
      * TIFF: zlib's level, 6 by default. */
     int compression;
     /* When non-NULL, written into PNG, JPEG, WebP and TIFF outputs (ICC and
@@ -697,7 +697,7 @@ typedef struct ic_save_options {
 } ic_save_options;
 
 /* The level PNG files are written with when ic_save_options.compression is
- * 0 (bench/png-speed.sh measured the choice; README "Formats" maps levels to
+ * 0 (bench/png-speed.sh measured the choice; docs/definitions.md#png-writer maps levels to
  * libdeflate's). */
 #define IC_PNG_DEFAULT_LEVEL 5
 
@@ -759,8 +759,8 @@ ic_status ic_save_bytes(const char *path, const void *data, size_t size);
  * every file when the options ask for a channel count other than 3 or for
  * IC_SOA. A corrupt or cut file therefore fails with the CPU decoder's
  * message, as with ic_image_load. Decoded pixels differ from libjpeg-turbo's
- * by the IDCT and chroma upsampling rounding of nvJPEG (README "JPEG on the
- * GPU" gives the measured difference).
+ * by the IDCT and chroma upsampling rounding of nvJPEG (docs/gpu-jpeg.md#pixels
+ * gives the bounds).
  *
  * Encoding (ic_gpu_encode): a 3-channel interleaved device image saved as JPEG
  * is encoded by nvJPEG on the device (nvjpegEncodeImage) with the CPU
@@ -930,7 +930,7 @@ ic_status ic_matmul(const float *A, const float *B, float *C, int M, int K, int 
  *
  * None of it changes what a call computes: a forced method or a tile shape
  * produces the same samples the planner's choice does (within the rounding
- * documented for the FFT method, README "Accuracy"); only speed differs.
+ * documented for the FFT method, docs/definitions.md#accuracy); only speed differs.
  */
 #if defined(IC_ADVANCED_API) && !defined(IMGCONV_H_ADVANCED)
 #define IMGCONV_H_ADVANCED
@@ -951,7 +951,8 @@ typedef enum ic_method {
     IC_METHOD_ROWS,     /* cuda: square 3..9 kernels, 16 samples x 1/2/4/8 rows per thread, or
                          * 8 samples x many rows (separable 5x5..9x9) */
     IC_METHOD_TENSOR    /* cuda: the kw*kh sum on the tensor cores (8-bit samples, kernels
-                         * 3..31 wide, sm_80 and later; float32 rounding, README "Accuracy") */
+                         * 3..31 wide, sm_80 and later; float32 rounding,
+                         * docs/definitions.md#accuracy) */
 } ic_method;
 
 /* Name of a method ("auto", "direct", "sep", "fft", "global", "rows", "tensor"). */

@@ -1,5 +1,5 @@
 /*
- * test_alpha.c - premultiplied alpha (README "Alpha") on every CPU backend,
+ * test_alpha.c - premultiplied alpha (docs/definitions.md#alpha) on every CPU backend,
  * as a specification:
  *
  *  1. Agreement with the float64 oracle on photograph-like images with real

@@ -2,7 +2,7 @@
  * test_tiff_exif.c - metadata carried from every input format that has it
  * (PNG, JPEG, TIFF, WebP) to every output format, TIFF's EXIF above all:
  * TIFF keeps EXIF as typed tags in IFD0 and an EXIF directory, the library
- * as one block (README "Metadata").
+ * as one block (docs/definitions.md#metadata).
  *
  * The fixtures are made here, independently of the library's TIFF code: a
  * camera-style EXIF block and a TIFF file with an EXIF directory are laid

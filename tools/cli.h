@@ -19,7 +19,7 @@
 
 #include "imgconv.h"
 
-/* Exit codes of imgconv (documented in --help and the README). */
+/* Exit codes of imgconv (documented in --help and docs/definitions.md#exit-codes). */
 enum {
     CLI_EXIT_OK = 0,       /* success */
     CLI_EXIT_INTERNAL = 1, /* a bug, or out of memory */

@@ -960,7 +960,7 @@ static int finish_batch_stream(cli_options *o, char **files, int nfiles, cli_err
         if ((uint64_t)o->stream_w * (uint64_t)o->stream_h > o->max_pixels)
             return usage_fail(e, "--stream: more pixels per frame than --max-pixels allows");
         /* Frames in flight: 3 read ahead, 3 waiting to be written, and the
-         * one being filtered with its output (README "Batch and streams"). */
+         * one being filtered with its output (docs/cli.md#batch-and-streams). */
         const uint64_t frame = (uint64_t)o->stream_w * (uint64_t)o->stream_h *
                                (uint64_t)o->stream_c * ic_sample_size(o->stream_type);
         if (frame > o->max_memory / 8u)

@@ -73,7 +73,7 @@ static void on_sigint(int sig)
 /* ---- the batch run ----------------------------------------------------------- */
 
 /* Who decodes the files of a CUDA batch of JPEGs (IC_BATCH_DECODE, for tests
- * and benchmarks; README "Batch and streams"). */
+ * and benchmarks; docs/cli.md#batch-and-streams). */
 enum {
     DEC_BOTH = 0, /* the CPU workers from the start, nvJPEG once it is open */
     DEC_AFTER,    /* both, the CPU workers starting once nvJPEG is open (or failed) */

@@ -522,7 +522,7 @@ int cli_run_filter(const cli_options *o, cli_err *e)
     cli_warm warm; /* the context and codec made while the input decodes */
     memset(&warm, 0, sizeof warm);
     ic_image src, dst;
-    /* The ICC profile and EXIF go from the input to the output (README "Metadata"). */
+    /* The ICC profile and EXIF go from the input to the output (docs/definitions.md#metadata). */
     ic_metadata meta;
     memset(&meta, 0, sizeof meta);
     uint8_t *in_data = NULL; /* INPUT - */
@@ -675,7 +675,7 @@ int cli_run_filter(const cli_options *o, cli_err *e)
         /* A codec exists only for JPEG -> JPEG: the filter writes into its
          * device buffer and nvJPEG encodes from there - unless the input
          * carries EXIF or an ICC profile, which nvJPEG cannot write and the
-         * CPU writer keeps (README "Metadata"). */
+         * CPU writer keeps (docs/definitions.md#metadata). */
         const int on_gpu = codec != NULL && !meta.exif && !meta.icc;
         if (run == 0 && o->explain)
             print_plan(o, ctx, &k, &src, &p);

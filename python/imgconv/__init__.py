@@ -13,7 +13,7 @@ The result has the same kind, shape and dtype. The kernel is kernel text
 (``"gaussian:5"``, ``"1 2 1; 2 4 2; 1 2 1 / 16"``, ``"@file.mat"``; see
 ``named_kernels()``), a 2D array of coefficients, or a :class:`Kernel`.
 
-Semantics are those of the C library and the CLI (README "Definitions"):
+Semantics are those of the C library and the CLI (docs/definitions.md):
 convolution by default (``correlate=True`` for correlation), float32 sums,
 round to nearest even, clamp to 0..255; a kernel's own offset (libvips .mat
 OFFSET) is added to ``bias`` as the CLI does. Failures raise :class:`Error`

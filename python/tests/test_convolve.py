@@ -13,7 +13,7 @@ import imgconv
 
 ndimage = pytest.importorskip("scipy.ndimage")
 
-# imgconv border -> scipy.ndimage mode (README "Border modes").
+# imgconv border -> scipy.ndimage mode (docs/definitions.md#border-modes).
 MODES = {"constant": "constant", "replicate": "nearest", "mirror": "mirror",
          "reflect": "reflect", "wrap": "grid-wrap"}
 
@@ -217,7 +217,7 @@ def test_chart_matches_the_cli(cli, tmp_path):
 @pytest.mark.parametrize("backend", ["seq", "cpu"])
 @pytest.mark.parametrize("border", sorted(MODES))
 def test_uint16_matches_scipy(backend, border):
-    """16-bit arrays are filtered at 16 bits (README "Sample types"): scipy in
+    """16-bit arrays are filtered at 16 bits (docs/definitions.md#sample-types): scipy in
     float64, rounded and clamped to 0..65535. The weights (/ 16) and the bias
     are dyadic and the sums stay under 2^24 / 16, so float32 is exact: every
     sample must match."""

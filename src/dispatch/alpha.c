@@ -1,5 +1,5 @@
 /*
- * alpha.c - premultiplied-alpha filtering (README "Alpha"), shared by every
+ * alpha.c - premultiplied-alpha filtering (docs/definitions.md#alpha), shared by every
  * backend: with a = alpha/max (max = 255, or 65535 for IC_U16 samples),
  * filter c*a and a alike, then
  *   colour = F(c*a) / F(a)   (0 where F(a) <= 0)   + bias

@@ -17,7 +17,7 @@ const ic_backend *ic__backend_at(int i);
 const ic_backend *ic__backend_best(int (*has)(const ic_backend *));
 
 /* Filters src into dst (same layout) with premultiplied alpha, in float64 on the
- * CPU (README "Alpha"): the one path shared by every backend for that mode. */
+ * CPU (docs/definitions.md#alpha): the one path shared by every backend for that mode. */
 ic_status ic__convolve_premultiplied(const ic_job *job);
 
 /* The CUDA device a context's backend runs on: IC_OK and *device for a

@@ -1,6 +1,6 @@
 /*
  * atomic.c - output files that appear only when complete, whatever happens
- * to the process (README "Command line": an interrupted run leaves no partial
+ * to the process (docs/cli.md#output-files: an interrupted run leaves no partial
  * file).
  *
  * On Linux the data goes to an anonymous file, open(DIR, O_TMPFILE): it has no

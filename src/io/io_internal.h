@@ -18,7 +18,7 @@
 /* Size of the message buffers the readers and writers fill (one line). */
 #define IC_IO_ERRLEN 512
 
-/* The limits a reader enforces (README "Untrusted input"), all effective
+/* The limits a reader enforces (docs/definitions.md#untrusted-input), all effective
  * values (never 0). max_memory bounds the bytes of the decoded image plus,
  * when convert_channels is nonzero, the converted copy ic_image_decode makes
  * of it afterwards (channel forcing or a layout change) with that many
@@ -192,7 +192,7 @@ typedef struct ic_png_deflate_opts {
     ic_png_filter filter; /* row filters */
     ic_png_coder coder;   /* who compresses the filtered rows */
 } ic_png_deflate_opts;
-/* The setting of --compression level (1..9; README "Formats" has the table). */
+/* The setting of --compression level (1..9; docs/definitions.md#png-writer has the table). */
 void ic_png_deflate_setting(int level, ic_png_deflate_opts *o);
 /* Writes img (IC_U8 or IC_U16, IC_AOS, any pitch) as a PNG of out_ch (1..4)
  * channels at 8 or 16 bits to f, with meta's ICC profile (iCCP, when

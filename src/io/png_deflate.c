@@ -45,7 +45,7 @@ void ic_png_deflate_setting(int level, ic_png_deflate_opts *o)
     /* --compression 1..9 -> libdeflate level 1, 3, 5, 6, 7, 8, 10, 11, 12 for
      * the images where libdeflate wins; every level also tries zlib's Z_RLE,
      * whose size does not depend on the level, and chooses the filter per
-     * image (README "Formats"; measured by bench/png-speed.sh). */
+     * image (docs/definitions.md#png-writer; measured by bench/png-speed.sh). */
     static const int libdeflate_level[10] = {0, 1, 3, 5, 6, 7, 8, 10, 11, 12};
     o->level = libdeflate_level[level < 1 ? 1 : level > 9 ? 9 : level];
     o->filter = IC_PNG_FILTER_TRIAL;

@@ -20,7 +20,7 @@
  * gathered from the file into a block on reading and set tag by tag through
  * libtiff on writing (the EXIF section below). The orientation tag is kept,
  * not applied: rows come as stored, and the tag travels in the EXIF block
- * (README "Metadata"). Built
+ * (docs/definitions.md#metadata). Built
  * only with IC_HAVE_TIFF; otherwise io.c reports the format as not built in.
  */
 #include <errno.h>
@@ -275,7 +275,7 @@ static ic_status read_rgba(TIFF *t, tiff_io *io, ic_image *img, uint32_t w, uint
         return st != IC_OK ? st : IC_ERR_NOMEM;
     }
     /* The rows as stored: the orientation is carried in the EXIF block, not
-     * applied (README "Metadata"). */
+     * applied (docs/definitions.md#metadata). */
     ri.req_orientation = ri.orientation;
     const int ok = TIFFRGBAImageGet(&ri, raster, w, h);
     TIFFRGBAImageEnd(&ri);

@@ -7,7 +7,7 @@
 # last frame may be cut: the stream writes to the caller's file). Single-file runs
 # also go through the fallback without O_TMPFILE (IC_NO_TMPFILE=1: a hidden
 # temporary that the signal handlers remove), with the catchable signals only
-# (SIGKILL there can leave the temporary: README "Command line").
+# (SIGKILL there can leave the temporary: docs/cli.md#output-files).
 . "$(dirname "$0")/common.bash"
 cd "$TMP" || exit 1
 set -m # background jobs get SIGINT too (without job control bash ignores it there)

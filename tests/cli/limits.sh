@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# limits.sh - the limits on untrusted input (README "Untrusted input"): the
+# limits.sh - the limits on untrusted input (docs/definitions.md#untrusted-input): the
 # decompression bomb of issue 13 (a 1 MB PNG declaring 16384x16384 RGBA of
 # zeros) is refused in under 0.1 s with the default limits, by the pixel limit
 # and, with that raised, by the memory limit; refusals are one line naming the

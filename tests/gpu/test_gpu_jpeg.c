@@ -8,7 +8,7 @@
  *     grey, are decoded by ic_gpu_decode and by ic_image_decode
  *     (libjpeg-turbo). Each case prints the engine that decoded it and the
  *     max and mean absolute difference; they must stay within TOL_MAX /
- *     TOL_MEAN (measured on the H100: see README "JPEG on the GPU"). Files
+ *     TOL_MEAN (see docs/gpu-jpeg.md#pixels). Files
  *     that go to the CPU decoder (grey) must be equal byte for byte.
  *  2. Bad files: cut at several points, garbage in the entropy-coded data,
  *     a broken header: the GPU path gives exactly the CPU path's status and

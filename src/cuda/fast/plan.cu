@@ -24,7 +24,7 @@
  * rounding, stores: counted from the code, see NOTES); e_d, e_s = fraction of
  * the FMA peak the unrolled loops reach; f_b = device-memory bytes per tile
  * element across build, R2C, multiply, C2R and extract; L = launch cost.
- * Constants are calibrated against the H100 benchmark (bench/NOTES.md). When
+ * Constants are calibrated against the H100 benchmark (docs/design/planner.md). When
  * two predictions are within 3%, the method with fewer multiply-adds wins, and
  * sep wins ties against direct (memory-bound kernels then take the separable
  * path, as the issue asks for Gaussian, box, Sobel, ... kernels).
@@ -64,7 +64,7 @@
 #include "exercises/conv1d_cuda.h"
 #include "exercises/matmul_cuda.h"
 
-/* ---- model constants (bench/NOTES.md says where they come from) ------------- */
+/* ---- model constants (docs/design/planner.md#model-constants says why) ------ */
 static const double LAUNCH_S = 5.0e-6;         /* per kernel launch, event-timed */
 static const double DIRECT_EFF = 0.80;         /* FMA-issue efficiency of the direct loops */
 static const double SEP_EFF = 0.75;            /* ... of the fused separable loops */

@@ -50,7 +50,7 @@
  * cuobjdump), HD 0.0096 -> 0.0093 ms, HD RGBA independent at 8 rows 0.0126
  * -> 0.0114, 8K 0.115 -> 0.104 (tables A, H, P, H100, 20261126T210533Z,
  * against the previous src/ in the same run). The sums are the same
- * products rounded in another order (README: within 1 level, exact on
+ * products rounded in another order (docs/definitions.md#accuracy: within 1 level, exact on
  * 99.9%); a tie-prone kernel's exact factors take the form only where
  * every new weight is exact (rows_fast).
  *

@@ -238,7 +238,7 @@ __device__ __forceinline__ __half mapped_h(const ic_cuda_args &a, const uint8_t 
  * groups of G 4-byte words (12 bytes = 4 pixels for C = 3, else one word:
  * 4 / C pixels) of NB (row, group) items before it converts any, so that
  * several loads are in flight (the byte-wise fill left the tensor kernels
- * latency-bound: bench/NOTES.md). Groups that leave the image go sample by
+ * latency-bound: docs/design/tensor.md#the-full-sum). Groups that leave the image go sample by
  * sample through the border mapping. */
 template <int C, int HW>
 __device__ __forceinline__ void fill_planes(const icf::targs &t, const planes &P,

@@ -200,7 +200,7 @@ __device__ __forceinline__ void fill_layout(const targs &t, const tile &b, const
 {
     /* groups per lane for the widest tile row, and rows per batch: about 8
      * loads in flight per lane (one row per batch left each warp waiting for
-     * memory once per row: the fill was latency-bound, bench/NOTES.md) */
+     * memory once per row: the fill was latency-bound, docs/design/tiles.md) */
     constexpr int UG = (sw_of(IC_FAST_DIRECT_MAX_KW) * C / 4 + 31) / 32;
     constexpr int NH = UG >= 8 ? 1 : 8 / UG;
     const ic_cuda_args &a = t.a;
