@@ -4,8 +4,8 @@
  * (the buffer protocol for host arrays, raw device pointers for CUDA arrays)
  * as ic_image without copying, keeps ic_context and ic_kernel objects alive
  * across calls, releases the GIL while filtering, loading and saving, and
- * turns every failure into imgconv.Error carrying the library's one-line
- * message. Array checks, output allocation and the friendly signature live in
+ * turns every failure into an imgconv.Error subclass carrying the library's
+ * one-line message. Array checks, output allocation and the friendly signature live in
  * python/imgconv/__init__.py.
  */
 #define PY_SSIZE_T_CLEAN
@@ -16,21 +16,20 @@
 
 #include "imgconv.h"
 
-static PyObject *ErrorType; /* imgconv.Error, set by the package at import */
+static PyObject *ErrorFactory; /* imgconv._error(status, message), set at import */
 
-/* Raises imgconv.Error(message) with .status set to the status name. */
+/* Raises the exception that imgconv._error picks for the status (ValueError,
+ * MemoryError or OSError subclasses of imgconv.Error), with .status set. */
 static PyObject *raise_status(ic_status st, const char *msg)
 {
-    PyObject *type = ErrorType ? ErrorType : PyExc_RuntimeError;
     const char *text = (msg && msg[0]) ? msg : ic_status_str(st);
-    PyObject *exc = PyObject_CallFunction(type, "s", text);
+    if (!ErrorFactory) {
+        PyErr_SetString(PyExc_RuntimeError, text);
+        return NULL;
+    }
+    PyObject *exc = PyObject_CallFunction(ErrorFactory, "is", (int)st, text);
     if (exc) {
-        PyObject *code = PyLong_FromLong((long)st);
-        if (code) {
-            PyObject_SetAttrString(exc, "status", code);
-            Py_DECREF(code);
-        }
-        PyErr_SetObject(type, exc);
+        PyErr_SetObject((PyObject *)Py_TYPE(exc), exc);
         Py_DECREF(exc);
     }
     return NULL;
@@ -382,9 +381,13 @@ static PyTypeObject ContextType =
 
 /* ---- module functions ---------------------------------------------------------- */
 
-static PyObject *mod_set_error(PyObject *Py_UNUSED(m), PyObject *type)
+static PyObject *mod_set_error(PyObject *Py_UNUSED(m), PyObject *factory)
 {
-    Py_XSETREF(ErrorType, Py_NewRef(type));
+    if (!PyCallable_Check(factory)) {
+        PyErr_SetString(PyExc_TypeError, "_set_error takes a callable (status, message)");
+        return NULL;
+    }
+    Py_XSETREF(ErrorFactory, Py_NewRef(factory));
     Py_RETURN_NONE;
 }
 
@@ -550,7 +553,7 @@ static PyObject *mod_status_names(PyObject *Py_UNUSED(m), PyObject *Py_UNUSED(a)
 }
 
 static PyMethodDef module_methods[] = {
-    {"_set_error", mod_set_error, METH_O, "set the exception type raised on failures"},
+    {"_set_error", mod_set_error, METH_O, "set the factory of the exceptions raised on failures"},
     {"version", mod_version, METH_NOARGS, "library version"},
     {"backends", mod_backends, METH_NOARGS, "[(name, summary, usable, why)]"},
     {"backend_auto", mod_backend_auto, METH_NOARGS, "the backend 'auto' picks here"},
