@@ -33,6 +33,7 @@ from __future__ import annotations
 import errno as _errno
 import os as _os
 import stat as _stat
+import struct as _struct
 import threading as _threading
 from typing import Any, Optional, Sequence, Tuple, Union
 
@@ -40,7 +41,8 @@ import numpy as _np
 
 from . import _imgconv
 
-__all__ = ["Error", "InvalidArgument", "LimitError", "FormatError", "Kernel", "Context",
+__all__ = ["Error", "InvalidArgument", "LimitError", "FormatError", "Image", "Metadata",
+           "Kernel", "Context",
            "context", "convolve", "gaussian", "box", "unsharp", "sharpen", "load", "save",
            "chart", "backends", "backend_auto", "named_kernels", "version", "STATUS",
            "__version__"]
@@ -237,6 +239,9 @@ class Context(_imgconv.Context):
             src = _np.ascontiguousarray(src)
         if out is None:
             out = _np.empty(src.shape, dtype=src.dtype)
+            if isinstance(image, Image):
+                out = out.view(Image)
+                out.metadata = image.metadata
         elif not isinstance(out, _np.ndarray) or out.shape != src.shape or out.dtype != src.dtype:
             raise ValueError(f"out must be a {src.dtype} NumPy array of the image's shape")
         if _np.shares_memory(src, out):
@@ -320,31 +325,92 @@ def _check_writable(path: PathLike) -> str:
     return path
 
 
-def load(path: PathLike, channels: int = 0) -> _np.ndarray:
+class Metadata:
+    """What a file carries besides its pixels: the ICC profile and the EXIF
+    block (bytes, or None). Pixels are never rotated: `orientation` is the
+    EXIF orientation (1..8) that viewers apply, 0 when there is none."""
+
+    __slots__ = ("icc", "exif")
+
+    def __init__(self, icc: Optional[bytes] = None, exif: Optional[bytes] = None) -> None:
+        self.icc = bytes(icc) if icc else None
+        self.exif = bytes(exif) if exif else None
+
+    @property
+    def orientation(self) -> int:
+        exif = self.exif
+        if not exif or len(exif) < 8 or exif[:2] not in (b"II", b"MM"):
+            return 0
+        order = "<" if exif[:2] == b"II" else ">"
+        try:
+            ifd = _struct.unpack_from(order + "I", exif, 4)[0]
+            (n,) = _struct.unpack_from(order + "H", exif, ifd)
+            for i in range(n):
+                tag, kind, count, value = _struct.unpack_from(order + "HHIH", exif,
+                                                              ifd + 2 + 12 * i)
+                if tag == 0x0112 and kind == 3 and count == 1:
+                    return value if 1 <= value <= 8 else 0
+        except _struct.error:
+            return 0
+        return 0
+
+    def __bool__(self) -> bool:
+        return bool(self.icc or self.exif)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Metadata) and (self.icc, self.exif) == (other.icc, other.exif)
+
+    def __repr__(self) -> str:
+        icc = f"{len(self.icc)} bytes" if self.icc else None
+        exif = f"{len(self.exif)} bytes" if self.exif else None
+        return f"imgconv.Metadata(icc={icc}, exif={exif}, orientation={self.orientation})"
+
+
+class Image(_np.ndarray):
+    """The pixels of a loaded file (a NumPy array: numpy.asarray, DLPack and
+    every array operation see the pixels) with the file's `metadata`.
+    Filtering an Image returns an Image with the same metadata, and save()
+    writes it back, as the CLI does."""
+
+    metadata: Metadata
+
+    def __array_finalize__(self, obj: Any) -> None:
+        self.metadata = getattr(obj, "metadata", None) or Metadata()
+
+
+def load(path: PathLike, channels: int = 0) -> Image:
     """Loads a PNG, JPEG, TIFF, WebP or PGM/PPM file as an H x W (grey) or
-    H x W x C array: uint16 for 16-bit files (16-bit PNG and TIFF, PNM with
-    maxval > 255), uint8 otherwise; channels=1..4 converts on load.
+    H x W x C Image (a NumPy array with .metadata: the ICC profile and EXIF
+    block): uint16 for 16-bit files (16-bit PNG and TIFF, PNM with maxval >
+    255), uint8 otherwise; channels=1..4 converts on load.
     Raises FileNotFoundError, PermissionError or IsADirectoryError as open()
     does, FormatError for a corrupt or unknown file, LimitError over the
     limits."""
-    buf, h, w, c, bits = _imgconv.load(_check_readable(path), int(channels))
+    buf, h, w, c, bits, icc, exif = _imgconv.load(_check_readable(path), int(channels))
     a = _np.frombuffer(buf, dtype=_np.uint16 if bits == 16 else _np.uint8)
-    return a.reshape((h, w) if c == 1 else (h, w, c))
+    img = a.reshape((h, w) if c == 1 else (h, w, c)).view(Image)
+    img.metadata = Metadata(icc, exif)
+    return img
 
 
-def save(path: PathLike, image: Any, quality: int = 0) -> None:
+def save(path: PathLike, image: Any, quality: int = 0,
+         metadata: Optional[Metadata] = None) -> None:
     """Saves an H x W [x C] uint8 or uint16 array; the format follows the
     extension (.png, .jpg/.jpeg, .tif, .webp, .pgm/.ppm/.pnm). uint16 is kept
     by PNG, TIFF and PNM and written as round(v / 257) by JPEG and WebP.
+    The ICC profile and EXIF block of `metadata` (by default the image's own,
+    for an Image from load()) are written where the format holds them.
     Written to a temporary file and renamed, so a failure never leaves a
     partial file. quality: JPEG 1..100 (0: 92). Raises FileNotFoundError or
     PermissionError for a missing or read-only folder."""
+    if metadata is None:
+        metadata = getattr(image, "metadata", None) or Metadata()
     a = _np.asarray(image)
     if a.dtype not in (_np.uint8, _np.uint16):
         raise TypeError(f"image samples must be uint8 or uint16, not {a.dtype}")
     if not _wrappable(a):
         a = _np.ascontiguousarray(a)
-    _imgconv.save(a, _check_writable(path), int(quality))
+    _imgconv.save(a, _check_writable(path), int(quality), metadata.icc, metadata.exif)
 
 
 Size = Union[int, Tuple[int, int]]

@@ -440,6 +440,13 @@ static PyObject *mod_named_kernels(PyObject *Py_UNUSED(m), PyObject *Py_UNUSED(a
 
 /* load(path, channels) -> (bytearray, height, width, channels, bits), rows
  * packed; bits 16: native-order uint16 samples (16-bit PNG, TIFF, PNM). */
+static PyObject *bytes_or_none(const uint8_t *p, size_t n)
+{
+    return p && n ? PyBytes_FromStringAndSize((const char *)p, (Py_ssize_t)n) : Py_NewRef(Py_None);
+}
+
+/* load(path, channels) -> (bytearray, height, width, channels, bits, icc, exif);
+ * icc and exif are bytes, or None when the file has none. */
 static PyObject *mod_load(PyObject *Py_UNUSED(m), PyObject *args)
 {
     PyObject *pathobj;
@@ -447,9 +454,12 @@ static PyObject *mod_load(PyObject *Py_UNUSED(m), PyObject *args)
     if (!PyArg_ParseTuple(args, "O&|i", PyUnicode_FSConverter, &pathobj, &channels))
         return NULL;
     ic_image img;
+    ic_metadata meta;
     ic_load_options o;
     memset(&o, 0, sizeof o);
+    memset(&meta, 0, sizeof meta);
     o.channels = channels;
+    o.metadata = &meta;
     char msg[1024];
     ic_status st;
     const char *path = PyBytes_AS_STRING(pathobj);
@@ -459,6 +469,7 @@ static PyObject *mod_load(PyObject *Py_UNUSED(m), PyObject *args)
     if (st != IC_OK) {
         snprintf(msg, sizeof msg, "%s: %s", path, ic_last_error());
         Py_DECREF(pathobj);
+        ic_metadata_free(&meta);
         return raise_status(st, msg);
     }
     Py_DECREF(pathobj);
@@ -469,20 +480,34 @@ static PyObject *mod_load(PyObject *Py_UNUSED(m), PyObject *args)
         for (int y = 0; y < img.height; y++)
             memcpy(d + row * (size_t)y, img.data + img.pitch * (size_t)y, row);
     }
-    PyObject *res = buf ? Py_BuildValue("(Niiii)", buf, img.height, img.width, img.channels,
-                                        img.type == IC_U16 ? 16 : 8)
-                        : NULL;
+    PyObject *icc = bytes_or_none(meta.icc, meta.icc_size);
+    PyObject *exif = bytes_or_none(meta.exif, meta.exif_size);
+    PyObject *res = NULL;
+    if (buf && icc && exif) { /* "N" hands the three references to the tuple */
+        res = Py_BuildValue("(NiiiiNN)", buf, img.height, img.width, img.channels,
+                            img.type == IC_U16 ? 16 : 8, icc, exif);
+    } else {
+        Py_XDECREF(buf);
+        Py_XDECREF(icc);
+        Py_XDECREF(exif);
+    }
+    ic_metadata_free(&meta);
     ic_image_free(&img);
     return res;
 }
 
-/* save(array, path, quality): writes an H x W [x C] uint8 array atomically. */
+/* save(array, path, quality, icc=None, exif=None): writes an H x W [x C]
+ * array atomically, with the ICC profile and EXIF block when given. */
 static PyObject *mod_save(PyObject *Py_UNUSED(m), PyObject *args)
 {
     PyObject *bo, *pathobj;
     int quality;
-    if (!PyArg_ParseTuple(args, "OO&i", &bo, PyUnicode_FSConverter, &pathobj, &quality))
+    Py_buffer icc = {0}, exif = {0};
+    if (!PyArg_ParseTuple(args, "OO&i|z*z*", &bo, PyUnicode_FSConverter, &pathobj, &quality, &icc,
+                          &exif))
         return NULL;
+    ic_metadata meta = {(uint8_t *)icc.buf, icc.buf ? (size_t)icc.len : 0, (uint8_t *)exif.buf,
+                        exif.buf ? (size_t)exif.len : 0};
     Py_buffer v;
     if (PyObject_GetBuffer(bo, &v, PyBUF_RECORDS_RO) < 0) {
         Py_DECREF(pathobj);
@@ -496,6 +521,7 @@ static PyObject *mod_save(PyObject *Py_UNUSED(m), PyObject *args)
         ic_save_options so;
         memset(&so, 0, sizeof so);
         so.quality = quality;
+        so.metadata = (meta.icc || meta.exif) ? &meta : NULL;
         ic_status st;
         Py_BEGIN_ALLOW_THREADS
         st = ic_image_save(&img, path, &so);
@@ -508,6 +534,10 @@ static PyObject *mod_save(PyObject *Py_UNUSED(m), PyObject *args)
         }
     }
     PyBuffer_Release(&v);
+    if (icc.buf)
+        PyBuffer_Release(&icc);
+    if (exif.buf)
+        PyBuffer_Release(&exif);
     Py_DECREF(pathobj);
     return res;
 }

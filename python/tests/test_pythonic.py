@@ -125,3 +125,59 @@ def test_docstrings_true():
 
 def test_py_typed_shipped():
     assert os.path.exists(os.path.join(os.path.dirname(imgconv.__file__), "py.typed"))
+
+
+def _exif(orientation):
+    # A little-endian TIFF header and one IFD holding the Orientation tag.
+    return (b"II*\0" + struct.pack("<I", 8) + struct.pack("<H", 1)
+            + struct.pack("<HHIHH", 0x0112, 3, 1, orientation, 0) + struct.pack("<I", 0))
+
+
+def _icc_rgb():
+    # The header of an RGB display profile (D50 illuminant, as libpng checks),
+    # an empty tag table and some payload.
+    icc = bytearray(256)
+    struct.pack_into(">I", icc, 0, 256)
+    icc[12:16], icc[16:20], icc[20:24], icc[36:40] = b"mntr", b"RGB ", b"XYZ ", b"acsp"
+    icc[68:80] = struct.pack(">III", 0xF6D6, 0x10000, 0xD32D)
+    for i in range(132, 256):
+        icc[i] = (i * 7) & 255
+    return bytes(icc)
+
+
+@pytest.mark.parametrize("ext", ["jpg", "png", "webp", "tif"])
+def test_metadata_round_trip(tmp_path, ext):
+    meta = imgconv.Metadata(icc=_icc_rgb(), exif=_exif(6))
+    assert meta.orientation == 6
+    src = tmp_path / f"a.{ext}"
+    try:
+        imgconv.save(src, img(40, 30), metadata=meta)
+    except imgconv.Error as e:  # a format this build lacks
+        if "not supported" not in str(e) and "unknown" not in str(e):
+            raise
+        pytest.skip(f"{ext}: {e}")
+    loaded = imgconv.load(src)
+    assert isinstance(loaded, imgconv.Image) and isinstance(loaded, np.ndarray)
+    assert loaded.metadata.orientation == 6 and loaded.metadata.exif
+    if ext != "tif":  # TIFF keeps the EXIF tags libtiff knows, not the block verbatim
+        assert loaded.metadata.exif == meta.exif
+    assert loaded.metadata.icc == meta.icc
+    # Filtering keeps the metadata, and save writes it back by default.
+    out = imgconv.gaussian(loaded, 1.5, backend="cpu")
+    assert isinstance(out, imgconv.Image) and out.metadata == loaded.metadata
+    imgconv.save(tmp_path / f"b.{ext}", out)
+    again = imgconv.load(tmp_path / f"b.{ext}")
+    assert again.metadata == loaded.metadata
+    # numpy and DLPack see the pixels.
+    plain = np.asarray(loaded)
+    assert type(plain) is np.ndarray and (plain == loaded).all()
+    assert (np.from_dlpack(loaded) == plain).all()
+    # metadata=Metadata() writes none.
+    imgconv.save(tmp_path / f"c.{ext}", out, metadata=imgconv.Metadata())
+    assert not imgconv.load(tmp_path / f"c.{ext}").metadata
+
+
+def test_plain_array_loads_without_metadata(tmp_path):
+    imgconv.save(tmp_path / "p.png", img())
+    loaded = imgconv.load(tmp_path / "p.png")
+    assert not loaded.metadata and loaded.metadata.orientation == 0
