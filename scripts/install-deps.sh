@@ -40,7 +40,7 @@ fi
 py_mod_pkgs=("numpy python3-numpy" "scipy python3-scipy" "pytest python3-pytest"
              "setuptools python3-setuptools" "distributed python3-distributed"
              "skimage python3-skimage" "ensurepip python3-venv" "pip python3-pip"
-             "PIL python3-pil")
+             "PIL python3-pil" "build python3-build")
 if [ -x /usr/bin/python3 ] || command -v apt-get >/dev/null 2>&1; then
   ls /usr/include/python3*/Python.h >/dev/null 2>&1 || missing+=(python3-dev)
   for mp in "${py_mod_pkgs[@]}"; do

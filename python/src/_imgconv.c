@@ -4,8 +4,8 @@
  * (the buffer protocol for host arrays, raw device pointers for CUDA arrays)
  * as ic_image without copying, keeps ic_context and ic_kernel objects alive
  * across calls, releases the GIL while filtering, loading and saving, and
- * turns every failure into imgconv.Error carrying the library's one-line
- * message. Array checks, output allocation and the friendly signature live in
+ * turns every failure into an imgconv.Error subclass carrying the library's
+ * one-line message. Array checks, output allocation and the friendly signature live in
  * python/imgconv/__init__.py.
  */
 #define PY_SSIZE_T_CLEAN
@@ -16,21 +16,20 @@
 
 #include "imgconv.h"
 
-static PyObject *ErrorType; /* imgconv.Error, set by the package at import */
+static PyObject *ErrorFactory; /* imgconv._error(status, message), set at import */
 
-/* Raises imgconv.Error(message) with .status set to the status name. */
+/* Raises the exception that imgconv._error picks for the status (ValueError,
+ * MemoryError or OSError subclasses of imgconv.Error), with .status set. */
 static PyObject *raise_status(ic_status st, const char *msg)
 {
-    PyObject *type = ErrorType ? ErrorType : PyExc_RuntimeError;
     const char *text = (msg && msg[0]) ? msg : ic_status_str(st);
-    PyObject *exc = PyObject_CallFunction(type, "s", text);
+    if (!ErrorFactory) {
+        PyErr_SetString(PyExc_RuntimeError, text);
+        return NULL;
+    }
+    PyObject *exc = PyObject_CallFunction(ErrorFactory, "is", (int)st, text);
     if (exc) {
-        PyObject *code = PyLong_FromLong((long)st);
-        if (code) {
-            PyObject_SetAttrString(exc, "status", code);
-            Py_DECREF(code);
-        }
-        PyErr_SetObject(type, exc);
+        PyErr_SetObject((PyObject *)Py_TYPE(exc), exc);
         Py_DECREF(exc);
     }
     return NULL;
@@ -382,9 +381,13 @@ static PyTypeObject ContextType =
 
 /* ---- module functions ---------------------------------------------------------- */
 
-static PyObject *mod_set_error(PyObject *Py_UNUSED(m), PyObject *type)
+static PyObject *mod_set_error(PyObject *Py_UNUSED(m), PyObject *factory)
 {
-    Py_XSETREF(ErrorType, Py_NewRef(type));
+    if (!PyCallable_Check(factory)) {
+        PyErr_SetString(PyExc_TypeError, "_set_error takes a callable (status, message)");
+        return NULL;
+    }
+    Py_XSETREF(ErrorFactory, Py_NewRef(factory));
     Py_RETURN_NONE;
 }
 
@@ -437,6 +440,13 @@ static PyObject *mod_named_kernels(PyObject *Py_UNUSED(m), PyObject *Py_UNUSED(a
 
 /* load(path, channels) -> (bytearray, height, width, channels, bits), rows
  * packed; bits 16: native-order uint16 samples (16-bit PNG, TIFF, PNM). */
+static PyObject *bytes_or_none(const uint8_t *p, size_t n)
+{
+    return p && n ? PyBytes_FromStringAndSize((const char *)p, (Py_ssize_t)n) : Py_NewRef(Py_None);
+}
+
+/* load(path, channels) -> (bytearray, height, width, channels, bits, icc, exif);
+ * icc and exif are bytes, or None when the file has none. */
 static PyObject *mod_load(PyObject *Py_UNUSED(m), PyObject *args)
 {
     PyObject *pathobj;
@@ -444,9 +454,12 @@ static PyObject *mod_load(PyObject *Py_UNUSED(m), PyObject *args)
     if (!PyArg_ParseTuple(args, "O&|i", PyUnicode_FSConverter, &pathobj, &channels))
         return NULL;
     ic_image img;
+    ic_metadata meta;
     ic_load_options o;
     memset(&o, 0, sizeof o);
+    memset(&meta, 0, sizeof meta);
     o.channels = channels;
+    o.metadata = &meta;
     char msg[1024];
     ic_status st;
     const char *path = PyBytes_AS_STRING(pathobj);
@@ -456,6 +469,7 @@ static PyObject *mod_load(PyObject *Py_UNUSED(m), PyObject *args)
     if (st != IC_OK) {
         snprintf(msg, sizeof msg, "%s: %s", path, ic_last_error());
         Py_DECREF(pathobj);
+        ic_metadata_free(&meta);
         return raise_status(st, msg);
     }
     Py_DECREF(pathobj);
@@ -466,20 +480,34 @@ static PyObject *mod_load(PyObject *Py_UNUSED(m), PyObject *args)
         for (int y = 0; y < img.height; y++)
             memcpy(d + row * (size_t)y, img.data + img.pitch * (size_t)y, row);
     }
-    PyObject *res = buf ? Py_BuildValue("(Niiii)", buf, img.height, img.width, img.channels,
-                                        img.type == IC_U16 ? 16 : 8)
-                        : NULL;
+    PyObject *icc = bytes_or_none(meta.icc, meta.icc_size);
+    PyObject *exif = bytes_or_none(meta.exif, meta.exif_size);
+    PyObject *res = NULL;
+    if (buf && icc && exif) { /* "N" hands the three references to the tuple */
+        res = Py_BuildValue("(NiiiiNN)", buf, img.height, img.width, img.channels,
+                            img.type == IC_U16 ? 16 : 8, icc, exif);
+    } else {
+        Py_XDECREF(buf);
+        Py_XDECREF(icc);
+        Py_XDECREF(exif);
+    }
+    ic_metadata_free(&meta);
     ic_image_free(&img);
     return res;
 }
 
-/* save(array, path, quality): writes an H x W [x C] uint8 array atomically. */
+/* save(array, path, quality, icc=None, exif=None): writes an H x W [x C]
+ * array atomically, with the ICC profile and EXIF block when given. */
 static PyObject *mod_save(PyObject *Py_UNUSED(m), PyObject *args)
 {
     PyObject *bo, *pathobj;
     int quality;
-    if (!PyArg_ParseTuple(args, "OO&i", &bo, PyUnicode_FSConverter, &pathobj, &quality))
+    Py_buffer icc = {0}, exif = {0};
+    if (!PyArg_ParseTuple(args, "OO&i|z*z*", &bo, PyUnicode_FSConverter, &pathobj, &quality, &icc,
+                          &exif))
         return NULL;
+    ic_metadata meta = {(uint8_t *)icc.buf, icc.buf ? (size_t)icc.len : 0, (uint8_t *)exif.buf,
+                        exif.buf ? (size_t)exif.len : 0};
     Py_buffer v;
     if (PyObject_GetBuffer(bo, &v, PyBUF_RECORDS_RO) < 0) {
         Py_DECREF(pathobj);
@@ -493,6 +521,7 @@ static PyObject *mod_save(PyObject *Py_UNUSED(m), PyObject *args)
         ic_save_options so;
         memset(&so, 0, sizeof so);
         so.quality = quality;
+        so.metadata = (meta.icc || meta.exif) ? &meta : NULL;
         ic_status st;
         Py_BEGIN_ALLOW_THREADS
         st = ic_image_save(&img, path, &so);
@@ -505,6 +534,10 @@ static PyObject *mod_save(PyObject *Py_UNUSED(m), PyObject *args)
         }
     }
     PyBuffer_Release(&v);
+    if (icc.buf)
+        PyBuffer_Release(&icc);
+    if (exif.buf)
+        PyBuffer_Release(&exif);
     Py_DECREF(pathobj);
     return res;
 }
@@ -550,7 +583,7 @@ static PyObject *mod_status_names(PyObject *Py_UNUSED(m), PyObject *Py_UNUSED(a)
 }
 
 static PyMethodDef module_methods[] = {
-    {"_set_error", mod_set_error, METH_O, "set the exception type raised on failures"},
+    {"_set_error", mod_set_error, METH_O, "set the factory of the exceptions raised on failures"},
     {"version", mod_version, METH_NOARGS, "library version"},
     {"backends", mod_backends, METH_NOARGS, "[(name, summary, usable, why)]"},
     {"backend_auto", mod_backend_auto, METH_NOARGS, "the backend 'auto' picks here"},

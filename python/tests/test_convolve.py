@@ -120,7 +120,7 @@ def test_errors_carry_the_library_message():
         imgconv.convolve(np.zeros((4, 4, 5), np.uint8), "box")
     with pytest.raises(ValueError, match="overlaps"):
         imgconv.convolve(img, "box", out=img)
-    with pytest.raises(imgconv.Error, match="missing.png"):
+    with pytest.raises(FileNotFoundError, match="missing.png"):
         imgconv.load("/nonexistent/missing.png")
     with pytest.raises(imgconv.Error, match="extension|unknown"):
         imgconv.save("/tmp/imgconv-test-out.xyz", img)
