@@ -511,266 +511,300 @@ static int save_threads(const cli_options *o)
     return n;
 }
 
-int cli_run_filter(const cli_options *o, cli_err *e)
-{
+/* What one filtering command holds from its set-up to its tear-down. */
+typedef struct run_state {
     ic_kernel k;
-    ic_context *ctx = NULL;
-    ic_gpu_codec *codec = NULL; /* NULL: every file on the host path */
-    uint8_t *bytes = NULL;      /* the input file */
-    size_t nbytes = 0;
-    int gpu_used = 0;
-    cli_warm warm; /* the context and codec made while the input decodes */
-    memset(&warm, 0, sizeof warm);
+    ic_params p;         /* o->params with the kernel's .mat offset */
+    ic_context *ctx;     /* taken from warm once the first load is done */
+    ic_gpu_codec *codec; /* NULL: every file on the host path */
+    cli_warm warm;       /* the context and codec made while the input decodes */
+    uint8_t *bytes;      /* the input file, read on every run */
+    size_t nbytes;
+    uint8_t *in_data; /* INPUT -, read once */
+    size_t in_size;
     ic_image src, dst;
-    /* The ICC profile and EXIF go from the input to the output (docs/definitions.md#metadata). */
-    ic_metadata meta;
-    memset(&meta, 0, sizeof meta);
-    uint8_t *in_data = NULL; /* INPUT - */
-    size_t in_size = 0;
-    double *samples[ST_COUNT] = {NULL};
-    memset(&k, 0, sizeof k);
-    memset(&src, 0, sizeof src);
-    memset(&dst, 0, sizeof dst);
-    char buf[256] = "";
-    int code;
+    ic_metadata meta; /* ICC and EXIF, from the input to the output
+                       * (docs/definitions.md#metadata) */
+    ic_load_options lo;
+    ic_save_options so;
+    int to_stdout;             /* OUTPUT - */
+    ic_format out_fmt;         /* OUTPUT -: the format of --format */
+    char stdout_name[32];      /* OUTPUT -: the name whose extension picks the format */
+    int gpu_used;              /* the first run encoded on the GPU */
+    double *samples[ST_COUNT]; /* per-stage times of the --repeat runs */
+    once_times once;
+    char buf[256]; /* the library's last message */
+} run_state;
 
-    /* Cheap checks first: a usage error in the kernel text, then the output. */
-    if (o->kernel_text && (code = cli_get_kernel(o, &k, e)) != CLI_EXIT_OK)
+/* OUTPUT -: the format of --format must be built in, and standard output
+ * must not be a terminal. */
+static int check_stdout(run_state *r, const cli_options *o, cli_err *e)
+{
+    snprintf(r->stdout_name, sizeof r->stdout_name, "x.%s", o->format);
+    r->out_fmt = ic_format_from_path(r->stdout_name);
+    if (!ic_format_supported(r->out_fmt))
+        return cli_fail(e, CLI_EXIT_OUTPUT, "-",
+                        "%s support was not built into this imgconv (see --formats)",
+                        ic_format_name(r->out_fmt));
+    if (isatty(STDOUT_FILENO))
+        return cli_fail(e, CLI_EXIT_OUTPUT, "-",
+                        "standard output is a terminal; redirect it to a file or a pipe");
+    return CLI_EXIT_OK;
+}
+
+/* Everything checked and read before the first run; cheap checks first (the
+ * kernel text, then the output), so a bad request costs nothing. */
+static int run_setup(run_state *r, const cli_options *o, cli_err *e)
+{
+    int code;
+    if (o->kernel_text && (code = cli_get_kernel(o, &r->k, e)) != CLI_EXIT_OK)
         return code;
-    const int to_stdout = strcmp(o->output, "-") == 0;
-    ic_format out_fmt = IC_FMT_UNKNOWN;
-    char stdout_name[32] = ""; /* OUTPUT -: the name whose extension picks the format */
-    if (to_stdout) {
-        snprintf(stdout_name, sizeof stdout_name, "x.%s", o->format);
-        out_fmt = ic_format_from_path(stdout_name);
-        if (!ic_format_supported(out_fmt)) {
-            code = cli_fail(e, CLI_EXIT_OUTPUT, "-",
-                            "%s support was not built into this imgconv (see --formats)",
-                            ic_format_name(out_fmt));
-            goto done;
-        }
-        if (isatty(STDOUT_FILENO)) {
-            code = cli_fail(e, CLI_EXIT_OUTPUT, "-",
-                            "standard output is a terminal; redirect it to a file or a pipe");
-            goto done;
-        }
-    } else if ((code = cli_check_output(o->output, o->input, e)) != CLI_EXIT_OK) {
-        goto done;
-    }
+    r->to_stdout = strcmp(o->output, "-") == 0;
+    code = r->to_stdout ? check_stdout(r, o, e) : cli_check_output(o->output, o->input, e);
+    if (code != CLI_EXIT_OK)
+        return code;
     /* INPUT - is read once, then decoded from memory on every --repeat run. */
     if (strcmp(o->input, "-") == 0 &&
-        (code = read_stdin(o->max_memory ? o->max_memory : ic_default_max_memory(), &in_data,
-                           &in_size, e)) != CLI_EXIT_OK)
-        goto done;
-    if (o->kernel_file && (code = cli_get_kernel(o, &k, e)) != CLI_EXIT_OK)
-        goto done;
-
-    ic_params p = o->params;
-    p.bias = (float)((double)p.bias + k.offset);
-
-    for (int st = 0; st < ST_COUNT; st++) {
-        samples[st] = calloc((size_t)o->repeat, sizeof(double));
-        if (!samples[st]) {
-            code = cli_fail(e, CLI_EXIT_INTERNAL, NULL, "out of memory");
-            goto done;
-        }
-    }
-
-    ic_status s = IC_OK;
-    once_times once = {since_exec_ms(), 0, 0, 0, 0, 0, 0};
-
-    ic_load_options lo;
-    memset(&lo, 0, sizeof lo);
-    lo.channels = o->channels;
-    lo.layout = o->layout;
-    lo.max_pixels = o->max_pixels;
-    lo.max_memory = o->max_memory;
-    lo.metadata = &meta;
-    ic_save_options so;
-    memset(&so, 0, sizeof so);
-    so.quality = o->quality;
-    so.lossless = o->lossless;
-    so.compression = o->compression;
-    so.metadata = &meta;
-    so.threads = save_threads(o);
-
-    for (int run = 0; run < o->repeat; run++) {
-        double a = cli_now_ms();
-        buf[0] = '\0';
-        /* INPUT - was read once into in_data; a file is read on every run. */
-        ic_metadata_free(&meta); /* the previous run's */
-        if (in_data) {
-            s = IC_OK;
-        } else {
-            free(bytes);
-            s = cli_read_file(o->input, &bytes, &nbytes, buf, sizeof buf);
-        }
-        const uint8_t *ib = in_data ? in_data : bytes;
-        const size_t ibn = in_data ? in_size : nbytes;
-        /* The input is decoded on the CPU. On the first run, once its header
-         * has passed the limits (cli_warm_header), a second thread creates the
-         * context - a CUDA context takes ~0.2 s - and, when a JPEG goes to a
-         * JPEG, the GPU codec, and warms the filter up, all while this thread
-         * decodes the body: a refused file (a decompression bomb) costs no
-         * CUDA initialisation, and an accepted one pays for the start-up and
-         * the decode at once instead of one after the other. One image is
-         * therefore not decoded by nvJPEG: the hardware decoder's set-up costs
-         * more than it saves on one file (batches, -o, decode on the GPU), and
-         * nor is it encoded by nvJPEG unless --repeat runs it several times. */
-        const int jpeg = s == IC_OK && ibn >= 3 && ib[0] == 0xFF && ib[1] == 0xD8 && ib[2] == 0xFF;
-        ic_load_options lr = lo;
-        if (!ctx) {
-            warm.backend = o->backend;
-            warm.opts = &o->ctx;
-            /* The GPU codec only when it encodes the image several times
-             * (--repeat): nvJPEG's set-up (its default handle and an encoder,
-             * ~0.65 s on the H100 machine; jpeg-single at 7700942: 1.13 s with
-             * it, 0.48 s without) costs several times the CPU encode it
-             * replaces once (~0.11 s for 24 MP). Batches (-o) take it. */
-            warm.want_codec = jpeg && !o->cpu_codec && o->repeat > 1 &&
-                              (to_stdout ? out_fmt : ic_format_from_path(o->output)) == IC_FMT_JPEG;
-            warm.k = &k;
-            warm.p = &p;
-            warm.channels = o->channels;
-            warm.layout = o->layout;
-            lr.header_ok = cli_warm_header;
-            lr.header_ok_user = &warm;
-        }
-        if (s == IC_OK)
-            s = cli_noted(ic_image_decode(&src, ib, ibn, &lr), buf, sizeof buf);
-        double b = cli_now_ms();
-        if (s != IC_OK) {
-            code = cli_fail(e, cli_exit_for_input(s), o->input, "%s", reason(buf, s));
-            goto done;
-        }
-        if (!ctx) {
-            cli_warm_join(&warm);
-            once.wait_ms = cli_now_ms() - b;
-            a += once.wait_ms; /* the load stage does not include the start-up */
-            b += once.wait_ms;
-            once.init_ms = warm.init_ms;
-            once.codec_ms = warm.codec ? warm.codec_ms : 0; /* tried on a CPU backend: ~0 */
-            once.warm_ms = warm.warm_ms;
-            once.background = warm.threaded;
-            if (warm.st != IC_OK) {
-                char what[160];
-                snprintf(what, sizeof what, "backend %s", o->backend);
-                const char *why = reason(warm.err, warm.st);
-                code = cli_fail(e, cli_exit_for_backend(warm.st), what, "%s%s", why,
-                                strstr(why, "--list-backends") ? "" : " (see --list-backends)");
-                goto done;
-            }
-            if (warm.codec_st != IC_OK && warm.codec_st != IC_ERR_UNSUPPORTED) {
-                char what[160];
-                snprintf(what, sizeof what, "backend %s", ic_context_backend(warm.ctx));
-                code = cli_fail(e, cli_exit_for_backend(warm.codec_st), what, "GPU codec: %s",
-                                reason(warm.codec_err, warm.codec_st));
-                goto done;
-            }
-            ctx = warm.ctx; /* taken: cli_warm_finish leaves them */
-            codec = warm.codec;
-            warm.ctx = NULL;
-            warm.codec = NULL;
-        }
-        /* A codec exists only for JPEG -> JPEG: the filter writes into its
-         * device buffer and nvJPEG encodes from there - unless the input
-         * carries EXIF or an ICC profile, which nvJPEG cannot write and the
-         * CPU writer keeps (docs/definitions.md#metadata). */
-        const int on_gpu = codec != NULL && !meta.exif && !meta.icc;
-        if (run == 0 && o->explain)
-            print_plan(o, ctx, &k, &src, &p);
-
-        if ((code = cli_check_memory(o, ctx, &src, &k, o->input, e)) != CLI_EXIT_OK)
-            goto done;
-        if (on_gpu)
-            s = cli_noted(ic_gpu_codec_output(codec, 0, &src, &dst), buf, sizeof buf);
-        else
-            s = ic_image_create_type(&dst, src.width, src.height, src.channels, o->layout,
-                                     src.type);
-        if (s != IC_OK) {
-            code = cli_fail(e, on_gpu ? cli_exit_for_backend(s) : CLI_EXIT_INTERNAL, o->input,
-                            "cannot allocate the output image: %s", reason(on_gpu ? buf : NULL, s));
-            goto done;
-        }
-        s = ic_convolve(ctx, &src, &dst, &k, &p);
-        if (s != IC_OK) {
-            char what[160];
-            snprintf(what, sizeof what, "backend %s", ic_context_backend(ctx));
-            const char *why = ic_last_error();
-            code = cli_fail(e, cli_exit_for_backend(s), what, "%s", reason(why, s));
-            goto done;
-        }
-        ic_timing t = ic_context_timing(ctx);
-
-        double c = cli_now_ms();
-        buf[0] = '\0';
-        const int emit = run + 1 == o->repeat;
-        if (on_gpu) {
-            ic_bytes enc;
-            s = cli_noted(
-                ic_gpu_encode(codec, 0, &dst, to_stdout ? stdout_name : o->output, &so, &enc), buf,
-                sizeof buf);
-            if (s == IC_OK)
-                s = to_stdout
-                        ? emit_stdout(enc.data, enc.size, emit, buf, sizeof buf)
-                        : cli_noted(ic_save_bytes(o->output, enc.data, enc.size), buf, sizeof buf);
-        } else {
-            s = to_stdout ? write_stdout(&dst, stdout_name, &so, emit, buf, sizeof buf)
-                          : cli_noted(ic_image_save(&dst, o->output, &so), buf, sizeof buf);
-        }
-        double d = cli_now_ms();
-        if (s != IC_OK) {
-            code = cli_fail(e, s == IC_ERR_DEVICE ? CLI_EXIT_DEVICE : cli_exit_for_output(s),
-                            o->output, "%s", reason(buf, s));
-            goto done;
-        }
-        if (emit)
-            cli_depth_notice(o->output, to_stdout ? stdout_name : o->output, &dst);
-
-        samples[ST_LOAD][run] = b - a;
-        samples[ST_UPLOAD][run] = t.upload_ms;
-        samples[ST_KERNEL][run] = t.kernel_ms;
-        samples[ST_DOWNLOAD][run] = t.download_ms;
-        samples[ST_FILTER][run] = t.total_ms;
-        samples[ST_SAVE][run] = d - c;
-        samples[ST_TOTAL][run] = d - a;
-        if (run + 1 < o->repeat) {
-            ic_image_free(&src); /* device images are the codec's: only forgotten */
-            ic_image_free(&dst);
-        }
-        if (run == 0)
-            gpu_used = on_gpu;
-    }
-    if (o->time) {
-        /* The teardown is timed too (context destruction is not free). */
-        char backend[64], engine[160];
-        snprintf(backend, sizeof backend, "%s", ic_context_backend(ctx));
-        snprintf(engine, sizeof engine, "%s",
-                 gpu_used ? "cpu decode (during the GPU start-up), nvjpeg encode"
-                          : "cpu (decoded and encoded on the host)");
-        const ic_image shape = src; /* a device image's pointer dies with the codec */
-        const double t0 = cli_now_ms();
-        ic_gpu_codec_free(codec);
-        ic_context_free(ctx);
-        once.cleanup_ms = cli_now_ms() - t0;
-        codec = NULL;
-        ctx = NULL;
-        print_times(o, backend, &k, &shape, &once, samples, o->repeat);
-        printf("  codec      %s\n", engine);
-    }
-    code = CLI_EXIT_OK;
-
-done:
+        (code = read_stdin(o->max_memory ? o->max_memory : ic_default_max_memory(), &r->in_data,
+                           &r->in_size, e)) != CLI_EXIT_OK)
+        return code;
+    if (o->kernel_file && (code = cli_get_kernel(o, &r->k, e)) != CLI_EXIT_OK)
+        return code;
+    r->p = o->params;
+    r->p.bias = (float)((double)r->p.bias + r->k.offset);
     for (int st = 0; st < ST_COUNT; st++)
-        free(samples[st]);
-    ic_metadata_free(&meta);
-    free(in_data);
-    ic_image_free(&src);
-    ic_image_free(&dst);
-    ic_gpu_codec_free(codec);
-    free(bytes);
-    ic_context_free(ctx);
-    cli_warm_finish(&warm); /* what a failed run left on the thread */
-    ic_kernel_free(&k);
+        if (!(r->samples[st] = calloc((size_t)o->repeat, sizeof(double))))
+            return cli_fail(e, CLI_EXIT_INTERNAL, NULL, "out of memory");
+    r->once.start_ms = since_exec_ms();
+
+    r->lo.channels = o->channels;
+    r->lo.layout = o->layout;
+    r->lo.max_pixels = o->max_pixels;
+    r->lo.max_memory = o->max_memory;
+    r->lo.metadata = &r->meta;
+    r->so.quality = o->quality;
+    r->so.lossless = o->lossless;
+    r->so.compression = o->compression;
+    r->so.metadata = &r->meta;
+    r->so.threads = save_threads(o);
+    return CLI_EXIT_OK;
+}
+
+/* Reads and decodes INPUT into r->src. On the first run, once the header has
+ * passed the limits (cli_warm_header), a second thread creates the context
+ * (a CUDA context takes ~0.2 s) and, when a JPEG goes to a JPEG, the GPU
+ * codec, and warms the filter up, while this thread decodes the body: a
+ * refused file costs no CUDA start-up, and an accepted one pays for the
+ * start-up and the decode at once. One image is not decoded by nvJPEG: the
+ * hardware decoder's set-up costs more than it saves on one file. */
+static int run_load(run_state *r, const cli_options *o, cli_err *e)
+{
+    ic_status s = IC_OK;
+    r->buf[0] = '\0';
+    ic_metadata_free(&r->meta); /* the previous run's */
+    if (!r->in_data) {
+        free(r->bytes);
+        s = cli_read_file(o->input, &r->bytes, &r->nbytes, r->buf, sizeof r->buf);
+    }
+    const uint8_t *ib = r->in_data ? r->in_data : r->bytes;
+    const size_t ibn = r->in_data ? r->in_size : r->nbytes;
+    const int jpeg = s == IC_OK && ibn >= 3 && ib[0] == 0xFF && ib[1] == 0xD8 && ib[2] == 0xFF;
+    ic_load_options lr = r->lo;
+    if (!r->ctx) {
+        cli_warm *w = &r->warm;
+        w->backend = o->backend;
+        w->opts = &o->ctx;
+        /* The GPU codec only when it encodes the image several times: its
+         * set-up costs several times the one CPU encode it would replace. */
+        w->want_codec = jpeg && !o->cpu_codec && o->repeat > 1 &&
+                        (r->to_stdout ? r->out_fmt : ic_format_from_path(o->output)) == IC_FMT_JPEG;
+        w->k = &r->k;
+        w->p = &r->p;
+        w->channels = o->channels;
+        w->layout = o->layout;
+        lr.header_ok = cli_warm_header;
+        lr.header_ok_user = w;
+    }
+    if (s == IC_OK)
+        s = cli_noted(ic_image_decode(&r->src, ib, ibn, &lr), r->buf, sizeof r->buf);
+    if (s != IC_OK)
+        return cli_fail(e, cli_exit_for_input(s), o->input, "%s", reason(r->buf, s));
+    return CLI_EXIT_OK;
+}
+
+/* After the first load: waits for the start-up thread and takes its context
+ * and codec. Returns the milliseconds waited through *waited. */
+static int run_take_backend(run_state *r, const cli_options *o, double *waited, cli_err *e)
+{
+    const double t0 = cli_now_ms();
+    cli_warm *w = &r->warm;
+    cli_warm_join(w);
+    *waited = cli_now_ms() - t0;
+    r->once.wait_ms = *waited;
+    r->once.init_ms = w->init_ms;
+    r->once.codec_ms = w->codec ? w->codec_ms : 0; /* tried on a CPU backend: ~0 */
+    r->once.warm_ms = w->warm_ms;
+    r->once.background = w->threaded;
+    char what[160];
+    if (w->st != IC_OK) {
+        snprintf(what, sizeof what, "backend %s", o->backend);
+        const char *why = reason(w->err, w->st);
+        return cli_fail(e, cli_exit_for_backend(w->st), what, "%s%s", why,
+                        strstr(why, "--list-backends") ? "" : " (see --list-backends)");
+    }
+    if (w->codec_st != IC_OK && w->codec_st != IC_ERR_UNSUPPORTED) {
+        snprintf(what, sizeof what, "backend %s", ic_context_backend(w->ctx));
+        return cli_fail(e, cli_exit_for_backend(w->codec_st), what, "GPU codec: %s",
+                        reason(w->codec_err, w->codec_st));
+    }
+    r->ctx = w->ctx; /* taken: cli_warm_finish leaves them */
+    r->codec = w->codec;
+    w->ctx = NULL;
+    w->codec = NULL;
+    return CLI_EXIT_OK;
+}
+
+/* Filters r->src into r->dst, a device buffer of the codec when on_gpu. */
+static int run_convolve(run_state *r, const cli_options *o, int on_gpu, cli_err *e)
+{
+    int code = cli_check_memory(o, r->ctx, &r->src, &r->k, o->input, e);
+    if (code != CLI_EXIT_OK)
+        return code;
+    ic_status s;
+    if (on_gpu)
+        s = cli_noted(ic_gpu_codec_output(r->codec, 0, &r->src, &r->dst), r->buf, sizeof r->buf);
+    else
+        s = ic_image_create_type(&r->dst, r->src.width, r->src.height, r->src.channels, o->layout,
+                                 r->src.type);
+    if (s != IC_OK)
+        return cli_fail(e, on_gpu ? cli_exit_for_backend(s) : CLI_EXIT_INTERNAL, o->input,
+                        "cannot allocate the output image: %s", reason(on_gpu ? r->buf : NULL, s));
+    s = ic_convolve(r->ctx, &r->src, &r->dst, &r->k, &r->p);
+    if (s != IC_OK) {
+        char what[160];
+        snprintf(what, sizeof what, "backend %s", ic_context_backend(r->ctx));
+        return cli_fail(e, cli_exit_for_backend(s), what, "%s", reason(ic_last_error(), s));
+    }
+    return CLI_EXIT_OK;
+}
+
+/* Encodes r->dst (on the GPU when on_gpu) and writes OUTPUT, or standard
+ * output when `emit` (the last run). */
+static int run_save(run_state *r, const cli_options *o, int on_gpu, int emit, cli_err *e)
+{
+    ic_status s;
+    char *buf = r->buf;
+    const size_t len = sizeof r->buf;
+    buf[0] = '\0';
+    if (on_gpu) {
+        ic_bytes enc;
+        s = cli_noted(ic_gpu_encode(r->codec, 0, &r->dst, r->to_stdout ? r->stdout_name : o->output,
+                                    &r->so, &enc),
+                      buf, len);
+        if (s == IC_OK)
+            s = r->to_stdout ? emit_stdout(enc.data, enc.size, emit, buf, len)
+                             : cli_noted(ic_save_bytes(o->output, enc.data, enc.size), buf, len);
+    } else {
+        s = r->to_stdout ? write_stdout(&r->dst, r->stdout_name, &r->so, emit, buf, len)
+                         : cli_noted(ic_image_save(&r->dst, o->output, &r->so), buf, len);
+    }
+    if (s != IC_OK)
+        return cli_fail(e, s == IC_ERR_DEVICE ? CLI_EXIT_DEVICE : cli_exit_for_output(s), o->output,
+                        "%s", reason(buf, s));
+    if (emit)
+        cli_depth_notice(o->output, r->to_stdout ? r->stdout_name : o->output, &r->dst);
+    return CLI_EXIT_OK;
+}
+
+/* One run of --repeat: load, filter, save, with each stage's time. */
+static int run_once(run_state *r, const cli_options *o, int run, cli_err *e)
+{
+    double a = cli_now_ms();
+    int code = run_load(r, o, e);
+    double b = cli_now_ms();
+    if (code == CLI_EXIT_OK && !r->ctx) {
+        double waited = 0;
+        code = run_take_backend(r, o, &waited, e);
+        a += waited; /* the load stage does not include the start-up */
+        b += waited;
+    }
+    if (code != CLI_EXIT_OK)
+        return code;
+    /* The filter writes into the codec's device buffer and nvJPEG encodes
+     * from there, unless the input carries EXIF or an ICC profile, which
+     * nvJPEG cannot write and the CPU writer keeps (docs/definitions.md#metadata). */
+    const int on_gpu = r->codec != NULL && !r->meta.exif && !r->meta.icc;
+    if (run == 0 && o->explain)
+        print_plan(o, r->ctx, &r->k, &r->src, &r->p);
+    if ((code = run_convolve(r, o, on_gpu, e)) != CLI_EXIT_OK)
+        return code;
+    const ic_timing t = ic_context_timing(r->ctx);
+    const double c = cli_now_ms();
+    if ((code = run_save(r, o, on_gpu, run + 1 == o->repeat, e)) != CLI_EXIT_OK)
+        return code;
+    const double d = cli_now_ms();
+
+    r->samples[ST_LOAD][run] = b - a;
+    r->samples[ST_UPLOAD][run] = t.upload_ms;
+    r->samples[ST_KERNEL][run] = t.kernel_ms;
+    r->samples[ST_DOWNLOAD][run] = t.download_ms;
+    r->samples[ST_FILTER][run] = t.total_ms;
+    r->samples[ST_SAVE][run] = d - c;
+    r->samples[ST_TOTAL][run] = d - a;
+    if (run + 1 < o->repeat) {
+        ic_image_free(&r->src); /* device images are the codec's: only forgotten */
+        ic_image_free(&r->dst);
+    }
+    if (run == 0)
+        r->gpu_used = on_gpu;
+    return CLI_EXIT_OK;
+}
+
+/* --time: frees the codec and context first, since their tear-down is timed
+ * too, then prints the stages. */
+static void run_report(run_state *r, const cli_options *o)
+{
+    char backend[64], engine[160];
+    snprintf(backend, sizeof backend, "%s", ic_context_backend(r->ctx));
+    snprintf(engine, sizeof engine, "%s",
+             r->gpu_used ? "cpu decode (during the GPU start-up), nvjpeg encode"
+                         : "cpu (decoded and encoded on the host)");
+    const ic_image shape = r->src; /* a device image's pointer dies with the codec */
+    const double t0 = cli_now_ms();
+    ic_gpu_codec_free(r->codec);
+    ic_context_free(r->ctx);
+    r->once.cleanup_ms = cli_now_ms() - t0;
+    r->codec = NULL;
+    r->ctx = NULL;
+    print_times(o, backend, &r->k, &shape, &r->once, r->samples, o->repeat);
+    printf("  codec      %s\n", engine);
+}
+
+static void run_teardown(run_state *r)
+{
+    for (int st = 0; st < ST_COUNT; st++)
+        free(r->samples[st]);
+    ic_metadata_free(&r->meta);
+    free(r->in_data);
+    ic_image_free(&r->src);
+    ic_image_free(&r->dst);
+    ic_gpu_codec_free(r->codec);
+    free(r->bytes);
+    ic_context_free(r->ctx);
+    cli_warm_finish(&r->warm); /* what a failed run left on the thread */
+    ic_kernel_free(&r->k);
+}
+
+int cli_run_filter(const cli_options *o, cli_err *e)
+{
+    run_state r;
+    memset(&r, 0, sizeof r);
+    r.once.start_ms = -1;
+    int code = run_setup(&r, o, e);
+    for (int run = 0; code == CLI_EXIT_OK && run < o->repeat; run++)
+        code = run_once(&r, o, run, e);
+    if (code == CLI_EXIT_OK && o->time)
+        run_report(&r, o);
+    run_teardown(&r);
     return code;
 }
