@@ -21,101 +21,10 @@
 #include <getopt.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* Long-only options get values above any character. */
-enum {
-    OPT_KERNEL = 'k',
-    OPT_TIME = 't',
-    OPT_HELP = 'h',
-    OPT_VERSION = 'V',
-    OPT_KERNEL_FILE = 256,
-    OPT_BORDER,
-    OPT_BORDER_VALUE,
-    OPT_CORRELATE,
-    OPT_BIAS,
-    OPT_ALPHA,
-    OPT_BACKEND,
-    OPT_DEVICE,
-    OPT_THREADS,
-    OPT_LAYOUT,
-    OPT_CHANNELS,
-    OPT_MAX_PIXELS,
-    OPT_QUALITY,
-    OPT_REPEAT,
-    OPT_EXPLAIN,
-    OPT_CHART,
-    OPT_SEED,
-    OPT_LIST_FILTERS,
-    OPT_LIST_BACKENDS,
-    OPT_FORMATS,
-    OPT_TRANSFER,
-    OPT_DEVICE_MEMORY,
-    OPT_OUTDIR = 'o',
-    OPT_QUIET = 'q',
-    OPT_OVERWRITE = 300,
-    OPT_JSON,
-    OPT_FORMAT,
-    OPT_STREAM,
-    OPT_SKIP_EXISTING,
-    OPT_LOSSLESS,
-    OPT_COMPRESSION,
-    OPT_DEVICES,
-    OPT_MAX_MEMORY,
-    OPT_RECALIBRATE,
-    OPT_CODEC,
-    OPT_SIGNAL,
-    OPT_TUNE
-};
-
-static const struct option long_options[] = {
-    {"kernel", required_argument, NULL, OPT_KERNEL},
-    {"kernel-file", required_argument, NULL, OPT_KERNEL_FILE},
-    {"border", required_argument, NULL, OPT_BORDER},
-    {"border-value", required_argument, NULL, OPT_BORDER_VALUE},
-    {"correlate", no_argument, NULL, OPT_CORRELATE},
-    {"bias", required_argument, NULL, OPT_BIAS},
-    {"alpha", required_argument, NULL, OPT_ALPHA},
-    {"backend", required_argument, NULL, OPT_BACKEND},
-    {"device", required_argument, NULL, OPT_DEVICE},
-    {"devices", required_argument, NULL, OPT_DEVICES},
-    {"threads", required_argument, NULL, OPT_THREADS},
-    {"transfer", required_argument, NULL, OPT_TRANSFER},
-    {"device-memory", required_argument, NULL, OPT_DEVICE_MEMORY},
-    {"max-memory", required_argument, NULL, OPT_MAX_MEMORY},
-    {"recalibrate", no_argument, NULL, OPT_RECALIBRATE},
-    {"tune", required_argument, NULL, OPT_TUNE},
-    {"layout", required_argument, NULL, OPT_LAYOUT},
-    {"channels", required_argument, NULL, OPT_CHANNELS},
-    {"max-pixels", required_argument, NULL, OPT_MAX_PIXELS},
-    {"quality", required_argument, NULL, OPT_QUALITY},
-    {"codec", required_argument, NULL, OPT_CODEC},
-    {"repeat", required_argument, NULL, OPT_REPEAT},
-    {"time", no_argument, NULL, OPT_TIME},
-    {"explain", no_argument, NULL, OPT_EXPLAIN},
-    {"chart", required_argument, NULL, OPT_CHART},
-    {"seed", required_argument, NULL, OPT_SEED},
-    {"list-filters", no_argument, NULL, OPT_LIST_FILTERS},
-    {"list-backends", no_argument, NULL, OPT_LIST_BACKENDS},
-    {"formats", no_argument, NULL, OPT_FORMATS},
-    {"outdir", required_argument, NULL, OPT_OUTDIR},
-    {"quiet", no_argument, NULL, OPT_QUIET},
-    {"overwrite", no_argument, NULL, OPT_OVERWRITE},
-    {"skip-existing", no_argument, NULL, OPT_SKIP_EXISTING},
-    {"lossless", no_argument, NULL, OPT_LOSSLESS},
-    {"compression", required_argument, NULL, OPT_COMPRESSION},
-    {"json", no_argument, NULL, OPT_JSON},
-    {"format", required_argument, NULL, OPT_FORMAT},
-    {"stream", required_argument, NULL, OPT_STREAM},
-    {"signal", no_argument, NULL, OPT_SIGNAL},
-    {"help", no_argument, NULL, OPT_HELP},
-    {"version", no_argument, NULL, OPT_VERSION},
-    {NULL, 0, NULL, 0}};
-
-/* Leading ':' makes getopt report a missing value as ':' rather than '?'. */
-static const char short_options[] = ":k:thVo:q";
 
 #define MAX_REPEAT 1000000
 #define MAX_THREADS 4096
@@ -503,341 +412,434 @@ typedef struct parse_state {
     const char *chart_only;
     const char *not_signal;
     /* Values whose meaning depends on the mode (--signal takes any float32 and
-     * text|f32 formats): checked once the whole line is read. */
+     * text|f32 formats, 16-bit images take larger border values): checked
+     * once the whole line is read. */
     const char *border_value, *bias, *format;
-    int device_given; /* --device, which --devices replaces */
+    const char *kernel_given; /* the option that gave the kernel */
+    int device_given;         /* --device, which --devices replaces */
     int chart;
 } parse_state;
 
-/* The long name of option code c ("--kernel" for -k too), for messages. */
-static const char *option_name(int c)
+/* How an option's value is read. */
+typedef enum opt_kind {
+    OPT_FLAG,   /* no value: sets an int field to 1 */
+    OPT_INT,    /* an int field, lo..hi */
+    OPT_U64,    /* a uint64_t field, lo..hi */
+    OPT_BYTES,  /* a uint64_t field: a byte count with a K, M, G or T suffix */
+    OPT_CHOICE, /* an int field: one of the names in `choices` */
+    OPT_NAME,   /* a const char * field: any non-empty text */
+    OPT_LATER,  /* a const char * field of parse_state, checked once the mode is known */
+    OPT_FN      /* its own function */
+} opt_kind;
+
+/* Where an option applies, for the refusals that need the whole line. */
+enum { IN_FILTER = 1, IN_SIGNAL = 2 };
+
+typedef struct opt_choice {
+    const char *name;
+    int value;
+} opt_choice;
+
+typedef int (*opt_fn)(const char *arg, cli_options *o, parse_state *st, cli_err *e);
+
+/* One option: its names, how its value is read, where it goes and what a bad
+ * value is told ("--NAME 'VALUE': msg", or "--NAME: msg" for OPT_NAME). */
+typedef struct opt_row {
+    const char *name;
+    char short_name;
+    opt_kind kind;
+    int where;
+    size_t field; /* offsetof(cli_options, ...), or of parse_state for OPT_LATER */
+    uint64_t lo, hi;
+    const opt_choice *choices;
+    const char *msg;
+    opt_fn fn;
+} opt_row;
+
+#define FIELD(f) offsetof(cli_options, f)
+#define LATER(f) offsetof(parse_state, f)
+
+static int opt_kernel(const char *arg, cli_options *o, parse_state *st, cli_err *e);
+static int opt_kernel_file(const char *arg, cli_options *o, parse_state *st, cli_err *e);
+static int opt_border(const char *arg, cli_options *o, parse_state *st, cli_err *e);
+static int opt_alpha(const char *arg, cli_options *o, parse_state *st, cli_err *e);
+static int opt_device(const char *arg, cli_options *o, parse_state *st, cli_err *e);
+static int opt_devices(const char *arg, cli_options *o, parse_state *st, cli_err *e);
+static int opt_device_memory(const char *arg, cli_options *o, parse_state *st, cli_err *e);
+static int opt_tune(const char *arg, cli_options *o, parse_state *st, cli_err *e);
+static int opt_max_work(const char *arg, cli_options *o, parse_state *st, cli_err *e);
+static int opt_background(const char *arg, cli_options *o, parse_state *st, cli_err *e);
+static int opt_outdir(const char *arg, cli_options *o, parse_state *st, cli_err *e);
+static int opt_stream(const char *arg, cli_options *o, parse_state *st, cli_err *e);
+static int opt_chart(const char *arg, cli_options *o, parse_state *st, cli_err *e);
+static int opt_seed(const char *arg, cli_options *o, parse_state *st, cli_err *e);
+
+static const opt_choice transfer_choices[] = {{"auto", IC_TRANSFER_AUTO},
+                                              {"sync", IC_TRANSFER_SYNC},
+                                              {"async", IC_TRANSFER_ASYNC},
+                                              {NULL, 0}};
+static const opt_choice layout_choices[] = {{"aos", IC_AOS}, {"soa", IC_SOA}, {NULL, 0}};
+static const opt_choice codec_choices[] = {{"auto", 0}, {"cpu", 1}, {NULL, 0}};
+
+/* Every option, in --help's order. Adding an option is adding a row here
+ * (and its line in --help). */
+static const opt_row opt_table[] = {
+    /* the kernel and what the filter computes */
+    {"kernel", 'k', OPT_FN, IN_FILTER | IN_SIGNAL, 0, 0, 0, NULL, NULL, opt_kernel},
+    {"kernel-file", 0, OPT_FN, IN_FILTER | IN_SIGNAL, 0, 0, 0, NULL, NULL, opt_kernel_file},
+    {"border", 0, OPT_FN, IN_FILTER | IN_SIGNAL, 0, 0, 0, NULL, NULL, opt_border},
+    {"border-value", 0, OPT_LATER, IN_FILTER | IN_SIGNAL, LATER(border_value), 0, 0, NULL, NULL,
+     NULL},
+    {"correlate", 0, OPT_FLAG, IN_FILTER | IN_SIGNAL, FIELD(params.correlate), 0, 0, NULL, NULL,
+     NULL},
+    {"bias", 0, OPT_LATER, IN_FILTER | IN_SIGNAL, LATER(bias), 0, 0, NULL, NULL, NULL},
+    {"alpha", 0, OPT_FN, IN_FILTER, 0, 0, 0, NULL, NULL, opt_alpha},
+    /* where and how it runs */
+    {"backend", 0, OPT_NAME, IN_FILTER | IN_SIGNAL, FIELD(backend), 0, 0, NULL, "empty name", NULL},
+    {"device", 0, OPT_FN, IN_FILTER, 0, 0, 0, NULL, NULL, opt_device},
+    {"devices", 0, OPT_FN, IN_FILTER, 0, 0, 0, NULL, NULL, opt_devices},
+    {"threads", 0, OPT_INT, IN_FILTER, FIELD(ctx.threads), 0, MAX_THREADS, NULL,
+     "expected an integer in 0..4096", NULL},
+    {"transfer", 0, OPT_CHOICE, IN_FILTER, FIELD(ctx.transfer), 0, 0, transfer_choices, NULL, NULL},
+    {"device-memory", 0, OPT_FN, IN_FILTER, 0, 0, 0, NULL, NULL, opt_device_memory},
+    {"max-memory", 0, OPT_BYTES, 0, FIELD(max_memory), 0, 0, NULL,
+     "expected a positive number of bytes, optionally with K, M, G or T", NULL},
+    {"max-work", 0, OPT_FN, IN_FILTER, 0, 0, 0, NULL, NULL, opt_max_work},
+    {"recalibrate", 0, OPT_FLAG, IN_FILTER, FIELD(ctx.recalibrate), 0, 0, NULL, NULL, NULL},
+    {"tune", 0, OPT_FN, IN_FILTER, 0, 0, 0, NULL, NULL, opt_tune},
+    {"layout", 0, OPT_CHOICE, IN_FILTER, FIELD(layout), 0, 0, layout_choices, NULL, NULL},
+    {"repeat", 0, OPT_INT, IN_FILTER, FIELD(repeat), 1, MAX_REPEAT, NULL,
+     "expected an integer in 1..1000000", NULL},
+    {"time", 't', OPT_FLAG, IN_FILTER, FIELD(time), 0, 0, NULL, NULL, NULL},
+    {"explain", 0, OPT_FLAG, IN_FILTER, FIELD(explain), 0, 0, NULL, NULL, NULL},
+    /* batch mode and the raw frame stream */
+    {"outdir", 'o', OPT_FN, 0, 0, 0, 0, NULL, NULL, opt_outdir},
+    {"overwrite", 0, OPT_FLAG, 0, FIELD(overwrite), 0, 0, NULL, NULL, NULL},
+    {"skip-existing", 0, OPT_FLAG, 0, FIELD(skip_existing), 0, 0, NULL, NULL, NULL},
+    {"format", 0, OPT_LATER, IN_SIGNAL, LATER(format), 0, 0, NULL, NULL, NULL},
+    {"quiet", 'q', OPT_FLAG, 0, FIELD(quiet), 0, 0, NULL, NULL, NULL},
+    {"json", 0, OPT_FLAG, 0, FIELD(json), 0, 0, NULL, NULL, NULL},
+    {"stream", 0, OPT_FN, IN_FILTER, 0, 0, 0, NULL, NULL, opt_stream},
+    /* loading and saving */
+    {"channels", 0, OPT_INT, IN_FILTER, FIELD(channels), 1, 4, NULL, "expected 1, 2, 3 or 4", NULL},
+    {"max-pixels", 0, OPT_U64, 0, FIELD(max_pixels), 1, UINT64_MAX, NULL,
+     "expected a positive integer", NULL},
+    {"quality", 0, OPT_INT, 0, FIELD(quality), 1, 100, NULL, "expected an integer in 1..100", NULL},
+    {"lossless", 0, OPT_FLAG, 0, FIELD(lossless), 0, 0, NULL, NULL, NULL},
+    {"compression", 0, OPT_INT, 0, FIELD(compression), 1, 9, NULL, "expected an integer in 1..9",
+     NULL},
+    {"background", 0, OPT_FN, IN_FILTER, 0, 0, 0, NULL, NULL, opt_background},
+    {"codec", 0, OPT_CHOICE, 0, FIELD(cpu_codec), 0, 0, codec_choices, NULL, NULL},
+    /* the other modes and the listings */
+    {"chart", 0, OPT_FN, 0, 0, 0, 0, NULL, NULL, opt_chart},
+    {"seed", 0, OPT_FN, 0, 0, 0, 0, NULL, NULL, opt_seed},
+    {"signal", 0, OPT_FLAG, IN_SIGNAL, FIELD(signal), 0, 0, NULL, NULL, NULL},
+    {"list-filters", 0, OPT_FLAG, 0, FIELD(list_filters), 0, 0, NULL, NULL, NULL},
+    {"list-backends", 0, OPT_FLAG, 0, FIELD(list_backends), 0, 0, NULL, NULL, NULL},
+    {"formats", 0, OPT_FLAG, 0, FIELD(formats), 0, 0, NULL, NULL, NULL},
+    {"version", 'V', OPT_FLAG, 0, FIELD(version), 0, 0, NULL, NULL, NULL},
+    {"help", 'h', OPT_FLAG, IN_SIGNAL, FIELD(help), 0, 0, NULL, NULL, NULL},
+};
+
+#define N_OPTS (sizeof opt_table / sizeof opt_table[0])
+
+/* getopt_long's view of the table: long option i returns 256 + i, a short
+ * option its letter. */
+static struct option long_options[N_OPTS + 1];
+static char short_options[2 * N_OPTS + 2];
+
+static void build_getopt_tables(void)
 {
-    static char names[sizeof long_options / sizeof long_options[0]][32];
-    for (size_t i = 0; long_options[i].name; i++)
-        if (long_options[i].val == c) {
-            snprintf(names[i], sizeof names[i], "--%s", long_options[i].name);
-            return names[i];
+    size_t ns = 0;
+    short_options[ns++] = ':'; /* a missing value is reported as ':', not '?' */
+    for (size_t i = 0; i < N_OPTS; i++) {
+        const opt_row *r = &opt_table[i];
+        const int has_arg = r->kind == OPT_FLAG ? no_argument : required_argument;
+        long_options[i] = (struct option){r->name, has_arg, NULL, 256 + (int)i};
+        if (r->short_name) {
+            short_options[ns++] = r->short_name;
+            if (has_arg == required_argument)
+                short_options[ns++] = ':';
         }
-    return "?";
-}
-
-/* Options that only filtering images takes (refused with --chart). */
-static int is_filter_option(int c)
-{
-    switch (c) {
-    case OPT_KERNEL:
-    case OPT_KERNEL_FILE:
-    case OPT_BORDER:
-    case OPT_BORDER_VALUE:
-    case OPT_CORRELATE:
-    case OPT_BIAS:
-    case OPT_ALPHA:
-    case OPT_BACKEND:
-    case OPT_DEVICE:
-    case OPT_DEVICES:
-    case OPT_THREADS:
-    case OPT_TRANSFER:
-    case OPT_DEVICE_MEMORY:
-    case OPT_LAYOUT:
-    case OPT_CHANNELS:
-    case OPT_REPEAT:
-    case OPT_TIME:
-    case OPT_EXPLAIN:
-    case OPT_RECALIBRATE:
-    case OPT_STREAM:
-    case OPT_TUNE:
-        return 1;
-    default:
-        return 0;
     }
+    long_options[N_OPTS] = (struct option){NULL, 0, NULL, 0};
+    short_options[ns] = '\0';
 }
 
-/* Options that --signal takes. */
-static int is_signal_option(int c)
+/* The row of what getopt_long returned, NULL for none. */
+static const opt_row *row_of(int c)
 {
-    switch (c) {
-    case OPT_SIGNAL:
-    case OPT_KERNEL:
-    case OPT_KERNEL_FILE:
-    case OPT_BORDER:
-    case OPT_BORDER_VALUE:
-    case OPT_CORRELATE:
-    case OPT_BIAS:
-    case OPT_BACKEND:
-    case OPT_FORMAT:
-    case OPT_HELP:
-        return 1;
-    default:
-        return 0;
+    if (c >= 256 && (size_t)(c - 256) < N_OPTS)
+        return &opt_table[c - 256];
+    for (size_t i = 0; c > 0 && i < N_OPTS; i++)
+        if (opt_table[i].short_name == c)
+            return &opt_table[i];
+    return NULL;
+}
+
+/* "--NAME" of a row, for messages. */
+static const char *row_name(const opt_row *r)
+{
+    static char names[N_OPTS][32];
+    const size_t i = (size_t)(r - opt_table);
+    snprintf(names[i], sizeof names[i], "--%s", r->name);
+    return names[i];
+}
+
+/* "expected a, b or c" from a choice list. */
+static int choice_fail(const opt_row *r, const char *arg, cli_err *e)
+{
+    char list[128] = "";
+    size_t n = 0;
+    while (r->choices[n].name)
+        n++;
+    for (size_t i = 0; i < n; i++) {
+        const size_t len = strlen(list);
+        snprintf(list + len, sizeof list - len, "%s%s",
+                 i == 0       ? ""
+                 : i + 1 == n ? " or "
+                              : ", ",
+                 r->choices[i].name);
     }
+    return usage_fail(e, "%s '%s': expected %s", row_name(r), arg, list);
 }
 
-/* Each option group below returns -1 when c is not one of its options, else
- * CLI_EXIT_OK or a usage error. */
-
-/* The kernel and what the filter computes. */
-static int parse_kernel_option(int c, const char *arg, cli_options *o, parse_state *st, cli_err *e)
+/* Reads one option's value as its row says. */
+static int apply_row(const opt_row *r, const char *arg, cli_options *o, parse_state *st, cli_err *e)
 {
-    switch (c) {
-    case OPT_KERNEL:
-        if (arg[0] == '@') {
-            if (arg[1] == '\0')
-                return usage_fail(e, "--kernel '@': no file name after '@'");
-            o->kernel_file = arg + 1;
-            o->kernel_text = NULL;
-        } else {
-            o->kernel_text = arg;
-            o->kernel_file = NULL;
-        }
+    char *f = (char *)o + r->field;
+    int iv;
+    uint64_t uv;
+    switch (r->kind) {
+    case OPT_FLAG:
+        *(int *)(void *)f = 1;
         return CLI_EXIT_OK;
-    case OPT_KERNEL_FILE:
+    case OPT_INT:
+        if (!parse_int(arg, (long)r->lo, (long)r->hi, &iv))
+            return usage_fail(e, "%s '%s': %s", row_name(r), arg, r->msg);
+        *(int *)(void *)f = iv;
+        return CLI_EXIT_OK;
+    case OPT_U64:
+    case OPT_BYTES:
+        if (r->kind == OPT_U64 ? !parse_u64(arg, r->lo, r->hi, &uv) : !parse_bytes(arg, &uv))
+            return usage_fail(e, "%s '%s': %s", row_name(r), arg, r->msg);
+        memcpy(f, &uv, sizeof uv);
+        return CLI_EXIT_OK;
+    case OPT_CHOICE:
+        for (const opt_choice *c = r->choices; c->name; c++)
+            if (strcmp(arg, c->name) == 0) {
+                *(int *)(void *)f = c->value;
+                return CLI_EXIT_OK;
+            }
+        return choice_fail(r, arg, e);
+    case OPT_NAME:
         if (arg[0] == '\0')
-            return usage_fail(e, "--kernel-file: empty file name");
-        o->kernel_file = arg;
-        o->kernel_text = NULL;
+            return usage_fail(e, "%s: %s", row_name(r), r->msg);
+        *(const char **)(void *)f = arg;
         return CLI_EXIT_OK;
-    case OPT_BORDER:
-        if (ic_border_parse(arg, &o->params.border) != IC_OK)
-            return usage_fail(e,
-                              "--border '%s': unknown mode (constant, replicate, mirror, "
-                              "reflect, wrap)",
-                              arg);
+    case OPT_LATER:
+        *(const char **)(void *)((char *)st + r->field) = arg;
         return CLI_EXIT_OK;
-    case OPT_BORDER_VALUE:
-        st->border_value = arg;
-        return CLI_EXIT_OK;
-    case OPT_CORRELATE:
-        o->params.correlate = 1;
-        return CLI_EXIT_OK;
-    case OPT_BIAS:
-        st->bias = arg;
-        return CLI_EXIT_OK;
-    case OPT_ALPHA:
-        if (ic_alpha_parse(arg, &o->params.alpha) != IC_OK)
-            return usage_fail(e,
-                              "--alpha '%s': unknown mode (auto, premultiply, keep, "
-                              "independent)",
-                              arg);
-        return CLI_EXIT_OK;
-    default:
-        return -1;
+    case OPT_FN:
+        return r->fn(arg, o, st, e);
     }
+    return usage_fail(e, "option '%s' is not handled (a bug)", row_name(r));
 }
 
-/* Where and how it runs, and what it measures. */
-static int parse_run_option(int c, const char *arg, cli_options *o, parse_state *st, cli_err *e)
+/* One kernel per run: a second -k or --kernel-file is refused rather than
+ * silently replacing the first. */
+static int kernel_once(const char *opt, parse_state *st, cli_err *e)
 {
-    switch (c) {
-    case OPT_BACKEND:
-        if (arg[0] == '\0')
-            return usage_fail(e, "--backend: empty name");
-        o->backend = arg; /* checked against the table when the context is made */
-        return CLI_EXIT_OK;
-    case OPT_DEVICE:
-        if (!parse_int(arg, 0, MAX_DEVICE, &o->ctx.device))
-            return usage_fail(e, "--device '%s': expected an integer in 0..1023", arg);
-        st->device_given = 1;
-        return CLI_EXIT_OK;
-    case OPT_DEVICES: {
-        char why[96];
-        if (!parse_devices(arg, &o->ctx, why, sizeof why))
-            return usage_fail(e, "--devices '%s': %s", arg, why);
-        return CLI_EXIT_OK;
+    if (st->kernel_given) {
+        if (strcmp(st->kernel_given, opt) == 0)
+            return usage_fail(e, "%s given twice: imgconv applies one kernel per run", opt);
+        return usage_fail(e, "%s and %s both given: imgconv applies one kernel per run",
+                          st->kernel_given, opt);
     }
-    case OPT_THREADS:
-        if (!parse_int(arg, 0, MAX_THREADS, &o->ctx.threads))
-            return usage_fail(e, "--threads '%s': expected an integer in 0..4096", arg);
-        return CLI_EXIT_OK;
-    case OPT_TRANSFER:
-        if (strcmp(arg, "auto") == 0)
-            o->ctx.transfer = IC_TRANSFER_AUTO;
-        else if (strcmp(arg, "sync") == 0)
-            o->ctx.transfer = IC_TRANSFER_SYNC;
-        else if (strcmp(arg, "async") == 0)
-            o->ctx.transfer = IC_TRANSFER_ASYNC;
-        else
-            return usage_fail(e, "--transfer '%s': expected auto, sync or async", arg);
-        return CLI_EXIT_OK;
-    case OPT_DEVICE_MEMORY: {
-        uint64_t v;
-        if (!parse_u64(arg, 1, SIZE_MAX, &v))
-            return usage_fail(e, "--device-memory '%s': expected a positive number of bytes", arg);
-        o->ctx.device_memory = (size_t)v;
-        return CLI_EXIT_OK;
-    }
-    case OPT_LAYOUT:
-        if (strcmp(arg, "aos") == 0)
-            o->layout = IC_AOS;
-        else if (strcmp(arg, "soa") == 0)
-            o->layout = IC_SOA;
-        else
-            return usage_fail(e, "--layout '%s': expected aos or soa", arg);
-        return CLI_EXIT_OK;
-    case OPT_REPEAT:
-        if (!parse_int(arg, 1, MAX_REPEAT, &o->repeat))
-            return usage_fail(e, "--repeat '%s': expected an integer in 1..1000000", arg);
-        return CLI_EXIT_OK;
-    case OPT_TIME:
-        o->time = 1;
-        return CLI_EXIT_OK;
-    case OPT_EXPLAIN:
-        o->explain = 1;
-        return CLI_EXIT_OK;
-    case OPT_RECALIBRATE:
-        o->ctx.recalibrate = 1;
-        return CLI_EXIT_OK;
-    case OPT_TUNE:
-        if (ic_tuning_parse(arg, &o->tuning) != IC_OK)
-            return usage_fail(e, "--tune '%s': %s", arg, ic_last_error());
-        return CLI_EXIT_OK;
-    default:
-        return -1;
-    }
+    st->kernel_given = opt;
+    return CLI_EXIT_OK;
 }
 
-/* Loading and saving files. */
-static int parse_file_option(int c, const char *arg, cli_options *o, parse_state *st, cli_err *e)
+static int opt_kernel(const char *arg, cli_options *o, parse_state *st, cli_err *e)
 {
-    switch (c) {
-    case OPT_CHANNELS:
-        if (!parse_int(arg, 1, 4, &o->channels))
-            return usage_fail(e, "--channels '%s': expected 1, 2, 3 or 4", arg);
-        return CLI_EXIT_OK;
-    case OPT_MAX_PIXELS:
-        if (!parse_u64(arg, 1, UINT64_MAX, &o->max_pixels))
-            return usage_fail(e, "--max-pixels '%s': expected a positive integer", arg);
-        return CLI_EXIT_OK;
-    case OPT_MAX_MEMORY:
-        if (!parse_bytes(arg, &o->max_memory))
-            return usage_fail(e,
-                              "--max-memory '%s': expected a positive number of bytes, "
-                              "optionally with K, M or G",
-                              arg);
-        return CLI_EXIT_OK;
-    case OPT_QUALITY:
-        if (!parse_int(arg, 1, 100, &o->quality))
-            return usage_fail(e, "--quality '%s': expected an integer in 1..100", arg);
-        return CLI_EXIT_OK;
-    case OPT_LOSSLESS:
-        o->lossless = 1;
-        return CLI_EXIT_OK;
-    case OPT_COMPRESSION:
-        if (!parse_int(arg, 1, 9, &o->compression))
-            return usage_fail(e, "--compression '%s': expected an integer in 1..9", arg);
-        return CLI_EXIT_OK;
-    case OPT_CODEC:
-        if (strcmp(arg, "auto") == 0)
-            o->cpu_codec = 0;
-        else if (strcmp(arg, "cpu") == 0)
-            o->cpu_codec = 1;
-        else
-            return usage_fail(e, "--codec '%s': expected auto or cpu", arg);
-        return CLI_EXIT_OK;
-    case OPT_FORMAT:
-        st->format = arg;
-        return CLI_EXIT_OK;
-    default:
-        return -1;
+    int code = kernel_once("--kernel", st, e);
+    if (code != CLI_EXIT_OK)
+        return code;
+    if (arg[0] == '@') {
+        if (arg[1] == '\0')
+            return usage_fail(e, "--kernel '@': no file name after '@'");
+        o->kernel_file = arg + 1;
+    } else {
+        o->kernel_text = arg;
     }
+    return CLI_EXIT_OK;
 }
 
-/* Batch mode and the raw frame stream. */
-static int parse_batch_option(int c, const char *arg, cli_options *o, cli_err *e)
+static int opt_kernel_file(const char *arg, cli_options *o, parse_state *st, cli_err *e)
 {
-    switch (c) {
-    case OPT_OUTDIR:
-        if (arg[0] == '\0')
-            return usage_fail(e, "--outdir: empty directory name");
-        o->outdir = arg;
-        o->batch = 1;
-        return CLI_EXIT_OK;
-    case OPT_QUIET:
-        o->quiet = 1;
-        return CLI_EXIT_OK;
-    case OPT_OVERWRITE:
-        o->overwrite = 1;
-        return CLI_EXIT_OK;
-    case OPT_SKIP_EXISTING:
-        o->skip_existing = 1;
-        return CLI_EXIT_OK;
-    case OPT_JSON:
-        o->json = 1;
-        return CLI_EXIT_OK;
-    case OPT_STREAM: {
-        /* WxHxC, or WxHxC:16 for 16-bit little-endian samples (ffmpeg's
-         * rgb48le, gray16le, ...); :8 is the default. */
-        cli_options t;
-        memset(&t, 0, sizeof t);
-        char size[64];
-        const char *colon = strchr(arg, ':');
-        const size_t n = colon ? (size_t)(colon - arg) : strlen(arg);
-        const int bits = !colon                         ? 8
-                         : strcmp(colon + 1, "8") == 0  ? 8
-                         : strcmp(colon + 1, "16") == 0 ? 16
-                                                        : 0;
-        if (n < sizeof size) {
-            memcpy(size, arg, n);
-            size[n] = '\0';
-        }
-        const char *x = n < sizeof size ? strchr(size, 'x') : NULL;
-        if (!bits || !x || !strchr(x + 1, 'x') || !parse_chart_size(size, &t))
-            return usage_fail(e,
-                              "--stream '%s': expected WxHxC or WxHxC:16 (sizes 1..1048576, "
-                              "channels 1..4, 8 or 16 bits a sample)",
-                              arg);
-        o->stream_w = t.chart_w;
-        o->stream_h = t.chart_h;
-        o->stream_c = t.chart_c;
-        o->stream_type = bits == 16 ? IC_U16 : IC_U8;
-        o->stream = 1;
-        return CLI_EXIT_OK;
-    }
-    default:
-        return -1;
-    }
+    int code = kernel_once("--kernel-file", st, e);
+    if (code != CLI_EXIT_OK)
+        return code;
+    if (arg[0] == '\0')
+        return usage_fail(e, "--kernel-file: empty file name");
+    o->kernel_file = arg;
+    return CLI_EXIT_OK;
 }
 
-/* The other modes: the chart, the 1D signal and the listings. */
-static int parse_mode_option(int c, const char *arg, cli_options *o, parse_state *st, cli_err *e)
+static int opt_border(const char *arg, cli_options *o, parse_state *st, cli_err *e)
 {
-    switch (c) {
-    case OPT_CHART:
-        if (!parse_chart_size(arg, o))
-            return usage_fail(e,
-                              "--chart '%s': expected WxH or WxHxC (sizes 1..1048576, "
-                              "channels 1..4)",
-                              arg);
-        st->chart = 1;
-        return CLI_EXIT_OK;
-    case OPT_SEED: {
-        uint64_t s;
-        st->chart_only = st->chart_only ? st->chart_only : "--seed";
-        if (!parse_u64(arg, 0, UINT32_MAX, &s))
-            return usage_fail(e, "--seed '%s': expected an integer in 0..4294967295", arg);
-        o->seed = (uint32_t)s;
-        return CLI_EXIT_OK;
+    (void)st;
+    if (ic_border_parse(arg, &o->params.border) != IC_OK)
+        return usage_fail(e,
+                          "--border '%s': unknown mode (constant, replicate, mirror, "
+                          "reflect, wrap)",
+                          arg);
+    return CLI_EXIT_OK;
+}
+
+static int opt_alpha(const char *arg, cli_options *o, parse_state *st, cli_err *e)
+{
+    (void)st;
+    if (ic_alpha_parse(arg, &o->params.alpha) != IC_OK)
+        return usage_fail(e,
+                          "--alpha '%s': unknown mode (auto, premultiply, keep, "
+                          "independent)",
+                          arg);
+    return CLI_EXIT_OK;
+}
+
+static int opt_device(const char *arg, cli_options *o, parse_state *st, cli_err *e)
+{
+    if (!parse_int(arg, 0, MAX_DEVICE, &o->ctx.device))
+        return usage_fail(e, "--device '%s': expected an integer in 0..1023", arg);
+    st->device_given = 1;
+    return CLI_EXIT_OK;
+}
+
+static int opt_devices(const char *arg, cli_options *o, parse_state *st, cli_err *e)
+{
+    (void)st;
+    char why[96];
+    if (!parse_devices(arg, &o->ctx, why, sizeof why))
+        return usage_fail(e, "--devices '%s': %s", arg, why);
+    return CLI_EXIT_OK;
+}
+
+static int opt_device_memory(const char *arg, cli_options *o, parse_state *st, cli_err *e)
+{
+    (void)st;
+    uint64_t v;
+    if (!parse_u64(arg, 1, SIZE_MAX, &v))
+        return usage_fail(e, "--device-memory '%s': expected a positive number of bytes", arg);
+    o->ctx.device_memory = (size_t)v;
+    return CLI_EXIT_OK;
+}
+
+static int opt_tune(const char *arg, cli_options *o, parse_state *st, cli_err *e)
+{
+    (void)st;
+    if (ic_tuning_parse(arg, &o->tuning) != IC_OK)
+        return usage_fail(e, "--tune '%s': %s", arg, ic_last_error());
+    return CLI_EXIT_OK;
+}
+
+/* --max-work: multiply-adds, as an integer or in e-notation (5e10); 0 is no
+ * limit. */
+static int opt_max_work(const char *arg, cli_options *o, parse_state *st, cli_err *e)
+{
+    (void)st;
+    double v;
+    if (!parse_real(arg, 0.0, 1.8e19, &v))
+        return usage_fail(e,
+                          "--max-work '%s': expected a number of multiply-adds (5e10), 0 for "
+                          "no limit",
+                          arg);
+    o->max_work = (uint64_t)v;
+    o->max_work_given = 1;
+    return CLI_EXIT_OK;
+}
+
+/* --background: white, black, or #rrggbb. */
+static int opt_background(const char *arg, cli_options *o, parse_state *st, cli_err *e)
+{
+    (void)st;
+    unsigned rgb = 0;
+    if (strcmp(arg, "black") == 0)
+        rgb = 0x000000;
+    else if (strcmp(arg, "white") == 0)
+        rgb = 0xffffff;
+    else if (arg[0] == '#' && strlen(arg) == 7 && strspn(arg + 1, "0123456789abcdefABCDEF") == 6)
+        rgb = (unsigned)strtoul(arg + 1, NULL, 16);
+    else
+        return usage_fail(e, "--background '%s': expected white, black or #rrggbb", arg);
+    o->background[0] = (uint8_t)(rgb >> 16);
+    o->background[1] = (uint8_t)(rgb >> 8);
+    o->background[2] = (uint8_t)rgb;
+    o->background_given = 1;
+    return CLI_EXIT_OK;
+}
+
+static int opt_outdir(const char *arg, cli_options *o, parse_state *st, cli_err *e)
+{
+    (void)st;
+    if (arg[0] == '\0')
+        return usage_fail(e, "--outdir: empty directory name");
+    o->outdir = arg;
+    o->batch = 1;
+    return CLI_EXIT_OK;
+}
+
+/* WxHxC, or WxHxC:16 for 16-bit little-endian samples (ffmpeg's rgb48le,
+ * gray16le, ...); :8 is the default. */
+static int opt_stream(const char *arg, cli_options *o, parse_state *st, cli_err *e)
+{
+    (void)st;
+    cli_options t;
+    memset(&t, 0, sizeof t);
+    char size[64];
+    const char *colon = strchr(arg, ':');
+    const size_t n = colon ? (size_t)(colon - arg) : strlen(arg);
+    const int bits = !colon                         ? 8
+                     : strcmp(colon + 1, "8") == 0  ? 8
+                     : strcmp(colon + 1, "16") == 0 ? 16
+                                                    : 0;
+    if (n < sizeof size) {
+        memcpy(size, arg, n);
+        size[n] = '\0';
     }
-    case OPT_SIGNAL:
-        o->signal = 1;
-        return CLI_EXIT_OK;
-    case OPT_LIST_FILTERS:
-        o->list_filters = 1;
-        return CLI_EXIT_OK;
-    case OPT_LIST_BACKENDS:
-        o->list_backends = 1;
-        return CLI_EXIT_OK;
-    case OPT_FORMATS:
-        o->formats = 1;
-        return CLI_EXIT_OK;
-    case OPT_HELP:
-        o->help = 1;
-        return CLI_EXIT_OK;
-    case OPT_VERSION:
-        o->version = 1;
-        return CLI_EXIT_OK;
-    default:
-        return -1;
-    }
+    const char *x = n < sizeof size ? strchr(size, 'x') : NULL;
+    if (!bits || !x || !strchr(x + 1, 'x') || !parse_chart_size(size, &t))
+        return usage_fail(e,
+                          "--stream '%s': expected WxHxC or WxHxC:16 (sizes 1..1048576, "
+                          "channels 1..4, 8 or 16 bits a sample)",
+                          arg);
+    o->stream_w = t.chart_w;
+    o->stream_h = t.chart_h;
+    o->stream_c = t.chart_c;
+    o->stream_type = bits == 16 ? IC_U16 : IC_U8;
+    o->stream = 1;
+    return CLI_EXIT_OK;
+}
+
+static int opt_chart(const char *arg, cli_options *o, parse_state *st, cli_err *e)
+{
+    if (!parse_chart_size(arg, o))
+        return usage_fail(e,
+                          "--chart '%s': expected WxH or WxHxC (sizes 1..1048576, "
+                          "channels 1..4)",
+                          arg);
+    st->chart = 1;
+    return CLI_EXIT_OK;
+}
+
+static int opt_seed(const char *arg, cli_options *o, parse_state *st, cli_err *e)
+{
+    uint64_t s;
+    st->chart_only = st->chart_only ? st->chart_only : "--seed";
+    if (!parse_u64(arg, 0, UINT32_MAX, &s))
+        return usage_fail(e, "--seed '%s': expected an integer in 0..4294967295", arg);
+    o->seed = (uint32_t)s;
+    return CLI_EXIT_OK;
 }
 
 /* What getopt refused (c is ':' or '?'), as one usage error. */
@@ -1016,6 +1018,7 @@ int cli_parse(int argc, char **argv, cli_options *o, cli_err *e)
     parse_state st;
     memset(&st, 0, sizeof st);
 
+    build_getopt_tables();
     opterr = 0;
     optind = 1;
     for (;;) {
@@ -1025,21 +1028,14 @@ int cli_parse(int argc, char **argv, cli_options *o, cli_err *e)
             break;
         if (c == ':' || c == '?')
             return rejected_fail(c, argv, e);
-        if (is_filter_option(c) && !st.filter_only)
-            st.filter_only = option_name(c);
-        if (!is_signal_option(c) && !st.not_signal)
-            st.not_signal = option_name(c);
-        int code = parse_kernel_option(c, optarg, o, &st, e);
-        if (code < 0)
-            code = parse_run_option(c, optarg, o, &st, e);
-        if (code < 0)
-            code = parse_file_option(c, optarg, o, &st, e);
-        if (code < 0)
-            code = parse_batch_option(c, optarg, o, e);
-        if (code < 0)
-            code = parse_mode_option(c, optarg, o, &st, e);
-        if (code < 0)
-            return usage_fail(e, "option '%s' is not handled (a bug)", option_name(c));
+        const opt_row *r = row_of(c);
+        if (!r)
+            return usage_fail(e, "option code %d is not handled (a bug)", c);
+        if ((r->where & IN_FILTER) && !st.filter_only)
+            st.filter_only = row_name(r);
+        if (!(r->where & IN_SIGNAL) && !st.not_signal)
+            st.not_signal = row_name(r);
+        const int code = apply_row(r, optarg, o, &st, e);
         if (code != CLI_EXIT_OK)
             return code;
     }

@@ -63,6 +63,12 @@ typedef struct cli_options {
     /* loading and saving */
     int channels;        /* --channels: 0 = as stored, else 1..4 */
     uint64_t max_pixels; /* --max-pixels, IC_DEFAULT_MAX_PIXELS by default */
+    uint64_t max_work;   /* --max-work: multiply-adds of the filter, 0 = no limit
+                          * (ic_convolve_work; IC_DEFAULT_MAX_WORK on CPU
+                          * backends when not given) */
+    int max_work_given;
+    uint8_t background[3]; /* --background: RGB behind alpha saved as JPEG */
+    int background_given;
     uint64_t max_memory; /* --max-memory, ic_default_max_memory() by default; also
                            * copied into ctx.max_memory */
     int quality;         /* --quality, 0 = the library's default */
@@ -81,7 +87,7 @@ typedef struct cli_options {
 
     /* The mode switches as given; cli_parse turns them into `mode`. */
     int batch;                       /* -o/--outdir: many INPUT files into an output directory */
-    int signal;                      /* --signal: a 1D signal (seeds 001, 002) */
+    int signal;                      /* --signal: a 1D signal */
     int stream;                      /* --stream: raw frames from stdin to stdout */
     cli_signal_format signal_format; /* --format in signal mode */
 

@@ -1,5 +1,5 @@
 /*
- * cli_batch.c - batch mode of imgconv (issue 6): the whole job fast, not only
+ * cli_batch.c - batch mode of imgconv: the whole job fast, not only
  * the kernel (seed 004's closing experiment on transfers, applied to folders
  * of photographs). Its parts live beside it: the list of files (cli_files.c),
  * the bounded queues and the board their workers wait on (cli_queue.c), the
@@ -14,8 +14,7 @@
  * cores, side by side) on the main thread, or with --devices one filter
  * worker per listed device, each with its own one-device context, all
  * pulling from that queue -> a queue -> the same workers, which encode and
- * save. With a CUDA backend and JPEG inputs a GPU side joins in (issue 11,
- * "batch at hardware speed"): four filter contexts on the device, the
+ * save. With a CUDA backend and JPEG inputs a GPU side joins in: four filter contexts on the device, the
  * workers allowed to run ahead (up to 4 GiB of host images), and one
  * thread that opens the GPU codec while the workers already decode. As soon
  * as the codec's encoder exists, the workers' images bound for a JPEG take
@@ -458,7 +457,7 @@ static int dev_fits(const batch *b, size_t bytes)
     return b->dev_held == 0 || b->dev_held + bytes <= BATCH_DEV_BYTES;
 }
 
-/* The device route of a host image (issue 11): once the GPU side's codec has
+/* The device route of a host image: once the GPU side's codec has
  * its slots (while it opens, the filter waits for them), a host image whose
  * output is a JPEG that nvJPEG takes (8-bit interleaved RGB) is filtered host
  * to device into a free codec slot and encoded by a GPU encoder: one copy
@@ -986,8 +985,7 @@ typedef struct bthreads {
 } bthreads;
 
 /* Starts the writers and the workers, before the filter contexts exist: the
- * workers read and decode files while a CUDA context is made (0.3 s on the
- * H100 machine, bench/results/startup-*.md). */
+ * workers read and decode files while a CUDA context is made (about 0.3 s). */
 static void start_workers(batch *b, bthreads *t, int nworkers)
 {
     for (; t->nwr < BATCH_WRITERS; t->nwr++)

@@ -1,5 +1,5 @@
 /*
- * cli_batch.h - batch mode of imgconv (issue 6):
+ * cli_batch.h - batch mode of imgconv:
  * imgconv [OPTIONS] -o OUTDIR INPUT... Definitions in cli_batch.c.
  */
 #ifndef IC_TOOLS_CLI_BATCH_H

@@ -1,5 +1,5 @@
 /*
- * cli_stream.c - the raw frame stream of imgconv (issue 6): fixed-size raw
+ * cli_stream.c - the raw frame stream of imgconv: fixed-size raw
  * interleaved frames from stdin, filtered one by one, to stdout (ffmpeg -f
  * rawvideo pipes), as three overlapping stages: a reader thread, the filter
  * on the main thread (one context), a writer thread. It holds at most 6
@@ -184,7 +184,7 @@ static void *stream_writer(void *arg)
         if (st->swap)
             swap16(buf, st->frame); /* the buffer is this thread's until freed */
         /* One frame and its flush as a unit that a fatal signal lets finish,
-         * so the output holds whole frames only (issue 13). */
+         * so the output holds whole frames only. */
         if (!cli_output_begin())
             for (;;)
                 pause(); /* the process is dying */

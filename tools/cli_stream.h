@@ -1,5 +1,5 @@
 /*
- * cli_stream.h - the raw frame stream of imgconv (issue 6):
+ * cli_stream.h - the raw frame stream of imgconv:
  * imgconv --stream WxHxC[:16] [OPTIONS] < frames > frames. Definitions in
  * cli_stream.c.
  */

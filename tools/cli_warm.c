@@ -1,7 +1,7 @@
 /*
  * cli_warm.c - the filter context, the GPU codec and a warm-up filter made on
  * a thread of their own while the main thread decodes the input (see
- * cli_warm.h for why: issue 11's start-up).
+ * cli_warm.h for why).
  */
 #include <string.h>
 

@@ -1,7 +1,7 @@
 /*
- * cli_warm.h - the backend's start-up on a thread of its own (issue 11): while
+ * cli_warm.h - the backend's start-up on a thread of its own: while
  * the main thread decodes the input on the CPU, a second thread creates the
- * filter context (a CUDA context: ~0.2 s on the H100 machine), the GPU codec
+ * filter context (a CUDA context: ~0.2 s), the GPU codec
  * when the output will be encoded on the GPU, and runs one filter of the
  * input's size on the codec's device buffers so that the first real filter
  * finds its kernel loaded, its plan made and its buffers allocated. Started
