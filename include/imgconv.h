@@ -555,6 +555,18 @@ ic_status ic_explain(ic_context *ctx, const ic_image *src, const ic_kernel *k, c
 uint64_t ic_convolve_bytes(const ic_context *ctx, const ic_image *src, const ic_kernel *k,
                            ic_layout dst_layout);
 
+/* Multiply-adds of filtering a width x height image of `channels` channels
+ * with k: pixels x channels x taps, where taps is rank x (kw + kh) when k
+ * separates at a useful rank (ic_kernel_factor) and that is cheaper, else
+ * kw x kh. Needs no image, so a caller can bound a job's work from a file's
+ * header before decoding it. Saturates at UINT64_MAX; 0 when an argument is
+ * invalid. */
+uint64_t ic_convolve_work(int width, int height, int channels, const ic_kernel *k);
+
+/* Default work bound of the CLI's --max-work on CPU backends, in
+ * multiply-adds: about 8 s on one core of a current x86 CPU. */
+#define IC_DEFAULT_MAX_WORK 50000000000ull
+
 /* One-shot convenience: creates a context for `backend`, filters, frees it.
  * Errors as ic_context_create and ic_convolve, with their message in
  * ic_last_error(). */
