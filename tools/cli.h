@@ -72,6 +72,16 @@ void cli_output_end(void);
 int cli_check_memory(const struct cli_options *o, const ic_context *ctx, const ic_image *src,
                      const ic_kernel *k, const char *file, cli_err *e);
 
+/* The work bound of --max-work in multiply-adds (0: none): the option's
+ * value, else IC_DEFAULT_MAX_WORK on CPU backends and none on CUDA ones. */
+uint64_t cli_work_limit(const struct cli_options *o);
+
+/* Checks that filtering a width x height x channels image with k stays within
+ * cli_work_limit (ic_convolve_work). Returns CLI_EXIT_OK, or CLI_EXIT_INPUT
+ * with e naming `file`, the estimate, the limit and the option. */
+int cli_check_work(const struct cli_options *o, int width, int height, int channels,
+                   const ic_kernel *k, const char *file, cli_err *e);
+
 /* Checks, before any work is done, that OUTPUT can be written: its extension
  * names a format built in, its directory exists and is writable, it is not a
  * directory, and it is not the file INPUT (same path, or same device and inode,

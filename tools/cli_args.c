@@ -988,8 +988,8 @@ static int finish_batch_stream(cli_options *o, char **files, int nfiles, cli_err
 /* imgconv [OPTIONS] INPUT OUTPUT */
 static int finish_filter(cli_options *o, char **files, int nfiles, cli_err *e)
 {
-    if (o->overwrite || o->skip_existing || o->json || o->quiet)
-        return usage_fail(e, "--overwrite, --skip-existing, --json and --quiet need --outdir");
+    if (o->skip_existing)
+        return usage_fail(e, "--skip-existing needs --outdir");
     if (nfiles != 2)
         return usage_fail(e, "expected INPUT and OUTPUT (%s given)",
                           nfiles == 0   ? "no file"
@@ -1006,9 +1006,9 @@ static int finish_filter(cli_options *o, char **files, int nfiles, cli_err *e)
     if (to_stdout && !o->format)
         return usage_fail(e, "OUTPUT - (standard output) needs --format png, jpg, tif, webp, "
                              "ppm or pgm");
-    if (to_stdout && (o->time || o->explain))
-        return usage_fail(e, "--time and --explain print to standard output, which OUTPUT - "
-                             "holds the image");
+    if (to_stdout && (o->time || o->explain || o->json))
+        return usage_fail(e, "--time, --explain and --json print to standard output, which "
+                             "OUTPUT - holds the image");
     return CLI_EXIT_OK;
 }
 

@@ -17,6 +17,7 @@
  * checked before the input is read, so a bad request costs nothing and never
  * leaves a file behind.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -28,6 +29,7 @@
 
 #include "cli.h"
 #include "cli_args.h"
+#include "cli_json.h"
 #include "cli_warm.h"
 
 double cli_now_ms(void)
@@ -140,17 +142,77 @@ ic_status cli_read_file(const char *path, uint8_t **data, size_t *size, char *ms
     return IC_OK;
 }
 
+/* "an extension of a format built in: .pnm, .png, ..." from the format
+ * table, so that it lists what this build writes. */
+static void format_list(char *buf, size_t len)
+{
+    size_t n = (size_t)snprintf(buf, len, "use the extension of a format built in:");
+    for (int f = IC_FMT_UNKNOWN + 1; ic_format_depth((ic_format)f) > 0 && n < len; f++)
+        if (ic_format_supported((ic_format)f))
+            n += (size_t)snprintf(buf + n, len - n, "%s .%s", f == IC_FMT_UNKNOWN + 1 ? "" : ",",
+                                  ic_format_name((ic_format)f));
+    if (n < len)
+        snprintf(buf + n, len - n, " (see --formats)");
+}
+
 int cli_check_output(const char *output, const char *input, cli_err *e)
 {
-    ic_format f = ic_format_from_path(output);
-    if (f == IC_FMT_UNKNOWN)
+    struct stat so;
+    if (stat(output, &so) == 0 && S_ISDIR(so.st_mode))
         return cli_fail(e, CLI_EXIT_OUTPUT, output,
-                        "unknown output format: use .png, .jpg, .jpeg, .pgm, .ppm or .pnm");
+                        "is a directory; to filter files into it, use -o %s INPUT...", output);
+    ic_format f = ic_format_from_path(output);
+    if (f == IC_FMT_UNKNOWN) {
+        char list[160];
+        format_list(list, sizeof list);
+        return cli_fail(e, CLI_EXIT_OUTPUT, output, "unknown output format: %s", list);
+    }
     if (!ic_format_supported(f))
         return cli_fail(e, CLI_EXIT_OUTPUT, output,
                         "%s support was not built into this imgconv (see --formats)",
                         ic_format_name(f));
     return cli_check_output_path(output, input, e);
+}
+
+/* 1 when the file at path starts as an image of a format built in (its first
+ * bytes), so that replacing it loses a picture. */
+static int holds_image(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return 0;
+    unsigned char b[12] = {0};
+    const size_t n = fread(b, 1, sizeof b, f);
+    fclose(f);
+    ic_format fmt = IC_FMT_UNKNOWN;
+    if (n >= 8 && memcmp(b, "\x89PNG\r\n\x1a\n", 8) == 0)
+        fmt = IC_FMT_PNG;
+    else if (n >= 3 && b[0] == 0xFF && b[1] == 0xD8 && b[2] == 0xFF)
+        fmt = IC_FMT_JPEG;
+    else if (n >= 4 && (memcmp(b, "II*\0", 4) == 0 || memcmp(b, "MM\0*", 4) == 0))
+        fmt = IC_FMT_TIFF;
+    else if (n >= 12 && memcmp(b, "RIFF", 4) == 0 && memcmp(b + 8, "WEBP", 4) == 0)
+        fmt = IC_FMT_WEBP;
+    else if (n >= 3 && b[0] == 'P' && (b[1] == '5' || b[1] == '6') && isspace(b[2]))
+        fmt = IC_FMT_PNM;
+    return fmt != IC_FMT_UNKNOWN && ic_format_supported(fmt);
+}
+
+/* Single mode: OUTPUT may not be standard input's file (INPUT -), and an
+ * existing image is replaced only with --overwrite. */
+static int check_replace(const cli_options *o, cli_err *e)
+{
+    struct stat so, si;
+    if (stat(o->output, &so) != 0)
+        return CLI_EXIT_OK;
+    if (strcmp(o->input, "-") == 0 && fstat(STDIN_FILENO, &si) == 0 && si.st_dev == so.st_dev &&
+        si.st_ino == so.st_ino)
+        return cli_fail(e, CLI_EXIT_OUTPUT, o->output,
+                        "is the same file as standard input; refusing to overwrite it");
+    if (!o->overwrite && S_ISREG(so.st_mode) && holds_image(o->output))
+        return cli_fail(e, CLI_EXIT_OUTPUT, o->output,
+                        "already exists and holds an image; use --overwrite to replace it");
+    return CLI_EXIT_OK;
 }
 
 int cli_check_output_path(const char *output, const char *input, cli_err *e)
@@ -200,6 +262,69 @@ int cli_check_memory(const cli_options *o, const ic_context *ctx, const ic_image
                     "(raise it with --max-memory)",
                     src->width, src->height, (double)need / 1048576.0,
                     (double)o->max_memory / 1048576.0);
+}
+
+uint64_t cli_work_limit(const cli_options *o)
+{
+    if (o->max_work_given)
+        return o->max_work;
+    const char *name = strcmp(o->backend, "auto") == 0 ? ic_backend_auto() : o->backend;
+    return name && strncmp(name, "cuda", 4) == 0 ? 0 : IC_DEFAULT_MAX_WORK;
+}
+
+/* cli_check_work; `about` is "about", or "at least" when the channels are
+ * not known yet. */
+static int work_fail(const cli_options *o, int width, int height, int channels, const ic_kernel *k,
+                     const char *about, cli_err *e)
+{
+    const uint64_t limit = cli_work_limit(o);
+    const uint64_t work = ic_convolve_work(width, height, channels, k);
+    if (limit == 0 || work <= limit)
+        return CLI_EXIT_OK;
+    return cli_fail(e, CLI_EXIT_INPUT, o->input,
+                    "filtering this %dx%d image with a %dx%d kernel needs %s %.3g "
+                    "multiply-adds, over the work limit %.3g (raise it with --max-work, "
+                    "0 for no limit)",
+                    width, height, k->width, k->height, about, (double)work, (double)limit);
+}
+
+int cli_check_work(const cli_options *o, int width, int height, int channels, const ic_kernel *k,
+                   const char *file, cli_err *e)
+{
+    const int code = work_fail(o, width, height, channels, k, "about", e);
+    if (code != CLI_EXIT_OK)
+        snprintf(e->file, sizeof e->file, "%s", file);
+    return code;
+}
+
+/* The pixel limit that keeps the filter within --max-work for an image of at
+ * least `channels` channels, so that the decoder refuses a larger image from
+ * its header; o->max_pixels when that is lower. */
+static uint64_t work_pixel_cap(const cli_options *o, const ic_kernel *k, int channels)
+{
+    const uint64_t limit = cli_work_limit(o), per_pixel = ic_convolve_work(1, 1, channels, k);
+    if (limit == 0 || per_pixel == 0)
+        return o->max_pixels;
+    const uint64_t cap = limit / per_pixel;
+    return cap < 1 ? 1 : cap < o->max_pixels ? cap : o->max_pixels;
+}
+
+/* After a decode refused as too large under the pixel cap of --max-work:
+ * the work message when the image was within --max-pixels. */
+static int work_refusal(const cli_options *o, const ic_kernel *k, int channels, const char *msg,
+                        cli_err *e)
+{
+    unsigned long long w = 0, h = 0;
+    if (sscanf(msg, "image %llux%llu exceeds", &w, &h) == 2 && w * h <= o->max_pixels &&
+        w <= IC_MAX_DIM && h <= IC_MAX_DIM)
+        return work_fail(o, (int)w, (int)h, channels, k, o->channels ? "about" : "at least", e);
+    if (sscanf(msg, "image %llux%llu exceeds", &w, &h) == 2)
+        return CLI_EXIT_OK; /* over --max-pixels itself: its own message */
+    const uint64_t cap = work_pixel_cap(o, k, channels);
+    return cli_fail(e, CLI_EXIT_INPUT, o->input,
+                    "image over %llu pixels: filtering it with a %dx%d kernel needs more than "
+                    "the work limit %.3g multiply-adds (raise it with --max-work, 0 for no limit)",
+                    (unsigned long long)cap, k->width, k->height, (double)cli_work_limit(o));
 }
 
 /* Reads the kernel named by the options. Bad text is a usage error (2); a
@@ -561,6 +686,8 @@ static int run_setup(run_state *r, const cli_options *o, cli_err *e)
         return code;
     r->to_stdout = strcmp(o->output, "-") == 0;
     code = r->to_stdout ? check_stdout(r, o, e) : cli_check_output(o->output, o->input, e);
+    if (code == CLI_EXIT_OK && !r->to_stdout)
+        code = check_replace(o, e);
     if (code != CLI_EXIT_OK)
         return code;
     /* INPUT - is read once, then decoded from memory on every --repeat run. */
@@ -579,7 +706,8 @@ static int run_setup(run_state *r, const cli_options *o, cli_err *e)
 
     r->lo.channels = o->channels;
     r->lo.layout = o->layout;
-    r->lo.max_pixels = o->max_pixels;
+    /* A file too large for --max-work is refused from its header. */
+    r->lo.max_pixels = work_pixel_cap(o, &r->k, o->channels > 0 ? o->channels : 1);
     r->lo.max_memory = o->max_memory;
     r->lo.metadata = &r->meta;
     r->so.quality = o->quality;
@@ -627,9 +755,15 @@ static int run_load(run_state *r, const cli_options *o, cli_err *e)
     }
     if (s == IC_OK)
         s = cli_noted(ic_image_decode(&r->src, ib, ibn, &lr), r->buf, sizeof r->buf);
+    if (s == IC_ERR_TOO_LARGE && lr.max_pixels < o->max_pixels) {
+        const int code = work_refusal(o, &r->k, o->channels > 0 ? o->channels : 1, r->buf, e);
+        if (code != CLI_EXIT_OK)
+            return code;
+    }
     if (s != IC_OK)
         return cli_fail(e, cli_exit_for_input(s), o->input, "%s", reason(r->buf, s));
-    return CLI_EXIT_OK;
+    /* the exact bound, with the decoded image's channels */
+    return cli_check_work(o, r->src.width, r->src.height, r->src.channels, &r->k, o->input, e);
 }
 
 /* After the first load: waits for the start-up thread and takes its context
@@ -711,7 +845,7 @@ static int run_save(run_state *r, const cli_options *o, int on_gpu, int emit, cl
     if (s != IC_OK)
         return cli_fail(e, s == IC_ERR_DEVICE ? CLI_EXIT_DEVICE : cli_exit_for_output(s), o->output,
                         "%s", reason(buf, s));
-    if (emit)
+    if (emit && !o->quiet)
         cli_depth_notice(o->output, r->to_stdout ? r->stdout_name : o->output, &r->dst);
     return CLI_EXIT_OK;
 }
@@ -780,6 +914,19 @@ static void run_report(run_state *r, const cli_options *o)
     printf("  codec      %s\n", engine);
 }
 
+/* --json in single mode: what was written, on one line. */
+static void run_json(const run_state *r, const cli_options *o, double ms)
+{
+    printf("{\"input\": ");
+    cli_json_string(stdout, o->input, (size_t)-1);
+    printf(", \"output\": ");
+    cli_json_string(stdout, o->output, (size_t)-1);
+    printf(", \"width\": %d, \"height\": %d, \"channels\": %d, \"bits\": %d, \"backend\": ",
+           r->src.width, r->src.height, r->src.channels, r->src.type == IC_U16 ? 16 : 8);
+    cli_json_string(stdout, ic_context_backend(r->ctx), (size_t)-1);
+    printf(", \"seconds\": %.3f}\n", ms / 1e3);
+}
+
 static void run_teardown(run_state *r)
 {
     for (int st = 0; st < ST_COUNT; st++)
@@ -800,9 +947,12 @@ int cli_run_filter(const cli_options *o, cli_err *e)
     run_state r;
     memset(&r, 0, sizeof r);
     r.once.start_ms = -1;
+    const double t0 = cli_now_ms();
     int code = run_setup(&r, o, e);
     for (int run = 0; code == CLI_EXIT_OK && run < o->repeat; run++)
         code = run_once(&r, o, run, e);
+    if (code == CLI_EXIT_OK && o->json)
+        run_json(&r, o, cli_now_ms() - t0);
     if (code == CLI_EXIT_OK && o->time)
         run_report(&r, o);
     run_teardown(&r);

@@ -157,7 +157,7 @@ fi
 
 # Usage errors.
 expect_error 2 "--outdir" "no INPUT with --outdir" "${K[@]}" -o out
-expect_error 2 "--overwrite" "--overwrite without --outdir" "${K[@]}" --overwrite in/img1.ppm x.ppm
+expect_error 2 "--skip-existing" "--skip-existing without --outdir" "${K[@]}" --skip-existing in/img1.ppm x.ppm
 
 # SIGINT in the middle of a larger run: exit non-zero, no temporary or partial
 # file in OUTDIR (every file there loads).
@@ -183,7 +183,7 @@ bad=0
 for f in outint/*; do
     [ -e "$f" ] || continue
     case "$f" in *.ppm) ;; *) bad=1 ;; esac
-    "$IMGCONV" --kernel 1 "$f" "$TMP/check.ppm" 2>/dev/null || bad=1
+    "$IMGCONV" --kernel 1 --overwrite "$f" "$TMP/check.ppm" 2>/dev/null || bad=1
 done
 if [ "$bad" -eq 0 ] && [ "$rc" -eq 3 ] && grep -q 'interrupted' "$TMP/int.err"; then
     ok "SIGINT: exit $rc, $(listing outint | wc -l) complete files, nothing partial"

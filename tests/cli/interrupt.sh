@@ -39,7 +39,7 @@ echo "uninterrupted: single ${T_SINGLE} ms, batch ${T_BATCH} ms, stream ${T_STRE
 
 SIGS=(INT TERM HUP KILL)
 # decodes FILE: exit 0 when imgconv reads all of it
-decodes() { "$IMGCONV" -k identity "$1" check.ppm >/dev/null 2>&1; }
+decodes() { "$IMGCONV" -k identity --overwrite "$1" check.ppm >/dev/null 2>&1; }
 
 # Starts "$@" in the background, sends SIG after a random delay within ~1.2x
 # the run's usual duration (ms), and waits for it.

@@ -13,6 +13,7 @@ expect_samples() {
     local desc=$1 want=$2
     shift 2
     local out="${*: -1}"
+    rm -f "$out" # a fresh output: an existing image is not replaced without --overwrite
     if ! expect_ok "$desc: runs" "$@"; then return; fi
     local got
     got=$(pnm_samples "$out")
@@ -109,6 +110,7 @@ expect_ok "--channels 1 back to grey" --kernel 1 --channels 1 rgb.ppm grey.pgm
 cmp -s grey.pgm in.pgm && ok "RGB of equal samples -> grey is lossless" || fail "RGB of equal samples -> grey is lossless"
 
 # ---- --max-pixels ----------------------------------------------------------
+rm -f o.pgm
 expect_ok "--max-pixels 12 admits a 4x3 image" --kernel 1 --max-pixels 12 in.pgm o.pgm
 rm -f o.pgm
 expect_error 3 "in.pgm" "--max-pixels 11 refuses a 4x3 image" --kernel 1 --max-pixels 11 in.pgm o.pgm

@@ -33,7 +33,7 @@ case "$auto" in "" | seq | cpu) ;; *) backends+=(auto) ;; esac
 for b in "${backends[@]}"; do
     # The same frames as 16-bit PPM files, filtered one by one by imgconv.
     for i in 1 2 3; do
-        "$IMGCONV" "${K[@]}" --backend "$b" "f$i.pnm" "o$i.ppm" || fail "$b: filter f$i.pnm"
+        "$IMGCONV" "${K[@]}" --overwrite --backend "$b" "f$i.pnm" "o$i.ppm" || fail "$b: filter f$i.pnm"
     done
     $RAW16 pnm2raw o1.ppm o2.ppm o3.ppm want.raw || fail "pnm2raw"
     "$IMGCONV" "${K[@]}" --backend "$b" --stream ${W}x${H}x3:16 <in.raw >got.raw 2>err.txt
