@@ -19,14 +19,19 @@
 
 #include "imgconv.h"
 
-/* Exit codes of imgconv (documented in --help and docs/definitions.md#exit-codes). */
+/* Exit codes of imgconv: --help prints them from one table (cli_args.c),
+ * which docs/definitions.md#exit-codes copies. */
 enum {
     CLI_EXIT_OK = 0,       /* success */
     CLI_EXIT_INTERNAL = 1, /* a bug, or out of memory */
     CLI_EXIT_USAGE = 2,    /* bad option, bad value, bad kernel text */
     CLI_EXIT_INPUT = 3,    /* input image or kernel file unreadable, corrupt or too large */
     CLI_EXIT_OUTPUT = 4,   /* output cannot be written (incl. OUTPUT would overwrite INPUT) */
-    CLI_EXIT_DEVICE = 5    /* backend unknown or unusable, CUDA failure */
+    CLI_EXIT_DEVICE = 5,   /* backend unknown or unusable, CUDA failure */
+    /* 128 + the signal, as shells report a process a signal ended: SIGINT
+     * (Ctrl-C) 130, SIGTERM 143. Single mode dies of the signal itself;
+     * batch mode finishes the files being written and returns this. */
+    CLI_EXIT_INTERRUPTED = 130
 };
 
 /* The one error a command ends with. `file` is the file concerned ("" for a
@@ -71,6 +76,11 @@ void cli_output_end(void);
  * need, the limit and how to raise it. */
 int cli_check_memory(const struct cli_options *o, const ic_context *ctx, const ic_image *src,
                      const ic_kernel *k, const char *file, cli_err *e);
+
+/* A byte count in a unit that shows its figure: "512 bytes" below 1 KiB,
+ * else the largest of KiB, MiB, GiB, TiB it fills, with one decimal
+ * ("96.0 KiB", not "0.1 MiB"). Returns buf. */
+const char *cli_size_text(uint64_t bytes, char *buf, size_t len);
 
 /* The work bound of --max-work in multiply-adds (0: none): the option's
  * value, else IC_DEFAULT_MAX_WORK on CPU backends and none on CUDA ones. */

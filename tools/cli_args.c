@@ -32,6 +32,26 @@
 /* |bias| and border values beyond this are certainly a mistake (samples are 0..255). */
 #define MAX_BIAS IC_MAX_BIAS
 
+/* The exit codes, as --help lists them (cli.h defines them). */
+static const struct {
+    int code;
+    const char *text;
+} exit_table[] = {
+    {CLI_EXIT_OK, "success"},
+    {CLI_EXIT_INTERNAL, "internal error or out of memory"},
+    {CLI_EXIT_USAGE, "usage error: bad option, bad value, bad kernel text"},
+    {CLI_EXIT_INPUT, "input error: INPUT or the kernel file unreadable, corrupt or too\n"
+                     "      large (--max-pixels, --max-memory, --max-work); a batch in which\n"
+                     "      a file failed"},
+    {CLI_EXIT_OUTPUT, "output error: OUTPUT cannot be written, is INPUT, or is an existing\n"
+                      "      image without --overwrite; a batch in which an output was not\n"
+                      "      written"},
+    {CLI_EXIT_DEVICE, "backend error: backend unknown or unusable here, no GPU or driver,\n"
+                      "      CUDA failure"},
+    {CLI_EXIT_INTERRUPTED, "interrupted by SIGINT (Ctrl-C); other signals give 128 + the\n"
+                           "      signal, 143 for SIGTERM"},
+};
+
 void cli_print_help(void)
 {
     fputs("Usage: imgconv [OPTIONS] INPUT OUTPUT\n"
@@ -63,9 +83,9 @@ void cli_print_help(void)
           "      --border MODE      pixels outside the image: constant (zero), replicate\n"
           "                         (edge, nearest, clamp), mirror (reflect101), reflect\n"
           "                         (symmetric), wrap (periodic, circular); default:\n"
-          "                         mirror (constant is the seeds' zero ghost cells)\n"
+          "                         mirror\n"
           "      --border-value V   the value for --border constant, 0..255 (default 0;\n"
-          "                         0..65535 for --stream WxHxC:16)\n"
+          "                         0..65535 for 16-bit images and --stream WxHxC:16)\n"
           "      --bias B           added to every sum before rounding (default 0)\n"
           "      --alpha MODE       for grey+alpha and RGBA: auto (default: premultiply\n"
           "                         when the weights sum to 1, else keep), premultiply,\n"
@@ -107,15 +127,18 @@ void cli_print_help(void)
           "\n"
           "Batch and stream:\n"
           "  -o, --outdir DIR       filter every INPUT into DIR (same base names); a file\n"
-          "                         that fails is reported and skipped, exit 3 at the end;\n"
+          "                         that fails is reported and skipped, exit 3 at the end\n"
+          "                         (4 when an output could not be written);\n"
           "                         folder entries that are not images are listed as skipped\n"
-          "      --overwrite        replace existing files in DIR (default: refuse them)\n"
+          "      --overwrite        replace existing files in DIR, or an OUTPUT that holds\n"
+          "                         an image (default: refuse them)\n"
           "      --skip-existing    leave existing files in DIR alone and count them as\n"
           "                         skipped (exit 0): re-run a batch to finish it\n"
           "      --format EXT       output format in DIR, or of OUTPUT -: png, jpg, tif, webp,\n"
           "                         ppm, pgm, pnm\n"
-          "  -q, --quiet            no progress bar and no summary line\n"
-          "      --json             print a JSON summary (counts, rates, errors)\n"
+          "  -q, --quiet            no progress bar, summary line or notices\n"
+          "      --json             print a JSON summary (counts, rates, errors; one line\n"
+          "                         for one file)\n"
           "      --stream WxHxC[:16] read raw interleaved frames from stdin, write the\n"
           "                         filtered frames to stdout (ffmpeg -f rawvideo);\n"
           "                         :16 for 16-bit little-endian samples (ffmpeg's\n"
@@ -129,10 +152,18 @@ void cli_print_help(void)
           "      --max-pixels N     refuse images over N pixels, checked before allocating\n"
           "                         (default 89478485, as Pillow)\n"
           "      --max-memory N     refuse images whose decoding or filtering needs more than\n"
-          "                         N bytes (suffix K, M, G: KiB, MiB, GiB; default a quarter\n"
+          "                         N bytes (suffix K, M, G, T: KiB .. TiB; default a quarter\n"
           "                         of the RAM, at most 2G), checked before allocating\n"
+          "      --max-work N       refuse a filter of more than N multiply-adds (pixels x\n"
+          "                         channels x kernel taps; a separable kernel counts rows\n"
+          "                         + columns), checked from the header before decoding;\n"
+          "                         default 5e10 on CPU backends (seconds on one core),\n"
+          "                         none on CUDA ones; 0: no limit\n"
           "      --quality Q        JPEG and WebP quality 1..100 (default 92)\n"
           "      --lossless         WebP: lossless (default: lossy at --quality)\n"
+          "      --background C     JPEG output of an image with alpha: the colour behind\n"
+          "                         it, white, black or #rrggbb (default black, with a\n"
+          "                         warning unless given)\n"
           "      --compression N    PNG and TIFF level 1 (fastest) .. 9 (smallest);\n"
           "                         default 5 for PNG (libdeflate), 6 for TIFF (zlib)\n"
           "      --codec auto|cpu   auto (default): with a CUDA backend, JPEG files are\n"
@@ -161,15 +192,11 @@ void cli_print_help(void)
           "  imgconv --kernel-file emboss.mat --backend seq photo.png embossed.png\n"
           "  imgconv --kernel box:15 --backend cpu --repeat 10 --time big.png out.png\n"
           "\n"
-          "Exit status:\n"
-          "  0  success\n"
-          "  1  internal error or out of memory\n"
-          "  2  usage error: bad option, bad value, bad kernel text\n"
-          "  3  input error: INPUT or the kernel file unreadable, corrupt or too large\n"
-          "  4  output error: OUTPUT cannot be written, or is the same file as INPUT\n"
-          "  5  backend error: backend unknown or unusable here, CUDA failure\n"
-          "Errors are printed as one line: imgconv: error: FILE: what went wrong\n",
+          "Exit status:\n",
           stdout);
+    for (size_t i = 0; i < sizeof exit_table / sizeof exit_table[0]; i++)
+        printf("  %-3d %s\n", exit_table[i].code, exit_table[i].text);
+    fputs("Errors are printed as one line: imgconv: error: FILE: what went wrong\n", stdout);
 }
 
 void cli_print_signal_help(void)

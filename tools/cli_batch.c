@@ -111,6 +111,7 @@ typedef struct batch {
     size_t *slot_bytes;     /* ... the device-route image bytes each one holds */
     size_t dev_held;        /* ... their sum (at most BATCH_DEV_BYTES) */
     int next, done, written, failed, skipped;
+    int unwritten;         /* of the failed: those whose output could not be written */
     int nworkers;          /* the CPU workers */
     int inflight, budget;  /* host images in memory, and as many as there may always be */
     int max_inflight;      /* ... and the most there may be while held < held_cap */
@@ -368,6 +369,9 @@ static void unbudget(batch *b, item *it)
 /* Ends a file whose encode or write failed with "cannot write OUT: why". */
 static void end_unwritten(batch *b, item *it, ic_status s, const char *msg)
 {
+    pthread_mutex_lock(&b->mu);
+    b->unwritten++;
+    pthread_mutex_unlock(&b->mu);
     char problem[320];
     snprintf(problem, sizeof problem, "cannot write %s: %s", b->files.v[it->idx].out,
              msg[0] ? msg : ic_status_str(s));
@@ -1364,6 +1368,7 @@ int cli_run_batch(const cli_options *o, cli_err *e)
         print_summary(&b, backend, ms);
     write_trace(&b);
     const int interrupted = g_interrupted, failed = b.failed, total = b.files.n;
+    const int unwritten = b.unwritten;
     const int not_done = total - b.done;
     for (int i = 0; i < b.nerr; i++)
         free(b.errors[i]);
@@ -1384,9 +1389,13 @@ int cli_run_batch(const cli_options *o, cli_err *e)
         return cli_fail(e, cli_exit_for_backend(cst), NULL, "%s",
                         cmsg[0] ? cmsg : ic_status_str(cst));
     if (interrupted)
-        return cli_fail(e, CLI_EXIT_INPUT, NULL, "interrupted: %d of %d files not processed",
+        return cli_fail(e, CLI_EXIT_INTERRUPTED, NULL, "interrupted: %d of %d files not processed",
                         not_done, total);
+    /* an output that could not be written outweighs an unreadable input */
     if (failed)
-        return cli_fail(e, CLI_EXIT_INPUT, NULL, "%d of %d files failed", failed, total);
+        return cli_fail(e, unwritten ? CLI_EXIT_OUTPUT : CLI_EXIT_INPUT, NULL,
+                        "%d of %d files failed%s", failed, total,
+                        unwritten ? unwritten == failed ? " (not written)" : ", some not written"
+                                  : "");
     return CLI_EXIT_OK;
 }

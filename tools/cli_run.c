@@ -251,17 +251,35 @@ int cli_check_output_path(const char *output, const char *input, cli_err *e)
     return CLI_EXIT_OK;
 }
 
+const char *cli_size_text(uint64_t bytes, char *buf, size_t len)
+{
+    static const char *const units[] = {"KiB", "MiB", "GiB", "TiB"};
+    if (bytes < 1024) {
+        snprintf(buf, len, "%llu bytes", (unsigned long long)bytes);
+        return buf;
+    }
+    double v = (double)bytes / 1024.0;
+    size_t u = 0;
+    while (v >= 1024.0 && u + 1 < sizeof units / sizeof units[0]) {
+        v /= 1024.0;
+        u++;
+    }
+    snprintf(buf, len, "%.1f %s", v, units[u]);
+    return buf;
+}
+
 int cli_check_memory(const cli_options *o, const ic_context *ctx, const ic_image *src,
                      const ic_kernel *k, const char *file, cli_err *e)
 {
     const uint64_t need = ic_convolve_bytes(ctx, src, k, o->layout);
     if (need <= o->max_memory)
         return CLI_EXIT_OK;
+    char a[32], b[32];
     return cli_fail(e, CLI_EXIT_INPUT, file,
-                    "filtering this %dx%d image needs %.1f MiB, over the memory limit %.1f MiB "
+                    "filtering this %dx%d image needs %s, over the memory limit %s "
                     "(raise it with --max-memory)",
-                    src->width, src->height, (double)need / 1048576.0,
-                    (double)o->max_memory / 1048576.0);
+                    src->width, src->height, cli_size_text(need, a, sizeof a),
+                    cli_size_text(o->max_memory, b, sizeof b));
 }
 
 uint64_t cli_work_limit(const cli_options *o)
