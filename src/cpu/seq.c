@@ -75,7 +75,7 @@ static uint64_t seq_host_bytes(const ic_job *job)
 
 const ic_backend ic_backend_seq = {
     .name = "seq",
-    .summary = "seed 004's sequential algorithm: pad, then convolve pixel by pixel (1 core)",
+    .summary = "the plain reference: pads the image, then convolves pixel by pixel on one core",
     .is_gpu = 0,
     .rank = 1,
     .probe = NULL,

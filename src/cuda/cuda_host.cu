@@ -49,7 +49,11 @@ extern "C" ic_status ic_cuda_fail(char *err, size_t errlen, const char *expr, in
     if (err && errlen > 0) {
         const char *paren = strchr(expr, '(');
         const int n = paren ? (int)(paren - expr) : (int)strlen(expr);
-        snprintf(err, errlen, "%.*s: %s", n, expr, cudaGetErrorString(e));
+        if (e == cudaErrorNoDevice || e == cudaErrorInsufficientDriver)
+            snprintf(err, errlen, "no GPU or CUDA driver found (%.*s: %s)", n, expr,
+                     cudaGetErrorName(e));
+        else
+            snprintf(err, errlen, "%.*s: %s", n, expr, cudaGetErrorString(e));
     }
     return IC_ERR_DEVICE;
 }
@@ -59,7 +63,13 @@ extern "C" int ic_cuda_probe(char *why, size_t whylen)
     int n = 0;
     const cudaError_t e = cudaGetDeviceCount(&n);
     if (e != cudaSuccess) {
-        if (why && whylen > 0)
+        /* the runtime's text for these ("driver version is insufficient")
+         * hides that there is simply no GPU or driver */
+        const int absent = e == cudaErrorNoDevice || e == cudaErrorInsufficientDriver;
+        if (why && whylen > 0 && absent)
+            snprintf(why, whylen, "no GPU or CUDA driver found (cudaGetDeviceCount: %s)",
+                     cudaGetErrorName(e));
+        else if (why && whylen > 0)
             snprintf(why, whylen, "no CUDA device: cudaGetDeviceCount: %s", cudaGetErrorString(e));
         (void)cudaGetLastError();
         return 0;

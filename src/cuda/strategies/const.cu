@@ -59,5 +59,5 @@ static const ic_cuda_strategy strategy = {"cuda-const kernel", prepare, launch, 
 
 IC_CU_DEFINE_BACKEND(ic_backend_cuda_const, "cuda-const",
                      "CUDA, one thread per output sample, weights in __constant__ memory "
-                     "(Fig 7.9); over 16384 weights: global",
+                     "(over 16384 weights: as cuda-global)",
                      41, IC_CAP_PREMULTIPLY, strategy);

@@ -22,6 +22,5 @@ static void describe(const ic_cuda_args *a, char *buf, size_t buflen)
 static const ic_cuda_strategy strategy = {"cuda-global kernel", NULL, launch, describe};
 
 IC_CU_DEFINE_BACKEND(ic_backend_cuda_global, "cuda-global",
-                     "CUDA, one thread per output sample, image and weights in global memory "
-                     "(Fig 7.7)",
-                     40, IC_CAP_PREMULTIPLY, strategy);
+                     "CUDA, one thread per output sample, image and weights in global memory", 40,
+                     IC_CAP_PREMULTIPLY, strategy);

@@ -77,5 +77,5 @@ static const ic_cuda_strategy strategy = {"cuda-tiled-cached kernel", NULL, laun
 
 IC_CU_DEFINE_BACKEND(ic_backend_cuda_tiled_cached, "cuda-tiled-cached",
                      "CUDA, 32x32 tiles without halo in shared memory, halo read through "
-                     "L1/L2 with __ldg (Fig 7.15)",
+                     "L1/L2 with __ldg",
                      44, IC_CAP_PREMULTIPLY, strategy);

@@ -62,6 +62,6 @@ static const ic_cuda_strategy strategy = {"cuda-tiled-halo kernel", NULL, launch
 
 IC_CU_DEFINE_BACKEND(ic_backend_cuda_tiled_halo, "cuda-tiled-halo",
                      "CUDA, 16x16 output tiles, upper/lower/left/right halos and centre "
-                     "loaded into shared memory separately (seed 002); tiles over the shared "
+                     "loaded into shared memory separately; tiles over the shared "
                      "memory: cuda-global",
                      45, IC_CAP_PREMULTIPLY, strategy);

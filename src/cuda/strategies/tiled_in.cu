@@ -89,5 +89,5 @@ static const ic_cuda_strategy strategy = {"cuda-tiled-in kernel", NULL, launch, 
 
 IC_CU_DEFINE_BACKEND(ic_backend_cuda_tiled_in, "cuda-tiled-in",
                      "CUDA, 32x32 blocks load the input tile with halo into shared memory, "
-                     "halo threads idle (Fig 7.12); kernels over 31 wide/tall: cuda-global",
+                     "halo threads idle; kernels over 31 wide/tall: cuda-global",
                      42, IC_CAP_PREMULTIPLY, strategy);

@@ -54,5 +54,5 @@ static const ic_cuda_strategy strategy = {"cuda-tiled-out kernel", NULL, launch,
 
 IC_CU_DEFINE_BACKEND(ic_backend_cuda_tiled_out, "cuda-tiled-out",
                      "CUDA, 16x16 output tiles, input tile with halo loaded into shared memory "
-                     "in batches (seed 000); tiles over the shared memory: cuda-global",
+                     "in batches; tiles over the shared memory: cuda-global",
                      43, IC_CAP_PREMULTIPLY, strategy);
