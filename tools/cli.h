@@ -92,6 +92,12 @@ uint64_t cli_work_limit(const struct cli_options *o);
 int cli_check_work(const struct cli_options *o, int width, int height, int channels,
                    const ic_kernel *k, const char *file, cli_err *e);
 
+/* What can be checked of one decoded image before filtering it: that
+ * --border-value fits its depth (else CLI_EXIT_USAGE), then cli_check_work
+ * and cli_check_memory. */
+int cli_check_image(const struct cli_options *o, const ic_context *ctx, const ic_image *img,
+                    const ic_kernel *k, const char *file, cli_err *e);
+
 /* Checks, before any work is done, that OUTPUT can be written: its extension
  * names a format built in, its directory exists and is writable, it is not a
  * directory, and it is not the file INPUT (same path, or same device and inode,
@@ -142,6 +148,13 @@ ic_status cli_read_file(const char *path, uint8_t **data, size_t *size, char *ms
  * output as `shown` ("imgconv: OUT: 16-bit samples written as 8-bit (JPEG
  * holds 8 bits)"). Nothing otherwise. */
 void cli_depth_notice(const char *shown, const char *name, const ic_image *img);
+
+/* Before saving a host image with alpha to a file named `name` that is a
+ * JPEG: with --background, composites it onto that colour in place (alpha
+ * stays, the writer drops it); else one warning line on stderr (unless -q)
+ * naming `shown`, and the colour is written as stored. */
+void cli_flatten_alpha(const struct cli_options *o, ic_image *img, const char *name,
+                       const char *shown);
 
 /* Monotonic clock in milliseconds (for --time). */
 double cli_now_ms(void);

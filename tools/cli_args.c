@@ -915,8 +915,9 @@ static int finish_mode_values(cli_options *o, const parse_state *st, cli_err *e)
     }
     double v;
     if (st->border_value) {
-        /* in sample units: 0..65535 for a 16-bit stream, whose depth is known here */
-        const unsigned vmax = o->stream ? ic_sample_max(o->stream_type) : 255u;
+        /* in sample units: 0..255 for an 8-bit stream, whose depth is known
+         * here; a file's depth is known once decoded (cli_check_image) */
+        const unsigned vmax = o->stream ? ic_sample_max(o->stream_type) : ic_sample_max(IC_U16);
         if (!parse_real(st->border_value, 0.0, vmax, &v))
             return usage_fail(e, "--border-value '%s': expected a number in 0..%u",
                               st->border_value, vmax);

@@ -391,6 +391,7 @@ static void encode_host(batch *b, item *it, ic_save_options *so)
     char msg[256] = "";
     const double t = cli_now_ms();
     so->metadata = &it->meta;
+    cli_flatten_alpha(b->o, &it->out, out, out);
     const ic_status s =
         cli_noted(ic_image_encode(&it->out, out, so, &it->bytes, &it->nbytes), msg, sizeof msg);
     add_time(b, &b->ms_encode, t, 'e');
@@ -513,7 +514,7 @@ static void filter_host(batch *b, ic_context *ctx, const ic_kernel *k, const ic_
     cli_err me;
     me.msg[0] = '\0';
     ic_status s =
-        cli_check_memory(b->o, ctx, &it->img, k, "", &me) == CLI_EXIT_OK ? IC_OK : IC_ERR_TOO_LARGE;
+        cli_check_image(b->o, ctx, &it->img, k, "", &me) == CLI_EXIT_OK ? IC_OK : IC_ERR_TOO_LARGE;
     int sl = s == IC_OK ? device_slot(b, it) : -1; /* may wait for the codec */
     const double t = cli_now_ms();
     if (sl >= 0 && ic_gpu_codec_output(b->codec, sl, &it->img, &it->out) != IC_OK) {
@@ -561,7 +562,7 @@ static void filter_device(batch *b, ic_context *ctx, const ic_kernel *k, const i
     cli_err me; /* --max-memory, as for host images */
     me.msg[0] = '\0';
     ic_status s = IC_OK;
-    if (cli_check_memory(b->o, ctx, &it->img, k, "", &me) != CLI_EXIT_OK) {
+    if (cli_check_image(b->o, ctx, &it->img, k, "", &me) != CLI_EXIT_OK) {
         s = IC_ERR_TOO_LARGE;
         snprintf(msg, sizeof msg, "%s", me.msg);
     }

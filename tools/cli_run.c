@@ -345,6 +345,18 @@ static int work_refusal(const cli_options *o, const ic_kernel *k, int channels, 
                     (unsigned long long)cap, k->width, k->height, (double)cli_work_limit(o));
 }
 
+int cli_check_image(const cli_options *o, const ic_context *ctx, const ic_image *img,
+                    const ic_kernel *k, const char *file, cli_err *e)
+{
+    const unsigned vmax = ic_sample_max(img->type);
+    if (o->params.border_value > (float)vmax)
+        return cli_fail(e, CLI_EXIT_USAGE, file,
+                        "--border-value %g: over %u, the largest sample of this %d-bit image",
+                        (double)o->params.border_value, vmax, img->type == IC_U16 ? 16 : 8);
+    int code = cli_check_work(o, img->width, img->height, img->channels, k, file, e);
+    return code != CLI_EXIT_OK ? code : cli_check_memory(o, ctx, img, k, file, e);
+}
+
 /* Reads the kernel named by the options. Bad text is a usage error (2); a
  * kernel file that cannot be read or is malformed is an input error (3). */
 int cli_get_kernel(const cli_options *o, ic_kernel *k, cli_err *e)
@@ -487,6 +499,51 @@ void cli_depth_notice(const char *shown, const char *name, const ic_image *img)
             f == IC_FMT_JPEG   ? "JPEG"
             : f == IC_FMT_WEBP ? "WebP"
                                : ic_format_name(f));
+}
+
+/* Sample (x, y, c) of a host image, as a pointer to its first byte. */
+static uint8_t *sample_at(const ic_image *img, int x, int y, int c)
+{
+    const size_t es = ic_sample_size(img->type);
+    if (img->layout == IC_SOA)
+        return img->data + ((size_t)c * (size_t)img->height + (size_t)y) * img->pitch +
+               (size_t)x * es;
+    return img->data + (size_t)y * img->pitch + ((size_t)x * (size_t)img->channels + c) * es;
+}
+
+void cli_flatten_alpha(const cli_options *o, ic_image *img, const char *name, const char *shown)
+{
+    if ((img->channels != 2 && img->channels != 4) || img->memory != IC_MEM_HOST ||
+        ic_format_from_path(name) != IC_FMT_JPEG)
+        return;
+    if (!o->background_given) {
+        if (!o->quiet)
+            fprintf(stderr,
+                    "imgconv: warning: %s: alpha dropped (JPEG holds no transparency); "
+                    "--background COLOUR flattens the image onto a colour\n",
+                    shown);
+        return;
+    }
+    const double max = ic_sample_max(img->type);
+    const uint8_t *bg = o->background;
+    const double grey = 0.299 * bg[0] + 0.587 * bg[1] + 0.114 * bg[2];
+    const int nc = img->channels - 1;
+    for (int y = 0; y < img->height; y++)
+        for (int x = 0; x < img->width; x++) {
+            const uint8_t *pa = sample_at(img, x, y, nc);
+            const double a =
+                (img->type == IC_U16 ? (double)*(const uint16_t *)(const void *)pa : *pa) / max;
+            for (int c = 0; c < nc; c++) {
+                uint8_t *pc = sample_at(img, x, y, c);
+                const double b = (nc == 1 ? grey : bg[c]) * (max / 255.0);
+                if (img->type == IC_U16) {
+                    uint16_t *q = (uint16_t *)(void *)pc;
+                    *q = (uint16_t)lrint(*q * a + b * (1.0 - a));
+                } else {
+                    *pc = (uint8_t)lrint(*pc * a + b * (1.0 - a));
+                }
+            }
+        }
 }
 
 /* Per-stage samples of the --repeat runs. */
@@ -819,7 +876,7 @@ static int run_take_backend(run_state *r, const cli_options *o, double *waited, 
 /* Filters r->src into r->dst, a device buffer of the codec when on_gpu. */
 static int run_convolve(run_state *r, const cli_options *o, int on_gpu, cli_err *e)
 {
-    int code = cli_check_memory(o, r->ctx, &r->src, &r->k, o->input, e);
+    int code = cli_check_image(o, r->ctx, &r->src, &r->k, o->input, e);
     if (code != CLI_EXIT_OK)
         return code;
     ic_status s;
@@ -857,6 +914,8 @@ static int run_save(run_state *r, const cli_options *o, int on_gpu, int emit, cl
             s = r->to_stdout ? emit_stdout(enc.data, enc.size, emit, buf, len)
                              : cli_noted(ic_save_bytes(o->output, enc.data, enc.size), buf, len);
     } else {
+        if (emit)
+            cli_flatten_alpha(o, &r->dst, r->to_stdout ? r->stdout_name : o->output, o->output);
         s = r->to_stdout ? write_stdout(&r->dst, r->stdout_name, &r->so, emit, buf, len)
                          : cli_noted(ic_image_save(&r->dst, o->output, &r->so), buf, len);
     }
