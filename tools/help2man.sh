@@ -39,6 +39,7 @@ part == "usage" { sub(/^(Usage:)? +/, ""); print esc($0); next }
 part == "desc" { print esc($0); next }
 part == "examples" { if (!nf) { print ".nf"; nf = 1 } sub(/^  /, ""); print esc($0); next }
 part == "exit" && /^  [0-9]/ { code = $1; $1 = ""; sub(/^ +/, ""); print ".TP"; print ".B " code; print esc($0); next }
+part == "exit" && /^      [^ ]/ { sub(/^ +/, ""); print esc($0); next }
 part == "exit" { print ".PP"; print esc($0); next }
 part == "opts" && /^  +-/ {
     # the option and its argument end at the first run of two spaces, or at
