@@ -304,6 +304,12 @@ int cli_run_stream(const cli_options *o, cli_err *e)
     int code = cli_open_filter(o, &o->ctx, &k, &p, &ctx, e); /* --devices: one image split */
     if (code != CLI_EXIT_OK)
         return code;
+    /* every frame has the same size: --max-work is checked once, per frame */
+    if ((code = cli_check_work(o, w, h, c, &k, "-", e)) != CLI_EXIT_OK) {
+        ic_context_free(ctx);
+        ic_kernel_free(&k);
+        return code;
+    }
     stream st;
     memset(&st, 0, sizeof st);
     /* w, h <= IC_MAX_DIM, c <= 4, 2-byte samples: the product fits in 64 bits. */

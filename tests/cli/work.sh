@@ -26,6 +26,13 @@ if has_format png; then
     expect_error 3 "--max-work" "refused from a PNG's header" --kernel-file k255.txt big.png o.png
 fi
 
+# The raw frame stream: the frame size is known, so the bound is checked once.
+LAST_CMD="imgconv --stream 1200x1200x1 --kernel-file k255.txt < /dev/null"
+"$IMGCONV" --stream 1200x1200x1 --kernel-file k255.txt </dev/null >"$OUT" 2>"$ERR"
+RC=$?
+[ "$RC" -eq 3 ] && grep -q -- "--max-work" "$ERR" && ok "--stream: refused before any frame" ||
+    { fail "--stream and --max-work"; show_last; }
+
 # A separable kernel of the same size runs rows + columns: 510 taps, accepted.
 expect_ok "box:255 (separable) on 1.44 MP runs" -k box:255 --backend cpu big.pgm box.pgm
 # Small limits refuse small jobs, and 0 lifts the bound.
