@@ -333,11 +333,11 @@ static int work_refusal(const cli_options *o, const ic_kernel *k, int channels, 
                         cli_err *e)
 {
     unsigned long long w = 0, h = 0;
-    if (sscanf(msg, "image %llux%llu exceeds", &w, &h) == 2 && w * h <= o->max_pixels &&
-        w <= IC_MAX_DIM && h <= IC_MAX_DIM)
+    if (sscanf(msg, "image %llux%llu exceeds", &w, &h) == 2) {
+        if (w > IC_MAX_DIM || h > IC_MAX_DIM || w * h > o->max_pixels)
+            return CLI_EXIT_OK; /* over the size or pixel limit itself: its own message */
         return work_fail(o, (int)w, (int)h, channels, k, o->channels ? "about" : "at least", e);
-    if (sscanf(msg, "image %llux%llu exceeds", &w, &h) == 2)
-        return CLI_EXIT_OK; /* over --max-pixels itself: its own message */
+    }
     const uint64_t cap = work_pixel_cap(o, k, channels);
     return cli_fail(e, CLI_EXIT_INPUT, o->input,
                     "image over %llu pixels: filtering it with a %dx%d kernel needs more than "
