@@ -13,7 +13,7 @@
  *    ic_kernel_*()/ic_kernel_free(), ic_context_create()/ic_context_free().
  *  - Sizes are checked for overflow before any allocation.
  *
- * Semantics of ic_convolve() (see README.md, "Definitions"):
+ * Semantics of ic_convolve() (see docs/definitions.md):
  *   convolution: out(x,y) = bias + sum_{j,i} K(i,j) * in(x - i + cx, y - j + cy)
  *   correlation: out(x,y) = bias + sum_{j,i} K(i,j) * in(x + i - cx, y + j - cy)
  *   with cx = (kw-1)/2, cy = (kh-1)/2, K the coefficients divided by the divisor,
@@ -118,7 +118,7 @@ typedef struct ic_image {
 /* Default pixel-count limit (width*height) of the loaders: 89,478,485 pixels,
  * Pillow's MAX_IMAGE_PIXELS (a 1 GiB RGB-with-padding budget), so that a
  * decompression bomb (a small file declaring a huge image) is refused right
- * after its header (README "Untrusted input"). */
+ * after its header (docs/definitions.md, "Untrusted input"). */
 #define IC_DEFAULT_MAX_PIXELS ((uint64_t)89478485)
 
 /* Bytes of one sample of a type: 1 for IC_U8, 2 for IC_U16, 0 for anything else. */
@@ -246,7 +246,7 @@ typedef struct ic_kernel {
  * samples are 0..255, so anything larger is a mistake. */
 #define IC_MAX_BIAS 1.0e6
 
-/* Parses kernel text (see README "Kernel text"):
+/* Parses kernel text (see docs/definitions.md, "Kernel text"):
  *   named:  NAME[:ARGS]          e.g. "gaussian:5", "gaussian:size=7,sigma=1.5"
  *   matrix: rows split by ';', values by spaces/commas, optional "/ D" divisor
  *   file:   "@PATH"              reads the file with ic_kernel_load
@@ -335,7 +335,7 @@ const char *ic_border_name(ic_border b);
  * IC_BORDER_CONSTANT outside the image. n must be >= 1. */
 int ic_border_index(int i, int n, ic_border b);
 
-/* Alpha handling for 2- and 4-channel images (README "Alpha"). */
+/* Alpha handling for 2- and 4-channel images (docs/definitions.md, "Alpha"). */
 typedef enum ic_alpha {
     IC_ALPHA_AUTO = 0,    /* premultiply when weights sum to 1, else keep */
     IC_ALPHA_PREMULTIPLY, /* filter c*a and a, divide back */
@@ -444,7 +444,7 @@ typedef struct ic_context_options {
      * kernel and download, the largest over the devices (the shares overlap in
      * time), and total the wall time. CPU backends ignore it, and so does the
      * float64 premultiplied-alpha reference path of backends that do not
-     * premultiply themselves (seq, cuda-gemm; README "Alpha").
+     * premultiply themselves (seq, cuda-gemm; docs/definitions.md, "Alpha").
      * Errors at ic_context_create: IC_ERR_INVALID_ARG for n_devices < 0 or >
      * IC_MAX_DEVICES or a negative ordinal; IC_ERR_DEVICE naming an ordinal
      * this machine does not have. */
@@ -594,13 +594,13 @@ const char *ic_format_name(ic_format f);
 uint64_t ic_default_max_memory(void);
 
 /* Colour profile and camera data of an image file, carried from input to
- * output (README "Metadata"). Both blobs are copied verbatim:
+ * output (docs/definitions.md, "Metadata"). Both blobs are copied verbatim:
  *   icc : an ICC profile (PNG iCCP, JPEG APP2 ICC_PROFILE, TIFF tag 34675,
  *         WebP ICCP), NULL/0 when the file has none;
  *   exif: the EXIF block as a TIFF structure starting "II*\0" or "MM\0*"
  *         (PNG eXIf, JPEG APP1 after "Exif\0\0", WebP EXIF; for TIFF files,
  *         a block built from IFD0's EXIF tags and the EXIF directory, and
- *         written back as tags: README "Metadata" lists what is carried),
+ *         written back as tags: docs/definitions.md, "Metadata", lists what is carried),
  *         NULL/0 when none.
  * Pixels are never rotated: the EXIF orientation tag is kept as it was, so
  * viewers show the output the way they showed the input (what libvips and
@@ -678,7 +678,7 @@ typedef struct ic_save_options {
     /* 1 (fastest) .. 9 (smallest); 0 means the default. PNG: libdeflate's
      * level (1..9 -> 1/3/5/6/7/8/10/11/12) where libdeflate codes the image,
      * IC_PNG_DEFAULT_LEVEL by default; an image zlib's run-length coder
-     * compresses smaller (noisy photographs) ignores it (README "Formats").
+     * compresses smaller (noisy photographs) ignores it (docs/definitions.md, "Formats").
      * TIFF: zlib's level, 6 by default. */
     int compression;
     /* When non-NULL, written into PNG, JPEG, WebP and TIFF outputs (ICC and
@@ -697,8 +697,8 @@ typedef struct ic_save_options {
 } ic_save_options;
 
 /* The level PNG files are written with when ic_save_options.compression is
- * 0 (bench/png-speed.sh measured the choice; README "Formats" maps levels to
- * libdeflate's). */
+ * 0 (bench/png-speed.sh measured the choice; docs/definitions.md, "Formats",
+ * maps levels to libdeflate's). */
 #define IC_PNG_DEFAULT_LEVEL 5
 
 /* Saves img (IC_U8 or IC_U16) to path, format by extension. IC_U16 images are
@@ -759,8 +759,8 @@ ic_status ic_save_bytes(const char *path, const void *data, size_t size);
  * every file when the options ask for a channel count other than 3 or for
  * IC_SOA. A corrupt or cut file therefore fails with the CPU decoder's
  * message, as with ic_image_load. Decoded pixels differ from libjpeg-turbo's
- * by the IDCT and chroma upsampling rounding of nvJPEG (README "JPEG on the
- * GPU" gives the measured difference).
+ * by the IDCT and chroma upsampling rounding of nvJPEG (docs/gpu-jpeg.md,
+ * "Pixels", gives the measured difference).
  *
  * Encoding (ic_gpu_encode): a 3-channel interleaved device image saved as JPEG
  * is encoded by nvJPEG on the device (nvjpegEncodeImage) with the CPU
@@ -930,7 +930,7 @@ ic_status ic_matmul(const float *A, const float *B, float *C, int M, int K, int 
  *
  * None of it changes what a call computes: a forced method or a tile shape
  * produces the same samples the planner's choice does (within the rounding
- * documented for the FFT method, README "Accuracy"); only speed differs.
+ * documented for the FFT method, docs/definitions.md, "Accuracy"); only speed differs.
  */
 #if defined(IC_ADVANCED_API) && !defined(IMGCONV_H_ADVANCED)
 #define IMGCONV_H_ADVANCED
@@ -951,7 +951,8 @@ typedef enum ic_method {
     IC_METHOD_ROWS,     /* cuda: square 3..9 kernels, 16 samples x 1/2/4/8 rows per thread, or
                          * 8 samples x many rows (separable 5x5..9x9) */
     IC_METHOD_TENSOR    /* cuda: the kw*kh sum on the tensor cores (8-bit samples, kernels
-                         * 3..31 wide, sm_80 and later; float32 rounding, README "Accuracy") */
+                         * 3..31 wide, sm_80 and later; float32 rounding:
+                         * docs/definitions.md, "Accuracy") */
 } ic_method;
 
 /* Name of a method ("auto", "direct", "sep", "fft", "global", "rows", "tensor"). */
@@ -970,16 +971,14 @@ const char *ic_cpu_isa_name(ic_cpu_isa isa);
 
 /* Values of ic_tuning.calibrate. */
 #define IC_CALIBRATE_AUTO 0    /* cached ceilings, else measured (ic_context_options.recalibrate) */
-#define IC_CALIBRATE_BUILTIN 1 /* no probe, no cache: the built-in H100 figures */
+#define IC_CALIBRATE_BUILTIN 1 /* no probe, no cache: the built-in figures */
 
 /* Tuning knobs: zero-initialise (every zero field is the default), set what
  * you need, pass it as ic_context_options.tuning or to
- * ic_context_set_tuning(). They replace the environment variables earlier
- * versions read (named below); the library reads no environment variable to
+ * ic_context_set_tuning(). The library reads no environment variable to
  * decide how to filter. A knob a backend has no use for is ignored by it. */
 typedef struct ic_tuning {
-    /* Method to use (was IC_CUDA_METHOD, and IC_CPU_PATH=direct|sep).
-     * cuda: the method runs every job it can take (direct: kernels up to
+    /* Method to use. cuda: the method runs every job it can take (direct: kernels up to
      * 31 wide and 63 tall; sep: square kernels up to 31 whose factors are
      * exact enough; fft: kernels whose weights are not all multiples of 2^-16
      * and jobs without premultiplied alpha; rows: square 3, 5, 7, 9 kernels on
@@ -989,27 +988,27 @@ typedef struct ic_tuning {
      * 2^-20 (relative), at any cost (rank up to min(kw, kh)); FFT, GLOBAL and
      * ROWS are ignored. */
     ic_method method;
-    /* cpu: instruction set of the inner loops (was IC_CPU_PATH=scalar|avx2|
-     * avx512). One this CPU or build lacks makes ic_convolve and ic_plan_get
-     * fail with IC_ERR_UNSUPPORTED, naming it. */
+    /* cpu: instruction set of the inner loops. One this CPU or build lacks
+     * makes ic_convolve and ic_plan_get fail with IC_ERR_UNSUPPORTED, naming
+     * it. */
     ic_cpu_isa cpu_isa;
     /* cpu: nonzero cuts every job into tiny strips, bands and passes and
      * wakes the thread pool even for small images, so that every seam of the
-     * tiling is crossed (was IC_CPU_PATH=tiny; for tests: slow). */
+     * tiling is crossed (for tests: slow). */
     int cpu_tiny;
     /* cuda: IC_CALIBRATE_BUILTIN plans with built-in ceilings instead of
-     * reading or measuring the device's (was IC_CUDA_NO_CALIBRATE); read at
-     * the first plan of a context. */
+     * reading or measuring the device's; read at the first plan of a
+     * context. */
     int calibrate;
     /* cuda, fft method: tile size N (a power of two, 64..8192, larger than
-     * the kernel; was IC_CUDA_FFT_N). 0: the planner's (the smallest power of
+     * the kernel). 0: the planner's (the smallest power of
      * two >= 4K, at least 256, 512 from K = 17). Other values are refused. */
     int fft_n;
     /* cuda, rows method: nonzero keeps the full K*K sum where the planner
-     * would run separable passes in registers (was IC_FAST_ROWS_FULL). */
+     * would run separable passes in registers. */
     int rows_full;
-    /* cuda, rows method: output rows per thread, 1, 2, 4, 8, 16, 32 or 64
-     * (was IC_FAST_ROWS_SHAPE); 8 and more apply to separable kernels, taken
+    /* cuda, rows method: output rows per thread, 1, 2, 4, 8, 16, 32 or 64;
+     * 8 and more apply to separable kernels, taken
      * one input row at a time (a 3x3 at 8, a 5x5..9x9 as asked), which the
      * full sum runs at 4. 0: the planner's (8 for a separable 3x3, 4 on an
      * image too small to give each SM 4 warps at 8; for a
@@ -1035,7 +1034,7 @@ typedef struct ic_tuning {
      * once per plan), which saves the method a pass over the spectrum (about
      * 7% at 8K 31x31): 0 (auto) once the context has run about half a
      * second of FFT work, 1 (always) from the first call, 2 (never). The
-     * results are the same either way (bench table F, gpu-check fftjob). */
+     * results are the same either way (the GPU tests compare them). */
     int fft_fuse;
 } ic_tuning;
 
@@ -1059,7 +1058,7 @@ ic_status ic_tuning_parse(const char *text, ic_tuning *t);
 
 /* Where the `cuda` backend's device ceilings come from (ic_plan.ceilings). */
 #define IC_CEILINGS_NONE 0     /* not a cost-model backend */
-#define IC_CEILINGS_BUILTIN 1  /* built-in H100 figures (IC_CALIBRATE_BUILTIN, or a failed probe) */
+#define IC_CEILINGS_BUILTIN 1  /* built-in figures (IC_CALIBRATE_BUILTIN, or a failed probe) */
 #define IC_CEILINGS_MEASURED 2 /* measured by this process (and written to the cache) */
 #define IC_CEILINGS_CACHED 3   /* read from the user's calibration cache */
 
@@ -1141,8 +1140,8 @@ ic_status ic_convolve_async(ic_context *ctx, const ic_image *src, ic_image *dst,
 ic_status ic_convolve_batch_async(ic_context *ctx, int n, const ic_image *src, ic_image *dst,
                                   const ic_kernel *k, const ic_params *p);
 
-/* Device-resident 1D correlation that does not wait (the benchmark's table
- * L1): d_in and d_out hold n samples (float32, or uint8 when u8 is nonzero;
+/* Device-resident 1D correlation that does not wait (for the benchmark's
+ * 1D tables): d_in and d_out hold n samples (float32, or uint8 when u8 is nonzero;
  * 1 <= n <= IC_MAX_SIGNAL) in device memory of the current CUDA device,
  * d_k klen correlation weights (odd, 1..IC_MAX_KERNEL_1D) in device memory:
  *   d_out[i] = bias + sum_t d_k[t] * d_in[map(i + t - (klen-1)/2)]

@@ -129,7 +129,7 @@ struct ic_gpu_codec {
     slot *s;
     ic_nvjpeg *nj; /* NULL: nvJPEG not built in or not usable; every file via the CPU */
     /* nvJPEG opens on a thread of its own from ic_gpu_codec_create (its
-     * handle and first encoder lane take ~0.3 s on the H100 machine), so
+     * handle and first encoder lane take a few tenths of a second), so
      * the codec's slots can be filled meanwhile; every use of nj waits for
      * it first (codec_nj). */
     pthread_t open_th;
@@ -387,7 +387,7 @@ ic_status ic_gpu_decode(ic_gpu_codec *c, int n, const ic_bytes *in, const int *s
     /* libjpeg-turbo's entropy check of the files nvJPEG takes runs on host
      * threads while nvJPEG decodes them: one it refuses (data that ends
      * inside a Huffman code, which nvJPEG decodes without a word) takes the
-     * CPU decoder below, whose verdict it is (README "JPEG on the GPU"). */
+     * CPU decoder below, whose verdict it is (docs/gpu-jpeg.md). */
     const ic_io_limits lim = {max_pixels, max_memory, 0, NULL};
     ic_jpeg_checks *chk = ic_jpeg_checks_start(n, c->data, c->len, c->route, &lim);
     if (any) {

@@ -238,7 +238,7 @@ __device__ __forceinline__ __half mapped_h(const ic_cuda_args &a, const uint8_t 
  * groups of G 4-byte words (12 bytes = 4 pixels for C = 3, else one word:
  * 4 / C pixels) of NB (row, group) items before it converts any, so that
  * several loads are in flight (the byte-wise fill left the tensor kernels
- * latency-bound: bench/NOTES.md). Groups that leave the image go sample by
+ * latency-bound: docs/design/fast-path.md). Groups that leave the image go sample by
  * sample through the border mapping. */
 template <int C, int HW>
 __device__ __forceinline__ void fill_planes(const icf::targs &t, const planes &P,
@@ -427,7 +427,7 @@ struct warp_tiles {
  * C 4-byte words stored where the row allows: one 16-byte store for RGBA,
  * one 8-byte for 2 channels, where dst and its pitch allow), instead of
  * icf::store's byte-wise interleave through shared memory (a fifth of the
- * tensor sep kernel's instructions, ncu source page at bfc711d). dst and its
+ * tensor sep kernel's instructions). dst and its
  * pitch are 4-aligned (the caller checks). */
 template <int S, int C>
 __device__ __forceinline__ void store_aos(const icf::targs &t, const icf::tile &b, const float *st)
