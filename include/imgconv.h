@@ -1,6 +1,9 @@
 /*
- * imgconv.h - the one public header of imgconv, a 2D image convolution library
- * with CUDA GPU backends and a fast CPU fallback.
+ * imgconv.h - the core public header of imgconv, a 2D image convolution
+ * library with CUDA GPU backends and a fast CPU fallback: images, kernels,
+ * contexts, filtering, files. Two companion headers include it:
+ * imgconv_gpu_codec.h (JPEG decoded and encoded on the GPU) and
+ * imgconv_course.h (1D convolution, stencil and matrix product).
  *
  * Conventions
  *  - Every function that can fail returns an ic_status (IC_OK == 0); getters and
@@ -737,177 +740,6 @@ ic_status ic_image_encode(const ic_image *img, const char *name, const ic_save_o
  * IC_ERR_IO, IC_ERR_INVALID_ARG, IC_ERR_NOMEM. */
 ic_status ic_save_bytes(const char *path, const void *data, size_t size);
 
-/* ------------------------------------------------------------------------ */
-/* JPEG on the GPU (nvJPEG): files decoded into and encoded from device       */
-/* memory, so that only compressed bytes cross the bus                        */
-/* ------------------------------------------------------------------------ */
-
-/* A GPU codec bound to the device of a CUDA context. It holds `slots` image
- * slots: slot i keeps the device image ic_gpu_decode made for input i of a
- * batch, one output device image (ic_gpu_codec_output) and the encoded bytes
- * of ic_gpu_encode, each reused by the next call on that slot. The slots are
- * the bound on device memory: at most 2 images per slot.
- *
- * Decoding: JPEG files with 3 components in 8-bit YCbCr are decoded by nvJPEG
- * - the GPU's hardware JPEG decoder (nvjpegDecodeBatched on the hardware
- * backend) where the GPU has one and the file is baseline, nvJPEG's default
- * hybrid decoder otherwise (progressive files, GPUs without the engine) - to
- * interleaved RGB in device memory. Everything else falls back to the CPU
- * decoder (libjpeg-turbo, libpng, ...; ic_image_decode) and is uploaded: grey
- * and CMYK/YCCK JPEGs, RGB-coded JPEGs, 12-bit and lossless JPEGs, files cut
- * before their end-of-image marker, files nvJPEG refuses, other formats, and
- * every file when the options ask for a channel count other than 3 or for
- * IC_SOA. A corrupt or cut file therefore fails with the CPU decoder's
- * message, as with ic_image_load. Decoded pixels differ from libjpeg-turbo's
- * by the IDCT and chroma upsampling rounding of nvJPEG (docs/gpu-jpeg.md,
- * "Pixels", gives the measured difference).
- *
- * Encoding (ic_gpu_encode): a 3-channel interleaved device image saved as JPEG
- * is encoded by nvJPEG on the device (nvjpegEncodeImage) with the CPU
- * writer's choices: 4:2:0 chroma subsampling, the same quality scale
- * (ic_save_options.quality, default 92), standard Huffman tables, baseline,
- * and opts->metadata inserted as the CPU writer stores it (APP1 EXIF, APP2
- * ICC chunks, right after SOI and JFIF's APP0). Other cases (grey, alpha,
- * PNG/PNM output) are copied to the host and encoded by the CPU writer.
- *
- * Without nvJPEG in the build, or when nvJPEG will not open on the device,
- * the codec still works: every file takes the CPU path (ic_gpu_codec_engine()
- * says "cpu", followed by nvJPEG's reason in the second case).
- *
- * Streams: the device images of a slot carry that slot's own CUDA stream
- * (stream field), on which no codec work is queued: the filter may queue its
- * work there (images of different slots are filtered independently), and
- * ic_gpu_encode waits for what is queued there when it is called.
- *
- * Threads: calls on different slots may run at the same time on different
- * threads (a batch pipeline: one thread decoding, one filtering, several
- * encoding; up to 16 nvJPEG encodes run at once, more wait), with at most one
- * ic_gpu_decode call at a time. The context given at creation is not used
- * after it. */
-typedef struct ic_gpu_codec ic_gpu_codec;
-
-/* One encoded file in memory (not owned). */
-typedef struct ic_bytes {
-    const uint8_t *data;
-    size_t size;
-} ic_bytes;
-
-/* What ic_gpu_decode did with one input. */
-typedef struct ic_decode_result {
-    ic_status status;   /* IC_OK, or the error ic_image_decode gives for the file */
-    char error[256];    /* one line when status != IC_OK */
-    const char *engine; /* "nvjpeg-hardware", "nvjpeg-hybrid" or "cpu" */
-    /* When ic_gpu_decode's opts->metadata is non-NULL: this file's ICC
-     * profile and EXIF, as ic_image_load gives them, whichever engine decoded
-     * it (opts->metadata itself is not written); free with ic_metadata_free. */
-    ic_metadata metadata;
-} ic_decode_result;
-
-/* Creates a GPU codec with `slots` slots (1..1024) on the device of ctx, whose
- * backend must be a CUDA one. nvJPEG opens on a thread of the codec's own
- * (about 0.3 s): the call returns before, slots can be filled meanwhile, and
- * the first call that needs nvJPEG waits for it. Errors: IC_ERR_UNSUPPORTED (a CPU backend or a
- * context split over several devices), IC_ERR_INVALID_ARG, IC_ERR_DEVICE,
- * IC_ERR_NOMEM; ic_last_error() says why. */
-ic_status ic_gpu_codec_create(ic_gpu_codec **codec, const ic_context *ctx, int slots);
-
-/* Frees the codec and every device image and buffer its slots hold (NULL-safe). */
-void ic_gpu_codec_free(ic_gpu_codec *codec);
-
-/* The decoder baseline JPEGs get: "nvjpeg-hardware", "nvjpeg-hybrid", or
- * "cpu" when nvJPEG is not available ("cpu (nvJPEG: REASON)" when it is built
- * in but would not open). The string lives as long as the codec. The
- * hardware decoder is opened at the first ic_gpu_decode of a JPEG (its
- * set-up is costly, and a codec used only to encode never needs it); asking
- * for the engine before that opens it. */
-const char *ic_gpu_codec_engine(const ic_gpu_codec *codec);
-
-/* The encoder of 3-channel JPEG outputs: "nvjpeg" when ic_gpu_encode encodes
- * them on the device, "cpu" when it copies them to the CPU writer. Waits for
- * nvJPEG's open (not for its decoders, which are made at their first use). */
-const char *ic_gpu_codec_encoder(const ic_gpu_codec *codec);
-
-/* Decodes n files (1 <= n <= slots) held in memory into device images:
- * out[i] (a device image owned by slot slots[i] - slot i when slots is NULL;
- * n distinct slots - valid until the next decode into that slot; do not free
- * it) with res[i] saying how it went. The JPEGs the
- * hardware decoder takes are decoded together in one batch. The images are
- * complete when the call returns (out[i].stream is the codec's stream). opts as ic_image_load (NULL: defaults). Returns IC_OK when every
- * file was handled (each res[i].status says whether that file decoded), or an
- * error that concerns the whole call (IC_ERR_DEVICE, IC_ERR_INVALID_ARG);
- * a file that fails does not stop the others. */
-ic_status ic_gpu_decode(ic_gpu_codec *codec, int n, const ic_bytes *in, const int *slots,
-                        const ic_load_options *opts, ic_image *out, ic_decode_result *res);
-
-/* Gives a device image shaped like `like` (size, channels, layout) owned by
- * slot `slot`, for ic_convolve to write into; valid until the next call for
- * that slot. Errors: IC_ERR_INVALID_ARG, IC_ERR_DEVICE, IC_ERR_NOMEM. */
-ic_status ic_gpu_codec_output(ic_gpu_codec *codec, int slot, const ic_image *like, ic_image *out);
-
-/* Encodes a device image (any device image on the codec's device: a slot's,
- * or the caller's) as the file format of `name`'s extension, as ic_image_save
- * would write it. *out points at bytes owned by slot `slot`, valid until the
- * next encode on that slot; write them with ic_save_bytes. Errors as
- * ic_image_save, plus IC_ERR_DEVICE. */
-ic_status ic_gpu_encode(ic_gpu_codec *codec, int slot, const ic_image *img, const char *name,
-                        const ic_save_options *opts, ic_bytes *out);
-
-/* ------------------------------------------------------------------------ */
-/* 1D convolution and matrix product (seeds 001, 002)                        */
-/* ------------------------------------------------------------------------ */
-
-/* Longest 1D kernel (odd lengths 1..IC_MAX_KERNEL_1D) and longest 1D signal
- * (so that every index, halo included, stays in an int). */
-#define IC_MAX_KERNEL_1D 4095
-#define IC_MAX_SIGNAL ((size_t)0x3FFFFFFF)
-
-/* 1D convolution of a float32 signal: seed 001's 1D stencil extended to a 1D
- * convolution, computed on the GPU as seed 002's shared-memory tiles with halo
- * cells. With c = (klen-1)/2:
- *   convolution: out[i] = bias + sum_j k[j] * in[i - j + c]
- *   correlation: out[i] = bias + sum_j k[j] * in[i + j - c]
- * Samples outside [0, n) follow p->border exactly as image columns do
- * (p->border_value for IC_BORDER_CONSTANT); sums are accumulated in float32.
- * k holds klen weights (odd klen, 1..IC_MAX_KERNEL_1D, all finite; no divisor).
- * p may be NULL (ic_params_default: mirror border, convolution, bias 0); p->alpha
- * is ignored. backend: "cpu", "cuda", or NULL / "auto" (cuda when a device is
- * usable, else cpu). in and out must not overlap. On failure ic_last_error()
- * says why.
- * Errors: IC_ERR_INVALID_ARG (NULL pointers, n == 0, bad klen, border or
- * non-finite weight/bias/border value, overlap), IC_ERR_TOO_LARGE (n >
- * IC_MAX_SIGNAL), IC_ERR_NO_BACKEND (unknown backend; "cuda" in a build without
- * CUDA or on a machine without a device), IC_ERR_DEVICE (a CUDA call failed),
- * IC_ERR_NOMEM. */
-ic_status ic_conv1d_f32(const float *in, float *out, size_t n, const float *k, int klen,
-                        const ic_params *p, const char *backend);
-
-/* ic_conv1d_f32 on uint8 samples: the float32 sum (bias included) is rounded
- * to nearest, ties to even, and clamped to [0, 255] (ic_convolve's rule). */
-ic_status ic_conv1d_u8(const uint8_t *in, uint8_t *out, size_t n, const float *k, int klen,
-                       const ic_params *p, const char *backend);
-
-/* Seed 001's 1D stencil: out[i] = bias + sum_{j=-radius..radius} in[i + j], i.e.
- * ic_conv1d_f32 with an all-ones kernel of length 2*radius+1 (0 <= radius <=
- * (IC_MAX_KERNEL_1D-1)/2). p NULL gives the seed's zero ghost cells. Arguments
- * and errors as ic_conv1d_f32. */
-ic_status ic_stencil1d(const float *in, float *out, size_t n, int radius, const ic_params *p,
-                       const char *backend);
-
-/* Matrix product C = A * B of row-major float32 matrices, A M x K, B K x N,
- * C M x N (M, K, N >= 1, any values, not only multiples of a tile); sums in
- * float32 over k in increasing order. variant:
- *   "cpu"        the CPU reference (one thread, i-k-j loops)
- *   "cuda-naive" seed 002's kernel: one thread per C entry, reads from global memory
- *   "cuda-tiled" seed 002's shared-memory kernel: 16x16 tiles of A and B
- *   "cuda"       the tiled kernel with register blocking (tile shape chosen by shape)
- *   NULL/"auto"  "cuda" when a device is usable, else "cpu".
- * Host pointers; C must not overlap A or B. Messages as ic_conv1d_f32.
- * Errors: IC_ERR_INVALID_ARG, IC_ERR_TOO_LARGE (a matrix over SIZE_MAX bytes),
- * IC_ERR_NO_BACKEND (unknown variant, or CUDA not usable), IC_ERR_DEVICE,
- * IC_ERR_NOMEM. */
-ic_status ic_matmul(const float *A, const float *B, float *C, int M, int K, int N,
-                    const char *variant);
-
 #ifdef __cplusplus
 }
 #endif
@@ -1139,40 +971,6 @@ ic_status ic_convolve_async(ic_context *ctx, const ic_image *src, ic_image *dst,
  * (ic_last_error() says which image differs). */
 ic_status ic_convolve_batch_async(ic_context *ctx, int n, const ic_image *src, ic_image *dst,
                                   const ic_kernel *k, const ic_params *p);
-
-/* Device-resident 1D correlation that does not wait (for the benchmark's
- * 1D tables): d_in and d_out hold n samples (float32, or uint8 when u8 is nonzero;
- * 1 <= n <= IC_MAX_SIGNAL) in device memory of the current CUDA device,
- * d_k klen correlation weights (odd, 1..IC_MAX_KERNEL_1D) in device memory:
- *   d_out[i] = bias + sum_t d_k[t] * d_in[map(i + t - (klen-1)/2)]
- * (always a correlation: p->correlate and p->alpha are ignored; border,
- * border_value and bias as ic_conv1d_f32, p NULL: the defaults; uint8 results
- * rounded as ic_conv1d_u8). Queued on `stream` (a cudaStream_t, NULL: the
- * legacy default stream); the caller synchronises it. in and out must not
- * overlap. Errors: IC_ERR_INVALID_ARG, IC_ERR_TOO_LARGE, IC_ERR_NO_BACKEND
- * (a build without CUDA), IC_ERR_DEVICE. */
-ic_status ic_conv1d_device(const void *d_in, void *d_out, size_t n, int u8, const float *d_k,
-                           int klen, const ic_params *p, void *stream);
-
-/* The kernels of ic_matmul's CUDA variants. */
-typedef enum ic_matmul_kernel {
-    IC_MATMUL_NAIVE = 0, /* "cuda-naive": one thread per C entry, from global memory */
-    IC_MATMUL_TILED,     /* "cuda-tiled": 16x16 tiles of A and B in shared memory */
-    IC_MATMUL_FAST       /* "cuda": the tiled kernel with register blocking */
-} ic_matmul_kernel;
-
-/* Device-resident C = A * B that does not wait (the benchmark's table L2):
- * row-major, contiguous float32 matrices in device memory of the current CUDA
- * device (A M x K, B K x N, C M x N; M, K, N >= 1), sums in increasing k,
- * queued on `stream` (NULL: the legacy default stream). Errors:
- * IC_ERR_INVALID_ARG, IC_ERR_NO_BACKEND (a build without CUDA),
- * IC_ERR_DEVICE. */
-ic_status ic_matmul_device(ic_matmul_kernel kernel, const float *dA, const float *dB, float *dC,
-                           int M, int K, int N, void *stream);
-
-/* The tile shape ic_matmul_device uses for this kernel and shape, e.g.
- * "128x128x8 tile, 8x8 per thread" (static string; "" without CUDA). */
-const char *ic_matmul_tile(ic_matmul_kernel kernel, int M, int K, int N);
 
 #ifdef __cplusplus
 }

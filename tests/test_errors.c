@@ -14,6 +14,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "imgconv_course.h"
+#include "imgconv_gpu_codec.h"
 #include "testutil.h"
 
 static int failures;

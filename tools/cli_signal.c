@@ -30,7 +30,7 @@
 #include <string.h>
 
 #include "cli_args.h"
-#include "imgconv.h"
+#include "imgconv_course.h"
 
 /* A signal in memory, and how its text form separated the values. */
 typedef struct signal_buf {

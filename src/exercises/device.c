@@ -15,7 +15,7 @@
 #endif
 
 #define IC_ADVANCED_API
-#include "imgconv.h"
+#include "imgconv_course.h"
 
 ic_status ic_conv1d_device(const void *d_in, void *d_out, size_t n, int u8, const float *d_k,
                            int klen, const ic_params *p, void *stream)

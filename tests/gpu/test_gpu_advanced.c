@@ -36,6 +36,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "imgconv_course.h"
 #include "testutil.h"
 
 #ifndef IC_HAVE_CUDA

@@ -27,7 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "imgconv.h"
+#include "imgconv_gpu_codec.h"
 #include "jpeg_cases.h"
 #include "testutil.h"
 

@@ -20,7 +20,7 @@
 
 #include <stdint.h>
 
-#include "imgconv.h"
+#include "imgconv_course.h"
 
 #ifdef __cplusplus
 extern "C" {

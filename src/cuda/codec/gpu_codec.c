@@ -20,7 +20,7 @@
 
 #include "core/error.h"
 #include "dispatch/dispatch.h"
-#include "imgconv.h"
+#include "imgconv_gpu_codec.h"
 #include "io/io_internal.h"
 
 #ifndef IC_HAVE_CUDA
