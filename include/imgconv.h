@@ -39,6 +39,16 @@ extern "C" {
 #define IC_VERSION_PATCH 0
 #define IC_VERSION_STRING "0.1.0"
 
+/* Marks a name kept for one release after a rename (the section "Deprecated
+ * names" at the end of this header); define IC_NO_DEPRECATED to hide them. */
+#if defined(__GNUC__) || defined(__clang__)
+#define IC_DEPRECATED(msg) __attribute__((deprecated(msg)))
+#elif defined(_MSC_VER)
+#define IC_DEPRECATED(msg) __declspec(deprecated(msg))
+#else
+#define IC_DEPRECATED(msg)
+#endif
+
 /* ------------------------------------------------------------------------ */
 /* Status codes                                                              */
 /* ------------------------------------------------------------------------ */
@@ -285,7 +295,7 @@ typedef struct ic_named_kernel_info {
 } ic_named_kernel_info;
 
 /* Returns the table of named kernels and stores its length in *count. */
-const ic_named_kernel_info *ic_named_kernels(int *count);
+const ic_named_kernel_info *ic_kernel_list(int *count);
 
 /* A separable decomposition K = sum_r col_r * row_r^T (rank terms), of
  * effective weights, so that a rank-r kernel costs 2*r*K multiply-adds. */
@@ -455,7 +465,7 @@ typedef struct ic_context_options {
     int devices[IC_MAX_DEVICES];
     /* Host memory budget of one ic_convolve call, in bytes: the source and
      * destination images in host memory plus what the call allocates on the
-     * host (ic_convolve_bytes() computes it). 0: ic_default_max_memory();
+     * host (ic_convolve_bytes() computes it). 0: ic_max_memory_default();
      * UINT64_MAX: no limit. Over it ic_convolve returns IC_ERR_TOO_LARGE
      * before allocating anything, ic_last_error() naming the limit. Device
      * memory has its own bound (device_memory). */
@@ -546,8 +556,8 @@ ic_status ic_convolve_batch(ic_context *ctx, int n, const ic_image *src, ic_imag
  * kernel rank, the launch shape and the predicted time where the backend has a
  * cost model. dst is not touched. Backends without a plan write one line.
  * Errors: IC_ERR_INVALID_ARG. */
-ic_status ic_explain(ic_context *ctx, const ic_image *src, const ic_kernel *k, const ic_params *p,
-                     char *buf, size_t buflen);
+ic_status ic_plan_explain(ic_context *ctx, const ic_image *src, const ic_kernel *k,
+                          const ic_params *p, char *buf, size_t buflen);
 
 /* Host bytes ic_convolve(ctx, src, dst, k, ...) needs with a destination in
  * dst_layout allocated by ic_image_create: src and dst (when in host memory),
@@ -594,7 +604,7 @@ const char *ic_format_name(ic_format f);
 /* Default memory budget (bytes) of the loaders and of the CLI's --max-memory:
  * a quarter of the physical memory, at most 2 GiB (2 GiB when the physical
  * memory cannot be read). */
-uint64_t ic_default_max_memory(void);
+uint64_t ic_max_memory_default(void);
 
 /* Colour profile and camera data of an image file, carried from input to
  * output (docs/definitions.md, "Metadata"). Both blobs are copied verbatim:
@@ -631,7 +641,7 @@ typedef struct ic_load_options {
     int channels;        /* 0: as stored; 1, 2, 3 or 4: convert (seed's channel_force) */
     ic_layout layout;    /* layout of the returned image */
     uint64_t max_pixels; /* 0: IC_DEFAULT_MAX_PIXELS; checked before allocating */
-    /* 0: ic_default_max_memory(). Bytes the decoded image may take, with the
+    /* 0: ic_max_memory_default(). Bytes the decoded image may take, with the
      * decoder's whole-image buffers (progressive JPEG coefficients) and the
      * converted copy that `channels` or `layout` asks for: checked after the
      * header, before anything of that size is allocated. */
@@ -647,7 +657,7 @@ typedef struct ic_load_options {
      * file that fails later in its body may. It lets a caller start costly
      * work that should overlap the decode but never be paid for a refused
      * file (the CLI starts its CUDA context there). Called by ic_image_load
-     * and ic_image_decode (and so by ic_gpu_decode for the files it decodes
+     * and ic_image_decode (and so by ic_gpu_codec_decode for the files it decodes
      * on the CPU only). It must not call back into this load. */
     void (*header_ok)(void *user, int width, int height);
     void *header_ok_user; /* passed to header_ok */
@@ -709,7 +719,7 @@ typedef struct ic_save_options {
  * bits (round(v / 257)) for JPEG and WebP: ic_format_depth says which. The
  * data is written to a file without a name (O_TMPFILE; elsewhere a hidden temporary) in the target
  * directory and put in place over path only when complete, so a failure or an
- * interruption never leaves a partial file (see ic_save_cleanup). Channels
+ * interruption never leaves a partial file (see ic_image_save_cleanup). Channels
  * stored: PNG and TIFF as the image (1..4); WebP RGB or RGBA (grey expanded,
  * alpha kept); PNM and JPEG grey or RGB (alpha dropped). Errors: IC_ERR_IO,
  * IC_ERR_UNSUPPORTED (format not built in, unknown extension, or a WebP side
@@ -722,7 +732,7 @@ ic_status ic_image_save(const ic_image *img, const char *path, const ic_save_opt
  * them), since saves write where nothing is visible until they complete: an
  * anonymous O_TMPFILE file on Linux (nothing to remove even after SIGKILL), or
  * a hidden DIR/.NAME.XXXXXX where the file system does not support it. */
-void ic_save_cleanup(void);
+void ic_image_save_cleanup(void);
 
 /* Format for a path's extension, IC_FMT_UNKNOWN when none matches. */
 ic_format ic_format_from_path(const char *path);
@@ -734,11 +744,11 @@ ic_format ic_format_from_path(const char *path);
 ic_status ic_image_encode(const ic_image *img, const char *name, const ic_save_options *opts,
                           uint8_t **data, size_t *size);
 
-/* Writes size bytes (an encoded file, e.g. from ic_gpu_encode) to path with
+/* Writes size bytes (an encoded file, e.g. from ic_gpu_codec_encode) to path with
  * ic_image_save's atomic save: a temporary file in the target directory,
  * synced and renamed over path; a failure leaves no partial file. Errors:
  * IC_ERR_IO, IC_ERR_INVALID_ARG, IC_ERR_NOMEM. */
-ic_status ic_save_bytes(const char *path, const void *data, size_t size);
+ic_status ic_bytes_save(const char *path, const void *data, size_t size);
 
 #ifdef __cplusplus
 }
@@ -894,7 +904,7 @@ ic_status ic_tuning_parse(const char *text, ic_tuning *t);
 #define IC_CEILINGS_MEASURED 2 /* measured by this process (and written to the cache) */
 #define IC_CEILINGS_CACHED 3   /* read from the user's calibration cache */
 
-/* The plan of one call: what ic_explain() prints, as numbers. Fields a
+/* The plan of one call: what ic_plan_explain() prints, as numbers. Fields a
  * backend does not have are 0 (predictions -1). */
 typedef struct ic_plan {
     const char *backend; /* the context's backend name (static) */
@@ -977,3 +987,43 @@ ic_status ic_convolve_batch_async(ic_context *ctx, int n, const ic_image *src, i
 #endif
 
 #endif /* IC_ADVANCED_API */
+
+/* ======================================================================== */
+/* Deprecated names: kept for one release after the renames that gave the   */
+/* API one rule, noun then verb (docs/naming.md). Each calls its new name;   */
+/* the compiler warns where one is used. Define IC_NO_DEPRECATED to hide     */
+/* them. Removed in the next minor version.                                  */
+/* ======================================================================== */
+#if !defined(IC_NO_DEPRECATED) && !defined(IMGCONV_H_DEPRECATED)
+#define IMGCONV_H_DEPRECATED
+
+static inline IC_DEPRECATED("use ic_plan_explain") ic_status
+    ic_explain(ic_context *ctx, const ic_image *src, const ic_kernel *k, const ic_params *p,
+               char *buf, size_t buflen)
+{
+    return ic_plan_explain(ctx, src, k, p, buf, buflen);
+}
+
+static inline IC_DEPRECATED("use ic_bytes_save") ic_status
+    ic_save_bytes(const char *path, const void *data, size_t size)
+{
+    return ic_bytes_save(path, data, size);
+}
+
+static inline IC_DEPRECATED("use ic_image_save_cleanup") void ic_save_cleanup(void)
+{
+    ic_image_save_cleanup();
+}
+
+static inline IC_DEPRECATED("use ic_max_memory_default") uint64_t ic_default_max_memory(void)
+{
+    return ic_max_memory_default();
+}
+
+static inline IC_DEPRECATED("use ic_kernel_list") const ic_named_kernel_info *ic_named_kernels(
+    int *count)
+{
+    return ic_kernel_list(count);
+}
+
+#endif /* deprecated names */

@@ -17,9 +17,9 @@ extern "C" {
 #endif
 
 /* A GPU codec bound to the device of a CUDA context. It holds `slots` image
- * slots: slot i keeps the device image ic_gpu_decode made for input i of a
+ * slots: slot i keeps the device image ic_gpu_codec_decode made for input i of a
  * batch, one output device image (ic_gpu_codec_output) and the encoded bytes
- * of ic_gpu_encode, each reused by the next call on that slot. The slots are
+ * of ic_gpu_codec_encode, each reused by the next call on that slot. The slots are
  * the bound on device memory: at most 2 images per slot.
  *
  * Decoding: JPEG files with 3 components in 8-bit YCbCr are decoded by nvJPEG
@@ -36,7 +36,7 @@ extern "C" {
  * by the IDCT and chroma upsampling rounding of nvJPEG (docs/gpu-jpeg.md,
  * "Pixels", gives the measured difference).
  *
- * Encoding (ic_gpu_encode): a 3-channel interleaved device image saved as JPEG
+ * Encoding (ic_gpu_codec_encode): a 3-channel interleaved device image saved as JPEG
  * is encoded by nvJPEG on the device (nvjpegEncodeImage) with the CPU
  * writer's choices: 4:2:0 chroma subsampling, the same quality scale
  * (ic_save_options.quality, default 92), standard Huffman tables, baseline,
@@ -51,12 +51,12 @@ extern "C" {
  * Streams: the device images of a slot carry that slot's own CUDA stream
  * (stream field), on which no codec work is queued: the filter may queue its
  * work there (images of different slots are filtered independently), and
- * ic_gpu_encode waits for what is queued there when it is called.
+ * ic_gpu_codec_encode waits for what is queued there when it is called.
  *
  * Threads: calls on different slots may run at the same time on different
  * threads (a batch pipeline: one thread decoding, one filtering, several
  * encoding; up to 16 nvJPEG encodes run at once, more wait), with at most one
- * ic_gpu_decode call at a time. The context given at creation is not used
+ * ic_gpu_codec_decode call at a time. The context given at creation is not used
  * after it. */
 typedef struct ic_gpu_codec ic_gpu_codec;
 
@@ -66,12 +66,12 @@ typedef struct ic_bytes {
     size_t size;
 } ic_bytes;
 
-/* What ic_gpu_decode did with one input. */
+/* What ic_gpu_codec_decode did with one input. */
 typedef struct ic_decode_result {
     ic_status status;   /* IC_OK, or the error ic_image_decode gives for the file */
     char error[256];    /* one line when status != IC_OK */
     const char *engine; /* "nvjpeg-hardware", "nvjpeg-hybrid" or "cpu" */
-    /* When ic_gpu_decode's opts->metadata is non-NULL: this file's ICC
+    /* When ic_gpu_codec_decode's opts->metadata is non-NULL: this file's ICC
      * profile and EXIF, as ic_image_load gives them, whichever engine decoded
      * it (opts->metadata itself is not written); free with ic_metadata_free. */
     ic_metadata metadata;
@@ -91,12 +91,12 @@ void ic_gpu_codec_free(ic_gpu_codec *codec);
 /* The decoder baseline JPEGs get: "nvjpeg-hardware", "nvjpeg-hybrid", or
  * "cpu" when nvJPEG is not available ("cpu (nvJPEG: REASON)" when it is built
  * in but would not open). The string lives as long as the codec. The
- * hardware decoder is opened at the first ic_gpu_decode of a JPEG (its
+ * hardware decoder is opened at the first ic_gpu_codec_decode of a JPEG (its
  * set-up is costly, and a codec used only to encode never needs it); asking
  * for the engine before that opens it. */
 const char *ic_gpu_codec_engine(const ic_gpu_codec *codec);
 
-/* The encoder of 3-channel JPEG outputs: "nvjpeg" when ic_gpu_encode encodes
+/* The encoder of 3-channel JPEG outputs: "nvjpeg" when ic_gpu_codec_encode encodes
  * them on the device, "cpu" when it copies them to the CPU writer. Waits for
  * nvJPEG's open (not for its decoders, which are made at their first use). */
 const char *ic_gpu_codec_encoder(const ic_gpu_codec *codec);
@@ -110,8 +110,8 @@ const char *ic_gpu_codec_encoder(const ic_gpu_codec *codec);
  * file was handled (each res[i].status says whether that file decoded), or an
  * error that concerns the whole call (IC_ERR_DEVICE, IC_ERR_INVALID_ARG);
  * a file that fails does not stop the others. */
-ic_status ic_gpu_decode(ic_gpu_codec *codec, int n, const ic_bytes *in, const int *slots,
-                        const ic_load_options *opts, ic_image *out, ic_decode_result *res);
+ic_status ic_gpu_codec_decode(ic_gpu_codec *codec, int n, const ic_bytes *in, const int *slots,
+                              const ic_load_options *opts, ic_image *out, ic_decode_result *res);
 
 /* Gives a device image shaped like `like` (size, channels, layout) owned by
  * slot `slot`, for ic_convolve to write into; valid until the next call for
@@ -121,10 +121,27 @@ ic_status ic_gpu_codec_output(ic_gpu_codec *codec, int slot, const ic_image *lik
 /* Encodes a device image (any device image on the codec's device: a slot's,
  * or the caller's) as the file format of `name`'s extension, as ic_image_save
  * would write it. *out points at bytes owned by slot `slot`, valid until the
- * next encode on that slot; write them with ic_save_bytes. Errors as
+ * next encode on that slot; write them with ic_bytes_save. Errors as
  * ic_image_save, plus IC_ERR_DEVICE. */
-ic_status ic_gpu_encode(ic_gpu_codec *codec, int slot, const ic_image *img, const char *name,
-                        const ic_save_options *opts, ic_bytes *out);
+ic_status ic_gpu_codec_encode(ic_gpu_codec *codec, int slot, const ic_image *img, const char *name,
+                              const ic_save_options *opts, ic_bytes *out);
+
+/* ---- deprecated names (imgconv.h, "Deprecated names"; docs/naming.md) ---- */
+#if !defined(IC_NO_DEPRECATED)
+static inline IC_DEPRECATED("use ic_gpu_codec_decode") ic_status
+    ic_gpu_decode(ic_gpu_codec *codec, int n, const ic_bytes *in, const int *slots,
+                  const ic_load_options *opts, ic_image *out, ic_decode_result *res)
+{
+    return ic_gpu_codec_decode(codec, n, in, slots, opts, out, res);
+}
+
+static inline IC_DEPRECATED("use ic_gpu_codec_encode") ic_status
+    ic_gpu_encode(ic_gpu_codec *codec, int slot, const ic_image *img, const char *name,
+                  const ic_save_options *opts, ic_bytes *out)
+{
+    return ic_gpu_codec_encode(codec, slot, img, name, opts, out);
+}
+#endif
 
 #ifdef __cplusplus
 }

@@ -63,7 +63,7 @@ typedef struct cli_options {
     /* loading and saving */
     int channels;        /* --channels: 0 = as stored, else 1..4 */
     uint64_t max_pixels; /* --max-pixels, IC_DEFAULT_MAX_PIXELS by default */
-    uint64_t max_memory; /* --max-memory, ic_default_max_memory() by default; also
+    uint64_t max_memory; /* --max-memory, ic_max_memory_default() by default; also
                            * copied into ctx.max_memory */
     int quality;         /* --quality, 0 = the library's default */
     int lossless;        /* --lossless: WebP lossless */

@@ -320,7 +320,7 @@ static void print_plan(const cli_options *o, ic_context *ctx, const ic_kernel *k
     printf("\n");
     /* The backend's own plan (method, launch shape, predicted time). */
     char plan[2048] = "";
-    if (ic_explain(ctx, src, k, p, plan, sizeof plan) == IC_OK && plan[0]) {
+    if (ic_plan_explain(ctx, src, k, p, plan, sizeof plan) == IC_OK && plan[0]) {
         for (char *line = plan; line && *line;) {
             char *nl = strchr(line, '\n');
             if (nl)
@@ -559,7 +559,7 @@ int cli_run_filter(const cli_options *o, cli_err *e)
     }
     /* INPUT - is read once, then decoded from memory on every --repeat run. */
     if (strcmp(o->input, "-") == 0 &&
-        (code = read_stdin(o->max_memory ? o->max_memory : ic_default_max_memory(), &in_data,
+        (code = read_stdin(o->max_memory ? o->max_memory : ic_max_memory_default(), &in_data,
                            &in_size, e)) != CLI_EXIT_OK)
         goto done;
     if (o->kernel_file && (code = cli_get_kernel(o, &k, e)) != CLI_EXIT_OK)
@@ -708,12 +708,12 @@ int cli_run_filter(const cli_options *o, cli_err *e)
         if (on_gpu) {
             ic_bytes enc;
             s = cli_noted(
-                ic_gpu_encode(codec, 0, &dst, to_stdout ? stdout_name : o->output, &so, &enc), buf,
-                sizeof buf);
+                ic_gpu_codec_encode(codec, 0, &dst, to_stdout ? stdout_name : o->output, &so, &enc),
+                buf, sizeof buf);
             if (s == IC_OK)
                 s = to_stdout
                         ? emit_stdout(enc.data, enc.size, emit, buf, sizeof buf)
-                        : cli_noted(ic_save_bytes(o->output, enc.data, enc.size), buf, sizeof buf);
+                        : cli_noted(ic_bytes_save(o->output, enc.data, enc.size), buf, sizeof buf);
         } else {
             s = to_stdout ? write_stdout(&dst, stdout_name, &so, emit, buf, sizeof buf)
                           : cli_noted(ic_image_save(&dst, o->output, &so), buf, sizeof buf);
