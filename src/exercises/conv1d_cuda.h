@@ -10,7 +10,7 @@
 
 #include <stddef.h>
 
-#include "imgconv.h"
+#include "imgconv_course.h"
 
 #ifdef __cplusplus
 extern "C" {
