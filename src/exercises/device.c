@@ -1,6 +1,6 @@
 /*
  * device.c - the advanced tier's device-resident entries of the course
- * exercises (include/imgconv.h, "Advanced API"): ic_conv1d_device,
+ * exercises (include/imgconv_course.h, "Advanced API"): ic_conv1d_device,
  * ic_matmul_device and ic_matmul_tile hand device pointers straight to the
  * CUDA kernels of conv1d_cuda.cu and matmul_cuda.cu, queued on the caller's
  * stream, so that the benchmark times the kernels alone through the public

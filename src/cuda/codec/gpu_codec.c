@@ -1,9 +1,9 @@
 /*
- * gpu_codec.c - the public GPU codec (ic_gpu_codec, include/imgconv.h "JPEG
- * on the GPU"): files decoded into device images and device images encoded
- * into files, with nvJPEG (nvjpeg.cu beside it) where it applies and the CPU
- * codecs (ic_image_decode / ic_image_encode) plus one copy across the bus
- * everywhere else.
+ * gpu_codec.c - the public GPU codec (ic_gpu_codec,
+ * include/imgconv_gpu_codec.h): files decoded into device images and device
+ * images encoded into files, with nvJPEG (nvjpeg.cu beside it) where it applies
+ * and the CPU codecs (ic_image_decode / ic_image_encode) plus one copy across
+ * the bus everywhere else.
  *
  * A codec holds `slots` slots; slot i owns the device buffer input i of a
  * batch decodes into, one output device buffer for the filter, a host staging
