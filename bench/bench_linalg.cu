@@ -26,7 +26,7 @@
 
 #include "bench_linalg.h"
 #define IC_ADVANCED_API /* ic_conv1d_device, ic_matmul_device */
-#include "imgconv.h"
+#include "imgconv_course.h"
 
 #define LB_MAX_REPS 32
 #define LB_SEED 0x1d7c0de5ULL

@@ -210,7 +210,7 @@ int ic_bench_cpu_main(int argc, char **argv)
         return 1;
     }
     char plan[512] = "";
-    if (explain && ic_explain(ctx[nctx - 1], &src, &k, &p, plan, sizeof plan) == IC_OK) {
+    if (explain && ic_plan_explain(ctx[nctx - 1], &src, &k, &p, plan, sizeof plan) == IC_OK) {
         for (char *c = plan; *c; c++)
             if (*c == '\n' || *c == '"')
                 *c = ' ';

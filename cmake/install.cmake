@@ -2,10 +2,11 @@
 # at the end of the top-level CMakeLists.txt (after the library, CLI and
 # benchmark targets exist):
 #   bin/imgconv, bin/imgconv-bench
-#   lib/libimgconv.so.MAJOR... (only the ic_ functions of include/imgconv.h
-#     exported: an ld version script generated from the header), lib/libimgconv.a
+#   lib/libimgconv.so.MAJOR... (only the ic_ functions of the public headers
+#     exported: an ld version script generated from them), lib/libimgconv.a
 #     (position-independent, so it can go into a shared library)
-#   include/imgconv.h, lib/pkgconfig/imgconv.pc, lib/cmake/imgconv/ (find_package
+#   include/imgconv.h and its companions imgconv_course.h and
+#     imgconv_gpu_codec.h, lib/pkgconfig/imgconv.pc, lib/cmake/imgconv/ (find_package
 #     gives imgconv::imgconv, the shared library, and imgconv::imgconv_static)
 #   share/man/man1/imgconv.1 (generated from `imgconv --help` at build time, so
 #     the two cannot drift), share/bash-completion/completions/imgconv
@@ -16,10 +17,16 @@ include(CMakePackageConfigHelpers)
 # The static library goes into shared ones (ours and the user's): PIC objects.
 set_target_properties(imgconv PROPERTIES POSITION_INDEPENDENT_CODE ON)
 
-# ---- the exported API: every function declared in the public header ----------
-# A function added to the header re-runs this (the map is made from it).
-set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/include/imgconv.h)
-file(STRINGS ${PROJECT_SOURCE_DIR}/include/imgconv.h IC_HEADER_LINES REGEX "^[a-z].*[ *]ic_[a-z0-9_]+\\(")
+# ---- the exported API: every function declared in the public headers --------
+# A function added to a header re-runs this (the map is made from them).
+set(IC_PUBLIC_HEADERS ${PROJECT_SOURCE_DIR}/include/imgconv.h
+  ${PROJECT_SOURCE_DIR}/include/imgconv_course.h ${PROJECT_SOURCE_DIR}/include/imgconv_gpu_codec.h)
+set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${IC_PUBLIC_HEADERS})
+set(IC_HEADER_LINES "")
+foreach(header IN LISTS IC_PUBLIC_HEADERS)
+  file(STRINGS ${header} lines REGEX "^[a-z].*[ *]ic_[a-z0-9_]+\\(")
+  list(APPEND IC_HEADER_LINES ${lines})
+endforeach()
 set(IC_PUBLIC_FUNCTIONS "")
 foreach(line IN LISTS IC_HEADER_LINES)
   if(line MATCHES "^static ")   # static inline helpers are not symbols
@@ -33,7 +40,7 @@ list(REMOVE_DUPLICATES IC_PUBLIC_FUNCTIONS)
 list(JOIN IC_PUBLIC_FUNCTIONS ";\n    " IC_EXPORT_LIST)
 set(IC_VERSION_SCRIPT ${PROJECT_BINARY_DIR}/imgconv.map)
 file(CONFIGURE OUTPUT ${IC_VERSION_SCRIPT} CONTENT
-  "/* generated from include/imgconv.h by cmake/install.cmake */\nIMGCONV_${PROJECT_VERSION_MAJOR} {\n  global:\n    ${IC_EXPORT_LIST};\n  local: *;\n};\n")
+  "/* generated from include/imgconv*.h by cmake/install.cmake */\nIMGCONV_${PROJECT_VERSION_MAJOR} {\n  global:\n    ${IC_EXPORT_LIST};\n  local: *;\n};\n")
 
 # ---- the shared library, from the static library's objects ---------------------
 add_library(imgconv_shared SHARED $<TARGET_OBJECTS:imgconv>)
@@ -119,7 +126,7 @@ endif()
 install(TARGETS imgconv imgconv_shared
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} NAMELINK_COMPONENT Unspecified)
-install(FILES ${PROJECT_SOURCE_DIR}/include/imgconv.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(FILES ${IC_PUBLIC_HEADERS} DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(FILES ${PROJECT_BINARY_DIR}/imgconv.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
 install(FILES ${PROJECT_BINARY_DIR}/imgconv-config.cmake ${PROJECT_BINARY_DIR}/imgconv-config-version.cmake
   DESTINATION ${IC_CONFIG_DIR})

@@ -1,6 +1,9 @@
 /*
- * imgconv.h - the one public header of imgconv, a 2D image convolution library
- * with CUDA GPU backends and a fast CPU fallback.
+ * imgconv.h - the core public header of imgconv, a 2D image convolution
+ * library with CUDA GPU backends and a fast CPU fallback: images, kernels,
+ * contexts, filtering, files. Two companion headers include it:
+ * imgconv_gpu_codec.h (JPEG decoded and encoded on the GPU) and
+ * imgconv_course.h (1D convolution, stencil and matrix product).
  *
  * Conventions
  *  - Every function that can fail returns an ic_status (IC_OK == 0); getters and
@@ -35,6 +38,16 @@ extern "C" {
 #define IC_VERSION_MINOR 1
 #define IC_VERSION_PATCH 0
 #define IC_VERSION_STRING "0.1.0"
+
+/* Marks a name kept for one release after a rename (the section "Deprecated
+ * names" at the end of this header); define IC_NO_DEPRECATED to hide them. */
+#if defined(__GNUC__) || defined(__clang__)
+#define IC_DEPRECATED(msg) __attribute__((deprecated(msg)))
+#elif defined(_MSC_VER)
+#define IC_DEPRECATED(msg) __declspec(deprecated(msg))
+#else
+#define IC_DEPRECATED(msg)
+#endif
 
 /* ------------------------------------------------------------------------ */
 /* Status codes                                                              */
@@ -118,7 +131,7 @@ typedef struct ic_image {
 /* Default pixel-count limit (width*height) of the loaders: 89,478,485 pixels,
  * Pillow's MAX_IMAGE_PIXELS (a 1 GiB RGB-with-padding budget), so that a
  * decompression bomb (a small file declaring a huge image) is refused right
- * after its header (docs/definitions.md#untrusted-input). */
+ * after its header (docs/definitions.md, "Untrusted input"). */
 #define IC_DEFAULT_MAX_PIXELS ((uint64_t)89478485)
 
 /* Bytes of one sample of a type: 1 for IC_U8, 2 for IC_U16, 0 for anything else. */
@@ -246,7 +259,7 @@ typedef struct ic_kernel {
  * samples are 0..255, so anything larger is a mistake. */
 #define IC_MAX_BIAS 1.0e6
 
-/* Parses kernel text (see docs/definitions.md#kernel-text):
+/* Parses kernel text (see docs/definitions.md, "Kernel text"):
  *   named:  NAME[:ARGS]          e.g. "gaussian:5", "gaussian:size=7,sigma=1.5"
  *   matrix: rows split by ';', values by spaces/commas, optional "/ D" divisor
  *   file:   "@PATH"              reads the file with ic_kernel_load
@@ -282,7 +295,7 @@ typedef struct ic_named_kernel_info {
 } ic_named_kernel_info;
 
 /* Returns the table of named kernels and stores its length in *count. */
-const ic_named_kernel_info *ic_named_kernels(int *count);
+const ic_named_kernel_info *ic_kernel_list(int *count);
 
 /* A separable decomposition K = sum_r col_r * row_r^T (rank terms), of
  * effective weights, so that a rank-r kernel costs 2*r*K multiply-adds. */
@@ -335,7 +348,7 @@ const char *ic_border_name(ic_border b);
  * IC_BORDER_CONSTANT outside the image. n must be >= 1. */
 int ic_border_index(int i, int n, ic_border b);
 
-/* Alpha handling for 2- and 4-channel images (docs/definitions.md#alpha). */
+/* Alpha handling for 2- and 4-channel images (docs/definitions.md, "Alpha"). */
 typedef enum ic_alpha {
     IC_ALPHA_AUTO = 0,    /* premultiply when weights sum to 1, else keep */
     IC_ALPHA_PREMULTIPLY, /* filter c*a and a, divide back */
@@ -444,7 +457,7 @@ typedef struct ic_context_options {
      * kernel and download, the largest over the devices (the shares overlap in
      * time), and total the wall time. CPU backends ignore it, and so does the
      * float64 premultiplied-alpha reference path of backends that do not
-     * premultiply themselves (seq, cuda-gemm; docs/definitions.md#alpha).
+     * premultiply themselves (seq, cuda-gemm; docs/definitions.md, "Alpha").
      * Errors at ic_context_create: IC_ERR_INVALID_ARG for n_devices < 0 or >
      * IC_MAX_DEVICES or a negative ordinal; IC_ERR_DEVICE naming an ordinal
      * this machine does not have. */
@@ -452,7 +465,7 @@ typedef struct ic_context_options {
     int devices[IC_MAX_DEVICES];
     /* Host memory budget of one ic_convolve call, in bytes: the source and
      * destination images in host memory plus what the call allocates on the
-     * host (ic_convolve_bytes() computes it). 0: ic_default_max_memory();
+     * host (ic_convolve_bytes() computes it). 0: ic_max_memory_default();
      * UINT64_MAX: no limit. Over it ic_convolve returns IC_ERR_TOO_LARGE
      * before allocating anything, ic_last_error() naming the limit. Device
      * memory has its own bound (device_memory). */
@@ -543,8 +556,8 @@ ic_status ic_convolve_batch(ic_context *ctx, int n, const ic_image *src, ic_imag
  * kernel rank, the launch shape and the predicted time where the backend has a
  * cost model. dst is not touched. Backends without a plan write one line.
  * Errors: IC_ERR_INVALID_ARG. */
-ic_status ic_explain(ic_context *ctx, const ic_image *src, const ic_kernel *k, const ic_params *p,
-                     char *buf, size_t buflen);
+ic_status ic_plan_explain(ic_context *ctx, const ic_image *src, const ic_kernel *k,
+                          const ic_params *p, char *buf, size_t buflen);
 
 /* Host bytes ic_convolve(ctx, src, dst, k, ...) needs with a destination in
  * dst_layout allocated by ic_image_create: src and dst (when in host memory),
@@ -603,16 +616,16 @@ const char *ic_format_name(ic_format f);
 /* Default memory budget (bytes) of the loaders and of the CLI's --max-memory:
  * a quarter of the physical memory, at most 2 GiB (2 GiB when the physical
  * memory cannot be read). */
-uint64_t ic_default_max_memory(void);
+uint64_t ic_max_memory_default(void);
 
 /* Colour profile and camera data of an image file, carried from input to
- * output (docs/definitions.md#metadata). Both blobs are copied verbatim:
+ * output (docs/definitions.md, "Metadata"). Both blobs are copied verbatim:
  *   icc : an ICC profile (PNG iCCP, JPEG APP2 ICC_PROFILE, TIFF tag 34675,
  *         WebP ICCP), NULL/0 when the file has none;
  *   exif: the EXIF block as a TIFF structure starting "II*\0" or "MM\0*"
  *         (PNG eXIf, JPEG APP1 after "Exif\0\0", WebP EXIF; for TIFF files,
  *         a block built from IFD0's EXIF tags and the EXIF directory, and
- *         written back as tags: docs/definitions.md#metadata lists what is carried),
+ *         written back as tags: docs/definitions.md, "Metadata", lists what is carried),
  *         NULL/0 when none.
  * Pixels are never rotated: the EXIF orientation tag is kept as it was, so
  * viewers show the output the way they showed the input (what libvips and
@@ -640,7 +653,7 @@ typedef struct ic_load_options {
     int channels;        /* 0: as stored; 1, 2, 3 or 4: convert (seed's channel_force) */
     ic_layout layout;    /* layout of the returned image */
     uint64_t max_pixels; /* 0: IC_DEFAULT_MAX_PIXELS; checked before allocating */
-    /* 0: ic_default_max_memory(). Bytes the decoded image may take, with the
+    /* 0: ic_max_memory_default(). Bytes the decoded image may take, with the
      * decoder's whole-image buffers (progressive JPEG coefficients) and the
      * converted copy that `channels` or `layout` asks for: checked after the
      * header, before anything of that size is allocated. */
@@ -656,7 +669,7 @@ typedef struct ic_load_options {
      * file that fails later in its body may. It lets a caller start costly
      * work that should overlap the decode but never be paid for a refused
      * file (the CLI starts its CUDA context there). Called by ic_image_load
-     * and ic_image_decode (and so by ic_gpu_decode for the files it decodes
+     * and ic_image_decode (and so by ic_gpu_codec_decode for the files it decodes
      * on the CPU only). It must not call back into this load. */
     void (*header_ok)(void *user, int width, int height);
     void *header_ok_user; /* passed to header_ok */
@@ -690,7 +703,7 @@ typedef struct ic_save_options {
     /* 1 (fastest) .. 9 (smallest); 0 means the default. PNG: libdeflate's
      * level (1..9 -> 1/3/5/6/7/8/10/11/12) where libdeflate codes the image,
      * IC_PNG_DEFAULT_LEVEL by default; an image zlib's run-length coder
-     * compresses smaller (noisy photographs) ignores it (docs/definitions.md#png-writer).
+     * compresses smaller (noisy photographs) ignores it (docs/definitions.md, "Formats").
      * TIFF: zlib's level, 6 by default. */
     int compression;
     /* When non-NULL, written into PNG, JPEG, WebP and TIFF outputs (ICC and
@@ -709,8 +722,8 @@ typedef struct ic_save_options {
 } ic_save_options;
 
 /* The level PNG files are written with when ic_save_options.compression is
- * 0 (bench/png-speed.sh measured the choice; docs/definitions.md#png-writer maps levels to
- * libdeflate's). */
+ * 0 (bench/png-speed.sh measured the choice; docs/definitions.md, "Formats",
+ * maps levels to libdeflate's). */
 #define IC_PNG_DEFAULT_LEVEL 5
 
 /* Saves img (IC_U8 or IC_U16) to path, format by extension. IC_U16 images are
@@ -718,7 +731,7 @@ typedef struct ic_save_options {
  * bits (round(v / 257)) for JPEG and WebP: ic_format_depth says which. The
  * data is written to a file without a name (O_TMPFILE; elsewhere a hidden temporary) in the target
  * directory and put in place over path only when complete, so a failure or an
- * interruption never leaves a partial file (see ic_save_cleanup). Channels
+ * interruption never leaves a partial file (see ic_image_save_cleanup). Channels
  * stored: PNG and TIFF as the image (1..4); WebP RGB or RGBA (grey expanded,
  * alpha kept); PNM and JPEG grey or RGB (alpha dropped). Errors: IC_ERR_IO,
  * IC_ERR_UNSUPPORTED (format not built in, unknown extension, or a WebP side
@@ -731,7 +744,7 @@ ic_status ic_image_save(const ic_image *img, const char *path, const ic_save_opt
  * them), since saves write where nothing is visible until they complete: an
  * anonymous O_TMPFILE file on Linux (nothing to remove even after SIGKILL), or
  * a hidden DIR/.NAME.XXXXXX where the file system does not support it. */
-void ic_save_cleanup(void);
+void ic_image_save_cleanup(void);
 
 /* Format for a path's extension, IC_FMT_UNKNOWN when none matches. */
 ic_format ic_format_from_path(const char *path);
@@ -743,182 +756,11 @@ ic_format ic_format_from_path(const char *path);
 ic_status ic_image_encode(const ic_image *img, const char *name, const ic_save_options *opts,
                           uint8_t **data, size_t *size);
 
-/* Writes size bytes (an encoded file, e.g. from ic_gpu_encode) to path with
+/* Writes size bytes (an encoded file, e.g. from ic_gpu_codec_encode) to path with
  * ic_image_save's atomic save: a temporary file in the target directory,
  * synced and renamed over path; a failure leaves no partial file. Errors:
  * IC_ERR_IO, IC_ERR_INVALID_ARG, IC_ERR_NOMEM. */
-ic_status ic_save_bytes(const char *path, const void *data, size_t size);
-
-/* ------------------------------------------------------------------------ */
-/* JPEG on the GPU (nvJPEG): files decoded into and encoded from device       */
-/* memory, so that only compressed bytes cross the bus                        */
-/* ------------------------------------------------------------------------ */
-
-/* A GPU codec bound to the device of a CUDA context. It holds `slots` image
- * slots: slot i keeps the device image ic_gpu_decode made for input i of a
- * batch, one output device image (ic_gpu_codec_output) and the encoded bytes
- * of ic_gpu_encode, each reused by the next call on that slot. The slots are
- * the bound on device memory: at most 2 images per slot.
- *
- * Decoding: JPEG files with 3 components in 8-bit YCbCr are decoded by nvJPEG
- * - the GPU's hardware JPEG decoder (nvjpegDecodeBatched on the hardware
- * backend) where the GPU has one and the file is baseline, nvJPEG's default
- * hybrid decoder otherwise (progressive files, GPUs without the engine) - to
- * interleaved RGB in device memory. Everything else falls back to the CPU
- * decoder (libjpeg-turbo, libpng, ...; ic_image_decode) and is uploaded: grey
- * and CMYK/YCCK JPEGs, RGB-coded JPEGs, 12-bit and lossless JPEGs, files cut
- * before their end-of-image marker, files nvJPEG refuses, other formats, and
- * every file when the options ask for a channel count other than 3 or for
- * IC_SOA. A corrupt or cut file therefore fails with the CPU decoder's
- * message, as with ic_image_load. Decoded pixels differ from libjpeg-turbo's
- * by the IDCT and chroma upsampling rounding of nvJPEG (docs/gpu-jpeg.md#pixels
- * gives the bounds).
- *
- * Encoding (ic_gpu_encode): a 3-channel interleaved device image saved as JPEG
- * is encoded by nvJPEG on the device (nvjpegEncodeImage) with the CPU
- * writer's choices: 4:2:0 chroma subsampling, the same quality scale
- * (ic_save_options.quality, default 92), standard Huffman tables, baseline,
- * and opts->metadata inserted as the CPU writer stores it (APP1 EXIF, APP2
- * ICC chunks, right after SOI and JFIF's APP0). Other cases (grey, alpha,
- * PNG/PNM output) are copied to the host and encoded by the CPU writer.
- *
- * Without nvJPEG in the build, or when nvJPEG will not open on the device,
- * the codec still works: every file takes the CPU path (ic_gpu_codec_engine()
- * says "cpu", followed by nvJPEG's reason in the second case).
- *
- * Streams: the device images of a slot carry that slot's own CUDA stream
- * (stream field), on which no codec work is queued: the filter may queue its
- * work there (images of different slots are filtered independently), and
- * ic_gpu_encode waits for what is queued there when it is called.
- *
- * Threads: calls on different slots may run at the same time on different
- * threads (a batch pipeline: one thread decoding, one filtering, several
- * encoding; up to 16 nvJPEG encodes run at once, more wait), with at most one
- * ic_gpu_decode call at a time. The context given at creation is not used
- * after it. */
-typedef struct ic_gpu_codec ic_gpu_codec;
-
-/* One encoded file in memory (not owned). */
-typedef struct ic_bytes {
-    const uint8_t *data;
-    size_t size;
-} ic_bytes;
-
-/* What ic_gpu_decode did with one input. */
-typedef struct ic_decode_result {
-    ic_status status;   /* IC_OK, or the error ic_image_decode gives for the file */
-    char error[256];    /* one line when status != IC_OK */
-    const char *engine; /* "nvjpeg-hardware", "nvjpeg-hybrid" or "cpu" */
-    /* When ic_gpu_decode's opts->metadata is non-NULL: this file's ICC
-     * profile and EXIF, as ic_image_load gives them, whichever engine decoded
-     * it (opts->metadata itself is not written); free with ic_metadata_free. */
-    ic_metadata metadata;
-} ic_decode_result;
-
-/* Creates a GPU codec with `slots` slots (1..1024) on the device of ctx, whose
- * backend must be a CUDA one. nvJPEG opens on a thread of the codec's own
- * (about 0.3 s): the call returns before, slots can be filled meanwhile, and
- * the first call that needs nvJPEG waits for it. Errors: IC_ERR_UNSUPPORTED (a CPU backend or a
- * context split over several devices), IC_ERR_INVALID_ARG, IC_ERR_DEVICE,
- * IC_ERR_NOMEM; ic_last_error() says why. */
-ic_status ic_gpu_codec_create(ic_gpu_codec **codec, const ic_context *ctx, int slots);
-
-/* Frees the codec and every device image and buffer its slots hold (NULL-safe). */
-void ic_gpu_codec_free(ic_gpu_codec *codec);
-
-/* The decoder baseline JPEGs get: "nvjpeg-hardware", "nvjpeg-hybrid", or
- * "cpu" when nvJPEG is not available ("cpu (nvJPEG: REASON)" when it is built
- * in but would not open). The string lives as long as the codec. The
- * hardware decoder is opened at the first ic_gpu_decode of a JPEG (its
- * set-up is costly, and a codec used only to encode never needs it); asking
- * for the engine before that opens it. */
-const char *ic_gpu_codec_engine(const ic_gpu_codec *codec);
-
-/* The encoder of 3-channel JPEG outputs: "nvjpeg" when ic_gpu_encode encodes
- * them on the device, "cpu" when it copies them to the CPU writer. Waits for
- * nvJPEG's open (not for its decoders, which are made at their first use). */
-const char *ic_gpu_codec_encoder(const ic_gpu_codec *codec);
-
-/* Decodes n files (1 <= n <= slots) held in memory into device images:
- * out[i] (a device image owned by slot slots[i] - slot i when slots is NULL;
- * n distinct slots - valid until the next decode into that slot; do not free
- * it) with res[i] saying how it went. The JPEGs the
- * hardware decoder takes are decoded together in one batch. The images are
- * complete when the call returns (out[i].stream is the codec's stream). opts as ic_image_load (NULL: defaults). Returns IC_OK when every
- * file was handled (each res[i].status says whether that file decoded), or an
- * error that concerns the whole call (IC_ERR_DEVICE, IC_ERR_INVALID_ARG);
- * a file that fails does not stop the others. */
-ic_status ic_gpu_decode(ic_gpu_codec *codec, int n, const ic_bytes *in, const int *slots,
-                        const ic_load_options *opts, ic_image *out, ic_decode_result *res);
-
-/* Gives a device image shaped like `like` (size, channels, layout) owned by
- * slot `slot`, for ic_convolve to write into; valid until the next call for
- * that slot. Errors: IC_ERR_INVALID_ARG, IC_ERR_DEVICE, IC_ERR_NOMEM. */
-ic_status ic_gpu_codec_output(ic_gpu_codec *codec, int slot, const ic_image *like, ic_image *out);
-
-/* Encodes a device image (any device image on the codec's device: a slot's,
- * or the caller's) as the file format of `name`'s extension, as ic_image_save
- * would write it. *out points at bytes owned by slot `slot`, valid until the
- * next encode on that slot; write them with ic_save_bytes. Errors as
- * ic_image_save, plus IC_ERR_DEVICE. */
-ic_status ic_gpu_encode(ic_gpu_codec *codec, int slot, const ic_image *img, const char *name,
-                        const ic_save_options *opts, ic_bytes *out);
-
-/* ------------------------------------------------------------------------ */
-/* 1D convolution and matrix product (seeds 001, 002)                        */
-/* ------------------------------------------------------------------------ */
-
-/* Longest 1D kernel (odd lengths 1..IC_MAX_KERNEL_1D) and longest 1D signal
- * (so that every index, halo included, stays in an int). */
-#define IC_MAX_KERNEL_1D 4095
-#define IC_MAX_SIGNAL ((size_t)0x3FFFFFFF)
-
-/* 1D convolution of a float32 signal: seed 001's 1D stencil extended to a 1D
- * convolution, computed on the GPU as seed 002's shared-memory tiles with halo
- * cells. With c = (klen-1)/2:
- *   convolution: out[i] = bias + sum_j k[j] * in[i - j + c]
- *   correlation: out[i] = bias + sum_j k[j] * in[i + j - c]
- * Samples outside [0, n) follow p->border exactly as image columns do
- * (p->border_value for IC_BORDER_CONSTANT); sums are accumulated in float32.
- * k holds klen weights (odd klen, 1..IC_MAX_KERNEL_1D, all finite; no divisor).
- * p may be NULL (ic_params_default: mirror border, convolution, bias 0); p->alpha
- * is ignored. backend: "cpu", "cuda", or NULL / "auto" (cuda when a device is
- * usable, else cpu). in and out must not overlap. On failure ic_last_error()
- * says why.
- * Errors: IC_ERR_INVALID_ARG (NULL pointers, n == 0, bad klen, border or
- * non-finite weight/bias/border value, overlap), IC_ERR_TOO_LARGE (n >
- * IC_MAX_SIGNAL), IC_ERR_NO_BACKEND (unknown backend; "cuda" in a build without
- * CUDA or on a machine without a device), IC_ERR_DEVICE (a CUDA call failed),
- * IC_ERR_NOMEM. */
-ic_status ic_conv1d_f32(const float *in, float *out, size_t n, const float *k, int klen,
-                        const ic_params *p, const char *backend);
-
-/* ic_conv1d_f32 on uint8 samples: the float32 sum (bias included) is rounded
- * to nearest, ties to even, and clamped to [0, 255] (ic_convolve's rule). */
-ic_status ic_conv1d_u8(const uint8_t *in, uint8_t *out, size_t n, const float *k, int klen,
-                       const ic_params *p, const char *backend);
-
-/* Seed 001's 1D stencil: out[i] = bias + sum_{j=-radius..radius} in[i + j], i.e.
- * ic_conv1d_f32 with an all-ones kernel of length 2*radius+1 (0 <= radius <=
- * (IC_MAX_KERNEL_1D-1)/2). p NULL gives the seed's zero ghost cells. Arguments
- * and errors as ic_conv1d_f32. */
-ic_status ic_stencil1d(const float *in, float *out, size_t n, int radius, const ic_params *p,
-                       const char *backend);
-
-/* Matrix product C = A * B of row-major float32 matrices, A M x K, B K x N,
- * C M x N (M, K, N >= 1, any values, not only multiples of a tile); sums in
- * float32 over k in increasing order. variant:
- *   "cpu"        the CPU reference (one thread, i-k-j loops)
- *   "cuda-naive" seed 002's kernel: one thread per C entry, reads from global memory
- *   "cuda-tiled" seed 002's shared-memory kernel: 16x16 tiles of A and B
- *   "cuda"       the tiled kernel with register blocking (tile shape chosen by shape)
- *   NULL/"auto"  "cuda" when a device is usable, else "cpu".
- * Host pointers; C must not overlap A or B. Messages as ic_conv1d_f32.
- * Errors: IC_ERR_INVALID_ARG, IC_ERR_TOO_LARGE (a matrix over SIZE_MAX bytes),
- * IC_ERR_NO_BACKEND (unknown variant, or CUDA not usable), IC_ERR_DEVICE,
- * IC_ERR_NOMEM. */
-ic_status ic_matmul(const float *A, const float *B, float *C, int M, int K, int N,
-                    const char *variant);
+ic_status ic_bytes_save(const char *path, const void *data, size_t size);
 
 #ifdef __cplusplus
 }
@@ -942,7 +784,7 @@ ic_status ic_matmul(const float *A, const float *B, float *C, int M, int K, int 
  *
  * None of it changes what a call computes: a forced method or a tile shape
  * produces the same samples the planner's choice does (within the rounding
- * documented for the FFT method, docs/definitions.md#accuracy); only speed differs.
+ * documented for the FFT method, docs/definitions.md, "Accuracy"); only speed differs.
  */
 #if defined(IC_ADVANCED_API) && !defined(IMGCONV_H_ADVANCED)
 #define IMGCONV_H_ADVANCED
@@ -963,8 +805,8 @@ typedef enum ic_method {
     IC_METHOD_ROWS,     /* cuda: square 3..9 kernels, 16 samples x 1/2/4/8 rows per thread, or
                          * 8 samples x many rows (separable 5x5..9x9) */
     IC_METHOD_TENSOR    /* cuda: the kw*kh sum on the tensor cores (8-bit samples, kernels
-                         * 3..31 wide, sm_80 and later; float32 rounding,
-                         * docs/definitions.md#accuracy) */
+                         * 3..31 wide, sm_80 and later; float32 rounding:
+                         * docs/definitions.md, "Accuracy") */
 } ic_method;
 
 /* Name of a method ("auto", "direct", "sep", "fft", "global", "rows", "tensor"). */
@@ -983,16 +825,14 @@ const char *ic_cpu_isa_name(ic_cpu_isa isa);
 
 /* Values of ic_tuning.calibrate. */
 #define IC_CALIBRATE_AUTO 0    /* cached ceilings, else measured (ic_context_options.recalibrate) */
-#define IC_CALIBRATE_BUILTIN 1 /* no probe, no cache: the built-in H100 figures */
+#define IC_CALIBRATE_BUILTIN 1 /* no probe, no cache: the built-in figures */
 
 /* Tuning knobs: zero-initialise (every zero field is the default), set what
  * you need, pass it as ic_context_options.tuning or to
- * ic_context_set_tuning(). They replace the environment variables earlier
- * versions read (named below); the library reads no environment variable to
+ * ic_context_set_tuning(). The library reads no environment variable to
  * decide how to filter. A knob a backend has no use for is ignored by it. */
 typedef struct ic_tuning {
-    /* Method to use (was IC_CUDA_METHOD, and IC_CPU_PATH=direct|sep).
-     * cuda: the method runs every job it can take (direct: kernels up to
+    /* Method to use. cuda: the method runs every job it can take (direct: kernels up to
      * 31 wide and 63 tall; sep: square kernels up to 31 whose factors are
      * exact enough; fft: kernels whose weights are not all multiples of 2^-16
      * and jobs without premultiplied alpha; rows: square 3, 5, 7, 9 kernels on
@@ -1002,27 +842,27 @@ typedef struct ic_tuning {
      * 2^-20 (relative), at any cost (rank up to min(kw, kh)); FFT, GLOBAL and
      * ROWS are ignored. */
     ic_method method;
-    /* cpu: instruction set of the inner loops (was IC_CPU_PATH=scalar|avx2|
-     * avx512). One this CPU or build lacks makes ic_convolve and ic_plan_get
-     * fail with IC_ERR_UNSUPPORTED, naming it. */
+    /* cpu: instruction set of the inner loops. One this CPU or build lacks
+     * makes ic_convolve and ic_plan_get fail with IC_ERR_UNSUPPORTED, naming
+     * it. */
     ic_cpu_isa cpu_isa;
     /* cpu: nonzero cuts every job into tiny strips, bands and passes and
      * wakes the thread pool even for small images, so that every seam of the
-     * tiling is crossed (was IC_CPU_PATH=tiny; for tests: slow). */
+     * tiling is crossed (for tests: slow). */
     int cpu_tiny;
     /* cuda: IC_CALIBRATE_BUILTIN plans with built-in ceilings instead of
-     * reading or measuring the device's (was IC_CUDA_NO_CALIBRATE); read at
-     * the first plan of a context. */
+     * reading or measuring the device's; read at the first plan of a
+     * context. */
     int calibrate;
     /* cuda, fft method: tile size N (a power of two, 64..8192, larger than
-     * the kernel; was IC_CUDA_FFT_N). 0: the planner's (the smallest power of
+     * the kernel). 0: the planner's (the smallest power of
      * two >= 4K, at least 256, 512 from K = 17). Other values are refused. */
     int fft_n;
     /* cuda, rows method: nonzero keeps the full K*K sum where the planner
-     * would run separable passes in registers (was IC_FAST_ROWS_FULL). */
+     * would run separable passes in registers. */
     int rows_full;
-    /* cuda, rows method: output rows per thread, 1, 2, 4, 8, 16, 32 or 64
-     * (was IC_FAST_ROWS_SHAPE); 8 and more apply to separable kernels, taken
+    /* cuda, rows method: output rows per thread, 1, 2, 4, 8, 16, 32 or 64;
+     * 8 and more apply to separable kernels, taken
      * one input row at a time (a 3x3 at 8, a 5x5..9x9 as asked), which the
      * full sum runs at 4. 0: the planner's (8 for a separable 3x3, 4 on an
      * image too small to give each SM 4 warps at 8; for a
@@ -1048,7 +888,7 @@ typedef struct ic_tuning {
      * once per plan), which saves the method a pass over the spectrum (about
      * 7% at 8K 31x31): 0 (auto) once the context has run about half a
      * second of FFT work, 1 (always) from the first call, 2 (never). The
-     * results are the same either way (bench table F, gpu-check fftjob). */
+     * results are the same either way (the GPU tests compare them). */
     int fft_fuse;
 } ic_tuning;
 
@@ -1072,11 +912,11 @@ ic_status ic_tuning_parse(const char *text, ic_tuning *t);
 
 /* Where the `cuda` backend's device ceilings come from (ic_plan.ceilings). */
 #define IC_CEILINGS_NONE 0     /* not a cost-model backend */
-#define IC_CEILINGS_BUILTIN 1  /* built-in H100 figures (IC_CALIBRATE_BUILTIN, or a failed probe) */
+#define IC_CEILINGS_BUILTIN 1  /* built-in figures (IC_CALIBRATE_BUILTIN, or a failed probe) */
 #define IC_CEILINGS_MEASURED 2 /* measured by this process (and written to the cache) */
 #define IC_CEILINGS_CACHED 3   /* read from the user's calibration cache */
 
-/* The plan of one call: what ic_explain() prints, as numbers. Fields a
+/* The plan of one call: what ic_plan_explain() prints, as numbers. Fields a
  * backend does not have are 0 (predictions -1). */
 typedef struct ic_plan {
     const char *backend; /* the context's backend name (static) */
@@ -1154,42 +994,48 @@ ic_status ic_convolve_async(ic_context *ctx, const ic_image *src, ic_image *dst,
 ic_status ic_convolve_batch_async(ic_context *ctx, int n, const ic_image *src, ic_image *dst,
                                   const ic_kernel *k, const ic_params *p);
 
-/* Device-resident 1D correlation that does not wait (the benchmark's table
- * L1): d_in and d_out hold n samples (float32, or uint8 when u8 is nonzero;
- * 1 <= n <= IC_MAX_SIGNAL) in device memory of the current CUDA device,
- * d_k klen correlation weights (odd, 1..IC_MAX_KERNEL_1D) in device memory:
- *   d_out[i] = bias + sum_t d_k[t] * d_in[map(i + t - (klen-1)/2)]
- * (always a correlation: p->correlate and p->alpha are ignored; border,
- * border_value and bias as ic_conv1d_f32, p NULL: the defaults; uint8 results
- * rounded as ic_conv1d_u8). Queued on `stream` (a cudaStream_t, NULL: the
- * legacy default stream); the caller synchronises it. in and out must not
- * overlap. Errors: IC_ERR_INVALID_ARG, IC_ERR_TOO_LARGE, IC_ERR_NO_BACKEND
- * (a build without CUDA), IC_ERR_DEVICE. */
-ic_status ic_conv1d_device(const void *d_in, void *d_out, size_t n, int u8, const float *d_k,
-                           int klen, const ic_params *p, void *stream);
-
-/* The kernels of ic_matmul's CUDA variants. */
-typedef enum ic_matmul_kernel {
-    IC_MATMUL_NAIVE = 0, /* "cuda-naive": one thread per C entry, from global memory */
-    IC_MATMUL_TILED,     /* "cuda-tiled": 16x16 tiles of A and B in shared memory */
-    IC_MATMUL_FAST       /* "cuda": the tiled kernel with register blocking */
-} ic_matmul_kernel;
-
-/* Device-resident C = A * B that does not wait (the benchmark's table L2):
- * row-major, contiguous float32 matrices in device memory of the current CUDA
- * device (A M x K, B K x N, C M x N; M, K, N >= 1), sums in increasing k,
- * queued on `stream` (NULL: the legacy default stream). Errors:
- * IC_ERR_INVALID_ARG, IC_ERR_NO_BACKEND (a build without CUDA),
- * IC_ERR_DEVICE. */
-ic_status ic_matmul_device(ic_matmul_kernel kernel, const float *dA, const float *dB, float *dC,
-                           int M, int K, int N, void *stream);
-
-/* The tile shape ic_matmul_device uses for this kernel and shape, e.g.
- * "128x128x8 tile, 8x8 per thread" (static string; "" without CUDA). */
-const char *ic_matmul_tile(ic_matmul_kernel kernel, int M, int K, int N);
-
 #ifdef __cplusplus
 }
 #endif
 
 #endif /* IC_ADVANCED_API */
+
+/* ======================================================================== */
+/* Deprecated names: kept for one release after the renames that gave the   */
+/* API one rule, noun then verb (docs/naming.md). Each calls its new name;   */
+/* the compiler warns where one is used. Define IC_NO_DEPRECATED to hide     */
+/* them. Removed in the next minor version.                                  */
+/* ======================================================================== */
+#if !defined(IC_NO_DEPRECATED) && !defined(IMGCONV_H_DEPRECATED)
+#define IMGCONV_H_DEPRECATED
+
+static inline IC_DEPRECATED("use ic_plan_explain") ic_status
+    ic_explain(ic_context *ctx, const ic_image *src, const ic_kernel *k, const ic_params *p,
+               char *buf, size_t buflen)
+{
+    return ic_plan_explain(ctx, src, k, p, buf, buflen);
+}
+
+static inline IC_DEPRECATED("use ic_bytes_save") ic_status
+    ic_save_bytes(const char *path, const void *data, size_t size)
+{
+    return ic_bytes_save(path, data, size);
+}
+
+static inline IC_DEPRECATED("use ic_image_save_cleanup") void ic_save_cleanup(void)
+{
+    ic_image_save_cleanup();
+}
+
+static inline IC_DEPRECATED("use ic_max_memory_default") uint64_t ic_default_max_memory(void)
+{
+    return ic_max_memory_default();
+}
+
+static inline IC_DEPRECATED("use ic_kernel_list") const ic_named_kernel_info *ic_named_kernels(
+    int *count)
+{
+    return ic_kernel_list(count);
+}
+
+#endif /* deprecated names */

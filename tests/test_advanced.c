@@ -10,10 +10,10 @@
  *     *t unchanged; ic_context_set_tuning and ic_context_options.tuning refuse
  *     out-of-range values; ic_context_get_tuning returns what was set and
  *     NULL restores the defaults.
- *  3. The plan is what ic_explain prints: on `cpu`, for kernels that take the
+ *  3. The plan is what ic_plan_explain prints: on `cpu`, for kernels that take the
  *     direct path (a 3x3 binomial, a full-rank random 7x7) and the separable
  *     one (gaussian:9, unsharp:9, rank 2), ic_plan_get's method, rank,
- *     instruction set and worker count appear in ic_explain's text, and
+ *     instruction set and worker count appear in ic_plan_explain's text, and
  *     ic_plan.premultiply is 1 for an RGBA image under alpha auto with a
  *     kernel summing to 1 (cpu premultiplies itself), 0 on `seq` (the float64
  *     path) whose plan has no method (AUTO) and no predictions (-1).
@@ -36,6 +36,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "imgconv_course.h"
 #include "testutil.h"
 
 static int failures;
@@ -161,7 +162,7 @@ static ic_context *cpu_ctx(const char *tuning)
     return ctx;
 }
 
-/* ic_plan_get agrees with ic_explain's text on ctx for src, k, p. */
+/* ic_plan_get agrees with ic_plan_explain's text on ctx for src, k, p. */
 static void plan_vs_explain(ic_context *ctx, const ic_image *src, const ic_kernel *k,
                             const ic_params *p, ic_method want)
 {
@@ -169,8 +170,8 @@ static void plan_vs_explain(ic_context *ctx, const ic_image *src, const ic_kerne
     char text[1024] = "", frag[96];
     ic_status st = ic_plan_get(ctx, src, k, p, &plan);
     CHECK(st == IC_OK, "%s: ic_plan_get: %s", k->name, ic_last_error());
-    st = ic_explain(ctx, src, k, p, text, sizeof text);
-    CHECK(st == IC_OK, "%s: ic_explain: %s", k->name, ic_status_str(st));
+    st = ic_plan_explain(ctx, src, k, p, text, sizeof text);
+    CHECK(st == IC_OK, "%s: ic_plan_explain: %s", k->name, ic_status_str(st));
     CHECK(!strcmp(plan.backend, "cpu"), "%s: plan of backend %s", k->name, plan.backend);
     CHECK(want == IC_METHOD_AUTO || plan.method == want, "%s: method %s, want %s", k->name,
           ic_method_name(plan.method), ic_method_name(want));

@@ -14,6 +14,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "imgconv_course.h"
+#include "imgconv_gpu_codec.h"
 #include "testutil.h"
 
 static int failures;
@@ -102,8 +104,9 @@ static void test_contexts_and_filtering(void)
         expect("ic_convolve over max_memory", ic_convolve(ctx, &src, &dst, &k, NULL),
                IC_ERR_TOO_LARGE, "memory limit");
         char plan[256];
-        expect("ic_explain NULL image", ic_explain(ctx, NULL, &k, NULL, plan, sizeof plan),
-               IC_ERR_INVALID_ARG, "invalid image");
+        expect("ic_plan_explain NULL image",
+               ic_plan_explain(ctx, NULL, &k, NULL, plan, sizeof plan), IC_ERR_INVALID_ARG,
+               "invalid image");
         /* The GPU codec wants a CUDA context (or a CUDA build). */
         ic_gpu_codec *codec = NULL;
         expect("ic_gpu_codec_create on seq", ic_gpu_codec_create(&codec, ctx, 1),
@@ -159,7 +162,7 @@ static void test_files(void)
     size_t size = 0;
     expect("ic_image_encode bad name", ic_image_encode(&chart, "out.qqq", NULL, &data, &size),
            IC_ERR_UNSUPPORTED, ".qqq");
-    expect("ic_save_bytes no path", ic_save_bytes(NULL, "x", 1), IC_ERR_INVALID_ARG, "no data");
+    expect("ic_bytes_save no path", ic_bytes_save(NULL, "x", 1), IC_ERR_INVALID_ARG, "no data");
     ic_image_free(&chart);
     snprintf(path, sizeof path, "%s/garbage.png", dir);
     remove(path);

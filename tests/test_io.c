@@ -927,8 +927,8 @@ static void test_decode_memory(void)
     expect_decode("P5\n1 1\n255\n\x80", 12, &bad, IC_ERR_INVALID_ARG, "channels", "channels 7");
     expect_decode("P5\n1 1\n255\n\x80", 12, NULL, IC_OK, NULL, "1x1 PGM");
     ICT_EXPECT(ic_image_decode(NULL, "P5", 2, NULL) == IC_ERR_INVALID_ARG, "NULL img");
-    ICT_EXPECT(ic_default_max_memory() > 0 && ic_default_max_memory() <= ((uint64_t)2 << 30),
-               "default memory limit %llu", (unsigned long long)ic_default_max_memory());
+    ICT_EXPECT(ic_max_memory_default() > 0 && ic_max_memory_default() <= ((uint64_t)2 << 30),
+               "default memory limit %llu", (unsigned long long)ic_max_memory_default());
 }
 
 static void test_generic_bad_input(void)

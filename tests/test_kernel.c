@@ -99,7 +99,7 @@ static int is_edge(const char *name)
 static void test_named_table(void)
 {
     int n = 0;
-    const ic_named_kernel_info *t = ic_named_kernels(&n);
+    const ic_named_kernel_info *t = ic_kernel_list(&n);
     ICT_EXPECT(t != NULL && n >= 14, "named kernel table has %d entries", n);
     const char *expect[] = {"identity",  "box",      "gaussian", "sharpen",   "unsharp",
                             "laplacian", "sobel-x",  "sobel-y",  "prewitt-x", "prewitt-y",

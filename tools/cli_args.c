@@ -407,7 +407,7 @@ static void set_defaults(cli_options *o)
     o->backend = "auto";
     o->layout = IC_AOS;
     o->max_pixels = IC_DEFAULT_MAX_PIXELS;
-    o->max_memory = ic_default_max_memory();
+    o->max_memory = ic_max_memory_default();
     o->repeat = 1;
     o->seed = 1;
     o->chart_c = 3;

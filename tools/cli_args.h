@@ -69,7 +69,7 @@ typedef struct cli_options {
     int max_work_given;
     uint8_t background[3]; /* --background: RGB behind alpha saved as JPEG */
     int background_given;
-    uint64_t max_memory; /* --max-memory, ic_default_max_memory() by default; also
+    uint64_t max_memory; /* --max-memory, ic_max_memory_default() by default; also
                            * copied into ctx.max_memory */
     int quality;         /* --quality, 0 = the library's default */
     int lossless;        /* --lossless: WebP lossless */

@@ -755,7 +755,7 @@ static void *gpu_main(void *arg)
         if (n == 0)
             continue;
         const double t = cli_now_ms();
-        const ic_status st = ic_gpu_decode(c, n, in, slots, &lo, img, res);
+        const ic_status st = ic_gpu_codec_decode(c, n, in, slots, &lo, img, res);
         add_time(b, &b->ms_decode, t, 'g');
         for (int i = 0; i < n; i++) {
             item *it = its[i];
@@ -796,7 +796,7 @@ static void *gpu_encoder(void *arg)
         const double t = cli_now_ms();
         so.metadata = &it->meta;
         const ic_status s = cli_noted(
-            ic_gpu_encode(b->codec, it->slot, &it->out, out, &so, &it->enc), msg, sizeof msg);
+            ic_gpu_codec_encode(b->codec, it->slot, &it->out, out, &so, &it->enc), msg, sizeof msg);
         add_time(b, &b->ms_encode, t, 'n');
         if (s != IC_OK) {
             end_unwritten(b, it, s, msg);
@@ -819,8 +819,8 @@ static void *writer(void *arg)
         const char *out = b->files.v[it->idx].out;
         char msg[256] = "";
         const double t = cli_now_ms();
-        const ic_status s = it->slot >= 0 ? ic_save_bytes(out, it->enc.data, it->enc.size)
-                                          : ic_save_bytes(out, it->bytes, it->nbytes);
+        const ic_status s = it->slot >= 0 ? ic_bytes_save(out, it->enc.data, it->enc.size)
+                                          : ic_bytes_save(out, it->bytes, it->nbytes);
         cli_noted(s, msg, sizeof msg);
         add_time(b, &b->ms_write, t, 'w');
         if (s != IC_OK) {

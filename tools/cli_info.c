@@ -1,6 +1,6 @@
 /*
  * cli_info.c - the listings of imgconv: --list-filters (the named kernels of
- * ic_named_kernels), --list-backends (every backend compiled in, whether it can
+ * ic_kernel_list), --list-backends (every backend compiled in, whether it can
  * run here and why not, and which one `auto` picks), --formats and --version.
  * They print to stdout and always succeed.
  */
@@ -12,7 +12,7 @@
 int cli_print_filters(void)
 {
     int n = 0;
-    const ic_named_kernel_info *t = ic_named_kernels(&n);
+    const ic_named_kernel_info *t = ic_kernel_list(&n);
     printf("Named kernels (--kernel NAME[:ARGS]; ARGS positional or key=value):\n");
     for (int i = 0; t && i < n; i++) {
         printf("  %-12s %s\n", t[i].name, t[i].summary ? t[i].summary : "");

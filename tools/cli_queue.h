@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "imgconv.h"
+#include "imgconv_gpu_codec.h"
 
 /* One file on its way through batch mode. */
 typedef struct item {

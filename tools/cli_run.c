@@ -475,7 +475,7 @@ static void print_plan(const cli_options *o, ic_context *ctx, const ic_kernel *k
     printf("\n");
     /* The backend's own plan (method, launch shape, predicted time). */
     char plan[2048] = "";
-    if (ic_explain(ctx, src, k, p, plan, sizeof plan) == IC_OK && plan[0]) {
+    if (ic_plan_explain(ctx, src, k, p, plan, sizeof plan) == IC_OK && plan[0]) {
         for (char *line = plan; line && *line;) {
             char *nl = strchr(line, '\n');
             if (nl)
@@ -767,7 +767,7 @@ static int run_setup(run_state *r, const cli_options *o, cli_err *e)
         return code;
     /* INPUT - is read once, then decoded from memory on every --repeat run. */
     if (strcmp(o->input, "-") == 0 &&
-        (code = read_stdin(o->max_memory ? o->max_memory : ic_default_max_memory(), &r->in_data,
+        (code = read_stdin(o->max_memory ? o->max_memory : ic_max_memory_default(), &r->in_data,
                            &r->in_size, e)) != CLI_EXIT_OK)
         return code;
     if (o->kernel_file && (code = cli_get_kernel(o, &r->k, e)) != CLI_EXIT_OK)
@@ -907,12 +907,12 @@ static int run_save(run_state *r, const cli_options *o, int on_gpu, int emit, cl
     buf[0] = '\0';
     if (on_gpu) {
         ic_bytes enc;
-        s = cli_noted(ic_gpu_encode(r->codec, 0, &r->dst, r->to_stdout ? r->stdout_name : o->output,
-                                    &r->so, &enc),
+        s = cli_noted(ic_gpu_codec_encode(r->codec, 0, &r->dst,
+                                          r->to_stdout ? r->stdout_name : o->output, &r->so, &enc),
                       buf, len);
         if (s == IC_OK)
             s = r->to_stdout ? emit_stdout(enc.data, enc.size, emit, buf, len)
-                             : cli_noted(ic_save_bytes(o->output, enc.data, enc.size), buf, len);
+                             : cli_noted(ic_bytes_save(o->output, enc.data, enc.size), buf, len);
     } else {
         if (emit)
             cli_flatten_alpha(o, &r->dst, r->to_stdout ? r->stdout_name : o->output, o->output);

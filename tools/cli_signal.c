@@ -16,7 +16,7 @@
  * the signal (gaussian:5 gives the 5-tap Gaussian, "1 2 1; 2 4 2; 1 2 1 / 16"
  * gives 1 2 1 / 4). The options come from the one parser (cli_args.c), the
  * kernel from cli_get_kernel, the file from cli_read_file, as for images; OUTPUT
- * is written with the library's atomic save (ic_save_bytes: a temporary file
+ * is written with the library's atomic save (ic_bytes_save: a temporary file
  * beside it, renamed), so a failure never leaves a partial file.
  */
 #include "cli_signal.h"
@@ -30,7 +30,7 @@
 #include <string.h>
 
 #include "cli_args.h"
-#include "imgconv.h"
+#include "imgconv_course.h"
 
 /* A signal in memory, and how its text form separated the values. */
 typedef struct signal_buf {
@@ -207,7 +207,7 @@ static int write_signal(const char *path, const float *v, size_t n, cli_signal_f
         free(data);
         return cli_fail(e, CLI_EXIT_INTERNAL, NULL, "out of memory");
     }
-    const ic_status s = ic_save_bytes(path, data, size);
+    const ic_status s = ic_bytes_save(path, data, size);
     free(data);
     if (s != IC_OK)
         return cli_fail(e, cli_exit_for_output(s), path, "%s", ic_last_error());

@@ -14,7 +14,7 @@
 
 #include <pthread.h>
 
-#include "imgconv.h"
+#include "imgconv_gpu_codec.h"
 
 typedef struct cli_warm {
     /* Set by the caller before the load. */

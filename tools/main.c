@@ -100,7 +100,7 @@ static void on_fatal_signal(int sig)
         const struct timespec ms = {0, 1000000};
         nanosleep(&ms, NULL);
     }
-    ic_save_cleanup();
+    ic_image_save_cleanup();
     raise(sig);
 }
 

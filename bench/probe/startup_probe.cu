@@ -76,7 +76,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "imgconv.h"
+#include "imgconv_gpu_codec.h"
 
 static double g_exec_ms; /* CLOCK_BOOTTIME ms at exec, from /proc/self/stat */
 static double g_last;

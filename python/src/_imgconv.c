@@ -425,7 +425,7 @@ static PyObject *mod_backend_auto(PyObject *Py_UNUSED(m), PyObject *Py_UNUSED(a)
 static PyObject *mod_named_kernels(PyObject *Py_UNUSED(m), PyObject *Py_UNUSED(a))
 {
     int n = 0;
-    const ic_named_kernel_info *t = ic_named_kernels(&n);
+    const ic_named_kernel_info *t = ic_kernel_list(&n);
     PyObject *list = PyList_New(n);
     for (int i = 0; list && i < n; i++) {
         PyObject *e = Py_BuildValue("(sss)", t[i].name, t[i].args, t[i].summary);

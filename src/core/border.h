@@ -58,8 +58,8 @@ __host__ __device__ __forceinline__ unsigned char ic_round_u8(float v)
 #if defined(__CUDA_ARCH__)
     /* one saturating conversion (F2IP on sm_90, in place of two clamps and
      * F2I): nearest, ties to even, clamped to [0, 255], NaN to 0, as the
-     * rule says for every input bench/probe/round_probe.cu tries (NaN,
-     * infinities, ties, -0, values past either end; H100, 8fb5811) */
+     * rule says for NaN, infinities, ties, -0 and values past either end
+     * (test_gpu_diff checks it against the CPU's rounding) */
     unsigned r;
     asm("cvt.rni.sat.u8.f32 %0, %1;" : "=r"(r) : "f"(v));
     return (unsigned char)r;

@@ -52,7 +52,7 @@ size_t ic_image_size_bytes(const ic_image *img)
     return total;
 }
 
-uint64_t ic_default_max_memory(void)
+uint64_t ic_max_memory_default(void)
 {
     const uint64_t cap = (uint64_t)2 << 30;
     const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);

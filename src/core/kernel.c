@@ -8,7 +8,7 @@
  * as float coefficients over a double divisor, so that integer kernels such as
  * "1 2 1; 2 4 2; 1 2 1 / 16" stay exact.
  *
- * Matrix text (docs/definitions.md#kernel-text):
+ * Matrix text (docs/definitions.md, "Kernel text"):
  *   text    := row { (';' | newline) row } [ '/' number ]
  *   row     := number { (space | tab | ',') number }    (rows with no values are skipped)
  *   '#' starts a comment that runs to the end of the line.

@@ -110,7 +110,7 @@ static const ic_named_kernel_info k_info[] = {IC_NAMED_KERNELS(IC_NK_INFO)};
 static const named_spec k_spec[] = {IC_NAMED_KERNELS(IC_NK_SPEC)};
 #define NK_COUNT ((int)(sizeof k_info / sizeof k_info[0]))
 
-const ic_named_kernel_info *ic_named_kernels(int *count)
+const ic_named_kernel_info *ic_kernel_list(int *count)
 {
     if (count)
         *count = NK_COUNT;

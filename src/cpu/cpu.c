@@ -36,9 +36,7 @@
 
 /* Cost model, per output sample, in units of one multiply-add of the direct
  * path on a kernel of at most DIRECT_SMALL taps. Fitted to single-thread times
- * on 1920x1080 RGB (bench/cpu_bench.c --cpu-time, AVX-512, 2-core Zen 4 dev
- * machine; direct 3x3 1.9 ms, 5x5 3.9, 7x7 9.5, 9x9 15.9; separable rank 1
- * 3x3 1.9, 5x5 2.9, 7x7 3.7, 9x9 4.4; rank 2 5x5 5.2, 7x7 7.3):
+ * on 1920x1080 RGB (bench/cpu_bench.c --cpu-time, AVX-512):
  *  - direct: kw*kh, times DIRECT_BIG beyond DIRECT_SMALL taps (the taps no
  *    longer stay in registers);
  *  - rank-r separable: r*(kw + kh) multiply-adds at SEP_MAC each (the

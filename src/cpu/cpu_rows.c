@@ -1,6 +1,7 @@
 /*
  * cpu_rows.c - the portable inner loops of the `cpu` backend (the "scalar"
- * cpu_ops): what runs on a CPU without AVX2 and what IC_CPU_PATH=scalar forces.
+ * cpu_ops): what runs on a CPU without AVX2 and what the cpu_isa tuning
+ * "scalar" forces.
  *
  * Each loop is seed 004's weighted sum written tap-major over a block of
  * samples (acc[s] += w * row[s + offset]), so that the compiler vectorises it
@@ -18,7 +19,7 @@
  * as fmaxf(v, 0)/fminf(v, 255) do (NaN -> 0), and for 0 <= v <= 255 adding and
  * subtracting 1.5 * 2^23 rounds to an integer in the current rounding mode,
  * exactly as rintf does (ties to even by default). Checked against the oracle
- * by tests/test_cpu_paths.c (IC_CPU_PATH=scalar). The uint16 instance
+ * by tests/test_cpu_paths.c (cpu-isa=scalar). The uint16 instance
  * (ic_round_u16, clamp to 65535) rounds the same way: 65535 < 2^22. */
 #define ROUND_BLOCK(NAME, T, MAX)                                                                  \
     static void NAME(const float *restrict acc, float bias, T *restrict out, int m)                \

@@ -11,7 +11,8 @@
  *    (ic_cu_src) or premultiplied by alpha;
  *  - the border-mapped fetch, which always goes through ic_border_map;
  *  - the inner product over a window (ic_cu_dot), templated on where the
- *    weights come from (ic_cu_wglobal here, a __constant__ array in cuda_const.cu);
+ *    weights come from (ic_cu_wglobal here, a __constant__ array in
+ *    strategies/const.cu);
  *  - ONE kernel template (ic_cu_conv_kernel) and ONE host launcher
  *    (ic_cu_launch, through cudaLaunchKernel), both templated on a strategy
  *    policy that says how a block loads its tile and how a thread reads a tap;
@@ -99,9 +100,8 @@
  * the high 64 bits of m * n with m = ceil(2^64 / d) are exact for every
  * 32-bit n (Lemire, Kaser and Kurz, "Faster remainder by direct
  * computation", 2019); d = 1 has no 64-bit m and gives n. Instead of the ~20
- * instructions of a division by a run-time value (ncu source page of the
- * 64 x 480p batch at 9282973: the block-to-image search and the two
- * divisions held 23% of the warps' stall samples). */
+ * instructions of a division by a run-time value, which held a large share
+ * of a small batch's stalls. */
 __host__ __device__ inline unsigned long long ic_cu_magic(unsigned d)
 {
     return d > 1 ? ~0ull / d + 1 : 0;
@@ -216,8 +216,8 @@ __device__ __forceinline__ float ic_cu_unpremultiply(float fc, float fa)
  * the same values, so each quotient is the division's while FA lies in
  * [2^-100, 2^100] (the range check's fast side for any colour sum that does
  * not round to 0 or saturate either way). Other FA (0, negative, NaN,
- * extreme) take ic_cu_unpremultiply. SASS of the rows kernels' RGBA pixel:
- * 3 x (MUFU.RCP, 5 FFMA, FCHK, branch) against 1 MUFU.RCP and 11 FFMA/FMUL. */
+ * extreme) take ic_cu_unpremultiply. One reciprocal a pixel, not three
+ * divisions with their checks and branches. */
 template <int NC> __device__ __forceinline__ void ic_cu_unpremultiply_px(float *c, float fa)
 {
     /* FA's bits in [2^-100, 2^100]: positive, normal, neither tiny nor huge */

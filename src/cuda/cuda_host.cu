@@ -218,9 +218,8 @@ static ic_status ensure_buf(ic_cuda_buf *b, size_t row_bytes, size_t rows, char 
  * to the device (dst, dpitch) on `stream`: each chunk of rows is copied into
  * the context's pinned staging buffer by this thread, then sent by DMA while
  * the next chunk is copied. A pageable cudaMemcpy2DAsync of a pitched HD
- * image took 5-6 ms with four contexts uploading at once on the H100 machine
- * (the batch's device route, bench/results/batch-compare-20261125T162835Z-
- * photo-jpeg.md), where the staged copy runs near memcpy speed. The staging
+ * image took several times a memcpy with four contexts uploading at once
+ * (the batch's device route), where the staged copy runs near memcpy speed. The staging
  * buffer holds the whole image (no chunk is overwritten before the caller's
  * synchronisation at the end of the call), allocated on first use and grown.
  * Returns IC_OK, or an error from the allocation or the copies. */

@@ -1,7 +1,7 @@
 /*
- * alpha.c - premultiplied-alpha filtering (docs/definitions.md#alpha), shared by every
- * backend: with a = alpha/max (max = 255, or 65535 for IC_U16 samples),
- * filter c*a and a alike, then
+ * alpha.c - premultiplied-alpha filtering (docs/definitions.md, "Alpha"),
+ * shared by every backend: with a = alpha/max (max = 255, or 65535 for IC_U16
+ * samples), filter c*a and a alike, then
  *   colour = F(c*a) / F(a)   (0 where F(a) <= 0)   + bias
  *   alpha  = max * F(a)                             + bias
  * A constant border gives every channel, alpha included, the border value

@@ -57,7 +57,7 @@ typedef struct ic_job {
      * Only GPU backends (is_gpu) ever receive a partial range: the dispatcher
      * uses it to split an image across several devices (src/dispatch/multi.c). */
     int row0, row1;
-    /* Premultiplied alpha (docs/definitions.md#alpha), set by the dispatcher only for
+    /* Premultiplied alpha (docs/definitions.md, "Alpha"), set by the dispatcher only for
      * backends whose caps include IC_CAP_PREMULTIPLY and only for 2- and
      * 4-channel images. The last channel is alpha; with A = alpha sample and
      * C = colour sample (border value V standing in for both outside the image

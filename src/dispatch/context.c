@@ -68,7 +68,7 @@ static ic_status context_create(ic_context **ctx, const char *name, const ic_con
     }
     c->opts.tuning = &c->tuning;
     if (c->opts.max_memory == 0)
-        c->opts.max_memory = ic_default_max_memory();
+        c->opts.max_memory = ic_max_memory_default();
     if (c->opts.threads < 0 || c->opts.device < 0) {
         free(c);
         return ic_errf(errbuf, errlen, IC_ERR_INVALID_ARG,
@@ -445,8 +445,8 @@ static ic_status plan_job_of(const ic_context *ctx, const ic_image *src, const i
     return IC_OK;
 }
 
-ic_status ic_explain(ic_context *ctx, const ic_image *src, const ic_kernel *k, const ic_params *p,
-                     char *buf, size_t buflen)
+ic_status ic_plan_explain(ic_context *ctx, const ic_image *src, const ic_kernel *k,
+                          const ic_params *p, char *buf, size_t buflen)
 {
     if (!ctx || !buf || buflen == 0 || !image_valid(src) || !kernel_valid(k))
         return ic_fail(IC_ERR_INVALID_ARG, "no context or buffer, or an invalid image or kernel");

@@ -16,8 +16,9 @@ const ic_backend *ic__backend_at(int i);
  * ic_backend_auto() is the one over every backend. */
 const ic_backend *ic__backend_best(int (*has)(const ic_backend *));
 
-/* Filters src into dst (same layout) with premultiplied alpha, in float64 on the
- * CPU (docs/definitions.md#alpha): the one path shared by every backend for that mode. */
+/* Filters src into dst (same layout) with premultiplied alpha, in float64 on
+ * the CPU (docs/definitions.md, "Alpha"): the one path shared by every
+ * backend for that mode. */
 ic_status ic__convolve_premultiplied(const ic_job *job);
 
 /* The CUDA device a context's backend runs on: IC_OK and *device for a
@@ -26,7 +27,7 @@ ic_status ic__convolve_premultiplied(const ic_job *job);
 ic_status ic__context_device(const ic_context *ctx, int *device, const char **why);
 
 /* Checks a tuning's values (include/imgconv.h, ic_tuning): IC_OK, or
- * IC_ERR_INVALID_ARG with ic_last_error() naming the bad field (advanced.c). */
+ * IC_ERR_INVALID_ARG with ic_last_error() naming the bad field (tuning.c). */
 ic_status ic__tuning_check(const ic_tuning *t);
 
 #endif

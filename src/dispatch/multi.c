@@ -1,5 +1,6 @@
 /*
- * multi.c - one image split across several GPUs (issue 6, "Several GPUs").
+ * multi.c - one image split across several GPUs (docs/backends.md,
+ * "Several GPUs").
  *
  * With n devices an image of height H is cut into n shares of whole output
  * rows, share i = rows [i*H/n, (i+1)*H/n) (empty shares, when H < n, are

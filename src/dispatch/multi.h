@@ -1,7 +1,7 @@
 /*
- * multi.h - internal: one image split across several GPUs (issue 6, "Several
- * GPUs"). The dispatcher (context.c) holds an ic_multi instead of one backend
- * state when ic_context_options.n_devices >= 2 and the backend is a GPU one.
+ * multi.h - internal: one image split across several GPUs. The dispatcher
+ * (context.c) holds an ic_multi instead of one backend state when
+ * ic_context_options.n_devices >= 2 and the backend is a GPU one.
  */
 #ifndef IC_DISPATCH_MULTI_H
 #define IC_DISPATCH_MULTI_H

@@ -17,6 +17,7 @@
 
 #include "core/error.h"
 #include "dispatch/dispatch.h"
+#include "imgconv_course.h"
 
 static int has_conv1d(const ic_backend *b)
 {

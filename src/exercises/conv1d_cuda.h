@@ -1,15 +1,16 @@
 /*
- * conv1d_cuda.h - C-callable entry points of the CUDA 1D convolution (conv1d.cu),
- * internal: ic_conv1d_* reach them through the `cuda` backend's conv1d entry
- * (src/cuda/fast/plan.cu; the dispatcher's src/dispatch/signal.c), and the
- * benchmark times ic__conv1d_dev alone (device pointers, CUDA events).
+ * conv1d_cuda.h - C-callable entry points of the CUDA 1D convolution
+ * (conv1d_cuda.cu), internal: ic_conv1d_* reach them through the `cuda`
+ * backend's conv1d entry (src/cuda/fast/plan.cu; the dispatcher's
+ * src/dispatch/signal.c), and the benchmark times ic__conv1d_dev alone
+ * (device pointers, CUDA events).
  */
 #ifndef IC_CUDA_CONV1D_H
 #define IC_CUDA_CONV1D_H
 
 #include <stddef.h>
 
-#include "imgconv.h"
+#include "imgconv_course.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -19,7 +20,7 @@ extern "C" {
  * IC_CONV1D_ITEMS outputs, so a block owns IC_CONV1D_THREADS*IC_CONV1D_ITEMS
  * outputs plus klen-1 halo cells in shared memory. */
 #define IC_CONV1D_THREADS 256
-/* 8 outputs per thread measured faster than 4 on an H100 at every kernel length;
+/* 8 outputs per thread measured faster than 4 at every kernel length;
  * a -D override lets the benchmark try other tile sizes. */
 #ifndef IC_CONV1D_ITEMS
 #define IC_CONV1D_ITEMS 8

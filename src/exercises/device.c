@@ -1,6 +1,6 @@
 /*
  * device.c - the advanced tier's device-resident entries of the course
- * exercises (include/imgconv.h, "Advanced API"): ic_conv1d_device,
+ * exercises (include/imgconv_course.h, "Advanced API"): ic_conv1d_device,
  * ic_matmul_device and ic_matmul_tile hand device pointers straight to the
  * CUDA kernels of conv1d_cuda.cu and matmul_cuda.cu, queued on the caller's
  * stream, so that the benchmark times the kernels alone through the public
@@ -15,7 +15,7 @@
 #endif
 
 #define IC_ADVANCED_API
-#include "imgconv.h"
+#include "imgconv_course.h"
 
 ic_status ic_conv1d_device(const void *d_in, void *d_out, size_t n, int u8, const float *d_k,
                            int klen, const ic_params *p, void *stream)

@@ -1,9 +1,10 @@
 /*
- * matmul_cuda.h - C-callable entry points of the CUDA matrix product (matmul.cu),
- * internal: ic_matmul reaches them through the `cuda` backend's matmul entry
- * (src/cuda/fast/plan.cu; the dispatcher's src/dispatch/signal.c), backend
- * cuda-gemm calls ic__matmul_dev on its column matrix, and the benchmark
- * times ic__matmul_dev alone against cuBLAS (device pointers, CUDA events).
+ * matmul_cuda.h - C-callable entry points of the CUDA matrix product
+ * (matmul_cuda.cu), internal: ic_matmul reaches them through the `cuda`
+ * backend's matmul entry (src/cuda/fast/plan.cu; the dispatcher's
+ * src/dispatch/signal.c), backend cuda-gemm calls ic__matmul_dev on its column
+ * matrix, and the benchmark times ic__matmul_dev alone against cuBLAS (device
+ * pointers, CUDA events).
  */
 #ifndef IC_CUDA_MATMUL_H
 #define IC_CUDA_MATMUL_H

@@ -14,7 +14,7 @@
  * goes to DIR/.BASE.XXXXXX from mkstemp, renamed when complete.
  *
  * Either way the temporary name, while it exists, is recorded in a table that
- * ic_save_cleanup() (async-signal-safe) walks to unlink: the CLI calls it from
+ * ic_image_save_cleanup() (async-signal-safe) walks to unlink: the CLI calls it from
  * its SIGINT/SIGTERM/SIGHUP/SIGPIPE handlers, which may run in another thread
  * than the save, so a save between linkat/rename and the end of its rename is
  * waited for rather than cut. Only SIGKILL during the mkstemp fallback can
@@ -47,7 +47,7 @@ static struct {
     atomic_int state;
     char path[IC_IO_PATH_MAX];
 } temps[TEMP_SLOTS];
-/* Set by ic_save_cleanup: no publication starts afterwards. */
+/* Set by ic_image_save_cleanup: no publication starts afterwards. */
 static atomic_int dying;
 
 /* Takes a free slot and marks it FILLING (cleanup waits for such a slot);
@@ -89,7 +89,7 @@ static void temp_forget(int slot)
 
 /* Moves a slot from LIVE to PUBLISHING; 0 when cleanup has begun (the caller
  * then gives up: the process is about to die). Sequentially consistent with
- * ic_save_cleanup's store and load, so one of the two sees the other. */
+ * ic_image_save_cleanup's store and load, so one of the two sees the other. */
 static int temp_publish(int slot)
 {
     if (slot < 0)
@@ -102,7 +102,7 @@ static int temp_publish(int slot)
     return 1;
 }
 
-void ic_save_cleanup(void)
+void ic_image_save_cleanup(void)
 {
     atomic_store(&dying, 1);
     for (int i = 0; i < TEMP_SLOTS; i++) {

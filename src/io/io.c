@@ -9,7 +9,7 @@
  * never from its name; the format of an output from the extension. Saving goes
  * through atomic.c: the file appears under its name only when complete, and a
  * failed or interrupted save leaves nothing. The same writers work into memory
- * (ic_image_encode, through open_memstream), and ic_save_bytes writes already
+ * (ic_image_encode, through open_memstream), and ic_bytes_save writes already
  * encoded bytes with the same atomic save (the GPU codec's output).
  */
 #include <ctype.h>
@@ -397,7 +397,7 @@ static ic_status load_setup(ic_load_options *o, const ic_load_options *opts, ic_
     if (o->metadata)
         memset(o->metadata, 0, sizeof *o->metadata);
     lim->max_pixels = o->max_pixels ? o->max_pixels : IC_DEFAULT_MAX_PIXELS;
-    lim->max_memory = o->max_memory ? o->max_memory : ic_default_max_memory();
+    lim->max_memory = o->max_memory ? o->max_memory : ic_max_memory_default();
     /* The copy made after decoding: forced channels (4 at most), or the layout
      * clone with the stored channels (4 at most: the conservative bound). */
     lim->convert_channels = o->channels ? o->channels : (o->layout != IC_AOS ? 4 : 0);
@@ -613,7 +613,7 @@ static ic_status prepare_encode(const ic_image *img, const char *path, const ic_
     if (img->memory != IC_MEM_HOST) {
         return ic_errf(errbuf, errlen, IC_ERR_UNSUPPORTED,
                        "the image is in device memory: copy it to the host first (or encode it "
-                       "with ic_gpu_encode)");
+                       "with ic_gpu_codec_encode)");
     }
     if (!image_valid(img)) {
         return ic_errf(errbuf, errlen, IC_ERR_INVALID_ARG,
@@ -765,7 +765,7 @@ ic_status ic_image_encode(const ic_image *img, const char *name, const ic_save_o
     return ic_fail_msg(image_encode(img, name, opts, data, size, err, sizeof err), err);
 }
 
-ic_status ic_save_bytes(const char *path, const void *data, size_t size)
+ic_status ic_bytes_save(const char *path, const void *data, size_t size)
 {
     char err[IC_IO_ERRLEN] = "";
     return ic_fail_msg(save_bytes(path, data, size, err, sizeof err), err);

@@ -224,7 +224,7 @@ ic_status ic_jpeg_add_metadata(uint8_t **buf, size_t *cap, size_t *n, const ic_m
 /* An output file being written (atomic.c): f receives the data; ic_out_commit
  * makes it appear at `path` complete (replacing any file there atomically),
  * ic_out_abort discards it. Nothing is ever visible at `path` before commit,
- * and the temporary is removed on failure, on abort and by ic_save_cleanup. */
+ * and the temporary is removed on failure, on abort and by ic_image_save_cleanup. */
 #define IC_IO_PATH_MAX 4096
 typedef struct ic_out_file {
     FILE *f;

@@ -2,10 +2,10 @@
  * test_gpu_advanced.c - the public header's advanced tier (IC_ADVANCED_API) on
  * the `cuda` backends, as a specification:
  *
- *  1. The plan is what ic_explain prints: for kernels that take each method
+ *  1. The plan is what ic_plan_explain prints: for kernels that take each method
  *     (rows, direct, sep, fft, global) ic_plan_get's method, kernel rank,
  *     launch shape (tile, threads, blocks, SMs; rows per thread; FFT tiles),
- *     predicted time and ceilings appear in ic_explain's text.
+ *     predicted time and ceilings appear in ic_plan_explain's text.
  *  2. Forcing: each method forced on a job it can take is the method that
  *     runs (plan.method, plan.forced) and gives oracle-equal output; a forced
  *     method that cannot take the job (rows on an 11x11 kernel, fft with
@@ -36,6 +36,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "imgconv_course.h"
 #include "testutil.h"
 
 #ifndef IC_HAVE_CUDA
@@ -72,14 +73,14 @@ static int contains(const char *text, const char *what, const char *label)
     return ok;
 }
 
-/* 1. ic_plan_get against ic_explain's text. */
+/* 1. ic_plan_get against ic_plan_explain's text. */
 static void plan_vs_explain(ic_context *ctx, const ic_image *img, const ic_kernel *k,
                             const ic_params *p, const char *label)
 {
     ic_plan plan;
     char text[2048] = "", frag[160];
     CHECK(ic_plan_get(ctx, img, k, p, &plan) == IC_OK, "%s: plan: %s", label, ic_last_error());
-    CHECK(ic_explain(ctx, img, k, p, text, sizeof text) == IC_OK, "%s: explain", label);
+    CHECK(ic_plan_explain(ctx, img, k, p, text, sizeof text) == IC_OK, "%s: explain", label);
     snprintf(frag, sizeof frag, "cuda: method %s%s for a %dx%d kernel", ic_method_name(plan.method),
              plan.forced ? " (forced)" : "", k->width, k->height);
     contains(text, frag, label);

@@ -94,7 +94,7 @@ static int check_named_type(const char *text, int w, int h, int ch, ic_layout la
      * choice changes, so quick mode checks results only, not method names. */
     if (quick())
         want = NULL;
-    if (want && (ic_explain(ctx, &src.img, &k, &p, plan, sizeof plan) != IC_OK ||
+    if (want && (ic_plan_explain(ctx, &src.img, &k, &p, plan, sizeof plan) != IC_OK ||
                  !plan_names(plan, want))) {
         printf("FAIL %s: plan is not '%s':\n%s", what, want, plan);
         goto out;

@@ -141,7 +141,7 @@ int main(void)
         const float ones[225] = {0};
         if (ic_kernel_create(&k, 15, 15, ones, 1.0) == IC_OK) {
             char plan[1024] = "";
-            const ic_status s = ic_explain(ctx, &img.img, &k, NULL, plan, sizeof plan);
+            const ic_status s = ic_plan_explain(ctx, &img.img, &k, NULL, plan, sizeof plan);
             if (s != IC_OK || !strstr(plan, "im2col") || !strstr(plan, "chunk")) {
                 printf("FAIL explain: %s: '%s'\n", ic_status_str(s), plan);
                 f++;

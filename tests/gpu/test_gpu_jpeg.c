@@ -5,7 +5,7 @@
  *  1. Decode: photograph-like images (smooth shading, edges, sensor-like
  *     noise; several sizes, odd ones too) written by libjpeg here in memory
  *     with 4:4:4, 4:2:2 and 4:2:0 sampling, restart markers, progressive and
- *     grey, are decoded by ic_gpu_decode and by ic_image_decode
+ *     grey, are decoded by ic_gpu_codec_decode and by ic_image_decode
  *     (libjpeg-turbo). Each case prints the engine that decoded it and the
  *     max and mean absolute difference; they must stay within TOL_MAX /
  *     TOL_MEAN (see docs/gpu-jpeg.md#pixels). Files
@@ -15,7 +15,7 @@
  *     message, and a file the CPU decoder refuses never decodes on the GPU.
  *  3. Filter: device -> device ic_convolve equals the host ic_convolve of the
  *     same pixels on the same backend, bit for bit (several kernels, borders).
- *  4. Encode: ic_gpu_encode's JPEG has the CPU writer's sampling (4:2:0,
+ *  4. Encode: ic_gpu_codec_encode's JPEG has the CPU writer's sampling (4:2:0,
  *     baseline) and decodes close to the image it was made from; a grey or
  *     PNG output goes through the CPU writer and equals it byte for byte.
  *
@@ -27,7 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "imgconv.h"
+#include "imgconv_gpu_codec.h"
 #include "jpeg_cases.h"
 #include "testutil.h"
 
@@ -136,7 +136,7 @@ static void decode_case(ic_gpu_codec *codec, const dcase *dc, int w, int h, uint
     CHECK(cs == IC_OK, "%s %dx%d: CPU decode: %s", dc->name, w, h, msg);
     const ic_bytes in = {jpg, n};
     ic_decode_result r;
-    const ic_status gs = ic_gpu_decode(codec, 1, &in, NULL, NULL, &dev, &r);
+    const ic_status gs = ic_gpu_codec_decode(codec, 1, &in, NULL, NULL, &dev, &r);
     CHECK(gs == IC_OK && r.status == IC_OK, "%s %dx%d: GPU decode: %s", dc->name, w, h, r.error);
     if (cs == IC_OK && gs == IC_OK && r.status == IC_OK) {
         CHECK(dev.memory == IC_MEM_DEVICE && dev.width == w && dev.height == h &&
@@ -178,7 +178,7 @@ static void bad_case(void *ctx, const char *what, const unsigned char *data, siz
     snprintf(msg, sizeof msg, "%s", cs == IC_OK ? "" : ic_last_error());
     const ic_bytes in = {data, n};
     ic_decode_result r;
-    const ic_status gs = ic_gpu_decode(codec, 1, &in, NULL, NULL, &dev, &r);
+    const ic_status gs = ic_gpu_codec_decode(codec, 1, &in, NULL, NULL, &dev, &r);
     printf("bad    %-26s CPU: %-14s \"%s\"  GPU (%s): %s \"%s\"\n", what, ic_status_str(cs), msg,
            r.engine, ic_status_str(r.status), r.error);
     CHECK(gs == IC_OK, "%s: the whole GPU decode call failed: %s", what, ic_status_str(gs));
@@ -213,7 +213,7 @@ static void bad_files(ic_gpu_codec *codec, uint64_t seed)
     const ic_bytes three[3] = {{jpg, n}, {jpg, n / 2}, {jpg, n}};
     ic_image out[3];
     ic_decode_result res[3];
-    const ic_status st = ic_gpu_decode(codec, 3, three, NULL, NULL, out, res);
+    const ic_status st = ic_gpu_codec_decode(codec, 3, three, NULL, NULL, out, res);
     CHECK(st == IC_OK && res[0].status == IC_OK && res[1].status != IC_OK && res[2].status == IC_OK,
           "batch good/cut/good: %s, %s, %s, %s", ic_status_str(st), ic_status_str(res[0].status),
           ic_status_str(res[1].status), ic_status_str(res[2].status));
@@ -249,7 +249,7 @@ static void filter_case(ic_context *ctx, ic_gpu_codec *codec, const char *ktext,
     memset(&host_out, 0, sizeof host_out);
     memset(&from_dev, 0, sizeof from_dev);
     ic_decode_result r;
-    ic_status st = ic_gpu_decode(codec, 1, &in, NULL, NULL, &dev, &r);
+    ic_status st = ic_gpu_codec_decode(codec, 1, &in, NULL, NULL, &dev, &r);
     if (st == IC_OK)
         st = r.status;
     if (st == IC_OK)
@@ -316,14 +316,14 @@ static void encode_case(ic_gpu_codec *codec, int w, int h, int quality, uint64_t
     const ic_bytes in = {pnm, pn};
     ic_image dev;
     ic_decode_result r;
-    st = ic_gpu_decode(codec, 1, &in, NULL, NULL, &dev, &r);
+    st = ic_gpu_codec_decode(codec, 1, &in, NULL, NULL, &dev, &r);
     CHECK(st == IC_OK && r.status == IC_OK && strcmp(r.engine, "cpu") == 0,
           "PPM through the GPU codec: %s %s", r.engine, r.error);
     ic_save_options so;
     memset(&so, 0, sizeof so);
     so.quality = quality;
     ic_bytes gj;
-    st = ic_gpu_encode(codec, 0, &dev, "out.jpg", &so, &gj);
+    st = ic_gpu_codec_encode(codec, 0, &dev, "out.jpg", &so, &gj);
     CHECK(st == IC_OK, "GPU encode %dx%d q%d: %s", w, h, quality, ic_last_error());
     uint8_t *cj = NULL;
     size_t cn = 0;
@@ -357,7 +357,7 @@ static void encode_case(ic_gpu_codec *codec, int w, int h, int quality, uint64_t
     }
     /* PNG output: the CPU writer after one download, byte for byte. */
     ic_bytes gp;
-    st = ic_gpu_encode(codec, 0, &dev, "out.png", NULL, &gp);
+    st = ic_gpu_codec_encode(codec, 0, &dev, "out.png", NULL, &gp);
     uint8_t *cp = NULL;
     size_t cpn = 0;
     if (ic_image_encode(&src, "out.png", NULL, &cp, &cpn) == IC_OK)

@@ -147,7 +147,7 @@ static int run_case(const char *be, const devlist *d, ic_context *one, ic_contex
     }
     if (!strcmp(be, "cuda")) { /* which method the fast path takes for this job */
         char plan[2048] = "";
-        if (ic_explain(one, &src.im, &k, &p, plan, sizeof plan) == IC_OK)
+        if (ic_plan_explain(one, &src.im, &k, &p, plan, sizeof plan) == IC_OK)
             fft = strstr(plan, "method fft") != NULL;
     }
     const uint8_t poison = (uint8_t)(ict_next(&r) >> 56);
@@ -234,7 +234,7 @@ static int check_large(const char *be, const devlist *d)
         goto done;
     }
     char plan[4096] = "";
-    if (ic_explain(multi, &src, &k, NULL, plan, sizeof plan) != IC_OK ||
+    if (ic_plan_explain(multi, &src, &k, NULL, plan, sizeof plan) != IC_OK ||
         !strstr(plan, "split across")) {
         printf("FAIL %s devices %s: explain does not say 'split across': %s\n", be, dls, plan);
         goto done;

@@ -3,9 +3,13 @@
  * install.sh builds it with pkg-config, against the shared and the static
  * library, and with find_package(imgconv)): filters a test chart with a 5x5
  * Gaussian on the `cpu` and `seq` backends through the public header only and
- * checks that the two agree within one level, then prints "ok VERSION".
+ * checks that the two agree within one level, runs the 1D stencil of the
+ * course header (imgconv_course.h) and compiles against the GPU codec's
+ * (imgconv_gpu_codec.h), then prints "ok VERSION".
  */
 #include <imgconv.h>
+#include <imgconv_course.h>
+#include <imgconv_gpu_codec.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -49,6 +53,16 @@ int main(void)
             }
     if (changed == 0)
         return fprintf(stderr, "consumer: the blur changed nothing\n"), 1;
+    /* the stencil of radius 1 over 1, 2, 3 with the seed's zero ghost cells */
+    const float in[3] = {1, 2, 3};
+    float out[3];
+    if ((st = ic_stencil1d(in, out, 3, 1, NULL, "cpu")) != IC_OK)
+        return fail("stencil", st);
+    if (out[0] != 3 || out[1] != 6 || out[2] != 5)
+        return fprintf(stderr, "consumer: stencil %g %g %g\n", out[0], out[1], out[2]), 1;
+    /* the codec header declares its calls (a CPU-only build refuses them) */
+    void (*codec_free)(ic_gpu_codec *) = ic_gpu_codec_free;
+    codec_free(NULL);
     printf("ok %s\n", ic_version());
     ic_kernel_free(&k);
     ic_image_free(&src);

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # install.sh BUILD_DIR SOURCE_DIR [SANITIZE] - installs a build into a temporary
 # prefix with `cmake --install` and checks what a user gets there:
-#  - the files (programs, libimgconv.so.N with its soname, libimgconv.a, header,
+#  - the files (programs, libimgconv.so.N with its soname, libimgconv.a, headers,
 #    imgconv.pc, the CMake package, man page, bash completion);
-#  - the shared library exports exactly the functions of imgconv.h;
+#  - the shared library exports exactly the functions of the public headers;
 #  - consumer.c builds and runs with pkg-config (shared, and static through
 #    Libs.private), with find_package(imgconv) (imgconv::imgconv and
 #    imgconv::imgconv_static), and libimgconv.a links into a shared library;
@@ -31,7 +31,8 @@ cmake --install "$build" --prefix "$prefix" >"$tmp/install.log" || { cat "$tmp/i
 cp "$build/install_manifest.txt" "$tmp/manifest.txt"
 
 libdir=$(dirname "$(find "$prefix" -name libimgconv.a)")
-for f in bin/imgconv bin/imgconv-bench include/imgconv.h share/man/man1/imgconv.1 \
+for f in bin/imgconv bin/imgconv-bench include/imgconv.h include/imgconv_course.h \
+         include/imgconv_gpu_codec.h share/man/man1/imgconv.1 \
          share/bash-completion/completions/imgconv; do
     [ -e "$prefix/$f" ] || fail "$f not installed"
 done
@@ -44,14 +45,15 @@ soname=$(readelf -d "$libdir/libimgconv.so" | sed -n 's/.*SONAME.*\[\(.*\)\]/\1/
 [ -e "$libdir/$soname" ] || fail "$soname missing"
 "$prefix/bin/imgconv" --version >/dev/null || fail "installed imgconv does not run"
 
-# Exports: exactly the non-inline functions declared in the header.
-grep -E '^[a-z].*[ *]ic_[a-z0-9_]+\(' "$prefix/include/imgconv.h" | grep -v '^static' |
+# Exports: exactly the non-inline functions declared in the public headers.
+cat "$prefix"/include/imgconv.h "$prefix"/include/imgconv_course.h \
+    "$prefix"/include/imgconv_gpu_codec.h | grep -E '^[a-z].*[ *]ic_[a-z0-9_]+\(' | grep -v '^static' |
     grep -oE 'ic_[a-z0-9_]+\(' | tr -d '(' | sort -u >"$tmp/api.txt"
 nm -D --defined-only "$libdir/libimgconv.so" | awk '$2 ~ /^[TDBRVW]$/ {print $3}' |
     sed 's/@.*//' | sort -u >"$tmp/exported.txt"
 if ! diff "$tmp/api.txt" "$tmp/exported.txt" >"$tmp/sym.diff"; then
     cat "$tmp/sym.diff" >&2
-    fail "exported symbols differ from imgconv.h (< header only, > exported only)"
+    fail "exported symbols differ from the headers (< header only, > exported only)"
 fi
 [ "$(wc -l <"$tmp/api.txt")" -gt 40 ] || fail "header parsing found too few functions"
 

@@ -5,7 +5,7 @@
  * tests/gpu/test_gpu_conv1d.c and test_gpu_matmul.c run the same suites on the
  * CUDA code with larger cases.
  *
- * The references follow the formulas in include/imgconv.h literally, one
+ * The references follow the formulas in include/imgconv_course.h literally, one
  * output at a time in float64, with the test suite's own border mapping
  * (ict_border_map, oracle.h) rather than the library's.
  *
@@ -20,7 +20,7 @@
 
 #include <stdint.h>
 
-#include "imgconv.h"
+#include "imgconv_course.h"
 
 #ifdef __cplusplus
 extern "C" {

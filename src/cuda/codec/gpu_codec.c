@@ -1,9 +1,9 @@
 /*
- * gpu_codec.c - the public GPU codec (ic_gpu_codec, include/imgconv.h "JPEG
- * on the GPU"): files decoded into device images and device images encoded
- * into files, with nvJPEG (nvjpeg.cu beside it) where it applies and the CPU
- * codecs (ic_image_decode / ic_image_encode) plus one copy across the bus
- * everywhere else.
+ * gpu_codec.c - the public GPU codec (ic_gpu_codec,
+ * include/imgconv_gpu_codec.h): files decoded into device images and device
+ * images encoded into files, with nvJPEG (nvjpeg.cu beside it) where it applies
+ * and the CPU codecs (ic_image_decode / ic_image_encode) plus one copy across
+ * the bus everywhere else.
  *
  * A codec holds `slots` slots; slot i owns the device buffer input i of a
  * batch decodes into, one output device buffer for the filter, a host staging
@@ -20,7 +20,7 @@
 
 #include "core/error.h"
 #include "dispatch/dispatch.h"
-#include "imgconv.h"
+#include "imgconv_gpu_codec.h"
 #include "io/io_internal.h"
 
 #ifndef IC_HAVE_CUDA
@@ -60,8 +60,8 @@ const char *ic_gpu_codec_engine(const ic_gpu_codec *codec)
     return "cpu";
 }
 
-ic_status ic_gpu_decode(ic_gpu_codec *codec, int n, const ic_bytes *in, const int *slots,
-                        const ic_load_options *opts, ic_image *out, ic_decode_result *res)
+ic_status ic_gpu_codec_decode(ic_gpu_codec *codec, int n, const ic_bytes *in, const int *slots,
+                              const ic_load_options *opts, ic_image *out, ic_decode_result *res)
 {
     (void)codec;
     (void)in;
@@ -86,8 +86,8 @@ ic_status ic_gpu_codec_output(ic_gpu_codec *codec, int slot, const ic_image *lik
     return no_cuda();
 }
 
-ic_status ic_gpu_encode(ic_gpu_codec *codec, int slot, const ic_image *img, const char *name,
-                        const ic_save_options *opts, ic_bytes *out)
+ic_status ic_gpu_codec_encode(ic_gpu_codec *codec, int slot, const ic_image *img, const char *name,
+                              const ic_save_options *opts, ic_bytes *out)
 {
     (void)codec;
     (void)slot;
@@ -129,7 +129,7 @@ struct ic_gpu_codec {
     slot *s;
     ic_nvjpeg *nj; /* NULL: nvJPEG not built in or not usable; every file via the CPU */
     /* nvJPEG opens on a thread of its own from ic_gpu_codec_create (its
-     * handle and first encoder lane take ~0.3 s on the H100 machine), so
+     * handle and first encoder lane take a few tenths of a second), so
      * the codec's slots can be filled meanwhile; every use of nj waits for
      * it first (codec_nj). */
     pthread_t open_th;
@@ -138,7 +138,7 @@ struct ic_gpu_codec {
     pthread_mutex_t open_mu;
     void *ustream;    /* the CPU path's uploads (decode side) */
     char engine[320]; /* "cpu (nvJPEG: why)" when nvJPEG is built in but would not open */
-    /* Per-batch scratch of ic_gpu_decode. */
+    /* Per-batch scratch of ic_gpu_codec_decode. */
     int *route, *w, *h, *ok;
     const uint8_t **data;
     size_t *len;
@@ -326,8 +326,8 @@ static void decode_on_cpu(ic_gpu_codec *c, int i, const ic_bytes *in, const ic_l
         r->error[0] = '\0';
 }
 
-ic_status ic_gpu_decode(ic_gpu_codec *c, int n, const ic_bytes *in, const int *slots,
-                        const ic_load_options *opts, ic_image *out, ic_decode_result *res)
+ic_status ic_gpu_codec_decode(ic_gpu_codec *c, int n, const ic_bytes *in, const int *slots,
+                              const ic_load_options *opts, ic_image *out, ic_decode_result *res)
 {
     if (!c || !in || !out || !res || n < 1 || n > c->nslots)
         return ic_fail(IC_ERR_INVALID_ARG, "bad codec, inputs, outputs or count %d", n);
@@ -351,7 +351,7 @@ ic_status ic_gpu_decode(ic_gpu_codec *c, int n, const ic_bytes *in, const int *s
     if (opts)
         o = *opts;
     const uint64_t max_pixels = o.max_pixels ? o.max_pixels : IC_DEFAULT_MAX_PIXELS;
-    const uint64_t max_memory = o.max_memory ? o.max_memory : ic_default_max_memory();
+    const uint64_t max_memory = o.max_memory ? o.max_memory : ic_max_memory_default();
     /* nvJPEG gives interleaved RGB: other requests take the CPU decoder. */
     ic_nvjpeg *nj = codec_nj(c);
     const int gpu_ok = nj && (o.channels == 0 || o.channels == 3) && o.layout == IC_AOS;
@@ -449,8 +449,8 @@ ic_status ic_gpu_codec_output(ic_gpu_codec *c, int slot_i, const ic_image *like,
     return st;
 }
 
-ic_status ic_gpu_encode(ic_gpu_codec *c, int slot_i, const ic_image *img, const char *name,
-                        const ic_save_options *opts, ic_bytes *out)
+ic_status ic_gpu_codec_encode(ic_gpu_codec *c, int slot_i, const ic_image *img, const char *name,
+                              const ic_save_options *opts, ic_bytes *out)
 {
     char errbuf[256] = ""; /* what the CUDA and nvJPEG helpers say */
     const size_t errlen = sizeof errbuf;

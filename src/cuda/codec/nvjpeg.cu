@@ -367,15 +367,14 @@ static ic_status make_lane(ic_nvjpeg *nj, enc_lane *l, char *err, size_t errlen)
 }
 
 /* ic_nvjpeg_open makes only what an encoder needs, the default handle and
- * encoder lane 0 (each nvJPEG handle or state creation costs 0.1-0.4 s on the
- * H100 machine, more while other threads load the CPU: bench/results/
- * startup-*.md, batch-compare-*.md), and returns. The hardware decoder is
+ * encoder lane 0 (each nvJPEG handle or state creation costs 0.1-0.4 s, more
+ * while other threads load the CPU), and returns. The hardware decoder is
  * made at the first header check (ic_nvjpeg_check, ic_nvjpeg_engine), the
  * hybrid decoder at the first stream that needs it, each on the calling
  * thread: an encode-only user pays for neither, and a batch decides whether
  * its decoders are worth their second (tools/cli_batch.c). Making them on
- * threads of their own from the open (stop 21) cost a batch whose CPU
- * workers had already decoded every file 0.4 s at the end, joining them. */
+ * threads of their own from the open cost a batch whose CPU workers had
+ * already decoded every file as long again at the end, joining them. */
 
 /* Makes the hardware decoder's handle, state and stream parser, or leaves
  * them NULL (a GPU without the engine refuses the backend: every stream then

@@ -1,5 +1,5 @@
 /*
- * batch.cu - the batched launches of the cuda fast path (issue 17): the
+ * batch.cu - the batched launches of the cuda fast path: the
  * descriptor table of a batch, its upload, and one launch per method - the
  * rows kernels of batch_impl.cuh (the full-sum images and the separable ones
  * apart; instantiated per kernel size and channel step by

@@ -1,5 +1,5 @@
 /*
- * batch_impl.cuh - the batched launches of the cuda fast path (issue 17):
+ * batch_impl.cuh - the batched launches of the cuda fast path:
  * many images filtered by one kernel launch per method. The host side
  * (batch.cu) lays the images' blocks end to end in a one-dimensional grid and
  * gives each launch a small table, one batch_img per image: its pointers,
@@ -198,8 +198,8 @@ __device__ __forceinline__ void batch_block(const batch_img &d, long long b, uns
  * RGBA (the image's arguments live in registers here, not in the parameter
  * bank: at the one-image kernel's 64 registers the RGBA bodies spilled
  * 1.2-2.4 KB per thread, ptxas -v). Its blocks keep BY rows of threads
- * (128-thread blocks double the blocks, each finding its image: 64 x 480p
- * took 0.0597 ms against 0.0547, table M at e4cbd82). */
+ * (128-thread blocks double the blocks, each finding its image, which
+ * measured slower on a batch of small images). */
 template <int K, int STEP, int ROWS> constexpr int batch_min_blocks()
 {
     return (STEP == 4 ? -1 : 0) + icf_rows::rows_min_blocks<K, ROWS>();

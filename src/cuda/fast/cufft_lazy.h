@@ -4,7 +4,7 @@
  * libcufft is ~280 MB of shared library: linked normally, the dynamic loader
  * maps and relocates it at every start of every process, also of one that
  * filters on the CPU or never picks the FFT method. Only the fast path's FFT
- * method (fast_fft.cu) needs it, so it is dlopen'ed the first time an FFT
+ * method (fft.cu) needs it, so it is dlopen'ed the first time an FFT
  * plan is prepared, and its functions are called through this table.
  */
 #ifndef IC_CUDA_CUFFT_LAZY_H

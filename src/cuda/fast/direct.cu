@@ -1,6 +1,6 @@
 /*
  * direct.cu - direct 2D correlation, the fast path's method for small and
- * medium full-rank kernels (issue 4): the entry points (shared memory of a
+ * medium full-rank kernels: the entry points (shared memory of a
  * tile, the launch). The kernels and their launch helpers are in
  * direct_impl.cuh, instantiated by direct_sq3_7.cu, direct_sq9.cu and
  * direct_w*.cu so that the build compiles them in parallel (each takes

@@ -1,6 +1,6 @@
 /*
  * direct_impl.cuh - the kernels and launch helpers of direct 2D correlation,
- * the fast path's method for small and medium full-rank kernels (issue 4).
+ * the fast path's method for small and medium full-rank kernels.
  * direct.cu holds the entry points and dispatches to the parts
  * direct_sq*.cu and direct_w*.cu, which instantiate these templates a few
  * kernel sizes each so that they compile in parallel.
@@ -9,7 +9,7 @@
  * 7.12/7.15, seed 000) load one input sample per thread and compute one output;
  * here each thread computes 4 x 8 outputs and reuses every input window from
  * registers:
- *   - the tile is converted uint8 -> float once per input sample (fast_tile.cuh);
+ *   - the tile is converted uint8 -> float once per input sample (tile.cuh);
  *   - a thread reads its window of an input row as 16-byte vectors, then applies
  *     it to up to 8 output rows (kh rows of weights), so shared-memory traffic
  *     per multiply-add falls to ~1/(4*kh);
@@ -18,7 +18,7 @@
  *     its weight straight from it; other sizes are specialised on kw with kh a
  *     run-time loop (weights then come through LDC, once per row of weights).
  * Sums run in the reference order (kernel rows outer, columns inner) in float32.
- * Premultiplied alpha: the tile holds C*A and A (fast_tile.cuh), the sums are
+ * Premultiplied alpha: the tile holds C*A and A (tile.cuh), the sums are
  * FC and FA, divided before the store.
  */
 #ifndef IC_CUDA_FAST_DIRECT_IMPL_CUH

@@ -3,20 +3,21 @@
  * benchmark and the tests reach it through the public header's advanced tier
  * (ic_plan_get, ic_convolve_async, ic_tuning).
  *
- * The fast path is one backend (ic_backend_cuda, fast_plan.cu) with three
- * methods, chosen per job by a cost model (fast_plan.cu):
- *   direct  fast_direct.cu  shared-memory float tile, 4x8 outputs per thread,
- *                           the input window reused from registers;
- *   sep     fast_sep.cu     K = sum_r col_r row_r^T (ic_kernel_factor), r row
- *                           passes + r column passes fused in shared memory;
- *   fft     fast_fft.cu     overlap-save tiles through cuFFT (float32);
- *   rows    fast_rows.cu    square 3..9 kernels: 16 samples x 4 rows per thread
- *                           from 16-byte global loads, no shared memory;
- *   tensor  tensor.cu       the direct sum as fp16 matrix products on the tensor
- *                           cores (weights split in two halves, fp32 sums);
- *                           rank-1 kernels as two such passes (tensor_sep.cu).
+ * The fast path is one backend (ic_backend_cuda, plan.cu) with five methods,
+ * chosen per job by a cost model (plan.cu):
+ *   direct  direct.cu  shared-memory float tile, 4x8 outputs per thread, the
+ *                      input window reused from registers;
+ *   sep     sep.cu     K = sum_r col_r row_r^T (ic_kernel_factor), r row
+ *                      passes + r column passes fused in shared memory;
+ *   fft     fft.cu     overlap-save tiles through cuFFT (float32);
+ *   rows    rows.cu    square 3..9 kernels: 16 samples of several rows a
+ *                      thread from 16-byte global loads, no shared memory;
+ *   tensor  tensor.cu  the direct sum as fp16 matrix products on the tensor
+ *                      cores (weights split in two halves, fp32 sums);
+ *                      rank-1 kernels as two such passes (tensor_sep.cu).
  * plus `global`, the shared one-thread-per-sample kernel of cuda_common.cuh, for
- * jobs no method covers (kernels wider than the specialisations).
+ * jobs no method covers (kernels wider than the specialisations). batch.cu
+ * runs many images a launch with the rows kernels and the global one.
  *
  * The method enum has the order of the public ic_method (plan.cu converts by
  * value).
@@ -40,7 +41,7 @@ typedef enum ic_fast_method {
     IC_FAST_SEP,
     IC_FAST_FFT,
     IC_FAST_GLOBAL,
-    IC_FAST_ROWS,  /* small square kernels: register strips, 16-byte loads (fast_rows.cu) */
+    IC_FAST_ROWS,  /* small square kernels: register strips, 16-byte loads (rows.cu) */
     IC_FAST_TENSOR /* large full-rank kernels on the tensor cores (tensor.cu) */
 } ic_fast_method;
 
@@ -75,11 +76,11 @@ typedef struct ic_fast_plan {
     double factor_err;                               /* sep: max |K - sum col row^T| */
 } ic_fast_plan;
 
-/* Per-context state of the fast path (fast_plan.cu). */
+/* Per-context state of the fast path (plan.cu). */
 typedef struct ic_fast_state ic_fast_state;
 
 /* Device ceilings the cost model uses (measured once per device, see
- * fast_plan.cu: a device-to-device copy and a register FMA loop). */
+ * plan.cu: a device-to-device copy and a register FMA loop). */
 typedef struct ic_fast_device {
     int sms;
     int cc_major; /* compute capability (the tensor method needs 8 or more) */
@@ -91,20 +92,20 @@ typedef struct ic_fast_device {
 
 /* ic_fast_device.source */
 enum {
-    IC_FAST_CEIL_DEFAULT = 0, /* built-in H100 figures (IC_CALIBRATE_BUILTIN, or a failed probe) */
+    IC_FAST_CEIL_DEFAULT = 0, /* built-in figures (IC_CALIBRATE_BUILTIN, or a failed probe) */
     IC_FAST_CEIL_MEASURED,    /* measured by this process (and written to the cache) */
     IC_FAST_CEIL_CACHED       /* read from the user's cache (core/calib_cache.h) */
 };
 
-/* The backend (fast_plan.cu). */
+/* The backend (plan.cu). */
 extern const ic_backend ic_backend_cuda;
 
-/* Method name ("direct", "sep", "fft", "global", "auto"). */
+/* Method name ("direct", "sep", "fft", "global", "rows", "tensor", "auto"). */
 const char *ic_fast_method_name(ic_fast_method m);
 
-/* ---- the methods (one file each), called by fast_plan.cu ------------------ */
+/* ---- the methods (one file each), called by plan.cu ------------------ */
 
-/* Launch geometry shared by direct and sep (fast_tile.cuh). */
+/* Launch geometry shared by direct and sep (tile.cuh). */
 #define IC_FAST_TW 128 /* output tile width in pixels */
 #define IC_FAST_R 8    /* output rows per thread */
 
@@ -199,7 +200,7 @@ ic_status ic_fast_fft_prepare(ic_fast_fft **f, const ic_cuda_args *a, const floa
                               ic_fast_plan *p, size_t budget, char *err, size_t errlen);
 ic_status ic_fast_fft_launch(ic_fast_fft *f, const ic_cuda_args *a, char *err, size_t errlen);
 
-/* ---- batched launches (batch.cu, issue 17) ---------------------------------- */
+/* ---- batched launches (batch.cu) ------------------------------------------- */
 
 /* One image of a batch: device pointers and pitches, size, and the method
  * its own plan gives it: IC_FAST_ROWS (16-byte aligned rows, u8; rank = the

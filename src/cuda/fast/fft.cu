@@ -15,7 +15,7 @@
  * at the end. uint16 samples go through the shared plane read and store
  * (cuda_common.cuh); their error in levels is the 8-bit error times 257
  * (the same relative error, about 0.03 levels for 31x31), which is why the
- * planner does not give 16-bit jobs to this method (fast_plan.cu's top).
+ * planner does not give 16-bit jobs to this method (plan.cu's top).
  * Error: about 1e-4 levels for 31x31 (simulated for N = 256..1024), so a few
  * samples in 1e5 that sit within that of a .5 boundary round the other way;
  * within the oracle's acceptance (1 level, 99.9% exact).
@@ -109,9 +109,8 @@ __host__ __device__ __forceinline__ float fft_centre(const ic_cuda_args &a)
 /* t_c(u, v) = in_c(X0 + u - cx, Y0 + v - cy) - centre, border-mapped, for
  * every channel c of spatial tile blockIdx.y of the batch (its tiles are
  * neighbours, fft_tiles.cuh): a thread reads all the samples of a pixel, so
- * an interleaved image is read once, in whole lines. (One channel a block
- * read each line three times, a third of it each: 176 us of a 1268 us batch,
- * 8K RGB 31x31 on the H100, ncu-times at 7eb13a6.) */
+ * an interleaved image is read once, in whole lines (one channel a block
+ * read each line three times; docs/design/tiles.md). */
 __global__ void __launch_bounds__(FFT_THREADS)
     fft_build(const ic_cuda_args a, const ic_fft_geo g, float *real)
 {
@@ -163,10 +162,9 @@ __global__ void fft_conj_scale(cufftComplex *gs, size_t count, float scale)
 
 /* out_c(X0 + x, Y0 + y) = round(t_c + centre * sum(w) + bias) on the valid
  * corner, every channel of spatial tile blockIdx.y: a thread writes whole
- * pixels, so an interleaved image's lines are written whole by one warp.
- * (One channel a block wrote every third byte, the others' bytes of the
- * same sectors long before or after: 251 us of a 1268 us batch, ncu-times
- * at 7eb13a6.) */
+ * pixels, so an interleaved image's lines are written whole by one warp
+ * (one channel a block wrote every third byte, the others' bytes of the same
+ * sectors long before or after). */
 __global__ void __launch_bounds__(FFT_THREADS)
     fft_extract(const ic_cuda_args a, const ic_fft_geo g, const float *real, float add)
 {
@@ -541,7 +539,7 @@ static ic_status fft_launch_locked(ic_fast_fft *f, const ic_cuda_args *a, char *
 extern "C" ic_status ic_fast_fft_launch(ic_fast_fft *f, const ic_cuda_args *a, char *err,
                                         size_t errlen)
 {
-    if (a->premultiply) { /* the planner never gives it such a job (fast_plan.cu) */
+    if (a->premultiply) { /* the planner never gives it such a job (plan.cu) */
         snprintf(err, errlen, "cuda fast fft: no premultiplied alpha");
         return IC_ERR_UNSUPPORTED;
     }

@@ -96,12 +96,8 @@ extern "C" int ic_fast_rows_run(int k, int rank, int rows)
  * IC_RING_SMALL_ROWS rows or more; else, for an image that small, at 6
  * warps an SM (7x7) or 4 (9x9), the rows a thread the latency of a row
  * wants; a 5x5 at 32 rows, or at 6 warps an SM where that gives fewer.
- * Table H on the H100 (104244Z; warps an SM forced in 103535Z): 8K 7x7 and
- * 9x9 in one wave (149 rows) 0.0984 and 0.1282 ms against 0.1061 and
- * 0.1420 at 64 rows; HD 7x7 at 6 warps an SM (32 rows) 0.0141 against
- * 0.0154 at 4 (49 rows) and 0.0180 at 64; HD 9x9 at 4 (49 rows) 0.0216
- * against 0.0243 at 32 rows; a 5x5 at 32 rows: 8K 0.0926 against 0.0958 in
- * one wave, HD 0.0123 against 0.0127 at 24 rows. */
+ * One wave beats fewer rows a thread where the image fills it; smaller images
+ * want the latency hidden by rows instead (docs/design/rows.md). */
 #define IC_RING_SMALL_ROWS 32
 static int ring_rows(int width, int height, int step, int planes, int k, int sms)
 {
@@ -123,26 +119,13 @@ static int ring_rows(int width, int height, int step, int planes, int k, int sms
 extern "C" int ic_fast_rows_shape(int width, int height, int channels, int soa, int k, int sms,
                                   double copy_bps, int separable)
 {
-    /* Measured on the H100 (bench table H): a separable 5x5, 7x7 or 9x9 one
-     * input row at a time (rows_ring), its rows by ring_rows (at 45b0191: HD
-     * 7x7 0.0198 ms at 16 rows against 0.0242 at 2, 9x9 0.0283 against sep's
-     * 0.0347; 8K 7x7 0.149 at 32 against 0.162 at 4, 9x9 0.193 against 0.226;
-     * at 886038b a 5x5: HD 0.0134 ms at 16 rows against 0.0153 at 4 rows of
-     * 16 samples, 8K 0.0973 at 16 against 0.1061 at 4); a separable 3x3
-     * wants 8 rows taken one input row at a time (rows_roll) at every size
-     * (at 680e814: 8K 0.0774 ms against 0.0809 at 4 and 0.0864 at 16, 720p
-     * 0.0080 against 0.0085 and 0.0096, 480p 0.0075 against 0.0074 and
-     * 0.0086), but 4 where 8 rows give an SM under 4 warps: once the side
-     * items prefetched their rows, 480p at 4 rows took 0.0061 ms against
-     * 0.0064 at 8 (table H, H100, 123043Z; 0.0061 against 0.0061 at
-     * 121438Z), 720p at 8 0.0071 against 0.0073; the full sum of a 7x7 or
-     * 9x9 2 (4 rows hold too many accumulators: 8K 0.256 and 0.432 ms against
-     * 0.272 and 0.455 at 680e814), but a full 9x9 1 where 2 rows would not
-     * fill the SMs (HD: 0.0394 ms at 1 row against 0.0416 at 2 in
-     * peers-20261125T222019Z, 0.0391 against 0.0386 in -210829Z: 1 is never
-     * more than 2% off, 2 was 6% off); a full 3x3 or 5x5 4 rows when the image
-     * fills the SMs, else 2 (full 5x5 at 680e814: 8K 0.146 ms at 4 against
-     * 0.157 at 2, HD 0.0188 against 0.0164). */
+    /* Rows a thread, as measured (docs/design/rows.md): a separable 5x5,
+     * 7x7 or 9x9 one input row at a time (rows_ring), its rows by ring_rows;
+     * a separable 3x3 8 rows one input row at a time (rows_roll), but 4
+     * where 8 rows give an SM under 4 warps; the full sum of a 7x7 or 9x9 2
+     * (4 rows hold too many accumulators), but a full 9x9 1 where 2 rows
+     * would not fill the SMs (1 is never far off, 2 can be); a full 3x3 or
+     * 5x5 4 rows when the image fills the SMs, else 2. */
     const long long nsamp = (long long)width * (soa ? 1 : channels);
     const long long planes = soa ? channels : 1;
     const long long chunks = (nsamp + CHUNK - 1) / CHUNK;
@@ -151,15 +134,10 @@ extern "C" int ic_fast_rows_shape(int width, int height, int channels, int soa, 
     if (separable && k == 3) {
         /* 4 rows where 8 would leave an SM under 4 warps (480p), and from
          * IC_ROWS3_X4_SAMPLES on pixels without alpha where the measured copy
-         * bandwidth is under IC_ROWS3_X4_BPS: with rows_fast's weights
-         * (rows_impl.cuh) the H100's (2.9 TB/s) 8K RGB 3x3 took 0.0755 ms at
-         * 4 rows against 0.0784 at 8 (4K 0.0239 against 0.0240, HD 0.0094
-         * against 0.0092; table H, 20261126T210533Z, two runs each; before
-         * rows_fast 8K 0.0779 against 0.0777), the H200's (4.1 TB/s) 0.0638
-         * against 0.0603 (211414Z); once the 4 rows prefetched their input
-         * rows (rows_chunk), the H100's 8K 0.0746 against 0.0784 and 4K
-         * 0.0236 against 0.0242, HD 0.0095 against 0.0094 (214417Z). Pixels
-         * with alpha keep 8: the 4-row kernels spill there (plan.cu). */
+         * bandwidth is under IC_ROWS3_X4_BPS: on slower memory the 4-row
+         * kernel wins on large images, on faster memory 8 rows do
+         * (docs/design/rows.md). Pixels with alpha keep 8: the 4-row kernels
+         * spill there (plan.cu). */
         if (nsamp * height * planes >= IC_ROWS3_X4_SAMPLES && copy_bps < IC_ROWS3_X4_BPS &&
             !ic_fast_rows_premultiplies(channels, soa))
             return 4;
@@ -180,7 +158,7 @@ extern "C" ic_status ic_fast_rows_launch(const ic_cuda_args *a, const float *w, 
 {
     /* 16-byte loads and stores need aligned rows (cudaMallocPitch gives them;
      * a caller's device pointer may not) of uint8 samples (the planner never
-     * gives this method 16-bit jobs, fast_plan.cu): otherwise the generic kernel. */
+     * gives this method 16-bit jobs, plan.cu): otherwise the generic kernel. */
     const int aligned = ((uintptr_t)a->src % 16 == 0) && ((uintptr_t)a->dst % 16 == 0) &&
                         a->src_pitch % 16 == 0 && a->dst_pitch % 16 == 0;
     rows = ic_fast_rows_run(a->kw, rank, rows);

@@ -16,7 +16,7 @@
  * output row it touches. Weights travel as a kernel parameter (constant bank,
  * broadcast). With RANK > 0 the kernel is applied as RANK pairs of 1D passes:
  * each input row's horizontal pass is done once and shared by the output rows
- * it feeds (issue 4's separable path for small kernels). The whole window
+ * it feeds (the separable path for small kernels). The whole window
  * stays in registers: indices are compile-time
  * constants, so nothing spills to local memory.
  *
@@ -29,11 +29,9 @@
  * item maps its window's columns and its K rows through ic_border_map, loads
  * the window byte by byte and sums it with the same products in the same
  * order as the main path, so an output does not depend on which path
- * computed it. (Until 2026-11-25 every edge output was one thread doing all
- * K x K taps through ic_border_map with the weights from global memory: at
- * 64 x 480p 3x3 the batched kernel issued 43 instructions per output sample,
- * about half of them in those threads; ncu at 61108fa.) Reads never touch the
- * pitch padding, so initcheck stays clean.
+ * computed it; a thread doing all K x K taps of an edge output cost about
+ * half a small batch's instructions (docs/design/rows.md). Reads never touch
+ * the pitch padding, so initcheck stays clean.
  *
  * ROWS (1, 2 or 4 output rows per thread; 8 for a separable 3x3, taken
  * one input row at a time by rows_roll) is chosen per image by
@@ -45,14 +43,11 @@
  * A separable 3x3 with bias 0 (the usual blur) runs in rows_fast's form
  * where its weights allow: the row vector divided by its centre tap and the
  * column vector multiplied by it, so that the horizontal pass starts from
- * the centre sample (2 products a sample, not 3) and no bias is added: the
- * RGB rows_roll loop went from 1836 to 1554 instructions (128 outputs; SASS,
- * cuobjdump), HD 0.0096 -> 0.0093 ms, HD RGBA independent at 8 rows 0.0126
- * -> 0.0114, 8K 0.115 -> 0.104 (tables A, H, P, H100, 20261126T210533Z,
- * against the previous src/ in the same run). The sums are the same
- * products rounded in another order (docs/definitions.md#accuracy: within 1 level, exact on
- * 99.9%); a tie-prone kernel's exact factors take the form only where
- * every new weight is exact (rows_fast).
+ * the centre sample (2 products a sample, not 3) and no bias is added, a
+ * sixth fewer instructions (docs/design/rows.md). The sums are the same
+ * products rounded in another order (docs/definitions.md, "Accuracy":
+ * within 1 level); a tie-prone kernel's exact factors take the form only
+ * where every new weight is exact (rows_fast).
  *
  * Premultiplied alpha (a.premultiply, backend.h) on RGBA and grey + alpha
  * AoS rows (STEP 4 and 2): a thread's 16 samples are 4 or 8 whole pixels and
@@ -95,10 +90,8 @@ constexpr int BX = 32, BY = 8;
  * kernel: 4 up to 5x5 (128-thread blocks: smaller images spread over more
  * SMs, and rows_roll's 72 registers still give 7 blocks, 28 warps, an SM,
  * where 256-thread blocks at 80 registers gave 3, 24 warps), BY from 7x7
- * (a block's row groups share their K - 1 halo rows in L1: at 128 threads
- * the 8K 9x9 took 0.266 ms against 0.228, the 7x7 0.173 against 0.161,
- * table H at 5adf1d2, while 480p 3x3 went from 0.0073 to 0.0066 and HD 5x5
- * from 0.0159 to 0.0152). The batch keeps BY. */
+ * (a block's row groups share their K - 1 halo rows in L1, which the
+ * larger kernels gain more from than from spreading). The batch keeps BY. */
 __host__ __device__ constexpr int by_of(int k)
 {
     return k <= 5 ? 4 : BY;
@@ -117,8 +110,7 @@ template <int K, int RANK> struct rows_w {
  * the low mantissa bits of 2^23 (one byte permute), less 2^23 (one add).
  * Both run on the integer and FMA pipes; I2F runs on the conversion pipe, a
  * quarter of the rate, which the rows kernels' conversions (in and out)
- * saturated (SASS at 0503e13: 124 conversions for 64 outputs of the 3x3 at
- * 4 rows). */
+ * saturated. */
 __device__ __forceinline__ float word_byte(unsigned w, int b)
 {
     return __int_as_float((int)__byte_perm(w, 0x4bu, 0x4550u + (unsigned)(b & 3))) - 8388608.0f;
@@ -174,8 +166,7 @@ struct rows_edges {
 
 /* Blocks of 256 threads per SM of the rows kernels (rows_body's minimum:
  * 64 registers at 4, 80 at 3, 128 at 2; the batched kernels take these).
- * rows_roll at 64 registers spilled 92 bytes a thread and the 8K 3x3 took
- * 0.094 ms against 0.078 at 80 (table H, 192170f). */
+ * rows_roll at 64 registers spilled and ran slower than at 80. */
 template <int K, int ROWS> constexpr int rows_min_blocks()
 {
     return ROWS > 4 ? 3 : ROWS == 4 ? (K >= 5 ? 2 : 4) : (K >= 7 ? 3 : 4);
@@ -376,11 +367,8 @@ __device__ __forceinline__ void rows_chunk(const ic_cuda_args &a, const rows_w<K
     float acc[ROWS][CHUNK];
     zero_sums(acc);
     {
-        /* the input rows past the first two into L2 at once (a prefetch
-         * holds no register): 8K RGB 3x3 at 4 rows 0.0757 -> 0.0747 ms, 8K
-         * random 5x5 0.144 -> 0.140, 8K RGBA 3x3 premultiplied at 2 rows
-         * 0.140 -> 0.135 (tables A H P, H100, 20261126T214417Z, two runs
-         * each, with and without) */
+        /* the input rows past the first two into L2 at once: a prefetch
+         * holds no register, and it hides some of the rows' latency */
         const uint8_t *p = src + (size_t)(y0 - R + 2) * a.src_pitch + s0;
 #pragma unroll
         for (int r = 2; r < ROWS + K - 1; r++, p += a.src_pitch)
@@ -408,19 +396,15 @@ __device__ __forceinline__ void rows_chunk(const ic_cuda_args &a, const rows_w<K
  * last input row is in, so about K - 1 rows of sums are live, not ROWS
  * (rows_chunk's 4 rows are its limit), while every input row is loaded and
  * converted once for the ROWS output rows: (ROWS + K - 1) / ROWS input rows
- * an output row against 1.5 at 4 rows for a 3x3 (SASS of the RGB 3x3 at 8
- * rows: about 14 instructions an output against 16.3 at 4; 72 registers, 7
- * blocks of 128 an SM, rows_kernel_blocks). 16 rows (14.3 instructions) measured
- * slower than 8 at every size, fewer threads hiding the loads' latency
- * (table H at 680e814: 8K 0.0864 ms against 0.0774). The products and their
+ * an output row against 1.5 at 4 rows for a 3x3 (72 registers, 7 blocks
+ * of 128 an SM, rows_kernel_blocks). 16 rows measured slower than 8 at every
+ * size, fewer threads hiding the loads' latency. The products and their
  * order are add_row's, so outputs equal rows_chunk's and rows_side's bit for
  * bit. */
-/* rows_roll's prefetch distance, in rows: 4. Built as constants (table H,
- * H100, 124943Z, three runs each), 4 against 2: 8K 3x3 0.0775 ms against
- * 0.0797, 4K 0.0242 against 0.0246, 720p 0.0072 against 0.0076 (a sweep with
- * the distance a run-time value, 124439Z, had put 2 first: that form's
- * extra instructions changed the kernel). -DIC_ROLL_PREFETCH=N builds
- * another distance for a comparison. */
+/* rows_roll's prefetch distance, in rows: 4, measured faster than 2 with
+ * the distance built as a constant (a run-time distance adds instructions
+ * and changes the answer; docs/design/rows.md). -DIC_ROLL_PREFETCH=N
+ * builds another distance for a comparison. */
 #ifndef IC_ROLL_PREFETCH
 #define IC_ROLL_PREFETCH 4
 #endif
@@ -443,8 +427,7 @@ __device__ __forceinline__ void rows_roll(const ic_cuda_args &a, const rows_w<K,
     for (int r = 0; r < NR; r++) {
         /* the row PREFETCH rows on into L2: a prefetch holds no register,
          * where ptxas keeps only a row or two of loads in flight at 80
-         * registers (ncu at 8421d22: the 8K 3x3 waited on its loads, long
-         * scoreboard 4.4 warps an issue, DRAM at 70%) */
+         * registers, and the 3x3 otherwise waits on its loads */
         if (r + ROLL_PREFETCH < NR)
             asm volatile(
                 "prefetch.global.L2 [%0];" ::"l"(in + (size_t)(r + ROLL_PREFETCH) * a.src_pitch));
@@ -490,20 +473,17 @@ __device__ __forceinline__ void rows_roll(const ic_cuda_args &a, const rows_w<K,
  * rows_chunk's own add_row. So an output is the same bit for bit whichever
  * path computes it, which the banded and row-range paths (cuda_async.cu)
  * rely on: a band's top rows are side items where the whole image's are not
- * (test_gpu_async caught a 1-off at 5f8894e, when this path still summed
- * the full K x K for a separable kernel). Mapping each column between the
- * loads made every load wait for the one before, and whole-chunk items
- * became the launch's tail at 480p (0.0141 ms against 0.0066, 423ef53). */
+ * (test_gpu_async checks it). Mapping each column between the loads made
+ * every load wait for the one before, and whole-chunk items became the
+ * launch's tail at small sizes. */
 template <int K, int STEP, int RANK, bool PREFETCH = false, int MODE = -1, bool FAST = false>
 __device__ __forceinline__ void rows_side(const ic_cuda_args &a, const rows_w<K, RANK> &w, int s0,
                                           int y, unsigned bz, int nsamp)
 {
     /* the border mode: MODE when it is one, a constant the maps fold, else
      * the launch's. rows_ring's side blocks take IC_BORDER_REPLICATE's form
-     * for a replicate launch: alone they took an HD 9x9 0.0189 -> 0.0130
-     * ms, and the launch 0.0216 -> 0.0204 (table H, H100, 105320Z; each
-     * column map had run every mode's arithmetic, integer divisions
-     * included, in 11.6k instructions of code against 4.5k) */
+     * for a replicate launch: a run-time mode makes each column map run
+     * every mode's arithmetic, integer divisions included */
     const int border = MODE >= 0 ? MODE : a.border;
     constexpr int R = K / 2;
     constexpr int H = R * STEP;
@@ -520,14 +500,8 @@ __device__ __forceinline__ void rows_side(const ic_cuda_args &a, const rows_w<K,
     if (PREFETCH) {
         /* every tap row's window into L1 first (the lines of its first and
          * last bytes), so that the rows' loads below need not each wait for
-         * memory. Alone, the side blocks of a 480p 3x3 rows_roll launch
-         * took 0.0061 ms without it and 0.0058 with it (table H, H100,
-         * 121438Z: ptxas issues a 3x3 item's last loads after its first
-         * conversions, SASS at 00dc547); rows_ring's HD 9x9 0.0188 and
-         * 0.0187 (102556Z, 103535Z: their time is their instructions).
-         * A form that issued it before the column maps (and found the
-         * item's row and chunk in 32-bit arithmetic) took the 9x9's side
-         * blocks alone from 0.0128 to 0.0161 ms (e16f5cb, 122521Z). */
+         * memory (ptxas issues a 3x3 item's last loads after its first
+         * conversions). Issued before the column maps it was slower. */
         const int b_lo = xo[0] < 0 ? 0 : xo[0], b_hi = xo[NW - 1] < 0 ? 0 : xo[NW - 1];
 #pragma unroll
         for (int j = 0; j < K; j++) {
@@ -615,10 +589,8 @@ __device__ __forceinline__ void rows_body(const ic_cuda_args &a, const rows_w<K,
     const rows_span &sp = e.sp;
     if (bx >= e.main_bx) { /* a side block (block-uniform branch) */
         /* FOLD (the one-image kernel): rows_side_fast, as rows_ring's side
-         * items; a 480p 3x3 0.0066 -> 0.0061 ms, 720p 0.0076 -> 0.0073
-         * (table H, H100, 121438Z). The batch keeps the plain side items:
-         * folded, its 64 x 480p took 0.0568 ms against 0.0547 (table M,
-         * 120644Z). */
+         * items, faster for one image; the batch keeps the plain side items,
+         * which measured faster there (docs/design/rows.md) */
         if (FOLD)
             rows_side_fast<K, STEP, RANK, TY, FAST>(a, w, e, bx, by, bz);
         else

@@ -1,30 +1,24 @@
 /*
  * rows_ring.cuh - the `rows` method's form for a separable (rank-1) 5x5, 7x7
- * or 9x9 with many rows a thread (issue 17): rows_roll's one input row at a
+ * or 9x9 with many rows a thread: rows_roll's one input row at a
  * time, with a thread's rows a launch parameter and half a chunk (8 samples)
  * a thread, so that K - 1 open rows of sums fit the registers.
  *
  * rows_chunk at 4 rows redoes each input row's horizontal pass for every
- * row group that reads it: (4 + K - 1) / 4 input rows an output row, 27 of
- * the 9x9's 58 instructions an output (SASS at 8421d22). Here a thread takes
- * L output rows (a launch parameter) of 8 samples: it loads and
- * converts each of the L + K - 1 input rows once, adds its horizontal pass
- * to the K output rows it feeds, and rounds, packs and stores an output row
- * as soon as its last input row is in. The open rows are a shift register:
+ * row group that reads it: (4 + K - 1) / 4 input rows an output row,
+ * nearly half of a 9x9's instructions. Here a thread takes L output rows (a
+ * launch parameter) of 8 samples: it loads and converts each of the L + K - 1
+ * input rows once, adds its horizontal pass to the K output rows it feeds,
+ * and rounds, packs and stores an output row as soon as its last input row
+ * is in. The open rows are a shift register:
  * at input row r, slot j holds output row r - j's sum of its first j input
  * rows, and each FMA writes its sum one slot down, so the rows move with no
  * move instruction and the loop is one input row long (two, unrolled). The
  * products and their order are add_row's, so an output equals rows_side's
- * (the edges) and rows_chunk's bit for bit. SASS of the RGB kernels at
- * 886038b (bias 0): 156, 200 and 248 instructions an input row of 8
- * outputs for 5x5, 7x7, 9x9 (rows_chunk at 4 rows: 41 and 58 an output for
- * 7x7 and 9x9).
+ * (the edges) and rows_chunk's bit for bit.
  *
- * A turn of K rows unrolled, each row's sums in slot o % K (d0feba3 to
- * 630fcb9), had the same instructions a row in 14-40 KB of loop, and the
- * launches stalled on instruction fetch (ncu at d70e1fb: HD 5x5 3.21 warps
- * an issue, 8K 9x9 1.68); the loop of 3-9 KB took the 8K 9x9 from 0.191 to
- * 0.163 ms and the 7x7 from 0.133 to 0.125 (table H, H100, 084234Z).
+ * The loop is one input row, not a turn of K rows unrolled: the unrolled
+ * turn's larger loop stalled on instruction fetch (docs/design/rows.md).
  *
  * The interior and side items are rows_shape_of's with two threads a chunk:
  * a chunk's interior loads [16c - 16, 16c + 32) hold both halves' windows
@@ -47,23 +41,16 @@ namespace icf_rows
 {
 
 constexpr int RING_W = CHUNK / 2; /* output samples a thread */
-/* Input rows prefetched into L1 ahead. Table H on the H100 at 103535Z
- * (the 1D grid, blocks of 4 warps): two rows ahead against six, 8K 7x7 at
- * 20 warps an SM 0.1056 -> 0.0980 ms, HD 7x7 at 4 warps 0.0180 -> 0.0153,
- * 8K 5x5 at 4 warps 0.256 -> 0.172 (four ahead: 0.1028, 0.0155, 0.172);
- * at 88f13aa (H200, a 2D grid of fuller SMs) two rows ahead had been as
- * fast as four. */
+/* Input rows prefetched into L1 ahead: six measured faster than two or
+ * four on the 1D grid (docs/design/rows.md). */
 constexpr int RING_PREFETCH = 6;
 
 /* Warps an SM for a k x k kernel of `step` samples a pixel (the launch
  * bounds: the registers a thread): a 5x5 24 (80 registers); a 7x7, and a
- * 9x9 of 1 or 3 samples, 20 at 96 registers (20 warps an SM against 16 at
- * 128: 8K 7x7 at 42 rows 0.1443 -> 0.1400 ms, table H at ab353d1; the
- * one-row loop holds the RGB ones without spills; 24 at 80 registers took
- * 8K 7x7 from 0.124 to 0.128 ms, H200, 084945Z); an RGBA 9x9 16 at 128 (at
- * 96 it spills 152 bytes), and a grey + alpha 9x9 too (at 96 it spilled
- * 760 bytes, ptxas -v: the premultiplied path's registers). A block is
- * RING_TY warps (ring_grid). */
+ * 9x9 of 1 or 3 samples, 20 at 96 registers (the most warps whose
+ * registers hold the one-row loop without spills); an RGBA or grey + alpha
+ * 9x9 16 at 128 (at 96 they spill). A block is RING_TY warps (ring_grid);
+ * the measurements are in docs/design/rows.md. */
 __host__ __device__ constexpr int ring_warps(int k, int step)
 {
     return k <= 5 ? 24 : k == 7 || (step != 4 && step != 2) ? 20 : 16;
@@ -111,8 +98,7 @@ __device__ __forceinline__ void rows_ring(const ic_cuda_args &a, const rows_w<K,
     /* at input row r, acc[j] (1 <= j < K) holds output row r - j's sum of
      * its first j input rows; the rows before row 0 fill slots no output
      * row stores. A row's words are loaded while the row before is summed
-     * (the last row loads itself again): 8K 7x7 0.125 ms against 0.138,
-     * HD 5x5 0.0134 against 0.0150, table H at 084234Z */
+     * (the last row loads itself again), hiding the load's latency */
     float acc[K][RING_W];
     zero_sums(acc);
     ring_words<H> cur;
@@ -161,10 +147,7 @@ __device__ __forceinline__ void rows_ring(const ic_cuda_args &a, const rows_w<K,
  * which hands blocks out in order, spreads the main blocks (nearly all the
  * work) evenly over the SMs: the side blocks of a 2D grid, one column of
  * them a grid row, landed on some SMs beside their main blocks and not on
- * others (8K 9x9 0.144 ms, HD 9x9 0.0264 at 095928Z, against 0.130 and
- * 0.0150 with the main blocks spread and no side blocks, 102556Z; table H,
- * H100). At HD the side blocks then set the launch's time (9x9: 0.0187 ms
- * alone, 103535Z) until their border maps were folded (rows_side). Main
+ * others, which left those SMs the slowest (docs/design/rows.md). Main
  * warp i is warp column i % cw (32 threads: 16 chunks) of row group i / cw
  * % groups of plane i / (cw * groups); side block j of a plane takes the
  * side items of rows_side_block's block (main_bx + j, 0). */
@@ -223,7 +206,7 @@ __global__ void __launch_bounds__(BX *RING_TY, WARPS / RING_TY)
         return;
     const int y0 = min(sp.y_first + g * L, sp.y_last);
     /* a bias of 0 (the usual) takes a loop without the bias add (a
-     * uniform branch outside the loop: a branch a row cost ~5%, 923efee) */
+     * uniform branch outside the loop: a branch a row cost ~5%) */
     if (a.bias != 0.0f)
         rows_ring<K, STEP, true>(a, w, c * CHUNK + (x & 1) * RING_W, y0, L, (unsigned)bz);
     else

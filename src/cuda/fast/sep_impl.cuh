@@ -11,7 +11,7 @@
  * convolutionSeparable; here both passes are fused in one kernel so that the
  * intermediate never touches device memory:
  *   1. the block's input tile (th + K - 1 rows, halo included) is converted to
- *      float once into shared memory (fast_tile.cuh);
+ *      float once into shared memory (tile.cuh);
  *   2. for each rank term: the row pass writes H = in (*) row_k for all
  *      th + K - 1 rows into a second shared buffer, then the column pass adds
  *      H (*) col_k for the block's th output rows into registers (each H row is
@@ -26,7 +26,7 @@
  * Work: r * (K * (th + K - 1) / th + K) multiply-adds per output instead of K^2.
  * Specialised per K (3..31 odd, square kernels); the vectors are a kernel
  * parameter (constant bank). Premultiplied alpha: both passes are linear, so
- * the C*A and A planes of the tile (fast_tile.cuh) give FC and FA, divided
+ * the C*A and A planes of the tile (tile.cuh) give FC and FA, divided
  * before the store.
  */
 #ifndef IC_CUDA_FAST_SEP_IMPL_CUH

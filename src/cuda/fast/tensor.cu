@@ -1,5 +1,5 @@
 /*
- * tensor.cu - direct 2D correlation on the tensor cores (issue 17): the fast
+ * tensor.cu - direct 2D correlation on the tensor cores: the fast
  * path's method for large full-rank kernels of 8-bit images, where the FFT
  * was the best before.
  *

@@ -427,7 +427,7 @@ struct warp_tiles {
  * C 4-byte words stored where the row allows: one 16-byte store for RGBA,
  * one 8-byte for 2 channels, where dst and its pitch allow), instead of
  * icf::store's byte-wise interleave through shared memory (a fifth of the
- * tensor sep kernel's instructions, ncu source page at bfc711d). dst and its
+ * tensor sep kernel's instructions). dst and its
  * pitch are 4-aligned (the caller checks). */
 template <int S, int C>
 __device__ __forceinline__ void store_aos(const icf::targs &t, const icf::tile &b, const float *st)

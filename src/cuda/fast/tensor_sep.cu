@@ -1,6 +1,6 @@
 /*
- * tensor_sep.cu - separable (rank-1) correlation on the tensor cores (issue
- * 17): both passes of K = col row^T as fp16 mma.sync in one kernel, the
+ * tensor_sep.cu - separable (rank-1) correlation on the tensor cores: both
+ * passes of K = col row^T as fp16 mma.sync in one kernel, the
  * tensor method's form for Gaussians and other rank-1 kernels of 8-bit
  * images. The shared-memory sep method (sep.cu) spends two fp32 FMAs a tap
  * on the CUDA cores; here both passes are banded matrix products, and the

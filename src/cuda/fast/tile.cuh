@@ -1,9 +1,9 @@
 /*
- * tile.cuh - the shared-memory tile of the fast path (fast_direct.cu and
- * fast_sep.cu): block geometry, the tile fill (uint8 -> float once per input
+ * tile.cuh - the shared-memory tile of the fast path (direct.cu, sep.cu and the
+ * tensor methods): block geometry, the tile fill (uint8 -> float once per input
  * sample, 4-byte loads, border mapping through ic_border_map only where the
- * window leaves the image) and the output store (ic_round_u8, packed or
- * staged so that global writes stay coalesced).
+ * window leaves the image) and the output store (ic_round_u8, packed or staged
+ * so that global writes stay coalesced).
  *
  * Geometry. A block computes an output tile of IC_FAST_TW (128) pixels x
  * th = 8*nrg rows for cb channels (cb = 1 or all of them). Shared memory holds
@@ -275,11 +275,11 @@ __device__ __forceinline__ void fill_layout(const targs &t, const tile &b, const
  * thread takes whole 12-byte groups, 4 pixels, so each byte's channel and
  * column are compile-time constants: three 4-byte loads, twelve byte_f and
  * one 16-byte store per channel plane kept. The generic scatter needs a
- * modulo and a store per sample (about 59 instructions per 4 bytes in the
- * 8K 15x15 sep kernel's SASS, 29 per output sample of the kernel's ~130).
- * Threads are laid out as rpp rows of ng groups (sw / 4 groups a row; the
- * block has at least ng threads, fill() checks); a thread loads the groups of up to RB of its rows before it converts any,
- * so that several loads are in flight. */
+ * modulo and a store per sample, about a fifth of a large sep kernel's
+ * instructions. Threads are laid out as rpp rows of ng groups (sw / 4 groups
+ * a row; the block has at least ng threads, fill() checks); a thread loads
+ * the groups of up to RB of its rows before it converts any, so that several
+ * loads are in flight. */
 __device__ __forceinline__ void fill_rgb12(const targs &t, const tile &b, float *smem)
 {
     constexpr int RB = 3; /* rows a thread loads before converting */

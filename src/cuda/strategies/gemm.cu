@@ -9,7 +9,7 @@
  * through ic_border_map (cuda_common.cuh's ic_cu_src::fetch), so the border
  * rules are applied while the matrix is built. The correlation of the chunk is
  * then the product w * Col (w the 1 x kw*kh row of weights), done by the tiled
- * kernel of matmul.cu (its single-row tile shape), and a last kernel adds the
+ * kernel of matmul_cuda.cu (its single-row tile shape), and a last kernel adds the
  * bias and rounds to uint8 (ic_cu_store). Keeping Col tap-major (one row per
  * weight) lets every block of the im2col kernel work on one tap and one image
  * row, so no thread divides to find its pixel and both the reads of the image

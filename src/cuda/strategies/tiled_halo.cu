@@ -13,7 +13,7 @@
  * Weights come from global memory through the read-only cache.
  *
  * Fallback: when the tile exceeds the device's per-block shared memory
- * (227 KB on H100/H200: square kernels of 227x227 and more), the cuda-global
+ * (227 KB on sm_90: square kernels of 227x227 and more), the cuda-global
  * kernel (ic_cu_direct) runs instead.
  */
 #include "cuda/cuda_common.cuh"
