@@ -33,9 +33,7 @@
 #   fftjob: the FFT method as a user meets it, whole `imgconv` processes on an
 #   8K RGB chart with a full-rank 31x31 kernel, --tune fft-fuse=always (the
 #   multiply as a cuFFT callback, linked when the plan is made) and =never, 3
-#   runs each with -t, and how many output bytes the two differ in; before
-#   them bench/probe/fft_cb_probe (can this cuFFT link the callback, at what
-#   cost) (into the log)
+#   runs each with -t, and how many output bytes the two differ in (into the log)
 #   (into the log); ratio: seed 003 Fig 7.14's arithmetic-to-global-memory
 #   ratio measured with Nsight Compute counters for every tiled backend, 5x5
 #   and 9x9 on HD RGB, next to imgconv-bench table R (ratio-STAMP.md, the
@@ -562,12 +560,6 @@ fi
 if has fftjob; then
   t0=$(date +%s)
   tmp=$(mktemp -d)
-  echo "== fft_cb_probe: can this cuFFT link the FFT callbacks (bench/probe/fft_cb_probe.cu)"
-  if nvcc -std=c++17 -I$B/gen -o "$tmp/fft_cb_probe" bench/probe/fft_cb_probe.cu -lcufft; then
-    "$tmp/fft_cb_probe" 2>&1 | head -60
-  else
-    echo "fft_cb_probe: build failed"
-  fi
   job_inputs "$tmp"
   $B/imgconv --backend cuda --explain --kernel-file "$tmp/k31.txt" "$tmp/c.ppm" "$tmp/e.ppm" 2>&1 | grep -iE "method|overlap|predicted" | head -5
   for mode in fused unfused; do
