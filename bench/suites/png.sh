@@ -1,10 +1,9 @@
-#!/usr/bin/env bash
-# png-speed.sh [IMGCONV] - PNG file size, encode and decode speed: imgconv's
+# png.sh - PNG file size, encode and decode speed: imgconv's
 # default and every --compression level against libvips (`vips copy`,
 # pngsave's defaults) and ImageMagick (`mogrify -format png`, its defaults:
 # zlib level 7, adaptive filters) on the same images, whole processes.
-# Writes bench/results/png-speed-STAMP.md (RESULT=... overrides): one table
-# per image, the machine, the versions.
+# bench/run.sh png [PATH/TO/imgconv]: one table per image, the machine, the
+# versions. --quick: the smooth image only, 1 run, levels 1 and 9.
 #
 # Images (IMAGES="smooth noisy1 noisy2 rgba deep" by default, any subset):
 #   smooth  scikit-image's astronaut upscaled 4x (vips resize, Lanczos), 2048x2048 RGB
@@ -27,33 +26,21 @@
 # machine. Peers: vips and mogrify from PEERS=DIR, else ./peers-bundle/bin
 # when carried (scripts/pack-peers.sh), else the system's.
 set -euo pipefail
-ROOT=$(cd "$(dirname "$0")/.." && pwd)
-BIN=${1:-}
-if [ -z "$BIN" ]; then
-    for c in "$ROOT"/build*/imgconv; do [ -x "$c" ] && BIN=$c && break; done
-fi
-[ -x "${BIN:-}" ] || { echo "usage: $0 PATH/TO/imgconv" >&2; exit 2; }
-case "$BIN" in /*) ;; *) BIN="$PWD/$BIN" ;; esac
-PEERS=${PEERS:-}
-[ -z "$PEERS" ] && [ -x "$ROOT/peers-bundle/bin/vips" ] && PEERS=$ROOT/peers-bundle/bin
-PEERS_FROM="the system's PATH"
-if [ -n "$PEERS" ]; then
-    PEERS=$(cd "$PEERS" && pwd)
-    export PATH="$PEERS:$PATH"
-    PEERS_FROM="$PEERS (scripts/pack-peers.sh)"
-fi
+find_imgconv "${1:-}"
+BIN=$IMGCONV
+use_peers
 command -v vips >/dev/null && command -v mogrify >/dev/null ||
-    { echo "png-speed: needs vips and mogrify (bash scripts/install-bench-deps.sh)" >&2; exit 1; }
+    { echo "png: needs vips and mogrify (bash scripts/install-bench-deps.sh)" >&2; exit 1; }
+quick && RUNS=${RUNS:-1} IMAGES=${IMAGES:-smooth} LEVELS=${LEVELS:-1 9}
 RUNS=${RUNS:-5}
 IMAGES=${IMAGES:-smooth noisy1 noisy2 rgba deep}
 LEVELS=${LEVELS:-1 2 3 4 5 6 7 8 9}
 py=python3 # Debian's interpreter has numpy and scikit-image (install-deps.sh)
 [ -x /usr/bin/python3 ] && py=/usr/bin/python3
 "$py" -c 'import numpy' 2>/dev/null ||
-    { echo "png-speed: needs numpy for $py (bash scripts/install-bench-deps.sh)" >&2; exit 1; }
-W=$(mktemp -d "${TMPDIR:-/tmp}/png-speed.XXXXXX")
-trap 'rm -rf "$W"' EXIT
-RESULT=${RESULT:-$ROOT/bench/results/png-speed-$(date -u +%Y%m%dT%H%M%SZ).md}
+    { echo "png: needs numpy for $py (bash scripts/install-bench-deps.sh)" >&2; exit 1; }
+make_work png
+W=$WORK
 
 # stored.py IN.ppm OUT.png KIND: writes a stored PNG (zlib level 0, filter
 # NONE) of IN as KIND (rgb, rgba, deep); prints "WxHxC bytes".
@@ -102,10 +89,9 @@ time_cmd() {
     line=$({ time "$@" >/dev/null 2>"$W/err"; } 2>&1) || { cat "$W/err" >&2; return 1; }
     echo "$line" >>"$W/t/$key"
 }
-# median KEY COL: the median of column COL (wall or cpu) of KEY's runs, in s.
-median() {
-    awk -v c="$2" '{ print (c == "wall" ? $1 : $2 + $3) }' "$W/t/$1" | sort -g |
-        awk '{ v[NR] = $1 } END { printf "%.4f", v[int((NR + 1) / 2)] }'
+# col_median KEY COL: the median of column COL (wall or cpu) of KEY's runs, in s.
+col_median() {
+    awk -v c="$2" '{ print (c == "wall" ? $1 : $2 + $3) }' "$W/t/$1" | median | xargs printf '%.4f'
 }
 # mbs BYTES A B: BYTES / (A - B) in MB/s; "-" when A - B is not positive.
 mbs() { awk -v n="$1" -v a="$2" -v b="$3" 'BEGIN { d = a - b; if (d <= 0) print "-"; else printf "%.0f", n / 1e6 / d }'; }
@@ -116,11 +102,11 @@ grep -q '^IC_HAVE_LIBDEFLATE\|^IC_LIBDEFLATE_LIBRARY:FILEPATH=/' "$(dirname "$BI
 {
     echo "# PNG size and speed: imgconv vs libvips vs ImageMagick"
     echo
-    echo "Machine: $(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //')), $(uname -m),"
+    echo "Machine: $(machine), $(uname -m),"
     echo "$(. /etc/os-release && echo "$PRETTY_NAME"); load average $(cut -d' ' -f1-3 /proc/loadavg) at the start."
     echo "imgconv: $("$BIN" --version 2>/dev/null | head -1) ($BIN); $(vips --version); $(mogrify -version | head -1 | cut -d' ' -f2-3);"
     echo "PNG writer: $writer; peers from $PEERS_FROM. Median of $RUNS interleaved runs of whole processes; encode and decode"
-    echo "times net of each tool's stored-PNG-to-cheapest-output time (see bench/png-speed.sh)."
+    echo "times net of each tool's stored-PNG-to-cheapest-output time (see bench/suites/png.sh)."
     echo "MB = decoded bytes. Sizes are exact; times on a shared machine are noisy (CPU time is the steadier)."
     echo
 } >"$RESULT.tmp"
@@ -139,12 +125,12 @@ for img in $IMAGES; do
         fi
         kind=rgb ;;
     noisy1 | noisy2 | rgba | deep)
-        [ "$have_photos" = 1 ] || { echo "png-speed: $img needs bench/make_photos.py (numpy, scikit-image)" >&2; continue; }
+        [ "$have_photos" = 1 ] || { echo "png: $img needs bench/make_photos.py (numpy, scikit-image)" >&2; continue; }
         case "$img" in noisy1 | rgba) n=000 ;; *) n=002 ;; esac
         cp "$W/photo$n.ppm" "$W/src.ppm"
         what="bench/make_photos.py 3 2048 2048 7, photo$n (camera-like)"
         case "$img" in rgba) kind=rgba; what="$what, radial alpha" ;; deep) kind=deep; what="$what, 16-bit" ;; *) kind=rgb ;; esac ;;
-    *) echo "png-speed: unknown image '$img'" >&2; exit 2 ;;
+    *) echo "png: unknown image '$img'" >&2; exit 2 ;;
     esac
     read -r geom bytes < <("$py" "$W/stored.py" "$W/src.ppm" "$W/stored.png" "$kind")
     vips copy "$W/stored.png" "$W/stored.v"
@@ -172,11 +158,11 @@ for img in $IMAGES; do
     row() {
         local size ew ec dw="" dc=""
         size=$(stat -c %s "$3")
-        ew=$(mbs "$bytes" "$(median "$4" wall)" "$(median "$5" wall)")
-        ec=$(mbs "$bytes" "$(median "$4" cpu)" "$(median "$5" cpu)")
+        ew=$(mbs "$bytes" "$(col_median "$4" wall)" "$(col_median "$5" wall)")
+        ec=$(mbs "$bytes" "$(col_median "$4" cpu)" "$(col_median "$5" cpu)")
         if [ -n "${6:-}" ]; then
-            dw=$(mbs "$bytes" "$(median "$6" wall)" "$(median "$5" wall)")
-            dc=$(mbs "$bytes" "$(median "$6" cpu)" "$(median "$5" cpu)")
+            dw=$(mbs "$bytes" "$(col_median "$6" wall)" "$(col_median "$5" wall)")
+            dc=$(mbs "$bytes" "$(col_median "$6" cpu)" "$(col_median "$5" cpu)")
         fi
         printf '| %s | %s | %s | %s | %s | %s | %s | %s |\n' "$1" "$2" "$size" \
             "$(awk -v a="$size" -v b="$im_size" 'BEGIN { printf "%.4f", a / b }')" "$ec" "$ew" "$dc" "$dw"
@@ -195,4 +181,3 @@ for img in $IMAGES; do
 done
 mv "$RESULT.tmp" "$RESULT"
 cat "$RESULT"
-echo "written: ${RESULT#"$ROOT"/}"

@@ -1,5 +1,4 @@
-#!/usr/bin/env bash
-# startup.sh - where a CUDA imgconv process loses its time (issue 11): one
+# startup.sh - where a CUDA imgconv process loses its time: one
 # readable report of
 #   1. bench/probe/startup_probe (a process of its own): every one-time step
 #      (CUDA context, nvJPEG handles hardware/default, hardware and hybrid
@@ -21,36 +20,32 @@
 #      then an 80-image HD JPEG batch, twice per line, with the GPU codec's open
 #      (on its own thread while the CPU workers decode; nvJPEG's objects made
 #      side by side, as any codec of 4 slots or more) and IC_BATCH_DECODE=gpu (nvJPEG decodes every file,
-#      as before issue 11 item 5) or both (CPU workers and nvJPEG take files
+#      the earlier default) or both (CPU workers and nvJPEG take files
 #      from one list): wall, gpu_open_ms and decoded_by of each;
 #   3. when `nsys` is on the PATH: Nsight Systems profiles of the two cuda
 #      cases and of a 20-image HD JPEG batch (-o OUTDIR), with `nsys stats`
 #      summaries (CUDA API calls by total time: cudaStreamSynchronize,
 #      cudaMalloc, cudaHostAlloc, module loading...; kernels; OS runtime)
-#      in text; the .nsys-rep files are kept beside the report.
+#      in text; the .nsys-rep files are kept in the run folder.
 #
-# usage: bench/startup.sh BUILD_DIR REPORT.md
-#   BUILD_DIR holds imgconv and startup_probe (a CUDA build with nvJPEG);
-#   files besides the report are named REPORT-*.
+# usage: bench/run.sh startup [BUILD_DIR]
+#   BUILD_DIR holds imgconv and startup_probe (a CUDA build with nvJPEG;
+#   default: the build of the first imgconv found, build-gpu/ first).
 set -uo pipefail
-HERE=$(cd "$(dirname "$0")" && pwd)
-B=$(cd "${1:?usage: $0 BUILD_DIR REPORT.md}" && pwd)
-REPORT=${2:?usage: $0 BUILD_DIR REPORT.md}
-mkdir -p "$(dirname "$REPORT")"
-REPORT=$(cd "$(dirname "$REPORT")" && pwd)/$(basename "$REPORT")
-BASE=${REPORT%.md}
-IMGCONV=$B/imgconv
+find_imgconv "${1:+$1/imgconv}"
+B=$(dirname "$IMGCONV")
+REPORT=$RESULT
+BASE=$LOGDIR/startup
 PROBE=$B/startup_probe
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/startup.XXXXXX")
-trap 'rm -rf "$WORK"' EXIT
+make_work startup
 exec 3>"$REPORT"
 say() { echo "$@" >&3; }
 code() { say '```'; cat >&3; say '```'; }
 
 say "# Start-up probe, $(date -u '+%Y-%m-%d %H:%M UTC')"
 say
-say "Machine: $(nproc) cores; $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1);"
-say "commit ${IC_COMMIT:-$(git -C "$HERE" rev-parse --short HEAD 2>/dev/null || echo ?)}; produced by bench/startup.sh."
+say "Machine: $(machine);"
+say "commit $COMMIT; produced by bench/run.sh startup."
 
 # ---- inputs --------------------------------------------------------------------
 if python3 "$HERE/make_photos.py" "$WORK/big" 1 6000 4000 7 >/dev/null 2>"$WORK/photos.log"; then

@@ -1,6 +1,5 @@
-#!/usr/bin/env bash
-# batch-compare.sh - batch throughput of imgconv against libvips (`vips conv`)
-# and ImageMagick (`mogrify`) on the same machine (issue 6): a folder of N
+# batch.sh - batch throughput of imgconv against libvips (`vips conv`)
+# and ImageMagick (`mogrify`) on the same machine: a folder of N
 # generated 1920x1080 RGB images, half PNG and half JPEG, filtered with the
 # same 3x3 Gaussian (1 2 1; 2 4 2; 1 2 1 / 16), outputs in the input's format
 # (JPEG quality 92 everywhere). vips has no batch mode, so it runs one process
@@ -9,28 +8,27 @@
 # MB/s (decoded RGB megabytes) from wall time; imgconv's --json gives where
 # its busy time went (decode, filter, encode) and which backend ran.
 #
-# SET=photo-jpeg / SET=photo-png (issue 11): instead, N (default 500)
+# SETS="photo-jpeg photo-png": instead (or as well), N (default 500)
 # photograph-like 1920x1080 images (bench/make_photos.py: scikit-image's
 # bundled photographs cropped, resized, with exposure changes and sensor
 # noise; 25 distinct ones, copied to N files; generated charts when
 # scikit-image is missing, which the result says) as JPEG (quality 92) or PNG,
 # filtered with gaussian:5 (vips: the same weights as an integer mask, scale
 # 256), outputs in the input's format. The imgconv row with a CUDA backend
-# decodes and encodes JPEG on the GPU (nvJPEG); the result ends with the
-# ratios the issue's targets are about and the per-stage busy times.
+# decodes and encodes JPEG on the GPU (nvJPEG); each set's section ends with
+# the ratios its targets are about and the per-stage busy times.
 #
-# usage: bench/batch-compare.sh [PATH/TO/imgconv] [BACKEND]
+# usage: bench/run.sh batch [PATH/TO/imgconv] [BACKEND]
 #   BACKEND defaults to auto; the result names the backend auto picked.
-#   N=200 images by default (env N); results go to
-#   bench/results/batch-compare-<date>[-SUFFIX].md (env SUFFIX; env RESULT
-#   overrides the whole path).
+#   SETS (default mixed): the sets to run, one section each in the summary.
+#   N=200 images by default (env N; --quick: 20); photo sets 500.
 #   CPU_ROW=1 adds a second imgconv row with --backend cpu (the GPU's share);
 #   by default it is added when BACKEND ran on a CUDA backend (CPU_ROW=0: never).
 #   IMGCONV_ARGS: extra imgconv options for a second row of BACKEND, e.g.
 #   "--devices all" (the first row runs without them; the cpu row never gets them).
 #   DECODE_ROWS: when BACKEND ran on a CUDA backend, one more imgconv row per
 #   word, with IC_BATCH_DECODE set to it (default "gpu": nvJPEG decodes every
-#   file, as before issue 11 item 5, against the first row's default "both":
+#   file, the earlier default, against the first row's default "both":
 #   the CPU workers from the start and nvJPEG once open; "after", "cpu" also
 #   possible; DECODE_ROWS= none).
 #   ENV_ROWS: when BACKEND ran on a CUDA backend, one more imgconv row per
@@ -42,30 +40,20 @@
 #   scripts/pack-peers.sh, put first on PATH), else ./peers-bundle/bin when it
 #   exists (the GPU machine, where it is carried), else the system's.
 set -euo pipefail
-HERE=$(cd "$(dirname "$0")" && pwd)
-IMGCONV=${1:-}
+# each set is this file again in a subshell (SET set), its section appended
+if [ -z "${SET:-}" ]; then
+    : >"$RESULT"
+    for SET in ${SETS:-mixed}; do
+        (RESULT=$LOGDIR/batch-$SET.md && . "${BASH_SOURCE[0]}" "$@")
+        { cat "$LOGDIR/batch-$SET.md" && echo; } >>"$RESULT"
+    done
+    exit 0
+fi
+find_imgconv "${1:-}"
 BACKEND=${2:-auto}
-if [ -z "$IMGCONV" ]; then
-    for c in "$HERE"/../build*/imgconv; do [ -x "$c" ] && IMGCONV=$c && break; done
-fi
-[ -x "${IMGCONV:-}" ] || { echo "usage: $0 PATH/TO/imgconv [BACKEND]" >&2; exit 2; }
-PEERS=${PEERS:-}
-if [ -z "$PEERS" ] && [ -x "$HERE/../peers-bundle/bin/vips" ]; then
-    PEERS=$HERE/../peers-bundle/bin
-fi
-PEERS_FROM="the system's PATH"
-if [ -n "$PEERS" ]; then
-    PEERS=$(cd "$PEERS" && pwd)
-    export PATH="$PEERS:$PATH"
-    PEERS_FROM="PEERS=$PEERS"
-    if [ -f "$PEERS/../MANIFEST" ]; then
-        PEERS_FROM="$PEERS (made by scripts/pack-peers.sh on $(sed -n 2p "$PEERS/../MANIFEST" |
-            sed 's/^host: //'); no vips modules loaded, so each vips process starts faster
-than a stock install's)"
-    fi
-fi
+use_peers
 read -r -a XARGS <<<"${IMGCONV_ARGS:-}"
-SET=${SET:-mixed}
+quick && N=${N:-20}
 case "$SET" in
 mixed) N=${N:-200} ;;
 photo-jpeg | photo-png) N=${N:-500} ;;
@@ -74,9 +62,7 @@ esac
 W=1920
 H=1080
 DATE=$(date +%Y-%m-%d)
-RESULT=${RESULT:-$HERE/results/batch-compare-$DATE${SUFFIX:+-$SUFFIX}${SET#mixed}.md}
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/batch-compare.XXXXXX")
-trap 'rm -rf "$WORK"' EXIT
+make_work batch
 CORES=$(nproc)
 
 echo "generating $N ${W}x${H} images ($SET) in $WORK ..." >&2
@@ -97,8 +83,7 @@ else
     [ "$ext" = jpeg ] && ext=jpg
     distinct=25
     mkdir -p "$WORK/photos"
-    PY=python3 # the first python with scikit-image (Debian's python3-skimage is /usr/bin's)
-    python3 -c 'import skimage' 2>/dev/null || { [ -x /usr/bin/python3 ] && PY=/usr/bin/python3; }
+    pick_py
     if "$PY" "$HERE/make_photos.py" "$WORK/photos" $distinct $W $H 2>"$WORK/photos.log"; then
         SOURCE="photographs from scikit-image's skimage.data (cropped, resized, exposure and noise; bench/make_photos.py), $distinct distinct"
         i=0
@@ -263,12 +248,10 @@ row_ips() { # NAME-PREFIX: images/s of the first table row whose tool starts so
     printf '%s\n' "${ROWS[@]}" | awk -F'|' -v p="$1" 'index($2, " " p) == 1 { print $5 + 0; exit }'
 }
 
-mkdir -p "$(dirname "$RESULT")"
 {
     echo "# Batch throughput: imgconv vs libvips vs ImageMagick ($DATE)"
     echo
-    echo "Machine: $CORES cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'),"
-    nvidia-smi -L 2>/dev/null || true
+    echo "Machine: $(machine)."
     if [ "$SET" = mixed ]; then
         echo "$N images of ${W}x${H} RGB (half PNG, half JPEG), $KNAME, outputs in the"
     else
@@ -276,7 +259,7 @@ mkdir -p "$(dirname "$RESULT")"
     fi
     echo "input's format, JPEG quality 92. MB = decoded RGB megabytes ($MB MB in all)."
     echo "Images: $SOURCE."
-    echo "Wall time of the whole run, one run each; produced by bench/batch-compare.sh."
+    echo "Wall time of the whole run, one run each; produced by bench/run.sh batch (SET=$SET)."
     echo
     echo "| tool | files written | seconds | images/s | MB/s |"
     echo "|---|---|---|---|---|"
@@ -307,7 +290,7 @@ print(f"Ratios (wall time, this run): imgconv --backend GPU row {g:.1f} images/s
       f"{g / c if c else 0:.2f}x imgconv cpu"
       + (f", {g / v:.2f}x libvips" if v > 0 else ", libvips not run") + ".")
 if st == "photo-jpeg":
-    print(f"Issue 11 targets: >= 500 images/s {'met' if g >= 500 else 'missed'}; "
+    print(f"Targets: >= 500 images/s {'met' if g >= 500 else 'missed'}; "
           f">= 8x libvips {('met' if g >= 8 * v else 'missed') if v > 0 else 'n/a'}; "
           f">= 4x imgconv cpu {'met' if c and g >= 4 * c else 'missed'}.")
 EOF

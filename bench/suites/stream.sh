@@ -1,6 +1,4 @@
-#!/usr/bin/env bash
-# stream-bench.sh - raw frame stream throughput of imgconv (issue 6, "stream
-# throughput in frames/s for 1080p and 8K"): N raw interleaved RGB frames are
+# stream.sh - raw frame stream throughput of imgconv at 1080p and 8K: N raw interleaved RGB frames are
 # piped through `imgconv --stream WxHx3 --kernel KERNEL` and its output read
 # back through a pipe, as in `ffmpeg -f rawvideo - | imgconv --stream ... | ffmpeg`.
 # Frames: 4 distinct test charts (`imgconv --chart WxH --seed 1..4`, PPM header
@@ -12,27 +10,20 @@
 # frames/s and MB/s (frame bytes, one direction) from the pipeline's wall time;
 # imgconv's own figure (--time: first read to last write) is shown beside it.
 #
-# usage: bench/stream-bench.sh [PATH/TO/imgconv] [BACKEND]
+# usage: bench/run.sh stream [PATH/TO/imgconv] [BACKEND]
 #   BACKEND defaults to auto (the result names what ran). env: N1080=300 frames
-#   of 1920x1080, N8K=30 frames of 7680x4320, KERNEL=gaussian:3, IMGCONV_ARGS
-#   (extra options), SUFFIX (result name suffix); the result goes to
-#   bench/results/stream-<date>[-SUFFIX].md (env RESULT overrides the path).
+#   of 1920x1080, N8K=30 frames of 7680x4320 (--quick: 10 and 2),
+#   KERNEL=gaussian:3, IMGCONV_ARGS (extra options).
 set -euo pipefail
-HERE=$(cd "$(dirname "$0")" && pwd)
-IMGCONV=${1:-}
+find_imgconv "${1:-}"
 BACKEND=${2:-auto}
-if [ -z "$IMGCONV" ]; then
-    for c in "$HERE"/../build*/imgconv; do [ -x "$c" ] && IMGCONV=$c && break; done
-fi
-[ -x "${IMGCONV:-}" ] || { echo "usage: $0 PATH/TO/imgconv [BACKEND]" >&2; exit 2; }
+if quick; then N1080=${N1080:-10} N8K=${N8K:-2}; fi
 N1080=${N1080:-300}
 N8K=${N8K:-30}
 KERNEL=${KERNEL:-gaussian:3}
 read -r -a XARGS <<<"${IMGCONV_ARGS:-}"
 DATE=$(date +%Y-%m-%d)
-RESULT=${RESULT:-$HERE/results/stream-$DATE${SUFFIX:+-$SUFFIX}.md}
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/stream-bench.XXXXXX")
-trap 'rm -rf "$WORK"' EXIT
+make_work stream
 DISTINCT=4
 
 make_frames() { # W H: $WORK/WxH-<i>.raw, i = 0..DISTINCT-1
@@ -41,7 +32,7 @@ make_frames() { # W H: $WORK/WxH-<i>.raw, i = 0..DISTINCT-1
         "$IMGCONV" --chart "${w}x${h}" --seed $((i + 1)) "$WORK/c.ppm" >/dev/null
         tail -c "$bytes" "$WORK/c.ppm" >"$WORK/${w}x${h}-$i.raw"
         [ "$(stat -c %s "$WORK/${w}x${h}-$i.raw")" = "$bytes" ] || {
-            echo "stream-bench: chart is not ${w}x${h} 8-bit RGB" >&2
+            echo "stream: chart is not ${w}x${h} 8-bit RGB" >&2
             exit 1
         }
     done
@@ -67,11 +58,11 @@ measure() { # NAME W H N [imgconv options...]: one pipeline, one table row
             ${XARGS[@]+"${XARGS[@]}"} "$@" 2>"$WORK/err" | wc -c)
         # "imgconv: N frames of WxHx3 in S s: F frames/s (backend B)"
         own=$(grep -oE '[0-9.]+ frames/s \(backend [^)]*\)' "$WORK/err" || true)
-        [ -n "$own" ] || { echo "stream-bench: $name failed:" >&2; cat "$WORK/err" >&2; exit 1; }
+        [ -n "$own" ] || { echo "stream: $name failed:" >&2; cat "$WORK/err" >&2; exit 1; }
     fi
     t1=$(date +%s.%N)
     [ "$got" = $((bytes * n)) ] || {
-        echo "stream-bench: $name ${w}x${h}: $got bytes out, expected $((bytes * n))" >&2
+        echo "stream: $name ${w}x${h}: $got bytes out, expected $((bytes * n))" >&2
         exit 1
     }
     ROWS+=("$(python3 -c "
@@ -95,13 +86,12 @@ mkdir -p "$(dirname "$RESULT")"
 {
     echo "# Stream throughput: imgconv --stream ($DATE)"
     echo
-    echo "Machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'),"
-    nvidia-smi -L 2>/dev/null || true
+    echo "Machine: $(machine)."
     echo "Raw interleaved RGB frames (8-bit, 3 channels; $DISTINCT distinct test charts cycled) piped"
     echo "through \`imgconv --stream WxHx3 --backend $BACKEND${IMGCONV_ARGS:+ $IMGCONV_ARGS}\` and read back"
     echo "through a pipe (\`cat frames | imgconv ... | wc -c\`). Wall time of the pipeline, one run each;"
     echo "MB/s = frame megabytes per second in one direction. The last column is imgconv's own"
-    echo "figure (--time: first read to last write). Produced by bench/stream-bench.sh."
+    echo "figure (--time: first read to last write). Produced by bench/run.sh stream."
     echo
     echo "| frame | run | frames | seconds | frames/s | MB/s | imgconv --time |"
     echo "|---|---|---|---|---|---|---|"

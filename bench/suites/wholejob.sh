@@ -1,5 +1,4 @@
-#!/usr/bin/env bash
-# wholejob.sh - whole processes, as a user runs them (issue 11): the wall time
+# wholejob.sh - whole processes, as a user runs them: the wall time
 # of `imgconv` from exec to exit, start-up, decode, filter, encode and write
 # included, median of RUNS runs (default 7, at least 5) after one warm-up run
 # (page cache, calibration cache):
@@ -15,26 +14,14 @@
 # bare chart (the table says which). Then `--time` of the big case on both
 # backends, for where the time goes.
 #
-# usage: bench/wholejob.sh [PATH/TO/imgconv]
-#   env RUNS (>= 5), RESULT (output file; default
-#   bench/results/wholejob-<UTC stamp>.md), KEEP=1 keeps the work folder.
-# Prints the markdown table and writes it to RESULT.
+# usage: bench/run.sh wholejob [PATH/TO/imgconv]
+#   env RUNS (>= 5; --quick: 1), KEEP=1 keeps the work folder.
 set -euo pipefail
-HERE=$(cd "$(dirname "$0")" && pwd)
-IMGCONV=${1:-}
-if [ -z "$IMGCONV" ]; then
-    for c in "$HERE"/../build-gpu/imgconv "$HERE"/../build*/imgconv; do
-        [ -x "$c" ] && IMGCONV=$c && break
-    done
-fi
-[ -x "${IMGCONV:-}" ] || { echo "usage: $0 PATH/TO/imgconv" >&2; exit 2; }
-IMGCONV=$(cd "$(dirname "$IMGCONV")" && pwd)/$(basename "$IMGCONV")
+find_imgconv "${1:-}"
+quick && RUNS=${RUNS:-1}
 RUNS=${RUNS:-7}
-[ "$RUNS" -ge 5 ] 2>/dev/null || { echo "RUNS must be >= 5" >&2; exit 2; }
-STAMP=$(date -u +%Y%m%dT%H%M%SZ)
-RESULT=${RESULT:-$HERE/results/wholejob-$STAMP.md}
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/wholejob.XXXXXX")
-[ "${KEEP:-0}" = 1 ] || trap 'rm -rf "$WORK"' EXIT
+quick || [ "$RUNS" -ge 5 ] 2>/dev/null || { echo "RUNS must be >= 5" >&2; exit 2; }
+make_work wholejob
 cd "$WORK"
 
 # ---- inputs ------------------------------------------------------------------
@@ -162,13 +149,10 @@ ratio() { # A B TARGET: A/B
     [ -n "$a" ] && [ -n "$b" ] || { echo "n/a"; return; }
     python3 -c "r=$a/$b; print(f'{r:.2f}x' + ('' if '$t' == '' else (' (target <= $t' + 'x: ' + ('met' if r <= float('$t' or 0) else 'missed') + ')')))"
 }
-GPU=$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1 || true)
-COMMIT=${IC_COMMIT:-$(git -C "$HERE" rev-parse --short HEAD 2>/dev/null || echo unknown)}
-mkdir -p "$(dirname "$RESULT")"
 {
     echo "# Whole-process times, $STAMP"
     echo
-    echo "\`bench/wholejob.sh\` at commit $COMMIT on $(hostname) ($(nproc) cores${GPU:+, $GPU});"
+    echo "\`bench/run.sh wholejob\` at commit $COMMIT on $(hostname) ($(machine));"
     echo "$("$IMGCONV" --version | head -1). Wall time of the whole \`imgconv\` process,"
     echo "median of $RUNS runs after one warm-up run. Big input: $SOURCE, ${W}x${H} RGB,"
     echo "JPEG quality 92, $JPEG_MB MB. Small input: the 64x64 RGB test chart (PPM)."
@@ -199,4 +183,3 @@ mkdir -p "$(dirname "$RESULT")"
     echo '```'
 } >"$RESULT"
 cat "$RESULT"
-echo "wrote $RESULT" >&2

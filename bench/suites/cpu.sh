@@ -1,13 +1,12 @@
-#!/usr/bin/env bash
-# compare-cpu.sh - measures imgconv's `cpu` backend against OpenCV filter2D (in
+# cpu.sh - measures imgconv's `cpu` backend against OpenCV filter2D (in
 # memory, same thread count), `vips conv` and ImageMagick `convert -morphology
-# Convolve` (whole process on a PPM), and its own 1-vs-N-thread scaling, in one
-# run on this machine (issue 5). Writes bench/results/cpu-compare-DATE.md.
+# Convolve` (whole process on a PPM), its own 1-vs-N-thread scaling and the
+# cost of premultiplied alpha, in one run on this machine.
 #
-#   bench/compare-cpu.sh [--alpha-only] [BUILD_DIR]   (default: build-compare-cpu)
+#   bench/run.sh cpu [--alpha-only] [BUILD_DIR]   (default: build-compare-cpu)
 #
-# --alpha-only: only the premultiplied-alpha rows (issue 12; OpenCV and NumPy
-# are all it needs), written to bench/results/cpu-alpha-DATE.md.
+# --alpha-only: only the premultiplied-alpha rows (OpenCV and NumPy are all
+# it needs). --quick: 1920x1080 only, fewer runs.
 #
 # Installs nothing: the peers come from scripts/install-bench-deps.sh
 # (python3-opencv, libvips-tools, imagemagick). It configures a CPU-only
@@ -15,9 +14,8 @@
 # and links bench/cpu_bench.c against the library as BUILD_DIR/cpu-bench, the
 # in-memory timer (imgconv-bench's main belongs to the GPU study).
 set -euo pipefail
-
-here=$(cd "$(dirname "$0")" && pwd)
-root=$(dirname "$here")
+here=$HERE
+root=$ROOT
 alpha_only=""
 if [ "${1:-}" = "--alpha-only" ]; then
   alpha_only=--alpha-only
@@ -50,5 +48,7 @@ cmake --build "$build" -j "$(nproc)" --target imgconv imgconv-cli >/dev/null
 "${CC:-cc}" -O2 -std=c11 -D_POSIX_C_SOURCE=200809L -I "$root/include" "$here/cpu_bench.c" \
   "$build/libimgconv.a" -lpthread -lm -o "$build/cpu-bench"
 
-exec "$py" "$here/compare_cpu.py" "$build/imgconv" "$build/cpu-bench" "$root/bench/results" \
-  ${alpha_only:+"$alpha_only"}
+# the alpha rows alone are a partial run: kept in the run folder, not as the summary
+report=$RESULT
+[ -n "$alpha_only" ] && report=$LOGDIR/cpu-alpha.md
+"$py" "$here/compare_cpu.py" "$build/imgconv" "$build/cpu-bench" "$report" ${alpha_only:+"$alpha_only"}

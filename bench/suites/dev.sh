@@ -1,14 +1,13 @@
-#!/usr/bin/env bash
-# device-run.sh - one device call for the fast path's development (issue 4):
-# builds the benchmark and the GPU tests, runs the benchmark (outputs under
-# $OUT), the fast-path test, a register/SASS summary of the fast kernels and,
-# with the time left, the differential GPU test. Trial runs only: the
-# committed evidence comes from scripts/gpu-check.sh.
-#   OUT=dir STAMP=name bench/device-run.sh
+# dev.sh - one device call for the fast path's development: builds the
+# benchmark and the GPU tests, runs the benchmark, the fast-path test, a
+# register/SASS summary of the fast kernels and, with the time left, the
+# differential GPU test, all into the run folder. Trial runs only: it writes
+# no summary; the committed baseline comes from scripts/gpu-check.sh.
+#   bench/run.sh dev   (env NCU=1 adds Nsight Compute sections; *_TIMEOUT)
 set -uo pipefail
-out=${OUT:-/tmp/out}
-mkdir -p "$out"
+out=$LOGDIR
 B=/tmp/bfast
+cd "$ROOT"
 t0=$(date +%s)
 cmake -S . -B $B -DCMAKE_BUILD_TYPE=Release -DIC_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 \
       >/dev/null || { echo "configure failed"; exit 1; }

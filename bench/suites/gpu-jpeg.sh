@@ -1,24 +1,21 @@
-#!/usr/bin/env bash
-# jpeg-single.sh - one large JPEG through the whole process (issue 11): a
+# gpu-jpeg.sh - one large JPEG through the whole process: a
 # 6000x4000 photograph-like JPEG (bench/make_photos.py, else a chart) filtered
 # with gaussian:9 into a JPEG by `imgconv --backend cuda` (nvJPEG decode and
 # encode on the GPU), `--backend cuda --codec cpu` (libjpeg-turbo on the host,
 # the filter on the GPU) and `--backend cpu`; wall time of the whole process,
-# median of RUNS (default 5), and one `--time` breakdown of each.
+# median of RUNS (default 5), and one `--time` breakdown of each; then the
+# per-case decode differences of the build's tests/test_gpu_jpeg (GPU codec
+# against libjpeg-turbo), when the build has it.
 #
-# usage: bench/jpeg-single.sh PATH/TO/imgconv [RESULT.md]
+# usage: bench/run.sh gpu-jpeg [PATH/TO/imgconv]   (--quick: 1 run, 1200x800)
 set -euo pipefail
-HERE=$(cd "$(dirname "$0")" && pwd)
-IMGCONV=${1:?usage: $0 PATH/TO/imgconv [RESULT.md]}
-RESULT=${2:-$HERE/results/jpeg-single-$(date +%Y-%m-%d).md}
+find_imgconv "${1:-}"
+quick && RUNS=${RUNS:-1} W=${W:-1200} H=${H:-800}
 RUNS=${RUNS:-5}
 W=${W:-6000}
 H=${H:-4000}
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/jpeg-single.XXXXXX")
-trap 'rm -rf "$WORK"' EXIT
-
-PY=python3
-python3 -c 'import skimage' 2>/dev/null || { [ -x /usr/bin/python3 ] && PY=/usr/bin/python3; }
+make_work gpu-jpeg
+pick_py
 SOURCE="a photograph from skimage.data (bench/make_photos.py)"
 if "$PY" "$HERE/make_photos.py" "$WORK" 1 "$W" "$H" 2>/dev/null; then
     "$IMGCONV" --codec cpu --quality 92 --kernel 1 "$WORK/photo000.ppm" "$WORK/in.jpg"
@@ -27,7 +24,6 @@ else
     "$IMGCONV" --chart "${W}x${H}" "$WORK/in.jpg"
 fi
 
-median() { sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 ROWS=()
 for cfg in "cuda" "cuda --codec cpu" "cpu"; do
     read -r -a args <<<"--backend $cfg"
@@ -47,13 +43,12 @@ for cfg in "cuda" "cuda --codec cpu" "cpu"; do
     "$IMGCONV" "${args[@]}" -k gaussian:9 --time "$WORK/in.jpg" "$WORK/out.jpg" >"$WORK/time-${cfg// /_}.txt"
 done
 
-mkdir -p "$(dirname "$RESULT")"
 {
     echo "# One ${W}x${H} JPEG -> JPEG, gaussian:9, whole process ($(date -u '+%Y-%m-%d %H:%M UTC'))"
     echo
-    echo "Machine: $(nproc) cores; $(nvidia-smi -L 2>/dev/null | head -1 || echo 'no GPU')."
+    echo "Machine: $(machine)."
     echo "Input: $SOURCE, quality 92, $(wc -c <"$WORK/in.jpg") bytes. Median of $RUNS runs;"
-    echo "produced by bench/jpeg-single.sh."
+    echo "produced by bench/run.sh gpu-jpeg."
     echo
     echo "| command | median s | runs (s) |"
     echo "|---|---|---|"
@@ -66,5 +61,14 @@ mkdir -p "$(dirname "$RESULT")"
         cat "$f"
         echo '```'
     done
+    tests=$(dirname "$IMGCONV")/tests/test_gpu_jpeg
+    if [ -x "$tests" ]; then
+        echo
+        echo "## tests/gpu/test_gpu_jpeg: decode differences against libjpeg-turbo"
+        echo
+        echo '```'
+        "$tests" 2>&1 || echo "(exit $?)"
+        echo '```'
+    fi
 } >"$RESULT"
 cat "$RESULT"

@@ -1,6 +1,5 @@
-#!/usr/bin/env bash
-# jpeg-check-cost.sh - what the GPU decode path's entropy check costs (issue
-# 11): photograph-like JPEGs (bench/make_photos.py: COUNT_HD 1920x1080 and
+# jpeg-check.sh - what the GPU decode path's entropy check costs:
+# photograph-like JPEGs (bench/make_photos.py: COUNT_HD 1920x1080 and
 # COUNT_BIG 6000x4000, quality 92, 4:2:0 as the CPU writer stores them)
 # through ic_jpeg_check (src/io/jpeg.c) against a full libjpeg-turbo decode
 # (ic_image_decode) and against jpeg_read_coefficients, wall and thread CPU
@@ -9,18 +8,15 @@
 # IC_JPEG_CHECK_BENCH mode (the check is internal: tests may call it, the
 # bench program may not).
 #
-# usage: bench/jpeg-check-cost.sh BUILD_DIR [RESULT.md]
+# usage: bench/run.sh jpeg-check [BUILD_DIR]   (--quick: 1 HD and 1 big photo)
 set -euo pipefail
-HERE=$(cd "$(dirname "$0")" && pwd)
-BUILD=${1:?usage: $0 BUILD_DIR [RESULT.md]}
-RESULT=${2:-$HERE/results/jpeg-check-cost-$(date -u +%Y%m%dT%H%M%SZ).md}
+find_imgconv "${1:+$1/imgconv}"
+BUILD=$(dirname "$IMGCONV")
+quick && COUNT_HD=${COUNT_HD:-1} COUNT_BIG=${COUNT_BIG:-1}
 COUNT_HD=${COUNT_HD:-6}
 COUNT_BIG=${COUNT_BIG:-3}
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/jpeg-check-cost.XXXXXX")
-trap 'rm -rf "$WORK"' EXIT
-
-PY=python3
-python3 -c 'import skimage' 2>/dev/null || { [ -x /usr/bin/python3 ] && PY=/usr/bin/python3; }
+make_work jpeg-check
+pick_py
 mkdir -p "$WORK/jpg"
 "$PY" "$HERE/make_photos.py" "$WORK/hd" "$COUNT_HD" 1920 1080 7 2>/dev/null
 "$PY" "$HERE/make_photos.py" "$WORK/big" "$COUNT_BIG" 6000 4000 8 2>/dev/null
@@ -31,10 +27,10 @@ done
 {
     echo "# Entropy check of the GPU decode path against a full decode"
     echo
-    echo "$(date -u +%Y-%m-%dT%H:%M:%SZ), $(uname -n), $(nproc) cores," \
+    echo "$(date -u +%Y-%m-%dT%H:%M:%SZ), $(uname -n), $(machine)," \
         "load average $(cut -d' ' -f1-3 /proc/loadavg), libjpeg-turbo" \
         "$(dpkg-query -W -f='${Version}' libjpeg62-turbo 2>/dev/null || echo '?')," \
-        "commit $(git -C "$HERE" rev-parse --short HEAD 2>/dev/null || echo '?')."
+        "commit $COMMIT."
     echo "Inputs: bench/make_photos.py photographs, $COUNT_HD at 1920x1080 and $COUNT_BIG at" \
         "6000x4000, JPEG quality 92, 4:2:0. Columns: best of 7 runs, wall and this thread's"
     echo "CPU time (ms); ratios: check/decode wall, check/decode CPU, read_coefficients/decode CPU."
