@@ -60,7 +60,7 @@ ALPHA_TARGET = 1.5
 if os.environ.get("IC_BENCH_QUICK") == "1":
     RUNS, WARMUP, PROC_RUNS, SIZES = 3, 1, 3, [(1920, 1080)]
     ALPHA_SIZE, ALPHA_RUNS, ALPHA_ROUNDS, ALPHA_PEER_RUNS = (1920, 1080), 2, 1, 1
-# Targets (issue 5): in-memory ratio per kernel above; whole process:
+# Targets: in-memory ratio per kernel above; whole process:
 VIPS_TARGET = {"3x3": 1.3, "9x9": 2.0}
 IM_TARGET = 4.0
 SCALING_TARGET = 1.8
@@ -199,8 +199,8 @@ def numpy_alpha_mem(img, k, threads):
 
 def alpha_section(out, bench, ncores):
     w, h = ALPHA_SIZE
-    out("## Premultiplied alpha: %dx%d RGBA, `--alpha auto` vs `--alpha independent` "
-        "(issue 12)" % (w, h))
+    out("## Premultiplied alpha: %dx%d RGBA, `--alpha auto` vs `--alpha independent`"
+        % (w, h))
     out("")
     out("cpu-bench's chart with an alpha ramp (transparent left quarter, translucent middle, "
         "holes), correlation, reflect-101 border, %d threads. Filter time of ic_convolve: "
