@@ -37,11 +37,11 @@ for cand in python3 /usr/bin/python3; do
 done
 [ -n "$py" ] || missing+=(python3-opencv)
 if [ ${#missing[@]} -gt 0 ]; then
-  echo "compare-cpu: missing ${missing[*]}; run scripts/install-bench-deps.sh (as root)" >&2
+  echo "cpu: missing ${missing[*]}; run scripts/install-bench-deps.sh (as root)" >&2
   exit 1
 fi
 
-echo "compare-cpu: building imgconv (CPU only, Release) in $build" >&2
+echo "cpu: building imgconv (CPU only, Release) in $build" >&2
 cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DIC_CUDA=OFF -DIC_PNG=OFF -DIC_JPEG=OFF \
   -DBUILD_TESTING=OFF >/dev/null
 cmake --build "$build" -j "$(nproc)" --target imgconv imgconv-cli >/dev/null
