@@ -4,9 +4,8 @@
  * Each run is a window of CUPTI timestamps (bc_begin .. bc_end, the caller
  * synchronising the device before bc_end); a kernel record belongs to the
  * run whose window holds its start and end (CUPTI's kernel timestamps and
- * cuptiGetTimestamp share one clock). External correlation ids were tried
- * first: CUPTI emits those records only along API activity records, and on
- * the H100 run of 7fd4927 none came back.
+ * cuptiGetTimestamp share one clock). Not external correlation ids: CUPTI
+ * emits those records only along API activity records, and none came back.
  */
 #include "bench_cupti.h"
 

@@ -417,7 +417,7 @@ extern "C" int bg_time_fast_alpha(bg_ctx *g, const ic_kernel *k, ic_border borde
     }
     /* a forced method the planner cannot take is not timed: every table
      * that forces one shows "-" for it, and the planner's own pick ran in
-     * its place (table H's rows shapes on its 12 kernels above 9x9, F's sep
+     * its place (the rows table's shapes on its 12 kernels above 9x9, F's sep
      * on full-rank kernels) */
     if (tune && tune->method != IC_METHOD_AUTO) {
         ic_plan pre;
@@ -445,7 +445,7 @@ extern "C" int bg_time_fast_alpha(bg_ctx *g, const ic_kernel *k, ic_border borde
     return r;
 }
 
-/* ---- many images (issue 17) ------------------------------------------------------ */
+/* ---- many images ------------------------------------------------------ */
 
 struct batch_arg {
     int n, sets;

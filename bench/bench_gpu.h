@@ -72,7 +72,7 @@ int bg_time_floors(bg_ctx *g, int reps, double *empty_ms, double *copy_ms, char 
  * otherwise or when CUPTI lost records. */
 double bg_cupti_ms(const bg_ctx *g);
 
-/* Many images (issue 17): nimg AoS device images of w[i] x h[i] x channels
+/* Many images: nimg AoS device images of w[i] x h[i] x channels
  * (uint8, cudaMallocPitch, several input sets rotated so that inputs do not
  * sit in L2), filtered with k (correlation, replicate border) by one
  * ic_convolve_batch_async per run (*batched_ms) and by nimg

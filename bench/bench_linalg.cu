@@ -1,5 +1,5 @@
 /*
- * bench_linalg.cu - issue 7's benchmark (bench_linalg.h): the 1D convolution
+ * bench_linalg.cu - the course exercises' benchmark (bench_linalg.h): the 1D convolution
  * (seed 001's stencil generalised to seed 002's shared-memory tiles with halo
  * cells) measured against the device-to-device copy ceiling, and seed 002's
  * matrix products (naive, 16x16 tiled, register-blocked) against cuBLAS SGEMM
@@ -364,7 +364,7 @@ static int bench_signal(lb_timer &t, FILE *md, FILE *js, int quick, int *flags)
     LB_CHECK(cudaMemset(out.p, 0xff, fbytes));
 
     md_out(md,
-           "\n## L1. 1D convolution vs the copy ceiling (issue 7; seeds 001, 002)\n\n"
+           "\n## L1. 1D convolution vs the copy ceiling (seeds 001, 002)\n\n"
            "ic_conv1d_device on device memory: a signal of 2^%d samples (%.0f MiB as float32), "
            "random in (-1, 1) or uint8 0..255, positive random weights summing to 1, bias %g, "
            "mirror border (correlation; convolution only flips the weights). Blocks of threads "
@@ -507,7 +507,7 @@ static int bench_matmul(lb_timer &t, FILE *md, FILE *js, int quick, int *flags)
              ver % 100);
 #endif
     md_out(md,
-           "\n## L2. Matrix product vs cuBLAS SGEMM (issue 7; seed 002)\n\n"
+           "\n## L2. Matrix product vs cuBLAS SGEMM (seed 002)\n\n"
            "C = A B, row-major float32, A M x K and B K x N random in (-1, 1), device memory. "
            "ic_matmul_device naive (seed 002: one thread per entry, global memory), tiled (seed "
            "002: 16x16 shared-memory tiles) and register-blocked (`cuda`, tile by shape) against "

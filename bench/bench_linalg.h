@@ -1,5 +1,5 @@
 /*
- * bench_linalg.h - issue 7's benchmark of the 1D convolution (seed 001's
+ * bench_linalg.h - the benchmark of the 1D convolution (seed 001's
  * stencil grown into seed 002's tiled 1D convolution) against the copy
  * ceiling, and of seed 002's matrix products (naive, tiled, register-blocked)
  * against cuBLAS SGEMM measured in the same run. Definitions in

@@ -1,10 +1,10 @@
 /*
- * bench_transfer.c - the whole job, not only the kernel (issue 6; seed 004's
+ * bench_transfer.c - the whole job, not only the kernel (seed 004's
  * last experiment, "synchronous vs asynchronous loading"): host->host time of
- * a 3x3 Gaussian on 480p..8K RGB images (and 24 MP, 6000x4000, issue 11's
- * case) through
+ * a 3x3 Gaussian on 480p..8K RGB images (and 24 MP, 6000x4000, a camera's
+ * photograph) through
  *   default       ic_convolve with default options (IC_TRANSFER_AUTO), pageable
- *                 images: what a library caller or the CLI gets; issue 11's
+ *                 images: what a library caller or the CLI gets; the
  *                 target is 24 MP within 1.5x of the floor below
  *   sync          ic_convolve, IC_TRANSFER_SYNC, pageable images (cudaMemcpy2D)
  *   async         ic_convolve, IC_TRANSFER_ASYNC, pageable images (pinned staging)
@@ -17,7 +17,7 @@
  * Both pinned bandwidths are measured in the same run, on a 128 MB buffer.
  * Median of 15 runs after 3 warm-ups. The backend is cuda (the fast path, what auto picks) unless
  * IC_BENCH_TRANSFER_BACKEND names another CUDA strategy backend.
- * With two or more visible devices, a second table (issue 6, "Several GPUs"):
+ * With two or more visible devices, a second table ("Several GPUs"):
  * 4K and 8K through backend `cuda`, async, pinned images, on one device and
  * split across all devices (ic_context_options.n_devices), with each device's
  * pinned bandwidth and the floor if every device's link carried its share.
@@ -341,11 +341,11 @@ int ic_bench_transfer(FILE *md, FILE *json)
                 "Pinned bandwidth measured in this run: host->device %.1f GB/s, device->host "
                 "%.1f GB/s, and %.1f GB/s each way when both run at once (two streams, 128 MiB "
                 "each). Floor = bytes / bandwidth of the larger direction (upload and "
-                "download fully overlapped, as issue 6 defines it); duplex floor = bytes / the "
+                "download fully overlapped); duplex floor = bytes / the "
                 "both-at-once bandwidth (what this link can do when uploads and downloads do "
                 "overlap); serial floor = both directions one after the other. Default = "
                 "ic_convolve with default options (IC_TRANSFER_AUTO) on pageable images, what "
-                "a library caller or the CLI gets (issue 11: 24MP within 1.5x of the floor). "
+                "a library caller or the CLI gets (target: 24MP within 1.5x of the floor). "
                 "Median of %d runs, milliseconds.\n\n"
                 "| size | MB each way | floor | duplex floor | serial floor | default | default "
                 "/ floor | sync | async | async, pinned images | sync, pinned images | pageable "

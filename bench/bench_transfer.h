@@ -1,6 +1,6 @@
 /*
  * bench_transfer.h - host->host timing of a 3x3 filter on the GPU, sync vs
- * async transfers vs pageable copies, against the PCIe floor (issue 6, seed
+ * async transfers vs pageable copies, against the PCIe floor (seed
  * 004's "synchronous vs asynchronous loading"). Definitions in bench_transfer.c.
  */
 #ifndef IC_BENCH_TRANSFER_H

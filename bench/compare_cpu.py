@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """compare_cpu.py - imgconv's `cpu` backend against OpenCV, libvips and
-ImageMagick on this machine, in one run (issue 5). Called by
-bench/compare-cpu.sh, which checks the tools first; run that, not this.
+ImageMagick on this machine, in one run. Called by `bench/run.sh cpu`,
+which checks the tools first; run that, not this.
 
 Measures
   1. in memory, 1920x1080 and 3840x2160 RGB: cpu-bench (ic_convolve on a
@@ -17,13 +17,14 @@ Measures
      one process taking turns in short blocks, so that other load hits both
      alike);
   4. agreement: the imgconv CLI's output against OpenCV's on the same PPM;
-  5. premultiplied alpha (issue 12), 7680x4320 RGBA, 9x9 Gaussian and a random
+  5. premultiplied alpha, 7680x4320 RGBA, 9x9 Gaussian and a random
      full-rank 9x9 blur: imgconv `cpu` --alpha auto (premultiplied) vs
      --alpha independent, and as the peer OpenCV's multiply -> filter2D ->
      divide sequence written in NumPy (OpenCV has no premultiplied filter).
-It prints a Markdown report and writes it to bench/results/cpu-compare-DATE.md.
-With --alpha-only as the last argument it runs section 5 alone and writes
-bench/results/cpu-alpha-DATE.md.
+It prints a Markdown report and writes it to REPORT (bench/run.sh cpu makes
+it bench/results/cpu.md). With --alpha-only as the last argument it runs
+section 5 alone. IC_BENCH_QUICK=1 (bench/run.sh --quick) measures 1920x1080
+only, with few runs: a check that the suite works, not a measurement.
 """
 import datetime
 import json
@@ -49,14 +50,17 @@ KERNELS = [
     ("9x9 Gaussian", "gaussian:9", 2.0),
 ]
 # Section 5: size, timed calls per process, rounds (independent and auto take
-# turns, one process each, so that load changes hit both), target (issue 12).
+# turns, one process each, so that load changes hit both), target.
 ALPHA_SIZE = (7680, 4320)
 ALPHA_RUNS = 5
 ALPHA_WARMUP = 1
 ALPHA_ROUNDS = 2
 ALPHA_PEER_RUNS = 3
 ALPHA_TARGET = 1.5
-# Targets (issue 5): in-memory ratio per kernel above; whole process:
+if os.environ.get("IC_BENCH_QUICK") == "1":
+    RUNS, WARMUP, PROC_RUNS, SIZES = 3, 1, 3, [(1920, 1080)]
+    ALPHA_SIZE, ALPHA_RUNS, ALPHA_ROUNDS, ALPHA_PEER_RUNS = (1920, 1080), 2, 1, 1
+# Targets: in-memory ratio per kernel above; whole process:
 VIPS_TARGET = {"3x3": 1.3, "9x9": 2.0}
 IM_TARGET = 4.0
 SCALING_TARGET = 1.8
@@ -195,8 +199,8 @@ def numpy_alpha_mem(img, k, threads):
 
 def alpha_section(out, bench, ncores):
     w, h = ALPHA_SIZE
-    out("## Premultiplied alpha: %dx%d RGBA, `--alpha auto` vs `--alpha independent` "
-        "(issue 12)" % (w, h))
+    out("## Premultiplied alpha: %dx%d RGBA, `--alpha auto` vs `--alpha independent`"
+        % (w, h))
     out("")
     out("cpu-bench's chart with an alpha ramp (transparent left quarter, translucent middle, "
         "holes), correlation, reflect-101 border, %d threads. Filter time of ic_convolve: "
@@ -245,10 +249,10 @@ def alpha_section(out, bench, ncores):
 def main():
     alpha_only = len(sys.argv) == 5 and sys.argv[4] == "--alpha-only"
     if len(sys.argv) != 4 and not alpha_only:
-        sys.exit("usage: compare_cpu.py IMGCONV CPU_BENCH RESULTS_DIR [--alpha-only]")
-    cli, bench, outdir = sys.argv[1:4]
+        sys.exit("usage: compare_cpu.py IMGCONV CPU_BENCH REPORT.md [--alpha-only]")
+    cli, bench, report = sys.argv[1:4]
     if alpha_only:
-        return main_alpha(cli, bench, outdir)
+        return main_alpha(cli, bench, report)
     ncores = os.cpu_count() or 1
     tmp = tempfile.mkdtemp(prefix="ic-compare-")
     load_before = os.getloadavg()
@@ -282,7 +286,7 @@ def main():
     date = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d")
     out("# imgconv `cpu` backend vs OpenCV, libvips, ImageMagick (%s)" % date)
     out("")
-    out("Written by `bench/compare-cpu.sh` (do not edit by hand). Machine: %s, %d cores "
+    out("Written by `bench/run.sh cpu` (do not edit by hand). Machine: %s, %d cores "
         "online (%s), %s. %s; OpenCV %s (python3-opencv); %s; %s."
         % (cpu_model, ncores, flags, platform.platform(), ic_ver, cv2.__version__, vips_ver,
            im_ver))
@@ -408,7 +412,7 @@ def main():
         out("| %s | %.4f%% | %d |" % (name, 100.0 * np.mean(d == 0), int(d.max())))
     out("")
     alpha_section(out, bench, ncores)
-    write_report(lines, outdir, "cpu-compare-%s.md" % date)
+    write_report(lines, report)
     for f in os.listdir(tmp):
         os.unlink(os.path.join(tmp, f))
     os.rmdir(tmp)
@@ -425,20 +429,19 @@ def cpu_model_name():
     return "unknown"
 
 
-def write_report(lines, outdir, name):
-    """Ends the report with the load average, prints it and writes it."""
+def write_report(lines, path):
+    """Ends the report with the load average, prints it and writes it to path."""
     lines.append("Load average after the run: %.2f %.2f %.2f." % os.getloadavg())
     text = "\n".join(lines) + "\n"
     print(text)
-    os.makedirs(outdir, exist_ok=True)
-    path = os.path.join(outdir, name)
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     with open(path, "w") as f:
         f.write(text)
     print("written: %s" % path)
 
 
-def main_alpha(cli, bench, outdir):
-    """Section 5 alone, into bench/results/cpu-alpha-DATE.md."""
+def main_alpha(cli, bench, report):
+    """Section 5 alone, into the report."""
     ncores = os.cpu_count() or 1
     lines = []
     out = lines.append
@@ -446,7 +449,7 @@ def main_alpha(cli, bench, outdir):
     ic_ver = sh([cli, "--version"]).splitlines()[0]
     out("# imgconv `cpu` backend: premultiplied alpha cost (%s)" % date)
     out("")
-    out("Written by `bench/compare-cpu.sh --alpha-only` (do not edit by hand). Machine: %s, %d "
+    out("Written by `bench/run.sh cpu --alpha-only` (do not edit by hand). Machine: %s, %d "
         "cores online, %s. %s; OpenCV %s; NumPy %s. Load average before the run: %.2f %.2f "
         "%.2f (the machine is shared; \"other load\" = cores kept busy by everything else "
         "while imgconv ran)."
@@ -454,7 +457,7 @@ def main_alpha(cli, bench, outdir):
            np.__version__, *os.getloadavg()))
     out("")
     alpha_section(out, bench, ncores)
-    write_report(lines, outdir, "cpu-alpha-%s.md" % date)
+    write_report(lines, report)
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 /*
  * cpu_bench.c - in-memory timing of one ic_convolve configuration, the
- * imgconv side of bench/compare-cpu.sh (OpenCV's side is bench/compare_cpu.py).
+ * imgconv side of bench/run.sh cpu (OpenCV's side is bench/compare_cpu.py).
  *
  * Fills a WxH test chart (ic_image_chart), creates one context (the thread pool
  * and buffers are made once, as an application would), runs `warmup` untimed
@@ -24,7 +24,7 @@
  * --dump-kernel prints "kw kh w..." (the effective weights) and exits, so that
  * the Python side builds exactly the same kernel.
  *
- * bench/compare-cpu.sh links this file alone against the library as
+ * bench/run.sh cpu links this file alone against the library as
  * `cpu-bench`. The build also links every bench C file into imgconv-bench,
  * whose main() is bench/imgconv-bench.c's: main() here is weak, and that
  * driver may call ic_bench_cpu_main() (argv[1] "cpu" is skipped) for a "cpu"

@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
-"""CV-CUDA timed on imgconv-bench's cells (issue 17), for bench/peers_table.py.
+"""CV-CUDA timed on imgconv-bench's cells, for bench/peers_table.py.
 
 Usage (GPU machine, `import cvcuda` and `import torch` working):
   cvcuda_cells.py OUT.json [--imgconv PATH] [--reps N] [--quick]
 
-The cells are imgconv-bench's: table A (480p, 720p, HD, 4K, 8K; 3x3 Gaussian),
-table B (HD; 3x3, 5x5, 7x7, 9x9 Gaussians) and table E (8K; Gaussians 3..31 and
+The cells are imgconv-bench's: the resolution table, A (480p, 720p, HD, 4K, 8K;
+3x3 Gaussian), the filter-size table, B (HD; 3x3, 5x5, 7x7, 9x9 Gaussians) and
+the large-kernel table, E (8K; Gaussians 3..31 and
 random full-rank 9, 15, 21, 31), plus a batch cell: 64 images of 480p, 3x3, one
 call of CV-CUDA's variable-shape conv2d (and of its tensor gaussian on N=64).
 uint8 RGB (HWC, interleaved), replicate border. Images: the library's chart

@@ -2,11 +2,12 @@
 """dask_scaling.py - how imgconv.dask.filter_files scales from 1 to N local
 CPU workers (LocalCluster, one single-threaded worker process per core, the
 imgconv context of each worker on 1 thread), against the same files filtered
-in one process without Dask. Writes bench/results/dask-scaling-<UTC time>.md.
+in one process without Dask. Writes bench/results/dask.md in place (--out
+another file).
 
     python3 bench/dask_scaling.py [--images 48] [--size 1024x768] [--kernel gaussian:9]
                                   [--max-workers N | --workers 1,2,4,8,16] [--repeat 3]
-                                  [--gpu]
+                                  [--gpu] [--out FILE]
 
 --gpu adds a row with one worker whose context runs the `cuda` backend (one
 worker per GPU, dask-cuda's convention), when a CUDA backend is usable.
@@ -40,6 +41,7 @@ def main():
                     help="comma-separated worker counts (default 1..max-workers)")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--gpu", action="store_true")
+    ap.add_argument("--out", default=None, help="summary file (default bench/results/dask.md)")
     a = ap.parse_args()
     w, h = map(int, a.size.split("x"))
     root = Path(__file__).resolve().parent
@@ -131,7 +133,7 @@ def main():
         lines.append(f"| {name} | {med:.2f} | {a.images / med:.1f} | {base / med:.2f}x | "
                      + ", ".join(f"{t:.2f}" for t in times) + " |")
     text = "\n".join(lines) + "\n"
-    out = root / "results" / f"dask-scaling-{stamp}.md"
+    out = Path(a.out) if a.out else root / "results" / "dask.md"
     out.write_text(text)
     sys.stdout.write(text + f"\nwritten to {out}\n")
 

@@ -1,7 +1,7 @@
 /*
  * fig714.h - the arithmetic-to-global-memory access ratio of seed 003
  * (Kirk & Hwu ch. 7), Figure 7.14, as ONE formula shared by imgconv-bench
- * (table R) and tests/test_fig714.c (which recomputes the seed's printed
+ * (--tables R) and tests/test_fig714.c (which recomputes the seed's printed
  * entries with it before the bench applies it to imgconv's tile shapes).
  *
  * The formula: a tile computes `macs` multiply-adds (outputs x K*K) from

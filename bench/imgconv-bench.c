@@ -1,17 +1,17 @@
 /*
  * imgconv-bench - reproduces seed 004's performance study and measures it
- * against the hardware (issue 4):
+ * against the hardware:
  *   A  speedup over `seq` for 480p, 720p, HD, 4K, 8K with a 3x3 Gaussian;
  *   B  speedup at HD with 3x3, 5x5, 7x7, 9x9 Gaussians;
  *   C  memory levels: every CUDA backend on the same cases;
  *   D  AoS vs SoA;
  *   E  8K with 9x9, 15x15, 21x21, 31x31 general (random, full-rank) kernels
- *      and Gaussians up to 31x31 (issue 17's large-kernel cells);
+ *      and Gaussians up to 31x31 (the large-kernel cells the peers are compared on);
  *   F  the fast path's methods forced one by one (the planner's calibration);
  *   G  agreement of the fast path's methods with the `cpu` backend;
- *   M  many images in one launch (issue 17): 64 x 480p, 64 x 720p, 256 x 64x64
+ *   M  many images in one launch: 64 x 480p, 64 x 720p, 256 x 64x64
  *      and 64 mixed sizes, batched vs one by one vs the floor;
- *   P  premultiplied alpha (issue 12): RGBA/GA premultiplied vs independent vs
+ *   P  premultiplied alpha: RGBA/GA premultiplied vs independent vs
  *      the image without alpha on the fast path, and the strategy backends;
  *   R  seed 003 Fig 7.14's arithmetic-to-global-memory ratio computed for
  *      every tiled backend's tile as built (bench/fig714.h; no GPU needed;
@@ -156,9 +156,9 @@ typedef struct cell {
     char backend[32];
     char method[16];
     double ms, pred_ms;
-    double cupti_ms;      /* CUPTI kernel time (table K), 0 when not measured */
+    double cupti_ms;      /* CUPTI kernel time (--tables K), 0 when not measured */
     double samples, fmas; /* fmas per sample of the cheapest exact method */
-    int batch;            /* images per call (table M), 0 or 1: one */
+    int batch;            /* images per call (batch cells), 0 or 1: one */
 } cell;
 
 static double floor_ms(const cell *c)
@@ -252,7 +252,7 @@ static void fmt_t(char *b, size_t n, double ms)
         snprintf(b, n, "-");
 }
 
-/* ---- one study row (tables A and B) ------------------------------------------------ */
+/* ---- one study row (speed-up over seq) ------------------------------------------------ */
 
 typedef struct row_result {
     double seq, cpu, strat[16], fast, npp, nppg;
@@ -340,7 +340,7 @@ static void study_row(const char *table, const size_def *sz, const char *kind, i
         emit(&r->c, "cuda", r->method, r->fast, r->pred, r->seq, r->npp, r->nppg);
         emit(&r->c, "npp-filter32f", NULL, r->npp, 0, r->seq, 0, 0);
         emit(&r->c, "npp-gaussborder", NULL, r->nppg, 0, r->seq, 0, 0);
-        /* table A (every size): what an empty kernel and a device copy of
+        /* the resolution study (every size): what an empty kernel and a device copy of
          * the image take by the same method (peers_table.py's floors) */
         double fe = 0, fc = 0;
         if (!strcmp(table, "A") && bg_time_floors(G, B.reps, &fe, &fc, err, sizeof err) == 0) {
@@ -704,7 +704,7 @@ static void large_kernels(void)
     ic_image_free(&src);
 }
 
-/* ---- cells by image size (tables H and K) ---------------------------------------------- */
+/* ---- cells by image size (rows method, CUPTI) ---------------------------------------------- */
 
 /* A cell: an image size (index into SIZES) and a kernel. */
 typedef struct size_case {
@@ -913,7 +913,7 @@ static void methods(void)
     fprintf(stderr, "  F done\n");
 }
 
-/* The start of a calibration case (tables H, S and N): the chart of
+/* The start of a calibration case (rows, tile shapes, other layouts): the chart of
  * SIZES[size] with `channels` samples a pixel in `layout` on the device (kept
  * while the image stays), kernel `kind` K and the case's JSON cell. 1: skip
  * it (--quick leaves out 4K and 8K), -1: stop the table (no device image: the
@@ -1050,7 +1050,7 @@ static void rows_shapes(void)
 
 /* ---- S: tile shapes of the shared-memory methods (planner calibration) ----------------- */
 
-/* The cells of one row of tables S and N: method m forced on the current
+/* The cells of one row of the tile-shape and layout tables: method m forced on the current
  * image (premultiplied alpha when pm) in the planner's tile shape
  * ("1ch"/"all" channels a block / rows, and its time), then in each shape, 1
  * and all channels a block times 8, 16, 32, 64 output rows ("-" where the
@@ -1147,7 +1147,7 @@ static void tile_shapes(void)
 
 /* Gaussians 11..31 on grey, grey + alpha, RGBA (alpha independent) and RGB
  * SoA images of HD's order, where the planner weighs the rank-1 tensor
- * passes against sep (tables H and S time RGB AoS only): both methods forced
+ * passes against sep (the rows and tile-shape tables time RGB AoS only): both methods forced
  * into every tile shape (shape_cells), beside the planner's own pick; and
  * RGBA and grey + alpha with premultiplied alpha (the CLI's default for a
  * blur), which sep and direct take. */
@@ -1221,7 +1221,7 @@ static void layout_shapes(void)
     fprintf(stderr, "  N done\n");
 }
 
-/* ---- M: many small images in one launch (issue 17) ------------------------------------ */
+/* ---- M: many small images in one launch ------------------------------------ */
 
 /* N device-resident RGB images with a 3x3 Gaussian: one
  * ic_convolve_batch_async per run (one launch per method for the batch)
@@ -1297,7 +1297,7 @@ static void many_images(void)
     fprintf(stderr, "  M done\n");
 }
 
-/* ---- P: premultiplied alpha (issue 12) ------------------------------------------------ */
+/* ---- P: premultiplied alpha ------------------------------------------------ */
 
 /* Uploads a chart image of w x h x ch in layout lay as the timed input. 0
  * on success. */
@@ -1352,7 +1352,7 @@ static void premultiplied(void)
                  {4, "random", 9, 4, IC_SOA},   {2, "gaussian", 3, 2, IC_AOS},
                  {2, "gaussian", 9, 2, IC_AOS}, {4, "gaussian", 3, 2, IC_AOS}};
     const int nc = (int)(sizeof cases / sizeof cases[0]);
-    md("\n## P. Premultiplied alpha on the fast path (issue 12)\n\nKernel ms (median, "
+    md("\n## P. Premultiplied alpha on the fast path\n\nKernel ms (median, "
        "device-resident chart image with a soft-edged transparent disc, replicate border) of "
        "`cuda` with the job premultiplied (what `--alpha auto` runs for a kernel summing to 1), "
        "with `--alpha independent`, and on the same image without alpha (RGB for RGBA, grey for "

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""make_photos.py - photograph-like test images for bench/batch-compare.sh.
+"""make_photos.py - photograph-like test images for bench/run.sh suites.
 
 Real photographs (scikit-image's bundled colour images: astronaut, coffee,
 chelsea, rocket, ...) cropped at random, resized to WxH, given a random

@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
-"""Issue 17's peer table: imgconv-bench's cells beside NPP and CV-CUDA.
+"""The peer table: imgconv-bench's cells beside NPP and CV-CUDA.
 
   peers_table.py --bench bench-STAMP.json [--bench-md bench-STAMP.md]
                  [--cvcuda cvcuda-STAMP.json] --out-md peers-STAMP.md
                  --out-json peers-STAMP.json [--note LINE]...
 
-Inputs: imgconv-bench's JSON (tables A, B, E for the cells, F and H for the
+Inputs: imgconv-bench's JSON (its tables by flag: A, B, E for the cells, F and H for the
 planner; its markdown, by default the JSON's name with .md, for the planner's
 picks of tables F and H and their sections, copied as they are) and
 bench/cvcuda_cells.py's JSON (optional: without it the peers are NPP only and
@@ -13,7 +13,7 @@ the verdict says so). Writes the markdown table and its JSON; prints one
 summary line. Exit 0 when written (whatever the verdicts), 2 on bad input
 (one line on stderr, no output file).
 
-Targets (issue 17):
+Targets:
   speed      every cell of the seed tables (A: 480p..8K 3x3; B: HD 3x3..9x9)
              and of the large-kernel table (E: 8K Gaussian and random 9, 15,
              21, 31): best peer / imgconv `cuda` >= 2;
@@ -29,15 +29,15 @@ Peers: NPP Filter32f (any kernel), NPP GaussBorder (Gaussians up to 15),
 CV-CUDA conv2d (any kernel), CV-CUDA gaussian (Gaussians). A CV-CUDA figure
 is the lower of its CUDA-event and its CUPTI kernel time (the peer's favour).
 A second count takes that rule for every party: imgconv and NPP at the lower
-of their event time and their CUPTI time from table K of the same run (the
-issue's peer figures were CUPTI kernel times), where table K holds the cell.
+of their event time and their CUPTI time from the CUPTI table (K) of the same
+run (published peer figures are CUPTI kernel times), where it holds the cell.
 
 Batch cells: an imgconv-bench cell with an integer "batch" (or "images") > 1
 (images per call; "ms" the whole call), in any table, matched to cvcuda_cells.py's batch cells by size,
 kernel, K and batch. Every batch cell shows its time over its floor; the
 batch target counts the 64 x 480p cell of the one-call backend.
 
-Planner (tables F, H and N, the calibration): for each case, the planner's time
+Planner (the calibration tables, F, H and N): for each case, the planner's time
 against the fastest forced method (F: direct, sep, fft 256, fft 512, fft 512 fused at 8K, the
 planner's own time from table E; H: rows x1..x64 separable and full sums,
 and sep, the pick at its own time where no column holds it; N, when the bench has it: sep and
@@ -137,7 +137,7 @@ def copy_floor_ms(bench, c):
 
 
 def cupti_of(bench, size, kind, k, backend):
-    """CUPTI kernel ms of a backend on a cell from imgconv-bench's table K
+    """CUPTI kernel ms of a backend on a cell from imgconv-bench's CUPTI table (K)
     (imgconv `cuda` and NPP timed there by CUDA events and by CUPTI), else None."""
     c = bench_cell(bench, "K", size, kind, k, backend)
     return pos(c.get("cupti_ms")) if c else None
@@ -174,7 +174,7 @@ def peer_row(bench, cv, table, size, kind, k):
                best_peer=best_name, best_peer_ms=best, ratio=ratio)
     # The same cell with every party at the lower of its CUDA-event and its
     # CUPTI time (the rule CV-CUDA's figures take above; imgconv's and NPP's
-    # CUPTI times from table K of the same run, where it holds the cell).
+    # CUPTI times from the CUPTI table of the same run, where it holds the cell).
     ms_cu = cupti_of(bench, size, kind, k, "cuda")
     npp_f_cu = cupti_of(bench, size, kind, k, "npp-filter32f")
     npp_g_cu = cupti_of(bench, size, kind, k, "npp-gaussborder") if kind == "gaussian" else None
@@ -234,7 +234,7 @@ def floors(bench):
 
 
 def small_floors(bench, seed):
-    """Table A's measured launch and copy floors (imgconv-bench's floor-* cells)
+    """The resolution table's (A) measured launch and copy floors (imgconv-bench's floor-* cells)
     beside the 3x3 cell and its 2x target."""
     out = []
     for r in seed:
@@ -370,7 +370,7 @@ def planner_h(bench, md):
 
 
 def planner_n(bench):
-    """Table N (other layouts): the planner's pick, timed as it runs, against the fastest of sep
+    """The other-layouts table (N): the planner's pick, timed as it runs, against the fastest of sep
     and tensor (premultiplied: sep and direct) forced into every tile shape."""
     out = []
     for (case, ch), cells in table_cases(bench, "N", ("case", "channels")).items():
@@ -667,7 +667,7 @@ def write(a):
 
 
 def main():
-    ap = argparse.ArgumentParser(description="issue 17's peer table")
+    ap = argparse.ArgumentParser(description="imgconv against NPP and CV-CUDA")
     ap.add_argument("--bench", required=True)
     ap.add_argument("--bench-md")
     ap.add_argument("--cvcuda")

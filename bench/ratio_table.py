@@ -3,7 +3,7 @@
 measured: turns the Nsight Compute runs of `scripts/gpu-check.sh ratio` (one
 kernel launch per backend and filter, `ncu --csv --page raw --print-units
 base`) into a Markdown table next to the formula's values (imgconv-bench
-table R, whose Markdown this reads; the formula itself lives only in
+--tables R, whose Markdown this reads; the formula itself lives only in
 bench/fig714.h). Run by gpu-check.sh; the output is never edited by hand.
 
   ratio_table.py MANIFEST BENCH_MD OUT_MD [HEADER_LINE...]
@@ -82,7 +82,7 @@ def short_kernel(name):
 
 
 def formula_rows(bench_md):
-    """Table R of imgconv-bench: {(design key, K): MAC per element}."""
+    """imgconv-bench's formula table (--tables R): {(design key, K): MAC per element}."""
     out = {}
     try:
         text = open(bench_md).read()

@@ -2,19 +2,23 @@
 # gpu-check.sh - the one GPU run: configure with CUDA for the local GPU, build,
 # run the whole ctest suite (GPU tests run instead of skipping), run
 # compute-sanitizer (memcheck, racecheck, synccheck, initcheck) over the GPU
-# tests, and run the benchmark. Writes a log and a summary (device, driver,
-# date, commit, tests passed/failed/skipped, sanitizer error counts) to $OUT
-# (the device tool's folder) or bench/results/ when OUT is unset.
+# tests, and run the benchmark. Each mode's summary replaces its file in
+# bench/results/ (gpu-check.md: device, driver, date, commit, tests
+# passed/failed/skipped, sanitizer error counts; kernels.md, peers.md,
+# sanitizers.md, ratio.md, python.md, and the bench/run.sh suites' own);
+# logs and raw files go to a run folder, $OUT/gpu-check-STAMP (the device
+# tool's folder, which also gets a copy of bench/results/) or
+# build/bench-logs/gpu-check-STAMP when OUT is unset.
 #
 #   scripts/gpu-check.sh [all|test|san|bench|peers|ncu|ncubench|ncutimes|ncusrc|ncujob|fftjob|ratio|batch|photos|jpeg|stream|wholejob|python|startup|png]...
 #     (default all = test san bench; several allowed)
 #   test: ctest (IC_CTEST_REGEX=... runs only matching tests); bench:
 #   imgconv-bench (IC_BENCH_TABLES=letters runs a subset, see its --help);
-#   peers: issue 17's table (peers-STAMP.md/.json, bench/peers_table.py):
+#   peers: imgconv against NPP and CV-CUDA (peers.md, bench/peers_table.py):
 #   imgconv-bench's seed, large-kernel and calibration tables (A B E F H N, NPP
 #   side by side, plus a batch table when --help lists one; IC_PEERS_TABLES
 #   overrides) and CV-CUDA on the same cells (bench/cvcuda_cells.py ->
-#   cvcuda-STAMP.json), CV-CUDA unpacked from .cvc/ when carried (made by
+#   cvcuda-STAMP.json in the run folder), CV-CUDA unpacked from .cvc/ when carried (made by
 #   ../shared/peers/cvcuda/prepare.sh .cvc), then `imgconv --explain` on
 #   5 calibration cases appended; about 2 minutes after the build.
 #   ncu: Nsight Compute sections of the fast-path kernels on 8K and HD images
@@ -26,42 +30,40 @@
 #   the log: where a multi-kernel method's time goes
 #   ncusrc: Nsight Compute's source page (SASS, per-instruction executions
 #   and stall samples, CSV) of one launch inside imgconv-bench into
-#   ncu-src-STAMP-N.csv (IC_NCU_SRC=TABLES:KERNEL-REGEX:SKIP ...)
+#   ncu-src-STAMP-N.csv in the run folder (IC_NCU_SRC=TABLES:KERNEL-REGEX:SKIP ...)
 #   ncujob: Nsight Compute on one `imgconv` process (8K RGB chart, full-rank
 #   31x31): the first launch of the kernels matching IC_NCU_JOB (regex,
 #   default fast_tensor), with stall reasons (into the log)
 #   fftjob: the FFT method as a user meets it, whole `imgconv` processes on an
 #   8K RGB chart with a full-rank 31x31 kernel, --tune fft-fuse=always (the
 #   multiply as a cuFFT callback, linked when the plan is made) and =never, 3
-#   runs each with -t, and how many output bytes the two differ in; before
-#   them bench/probe/fft_cb_probe (can this cuFFT link the callback, at what
-#   cost) (into the log)
+#   runs each with -t, and how many output bytes the two differ in (into the log)
 #   (into the log); ratio: seed 003 Fig 7.14's arithmetic-to-global-memory
 #   ratio measured with Nsight Compute counters for every tiled backend, 5x5
-#   and 9x9 on HD RGB, next to imgconv-bench table R (ratio-STAMP.md, the
-#   raw ncu CSV in ratio-STAMP-ncu.txt; about 2 minutes); batch / stream: bench/batch-compare.sh and
-#   bench/stream-bench.sh with this build (peers from ./peers-bundle when
-#   carried: scripts/pack-peers.sh); photos: bench/batch-compare.sh with
-#   SET=photo-jpeg then SET=photo-png (500 photograph-like 1920x1080 images,
-#   gaussian:5, cuda vs cpu vs vips: issue 11's batch targets; N=... fewer;
+#   and 9x9 on HD RGB, next to imgconv-bench's formula table (ratio.md, the
+#   raw ncu CSV in the run folder; about 2 minutes); batch / stream:
+#   bench/run.sh batch and bench/run.sh stream with this build (peers from
+#   ./peers-bundle when carried: scripts/pack-peers.sh); photos: bench/run.sh
+#   batch with SETS="photo-jpeg photo-png" (500 photograph-like 1920x1080
+#   images, gaussian:5, cuda vs cpu vs vips: the batch targets; N=... fewer;
 #   IC_PHOTO_SETS="photo-jpeg" runs one set; IMGCONV_ARGS adds a second cuda row);
-#   wholejob: bench/wholejob.sh, whole processes (6000x4000 JPEG and 64x64
-#   PPM, cuda and cpu, medians; issue 11's single-image targets).
-#   jpeg: tests/gpu/test_gpu_jpeg's per-case decode differences (gpu-jpeg-STAMP.txt)
-#   and bench/jpeg-single.sh (one 6000x4000 JPEG, cuda vs cuda --codec cpu vs cpu).
-#   startup: bench/startup.sh, where a CUDA process's time goes (startup-STAMP.md):
+#   wholejob: bench/run.sh wholejob, whole processes (6000x4000 JPEG and 64x64
+#   PPM, cuda and cpu, medians; the single-image targets).
+#   jpeg: bench/run.sh gpu-jpeg: one 6000x4000 JPEG, cuda vs cuda --codec cpu
+#   vs cpu, then tests/gpu/test_gpu_jpeg's per-case decode differences.
+#   startup: bench/run.sh startup, where a CUDA process's time goes (startup.md):
 #   bench/probe/startup_probe's one-time costs step by step (context, nvJPEG
 #   handles, first/second decode, encode, allocations, first/second ic_convolve),
 #   whole-process times and --time of the 6000x4000 JPEG and 64x64 cases (also
 #   under CUDA_MODULE_LOADING=EAGER), a 20-image HD batch, and Nsight Systems
 #   profiles with `nsys stats` summaries when nsys is installed (about 2 minutes).
-#   png: bench/png-speed.sh (png-speed-STAMP.md): PNG size, encode and decode
+#   png: bench/run.sh png (png.md): PNG size, encode and decode
 #   MB/s of imgconv (default, --compression 1..9) vs libvips and ImageMagick
 #   (peers from ./peers-bundle when carried) on five 2048x2048 images; CPU only,
 #   about 5 minutes on 16 cores (RUNS=3 ... faster, IMAGES=... a subset).
 #   python: the Python package's tests verbosely (the CuPy/PyTorch device path
 #   of python/tests/test_device.py included) and bench/dask_scaling.py on this
-#   machine's cores plus one GPU worker (dask-scaling-STAMP.md). Wheels the
+#   machine's cores plus one GPU worker (dask.md; python.md the test lines). Wheels the
 #   machine lacks (pytest, distributed, ...; no network there) travel in .whl/
 #   (carry it) and are installed into /tmp/site first, for ctest's python test too.
 #   IC_COMMIT=<hash> names the commit when .git is not present.
@@ -73,18 +75,22 @@
 #   runs test_gpu_diff's big sizes at 480p only (ICT_BIG_SIZES=1).
 set -uo pipefail
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 what=" ${*:-all} "
 has() {
   case "$what" in *" $1 "*) return 0 ;; esac
   case "$1" in test|san|bench) case "$what" in *" all "*) return 0 ;; esac ;; esac
   return 1
 }
-out=${OUT:-bench/results}
+stamp=$STAMP
+device_out=${OUT:-}
+out=${OUT:-build/bench-logs}/gpu-check-$stamp
 mkdir -p "$out"
-stamp=$(date -u +%Y%m%dT%H%M%SZ)
-log="$out/gpu-check-$stamp.log"
-summary="$out/gpu-summary-$stamp.md"
-commit=${IC_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}
+out=$(cd "$out" && pwd)
+results=bench/results
+log="$out/gpu-check.log"
+summary="$out/gpu-check.md"
+commit=$COMMIT
 jobs=$(nproc 2>/dev/null || echo 8)
 exec > >(tee -a "$log") 2>&1
 
@@ -152,7 +158,7 @@ if has san; then
           part=""
           [ "$nparts" -gt 1 ] && part=$k/$nparts && label="$label [part $part]"
           if [ $(( $(date +%s) - san_t0 )) -gt "$san_budget" ]; then
-            echo "sanitizer $tool $label: NOT RUN (time budget spent)"
+            echo "sanitizer $tool $label: NOT RUN (time budget spent)" | tee -a "$out/san.txt"
             skipped_runs=$((skipped_runs + 1))
             continue
           fi
@@ -167,12 +173,12 @@ if has san; then
           rc=$?
           n=$(printf '%s\n' "$r" | grep -oE "ERROR SUMMARY: [0-9]+" | awk '{s+=$3} END {print s+0}')
           if [ "$rc" -eq 124 ]; then
-            echo "sanitizer $tool $label: TIMEOUT after ${IC_SAN_TIMEOUT:-150} s"
+            echo "sanitizer $tool $label: TIMEOUT after ${IC_SAN_TIMEOUT:-150} s" | tee -a "$out/san.txt"
             skipped_runs=$((skipped_runs + 1))
             continue
           fi
           [ "$rc" -ne 0 ] && [ "$n" -eq 0 ] && [ "$rc" -ne 77 ] && n=1
-          echo "sanitizer $tool $label: rc=$rc errors=$n ($(( $(date +%s) - ts )) s)"
+          echo "sanitizer $tool $label: rc=$rc errors=$n ($(( $(date +%s) - ts )) s)" | tee -a "$out/san.txt"
           [ "$n" -gt 0 ] && printf '%s\n' "$r" | grep -E "=========" | head -20
           errs=$((errs + n))
           runs=$((runs + 1))
@@ -184,13 +190,24 @@ if has san; then
     san_summary="compute-sanitizer not found"
   fi
   echo "sanitizers:$san_summary"
+  {
+    echo "# compute-sanitizer over the GPU tests (quick mode)"
+    echo
+    echo "Totals:$san_summary"
+    echo
+    echo '```'
+    cat "$out/san.txt" 2>/dev/null
+    echo '```'
+  } > "$out/sanitizers.md"
+  publish "$out/sanitizers.md" "$results/sanitizers.md" "scripts/gpu-check.sh san"
 fi
 
 if has bench; then
   if [ -x $B/imgconv-bench ]; then
     t0=$(date +%s)
     if $B/imgconv-bench --out "$out" --stamp "$stamp" ${IC_BENCH_TABLES:+--tables "$IC_BENCH_TABLES"}; then
-      bench_line="bench-$stamp.md / .json / .png"
+      bench_line="kernels.md (raw: bench-$stamp.md / .json / .png)"
+      publish "$out/bench-$stamp.md" "$results/kernels.md" "scripts/gpu-check.sh bench${IC_BENCH_TABLES:+ (IC_BENCH_TABLES=$IC_BENCH_TABLES)}"
     else
       bench_line="FAILED (rc=$?)"
       echo "benchmark $bench_line"
@@ -201,7 +218,7 @@ if has bench; then
   fi
 fi
 
-# peers_merge BENCH_JSON [CVCUDA_JSON]: issue 17's table from imgconv-bench's
+# peers_merge BENCH_JSON [CVCUDA_JSON]: the peers table from imgconv-bench's
 # JSON (and CV-CUDA's figures when given); sets peers_line and calib_line.
 peers_merge() {
   local m
@@ -213,23 +230,24 @@ peers_merge() {
            --out-md "$out/peers-$stamp.md" --out-json "$out/peers-$stamp.json" \
            --note "device: ${gpu_name:-?} (sm_$arch), driver ${driver:-?}; commit $commit"); then
     echo "$m"
-    peers_line="peers-$stamp.md: ${m#issue 17: }"
+    peers_line="peers.md: ${m#issue 17: }"
     calib_line="${m##*planner right }"
-    calib_line="right F ${calib_line#F }, within 5% of the fastest forced method (peers-$stamp.md)"
+    calib_line="right F ${calib_line#F }, within 5% of the fastest forced method (peers.md)"
   else
     peers_line="merge FAILED (see the log)"
   fi
 }
-# a full bench run carries tables A B E F H: the table against NPP, the
-# planner's calibration in the summary (peers, when asked for, redoes it)
+# a full bench run carries the tables against NPP and the planner's
+# calibration, so the summary has them (peers, when asked for, redoes it)
 if has bench && [ -f "$out/bench-$stamp.json" ] && ! has peers &&
    case "${IC_BENCH_TABLES:-ABEFH}" in *F*|*H*) true ;; *) false ;; esac; then
   peers_merge "$out/bench-$stamp.json"
+  [ -f "$out/peers-$stamp.md" ] && publish "$out/peers-$stamp.md" "$results/peers.md" "scripts/gpu-check.sh bench"
 fi
 
 if has peers; then
-  # Issue 17: imgconv against NPP and CV-CUDA on the same cells, and the
-  # planner's calibration tables F and H.
+  # imgconv against NPP and CV-CUDA on the same cells, and the planner's
+  # calibration against every forced method.
   t0=$(date +%s)
   if [ ! -x $B/imgconv-bench ]; then
     peers_line="no imgconv-bench in this build"
@@ -288,13 +306,14 @@ if has peers; then
         done
       } >> "$out/peers-$stamp.md"
       rm -rf "$tmp"
+      publish "$out/peers-$stamp.md" "$results/peers.md" "scripts/gpu-check.sh peers"
     fi
   fi
   echo "peers: $(( $(date +%s) - t0 )) s"
 fi
 
 if has ncu; then
-  # Hardware counters of the fast-path kernels (issue 4's profile evidence):
+  # Hardware counters of the fast-path kernels (the profile evidence):
   # speed of light, occupancy, launch statistics and warp stall reasons, one
   # launch of each kernel per case, clocks not locked (--clock-control none).
   t0=$(date +%s)
@@ -378,11 +397,11 @@ for r in rows[1:]:
 fi
 
 if has ratio; then
-  # Seed 003 Fig 7.14 measured (issue 18): one launch of each tiled backend's
+  # Seed 003 Fig 7.14 measured: one launch of each tiled backend's
   # kernel (and cuda-global's, the untiled baseline), 5x5 and 9x9 random
   # full-rank kernels on an HD RGB chart, hardware counters only (no
   # sections); bench/ratio_table.py turns the CSV into the table, beside
-  # imgconv-bench table R (the formula). The thread-level load counters are
+  # imgconv-bench's formula table. The thread-level load counters are
   # SASS-patched; if this ncu lacks them the core counters still run.
   t0=$(date +%s)
   if ! command -v ncu >/dev/null 2>&1; then
@@ -415,7 +434,7 @@ if has ratio; then
     set_i=0
     metrics=${sets[0]}
     $B/imgconv --chart 1920x1080 "$tmp/hd.ppm"
-    # table R needs no GPU: hide it, so the bench skips its ceilings
+    # the formula table needs no GPU: hide it, so the bench skips its ceilings
     CUDA_VISIBLE_DEVICES= $B/imgconv-bench --out "$tmp" --stamp formula --tables R >/dev/null 2>&1 ||
       echo "ratio: imgconv-bench --tables R failed (no formula column)"
     kern() { # a random full-rank KxK blur: integer weights 1..9 over their sum
@@ -461,50 +480,48 @@ if has ratio; then
     if python3 bench/ratio_table.py "$tmp/manifest" "$tmp/bench-formula.md" "$out/ratio-$stamp.md" \
          "device: ${gpu_name:-?} (sm_$arch), driver ${driver:-?}; commit $commit; $(ncu --version | tail -1)" \
          "" \
-         "Raw ncu output: ratio-$stamp-ncu.txt. Formula: imgconv-bench table R (bench/fig714.h)." \
+         "Raw ncu output: ratio-$stamp-ncu.txt in the run folder. Formula: imgconv-bench --tables R (bench/fig714.h)." \
          "" "Counters: \`${metrics//,/, }\`"; then
-      ratio_line="ratio-$stamp.md"
+      ratio_line="ratio.md"
     else
-      ratio_line="ratio-$stamp.md (INCOMPLETE: see the log)"
+      ratio_line="ratio.md (INCOMPLETE: see the log)"
     fi
     if [ -f "$tmp/bench-formula.md" ]; then
       { echo; sed -n '/^## R\./,$p' "$tmp/bench-formula.md" | sed '/^Total benchmark time/d'; } >> "$out/ratio-$stamp.md"
     fi
+    publish "$out/ratio-$stamp.md" "$results/ratio.md" "scripts/gpu-check.sh ratio"
     rm -rf "$tmp"
   fi
   echo "ratio: $ratio_line ($(( $(date +%s) - t0 )) s)"
 fi
 
-if has batch && [ -x bench/batch-compare.sh ]; then
+# the bench/run.sh suites write their own summaries and keep their raw files here
+export OUT=$out IC_COMMIT=$commit
+
+if has batch; then
   t0=$(date +%s)
-  RESULT="$out/batch-compare-$stamp.md" bench/batch-compare.sh "$B/imgconv" || echo "batch-compare failed (rc=$?)"
+  bench/run.sh batch "$B/imgconv" || echo "batch failed (rc=$?)"
   echo "batch: $(( $(date +%s) - t0 )) s"
 fi
 
 if has jpeg; then
   t0=$(date +%s)
   cmake --build $B -j "$jobs" --target test_gpu_jpeg >/dev/null 2>&1
-  $B/tests/test_gpu_jpeg > "$out/gpu-jpeg-$stamp.txt" 2>&1
-  echo "test_gpu_jpeg rc=$?: $(tail -1 "$out/gpu-jpeg-$stamp.txt")"
-  grep -E "^GPU codec|FAIL" "$out/gpu-jpeg-$stamp.txt" | head -20
-  bench/jpeg-single.sh "$B/imgconv" "$out/jpeg-single-$stamp.md" >/dev/null 2>&1 ||
-    echo "jpeg-single failed (rc=$?)"
-  grep -E "^\| \`" "$out/jpeg-single-$stamp.md" 2>/dev/null
+  bench/run.sh gpu-jpeg "$B/imgconv" >/dev/null 2>&1 || echo "gpu-jpeg failed (rc=$?)"
+  grep -E "^\| \`|^GPU codec|FAIL" "$results/gpu-jpeg.md" 2>/dev/null | head -24
   echo "jpeg: $(( $(date +%s) - t0 )) s"
 fi
 
-if has photos && [ -x bench/batch-compare.sh ]; then
-  for set in ${IC_PHOTO_SETS:-photo-jpeg photo-png}; do
-    t0=$(date +%s)
-    SET=$set CPU_ROW=1 RESULT="$out/batch-compare-$stamp-$set.md" \
-      bench/batch-compare.sh "$B/imgconv" cuda || echo "batch-compare $set failed (rc=$?)"
-    echo "photos $set: $(( $(date +%s) - t0 )) s"
-  done
+if has photos; then
+  t0=$(date +%s)
+  SETS=${IC_PHOTO_SETS:-photo-jpeg photo-png} CPU_ROW=1 bench/run.sh batch "$B/imgconv" cuda ||
+    echo "batch ${IC_PHOTO_SETS:-photo-jpeg photo-png} failed (rc=$?)"
+  echo "photos: $(( $(date +%s) - t0 )) s"
 fi
 
-if has stream && [ -x bench/stream-bench.sh ]; then
+if has stream; then
   t0=$(date +%s)
-  RESULT="$out/stream-$stamp.md" bench/stream-bench.sh "$B/imgconv" cuda || echo "stream-bench failed (rc=$?)"
+  bench/run.sh stream "$B/imgconv" cuda || echo "stream failed (rc=$?)"
   echo "stream: $(( $(date +%s) - t0 )) s"
 fi
 
@@ -562,12 +579,6 @@ fi
 if has fftjob; then
   t0=$(date +%s)
   tmp=$(mktemp -d)
-  echo "== fft_cb_probe: can this cuFFT link the FFT callbacks (bench/probe/fft_cb_probe.cu)"
-  if nvcc -std=c++17 -I$B/gen -o "$tmp/fft_cb_probe" bench/probe/fft_cb_probe.cu -lcufft; then
-    "$tmp/fft_cb_probe" 2>&1 | head -60
-  else
-    echo "fft_cb_probe: build failed"
-  fi
   job_inputs "$tmp"
   $B/imgconv --backend cuda --explain --kernel-file "$tmp/k31.txt" "$tmp/c.ppm" "$tmp/e.ppm" 2>&1 | grep -iE "method|overlap|predicted" | head -5
   for mode in fused unfused; do
@@ -589,29 +600,26 @@ print("fused vs unfused: %d bytes, %d differ, max difference %d" % (len(a), len(
   echo "fftjob: $(( $(date +%s) - t0 )) s"
 fi
 
-if has wholejob && [ -x bench/wholejob.sh ]; then
+if has wholejob; then
   t0=$(date +%s)
-  RESULT="$out/wholejob-$stamp.md" IC_COMMIT=$commit bench/wholejob.sh "$B/imgconv" ||
-    echo "wholejob failed (rc=$?)"
+  bench/run.sh wholejob "$B/imgconv" || echo "wholejob failed (rc=$?)"
   echo "wholejob: $(( $(date +%s) - t0 )) s"
 fi
 
-if has png && [ -x bench/png-speed.sh ]; then
+if has png; then
   t0=$(date +%s)
-  RESULT="$out/png-speed-$stamp.md" bench/png-speed.sh "$B/imgconv" >/dev/null ||
-    echo "png-speed failed (rc=$?)"
-  grep -E "^## |\| (default|vips|mogrify)" "$out/png-speed-$stamp.md" 2>/dev/null
-  echo "png: png-speed-$stamp.md ($(( $(date +%s) - t0 )) s)"
+  bench/run.sh png "$B/imgconv" >/dev/null || echo "png failed (rc=$?)"
+  grep -E "^## |\| (default|vips|mogrify)" "$results/png.md" 2>/dev/null
+  echo "png: png.md ($(( $(date +%s) - t0 )) s)"
 fi
 
-if has startup && [ -x bench/startup.sh ]; then
+if has startup; then
   t0=$(date +%s)
   cmake --build $B -j "$jobs" --target startup_probe >/dev/null 2>&1 ||
     echo "startup: no startup_probe target (a build without nvJPEG?)"
-  IC_COMMIT=$commit bench/startup.sh "$B" "$out/startup-$stamp.md" >/dev/null ||
-    echo "startup failed (rc=$?)"
-  grep -E "^\| +[0-9.]+ \| +[0-9.]+ \|" "$out/startup-$stamp.md" 2>/dev/null | sort -t'|' -k3 -rn | head -12
-  echo "startup: startup-$stamp.md ($(( $(date +%s) - t0 )) s)"
+  bench/run.sh startup "$B" >/dev/null || echo "startup failed (rc=$?)"
+  grep -E "^\| +[0-9.]+ \| +[0-9.]+ \|" "$results/startup.md" 2>/dev/null | sort -t'|' -k3 -rn | head -12
+  echo "startup: startup.md ($(( $(date +%s) - t0 )) s)"
 fi
 
 if has python; then
@@ -624,10 +632,18 @@ if has python; then
         python3 -m pytest -v -rs -p no:cacheprovider "$here/python/tests" ) >> "$out/python-$stamp.txt" 2>&1
     echo "pytest rc=$?"
     grep -E "passed|failed|SKIPPED|FAILED|test_device" "$out/python-$stamp.txt" | tail -40
-    PYTHONPATH=$pyt${PYTHONPATH:+:$PYTHONPATH} IC_COMMIT=$commit python3 bench/dask_scaling.py \
+    # the summary: each test's result line and pytest's closing line
+    {
+      echo '```'
+      grep -E "::.* (PASSED|FAILED|SKIPPED|XFAIL|ERROR)" "$out/python-$stamp.txt" | sed "s#^.*python/tests/#python/tests/#"
+      grep -E "^=+ .*(passed|failed).* in " "$out/python-$stamp.txt"
+      echo '```'
+    } > "$out/python.md"
+    publish "$out/python.md" "$results/python.md" "scripts/gpu-check.sh python"
+    PYTHONPATH=$pyt${PYTHONPATH:+:$PYTHONPATH} python3 bench/dask_scaling.py --out "$out/dask.md" \
       --workers 1,2,4,8,16 --repeat 3 --gpu >> "$out/python-$stamp.txt" 2>&1 || echo "dask_scaling failed (rc=$?)"
-    newest=$(ls -t bench/results/dask-scaling-*.md 2>/dev/null | head -1)
-    [ -n "$newest" ] && cp "$newest" "$out/" && cat "$newest"
+    [ -f "$out/dask.md" ] && publish "$out/dask.md" "$results/dask.md" "scripts/gpu-check.sh python" &&
+      cat "$out/dask.md"
   else
     echo "pip install ./python failed:"; tail -20 "$out/python-$stamp.txt"
   fi
@@ -649,7 +665,11 @@ fi
   echo "| compute-sanitizer | ${san_summary# } |"
   echo "| benchmark | $bench_line |"
   echo "| Fig 7.14 ratio (ncu) | $ratio_line |"
-  echo "| issue 17 peers (NPP, CV-CUDA) | $peers_line |"
-  echo "| planner calibration (tables F, H, N) | $calib_line |"
+  echo "| peers (NPP, CV-CUDA) | $peers_line |"
+  echo "| planner calibration | $calib_line |"
+  echo "| raw files | $out |"
 } > "$summary"
 cat "$summary"
+publish "$summary" "$results/gpu-check.md" "scripts/gpu-check.sh ${what# }"
+# the device tool brings back only \$OUT: a copy of the summaries travels there
+[ -n "$device_out" ] && cp -r "$results" "$out/results"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # pack-peers.sh - packs this Debian machine's libvips (`vips`) and ImageMagick
-# (`mogrify`) into a relocatable folder, peers-bundle/, so that the batch
-# comparison of issue 6 (bench/batch-compare.sh) can run them side by side
+# (`mogrify`) into a relocatable folder, peers-bundle/, so that the batch and
+# PNG comparisons (bench/run.sh batch, bench/run.sh png) can run them side by side
 # with imgconv on the GPU machine, which has neither and no network.
 #
 # usage: scripts/pack-peers.sh [OUTDIR]      (default: ./peers-bundle, git-ignored)
@@ -38,7 +38,7 @@
 # How the lead carries it to the GPU machine: build it here, then give the device
 # tool carry: ["peers-bundle"] (it is git-ignored; size printed at the end, must
 # stay well under the 64 MiB carry limit together with anything else carried).
-# There: bench/batch-compare.sh finds ./peers-bundle/bin by itself (or PEERS=DIR).
+# There: bench/run.sh finds ./peers-bundle/bin by itself (or PEERS=DIR).
 # Requires on the target: x86-64 Linux with glibc >= Debian 12's (2.36); the
 # Ubuntu 24.04 GPU machine has 2.39. Nothing else from the target's /usr is used.
 #

@@ -7,10 +7,16 @@
 # memcheck, racecheck, synccheck and initcheck; test_gpu_alpha and
 # test_gpu_advanced under memcheck and initcheck. Run from the repository
 # root after a build into build-gpu (scripts/gpu-check.sh builds it).
+# The lines, under a count per tool, replace bench/results/sanitizers.md.
 # Exit status: 1 when any run failed.
 set -u
+cd "$(dirname "$0")/.."
+. bench/lib.sh
 B=${B:-build-gpu}
 bad=0
+lines=$(mktemp)
+trap 'rm -f "$lines" "$lines.md"' EXIT
+exec 3>&1 >"$lines"
 for T in memcheck racecheck synccheck initcheck; do
   for P in 21/21 8/21 16/21; do
     r=$(ICT_PART=$P IC_TEST_QUICK=1 timeout 100 compute-sanitizer --tool "$T" --error-exitcode 1 \
@@ -31,4 +37,21 @@ for T in memcheck initcheck; do
       "$(echo "$r" | grep -E 'ERROR SUMMARY' | tail -1)"
   done
 done
+exec >&3
+cat "$lines"
+{
+  echo "# The rows method's kernels under compute-sanitizer (scripts/san-rows.sh)"
+  echo
+  echo "| tool | runs | rc=0 | error summary lines not 0 |"
+  echo "|---|---|---|---|"
+  for T in $(awk '{ print $2 }' "$lines" | sort -u); do
+    echo "| $T | $(grep -c "^san $T " "$lines") | $(grep -c "^san $T .* rc=0 " "$lines") |" \
+      "$(grep "^san $T " "$lines" | grep -E 'SUMMARY: [0-9]+' | grep -vc 'SUMMARY: 0 ') |"
+  done
+  echo
+  echo '```'
+  cat "$lines"
+  echo '```'
+} >"$lines.md"
+publish "$lines.md" bench/results/sanitizers.md "scripts/san-rows.sh"
 exit $bad

@@ -1,6 +1,6 @@
 /*
  * startup_probe.cu - where a CUDA imgconv process spends its first second
- * (issue 11, start-up). A diagnostic, not a test: it times, one after the
+ * (start-up). A diagnostic, not a test: it times, one after the
  * other in one fresh process, every step a `imgconv --backend cuda` run of one
  * JPEG pays once, each step's own duration and the time since the process was
  * exec'd (from /proc/self/stat, 10 ms resolution at 100 Hz ticks, so the
