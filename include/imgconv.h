@@ -722,7 +722,7 @@ typedef struct ic_save_options {
 } ic_save_options;
 
 /* The level PNG files are written with when ic_save_options.compression is
- * 0 (bench/png-speed.sh measured the choice; docs/definitions.md, "Formats",
+ * 0 (bench/run.sh png measured the choice; docs/definitions.md, "Formats",
  * maps levels to libdeflate's). */
 #define IC_PNG_DEFAULT_LEVEL 5
 

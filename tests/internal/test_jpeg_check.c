@@ -16,7 +16,7 @@
  *  4. The batch on threads gives each file the single check's verdict and
  *     leaves the files it was not asked to check alone.
  *
- * With IC_JPEG_CHECK_BENCH=DIR it measures instead (bench/jpeg-check-cost.sh):
+ * With IC_JPEG_CHECK_BENCH=DIR it measures instead (bench/run.sh jpeg-check):
  * for each *.jpg in DIR the check against a full decode (ic_image_decode)
  * and against jpeg_read_coefficients (the other way to an entropy-only
  * decode), wall and thread CPU time, best of several runs; then the whole
