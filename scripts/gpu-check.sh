@@ -104,8 +104,13 @@ nvcc --version | tail -1
 B=build-gpu
 mkdir -p $B
 t0=$(date +%s)
+# The GPU machine lacks libdeflate, libtiff and libwebp headers: a carried
+# codecs-bundle (scripts/pack-codecs.sh) gives it the coders a user's install has.
+prefix=()
+[ -d codecs-bundle/lib ] && prefix=(-DCMAKE_PREFIX_PATH="$PWD/codecs-bundle") &&
+  echo "codecs from codecs-bundle: $(head -1 codecs-bundle/MANIFEST)"
 cmake -S . -B $B -DCMAKE_BUILD_TYPE=Release -DIC_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES="$arch" \
-      -DIC_WERROR=OFF >"$B/configure.log" 2>&1 || { echo "configure failed"; tail -20 "$B/configure.log"; exit 1; }
+      -DIC_WERROR=OFF "${prefix[@]}" >"$B/configure.log" 2>&1 || { echo "configure failed"; tail -20 "$B/configure.log"; exit 1; }
 # What this machine's build has (formats, PNG writer, nvJPEG, NPP): figures depend on it.
 grep -E "^-- imgconv:" "$B/configure.log"
 cmake --build $B -j "$jobs" 2>&1 | grep -E "warning|error|Error" | head -50
