@@ -107,8 +107,13 @@ t0=$(date +%s)
 # The GPU machine lacks libdeflate, libtiff and libwebp headers: a carried
 # codecs-bundle (scripts/pack-codecs.sh) gives it the coders a user's install has.
 prefix=()
-[ -d codecs-bundle/lib ] && prefix=(-DCMAKE_PREFIX_PATH="$PWD/codecs-bundle") &&
+if [ -d codecs-bundle/lib ]; then
+  prefix=(-DCMAKE_PREFIX_PATH="$PWD/codecs-bundle")
+  # libtiff's own dependencies (libLerc, libjbig) are found through the path,
+  # as a system's would be: RUNPATH does not reach a library's dependencies.
+  export LD_LIBRARY_PATH=$PWD/codecs-bundle/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
   echo "codecs from codecs-bundle: $(head -1 codecs-bundle/MANIFEST)"
+fi
 cmake -S . -B $B -DCMAKE_BUILD_TYPE=Release -DIC_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES="$arch" \
       -DIC_WERROR=OFF "${prefix[@]}" >"$B/configure.log" 2>&1 || { echo "configure failed"; tail -20 "$B/configure.log"; exit 1; }
 # What this machine's build has (formats, PNG writer, nvJPEG, NPP): figures depend on it.
