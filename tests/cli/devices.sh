@@ -60,6 +60,7 @@ fi
 
 expect_ok "chart" --chart 301x203 --seed 5 c.ppm
 for b in cuda cuda-global; do
+    rm -f one.ppm split.ppm
     expect_ok "$b, one device" --kernel gaussian:7 --border reflect --backend "$b" c.ppm one.ppm
     expect_ok "$b, split across 0,0" --kernel gaussian:7 --border reflect --backend "$b" \
         --devices 0,0 c.ppm split.ppm

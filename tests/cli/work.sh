@@ -23,12 +23,14 @@ grep -q "big.pgm" "$ERR" && ok "names the input" || fail "does not name the inpu
 # The same through a PNG's header (refused before decoding).
 if has_format png; then
     expect_ok "a PNG input" --chart 1200x1200x3 big.png
-    expect_error 3 "--max-work" "refused from a PNG's header" --kernel-file k255.txt big.png o.png
+    expect_error 3 "--max-work" "refused from a PNG's header" --kernel-file k255.txt \
+        --backend cpu big.png o.png
 fi
 
 # The raw frame stream: the frame size is known, so the bound is checked once.
-LAST_CMD="imgconv --stream 1200x1200x1 --kernel-file k255.txt < /dev/null"
-"$IMGCONV" --stream 1200x1200x1 --kernel-file k255.txt </dev/null >"$OUT" 2>"$ERR"
+# (The default bound is the CPU backends': name one, as a GPU machine's auto is cuda.)
+LAST_CMD="imgconv --stream 1200x1200x1 --kernel-file k255.txt --backend cpu < /dev/null"
+"$IMGCONV" --stream 1200x1200x1 --kernel-file k255.txt --backend cpu </dev/null >"$OUT" 2>"$ERR"
 RC=$?
 [ "$RC" -eq 3 ] && grep -q -- "--max-work" "$ERR" && ok "--stream: refused before any frame" ||
     { fail "--stream and --max-work"; show_last; }

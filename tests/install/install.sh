@@ -64,7 +64,7 @@ pc_libs=$(pkg-config --libs imgconv)
 pc_static=$(pkg-config --static --libs-only-other --libs-only-L imgconv)
 pc_private=$(pkg-config --static --libs imgconv | tr ' ' '\n' | grep -v '^-limgconv$' | tr '\n' ' ')
 cc ${flags[@]+"${flags[@]}"} $pc_cflags "$here/consumer.c" -o "$tmp/pc_shared" $pc_libs || fail "pkg-config shared link"
-LD_LIBRARY_PATH=$libdir "$tmp/pc_shared" | grep -q '^ok ' || fail "pkg-config shared run"
+LD_LIBRARY_PATH=$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} "$tmp/pc_shared" | grep -q '^ok ' || fail "pkg-config shared run"
 readelf -d "$tmp/pc_shared" | grep "NEEDED.*$soname" >/dev/null || fail "pc_shared does not need $soname"
 # shellcheck disable=SC2086
 cc ${flags[@]+"${flags[@]}"} $pc_cflags "$here/consumer.c" -o "$tmp/pc_static" \
