@@ -1,13 +1,21 @@
 /*
- * plan.cu - backend "cuda", the fast path (issue 4): a planner that
- * picks, per job, the cheapest of three methods by a roofline cost model, and
- * the backend around it.
+ * plan.cu - backend "cuda", the fast path: a planner that picks, per job, the
+ * cheapest of five methods by a roofline cost model, and the backend around
+ * it (running, explaining, batches).
  *
- *   direct  (fast_direct.cu)  K^2 multiply-adds per sample, shared-memory tile;
- *   sep     (fast_sep.cu)     rank r = ic_kernel_factor(): r*(K*(th+K-1)/th + K);
- *   fft     (fast_fft.cu)     overlap-save cuFFT tiles: cost independent of K;
- *   global  (cuda_common.cuh) the one-thread-per-sample kernel, for kernels the
- *                             three cannot take (wider than 31 and no FFT).
+ *   direct  (direct.cu)   K^2 multiply-adds per sample, shared-memory tile;
+ *   sep     (sep.cu)      rank r = ic_kernel_factor(): r*(K*(th+K-1)/th + K);
+ *   fft     (fft.cu)      overlap-save cuFFT tiles: cost independent of K;
+ *   rows    (rows.cu)     square kernels up to 9x9 in registers, no shared
+ *                         memory, separable where that is cheaper;
+ *   tensor  (tensor.cu)   the direct sum as fp16 matrix products on the tensor
+ *                         cores; a rank-1 kernel as two passes (tensor_sep.cu);
+ *   global  (cuda_common.cuh) one thread per sample, for kernels none of the
+ *                         others takes.
+ *
+ * Planning is three steps: a predictor per method (predict_*), the choice
+ * between them (ic_fast_choose, plan_choose.c: every tie and margin rule)
+ * and the fill of the chosen plan (fill_plan).
  *
  * Cost model. Ceilings are measured once per device, driver and imgconv
  * version and kept in the user's cache directory (core/calib_cache.h; the
@@ -19,28 +27,31 @@
  *   direct: t = L + max(io / copy, (K^2 + o_d) * samples / (e_d * fma))
  *   sep:    t = L + max(io / copy, (r*(K*(th+K-1)/th + K) + o_s) * samples / (e_s * fma))
  *   fft:    t = 5 L * batches + f_b * tiles * N^2 / copy
+ *   rows:   t = L + 1.25 max(io / copy, multiply-adds / fma)
+ *   tensor: t = L + max(io / copy, (mma / TC_RATIO + fixed + fill) * samples / fma)
  * io = input + output bytes; o_d, o_s = instructions per output sample besides
  * the FMAs that share their issue slots (fill, conversion, window loads,
- * rounding, stores: counted from the code, see NOTES); e_d, e_s = fraction of
- * the FMA peak the unrolled loops reach; f_b = device-memory bytes per tile
- * element across build, R2C, multiply, C2R and extract; L = launch cost.
- * Constants are calibrated against the H100 benchmark (docs/design/planner.md). When
- * two predictions are within 3%, the method with fewer multiply-adds wins, and
- * sep wins ties against direct (memory-bound kernels then take the separable
- * path, as the issue asks for Gaussian, box, Sobel, ... kernels).
+ * rounding, stores: counted from the code); e_d, e_s = fraction of the FMA
+ * peak the unrolled loops reach; f_b = device-memory bytes per tile element
+ * across build, R2C, multiply, C2R and extract; L = launch cost. The tile
+ * methods' times are divided by their shape's occupancy and last-wave fill
+ * (tile_shape). The constants are fitted to benchmark runs
+ * (docs/design/planner.md#model-constants).
  *
  * Premultiplied alpha (ic_job.premultiply): direct and sep take it with every
  * channel in one block (the colour needs the alpha of its pixels), rows on
- * RGBA and grey + alpha AoS, global always; FFT does not, so such jobs never plan it.
+ * RGBA and grey + alpha AoS, global always; FFT and tensor do not, so such
+ * jobs never plan them.
  *
  * 16-bit samples (IC_U16): direct, sep and global take them through a
  * run-time branch in their shared loads and stores (tile.cuh, cuda_common.cuh),
- * not through a second set of instantiations. Two methods are planned out
+ * not through a second set of instantiations. Three methods are planned out
  * (a forced one takes the planner's choice, as for any job it cannot run;
  * --explain says so):
  *   rows: its kernels are built around 16-byte loads of 16 uint8 samples per
  *     step and packed byte stores; a uint16 variant would be a second copy of
  *     every kernel;
+ *   tensor: fp16 holds integers exactly only up to 2048;
  *   fft: its float32 rounding is a fixed fraction of the tile's magnitude
  *     (about 1e-4 of a level at 8 bits, fft.cu), so at 16 bits it is ~257
  *     times more levels (a few hundredths, more for small kernels) while the
@@ -155,7 +166,7 @@ static ic_status measure_device(int device, int recalibrate, int builtin, ic_fas
     d->cc_major = prop.major;
     d->smem_optin = prop.sharedMemPerBlockOptin;
     d->smem_per_sm = prop.sharedMemPerMultiprocessor;
-    /* Defaults if a measurement cannot run: the H100 figures of shared/peers. */
+    /* Defaults if a measurement cannot run: an H100's measured ceilings. */
     d->copy_bps = 3.0e12;
     d->fma_per_s = 27.7e12;
     d->source = IC_FAST_CEIL_DEFAULT;
@@ -520,7 +531,7 @@ static tile_pred predict_sep(const job_facts &f)
     };
     auto smem_of = [&](int cb, int nrg) { return ic_fast_sep_smem(kw, cb, nrg, rank); };
     /* from 11x11 the tallest block that fits, measured faster than the
-     * model's wave fill (docs/design/planner.md#tile-rows) */
+     * model's wave fill (docs/design/planner.md#launch-shapes) */
     auto taken_smem = [&](int cb, int nrg) {
         if (kw >= 11 && !f.forced_shape && taller_fits(*f.d, smem_of, cb, nrg))
             return (size_t)0;
@@ -591,7 +602,7 @@ static tile_pred predict_tensor(const job_facts &f, const ic_fast_state *st)
     auto tsep_smem = [&](int cb, int nrg) { return ic_fast_tensor_sep_smem(kw, cb, nrg); };
     /* the rank-1 passes' big block of every channel, one an SM: its row
      * groups for cb channels, 0 where it is not taken (measured faster above
-     * 17x17 below TSEP_BIG_MAX_SAMPLES: docs/design/planner.md#tensor-blocks) */
+     * 17x17 below TSEP_BIG_MAX_SAMPLES: docs/design/planner.md#launch-shapes) */
     auto tsep_big = [&](int cb) {
         if (kw <= 17 || samples >= TSEP_BIG_MAX_SAMPLES || cb < 2)
             return 0;
@@ -654,7 +665,7 @@ static rows_pred predict_rows(const job_facts &f)
     r.rows = ic_fast_rows_run(kw, r.rank, r.per_thread);
     /* pixels with alpha (grey + alpha, RGBA AoS): the 4-row kernels spill
      * there, and a premultiplied rolled kernel is faster at 2 rows
-     * (docs/design/planner.md#rows-alpha) */
+     * (docs/design/alpha.md#rows-per-thread) */
     if (ic_fast_rows_premultiplies(img->channels, soa) && !f.tune->rows_shape &&
         (r.rows == 4 || (f.job->premultiply && ic_fast_rows_rolls(kw, r.rank))))
         r.rows = 2;

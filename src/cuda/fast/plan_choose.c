@@ -1,7 +1,7 @@
 /*
  * plan_choose.c - the fast path's choice between its methods: every tie and
  * margin rule of the planner, applied to plan.cu's predictions. The
- * measurements behind each threshold: docs/design/planner.md.
+ * measurements behind each threshold: docs/design/planner.md#choosing.
  */
 #include "cuda/fast/plan_choose.h"
 
