@@ -1012,20 +1012,22 @@ static ic_status fast_explain(void *state, const ic_job *job, char *buf, size_t 
                           "links when the plan is made)"
                         : "");
     else if (p.method == IC_FAST_ROWS)
-        o += snprintf(buf + o, buflen - o,
-                      "  %d samples x %d row%s per thread from %d-byte loads%s, no shared "
-                      "memory; %s\n%s",
-                      ring ? 8 : 16, p.rows, p.rows > 1 ? "s" : "", ring ? 8 : 16,
-                      p.rows > 4 ? ", taken one input row at a time" : "",
-                      p.rank ? (p.rank == 1 ? "separable: 1 row + 1 column pass in registers"
-                                            : "separable: 2 row + 2 column passes in registers")
-                             : "direct K*K sum",
-                      p.method == st->force
-                          ? ""
-                          : "  rows is taken wherever it applies (measured fastest there: "
-                            "imgconv-bench tables F and H) but for a full sum of 16M samples or "
-                            "more the tensor model predicts faster; rows per thread and "
-                            "separable or full sum by the rule table H calibrates\n");
+        o += snprintf(
+            buf + o, buflen - o,
+            "  %d samples x %d row%s per thread from %d-byte loads%s, no shared "
+            "memory; %s\n%s",
+            ring ? 8 : 16, p.rows, p.rows > 1 ? "s" : "", ring ? 8 : 16,
+            p.rows > 4 ? ", taken one input row at a time" : "",
+            p.rank ? (p.rank == 1 ? "separable: 1 row + 1 column pass in registers"
+                                  : "separable: 2 row + 2 column passes in registers")
+                   : "direct K*K sum",
+            p.method == st->force
+                ? ""
+                : "  rows is taken wherever it applies (measured fastest there: "
+                  "imgconv-bench tables F and H) but for a full sum of 3.5M samples "
+                  "or more that the tensor model predicts faster and a rank-1 9x9 at 2 rows "
+                  "per thread from 2M samples (sep); rows per thread and "
+                  "separable or full sum by the rule table H calibrates\n");
     else
         o +=
             snprintf(buf + o, buflen - o, "  one thread per output sample (%d blocks)\n", p.blocks);
