@@ -10,7 +10,8 @@
  *     bytes of n calls of ic_convolve, and no byte outside the samples is
  *     written (destinations poisoned, padding checked).
  *  2. Arguments: n == 0 is IC_OK (NULL arrays allowed); n < 0, NULL arrays
- *     with n > 0 and a NULL context are IC_ERR_INVALID_ARG.
+ *     with n > 0 and a NULL context are IC_ERR_INVALID_ARG, the message
+ *     naming the entry point.
  *  3. A failing image is named: image 2 of 4 with a destination of another
  *     size gives IC_ERR_INVALID_ARG and "image 2:" in ic_last_error(); a
  *     16-bit image 1 on a backend without 16-bit samples would be named the
@@ -149,7 +150,14 @@ static void arguments(ic_context *ctx)
     CHECK(ic_convolve_batch(ctx, -1, s, d, &k, NULL) == IC_ERR_INVALID_ARG, "n < 0");
     CHECK(ic_convolve_batch(ctx, 2, NULL, d, &k, NULL) == IC_ERR_INVALID_ARG, "NULL src");
     CHECK(ic_convolve_batch(ctx, 2, s, NULL, &k, NULL) == IC_ERR_INVALID_ARG, "NULL dst");
-    CHECK(ic_convolve_batch(NULL, 2, s, d, &k, NULL) == IC_ERR_INVALID_ARG, "NULL context");
+    CHECK(ic_convolve_batch(NULL, 2, s, d, &k, NULL) == IC_ERR_INVALID_ARG &&
+              strstr(ic_last_error(), "ic_convolve_batch: "),
+          "NULL context: %s", ic_last_error());
+    CHECK(ic_convolve_batch_async(NULL, 2, s, d, &k, NULL) == IC_ERR_INVALID_ARG &&
+              strstr(ic_last_error(), "ic_convolve_batch_async: "),
+          "batch_async, NULL context: %s", ic_last_error());
+    CHECK(ic_convolve_batch_async(ctx, -1, s, d, &k, NULL) == IC_ERR_UNSUPPORTED,
+          "batch_async n < 0 on a CPU backend: the backend is checked first");
     ic_status st = ic_convolve_batch(ctx, 4, s, d, &k, NULL);
     CHECK(st == IC_ERR_INVALID_ARG && strstr(ic_last_error(), "image 2:"),
           "a bad image 2 is named: %s / %s", ic_status_str(st), ic_last_error());

@@ -693,18 +693,33 @@ static ic_status batch_loop(ic_context *ctx, int n, const ic_image *src, ic_imag
     return IC_OK;
 }
 
+/* The checks both batch entry points begin with, in this order, under the
+ * caller's name fn: a context, one that queues device runs (async only),
+ * n >= 0 and the image arrays. */
+static ic_status batch_args(const char *fn, int async, const ic_context *ctx, int n,
+                            const ic_image *src, const ic_image *dst)
+{
+    if (!ctx)
+        return ic_fail(IC_ERR_INVALID_ARG, async ? "%s: NULL context" : "%s: no context (NULL)",
+                       fn);
+    if (async && (!(ctx->be->caps & IC_CAP_ASYNC) || ctx->multi))
+        return ic_fail(IC_ERR_UNSUPPORTED,
+                       "%s: backend %s%s does not queue device runs (use cuda on one device)", fn,
+                       ctx->be->name, ctx->multi ? " split across devices" : "");
+    if (n < 0 || (n > 0 && (!src || !dst)))
+        return ic_fail(IC_ERR_INVALID_ARG, "%s: n < 0 or NULL image arrays", fn);
+    return IC_OK;
+}
+
 /* One batched launch per method when the backend has one and the batch is
  * uniform (batch_differs), after every pair passed ic_convolve's checks;
  * otherwise ic_convolve image by image. */
 ic_status ic_convolve_batch(ic_context *ctx, int n, const ic_image *src, ic_image *dst,
                             const ic_kernel *k, const ic_params *p)
 {
-    if (!ctx)
-        return ic_fail(IC_ERR_INVALID_ARG, "ic_convolve_batch: no context (NULL)");
-    if (n < 0 || (n > 0 && (!src || !dst)))
-        return ic_fail(IC_ERR_INVALID_ARG, "ic_convolve_batch: n < 0 or NULL image arrays");
-    if (n == 0)
-        return IC_OK;
+    const ic_status as = batch_args("ic_convolve_batch", 0, ctx, n, src, dst);
+    if (as != IC_OK || n == 0)
+        return as;
     ic_params def;
     if (!p) {
         ic_params_default(&def);
@@ -747,17 +762,9 @@ ic_status ic_convolve_batch(ic_context *ctx, int n, const ic_image *src, ic_imag
 ic_status ic_convolve_batch_async(ic_context *ctx, int n, const ic_image *src, ic_image *dst,
                                   const ic_kernel *k, const ic_params *p)
 {
-    if (!ctx)
-        return ic_fail(IC_ERR_INVALID_ARG, "ic_convolve_batch_async: NULL context");
-    if (!(ctx->be->caps & IC_CAP_ASYNC) || ctx->multi)
-        return ic_fail(IC_ERR_UNSUPPORTED,
-                       "ic_convolve_batch_async: backend %s%s does not queue device runs (use "
-                       "cuda on one device)",
-                       ctx->be->name, ctx->multi ? " split across devices" : "");
-    if (n < 0 || (n > 0 && (!src || !dst)))
-        return ic_fail(IC_ERR_INVALID_ARG, "ic_convolve_batch_async: n < 0 or NULL image arrays");
-    if (n == 0)
-        return IC_OK;
+    const ic_status as = batch_args("ic_convolve_batch_async", 1, ctx, n, src, dst);
+    if (as != IC_OK || n == 0)
+        return as;
     ic_params def;
     if (!p) {
         ic_params_default(&def);

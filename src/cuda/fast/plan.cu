@@ -1,13 +1,21 @@
 /*
- * plan.cu - backend "cuda", the fast path (issue 4): a planner that
- * picks, per job, the cheapest of three methods by a roofline cost model, and
- * the backend around it.
+ * plan.cu - backend "cuda", the fast path: a planner that picks, per job, the
+ * cheapest of five methods by a roofline cost model, and the backend around
+ * it (running, explaining, batches).
  *
- *   direct  (fast_direct.cu)  K^2 multiply-adds per sample, shared-memory tile;
- *   sep     (fast_sep.cu)     rank r = ic_kernel_factor(): r*(K*(th+K-1)/th + K);
- *   fft     (fast_fft.cu)     overlap-save cuFFT tiles: cost independent of K;
- *   global  (cuda_common.cuh) the one-thread-per-sample kernel, for kernels the
- *                             three cannot take (wider than 31 and no FFT).
+ *   direct  (direct.cu)   K^2 multiply-adds per sample, shared-memory tile;
+ *   sep     (sep.cu)      rank r = ic_kernel_factor(): r*(K*(th+K-1)/th + K);
+ *   fft     (fft.cu)      overlap-save cuFFT tiles: cost independent of K;
+ *   rows    (rows.cu)     square kernels up to 9x9 in registers, no shared
+ *                         memory, separable where that is cheaper;
+ *   tensor  (tensor.cu)   the direct sum as fp16 matrix products on the tensor
+ *                         cores; a rank-1 kernel as two passes (tensor_sep.cu);
+ *   global  (cuda_common.cuh) one thread per sample, for kernels none of the
+ *                         others takes.
+ *
+ * Planning is three steps: a predictor per method (predict_*), the choice
+ * between them (ic_fast_choose, plan_choose.c: every tie and margin rule)
+ * and the fill of the chosen plan (fill_plan).
  *
  * Cost model. Ceilings are measured once per device, driver and imgconv
  * version and kept in the user's cache directory (core/calib_cache.h; the
@@ -19,28 +27,31 @@
  *   direct: t = L + max(io / copy, (K^2 + o_d) * samples / (e_d * fma))
  *   sep:    t = L + max(io / copy, (r*(K*(th+K-1)/th + K) + o_s) * samples / (e_s * fma))
  *   fft:    t = 5 L * batches + f_b * tiles * N^2 / copy
+ *   rows:   t = L + 1.25 max(io / copy, multiply-adds / fma)
+ *   tensor: t = L + max(io / copy, (mma / TC_RATIO + fixed + fill) * samples / fma)
  * io = input + output bytes; o_d, o_s = instructions per output sample besides
  * the FMAs that share their issue slots (fill, conversion, window loads,
- * rounding, stores: counted from the code, see NOTES); e_d, e_s = fraction of
- * the FMA peak the unrolled loops reach; f_b = device-memory bytes per tile
- * element across build, R2C, multiply, C2R and extract; L = launch cost.
- * Constants are calibrated against the H100 benchmark (docs/design/planner.md). When
- * two predictions are within 3%, the method with fewer multiply-adds wins, and
- * sep wins ties against direct (memory-bound kernels then take the separable
- * path, as the issue asks for Gaussian, box, Sobel, ... kernels).
+ * rounding, stores: counted from the code); e_d, e_s = fraction of the FMA
+ * peak the unrolled loops reach; f_b = device-memory bytes per tile element
+ * across build, R2C, multiply, C2R and extract; L = launch cost. The tile
+ * methods' times are divided by their shape's occupancy and last-wave fill
+ * (tile_shape). The constants are fitted to benchmark runs
+ * (docs/design/planner.md#model-constants).
  *
  * Premultiplied alpha (ic_job.premultiply): direct and sep take it with every
  * channel in one block (the colour needs the alpha of its pixels), rows on
- * RGBA and grey + alpha AoS, global always; FFT does not, so such jobs never plan it.
+ * RGBA and grey + alpha AoS, global always; FFT and tensor do not, so such
+ * jobs never plan them.
  *
  * 16-bit samples (IC_U16): direct, sep and global take them through a
  * run-time branch in their shared loads and stores (tile.cuh, cuda_common.cuh),
- * not through a second set of instantiations. Two methods are planned out
+ * not through a second set of instantiations. Three methods are planned out
  * (a forced one takes the planner's choice, as for any job it cannot run;
  * --explain says so):
  *   rows: its kernels are built around 16-byte loads of 16 uint8 samples per
  *     step and packed byte stores; a uint16 variant would be a second copy of
  *     every kernel;
+ *   tensor: fp16 holds integers exactly only up to 2048;
  *   fft: its float32 rounding is a fixed fraction of the tile's magnitude
  *     (about 1e-4 of a level at 8 bits, fft.cu), so at 16 bits it is ~257
  *     times more levels (a few hundredths, more for small kernels) while the
@@ -60,6 +71,7 @@
 #include "core/kernel_internal.h"
 #include "cuda/cuda_common.cuh"
 #include "cuda/fast/fast.h"
+#include "cuda/fast/plan_choose.h"
 #include "cuda/fast/tile.cuh"
 #include "exercises/conv1d_cuda.h"
 #include "exercises/matmul_cuda.h"
@@ -77,12 +89,7 @@ static const double TILE_FIXED = 30.0; /* direct, sep: per output, block latency
 static const double TC_RATIO = 9.0;    /* tensor-core fp16 multiply-adds per fp32 FMA (mma.sync) */
 static const double TC_FIXED = 37.0;   /* tensor: per output, staging, store (FMA-equiv.) */
 static const double TC_SEP_FIXED = 46.0;         /* ... its rank-1 passes: and the H halves */
-static const double TC_MIN_SAMPLES = 16777216.0; /* tensor over rows and sep from here (F) */
-static const double SEP9_MIN_SAMPLES = 2e6;      /* rank-1 9x9 at 2 rows: sep from here (table H) */
-static const double TC_MID_SAMPLES = 3.5e6;      /* tensor over sep (rank 1) and rows from here */
-static const double TC_SEP_MARGIN = 1.05;        /* rank 1: unless its model is 5% over the best */
 static const double TSEP_BIG_MAX_SAMPLES = 64e6; /* the rank-1 passes' big blocks below this */
-static const double TIE = 0.03;                  /* predictions this close count as equal */
 static const double FACTOR_TOL = 1e-6; /* ic_kernel_factor tolerance (relative to max|K|) */
 static const size_t FFT_BUDGET = (size_t)1 << 30; /* bytes of FFT tile buffers */
 
@@ -159,7 +166,7 @@ static ic_status measure_device(int device, int recalibrate, int builtin, ic_fas
     d->cc_major = prop.major;
     d->smem_optin = prop.sharedMemPerBlockOptin;
     d->smem_per_sm = prop.sharedMemPerMultiprocessor;
-    /* Defaults if a measurement cannot run: the H100 figures of shared/peers. */
+    /* Defaults if a measurement cannot run: an H100's measured ceilings. */
     d->copy_bps = 3.0e12;
     d->fma_per_s = 27.7e12;
     d->source = IC_FAST_CEIL_DEFAULT;
@@ -442,6 +449,291 @@ static double tile_blocks_of(const ic_job *job, int cb, int nrg)
            ((s->height + IC_FAST_R * nrg - 1) / (IC_FAST_R * nrg)) * (s->channels / cb);
 }
 
+/* ---- the predictors: one a method, each the model's time for the job in
+ * seconds (-1: the method cannot run it) and what its launch needs ---------------- */
+
+/* What every predictor reads. */
+struct job_facts {
+    const ic_job *job;
+    const ic_tuning *tune;
+    const ic_fast_device *d;
+    const ic_image *img;
+    int kw, kh;
+    int u16;
+    int rank;         /* usable separable rank; 0 when the factors would break ties */
+    int forced_shape; /* ic_tuning forces a tile shape: launched wherever it fits */
+    double samples;
+    double io;    /* bytes in and out */
+    double t_mem; /* io at the copy ceiling */
+};
+
+/* A shared-memory tile method's prediction and launch shape. */
+struct tile_pred {
+    double t, fmas;
+    int cb, nrg;
+    size_t smem;
+    int rank; /* separable rank the launch uses (tensor: 1 or 0) */
+};
+
+struct rows_pred {
+    double t, fmas;
+    int rank;       /* 0: the full K*K sum */
+    int per_thread; /* output rows a thread by the shape rule */
+    int rows;       /* ... as launched */
+};
+
+struct fft_pred {
+    double t, fmas;
+};
+
+/* Fraction of the halo a tile of nrg row groups fills, in 128-wide rows. */
+static double tile_halo(int kw, int kh, int nrg)
+{
+    return (double)(IC_FAST_R * nrg + kh - 1) / (IC_FAST_R * nrg) * (double)icf::sw_of(kw) /
+           IC_FAST_TW;
+}
+
+static tile_pred predict_direct(const job_facts &f)
+{
+    const int kw = f.kw, kh = f.kh;
+    tile_pred r = {-1, f.samples * kw * kh, 0, 0, 0, 0};
+    auto instr_of = [&](int, int nrg) {
+        const double loads = (double)icf::nvec_of(kw) *
+                             (kh > 9 || kw != kh ? kh * IC_FAST_R : IC_FAST_R + kh - 1) /
+                             (4.0 * IC_FAST_R);
+        return kw * kh + tile_halo(kw, kh, nrg) * FILL_INSTR + STORE_INSTR + loads;
+    };
+    auto smem_of = [&](int cb, int nrg) { return ic_fast_direct_smem(kw, kh, cb, nrg); };
+    double eff = 1, instr = 0;
+    if (tile_shape(*f.d, f.job, f.tune, smem_of, instr_of, kw == 9 && kh == 9 ? 128 : 80, &r.cb,
+                   &r.nrg, &r.smem, &eff, &instr))
+        r.t = LAUNCH_S + fmax(f.t_mem / eff, f.samples * (instr / DIRECT_EFF + TILE_FIXED) /
+                                                 (eff * f.d->fma_per_s));
+    return r;
+}
+
+static tile_pred predict_sep(const job_facts &f)
+{
+    const int kw = f.kw, kh = f.kh, rank = f.rank;
+    tile_pred r = {-1, 0, 0, 0, 0, rank};
+    if (rank <= 0 || kw != kh)
+        return r;
+    auto per_output = [&](int nrg) {
+        const double th = IC_FAST_R * nrg;
+        return rank * (kw * (th + kh - 1) / th + kh);
+    };
+    auto instr_of = [&](int, int nrg) {
+        const double th = IC_FAST_R * nrg;
+        const double halo = (th + kh - 1) / th * (double)icf::sw_of(kw) / IC_FAST_TW;
+        const double loads = rank * ((double)icf::nvec_of(kw) * (th + kh - 1) / th / 4.0 +
+                                     (IC_FAST_R + kh - 1) / (4.0 * IC_FAST_R) + 0.25);
+        return per_output(nrg) + halo * FILL_INSTR + STORE_INSTR + loads;
+    };
+    auto smem_of = [&](int cb, int nrg) { return ic_fast_sep_smem(kw, cb, nrg, rank); };
+    /* from 11x11 the tallest block that fits, measured faster than the
+     * model's wave fill (docs/design/planner.md#launch-shapes) */
+    auto taken_smem = [&](int cb, int nrg) {
+        if (kw >= 11 && !f.forced_shape && taller_fits(*f.d, smem_of, cb, nrg))
+            return (size_t)0;
+        return smem_of(cb, nrg);
+    };
+    double eff = 1, instr = 0;
+    if (tile_shape(*f.d, f.job, f.tune, taken_smem, instr_of, 80, &r.cb, &r.nrg, &r.smem, &eff,
+                   &instr)) {
+        r.fmas = f.samples * per_output(r.nrg);
+        r.t = LAUNCH_S + fmax(f.t_mem / eff,
+                              f.samples * (instr / SEP_EFF + TILE_FIXED) / (eff * f.d->fma_per_s));
+    }
+    return r;
+}
+
+/* Sets the plan's fft_* fields where the method can run the job (no
+ * premultiplied alpha, no 16-bit samples: see the top). */
+static fft_pred predict_fft(const job_facts &f, const ic_fast_state *st, ic_fast_plan *p)
+{
+    fft_pred r = {-1, 0};
+    if (!st->fft_ok || f.job->premultiply || f.u16)
+        return r;
+    const int kw = f.kw, kh = f.kh, k = kw > kh ? kw : kh;
+    const ic_image *img = f.img;
+    const int n = f.tune->fft_n > k ? f.tune->fft_n : ic_fast_fft_size(kw, kh);
+    const int v = n - k + 1;
+    const double tiles =
+        (double)((img->width + v - 1) / v) * ((img->height + v - 1) / v) * img->channels;
+    const double per_tile = (double)n * n * sizeof(float) * 2 + (double)n * (n / 2 + 1) * 8;
+    double batches = ceil(tiles * per_tile / (double)FFT_BUDGET);
+    if (batches < 1)
+        batches = 1;
+#ifdef IC_HAVE_FFT_CB
+    /* auto: once the link's tens of ms cost less than the multiply passes
+     * saved; never where this context's cuFFT failed to link it before */
+    p->fft_fused = ic_fast_fft_fusable(st->fft) &&
+                   (f.tune->fft_fuse == 1 ||
+                    (f.tune->fft_fuse == 0 && ic_fast_fft_work_ms(st->fft) >= FFT_FUSE_AFTER_MS));
+#else
+    p->fft_fused = 0;
+#endif
+    /* five launches a batch either way (fused: six kernels instead of seven) */
+    r.t = 5 * LAUNCH_S * batches +
+          (p->fft_fused ? FFT_FUSED_BYTES : FFT_BYTES) * tiles * n * n / f.d->copy_bps;
+    r.fmas = tiles * n * n * 2.0 * log2((double)n) * 2.5; /* ~5 N log N flops a transform pair */
+    p->fft_n = n;
+    p->fft_valid = v;
+    p->fft_tiles = (int)tiles;
+    return r;
+}
+
+/* Tensor cores: 8-bit samples without premultiplication, kernels that are not
+ * tie-prone (as for the FFT), sm_80+, a constant border exact in fp16. Per
+ * output, kh rows of 16*KS taps for the weights' hi and lo halves at TC_RATIO
+ * times the fp32 rate, a fixed share and the fill; a rank-1 kernel runs as a
+ * row and a column pass (tensor_sep.cu). */
+static tile_pred predict_tensor(const job_facts &f, const ic_fast_state *st)
+{
+    const int kw = f.kw, kh = f.kh;
+    const double samples = f.samples;
+    const int tks = ic_fast_tensor_ksteps(kw);
+    const int tsep = f.rank == 1 && kw == kh && kw <= IC_FAST_TENSOR_MAX_KW;
+    tile_pred r = {-1, 0, 0, 0, 0, tsep};
+    const float bv = f.job->border_value;
+    if (!st->fft_ok || f.job->premultiply || f.u16 || f.d->cc_major < 8 ||
+        (f.job->border == IC_BORDER_CONSTANT && !(bv == rintf(bv) && fabsf(bv) <= 2048)))
+        return r;
+    auto tsep_smem = [&](int cb, int nrg) { return ic_fast_tensor_sep_smem(kw, cb, nrg); };
+    /* the rank-1 passes' big block of every channel, one an SM: its row
+     * groups for cb channels, 0 where it is not taken (measured faster above
+     * 17x17 below TSEP_BIG_MAX_SAMPLES: docs/design/planner.md#launch-shapes) */
+    auto tsep_big = [&](int cb) {
+        if (kw <= 17 || samples >= TSEP_BIG_MAX_SAMPLES || cb < 2)
+            return 0;
+        return (cb == 3 ? IC_FAST_TSEP_BIG_THREADS : IC_FAST_TSEP_BIG2_THREADS) / (32 * cb);
+    };
+    const double mmas = tsep ? ic_fast_tensor_sep_macs(kw) : (double)kh * 16 * tks * 2;
+    auto instr_of = [&](int, int nrg) {
+        return mmas / TC_RATIO + (tsep ? TC_SEP_FIXED : TC_FIXED) +
+               tile_halo(kw, kh, nrg) * FILL_INSTR * 1.5;
+    };
+    /* the rank-1 passes' tile rows by measurement, not by the model's wave
+     * fill: the big block, else the tallest that fits */
+    auto taken_smem = [&](int cb, int nrg) {
+        if (tsep && !f.forced_shape) {
+            const int big = tsep_big(cb);
+            if (big ? nrg != big
+                    : 32 * cb * nrg > icf::MAX_THREADS || taller_fits(*f.d, tsep_smem, cb, nrg))
+                return (size_t)0;
+        }
+        return tsep ? tsep_smem(cb, nrg) : ic_fast_tensor_smem(kw, kh, cb, nrg);
+    };
+    double eff = 1, instr = 0;
+    if (tile_shape(*f.d, f.job, f.tune, taken_smem, instr_of, 80, &r.cb, &r.nrg, &r.smem, &eff,
+                   &instr)) {
+        r.fmas = samples * mmas;
+        r.t = LAUNCH_S + fmax(f.t_mem / eff, samples * instr / (eff * f.d->fma_per_s));
+    }
+    return r;
+}
+
+/* rows: small square kernels in registers, no shared memory; the roofline
+ * with a 25% allowance. */
+static rows_pred predict_rows(const job_facts &f)
+{
+    const int kw = f.kw, kh = f.kh, rank = f.rank;
+    const ic_image *img = f.img;
+    const int soa = img->layout == IC_SOA;
+    rows_pred r = {-1, f.samples * kw * kh, 0, 0, 0};
+    if (f.u16 || !ic_fast_rows_eligible(kw, kh, img->channels, soa) ||
+        (f.job->premultiply && !ic_fast_rows_premultiplies(img->channels, soa)))
+        return r;
+    /* separable when the factors are usable, small in rank and cheaper at 4
+     * rows a thread; ic_tuning.rows_full keeps the full K*K sum, and
+     * ic_tuning.rows_shape overrides the rows a thread */
+    const int factored = rank >= 1 && rank <= IC_FAST_ROWS_MAX_RANK &&
+                         rank * ((4.0 + kh - 1) / 4.0 * kw + kh) < (double)kw * kh &&
+                         !f.tune->rows_full;
+    r.per_thread = f.tune->rows_shape
+                       ? f.tune->rows_shape
+                       : ic_fast_rows_shape(img->width, img->height, img->channels, soa, kw,
+                                            f.d->sms, f.d->copy_bps, factored);
+    const double per_sep = rank * ((double)(r.per_thread + kh - 1) / r.per_thread * kw + kh);
+    if (factored && per_sep < (double)kw * kh) {
+        r.rank = rank;
+        r.fmas = f.samples * per_sep;
+    }
+    r.t = LAUNCH_S + 1.25 * fmax(f.t_mem, r.fmas / f.d->fma_per_s);
+    /* more than 4 rows a thread only for what rows_roll and rows_ring take
+     * (a forced value elsewhere runs as 4, and the plan says so) */
+    r.rows = ic_fast_rows_run(kw, r.rank, r.per_thread);
+    /* pixels with alpha (grey + alpha, RGBA AoS): the 4-row kernels spill
+     * there, and a premultiplied rolled kernel is faster at 2 rows
+     * (docs/design/alpha.md#rows-per-thread) */
+    if (ic_fast_rows_premultiplies(img->channels, soa) && !f.tune->rows_shape &&
+        (r.rows == 4 || (f.job->premultiply && ic_fast_rows_rolls(kw, r.rank))))
+        r.rows = 2;
+    return r;
+}
+
+/* ---- the fill: the chosen method's launch shape and prediction ------------------ */
+
+static void fill_tiled(ic_fast_plan *p, const job_facts &f, const ic_fast_state *st,
+                       const tile_pred &t)
+{
+    p->rank = t.rank;
+    p->factor_err = t.rank ? st->fac.max_err : 0;
+    p->cb = t.cb;
+    p->nrg = t.nrg;
+    p->smem = t.smem;
+    p->threads = 32 * t.cb * t.nrg;
+    p->blocks = (int)tile_blocks_of(f.job, t.cb, t.nrg);
+    p->fmas = t.fmas;
+    p->bytes = f.io;
+    p->pred_ms = t.t * 1e3;
+}
+
+static void fill_plan(ic_fast_plan *p, ic_fast_method m, const job_facts &f,
+                      const ic_fast_state *st, const tile_pred &direct, const tile_pred &sep,
+                      const fft_pred &fft, const tile_pred &tensor, const rows_pred &rows)
+{
+    const ic_image *img = f.img;
+    p->method = m;
+    switch (m) {
+    case IC_FAST_DIRECT:
+        fill_tiled(p, f, st, direct);
+        break;
+    case IC_FAST_SEP:
+        fill_tiled(p, f, st, sep);
+        break;
+    case IC_FAST_TENSOR:
+        fill_tiled(p, f, st, tensor);
+        break;
+    case IC_FAST_FFT:
+        p->threads = 256;
+        p->fmas = fft.fmas;
+        p->bytes = (p->fft_fused ? FFT_FUSED_BYTES : FFT_BYTES) * p->fft_tiles * (double)p->fft_n *
+                   p->fft_n;
+        p->pred_ms = fft.t * 1e3;
+        break;
+    case IC_FAST_ROWS:
+        p->rank = rows.rank;
+        p->factor_err = rows.rank ? st->fac.max_err : 0;
+        p->threads = 256;
+        p->fmas = rows.fmas;
+        p->bytes = f.io;
+        p->pred_ms = rows.t * 1e3;
+        break;
+    default:
+        p->method = IC_FAST_GLOBAL;
+        p->threads = IC_CU_DIRECT_BX * IC_CU_DIRECT_BY;
+        p->blocks = (int)((img->width + IC_CU_DIRECT_BX - 1) / IC_CU_DIRECT_BX *
+                          ((img->height + IC_CU_DIRECT_BY - 1) / IC_CU_DIRECT_BY) * img->channels);
+        p->fmas = direct.fmas;
+        p->bytes = f.io;
+        p->pred_ms = (LAUNCH_S + fmax(f.t_mem, direct.fmas * 4 / f.d->fma_per_s)) * 1e3;
+        break;
+    }
+}
+
+/* The plan of a job: every method's prediction, the choice between them
+ * (plan_choose.c) and the chosen method's launch. */
 static ic_status plan_job(ic_fast_state *st, const ic_job *job, ic_fast_plan *p, char *err,
                           size_t errlen)
 {
@@ -454,334 +746,48 @@ static ic_status plan_job(ic_fast_state *st, const ic_job *job, ic_fast_plan *p,
         return s;
     if ((s = factor_job(st, job, err, errlen)) != IC_OK)
         return s;
-    const ic_fast_device &d = st->dev;
-    const ic_image *img = job->src;
-    const int kw = job->kw, kh = job->kh;
-    const double samples = (double)img->width * img->height * img->channels;
-    const int u16 = img->type == IC_U16;
-    const double io = 2.0 * samples * (u16 ? 2 : 1); /* bytes in and out */
-    const double t_mem = io / d.copy_bps;
-    p->pred_direct_ms = p->pred_sep_ms = p->pred_fft_ms = p->pred_rows_ms = p->pred_tensor_ms = -1;
+    job_facts f;
+    f.job = job;
+    f.tune = tune;
+    f.d = &st->dev;
+    f.img = job->src;
+    f.kw = job->kw;
+    f.kh = job->kh;
+    f.u16 = f.img->type == IC_U16;
+    f.rank = st->sep_ok ? st->fac.rank : 0;
+    f.forced_shape = tune->tile_rows || tune->tile_channels;
+    f.samples = (double)f.img->width * f.img->height * f.img->channels;
+    f.io = 2.0 * f.samples * (f.u16 ? 2 : 1);
+    f.t_mem = f.io / f.d->copy_bps;
 
-    /* direct */
-    int dcb = 0, dnrg = 0, scb = 0, snrg = 0;
-    size_t dsm = 0, ssm = 0;
-    double t_direct = -1, t_sep = -1, t_fft = -1;
-    /* a shape ic_tuning forces is launched wherever the method can */
-    const int forced_shape = tune->tile_rows || tune->tile_channels;
-    double f_direct = samples * kw * kh, f_sep = 0, f_fft = 0;
-    double eff = 1, instr = 0;
-    auto direct_instr = [&](int, int nrg) {
-        const double halo = (double)(IC_FAST_R * nrg + kh - 1) / (IC_FAST_R * nrg) *
-                            (double)icf::sw_of(kw) / IC_FAST_TW;
-        const double loads = (double)icf::nvec_of(kw) *
-                             (kh > 9 || kw != kh ? kh * IC_FAST_R : IC_FAST_R + kh - 1) /
-                             (4.0 * IC_FAST_R);
-        return kw * kh + halo * FILL_INSTR + STORE_INSTR + loads;
-    };
-    if (tile_shape(
-            d, job, tune, [&](int cb, int nrg) { return ic_fast_direct_smem(kw, kh, cb, nrg); },
-            direct_instr, kw == 9 && kh == 9 ? 128 : 80, &dcb, &dnrg, &dsm, &eff, &instr)) {
-        t_direct = LAUNCH_S + fmax(t_mem / eff, samples * (instr / DIRECT_EFF + TILE_FIXED) /
-                                                    (eff * d.fma_per_s));
-        p->pred_direct_ms = t_direct * 1e3;
-    }
-    /* sep */
-    const int rank = st->sep_ok ? st->fac.rank : 0; /* 0: factors unusable (ties) */
-    auto sep_per = [&](int nrg) {
-        const double th = IC_FAST_R * nrg;
-        return rank * (kw * (th + kh - 1) / th + kh);
-    };
-    auto sep_instr = [&](int, int nrg) {
-        const double th = IC_FAST_R * nrg;
-        const double halo = (th + kh - 1) / th * (double)icf::sw_of(kw) / IC_FAST_TW;
-        const double loads = rank * ((double)icf::nvec_of(kw) * (th + kh - 1) / th / 4.0 +
-                                     (IC_FAST_R + kh - 1) / (4.0 * IC_FAST_R) + 0.25);
-        return sep_per(nrg) + halo * FILL_INSTR + STORE_INSTR + loads;
-    };
-    /* From 11x11 the tile rows by measurement, not by the model's wave fill,
-     * which took small images into 8-row blocks: the most row groups within
-     * icf::MAX_THREADS whose shared memory fits (taller_fits; tables N and
-     * S: every case's fastest all-channel shape; one-channel blocks were faster still
-     * for 31x31 on multi-channel images, which the planner does not weigh; a
-     * premultiplied RGBA 15x15 at 480p and 720p took 0.0313 and 0.0482 ms in
-     * blocks of 8 rows against 0.0244 and 0.0411 in 16, 20261126T170955Z) */
-    auto sep_smem = [&](int cb, int nrg) { return ic_fast_sep_smem(kw, cb, nrg, rank); };
-    if (rank > 0 && kw == kh &&
-        tile_shape(
-            d, job, tune,
-            [&](int cb, int nrg) {
-                if (kw >= 11 && !forced_shape && taller_fits(d, sep_smem, cb, nrg))
-                    return (size_t)0;
-                return sep_smem(cb, nrg);
-            },
-            sep_instr, 80, &scb, &snrg, &ssm, &eff, &instr)) {
-        f_sep = samples * sep_per(snrg);
-        t_sep = LAUNCH_S +
-                fmax(t_mem / eff, samples * (instr / SEP_EFF + TILE_FIXED) / (eff * d.fma_per_s));
-        p->pred_sep_ms = t_sep * 1e3;
-    }
-    /* fft (no premultiplied alpha, no 16-bit samples: see the top) */
-    if (st->fft_ok && !job->premultiply && !u16) {
-        const int n = tune->fft_n > (kw > kh ? kw : kh) ? tune->fft_n : ic_fast_fft_size(kw, kh);
-        const int v = n - (kw > kh ? kw : kh) + 1;
-        const double tiles =
-            (double)((img->width + v - 1) / v) * ((img->height + v - 1) / v) * img->channels;
-        const double per_tile = (double)n * n * sizeof(float) * 2 + (double)n * (n / 2 + 1) * 8;
-        double batches = ceil(tiles * per_tile / (double)FFT_BUDGET);
-        if (batches < 1)
-            batches = 1;
-#ifdef IC_HAVE_FFT_CB
-        /* auto: once the context has run FFT_FUSE_AFTER_MS of FFT work (the
-         * link's tens of ms then cost less than the multiply pass saved since);
-         * never where this context's cuFFT failed to link it before */
-        p->fft_fused = ic_fast_fft_fusable(st->fft) &&
-                       (tune->fft_fuse == 1 ||
-                        (tune->fft_fuse == 0 && ic_fast_fft_work_ms(st->fft) >= FFT_FUSE_AFTER_MS));
-#else
-        p->fft_fused = 0;
-#endif
-        /* the model's five launches a batch either way (fused, the batch
-         * runs six kernels instead of seven: no fft_mul) */
-        t_fft = 5 * LAUNCH_S * batches +
-                (p->fft_fused ? FFT_FUSED_BYTES : FFT_BYTES) * tiles * n * n / d.copy_bps;
-        f_fft =
-            tiles * n * n * 2.0 * log2((double)n) * 2.5; /* ~5 N log N flops per transform pair */
-        p->pred_fft_ms = t_fft * 1e3;
-        p->fft_n = n;
-        p->fft_valid = v;
-        p->fft_tiles = (int)tiles;
-    }
+    const tile_pred direct = predict_direct(f);
+    const tile_pred sep = predict_sep(f);
+    const fft_pred fft = predict_fft(f, st, p);
+    const tile_pred tensor = predict_tensor(f, st);
+    const rows_pred rows = predict_rows(f);
+    p->pred_direct_ms = direct.t > 0 ? direct.t * 1e3 : -1;
+    p->pred_sep_ms = sep.t > 0 ? sep.t * 1e3 : -1;
+    p->pred_fft_ms = fft.t > 0 ? fft.t * 1e3 : -1;
+    p->pred_tensor_ms = tensor.t > 0 ? tensor.t * 1e3 : -1;
+    p->pred_rows_ms = rows.t > 0 ? rows.t * 1e3 : -1;
+    if (rows.t > 0)
+        p->rows = rows.rows;
 
-    /* tensor (8-bit samples without premultiplication, kernels that are not
-     * tie-prone, as for the FFT; sm_80+; a constant border must be exact in
-     * fp16): per output, kh rows of 16*KS taps for hi and lo halves of the
-     * weights at TC_RATIO times the fp32 rate, plus a fixed share and the
-     * fill. A rank-1 kernel runs as a row and a column pass (tensor_sep.cu),
-     * its multiply-adds counted by ic_fast_tensor_sep_macs, its fixed share
-     * TC_SEP_FIXED. Fitted to bench table F at 7cec63d (H100, 8K RGB: random
-     * 3, 9, 15, 31 at 0.188, 0.275, 0.526, 1.305 ms; Gaussian 3, 15, 31 at
-     * 0.261, 0.268, 0.371 ms), where direct and sep gained TILE_FIXED (their
-     * 3x3 took 0.18 and 0.20 ms against 0.08 predicted). The rank-1 passes
-     * compete with sep, and the full sum with rows, only from TC_MIN_SAMPLES
-     * on: measured faster at 8K; at HD the Gaussian 9x9 took 0.040 ms
-     * against sep's 0.035 (table S), per-block latency the model lacks (the
-     * rank-1 passes from TC_MID_SAMPLES by a margin: tc_mid below). */
-    int tcb = 0, tnrg = 0;
-    size_t tsm = 0;
-    double t_tensor = -1, f_tensor = 0;
-    const int tks = ic_fast_tensor_ksteps(kw);
-    const float bv = job->border_value;
-    const int tsep = rank == 1 && kw == kh && kw <= IC_FAST_TENSOR_MAX_KW;
-    /* Row groups of the rank-1 passes' blocks of cb channels: the most that
-     * fit icf::MAX_THREADS (taller_fits; every shape tables N and S time was
-     * fastest with the most rows, up to 8 groups of one channel: H100, 20261126T164519Z,
-     * where the model's wave fill had chosen 2 for a 2-channel HD 21x21, 0.0514
-     * ms against 4's 0.0374), and for k > 17 below TSEP_BIG_MAX_SAMPLES the
-     * big block of every channel, one an SM (tensor_sep.cu): HD RGB 21x21
-     * and 31x31 0.0478 and 0.0483 ms against 0.052-0.054 in blocks of 384
-     * (143625Z, 144104Z), 4K 21x21 0.1060 against 0.109-0.111; at 165856Z
-     * HD RGBA 21x21 and 31x31 0.0588 and 0.0588 against 0.0707 and 0.0691 in
-     * blocks of 256, 4K RGBA 21x21 0.1574 against 0.1637, HD grey + alpha
-     * 0.0367 and 0.0372 against 0.0395 and 0.0397 (4K: 0.0819 and 0.0836
-     * against 0.0831 and 0.0822); but 8K RGB 21x21 0.333 against 0.326-0.330
-     * (144759Z), and at k <= 17 the big blocks were slower or even (165856Z:
-     * 4K RGBA 15x15 0.1244 against 0.1071, HD 0.0458 both; grey + alpha HD
-     * 0.0314 against 0.0274) */
-    auto tsep_smem = [&](int cb, int nrg) { return ic_fast_tensor_sep_smem(kw, cb, nrg); };
-    /* the big block's row groups for cb channels, 0 where it is not taken */
-    auto tsep_big = [&](int cb) {
-        if (kw <= 17 || samples >= TSEP_BIG_MAX_SAMPLES || cb < 2)
-            return 0;
-        return (cb == 3 ? IC_FAST_TSEP_BIG_THREADS : IC_FAST_TSEP_BIG2_THREADS) / (32 * cb);
-    };
-    auto tensor_mmas = [&]() { /* fp16 multiply-adds per output */
-                               return tsep ? ic_fast_tensor_sep_macs(kw)
-                                           : (double)kh * 16 * tks * 2;
-    };
-    auto tensor_instr = [&](int, int nrg) {
-        const double halo = (double)(IC_FAST_R * nrg + kh - 1) / (IC_FAST_R * nrg) *
-                            (double)icf::sw_of(kw) / IC_FAST_TW;
-        return tensor_mmas() / TC_RATIO + (tsep ? TC_SEP_FIXED : TC_FIXED) +
-               halo * FILL_INSTR * 1.5;
-    };
-    if (st->fft_ok && !job->premultiply && !u16 && d.cc_major >= 8 &&
-        (job->border != IC_BORDER_CONSTANT || (bv == rintf(bv) && fabsf(bv) <= 2048)) &&
-        tile_shape(
-            d, job, tune,
-            [&](int cb, int nrg) {
-                /* the rank-1 passes' tile rows by measurement, not by the
-                 * model's wave fill (a shape that ic_tuning forces is
-                 * launched wherever it fits) */
-                if (tsep && !forced_shape) {
-                    const int big = tsep_big(cb);
-                    if (big ? nrg != big
-                            : 32 * cb * nrg > icf::MAX_THREADS ||
-                                  taller_fits(d, tsep_smem, cb, nrg))
-                        return (size_t)0;
-                }
-                return tsep ? tsep_smem(cb, nrg) : ic_fast_tensor_smem(kw, kh, cb, nrg);
-            },
-            tensor_instr, 80, &tcb, &tnrg, &tsm, &eff, &instr)) {
-        f_tensor = samples * tensor_mmas();
-        t_tensor = LAUNCH_S + fmax(t_mem / eff, samples * instr / (eff * d.fma_per_s));
-        p->pred_tensor_ms = t_tensor * 1e3;
-    }
-
-    ic_fast_method m = IC_FAST_GLOBAL;
-    double best = 1e30;
-    if (t_direct > 0) {
-        m = IC_FAST_DIRECT;
-        best = t_direct;
-    }
-    if (t_sep > 0 && (t_sep <= best * (1 + TIE))) {
-        m = IC_FAST_SEP;
-        best = t_sep < best ? t_sep : best;
-    }
-    if (t_fft > 0 && t_fft < best * (1 - TIE)) {
-        m = IC_FAST_FFT;
-        best = t_fft;
-    }
-    const int tc_large = samples >= TC_MIN_SAMPLES;
-    /* Rank-1 kernels of 11x11 and more (rows takes the smaller ones) from
-     * TC_MID_SAMPLES on: the tensor passes unless their model exceeds the
-     * best other's by more than TC_SEP_MARGIN. Tables H and N on the H100
-     * (20261126T164519Z, the tensor passes against sep): 4K grey and HD RGB
-     * SoA Gaussians 11..31 0.73-0.88 of sep's time where the model said
-     * 0.72-1.03; RGB HD 11 and 13 (model 1.01 and 0.94) 1.03 and 0.99, 15..31
-     * 0.63-0.95; RGBA HD 11 0.98, 15..31 0.40-0.85; grey + alpha HD 15 and 21
-     * 0.99, 31 0.68, 4K 0.57-0.83; 720p RGBA (3.7M samples) 15 4% over sep's
-     * best shape, 31 0.54; 720p RGB 15 (2.8M) a tie, 480p 15 9% over sep (0.9M,
-     * table H). Smaller rank-1 kernels and full-rank ones keep TIE */
-    const int tc_mid = tsep && kw >= 11 && samples >= TC_MID_SAMPLES;
-    if (t_tensor > 0 && t_tensor < best * (tc_mid ? TC_SEP_MARGIN : 1 - TIE) &&
-        (tc_large || !tsep || tc_mid)) {
-        m = IC_FAST_TENSOR;
-        best = t_tensor;
-    }
-    /* rows: small square kernels, memory- or FMA-bound with no shared memory.
-     * Measured faster than direct/sep/fft at K <= 9 (bench tables F and H), so
-     * it is taken wherever it applies, but for the two cases below (sep9,
-     * tc9); its prediction is the roofline with a 25% allowance. */
-    double t_rows = -1, f_rows = f_direct;
-    int rows_rank = 0;
-    if (!u16 && ic_fast_rows_eligible(kw, kh, img->channels, img->layout == IC_SOA) &&
-        (!job->premultiply || ic_fast_rows_premultiplies(img->channels, img->layout == IC_SOA))) {
-        /* separable when the factors are usable, small in rank and cheaper
-         * at 4 rows per thread: per output, rank * (K row taps shared by the
-         * thread's rows + K column taps); ic_tuning.rows_full keeps the full
-         * K*K sum (benchmark calibration). Rows per thread: ic_fast_rows_shape
-         * (ic_tuning.rows_shape overrides it). */
-        auto shape = [&](int separable) {
-            return tune->rows_shape ? tune->rows_shape
-                                    : ic_fast_rows_shape(img->width, img->height, img->channels,
-                                                         img->layout == IC_SOA, kw, d.sms,
-                                                         d.copy_bps, separable);
-        };
-        const int sep_ok = rank >= 1 && rank <= IC_FAST_ROWS_MAX_RANK &&
-                           rank * ((4.0 + kh - 1) / 4.0 * kw + kh) < (double)kw * kh &&
-                           !tune->rows_full;
-        const int per_thread = shape(sep_ok);
-        const double per_sep = rank * ((double)(per_thread + kh - 1) / per_thread * kw + kh);
-        if (sep_ok && per_sep < (double)kw * kh) {
-            rows_rank = rank;
-            f_rows = samples * per_sep;
-        }
-        t_rows = LAUNCH_S + 1.25 * fmax(t_mem, f_rows / d.fma_per_s);
-        p->pred_rows_ms = t_rows * 1e3;
-        /* more than 4 rows a thread only for what rows_roll and rows_ring
-         * take (a forced value elsewhere runs as 4, and the plan says so) */
-        p->rows = ic_fast_rows_run(kw, rows_rank, per_thread);
-        /* Pixels of 2 or 4 samples with alpha (grey + alpha, RGBA AoS): the
-         * 4-row kernels spill there (248-296 bytes of stack, ptxas -v: the
-         * premultiplied path's registers) and took 2-3x the 2-row time, and
-         * a premultiplied separable 3x3 runs faster at 2 rows than
-         * rows_roll's 8 (table P's shapes, H100, 20261126T192206Z, premultiplied /
-         * independent ms: HD RGBA x4 0.0375 / 0.0341, x2 0.0142 / 0.0123, x8
-         * 0.0201 / 0.0123; 8K RGBA x4 0.431 / 0.392, x2 0.144 / 0.123, x8
-         * 0.162 / 0.115; HD grey + alpha x2 0.0103 against x8 0.0162
-         * premultiplied; 720p RGBA x2 0.0093 against x8 0.0183). The
-         * rule's figures above are RGB's. Those pixels are the ones the rows
-         * kernels premultiply themselves. */
-        const int alpha_px = ic_fast_rows_premultiplies(img->channels, img->layout == IC_SOA);
-        if (alpha_px && !tune->rows_shape &&
-            (p->rows == 4 || (job->premultiply && ic_fast_rows_rolls(kw, rows_rank))))
-            p->rows = 2;
-        /* rows with the separable passes in registers also beats the
-         * shared-memory sep method at every size it takes (bench table H,
-         * accafa9: HD 9x9 0.034 vs 0.054 ms, 8K 9x9 0.28 vs 0.62), but for
-         * a rank-1 9x9 at 2 rows per thread on an image of HD's order,
-         * where each output row re-reads 5 input rows against the shared
-         * tile's 1.25 (table H at 28544be and 8f5a986: HD 0.0375 against
-         * sep's 0.0347 and 0.0350; at 8K, 4 rows, rows wins 0.242 to 0.253;
-         * images under 2M samples stay on rows, unmeasured) */
-        const int sep9 = t_sep > 0 && rows_rank == 1 && kw == 9 && kh == 9 && per_thread == 2 &&
-                         samples >= SEP9_MIN_SAMPLES;
-        /* the full K*K sum of an image from TC_MID_SAMPLES on the tensor
-         * cores where its model says so (8K random 9x9: 0.275 ms against
-         * rows' 0.427, table F at 7cec63d; HD 0.0375 against 0.0394, table H
-         * at 20261126T164519Z, model 0.83 of rows') */
-        const int tc9 = t_tensor > 0 && !rows_rank && samples >= TC_MID_SAMPLES &&
-                        t_tensor < t_rows * (1 - TIE);
-        if (st->force == IC_FAST_AUTO)
-            m = sep9 ? IC_FAST_SEP : tc9 ? IC_FAST_TENSOR : IC_FAST_ROWS;
-    }
-    /* A forced method is taken when it can run the job (else the planner's). */
-    if ((st->force == IC_FAST_DIRECT && t_direct > 0) || (st->force == IC_FAST_SEP && t_sep > 0) ||
-        (st->force == IC_FAST_FFT && t_fft > 0) || (st->force == IC_FAST_ROWS && t_rows > 0) ||
-        (st->force == IC_FAST_TENSOR && t_tensor > 0) || st->force == IC_FAST_GLOBAL)
-        m = st->force;
-    p->method = m;
-    /* the shared-memory tile methods' launch shape and prediction */
-    auto tiled = [&](int cb, int nrg, size_t sm, double fmas, double t) {
-        p->cb = cb;
-        p->nrg = nrg;
-        p->smem = sm;
-        p->threads = 32 * cb * nrg;
-        p->blocks = (int)tile_blocks_of(job, cb, nrg);
-        p->fmas = fmas;
-        p->bytes = io;
-        p->pred_ms = t * 1e3;
-    };
-    switch (m) {
-    case IC_FAST_DIRECT:
-        tiled(dcb, dnrg, dsm, f_direct, t_direct);
-        break;
-    case IC_FAST_SEP:
-        p->rank = rank;
-        p->factor_err = st->fac.max_err;
-        tiled(scb, snrg, ssm, f_sep, t_sep);
-        break;
-    case IC_FAST_FFT:
-        p->threads = 256;
-        p->fmas = f_fft;
-        p->bytes = (p->fft_fused ? FFT_FUSED_BYTES : FFT_BYTES) * p->fft_tiles * (double)p->fft_n *
-                   p->fft_n;
-        p->pred_ms = t_fft * 1e3;
-        break;
-    case IC_FAST_ROWS:
-        p->rank = rows_rank;
-        p->factor_err = rows_rank ? st->fac.max_err : 0;
-        p->threads = 256;
-        p->fmas = f_rows;
-        p->bytes = io;
-        p->pred_ms = t_rows * 1e3;
-        break;
-    case IC_FAST_TENSOR:
-        p->rank = tsep;
-        p->factor_err = tsep ? st->fac.max_err : 0;
-        tiled(tcb, tnrg, tsm, f_tensor, t_tensor);
-        break;
-    default:
-        p->method = IC_FAST_GLOBAL;
-        p->threads = IC_CU_DIRECT_BX * IC_CU_DIRECT_BY;
-        p->blocks = (int)((img->width + IC_CU_DIRECT_BX - 1) / IC_CU_DIRECT_BX *
-                          ((img->height + IC_CU_DIRECT_BY - 1) / IC_CU_DIRECT_BY) * img->channels);
-        p->fmas = f_direct;
-        p->bytes = io;
-        p->pred_ms = (LAUNCH_S + fmax(t_mem, f_direct * 4 / d.fma_per_s)) * 1e3;
-        break;
-    }
+    ic_fast_choice c;
+    memset(&c, 0, sizeof c);
+    c.t_direct = direct.t;
+    c.t_sep = sep.t;
+    c.t_fft = fft.t;
+    c.t_tensor = tensor.t;
+    c.t_rows = rows.t;
+    c.samples = f.samples;
+    c.kw = f.kw;
+    c.kh = f.kh;
+    c.tensor_rank1 = tensor.rank;
+    c.rows_rank = rows.rank;
+    c.rows_per_thread = rows.per_thread;
+    c.force = st->force;
+    fill_plan(p, ic_fast_choose(&c), f, st, direct, sep, fft, tensor, rows);
     return IC_OK;
 }
 
@@ -1006,20 +1012,22 @@ static ic_status fast_explain(void *state, const ic_job *job, char *buf, size_t 
                           "links when the plan is made)"
                         : "");
     else if (p.method == IC_FAST_ROWS)
-        o += snprintf(buf + o, buflen - o,
-                      "  %d samples x %d row%s per thread from %d-byte loads%s, no shared "
-                      "memory; %s\n%s",
-                      ring ? 8 : 16, p.rows, p.rows > 1 ? "s" : "", ring ? 8 : 16,
-                      p.rows > 4 ? ", taken one input row at a time" : "",
-                      p.rank ? (p.rank == 1 ? "separable: 1 row + 1 column pass in registers"
-                                            : "separable: 2 row + 2 column passes in registers")
-                             : "direct K*K sum",
-                      p.method == st->force
-                          ? ""
-                          : "  rows is taken wherever it applies (measured fastest there: "
-                            "imgconv-bench tables F and H) but for a full sum of 16M samples or "
-                            "more the tensor model predicts faster; rows per thread and "
-                            "separable or full sum by the rule table H calibrates\n");
+        o += snprintf(
+            buf + o, buflen - o,
+            "  %d samples x %d row%s per thread from %d-byte loads%s, no shared "
+            "memory; %s\n%s",
+            ring ? 8 : 16, p.rows, p.rows > 1 ? "s" : "", ring ? 8 : 16,
+            p.rows > 4 ? ", taken one input row at a time" : "",
+            p.rank ? (p.rank == 1 ? "separable: 1 row + 1 column pass in registers"
+                                  : "separable: 2 row + 2 column passes in registers")
+                   : "direct K*K sum",
+            p.method == st->force
+                ? ""
+                : "  rows is taken wherever it applies (measured fastest there: "
+                  "imgconv-bench tables F and H) but for a full sum of 3.5M samples "
+                  "or more that the tensor model predicts faster and a rank-1 9x9 at 2 rows "
+                  "per thread from 2M samples (sep); rows per thread and "
+                  "separable or full sum by the rule table H calibrates\n");
     else
         o +=
             snprintf(buf + o, buflen - o, "  one thread per output sample (%d blocks)\n", p.blocks);
