@@ -1,9 +1,12 @@
 /*
  * io_internal.h - what the image file readers and writers of src/io/ share.
  *
- * io.c opens files, detects the format and owns the atomic save; the format
- * files (pnm.c, png.c, jpeg.c, tiff.c, webp.c) only turn a stream into an interleaved (AoS)
- * ic_image with the channels as stored, and an AoS ic_image into a stream.
+ * io.c holds the format table, opens files, detects the format and
+ * dispatches; atomic.c publishes outputs; io_util.c holds the helpers the
+ * format files share (limit checks, row conversion, 16-bit samples). The
+ * format files (pnm.c, png.c, jpeg.c, tiff.c, webp.c) only turn a stream into
+ * an interleaved (AoS) ic_image with the channels as stored, and an AoS
+ * ic_image into a stream; they call io_util.c, never io.c.
  * This header is private to src/io/: it knows files and pixels, never
  * convolution or backends (STYLE "Layers").
  */
@@ -23,7 +26,12 @@
  * when convert_channels is nonzero, the converted copy ic_image_decode makes
  * of it afterwards (channel forcing or a layout change) with that many
  * channels: the peak the load reaches. */
-typedef struct ic_io_hook ic_io_hook; /* io.c: ic_load_options.header_ok, once */
+/* ic_load_options.header_ok of one load, and whether it was called. */
+typedef struct ic_io_hook {
+    void (*fn)(void *user, int width, int height);
+    void *user;
+    int fired;
+} ic_io_hook;
 typedef struct ic_io_limits {
     uint64_t max_pixels;
     uint64_t max_memory;
@@ -31,7 +39,7 @@ typedef struct ic_io_limits {
     ic_io_hook *hook; /* NULL: none */
 } ic_io_limits;
 
-/* Checks decoded dimensions before anything is allocated: zero sizes are
+/* io_util.c. Checks decoded dimensions before anything is allocated: zero sizes are
  * IC_ERR_FORMAT, a side over IC_MAX_DIM, width*height over lim->max_pixels or
  * (when channels > 0) the bytes of a width x height x channels image (plus
  * the converted copy) over lim->max_memory is IC_ERR_TOO_LARGE, with a message

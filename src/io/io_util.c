@@ -1,0 +1,131 @@
+/*
+ * io_util.c - what every reader and writer of src/io/ shares: the limit
+ * check a reader makes on a header before allocating, channel conversion of
+ * interleaved rows, and big-endian 16-bit samples. The format files call
+ * these and never io.c, which keeps the format table and the dispatch.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "imgconv.h"
+#include "io/io_internal.h"
+
+/* Bytes ic_image_create_type takes for a width x height x channels AoS image
+ * of es-byte samples (rows padded to 64 bytes); sides are <= IC_MAX_DIM, so
+ * nothing overflows. */
+static uint64_t image_bytes(uint64_t width, uint64_t height, int channels, size_t es)
+{
+    return ((width * (uint64_t)channels * es + 63u) & ~(uint64_t)63u) * height;
+}
+
+static double mib(uint64_t bytes)
+{
+    return (double)bytes / (1024.0 * 1024.0);
+}
+
+ic_status ic_io_check_dims(uint64_t width, uint64_t height, int channels, const ic_io_limits *lim,
+                           char *err, size_t errlen)
+{
+    return ic_io_check_dims_type(width, height, channels, IC_U8, lim, err, errlen);
+}
+
+ic_status ic_io_check_dims_type(uint64_t width, uint64_t height, int channels, ic_sample_type type,
+                                const ic_io_limits *lim, char *err, size_t errlen)
+{
+    const size_t es = type == IC_U16 ? 2u : 1u;
+    if (width == 0 || height == 0) {
+        return ic_errf(err, errlen, IC_ERR_FORMAT, "image has zero width or height (%llux%llu)",
+                       (unsigned long long)width, (unsigned long long)height);
+    }
+    if (width > IC_MAX_DIM || height > IC_MAX_DIM) {
+        return ic_errf(err, errlen, IC_ERR_TOO_LARGE,
+                       "image %llux%llu exceeds the size limit of %d pixels per side",
+                       (unsigned long long)width, (unsigned long long)height, IC_MAX_DIM);
+    }
+    /* Both sides are <= 2^20 here, so the product cannot overflow. */
+    if (width * height > lim->max_pixels) {
+        return ic_errf(err, errlen, IC_ERR_TOO_LARGE,
+                       "image %llux%llu exceeds the pixel limit %llu (raise it with "
+                       "--max-pixels)",
+                       (unsigned long long)width, (unsigned long long)height,
+                       (unsigned long long)lim->max_pixels);
+    }
+    if (channels <= 0)
+        return IC_OK;
+    uint64_t need = image_bytes(width, height, channels, es);
+    if (lim->convert_channels > 0)
+        need += image_bytes(width, height, lim->convert_channels, es);
+    if (need > lim->max_memory) {
+        return ic_errf(err, errlen, IC_ERR_TOO_LARGE,
+                       "image %llux%llu needs %.1f MiB to decode, over the memory limit "
+                       "%.1f MiB "
+                       "(raise it with --max-memory)",
+                       (unsigned long long)width, (unsigned long long)height, mib(need),
+                       mib(lim->max_memory));
+    }
+    if (lim->hook && lim->hook->fn && !lim->hook->fired) {
+        lim->hook->fired = 1;
+        lim->hook->fn(lim->hook->user, (int)width, (int)height);
+    }
+    return IC_OK;
+}
+
+/* Rec.601 luma of 8- or 16-bit samples (65535 * 1000 fits in 32 bits). */
+static inline unsigned luma601(unsigned r, unsigned g, unsigned b)
+{
+    return (299u * r + 587u * g + 114u * b + 500u) / 1000u;
+}
+
+/* seed 004's channel_force on rows of T samples whose maximum is MAX. */
+#define CONVERT_ROW(NAME, T, MAX)                                                                  \
+    void NAME(T *dst, int dst_ch, const T *src, int src_ch, int width)                             \
+    {                                                                                              \
+        const int src_alpha = (src_ch == 2 || src_ch == 4);                                        \
+        const int dst_alpha = (dst_ch == 2 || dst_ch == 4);                                        \
+        const int src_colour = (src_ch >= 3);                                                      \
+        const int dst_colour = (dst_ch >= 3);                                                      \
+        for (int x = 0; x < width; x++) {                                                          \
+            const T *s = src + (size_t)x * (size_t)src_ch;                                         \
+            T *d = dst + (size_t)x * (size_t)dst_ch;                                               \
+            if (dst_colour) {                                                                      \
+                if (src_colour) {                                                                  \
+                    d[0] = s[0];                                                                   \
+                    d[1] = s[1];                                                                   \
+                    d[2] = s[2];                                                                   \
+                } else {                                                                           \
+                    d[0] = d[1] = d[2] = s[0];                                                     \
+                }                                                                                  \
+            } else {                                                                               \
+                d[0] = src_colour ? (T)luma601(s[0], s[1], s[2]) : s[0];                           \
+            }                                                                                      \
+            if (dst_alpha)                                                                         \
+                d[dst_ch - 1] = src_alpha ? s[src_ch - 1] : (T)MAX;                                \
+        }                                                                                          \
+    }
+CONVERT_ROW(ic_io_convert_row, uint8_t, 255u)
+CONVERT_ROW(ic_io_convert_row16, uint16_t, 65535u)
+
+void ic_io_convert_row_type(void *dst, int dst_ch, const void *src, int src_ch, int width,
+                            ic_sample_type type)
+{
+    if (type == IC_U16)
+        ic_io_convert_row16(dst, dst_ch, src, src_ch, width);
+    else
+        ic_io_convert_row(dst, dst_ch, src, src_ch, width);
+}
+
+void ic_io_be16_store(uint8_t *dst, const uint16_t *src, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        const unsigned v = src[i];
+        dst[2 * i] = (uint8_t)(v >> 8);
+        dst[2 * i + 1] = (uint8_t)v;
+    }
+}
+
+void ic_io_be16_load(uint16_t *dst, const uint8_t *src, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        dst[i] = (uint16_t)((unsigned)src[2 * i] << 8 | src[2 * i + 1]);
+}
