@@ -652,12 +652,22 @@ typedef struct ic_load_options {
      * with maxval > 255) load as IC_U16 images, others as IC_U8. Nonzero:
      * every image loads as IC_U8, 16-bit samples converted as round(v / 257). */
     int eight_bit;
+    /* 0: a JPEG whose entropy-coded data is damaged (corrupt Huffman codes,
+     * bytes before a marker, data that ends early) is IC_ERR_FORMAT, as a
+     * PNG with a bad CRC is. Nonzero: it decodes as far as libjpeg gets,
+     * the rest filled in, for salvaging a photo. */
+    int accept_damaged;
+    /* When non-NULL, set to 1 when accept_damaged let damaged data through,
+     * to 0 otherwise. */
+    int *damaged;
 } ic_load_options;
 
 /* Loads an image file into *img (owned): reads the file and decodes it as
  * ic_image_decode does. On error *img is zeroed and ic_last_error() holds one
  * line without the file name, e.g. "truncated PNG data" (the caller knows the
  * name and puts it in front).
+ * A path that is not a regular file (a FIFO, a device, a socket, a
+ * directory) is refused with IC_ERR_IO without blocking or reading it.
  * Errors: IC_ERR_IO (cannot open/read), IC_ERR_FORMAT (corrupt, truncated,
  * unknown or unsupported format), IC_ERR_TOO_LARGE (over max_pixels or
  * max_memory; the message names the limit), IC_ERR_NOMEM. */
@@ -670,6 +680,17 @@ ic_status ic_image_load(ic_image *img, const char *path, const ic_load_options *
  * This is how images arriving on a pipe or from the network are read. */
 ic_status ic_image_decode(ic_image *img, const void *data, size_t size,
                           const ic_load_options *opts);
+
+/* Reads only the header of an encoded image (size bytes at data: the whole
+ * file or just its start) and checks it against opts' limits as
+ * ic_image_decode would, allocating nothing of the image's size: a caller
+ * can refuse a file declaring a huge image before reading all of it.
+ * Returns IC_OK with the image's *width and *height when the header passes;
+ * IC_ERR_TOO_LARGE (over max_pixels or max_memory), IC_ERR_FORMAT (corrupt,
+ * unknown, or a header that does not end within size bytes), as
+ * ic_image_decode, with the message in ic_last_error(). */
+ic_status ic_image_probe(const void *data, size_t size, const ic_load_options *opts, int *width,
+                         int *height);
 
 /* Save options (zero-initialise; zero fields take the defaults). */
 typedef struct ic_save_options {

@@ -67,7 +67,8 @@ enum {
     OPT_RECALIBRATE,
     OPT_CODEC,
     OPT_SIGNAL,
-    OPT_TUNE
+    OPT_TUNE,
+    OPT_ACCEPT_DAMAGED
 };
 
 static const struct option long_options[] = {
@@ -85,6 +86,7 @@ static const struct option long_options[] = {
     {"transfer", required_argument, NULL, OPT_TRANSFER},
     {"device-memory", required_argument, NULL, OPT_DEVICE_MEMORY},
     {"max-memory", required_argument, NULL, OPT_MAX_MEMORY},
+    {"accept-damaged", no_argument, NULL, OPT_ACCEPT_DAMAGED},
     {"recalibrate", no_argument, NULL, OPT_RECALIBRATE},
     {"tune", required_argument, NULL, OPT_TUNE},
     {"layout", required_argument, NULL, OPT_LAYOUT},
@@ -222,6 +224,8 @@ void cli_print_help(void)
           "      --max-memory N     refuse images whose decoding or filtering needs more than\n"
           "                         N bytes (suffix K, M, G: KiB, MiB, GiB; default a quarter\n"
           "                         of the RAM, at most 2G), checked before allocating\n"
+          "      --accept-damaged   decode a JPEG with damaged data as far as it goes, with\n"
+          "                         a warning (default: refuse it, exit 3)\n"
           "      --quality Q        JPEG and WebP quality 1..100 (default 92)\n"
           "      --lossless         WebP: lossless (default: lossy at --quality)\n"
           "      --compression N    PNG and TIFF level 1 (fastest) .. 9 (smallest);\n"
@@ -756,6 +760,9 @@ static int parse_batch_option(int c, const char *arg, cli_options *o, cli_err *e
         return CLI_EXIT_OK;
     case OPT_OVERWRITE:
         o->overwrite = 1;
+        return CLI_EXIT_OK;
+    case OPT_ACCEPT_DAMAGED:
+        o->accept_damaged = 1;
         return CLI_EXIT_OK;
     case OPT_SKIP_EXISTING:
         o->skip_existing = 1;

@@ -28,6 +28,7 @@
 
 #include "cli.h"
 #include "cli_args.h"
+#include "cli_files.h"
 #include "cli_warm.h"
 
 double cli_now_ms(void)
@@ -93,51 +94,6 @@ ic_status cli_noted(ic_status s, char *buf, size_t buflen)
 static const char *reason(const char *buf, ic_status s)
 {
     return (buf && buf[0]) ? buf : ic_status_str(s);
-}
-
-ic_status cli_read_file(const char *path, uint8_t **data, size_t *size, char *msg, size_t msglen)
-{
-    *data = NULL;
-    *size = 0;
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        snprintf(msg, msglen, "cannot open: %s", strerror(errno));
-        return IC_ERR_IO;
-    }
-    struct stat sb;
-    const int stat_failed = fstat(fileno(f), &sb) != 0;
-    if (stat_failed || S_ISDIR(sb.st_mode)) {
-        snprintf(msg, msglen, "cannot read: %s", strerror(stat_failed ? errno : EISDIR));
-        fclose(f);
-        return IC_ERR_IO;
-    }
-    size_t cap = S_ISREG(sb.st_mode) && sb.st_size > 0 ? (size_t)sb.st_size : 65536, n = 0;
-    uint8_t *buf = malloc(cap + 1);
-    for (;;) {
-        if (!buf) {
-            fclose(f);
-            snprintf(msg, msglen, "out of memory");
-            return IC_ERR_NOMEM;
-        }
-        n += fread(buf + n, 1, cap + 1 - n, f);
-        if (n <= cap || ferror(f))
-            break;
-        cap *= 2; /* the file grew, or its size was not known */
-        uint8_t *nb = realloc(buf, cap + 1);
-        if (!nb)
-            free(buf);
-        buf = nb;
-    }
-    if (ferror(f)) {
-        snprintf(msg, msglen, "read error: %s", strerror(errno ? errno : EIO));
-        free(buf);
-        fclose(f);
-        return IC_ERR_IO;
-    }
-    fclose(f);
-    *data = buf;
-    *size = n;
-    return IC_OK;
 }
 
 int cli_check_output(const char *output, const char *input, cli_err *e)
@@ -586,6 +542,9 @@ int cli_run_filter(const cli_options *o, cli_err *e)
     lo.max_pixels = o->max_pixels;
     lo.max_memory = o->max_memory;
     lo.metadata = &meta;
+    int damaged = 0;
+    lo.accept_damaged = o->accept_damaged;
+    lo.damaged = &damaged;
     ic_save_options so;
     memset(&so, 0, sizeof so);
     so.quality = o->quality;
@@ -603,7 +562,7 @@ int cli_run_filter(const cli_options *o, cli_err *e)
             s = IC_OK;
         } else {
             free(bytes);
-            s = cli_read_file(o->input, &bytes, &nbytes, buf, sizeof buf);
+            s = cli_read_file(o->input, o->max_memory, &lo, &bytes, &nbytes, buf, sizeof buf);
         }
         const uint8_t *ib = in_data ? in_data : bytes;
         const size_t ibn = in_data ? in_size : nbytes;
@@ -643,6 +602,8 @@ int cli_run_filter(const cli_options *o, cli_err *e)
             code = cli_fail(e, cli_exit_for_input(s), o->input, "%s", reason(buf, s));
             goto done;
         }
+        if (damaged && run == 0)
+            cli_damaged_notice(o->input);
         if (!ctx) {
             cli_warm_join(&warm);
             once.wait_ms = cli_now_ms() - b;

@@ -275,6 +275,10 @@ static ic_status load_setup(ic_load_options *o, const ic_load_options *opts, ic_
     /* The copy made after decoding: forced channels (4 at most), or the layout
      * clone with the stored channels (4 at most: the conservative bound). */
     lim->convert_channels = o->channels ? o->channels : (o->layout != IC_AOS ? 4 : 0);
+    lim->accept_damaged = o->accept_damaged;
+    lim->damaged = o->damaged;
+    if (o->damaged)
+        *o->damaged = 0;
     if (o->header_ok) {
         hook->fn = o->header_ok;
         hook->user = o->header_ok_user;
@@ -359,6 +363,83 @@ static ic_status image_decode(ic_image *img, const void *data, size_t size,
     return st;
 }
 
+static ic_status image_probe(const void *data, size_t size, const ic_load_options *opts, int *width,
+                             int *height, char *errbuf, size_t errlen)
+{
+    if (!data || !width || !height) {
+        return ic_errf(errbuf, errlen, IC_ERR_INVALID_ARG, "no data or size given");
+    }
+    *width = *height = 0;
+    /* The limits only: nothing of the caller's is written. */
+    ic_load_options asked;
+    memset(&asked, 0, sizeof asked);
+    if (opts) {
+        asked = *opts;
+        asked.metadata = NULL;
+        asked.damaged = NULL;
+        asked.header_ok = NULL;
+    }
+    ic_load_options o;
+    ic_io_limits lim;
+    ic_io_hook hook;
+    ic_status st = load_setup(&o, &asked, &lim, &hook, errbuf, errlen);
+    if (st != IC_OK)
+        return st;
+    if (size == 0) {
+        return ic_errf(errbuf, errlen, IC_ERR_FORMAT, "empty file");
+    }
+    hook.stop = 1;
+    lim.hook = &hook;
+    FILE *f = fmemopen((void *)(uintptr_t)data, size, "rb");
+    if (!f) {
+        return ic_errf(errbuf, errlen, errno == ENOMEM ? IC_ERR_NOMEM : IC_ERR_IO,
+                       "cannot open a memory stream: %s", strerror(errno));
+    }
+    ic_image raw;
+    memset(&raw, 0, sizeof raw);
+    st = read_native(f, &raw, &lim, NULL, errbuf, errlen);
+    fclose(f);
+    ic_image_free(&raw);
+    if (hook.fired) {
+        *width = hook.width;
+        *height = hook.height;
+        errbuf[0] = '\0';
+        return IC_OK;
+    }
+    return st;
+}
+
+/* Opens path for reading without ever blocking: a FIFO would wait for a
+ * writer in open(2), so it is opened non-blocking and refused, as is every
+ * file that is not a regular one. */
+static ic_status open_regular(const char *path, FILE **out, char *errbuf, size_t errlen)
+{
+    *out = NULL;
+    const int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) {
+        return ic_errf(errbuf, errlen, IC_ERR_IO, "cannot open: %s", strerror(errno));
+    }
+    struct stat sb;
+    if (fstat(fd, &sb) != 0) {
+        const int saved = errno;
+        close(fd);
+        return ic_errf(errbuf, errlen, IC_ERR_IO, "cannot read: %s", strerror(saved));
+    }
+    if (!S_ISREG(sb.st_mode)) {
+        close(fd);
+        if (S_ISDIR(sb.st_mode))
+            return ic_errf(errbuf, errlen, IC_ERR_IO, "cannot read: %s", strerror(EISDIR));
+        return ic_errf(errbuf, errlen, IC_ERR_IO, "not a regular file (a FIFO, device or socket)");
+    }
+    FILE *f = fdopen(fd, "rb");
+    if (!f) {
+        close(fd);
+        return ic_errf(errbuf, errlen, IC_ERR_NOMEM, "cannot open: %s", strerror(errno));
+    }
+    *out = f;
+    return IC_OK;
+}
+
 static ic_status image_load(ic_image *img, const char *path, const ic_load_options *opts,
                             char *errbuf, size_t errlen)
 {
@@ -373,15 +454,10 @@ static ic_status image_load(ic_image *img, const char *path, const ic_load_optio
     if (st != IC_OK)
         return st;
 
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        return ic_errf(errbuf, errlen, IC_ERR_IO, "cannot open: %s", strerror(errno));
-    }
-    struct stat sb;
-    if (fstat(fileno(f), &sb) == 0 && S_ISDIR(sb.st_mode)) {
-        fclose(f);
-        return ic_errf(errbuf, errlen, IC_ERR_IO, "cannot read: %s", strerror(EISDIR));
-    }
+    FILE *f;
+    st = open_regular(path, &f, errbuf, errlen);
+    if (st != IC_OK)
+        return st;
     st = load_stream(img, f, &o, &lim, errbuf, errlen);
     fclose(f);
     return st;
@@ -624,6 +700,13 @@ ic_status ic_image_load(ic_image *img, const char *path, const ic_load_options *
 {
     char err[IC_IO_ERRLEN] = "";
     return ic_fail_msg(image_load(img, path, opts, err, sizeof err), err);
+}
+
+ic_status ic_image_probe(const void *data, size_t size, const ic_load_options *opts, int *width,
+                         int *height)
+{
+    char err[IC_IO_ERRLEN] = "";
+    return ic_fail_msg(image_probe(data, size, opts, width, height, err, sizeof err), err);
 }
 
 ic_status ic_image_save(const ic_image *img, const char *path, const ic_save_options *opts)

@@ -26,17 +26,23 @@
  * when convert_channels is nonzero, the converted copy ic_image_decode makes
  * of it afterwards (channel forcing or a layout change) with that many
  * channels: the peak the load reaches. */
-/* ic_load_options.header_ok of one load, and whether it was called. */
+/* ic_load_options.header_ok of one load, and whether it was called; with
+ * `stop` (ic_image_probe) the read ends there, the header's size in width
+ * and height. */
 typedef struct ic_io_hook {
     void (*fn)(void *user, int width, int height);
     void *user;
     int fired;
+    int stop;
+    int width, height;
 } ic_io_hook;
 typedef struct ic_io_limits {
     uint64_t max_pixels;
     uint64_t max_memory;
     int convert_channels;
-    ic_io_hook *hook; /* NULL: none */
+    ic_io_hook *hook;   /* NULL: none */
+    int accept_damaged; /* ic_load_options.accept_damaged */
+    int *damaged;       /* NULL, or set to 1 when damaged data was let through */
 } ic_io_limits;
 
 /* io_util.c. Checks decoded dimensions before anything is allocated: zero sizes are

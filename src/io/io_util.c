@@ -64,10 +64,16 @@ ic_status ic_io_check_dims_type(uint64_t width, uint64_t height, int channels, i
                        (unsigned long long)width, (unsigned long long)height, mib(need),
                        mib(lim->max_memory));
     }
-    if (lim->hook && lim->hook->fn && !lim->hook->fired) {
-        lim->hook->fired = 1;
-        lim->hook->fn(lim->hook->user, (int)width, (int)height);
+    ic_io_hook *h = lim->hook;
+    if (h && !h->fired) {
+        h->fired = 1;
+        h->width = (int)width;
+        h->height = (int)height;
+        if (h->fn)
+            h->fn(h->user, (int)width, (int)height);
     }
+    if (h && h->stop) /* any error will do: the reader cleans up and returns */
+        return ic_errf(err, errlen, IC_ERR_FORMAT, "header read");
     return IC_OK;
 }
 

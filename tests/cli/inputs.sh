@@ -1,0 +1,112 @@
+#!/usr/bin/env bash
+# inputs.sh - what imgconv reads: a named input that is not a regular file
+# (a FIFO, a device) is refused at once with one line naming it, in single
+# mode, batch mode and through imgconv's own glob expansion; a file is
+# refused by its size or its header before it is read whole; a JPEG with
+# damaged entropy-coded data is refused (exit 3) unless --accept-damaged.
+source "$(dirname "$0")/common.bash"
+cd "$TMP" || exit 1
+
+expect_ok "a chart to read" --chart 64x48 a.png
+
+# A FIFO: opening it for reading would wait for a writer forever.
+mkfifo p.png
+# within SECONDS DESC CODE NAME ARGS...: expect_error, and the run ends in time.
+within() {
+    local secs=$1 desc=$2 code=$3 name=$4
+    shift 4
+    LAST_CMD="imgconv $*"
+    timeout "$secs" "$IMGCONV" "$@" >"$OUT" 2>"$ERR"
+    RC=$?
+    if [ "$RC" -eq 124 ]; then
+        fail "$desc: still running after ${secs} s"
+        show_last
+        return 1
+    fi
+    expect_error "$code" "$name" "$desc" "$@"
+}
+within 5 "a FIFO as INPUT is refused at once" 3 p.png -k box:3 p.png out.png
+grep -q "not a regular file" "$ERR" && ok "the message says why" ||
+    { fail "the message says why"; show_last; }
+mkdir out
+LAST_CMD="imgconv -k box:3 -o out a.png p.png"
+timeout 5 "$IMGCONV" -k box:3 -q -o out a.png p.png >"$OUT" 2>"$ERR"
+RC=$?
+if [ "$RC" -eq 3 ] && [ -f out/a.png ] && grep -q "p.png: not a regular file" "$ERR"; then
+    ok "batch: the FIFO fails, the other file is written (exit 3)"
+else
+    fail "batch: the FIFO fails, the other file is written (exit 3)"
+    show_last
+fi
+mkdir in out2
+cp a.png in/a.png
+mkfifo in/x.png
+LAST_CMD="imgconv -k box:3 -o out2 'in/*.png'"
+timeout 5 "$IMGCONV" -k box:3 -q -o out2 'in/*.png' >"$OUT" 2>"$ERR"
+RC=$?
+if [ "$RC" -eq 3 ] && [ -f out2/a.png ] && grep -q "in/x.png: not a regular file" "$ERR"; then
+    ok "glob: the FIFO it matches fails at once (exit 3)"
+else
+    fail "glob: the FIFO it matches fails at once (exit 3)"
+    show_last
+fi
+within 5 "/dev/zero as INPUT is refused at once" 3 /dev/zero -k box:3 /dev/zero out.png
+within 5 "--signal reads no FIFO either" 3 p.png --signal -k box:3 p.png out.txt
+
+# A PNG signature and a header declaring 9459x9459, then 1 GB of nothing
+# (a sparse file): the header is over --max-pixels, refused before the rest
+# is read; a file over --max-memory is refused by its size.
+printf '\211PNG\r\n\032\n\0\0\0\rIHDR\0\0\044\363\0\0\044\363\010\002\0\0\0\0\0\0\0' >big.png
+# The CRC of that IHDR, so that libpng accepts the header.
+python3 -c "
+import struct, zlib
+d = open('big.png', 'rb').read()
+open('big.png', 'wb').write(d[:29] + struct.pack('>I', zlib.crc32(d[12:29]) & 0xffffffff))
+"
+cp big.png small.png
+printf '\0\0\0\012' | dd of=small.png bs=1 seek=16 conv=notrunc 2>/dev/null
+printf '\0\0\0\012' | dd of=small.png bs=1 seek=20 conv=notrunc 2>/dev/null
+truncate -s 1G big.png small.png
+start=$(date +%s%N)
+within 5 "a 1 GB file declaring too many pixels" 3 "pixel limit" -k box:3 --max-pixels 1000000 \
+    --max-memory 4G big.png out.png
+ms=$((($(date +%s%N) - start) / 1000000))
+[ "$ms" -lt 2000 ] && ok "refused from its header (${ms} ms)" ||
+    fail "refused from its header: took ${ms} ms"
+within 5 "a 1 GB file over --max-memory" 3 "memory limit" -k box:3 --max-memory 100M small.png \
+    out.png
+rm -f big.png small.png
+
+# A JPEG with garbage before its EOI marker: libjpeg warns "Corrupt JPEG
+# data: N extraneous bytes before marker 0xd9" and djpeg exits 2.
+if has_format jpeg; then
+    expect_ok "a JPEG" -k identity a.png a.jpg
+    n=$(wc -c <a.jpg)
+    head -c $((n - 2)) a.jpg >bad.jpg
+    printf 'garbagegarbagegarbage\377\331' >>bad.jpg
+    expect_error 3 bad.jpg "damaged JPEG data is refused" -k identity bad.jpg out.png
+    [ ! -e out.png ] && ok "and nothing is written" || fail "and nothing is written"
+    run -k identity --accept-damaged bad.jpg out.png
+    if [ "$RC" -eq 0 ] && [ -s out.png ] && [ "$(wc -l <"$ERR")" -eq 1 ] &&
+        grep -q "imgconv: warning: bad.jpg: damaged JPEG data" "$ERR"; then
+        ok "--accept-damaged decodes it with one warning line"
+    else
+        fail "--accept-damaged decodes it with one warning line"
+        show_last
+    fi
+    mkdir bout
+    cp bad.jpg a.jpg bout/ 2>/dev/null
+    run -k identity -q -o bout2 bout
+    [ "$RC" -eq 3 ] && ok "batch: the damaged JPEG fails (exit 3)" ||
+        { fail "batch: the damaged JPEG fails (exit 3)"; show_last; }
+    rm -rf bout2
+    run -k identity -q --accept-damaged -o bout2 bout
+    if [ "$RC" -eq 0 ] && [ -s bout2/bad.jpg ] && grep -q "bad.jpg: damaged JPEG data" "$ERR"; then
+        ok "batch: --accept-damaged writes it, with the warning"
+    else
+        fail "batch: --accept-damaged writes it, with the warning"
+        show_last
+    fi
+fi
+
+finish
