@@ -715,6 +715,14 @@ typedef struct ic_save_options {
      * are the same for every N > 1. Smaller JPEGs and other formats ignore
      * it. Negative: IC_ERR_INVALID_ARG. */
     int threads;
+    /* 0: an existing file at the path is replaced atomically, keeping its
+     * mode (and owner, where the process may set it); a symbolic link there
+     * is replaced itself, never written through. Nonzero: the save fails
+     * with IC_ERR_IO ("the output exists ...") when anything is at the path
+     * when the file is put in place, a dangling symbolic link included:
+     * the last step is exclusive, so a file that appears while the output
+     * is being written is never replaced. */
+    int no_replace;
 } ic_save_options;
 
 /* The level PNG files are written with when ic_save_options.compression is
@@ -757,6 +765,9 @@ ic_status ic_image_encode(const ic_image *img, const char *name, const ic_save_o
  * synced and renamed over path; a failure leaves no partial file. Errors:
  * IC_ERR_IO, IC_ERR_INVALID_ARG, IC_ERR_NOMEM. */
 ic_status ic_save_bytes(const char *path, const void *data, size_t size);
+/* ic_save_bytes with options: only opts->no_replace applies (NULL: none). */
+ic_status ic_save_bytes_opts(const char *path, const void *data, size_t size,
+                             const ic_save_options *opts);
 
 /* ------------------------------------------------------------------------ */
 /* JPEG on the GPU (nvJPEG): files decoded into and encoded from device       */

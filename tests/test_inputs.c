@@ -3,7 +3,9 @@
  * accept, through the public API: a path that is not a regular file (a FIFO,
  * a device) is refused at once; a header over the limits is refused from the
  * first bytes of a file; a JPEG with damaged entropy-coded data is refused
- * unless ic_load_options.accept_damaged, which reports it in *damaged.
+ * unless ic_load_options.accept_damaged, which reports it in *damaged. And
+ * how a save puts its file in place: with no_replace never over anything (a
+ * dangling link included); otherwise keeping the replaced file's mode.
  */
 #include <errno.h>
 #include <signal.h>
@@ -145,6 +147,57 @@ static void damaged_jpeg(void)
     free(bad);
 }
 
+static int read_text(const char *path, char *buf, size_t n)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return -1;
+    const size_t got = fread(buf, 1, n - 1, f);
+    buf[got] = '\0';
+    fclose(f);
+    return (int)got;
+}
+
+static void saving(int fallback)
+{
+    if (fallback)
+        setenv("IC_NO_TMPFILE", "1", 1);
+    char path[64], link[64], buf[16];
+    snprintf(path, sizeof path, "%s/out.bin", dir);
+    snprintf(link, sizeof link, "%s/link.bin", dir);
+    FILE *f = fopen(path, "wb");
+    ICT_EXPECT(f && fputs("precious", f) >= 0 && fclose(f) == 0, "write %s", path);
+    ic_save_options nr;
+    memset(&nr, 0, sizeof nr);
+    nr.no_replace = 1;
+    ic_status st = ic_save_bytes_opts(path, "new", 3, &nr);
+    ICT_EXPECT(st == IC_ERR_IO && strstr(ic_last_error(), "exists") &&
+                   read_text(path, buf, sizeof buf) == 8,
+               "no_replace over a file (fallback %d): %s (%s)", fallback, ic_status_str(st),
+               ic_last_error());
+    ICT_EXPECT(symlink("/nonexistent/ic_inputs_target", link) == 0, "symlink");
+    st = ic_save_bytes_opts(link, "new", 3, &nr);
+    ICT_EXPECT(st == IC_ERR_IO, "no_replace over a dangling link (fallback %d): %s", fallback,
+               ic_status_str(st));
+    st = ic_save_bytes(link, "new", 3);
+    struct stat sb;
+    ICT_EXPECT(st == IC_OK && lstat(link, &sb) == 0 && S_ISREG(sb.st_mode),
+               "a link is replaced itself (fallback %d): %s", fallback, ic_status_str(st));
+    unlink(link);
+    ICT_EXPECT(chmod(path, 0604) == 0, "chmod");
+    st = ic_save_bytes(path, "new", 3);
+    ICT_EXPECT(st == IC_OK && stat(path, &sb) == 0 && (sb.st_mode & 07777) == 0604 &&
+                   read_text(path, buf, sizeof buf) == 3,
+               "a replaced file keeps its mode (fallback %d): %s, mode %o", fallback,
+               ic_status_str(st), (unsigned)(sb.st_mode & 07777));
+    unlink(path);
+    st = ic_save_bytes_opts(path, "new", 3, &nr);
+    ICT_EXPECT(st == IC_OK && stat(path, &sb) == 0, "no_replace, nothing there (fallback %d): %s",
+               fallback, ic_status_str(st));
+    unlink(path);
+    unsetenv("IC_NO_TMPFILE");
+}
+
 int main(void)
 {
     if (!mkdtemp(dir)) {
@@ -154,6 +207,8 @@ int main(void)
     not_regular();
     probe();
     damaged_jpeg();
+    saving(0);
+    saving(1);
     rmdir(dir);
     printf("test_inputs: %d checks, %d failed\n", ict_checks, ict_failed);
     return ict_failed ? 1 : 0;

@@ -820,8 +820,13 @@ static void *writer(void *arg)
         const char *out = b->files.v[it->idx].out;
         char msg[256] = "";
         const double t = cli_now_ms();
-        const ic_status s = it->slot >= 0 ? ic_save_bytes(out, it->enc.data, it->enc.size)
-                                          : ic_save_bytes(out, it->bytes, it->nbytes);
+        /* Without --overwrite the last step is exclusive: a file that
+         * appeared after the plan's check is not replaced. */
+        ic_save_options nr;
+        memset(&nr, 0, sizeof nr);
+        nr.no_replace = !b->o->overwrite;
+        const ic_status s = it->slot >= 0 ? ic_save_bytes_opts(out, it->enc.data, it->enc.size, &nr)
+                                          : ic_save_bytes_opts(out, it->bytes, it->nbytes, &nr);
         cli_noted(s, msg, sizeof msg);
         add_time(b, &b->ms_write, t, 'w');
         if (s != IC_OK) {

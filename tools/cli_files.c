@@ -198,9 +198,12 @@ int cli_files_plan(blist *l, const cli_options *o)
         make_output_name(f, o->outdir, o->format);
         if (!f->out)
             continue;
+        /* lstat: a dangling link is something there, which --overwrite
+         * replaces (the link, not what it names). */
         struct stat so, si;
-        if (stat(f->out, &so) == 0) {
-            if (stat(f->in, &si) == 0 && si.st_dev == so.st_dev && si.st_ino == so.st_ino)
+        if (lstat(f->out, &so) == 0) {
+            if (stat(f->out, &so) == 0 && stat(f->in, &si) == 0 && si.st_dev == so.st_dev &&
+                si.st_ino == so.st_ino)
                 snprintf(f->err, sizeof f->err, "output %s is the input file itself", f->out);
             else if (o->skip_existing)
                 snprintf(f->skip, sizeof f->skip, "output %s exists (--skip-existing)", f->out);

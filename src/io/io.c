@@ -521,12 +521,12 @@ static int image_valid(const ic_image *img)
  * only when complete (atomic.c): a failure leaves no partial file behind. */
 typedef ic_status (*fill_fn)(FILE *f, const void *arg, char *err, size_t errlen);
 
-static ic_status save_atomic(const char *path, fill_fn fill, const void *arg, char *errbuf,
-                             size_t errlen)
+static ic_status save_atomic(const char *path, int no_replace, fill_fn fill, const void *arg,
+                             char *errbuf, size_t errlen)
 {
     /* Written where nobody sees it, published only when complete (atomic.c). */
     ic_out_file out;
-    ic_status st = ic_out_open(&out, path, errbuf, errlen);
+    ic_status st = ic_out_open(&out, path, no_replace, errbuf, errlen);
     if (st != IC_OK)
         return st;
     st = fill(out.f, arg, errbuf, errlen);
@@ -625,7 +625,7 @@ static ic_status image_save(const ic_image *img, const char *path, const ic_save
     ic_image aos_copy;
     ic_status st = prepare_encode(img, path, opts, &j, &aos_copy, errbuf, errlen);
     if (st == IC_OK)
-        st = save_atomic(path, fill_image, &j, errbuf, errlen);
+        st = save_atomic(path, j.o.no_replace, fill_image, &j, errbuf, errlen);
     ic_image_free(&aos_copy);
     return st;
 }
@@ -677,15 +677,15 @@ static ic_status fill_bytes(FILE *f, const void *arg, char *err, size_t errlen)
     return IC_OK;
 }
 
-static ic_status save_bytes(const char *path, const void *data, size_t size, char *errbuf,
-                            size_t errlen)
+static ic_status save_bytes(const char *path, const void *data, size_t size,
+                            const ic_save_options *opts, char *errbuf, size_t errlen)
 {
     if (!path || !path[0] || (!data && size > 0)) {
         return ic_errf(errbuf, errlen, IC_ERR_INVALID_ARG, "no data or path given");
     }
     const byte_span b = {data, size};
     errno = 0;
-    return save_atomic(path, fill_bytes, &b, errbuf, errlen);
+    return save_atomic(path, opts && opts->no_replace, fill_bytes, &b, errbuf, errlen);
 }
 
 /* ---- the public calls: the message of a failure goes to ic_last_error() ---- */
@@ -725,5 +725,12 @@ ic_status ic_image_encode(const ic_image *img, const char *name, const ic_save_o
 ic_status ic_save_bytes(const char *path, const void *data, size_t size)
 {
     char err[IC_IO_ERRLEN] = "";
-    return ic_fail_msg(save_bytes(path, data, size, err, sizeof err), err);
+    return ic_fail_msg(save_bytes(path, data, size, NULL, err, sizeof err), err);
+}
+
+ic_status ic_save_bytes_opts(const char *path, const void *data, size_t size,
+                             const ic_save_options *opts)
+{
+    char err[IC_IO_ERRLEN] = "";
+    return ic_fail_msg(save_bytes(path, data, size, opts, err, sizeof err), err);
 }

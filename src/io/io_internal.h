@@ -236,15 +236,19 @@ ic_status ic_jpeg_add_metadata(uint8_t **buf, size_t *cap, size_t *n, const ic_m
                                int channels);
 
 /* An output file being written (atomic.c): f receives the data; ic_out_commit
- * makes it appear at `path` complete (replacing any file there atomically),
- * ic_out_abort discards it. Nothing is ever visible at `path` before commit,
- * and the temporary is removed on failure, on abort and by ic_save_cleanup. */
+ * makes it appear at `path` complete (replacing any file there atomically,
+ * or, with no_replace, failing when anything is there, a dangling link
+ * included), ic_out_abort discards it. A replaced regular file passes its
+ * mode on to the new one, and its owner where the process may set it.
+ * Nothing is ever visible at `path` before commit, and the temporary is
+ * removed on failure, on abort and by ic_save_cleanup. */
 #define IC_IO_PATH_MAX 4096
 typedef struct ic_out_file {
     FILE *f;
     int fd;
-    int anon; /* 1: an O_TMPFILE file without a name until commit */
-    int slot; /* its entry in the table of temporaries, or -1 */
+    int anon;       /* 1: an O_TMPFILE file without a name until commit */
+    int slot;       /* its entry in the table of temporaries, or -1 */
+    int no_replace; /* 1: commit fails when `path` exists */
     const char *path;
     char dir[IC_IO_PATH_MAX];
     char tmp[IC_IO_PATH_MAX + 256];
@@ -252,8 +256,10 @@ typedef struct ic_out_file {
 
 /* Creates the hidden file in path's directory. On error err holds one line
  * and nothing is left behind. */
-ic_status ic_out_open(ic_out_file *o, const char *path, char *err, size_t errlen);
-/* Flushes, syncs and publishes; on error removes the temporary. Closes f. */
+ic_status ic_out_open(ic_out_file *o, const char *path, int no_replace, char *err, size_t errlen);
+/* Flushes, syncs and publishes; on error removes the temporary. Closes f.
+ * With no_replace, anything at `path` makes it IC_ERR_IO ("the output
+ * exists ..."). */
 ic_status ic_out_commit(ic_out_file *o, char *err, size_t errlen);
 /* Closes and removes the temporary. */
 void ic_out_abort(ic_out_file *o);
