@@ -905,8 +905,8 @@ static void test_decode_memory(void)
         expect_decode(data, n, &lo, IC_OK, NULL, "exactly the memory limit");
         lo.max_memory = 921599;
         expect_decode(data, n, &lo, IC_ERR_TOO_LARGE,
-                      "needs 0.9 MiB to decode, over the memory limit 0.9 MiB (raise it with "
-                      "--max-memory)",
+                      "needs 921600 bytes to decode, over the memory limit 921599 bytes (raise "
+                      "it with --max-memory)",
                       "one byte under the memory limit");
         lo.channels = 4;
         lo.max_memory = 921600 + 1228800;

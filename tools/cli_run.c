@@ -151,11 +151,12 @@ int cli_check_memory(const cli_options *o, const ic_context *ctx, const ic_image
     const uint64_t need = ic_convolve_bytes(ctx, src, k, o->layout);
     if (need <= o->max_memory)
         return CLI_EXIT_OK;
+    char a[32], b[32];
+    cli_bytes_pair(a, b, sizeof a, need, o->max_memory);
     return cli_fail(e, CLI_EXIT_INPUT, file,
-                    "filtering this %dx%d image needs %.1f MiB, over the memory limit %.1f MiB "
-                    "(raise it with --max-memory)",
-                    src->width, src->height, (double)need / 1048576.0,
-                    (double)o->max_memory / 1048576.0);
+                    "filtering this %dx%d image needs %s, over the memory limit %s (raise it with "
+                    "--max-memory)",
+                    src->width, src->height, a, b);
 }
 
 /* Reads the kernel named by the options. Bad text is a usage error (2); a

@@ -19,9 +19,34 @@ static uint64_t image_bytes(uint64_t width, uint64_t height, int channels, size_
     return ((width * (uint64_t)channels * es + 63u) & ~(uint64_t)63u) * height;
 }
 
-static double mib(uint64_t bytes)
+/* A byte count for a message: in the largest of bytes, KiB, MiB, GiB that
+ * keeps it at 1 or more ("0.0 MiB" says nothing). */
+static void bytes_text(char *buf, size_t n, uint64_t v)
 {
-    return (double)bytes / (1024.0 * 1024.0);
+    static const char *const unit[] = {"KiB", "MiB", "GiB", "TiB"};
+    if (v < 1024) {
+        snprintf(buf, n, "%llu bytes", (unsigned long long)v);
+        return;
+    }
+    double x = (double)v / 1024.0;
+    int u = 0;
+    while (x >= 1024.0 && u < 3) {
+        x /= 1024.0;
+        u++;
+    }
+    snprintf(buf, n, "%.1f %s", x, unit[u]);
+}
+
+/* need and limit, each as bytes_text writes it, in bytes both when the two
+ * would read the same. */
+static void bytes_pair(char *a, char *b, size_t n, uint64_t need, uint64_t limit)
+{
+    bytes_text(a, n, need);
+    bytes_text(b, n, limit);
+    if (!strcmp(a, b)) {
+        snprintf(a, n, "%llu bytes", (unsigned long long)need);
+        snprintf(b, n, "%llu bytes", (unsigned long long)limit);
+    }
 }
 
 ic_status ic_io_check_dims(uint64_t width, uint64_t height, int channels, const ic_io_limits *lim,
@@ -57,12 +82,12 @@ ic_status ic_io_check_dims_type(uint64_t width, uint64_t height, int channels, i
     if (lim->convert_channels > 0)
         need += image_bytes(width, height, lim->convert_channels, es);
     if (need > lim->max_memory) {
+        char a[32], b[32];
+        bytes_pair(a, b, sizeof a, need, lim->max_memory);
         return ic_errf(err, errlen, IC_ERR_TOO_LARGE,
-                       "image %llux%llu needs %.1f MiB to decode, over the memory limit "
-                       "%.1f MiB "
-                       "(raise it with --max-memory)",
-                       (unsigned long long)width, (unsigned long long)height, mib(need),
-                       mib(lim->max_memory));
+                       "image %llux%llu needs %s to decode, over the memory limit %s (raise it "
+                       "with --max-memory)",
+                       (unsigned long long)width, (unsigned long long)height, a, b);
     }
     ic_io_hook *h = lim->hook;
     if (h && !h->fired) {

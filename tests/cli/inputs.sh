@@ -3,7 +3,10 @@
 # (a FIFO, a device) is refused at once with one line naming it, in single
 # mode, batch mode and through imgconv's own glob expansion; a file is
 # refused by its size or its header before it is read whole; a JPEG with
-# damaged entropy-coded data is refused (exit 3) unless --accept-damaged.
+# damaged entropy-coded data is refused (exit 3) unless --accept-damaged;
+# and the messages say what happened: a write error's errno (not libtiff's
+# guess), no skipped tag as the failure, no "scanline 4294967295", and no
+# "0.0 MiB" for small limits.
 source "$(dirname "$0")/common.bash"
 cd "$TMP" || exit 1
 
@@ -107,6 +110,62 @@ if has_format jpeg; then
         fail "batch: --accept-damaged writes it, with the warning"
         show_last
     fi
+fi
+
+# Small memory limits in bytes or KiB, not "needs 0.0 MiB, over 0.0 MiB".
+expect_ok "a tiny image" --chart 4x4 tiny.png
+expect_error 3 "256 bytes to decode, over the memory limit 200 bytes" \
+    "--max-memory 200: the decode's need in bytes" -k box:3 --max-memory 200 tiny.png o.png
+expect_error 3 "over the memory limit 1.0 KiB" "--max-memory 1K: the file's size in KiB" \
+    -k box:3 --max-memory 1K a.png o.png
+grep -q "0\.0 MiB" "$ERR" && fail "no 0.0 MiB" || ok "no 0.0 MiB"
+
+if has_format tiff; then
+    expect_ok "a TIFF" --chart 40x30 s.tif
+    expect_ok "a larger image" --chart 200x150 big.ppm
+    # A strip byte count past the end of the file (the strip is read whole),
+    # and the Orientation tag turned into custom tag 60931 of type `type`,
+    # which libtiff skips.
+    tiff_case() {
+        python3 - "$1" "$2" <<'PY'
+import struct, sys
+d = bytearray(open("s.tif", "rb").read())
+assert d[:2] == b"II"
+off = struct.unpack_from("<I", d, 4)[0]
+for i in range(struct.unpack_from("<H", d, off)[0]):
+    e = off + 2 + 12 * i
+    tag = struct.unpack_from("<H", d, e)[0]
+    if tag == 279:
+        struct.pack_into("<I", d, e + 8, 50000)
+    if tag == 274 and int(sys.argv[2]) >= 0:
+        struct.pack_into("<HHII", d, e, 60931, int(sys.argv[2]), 1, 1)
+open(sys.argv[1], "wb").write(d)
+PY
+    }
+    tiff_case cut.tif -1
+    expect_error 3 cut.tif "a short strip" -k identity cut.tif o.png
+    grep -q 4294967295 "$ERR" && { fail "no scanline 4294967295"; show_last; } ||
+        ok "no scanline 4294967295"
+    for type in 0 16; do
+        tiff_case "tag$type.tif" "$type"
+        expect_error 3 "Read error" "a short strip after a skipped custom tag (type $type)" \
+            -k identity "tag$type.tif" o.png
+    done
+    # A full disk: the file size limit makes every write past it fail.
+    # Wherever it falls, the message is the errno's.
+    full=0
+    for blocks in $(seq 1 2 24); do
+        (
+            ulimit -f "$blocks"
+            trap '' XFSZ
+            "$IMGCONV" -k identity --compression 1 big.ppm full.tif
+        ) >/dev/null 2>"$TMP/full.err" || true
+        grep -q "File too large" "$TMP/full.err" || full=$((full + 1))
+        grep -q "File too large" "$TMP/full.err" ||
+            sed "s/^/     at $blocks KiB: /" "$TMP/full.err" | head -1
+    done
+    [ "$full" -eq 0 ] && ok "a write cut anywhere says the errno (File too large)" ||
+        fail "a write cut anywhere says the errno: $full cuts did not"
 fi
 
 finish
