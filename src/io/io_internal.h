@@ -60,6 +60,15 @@ ic_status ic_io_check_dims(uint64_t width, uint64_t height, int channels, const 
 ic_status ic_io_check_dims_type(uint64_t width, uint64_t height, int channels, ic_sample_type type,
                                 const ic_io_limits *lim, char *err, size_t errlen);
 
+/* io_util.c. For a reader whose samples are deflate-coded: IC_ERR_FORMAT
+ * ("truncated WHAT data ...") when the whole of f, a seekable stream, is
+ * too short to hold raw_bytes of samples even at deflate's best ratio, so
+ * that a cut file declaring a huge image is refused before the image is
+ * allocated and decoded. f's position is kept. Not checked under
+ * ic_image_probe, which may see only the start of the file. */
+ic_status ic_io_check_room(FILE *f, uint64_t raw_bytes, const ic_io_limits *lim, const char *what,
+                           char *err, size_t errlen);
+
 /* Converts `width` interleaved pixels of src_ch channels into dst_ch channels
  * (1..4 each; 2 and 4 have alpha last). Grey -> colour replicates the grey;
  * colour -> grey uses the Rec.601 luma Y = (299 R + 587 G + 114 B + 500) / 1000;

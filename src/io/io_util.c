@@ -4,9 +4,11 @@
  * interleaved rows, and big-endian 16-bit samples. The format files call
  * these and never io.c, which keeps the format table and the dispatch.
  */
+#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/types.h>
 
 #include "imgconv.h"
 #include "io/io_internal.h"
@@ -99,6 +101,27 @@ ic_status ic_io_check_dims_type(uint64_t width, uint64_t height, int channels, i
     }
     if (h && h->stop) /* any error will do: the reader cleans up and returns */
         return ic_errf(err, errlen, IC_ERR_FORMAT, "header read");
+    return IC_OK;
+}
+
+ic_status ic_io_check_room(FILE *f, uint64_t raw_bytes, const ic_io_limits *lim, const char *what,
+                           char *err, size_t errlen)
+{
+    if (lim->hook && lim->hook->stop)
+        return IC_OK; /* ic_image_probe may see only the start of the file */
+    const off_t here = ftello(f);
+    if (here < 0 || fseeko(f, 0, SEEK_END) != 0)
+        return IC_OK; /* not seekable: the decoder finds out */
+    const off_t end = ftello(f);
+    if (fseeko(f, here, SEEK_SET) != 0)
+        return ic_errf(err, errlen, IC_ERR_IO, "cannot seek: %s", strerror(errno));
+    /* Deflate codes at most 258 bytes in two bits or so: 1032:1 at best. */
+    if (end >= 0 && (uint64_t)end < raw_bytes / 1032u) {
+        return ic_errf(err, errlen, IC_ERR_FORMAT,
+                       "truncated %s data (%lld bytes cannot hold the %llu bytes of samples the "
+                       "header declares)",
+                       what, (long long)end, (unsigned long long)raw_bytes);
+    }
     return IC_OK;
 }
 

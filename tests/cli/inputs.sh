@@ -80,6 +80,19 @@ within 5 "a 1 GB file over --max-memory" 3 "memory limit" -k box:3 --max-memory 
     out.png
 rm -f big.png small.png
 
+# A cut PNG declaring 4000x4000 RGB: 200 bytes cannot hold 48 MB even at
+# deflate's best ratio (1032:1), so it is refused before the image is made.
+python3 -c "
+import struct, zlib
+def chunk(t, d):
+    return struct.pack('>I', len(d)) + t + d + struct.pack('>I', zlib.crc32(t + d) & 0xffffffff)
+z = zlib.compress(bytes(4000 * 12001))[:150]
+open('cut.png', 'wb').write(b'\\x89PNG\\r\\n\\x1a\\n' + chunk(b'IHDR', struct.pack('>IIBBBBB', 4000, 4000, 8, 2, 0, 0, 0))
+                           + chunk(b'IDAT', z))
+"
+expect_error 3 "cannot hold" "a cut PNG declaring a large image is refused from its size" \
+    -k identity cut.png out.png
+
 # A JPEG with garbage before its EOI marker: libjpeg warns "Corrupt JPEG
 # data: N extraneous bytes before marker 0xd9" and djpeg exits 2.
 if has_format jpeg; then
