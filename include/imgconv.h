@@ -593,6 +593,12 @@ const char *ic_format_name(ic_format f);
  * memory cannot be read). */
 uint64_t ic_default_max_memory(void);
 
+/* A need against a limit, as the library's messages print them ("375.0 KiB"
+ * against "300.0 KiB"): each in the largest of bytes, KiB, MiB, GiB, TiB that
+ * keeps it at 1 or more, and both in bytes when they would read the same.
+ * need_text and limit_text receive n bytes each. */
+void ic_bytes_text(char *need_text, char *limit_text, size_t n, uint64_t need, uint64_t limit);
+
 /* Colour profile and camera data of an image file, carried from input to
  * output (README "Metadata"). Both blobs are copied verbatim:
  *   icc : an ICC profile (PNG iCCP, JPEG APP2 ICC_PROFILE, TIFF tag 34675,

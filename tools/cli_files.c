@@ -223,34 +223,6 @@ int cli_files_plan(blist *l, const cli_options *o)
     return 0;
 }
 
-/* A byte count for a message: in the largest of bytes, KiB, MiB, GiB that
- * keeps it at 1 or more ("0.0 MiB" says nothing). */
-static void bytes_text(char *buf, size_t n, uint64_t v)
-{
-    static const char *const unit[] = {"KiB", "MiB", "GiB", "TiB"};
-    if (v < 1024) {
-        snprintf(buf, n, "%llu bytes", (unsigned long long)v);
-        return;
-    }
-    double x = (double)v / 1024.0;
-    int u = 0;
-    while (x >= 1024.0 && u < 3) {
-        x /= 1024.0;
-        u++;
-    }
-    snprintf(buf, n, "%.1f %s", x, unit[u]);
-}
-
-void cli_bytes_pair(char *a, char *b, size_t n, uint64_t need, uint64_t limit)
-{
-    bytes_text(a, n, need);
-    bytes_text(b, n, limit);
-    if (!strcmp(a, b)) {
-        snprintf(a, n, "%llu bytes", (unsigned long long)need);
-        snprintf(b, n, "%llu bytes", (unsigned long long)limit);
-    }
-}
-
 /* What is read before the header is checked: enough for the header of every
  * format the library reads, short of a PNG with huge chunks before IHDR's
  * neighbours (then the whole file is read, as before, within max_bytes). */
@@ -298,7 +270,7 @@ ic_status cli_read_file(const char *path, uint64_t max_bytes, const ic_load_opti
         st = IC_ERR_IO;
     } else if ((uint64_t)sb.st_size > max_bytes) {
         char a[32], b[32];
-        cli_bytes_pair(a, b, sizeof a, (uint64_t)sb.st_size, max_bytes);
+        ic_bytes_text(a, b, sizeof a, (uint64_t)sb.st_size, max_bytes);
         snprintf(msg, msglen,
                  "the file is %s, over the memory limit %s (raise it with --max-memory)", a, b);
         st = IC_ERR_TOO_LARGE;

@@ -52,11 +52,6 @@ void cli_files_free(blist *l);
 ic_status cli_read_file(const char *path, uint64_t max_bytes, const ic_load_options *lo,
                         uint8_t **data, size_t *size, char *msg, size_t msglen);
 
-/* need and limit for a message ("12.3 MiB", "1.0 KiB", "512 bytes"): in
- * the largest unit that keeps each at 1 or more, and in bytes both when
- * the two would read the same. a and b hold n bytes each. */
-void cli_bytes_pair(char *a, char *b, size_t n, uint64_t need, uint64_t limit);
-
 /* After a load that --accept-damaged let through damaged data: one warning
  * line on stderr naming the file. */
 void cli_damaged_notice(const char *path);

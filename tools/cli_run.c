@@ -152,7 +152,7 @@ int cli_check_memory(const cli_options *o, const ic_context *ctx, const ic_image
     if (need <= o->max_memory)
         return CLI_EXIT_OK;
     char a[32], b[32];
-    cli_bytes_pair(a, b, sizeof a, need, o->max_memory);
+    ic_bytes_text(a, b, sizeof a, need, o->max_memory);
     return cli_fail(e, CLI_EXIT_INPUT, file,
                     "filtering this %dx%d image needs %s, over the memory limit %s (raise it with "
                     "--max-memory)",

@@ -39,15 +39,13 @@ static void bytes_text(char *buf, size_t n, uint64_t v)
     snprintf(buf, n, "%.1f %s", x, unit[u]);
 }
 
-/* need and limit, each as bytes_text writes it, in bytes both when the two
- * would read the same. */
-static void bytes_pair(char *a, char *b, size_t n, uint64_t need, uint64_t limit)
+void ic_bytes_text(char *need_text, char *limit_text, size_t n, uint64_t need, uint64_t limit)
 {
-    bytes_text(a, n, need);
-    bytes_text(b, n, limit);
-    if (!strcmp(a, b)) {
-        snprintf(a, n, "%llu bytes", (unsigned long long)need);
-        snprintf(b, n, "%llu bytes", (unsigned long long)limit);
+    bytes_text(need_text, n, need);
+    bytes_text(limit_text, n, limit);
+    if (!strcmp(need_text, limit_text)) {
+        snprintf(need_text, n, "%llu bytes", (unsigned long long)need);
+        snprintf(limit_text, n, "%llu bytes", (unsigned long long)limit);
     }
 }
 
@@ -85,7 +83,7 @@ ic_status ic_io_check_dims_type(uint64_t width, uint64_t height, int channels, i
         need += image_bytes(width, height, lim->convert_channels, es);
     if (need > lim->max_memory) {
         char a[32], b[32];
-        bytes_pair(a, b, sizeof a, need, lim->max_memory);
+        ic_bytes_text(a, b, sizeof a, need, lim->max_memory);
         return ic_errf(err, errlen, IC_ERR_TOO_LARGE,
                        "image %llux%llu needs %s to decode, over the memory limit %s (raise it "
                        "with --max-memory)",

@@ -31,28 +31,26 @@ within() {
 within 5 "a FIFO as INPUT is refused at once" 3 p.png -k box:3 p.png out.png
 grep -q "not a regular file" "$ERR" && ok "the message says why" ||
     { fail "the message says why"; show_last; }
-mkdir out
-LAST_CMD="imgconv -k box:3 -o out a.png p.png"
-timeout 5 "$IMGCONV" -k box:3 -q -o out a.png p.png >"$OUT" 2>"$ERR"
-RC=$?
-if [ "$RC" -eq 3 ] && [ -f out/a.png ] && grep -q "p.png: not a regular file" "$ERR"; then
-    ok "batch: the FIFO fails, the other file is written (exit 3)"
-else
-    fail "batch: the FIFO fails, the other file is written (exit 3)"
-    show_last
-fi
-mkdir in out2
+# batch_fifo DESC OUTDIR FIFO INPUT...: a batch into OUTDIR ends in time
+# with exit 3, FIFO refused as not a regular file, a.png written.
+batch_fifo() {
+    local desc=$1 outdir=$2 fifo=$3
+    shift 3
+    LAST_CMD="imgconv -k box:3 -q -o $outdir $*"
+    timeout 5 "$IMGCONV" -k box:3 -q -o "$outdir" "$@" >"$OUT" 2>"$ERR"
+    RC=$?
+    if [ "$RC" -eq 3 ] && [ -f "$outdir/a.png" ] && grep -q "$fifo: not a regular file" "$ERR"; then
+        ok "$desc (exit 3)"
+    else
+        fail "$desc"
+        show_last
+    fi
+}
+batch_fifo "batch: the FIFO fails, the other file is written" out p.png a.png p.png
+mkdir in
 cp a.png in/a.png
 mkfifo in/x.png
-LAST_CMD="imgconv -k box:3 -o out2 'in/*.png'"
-timeout 5 "$IMGCONV" -k box:3 -q -o out2 'in/*.png' >"$OUT" 2>"$ERR"
-RC=$?
-if [ "$RC" -eq 3 ] && [ -f out2/a.png ] && grep -q "in/x.png: not a regular file" "$ERR"; then
-    ok "glob: the FIFO it matches fails at once (exit 3)"
-else
-    fail "glob: the FIFO it matches fails at once (exit 3)"
-    show_last
-fi
+batch_fifo "glob: the FIFO it matches fails at once" out2 in/x.png 'in/*.png'
 within 5 "/dev/zero as INPUT is refused at once" 3 /dev/zero -k box:3 /dev/zero out.png
 within 5 "--signal reads no FIFO either" 3 p.png --signal -k box:3 p.png out.txt
 
