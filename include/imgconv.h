@@ -618,6 +618,12 @@ const char *ic_format_name(ic_format f);
  * memory cannot be read). */
 uint64_t ic_max_memory_default(void);
 
+/* A need against a limit, as the library's messages print them ("375.0 KiB"
+ * against "300.0 KiB"): each in the largest of bytes, KiB, MiB, GiB, TiB that
+ * keeps it at 1 or more, and both in bytes when they would read the same.
+ * need_text and limit_text receive n bytes each. */
+void ic_bytes_text(char *need_text, char *limit_text, size_t n, uint64_t need, uint64_t limit);
+
 /* Colour profile and camera data of an image file, carried from input to
  * output (docs/definitions.md, "Metadata"). Both blobs are copied verbatim:
  *   icc : an ICC profile (PNG iCCP, JPEG APP2 ICC_PROFILE, TIFF tag 34675,
@@ -677,12 +683,22 @@ typedef struct ic_load_options {
      * with maxval > 255) load as IC_U16 images, others as IC_U8. Nonzero:
      * every image loads as IC_U8, 16-bit samples converted as round(v / 257). */
     int eight_bit;
+    /* 0: a JPEG whose entropy-coded data is damaged (corrupt Huffman codes,
+     * bytes before a marker, data that ends early) is IC_ERR_FORMAT, as a
+     * PNG with a bad CRC is. Nonzero: it decodes as far as libjpeg gets,
+     * the rest filled in, for salvaging a photo. */
+    int accept_damaged;
+    /* When non-NULL, set to 1 when accept_damaged let damaged data through,
+     * to 0 otherwise. */
+    int *damaged;
 } ic_load_options;
 
 /* Loads an image file into *img (owned): reads the file and decodes it as
  * ic_image_decode does. On error *img is zeroed and ic_last_error() holds one
  * line without the file name, e.g. "truncated PNG data" (the caller knows the
  * name and puts it in front).
+ * A path that is not a regular file (a FIFO, a device, a socket, a
+ * directory) is refused with IC_ERR_IO without blocking or reading it.
  * Errors: IC_ERR_IO (cannot open/read), IC_ERR_FORMAT (corrupt, truncated,
  * unknown or unsupported format), IC_ERR_TOO_LARGE (over max_pixels or
  * max_memory; the message names the limit), IC_ERR_NOMEM. */
@@ -695,6 +711,17 @@ ic_status ic_image_load(ic_image *img, const char *path, const ic_load_options *
  * This is how images arriving on a pipe or from the network are read. */
 ic_status ic_image_decode(ic_image *img, const void *data, size_t size,
                           const ic_load_options *opts);
+
+/* Reads only the header of an encoded image (size bytes at data: the whole
+ * file or just its start) and checks it against opts' limits as
+ * ic_image_decode would, allocating nothing of the image's size: a caller
+ * can refuse a file declaring a huge image before reading all of it.
+ * Returns IC_OK with the image's *width and *height when the header passes;
+ * IC_ERR_TOO_LARGE (over max_pixels or max_memory), IC_ERR_FORMAT (corrupt,
+ * unknown, or a header that does not end within size bytes), as
+ * ic_image_decode, with the message in ic_last_error(). */
+ic_status ic_image_probe(const void *data, size_t size, const ic_load_options *opts, int *width,
+                         int *height);
 
 /* Save options (zero-initialise; zero fields take the defaults). */
 typedef struct ic_save_options {
@@ -719,6 +746,14 @@ typedef struct ic_save_options {
      * are the same for every N > 1. Smaller JPEGs and other formats ignore
      * it. Negative: IC_ERR_INVALID_ARG. */
     int threads;
+    /* 0: an existing file at the path is replaced atomically, keeping its
+     * mode (and owner, where the process may set it); a symbolic link there
+     * is replaced itself, never written through. Nonzero: the save fails
+     * with IC_ERR_IO ("the output exists ...") when anything is at the path
+     * when the file is put in place, a dangling symbolic link included:
+     * the last step is exclusive, so a file that appears while the output
+     * is being written is never replaced. */
+    int no_replace;
 } ic_save_options;
 
 /* The level PNG files are written with when ic_save_options.compression is
@@ -761,6 +796,9 @@ ic_status ic_image_encode(const ic_image *img, const char *name, const ic_save_o
  * synced and renamed over path; a failure leaves no partial file. Errors:
  * IC_ERR_IO, IC_ERR_INVALID_ARG, IC_ERR_NOMEM. */
 ic_status ic_bytes_save(const char *path, const void *data, size_t size);
+/* ic_bytes_save with options: only opts->no_replace applies (NULL: none). */
+ic_status ic_bytes_save_opts(const char *path, const void *data, size_t size,
+                             const ic_save_options *opts);
 
 #ifdef __cplusplus
 }

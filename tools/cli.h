@@ -137,11 +137,6 @@ int cli_print_version(void);
  * buf, which later steps may overwrite with their own; returns s. */
 ic_status cli_noted(ic_status s, char *buf, size_t buflen);
 
-/* Reads a whole file into *data (malloc'd, free() it; *size bytes). The
- * messages are ic_image_load's ("cannot open: ...", "cannot read: Is a
- * directory", "read error: ..."). Returns IC_OK, IC_ERR_IO or IC_ERR_NOMEM. */
-ic_status cli_read_file(const char *path, uint8_t **data, size_t *size, char *msg, size_t msglen);
-
 /* After a successful save of img to a file whose name (or, for standard
  * output, --format name) is `name`: when img has 16-bit samples and the
  * format holds 8 bits (JPEG, WebP), one line on stderr saying so, naming the

@@ -159,6 +159,8 @@ void cli_print_help(void)
           "                         + columns), checked from the header before decoding;\n"
           "                         default 5e10 on CPU backends (seconds on one core),\n"
           "                         none on CUDA ones; 0: no limit\n"
+          "      --accept-damaged   decode a JPEG with damaged data as far as it goes, with\n"
+          "                         a warning (default: refuse it, exit 3)\n"
           "      --quality Q        JPEG and WebP quality 1..100 (default 92)\n"
           "      --lossless         WebP: lossless (default: lossy at --quality)\n"
           "      --background C     JPEG output of an image with alpha: the colour behind\n"
@@ -551,6 +553,7 @@ static const opt_row opt_table[] = {
     {"channels", 0, OPT_INT, IN_FILTER, FIELD(channels), 1, 4, NULL, "expected 1, 2, 3 or 4", NULL},
     {"max-pixels", 0, OPT_U64, 0, FIELD(max_pixels), 1, UINT64_MAX, NULL,
      "expected a positive integer", NULL},
+    {"accept-damaged", 0, OPT_FLAG, 0, FIELD(accept_damaged), 0, 0, NULL, NULL, NULL},
     {"quality", 0, OPT_INT, 0, FIELD(quality), 1, 100, NULL, "expected an integer in 1..100", NULL},
     {"lossless", 0, OPT_FLAG, 0, FIELD(lossless), 0, 0, NULL, NULL, NULL},
     {"compression", 0, OPT_INT, 0, FIELD(compression), 1, 9, NULL, "expected an integer in 1..9",

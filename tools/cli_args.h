@@ -75,6 +75,7 @@ typedef struct cli_options {
     int lossless;        /* --lossless: WebP lossless */
     int compression;     /* --compression N: PNG/TIFF zlib level, 0 = the default */
     int cpu_codec;       /* --codec cpu: no GPU codec even with a CUDA backend */
+    int accept_damaged;  /* --accept-damaged: decode damaged JPEG data, with a warning */
 
     /* measuring and explaining */
     int repeat;  /* --repeat N (>= 1): the whole load-filter-save pipeline N times */

@@ -217,6 +217,7 @@ static ic_load_options load_options_of(const cli_options *o)
     lo.layout = o->layout;
     lo.max_pixels = o->max_pixels;
     lo.max_memory = o->max_memory;
+    lo.accept_damaged = o->accept_damaged;
     return lo;
 }
 
@@ -334,8 +335,12 @@ static int try_decode(batch *b, ic_load_options *lo)
     char msg[256] = "";
     const double t = cli_now_ms();
     lo->metadata = &it->meta;
+    int damaged = 0;
+    lo->damaged = &damaged;
     const ic_status s = cli_noted(ic_image_load(&it->img, f->in, lo), msg, sizeof msg);
     add_time(b, &b->ms_decode, t, 'd');
+    if (damaged)
+        cli_damaged_notice(f->in);
     if (s != IC_OK) {
         char problem[320];
         snprintf(problem, sizeof problem, "%s", msg[0] ? msg : ic_status_str(s));
@@ -739,8 +744,8 @@ static void *gpu_main(void *arg)
             it->slot = sl;
             char msg[256] = "";
             const double t = cli_now_ms();
-            const ic_status s =
-                cli_read_file(b->files.v[it->idx].in, &it->bytes, &it->nbytes, msg, sizeof msg);
+            const ic_status s = cli_read_file(b->files.v[it->idx].in, b->o->max_memory, &lo,
+                                              &it->bytes, &it->nbytes, msg, sizeof msg);
             add_time(b, &b->ms_read, t, 'r');
             if (s != IC_OK) {
                 item_end(b, it, msg[0] ? msg : ic_status_str(s), 1);
@@ -819,8 +824,13 @@ static void *writer(void *arg)
         const char *out = b->files.v[it->idx].out;
         char msg[256] = "";
         const double t = cli_now_ms();
-        const ic_status s = it->slot >= 0 ? ic_bytes_save(out, it->enc.data, it->enc.size)
-                                          : ic_bytes_save(out, it->bytes, it->nbytes);
+        /* Without --overwrite the last step is exclusive: a file that
+         * appeared after the plan's check is not replaced. */
+        ic_save_options nr;
+        memset(&nr, 0, sizeof nr);
+        nr.no_replace = !b->o->overwrite;
+        const ic_status s = it->slot >= 0 ? ic_bytes_save_opts(out, it->enc.data, it->enc.size, &nr)
+                                          : ic_bytes_save_opts(out, it->bytes, it->nbytes, &nr);
         cli_noted(s, msg, sizeof msg);
         add_time(b, &b->ms_write, t, 'w');
         if (s != IC_OK) {

@@ -1,12 +1,14 @@
 /*
  * cli_files.c - the list of files of batch mode: INPUT arguments (files,
  * directories, globs) expanded into input files, their output names in OUTDIR
- * and the reasons some are skipped (cli_files.h).
+ * and the reasons some are skipped (cli_files.h); and the bounded reading of
+ * an input file into memory.
  */
 #include "cli_files.h"
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <glob.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -196,9 +198,12 @@ int cli_files_plan(blist *l, const cli_options *o)
         make_output_name(f, o->outdir, o->format);
         if (!f->out)
             continue;
+        /* lstat: a dangling link is something there, which --overwrite
+         * replaces (the link, not what it names). */
         struct stat so, si;
-        if (stat(f->out, &so) == 0) {
-            if (stat(f->in, &si) == 0 && si.st_dev == so.st_dev && si.st_ino == so.st_ino)
+        if (lstat(f->out, &so) == 0) {
+            if (stat(f->out, &so) == 0 && stat(f->in, &si) == 0 && si.st_dev == so.st_dev &&
+                si.st_ino == so.st_ino)
                 snprintf(f->err, sizeof f->err, "output %s is the input file itself", f->out);
             else if (o->skip_existing)
                 snprintf(f->skip, sizeof f->skip, "output %s exists (--skip-existing)", f->out);
@@ -216,4 +221,110 @@ int cli_files_plan(blist *l, const cli_options *o)
                      byname[i]->out, byname[i - 1]->in);
     free(byname);
     return 0;
+}
+
+/* What is read before the header is checked: enough for the header of every
+ * format the library reads, short of a PNG with huge chunks before IHDR's
+ * neighbours (then the whole file is read, as before, within max_bytes). */
+#define HEAD_BYTES 65536u
+
+/* Reads up to want bytes at buf; returns the count, or -1 on an error. */
+static ssize_t read_full(int fd, uint8_t *buf, size_t want)
+{
+    size_t n = 0;
+    while (n < want) {
+        const ssize_t r = read(fd, buf + n, want - n);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0)
+            return -1;
+        if (r == 0)
+            break;
+        n += (size_t)r;
+    }
+    return (ssize_t)n;
+}
+
+ic_status cli_read_file(const char *path, uint64_t max_bytes, const ic_load_options *lo,
+                        uint8_t **data, size_t *size, char *msg, size_t msglen)
+{
+    *data = NULL;
+    *size = 0;
+    /* O_NONBLOCK: opening a FIFO for reading would wait for a writer. */
+    const int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) {
+        snprintf(msg, msglen, "cannot open: %s", strerror(errno));
+        return IC_ERR_IO;
+    }
+    ic_status st = IC_OK;
+    uint8_t *buf = NULL;
+    struct stat sb;
+    if (fstat(fd, &sb) != 0) {
+        snprintf(msg, msglen, "cannot read: %s", strerror(errno));
+        st = IC_ERR_IO;
+    } else if (S_ISDIR(sb.st_mode)) {
+        snprintf(msg, msglen, "cannot read: %s", strerror(EISDIR));
+        st = IC_ERR_IO;
+    } else if (!S_ISREG(sb.st_mode)) {
+        snprintf(msg, msglen, "not a regular file (a FIFO, device or socket)");
+        st = IC_ERR_IO;
+    } else if ((uint64_t)sb.st_size > max_bytes) {
+        char a[32], b[32];
+        ic_bytes_text(a, b, sizeof a, (uint64_t)sb.st_size, max_bytes);
+        snprintf(msg, msglen,
+                 "the file is %s, over the memory limit %s (raise it with --max-memory)", a, b);
+        st = IC_ERR_TOO_LARGE;
+    }
+    /* The size read is the size fstat gave: a file that grows meanwhile is
+     * cut there (the decoder then reports it), and one that shrinks ends
+     * early. */
+    const size_t total = st == IC_OK ? (size_t)sb.st_size : 0;
+    if (st == IC_OK && !(buf = malloc(total ? total : 1))) {
+        snprintf(msg, msglen, "out of memory");
+        st = IC_ERR_NOMEM;
+    }
+    size_t n = 0;
+    if (st == IC_OK) {
+        const size_t head = total < HEAD_BYTES ? total : HEAD_BYTES;
+        const ssize_t r = read_full(fd, buf, head);
+        if (r < 0) {
+            snprintf(msg, msglen, "read error: %s", strerror(errno));
+            st = IC_ERR_IO;
+        } else {
+            n = (size_t)r;
+        }
+    }
+    if (st == IC_OK && lo && n == HEAD_BYTES && n < total) {
+        /* A header over the limits is refused before the rest is read. */
+        int w, h;
+        if (ic_image_probe(buf, n, lo, &w, &h) == IC_ERR_TOO_LARGE) {
+            snprintf(msg, msglen, "%s", ic_last_error());
+            st = IC_ERR_TOO_LARGE;
+        }
+    }
+    if (st == IC_OK && n == HEAD_BYTES && n < total) {
+        const ssize_t r = read_full(fd, buf + n, total - n);
+        if (r < 0) {
+            snprintf(msg, msglen, "read error: %s", strerror(errno));
+            st = IC_ERR_IO;
+        } else {
+            n += (size_t)r;
+        }
+    }
+    close(fd);
+    if (st != IC_OK) {
+        free(buf);
+        return st;
+    }
+    *data = buf;
+    *size = n;
+    return IC_OK;
+}
+
+void cli_damaged_notice(const char *path)
+{
+    fprintf(stderr,
+            "imgconv: warning: %s: damaged JPEG data, decoded as far as it goes "
+            "(--accept-damaged)\n",
+            path);
 }

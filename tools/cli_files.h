@@ -7,8 +7,10 @@
 #define IC_TOOLS_CLI_FILES_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "cli_args.h"
+#include "imgconv.h"
 
 typedef struct bfile {
     char *in;
@@ -38,5 +40,20 @@ int cli_files_plan(blist *l, const cli_options *o);
 
 /* Frees every entry (the list is left empty). */
 void cli_files_free(blist *l);
+
+/* Reads a whole input file named on the command line into *data (malloc'd,
+ * free() it; *size bytes), bounded by the limits: refuses at once, without
+ * blocking, what is not a regular file (a FIFO, a device, a directory), a
+ * file over max_bytes (the memory limit) by its size, and, when lo is not
+ * NULL, a file whose header (within its first 64 KiB) declares an image
+ * over lo's limits, before reading the rest. msg receives one line
+ * ("cannot open: ...", "not a regular file ...", ...). Returns IC_OK,
+ * IC_ERR_IO, IC_ERR_TOO_LARGE or IC_ERR_NOMEM. */
+ic_status cli_read_file(const char *path, uint64_t max_bytes, const ic_load_options *lo,
+                        uint8_t **data, size_t *size, char *msg, size_t msglen);
+
+/* After a load that --accept-damaged let through damaged data: one warning
+ * line on stderr naming the file. */
+void cli_damaged_notice(const char *path);
 
 #endif /* IC_TOOLS_CLI_FILES_H */

@@ -29,6 +29,7 @@
 
 #include "cli.h"
 #include "cli_args.h"
+#include "cli_files.h"
 #include "cli_json.h"
 #include "cli_warm.h"
 
@@ -95,51 +96,6 @@ ic_status cli_noted(ic_status s, char *buf, size_t buflen)
 static const char *reason(const char *buf, ic_status s)
 {
     return (buf && buf[0]) ? buf : ic_status_str(s);
-}
-
-ic_status cli_read_file(const char *path, uint8_t **data, size_t *size, char *msg, size_t msglen)
-{
-    *data = NULL;
-    *size = 0;
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        snprintf(msg, msglen, "cannot open: %s", strerror(errno));
-        return IC_ERR_IO;
-    }
-    struct stat sb;
-    const int stat_failed = fstat(fileno(f), &sb) != 0;
-    if (stat_failed || S_ISDIR(sb.st_mode)) {
-        snprintf(msg, msglen, "cannot read: %s", strerror(stat_failed ? errno : EISDIR));
-        fclose(f);
-        return IC_ERR_IO;
-    }
-    size_t cap = S_ISREG(sb.st_mode) && sb.st_size > 0 ? (size_t)sb.st_size : 65536, n = 0;
-    uint8_t *buf = malloc(cap + 1);
-    for (;;) {
-        if (!buf) {
-            fclose(f);
-            snprintf(msg, msglen, "out of memory");
-            return IC_ERR_NOMEM;
-        }
-        n += fread(buf + n, 1, cap + 1 - n, f);
-        if (n <= cap || ferror(f))
-            break;
-        cap *= 2; /* the file grew, or its size was not known */
-        uint8_t *nb = realloc(buf, cap + 1);
-        if (!nb)
-            free(buf);
-        buf = nb;
-    }
-    if (ferror(f)) {
-        snprintf(msg, msglen, "read error: %s", strerror(errno ? errno : EIO));
-        free(buf);
-        fclose(f);
-        return IC_ERR_IO;
-    }
-    fclose(f);
-    *data = buf;
-    *size = n;
-    return IC_OK;
 }
 
 /* "an extension of a format built in: .pnm, .png, ..." from the format
@@ -727,6 +683,8 @@ typedef struct run_state {
                        * (docs/definitions.md#metadata) */
     ic_load_options lo;
     ic_save_options so;
+    int damaged;               /* --accept-damaged: the decoder passed damaged data */
+    int damaged_noted;         /* its warning was printed */
     int to_stdout;             /* OUTPUT - */
     ic_format out_fmt;         /* OUTPUT -: the format of --format */
     char stdout_name[32];      /* OUTPUT -: the name whose extension picks the format */
@@ -785,6 +743,8 @@ static int run_setup(run_state *r, const cli_options *o, cli_err *e)
     r->lo.max_pixels = work_pixel_cap(o, &r->k, o->channels > 0 ? o->channels : 1);
     r->lo.max_memory = o->max_memory;
     r->lo.metadata = &r->meta;
+    r->lo.accept_damaged = o->accept_damaged;
+    r->lo.damaged = &r->damaged;
     r->so.quality = o->quality;
     r->so.lossless = o->lossless;
     r->so.compression = o->compression;
@@ -807,7 +767,8 @@ static int run_load(run_state *r, const cli_options *o, cli_err *e)
     ic_metadata_free(&r->meta); /* the previous run's */
     if (!r->in_data) {
         free(r->bytes);
-        s = cli_read_file(o->input, &r->bytes, &r->nbytes, r->buf, sizeof r->buf);
+        s = cli_read_file(o->input, o->max_memory, &r->lo, &r->bytes, &r->nbytes, r->buf,
+                          sizeof r->buf);
     }
     const uint8_t *ib = r->in_data ? r->in_data : r->bytes;
     const size_t ibn = r->in_data ? r->in_size : r->nbytes;
@@ -837,6 +798,10 @@ static int run_load(run_state *r, const cli_options *o, cli_err *e)
     }
     if (s != IC_OK)
         return cli_fail(e, cli_exit_for_input(s), o->input, "%s", reason(r->buf, s));
+    if (r->damaged && !r->damaged_noted) {
+        cli_damaged_notice(o->input);
+        r->damaged_noted = 1;
+    }
     /* the exact bound, with the decoded image's channels */
     return cli_check_work(o, r->src.width, r->src.height, r->src.channels, &r->k, o->input, e);
 }

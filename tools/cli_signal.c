@@ -30,6 +30,7 @@
 #include <string.h>
 
 #include "cli_args.h"
+#include "cli_files.h"
 #include "imgconv_course.h"
 
 /* A signal in memory, and how its text form separated the values. */
@@ -243,7 +244,7 @@ int cli_run_signal(const cli_options *opts, cli_err *e)
         o.signal_format != CLI_SIGNAL_AUTO ? o.signal_format : format_for(o.input);
     size_t size = 0;
     char msg[256] = "";
-    const ic_status rs = cli_read_file(o.input, &data, &size, msg, sizeof msg);
+    const ic_status rs = cli_read_file(o.input, o.max_memory, NULL, &data, &size, msg, sizeof msg);
     if (rs != IC_OK) {
         code = cli_fail(e, cli_exit_for_input(rs), o.input, "%s", msg[0] ? msg : ic_status_str(rs));
         goto done;

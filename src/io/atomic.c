@@ -13,6 +13,13 @@
  * Where O_TMPFILE is not supported (other kernels and file systems), the data
  * goes to DIR/.BASE.XXXXXX from mkstemp, renamed when complete.
  *
+ * Without replacing (no_replace) the last step is exclusive: linkat, or
+ * renameat2(RENAME_NOREPLACE), else link and unlink of the temporary, fails
+ * when anything is at the target, a dangling symbolic link included. A
+ * replaced regular file passes its mode (and owner, where allowed: as root)
+ * to the new one, as cp does; a symbolic link at the target is itself
+ * replaced, never written through.
+ *
  * Either way the temporary name, while it exists, is recorded in a table that
  * ic_image_save_cleanup() (async-signal-safe) walks to unlink: the CLI calls it from
  * its SIGINT/SIGTERM/SIGHUP/SIGPIPE handlers, which may run in another thread
@@ -179,11 +186,12 @@ static ic_status split_path(ic_out_file *o, const char *path, char *err, size_t 
     return IC_OK;
 }
 
-ic_status ic_out_open(ic_out_file *o, const char *path, char *err, size_t errlen)
+ic_status ic_out_open(ic_out_file *o, const char *path, int no_replace, char *err, size_t errlen)
 {
     memset(o, 0, sizeof *o);
     o->fd = -1;
     o->slot = -1;
+    o->no_replace = no_replace;
     o->path = path;
     ic_status st = split_path(o, path, err, errlen);
     if (st != IC_OK)
@@ -271,6 +279,34 @@ static int link_anonymous(ic_out_file *o)
     return -1;
 }
 
+/* The file about to be replaced gives the new one its mode, and its owner
+ * where the process may set it (root; otherwise fchown fails and the new
+ * file keeps the process's owner). A link, or nothing, gives nothing. */
+static void keep_mode(const ic_out_file *o)
+{
+    struct stat sb;
+    if (o->no_replace || lstat(o->path, &sb) != 0 || !S_ISREG(sb.st_mode))
+        return;
+    (void)!fchown(o->fd, sb.st_uid, sb.st_gid); /* before fchmod: it may clear set-id bits */
+    (void)fchmod(o->fd, sb.st_mode & 07777);
+}
+
+/* Moves the temporary to path without ever replacing what is there. */
+static int rename_noreplace(const char *from, const char *to)
+{
+#ifdef RENAME_NOREPLACE
+    if (renameat2(AT_FDCWD, from, AT_FDCWD, to, RENAME_NOREPLACE) == 0)
+        return 0;
+    if (errno != EINVAL && errno != ENOSYS)
+        return -1;
+#endif
+    /* A file system without RENAME_NOREPLACE: link fails on any name. */
+    if (link(from, to) != 0)
+        return -1;
+    (void)unlink(from);
+    return 0;
+}
+
 ic_status ic_out_commit(ic_out_file *o, char *err, size_t errlen)
 {
     ic_status st = IC_OK;
@@ -286,6 +322,7 @@ ic_status ic_out_commit(ic_out_file *o, char *err, size_t errlen)
         ic_out_abort(o);
         return st;
     }
+    keep_mode(o);
     sigset_t old;
     block_signals(&old);
     int rc = 0, saved = 0;
@@ -298,13 +335,23 @@ ic_status ic_out_commit(ic_out_file *o, char *err, size_t errlen)
         snprintf(proc, sizeof proc, "/proc/self/fd/%d", o->fd);
         direct = !atomic_load(&dying) &&
                  linkat(AT_FDCWD, proc, AT_FDCWD, o->path, AT_SYMLINK_FOLLOW) == 0;
-        if (!direct) {
+        if (!direct && o->no_replace) {
+            rc = -1;
+            saved = atomic_load(&dying) ? EINTR : errno;
+        } else if (!direct) {
             rc = link_anonymous(o);
             saved = errno;
         }
     } else if (!temp_publish(o->slot)) {
         rc = -1;
         saved = EINTR;
+    } else if (o->no_replace) {
+        direct = 1;
+        if (rename_noreplace(o->tmp, o->path) != 0) {
+            rc = -1;
+            saved = errno;
+            (void)unlink(o->tmp);
+        }
     }
     if (rc == 0 && !direct && rename(o->tmp, o->path) != 0) {
         rc = -1;
@@ -323,7 +370,11 @@ ic_status ic_out_commit(ic_out_file *o, char *err, size_t errlen)
     if (rc != 0) {
         if (!o->anon)
             (void)unlink(o->tmp);
-        return ic_errf(err, errlen, IC_ERR_IO, "cannot replace the output: %s", strerror(saved));
+        if (o->no_replace && saved == EEXIST)
+            return ic_errf(err, errlen, IC_ERR_IO,
+                           "the output exists (it appeared while being written): not replaced");
+        return ic_errf(err, errlen, IC_ERR_IO, "cannot %s the output: %s",
+                       o->no_replace ? "write" : "replace", strerror(saved));
     }
     /* Make the rename itself durable; failure here loses nothing already written. */
     int dfd = open(o->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);

@@ -26,132 +26,6 @@
 #include "imgconv.h"
 #include "io/io_internal.h"
 
-/* Bytes ic_image_create_type takes for a width x height x channels AoS image
- * of es-byte samples (rows padded to 64 bytes); sides are <= IC_MAX_DIM, so
- * nothing overflows. */
-static uint64_t image_bytes(uint64_t width, uint64_t height, int channels, size_t es)
-{
-    return ((width * (uint64_t)channels * es + 63u) & ~(uint64_t)63u) * height;
-}
-
-static double mib(uint64_t bytes)
-{
-    return (double)bytes / (1024.0 * 1024.0);
-}
-
-/* ic_load_options.header_ok of one load, and whether it was called. */
-struct ic_io_hook {
-    void (*fn)(void *user, int width, int height);
-    void *user;
-    int fired;
-};
-
-ic_status ic_io_check_dims(uint64_t width, uint64_t height, int channels, const ic_io_limits *lim,
-                           char *err, size_t errlen)
-{
-    return ic_io_check_dims_type(width, height, channels, IC_U8, lim, err, errlen);
-}
-
-ic_status ic_io_check_dims_type(uint64_t width, uint64_t height, int channels, ic_sample_type type,
-                                const ic_io_limits *lim, char *err, size_t errlen)
-{
-    const size_t es = type == IC_U16 ? 2u : 1u;
-    if (width == 0 || height == 0) {
-        return ic_errf(err, errlen, IC_ERR_FORMAT, "image has zero width or height (%llux%llu)",
-                       (unsigned long long)width, (unsigned long long)height);
-    }
-    if (width > IC_MAX_DIM || height > IC_MAX_DIM) {
-        return ic_errf(err, errlen, IC_ERR_TOO_LARGE,
-                       "image %llux%llu exceeds the size limit of %d pixels per side",
-                       (unsigned long long)width, (unsigned long long)height, IC_MAX_DIM);
-    }
-    /* Both sides are <= 2^20 here, so the product cannot overflow. */
-    if (width * height > lim->max_pixels) {
-        return ic_errf(err, errlen, IC_ERR_TOO_LARGE,
-                       "image %llux%llu exceeds the pixel limit %llu (raise it with "
-                       "--max-pixels)",
-                       (unsigned long long)width, (unsigned long long)height,
-                       (unsigned long long)lim->max_pixels);
-    }
-    if (channels <= 0)
-        return IC_OK;
-    uint64_t need = image_bytes(width, height, channels, es);
-    if (lim->convert_channels > 0)
-        need += image_bytes(width, height, lim->convert_channels, es);
-    if (need > lim->max_memory) {
-        return ic_errf(err, errlen, IC_ERR_TOO_LARGE,
-                       "image %llux%llu needs %.1f MiB to decode, over the memory limit "
-                       "%.1f MiB "
-                       "(raise it with --max-memory)",
-                       (unsigned long long)width, (unsigned long long)height, mib(need),
-                       mib(lim->max_memory));
-    }
-    if (lim->hook && lim->hook->fn && !lim->hook->fired) {
-        lim->hook->fired = 1;
-        lim->hook->fn(lim->hook->user, (int)width, (int)height);
-    }
-    return IC_OK;
-}
-
-/* Rec.601 luma of 8- or 16-bit samples (65535 * 1000 fits in 32 bits). */
-static inline unsigned luma601(unsigned r, unsigned g, unsigned b)
-{
-    return (299u * r + 587u * g + 114u * b + 500u) / 1000u;
-}
-
-/* seed 004's channel_force on rows of T samples whose maximum is MAX. */
-#define CONVERT_ROW(NAME, T, MAX)                                                                  \
-    void NAME(T *dst, int dst_ch, const T *src, int src_ch, int width)                             \
-    {                                                                                              \
-        const int src_alpha = (src_ch == 2 || src_ch == 4);                                        \
-        const int dst_alpha = (dst_ch == 2 || dst_ch == 4);                                        \
-        const int src_colour = (src_ch >= 3);                                                      \
-        const int dst_colour = (dst_ch >= 3);                                                      \
-        for (int x = 0; x < width; x++) {                                                          \
-            const T *s = src + (size_t)x * (size_t)src_ch;                                         \
-            T *d = dst + (size_t)x * (size_t)dst_ch;                                               \
-            if (dst_colour) {                                                                      \
-                if (src_colour) {                                                                  \
-                    d[0] = s[0];                                                                   \
-                    d[1] = s[1];                                                                   \
-                    d[2] = s[2];                                                                   \
-                } else {                                                                           \
-                    d[0] = d[1] = d[2] = s[0];                                                     \
-                }                                                                                  \
-            } else {                                                                               \
-                d[0] = src_colour ? (T)luma601(s[0], s[1], s[2]) : s[0];                           \
-            }                                                                                      \
-            if (dst_alpha)                                                                         \
-                d[dst_ch - 1] = src_alpha ? s[src_ch - 1] : (T)MAX;                                \
-        }                                                                                          \
-    }
-CONVERT_ROW(ic_io_convert_row, uint8_t, 255u)
-CONVERT_ROW(ic_io_convert_row16, uint16_t, 65535u)
-
-void ic_io_convert_row_type(void *dst, int dst_ch, const void *src, int src_ch, int width,
-                            ic_sample_type type)
-{
-    if (type == IC_U16)
-        ic_io_convert_row16(dst, dst_ch, src, src_ch, width);
-    else
-        ic_io_convert_row(dst, dst_ch, src, src_ch, width);
-}
-
-void ic_io_be16_store(uint8_t *dst, const uint16_t *src, size_t n)
-{
-    for (size_t i = 0; i < n; i++) {
-        const unsigned v = src[i];
-        dst[2 * i] = (uint8_t)(v >> 8);
-        dst[2 * i + 1] = (uint8_t)v;
-    }
-}
-
-void ic_io_be16_load(uint16_t *dst, const uint8_t *src, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        dst[i] = (uint16_t)((unsigned)src[2 * i] << 8 | src[2 * i + 1]);
-}
-
 int ic_format_depth(ic_format f)
 {
     switch (f) {
@@ -401,6 +275,10 @@ static ic_status load_setup(ic_load_options *o, const ic_load_options *opts, ic_
     /* The copy made after decoding: forced channels (4 at most), or the layout
      * clone with the stored channels (4 at most: the conservative bound). */
     lim->convert_channels = o->channels ? o->channels : (o->layout != IC_AOS ? 4 : 0);
+    lim->accept_damaged = o->accept_damaged;
+    lim->damaged = o->damaged;
+    if (o->damaged)
+        *o->damaged = 0;
     if (o->header_ok) {
         hook->fn = o->header_ok;
         hook->user = o->header_ok_user;
@@ -485,6 +363,83 @@ static ic_status image_decode(ic_image *img, const void *data, size_t size,
     return st;
 }
 
+static ic_status image_probe(const void *data, size_t size, const ic_load_options *opts, int *width,
+                             int *height, char *errbuf, size_t errlen)
+{
+    if (!data || !width || !height) {
+        return ic_errf(errbuf, errlen, IC_ERR_INVALID_ARG, "no data or size given");
+    }
+    *width = *height = 0;
+    /* The limits only: nothing of the caller's is written. */
+    ic_load_options asked;
+    memset(&asked, 0, sizeof asked);
+    if (opts) {
+        asked = *opts;
+        asked.metadata = NULL;
+        asked.damaged = NULL;
+        asked.header_ok = NULL;
+    }
+    ic_load_options o;
+    ic_io_limits lim;
+    ic_io_hook hook;
+    ic_status st = load_setup(&o, &asked, &lim, &hook, errbuf, errlen);
+    if (st != IC_OK)
+        return st;
+    if (size == 0) {
+        return ic_errf(errbuf, errlen, IC_ERR_FORMAT, "empty file");
+    }
+    hook.stop = 1;
+    lim.hook = &hook;
+    FILE *f = fmemopen((void *)(uintptr_t)data, size, "rb");
+    if (!f) {
+        return ic_errf(errbuf, errlen, errno == ENOMEM ? IC_ERR_NOMEM : IC_ERR_IO,
+                       "cannot open a memory stream: %s", strerror(errno));
+    }
+    ic_image raw;
+    memset(&raw, 0, sizeof raw);
+    st = read_native(f, &raw, &lim, NULL, errbuf, errlen);
+    fclose(f);
+    ic_image_free(&raw);
+    if (hook.fired) {
+        *width = hook.width;
+        *height = hook.height;
+        errbuf[0] = '\0';
+        return IC_OK;
+    }
+    return st;
+}
+
+/* Opens path for reading without ever blocking: a FIFO would wait for a
+ * writer in open(2), so it is opened non-blocking and refused, as is every
+ * file that is not a regular one. */
+static ic_status open_regular(const char *path, FILE **out, char *errbuf, size_t errlen)
+{
+    *out = NULL;
+    const int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) {
+        return ic_errf(errbuf, errlen, IC_ERR_IO, "cannot open: %s", strerror(errno));
+    }
+    struct stat sb;
+    if (fstat(fd, &sb) != 0) {
+        const int saved = errno;
+        close(fd);
+        return ic_errf(errbuf, errlen, IC_ERR_IO, "cannot read: %s", strerror(saved));
+    }
+    if (!S_ISREG(sb.st_mode)) {
+        close(fd);
+        if (S_ISDIR(sb.st_mode))
+            return ic_errf(errbuf, errlen, IC_ERR_IO, "cannot read: %s", strerror(EISDIR));
+        return ic_errf(errbuf, errlen, IC_ERR_IO, "not a regular file (a FIFO, device or socket)");
+    }
+    FILE *f = fdopen(fd, "rb");
+    if (!f) {
+        close(fd);
+        return ic_errf(errbuf, errlen, IC_ERR_NOMEM, "cannot open: %s", strerror(errno));
+    }
+    *out = f;
+    return IC_OK;
+}
+
 static ic_status image_load(ic_image *img, const char *path, const ic_load_options *opts,
                             char *errbuf, size_t errlen)
 {
@@ -499,15 +454,10 @@ static ic_status image_load(ic_image *img, const char *path, const ic_load_optio
     if (st != IC_OK)
         return st;
 
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        return ic_errf(errbuf, errlen, IC_ERR_IO, "cannot open: %s", strerror(errno));
-    }
-    struct stat sb;
-    if (fstat(fileno(f), &sb) == 0 && S_ISDIR(sb.st_mode)) {
-        fclose(f);
-        return ic_errf(errbuf, errlen, IC_ERR_IO, "cannot read: %s", strerror(EISDIR));
-    }
+    FILE *f;
+    st = open_regular(path, &f, errbuf, errlen);
+    if (st != IC_OK)
+        return st;
     st = load_stream(img, f, &o, &lim, errbuf, errlen);
     fclose(f);
     return st;
@@ -571,12 +521,12 @@ static int image_valid(const ic_image *img)
  * only when complete (atomic.c): a failure leaves no partial file behind. */
 typedef ic_status (*fill_fn)(FILE *f, const void *arg, char *err, size_t errlen);
 
-static ic_status save_atomic(const char *path, fill_fn fill, const void *arg, char *errbuf,
-                             size_t errlen)
+static ic_status save_atomic(const char *path, int no_replace, fill_fn fill, const void *arg,
+                             char *errbuf, size_t errlen)
 {
     /* Written where nobody sees it, published only when complete (atomic.c). */
     ic_out_file out;
-    ic_status st = ic_out_open(&out, path, errbuf, errlen);
+    ic_status st = ic_out_open(&out, path, no_replace, errbuf, errlen);
     if (st != IC_OK)
         return st;
     st = fill(out.f, arg, errbuf, errlen);
@@ -675,7 +625,7 @@ static ic_status image_save(const ic_image *img, const char *path, const ic_save
     ic_image aos_copy;
     ic_status st = prepare_encode(img, path, opts, &j, &aos_copy, errbuf, errlen);
     if (st == IC_OK)
-        st = save_atomic(path, fill_image, &j, errbuf, errlen);
+        st = save_atomic(path, j.o.no_replace, fill_image, &j, errbuf, errlen);
     ic_image_free(&aos_copy);
     return st;
 }
@@ -727,15 +677,15 @@ static ic_status fill_bytes(FILE *f, const void *arg, char *err, size_t errlen)
     return IC_OK;
 }
 
-static ic_status save_bytes(const char *path, const void *data, size_t size, char *errbuf,
-                            size_t errlen)
+static ic_status save_bytes(const char *path, const void *data, size_t size,
+                            const ic_save_options *opts, char *errbuf, size_t errlen)
 {
     if (!path || !path[0] || (!data && size > 0)) {
         return ic_errf(errbuf, errlen, IC_ERR_INVALID_ARG, "no data or path given");
     }
     const byte_span b = {data, size};
     errno = 0;
-    return save_atomic(path, fill_bytes, &b, errbuf, errlen);
+    return save_atomic(path, opts && opts->no_replace, fill_bytes, &b, errbuf, errlen);
 }
 
 /* ---- the public calls: the message of a failure goes to ic_last_error() ---- */
@@ -750,6 +700,13 @@ ic_status ic_image_load(ic_image *img, const char *path, const ic_load_options *
 {
     char err[IC_IO_ERRLEN] = "";
     return ic_fail_msg(image_load(img, path, opts, err, sizeof err), err);
+}
+
+ic_status ic_image_probe(const void *data, size_t size, const ic_load_options *opts, int *width,
+                         int *height)
+{
+    char err[IC_IO_ERRLEN] = "";
+    return ic_fail_msg(image_probe(data, size, opts, width, height, err, sizeof err), err);
 }
 
 ic_status ic_image_save(const ic_image *img, const char *path, const ic_save_options *opts)
@@ -768,5 +725,12 @@ ic_status ic_image_encode(const ic_image *img, const char *name, const ic_save_o
 ic_status ic_bytes_save(const char *path, const void *data, size_t size)
 {
     char err[IC_IO_ERRLEN] = "";
-    return ic_fail_msg(save_bytes(path, data, size, err, sizeof err), err);
+    return ic_fail_msg(save_bytes(path, data, size, NULL, err, sizeof err), err);
+}
+
+ic_status ic_bytes_save_opts(const char *path, const void *data, size_t size,
+                             const ic_save_options *opts)
+{
+    char err[IC_IO_ERRLEN] = "";
+    return ic_fail_msg(save_bytes(path, data, size, opts, err, sizeof err), err);
 }

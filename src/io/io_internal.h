@@ -1,9 +1,12 @@
 /*
  * io_internal.h - what the image file readers and writers of src/io/ share.
  *
- * io.c opens files, detects the format and owns the atomic save; the format
- * files (pnm.c, png.c, jpeg.c, tiff.c, webp.c) only turn a stream into an interleaved (AoS)
- * ic_image with the channels as stored, and an AoS ic_image into a stream.
+ * io.c holds the format table, opens files, detects the format and
+ * dispatches; atomic.c publishes outputs; io_util.c holds the helpers the
+ * format files share (limit checks, row conversion, 16-bit samples). The
+ * format files (pnm.c, png.c, jpeg.c, tiff.c, webp.c) only turn a stream into
+ * an interleaved (AoS) ic_image with the channels as stored, and an AoS
+ * ic_image into a stream; they call io_util.c, never io.c.
  * This header is private to src/io/: it knows files and pixels, never
  * convolution or backends (STYLE "Layers").
  */
@@ -23,15 +26,26 @@
  * when convert_channels is nonzero, the converted copy ic_image_decode makes
  * of it afterwards (channel forcing or a layout change) with that many
  * channels: the peak the load reaches. */
-typedef struct ic_io_hook ic_io_hook; /* io.c: ic_load_options.header_ok, once */
+/* ic_load_options.header_ok of one load, and whether it was called; with
+ * `stop` (ic_image_probe) the read ends there, the header's size in width
+ * and height. */
+typedef struct ic_io_hook {
+    void (*fn)(void *user, int width, int height);
+    void *user;
+    int fired;
+    int stop;
+    int width, height;
+} ic_io_hook;
 typedef struct ic_io_limits {
     uint64_t max_pixels;
     uint64_t max_memory;
     int convert_channels;
-    ic_io_hook *hook; /* NULL: none */
+    ic_io_hook *hook;   /* NULL: none */
+    int accept_damaged; /* ic_load_options.accept_damaged */
+    int *damaged;       /* NULL, or set to 1 when damaged data was let through */
 } ic_io_limits;
 
-/* Checks decoded dimensions before anything is allocated: zero sizes are
+/* io_util.c. Checks decoded dimensions before anything is allocated: zero sizes are
  * IC_ERR_FORMAT, a side over IC_MAX_DIM, width*height over lim->max_pixels or
  * (when channels > 0) the bytes of a width x height x channels image (plus
  * the converted copy) over lim->max_memory is IC_ERR_TOO_LARGE, with a message
@@ -45,6 +59,15 @@ ic_status ic_io_check_dims(uint64_t width, uint64_t height, int channels, const 
  * for the decoded image and for the converted copy). */
 ic_status ic_io_check_dims_type(uint64_t width, uint64_t height, int channels, ic_sample_type type,
                                 const ic_io_limits *lim, char *err, size_t errlen);
+
+/* io_util.c. For a reader whose samples are deflate-coded: IC_ERR_FORMAT
+ * ("truncated WHAT data ...") when the whole of f, a seekable stream, is
+ * too short to hold raw_bytes of samples even at deflate's best ratio, so
+ * that a cut file declaring a huge image is refused before the image is
+ * allocated and decoded. f's position is kept. Not checked under
+ * ic_image_probe, which may see only the start of the file. */
+ic_status ic_io_check_room(FILE *f, uint64_t raw_bytes, const ic_io_limits *lim, const char *what,
+                           char *err, size_t errlen);
 
 /* Converts `width` interleaved pixels of src_ch channels into dst_ch channels
  * (1..4 each; 2 and 4 have alpha last). Grey -> colour replicates the grey;
@@ -222,15 +245,19 @@ ic_status ic_jpeg_add_metadata(uint8_t **buf, size_t *cap, size_t *n, const ic_m
                                int channels);
 
 /* An output file being written (atomic.c): f receives the data; ic_out_commit
- * makes it appear at `path` complete (replacing any file there atomically),
- * ic_out_abort discards it. Nothing is ever visible at `path` before commit,
- * and the temporary is removed on failure, on abort and by ic_image_save_cleanup. */
+ * makes it appear at `path` complete (replacing any file there atomically,
+ * or, with no_replace, failing when anything is there, a dangling link
+ * included), ic_out_abort discards it. A replaced regular file passes its
+ * mode on to the new one, and its owner where the process may set it.
+ * Nothing is ever visible at `path` before commit, and the temporary is
+ * removed on failure, on abort and by ic_image_save_cleanup. */
 #define IC_IO_PATH_MAX 4096
 typedef struct ic_out_file {
     FILE *f;
     int fd;
-    int anon; /* 1: an O_TMPFILE file without a name until commit */
-    int slot; /* its entry in the table of temporaries, or -1 */
+    int anon;       /* 1: an O_TMPFILE file without a name until commit */
+    int slot;       /* its entry in the table of temporaries, or -1 */
+    int no_replace; /* 1: commit fails when `path` exists */
     const char *path;
     char dir[IC_IO_PATH_MAX];
     char tmp[IC_IO_PATH_MAX + 256];
@@ -238,8 +265,10 @@ typedef struct ic_out_file {
 
 /* Creates the hidden file in path's directory. On error err holds one line
  * and nothing is left behind. */
-ic_status ic_out_open(ic_out_file *o, const char *path, char *err, size_t errlen);
-/* Flushes, syncs and publishes; on error removes the temporary. Closes f. */
+ic_status ic_out_open(ic_out_file *o, const char *path, int no_replace, char *err, size_t errlen);
+/* Flushes, syncs and publishes; on error removes the temporary. Closes f.
+ * With no_replace, anything at `path` makes it IC_ERR_IO ("the output
+ * exists ..."). */
 ic_status ic_out_commit(ic_out_file *o, char *err, size_t errlen);
 /* Closes and removes the temporary. */
 void ic_out_abort(ic_out_file *o);

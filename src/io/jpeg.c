@@ -43,6 +43,8 @@ typedef struct jpeg_err {
     jmp_buf jump;
     int truncated; /* the data ended early (JWRN_JPEG_EOF) */
     int nomem;
+    int accept_damaged; /* damaged entropy-coded data is decoded as far as it goes */
+    int damaged;        /* and some was */
     char msg[JMSG_LENGTH_MAX + 32];
 } jpeg_err;
 
@@ -65,22 +67,30 @@ static void on_output_message(j_common_ptr cinfo)
     (void)cinfo;
 }
 
+/* The warnings that mean the pixels are damaged fail the read, as a PNG with
+ * a bad CRC does, unless the load accepts damaged data; other warnings are
+ * harmless (an unknown JFIF version, ...). */
 static void on_emit_message(j_common_ptr cinfo, int level)
 {
     if (level >= 0)
         return; /* trace messages */
+    jpeg_err *e = (jpeg_err *)cinfo->err;
     switch (cinfo->err->msg_code) {
     case JWRN_JPEG_EOF:
+    case JWRN_EXTRANEOUS_DATA:
     case JWRN_HIT_MARKER:
     case JWRN_MUST_RESYNC:
     case JWRN_HUFF_BAD_CODE:
     case JWRN_ARITH_BAD_CODE:
     case JWRN_NOT_SEQUENTIAL:
     case JWRN_BOGUS_PROGRESSION:
-        on_error_exit(cinfo); /* does not return */
+        if (!e->accept_damaged)
+            on_error_exit(cinfo); /* does not return */
+        e->damaged = 1;
+        cinfo->err->num_warnings++;
         break;
     default:
-        cinfo->err->num_warnings++; /* harmless (unknown JFIF version, ...) */
+        cinfo->err->num_warnings++;
         break;
     }
 }
@@ -97,9 +107,13 @@ static void on_progress(j_common_ptr cinfo)
     }
 }
 
-static void init_err(jpeg_err *e)
+/* The error manager of every libjpeg call here: errors longjmp to e->jump,
+ * nothing is printed, and lim's policy on damaged data (NULL: refuse it)
+ * applies. Every JPEG decoder calls it, so they all give the same verdict. */
+static void jpeg_err_init(jpeg_err *e, const ic_io_limits *lim)
 {
     memset(e, 0, sizeof *e);
+    e->accept_damaged = lim && lim->accept_damaged;
     jpeg_std_error(&e->pub);
     e->pub.error_exit = on_error_exit;
     e->pub.output_message = on_output_message;
@@ -286,9 +300,10 @@ static ic_status jpeg_header_metadata(struct jpeg_decompress_struct *cinfo, jpeg
 }
 
 /* A decompressor reporting to je, before jpeg_create_decompress. */
-static void decompress_init(struct jpeg_decompress_struct *cinfo, jpeg_err *je)
+static void decompress_init(struct jpeg_decompress_struct *cinfo, jpeg_err *je,
+                            const ic_io_limits *lim)
 {
-    init_err(je);
+    jpeg_err_init(je, lim);
     memset(cinfo, 0, sizeof *cinfo);
     cinfo->err = &je->pub;
 }
@@ -298,7 +313,7 @@ ic_status ic_jpeg_read_metadata(const uint8_t *data, size_t n, ic_metadata *meta
     memset(meta, 0, sizeof *meta);
     jpeg_err je;
     struct jpeg_decompress_struct cinfo;
-    decompress_init(&cinfo, &je);
+    decompress_init(&cinfo, &je, NULL);
     const ic_status st = jpeg_header_metadata(&cinfo, &je, data, n, meta);
     jpeg_destroy_decompress(&cinfo);
     if (st != IC_OK)
@@ -313,7 +328,7 @@ ic_status ic_jpeg_read(FILE *f, ic_image *img, const ic_io_limits *lim, ic_metad
         memset(img, 0, sizeof *img);
     jpeg_err je;
     struct jpeg_decompress_struct cinfo;
-    decompress_init(&cinfo, &je);
+    decompress_init(&cinfo, &je, lim);
     struct jpeg_progress_mgr progress;
     memset(&progress, 0, sizeof progress);
     progress.progress_monitor = on_progress;
@@ -323,6 +338,8 @@ ic_status ic_jpeg_read(FILE *f, ic_image *img, const ic_io_limits *lim, ic_metad
     ic_status st = jpeg_decode(&cinfo, &je, f, img, lim, meta, &buf, err, errlen);
     free(buf);
     jpeg_destroy_decompress(&cinfo);
+    if (st == IC_OK && je.damaged && lim->damaged)
+        *lim->damaged = 1;
     if (st != IC_OK && img)
         ic_image_free(img);
     return st;
@@ -429,7 +446,7 @@ static ic_status jpeg_write_one(FILE *f, const ic_image *img, int out_ch, int qu
                                 size_t errlen)
 {
     jpeg_err je;
-    init_err(&je);
+    jpeg_err_init(&je, NULL);
     struct jpeg_compress_struct cinfo;
     memset(&cinfo, 0, sizeof cinfo);
     cinfo.err = &je.pub;
@@ -554,7 +571,7 @@ static ic_status strip_guarded(struct jpeg_compress_struct *cinfo, jpeg_err *je,
 static void strip_code(const strip_job *job, int i)
 {
     jpeg_err je;
-    init_err(&je);
+    jpeg_err_init(&je, NULL);
     struct jpeg_compress_struct cinfo;
     memset(&cinfo, 0, sizeof cinfo);
     cinfo.err = &je.pub;

@@ -199,6 +199,11 @@ static ic_status png_decode(png_structp png, png_infop info, png_io *io, ic_imag
     const png_uint_32 w = png_get_image_width(png, info);
     const png_uint_32 h = png_get_image_height(png, info);
     ic_status st = ic_io_check_dims(w, h, 0, lim, err, errlen);
+    if (st == IC_OK) /* the samples as stored: w * h * channels * depth bits */
+        st = ic_io_check_room(
+            io->f,
+            ((uint64_t)w * png_get_channels(png, info) * png_get_bit_depth(png, info) / 8u) * h,
+            lim, "PNG", err, errlen);
     if (st != IC_OK)
         return st;
 

@@ -81,9 +81,14 @@ static toff_t seek_proc(thandle_t h, toff_t off, int whence)
         off += (toff_t)io->end;
         whence = SEEK_SET;
     }
-    if (off > (toff_t)INT64_MAX || fseeko(io->f, (off_t)off, whence) != 0)
+    if (off > (toff_t)INT64_MAX)
         return (toff_t)-1;
-    return (toff_t)ftello(io->f);
+    /* A seek flushes what stdio holds: on a full disk the write error shows
+     * here, and libtiff would only say "Maximum TIFF file size exceeded". */
+    const off_t pos = fseeko(io->f, (off_t)off, whence) == 0 ? ftello(io->f) : -1;
+    if (pos < 0 && io->writing && !io->sys_errno)
+        io->sys_errno = errno ? errno : EIO;
+    return pos < 0 ? (toff_t)-1 : (toff_t)pos;
 }
 
 static int close_proc(thandle_t h)
@@ -120,16 +125,32 @@ static void unmap_proc(thandle_t h, void *base, toff_t size)
     (void)size;
 }
 
+/* Removes the first occurrence of `cut` from s. */
+static void cut_out(char *s, const char *cut)
+{
+    char *at = strstr(s, cut);
+    if (at)
+        memmove(at, at + strlen(cut), strlen(at + strlen(cut)) + 1);
+}
+
 static int on_error(TIFF *t, void *user, const char *module, const char *fmt, va_list ap)
 {
     (void)t;
     (void)module;
     tiff_io *io = user;
+    char m[sizeof io->msg];
+    vsnprintf(m, sizeof m, fmt, ap);
+    /* libtiff reports some tags it skips (a custom tag of an unknown type,
+     * an 8-byte value in a classic TIFF) as errors, though the read goes on:
+     * warnings, not the failure. */
+    if (strstr(m, "not read from file") || strstr(m, "unknown tag type") ||
+        strstr(m, "won't be written to file"))
+        return 1;
     if (io && !io->msg[0]) {
-        vsnprintf(io->msg, sizeof io->msg, fmt, ap);
         /* Some messages start with the handle's name ("tiff: ..."): drop it. */
-        if (!strncmp(io->msg, "tiff: ", 6))
-            memmove(io->msg, io->msg + 6, strlen(io->msg + 6) + 1);
+        snprintf(io->msg, sizeof io->msg, "%s", strncmp(m, "tiff: ", 6) ? m : m + 6);
+        /* Strips read whole leave libtiff's row at (uint32_t)-1: no row. */
+        cut_out(io->msg, " at scanline 4294967295");
     }
     return 1; /* handled: libtiff's global handler (stderr) is not called */
 }
