@@ -204,8 +204,9 @@ static void test_round_trips(ict_rng *r)
                 ic_image img = make_image(r, sizes[s][0], sizes[s][1], ch, depth, smooth);
                 for (int mode = IC_PNG_FILTER_NONE; mode <= IC_PNG_FILTER_TRIAL; mode++)
                     for (int coder = IC_PNG_CODER_LIBDEFLATE; coder <= IC_PNG_CODER_AUTO; coder++) {
-                        const ic_png_deflate_opts o = {(int)(s * 2 % 13), (ic_png_filter)mode,
-                                                       (ic_png_coder)coder};
+                        const ic_png_deflate_opts o = {.level = (int)(s * 2 % 13),
+                                                       .filter = (ic_png_filter)mode,
+                                                       .coder = (ic_png_coder)coder};
                         char what[128];
                         snprintf(what, sizeof what,
                                  "%dx%d, %d ch, %d bit, filter %d, coder %d, level %d", img.width,
