@@ -189,7 +189,7 @@ typedef enum ic_png_coder {
     IC_PNG_CODER_RLE = 1,
     IC_PNG_CODER_AUTO = 2,
     IC_PNG_CODER_HUFFMAN = 3, /* zlib's Z_HUFFMAN_ONLY */
-    /* HUFFMAN, or RLE where the sample's entropy is under a bit a byte */
+    /* HUFFMAN, or RLE where over a quarter of the filtered sample is 0 */
     IC_PNG_CODER_FAST = 4
 } ic_png_coder;
 typedef struct ic_png_deflate_opts {

@@ -281,7 +281,8 @@ static void filter_best(uint8_t *out, ic_png_filter mode, const uint8_t *cur, co
 static void filter_rows(uint8_t *out, const ic_image *img, int out_ch, ic_png_filter mode, int y0,
                         int y1, size_t n, size_t bpp, uint8_t *scratch, uint8_t *try)
 {
-    const uint8_t *prev = y0 > 0 ? stored_row(img, y0 - 1, out_ch, scratch + n) : NULL;
+    const uint8_t *prev =
+        y0 > 0 ? stored_row(img, y0 - 1, out_ch, scratch + (size_t)((y0 - 1) & 1) * n) : NULL;
     for (int y = y0; y < y1; y++) {
         const uint8_t *cur = stored_row(img, y, out_ch, scratch + (size_t)(y & 1) * n);
         filter_best(out + (size_t)(y - y0) * (n + 1), mode, cur, prev, n, bpp, try);
@@ -461,8 +462,8 @@ static double entropy_bits(const uint64_t *h, uint64_t n)
 }
 
 /* The filter of ncand candidates whose sample has the least entropy (the
- * first of equals); *bits_per_byte its entropy per sample byte. */
-static ic_png_filter trial(writer *wr, int ncand, double *bits_per_byte)
+ * first of equals); *zeros the share of 0 bytes in its sample. */
+static ic_png_filter trial(writer *wr, int ncand, double *zeros)
 {
     ic_png_parallel_for(wr->threads, ncand * wr->bands, trial_filter, wr);
     double best = HUGE_VAL;
@@ -478,7 +479,7 @@ static ic_png_filter trial(writer *wr, int ncand, double *bits_per_byte)
         if (bits < best) {
             best = bits;
             mode = wr->cand_mode[t];
-            *bits_per_byte = n ? bits / (double)n : 0;
+            *zeros = n ? (double)h[0] / (double)n : 0;
         }
     }
     return mode;
@@ -510,21 +511,21 @@ static void choose(writer *wr, ic_png_filter *mode, ic_png_coder *coder)
     const ic_png_deflate_opts *o = wr->o;
     *mode = o->filter;
     *coder = o->coder;
-    double bpb = 8;
+    double zeros = 0;
     if (*mode == IC_PNG_FILTER_TRIAL) {
         for (int t = IC_PNG_FILTER_NONE; t <= IC_PNG_FILTER_ADAPTIVE; t++)
             wr->cand_mode[t] = (ic_png_filter)t;
-        *mode = trial(wr, 6, &bpb);
+        *mode = trial(wr, 6, &zeros);
     } else if (*mode == IC_PNG_FILTER_QUICK) {
         wr->cand_mode[0] = IC_PNG_FILTER_UP;
         wr->cand_mode[1] = IC_PNG_FILTER_SUB;
         wr->cand_mode[2] = IC_PNG_FILTER_PAETH;
-        *mode = trial(wr, 3, &bpb);
+        *mode = trial(wr, 3, &zeros);
     }
     if (*coder == IC_PNG_CODER_FAST) {
-        /* Below a bit a byte the rows are mostly runs (charts, flat
-         * areas), which Huffman codes alone cannot shorten. */
-        *coder = bpb < 1.0 ? IC_PNG_CODER_RLE : IC_PNG_CODER_HUFFMAN;
+        /* Filtered rows of many zeros hold runs (charts, flat areas),
+         * which Huffman codes alone cannot shorten. */
+        *coder = zeros > 0.25 ? IC_PNG_CODER_RLE : IC_PNG_CODER_HUFFMAN;
         return;
     }
     if (*coder != IC_PNG_CODER_AUTO)
