@@ -705,7 +705,7 @@ typedef struct ic_save_options {
      * IC_PNG_DEFAULT_LEVEL by default; an image zlib's run-length coder
      * compresses smaller (noisy photographs) ignores it (docs/definitions.md, "Formats").
      * PNG level 1 is the fast mode: one of the UP, SUB and PAETH filters and
-     * zlib's Huffman-only coder (its run-length coder on rows of runs).
+     * Huffman codes alone (zlib's run-length coder on rows of runs).
      * TIFF: zlib's level, 6 by default. */
     int compression;
     /* When non-NULL, written into PNG, JPEG, WebP and TIFF outputs (ICC and

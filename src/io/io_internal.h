@@ -182,13 +182,13 @@ typedef enum ic_png_filter {
     IC_PNG_FILTER_PAETH = 4,
     IC_PNG_FILTER_ADAPTIVE = 5,
     IC_PNG_FILTER_TRIAL = 6,
-    IC_PNG_FILTER_QUICK = 7 /* TRIAL among UP, SUB and PAETH only */
+    IC_PNG_FILTER_QUICK = 7 /* TRIAL among UP, SUB and PAETH, on every 4th band */
 } ic_png_filter;
 typedef enum ic_png_coder {
     IC_PNG_CODER_LIBDEFLATE = 0,
     IC_PNG_CODER_RLE = 1,
     IC_PNG_CODER_AUTO = 2,
-    IC_PNG_CODER_HUFFMAN = 3, /* zlib's Z_HUFFMAN_ONLY */
+    IC_PNG_CODER_HUFFMAN = 3, /* Huffman codes alone (png_huffman.c) */
     /* HUFFMAN, or RLE where over a quarter of the filtered sample is 0 */
     IC_PNG_CODER_FAST = 4
 } ic_png_coder;
@@ -225,6 +225,12 @@ size_t ic_png_strip_rows(size_t row_bytes, ic_png_coder coder, int strip_rows);
 /* The zlib stream of the job, strip after strip, in *z (malloc'd, *zn
  * bytes). Errors through ic_fail: IC_ERR_NOMEM, IC_ERR_INTERNAL. */
 ic_status ic_png_deflate_strips(const ic_png_strip_job *j, uint8_t **z, size_t *zn);
+/* The fast mode's coder (png_huffman.c): in[0..n) as raw deflate of
+ * Huffman codes alone into out, ending with the final block when `last`,
+ * else with an empty stored block (on a byte boundary, to be continued).
+ * Returns the size, 0 when room < ic_png_huffman_bound(n). */
+size_t ic_png_huffman_deflate(const uint8_t *in, size_t n, int last, uint8_t *out, size_t room);
+size_t ic_png_huffman_bound(size_t n);
 /* Runs fn(arg, item, worker) for every item in 0..count-1 on up to
  * `threads` threads (the caller's is worker 0; workers are 0..threads-1),
  * fewer when threads cannot be started; returns when all are done. */

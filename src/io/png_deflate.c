@@ -298,12 +298,21 @@ static size_t compress_rows(struct libdeflate_compressor *c, ic_png_coder coder,
 {
     if (coder == IC_PNG_CODER_LIBDEFLATE)
         return libdeflate_zlib_compress(c, in, n, out, room);
+    if (coder == IC_PNG_CODER_HUFFMAN) {
+        if (room < 6)
+            return 0;
+        const size_t size = ic_png_huffman_deflate(in, n, 1, out + 2, room - 6);
+        if (!size)
+            return 0;
+        out[0] = 0x78; /* deflate, 32 KiB window; FLG: the fastest level */
+        out[1] = 0x01;
+        put32(out + 2 + size, libdeflate_adler32(1, in, n));
+        return size + 6;
+    }
     z_stream z;
     memset(&z, 0, sizeof z);
-    /* Z_RLE and Z_HUFFMAN_ONLY ignore the level (any but 0); memLevel 9:
-     * the largest blocks. */
-    const int strategy = coder == IC_PNG_CODER_HUFFMAN ? Z_HUFFMAN_ONLY : Z_RLE;
-    if (deflateInit2(&z, 6, Z_DEFLATED, 15, 9, strategy) != Z_OK)
+    /* Z_RLE ignores the level (any but 0); memLevel 9: the largest blocks. */
+    if (deflateInit2(&z, 6, Z_DEFLATED, 15, 9, Z_RLE) != Z_OK)
         return 0;
     const size_t step = (size_t)1 << 30; /* zlib counts in unsigned int */
     int rc = Z_OK;
@@ -348,7 +357,7 @@ typedef struct worker {
 typedef struct writer {
     const ic_image *img;
     const ic_png_deflate_opts *o;
-    int out_ch, threads, bands;
+    int out_ch, threads, bands, step; /* sample bands: rows [b*step, b*step+BAND) */
     size_t n, bpp, zroom;
     worker *w;
     uint8_t *mem;
@@ -378,6 +387,7 @@ static ic_status writer_init(writer *wr, const ic_image *img, int out_ch,
     wr->threads = o->threads < 1                    ? 1
                   : o->threads > IC_PNG_MAX_THREADS ? IC_PNG_MAX_THREADS
                                                     : o->threads;
+    wr->step = TRIAL_STEP;
     wr->bands = (img->height + TRIAL_STEP - 1) / TRIAL_STEP;
     wr->bpp = (size_t)out_ch * (img->type == IC_U16 ? 2 : 1);
     wr->n = (size_t)img->width * wr->bpp;
@@ -417,7 +427,7 @@ static void writer_free(writer *wr)
 /* Sample band b filtered by `mode` into w->band; returns the bytes used. */
 static size_t filter_band(const writer *wr, worker *w, ic_png_filter mode, int b)
 {
-    const int y0 = b * TRIAL_STEP;
+    const int y0 = b * wr->step;
     const int y1 = wr->img->height - y0 > TRIAL_BAND ? y0 + TRIAL_BAND : wr->img->height;
     filter_rows(w->band, wr->img, wr->out_ch, mode, y0, y1, wr->n, wr->bpp, w->scratch, w->try);
     return (size_t)(y1 - y0) * (wr->n + 1);
@@ -517,6 +527,10 @@ static void choose(writer *wr, ic_png_filter *mode, ic_png_coder *coder)
             wr->cand_mode[t] = (ic_png_filter)t;
         *mode = trial(wr, 6, &zeros);
     } else if (*mode == IC_PNG_FILTER_QUICK) {
+        /* A quarter of the sample: the fast mode's whole encode costs
+         * about what the full sample's trial does. */
+        wr->step = 4 * TRIAL_STEP;
+        wr->bands = (wr->img->height + wr->step - 1) / wr->step;
         wr->cand_mode[0] = IC_PNG_FILTER_UP;
         wr->cand_mode[1] = IC_PNG_FILTER_SUB;
         wr->cand_mode[2] = IC_PNG_FILTER_PAETH;

@@ -4,8 +4,9 @@
  *
  * Every strip is a raw deflate stream that ends on a byte boundary without
  * a final block, so the strips laid end to end are one stream: zlib's
- * coders end a strip with a sync flush and start the next primed with the
- * previous strip's last 32 KiB (deflateSetDictionary); libdeflate has
+ * Z_RLE ends a strip with a sync flush and starts the next primed with the
+ * previous strip's last 32 KiB (deflateSetDictionary); the Huffman-only
+ * coder (png_huffman.c) needs no window and ends likewise; libdeflate has
  * neither, so its strip is compressed alone, the final-block bit of its
  * last block cleared (found by inflating the strip with Z_BLOCK) and an
  * empty stored block appended. The Adler-32 of each strip is joined with
@@ -91,15 +92,15 @@ typedef struct strips {
     struct libdeflate_compressor **lib; /* one per worker */
 } strips;
 
-/* Raw deflate of in[0..n) by zlib's `strategy` into out (room bytes),
- * primed with dict[0..dn) and ended by a sync flush unless `last`. */
-static size_t zlib_strip(int strategy, const uint8_t *dict, size_t dn, const uint8_t *in, size_t n,
-                         int last, uint8_t *out, size_t room)
+/* Raw deflate of in[0..n) by zlib's Z_RLE into out (room bytes), primed
+ * with dict[0..dn) and ended by a sync flush unless `last`. */
+static size_t zlib_strip(const uint8_t *dict, size_t dn, const uint8_t *in, size_t n, int last,
+                         uint8_t *out, size_t room)
 {
     z_stream z;
     memset(&z, 0, sizeof z);
-    /* The level matters to neither strategy; memLevel 9: the largest blocks. */
-    if (deflateInit2(&z, 6, Z_DEFLATED, -15, 9, strategy) != Z_OK)
+    /* Z_RLE ignores the level; memLevel 9: the largest blocks. */
+    if (deflateInit2(&z, 6, Z_DEFLATED, -15, 9, Z_RLE) != Z_OK)
         return 0;
     size_t size = 0;
     if (dn == 0 || deflateSetDictionary(&z, dict, (uInt)dn) == Z_OK) {
@@ -179,10 +180,11 @@ static void strip_item(void *arg, int k, int worker)
         size = libdeflate_deflate_compress(s->lib[worker], j->data + at, n, out, s->room - 8);
         if (size && !last)
             size = unfinish(out, size);
+    } else if (j->coder == IC_PNG_CODER_HUFFMAN) {
+        size = ic_png_huffman_deflate(j->data + at, n, last, out, s->room - 8);
     } else {
         const size_t dn = at < WINDOW ? at : WINDOW;
-        const int strategy = j->coder == IC_PNG_CODER_HUFFMAN ? Z_HUFFMAN_ONLY : Z_RLE;
-        size = zlib_strip(strategy, j->data + at - dn, dn, j->data + at, n, last, out, s->room - 8);
+        size = zlib_strip(j->data + at - dn, dn, j->data + at, n, last, out, s->room - 8);
     }
     s->size[k] = size;
     s->st[k] = size ? IC_OK : IC_ERR_INTERNAL;
