@@ -25,32 +25,37 @@
 typedef struct bits {
     uint8_t *p;
     uint64_t buf;
-    int n; /* bits in buf, < 32 between calls */
+    int n; /* bits in buf, < 8 after flush */
 } bits;
 
-static inline void put(bits *b, uint32_t v, int len)
+/* Writes the whole bytes of buf (8 bytes stored, n / 8 of them kept). */
+static inline void flush(bits *b)
 {
-    b->buf |= (uint64_t)v << b->n;
+    for (int i = 0; i < 8; i++)
+        b->p[i] = (uint8_t)(b->buf >> (8 * i));
+    b->p += b->n >> 3;
+    b->buf >>= b->n & ~7;
+    b->n &= 7;
+}
+
+/* Adds len bits (n + len <= 64 since the last flush). */
+static inline void add(bits *b, uint64_t v, int len)
+{
+    b->buf |= v << b->n;
     b->n += len;
-    if (b->n >= 32) {
-        for (int i = 0; i < 4; i++)
-            b->p[i] = (uint8_t)(b->buf >> (8 * i));
-        b->p += 4;
-        b->buf >>= 32;
-        b->n -= 32;
-    }
+}
+
+static void put(bits *b, uint32_t v, int len)
+{
+    add(b, v, len);
+    flush(b);
 }
 
 /* Pads to a byte boundary with 0 bits and writes out what buf holds. */
 static void align(bits *b)
 {
-    while (b->n > 0) {
-        *b->p++ = (uint8_t)b->buf;
-        b->buf >>= 8;
-        b->n -= 8;
-    }
-    b->n = 0;
-    b->buf = 0;
+    b->n = (b->n + 7) & ~7;
+    flush(b);
 }
 
 static uint32_t reverse(uint32_t code, int len)
@@ -142,9 +147,18 @@ static void stored(bits *b, const uint8_t *in, size_t n, int final)
 
 static void huffman_block(bits *b, const uint8_t *in, size_t n, int final)
 {
-    uint32_t freq[NSYM] = {0};
-    for (size_t i = 0; i < n; i++)
+    uint32_t freq[NSYM] = {0}, part[3][256] = {{0}};
+    size_t i = 0;
+    for (; i + 4 <= n; i += 4) { /* four tables: no wait on the same count */
         freq[in[i]]++;
+        part[0][in[i + 1]]++;
+        part[1][in[i + 2]]++;
+        part[2][in[i + 3]]++;
+    }
+    for (; i < n; i++)
+        freq[in[i]]++;
+    for (int v = 0; v < 256; v++)
+        freq[v] += part[0][v] + part[1][v] + part[2][v];
     freq[256] = 1;
     uint8_t len[NSYM];
     uint32_t code[NSYM];
@@ -166,14 +180,17 @@ static void huffman_block(bits *b, const uint8_t *in, size_t n, int final)
     /* Code-length code: lengths 0..15 at 4 bits each (complete), 16..18
      * unused; sent in the order 16, 17, 18, 0, 8, 7, 9, 6, ... */
     put(b, 0, 9);
-    for (int i = 0; i < 16; i++)
+    for (int k = 0; k < 16; k++)
         put(b, 4, 3);
     for (int s = 0; s < NSYM; s++)
         put(b, reverse(len[s], 4), 4); /* code-length symbol v has code v */
     put(b, reverse(1, 4), 4);          /* distance code 0: 1 bit, never used */
-    size_t i = 0;
-    for (; i + 2 <= n; i += 2) { /* two codes of at most 15 bits per put */
-        put(b, code[in[i]] | code[in[i + 1]] << len[in[i]], len[in[i]] + len[in[i + 1]]);
+    i = 0;
+    for (; i + 3 <= n; i += 3) { /* 3 codes of at most 15 bits, 7 bits left over */
+        add(b, code[in[i]], len[in[i]]);
+        add(b, code[in[i + 1]], len[in[i + 1]]);
+        add(b, code[in[i + 2]], len[in[i + 2]]);
+        flush(b);
     }
     for (; i < n; i++)
         put(b, code[in[i]], len[in[i]]);
@@ -202,7 +219,7 @@ size_t ic_png_huffman_bound(size_t n)
 {
     /* Every block at most stored: 5 bytes of header; the tail and the bit
      * buffer's 4-byte writes. */
-    return n + (n / BLOCK + 2) * 5 + 16;
+    return n + (n / BLOCK + 2) * 5 + 16; /* flush stores 8 bytes past the last */
 }
 
 #endif /* IC_HAVE_LIBDEFLATE */
