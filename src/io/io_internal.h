@@ -231,6 +231,10 @@ ic_status ic_png_deflate_strips(const ic_png_strip_job *j, uint8_t **z, size_t *
  * Returns the size, 0 when room < ic_png_huffman_bound(n). */
 size_t ic_png_huffman_deflate(const uint8_t *in, size_t n, int last, uint8_t *out, size_t room);
 size_t ic_png_huffman_bound(size_t n);
+/* Walks the raw deflate stream s[0..n) (png_blocks.c): 1 with the bit
+ * position of its final block's header in *header and of its end in *end,
+ * 0 when it is not one whole stream or memory is short. */
+int ic_deflate_final_block(const uint8_t *s, size_t n, uint64_t *header, size_t *end);
 /* Runs fn(arg, item, worker) for every item in 0..count-1 on up to
  * `threads` threads (the caller's is worker 0; workers are 0..threads-1),
  * fewer when threads cannot be started; returns when all are done. */

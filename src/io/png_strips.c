@@ -8,8 +8,8 @@
  * previous strip's last 32 KiB (deflateSetDictionary); the Huffman-only
  * coder (png_huffman.c) needs no window and ends likewise; libdeflate has
  * neither, so its strip is compressed alone, the final-block bit of its
- * last block cleared (found by inflating the strip with Z_BLOCK) and an
- * empty stored block appended. The Adler-32 of each strip is joined with
+ * last block cleared (found by walking the strip's codes, png_blocks.c) and
+ * an empty stored block appended. The Adler-32 of each strip is joined with
  * adler32_combine. Strips are cut by the image alone, so the stream is the
  * same at every thread count. Built only with IC_HAVE_LIBDEFLATE.
  */
@@ -122,35 +122,11 @@ static size_t zlib_strip(const uint8_t *dict, size_t dn, const uint8_t *in, size
  * Returns the new size, 0 when s is not one whole stream. */
 static size_t unfinish(uint8_t *s, size_t n)
 {
-    z_stream z;
-    memset(&z, 0, sizeof z);
-    if (inflateInit2(&z, -15) != Z_OK)
+    uint64_t header = 0;
+    size_t end = 0;
+    if (!ic_deflate_final_block(s, n, &header, &end) || (end + 7) / 8 != n)
         return 0;
-    uint8_t sink[16384];
-    uint64_t header = 0; /* bit position of the block being decoded */
-    int unused = -1;     /* bits of the last byte after the final block */
-    z.next_in = s;
-    z.avail_in = (uInt)n;
-    for (;;) {
-        z.next_out = sink;
-        z.avail_out = sizeof sink;
-        const int rc = inflate(&z, Z_BLOCK);
-        if (rc != Z_OK && rc != Z_BUF_ERROR)
-            break;
-        if (z.data_type & 128) { /* at a block boundary */
-            if (z.data_type & 64) {
-                unused = z.data_type & 7;
-                break;
-            }
-            header = (uint64_t)z.total_in * 8 - (uint64_t)(z.data_type & 7);
-        } else if (z.avail_in == 0 && z.avail_out > 0) {
-            break; /* the input ended inside a block */
-        }
-    }
-    const int whole = unused >= 0 && z.total_in == n;
-    inflateEnd(&z);
-    if (!whole)
-        return 0;
+    const int unused = (int)(n * 8 - end); /* bits of the last byte after the block */
     s[header >> 3] &= (uint8_t) ~(1u << (header & 7));
     s[n - 1] &= (uint8_t)((1u << (8 - unused)) - 1); /* the padding is the header's 0 bits */
     if (unused < 3)
