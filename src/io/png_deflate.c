@@ -395,7 +395,8 @@ static ic_status writer_init(writer *wr, const ic_image *img, int out_ch,
     /* Above both coders' bounds for a band (zlib's conservative one, n +
      * n/8 + n/64 + 11, exceeds libdeflate's). */
     wr->zroom = band + (band >> 3) + (band >> 6) + 64;
-    const size_t per = 2 * wr->n + 5 * (wr->n + 1) + band + wr->zroom;
+    /* Rounded up so that every worker's rows are aligned for 16-bit samples. */
+    const size_t per = (2 * wr->n + 5 * (wr->n + 1) + band + wr->zroom + 63) & ~(size_t)63;
     wr->w = calloc((size_t)wr->threads, sizeof *wr->w);
     wr->mem = malloc((size_t)wr->threads * per);
     wr->hist = malloc((size_t)6 * (size_t)wr->bands * 256 * sizeof *wr->hist);
