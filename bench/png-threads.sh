@@ -3,10 +3,10 @@
 # mode (--compression 1) and decode, on a noisy photograph-like image:
 # bench/make_photos.py's photo 0 at W x H (default 4000x3000, RGB), or, without
 # scikit-image, smooth gradients with Gaussian noise made with numpy.
-# Each figure is the median of RUNS (default 5) runs of imgconv's own stage
-# times (--time --repeat): "save" (encode + write, to a file in a tmpfs or
-# /tmp) and "load" (read + decode) with the identity kernel, so that nothing
-# else is measured. BASE, another imgconv (e.g. the build of an older commit),
+# Each figure is the least of RUNS (default 5) runs of imgconv's own stage
+# times (--time): "save" (encode + write, to a file in /tmp) and "load"
+# (read + decode) with the identity kernel, so that nothing else is
+# measured. BASE, another imgconv (e.g. the build of an older commit),
 # runs the same commands beside it. Prints a markdown table: ms, MP/s, MP/s
 # per thread, bytes and bytes against BASE's default.
 # Env: W, H, RUNS, THREADS (default "1 2"), LEVELS (default "default 1").
@@ -38,12 +38,15 @@ fi
 IN=$T/photo000.ppm
 MP=$(awk -v w="$W" -v h="$H" 'BEGIN { printf "%.3f", w * h / 1e6 }')
 
-# stage BIN STAGE ARGS...: the median ms of STAGE over RUNS runs.
+# stage BIN STAGE ARGS...: the least ms of STAGE over RUNS processes (on a
+# shared machine the least is the figure other loads disturb least).
 stage() {
     local bin=$1 name=$2
     shift 2
-    "$bin" --kernel identity --backend cpu --time --repeat "$RUNS" "$@" 2>&1 |
-        awk -v s="$name" '$1 == s { print $4 }'
+    for _ in $(seq "$RUNS"); do
+        "$bin" --kernel identity --backend cpu --time "$@" 2>&1 |
+            awk -v s="$name" '$1 == s { print $2 }'
+    done | sort -g | head -1
 }
 
 row() { # LABEL BIN LEVEL THREADS
@@ -62,7 +65,7 @@ row() { # LABEL BIN LEVEL THREADS
             l, lv, t, ms, mp / (ms / 1000), mp / (ms / 1000) / t, b, b / ref, dec }'
 }
 
-echo "PNG encode of a ${W}x${H} RGB photograph-like image, median of $RUNS runs ($(nproc) cores)"
+echo "PNG encode of a ${W}x${H} RGB photograph-like image, least of $RUNS runs ($(nproc) cores)"
 echo
 echo "| build | level | threads | save ms | MP/s | MP/s per thread | bytes | x base default | decode ms |"
 echo "|---|---|---:|---:|---:|---:|---:|---:|---:|"
