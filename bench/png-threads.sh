@@ -44,9 +44,10 @@ stage() {
     local bin=$1 name=$2
     shift 2
     for _ in $(seq "$RUNS"); do
+        rm -f "${@: -1}" # the output: newer CLIs refuse to overwrite one
         "$bin" --kernel identity --backend cpu --time "$@" 2>&1 |
             awk -v s="$name" '$1 == s { print $2 }'
-    done | sort -g | head -1
+    done | sort -g | sed -n 1p
 }
 
 row() { # LABEL BIN LEVEL THREADS
