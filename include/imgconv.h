@@ -728,9 +728,11 @@ typedef struct ic_save_options {
     int quality;  /* JPEG and lossy WebP quality 1..100; 0 means 92 */
     int lossless; /* WebP: nonzero for lossless (quality is then ignored) */
     /* 1 (fastest) .. 9 (smallest); 0 means the default. PNG: libdeflate's
-     * level (1..9 -> 1/3/5/6/7/8/10/11/12) where libdeflate codes the image,
+     * level (2..9 -> 3/5/6/7/8/10/11/12) where libdeflate codes the image,
      * IC_PNG_DEFAULT_LEVEL by default; an image zlib's run-length coder
      * compresses smaller (noisy photographs) ignores it (docs/definitions.md, "Formats").
+     * PNG level 1 is the fast mode: one of the UP, SUB and PAETH filters and
+     * Huffman codes alone (zlib's run-length coder on rows of runs).
      * TIFF: zlib's level, 6 by default. */
     int compression;
     /* When non-NULL, written into PNG, JPEG, WebP and TIFF outputs (ICC and
@@ -743,8 +745,11 @@ typedef struct ic_save_options {
      * 1 MP or more is coded in horizontal strips on up to N threads (the
      * calling one included) and stored with a restart marker between strips;
      * it decodes to exactly the pixels of the one-thread file, and its bytes
-     * are the same for every N > 1. Smaller JPEGs and other formats ignore
-     * it. Negative: IC_ERR_INVALID_ARG. */
+     * are the same for every N > 1. A PNG over 512 KiB of rows is filtered
+     * and deflated in row strips on up to N threads into its one zlib
+     * stream, the same bytes for every N (libdeflate builds; libpng writes
+     * on one thread). Smaller JPEGs and other formats ignore it. Negative:
+     * IC_ERR_INVALID_ARG. */
     int threads;
     /* 0: an existing file at the path is replaced atomically, keeping its
      * mode (and owner, where the process may set it); a symbolic link there

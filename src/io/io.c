@@ -492,7 +492,7 @@ static ic_status write_format(FILE *f, const ic_image *aos, ic_format fmt, int o
 #endif
     case IC_FMT_PNG:
         return ic_png_write(f, aos, out_ch, o->compression ? o->compression : IC_PNG_DEFAULT_LEVEL,
-                            meta, err, errlen);
+                            o->threads, meta, err, errlen);
     case IC_FMT_JPEG: {
         ic_jpeg_strips strips;
         memset(&strips, 0, sizeof strips);

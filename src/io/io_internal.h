@@ -150,11 +150,12 @@ int ic_io_icc_fits(const ic_metadata *m, int out_ch);
  * converted row by row
  * with ic_io_convert_row when it differs from img->channels. meta is NULL or
  * what to embed (io.c has dropped a profile that does not fit out_ch); level
- * is the zlib level 1..9 of PNG and TIFF. They
+ * is the zlib level 1..9 of PNG and TIFF; PNG's threads are
+ * ic_png_deflate_opts.threads (ic_save_options.threads). They
  * write to f and do not flush or close it; io.c checks the stream afterwards. */
 ic_status ic_pnm_write(FILE *f, const ic_image *img, int out_ch, char *err, size_t errlen);
-ic_status ic_png_write(FILE *f, const ic_image *img, int out_ch, int level, const ic_metadata *meta,
-                       char *err, size_t errlen);
+ic_status ic_png_write(FILE *f, const ic_image *img, int out_ch, int level, int threads,
+                       const ic_metadata *meta, char *err, size_t errlen);
 /* How ic_jpeg_write may use threads (NULL: one thread, no restart markers).
  * With threads > 1 an image of 1 MP or more is coded in horizontal strips
  * (cut by its size alone: the file is the same for every threads > 1) on up
@@ -203,17 +204,25 @@ typedef enum ic_png_filter {
     IC_PNG_FILTER_AVG = 3,
     IC_PNG_FILTER_PAETH = 4,
     IC_PNG_FILTER_ADAPTIVE = 5,
-    IC_PNG_FILTER_TRIAL = 6
+    IC_PNG_FILTER_TRIAL = 6,
+    IC_PNG_FILTER_QUICK = 7 /* TRIAL among UP, SUB and PAETH, on every 4th band */
 } ic_png_filter;
 typedef enum ic_png_coder {
     IC_PNG_CODER_LIBDEFLATE = 0,
     IC_PNG_CODER_RLE = 1,
-    IC_PNG_CODER_AUTO = 2
+    IC_PNG_CODER_AUTO = 2,
+    IC_PNG_CODER_HUFFMAN = 3, /* Huffman codes alone (png_huffman.c) */
+    /* HUFFMAN, or RLE where over a quarter of the filtered sample is 0 */
+    IC_PNG_CODER_FAST = 4
 } ic_png_coder;
 typedef struct ic_png_deflate_opts {
     int level;            /* libdeflate level 0..12 */
     ic_png_filter filter; /* row filters */
     ic_png_coder coder;   /* who compresses the filtered rows */
+    /* Threads filtering and deflating row strips (png_strips.c), the
+     * caller's included; 0 and 1: one. The file is the same for any. */
+    int threads;
+    int strip_rows; /* tests: strips of this many rows; 0: by the image's size */
 } ic_png_deflate_opts;
 /* The setting of --compression level (1..9; docs/definitions.md#png-writer has the table). */
 void ic_png_deflate_setting(int level, ic_png_deflate_opts *o);
@@ -223,6 +232,37 @@ void ic_png_deflate_setting(int level, ic_png_deflate_opts *o);
  * ic_fail: IC_ERR_NOMEM, IC_ERR_IO, IC_ERR_INVALID_ARG, IC_ERR_INTERNAL. */
 ic_status ic_png_deflate_write(FILE *f, const ic_image *img, int out_ch,
                                const ic_png_deflate_opts *o, const ic_metadata *meta);
+/* Row strips (png_strips.c). A job: `bytes` filtered bytes at data, rows of
+ * row_bytes (type byte included), deflated by `coder` (LIBDEFLATE at
+ * `level`, RLE or HUFFMAN) on up to `threads` threads. */
+#define IC_PNG_MAX_THREADS 256
+typedef struct ic_png_strip_job {
+    const uint8_t *data;
+    size_t bytes, row_bytes;
+    ic_png_coder coder;
+    int level, threads, strip_rows;
+} ic_png_strip_job;
+/* The rows of a strip (the last may have fewer): strip_rows when > 0, else
+ * by the row size and the coder alone. One strip: one stream, no strips. */
+size_t ic_png_strip_rows(size_t row_bytes, ic_png_coder coder, int strip_rows);
+/* The zlib stream of the job, strip after strip, in *z (malloc'd, *zn
+ * bytes). Errors through ic_fail: IC_ERR_NOMEM, IC_ERR_INTERNAL. */
+ic_status ic_png_deflate_strips(const ic_png_strip_job *j, uint8_t **z, size_t *zn);
+/* The fast mode's coder (png_huffman.c): in[0..n) as raw deflate of
+ * Huffman codes alone into out, ending with the final block when `last`,
+ * else with an empty stored block (on a byte boundary, to be continued).
+ * Returns the size, 0 when room < ic_png_huffman_bound(n). */
+size_t ic_png_huffman_deflate(const uint8_t *in, size_t n, int last, uint8_t *out, size_t room);
+size_t ic_png_huffman_bound(size_t n);
+/* Walks the raw deflate stream s[0..n) (png_blocks.c): 1 with the bit
+ * position of its final block's header in *header and of its end in *end,
+ * 0 when it is not one whole stream or memory is short. */
+int ic_deflate_final_block(const uint8_t *s, size_t n, uint64_t *header, size_t *end);
+/* Runs fn(arg, item, worker) for every item in 0..count-1 on up to
+ * `threads` threads (the caller's is worker 0; workers are 0..threads-1),
+ * fewer when threads cannot be started; returns when all are done. */
+void ic_png_parallel_for(int threads, int count, void (*fn)(void *arg, int item, int worker),
+                         void *arg);
 /* 1 when an ICC profile of n bytes passes the header checks libpng makes
  * before writing an iCCP chunk (length field, 'acsp', D50 illuminant). */
 int ic_png_icc_acceptable(const uint8_t *icc, size_t n);

@@ -8,8 +8,9 @@
  * ancillary chunks, and width*height is checked against the pixel limit right
  * after the header and the decoded bytes against the memory limit before the
  * image is allocated. Writing stores 1..4 channels at 8 or 16 bits (the
- * image's type; PNG itself is big-endian): through png_deflate.c (libdeflate)
- * when built with IC_HAVE_LIBDEFLATE, else through libpng and zlib.
+ * image's type; PNG itself is big-endian): through png_deflate.c (libdeflate
+ * and zlib, on several threads) when built with IC_HAVE_LIBDEFLATE, else
+ * through libpng and zlib on one.
  * Built only with IC_HAVE_PNG; otherwise every entry point reports
  * IC_ERR_UNSUPPORTED. (No seed figure: seed 004 loads files through a library.)
  */
@@ -278,11 +279,12 @@ ic_status ic_png_read(FILE *f, ic_image *img, const ic_io_limits *lim, ic_metada
 
 #ifdef IC_HAVE_LIBDEFLATE
 
-ic_status ic_png_write(FILE *f, const ic_image *img, int out_ch, int level, const ic_metadata *meta,
-                       char *err, size_t errlen)
+ic_status ic_png_write(FILE *f, const ic_image *img, int out_ch, int level, int threads,
+                       const ic_metadata *meta, char *err, size_t errlen)
 {
     ic_png_deflate_opts o;
     ic_png_deflate_setting(level, &o);
+    o.threads = threads;
     const ic_status st = ic_png_deflate_write(f, img, out_ch, &o, meta);
     return st == IC_OK ? st : ic_errf(err, errlen, st, "%s", ic_last_error());
 }
@@ -346,9 +348,10 @@ static ic_status png_encode(png_structp png, png_infop info, png_io *io, const i
     return IC_OK;
 }
 
-ic_status ic_png_write(FILE *f, const ic_image *img, int out_ch, int level, const ic_metadata *meta,
-                       char *err, size_t errlen)
+ic_status ic_png_write(FILE *f, const ic_image *img, int out_ch, int level, int threads,
+                       const ic_metadata *meta, char *err, size_t errlen)
 {
+    (void)threads; /* libpng writes one stream on one thread */
     if (out_ch < 1 || out_ch > 4) {
         return ic_errf(err, errlen, IC_ERR_INTERNAL, "PNG stores 1..4 channels, not %d", out_ch);
     }
@@ -383,13 +386,14 @@ ic_status ic_png_read(FILE *f, ic_image *img, const ic_io_limits *lim, ic_metada
     return ic_errf(err, errlen, IC_ERR_UNSUPPORTED, "built without PNG support");
 }
 
-ic_status ic_png_write(FILE *f, const ic_image *img, int out_ch, int level, const ic_metadata *meta,
-                       char *err, size_t errlen)
+ic_status ic_png_write(FILE *f, const ic_image *img, int out_ch, int level, int threads,
+                       const ic_metadata *meta, char *err, size_t errlen)
 {
     (void)f;
     (void)img;
     (void)out_ch;
     (void)level;
+    (void)threads;
     (void)meta;
     return ic_errf(err, errlen, IC_ERR_UNSUPPORTED, "built without PNG support");
 }

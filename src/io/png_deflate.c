@@ -13,9 +13,13 @@
  * and than ImageMagick's zlib level 7 with Z_FILTERED
  * (bench/png-speed.sh). Why not libpng: zlib at the levels that match
  * ImageMagick's size was 3-30x slower.
- * Both coders compress whole buffers, so the memory is the filtered image
- * (height x (1 + row bytes)) plus one output buffer of at most about that
- * size, both freed before returning.
+ * Images over one strip (png_strips.c: 512 KiB of filtered rows for zlib,
+ * 4 MiB for libdeflate) are filtered and deflated strip by strip on
+ * ic_png_deflate_opts.threads threads into one zlib stream, the same bytes
+ * at any thread count; the sample that picks filter and coder is spread
+ * over the threads too. The memory is the filtered image (height x (1 +
+ * row bytes)) plus an output buffer of at most about that size, both freed
+ * before returning.
  * Writes 8- and 16-bit samples (16-bit big-endian on disk, as PNG stores
  * them), 1..4 channels (grey, grey+alpha, RGB, RGBA), never interlaced.
  * Reading stays with libpng (png.c). Built only with IC_HAVE_LIBDEFLATE.
@@ -42,14 +46,20 @@
 
 void ic_png_deflate_setting(int level, ic_png_deflate_opts *o)
 {
-    /* --compression 1..9 -> libdeflate level 1, 3, 5, 6, 7, 8, 10, 11, 12 for
+    /* --compression 2..9 -> libdeflate level 3, 5, 6, 7, 8, 10, 11, 12 for
      * the images where libdeflate wins; every level also tries zlib's Z_RLE,
      * whose size does not depend on the level, and chooses the filter per
-     * image (docs/definitions.md#png-writer; measured by bench/png-speed.sh). */
+     * image (docs/definitions.md#png-writer; measured by
+     * bench/png-speed.sh). Level 1 is the fast mode: UP, SUB or PAETH for
+     * the image and Huffman codes only (runs where the rows are mostly
+     * runs), at several times the speed. */
     static const int libdeflate_level[10] = {0, 1, 3, 5, 6, 7, 8, 10, 11, 12};
-    o->level = libdeflate_level[level < 1 ? 1 : level > 9 ? 9 : level];
-    o->filter = IC_PNG_FILTER_TRIAL;
-    o->coder = IC_PNG_CODER_AUTO;
+    const int l = level < 1 ? 1 : level > 9 ? 9 : level;
+    o->level = libdeflate_level[l];
+    o->filter = l == 1 ? IC_PNG_FILTER_QUICK : IC_PNG_FILTER_TRIAL;
+    o->coder = l == 1 ? IC_PNG_CODER_FAST : IC_PNG_CODER_AUTO;
+    o->threads = 0;
+    o->strip_rows = 0;
 }
 
 /* ---- output: chunks with their CRC ------------------------------------------ */
@@ -271,7 +281,8 @@ static void filter_best(uint8_t *out, ic_png_filter mode, const uint8_t *cur, co
 static void filter_rows(uint8_t *out, const ic_image *img, int out_ch, ic_png_filter mode, int y0,
                         int y1, size_t n, size_t bpp, uint8_t *scratch, uint8_t *try)
 {
-    const uint8_t *prev = y0 > 0 ? stored_row(img, y0 - 1, out_ch, scratch + n) : NULL;
+    const uint8_t *prev =
+        y0 > 0 ? stored_row(img, y0 - 1, out_ch, scratch + (size_t)((y0 - 1) & 1) * n) : NULL;
     for (int y = y0; y < y1; y++) {
         const uint8_t *cur = stored_row(img, y, out_ch, scratch + (size_t)(y & 1) * n);
         filter_best(out + (size_t)(y - y0) * (n + 1), mode, cur, prev, n, bpp, try);
@@ -280,12 +291,24 @@ static void filter_rows(uint8_t *out, const ic_image *img, int out_ch, ic_png_fi
 }
 
 /* The zlib stream of in[0..n) into out (room bytes) by `coder` (LIBDEFLATE
- * through c, or RLE): its size, or 0 when it does not fit or zlib fails. */
+ * through c, RLE or HUFFMAN): its size, or 0 when it does not fit or zlib
+ * fails. */
 static size_t compress_rows(struct libdeflate_compressor *c, ic_png_coder coder, const uint8_t *in,
                             size_t n, uint8_t *out, size_t room)
 {
     if (coder == IC_PNG_CODER_LIBDEFLATE)
         return libdeflate_zlib_compress(c, in, n, out, room);
+    if (coder == IC_PNG_CODER_HUFFMAN) {
+        if (room < 6)
+            return 0;
+        const size_t size = ic_png_huffman_deflate(in, n, 1, out + 2, room - 6);
+        if (!size)
+            return 0;
+        out[0] = 0x78; /* deflate, 32 KiB window; FLG: the fastest level */
+        out[1] = 0x01;
+        put32(out + 2 + size, libdeflate_adler32(1, in, n));
+        return size + 6;
+    }
     z_stream z;
     memset(&z, 0, sizeof z);
     /* Z_RLE ignores the level (any but 0); memLevel 9: the largest blocks. */
@@ -316,131 +339,312 @@ static size_t compress_rows(struct libdeflate_compressor *c, ic_png_coder coder,
     return size;
 }
 
-/* Sample bands for IC_PNG_FILTER_TRIAL and IC_PNG_CODER_AUTO: rows
- * [k*STEP, k*STEP+BAND). */
+/* Sample bands for IC_PNG_FILTER_TRIAL, IC_PNG_FILTER_QUICK and
+ * IC_PNG_CODER_AUTO: rows [k*STEP, k*STEP+BAND). */
 #define TRIAL_BAND 16
 #define TRIAL_STEP 256
 
-/* Filters the sample bands by `mode` into room; returns the bytes used. */
-static size_t filter_sample(uint8_t *room, const ic_image *img, int out_ch, ic_png_filter mode,
-                            size_t n, size_t bpp, uint8_t *scratch, uint8_t *try)
+/* What each thread of a write owns: rows to convert and to try filters in,
+ * a sample band filtered and compressed, and a libdeflate compressor, made
+ * when first needed. */
+typedef struct worker {
+    uint8_t *scratch, *try, *band, *z;
+    struct libdeflate_compressor *c;
+} worker;
+
+/* One write: the image, its row geometry, the threads' workers, and what
+ * the parallel steps share. */
+typedef struct writer {
+    const ic_image *img;
+    const ic_png_deflate_opts *o;
+    int out_ch, threads, bands, step; /* sample bands: rows [b*step, b*step+BAND) */
+    size_t n, bpp, zroom;
+    worker *w;
+    uint8_t *mem;
+    ic_png_filter cand_mode[6]; /* the filters (and coders) being tried */
+    ic_png_coder cand_coder[6];
+    uint64_t *hist; /* 256 counts per (candidate, band) */
+    size_t *size;   /* compressed bytes per (candidate, band) */
+    uint8_t *out;   /* the whole image filtered by `mode`, `rows` rows a strip */
+    ic_png_filter mode;
+    int rows;
+} writer;
+
+static struct libdeflate_compressor *compressor(worker *w, int level)
 {
-    size_t used = 0;
-    for (int y = 0; y < img->height; y += TRIAL_STEP) {
-        const int y1 = y + TRIAL_BAND < img->height ? y + TRIAL_BAND : img->height;
-        filter_rows(room + used, img, out_ch, mode, y, y1, n, bpp, scratch, try);
-        used += (size_t)(y1 - y) * (n + 1);
-    }
-    return used;
+    if (!w->c)
+        w->c = libdeflate_alloc_compressor(level);
+    return w->c;
 }
 
-/* Order-0 entropy of p[0..n) in bits: what a Huffman coder without matches
- * would spend, near enough to rank filters (the row filter-type bytes
- * included, as the coder sees them). */
-static double entropy_bits(const uint8_t *p, size_t n)
+static ic_status writer_init(writer *wr, const ic_image *img, int out_ch,
+                             const ic_png_deflate_opts *o)
 {
-    size_t h[256] = {0};
-    for (size_t i = 0; i < n; i++)
-        h[p[i]]++;
-    double bits = (double)n * log2((double)n);
+    memset(wr, 0, sizeof *wr);
+    wr->img = img;
+    wr->o = o;
+    wr->out_ch = out_ch;
+    wr->threads = o->threads < 1                    ? 1
+                  : o->threads > IC_PNG_MAX_THREADS ? IC_PNG_MAX_THREADS
+                                                    : o->threads;
+    wr->step = TRIAL_STEP;
+    wr->bands = (img->height + TRIAL_STEP - 1) / TRIAL_STEP;
+    wr->bpp = (size_t)out_ch * (img->type == IC_U16 ? 2 : 1);
+    wr->n = (size_t)img->width * wr->bpp;
+    const size_t band = (size_t)TRIAL_BAND * (wr->n + 1);
+    /* Above both coders' bounds for a band (zlib's conservative one, n +
+     * n/8 + n/64 + 11, exceeds libdeflate's). */
+    wr->zroom = band + (band >> 3) + (band >> 6) + 64;
+    /* Rounded up so that every worker's rows are aligned for 16-bit samples. */
+    const size_t per = (2 * wr->n + 5 * (wr->n + 1) + band + wr->zroom + 63) & ~(size_t)63;
+    wr->w = calloc((size_t)wr->threads, sizeof *wr->w);
+    wr->mem = malloc((size_t)wr->threads * per);
+    wr->hist = malloc((size_t)6 * (size_t)wr->bands * 256 * sizeof *wr->hist);
+    wr->size = malloc((size_t)6 * (size_t)wr->bands * sizeof *wr->size);
+    if (!wr->w || !wr->mem || !wr->hist || !wr->size)
+        return ic_fail(IC_ERR_NOMEM, "PNG: out of memory for a %dx%d image's rows", img->width,
+                       img->height);
+    for (int i = 0; i < wr->threads; i++) {
+        worker *w = &wr->w[i];
+        w->scratch = wr->mem + (size_t)i * per;
+        w->try = w->scratch + 2 * wr->n;
+        w->band = w->try + 5 * (wr->n + 1);
+        w->z = w->band + band;
+    }
+    return IC_OK;
+}
+
+static void writer_free(writer *wr)
+{
+    for (int i = 0; wr->w && i < wr->threads; i++)
+        if (wr->w[i].c)
+            libdeflate_free_compressor(wr->w[i].c);
+    free(wr->w);
+    free(wr->mem);
+    free(wr->hist);
+    free(wr->size);
+}
+
+/* Sample band b filtered by `mode` into w->band; returns the bytes used. */
+static size_t filter_band(const writer *wr, worker *w, ic_png_filter mode, int b)
+{
+    const int y0 = b * wr->step;
+    const int y1 = wr->img->height - y0 > TRIAL_BAND ? y0 + TRIAL_BAND : wr->img->height;
+    filter_rows(w->band, wr->img, wr->out_ch, mode, y0, y1, wr->n, wr->bpp, w->scratch, w->try);
+    return (size_t)(y1 - y0) * (wr->n + 1);
+}
+
+/* Item (candidate, band): the byte histogram of the band filtered by the
+ * candidate's filter. */
+static void trial_filter(void *arg, int i, int worker_no)
+{
+    writer *wr = arg;
+    worker *w = &wr->w[worker_no];
+    const int cand = i / wr->bands, b = i % wr->bands;
+    const size_t used = filter_band(wr, w, wr->cand_mode[cand], b);
+    uint64_t *h = wr->hist + (size_t)i * 256;
+    memset(h, 0, 256 * sizeof *h);
+    for (size_t k = 0; k < used; k++)
+        h[w->band[k]]++;
+}
+
+/* Item (candidate, band): the band's compressed size by the candidate's
+ * filter and coder (0: it failed). */
+static void trial_coder(void *arg, int i, int worker_no)
+{
+    writer *wr = arg;
+    worker *w = &wr->w[worker_no];
+    const int cand = i / wr->bands, b = i % wr->bands;
+    const size_t used = filter_band(wr, w, wr->cand_mode[cand], b);
+    struct libdeflate_compressor *c = compressor(w, wr->o->level);
+    wr->size[i] = c ? compress_rows(c, wr->cand_coder[cand], w->band, used, w->z, wr->zroom) : 0;
+}
+
+/* Order-0 entropy in bits of the bytes counted in h[256] (n of them): what
+ * a Huffman coder without matches would spend, near enough to rank filters
+ * (the row filter-type bytes included, as the coder sees them). */
+static double entropy_bits(const uint64_t *h, uint64_t n)
+{
+    double bits = n ? (double)n * log2((double)n) : 0;
     for (int v = 0; v < 256; v++)
         if (h[v])
             bits -= (double)h[v] * log2((double)h[v]);
     return bits;
 }
 
-/* The filter and coder for the whole image (see ic_png_filter and
- * ic_png_coder): a fixed filter or coder in o is kept, TRIAL and AUTO are
- * decided on the sample. Per-row heuristics mislead on smooth images:
- * ADAPTIVE picks PAETH on every row of an upscaled photograph, where UP
- * alone gives a 2-4% smaller file because libdeflate then finds whole runs
- * of near-zero rows; hence UP is always one of libdeflate's candidates.
- * `room` holds the sample (at most the whole filtered image), z (zroom
- * bytes) its compressed form. */
-static void choose(const ic_png_deflate_opts *o, struct libdeflate_compressor *c,
-                   const ic_image *img, int out_ch, size_t n, size_t bpp, uint8_t *scratch,
-                   uint8_t *try, uint8_t *room, uint8_t *z, size_t zroom, ic_png_filter *mode,
-                   ic_png_coder *coder)
+/* The filter of ncand candidates whose sample has the least entropy (the
+ * first of equals); *zeros the share of 0 bytes in its sample. */
+static ic_png_filter trial(writer *wr, int ncand, double *zeros)
 {
+    ic_png_parallel_for(wr->threads, ncand * wr->bands, trial_filter, wr);
+    double best = HUGE_VAL;
+    ic_png_filter mode = wr->cand_mode[0];
+    for (int t = 0; t < ncand; t++) {
+        uint64_t h[256] = {0}, n = 0;
+        for (int b = 0; b < wr->bands; b++)
+            for (int v = 0; v < 256; v++)
+                h[v] += wr->hist[((size_t)t * (size_t)wr->bands + (size_t)b) * 256 + (size_t)v];
+        for (int v = 0; v < 256; v++)
+            n += h[v];
+        const double bits = entropy_bits(h, n);
+        if (bits < best) {
+            best = bits;
+            mode = wr->cand_mode[t];
+            *zeros = n ? (double)h[0] / (double)n : 0;
+        }
+    }
+    return mode;
+}
+
+/* The candidate's sample size: the sum over its bands, 0 when one failed. */
+static size_t sample_size(const writer *wr, int cand)
+{
+    size_t sum = 0;
+    for (int b = 0; b < wr->bands; b++) {
+        const size_t s = wr->size[(size_t)cand * (size_t)wr->bands + (size_t)b];
+        if (!s)
+            return 0;
+        sum += s;
+    }
+    return sum;
+}
+
+/* The filter and coder for the whole image (see ic_png_filter and
+ * ic_png_coder): a fixed filter or coder in o is kept, TRIAL, QUICK, AUTO
+ * and FAST are decided on the sample bands, each band filtered and coded
+ * apart so that the bands spread over the threads. Per-row heuristics
+ * mislead on smooth images: ADAPTIVE picks PAETH on every row of an
+ * upscaled photograph, where UP alone gives a 2-4% smaller file because
+ * libdeflate then finds whole runs of near-zero rows; hence UP is always
+ * one of libdeflate's candidates. */
+static void choose(writer *wr, ic_png_filter *mode, ic_png_coder *coder)
+{
+    const ic_png_deflate_opts *o = wr->o;
     *mode = o->filter;
     *coder = o->coder;
-    size_t used = 0;
+    double zeros = 0;
     if (*mode == IC_PNG_FILTER_TRIAL) {
-        double best = HUGE_VAL;
-        for (int t = IC_PNG_FILTER_NONE; t <= IC_PNG_FILTER_ADAPTIVE; t++) {
-            used = filter_sample(room, img, out_ch, (ic_png_filter)t, n, bpp, scratch, try);
-            const double bits = entropy_bits(room, used);
-            if (bits < best) {
-                best = bits;
-                *mode = (ic_png_filter)t;
-            }
-        }
+        for (int t = IC_PNG_FILTER_NONE; t <= IC_PNG_FILTER_ADAPTIVE; t++)
+            wr->cand_mode[t] = (ic_png_filter)t;
+        *mode = trial(wr, 6, &zeros);
+    } else if (*mode == IC_PNG_FILTER_QUICK) {
+        /* A quarter of the sample: the fast mode's whole encode costs
+         * about what the full sample's trial does. */
+        wr->step = 4 * TRIAL_STEP;
+        wr->bands = (wr->img->height + wr->step - 1) / wr->step;
+        wr->cand_mode[0] = IC_PNG_FILTER_UP;
+        wr->cand_mode[1] = IC_PNG_FILTER_SUB;
+        wr->cand_mode[2] = IC_PNG_FILTER_PAETH;
+        *mode = trial(wr, 3, &zeros);
+    }
+    if (*coder == IC_PNG_CODER_FAST) {
+        /* Filtered rows of many zeros hold runs (charts, flat areas),
+         * which Huffman codes alone cannot shorten. */
+        *coder = zeros > 0.25 ? IC_PNG_CODER_RLE : IC_PNG_CODER_HUFFMAN;
+        return;
     }
     if (*coder != IC_PNG_CODER_AUTO)
         return;
-    used = filter_sample(room, img, out_ch, *mode, n, bpp, scratch, try);
+    wr->cand_mode[0] = wr->cand_mode[1] = *mode;
+    wr->cand_mode[2] = IC_PNG_FILTER_UP;
+    wr->cand_coder[0] = IC_PNG_CODER_RLE;
+    wr->cand_coder[1] = wr->cand_coder[2] = IC_PNG_CODER_LIBDEFLATE;
+    const int ncand = *mode == IC_PNG_FILTER_UP ? 2 : 3;
+    ic_png_parallel_for(wr->threads, ncand * wr->bands, trial_coder, wr);
     /* libdeflate must beat Z_RLE by 1%: a tie goes to the faster coder, and
      * the sample misjudged closer calls (--compression 8 on a noisy
      * photograph: libdeflate smaller on the sample, 0.8% larger on the
      * whole image, at a fifth of the speed). */
-    const size_t rle = compress_rows(c, IC_PNG_CODER_RLE, room, used, z, zroom);
+    const size_t rle = sample_size(wr, 0);
     size_t best = rle ? rle - rle / 100 : 0;
     *coder = IC_PNG_CODER_RLE;
-    size_t s = compress_rows(c, IC_PNG_CODER_LIBDEFLATE, room, used, z, zroom);
+    size_t s = sample_size(wr, 1);
     if (s && (!best || s < best)) {
         best = s;
         *coder = IC_PNG_CODER_LIBDEFLATE;
     }
-    if (*mode != IC_PNG_FILTER_UP) {
-        used = filter_sample(room, img, out_ch, IC_PNG_FILTER_UP, n, bpp, scratch, try);
-        s = compress_rows(c, IC_PNG_CODER_LIBDEFLATE, room, used, z, zroom);
-        if (s && (!best || s < best)) {
-            *mode = IC_PNG_FILTER_UP;
-            *coder = IC_PNG_CODER_LIBDEFLATE;
-        }
+    s = ncand == 3 ? sample_size(wr, 2) : 0;
+    if (s && (!best || s < best)) {
+        *mode = IC_PNG_FILTER_UP;
+        *coder = IC_PNG_CODER_LIBDEFLATE;
     }
 }
 
-static ic_status write_png(FILE *f, struct libdeflate_compressor *c, const ic_image *img,
-                           int out_ch, const ic_png_deflate_opts *o, const ic_metadata *meta,
-                           uint8_t *filtered, uint8_t *scratch, uint8_t *try)
+/* Item k: strip k of the image filtered into wr->out. */
+static void filter_strip(void *arg, int k, int worker_no)
+{
+    writer *wr = arg;
+    worker *w = &wr->w[worker_no];
+    const int y0 = k * wr->rows;
+    const int y1 = wr->img->height - y0 > wr->rows ? y0 + wr->rows : wr->img->height;
+    filter_rows(wr->out + (size_t)y0 * (wr->n + 1), wr->img, wr->out_ch, wr->mode, y0, y1, wr->n,
+                wr->bpp, w->scratch, w->try);
+}
+
+/* The zlib stream of the whole image in *z (malloc'd, *zn bytes): row
+ * strips filtered and deflated on the threads, or, when the image is one
+ * strip, one stream as the coder writes it. */
+static ic_status compress_image(writer *wr, ic_png_filter mode, ic_png_coder coder,
+                                uint8_t *filtered, uint8_t **z, size_t *zn)
+{
+    const size_t row = wr->n + 1, raw = (size_t)wr->img->height * row;
+    const size_t rows = ic_png_strip_rows(row, coder, wr->o->strip_rows);
+    if (rows < (size_t)wr->img->height) {
+        wr->out = filtered;
+        wr->mode = mode;
+        wr->rows = (int)rows;
+        ic_png_parallel_for(wr->threads, (int)((wr->img->height + rows - 1) / rows), filter_strip,
+                            wr);
+        const ic_png_strip_job job = {filtered,     raw,         row,      coder,
+                                      wr->o->level, wr->threads, (int)rows};
+        return ic_png_deflate_strips(&job, z, zn);
+    }
+    filter_rows(filtered, wr->img, wr->out_ch, mode, 0, wr->img->height, wr->n, wr->bpp,
+                wr->w[0].scratch, wr->w[0].try);
+    struct libdeflate_compressor *c = compressor(&wr->w[0], wr->o->level);
+    /* Room for either coder's worst case (zlib's conservative bound). */
+    const size_t bound = raw + (raw >> 3) + (raw >> 6) + 64;
+    *z = malloc(bound);
+    if (!c || !*z) {
+        free(*z);
+        *z = NULL;
+        return ic_fail(IC_ERR_NOMEM, "PNG: out of memory for %zu compressed bytes", bound);
+    }
+    *zn = compress_rows(c, coder, filtered, raw, *z, bound);
+    if (*zn)
+        return IC_OK;
+    free(*z);
+    *z = NULL;
+    return ic_fail(IC_ERR_INTERNAL, "PNG: %s could not compress the image",
+                   coder == IC_PNG_CODER_LIBDEFLATE ? "libdeflate" : "zlib");
+}
+
+static ic_status write_png(FILE *f, writer *wr, const ic_metadata *meta, uint8_t *filtered)
 {
     static const uint8_t colour_of[5] = {0, 0, 4, 2, 6}; /* grey, grey+alpha, RGB, RGBA */
-    const int depth = img->type == IC_U16 ? 16 : 8;
-    const size_t bpp = (size_t)out_ch * (size_t)(depth / 8);
-    const size_t n = (size_t)img->width * bpp;
-    const size_t raw = (size_t)img->height * (n + 1);
-    /* Room for either coder's worst case: zlib's bound for a stream of
-     * memLevel 9 is its conservative one (deflateBound in zlib 1.2.13: n +
-     * n/8 + n/64 + 11), which this exceeds. */
-    const size_t lbound = libdeflate_zlib_compress_bound(c, raw);
-    const size_t zbound = raw + (raw >> 3) + (raw >> 6) + 64;
-    const size_t bound = lbound > zbound ? lbound : zbound;
-    uint8_t *z = malloc(bound);
-    if (!z)
-        return ic_fail(IC_ERR_NOMEM, "PNG: out of memory for %zu compressed bytes", bound);
-
+    const ic_image *img = wr->img;
     ic_png_filter mode;
     ic_png_coder coder;
-    choose(o, c, img, out_ch, n, bpp, scratch, try, filtered, z, bound, &mode, &coder);
-    filter_rows(filtered, img, out_ch, mode, 0, img->height, n, bpp, scratch, try);
-    const size_t zn = compress_rows(c, coder, filtered, raw, z, bound);
-    if (zn == 0) {
-        free(z);
-        return ic_fail(IC_ERR_INTERNAL, "PNG: %s could not compress the image",
-                       coder == IC_PNG_CODER_RLE ? "zlib" : "libdeflate");
-    }
+    choose(wr, &mode, &coder);
+    uint8_t *z = NULL;
+    size_t zn = 0;
+    ic_status st = compress_image(wr, mode, coder, filtered, &z, &zn);
+    if (st != IC_OK)
+        return st;
 
     static const uint8_t signature[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
     uint8_t ihdr[13];
     put32(ihdr, (uint32_t)img->width);
     put32(ihdr + 4, (uint32_t)img->height);
-    ihdr[8] = (uint8_t)depth;
-    ihdr[9] = colour_of[out_ch];
+    ihdr[8] = (uint8_t)(img->type == IC_U16 ? 16 : 8);
+    ihdr[9] = colour_of[wr->out_ch];
     ihdr[10] = ihdr[11] = ihdr[12] = 0; /* deflate, adaptive filtering, no interlace */
-    ic_status st = put_bytes(f, signature, sizeof signature);
+    st = put_bytes(f, signature, sizeof signature);
     if (st == IC_OK)
         st = put_chunk(f, "IHDR", ihdr, sizeof ihdr, NULL, 0);
+    struct libdeflate_compressor *c = compressor(&wr->w[0], wr->o->level);
+    if (st == IC_OK && !c)
+        st = ic_fail(IC_ERR_NOMEM, "PNG: out of memory for a compressor");
     if (st == IC_OK)
         st = put_iccp(f, c, meta);
     if (st == IC_OK && meta && meta->exif && meta->exif_size <= 0x7fffffff)
@@ -461,23 +665,17 @@ ic_status ic_png_deflate_write(FILE *f, const ic_image *img, int out_ch,
     if (img->width <= 0 || img->height <= 0 || img->width > IC_MAX_DIM || img->height > IC_MAX_DIM)
         return ic_fail(IC_ERR_INVALID_ARG, "PNG: cannot store a %dx%d image", img->width,
                        img->height);
-    const size_t n = (size_t)img->width * (size_t)out_ch * (img->type == IC_U16 ? 2 : 1);
-    const size_t raw = (size_t)img->height * (n + 1);
-    struct libdeflate_compressor *c = libdeflate_alloc_compressor(o->level);
-    uint8_t *filtered = malloc(raw);
-    uint8_t *scratch = malloc(2 * n);
-    uint8_t *try = malloc(5 * (n + 1));
-    ic_status st;
-    if (!c || !filtered || !scratch || !try)
+    writer wr;
+    ic_status st = writer_init(&wr, img, out_ch, o);
+    const size_t raw = (size_t)img->height * (wr.n + 1);
+    uint8_t *filtered = st == IC_OK ? malloc(raw) : NULL;
+    if (st == IC_OK && !filtered)
         st = ic_fail(IC_ERR_NOMEM, "PNG: out of memory for a %dx%d image (%zu bytes filtered)",
                      img->width, img->height, raw);
-    else
-        st = write_png(f, c, img, out_ch, o, meta, filtered, scratch, try);
-    free(try);
-    free(scratch);
+    if (st == IC_OK)
+        st = write_png(f, &wr, meta, filtered);
     free(filtered);
-    if (c)
-        libdeflate_free_compressor(c);
+    writer_free(&wr);
     return st;
 }
 

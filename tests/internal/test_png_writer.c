@@ -204,8 +204,9 @@ static void test_round_trips(ict_rng *r)
                 ic_image img = make_image(r, sizes[s][0], sizes[s][1], ch, depth, smooth);
                 for (int mode = IC_PNG_FILTER_NONE; mode <= IC_PNG_FILTER_TRIAL; mode++)
                     for (int coder = IC_PNG_CODER_LIBDEFLATE; coder <= IC_PNG_CODER_AUTO; coder++) {
-                        const ic_png_deflate_opts o = {(int)(s * 2 % 13), (ic_png_filter)mode,
-                                                       (ic_png_coder)coder};
+                        const ic_png_deflate_opts o = {.level = (int)(s * 2 % 13),
+                                                       .filter = (ic_png_filter)mode,
+                                                       .coder = (ic_png_coder)coder};
                         char what[128];
                         snprintf(what, sizeof what,
                                  "%dx%d, %d ch, %d bit, filter %d, coder %d, level %d", img.width,
@@ -300,6 +301,147 @@ static void test_coder_choice(ict_rng *r)
     }
 }
 
+/* img written with o to memory: *n bytes, malloc'd (NULL when it fails). */
+static uint8_t *written(const ic_image *img, int out_ch, const ic_png_deflate_opts *o, size_t *n)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    if (!f)
+        return NULL;
+    const ic_status st = ic_png_deflate_write(f, img, out_ch, o, NULL);
+    fclose(f);
+    if (st != IC_OK) {
+        free(buf);
+        return NULL;
+    }
+    *n = len;
+    return (uint8_t *)buf;
+}
+
+/* Row strips (png_strips.c): strips of a few rows, so that every image has
+ * several, and heights on either side of a strip edge; widths 1..100 over
+ * the cases; every coder, 1..4 channels, 8 and 16 bits. The file must be
+ * the same at 1, 2, 7 and 16 threads, and decode (libpng, png_check.py) to
+ * the image. */
+static void test_strips(ict_rng *r)
+{
+    static const int heights[] = {6, 7, 8, 13, 14, 15, 22};
+    static const ic_png_coder coders[] = {IC_PNG_CODER_LIBDEFLATE, IC_PNG_CODER_RLE,
+                                          IC_PNG_CODER_HUFFMAN, IC_PNG_CODER_FAST,
+                                          IC_PNG_CODER_AUTO};
+    static const int threads[] = {1, 2, 7, 16};
+    int width = 1;
+    for (int depth = 8; depth <= 16; depth += 8)
+        for (int ch = 1; ch <= 4; ch++)
+            for (size_t hi = 0; hi < sizeof heights / sizeof *heights;
+                 hi++, width = width % 100 + 7) {
+                const int smooth = (int)(hi & 1);
+                ic_image img = make_image(r, width, heights[hi], ch, depth, smooth);
+                for (size_t ci = 0; ci < sizeof coders / sizeof *coders; ci++) {
+                    ic_png_deflate_opts o;
+                    ic_png_deflate_setting(ci == 3 ? 1 : 1 + (int)(hi % 9), &o);
+                    o.coder = coders[ci];
+                    o.strip_rows = 7;
+                    char what[160];
+                    snprintf(what, sizeof what, "strips of 7 rows, %dx%d, %d ch, %d bit, coder %d",
+                             img.width, img.height, ch, depth, (int)o.coder);
+                    size_t n1 = 0;
+                    o.threads = 1;
+                    uint8_t *one = written(&img, ch, &o, &n1);
+                    CHECK(one != NULL, "%s: write: %s", what, ic_last_error());
+                    for (size_t t = 1; one && t < sizeof threads / sizeof *threads; t++) {
+                        o.threads = threads[t];
+                        size_t nt = 0;
+                        uint8_t *other = written(&img, ch, &o, &nt);
+                        CHECK(other && nt == n1 && memcmp(other, one, n1) == 0,
+                              "%s: %d threads wrote other bytes (%zu, not %zu)", what, threads[t],
+                              nt, n1);
+                        free(other);
+                    }
+                    free(one);
+                    o.threads = 3;
+                    check_case(&img, ch, &o, what);
+                }
+                free(img.data);
+            }
+}
+
+/* A photograph-like image (smooth gradients, edges, noise) and a chart-like
+ * one (flat areas), large enough for the default strips (several zlib
+ * strips, two libdeflate strips): decoded as written, the same bytes at 1
+ * and 2 threads, and within 1% of one stream's size (strips as tall as
+ * the image). */
+static void test_strips_default(ict_rng *r)
+{
+    for (int kind = 0; kind < 2; kind++) {
+        ic_image img = make_image(r, 1100, 1400, 3, 8, 1);
+        for (int y = 0; y < img.height; y++)
+            for (int x = 0; x < img.width * 3; x++) {
+                uint8_t *p = img.data + (size_t)y * img.pitch + (size_t)x;
+                const double v = 128.0 + 60.0 * sin(x / 150.0) * cos(y / 70.0) + x % 3 * 20 +
+                                 (x / 3 > 700 ? 30 : 0);
+                *p = kind == 0 ? (uint8_t)(v + (int)(ict_below(r, 9) + ict_below(r, 9)) - 8)
+                               : (uint8_t)((int)v / 32 * 32);
+            }
+        for (int coder = IC_PNG_CODER_LIBDEFLATE; coder <= IC_PNG_CODER_FAST; coder++) {
+            ic_png_deflate_opts o;
+            ic_png_deflate_setting(IC_PNG_DEFAULT_LEVEL, &o);
+            o.coder = (ic_png_coder)coder;
+            char what[128];
+            snprintf(what, sizeof what, "default strips, %s, coder %d", kind ? "chart" : "photo",
+                     coder);
+            o.strip_rows = img.height;
+            size_t n_one = 0, n1 = 0, n2 = 0;
+            uint8_t *single = written(&img, 3, &o, &n_one);
+            o.strip_rows = 0;
+            o.threads = 1;
+            uint8_t *one = written(&img, 3, &o, &n1);
+            o.threads = 2;
+            uint8_t *two = written(&img, 3, &o, &n2);
+            CHECK(single && one && two, "%s: write: %s", what, ic_last_error());
+            if (single && one && two) {
+                CHECK(n1 == n2 && memcmp(one, two, n1) == 0, "%s: 1 and 2 threads differ", what);
+                CHECK(n1 <= n_one + n_one / 100, "%s: strips %zu bytes, one stream %zu", what, n1,
+                      n_one);
+            }
+            free(single);
+            free(one);
+            free(two);
+            check_case(&img, 3, &o, what);
+        }
+        free(img.data);
+    }
+}
+
+/* Through the public API: ic_save_options.threads reaches the writer (the
+ * same bytes at 1 and 4 threads) and the file loads back as the image. */
+static void test_threads_api(ict_rng *r)
+{
+    ic_image img = make_image(r, 900, 700, 4, 16, 1);
+    uint8_t *d1 = NULL, *d4 = NULL;
+    size_t n1 = 0, n4 = 0;
+    ic_save_options so = {.threads = 1};
+    CHECK(ic_image_encode(&img, "x.png", &so, &d1, &n1) == IC_OK, "1 thread: %s", ic_last_error());
+    so.threads = 4;
+    CHECK(ic_image_encode(&img, "x.png", &so, &d4, &n4) == IC_OK, "4 threads: %s", ic_last_error());
+    CHECK(d1 && d4 && n1 == n4 && memcmp(d1, d4, n1) == 0, "1 and 4 threads differ (%zu, %zu)", n1,
+          n4);
+    ic_image back;
+    CHECK(d4 && ic_image_decode(&back, d4, n4, NULL) == IC_OK, "decode: %s", ic_last_error());
+    int same = d4 && back.width == img.width && back.height == img.height && back.channels == 4 &&
+               back.type == IC_U16;
+    for (int y = 0; same && y < img.height; y++)
+        same = memcmp(back.data + (size_t)y * back.pitch, img.data + (size_t)y * img.pitch,
+                      (size_t)img.width * 8) == 0;
+    CHECK(same, "4 threads: pixels differ after a round trip");
+    if (d4)
+        ic_image_free(&back);
+    free(d1);
+    free(d4);
+    free(img.data);
+}
+
 /* Through the public API: every --compression level, 8-bit. */
 static void test_levels(ict_rng *r)
 {
@@ -388,6 +530,9 @@ int main(void)
     test_round_trips(&r);
     test_tall(&r);
     test_coder_choice(&r);
+    test_strips(&r);
+    test_strips_default(&r);
+    test_threads_api(&r);
     test_levels(&r);
     test_metadata(&r);
     test_write_error(&r);

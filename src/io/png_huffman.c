@@ -1,0 +1,225 @@
+/*
+ * png_huffman.c - the fast mode's coder: raw deflate of Huffman codes alone
+ * (no matches), a block of dynamic codes every 64 KiB, in the spirit of
+ * fpnge. zlib's Z_HUFFMAN_ONLY writes the same kind of stream at a third of
+ * the speed, through its general match-finding machinery.
+ * Each block's code comes from its byte counts (length-limited to 15 bits by
+ * halving the counts until the tree fits); the code lengths are sent with
+ * a flat 4-bit code-length code, which costs ~130 bytes a block and no
+ * search. A block the code would not shrink is stored. Built only with
+ * IC_HAVE_LIBDEFLATE, beside the writer that uses it.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "imgconv.h"
+#include "io/io_internal.h"
+
+#ifdef IC_HAVE_LIBDEFLATE
+
+#define BLOCK 65535 /* also the most a stored block holds */
+#define NSYM 257    /* the 256 literals and end-of-block */
+#define MAX_LEN 15
+
+typedef struct bits {
+    uint8_t *p;
+    uint64_t buf;
+    int n; /* bits in buf, < 8 after flush */
+} bits;
+
+/* Writes the whole bytes of buf (8 bytes stored, n / 8 of them kept). */
+static inline void flush(bits *b)
+{
+    for (int i = 0; i < 8; i++)
+        b->p[i] = (uint8_t)(b->buf >> (8 * i));
+    b->p += b->n >> 3;
+    b->buf >>= b->n & ~7;
+    b->n &= 7;
+}
+
+/* Adds len bits (n + len <= 64 since the last flush). */
+static inline void add(bits *b, uint64_t v, int len)
+{
+    b->buf |= v << b->n;
+    b->n += len;
+}
+
+static void put(bits *b, uint32_t v, int len)
+{
+    add(b, v, len);
+    flush(b);
+}
+
+/* Pads to a byte boundary with 0 bits and writes out what buf holds. */
+static void align(bits *b)
+{
+    b->n = (b->n + 7) & ~7;
+    flush(b);
+}
+
+static uint32_t reverse(uint32_t code, int len)
+{
+    uint32_t r = 0;
+    for (int i = 0; i < len; i++, code >>= 1)
+        r = r << 1 | (code & 1);
+    return r;
+}
+
+/* Huffman code lengths for freq[0..NSYM) (at least two nonzero), none over
+ * MAX_LEN: the tree of the counts, built again from halved counts while
+ * it is too deep. */
+static void code_lengths(const uint32_t *freq, uint8_t *len)
+{
+    uint32_t f[NSYM];
+    memcpy(f, freq, sizeof f);
+    for (;;) {
+        int sym[NSYM], m = 0;
+        for (int s = 0; s < NSYM; s++)
+            if (f[s])
+                sym[m++] = s;
+        /* Insertion sort by count: m <= 257 and mostly in order after the
+         * first block's pass is not assumed, so keep it simple. */
+        for (int i = 1; i < m; i++) {
+            const int s = sym[i];
+            int j = i;
+            for (; j > 0 && f[sym[j - 1]] > f[s]; j--)
+                sym[j] = sym[j - 1];
+            sym[j] = s;
+        }
+        uint64_t w[2 * NSYM];
+        int parent[2 * NSYM], depth[2 * NSYM];
+        for (int i = 0; i < m; i++)
+            w[i] = f[sym[i]];
+        /* Two queues: leaves in order, and internal nodes, made in order. */
+        int leaf = 0, inner = m, next = m;
+        for (int k = 0; k < m - 1; k++) {
+            int pick[2];
+            for (int t = 0; t < 2; t++)
+                pick[t] = leaf < m && (inner >= next || w[leaf] <= w[inner]) ? leaf++ : inner++;
+            w[next] = w[pick[0]] + w[pick[1]];
+            parent[pick[0]] = parent[pick[1]] = next++;
+        }
+        const int root = next - 1;
+        depth[root] = 0;
+        int deepest = 0;
+        for (int i = root - 1; i >= 0; i--) {
+            depth[i] = depth[parent[i]] + 1;
+            deepest = depth[i] > deepest ? depth[i] : deepest;
+        }
+        if (deepest <= MAX_LEN) {
+            memset(len, 0, NSYM);
+            for (int i = 0; i < m; i++)
+                len[sym[i]] = (uint8_t)depth[i];
+            return;
+        }
+        for (int s = 0; s < NSYM; s++)
+            f[s] = f[s] ? (f[s] + 1) / 2 : 0;
+    }
+}
+
+/* Canonical codes (RFC 1951 3.2.2), bit-reversed as deflate sends them. */
+static void canonical(const uint8_t *len, uint32_t *code)
+{
+    int count[MAX_LEN + 1] = {0};
+    uint32_t next[MAX_LEN + 2];
+    for (int s = 0; s < NSYM; s++)
+        count[len[s]]++;
+    count[0] = 0;
+    uint32_t c = 0;
+    for (int l = 1; l <= MAX_LEN; l++) {
+        c = (c + (uint32_t)count[l - 1]) << 1;
+        next[l] = c;
+    }
+    for (int s = 0; s < NSYM; s++)
+        code[s] = len[s] ? reverse(next[len[s]]++, len[s]) : 0;
+}
+
+static void stored(bits *b, const uint8_t *in, size_t n, int final)
+{
+    put(b, (uint32_t) final, 3); /* BFINAL, BTYPE 00 */
+    align(b);
+    const uint8_t head[4] = {(uint8_t)n, (uint8_t)(n >> 8), (uint8_t)~n, (uint8_t)(~n >> 8)};
+    memcpy(b->p, head, 4);
+    memcpy(b->p + 4, in, n);
+    b->p += 4 + n;
+}
+
+static void huffman_block(bits *b, const uint8_t *in, size_t n, int final)
+{
+    uint32_t freq[NSYM] = {0}, part[3][256] = {{0}};
+    size_t i = 0;
+    for (; i + 4 <= n; i += 4) { /* four tables: no wait on the same count */
+        freq[in[i]]++;
+        part[0][in[i + 1]]++;
+        part[1][in[i + 2]]++;
+        part[2][in[i + 3]]++;
+    }
+    for (; i < n; i++)
+        freq[in[i]]++;
+    for (int v = 0; v < 256; v++)
+        freq[v] += part[0][v] + part[1][v] + part[2][v];
+    freq[256] = 1;
+    uint8_t len[NSYM];
+    uint32_t code[NSYM];
+    code_lengths(freq, len);
+    /* Header: 3 + 5 + 5 + 4 bits, 19 code-length lengths of 3 bits, 258
+     * lengths of 4 bits (the literals, end-of-block and one distance). */
+    uint64_t cost = 17 + 19 * 3 + 258 * 4;
+    for (int s = 0; s < NSYM; s++)
+        cost += (uint64_t)freq[s] * len[s];
+    if (cost >= (uint64_t)(n + 5) * 8) {
+        stored(b, in, n, final);
+        return;
+    }
+    canonical(len, code);
+    put(b, (uint32_t) final | 2u << 1, 3); /* BFINAL, BTYPE 10 */
+    put(b, 0, 5);                          /* HLIT: 257 codes */
+    put(b, 0, 5);                          /* HDIST: 1 code */
+    put(b, 15, 4);                         /* HCLEN: 19 code-length codes */
+    /* Code-length code: lengths 0..15 at 4 bits each (complete), 16..18
+     * unused; sent in the order 16, 17, 18, 0, 8, 7, 9, 6, ... */
+    put(b, 0, 9);
+    for (int k = 0; k < 16; k++)
+        put(b, 4, 3);
+    for (int s = 0; s < NSYM; s++)
+        put(b, reverse(len[s], 4), 4); /* code-length symbol v has code v */
+    put(b, reverse(1, 4), 4);          /* distance code 0: 1 bit, never used */
+    i = 0;
+    for (; i + 3 <= n; i += 3) { /* 3 codes of at most 15 bits, 7 bits left over */
+        add(b, code[in[i]], len[in[i]]);
+        add(b, code[in[i + 1]], len[in[i + 1]]);
+        add(b, code[in[i + 2]], len[in[i + 2]]);
+        flush(b);
+    }
+    for (; i < n; i++)
+        put(b, code[in[i]], len[in[i]]);
+    put(b, code[256], len[256]);
+}
+
+size_t ic_png_huffman_deflate(const uint8_t *in, size_t n, int last, uint8_t *out, size_t room)
+{
+    if (room < ic_png_huffman_bound(n))
+        return 0;
+    bits b = {out, 0, 0};
+    for (size_t at = 0; at < n; at += BLOCK) {
+        const size_t len = n - at < BLOCK ? n - at : BLOCK;
+        huffman_block(&b, in + at, len, last && at + len == n);
+    }
+    if (n == 0 && last)
+        stored(&b, in, 0, 1);
+    if (!last) { /* an empty stored block: the stream ends on a byte boundary */
+        stored(&b, in, 0, 0);
+    }
+    align(&b);
+    return (size_t)(b.p - out);
+}
+
+size_t ic_png_huffman_bound(size_t n)
+{
+    /* Every block at most stored: 5 bytes of header; the tail and the bit
+     * buffer's 4-byte writes. */
+    return n + (n / BLOCK + 2) * 5 + 16; /* flush stores 8 bytes past the last */
+}
+
+#endif /* IC_HAVE_LIBDEFLATE */
