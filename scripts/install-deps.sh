@@ -25,6 +25,11 @@ done
 [ -e /usr/include/tiffio.h ] || ls /usr/include/*/tiffio.h >/dev/null 2>&1 || missing+=(libtiff-dev)
 [ -e /usr/include/webp/encode.h ] || missing+=(libwebp-dev)
 command -v pkg-config >/dev/null 2>&1 || missing+=(pkg-config)
+# `imgconv serve` is built over libevent's evhttp; its tests drive it with curl.
+[ -e /usr/include/event2/http.h ] || missing+=(libevent-dev)
+command -v curl >/dev/null 2>&1 || missing+=(curl)
+# Large full-rank kernels on the CPU go through KissFFT (BSD-3-Clause).
+ls /usr/include/kissfft/kiss_fft.h /usr/include/kiss_fft.h >/dev/null 2>&1 || missing+=(libkissfft-dev)
 # tests/cli/jpeg_threads.sh checks restart markers with libjpeg-turbo's djpeg (PIL else).
 command -v djpeg >/dev/null 2>&1 || missing+=(libjpeg-turbo-progs)
 # tests/style/format.sh checks the sources against .clang-format with version 14.
