@@ -30,7 +30,7 @@ for cfg in "cuda" "cuda --codec cpu" "cpu"; do
     times=()
     for _ in $(seq 1 "$RUNS"); do
         t0=$(date +%s.%N)
-        "$IMGCONV" "${args[@]}" -k gaussian:9 "$WORK/in.jpg" "$WORK/out.jpg" 2>"$WORK/err" || break
+        "$IMGCONV" "${args[@]}" --overwrite -k gaussian:9 "$WORK/in.jpg" "$WORK/out.jpg" 2>"$WORK/err" || break
         t1=$(date +%s.%N)
         times+=("$(python3 -c "print($t1 - $t0)")")
     done
@@ -40,7 +40,7 @@ for cfg in "cuda" "cuda --codec cpu" "cpu"; do
     fi
     med=$(printf '%s\n' "${times[@]}" | median)
     ROWS+=("| \`imgconv --backend $cfg\` | $(printf '%.3f' "$med") | $(printf '%s ' "${times[@]}" | xargs printf '%.3f ') |")
-    "$IMGCONV" "${args[@]}" -k gaussian:9 --time "$WORK/in.jpg" "$WORK/out.jpg" >"$WORK/time-${cfg// /_}.txt"
+    "$IMGCONV" "${args[@]}" --overwrite -k gaussian:9 --time "$WORK/in.jpg" "$WORK/out.jpg" >"$WORK/time-${cfg// /_}.txt"
 done
 
 {

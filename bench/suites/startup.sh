@@ -133,7 +133,7 @@ for c in "${cases[@]}"; do
     say "\`imgconv $args --time --repeat 3\` ($name; first run against the median: one-time costs):"
     say
     # shellcheck disable=SC2086
-    "$IMGCONV" $args --time --repeat 3 2>&1 | sed "s|$WORK/||g" | code
+    "$IMGCONV" $args --overwrite --time --repeat 3 2>&1 | sed "s|$WORK/||g" | code
     say
 done
 say "Batch of 80 HD JPEGs (gaussian:5, -o DIR, --json summary; gpu_open_ms: the GPU codec's"
@@ -191,8 +191,8 @@ if command -v nsys >/dev/null 2>&1; then
         say "First 120 CUDA API calls in order: $(basename "$BASE")-$name-api-trace.csv; timeline: $(basename "$BASE")-$name.nsys-rep"
         say
     }
-    prof big "$IMGCONV" --backend cuda -k gaussian:9 --quality 92 "$WORK/photo.jpg" "$WORK/out.jpg"
-    prof small "$IMGCONV" --backend cuda -k gaussian:3 "$WORK/small.ppm" "$WORK/out.ppm"
+    prof big "$IMGCONV" --backend cuda --overwrite -k gaussian:9 --quality 92 "$WORK/photo.jpg" "$WORK/out.jpg"
+    prof small "$IMGCONV" --backend cuda --overwrite -k gaussian:3 "$WORK/small.ppm" "$WORK/out.ppm"
     rm -rf "$WORK/hdout"
     prof batch "$IMGCONV" --backend cuda -k gaussian:5 --quality 92 -q -o "$WORK/hdout" "$WORK/hd"
 else

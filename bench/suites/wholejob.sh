@@ -114,7 +114,7 @@ measure() { # NAME OUT ARGS...
     echo "$name: median ${MED[$name]} s (min ${MIN[$name]}, max ${MAX[$name]})" >&2
 }
 
-ok_cuda() { "$IMGCONV" --backend cuda -k 1 small.ppm probe.ppm >/dev/null 2>&1; }
+ok_cuda() { "$IMGCONV" --backend cuda --overwrite -k 1 small.ppm probe.ppm >/dev/null 2>&1; }
 ok_cuda || echo "wholejob: backend cuda is not usable here; its rows say n/a" >&2
 
 measure big_cpu out.jpg --backend cpu -k gaussian:9 --quality 92 photo.jpg out.jpg
@@ -125,12 +125,12 @@ if ok_cuda; then
     measure small_cuda out.ppm --backend cuda -k gaussian:3 small.ppm out.ppm
     RECAL=$(t_run out.ppm --backend cuda --recalibrate -k gaussian:3 small.ppm out.ppm)
 fi
-TIME_CPU=$("$IMGCONV" --backend cpu -k gaussian:9 --quality 92 --time photo.jpg out.jpg 2>&1 || true)
+TIME_CPU=$("$IMGCONV" --backend cpu -k gaussian:9 --quality 92 --time --overwrite photo.jpg out.jpg 2>&1 || true)
 TIME_CUDA="n/a" EXPLAIN="n/a"
 if ok_cuda; then
-    TIME_CUDA=$("$IMGCONV" --backend cuda -k gaussian:9 --quality 92 --time photo.jpg out.jpg 2>&1 || true)
+    TIME_CUDA=$("$IMGCONV" --backend cuda -k gaussian:9 --quality 92 --time --overwrite photo.jpg out.jpg 2>&1 || true)
     # module loading mode and where the planner's ceilings came from
-    EXPLAIN=$("$IMGCONV" --backend cuda --explain -k gaussian:3 small.ppm out.ppm 2>&1 |
+    EXPLAIN=$("$IMGCONV" --backend cuda --explain --overwrite -k gaussian:3 small.ppm out.ppm 2>&1 |
         grep -E "module loading|ceilings" || true)
 fi
 

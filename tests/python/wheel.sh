@@ -24,7 +24,7 @@ IMGCONV_BUILD_DIR=$build "$py" -m build --wheel --no-isolation --outdir "$tmp/di
 after=$(cd "$src/python" && find . -path ./tests -prune -o -print | grep -v __pycache__ | sort)
 [ "$before" = "$after" ] || { diff <(echo "$before") <(echo "$after"); fail "the build wrote into python/"; }
 whl=$(ls "$tmp"/dist/imgconv-*.whl) || fail "no wheel in $tmp/dist"
-unzip -l "$whl" | grep -q "imgconv/py.typed" || fail "the wheel lacks imgconv/py.typed"
+"$py" -c "import sys, zipfile; sys.exit('imgconv/py.typed' not in zipfile.ZipFile(sys.argv[1]).namelist())" "$whl" || fail "the wheel lacks imgconv/py.typed"
 
 # A fresh venv that sees the system's numpy but not the checkout.
 "$py" -m venv --system-site-packages "$tmp/venv" >/dev/null || fail "python3 -m venv"
