@@ -46,7 +46,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     (void)ic_metadata_orientation(&meta);
     ic_metadata_free(&meta);
     if (size >= 3 && data[0] == 0xFF && data[1] == 0xD8 && data[2] == 0xFF) {
-        const ic_io_limits lim = {lo.max_pixels, lo.max_memory, 0, NULL, 0, NULL};
+        const ic_io_limits lim = {.max_pixels = lo.max_pixels, .max_memory = lo.max_memory};
         char err[IC_IO_ERRLEN] = "";
         const ic_status ks = ic_jpeg_check(data, size, &lim, err, sizeof err);
         if (st == IC_OK && ks != IC_OK)
