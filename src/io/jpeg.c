@@ -9,7 +9,9 @@
  * with a grey bottom. width*height is checked against the pixel limit, and
  * the decoded bytes against the memory limit, after the header and before
  * decompressing, and progressive files are limited in their
- * number of scans. Writing stores grey or RGB at a quality of 1..100; an
+ * number of scans; a large baseline file with restart markers is decoded
+ * in parts between them on several threads when the load offers threads
+ * (jpeg_restart.c). Writing stores grey or RGB at a quality of 1..100; an
  * image of 1 MP or more, when threads are offered, is coded in strips on
  * several threads and joined with restart markers (see "writing in strips").
  * Built only with IC_HAVE_JPEG; otherwise every entry point reports

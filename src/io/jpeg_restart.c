@@ -511,7 +511,9 @@ int ic_jpeg_restart_decode(const struct jpeg_decompress_struct *cinfo, FILE *f, 
     l.data = file_bytes(f, lim, &l.n, &owned);
     l.interval = (int)cinfo->restart_interval;
     l.count = (int)((mcus + l.interval - 1) / l.interval);
-    l.start = l.data ? malloc((size_t)l.count * sizeof *l.start) : NULL;
+    /* Every interval but the last ends in a 2-byte marker. */
+    l.start =
+        l.data && (size_t)l.count <= l.n / 2 + 1 ? malloc((size_t)l.count * sizeof *l.start) : NULL;
     int done = 0;
     if (l.start && head_parse(&l) && be16(l.data + l.sof + 5) == cinfo->image_height &&
         be16(l.data + l.sof + 7) == cinfo->image_width && scan_restarts(&l)) {
