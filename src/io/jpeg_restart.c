@@ -47,15 +47,27 @@
 /* after jpeglib.h (jpeg_internal.h): jerror.h reads its configuration */
 #include <jerror.h>
 
-/* The marker reader's count of skipped bytes (jpegint.h, which libjpeg
- * calls "nominally internal, but applications ... might like to know"):
- * without it a part cannot see bytes skipped and not yet reported, and
- * every file is decoded on one thread. */
+/* The marker reader's count of skipped bytes, which libjpeg's jpegint.h
+ * calls "nominally internal, but applications ... might like to know": a
+ * part reads it to see bytes skipped and not yet reported. Installs of
+ * libjpeg-turbo built from source leave jpegint.h out; the struct is then
+ * declared here as every libjpeg since 6b lays it out. */
 #if defined(__has_include)
 #if __has_include(<jpegint.h>)
 #include <jpegint.h>
-#define IC_JPEG_HAVE_MARKER_STATE 1
+#define IC_JPEG_HAVE_JPEGINT 1
 #endif
+#endif
+#ifndef IC_JPEG_HAVE_JPEGINT
+struct jpeg_marker_reader {
+    void (*reset_marker_reader)(j_decompress_ptr cinfo);
+    int (*read_markers)(j_decompress_ptr cinfo);
+    jpeg_marker_parser_method read_restart_marker;
+    boolean saw_SOI;
+    boolean saw_SOF;
+    int next_restart_num;
+    unsigned int discarded_bytes;
+};
 #endif
 
 /* jpeg_stdio_src's buffer: the pieces the one-thread decoder reads. */
@@ -311,13 +323,9 @@ static int part_guarded(struct jpeg_decompress_struct *d, ic_jpeg_err *je, part_
         (void)jpeg_finish_decompress(d);
         return 1;
     }
-#ifdef IC_JPEG_HAVE_MARKER_STATE
     /* Bytes skipped at a restart marker are reported only at a later one,
      * which may lie in the next part: fail here instead. */
     return d->marker->discarded_bytes == 0;
-#else
-    return 0;
-#endif
 }
 
 static void part_decode(job *jb, int index)
@@ -472,12 +480,6 @@ int ic_jpeg_restart_decode(const struct jpeg_decompress_struct *cinfo, FILE *f, 
 {
     if (lim->jpeg_parts)
         *lim->jpeg_parts = 0;
-#ifndef IC_JPEG_HAVE_MARKER_STATE
-    (void)cinfo;
-    (void)f;
-    (void)img;
-    return 0;
-#else
     int context;
     if (lim->threads <= 1 || cinfo->progressive_mode || cinfo->arith_code ||
         cinfo->restart_interval == 0 || jpeg_has_multiple_scans((j_decompress_ptr)cinfo) ||
@@ -536,7 +538,6 @@ int ic_jpeg_restart_decode(const struct jpeg_decompress_struct *cinfo, FILE *f, 
     free(owned);
     free(jb);
     return done;
-#endif
 }
 
 #endif /* IC_HAVE_JPEG */
