@@ -691,6 +691,15 @@ typedef struct ic_load_options {
     /* When non-NULL, set to 1 when accept_damaged let damaged data through,
      * to 0 otherwise. */
     int *damaged;
+    /* 0 or 1: one thread (the library starts no thread). N > 1: a baseline
+     * JPEG with restart markers (imgconv's own large JPEGs have them, as do
+     * many cameras') and of 1 MP or more is decoded in parts between its
+     * markers on up to N threads, the calling one included, to exactly the
+     * pixels of the one-thread decode; a file whose parts do not all decode
+     * cleanly is decoded again on one thread, which gives today's verdict
+     * and message. Other files and formats ignore it. Negative:
+     * IC_ERR_INVALID_ARG. */
+    int threads;
 } ic_load_options;
 
 /* Loads an image file into *img (owned): reads the file and decodes it as

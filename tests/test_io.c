@@ -347,7 +347,7 @@ static ic_status save_load(const ic_image *src, const char *name, ic_layout layo
         memset(out, 0, sizeof *out);
         return st;
     }
-    ic_load_options lo = {force, layout, 0, 0, NULL, NULL, NULL, 0, 0, NULL};
+    ic_load_options lo = {force, layout, 0, 0, NULL, NULL, NULL, 0, 0, NULL, 0};
     st = ic_image_load(out, path_in_dir(name), &lo);
     ICT_EXPECT(st == IC_OK, "load %s: %s (%s)", name, ic_status_str(st), ic_last_error());
     if (st == IC_OK)
@@ -512,8 +512,8 @@ static void test_channel_forcing(void)
         for (int dc = 1; dc <= 4; dc++)
             for (int lay = 0; lay < 2; lay++) {
                 ic_image got;
-                ic_load_options lo = {dc,  lay ? IC_SOA : IC_AOS, 0, 0, NULL, NULL, NULL, 0, 0,
-                                      NULL};
+                ic_load_options lo = {dc, lay ? IC_SOA : IC_AOS, 0, 0, NULL, NULL, NULL, 0, 0, NULL,
+                                      0};
                 ic_status st = ic_image_load(&got, path_in_dir(name), &lo);
                 ICT_EXPECT(st == IC_OK, "load %d -> %d channels: %s", sc, dc, ic_last_error());
                 if (st != IC_OK)
@@ -531,7 +531,7 @@ static void test_channel_forcing(void)
     static const uint8_t ppm[] = "P6\n1 1\n255\n\xC8\x64\x32";
     ICT_EXPECT(write_bytes(path_in_dir("one.ppm"), ppm, sizeof ppm - 1), "write");
     ic_image got;
-    ic_load_options lo = {2, IC_AOS, 0, 0, NULL, NULL, NULL, 0, 0, NULL};
+    ic_load_options lo = {2, IC_AOS, 0, 0, NULL, NULL, NULL, 0, 0, NULL, 0};
     ICT_EXPECT(ic_image_load(&got, path_in_dir("one.ppm"), &lo) == IC_OK, "%s", ic_last_error());
     ICT_EXPECT(got.data && got.data[0] == 124 && got.data[1] == 255, "luma+alpha %d %d",
                got.data ? got.data[0] : -1, got.data ? got.data[1] : -1);
@@ -742,7 +742,7 @@ static void test_pnm_parsing(void)
         ICT_EXPECT(write_bytes(path_in_dir("cuthdr.ppm"), data, 8), "write");
         expect_load_error("cuthdr.ppm", NULL, IC_ERR_FORMAT, "truncated");
         /* The pixel limit: exactly width*height passes, one less fails. */
-        ic_load_options lo = {0, IC_AOS, 640 * 480, 0, NULL, NULL, NULL, 0, 0, NULL};
+        ic_load_options lo = {0, IC_AOS, 640 * 480, 0, NULL, NULL, NULL, 0, 0, NULL, 0};
         ICT_EXPECT(ic_image_load(&img, path_in_dir("full.ppm"), &lo) == IC_OK, "limit = w*h: %s",
                    ic_last_error());
         ic_image_free(&img);
@@ -868,9 +868,9 @@ static void test_decode_memory(void)
                    "%s: ic_image_encode gave %zu bytes (%s), the file has %zu", names[f], encn,
                    ic_last_error(), n);
         free(enc);
-        const ic_load_options variants[] = {{0, IC_AOS, 0, 0, NULL, NULL, NULL, 0, 0, NULL},
-                                            {4, IC_SOA, 0, 0, NULL, NULL, NULL, 0, 0, NULL},
-                                            {1, IC_AOS, 0, 0, NULL, NULL, NULL, 0, 0, NULL}};
+        const ic_load_options variants[] = {{0, IC_AOS, 0, 0, NULL, NULL, NULL, 0, 0, NULL, 0},
+                                            {4, IC_SOA, 0, 0, NULL, NULL, NULL, 0, 0, NULL, 0},
+                                            {1, IC_AOS, 0, 0, NULL, NULL, NULL, 0, 0, NULL, 0}};
         for (int v = 0; v < 3; v++) {
             ic_image a, b;
             ic_status sa = ic_image_load(&a, path, &variants[v]);
@@ -884,7 +884,7 @@ static void test_decode_memory(void)
             ic_image_free(&b);
         }
         expect_decode(data, n / 2, NULL, IC_ERR_FORMAT, "truncated", names[f]);
-        ic_load_options lo = {0, IC_AOS, 97 * 61 - 1, 0, NULL, NULL, NULL, 0, 0, NULL};
+        ic_load_options lo = {0, IC_AOS, 97 * 61 - 1, 0, NULL, NULL, NULL, 0, 0, NULL, 0};
         expect_decode(data, n, &lo, IC_ERR_TOO_LARGE,
                       "pixel limit 5916 (raise it with --max-pixels)", names[f]);
         check_header_hook(names[f], path, data, n);
@@ -901,7 +901,7 @@ static void test_decode_memory(void)
     size_t n = 0;
     uint8_t *data = read_bytes(path_in_dir("mem.ppm"), &n);
     if (data) {
-        ic_load_options lo = {0, IC_AOS, 0, 921600, NULL, NULL, NULL, 0, 0, NULL};
+        ic_load_options lo = {0, IC_AOS, 0, 921600, NULL, NULL, NULL, 0, 0, NULL, 0};
         expect_decode(data, n, &lo, IC_OK, NULL, "exactly the memory limit");
         lo.max_memory = 921599;
         expect_decode(data, n, &lo, IC_ERR_TOO_LARGE,
@@ -924,7 +924,7 @@ static void test_decode_memory(void)
     expect_decode("GIF89a, not ours", 16, NULL, IC_ERR_FORMAT, "not a PNG/JPEG/TIFF/WebP/PNM file",
                   "GIF");
     expect_decode("P3\n1 1\n255\n0 0 0\n", 17, NULL, IC_ERR_FORMAT, "P3", "ASCII PPM");
-    const ic_load_options bad = {7, IC_AOS, 0, 0, NULL, NULL, NULL, 0, 0, NULL};
+    const ic_load_options bad = {7, IC_AOS, 0, 0, NULL, NULL, NULL, 0, 0, NULL, 0};
     expect_decode("P5\n1 1\n255\n\x80", 12, &bad, IC_ERR_INVALID_ARG, "channels", "channels 7");
     expect_decode("P5\n1 1\n255\n\x80", 12, NULL, IC_OK, NULL, "1x1 PGM");
     ICT_EXPECT(ic_image_decode(NULL, "P5", 2, NULL) == IC_ERR_INVALID_ARG, "NULL img");
@@ -949,7 +949,7 @@ static void test_generic_bad_input(void)
     ICT_EXPECT(mkdir(path_in_dir("adir.png"), 0700) == 0, "mkdir");
     expect_load_error("adir.png", NULL, IC_ERR_IO, NULL);
     rmdir(path_in_dir("adir.png"));
-    ic_load_options lo = {5, IC_AOS, 0, 0, NULL, NULL, NULL, 0, 0, NULL};
+    ic_load_options lo = {5, IC_AOS, 0, 0, NULL, NULL, NULL, 0, 0, NULL, 0};
     expect_load_error("junk.png", &lo, IC_ERR_INVALID_ARG, "channels");
     ic_image img;
     ICT_EXPECT(ic_image_load(&img, NULL, NULL) == IC_ERR_INVALID_ARG, "NULL path");
@@ -1015,7 +1015,7 @@ static void test_png_bad_input(void)
         free(bad);
     }
     /* The pixel limit against a real file. */
-    ic_load_options lo = {0, IC_AOS, 120 * 80 - 1, 0, NULL, NULL, NULL, 0, 0, NULL};
+    ic_load_options lo = {0, IC_AOS, 120 * 80 - 1, 0, NULL, NULL, NULL, 0, 0, NULL, 0};
     expect_load_error("ok.png", &lo, IC_ERR_TOO_LARGE, "exceeds the pixel limit 9599");
     free(data);
     remove(path_in_dir("huge.png"));
@@ -1161,7 +1161,7 @@ static void test_jpeg_bad_input(void)
     ICT_EXPECT(write_bytes(path_in_dir("cut.jpg"), data, n / 2), "write");
     expect_load_error("cut.jpg", NULL, IC_ERR_FORMAT, "truncated JPEG data");
     /* The pixel limit, checked after the header. */
-    ic_load_options lo = {0, IC_AOS, 160 * 120 - 1, 0, NULL, NULL, NULL, 0, 0, NULL};
+    ic_load_options lo = {0, IC_AOS, 160 * 120 - 1, 0, NULL, NULL, NULL, 0, 0, NULL, 0};
     expect_load_error("ok.jpg", &lo, IC_ERR_TOO_LARGE, "image 160x120 exceeds the pixel limit");
     /* A JPEG SOI followed by garbage. */
     uint8_t junk[64] = {0xFF, 0xD8, 0xFF};
@@ -1236,7 +1236,7 @@ static void test_tiff_bad_input(void)
                    img.data[img.pitch * 29 + 39] == (uint8_t)((29 * 40 + 39) * 7),
                "hand-made grey TIFF: %s (%s)", ic_status_str(st), ic_last_error());
     ic_image_free(&img);
-    ic_load_options lo = {0, IC_AOS, 40 * 30 - 1, 0, NULL, NULL, NULL, 0, 0, NULL};
+    ic_load_options lo = {0, IC_AOS, 40 * 30 - 1, 0, NULL, NULL, NULL, 0, 0, NULL, 0};
     expect_load_error("ok.tif", &lo, IC_ERR_TOO_LARGE, "exceeds the pixel limit 1199");
     b.n = 0;
     tiff_grey(&b, 40, 30, 40 * 30 / 2);
@@ -1317,7 +1317,7 @@ static void test_webp_bad_input(void)
                    a.st_size < bq.st_size,
                "WebP quality 10 should give a smaller file than 92");
     ic_image_free(&src);
-    ic_load_options lo = {0, IC_AOS, 160 * 120 - 1, 0, NULL, NULL, NULL, 0, 0, NULL};
+    ic_load_options lo = {0, IC_AOS, 160 * 120 - 1, 0, NULL, NULL, NULL, 0, 0, NULL, 0};
     expect_load_error("ok.webp", &lo, IC_ERR_TOO_LARGE, "image 160x120 exceeds the pixel limit");
     size_t n = 0;
     uint8_t *data = read_bytes(path_in_dir("ok.webp"), &n);

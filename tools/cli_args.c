@@ -102,6 +102,7 @@ void cli_print_help(void)
           "                         device filters whole images from the shared queue\n"
           "      --threads N        CPU worker threads, 0 = one per core (default 0);\n"
           "                         also caps the threads encoding one JPEG or PNG output\n"
+          "                         and decoding one JPEG with restart markers\n"
           "      --transfer MODE    CUDA backends: auto (default: async from 1 MiB of\n"
           "                         samples, else sync), async (pinned buffers, row bands\n"
           "                         overlapped on several streams) or sync (one pageable\n"

@@ -218,6 +218,9 @@ static ic_load_options load_options_of(const cli_options *o)
     lo.max_pixels = o->max_pixels;
     lo.max_memory = o->max_memory;
     lo.accept_damaged = o->accept_damaged;
+    /* One thread per decode, as save_options_of leaves every encode on one:
+     * the workers already keep one image per core. */
+    lo.threads = 1;
     return lo;
 }
 

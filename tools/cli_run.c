@@ -656,8 +656,9 @@ static ic_status write_stdout(const ic_image *dst, const char *name, const ic_sa
     return s;
 }
 
-/* One image at a time: its JPEG encode may take every core (--threads N
- * caps it), as its filter does. The batch keeps one image per core. */
+/* One image at a time: its JPEG encode and decode and its PNG encode may
+ * take every core (--threads N caps them), as its filter does. The batch
+ * keeps one image per core. */
 static int save_threads(const cli_options *o)
 {
     const long cores = sysconf(_SC_NPROCESSORS_ONLN);
@@ -745,6 +746,7 @@ static int run_setup(run_state *r, const cli_options *o, cli_err *e)
     r->lo.metadata = &r->meta;
     r->lo.accept_damaged = o->accept_damaged;
     r->lo.damaged = &r->damaged;
+    r->lo.threads = save_threads(o); /* a JPEG with restart markers decodes in parts */
     r->so.quality = o->quality;
     r->so.lossless = o->lossless;
     r->so.compression = o->compression;

@@ -258,7 +258,7 @@ static ic_status load_setup(ic_load_options *o, const ic_load_options *opts, ic_
 {
     memset(o, 0, sizeof *o);
     memset(hook, 0, sizeof *hook);
-    lim->hook = NULL;
+    memset(lim, 0, sizeof *lim);
     if (opts)
         *o = *opts;
     if (o->channels < 0 || o->channels > 4) {
@@ -267,6 +267,10 @@ static ic_status load_setup(ic_load_options *o, const ic_load_options *opts, ic_
     }
     if (o->layout != IC_AOS && o->layout != IC_SOA) {
         return ic_errf(errbuf, errlen, IC_ERR_INVALID_ARG, "unknown layout %d", (int)o->layout);
+    }
+    if (o->threads < 0) {
+        return ic_errf(errbuf, errlen, IC_ERR_INVALID_ARG,
+                       "threads must be 0 or more (0 and 1: one thread), not %d", o->threads);
     }
     if (o->metadata)
         memset(o->metadata, 0, sizeof *o->metadata);
@@ -277,6 +281,7 @@ static ic_status load_setup(ic_load_options *o, const ic_load_options *opts, ic_
     lim->convert_channels = o->channels ? o->channels : (o->layout != IC_AOS ? 4 : 0);
     lim->accept_damaged = o->accept_damaged;
     lim->damaged = o->damaged;
+    lim->threads = o->threads;
     if (o->damaged)
         *o->damaged = 0;
     if (o->header_ok) {
@@ -358,6 +363,8 @@ static ic_status image_decode(ic_image *img, const void *data, size_t size,
         return ic_errf(errbuf, errlen, errno == ENOMEM ? IC_ERR_NOMEM : IC_ERR_IO,
                        "cannot open a memory stream: %s", strerror(errno));
     }
+    lim.bytes = data;
+    lim.nbytes = size;
     st = load_stream(img, f, &o, &lim, errbuf, errlen);
     fclose(f);
     return st;

@@ -43,6 +43,20 @@ typedef struct ic_io_limits {
     ic_io_hook *hook;   /* NULL: none */
     int accept_damaged; /* ic_load_options.accept_damaged */
     int *damaged;       /* NULL, or set to 1 when damaged data was let through */
+    int threads;        /* ic_load_options.threads: 0 and 1, one */
+    /* The whole input when it is in memory (ic_image_decode), else NULL:
+     * the JPEG decoder on several threads reads it there rather than from
+     * the stream's file. */
+    const uint8_t *bytes;
+    size_t nbytes;
+    /* Tests of the JPEG decoder on several threads (jpeg_restart.c), zero
+     * otherwise: jpeg_min_pixels, the least pixels of a part (0: the
+     * default); jpeg_fail_part n > 0, part n - 1 fails as on a libjpeg
+     * error; jpeg_parts, when non-NULL, receives how many parts the image
+     * was decoded in (0: serially). */
+    int jpeg_min_pixels;
+    int jpeg_fail_part;
+    int *jpeg_parts;
 } ic_io_limits;
 
 /* io_util.c. Checks decoded dimensions before anything is allocated: zero sizes are

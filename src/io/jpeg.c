@@ -9,7 +9,9 @@
  * with a grey bottom. width*height is checked against the pixel limit, and
  * the decoded bytes against the memory limit, after the header and before
  * decompressing, and progressive files are limited in their
- * number of scans. Writing stores grey or RGB at a quality of 1..100; an
+ * number of scans; a large baseline file with restart markers is decoded
+ * in parts between them on several threads when the load offers threads
+ * (jpeg_restart.c). Writing stores grey or RGB at a quality of 1..100; an
  * image of 1 MP or more, when threads are offered, is coded in strips on
  * several threads and joined with restart markers (see "writing in strips").
  * Built only with IC_HAVE_JPEG; otherwise every entry point reports
@@ -28,25 +30,17 @@
 #ifdef IC_HAVE_JPEG
 
 #include <pthread.h>
-#include <setjmp.h>
 #include <stdatomic.h>
-/* jpeglib.h needs FILE and size_t declared first (stdio.h above). */
-#include <jpeglib.h>
+
+#include "io/jpeg_internal.h"
+/* after jpeglib.h (jpeg_internal.h): jerror.h reads its configuration */
 #include <jerror.h>
 
 /* Progressive JPEGs with thousands of scans decode very slowly; real files use
  * about ten. The limit follows libjpeg-turbo's own recommendation. */
 #define JPEG_MAX_SCANS 500
 
-typedef struct jpeg_err {
-    struct jpeg_error_mgr pub; /* first: libjpeg sees only this part */
-    jmp_buf jump;
-    int truncated; /* the data ended early (JWRN_JPEG_EOF) */
-    int nomem;
-    int accept_damaged; /* damaged entropy-coded data is decoded as far as it goes */
-    int damaged;        /* and some was */
-    char msg[JMSG_LENGTH_MAX + 32];
-} jpeg_err;
+typedef ic_jpeg_err jpeg_err;
 
 static void on_error_exit(j_common_ptr cinfo)
 {
@@ -110,7 +104,7 @@ static void on_progress(j_common_ptr cinfo)
 /* The error manager of every libjpeg call here: errors longjmp to e->jump,
  * nothing is printed, and lim's policy on damaged data (NULL: refuse it)
  * applies. Every JPEG decoder calls it, so they all give the same verdict. */
-static void jpeg_err_init(jpeg_err *e, const ic_io_limits *lim)
+void ic_jpeg_err_init(ic_jpeg_err *e, const ic_io_limits *lim)
 {
     memset(e, 0, sizeof *e);
     e->accept_damaged = lim && lim->accept_damaged;
@@ -260,6 +254,11 @@ static ic_status jpeg_decode(struct jpeg_decompress_struct *cinfo, jpeg_err *je,
                        (unsigned)cinfo->output_width, (unsigned)cinfo->output_height,
                        ic_status_str(st));
     }
+    /* Restart markers: the parts between them on several threads. */
+    if (!cmyk && ic_jpeg_restart_decode(cinfo, f, img, lim)) {
+        jpeg_abort_decompress(cinfo);
+        return IC_OK;
+    }
     uint8_t *buf = NULL;
     if (cmyk) {
         buf = malloc((size_t)cinfo->output_width * 4u);
@@ -303,7 +302,7 @@ static ic_status jpeg_header_metadata(struct jpeg_decompress_struct *cinfo, jpeg
 static void decompress_init(struct jpeg_decompress_struct *cinfo, jpeg_err *je,
                             const ic_io_limits *lim)
 {
-    jpeg_err_init(je, lim);
+    ic_jpeg_err_init(je, lim);
     memset(cinfo, 0, sizeof *cinfo);
     cinfo->err = &je->pub;
 }
@@ -446,7 +445,7 @@ static ic_status jpeg_write_one(FILE *f, const ic_image *img, int out_ch, int qu
                                 size_t errlen)
 {
     jpeg_err je;
-    jpeg_err_init(&je, NULL);
+    ic_jpeg_err_init(&je, NULL);
     struct jpeg_compress_struct cinfo;
     memset(&cinfo, 0, sizeof cinfo);
     cinfo.err = &je.pub;
@@ -571,7 +570,7 @@ static ic_status strip_guarded(struct jpeg_compress_struct *cinfo, jpeg_err *je,
 static void strip_code(const strip_job *job, int i)
 {
     jpeg_err je;
-    jpeg_err_init(&je, NULL);
+    ic_jpeg_err_init(&je, NULL);
     struct jpeg_compress_struct cinfo;
     memset(&cinfo, 0, sizeof cinfo);
     cinfo.err = &je.pub;

@@ -6,7 +6,9 @@
 # several), and decodes to exactly the pixels of the --threads 1 file, with
 # imgconv's decoder and with djpeg (libjpeg-turbo-progs: no warning) or, in
 # its absence, PIL. Colour and grey, the input's EXIF and ICC kept, OUTPUT -
-# as the file, and a batch (-o) that stays on one thread per image.
+# as the file, and a batch (-o) that stays on one thread per image. Such a
+# file decodes on 2 threads to the pixels of 1, and a cut or damaged copy
+# fails alike on both (--accept-damaged: the same pixels).
 source "$(dirname "$0")/common.bash"
 cd "$TMP" || exit 1
 has_format jpeg || { echo "skipped: built without JPEG"; exit 77; }
@@ -127,5 +129,41 @@ for f in camera grey; do
     m=$(markers "out/$f.jpg")
     case "$m" in "DRI 0 RST 0 "*) ok "batch: $f.jpg has no restart markers" ;;
     *) fail "batch: $f.jpg: $m" ;; esac
+done
+
+# Decoding: a file with restart markers decodes in parts on 2 threads to
+# the pixels of 1 thread; a cut or damaged one fails with the same message
+# and exit code, and --accept-damaged gives the same pixels.
+for input in camera grey; do
+    ext=ppm
+    [ "$input" = grey ] && ext=pgm
+    for t in 1 2; do
+        expect_ok "$input: decode on $t threads" -k identity --threads "$t" "$input.t2.jpg" "$input.d$t.$ext"
+    done
+    cmp -s "$input.d1.$ext" "$input.d2.$ext" && ok "$input: 1 and 2 threads decode the same pixels" ||
+        fail "$input: 1 and 2 threads decode different pixels"
+done
+$PY - <<'PY' || fail "making the damaged files"
+d = open("camera.t2.jpg", "rb").read()
+open("cut.jpg", "wb").write(d[: len(d) * 2 // 3])
+b = bytearray(d)
+for i in range(len(d) // 2, len(d) // 2 + 40):
+    b[i] = (b[i] * 7 + 3) & 0xFF
+open("garbage.jpg", "wb").write(bytes(b))
+PY
+for bad in cut garbage; do
+    for t in 1 2; do
+        run -k identity --threads "$t" --overwrite "$bad.jpg" "$bad.d$t.ppm"
+        echo "$RC" >"$bad.rc$t"
+        cp "$ERR" "$bad.err$t"
+        run -k identity --threads "$t" --overwrite --accept-damaged "$bad.jpg" "$bad.a$t.ppm"
+        echo "$RC" >"$bad.arc$t"
+    done
+    [ "$(cat "$bad.rc1")" -ne 0 ] && cmp -s "$bad.rc1" "$bad.rc2" && cmp -s "$bad.err1" "$bad.err2" &&
+        ok "$bad: the same failure on 1 and 2 threads ($(head -c 80 "$bad.err1"))" ||
+        fail "$bad: 1 thread: exit $(cat "$bad.rc1") $(cat "$bad.err1"); 2 threads: exit $(cat "$bad.rc2") $(cat "$bad.err2")"
+    cmp -s "$bad.arc1" "$bad.arc2" && { [ "$(cat "$bad.arc1")" -ne 0 ] || cmp -s "$bad.a1.ppm" "$bad.a2.ppm"; } &&
+        ok "$bad: --accept-damaged: the same on 1 and 2 threads" ||
+        fail "$bad: --accept-damaged differs between 1 and 2 threads"
 done
 finish

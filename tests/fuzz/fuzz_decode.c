@@ -20,6 +20,10 @@
  * corrupt the decoder refuses too, with the same status and one-line message
  * (a file whose colour conversion fails is the one it may pass and the
  * decoder refuse: the check converts no colours).
+ *
+ * Such input is also decoded on three threads with parts as small as one
+ * MCU row (ic_jpeg_read with lim.threads, src/io/jpeg_restart.c), which
+ * must give exactly the one-thread decode's status, message and pixels.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -29,6 +33,39 @@
 #include "io/io_internal.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* The JPEG decoder in parts against ic_image_decode's verdict st and
+ * image *one (decoded on one thread). */
+static void jpeg_in_parts(const uint8_t *data, size_t size, const ic_load_options *lo, ic_status st,
+                          const ic_image *one)
+{
+    FILE *f = fmemopen((void *)(uintptr_t)data, size, "rb");
+    if (!f)
+        return;
+    int parts = 0;
+    const ic_io_limits lim = {.max_pixels = lo->max_pixels,
+                              .max_memory = lo->max_memory,
+                              .threads = 3,
+                              .bytes = data,
+                              .nbytes = size,
+                              .jpeg_min_pixels = 1,
+                              .jpeg_parts = &parts};
+    char err[IC_IO_ERRLEN] = "";
+    ic_image img;
+    const ic_status ps = ic_jpeg_read(f, &img, &lim, NULL, err, sizeof err);
+    fclose(f);
+    if (ps != st || (st != IC_OK && strcmp(err, ic_last_error()) != 0))
+        abort(); /* another verdict than the one-thread decode's */
+    if (st == IC_OK) {
+        if (img.width != one->width || img.height != one->height || img.channels != one->channels)
+            abort();
+        for (int y = 0; y < img.height; y++)
+            if (memcmp(img.data + (size_t)y * img.pitch, one->data + (size_t)y * one->pitch,
+                       (size_t)img.width * (size_t)img.channels) != 0)
+                abort(); /* other pixels */
+        ic_image_free(&img);
+    }
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -46,7 +83,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     (void)ic_metadata_orientation(&meta);
     ic_metadata_free(&meta);
     if (size >= 3 && data[0] == 0xFF && data[1] == 0xD8 && data[2] == 0xFF) {
-        const ic_io_limits lim = {lo.max_pixels, lo.max_memory, 0, NULL, 0, NULL};
+        const ic_io_limits lim = {.max_pixels = lo.max_pixels, .max_memory = lo.max_memory};
         char err[IC_IO_ERRLEN] = "";
         const ic_status ks = ic_jpeg_check(data, size, &lim, err, sizeof err);
         if (st == IC_OK && ks != IC_OK)
@@ -57,6 +94,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             !strstr(ic_last_error(), "color conversion"))
             abort(); /* the decoder's verdict on a corrupt file, or another */
     }
+    if (size >= 3 && data[0] == 0xFF && data[1] == 0xD8 && data[2] == 0xFF)
+        jpeg_in_parts(data, size, &lo, st, &img);
     if (st != IC_OK) {
         /* Failures leave a zeroed image and a one-line message. */
         if (img.data || img.width || ic_last_error()[0] == '\0' || strchr(ic_last_error(), '\n'))

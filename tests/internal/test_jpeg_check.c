@@ -53,7 +53,8 @@ static int g_fail;
  * (60 in the full run, 30 under IC_TEST_QUICK). */
 #define GPU_TEST_SEED 0x6a70656721ull
 
-static const ic_io_limits kLim = {IC_DEFAULT_MAX_PIXELS, (uint64_t)1 << 32, 0, NULL, 0, NULL};
+static const ic_io_limits kLim = {.max_pixels = IC_DEFAULT_MAX_PIXELS,
+                                  .max_memory = (uint64_t)1 << 32};
 
 /* The CPU decoder's verdict on n bytes; *msg its message ("" on success). */
 static ic_status cpu_verdict(const unsigned char *data, size_t n, char *msg, size_t len)
@@ -188,7 +189,7 @@ static void limits(void)
         const ic_status cs = ic_image_decode(&img, jpg, n, &lo);
         char msg[IC_IO_ERRLEN], err[IC_IO_ERRLEN] = "";
         snprintf(msg, sizeof msg, "%s", ic_last_error());
-        const ic_io_limits lim = {1000, (uint64_t)1 << 32, 0, NULL, 0, NULL};
+        const ic_io_limits lim = {.max_pixels = 1000, .max_memory = (uint64_t)1 << 32};
         const ic_status ks = ic_jpeg_check(jpg, n, &lim, err, sizeof err);
         CHECK(cs == IC_ERR_TOO_LARGE && ks == cs && strcmp(err, msg) == 0,
               "over max_pixels: check %s \"%s\", CPU %s \"%s\"", ic_status_str(ks), err,

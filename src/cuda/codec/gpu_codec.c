@@ -388,7 +388,8 @@ ic_status ic_gpu_codec_decode(ic_gpu_codec *c, int n, const ic_bytes *in, const 
      * threads while nvJPEG decodes them: one it refuses (data that ends
      * inside a Huffman code, which nvJPEG decodes without a word) takes the
      * CPU decoder below, whose verdict it is (docs/gpu-jpeg.md#entropy-check). */
-    const ic_io_limits lim = {max_pixels, max_memory, 0, NULL, o.accept_damaged, NULL};
+    const ic_io_limits lim = {
+        .max_pixels = max_pixels, .max_memory = max_memory, .accept_damaged = o.accept_damaged};
     ic_jpeg_checks *chk = ic_jpeg_checks_start(n, c->data, c->len, c->route, &lim);
     if (any) {
         char err[256] = "";
