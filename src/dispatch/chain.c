@@ -1,0 +1,555 @@
+/*
+ * chain.c - what one linear pass on a backend cannot give: the gradient
+ * magnitude of a kernel and its transpose (ic_kernel.magnitude), |sum|
+ * (ic_params.abs) and chains of kernels (ic_convolve_chain).
+ *
+ * Consecutive linear steps are fused where composing them is exact; a chain
+ * that fuses to one linear kernel runs as ic_convolve on the context's
+ * backend, and |sum| of one linear kernel runs there too, as the larger of the
+ * rounded K and -K results (rounding and clamping are monotonic and odd, so
+ * that is exact). Everything else runs here on the host in float32 planes,
+ * every tap summed in the seq backend's order (docs/definitions.md#chains).
+ */
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/border.h"
+#include "core/error.h"
+#include "dispatch/dispatch.h"
+
+/* One step of a chain after fusion: correlation weights (divisor folded in,
+ * flipped unless correlating) and what follows the weighted sum. */
+typedef struct step {
+    float *w;
+    int kw, kh;
+    int magnitude;  /* sqrt(sum^2 + (sum with transposed weights)^2) */
+    int abs;        /* |sum| */
+    int first, end; /* the input kernels [first, end) it stands for */
+    double sum;     /* of the weights */
+} step;
+
+static double clock_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static int kernel_ok(const ic_kernel *k)
+{
+    return k->coef && k->width >= 1 && k->height >= 1 && (k->width & 1) && (k->height & 1) &&
+           k->width <= IC_MAX_KERNEL && k->height <= IC_MAX_KERNEL && isfinite(k->divisor) &&
+           k->divisor != 0.0 && (!k->magnitude || k->width == k->height);
+}
+
+static void steps_free(step *s, int n)
+{
+    for (int i = 0; s && i < n; i++)
+        free(s[i].w);
+    free(s);
+}
+
+/* The exactness rule of fusion (docs/definitions.md#chains): two linear steps
+ * a then b compose into one kernel when the wrap border makes both periodic,
+ * when b is 1x1 (a pointwise scale), or when a is 1x1 and the border outside
+ * is not a nonzero constant (scaling commutes with every other border). */
+static int fusable(const step *a, const step *b, const ic_params *p)
+{
+    if (a->magnitude || a->abs || b->magnitude || b->abs)
+        return 0;
+    if (a->kw + b->kw - 1 > IC_MAX_KERNEL || a->kh + b->kh - 1 > IC_MAX_KERNEL)
+        return 0;
+    const int a1 = a->kw == 1 && a->kh == 1, b1 = b->kw == 1 && b->kh == 1;
+    return p->border == IC_BORDER_WRAP || b1 ||
+           (a1 && (p->border != IC_BORDER_CONSTANT || p->border_value == 0.0f));
+}
+
+/* a then b as one correlation: c(u) = sum_i a(i) b(u - i), in float64. */
+static ic_status fuse(step *a, const step *b)
+{
+    const int cw = a->kw + b->kw - 1, ch = a->kh + b->kh - 1;
+    double *acc = calloc((size_t)cw * (size_t)ch, sizeof *acc);
+    float *c = malloc((size_t)cw * (size_t)ch * sizeof *c);
+    if (!acc || !c) {
+        free(acc);
+        free(c);
+        return IC_ERR_NOMEM;
+    }
+    for (int j = 0; j < a->kh; j++)
+        for (int i = 0; i < a->kw; i++) {
+            const double av = a->w[(size_t)j * a->kw + i];
+            for (int v = 0; v < b->kh; v++)
+                for (int u = 0; u < b->kw; u++)
+                    acc[(size_t)(j + v) * cw + (i + u)] += av * b->w[(size_t)v * b->kw + u];
+        }
+    for (size_t t = 0; t < (size_t)cw * ch; t++)
+        c[t] = (float)acc[t];
+    free(acc);
+    free(a->w);
+    a->w = c;
+    a->kw = cw;
+    a->kh = ch;
+    a->sum *= b->sum;
+    a->end = b->end;
+    return IC_OK;
+}
+
+/* The steps of kernels[0..n) under p, fused where exact. */
+static ic_status steps_build(const ic_kernel *ks, int n, const ic_params *p, step **out, int *nout)
+{
+    *out = NULL;
+    *nout = 0;
+    if (n < 1 || !ks)
+        return ic_fail(IC_ERR_INVALID_ARG, "empty chain: no kernel given");
+    for (int i = 0; i < n; i++)
+        if (!kernel_ok(&ks[i]))
+            return ic_fail(IC_ERR_INVALID_ARG,
+                           "chain step %d: invalid kernel (odd sizes 1..%d, a nonzero divisor, "
+                           "square when a magnitude)",
+                           i + 1, IC_MAX_KERNEL);
+    step *s = calloc((size_t)n, sizeof *s);
+    if (!s)
+        return ic_fail(IC_ERR_NOMEM, "out of memory");
+    int m = 0;
+    for (int i = 0; i < n; i++) {
+        const ic_kernel *k = &ks[i];
+        step t = {.kw = k->width,
+                  .kh = k->height,
+                  .magnitude = k->magnitude != 0,
+                  .abs = p->abs != 0,
+                  .first = i,
+                  .end = i + 1};
+        t.w = malloc((size_t)k->width * (size_t)k->height * sizeof *t.w);
+        if (!t.w) {
+            steps_free(s, m);
+            return ic_fail(IC_ERR_NOMEM, "out of memory");
+        }
+        for (int j = 0; j < k->height; j++)
+            for (int c = 0; c < k->width; c++) {
+                const double v = (double)k->coef[(size_t)j * k->width + c] / k->divisor;
+                const int di = p->correlate ? c : k->width - 1 - c;
+                const int dj = p->correlate ? j : k->height - 1 - j;
+                t.w[(size_t)dj * k->width + di] = (float)v;
+                t.sum += v;
+            }
+        if (m > 0 && fusable(&s[m - 1], &t, p)) {
+            const ic_status st = fuse(&s[m - 1], &t);
+            free(t.w);
+            if (st != IC_OK) {
+                steps_free(s, m);
+                return ic_fail(st, "out of memory");
+            }
+        } else {
+            s[m++] = t;
+        }
+    }
+    *out = s;
+    *nout = m;
+    return IC_OK;
+}
+
+/* One step as a kernel in correlation orientation (run with correlate = 1). */
+static ic_kernel step_kernel(const step *s, const ic_kernel *ks)
+{
+    ic_kernel k;
+    memset(&k, 0, sizeof k);
+    k.width = s->kw;
+    k.height = s->kh;
+    k.coef = s->w;
+    k.divisor = 1.0;
+    k.magnitude = s->magnitude;
+    if (s->end - s->first == 1)
+        snprintf(k.name, sizeof k.name, "%s", ks[s->first].name);
+    else
+        snprintf(k.name, sizeof k.name, "%d fused kernels", s->end - s->first);
+    return k;
+}
+
+/* ---- the host float32 engine ---------------------------------------------- */
+
+typedef struct plane_job {
+    const float *pad; /* the input plane padded by (kw/2, kh/2) */
+    int pw;           /* padded width */
+    float *out;       /* width x height */
+    int width, y0, y1;
+    const step *s;
+    const float *wt; /* transposed weights (magnitude) */
+} plane_job;
+
+static void *plane_rows(void *arg)
+{
+    const plane_job *j = arg;
+    const step *s = j->s;
+    for (int y = j->y0; y < j->y1; y++)
+        for (int x = 0; x < j->width; x++) {
+            float gx = 0.0f, gy = 0.0f;
+            for (int ky = 0; ky < s->kh; ky++)
+                for (int kx = 0; kx < s->kw; kx++) {
+                    const float v = j->pad[(size_t)(y + ky) * j->pw + (x + kx)];
+                    gx += v * s->w[(size_t)ky * s->kw + kx];
+                    if (j->wt)
+                        gy += v * j->wt[(size_t)ky * s->kw + kx];
+                }
+            float r = gx;
+            if (s->magnitude)
+                r = sqrtf(gx * gx + gy * gy);
+            else if (s->abs)
+                r = fabsf(gx);
+            j->out[(size_t)y * j->width + x] = r;
+        }
+    return NULL;
+}
+
+typedef struct engine {
+    int width, height, threads;
+    ic_border border;
+    float *pad; /* scratch: the padded plane of the largest step */
+    plane_job jobs[64];
+    pthread_t tid[64];
+} engine;
+
+/* One step on one plane: pad (border mapped, `outside` under a constant
+ * border), then the rows in bands across the threads. */
+static void step_plane(engine *e, const step *s, const float *wt, const float *in, float *out,
+                       float outside)
+{
+    const int rx = s->kw / 2, ry = s->kh / 2, W = e->width, H = e->height;
+    const int pw = W + 2 * rx, ph = H + 2 * ry;
+    for (int y = 0; y < ph; y++) {
+        const int sy = ic_border_map(y - ry, H, (int)e->border);
+        for (int x = 0; x < pw; x++) {
+            const int sx = ic_border_map(x - rx, W, (int)e->border);
+            e->pad[(size_t)y * pw + x] = (sx < 0 || sy < 0) ? outside : in[(size_t)sy * W + sx];
+        }
+    }
+    int nt = e->threads < H ? e->threads : H;
+    for (int t = 0; t < nt; t++) {
+        plane_job *j = &e->jobs[t];
+        *j = (plane_job){e->pad, pw, out, W, (int)((long)H * t / nt), (int)((long)H * (t + 1) / nt),
+                         s,      wt};
+    }
+    int started = 0;
+    for (int t = 1; t < nt; t++) {
+        if (pthread_create(&e->tid[t], NULL, plane_rows, &e->jobs[t]) != 0)
+            break;
+        started = t;
+    }
+    for (int t = started + 1; t < nt; t++) /* threads that could not start: here */
+        plane_rows(&e->jobs[t]);
+    plane_rows(&e->jobs[0]);
+    for (int t = 1; t <= started; t++)
+        pthread_join(e->tid[t], NULL);
+}
+
+/* The alpha mode of a chain: AUTO premultiplies when the product of the
+ * steps' weight sums is 1, as ic_convolve decides for one kernel. */
+static ic_alpha chain_alpha(const ic_image *src, const ic_params *p, const step *s, int n)
+{
+    if (src->channels != 2 && src->channels != 4)
+        return IC_ALPHA_INDEPENDENT;
+    if (p->alpha != IC_ALPHA_AUTO)
+        return p->alpha;
+    double prod = 1.0;
+    for (int i = 0; i < n; i++)
+        prod *= s[i].sum;
+    return fabs(prod - 1.0) < 1e-6 ? IC_ALPHA_PREMULTIPLY : IC_ALPHA_KEEP;
+}
+
+static int engine_threads(const ic_context *ctx)
+{
+    int t = ic__context_options(ctx)->threads;
+    if (t <= 0) {
+        const long n = sysconf(_SC_NPROCESSORS_ONLN);
+        t = n > 0 ? (int)n : 1;
+    }
+    return t < 64 ? t : 64;
+}
+
+/* The chain on the host: src -> float planes (premultiplied when asked) ->
+ * every step -> rounded into dst (any layout). */
+static ic_status host_run(ic_context *ctx, const ic_image *src, ic_image *dst, const step *s, int n,
+                          const ic_params *p)
+{
+    const int W = src->width, H = src->height, C = src->channels;
+    const ic_alpha alpha = chain_alpha(src, p, s, n);
+    const int has_alpha = C == 2 || C == 4, ac = C - 1;
+    const int filtered = alpha == IC_ALPHA_KEEP ? C - 1 : C;
+    const int premul = alpha == IC_ALPHA_PREMULTIPLY;
+    const float max = (float)ic_sample_max(src->type);
+    int maxk = 1;
+    for (int i = 0; i < n; i++) {
+        const int a = (W + s[i].kw - 1) * (H + s[i].kh - 1);
+        maxk = a > maxk ? a : maxk;
+    }
+    const uint64_t plane = (uint64_t)W * (uint64_t)H * sizeof(float);
+    const uint64_t need = ic_image_size_bytes(src) + ic_image_size_bytes(dst) +
+                          2u * plane * (uint64_t)C + (uint64_t)maxk * sizeof(float);
+    const uint64_t limit = ic__context_options(ctx)->max_memory;
+    if (need > limit)
+        return ic_fail(IC_ERR_TOO_LARGE,
+                       "filtering %dx%d with %d channels in float32 needs %.1f MiB, over the "
+                       "memory limit %.1f MiB (raise it with --max-memory)",
+                       W, H, C, need / 1048576.0, limit / 1048576.0);
+    float *cur = malloc((size_t)plane * (size_t)C), *nxt = malloc((size_t)plane * (size_t)C);
+    engine e = {.width = W, .height = H, .threads = engine_threads(ctx), .border = p->border};
+    e.pad = malloc((size_t)maxk * sizeof(float));
+    float *wt = NULL;
+    ic_status st = IC_OK;
+    if (!cur || !nxt || !e.pad) {
+        st = ic_fail(IC_ERR_NOMEM, "out of memory for the float32 planes");
+        goto done;
+    }
+    const size_t np = (size_t)W * (size_t)H;
+    float outside[4];
+    for (int c = 0; c < C; c++) {
+        const float v = p->border_value;
+        outside[c] = premul ? (c == ac ? v / max : v * (v / max)) : v;
+        for (int y = 0; y < H; y++)
+            for (int x = 0; x < W; x++) {
+                float v2 = (float)ic_image_get(src, x, y, c);
+                if (premul)
+                    v2 = c == ac ? v2 / max : v2 * ((float)ic_image_get(src, x, y, ac) / max);
+                cur[(size_t)c * np + (size_t)y * W + x] = v2;
+            }
+    }
+    for (int i = 0; i < n; i++) {
+        free(wt);
+        wt = NULL;
+        if (s[i].magnitude) {
+            wt = malloc((size_t)s[i].kw * (size_t)s[i].kh * sizeof *wt);
+            if (!wt) {
+                st = ic_fail(IC_ERR_NOMEM, "out of memory");
+                goto done;
+            }
+            for (int j = 0; j < s[i].kh; j++)
+                for (int c = 0; c < s[i].kw; c++)
+                    wt[(size_t)c * s[i].kw + j] = s[i].w[(size_t)j * s[i].kw + c];
+        }
+        for (int c = 0; c < filtered; c++)
+            step_plane(&e, &s[i], wt, cur + (size_t)c * np, nxt + (size_t)c * np, outside[c]);
+        float *t = cur;
+        cur = nxt;
+        nxt = t;
+    }
+    for (int c = 0; c < C; c++)
+        for (int y = 0; y < H; y++)
+            for (int x = 0; x < W; x++) {
+                unsigned v;
+                if (has_alpha && c == ac && alpha == IC_ALPHA_KEEP) {
+                    v = ic_image_get(src, x, y, c);
+                } else {
+                    float f = cur[(size_t)c * np + (size_t)y * W + x];
+                    if (premul) {
+                        const float a = cur[(size_t)ac * np + (size_t)y * W + x];
+                        f = c == ac ? max * a : (a > 0.0f ? f / a : 0.0f);
+                    }
+                    f += p->bias;
+                    v = src->type == IC_U16 ? ic_round_u16(f) : ic_round_u8(f);
+                }
+                ic_image_set(dst, x, y, c, v);
+            }
+done:
+    free(wt);
+    free(cur);
+    free(nxt);
+    free(e.pad);
+    return st;
+}
+
+/* ---- entry points ----------------------------------------------------------- */
+
+/* |K * src| as the larger of the backend's rounded K and -K results. */
+static ic_status abs_on_backend(ic_context *ctx, const ic_image *src, ic_image *dst,
+                                const ic_kernel *k, const ic_params *p)
+{
+    ic_params q = *p;
+    q.abs = 0;
+    const size_t n = (size_t)k->width * (size_t)k->height;
+    ic_kernel neg = *k;
+    neg.coef = malloc(n * sizeof *neg.coef);
+    ic_image tmp;
+    memset(&tmp, 0, sizeof tmp);
+    if (!neg.coef)
+        return ic_fail(IC_ERR_NOMEM, "out of memory");
+    for (size_t t = 0; t < n; t++)
+        neg.coef[t] = -k->coef[t];
+    ic_status st =
+        ic_image_create_type(&tmp, src->width, src->height, src->channels, dst->layout, dst->type);
+    if (st != IC_OK) {
+        free(neg.coef);
+        return ic_fail(st, "out of memory for |sum|'s second pass");
+    }
+    st = ic_convolve(ctx, src, dst, k, &q);
+    ic_timing t1 = ic_context_timing(ctx);
+    if (st == IC_OK)
+        st = ic_convolve(ctx, src, &tmp, &neg, &q);
+    free(neg.coef);
+    if (st == IC_OK) {
+        for (int c = 0; c < src->channels; c++)
+            for (int y = 0; y < src->height; y++)
+                for (int x = 0; x < src->width; x++) {
+                    const unsigned a = ic_image_get(dst, x, y, c), b = ic_image_get(&tmp, x, y, c);
+                    if (b > a)
+                        ic_image_set(dst, x, y, c, b);
+                }
+        const ic_timing t2 = ic_context_timing(ctx);
+        t1.upload_ms += t2.upload_ms;
+        t1.kernel_ms += t2.kernel_ms;
+        t1.download_ms += t2.download_ms;
+        t1.total_ms += t2.total_ms;
+        ic__context_set_timing(ctx, &t1);
+    }
+    ic_image_free(&tmp);
+    return st;
+}
+
+/* Premultiplied alpha reverses the sign of both sums under -K, so |sum| with
+ * it runs on the host. */
+static int abs_fits_backend(const ic_image *src, const ic_kernel *k, const ic_params *p)
+{
+    if (k->magnitude)
+        return 0;
+    if (src->channels != 2 && src->channels != 4)
+        return 1;
+    if (p->alpha == IC_ALPHA_AUTO)
+        return !(fabs(ic_kernel_sum(k) - 1.0) < 1e-6);
+    return p->alpha != IC_ALPHA_PREMULTIPLY;
+}
+
+static ic_status run_host(ic_context *ctx, const ic_image *src, ic_image *dst, const step *s, int n,
+                          const ic_params *p)
+{
+    if (src->memory != IC_MEM_HOST || dst->memory != IC_MEM_HOST)
+        return ic_fail(IC_ERR_UNSUPPORTED,
+                       "gradient magnitudes, |sum| and chains that do not fuse to one kernel run "
+                       "on the host: give host images");
+    const double t0 = clock_ms();
+    const ic_status st = host_run(ctx, src, dst, s, n, p);
+    if (st == IC_OK) {
+        const double ms = clock_ms() - t0;
+        const ic_timing t = {0, ms, 0, ms};
+        ic__context_set_timing(ctx, &t);
+    }
+    return st;
+}
+
+ic_status ic__convolve_special(ic_context *ctx, const ic_image *src, ic_image *dst,
+                               const ic_kernel *k, const ic_params *p)
+{
+    if (!k->magnitude && src->memory == IC_MEM_HOST && dst->memory == IC_MEM_HOST &&
+        abs_fits_backend(src, k, p))
+        return abs_on_backend(ctx, src, dst, k, p);
+    step *s;
+    int n;
+    ic_status st = steps_build(k, 1, p, &s, &n);
+    if (st != IC_OK)
+        return st;
+    st = run_host(ctx, src, dst, s, n, p);
+    steps_free(s, n);
+    return st;
+}
+
+ic_status ic_convolve_chain(ic_context *ctx, const ic_image *src, ic_image *dst,
+                            const ic_kernel *kernels, int n, const ic_params *p)
+{
+    if (!ctx)
+        return ic_fail(IC_ERR_INVALID_ARG, "no context (NULL)");
+    ic_params def;
+    if (!p) {
+        ic_params_default(&def);
+        p = &def;
+    }
+    step *s;
+    int m;
+    ic_status st = steps_build(kernels, n, p, &s, &m);
+    if (st != IC_OK)
+        return st;
+    if (m == 1) { /* one kernel after fusion: ic_convolve, on the backend where it can */
+        ic_kernel k = step_kernel(&s[0], kernels);
+        ic_params q = *p;
+        q.correlate = 1; /* the step's weights are already flipped */
+        st = ic_convolve(ctx, src, dst, &k, &q);
+    } else {
+        /* the checks ic_convolve makes, with the first kernel for the shapes */
+        st = ic__convolve_check(ctx, src, dst, &kernels[0], p);
+        if (st == IC_OK)
+            st = run_host(ctx, src, dst, s, m, p);
+    }
+    steps_free(s, m);
+    return st;
+}
+
+/* "sobel (3x3)" or "3 fused kernels: a, b, c (7x7)" */
+static void step_text(const step *s, const ic_kernel *ks, char *buf, size_t len)
+{
+    size_t at = 0;
+    if (s->end - s->first > 1)
+        at += (size_t)snprintf(buf, len, "%d kernels fused into one: ", s->end - s->first);
+    for (int i = s->first; i < s->end && at < len; i++)
+        at +=
+            (size_t)snprintf(buf + at, len - at, "%s%s", i > s->first ? " then " : "", ks[i].name);
+    if (at < len)
+        snprintf(buf + at, len - at, " (%dx%d)%s%s", s->kw, s->kh,
+                 s->magnitude ? ", gradient magnitude sqrt(gx^2 + gy^2) with the transpose" : "",
+                 s->abs && !s->magnitude ? ", |sum|" : "");
+}
+
+ic_status ic_chain_explain(ic_context *ctx, const ic_image *src, const ic_kernel *kernels, int n,
+                           const ic_params *p, char *buf, size_t buflen)
+{
+    if (!ctx || !buf || buflen == 0 || !src)
+        return ic_fail(IC_ERR_INVALID_ARG, "no context, buffer or image");
+    ic_params def;
+    if (!p) {
+        ic_params_default(&def);
+        p = &def;
+    }
+    step *s;
+    int m;
+    ic_status st = steps_build(kernels, n, p, &s, &m);
+    if (st != IC_OK)
+        return st;
+    size_t at = 0;
+#define PUT(...)                                                                                   \
+    do {                                                                                           \
+        if (at < buflen)                                                                           \
+            at += (size_t)snprintf(buf + at, buflen - at, __VA_ARGS__);                            \
+    } while (0)
+    buf[0] = '\0';
+    if (n > 1)
+        PUT("chain of %d kernels, %d step%s after fusion (fused only where exact: wrap border, "
+            "or a 1x1 step):\n",
+            n, m, m == 1 ? "" : "s");
+    for (int i = 0; i < m; i++) {
+        char t[256];
+        step_text(&s[i], kernels, t, sizeof t);
+        PUT("%s%d: %s\n", n > 1 ? "  step " : "step ", i + 1, t);
+        if (i + 1 < m && !s[i].magnitude && !s[i].abs && !s[i + 1].magnitude && !s[i + 1].abs)
+            PUT("    not fused with step %d: composing changes what the %s border means\n", i + 2,
+                ic_border_name(p->border));
+    }
+    const int linear1 = m == 1 && !s[0].magnitude && !s[0].abs;
+    if (linear1) {
+        ic_kernel k = step_kernel(&s[0], kernels);
+        ic_params q = *p;
+        q.correlate = 1;
+        PUT("runs as one kernel on backend %s:\n", ic_context_backend(ctx));
+        if (at < buflen)
+            st = ic_plan_explain(ctx, src, &k, &q, buf + at, buflen - at);
+    } else if (m == 1 && !s[0].magnitude && abs_fits_backend(src, &kernels[0], p)) {
+        PUT("runs on backend %s as two passes, K and -K, keeping the larger rounded sample\n",
+            ic_context_backend(ctx));
+    } else {
+        PUT("runs on the host CPU in float32 planes (%d threads), intermediate images neither "
+            "rounded nor clamped; backend %s is not used\n",
+            engine_threads(ctx), ic_context_backend(ctx));
+    }
+#undef PUT
+    steps_free(s, m);
+    return st;
+}
