@@ -563,11 +563,12 @@ ic_status ic_convolve_batch(ic_context *ctx, int n, const ic_image *src, ic_imag
  * applies to every step: its border and border value to each step's input,
  * correlate and abs to each step, the bias once, before the final rounding.
  * Consecutive linear steps are fused into one kernel where that is exact
- * (wrap border, or a 1x1 step) and the fused kernel fits IC_MAX_KERNEL; a
+ * (wrap border; mirror or reflect after a kernel symmetric in x and y; a 1x1
+ * step) and the fused kernel fits IC_MAX_KERNEL; a
  * chain that fuses to one linear kernel runs as ic_convolve with it, on the
  * context's backend; any other chain runs on the host CPU in float32
- * (ic_chain_explain says which). Alpha: AUTO premultiplies when every step is
- * linear and the product of their weight sums is 1, else keeps alpha.
+ * (ic_chain_explain says which). Alpha: AUTO premultiplies when the product
+ * of the steps' weight sums is 1, else keeps alpha.
  * Host images only (IC_ERR_UNSUPPORTED for device images unless the chain
  * fuses to one kernel). n == 1 is ic_convolve. Errors: IC_ERR_INVALID_ARG for
  * n < 1, a NULL array or an invalid kernel (ic_last_error() names the step),

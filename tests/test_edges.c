@@ -17,8 +17,9 @@
  *     between them, so a fusion that changed border semantics fails here.
  *     Premultiplied colour over an alpha sum float32 cannot tell from 0 is
  *     not compared (its quotient is noise on every backend).
- *  3. Fusion is what ic_chain_explain says: fused under wrap and for a 1x1
- *     step, not fused under mirror.
+ *  3. Fusion is what ic_chain_explain says: fused under wrap, for a 1x1
+ *     step and for a symmetric first kernel under mirror; not fused under
+ *     replicate, nor for an asymmetric first kernel under mirror.
  *  4. An empty chain, a NULL list and a bad element fail with
  *     IC_ERR_INVALID_ARG and one line naming the problem.
  */
@@ -257,6 +258,11 @@ static void random_case(ic_context *ctx, const char *backend, ict_rng *r, int ki
         p.abs = kind == 1 || ict_below(r, 3) == 0;
         p.bias = kind == 1 ? (float)ict_range(r, -20, 20) : 0.0f;
         for (int i = 0; i < n; i++) {
+            static const char *const sym[] = {"box:3x5", "gaussian:5", "1 2 1; 2 -4 2; 1 2 1"};
+            if (ict_below(r, 3) == 0) { /* symmetric: fused under mirror and reflect */
+                ic_kernel_parse(&ks[i], sym[ict_below(r, 3)]);
+                continue;
+            }
             const int s = ict_below(r, 4) == 0 ? 1 : 2 * ict_range(r, 0, 2) + 1;
             ict_kernel_random(&ks[i], r, s, ict_below(r, 2) ? s : 2 * ict_range(r, 0, 2) + 1,
                               (int)ict_below(r, 3) == 0 ? ICT_K_BLUR : ICT_K_INT);
@@ -309,8 +315,18 @@ static void fusion_explained(ic_context *ctx)
           "wrap: box:3 then gaussian:5 fuse into one 7x7 kernel:\n%s", buf);
     p.border = IC_BORDER_MIRROR;
     CHECK(ic_chain_explain(ctx, &src, ks, 2, &p, buf, sizeof buf) == IC_OK &&
+              strstr(buf, "1 step after fusion"),
+          "mirror: a symmetric first kernel fuses:\n%s", buf);
+    p.border = IC_BORDER_REPLICATE;
+    CHECK(ic_chain_explain(ctx, &src, ks, 2, &p, buf, sizeof buf) == IC_OK &&
               strstr(buf, "2 steps after fusion") && strstr(buf, "not fused"),
-          "mirror: not fused:\n%s", buf);
+          "replicate: not fused:\n%s", buf);
+    p.border = IC_BORDER_MIRROR;
+    ic_kernel_free(&ks[0]);
+    ic_kernel_parse(&ks[0], "0 1 2");
+    CHECK(ic_chain_explain(ctx, &src, ks, 2, &p, buf, sizeof buf) == IC_OK &&
+              strstr(buf, "2 steps after fusion") && strstr(buf, "not fused"),
+          "mirror: an asymmetric first kernel does not fuse:\n%s", buf);
     ic_kernel_free(&ks[1]);
     ic_kernel_parse(&ks[1], "2");
     CHECK(ic_chain_explain(ctx, &src, ks, 2, &p, buf, sizeof buf) == IC_OK &&

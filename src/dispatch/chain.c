@@ -54,10 +54,26 @@ static void steps_free(step *s, int n)
     free(s);
 }
 
+/* 1 when w(i, j) = w(-i, j) = w(i, -j) exactly. */
+static int symmetric(const step *a)
+{
+    for (int j = 0; j < a->kh; j++)
+        for (int i = 0; i < a->kw; i++) {
+            const float v = a->w[(size_t)j * a->kw + i];
+            if (v != a->w[(size_t)j * a->kw + (a->kw - 1 - i)] ||
+                v != a->w[(size_t)(a->kh - 1 - j) * a->kw + i])
+                return 0;
+        }
+    return 1;
+}
+
 /* The exactness rule of fusion (docs/definitions.md#chains): two linear steps
- * a then b compose into one kernel when the wrap border makes both periodic,
- * when b is 1x1 (a pointwise scale), or when a is 1x1 and the border outside
- * is not a nonzero constant (scaling commutes with every other border). */
+ * a then b compose into one kernel when the wrap border makes both periodic;
+ * under mirror and reflect when a is symmetric in x and y (the even extension
+ * these borders make stays even through a symmetric kernel, so a's output
+ * extended by the border is a applied to the extended input); when b is 1x1
+ * (a pointwise scale); or when a is 1x1 and the border outside is not a
+ * nonzero constant (scaling commutes with every other border). */
 static int fusable(const step *a, const step *b, const ic_params *p)
 {
     if (a->magnitude || a->abs || b->magnitude || b->abs)
@@ -65,7 +81,8 @@ static int fusable(const step *a, const step *b, const ic_params *p)
     if (a->kw + b->kw - 1 > IC_MAX_KERNEL || a->kh + b->kh - 1 > IC_MAX_KERNEL)
         return 0;
     const int a1 = a->kw == 1 && a->kh == 1, b1 = b->kw == 1 && b->kh == 1;
-    return p->border == IC_BORDER_WRAP || b1 ||
+    const int even = p->border == IC_BORDER_MIRROR || p->border == IC_BORDER_REFLECT;
+    return p->border == IC_BORDER_WRAP || b1 || (even && symmetric(a)) ||
            (a1 && (p->border != IC_BORDER_CONSTANT || p->border_value == 0.0f));
 }
 
@@ -523,7 +540,7 @@ ic_status ic_chain_explain(ic_context *ctx, const ic_image *src, const ic_kernel
     buf[0] = '\0';
     if (n > 1)
         PUT("chain of %d kernels, %d step%s after fusion (fused only where exact: wrap border, "
-            "or a 1x1 step):\n",
+            "a symmetric first kernel under mirror or reflect, or a 1x1 step):\n",
             n, m, m == 1 ? "" : "s");
     for (int i = 0; i < m; i++) {
         char t[256];
