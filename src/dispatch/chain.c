@@ -214,7 +214,7 @@ static void *plane_rows(void *arg)
                 }
             float r = gx;
             if (s->magnitude)
-                r = sqrtf(gx * gx + gy * gy);
+                r = (float)sqrt((double)gx * gx + (double)gy * gy); /* squares past 2^24 */
             else if (s->abs)
                 r = fabsf(gx);
             j->out[(size_t)y * j->width + x] = r;
