@@ -603,7 +603,8 @@ uint64_t ic_convolve_bytes(const ic_context *ctx, const ic_image *src, const ic_
 /* Multiply-adds of filtering a width x height image of `channels` channels
  * with k: pixels x channels x taps, where taps is rank x (kw + kh) when k
  * separates at a useful rank (ic_kernel_factor) and that is cheaper, else
- * kw x kh. Needs no image, so a caller can bound a job's work from a file's
+ * kw x kh, twice that for an edge strength (k->magnitude). Needs no image,
+ * so a caller can bound a job's work from a file's
  * header before decoding it. Saturates at UINT64_MAX; 0 when an argument is
  * invalid. */
 uint64_t ic_convolve_work(int width, int height, int channels, const ic_kernel *k);
