@@ -251,6 +251,10 @@ typedef struct ic_kernel {
     double divisor;
     double offset;
     char name[64]; /* "gaussian:5", "custom 3x3", ... for messages */
+    /* Nonzero: the filter is the gradient magnitude sqrt(gx^2 + gy^2), gx the
+     * result of these weights and gy that of their transpose, both in float32
+     * (the named sobel, scharr and prewitt set it; docs/definitions.md#edge-strength). */
+    int magnitude;
 } ic_kernel;
 
 #define IC_MAX_KERNEL 255
@@ -370,6 +374,8 @@ typedef struct ic_params {
     int correlate;      /* nonzero: correlation (kernel not flipped) */
     float bias;         /* added after the weighted sum, before rounding (sample units) */
     ic_alpha alpha;
+    int abs; /* nonzero: |weighted sum| before the bias, rounding and clamping
+              * (docs/definitions.md#edge-strength) */
 } ic_params;
 
 /* Sets the defaults: mirror border (OpenCV's BORDER_REFLECT_101, so a blur
@@ -551,6 +557,32 @@ ic_status ic_convolve(ic_context *ctx, const ic_image *src, ic_image *dst, const
 ic_status ic_convolve_batch(ic_context *ctx, int n, const ic_image *src, ic_image *dst,
                             const ic_kernel *k, const ic_params *p);
 
+/* Filters src into dst with n kernels applied in order (a chain): one call,
+ * the intermediate images kept in float32 samples, neither rounded nor
+ * clamped between steps (docs/definitions.md#chains). p (NULL: defaults)
+ * applies to every step: its border and border value to each step's input,
+ * correlate and abs to each step, the bias once, before the final rounding.
+ * Consecutive linear steps are fused into one kernel where that is exact
+ * (wrap border; mirror or reflect after a kernel symmetric in x and y; a 1x1
+ * step) and the fused kernel fits IC_MAX_KERNEL; a
+ * chain that fuses to one linear kernel runs as ic_convolve with it, on the
+ * context's backend; any other chain runs on the host CPU in float32
+ * (ic_chain_explain says which). Alpha: AUTO premultiplies when the product
+ * of the steps' weight sums is 1, else keeps alpha.
+ * Host images only (IC_ERR_UNSUPPORTED for device images unless the chain
+ * fuses to one kernel). n == 1 is ic_convolve. Errors: IC_ERR_INVALID_ARG for
+ * n < 1, a NULL array or an invalid kernel (ic_last_error() names the step),
+ * and those of ic_convolve. */
+ic_status ic_convolve_chain(ic_context *ctx, const ic_image *src, ic_image *dst,
+                            const ic_kernel *kernels, int n, const ic_params *p);
+
+/* Writes into buf what ic_convolve_chain(ctx, src, ..., kernels, n, p) does:
+ * the steps after fusion (which fused and why), where they run, and, for a
+ * chain that fuses to one kernel, the backend's plan (ic_plan_explain).
+ * Errors: IC_ERR_INVALID_ARG as ic_convolve_chain. */
+ic_status ic_chain_explain(ic_context *ctx, const ic_image *src, const ic_kernel *kernels, int n,
+                           const ic_params *p, char *buf, size_t buflen);
+
 /* Writes into buf (one or more lines) how the context's backend would filter
  * src with k and p: the method it picks (direct, separable/low-rank, FFT), the
  * kernel rank, the launch shape and the predicted time where the backend has a
@@ -571,7 +603,8 @@ uint64_t ic_convolve_bytes(const ic_context *ctx, const ic_image *src, const ic_
 /* Multiply-adds of filtering a width x height image of `channels` channels
  * with k: pixels x channels x taps, where taps is rank x (kw + kh) when k
  * separates at a useful rank (ic_kernel_factor) and that is cheaper, else
- * kw x kh. Needs no image, so a caller can bound a job's work from a file's
+ * kw x kh, twice that for an edge strength (k->magnitude). Needs no image,
+ * so a caller can bound a job's work from a file's
  * header before decoding it. Saturates at UINT64_MAX; 0 when an argument is
  * invalid. */
 uint64_t ic_convolve_work(int width, int height, int channels, const ic_kernel *k);

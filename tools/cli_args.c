@@ -75,11 +75,16 @@ void cli_print_help(void)
           "                         gaussian:size=7,sigma=1.5, sobel-x; or a matrix: rows\n"
           "                         split by ';', values by spaces or commas, optional\n"
           "                         '/ D' divisor, e.g. \"1 2 1; 2 4 2; 1 2 1 / 16\";\n"
-          "                         or @FILE, the same as --kernel-file FILE\n"
+          "                         or @FILE, the same as --kernel-file FILE; repeated\n"
+          "                         -k apply in order in one run (a chain, float32\n"
+          "                         between the steps; INPUT OUTPUT mode)\n"
           "      --kernel-file FILE matrix text with one row per line (optional '/ D',\n"
           "                         '#' comments) or a libvips .mat file, whose OFFSET\n"
           "                         is added to --bias\n"
           "      --correlate        correlation (kernel not flipped) instead of convolution\n"
+          "      --abs              |weighted sum| before --bias, rounding and clamping\n"
+          "                         (both signs of sobel-x; sobel, scharr and prewitt give\n"
+          "                         the gradient magnitude)\n"
           "      --border MODE      pixels outside the image: constant (zero), replicate\n"
           "                         (edge, nearest, clamp), mirror (reflect101), reflect\n"
           "                         (symmetric), wrap (periodic, circular); default:\n"
@@ -522,6 +527,7 @@ static const opt_row opt_table[] = {
      NULL},
     {"correlate", 0, OPT_FLAG, IN_FILTER | IN_SIGNAL, FIELD(params.correlate), 0, 0, NULL, NULL,
      NULL},
+    {"abs", 0, OPT_FLAG, IN_FILTER, FIELD(params.abs), 0, 0, NULL, NULL, NULL},
     {"bias", 0, OPT_LATER, IN_FILTER | IN_SIGNAL, LATER(bias), 0, 0, NULL, NULL, NULL},
     {"alpha", 0, OPT_FN, IN_FILTER, 0, 0, 0, NULL, NULL, opt_alpha},
     /* where and how it runs */
@@ -677,14 +683,21 @@ static int apply_row(const opt_row *r, const char *arg, cli_options *o, parse_st
     return usage_fail(e, "option '%s' is not handled (a bug)", row_name(r));
 }
 
-/* One kernel per run: a second -k or --kernel-file is refused rather than
- * silently replacing the first. */
+/* A second --kernel-file, or one beside -k, is refused rather than silently
+ * replacing the first; repeated -k make a chain (opt_kernel). */
 static int kernel_once(const char *opt, parse_state *st, cli_err *e)
 {
     if (st->kernel_given) {
+        if (strcmp(st->kernel_given, "--kernel") == 0 && strcmp(opt, "--kernel") == 0)
+            return CLI_EXIT_OK;
         if (strcmp(st->kernel_given, opt) == 0)
-            return usage_fail(e, "%s given twice: imgconv applies one kernel per run", opt);
-        return usage_fail(e, "%s and %s both given: imgconv applies one kernel per run",
+            return usage_fail(e,
+                              "%s given twice: chain kernels with repeated --kernel (-k "
+                              "@FILE for a file)",
+                              opt);
+        return usage_fail(e,
+                          "%s and %s both given: chain kernels with repeated --kernel (-k "
+                          "@FILE for a file)",
                           st->kernel_given, opt);
     }
     st->kernel_given = opt;
@@ -696,6 +709,15 @@ static int opt_kernel(const char *arg, cli_options *o, parse_state *st, cli_err 
     int code = kernel_once("--kernel", st, e);
     if (code != CLI_EXIT_OK)
         return code;
+    if (arg[0] == '@' && arg[1] == '\0')
+        return usage_fail(e, "--kernel '@': no file name after '@'");
+    if (arg[0] == '\0')
+        return usage_fail(e, "--kernel: empty kernel text");
+    if (o->nchain == CLI_MAX_CHAIN)
+        return usage_fail(e, "--kernel: more than %d kernels in one chain", CLI_MAX_CHAIN);
+    o->chain[o->nchain++] = arg;
+    if (o->nchain > 1)
+        return CLI_EXIT_OK; /* a chain: the first kernel stays in kernel_text/kernel_file */
     if (arg[0] == '@') {
         if (arg[1] == '\0')
             return usage_fail(e, "--kernel '@': no file name after '@'");
@@ -976,6 +998,8 @@ static int finish_signal(cli_options *o, const parse_state *st, char **files, in
                                         : "more than two files");
     if (!o->kernel_text && !o->kernel_file)
         return usage_fail(e, "--signal needs --kernel or --kernel-file");
+    if (o->nchain > 1)
+        return usage_fail(e, "--signal applies one kernel: --kernel given %d times", o->nchain);
     o->input = files[0];
     o->output = files[1];
     return CLI_EXIT_OK;
@@ -986,6 +1010,11 @@ static int finish_batch_stream(cli_options *o, char **files, int nfiles, cli_err
 {
     if (o->batch && o->stream)
         return usage_fail(e, "--stream and --outdir cannot be combined");
+    if (o->nchain > 1)
+        return usage_fail(e,
+                          "a chain of kernels (repeated --kernel) needs INPUT OUTPUT mode, "
+                          "not %s",
+                          o->stream ? "--stream" : "--outdir");
     if (!o->kernel_text && !o->kernel_file)
         return usage_fail(e, "no kernel given: use --kernel TEXT or --kernel-file FILE");
     if (o->stream) {

@@ -32,6 +32,9 @@ typedef enum cli_signal_format {
     CLI_SIGNAL_F32
 } cli_signal_format;
 
+/* Most kernels one run chains (repeated --kernel). */
+#define CLI_MAX_CHAIN 16
+
 typedef struct cli_options {
     cli_mode mode;
 
@@ -47,6 +50,11 @@ typedef struct cli_options {
      * kernel_file = FILE */
     const char *kernel_text;
     const char *kernel_file;
+    /* Every --kernel in order (the first is also kernel_text or kernel_file,
+     * "@FILE" kept as given): two or more make a chain, applied in order in
+     * filter mode (ic_convolve_chain). */
+    const char *chain[CLI_MAX_CHAIN];
+    int nchain;
 
     /* what the filter computes (--border, --border-value, --correlate,
      * --bias, --alpha); the kernel's .mat offset is added to params.bias

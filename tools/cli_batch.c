@@ -1278,7 +1278,8 @@ int cli_run_batch(const cli_options *o, cli_err *e)
         rc = cli_files_expand(&b.files, o->inputs[i]);
     if (rc == 0)
         rc = cli_files_plan(&b.files, o);
-    const int gpu_side = rc == 0 && wants_gpu_side(&b, nwork);
+    /* magnitudes and |sum| take host images (docs/definitions.md#chains) */
+    const int gpu_side = rc == 0 && !k.magnitude && !p.abs && wants_gpu_side(&b, nwork);
     /* One worker per core (the filter threads, nvJPEG's and the GPU side's
      * threads mostly wait on the GPU). Host images in memory: always one per
      * worker plus 8 waiting between the stages; with the GPU side more, up to

@@ -382,16 +382,21 @@ static const char *alpha_plan(const cli_options *o, const ic_kernel *k, int chan
     }
 }
 
-static void print_plan(const cli_options *o, ic_context *ctx, const ic_kernel *k,
+static void print_plan(const cli_options *o, ic_context *ctx, const ic_kernel *ks, int nk,
                        const ic_image *src, const ic_params *p)
 {
+    const ic_kernel *k = &ks[0];
     printf("plan:\n");
     printf("  input     %s: %dx%d, %d channel%s of %d bits, filtered in %s layout\n", o->input,
            src->width, src->height, src->channels, src->channels == 1 ? "" : "s",
            src->type == IC_U16 ? 16 : 8,
            o->layout == IC_SOA ? "planar (soa)" : "interleaved (aos)");
-    printf("  kernel    %s (%dx%d), divisor %g, weights sum %g\n", k->name, k->width, k->height,
-           k->divisor, ic_kernel_sum(k));
+    printf("  kernel    %s (%dx%d), divisor %g, weights sum %g%s\n", k->name, k->width, k->height,
+           k->divisor, ic_kernel_sum(k), k->magnitude ? ", with its transpose as a magnitude" : "");
+    for (int i = 1; i < nk; i++)
+        printf("  then      %s (%dx%d), divisor %g, weights sum %g%s\n", ks[i].name, ks[i].width,
+               ks[i].height, ks[i].divisor, ic_kernel_sum(&ks[i]),
+               ks[i].magnitude ? ", with its transpose as a magnitude" : "");
     ic_factors f;
     memset(&f, 0, sizeof f);
     ic_status s = ic_kernel_factor(k, 0.0, 0, &f);
@@ -405,8 +410,9 @@ static void print_plan(const cli_options *o, ic_context *ctx, const ic_kernel *k
                "separated, %ld direct\n",
                f.rank, f.max_err, (long)f.rank * (k->width + k->height), full);
     ic_factors_free(&f);
-    printf("  operation %s\n",
-           p->correlate ? "correlation (kernel not flipped)" : "convolution (kernel flipped)");
+    printf("  operation %s%s\n",
+           p->correlate ? "correlation (kernel not flipped)" : "convolution (kernel flipped)",
+           p->abs ? ", |sum|" : "");
     if (p->border == IC_BORDER_CONSTANT)
         printf("  border    constant, value %g\n", (double)p->border_value);
     else
@@ -431,7 +437,9 @@ static void print_plan(const cli_options *o, ic_context *ctx, const ic_kernel *k
     printf("\n");
     /* The backend's own plan (method, launch shape, predicted time). */
     char plan[2048] = "";
-    if (ic_plan_explain(ctx, src, k, p, plan, sizeof plan) == IC_OK && plan[0]) {
+    const ic_status ps = nk > 1 ? ic_chain_explain(ctx, src, ks, nk, p, plan, sizeof plan)
+                                : ic_plan_explain(ctx, src, k, p, plan, sizeof plan);
+    if (ps == IC_OK && plan[0]) {
         for (char *line = plan; line && *line;) {
             char *nl = strchr(line, '\n');
             if (nl)
@@ -671,11 +679,12 @@ static int save_threads(const cli_options *o)
 /* What one filtering command holds from its set-up to its tear-down. */
 typedef struct run_state {
     ic_kernel k;
-    ic_params p;         /* o->params with the kernel's .mat offset */
-    ic_context *ctx;     /* taken from warm once the first load is done */
-    ic_gpu_codec *codec; /* NULL: every file on the host path */
-    cli_warm warm;       /* the context and codec made while the input decodes */
-    uint8_t *bytes;      /* the input file, read on every run */
+    ic_kernel chain[CLI_MAX_CHAIN]; /* a chain: chain[0] is k, chain[1..] the later -k */
+    ic_params p;                    /* o->params with the kernel's .mat offset */
+    ic_context *ctx;                /* taken from warm once the first load is done */
+    ic_gpu_codec *codec;            /* NULL: every file on the host path */
+    cli_warm warm;                  /* the context and codec made while the input decodes */
+    uint8_t *bytes;                 /* the input file, read on every run */
     size_t nbytes;
     uint8_t *in_data; /* INPUT -, read once */
     size_t in_size;
@@ -711,6 +720,21 @@ static int check_stdout(run_state *r, const cli_options *o, cli_err *e)
     return CLI_EXIT_OK;
 }
 
+/* A later kernel of a chain: bad text is a usage error, an unreadable or
+ * malformed @FILE an input error, as cli_get_kernel says for the first. */
+static int chain_kernel(const char *text, ic_kernel *k, cli_err *e)
+{
+    char buf[256] = "";
+    const ic_status s = cli_noted(ic_kernel_parse(k, text), buf, sizeof buf);
+    if (s == IC_OK)
+        return CLI_EXIT_OK;
+    if (text[0] == '@')
+        return cli_fail(e, cli_exit_for_input(s), text + 1, "%s%s",
+                        s == IC_ERR_KERNEL ? "bad kernel file: " : "", reason(buf, s));
+    return cli_fail(e, s == IC_ERR_KERNEL ? CLI_EXIT_USAGE : CLI_EXIT_INTERNAL, NULL,
+                    "--kernel '%.60s': %s", text, reason(buf, s));
+}
+
 /* Everything checked and read before the first run; cheap checks first (the
  * kernel text, then the output), so a bad request costs nothing. */
 static int run_setup(run_state *r, const cli_options *o, cli_err *e)
@@ -733,6 +757,11 @@ static int run_setup(run_state *r, const cli_options *o, cli_err *e)
         return code;
     r->p = o->params;
     r->p.bias = (float)((double)r->p.bias + r->k.offset);
+    for (int i = 1; i < o->nchain; i++) {
+        if ((code = chain_kernel(o->chain[i], &r->chain[i], e)) != CLI_EXIT_OK)
+            return code;
+        r->p.bias = (float)((double)r->p.bias + r->chain[i].offset);
+    }
     for (int st = 0; st < ST_COUNT; st++)
         if (!(r->samples[st] = calloc((size_t)o->repeat, sizeof(double))))
             return cli_fail(e, CLI_EXIT_INTERNAL, NULL, "out of memory");
@@ -855,7 +884,12 @@ static int run_convolve(run_state *r, const cli_options *o, int on_gpu, cli_err 
     if (s != IC_OK)
         return cli_fail(e, on_gpu ? cli_exit_for_backend(s) : CLI_EXIT_INTERNAL, o->input,
                         "cannot allocate the output image: %s", reason(on_gpu ? r->buf : NULL, s));
-    s = ic_convolve(r->ctx, &r->src, &r->dst, &r->k, &r->p);
+    if (o->nchain > 1) {
+        r->chain[0] = r->k; /* borrowed: freed as r->k */
+        s = ic_convolve_chain(r->ctx, &r->src, &r->dst, r->chain, o->nchain, &r->p);
+    } else {
+        s = ic_convolve(r->ctx, &r->src, &r->dst, &r->k, &r->p);
+    }
     if (s != IC_OK) {
         char what[160];
         snprintf(what, sizeof what, "backend %s", ic_context_backend(r->ctx));
@@ -911,9 +945,13 @@ static int run_once(run_state *r, const cli_options *o, int run, cli_err *e)
     /* The filter writes into the codec's device buffer and nvJPEG encodes
      * from there, unless the input carries EXIF or an ICC profile, which
      * nvJPEG cannot write and the CPU writer keeps (docs/definitions.md#metadata). */
-    const int on_gpu = r->codec != NULL && !r->meta.exif && !r->meta.icc;
-    if (run == 0 && o->explain)
-        print_plan(o, r->ctx, &r->k, &r->src, &r->p);
+    /* Magnitudes, |sum| and chains run on host images (docs/definitions.md#chains). */
+    const int host_only = o->nchain > 1 || r->k.magnitude || o->params.abs;
+    const int on_gpu = r->codec != NULL && !r->meta.exif && !r->meta.icc && !host_only;
+    if (run == 0 && o->explain) {
+        r->chain[0] = r->k;
+        print_plan(o, r->ctx, r->chain, o->nchain > 1 ? o->nchain : 1, &r->src, &r->p);
+    }
     if ((code = run_convolve(r, o, on_gpu, e)) != CLI_EXIT_OK)
         return code;
     const ic_timing t = ic_context_timing(r->ctx);
@@ -984,6 +1022,8 @@ static void run_teardown(run_state *r)
     ic_context_free(r->ctx);
     cli_warm_finish(&r->warm); /* what a failed run left on the thread */
     ic_kernel_free(&r->k);
+    for (int i = 1; i < CLI_MAX_CHAIN; i++)
+        ic_kernel_free(&r->chain[i]);
 }
 
 int cli_run_filter(const cli_options *o, cli_err *e)

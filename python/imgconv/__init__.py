@@ -43,7 +43,7 @@ from . import _imgconv
 
 __all__ = ["Error", "InvalidArgument", "LimitError", "FormatError", "Image", "Metadata",
            "Kernel", "Context",
-           "context", "convolve", "gaussian", "box", "unsharp", "sharpen", "load", "save",
+           "context", "convolve", "gaussian", "box", "unsharp", "sharpen", "sobel", "load", "save",
            "chart", "backends", "backend_auto", "named_kernels", "version", "STATUS",
            "__version__"]
 
@@ -120,6 +120,22 @@ class Kernel(_imgconv.Kernel):
 
 _kernel_cache = {}
 _kernel_lock = _threading.Lock()
+
+
+def _is_chain(k) -> bool:
+    """A list or tuple of kernels (text, Kernel or 2D arrays) is a chain; a
+    list of lists of numbers is one kernel's matrix."""
+    return isinstance(k, (list, tuple)) and all(
+        isinstance(x, (str, _imgconv.Kernel, _np.ndarray)) for x in k)
+
+
+def _kernels(k):
+    """(what the extension takes: a Kernel or a tuple of them, the offsets' sum)."""
+    if _is_chain(k):
+        ks = tuple(_kernel(x) for x in k)
+        return ks, sum(x.offset for x in ks)
+    one = _kernel(k)
+    return one, one.offset
 
 
 def _kernel(k):
@@ -216,11 +232,13 @@ class Context(_imgconv.Context):
 
     def convolve(self, image: Any, kernel: Union[str, "Kernel", Any], *, border: str = "mirror",
                  border_value: float = 0.0, correlate: bool = False, bias: float = 0.0,
-                 alpha: str = "auto", out: Any = None) -> Any:
-        """Filters `image` with `kernel` into `out` (allocated when None) and
-        returns it. See the module documentation for the arguments."""
-        k = _kernel(kernel)
-        args = (str(border), float(border_value), bool(correlate), float(bias) + k.offset, str(alpha))
+                 alpha: str = "auto", abs: bool = False, out: Any = None) -> Any:
+        """Filters `image` with `kernel` (or a list of kernels: a chain) into
+        `out` (allocated when None) and returns it. See the module
+        documentation for the arguments."""
+        k, offset = _kernels(kernel)
+        args = (str(border), float(border_value), bool(correlate), float(bias) + offset, str(alpha),
+                bool(abs))
         dev = _as_device_array(image)
         if dev is not None:
             ptr, shape, c, pitch, stream = _cuda_interface(dev)
@@ -279,7 +297,7 @@ def context(backend: str = "auto", threads: int = 0, device: int = 0) -> "Contex
 def convolve(image: Any, kernel: Union[str, "Kernel", Any], border: str = "mirror",
              backend: str = "auto", correlate: bool = False, bias: float = 0.0,
              alpha: str = "auto", border_value: float = 0.0, threads: int = 0,
-             device: Optional[int] = None, out: Any = None) -> Any:
+             device: Optional[int] = None, out: Any = None, abs: bool = False) -> Any:
     """Filters an image (H x W or H x W x C uint8, or uint16 NumPy arrays on
     the CPU backends; NumPy, CuPy or PyTorch CUDA) with a kernel and returns
     the result (of the image's dtype).
@@ -290,13 +308,18 @@ def convolve(image: Any, kernel: Union[str, "Kernel", Any], border: str = "mirro
     arrays use the device they live on. threads: CPU worker threads (0: one
     per core). out: an array to write into (same shape, not overlapping).
     The context comes from context(backend, threads, device), so repeated
-    calls reuse it."""
+    calls reuse it.
+
+    kernel may be a list of kernels (text, Kernel or 2D arrays): a chain,
+    applied in order in one call with the image kept in float32 between the
+    steps (docs/definitions.md#chains). abs=True takes |weighted sum| before
+    the bias and the rounding (docs/definitions.md#edge-strength)."""
     dev = _as_device_array(image)
     if device is None:
         device = _device_of(dev) if dev is not None else 0
     ctx = context(backend, threads, device)
     return ctx.convolve(image, kernel, border=border, border_value=border_value,
-                        correlate=correlate, bias=bias, alpha=alpha, out=out)
+                        correlate=correlate, bias=bias, alpha=alpha, abs=abs, out=out)
 
 
 def _check_readable(path: PathLike) -> str:
@@ -455,6 +478,12 @@ def unsharp(image: Any, sigma: float = 1.0, amount: float = 1.0, size: Optional[
     if size is not None:
         text += f",size={_size_text(size, 'size')}"
     return convolve(image, text, **kw)
+
+
+def sobel(image: Any, **kw: Any) -> Any:
+    """Edge strength sqrt(gx^2 + gy^2) of the 3x3 Sobel kernels, unscaled as
+    OpenCV's Sobel and magnitude (docs/definitions.md#edge-strength)."""
+    return convolve(image, "sobel", **kw)
 
 
 def sharpen(image: Any, **kw: Any) -> Any:

@@ -12,6 +12,7 @@
 #include <Python.h>
 #include <pythread.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "imgconv.h"
@@ -105,6 +106,8 @@ static PyObject *Kernel_get(KernelObject *self, void *which)
         return PyFloat_FromDouble(self->k.offset);
     case 4:
         return PyUnicode_FromString(self->k.name);
+    case 6:
+        return PyBool_FromLong(self->k.magnitude);
     default:
         return PyFloat_FromDouble(ic_kernel_sum(&self->k));
     }
@@ -131,6 +134,10 @@ static PyGetSetDef Kernel_getset[] = {
     {"offset", (getter)Kernel_get, NULL, "bias suggested by the source (.mat OFFSET)", (void *)3},
     {"name", (getter)Kernel_get, NULL, "name used in messages", (void *)4},
     {"sum", (getter)Kernel_get, NULL, "sum of the effective weights", (void *)5},
+    {"magnitude", (getter)Kernel_get, NULL,
+     "True for an edge strength: sqrt of the squares of the weights' and their transpose's "
+     "results",
+     (void *)6},
     {NULL, NULL, NULL, NULL, NULL}};
 
 static PyMethodDef Kernel_methods[] = {{"weights_bytes", (PyCFunction)Kernel_weights, METH_NOARGS,
@@ -230,19 +237,67 @@ static int call_ready(ContextObject *self, ic_params *p, const char *border, dou
     return 0;
 }
 
-/* Runs ic_convolve with the GIL released and the context's lock held. */
-static PyObject *run_convolve(ContextObject *self, const ic_image *src, ic_image *dst,
-                              KernelObject *k, const ic_params *p)
+/* The kernels of a call: one Kernel, or a tuple of them (a chain). Holds a
+ * reference to the tuple while the GIL is released; *ks (malloc'd) borrows
+ * their coefficients. Returns the count, or -1 with an exception set. */
+static int kernels_of(PyObject *obj, ic_kernel **ks)
 {
+    *ks = NULL;
+    if (PyObject_TypeCheck(obj, &KernelType)) {
+        *ks = malloc(sizeof **ks);
+        if (!*ks) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        (*ks)[0] = ((KernelObject *)obj)->k;
+        return 1;
+    }
+    if (!PyTuple_Check(obj)) {
+        PyErr_SetString(PyExc_TypeError, "kernel must be a Kernel or a tuple of Kernels");
+        return -1;
+    }
+    const Py_ssize_t n = PyTuple_GET_SIZE(obj);
+    *ks = malloc((size_t)(n > 0 ? n : 1) * sizeof **ks);
+    if (!*ks) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *item = PyTuple_GET_ITEM(obj, i);
+        if (!PyObject_TypeCheck(item, &KernelType)) {
+            free(*ks);
+            *ks = NULL;
+            PyErr_Format(PyExc_TypeError, "chain element %zd is not a Kernel", i);
+            return -1;
+        }
+        (*ks)[i] = ((KernelObject *)item)->k;
+    }
+    return n > INT32_MAX ? INT32_MAX : (int)n;
+}
+
+/* Runs ic_convolve (ic_convolve_chain for a tuple of kernels) with the GIL
+ * released and the context's lock held; kobj stays referenced meanwhile. */
+static PyObject *run_convolve(ContextObject *self, const ic_image *src, ic_image *dst,
+                              PyObject *kobj, const ic_params *p)
+{
+    ic_kernel *ks;
+    const int n = kernels_of(kobj, &ks);
+    if (n < 0)
+        return NULL;
+    const int chain = !PyObject_TypeCheck(kobj, &KernelType);
     ic_status st;
     char msg[320] = "";
+    Py_INCREF(kobj);
     Py_BEGIN_ALLOW_THREADS
     PyThread_acquire_lock(self->lock, WAIT_LOCK);
-    st = ic_convolve(self->ctx, src, dst, &k->k, p);
+    st = chain ? ic_convolve_chain(self->ctx, src, dst, ks, n, p)
+               : ic_convolve(self->ctx, src, dst, &ks[0], p);
     if (st != IC_OK)
         snprintf(msg, sizeof msg, "%s", ic_last_error());
     PyThread_release_lock(self->lock);
     Py_END_ALLOW_THREADS
+    Py_DECREF(kobj);
+    free(ks);
     if (st != IC_OK)
         return raise_status(st, msg);
     Py_RETURN_NONE;
@@ -299,21 +354,22 @@ static int wrap_buffer(Py_buffer *v, ic_image *img, const char *what)
     return 0;
 }
 
-/* convolve(src, dst, kernel, border, border_value, correlate, bias, alpha):
- * host arrays (buffer protocol) of the same shape, wrapped, never copied. */
+/* convolve(src, dst, kernel, border, border_value, correlate, bias, alpha[,
+ * abs]): host arrays (buffer protocol) of the same shape, wrapped, never
+ * copied; kernel a Kernel or a tuple of Kernels (a chain). */
 static PyObject *Context_convolve(ContextObject *self, PyObject *args)
 {
-    PyObject *so, *dobj;
-    KernelObject *k;
-    int correlate;
+    PyObject *so, *dobj, *k;
+    int correlate, absval = 0;
     const char *border, *alpha;
     double bv, bias;
-    if (!PyArg_ParseTuple(args, "OOO!sdpds", &so, &dobj, &KernelType, &k, &border, &bv, &correlate,
-                          &bias, &alpha))
+    if (!PyArg_ParseTuple(args, "OOOsdpds|p", &so, &dobj, &k, &border, &bv, &correlate, &bias,
+                          &alpha, &absval))
         return NULL;
     ic_params p;
     if (call_ready(self, &p, border, bv, correlate, bias, alpha) < 0)
         return NULL;
+    p.abs = absval;
     Py_buffer sv, dv;
     if (PyObject_GetBuffer(so, &sv, PyBUF_RECORDS_RO) < 0)
         return NULL;
@@ -339,22 +395,23 @@ out:
 
 /* convolve_device(src_ptr, dst_ptr, kernel, height, width, channels, src_pitch,
  *                 dst_pitch, device, stream, border, border_value, correlate,
- *                 bias, alpha): CUDA device pointers (from
+ *                 bias, alpha[, abs]): CUDA device pointers (from
  * __cuda_array_interface__ / DLPack), wrapped by ic_image_wrap_device. */
 static PyObject *Context_convolve_device(ContextObject *self, PyObject *args)
 {
     unsigned long long sptr, dptr, stream;
-    KernelObject *k;
-    int h, w, c, device, correlate;
+    PyObject *k;
+    int h, w, c, device, correlate, absval = 0;
     Py_ssize_t sp, dp;
     const char *border, *alpha;
     double bv, bias;
-    if (!PyArg_ParseTuple(args, "KKO!iiinniKsdpds", &sptr, &dptr, &KernelType, &k, &h, &w, &c, &sp,
-                          &dp, &device, &stream, &border, &bv, &correlate, &bias, &alpha))
+    if (!PyArg_ParseTuple(args, "KKOiiinniKsdpds|p", &sptr, &dptr, &k, &h, &w, &c, &sp, &dp,
+                          &device, &stream, &border, &bv, &correlate, &bias, &alpha, &absval))
         return NULL;
     ic_params p;
     if (call_ready(self, &p, border, bv, correlate, bias, alpha) < 0)
         return NULL;
+    p.abs = absval;
     ic_image src, dst;
     ic_status st = ic_image_wrap_device(&src, (void *)(uintptr_t)sptr, w, h, c, IC_AOS, (size_t)sp,
                                         device, (void *)(uintptr_t)stream);

@@ -60,6 +60,7 @@ static ic_status gen_unsharp(ic_kernel *, const named_spec *, const named_args *
 static ic_status gen_laplacian(ic_kernel *, const named_spec *, const named_args *, char *, size_t);
 static ic_status gen_fixed(ic_kernel *, const named_spec *, const named_args *, char *, size_t);
 static ic_status gen_motion(ic_kernel *, const named_spec *, const named_args *, char *, size_t);
+static ic_status gen_magnitude(ic_kernel *, const named_spec *, const named_args *, char *, size_t);
 
 /* The table: X(name, args, summary, generator, fixed weights, param0, param1, param2). */
 #define IC_NAMED_KERNELS(X)                                                                        \
@@ -97,6 +98,14 @@ static ic_status gen_motion(ic_kernel *, const named_spec *, const named_args *,
     X("scharr-y", "(none)",                                                                        \
       "d/dy: -3 -10 -3 / 0 0 0 / 3 10 3, positive at the bottom in correlation orientation",       \
       gen_fixed, k_scharr_y, NULL, NULL, NULL)                                                     \
+    X("sobel", "(none)",                                                                           \
+      "edge strength sqrt(gx^2 + gy^2) of sobel-x and sobel-y, unscaled as OpenCV's Sobel + "      \
+      "magnitude",                                                                                 \
+      gen_magnitude, k_sobel_x, NULL, NULL, NULL)                                                  \
+    X("scharr", "(none)", "edge strength sqrt(gx^2 + gy^2) of scharr-x and scharr-y, unscaled",    \
+      gen_magnitude, k_scharr_x, NULL, NULL, NULL)                                                 \
+    X("prewitt", "(none)", "edge strength sqrt(gx^2 + gy^2) of prewitt-x and prewitt-y, unscaled", \
+      gen_magnitude, k_prewitt_x, NULL, NULL, NULL)                                                \
     X("emboss", "(none)", "3x3 emboss: -2 -1 0 / -1 1 1 / 0 1 2 (sums to 1)", gen_fixed, k_emboss, \
       NULL, NULL, NULL)                                                                            \
     X("motion", "length=9, angle=0 (degrees, counter-clockwise from +x)",                          \
@@ -502,6 +511,18 @@ static ic_status gen_fixed(ic_kernel *k, const named_spec *sp, const named_args 
 {
     (void)a;
     return fixed_3x3(k, sp->fixed, sp->name, err, errlen);
+}
+
+/* The x kernel, flagged so that its transpose (the y kernel) joins it as
+ * sqrt(gx^2 + gy^2) (docs/definitions.md#edge-strength). */
+static ic_status gen_magnitude(ic_kernel *k, const named_spec *sp, const named_args *a, char *err,
+                               size_t errlen)
+{
+    (void)a;
+    const ic_status st = fixed_3x3(k, sp->fixed, sp->name, err, errlen);
+    if (st == IC_OK)
+        k->magnitude = 1;
+    return st;
 }
 
 static ic_status gen_laplacian(ic_kernel *k, const named_spec *sp, const named_args *a, char *err,

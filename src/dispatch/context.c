@@ -147,6 +147,16 @@ ic_status ic__context_device(const ic_context *ctx, int *device, const char **wh
     return IC_OK;
 }
 
+const ic_context_options *ic__context_options(const ic_context *ctx)
+{
+    return &ctx->opts;
+}
+
+void ic__context_set_timing(ic_context *ctx, const ic_timing *t)
+{
+    ctx->timing = *t;
+}
+
 ic_timing ic_context_timing(const ic_context *ctx)
 {
     ic_timing t = {0, 0, 0, 0};
@@ -317,6 +327,13 @@ static ic_status check_pair(const ic_context *ctx, const ic_image *src, const ic
     return IC_OK;
 }
 
+ic_status ic__convolve_check(const ic_context *ctx, const ic_image *src, const ic_image *dst,
+                             const ic_kernel *k, const ic_params *p)
+{
+    char why[256] = "";
+    return ic_fail_msg(check_pair(ctx, src, dst, k, p, why, sizeof why), why);
+}
+
 ic_status ic_convolve(ic_context *ctx, const ic_image *src, ic_image *dst, const ic_kernel *k,
                       const ic_params *p)
 {
@@ -334,6 +351,8 @@ ic_status ic_convolve(ic_context *ctx, const ic_image *src, ic_image *dst, const
         if (cs != IC_OK)
             return ic_fail_msg(cs, why);
     }
+    if (k->magnitude || p->abs)
+        return ic__convolve_special(ctx, src, dst, k, p);
     const int on_device = src->memory == IC_MEM_DEVICE || dst->memory == IC_MEM_DEVICE;
 
     /* Correlation weights: divisor folded in, flipped for convolution. */
@@ -450,6 +469,8 @@ ic_status ic_plan_explain(ic_context *ctx, const ic_image *src, const ic_kernel 
 {
     if (!ctx || !buf || buflen == 0 || !image_valid(src) || !kernel_valid(k))
         return ic_fail(IC_ERR_INVALID_ARG, "no context or buffer, or an invalid image or kernel");
+    if (k->magnitude || (p && p->abs))
+        return ic_chain_explain(ctx, src, k, 1, p, buf, buflen);
     ic_kernel wk;
     float *w;
     ic_job job;
@@ -581,6 +602,10 @@ ic_status ic_convolve_async(ic_context *ctx, const ic_image *src, ic_image *dst,
         ic_params_default(&def);
         p = &def;
     }
+    if (k && (k->magnitude || p->abs))
+        return ic_fail(IC_ERR_UNSUPPORTED,
+                       "ic_convolve_async: gradient magnitudes and |sum| run on the host (use "
+                       "ic_convolve with host images)");
     char why[256] = "";
     ic_status cs = check_async_pair(src, dst, k, why, sizeof why);
     if (cs == IC_OK)
@@ -726,7 +751,9 @@ ic_status ic_convolve_batch(ic_context *ctx, int n, const ic_image *src, ic_imag
         p = &def;
     }
     const char *what = "";
-    if (ctx->be->run_batch && !ctx->multi && batch_differs(ctx, n, src, dst, &what) < 0) {
+    const int special = k && (k->magnitude || p->abs); /* ic_convolve's own path */
+    if (!special && ctx->be->run_batch && !ctx->multi &&
+        batch_differs(ctx, n, src, dst, &what) < 0) {
         const double t0 = now_ms();
         for (int i = 0; i < n; i++) {
             char why[256] = "";
@@ -773,6 +800,9 @@ ic_status ic_convolve_batch_async(ic_context *ctx, int n, const ic_image *src, i
     char why[256] = "";
     if (check_params(p, why, sizeof why) != IC_OK)
         return ic_fail(IC_ERR_INVALID_ARG, "ic_convolve_batch_async: %s", why);
+    if (k && (k->magnitude || p->abs))
+        return ic_fail(IC_ERR_UNSUPPORTED, "ic_convolve_batch_async: gradient magnitudes and "
+                                           "|sum| run on the host (use ic_convolve_batch)");
     for (int i = 0; i < n; i++) {
         const ic_status cs = check_async_pair(&src[i], &dst[i], k, why, sizeof why);
         if (cs != IC_OK)

@@ -30,4 +30,19 @@ ic_status ic__context_device(const ic_context *ctx, int *device, const char **wh
  * IC_ERR_INVALID_ARG with ic_last_error() naming the bad field (tuning.c). */
 ic_status ic__tuning_check(const ic_tuning *t);
 
+/* The options a context was created with (threads, max_memory, ...). */
+const ic_context_options *ic__context_options(const ic_context *ctx);
+
+/* Replaces the times ic_context_timing() reports (chain.c's own runs). */
+void ic__context_set_timing(ic_context *ctx, const ic_timing *t);
+
+/* ic_convolve's checks of one call (p not NULL), failing through ic_fail. */
+ic_status ic__convolve_check(const ic_context *ctx, const ic_image *src, const ic_image *dst,
+                             const ic_kernel *k, const ic_params *p);
+
+/* ic_convolve for a gradient magnitude (k->magnitude) or |sum| (p->abs),
+ * after ic_convolve's checks (chain.c). */
+ic_status ic__convolve_special(ic_context *ctx, const ic_image *src, ic_image *dst,
+                               const ic_kernel *k, const ic_params *p);
+
 #endif

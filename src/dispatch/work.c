@@ -29,5 +29,7 @@ uint64_t ic_convolve_work(int width, int height, int channels, const ic_kernel *
         }
         ic_factors_free(&f);
     }
+    if (k->magnitude) /* the kernel and its transpose */
+        taps *= 2u;
     return mul_sat(mul_sat((uint64_t)width * (uint64_t)height, (uint64_t)channels), taps);
 }

@@ -84,8 +84,9 @@ else
 fi
 expect_error 2 "--json" "--json with OUTPUT -" -k box:3 --json --format ppm a.ppm -
 
-# One kernel per run: a second -k is refused, not chained or dropped.
-expect_error 2 "--kernel" "-k given twice" -k box:3 -k sharpen a.ppm k2.ppm
+# Repeated -k chain (tests/cli/chains.sh); --kernel-file beside -k is
+# refused, not chained or dropped.
 expect_error 2 "--kernel-file" "-k and --kernel-file" -k box:3 --kernel-file k.txt a.ppm k2.ppm
+expect_error 2 "--kernel-file" "--kernel-file twice" --kernel-file k.txt --kernel-file k.txt a.ppm k2.ppm
 [ -e k2.ppm ] && fail "k2.ppm written" || ok "nothing written"
 finish
