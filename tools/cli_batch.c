@@ -50,6 +50,7 @@
 #include <unistd.h>
 
 #include "cli_args.h"
+#include "cli_auto.h"
 #include "cli_files.h"
 #include "cli_json.h"
 #include "cli_progress.h"
@@ -886,7 +887,7 @@ static int decode_mode_of_env(void)
     return -1;
 }
 
-static void print_summary(const batch *b, const char *backend, double ms)
+static void print_summary(const batch *b, const char *backend, const cli_auto *pick, double ms)
 {
     const double s = ms / 1e3;
     const double ips = s > 0 ? b->written / s : 0, mbs = s > 0 ? b->bytes / 1e6 / s : 0;
@@ -895,6 +896,10 @@ static void print_summary(const batch *b, const char *backend, double ms)
                "\"interrupted\": %s, \"backend\": ",
                b->files.n, b->written, b->skipped, b->failed, g_interrupted ? "true" : "false");
         cli_json_string(stdout, backend, (size_t)-1);
+        if (pick->chosen) {
+            printf(", \"auto\": ");
+            cli_json_string(stdout, pick->reason, (size_t)-1);
+        }
         printf(", \"codec\": ");
         cli_json_string(stdout, b->engine, (size_t)-1);
         printf(", \"decoded_by\": {\"cpu\": %d, \"gpu\": %d}, \"to_device\": %d, "
@@ -1237,6 +1242,34 @@ static void tune_malloc(void)
 #endif
 }
 
+/* --backend auto for the batch: its files (those not skipped or failed
+ * already) taken to be as large as the first readable one; --explain says
+ * why (--json carries it in the summary). */
+static void batch_choose(batch *b, const ic_kernel *k, int nwork, cli_auto *pick)
+{
+    const cli_options *o = b->o;
+    int n = 0, w = 0, h = 0, c = 0, first = -1;
+    for (int i = 0; i < b->files.n; i++) {
+        const bfile *f = &b->files.v[i];
+        if (f->skip[0] || f->err[0])
+            continue;
+        n++;
+        if (first < 0 && strcmp(o->backend, "auto") == 0 &&
+            cli_auto_peek(o, f->in, &w, &h, &c) == 0)
+            first = i;
+    }
+    if (first < 0) { /* nothing readable: the choice hardly matters */
+        first = 0;
+        w = h = 64;
+    }
+    const ic_format in = b->files.n ? ic_format_from_path(b->files.v[first].in) : IC_FMT_PNM;
+    const ic_format out =
+        b->files.n && b->files.v[first].out ? ic_format_from_path(b->files.v[first].out) : in;
+    cli_auto_choose(o, k, n, w, h, c, in, out, wants_gpu_side(b, nwork), n == 1, pick);
+    if (pick->chosen && o->explain && !o->json)
+        printf("imgconv: backend %s (auto): %s\n", pick->backend, pick->reason);
+}
+
 int cli_run_batch(const cli_options *o, cli_err *e)
 {
     const int decode_mode = decode_mode_of_env();
@@ -1253,18 +1286,17 @@ int cli_run_batch(const cli_options *o, cli_err *e)
         return code;
     tune_malloc();
     const int nwork = o->ctx.n_devices > 0 ? o->ctx.n_devices : 1;
+    cli_options ro = *o; /* --backend auto resolved (pick) once the files are known */
+    cli_auto pick;
     ctx_job cj;
     memset(&cj, 0, sizeof cj);
-    cj.o = o;
+    cj.o = &ro;
     cj.c = worker_options(o, 0);
     pthread_t cth;
-    const int cthreaded = pthread_create(&cth, NULL, ctx_main, &cj) == 0;
-    if (!cthreaded)
-        ctx_main(&cj);
 
     batch b;
     memset(&b, 0, sizeof b);
-    b.o = o;
+    b.o = &ro;
     b.decode_mode = decode_mode;
     snprintf(b.engine, sizeof b.engine, "cpu");
     pthread_mutex_init(&b.mu, NULL);
@@ -1275,6 +1307,11 @@ int cli_run_batch(const cli_options *o, cli_err *e)
         rc = cli_files_expand(&b.files, o->inputs[i]);
     if (rc == 0)
         rc = cli_files_plan(&b.files, o);
+    batch_choose(&b, &k, nwork, &pick);
+    ro.backend = pick.backend;
+    const int cthreaded = pthread_create(&cth, NULL, ctx_main, &cj) == 0;
+    if (!cthreaded)
+        ctx_main(&cj);
     const int gpu_side = rc == 0 && wants_gpu_side(&b, nwork);
     /* One worker per core (the filter threads, nvJPEG's and the GPU side's
      * threads mostly wait on the GPU). Host images in memory: always one per
@@ -1351,7 +1388,7 @@ int cli_run_batch(const cli_options *o, cli_err *e)
     int nfilt = 0;
     if (cst == IC_OK) {
         ctxs[0] = cj.ctx;
-        nfilt = more_contexts(o, ctxs, nwork, gpu_side, &cst, cmsg, sizeof cmsg);
+        nfilt = more_contexts(&ro, ctxs, nwork, gpu_side, &cst, cmsg, sizeof cmsg);
     }
     if (nfilt == 0)
         g_interrupted = 1; /* no filter: the workers stop, the decoded images are dropped */
@@ -1376,7 +1413,7 @@ int cli_run_batch(const cli_options *o, cli_err *e)
     free_contexts(ctxs, nfilt);
     b.ms_cleanup = cli_now_ms() - c0;
     if (nfilt > 0)
-        print_summary(&b, backend, ms);
+        print_summary(&b, backend, &pick, ms);
     write_trace(&b);
     const int interrupted = g_interrupted, failed = b.failed, total = b.files.n;
     const int unwritten = b.unwritten;
