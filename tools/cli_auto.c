@@ -6,8 +6,10 @@
 #include "cli_auto.h"
 
 #include <ctype.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli_args.h"
@@ -62,11 +64,18 @@ int cli_auto_png_channels(const uint8_t *b, size_t n)
 int cli_auto_peek(const cli_options *o, const char *path, int *w, int *h, int *c)
 {
     uint8_t head[65536];
-    FILE *f = fopen(path, "rb");
-    if (!f)
+    /* never blocks on a FIFO: the batch's own load reports such a file */
+    const int fd = open(path, O_RDONLY | O_NONBLOCK);
+    if (fd < 0)
         return -1;
-    const size_t n = fread(head, 1, sizeof head, f);
-    fclose(f);
+    struct stat st;
+    ssize_t got = -1;
+    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
+        got = read(fd, head, sizeof head);
+    close(fd);
+    if (got <= 0)
+        return -1;
+    const size_t n = (size_t)got;
     ic_load_options lo;
     memset(&lo, 0, sizeof lo);
     lo.max_pixels = o->max_pixels;

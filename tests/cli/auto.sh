@@ -8,7 +8,8 @@
 #     saying why cuda was not taken; the output is written either way;
 #   - batch mode: --explain prints the choice on one line before the run,
 #     --json carries it ("auto"); the stream prints it on stderr;
-#   - an explicit --backend prints no choice, and --json has no "auto".
+#   - an explicit --backend prints no choice, and --json has no "auto";
+#   - a FIFO among a batch's inputs does not block the choice.
 . "$(dirname "$0")/common.bash"
 cd "$TMP" || exit 1
 
@@ -82,6 +83,15 @@ python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); sys.exit(0 if "auto
 run --backend cpu --explain -k gaussian:3 --overwrite small.ppm out.ppm
 ! grep -q '^  auto ' "$OUT" && grep -q '^  backend   cpu$' "$OUT" &&
     ok "--backend cpu: no auto line" || { fail "--backend cpu --explain"; show_last; }
+
+# A FIFO first in the batch: the choice reads no header from it (it would
+# block), and the batch reports it as ever.
+mkdir fifo_in && mkfifo fifo_in/a.ppm && cp small.ppm fifo_in/b.ppm
+timeout 20 "$IMGCONV" -k gaussian:3 -o outF fifo_in/a.ppm fifo_in/b.ppm >/dev/null 2>fifo.err
+rc=$?
+[ "$rc" -eq 3 ] && grep -q 'a.ppm: not a regular file' fifo.err && [ -s outF/b.ppm ] &&
+    ok "a FIFO in the batch: reported, the batch goes on" ||
+    fail "a FIFO in the batch: exit $rc, '$(cat fifo.err)'"
 
 # The stream: the choice on stderr, the frames untouched on stdout.
 head -c $((64 * 64 * 3 * 2)) /dev/zero >frames.raw
