@@ -2,7 +2,8 @@
 # auto.sh - --backend auto (the default) chooses per job with the whole-job
 # cost model (docs/backends.md, "Auto: the whole job"):
 #   - a 64x64 image: --explain prints the choice and its reason (both
-#     predictions), the choice is cpu, and the GPU was not looked for;
+#     predictions), the choice is cpu, and the GPU was not looked for (with
+#     a GPU and strace: no /dev/nvidia* node opened);
 #   - a job the model gives to cuda (a 31x31 kernel on one thread): cuda on a
 #     machine with a usable CUDA backend, else cpu without error, the reason
 #     saying why cuda was not taken; the output is written either way;
@@ -29,6 +30,16 @@ if [ "$RC" -eq 0 ] && grep -q '^  backend   cpu (auto)' "$OUT" &&
 else
     fail "64x64: exit $RC, auto line '$line'"
     show_last
+fi
+
+# With a GPU, the small job does not even open the driver's device nodes
+# (strace, when installed): the choice was made before any CUDA call.
+if [ "$CUDA_OK" -eq 1 ] && command -v strace >/dev/null 2>&1; then
+    strace -f -qq -e trace=open,openat -o trace.txt "$IMGCONV" -k gaussian:3 --overwrite \
+        small.ppm out.ppm >/dev/null 2>&1
+    n=$(grep -c '/dev/nvidia' trace.txt)
+    [ "$n" -eq 0 ] && ok "64x64 with a GPU: no /dev/nvidia* opened" ||
+        fail "64x64 with a GPU: $n opens of /dev/nvidia* ($(grep -m1 '/dev/nvidia' trace.txt))"
 fi
 
 # A heavy filter on one thread: 1800x1800 grey, a full-rank 31x31 kernel.
