@@ -189,7 +189,7 @@ static void add_span(batch *b, double *acc, double t0, double t1, char stage, in
         *acc += t1 - t0;
     if (b->trace && b->ntrace < b->trace_cap) {
         trace_ev *ev = &b->trace[b->ntrace++];
-        ev->t0 = (float)(t0 - b->bar.t0);
+        ev->t0 = t0 - b->bar.t0;
         ev->ms = (float)(t1 - t0);
         ev->idx = idx;
         ev->lane = (short)t_lane;

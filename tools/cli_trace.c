@@ -12,7 +12,7 @@
 #define MAX_LANE 500 /* lanes are numbered below this (cli_batch.c, LANE_*) */
 
 /* About 8 intervals a file (read, decode, upload, filter, download, encode,
- * write) with room to spare, and a hard cap: 2M intervals of 16 bytes. */
+ * write) with room to spare, and a hard cap: 2M intervals of 24 bytes. */
 size_t cli_trace_cap(int nfiles)
 {
     const size_t cap = 12 * (size_t)(nfiles > 0 ? nfiles : 0) + 64;

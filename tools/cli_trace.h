@@ -19,7 +19,8 @@
  * write; C, S, E, D moments (ms 0): contexts made, GPU codec slots, nvJPEG
  * encoder open, decoders open. */
 typedef struct cli_trace_ev {
-    float t0, ms;
+    double t0; /* double: a long run keeps microseconds */
+    float ms;
     int idx;
     short lane;
     char stage;
