@@ -5,10 +5,11 @@
 
 The trace (tools/cli_batch.c, add_time) holds one line per interval of a
 stage, "t0_ms ms stage", times from the run's start (after the options are
-read). Stages: d a worker's decode (libjpeg-turbo & co), r/g the GPU side's
-file reads and nvJPEG decodes (a batch each), f the host-route filter (host
-to host), F the device-route filter (host to device into a codec slot) or a
-device image's, e a CPU encode, n a GPU-side encode (nvJPEG), w an atomic
+read). Stages: i a worker's file read, d its decode (libjpeg-turbo & co), r/g
+the GPU side's file reads and nvJPEG decodes (a batch each), u the filter's
+upload, f the host-route filter (host to host), F the device-route filter
+(host to device into a codec slot) or a device image's, o the filter's
+download, e a CPU encode, n a GPU-side encode (nvJPEG), w an atomic
 write. Moments: C the filter contexts exist, S the GPU codec's slots (the
 device route), E its nvJPEG encoder is open, D its decoders are open (or
 failed, or not needed).
@@ -22,18 +23,21 @@ import argparse
 import sys
 
 NAMES = {
+    "i": "read (CPU)",
     "d": "decode (CPU)",
     "r": "read (GPU side)",
     "g": "decode (nvJPEG)",
     "f": "filter, host route",
+    "u": "upload",
     "F": "filter, device",
+    "o": "download",
     "e": "encode (CPU)",
     "n": "encode (GPU side)",
     "w": "write",
 }
 MOMENTS = {"C": "filter contexts made", "S": "GPU codec slots ready", "E": "nvJPEG encoder open",
            "D": "GPU decoders open (or not needed)"}
-ORDER = "drgfFenw"
+ORDER = "idrgufFoenw"
 
 
 def load(path):

@@ -1079,6 +1079,73 @@ ic_status ic_convolve_async(ic_context *ctx, const ic_image *src, ic_image *dst,
 ic_status ic_convolve_batch_async(ic_context *ctx, int n, const ic_image *src, ic_image *dst,
                                   const ic_kernel *k, const ic_params *p);
 
+/* ---- choosing between cpu and cuda for a whole job (the CLI's --backend auto) ----
+ *
+ * ic_backend_auto() names the best usable backend whatever the job; a whole
+ * job also pays the GPU's start-up, and its codecs run where they run.
+ * ic_backend_choose() predicts the wall time of the whole job on `cpu` and on
+ * `cuda` from a description of the job and a table of rates, and names the
+ * faster. docs/backends.md ("Auto: the whole job") gives the model. */
+
+/* The rates the model reads (ic_auto_rates_default fills the built-in ones,
+ * measured on a 16-core H200 machine). Codec costs are seconds per megapixel
+ * of 3-channel 8-bit samples on one core (scaled by channels / 3 and by 2 for
+ * 16-bit samples), indexed by ic_format. */
+typedef struct ic_auto_rates {
+    int cpu_cores;         /* cores the CPU backend and the batch workers use */
+    double cpu_init_s;     /* a CPU context (its thread pool) */
+    double cpu_mac_direct; /* multiply-adds per second on one core, the kw*kh sum */
+    double cpu_mac_sep;    /* ... the separable passes */
+    double cpu_decode_s[6], cpu_encode_s[6]; /* one core, per megapixel, by ic_format */
+    double cpu_encode_par[6]; /* speed-up of one image's encode on every core (1: serial) */
+    double cpu_decode_par[6]; /* ... of its decode */
+    double gpu_init_s;        /* driver and context: cuInit, the primary context */
+    double gpu_exit_s;        /* the CUDA runtime's tear-down at exit */
+    double gpu_codec_init_s;  /* nvJPEG's handle and states */
+    double gpu_codec_overlap; /* the share of it a batch hides behind the cores' decodes */
+    double gpu_mac_per_s;     /* the device's multiply-adds per second, as the filter gets them */
+    double gpu_launch_s;      /* per image: launches and synchronisation */
+    double bus_bps;           /* host <-> device bytes per second (pageable memory) */
+    double gpu_decode_s;      /* nvJPEG batched decode, seconds per megapixel (whole device) */
+    double gpu_encode_s;      /* nvJPEG encode, seconds per megapixel (whole device) */
+} ic_auto_rates;
+
+/* Fills *r with the built-in rates, cpu_cores = the online cores (capped by
+ * threads when threads > 0). */
+void ic_auto_rates_default(ic_auto_rates *r, int threads);
+
+/* What a job is: n_images images like the one described (a batch is taken to
+ * be n_images of its first image's size). */
+typedef struct ic_auto_job {
+    int n_images;                /* >= 1 */
+    int width, height, channels; /* one image; channels 1..4 */
+    int wide;                    /* 16-bit samples */
+    ic_format in_format;         /* IC_FMT_UNKNOWN: raw frames (no decode) */
+    ic_format out_format;        /* IC_FMT_UNKNOWN: raw frames (no encode) */
+    int kw, kh;                  /* the kernel's size */
+    double macs;                 /* multiply-adds of one image (ic_convolve_work) */
+    int separable;               /* macs counts separable passes (cheaper than kw*kh) */
+    int gpu_codec;               /* the cuda run would decode and encode JPEGs with nvJPEG */
+    int overlap_init;            /* the GPU start-up runs while the first image decodes */
+} ic_auto_job;
+
+/* The choice, with both predictions and one line saying why. */
+typedef struct ic_auto_choice {
+    const char *backend; /* "cpu" or "cuda" (static) */
+    double cpu_s;        /* predicted wall seconds of the whole job on cpu */
+    double cuda_s;       /* ... on cuda (-1: not predicted, no CUDA backend) */
+    int probed;          /* 1 when the CUDA devices were counted (the CUDA driver loaded) */
+    char reason[320];
+} ic_auto_choice;
+
+/* Chooses the backend for job under rates (NULL: ic_auto_rates_default(0)).
+ * gpu: 1 or 0 when the caller knows whether a usable CUDA device exists
+ * (tests), -1 to let the library find out, which it does only when the
+ * prediction favours cuda, so that a job that is cheaper on the CPU never
+ * loads the CUDA driver (about 0.2 s). Errors: IC_ERR_INVALID_ARG. */
+ic_status ic_backend_choose(const ic_auto_job *job, const ic_auto_rates *rates, int gpu,
+                            ic_auto_choice *out);
+
 #ifdef __cplusplus
 }
 #endif

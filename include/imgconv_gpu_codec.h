@@ -106,7 +106,11 @@ const char *ic_gpu_codec_encoder(const ic_gpu_codec *codec);
  * n distinct slots - valid until the next decode into that slot; do not free
  * it) with res[i] saying how it went. The JPEGs the
  * hardware decoder takes are decoded together in one batch. The images are
- * complete when the call returns (out[i].stream is the codec's stream). opts as ic_image_load (NULL: defaults). Returns IC_OK when every
+ * complete when the call returns (out[i].stream is the codec's stream of
+ * slot slots[i]). A decode into a slot first waits, on the host, for the work
+ * queued on that slot's stream (a filter or copy of the previous image still
+ * running), and work queued there after the call runs after the decode.
+ * opts as ic_image_load (NULL: defaults). Returns IC_OK when every
  * file was handled (each res[i].status says whether that file decoded), or an
  * error that concerns the whole call (IC_ERR_DEVICE, IC_ERR_INVALID_ARG);
  * a file that fails does not stop the others. */

@@ -145,6 +145,9 @@ void cli_print_help(void)
           "  -q, --quiet            no progress bar, summary line or notices\n"
           "      --json             print a JSON summary (counts, rates, errors; one line\n"
           "                         for one file)\n"
+          "      --trace FILE       batch: write each file's stages (read, decode, upload,\n"
+          "                         filter, download, encode, write) as a Chrome trace\n"
+          "                         (JSON: chrome://tracing, Perfetto)\n"
           "      --stream WxHxC[:16] read raw interleaved frames from stdin, write the\n"
           "                         filtered frames to stdout (ffmpeg -f rawvideo);\n"
           "                         :16 for 16-bit little-endian samples (ffmpeg's\n"
@@ -555,6 +558,7 @@ static const opt_row opt_table[] = {
     {"format", 0, OPT_LATER, IN_SIGNAL, LATER(format), 0, 0, NULL, NULL, NULL},
     {"quiet", 'q', OPT_FLAG, 0, FIELD(quiet), 0, 0, NULL, NULL, NULL},
     {"json", 0, OPT_FLAG, 0, FIELD(json), 0, 0, NULL, NULL, NULL},
+    {"trace", 0, OPT_NAME, IN_FILTER, FIELD(trace), 0, 0, NULL, "empty file name", NULL},
     {"stream", 0, OPT_FN, IN_FILTER, 0, 0, 0, NULL, NULL, opt_stream},
     /* loading and saving */
     {"channels", 0, OPT_INT, IN_FILTER, FIELD(channels), 1, 4, NULL, "expected 1, 2, 3 or 4", NULL},
@@ -1017,6 +1021,8 @@ static int finish_batch_stream(cli_options *o, char **files, int nfiles, cli_err
                           o->stream ? "--stream" : "--outdir");
     if (!o->kernel_text && !o->kernel_file)
         return usage_fail(e, "no kernel given: use --kernel TEXT or --kernel-file FILE");
+    if (o->stream && o->trace)
+        return usage_fail(e, "--trace applies to batch mode (-o OUTDIR), not --stream");
     if (o->stream) {
         if (nfiles != 0)
             return usage_fail(e, "--stream reads standard input: no file arguments");
@@ -1051,6 +1057,8 @@ static int finish_filter(cli_options *o, char **files, int nfiles, cli_err *e)
 {
     if (o->skip_existing)
         return usage_fail(e, "--skip-existing needs --outdir");
+    if (o->trace)
+        return usage_fail(e, "--trace needs --outdir (batch mode)");
     if (nfiles != 2)
         return usage_fail(e, "expected INPUT and OUTPUT (%s given)",
                           nfiles == 0   ? "no file"

@@ -109,6 +109,7 @@ typedef struct cli_options {
     int skip_existing;  /* --skip-existing: leave existing outputs, count them skipped */
     int quiet;          /* -q, --quiet: no progress bar, no summary line */
     int json;           /* --json: a JSON summary on stdout */
+    const char *trace;  /* --trace FILE: the batch's stages per file, Chrome trace JSON */
     const char *format; /* --format EXT: output extension (png, jpg, ppm, pgm, pnm) */
     int stream_w, stream_h, stream_c;
     ic_sample_type stream_type; /* --stream WxHxC:16: IC_U16 (little-endian), else IC_U8 */

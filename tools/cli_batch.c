@@ -50,10 +50,12 @@
 #include <unistd.h>
 
 #include "cli_args.h"
+#include "cli_auto.h"
 #include "cli_files.h"
 #include "cli_json.h"
 #include "cli_progress.h"
 #include "cli_queue.h"
+#include "cli_trace.h"
 
 /* ---- interruption ---------------------------------------------------------- */
 
@@ -82,11 +84,11 @@ enum {
                      (nvJPEG encodes only; the host route when it cannot) */
 };
 
-/* One interval of a stage (IC_BATCH_TRACE), ms from the run's start. */
-typedef struct trace_ev {
-    float t0, ms;
-    char stage;
-} trace_ev;
+typedef cli_trace_ev trace_ev;
+
+/* The thread's lane in the trace: LANE_* + its number among its kind. */
+enum { LANE_FILTER = 0, LANE_WORKER = 100, LANE_GPU = 200, LANE_GPU_ENC = 300, LANE_WRITER = 400 };
+static _Thread_local int t_lane;
 
 /* The state of the GPU side of a CUDA batch of JPEGs. */
 enum { GPU_NONE = 0, GPU_OPENING, GPU_READY, GPU_FAILED };
@@ -121,11 +123,18 @@ typedef struct batch {
     int by_cpu, by_gpu; /* files decoded by the CPU workers / by the GPU codec */
     double bytes;       /* decoded sample bytes of the files written */
     double ms_read, ms_decode, ms_filter, ms_encode, ms_write, ms_gpu_open, ms_gpu_enc;
-    double ms_cleanup; /* the GPU codec and the contexts freed, after the run */
-    cli_progress bar;  /* on stderr */
-    trace_ev *trace;   /* IC_BATCH_TRACE: the stages' intervals (add_time) */
+    double ms_upload, ms_download; /* the filter's copies (ic_context_timing) */
+    /* time threads waited for work: workers (nothing to decode or encode),
+     * filters (no decoded image, or no codec slot), GPU reader (no slot),
+     * GPU encoders and writers (nothing to encode or write) */
+    double wait_workers, wait_filter, wait_gpu, wait_gpu_enc, wait_writers;
+    atomic_int lanes[5]; /* threads of each kind started so far */
+    double ms_cleanup;   /* the GPU codec and the contexts freed, after the run */
+    cli_progress bar;    /* on stderr */
+    trace_ev *trace;     /* --trace, IC_BATCH_TRACE: the stages' intervals (add_time) */
     int ntrace, trace_cap;
-    char **errors; /* "FILE\tproblem" for --json */
+    long trace_dropped; /* intervals past trace_cap, not recorded */
+    char **errors;      /* "FILE\tproblem" for --json */
     int nerr;
     char **skips; /* "FILE\twhy" for --json */
     int nskip;
@@ -173,19 +182,49 @@ static void finish_file(batch *b, int idx, const char *problem)
  * (the GPU side's read and nvJPEG decode of a batch), f (host route filter),
  * F (device route or device image filter), e (CPU encode), n (GPU side
  * encode), w (write); stage 0 with t0 = now marks a moment (mark()). */
+static void add_span(batch *b, double *acc, double t0, double t1, char stage, int idx)
+{
+    pthread_mutex_lock(&b->mu);
+    if (acc)
+        *acc += t1 - t0;
+    if (b->trace && b->ntrace < b->trace_cap) {
+        trace_ev *ev = &b->trace[b->ntrace++];
+        ev->t0 = t0 - b->bar.t0;
+        ev->ms = (float)(t1 - t0);
+        ev->idx = idx;
+        ev->lane = (short)t_lane;
+        ev->stage = stage;
+    } else if (b->trace) {
+        b->trace_dropped++;
+    }
+    pthread_mutex_unlock(&b->mu);
+}
+
+/* add_span up to now, for file idx (-1: no file). */
+static void add_time_of(batch *b, double *acc, double t0, char stage, int idx)
+{
+    add_span(b, acc, t0, cli_now_ms(), stage, idx);
+}
+
 static void add_time(batch *b, double *acc, double t0, char stage)
+{
+    add_time_of(b, acc, t0, stage, -1);
+}
+
+/* A wait since t0 (no trace interval: the gaps between a lane's spans). */
+static void add_wait(batch *b, double *acc, double t0)
 {
     const double now = cli_now_ms();
     pthread_mutex_lock(&b->mu);
-    if (acc)
-        *acc += now - t0;
-    if (b->trace && b->ntrace < b->trace_cap) {
-        trace_ev *ev = &b->trace[b->ntrace++];
-        ev->t0 = (float)(t0 - b->bar.t0);
-        ev->ms = (float)(now - t0);
-        ev->stage = stage;
-    }
+    *acc += now - t0;
     pthread_mutex_unlock(&b->mu);
+}
+
+/* Sets the calling thread's lane: kind (LANE_*) plus its number among its
+ * kind (slot: 0 workers, 1 GPU reader, 2 GPU encoders, 3 writers, 4 filters). */
+static void lane_enter(batch *b, int kind, int slot)
+{
+    t_lane = kind + atomic_fetch_add(&b->lanes[slot], 1);
 }
 
 /* Marks a moment in the trace: C (the filter contexts exist), S (the GPU
@@ -336,12 +375,21 @@ static int try_decode(batch *b, ic_load_options *lo)
     it->budgeted = 1;
     bfile *f = &b->files.v[it->idx];
     char msg[256] = "";
-    const double t = cli_now_ms();
+    double t = cli_now_ms();
     lo->metadata = &it->meta;
     int damaged = 0;
     lo->damaged = &damaged;
-    const ic_status s = cli_noted(ic_image_load(&it->img, f->in, lo), msg, sizeof msg);
-    add_time(b, &b->ms_decode, t, 'd');
+    /* read, then decode, so that --time and --trace tell the two apart */
+    ic_status s =
+        cli_read_file(f->in, b->o->max_memory, lo, &it->bytes, &it->nbytes, msg, sizeof msg);
+    add_time_of(b, &b->ms_read, t, 'i', it->idx);
+    if (s == IC_OK) {
+        t = cli_now_ms();
+        s = cli_noted(ic_image_decode(&it->img, it->bytes, it->nbytes, lo), msg, sizeof msg);
+        add_time_of(b, &b->ms_decode, t, 'd', it->idx);
+    }
+    free(it->bytes);
+    it->bytes = NULL;
     if (damaged)
         cli_damaged_notice(f->in);
     if (s != IC_OK) {
@@ -402,7 +450,7 @@ static void encode_host(batch *b, item *it, ic_save_options *so)
     cli_flatten_alpha(b->o, &it->out, out, out);
     const ic_status s =
         cli_noted(ic_image_encode(&it->out, out, so, &it->bytes, &it->nbytes), msg, sizeof msg);
-    add_time(b, &b->ms_encode, t, 'e');
+    add_time_of(b, &b->ms_encode, t, 'e', it->idx);
     if (s != IC_OK) {
         end_unwritten(b, it, s, msg);
         return;
@@ -427,6 +475,7 @@ static void *worker(void *arg)
     ic_load_options lo = load_options_of(b->o);
     ic_save_options so = save_options_of(b->o);
     int producing = 1;
+    lane_enter(b, LANE_WORKER, 0);
     for (;;) {
         const unsigned long seen = cli_board_seq(&b->board);
         item *it;
@@ -443,11 +492,16 @@ static void *worker(void *arg)
                 producing = 0;
                 cli_queue_producer_done(&b->decoded);
             } else if (d == 0) {
+                const double w = cli_now_ms();
                 cli_board_wait(&b->board, seen);
+                add_wait(b, &b->wait_workers, w);
             }
             continue;
         }
-        if ((it = cli_queue_pop(&b->filtered)) == NULL)
+        const double w = cli_now_ms();
+        it = cli_queue_pop(&b->filtered);
+        add_wait(b, &b->wait_workers, w);
+        if (!it)
             break;
         encode_host(b, it, &so);
     }
@@ -514,6 +568,23 @@ static int device_slot(batch *b, const item *it)
     return s;
 }
 
+/* Records a filter call that ran from t0 to now on ctx for file idx: the
+ * context's upload and download (ic_context_timing, synchronous copies at
+ * the call's two ends) apart from the rest of the call. */
+static void filter_spans(batch *b, const ic_context *ctx, double t0, char stage, int idx)
+{
+    const double t1 = cli_now_ms();
+    const ic_timing tm = ic_context_timing(ctx);
+    double up = tm.upload_ms > 0 ? tm.upload_ms : 0, down = tm.download_ms > 0 ? tm.download_ms : 0;
+    if (up + down > t1 - t0) /* a failed call's stale timing */
+        up = down = 0;
+    if (up > 0) /* a CPU context copies nothing */
+        add_span(b, &b->ms_upload, t0, t0 + up, 'u', idx);
+    add_span(b, &b->ms_filter, t0 + up, t1 - down, stage, idx);
+    if (down > 0)
+        add_span(b, &b->ms_download, t1 - down, t1, 'o', idx);
+}
+
 /* A host image: filtered into a host image (the context uploads and
  * downloads when it is a GPU one) and saved by a worker, or (device route)
  * into a codec slot and encoded on the GPU side. */
@@ -523,7 +594,9 @@ static void filter_host(batch *b, ic_context *ctx, const ic_kernel *k, const ic_
     me.msg[0] = '\0';
     ic_status s =
         cli_check_image(b->o, ctx, &it->img, k, "", &me) == CLI_EXIT_OK ? IC_OK : IC_ERR_TOO_LARGE;
+    const double w = cli_now_ms();
     int sl = s == IC_OK ? device_slot(b, it) : -1; /* may wait for the codec */
+    add_wait(b, &b->wait_filter, w);
     const double t = cli_now_ms();
     if (sl >= 0 && ic_gpu_codec_output(b->codec, sl, &it->img, &it->out) != IC_OK) {
         slot_give(b, sl); /* no device memory for it: the host route */
@@ -537,7 +610,7 @@ static void filter_host(batch *b, ic_context *ctx, const ic_kernel *k, const ic_
     }
     if (s == IC_OK)
         s = ic_convolve(ctx, &it->img, &it->out, k, p);
-    add_time(b, &b->ms_filter, t, sl >= 0 ? 'F' : 'f');
+    filter_spans(b, ctx, t, sl >= 0 ? 'F' : 'f', it->idx);
     ic_image_free(&it->img);
     if (s != IC_OK) {
         char problem[320];
@@ -578,7 +651,7 @@ static void filter_device(batch *b, ic_context *ctx, const ic_kernel *k, const i
         s = cli_noted(ic_gpu_codec_output(b->codec, it->slot, &it->img, &it->out), msg, sizeof msg);
     if (s == IC_OK && (s = ic_convolve(ctx, &it->img, &it->out, k, p)) != IC_OK)
         snprintf(msg, sizeof msg, "%s", ic_last_error());
-    add_time(b, &b->ms_filter, t, 'F');
+    filter_spans(b, ctx, t, 'F', it->idx);
     if (s != IC_OK) {
         char problem[320];
         if (me.msg[0]) /* the memory limit: the host pipeline's message */
@@ -594,8 +667,13 @@ static void filter_device(batch *b, ic_context *ctx, const ic_kernel *k, const i
 /* The filter stage: one per filter worker (context). */
 static void filter_stage(batch *b, ic_context *ctx, const ic_kernel *k, const ic_params *p)
 {
-    item *it;
-    while ((it = cli_queue_pop(&b->decoded)) != NULL) {
+    lane_enter(b, LANE_FILTER, 4);
+    for (;;) {
+        const double w = cli_now_ms();
+        item *it = cli_queue_pop(&b->decoded);
+        add_wait(b, &b->wait_filter, w);
+        if (!it)
+            break;
         if (g_interrupted) { /* drain without work: the file is "not processed" */
             item_end(b, it, NULL, 0);
             continue;
@@ -722,6 +800,7 @@ static ic_gpu_codec *gpu_open(batch *b)
 static void *gpu_main(void *arg)
 {
     batch *b = arg;
+    lane_enter(b, LANE_GPU, 1);
     ic_gpu_codec *c = gpu_open(b);
     ic_load_options lo = load_options_of(b->o);
     ic_metadata ask; /* any non-NULL pointer: res[i].metadata receives file i's */
@@ -735,7 +814,9 @@ static void *gpu_main(void *arg)
         /* A batch: a slot and a file at a time, the first slot waited for. */
         int n = 0;
         while (n < GPU_BATCH) {
+            const double w = cli_now_ms();
             const int sl = slot_take(b, n == 0);
+            add_wait(b, &b->wait_gpu, w);
             if (sl < 0)
                 break;
             item *it = next_file(b);
@@ -749,7 +830,7 @@ static void *gpu_main(void *arg)
             const double t = cli_now_ms();
             const ic_status s = cli_read_file(b->files.v[it->idx].in, b->o->max_memory, &lo,
                                               &it->bytes, &it->nbytes, msg, sizeof msg);
-            add_time(b, &b->ms_read, t, 'r');
+            add_time_of(b, &b->ms_read, t, 'r', it->idx);
             if (s != IC_OK) {
                 item_end(b, it, msg[0] ? msg : ic_status_str(s), 1);
                 continue;
@@ -764,7 +845,10 @@ static void *gpu_main(void *arg)
             continue;
         const double t = cli_now_ms();
         const ic_status st = ic_gpu_codec_decode(c, n, in, slots, &lo, img, res);
-        add_time(b, &b->ms_decode, t, 'g');
+        const double t1 = cli_now_ms();
+        add_span(b, &b->ms_decode, t, t1, 'g', -1);
+        for (int i = 0; i < n && b->trace; i++) /* each file of the batch, for --trace */
+            add_span(b, NULL, t, t1, 'G', its[i]->idx);
         for (int i = 0; i < n; i++) {
             item *it = its[i];
             free(it->bytes);
@@ -793,8 +877,13 @@ static void *gpu_encoder(void *arg)
 {
     batch *b = arg;
     ic_save_options so = save_options_of(b->o);
-    item *it;
-    while ((it = cli_queue_pop(&b->gfiltered)) != NULL) {
+    lane_enter(b, LANE_GPU_ENC, 2);
+    for (;;) {
+        const double w = cli_now_ms();
+        item *it = cli_queue_pop(&b->gfiltered);
+        add_wait(b, &b->wait_gpu_enc, w);
+        if (!it)
+            break;
         if (g_interrupted) { /* writes under way finish (atomically); no new ones */
             item_end(b, it, NULL, 0);
             continue;
@@ -805,7 +894,7 @@ static void *gpu_encoder(void *arg)
         so.metadata = &it->meta;
         const ic_status s = cli_noted(
             ic_gpu_codec_encode(b->codec, it->slot, &it->out, out, &so, &it->enc), msg, sizeof msg);
-        add_time(b, &b->ms_encode, t, 'n');
+        add_time_of(b, &b->ms_encode, t, 'n', it->idx);
         if (s != IC_OK) {
             end_unwritten(b, it, s, msg);
             continue;
@@ -822,8 +911,13 @@ static void *gpu_encoder(void *arg)
 static void *writer(void *arg)
 {
     batch *b = arg;
-    item *it;
-    while ((it = cli_queue_pop(&b->encoded)) != NULL) {
+    lane_enter(b, LANE_WRITER, 3);
+    for (;;) {
+        const double w = cli_now_ms();
+        item *it = cli_queue_pop(&b->encoded);
+        add_wait(b, &b->wait_writers, w);
+        if (!it)
+            break;
         const char *out = b->files.v[it->idx].out;
         char msg[256] = "";
         const double t = cli_now_ms();
@@ -835,7 +929,7 @@ static void *writer(void *arg)
         const ic_status s = it->slot >= 0 ? ic_bytes_save_opts(out, it->enc.data, it->enc.size, &nr)
                                           : ic_bytes_save_opts(out, it->bytes, it->nbytes, &nr);
         cli_noted(s, msg, sizeof msg);
-        add_time(b, &b->ms_write, t, 'w');
+        add_time_of(b, &b->ms_write, t, 'w', it->idx);
         if (s != IC_OK) {
             end_unwritten(b, it, s, msg);
             continue;
@@ -889,7 +983,36 @@ static int decode_mode_of_env(void)
     return -1;
 }
 
-static void print_summary(const batch *b, const char *backend, double ms)
+/* --time: each stage's busy time summed over its threads, per written file,
+ * and as threads busy on average over the run; then the threads' waits. */
+static void print_stages(const batch *b, double ms)
+{
+    const struct {
+        const char *name, *what;
+        double v;
+    } st[] = {
+        {"read", "file bytes into memory", b->ms_read},
+        {"decode", "CPU decoders and nvJPEG batches", b->ms_decode},
+        {"upload", "host -> device in the filter call", b->ms_upload},
+        {"filter", "the filter call without its copies", b->ms_filter},
+        {"download", "device -> host in the filter call", b->ms_download},
+        {"encode", "CPU and nvJPEG encoders, into memory", b->ms_encode},
+        {"write", "atomic writes (temporary file, fsync, rename)", b->ms_write},
+    };
+    const double per = b->written > 0 ? 1.0 / b->written : 0;
+    printf("imgconv: batch stages over %.1f ms (busy: summed over the threads doing the "
+           "stage)\n",
+           ms);
+    printf("  stage        busy ms  per file ms  threads busy\n");
+    for (size_t i = 0; i < sizeof st / sizeof st[0]; i++)
+        printf("  %-8s %11.1f %12.3f %13.2f  %s\n", st[i].name, st[i].v, st[i].v * per,
+               ms > 0 ? st[i].v / ms : 0, st[i].what);
+    printf("  wait ms: workers %.1f, filter %.1f, gpu reader %.1f, gpu encoders %.1f, "
+           "writers %.1f (time threads waited for work)\n",
+           b->wait_workers, b->wait_filter, b->wait_gpu, b->wait_gpu_enc, b->wait_writers);
+}
+
+static void print_summary(const batch *b, const char *backend, const cli_auto *pick, double ms)
 {
     const double s = ms / 1e3;
     const double ips = s > 0 ? b->written / s : 0, mbs = s > 0 ? b->bytes / 1e6 / s : 0;
@@ -898,49 +1021,70 @@ static void print_summary(const batch *b, const char *backend, double ms)
                "\"interrupted\": %s, \"backend\": ",
                b->files.n, b->written, b->skipped, b->failed, g_interrupted ? "true" : "false");
         cli_json_string(stdout, backend, (size_t)-1);
+        if (pick->chosen) {
+            printf(", \"auto\": ");
+            cli_json_string(stdout, pick->reason, (size_t)-1);
+        }
         printf(", \"codec\": ");
         cli_json_string(stdout, b->engine, (size_t)-1);
         printf(", \"decoded_by\": {\"cpu\": %d, \"gpu\": %d}, \"to_device\": %d, "
                "\"gpu_open_ms\": %.1f, \"gpu_encoder_ms\": %.1f, \"cleanup_ms\": %.1f",
                b->by_cpu, b->by_gpu, b->to_device, b->ms_gpu_open, b->ms_gpu_enc, b->ms_cleanup);
         printf(", \"seconds\": %.3f, \"images_per_s\": %.2f, \"mb_per_s\": %.2f, "
-               "\"stage_ms\": {\"read\": %.1f, \"decode\": %.1f, \"filter\": %.1f, "
-               "\"encode\": %.1f, \"write\": %.1f}, \"errors\": [",
-               s, ips, mbs, b->ms_read, b->ms_decode, b->ms_filter, b->ms_encode, b->ms_write);
+               "\"stage_ms\": {\"read\": %.1f, \"decode\": %.1f, \"upload\": %.1f, "
+               "\"filter\": %.1f, \"download\": %.1f, \"encode\": %.1f, \"write\": %.1f}",
+               s, ips, mbs, b->ms_read, b->ms_decode, b->ms_upload, b->ms_filter, b->ms_download,
+               b->ms_encode, b->ms_write);
+        printf(", \"wait_ms\": {\"workers\": %.1f, \"filter\": %.1f, \"gpu_reader\": %.1f, "
+               "\"gpu_encoders\": %.1f, \"writers\": %.1f}, \"errors\": [",
+               b->wait_workers, b->wait_filter, b->wait_gpu, b->wait_gpu_enc, b->wait_writers);
         cli_json_pairs(b->errors, b->nerr, "error");
         printf("], \"skipped_files\": [");
         cli_json_pairs(b->skips, b->nskip, "reason");
         printf("]}\n");
         return;
     }
+    if (b->o->time)
+        print_stages(b, ms);
     if (b->o->quiet)
         return;
-    const double busy = b->ms_read + b->ms_decode + b->ms_filter + b->ms_encode + b->ms_write;
+    const double busy = b->ms_read + b->ms_decode + b->ms_upload + b->ms_filter + b->ms_download +
+                        b->ms_encode + b->ms_write;
     const double pct = busy > 0 ? 100 / busy : 0;
     printf("imgconv: %d files: %d written, %d skipped, %d failed%s in %.2f s (%.1f images/s, "
            "%.1f MB/s; busy time: read %.0f%%, decode %.0f%%, filter %.0f%%, encode %.0f%%, "
            "write %.0f%%; backend %s, codec %s)\n",
            b->files.n, b->written, b->skipped, b->failed, g_interrupted ? ", interrupted" : "", s,
-           ips, mbs, pct * b->ms_read, pct * b->ms_decode, pct * b->ms_filter, pct * b->ms_encode,
+           ips, mbs, pct * b->ms_read, pct * b->ms_decode,
+           pct * (b->ms_upload + b->ms_filter + b->ms_download), pct * b->ms_encode,
            pct * b->ms_write, backend, b->engine);
 }
 
-/* Writes the trace (IC_BATCH_TRACE=FILE): one line per interval, "t0_ms ms
- * stage" (add_time), for bench/batch_timeline.py. */
+/* Writes the traces: --trace FILE as a Chrome trace (cli_trace.c), and
+ * IC_BATCH_TRACE=FILE as one line per interval, "t0_ms ms stage" (add_time),
+ * for bench/batch_timeline.py. A trace that cannot be written is a warning:
+ * the images are written by then. */
 static void write_trace(const batch *b)
 {
     if (!b->trace)
         return;
+    char msg[320];
+    if (b->o->trace && cli_trace_write(b->o->trace, b->trace, b->ntrace, b->trace_dropped,
+                                       &b->files, msg, sizeof msg) != 0)
+        fprintf(stderr, "imgconv: warning: %s: %s\n", b->o->trace, msg);
     const char *path = getenv("IC_BATCH_TRACE");
+    if (!path || !*path)
+        return;
     FILE *f = fopen(path, "w");
     if (!f) {
         fprintf(stderr, "imgconv: warning: cannot write the trace %s: %s\n", path, strerror(errno));
         return;
     }
     fprintf(f, "# imgconv batch trace: t0_ms ms stage (%d intervals%s)\n", b->ntrace,
-            b->ntrace == b->trace_cap ? ", full: later ones dropped" : "");
+            b->trace_dropped ? ", full: later ones dropped" : "");
     for (int i = 0; i < b->ntrace; i++)
-        fprintf(f, "%.3f %.3f %c\n", b->trace[i].t0, b->trace[i].ms, b->trace[i].stage);
+        if (b->trace[i].stage != 'G') /* the batch's files: 'g' covers them */
+            fprintf(f, "%.3f %.3f %c\n", b->trace[i].t0, b->trace[i].ms, b->trace[i].stage);
     if (fclose(f) != 0)
         fprintf(stderr, "imgconv: warning: cannot write the trace %s\n", path);
 }
@@ -1240,6 +1384,34 @@ static void tune_malloc(void)
 #endif
 }
 
+/* --backend auto for the batch: its files (those not skipped or failed
+ * already) taken to be as large as the first readable one; --explain says
+ * why (--json carries it in the summary). */
+static void batch_choose(batch *b, const ic_kernel *k, int nwork, cli_auto *pick)
+{
+    const cli_options *o = b->o;
+    int n = 0, w = 0, h = 0, c = 0, first = -1;
+    for (int i = 0; i < b->files.n; i++) {
+        const bfile *f = &b->files.v[i];
+        if (f->skip[0] || f->err[0])
+            continue;
+        n++;
+        if (first < 0 && strcmp(o->backend, "auto") == 0 &&
+            cli_auto_peek(o, f->in, &w, &h, &c) == 0)
+            first = i;
+    }
+    if (first < 0) { /* nothing readable: the choice hardly matters */
+        first = 0;
+        w = h = 64;
+    }
+    const ic_format in = b->files.n ? ic_format_from_path(b->files.v[first].in) : IC_FMT_PNM;
+    const ic_format out =
+        b->files.n && b->files.v[first].out ? ic_format_from_path(b->files.v[first].out) : in;
+    cli_auto_choose(o, k, n, w, h, c, in, out, wants_gpu_side(b, nwork), n == 1, pick);
+    if (pick->chosen && o->explain && !o->json)
+        printf("imgconv: backend %s (auto): %s\n", pick->backend, pick->reason);
+}
+
 int cli_run_batch(const cli_options *o, cli_err *e)
 {
     const int decode_mode = decode_mode_of_env();
@@ -1248,6 +1420,8 @@ int cli_run_batch(const cli_options *o, cli_err *e)
                         "IC_BATCH_DECODE must be both, after, gpu or cpu, not '%s'",
                         getenv("IC_BATCH_DECODE"));
     int code = check_outdir(o->outdir, e);
+    if (code == CLI_EXIT_OK && o->trace) /* a trace that cannot be written: before any work */
+        code = cli_check_output_path(o->trace, NULL, e);
     if (code != CLI_EXIT_OK)
         return code;
     ic_kernel k;
@@ -1256,18 +1430,17 @@ int cli_run_batch(const cli_options *o, cli_err *e)
         return code;
     tune_malloc();
     const int nwork = o->ctx.n_devices > 0 ? o->ctx.n_devices : 1;
+    cli_options ro = *o; /* --backend auto resolved (pick) once the files are known */
+    cli_auto pick;
     ctx_job cj;
     memset(&cj, 0, sizeof cj);
-    cj.o = o;
+    cj.o = &ro;
     cj.c = worker_options(o, 0);
     pthread_t cth;
-    const int cthreaded = pthread_create(&cth, NULL, ctx_main, &cj) == 0;
-    if (!cthreaded)
-        ctx_main(&cj);
 
     batch b;
     memset(&b, 0, sizeof b);
-    b.o = o;
+    b.o = &ro;
     b.decode_mode = decode_mode;
     snprintf(b.engine, sizeof b.engine, "cpu");
     pthread_mutex_init(&b.mu, NULL);
@@ -1278,6 +1451,11 @@ int cli_run_batch(const cli_options *o, cli_err *e)
         rc = cli_files_expand(&b.files, o->inputs[i]);
     if (rc == 0)
         rc = cli_files_plan(&b.files, o);
+    batch_choose(&b, &k, nwork, &pick);
+    ro.backend = pick.backend;
+    const int cthreaded = pthread_create(&cth, NULL, ctx_main, &cj) == 0;
+    if (!cthreaded)
+        ctx_main(&cj);
     /* magnitudes and |sum| take host images (docs/definitions.md#chains) */
     const int gpu_side = rc == 0 && !k.magnitude && !p.abs && wants_gpu_side(&b, nwork);
     /* One worker per core (the filter threads, nvJPEG's and the GPU side's
@@ -1309,8 +1487,8 @@ int cli_run_batch(const cli_options *o, cli_err *e)
         b.gpu_state = GPU_OPENING;
     }
     b.decoded.board = b.filtered.board = &b.board;
-    if (rc == 0 && getenv("IC_BATCH_TRACE") && *getenv("IC_BATCH_TRACE")) {
-        b.trace_cap = 10 * b.files.n + 16;
+    if (rc == 0 && (o->trace || (getenv("IC_BATCH_TRACE") && *getenv("IC_BATCH_TRACE")))) {
+        b.trace_cap = (int)cli_trace_cap(b.files.n);
         if (!(b.trace = calloc((size_t)b.trace_cap, sizeof *b.trace)))
             rc = -1;
     }
@@ -1355,7 +1533,7 @@ int cli_run_batch(const cli_options *o, cli_err *e)
     int nfilt = 0;
     if (cst == IC_OK) {
         ctxs[0] = cj.ctx;
-        nfilt = more_contexts(o, ctxs, nwork, gpu_side, &cst, cmsg, sizeof cmsg);
+        nfilt = more_contexts(&ro, ctxs, nwork, gpu_side, &cst, cmsg, sizeof cmsg);
     }
     if (nfilt == 0)
         g_interrupted = 1; /* no filter: the workers stop, the decoded images are dropped */
@@ -1380,7 +1558,7 @@ int cli_run_batch(const cli_options *o, cli_err *e)
     free_contexts(ctxs, nfilt);
     b.ms_cleanup = cli_now_ms() - c0;
     if (nfilt > 0)
-        print_summary(&b, backend, ms);
+        print_summary(&b, backend, &pick, ms);
     write_trace(&b);
     const int interrupted = g_interrupted, failed = b.failed, total = b.files.n;
     const int unwritten = b.unwritten;

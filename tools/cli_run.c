@@ -17,7 +17,6 @@
  * checked before the input is read, so a bad request costs nothing and never
  * leaves a file behind.
  */
-#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -29,6 +28,7 @@
 
 #include "cli.h"
 #include "cli_args.h"
+#include "cli_auto.h"
 #include "cli_files.h"
 #include "cli_json.h"
 #include "cli_warm.h"
@@ -140,17 +140,7 @@ static int holds_image(const char *path)
     unsigned char b[12] = {0};
     const size_t n = fread(b, 1, sizeof b, f);
     fclose(f);
-    ic_format fmt = IC_FMT_UNKNOWN;
-    if (n >= 8 && memcmp(b, "\x89PNG\r\n\x1a\n", 8) == 0)
-        fmt = IC_FMT_PNG;
-    else if (n >= 3 && b[0] == 0xFF && b[1] == 0xD8 && b[2] == 0xFF)
-        fmt = IC_FMT_JPEG;
-    else if (n >= 4 && (memcmp(b, "II*\0", 4) == 0 || memcmp(b, "MM\0*", 4) == 0))
-        fmt = IC_FMT_TIFF;
-    else if (n >= 12 && memcmp(b, "RIFF", 4) == 0 && memcmp(b + 8, "WEBP", 4) == 0)
-        fmt = IC_FMT_WEBP;
-    else if (n >= 3 && b[0] == 'P' && (b[1] == '5' || b[1] == '6') && isspace(b[2]))
-        fmt = IC_FMT_PNM;
+    const ic_format fmt = cli_auto_sniff(b, n);
     return fmt != IC_FMT_UNKNOWN && ic_format_supported(fmt);
 }
 
@@ -242,8 +232,11 @@ uint64_t cli_work_limit(const cli_options *o)
 {
     if (o->max_work_given)
         return o->max_work;
-    const char *name = strcmp(o->backend, "auto") == 0 ? ic_backend_auto() : o->backend;
-    return name && strncmp(name, "cuda", 4) == 0 ? 0 : IC_DEFAULT_MAX_WORK;
+    /* auto before its choice: none where a GPU may be chosen, found without
+     * loading the CUDA driver (the exact bound follows the decode) */
+    if (strcmp(o->backend, "auto") == 0)
+        return cli_auto_gpu_possible() ? 0 : IC_DEFAULT_MAX_WORK;
+    return strncmp(o->backend, "cuda", 4) == 0 ? 0 : IC_DEFAULT_MAX_WORK;
 }
 
 /* cli_check_work; `about` is "about", or "at least" when the channels are
@@ -383,7 +376,7 @@ static const char *alpha_plan(const cli_options *o, const ic_kernel *k, int chan
 }
 
 static void print_plan(const cli_options *o, ic_context *ctx, const ic_kernel *ks, int nk,
-                       const ic_image *src, const ic_params *p)
+                       const ic_image *src, const ic_params *p, const cli_auto *pick)
 {
     const ic_kernel *k = &ks[0];
     printf("plan:\n");
@@ -419,8 +412,7 @@ static void print_plan(const cli_options *o, ic_context *ctx, const ic_kernel *k
         printf("  border    %s\n", ic_border_name(p->border));
     printf("  bias      %g%s\n", (double)p->bias, k->offset != 0.0 ? " (incl. kernel offset)" : "");
     printf("  alpha     %s\n", alpha_plan(o, k, src->channels));
-    printf("  backend   %s%s", ic_context_backend(ctx),
-           strcmp(o->backend, "auto") == 0 ? " (auto)" : "");
+    printf("  backend   %s%s", ic_context_backend(ctx), pick->chosen ? " (auto)" : "");
     if (o->ctx.threads > 0)
         printf(", %d threads", o->ctx.threads);
     if (o->ctx.transfer == IC_TRANSFER_ASYNC || o->ctx.device_memory > 0)
@@ -435,6 +427,8 @@ static void print_plan(const cli_options *o, ic_context *ctx, const ic_kernel *k
             printf("%s%d", i ? "," : "", o->ctx.devices[i]);
     }
     printf("\n");
+    if (pick->chosen)
+        printf("  auto      %s\n", pick->reason);
     /* The backend's own plan (method, launch shape, predicted time). */
     char plan[2048] = "";
     const ic_status ps = nk > 1 ? ic_chain_explain(ctx, src, ks, nk, p, plan, sizeof plan)
@@ -700,6 +694,8 @@ typedef struct run_state {
     char stdout_name[32];      /* OUTPUT -: the name whose extension picks the format */
     int gpu_used;              /* the first run encoded on the GPU */
     double *samples[ST_COUNT]; /* per-stage times of the --repeat runs */
+    cli_options ro;            /* the options with --backend auto resolved (pick) */
+    cli_auto pick;
     once_times once;
     char buf[256]; /* the library's last message */
 } run_state;
@@ -784,6 +780,20 @@ static int run_setup(run_state *r, const cli_options *o, cli_err *e)
     return CLI_EXIT_OK;
 }
 
+/* The header hook's --backend auto: the job is this one image, its start-up
+ * overlapped with its decode. */
+static void run_choose(void *user, int width, int height)
+{
+    run_state *r = user;
+    const uint8_t *b = r->in_data ? r->in_data : r->bytes;
+    const size_t n = r->in_data ? r->in_size : r->nbytes;
+    const ic_format out = r->to_stdout ? r->out_fmt : ic_format_from_path(r->ro.output);
+    cli_auto_choose(&r->ro, &r->k, 1, width, height, cli_auto_png_channels(b, n),
+                    cli_auto_sniff(b, n), out, r->warm.want_codec, 1, &r->pick);
+    r->ro.backend = r->pick.backend;
+    r->warm.backend = r->pick.backend;
+}
+
 /* Reads and decodes INPUT into r->src. On the first run, once the header has
  * passed the limits (cli_warm_header), a second thread creates the context
  * (a CUDA context takes ~0.2 s) and, when a JPEG goes to a JPEG, the GPU
@@ -819,6 +829,10 @@ static int run_load(run_state *r, const cli_options *o, cli_err *e)
         w->layout = o->layout;
         lr.header_ok = cli_warm_header;
         lr.header_ok_user = w;
+        if (strcmp(o->backend, "auto") == 0) {
+            w->choose = run_choose;
+            w->choose_user = r;
+        }
     }
     if (s == IC_OK)
         s = cli_noted(ic_image_decode(&r->src, ib, ibn, &lr), r->buf, sizeof r->buf);
@@ -950,7 +964,7 @@ static int run_once(run_state *r, const cli_options *o, int run, cli_err *e)
     const int on_gpu = r->codec != NULL && !r->meta.exif && !r->meta.icc && !host_only;
     if (run == 0 && o->explain) {
         r->chain[0] = r->k;
-        print_plan(o, r->ctx, r->chain, o->nchain > 1 ? o->nchain : 1, &r->src, &r->p);
+        print_plan(o, r->ctx, r->chain, o->nchain > 1 ? o->nchain : 1, &r->src, &r->p, &r->pick);
     }
     if ((code = run_convolve(r, o, on_gpu, e)) != CLI_EXIT_OK)
         return code;
@@ -1006,6 +1020,10 @@ static void run_json(const run_state *r, const cli_options *o, double ms)
     printf(", \"width\": %d, \"height\": %d, \"channels\": %d, \"bits\": %d, \"backend\": ",
            r->src.width, r->src.height, r->src.channels, r->src.type == IC_U16 ? 16 : 8);
     cli_json_string(stdout, ic_context_backend(r->ctx), (size_t)-1);
+    if (r->pick.chosen) {
+        printf(", \"auto\": ");
+        cli_json_string(stdout, r->pick.reason, (size_t)-1);
+    }
     printf(", \"seconds\": %.3f}\n", ms / 1e3);
 }
 
@@ -1031,6 +1049,8 @@ int cli_run_filter(const cli_options *o, cli_err *e)
     run_state r;
     memset(&r, 0, sizeof r);
     r.once.start_ms = -1;
+    r.ro = *o;
+    o = &r.ro; /* --backend auto is resolved in it by the header hook */
     const double t0 = cli_now_ms();
     int code = run_setup(&r, o, e);
     for (int run = 0; code == CLI_EXIT_OK && run < o->repeat; run++)

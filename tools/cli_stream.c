@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "cli_args.h"
+#include "cli_auto.h"
 
 /* Three stages over two small rings of frame buffers: a reader thread fills
  * input frames from stdin, this thread filters them (the only thread that
@@ -301,6 +302,22 @@ int cli_run_stream(const cli_options *o, cli_err *e)
     ic_kernel k;
     ic_params p;
     ic_context *ctx;
+    /* --backend auto: a frame at a time, its count unknown, so the choice is
+     * one frame's (raw samples: no codec) */
+    cli_options ro = *o;
+    cli_auto pick;
+    memset(&pick, 0, sizeof pick);
+    if (strcmp(o->backend, "auto") == 0) {
+        int code = cli_get_kernel(o, &k, e);
+        if (code != CLI_EXIT_OK)
+            return code;
+        cli_auto_choose(o, &k, 1, w, h, c, IC_FMT_UNKNOWN, IC_FMT_UNKNOWN, 0, 0, &pick);
+        ic_kernel_free(&k);
+        ro.backend = pick.backend;
+        if (o->explain) /* standard output carries the frames */
+            fprintf(stderr, "imgconv: backend %s (auto): %s\n", pick.backend, pick.reason);
+        o = &ro;
+    }
     int code = cli_open_filter(o, &o->ctx, &k, &p, &ctx, e); /* --devices: one image split */
     if (code != CLI_EXIT_OK)
         return code;

@@ -62,6 +62,8 @@ void cli_warm_header(void *user, int width, int height)
     w->started = 1;
     w->width = width;
     w->height = height;
+    if (w->choose)
+        w->choose(w->choose_user, width, height);
     w->threaded = pthread_create(&w->th, NULL, warm_run, w) == 0;
 }
 

@@ -26,6 +26,10 @@ typedef struct cli_warm {
     int channels;                   /* the decoded image's channels (0: as stored = 3 for a
                                       * colour JPEG; the warm-up needs 3) */
     ic_layout layout;
+    /* When set, called from the header hook before the thread starts, with
+     * the image's size: it may replace backend (--backend auto's choice). */
+    void (*choose)(void *user, int width, int height);
+    void *choose_user;
     /* Results, valid after cli_warm_join. */
     ic_context *ctx; /* NULL when creation failed (st, err) */
     ic_status st;

@@ -240,6 +240,9 @@ if "decoded_by" in d:
         extra += f"; the run {d['seconds']:.2f} s of the process, then freeing the GPU codec and contexts {d['cleanup_ms']:.0f} ms"
     if "to_device" in d:
         extra += f"; worker images on the device route {d['to_device']}"
+if "wait_ms" in d:
+    extra += "; threads waited for work: " + ", ".join(
+        f"{k} {v/1e3:.2f} s" for k, v in d["wait_ms"].items() if v > 0)
 print(f"backend {d['backend']}, codec {d.get('codec', 'cpu')}; busy time summed over threads: "
       f"{parts}; {d['written']} written, {d['failed']} failed{extra}")
 EOF

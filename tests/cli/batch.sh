@@ -146,7 +146,7 @@ import json, sys
 d = json.load(open(sys.argv[1]))
 assert d["files"] == 7 and d["written"] == 6 and d["failed"] == 1, d
 assert d["errors"][0]["file"].endswith("img3b.ppm"), d
-assert d["images_per_s"] >= 0 and set(d["stage_ms"]) == {"read", "decode", "filter", "encode", "write"} and d["codec"] == "cpu", d
+assert d["images_per_s"] >= 0 and set(d["stage_ms"]) == {"read", "decode", "upload", "filter", "download", "encode", "write"} and d["codec"] == "cpu", d
 EOF
     ok "--json summary parses and counts right"
 else

@@ -8,7 +8,8 @@
 # is the output of the GPU path (IC_BATCH_DECODE=gpu: nvJPEG decode and
 # encode) or within a few levels of it; --json's decoded_by and to_device
 # count them; a cut file in the middle fails with the
-# CPU path's one line, leaves no output, and the others are written. The
+# CPU path's one line, leaves no output, and the others are written; the
+# same device listed twice (--devices 0,0) gives one device's outputs. The
 # difference between the two paths' outputs (decoders plus encoders) is
 # printed. Needs a usable CUDA backend and JPEG support (exit 77 otherwise).
 . "$(dirname "$0")/common.bash"
@@ -140,6 +141,51 @@ fi ;;
 esac
 # both (the default): the CPU workers from the start, nvJPEG once open.
 mixed mixB both
+
+# Two devices listed, the same device twice (each listed device gets its
+# own filter context, fed from one queue): with --codec cpu every output is
+# byte for byte the one-device host path's (refA, and --devices 0), and the
+# cut file in the middle fails with its one line while the batch goes on.
+# With the default codec each output is one of the three references'.
+dual() { # DIR ARGS...: a batch with ARGS; checks exit 3, the cut file's line, N-1 outputs
+    local dir=$1
+    shift
+    run "${K[@]}" --backend cuda -q "$@" -o "$dir" in
+    if [ "$RC" -eq 3 ] && [ "$(grep -c '^imgconv: error: ' "$ERR")" -eq 2 ] &&
+        [ "$(grep 'f080.jpg' "$ERR")" = "$cpu_line" ] && [ ! -e "$dir/f080.jpg" ] &&
+        [ "$(listing "$dir" | wc -l)" -eq $((N - 1)) ]; then
+        ok "$*: the cut file's one line ($cpu_line), $((N - 1)) outputs, exit 3"
+    else
+        fail "$*: exit $RC, $(listing "$dir" | wc -l) outputs"
+        show_last
+    fi
+}
+same_bytes() { # A B: every file of A equals B's
+    local a=$1 b=$2 n=0 f
+    for f in "$a"/*; do
+        cmp -s "$f" "$b/$(basename "$f")" || n=$((n + 1))
+    done
+    [ "$n" -eq 0 ]
+}
+dual one0 --codec cpu --devices 0
+dual two00 --codec cpu --devices 0,0
+same_bytes two00 one0 && same_bytes two00 refA &&
+    ok "--devices 0,0 --codec cpu: every output byte-identical to one device's" ||
+    fail "--devices 0,0 --codec cpu: outputs differ from one device's"
+dual two00d --devices 0,0
+if python3 - <<'EOF'; then
+import os
+names = sorted(os.listdir("two00d"))
+bad = [n for n in names
+       if not any(open(os.path.join("two00d", n), "rb").read() == open(os.path.join(r, n), "rb").read()
+                  for r in ("refA", "refB", "refC"))]
+print(f"--devices 0,0: {len(names)} outputs, {len(bad)} equal to none of the references {bad[:3]}")
+assert not bad
+EOF
+    ok "--devices 0,0: every output is one of the one-device references"
+else
+    fail "--devices 0,0: outputs against the one-device references"
+fi
 
 # A context that cannot be made (a device that does not exist): the workers,
 # started before it, stop (a file they already found bad is reported as it

@@ -63,7 +63,7 @@ d = json.load(open(sys.argv[1]))
 assert d["files"] == 5 and d["written"] == 4 and d["failed"] == 1, d
 assert len(d["errors"]) == 1 and d["errors"][0]["file"].endswith("p3.jpg"), d
 assert "truncated" in d["errors"][0]["error"], d
-assert set(d["stage_ms"]) == {"read", "decode", "filter", "encode", "write"}, d
+assert set(d["stage_ms"]) == {"read", "decode", "upload", "filter", "download", "encode", "write"}, d
 print("codec", d["codec"], "images/s", d["images_per_s"], "stage_ms", d["stage_ms"])
 EOF
     ok "cuda batch: 4 written, the cut file reported"

@@ -144,6 +144,7 @@ struct ic_gpu_codec {
     size_t *len;
     uint8_t **dst;
     size_t *pitch;
+    void **after; /* the slot streams, whose work the decoder waits for */
 };
 
 /* Opens nvJPEG for codec c (on open_th, or in ic_gpu_codec_create when no
@@ -214,6 +215,7 @@ void ic_gpu_codec_free(ic_gpu_codec *c)
     free(c->len);
     free(c->dst);
     free(c->pitch);
+    free(c->after);
     free(c);
 }
 
@@ -246,8 +248,9 @@ ic_status ic_gpu_codec_create(ic_gpu_codec **codec, const ic_context *ctx, int s
     c->len = calloc(n, sizeof *c->len);
     c->dst = calloc(n, sizeof *c->dst);
     c->pitch = calloc(n, sizeof *c->pitch);
+    c->after = calloc(n, sizeof *c->after);
     if (!c->s || !c->route || !c->w || !c->h || !c->ok || !c->data || !c->len || !c->dst ||
-        !c->pitch) {
+        !c->pitch || !c->after) {
         ic_gpu_codec_free(c);
         return ic_fail(IC_ERR_NOMEM, "out of memory");
     }
@@ -311,6 +314,10 @@ static void decode_on_cpu(ic_gpu_codec *c, int i, const ic_bytes *in, const ic_l
     const int rows = host.height * (host.layout == IC_SOA ? host.channels : 1);
     slot *s = &c->s[i];
     r->status = dbuf_fit(c, &s->in, row, rows, r->error, sizeof r->error);
+    /* the upload overwrites what the slot's stream may still be using */
+    if (r->status == IC_OK)
+        r->status = ic_cuda_stream_order(c->device, c->ustream, codec_stream(c, i), r->error,
+                                         sizeof r->error);
     if (r->status == IC_OK)
         r->status = ic_cuda_copy_rows(c->device, s->in.p, s->in.pitch, host.data, host.pitch, row,
                                       rows, 1, c->ustream, r->error, sizeof r->error);
@@ -382,6 +389,7 @@ ic_status ic_gpu_codec_decode(ic_gpu_codec *c, int n, const ic_bytes *in, const 
         c->len[i] = in[i].size;
         c->dst[i] = s->in.p;
         c->pitch[i] = s->in.pitch;
+        c->after[i] = codec_stream(c, slots ? slots[i] : i);
         any = 1;
     }
     /* libjpeg-turbo's entropy check of the files nvJPEG takes runs on host
@@ -394,7 +402,7 @@ ic_status ic_gpu_codec_decode(ic_gpu_codec *c, int n, const ic_bytes *in, const 
     if (any) {
         char err[256] = "";
         const ic_status st = ic_nvjpeg_decode(nj, n, c->data, c->len, c->route, c->dst, c->pitch,
-                                              c->ok, err, sizeof err);
+                                              c->after, c->ok, err, sizeof err);
         if (st != IC_OK) {
             ic_jpeg_checks_wait(chk, n, c->route, c->ok);
             for (int i = 0; i < n; i++) {

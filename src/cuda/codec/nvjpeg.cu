@@ -46,6 +46,23 @@ extern "C" ic_status ic_cuda_pitched_alloc(int device, size_t row_bytes, int hei
     return IC_OK;
 }
 
+extern "C" ic_status ic_cuda_stream_order(int device, void *waiter, void *after, char *err,
+                                          size_t errlen)
+{
+    if (!waiter || !after || waiter == after)
+        return IC_OK;
+    IC_CUDA_CHECK(cudaSetDevice(device));
+    cudaEvent_t ev;
+    IC_CUDA_CHECK(cudaEventCreateWithFlags(&ev, cudaEventDisableTiming));
+    cudaError_t e = cudaEventRecord(ev, (cudaStream_t)after);
+    if (e == cudaSuccess)
+        e = cudaStreamWaitEvent((cudaStream_t)waiter, ev, 0);
+    (void)cudaEventDestroy(ev); /* released once it completes; the wait holds its state */
+    if (e != cudaSuccess)
+        return ic_cuda_fail(err, errlen, "cudaStreamWaitEvent(order)", (int)e);
+    return IC_OK;
+}
+
 extern "C" void ic_cuda_pitched_free(int device, void *p)
 {
     if (!p)
@@ -136,7 +153,8 @@ extern "C" int ic_nvjpeg_check(ic_nvjpeg *nj, const uint8_t *data, size_t len, i
 
 extern "C" ic_status ic_nvjpeg_decode(ic_nvjpeg *nj, int n, const uint8_t *const *data,
                                       const size_t *len, const int *route, uint8_t *const *dst,
-                                      const size_t *pitch, int *ok, char *err, size_t errlen)
+                                      const size_t *pitch, void *const *after, int *ok, char *err,
+                                      size_t errlen)
 {
     (void)nj;
     (void)data;
@@ -144,6 +162,7 @@ extern "C" ic_status ic_nvjpeg_decode(ic_nvjpeg *nj, int n, const uint8_t *const
     (void)route;
     (void)dst;
     (void)pitch;
+    (void)after;
     for (int i = 0; i < n; i++)
         ok[i] = 0;
     if (err && errlen)
@@ -677,7 +696,8 @@ static int decode_one(ic_nvjpeg *nj, const uint8_t *data, size_t len, uint8_t *d
 
 extern "C" ic_status ic_nvjpeg_decode(ic_nvjpeg *nj, int n, const uint8_t *const *data,
                                       const size_t *len, const int *route, uint8_t *const *dst,
-                                      const size_t *pitch, int *ok, char *err, size_t errlen)
+                                      const size_t *pitch, void *const *after, int *ok, char *err,
+                                      size_t errlen)
 {
     for (int i = 0; i < n; i++)
         ok[i] = 0;
@@ -686,6 +706,12 @@ extern "C" ic_status ic_nvjpeg_decode(ic_nvjpeg *nj, int n, const uint8_t *const
         return IC_ERR_INVALID_ARG;
     }
     IC_CUDA_CHECK(cudaSetDevice(nj->device));
+    /* A host wait, not a stream wait: the hardware batched decoder has been
+     * seen to write its outputs without waiting for earlier work on its
+     * stream (H100), so nothing queued may still use a destination. */
+    for (int i = 0; after && i < n; i++)
+        if (after[i] && route[i] != IC_NVJ_CPU && (i == 0 || after[i] != after[i - 1]))
+            IC_CUDA_CHECK(cudaStreamSynchronize((cudaStream_t)after[i]));
     /* The hardware decoder's share, in one batched call. */
     int nb = 0;
     for (int i = 0; i < n; i++)
@@ -731,6 +757,15 @@ extern "C" ic_status ic_nvjpeg_decode(ic_nvjpeg *nj, int n, const uint8_t *const
     const cudaError_t e = cudaStreamSynchronize(nj->dstream);
     if (e != cudaSuccess)
         return ic_cuda_fail(err, errlen, "cudaStreamSynchronize(decode)", (int)e);
+    /* Work the caller queues on a destination's stream runs after the
+     * decode, whether or not it also waits on the host. */
+    for (int i = 0; after && i < n; i++)
+        if (ok[i] && after[i]) {
+            const ic_status st =
+                ic_cuda_stream_order(nj->device, after[i], nj->dstream, err, errlen);
+            if (st != IC_OK)
+                return st;
+        }
     return IC_OK;
 }
 

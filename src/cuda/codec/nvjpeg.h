@@ -73,7 +73,11 @@ int ic_nvjpeg_check(ic_nvjpeg *nj, const uint8_t *data, size_t len, int *w, int 
 
 /* Decodes n streams (routes from ic_nvjpeg_check, none IC_NVJ_CPU; n <=
  * max_batch) to interleaved RGB in the device buffers dst[i] (rows pitch[i]
- * bytes apart, at least 3*width). The IC_NVJ_HW streams go through one
+ * bytes apart, at least 3*width). after[i] (a cudaStream_t; NULL: none) is
+ * the stream whose queued work may still use dst[i]: the decoder writes
+ * dst[i] only once that work is done (a host wait: the hardware decoder does
+ * not wait for its own stream's earlier work), and work queued on after[i]
+ * from the return on runs after the decode (an event recorded after it). The IC_NVJ_HW streams go through one
  * nvjpegDecodeBatched call; if it fails they are retried one by one on the
  * hybrid decoder. ok[i] says which decoder produced stream i (IC_NVJ_HW or
  * IC_NVJ_HYBRID), or is 0 when nvJPEG refused it (the caller decodes it on
@@ -81,8 +85,8 @@ int ic_nvjpeg_check(ic_nvjpeg *nj, const uint8_t *data, size_t len, int *w, int 
  * synchronised before returning. Returns IC_OK, or IC_ERR_DEVICE when the
  * device itself failed (err says how; nothing is usable then). */
 ic_status ic_nvjpeg_decode(ic_nvjpeg *nj, int n, const uint8_t *const *data, const size_t *len,
-                           const int *route, uint8_t *const *dst, const size_t *pitch, int *ok,
-                           char *err, size_t errlen);
+                           const int *route, uint8_t *const *dst, const size_t *pitch,
+                           void *const *after, int *ok, char *err, size_t errlen);
 
 /* Encodes a w x h interleaved RGB device image (rows `pitch` bytes apart,
  * produced on cudaStream_t src_stream, NULL: the default stream; the encode
@@ -106,6 +110,11 @@ ic_status ic_cuda_stream_create(int device, void **stream, char *err, size_t err
 
 /* Waits for and destroys a stream (NULL-safe, errors ignored). */
 void ic_cuda_stream_destroy(int device, void *stream);
+
+/* Makes cudaStream_t waiter wait for the work queued on cudaStream_t `after`
+ * so far (an event recorded there); nothing when either is NULL or they are
+ * the same stream. */
+ic_status ic_cuda_stream_order(int device, void *waiter, void *after, char *err, size_t errlen);
 
 /* cudaFree on `device` (NULL-safe, errors ignored). */
 void ic_cuda_pitched_free(int device, void *p);
