@@ -88,23 +88,31 @@ INLINE void st(uint8_t *p, __m128i v, size_t w)
     }
 }
 
-/* The left pixel (bytes, and 16-bit lanes for Paeth) and the up-left one. */
+/* The left pixel (bytes; for Avg its complement; for Paeth 16-bit lanes)
+ * and, for Paeth, the up-left one. */
 typedef struct px_state {
     __m128i a, a16, c16;
 } px_state;
 
-/* One pixel: x its filtered bytes, b the pixel above; only the bytes in
- * `keep` get a predictor, so the bytes loaded past the pixel come out as
- * they went in. */
-INLINE __m128i px_step(int type, __m128i x, __m128i b, px_state *s, __m128i keep)
+/* One pixel: x its filtered bytes, b the pixel above. With `exact`, only
+ * the bytes in `keep` get a predictor, so that the bytes loaded past the
+ * pixel come out as they went in; else those bytes are left undefined. */
+INLINE __m128i px_step(int type, __m128i x, __m128i b, px_state *s, __m128i keep, int exact)
 {
     const __m128i zero = _mm_setzero_si128();
+    if (type == 3) {
+        /* floor((a + b) / 2) is ~avg_epu8(~a, ~b), and ~(x + ~p) is p - x:
+         * kept as the complement, each pixel waits on two instructions. */
+        const __m128i ones = _mm_cmpeq_epi8(zero, zero);
+        const __m128i p = _mm_avg_epu8(s->a, _mm_xor_si128(b, ones));
+        s->a = _mm_sub_epi8(p, x);
+        if (!exact)
+            return _mm_xor_si128(s->a, ones);
+        return _mm_or_si128(_mm_andnot_si128(s->a, keep), _mm_andnot_si128(keep, x));
+    }
     __m128i pred;
     if (type == 1) {
         pred = s->a;
-    } else if (type == 3) { /* floor((a + b) / 2): the rounded-up mean less the odd bit */
-        pred = _mm_sub_epi8(_mm_avg_epu8(s->a, b),
-                            _mm_and_si128(_mm_xor_si128(s->a, b), _mm_set1_epi8(1)));
     } else { /* Paeth on 16-bit lanes */
         const __m128i b16 = _mm_unpacklo_epi8(b, zero);
         const __m128i bc = _mm_sub_epi16(b16, s->c16);
@@ -122,7 +130,7 @@ INLINE __m128i px_step(int type, __m128i x, __m128i b, px_state *s, __m128i keep
         pred = _mm_packus_epi16(p16, p16);
         s->c16 = b16;
     }
-    const __m128i out = _mm_add_epi8(x, _mm_and_si128(pred, keep));
+    const __m128i out = _mm_add_epi8(x, exact ? _mm_and_si128(pred, keep) : pred);
     s->a = out;
     if (type == 4)
         s->a16 = _mm_unpacklo_epi8(out, zero);
@@ -132,23 +140,35 @@ INLINE __m128i px_step(int type, __m128i x, __m128i b, px_state *s, __m128i keep
 /* Sub, Avg and Paeth carry each pixel into the next, so one pixel at a time,
  * its bytes side by side (wider registers would not help): loads and stores
  * of w bytes (bpp rounded up to 4 or 8), the last pixel through a copy where
- * w > bpp. dst may be raw: the bytes stored past a pixel are raw's own. */
-INLINE void unfilter_px(uint8_t *dst, const uint8_t *raw, const uint8_t *prev, size_t n, size_t bpp,
-                        size_t w, int type)
+ * w > bpp. The bytes stored past a pixel are the next pixel's until it is
+ * stored; with `exact` (dst is raw) they are raw's own. */
+INLINE void unfilter_px_as(uint8_t *dst, const uint8_t *raw, const uint8_t *prev, size_t n,
+                           size_t bpp, size_t w, int type, int exact)
 {
     px_state s;
     s.a = s.a16 = s.c16 = _mm_setzero_si128();
+    if (type == 3)
+        s.a = _mm_cmpeq_epi8(s.a, s.a); /* the complement of no left pixel */
     const __m128i keep = _mm_cvtsi64_si128(bpp == 8 ? -1LL : (long long)((1ULL << (8 * bpp)) - 1));
     size_t i = 0;
     for (; i + w <= n; i += bpp)
-        st(dst + i, px_step(type, ld(raw + i, w), ld(prev + i, w), &s, keep), w);
+        st(dst + i, px_step(type, ld(raw + i, w), ld(prev + i, w), &s, keep, exact), w);
     if (i < n) {
         uint8_t tr[8] = {0}, tp[8] = {0}, to[8];
         memcpy(tr, raw + i, bpp);
         memcpy(tp, prev + i, bpp);
-        st(to, px_step(type, ld(tr, w), ld(tp, w), &s, keep), w);
+        st(to, px_step(type, ld(tr, w), ld(tp, w), &s, keep, exact), w);
         memcpy(dst + i, to, bpp);
     }
+}
+
+INLINE void unfilter_px(uint8_t *dst, const uint8_t *raw, const uint8_t *prev, size_t n, size_t bpp,
+                        size_t w, int type)
+{
+    if (dst == raw || w == bpp)
+        unfilter_px_as(dst, raw, prev, n, bpp, w, type, 1);
+    else
+        unfilter_px_as(dst, raw, prev, n, bpp, w, type, 0);
 }
 
 static void unfilter_sse2(uint8_t *dst, const uint8_t *raw, const uint8_t *prev, size_t n,
