@@ -65,6 +65,7 @@ typedef struct png_fast {
     uint8_t *z;
     size_t zn, cap;
     uint64_t room;  /* the most bytes z may take (memory limit, deflate's overhead) */
+    uint64_t hint;  /* the bytes from the signature to the end of the stream, or 0 */
     int started;    /* room is set */
     int seen_idat;  /* read_fn has read IDAT data */
     int split;      /* another chunk followed an IDAT: libpng reads only the first run */
@@ -254,7 +255,8 @@ static int on_chunk(png_structp png, png_unknown_chunkp chunk)
     if (chunk->size > fs->room - fs->zn)
         return -1;
     if (chunk->size > fs->cap - fs->zn) {
-        size_t cap = fs->cap ? fs->cap * 2 : (size_t)1 << 20;
+        /* The whole rest of the file at once, where it is known. */
+        size_t cap = fs->cap ? fs->cap * 2 : fs->hint ? (size_t)fs->hint : (size_t)1 << 20;
         if (cap < fs->zn + chunk->size)
             cap = fs->zn + chunk->size;
         if (cap > fs->room)
@@ -262,6 +264,8 @@ static int on_chunk(png_structp png, png_unknown_chunkp chunk)
         uint8_t *z = realloc(fs->z, cap);
         if (!z)
             return -1;
+        if (!fs->z)
+            ic_io_huge_pages(z, cap);
         fs->z = z;
         fs->cap = cap;
     }
@@ -445,6 +449,14 @@ ic_status ic_png_read_path(FILE *f, ic_image *img, const ic_io_limits *lim, ic_m
         if (candidate) {
             png_fast fast;
             memset(&fast, 0, sizeof fast);
+            if (fseeko(f, 0, SEEK_END) == 0) {
+                const off_t end = ftello(f);
+                fast.hint = end > start ? (uint64_t)(end - start) : 0;
+            }
+            if (fseeko(f, start, SEEK_SET) != 0) {
+                memset(img, 0, sizeof *img);
+                return ic_errf(err, errlen, IC_ERR_IO, "cannot seek: %s", strerror(errno));
+            }
             ic_status st = png_read_once(f, img, lim, meta, &fast, err, errlen);
             free(fast.z);
             if (st == IC_OK)

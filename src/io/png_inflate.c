@@ -237,7 +237,6 @@ int ic_png_unfilter_row(uint8_t *dst, const uint8_t *raw, const uint8_t *prev, s
 #ifdef IC_HAVE_LIBDEFLATE
 
 #include <libdeflate.h>
-#include <sys/mman.h>
 
 static int host_little_endian(void)
 {
@@ -245,23 +244,6 @@ static int host_little_endian(void)
     uint8_t b;
     memcpy(&b, &one, 1);
     return b == 1;
-}
-
-/* Asks for huge pages over the 2 MiB-aligned inside of p[0..n): the
- * buffers here are written once from end to end, and page faults of 4 KiB
- * pages took a quarter of the decode. A hint only. */
-static void huge_pages(void *p, size_t n)
-{
-#ifdef MADV_HUGEPAGE
-    const uintptr_t huge = (uintptr_t)2 << 20;
-    const uintptr_t lo = ((uintptr_t)p + huge - 1) & ~(huge - 1);
-    const uintptr_t hi = ((uintptr_t)p + n) & ~(huge - 1);
-    if (hi > lo)
-        (void)madvise((void *)lo, hi - lo, MADV_HUGEPAGE);
-#else
-    (void)p;
-    (void)n;
-#endif
 }
 
 size_t ic_png_inflated_size(const ic_image *img)
@@ -282,8 +264,8 @@ int ic_png_inflate_image(const uint8_t *z, size_t zn, ic_image *img, int isa)
         return 0;
     uint8_t *buf = malloc(total);
     if (buf)
-        huge_pages(buf, total);
-    huge_pages(img->data, (size_t)img->height * img->pitch);
+        ic_io_huge_pages(buf, total);
+    ic_io_huge_pages(img->data, (size_t)img->height * img->pitch);
     uint8_t *zeros = calloc(1, row);
     struct libdeflate_decompressor *d = libdeflate_alloc_decompressor();
     int ok = buf && zeros && d;
