@@ -69,11 +69,6 @@ ic_status ic_io_check_dims_type(uint64_t width, uint64_t height, int channels, i
 ic_status ic_io_check_room(FILE *f, uint64_t raw_bytes, const ic_io_limits *lim, const char *what,
                            char *err, size_t errlen);
 
-/* io_util.c. Asks the kernel for huge pages over the 2 MiB-aligned inside
- * of p[0..n), a fresh buffer about to be written from end to end: a
- * decoder's page faults on 4 KiB pages cost a tenth of its time. A hint. */
-void ic_io_huge_pages(void *p, size_t n);
-
 /* Converts `width` interleaved pixels of src_ch channels into dst_ch channels
  * (1..4 each; 2 and 4 have alpha last). Grey -> colour replicates the grey;
  * colour -> grey uses the Rec.601 luma Y = (299 R + 587 G + 114 B + 500) / 1000;

@@ -8,7 +8,6 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/types.h>
 
 #include "imgconv.h"
@@ -181,18 +180,4 @@ void ic_io_be16_load(uint16_t *dst, const uint8_t *src, size_t n)
 {
     for (size_t i = 0; i < n; i++)
         dst[i] = (uint16_t)((unsigned)src[2 * i] << 8 | src[2 * i + 1]);
-}
-
-void ic_io_huge_pages(void *p, size_t n)
-{
-#ifdef MADV_HUGEPAGE
-    const uintptr_t huge = (uintptr_t)2 << 20;
-    const uintptr_t lo = ((uintptr_t)p + huge - 1) & ~(huge - 1);
-    const uintptr_t hi = ((uintptr_t)p + n) & ~(huge - 1);
-    if (hi > lo)
-        (void)madvise((void *)lo, hi - lo, MADV_HUGEPAGE);
-#else
-    (void)p;
-    (void)n;
-#endif
 }

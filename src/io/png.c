@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include "imgconv.h"
+#include "core/image_internal.h"
 #include "io/io_internal.h"
 
 #ifdef IC_HAVE_PNG
@@ -265,7 +266,7 @@ static int on_chunk(png_structp png, png_unknown_chunkp chunk)
         if (!z)
             return -1;
         if (!fs->z)
-            ic_io_huge_pages(z, cap);
+            ic__huge_pages(z, cap);
         fs->z = z;
         fs->cap = cap;
     }

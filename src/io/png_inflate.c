@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "imgconv.h"
+#include "core/image_internal.h"
 #include "io/io_internal.h"
 
 #if defined(__x86_64__) || defined(_M_X64)
@@ -264,8 +265,7 @@ int ic_png_inflate_image(const uint8_t *z, size_t zn, ic_image *img, int isa)
         return 0;
     uint8_t *buf = malloc(total);
     if (buf)
-        ic_io_huge_pages(buf, total);
-    ic_io_huge_pages(img->data, (size_t)img->height * img->pitch);
+        ic__huge_pages(buf, total);
     uint8_t *zeros = calloc(1, row);
     struct libdeflate_decompressor *d = libdeflate_alloc_decompressor();
     int ok = buf && zeros && d;
