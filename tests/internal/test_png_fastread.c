@@ -212,11 +212,13 @@ typedef struct result {
     ic_metadata meta;
 } result;
 
+static uint64_t g_max_memory = (uint64_t)1 << 30;
+
 static void read_path(const uint8_t *d, size_t n, ic_png_path path, result *out)
 {
     memset(out, 0, sizeof *out);
     FILE *f = fmemopen((void *)(uintptr_t)d, n, "rb");
-    const ic_io_limits lim = {(uint64_t)1 << 26, (uint64_t)1 << 30, 0, NULL, 0, NULL};
+    const ic_io_limits lim = {(uint64_t)1 << 26, g_max_memory, 0, NULL, 0, NULL};
     out->st = ic_png_read_path(f, &out->img, &lim, &out->meta, path, out->err, sizeof out->err);
     fclose(f);
 }
@@ -358,6 +360,16 @@ static void test_large(ict_rng *r)
         char what[64];
         snprintf(what, sizeof what, "613x411 colour %d depth %d", s.colour, s.depth);
         compare(d, n, 1, what);
+        result got;
+        read_path(d, n, IC_PNG_PATH_FAST, &got);
+        CHECK(got.st == IC_OK && got.meta.icc_size == 256 && got.meta.exif_size == 40,
+              "%s: metadata of %zu and %zu bytes", what, got.meta.icc_size, got.meta.exif_size);
+        result_free(&got);
+        /* Memory for the image but not for the fast path's buffers: libpng reads it. */
+        const uint64_t image = 613u * 411u * (uint64_t)channels_of(s.colour) * (s.depth / 8u);
+        g_max_memory = image + image / 4;
+        compare(d, n, 0, "memory for the image only");
+        g_max_memory = (uint64_t)1 << 30;
         free(d);
     }
 }
