@@ -125,8 +125,15 @@ static void read_fn(png_structp png, png_bytep data, size_t len)
         else if (io->fast->seen_idat)
             io->fast->split = 1;
     }
-    if (fread(data, 1, len, io->f) == len)
+    if (fread(data, 1, len, io->f) == len) {
+        /* libpng would not hand over an IDAT chunk over its chunk limit but
+         * read it through and fail: leave such a file to libpng at once. */
+        if (io->fast && len == 8 && memcmp(data + 4, "IDAT", 4) == 0 &&
+            (png_get_io_state(png) & PNG_IO_MASK_LOC) == PNG_IO_CHUNK_HDR &&
+            png_get_uint_32(data) > PNG_CHUNK_MALLOC_MAX)
+            png_error(png, "IDAT chunk over the fast path's limit");
         return;
+    }
     if (ferror(io->f)) {
         io->sys_errno = errno ? errno : EIO;
         png_error(png, "read error");

@@ -593,6 +593,27 @@ static void test_damaged(ict_rng *r)
     free(z2);
     free(z);
     free(d);
+
+    /* One IDAT chunk over libpng's chunk limit (16 MiB): left to libpng. */
+    s.w = 2400;
+    s.h = 2400;
+    s.kind = 2;
+    s.level = 0;
+    s.meta = 0;
+    s.filters = PNG_FILTER_NONE;
+    d = write_png(&s, r, &n);
+    z = idat_of(d, n, &zn);
+    size_t m;
+    uint8_t *f = restream(d, n, z, zn, (size_t)-1, 0, &m);
+    CHECK(zn > ((size_t)16 << 20), "the stream has %zu bytes", zn);
+    compare(f, m, 0, "one IDAT of over 16 MiB");
+    result big;
+    read_path(f, m, IC_PNG_PATH_AUTO, &big);
+    CHECK(big.st == IC_OK && big.img.width == 2400, "one IDAT of over 16 MiB: %s", big.err);
+    result_free(&big);
+    free(f);
+    free(z);
+    free(d);
 }
 
 /* The unfilters as RFC 2083 states them, byte by byte. */
