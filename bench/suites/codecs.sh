@@ -3,7 +3,8 @@
 # seeded noise), CPU backend:
 #   PNG encode and decode: `--time`'s save and load stages (median of --repeat
 #     RUNS in one process) at --threads 1 and at every core, the default level
-#     and the fast mode (--compression 1), with each file's size; libvips
+#     and the fast mode (--compression 1), with each file's size; the decode
+#     of the same photograph written by Pillow (libpng); libvips
 #     (`vips copy`, whole process) beside it for speed and size;
 #   JPEG decode: the load stage of a file with restart markers (imgconv's own
 #     writer puts one between strips), decoded in parts between its markers
@@ -92,6 +93,13 @@ for level in default 1; do
         echo "| $level | $t | $e | $(mps "$e") | $d | $(size "out-$level.png") |" >>"$RESULT"
     done
 done
+# A file written by libpng (Pillow: zlib level 6, adaptive filters, mostly
+# Paeth on photographs), as other programs write them: its decode.
+if "$PY" -c 'import sys; from PIL import Image; Image.open(sys.argv[1]).save(sys.argv[2])' \
+    "$IN" pillow.png 2>/dev/null; then
+    timed dec.log -k identity --threads 1 pillow.png dec.ppm
+    echo "| Pillow's file (libpng) | 1 | | | $(stage load dec.log) | $(size pillow.png) |" >>"$RESULT"
+fi
 if [ -n "${VIPS:-}" ]; then
     v=$(wall "$VIPS" copy "$IN" vips.png)
     echo "| libvips \`vips copy\` (whole process) | | $(awk -v v="$v" 'BEGIN { printf "%.0f", v * 1000 }') | | | $(size vips.png) |" >>"$RESULT"

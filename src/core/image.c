@@ -5,7 +5,9 @@
  * overflow-checked.
  */
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "core/error.h"
@@ -62,6 +64,20 @@ uint64_t ic_max_memory_default(void)
     return quarter < cap ? quarter : cap;
 }
 
+void ic__huge_pages(void *p, size_t n)
+{
+#ifdef MADV_HUGEPAGE
+    const uintptr_t huge = (uintptr_t)2 << 20;
+    const uintptr_t lo = ((uintptr_t)p + huge - 1) & ~(huge - 1);
+    const uintptr_t hi = ((uintptr_t)p + n) & ~(huge - 1);
+    if (hi > lo)
+        (void)madvise((void *)lo, hi - lo, MADV_HUGEPAGE);
+#else
+    (void)p;
+    (void)n;
+#endif
+}
+
 ic_status ic_image_create_type(ic_image *img, int width, int height, int channels, ic_layout layout,
                                ic_sample_type type)
 {
@@ -97,6 +113,7 @@ ic_status ic_image_create_type(ic_image *img, int width, int height, int channel
         return ic_fail(IC_ERR_NOMEM, "out of memory for a %dx%d image (%zu bytes)", width, height,
                        total);
     }
+    ic__huge_pages(img->data, total);
     memset(img->data, 0, total);
     img->owner = 1;
     return IC_OK;

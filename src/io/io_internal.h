@@ -277,6 +277,35 @@ int ic_deflate_final_block(const uint8_t *s, size_t n, uint64_t *header, size_t 
  * fewer when threads cannot be started; returns when all are done. */
 void ic_png_parallel_for(int threads, int count, void (*fn)(void *arg, int item, int worker),
                          void *arg);
+/* The fast PNG reader's pixels (png_inflate.c). ic_png_unfilter_row undoes
+ * filter `type` (0..4) of a row of n bytes at raw into dst (dst may be raw),
+ * given the row above as unfiltered bytes at prev (zeros for the first row)
+ * and bpp bytes per pixel (1..8), with the instruction set isa
+ * (IC_PNG_ISA_*: each can be tested; ic_png_unfilter_isa_best is this CPU's
+ * fastest); 0 for a type over 4. ic_png_inflate_image (IC_HAVE_LIBDEFLATE
+ * only) inflates the zlib stream z[0..zn) in one call into the
+ * ic_png_inflated_size(img) bytes of img's filtered rows and unfilters them
+ * into img (created: IC_AOS, IC_U8 or IC_U16, 16-bit samples turned from
+ * big-endian to host order); 0, with img partly written, when the stream
+ * does not hold exactly that many bytes, is corrupt, declares a window that
+ * zlib would find too small, has a row filter over 4 or memory is short. */
+enum { IC_PNG_ISA_SCALAR = 0, IC_PNG_ISA_SSE2 = 1 };
+int ic_png_unfilter_isa_best(void);
+int ic_png_unfilter_row(uint8_t *dst, const uint8_t *raw, const uint8_t *prev, size_t n, size_t bpp,
+                        int type, int isa);
+size_t ic_png_inflated_size(const ic_image *img);
+int ic_png_inflate_image(const uint8_t *z, size_t zn, ic_image *img, int isa);
+/* ic_png_read choosing its path (tests): IC_PNG_PATH_AUTO is ic_png_read;
+ * LIBPNG decodes with libpng alone; FAST takes the fast path or fails with
+ * IC_ERR_UNSUPPORTED where ic_png_read would fall back to libpng. */
+typedef enum ic_png_path {
+    IC_PNG_PATH_AUTO = 0,
+    IC_PNG_PATH_LIBPNG = 1,
+    IC_PNG_PATH_FAST = 2
+} ic_png_path;
+ic_status ic_png_read_path(FILE *f, ic_image *img, const ic_io_limits *lim, ic_metadata *meta,
+                           ic_png_path path, char *err, size_t errlen);
+
 /* 1 when an ICC profile of n bytes passes the header checks libpng makes
  * before writing an iCCP chunk (length field, 'acsp', D50 illuminant). */
 int ic_png_icc_acceptable(const uint8_t *icc, size_t n);

@@ -7,7 +7,13 @@
  * libpng's user limits bound each side, its chunk allocation limit bounds
  * ancillary chunks, and width*height is checked against the pixel limit right
  * after the header and the decoded bytes against the memory limit before the
- * image is allocated. Writing stores 1..4 channels at 8 or 16 bits (the
+ * image is allocated. Non-interlaced 8- and 16-bit grey, grey+alpha, RGB
+ * and RGBA files without tRNS take a faster path where built with libdeflate:
+ * libpng still reads and checks every chunk, but hands over the IDAT data
+ * (a chunk callback), which png_inflate.c inflates in one call and unfilters;
+ * whatever that path refuses (a corrupt or odd stream, too little memory) is
+ * read again from the start by libpng alone, which gives today's verdict.
+ * Writing stores 1..4 channels at 8 or 16 bits (the
  * image's type; PNG itself is big-endian): through png_deflate.c (libdeflate
  * and zlib, on several threads) when built with IC_HAVE_LIBDEFLATE, else
  * through libpng and zlib on one.
@@ -21,6 +27,7 @@
 #include <string.h>
 
 #include "imgconv.h"
+#include "core/image_internal.h"
 #include "io/io_internal.h"
 
 #ifdef IC_HAVE_PNG
@@ -38,6 +45,8 @@
  * or fails with a message. */
 #define PNG_MALLOC_MAX ((png_alloc_size_t)32 << 20)
 
+#define CHUNK_IDAT 0x49444154u /* "IDAT" as png_get_io_chunk_type gives it */
+
 static png_voidp bounded_malloc(png_structp png, png_alloc_size_t size)
 {
     (void)png;
@@ -52,8 +61,21 @@ static void bounded_free(png_structp png, png_voidp p)
 
 /* State shared with libpng's callbacks; lives in the caller of the function
  * that calls setjmp, so it stays valid after the longjmp. */
+/* The fast path's IDAT stream, gathered by on_chunk. */
+typedef struct png_fast {
+    uint8_t *z;
+    size_t zn, cap;
+    uint64_t room;  /* the most bytes z may take (memory limit, deflate's overhead) */
+    uint64_t hint;  /* the bytes from the signature to the end of the stream, or 0 */
+    int started;    /* room is set */
+    int seen_idat;  /* read_fn has read IDAT data */
+    int split;      /* another chunk followed an IDAT: libpng reads only the first run */
+    png_infop info; /* the header, for on_chunk */
+} png_fast;
+
 typedef struct png_io {
     FILE *f;
+    png_fast *fast;          /* reading: NULL unless on the fast path */
     png_infop info;          /* reading: to see the header as soon as it is parsed */
     const ic_io_limits *lim; /* reading: the limits */
     ic_status dims;          /* reading: result of the early size check */
@@ -96,8 +118,22 @@ static void read_fn(png_structp png, png_bytep data, size_t len)
             png_error(png, "image too large");
         io->info = NULL; /* checked once */
     }
-    if (fread(data, 1, len, io->f) == len)
+    if (io->fast) {
+        /* The chunk being read (during a header read still the one before). */
+        if (png_get_io_chunk_type(png) == CHUNK_IDAT)
+            io->fast->seen_idat = 1;
+        else if (io->fast->seen_idat)
+            io->fast->split = 1;
+    }
+    if (fread(data, 1, len, io->f) == len) {
+        /* libpng would not hand over an IDAT chunk over its chunk limit but
+         * read it through and fail: leave such a file to libpng at once. */
+        if (io->fast && len == 8 && memcmp(data + 4, "IDAT", 4) == 0 &&
+            (png_get_io_state(png) & PNG_IO_MASK_LOC) == PNG_IO_CHUNK_HDR &&
+            png_get_uint_32(data) > PNG_CHUNK_MALLOC_MAX)
+            png_error(png, "IDAT chunk over the fast path's limit");
         return;
+    }
     if (ferror(io->f)) {
         io->sys_errno = errno ? errno : EIO;
         png_error(png, "read error");
@@ -179,6 +215,107 @@ static int host_little_endian(void)
     return b == 1;
 }
 
+#ifdef IC_HAVE_LIBDEFLATE
+/* The bytes the fast path's IDAT stream may take, 0 when the image is not
+ * one it reads: the memory limit less the image (and the converted copy, as
+ * ic_io_check_dims_type counts them) and the inflated rows, and at most the
+ * rows plus an eighth (more is a stream libpng had better judge). */
+static uint64_t fast_room(png_structp png, png_infop info, const ic_io_limits *lim)
+{
+    const int colour = png_get_color_type(png, info);
+    const int depth = png_get_bit_depth(png, info);
+    if ((depth != 8 && depth != 16) || (colour & PNG_COLOR_MASK_PALETTE) ||
+        png_get_interlace_type(png, info) != PNG_INTERLACE_NONE ||
+        png_get_valid(png, info, PNG_INFO_tRNS))
+        return 0;
+    /* Sides are at most IC_MAX_DIM here (read_fn's check): no overflow. */
+    const uint64_t px = (uint64_t)png_get_image_width(png, info) * png_get_image_height(png, info);
+    const uint64_t es = (uint64_t)depth / 8u;
+    uint64_t need = px * png_get_channels(png, info) * es;
+    if (lim->convert_channels > 0)
+        need += px * (uint64_t)lim->convert_channels * es;
+    const uint64_t rows =
+        (uint64_t)png_get_image_height(png, info) * (png_get_rowbytes(png, info) + 1u);
+    need += rows;
+    if (need >= lim->max_memory)
+        return 0;
+    const uint64_t most = rows + rows / 8u + 4096u;
+    return lim->max_memory - need < most ? lim->max_memory - need : most;
+}
+
+/* libpng's unknown chunks on the fast path, IDAT among them (its CRC
+ * checked): IDAT data is appended to the stream, other ancillary chunks are
+ * dropped as libpng drops them, a critical one is left to libpng to refuse.
+ * -1 fails the read (libpng then reads the file alone): an image the fast
+ * path does not read, IDAT after another chunk, too much data or memory. */
+static int on_chunk(png_structp png, png_unknown_chunkp chunk)
+{
+    png_io *io = png_get_user_chunk_ptr(png);
+    png_fast *fs = io->fast;
+    if (memcmp(chunk->name, "IDAT", 4) != 0)
+        return (chunk->name[0] & 0x20) ? 1 : 0;
+    if (fs->split)
+        return -1;
+    if (!fs->started) {
+        fs->room = fast_room(png, fs->info, io->lim);
+        fs->started = 1;
+    }
+    if (chunk->size > fs->room - fs->zn)
+        return -1;
+    if (chunk->size > fs->cap - fs->zn) {
+        /* The whole rest of the file at once, where it is known. */
+        size_t cap = fs->cap ? fs->cap * 2 : fs->hint ? (size_t)fs->hint : (size_t)1 << 20;
+        if (cap < fs->zn + chunk->size)
+            cap = fs->zn + chunk->size;
+        if (cap > fs->room)
+            cap = (size_t)fs->room;
+        uint8_t *z = realloc(fs->z, cap);
+        if (!z)
+            return -1;
+        if (!fs->z)
+            ic__huge_pages(z, cap);
+        fs->z = z;
+        fs->cap = cap;
+    }
+    if (chunk->size)
+        memcpy(fs->z + fs->zn, chunk->data, chunk->size);
+    fs->zn += chunk->size;
+    return 1;
+}
+
+/* The rest of png_decode on the fast path, after png_read_info (which has
+ * gathered the first IDAT): the image as stored, no transformations. Any
+ * refusal is IC_ERR_UNSUPPORTED: the caller reads the file again with
+ * libpng alone. */
+static ic_status png_decode_fast(png_structp png, png_infop info, png_io *io, ic_image *img,
+                                 const ic_io_limits *lim, ic_metadata *meta, char *err,
+                                 size_t errlen)
+{
+    if (!io->fast->started || io->fast->room == 0)
+        return ic_errf(err, errlen, IC_ERR_UNSUPPORTED, "PNG: not for the fast path");
+    const png_uint_32 w = png_get_image_width(png, info);
+    const png_uint_32 h = png_get_image_height(png, info);
+    const int channels = png_get_channels(png, info);
+    const ic_sample_type type = png_get_bit_depth(png, info) == 16 ? IC_U16 : IC_U8;
+    ic_status st = ic_io_check_dims_type(w, h, channels, type, lim, err, errlen);
+    if (st != IC_OK)
+        return st;
+    st = ic_image_create_type(img, (int)w, (int)h, channels, IC_AOS, type);
+    if (st != IC_OK) {
+        return ic_errf(err, errlen, st, "cannot allocate a %ux%u image: %s", (unsigned)w,
+                       (unsigned)h, ic_status_str(st));
+    }
+    /* Every chunk up to IEND, the IDAT run through on_chunk. */
+    png_read_end(png, info);
+    if (!ic_png_inflate_image(io->fast->z, io->fast->zn, img, ic_png_unfilter_isa_best()))
+        return ic_errf(err, errlen, IC_ERR_UNSUPPORTED, "PNG: IDAT stream left to libpng");
+    if (meta && png_get_metadata(png, info, meta) != IC_OK) {
+        return ic_errf(err, errlen, IC_ERR_NOMEM, "out of memory");
+    }
+    return IC_OK;
+}
+#endif
+
 static ic_status png_decode(png_structp png, png_infop info, png_io *io, ic_image *img,
                             const ic_io_limits *lim, ic_metadata *meta, png_bytep **rows_out,
                             char *err, size_t errlen)
@@ -195,6 +332,13 @@ static ic_status png_decode(png_structp png, png_infop info, png_io *io, ic_imag
     png_set_read_fn(png, io, read_fn);
     png_set_user_limits(png, (png_uint_32)side_limit, (png_uint_32)side_limit);
     png_set_chunk_malloc_max(png, PNG_CHUNK_MALLOC_MAX);
+#ifdef IC_HAVE_LIBDEFLATE
+    if (io->fast) { /* IDAT becomes an unknown chunk: on_chunk gathers it */
+        io->fast->info = info;
+        png_set_keep_unknown_chunks(png, PNG_HANDLE_CHUNK_NEVER, (png_const_bytep) "IDAT", 1);
+        png_set_read_user_chunk_fn(png, io, on_chunk);
+    }
+#endif
     png_read_info(png, info);
 
     const png_uint_32 w = png_get_image_width(png, info);
@@ -208,6 +352,10 @@ static ic_status png_decode(png_structp png, png_infop info, png_io *io, ic_imag
     if (st != IC_OK)
         return st;
 
+#ifdef IC_HAVE_LIBDEFLATE
+    if (io->fast)
+        return png_decode_fast(png, info, io, img, lim, meta, err, errlen);
+#endif
     const int colour = png_get_color_type(png, info);
     const int depth = png_get_bit_depth(png, info);
     if (colour == PNG_COLOR_TYPE_PALETTE)
@@ -254,13 +402,15 @@ static ic_status png_decode(png_structp png, png_infop info, png_io *io, ic_imag
     return IC_OK;
 }
 
-ic_status ic_png_read(FILE *f, ic_image *img, const ic_io_limits *lim, ic_metadata *meta, char *err,
-                      size_t errlen)
+/* One read of f: with libpng alone (fast NULL) or on the fast path. */
+static ic_status png_read_once(FILE *f, ic_image *img, const ic_io_limits *lim, ic_metadata *meta,
+                               png_fast *fast, char *err, size_t errlen)
 {
     memset(img, 0, sizeof *img);
     png_io io;
     memset(&io, 0, sizeof io);
     io.f = f;
+    io.fast = fast;
     png_structp png = png_create_read_struct_2(PNG_LIBPNG_VER_STRING, &io, on_error, on_warning,
                                                NULL, bounded_malloc, bounded_free);
     png_infop info = png ? png_create_info_struct(png) : NULL;
@@ -275,6 +425,78 @@ ic_status ic_png_read(FILE *f, ic_image *img, const ic_io_limits *lim, ic_metada
     if (st != IC_OK)
         ic_image_free(img);
     return st;
+}
+
+#ifdef IC_HAVE_LIBDEFLATE
+/* 1 when the header at the start of f (at `start`, where f is left) is one
+ * the fast path may read: 8 or 16 bits, no palette, not interlaced; -1 when
+ * f cannot be put back. The IHDR's checks are libpng's, on the read itself. */
+static int fast_candidate(FILE *f, off_t start)
+{
+    uint8_t h[29]; /* signature, IHDR's length and type, its first 13 bytes */
+    const int ok = fread(h, 1, sizeof h, f) == sizeof h && memcmp(h + 12, "IHDR", 4) == 0 &&
+                   (h[24] == 8 || h[24] == 16) &&
+                   (h[25] == 0 || h[25] == 2 || h[25] == 4 || h[25] == 6) && h[28] == 0;
+    clearerr(f);
+    return fseeko(f, start, SEEK_SET) == 0 ? ok : -1;
+}
+#endif
+
+ic_status ic_png_read_path(FILE *f, ic_image *img, const ic_io_limits *lim, ic_metadata *meta,
+                           ic_png_path path, char *err, size_t errlen)
+{
+#ifdef IC_HAVE_LIBDEFLATE
+    /* ic_image_probe stops at the header: nothing to gain there. */
+    if (path != IC_PNG_PATH_LIBPNG && !(lim->hook && lim->hook->stop)) {
+        const off_t start = ftello(f);
+        const int candidate = start >= 0 ? fast_candidate(f, start) : 0;
+        if (candidate < 0) {
+            memset(img, 0, sizeof *img);
+            return ic_errf(err, errlen, IC_ERR_IO, "cannot seek: %s", strerror(errno));
+        }
+        if (candidate) {
+            png_fast fast;
+            memset(&fast, 0, sizeof fast);
+            if (fseeko(f, 0, SEEK_END) == 0) {
+                const off_t end = ftello(f);
+                fast.hint = end > start ? (uint64_t)(end - start) : 0;
+            }
+            if (fseeko(f, start, SEEK_SET) != 0) {
+                memset(img, 0, sizeof *img);
+                return ic_errf(err, errlen, IC_ERR_IO, "cannot seek: %s", strerror(errno));
+            }
+            ic_status st = png_read_once(f, img, lim, meta, &fast, err, errlen);
+            free(fast.z);
+            if (st == IC_OK)
+                return st;
+            ic_metadata_free(meta);
+            if (path == IC_PNG_PATH_FAST)
+                return ic_errf(err, errlen, IC_ERR_UNSUPPORTED, "PNG: not read by the fast path");
+            /* libpng alone from the start: its verdict, or its pixels where
+             * the fast path refused a stream that libpng accepts. */
+            if (fseeko(f, start, SEEK_SET) != 0)
+                return ic_errf(err, errlen, IC_ERR_IO, "cannot seek: %s", strerror(errno));
+            clearerr(f);
+            if (err && errlen)
+                err[0] = '\0';
+        } else if (path == IC_PNG_PATH_FAST) {
+            memset(img, 0, sizeof *img);
+            return ic_errf(err, errlen, IC_ERR_UNSUPPORTED, "PNG: not for the fast path");
+        }
+    }
+#else
+    if (path == IC_PNG_PATH_FAST) {
+        memset(img, 0, sizeof *img);
+        return ic_errf(err, errlen, IC_ERR_UNSUPPORTED, "PNG: built without the fast path");
+    }
+#endif
+    return png_read_once(f, img, lim, meta, NULL, err, errlen);
+}
+
+ic_status ic_png_read(FILE *f, ic_image *img, const ic_io_limits *lim, ic_metadata *meta, char *err,
+                      size_t errlen)
+{
+    return ic_png_read_path(f, img, lim, meta, IC_PNG_PATH_AUTO, err, errlen);
 }
 
 #ifdef IC_HAVE_LIBDEFLATE
@@ -374,6 +596,13 @@ ic_status ic_png_write(FILE *f, const ic_image *img, int out_ch, int level, int 
 #endif /* IC_HAVE_LIBDEFLATE */
 
 #else /* !IC_HAVE_PNG */
+
+ic_status ic_png_read_path(FILE *f, ic_image *img, const ic_io_limits *lim, ic_metadata *meta,
+                           ic_png_path path, char *err, size_t errlen)
+{
+    (void)path;
+    return ic_png_read(f, img, lim, meta, err, errlen);
+}
 
 ic_status ic_png_read(FILE *f, ic_image *img, const ic_io_limits *lim, ic_metadata *meta, char *err,
                       size_t errlen)

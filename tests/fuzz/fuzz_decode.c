@@ -14,6 +14,13 @@
  * dropped), so that their readers run on every input. A decoded image is checked for consistency and decoded once
  * more with channel forcing and the planar layout, which must agree.
  *
+ * Input that starts like a PNG also goes through the PNG reader's two paths
+ * (ic_png_read_path, src/io/png.c): libpng alone, and the default one whose
+ * fast path (png_inflate.c) takes non-interlaced 8- and 16-bit files and
+ * hands back to libpng whatever it refuses. They must agree on the status,
+ * the message, the pixels and the metadata; and the fast path alone may
+ * only take what libpng takes, with the same result.
+ *
  * Input that starts like a JPEG also goes through the entropy check the GPU
  * codec runs beside nvJPEG (ic_jpeg_check, src/io/jpeg.c), which must agree
  * with the decoder: it passes what the decoder takes, and what it refuses as
@@ -26,6 +33,7 @@
  * must give exactly the one-thread decode's status, message and pixels.
  */
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -67,6 +75,71 @@ static void jpeg_in_parts(const uint8_t *data, size_t size, const ic_load_option
     }
 }
 
+typedef struct png_result {
+    ic_status st;
+    char err[IC_IO_ERRLEN];
+    ic_image img;
+    ic_metadata meta;
+} png_result;
+
+static void png_read(const uint8_t *data, size_t size, ic_png_path path, png_result *r)
+{
+    memset(r, 0, sizeof *r);
+    FILE *f = fmemopen((void *)(uintptr_t)data, size, "rb");
+    if (!f)
+        abort();
+    const ic_io_limits lim = {.max_pixels = (uint64_t)1 << 22, .max_memory = (uint64_t)64 << 20};
+    r->st = ic_png_read_path(f, &r->img, &lim, &r->meta, path, r->err, sizeof r->err);
+    fclose(f);
+}
+
+static int same_bytes(const void *a, size_t an, const void *b, size_t bn)
+{
+    return an == bn && (an == 0 || memcmp(a, b, an) == 0);
+}
+
+/* 1 when a and b are the same decode (pixels compared row by row). */
+static int png_same(const png_result *a, const png_result *b)
+{
+    if (a->st != b->st || strcmp(a->err, b->err) != 0)
+        return 0;
+    if (a->st != IC_OK)
+        return 1;
+    const ic_image *x = &a->img, *y = &b->img;
+    if (x->width != y->width || x->height != y->height || x->channels != y->channels ||
+        x->type != y->type)
+        return 0;
+    const size_t row = ic_image_row_bytes(x);
+    for (int i = 0; i < x->height; i++)
+        if (memcmp(x->data + (size_t)i * x->pitch, y->data + (size_t)i * y->pitch, row) != 0)
+            return 0;
+    return same_bytes(a->meta.icc, a->meta.icc_size, b->meta.icc, b->meta.icc_size) &&
+           same_bytes(a->meta.exif, a->meta.exif_size, b->meta.exif, b->meta.exif_size);
+}
+
+static void png_free_result(png_result *r)
+{
+    ic_image_free(&r->img);
+    ic_metadata_free(&r->meta);
+}
+
+static void png_paths(const uint8_t *data, size_t size)
+{
+    png_result lib, def, fast;
+    png_read(data, size, IC_PNG_PATH_LIBPNG, &lib);
+    png_read(data, size, IC_PNG_PATH_AUTO, &def);
+    png_read(data, size, IC_PNG_PATH_FAST, &fast);
+    if (!png_same(&def, &lib))
+        abort(); /* the default path differs from libpng's */
+    if (fast.st == IC_OK && !png_same(&fast, &lib))
+        abort(); /* the fast path took a file libpng refuses, or decoded it otherwise */
+    if (fast.st != IC_OK && fast.st != IC_ERR_UNSUPPORTED)
+        abort();
+    png_free_result(&lib);
+    png_free_result(&def);
+    png_free_result(&fast);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     ic_load_options lo;
@@ -82,6 +155,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         abort();
     (void)ic_metadata_orientation(&meta);
     ic_metadata_free(&meta);
+    if (size >= 8 && memcmp(data, "\x89PNG\r\n\x1a\n", 8) == 0)
+        png_paths(data, size);
     if (size >= 3 && data[0] == 0xFF && data[1] == 0xD8 && data[2] == 0xFF) {
         const ic_io_limits lim = {.max_pixels = lo.max_pixels, .max_memory = lo.max_memory};
         char err[IC_IO_ERRLEN] = "";
