@@ -277,13 +277,12 @@ int cli_check_work(const cli_options *o, int width, int height, int channels, co
 static uint64_t work_pixel_cap(const cli_options *o, const ic_kernel *k, int channels)
 {
     const uint64_t limit = cli_work_limit(o);
-    /* the FFT's work a pixel falls as the image grows: the rate of a large
-     * one, so that no image within the limit is refused from its header
-     * (under any 1x1 rate, kw + kh a sample at best: that call is skipped) */
-    const uint64_t big = ic_convolve_work(8192, 8192, channels, k) / (8192ull * 8192ull);
-    const uint64_t floor1 = (uint64_t)channels * (uint64_t)(k->width + k->height);
-    uint64_t per_pixel = big && big <= floor1 ? big : ic_convolve_work(1, 1, channels, k);
-    per_pixel = big && big < per_pixel ? big : per_pixel;
+    /* the rate of a large image: the FFT's work a pixel falls as the image
+     * grows, so that no image within the limit is refused from its header
+     * (without the FFT the rate is the same at any size) */
+    uint64_t per_pixel = ic_convolve_work(8192, 8192, channels, k) / (8192ull * 8192ull);
+    if (per_pixel == 0)
+        per_pixel = ic_convolve_work(1, 1, channels, k);
     if (limit == 0 || per_pixel == 0)
         return o->max_pixels;
     const uint64_t cap = limit / per_pixel;
