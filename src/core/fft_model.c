@@ -15,7 +15,7 @@
  * busiest worker's, ceil(tasks / workers) tiles, spread over the image's
  * samples so that it compares with the direct cost per sample.
  * The constants are fitted to this path's single-thread times on the 2-core
- * Zen 4 dev machine (docs/performance.md#large-kernels-on-the-cpu).
+ * dev machine, an Intel Xeon with AVX-512 (docs/performance.md#large-kernels-on-the-cpu).
  *
  * Error model. Overlap-save rounds in the forward transform, the multiply and
  * the inverse; the error of an output is bounded in the RMS sense by
