@@ -603,8 +603,10 @@ uint64_t ic_convolve_bytes(const ic_context *ctx, const ic_image *src, const ic_
 /* Multiply-adds of filtering a width x height image of `channels` channels
  * with k: pixels x channels x taps, where taps is rank x (kw + kh) when k
  * separates at a useful rank (ic_kernel_factor) and that is cheaper, else
- * kw x kh, twice that for an edge strength (k->magnitude). Needs no image,
- * so a caller can bound a job's work from a file's
+ * kw x kh, twice that for an edge strength (k->magnitude); in builds with
+ * the cpu backend's FFT, the FFT's arithmetic when k is one it takes at
+ * either sample depth and that is cheaper. Needs no image, so a caller can
+ * bound a job's work from a file's
  * header before decoding it. Saturates at UINT64_MAX; 0 when an argument is
  * invalid. */
 uint64_t ic_convolve_work(int width, int height, int channels, const ic_kernel *k);
@@ -879,13 +881,13 @@ extern "C" {
 #endif
 
 /* A filtering method. The `cuda` backend (the fast path) has all of them, the
- * `cpu` backend DIRECT and SEP; other backends have one method of their own
+ * `cpu` backend DIRECT, SEP and (built with KissFFT) FFT; other backends have one method of their own
  * and report IC_METHOD_AUTO in their plan. */
 typedef enum ic_method {
     IC_METHOD_AUTO = 0, /* the backend's planner decides (the default) */
     IC_METHOD_DIRECT,   /* the kw*kh sum (cuda: shared-memory tiles, kernels up to 31x63) */
     IC_METHOD_SEP,      /* separable / low-rank: K = sum_r col_r row_r^T, r row + r column passes */
-    IC_METHOD_FFT,      /* cuda: overlap-save tiles through cuFFT (float32) */
+    IC_METHOD_FFT,      /* overlap-save tiles, float32: cuda through cuFFT, cpu through KissFFT */
     IC_METHOD_GLOBAL,   /* cuda: one thread per output sample, any kernel size */
     IC_METHOD_ROWS,     /* cuda: square 3..9 kernels, 16 samples x 1/2/4/8 rows per thread, or
                          * 8 samples x many rows (separable 5x5..9x9) */
@@ -924,8 +926,10 @@ typedef struct ic_tuning {
      * 1, 3 or 4 channels AoS or any SoA; global: every job); a job it cannot
      * take gets the planner's choice. cpu: DIRECT always sums kw*kh taps; SEP
      * takes the separable path whenever factors reproduce every weight within
-     * 2^-20 (relative), at any cost (rank up to min(kw, kh)); FFT, GLOBAL and
-     * ROWS are ignored. */
+     * 2^-20 (relative), at any cost (rank up to min(kw, kh)); FFT takes every
+     * job whose weights are not all multiples of 2^-16 and without
+     * premultiplied alpha, whatever its predicted error (builds with KissFFT;
+     * docs/backends.md#the-fft-path-on-the-cpu); GLOBAL and ROWS are ignored. */
     ic_method method;
     /* cpu: instruction set of the inner loops. One this CPU or build lacks
      * makes ic_convolve and ic_plan_get fail with IC_ERR_UNSUPPORTED, naming
@@ -1013,7 +1017,8 @@ typedef struct ic_plan {
     int premultiply;     /* 1 when the backend premultiplies alpha itself in this call */
     /* launch shape (cuda). direct, sep: tile_w x tile_h pixels of
      * channels_per_block channels per block; rows: rows_per_thread; fft:
-     * fft_tiles tiles of fft_n^2, fft_valid^2 of them output; global: one
+     * fft_tiles tiles of fft_n^2, fft_valid^2 of them output (cpu: tiles need not
+     * be square, fft_n and fft_valid are their widths); global: one
      * thread per sample. threads and blocks: the main kernel's launch (fft:
      * the tile-building kernel, blocks 0). */
     int threads, blocks;

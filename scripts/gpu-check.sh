@@ -104,7 +104,7 @@ nvcc --version | tail -1
 B=build-gpu
 mkdir -p $B
 t0=$(date +%s)
-# The GPU machine lacks libdeflate, libtiff and libwebp headers: a carried
+# The GPU machine lacks libdeflate, libtiff, libwebp and KissFFT headers: a carried
 # codecs-bundle (scripts/pack-codecs.sh) gives it the coders a user's install has.
 prefix=()
 if [ -d codecs-bundle/lib ]; then

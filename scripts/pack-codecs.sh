@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# pack-codecs.sh - packs this Debian machine's libdeflate, libtiff and libwebp
-# (headers, shared libraries and the libraries they load) into a relocatable
-# prefix, codecs-bundle/, so that the GPU machine, which has none of their
-# headers and no network, builds imgconv with the same coders as a user's
-# install. CMake finds it through CMAKE_PREFIX_PATH; the build tree's RUNPATH
+# pack-codecs.sh - packs this Debian machine's libdeflate, libtiff, libwebp and
+# KissFFT (headers, shared libraries and the libraries they load) into a
+# relocatable prefix, codecs-bundle/, so that the GPU machine, which has none
+# of their headers and no network, builds imgconv with the same coders and
+# the same CPU FFT as a user's install. CMake finds it through CMAKE_PREFIX_PATH; the build tree's RUNPATH
 # points at its lib/.
 #
 # usage: scripts/pack-codecs.sh [OUTDIR]     (default: ./codecs-bundle, git-ignored)
@@ -17,7 +17,7 @@ ARCH=x86_64-linux-gnu
 GLIBC_RE='^(libc\.so|libm\.so|libmvec\.so|libpthread\.so|libdl\.so|librt\.so|ld-linux|libresolv\.so|libstdc\+\+\.so|libgcc_s\.so)'
 die() { echo "pack-codecs: $*" >&2; exit 1; }
 
-pkgs="libdeflate-dev libtiff-dev libwebp-dev"
+pkgs="libdeflate-dev libtiff-dev libwebp-dev libkissfft-dev"
 for p in $pkgs; do dpkg -s "$p" >/dev/null 2>&1 || die "$p is not installed (scripts/install-deps.sh installs it)"; done
 
 rm -rf "$OUT"
@@ -38,7 +38,7 @@ for f in $(dpkg -L $pkgs); do
   esac
 done
 # The shared objects, with every library they load except the glibc family.
-todo="libdeflate.so.0 libtiff.so.6 libwebp.so.7 libwebpmux.so.3 libwebpdemux.so.2"
+todo="libdeflate.so.0 libtiff.so.6 libwebp.so.7 libwebpmux.so.3 libwebpdemux.so.2 libkissfft-float.so.131"
 seen=""
 while [ -n "$todo" ]; do
   set -- $todo; so=$1; shift; todo="$*"
@@ -55,7 +55,7 @@ done
 strip --strip-unneeded "$OUT"/lib/*.so.* 2>/dev/null || true
 {
   echo "codecs-bundle from $(. /etc/os-release; echo "$PRETTY_NAME") on $(date -u +%Y-%m-%dT%H:%MZ)"
-  dpkg-query -W -f '${Package} ${Version}\n' $pkgs libdeflate0 libtiff6 libwebp7
+  dpkg-query -W -f '${Package} ${Version}\n' $pkgs libdeflate0 libtiff6 libwebp7 libkissfft-float131
   echo "libraries:$seen"
   du -sh "$OUT" | cut -f1
 } > "$OUT/MANIFEST"

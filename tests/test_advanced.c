@@ -299,6 +299,13 @@ static void forced_cases(ic_context *ctx, const char *label, ic_method want, uin
                   plan.rank, plan.forced);
             *nsep += plan.method == IC_METHOD_SEP;
         }
+        /* fft runs every kernel whose weights are not all multiples of
+         * 2^-16 (the blurs here), when the build has it */
+        if (want == IC_METHOD_FFT) {
+            CHECK(plan.forced == (plan.method == IC_METHOD_FFT), "%s case %d: plan %s forced %d",
+                  label, i, ic_method_name(plan.method), plan.forced);
+            *nsep += plan.method == IC_METHOD_FFT;
+        }
         if (want == IC_METHOD_AUTO)
             CHECK(!plan.forced, "%s case %d: plan says forced", label, i);
         st = ic_convolve(ctx, &src.img, &dst.img, &k, &p);
@@ -323,7 +330,7 @@ static void forcing(void)
         ic_method want;
     } runs[] = {{"method=direct", IC_METHOD_DIRECT},
                 {"method=sep", IC_METHOD_SEP},
-                {"method=fft", IC_METHOD_AUTO},
+                {"method=fft", IC_METHOD_FFT},
                 {"method=rows", IC_METHOD_AUTO},
                 {"method=global", IC_METHOD_AUTO}};
     for (size_t i = 0; i < sizeof runs / sizeof runs[0]; i++) {
@@ -332,6 +339,17 @@ static void forcing(void)
             continue;
         int nsep = 0;
         forced_cases(ctx, runs[i].tuning, runs[i].want, 0xF0CE0000ull + i, &nsep);
+        if (runs[i].want == IC_METHOD_FFT) {
+            /* the blurs of every third case; none without KissFFT, which the
+             * backend's summary then does not name */
+            int fft_built = 0;
+            for (int b = 0; b < ic_backend_count(); b++) {
+                ic_backend_info info;
+                if (ic_backend_get(b, &info) == IC_OK && strcmp(info.name, "cpu") == 0)
+                    fft_built = info.summary && strstr(info.summary, "FFT") != NULL;
+            }
+            CHECK(nsep == (fft_built ? 8 : 0), "method=fft ran the FFT in %d cases of 24", nsep);
+        }
         if (runs[i].want == IC_METHOD_SEP) {
             CHECK(nsep >= 4, "method=sep ran the separable path in %d cases of 24 only", nsep);
             /* named separable kernels: forced or not, sep; a 3x3 binomial is

@@ -61,6 +61,11 @@ int cli_print_version(void)
 #else
     printf("CUDA backends: not built in\n");
 #endif
+#if defined(IC_HAVE_KISSFFT)
+    printf("CPU FFT: KissFFT (large kernels on the cpu backend)\n");
+#else
+    printf("CPU FFT: not built in (the cpu backend sums large kernels directly)\n");
+#endif
     printf("formats: pnm yes, png %s, jpeg %s, tiff %s, webp %s\n",
            ic_format_supported(IC_FMT_PNG) ? "yes" : "no",
            ic_format_supported(IC_FMT_JPEG) ? "yes" : "no",

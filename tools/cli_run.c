@@ -269,7 +269,13 @@ int cli_check_work(const cli_options *o, int width, int height, int channels, co
  * its header; o->max_pixels when that is lower. */
 static uint64_t work_pixel_cap(const cli_options *o, const ic_kernel *k, int channels)
 {
-    const uint64_t limit = cli_work_limit(o), per_pixel = ic_convolve_work(1, 1, channels, k);
+    const uint64_t limit = cli_work_limit(o);
+    /* the rate of a large image: the FFT's work a pixel falls as the image
+     * grows, so that no image within the limit is refused from its header
+     * (without the FFT the rate is the same at any size) */
+    uint64_t per_pixel = ic_convolve_work(8192, 8192, channels, k) / (8192ull * 8192ull);
+    if (per_pixel == 0)
+        per_pixel = ic_convolve_work(1, 1, channels, k);
     if (limit == 0 || per_pixel == 0)
         return o->max_pixels;
     const uint64_t cap = limit / per_pixel;

@@ -17,7 +17,9 @@
  *   method   IC_METHOD_DIRECT: always the direct kw*kh sum; IC_METHOD_SEP:
  *            the separable path whenever it is exact enough, whatever the cost
  *            (rank up to min(kw, kh)); see dyadic_weights() and
- *            FACTOR_MAX_REL_ERR; other methods: the cost model's choice
+ *            FACTOR_MAX_REL_ERR; IC_METHOD_FFT: the FFT path (cpu_fft.c)
+ *            whenever it can run the job, whatever its predicted error;
+ *            other methods: the cost model's choice
  *   cpu_isa  scalar (the portable C loops), avx2 or avx512; one this CPU or
  *            build lacks fails the job (IC_ERR_UNSUPPORTED)
  *   cpu_tiny tiny strips, bands and passes, and the pool even for small
@@ -31,6 +33,7 @@
 #include <unistd.h>
 
 #include "core/kernel_internal.h"
+#include "cpu/cpu_fft.h"
 #include "cpu/cpu_internal.h"
 #include "exercises/linalg.h"
 
@@ -55,6 +58,13 @@
 /* A factorisation is used only when it reproduces every weight this closely
  * (relative), with its sign and zeros kept: see plan_factors. */
 #define FACTOR_MAX_REL_ERR 0x1p-20
+/* Kernels of fewer taps never plan the FFT: its model never wins there, and
+ * the tile search would cost small calls time. */
+#define FFT_MIN_TAPS 100
+/* The FFT is taken below this share of the other path's modelled cost only:
+ * whole 12 MP runs on both cores measured a 31x31 kernel's FFT at 1.27x the
+ * direct sum where the single-thread fit (core/fft_model.c) said 0.86x. */
+#define FFT_MARGIN 0.65
 
 enum { FORCE_AUTO = -1 };
 
@@ -64,14 +74,15 @@ typedef struct cpu_state {
     const cpu_ops *best; /* the best instruction set this CPU and build have */
     /* from the job's tuning (apply_tuning) */
     const cpu_ops *ops;
-    int force_path; /* FORCE_AUTO, CPU_DIRECT or CPU_SEP */
+    int force_path; /* FORCE_AUTO, CPU_DIRECT, CPU_SEP or CPU_FFT */
     int tiny;       /* ic_tuning.cpu_tiny */
     cpu_scratch *scratch;
     /* the factorisation of the last kernel, reused while the weights repeat */
     float *cache_w;
-    int cache_kw, cache_kh, cache_force, cache_valid;
+    int cache_kw, cache_kh, cache_force, cache_cap, cache_valid;
     int cache_rank; /* 0: direct */
     float *cache_row, *cache_col;
+    cpu_fft *fft; /* the FFT path's buffers and kernel spectrum, made on first use */
 } cpu_state;
 
 static void cpu_close(void *state)
@@ -87,6 +98,7 @@ static void cpu_close(void *state)
     free(st->cache_w);
     free(st->cache_row);
     free(st->cache_col);
+    ic_cpu_fft_free(st->fft);
     free(st);
 }
 
@@ -98,6 +110,7 @@ static ic_status apply_tuning(cpu_state *st, const ic_job *job, char *err, size_
     const ic_tuning *t = job->tuning ? job->tuning : &none;
     st->force_path = t->method == IC_METHOD_DIRECT ? CPU_DIRECT
                      : t->method == IC_METHOD_SEP  ? CPU_SEP
+                     : t->method == IC_METHOD_FFT  ? CPU_FFT
                                                    : FORCE_AUTO;
     st->tiny = t->cpu_tiny != 0;
     const cpu_ops *ops = st->best;
@@ -165,11 +178,13 @@ static double sep_cost(int kw, int kh, int rank)
     return rank * SEP_MAC * (kw + kh) + (rank - 1) * SEP_RANK;
 }
 
-/* Largest rank whose separable cost is below the direct cost (0: none). */
-static int sep_max_rank(int kw, int kh)
+/* Largest rank whose separable cost is below the direct cost and `other`,
+ * another path's (0: none). */
+static int sep_max_rank(int kw, int kh, double other)
 {
+    const double below = direct_cost(kw, kh) < other ? direct_cost(kw, kh) : other;
     int r = 0;
-    while (r < (kw < kh ? kw : kh) && sep_cost(kw, kh, r + 1) < direct_cost(kw, kh))
+    while (r < (kw < kh ? kw : kh) && sep_cost(kw, kh, r + 1) < below)
         r++;
     return r;
 }
@@ -241,13 +256,18 @@ static double factor_rel_err(const float *w, int kw, int kh, const float *row, c
     return worst;
 }
 
-/* Decides direct or separable for the job's weights (cached per kernel). */
-static ic_status plan_factors(cpu_state *st, const ic_job *job, char *err, size_t errlen)
+/* Decides direct or separable for the job's weights (cached per kernel and
+ * rank cap); ranks whose passes cost `other` (the FFT's cost) or more are
+ * not looked for, so a kernel the FFT takes is never factored. */
+static ic_status plan_factors(cpu_state *st, const ic_job *job, double other, char *err,
+                              size_t errlen)
 {
     const int kw = job->kw, kh = job->kh;
     const size_t nw = (size_t)kw * (size_t)kh;
+    int cap = st->force_path == CPU_SEP ? (kw < kh ? kw : kh) : sep_max_rank(kw, kh, other);
     if (st->cache_valid && st->cache_kw == kw && st->cache_kh == kh &&
-        st->cache_force == st->force_path && memcmp(st->cache_w, job->w, nw * sizeof(float)) == 0)
+        st->cache_force == st->force_path && st->cache_cap == cap &&
+        memcmp(st->cache_w, job->w, nw * sizeof(float)) == 0)
         return IC_OK;
     st->cache_valid = 0;
     free(st->cache_w);
@@ -262,9 +282,9 @@ static ic_status plan_factors(cpu_state *st, const ic_job *job, char *err, size_
     st->cache_kw = kw;
     st->cache_kh = kh;
     st->cache_force = st->force_path;
+    st->cache_cap = cap;
 
-    int cap = st->force_path == CPU_SEP ? (kw < kh ? kw : kh) : sep_max_rank(kw, kh);
-    if (st->force_path != CPU_DIRECT && cap >= 1 && job->wk) {
+    if (st->force_path != CPU_DIRECT && st->force_path != CPU_FFT && cap >= 1 && job->wk) {
         st->cache_row = malloc((size_t)kw * sizeof(float));
         st->cache_col = malloc((size_t)kh * sizeof(float));
         if (!st->cache_row || !st->cache_col)
@@ -328,6 +348,32 @@ static int job_ok(const ic_job *job)
            d->channels == s->channels && d->layout == s->layout && d->pitch >= row;
 }
 
+/* The FFT path's modelled cost when it may take the job, 0 when it is forced
+ * and can run it, else INFINITY. It can run a job with KissFFT built in, no
+ * premultiplied alpha and weights that are not all multiples of 2^-16, whose
+ * exact ties its rounding would move (the cuda fast path's rule); it may take
+ * it when its predicted error is within the accuracy rule's limit
+ * (core/fft_model.c). Fills plan->fft and fft_err (-1: not a candidate). */
+static double plan_fft(const cpu_state *st, const ic_job *job, cpu_plan *plan)
+{
+    const int kw = job->kw, kh = job->kh;
+    const ic_image *src = job->src;
+    const int forced = st->force_path == CPU_FFT;
+    plan->fft_err = -1;
+    if (!ic_cpu_fft_built || job->premultiply || st->force_path == CPU_DIRECT ||
+        st->force_path == CPU_SEP || (!forced && kw * kh < FFT_MIN_TAPS) ||
+        ic__weights_dyadic(job->w, (size_t)kw * kh, 65536.0f))
+        return INFINITY;
+    const int planes = src->channels;
+    ic__fft_geom(src->width, src->height, kw, kh, planes, st->nthreads, &plan->fft);
+    const int u16 = src->type == IC_U16;
+    plan->fft_err = ic__fft_error(job->w, kw, kh, plan->fft.nx, plan->fft.ny,
+                                  u16 ? 32768.0f : 128.0f, job->border_value);
+    if (forced)
+        return 0;
+    return plan->fft_err <= ic__fft_error_limit(u16) ? plan->fft.cost : INFINITY;
+}
+
 /* Plans a job: path, rank, task geometry and the number of workers. */
 static ic_status make_plan(cpu_state *st, const ic_job *job, cpu_plan *plan, int *workers,
                            char *err, size_t errlen)
@@ -339,9 +385,10 @@ static ic_status make_plan(cpu_state *st, const ic_job *job, cpu_plan *plan, int
     ic_status s = apply_tuning(st, job, err, errlen);
     if (s != IC_OK)
         return s;
-    if ((s = plan_factors(st, job, err, errlen)) != IC_OK)
-        return s;
     memset(plan, 0, sizeof *plan);
+    const double fft_cost = plan_fft(st, job, plan);
+    if ((s = plan_factors(st, job, fft_cost / FFT_MARGIN, err, errlen)) != IC_OK)
+        return s;
     plan->job = job;
     plan->ops = st->ops;
     plan->path = st->cache_rank > 0 ? CPU_SEP : CPU_DIRECT;
@@ -353,6 +400,14 @@ static ic_status make_plan(cpu_state *st, const ic_job *job, cpu_plan *plan, int
     plan->step = job->src->layout == IC_SOA && !plan->premul ? 1 : job->src->channels;
     plan->scratch = st->scratch;
     plan->tiny = st->tiny;
+    plan->best_cost = plan->path == CPU_SEP ? sep_cost(job->kw, job->kh, plan->rank)
+                                            : direct_cost(job->kw, job->kh);
+    if (fft_cost < FFT_MARGIN * plan->best_cost) {
+        plan->path = CPU_FFT;
+        plan->best_cost = plan->fft.cost;
+        *workers = st->nthreads < plan->fft.tasks ? st->nthreads : plan->fft.tasks;
+        return IC_OK;
+    }
     double macs = path_macs(plan) * job->src->width * (double)job->src->height * job->src->channels;
     int n = macs < SMALL_JOB_MACS && !st->tiny ? 1 : st->nthreads;
     ic_cpu_plan_tasks(plan, n);
@@ -381,14 +436,24 @@ static ic_status cpu_run(void *state, const ic_job *job, ic_timing *t, char *err
     ic_status s = make_plan(st, job, &plan, &workers, err, errlen);
     if (s != IC_OK)
         return s;
-    for (int i = 0; i < workers; i++) {
+    for (int i = 0; i < workers && plan.path != CPU_FFT; i++) {
         s = ic_cpu_scratch_reserve(&st->scratch[i], &plan);
         if (s != IC_OK) {
             snprintf(err, errlen, "cpu: cannot allocate row buffers");
             return s;
         }
     }
-    ic_cpu_pool_run(st->pool, ic_cpu_run_task, &plan, ic_cpu_plan_ntasks(&plan), workers);
+    if (plan.path == CPU_FFT) {
+        if (!st->fft && (s = ic_cpu_fft_create(&st->fft, st->nthreads)) != IC_OK) {
+            snprintf(err, errlen, "cpu: cannot allocate the FFT state");
+            return s;
+        }
+        s = ic_cpu_fft_run(st->fft, job, &plan.fft, st->pool, workers, err, errlen);
+        if (s != IC_OK)
+            return s;
+    } else {
+        ic_cpu_pool_run(st->pool, ic_cpu_run_task, &plan, ic_cpu_plan_ntasks(&plan), workers);
+    }
     t->upload_ms = 0;
     t->download_ms = 0;
     t->kernel_ms = now_ms() - t0;
@@ -409,21 +474,39 @@ static ic_status cpu_explain(void *state, const ic_job *job, char *buf, size_t b
         return s;
     }
     double direct = (double)job->kw * job->kh;
-    if (plan.path == CPU_SEP)
+    char fft[200] = "";
+    if (plan.fft_err >= 0 && plan.path != CPU_FFT)
+        snprintf(fft, sizeof fft,
+                 "; fft not taken (model %.0f units a sample against %.0f, taken under %.2fx; "
+                 "predicted error %.1e "
+                 "levels, limit %.1e)",
+                 plan.fft.cost, plan.best_cost, FFT_MARGIN, plan.fft_err,
+                 ic__fft_error_limit(job->src->type == IC_U16));
+    if (plan.path == CPU_FFT)
+        snprintf(buf, buflen,
+                 "cpu: fft (KissFFT, float32) %dx%d, overlap-save tiles of %dx%d (%dx%d valid), "
+                 "%d tiles x %d planes on %d of %d threads; model %.0f units a sample against "
+                 "%.0f direct; predicted error %.1e levels (limit %.1e)%s",
+                 job->kw, job->kh, plan.fft.nx, plan.fft.ny, plan.fft.vx, plan.fft.vy,
+                 plan.fft.tx * plan.fft.ty, job->src->channels, workers, st->nthreads,
+                 plan.fft.cost, direct_cost(job->kw, job->kh), plan.fft_err,
+                 ic__fft_error_limit(job->src->type == IC_U16),
+                 st->force_path == CPU_FFT ? " (forced)" : "");
+    else if (plan.path == CPU_SEP)
         snprintf(
             buf, buflen,
             "cpu: %s loops, separable rank %d (%.0f multiply-adds per sample instead of %.0f), "
-            "%d of %d threads, %d tasks (%d bands of %d rows x %d strips of %d px x %d planes)",
+            "%d of %d threads, %d tasks (%d bands of %d rows x %d strips of %d px x %d planes)%s",
             plan.ops->name, plan.rank, path_macs(&plan), direct, workers, st->nthreads,
             ic_cpu_plan_ntasks(&plan), plan.nbands, plan.band_rows, plan.nstrips, plan.strip_px,
-            plan.planes);
+            plan.planes, fft);
     else
         snprintf(buf, buflen,
                  "cpu: %s loops, direct %dx%d (%.0f multiply-adds per sample), %d of %d threads, "
-                 "%d tasks (%d bands of %d rows x %d strips of %d px x %d planes)",
+                 "%d tasks (%d bands of %d rows x %d strips of %d px x %d planes)%s",
                  plan.ops->name, job->kw, job->kh, direct, workers, st->nthreads,
                  ic_cpu_plan_ntasks(&plan), plan.nbands, plan.band_rows, plan.nstrips,
-                 plan.strip_px, plan.planes);
+                 plan.strip_px, plan.planes, fft);
     return IC_OK;
 }
 
@@ -438,9 +521,16 @@ static ic_status cpu_plan_hook(void *state, const ic_job *job, ic_plan *out, cha
     ic_status s = make_plan(st, job, &plan, &workers, err, errlen);
     if (s != IC_OK)
         return s;
-    out->method = plan.path == CPU_SEP ? IC_METHOD_SEP : IC_METHOD_DIRECT;
-    out->forced = (st->force_path == CPU_SEP && plan.path == CPU_SEP) ||
-                  (st->force_path == CPU_DIRECT && plan.path == CPU_DIRECT);
+    out->method = plan.path == CPU_FFT   ? IC_METHOD_FFT
+                  : plan.path == CPU_SEP ? IC_METHOD_SEP
+                                         : IC_METHOD_DIRECT;
+    out->forced = st->force_path == plan.path;
+    if (plan.path == CPU_FFT) {
+        /* the tile's width and its valid width (cpu tiles need not be square) */
+        out->fft_n = plan.fft.nx;
+        out->fft_valid = plan.fft.vx;
+        out->fft_tiles = plan.fft.tx * plan.fft.ty;
+    }
     out->rank = plan.rank;
     out->kernel_rank = plan.rank;
     out->premultiply = plan.premul;
@@ -461,7 +551,11 @@ static int cpu_probe(char *why, size_t whylen)
 const ic_backend ic_backend_cpu = {
     .name = "cpu",
     .summary = "all cores, row bands through float ring buffers, AVX2/FMA when present, "
-               "separable/low-rank path when cheaper",
+               "separable/low-rank path when cheaper"
+#ifdef IC_HAVE_KISSFFT
+               ", FFT (KissFFT) for large kernels"
+#endif
+    ,
     .is_gpu = 0,
     .rank = 10,
     .probe = cpu_probe,

@@ -27,6 +27,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cpu/cpu_fft.h"
 #include "dispatch/backend.h"
 
 /* Every float row handed to the inner loops stays readable (and finite) for
@@ -94,7 +95,7 @@ void ic_cpu_pool_run(cpu_pool *pool, cpu_task_fn fn, void *arg, int ntasks, int 
 
 /* ---- one job, cut into tasks (cpu_band.c) --------------------------------- */
 
-enum { CPU_DIRECT = 0, CPU_SEP = 1 };
+enum { CPU_DIRECT = 0, CPU_SEP = 1, CPU_FFT = 2 };
 
 /* Per-worker scratch, grown (never shrunk) by ic_cpu_scratch_reserve. */
 typedef struct cpu_scratch {
@@ -112,7 +113,7 @@ typedef struct cpu_scratch {
 typedef struct cpu_plan {
     const ic_job *job;
     const cpu_ops *ops;
-    int path;          /* CPU_DIRECT or CPU_SEP */
+    int path;          /* CPU_DIRECT, CPU_SEP or CPU_FFT (cpu_fft.c; no band tasks) */
     int rank;          /* sep: number of terms */
     const float *frow; /* sep: rank*kw row vectors */
     const float *fcol; /* sep: rank*kh column vectors */
@@ -129,6 +130,9 @@ typedef struct cpu_plan {
     int chunk;            /* sep: samples per vertical/horizontal pass */
     int tiny;             /* test mode: tiny strips, bands and chunks (seams everywhere) */
     cpu_scratch *scratch; /* one per worker */
+    cpu_fft_geom fft;     /* CPU_FFT: tiles; cost and fft_err also when it lost */
+    double fft_err;       /* predicted rounding error in levels (-1: not a candidate) */
+    double best_cost;     /* modelled cost a sample of the path taken */
 } cpu_plan;
 
 /* Sizes the tasks of a plan (strip_px, nstrips, band_rows, nbands, chunk) for
