@@ -8,6 +8,10 @@
 #include <string.h>
 
 #include "cli.h"
+#if defined(IC_HAVE_SERVE)
+#include <event2/event.h>
+#define IC_LIBEVENT_VERSION event_get_version()
+#endif
 
 int cli_print_filters(void)
 {
@@ -60,6 +64,11 @@ int cli_print_version(void)
     printf("CUDA backends: built in\n");
 #else
     printf("CUDA backends: not built in\n");
+#endif
+#if defined(IC_HAVE_SERVE)
+    printf("serve: built in (libevent %s)\n", IC_LIBEVENT_VERSION);
+#else
+    printf("serve: not built in (libevent not found, or IC_SERVE=OFF)\n");
 #endif
     printf("formats: pnm yes, png %s, jpeg %s, tiff %s, webp %s\n",
            ic_format_supported(IC_FMT_PNG) ? "yes" : "no",
