@@ -186,7 +186,7 @@ static int request_head(const cli_options *o, const char *host, size_t body, cha
     int has_format = 0;
     for (int i = 0; i < o->nforward; i++) {
         if (query[0])
-            query_add(query, sizeof query, "&");
+            strncat(query, "&", sizeof query - strlen(query) - 1);
         query_add(query, sizeof query, o->forward[i][0]);
         if (o->forward[i][1][0]) {
             strncat(query, "=", sizeof query - strlen(query) - 1);
