@@ -72,7 +72,7 @@ if [ "$rc" -ne 0 ]; then
     exit "$rc"
 fi
 [ -s "$RESULT" ] || { echo "bench/run.sh $SUITE: no summary; raw files in $LOGDIR" >&2; exit 0; }
-cmd="bench/run.sh$([ "$quick_flag" = 1 ] && echo " --quick") $SUITE"
+cmd="bench/run.sh$([ "$quick_flag" = 1 ] && echo " --quick" || true) $SUITE"
 [ $# -gt 0 ] && cmd="$cmd$(printf ' %q' "$@")"
 publish "$RESULT" "$dest" "$cmd"
 echo "bench/run.sh $SUITE: summary $dest; raw files in $LOGDIR" >&2

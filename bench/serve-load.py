@@ -38,7 +38,7 @@ class UnixConnection(http.client.HTTPConnection):
 
 def connector(url):
     if url.startswith("unix:"):
-        return lambda: UnixConnection(url[5:], 60)
+        return lambda: UnixConnection(url[5:], 600)
     u = urllib.parse.urlsplit(url)
     host = u.hostname or ""
     try:
@@ -47,7 +47,7 @@ def connector(url):
         loop = False
     if u.scheme != "http" or not loop:
         sys.exit(f"serve-load.py: {url}: loopback http://127.0.0.1:PORT or unix:PATH only")
-    return lambda: http.client.HTTPConnection(host, u.port or 80, timeout=60)
+    return lambda: http.client.HTTPConnection(host, u.port or 80, timeout=600)
 
 
 def main():
