@@ -71,7 +71,8 @@ typedef struct srv {
     pthread_cond_t cv;
     srv_job *q_head, *q_tail, *done;
     int queued, busy, quit;
-    double busy_s; /* workers' time on jobs */
+    uint64_t queued_bytes; /* bodies in the queue, within base.max_memory */
+    double busy_s;         /* workers' time on jobs */
     int nworkers;
     pthread_t *th;
     ic_context **ctx;
@@ -83,7 +84,8 @@ extern const int srv_codes[SRV_NCODES];
  * listens) and the queue. */
 int srv_workers_start(srv *s, cli_err *e);
 void srv_workers_stop(srv *s);
-/* Queues a job; 0 when the queue is full (the caller answers 429). */
+/* Queues a job; 0 when the queue is full, in requests (--queue) or in body
+ * bytes (--max-memory): the caller answers 429. */
 int srv_enqueue(srv *s, srv_job *j);
 /* Takes the finished jobs (loop thread). */
 srv_job *srv_take_done(srv *s);

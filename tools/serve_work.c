@@ -24,8 +24,10 @@ void srv_job_free(srv_job *j)
 int srv_enqueue(srv *s, srv_job *j)
 {
     pthread_mutex_lock(&s->mu);
-    const int ok = s->queued < s->base.queue;
+    const int ok = s->queued < s->base.queue &&
+                   (s->queued == 0 || s->queued_bytes + j->size <= s->base.max_memory);
     if (ok) {
+        s->queued_bytes += j->size;
         j->next = NULL;
         if (s->q_tail)
             s->q_tail->next = j;
@@ -162,6 +164,7 @@ static void *worker_main(void *arg)
         if (!s->q_head)
             s->q_tail = NULL;
         s->queued--;
+        s->queued_bytes -= j->size;
         s->busy++;
         pthread_mutex_unlock(&s->mu);
 

@@ -228,12 +228,15 @@ kill -TERM "$PID_U"; wait "$PID_U"; rc=$?
 [ "$rc" = 0 ] && [ ! -e "$TMP/s.sock" ] && ok "unix server stops with 0 and removes its socket" || fail "unix stop: $rc"
 
 # --- SIGTERM with 32 requests in flight -------------------------------------
-"$IMGCONV" -k gaussian:15 m.png c5.png
-echo '[{"query": "kernel=gaussian:15", "input": "m.png", "expect": "c5.png"}]' >term.json
-start S --workers 1 --queue 64
+# each job long enough (~50 ms) that all 32 are seen in flight at once
+"$IMGCONV" --chart 1000x800 t.png
+"$IMGCONV" -k gaussian:15 t.png c5.png
+echo '[{"query": "kernel=gaussian:15", "input": "t.png", "expect": "c5.png"}]' >term.json
+start S --workers 1 --queue 64 --timeout 120
 "$PY" "$LOAD" sigterm "$PORT_S" "$PID_S" 32 term.json && ok "SIGTERM: all 32 in flight answered" || fail "SIGTERM in flight"
 wait "$PID_S"; rc=$?
 [ "$rc" = 0 ] && ok "SIGTERM: exit 0" || fail "SIGTERM: exit $rc ($(cat S.err))"
+grep -q 'pending at the stop deadline' S.err && fail "SIGTERM: $(cat S.err)"
 kill -TERM "$PID_A" "$PID_T" "$PID_Q"
 wait "$PID_A"; rc=$?
 [ "$rc" = 0 ] && ok "server A stops with 0" || fail "server A exit $rc"

@@ -144,6 +144,10 @@ def sigterm(port, pid, n, case_path):
         t.join()
     good = sum(1 for r in results if r and r[0] == 200 and r[1] == case["want"])
     print(f"{seen:.0f} in flight at SIGTERM; {good}/{n} answered in full and correct")
+    for r in results:
+        if not (r and r[0] == 200 and r[1] == case["want"]):
+            print("  wrong:", r[0] if r else None, (r[1][:100] if r else b""))
+            break
     return 0 if seen >= n and good == n else 1
 
 
