@@ -76,6 +76,26 @@ static int authorized(const srv *s, struct evhttp_request *req)
     return diff == 0;
 }
 
+static void live_add(srv *s, srv_job *j)
+{
+    j->live_prev = NULL;
+    j->live_next = s->live;
+    if (s->live)
+        s->live->live_prev = j;
+    s->live = j;
+}
+
+static void live_remove(srv *s, srv_job *j)
+{
+    if (j->live_prev)
+        j->live_prev->live_next = j->live_next;
+    else if (s->live == j)
+        s->live = j->live_next;
+    if (j->live_next)
+        j->live_next->live_prev = j->live_prev;
+    j->live_prev = j->live_next = NULL;
+}
+
 static void maybe_exit(srv *s)
 {
     if (s->stopping && s->pending == 0)
@@ -101,6 +121,7 @@ static void on_conn_close(struct evhttp_connection *c, void *arg)
     srv *s = j->srv;
     if (!j->replied) { /* with the worker: forgotten when it comes back */
         j->req = NULL;
+        live_remove(s, j);
         return;
     }
     srv_job_free(j);
@@ -119,7 +140,8 @@ static void on_notify(evutil_socket_t fd, short what, void *arg)
     srv_job *n;
     for (srv_job *j = srv_take_done(s); j; j = n) {
         n = j->next;
-        if (!j->req) { /* the client went away */
+        live_remove(s, j);
+        if (!j->req) { /* the client went away, or was answered at the deadline */
             srv_metrics_record(s, 499, (cli_now_ms() - j->t0) / 1e3);
             srv_job_free(j);
             s->pending--;
@@ -200,6 +222,7 @@ static void handle_filter(srv *s, struct evhttp_request *req, const char *query,
                            "every worker is busy and the queue is full; retry later", t0);
     }
     s->pending++;
+    live_add(s, j);
     evhttp_connection_set_closecb(evhttp_request_get_connection(req), on_conn_close, j);
 }
 
@@ -309,9 +332,18 @@ static void on_deadline(evutil_socket_t fd, short what, void *arg)
     (void)fd;
     (void)what;
     srv *s = arg;
-    fprintf(stderr, "imgconv: serve: %d request(s) still pending at the stop deadline\n",
-            s->pending);
-    event_base_loopexit(s->evb, NULL);
+    /* Every request still waiting gets an answer: 503, retry elsewhere. */
+    int n = 0;
+    for (srv_job *j; (j = s->live); n++) {
+        live_remove(s, j);
+        evhttp_connection_set_closecb(evhttp_request_get_connection(j->req), NULL, NULL);
+        reply_error(s, j->req, 503, "unavailable",
+                    "the server stopped (--timeout) before this request was done", j->t0);
+        j->req = NULL; /* the worker's result, if any, is dropped */
+    }
+    fprintf(stderr, "imgconv: serve: %d request(s) answered 503 at the stop deadline\n", n);
+    const struct timeval flush = {1, 0}; /* for those replies to go out */
+    event_base_loopexit(s->evb, &flush);
 }
 
 /* SIGTERM, SIGINT: stop accepting, answer what was accepted, exit. */

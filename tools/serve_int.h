@@ -26,6 +26,7 @@ struct event;
 
 typedef struct srv_job {
     struct srv_job *next;
+    struct srv_job *live_prev, *live_next; /* the loop's list of unanswered jobs */
     struct srv *srv;
     struct evhttp_request *req; /* NULL once the client has gone */
     int replied;                /* the reply is being written */
@@ -64,7 +65,8 @@ typedef struct srv {
     char token[512];
     size_t token_len;
     int stopping;
-    int pending; /* jobs accepted and not yet answered in full */
+    int pending;   /* jobs accepted and not yet answered in full */
+    srv_job *live; /* jobs whose reply is not sent yet (the loop's) */
     srv_metrics m;
 
     pthread_mutex_t mu;

@@ -253,6 +253,13 @@ void srv_workers_stop(srv *s)
 {
     pthread_mutex_lock(&s->mu);
     s->quit = 1;
+    /* what is still queued was answered 503 at the stop deadline */
+    for (srv_job *j; (j = s->q_head);) {
+        s->q_head = j->next;
+        srv_job_free(j);
+    }
+    s->q_tail = NULL;
+    s->queued = 0;
     pthread_cond_broadcast(&s->cv);
     pthread_mutex_unlock(&s->mu);
     for (int i = 0; s->th && i < s->nworkers; i++)

@@ -236,7 +236,26 @@ start S --workers 1 --queue 64 --timeout 120
 "$PY" "$LOAD" sigterm "$PORT_S" "$PID_S" 32 term.json && ok "SIGTERM: all 32 in flight answered" || fail "SIGTERM in flight"
 wait "$PID_S"; rc=$?
 [ "$rc" = 0 ] && ok "SIGTERM: exit 0" || fail "SIGTERM: exit $rc ($(cat S.err))"
-grep -q 'pending at the stop deadline' S.err && fail "SIGTERM: $(cat S.err)"
+grep -q 'at the stop deadline' S.err && fail "SIGTERM: $(cat S.err)"
+# past the stop deadline (--timeout 1): the rest are answered 503, not dropped
+start D --workers 1 --timeout 1
+CURLS=()
+for i in $(seq 6); do
+    curl -s -o /dev/null -w '%{http_code}\n' --data-binary @big.png \
+        "http://127.0.0.1:$PORT_D/v1/filter?kernel=gaussian:61" >"d$i.code" &
+    CURLS+=($!)
+done
+sleep 0.3
+kill -TERM "$PID_D"
+wait "${CURLS[@]}"
+wait "$PID_D"; rc=$?
+codes=$(cat d*.code | sort | uniq -c | tr -s ' \n' ' ')
+if [ "$rc" = 0 ] && ! grep -qv '^\(200\|503\)$' d*.code && grep -q '^503$' d*.code; then
+    ok "stop deadline: every request answered, the late ones 503 ($codes)"
+else
+    fail "stop deadline: exit $rc, codes $codes"
+fi
+
 kill -TERM "$PID_A" "$PID_T" "$PID_Q"
 wait "$PID_A"; rc=$?
 [ "$rc" = 0 ] && ok "server A stops with 0" || fail "server A exit $rc"
