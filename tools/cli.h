@@ -181,10 +181,11 @@ ic_format cli_format_sniff(const uint8_t *b, size_t n);
  * out_name ("x.png") into *out (malloc'd, *out_size bytes). Returns an exit
  * code with e filled, and in *why the library status behind an input error
  * (IC_ERR_TOO_LARGE for the pixel, memory and work limits, IC_ERR_FORMAT for
- * corrupt data). */
+ * corrupt data). ms, when not NULL, receives the milliseconds of the decode,
+ * the filter and the encode. */
 int cli_filter_memory(const struct cli_options *o, ic_context *ctx, const ic_kernel *k,
                       const ic_params *p, const uint8_t *in, size_t n, const char *out_name,
-                      uint8_t **out, size_t *out_size, ic_status *why, cli_err *e);
+                      uint8_t **out, size_t *out_size, ic_status *why, double ms[3], cli_err *e);
 
 /* Monotonic clock in milliseconds (for --time). */
 double cli_now_ms(void);

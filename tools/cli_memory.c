@@ -27,8 +27,9 @@ ic_format cli_format_sniff(const uint8_t *b, size_t n)
 
 int cli_filter_memory(const cli_options *o, ic_context *ctx, const ic_kernel *k, const ic_params *p,
                       const uint8_t *in, size_t n, const char *out_name, uint8_t **out,
-                      size_t *out_size, ic_status *why, cli_err *e)
+                      size_t *out_size, ic_status *why, double ms[3], cli_err *e)
 {
+    double t[4] = {cli_now_ms(), 0, 0, 0};
     *out = NULL;
     *out_size = 0;
     *why = IC_OK;
@@ -64,6 +65,7 @@ int cli_filter_memory(const cli_options *o, ic_context *ctx, const ic_kernel *k,
         *why = IC_ERR_TOO_LARGE;
         goto done;
     }
+    t[1] = cli_now_ms();
     s = ic_image_create_type(&dst, src.width, src.height, src.channels, o->layout, src.type);
     if (s != IC_OK) {
         code = cli_fail(e, CLI_EXIT_INTERNAL, o->input, "cannot allocate the output image: %s",
@@ -78,6 +80,7 @@ int cli_filter_memory(const cli_options *o, ic_context *ctx, const ic_kernel *k,
         *why = s;
         goto done;
     }
+    t[2] = cli_now_ms();
     cli_flatten_alpha(o, &dst, out_name, o->input);
     ic_save_options so;
     memset(&so, 0, sizeof so);
@@ -92,6 +95,9 @@ int cli_filter_memory(const cli_options *o, ic_context *ctx, const ic_kernel *k,
         code = cli_fail(e, cli_exit_for_output(s), o->input, "%s", buf[0] ? buf : ic_status_str(s));
         *why = s;
     }
+    t[3] = cli_now_ms();
+    for (int i = 0; ms && i < 3; i++)
+        ms[i] = t[i + 1] - t[i];
 done:
     ic_image_free(&src);
     ic_image_free(&dst);

@@ -166,7 +166,13 @@ static void on_notify(evutil_socket_t fd, short what, void *arg)
             s->pending--;
             continue;
         }
-        evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type", j->content_type);
+        struct evkeyvalq *h = evhttp_request_get_output_headers(req);
+        evhttp_add_header(h, "Content-Type", j->content_type);
+        char timing[160]; /* where the time went, for clients and benchmarks */
+        snprintf(timing, sizeof timing,
+                 "queue;dur=%.2f, decode;dur=%.2f, filter;dur=%.2f, encode;dur=%.2f", j->queue_ms,
+                 j->ms[0], j->ms[1], j->ms[2]);
+        evhttp_add_header(h, "Server-Timing", timing);
         /* the job, and so j->out, lives until the reply is written */
         evhttp_request_set_on_complete_cb(req, on_reply_complete, j);
         srv_metrics_record(s, 200, (cli_now_ms() - j->t0) / 1e3);

@@ -34,7 +34,9 @@ typedef struct srv_job {
     char *query;
     uint8_t *body;
     size_t size;
-    double t0; /* when the request was complete */
+    double t0;       /* when the request was complete */
+    double queue_ms; /* waiting for a worker */
+    double ms[3];    /* decode, filter, encode */
     /* the worker's result */
     int http;
     uint8_t *out;

@@ -130,7 +130,7 @@ static void job_run(srv_job *j, ic_context *ctx)
     }
     ic_status why = IC_OK;
     code = cli_filter_memory(&j->o, ctx, &k, &p, j->body, j->size, name, &j->out, &j->out_size,
-                             &why, &e);
+                             &why, j->ms, &e);
     ic_kernel_free(&k);
     if (code != CLI_EXIT_OK) {
         job_failed(j, code, why, &e);
@@ -169,6 +169,7 @@ static void *worker_main(void *arg)
         pthread_mutex_unlock(&s->mu);
 
         const double t0 = cli_now_ms();
+        j->queue_ms = t0 - j->t0;
         job_run(j, ctx);
         free(j->body); /* the input is not needed for the reply */
         j->body = NULL;

@@ -86,6 +86,10 @@ grep -q '"name": "gaussian"' body.out && ok "kernels lists gaussian" || fail "ke
 status "filter PNG" 200 --data-binary @m.png -o out.png "$URL/v1/filter?kernel=gaussian:9&border=mirror"
 "$IMGCONV" -k gaussian:9 --border mirror m.png ref.png
 same "PNG reply is the CLI's output" body.out ref.png
+curl -s -D headers.txt -o /dev/null --data-binary @m.png "$URL/v1/filter?kernel=gaussian:9"
+grep -qi '^Server-Timing: queue;dur=[0-9.]*, decode;dur=[0-9.]*, filter;dur=[0-9.]*, encode;dur=[0-9.]*' headers.txt &&
+    grep -qi '^Content-Type: image/png' headers.txt && ok "Content-Type and Server-Timing headers" ||
+    fail "headers: $(cat headers.txt)"
 status "JPEG to JPEG q90" 200 --data-binary @s.jpg "$URL/v1/filter?kernel=box:3&format=jpeg&quality=90"
 "$IMGCONV" -k box:3 --quality 90 s.jpg ref.jpg
 same "JPEG reply is the CLI's output" body.out ref.jpg
