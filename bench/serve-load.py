@@ -7,6 +7,10 @@ keep-alive connection, until COUNT requests are done or SECONDS have passed,
 whichever comes first, and prints one line:
 
   clients=N requests=R errors=E seconds=S rps=X p50_ms=A p99_ms=B
+      queue_ms=Q decode_ms=D filter_ms=F encode_ms=C
+
+the last four the means of the server's Server-Timing header (where its
+time went; the rest of a request's latency is the network and HTTP).
 
 Loopback only (127.0.0.0/8, ::1, localhost, or unix:PATH): it is a
 benchmark, not a load generator for other machines.
@@ -69,6 +73,7 @@ def main():
     path = "/v1/filter?" + a.query
     lock = threading.Lock()
     lat, errors = [], [0]
+    stages = {"queue": 0.0, "decode": 0.0, "filter": 0.0, "encode": 0.0}
     left = [a.count]
     deadline = [0.0]
 
@@ -78,6 +83,12 @@ def main():
         r = conn.getresponse()
         data = r.read()
         ok = r.status == 200 and (want is None or data == want)
+        timing = r.getheader("Server-Timing") or ""
+        with lock:
+            for part in timing.split(","):
+                name, _, dur = part.strip().partition(";dur=")
+                if name in stages and ok:
+                    stages[name] += float(dur)
         return ok, time.perf_counter() - t0
 
     def client():
@@ -104,6 +115,8 @@ def main():
     for _ in range(a.warmup):
         one(warm)
     warm.close()
+    for k in stages:
+        stages[k] = 0.0
     t0 = time.perf_counter()
     deadline[0] = t0 + a.seconds
     ts = [threading.Thread(target=client) for _ in range(a.clients)]
@@ -115,7 +128,8 @@ def main():
     lat.sort()
     pct = lambda p: lat[min(len(lat) - 1, int(p * len(lat)))] * 1e3 if lat else float("nan")
     print(f"clients={a.clients} requests={len(lat)} errors={errors[0]} seconds={secs:.2f} "
-          f"rps={len(lat) / secs:.1f} p50_ms={pct(0.50):.2f} p99_ms={pct(0.99):.2f}")
+          f"rps={len(lat) / secs:.1f} p50_ms={pct(0.50):.2f} p99_ms={pct(0.99):.2f} " +
+          " ".join(f"{k}_ms={v / max(1, len(lat)):.2f}" for k, v in stages.items()))
     return 1 if errors[0] else 0
 
 

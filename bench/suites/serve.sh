@@ -60,8 +60,11 @@ backends=(cpu)
     echo "each reply checked against the CLI's output; up to $COUNT requests or ${SECONDS_CAP} s per row;"
     echo "one-shot CLI and libvips: whole processes, medians of $RUNS (libvips from $PEERS_FROM)."
     echo
-    echo "| backend | input | clients | requests/s | p50 ms | p99 ms | one-shot CLI ms | libvips ms |"
-    echo "|---|---|---:|---:|---:|---:|---:|---:|"
+    echo "Server-side means (Server-Timing): queue, decode, filter, encode ms; the rest of"
+    echo "p50 is the network, HTTP and the client."
+    echo
+    echo "| backend | input | clients | requests/s | p50 ms | p99 ms | queue | decode | filter | encode | one-shot CLI ms | libvips ms |"
+    echo "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 } >"$RESULT"
 for be in "${backends[@]}"; do
     "$IMGCONV" serve --listen 127.0.0.1:0 --backend "$be" --queue 4096 >"srv-$be.log" 2>&1 &
@@ -82,7 +85,9 @@ for be in "${backends[@]}"; do
                 --seconds "$SECONDS_CAP" --expect "ref.$fmt" >load.txt || { cat load.txt; }
             cat load.txt >&2
             echo "| $be | $in | $n | $(field rps load.txt) | $(field p50_ms load.txt) |" \
-                "$(field p99_ms load.txt) | $cli | $vips |" >>"$RESULT"
+                "$(field p99_ms load.txt) | $(field queue_ms load.txt) |" \
+                "$(field decode_ms load.txt) | $(field filter_ms load.txt) |" \
+                "$(field encode_ms load.txt) | $cli | $vips |" >>"$RESULT"
         done
     done
     kill -TERM "$pid"
