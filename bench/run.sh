@@ -26,6 +26,7 @@ dev|a trial run of the fast path (benchmark, fast test, SASS summary) into \$OUT
 gpu-jpeg|one 6000x4000 JPEG through cuda, cuda --codec cpu and cpu, and test_gpu_jpeg's decode differences
 jpeg-check|the GPU decode path's entropy check against a full libjpeg-turbo decode
 png|PNG size, encode and decode speed against libvips and ImageMagick
+serve|imgconv serve under a whole-request load, one and many clients, against one-shot processes and libvips
 startup|where a CUDA process's start-up time goes (startup_probe, whole processes, nsys)
 stream|raw frame stream throughput of imgconv --stream at 1080p and 8K
 wholejob|whole imgconv processes: a 6000x4000 JPEG and a 64x64 PPM, cuda and cpu"

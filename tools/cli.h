@@ -104,6 +104,10 @@ int cli_check_image(const struct cli_options *o, const ic_context *ctx, const ic
  * which catches links). input may be NULL. Returns an exit code. */
 int cli_check_output(const char *output, const char *input, cli_err *e);
 
+/* Single mode: OUTPUT may not be standard input's file (INPUT -), and an
+ * existing image is replaced only with --overwrite. Returns an exit code. */
+int cli_check_replace(const struct cli_options *o, cli_err *e);
+
 /* cli_check_output without the format check (any file, e.g. --signal's):
  * OUTPUT's directory exists and is writable, OUTPUT is not a directory and
  * not the file INPUT. */
@@ -150,6 +154,38 @@ void cli_depth_notice(const char *shown, const char *name, const ic_image *img);
  * naming `shown`, and the colour is written as stored. */
 void cli_flatten_alpha(const struct cli_options *o, ic_image *img, const char *name,
                        const char *shown);
+
+/* The pixel limit that keeps the filter within --max-work for an image of at
+ * least `channels` channels, so that the decoder refuses a larger image from
+ * its header; o->max_pixels when that is lower. */
+uint64_t cli_work_pixel_cap(const struct cli_options *o, const ic_kernel *k, int channels);
+
+/* After a decode refused as too large under cli_work_pixel_cap, with the
+ * library's message msg: CLI_EXIT_INPUT with the work message in e when the
+ * image was within --max-pixels, else CLI_EXIT_OK (the size's own message
+ * stands). */
+int cli_work_refusal(const struct cli_options *o, const ic_kernel *k, int channels, const char *msg,
+                     cli_err *e);
+
+/* Threads that encode one output image: one per core, capped by --threads
+ * (JPEG and PNG bytes are the same for every count above one). */
+int cli_save_threads(const struct cli_options *o);
+
+/* The format an encoded image's first bytes (n of them, 12 suffice) name,
+ * IC_FMT_UNKNOWN when none. */
+ic_format cli_format_sniff(const uint8_t *b, size_t n);
+
+/* One image filtered in memory, as imgconv INPUT OUTPUT would filter the file
+ * (the same options, limits, metadata and encoder), for imgconv serve:
+ * decodes in[0..n), filters on ctx with k and p, encodes as a file named
+ * out_name ("x.png") into *out (malloc'd, *out_size bytes). Returns an exit
+ * code with e filled, and in *why the library status behind an input error
+ * (IC_ERR_TOO_LARGE for the pixel, memory and work limits, IC_ERR_FORMAT for
+ * corrupt data). ms, when not NULL, receives the milliseconds of the decode,
+ * the filter and the encode. */
+int cli_filter_memory(const struct cli_options *o, ic_context *ctx, const ic_kernel *k,
+                      const ic_params *p, const uint8_t *in, size_t n, const char *out_name,
+                      uint8_t **out, size_t *out_size, ic_status *why, double ms[3], cli_err *e);
 
 /* Monotonic clock in milliseconds (for --time). */
 double cli_now_ms(void);

@@ -59,6 +59,8 @@ void cli_print_help(void)
           "       imgconv [OPTIONS] --stream WxHxC[:16] < raw-frames > raw-frames\n"
           "       imgconv --chart WxH[xC] [--seed S] OUTPUT\n"
           "       imgconv --signal [--format text|f32] --kernel K [...] IN OUT  (1D signal)\n"
+          "       imgconv serve [--listen HOST:PORT | --socket PATH] [--backend NAME] [...]\n"
+          "       imgconv --server URL [OPTIONS] INPUT OUTPUT   (the job done by a server)\n"
           "       imgconv --list-filters | --list-backends | --formats | --version | --help\n"
           "\n"
           "Filters INPUT with a 2D convolution kernel and writes OUTPUT. Formats: binary\n"
@@ -187,6 +189,20 @@ void cli_print_help(void)
           "                         fine lines, zone plate, noise) with C channels\n"
           "                         (default 3) to OUTPUT\n"
           "      --seed S           seed of the chart's noise, 0..4294967295 (default 1)\n"
+          "\n"
+          "Server (imgconv serve; docs/serve.md):\n"
+          "      --listen HOST:PORT address to serve HTTP on (default 127.0.0.1:8080)\n"
+          "      --socket PATH      serve on a unix socket instead\n"
+          "      --allow-remote     allow a --listen address other than loopback\n"
+          "      --token-file F     requests need 'Authorization: Bearer TOKEN', F's first\n"
+          "                         line (with --server: the token sent)\n"
+          "      --max-body N       largest request body (suffix K, M, G; default 64M)\n"
+          "      --workers N        filtering threads, 0 = one per core (default 0)\n"
+          "      --queue N          requests waiting for a worker before 429 (default 64)\n"
+          "      --max-connections N  open connections at once (default 1024)\n"
+          "      --timeout S        seconds to read a request or send a reply (default 30)\n"
+          "      --server URL       send the job to a server: http://HOST:PORT or\n"
+          "                         unix:PATH; the filter options go with it\n"
           "\n"
           "Information:\n"
           "      --list-filters     the named kernels and their arguments\n"
@@ -422,6 +438,11 @@ static void set_defaults(cli_options *o)
     o->repeat = 1;
     o->seed = 1;
     o->chart_c = 3;
+    o->listen = "127.0.0.1:8080";
+    o->max_body = (uint64_t)64 << 20;
+    o->queue = 64;
+    o->max_connections = 1024;
+    o->timeout = 30;
 }
 
 /* Name of the option getopt just rejected, for the message. */
@@ -456,6 +477,10 @@ typedef struct parse_state {
     const char *kernel_given; /* the option that gave the kernel */
     int device_given;         /* --device, which --devices replaces */
     int chart;
+    /* The first option `imgconv serve` does not take, the first that only
+     * it takes, and the first that --server neither forwards nor takes. */
+    const char *not_serve, *serve_only, *not_client;
+    int backend_given;
 } parse_state;
 
 /* How an option's value is read. */
@@ -470,8 +495,18 @@ typedef enum opt_kind {
     OPT_FN      /* its own function */
 } opt_kind;
 
-/* Where an option applies, for the refusals that need the whole line. */
-enum { IN_FILTER = 1, IN_SIGNAL = 2 };
+/* Where an option applies, for the refusals that need the whole line:
+ * IN_SERVE options are taken by `imgconv serve`, SERVE_ONLY ones by it
+ * alone; IN_REQUEST ones in a request's query (cli_parse_request) and so
+ * forwarded by --server, which also takes the IN_CLIENT ones itself. */
+enum {
+    IN_FILTER = 1,
+    IN_SIGNAL = 2,
+    IN_SERVE = 4,
+    SERVE_ONLY = 8,
+    IN_REQUEST = 16,
+    IN_CLIENT = 32
+};
 
 typedef struct opt_choice {
     const char *name;
@@ -499,6 +534,17 @@ typedef struct opt_row {
 
 static int opt_kernel(const char *arg, cli_options *o, parse_state *st, cli_err *e);
 static int opt_kernel_file(const char *arg, cli_options *o, parse_state *st, cli_err *e);
+/* --backend: any non-empty name (the library checks it); a request may
+ * name only the server's. */
+static int opt_backend(const char *arg, cli_options *o, parse_state *st, cli_err *e)
+{
+    if (arg[0] == '\0')
+        return usage_fail(e, "--backend: empty name");
+    o->backend = arg;
+    st->backend_given = 1;
+    return CLI_EXIT_OK;
+}
+
 static int opt_border(const char *arg, cli_options *o, parse_state *st, cli_err *e);
 static int opt_alpha(const char *arg, cli_options *o, parse_state *st, cli_err *e);
 static int opt_device(const char *arg, cli_options *o, parse_state *st, cli_err *e);
@@ -511,6 +557,7 @@ static int opt_outdir(const char *arg, cli_options *o, parse_state *st, cli_err 
 static int opt_stream(const char *arg, cli_options *o, parse_state *st, cli_err *e);
 static int opt_chart(const char *arg, cli_options *o, parse_state *st, cli_err *e);
 static int opt_seed(const char *arg, cli_options *o, parse_state *st, cli_err *e);
+static int opt_backend(const char *arg, cli_options *o, parse_state *st, cli_err *e);
 
 static const opt_choice transfer_choices[] = {{"auto", IC_TRANSFER_AUTO},
                                               {"sync", IC_TRANSFER_SYNC},
@@ -523,54 +570,60 @@ static const opt_choice codec_choices[] = {{"auto", 0}, {"cpu", 1}, {NULL, 0}};
  * (and its line in --help). */
 static const opt_row opt_table[] = {
     /* the kernel and what the filter computes */
-    {"kernel", 'k', OPT_FN, IN_FILTER | IN_SIGNAL, 0, 0, 0, NULL, NULL, opt_kernel},
+    {"kernel", 'k', OPT_FN, IN_FILTER | IN_SIGNAL | IN_REQUEST, 0, 0, 0, NULL, NULL, opt_kernel},
     {"kernel-file", 0, OPT_FN, IN_FILTER | IN_SIGNAL, 0, 0, 0, NULL, NULL, opt_kernel_file},
-    {"border", 0, OPT_FN, IN_FILTER | IN_SIGNAL, 0, 0, 0, NULL, NULL, opt_border},
-    {"border-value", 0, OPT_LATER, IN_FILTER | IN_SIGNAL, LATER(border_value), 0, 0, NULL, NULL,
-     NULL},
-    {"correlate", 0, OPT_FLAG, IN_FILTER | IN_SIGNAL, FIELD(params.correlate), 0, 0, NULL, NULL,
-     NULL},
-    {"abs", 0, OPT_FLAG, IN_FILTER, FIELD(params.abs), 0, 0, NULL, NULL, NULL},
-    {"bias", 0, OPT_LATER, IN_FILTER | IN_SIGNAL, LATER(bias), 0, 0, NULL, NULL, NULL},
-    {"alpha", 0, OPT_FN, IN_FILTER, 0, 0, 0, NULL, NULL, opt_alpha},
+    {"border", 0, OPT_FN, IN_FILTER | IN_SIGNAL | IN_REQUEST, 0, 0, 0, NULL, NULL, opt_border},
+    {"border-value", 0, OPT_LATER, IN_FILTER | IN_SIGNAL | IN_REQUEST, LATER(border_value), 0, 0,
+     NULL, NULL, NULL},
+    {"correlate", 0, OPT_FLAG, IN_FILTER | IN_SIGNAL | IN_REQUEST, FIELD(params.correlate), 0, 0,
+     NULL, NULL, NULL},
+    {"abs", 0, OPT_FLAG, IN_FILTER | IN_REQUEST, FIELD(params.abs), 0, 0, NULL, NULL, NULL},
+    {"bias", 0, OPT_LATER, IN_FILTER | IN_SIGNAL | IN_REQUEST, LATER(bias), 0, 0, NULL, NULL, NULL},
+    {"alpha", 0, OPT_FN, IN_FILTER | IN_REQUEST, 0, 0, 0, NULL, NULL, opt_alpha},
     /* where and how it runs */
-    {"backend", 0, OPT_NAME, IN_FILTER | IN_SIGNAL, FIELD(backend), 0, 0, NULL, "empty name", NULL},
-    {"device", 0, OPT_FN, IN_FILTER, 0, 0, 0, NULL, NULL, opt_device},
-    {"devices", 0, OPT_FN, IN_FILTER, 0, 0, 0, NULL, NULL, opt_devices},
-    {"threads", 0, OPT_INT, IN_FILTER, FIELD(ctx.threads), 0, MAX_THREADS, NULL,
+    {"backend", 0, OPT_FN, IN_FILTER | IN_SIGNAL | IN_SERVE | IN_REQUEST, 0, 0, 0, NULL, NULL,
+     opt_backend},
+    {"device", 0, OPT_FN, IN_FILTER | IN_SERVE, 0, 0, 0, NULL, NULL, opt_device},
+    {"devices", 0, OPT_FN, IN_FILTER | IN_SERVE, 0, 0, 0, NULL, NULL, opt_devices},
+    {"threads", 0, OPT_INT, IN_FILTER | IN_SERVE, FIELD(ctx.threads), 0, MAX_THREADS, NULL,
      "expected an integer in 0..4096", NULL},
-    {"transfer", 0, OPT_CHOICE, IN_FILTER, FIELD(ctx.transfer), 0, 0, transfer_choices, NULL, NULL},
-    {"device-memory", 0, OPT_FN, IN_FILTER, 0, 0, 0, NULL, NULL, opt_device_memory},
-    {"max-memory", 0, OPT_BYTES, 0, FIELD(max_memory), 0, 0, NULL,
+    {"transfer", 0, OPT_CHOICE, IN_FILTER | IN_SERVE, FIELD(ctx.transfer), 0, 0, transfer_choices,
+     NULL, NULL},
+    {"device-memory", 0, OPT_FN, IN_FILTER | IN_SERVE, 0, 0, 0, NULL, NULL, opt_device_memory},
+    {"max-memory", 0, OPT_BYTES, IN_SERVE | IN_CLIENT, FIELD(max_memory), 0, 0, NULL,
      "expected a positive number of bytes, optionally with K, M, G or T", NULL},
-    {"max-work", 0, OPT_FN, IN_FILTER, 0, 0, 0, NULL, NULL, opt_max_work},
-    {"recalibrate", 0, OPT_FLAG, IN_FILTER, FIELD(ctx.recalibrate), 0, 0, NULL, NULL, NULL},
-    {"tune", 0, OPT_FN, IN_FILTER, 0, 0, 0, NULL, NULL, opt_tune},
-    {"layout", 0, OPT_CHOICE, IN_FILTER, FIELD(layout), 0, 0, layout_choices, NULL, NULL},
+    {"max-work", 0, OPT_FN, IN_FILTER | IN_SERVE, 0, 0, 0, NULL, NULL, opt_max_work},
+    {"recalibrate", 0, OPT_FLAG, IN_FILTER | IN_SERVE, FIELD(ctx.recalibrate), 0, 0, NULL, NULL,
+     NULL},
+    {"tune", 0, OPT_FN, IN_FILTER | IN_SERVE, 0, 0, 0, NULL, NULL, opt_tune},
+    {"layout", 0, OPT_CHOICE, IN_FILTER | IN_REQUEST, FIELD(layout), 0, 0, layout_choices, NULL,
+     NULL},
     {"repeat", 0, OPT_INT, IN_FILTER, FIELD(repeat), 1, MAX_REPEAT, NULL,
      "expected an integer in 1..1000000", NULL},
     {"time", 't', OPT_FLAG, IN_FILTER, FIELD(time), 0, 0, NULL, NULL, NULL},
     {"explain", 0, OPT_FLAG, IN_FILTER, FIELD(explain), 0, 0, NULL, NULL, NULL},
     /* batch mode and the raw frame stream */
     {"outdir", 'o', OPT_FN, 0, 0, 0, 0, NULL, NULL, opt_outdir},
-    {"overwrite", 0, OPT_FLAG, 0, FIELD(overwrite), 0, 0, NULL, NULL, NULL},
+    {"overwrite", 0, OPT_FLAG, IN_CLIENT, FIELD(overwrite), 0, 0, NULL, NULL, NULL},
     {"skip-existing", 0, OPT_FLAG, 0, FIELD(skip_existing), 0, 0, NULL, NULL, NULL},
-    {"format", 0, OPT_LATER, IN_SIGNAL, LATER(format), 0, 0, NULL, NULL, NULL},
-    {"quiet", 'q', OPT_FLAG, 0, FIELD(quiet), 0, 0, NULL, NULL, NULL},
+    {"format", 0, OPT_LATER, IN_SIGNAL | IN_REQUEST, LATER(format), 0, 0, NULL, NULL, NULL},
+    {"quiet", 'q', OPT_FLAG, IN_SERVE | IN_CLIENT, FIELD(quiet), 0, 0, NULL, NULL, NULL},
     {"json", 0, OPT_FLAG, 0, FIELD(json), 0, 0, NULL, NULL, NULL},
     {"trace", 0, OPT_NAME, IN_FILTER, FIELD(trace), 0, 0, NULL, "empty file name", NULL},
     {"stream", 0, OPT_FN, IN_FILTER, 0, 0, 0, NULL, NULL, opt_stream},
     /* loading and saving */
-    {"channels", 0, OPT_INT, IN_FILTER, FIELD(channels), 1, 4, NULL, "expected 1, 2, 3 or 4", NULL},
-    {"max-pixels", 0, OPT_U64, 0, FIELD(max_pixels), 1, UINT64_MAX, NULL,
+    {"channels", 0, OPT_INT, IN_FILTER | IN_REQUEST, FIELD(channels), 1, 4, NULL,
+     "expected 1, 2, 3 or 4", NULL},
+    {"max-pixels", 0, OPT_U64, IN_SERVE, FIELD(max_pixels), 1, UINT64_MAX, NULL,
      "expected a positive integer", NULL},
-    {"accept-damaged", 0, OPT_FLAG, 0, FIELD(accept_damaged), 0, 0, NULL, NULL, NULL},
-    {"quality", 0, OPT_INT, 0, FIELD(quality), 1, 100, NULL, "expected an integer in 1..100", NULL},
-    {"lossless", 0, OPT_FLAG, 0, FIELD(lossless), 0, 0, NULL, NULL, NULL},
-    {"compression", 0, OPT_INT, 0, FIELD(compression), 1, 9, NULL, "expected an integer in 1..9",
-     NULL},
-    {"background", 0, OPT_FN, IN_FILTER, 0, 0, 0, NULL, NULL, opt_background},
-    {"codec", 0, OPT_CHOICE, 0, FIELD(cpu_codec), 0, 0, codec_choices, NULL, NULL},
+    {"accept-damaged", 0, OPT_FLAG, IN_REQUEST, FIELD(accept_damaged), 0, 0, NULL, NULL, NULL},
+    {"quality", 0, OPT_INT, IN_REQUEST, FIELD(quality), 1, 100, NULL,
+     "expected an integer in 1..100", NULL},
+    {"lossless", 0, OPT_FLAG, IN_REQUEST, FIELD(lossless), 0, 0, NULL, NULL, NULL},
+    {"compression", 0, OPT_INT, IN_REQUEST, FIELD(compression), 1, 9, NULL,
+     "expected an integer in 1..9", NULL},
+    {"background", 0, OPT_FN, IN_FILTER | IN_REQUEST, 0, 0, 0, NULL, NULL, opt_background},
+    {"codec", 0, OPT_CHOICE, IN_SERVE, FIELD(cpu_codec), 0, 0, codec_choices, NULL, NULL},
     /* the other modes and the listings */
     {"chart", 0, OPT_FN, 0, 0, 0, 0, NULL, NULL, opt_chart},
     {"seed", 0, OPT_FN, 0, 0, 0, 0, NULL, NULL, opt_seed},
@@ -578,8 +631,28 @@ static const opt_row opt_table[] = {
     {"list-filters", 0, OPT_FLAG, 0, FIELD(list_filters), 0, 0, NULL, NULL, NULL},
     {"list-backends", 0, OPT_FLAG, 0, FIELD(list_backends), 0, 0, NULL, NULL, NULL},
     {"formats", 0, OPT_FLAG, 0, FIELD(formats), 0, 0, NULL, NULL, NULL},
-    {"version", 'V', OPT_FLAG, 0, FIELD(version), 0, 0, NULL, NULL, NULL},
-    {"help", 'h', OPT_FLAG, IN_SIGNAL, FIELD(help), 0, 0, NULL, NULL, NULL},
+    {"version", 'V', OPT_FLAG, IN_SERVE, FIELD(version), 0, 0, NULL, NULL, NULL},
+    {"help", 'h', OPT_FLAG, IN_SIGNAL | IN_SERVE, FIELD(help), 0, 0, NULL, NULL, NULL},
+    /* imgconv serve, and the client of --server */
+    {"listen", 0, OPT_NAME, IN_SERVE | SERVE_ONLY, FIELD(listen), 0, 0, NULL, "empty address",
+     NULL},
+    {"socket", 0, OPT_NAME, IN_SERVE | SERVE_ONLY, FIELD(socket_path), 0, 0, NULL, "empty path",
+     NULL},
+    {"allow-remote", 0, OPT_FLAG, IN_SERVE | SERVE_ONLY, FIELD(allow_remote), 0, 0, NULL, NULL,
+     NULL},
+    {"max-body", 0, OPT_BYTES, IN_SERVE | SERVE_ONLY, FIELD(max_body), 0, 0, NULL,
+     "expected a positive number of bytes, optionally with K, M, G or T", NULL},
+    {"workers", 0, OPT_INT, IN_SERVE | SERVE_ONLY, FIELD(workers), 0, 256, NULL,
+     "expected an integer in 0..256", NULL},
+    {"queue", 0, OPT_INT, IN_SERVE | SERVE_ONLY, FIELD(queue), 1, 100000, NULL,
+     "expected an integer in 1..100000", NULL},
+    {"max-connections", 0, OPT_INT, IN_SERVE | SERVE_ONLY, FIELD(max_connections), 1, 100000, NULL,
+     "expected an integer in 1..100000", NULL},
+    {"timeout", 0, OPT_INT, IN_SERVE | IN_CLIENT, FIELD(timeout), 1, 3600, NULL,
+     "expected a number of seconds in 1..3600", NULL},
+    {"token-file", 0, OPT_NAME, IN_SERVE | IN_CLIENT, FIELD(token_file), 0, 0, NULL,
+     "empty file name", NULL},
+    {"server", 0, OPT_NAME, IN_CLIENT, FIELD(server), 0, 0, NULL, "empty URL", NULL},
 };
 
 #define N_OPTS (sizeof opt_table / sizeof opt_table[0])
@@ -1081,11 +1154,74 @@ static int finish_filter(cli_options *o, char **files, int nfiles, cli_err *e)
     return CLI_EXIT_OK;
 }
 
+/* imgconv serve [OPTIONS] */
+static int finish_serve(cli_options *o, const parse_state *st, int nfiles, cli_err *e)
+{
+    o->mode = CLI_MODE_SERVE;
+    if (st->not_serve)
+        return usage_fail(e,
+                          "option '%s' does not apply to imgconv serve (give it in each "
+                          "request's query)",
+                          st->not_serve);
+    if (nfiles != 0)
+        return usage_fail(e, "imgconv serve takes no file arguments");
+    if (o->listen[0] == '\0' || (o->socket_path && o->socket_path[0] == '\0'))
+        return usage_fail(e, "imgconv serve: empty --listen or --socket");
+    return CLI_EXIT_OK;
+}
+
+/* imgconv --server URL [OPTIONS] INPUT OUTPUT: what the client does not send
+ * and cannot do itself is refused. */
+static int finish_client(const cli_options *o, const parse_state *st, cli_err *e)
+{
+    if (o->batch || o->stream)
+        return usage_fail(e, "--server sends one INPUT OUTPUT job (not --outdir or --stream)");
+    if (o->kernel_file)
+        return usage_fail(e, "--server: the server reads no kernel file; give the kernel as "
+                             "--kernel TEXT");
+    if (st->not_client)
+        return usage_fail(e,
+                          "option '%s' does not apply with --server (the server's own "
+                          "options decide it)",
+                          st->not_client);
+    return CLI_EXIT_OK;
+}
+
+/* What a row does to the checks of the whole line, and --server's list of
+ * options to forward. */
+static int note_row(const opt_row *r, const char *arg, cli_options *o, parse_state *st, cli_err *e)
+{
+    if ((r->where & IN_FILTER) && !st->filter_only)
+        st->filter_only = row_name(r);
+    if (!(r->where & IN_SIGNAL) && !st->not_signal)
+        st->not_signal = row_name(r);
+    if (!(r->where & IN_SERVE) && !st->not_serve)
+        st->not_serve = row_name(r);
+    if ((r->where & SERVE_ONLY) && !st->serve_only)
+        st->serve_only = row_name(r);
+    if (!(r->where & (IN_REQUEST | IN_CLIENT)) && !st->not_client)
+        st->not_client = row_name(r);
+    if (r->where & IN_REQUEST) {
+        if (o->nforward == CLI_MAX_FORWARD)
+            return usage_fail(e, "more than %d filter options", CLI_MAX_FORWARD);
+        o->forward[o->nforward][0] = r->name;
+        o->forward[o->nforward][1] = r->kind == OPT_FLAG ? "" : arg;
+        o->nforward++;
+    }
+    return CLI_EXIT_OK;
+}
+
 int cli_parse(int argc, char **argv, cli_options *o, cli_err *e)
 {
     set_defaults(o);
     parse_state st;
     memset(&st, 0, sizeof st);
+    /* imgconv serve [OPTIONS]: the word takes argv[0]'s place for getopt */
+    const int serve = argc > 1 && strcmp(argv[1], "serve") == 0;
+    if (serve) {
+        argc--;
+        argv++;
+    }
 
     build_getopt_tables();
     opterr = 0;
@@ -1100,11 +1236,9 @@ int cli_parse(int argc, char **argv, cli_options *o, cli_err *e)
         const opt_row *r = row_of(c);
         if (!r)
             return usage_fail(e, "option code %d is not handled (a bug)", c);
-        if ((r->where & IN_FILTER) && !st.filter_only)
-            st.filter_only = row_name(r);
-        if (!(r->where & IN_SIGNAL) && !st.not_signal)
-            st.not_signal = row_name(r);
-        const int code = apply_row(r, optarg, o, &st, e);
+        int code = note_row(r, optarg, o, &st, e);
+        if (code == CLI_EXIT_OK)
+            code = apply_row(r, optarg, o, &st, e);
         if (code != CLI_EXIT_OK)
             return code;
     }
@@ -1122,6 +1256,17 @@ int cli_parse(int argc, char **argv, cli_options *o, cli_err *e)
             return usage_fail(e, "empty file name");
     int code = finish_mode_values(o, &st, e);
     if (code != CLI_EXIT_OK)
+        return code;
+    if (serve) {
+        if (o->ctx.n_devices > 0 && (code = devices_backend_fail(o, e)) != CLI_EXIT_OK)
+            return code;
+        return finish_serve(o, &st, nfiles, e);
+    }
+    if (st.serve_only)
+        return usage_fail(e, "option '%s' applies only to imgconv serve", st.serve_only);
+    if (o->token_file && !o->server)
+        return usage_fail(e, "--token-file needs imgconv serve or --server URL");
+    if (o->server && (code = finish_client(o, &st, e)) != CLI_EXIT_OK)
         return code;
     if (o->signal && st.chart)
         return usage_fail(e, "--signal and --chart cannot be combined");
@@ -1143,4 +1288,85 @@ int cli_parse(int argc, char **argv, cli_options *o, cli_err *e)
     if (o->batch || o->stream)
         return finish_batch_stream(o, files, nfiles, e);
     return finish_filter(o, files, nfiles, e);
+}
+
+/* Decodes %XX and '+' of a query-string part in place; 0 on a bad escape. */
+static int query_decode(char *s)
+{
+    char *w = s;
+    for (const char *r = s; *r; r++) {
+        if (*r == '+') {
+            *w++ = ' ';
+        } else if (*r == '%') {
+            if (!isxdigit((unsigned char)r[1]) || !isxdigit((unsigned char)r[2]))
+                return 0;
+            const char hex[3] = {r[1], r[2], '\0'};
+            const long v = strtol(hex, NULL, 16);
+            if (v == 0)
+                return 0; /* a NUL would cut the value short */
+            *w++ = (char)v;
+            r += 2;
+        } else {
+            *w++ = *r;
+        }
+    }
+    *w = '\0';
+    return 1;
+}
+
+int cli_parse_request(char *query, const cli_options *base, cli_options *o, cli_err *e)
+{
+    *o = *base;
+    o->nforward = 0;
+    parse_state st;
+    memset(&st, 0, sizeof st);
+    for (char *part = query; part && *part;) {
+        char *amp = strchr(part, '&');
+        if (amp)
+            *amp = '\0';
+        char *eq = strchr(part, '=');
+        const char *value = NULL;
+        if (eq) {
+            *eq = '\0';
+            value = eq + 1;
+        }
+        if (!query_decode(part) || (eq && !query_decode(eq + 1)))
+            return usage_fail(e, "bad %%-escape in the query");
+        const opt_row *r = NULL;
+        for (size_t i = 0; i < N_OPTS && !r; i++)
+            if (strcmp(opt_table[i].name, part) == 0)
+                r = &opt_table[i];
+        if (part[0] == '\0') {
+            /* "a=1&&b=2": an empty part */
+        } else if (!r || !(r->where & IN_REQUEST)) {
+            return usage_fail(e, "unknown or ambiguous option '--%.64s'", part);
+        } else if (r->kind == OPT_FLAG) {
+            if (value && value[0] && strcmp(value, "1") != 0 && strcmp(value, "true") != 0 &&
+                strcmp(value, "0") != 0 && strcmp(value, "false") != 0)
+                return usage_fail(e, "option '%s' takes no value (or 1, true, 0, false)",
+                                  row_name(r));
+            if (!value || !value[0] || strcmp(value, "1") == 0 || strcmp(value, "true") == 0)
+                *(int *)(void *)((char *)o + r->field) = 1;
+        } else {
+            if (!value)
+                return usage_fail(e, "option '%s' needs a value", row_name(r));
+            if (r->fn == opt_kernel && value[0] == '@')
+                return usage_fail(e,
+                                  "--kernel '%.64s': a server reads no kernel file; send "
+                                  "the matrix text",
+                                  value);
+            const int code = apply_row(r, value, o, &st, e);
+            if (code != CLI_EXIT_OK)
+                return code;
+        }
+        part = amp ? amp + 1 : NULL;
+    }
+    const int code = finish_mode_values(o, &st, e);
+    if (code != CLI_EXIT_OK)
+        return code;
+    if (!o->kernel_text)
+        return usage_fail(e, "no kernel given: use kernel=TEXT");
+    if (st.backend_given && strcmp(o->backend, base->backend) != 0)
+        return usage_fail(e, "--backend '%.32s': this server runs '%s'", o->backend, base->backend);
+    return CLI_EXIT_OK;
 }

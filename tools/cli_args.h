@@ -22,8 +22,12 @@ typedef enum cli_mode {
     CLI_MODE_INFO,       /* --help, --version, --list-*, --formats */
     CLI_MODE_BATCH,      /* imgconv [OPTIONS] -o OUTDIR INPUT... (cli_batch.c) */
     CLI_MODE_STREAM,     /* imgconv --stream WxHxC [OPTIONS] < raw > raw (cli_stream.c) */
-    CLI_MODE_SIGNAL      /* imgconv --signal [OPTIONS] INPUT OUTPUT: a 1D signal (cli_signal.c) */
+    CLI_MODE_SIGNAL,     /* imgconv --signal [OPTIONS] INPUT OUTPUT: a 1D signal (cli_signal.c) */
+    CLI_MODE_SERVE       /* imgconv serve [OPTIONS]: the HTTP service (serve.c) */
 } cli_mode;
+
+/* Most options a --server job forwards to the server. */
+#define CLI_MAX_FORWARD 32
 
 /* How --signal reads and writes samples (--format text|f32 in that mode). */
 typedef enum cli_signal_format {
@@ -113,12 +117,41 @@ typedef struct cli_options {
     const char *format; /* --format EXT: output extension (png, jpg, ppm, pgm, pnm) */
     int stream_w, stream_h, stream_c;
     ic_sample_type stream_type; /* --stream WxHxC:16: IC_U16 (little-endian), else IC_U8 */
+
+    /* imgconv serve (docs/serve.md) */
+    const char *listen;      /* --listen HOST:PORT, 127.0.0.1:8080 by default */
+    const char *socket_path; /* --socket PATH: a unix socket instead */
+    int allow_remote;        /* --allow-remote: a --listen address other than loopback */
+    const char *token_file;  /* --token-file F: the bearer token (serve and --server) */
+    uint64_t max_body;       /* --max-body: bytes of one request body */
+    int workers;             /* --workers: filtering threads, 0 = one per core */
+    int queue;               /* --queue: requests waiting for a worker before 429 */
+    int max_connections;     /* --max-connections (libevent 2.2 and later) */
+    int timeout;             /* --timeout: seconds to read a request or write a reply */
+
+    /* imgconv --server URL [OPTIONS] INPUT OUTPUT: the job goes to a server,
+     * with the request options given (name without "--", value; "" for a
+     * flag) in command-line order */
+    const char *server;
+    int nforward;
+    const char *forward[CLI_MAX_FORWARD][2];
 } cli_options;
 
 /* Parses argv into *o. Returns CLI_EXIT_OK, or CLI_EXIT_USAGE with e filled
  * (e->file empty: these are usage errors). argv is not modified except for
  * getopt's permutation of non-option arguments. */
 int cli_parse(int argc, char **argv, cli_options *o, cli_err *e);
+
+/* Parses the query string of a request to `imgconv serve` (the part after
+ * '?', "kernel=gaussian:9&border=mirror&format=jpeg&quality=90") into *o with
+ * the command line's own option table and messages: each key is a long
+ * option without "--", a flag takes no value, "1" or "true". *o starts as a
+ * copy of base (the server's options: backend, limits). Only the options of
+ * one image's filter are taken (not files, limits or --kernel @FILE); a
+ * kernel is required; --backend must name the server's. query is decoded in
+ * place (%XX, '+') and *o points into it. Returns CLI_EXIT_OK, or
+ * CLI_EXIT_USAGE with e filled. */
+int cli_parse_request(char *query, const cli_options *base, cli_options *o, cli_err *e);
 
 /* Prints the --help text to stdout. */
 void cli_print_help(void);

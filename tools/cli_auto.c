@@ -5,7 +5,6 @@
 #define IC_ADVANCED_API /* ic_backend_choose */
 #include "cli_auto.h"
 
-#include <ctype.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
@@ -28,21 +27,6 @@ int cli_auto_gpu_possible(void)
 {
     /* the driver opens this node for every device: without it cuInit fails */
     return built_with_cuda() && access("/dev/nvidiactl", F_OK) == 0;
-}
-
-ic_format cli_auto_sniff(const uint8_t *b, size_t n)
-{
-    if (n >= 8 && memcmp(b, "\x89PNG\r\n\x1a\n", 8) == 0)
-        return IC_FMT_PNG;
-    if (n >= 3 && b[0] == 0xFF && b[1] == 0xD8 && b[2] == 0xFF)
-        return IC_FMT_JPEG;
-    if (n >= 4 && (memcmp(b, "II*\0", 4) == 0 || memcmp(b, "MM\0*", 4) == 0))
-        return IC_FMT_TIFF;
-    if (n >= 12 && memcmp(b, "RIFF", 4) == 0 && memcmp(b + 8, "WEBP", 4) == 0)
-        return IC_FMT_WEBP;
-    if (n >= 3 && b[0] == 'P' && (b[1] == '5' || b[1] == '6') && isspace(b[2]))
-        return IC_FMT_PNM;
-    return IC_FMT_UNKNOWN;
 }
 
 int cli_auto_png_channels(const uint8_t *b, size_t n)

@@ -36,9 +36,6 @@ void cli_auto_choose(const struct cli_options *o, const ic_kernel *k, int n, int
  * when the file cannot be read or its header is not an image's. */
 int cli_auto_peek(const struct cli_options *o, const char *path, int *w, int *h, int *c);
 
-/* The format of an encoded image from its first bytes (magic numbers),
- * IC_FMT_UNKNOWN when none matches. */
-ic_format cli_auto_sniff(const uint8_t *b, size_t n);
 
 /* Channels of a PNG from its first bytes (the IHDR colour type), 0 when the
  * bytes are not a PNG's. */

@@ -8,6 +8,10 @@
 #include <string.h>
 
 #include "cli.h"
+#if defined(IC_HAVE_SERVE)
+#include <event2/event.h>
+#define IC_LIBEVENT_VERSION event_get_version()
+#endif
 
 int cli_print_filters(void)
 {
@@ -65,6 +69,11 @@ int cli_print_version(void)
     printf("CPU FFT: KissFFT (large kernels on the cpu backend)\n");
 #else
     printf("CPU FFT: not built in (the cpu backend sums large kernels directly)\n");
+#endif
+#if defined(IC_HAVE_SERVE)
+    printf("serve: built in (libevent %s)\n", IC_LIBEVENT_VERSION);
+#else
+    printf("serve: not built in (libevent not found, or IC_SERVE=OFF)\n");
 #endif
     printf("formats: pnm yes, png %s, jpeg %s, tiff %s, webp %s\n",
            ic_format_supported(IC_FMT_PNG) ? "yes" : "no",

@@ -140,13 +140,13 @@ static int holds_image(const char *path)
     unsigned char b[12] = {0};
     const size_t n = fread(b, 1, sizeof b, f);
     fclose(f);
-    const ic_format fmt = cli_auto_sniff(b, n);
+    const ic_format fmt = cli_format_sniff(b, n);
     return fmt != IC_FMT_UNKNOWN && ic_format_supported(fmt);
 }
 
 /* Single mode: OUTPUT may not be standard input's file (INPUT -), and an
  * existing image is replaced only with --overwrite. */
-static int check_replace(const cli_options *o, cli_err *e)
+int cli_check_replace(const cli_options *o, cli_err *e)
 {
     struct stat so, si;
     if (stat(o->output, &so) != 0)
@@ -267,7 +267,7 @@ int cli_check_work(const cli_options *o, int width, int height, int channels, co
 /* The pixel limit that keeps the filter within --max-work for an image of at
  * least `channels` channels, so that the decoder refuses a larger image from
  * its header; o->max_pixels when that is lower. */
-static uint64_t work_pixel_cap(const cli_options *o, const ic_kernel *k, int channels)
+uint64_t cli_work_pixel_cap(const cli_options *o, const ic_kernel *k, int channels)
 {
     const uint64_t limit = cli_work_limit(o);
     /* the rate of a large image: the FFT's work a pixel falls as the image
@@ -284,8 +284,8 @@ static uint64_t work_pixel_cap(const cli_options *o, const ic_kernel *k, int cha
 
 /* After a decode refused as too large under the pixel cap of --max-work:
  * the work message when the image was within --max-pixels. */
-static int work_refusal(const cli_options *o, const ic_kernel *k, int channels, const char *msg,
-                        cli_err *e)
+int cli_work_refusal(const cli_options *o, const ic_kernel *k, int channels, const char *msg,
+                     cli_err *e)
 {
     unsigned long long w = 0, h = 0;
     if (sscanf(msg, "image %llux%llu exceeds", &w, &h) == 2) {
@@ -293,7 +293,7 @@ static int work_refusal(const cli_options *o, const ic_kernel *k, int channels, 
             return CLI_EXIT_OK; /* over the size or pixel limit itself: its own message */
         return work_fail(o, (int)w, (int)h, channels, k, o->channels ? "about" : "at least", e);
     }
-    const uint64_t cap = work_pixel_cap(o, k, channels);
+    const uint64_t cap = cli_work_pixel_cap(o, k, channels);
     return cli_fail(e, CLI_EXIT_INPUT, o->input,
                     "image over %llu pixels: filtering it with a %dx%d kernel needs more than "
                     "the work limit %.3g multiply-adds (raise it with --max-work, 0 for no limit)",
@@ -667,7 +667,7 @@ static ic_status write_stdout(const ic_image *dst, const char *name, const ic_sa
 /* One image at a time: its JPEG encode and decode and its PNG encode may
  * take every core (--threads N caps them), as its filter does. The batch
  * keeps one image per core. */
-static int save_threads(const cli_options *o)
+int cli_save_threads(const cli_options *o)
 {
     const long cores = sysconf(_SC_NPROCESSORS_ONLN);
     int n = cores > 1 ? (cores < 4096 ? (int)cores : 4096) : 1;
@@ -747,7 +747,7 @@ static int run_setup(run_state *r, const cli_options *o, cli_err *e)
     r->to_stdout = strcmp(o->output, "-") == 0;
     code = r->to_stdout ? check_stdout(r, o, e) : cli_check_output(o->output, o->input, e);
     if (code == CLI_EXIT_OK && !r->to_stdout)
-        code = check_replace(o, e);
+        code = cli_check_replace(o, e);
     if (code != CLI_EXIT_OK)
         return code;
     /* INPUT - is read once, then decoded from memory on every --repeat run. */
@@ -772,17 +772,17 @@ static int run_setup(run_state *r, const cli_options *o, cli_err *e)
     r->lo.channels = o->channels;
     r->lo.layout = o->layout;
     /* A file too large for --max-work is refused from its header. */
-    r->lo.max_pixels = work_pixel_cap(o, &r->k, o->channels > 0 ? o->channels : 1);
+    r->lo.max_pixels = cli_work_pixel_cap(o, &r->k, o->channels > 0 ? o->channels : 1);
     r->lo.max_memory = o->max_memory;
     r->lo.metadata = &r->meta;
     r->lo.accept_damaged = o->accept_damaged;
     r->lo.damaged = &r->damaged;
-    r->lo.threads = save_threads(o); /* a JPEG with restart markers decodes in parts */
+    r->lo.threads = cli_save_threads(o); /* a JPEG with restart markers decodes in parts */
     r->so.quality = o->quality;
     r->so.lossless = o->lossless;
     r->so.compression = o->compression;
     r->so.metadata = &r->meta;
-    r->so.threads = save_threads(o);
+    r->so.threads = cli_save_threads(o);
     return CLI_EXIT_OK;
 }
 
@@ -795,7 +795,7 @@ static void run_choose(void *user, int width, int height)
     const size_t n = r->in_data ? r->in_size : r->nbytes;
     const ic_format out = r->to_stdout ? r->out_fmt : ic_format_from_path(r->ro.output);
     cli_auto_choose(&r->ro, &r->k, 1, width, height, cli_auto_png_channels(b, n),
-                    cli_auto_sniff(b, n), out, r->warm.want_codec, 1, &r->pick);
+                    cli_format_sniff(b, n), out, r->warm.want_codec, 1, &r->pick);
     r->ro.backend = r->pick.backend;
     r->warm.backend = r->pick.backend;
 }
@@ -843,7 +843,7 @@ static int run_load(run_state *r, const cli_options *o, cli_err *e)
     if (s == IC_OK)
         s = cli_noted(ic_image_decode(&r->src, ib, ibn, &lr), r->buf, sizeof r->buf);
     if (s == IC_ERR_TOO_LARGE && lr.max_pixels < o->max_pixels) {
-        const int code = work_refusal(o, &r->k, o->channels > 0 ? o->channels : 1, r->buf, e);
+        const int code = cli_work_refusal(o, &r->k, o->channels > 0 ? o->channels : 1, r->buf, e);
         if (code != CLI_EXIT_OK)
             return code;
     }

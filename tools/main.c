@@ -20,6 +20,7 @@
 #include "cli_batch.h"
 #include "cli_signal.h"
 #include "cli_stream.h"
+#include "serve.h"
 
 int cli_vfail(cli_err *e, int code, const char *file, const char *fmt, va_list ap)
 {
@@ -139,7 +140,10 @@ int main(int argc, char **argv)
             code = cli_run_chart(&opts, &err);
             break;
         case CLI_MODE_FILTER:
-            code = cli_run_filter(&opts, &err);
+            code = opts.server ? cli_run_client(&opts, &err) : cli_run_filter(&opts, &err);
+            break;
+        case CLI_MODE_SERVE:
+            code = cli_run_serve(&opts, &err);
             break;
         case CLI_MODE_BATCH:
             code = cli_run_batch(&opts, &err);

@@ -40,12 +40,13 @@ from typing import Any, Optional, Sequence, Tuple, Union
 import numpy as _np
 
 from . import _imgconv
+from .client import Client, ServerError
 
 __all__ = ["Error", "InvalidArgument", "LimitError", "FormatError", "Image", "Metadata",
            "Kernel", "Context",
            "context", "convolve", "gaussian", "box", "unsharp", "sharpen", "sobel", "load", "save",
            "chart", "backends", "backend_auto", "named_kernels", "version", "STATUS",
-           "__version__"]
+           "Client", "ServerError", "__version__"]
 
 
 class Error(RuntimeError):

@@ -218,7 +218,7 @@ static void read_path(const uint8_t *d, size_t n, ic_png_path path, result *out)
 {
     memset(out, 0, sizeof *out);
     FILE *f = fmemopen((void *)(uintptr_t)d, n, "rb");
-    const ic_io_limits lim = {(uint64_t)1 << 26, g_max_memory, 0, NULL, 0, NULL};
+    const ic_io_limits lim = {.max_pixels = (uint64_t)1 << 26, .max_memory = g_max_memory};
     out->st = ic_png_read_path(f, &out->img, &lim, &out->meta, path, out->err, sizeof out->err);
     fclose(f);
 }

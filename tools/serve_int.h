@@ -1,0 +1,105 @@
+/*
+ * serve_int.h - what the files of imgconv serve share: the server, a job
+ * (one POST /v1/filter from its query to its reply) and the metrics.
+ *
+ * Threads: the event loop thread (serve.c) does all network I/O and owns
+ * every evhttp object; the workers (serve_work.c) decode, filter and encode,
+ * each on a context of its own (a context is not safe for two threads), and
+ * hand finished jobs back through a pipe the loop watches. The queue, the
+ * finished list and the busy time are under srv.mu; the rest is the loop's.
+ */
+#ifndef IC_TOOLS_SERVE_INT_H
+#define IC_TOOLS_SERVE_INT_H
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cli.h"
+#include "cli_args.h"
+
+struct evhttp_request;
+struct event_base;
+struct evhttp;
+struct evhttp_bound_socket;
+struct event;
+
+typedef struct srv_job {
+    struct srv_job *next;
+    struct srv_job *live_prev, *live_next; /* the loop's list of unanswered jobs */
+    struct srv *srv;
+    struct evhttp_request *req; /* NULL once the client has gone */
+    int replied;                /* the reply is being written */
+    cli_options o;              /* points into query */
+    char *query;
+    uint8_t *body;
+    size_t size;
+    double t0;       /* when the request was complete */
+    double queue_ms; /* waiting for a worker */
+    double ms[3];    /* decode, filter, encode */
+    /* the worker's result */
+    int http;
+    uint8_t *out;
+    size_t out_size;
+    const char *content_type;
+    const char *error; /* the JSON "error" word */
+    char msg[512];
+} srv_job;
+
+/* Latency buckets of the histogram, in seconds. */
+#define SRV_NBUCKETS 14
+#define SRV_NCODES 12
+
+typedef struct srv_metrics {
+    uint64_t requests[SRV_NCODES]; /* by status, srv_codes order */
+    uint64_t buckets[SRV_NBUCKETS];
+    uint64_t count;
+    double sum_s;
+} srv_metrics;
+
+typedef struct srv {
+    cli_options base; /* the server's options; base.backend is the backend's name */
+    struct event_base *evb;
+    struct evhttp *http;
+    struct evhttp_bound_socket *bound;
+    struct event *ev_term, *ev_int, *ev_notify, *ev_deadline;
+    int pipe_fd[2];
+    char token[512];
+    size_t token_len;
+    int stopping;
+    int pending;   /* jobs accepted and not yet answered in full */
+    srv_job *live; /* jobs whose reply is not sent yet (the loop's) */
+    srv_metrics m;
+
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    srv_job *q_head, *q_tail, *done;
+    int queued, busy, quit;
+    uint64_t queued_bytes; /* bodies in the queue, within base.max_memory */
+    double busy_s;         /* workers' time on jobs */
+    int nworkers;
+    pthread_t *th;
+    ic_context **ctx;
+} srv;
+
+extern const int srv_codes[SRV_NCODES];
+
+/* serve_work.c: the workers, their contexts (warmed before the server
+ * listens) and the queue. */
+int srv_workers_start(srv *s, cli_err *e);
+void srv_workers_stop(srv *s);
+/* Queues a job; 0 when the queue is full, in requests (--queue) or in body
+ * bytes (--max-memory): the caller answers 429. */
+int srv_enqueue(srv *s, srv_job *j);
+/* Takes the finished jobs (loop thread). */
+srv_job *srv_take_done(srv *s);
+void srv_job_free(srv_job *j);
+
+/* serve_metrics.c */
+void srv_metrics_record(srv *s, int http, double seconds);
+/* The Prometheus text of /v1/metrics, malloc'd. */
+char *srv_metrics_text(srv *s);
+/* JSON string literal of text (quotes included) into buf. */
+void srv_json_quote(char *buf, size_t len, const char *text);
+
+#endif /* IC_TOOLS_SERVE_INT_H */
