@@ -632,26 +632,31 @@ ic_status ic_filter(const ic_image *src, ic_image *dst, const ic_kernel *k, cons
 /* ------------------------------------------------------------------------ */
 
 /* File formats. Format is detected from magic bytes on load and from the
- * extension on save (.png, .jpg/.jpeg, .tif/.tiff, .webp, .pgm, .ppm, .pnm;
- * .pam is not supported). */
+ * extension on save (.png, .jpg/.jpeg, .tif/.tiff, .webp, .pgm, .ppm, .pnm,
+ * .pfm, .npy; .pam is not supported). */
 typedef enum ic_format {
     IC_FMT_UNKNOWN = 0,
     IC_FMT_PNM, /* binary PGM (P5) / PPM (P6); maxval > 255 is 16-bit (big-endian) */
     IC_FMT_PNG,
     IC_FMT_JPEG,
     IC_FMT_TIFF, /* first image of the file; stored as 8- or 16-bit 1..4 channels, deflate */
-    IC_FMT_WEBP  /* still images; stored as RGB or RGBA (grey is expanded) */
+    IC_FMT_WEBP, /* still images; stored as RGB or RGBA (grey is expanded) */
+    IC_FMT_PFM,  /* Portable Float Map: PF (RGB) / Pf (grey), float32 samples */
+    IC_FMT_NPY   /* NumPy .npy: (H, W) or (H, W, C) of uint8, uint16 or float32 */
 } ic_format;
 
 /* Bits per sample a format keeps: 16 for PNG, PNM and TIFF (IC_U16 images
- * are written at 16 bits, IC_U8 at 8), 8 for JPEG and WebP (IC_U16 images are
- * written as round(v / 257)), 0 for IC_FMT_UNKNOWN. */
+ * are written at 16 bits, IC_U8 at 8; IC_F32 images at 16 bits, as
+ * ic_image_copy converts, except TIFF, which writes 32-bit float samples), 8
+ * for JPEG and WebP (IC_U16 images are written as round(v / 257), IC_F32 as
+ * round(v * 255)), 32 for PFM (every image written as float32) and npy
+ * (every type written as it is), 0 for IC_FMT_UNKNOWN. */
 int ic_format_depth(ic_format f);
 
 /* 1 when support for the format was compiled in (PNM always is). */
 int ic_format_supported(ic_format f);
 
-/* Name of a format ("pnm", "png", "jpeg", "tiff", "webp"). */
+/* Name of a format ("pnm", "png", "jpeg", "tiff", "webp", "pfm", "npy"). */
 const char *ic_format_name(ic_format f);
 
 /* Default memory budget (bytes) of the loaders and of the CLI's --max-memory:
@@ -721,8 +726,10 @@ typedef struct ic_load_options {
     void (*header_ok)(void *user, int width, int height);
     void *header_ok_user; /* passed to header_ok */
     /* 0: files with more than 8 bits per sample (16-bit PNG and TIFF, PNM
-     * with maxval > 255) load as IC_U16 images, others as IC_U8. Nonzero:
-     * every image loads as IC_U8, 16-bit samples converted as round(v / 257). */
+     * with maxval > 255) load as IC_U16 images, float files (PFM, 32-bit
+     * float TIFF, float32 npy) as IC_F32, others as IC_U8. Nonzero: every
+     * image loads as IC_U8, 16-bit samples converted as round(v / 257), float
+     * ones as ic_image_copy converts them. */
     int eight_bit;
     /* 0: a JPEG whose entropy-coded data is damaged (corrupt Huffman codes,
      * bytes before a marker, data that ends early) is IC_ERR_FORMAT, as a

@@ -54,8 +54,8 @@ static void setf(const ic_image *im, int x, int y, int c, float v)
 
 /* Exact (float64) correlation value and its bound S of channel c at (x, y),
  * with kernel weights K (double, already flipped for convolution). */
-static void ref_sum(const ic_image *src, const double *K, int kw, int kh, const ic_params *p,
-                    int x, int y, int c, double premul_alpha_c, double *val, double *s)
+static void ref_sum(const ic_image *src, const double *K, int kw, int kh, const ic_params *p, int x,
+                    int y, int c, double premul_alpha_c, double *val, double *s)
 {
     double v = 0, a = 0;
     for (int j = 0; j < kh; j++)
@@ -64,8 +64,7 @@ static void ref_sum(const ic_image *src, const double *K, int kw, int kh, const 
             const int sy = ict_border_map(y + j - kh / 2, src->height, p->border);
             double xv = (sx < 0 || sy < 0) ? p->border_value : getf(src, sx, sy, c);
             if (premul_alpha_c >= 0) /* colour times its pixel's alpha */
-                xv *= (sx < 0 || sy < 0) ? p->border_value
-                                         : getf(src, sx, sy, (int)premul_alpha_c);
+                xv *= (sx < 0 || sy < 0) ? p->border_value : getf(src, sx, sy, (int)premul_alpha_c);
             const double t = K[j * kw + i] * xv;
             v += t;
             a += fabs(t);
@@ -278,8 +277,8 @@ static int run_random(uint64_t seed, int ncases)
         if (unsupported)
             printf("  %s: skipped (%s)\n", name, ic_last_error());
         else {
-            printf("  %s: %d cases, %d failed, largest error %.3f of the tolerance\n", name,
-                   ncases, f, worst_ratio);
+            printf("  %s: %d cases, %d failed, largest error %.3f of the tolerance\n", name, ncases,
+                   f, worst_ratio);
             fails += f;
         }
         ic_context_free(ctx);
@@ -391,6 +390,59 @@ static int run_api(void)
     return fails;
 }
 
+/* Float images through the memory encoder and decoder: PFM and npy keep
+ * every bit (NaN and infinities included), PNG stores 16 bits. */
+static int run_files(void)
+{
+    int fails = 0;
+    const char *const names[] = {"x.pfm", "x.npy", "x.npy", "x.png"};
+    const int chans[] = {3, 2, 1, 4};
+    for (int t = 0; t < 4; t++) {
+        ic_image a, b;
+        uint8_t *buf = NULL;
+        size_t n = 0;
+        if (ic_image_create_type(&a, 9, 4, chans[t], IC_SOA, IC_F32) != IC_OK)
+            return 1;
+        for (int y = 0; y < 4; y++)
+            for (int x = 0; x < 9; x++)
+                for (int c = 0; c < chans[t]; c++)
+                    setf(&a, x, y, c, (float)(x * 3 + y - c) / 7.0f - 0.5f);
+        if (t < 3) {
+            setf(&a, 1, 1, 0, NAN);
+            setf(&a, 2, 3, 0, -INFINITY);
+        }
+        ic_status st = ic_image_encode(&a, names[t], NULL, &buf, &n);
+        if (st == IC_OK)
+            st = ic_image_decode(&b, buf, n, NULL);
+        free(buf);
+        if (st != IC_OK) {
+            printf("FAIL files %s: %s\n", names[t], ic_last_error());
+            ic_image_free(&a);
+            fails++;
+            continue;
+        }
+        int bad = b.channels != chans[t] || b.type != (t < 3 ? IC_F32 : IC_U16);
+        for (int y = 0; !bad && y < 4; y++)
+            for (int x = 0; x < 9; x++)
+                for (int c = 0; c < chans[t]; c++) {
+                    const float va = getf(&a, x, y, c);
+                    if (t < 3 ? memcmp(ict_sample(&b, x, y, c), &va, 4) != 0
+                              : ic_image_get(&b, x, y, c) !=
+                                    (unsigned)lrint(65535.0 * fmin(fmax(va, 0.0), 1.0)))
+                        bad = 1;
+                }
+        if (bad) {
+            printf("FAIL files %s: samples, type or channels differ after the round trip\n",
+                   names[t]);
+            fails++;
+        }
+        ic_image_free(&a);
+        ic_image_free(&b);
+    }
+    printf("  files (pfm, npy, png): %d failed\n", fails);
+    return fails;
+}
+
 int main(void)
 {
     int quick, ncases;
@@ -400,6 +452,7 @@ int main(void)
     int fails = run_api();
     fails += run_random(seed, ncases);
     fails += run_specials();
+    fails += run_files();
     printf("%s\n", fails ? "FAILED" : "all passed");
     return fails ? 1 : 0;
 }

@@ -938,7 +938,7 @@ static int finish_mode_values(cli_options *o, const parse_state *st, cli_err *e)
             ic_format_from_path(probe) == IC_FMT_UNKNOWN)
             return usage_fail(e,
                               "--format '%s': expected png, jpg, jpeg, tif, tiff, webp, ppm, "
-                              "pgm or pnm",
+                              "pgm, pnm, pfm or npy",
                               st->format);
         o->format = st->format;
     }
