@@ -122,8 +122,8 @@ static int parse_shape(npy_parser *p, uint64_t dims[4], int *nd)
 }
 
 /* The three keys of the header dict (one line in err on failure). */
-static ic_status parse_header(const char *s, size_t n, char descr[8], int *fortran, uint64_t dims[4],
-                              int *nd, char *err, size_t errlen)
+static ic_status parse_header(const char *s, size_t n, char descr[8], int *fortran,
+                              uint64_t dims[4], int *nd, char *err, size_t errlen)
 {
     npy_parser p = {s, n, 0};
     int seen = 0; /* bits: descr, fortran_order, shape */
@@ -242,8 +242,7 @@ ic_status ic_npy_read(FILE *f, ic_image *img, const ic_io_limits *lim, ic_metada
     st = ic_image_create_type(img, (int)dims[1], (int)dims[0], channels, IC_AOS, type);
     if (st != IC_OK)
         return ic_errf(err, errlen, st, "cannot allocate a %llux%llu image: %s",
-                       (unsigned long long)dims[1], (unsigned long long)dims[0],
-                       ic_status_str(st));
+                       (unsigned long long)dims[1], (unsigned long long)dims[0], ic_status_str(st));
     const size_t row = ic_image_row_bytes(img), es = ic_sample_size(type);
     for (int y = 0; y < img->height; y++) {
         uint8_t *dst = img->data + (size_t)y * img->pitch;
