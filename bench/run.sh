@@ -21,6 +21,7 @@ BENCH=$(cd "$(dirname "$0")" && pwd)
 SUITES="batch|batch throughput against libvips and ImageMagick (SETS=mixed, photo-jpeg, photo-png)
 codecs|PNG encode/decode and JPEG decode on 1 thread and every core, whole PNG and JPEG jobs, against libvips
 cpu|the cpu backend against OpenCV, libvips and ImageMagick, and its thread scaling
+f32|float32 8K RGB Gaussians 3x3 and 9x9: imgconv cuda on torch tensors beside CV-CUDA's conv2d
 dev|a trial run of the fast path (benchmark, fast test, SASS summary) into \$OUT; no summary
 gpu-jpeg|one 6000x4000 JPEG through cuda, cuda --codec cpu and cpu, and test_gpu_jpeg's decode differences
 jpeg-check|the GPU decode path's entropy check against a full libjpeg-turbo decode

@@ -550,11 +550,11 @@ ic_timing ic_context_timing(const ic_context *ctx);
  * src's. src and dst must not overlap. IC_U16 images are filtered by the
  * backends that support them (seq, cpu; the others give IC_ERR_UNSUPPORTED
  * naming the backend). Premultiplied alpha at 16 bits uses a = alpha / 65535.
- * IC_F32 images are filtered by seq and cpu (the others give
- * IC_ERR_UNSUPPORTED naming the backend); their premultiplied alpha takes the
- * alpha sample as it is (a = alpha, nominal opacity 0..1): colour = F(c*a) /
- * F(a) where F(a) > 0, else 0, then + bias; alpha = F(a) + bias; nothing is
- * rounded or clamped (docs/definitions.md, "Float samples").
+ * IC_F32 images are filtered by seq, cpu and cuda (the seed-strategy CUDA
+ * backends give IC_ERR_UNSUPPORTED naming the backend); their premultiplied
+ * alpha takes the alpha sample as it is (a = alpha, nominal opacity 0..1):
+ * colour = F(c*a) / F(a) where F(a) > 0, else 0, then + bias; alpha = F(a) +
+ * bias; nothing is rounded or clamped (docs/definitions.md, "Float samples").
  *
  * Device images (ic_image_wrap_device) are accepted by the CUDA backends:
  * either or both of src and dst may be device images (a host image on the
