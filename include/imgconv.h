@@ -22,7 +22,8 @@
  *   with cx = (kw-1)/2, cy = (kh-1)/2, K the coefficients divided by the divisor,
  *   out-of-image coordinates mapped by the border mode, sums accumulated in float32,
  *   and results rounded to nearest (ties to even) then clamped to the sample
- *   type's range: [0, 255] for IC_U8, [0, 65535] for IC_U16.
+ *   type's range: [0, 255] for IC_U8, [0, 65535] for IC_U16; IC_F32 results
+ *   are the float32 sums themselves (no rounding, no clamping).
  */
 #ifndef IMGCONV_H
 #define IMGCONV_H
@@ -89,9 +90,13 @@ const char *ic_version(void);
 /* Sample type. IC_U8: one byte per sample, 0..255. IC_U16: two bytes per
  * sample in host byte order, 0..65535 (16-bit PNG, PNM with maxval > 255,
  * TIFF); filtered exactly like IC_U8 (float32 sums, rounded to nearest, ties
- * to even, clamped to the type's range). src and dst of one call have the same
- * type; `pitch` is always in bytes. */
-typedef enum ic_sample_type { IC_U8 = 0, IC_U16 = 1 } ic_sample_type;
+ * to even, clamped to the type's range). IC_F32: one IEEE float32 per sample
+ * in host byte order, any value (nominally 0..1; float TIFF, PFM); the output
+ * is the float32 sum itself, neither rounded nor clamped, and NaN and
+ * infinities propagate as IEEE arithmetic says (docs/definitions.md, "Float
+ * samples"). src and dst of one call have the same type; `pitch` is always in
+ * bytes. */
+typedef enum ic_sample_type { IC_U8 = 0, IC_U16 = 1, IC_F32 = 2 } ic_sample_type;
 
 /* Memory layout of the channels.
  *  IC_AOS: interleaved, row y starts at data + y*pitch, sample (x,y,c) at
@@ -134,11 +139,13 @@ typedef struct ic_image {
  * after its header (docs/definitions.md, "Untrusted input"). */
 #define IC_DEFAULT_MAX_PIXELS ((uint64_t)89478485)
 
-/* Bytes of one sample of a type: 1 for IC_U8, 2 for IC_U16, 0 for anything else. */
+/* Bytes of one sample of a type: 1 for IC_U8, 2 for IC_U16, 4 for IC_F32, 0
+ * for anything else. */
 size_t ic_sample_size(ic_sample_type type);
 
-/* Largest sample value of a type: 255 for IC_U8, 65535 for IC_U16 (0 for
- * anything else). Border values and biases are in these units. */
+/* Largest sample value of a type: 255 for IC_U8, 65535 for IC_U16, 1 for
+ * IC_F32 (its nominal white; floats are never clamped), 0 for anything else.
+ * Border values and biases are in these units. */
 unsigned ic_sample_max(ic_sample_type type);
 
 /* Allocates a zeroed width x height image with `channels` channels (1..4) in
@@ -154,9 +161,10 @@ ic_status ic_image_create(ic_image *img, int width, int height, int channels, ic
 
 /* Fills *img to describe caller-owned memory (not freed by ic_image_free)
  * holding samples of `type` (IC_U16: 2-byte samples in host byte order, `data`
- * and `pitch` 2-byte aligned). pitch 0 means tightly packed rows. Errors:
- * IC_ERR_INVALID_ARG when data is NULL, sizes or type are out of range, pitch
- * is smaller than a row, or an IC_U16 pitch or address is odd. */
+ * and `pitch` 2-byte aligned; IC_F32: 4-byte floats, 4-byte aligned). pitch 0
+ * means tightly packed rows. Errors: IC_ERR_INVALID_ARG when data is NULL,
+ * sizes or type are out of range, pitch is smaller than a row, or the pitch or
+ * address is not a multiple of the sample size. */
 ic_status ic_image_wrap_type(ic_image *img, void *data, int width, int height, int channels,
                              ic_layout layout, size_t pitch, ic_sample_type type);
 
@@ -176,6 +184,13 @@ ic_status ic_image_wrap(ic_image *img, uint8_t *data, int width, int height, int
 ic_status ic_image_wrap_device(ic_image *img, void *data, int width, int height, int channels,
                                ic_layout layout, size_t pitch, int device, void *stream);
 
+/* ic_image_wrap_device for samples of `type` (IC_U8, IC_U16 or IC_F32; the
+ * alignment rules of ic_image_wrap_type). Which CUDA backends filter which
+ * types: ic_convolve. */
+ic_status ic_image_wrap_device_type(ic_image *img, void *data, int width, int height, int channels,
+                                    ic_layout layout, size_t pitch, ic_sample_type type, int device,
+                                    void *stream);
+
 /* Releases the data of an image created by ic_image_create (no-op for wrapped
  * images and NULL) and zeroes the struct. */
 void ic_image_free(ic_image *img);
@@ -188,25 +203,27 @@ size_t ic_image_row_bytes(const ic_image *img);
 size_t ic_image_size_bytes(const ic_image *img);
 
 /* Address of the first byte of sample (x, y, c), whatever the type (an IC_U16
- * sample is the uint16_t at that address); no bounds checks (callers stay
- * inside). For IC_U8 images this is the sample itself. */
+ * sample is the uint16_t at that address, an IC_F32 one the float); no bounds
+ * checks (callers stay inside). For IC_U8 images this is the sample itself. */
 static inline uint8_t *ic_image_at(const ic_image *img, int x, int y, int c)
 {
-    const size_t es = img->type == IC_U16 ? 2u : 1u;
+    const size_t es = img->type == IC_U16 ? 2u : img->type == IC_F32 ? 4u : 1u;
     if (img->layout == IC_AOS)
         return img->data + (size_t)y * img->pitch +
                ((size_t)x * (size_t)img->channels + (size_t)c) * es;
     return img->data + ((size_t)c * (size_t)img->height + (size_t)y) * img->pitch + (size_t)x * es;
 }
 
-/* Value of sample (x, y, c) of an IC_U8 or IC_U16 image (no bounds checks). */
+/* Value of sample (x, y, c) of an IC_U8 or IC_U16 image (no bounds checks;
+ * ic_image_getf reads any type). */
 static inline unsigned ic_image_get(const ic_image *img, int x, int y, int c)
 {
     const uint8_t *p = ic_image_at(img, x, y, c);
     return img->type == IC_U16 ? *(const uint16_t *)(const void *)p : *p;
 }
 
-/* Sets sample (x, y, c) to v (the caller keeps v within ic_sample_max). */
+/* Sets sample (x, y, c) of an IC_U8 or IC_U16 image to v (the caller keeps v
+ * within ic_sample_max). */
 static inline void ic_image_set(const ic_image *img, int x, int y, int c, unsigned v)
 {
     uint8_t *p = ic_image_at(img, x, y, c);
@@ -216,6 +233,22 @@ static inline void ic_image_set(const ic_image *img, int x, int y, int c, unsign
         *p = (uint8_t)v;
 }
 
+/* Value of sample (x, y, c) of an image of any type, as a float (the sample
+ * itself for IC_F32, its integer value for the others). */
+static inline float ic_image_getf(const ic_image *img, int x, int y, int c)
+{
+    const uint8_t *p = ic_image_at(img, x, y, c);
+    if (img->type == IC_F32)
+        return *(const float *)(const void *)p;
+    return (float)(img->type == IC_U16 ? *(const uint16_t *)(const void *)p : *p);
+}
+
+/* Sets sample (x, y, c) of an IC_F32 image to v. */
+static inline void ic_image_setf(const ic_image *img, int x, int y, int c, float v)
+{
+    *(float *)(void *)ic_image_at(img, x, y, c) = v;
+}
+
 /* Returns 1 when both images have the same size, channel count and sample
  * type and every sample is equal (layouts and pitches may differ), 0 otherwise. */
 int ic_image_equal(const ic_image *a, const ic_image *b);
@@ -223,7 +256,9 @@ int ic_image_equal(const ic_image *a, const ic_image *b);
 /* Copies src into dst, converting layout (AoS <-> SoA), pitch and sample type
  * as needed. dst must already have src's width, height and channels. Between
  * types: IC_U8 -> IC_U16 is v * 257 (0 -> 0, 255 -> 65535), IC_U16 -> IC_U8 is
- * round(v / 257) (exact, no ties: (v + 128) / 257 in integers).
+ * round(v / 257) (exact, no ties: (v + 128) / 257 in integers); to IC_F32 is
+ * v / max (max = ic_sample_max of the source), from IC_F32 is v * max clamped
+ * to [0, max] and rounded to nearest, ties to even (NaN -> 0).
  * Errors: IC_ERR_INVALID_ARG on mismatched sizes. */
 ic_status ic_image_copy(ic_image *dst, const ic_image *src);
 
@@ -233,7 +268,7 @@ ic_status ic_image_clone(ic_image *dst, const ic_image *src, ic_layout layout);
 /* Fills an existing image with a deterministic test chart: gradients, hard edges,
  * fine lines, a zone plate and seeded noise, one pattern per region; channels
  * get related but different content. Same size and seed -> same pixels; an
- * IC_U16 chart is the IC_U8 one times 257. */
+ * IC_U16 chart is the IC_U8 one times 257, an IC_F32 one the IC_U8 one / 255. */
 ic_status ic_image_chart(ic_image *img, uint32_t seed);
 
 /* ------------------------------------------------------------------------ */
@@ -370,7 +405,8 @@ const char *ic_alpha_name(ic_alpha a);
 typedef struct ic_params {
     ic_border border;
     float border_value; /* for IC_BORDER_CONSTANT, in sample units (0..255, or
-                         * 0..65535 for IC_U16 images) */
+                         * 0..65535 for IC_U16 images, any finite float for
+                         * IC_F32 images) */
     int correlate;      /* nonzero: correlation (kernel not flipped) */
     float bias;         /* added after the weighted sum, before rounding (sample units) */
     ic_alpha alpha;
@@ -520,6 +556,11 @@ ic_timing ic_context_timing(const ic_context *ctx);
  * src's. src and dst must not overlap. IC_U16 images are filtered by the
  * backends that support them (seq, cpu; the others give IC_ERR_UNSUPPORTED
  * naming the backend). Premultiplied alpha at 16 bits uses a = alpha / 65535.
+ * IC_F32 images are filtered by seq, cpu and cuda (the seed-strategy CUDA
+ * backends give IC_ERR_UNSUPPORTED naming the backend); their premultiplied
+ * alpha takes the alpha sample as it is (a = alpha, nominal opacity 0..1):
+ * colour = F(c*a) / F(a) where F(a) > 0, else 0, then + bias; alpha = F(a) +
+ * bias; nothing is rounded or clamped (docs/definitions.md, "Float samples").
  *
  * Device images (ic_image_wrap_device) are accepted by the CUDA backends:
  * either or both of src and dst may be device images (a host image on the
@@ -626,26 +667,31 @@ ic_status ic_filter(const ic_image *src, ic_image *dst, const ic_kernel *k, cons
 /* ------------------------------------------------------------------------ */
 
 /* File formats. Format is detected from magic bytes on load and from the
- * extension on save (.png, .jpg/.jpeg, .tif/.tiff, .webp, .pgm, .ppm, .pnm;
- * .pam is not supported). */
+ * extension on save (.png, .jpg/.jpeg, .tif/.tiff, .webp, .pgm, .ppm, .pnm,
+ * .pfm, .npy; .pam is not supported). */
 typedef enum ic_format {
     IC_FMT_UNKNOWN = 0,
     IC_FMT_PNM, /* binary PGM (P5) / PPM (P6); maxval > 255 is 16-bit (big-endian) */
     IC_FMT_PNG,
     IC_FMT_JPEG,
     IC_FMT_TIFF, /* first image of the file; stored as 8- or 16-bit 1..4 channels, deflate */
-    IC_FMT_WEBP  /* still images; stored as RGB or RGBA (grey is expanded) */
+    IC_FMT_WEBP, /* still images; stored as RGB or RGBA (grey is expanded) */
+    IC_FMT_PFM,  /* Portable Float Map: PF (RGB) / Pf (grey), float32 samples */
+    IC_FMT_NPY   /* NumPy .npy: (H, W) or (H, W, C) of uint8, uint16 or float32 */
 } ic_format;
 
 /* Bits per sample a format keeps: 16 for PNG, PNM and TIFF (IC_U16 images
- * are written at 16 bits, IC_U8 at 8), 8 for JPEG and WebP (IC_U16 images are
- * written as round(v / 257)), 0 for IC_FMT_UNKNOWN. */
+ * are written at 16 bits, IC_U8 at 8; IC_F32 images at 16 bits, as
+ * ic_image_copy converts, except TIFF, which writes 32-bit float samples), 8
+ * for JPEG and WebP (IC_U16 images are written as round(v / 257), IC_F32 as
+ * round(v * 255)), 32 for PFM (every image written as float32) and npy
+ * (every type written as it is), 0 for IC_FMT_UNKNOWN. */
 int ic_format_depth(ic_format f);
 
 /* 1 when support for the format was compiled in (PNM always is). */
 int ic_format_supported(ic_format f);
 
-/* Name of a format ("pnm", "png", "jpeg", "tiff", "webp"). */
+/* Name of a format ("pnm", "png", "jpeg", "tiff", "webp", "pfm", "npy"). */
 const char *ic_format_name(ic_format f);
 
 /* Default memory budget (bytes) of the loaders and of the CLI's --max-memory:
@@ -715,8 +761,10 @@ typedef struct ic_load_options {
     void (*header_ok)(void *user, int width, int height);
     void *header_ok_user; /* passed to header_ok */
     /* 0: files with more than 8 bits per sample (16-bit PNG and TIFF, PNM
-     * with maxval > 255) load as IC_U16 images, others as IC_U8. Nonzero:
-     * every image loads as IC_U8, 16-bit samples converted as round(v / 257). */
+     * with maxval > 255) load as IC_U16 images, float files (PFM, 32-bit
+     * float TIFF, float32 npy) as IC_F32, others as IC_U8. Nonzero: every
+     * image loads as IC_U8, 16-bit samples converted as round(v / 257), float
+     * ones as ic_image_copy converts them. */
     int eight_bit;
     /* 0: a JPEG whose entropy-coded data is damaged (corrupt Huffman codes,
      * bytes before a marker, data that ends early) is IC_ERR_FORMAT, as a

@@ -145,8 +145,15 @@ ic_status cli_noted(ic_status s, char *buf, size_t buflen);
  * output, --format name) is `name`: when img has 16-bit samples and the
  * format holds 8 bits (JPEG, WebP), one line on stderr saying so, naming the
  * output as `shown` ("imgconv: OUT: 16-bit samples written as 8-bit (JPEG
- * holds 8 bits)"). Nothing otherwise. */
+ * holds 8 bits)"); float samples saved to an integer format get a line too.
+ * Nothing otherwise. */
 void cli_depth_notice(const char *shown, const char *name, const ic_image *img);
+
+/* Bits of one sample of a type: 8, 16 or 32 (float). */
+static inline int cli_type_bits(ic_sample_type t)
+{
+    return t == IC_F32 ? 32 : t == IC_U16 ? 16 : 8;
+}
 
 /* Before saving a host image with alpha to a file named `name` that is a
  * JPEG: with --background, composites it onto that colour in place (alpha

@@ -64,9 +64,10 @@ void cli_print_help(void)
           "       imgconv --list-filters | --list-backends | --formats | --version | --help\n"
           "\n"
           "Filters INPUT with a 2D convolution kernel and writes OUTPUT. Formats: binary\n"
-          "PGM/PPM always, PNG, JPEG, TIFF and WebP when built in (see --formats). The\n"
-          "input format comes from the file's magic bytes, the output format from\n"
-          "OUTPUT's extension (.png .jpg .jpeg .tif .tiff .webp .pgm .ppm .pnm). OUTPUT\n"
+          "PGM/PPM, PFM (float) and NumPy .npy always, PNG, JPEG, TIFF and WebP when\n"
+          "built in (see --formats). The input format comes from the file's magic\n"
+          "bytes, the output format from OUTPUT's extension (.png .jpg .jpeg .tif .tiff\n"
+          ".webp .pgm .ppm .pnm .pfm .npy). OUTPUT\n"
           "is written to a temporary file and renamed, so a failure never leaves a\n"
           "partial file; it may not be INPUT. INPUT - reads standard input; OUTPUT -\n"
           "writes standard output in the --format given. The ICC profile and EXIF of\n"
@@ -1038,7 +1039,7 @@ static int finish_mode_values(cli_options *o, const parse_state *st, cli_err *e)
             ic_format_from_path(probe) == IC_FMT_UNKNOWN)
             return usage_fail(e,
                               "--format '%s': expected png, jpg, jpeg, tif, tiff, webp, ppm, "
-                              "pgm or pnm",
+                              "pgm, pnm, pfm or npy",
                               st->format);
         o->format = st->format;
     }

@@ -51,7 +51,8 @@ int cli_print_backends(void)
 int cli_print_formats(void)
 {
     printf("Image formats built in:\n");
-    const ic_format fmts[] = {IC_FMT_PNM, IC_FMT_PNG, IC_FMT_JPEG, IC_FMT_TIFF, IC_FMT_WEBP};
+    const ic_format fmts[] = {IC_FMT_PNM,  IC_FMT_PNG, IC_FMT_JPEG, IC_FMT_TIFF,
+                              IC_FMT_WEBP, IC_FMT_PFM, IC_FMT_NPY};
     for (size_t i = 0; i < sizeof fmts / sizeof fmts[0]; i++)
         printf("  %-5s %s\n", ic_format_name(fmts[i]), ic_format_supported(fmts[i]) ? "yes" : "no");
     return CLI_EXIT_OK;

@@ -22,6 +22,11 @@ ic_format cli_format_sniff(const uint8_t *b, size_t n)
     if (n >= 3 && b[0] == 'P' && (b[1] == '5' || b[1] == '6') &&
         (b[2] == ' ' || b[2] == '\n' || b[2] == '\r' || b[2] == '\t'))
         return IC_FMT_PNM;
+    if (n >= 3 && b[0] == 'P' && (b[1] == 'F' || b[1] == 'f') &&
+        (b[2] == ' ' || b[2] == '\n' || b[2] == '\r' || b[2] == '\t'))
+        return IC_FMT_PFM;
+    if (n >= 6 && memcmp(b, "\x93NUMPY", 6) == 0)
+        return IC_FMT_NPY;
     return IC_FMT_UNKNOWN;
 }
 

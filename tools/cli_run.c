@@ -304,7 +304,7 @@ int cli_check_image(const cli_options *o, const ic_context *ctx, const ic_image 
                     const ic_kernel *k, const char *file, cli_err *e)
 {
     const unsigned vmax = ic_sample_max(img->type);
-    if (o->params.border_value > (float)vmax)
+    if (img->type != IC_F32 && o->params.border_value > (float)vmax) /* floats take any value */
         return cli_fail(e, CLI_EXIT_USAGE, file,
                         "--border-value %g: over %u, the largest sample of this %d-bit image",
                         (double)o->params.border_value, vmax, img->type == IC_U16 ? 16 : 8);
@@ -388,8 +388,7 @@ static void print_plan(const cli_options *o, ic_context *ctx, const ic_kernel *k
     printf("plan:\n");
     printf("  input     %s: %dx%d, %d channel%s of %d bits, filtered in %s layout\n", o->input,
            src->width, src->height, src->channels, src->channels == 1 ? "" : "s",
-           src->type == IC_U16 ? 16 : 8,
-           o->layout == IC_SOA ? "planar (soa)" : "interleaved (aos)");
+           cli_type_bits(src->type), o->layout == IC_SOA ? "planar (soa)" : "interleaved (aos)");
     printf("  kernel    %s (%dx%d), divisor %g, weights sum %g%s\n", k->name, k->width, k->height,
            k->divisor, ic_kernel_sum(k), k->magnitude ? ", with its transpose as a magnitude" : "");
     for (int i = 1; i < nk; i++)
@@ -450,13 +449,23 @@ static void print_plan(const cli_options *o, ic_context *ctx, const ic_kernel *k
         }
     }
     const ic_format of = ic_format_from_path(o->output);
+    const int bits = cli_type_bits(src->type), keeps = ic_format_depth(of);
     printf("  output    %s (%s, %d bits)\n", o->output, ic_format_name(of),
-           src->type == IC_U16 && ic_format_depth(of) >= 16 ? 16 : 8);
+           of == IC_FMT_PFM                                        ? 32
+           : of == IC_FMT_NPY || (of == IC_FMT_TIFF && bits == 32) ? bits
+           : bits > keeps                                          ? keeps
+                                                                   : bits);
 }
 
 void cli_depth_notice(const char *shown, const char *name, const ic_image *img)
 {
     const ic_format f = ic_format_from_path(name);
+    if (img->type == IC_F32) { /* TIFF, PFM and npy keep floats */
+        if (f != IC_FMT_TIFF && f != IC_FMT_PFM && f != IC_FMT_NPY)
+            fprintf(stderr, "imgconv: %s: float samples clamped to 0..1 and written as %d-bit\n",
+                    shown, ic_format_depth(f));
+        return;
+    }
     if (img->type != IC_U16 || ic_format_depth(f) >= 16)
         return;
     fprintf(stderr, "imgconv: %s: 16-bit samples written as 8-bit (%s holds 8 bits)\n", shown,
@@ -495,12 +504,17 @@ void cli_flatten_alpha(const cli_options *o, ic_image *img, const char *name, co
     for (int y = 0; y < img->height; y++)
         for (int x = 0; x < img->width; x++) {
             const uint8_t *pa = sample_at(img, x, y, nc);
-            const double a =
-                (img->type == IC_U16 ? (double)*(const uint16_t *)(const void *)pa : *pa) / max;
+            const double a = (img->type == IC_F32   ? (double)*(const float *)(const void *)pa
+                              : img->type == IC_U16 ? (double)*(const uint16_t *)(const void *)pa
+                                                    : *pa) /
+                             max;
             for (int c = 0; c < nc; c++) {
                 uint8_t *pc = sample_at(img, x, y, c);
                 const double b = (nc == 1 ? grey : bg[c]) * (max / 255.0);
-                if (img->type == IC_U16) {
+                if (img->type == IC_F32) {
+                    float *q = (float *)(void *)pc;
+                    *q = (float)(*q * a + b * (1.0 - a));
+                } else if (img->type == IC_U16) {
                     uint16_t *q = (uint16_t *)(void *)pc;
                     *q = (uint16_t)lrint(*q * a + b * (1.0 - a));
                 } else {
@@ -1024,7 +1038,7 @@ static void run_json(const run_state *r, const cli_options *o, double ms)
     printf(", \"output\": ");
     cli_json_string(stdout, o->output, (size_t)-1);
     printf(", \"width\": %d, \"height\": %d, \"channels\": %d, \"bits\": %d, \"backend\": ",
-           r->src.width, r->src.height, r->src.channels, r->src.type == IC_U16 ? 16 : 8);
+           r->src.width, r->src.height, r->src.channels, cli_type_bits(r->src.type));
     cli_json_string(stdout, ic_context_backend(r->ctx), (size_t)-1);
     if (r->pick.chosen) {
         printf(", \"auto\": ");

@@ -4,7 +4,7 @@
     out = imgconv.convolve(image, "gaussian:5", border="mirror")
     out = imgconv.gaussian(image, sigma=2)
 
-`image` is an H x W or H x W x C (C = 1..4) uint8 or uint16 array. A NumPy
+`image` is an H x W or H x W x C (C = 1..4) uint8, uint16 or float32 array. A NumPy
 array (or anything with the buffer protocol) is read where it lies, without
 a copy when its rows hold packed pixels (any row pitch, e.g. a crop of a
 larger array); a CuPy array or a PyTorch CUDA tensor (anything with
@@ -17,7 +17,9 @@ the input is never modified. The kernel is kernel text (``"gaussian:5"``,
 
 Semantics are those of the C library and the CLI (docs/definitions.md):
 convolution by default (``correlate=True`` for correlation), float32 sums,
-round to nearest even, clamp to the sample range; the default border is
+round to nearest even, clamp to the sample range (float32 images get the sums
+themselves: no rounding, no clamping, NaN and inf propagate as IEEE says;
+docs/python.md, "Float32"); the default border is
 mirror; a kernel's own offset (libvips .mat OFFSET) is added to ``bias`` as
 the CLI does. Filtering releases the GIL.
 
@@ -83,6 +85,7 @@ def _error(status: int, message: str) -> Error:
 
 _imgconv._set_error(_error)
 STATUS = _imgconv.status_names()
+_U8, _F32 = 0, 2  # ic_sample_type of device arrays
 version = _imgconv.version
 __version__ = _imgconv.version()
 
@@ -172,22 +175,29 @@ def _cuda_interface(x):
     if cai is None:
         return None
     shape = tuple(cai["shape"])
-    if cai["typestr"] not in ("|u1", "<u1", ">u1"):
-        raise TypeError(f"device array: samples must be uint8, not {cai['typestr']}")
+    little = _struct.pack("=H", 1) == b"\x01\x00"
+    f4 = "<f4" if little else ">f4"
+    if cai["typestr"] in ("|u1", "<u1", ">u1"):
+        kind, e = _U8, 1
+    elif cai["typestr"] == f4:
+        kind, e = _F32, 4
+    else:
+        raise TypeError(f"device array: samples must be uint8 or float32, not {cai['typestr']}")
     if len(shape) not in (2, 3) or (len(shape) == 3 and not 1 <= shape[2] <= 4):
         raise ValueError("device array: expected H x W or H x W x C (C = 1..4)")
     c = shape[2] if len(shape) == 3 else 1
     strides = cai.get("strides")
     if strides is None:
-        pitch = shape[1] * c
+        pitch = shape[1] * c * e
     else:
-        if strides[1] != c or (len(shape) == 3 and strides[2] != 1) or strides[0] < shape[1] * c:
+        if (strides[1] != c * e or (len(shape) == 3 and strides[2] != e)
+                or strides[0] < shape[1] * c * e or strides[0] % e):
             raise ValueError(f"device array: strides {strides} are not rows of packed pixels"
                              " (make it contiguous first)")
         pitch = strides[0]
     stream = cai.get("stream")
     stream = 0 if stream in (None, 1) else int(stream)  # 1: the legacy default stream
-    return cai["data"][0], shape, c, pitch, stream
+    return cai["data"][0], shape, c, pitch, stream, kind
 
 
 def _empty_device_like(x):
@@ -195,10 +205,10 @@ def _empty_device_like(x):
     if mod == "cupy":
         import cupy
         with cupy.cuda.Device(_device_of(x)):
-            return cupy.empty(x.shape, dtype=cupy.uint8)
+            return cupy.empty(x.shape, dtype=x.dtype)
     if mod == "torch":
         import torch
-        return torch.empty(tuple(x.shape), dtype=torch.uint8, device=x.device)
+        return torch.empty(tuple(x.shape), dtype=x.dtype, device=x.device)
     raise TypeError(f"cannot allocate an output like {type(x).__name__}; pass out=")
 
 
@@ -242,18 +252,18 @@ class Context(_imgconv.Context):
                 bool(abs))
         dev = _as_device_array(image)
         if dev is not None:
-            ptr, shape, c, pitch, stream = _cuda_interface(dev)
+            ptr, shape, c, pitch, stream, kind = _cuda_interface(dev)
             if out is None:
                 out = _empty_device_like(dev)
-            optr, oshape, oc, opitch, _ = _cuda_interface(out)
-            if oshape != shape:
-                raise ValueError(f"out has shape {oshape}, the image {shape}")
+            optr, oshape, oc, opitch, _, okind = _cuda_interface(out)
+            if oshape != shape or okind != kind:
+                raise ValueError(f"out has shape {oshape}, the image {shape}, or another dtype")
             self.convolve_device(ptr, optr, k, shape[0], shape[1], c, pitch, opitch,
-                                 _device_of(dev), stream, *args)
+                                 _device_of(dev), stream, *args, kind)
             return out
         src = _np.asarray(image)
-        if src.dtype not in (_np.uint8, _np.uint16):
-            raise TypeError(f"image samples must be uint8 or uint16, not {src.dtype}")
+        if src.dtype not in (_np.uint8, _np.uint16, _np.float32):
+            raise TypeError(f"image samples must be uint8, uint16 or float32, not {src.dtype}")
         if not _wrappable(src):
             src = _np.ascontiguousarray(src)
         if out is None:
@@ -299,9 +309,9 @@ def convolve(image: Any, kernel: Union[str, "Kernel", Any], border: str = "mirro
              backend: str = "auto", correlate: bool = False, bias: float = 0.0,
              alpha: str = "auto", border_value: float = 0.0, threads: int = 0,
              device: Optional[int] = None, out: Any = None, abs: bool = False) -> Any:
-    """Filters an image (H x W or H x W x C uint8, or uint16 NumPy arrays on
-    the CPU backends; NumPy, CuPy or PyTorch CUDA) with a kernel and returns
-    the result (of the image's dtype).
+    """Filters an image (H x W or H x W x C uint8 or float32; uint16 too as
+    NumPy arrays; NumPy, CuPy or PyTorch CUDA) with a kernel and returns the
+    result (of the image's dtype; float32 unrounded and unclamped).
 
     border: constant (border_value), replicate/nearest, mirror (scipy "mirror",
     OpenCV's default), reflect (scipy "reflect"), wrap (scipy "grid-wrap").
@@ -406,12 +416,13 @@ def load(path: PathLike, channels: int = 0) -> Image:
     """Loads a PNG, JPEG, TIFF, WebP or PGM/PPM file as an H x W (grey) or
     H x W x C Image (a NumPy array with .metadata: the ICC profile and EXIF
     block): uint16 for 16-bit files (16-bit PNG and TIFF, PNM with maxval >
-    255), uint8 otherwise; channels=1..4 converts on load.
+    255), float32 for float files (PFM, float TIFF, float32 .npy), uint8
+    otherwise; channels=1..4 converts on load.
     Raises FileNotFoundError, PermissionError or IsADirectoryError as open()
     does, FormatError for a corrupt or unknown file, LimitError over the
     limits."""
     buf, h, w, c, bits, icc, exif = _imgconv.load(_check_readable(path), int(channels))
-    a = _np.frombuffer(buf, dtype=_np.uint16 if bits == 16 else _np.uint8)
+    a = _np.frombuffer(buf, dtype={16: _np.uint16, 32: _np.float32}.get(bits, _np.uint8))
     img = a.reshape((h, w) if c == 1 else (h, w, c)).view(Image)
     img.metadata = Metadata(icc, exif)
     return img
@@ -419,9 +430,11 @@ def load(path: PathLike, channels: int = 0) -> Image:
 
 def save(path: PathLike, image: Any, quality: int = 0,
          metadata: Optional[Metadata] = None) -> None:
-    """Saves an H x W [x C] uint8 or uint16 array; the format follows the
-    extension (.png, .jpg/.jpeg, .tif, .webp, .pgm/.ppm/.pnm). uint16 is kept
-    by PNG, TIFF and PNM and written as round(v / 257) by JPEG and WebP.
+    """Saves an H x W [x C] uint8, uint16 or float32 array; the format
+    follows the extension (.png, .jpg/.jpeg, .tif, .webp, .pgm/.ppm/.pnm,
+    .pfm, .npy). uint16 is kept by PNG, TIFF, PNM and npy and written as
+    round(v / 257) by JPEG and WebP; float32 is kept by TIFF, PFM and npy and
+    written clamped to 0..1 as 16 bits (PNG, PNM) or 8 bits (JPEG, WebP).
     The ICC profile and EXIF block of `metadata` (by default the image's own,
     for an Image from load()) are written where the format holds them.
     Written to a temporary file and renamed, so a failure never leaves a
@@ -430,8 +443,8 @@ def save(path: PathLike, image: Any, quality: int = 0,
     if metadata is None:
         metadata = getattr(image, "metadata", None) or Metadata()
     a = _np.asarray(image)
-    if a.dtype not in (_np.uint8, _np.uint16):
-        raise TypeError(f"image samples must be uint8 or uint16, not {a.dtype}")
+    if a.dtype not in (_np.uint8, _np.uint16, _np.float32):
+        raise TypeError(f"image samples must be uint8, uint16 or float32, not {a.dtype}")
     if not _wrappable(a):
         a = _np.ascontiguousarray(a)
     _imgconv.save(a, _check_writable(path), int(quality), metadata.icc, metadata.exif)

@@ -316,18 +316,19 @@ static int native_format(const char *f, char code)
     return f[0] == code && f[1] == '\0';
 }
 
-/* Describes a host buffer of uint8 or uint16 samples shaped (H, W) or
- * (H, W, C) as an AoS ic_image (IC_U8 or IC_U16) without copying: pixels C
+/* Describes a host buffer of uint8, uint16 or float32 samples shaped (H, W)
+ * or (H, W, C) as an AoS ic_image (IC_U8, IC_U16 or IC_F32) without copying: pixels C
  * samples apart, samples packed, rows `strides[0]` bytes apart (the pitch).
  * Anything else raises ValueError (the Python layer copies such arrays first). */
 static int wrap_buffer(Py_buffer *v, ic_image *img, const char *what)
 {
     const int wide = v->itemsize == 2 && native_format(v->format, 'H');
-    if (!wide && (v->itemsize != 1 || !native_format(v->format, 'B'))) {
-        PyErr_Format(PyExc_TypeError, "%s: samples must be uint8 or uint16", what);
+    const int fl = v->itemsize == 4 && native_format(v->format, 'f');
+    if (!wide && !fl && (v->itemsize != 1 || !native_format(v->format, 'B'))) {
+        PyErr_Format(PyExc_TypeError, "%s: samples must be uint8, uint16 or float32", what);
         return -1;
     }
-    const Py_ssize_t es = wide ? 2 : 1;
+    const Py_ssize_t es = fl ? 4 : wide ? 2 : 1;
     if (v->ndim != 2 && v->ndim != 3) {
         PyErr_Format(PyExc_ValueError, "%s: expected an H x W or H x W x C array", what);
         return -1;
@@ -346,7 +347,9 @@ static int wrap_buffer(Py_buffer *v, ic_image *img, const char *what)
         return -1;
     }
     ic_status st = ic_image_wrap_type(img, v->buf, (int)w, (int)h, (int)c, IC_AOS, (size_t)sy,
-                                      wide ? IC_U16 : IC_U8);
+                                      fl     ? IC_F32
+                                      : wide ? IC_U16
+                                             : IC_U8);
     if (st != IC_OK) {
         raise_status(st, "cannot wrap the array as an image");
         return -1;
@@ -395,29 +398,34 @@ out:
 
 /* convolve_device(src_ptr, dst_ptr, kernel, height, width, channels, src_pitch,
  *                 dst_pitch, device, stream, border, border_value, correlate,
- *                 bias, alpha[, abs]): CUDA device pointers (from
- * __cuda_array_interface__ / DLPack), wrapped by ic_image_wrap_device. */
+ *                 bias, alpha[, abs[, type]]): CUDA device pointers (from
+ * __cuda_array_interface__ / DLPack), wrapped by ic_image_wrap_device_type
+ * with samples of `type` (an ic_sample_type: 0 uint8, 2 float32). */
 static PyObject *Context_convolve_device(ContextObject *self, PyObject *args)
 {
     unsigned long long sptr, dptr, stream;
     PyObject *k;
-    int h, w, c, device, correlate, absval = 0;
+    int h, w, c, device, correlate, absval = 0, type = IC_U8;
     Py_ssize_t sp, dp;
     const char *border, *alpha;
     double bv, bias;
-    if (!PyArg_ParseTuple(args, "KKOiiinniKsdpds|p", &sptr, &dptr, &k, &h, &w, &c, &sp, &dp,
-                          &device, &stream, &border, &bv, &correlate, &bias, &alpha, &absval))
+    if (!PyArg_ParseTuple(args, "KKOiiinniKsdpds|pi", &sptr, &dptr, &k, &h, &w, &c, &sp, &dp,
+                          &device, &stream, &border, &bv, &correlate, &bias, &alpha, &absval,
+                          &type))
         return NULL;
+    if (type != IC_U8 && type != IC_U16 && type != IC_F32)
+        return raise_status(IC_ERR_INVALID_ARG, "unknown sample type");
     ic_params p;
     if (call_ready(self, &p, border, bv, correlate, bias, alpha) < 0)
         return NULL;
     p.abs = absval;
     ic_image src, dst;
-    ic_status st = ic_image_wrap_device(&src, (void *)(uintptr_t)sptr, w, h, c, IC_AOS, (size_t)sp,
-                                        device, (void *)(uintptr_t)stream);
+    ic_status st =
+        ic_image_wrap_device_type(&src, (void *)(uintptr_t)sptr, w, h, c, IC_AOS, (size_t)sp,
+                                  (ic_sample_type)type, device, (void *)(uintptr_t)stream);
     if (st == IC_OK)
-        st = ic_image_wrap_device(&dst, (void *)(uintptr_t)dptr, w, h, c, IC_AOS, (size_t)dp,
-                                  device, (void *)(uintptr_t)stream);
+        st = ic_image_wrap_device_type(&dst, (void *)(uintptr_t)dptr, w, h, c, IC_AOS, (size_t)dp,
+                                       (ic_sample_type)type, device, (void *)(uintptr_t)stream);
     if (st != IC_OK)
         return raise_status(st, "device image size, channels (1..4) or pitch out of range");
     return run_convolve(self, &src, &dst, k, &p);
@@ -542,7 +550,10 @@ static PyObject *mod_load(PyObject *Py_UNUSED(m), PyObject *args)
     PyObject *res = NULL;
     if (buf && icc && exif) { /* "N" hands the three references to the tuple */
         res = Py_BuildValue("(NiiiiNN)", buf, img.height, img.width, img.channels,
-                            img.type == IC_U16 ? 16 : 8, icc, exif);
+                            img.type == IC_F32   ? 32
+                            : img.type == IC_U16 ? 16
+                                                 : 8,
+                            icc, exif);
     } else {
         Py_XDECREF(buf);
         Py_XDECREF(icc);

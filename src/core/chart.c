@@ -72,17 +72,20 @@ ic_status ic_image_chart(ic_image *img, uint32_t seed)
         return ic_fail(IC_ERR_INVALID_ARG, "no image, or sizes < 1, or channels outside 1..4");
     if (img->memory != IC_MEM_HOST)
         return ic_fail(IC_ERR_UNSUPPORTED, "ic_image_chart draws into host images only");
-    if (img->type != IC_U8 && img->type != IC_U16)
+    if (img->type != IC_U8 && img->type != IC_U16 && img->type != IC_F32)
         return ic_fail(IC_ERR_INVALID_ARG, "unknown sample type %d", (int)img->type);
     const int w = img->width, h = img->height, ch = img->channels;
     const int has_alpha = ch == 2 || ch == 4;
     const unsigned scale = img->type == IC_U16 ? 257u : 1u; /* 255 -> 65535 */
     for (int y = 0; y < h; y++)
         for (int x = 0; x < w; x++)
-            for (int c = 0; c < ch; c++)
-                ic_image_set(img, x, y, c,
-                             scale * ((has_alpha && c == ch - 1)
-                                          ? alpha_sample(x, y, w, h)
-                                          : colour_sample(x, y, c, w, h, seed)));
+            for (int c = 0; c < ch; c++) {
+                const unsigned v = (has_alpha && c == ch - 1) ? alpha_sample(x, y, w, h)
+                                                              : colour_sample(x, y, c, w, h, seed);
+                if (img->type == IC_F32)
+                    ic_image_setf(img, x, y, c, (float)v / 255.0f);
+                else
+                    ic_image_set(img, x, y, c, scale * v);
+            }
     return IC_OK;
 }

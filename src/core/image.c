@@ -4,6 +4,7 @@
  * layout and sample-type (8/16-bit) conversion. All size arithmetic is
  * overflow-checked.
  */
+#include <math.h>
 #include <stdlib.h>
 #include <stdint.h>
 #include <string.h>
@@ -30,12 +31,12 @@ static int valid_dims(int width, int height, int channels)
 
 size_t ic_sample_size(ic_sample_type type)
 {
-    return type == IC_U8 ? 1u : type == IC_U16 ? 2u : 0u;
+    return type == IC_U8 ? 1u : type == IC_U16 ? 2u : type == IC_F32 ? 4u : 0u;
 }
 
 unsigned ic_sample_max(ic_sample_type type)
 {
-    return type == IC_U8 ? 255u : type == IC_U16 ? 65535u : 0u;
+    return type == IC_U8 ? 255u : type == IC_U16 ? 65535u : type == IC_F32 ? 1u : 0u;
 }
 
 size_t ic_image_row_bytes(const ic_image *img)
@@ -172,12 +173,20 @@ ic_status ic_image_wrap(ic_image *img, uint8_t *data, int width, int height, int
 ic_status ic_image_wrap_device(ic_image *img, void *data, int width, int height, int channels,
                                ic_layout layout, size_t pitch, int device, void *stream)
 {
+    return ic_image_wrap_device_type(img, data, width, height, channels, layout, pitch, IC_U8,
+                                     device, stream);
+}
+
+ic_status ic_image_wrap_device_type(ic_image *img, void *data, int width, int height, int channels,
+                                    ic_layout layout, size_t pitch, ic_sample_type type, int device,
+                                    void *stream)
+{
     if (device < 0) {
         if (img)
             memset(img, 0, sizeof *img);
         return ic_fail(IC_ERR_INVALID_ARG, "negative device number %d", device);
     }
-    ic_status st = ic_image_wrap(img, (uint8_t *)data, width, height, channels, layout, pitch);
+    ic_status st = ic_image_wrap_type(img, data, width, height, channels, layout, pitch, type);
     if (st != IC_OK)
         return st;
     img->memory = IC_MEM_DEVICE;
@@ -214,7 +223,8 @@ int ic_image_equal(const ic_image *a, const ic_image *b)
     for (int y = 0; y < a->height; y++)
         for (int x = 0; x < a->width; x++)
             for (int c = 0; c < a->channels; c++)
-                if (ic_image_get(a, x, y, c) != ic_image_get(b, x, y, c))
+                if (memcmp(ic_image_at(a, x, y, c), ic_image_at(b, x, y, c),
+                           ic_sample_size(a->type)) != 0)
                     return 0;
     return 1;
 }
@@ -227,15 +237,33 @@ static unsigned convert_sample(unsigned v, ic_sample_type from, ic_sample_type t
     return to == IC_U16 ? v * 257u : (v + 128u) / 257u;
 }
 
+/* A float sample (nominal 0..1) to an integer one of 0..max: scaled, clamped
+ * (NaN -> 0), rounded to nearest, ties to even. */
+static unsigned float_to_int(float v, unsigned max)
+{
+    double d = (double)v * max;
+    d = d > 0 ? d : 0;
+    d = d < max ? d : max;
+    return (unsigned)rint(d);
+}
+
 /* Layout or type conversion, one row of one channel at a time. */
 static void copy_convert(ic_image *dst, const ic_image *src)
 {
     const int w = src->width, h = src->height, ch = src->channels;
+    const float smax = (float)ic_sample_max(src->type);
+    const unsigned dmax = ic_sample_max(dst->type);
     for (int y = 0; y < h; y++)
         for (int c = 0; c < ch; c++)
-            for (int x = 0; x < w; x++)
-                ic_image_set(dst, x, y, c,
-                             convert_sample(ic_image_get(src, x, y, c), src->type, dst->type));
+            for (int x = 0; x < w; x++) {
+                if (dst->type == IC_F32)
+                    ic_image_setf(dst, x, y, c, ic_image_getf(src, x, y, c) / smax);
+                else if (src->type == IC_F32)
+                    ic_image_set(dst, x, y, c, float_to_int(ic_image_getf(src, x, y, c), dmax));
+                else
+                    ic_image_set(dst, x, y, c,
+                                 convert_sample(ic_image_get(src, x, y, c), src->type, dst->type));
+            }
 }
 
 /* AoS <-> SoA of one sample type: the interleaved row scattered or gathered
@@ -273,6 +301,8 @@ ic_status ic_image_copy(ic_image *dst, const ic_image *src)
         for (int p = 0; p < planes; p++)
             for (int y = 0; y < h; y++)
                 memmove(ic_image_at(dst, 0, y, p), ic_image_at(src, 0, y, p), n);
+    } else if (src->type == IC_F32) {
+        COPY_LAYOUT(float)
     } else if (src->type == IC_U16) {
         COPY_LAYOUT(uint16_t)
     } else {

@@ -334,7 +334,8 @@ static int job_ok(const ic_job *job)
         job->kh % 2 == 0 || job->kw > IC_MAX_KERNEL || job->kh > IC_MAX_KERNEL)
         return 0;
     if (s->width < 1 || s->height < 1 || s->width > IC_MAX_DIM || s->height > IC_MAX_DIM ||
-        s->channels < 1 || s->channels > 4 || (s->type != IC_U8 && s->type != IC_U16) ||
+        s->channels < 1 || s->channels > 4 ||
+        (s->type != IC_U8 && s->type != IC_U16 && s->type != IC_F32) ||
         (s->layout != IC_AOS && s->layout != IC_SOA))
         return 0;
     if (job->premultiply && s->channels != 2 && s->channels != 4)
@@ -391,8 +392,12 @@ static ic_status make_plan(cpu_state *st, const ic_job *job, cpu_plan *plan, int
         return s;
     plan->job = job;
     plan->ops = st->ops;
-    plan->path = st->cache_rank > 0 ? CPU_SEP : CPU_DIRECT;
-    plan->rank = st->cache_rank;
+    /* float32 outputs keep every rounding error within a few ulps of
+     * sum |w*x| (docs/definitions.md, "Float samples"); the terms of a rank >= 2
+     * factorisation may cancel and break that bound, so they go direct */
+    const int sep_ok = st->cache_rank == 1 || (st->cache_rank > 1 && job->src->type != IC_F32);
+    plan->path = sep_ok ? CPU_SEP : CPU_DIRECT;
+    plan->rank = sep_ok ? st->cache_rank : 0;
     plan->frow = st->cache_row;
     plan->fcol = st->cache_col;
     plan->premul = job->premultiply;
@@ -563,7 +568,7 @@ const ic_backend ic_backend_cpu = {
     .close = cpu_close,
     .run = cpu_run,
     .explain = cpu_explain,
-    .caps = IC_CAP_PREMULTIPLY | IC_CAP_U16, /* both in the band pipeline: cpu_band.c */
+    .caps = IC_CAP_PREMULTIPLY | IC_CAP_U16 | IC_CAP_F32, /* all in the band pipeline: cpu_band.c */
     /* seeds 001 and 002 on the CPU (src/exercises/conv1d.c, matmul.c) */
     .conv1d = ic__conv1d_cpu,
     .matmul_variants = ic__matmul_cpu_variants,

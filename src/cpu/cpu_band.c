@@ -157,8 +157,8 @@ struct task_geom {
     size_t dpitch;
     size_t splane, dplane; /* bytes per plane (premultiplied SoA: gathered, scattered) */
     int soa_gather;        /* premultiplied SoA: rows interleave the planes */
-    int u16;               /* samples are uint16 (else uint8) */
-    size_t es;             /* bytes per sample: 1 or 2 */
+    int type;              /* ic_sample_type of both images */
+    size_t es;             /* bytes per sample: 1, 2 or 4 */
     int w, h, step;
     int x0, x1, y0, y1;
     int lo, hi;        /* pixels [lo, hi) of the padded strip come straight from the row */
@@ -169,9 +169,11 @@ struct task_geom {
 
 /* Sample i of a source row, as a float (the padding and the premultiplied
  * SoA gather: a few samples per row, so the type test costs nothing). */
-static inline float sample_f(const uint8_t *row, size_t i, int u16)
+static inline float sample_f(const uint8_t *row, size_t i, int type)
 {
-    return u16 ? (float)((const uint16_t *)(const void *)row)[i] : (float)row[i];
+    if (type == IC_F32)
+        return ((const float *)(const void *)row)[i];
+    return type == IC_U16 ? (float)((const uint16_t *)(const void *)row)[i] : (float)row[i];
 }
 
 /* Row sy of every plane of an SoA image, interleaved into dst (premultiplied
@@ -185,12 +187,12 @@ static void gather_row(const cpu_plan *plan, const struct task_geom *g, int sy, 
         const uint8_t *row = g->src + (size_t)c * g->splane + (size_t)sy * g->spitch;
         float *d = dst + c;
         for (int k = 0; k < g->nl; k++, d += ch)
-            *d = g->padmap[k] < 0 ? bv : sample_f(row, (size_t)g->padmap[k], g->u16);
+            *d = g->padmap[k] < 0 ? bv : sample_f(row, (size_t)g->padmap[k], g->type);
         for (int x = g->lo; x < g->lo + mid; x++, d += ch)
-            *d = sample_f(row, (size_t)x, g->u16);
+            *d = sample_f(row, (size_t)x, g->type);
         for (int k = 0; k < g->nr; k++, d += ch)
-            *d =
-                g->padmap[g->nl + k] < 0 ? bv : sample_f(row, (size_t)g->padmap[g->nl + k], g->u16);
+            *d = g->padmap[g->nl + k] < 0 ? bv
+                                          : sample_f(row, (size_t)g->padmap[g->nl + k], g->type);
     }
 }
 
@@ -215,11 +217,13 @@ static void load_row_samples(const cpu_plan *plan, const struct task_geom *g, in
     for (int k = 0; k < g->nl; k++, d += step) {
         int m = g->padmap[k];
         for (int c = 0; c < step; c++)
-            d[c] = m < 0 ? bv : sample_f(row, (size_t)m * (size_t)step + (size_t)c, g->u16);
+            d[c] = m < 0 ? bv : sample_f(row, (size_t)m * (size_t)step + (size_t)c, g->type);
     }
     int mid = (g->hi - g->lo) * step;
     const uint8_t *from = row + (size_t)g->lo * (size_t)step * g->es;
-    if (g->u16)
+    if (g->type == IC_F32)
+        memcpy(d, from, (size_t)mid * sizeof(float));
+    else if (g->type == IC_U16)
         plan->ops->widen16((const uint16_t *)(const void *)from, d, mid);
     else
         plan->ops->widen(from, d, mid);
@@ -236,7 +240,7 @@ static void load_row_samples(const cpu_plan *plan, const struct task_geom *g, in
     for (int k = 0; k < g->nr; k++, d += step) {
         int m = g->padmap[g->nl + k];
         for (int c = 0; c < step; c++)
-            d[c] = m < 0 ? bv : sample_f(row, (size_t)m * (size_t)step + (size_t)c, g->u16);
+            d[c] = m < 0 ? bv : sample_f(row, (size_t)m * (size_t)step + (size_t)c, g->type);
     }
 }
 
@@ -250,7 +254,7 @@ static void load_row(const cpu_plan *plan, const struct task_geom *g, int v, flo
 }
 
 /* One output row through the rank-r factorisation, rounded into out. */
-static void sep_row(const cpu_plan *plan, cpu_scratch *s, const float *const *rows, int n, int u16,
+static void sep_row(const cpu_plan *plan, cpu_scratch *s, const float *const *rows, int n, int type,
                     uint8_t *out)
 {
     const ic_job *job = plan->job;
@@ -265,8 +269,9 @@ static void sep_row(const cpu_plan *plan, cpu_scratch *s, const float *const *ro
             int last = r == plan->rank - 1;
             plan->ops->vpass(rs, plan->fcol + (size_t)r * (size_t)kh, kh, s->tmp, m + halo);
             plan->ops->hpass(s->tmp, plan->frow + (size_t)r * (size_t)kw, kw, step,
-                             r ? s->acc : NULL, last ? NULL : s->acc, job->bias, plan->premul, u16,
-                             last ? out + (size_t)s0 * (u16 ? 2u : 1u) : NULL, m);
+                             r ? s->acc : NULL, last ? NULL : s->acc, job->bias, plan->premul, type,
+                             last ? out + (size_t)s0 * ic_sample_size((ic_sample_type)type) : NULL,
+                             m);
         }
     }
 }
@@ -289,7 +294,10 @@ static void scatter_row(const struct task_geom *g, cpu_scratch *s, int y)
     for (int c = 0; c < ch; c++) {
         uint8_t *row =
             g->dst + (size_t)c * g->dplane + (size_t)y * g->dpitch + (size_t)g->x0 * g->es;
-        if (g->u16)
+        if (g->type == IC_F32)
+            for (int p = 0; p < g->x1 - g->x0; p++)
+                ((float *)(void *)row)[p] = ((const float *)(const void *)src)[p * ch + c];
+        else if (g->type == IC_U16)
             for (int p = 0; p < g->x1 - g->x0; p++)
                 ((uint16_t *)(void *)row)[p] = ((const uint16_t *)(const void *)src)[p * ch + c];
         else
@@ -322,8 +330,8 @@ void ic_cpu_run_task(void *arg, int task, int worker)
     g.splane = src->pitch * (size_t)src->height;
     g.dplane = dst->pitch * (size_t)dst->height;
     g.soa_gather = plan->premul && src->layout == IC_SOA;
-    g.u16 = src->type == IC_U16;
-    g.es = g.u16 ? 2u : 1u;
+    g.type = (int)src->type;
+    g.es = ic_sample_size(src->type);
     g.y0 = band * plan->band_rows;
     g.y1 = g.y0 + plan->band_rows < g.h ? g.y0 + plan->band_rows : g.h;
     g.x0 = strip * plan->strip_px;
@@ -361,10 +369,10 @@ void ic_cpu_run_task(void *arg, int task, int worker)
             rows[j] = slot;
         }
         if (plan->path == CPU_DIRECT)
-            plan->ops->direct(rows, job->w, kw, kh, g.step, job->bias, plan->premul, g.u16,
+            plan->ops->direct(rows, job->w, kw, kh, g.step, job->bias, plan->premul, g.type,
                               out_row(&g, s, y), pair ? out_row(&g, s, y + 1) : NULL, n);
         else
-            sep_row(plan, s, rows, n, g.u16, out_row(&g, s, y));
+            sep_row(plan, s, rows, n, g.type, out_row(&g, s, y));
         for (int r = 0; g.soa_gather && r <= pair; r++)
             scatter_row(&g, s, y + r);
         y += 1 + pair;

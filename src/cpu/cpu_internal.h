@@ -6,7 +6,8 @@
  *
  *  - the image is cut into tasks (plane x row band x column strip); a pool of
  *    persistent threads (cpu_pool.c) runs them;
- *  - a task converts each input row it needs ONCE from uint8 (or uint16) to float into a
+ *  - a task converts each input row it needs ONCE from uint8 (or uint16; float32
+ *    is copied) to float into a
  *    ring of kh padded rows (horizontal border applied while converting,
  *    vertical border by choosing which source row fills a ring slot);
  *  - every output row is then a weighted sum of the kh ring rows, vectorised
@@ -39,9 +40,10 @@
 #define CPU_NACC 8
 
 /* Inner loops for one instruction set. n counts samples (floats or output
- * samples). Outputs are uint8 or, when u16 is nonzero, uint16 samples: the
- * caller picks the type once per row (never per sample), and the loops keep
- * one instance per type so that the uint8 path is the same code as before. */
+ * samples). Outputs are samples of `type` (an ic_sample_type: uint8, uint16,
+ * or float32 stored unrounded and unclamped): the caller picks the type once
+ * per row (never per sample), and the loops keep one instance per type so that
+ * the uint8 path is the same code as before. */
 typedef struct cpu_ops {
     const char *name; /* "scalar", "avx2", "avx512" */
     /* dst[k] = (float)src[k] for k < n. */
@@ -49,20 +51,20 @@ typedef struct cpu_ops {
     /* The same for uint16 samples. */
     void (*widen16)(const uint16_t *src, float *dst, int n);
     /* out[s] = round(bias + sum_{j<kh} sum_{i<kw} w[j*kw+i] * rows[j][s + i*step])
-     * (round: to uint8, or to uint16 when u16); when out1 is non-NULL, rows
+     * (round: to uint8 or uint16 by type; float32 stores the sum); when out1 is non-NULL, rows
      * has kh+1 entries and out1 gets the same sum over rows[1..kh] (the next
      * output row). With premul nonzero (step = channels, 2 or 4, alpha last)
      * each pixel's sums FC (colour) and FA (alpha) are un-premultiplied
      * before the bias and rounding: colour = FA > 0 ? FC / FA : 0, alpha = FA. */
     void (*direct)(const float *const *rows, const float *w, int kw, int kh, int step, float bias,
-                   int premul, int u16, void *out, void *out1, int n);
+                   int premul, int type, void *out, void *out1, int n);
     /* t[s] = sum_{j<kh} col[j] * rows[j][s]. */
     void (*vpass)(const float *const *rows, const float *col, int kh, float *t, int n);
     /* sum = (acc_in ? acc_in[s] : 0) + sum_{i<kw} row[i] * t[s + i*step]; then
      * out[s] = round(sum + bias) when out is non-NULL (un-premultiplied
-     * first when premul, as in direct; uint16 when u16), else acc_out[s] = sum. */
+     * first when premul, as in direct; of type as in direct), else acc_out[s] = sum. */
     void (*hpass)(const float *t, const float *row, int kw, int step, const float *acc_in,
-                  float *acc_out, float bias, int premul, int u16, void *out, int n);
+                  float *acc_out, float bias, int premul, int type, void *out, int n);
     /* Premultiplied alpha on pixels of ch = 2 or 4 interleaved floats, alpha
      * last, n samples (a multiple of ch): row[colour] *= row[alpha] in place. */
     void (*premul)(float *row, int ch, int n);

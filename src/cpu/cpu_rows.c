@@ -35,10 +35,15 @@
 ROUND_BLOCK(round_block8, uint8_t, 255.0f)
 ROUND_BLOCK(round_block16, uint16_t, 65535.0f)
 
-/* Rounds m sums into sample s0 of an output row of the given type. */
-static void round_block(const float *acc, float bias, int u16, void *out, int s0, int m)
+/* Rounds m sums into sample s0 of an output row of the given type (float32:
+ * the biased sums as they are). */
+static void round_block(const float *acc, float bias, int type, void *out, int s0, int m)
 {
-    if (u16)
+    if (type == IC_F32) {
+        float *restrict o = (float *)out + s0;
+        for (int s = 0; s < m; s++)
+            o[s] = acc[s] + bias;
+    } else if (type == IC_U16)
         round_block16(acc, bias, (uint16_t *)out + s0, m);
     else
         round_block8(acc, bias, (uint8_t *)out + s0, m);
@@ -65,7 +70,7 @@ static void unpremul_block(float *acc, int ch, int m)
 }
 
 static void direct_row(const float *const *rows, const float *w, int kw, int kh, int step,
-                       float bias, int premul, int u16, void *out, int n)
+                       float bias, int premul, int type, void *out, int n)
 {
     float acc[BLK];
     for (int s0 = 0; s0 < n; s0 += BLK) {
@@ -82,16 +87,16 @@ static void direct_row(const float *const *rows, const float *w, int kw, int kh,
         }
         if (premul) /* BLK is a multiple of 2 and 4: blocks hold whole pixels */
             unpremul_block(acc, step, m);
-        round_block(acc, bias, u16, out, s0, m);
+        round_block(acc, bias, type, out, s0, m);
     }
 }
 
 static void direct_scalar(const float *const *rows, const float *w, int kw, int kh, int step,
-                          float bias, int premul, int u16, void *out, void *out1, int n)
+                          float bias, int premul, int type, void *out, void *out1, int n)
 {
-    direct_row(rows, w, kw, kh, step, bias, premul, u16, out, n);
+    direct_row(rows, w, kw, kh, step, bias, premul, type, out, n);
     if (out1)
-        direct_row(rows + 1, w, kw, kh, step, bias, premul, u16, out1, n);
+        direct_row(rows + 1, w, kw, kh, step, bias, premul, type, out1, n);
 }
 
 static void vpass_scalar(const float *const *rows, const float *col, int kh, float *restrict t,
@@ -108,7 +113,7 @@ static void vpass_scalar(const float *const *rows, const float *col, int kh, flo
 }
 
 static void hpass_scalar(const float *t, const float *row, int kw, int step, const float *acc_in,
-                         float *acc_out, float bias, int premul, int u16, void *out, int n)
+                         float *acc_out, float bias, int premul, int type, void *out, int n)
 {
     float acc[BLK];
     for (int s0 = 0; s0 < n; s0 += BLK) {
@@ -124,7 +129,7 @@ static void hpass_scalar(const float *t, const float *row, int kw, int step, con
         if (out) {
             if (premul)
                 unpremul_block(acc, step, m);
-            round_block(acc, bias, u16, out, s0, m);
+            round_block(acc, bias, type, out, s0, m);
         } else {
             for (int s = 0; s < m; s++)
                 acc_out[s0 + s] = acc[s];

@@ -27,9 +27,10 @@
  * then round to nearest even (cvtps2dq in the default MXCSR mode); simd_put16*
  * is ic_round_u16 (clamp to [0, 65535]).
  *
- * 16-bit samples: every loop takes `u16` as a compile-time constant (the
- * exported functions branch on it once per row and call an instance), so the
- * uint8 instances are the code they were before 16-bit samples existed.
+ * 16-bit and float samples: every loop takes `type` (an ic_sample_type) as a
+ * compile-time constant (the exported functions branch on it once per row and
+ * call an instance), so the uint8 instances are the code they were before the
+ * other types existed. Float32 outputs are the biased sums stored as they are.
  *
  * The loops are seed 004's weighted sum vectorised across x: NACC independent
  * accumulators of VL samples hide the FMA latency; taps are broadcast from the
@@ -61,19 +62,27 @@
 SIMD_WIDEN_ROW(simd_widen_row, uint8_t, simd_widen)
 SIMD_WIDEN_ROW(simd_widen16_row, uint16_t, simd_widen16)
 
-/* nv rounded vectors at output sample s of a uint8 or (u16) uint16 row. */
-SIMD_INLINE void put_any(void *out, int s, const V *a, int nv, const int u16)
+/* nv rounded vectors at output sample s of a row of the type (float32: stored
+ * as they are). */
+SIMD_INLINE void put_any(void *out, int s, const V *a, int nv, const int type)
 {
-    if (u16)
+    if (type == IC_F32)
+        for (int v = 0; v < nv; v++)
+            VSTORE((float *)out + s + v * VL, a[v]);
+    else if (type == IC_U16)
         simd_put16((uint16_t *)out + s, a, nv);
     else
         simd_put((uint8_t *)out + s, a, nv);
 }
 
 /* The first m < VL lanes of a at output sample s. */
-SIMD_INLINE void put_part_any(void *out, int s, V a, int m, const int u16)
+SIMD_INLINE void put_part_any(void *out, int s, V a, int m, const int type)
 {
-    if (u16)
+    if (type == IC_F32) {
+        float lanes[VL];
+        VSTORE(lanes, a);
+        memcpy((float *)out + s, lanes, (size_t)m * sizeof(float));
+    } else if (type == IC_U16)
         simd_put16_part((uint16_t *)out + s, a, m);
     else
         simd_put_part((uint8_t *)out + s, a, m);
@@ -91,7 +100,7 @@ SIMD_INLINE V simd_finish(V a, V vb, const int premul, const int step)
 /* out[s] = round(bias + sum_j sum_i w[j*kw+i] * rows[j][s + i*step]) for
  * s0 <= s < n (un-premultiplied first when premul) */
 SIMD_INLINE void direct_k(const float *const *rows, const float *w, const int kw, const int kh,
-                          const int step, float bias, const int premul, const int u16, void *out,
+                          const int step, float bias, const int premul, const int type, void *out,
                           int s0, int n)
 {
     const V vb = VSET1(bias);
@@ -111,7 +120,7 @@ SIMD_INLINE void direct_k(const float *const *rows, const float *w, const int kw
         }
         for (int v = 0; v < NACC; v++)
             a[v] = simd_finish(a[v], vb, premul, step);
-        put_any(out, s, a, NACC, u16);
+        put_any(out, s, a, NACC, type);
     }
     for (; s < n; s += VL) {
         V a = VZERO();
@@ -122,9 +131,9 @@ SIMD_INLINE void direct_k(const float *const *rows, const float *w, const int kw
         }
         a = simd_finish(a, vb, premul, step);
         if (n - s >= VL)
-            put_any(out, s, &a, 1, u16);
+            put_any(out, s, &a, 1, type);
         else
-            put_part_any(out, s, a, n - s, u16);
+            put_part_any(out, s, a, n - s, type);
     }
 }
 
@@ -134,7 +143,7 @@ SIMD_INLINE void direct_k(const float *const *rows, const float *w, const int kw
  * loads, half of them split across cache lines in AoS). NACC/2 accumulators
  * per row keep the NACC chains the FMA latency needs. */
 SIMD_INLINE void direct2_k(const float *const *rows, const float *w, const int kw, const int kh,
-                           const int step, float bias, const int premul, const int u16, void *out0,
+                           const int step, float bias, const int premul, const int type, void *out0,
                            void *out1, int n)
 {
     enum { H = NACC / 2 };
@@ -166,24 +175,24 @@ SIMD_INLINE void direct2_k(const float *const *rows, const float *w, const int k
             a0[v] = simd_finish(a0[v], vb, premul, step);
             a1[v] = simd_finish(a1[v], vb, premul, step);
         }
-        put_any(out0, s, a0, H, u16);
-        put_any(out1, s, a1, H, u16);
+        put_any(out0, s, a0, H, type);
+        put_any(out1, s, a1, H, type);
     }
     if (s < n) {
-        direct_k(rows, w, kw, kh, step, bias, premul, u16, out0, s, n);
-        direct_k(rows + 1, w, kw, kh, step, bias, premul, u16, out1, s, n);
+        direct_k(rows, w, kw, kh, step, bias, premul, type, out0, s, n);
+        direct_k(rows + 1, w, kw, kh, step, bias, premul, type, out1, s, n);
     }
 }
 
 /* One row (out1 NULL) or two (rows has kh+1 entries). */
 SIMD_INLINE void direct_any(const float *const *rows, const float *w, const int kw, const int kh,
-                            const int step, float bias, const int premul, const int u16, void *out,
+                            const int step, float bias, const int premul, const int type, void *out,
                             void *out1, int n)
 {
     if (out1)
-        direct2_k(rows, w, kw, kh, step, bias, premul, u16, out, out1, n);
+        direct2_k(rows, w, kw, kh, step, bias, premul, type, out, out1, n);
     else
-        direct_k(rows, w, kw, kh, step, bias, premul, u16, out, 0, n);
+        direct_k(rows, w, kw, kh, step, bias, premul, type, out, 0, n);
 }
 
 /* Instances with constant kw, kh and step: the taps unroll and every load
@@ -192,21 +201,21 @@ SIMD_INLINE void direct_any(const float *const *rows, const float *w, const int 
 #define DIRECT_STEPS(KW, KH)                                                                       \
     switch (step) {                                                                                \
     case 1:                                                                                        \
-        direct_any(rows, w, KW, KH, 1, bias, premul, u16, out, out1, n);                           \
+        direct_any(rows, w, KW, KH, 1, bias, premul, type, out, out1, n);                          \
         return;                                                                                    \
     case 2:                                                                                        \
-        direct_any(rows, w, KW, KH, 2, bias, premul, u16, out, out1, n);                           \
+        direct_any(rows, w, KW, KH, 2, bias, premul, type, out, out1, n);                          \
         return;                                                                                    \
     case 3:                                                                                        \
-        direct_any(rows, w, KW, KH, 3, bias, premul, u16, out, out1, n);                           \
+        direct_any(rows, w, KW, KH, 3, bias, premul, type, out, out1, n);                          \
         return;                                                                                    \
     default:                                                                                       \
-        direct_any(rows, w, KW, KH, 4, bias, premul, u16, out, out1, n);                           \
+        direct_any(rows, w, KW, KH, 4, bias, premul, type, out, out1, n);                          \
         return;                                                                                    \
     }
 
 SIMD_INLINE void direct_typed(const float *const *rows, const float *w, int kw, int kh, int step,
-                              float bias, int premul, const int u16, void *out, void *out1, int n)
+                              float bias, int premul, const int type, void *out, void *out1, int n)
 {
     if (kw == 3 && kh == 3)
         DIRECT_STEPS(3, 3)
@@ -215,18 +224,20 @@ SIMD_INLINE void direct_typed(const float *const *rows, const float *w, int kw, 
     if (kw == 7 && kh == 7)
         DIRECT_STEPS(7, 7)
     if (premul && step == 4) /* un-premultiplying needs a constant step */
-        direct_any(rows, w, kw, kh, 4, bias, premul, u16, out, out1, n);
+        direct_any(rows, w, kw, kh, 4, bias, premul, type, out, out1, n);
     else if (premul)
-        direct_any(rows, w, kw, kh, 2, bias, premul, u16, out, out1, n);
+        direct_any(rows, w, kw, kh, 2, bias, premul, type, out, out1, n);
     else
-        direct_any(rows, w, kw, kh, step, bias, premul, u16, out, out1, n);
+        direct_any(rows, w, kw, kh, step, bias, premul, type, out, out1, n);
 }
 
 SIMD_TGT static void simd_direct(const float *const *rows, const float *w, int kw, int kh, int step,
-                                 float bias, int premul, int u16, void *out, void *out1, int n)
+                                 float bias, int premul, int type, void *out, void *out1, int n)
 {
-    if (u16)
-        direct_typed(rows, w, kw, kh, step, bias, premul, 1, out, out1, n);
+    if (type == IC_F32)
+        direct_typed(rows, w, kw, kh, step, bias, premul, IC_F32, out, out1, n);
+    else if (type == IC_U16)
+        direct_typed(rows, w, kw, kh, step, bias, premul, IC_U16, out, out1, n);
     else
         direct_typed(rows, w, kw, kh, step, bias, premul, 0, out, out1, n);
 }
@@ -259,7 +270,7 @@ SIMD_TGT static void simd_vpass(const float *const *rows, const float *col, int 
 /* sum = acc_in[s] + sum_i row[i] * t[s + i*step]; stored rounded or as float */
 SIMD_INLINE void hpass_k(const float *t, const float *row, const int kw, const int step,
                          const float *acc_in, float *acc_out, float bias, const int premul,
-                         const int u16, void *out, int n)
+                         const int type, void *out, int n)
 {
     const V vb = VSET1(bias);
     int s = 0;
@@ -276,7 +287,7 @@ SIMD_INLINE void hpass_k(const float *t, const float *row, const int kw, const i
         if (out) {
             for (int v = 0; v < NACC; v++)
                 a[v] = simd_finish(a[v], vb, premul, step);
-            put_any(out, s, a, NACC, u16);
+            put_any(out, s, a, NACC, type);
         } else {
             for (int v = 0; v < NACC; v++)
                 VSTORE(acc_out + s + v * VL, a[v]);
@@ -290,10 +301,10 @@ SIMD_INLINE void hpass_k(const float *t, const float *row, const int kw, const i
             VSTORE(acc_out + s, a); /* may run into the slack */
         else if (n - s >= VL) {
             a = simd_finish(a, vb, premul, step);
-            put_any(out, s, &a, 1, u16);
+            put_any(out, s, &a, 1, type);
         } else {
             a = simd_finish(a, vb, premul, step);
-            put_part_any(out, s, a, n - s, u16);
+            put_part_any(out, s, a, n - s, type);
         }
     }
 }
@@ -301,22 +312,22 @@ SIMD_INLINE void hpass_k(const float *t, const float *row, const int kw, const i
 #define HPASS_STEPS(KW)                                                                            \
     switch (step) {                                                                                \
     case 1:                                                                                        \
-        hpass_k(t, row, KW, 1, acc_in, acc_out, bias, premul, u16, out, n);                        \
+        hpass_k(t, row, KW, 1, acc_in, acc_out, bias, premul, type, out, n);                       \
         return;                                                                                    \
     case 2:                                                                                        \
-        hpass_k(t, row, KW, 2, acc_in, acc_out, bias, premul, u16, out, n);                        \
+        hpass_k(t, row, KW, 2, acc_in, acc_out, bias, premul, type, out, n);                       \
         return;                                                                                    \
     case 3:                                                                                        \
-        hpass_k(t, row, KW, 3, acc_in, acc_out, bias, premul, u16, out, n);                        \
+        hpass_k(t, row, KW, 3, acc_in, acc_out, bias, premul, type, out, n);                       \
         return;                                                                                    \
     default:                                                                                       \
-        hpass_k(t, row, KW, 4, acc_in, acc_out, bias, premul, u16, out, n);                        \
+        hpass_k(t, row, KW, 4, acc_in, acc_out, bias, premul, type, out, n);                       \
         return;                                                                                    \
     }
 
 SIMD_INLINE void hpass_typed(const float *t, const float *row, int kw, int step,
                              const float *acc_in, float *acc_out, float bias, int premul,
-                             const int u16, void *out, int n)
+                             const int type, void *out, int n)
 {
     if (kw == 3)
         HPASS_STEPS(3)
@@ -327,19 +338,21 @@ SIMD_INLINE void hpass_typed(const float *t, const float *row, int kw, int step,
     if (kw == 9)
         HPASS_STEPS(9)
     if (premul && step == 4)
-        hpass_k(t, row, kw, 4, acc_in, acc_out, bias, premul, u16, out, n);
+        hpass_k(t, row, kw, 4, acc_in, acc_out, bias, premul, type, out, n);
     else if (premul)
-        hpass_k(t, row, kw, 2, acc_in, acc_out, bias, premul, u16, out, n);
+        hpass_k(t, row, kw, 2, acc_in, acc_out, bias, premul, type, out, n);
     else
-        hpass_k(t, row, kw, step, acc_in, acc_out, bias, premul, u16, out, n);
+        hpass_k(t, row, kw, step, acc_in, acc_out, bias, premul, type, out, n);
 }
 
 SIMD_TGT static void simd_hpass(const float *t, const float *row, int kw, int step,
                                 const float *acc_in, float *acc_out, float bias, int premul,
-                                int u16, void *out, int n)
+                                int type, void *out, int n)
 {
-    if (u16)
-        hpass_typed(t, row, kw, step, acc_in, acc_out, bias, premul, 1, out, n);
+    if (type == IC_F32)
+        hpass_typed(t, row, kw, step, acc_in, acc_out, bias, premul, IC_F32, out, n);
+    else if (type == IC_U16)
+        hpass_typed(t, row, kw, step, acc_in, acc_out, bias, premul, IC_U16, out, n);
     else
         hpass_typed(t, row, kw, step, acc_in, acc_out, bias, premul, 0, out, n);
 }

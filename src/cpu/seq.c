@@ -3,7 +3,8 @@
  * readable as the baseline of the performance study. First pad the image by
  * the kernel radius with the border mode (seed 004 "Padding"), then for every
  * channel, row and column accumulate the weighted sum of the window in float32
- * and round it to a sample (uint8 or uint16, the job's type).
+ * and round it to a sample (uint8 or uint16, the job's type; float32 samples
+ * get the sum itself).
  */
 #include <stdlib.h>
 
@@ -30,7 +31,7 @@ static ic_status pad_channel(const ic_job *job, int c, padded *p)
         for (int x = 0; x < p->width; x++) {
             const int sx = ic_border_map(x - rx, src->width, (int)job->border);
             p->data[(size_t)y * p->width + x] =
-                (sx < 0 || sy < 0) ? job->border_value : (float)ic_image_get(src, sx, sy, c);
+                (sx < 0 || sy < 0) ? job->border_value : ic_image_getf(src, sx, sy, c);
         }
     }
     return IC_OK;
@@ -55,7 +56,9 @@ static ic_status seq_run(void *state, const ic_job *job, ic_timing *t, char *err
                     for (int kx = 0; kx < job->kw; kx++)
                         acc += p.data[(size_t)(y + ky) * p.width + (x + kx)] *
                                job->w[(size_t)ky * job->kw + kx];
-                if (job->dst->type == IC_U16)
+                if (job->dst->type == IC_F32)
+                    ic_image_setf(job->dst, x, y, c, acc + job->bias);
+                else if (job->dst->type == IC_U16)
                     *(uint16_t *)(void *)ic_image_at(job->dst, x, y, c) =
                         ic_round_u16(acc + job->bias);
                 else
@@ -83,5 +86,5 @@ const ic_backend ic_backend_seq = {
     .close = NULL,
     .run = seq_run,
     .host_bytes = seq_host_bytes,
-    .caps = IC_CAP_U16,
+    .caps = IC_CAP_U16 | IC_CAP_F32,
 };

@@ -102,7 +102,7 @@ static ic_as_geom geom_of(const ic_cuda_args *a, int y_first, int y_end)
     g.ry = (a->kh - 1) / 2;
     g.planes = a->soa ? a->channels : 1;
     g.constant = a->border == IC_BORDER_CONSTANT;
-    g.row_bytes = ((size_t)a->width * (size_t)(a->soa ? 1 : a->channels)) << a->u16;
+    g.row_bytes = ((size_t)a->width * (size_t)(a->soa ? 1 : a->channels)) << ic_cuda_shift(a);
     g.dpitch = (g.row_bytes + IC_AS_PITCH_ALIGN - 1) / IC_AS_PITCH_ALIGN * IC_AS_PITCH_ALIGN;
     g.wbytes = (size_t)a->kw * (size_t)a->kh * sizeof(float);
     return g;

@@ -27,7 +27,8 @@
  * float per pixel (the largest kernel that fits in shared memory does not
  * depend on the channel count) and keeps AoS and SoA on one code path.
  *
- * Sample types: ic_cuda_args.u16 selects uint16 samples (IC_U16). It is a
+ * Sample types: ic_cuda_args.u16 selects uint16 samples (IC_U16), f32 float32
+ * ones (IC_F32: read as they are, stored unrounded). It is a
  * run-time branch in the plane's read and in ic_cu_store, uniform over a
  * launch, not a template parameter: templating every strategy (and the fast
  * path's tile kernels) on the sample type would double the instantiations and
@@ -112,21 +113,26 @@ __device__ __forceinline__ unsigned ic_cu_fast_div(unsigned n, unsigned d, unsig
 }
 
 /* Byte offset of sample (x, y) of channel c in an image of the job's shape
- * (samples of 1 << a.u16 bytes). */
+ * (samples of 1 << ic_cuda_shift(&a) bytes). */
 __device__ __forceinline__ size_t ic_cu_offset(const ic_cuda_args &a, size_t pitch, int c, int x,
                                                int y)
 {
+    const int sh = ic_cuda_shift(&a);
     if (a.soa)
-        return ((size_t)c * (size_t)a.height + (size_t)y) * pitch + ((size_t)x << a.u16);
-    return (size_t)y * pitch + (((size_t)x * (size_t)a.channels + (size_t)c) << a.u16);
+        return ((size_t)c * (size_t)a.height + (size_t)y) * pitch + ((size_t)x << sh);
+    return (size_t)y * pitch + (((size_t)x * (size_t)a.channels + (size_t)c) << sh);
 }
 
-/* Sample at byte offset o of an image of the job's type, as a float (LDG:
- * through the read-only data cache). */
+/* Sample at byte offset o of an image of the job's type (shift: 0 uint8, 1
+ * uint16, 2 float32), as a float (LDG: through the read-only data cache). */
 template <bool LDG>
-__device__ __forceinline__ float ic_cu_sample(const uint8_t *base, size_t o, bool u16)
+__device__ __forceinline__ float ic_cu_sample(const uint8_t *base, size_t o, int shift)
 {
-    if (u16) {
+    if (shift == 2) {
+        const float *p = reinterpret_cast<const float *>(base + o);
+        return LDG ? __ldg(p) : *p;
+    }
+    if (shift == 1) {
         const uint16_t *p = reinterpret_cast<const uint16_t *>(base + o);
         return LDG ? (float)__ldg(p) : (float)*p;
     }
@@ -153,13 +159,14 @@ template <bool PM> struct ic_cu_plane {
     int xs; /* bytes from one pixel to the next */
     int w, h, border;
     float border_value;
-    bool u16; /* uint16 samples */
+    int shift; /* sample bytes as a shift: 0 uint8, 1 uint16, 2 float32 */
 
     __device__ ic_cu_plane(const ic_cuda_args &a, int c)
         : base(a.src + ic_cu_offset(a, a.src_pitch, c, 0, 0)),
           alpha(a.src + ic_cu_offset(a, a.src_pitch, a.channels - 1, 0, 0)), pitch(a.src_pitch),
-          xs((a.soa ? 1 : a.channels) << a.u16), w(a.width), h(a.height), border(a.border),
-          border_value(PM ? a.border_value * a.border_value : a.border_value), u16(a.u16 != 0)
+          xs((a.soa ? 1 : a.channels) << ic_cuda_shift(&a)), w(a.width), h(a.height),
+          border(a.border), border_value(PM ? a.border_value * a.border_value : a.border_value),
+          shift(ic_cuda_shift(&a))
     {
     }
 
@@ -167,9 +174,9 @@ template <bool PM> struct ic_cu_plane {
     template <bool LDG = false> __device__ __forceinline__ float at(int x, int y) const
     {
         const size_t o = (size_t)y * pitch + (size_t)x * (size_t)xs;
-        const float v = ic_cu_sample<LDG>(base, o, u16);
+        const float v = ic_cu_sample<LDG>(base, o, shift);
         if constexpr (PM)
-            return v * ic_cu_sample<LDG>(alpha, o, u16);
+            return v * ic_cu_sample<LDG>(alpha, o, shift);
         return v;
     }
 
@@ -187,11 +194,14 @@ template <bool PM> struct ic_cu_plane {
 /* A channel read as it is. */
 using ic_cu_src = ic_cu_plane<false>;
 
-/* Writes bias + sum as a sample of the job's type (round half even, clamp). */
+/* Writes bias + sum as a sample of the job's type (round half even, clamp;
+ * float32 as it is). */
 __device__ __forceinline__ void ic_cu_store(const ic_cuda_args &a, int c, int x, int y, float sum)
 {
     uint8_t *p = a.dst + ic_cu_offset(a, a.dst_pitch, c, x, y);
-    if (a.u16)
+    if (a.f32)
+        *reinterpret_cast<float *>(p) = sum + a.bias;
+    else if (a.u16)
         *reinterpret_cast<uint16_t *>(p) = ic_cu_round_u16(sum + a.bias);
     else
         *p = ic_round_u8(sum + a.bias);

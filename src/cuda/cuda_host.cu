@@ -264,12 +264,13 @@ static ic_status ensure_weights(ic_cuda_state *st, size_t n, char *err, size_t e
     return IC_OK;
 }
 
-/* Where the kernels read a sample type whole: uint16 samples of a device
- * image must be 2-byte aligned (host images are copied into aligned buffers). */
+/* Where the kernels read a sample type whole: uint16 and float32 samples of a
+ * device image must be aligned to their size (host images are copied into
+ * aligned buffers). */
 static int aligned_for_type(const ic_image *im)
 {
-    return im->type != IC_U16 || im->memory != IC_MEM_DEVICE ||
-           ((uintptr_t)im->data % 2u == 0 && im->pitch % 2u == 0);
+    const size_t es = ic_sample_size(im->type);
+    return im->memory != IC_MEM_DEVICE || ((uintptr_t)im->data % es == 0 && im->pitch % es == 0);
 }
 
 /* The source side of a job: what both run and explain need. */
@@ -278,11 +279,10 @@ static int src_valid(const ic_job *job)
     const ic_image *s = job->src;
     return s && s->data && job->w && s->width >= 1 && s->height >= 1 && s->width <= IC_MAX_DIM &&
            s->height <= IC_MAX_DIM && s->channels >= 1 && s->channels <= 4 &&
-           (s->layout == IC_AOS || s->layout == IC_SOA) &&
-           (s->type == IC_U8 || s->type == IC_U16) && s->pitch >= ic_image_row_bytes(s) &&
-           aligned_for_type(s) && job->kw >= 1 && job->kh >= 1 && (job->kw & 1) && (job->kh & 1) &&
-           job->kw <= IC_MAX_KERNEL && job->kh <= IC_MAX_KERNEL &&
-           (!job->premultiply || s->channels == 2 || s->channels == 4);
+           (s->layout == IC_AOS || s->layout == IC_SOA) && ic_sample_size(s->type) != 0 &&
+           s->pitch >= ic_image_row_bytes(s) && aligned_for_type(s) && job->kw >= 1 &&
+           job->kh >= 1 && (job->kw & 1) && (job->kh & 1) && job->kw <= IC_MAX_KERNEL &&
+           job->kh <= IC_MAX_KERNEL && (!job->premultiply || s->channels == 2 || s->channels == 4);
 }
 
 /* any_layout: dst may have another layout than src (a device dst, converted
@@ -306,6 +306,7 @@ static ic_cuda_args job_args(const ic_cuda_state *st, const ic_job *job)
     a.channels = job->src->channels;
     a.soa = job->src->layout == IC_SOA;
     a.u16 = job->src->type == IC_U16;
+    a.f32 = job->src->type == IC_F32;
     a.kw = job->kw;
     a.kh = job->kh;
     a.border = (int)job->border;
@@ -371,28 +372,30 @@ struct ic_cu_view {
     int soa;
 };
 
-/* Byte offset of sample (x, y, c), samples of 1 << u16 bytes. */
+/* Byte offset of sample (x, y, c), samples of 1 << shift bytes. */
 __device__ __forceinline__ size_t view_at(const ic_cu_view &v, int x, int y, int c, int height,
-                                          int channels, int u16)
+                                          int channels, int shift)
 {
-    return v.soa ? ((size_t)c * (size_t)height + (size_t)y) * v.pitch + ((size_t)x << u16)
-                 : (size_t)y * v.pitch + (((size_t)x * (size_t)channels + (size_t)c) << u16);
+    return v.soa ? ((size_t)c * (size_t)height + (size_t)y) * v.pitch + ((size_t)x << shift)
+                 : (size_t)y * v.pitch + (((size_t)x * (size_t)channels + (size_t)c) << shift);
 }
 
 /* dst(x, y, c) = src(x, y, c) for channels [c0, c0 + nc), any two layouts,
- * uint8 or (u16) uint16 samples: the layout conversion and the kept alpha
- * channel of device images. */
+ * samples of 1 << shift bytes (uint8, uint16, float32): the layout conversion
+ * and the kept alpha channel of device images. */
 __global__ void ic_cu_copy_channels(ic_cu_view dst, ic_cu_view src, int width, int height,
-                                    int channels, int c0, int u16, size_t n)
+                                    int channels, int c0, int shift, size_t n)
 {
     for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
          i += (size_t)gridDim.x * blockDim.x) {
         const int x = (int)(i % (size_t)width);
         const size_t r = i / (size_t)width;
         const int y = (int)(r % (size_t)height), c = c0 + (int)(r / (size_t)height);
-        uint8_t *d = dst.p + view_at(dst, x, y, c, height, channels, u16);
-        const uint8_t *s = src.p + view_at(src, x, y, c, height, channels, u16);
-        if (u16)
+        uint8_t *d = dst.p + view_at(dst, x, y, c, height, channels, shift);
+        const uint8_t *s = src.p + view_at(src, x, y, c, height, channels, shift);
+        if (shift == 2)
+            *reinterpret_cast<float *>(d) = *reinterpret_cast<const float *>(s);
+        else if (shift == 1)
             *reinterpret_cast<uint16_t *>(d) = *reinterpret_cast<const uint16_t *>(s);
         else
             *d = *s;
@@ -406,7 +409,11 @@ static ic_status copy_channels(ic_cu_view dst, ic_cu_view src, const ic_image *i
     const size_t want = (n + 255) / 256;
     const unsigned blocks = (unsigned)(want < 65535u * 16u ? want : 65535u * 16u);
     ic_cu_copy_channels<<<blocks, 256, 0, stream>>>(dst, src, im->width, im->height, im->channels,
-                                                    c0, im->type == IC_U16, n);
+                                                    c0,
+                                                    im->type == IC_F32   ? 2
+                                                    : im->type == IC_U16 ? 1
+                                                                         : 0,
+                                                    n);
     IC_CUDA_CHECK(cudaGetLastError());
     return IC_OK;
 }

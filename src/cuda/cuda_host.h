@@ -26,8 +26,8 @@ extern "C" {
  * Passed by value to every kernel. Sample (x, y, c) of an image lives at
  *   AoS: base + y*pitch + (x*channels + c) * S
  *   SoA: base + (c*height + y)*pitch + x * S      (planes stacked, device pitch)
- * with S = 1 byte (IC_U8) or 2 (IC_U16, u16 = 1), pitches in bytes, like
- * ic_image_at() on the host. */
+ * with S = 1 byte (IC_U8), 2 (IC_U16, u16 = 1) or 4 (IC_F32, f32 = 1),
+ * pitches in bytes, like ic_image_at() on the host. */
 typedef struct ic_cuda_args {
     const uint8_t *src;
     size_t src_pitch;
@@ -40,6 +40,8 @@ typedef struct ic_cuda_args {
     int u16;            /* 1 for IC_U16 samples (src and dst), 0 for IC_U8: the shift from
                            * sample index to byte offset; every kernel branches on it
                            * uniformly in its loads and stores (cuda_common.cuh) */
+    int f32;            /* 1 for IC_F32 samples (u16 is then 0): 4-byte floats read as
+                           * they are and stored unrounded and unclamped */
     int kw, kh;         /* odd, 1..IC_MAX_KERNEL */
     int border;         /* ic_border */
     float border_value; /* for IC_BORDER_CONSTANT */
@@ -53,6 +55,18 @@ typedef struct ic_cuda_args {
                            * carried into every band of the async pipeline, whose worker
                            * threads call the hooks too; kernels ignore it */
 } ic_cuda_args;
+
+/* log2 of the bytes of one sample of a job: 0, 1 (u16) or 2 (f32); host and
+ * device code alike. */
+#if defined(__CUDACC__)
+#define IC_CUDA_HOST_DEVICE __host__ __device__
+#else
+#define IC_CUDA_HOST_DEVICE
+#endif
+static inline IC_CUDA_HOST_DEVICE int ic_cuda_shift(const ic_cuda_args *a)
+{
+    return a->f32 ? 2 : a->u16;
+}
 
 /* What a strategy backend adds to the common host side. */
 typedef struct ic_cuda_strategy {

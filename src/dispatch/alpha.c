@@ -1,9 +1,10 @@
 /*
  * alpha.c - premultiplied-alpha filtering (docs/definitions.md, "Alpha"),
  * shared by every backend: with a = alpha/max (max = 255, or 65535 for IC_U16
- * samples), filter c*a and a alike, then
+ * samples, 1 for IC_F32), filter c*a and a alike, then
  *   colour = F(c*a) / F(a)   (0 where F(a) <= 0)   + bias
  *   alpha  = max * F(a)                             + bias
+ * (float samples are stored as computed, neither rounded nor clamped).
  * A constant border gives every channel, alpha included, the border value
  * before premultiplication. The division amplifies rounding error where F(a) is
  * small, so this path accumulates in float64 (on the CPU, for every backend).
@@ -58,13 +59,19 @@ ic_status ic__convolve_premultiplied(const ic_job *job)
                         acc[ac] += wt * va;
                         continue;
                     }
-                    const double a = ic_image_get(src, sx, sy, ac) / max;
+                    const double a = ic_image_getf(src, sx, sy, ac) / max;
                     for (int c = 0; c < ac; c++)
-                        acc[c] += wt * ic_image_get(src, sx, sy, c) * a;
+                        acc[c] += wt * ic_image_getf(src, sx, sy, c) * a;
                     acc[ac] += wt * a;
                 }
             }
             const double fa = acc[ac];
+            if (dst->type == IC_F32) {
+                for (int c = 0; c < ac; c++)
+                    ic_image_setf(dst, x, y, c, (float)((fa > 0 ? acc[c] / fa : 0.0) + job->bias));
+                ic_image_setf(dst, x, y, ac, (float)(fa + job->bias));
+                continue;
+            }
             for (int c = 0; c < ac; c++)
                 ic_image_set(dst, x, y, c, round_d((fa > 0 ? acc[c] / fa : 0.0) + job->bias, max));
             ic_image_set(dst, x, y, ac, round_d(max * fa + job->bias, max));

@@ -88,6 +88,7 @@ typedef struct ic_job {
 #define IC_CAP_DEVICE_IMAGES 2u /* accepts ic_image with memory == IC_MEM_DEVICE */
 #define IC_CAP_U16 4u           /* accepts IC_U16 images (src and dst both IC_U16) */
 #define IC_CAP_ASYNC 8u         /* runs ic_job.async jobs (ic_convolve_async) */
+#define IC_CAP_F32 16u          /* accepts IC_F32 images: sums stored unrounded */
 
 /* A backend. open/close may be NULL for stateless backends (state is NULL). */
 typedef struct ic_backend {

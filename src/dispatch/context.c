@@ -174,7 +174,8 @@ static int image_valid(const ic_image *im)
 {
     return im && im->data && im->width >= 1 && im->height >= 1 && im->channels >= 1 &&
            im->channels <= 4 && (im->layout == IC_AOS || im->layout == IC_SOA) &&
-           (im->type == IC_U8 || im->type == IC_U16) && im->pitch >= ic_image_row_bytes(im) &&
+           (im->type == IC_U8 || im->type == IC_U16 || im->type == IC_F32) &&
+           im->pitch >= ic_image_row_bytes(im) &&
            (im->memory == IC_MEM_HOST || (im->memory == IC_MEM_DEVICE && im->device >= 0));
 }
 
@@ -192,9 +193,10 @@ static int images_overlap(const ic_image *a, const ic_image *b)
 static void copy_alpha(ic_image *dst, const ic_image *src)
 {
     const int a = src->channels - 1;
+    const size_t es = ic_sample_size(src->type);
     for (int y = 0; y < src->height; y++)
         for (int x = 0; x < src->width; x++)
-            ic_image_set(dst, x, y, a, ic_image_get(src, x, y, a));
+            memcpy(ic_image_at(dst, x, y, a), ic_image_at(src, x, y, a), es);
 }
 
 /* Correlation weights of k under p (divisor folded in, flipped unless
@@ -277,6 +279,23 @@ static ic_alpha effective_alpha(const ic_image *src, const ic_params *p, double 
     return p->alpha;
 }
 
+/* 1 when the context's backend filters samples of `type`; else 0 and one line
+ * in err. */
+static int type_supported(const ic_context *ctx, ic_sample_type type, char *err, size_t errlen)
+{
+    if (type == IC_U16 && !(ctx->be->caps & IC_CAP_U16)) {
+        ic_errf(err, errlen, IC_ERR_UNSUPPORTED,
+                "backend %s does not filter 16-bit samples (use cpu or seq)", ctx->be->name);
+        return 0;
+    }
+    if (type == IC_F32 && !(ctx->be->caps & IC_CAP_F32)) {
+        ic_errf(err, errlen, IC_ERR_UNSUPPORTED,
+                "backend %s does not filter float32 samples (use cpu or seq)", ctx->be->name);
+        return 0;
+    }
+    return 1;
+}
+
 /* Every check ic_convolve makes before it prepares anything (p not NULL):
  * one line in err on failure. Shared with ic_convolve_batch, which prefixes
  * the image's index. */
@@ -290,10 +309,9 @@ static ic_status check_pair(const ic_context *ctx, const ic_image *src, const ic
                        "destination size or channels differ from the source");
     if (src->type != dst->type)
         return ic_errf(err, errlen, IC_ERR_INVALID_ARG,
-                       "source and destination sample types differ (8-bit and 16-bit)");
-    if (src->type == IC_U16 && !(ctx->be->caps & IC_CAP_U16))
-        return ic_errf(err, errlen, IC_ERR_UNSUPPORTED,
-                       "backend %s does not filter 16-bit samples (use cpu or seq)", ctx->be->name);
+                       "source and destination sample types differ");
+    if (!type_supported(ctx, src->type, err, errlen))
+        return IC_ERR_UNSUPPORTED;
     if ((src->memory != IC_MEM_HOST || dst->memory != IC_MEM_HOST) &&
         !(ctx->be->caps & IC_CAP_DEVICE_IMAGES)) {
         return ic_errf(err, errlen, IC_ERR_UNSUPPORTED,
@@ -553,7 +571,7 @@ static ic_status check_async_pair(const ic_image *src, const ic_image *dst, cons
                        "destination size or channels differ from the source");
     if (src->type != dst->type)
         return ic_errf(err, errlen, IC_ERR_INVALID_ARG,
-                       "source and destination sample types differ (8-bit and 16-bit)");
+                       "source and destination sample types differ");
     if (images_overlap(src, dst))
         return ic_errf(err, errlen, IC_ERR_INVALID_ARG, "source and destination overlap");
     return IC_OK;
@@ -610,6 +628,8 @@ ic_status ic_convolve_async(ic_context *ctx, const ic_image *src, ic_image *dst,
     ic_status cs = check_async_pair(src, dst, k, why, sizeof why);
     if (cs == IC_OK)
         cs = check_params(p, why, sizeof why);
+    if (cs == IC_OK && !type_supported(ctx, src->type, why, sizeof why))
+        cs = IC_ERR_UNSUPPORTED;
     if (cs != IC_OK)
         return ic_fail(cs, "ic_convolve_async: %s", why);
     ic_kernel wk;
@@ -804,7 +824,9 @@ ic_status ic_convolve_batch_async(ic_context *ctx, int n, const ic_image *src, i
         return ic_fail(IC_ERR_UNSUPPORTED, "ic_convolve_batch_async: gradient magnitudes and "
                                            "|sum| run on the host (use ic_convolve_batch)");
     for (int i = 0; i < n; i++) {
-        const ic_status cs = check_async_pair(&src[i], &dst[i], k, why, sizeof why);
+        ic_status cs = check_async_pair(&src[i], &dst[i], k, why, sizeof why);
+        if (cs == IC_OK && !type_supported(ctx, src[i].type, why, sizeof why))
+            cs = IC_ERR_UNSUPPORTED;
         if (cs != IC_OK)
             return ic_fail(cs, "ic_convolve_batch_async: image %d: %s", i, why);
     }

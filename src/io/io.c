@@ -36,6 +36,9 @@ int ic_format_depth(ic_format f)
     case IC_FMT_JPEG:
     case IC_FMT_WEBP:
         return 8;
+    case IC_FMT_PFM:
+    case IC_FMT_NPY:
+        return 32;
     default:
         return 0;
     }
@@ -45,6 +48,8 @@ int ic_format_supported(ic_format f)
 {
     switch (f) {
     case IC_FMT_PNM:
+    case IC_FMT_PFM:
+    case IC_FMT_NPY:
         return 1;
     case IC_FMT_PNG:
 #ifdef IC_HAVE_PNG
@@ -89,6 +94,10 @@ const char *ic_format_name(ic_format f)
         return "tiff";
     case IC_FMT_WEBP:
         return "webp";
+    case IC_FMT_PFM:
+        return "pfm";
+    case IC_FMT_NPY:
+        return "npy";
     case IC_FMT_UNKNOWN:
     default:
         return "unknown";
@@ -119,6 +128,10 @@ ic_format ic_format_from_path(const char *path)
         return IC_FMT_TIFF;
     if (!strcasecmp(ext, "webp"))
         return IC_FMT_WEBP;
+    if (!strcasecmp(ext, "pfm"))
+        return IC_FMT_PFM;
+    if (!strcasecmp(ext, "npy"))
+        return IC_FMT_NPY;
     return IC_FMT_UNKNOWN;
 }
 
@@ -129,7 +142,10 @@ static int saved_channels(const char *path, ic_format fmt, int channels)
     switch (fmt) {
     case IC_FMT_PNG:
     case IC_FMT_TIFF:
+    case IC_FMT_NPY:
         return channels;
+    case IC_FMT_PFM:
+        return channels <= 2 ? 1 : 3;
     case IC_FMT_WEBP:
         return channels == 2 || channels == 4 ? 4 : 3;
     case IC_FMT_PNM:
@@ -162,6 +178,10 @@ static ic_format detect_format(const uint8_t *b, size_t n, int *pnm_kind)
         return IC_FMT_TIFF;
     if (n >= 12 && memcmp(b, "RIFF", 4) == 0 && memcmp(b + 8, "WEBP", 4) == 0)
         return IC_FMT_WEBP;
+    if (n >= 6 && memcmp(b, "\x93NUMPY", 6) == 0)
+        return IC_FMT_NPY;
+    if (n >= 3 && b[0] == 'P' && (b[1] == 'F' || b[1] == 'f') && isspace(b[2]))
+        return IC_FMT_PFM;
     if (n >= 2 && b[0] == 'P' && b[1] >= '1' && b[1] <= '7') {
         *pnm_kind = b[1] - '0';
         return IC_FMT_PNM;
@@ -182,6 +202,10 @@ static reader_fn reader_for(ic_format fmt)
         return ic_jpeg_read;
     case IC_FMT_PNM:
         return ic_pnm_read;
+    case IC_FMT_PFM:
+        return ic_pfm_read;
+    case IC_FMT_NPY:
+        return ic_npy_read;
 #ifdef IC_HAVE_TIFF
     case IC_FMT_TIFF:
         return ic_tiff_read;
@@ -217,11 +241,9 @@ static ic_status read_native(FILE *f, ic_image *img, const ic_io_limits *lim, ic
                        fmt == IC_FMT_TIFF ? "TIFF" : "WebP");
     }
     if (!read && n >= 3 && magic[0] == 'P' && (magic[1] == 'F' || magic[1] == 'f') &&
-        (isspace((unsigned char)magic[2]) ||
-         magic[2] == '4')) { /* PF, Pf (and PF4): float samples */
+        magic[2] == '4') { /* PF4: the four-channel variant */
         return ic_errf(err, errlen, IC_ERR_UNSUPPORTED,
-                       "PFM: float samples are not supported (8- and 16-bit integer samples "
-                       "only)");
+                       "PFM: PF4 (four channels) is not supported (PF and Pf only)");
     }
     if (!read) {
         return ic_errf(err, errlen, IC_ERR_FORMAT, "not a PNG/JPEG/TIFF/WebP/PNM file");
@@ -304,7 +326,7 @@ static ic_status load_stream(ic_image *img, FILE *f, const ic_load_options *o,
         return st;
     }
 
-    if (o->eight_bit && raw.type == IC_U16) { /* asked for 8 bits: round(v / 257) */
+    if (o->eight_bit && raw.type != IC_U8) { /* asked for 8 bits: round(v / 257), round(v * 255) */
         ic_image low;
         st = ic_image_create(&low, raw.width, raw.height, raw.channels, IC_AOS);
         if (st == IC_OK)
@@ -508,6 +530,10 @@ static ic_status write_format(FILE *f, const ic_image *aos, ic_format fmt, int o
     }
     case IC_FMT_PNM:
         return ic_pnm_write(f, aos, out_ch, err, errlen);
+    case IC_FMT_PFM:
+        return ic_pfm_write(f, aos, out_ch, err, errlen);
+    case IC_FMT_NPY:
+        return ic_npy_write(f, aos, err, errlen);
     case IC_FMT_UNKNOWN:
     default:
         return ic_errf(err, errlen, IC_ERR_UNSUPPORTED, "unknown output format");
@@ -518,8 +544,7 @@ static int image_valid(const ic_image *img)
 {
     if (!img->data || img->width <= 0 || img->height <= 0 || img->width > IC_MAX_DIM ||
         img->height > IC_MAX_DIM || img->channels < 1 || img->channels > 4 ||
-        (img->type != IC_U8 && img->type != IC_U16) ||
-        (img->layout != IC_AOS && img->layout != IC_SOA))
+        ic_sample_size(img->type) == 0 || (img->layout != IC_AOS && img->layout != IC_SOA))
         return 0;
     return img->pitch >= ic_image_row_bytes(img);
 }
@@ -597,7 +622,7 @@ static ic_status prepare_encode(const ic_image *img, const char *path, const ic_
     if (fmt == IC_FMT_UNKNOWN) {
         return ic_errf(errbuf, errlen, IC_ERR_UNSUPPORTED,
                        "unknown output format \".%s\" (use .png, .jpg, .jpeg, .tif, .tiff, .webp, "
-                       ".pgm, .ppm or .pnm)",
+                       ".pgm, .ppm, .pnm, .pfm or .npy)",
                        path_extension(path));
     }
     if (!ic_format_supported(fmt)) {
@@ -608,8 +633,14 @@ static ic_status prepare_encode(const ic_image *img, const char *path, const ic_
     j->out_ch = saved_channels(path, fmt, img->channels);
     j->aos = img;
     /* Writers take interleaved rows; planar images are converted first, and
-     * so are 16-bit images for 8-bit formats (round(v / 257)). */
-    const ic_sample_type type = ic_format_depth(fmt) >= 16 ? img->type : IC_U8;
+     * so are 16-bit images for 8-bit formats (round(v / 257)), float ones for
+     * integer formats (PNG, PNM: 16 bits; JPEG, WebP: 8) and everything for
+     * PFM (to float); TIFF and npy keep every type. */
+    ic_sample_type type = ic_format_depth(fmt) >= 16 ? img->type : IC_U8;
+    if (fmt == IC_FMT_PFM)
+        type = IC_F32;
+    else if (type == IC_F32 && fmt != IC_FMT_TIFF && fmt != IC_FMT_NPY)
+        type = IC_U16;
     if (img->layout != IC_AOS || type != img->type) {
         ic_status st =
             ic_image_create_type(aos_copy, img->width, img->height, img->channels, IC_AOS, type);

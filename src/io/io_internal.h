@@ -120,6 +120,12 @@ ic_status ic_tiff_read(FILE *f, ic_image *img, const ic_io_limits *lim, ic_metad
                        char *err, size_t errlen);
 ic_status ic_webp_read(FILE *f, ic_image *img, const ic_io_limits *lim, ic_metadata *meta,
                        char *err, size_t errlen);
+/* PFM (pfm.c): IC_F32 grey or RGB. NumPy .npy (npy.c): IC_U8, IC_U16 or
+ * IC_F32 of 1..4 channels, as stored. */
+ic_status ic_pfm_read(FILE *f, ic_image *img, const ic_io_limits *lim, ic_metadata *meta, char *err,
+                      size_t errlen);
+ic_status ic_npy_read(FILE *f, ic_image *img, const ic_io_limits *lim, ic_metadata *meta, char *err,
+                      size_t errlen);
 
 /* The JPEG decoder's verdict without its pixels (jpeg.c), for files another
  * decoder (nvJPEG) turns into pixels: the header, the limits and all of the
@@ -168,6 +174,10 @@ int ic_io_icc_fits(const ic_metadata *m, int out_ch);
  * ic_png_deflate_opts.threads (ic_save_options.threads). They
  * write to f and do not flush or close it; io.c checks the stream afterwards. */
 ic_status ic_pnm_write(FILE *f, const ic_image *img, int out_ch, char *err, size_t errlen);
+/* PFM takes IC_F32 images (out_ch 1 or 3), npy any type as it is (io.c
+ * converts for PFM). */
+ic_status ic_pfm_write(FILE *f, const ic_image *img, int out_ch, char *err, size_t errlen);
+ic_status ic_npy_write(FILE *f, const ic_image *img, char *err, size_t errlen);
 ic_status ic_png_write(FILE *f, const ic_image *img, int out_ch, int level, int threads,
                        const ic_metadata *meta, char *err, size_t errlen);
 /* How ic_jpeg_write may use threads (NULL: one thread, no restart markers).

@@ -58,7 +58,7 @@ ic_status ic_io_check_dims(uint64_t width, uint64_t height, int channels, const 
 ic_status ic_io_check_dims_type(uint64_t width, uint64_t height, int channels, ic_sample_type type,
                                 const ic_io_limits *lim, char *err, size_t errlen)
 {
-    const size_t es = type == IC_U16 ? 2u : 1u;
+    const size_t es = ic_sample_size(type) ? ic_sample_size(type) : 1u;
     if (width == 0 || height == 0) {
         return ic_errf(err, errlen, IC_ERR_FORMAT, "image has zero width or height (%llux%llu)",
                        (unsigned long long)width, (unsigned long long)height);
@@ -129,8 +129,14 @@ static inline unsigned luma601(unsigned r, unsigned g, unsigned b)
     return (299u * r + 587u * g + 114u * b + 500u) / 1000u;
 }
 
+/* The same weights on float samples (no rounding). */
+static inline float luma601f(float r, float g, float b)
+{
+    return 0.299f * r + 0.587f * g + 0.114f * b;
+}
+
 /* seed 004's channel_force on rows of T samples whose maximum is MAX. */
-#define CONVERT_ROW(NAME, T, MAX)                                                                  \
+#define CONVERT_ROW(NAME, T, MAX, LUMA)                                                            \
     void NAME(T *dst, int dst_ch, const T *src, int src_ch, int width)                             \
     {                                                                                              \
         const int src_alpha = (src_ch == 2 || src_ch == 4);                                        \
@@ -149,19 +155,22 @@ static inline unsigned luma601(unsigned r, unsigned g, unsigned b)
                     d[0] = d[1] = d[2] = s[0];                                                     \
                 }                                                                                  \
             } else {                                                                               \
-                d[0] = src_colour ? (T)luma601(s[0], s[1], s[2]) : s[0];                           \
+                d[0] = src_colour ? (T)LUMA(s[0], s[1], s[2]) : s[0];                              \
             }                                                                                      \
             if (dst_alpha)                                                                         \
                 d[dst_ch - 1] = src_alpha ? s[src_ch - 1] : (T)MAX;                                \
         }                                                                                          \
     }
-CONVERT_ROW(ic_io_convert_row, uint8_t, 255u)
-CONVERT_ROW(ic_io_convert_row16, uint16_t, 65535u)
+CONVERT_ROW(ic_io_convert_row, uint8_t, 255u, luma601)
+CONVERT_ROW(ic_io_convert_row16, uint16_t, 65535u, luma601)
+static CONVERT_ROW(convert_rowf, float, 1.0f, luma601f)
 
-void ic_io_convert_row_type(void *dst, int dst_ch, const void *src, int src_ch, int width,
-                            ic_sample_type type)
+    void ic_io_convert_row_type(void *dst, int dst_ch, const void *src, int src_ch, int width,
+                                ic_sample_type type)
 {
-    if (type == IC_U16)
+    if (type == IC_F32)
+        convert_rowf(dst, dst_ch, src, src_ch, width);
+    else if (type == IC_U16)
         ic_io_convert_row16(dst, dst_ch, src, src_ch, width);
     else
         ic_io_convert_row(dst, dst_ch, src, src_ch, width);

@@ -3,7 +3,8 @@
  *
  * Reading takes the first image (directory) of the file. 8- and 16-bit
  * (unsigned) contiguous strips of grey, grey+alpha, RGB and RGBA are read row
- * by row as stored, 16-bit ones into IC_U16 images;
+ * by row as stored, 16-bit ones into IC_U16 images, and so are 32-bit IEEE
+ * float ones, into IC_F32 images (other float layouts are refused);
  * everything else libtiff can render (palettes, other bit depths, tiles,
  * planar data, YCbCr/old-JPEG, CMYK) goes through its
  * RGBA interface and comes back as 8-bit grey/RGB with alpha when the file has
@@ -12,9 +13,10 @@
  * after the directory is read, before any pixel memory is allocated; libtiff's
  * own allocations are capped per call, and its errors and warnings go to a
  * per-call handler (never stderr), the first error becoming the one-line
- * message. Writing stores 1..4 channels at 8 or 16 bits (the image's type) in
- * deflate-compressed strips
- * with the horizontal predictor (LZW or none when the codec is missing),
+ * message. Writing stores 1..4 channels at 8 or 16 bits or as 32-bit floats
+ * (the image's type) in deflate-compressed strips
+ * with the horizontal predictor (the floating-point one for floats; LZW or
+ * none when the codec is missing),
  * alpha marked unassociated. The ICC profile (tag 34675) is read and written.
  * EXIF, a sub-directory of typed tags in TIFF rather than a block, is
  * gathered from the file into a block on reading and set tag by tag through
@@ -220,6 +222,17 @@ static ic_status tiff_failure(const tiff_io *io, const char *doing, char *err, s
 UNPREMULTIPLY_ROW(unpremultiply_row8, uint8_t, 255u)
 UNPREMULTIPLY_ROW(unpremultiply_row16, uint16_t, 65535u)
 
+/* The same for float samples: c / a, 0 where a is not > 0. */
+static void unpremultiply_rowf(float *row, int channels, int width)
+{
+    for (int x = 0; x < width; x++) {
+        float *p = row + (size_t)x * (size_t)channels;
+        const float a = p[channels - 1];
+        for (int c = 0; c < channels - 1; c++)
+            p[c] = a > 0.0f ? p[c] / a : 0.0f;
+    }
+}
+
 /* 8- or 16-bit contiguous strips of grey/RGB (+ one alpha), top-left: read as
  * stored (libtiff hands 16-bit samples over in host byte order). */
 static int stored_as_is(TIFF *t, uint16_t spp, uint16_t bps, uint16_t photo)
@@ -228,8 +241,9 @@ static int stored_as_is(TIFF *t, uint16_t spp, uint16_t bps, uint16_t photo)
     TIFFGetFieldDefaulted(t, TIFFTAG_PLANARCONFIG, &planar);
     uint16_t format = SAMPLEFORMAT_UINT;
     TIFFGetFieldDefaulted(t, TIFFTAG_SAMPLEFORMAT, &format);
-    if ((bps != 8 && bps != 16) || format != SAMPLEFORMAT_UINT || planar != PLANARCONFIG_CONTIG ||
-        TIFFIsTiled(t))
+    const int uint_ok = (bps == 8 || bps == 16) && format == SAMPLEFORMAT_UINT;
+    const int float_ok = bps == 32 && format == SAMPLEFORMAT_IEEEFP;
+    if ((!uint_ok && !float_ok) || planar != PLANARCONFIG_CONTIG || TIFFIsTiled(t))
         return 0;
     return (photo == PHOTOMETRIC_MINISBLACK && (spp == 1 || spp == 2)) ||
            (photo == PHOTOMETRIC_RGB && (spp == 3 || spp == 4));
@@ -255,7 +269,9 @@ static ic_status read_rows(TIFF *t, tiff_io *io, ic_image *img, char *err, size_
         uint8_t *row = img->data + (size_t)y * img->pitch;
         if (TIFFReadScanline(t, row, (uint32_t)y, 0) < 0)
             return tiff_failure(io, "read", err, errlen);
-        if (assoc && img->type == IC_U16)
+        if (assoc && img->type == IC_F32)
+            unpremultiply_rowf((float *)(void *)row, img->channels, img->width);
+        else if (assoc && img->type == IC_U16)
             unpremultiply_row16((uint16_t *)(void *)row, img->channels, img->width);
         else if (assoc)
             unpremultiply_row8(row, img->channels, img->width);
@@ -822,15 +838,15 @@ ic_status ic_tiff_read(FILE *f, ic_image *img, const ic_io_limits *lim, ic_metad
     TIFFGetFieldDefaulted(t, TIFFTAG_BITSPERSAMPLE, &bps);
     const int has_photo = TIFFGetField(t, TIFFTAG_PHOTOMETRIC, &photo);
     const int as_is = has_photo && stored_as_is(t, spp, bps, photo);
-    const ic_sample_type type = bps == 16 ? IC_U16 : IC_U8;
+    const ic_sample_type type = bps == 32 ? IC_F32 : bps == 16 ? IC_U16 : IC_U8;
     uint16_t format = SAMPLEFORMAT_UINT;
     TIFFGetFieldDefaulted(t, TIFFTAG_SAMPLEFORMAT, &format);
-    /* Images hold integer samples: a float TIFF is refused in so many words
-     * (libtiff's RGBA reader would only say it cannot handle its bit depth). */
-    ic_status st = format == SAMPLEFORMAT_IEEEFP
+    /* Float samples other than 32-bit contiguous strips are refused in so many
+     * words (libtiff's RGBA reader would only say it cannot handle them). */
+    ic_status st = format == SAMPLEFORMAT_IEEEFP && !as_is
                        ? ic_errf(err, errlen, IC_ERR_UNSUPPORTED,
-                                 "TIFF: %u-bit float samples are not supported (8- and 16-bit "
-                                 "integer samples only)",
+                                 "TIFF: %u-bit float samples in this layout are not supported "
+                                 "(32-bit float grey or RGB, optional alpha, in strips only)",
                                  (unsigned)bps)
                        : ic_io_check_dims_type(w, h, as_is ? spp : 0, type, lim, err, errlen);
     if (st == IC_OK) {
@@ -890,19 +906,23 @@ ic_status ic_tiff_write(FILE *f, const ic_image *img, int out_ch, int level,
     else if (TIFFIsCODECConfigured(COMPRESSION_LZW))
         compression = COMPRESSION_LZW;
     const uint16_t alpha_kind[1] = {EXTRASAMPLE_UNASSALPHA};
-    int ok = TIFFSetField(t, TIFFTAG_IMAGEWIDTH, (uint32_t)img->width) &&
-             TIFFSetField(t, TIFFTAG_IMAGELENGTH, (uint32_t)img->height) &&
-             TIFFSetField(t, TIFFTAG_SAMPLESPERPIXEL, (uint16_t)out_ch) &&
-             TIFFSetField(t, TIFFTAG_BITSPERSAMPLE, (uint16_t)(8 * ic_sample_size(img->type))) &&
-             TIFFSetField(t, TIFFTAG_SAMPLEFORMAT, (uint16_t)SAMPLEFORMAT_UINT) &&
-             TIFFSetField(t, TIFFTAG_PHOTOMETRIC,
-                          (uint16_t)(out_ch >= 3 ? PHOTOMETRIC_RGB : PHOTOMETRIC_MINISBLACK)) &&
-             TIFFSetField(t, TIFFTAG_PLANARCONFIG, (uint16_t)PLANARCONFIG_CONTIG) &&
-             TIFFSetField(t, TIFFTAG_ORIENTATION,
-                          (uint16_t)(orientation ? orientation : ORIENTATION_TOPLEFT)) &&
-             TIFFSetField(t, TIFFTAG_COMPRESSION, compression);
+    int ok =
+        TIFFSetField(t, TIFFTAG_IMAGEWIDTH, (uint32_t)img->width) &&
+        TIFFSetField(t, TIFFTAG_IMAGELENGTH, (uint32_t)img->height) &&
+        TIFFSetField(t, TIFFTAG_SAMPLESPERPIXEL, (uint16_t)out_ch) &&
+        TIFFSetField(t, TIFFTAG_BITSPERSAMPLE, (uint16_t)(8 * ic_sample_size(img->type))) &&
+        TIFFSetField(t, TIFFTAG_SAMPLEFORMAT,
+                     (uint16_t)(img->type == IC_F32 ? SAMPLEFORMAT_IEEEFP : SAMPLEFORMAT_UINT)) &&
+        TIFFSetField(t, TIFFTAG_PHOTOMETRIC,
+                     (uint16_t)(out_ch >= 3 ? PHOTOMETRIC_RGB : PHOTOMETRIC_MINISBLACK)) &&
+        TIFFSetField(t, TIFFTAG_PLANARCONFIG, (uint16_t)PLANARCONFIG_CONTIG) &&
+        TIFFSetField(t, TIFFTAG_ORIENTATION,
+                     (uint16_t)(orientation ? orientation : ORIENTATION_TOPLEFT)) &&
+        TIFFSetField(t, TIFFTAG_COMPRESSION, compression);
     if (ok && compression != COMPRESSION_NONE)
-        ok = TIFFSetField(t, TIFFTAG_PREDICTOR, (uint16_t)PREDICTOR_HORIZONTAL);
+        ok = TIFFSetField(
+            t, TIFFTAG_PREDICTOR,
+            (uint16_t)(img->type == IC_F32 ? PREDICTOR_FLOATINGPOINT : PREDICTOR_HORIZONTAL));
     if (ok && compression == COMPRESSION_ADOBE_DEFLATE)
         ok = TIFFSetField(t, TIFFTAG_ZIPQUALITY, level);
     if (ok && (out_ch == 2 || out_ch == 4))

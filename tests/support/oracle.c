@@ -88,7 +88,7 @@ int ict_type_max(const ic_image *img)
 
 const uint8_t *ict_sample(const ic_image *img, int x, int y, int c)
 {
-    const size_t pitch = img->pitch, es = img->type == IC_U16 ? 2u : 1u;
+    const size_t pitch = img->pitch, es = img->type == IC_U16 ? 2u : img->type == IC_F32 ? 4u : 1u;
     if (img->layout == IC_SOA)
         return img->data + ((size_t)c * (size_t)img->height + (size_t)y) * pitch + (size_t)x * es;
     return img->data + (size_t)y * pitch + ((size_t)x * (size_t)img->channels + (size_t)c) * es;

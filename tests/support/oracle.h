@@ -88,7 +88,8 @@ int ict_type_max(const ic_image *img);
 
 /* Address of (the first byte of) sample (x, y, c) of an image, from the
  * layout definitions in imgconv.h (written here so that the oracle does not
- * lean on the library); IC_U16 samples are 2 bytes in host order. */
+ * lean on the library); IC_U16 samples are 2 bytes in host order, IC_F32
+ * samples 4. */
 const uint8_t *ict_sample(const ic_image *img, int x, int y, int c);
 
 /* Value of sample (x, y, c), IC_U8 or IC_U16. */

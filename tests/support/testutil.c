@@ -54,7 +54,7 @@ uint64_t ict_mix(uint64_t a, uint64_t b)
 
 static size_t row_bytes(int width, int channels, ic_layout layout, ic_sample_type type)
 {
-    const size_t es = type == IC_U16 ? 2u : 1u;
+    const size_t es = type == IC_U16 ? 2u : type == IC_F32 ? 4u : 1u;
     return (layout == IC_AOS ? (size_t)width * (size_t)channels : (size_t)width) * es;
 }
 
@@ -77,6 +77,8 @@ int ict_buf_alloc_type(ict_buf *b, int width, int height, int channels, ic_layou
         return -1;
     if (type == IC_U16)
         extra_pitch += extra_pitch & 1u; /* 16-bit rows start on even addresses */
+    if (type == IC_F32)
+        extra_pitch = (extra_pitch + 3u) & ~(size_t)3u; /* float rows on 4-byte addresses */
     size_t pitch = row_bytes(width, channels, layout, type) + extra_pitch;
     size_t rows = row_count(height, channels, layout);
     if (rows != 0 && pitch > ((size_t)-1 - 4096) / rows)

@@ -57,7 +57,8 @@ typedef struct ict_buf {
 /* Allocates a width x height x channels image; returns 0 on success. */
 int ict_buf_alloc(ict_buf *b, int width, int height, int channels, ic_layout layout,
                   size_t extra_pitch);
-/* The same with samples of `type` (IC_U16: 2-byte samples, pitch kept even). */
+/* The same with samples of `type` (IC_U16: 2-byte samples, pitch kept even;
+ * IC_F32: 4-byte samples, pitch a multiple of 4). */
 int ict_buf_alloc_type(ict_buf *b, int width, int height, int channels, ic_layout layout,
                        size_t extra_pitch, ic_sample_type type);
 void ict_buf_free(ict_buf *b);

@@ -104,6 +104,7 @@ struct ic_fast_state {
     float *f_w;
     ic_factors fac;
     int sep_ok, fft_ok; /* ties: see tie_safe() */
+    int sep_f32_ok;     /* float32 jobs: rank 1, every weight within 2^-20 of its own */
     ic_fast_fft *fft;
     float *dw; /* device weights for the global method on device jobs */
     size_t dw_cap;
@@ -357,6 +358,19 @@ static ic_status factor_job(ic_fast_state *st, const ic_job *job, char *err, siz
     memcpy(st->f_w, job->w, n * sizeof(float));
     st->f_kw = job->kw;
     st->f_kh = job->kh;
+    /* float32 outputs keep their error within a few ulps of sum |w*x|
+     * (docs/definitions.md, "Float samples"): only a rank-1 product that
+     * reproduces every weight to 2^-20 of itself (zeros exactly) keeps that */
+    st->sep_f32_ok = st->fac.rank == 1;
+    for (int j = 0; st->sep_f32_ok && j < job->kh; j++)
+        for (int i = 0; i < job->kw; i++) {
+            const double w = job->w[(size_t)j * job->kw + i];
+            const double p = (double)st->fac.col[j] * (double)st->fac.row[i];
+            if (fabs(p - w) > 0x1p-20 * fabs(w)) {
+                st->sep_f32_ok = 0;
+                break;
+            }
+        }
     return IC_OK;
 }
 
@@ -459,7 +473,7 @@ struct job_facts {
     const ic_fast_device *d;
     const ic_image *img;
     int kw, kh;
-    int u16;
+    int u16, f32;     /* 16-bit or float32 samples: direct and separable only */
     int rank;         /* usable separable rank; 0 when the factors would break ties */
     int forced_shape; /* ic_tuning forces a tile shape: launched wherever it fits */
     double samples;
@@ -552,7 +566,7 @@ static tile_pred predict_sep(const job_facts &f)
 static fft_pred predict_fft(const job_facts &f, const ic_fast_state *st, ic_fast_plan *p)
 {
     fft_pred r = {-1, 0};
-    if (!st->fft_ok || f.job->premultiply || f.u16)
+    if (!st->fft_ok || f.job->premultiply || f.u16 || f.f32)
         return r;
     const int kw = f.kw, kh = f.kh, k = kw > kh ? kw : kh;
     const ic_image *img = f.img;
@@ -596,7 +610,7 @@ static tile_pred predict_tensor(const job_facts &f, const ic_fast_state *st)
     const int tsep = f.rank == 1 && kw == kh && kw <= IC_FAST_TENSOR_MAX_KW;
     tile_pred r = {-1, 0, 0, 0, 0, tsep};
     const float bv = f.job->border_value;
-    if (!st->fft_ok || f.job->premultiply || f.u16 || f.d->cc_major < 8 ||
+    if (!st->fft_ok || f.job->premultiply || f.u16 || f.f32 || f.d->cc_major < 8 ||
         (f.job->border == IC_BORDER_CONSTANT && !(bv == rintf(bv) && fabsf(bv) <= 2048)))
         return r;
     auto tsep_smem = [&](int cb, int nrg) { return ic_fast_tensor_sep_smem(kw, cb, nrg); };
@@ -641,7 +655,7 @@ static rows_pred predict_rows(const job_facts &f)
     const ic_image *img = f.img;
     const int soa = img->layout == IC_SOA;
     rows_pred r = {-1, f.samples * kw * kh, 0, 0, 0};
-    if (f.u16 || !ic_fast_rows_eligible(kw, kh, img->channels, soa) ||
+    if (f.u16 || f.f32 || !ic_fast_rows_eligible(kw, kh, img->channels, soa) ||
         (f.job->premultiply && !ic_fast_rows_premultiplies(img->channels, soa)))
         return r;
     /* separable when the factors are usable, small in rank and cheaper at 4
@@ -754,10 +768,11 @@ static ic_status plan_job(ic_fast_state *st, const ic_job *job, ic_fast_plan *p,
     f.kw = job->kw;
     f.kh = job->kh;
     f.u16 = f.img->type == IC_U16;
-    f.rank = st->sep_ok ? st->fac.rank : 0;
+    f.f32 = f.img->type == IC_F32;
+    f.rank = (f.f32 ? st->sep_f32_ok : st->sep_ok) ? st->fac.rank : 0;
     f.forced_shape = tune->tile_rows || tune->tile_channels;
     f.samples = (double)f.img->width * f.img->height * f.img->channels;
-    f.io = 2.0 * f.samples * (f.u16 ? 2 : 1);
+    f.io = 2.0 * f.samples * (double)ic_sample_size(f.img->type);
     f.t_mem = f.io / f.d->copy_bps;
 
     const tile_pred direct = predict_direct(f);
@@ -807,6 +822,7 @@ static void args_of(const ic_job *job, const uint8_t *src, size_t sp, uint8_t *d
     a->channels = job->src->channels;
     a->soa = job->src->layout == IC_SOA;
     a->u16 = job->src->type == IC_U16;
+    a->f32 = job->src->type == IC_F32;
     a->kw = job->kw;
     a->kh = job->kh;
     a->border = (int)job->border;
@@ -973,15 +989,18 @@ static ic_status fast_explain(void *state, const ic_job *job, char *buf, size_t 
     fmt_ms(f, sizeof f, p.pred_fft_ms);
     fmt_ms(pr, sizeof pr, p.pred_ms);
     fmt_bytes(by, sizeof by, p.bytes);
-    int o = snprintf(
-        buf, buflen,
-        "cuda: method %s%s for a %dx%d kernel on %dx%d %s x%d%s%s (rank %d%s)\n"
-        "  candidates: rows %s, direct %s, separable %s, fft %s, tensor %s%s\n",
-        ic_fast_method_name(p.method), p.method == st->force ? " (forced)" : "", job->kw, job->kh,
-        img->width, img->height, img->layout == IC_SOA ? "SoA" : "AoS", img->channels,
-        img->type == IC_U16 ? " 16-bit" : "", job->premultiply ? ", premultiplied alpha" : "",
-        st->fac.rank, st->fac.rank ? "" : ": full rank or not factored", rw, d, sp, f, tc,
-        img->type == IC_U16 ? "; rows, fft and tensor: 8-bit samples only" : "");
+    int o = snprintf(buf, buflen,
+                     "cuda: method %s%s for a %dx%d kernel on %dx%d %s x%d%s%s (rank %d%s)\n"
+                     "  candidates: rows %s, direct %s, separable %s, fft %s, tensor %s%s\n",
+                     ic_fast_method_name(p.method), p.method == st->force ? " (forced)" : "",
+                     job->kw, job->kh, img->width, img->height,
+                     img->layout == IC_SOA ? "SoA" : "AoS", img->channels,
+                     img->type == IC_U16   ? " 16-bit"
+                     : img->type == IC_F32 ? " float32"
+                                           : "",
+                     job->premultiply ? ", premultiplied alpha" : "", st->fac.rank,
+                     st->fac.rank ? "" : ": full rank or not factored", rw, d, sp, f, tc,
+                     img->type != IC_U8 ? "; rows, fft and tensor: 8-bit samples only" : "");
     if (o < 0 || (size_t)o >= buflen)
         return IC_OK;
     const int ring = ic_fast_rows_rings(job->kw, p.rank, p.rows); /* 8 samples a thread */
@@ -1389,7 +1408,7 @@ extern "C" const ic_backend ic_backend_cuda = {
     fast_close,
     fast_run,
     fast_explain,
-    IC_CAP_PREMULTIPLY | IC_CAP_DEVICE_IMAGES | IC_CAP_ASYNC | IC_CAP_U16,
+    IC_CAP_PREMULTIPLY | IC_CAP_DEVICE_IMAGES | IC_CAP_ASYNC | IC_CAP_U16 | IC_CAP_F32,
     NULL, /* host_bytes: the band pipeline's pinned staging is not counted yet */
     /* seeds 001 and 002 on the device (src/exercises/conv1d_cuda.cu, matmul_cuda.cu) */
     ic__conv1d_cuda,

@@ -169,7 +169,7 @@ extern "C" ic_status ic_fast_rows_launch(const ic_cuda_args *a, const float *w, 
         snprintf(err, errlen, "cuda fast rows: no device weights");
         return IC_ERR_INTERNAL;
     }
-    if (!aligned || a->u16 || !ic_fast_rows_eligible(a->kw, a->kh, a->channels, a->soa) ||
+    if (!aligned || a->u16 || a->f32 || !ic_fast_rows_eligible(a->kw, a->kh, a->channels, a->soa) ||
         (a->premultiply && !ic_fast_rows_premultiplies(a->channels, a->soa)) || rank < 0 ||
         rank > IC_FAST_ROWS_MAX_RANK || (rank > 0 && (!row || !col)) ||
         (!ring && (groups + ty - 1) / ty > IC_CU_MAX_GRID_Y))

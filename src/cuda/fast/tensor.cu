@@ -200,7 +200,7 @@ extern "C" ic_status ic_fast_tensor_launch(const ic_cuda_args *a, const float *w
                                            const ic_fast_plan *p, char *err, size_t errlen)
 {
     const size_t smem = ic_fast_tensor_smem(a->kw, a->kh, p->cb, p->nrg);
-    if (smem == 0 || smem > a->smem_optin || a->u16 || a->premultiply || !a->w) {
+    if (smem == 0 || smem > a->smem_optin || a->u16 || a->f32 || a->premultiply || !a->w) {
         snprintf(err, errlen, "cuda fast tensor: cannot take a %dx%d kernel on this job", a->kw,
                  a->kh);
         return IC_ERR_UNSUPPORTED;

@@ -275,7 +275,7 @@ extern "C" ic_status ic_fast_tensor_sep_launch(const ic_cuda_args *a, const floa
                                                size_t errlen)
 {
     const size_t smem = a->kw == a->kh ? ic_fast_tensor_sep_smem(a->kw, p->cb, p->nrg) : 0;
-    if (smem == 0 || smem > a->smem_optin || a->u16 || a->premultiply || !row || !col) {
+    if (smem == 0 || smem > a->smem_optin || a->u16 || a->f32 || a->premultiply || !row || !col) {
         snprintf(err, errlen, "cuda fast tensor: cannot take a %dx%d rank-1 kernel on this job",
                  a->kw, a->kh);
         return IC_ERR_UNSUPPORTED;

@@ -26,8 +26,9 @@
  * and the colour warps divide (unpremultiply), so the method stays one pass
  * with no buffer outside the block's shared memory.
  *
- * uint16 samples (a.u16, IC_U16): a run-time branch at the top of fill() and
- * store(), uniform over the launch, into fill16() / store16(): one sample per
+ * uint16 and float32 samples (a.u16, a.f32): a run-time branch at the top of
+ * fill() and store(), uniform over the launch, into fill16() / store16()
+ * (float32 stored unrounded by ic_cu_store): one sample per
  * load and store through the shared addressing of cuda_common.cuh, the block
  * geometry, the compute and the premultiplication unchanged. Not a template
  * parameter, so that the kernels are not instantiated twice (build time); the
@@ -356,7 +357,8 @@ __device__ __forceinline__ void fill16(const targs &t, const tile &b, float *sme
             const int mx = ic_border_map(b.xa + col, a.width, a.border);
             const size_t o = ic_cu_offset(a, a.src_pitch, b.c0 + k, mx, my);
             smem[k * b.plane + q * b.sw + col] =
-                mx >= 0 && my >= 0 ? ic_cu_sample<true>(a.src, o, true) : a.border_value;
+                mx >= 0 && my >= 0 ? ic_cu_sample<true>(a.src, o, ic_cuda_shift(&a))
+                                   : a.border_value;
         }
     }
     if (a.premultiply)
@@ -368,7 +370,7 @@ __device__ __forceinline__ void fill16(const targs &t, const tile &b, float *sme
 __device__ __forceinline__ void fill(const targs &t, const tile &b, float *smem)
 {
     const ic_cuda_args &a = t.a;
-    if (a.u16) {
+    if (a.u16 || a.f32) {
         fill16(t, b, smem);
         return;
     }
@@ -478,7 +480,7 @@ __device__ __forceinline__ void store(const targs &t, const tile &b, float *smem
                                       float (&acc)[R][4])
 {
     const ic_cuda_args &a = t.a;
-    if (a.u16) {
+    if (a.u16 || a.f32) {
         store16(t, b, ci, rg, acc);
         return;
     }
