@@ -36,7 +36,6 @@ void cli_auto_choose(const struct cli_options *o, const ic_kernel *k, int n, int
  * when the file cannot be read or its header is not an image's. */
 int cli_auto_peek(const struct cli_options *o, const char *path, int *w, int *h, int *c);
 
-
 /* Channels of a PNG from its first bytes (the IHDR colour type), 0 when the
  * bytes are not a PNG's. */
 int cli_auto_png_channels(const uint8_t *b, size_t n);

@@ -28,6 +28,9 @@ whl=$(ls "$tmp"/dist/imgconv-*.whl) || fail "no wheel in $tmp/dist"
 
 # A fresh venv that sees the system's numpy but not the checkout.
 "$py" -m venv --system-site-packages "$tmp/venv" >/dev/null || fail "python3 -m venv"
+# (an interpreter whose numpy comes from PYTHONPATH, not site-packages, lends none)
+"$tmp/venv/bin/python" -c "import numpy" >/dev/null 2>&1 ||
+    { echo "wheel.sh: SKIPPED: a venv of $py does not see its numpy"; exit 77; }
 "$tmp/venv/bin/python" -m pip install -q --no-index --no-deps "$whl" >"$tmp/pip.log" 2>&1 ||
     { cat "$tmp/pip.log"; fail "pip install of the wheel"; }
 cd "$tmp" || exit 1
