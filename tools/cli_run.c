@@ -327,6 +327,8 @@ int cli_get_kernel(const cli_options *o, ic_kernel *k, cli_err *e)
         return CLI_EXIT_OK;
     }
     s = cli_noted(ic_kernel_parse(k, o->kernel_text), buf, sizeof buf);
+    if (s == IC_OK && k->warning[0])
+        fprintf(stderr, "imgconv: warning: %s\n", k->warning);
     if (s == IC_OK)
         return CLI_EXIT_OK;
     int shown = (int)strlen(o->kernel_text);

@@ -7,6 +7,7 @@
  * column passes, r * (kw + kh) multiply-adds a sample; any other as kw * kh.
  * Backends choose between the two by their own cost models, so the cheaper
  * of the two is counted: the estimate never exceeds what a backend runs.
+ * Gaussian and box kernels count their constant-time sliding sums.
  */
 #include "imgconv.h"
 
@@ -21,6 +22,13 @@ uint64_t ic_convolve_work(int width, int height, int channels, const ic_kernel *
     if (width <= 0 || height <= 0 || channels <= 0 || !k || k->width <= 0 || k->height <= 0)
         return 0;
     uint64_t taps = (uint64_t)k->width * (uint64_t)k->height;
+    if (k->blur) {
+        /* sliding sums whatever the size (docs/design/blur.md): a box's two
+         * running sums, or a gaussian's few cosine terms in two passes */
+        const uint64_t slide = k->blur == IC_BLUR_BOX ? 4u : 64u;
+        if (slide < taps)
+            return mul_sat(mul_sat((uint64_t)width * (uint64_t)height, (uint64_t)channels), slide);
+    }
     if (k->width > 1 && k->height > 1) {
         ic_factors f = {0};
         if (ic_kernel_factor(k, 0.0, 0, &f) == IC_OK && f.rank > 0) {
