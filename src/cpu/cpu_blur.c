@@ -443,25 +443,33 @@ static void vpass_task(void *arg, int task, int worker)
     }
     pl->slide(&pl->by, ptr, H, out);
     const int cnt = pl->bw - c0 < LANES ? pl->bw - c0 : LANES;
-    const size_t ss = ic_sample_size(dst->type);
+    const double sc = pl->scale, bias = job->bias, top = pl->maxval;
+    const int contiguous = pl->planes > 1 || dst->layout == IC_AOS;
     for (int y = 0; y < H; y++) {
         double *o = out + (size_t)y * LANES;
-        for (int l = 0; l < cnt; l++)
-            o[l] *= pl->scale;
+        for (int l = 0; l < cnt; l++) /* scaled, biased, clamped; NaN fails `> 0` */
+            o[l] = o[l] * sc;
         if (pl->premul) /* strips hold whole pixels: LANES is a multiple of C */
             for (int l = 0; l < cnt; l += C) {
                 const double a = o[l + C - 1];
                 for (int q = 0; q < C - 1; q++)
                     o[l + q] = a > 0 ? o[l + q] / a : 0.0;
             }
-        if (pl->planes > 1 || dst->layout == IC_AOS) { /* the strip is contiguous in dst */
-            uint8_t *d = ic_image_at(dst, 0, y, pl->planes > 1 ? p : 0) + (size_t)c0 * ss;
+        for (int l = 0; l < cnt; l++) {
+            const double v = o[l] + bias, w = v > 0.0 ? v : 0.0;
+            o[l] = round_even(w < top ? w : top);
+        }
+        if (contiguous && dst->type == IC_U8) {
+            uint8_t *d = ic_image_at(dst, 0, y, pl->planes > 1 ? p : 0) + c0;
             for (int l = 0; l < cnt; l++)
-                store_sample(dst, d + (size_t)l * ss, o[l] + job->bias, pl->maxval);
+                d[l] = (uint8_t)(int)o[l];
+        } else if (contiguous) {
+            uint16_t *d = (uint16_t *)(void *)ic_image_at(dst, 0, y, pl->planes > 1 ? p : 0) + c0;
+            for (int l = 0; l < cnt; l++)
+                d[l] = (uint16_t)(int)o[l];
         } else {
             for (int l = 0; l < cnt; l++)
-                store_sample(dst, ic_image_at(dst, (c0 + l) / C, y, (c0 + l) % C), o[l] + job->bias,
-                             pl->maxval);
+                store_sample(dst, ic_image_at(dst, (c0 + l) / C, y, (c0 + l) % C), o[l], top);
         }
     }
 }
