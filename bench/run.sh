@@ -19,6 +19,7 @@ BENCH=$(cd "$(dirname "$0")" && pwd)
 
 # suite name and one line each, for --list
 SUITES="batch|batch throughput against libvips and ImageMagick (SETS=mixed, photo-jpeg, photo-png)
+blur|gaussian sigma 10, 120, 500 on HD and 12 MP, whole call, cpu backend, vips gaussblur beside
 codecs|PNG encode/decode and JPEG decode on 1 thread and every core, whole PNG and JPEG jobs, against libvips
 cpu|the cpu backend against OpenCV, libvips and ImageMagick, and its thread scaling
 dev|a trial run of the fast path (benchmark, fast test, SASS summary) into \$OUT; no summary
