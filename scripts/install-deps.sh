@@ -29,7 +29,7 @@ command -v pkg-config >/dev/null 2>&1 || missing+=(pkg-config)
 [ -e /usr/include/event2/http.h ] || missing+=(libevent-dev)
 command -v curl >/dev/null 2>&1 || missing+=(curl)
 # Large full-rank kernels on the CPU go through KissFFT (BSD-3-Clause).
-ls /usr/include/kissfft/kiss_fft.h /usr/include/kiss_fft.h >/dev/null 2>&1 || missing+=(libkissfft-dev)
+[ -e /usr/include/kissfft/kiss_fft.h ] || [ -e /usr/include/kiss_fft.h ] || missing+=(libkissfft-dev)
 # tests/cli/jpeg_threads.sh checks restart markers with libjpeg-turbo's djpeg (PIL else).
 command -v djpeg >/dev/null 2>&1 || missing+=(libjpeg-turbo-progs)
 # tests/style/format.sh checks the sources against .clang-format with version 14.
