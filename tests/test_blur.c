@@ -239,6 +239,10 @@ static void test_larger_than_image(void)
     };
     const ic_border borders[] = {IC_BORDER_CONSTANT, IC_BORDER_REPLICATE, IC_BORDER_MIRROR,
                                  IC_BORDER_REFLECT, IC_BORDER_WRAP};
+    /* long rows: the sliding sums run thousands of steps */
+    static const blur_case wide = {"gaussian:sigma=150x1", 150, 1, 901, 7};
+    run_case(&wide, 6000, 5, 1, IC_U8, IC_AOS, IC_BORDER_MIRROR, IC_ALPHA_INDEPENDENT, "cpu");
+    run_case(&wide, 6000, 5, 1, IC_U16, IC_AOS, IC_BORDER_WRAP, IC_ALPHA_INDEPENDENT, "cpu");
     for (size_t i = 0; i < sizeof big / sizeof big[0]; i++)
         for (int bi = 0; bi < 5; bi++) {
             run_case(&big[i], 23, 9, 3, IC_U8, IC_AOS, borders[bi], IC_ALPHA_INDEPENDENT, "cpu");
@@ -293,6 +297,22 @@ static void test_text(void)
     parse_bad("box:65537", "1..65535");
     parse_bad("box:4", "odd");
     parse_bad("unsharp:sigma=50", "over the largest");
+
+    /* a window far wider than the bell: the FIR while it has weights, else an error */
+    static const blur_case wide_window = {"gaussian:size=101,sigma=5", 5, 5, 101, 101};
+    run_case(&wide_window, 40, 30, 3, IC_U8, IC_AOS, IC_BORDER_REFLECT, IC_ALPHA_INDEPENDENT,
+             "cpu");
+    if (ic_kernel_parse(&k, "gaussian:size=2001,sigma=5") == IC_OK) {
+        ic_image a, b;
+        ic_image_create(&a, 16, 16, 1, IC_AOS);
+        ic_image_create(&b, 16, 16, 1, IC_AOS);
+        const ic_status s = ic_filter(&a, &b, &k, NULL, "cpu");
+        EXPECT(s == IC_ERR_UNSUPPORTED && strstr(ic_last_error(), "too wide"),
+               "size 2001 sigma 5: %s '%s'", ic_status_str(s), ic_last_error());
+        ic_image_free(&a);
+        ic_image_free(&b);
+        ic_kernel_free(&k);
+    }
 
     /* backends without a blur path keep their FIR limit and say so */
     ic_image a, b;

@@ -144,7 +144,7 @@ static int blur1d_make(blur1d *b, int n, double sigma, double box_weight, double
     static const double periods[] = {1.2, 1.35, 1.5, 1.65, 1.8, 2.0};
     double best = INFINITY, c[MAX_TERMS + 1], bc[MAX_TERMS + 1] = {0}, btheta = 0;
     int bk = 0;
-    const int kmax = r - 1 < MAX_TERMS ? (r - 1 < 1 ? 1 : r - 1) : MAX_TERMS;
+    const int kmax = r < MAX_TERMS ? r : MAX_TERMS; /* r terms interpolate all r+1 weights */
     for (int K = 1; K <= kmax && best > tol; K++)
         for (size_t f = 0; f < sizeof periods / sizeof periods[0]; f++) {
             const double theta = 2.0 * 3.14159265358979323846 / (periods[f] * n);
@@ -257,6 +257,7 @@ static void slide_base(const blur1d *b, const float *const *in, int n, double *o
 #include <immintrin.h>
 #define AVX2 __attribute__((target("avx2,fma")))
 #define PREFETCH 12 /* steps ahead */
+#define F32_MAX_STEPS 16384
 
 AVX2 static inline void load16(const float *e, __m256d v[4])
 {
@@ -553,6 +554,15 @@ static void vpass_task(void *arg, int task, int worker)
 
 /* ---- entry points ------------------------------------------------------------ */
 
+/* A window wider than 2*ceil(4 sigma)+1 holds a bell too narrow for ten
+ * cosines of its period; the fit would miss the tolerance. */
+static int blur_fits(const ic_job *job)
+{
+    const ic_kernel *k = job->wk;
+    return k->blur == IC_BLUR_BOX || (job->kw <= 2 * (int)ceil(4.0 * k->sigma_x) + 1 &&
+                                      job->kh <= 2 * (int)ceil(4.0 * k->sigma_y) + 1);
+}
+
 int ic_cpu_blur_wanted(const ic_job *job, int forced_fir)
 {
     const ic_kernel *k = job->wk;
@@ -560,7 +570,7 @@ int ic_cpu_blur_wanted(const ic_job *job, int forced_fir)
         return 0;
     if (!job->w)
         return 1;
-    if (forced_fir)
+    if (forced_fir || !blur_fits(job))
         return 0;
     /* measured: the separable FIR is cheaper below these summed sizes */
     const int taps = job->kw + job->kh;
@@ -602,13 +612,23 @@ ic_status ic_cpu_blur_run(cpu_pool *pool, int nthreads, int isa_avx, const ic_jo
     pl.slide = slide_base;
 #if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__)
     if (isa_avx)
-        pl.slide = src->type == IC_U8 && !pl.premul ? slide_avx2_f32 : slide_avx2;
+        pl.slide = slide_avx2;
+    /* float32 drifts by about 2^-24 of the window sum a step: fine over
+     * rows up to F32_MAX_STEPS, well under a level at 8 bits */
+    if (isa_avx && src->type == IC_U8 && !pl.premul && pl.W + job->kw < F32_MAX_STEPS &&
+        pl.H + job->kh < F32_MAX_STEPS)
+        pl.slide = slide_avx2_f32;
 #else
     (void)isa_avx;
 #endif
     /* samples x alpha reach maxval^2 under premultiplication */
     const double top = pl.premul ? pl.maxval * pl.maxval : pl.maxval;
     const int box = k->blur == IC_BLUR_BOX;
+    if (!blur_fits(job))
+        return ic_errf(err, errlen, IC_ERR_UNSUPPORTED,
+                       "cpu: %s is wider than 2*ceil(4 sigma)+1, too wide for its sigma to run "
+                       "as sliding sums (leave the size out: 2*ceil(3 sigma)+1)",
+                       k->name);
     /* a box sums exactly in float while maxval * width < 2^24: divide once at the end */
     const int box_sums = box && top * job->kw < 16777216.0;
     const int workers = nthreads < 1 ? 1 : nthreads;
