@@ -239,6 +239,9 @@ static void test_larger_than_image(void)
     };
     const ic_border borders[] = {IC_BORDER_CONSTANT, IC_BORDER_REPLICATE, IC_BORDER_MIRROR,
                                  IC_BORDER_REFLECT, IC_BORDER_WRAP};
+    /* 17 rows: the last band of 16 rows holds one row, its later lane groups none */
+    static const blur_case tall = {"gaussian:sigma=60", 60, 60, 361, 361};
+    run_case(&tall, 50, 17, 3, IC_U8, IC_AOS, IC_BORDER_MIRROR, IC_ALPHA_INDEPENDENT, "cpu");
     /* long rows: the sliding sums run thousands of steps */
     static const blur_case wide = {"gaussian:sigma=150x1", 150, 1, 901, 7};
     run_case(&wide, 6000, 5, 1, IC_U8, IC_AOS, IC_BORDER_MIRROR, IC_ALPHA_INDEPENDENT, "cpu");

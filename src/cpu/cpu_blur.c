@@ -459,7 +459,24 @@ static void hpass_task(void *arg, int task, int worker)
             col[l] = pl->planes == 1 ? q : 0;
             dst[l] = pl->B + ((size_t)p * pl->strips * pl->H + y) * LANES;
         }
-        for (int t = 0; t < n; t++) {
+        if (!used) /* a group wholly past the last row */
+            continue;
+        /* the common case without branches per sample: lanes past the last
+         * row read row 0's samples, never stored */
+        const int plain = src->type == IC_U8 && !pl->premul;
+        for (int t = 0; plain && t < n; t++) {
+            const int x = pl->xmap[t];
+            float *e = ext + (size_t)t * LANES;
+            if (x < 0) {
+                for (int l = 0; l < LANES; l++)
+                    e[l] = v;
+                continue;
+            }
+            const size_t off = (size_t)x * step;
+            for (int l = 0; l < LANES; l++)
+                e[l] = (float)(base[l] ? base[l] : base[0])[off];
+        }
+        for (int t = 0; !plain && t < n; t++) {
             const int x = pl->xmap[t];
             float *e = ext + (size_t)t * LANES;
             for (int l = 0; l < LANES; l++) {
@@ -478,7 +495,7 @@ static void hpass_task(void *arg, int task, int worker)
         pl->slide(&pl->bx, ptr, W, out);
         for (int x = 0; x < W; x++)
             for (int l = 0; l < used; l++) {
-                const int i = x * bstep + col[l];
+                const unsigned i = (unsigned)(x * bstep + col[l]);
                 dst[l][(size_t)(i / LANES) * sstep + (size_t)(i % LANES)] =
                     (float)out[(size_t)x * LANES + l];
             }
