@@ -39,7 +39,8 @@ typedef struct blur1d {
     double cnr[MAX_TERMS], cni[MAX_TERMS]; /* e^{j w (r+1)}: the sample entering */
     double *ctab, *stab; /* nterms x (2r+1): cos and sin of w (m - r), to start a window */
     double sum;          /* sum of the fitted weights (a constant border's weight) */
-    double err;          /* L1 distance of the fitted weights from the exact ones */
+    int sym;    /* the sequences are even about the first window's centre (mirror border) */
+    double err; /* L1 distance of the fitted weights from the exact ones */
 } blur1d;
 
 /* ---- fitting ---------------------------------------------------------------- */
@@ -206,12 +207,15 @@ slide_body(const blur1d *b, const float *const *in, int n, double *out, int use_
     for (int k = 0; k < K; k++)
         for (int l = 0; l < LANES; l++)
             zr[k][l] = zi[k][l] = 0.0;
-    for (int m = 0; m < win; m++) {
+    /* an even sequence starts from its centre: each sample stands for two, the sines cancel */
+    for (int m = b->sym ? r : 0; m < win; m++) {
         const float *e = in[m];
+        const double two = b->sym && m > r ? 2.0 : 1.0;
         for (int l = 0; l < LANES; l++)
-            s[l] += e[l];
+            s[l] += two * e[l];
         for (int k = 0; k < K; k++) {
-            const double c = b->ctab[(size_t)k * win + m], sn = b->stab[(size_t)k * win + m];
+            const double c = two * b->ctab[(size_t)k * win + m];
+            const double sn = b->sym ? 0.0 : b->stab[(size_t)k * win + m];
             for (int l = 0; l < LANES; l++) {
                 zr[k][l] = MADD(c, (double)e[l], zr[k][l]);
                 zi[k][l] = MADD(sn, (double)e[l], zi[k][l]);
@@ -276,13 +280,14 @@ AVX2 static void slide_avx2(const blur1d *b, const float *const *in, int n, doub
         for (int k = 0; k < K; k++)
             zr[k][q] = zi[k][q] = _mm256_setzero_pd();
     }
-    for (int m = 0; m < win; m++) {
+    for (int m = b->sym ? r : 0; m < win; m++) {
+        const double two = b->sym && m > r ? 2.0 : 1.0;
         load16(in[m], e);
         for (int q = 0; q < 4; q++)
-            s[q] = _mm256_add_pd(s[q], e[q]);
+            s[q] = _mm256_fmadd_pd(_mm256_set1_pd(two), e[q], s[q]);
         for (int k = 0; k < K; k++) {
-            const __m256d c = _mm256_set1_pd(b->ctab[(size_t)k * win + m]);
-            const __m256d sn = _mm256_set1_pd(b->stab[(size_t)k * win + m]);
+            const __m256d c = _mm256_set1_pd(two * b->ctab[(size_t)k * win + m]);
+            const __m256d sn = _mm256_set1_pd(b->sym ? 0.0 : b->stab[(size_t)k * win + m]);
             for (int q = 0; q < 4; q++) {
                 zr[k][q] = _mm256_fmadd_pd(c, e[q], zr[k][q]);
                 zi[k][q] = _mm256_fmadd_pd(sn, e[q], zi[k][q]);
@@ -338,14 +343,15 @@ AVX2 static void slide_avx2_f32(const blur1d *b, const float *const *in, int n, 
         for (int k = 0; k < K; k++)
             zr[k][q] = zi[k][q] = _mm256_setzero_ps();
     }
-    for (int m = 0; m < win; m++) {
+    for (int m = b->sym ? r : 0; m < win; m++) {
+        const float two = b->sym && m > r ? 2.0f : 1.0f;
         for (int q = 0; q < 2; q++) {
             e[q] = _mm256_loadu_ps(in[m] + 8 * q);
-            s[q] = _mm256_add_ps(s[q], e[q]);
+            s[q] = _mm256_fmadd_ps(_mm256_set1_ps(two), e[q], s[q]);
         }
         for (int k = 0; k < K; k++) {
-            const __m256 c = _mm256_set1_ps((float)b->ctab[(size_t)k * win + m]);
-            const __m256 sn = _mm256_set1_ps((float)b->stab[(size_t)k * win + m]);
+            const __m256 c = _mm256_set1_ps(two * (float)b->ctab[(size_t)k * win + m]);
+            const __m256 sn = _mm256_set1_ps(b->sym ? 0.0f : (float)b->stab[(size_t)k * win + m]);
             for (int q = 0; q < 2; q++) {
                 zr[k][q] = _mm256_fmadd_ps(c, e[q], zr[k][q]);
                 zi[k][q] = _mm256_fmadd_ps(sn, e[q], zi[k][q]);
@@ -655,6 +661,8 @@ ic_status ic_cpu_blur_run(cpu_pool *pool, int nthreads, int isa_avx, const ic_jo
         !blur1d_make(&pl.by, job->kh, box ? 0 : k->sigma_y, 1.0 / job->kh, 0.1 / pl.maxval))
         goto done;
     pl.scale = box_sums ? 1.0 / job->kw : 1.0;
+    /* mirror maps -i to i at any distance: each pass's first window is even */
+    pl.bx.sym = pl.by.sym = job->border == IC_BORDER_MIRROR;
     const int nx = pl.W + 2 * pl.bx.r, ny = pl.H + 2 * pl.by.r;
     pl.strips = (pl.bw + LANES - 1) / LANES;
     const size_t bn = (size_t)pl.planes * pl.strips * pl.H * LANES;
