@@ -94,6 +94,17 @@ static void gauss_half(int r, double sigma, double *g)
         g[i] /= sum;
 }
 
+/* phi[k] = cos(k t), k < n, by the Chebyshev recurrence (one libm call). */
+static void cosines(double t, int n, double *phi)
+{
+    const double c = cos(t);
+    phi[0] = 1.0;
+    if (n > 1)
+        phi[1] = c;
+    for (int k = 2; k < n; k++)
+        phi[k] = 2.0 * c * phi[k - 1] - phi[k - 2];
+}
+
 /* Least-squares fit of g (i = 0..r, counted twice but for 0) by 1 and
  * cos(k theta i), k = 1..K; returns the L1 error and the coefficients in c. */
 static double fit_terms(int r, const double *g, double theta, int K, double *c)
@@ -104,8 +115,7 @@ static double fit_terms(int r, const double *g, double theta, int K, double *c)
     memset(b, 0, sizeof b);
     for (int i = 0; i <= r; i++) {
         const double wt = i == 0 ? 1.0 : 2.0;
-        for (int k = 0; k < n; k++)
-            phi[k] = cos(k * theta * i);
+        cosines(theta * i, n, phi);
         for (int p = 0; p < n; p++) {
             b[p] += wt * phi[p] * g[i];
             for (int q = 0; q < n; q++)
@@ -116,9 +126,10 @@ static double fit_terms(int r, const double *g, double theta, int K, double *c)
         return INFINITY;
     double err = 0.0;
     for (int i = 0; i <= r; i++) {
+        cosines(theta * i, n, phi);
         double v = c[0];
         for (int k = 1; k < n; k++)
-            v += c[k] * cos(k * theta * i);
+            v += c[k] * phi[k];
         err += (i == 0 ? 1.0 : 2.0) * fabs(v - g[i]);
     }
     return err;
