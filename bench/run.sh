@@ -19,6 +19,7 @@ BENCH=$(cd "$(dirname "$0")" && pwd)
 
 # suite name and one line each, for --list
 SUITES="batch|batch throughput against libvips and ImageMagick (SETS=mixed, photo-jpeg, photo-png)
+blur|gaussian sigma 10, 120, 500 on HD and 12 MP, whole call, cpu backend, vips gaussblur beside
 codecs|PNG encode/decode and JPEG decode on 1 thread and every core, whole PNG and JPEG jobs, against libvips
 cpu|the cpu backend against OpenCV, libvips and ImageMagick, and its thread scaling
 fft|the cpu backend's FFT path against its direct and separable paths, 12 MP JPEG, kernels 31..255

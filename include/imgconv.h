@@ -290,9 +290,26 @@ typedef struct ic_kernel {
      * result of these weights and gy that of their transpose, both in float32
      * (the named sobel, scharr and prewitt set it; docs/definitions.md#edge-strength). */
     int magnitude;
+    /* Set by the gaussian and box named kernels: the weights are this blur
+     * (IC_BLUR_GAUSSIAN of sigma_x, sigma_y over the support width x height,
+     * or IC_BLUR_BOX), so a backend may run it in constant time per pixel
+     * (docs/design/blur.md). Such a kernel may be larger than IC_MAX_KERNEL,
+     * up to IC_MAX_BLUR; coef is then NULL and only the backends that say so
+     * (cpu, cuda) run it. */
+    int blur;
+    double sigma_x, sigma_y;
+    /* One line the caller should show as a warning (a truncated Gaussian), or "". */
+    char warning[96];
 } ic_kernel;
 
 #define IC_MAX_KERNEL 255
+/* ic_kernel.blur */
+#define IC_BLUR_NONE 0
+#define IC_BLUR_GAUSSIAN 1
+#define IC_BLUR_BOX 2
+/* Largest width or height of a gaussian or box kernel, and so the largest
+ * sigma: (IC_MAX_BLUR - 1) / 6. */
+#define IC_MAX_BLUR 65535
 /* Largest |bias| accepted (ic_params.bias, the CLI's --bias) and the range of
  * a .mat file's OFFSET and SCALE (in magnitude; SCALE at least 1/IC_MAX_BIAS):
  * samples are 0..255, so anything larger is a mistake. */

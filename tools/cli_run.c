@@ -326,6 +326,8 @@ int cli_get_kernel(const cli_options *o, ic_kernel *k, cli_err *e)
         return CLI_EXIT_OK;
     }
     s = cli_noted(ic_kernel_parse(k, o->kernel_text), buf, sizeof buf);
+    if (s == IC_OK && k->warning[0])
+        fprintf(stderr, "imgconv: warning: %s\n", k->warning);
     if (s == IC_OK)
         return CLI_EXIT_OK;
     int shown = (int)strlen(o->kernel_text);
@@ -399,7 +401,10 @@ static void print_plan(const cli_options *o, ic_context *ctx, const ic_kernel *k
     memset(&f, 0, sizeof f);
     ic_status s = ic_kernel_factor(k, 0.0, 0, &f);
     long full = (long)k->width * k->height;
-    if (s != IC_OK)
+    if (s != IC_OK && k->blur && !k->coef)
+        printf("  factors   rank 1 by construction (a %s past %d: its shape, no weights)\n",
+               k->blur == IC_BLUR_BOX ? "box" : "gaussian", IC_MAX_KERNEL);
+    else if (s != IC_OK)
         printf("  factors   not computed (%s)\n", ic_status_str(s));
     else if (f.rank == 0)
         printf("  factors   not separable at a useful rank: %ld multiply-adds per sample\n", full);

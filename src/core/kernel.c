@@ -241,15 +241,36 @@ void ic_kernel_free(ic_kernel *k)
     memset(k, 0, sizeof *k);
 }
 
+/* Weight t of the normalised 1D blur of n taps (a blur without coefficients). */
+static double blur_weight_1d(const ic_kernel *k, int n, double sigma, int t)
+{
+    if (k->blur == IC_BLUR_BOX)
+        return 1.0 / n;
+    double sum = 0.0, g = 0.0;
+    for (int i = 0; i < n; i++) {
+        const double x = i - (n - 1) / 2, v = exp(-(x * x) / (2.0 * sigma * sigma));
+        sum += v;
+        if (i == t)
+            g = v;
+    }
+    return g / sum;
+}
+
 double ic_kernel_weight(const ic_kernel *k, int i, int j)
 {
-    if (!k || !k->coef || i < 0 || j < 0 || i >= k->width || j >= k->height)
+    if (!k || i < 0 || j < 0 || i >= k->width || j >= k->height)
         return 0.0;
+    if (!k->coef)
+        return k->blur ? blur_weight_1d(k, k->width, k->sigma_x, i) *
+                             blur_weight_1d(k, k->height, k->sigma_y, j)
+                       : 0.0;
     return (double)k->coef[(size_t)j * (size_t)k->width + (size_t)i] / k->divisor;
 }
 
 double ic_kernel_sum(const ic_kernel *k)
 {
+    if (k && !k->coef && k->blur)
+        return 1.0;
     if (!k || !k->coef)
         return 0.0;
     /* Sum the coefficients first: exact for integer kernels ("/ 16" sums to 1). */

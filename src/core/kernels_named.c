@@ -66,11 +66,12 @@ static ic_status gen_magnitude(ic_kernel *, const named_spec *, const named_args
 #define IC_NAMED_KERNELS(X)                                                                        \
     X("identity", "size=1 (N or WxH)", "copies the image: 1 at the centre, 0 elsewhere",           \
       gen_identity, NULL, "size", NULL, NULL)                                                      \
-    X("box", "size=3 (N or WxH)", "box blur: the mean of a WxH window (weights 1/(W*H))", gen_box, \
-      NULL, "size", NULL, NULL)                                                                    \
+    X("box", "size=3 (N or WxH)",                                                                  \
+      "box blur: the mean of a WxH window (weights 1/(W*H)), any size up to 65535", gen_box, NULL, \
+      "size", NULL, NULL)                                                                          \
     X("gaussian",                                                                                  \
-      "size=3 (N or WxH), sigma=0 (0: 0.3*((size-1)/2-1)+0.8; sigma alone: "                       \
-      "size=2*ceil(3*sigma)+1)",                                                                   \
+      "size=3 (N or WxH), sigma=0 (S or SXxSY; 0: 0.3*((size-1)/2-1)+0.8; sigma alone: "           \
+      "size=2*ceil(3*sigma)+1; any sigma up to 10922, constant time per pixel)",                   \
       "Gaussian blur, separable, normalised to sum 1", gen_gaussian, NULL, "size", "sigma", NULL)  \
     X("sharpen", "(none)", "3x3 sharpen: 0 -1 0 / -1 5 -1 / 0 -1 0 (sums to 1)", gen_fixed,        \
       k_sharpen, NULL, NULL, NULL)                                                                 \
@@ -248,9 +249,9 @@ static ic_status parse_args(const named_spec *sp, const char *s, size_t n, named
     return IC_OK;
 }
 
-/* One size: a decimal integer, odd, 1..IC_MAX_KERNEL. */
-static ic_status one_size(const named_spec *sp, const char *what, const char *s, size_t n, int *out,
-                          char *err, size_t errlen)
+/* One size: a decimal integer, odd, 1..max. */
+static ic_status one_size(const named_spec *sp, const char *what, const char *s, size_t n, int max,
+                          int *out, char *err, size_t errlen)
 {
     char q[128];
     long v = 0;
@@ -263,9 +264,9 @@ static ic_status one_size(const named_spec *sp, const char *what, const char *s,
             goto bad;
         v = v * 10 + (s[i] - '0');
     }
-    if (v < 1 || v > IC_MAX_KERNEL)
+    if (v < 1 || v > max)
         return ic_errf(err, errlen, IC_ERR_KERNEL, "%s: %s %s must be 1..%d", sp->name, what, q,
-                       IC_MAX_KERNEL);
+                       max);
     if (!(v & 1))
         return ic_errf(err, errlen, IC_ERR_KERNEL,
                        "%s: %s %s must be odd (the kernel needs a centre)", sp->name, what, q);
@@ -276,9 +277,9 @@ bad:
                    sp->name, what, q);
 }
 
-/* Argument idx as a size "N" or "WxH"; def when absent. */
-static ic_status arg_size(const named_spec *sp, const named_args *a, int idx, int def, int *w,
-                          int *h, char *err, size_t errlen)
+/* Argument idx as a size "N" or "WxH" (each odd, 1..max); def when absent. */
+static ic_status arg_size_max(const named_spec *sp, const named_args *a, int idx, int def, int max,
+                              int *w, int *h, char *err, size_t errlen)
 {
     const char *s = a->val[idx];
     size_t n = a->len[idx];
@@ -290,14 +291,20 @@ static ic_status arg_size(const named_spec *sp, const named_args *a, int idx, in
     if (!x)
         x = memchr(s, 'X', n);
     if (!x) {
-        ic_status st = one_size(sp, sp->params[idx], s, n, w, err, errlen);
+        ic_status st = one_size(sp, sp->params[idx], s, n, max, w, err, errlen);
         *h = *w;
         return st;
     }
-    ic_status st = one_size(sp, "width", s, (size_t)(x - s), w, err, errlen);
+    ic_status st = one_size(sp, "width", s, (size_t)(x - s), max, w, err, errlen);
     if (st == IC_OK)
-        st = one_size(sp, "height", x + 1, n - (size_t)(x - s) - 1, h, err, errlen);
+        st = one_size(sp, "height", x + 1, n - (size_t)(x - s) - 1, max, h, err, errlen);
     return st;
+}
+
+static ic_status arg_size(const named_spec *sp, const named_args *a, int idx, int def, int *w,
+                          int *h, char *err, size_t errlen)
+{
+    return arg_size_max(sp, a, idx, def, IC_MAX_KERNEL, w, h, err, errlen);
 }
 
 /* Argument idx as a finite real; def when absent. */
@@ -330,6 +337,16 @@ static ic_status finish(ic_kernel *k, int w, int h, float *c, double divisor, ch
     return st;
 }
 
+/* A blur too large for coefficients: its shape only (backends with a blur path run it). */
+static ic_status blur_shape(ic_kernel *k, int w, int h)
+{
+    memset(k, 0, sizeof *k);
+    k->width = w;
+    k->height = h;
+    k->divisor = 1.0;
+    return IC_OK;
+}
+
 static float *scratch(int w, int h)
 {
     return calloc((size_t)w * (size_t)h, sizeof(float));
@@ -357,17 +374,24 @@ static ic_status gen_box(ic_kernel *k, const named_spec *sp, const named_args *a
                          size_t errlen)
 {
     int w, h;
-    ic_status st = arg_size(sp, a, 0, 3, &w, &h, err, errlen);
+    ic_status st = arg_size_max(sp, a, 0, 3, IC_MAX_BLUR, &w, &h, err, errlen);
     if (st != IC_OK)
         return st;
-    float *c = scratch(w, h);
-    if (!c)
-        return ic_errf(err, errlen, IC_ERR_NOMEM, "out of memory");
-    for (size_t t = 0; t < (size_t)w * (size_t)h; t++)
-        c[t] = 1.0f;
-    /* Integer coefficients over the count keep the weights exact in float64. */
-    if ((st = finish(k, w, h, c, (double)w * h, err, errlen)) == IC_OK)
+    if (w <= IC_MAX_KERNEL && h <= IC_MAX_KERNEL) {
+        float *c = scratch(w, h);
+        if (!c)
+            return ic_errf(err, errlen, IC_ERR_NOMEM, "out of memory");
+        for (size_t t = 0; t < (size_t)w * (size_t)h; t++)
+            c[t] = 1.0f;
+        /* Integer coefficients over the count keep the weights exact in float64. */
+        st = finish(k, w, h, c, (double)w * h, err, errlen);
+    } else {
+        st = blur_shape(k, w, h);
+    }
+    if (st == IC_OK) {
         snprintf(k->name, sizeof k->name, "box:%dx%d", w, h);
+        k->blur = IC_BLUR_BOX;
+    }
     return st;
 }
 
@@ -394,32 +418,80 @@ static void gauss_1d(int n, double sigma, double *g)
 typedef struct gauss_shape {
     int w, h;
     double sx, sy;
+    int truncated; /* an explicit size under the support 2*ceil(3 sigma)+1 */
 } gauss_shape;
 
-/* Size and sigma arguments (at size_idx, size_idx + 1) of gaussian and unsharp. */
-static ic_status gauss_args(const named_spec *sp, const named_args *a, int size_idx, int def_size,
-                            gauss_shape *g, char *err, size_t errlen)
+/* The support 2*ceil(3 sigma)+1 of a sigma (at most (IC_MAX_BLUR-1)/6). */
+static int gauss_support(double sigma)
 {
-    double sigma;
-    ic_status st = arg_real(sp, a, size_idx + 1, 0.0, &sigma, err, errlen);
-    if (st != IC_OK)
-        return st;
-    if (sigma < 0)
-        return ic_errf(err, errlen, IC_ERR_KERNEL,
-                       "%s: sigma must be positive (or 0: from the size)", sp->name);
-    if (!a->val[size_idx] && sigma > 0) {
-        /* size = 2*ceil(3 sigma)+1 must stay <= IC_MAX_KERNEL: test before ceil(). */
-        if (3.0 * sigma > (IC_MAX_KERNEL - 1) / 2)
-            return ic_errf(err, errlen, IC_ERR_KERNEL,
-                           "%s: sigma %g needs a kernel over %d (largest sigma without "
-                           "a size: %.2f)",
-                           sp->name, sigma, IC_MAX_KERNEL, (IC_MAX_KERNEL - 1) / 2 / 3.0);
-        g->w = g->h = 2 * (int)ceil(3.0 * sigma) + 1;
-    } else if ((st = arg_size(sp, a, size_idx, def_size, &g->w, &g->h, err, errlen)) != IC_OK) {
+    return 2 * (int)ceil(3.0 * sigma) + 1;
+}
+
+/* One sigma value: a finite number. */
+static ic_status one_sigma(const named_spec *sp, const char *s, size_t n, double *v, char *err,
+                           size_t errlen)
+{
+    char q[128];
+    int r = ic__kernel_number(s, n, v);
+    if (r == IC_NUM_OK)
+        return IC_OK;
+    ic__kernel_quote(q, sizeof q, s, n);
+    return ic_errf(err, errlen, IC_ERR_KERNEL, "%s: sigma %s is %s", sp->name, q,
+                   r == IC_NUM_NONFINITE ? "not finite" : "not a number");
+}
+
+/* Argument idx as sigma "S" or "SXxSY"; 0 when absent. */
+static ic_status arg_sigma(const named_spec *sp, const named_args *a, int idx, double *sx,
+                           double *sy, char *err, size_t errlen)
+{
+    const char *s = a->val[idx];
+    size_t n = a->len[idx];
+    *sx = *sy = 0.0;
+    if (!s)
+        return IC_OK;
+    const char *x = memchr(s, 'x', n);
+    if (!x)
+        x = memchr(s, 'X', n);
+    if (!x) {
+        ic_status st = one_sigma(sp, s, n, sx, err, errlen);
+        *sy = *sx;
         return st;
     }
-    g->sx = sigma > 0 ? sigma : sigma_from_size(g->w);
-    g->sy = sigma > 0 ? sigma : sigma_from_size(g->h);
+    ic_status st = one_sigma(sp, s, (size_t)(x - s), sx, err, errlen);
+    if (st == IC_OK)
+        st = one_sigma(sp, x + 1, n - (size_t)(x - s) - 1, sy, err, errlen);
+    return st;
+}
+
+/* Size and sigma arguments (at size_idx, size_idx + 1) of gaussian and unsharp;
+ * sizes up to max. sigma 0 (or absent) with a size takes OpenCV's sigma of it. */
+static ic_status gauss_args(const named_spec *sp, const named_args *a, int size_idx, int def_size,
+                            int max, gauss_shape *g, char *err, size_t errlen)
+{
+    double sx, sy;
+    ic_status st = arg_sigma(sp, a, size_idx + 1, &sx, &sy, err, errlen);
+    if (st != IC_OK)
+        return st;
+    const int sized = a->val[size_idx] != NULL;
+    if (sx < 0 || sy < 0 || (a->val[size_idx + 1] && !sized && (sx == 0 || sy == 0)))
+        return ic_errf(err, errlen, IC_ERR_KERNEL,
+                       "%s: sigma must be > 0 (0 only with a size: from the size)", sp->name);
+    const double smax = (max - 1) / 6.0;
+    if (sx > smax || sy > smax) /* before ceil(): a huge sigma would overflow the support */
+        return ic_errf(err, errlen, IC_ERR_KERNEL,
+                       "%s: sigma %g is over the largest, %.2f (a kernel of %d)", sp->name,
+                       sx > sy ? sx : sy, smax, max);
+    memset(g, 0, sizeof *g);
+    if (!sized && sx > 0) {
+        g->w = gauss_support(sx);
+        g->h = gauss_support(sy);
+    } else if ((st = arg_size_max(sp, a, size_idx, def_size, max, &g->w, &g->h, err, errlen)) !=
+               IC_OK) {
+        return st;
+    }
+    g->truncated = (sx > 0 && g->w < gauss_support(sx)) || (sy > 0 && g->h < gauss_support(sy));
+    g->sx = sx > 0 ? sx : sigma_from_size(g->w);
+    g->sy = sy > 0 ? sy : sigma_from_size(g->h);
     return IC_OK;
 }
 
@@ -457,17 +529,29 @@ static ic_status gen_gaussian(ic_kernel *k, const named_spec *sp, const named_ar
 {
     gauss_shape g;
     char label[48];
-    ic_status st = gauss_args(sp, a, 0, 3, &g, err, errlen);
+    ic_status st = gauss_args(sp, a, 0, 3, IC_MAX_BLUR, &g, err, errlen);
     if (st != IC_OK)
         return st;
-    float *c = gauss_2d(&g);
-    if (!c)
-        return ic_errf(err, errlen, IC_ERR_NOMEM, "out of memory");
-    if ((st = finish(k, g.w, g.h, c, 1.0, err, errlen)) == IC_OK) {
-        gauss_label(&g, label, sizeof label);
-        snprintf(k->name, sizeof k->name, "gaussian:%s", label);
+    if (g.w <= IC_MAX_KERNEL && g.h <= IC_MAX_KERNEL) {
+        float *c = gauss_2d(&g);
+        if (!c)
+            return ic_errf(err, errlen, IC_ERR_NOMEM, "out of memory");
+        st = finish(k, g.w, g.h, c, 1.0, err, errlen);
+    } else {
+        st = blur_shape(k, g.w, g.h);
     }
-    return st;
+    if (st != IC_OK)
+        return st;
+    gauss_label(&g, label, sizeof label);
+    snprintf(k->name, sizeof k->name, "gaussian:%s", label);
+    k->blur = IC_BLUR_GAUSSIAN;
+    k->sigma_x = g.sx;
+    k->sigma_y = g.sy;
+    if (g.truncated)
+        snprintf(k->warning, sizeof k->warning,
+                 "gaussian: size %dx%d cuts the Gaussian short of its support %dx%d (3 sigma)", g.w,
+                 g.h, gauss_support(g.sx), gauss_support(g.sy));
+    return IC_OK;
 }
 
 static ic_status gen_unsharp(ic_kernel *k, const named_spec *sp, const named_args *a, char *err,
@@ -476,7 +560,7 @@ static ic_status gen_unsharp(ic_kernel *k, const named_spec *sp, const named_arg
     gauss_shape g;
     double amount;
     char label[48];
-    ic_status st = gauss_args(sp, a, 0, 5, &g, err, errlen);
+    ic_status st = gauss_args(sp, a, 0, 5, IC_MAX_KERNEL, &g, err, errlen);
     if (st == IC_OK)
         st = arg_real(sp, a, 2, 1.0, &amount, err, errlen);
     if (st != IC_OK)

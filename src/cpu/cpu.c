@@ -34,6 +34,7 @@
 
 #include "core/kernel_internal.h"
 #include "cpu/cpu_fft.h"
+#include "cpu/cpu_blur.h"
 #include "cpu/cpu_internal.h"
 #include "exercises/linalg.h"
 
@@ -330,8 +331,9 @@ static ic_status plan_factors(cpu_state *st, const ic_job *job, double other, ch
 static int job_ok(const ic_job *job)
 {
     const ic_image *s = job->src, *d = job->dst;
-    if (!s || !s->data || !job->w || job->kw < 1 || job->kh < 1 || job->kw % 2 == 0 ||
-        job->kh % 2 == 0 || job->kw > IC_MAX_KERNEL || job->kh > IC_MAX_KERNEL)
+    const int max = job->w ? IC_MAX_KERNEL : IC_MAX_BLUR; /* no weights: a blur by its shape */
+    if (!s || !s->data || (!job->w && !(job->wk && job->wk->blur)) || job->kw < 1 || job->kh < 1 ||
+        job->kw % 2 == 0 || job->kh % 2 == 0 || job->kw > max || job->kh > max)
         return 0;
     if (s->width < 1 || s->height < 1 || s->width > IC_MAX_DIM || s->height > IC_MAX_DIM ||
         s->channels < 1 || s->channels > 4 ||
@@ -373,6 +375,30 @@ static double plan_fft(const cpu_state *st, const ic_job *job, cpu_plan *plan)
     if (forced)
         return 0;
     return plan->fft_err <= ic__fft_error_limit(u16) ? plan->fft.cost : INFINITY;
+}
+
+/* 1 when the job goes to the sliding blur (cpu_blur.c) rather than the bands. */
+static int blur_job(cpu_state *st, const ic_job *job, char *err, size_t errlen, ic_status *s)
+{
+    *s = IC_OK;
+    if (!job->wk || !job->wk->blur)
+        return 0;
+    if (!job_ok(job)) {
+        snprintf(err, errlen, "cpu: invalid job");
+        *s = IC_ERR_INVALID_ARG;
+        return 1;
+    }
+    if ((*s = apply_tuning(st, job, err, errlen)) != IC_OK)
+        return 1;
+    if (job->src->type == IC_F32) { /* the sliding sums are written for 8 and 16 bits */
+        if (job->w)
+            return 0;
+        snprintf(err, errlen, "cpu: float32 samples take blurs up to %dx%d", IC_MAX_KERNEL,
+                 IC_MAX_KERNEL);
+        *s = IC_ERR_UNSUPPORTED;
+        return 1;
+    }
+    return ic_cpu_blur_wanted(job, st->force_path != FORCE_AUTO);
 }
 
 /* Plans a job: path, rank, task geometry and the number of workers. */
@@ -438,7 +464,19 @@ static ic_status cpu_run(void *state, const ic_job *job, ic_timing *t, char *err
     }
     cpu_plan plan;
     int workers;
-    ic_status s = make_plan(st, job, &plan, &workers, err, errlen);
+    ic_status s;
+    if (blur_job(st, job, err, errlen, &s)) {
+        if (s == IC_OK)
+            s = ic_cpu_blur_run(st->pool, st->nthreads, st->ops != &ic_cpu_ops_scalar, job, err,
+                                errlen);
+        t->upload_ms = 0;
+        t->download_ms = 0;
+        t->kernel_ms = now_ms() - t0;
+        return s;
+    }
+    if (s != IC_OK)
+        return s;
+    s = make_plan(st, job, &plan, &workers, err, errlen);
     if (s != IC_OK)
         return s;
     for (int i = 0; i < workers && plan.path != CPU_FFT; i++) {
@@ -473,7 +511,22 @@ static ic_status cpu_explain(void *state, const ic_job *job, char *buf, size_t b
     int workers;
     if (!st || !job || !buf || buflen == 0)
         return IC_ERR_INVALID_ARG;
-    ic_status s = make_plan(st, job, &plan, &workers, err, sizeof err);
+    ic_status s;
+    if (blur_job(st, job, err, sizeof err, &s) && s == IC_OK) {
+        int tx, ty;
+        if (ic_cpu_blur_terms(job, &tx, &ty))
+            snprintf(buf, buflen,
+                     "cpu: %s, %dx%d gaussian as sliding sums of %d and %d cosine terms "
+                     "(constant time per pixel, docs/design/blur.md), %d threads",
+                     st->ops != &ic_cpu_ops_scalar ? "avx2" : "scalar", job->kw, job->kh, tx + 1,
+                     ty + 1, st->nthreads);
+        else
+            snprintf(buf, buflen, "cpu: %dx%d box as running sums (exact), %d threads", job->kw,
+                     job->kh, st->nthreads);
+        return IC_OK;
+    }
+    if (s == IC_OK)
+        s = make_plan(st, job, &plan, &workers, err, sizeof err);
     if (s != IC_OK) {
         snprintf(buf, buflen, "%s", err);
         return s;
@@ -523,7 +576,19 @@ static ic_status cpu_plan_hook(void *state, const ic_job *job, ic_plan *out, cha
     int workers;
     if (!st || !job || !out)
         return IC_ERR_INVALID_ARG;
-    ic_status s = make_plan(st, job, &plan, &workers, err, errlen);
+    ic_status s;
+    if (blur_job(st, job, err, errlen, &s)) {
+        if (s != IC_OK)
+            return s;
+        out->method = IC_METHOD_SEP; /* two 1D passes, by sliding sums */
+        out->rank = out->kernel_rank = 1;
+        out->premultiply = job->premultiply;
+        out->isa = st->ops != &ic_cpu_ops_scalar ? IC_ISA_AVX2 : IC_ISA_SCALAR;
+        out->workers = st->nthreads;
+        return IC_OK;
+    }
+    if (s == IC_OK)
+        s = make_plan(st, job, &plan, &workers, err, errlen);
     if (s != IC_OK)
         return s;
     out->method = plan.path == CPU_FFT   ? IC_METHOD_FFT
@@ -568,7 +633,9 @@ const ic_backend ic_backend_cpu = {
     .close = cpu_close,
     .run = cpu_run,
     .explain = cpu_explain,
-    .caps = IC_CAP_PREMULTIPLY | IC_CAP_U16 | IC_CAP_F32, /* all in the band pipeline: cpu_band.c */
+    /* premultiply, U16 and F32 in the band pipeline (cpu_band.c); blurs by
+     * their shape in cpu_blur.c */
+    .caps = IC_CAP_PREMULTIPLY | IC_CAP_U16 | IC_CAP_F32 | IC_CAP_BLUR,
     /* seeds 001 and 002 on the CPU (src/exercises/conv1d.c, matmul.c) */
     .conv1d = ic__conv1d_cpu,
     .matmul_variants = ic__matmul_cpu_variants,

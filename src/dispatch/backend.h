@@ -89,6 +89,9 @@ typedef struct ic_job {
 #define IC_CAP_U16 4u           /* accepts IC_U16 images (src and dst both IC_U16) */
 #define IC_CAP_ASYNC 8u         /* runs ic_job.async jobs (ic_convolve_async) */
 #define IC_CAP_F32 16u          /* accepts IC_F32 images: sums stored unrounded */
+/* Runs blurs by their shape (ic_job.wk->blur, sigma_x, sigma_y), including
+ * those past IC_MAX_KERNEL, whose jobs have w NULL and kw, kh up to IC_MAX_BLUR. */
+#define IC_CAP_BLUR 32u
 
 /* A backend. open/close may be NULL for stateless backends (state is NULL). */
 typedef struct ic_backend {

@@ -165,9 +165,22 @@ ic_timing ic_context_timing(const ic_context *ctx)
 
 static int kernel_valid(const ic_kernel *k)
 {
-    return k && k->coef && k->width >= 1 && k->height >= 1 && (k->width & 1) && (k->height & 1) &&
-           k->width <= IC_MAX_KERNEL && k->height <= IC_MAX_KERNEL && isfinite(k->divisor) &&
+    /* a blur past IC_MAX_KERNEL has no coefficients, only its shape */
+    const int max = k && !k->coef && k->blur ? IC_MAX_BLUR : IC_MAX_KERNEL;
+    return k && (k->coef || k->blur) && k->width >= 1 && k->height >= 1 && (k->width & 1) &&
+           (k->height & 1) && k->width <= max && k->height <= max && isfinite(k->divisor) &&
            k->divisor != 0.0;
+}
+
+/* A blur without coefficients runs only on backends with a blur path. */
+static ic_status kernel_runs(const ic_context *ctx, const ic_kernel *k, char *err, size_t errlen)
+{
+    if (k->coef || ((ctx->be->caps & IC_CAP_BLUR) && !ctx->multi))
+        return IC_OK;
+    return ic_errf(err, errlen, IC_ERR_UNSUPPORTED,
+                   "%s is %dx%d; backend %s%s filters kernels up to %d (use backend cpu)", k->name,
+                   k->width, k->height, ctx->be->name, ctx->multi ? " on several devices" : "",
+                   IC_MAX_KERNEL);
 }
 
 static int image_valid(const ic_image *im)
@@ -205,6 +218,11 @@ static void copy_alpha(ic_image *dst, const ic_image *src)
 static float *prepare_weights(const ic_kernel *k, const ic_params *p, ic_kernel *wk, double *sum)
 {
     const int kw = k->width, kh = k->height;
+    if (!k->coef) { /* a blur by its shape (symmetric: no flip); the job gets w NULL */
+        *wk = *k;
+        *sum = 1.0;
+        return malloc(sizeof(float));
+    }
     float *w = malloc((size_t)kw * (size_t)kh * sizeof *w);
     if (!w)
         return NULL;
@@ -222,6 +240,9 @@ static float *prepare_weights(const ic_kernel *k, const ic_params *p, ic_kernel 
     wk->coef = w;
     wk->divisor = 1.0;
     snprintf(wk->name, sizeof wk->name, "%s", k->name);
+    wk->blur = k->blur; /* Gaussians and boxes are symmetric: the flip keeps them */
+    wk->sigma_x = k->sigma_x;
+    wk->sigma_y = k->sigma_y;
     return w;
 }
 
@@ -327,6 +348,9 @@ static ic_status check_pair(const ic_context *ctx, const ic_image *src, const ic
         return ic_errf(err, errlen, IC_ERR_INVALID_ARG, "source and destination overlap");
     if (!kernel_valid(k))
         return ic_errf(err, errlen, IC_ERR_INVALID_ARG, "invalid kernel");
+    const ic_status ks = kernel_runs(ctx, k, err, errlen);
+    if (ks != IC_OK)
+        return ks;
     if ((unsigned)p->border > IC_BORDER_WRAP || (unsigned)p->alpha > IC_ALPHA_INDEPENDENT ||
         !isfinite(p->border_value) || !isfinite(p->bias))
         return ic_errf(err, errlen, IC_ERR_INVALID_ARG,
@@ -408,7 +432,7 @@ ic_status ic_convolve(ic_context *ctx, const ic_image *src, ic_image *dst, const
     }
     ic_job job = {.src = src,
                   .dst = out,
-                  .w = w,
+                  .w = k->coef ? w : NULL,
                   .kw = kw,
                   .kh = kh,
                   .wk = &wk,
@@ -464,12 +488,15 @@ static ic_status plan_job_of(const ic_context *ctx, const ic_image *src, const i
         p = &def;
     }
     double sum;
+    char why[256] = "";
+    if (kernel_runs(ctx, k, why, sizeof why) != IC_OK)
+        return ic_fail(IC_ERR_UNSUPPORTED, "%s", why);
     *w = prepare_weights(k, p, wk, &sum);
     if (!*w)
         return IC_ERR_NOMEM;
     *job = (ic_job){.src = src,
                     .dst = NULL,
-                    .w = *w,
+                    .w = k->coef ? *w : NULL,
                     .kw = k->width,
                     .kh = k->height,
                     .wk = wk,
@@ -493,8 +520,8 @@ ic_status ic_plan_explain(ic_context *ctx, const ic_image *src, const ic_kernel 
     float *w;
     ic_job job;
     ic_status st = plan_job_of(ctx, src, k, p, &job, &wk, &w);
-    if (st != IC_OK)
-        return ic_fail(st, "out of memory");
+    if (st != IC_OK) /* plan_job_of said why unless memory ran out */
+        return st == IC_ERR_NOMEM ? ic_fail(st, "out of memory") : st;
     if (ctx->multi)
         st = ic__multi_explain(ctx->multi, &job, buf, buflen);
     else if (ctx->be->explain)
@@ -541,8 +568,8 @@ ic_status ic_plan_get(ic_context *ctx, const ic_image *src, const ic_kernel *k, 
     float *w;
     ic_job job;
     ic_status st = plan_job_of(ctx, src, k, p, &job, &wk, &w);
-    if (st != IC_OK)
-        return ic_fail(st, "out of memory");
+    if (st != IC_OK) /* plan_job_of said why unless memory ran out */
+        return st == IC_ERR_NOMEM ? ic_fail(st, "out of memory") : st;
     plan->premultiply = job.premultiply; /* the backend's plan may say more */
     char err[256] = "";
     if (ctx->multi)
@@ -563,6 +590,10 @@ static ic_status check_async_pair(const ic_image *src, const ic_image *dst, cons
 {
     if (!image_valid(src) || !image_valid(dst) || !kernel_valid(k))
         return ic_errf(err, errlen, IC_ERR_INVALID_ARG, "invalid image or kernel");
+    if (!k->coef)
+        return ic_errf(err, errlen, IC_ERR_UNSUPPORTED,
+                       "%s is %dx%d; asynchronous calls take kernels up to %d", k->name, k->width,
+                       k->height, IC_MAX_KERNEL);
     if (src->memory != IC_MEM_DEVICE || dst->memory != IC_MEM_DEVICE || src->layout != dst->layout)
         return ic_errf(err, errlen, IC_ERR_UNSUPPORTED,
                        "source and destination must be device images of one layout");

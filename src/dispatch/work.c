@@ -10,6 +10,7 @@
  * transforms, counted at FFT_MACS multiply-adds a butterfly. Backends choose
  * by their own cost models, so the cheapest is counted: the estimate never
  * exceeds what a backend runs.
+ * Gaussian and box kernels count their constant-time sliding sums.
  */
 #include <stdlib.h>
 
@@ -57,6 +58,13 @@ uint64_t ic_convolve_work(int width, int height, int channels, const ic_kernel *
         return 0;
     const uint64_t samples = mul_sat((uint64_t)width * (uint64_t)height, (uint64_t)channels);
     uint64_t taps = (uint64_t)k->width * (uint64_t)k->height;
+    if (k->blur) {
+        /* sliding sums whatever the size (docs/design/blur.md): a box's two
+         * running sums, or a gaussian's few cosine terms in two passes */
+        const uint64_t slide = k->blur == IC_BLUR_BOX ? 4u : 64u;
+        if (slide < taps)
+            return mul_sat(samples, slide);
+    }
     double fft = 0;
 #ifdef IC_HAVE_KISSFFT
     fft = fft_work(width, height, channels, k);

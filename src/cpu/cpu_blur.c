@@ -1,0 +1,736 @@
+/*
+ * cpu_blur.c - gaussian and box kernels of any size on the `cpu` backend, in
+ * constant time per pixel whatever the radius (docs/design/blur.md).
+ *
+ * Both are separable: a horizontal pass from the image into a float image B,
+ * then a vertical pass from B into the destination. Each pass extends its
+ * sequence by the border rule over the radius r (as the direct sum reads it)
+ * and slides a window of 2r+1 samples along it:
+ *  - box: a running sum (exact: integer samples summed in float64);
+ *  - gaussian: g(i) ~ a0 + sum_k a_k cos(k theta i) on |i| <= r, fitted by
+ *    least squares; each cosine term is the real part of a sliding complex sum
+ *    Z(x) = sum_i e^{j w i} e(x+i), updated as Z(x+1) = e^{-j w} (Z(x) -
+ *    e^{-j w r} e(x-r) + e^{j w (r+1)} e(x+r+1)) in float64. The number of
+ *    terms is the fewest whose kernel error (L1) keeps the result within 0.1
+ *    level of the exact FIR per pass, at the image's bit depth.
+ * Sequences run 16 at a time in vector lanes: 16 (row, channel) sequences in
+ * the horizontal pass, 16 neighbouring columns in the vertical one.
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/border.h"
+#include "core/error.h"
+#include "cpu/cpu_blur.h"
+
+#define LANES 16
+#define MAX_TERMS 10
+#define BAND_ROWS 16 /* rows per horizontal task: 16 * channels sequences */
+
+typedef struct blur1d {
+    int r;      /* radius: the window is 2r+1 samples */
+    int nterms; /* cosine terms (0: a plain sum) */
+    double a0;  /* weight of the plain sum */
+    double a[MAX_TERMS];
+    double rr[MAX_TERMS], ri[MAX_TERMS];   /* e^{-j w} */
+    double cor[MAX_TERMS], coi[MAX_TERMS]; /* -e^{-j w r}: the sample leaving */
+    double cnr[MAX_TERMS], cni[MAX_TERMS]; /* e^{j w (r+1)}: the sample entering */
+    double *ctab, *stab; /* nterms x (2r+1): cos and sin of w (m - r), to start a window */
+    double sum;          /* sum of the fitted weights (a constant border's weight) */
+    int sym;    /* the sequences are even about the first window's centre (mirror border) */
+    double err; /* L1 distance of the fitted weights from the exact ones */
+} blur1d;
+
+/* ---- fitting ---------------------------------------------------------------- */
+
+/* Solves the n x n system m x = b (row-major, destroyed) by elimination with
+ * partial pivoting; 0 when singular. */
+static int solve(double *m, double *b, int n, double *x)
+{
+    for (int c = 0; c < n; c++) {
+        int p = c;
+        for (int i = c + 1; i < n; i++)
+            if (fabs(m[i * n + c]) > fabs(m[p * n + c]))
+                p = i;
+        if (!(fabs(m[p * n + c]) > 1e-300))
+            return 0;
+        if (p != c) {
+            for (int j = 0; j < n; j++) {
+                double t = m[c * n + j];
+                m[c * n + j] = m[p * n + j];
+                m[p * n + j] = t;
+            }
+            double t = b[c];
+            b[c] = b[p];
+            b[p] = t;
+        }
+        for (int i = c + 1; i < n; i++) {
+            const double f = m[i * n + c] / m[c * n + c];
+            for (int j = c; j < n; j++)
+                m[i * n + j] -= f * m[c * n + j];
+            b[i] -= f * b[c];
+        }
+    }
+    for (int i = n - 1; i >= 0; i--) {
+        double s = b[i];
+        for (int j = i + 1; j < n; j++)
+            s -= m[i * n + j] * x[j];
+        x[i] = s / m[i * n + i];
+    }
+    return 1;
+}
+
+/* The exact weights: g[i] for i = 0..r of the normalised Gaussian over -r..r. */
+static void gauss_half(int r, double sigma, double *g)
+{
+    double sum = 0.0;
+    for (int i = 0; i <= r; i++) {
+        g[i] = i == 0 ? 1.0 : exp(-((double)i * i) / (2.0 * sigma * sigma));
+        sum += i == 0 ? g[i] : 2.0 * g[i];
+    }
+    for (int i = 0; i <= r; i++)
+        g[i] /= sum;
+}
+
+/* phi[k] = cos(k t), k < n, by the Chebyshev recurrence (one libm call). */
+static void cosines(double t, int n, double *phi)
+{
+    const double c = cos(t);
+    phi[0] = 1.0;
+    if (n > 1)
+        phi[1] = c;
+    for (int k = 2; k < n; k++)
+        phi[k] = 2.0 * c * phi[k - 1] - phi[k - 2];
+}
+
+/* Least-squares fit of g (i = 0..r, counted twice but for 0) by 1 and
+ * cos(k theta i), k = 1..K; returns the L1 error and the coefficients in c. */
+static double fit_terms(int r, const double *g, double theta, int K, double *c)
+{
+    const int n = K + 1;
+    double m[(MAX_TERMS + 1) * (MAX_TERMS + 1)], b[MAX_TERMS + 1], phi[MAX_TERMS + 1];
+    memset(m, 0, sizeof m);
+    memset(b, 0, sizeof b);
+    for (int i = 0; i <= r; i++) {
+        const double wt = i == 0 ? 1.0 : 2.0;
+        cosines(theta * i, n, phi);
+        for (int p = 0; p < n; p++) {
+            b[p] += wt * phi[p] * g[i];
+            for (int q = 0; q < n; q++)
+                m[p * n + q] += wt * phi[p] * phi[q];
+        }
+    }
+    if (!solve(m, b, n, c))
+        return INFINITY;
+    double err = 0.0;
+    for (int i = 0; i <= r; i++) {
+        cosines(theta * i, n, phi);
+        double v = c[0];
+        for (int k = 1; k < n; k++)
+            v += c[k] * phi[k];
+        err += (i == 0 ? 1.0 : 2.0) * fabs(v - g[i]);
+    }
+    return err;
+}
+
+/* Fits a gaussian of sigma over the support n (odd) to within tol (L1), or a
+ * box when sigma is 0 (weight `box_weight` each). */
+static int blur1d_make(blur1d *b, int n, double sigma, double box_weight, double tol)
+{
+    memset(b, 0, sizeof *b);
+    b->r = (n - 1) / 2;
+    const int r = b->r;
+    if (sigma <= 0 || r == 0) {
+        b->a0 = sigma <= 0 ? box_weight : 1.0;
+        b->sum = b->a0 * n;
+        return 1;
+    }
+    double *g = malloc((size_t)(r + 1) * sizeof *g);
+    if (!g)
+        return 0;
+    gauss_half(r, sigma, g);
+    /* periods of 1.2 to 2 supports: long enough that the cosines need not
+     * bend back inside the window, short enough that few terms fit it */
+    static const double periods[] = {1.2, 1.35, 1.5, 1.65, 1.8, 2.0};
+    double best = INFINITY, c[MAX_TERMS + 1], bc[MAX_TERMS + 1] = {0}, btheta = 0;
+    int bk = 0;
+    const int kmax = r < MAX_TERMS ? r : MAX_TERMS; /* r terms interpolate all r+1 weights */
+    for (int K = 1; K <= kmax && best > tol; K++)
+        for (size_t f = 0; f < sizeof periods / sizeof periods[0]; f++) {
+            const double theta = 2.0 * 3.14159265358979323846 / (periods[f] * n);
+            const double e = fit_terms(r, g, theta, K, c);
+            if (e < best) {
+                best = e;
+                bk = K;
+                btheta = theta;
+                memcpy(bc, c, sizeof c);
+            }
+        }
+    free(g);
+    if (!isfinite(best))
+        return 0;
+    b->nterms = bk;
+    b->a0 = bc[0];
+    b->err = best;
+    b->ctab = malloc((size_t)bk * (size_t)n * 2 * sizeof *b->ctab);
+    if (!b->ctab)
+        return 0;
+    b->stab = b->ctab + (size_t)bk * (size_t)n;
+    b->sum = b->a0 * n;
+    for (int k = 0; k < bk; k++) {
+        const double w = (k + 1) * btheta;
+        b->a[k] = bc[k + 1];
+        b->rr[k] = cos(w);
+        b->ri[k] = -sin(w);
+        b->cor[k] = -cos(w * r);
+        b->coi[k] = sin(w * r);
+        b->cnr[k] = cos(w * (r + 1));
+        b->cni[k] = sin(w * (r + 1));
+        for (int m = 0; m < n; m++) {
+            b->ctab[(size_t)k * n + m] = cos(w * (m - r));
+            b->stab[(size_t)k * n + m] = sin(w * (m - r));
+            b->sum += b->a[k] * b->ctab[(size_t)k * n + m];
+        }
+    }
+    return 1;
+}
+
+static void blur1d_free(blur1d *b)
+{
+    free(b->ctab);
+    b->ctab = b->stab = NULL;
+}
+
+/* ---- the sliding window ------------------------------------------------------ */
+
+/* out[x*LANES + l] = sum_{m<2r+1} h(m) in[x+m][l] for x < n, in having n+2r rows
+ * of LANES floats. Inlined into one copy per instruction set. */
+static inline __attribute__((always_inline)) void
+slide_body(const blur1d *b, const float *const *in, int n, double *out, int use_fma)
+{
+#define MADD(x, y, z) (use_fma ? __builtin_fma((x), (y), (z)) : (x) * (y) + (z))
+    const int r = b->r, K = b->nterms, win = 2 * r + 1;
+    double s[LANES], zr[MAX_TERMS][LANES], zi[MAX_TERMS][LANES];
+    for (int l = 0; l < LANES; l++)
+        s[l] = 0.0;
+    for (int k = 0; k < K; k++)
+        for (int l = 0; l < LANES; l++)
+            zr[k][l] = zi[k][l] = 0.0;
+    /* an even sequence starts from its centre: each sample stands for two, the sines cancel */
+    for (int m = b->sym ? r : 0; m < win; m++) {
+        const float *e = in[m];
+        const double two = b->sym && m > r ? 2.0 : 1.0;
+        for (int l = 0; l < LANES; l++)
+            s[l] += two * e[l];
+        for (int k = 0; k < K; k++) {
+            const double c = two * b->ctab[(size_t)k * win + m];
+            const double sn = b->sym ? 0.0 : b->stab[(size_t)k * win + m];
+            for (int l = 0; l < LANES; l++) {
+                zr[k][l] = MADD(c, (double)e[l], zr[k][l]);
+                zi[k][l] = MADD(sn, (double)e[l], zi[k][l]);
+            }
+        }
+    }
+    const double a0 = b->a0;
+    for (int x = 0;; x++) {
+        double *o = out + (size_t)x * LANES;
+        for (int l = 0; l < LANES; l++)
+            o[l] = a0 * s[l];
+        for (int k = 0; k < K; k++) {
+            const double a = b->a[k];
+            for (int l = 0; l < LANES; l++)
+                o[l] = MADD(a, zr[k][l], o[l]);
+        }
+        if (x == n - 1)
+            break;
+        const float *eo = in[x], *en = in[x + win];
+        for (int l = 0; l < LANES; l++)
+            s[l] += (double)en[l] - (double)eo[l];
+        for (int k = 0; k < K; k++) {
+            const double cor = b->cor[k], coi = b->coi[k], cnr = b->cnr[k], cni = b->cni[k];
+            const double rr = b->rr[k], ri = b->ri[k];
+            for (int l = 0; l < LANES; l++) {
+                const double fo = eo[l], fn = en[l];
+                const double ur = MADD(cnr, fn, MADD(cor, fo, zr[k][l]));
+                const double ui = MADD(cni, fn, MADD(coi, fo, zi[k][l]));
+                zr[k][l] = MADD(rr, ur, -ri * ui);
+                zi[k][l] = MADD(rr, ui, ri * ur);
+            }
+        }
+    }
+#undef MADD
+}
+
+static void slide_base(const blur1d *b, const float *const *in, int n, double *out)
+{
+    slide_body(b, in, n, out, 0);
+}
+
+#if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__)
+#include <immintrin.h>
+#define AVX2 __attribute__((target("avx2,fma")))
+#define PREFETCH 12 /* steps ahead */
+#define F32_MAX_STEPS 16384
+
+AVX2 static inline void load16(const float *e, __m256d v[4])
+{
+    for (int q = 0; q < 4; q++)
+        v[q] = _mm256_cvtps_pd(_mm_loadu_ps(e + 4 * q));
+}
+
+/* slide_body in AVX2 intrinsics: the compiler's own vectorisation of it
+ * shuffles the terms' real and imaginary parts between lanes. */
+AVX2 static void slide_avx2(const blur1d *b, const float *const *in, int n, double *out)
+{
+    const int r = b->r, K = b->nterms, win = 2 * r + 1;
+    __m256d s[4], zr[MAX_TERMS][4], zi[MAX_TERMS][4], e[4], f[4];
+    for (int q = 0; q < 4; q++) {
+        s[q] = _mm256_setzero_pd();
+        for (int k = 0; k < K; k++)
+            zr[k][q] = zi[k][q] = _mm256_setzero_pd();
+    }
+    for (int m = b->sym ? r : 0; m < win; m++) {
+        const double two = b->sym && m > r ? 2.0 : 1.0;
+        load16(in[m], e);
+        for (int q = 0; q < 4; q++)
+            s[q] = _mm256_fmadd_pd(_mm256_set1_pd(two), e[q], s[q]);
+        for (int k = 0; k < K; k++) {
+            const __m256d c = _mm256_set1_pd(two * b->ctab[(size_t)k * win + m]);
+            const __m256d sn = _mm256_set1_pd(b->sym ? 0.0 : b->stab[(size_t)k * win + m]);
+            for (int q = 0; q < 4; q++) {
+                zr[k][q] = _mm256_fmadd_pd(c, e[q], zr[k][q]);
+                zi[k][q] = _mm256_fmadd_pd(sn, e[q], zi[k][q]);
+            }
+        }
+    }
+    const __m256d a0 = _mm256_set1_pd(b->a0);
+    for (int x = 0;; x++) {
+        double *o = out + (size_t)x * LANES;
+        __m256d acc[4];
+        for (int q = 0; q < 4; q++)
+            acc[q] = _mm256_mul_pd(a0, s[q]);
+        for (int k = 0; k < K; k++) {
+            const __m256d a = _mm256_set1_pd(b->a[k]);
+            for (int q = 0; q < 4; q++)
+                acc[q] = _mm256_fmadd_pd(a, zr[k][q], acc[q]);
+        }
+        for (int q = 0; q < 4; q++)
+            _mm256_storeu_pd(o + 4 * q, acc[q]);
+        if (x == n - 1)
+            break;
+        if (x + PREFETCH + win < n + 2 * r) { /* rows of B lie far apart: fetch ahead */
+            _mm_prefetch((const char *)in[x + PREFETCH], _MM_HINT_T0);
+            _mm_prefetch((const char *)in[x + PREFETCH + win], _MM_HINT_T0);
+        }
+        load16(in[x], e);
+        load16(in[x + win], f);
+        for (int q = 0; q < 4; q++)
+            s[q] = _mm256_add_pd(s[q], _mm256_sub_pd(f[q], e[q]));
+        for (int k = 0; k < K; k++) {
+            const __m256d cor = _mm256_set1_pd(b->cor[k]), coi = _mm256_set1_pd(b->coi[k]);
+            const __m256d cnr = _mm256_set1_pd(b->cnr[k]), cni = _mm256_set1_pd(b->cni[k]);
+            const __m256d rr = _mm256_set1_pd(b->rr[k]), ri = _mm256_set1_pd(b->ri[k]);
+            for (int q = 0; q < 4; q++) {
+                const __m256d ur = _mm256_fmadd_pd(cnr, f[q], _mm256_fmadd_pd(cor, e[q], zr[k][q]));
+                const __m256d ui = _mm256_fmadd_pd(cni, f[q], _mm256_fmadd_pd(coi, e[q], zi[k][q]));
+                zr[k][q] = _mm256_fmsub_pd(rr, ur, _mm256_mul_pd(ri, ui));
+                zi[k][q] = _mm256_fmadd_pd(rr, ui, _mm256_mul_pd(ri, ur));
+            }
+        }
+    }
+}
+
+/* slide_avx2 with float32 state, 8 lanes a vector: for 8-bit samples only,
+ * where the rotation's rounding (2^-24 of the window sum a step) stays far
+ * below a level over any row; 16-bit samples keep float64. */
+AVX2 static void slide_avx2_f32(const blur1d *b, const float *const *in, int n, double *out)
+{
+    const int r = b->r, K = b->nterms, win = 2 * r + 1;
+    __m256 s[2], zr[MAX_TERMS][2], zi[MAX_TERMS][2], e[2], f[2];
+    for (int q = 0; q < 2; q++) {
+        s[q] = _mm256_setzero_ps();
+        for (int k = 0; k < K; k++)
+            zr[k][q] = zi[k][q] = _mm256_setzero_ps();
+    }
+    for (int m = b->sym ? r : 0; m < win; m++) {
+        const float two = b->sym && m > r ? 2.0f : 1.0f;
+        for (int q = 0; q < 2; q++) {
+            e[q] = _mm256_loadu_ps(in[m] + 8 * q);
+            s[q] = _mm256_fmadd_ps(_mm256_set1_ps(two), e[q], s[q]);
+        }
+        for (int k = 0; k < K; k++) {
+            const __m256 c = _mm256_set1_ps(two * (float)b->ctab[(size_t)k * win + m]);
+            const __m256 sn = _mm256_set1_ps(b->sym ? 0.0f : (float)b->stab[(size_t)k * win + m]);
+            for (int q = 0; q < 2; q++) {
+                zr[k][q] = _mm256_fmadd_ps(c, e[q], zr[k][q]);
+                zi[k][q] = _mm256_fmadd_ps(sn, e[q], zi[k][q]);
+            }
+        }
+    }
+    const __m256 a0 = _mm256_set1_ps((float)b->a0);
+    for (int x = 0;; x++) {
+        double *o = out + (size_t)x * LANES;
+        for (int q = 0; q < 2; q++) {
+            __m256 acc = _mm256_mul_ps(a0, s[q]);
+            for (int k = 0; k < K; k++)
+                acc = _mm256_fmadd_ps(_mm256_set1_ps((float)b->a[k]), zr[k][q], acc);
+            _mm256_storeu_pd(o + 8 * q, _mm256_cvtps_pd(_mm256_castps256_ps128(acc)));
+            _mm256_storeu_pd(o + 8 * q + 4, _mm256_cvtps_pd(_mm256_extractf128_ps(acc, 1)));
+        }
+        if (x == n - 1)
+            break;
+        if (x + PREFETCH + win < n + 2 * r) {
+            _mm_prefetch((const char *)in[x + PREFETCH], _MM_HINT_T0);
+            _mm_prefetch((const char *)in[x + PREFETCH + win], _MM_HINT_T0);
+        }
+        for (int q = 0; q < 2; q++) {
+            e[q] = _mm256_loadu_ps(in[x] + 8 * q);
+            f[q] = _mm256_loadu_ps(in[x + win] + 8 * q);
+            s[q] = _mm256_add_ps(s[q], _mm256_sub_ps(f[q], e[q]));
+        }
+        for (int k = 0; k < K; k++) {
+            const __m256 cor = _mm256_set1_ps((float)b->cor[k]),
+                         coi = _mm256_set1_ps((float)b->coi[k]);
+            const __m256 cnr = _mm256_set1_ps((float)b->cnr[k]),
+                         cni = _mm256_set1_ps((float)b->cni[k]);
+            const __m256 rr = _mm256_set1_ps((float)b->rr[k]), ri = _mm256_set1_ps((float)b->ri[k]);
+            for (int q = 0; q < 2; q++) {
+                const __m256 ur = _mm256_fmadd_ps(cnr, f[q], _mm256_fmadd_ps(cor, e[q], zr[k][q]));
+                const __m256 ui = _mm256_fmadd_ps(cni, f[q], _mm256_fmadd_ps(coi, e[q], zi[k][q]));
+                zr[k][q] = _mm256_fmsub_ps(rr, ur, _mm256_mul_ps(ri, ui));
+                zi[k][q] = _mm256_fmadd_ps(rr, ui, _mm256_mul_ps(ri, ur));
+            }
+        }
+    }
+}
+#endif
+
+typedef void (*slide_fn)(const blur1d *, const float *const *, int, double *);
+
+/* ---- the two passes -------------------------------------------------------- */
+
+typedef struct blur_plan {
+    const ic_job *job;
+    blur1d bx, by;
+    slide_fn slide;
+    int W, H, C;
+    int planes; /* planes of B: channels for a planar image (no premultiply), else 1 */
+    int bw;     /* floats in a row of B */
+    int premul; /* colour multiplied by alpha going in, divided coming out */
+    /* planes x strips of LANES floats x H rows: a strip's column is contiguous,
+     * so the vertical pass streams it instead of striding across rows */
+    float *B;
+    int strips;
+    float *crow;  /* a row of B beyond a constant border: the border value through bx */
+    int *xmap;    /* W + 2 rx: source x of each extended position, -1 for the border value */
+    double scale; /* applied to the vertical sums (a box's 1/(w*h)) */
+    double maxval;
+    /* per worker */
+    float **ext;        /* (W + 2 rx) x LANES floats */
+    const float ***ptr; /* max(W + 2 rx, H + 2 ry) row pointers */
+    double **out;       /* max(W, H) x LANES doubles */
+} blur_plan;
+
+static double sample_at(const ic_image *im, const uint8_t *p)
+{
+    return im->type == IC_U16 ? (double)*(const uint16_t *)(const void *)p : (double)*p;
+}
+
+/* The horizontal pass of BAND_ROWS rows (task = band). */
+static void hpass_task(void *arg, int task, int worker)
+{
+    blur_plan *pl = arg;
+    const ic_job *job = pl->job;
+    const ic_image *src = job->src;
+    const int W = pl->W, C = pl->C, rx = pl->bx.r, n = W + 2 * rx;
+    const size_t ss = ic_sample_size(src->type);
+    const int y0 = task * BAND_ROWS, nseq = BAND_ROWS * C;
+    float *ext = pl->ext[worker];
+    const float **ptr = pl->ptr[worker];
+    double *out = pl->out[worker];
+    const float v = job->border_value;
+    for (int t = 0; t < n; t++)
+        ptr[t] = ext + (size_t)t * LANES;
+    for (int g0 = 0; g0 < nseq; g0 += LANES) {
+        /* each lane's row of samples: AoS steps by C, SoA by 1 within plane q */
+        const uint8_t *base[LANES], *abase[LANES];
+        float *dst[LANES]; /* row y of plane p of B, strip 0 */
+        int used = 0, mul[LANES], col[LANES];
+        const size_t step = src->layout == IC_AOS ? (size_t)C * ss : ss;
+        const int bstep = pl->planes == 1 ? C : 1;
+        const size_t sstep = (size_t)pl->H * LANES; /* floats from one strip to the next */
+        for (int l = 0; l < LANES; l++) {
+            const int sq = g0 + l, y = y0 + sq / C, q = sq % C;
+            if (y >= pl->H) { /* past the last row: zeros, never stored */
+                base[l] = abase[l] = NULL;
+                mul[l] = 0;
+                continue;
+            }
+            used = l + 1;
+            base[l] = ic_image_at(src, 0, y, q);
+            abase[l] = ic_image_at(src, 0, y, C - 1);
+            mul[l] = pl->premul && q != C - 1;
+            const int p = pl->planes == 1 ? 0 : q;
+            col[l] = pl->planes == 1 ? q : 0;
+            dst[l] = pl->B + ((size_t)p * pl->strips * pl->H + y) * LANES;
+        }
+        if (!used) /* a group wholly past the last row */
+            continue;
+        /* the common case without branches per sample: lanes past the last
+         * row read row 0's samples, never stored */
+        const int plain = src->type == IC_U8 && !pl->premul;
+        for (int t = 0; plain && t < n; t++) {
+            const int x = pl->xmap[t];
+            float *e = ext + (size_t)t * LANES;
+            if (x < 0) {
+                for (int l = 0; l < LANES; l++)
+                    e[l] = v;
+                continue;
+            }
+            const size_t off = (size_t)x * step;
+            for (int l = 0; l < LANES; l++)
+                e[l] = (float)(base[l] ? base[l] : base[0])[off];
+        }
+        for (int t = 0; !plain && t < n; t++) {
+            const int x = pl->xmap[t];
+            float *e = ext + (size_t)t * LANES;
+            for (int l = 0; l < LANES; l++) {
+                if (!base[l])
+                    e[l] = 0.0f;
+                else if (x < 0)
+                    e[l] = mul[l] ? v * v : v;
+                else if (src->type == IC_U8)
+                    e[l] = (float)base[l][(size_t)x * step] *
+                           (mul[l] ? (float)abase[l][(size_t)x * step] : 1.0f);
+                else
+                    e[l] = (float)sample_at(src, base[l] + (size_t)x * step) *
+                           (mul[l] ? (float)sample_at(src, abase[l] + (size_t)x * step) : 1.0f);
+            }
+        }
+        pl->slide(&pl->bx, ptr, W, out);
+        for (int x = 0; x < W; x++)
+            for (int l = 0; l < used; l++) {
+                const unsigned i = (unsigned)(x * bstep + col[l]);
+                dst[l][(size_t)(i / LANES) * sstep + (size_t)(i % LANES)] =
+                    (float)out[(size_t)x * LANES + l];
+            }
+    }
+}
+
+/* Nearest, ties to even (the default rounding mode), without a libm call
+ * (rint is one below SSE4.1); v in [0, 65535]. */
+static inline double round_even(double v)
+{
+    const double big = 6755399441055744.0; /* 1.5 * 2^52: adding it drops the fraction */
+    return (v + big) - big;
+}
+
+static void store_sample(const ic_image *dst, uint8_t *p, double v, double maxval)
+{
+    v = v > 0.0 ? v : 0.0; /* NaN fails the test and becomes 0 */
+    v = v < maxval ? v : maxval;
+    if (dst->type == IC_U16)
+        *(uint16_t *)(void *)p = (uint16_t)round_even(v);
+    else
+        *p = (uint8_t)round_even(v);
+}
+
+/* The vertical pass of one strip of LANES floats of one plane of B. */
+static void vpass_task(void *arg, int task, int worker)
+{
+    blur_plan *pl = arg;
+    const ic_job *job = pl->job;
+    const ic_image *dst = job->dst;
+    const int H = pl->H, C = pl->C, ry = pl->by.r, n = H + 2 * ry;
+    const int strips = (pl->bw + LANES - 1) / LANES;
+    const int p = task / strips, c0 = (task % strips) * LANES;
+    const float **ptr = pl->ptr[worker];
+    double *out = pl->out[worker];
+    for (int t = 0; t < n; t++) {
+        const int y = ic_border_map(t - ry, H, job->border);
+        ptr[t] = y < 0 ? pl->crow + c0
+                       : pl->B + (((size_t)p * pl->strips + (size_t)(c0 / LANES)) * H + y) * LANES;
+    }
+    pl->slide(&pl->by, ptr, H, out);
+    const int cnt = pl->bw - c0 < LANES ? pl->bw - c0 : LANES;
+    const double sc = pl->scale, bias = job->bias, top = pl->maxval;
+    const int contiguous = pl->planes > 1 || dst->layout == IC_AOS;
+    for (int y = 0; y < H; y++) {
+        double *o = out + (size_t)y * LANES;
+        for (int l = 0; l < cnt; l++) /* scaled, biased, clamped; NaN fails `> 0` */
+            o[l] = o[l] * sc;
+        if (pl->premul) /* strips hold whole pixels: LANES is a multiple of C */
+            for (int l = 0; l < cnt; l += C) {
+                const double a = o[l + C - 1];
+                for (int q = 0; q < C - 1; q++)
+                    o[l + q] = a > 0 ? o[l + q] / a : 0.0;
+            }
+        for (int l = 0; l < cnt; l++) {
+            const double v = o[l] + bias, w = v > 0.0 ? v : 0.0;
+            o[l] = round_even(w < top ? w : top);
+        }
+        if (contiguous && dst->type == IC_U8) {
+            uint8_t *d = ic_image_at(dst, 0, y, pl->planes > 1 ? p : 0) + c0;
+            for (int l = 0; l < cnt; l++)
+                d[l] = (uint8_t)(int)o[l];
+        } else if (contiguous) {
+            uint16_t *d = (uint16_t *)(void *)ic_image_at(dst, 0, y, pl->planes > 1 ? p : 0) + c0;
+            for (int l = 0; l < cnt; l++)
+                d[l] = (uint16_t)(int)o[l];
+        } else {
+            for (int l = 0; l < cnt; l++)
+                store_sample(dst, ic_image_at(dst, (c0 + l) / C, y, (c0 + l) % C), o[l], top);
+        }
+    }
+}
+
+/* ---- entry points ------------------------------------------------------------ */
+
+/* A window wider than 2*ceil(4 sigma)+1 holds a bell too narrow for ten
+ * cosines of its period; the fit would miss the tolerance. */
+static int blur_fits(const ic_job *job)
+{
+    const ic_kernel *k = job->wk;
+    return k->blur == IC_BLUR_BOX || (job->kw <= 2 * (int)ceil(4.0 * k->sigma_x) + 1 &&
+                                      job->kh <= 2 * (int)ceil(4.0 * k->sigma_y) + 1);
+}
+
+int ic_cpu_blur_wanted(const ic_job *job, int forced_fir)
+{
+    const ic_kernel *k = job->wk;
+    if (!k || !k->blur)
+        return 0;
+    if (!job->w)
+        return 1;
+    if (forced_fir || !blur_fits(job))
+        return 0;
+    /* measured: the separable FIR is cheaper below these summed sizes */
+    const int taps = job->kw + job->kh;
+    return k->blur == IC_BLUR_BOX ? taps > CPU_BLUR_BOX_TAPS : taps > CPU_BLUR_GAUSS_TAPS;
+}
+
+static void plan_free(blur_plan *pl, int workers)
+{
+    blur1d_free(&pl->bx);
+    blur1d_free(&pl->by);
+    free(pl->B);
+    free(pl->crow);
+    free(pl->xmap);
+    for (int i = 0; pl->ext && i < workers; i++) {
+        free(pl->ext[i]);
+        free((void *)pl->ptr[i]);
+        free(pl->out[i]);
+    }
+    free(pl->ext);
+    free((void *)pl->ptr);
+    free(pl->out);
+}
+
+ic_status ic_cpu_blur_run(cpu_pool *pool, int nthreads, int isa_avx, const ic_job *job, char *err,
+                          size_t errlen)
+{
+    const ic_kernel *k = job->wk;
+    const ic_image *src = job->src;
+    blur_plan pl;
+    memset(&pl, 0, sizeof pl);
+    pl.job = job;
+    pl.W = src->width;
+    pl.H = src->height;
+    pl.C = src->channels;
+    pl.premul = job->premultiply;
+    pl.planes = src->layout == IC_SOA && !pl.premul ? pl.C : 1;
+    pl.bw = pl.planes > 1 ? pl.W : pl.W * pl.C;
+    pl.maxval = src->type == IC_U16 ? 65535.0 : 255.0;
+    pl.slide = slide_base;
+#if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__)
+    if (isa_avx)
+        pl.slide = slide_avx2;
+    /* float32 drifts by about 2^-24 of the window sum a step: fine over
+     * rows up to F32_MAX_STEPS, well under a level at 8 bits */
+    if (isa_avx && src->type == IC_U8 && !pl.premul && pl.W + job->kw < F32_MAX_STEPS &&
+        pl.H + job->kh < F32_MAX_STEPS)
+        pl.slide = slide_avx2_f32;
+#else
+    (void)isa_avx;
+#endif
+    /* samples x alpha reach maxval^2 under premultiplication */
+    const double top = pl.premul ? pl.maxval * pl.maxval : pl.maxval;
+    const int box = k->blur == IC_BLUR_BOX;
+    if (!blur_fits(job))
+        return ic_errf(err, errlen, IC_ERR_UNSUPPORTED,
+                       "cpu: %s is wider than 2*ceil(4 sigma)+1, too wide for its sigma to run "
+                       "as sliding sums (leave the size out: 2*ceil(3 sigma)+1)",
+                       k->name);
+    /* a box sums exactly in float while maxval * width < 2^24: divide once at the end */
+    const int box_sums = box && top * job->kw < 16777216.0;
+    const int workers = nthreads < 1 ? 1 : nthreads;
+    ic_status st = IC_ERR_NOMEM;
+    if (!blur1d_make(&pl.bx, job->kw, box ? 0 : k->sigma_x, box_sums ? 1.0 : 1.0 / job->kw,
+                     0.1 / pl.maxval) ||
+        !blur1d_make(&pl.by, job->kh, box ? 0 : k->sigma_y, 1.0 / job->kh, 0.1 / pl.maxval))
+        goto done;
+    pl.scale = box_sums ? 1.0 / job->kw : 1.0;
+    /* mirror maps -i to i at any distance: each pass's first window is even */
+    pl.bx.sym = pl.by.sym = job->border == IC_BORDER_MIRROR;
+    const int nx = pl.W + 2 * pl.bx.r, ny = pl.H + 2 * pl.by.r;
+    pl.strips = (pl.bw + LANES - 1) / LANES;
+    const size_t bn = (size_t)pl.planes * pl.strips * pl.H * LANES;
+    pl.B = calloc(bn, sizeof *pl.B);
+    pl.crow = malloc(((size_t)pl.bw + LANES) * sizeof *pl.crow);
+    pl.xmap = malloc((size_t)nx * sizeof *pl.xmap);
+    pl.ext = calloc((size_t)workers, sizeof *pl.ext);
+    pl.ptr = calloc((size_t)workers, sizeof *pl.ptr);
+    pl.out = calloc((size_t)workers, sizeof *pl.out);
+    if (!pl.B || !pl.crow || !pl.xmap || !pl.ext || !pl.ptr || !pl.out)
+        goto done;
+    const int nmax = nx > ny ? nx : ny, omax = pl.W > pl.H ? pl.W : pl.H;
+    for (int i = 0; i < workers; i++) {
+        pl.ext[i] = malloc((size_t)nx * LANES * sizeof(float));
+        pl.ptr[i] = malloc((size_t)nmax * sizeof(float *));
+        pl.out[i] = malloc((size_t)omax * LANES * sizeof(double));
+        if (!pl.ext[i] || !pl.ptr[i] || !pl.out[i])
+            goto done;
+    }
+    for (int t = 0; t < nx; t++)
+        pl.xmap[t] = ic_border_map(t - pl.bx.r, pl.W, job->border);
+    {
+        /* outside a constant border every row is the value V (V*V for colour
+         * under premultiplication), and so is its horizontal blur times bx.sum */
+        const double v = job->border_value;
+        for (int i = 0; i < pl.bw + LANES; i++) {
+            const int colour = pl.premul && (i % pl.C) != pl.C - 1;
+            pl.crow[i] = (float)((colour ? v * v : v) * pl.bx.sum);
+        }
+    }
+    const int bands = (pl.H + BAND_ROWS - 1) / BAND_ROWS;
+    ic_cpu_pool_run(pool, hpass_task, &pl, bands, workers < bands ? workers : bands);
+    const int strips = pl.planes * ((pl.bw + LANES - 1) / LANES);
+    ic_cpu_pool_run(pool, vpass_task, &pl, strips, workers < strips ? workers : strips);
+    st = IC_OK;
+done:
+    plan_free(&pl, workers);
+    if (st != IC_OK)
+        ic_errf(err, errlen, st, "cpu: out of memory for a %dx%d blur", job->kw, job->kh);
+    return st;
+}
+
+int ic_cpu_blur_terms(const ic_job *job, int *tx, int *ty)
+{
+    const ic_kernel *k = job->wk;
+    const double maxval = job->src->type == IC_U16 ? 65535.0 : 255.0;
+    blur1d bx, by;
+    int ok = k->blur == IC_BLUR_GAUSSIAN && blur1d_make(&bx, job->kw, k->sigma_x, 0, 0.1 / maxval);
+    if (ok) {
+        ok = blur1d_make(&by, job->kh, k->sigma_y, 0, 0.1 / maxval);
+        *tx = bx.nterms;
+        *ty = ok ? by.nterms : 0;
+        blur1d_free(&bx);
+        if (ok)
+            blur1d_free(&by);
+    }
+    if (!ok)
+        *tx = *ty = 0;
+    return ok;
+}
