@@ -83,6 +83,15 @@ void cli_auto_choose(const cli_options *o, const ic_kernel *k, int n, int w, int
         snprintf(a->reason, sizeof a->reason, "%s: --devices asks for GPUs", a->backend);
         return;
     }
+    if (!k->coef || k->magnitude || o->nchain > 1) {
+        /* only the cpu backend slides a blur past 255 in constant time; edge
+         * strength and chains run on host images whatever the backend */
+        snprintf(a->backend, sizeof a->backend, "cpu");
+        snprintf(a->reason, sizeof a->reason, "cpu: %s",
+                 !k->coef ? "a blur past 255 runs on the cpu backend only"
+                          : "edge strength and chains run on host images");
+        return;
+    }
     if (o->channels > 0)
         c = o->channels;
     ic_auto_job j;
