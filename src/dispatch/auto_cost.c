@@ -31,7 +31,9 @@ void ic_auto_rates_default(ic_auto_rates *r, int threads)
     if (threads > 0 && threads < r->cpu_cores)
         r->cpu_cores = threads;
     r->cpu_init_s = 0.004;
-    r->cpu_mac_direct = 8e9;
+    /* a core's direct sums with AVX-512 (a full-rank 31x31 kernel on a
+     * 6000x4000 JPEG took 0.24 s whole on 16 cores; bench/results/wholejob.md) */
+    r->cpu_mac_direct = 2.5e10;
     r->cpu_mac_sep = 8e9;
     /* one core, per 3-channel megapixel: libjpeg-turbo (the 16-core batch's
      * 532 HD photos/s), the PNG coders (about 250 MB/s in, 70 MB/s out) */
