@@ -2,7 +2,8 @@
  * fuzz_kernel_text.c - libFuzzer target for the kernel text grammar
  * (ic_kernel_parse: named kernels with arguments, matrices with divisors),
  * then what a parsed kernel goes through: its SVD factoring and a small
- * filter on the CPU, whose output must be finite and clamped.
+ * filter on the CPU (a blur of any size included), whose output must be
+ * finite and clamped.
  *
  * "@PATH" texts (which read files) are left to fuzz_kernel_file.
  */
@@ -53,12 +54,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             abort();
         return 0;
     }
-    if (k.width < 1 || k.height < 1 || k.width > IC_MAX_KERNEL || k.height > IC_MAX_KERNEL ||
-        !(k.width & 1) || !(k.height & 1) || !k.coef || k.divisor == 0)
+    /* a gaussian or box past IC_MAX_KERNEL carries only its shape */
+    const int shape_only = k.blur && !k.coef;
+    const int max = shape_only ? IC_MAX_BLUR : IC_MAX_KERNEL;
+    if (k.width < 1 || k.height < 1 || k.width > max || k.height > max || !(k.width & 1) ||
+        !(k.height & 1) || (!shape_only && (!k.coef || k.divisor == 0)))
         abort();
 
     ic_factors f;
-    if (ic_kernel_factor(&k, 0, 0, &f) == IC_OK)
+    if (!shape_only && ic_kernel_factor(&k, 0, 0, &f) == IC_OK)
         ic_factors_free(&f);
 
     /* A 9x7 image, channels and border from the kernel's size. */
