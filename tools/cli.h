@@ -178,6 +178,10 @@ int cli_work_refusal(const struct cli_options *o, const ic_kernel *k, int channe
  * (JPEG and PNG bytes are the same for every count above one). */
 int cli_save_threads(const struct cli_options *o);
 
+/* All of standard input (INPUT -) into a malloc'd *data, at most cap bytes:
+ * CLI_EXIT_OK, or the exit code with the one-line message in e. */
+int cli_read_stdin(uint64_t cap, uint8_t **data, size_t *size, cli_err *e);
+
 /* The format an encoded image's first bytes (n of them, 12 suffice) name,
  * IC_FMT_UNKNOWN when none. */
 ic_format cli_format_sniff(const uint8_t *b, size_t n);

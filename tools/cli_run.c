@@ -624,7 +624,7 @@ static void print_times(const cli_options *o, const char *backend, const ic_kern
 }
 
 /* Reads all of standard input (INPUT -), at most cap bytes (the memory budget). */
-static int read_stdin(uint64_t cap, uint8_t **data, size_t *size, cli_err *e)
+int cli_read_stdin(uint64_t cap, uint8_t **data, size_t *size, cli_err *e)
 {
     size_t n = 0, room = 1 << 16;
     uint8_t *p = malloc(room);
@@ -771,8 +771,8 @@ static int run_setup(run_state *r, const cli_options *o, cli_err *e)
         return code;
     /* INPUT - is read once, then decoded from memory on every --repeat run. */
     if (strcmp(o->input, "-") == 0 &&
-        (code = read_stdin(o->max_memory ? o->max_memory : ic_max_memory_default(), &r->in_data,
-                           &r->in_size, e)) != CLI_EXIT_OK)
+        (code = cli_read_stdin(o->max_memory ? o->max_memory : ic_max_memory_default(), &r->in_data,
+                               &r->in_size, e)) != CLI_EXIT_OK)
         return code;
     if (o->kernel_file && (code = cli_get_kernel(o, &r->k, e)) != CLI_EXIT_OK)
         return code;

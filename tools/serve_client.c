@@ -262,23 +262,9 @@ int cli_run_client(const cli_options *o, cli_err *e)
     char msg[256] = "";
     ic_status s = IC_OK;
     if (strcmp(o->input, "-") == 0) {
-        size_t room = 1 << 16;
-        in = malloc(room);
-        while (in) {
-            const size_t got = fread(in + n, 1, room - n, stdin);
-            n += got;
-            if (got == 0)
-                break;
-            if (n == room) {
-                uint8_t *q = room < o->max_memory ? realloc(in, room * 2) : NULL;
-                if (!q)
-                    free(in);
-                in = q;
-                room *= 2;
-            }
-        }
-        if (!in)
-            return cli_fail(e, CLI_EXIT_INPUT, "-", "standard input is over the memory limit");
+        code = cli_read_stdin(o->max_memory ? o->max_memory : ic_max_memory_default(), &in, &n, e);
+        if (code != CLI_EXIT_OK)
+            return code;
     } else {
         s = cli_read_file(o->input, o->max_memory, NULL, &in, &n, msg, sizeof msg);
         if (s != IC_OK)

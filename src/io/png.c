@@ -215,6 +215,20 @@ static int host_little_endian(void)
     return b == 1;
 }
 
+/* The decoded image, once its size passes the limits (both read paths). */
+static ic_status image_alloc(ic_image *img, png_uint_32 w, png_uint_32 h, int channels,
+                             ic_sample_type type, const ic_io_limits *lim, char *err, size_t errlen)
+{
+    ic_status st = ic_io_check_dims_type(w, h, channels, type, lim, err, errlen);
+    if (st != IC_OK)
+        return st;
+    st = ic_image_create_type(img, (int)w, (int)h, channels, IC_AOS, type);
+    if (st != IC_OK)
+        return ic_errf(err, errlen, st, "cannot allocate a %ux%u image: %s", (unsigned)w,
+                       (unsigned)h, ic_status_str(st));
+    return IC_OK;
+}
+
 #ifdef IC_HAVE_LIBDEFLATE
 /* The bytes the fast path's IDAT stream may take, 0 when the image is not
  * one it reads: the memory limit less the image (and the converted copy, as
@@ -297,14 +311,9 @@ static ic_status png_decode_fast(png_structp png, png_infop info, png_io *io, ic
     const png_uint_32 h = png_get_image_height(png, info);
     const int channels = png_get_channels(png, info);
     const ic_sample_type type = png_get_bit_depth(png, info) == 16 ? IC_U16 : IC_U8;
-    ic_status st = ic_io_check_dims_type(w, h, channels, type, lim, err, errlen);
+    ic_status st = image_alloc(img, w, h, channels, type, lim, err, errlen);
     if (st != IC_OK)
         return st;
-    st = ic_image_create_type(img, (int)w, (int)h, channels, IC_AOS, type);
-    if (st != IC_OK) {
-        return ic_errf(err, errlen, st, "cannot allocate a %ux%u image: %s", (unsigned)w,
-                       (unsigned)h, ic_status_str(st));
-    }
     /* Every chunk up to IEND, the IDAT run through on_chunk. */
     png_read_end(png, info);
     if (!ic_png_inflate_image(io->fast->z, io->fast->zn, img, ic_png_unfilter_isa_best()))
@@ -332,6 +341,7 @@ static ic_status png_decode(png_structp png, png_infop info, png_io *io, ic_imag
     png_set_read_fn(png, io, read_fn);
     png_set_user_limits(png, (png_uint_32)side_limit, (png_uint_32)side_limit);
     png_set_chunk_malloc_max(png, PNG_CHUNK_MALLOC_MAX);
+
 #ifdef IC_HAVE_LIBDEFLATE
     if (io->fast) { /* IDAT becomes an unknown chunk: on_chunk gathers it */
         io->fast->info = info;
@@ -377,14 +387,9 @@ static ic_status png_decode(png_structp png, png_infop info, png_io *io, ic_imag
         return ic_errf(err, errlen, IC_ERR_INTERNAL,
                        "PNG: unexpected layout after expansion (%d channels)", channels);
     }
-    st = ic_io_check_dims_type(w, h, channels, type, lim, err, errlen);
+    st = image_alloc(img, w, h, channels, type, lim, err, errlen);
     if (st != IC_OK)
         return st;
-    st = ic_image_create_type(img, (int)w, (int)h, channels, IC_AOS, type);
-    if (st != IC_OK) {
-        return ic_errf(err, errlen, st, "cannot allocate a %ux%u image: %s", (unsigned)w,
-                       (unsigned)h, ic_status_str(st));
-    }
     png_bytep *rows = malloc((size_t)h * sizeof *rows);
     if (!rows) {
         return ic_errf(err, errlen, IC_ERR_NOMEM, "out of memory");
