@@ -33,7 +33,7 @@
 #   possible; DECODE_ROWS= none).
 #   ENV_ROWS: when BACKEND ran on a CUDA backend, one more imgconv row per
 #   word VAR=VALUE, run with that environment (e.g. IC_BATCH_MALLOC=system).
-#   The first row and the cpu row run with IC_BATCH_TRACE: the result ends
+#   The first row, the IMGCONV_ARGS row and the cpu row run with IC_BATCH_TRACE: the result ends
 #   with their timelines (bench/batch_timeline.py: threads busy per stage).
 #   NO_MOGRIFY=1 leaves ImageMagick out (it takes a minute per 500 photos).
 #   Peers: vips and mogrify from PEERS=DIR (the bin/ of a bundle made by
@@ -181,7 +181,9 @@ USED=$(json_backend "$IC_JSON")
 XARGS_JSON=
 if [ ${#XARGS[@]} -gt 0 ]; then # e.g. --devices all: a second row with the extra options
     XARGS_JSON="$WORK/imgconv-xargs.json"
+    TRACE=$WORK/trace-xargs.txt
     run_imgconv "$BACKEND" "$XARGS_JSON" "${XARGS[@]}"
+    TRACE=
 fi
 DEC_JSONS=()
 case "$USED" in
@@ -301,10 +303,14 @@ EOF
     echo
     echo "Versions: imgconv $("$IMGCONV" --version | head -1); $VIPS_VER; $IM_VER."
     echo "Peers from $PEERS_FROM."
-    for t in main cpu; do
+    for t in main xargs cpu; do
         [ -s "$WORK/trace-$t.txt" ] || continue
         echo
-        if [ $t = main ]; then ttl="Timeline of imgconv --backend $BACKEND (the first row)"; else ttl="Timeline of imgconv --backend cpu"; fi
+        case $t in
+        main) ttl="Timeline of imgconv --backend $BACKEND (the first row)" ;;
+        xargs) ttl="Timeline of imgconv --backend $BACKEND $IMGCONV_ARGS" ;;
+        *) ttl="Timeline of imgconv --backend cpu" ;;
+        esac
         python3 "$HERE/batch_timeline.py" "$WORK/trace-$t.txt" --title "$ttl" || echo "(timeline failed)"
     done
 } >"$RESULT"
