@@ -79,6 +79,54 @@ void ic__huge_pages(void *p, size_t n)
 #endif
 }
 
+/* ic_image.owner: how ic_image_free releases what ic_image_create made. */
+enum { OWNER_HEAP = 1, OWNER_MAPPED = 2 };
+
+/* Images from this size on are mapped rather than taken from the heap: the
+ * pages come zeroed, huge where the kernel allows, and populated in one call
+ * instead of one fault per 4 KiB under a memset, which costs more than the
+ * decode that follows on some kernels (3-10x measured, bench/probe/fault_probe.c). */
+#define MAPPED_MIN ((size_t)8 << 20)
+/* The mapping's base and length sit in a header just below the data. */
+#define MAPPED_HEAD ((size_t)64)
+
+static void *mapped_alloc(size_t n)
+{
+#if defined(MAP_ANONYMOUS) && defined(MAP_FAILED)
+    const size_t huge = (size_t)2 << 20;
+    if (n > SIZE_MAX - huge - MAPPED_HEAD)
+        return NULL;
+    const size_t len = n + huge + MAPPED_HEAD;
+    void *base = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (base == MAP_FAILED)
+        return NULL;
+    /* data on a huge-page boundary, with room for the header below it */
+    uint8_t *data =
+        (uint8_t *)(((uintptr_t)base + MAPPED_HEAD + huge - 1) & ~(uintptr_t)(huge - 1));
+    ((void **)(void *)(data - MAPPED_HEAD))[0] = base;
+    ((size_t *)(void *)(data - MAPPED_HEAD))[1] = len;
+    ic__huge_pages(data, n);
+#ifdef MADV_POPULATE_WRITE
+    (void)madvise(data, n, MADV_POPULATE_WRITE); /* best effort: faults remain the fallback */
+#endif
+    return data;
+#else
+    (void)n;
+    return NULL;
+#endif
+}
+
+static void mapped_free(uint8_t *data)
+{
+#if defined(MAP_ANONYMOUS) && defined(MAP_FAILED)
+    void *base = ((void **)(void *)(data - MAPPED_HEAD))[0];
+    const size_t len = ((size_t *)(void *)(data - MAPPED_HEAD))[1];
+    munmap(base, len);
+#else
+    (void)data;
+#endif
+}
+
 ic_status ic_image_create_type(ic_image *img, int width, int height, int channels, ic_layout layout,
                                ic_sample_type type)
 {
@@ -108,15 +156,17 @@ ic_status ic_image_create_type(ic_image *img, int width, int height, int channel
         memset(img, 0, sizeof *img);
         return ic_fail(IC_ERR_TOO_LARGE, "image %dx%d: size overflows", width, height);
     }
-    img->data = aligned_alloc(64, total);
+    img->data = total >= MAPPED_MIN ? mapped_alloc(total) : NULL;
+    img->owner = img->data ? OWNER_MAPPED : OWNER_HEAP;
+    if (!img->data && (img->data = aligned_alloc(64, total)) != NULL) {
+        ic__huge_pages(img->data, total);
+        memset(img->data, 0, total);
+    }
     if (!img->data) {
         memset(img, 0, sizeof *img);
         return ic_fail(IC_ERR_NOMEM, "out of memory for a %dx%d image (%zu bytes)", width, height,
                        total);
     }
-    ic__huge_pages(img->data, total);
-    memset(img->data, 0, total);
-    img->owner = 1;
     return IC_OK;
 }
 
@@ -199,7 +249,9 @@ void ic_image_free(ic_image *img)
 {
     if (!img)
         return;
-    if (img->owner)
+    if (img->owner == OWNER_MAPPED)
+        mapped_free(img->data);
+    else if (img->owner)
         free(img->data);
     memset(img, 0, sizeof *img);
 }
