@@ -822,6 +822,20 @@ static ic_gpu_codec *gpu_open(bdev *d)
     char msg[256] = "";
     const double t = cli_now_ms();
     const ic_status s = cli_noted(ic_gpu_codec_create(&c, d->ctx[0], GPU_SLOTS), msg, sizeof msg);
+    /* The decoders (the hardware one's set-up: 0.5-1 s while the workers
+     * load the cores) only when enough files are left for them: the workers
+     * decode about one HD JPEG per 18 ms each, so fewer than 32 a worker
+     * would be theirs before the decoders could start. Decided now, so that
+     * the hardware decoder is made beside the encoder rather than after it
+     * (IC_BATCH_DECODER=lazy: after it, for comparisons). */
+    pthread_mutex_lock(&b->mu);
+    const int left = b->files.n - b->next;
+    pthread_mutex_unlock(&b->mu);
+    const int open_dec = s == IC_OK && b->decode_mode != DEC_CPU_DEV &&
+                         (b->decode_mode != DEC_BOTH || left >= 32 * b->nworkers);
+    const char *lazy = getenv("IC_BATCH_DECODER");
+    if (open_dec && !(lazy && !strcmp(lazy, "lazy")))
+        ic_gpu_codec_open_decoder(c);
     /* The codec's slots exist from here, while nvJPEG opens on a thread of
      * its own (0.3 s): the workers' host images may take the device route at
      * once, their encodes waiting for the open. */
@@ -841,17 +855,8 @@ static ic_gpu_codec *gpu_open(bdev *d)
     pthread_mutex_unlock(&d->mu);
     if (enc)
         mark(b, 'E');
-    /* The decoders (nvJPEG's set-up, on this thread: 0.5-1 s while the
-     * workers load the cores) only when enough files are left for them: the
-     * workers decode about one HD JPEG per 18 ms each, so fewer than 32 a
-     * worker would be theirs before the decoders could start. */
-    pthread_mutex_lock(&b->mu);
-    const int left = b->files.n - b->next;
-    pthread_mutex_unlock(&b->mu);
-    const int open_dec = s == IC_OK && b->decode_mode != DEC_CPU_DEV &&
-                         (b->decode_mode != DEC_BOTH || left >= 32 * b->nworkers);
-    /* The engine's name opens the hardware decoder (without nvJPEG it only
-     * says why). */
+    /* The engine's name waits for the hardware decoder, or opens it (without
+     * nvJPEG it only says why). */
     const char *eng = s == IC_OK && (open_dec || !enc) ? ic_gpu_codec_engine(c) : NULL;
     const int usable = open_dec && eng && strncmp(eng, "cpu", 3) != 0; /* nvJPEG decodes */
     pthread_mutex_lock(&d->mu);
