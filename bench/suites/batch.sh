@@ -149,6 +149,10 @@ run_tool() { # NAME COMMAND...
     local name=$1
     shift
     rm -rf "$WORK/out" && mkdir -p "$WORK/out"
+    # The previous row's outputs were just deleted: their journal commit
+    # (and, on a file system mounted with discard, their trim) would fall on
+    # this row's first fsyncs and stall its writers; paid here, unclocked.
+    sync -f "$WORK/out" 2>/dev/null || sync
     local t0 t1
     t0=$(now)
     "$@" >"$WORK/log" 2>&1 || { echo "$name failed:" >&2; tail -3 "$WORK/log" >&2; return 1; }
