@@ -246,6 +246,11 @@ if "decoded_by" in d:
         extra += f"; the run {d['seconds']:.2f} s of the process, then freeing the GPU codec and contexts {d['cleanup_ms']:.0f} ms"
     if "to_device" in d:
         extra += f"; worker images on the device route {d['to_device']}"
+    if len(d.get("devices", [])) > 1:  # the split over the device pipelines
+        extra += "; per device: " + ", ".join(
+            f"{v['device']}: filtered {v['filtered']}, nvJPEG-decoded {v['decoded_by_gpu']}, "
+            f"device route {v['to_device']}, GPU-encoded {v['gpu_encoded']}, "
+            f"codec open {v['gpu_open_ms'] / 1e3:.2f} s ({v['codec']})" for v in d["devices"])
 if "wait_ms" in d:
     extra += "; threads waited for work: " + ", ".join(
         f"{k} {v/1e3:.2f} s" for k, v in d["wait_ms"].items() if v > 0)
