@@ -92,8 +92,9 @@ void ic_gpu_codec_free(ic_gpu_codec *codec);
  * "cpu" when nvJPEG is not available ("cpu (nvJPEG: REASON)" when it is built
  * in but would not open). The string lives as long as the codec. The
  * hardware decoder is opened at the first ic_gpu_codec_decode of a JPEG (its
- * set-up is costly, and a codec used only to encode never needs it); asking
- * for the engine before that opens it. */
+ * set-up is costly, and a codec used only to encode never needs it), unless
+ * ic_gpu_codec_open_decoder made it ahead; asking for the engine before that
+ * opens it (or waits for the one being made). */
 const char *ic_gpu_codec_engine(const ic_gpu_codec *codec);
 
 /* Starts making the hardware decoder now, on a thread of the codec's own,
