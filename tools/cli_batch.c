@@ -9,14 +9,15 @@
  * Batch: inputs (files, directories, globs) -> one worker per core, each
  * taking the most useful job (save a filtered image if one waits, else decode
  * the next file while at most workers + 8 host images are in memory), started
- * while the filter's context is still being made -> a queue -> one filter
- * context (GPU backend; a CPU backend has up to 8, each on a share of the
- * cores, side by side) on the main thread, or with --devices one filter
- * worker per listed device, each with its own one-device context, all
- * pulling from that queue -> a queue -> the same workers, which encode and
- * save. With a CUDA backend and JPEG inputs a GPU side joins in: four filter contexts on the device, the
- * workers allowed to run ahead (up to 4 GiB of host images), and one
- * thread that opens the GPU codec while the workers already decode. As soon
+ * while the filter's context is still being made -> the queue of a device
+ * pipeline with room (one pipeline, or with --devices one per listed device,
+ * each with its own one-device contexts) -> its filter context (GPU
+ * backend; a CPU backend has up to 8, each on a share of the cores, side by
+ * side) -> a queue -> the same workers, which encode and save. With a CUDA
+ * backend and JPEG inputs a GPU side joins each pipeline: four filter
+ * contexts on its device, the workers allowed to run ahead (up to 4 GiB of
+ * host images), and one thread per device that opens that device's GPU
+ * codec while the workers already decode. As soon
  * as the codec's encoder exists, the workers' images bound for a JPEG take
  * the device route (filtered host to device into a codec slot, encoded by
  * nvJPEG), the others the host route (host to host, CPU encoder); once its
@@ -93,36 +94,74 @@ static _Thread_local int t_lane;
 /* The state of the GPU side of a CUDA batch of JPEGs. */
 enum { GPU_NONE = 0, GPU_OPENING, GPU_READY, GPU_FAILED };
 
-typedef struct batch {
-    const cli_options *o;
-    blist files;
-    queue decoded;       /* images waiting for the filter: host ones, and device ones from nvJPEG */
-    queue filtered;      /* filtered host images waiting for a worker to encode and save them */
-    queue gfiltered;     /* GPU side: filtered device images waiting for a GPU encoder */
-    queue encoded;       /* GPU side: bytes waiting to be written */
-    cli_board board;     /* the workers sleep here when neither queue has work for them */
-    ic_context *ctx;     /* the filter context (worker 0's) */
+#define GPU_BATCH 16   /* files per batched decode */
+#define GPU_SLOTS 256  /* images in flight on a device (BATCH_DEV_BYTES too) */
+#define GPU_ENCODERS 8 /* nvJPEG encodes at once (its encoder lanes; IC_BATCH_GPU_ENCODERS) */
+#define GPU_MAX_ENCODERS 16
+#define GPU_MIN_FILES 64                 /* fewer JPEGs: no GPU side (IC_BATCH_DECODE=both) */
+#define BATCH_WRITERS 16                 /* atomic writes in parallel (each waits for an fsync) */
+#define GPU_FILTERS 4                    /* filter contexts on the device with the GPU side */
+#define BATCH_DEV_FILTERS 16             /* filter contexts of one device at most (CPU, GPU) */
+#define BATCH_MAX_DEVICES IC_MAX_DEVICES /* device pipelines at most (--devices) */
+#define BATCH_MAX_FILTERS (BATCH_MAX_DEVICES * BATCH_DEV_FILTERS)
+#define BATCH_MAX_HELD 512 /* host images in memory at most with the GPU side ... */
+#define BATCH_HELD_BYTES ((size_t)4096 << 20) /* ... while their samples take less */
+
+typedef struct batch batch;
+
+/* One device's pipeline: with --devices each listed device has its own (a
+ * device listed twice: two), without it there is one. Its filter contexts
+ * take the images handed to it; with the GPU side it has its own GPU codec
+ * (slots, nvJPEG decoders and encoder), decode thread and encoders, so that
+ * no device waits on another's lock. */
+typedef struct bdev {
+    batch *b;
+    int nth;         /* its number among the batch's devices */
+    int ordinal;     /* the CUDA device it filters on (what --device or --devices names) */
+    queue decoded;   /* images for its filters: the workers' host images, its nvJPEG's */
+    queue gfiltered; /* GPU side: its filtered device images waiting for its GPU encoders */
+    ic_context *ctx[BATCH_DEV_FILTERS]; /* its filter contexts (ctx[0] first made) */
+    int nctx;
     ic_gpu_codec *codec; /* GPU side: set once open (under mu); NULL before and without */
-    char engine[320];    /* the codec's engine, or "cpu (why)" */
-    int decode_mode;     /* DEC_* */
-    pthread_mutex_t mu;  /* guards everything below */
+    char engine[320];    /* its codec's engine, or "cpu (why)" */
+    pthread_t gth, genc[GPU_MAX_ENCODERS];
+    int gstarted, ng;   /* its decode thread started, its GPU encoder threads */
+    pthread_mutex_t mu; /* guards everything below */
     pthread_cond_t slot_freed;
     int gpu_state;          /* GPU_* */
-    int nenc;               /* GPU encoder threads (gpu_encoders) */
-    int *free_slots, nfree; /* GPU side: codec slots not in use */
+    int route_open;         /* the device route is open (codec slots; nvJPEG open or opening) */
+    int *free_slots, nfree; /* codec slots not in use */
     size_t *slot_bytes;     /* ... the device-route image bytes each one holds */
     size_t dev_held;        /* ... their sum (at most BATCH_DEV_BYTES) */
+    int filtered;           /* images its filters took (host and device ones) */
+    int to_device;          /* host images filtered into its codec slots (device route) */
+    int by_gpu;             /* files its nvJPEG decoded */
+    int gpu_encoded;        /* images its GPU encoders encoded */
+    double ms_gpu_open, ms_gpu_enc;
+} bdev;
+
+struct batch {
+    const cli_options *o;
+    blist files;
+    bdev dev[BATCH_MAX_DEVICES]; /* the device pipelines */
+    int ndev;
+    queue filtered;     /* filtered host images waiting for a worker to encode and save them */
+    queue encoded;      /* bytes waiting to be written */
+    cli_board board;    /* the workers sleep here when no queue has work for them */
+    int decode_mode;    /* DEC_* */
+    int nenc;           /* GPU encoder threads of each device (gpu_encoders) */
+    pthread_mutex_t mu; /* guards everything below */
+    int gpu_opening, gpu_ready; /* devices whose GPU side is opening, is ready (GPU_*) */
+    int next_dev;               /* where the hand-out of host images starts next */
     int next, done, written, failed, skipped;
     int unwritten;         /* of the failed: those whose output could not be written */
     int nworkers;          /* the CPU workers */
     int inflight, budget;  /* host images in memory, and as many as there may always be */
     int max_inflight;      /* ... and the most there may be while held < held_cap */
     size_t held, held_cap; /* the samples of those in memory (bytes) */
-    int route_open; /* GPU side: the device route is open (codec slots; nvJPEG open or opening) */
-    int to_device;  /* host images filtered into codec slots (device route) */
-    int by_cpu, by_gpu; /* files decoded by the CPU workers / by the GPU codec */
-    double bytes;       /* decoded sample bytes of the files written */
-    double ms_read, ms_decode, ms_filter, ms_encode, ms_write, ms_gpu_open, ms_gpu_enc;
+    int by_cpu;            /* files decoded by the CPU workers */
+    double bytes;          /* decoded sample bytes of the files written */
+    double ms_read, ms_decode, ms_filter, ms_encode, ms_write;
     double ms_upload, ms_download; /* the filter's copies (ic_context_timing) */
     /* time threads waited for work: workers (nothing to decode or encode),
      * filters (no decoded image, or no codec slot), GPU reader (no slot),
@@ -138,7 +177,7 @@ typedef struct batch {
     int nerr;
     char **skips; /* "FILE\twhy" for --json */
     int nskip;
-} batch;
+};
 
 /* Records a file skipped on purpose, with why (a line unless -q or --json). */
 static void finish_skipped(batch *b, int idx)
@@ -263,14 +302,14 @@ static ic_load_options load_options_of(const cli_options *o)
     return lo;
 }
 
-static void slot_give(batch *b, int s)
+static void slot_give(bdev *d, int s)
 {
-    pthread_mutex_lock(&b->mu);
-    b->free_slots[b->nfree++] = s;
-    b->dev_held -= b->slot_bytes[s];
-    b->slot_bytes[s] = 0;
-    pthread_cond_broadcast(&b->slot_freed);
-    pthread_mutex_unlock(&b->mu);
+    pthread_mutex_lock(&d->mu);
+    d->free_slots[d->nfree++] = s;
+    d->dev_held -= d->slot_bytes[s];
+    d->slot_bytes[s] = 0;
+    pthread_cond_broadcast(&d->slot_freed);
+    pthread_mutex_unlock(&d->mu);
 }
 
 /* Ends an item: its file reported (problem NULL: written; counted = 0:
@@ -286,7 +325,7 @@ static void item_end(batch *b, item *it, const char *problem, int counted)
     free(it->bytes);
     it->bytes = NULL;
     if (it->slot >= 0) {
-        slot_give(b, it->slot);
+        slot_give(&b->dev[it->dev], it->slot);
         ic_metadata_free(&it->meta);
         free(it);
     } else {
@@ -330,6 +369,7 @@ static item *next_file(batch *b)
         }
         it->idx = i;
         it->slot = -1;
+        it->dev = 0;
         return it;
     }
 }
@@ -342,6 +382,27 @@ static size_t sample_bytes(const ic_image *img)
 
 /* ---- the workers: decode on the CPU, encode and save on the CPU ------------------- */
 
+/* The device pipeline a worker's decoded image goes to: the one with the
+ * fewest images waiting for its filters, ties taken in turn, so that a
+ * device with room gets it and a busy one is not waited for. */
+static int hand_out(batch *b)
+{
+    pthread_mutex_lock(&b->mu);
+    const int first = b->next_dev;
+    b->next_dev = (b->next_dev + 1) % b->ndev;
+    pthread_mutex_unlock(&b->mu);
+    int best = first, least = -1;
+    for (int k = 0; k < b->ndev; k++) {
+        const int i = (first + k) % b->ndev;
+        const int n = cli_queue_count(&b->dev[i].decoded);
+        if (least < 0 || n < least) {
+            least = n;
+            best = i;
+        }
+    }
+    return best;
+}
+
 /* A worker's decode: 1 when a file was taken (decoded and queued, or
  * reported), 0 when it should wait (the budget of host images in memory is
  * spent, or the GPU decoder is still opening and the mode waits for it), -1
@@ -352,10 +413,9 @@ static int try_decode(batch *b, ic_load_options *lo)
     int r = 1;
     if (g_interrupted || b->next >= b->files.n)
         r = -1;
-    else if (b->gpu_state == GPU_OPENING &&
-             (b->decode_mode == DEC_AFTER || b->decode_mode == DEC_GPU))
+    else if (b->gpu_opening > 0 && (b->decode_mode == DEC_AFTER || b->decode_mode == DEC_GPU))
         r = 0;
-    else if (b->gpu_state == GPU_READY && b->decode_mode == DEC_GPU)
+    else if (b->gpu_ready > 0 && b->decode_mode == DEC_GPU)
         r = -1; /* nvJPEG takes every file */
     else if (b->inflight >= b->budget && (b->inflight >= b->max_inflight || b->held >= b->held_cap))
         r = 0;
@@ -403,7 +463,8 @@ static int try_decode(batch *b, ic_load_options *lo)
     b->by_cpu++;
     b->held += it->held;
     pthread_mutex_unlock(&b->mu);
-    cli_queue_push(&b->decoded, it);
+    it->dev = hand_out(b);
+    cli_queue_push(&b->dev[it->dev].decoded, it);
     return 1;
 }
 
@@ -463,6 +524,14 @@ static void encode_host(batch *b, item *it, ic_save_options *so)
     cli_queue_push(&b->encoded, it);
 }
 
+/* A worker is done handing out decoded images: one producer less for every
+ * device's queue. */
+static void decoded_done(batch *b)
+{
+    for (int i = 0; i < b->ndev; i++)
+        cli_queue_producer_done(&b->dev[i].decoded);
+}
+
 /* A worker takes the most useful job there is: save a filtered image when
  * one waits (it frees memory and finishes a file), else decode the next file
  * while the budget of images in memory allows, else sleep until one of the
@@ -490,7 +559,7 @@ static void *worker(void *arg)
             const int d = try_decode(b, &lo);
             if (d < 0) {
                 producing = 0;
-                cli_queue_producer_done(&b->decoded);
+                decoded_done(b);
             } else if (d == 0) {
                 const double w = cli_now_ms();
                 cli_board_wait(&b->board, seen);
@@ -506,7 +575,7 @@ static void *worker(void *arg)
         encode_host(b, it, &so);
     }
     if (producing) /* not reached in practice: the queue closes after the decodes */
-        cli_queue_producer_done(&b->decoded);
+        decoded_done(b);
     cli_queue_producer_done(&b->encoded);
     return NULL;
 }
@@ -518,10 +587,19 @@ static void *worker(void *arg)
 #define BATCH_DEV_BYTES ((size_t)4096 << 20)
 
 /* Whether an image of `bytes` fits beside the device-route images already in
- * slots (under b->mu). */
-static int dev_fits(const batch *b, size_t bytes)
+ * device d's slots (under d->mu). */
+static int dev_fits(const bdev *d, size_t bytes)
 {
-    return b->dev_held == 0 || b->dev_held + bytes <= BATCH_DEV_BYTES;
+    return d->dev_held == 0 || d->dev_held + bytes <= BATCH_DEV_BYTES;
+}
+
+/* The bytes of host samples the workers hold now. */
+static size_t held_now(batch *b)
+{
+    pthread_mutex_lock(&b->mu);
+    const size_t h = b->held;
+    pthread_mutex_unlock(&b->mu);
+    return h;
 }
 
 /* The device route of a host image: once the GPU side's codec has
@@ -531,23 +609,23 @@ static int dev_fits(const batch *b, size_t bytes)
  * over the bus and no CPU encode, instead of a copy each way and about 11 ms
  * of a core for an HD JPEG. Returns the slot taken, or -1 (the host route: no
  * codec, another output, no nvJPEG, or every slot or BATCH_DEV_BYTES in use). */
-static int device_slot(batch *b, const item *it)
+static int device_slot(batch *b, bdev *d, const item *it)
 {
     const ic_image *im = &it->img;
     if (im->type != IC_U8 || im->channels != 3 || im->layout != IC_AOS ||
         ic_format_from_path(b->files.v[it->idx].out) != IC_FMT_JPEG)
         return -1;
     const size_t bytes = sample_bytes(im);
-    pthread_mutex_lock(&b->mu);
+    pthread_mutex_lock(&d->mu);
     if (b->decode_mode == DEC_CPU_DEV) { /* wait for the codec, then for a slot */
-        while (!b->route_open ? b->gpu_state == GPU_OPENING : b->nfree == 0 || !dev_fits(b, bytes))
-            pthread_cond_wait(&b->slot_freed, &b->mu);
+        while (!d->route_open ? d->gpu_state == GPU_OPENING : d->nfree == 0 || !dev_fits(d, bytes))
+            pthread_cond_wait(&d->slot_freed, &d->mu);
     } else {
         /* While the codec opens, wait for its slots rather than take the
          * host route, unless the workers' images fill 3/4 of what they may
          * hold (the filter would then hold them up). */
-        while (b->gpu_state == GPU_OPENING && !b->route_open && !g_interrupted &&
-               b->held < b->held_cap / 4 * 3) {
+        while (d->gpu_state == GPU_OPENING && !d->route_open && !g_interrupted &&
+               held_now(b) < b->held_cap / 4 * 3) {
             struct timespec ts;
             clock_gettime(CLOCK_REALTIME, &ts);
             ts.tv_nsec += 5000000; /* 5 ms: held changes without a signal here */
@@ -555,16 +633,16 @@ static int device_slot(batch *b, const item *it)
                 ts.tv_sec++;
                 ts.tv_nsec -= 1000000000;
             }
-            pthread_cond_timedwait(&b->slot_freed, &b->mu, &ts);
+            pthread_cond_timedwait(&d->slot_freed, &d->mu, &ts);
         }
     }
     const int s =
-        b->route_open && b->nfree > 0 && dev_fits(b, bytes) ? b->free_slots[--b->nfree] : -1;
+        d->route_open && d->nfree > 0 && dev_fits(d, bytes) ? d->free_slots[--d->nfree] : -1;
     if (s >= 0) {
-        b->slot_bytes[s] = bytes;
-        b->dev_held += bytes;
+        d->slot_bytes[s] = bytes;
+        d->dev_held += bytes;
     }
-    pthread_mutex_unlock(&b->mu);
+    pthread_mutex_unlock(&d->mu);
     return s;
 }
 
@@ -588,18 +666,19 @@ static void filter_spans(batch *b, const ic_context *ctx, double t0, char stage,
 /* A host image: filtered into a host image (the context uploads and
  * downloads when it is a GPU one) and saved by a worker, or (device route)
  * into a codec slot and encoded on the GPU side. */
-static void filter_host(batch *b, ic_context *ctx, const ic_kernel *k, const ic_params *p, item *it)
+static void filter_host(batch *b, bdev *d, ic_context *ctx, const ic_kernel *k, const ic_params *p,
+                        item *it)
 {
     cli_err me;
     me.msg[0] = '\0';
     ic_status s =
         cli_check_image(b->o, ctx, &it->img, k, "", &me) == CLI_EXIT_OK ? IC_OK : IC_ERR_TOO_LARGE;
     const double w = cli_now_ms();
-    int sl = s == IC_OK ? device_slot(b, it) : -1; /* may wait for the codec */
+    int sl = s == IC_OK ? device_slot(b, d, it) : -1; /* may wait for the codec */
     add_wait(b, &b->wait_filter, w);
     const double t = cli_now_ms();
-    if (sl >= 0 && ic_gpu_codec_output(b->codec, sl, &it->img, &it->out) != IC_OK) {
-        slot_give(b, sl); /* no device memory for it: the host route */
+    if (sl >= 0 && ic_gpu_codec_output(d->codec, sl, &it->img, &it->out) != IC_OK) {
+        slot_give(d, sl); /* no device memory for it: the host route */
         sl = -1;
     }
     if (sl >= 0) {
@@ -622,12 +701,13 @@ static void filter_host(batch *b, ic_context *ctx, const ic_kernel *k, const ic_
         item_end(b, it, problem, 1);
         return;
     }
+    pthread_mutex_lock(&d->mu);
+    d->filtered++;
+    d->to_device += sl >= 0;
+    pthread_mutex_unlock(&d->mu);
     if (sl >= 0) {
-        pthread_mutex_lock(&b->mu);
-        b->to_device++;
-        pthread_mutex_unlock(&b->mu);
         unbudget(b, it); /* its host image is gone: the workers may decode more */
-        cli_queue_push(&b->gfiltered, it);
+        cli_queue_push(&d->gfiltered, it);
         return;
     }
     cli_queue_push(&b->filtered, it);
@@ -635,8 +715,8 @@ static void filter_host(batch *b, ic_context *ctx, const ic_kernel *k, const ic_
 
 /* A device image from the GPU codec: filtered device to device into its
  * slot's output, then encoded by a GPU encoder. */
-static void filter_device(batch *b, ic_context *ctx, const ic_kernel *k, const ic_params *p,
-                          item *it)
+static void filter_device(batch *b, bdev *d, ic_context *ctx, const ic_kernel *k,
+                          const ic_params *p, item *it)
 {
     char msg[256] = "";
     const double t = cli_now_ms();
@@ -648,7 +728,7 @@ static void filter_device(batch *b, ic_context *ctx, const ic_kernel *k, const i
         snprintf(msg, sizeof msg, "%s", me.msg);
     }
     if (s == IC_OK)
-        s = cli_noted(ic_gpu_codec_output(b->codec, it->slot, &it->img, &it->out), msg, sizeof msg);
+        s = cli_noted(ic_gpu_codec_output(d->codec, it->slot, &it->img, &it->out), msg, sizeof msg);
     if (s == IC_OK && (s = ic_convolve(ctx, &it->img, &it->out, k, p)) != IC_OK)
         snprintf(msg, sizeof msg, "%s", ic_last_error());
     filter_spans(b, ctx, t, 'F', it->idx);
@@ -661,16 +741,19 @@ static void filter_device(batch *b, ic_context *ctx, const ic_kernel *k, const i
         item_end(b, it, problem, 1);
         return;
     }
-    cli_queue_push(&b->gfiltered, it);
+    pthread_mutex_lock(&d->mu);
+    d->filtered++;
+    pthread_mutex_unlock(&d->mu);
+    cli_queue_push(&d->gfiltered, it);
 }
 
-/* The filter stage: one per filter worker (context). */
-static void filter_stage(batch *b, ic_context *ctx, const ic_kernel *k, const ic_params *p)
+/* The filter stage: one per filter worker (context), taking device d's images. */
+static void filter_stage(batch *b, bdev *d, ic_context *ctx, const ic_kernel *k, const ic_params *p)
 {
     lane_enter(b, LANE_FILTER, 4);
     for (;;) {
         const double w = cli_now_ms();
-        item *it = cli_queue_pop(&b->decoded);
+        item *it = cli_queue_pop(&d->decoded);
         add_wait(b, &b->wait_filter, w);
         if (!it)
             break;
@@ -679,9 +762,9 @@ static void filter_stage(batch *b, ic_context *ctx, const ic_kernel *k, const ic
             continue;
         }
         if (it->slot >= 0)
-            filter_device(b, ctx, k, p, it);
+            filter_device(b, d, ctx, k, p, it);
         else
-            filter_host(b, ctx, k, p, it);
+            filter_host(b, d, ctx, k, p, it);
     }
     cli_queue_producer_done(&b->filtered);
 }
@@ -701,7 +784,7 @@ static int online_cpus(void)
 
 /* ---- the GPU side: JPEG files with a CUDA backend ---------------------------------- */
 
-/* One thread makes the GPU codec (its slots at once, nvJPEG's encoder on a
+/* One thread per device makes its GPU codec (its slots at once, nvJPEG's encoder on a
  * thread of the codec's own, while the CPU workers already decode and the
  * filter takes their images into slots), then, when enough files are left,
  * opens nvJPEG's decoders (0.5-1 s) and decodes batches of files into codec
@@ -710,84 +793,90 @@ static int online_cpus(void)
  * threads (nvJPEG for JPEG outputs, else the CPU writer after one download)
  * and written by writer threads. An image holds a codec slot from its decode
  * (or device-route filter) to its write, so at most GPU_SLOTS images are on
- * the device. */
-#define GPU_BATCH 16   /* files per batched decode */
-#define GPU_SLOTS 256  /* images in flight on the device (BATCH_DEV_BYTES too) */
-#define GPU_ENCODERS 8 /* nvJPEG encodes at once (its encoder lanes; IC_BATCH_GPU_ENCODERS) */
-#define GPU_MAX_ENCODERS 16
-#define GPU_MIN_FILES 64                 /* fewer JPEGs: no GPU side (IC_BATCH_DECODE=both) */
-#define BATCH_WRITERS 16                 /* atomic writes in parallel (each waits for an fsync) */
-#define GPU_FILTERS 4                    /* filter contexts on the device with the GPU side */
-#define BATCH_MAX_FILTERS IC_MAX_DEVICES /* filter contexts at most (--devices, CPU, GPU) */
-#define BATCH_MAX_HELD 512               /* host images in memory at most with the GPU side ... */
-#define BATCH_HELD_BYTES ((size_t)4096 << 20) /* ... while their samples take less */
+ * a device. */
 
 /* A free slot, waiting for one when block is set; -1 when none (not blocking). */
-static int slot_take(batch *b, int block)
+static int slot_take(bdev *d, int block)
 {
-    pthread_mutex_lock(&b->mu);
-    while (b->nfree == 0 && block)
-        pthread_cond_wait(&b->slot_freed, &b->mu);
-    const int s = b->nfree > 0 ? b->free_slots[--b->nfree] : -1;
-    pthread_mutex_unlock(&b->mu);
+    pthread_mutex_lock(&d->mu);
+    while (d->nfree == 0 && block)
+        pthread_cond_wait(&d->slot_freed, &d->mu);
+    const int s = d->nfree > 0 ? d->free_slots[--d->nfree] : -1;
+    pthread_mutex_unlock(&d->mu);
     return s;
 }
 
-static ic_gpu_codec *gpu_open(batch *b)
+/* Device d's GPU side is no longer opening: ready (nvJPEG decodes) or not. */
+static void gpu_settled(batch *b, int ready)
 {
+    pthread_mutex_lock(&b->mu);
+    b->gpu_opening--;
+    b->gpu_ready += ready;
+    pthread_mutex_unlock(&b->mu);
+}
+
+static ic_gpu_codec *gpu_open(bdev *d)
+{
+    batch *b = d->b;
     ic_gpu_codec *c = NULL;
     char msg[256] = "";
     const double t = cli_now_ms();
-    const ic_status s = cli_noted(ic_gpu_codec_create(&c, b->ctx, GPU_SLOTS), msg, sizeof msg);
-    /* The codec's slots exist from here, while nvJPEG opens on a thread of
-     * its own (0.3 s): the workers' host images may take the device route at
-     * once, their encodes waiting for the open. */
-    const int published = s == IC_OK && ic_format_supported(IC_FMT_JPEG);
-    if (published) {
-        pthread_mutex_lock(&b->mu);
-        b->codec = c;
-        b->route_open = 1;
-        pthread_cond_broadcast(&b->slot_freed); /* filters waiting for the device route */
-        pthread_mutex_unlock(&b->mu);
-        mark(b, 'S');
-    }
-    const int enc = s == IC_OK && strcmp(ic_gpu_codec_encoder(c), "nvjpeg") == 0; /* waits */
-    pthread_mutex_lock(&b->mu);
-    b->ms_gpu_enc = cli_now_ms() - t;
-    b->route_open = enc; /* without nvJPEG the host route is the faster one */
-    pthread_mutex_unlock(&b->mu);
-    if (enc)
-        mark(b, 'E');
-    /* The decoders (nvJPEG's set-up, on this thread: 0.5-1 s while the
-     * workers load the cores) only when enough files are left for them: the
-     * workers decode about one HD JPEG per 18 ms each, so fewer than 32 a
-     * worker would be theirs before the decoders could start. */
+    const ic_status s = cli_noted(ic_gpu_codec_create(&c, d->ctx[0], GPU_SLOTS), msg, sizeof msg);
+    /* The decoders (the hardware one's set-up: 0.5-1 s while the workers
+     * load the cores) only when enough files are left for them: the workers
+     * decode about one HD JPEG per 18 ms each, so fewer than 32 a worker
+     * would be theirs before the decoders could start. Decided now, so that
+     * the hardware decoder is made beside the encoder rather than after it
+     * (IC_BATCH_DECODER=lazy: after it, for comparisons). */
     pthread_mutex_lock(&b->mu);
     const int left = b->files.n - b->next;
     pthread_mutex_unlock(&b->mu);
     const int open_dec = s == IC_OK && b->decode_mode != DEC_CPU_DEV &&
                          (b->decode_mode != DEC_BOTH || left >= 32 * b->nworkers);
-    /* The engine's name opens the hardware decoder (without nvJPEG it only
-     * says why). */
+    const char *lazy = getenv("IC_BATCH_DECODER");
+    if (open_dec && !(lazy && !strcmp(lazy, "lazy")))
+        ic_gpu_codec_open_decoder(c);
+    /* The codec's slots exist from here, while nvJPEG opens on a thread of
+     * its own (0.3 s): the workers' host images may take the device route at
+     * once, their encodes waiting for the open. */
+    const int published = s == IC_OK && ic_format_supported(IC_FMT_JPEG);
+    if (published) {
+        pthread_mutex_lock(&d->mu);
+        d->codec = c;
+        d->route_open = 1;
+        pthread_cond_broadcast(&d->slot_freed); /* filters waiting for the device route */
+        pthread_mutex_unlock(&d->mu);
+        mark(b, 'S');
+    }
+    const int enc = s == IC_OK && strcmp(ic_gpu_codec_encoder(c), "nvjpeg") == 0; /* waits */
+    pthread_mutex_lock(&d->mu);
+    d->ms_gpu_enc = cli_now_ms() - t;
+    d->route_open = enc; /* without nvJPEG the host route is the faster one */
+    pthread_mutex_unlock(&d->mu);
+    if (enc)
+        mark(b, 'E');
+    /* The engine's name waits for the hardware decoder, or opens it (without
+     * nvJPEG it only says why). */
     const char *eng = s == IC_OK && (open_dec || !enc) ? ic_gpu_codec_engine(c) : NULL;
     const int usable = open_dec && eng && strncmp(eng, "cpu", 3) != 0; /* nvJPEG decodes */
-    pthread_mutex_lock(&b->mu);
-    b->ms_gpu_open = cli_now_ms() - t;
+    pthread_mutex_lock(&d->mu);
+    d->ms_gpu_open = cli_now_ms() - t;
     if (s == IC_ERR_UNSUPPORTED) /* not a CUDA context: the host pipeline, as ever */
-        snprintf(b->engine, sizeof b->engine, "cpu");
+        snprintf(d->engine, sizeof d->engine, "cpu");
     else if (s != IC_OK)
-        snprintf(b->engine, sizeof b->engine, "cpu (GPU codec: %s)",
+        snprintf(d->engine, sizeof d->engine, "cpu (GPU codec: %s)",
                  msg[0] ? msg : ic_status_str(s));
     else if (eng)
-        snprintf(b->engine, sizeof b->engine, "%s", eng);
+        snprintf(d->engine, sizeof d->engine, "%s", eng);
     else
-        snprintf(b->engine, sizeof b->engine,
+        snprintf(d->engine, sizeof d->engine,
                  "nvjpeg encoder only (decoders not opened: %d files left to the workers)", left);
     if (usable)
-        b->codec = c;
-    b->gpu_state = usable ? GPU_READY : GPU_FAILED;
-    pthread_cond_broadcast(&b->slot_freed); /* filters waiting for an encoder that failed */
-    pthread_mutex_unlock(&b->mu);
+        d->codec = c;
+    d->gpu_state = usable ? GPU_READY : GPU_FAILED;
+    pthread_cond_broadcast(&d->slot_freed); /* filters waiting for an encoder that failed */
+    pthread_mutex_unlock(&d->mu);
+    gpu_settled(b, usable);
     mark(b, 'D');
     cli_board_poke(&b->board); /* workers waiting for the GPU decoder go on */
     /* Once published, the codec may hold device-route images (freed by the
@@ -799,9 +888,10 @@ static ic_gpu_codec *gpu_open(batch *b)
 
 static void *gpu_main(void *arg)
 {
-    batch *b = arg;
+    bdev *d = arg;
+    batch *b = d->b;
     lane_enter(b, LANE_GPU, 1);
-    ic_gpu_codec *c = gpu_open(b);
+    ic_gpu_codec *c = gpu_open(d);
     ic_load_options lo = load_options_of(b->o);
     ic_metadata ask; /* any non-NULL pointer: res[i].metadata receives file i's */
     lo.metadata = &ask;
@@ -815,17 +905,18 @@ static void *gpu_main(void *arg)
         int n = 0;
         while (n < GPU_BATCH) {
             const double w = cli_now_ms();
-            const int sl = slot_take(b, n == 0);
+            const int sl = slot_take(d, n == 0);
             add_wait(b, &b->wait_gpu, w);
             if (sl < 0)
                 break;
             item *it = next_file(b);
             if (!it) {
-                slot_give(b, sl);
+                slot_give(d, sl);
                 more = 0;
                 break;
             }
             it->slot = sl;
+            it->dev = d->nth;
             char msg[256] = "";
             const double t = cli_now_ms();
             const ic_status s = cli_read_file(b->files.v[it->idx].in, b->o->max_memory, &lo,
@@ -863,24 +954,25 @@ static void *gpu_main(void *arg)
             }
             it->img = img[i];
             b->files.v[it->idx].bytes = sample_bytes(&img[i]);
-            pthread_mutex_lock(&b->mu);
-            b->by_gpu++;
-            pthread_mutex_unlock(&b->mu);
-            cli_queue_push(&b->decoded, it);
+            pthread_mutex_lock(&d->mu);
+            d->by_gpu++;
+            pthread_mutex_unlock(&d->mu);
+            cli_queue_push(&d->decoded, it);
         }
     }
-    cli_queue_producer_done(&b->decoded);
+    cli_queue_producer_done(&d->decoded);
     return NULL;
 }
 
 static void *gpu_encoder(void *arg)
 {
-    batch *b = arg;
+    bdev *d = arg;
+    batch *b = d->b;
     ic_save_options so = save_options_of(b->o);
     lane_enter(b, LANE_GPU_ENC, 2);
     for (;;) {
         const double w = cli_now_ms();
-        item *it = cli_queue_pop(&b->gfiltered);
+        item *it = cli_queue_pop(&d->gfiltered);
         add_wait(b, &b->wait_gpu_enc, w);
         if (!it)
             break;
@@ -893,12 +985,15 @@ static void *gpu_encoder(void *arg)
         const double t = cli_now_ms();
         so.metadata = &it->meta;
         const ic_status s = cli_noted(
-            ic_gpu_codec_encode(b->codec, it->slot, &it->out, out, &so, &it->enc), msg, sizeof msg);
+            ic_gpu_codec_encode(d->codec, it->slot, &it->out, out, &so, &it->enc), msg, sizeof msg);
         add_time_of(b, &b->ms_encode, t, 'n', it->idx);
         if (s != IC_OK) {
             end_unwritten(b, it, s, msg);
             continue;
         }
+        pthread_mutex_lock(&d->mu);
+        d->gpu_encoded++;
+        pthread_mutex_unlock(&d->mu);
         it->wide = it->out.type == IC_U16;
         cli_queue_push(&b->encoded, it); /* the bytes stay in the slot until written */
     }
@@ -946,13 +1041,14 @@ static void *writer(void *arg)
 }
 
 /* The GPU side is for JPEG inputs (by name: at least half of them, and at
- * least GPU_MIN_FILES unless IC_BATCH_DECODE asks for nvJPEG) with a
- * one-device context, unless --codec cpu or IC_BATCH_DECODE=cpu. Whether
- * the context is a CUDA one is the codec's to say (on its thread). */
-static int wants_gpu_side(const batch *b, int nwork)
+ * least GPU_MIN_FILES unless IC_BATCH_DECODE asks for nvJPEG), unless
+ * --codec cpu or IC_BATCH_DECODE=cpu; with --devices each listed device
+ * has a GPU side of its own. Whether the context is a CUDA one is the
+ * codec's to say (on its thread). */
+static int wants_gpu_side(const batch *b)
 {
     const cli_options *o = b->o;
-    if (o->cpu_codec || nwork != 1 || !ic_format_supported(IC_FMT_JPEG) || b->files.n == 0 ||
+    if (o->cpu_codec || !ic_format_supported(IC_FMT_JPEG) || b->files.n == 0 ||
         b->decode_mode == DEC_CPU)
         return 0;
     int jpeg = 0;
@@ -985,7 +1081,7 @@ static int decode_mode_of_env(void)
 
 /* --time: each stage's busy time summed over its threads, per written file,
  * and as threads busy on average over the run; then the threads' waits. */
-static void print_stages(const batch *b, double ms)
+static void print_stages(const batch *b, const char *backend, double ms)
 {
     const struct {
         const char *name, *what;
@@ -1010,6 +1106,49 @@ static void print_stages(const batch *b, double ms)
     printf("  wait ms: workers %.1f, filter %.1f, gpu reader %.1f, gpu encoders %.1f, "
            "writers %.1f (time threads waited for work)\n",
            b->wait_workers, b->wait_filter, b->wait_gpu, b->wait_gpu_enc, b->wait_writers);
+    for (int i = 0; i < b->ndev && strncmp(backend, "cuda", 4) == 0; i++) {
+        const bdev *d = &b->dev[i];
+        printf("  device %d (pipeline %d, %d contexts): %d filtered, %d decoded by nvJPEG, "
+               "%d into codec slots, %d GPU-encoded; codec %s\n",
+               d->ordinal, d->nth, d->nctx, d->filtered, d->by_gpu, d->to_device, d->gpu_encoded,
+               d->engine);
+    }
+}
+
+/* The sums over the devices of the GPU side, as the summary gives them. */
+typedef struct dev_sums {
+    int by_gpu, to_device;
+    double ms_gpu_open, ms_gpu_enc; /* the slowest device's */
+} dev_sums;
+
+static dev_sums sum_devices(const batch *b)
+{
+    dev_sums t;
+    memset(&t, 0, sizeof t);
+    for (int i = 0; i < b->ndev; i++) {
+        const bdev *d = &b->dev[i];
+        t.by_gpu += d->by_gpu;
+        t.to_device += d->to_device;
+        t.ms_gpu_open = d->ms_gpu_open > t.ms_gpu_open ? d->ms_gpu_open : t.ms_gpu_open;
+        t.ms_gpu_enc = d->ms_gpu_enc > t.ms_gpu_enc ? d->ms_gpu_enc : t.ms_gpu_enc;
+    }
+    return t;
+}
+
+/* --json's "devices": what each device pipeline did. */
+static void json_devices(const batch *b)
+{
+    printf(", \"devices\": [");
+    for (int i = 0; i < b->ndev; i++) {
+        const bdev *d = &b->dev[i];
+        printf("%s{\"device\": %d, \"contexts\": %d, \"filtered\": %d, \"decoded_by_gpu\": %d, "
+               "\"to_device\": %d, \"gpu_encoded\": %d, \"gpu_open_ms\": %.1f, \"codec\": ",
+               i ? ", " : "", d->ordinal, d->nctx, d->filtered, d->by_gpu, d->to_device,
+               d->gpu_encoded, d->ms_gpu_open);
+        cli_json_string(stdout, d->engine, (size_t)-1);
+        printf("}");
+    }
+    printf("]");
 }
 
 static void print_summary(const batch *b, const char *backend, const cli_auto *pick, double ms)
@@ -1025,11 +1164,13 @@ static void print_summary(const batch *b, const char *backend, const cli_auto *p
             printf(", \"auto\": ");
             cli_json_string(stdout, pick->reason, (size_t)-1);
         }
+        const dev_sums t = sum_devices(b);
         printf(", \"codec\": ");
-        cli_json_string(stdout, b->engine, (size_t)-1);
+        cli_json_string(stdout, b->dev[0].engine, (size_t)-1);
         printf(", \"decoded_by\": {\"cpu\": %d, \"gpu\": %d}, \"to_device\": %d, "
                "\"gpu_open_ms\": %.1f, \"gpu_encoder_ms\": %.1f, \"cleanup_ms\": %.1f",
-               b->by_cpu, b->by_gpu, b->to_device, b->ms_gpu_open, b->ms_gpu_enc, b->ms_cleanup);
+               b->by_cpu, t.by_gpu, t.to_device, t.ms_gpu_open, t.ms_gpu_enc, b->ms_cleanup);
+        json_devices(b);
         printf(", \"seconds\": %.3f, \"images_per_s\": %.2f, \"mb_per_s\": %.2f, "
                "\"stage_ms\": {\"read\": %.1f, \"decode\": %.1f, \"upload\": %.1f, "
                "\"filter\": %.1f, \"download\": %.1f, \"encode\": %.1f, \"write\": %.1f}",
@@ -1045,7 +1186,7 @@ static void print_summary(const batch *b, const char *backend, const cli_auto *p
         return;
     }
     if (b->o->time)
-        print_stages(b, ms);
+        print_stages(b, backend, ms);
     if (b->o->quiet)
         return;
     const double busy = b->ms_read + b->ms_decode + b->ms_upload + b->ms_filter + b->ms_download +
@@ -1057,7 +1198,7 @@ static void print_summary(const batch *b, const char *backend, const cli_auto *p
            b->files.n, b->written, b->skipped, b->failed, g_interrupted ? ", interrupted" : "", s,
            ips, mbs, pct * b->ms_read, pct * b->ms_decode,
            pct * (b->ms_upload + b->ms_filter + b->ms_download), pct * b->ms_encode,
-           pct * b->ms_write, backend, b->engine);
+           pct * b->ms_write, backend, b->dev[0].engine);
 }
 
 /* Writes the traces: --trace FILE as a Chrome trace (cli_trace.c), and
@@ -1122,6 +1263,7 @@ static ic_context_options worker_options(const cli_options *o, int i)
 /* One filter worker of a batch (workers 1.. run on their own threads). */
 typedef struct fworker {
     batch *b;
+    bdev *d;
     ic_context *ctx;
     const ic_kernel *k;
     const ic_params *p;
@@ -1130,7 +1272,7 @@ typedef struct fworker {
 static void *filter_worker(void *arg)
 {
     fworker *w = arg;
-    filter_stage(w->b, w->ctx, w->k, w->p);
+    filter_stage(w->b, w->d, w->ctx, w->k, w->p);
     return NULL;
 }
 
@@ -1140,10 +1282,10 @@ static void free_contexts(ic_context **ctx, int n)
         ic_context_free(ctx[i]);
 }
 
-/* The threads of a run. */
+/* The threads of a run (the GPU side's are its devices'). */
 typedef struct bthreads {
-    pthread_t wk[BATCH_MAX_WORKERS], gth, genc[GPU_MAX_ENCODERS], wr[BATCH_WRITERS];
-    int nw, ng, nwr, gstarted;
+    pthread_t wk[BATCH_MAX_WORKERS], wr[BATCH_WRITERS];
+    int nw, nwr;
 } bthreads;
 
 /* Starts the writers and the workers, before the filter contexts exist: the
@@ -1159,94 +1301,140 @@ static void start_workers(batch *b, bthreads *t, int nworkers)
         if (pthread_create(&t->wk[t->nw], NULL, worker, b) != 0)
             break;
     for (int i = t->nw; i < nworkers; i++) { /* producers that never started are done */
-        cli_queue_producer_done(&b->decoded);
+        decoded_done(b);
         cli_queue_producer_done(&b->encoded);
     }
     if (t->nw == 0)
         g_interrupted = 1; /* nothing can flow: stop at once, then report */
 }
 
-/* Starts the GPU side (when asked) and the filter workers, runs filter worker
- * 0 on this thread, and returns when every file went through (or the run was
- * interrupted). nfilt is 0 when no context could be made: the run is then
- * interrupted, and the images already decoded are dropped unreported. A stage
- * that cannot start a single thread stops the run as an interruption would. */
-static void run_pipeline(batch *b, bthreads *t, ic_context **ctxs, int nfilt, const ic_kernel *k,
-                         const ic_params *p, int gpu_side)
+/* Device d's GPU side never opens (no context, or no thread for it): its
+ * producers are done and the workers waiting for it go on. */
+static void gpu_never(batch *b, bdev *d, const char *why)
 {
-    if (gpu_side && nfilt > 0) {
-        t->gstarted = pthread_create(&t->gth, NULL, gpu_main, b) == 0;
-        if (!t->gstarted) {
-            pthread_mutex_lock(&b->mu);
-            b->gpu_state = GPU_FAILED;
-            snprintf(b->engine, sizeof b->engine, "cpu (no thread for the GPU codec)");
-            pthread_mutex_unlock(&b->mu);
-            cli_queue_producer_done(&b->decoded);
-            cli_board_poke(&b->board);
+    pthread_mutex_lock(&d->mu);
+    d->gpu_state = GPU_FAILED;
+    if (why)
+        snprintf(d->engine, sizeof d->engine, "%s", why);
+    pthread_cond_broadcast(&d->slot_freed);
+    pthread_mutex_unlock(&d->mu);
+    gpu_settled(b, 0);
+    cli_queue_producer_done(&d->decoded);
+    cli_board_poke(&b->board);
+}
+
+/* Starts device d's GPU side: its decode thread (which opens its codec) and
+ * its encoders. */
+static void gpu_start(batch *b, bdev *d)
+{
+    d->gstarted = pthread_create(&d->gth, NULL, gpu_main, d) == 0;
+    if (!d->gstarted)
+        gpu_never(b, d, "cpu (no thread for the GPU codec)");
+    for (; d->ng < b->nenc; d->ng++)
+        if (pthread_create(&d->genc[d->ng], NULL, gpu_encoder, d) != 0)
+            break;
+    for (int i = d->ng; i < b->nenc; i++)
+        cli_queue_producer_done(&b->encoded);
+    if (d->gstarted && d->ng == 0)
+        g_interrupted = 1; /* the GPU side's images could not flow */
+}
+
+/* Starts the GPU sides (when asked) and the filter workers of every device,
+ * runs the first filter worker on this thread, and returns when every file
+ * went through (or the run was interrupted). nfilt is 0 when no context
+ * could be made: the run is then interrupted, and the images already decoded
+ * are dropped unreported. A stage that cannot start a single thread stops the
+ * run as an interruption would. */
+static void run_pipeline(batch *b, bthreads *t, int nfilt, const ic_kernel *k, const ic_params *p,
+                         int gpu_side)
+{
+    for (int i = 0; gpu_side && i < b->ndev; i++) {
+        bdev *d = &b->dev[i];
+        if (nfilt > 0) {
+            gpu_start(b, d);
+        } else { /* never started: its producers are done */
+            gpu_never(b, d, NULL);
+            for (int j = 0; j < b->nenc; j++)
+                cli_queue_producer_done(&b->encoded);
         }
-        for (; t->ng < b->nenc; t->ng++)
-            if (pthread_create(&t->genc[t->ng], NULL, gpu_encoder, b) != 0)
-                break;
-        for (int i = t->ng; i < b->nenc; i++)
-            cli_queue_producer_done(&b->encoded);
-        if (t->gstarted && t->ng == 0)
-            g_interrupted = 1; /* the GPU side's images could not flow */
-    } else if (gpu_side) {     /* never started: its producers are done */
-        pthread_mutex_lock(&b->mu);
-        b->gpu_state = GPU_FAILED;
-        pthread_mutex_unlock(&b->mu);
-        cli_queue_producer_done(&b->decoded);
-        for (int i = 0; i < b->nenc; i++)
-            cli_queue_producer_done(&b->encoded);
-        cli_board_poke(&b->board);
     }
     /* The filtered queue waits for BATCH_MAX_FILTERS producers: those that
-     * will not run are done now. */
-    const int nstage = nfilt > 0 ? nfilt : 1;
+     * will not run are done now (nfilt 0: one drain per device). */
+    int nstage = 0;
+    for (int i = 0; i < b->ndev; i++)
+        nstage += nfilt > 0 ? b->dev[i].nctx : 1;
     for (int i = nstage; i < BATCH_MAX_FILTERS; i++)
         cli_queue_producer_done(&b->filtered);
     if (t->nw == 0) { /* nobody would empty the filtered queue */
-        item *it;
-        while ((it = cli_queue_pop(&b->decoded)) != NULL)
-            item_end(b, it, "cannot start a worker thread", 1);
+        for (int i = 0; i < b->ndev; i++) {
+            item *it;
+            while ((it = cli_queue_pop(&b->dev[i].decoded)) != NULL)
+                item_end(b, it, "cannot start a worker thread", 1);
+        }
         for (int i = 0; i < nstage; i++)
             cli_queue_producer_done(&b->filtered);
+    } else if (nfilt == 0) { /* no filter: drain every device's queue here */
+        for (int i = 0; i < b->ndev; i++)
+            filter_stage(b, &b->dev[i], NULL, k, p);
     } else {
-        /* Worker 0 on this thread; a worker thread that cannot start is done at
-         * once (the others take its images). */
+        /* The first on this thread; a filter thread that cannot start is
+         * done at once (its device's other filters take its images; a
+         * device with none left has its images taken here, after the
+         * first's). */
         fworker fw[BATCH_MAX_FILTERS];
         pthread_t wth[BATCH_MAX_FILTERS];
         int wstarted[BATCH_MAX_FILTERS] = {0};
-        for (int i = 0; i < nstage; i++) {
-            fw[i].b = b;
-            fw[i].ctx = nfilt > 0 ? ctxs[i] : NULL;
-            fw[i].k = k;
-            fw[i].p = p;
-            if (i > 0) {
-                wstarted[i] = pthread_create(&wth[i], NULL, filter_worker, &fw[i]) == 0;
-                if (!wstarted[i])
+        int n = 0, orphan[BATCH_MAX_DEVICES] = {0};
+        for (int i = 0; i < b->ndev; i++) {
+            bdev *d = &b->dev[i];
+            int started = 0;
+            for (int j = 0; j < d->nctx; j++, n++) {
+                fw[n].b = b;
+                fw[n].d = d;
+                fw[n].ctx = d->ctx[j];
+                fw[n].k = k;
+                fw[n].p = p;
+                if (n == 0) {
+                    started++;
+                    continue;
+                }
+                wstarted[n] = pthread_create(&wth[n], NULL, filter_worker, &fw[n]) == 0;
+                started += wstarted[n];
+                if (!wstarted[n] && j > 0)
                     cli_queue_producer_done(&b->filtered);
             }
+            orphan[i] = started == 0;
+            /* a first filter that did not start is done, unless its device is
+             * filtered here later (filter_stage is then its producer) */
+            if (i > 0 && !orphan[i] && !wstarted[n - d->nctx])
+                cli_queue_producer_done(&b->filtered);
         }
-        filter_stage(b, fw[0].ctx, k, p);
-        for (int i = 1; i < nstage; i++)
+        filter_stage(b, fw[0].d, fw[0].ctx, k, p);
+        for (int i = 1; i < b->ndev; i++)
+            if (orphan[i]) /* filters on its own first context, on this thread */
+                filter_stage(b, &b->dev[i], b->dev[i].ctx[0], k, p);
+        for (int i = 1; i < n; i++)
             if (wstarted[i])
                 pthread_join(wth[i], NULL);
     }
-    if (gpu_side) {
-        cli_queue_producer_done(&b->gfiltered);
-        if (t->ng == 0) { /* nobody would empty it */
+    for (int i = 0; gpu_side && i < b->ndev; i++) {
+        bdev *d = &b->dev[i];
+        cli_queue_producer_done(&d->gfiltered);
+        if (d->ng == 0) { /* nobody would empty it */
             item *it;
-            while ((it = cli_queue_pop(&b->gfiltered)) != NULL)
+            while ((it = cli_queue_pop(&d->gfiltered)) != NULL)
                 item_end(b, it, NULL, 0);
         }
     }
     for (int i = 0; i < t->nw; i++)
         pthread_join(t->wk[i], NULL);
-    if (t->gstarted)
-        pthread_join(t->gth, NULL);
-    for (int i = 0; i < t->ng; i++)
-        pthread_join(t->genc[i], NULL);
+    for (int i = 0; gpu_side && i < b->ndev; i++) {
+        bdev *d = &b->dev[i];
+        if (d->gstarted)
+            pthread_join(d->gth, NULL);
+        for (int j = 0; j < d->ng; j++)
+            pthread_join(d->genc[j], NULL);
+    }
     if (t->nwr == 0) { /* nobody emptied it (the queue is closed now) */
         item *it;
         while ((it = cli_queue_pop(&b->encoded)) != NULL)
@@ -1256,12 +1444,61 @@ static void run_pipeline(batch *b, bthreads *t, ic_context **ctxs, int nfilt, co
         pthread_join(t->wr[i], NULL);
 }
 
+/* Sets up device pipeline i of b: its queues, and with the GPU side its
+ * slots. Returns 0, or -1 when out of memory. */
+static int device_init(batch *b, int i, int gpu_side)
+{
+    const cli_options *o = b->o;
+    bdev *d = &b->dev[i];
+    d->b = b;
+    d->nth = i;
+    d->ordinal = o->ctx.n_devices > 0 ? o->ctx.devices[i] : o->ctx.device;
+    snprintf(d->engine, sizeof d->engine, "cpu");
+    pthread_mutex_init(&d->mu, NULL);
+    pthread_cond_init(&d->slot_freed, NULL);
+    if (cli_queue_init(&d->decoded, b->max_inflight + GPU_SLOTS, b->nworkers + gpu_side))
+        return -1;
+    d->decoded.board = &b->board;
+    if (!gpu_side)
+        return 0;
+    if (cli_queue_init(&d->gfiltered, GPU_SLOTS, 1))
+        return -1;
+    d->free_slots = malloc(GPU_SLOTS * sizeof *d->free_slots);
+    d->slot_bytes = calloc(GPU_SLOTS, sizeof *d->slot_bytes);
+    if (!d->free_slots || !d->slot_bytes)
+        return -1;
+    for (int s = 0; s < GPU_SLOTS; s++)
+        d->free_slots[d->nfree++] = s;
+    d->gpu_state = GPU_OPENING;
+    return 0;
+}
+
+/* Frees what device_init made for b's devices (their contexts and codecs
+ * are freed apart, before the summary). */
+static void devices_destroy(batch *b)
+{
+    for (int i = 0; i < b->ndev; i++) {
+        bdev *d = &b->dev[i];
+        if (!d->b)
+            continue;
+        if (d->decoded.v)
+            cli_queue_destroy(&d->decoded);
+        if (d->gfiltered.v)
+            cli_queue_destroy(&d->gfiltered);
+        free(d->free_slots);
+        free(d->slot_bytes);
+        pthread_cond_destroy(&d->slot_freed);
+        pthread_mutex_destroy(&d->mu);
+    }
+}
+
 static void destroy_queues(batch *b)
 {
-    queue *qs[] = {&b->decoded, &b->filtered, &b->gfiltered, &b->encoded};
+    queue *qs[] = {&b->filtered, &b->encoded};
     for (size_t i = 0; i < sizeof qs / sizeof *qs; i++)
         if (qs[i]->v)
             cli_queue_destroy(qs[i]);
+    devices_destroy(b);
 }
 
 /* The most bytes of host samples the GPU side lets the workers hold:
@@ -1295,11 +1532,11 @@ static int gpu_encoders(void)
  * IC_BATCH_GPU_FILTERS=1..16 (for comparisons). */
 static int gpu_filters(void)
 {
-    return env_count("IC_BATCH_GPU_FILTERS", GPU_FILTERS, BATCH_MAX_FILTERS);
+    return env_count("IC_BATCH_GPU_FILTERS", GPU_FILTERS, BATCH_DEV_FILTERS);
 }
 
-/* The first filter context, made on a thread of its own while the workers
- * already decode. */
+/* The first filter context of a device, made on a thread of its own (one
+ * per device, side by side) while the workers already decode. */
 typedef struct ctx_job {
     const cli_options *o;
     ic_context_options c;
@@ -1316,10 +1553,10 @@ static void *ctx_main(void *arg)
     return NULL;
 }
 
-/* The other filter contexts, once the first exists (ctxs[0]); returns how
- * many there are, or 0 with *st and msg set when one of --devices' could not
- * be made (every context is then freed).
- *   --devices: one one-device context per listed device.
+/* The other filter contexts of device d, once its first exists (d->ctx[0]);
+ * sets d->nctx.
+ *   --devices: each listed device has its pipeline; one context, or with the
+ *     GPU side as many as on one device (below).
  *   A CPU backend: several contexts, each on a share of the cores, filter
  *     images side by side. One context spreading every image over all cores
  *     was the batch's bottleneck on the 16-core GPU machine (500 HD JPEGs:
@@ -1331,23 +1568,13 @@ static void *ctx_main(void *arg)
  *     copies from pageable memory running on the calling thread), so more
  *     contexts on the same device filter side by side and their copies
  *     overlap. */
-static int more_contexts(const cli_options *o, ic_context **ctxs, int nwork, int gpu_side,
-                         ic_status *st, char *msg, size_t msglen)
+static void more_contexts(const cli_options *o, bdev *d, int gpu_side)
 {
-    for (int i = 1; i < nwork; i++) {
-        const ic_context_options ci = worker_options(o, i);
-        *st = cli_noted(ic_context_create(&ctxs[i], o->backend, &ci), msg, msglen);
-        if (*st != IC_OK) {
-            free_contexts(ctxs, i);
-            return 0;
-        }
-    }
-    if (nwork > 1)
-        return nwork;
-    const ic_context_options c0 = worker_options(o, 0);
+    ic_context **ctxs = d->ctx;
+    const ic_context_options c0 = worker_options(o, d->nth);
     const int cuda = strncmp(ic_context_backend(ctxs[0]), "cuda", 4) == 0;
     int n = 1;
-    if (!cuda && o->ctx.threads == 0) {
+    if (!cuda && o->ctx.threads == 0 && o->ctx.n_devices == 0) {
         const int cores = online_cpus();
         const int want = clamp_int(cores / 2, 1, 8);
         ic_context_options cp = c0;
@@ -1364,7 +1591,7 @@ static int more_contexts(const cli_options *o, ic_context **ctxs, int nwork, int
         while (n < want && ic_context_create(&ctxs[n], o->backend, &c0) == IC_OK)
             n++;
     }
-    return n;
+    d->nctx = n;
 }
 
 /* Decoded images (6 MB for HD RGB) come and go by the hundred on 16+
@@ -1387,7 +1614,7 @@ static void tune_malloc(void)
 /* --backend auto for the batch: its files (those not skipped or failed
  * already) taken to be as large as the first readable one; --explain says
  * why (--json carries it in the summary). */
-static void batch_choose(batch *b, const ic_kernel *k, int nwork, cli_auto *pick)
+static void batch_choose(batch *b, const ic_kernel *k, cli_auto *pick)
 {
     const cli_options *o = b->o;
     int n = 0, w = 0, h = 0, c = 0, first = -1;
@@ -1407,7 +1634,7 @@ static void batch_choose(batch *b, const ic_kernel *k, int nwork, cli_auto *pick
     const ic_format in = b->files.n ? ic_format_from_path(b->files.v[first].in) : IC_FMT_PNM;
     const ic_format out =
         b->files.n && b->files.v[first].out ? ic_format_from_path(b->files.v[first].out) : in;
-    cli_auto_choose(o, k, n, w, h, c, in, out, wants_gpu_side(b, nwork), n == 1, pick);
+    cli_auto_choose(o, k, n, w, h, c, in, out, wants_gpu_side(b), n == 1, pick);
     if (pick->chosen && o->explain && !o->json)
         printf("imgconv: backend %s (auto): %s\n", pick->backend, pick->reason);
 }
@@ -1429,64 +1656,61 @@ int cli_run_batch(const cli_options *o, cli_err *e)
     if ((code = cli_open_filter(o, NULL, &k, &p, NULL, e)) != CLI_EXIT_OK)
         return code;
     tune_malloc();
-    const int nwork = o->ctx.n_devices > 0 ? o->ctx.n_devices : 1;
+    /* one pipeline per listed device (the same device twice: two) */
+    const int ndev = o->ctx.n_devices > 0 ? o->ctx.n_devices : 1;
     cli_options ro = *o; /* --backend auto resolved (pick) once the files are known */
     cli_auto pick;
-    ctx_job cj;
-    memset(&cj, 0, sizeof cj);
-    cj.o = &ro;
-    cj.c = worker_options(o, 0);
-    pthread_t cth;
+    ctx_job cj[BATCH_MAX_DEVICES];
+    pthread_t cth[BATCH_MAX_DEVICES];
+    int cthreaded[BATCH_MAX_DEVICES];
+    memset(cj, 0, sizeof cj);
+    for (int i = 0; i < ndev; i++) {
+        cj[i].o = &ro;
+        cj[i].c = worker_options(o, i);
+    }
 
     batch b;
     memset(&b, 0, sizeof b);
     b.o = &ro;
+    b.ndev = ndev;
     b.decode_mode = decode_mode;
-    snprintf(b.engine, sizeof b.engine, "cpu");
     pthread_mutex_init(&b.mu, NULL);
-    pthread_cond_init(&b.slot_freed, NULL);
     cli_board_init(&b.board);
     int rc = 0;
     for (int i = 0; i < o->ninputs && rc == 0; i++)
         rc = cli_files_expand(&b.files, o->inputs[i]);
     if (rc == 0)
         rc = cli_files_plan(&b.files, o);
-    batch_choose(&b, &k, nwork, &pick);
+    batch_choose(&b, &k, &pick);
     ro.backend = pick.backend;
-    const int cthreaded = pthread_create(&cth, NULL, ctx_main, &cj) == 0;
-    if (!cthreaded)
-        ctx_main(&cj);
+    for (int i = 0; i < ndev; i++) { /* each device's CUDA context side by side */
+        cthreaded[i] = pthread_create(&cth[i], NULL, ctx_main, &cj[i]) == 0;
+        if (!cthreaded[i])
+            ctx_main(&cj[i]);
+    }
     /* magnitudes and |sum| take host images (docs/definitions.md#chains) */
-    const int gpu_side = rc == 0 && !k.magnitude && !p.abs && wants_gpu_side(&b, nwork);
+    const int gpu_side = rc == 0 && !k.magnitude && !p.abs && wants_gpu_side(&b);
     /* One worker per core (the filter threads, nvJPEG's and the GPU side's
      * threads mostly wait on the GPU). Host images in memory: always one per
      * worker plus 8 waiting between the stages; with the GPU side more, up to
      * BATCH_HELD_BYTES of samples, so that the workers run ahead while the
      * CUDA context and the GPU codec are being made (about a second in all)
-     * rather than wait for the filter. Device images: GPU_SLOTS. */
+     * rather than wait for the filter. Device images: GPU_SLOTS a device. */
     const int nworkers = clamp_int(online_cpus(), 2, BATCH_MAX_WORKERS);
     b.nworkers = nworkers;
     b.nenc = gpu_encoders();
     b.budget = nworkers + 8;
     b.max_inflight = gpu_side ? BATCH_MAX_HELD : b.budget;
     b.held_cap = gpu_side ? held_cap() : 0;
-    if (rc == 0 &&
-        (cli_queue_init(&b.decoded, b.max_inflight + GPU_SLOTS, nworkers + gpu_side) ||
-         cli_queue_init(&b.filtered, b.max_inflight, BATCH_MAX_FILTERS) ||
-         cli_queue_init(&b.encoded, GPU_SLOTS + 2 * nworkers, nworkers + (gpu_side ? b.nenc : 0))))
+    b.gpu_opening = gpu_side ? ndev : 0;
+    if (rc == 0 && (cli_queue_init(&b.filtered, b.max_inflight, BATCH_MAX_FILTERS) ||
+                    cli_queue_init(&b.encoded, GPU_SLOTS * ndev + 2 * nworkers,
+                                   nworkers + (gpu_side ? b.nenc * ndev : 0))))
         rc = -1;
-    if (rc == 0 && gpu_side && cli_queue_init(&b.gfiltered, GPU_SLOTS, 1))
-        rc = -1;
-    if (rc == 0 && gpu_side) {
-        b.free_slots = malloc(GPU_SLOTS * sizeof *b.free_slots);
-        b.slot_bytes = calloc(GPU_SLOTS, sizeof *b.slot_bytes);
-        if (!b.free_slots || !b.slot_bytes)
+    for (int i = 0; i < ndev; i++)
+        if (device_init(&b, i, rc == 0 && gpu_side) != 0)
             rc = -1;
-        for (int i = 0; rc == 0 && i < GPU_SLOTS; i++)
-            b.free_slots[b.nfree++] = i;
-        b.gpu_state = GPU_OPENING;
-    }
-    b.decoded.board = b.filtered.board = &b.board;
+    b.filtered.board = &b.board;
     if (rc == 0 && (o->trace || (getenv("IC_BATCH_TRACE") && *getenv("IC_BATCH_TRACE")))) {
         b.trace_cap = (int)cli_trace_cap(b.files.n);
         if (!(b.trace = calloc((size_t)b.trace_cap, sizeof *b.trace)))
@@ -1494,20 +1718,25 @@ int cli_run_batch(const cli_options *o, cli_err *e)
     }
     if (rc != 0 || b.files.n == 0) {
         free(b.trace);
-        if (cthreaded)
-            pthread_join(cth, NULL);
-        ic_context_free(cj.ctx);
+        ic_status cst = IC_OK;
+        const char *cmsg = "";
+        for (int i = 0; i < ndev; i++) {
+            if (cthreaded[i])
+                pthread_join(cth[i], NULL);
+            ic_context_free(cj[i].ctx);
+            if (cst == IC_OK && cj[i].st != IC_OK) {
+                cst = cj[i].st;
+                cmsg = cj[i].msg;
+            }
+        }
         destroy_queues(&b);
-        free(b.free_slots);
-        free(b.slot_bytes);
         cli_files_free(&b.files);
         ic_kernel_free(&k);
         cli_board_destroy(&b.board);
-        pthread_cond_destroy(&b.slot_freed);
         pthread_mutex_destroy(&b.mu);
-        if (cj.st != IC_OK) /* the backend's error first, as before any file */
-            return cli_fail(e, cli_exit_for_backend(cj.st), NULL, "%s",
-                            cj.msg[0] ? cj.msg : ic_status_str(cj.st));
+        if (cst != IC_OK) /* the backend's error first, as before any file */
+            return cli_fail(e, cli_exit_for_backend(cst), NULL, "%s",
+                            cmsg[0] ? cmsg : ic_status_str(cst));
         return rc != 0 ? cli_fail(e, CLI_EXIT_INTERNAL, NULL, "out of memory")
                        : cli_fail(e, CLI_EXIT_INPUT, NULL, "no input files");
     }
@@ -1523,23 +1752,35 @@ int cli_run_batch(const cli_options *o, cli_err *e)
     bthreads th;
     memset(&th, 0, sizeof th);
     start_workers(&b, &th, nworkers);
-    if (cthreaded)
-        pthread_join(cth, NULL);
-    ic_context *ctxs[BATCH_MAX_FILTERS];
-    memset(ctxs, 0, sizeof ctxs);
-    ic_status cst = cj.st;
-    char cmsg[256];
-    snprintf(cmsg, sizeof cmsg, "%s", cj.msg);
+    ic_status cst = IC_OK;
+    char cmsg[256] = "";
+    for (int i = 0; i < ndev; i++) {
+        if (cthreaded[i])
+            pthread_join(cth[i], NULL);
+        b.dev[i].ctx[0] = cj[i].ctx;
+        b.dev[i].nctx = cj[i].st == IC_OK;
+        if (cst == IC_OK && cj[i].st != IC_OK) {
+            cst = cj[i].st;
+            snprintf(cmsg, sizeof cmsg, "%s", cj[i].msg);
+        }
+    }
     int nfilt = 0;
-    if (cst == IC_OK) {
-        ctxs[0] = cj.ctx;
-        nfilt = more_contexts(&ro, ctxs, nwork, gpu_side, &cst, cmsg, sizeof cmsg);
+    for (int i = 0; i < ndev; i++) {
+        if (cst == IC_OK)
+            more_contexts(&ro, &b.dev[i], gpu_side);
+        nfilt += b.dev[i].nctx;
+    }
+    if (cst != IC_OK) { /* one device without its context: no run (its message) */
+        for (int i = 0; i < ndev; i++) {
+            free_contexts(b.dev[i].ctx, b.dev[i].nctx);
+            b.dev[i].nctx = 0;
+        }
+        nfilt = 0;
     }
     if (nfilt == 0)
         g_interrupted = 1; /* no filter: the workers stop, the decoded images are dropped */
-    b.ctx = ctxs[0];
     mark(&b, 'C');
-    run_pipeline(&b, &th, ctxs, nfilt, &k, &p, gpu_side);
+    run_pipeline(&b, &th, nfilt, &k, &p, gpu_side);
     const double ms = cli_now_ms() - b.bar.t0;
     sigaction(SIGINT, &old_int, NULL);
     pthread_mutex_lock(&b.mu);
@@ -1547,15 +1788,17 @@ int cli_run_batch(const cli_options *o, cli_err *e)
     cli_progress_clear(&b.bar);
     pthread_mutex_unlock(&b.mu);
 
-    /* The GPU codec and the contexts are freed before the summary, which
+    /* The GPU codecs and the contexts are freed before the summary, which
      * says how long that took (device buffers, streams, nvJPEG). */
     char backend[64] = "";
     if (nfilt > 0)
-        snprintf(backend, sizeof backend, "%s", ic_context_backend(b.ctx));
+        snprintf(backend, sizeof backend, "%s", ic_context_backend(b.dev[0].ctx[0]));
     const double c0 = cli_now_ms();
-    ic_gpu_codec_free(b.codec);
-    b.codec = NULL;
-    free_contexts(ctxs, nfilt);
+    for (int i = 0; i < ndev; i++) {
+        ic_gpu_codec_free(b.dev[i].codec);
+        b.dev[i].codec = NULL;
+        free_contexts(b.dev[i].ctx, b.dev[i].nctx);
+    }
     b.ms_cleanup = cli_now_ms() - c0;
     if (nfilt > 0)
         print_summary(&b, backend, &pick, ms);
@@ -1571,10 +1814,7 @@ int cli_run_batch(const cli_options *o, cli_err *e)
     free(b.skips);
     destroy_queues(&b);
     free(b.trace);
-    free(b.free_slots);
-    free(b.slot_bytes);
     cli_board_destroy(&b.board);
-    pthread_cond_destroy(&b.slot_freed);
     pthread_mutex_destroy(&b.mu);
     cli_files_free(&b.files);
     ic_kernel_free(&k);

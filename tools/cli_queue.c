@@ -130,6 +130,14 @@ int cli_queue_try_pop(queue *q, item **out)
     return r;
 }
 
+int cli_queue_count(queue *q)
+{
+    pthread_mutex_lock(&q->mu);
+    const int n = q->count;
+    pthread_mutex_unlock(&q->mu);
+    return n;
+}
+
 void cli_queue_producer_done(queue *q)
 {
     pthread_mutex_lock(&q->mu);

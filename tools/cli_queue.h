@@ -22,6 +22,7 @@ typedef struct item {
     ic_metadata meta; /* the input's ICC profile and EXIF, for the output */
     uint8_t *bytes;   /* the file as read (GPU side), or the encoded file (host side) */
     size_t nbytes;
+    int dev;      /* the device pipeline it was handed to (batch mode) */
     int slot;     /* GPU pipeline: the codec slot holding img and out */
     ic_bytes enc; /* GPU pipeline: the encoded file, held by the slot */
     int wide;     /* the encoded image had 16-bit samples (the depth notice) */
@@ -75,6 +76,9 @@ item *cli_queue_pop(queue *q);
 /* Takes an item without waiting: 1 (*out set), 0 (empty for now), -1 (empty
  * and every producer done). */
 int cli_queue_try_pop(queue *q, item **out);
+
+/* The items waiting now (a hint: it may change at once). */
+int cli_queue_count(queue *q);
 
 /* One producer is done; the last one closes the queue. */
 void cli_queue_producer_done(queue *q);

@@ -149,6 +149,10 @@ run_tool() { # NAME COMMAND...
     local name=$1
     shift
     rm -rf "$WORK/out" && mkdir -p "$WORK/out"
+    # The previous row's outputs were just deleted: their journal commit
+    # (and, on a file system mounted with discard, their trim) would fall on
+    # this row's first fsyncs and stall its writers; paid here, unclocked.
+    sync -f "$WORK/out" 2>/dev/null || sync
     local t0 t1
     t0=$(now)
     "$@" >"$WORK/log" 2>&1 || { echo "$name failed:" >&2; tail -3 "$WORK/log" >&2; return 1; }
@@ -242,6 +246,11 @@ if "decoded_by" in d:
         extra += f"; the run {d['seconds']:.2f} s of the process, then freeing the GPU codec and contexts {d['cleanup_ms']:.0f} ms"
     if "to_device" in d:
         extra += f"; worker images on the device route {d['to_device']}"
+    if len(d.get("devices", [])) > 1:  # the split over the device pipelines
+        extra += "; per device: " + ", ".join(
+            f"{v['device']}: filtered {v['filtered']}, nvJPEG-decoded {v['decoded_by_gpu']}, "
+            f"device route {v['to_device']}, GPU-encoded {v['gpu_encoded']}, "
+            f"codec open {v['gpu_open_ms'] / 1e3:.2f} s ({v['codec']})" for v in d["devices"])
 if "wait_ms" in d:
     extra += "; threads waited for work: " + ", ".join(
         f"{k} {v/1e3:.2f} s" for k, v in d["wait_ms"].items() if v > 0)

@@ -18,6 +18,10 @@
  *  4. Encode: ic_gpu_codec_encode's JPEG has the CPU writer's sampling (4:2:0,
  *     baseline) and decodes close to the image it was made from; a grey or
  *     PNG output goes through the CPU writer and equals it byte for byte.
+ *  5. The hardware decoder made ahead (ic_gpu_codec_open_decoder): a codec
+ *     asked for it names the same engine as one that opens it lazily and
+ *     decodes every case to the same pixels; asking twice, asking with NULL,
+ *     and freeing a codec asked for it before any decode are harmless.
  *
  * Without CUDA, a device or libjpeg: exit 77 (SKIPPED). IC_TEST_QUICK=1 (the
  * compute-sanitizer runs) keeps the small sizes only.
@@ -369,6 +373,76 @@ static void encode_case(ic_gpu_codec *codec, int w, int h, int quality, uint64_t
     ic_image_free(&src);
 }
 
+/* ---- 5. the decoder made ahead ------------------------------------------------------ */
+
+/* Decodes one case on codec c into *host; 1 when it did. */
+static int decode_to_host(ic_gpu_codec *c, const unsigned char *jpg, size_t n, ic_image *host,
+                          const char **engine)
+{
+    const ic_bytes in = {jpg, n};
+    ic_image dev;
+    ic_decode_result r;
+    if (ic_gpu_codec_decode(c, 1, &in, NULL, NULL, &dev, &r) != IC_OK || r.status != IC_OK)
+        return 0;
+    *engine = r.engine;
+    return download(&dev, host);
+}
+
+static void ahead_cases(ic_context *ctx, ic_gpu_codec *lazy, uint64_t seed)
+{
+    ic_gpu_codec *early = NULL, *unused = NULL;
+    ic_gpu_codec_open_decoder(NULL);
+    if (ic_gpu_codec_create(&unused, ctx, 2) == IC_OK) {
+        ic_gpu_codec_open_decoder(unused);
+        ic_gpu_codec_free(unused); /* waits for the decoder being made, frees it */
+    } else {
+        CHECK(0, "ahead: codec: %s", ic_last_error());
+    }
+    if (ic_gpu_codec_create(&early, ctx, 2) != IC_OK) {
+        CHECK(0, "ahead: codec: %s", ic_last_error());
+        return;
+    }
+    ic_gpu_codec_open_decoder(early);
+    ic_gpu_codec_open_decoder(early); /* a second call: nothing */
+    const char *e1 = ic_gpu_codec_engine(early), *e0 = ic_gpu_codec_engine(lazy);
+    CHECK(strcmp(e1, e0) == 0, "ahead: engine %s, lazily opened %s", e1, e0);
+    printf("decoder made ahead: engine %s (lazily opened: %s)\n", e1, e0);
+    ic_image src;
+    if (ic_image_create(&src, 333, 251, 3, IC_AOS) != IC_OK) {
+        CHECK(0, "ahead: cannot allocate");
+        ic_gpu_codec_free(early);
+        return;
+    }
+    ictj_photo_fill(&src, seed);
+    for (size_t c = 0; c < sizeof kCases / sizeof *kCases; c++) {
+        if (kCases[c].grey)
+            continue;
+        unsigned char *jpg = NULL;
+        unsigned long n = 0;
+        if (!ictj_write_jpeg(&src, &kCases[c].o, &jpg, &n)) {
+            CHECK(0, "ahead: libjpeg could not write case %s", kCases[c].name);
+            continue;
+        }
+        ic_image a, b;
+        const char *ea = "", *eb = "";
+        const int oka = decode_to_host(early, jpg, n, &a, &ea);
+        const int okb = decode_to_host(lazy, jpg, n, &b, &eb);
+        CHECK(oka && okb, "ahead %s: decode failed (%d, %d)", kCases[c].name, oka, okb);
+        if (oka && okb) {
+            CHECK(strcmp(ea, eb) == 0 && ic_image_equal(&a, &b),
+                  "ahead %s: %s decode differs from the lazily opened %s one", kCases[c].name, ea,
+                  eb);
+        }
+        if (oka)
+            ic_image_free(&a);
+        if (okb)
+            ic_image_free(&b);
+        free(jpg);
+    }
+    ic_image_free(&src);
+    ic_gpu_codec_free(early);
+}
+
 int main(void)
 {
     if (ic_cuda_device_count() < 1) {
@@ -410,6 +484,8 @@ int main(void)
     encode_case(codec, 64, 48, 50, seed++);
     if (!quick)
         encode_case(codec, 1920, 1080, 92, seed++);
+
+    ahead_cases(ctx, codec, seed++);
 
     ic_gpu_codec_free(codec);
     ic_context_free(ctx);

@@ -60,6 +60,11 @@ const char *ic_gpu_codec_engine(const ic_gpu_codec *codec)
     return "cpu";
 }
 
+void ic_gpu_codec_open_decoder(ic_gpu_codec *codec)
+{
+    (void)codec;
+}
+
 ic_status ic_gpu_codec_decode(ic_gpu_codec *codec, int n, const ic_bytes *in, const int *slots,
                               const ic_load_options *opts, ic_image *out, ic_decode_result *res)
 {
@@ -136,6 +141,15 @@ struct ic_gpu_codec {
     int open_on; /* open_th runs or was not joined yet */
     int open_mu_made;
     pthread_mutex_t open_mu;
+    /* The hardware decoder made ahead on a thread of its own
+     * (ic_gpu_codec_open_decoder), handed to nj by the first use of the
+     * decoders (codec_dec); its own lock, so that encodes never wait for it. */
+    pthread_t dec_th;
+    int dec_on;    /* dec_th runs or was not joined yet */
+    int dec_asked; /* ic_gpu_codec_open_decoder was called */
+    int dec_mu_made;
+    pthread_mutex_t dec_mu;
+    ic_nvjpeg_hw *hw_ahead;
     void *ustream;    /* the CPU path's uploads (decode side) */
     char engine[320]; /* "cpu (nvJPEG: why)" when nvJPEG is built in but would not open */
     /* Per-batch scratch of ic_gpu_codec_decode. */
@@ -174,6 +188,31 @@ static ic_nvjpeg *codec_nj(ic_gpu_codec *c)
     return nj;
 }
 
+static void *dec_main(void *arg)
+{
+    ic_gpu_codec *c = arg;
+    c->hw_ahead = ic_nvjpeg_hw_make(c->device); /* read after the join */
+    return NULL;
+}
+
+/* nvJPEG for decoding: codec_nj, with the hardware decoder made ahead (if
+ * asked for) waited for and handed over. */
+static ic_nvjpeg *codec_dec(ic_gpu_codec *c)
+{
+    ic_nvjpeg *nj = codec_nj(c);
+    if (!c->dec_mu_made)
+        return nj;
+    pthread_mutex_lock(&c->dec_mu);
+    if (c->dec_on) {
+        pthread_join(c->dec_th, NULL);
+        c->dec_on = 0;
+    }
+    ic_nvjpeg_hw_give(nj, c->hw_ahead); /* nj NULL: freed */
+    c->hw_ahead = NULL;
+    pthread_mutex_unlock(&c->dec_mu);
+    return nj;
+}
+
 /* Makes b hold at least rows rows of row_bytes. */
 static ic_status dbuf_fit(const ic_gpu_codec *c, dbuf *b, size_t row_bytes, int rows, char *err,
                           size_t errlen)
@@ -194,9 +233,11 @@ void ic_gpu_codec_free(ic_gpu_codec *c)
 {
     if (!c)
         return;
-    ic_nvjpeg_close(codec_nj(c)); /* waits for the open, then for its streams */
+    ic_nvjpeg_close(codec_dec(c)); /* waits for the opens, then for its streams */
     if (c->open_mu_made)
         pthread_mutex_destroy(&c->open_mu);
+    if (c->dec_mu_made)
+        pthread_mutex_destroy(&c->dec_mu);
     ic_cuda_stream_destroy(c->device, c->ustream);
     for (int i = 0; c->s && i < c->nslots; i++) {
         ic_cuda_pitched_free(c->device, c->s[i].in.p);
@@ -262,6 +303,8 @@ ic_status ic_gpu_codec_create(ic_gpu_codec **codec, const ic_context *ctx, int s
         return ic_fail_msg(st, errbuf);
     }
     snprintf(c->engine, sizeof c->engine, "cpu");
+    if (ic_nvjpeg_built() && pthread_mutex_init(&c->dec_mu, NULL) == 0)
+        c->dec_mu_made = 1;
     if (ic_nvjpeg_built() && pthread_mutex_init(&c->open_mu, NULL) == 0) {
         c->open_mu_made = 1;
         c->open_on = pthread_create(&c->open_th, NULL, open_main, c) == 0;
@@ -276,8 +319,20 @@ const char *ic_gpu_codec_engine(const ic_gpu_codec *c)
 {
     if (!c)
         return "cpu";
-    ic_nvjpeg *nj = codec_nj((ic_gpu_codec *)c);
+    ic_nvjpeg *nj = codec_dec((ic_gpu_codec *)c);
     return nj ? ic_nvjpeg_engine(nj) : c->engine;
+}
+
+void ic_gpu_codec_open_decoder(ic_gpu_codec *c)
+{
+    if (!c || !c->dec_mu_made)
+        return;
+    pthread_mutex_lock(&c->dec_mu);
+    if (!c->dec_asked) {
+        c->dec_asked = 1;
+        c->dec_on = pthread_create(&c->dec_th, NULL, dec_main, c) == 0;
+    } /* no thread: the first decode makes it, as without this call */
+    pthread_mutex_unlock(&c->dec_mu);
 }
 
 const char *ic_gpu_codec_encoder(const ic_gpu_codec *c)
@@ -360,7 +415,7 @@ ic_status ic_gpu_codec_decode(ic_gpu_codec *c, int n, const ic_bytes *in, const 
     const uint64_t max_pixels = o.max_pixels ? o.max_pixels : IC_DEFAULT_MAX_PIXELS;
     const uint64_t max_memory = o.max_memory ? o.max_memory : ic_max_memory_default();
     /* nvJPEG gives interleaved RGB: other requests take the CPU decoder. */
-    ic_nvjpeg *nj = codec_nj(c);
+    ic_nvjpeg *nj = codec_dec(c);
     const int gpu_ok = nj && (o.channels == 0 || o.channels == 3) && o.layout == IC_AOS;
     int any = 0;
     for (int i = 0; i < n; i++) {

@@ -130,6 +130,18 @@ extern "C" void ic_nvjpeg_close(ic_nvjpeg *nj)
     (void)nj;
 }
 
+extern "C" ic_nvjpeg_hw *ic_nvjpeg_hw_make(int device)
+{
+    (void)device;
+    return NULL;
+}
+
+extern "C" void ic_nvjpeg_hw_give(ic_nvjpeg *nj, ic_nvjpeg_hw *hw)
+{
+    (void)nj;
+    (void)hw;
+}
+
 extern "C" const char *ic_nvjpeg_engine(const ic_nvjpeg *nj)
 {
     (void)nj;
@@ -395,25 +407,85 @@ static ic_status make_lane(ic_nvjpeg *nj, enc_lane *l, char *err, size_t errlen)
  * threads of their own from the open cost a batch whose CPU workers had
  * already decoded every file as long again at the end, joining them. */
 
+/* The hardware decoder's parts, made apart (ic_nvjpeg_hw_make) or in place. */
+struct ic_nvjpeg_hw {
+    int device;
+    nvjpegHandle_t h;
+    nvjpegJpegState_t state;
+    nvjpegJpegStream_t parse;
+};
+
+static void hw_destroy(ic_nvjpeg_hw *hw)
+{
+    (void)cudaSetDevice(hw->device);
+    if (hw->parse)
+        (void)nvjpegJpegStreamDestroy(hw->parse);
+    if (hw->state)
+        (void)nvjpegJpegStateDestroy(hw->state);
+    if (hw->h)
+        (void)nvjpegDestroy(hw->h);
+    hw->h = NULL;
+    hw->state = NULL;
+    hw->parse = NULL;
+    (void)cudaGetLastError();
+}
+
 /* Makes the hardware decoder's handle, state and stream parser, or leaves
  * them NULL (a GPU without the engine refuses the backend: every stream then
- * takes the hybrid decoder). Runs once, in open_hw. */
+ * takes the hybrid decoder). */
+static void hw_parts(int device, ic_nvjpeg_hw *hw)
+{
+    memset(hw, 0, sizeof *hw);
+    hw->device = device;
+    (void)cudaSetDevice(device);
+    if (create_handle(NVJPEG_BACKEND_HARDWARE, &hw->h) == NVJPEG_STATUS_SUCCESS &&
+        (nvjpegJpegStateCreate(hw->h, &hw->state) != NVJPEG_STATUS_SUCCESS ||
+         nvjpegJpegStreamCreate(hw->h, &hw->parse) != NVJPEG_STATUS_SUCCESS))
+        hw_destroy(hw);
+    (void)cudaGetLastError();
+}
+
+/* nj's hardware decoder from its parts (under nj->omu). */
+static void hw_take(ic_nvjpeg *nj, const ic_nvjpeg_hw *hw)
+{
+    nj->hw = hw->h;
+    nj->hw_state = hw->state;
+    nj->hw_parse = hw->parse;
+    nj->hw_tried = 1;
+}
+
+/* Makes nj's hardware decoder in place. Runs once, in open_hw. */
 static void make_hw(ic_nvjpeg *nj)
 {
-    (void)cudaSetDevice(nj->device);
-    if (create_handle(NVJPEG_BACKEND_HARDWARE, &nj->hw) == NVJPEG_STATUS_SUCCESS &&
-        (nvjpegJpegStateCreate(nj->hw, &nj->hw_state) != NVJPEG_STATUS_SUCCESS ||
-         nvjpegJpegStreamCreate(nj->hw, &nj->hw_parse) != NVJPEG_STATUS_SUCCESS)) {
-        if (nj->hw_parse)
-            (void)nvjpegJpegStreamDestroy(nj->hw_parse);
-        if (nj->hw_state)
-            (void)nvjpegJpegStateDestroy(nj->hw_state);
-        (void)nvjpegDestroy(nj->hw);
-        nj->hw = NULL;
-        nj->hw_state = NULL;
-        nj->hw_parse = NULL;
+    ic_nvjpeg_hw hw;
+    hw_parts(nj->device, &hw);
+    hw_take(nj, &hw);
+}
+
+extern "C" ic_nvjpeg_hw *ic_nvjpeg_hw_make(int device)
+{
+    ic_nvjpeg_hw *hw = (ic_nvjpeg_hw *)calloc(1, sizeof *hw);
+    if (hw)
+        hw_parts(device, hw);
+    return hw;
+}
+
+extern "C" void ic_nvjpeg_hw_give(ic_nvjpeg *nj, ic_nvjpeg_hw *hw)
+{
+    if (!hw)
+        return;
+    int taken = 0;
+    if (nj) {
+        pthread_mutex_lock(&nj->omu);
+        if (!nj->hw_tried) {
+            hw_take(nj, hw);
+            taken = 1;
+        }
+        pthread_mutex_unlock(&nj->omu);
     }
-    (void)cudaGetLastError();
+    if (!taken)
+        hw_destroy(hw);
+    free(hw);
 }
 
 /* Makes the hybrid decoder's state and stream parser on the default handle,

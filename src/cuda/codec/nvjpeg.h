@@ -47,7 +47,8 @@ int ic_nvjpeg_built(void);
  * lane 0 made. The decoders are made where they are first needed, on the
  * calling thread: the hardware decoder (used when
  * nvjpegCreateEx(NVJPEG_BACKEND_HARDWARE) succeeds on this GPU) at the first
- * ic_nvjpeg_check (or ic_nvjpeg_engine), the hybrid decoder's state at the
+ * ic_nvjpeg_check (or ic_nvjpeg_engine) unless one made apart was given
+ * (ic_nvjpeg_hw_give), the hybrid decoder's state at the
  * first stream that needs it (one that cannot be made sends its streams to
  * the caller's CPU codec); nvJPEG's creations cost 0.1-0.4 s each. Encoder
  * lanes 2..4 are made when concurrent encodes first need them, outside the
@@ -57,6 +58,21 @@ ic_status ic_nvjpeg_open(ic_nvjpeg **nj, int device, int max_batch, char *err, s
 
 /* Releases everything (NULL-safe). */
 void ic_nvjpeg_close(ic_nvjpeg *nj);
+
+/* The hardware decoder made apart from an ic_nvjpeg, so that it can be made
+ * on another thread while ic_nvjpeg_open makes the encoder, then handed
+ * over. */
+typedef struct ic_nvjpeg_hw ic_nvjpeg_hw;
+
+/* Makes the hardware decoder's handle, state and stream parser on `device`
+ * (0.3-0.7 s). Never fails as such: a GPU without the engine gives an empty
+ * one (its streams then take the hybrid decoder); NULL only when out of
+ * memory. */
+ic_nvjpeg_hw *ic_nvjpeg_hw_make(int device);
+
+/* nj takes hw as its hardware decoder, unless it has asked for one already
+ * (hw is then freed); nj NULL: hw is freed. NULL-safe. */
+void ic_nvjpeg_hw_give(ic_nvjpeg *nj, ic_nvjpeg_hw *hw);
 
 /* "nvjpeg-hardware" or "nvjpeg-hybrid": the decoder baseline files get
  * (opens the hardware decoder if no header check did yet). */
