@@ -180,6 +180,16 @@ ic_status ops_store(const float *planes, size_t pitch, const ic_image *dst, floa
                     int keep_alpha, void *stream, char *err, size_t errlen)
 {
     IC_CUDA_CHECK(cudaSetDevice(dst->device));
+    if (dst->stream != stream) { /* the destination's earlier work first, as ic_convolve */
+        cudaEvent_t ev;
+        IC_CUDA_CHECK(cudaEventCreateWithFlags(&ev, cudaEventDisableTiming));
+        cudaError_t e = cudaEventRecord(ev, (cudaStream_t)dst->stream);
+        if (e == cudaSuccess)
+            e = cudaStreamWaitEvent((cudaStream_t)stream, ev, 0);
+        (void)cudaEventDestroy(ev);
+        if (e != cudaSuccess)
+            return ic_cuda_fail(err, errlen, "cudaStreamWaitEvent", (int)e);
+    }
     const img_view v = view_of(dst);
     store_kernel<<<grid_for(v.width, v.height), dim3(kBx, kBy), 0, (cudaStream_t)stream>>>(
         planes, pitch, v, bias, premul, keep_alpha, (float)ic_sample_max(dst->type));
