@@ -694,12 +694,14 @@ ic_status ic_chain_explain(ic_context *ctx, const ic_image *src, const ic_kernel
         if (at < buflen)
             st = ic_plan_explain(ctx, src, &k, &q, buf + at, buflen - at);
     } else if (dev) {
-        PUT("runs on the GPU in the device engine of backend %s: the image in float32 device "
-            "planes (a host image uploaded once, downloaded once), every weighted sum a float32 "
-            "device job on the backend%s, rounded into the destination's type on the device; "
-            "nothing crosses the bus between steps\n",
+        PUT("runs on the GPU in the device engine of backend %s (it filters float32 device "
+            "images on one device): the image in float32 device planes (a host image uploaded "
+            "once, downloaded once), every weighted sum a float32 device job on the backend%s%s, "
+            "rounded into the destination's type on the device; nothing crosses the bus between "
+            "steps\n",
             ic_context_backend(ctx),
-            any_magnitude(s, m) ? " (a magnitude as K and its transpose)" : "");
+            any_magnitude(s, m) ? " (a magnitude as K and its transpose)" : "",
+            s[m - 1].abs ? ", |sum| taken on the device" : "");
     } else if (m == 1 && !s[0].magnitude && abs_fits_backend(src, &kernels[0], p)) {
         PUT("runs on backend %s as two passes, K and -K, keeping the larger rounded sample\n",
             ic_context_backend(ctx));
