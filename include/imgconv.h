@@ -624,11 +624,13 @@ ic_status ic_convolve_batch(ic_context *ctx, int n, const ic_image *src, ic_imag
  * (wrap border; mirror or reflect after a kernel symmetric in x and y; a 1x1
  * step) and the fused kernel fits IC_MAX_KERNEL; a
  * chain that fuses to one linear kernel runs as ic_convolve with it, on the
- * context's backend; any other chain runs on the host CPU in float32
- * (ic_chain_explain says which). Alpha: AUTO premultiplies when the product
- * of the steps' weight sums is 1, else keeps alpha.
- * Host images only (IC_ERR_UNSUPPORTED for device images unless the chain
- * fuses to one kernel). n == 1 is ic_convolve. Errors: IC_ERR_INVALID_ARG for
+ * context's backend; any other chain runs in float32 in the device engine
+ * of the `cuda` backend (on the GPU: one upload and one download at most,
+ * device images taken as they are) or else in the host engine on the CPU
+ * (ic_chain_explain says which and why). Alpha: AUTO premultiplies when the
+ * product of the steps' weight sums is 1, else keeps alpha. The host engine
+ * takes host images only (IC_ERR_UNSUPPORTED for device images unless the
+ * chain fuses to one kernel). n == 1 is ic_convolve. Errors: IC_ERR_INVALID_ARG for
  * n < 1, a NULL array or an invalid kernel (ic_last_error() names the step),
  * and those of ic_convolve. */
 ic_status ic_convolve_chain(ic_context *ctx, const ic_image *src, ic_image *dst,

@@ -84,12 +84,13 @@ void cli_auto_choose(const cli_options *o, const ic_kernel *k, int n, int w, int
         return;
     }
     if (!k->coef || k->magnitude || o->nchain > 1) {
-        /* only the cpu backend slides a blur past 255 in constant time; edge
-         * strength and chains run on host images whatever the backend */
+        /* only the cpu backend slides a blur past 255 in constant time; the
+         * cost model has no rates for the device chain engine yet */
         snprintf(a->backend, sizeof a->backend, "cpu");
         snprintf(a->reason, sizeof a->reason, "cpu: %s",
                  !k->coef ? "a blur past 255 runs on the cpu backend only"
-                          : "edge strength and chains run on host images");
+                          : "edge strength and chains are not in the cost model (--backend cuda "
+                            "runs them on the GPU)");
         return;
     }
     if (o->channels > 0)

@@ -93,6 +93,38 @@ typedef struct ic_job {
  * those past IC_MAX_KERNEL, whose jobs have w NULL and kw, kh up to IC_MAX_BLUR. */
 #define IC_CAP_BLUR 32u
 
+/* The pointwise work of the device chain engine (src/dispatch/chain_device.c),
+ * which runs every weighted sum of a chain as a float32 device-to-device job
+ * on the backend and the rest through these. Float planes are device memory:
+ * plane c of an image of h rows starts at base + c * h * pitch (pitch in
+ * bytes). Every entry makes `device` current, queues its work on `stream` (a
+ * cudaStream_t, NULL: the legacy default stream), checks every CUDA call and
+ * launch, and on failure writes one line into err. */
+typedef struct ic_chain_ops {
+    /* n bytes of device memory (*p NULL on failure). */
+    ic_status (*alloc)(int device, size_t n, void **p, char *err, size_t errlen);
+    void (*release)(int device, void *p); /* NULL-safe */
+    /* rows x row_bytes from src to dst, either in host or device memory
+     * (unified addressing tells which), returning after the copy completed. */
+    ic_status (*copy)(int device, void *dst, size_t dpitch, const void *src, size_t spitch,
+                      size_t row_bytes, size_t rows, void *stream, char *err, size_t errlen);
+    /* The channels of a device image (any type and layout) as float planes;
+     * with premul the last channel is alpha: colour * a and a, a = alpha /
+     * ic_sample_max. */
+    ic_status (*load)(const ic_image *src, float *planes, size_t pitch, int premul, void *stream,
+                      char *err, size_t errlen);
+    /* a = sqrt(a^2 + b^2) summed in float64 (b not NULL), else a = |a|, over
+     * n planes of width x height. */
+    ic_status (*combine)(int device, float *a, const float *b, size_t pitch, int width, int height,
+                         int n, void *stream, char *err, size_t errlen);
+    /* The planes into a device image of dst's type and layout: divided back
+     * when premul (colour / a where a > 0, else 0; alpha max * a), plus bias
+     * (0 for the last plane when keep_alpha: the source's alpha, unfiltered),
+     * rounded and clamped as ic_convolve stores (float32 as it is). */
+    ic_status (*store)(const float *planes, size_t pitch, const ic_image *dst, float bias,
+                       int premul, int keep_alpha, void *stream, char *err, size_t errlen);
+} ic_chain_ops;
+
 /* A backend. open/close may be NULL for stateless backends (state is NULL). */
 typedef struct ic_backend {
     const char *name;
@@ -159,6 +191,10 @@ typedef struct ic_backend {
      * *failed = the index of the job it concerns, or -1 for the whole batch. */
     ic_status (*run_batch)(void *state, const ic_job *jobs, int n, int *taken, int *failed,
                            char *err, size_t errlen);
+    /* Optional: the device chain engine's pointwise work (above); set by GPU
+     * backends that filter float32 device images. NULL: chains, magnitudes
+     * and |sum| that do not reduce to one job run in the host engine. */
+    const ic_chain_ops *chain_ops;
 } ic_backend;
 
 #ifdef __cplusplus

@@ -7,8 +7,9 @@
  * that fuses to one linear kernel runs as ic_convolve on the context's
  * backend, and |sum| of one linear kernel runs there too, as the larger of the
  * rounded K and -K results (rounding and clamping are monotonic and odd, so
- * that is exact). Everything else runs here on the host in float32 planes,
- * every tap summed in the seq backend's order (docs/definitions.md#chains).
+ * that is exact). Everything else runs in the device engine of a GPU backend
+ * (chain_device.c), or else here on the host in float32 planes, every tap
+ * summed in the seq backend's order (docs/definitions.md#chains).
  */
 #include <math.h>
 #include <pthread.h>
@@ -20,18 +21,9 @@
 
 #include "core/border.h"
 #include "core/error.h"
-#include "dispatch/dispatch.h"
+#include "dispatch/chain.h"
 
-/* One step of a chain after fusion: correlation weights (divisor folded in,
- * flipped unless correlating) and what follows the weighted sum. */
-typedef struct step {
-    float *w;
-    int kw, kh;
-    int magnitude;  /* sqrt(sum^2 + (sum with transposed weights)^2) */
-    int abs;        /* |sum| */
-    int first, end; /* the input kernels [first, end) it stands for */
-    double sum;     /* of the weights */
-} step;
+typedef ic__chain_step step;
 
 static double clock_ms(void)
 {
@@ -332,7 +324,11 @@ static void load_row(const ic_image *im, int y, int c, float *out)
 {
     size_t st;
     const uint8_t *p = row_at(im, y, c, &st);
-    if (im->type == IC_U16) {
+    if (im->type == IC_F32) {
+        const float *q = (const float *)(const void *)p;
+        for (int x = 0; x < im->width; x++)
+            out[x] = q[(size_t)x * st];
+    } else if (im->type == IC_U16) {
         const uint16_t *q = (const uint16_t *)(const void *)p;
         for (int x = 0; x < im->width; x++)
             out[x] = (float)q[(size_t)x * st];
@@ -342,12 +338,17 @@ static void load_row(const ic_image *im, int y, int c, float *out)
     }
 }
 
-/* Row y of channel c from floats: bias added, rounded and clamped. */
+/* Row y of channel c from floats: bias added, rounded and clamped (float32
+ * samples as they are). */
 static void store_row(const ic_image *im, int y, int c, const float *in, float bias)
 {
     size_t st;
     uint8_t *p = row_at(im, y, c, &st);
-    if (im->type == IC_U16) {
+    if (im->type == IC_F32) {
+        float *q = (float *)(void *)p;
+        for (int x = 0; x < im->width; x++)
+            q[(size_t)x * st] = in[x] + bias;
+    } else if (im->type == IC_U16) {
         uint16_t *q = (uint16_t *)(void *)p;
         for (int x = 0; x < im->width; x++)
             q[(size_t)x * st] = ic_round_u16(in[x] + bias);
@@ -509,9 +510,11 @@ static ic_status abs_on_backend(ic_context *ctx, const ic_image *src, ic_image *
         for (int c = 0; c < src->channels; c++)
             for (int y = 0; y < src->height; y++)
                 for (int x = 0; x < src->width; x++) {
-                    const unsigned a = ic_image_get(dst, x, y, c), b = ic_image_get(&tmp, x, y, c);
-                    if (b > a)
-                        ic_image_set(dst, x, y, c, b);
+                    const float a = ic_image_getf(dst, x, y, c), b = ic_image_getf(&tmp, x, y, c);
+                    if (b > a && dst->type == IC_F32)
+                        ic_image_setf(dst, x, y, c, b);
+                    else if (b > a)
+                        ic_image_set(dst, x, y, c, (unsigned)b);
                 }
         const ic_timing t2 = ic_context_timing(ctx);
         t1.upload_ms += t2.upload_ms;
@@ -537,15 +540,31 @@ static int abs_fits_backend(const ic_image *src, const ic_kernel *k, const ic_pa
     return p->alpha != IC_ALPHA_PREMULTIPLY;
 }
 
-static ic_status run_host(ic_context *ctx, const ic_image *src, ic_image *dst, const step *s, int n,
-                          const ic_params *p)
+/* 1 when chains on ctx run in the device engine (chain_device.c). */
+static int on_device(const ic_context *ctx, const char **why)
 {
-    if (src->memory != IC_MEM_HOST || dst->memory != IC_MEM_HOST)
+    const ic_chain_ops *ops;
+    int device;
+    return ic__chain_device_choose(ctx, &ops, &device, why);
+}
+
+/* The steps in the device engine where the context has one, else on the host. */
+static ic_status run_engine(ic_context *ctx, const ic_image *src, ic_image *dst, const step *s,
+                            int n, const ic_params *p)
+{
+    const ic_chain_ops *ops = NULL;
+    int device = 0;
+    const char *why = "";
+    const int dev = ic__chain_device_choose(ctx, &ops, &device, &why);
+    if (!dev && (src->memory != IC_MEM_HOST || dst->memory != IC_MEM_HOST))
         return ic_fail(IC_ERR_UNSUPPORTED,
                        "gradient magnitudes, |sum| and chains that do not fuse to one kernel run "
-                       "on the host: give host images");
+                       "on the host here (%s): give host images",
+                       why);
     const double t0 = clock_ms();
-    const ic_status st = host_run(ctx, src, dst, s, n, p);
+    const ic_status st =
+        dev ? ic__chain_device_run(ctx, ops, device, src, dst, s, n, p, chain_alpha(src, p, s, n))
+            : host_run(ctx, src, dst, s, n, p);
     if (st == IC_OK) {
         const double ms = clock_ms() - t0;
         const ic_timing t = {0, ms, 0, ms};
@@ -557,15 +576,16 @@ static ic_status run_host(ic_context *ctx, const ic_image *src, ic_image *dst, c
 ic_status ic__convolve_special(ic_context *ctx, const ic_image *src, ic_image *dst,
                                const ic_kernel *k, const ic_params *p)
 {
+    const char *why;
     if (!k->magnitude && src->memory == IC_MEM_HOST && dst->memory == IC_MEM_HOST &&
-        abs_fits_backend(src, k, p))
+        abs_fits_backend(src, k, p) && !on_device(ctx, &why))
         return abs_on_backend(ctx, src, dst, k, p);
     step *s;
     int n;
     ic_status st = steps_build(k, 1, p, &s, &n);
     if (st != IC_OK)
         return st;
-    st = run_host(ctx, src, dst, s, n, p);
+    st = run_engine(ctx, src, dst, s, n, p);
     steps_free(s, n);
     return st;
 }
@@ -594,10 +614,18 @@ ic_status ic_convolve_chain(ic_context *ctx, const ic_image *src, ic_image *dst,
         /* the checks ic_convolve makes, with the first kernel for the shapes */
         st = ic__convolve_check(ctx, src, dst, &kernels[0], p);
         if (st == IC_OK)
-            st = run_host(ctx, src, dst, s, m, p);
+            st = run_engine(ctx, src, dst, s, m, p);
     }
     steps_free(s, m);
     return st;
+}
+
+static int any_magnitude(const step *s, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (s[i].magnitude)
+            return 1;
+    return 0;
 }
 
 /* "sobel (3x3)" or "3 fused kernels: a, b, c (7x7)" */
@@ -656,6 +684,8 @@ ic_status ic_chain_explain(ic_context *ctx, const ic_image *src, const ic_kernel
         }
     }
     const int linear1 = m == 1 && !s[0].magnitude && !s[0].abs;
+    const char *why = "";
+    const int dev = !linear1 && on_device(ctx, &why);
     if (linear1) {
         ic_kernel k = step_kernel(&s[0], kernels);
         ic_params q = *p;
@@ -663,13 +693,22 @@ ic_status ic_chain_explain(ic_context *ctx, const ic_image *src, const ic_kernel
         PUT("runs as one kernel on backend %s:\n", ic_context_backend(ctx));
         if (at < buflen)
             st = ic_plan_explain(ctx, src, &k, &q, buf + at, buflen - at);
+    } else if (dev) {
+        PUT("runs on the GPU in the device engine of backend %s (it filters float32 device "
+            "images on one device): the image in float32 device planes (a host image uploaded "
+            "once, downloaded once), every weighted sum a float32 device job on the backend%s%s, "
+            "rounded into the destination's type on the device; nothing crosses the bus between "
+            "steps\n",
+            ic_context_backend(ctx),
+            any_magnitude(s, m) ? " (a magnitude as K and its transpose)" : "",
+            s[m - 1].abs ? ", |sum| taken on the device" : "");
     } else if (m == 1 && !s[0].magnitude && abs_fits_backend(src, &kernels[0], p)) {
         PUT("runs on backend %s as two passes, K and -K, keeping the larger rounded sample\n",
             ic_context_backend(ctx));
     } else {
         PUT("runs on the host CPU in float32 planes (%d threads), intermediate images neither "
-            "rounded nor clamped; backend %s is not used\n",
-            engine_threads(ctx), ic_context_backend(ctx));
+            "rounded nor clamped; backend %s is not used: %s\n",
+            engine_threads(ctx), ic_context_backend(ctx), why);
     }
 #undef PUT
     steps_free(s, m);

@@ -70,6 +70,7 @@
 #include "core/calib_cache.h"
 #include "core/kernel_internal.h"
 #include "cuda/cuda_common.cuh"
+#include "cuda/chain_ops.h"
 #include "cuda/fast/fast.h"
 #include "cuda/fast/plan_choose.h"
 #include "cuda/fast/tile.cuh"
@@ -1417,4 +1418,5 @@ extern "C" const ic_backend ic_backend_cuda = {
     ic__cuda_device_count,
     fast_plan_hook,
     fast_run_batch,
+    &ic__cuda_chain_ops,
 };
