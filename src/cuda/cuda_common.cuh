@@ -429,8 +429,8 @@ static void ic_cu_describe(const ic_cuda_args &a, const char *what, char *buf, s
  * the shared host side (cuda_host.cu) and the file's ic_cuda_strategy
  * `strategy`. Every strategy takes device images and uint16 samples (the
  * shared loads and stores above), so those caps are added here. No host_bytes
- * and none of the optional entries (1D, matmul, device count: the `cuda`
- * backend's, fast/plan.cu). */
+ * and none of the optional entries (1D, matmul, device count, chain_ops: the
+ * `cuda` backend's, fast/plan.cu). */
 #define IC_CU_DEFINE_BACKEND(sym, name, summary, rank, caps, strategy)                             \
     static ic_status sym##_run(void *state, const ic_job *job, ic_timing *t, char *err,            \
                                size_t errlen)                                                      \
@@ -457,7 +457,8 @@ static void ic_cu_describe(const ic_cuda_args &a, const char *what, char *buf, s
                                        NULL /* matmul */,                                          \
                                        NULL /* device_count */,                                    \
                                        ic_cuda_plan,                                               \
-                                       NULL /* run_batch */}
+                                       NULL /* run_batch */,                                       \
+                                       NULL /* chain_ops */}
 
 /* ---- the halo tile of cuda-tiled-out and cuda-tiled-halo ---------------------- */
 
