@@ -956,12 +956,15 @@ typedef enum ic_method {
     IC_METHOD_GLOBAL,   /* cuda: one thread per output sample, any kernel size */
     IC_METHOD_ROWS,     /* cuda: square 3..9 kernels, 16 samples x 1/2/4/8 rows per thread, or
                          * 8 samples x many rows (separable 5x5..9x9) */
-    IC_METHOD_TENSOR    /* cuda: the kw*kh sum on the tensor cores (8-bit samples, kernels
+    IC_METHOD_TENSOR,   /* cuda: the kw*kh sum on the tensor cores (8-bit samples, kernels
                          * 3..31 wide, sm_80 and later; float32 rounding:
                          * docs/definitions.md, "Accuracy") */
+    IC_METHOD_BLUR      /* cuda: gaussian and box kernels of any size as float64 prefix sums,
+                         * constant time per sample (docs/design/blur.md) */
 } ic_method;
 
-/* Name of a method ("auto", "direct", "sep", "fft", "global", "rows", "tensor"). */
+/* Name of a method ("auto", "direct", "sep", "fft", "global", "rows", "tensor",
+ * "blur"). */
 const char *ic_method_name(ic_method m);
 
 /* Instruction sets of the `cpu` backend's inner loops. */
