@@ -32,6 +32,8 @@
 #define ROW_RUNS 256                 /* threads (runs) a line in the row pass */
 #define COL_LINES 32                 /* columns a block in the column pass */
 #define COL_RUNS 16                  /* threads (runs) a column */
+static_assert(ROW_RUNS <= COL_LINES * COL_RUNS, "blur_pass's launch bounds hold both passes");
+static_assert(COL_RUNS >= MAXT, "a block scans one term a thread row");
 /* Scratch larger than this many bytes beyond the job's own is given back. */
 #define SCRATCH_SLACK ((size_t)256 << 20)
 
@@ -125,7 +127,8 @@ __device__ void add_run(const Src &s, const blur_pass_args &a, int c, int line, 
 /* One pass over lines: blockDim = (LX lines, S runs); line blockIdx.x*LX +
  * threadIdx.x of plane blockIdx.y. pre: NT x S x LX prefixes (shared). */
 template <int NT, class Src>
-__global__ void blur_pass(Src src, float_planes out, blur_pass_args a, int nlines)
+__global__ void __launch_bounds__(COL_LINES *COL_RUNS)
+    blur_pass(Src src, float_planes out, blur_pass_args a, int nlines)
 {
     extern __shared__ double2 pre[];
     const int LX = blockDim.x, S = blockDim.y, lx = threadIdx.x, s = threadIdx.y;
