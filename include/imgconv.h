@@ -1181,6 +1181,7 @@ typedef struct ic_auto_rates {
     double bus_bps;           /* host <-> device bytes per second (pageable memory) */
     double gpu_decode_s;      /* nvJPEG batched decode, seconds per megapixel (whole device) */
     double gpu_encode_s;      /* nvJPEG encode, seconds per megapixel (whole device) */
+    double gpu_blur_per_s;    /* samples a second of the cuda blur method, any sigma */
 } ic_auto_rates;
 
 /* Fills *r with the built-in rates, cpu_cores = the online cores (capped by
@@ -1200,6 +1201,7 @@ typedef struct ic_auto_job {
     int separable;               /* macs counts separable passes (cheaper than kw*kh) */
     int gpu_codec;               /* the cuda run would decode and encode JPEGs with nvJPEG */
     int overlap_init;            /* the GPU start-up runs while the first image decodes */
+    int blur;                    /* the kernel's ic_kernel.blur: cuda runs it by gpu_blur_per_s */
 } ic_auto_job;
 
 /* The choice, with both predictions and one line saying why. */
