@@ -13,7 +13,8 @@
  * F32_REL of the image's largest magnitude at float32 (the fit's L1 error,
  * 0.1/65535 a pass, and the float32 intermediate stay far below it). A
  * device-image case must equal the host run bit for bit; a gaussian whose
- * explicit support is wider than 2*ceil(4 sigma)+1 is refused in one line.
+ * explicit support is wider than 2*ceil(4 sigma)+1 is refused in one line;
+ * a batch of device images under a blur past 255 equals each image's run.
  *
  * Without a GPU: exit 77 (SKIPPED). IC_TEST_QUICK=1 (compute-sanitizer)
  * runs a few small cases; ICT_SEED=N and ICT_CASES=N narrow a run. A
@@ -326,6 +327,62 @@ static void test_explain_and_refusal(ic_context *ctx)
     ic_image_free(&src);
 }
 
+/* A batch of device images under a blur past 255 (no weights): the batched
+ * path declines it and each image gets the blur, equal to its own run. */
+static void test_batch(ic_context *ctx)
+{
+    enum { N = 3, W = 50, H = 40, C = 3 };
+    ic_kernel k;
+    ic_image host[N], want[N], dsrc[N], ddst[N];
+    void *mem[2 * N] = {0};
+    ict_rng r;
+    ict_rng_seed(&r, 77);
+    if (ic_kernel_parse(&k, "gaussian:sigma=60") != IC_OK) {
+        printf("FAIL batch: %s\n", ic_last_error());
+        failures++;
+        return;
+    }
+    int ok = 1;
+    for (int i = 0; i < N && ok; i++) {
+        ok = ic_image_create(&host[i], W, H, C, IC_AOS) == IC_OK &&
+             ic_image_create(&want[i], W, H, C, IC_AOS) == IC_OK;
+        if (!ok)
+            break;
+        fill(&host[i], &r);
+        const size_t bytes = ic_image_size_bytes(&host[i]);
+        ok = ic_convolve(ctx, &host[i], &want[i], &k, NULL) == IC_OK &&
+             cudaMalloc(&mem[2 * i], bytes) == cudaSuccess &&
+             cudaMalloc(&mem[2 * i + 1], bytes) == cudaSuccess &&
+             cudaMemcpy(mem[2 * i], host[i].data, bytes, cudaMemcpyHostToDevice) == cudaSuccess &&
+             cudaMemset(mem[2 * i + 1], 0xA5, bytes) == cudaSuccess &&
+             ic_image_wrap_device_type(&dsrc[i], mem[2 * i], W, H, C, IC_AOS, host[i].pitch, IC_U8,
+                                       0, NULL) == IC_OK &&
+             ic_image_wrap_device_type(&ddst[i], mem[2 * i + 1], W, H, C, IC_AOS, host[i].pitch,
+                                       IC_U8, 0, NULL) == IC_OK;
+    }
+    if (!ok || ic_convolve_batch(ctx, N, dsrc, ddst, &k, NULL) != IC_OK) {
+        printf("FAIL batch of %d device images, gaussian:sigma=60: %s\n", N, ic_last_error());
+        failures++;
+    } else {
+        for (int i = 0; i < N; i++) {
+            const size_t bytes = ic_image_size_bytes(&host[i]);
+            if (cudaMemcpy(host[i].data, mem[2 * i + 1], bytes, cudaMemcpyDeviceToHost) !=
+                    cudaSuccess ||
+                memcmp(host[i].data, want[i].data, bytes) != 0) {
+                printf("FAIL batch image %d differs from its own run\n", i);
+                failures++;
+            }
+        }
+    }
+    for (int i = 0; i < N; i++) {
+        ic_image_free(&host[i]);
+        ic_image_free(&want[i]);
+    }
+    for (int i = 0; i < 2 * N; i++)
+        cudaFree(mem[i]);
+    ic_kernel_free(&k);
+}
+
 int main(void)
 {
     char why[256] = "";
@@ -355,6 +412,7 @@ int main(void)
         return 1;
     }
     test_explain_and_refusal(auto_ctx);
+    test_batch(auto_ctx);
 
     double worst8 = 0, worst16 = 0, worstf = 0;
     int ran = 0;

@@ -1336,6 +1336,8 @@ static ic_status fast_run_batch(void *state, const ic_job *jobs, int n, int *tak
                      jobs[i].src->device, jobs[i].dst->device, st->device);
             return IC_ERR_INVALID_ARG;
         }
+    if (!jobs[0].w) /* a blur by its shape: declined, the loop runs each image's blur */
+        return IC_OK;
     int nomem = 0;
     if (batch_aliases(jobs, n, &nomem)) {
         if (!nomem)
