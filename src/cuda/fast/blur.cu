@@ -13,8 +13,8 @@
  * a line's extension into S runs, add their runs, scan the S totals in shared
  * memory, then each walks its share of the outputs from two prefixes it
  * completes itself. The row pass takes one line a block (S = 256); the
- * column pass 32 neighbouring columns a block, adjacent threads on adjacent
- * columns (coalesced), S = 16 runs each. Row pass -> float planes B, column
+ * column pass 16 neighbouring columns a block, adjacent threads on adjacent
+ * columns (coalesced), S = 32 runs each. Row pass -> float planes B, column
  * pass -> float planes V, then one pass per pixel rounds (or divides by
  * alpha, or stores float32) into the destination.
  */
@@ -30,8 +30,11 @@
 
 #define MAXT (IC_BLUR_MAX_TERMS + 1) /* the plain sum and the cosines */
 #define ROW_RUNS 256                 /* threads (runs) a line in the row pass */
-#define COL_LINES 32                 /* columns a block in the column pass */
-#define COL_RUNS 16                  /* threads (runs) a column */
+/* columns a block in the column pass, and threads (runs) a column: 16
+ * columns are 64-byte loads a half warp; 32 runs halve each thread's chain
+ * against 16 and fill an H200 on HD (360 blocks of 512 for RGB) */
+#define COL_LINES 16
+#define COL_RUNS 32
 static_assert(ROW_RUNS <= COL_LINES * COL_RUNS, "blur_pass's launch bounds hold both passes");
 static_assert(COL_RUNS >= MAXT, "a block scans one term a thread row");
 /* Scratch larger than this many bytes beyond the job's own is given back. */
@@ -124,6 +127,36 @@ __device__ void add_run(const Src &s, const blur_pass_args &a, int c, int line, 
     }
 }
 
+/* g = G(p) from the scanned run prefixes pre (NT x S x LX, this thread's
+ * line): the prefix of p's run plus the run up to p, or the next run's
+ * prefix less the rest of the run when p lies in its second half. */
+template <int NT, class Src>
+__device__ void prefix_at(const Src &src, const blur_pass_args &a, int c, int line,
+                          const double2 *pre, int run, int L, int p, double2 *g)
+{
+    const int S = blockDim.y, LX = blockDim.x, lx = threadIdx.x;
+    int j = min(p / run, S - 1);
+    const bool back = j + 1 < S && p - j * run > run / 2;
+    j += back;
+#pragma unroll
+    for (int t = 0; t < NT; t++)
+        g[t] = pre[((size_t)t * S + j) * LX + lx];
+    if (!back) {
+        add_run<NT>(src, a, c, line, j * run, p, g);
+        return;
+    }
+    double2 d[NT];
+#pragma unroll
+    for (int t = 0; t < NT; t++)
+        d[t] = make_double2(0.0, 0.0);
+    add_run<NT>(src, a, c, line, p, min(L, j * run), d);
+#pragma unroll
+    for (int t = 0; t < NT; t++) {
+        g[t].x -= d[t].x;
+        g[t].y -= d[t].y;
+    }
+}
+
 /* One pass over lines: blockDim = (LX lines, S runs); line blockIdx.x*LX +
  * threadIdx.x of plane blockIdx.y. pre: NT x S x LX prefixes (shared). */
 template <int NT, class Src>
@@ -161,17 +194,11 @@ __global__ void __launch_bounds__(COL_LINES *COL_RUNS)
     const int per = (a.n + S - 1) / S, x0 = s * per, x1 = min(a.n, x0 + per);
     if (x0 >= x1)
         return;
-    /* G(x0) and G(x0 + 2r + 1): the run's prefix, then the rest of the run */
+    /* G(x0) and G(x0 + 2r + 1) from the nearer run boundary */
     double2 ga[NT], gb[NT];
     const int pa = x0, pb = x0 + 2 * a.r + 1;
-    const int ja = min(pa / run, S - 1), jb = min(pb / run, S - 1);
-#pragma unroll
-    for (int t = 0; t < NT; t++) {
-        ga[t] = pre[((size_t)t * S + ja) * LX + lx];
-        gb[t] = pre[((size_t)t * S + jb) * LX + lx];
-    }
-    add_run<NT>(src, a, c, line, ja * run, pa, ga);
-    add_run<NT>(src, a, c, line, jb * run, pb, gb);
+    prefix_at<NT>(src, a, c, line, pre, run, L, pa, ga);
+    prefix_at<NT>(src, a, c, line, pre, run, L, pb, gb);
     double2 za[NT], zb[NT], zc[NT], step[NT];
 #pragma unroll
     for (int t = 0; t < NT; t++) {

@@ -1048,7 +1048,7 @@ static ic_status explain_blur(const ic_fast_state *st, const ic_job *job, const 
     snprintf(buf, buflen,
              "cuda: method blur%s for a %dx%d %s on %dx%d %s x%d%s%s\n"
              "  float64 prefix sums of the border-extended lines (reduce, then scan): %s; "
-             "row pass one line a block (256 runs), column pass 32 columns x 16 runs a block, "
+             "row pass one line a block (256 runs), column pass 16 columns x 32 runs a block, "
              "then one store pass; %s\n"
              "  model: %.3g G fp64 multiply-adds, %s of device traffic; predicted %s\n",
              st->force == IC_FAST_BLUR ? " (forced)" : "", job->kw, job->kh,
