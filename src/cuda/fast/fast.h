@@ -3,7 +3,7 @@
  * benchmark and the tests reach it through the public header's advanced tier
  * (ic_plan_get, ic_convolve_async, ic_tuning).
  *
- * The fast path is one backend (ic_backend_cuda, plan.cu) with five methods,
+ * The fast path is one backend (ic_backend_cuda, plan.cu) with six methods,
  * chosen per job by a cost model (plan.cu):
  *   direct  direct.cu  shared-memory float tile, 4x8 outputs per thread, the
  *                      input window reused from registers;

@@ -1,6 +1,6 @@
 /*
  * plan.cu - backend "cuda", the fast path: a planner that picks, per job, the
- * cheapest of five methods by a roofline cost model, and the backend around
+ * cheapest of six methods by a roofline cost model, and the backend around
  * it (running, explaining, batches).
  *
  *   direct  (direct.cu)   K^2 multiply-adds per sample, shared-memory tile;
