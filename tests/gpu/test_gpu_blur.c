@@ -20,6 +20,7 @@
  * runs a few small cases; ICT_SEED=N and ICT_CASES=N narrow a run. A
  * failing case prints its seed and parameters.
  */
+#define IC_ADVANCED_API
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
