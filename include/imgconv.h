@@ -958,12 +958,15 @@ typedef enum ic_method {
     IC_METHOD_GLOBAL,   /* cuda: one thread per output sample, any kernel size */
     IC_METHOD_ROWS,     /* cuda: square 3..9 kernels, 16 samples x 1/2/4/8 rows per thread, or
                          * 8 samples x many rows (separable 5x5..9x9) */
-    IC_METHOD_TENSOR    /* cuda: the kw*kh sum on the tensor cores (8-bit samples, kernels
+    IC_METHOD_TENSOR,   /* cuda: the kw*kh sum on the tensor cores (8-bit samples, kernels
                          * 3..31 wide, sm_80 and later; float32 rounding:
                          * docs/definitions.md, "Accuracy") */
+    IC_METHOD_BLUR      /* cuda: gaussian and box kernels of any size as float64 prefix sums,
+                         * constant time per sample (docs/design/blur.md) */
 } ic_method;
 
-/* Name of a method ("auto", "direct", "sep", "fft", "global", "rows", "tensor"). */
+/* Name of a method ("auto", "direct", "sep", "fft", "global", "rows", "tensor",
+ * "blur"). */
 const char *ic_method_name(ic_method m);
 
 /* Instruction sets of the `cpu` backend's inner loops. */
@@ -1180,6 +1183,7 @@ typedef struct ic_auto_rates {
     double bus_bps;           /* host <-> device bytes per second (pageable memory) */
     double gpu_decode_s;      /* nvJPEG batched decode, seconds per megapixel (whole device) */
     double gpu_encode_s;      /* nvJPEG encode, seconds per megapixel (whole device) */
+    double gpu_blur_per_s;    /* samples a second of the cuda blur method, any sigma */
 } ic_auto_rates;
 
 /* Fills *r with the built-in rates, cpu_cores = the online cores (capped by
@@ -1199,6 +1203,7 @@ typedef struct ic_auto_job {
     int separable;               /* macs counts separable passes (cheaper than kw*kh) */
     int gpu_codec;               /* the cuda run would decode and encode JPEGs with nvJPEG */
     int overlap_init;            /* the GPU start-up runs while the first image decodes */
+    int blur;                    /* the kernel's ic_kernel.blur: cuda runs it by gpu_blur_per_s */
 } ic_auto_job;
 
 /* The choice, with both predictions and one line saying why. */

@@ -45,11 +45,12 @@ static int failures;
 
 static void names(void)
 {
-    static const char *const m[] = {"auto", "direct", "sep", "fft", "global", "rows", "tensor"};
-    for (int i = 0; i < 7; i++)
+    static const char *const m[] = {"auto",   "direct", "sep",    "fft",
+                                    "global", "rows",   "tensor", "blur"};
+    for (int i = 0; i < 8; i++)
         CHECK(!strcmp(ic_method_name((ic_method)i), m[i]), "method %d is %s", i,
               ic_method_name((ic_method)i));
-    CHECK(!strcmp(ic_method_name((ic_method)7), "unknown"), "method 7 is unknown");
+    CHECK(!strcmp(ic_method_name((ic_method)8), "unknown"), "method 8 is unknown");
     static const char *const a[] = {"auto", "scalar", "avx2", "avx512"};
     for (int i = 0; i < 4; i++)
         CHECK(!strcmp(ic_cpu_isa_name((ic_cpu_isa)i), a[i]), "isa %d is %s", i,
@@ -121,7 +122,7 @@ static void tuning_text(void)
         ic_tuning t;
         const char *names;
     } oor[] = {
-        {{.method = (ic_method)(IC_METHOD_TENSOR + 1)}, "method"},
+        {{.method = (ic_method)(IC_METHOD_BLUR + 1)}, "method"},
         {{.cpu_isa = (ic_cpu_isa)4}, "instruction"},
         {{.calibrate = 2}, "calibrate"},
         {{.fft_n = 100}, "fft-n"},

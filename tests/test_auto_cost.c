@@ -10,7 +10,9 @@
  *     is not paid back); cuda for 2,000 HD JPEGs, a 31x31 kernel and
  *     gaussian:sigma=40 on the 6000x4000 JPEG (the filter's work pays it
  *     back). 500 HD JPEGs measured a tie (0.94 s cpu, 0.99 s cuda): either is
- *     right, and the two predictions are within 1.1x of each other.
+ *     right, and the two predictions are within 1.1x of each other. A blur
+ *     past 255 (gaussian:sigma=120) stays on cpu for one 64x64 image and
+ *     takes cuda's blur method (gpu_blur_per_s) for 2,000 HD JPEGs.
  *  2. Where the measured times are known, the chosen backend's measured time
  *     is within 1.1x of the better one's.
  *  3. A batch amortises the start-up: cuda_s / cpu_s falls from one image to
@@ -63,6 +65,7 @@ static ic_auto_rates h200(void)
     r.bus_bps = 5e9;
     r.gpu_decode_s = 0.005;
     r.gpu_encode_s = 0.000545;
+    r.gpu_blur_per_s = 3e9;
     return r;
 }
 
@@ -88,6 +91,16 @@ static ic_auto_job job(int n, int w, int h, int c, ic_format in, ic_format out, 
     return j;
 }
 
+/* job() for a blur past 255: the cpu's sliding sums (ic_convolve_work:
+ * 64 a sample for a gaussian), cuda's blur method by samples. */
+static ic_auto_job blur_job(int n, int w, int h, int c, ic_format in, ic_format out, int kw)
+{
+    ic_auto_job j = job(n, w, h, c, in, out, kw, 1);
+    j.blur = IC_BLUR_GAUSSIAN;
+    j.macs = (double)w * h * c * 64.0;
+    return j;
+}
+
 typedef struct acase {
     const char *name;
     ic_auto_job j;
@@ -109,6 +122,10 @@ static void cases(void)
         {"2000 HD JPEGs gaussian:5", job(2000, 1920, 1080, 3, J, J, 5, 1), "cuda", 3.76, 2.69},
         {"6000x4000 JPEG 31x31", job(1, 6000, 4000, 3, J, J, 31, 0), "cuda", 0, 0},
         {"6000x4000 JPEG gaussian:sigma=40", job(1, 6000, 4000, 3, J, J, 241, 1), "cuda", 0, 0},
+        /* blurs past 255: the start-up is not paid back on one image, a batch pays it */
+        {"64x64 PPM gaussian:sigma=120", blur_job(1, 64, 64, 3, M, M, 721), "cpu", 0, 0},
+        {"2000 HD JPEGs gaussian:sigma=120", blur_job(2000, 1920, 1080, 3, J, J, 721), "cuda", 0,
+         0},
     };
     for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
         const acase *c = &cs[i];

@@ -83,14 +83,12 @@ void cli_auto_choose(const cli_options *o, const ic_kernel *k, int n, int w, int
         snprintf(a->reason, sizeof a->reason, "%s: --devices asks for GPUs", a->backend);
         return;
     }
-    if (!k->coef || k->magnitude || o->nchain > 1) {
-        /* only the cpu backend slides a blur past 255 in constant time; the
-         * cost model has no rates for the device chain engine yet */
+    if (k->magnitude || o->nchain > 1) {
+        /* the cost model has no rates for the device chain engine yet */
         snprintf(a->backend, sizeof a->backend, "cpu");
-        snprintf(a->reason, sizeof a->reason, "cpu: %s",
-                 !k->coef ? "a blur past 255 runs on the cpu backend only"
-                          : "edge strength and chains are not in the cost model (--backend cuda "
-                            "runs them on the GPU)");
+        snprintf(a->reason, sizeof a->reason,
+                 "cpu: edge strength and chains are not in the cost model (--backend cuda runs "
+                 "them on the GPU)");
         return;
     }
     if (o->channels > 0)
@@ -107,6 +105,7 @@ void cli_auto_choose(const cli_options *o, const ic_kernel *k, int n, int w, int
     j.kh = k->height;
     j.macs = (double)ic_convolve_work(j.width, j.height, j.channels, k);
     j.separable = j.macs < (double)j.width * j.height * j.channels * k->width * k->height;
+    j.blur = k->blur; /* cpu slides it, cuda takes its blur method */
     j.gpu_codec = gpu_codec;
     j.overlap_init = overlap;
     ic_auto_rates r;

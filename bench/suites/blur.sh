@@ -1,9 +1,12 @@
-# blur.sh - gaussian blurs of large sigma on the cpu backend, in constant time
-# per pixel (docs/design/blur.md), on a 1920x1080 and a 12 MP (4000x3000)
-# photograph (bench/make_photos.py; without scikit-image the test chart):
+# blur.sh - gaussian blurs of large sigma on the cpu backend and, where a GPU
+# is usable, the cuda backend's blur method, in constant time per pixel
+# (docs/design/blur.md), on a 1920x1080 and a 12 MP (4000x3000) photograph
+# (bench/make_photos.py; without scikit-image the test chart):
 #   the whole ic_convolve call (`--time`'s filter stage, median of --repeat
 #     RUNS in one process) at sigma 10, 120 and 500, every core, with the
-#     ratio of sigma 500 to sigma 10;
+#     ratio of sigma 500 to sigma 10; next to it, in the same run, cuda's
+#     kernel time (`--time`'s kernel stage: CUDA events around the launches,
+#     image already on the device) and its whole call (with both copies);
 #   whole processes on the 12 MP photograph at sigma 120 (median wall time
 #     of RUNS), against `vips gaussblur` with the same sigma when libvips is
 #     here (skipped with a note otherwise; it takes about a minute).
@@ -34,10 +37,17 @@ photo() { # photo W H FILE: a photograph, or the chart when scikit-image is miss
 kind_hd=$(photo 1920 1080 hd.ppm)
 if quick; then kind_12=$(photo 1000 750 p12.ppm); else kind_12=$(photo 4000 3000 p12.ppm); fi
 
-filter_ms() { # filter_ms FILE SIGMA: median ms of the whole ic_convolve call
-    "$IMGCONV" --time --repeat "$RUNS" --overwrite --backend cpu --max-work 0 \
-        -k "gaussian:sigma=$2" "$1" out.ppm 2>&1 | awk '$1 == "filter" { print $4 }'
+stage_ms() { # stage_ms FILE SIGMA BACKEND STAGE: median ms of a --time stage
+    "$IMGCONV" --time --repeat "$RUNS" --overwrite --backend "$3" --max-work 0 \
+        -k "gaussian:sigma=$2" "$1" out.ppm 2>&1 | awk -v s="$4" '$1 == s { print $4 }'
 }
+filter_ms() { # filter_ms FILE SIGMA: median ms of the whole ic_convolve call on cpu
+    stage_ms "$1" "$2" cpu filter
+}
+# the cuda rows only where the backend is usable (--list-backends says "yes")
+CUDA=""
+"$IMGCONV" --list-backends 2>/dev/null | awk '$1 == "cuda" && $2 == "yes" { f = 1 } END { exit !f }' &&
+    CUDA=1
 wall() { # wall ARGS...: median wall seconds of RUNS whole processes
     local t=()
     for _ in $(seq "$RUNS"); do
@@ -51,25 +61,43 @@ wall() { # wall ARGS...: median wall seconds of RUNS whole processes
 }
 
 {
-    echo "# Gaussian blur of any sigma, cpu backend"
+    echo "# Gaussian blur of any sigma, cpu and cuda backends"
     echo
     echo "$(machine); medians of $RUNS; $(uptime | sed 's/.*load/load/')"
     echo
-    echo "| image | sigma | whole call ms |"
-    echo "|---|---:|---:|"
+    echo "| image | sigma | cpu whole call ms | cuda kernel ms | cuda whole call ms |"
+    echo "|---|---:|---:|---:|---:|"
 } >"$RESULT"
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a > 0 && b > 0) printf "%.2fx", a / b; else print "-" }'; }
 for f in hd p12; do
-    first="" last=""
+    first="" last="" gfirst="" glast=""
     for s in $SIGMAS; do
         ms=$(filter_ms "$f.ppm" "$s")
+        gk="-" gw="-"
+        if [ -n "$CUDA" ]; then
+            gk=$(stage_ms "$f.ppm" "$s" cuda kernel)
+            gw=$(stage_ms "$f.ppm" "$s" cuda filter)
+            [ -z "$gfirst" ] && gfirst=$gk
+            glast=$gk
+        fi
         [ -z "$first" ] && first=$ms
         last=$ms
         kind=$kind_hd
         [ "$f" = p12 ] && kind=$kind_12
-        echo "| $f.ppm ($kind) | $s | $ms |" >>"$RESULT"
+        echo "| $f.ppm ($kind) | $s | $ms | $gk | $gw |" >>"$RESULT"
     done
-    echo "| $f.ppm: last sigma / first | | $(awk -v a="$last" -v b="$first" 'BEGIN { printf "%.2fx", a / b }') |" >>"$RESULT"
+    echo "| $f.ppm: last sigma / first | | $(ratio "$last" "$first") | $(ratio "$glast" "$gfirst") | |" >>"$RESULT"
 done
+if [ -n "$CUDA" ]; then
+    echo >>"$RESULT"
+    echo "cuda's plan for hd.ppm at sigma 120 (--explain):" >>"$RESULT"
+    echo >>"$RESULT"
+    "$IMGCONV" --explain --overwrite --backend cuda -k gaussian:sigma=120 hd.ppm out.ppm 2>&1 |
+        grep -E "^cuda: method|^  " | sed 's/^/    /' >>"$RESULT" || true
+else
+    echo >>"$RESULT"
+    echo "no usable cuda backend here: the cuda columns are empty" >>"$RESULT"
+fi
 {
     echo
     echo "## Whole processes, p12.ppm, sigma 120"

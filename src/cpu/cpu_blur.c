@@ -21,12 +21,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/blur_fit.h"
 #include "core/border.h"
 #include "core/error.h"
 #include "cpu/cpu_blur.h"
 
 #define LANES 16
-#define MAX_TERMS 10
+#define MAX_TERMS IC_BLUR_MAX_TERMS
 #define BAND_ROWS 16 /* rows per horizontal task: 16 * channels sequences */
 
 typedef struct blur1d {
@@ -45,143 +46,26 @@ typedef struct blur1d {
 
 /* ---- fitting ---------------------------------------------------------------- */
 
-/* Solves the n x n system m x = b (row-major, destroyed) by elimination with
- * partial pivoting; 0 when singular. */
-static int solve(double *m, double *b, int n, double *x)
-{
-    for (int c = 0; c < n; c++) {
-        int p = c;
-        for (int i = c + 1; i < n; i++)
-            if (fabs(m[i * n + c]) > fabs(m[p * n + c]))
-                p = i;
-        if (!(fabs(m[p * n + c]) > 1e-300))
-            return 0;
-        if (p != c) {
-            for (int j = 0; j < n; j++) {
-                double t = m[c * n + j];
-                m[c * n + j] = m[p * n + j];
-                m[p * n + j] = t;
-            }
-            double t = b[c];
-            b[c] = b[p];
-            b[p] = t;
-        }
-        for (int i = c + 1; i < n; i++) {
-            const double f = m[i * n + c] / m[c * n + c];
-            for (int j = c; j < n; j++)
-                m[i * n + j] -= f * m[c * n + j];
-            b[i] -= f * b[c];
-        }
-    }
-    for (int i = n - 1; i >= 0; i--) {
-        double s = b[i];
-        for (int j = i + 1; j < n; j++)
-            s -= m[i * n + j] * x[j];
-        x[i] = s / m[i * n + i];
-    }
-    return 1;
-}
-
-/* The exact weights: g[i] for i = 0..r of the normalised Gaussian over -r..r. */
-static void gauss_half(int r, double sigma, double *g)
-{
-    double sum = 0.0;
-    for (int i = 0; i <= r; i++) {
-        g[i] = i == 0 ? 1.0 : exp(-((double)i * i) / (2.0 * sigma * sigma));
-        sum += i == 0 ? g[i] : 2.0 * g[i];
-    }
-    for (int i = 0; i <= r; i++)
-        g[i] /= sum;
-}
-
-/* phi[k] = cos(k t), k < n, by the Chebyshev recurrence (one libm call). */
-static void cosines(double t, int n, double *phi)
-{
-    const double c = cos(t);
-    phi[0] = 1.0;
-    if (n > 1)
-        phi[1] = c;
-    for (int k = 2; k < n; k++)
-        phi[k] = 2.0 * c * phi[k - 1] - phi[k - 2];
-}
-
-/* Least-squares fit of g (i = 0..r, counted twice but for 0) by 1 and
- * cos(k theta i), k = 1..K; returns the L1 error and the coefficients in c. */
-static double fit_terms(int r, const double *g, double theta, int K, double *c)
-{
-    const int n = K + 1;
-    double m[(MAX_TERMS + 1) * (MAX_TERMS + 1)], b[MAX_TERMS + 1], phi[MAX_TERMS + 1];
-    memset(m, 0, sizeof m);
-    memset(b, 0, sizeof b);
-    for (int i = 0; i <= r; i++) {
-        const double wt = i == 0 ? 1.0 : 2.0;
-        cosines(theta * i, n, phi);
-        for (int p = 0; p < n; p++) {
-            b[p] += wt * phi[p] * g[i];
-            for (int q = 0; q < n; q++)
-                m[p * n + q] += wt * phi[p] * phi[q];
-        }
-    }
-    if (!solve(m, b, n, c))
-        return INFINITY;
-    double err = 0.0;
-    for (int i = 0; i <= r; i++) {
-        cosines(theta * i, n, phi);
-        double v = c[0];
-        for (int k = 1; k < n; k++)
-            v += c[k] * phi[k];
-        err += (i == 0 ? 1.0 : 2.0) * fabs(v - g[i]);
-    }
-    return err;
-}
-
-/* Fits a gaussian of sigma over the support n (odd) to within tol (L1), or a
- * box when sigma is 0 (weight `box_weight` each). */
+/* The shared fit (core/blur_fit.c) with the tables the sliding window needs. */
 static int blur1d_make(blur1d *b, int n, double sigma, double box_weight, double tol)
 {
     memset(b, 0, sizeof *b);
-    b->r = (n - 1) / 2;
-    const int r = b->r;
-    if (sigma <= 0 || r == 0) {
-        b->a0 = sigma <= 0 ? box_weight : 1.0;
-        b->sum = b->a0 * n;
+    ic_blur_fit f;
+    if (!ic__blur_fit(&f, n, sigma, box_weight, tol))
+        return 0;
+    const int r = b->r = f.r, bk = b->nterms = f.nterms;
+    b->a0 = f.a0;
+    b->err = f.err;
+    b->sum = b->a0 * n;
+    if (!bk)
         return 1;
-    }
-    double *g = malloc((size_t)(r + 1) * sizeof *g);
-    if (!g)
-        return 0;
-    gauss_half(r, sigma, g);
-    /* periods of 1.2 to 2 supports: long enough that the cosines need not
-     * bend back inside the window, short enough that few terms fit it */
-    static const double periods[] = {1.2, 1.35, 1.5, 1.65, 1.8, 2.0};
-    double best = INFINITY, c[MAX_TERMS + 1], bc[MAX_TERMS + 1] = {0}, btheta = 0;
-    int bk = 0;
-    const int kmax = r < MAX_TERMS ? r : MAX_TERMS; /* r terms interpolate all r+1 weights */
-    for (int K = 1; K <= kmax && best > tol; K++)
-        for (size_t f = 0; f < sizeof periods / sizeof periods[0]; f++) {
-            const double theta = 2.0 * 3.14159265358979323846 / (periods[f] * n);
-            const double e = fit_terms(r, g, theta, K, c);
-            if (e < best) {
-                best = e;
-                bk = K;
-                btheta = theta;
-                memcpy(bc, c, sizeof c);
-            }
-        }
-    free(g);
-    if (!isfinite(best))
-        return 0;
-    b->nterms = bk;
-    b->a0 = bc[0];
-    b->err = best;
     b->ctab = malloc((size_t)bk * (size_t)n * 2 * sizeof *b->ctab);
     if (!b->ctab)
         return 0;
     b->stab = b->ctab + (size_t)bk * (size_t)n;
-    b->sum = b->a0 * n;
     for (int k = 0; k < bk; k++) {
-        const double w = (k + 1) * btheta;
-        b->a[k] = bc[k + 1];
+        const double w = f.w[k];
+        b->a[k] = f.a[k];
         b->rr[k] = cos(w);
         b->ri[k] = -sin(w);
         b->cor[k] = -cos(w * r);
@@ -588,13 +472,10 @@ static void vpass_task(void *arg, int task, int worker)
 
 /* ---- entry points ------------------------------------------------------------ */
 
-/* A window wider than 2*ceil(4 sigma)+1 holds a bell too narrow for ten
- * cosines of its period; the fit would miss the tolerance. */
 static int blur_fits(const ic_job *job)
 {
     const ic_kernel *k = job->wk;
-    return k->blur == IC_BLUR_BOX || (job->kw <= 2 * (int)ceil(4.0 * k->sigma_x) + 1 &&
-                                      job->kh <= 2 * (int)ceil(4.0 * k->sigma_y) + 1);
+    return ic__blur_fits(k->blur, k->sigma_x, k->sigma_y, job->kw, job->kh);
 }
 
 int ic_cpu_blur_wanted(const ic_job *job, int forced_fir)

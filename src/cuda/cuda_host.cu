@@ -277,12 +277,15 @@ static int aligned_for_type(const ic_image *im)
 static int src_valid(const ic_job *job)
 {
     const ic_image *s = job->src;
-    return s && s->data && job->w && s->width >= 1 && s->height >= 1 && s->width <= IC_MAX_DIM &&
-           s->height <= IC_MAX_DIM && s->channels >= 1 && s->channels <= 4 &&
-           (s->layout == IC_AOS || s->layout == IC_SOA) && ic_sample_size(s->type) != 0 &&
-           s->pitch >= ic_image_row_bytes(s) && aligned_for_type(s) && job->kw >= 1 &&
-           job->kh >= 1 && (job->kw & 1) && (job->kh & 1) && job->kw <= IC_MAX_KERNEL &&
-           job->kh <= IC_MAX_KERNEL && (!job->premultiply || s->channels == 2 || s->channels == 4);
+    /* a blur past IC_MAX_KERNEL comes by its shape alone (w NULL) */
+    const int max = job->w ? IC_MAX_KERNEL : IC_MAX_BLUR;
+    return s && s->data && (job->w || (job->wk && job->wk->blur)) && s->width >= 1 &&
+           s->height >= 1 && s->width <= IC_MAX_DIM && s->height <= IC_MAX_DIM &&
+           s->channels >= 1 && s->channels <= 4 && (s->layout == IC_AOS || s->layout == IC_SOA) &&
+           ic_sample_size(s->type) != 0 && s->pitch >= ic_image_row_bytes(s) &&
+           aligned_for_type(s) && job->kw >= 1 && job->kh >= 1 && (job->kw & 1) && (job->kh & 1) &&
+           job->kw <= max && job->kh <= max &&
+           (!job->premultiply || s->channels == 2 || s->channels == 4);
 }
 
 /* any_layout: dst may have another layout than src (a device dst, converted
@@ -461,8 +464,9 @@ static ic_status job_stream(ic_cuda_state *st, const ic_job *job, cudaStream_t *
     return IC_OK;
 }
 
-extern "C" ic_status ic_cuda_run(void *state, const ic_job *job, const ic_cuda_strategy *s,
-                                 void *user, ic_timing *t, char *err, size_t errlen)
+/* whole: the strategy needs every row of the image at once (never bands). */
+static ic_status run_job(void *state, const ic_job *job, const ic_cuda_strategy *s, void *user,
+                         ic_timing *t, int whole, char *err, size_t errlen)
 {
     ic_cuda_state *st = (ic_cuda_state *)state;
     if (!st || !job || !s || !t)
@@ -480,7 +484,7 @@ extern "C" ic_status ic_cuda_run(void *state, const ic_job *job, const ic_cuda_s
     /* Both layouts are `rows` rows of `row_bytes` (SoA: the planes stacked). */
     const size_t row_bytes = ic_image_row_bytes(src);
     const size_t rows = (size_t)src->height * (src->layout == IC_SOA ? (size_t)src->channels : 1u);
-    const size_t nw = (size_t)job->kw * (size_t)job->kh;
+    const size_t nw = job->w ? (size_t)job->kw * (size_t)job->kh : 1u;
     /* A range other than "all rows" goes through the bands (see the top). */
     const int ranged = job->row0 != 0 || job->row1 != 0;
     if (ranged && (job->row0 < 0 || job->row1 <= job->row0 || job->row1 > src->height)) {
@@ -492,6 +496,13 @@ extern "C" ic_status ic_cuda_run(void *state, const ic_job *job, const ic_cuda_s
     const int on_device = dev_src || dev_dst;
     if (on_device && partial) {
         snprintf(err, errlen, "%s: device images cannot be filtered by row ranges", s->kernel_name);
+        return IC_ERR_UNSUPPORTED;
+    }
+    if (whole && (partial || st->device_memory > 0)) {
+        snprintf(err, errlen,
+                 "%s: needs the whole image on one device (no row ranges, no device_memory "
+                 "limit)",
+                 s->kernel_name);
         return IC_ERR_UNSUPPORTED;
     }
     if (on_device && st->device_memory > 0 && (!dev_src || !dev_dst || convert)) {
@@ -508,7 +519,7 @@ extern "C" ic_status ic_cuda_run(void *state, const ic_job *job, const ic_cuda_s
         return r;
     if (dev_dst && (r = check_device_image(dst, "destination", st->device, err, errlen)) != IC_OK)
         return r;
-    if (!on_device &&
+    if (!on_device && !whole &&
         (st->transfer == IC_TRANSFER_ASYNC || st->device_memory > 0 || partial ||
          (st->transfer == IC_TRANSFER_AUTO && rows * row_bytes >= IC_CUDA_AUTO_ASYNC_BYTES))) {
         ic_cuda_args ta = job_args(st, job);
@@ -549,8 +560,9 @@ extern "C" ic_status ic_cuda_run(void *state, const ic_job *job, const ic_cuda_s
         IC_CUDA_CHECK(cudaMemcpy2DAsync(st->src.p, st->src.pitch, src->data, src->pitch, row_bytes,
                                         rows, cudaMemcpyHostToDevice, stream));
     }
-    IC_CUDA_CHECK(
-        cudaMemcpyAsync(st->w, job->w, nw * sizeof(float), cudaMemcpyHostToDevice, stream));
+    if (job->w)
+        IC_CUDA_CHECK(
+            cudaMemcpyAsync(st->w, job->w, nw * sizeof(float), cudaMemcpyHostToDevice, stream));
     if (s->prepare && (r = s->prepare(&a, job->w, err, errlen)) != IC_OK)
         return r;
     IC_CUDA_CHECK(cudaEventRecord(ev[IC_EV_UPLOADED], stream));
@@ -588,4 +600,16 @@ extern "C" ic_status ic_cuda_run(void *state, const ic_job *job, const ic_cuda_s
     t->kernel_ms = k;
     t->download_ms = down;
     return IC_OK;
+}
+
+extern "C" ic_status ic_cuda_run(void *state, const ic_job *job, const ic_cuda_strategy *s,
+                                 void *user, ic_timing *t, char *err, size_t errlen)
+{
+    return run_job(state, job, s, user, t, 0, err, errlen);
+}
+
+extern "C" ic_status ic_cuda_run_whole(void *state, const ic_job *job, const ic_cuda_strategy *s,
+                                       void *user, ic_timing *t, char *err, size_t errlen)
+{
+    return run_job(state, job, s, user, t, 1, err, errlen);
 }

@@ -113,6 +113,12 @@ void ic_cuda_close(void *state);
 ic_status ic_cuda_run(void *state, const ic_job *job, const ic_cuda_strategy *s, void *user,
                       ic_timing *t, char *err, size_t errlen);
 
+/* ic_cuda_run for a strategy that needs every row of the image at once (the
+ * fast path's blur): never the banded pipeline; a row range or a
+ * device_memory limit is refused with IC_ERR_UNSUPPORTED. job->w may be
+ * NULL for a blur by its shape (job->wk->blur, kw and kh up to IC_MAX_BLUR). */
+ic_status ic_cuda_run_whole(void *state, const ic_job *job, const ic_cuda_strategy *s, void *user,
+                            ic_timing *t, char *err, size_t errlen);
 /* Describes how ic_cuda_run would run the job (job->dst may be NULL). */
 ic_status ic_cuda_explain(void *state, const ic_job *job, const ic_cuda_strategy *s, char *buf,
                           size_t buflen);

@@ -57,6 +57,9 @@ void ic_auto_rates_default(ic_auto_rates *r, int threads)
      * whole, with 16 cores */
     r->gpu_decode_s = 0.005;
     r->gpu_encode_s = 0.000545;
+    /* the blur method's target on an H200 (sigma 120 on HD RGB in 1 ms is
+     * 6.2e9 samples/s), halved until bench/suites/blur.sh measures it */
+    r->gpu_blur_per_s = 3e9;
 }
 
 static double at_least(double v, double lo)
@@ -95,7 +98,10 @@ static void predict(const ic_auto_job *j, const ic_auto_rates *r, cost *c)
     c->dec_w = c->dec / min2(at_least(r->cpu_decode_par[in], 1), cores);
     c->enc_w = c->enc / min2(at_least(r->cpu_encode_par[out], 1), cores);
     c->filt_cpu = j->macs / at_least(j->separable ? r->cpu_mac_sep : r->cpu_mac_direct, 1);
-    c->filt_gpu = j->macs / at_least(r->gpu_mac_per_s, 1) + r->gpu_launch_s;
+    /* a blur takes the prefix-sum method, a cost per sample whatever sigma */
+    c->filt_gpu = (j->blur ? px * j->channels / at_least(r->gpu_blur_per_s, 1)
+                           : j->macs / at_least(r->gpu_mac_per_s, 1)) +
+                  r->gpu_launch_s;
     const double xfer = 2 * c->bytes / at_least(r->bus_bps, 1);
 
     if (j->n_images == 1) {

@@ -23,6 +23,8 @@ struct ic_context {
     ic_context_options opts; /* opts.tuning points at tuning */
     ic_tuning tuning;        /* what every job carries (ic_context_set_tuning) */
     ic_timing timing;
+    int is_auto;          /* created as "auto": a kernel be cannot run goes to cpu */
+    ic_context *fallback; /* that cpu context, made on first use */
 };
 
 static double now_ms(void)
@@ -33,13 +35,15 @@ static double now_ms(void)
 }
 
 static ic_status context_create(ic_context **ctx, const char *name, const ic_context_options *opts,
-                                char *errbuf, size_t errlen)
+                                int is_auto, char *errbuf, size_t errlen)
 {
     if (!ctx)
         return ic_errf(errbuf, errlen, IC_ERR_INVALID_ARG, "no context pointer (NULL)");
     *ctx = NULL;
-    if (!name || strcmp(name, "auto") == 0)
+    if (!name || strcmp(name, "auto") == 0) {
         name = ic_backend_auto();
+        is_auto = 1;
+    }
     int usable = 0;
     const char *why = "";
     const ic_backend *be = ic__backend_find(name, &usable, &why);
@@ -56,6 +60,7 @@ static ic_status context_create(ic_context **ctx, const char *name, const ic_con
         return ic_errf(errbuf, errlen, IC_ERR_NOMEM, "out of memory");
     }
     c->be = be;
+    c->is_auto = is_auto && strcmp(be->name, "cpu") != 0;
     if (opts)
         c->opts = *opts;
     if (c->opts.tuning) {
@@ -111,13 +116,21 @@ static ic_status context_create(ic_context **ctx, const char *name, const ic_con
 ic_status ic_context_create(ic_context **ctx, const char *name, const ic_context_options *opts)
 {
     char err[256] = "";
-    return ic_fail_msg(context_create(ctx, name, opts, err, sizeof err), err);
+    return ic_fail_msg(context_create(ctx, name, opts, 0, err, sizeof err), err);
+}
+
+ic_status ic__context_create_auto(ic_context **ctx, const char *name,
+                                  const ic_context_options *opts)
+{
+    char err[256] = "";
+    return ic_fail_msg(context_create(ctx, name, opts, 1, err, sizeof err), err);
 }
 
 void ic_context_free(ic_context *ctx)
 {
     if (!ctx)
         return;
+    ic_context_free(ctx->fallback);
     if (ctx->multi)
         ic__multi_close(ctx->multi);
     else if (ctx->be->close)
@@ -181,6 +194,26 @@ static ic_status kernel_runs(const ic_context *ctx, const ic_kernel *k, char *er
                    "%s is %dx%d; backend %s%s filters kernels up to %d (use backend cpu)", k->name,
                    k->width, k->height, ctx->be->name, ctx->multi ? " on several devices" : "",
                    IC_MAX_KERNEL);
+}
+
+/* The cpu context an `auto` context hands a host job whose kernel its own
+ * backend cannot run (a blur past IC_MAX_KERNEL on a backend without
+ * IC_CAP_BLUR), made on first use; NULL when the job stays where it is. */
+static ic_context *auto_fallback(ic_context *ctx, const ic_image *src, const ic_image *dst,
+                                 const ic_kernel *k)
+{
+    char why[256];
+    if (!ctx->is_auto || !k || !src || src->memory != IC_MEM_HOST ||
+        (dst && dst->memory != IC_MEM_HOST) || kernel_runs(ctx, k, why, sizeof why) == IC_OK)
+        return NULL;
+    if (!ctx->fallback) {
+        ic_context_options o = ctx->opts;
+        o.n_devices = 0; /* the cpu backend has no devices to split over */
+        if (context_create(&ctx->fallback, "cpu", &o, 0, why, sizeof why) != IC_OK)
+            return NULL; /* the job then fails with kernel_runs' reason */
+    }
+    ctx->fallback->tuning = ctx->tuning;
+    return ctx->fallback;
 }
 
 static int image_valid(const ic_image *im)
@@ -381,6 +414,12 @@ ic_status ic_convolve(ic_context *ctx, const ic_image *src, ic_image *dst, const
 {
     if (!ctx)
         return ic_fail(IC_ERR_INVALID_ARG, "no context (NULL)");
+    ic_context *fb = auto_fallback(ctx, src, dst, k);
+    if (fb) {
+        const ic_status fs = ic_convolve(fb, src, dst, k, p);
+        ctx->timing = fb->timing;
+        return fs;
+    }
     const double t0 = now_ms();
     ic_params def;
     if (!p) {
@@ -516,6 +555,9 @@ ic_status ic_plan_explain(ic_context *ctx, const ic_image *src, const ic_kernel 
         return ic_fail(IC_ERR_INVALID_ARG, "no context or buffer, or an invalid image or kernel");
     if (k->magnitude || (p && p->abs))
         return ic_chain_explain(ctx, src, k, 1, p, buf, buflen);
+    ic_context *fb = auto_fallback(ctx, src, NULL, k);
+    if (fb)
+        return ic_plan_explain(fb, src, k, p, buf, buflen);
     ic_kernel wk;
     float *w;
     ic_job job;
@@ -560,6 +602,9 @@ ic_status ic_plan_get(ic_context *ctx, const ic_image *src, const ic_kernel *k, 
 {
     if (!ctx || !plan || !image_valid(src) || !kernel_valid(k))
         return ic_fail(IC_ERR_INVALID_ARG, "ic_plan_get: invalid context, image, kernel or plan");
+    ic_context *fb = auto_fallback(ctx, src, NULL, k);
+    if (fb)
+        return ic_plan_get(fb, src, k, p, plan);
     memset(plan, 0, sizeof *plan);
     plan->backend = ctx->be->name;
     plan->pred_ms = plan->pred_direct_ms = plan->pred_sep_ms = plan->pred_fft_ms =

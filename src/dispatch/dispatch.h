@@ -26,6 +26,12 @@ ic_status ic__convolve_premultiplied(const ic_job *job);
  * or a context split across several devices (*why says which). */
 ic_status ic__context_device(const ic_context *ctx, int *device, const char **why);
 
+/* ic_context_create as "auto" with the choice made: the context runs on
+ * backend `name` and hands host jobs whose kernel that backend cannot run to
+ * a cpu context of its own (context.c); the tests choose the backend. */
+ic_status ic__context_create_auto(ic_context **ctx, const char *name,
+                                  const ic_context_options *opts);
+
 /* Checks a tuning's values (include/imgconv.h, ic_tuning): IC_OK, or
  * IC_ERR_INVALID_ARG with ic_last_error() naming the bad field (tuning.c). */
 ic_status ic__tuning_check(const ic_tuning *t);

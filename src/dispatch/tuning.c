@@ -12,8 +12,8 @@
 #include "core/error.h"
 #include "dispatch/dispatch.h"
 
-static const char *const method_names[] = {"auto",   "direct", "sep",   "fft",
-                                           "global", "rows",   "tensor"};
+static const char *const method_names[] = {"auto",   "direct", "sep",    "fft",
+                                           "global", "rows",   "tensor", "blur"};
 static const char *const isa_names[] = {"auto", "scalar", "avx2", "avx512"};
 static const char *const calibrate_names[] = {"auto", "builtin"};
 

@@ -3,7 +3,7 @@
  * benchmark and the tests reach it through the public header's advanced tier
  * (ic_plan_get, ic_convolve_async, ic_tuning).
  *
- * The fast path is one backend (ic_backend_cuda, plan.cu) with five methods,
+ * The fast path is one backend (ic_backend_cuda, plan.cu) with six methods,
  * chosen per job by a cost model (plan.cu):
  *   direct  direct.cu  shared-memory float tile, 4x8 outputs per thread, the
  *                      input window reused from registers;
@@ -15,6 +15,9 @@
  *   tensor  tensor.cu  the direct sum as fp16 matrix products on the tensor
  *                      cores (weights split in two halves, fp32 sums);
  *                      rank-1 kernels as two such passes (tensor_sep.cu).
+ *   blur    blur.cu    gaussian and box kernels of any size (shape only past
+ *                      IC_MAX_KERNEL): float64 prefix sums of the
+ *                      border-extended lines, constant time per sample;
  * plus `global`, the shared one-thread-per-sample kernel of cuda_common.cuh, for
  * jobs no method covers (kernels wider than the specialisations). batch.cu
  * runs many images a launch with the rows kernels and the global one.
@@ -41,8 +44,9 @@ typedef enum ic_fast_method {
     IC_FAST_SEP,
     IC_FAST_FFT,
     IC_FAST_GLOBAL,
-    IC_FAST_ROWS,  /* small square kernels: register strips, 16-byte loads (rows.cu) */
-    IC_FAST_TENSOR /* large full-rank kernels on the tensor cores (tensor.cu) */
+    IC_FAST_ROWS,   /* small square kernels: register strips, 16-byte loads (rows.cu) */
+    IC_FAST_TENSOR, /* large full-rank kernels on the tensor cores (tensor.cu) */
+    IC_FAST_BLUR    /* gaussian and box kernels of any size, prefix sums (blur.cu) */
 } ic_fast_method;
 
 /* Widest kernel of the direct method (specialised per width), its tallest,
@@ -199,6 +203,27 @@ int ic_fast_fft_size(int kw, int kh);
 ic_status ic_fast_fft_prepare(ic_fast_fft **f, const ic_cuda_args *a, const float *w,
                               ic_fast_plan *p, size_t budget, char *err, size_t errlen);
 ic_status ic_fast_fft_launch(ic_fast_fft *f, const ic_cuda_args *a, char *err, size_t errlen);
+
+/* The blur method (blur.cu). Auto takes it for a blur whose support is
+ * wider or taller than this: up to IC_FAST_SEP_MAX_K the separable, rows
+ * and tensor FIR passes run a gaussian in a few multiply-adds a tap from
+ * registers, past it only fft and global remain, each costlier than the
+ * blur's few float64 terms a sample (docs/design/blur.md#the-cuda-method). */
+#define IC_FAST_BLUR_MIN_SIDE (IC_FAST_SEP_MAX_K + 2)
+/* Device scratch of the method (two float planes sets), owned by the state. */
+typedef struct ic_fast_blur ic_fast_blur;
+void ic_fast_blur_free(ic_fast_blur *b);
+/* 1 when the method can run this kernel (wk->blur set) at kw x kh: a box
+ * always, a gaussian whose support is within 2*ceil(4 sigma)+1. */
+int ic_fast_blur_eligible(const ic_kernel *wk, int kw, int kh);
+/* The cosine terms of each pass (0 for a box); deep: 16-bit or float32
+ * samples (a tighter fit). 0 when not eligible. */
+int ic_fast_blur_terms(const ic_kernel *wk, int kw, int kh, int deep, int *tx, int *ty);
+/* Queues the blur of a (a->w unused; a->kw, a->kh the support) on
+ * a->stream: row pass, column pass, store. *b is made on first use and
+ * grown or shrunk to the job. */
+ic_status ic_fast_blur_launch(ic_fast_blur **b, const ic_cuda_args *a, const ic_kernel *wk,
+                              char *err, size_t errlen);
 
 /* ---- batched launches (batch.cu) ------------------------------------------- */
 

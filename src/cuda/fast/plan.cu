@@ -1,6 +1,6 @@
 /*
  * plan.cu - backend "cuda", the fast path: a planner that picks, per job, the
- * cheapest of five methods by a roofline cost model, and the backend around
+ * cheapest of six methods by a roofline cost model, and the backend around
  * it (running, explaining, batches).
  *
  *   direct  (direct.cu)   K^2 multiply-adds per sample, shared-memory tile;
@@ -11,7 +11,11 @@
  *   tensor  (tensor.cu)   the direct sum as fp16 matrix products on the tensor
  *                         cores; a rank-1 kernel as two passes (tensor_sep.cu);
  *   global  (cuda_common.cuh) one thread per sample, for kernels none of the
- *                         others takes.
+ *                         others takes;
+ *   blur    (blur.cu)     gaussian and box kernels of any size as float64
+ *                         prefix sums, constant time per sample: every blur
+ *                         past IC_MAX_KERNEL (shape only), and auto's choice
+ *                         from IC_FAST_BLUR_MIN_SIDE taps a side (fast.h).
  *
  * Planning is three steps: a predictor per method (predict_*), the choice
  * between them (ic_fast_choose, plan_choose.c: every tie and margin rule)
@@ -93,6 +97,9 @@ static const double TC_SEP_FIXED = 46.0;         /* ... its rank-1 passes: and t
 static const double TSEP_BIG_MAX_SAMPLES = 64e6; /* the rank-1 passes' big blocks below this */
 static const double FACTOR_TOL = 1e-6; /* ic_kernel_factor tolerance (relative to max|K|) */
 static const size_t FFT_BUDGET = (size_t)1 << 30; /* bytes of FFT tile buffers */
+static const double BLUR_FP64 = 0.5;              /* fp64 multiply-adds per fp32 one (H100, H200) */
+static const double BLUR_TERM_OPS = 20.0; /* fp64 multiply-adds a term a sample a pass (blur.cu) */
+static const double BLUR_BYTES = 16.0;    /* float planes B and V, each written and read */
 
 struct ic_fast_state {
     void *base; /* ic_cuda_open's state: buffers, events, upload/download */
@@ -112,6 +119,7 @@ struct ic_fast_state {
     float *dw_host; /* what dw holds (dw_n floats), so repeated jobs copy nothing */
     size_t dw_n;
     ic_fast_batch *batch; /* descriptor tables of the batched launches (batch.cu) */
+    ic_fast_blur *blur;   /* the blur method's scratch (blur.cu) */
     cudaEvent_t batch_ev; /* orders the other streams of a synchronous batch */
 };
 
@@ -283,19 +291,19 @@ extern "C" const char *ic_fast_method_name(ic_fast_method m)
         return "rows";
     case IC_FAST_TENSOR:
         return "tensor";
+    case IC_FAST_BLUR:
+        return "blur";
     default:
         return "auto";
     }
 }
 
-static_assert((int)IC_FAST_AUTO == (int)IC_METHOD_AUTO &&
-                  (int)IC_FAST_DIRECT == (int)IC_METHOD_DIRECT &&
-                  (int)IC_FAST_SEP == (int)IC_METHOD_SEP &&
-                  (int)IC_FAST_FFT == (int)IC_METHOD_FFT &&
-                  (int)IC_FAST_GLOBAL == (int)IC_METHOD_GLOBAL &&
-                  (int)IC_FAST_ROWS == (int)IC_METHOD_ROWS &&
-                  (int)IC_FAST_TENSOR == (int)IC_METHOD_TENSOR,
-              "ic_fast_method and ic_method name the methods in the same order");
+static_assert(
+    (int)IC_FAST_AUTO == (int)IC_METHOD_AUTO && (int)IC_FAST_DIRECT == (int)IC_METHOD_DIRECT &&
+        (int)IC_FAST_SEP == (int)IC_METHOD_SEP && (int)IC_FAST_FFT == (int)IC_METHOD_FFT &&
+        (int)IC_FAST_GLOBAL == (int)IC_METHOD_GLOBAL && (int)IC_FAST_ROWS == (int)IC_METHOD_ROWS &&
+        (int)IC_FAST_TENSOR == (int)IC_METHOD_TENSOR && (int)IC_FAST_BLUR == (int)IC_METHOD_BLUR,
+    "ic_fast_method and ic_method name the methods in the same order");
 
 /* The job's tuning (never NULL from the dispatcher; the defaults otherwise). */
 static const ic_tuning *tuning_of(const ic_job *job)
@@ -747,6 +755,44 @@ static void fill_plan(ic_fast_plan *p, ic_fast_method m, const job_facts &f,
     }
 }
 
+/* The blur method's plan: its terms, bytes and predicted time,
+ *   t = 3 L + max(io / copy, ops / (BLUR_FP64 fma)),
+ * ops = samples * BLUR_TERM_OPS * sum over the passes of terms * (n + 2r) / n. */
+static void plan_blur(const ic_fast_state *st, const ic_job *job, ic_fast_plan *p)
+{
+    const ic_image *img = job->src;
+    int tx = 0, ty = 0;
+    (void)ic_fast_blur_terms(job->wk, job->kw, job->kh, img->type != IC_U8, &tx, &ty);
+    const double samples = (double)img->width * img->height * img->channels;
+    const double W = img->width, H = img->height;
+    p->method = IC_FAST_BLUR;
+    p->rank = 0;
+    p->threads = 256;
+    p->blocks = img->height * img->channels;
+    p->fmas = samples * BLUR_TERM_OPS *
+              ((tx + 1) * (W + job->kw - 1) / W + (ty + 1) * (H + job->kh - 1) / H);
+    p->bytes = samples * (2.0 * (double)ic_sample_size(img->type) + BLUR_BYTES);
+    p->pred_ms = (3 * LAUNCH_S +
+                  fmax(p->bytes / st->dev.copy_bps, p->fmas / (BLUR_FP64 * st->dev.fma_per_s))) *
+                 1e3;
+    p->pred_direct_ms = p->pred_sep_ms = p->pred_fft_ms = p->pred_rows_ms = p->pred_tensor_ms = -1;
+}
+
+/* 1 when the job takes the blur method: a blur by its shape alone always;
+ * one with weights when forced, or under auto from IC_FAST_BLUR_MIN_SIDE
+ * taps a side. Never an asynchronous job (it needs whole-image scratch and
+ * the synchronous run). */
+static int blur_taken(const ic_fast_state *st, const ic_job *job)
+{
+    if (!job->w)
+        return 1;
+    if (job->async || !ic_fast_blur_eligible(job->wk, job->kw, job->kh))
+        return 0;
+    return st->force == IC_FAST_BLUR ||
+           (st->force == IC_FAST_AUTO &&
+            (job->kw >= IC_FAST_BLUR_MIN_SIDE || job->kh >= IC_FAST_BLUR_MIN_SIDE));
+}
+
 /* The plan of a job: every method's prediction, the choice between them
  * (plan_choose.c) and the chosen method's launch. */
 static ic_status plan_job(ic_fast_state *st, const ic_job *job, ic_fast_plan *p, char *err,
@@ -759,6 +805,17 @@ static ic_status plan_job(ic_fast_state *st, const ic_job *job, ic_fast_plan *p,
     ic_status s = device_ceilings(st, tune, err, errlen);
     if (s != IC_OK)
         return s;
+    if (blur_taken(st, job)) {
+        if (!job->w && !ic_fast_blur_eligible(job->wk, job->kw, job->kh)) {
+            snprintf(err, errlen,
+                     "cuda: %s is wider than 2*ceil(4 sigma)+1, too wide for its sigma to run "
+                     "as prefix sums (leave the size out: 2*ceil(3 sigma)+1)",
+                     job->wk ? job->wk->name : "the kernel");
+            return IC_ERR_UNSUPPORTED;
+        }
+        plan_blur(st, job, p);
+        return IC_OK;
+    }
     if ((s = factor_job(st, job, err, errlen)) != IC_OK)
         return s;
     job_facts f;
@@ -860,6 +917,8 @@ static ic_status launch_plan(ic_fast_state *st, const ic_cuda_args *a, const ic_
         if (p->rank == 1)
             return ic_fast_tensor_sep_launch(a, st->fac.row, st->fac.col, p, err, errlen);
         return ic_fast_tensor_launch(a, job->w, p, err, errlen);
+    case IC_FAST_BLUR:
+        return ic_fast_blur_launch(&st->blur, a, job->wk, err, errlen);
     default:
         return ic_cu_launch_fallback(a, "cuda fast global kernel", err, errlen);
     }
@@ -919,6 +978,7 @@ static void fast_close(void *state)
     (void)cudaSetDevice(st->device);
     ic_fast_fft_free(st->fft);
     ic_fast_batch_free(st->batch);
+    ic_fast_blur_free(st->blur);
     if (st->batch_ev)
         (void)cudaEventDestroy(st->batch_ev);
     (void)cudaFree(st->dw);
@@ -946,6 +1006,8 @@ static ic_status fast_run(void *state, const ic_job *job, ic_timing *t, char *er
     ic_status s = plan_job(st, job, &rc.plan, err, errlen);
     if (s != IC_OK)
         return s;
+    if (rc.plan.method == IC_FAST_BLUR) /* every row at once: never the bands */
+        return ic_cuda_run_whole(st->base, job, &fast_strategy, &rc, t, err, errlen);
     return ic_cuda_run(st->base, job, &fast_strategy, &rc, t, err, errlen);
 }
 
@@ -967,6 +1029,42 @@ static void fmt_ms(char *b, size_t n, double ms)
         snprintf(b, n, "%.3f ms", ms);
 }
 
+/* --explain of the blur method. */
+static ic_status explain_blur(const ic_fast_state *st, const ic_job *job, const ic_fast_plan *p,
+                              char *buf, size_t buflen)
+{
+    const ic_image *img = job->src;
+    const ic_kernel *k = job->wk;
+    int tx = 0, ty = 0;
+    (void)ic_fast_blur_terms(k, job->kw, job->kh, img->type != IC_U8, &tx, &ty);
+    char pr[32], by[32], terms[96];
+    fmt_ms(pr, sizeof pr, p->pred_ms);
+    fmt_bytes(by, sizeof by, p->bytes);
+    const int box = k->blur == IC_BLUR_BOX;
+    if (box)
+        snprintf(terms, sizeof terms, "one plain sum a pass, exact in float64");
+    else
+        snprintf(terms, sizeof terms, "sigma %g x %g, %d + %d cosine terms (row, column)",
+                 k->sigma_x, k->sigma_y, tx, ty);
+    snprintf(buf, buflen,
+             "cuda: method blur%s for a %dx%d %s on %dx%d %s x%d%s%s\n"
+             "  float64 prefix sums of the border-extended lines (reduce, then scan): %s; "
+             "row pass one line a block (256 runs), column pass 16 columns x 32 runs a block, "
+             "then one store pass; %s\n"
+             "  model: %.3g G fp64 multiply-adds, %s of device traffic; predicted %s\n",
+             st->force == IC_FAST_BLUR ? " (forced)" : "", job->kw, job->kh,
+             box ? "box" : "gaussian", img->width, img->height,
+             img->layout == IC_SOA ? "SoA" : "AoS", img->channels,
+             img->type == IC_U16   ? " 16-bit"
+             : img->type == IC_F32 ? " float32"
+                                   : "",
+             job->premultiply ? ", premultiplied alpha" : "", terms,
+             !job->w ? "past the FIR methods' sizes (weights not materialised)"
+                     : "auto takes it from 33 taps a side (IC_FAST_BLUR_MIN_SIDE)",
+             p->fmas / 1e9, by, pr);
+    return IC_OK;
+}
+
 static ic_status fast_explain(void *state, const ic_job *job, char *buf, size_t buflen)
 {
     ic_fast_state *st = (ic_fast_state *)state;
@@ -982,6 +1080,8 @@ static ic_status fast_explain(void *state, const ic_job *job, char *buf, size_t 
         return IC_OK;
     }
     const ic_image *img = job->src;
+    if (p.method == IC_FAST_BLUR)
+        return explain_blur(st, job, &p, buf, buflen);
     char d[32], sp[32], f[32], rw[32], tc[32], pr[32], by[32];
     fmt_ms(rw, sizeof rw, p.pred_rows_ms);
     fmt_ms(tc, sizeof tc, p.pred_tensor_ms);
@@ -1237,6 +1337,8 @@ static ic_status fast_run_batch(void *state, const ic_job *jobs, int n, int *tak
                      jobs[i].src->device, jobs[i].dst->device, st->device);
             return IC_ERR_INVALID_ARG;
         }
+    if (!jobs[0].w) /* a blur by its shape: declined, the loop runs each image's blur */
+        return IC_OK;
     int nomem = 0;
     if (batch_aliases(jobs, n, &nomem)) {
         if (!nomem)
@@ -1360,7 +1462,9 @@ static ic_status fast_plan_hook(void *state, const ic_job *job, ic_plan *out, ch
     ic_fast_plan p;
     ic_status s = plan_job(st, job, &p, err, errlen);
     if (s != IC_OK || (s = ic_cuda_plan(st->base, job, out, err, errlen)) != IC_OK)
-        return s;                      /* (ic_cuda_plan: the band pipeline's part) */
+        return s;                 /* (ic_cuda_plan: the band pipeline's part) */
+    if (p.method == IC_FAST_BLUR) /* every row at once (ic_cuda_run_whole) */
+        out->bands = out->band_rows = out->streams = 0;
     out->method = (ic_method)p.method; /* the same order (plan_job) */
     out->forced = st->force != IC_FAST_AUTO && p.method == st->force;
     out->rank = p.rank;
@@ -1409,7 +1513,8 @@ extern "C" const ic_backend ic_backend_cuda = {
     fast_close,
     fast_run,
     fast_explain,
-    IC_CAP_PREMULTIPLY | IC_CAP_DEVICE_IMAGES | IC_CAP_ASYNC | IC_CAP_U16 | IC_CAP_F32,
+    IC_CAP_PREMULTIPLY | IC_CAP_DEVICE_IMAGES | IC_CAP_ASYNC | IC_CAP_U16 | IC_CAP_F32 |
+        IC_CAP_BLUR,
     NULL, /* host_bytes: the band pipeline's pinned staging is not counted yet */
     /* seeds 001 and 002 on the device (src/exercises/conv1d_cuda.cu, matmul_cuda.cu) */
     ic__conv1d_cuda,
