@@ -103,8 +103,9 @@ static ic_context *context_with(const char *tuning)
     if (ic_context_create(&ctx, "cuda", NULL) != IC_OK)
         return NULL;
     if (tuning) {
-        ic_tuning t;
-        if (ic_tuning_parse(tuning, &t) != IC_OK || ic_context_set_tuning(ctx, &t) != IC_OK) {
+        ic_tuning t; /* the parse keeps the fields it does not name */
+        if (ic_context_get_tuning(ctx, &t) != IC_OK || ic_tuning_parse(tuning, &t) != IC_OK ||
+            ic_context_set_tuning(ctx, &t) != IC_OK) {
             ic_context_free(ctx);
             return NULL;
         }

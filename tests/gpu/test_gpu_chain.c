@@ -113,7 +113,8 @@ static int padding_poisoned(const dev_img *d, const uint8_t *h)
 /* ---- what a case filters -------------------------------------------------- */
 
 static const char *const mags[] = {"sobel", "scharr", "prewitt"};
-static const char *const asym[] = {"sobel-x", "sobel-y", "0 1 2", "scharr-x", "1 0 -1; 2 0 -2"};
+static const char *const asym[] = {"sobel-x", "sobel-y", "0 1 2", "scharr-x",
+                                   "-1 -1 0; -1 0 1; 0 1 2"};
 static const char *const mix[] = {"gaussian:3", "gaussian:5", "box:3",   "sharpen",
                                   "sobel",      "prewitt",    "box:1x5", "unsharp:5"};
 
