@@ -253,7 +253,12 @@ for i in $(seq 12); do
         "http://127.0.0.1:$PORT_D/v1/filter?kernel=motion:length=101,angle=45" >"d$i.code" &
     CURLS+=($!)
 done
-sleep 0.3
+# the stop comes once a job is being filtered: a loaded machine may take
+# longer than a fixed pause to send the bodies
+for _ in $(seq 100); do
+    curl -s "http://127.0.0.1:$PORT_D/v1/metrics" | grep -q '^imgconv_images_in_flight 1' && break
+    sleep 0.05
+done
 kill -TERM "$PID_D"
 wait "${CURLS[@]}"
 wait "$PID_D"; rc=$?
