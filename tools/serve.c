@@ -520,6 +520,7 @@ static int serve_setup(srv *s, cli_err *e)
 #if defined(LIBEVENT_VERSION_NUMBER) && LIBEVENT_VERSION_NUMBER >= 0x02020000
     evhttp_set_max_connections(s->http, s->base.max_connections);
 #endif
+    evhttp_set_bevcb(s->http, srv_guard_new, s);
     evhttp_set_gencb(s->http, on_request, s);
     code = s->base.socket_path ? bind_unix(s, e) : bind_tcp(s, e);
     fflush(stdout);

@@ -25,6 +25,7 @@ struct event_base;
 struct evhttp;
 struct evhttp_bound_socket;
 struct event;
+struct bufferevent;
 
 typedef struct srv_job {
     struct srv_job *next;
@@ -132,6 +133,11 @@ const char *srv_lane_engine(const srv *s);
 int srv_lane_route(const srv *s, srv_job *j);
 /* The job's status after a failed step: the CLI's exit code and reason. */
 void srv_job_failed(srv_job *j, int code, ic_status why, const cli_err *e);
+
+/* serve_guard.c: evhttp_set_bevcb's callback (arg: the srv): each
+ * connection's bufferevent, which answers a body over --max-body with the
+ * JSON 413 before evhttp reads it. */
+struct bufferevent *srv_guard_new(struct event_base *base, void *arg);
 
 /* serve_metrics.c */
 void srv_metrics_record(srv *s, int http, double seconds);
