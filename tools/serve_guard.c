@@ -32,6 +32,10 @@ enum { G_HEAD, G_BODY, G_CHUNK_LINE, G_CHUNK_DATA, G_CHUNK_END, G_TRAILER, G_PAS
 typedef struct guard {
     srv *s;
     struct bufferevent *under;
+    struct bufferevent *bev; /* the filter evhttp sees */
+    struct event *kick;      /* guard_kick, on the loop's next turn */
+    struct event *done;      /* guard_done, once the socket took the reply */
+    int writing;             /* a reply of evhttp's is under the filter */
     int phase;
     char head[GUARD_HEAD_MAX];
     size_t nhead;
@@ -237,14 +241,77 @@ static enum bufferevent_filter_result guard_input(struct evbuffer *src, struct e
     return BEV_OK;
 }
 
+/* The output filter: a copy, since evhttp's write callback comes once the
+ * reply has moved under the filter, and the reply's body is a reference
+ * to memory the server frees then. */
+static enum bufferevent_filter_result guard_output(struct evbuffer *src, struct evbuffer *dst,
+                                                   ev_ssize_t limit,
+                                                   enum bufferevent_flush_mode mode, void *ctx)
+{
+    (void)limit;
+    (void)mode;
+    (void)ctx;
+    guard *g = ctx;
+    char buf[16384];
+    for (int n; (n = evbuffer_remove(src, buf, sizeof buf)) > 0;)
+        if (evbuffer_add(dst, buf, (size_t)n) != 0)
+            return BEV_ERROR;
+    g->writing = 1;
+    /* not BEV_OK: that would tell evhttp the reply is written while it is
+     * still under the filter; guard_drained does once it is on the wire */
+    return BEV_NEED_MORE;
+}
+
+/* The reply has left the socket: evhttp's write callback may now end the
+ * request (and free the connection when it closes). */
+static void guard_done(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    guard *g = arg;
+    if (g->writing && evbuffer_get_length(bufferevent_get_output(g->bev)) == 0 &&
+        evbuffer_get_length(bufferevent_get_output(g->under)) == 0) {
+        g->writing = 0;
+        bufferevent_trigger(g->bev, EV_WRITE, 0);
+    }
+}
+
+static void guard_drained(struct evbuffer *out, const struct evbuffer_cb_info *info, void *arg)
+{
+    guard *g = arg;
+    if (info->n_deleted > 0 && g->writing && evbuffer_get_length(out) == 0)
+        event_active(g->done, EV_TIMEOUT, 1);
+}
+
+/* The deferred push of guard_output_added: writing is enabled by now, so the
+ * filter passes the reply on and, once it has, tells evhttp (its write
+ * callback ends the request and reads the next one on the connection). */
+static void guard_kick(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    bufferevent_flush(arg, EV_WRITE, BEV_NORMAL);
+}
+
 /* evhttp queues a reply before it enables writing, and a filtering
- * bufferevent only passes output on while writing is enabled: the reply is
- * pushed through here as it is queued. */
+ * bufferevent only passes output on while writing is enabled and looks again
+ * only when more is added: the reply is pushed from the loop's next turn. */
 static void guard_output_added(struct evbuffer *out, const struct evbuffer_cb_info *info, void *arg)
 {
     (void)out;
+    guard *g = arg;
     if (info->n_added > 0)
-        bufferevent_flush(arg, EV_WRITE, BEV_FLUSH);
+        event_active(g->kick, EV_TIMEOUT, 1);
+}
+
+static void guard_free(void *arg)
+{
+    guard *g = arg;
+    if (g->kick)
+        event_free(g->kick);
+    if (g->done)
+        event_free(g->done);
+    free(g);
 }
 
 struct bufferevent *srv_guard_new(struct event_base *base, void *arg)
@@ -252,21 +319,26 @@ struct bufferevent *srv_guard_new(struct event_base *base, void *arg)
     srv *s = arg;
     guard *g = calloc(1, sizeof *g);
     struct bufferevent *under = g ? bufferevent_socket_new(base, -1, BEV_OPT_CLOSE_ON_FREE) : NULL;
-    struct bufferevent *bev =
-        under ? bufferevent_filter_new(under, guard_input, NULL, BEV_OPT_CLOSE_ON_FREE, free, g)
-              : NULL;
+    struct bufferevent *bev = under ? bufferevent_filter_new(under, guard_input, guard_output,
+                                                             BEV_OPT_CLOSE_ON_FREE, guard_free, g)
+                                    : NULL;
     if (!bev) {
         if (under)
             bufferevent_free(under);
         free(g);
         return NULL;
     }
-    if (!evbuffer_add_cb(bufferevent_get_output(bev), guard_output_added, bev)) {
-        bufferevent_free(bev);
-        return NULL;
-    }
     g->s = s;
     g->under = under;
     g->phase = G_HEAD;
+    g->bev = bev;
+    g->kick = event_new(base, -1, 0, guard_kick, bev);
+    g->done = event_new(base, -1, 0, guard_done, g);
+    if (!g->kick || !g->done ||
+        !evbuffer_add_cb(bufferevent_get_output(bev), guard_output_added, g) ||
+        !evbuffer_add_cb(bufferevent_get_output(under), guard_drained, g)) {
+        bufferevent_free(bev); /* frees g */
+        return NULL;
+    }
     return bev;
 }

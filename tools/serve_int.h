@@ -93,8 +93,10 @@ typedef struct srv {
     pthread_t *th;
     ic_context **ctx;
     const char *worker_backend; /* the CPU workers' backend: "cpu" beside a GPU lane */
-    struct srv_lane *lane;      /* NULL: no GPU lane */
-    pthread_cond_t lane_cv;     /* the lane's queue and slots changed */
+    ic_context *wide;           /* every core's pool, for one request when the server is idle */
+    int wide_busy, ncores;
+    struct srv_lane *lane;  /* NULL: no GPU lane */
+    pthread_cond_t lane_cv; /* the lane's queue and slots changed */
     uint64_t lane_requests[SRV_NLANES];
     uint64_t batches[SRV_NBATCH]; /* the lane's batches, by size (le 1, 2, 4, ...) */
     uint64_t nbatches, batch_images;
@@ -111,8 +113,9 @@ void srv_workers_stop(srv *s);
 int srv_enqueue(srv *s, srv_job *j);
 /* Hands a finished job to the loop (any thread): busy_ms of work on it. */
 void srv_job_done(srv *s, srv_job *j, double busy_ms);
-/* Runs a job on a CPU worker's context (or the lane's fallback). */
-void srv_job_run(srv_job *j, ic_context *ctx);
+/* Runs a job on a CPU worker's context, with threads for its decode and
+ * encode. */
+void srv_job_run(srv_job *j, ic_context *ctx, int threads);
 /* Queues a job the GPU lane gave back on the CPU workers' queue: counted
  * already, so never refused. */
 void srv_requeue_cpu(srv *s, srv_job *j);

@@ -139,7 +139,7 @@ void srv_job_failed(srv_job *j, int code, ic_status why, const cli_err *e)
         job_fail(j, 500, "internal", e->msg);
 }
 
-void srv_job_run(srv_job *j, ic_context *ctx)
+void srv_job_run(srv_job *j, ic_context *ctx, int threads)
 {
     cli_err e;
     memset(&e, 0, sizeof e);
@@ -169,8 +169,8 @@ void srv_job_run(srv_job *j, ic_context *ctx)
         return;
     }
     ic_status why = IC_OK;
-    code = cli_filter_memory(&j->o, ctx, &k, &p, j->body, j->size, name, &j->out, &j->out_size,
-                             &why, j->ms, &e);
+    code = cli_filter_memory(&j->o, ctx, threads, &k, &p, j->body, j->size, name, &j->out,
+                             &j->out_size, &why, j->ms, &e);
     ic_kernel_free(&k);
     if (code != CLI_EXIT_OK) {
         srv_job_failed(j, code, why, &e);
@@ -206,13 +206,20 @@ static void *worker_main(void *arg)
         s->queued--;
         s->queued_bytes -= j->size;
         s->busy++;
+        /* alone with nothing queued: every core for this request, through
+         * the wide context (its bytes are the same); the workers that start
+         * meanwhile add at most one core's share each */
+        const int wide = s->wide && !s->wide_busy && s->queued == 0 && s->busy == 1;
+        s->wide_busy |= wide;
         pthread_mutex_unlock(&s->mu);
 
         const double t0 = cli_now_ms();
         j->queue_ms = t0 - j->t0;
-        srv_job_run(j, ctx);
+        srv_job_run(j, wide ? s->wide : ctx,
+                    wide ? s->ncores : (s->ncores / s->nworkers > 1 ? s->ncores / s->nworkers : 1));
         pthread_mutex_lock(&s->mu);
         s->busy--;
+        s->wide_busy &= !wide;
         pthread_mutex_unlock(&s->mu);
         srv_job_done(s, j, cli_now_ms() - t0);
     }
@@ -271,6 +278,18 @@ int srv_workers_start(srv *s, cli_err *e)
             return cli_fail(e, cli_exit_for_backend(st), NULL, "backend %s: %s", s->worker_backend,
                             msg[0] ? msg : ic_status_str(st));
     }
+    s->ncores = ncores;
+    if (s->base.ctx.threads == 0 && ncores > 1 && s->nworkers > 1) {
+        c.threads = ncores;
+        char msg[256] = "";
+        ic_status st =
+            cli_noted(ic_context_create(&s->wide, s->worker_backend, &c), msg, sizeof msg);
+        if (st == IC_OK)
+            st = cli_noted(warm(s->wide), msg, sizeof msg);
+        if (st != IC_OK)
+            return cli_fail(e, cli_exit_for_backend(st), NULL, "backend %s: %s", s->worker_backend,
+                            msg[0] ? msg : ic_status_str(st));
+    }
     for (int i = 0; i < s->nworkers; i++) {
         worker_arg *w = malloc(sizeof *w);
         if (!w)
@@ -309,6 +328,8 @@ void srv_workers_stop(srv *s)
         pthread_join(s->th[i], NULL);
     for (int i = 0; s->ctx && i < s->nworkers; i++)
         ic_context_free(s->ctx[i]);
+    ic_context_free(s->wide);
+    s->wide = NULL;
     free(s->th);
     free(s->ctx);
     s->th = NULL;

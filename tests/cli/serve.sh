@@ -124,6 +124,17 @@ grep -q 'over --max-body' body.out && ok "chunked 413 names --max-body" || fail 
 status "chunked body within --max-body" 200 -H 'Transfer-Encoding: chunked' \
     --data-binary @s.png "$URL/v1/filter?kernel=gaussian:5"
 "$IMGCONV" --backend cpu -k gaussian:5 s.png c1.png && same "chunked body reply" body.out c1.png
+# replies pass the body-size guard and the connection takes the next request
+"$PY" - "$PORT_A" <<'PYEOF' && ok "keep-alive: three requests on one connection" || fail "keep-alive"
+import http.client, sys
+c = http.client.HTTPConnection("127.0.0.1", int(sys.argv[1]), timeout=20)
+body = open("m.png", "rb").read()
+for i in range(3):
+    c.request("POST", "/v1/filter?kernel=box:3", body=body)
+    r = c.getresponse()
+    r.read()
+    assert r.status == 200, r.status
+PYEOF
 status "over --max-pixels" 413 --data-binary @big.png "$URL/v1/filter?kernel=box:3"
 status "over --max-work" 413 --data-binary @m.png "$URL/v1/filter?kernel=motion:length=101,angle=45"
 grep -q "max-work" body.out && ok "work limit names --max-work" || fail "work: $(cat body.out)"
