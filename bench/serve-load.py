@@ -91,8 +91,8 @@ def main():
                 name, _, dur = part.strip().partition(";dur=")
                 if name in stages and ok:
                     stages[name] += float(dur)
-                elif name == "lane" and ok:
-                    lanes.add(part.strip().partition(";desc=")[2])
+                elif name.startswith("lane;desc=") and ok:
+                    lanes.add(name.partition(";desc=")[2])
         return ok, time.perf_counter() - t0
 
     def client():
