@@ -126,7 +126,7 @@ void srv_job_free(srv_job *j);
 /* serve_lane.c: the GPU lane, on a CUDA backend. srv_lane_start creates
  * its context and codec and warms them (a hardware decode, a filter, an
  * encode); it answers CLI_EXIT_OK with s->lane NULL when the backend is not
- * a CUDA one or --codec cpu was given. */
+ * a CUDA one, nvJPEG is not there, or --codec cpu was given. */
 int srv_lane_start(srv *s, cli_err *e);
 void srv_lane_stop(srv *s);
 /* The lane's decoder ("nvjpeg-hardware", ...), NULL without a lane. */

@@ -404,12 +404,20 @@ int srv_lane_start(srv *s, cli_err *e)
         free(l);
         return code;
     }
+    /* the engine's name opens the hardware decoder; without nvJPEG the
+     * codec would decode a batch on this one thread: the workers do better */
+    snprintf(l->engine, sizeof l->engine, "%s", ic_gpu_codec_engine(w.codec));
+    if (strncmp(l->engine, "cpu", 3) == 0) {
+        cli_warm_finish(&w);
+        ic_kernel_free(&k);
+        free(l);
+        return CLI_EXIT_OK;
+    }
     l->ctx = w.ctx;
     l->codec = w.codec;
     w.ctx = NULL;
     w.codec = NULL;
     cli_warm_finish(&w);
-    snprintf(l->engine, sizeof l->engine, "%s", ic_gpu_codec_engine(l->codec));
     lane_warm(l, &k, &p);
     ic_kernel_free(&k);
     for (int i = 0; i < LANE_SLOTS; i++)
