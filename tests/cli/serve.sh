@@ -89,7 +89,7 @@ status "filter PNG" 200 --data-binary @m.png -o out.png "$URL/v1/filter?kernel=g
 "$IMGCONV" --backend cpu -k gaussian:9 --border mirror m.png ref.png
 same "PNG reply is the CLI's output" body.out ref.png
 curl -s -D headers.txt -o /dev/null --data-binary @m.png "$URL/v1/filter?kernel=gaussian:9"
-grep -qi '^Server-Timing: queue;dur=[0-9.]*, decode;dur=[0-9.]*, filter;dur=[0-9.]*, encode;dur=[0-9.]*' headers.txt &&
+grep -qi '^Server-Timing: queue;dur=[0-9.]*, decode;dur=[0-9.]*, filter;dur=[0-9.]*, encode;dur=[0-9.]*, lane;desc=cpu' headers.txt &&
     grep -qi '^Content-Type: image/png' headers.txt && ok "Content-Type and Server-Timing headers" ||
     fail "headers: $(cat headers.txt)"
 status "JPEG to JPEG q90" 200 --data-binary @s.jpg "$URL/v1/filter?kernel=box:3&format=jpeg&quality=90"
@@ -213,6 +213,14 @@ grep -q '^imgconv_requests_total{code="200"} [1-9]' metrics.txt &&
     grep -q '^imgconv_backend_busy_seconds_total{backend="cpu"}' metrics.txt &&
     grep -q '^imgconv_errors_total{code="422"} [1-9]' metrics.txt && ok "metrics" ||
     fail "metrics: $(head -20 metrics.txt)"
+# a cpu server has no GPU lane: every request the CPU workers', no batch
+grep -q '^imgconv_lane_requests_total{lane="cpu"} [1-9]' metrics.txt &&
+    grep -q '^imgconv_lane_requests_total{lane="gpu"} 0$' metrics.txt &&
+    grep -q '^imgconv_gpu_batch_size_count 0$' metrics.txt && ok "metrics per lane" ||
+    fail "lane metrics: $(grep -E 'lane|batch' metrics.txt)"
+run serve --backend cpu --batch-delay-us 100001
+[ "$RC" = 2 ] && grep -q 'batch-delay-us' "$ERR" && ok "--batch-delay-us out of range: exit 2" ||
+    { fail "--batch-delay-us 100001"; show_last; }
 
 # --- token, queue full, address, unix socket --------------------------------
 printf 'sixteen-bytes-or-more-secret\n' >token
