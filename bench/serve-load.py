@@ -7,10 +7,11 @@ keep-alive connection, until COUNT requests are done or SECONDS have passed,
 whichever comes first, and prints one line:
 
   clients=N requests=R errors=E seconds=S rps=X p50_ms=A p99_ms=B
-      queue_ms=Q decode_ms=D filter_ms=F encode_ms=C
+      queue_ms=Q decode_ms=D filter_ms=F encode_ms=C lanes=L
 
-the last four the means of the server's Server-Timing header (where its
-time went; the rest of a request's latency is the network and HTTP).
+the four _ms the means of the server's Server-Timing header (where its
+time went; the rest of a request's latency is the network and HTTP), and
+L the lanes that served the requests (cpu, gpu or cpu+gpu).
 
 Loopback only (127.0.0.0/8, ::1, localhost, or unix:PATH): it is a
 benchmark, not a load generator for other machines.
@@ -74,6 +75,7 @@ def main():
     lock = threading.Lock()
     lat, errors = [], [0]
     stages = {"queue": 0.0, "decode": 0.0, "filter": 0.0, "encode": 0.0}
+    lanes = set()
     left = [a.count]
     deadline = [0.0]
 
@@ -89,6 +91,8 @@ def main():
                 name, _, dur = part.strip().partition(";dur=")
                 if name in stages and ok:
                     stages[name] += float(dur)
+                elif name.startswith("lane;desc=") and ok:
+                    lanes.add(name.partition(";desc=")[2])
         return ok, time.perf_counter() - t0
 
     def client():
@@ -117,6 +121,7 @@ def main():
     warm.close()
     for k in stages:
         stages[k] = 0.0
+    lanes.clear()
     t0 = time.perf_counter()
     deadline[0] = t0 + a.seconds
     ts = [threading.Thread(target=client) for _ in range(a.clients)]
@@ -129,7 +134,8 @@ def main():
     pct = lambda p: lat[min(len(lat) - 1, int(p * len(lat)))] * 1e3 if lat else float("nan")
     print(f"clients={a.clients} requests={len(lat)} errors={errors[0]} seconds={secs:.2f} "
           f"rps={len(lat) / secs:.1f} p50_ms={pct(0.50):.2f} p99_ms={pct(0.99):.2f} " +
-          " ".join(f"{k}_ms={v / max(1, len(lat)):.2f}" for k, v in stages.items()))
+          " ".join(f"{k}_ms={v / max(1, len(lat)):.2f}" for k, v in stages.items()) +
+          f" lanes={'+'.join(sorted(lanes)) or '-'}")
     return 1 if errors[0] else 0
 
 

@@ -193,8 +193,10 @@ ic_format cli_format_sniff(const uint8_t *b, size_t n);
  * code with e filled, and in *why the library status behind an input error
  * (IC_ERR_TOO_LARGE for the pixel, memory and work limits, IC_ERR_FORMAT for
  * corrupt data). ms, when not NULL, receives the milliseconds of the decode,
- * the filter and the encode. */
-int cli_filter_memory(const struct cli_options *o, ic_context *ctx, const ic_kernel *k,
+ * the filter and the encode. threads: the decoder's and the encoder's (a JPEG
+ * with restart markers decodes in parts; the bytes are the same for any
+ * count above one, and the encoder takes at least two). */
+int cli_filter_memory(const struct cli_options *o, ic_context *ctx, int threads, const ic_kernel *k,
                       const ic_params *p, const uint8_t *in, size_t n, const char *out_name,
                       uint8_t **out, size_t *out_size, ic_status *why, double ms[3], cli_err *e);
 

@@ -202,6 +202,10 @@ void cli_print_help(void)
           "      --max-body N       largest request body (suffix K, M, G; default 64M)\n"
           "      --workers N        filtering threads, 0 = one per core (default 0)\n"
           "      --queue N          requests waiting for a worker before 429 (default 64)\n"
+          "      --batch-delay-us N  CUDA backends: how long the GPU lane waits for more\n"
+          "                         JPEGs to fill a batch, 0..100000 (default 500)\n"
+          "      --gpu-min-pixels N CUDA backends: smaller images go to the CPU workers\n"
+          "                         (default 262144)\n"
           "      --max-connections N  open connections at once (default 1024)\n"
           "      --timeout S        seconds to read a request or send a reply (default 30)\n"
           "      --server URL       send the job to a server: http://HOST:PORT or\n"
@@ -444,6 +448,8 @@ static void set_defaults(cli_options *o)
     o->listen = "127.0.0.1:8080";
     o->max_body = (uint64_t)64 << 20;
     o->queue = 64;
+    o->batch_delay_us = 500;
+    o->gpu_min_pixels = 262144;
     o->max_connections = 1024;
     o->timeout = 30;
 }
@@ -649,6 +655,10 @@ static const opt_row opt_table[] = {
      "expected an integer in 0..256", NULL},
     {"queue", 0, OPT_INT, IN_SERVE | SERVE_ONLY, FIELD(queue), 1, 100000, NULL,
      "expected an integer in 1..100000", NULL},
+    {"batch-delay-us", 0, OPT_INT, IN_SERVE | SERVE_ONLY, FIELD(batch_delay_us), 0, 100000, NULL,
+     "expected microseconds in 0..100000", NULL},
+    {"gpu-min-pixels", 0, OPT_U64, IN_SERVE | SERVE_ONLY, FIELD(gpu_min_pixels), 0, UINT64_MAX,
+     NULL, "expected a number of pixels", NULL},
     {"max-connections", 0, OPT_INT, IN_SERVE | SERVE_ONLY, FIELD(max_connections), 1, 100000, NULL,
      "expected an integer in 1..100000", NULL},
     {"timeout", 0, OPT_INT, IN_SERVE | IN_CLIENT, FIELD(timeout), 1, 3600, NULL,

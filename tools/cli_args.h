@@ -126,6 +126,8 @@ typedef struct cli_options {
     uint64_t max_body;       /* --max-body: bytes of one request body */
     int workers;             /* --workers: filtering threads, 0 = one per core */
     int queue;               /* --queue: requests waiting for a worker before 429 */
+    int batch_delay_us;      /* --batch-delay-us: the GPU lane's wait for a fuller batch */
+    uint64_t gpu_min_pixels; /* --gpu-min-pixels: smaller images go to the CPU workers */
     int max_connections;     /* --max-connections (libevent 2.2 and later) */
     int timeout;             /* --timeout: seconds to read a request or write a reply */
 

@@ -30,9 +30,9 @@ ic_format cli_format_sniff(const uint8_t *b, size_t n)
     return IC_FMT_UNKNOWN;
 }
 
-int cli_filter_memory(const cli_options *o, ic_context *ctx, const ic_kernel *k, const ic_params *p,
-                      const uint8_t *in, size_t n, const char *out_name, uint8_t **out,
-                      size_t *out_size, ic_status *why, double ms[3], cli_err *e)
+int cli_filter_memory(const cli_options *o, ic_context *ctx, int threads, const ic_kernel *k,
+                      const ic_params *p, const uint8_t *in, size_t n, const char *out_name,
+                      uint8_t **out, size_t *out_size, ic_status *why, double ms[3], cli_err *e)
 {
     double t[4] = {cli_now_ms(), 0, 0, 0};
     *out = NULL;
@@ -51,6 +51,7 @@ int cli_filter_memory(const cli_options *o, ic_context *ctx, const ic_kernel *k,
     lo.metadata = &meta;
     lo.accept_damaged = o->accept_damaged;
     lo.damaged = &damaged;
+    lo.threads = threads > 1 ? threads : 1;
     ic_image src, dst;
     memset(&src, 0, sizeof src);
     memset(&dst, 0, sizeof dst);
@@ -93,8 +94,9 @@ int cli_filter_memory(const cli_options *o, ic_context *ctx, const ic_kernel *k,
     so.lossless = o->lossless;
     so.compression = o->compression;
     so.metadata = &meta;
-    /* the bytes are those of any count above one: two keep the workers' cores */
-    so.threads = cli_save_threads(o) > 1 ? 2 : 1;
+    /* the bytes are those of any count above one: two at least, as the CLI's */
+    const int most = cli_save_threads(o);
+    so.threads = most > 1 ? (threads > 2 ? (threads < most ? threads : most) : 2) : 1;
     s = cli_noted(ic_image_encode(&dst, out_name, &so, out, out_size), buf, sizeof buf);
     if (s != IC_OK) {
         code = cli_fail(e, cli_exit_for_output(s), o->input, "%s", buf[0] ? buf : ic_status_str(s));

@@ -46,8 +46,8 @@ static void *warm_run(void *arg)
         return NULL;
     t0 = cli_now_ms();
     /* Two slots: slot 0 for the image, slot 1 the warm-up's source. */
-    w->codec_st =
-        cli_noted(ic_gpu_codec_create(&w->codec, w->ctx, 2), w->codec_err, sizeof w->codec_err);
+    w->codec_st = cli_noted(ic_gpu_codec_create(&w->codec, w->ctx, 2 + w->slots), w->codec_err,
+                            sizeof w->codec_err);
     w->codec_ms = cli_now_ms() - t0;
     if (w->codec_st == IC_OK)
         warm_filter(w);

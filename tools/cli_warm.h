@@ -21,6 +21,7 @@ typedef struct cli_warm {
     const char *backend;            /* ic_context_create's name */
     const ic_context_options *opts; /* its options */
     int want_codec;                 /* also create a GPU codec (when the backend has one) */
+    int slots;                      /* its slots beyond the two the warm-up uses (0: none) */
     const ic_kernel *k;             /* the warm-up filter's kernel and params; */
     const ic_params *p;             /* k NULL: no warm-up filter */
     int channels;                   /* the decoded image's channels (0: as stored = 3 for a

@@ -168,10 +168,12 @@ static void on_notify(evutil_socket_t fd, short what, void *arg)
         }
         struct evkeyvalq *h = evhttp_request_get_output_headers(req);
         evhttp_add_header(h, "Content-Type", j->content_type);
-        char timing[160]; /* where the time went, for clients and benchmarks */
+        char timing[200]; /* where the time went, and which lane, for clients and benchmarks */
         snprintf(timing, sizeof timing,
-                 "queue;dur=%.2f, decode;dur=%.2f, filter;dur=%.2f, encode;dur=%.2f", j->queue_ms,
-                 j->ms[0], j->ms[1], j->ms[2]);
+                 "queue;dur=%.2f, decode;dur=%.2f, filter;dur=%.2f, encode;dur=%.2f, "
+                 "lane;desc=%s",
+                 j->queue_ms, j->ms[0], j->ms[1], j->ms[2],
+                 j->lane == SRV_LANE_GPU ? "gpu" : "cpu");
         evhttp_add_header(h, "Server-Timing", timing);
         /* the job, and so j->out, lives until the reply is written */
         evhttp_request_set_on_complete_cb(req, on_reply_complete, j);
@@ -457,8 +459,8 @@ static int bind_unix(srv *s, cli_err *e)
         close(fd);
         return cli_fail(e, CLI_EXIT_OUTPUT, path, "cannot listen on the socket");
     }
-    printf("imgconv: serving on unix:%s (backend %s, %d workers)\n", path, s->base.backend,
-           s->nworkers);
+    printf("imgconv: serving on unix:%s (backend %s, %d workers%s%s)\n", path, s->base.backend,
+           s->nworkers, s->lane ? ", GPU lane " : "", s->lane ? srv_lane_engine(s) : "");
     return CLI_EXIT_OK;
 }
 
@@ -485,9 +487,9 @@ static int bind_tcp(srv *s, cli_err *e)
         port = ntohs(ss.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port
                                               : ((struct sockaddr_in *)&ss)->sin_port);
     /* one line with the port, which --listen HOST:0 leaves to the system */
-    printf("imgconv: serving on http://%s%s%s:%d (backend %s, %d workers)\n",
+    printf("imgconv: serving on http://%s%s%s:%d (backend %s, %d workers%s%s)\n",
            strchr(host, ':') ? "[" : "", host, strchr(host, ':') ? "]" : "", port, s->base.backend,
-           s->nworkers);
+           s->nworkers, s->lane ? ", GPU lane " : "", s->lane ? srv_lane_engine(s) : "");
     return CLI_EXIT_OK;
 }
 
@@ -518,6 +520,7 @@ static int serve_setup(srv *s, cli_err *e)
 #if defined(LIBEVENT_VERSION_NUMBER) && LIBEVENT_VERSION_NUMBER >= 0x02020000
     evhttp_set_max_connections(s->http, s->base.max_connections);
 #endif
+    evhttp_set_bevcb(s->http, srv_guard_new, s);
     evhttp_set_gencb(s->http, on_request, s);
     code = s->base.socket_path ? bind_unix(s, e) : bind_tcp(s, e);
     fflush(stdout);
@@ -547,6 +550,7 @@ static void serve_teardown(srv *s)
         unlink(s->base.socket_path);
     pthread_mutex_destroy(&s->mu);
     pthread_cond_destroy(&s->cv);
+    pthread_cond_destroy(&s->lane_cv);
 }
 
 int cli_run_serve(const cli_options *o, cli_err *e)
@@ -562,6 +566,7 @@ int cli_run_serve(const cli_options *o, cli_err *e)
         s->base.backend = "cpu";
     pthread_mutex_init(&s->mu, NULL);
     pthread_cond_init(&s->cv, NULL);
+    pthread_cond_init(&s->lane_cv, NULL);
     int code = serve_setup(s, e);
     if (code == CLI_EXIT_OK && event_base_dispatch(s->evb) < 0)
         code = cli_fail(e, CLI_EXIT_INTERNAL, NULL, "the event loop failed");

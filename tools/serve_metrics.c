@@ -1,7 +1,8 @@
 /*
  * serve_metrics.c - what GET /v1/metrics reports, in Prometheus' text
  * format: requests by status, a latency histogram, the queue's depth, the
- * images being filtered and the workers' busy time per backend.
+ * images being filtered, the workers' busy time per backend, the requests
+ * each lane served and the GPU lane's batch sizes.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -106,6 +107,10 @@ char *srv_metrics_text(srv *s)
     pthread_mutex_lock(&s->mu);
     const int queued = s->queued, busy = s->busy;
     const double busy_s = s->busy_s;
+    uint64_t lanes[SRV_NLANES], batches[SRV_NBATCH];
+    memcpy(lanes, s->lane_requests, sizeof lanes);
+    memcpy(batches, s->batches, sizeof batches);
+    const uint64_t nbatches = s->nbatches, batch_images = s->batch_images;
     pthread_mutex_unlock(&s->mu);
     put(&t, &n, &cap,
         "# HELP imgconv_queue_depth Requests waiting for a worker.\n"
@@ -120,6 +125,24 @@ char *srv_metrics_text(srv *s)
         "# HELP imgconv_backend_busy_seconds_total Workers' time on jobs, per backend.\n"
         "# TYPE imgconv_backend_busy_seconds_total counter\n"
         "imgconv_backend_busy_seconds_total{backend=\"%s\"} %.6f\n",
-        queued, busy, s->base.backend, s->nworkers, s->base.backend, busy_s);
+        queued, busy, s->worker_backend ? s->worker_backend : s->base.backend, s->nworkers,
+        s->base.backend, busy_s);
+    put(&t, &n, &cap,
+        "# HELP imgconv_lane_requests_total Requests served, by lane (CPU workers, GPU lane).\n"
+        "# TYPE imgconv_lane_requests_total counter\n"
+        "imgconv_lane_requests_total{lane=\"cpu\"} %llu\n"
+        "imgconv_lane_requests_total{lane=\"gpu\"} %llu\n"
+        "# HELP imgconv_gpu_batch_size Images per batched decode of the GPU lane.\n"
+        "# TYPE imgconv_gpu_batch_size histogram\n",
+        (unsigned long long)lanes[SRV_LANE_CPU], (unsigned long long)lanes[SRV_LANE_GPU]);
+    for (int b = 0; b < SRV_NBATCH; b++)
+        put(&t, &n, &cap, "imgconv_gpu_batch_size_bucket{le=\"%d\"} %llu\n", 1 << b,
+            (unsigned long long)batches[b]);
+    put(&t, &n, &cap,
+        "imgconv_gpu_batch_size_bucket{le=\"+Inf\"} %llu\n"
+        "imgconv_gpu_batch_size_sum %llu\n"
+        "imgconv_gpu_batch_size_count %llu\n",
+        (unsigned long long)nbatches, (unsigned long long)batch_images,
+        (unsigned long long)nbatches);
     return t;
 }

@@ -21,24 +21,64 @@ void srv_job_free(srv_job *j)
     free(j);
 }
 
+/* Appends j to a queue (under s->mu). */
+static void queue_push(srv_job **head, srv_job **tail, srv_job *j)
+{
+    j->next = NULL;
+    if (*tail)
+        (*tail)->next = j;
+    else
+        *head = j;
+    *tail = j;
+}
+
 int srv_enqueue(srv *s, srv_job *j)
 {
+    j->lane = srv_lane_route(s, j); /* the header is read here, outside the lock */
     pthread_mutex_lock(&s->mu);
     const int ok = s->queued < s->base.queue &&
                    (s->queued == 0 || s->queued_bytes + j->size <= s->base.max_memory);
     if (ok) {
         s->queued_bytes += j->size;
-        j->next = NULL;
-        if (s->q_tail)
-            s->q_tail->next = j;
-        else
-            s->q_head = j;
-        s->q_tail = j;
         s->queued++;
-        pthread_cond_signal(&s->cv);
+        if (j->lane == SRV_LANE_GPU) {
+            queue_push(&s->g_head, &s->g_tail, j);
+            s->g_queued++;
+            pthread_cond_signal(&s->lane_cv);
+        } else {
+            queue_push(&s->q_head, &s->q_tail, j);
+            pthread_cond_signal(&s->cv);
+        }
     }
     pthread_mutex_unlock(&s->mu);
     return ok;
+}
+
+void srv_requeue_cpu(srv *s, srv_job *j)
+{
+    j->lane = SRV_LANE_CPU;
+    pthread_mutex_lock(&s->mu);
+    s->queued_bytes += j->size;
+    s->queued++;
+    queue_push(&s->q_head, &s->q_tail, j);
+    pthread_cond_signal(&s->cv);
+    pthread_mutex_unlock(&s->mu);
+}
+
+void srv_job_done(srv *s, srv_job *j, double busy_ms)
+{
+    free(j->body); /* the input is not needed for the reply */
+    j->body = NULL;
+    pthread_mutex_lock(&s->mu);
+    s->busy_s += busy_ms / 1e3;
+    s->lane_requests[j->lane]++;
+    j->next = s->done;
+    s->done = j;
+    pthread_mutex_unlock(&s->mu);
+    const char byte = 1;
+    /* a full pipe already holds a wake-up for the loop */
+    if (write(s->pipe_fd[1], &byte, 1) < 0) {
+    }
 }
 
 srv_job *srv_take_done(srv *s)
@@ -83,7 +123,7 @@ static void job_fail(srv_job *j, int http, const char *error, const char *msg)
 
 /* The status of a failed filter: the CLI's exit code and the library's
  * reason. Bad input is never a 500. */
-static void job_failed(srv_job *j, int code, ic_status why, const cli_err *e)
+void srv_job_failed(srv_job *j, int code, ic_status why, const cli_err *e)
 {
     if (code == CLI_EXIT_USAGE)
         job_fail(j, 400, "bad_request", e->msg);
@@ -99,7 +139,7 @@ static void job_failed(srv_job *j, int code, ic_status why, const cli_err *e)
         job_fail(j, 500, "internal", e->msg);
 }
 
-static void job_run(srv_job *j, ic_context *ctx)
+void srv_job_run(srv_job *j, ic_context *ctx, int threads)
 {
     cli_err e;
     memset(&e, 0, sizeof e);
@@ -115,7 +155,7 @@ static void job_run(srv_job *j, ic_context *ctx)
     memset(&k, 0, sizeof k);
     int code = cli_get_kernel(&j->o, &k, &e);
     if (code != CLI_EXIT_OK) {
-        job_failed(j, code, IC_ERR_KERNEL, &e);
+        srv_job_failed(j, code, IC_ERR_KERNEL, &e);
         return;
     }
     ic_params p = j->o.params;
@@ -129,11 +169,11 @@ static void job_run(srv_job *j, ic_context *ctx)
         return;
     }
     ic_status why = IC_OK;
-    code = cli_filter_memory(&j->o, ctx, &k, &p, j->body, j->size, name, &j->out, &j->out_size,
-                             &why, j->ms, &e);
+    code = cli_filter_memory(&j->o, ctx, threads, &k, &p, j->body, j->size, name, &j->out,
+                             &j->out_size, &why, j->ms, &e);
     ic_kernel_free(&k);
     if (code != CLI_EXIT_OK) {
-        job_failed(j, code, why, &e);
+        srv_job_failed(j, code, why, &e);
         return;
     }
     j->http = 200;
@@ -166,25 +206,22 @@ static void *worker_main(void *arg)
         s->queued--;
         s->queued_bytes -= j->size;
         s->busy++;
+        /* alone with nothing queued: every core for this request, through
+         * the wide context (its bytes are the same); the workers that start
+         * meanwhile add at most one core's share each */
+        const int wide = s->wide && !s->wide_busy && s->queued == 0 && s->busy == 1;
+        s->wide_busy |= wide;
         pthread_mutex_unlock(&s->mu);
 
         const double t0 = cli_now_ms();
         j->queue_ms = t0 - j->t0;
-        job_run(j, ctx);
-        free(j->body); /* the input is not needed for the reply */
-        j->body = NULL;
-        const double t1 = cli_now_ms();
-
+        srv_job_run(j, wide ? s->wide : ctx,
+                    wide ? s->ncores : (s->ncores / s->nworkers > 1 ? s->ncores / s->nworkers : 1));
         pthread_mutex_lock(&s->mu);
         s->busy--;
-        s->busy_s += (t1 - t0) / 1e3;
-        j->next = s->done;
-        s->done = j;
+        s->wide_busy &= !wide;
         pthread_mutex_unlock(&s->mu);
-        const char byte = 1;
-        /* a full pipe already holds a wake-up for the loop */
-        if (write(s->pipe_fd[1], &byte, 1) < 0) {
-        }
+        srv_job_done(s, j, cli_now_ms() - t0);
     }
 }
 
@@ -221,6 +258,12 @@ int srv_workers_start(srv *s, cli_err *e)
     s->th = calloc((size_t)s->nworkers, sizeof *s->th);
     if (!s->ctx || !s->th)
         return cli_fail(e, CLI_EXIT_INTERNAL, NULL, "out of memory");
+    int code = srv_lane_start(s, e);
+    if (code != CLI_EXIT_OK)
+        return code;
+    /* beside a GPU lane the workers take small images and other formats,
+     * for which a CUDA context per worker would only cost device memory */
+    s->worker_backend = s->lane ? "cpu" : s->base.backend;
     ic_context_options c = s->base.ctx;
     /* the cores shared among the workers' pools, unless --threads says */
     if (c.threads == 0)
@@ -228,11 +271,23 @@ int srv_workers_start(srv *s, cli_err *e)
     for (int i = 0; i < s->nworkers; i++) {
         char msg[256] = "";
         ic_status st =
-            cli_noted(ic_context_create(&s->ctx[i], s->base.backend, &c), msg, sizeof msg);
+            cli_noted(ic_context_create(&s->ctx[i], s->worker_backend, &c), msg, sizeof msg);
         if (st == IC_OK)
             st = cli_noted(warm(s->ctx[i]), msg, sizeof msg);
         if (st != IC_OK)
-            return cli_fail(e, cli_exit_for_backend(st), NULL, "backend %s: %s", s->base.backend,
+            return cli_fail(e, cli_exit_for_backend(st), NULL, "backend %s: %s", s->worker_backend,
+                            msg[0] ? msg : ic_status_str(st));
+    }
+    s->ncores = ncores;
+    if (s->base.ctx.threads == 0 && ncores > 1 && s->nworkers > 1) {
+        c.threads = ncores;
+        char msg[256] = "";
+        ic_status st =
+            cli_noted(ic_context_create(&s->wide, s->worker_backend, &c), msg, sizeof msg);
+        if (st == IC_OK)
+            st = cli_noted(warm(s->wide), msg, sizeof msg);
+        if (st != IC_OK)
+            return cli_fail(e, cli_exit_for_backend(st), NULL, "backend %s: %s", s->worker_backend,
                             msg[0] ? msg : ic_status_str(st));
     }
     for (int i = 0; i < s->nworkers; i++) {
@@ -259,14 +314,22 @@ void srv_workers_stop(srv *s)
         s->q_head = j->next;
         srv_job_free(j);
     }
-    s->q_tail = NULL;
-    s->queued = 0;
+    for (srv_job *j; (j = s->g_head);) {
+        s->g_head = j->next;
+        srv_job_free(j);
+    }
+    s->q_tail = s->g_tail = NULL;
+    s->queued = s->g_queued = 0;
     pthread_cond_broadcast(&s->cv);
+    pthread_cond_broadcast(&s->lane_cv);
     pthread_mutex_unlock(&s->mu);
+    srv_lane_stop(s); /* its batch in flight ends; what it gives back is freed below */
     for (int i = 0; s->th && i < s->nworkers; i++)
         pthread_join(s->th[i], NULL);
     for (int i = 0; s->ctx && i < s->nworkers; i++)
         ic_context_free(s->ctx[i]);
+    ic_context_free(s->wide);
+    s->wide = NULL;
     free(s->th);
     free(s->ctx);
     s->th = NULL;

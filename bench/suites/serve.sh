@@ -4,7 +4,11 @@
 #   an HD (1920x1080) JPEG photograph, gaussian:5, JPEG out;
 #   a 6000x4000 JPEG photograph, gaussian:5, JPEG out;
 #   a 64x64 PNG, gaussian:5, PNG out;
-# with the cpu backend and, where a GPU is usable, cuda. Beside it: the
+# with the cpu backend and, where a GPU is usable, cuda: its server sends the
+# JPEGs to the GPU lane (nvJPEG batches; replies checked against the batch
+# CLI's nvJPEG route, IC_BATCH_DECODE=gpu) and the PNG to its CPU workers
+# (checked against the cpu backend's). The lane column says which served
+# the rows' requests. Beside it: the
 # one-shot CLI and libvips (`vips gaussblur`, sigma 1.1 as gaussian:5's) as
 # whole processes on the same files, which is what a caller without a
 # resident server pays per image.
@@ -63,8 +67,8 @@ backends=(cpu)
     echo "Server-side means (Server-Timing): queue, decode, filter, encode ms; the rest of"
     echo "p50 is the network, HTTP and the client."
     echo
-    echo "| backend | input | clients | requests/s | p50 ms | p99 ms | queue | decode | filter | encode | one-shot CLI ms | libvips ms |"
-    echo "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+    echo "| backend | lane | input | clients | requests/s | p50 ms | p99 ms | queue | decode | filter | encode | one-shot CLI ms | libvips ms |"
+    echo "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 } >"$RESULT"
 for be in "${backends[@]}"; do
     "$IMGCONV" serve --listen 127.0.0.1:0 --backend "$be" --queue 4096 >"srv-$be.log" 2>&1 &
@@ -75,7 +79,15 @@ for be in "${backends[@]}"; do
     for case in "hd.jpg jpg" "big.jpg jpg" "small.png png"; do
         set -- $case
         in=$1 fmt=$2
-        "$IMGCONV" -k gaussian:5 --backend "$be" --overwrite "$in" "ref.$fmt" >/dev/null 2>&1
+        if [ "$be" = cuda ] && [ "$fmt" = jpg ]; then # the GPU lane: the nvJPEG route's bytes
+            rm -rf ref-in ref-out && mkdir ref-in && cp "$in" ref-in/
+            IC_BATCH_DECODE=gpu "$IMGCONV" -k gaussian:5 --backend cuda -q -o ref-out ref-in >/dev/null 2>&1
+            cp "ref-out/$in" "ref.$fmt"
+        elif [ "$be" = cuda ]; then # the CPU workers beside the lane
+            "$IMGCONV" -k gaussian:5 --backend cpu --overwrite "$in" "ref.$fmt" >/dev/null 2>&1
+        else
+            "$IMGCONV" -k gaussian:5 --backend "$be" --overwrite "$in" "ref.$fmt" >/dev/null 2>&1
+        fi
         cli=$(wall "$IMGCONV" -k gaussian:5 --backend "$be" --overwrite "$in" "one.$fmt")
         vips="-"
         [ -n "$VIPS" ] && vips=$(wall "$VIPS" gaussblur "$in" "v.$fmt" 1.1)
@@ -84,7 +96,7 @@ for be in "${backends[@]}"; do
                 "kernel=gaussian:5&format=$fmt" --clients "$n" --count "$COUNT" \
                 --seconds "$SECONDS_CAP" --expect "ref.$fmt" >load.txt || { cat load.txt; }
             cat load.txt >&2
-            echo "| $be | $in | $n | $(field rps load.txt) | $(field p50_ms load.txt) |" \
+            echo "| $be | $(field lanes load.txt) | $in | $n | $(field rps load.txt) | $(field p50_ms load.txt) |" \
                 "$(field p99_ms load.txt) | $(field queue_ms load.txt) |" \
                 "$(field decode_ms load.txt) | $(field filter_ms load.txt) |" \
                 "$(field encode_ms load.txt) | $cli | $vips |" >>"$RESULT"

@@ -1,0 +1,344 @@
+/*
+ * serve_guard.c - the body-size guard of imgconv serve: a filtering
+ * bufferevent under each connection's evhttp that follows the requests'
+ * framing (head, Content-Length body, chunks) and answers a body over
+ * --max-body with the JSON 413 as soon as it is known: from the head's
+ * Content-Length (the head never reaches evhttp, so no 100 Continue and no
+ * body is read), or from the chunk that takes a chunked body past the
+ * limit. libevent 2.1 has no hook between a server request's head and its
+ * body (evhttp_set_newreqcb, with which header_cb could be set, came in
+ * 2.2), and its own refusal is an HTML page. Framing it cannot follow
+ * (a malformed chunk line, a head over the header limit) is passed through
+ * untouched for evhttp to refuse; evhttp's own --max-body check stays
+ * behind it.
+ */
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/event.h>
+
+#include "serve_int.h"
+
+/* The head is kept until its end is seen (evhttp refuses heads over 16 KiB). */
+#define GUARD_HEAD_MAX 20000
+
+enum { G_HEAD, G_BODY, G_CHUNK_LINE, G_CHUNK_DATA, G_CHUNK_END, G_TRAILER, G_PASS, G_REFUSED };
+
+typedef struct guard {
+    srv *s;
+    struct bufferevent *under;
+    struct bufferevent *bev; /* the filter evhttp sees */
+    struct event *kick;      /* guard_kick, on the loop's next turn */
+    struct event *done;      /* guard_done, once the socket took the reply */
+    int writing;             /* a reply of evhttp's is under the filter */
+    int phase;
+    char head[GUARD_HEAD_MAX];
+    size_t nhead;
+    int line_empty;      /* the current line has no bytes yet but \r */
+    char chunk_line[64]; /* the size line of a chunk */
+    size_t nchunk;
+    uint64_t left; /* of the Content-Length body, or of the chunk */
+    uint64_t body; /* the chunked body so far */
+} guard;
+
+/* The JSON 413, written under evhttp, which never saw this request or is
+ * still waiting for its body; the client closes after it (Connection: close). */
+static void refuse(guard *g)
+{
+    char json[160], reply[400];
+    snprintf(json, sizeof json,
+             "{\"error\": \"too_large\", \"message\": \"the body is over --max-body (%llu "
+             "bytes)\"}\n",
+             (unsigned long long)g->s->base.max_body);
+    const int n = snprintf(reply, sizeof reply,
+                           "HTTP/1.1 413 Payload Too Large\r\nContent-Type: application/json\r\n"
+                           "Content-Length: %zu\r\nConnection: close\r\n\r\n%s",
+                           strlen(json), json);
+    bufferevent_write(g->under, reply, (size_t)n);
+    srv_metrics_record(g->s, 413, 0);
+    g->phase = G_REFUSED;
+}
+
+/* A header's value when line (without its end) is "name: value". */
+static const char *header_value(const char *line, size_t n, const char *name, size_t *vlen)
+{
+    const size_t k = strlen(name);
+    if (n <= k || strncasecmp(line, name, k) != 0 || line[k] != ':')
+        return NULL;
+    const char *v = line + k + 1;
+    const char *end = line + n;
+    while (v < end && (*v == ' ' || *v == '\t'))
+        v++;
+    *vlen = (size_t)(end - v);
+    return v;
+}
+
+/* The head is complete: its framing decides what follows. Returns 0 when
+ * the request is refused (the head is then withheld from evhttp). */
+static int head_end(guard *g)
+{
+    int chunked = 0, has_len = 0, bad = 0;
+    char *expect = NULL;
+    uint64_t len = 0;
+    const char *p = g->head, *end = g->head + g->nhead;
+    const char *nl = memchr(p, '\n', (size_t)(end - p)); /* past the request line */
+    for (p = nl ? nl + 1 : end; p < end;) {
+        const char *e = memchr(p, '\n', (size_t)(end - p));
+        size_t n = (size_t)((e ? e : end) - p);
+        if (n > 0 && p[n - 1] == '\r')
+            n--;
+        size_t vlen = 0;
+        const char *v;
+        if ((v = header_value(p, n, "Content-Length", &vlen))) {
+            uint64_t x = 0;
+            size_t i = 0;
+            for (; i < vlen && isdigit((unsigned char)v[i]) && x <= UINT64_MAX / 10 - 1; i++)
+                x = x * 10 + (uint64_t)(v[i] - '0');
+            bad |= i == 0 || i < vlen;
+            len = x;
+            has_len = 1;
+        } else if ((v = header_value(p, n, "Transfer-Encoding", &vlen))) {
+            for (size_t i = 0; i + 7 <= vlen; i++)
+                chunked |= strncasecmp(v + i, "chunked", 7) == 0;
+        } else if ((v = header_value(p, n, "Expect", &vlen)) && vlen == 12 &&
+                   strncasecmp(v, "100-continue", 12) == 0) {
+            expect = (char *)p;
+        }
+        p = e ? e + 1 : end;
+    }
+    g->body = 0;
+    const int refused = !chunked && !bad && has_len && len > g->s->base.max_body;
+    if (expect && !refused) {
+        /* The guard answers the 100 Continue and evhttp never sees the
+         * Expect: evhttp's own would leave writing enabled on the filter,
+         * whose write timeout (--timeout) then closes a request still
+         * queued or being filtered. */
+        expect[0] = 'X';
+        bufferevent_write(g->under, "HTTP/1.1 100 Continue\r\n\r\n", 25);
+    }
+    if (chunked) {
+        g->phase = G_CHUNK_LINE;
+        g->nchunk = 0;
+    } else if (bad) {
+        g->phase = G_PASS; /* evhttp's to refuse */
+    } else if (refused) {
+        refuse(g);
+        return 0;
+    } else if (has_len && len > 0) {
+        g->phase = G_BODY;
+        g->left = len;
+    } else {
+        g->phase = G_HEAD;
+    }
+    return 1;
+}
+
+/* One line of a chunked body's framing is complete. */
+static void chunk_line_end(guard *g)
+{
+    if (g->phase == G_CHUNK_END) {
+        g->phase = G_CHUNK_LINE;
+        g->nchunk = 0;
+        return;
+    }
+    if (g->phase == G_TRAILER) { /* an empty line ends the trailer and the request */
+        if (g->nchunk == 0)
+            g->phase = G_HEAD;
+        g->nchunk = 0;
+        return;
+    }
+    uint64_t size = 0;
+    size_t i = 0;
+    for (; i < g->nchunk && isxdigit((unsigned char)g->chunk_line[i]); i++) {
+        if (size > UINT64_MAX / 16 - 1) {
+            g->phase = G_PASS;
+            return;
+        }
+        const char c = (char)tolower((unsigned char)g->chunk_line[i]);
+        size = size * 16 + (uint64_t)(c <= '9' ? c - '0' : c - 'a' + 10);
+    }
+    if (i == 0) {
+        g->phase = G_PASS;
+        return;
+    }
+    g->nchunk = 0;
+    if (size == 0) {
+        g->phase = G_TRAILER;
+        return;
+    }
+    g->body += size;
+    if (g->body > g->s->base.max_body) {
+        refuse(g);
+        return;
+    }
+    g->left = size;
+    g->phase = G_CHUNK_DATA;
+}
+
+/* One byte of a head: kept until the head's end decides. */
+static void head_byte(guard *g, unsigned char c, struct evbuffer *dst)
+{
+    if (g->nhead == sizeof g->head) { /* too long for evhttp anyway: its to refuse */
+        evbuffer_add(dst, g->head, g->nhead);
+        evbuffer_add(dst, &c, 1);
+        g->nhead = 0;
+        g->phase = G_PASS;
+        return;
+    }
+    if (g->nhead == 0)
+        g->line_empty = 1;
+    g->head[g->nhead++] = (char)c;
+    if (c == '\n') {
+        const int ends = g->line_empty && g->nhead > 2; /* blank lines before a request do not */
+        g->line_empty = 1;
+        if (ends) {
+            if (head_end(g))
+                evbuffer_add(dst, g->head, g->nhead);
+            g->nhead = 0;
+        }
+    } else if (c != '\r') {
+        g->line_empty = 0;
+    }
+}
+
+static enum bufferevent_filter_result guard_input(struct evbuffer *src, struct evbuffer *dst,
+                                                  ev_ssize_t limit,
+                                                  enum bufferevent_flush_mode mode, void *ctx)
+{
+    (void)limit;
+    (void)mode;
+    guard *g = ctx;
+    for (size_t n; (n = evbuffer_get_length(src)) > 0;) {
+        if (g->phase == G_PASS) {
+            evbuffer_remove_buffer(src, dst, n);
+        } else if (g->phase == G_REFUSED) { /* what the client sends after the 413 */
+            evbuffer_drain(src, n);
+        } else if (g->phase == G_BODY || g->phase == G_CHUNK_DATA) {
+            const size_t take = n < g->left ? n : (size_t)g->left;
+            evbuffer_remove_buffer(src, dst, take);
+            g->left -= take;
+            if (g->left == 0)
+                g->phase = g->phase == G_BODY ? G_HEAD : G_CHUNK_END;
+        } else {
+            unsigned char c;
+            evbuffer_remove(src, &c, 1);
+            if (g->phase == G_HEAD) {
+                head_byte(g, c, dst);
+                continue;
+            }
+            evbuffer_add(dst, &c, 1); /* the chunks' framing, passed on as it comes */
+            if (c == '\n')
+                chunk_line_end(g);
+            else if (c != '\r' && g->nchunk < sizeof g->chunk_line)
+                g->chunk_line[g->nchunk++] = (char)c;
+        }
+    }
+    return BEV_OK;
+}
+
+/* The output filter: a copy, since evhttp's write callback comes once the
+ * reply has moved under the filter, and the reply's body is a reference
+ * to memory the server frees then. */
+static enum bufferevent_filter_result guard_output(struct evbuffer *src, struct evbuffer *dst,
+                                                   ev_ssize_t limit,
+                                                   enum bufferevent_flush_mode mode, void *ctx)
+{
+    (void)limit;
+    (void)mode;
+    (void)ctx;
+    guard *g = ctx;
+    char buf[16384];
+    for (int n; (n = evbuffer_remove(src, buf, sizeof buf)) > 0;)
+        if (evbuffer_add(dst, buf, (size_t)n) != 0)
+            return BEV_ERROR;
+    g->writing = 1;
+    /* not BEV_OK: that would tell evhttp the reply is written while it is
+     * still under the filter; guard_drained does once it is on the wire */
+    return BEV_NEED_MORE;
+}
+
+/* The reply has left the socket: evhttp's write callback may now end the
+ * request (and free the connection when it closes). */
+static void guard_done(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    guard *g = arg;
+    if (g->writing && evbuffer_get_length(bufferevent_get_output(g->bev)) == 0 &&
+        evbuffer_get_length(bufferevent_get_output(g->under)) == 0) {
+        g->writing = 0;
+        bufferevent_trigger(g->bev, EV_WRITE, 0);
+    }
+}
+
+static void guard_drained(struct evbuffer *out, const struct evbuffer_cb_info *info, void *arg)
+{
+    guard *g = arg;
+    if (info->n_deleted > 0 && g->writing && evbuffer_get_length(out) == 0)
+        event_active(g->done, EV_TIMEOUT, 1);
+}
+
+/* The deferred push of guard_output_added: writing is enabled by now, so the
+ * filter passes the reply on and, once it has, tells evhttp (its write
+ * callback ends the request and reads the next one on the connection). */
+static void guard_kick(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    bufferevent_flush(arg, EV_WRITE, BEV_NORMAL);
+}
+
+/* evhttp queues a reply before it enables writing, and a filtering
+ * bufferevent only passes output on while writing is enabled and looks again
+ * only when more is added: the reply is pushed from the loop's next turn. */
+static void guard_output_added(struct evbuffer *out, const struct evbuffer_cb_info *info, void *arg)
+{
+    (void)out;
+    guard *g = arg;
+    if (info->n_added > 0)
+        event_active(g->kick, EV_TIMEOUT, 1);
+}
+
+static void guard_free(void *arg)
+{
+    guard *g = arg;
+    if (g->kick)
+        event_free(g->kick);
+    if (g->done)
+        event_free(g->done);
+    free(g);
+}
+
+struct bufferevent *srv_guard_new(struct event_base *base, void *arg)
+{
+    srv *s = arg;
+    guard *g = calloc(1, sizeof *g);
+    struct bufferevent *under = g ? bufferevent_socket_new(base, -1, BEV_OPT_CLOSE_ON_FREE) : NULL;
+    struct bufferevent *bev = under ? bufferevent_filter_new(under, guard_input, guard_output,
+                                                             BEV_OPT_CLOSE_ON_FREE, guard_free, g)
+                                    : NULL;
+    if (!bev) {
+        if (under)
+            bufferevent_free(under);
+        free(g);
+        return NULL;
+    }
+    g->s = s;
+    g->under = under;
+    g->phase = G_HEAD;
+    g->bev = bev;
+    g->kick = event_new(base, -1, 0, guard_kick, bev);
+    g->done = event_new(base, -1, 0, guard_done, g);
+    if (!g->kick || !g->done ||
+        !evbuffer_add_cb(bufferevent_get_output(bev), guard_output_added, g) ||
+        !evbuffer_add_cb(bufferevent_get_output(under), guard_drained, g)) {
+        bufferevent_free(bev); /* frees g */
+        return NULL;
+    }
+    return bev;
+}
