@@ -39,8 +39,13 @@ typedef struct blur1d {
     double cnr[MAX_TERMS], cni[MAX_TERMS]; /* e^{j w (r+1)}: the sample entering */
     double *ctab, *stab; /* nterms x (2r+1): cos and sin of w (m - r), to start a window */
     double sum;          /* sum of the fitted weights (a constant border's weight) */
-    int sym;    /* the sequences are even about the first window's centre (mirror border) */
-    double err; /* L1 distance of the fitted weights from the exact ones */
+    double err;          /* L1 distance of the fitted weights from the exact ones */
+    /* the first window folded onto the line (blur1d_fold): rows iu[j] weigh
+     * i0[j] in the plain sum and icr + j ici in term k (k * ni + j) */
+    int ni, *iu;
+    double *i0, *icr, *ici;
+    int real;       /* every ici is 0: starting skips the sines */
+    int *mlo, *mhi; /* the row step x drops (position x-r) and takes (x+r+1) */
 } blur1d;
 
 /* ---- fitting ---------------------------------------------------------------- */
@@ -200,33 +205,98 @@ static int blur1d_make(blur1d *b, int n, double sigma, double box_weight, double
 static void blur1d_free(blur1d *b)
 {
     free(b->ctab);
+    free(b->iu);
+    free(b->i0);
+    free(b->mlo);
     b->ctab = b->stab = NULL;
+    b->iu = b->mlo = b->mhi = NULL;
+    b->i0 = b->icr = b->ici = NULL;
+}
+
+/* Folds the first window, positions -r..r of a line of N samples extended by
+ * `border`, onto the line itself: sample u weighs the sum of h and of
+ * e^{j w_k t} over every position t that reads it (the reflections and
+ * wraps of a window wider than the line included), and the outside of a
+ * constant border becomes row N. A line then starts in O(min(2r+1, N+1))
+ * rows whatever the radius; the fold costs O(K r) once per pass. Also maps
+ * the samples each step drops (position x-r) and takes (x+r+1). */
+static int blur1d_fold(blur1d *b, int N, int border)
+{
+    const int r = b->r, K = b->nterms, win = 2 * r + 1;
+    const size_t rows = (size_t)N + 1, planes = 1 + 2 * (size_t)K;
+    double *acc = calloc(rows * planes, sizeof *acc);
+    b->mlo = malloc(2 * (size_t)N * sizeof *b->mlo);
+    b->iu = malloc(rows * sizeof *b->iu);
+    if (!acc || !b->mlo || !b->iu) {
+        free(acc);
+        return 0;
+    }
+    b->mhi = b->mlo + N;
+    for (int t = -r; t <= r; t++) {
+        const int m = ic_border_map(t, N, border);
+        const size_t u = m < 0 ? (size_t)N : (size_t)m;
+        acc[u] += 1.0;
+        for (int k = 0; k < K; k++) {
+            acc[(1 + (size_t)k) * rows + u] += b->ctab[(size_t)k * win + (t + r)];
+            acc[(1 + (size_t)K + k) * rows + u] += b->stab[(size_t)k * win + (t + r)];
+        }
+    }
+    b->ni = 0;
+    for (size_t u = 0; u < rows; u++)
+        if (acc[u] != 0.0)
+            b->iu[b->ni++] = (int)u;
+    b->i0 = malloc((size_t)b->ni * planes * sizeof *b->i0);
+    if (!b->i0) {
+        free(acc);
+        return 0;
+    }
+    b->icr = b->i0 + b->ni;
+    b->ici = b->icr + (size_t)K * b->ni;
+    b->real = 1;
+    for (int j = 0; j < b->ni; j++) {
+        const size_t u = (size_t)b->iu[j];
+        b->i0[j] = acc[u];
+        for (int k = 0; k < K; k++) {
+            b->icr[(size_t)k * b->ni + j] = acc[(1 + (size_t)k) * rows + u];
+            b->ici[(size_t)k * b->ni + j] = acc[(1 + (size_t)K + k) * rows + u];
+            /* an even map (mirror) cancels the sines: skip them when starting */
+            if (fabs(b->ici[(size_t)k * b->ni + j]) > 1e-9)
+                b->real = 0;
+        }
+    }
+    free(acc);
+    for (int x = 0; x < N; x++) {
+        const int lo = ic_border_map(x - r, N, border), hi = ic_border_map(x + r + 1, N, border);
+        b->mlo[x] = lo < 0 ? N : lo;
+        b->mhi[x] = hi < 0 ? N : hi;
+    }
+    return 1;
 }
 
 /* ---- the sliding window ------------------------------------------------------ */
 
-/* out[x*LANES + l] = sum_{m<2r+1} h(m) in[x+m][l] for x < n, in having n+2r rows
- * of LANES floats. Inlined into one copy per instruction set. */
+/* out[x*LANES + l] = sum_i h(i) e(x+i) in lane l for x < n: the first window
+ * from the rows the fold names (row[b->iu[j]], LANES floats each), then each
+ * step drops row[mlo[x]] and takes row[mhi[x]]. Inlined into one copy per
+ * instruction set. */
 static inline __attribute__((always_inline)) void
-slide_body(const blur1d *b, const float *const *in, int n, double *out, int use_fma)
+slide_body(const blur1d *b, const float *const *row, int n, double *out, int use_fma)
 {
 #define MADD(x, y, z) (use_fma ? __builtin_fma((x), (y), (z)) : (x) * (y) + (z))
-    const int r = b->r, K = b->nterms, win = 2 * r + 1;
+    const int K = b->nterms, ni = b->ni;
     double s[LANES], zr[MAX_TERMS][LANES], zi[MAX_TERMS][LANES];
     for (int l = 0; l < LANES; l++)
         s[l] = 0.0;
     for (int k = 0; k < K; k++)
         for (int l = 0; l < LANES; l++)
             zr[k][l] = zi[k][l] = 0.0;
-    /* an even sequence starts from its centre: each sample stands for two, the sines cancel */
-    for (int m = b->sym ? r : 0; m < win; m++) {
-        const float *e = in[m];
-        const double two = b->sym && m > r ? 2.0 : 1.0;
+    for (int j = 0; j < ni; j++) {
+        const float *e = row[b->iu[j]];
+        const double c0 = b->i0[j];
         for (int l = 0; l < LANES; l++)
-            s[l] += two * e[l];
+            s[l] = MADD(c0, (double)e[l], s[l]);
         for (int k = 0; k < K; k++) {
-            const double c = two * b->ctab[(size_t)k * win + m];
-            const double sn = b->sym ? 0.0 : b->stab[(size_t)k * win + m];
+            const double c = b->icr[(size_t)k * ni + j], sn = b->ici[(size_t)k * ni + j];
             for (int l = 0; l < LANES; l++) {
                 zr[k][l] = MADD(c, (double)e[l], zr[k][l]);
                 zi[k][l] = MADD(sn, (double)e[l], zi[k][l]);
@@ -245,7 +315,7 @@ slide_body(const blur1d *b, const float *const *in, int n, double *out, int use_
         }
         if (x == n - 1)
             break;
-        const float *eo = in[x], *en = in[x + win];
+        const float *eo = row[b->mlo[x]], *en = row[b->mhi[x]];
         for (int l = 0; l < LANES; l++)
             s[l] += (double)en[l] - (double)eo[l];
         for (int k = 0; k < K; k++) {
@@ -263,9 +333,9 @@ slide_body(const blur1d *b, const float *const *in, int n, double *out, int use_
 #undef MADD
 }
 
-static void slide_base(const blur1d *b, const float *const *in, int n, double *out)
+static void slide_base(const blur1d *b, const float *const *row, int n, double *out)
 {
-    slide_body(b, in, n, out, 0);
+    slide_body(b, row, n, out, 0);
 }
 
 #if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__)
@@ -282,27 +352,29 @@ AVX2 static inline void load16(const float *e, __m256d v[4])
 
 /* slide_body in AVX2 intrinsics: the compiler's own vectorisation of it
  * shuffles the terms' real and imaginary parts between lanes. */
-AVX2 static void slide_avx2(const blur1d *b, const float *const *in, int n, double *out)
+AVX2 static void slide_avx2(const blur1d *b, const float *const *row, int n, double *out)
 {
-    const int r = b->r, K = b->nterms, win = 2 * r + 1;
+    const int K = b->nterms, ni = b->ni;
     __m256d s[4], zr[MAX_TERMS][4], zi[MAX_TERMS][4], e[4], f[4];
     for (int q = 0; q < 4; q++) {
         s[q] = _mm256_setzero_pd();
         for (int k = 0; k < K; k++)
             zr[k][q] = zi[k][q] = _mm256_setzero_pd();
     }
-    for (int m = b->sym ? r : 0; m < win; m++) {
-        const double two = b->sym && m > r ? 2.0 : 1.0;
-        load16(in[m], e);
+    for (int j = 0; j < ni; j++) {
+        load16(row[b->iu[j]], e);
+        const __m256d c0 = _mm256_set1_pd(b->i0[j]);
         for (int q = 0; q < 4; q++)
-            s[q] = _mm256_fmadd_pd(_mm256_set1_pd(two), e[q], s[q]);
+            s[q] = _mm256_fmadd_pd(c0, e[q], s[q]);
         for (int k = 0; k < K; k++) {
-            const __m256d c = _mm256_set1_pd(two * b->ctab[(size_t)k * win + m]);
-            const __m256d sn = _mm256_set1_pd(b->sym ? 0.0 : b->stab[(size_t)k * win + m]);
-            for (int q = 0; q < 4; q++) {
+            const __m256d c = _mm256_set1_pd(b->icr[(size_t)k * ni + j]);
+            for (int q = 0; q < 4; q++)
                 zr[k][q] = _mm256_fmadd_pd(c, e[q], zr[k][q]);
+            if (b->real)
+                continue;
+            const __m256d sn = _mm256_set1_pd(b->ici[(size_t)k * ni + j]);
+            for (int q = 0; q < 4; q++)
                 zi[k][q] = _mm256_fmadd_pd(sn, e[q], zi[k][q]);
-            }
         }
     }
     const __m256d a0 = _mm256_set1_pd(b->a0);
@@ -320,12 +392,12 @@ AVX2 static void slide_avx2(const blur1d *b, const float *const *in, int n, doub
             _mm256_storeu_pd(o + 4 * q, acc[q]);
         if (x == n - 1)
             break;
-        if (x + PREFETCH + win < n + 2 * r) { /* rows of B lie far apart: fetch ahead */
-            _mm_prefetch((const char *)in[x + PREFETCH], _MM_HINT_T0);
-            _mm_prefetch((const char *)in[x + PREFETCH + win], _MM_HINT_T0);
+        if (x + PREFETCH < n - 1) { /* rows of B lie far apart: fetch ahead */
+            _mm_prefetch((const char *)row[b->mlo[x + PREFETCH]], _MM_HINT_T0);
+            _mm_prefetch((const char *)row[b->mhi[x + PREFETCH]], _MM_HINT_T0);
         }
-        load16(in[x], e);
-        load16(in[x + win], f);
+        load16(row[b->mlo[x]], e);
+        load16(row[b->mhi[x]], f);
         for (int q = 0; q < 4; q++)
             s[q] = _mm256_add_pd(s[q], _mm256_sub_pd(f[q], e[q]));
         for (int k = 0; k < K; k++) {
@@ -345,28 +417,30 @@ AVX2 static void slide_avx2(const blur1d *b, const float *const *in, int n, doub
 /* slide_avx2 with float32 state, 8 lanes a vector: for 8-bit samples only,
  * where the rotation's rounding (2^-24 of the window sum a step) stays far
  * below a level over any row; 16-bit samples keep float64. */
-AVX2 static void slide_avx2_f32(const blur1d *b, const float *const *in, int n, double *out)
+AVX2 static void slide_avx2_f32(const blur1d *b, const float *const *row, int n, double *out)
 {
-    const int r = b->r, K = b->nterms, win = 2 * r + 1;
+    const int K = b->nterms, ni = b->ni;
     __m256 s[2], zr[MAX_TERMS][2], zi[MAX_TERMS][2], e[2], f[2];
     for (int q = 0; q < 2; q++) {
         s[q] = _mm256_setzero_ps();
         for (int k = 0; k < K; k++)
             zr[k][q] = zi[k][q] = _mm256_setzero_ps();
     }
-    for (int m = b->sym ? r : 0; m < win; m++) {
-        const float two = b->sym && m > r ? 2.0f : 1.0f;
+    for (int j = 0; j < ni; j++) {
+        const __m256 c0 = _mm256_set1_ps((float)b->i0[j]);
         for (int q = 0; q < 2; q++) {
-            e[q] = _mm256_loadu_ps(in[m] + 8 * q);
-            s[q] = _mm256_fmadd_ps(_mm256_set1_ps(two), e[q], s[q]);
+            e[q] = _mm256_loadu_ps(row[b->iu[j]] + 8 * q);
+            s[q] = _mm256_fmadd_ps(c0, e[q], s[q]);
         }
         for (int k = 0; k < K; k++) {
-            const __m256 c = _mm256_set1_ps(two * (float)b->ctab[(size_t)k * win + m]);
-            const __m256 sn = _mm256_set1_ps(b->sym ? 0.0f : (float)b->stab[(size_t)k * win + m]);
-            for (int q = 0; q < 2; q++) {
+            const __m256 c = _mm256_set1_ps((float)b->icr[(size_t)k * ni + j]);
+            for (int q = 0; q < 2; q++)
                 zr[k][q] = _mm256_fmadd_ps(c, e[q], zr[k][q]);
+            if (b->real)
+                continue;
+            const __m256 sn = _mm256_set1_ps((float)b->ici[(size_t)k * ni + j]);
+            for (int q = 0; q < 2; q++)
                 zi[k][q] = _mm256_fmadd_ps(sn, e[q], zi[k][q]);
-            }
         }
     }
     const __m256 a0 = _mm256_set1_ps((float)b->a0);
@@ -381,13 +455,13 @@ AVX2 static void slide_avx2_f32(const blur1d *b, const float *const *in, int n, 
         }
         if (x == n - 1)
             break;
-        if (x + PREFETCH + win < n + 2 * r) {
-            _mm_prefetch((const char *)in[x + PREFETCH], _MM_HINT_T0);
-            _mm_prefetch((const char *)in[x + PREFETCH + win], _MM_HINT_T0);
+        if (x + PREFETCH < n - 1) {
+            _mm_prefetch((const char *)row[b->mlo[x + PREFETCH]], _MM_HINT_T0);
+            _mm_prefetch((const char *)row[b->mhi[x + PREFETCH]], _MM_HINT_T0);
         }
         for (int q = 0; q < 2; q++) {
-            e[q] = _mm256_loadu_ps(in[x] + 8 * q);
-            f[q] = _mm256_loadu_ps(in[x + win] + 8 * q);
+            e[q] = _mm256_loadu_ps(row[b->mlo[x]] + 8 * q);
+            f[q] = _mm256_loadu_ps(row[b->mhi[x]] + 8 * q);
             s[q] = _mm256_add_ps(s[q], _mm256_sub_ps(f[q], e[q]));
         }
         for (int k = 0; k < K; k++) {
@@ -424,12 +498,11 @@ typedef struct blur_plan {
     float *B;
     int strips;
     float *crow;  /* a row of B beyond a constant border: the border value through bx */
-    int *xmap;    /* W + 2 rx: source x of each extended position, -1 for the border value */
     double scale; /* applied to the vertical sums (a box's 1/(w*h)) */
     double maxval;
     /* per worker */
-    float **ext;        /* (W + 2 rx) x LANES floats */
-    const float ***ptr; /* max(W + 2 rx, H + 2 ry) row pointers */
+    float **ext;        /* (W + 1) x LANES floats: a band's line, then the border value */
+    const float ***ptr; /* max(W, H) + 1 row pointers */
     double **out;       /* max(W, H) x LANES doubles */
 } blur_plan;
 
@@ -444,14 +517,14 @@ static void hpass_task(void *arg, int task, int worker)
     blur_plan *pl = arg;
     const ic_job *job = pl->job;
     const ic_image *src = job->src;
-    const int W = pl->W, C = pl->C, rx = pl->bx.r, n = W + 2 * rx;
+    const int W = pl->W, C = pl->C;
     const size_t ss = ic_sample_size(src->type);
     const int y0 = task * BAND_ROWS, nseq = BAND_ROWS * C;
     float *ext = pl->ext[worker];
     const float **ptr = pl->ptr[worker];
     double *out = pl->out[worker];
     const float v = job->border_value;
-    for (int t = 0; t < n; t++)
+    for (int t = 0; t <= W; t++)
         ptr[t] = ext + (size_t)t * LANES;
     for (int g0 = 0; g0 < nseq; g0 += LANES) {
         /* each lane's row of samples: AoS steps by C, SoA by 1 within plane q */
@@ -481,10 +554,9 @@ static void hpass_task(void *arg, int task, int worker)
         /* the common case without branches per sample: lanes past the last
          * row read row 0's samples, never stored */
         const int plain = src->type == IC_U8 && !pl->premul;
-        for (int t = 0; plain && t < n; t++) {
-            const int x = pl->xmap[t];
-            float *e = ext + (size_t)t * LANES;
-            if (x < 0) {
+        for (int x = 0; plain && x <= W; x++) {
+            float *e = ext + (size_t)x * LANES;
+            if (x == W) { /* the outside of a constant border */
                 for (int l = 0; l < LANES; l++)
                     e[l] = v;
                 continue;
@@ -493,13 +565,12 @@ static void hpass_task(void *arg, int task, int worker)
             for (int l = 0; l < LANES; l++)
                 e[l] = (float)(base[l] ? base[l] : base[0])[off];
         }
-        for (int t = 0; !plain && t < n; t++) {
-            const int x = pl->xmap[t];
-            float *e = ext + (size_t)t * LANES;
+        for (int x = 0; !plain && x <= W; x++) {
+            float *e = ext + (size_t)x * LANES;
             for (int l = 0; l < LANES; l++) {
                 if (!base[l])
                     e[l] = 0.0f;
-                else if (x < 0)
+                else if (x == W)
                     e[l] = mul[l] ? v * v : v;
                 else if (src->type == IC_U8)
                     e[l] = (float)base[l][(size_t)x * step] *
@@ -543,16 +614,15 @@ static void vpass_task(void *arg, int task, int worker)
     blur_plan *pl = arg;
     const ic_job *job = pl->job;
     const ic_image *dst = job->dst;
-    const int H = pl->H, C = pl->C, ry = pl->by.r, n = H + 2 * ry;
+    const int H = pl->H, C = pl->C;
     const int strips = (pl->bw + LANES - 1) / LANES;
     const int p = task / strips, c0 = (task % strips) * LANES;
     const float **ptr = pl->ptr[worker];
     double *out = pl->out[worker];
-    for (int t = 0; t < n; t++) {
-        const int y = ic_border_map(t - ry, H, job->border);
-        ptr[t] = y < 0 ? pl->crow + c0
-                       : pl->B + (((size_t)p * pl->strips + (size_t)(c0 / LANES)) * H + y) * LANES;
-    }
+    const float *strip = pl->B + ((size_t)p * pl->strips + (size_t)(c0 / LANES)) * H * LANES;
+    for (int y = 0; y < H; y++)
+        ptr[y] = strip + (size_t)y * LANES;
+    ptr[H] = pl->crow + c0;
     pl->slide(&pl->by, ptr, H, out);
     const int cnt = pl->bw - c0 < LANES ? pl->bw - c0 : LANES;
     const double sc = pl->scale, bias = job->bias, top = pl->maxval;
@@ -617,7 +687,6 @@ static void plan_free(blur_plan *pl, int workers)
     blur1d_free(&pl->by);
     free(pl->B);
     free(pl->crow);
-    free(pl->xmap);
     for (int i = 0; pl->ext && i < workers; i++) {
         free(pl->ext[i]);
         free((void *)pl->ptr[i]);
@@ -672,29 +741,25 @@ ic_status ic_cpu_blur_run(cpu_pool *pool, int nthreads, int isa_avx, const ic_jo
         !blur1d_make(&pl.by, job->kh, box ? 0 : k->sigma_y, 1.0 / job->kh, 0.1 / pl.maxval))
         goto done;
     pl.scale = box_sums ? 1.0 / job->kw : 1.0;
-    /* mirror maps -i to i at any distance: each pass's first window is even */
-    pl.bx.sym = pl.by.sym = job->border == IC_BORDER_MIRROR;
-    const int nx = pl.W + 2 * pl.bx.r, ny = pl.H + 2 * pl.by.r;
+    if (!blur1d_fold(&pl.bx, pl.W, job->border) || !blur1d_fold(&pl.by, pl.H, job->border))
+        goto done;
     pl.strips = (pl.bw + LANES - 1) / LANES;
     const size_t bn = (size_t)pl.planes * pl.strips * pl.H * LANES;
     pl.B = calloc(bn, sizeof *pl.B);
     pl.crow = malloc(((size_t)pl.bw + LANES) * sizeof *pl.crow);
-    pl.xmap = malloc((size_t)nx * sizeof *pl.xmap);
     pl.ext = calloc((size_t)workers, sizeof *pl.ext);
     pl.ptr = calloc((size_t)workers, sizeof *pl.ptr);
     pl.out = calloc((size_t)workers, sizeof *pl.out);
-    if (!pl.B || !pl.crow || !pl.xmap || !pl.ext || !pl.ptr || !pl.out)
+    if (!pl.B || !pl.crow || !pl.ext || !pl.ptr || !pl.out)
         goto done;
-    const int nmax = nx > ny ? nx : ny, omax = pl.W > pl.H ? pl.W : pl.H;
+    const int omax = pl.W > pl.H ? pl.W : pl.H;
     for (int i = 0; i < workers; i++) {
-        pl.ext[i] = malloc((size_t)nx * LANES * sizeof(float));
-        pl.ptr[i] = malloc((size_t)nmax * sizeof(float *));
+        pl.ext[i] = malloc(((size_t)pl.W + 1) * LANES * sizeof(float));
+        pl.ptr[i] = malloc(((size_t)omax + 1) * sizeof(float *));
         pl.out[i] = malloc((size_t)omax * LANES * sizeof(double));
         if (!pl.ext[i] || !pl.ptr[i] || !pl.out[i])
             goto done;
     }
-    for (int t = 0; t < nx; t++)
-        pl.xmap[t] = ic_border_map(t - pl.bx.r, pl.W, job->border);
     {
         /* outside a constant border every row is the value V (V*V for colour
          * under premultiplication), and so is its horizontal blur times bx.sum */
