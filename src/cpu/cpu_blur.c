@@ -27,7 +27,6 @@
 
 #define LANES 16
 #define MAX_TERMS 10
-#define BAND_ROWS 16 /* rows per horizontal task: 16 * channels sequences */
 
 typedef struct blur1d {
     int r;      /* radius: the window is 2r+1 samples */
@@ -280,7 +279,7 @@ static int blur1d_fold(blur1d *b, int N, int border)
  * step drops row[mlo[x]] and takes row[mhi[x]]. Inlined into one copy per
  * instruction set. */
 static inline __attribute__((always_inline)) void
-slide_body(const blur1d *b, const float *const *row, int n, double *out, int use_fma)
+slide_body(const blur1d *b, const float *const *row, int n, float *out, size_t ostride, int use_fma)
 {
 #define MADD(x, y, z) (use_fma ? __builtin_fma((x), (y), (z)) : (x) * (y) + (z))
     const int K = b->nterms, ni = b->ni;
@@ -305,7 +304,7 @@ slide_body(const blur1d *b, const float *const *row, int n, double *out, int use
     }
     const double a0 = b->a0;
     for (int x = 0;; x++) {
-        double *o = out + (size_t)x * LANES;
+        double o[LANES];
         for (int l = 0; l < LANES; l++)
             o[l] = a0 * s[l];
         for (int k = 0; k < K; k++) {
@@ -313,6 +312,8 @@ slide_body(const blur1d *b, const float *const *row, int n, double *out, int use
             for (int l = 0; l < LANES; l++)
                 o[l] = MADD(a, zr[k][l], o[l]);
         }
+        for (int l = 0; l < LANES; l++)
+            out[(size_t)x * ostride + l] = (float)o[l];
         if (x == n - 1)
             break;
         const float *eo = row[b->mlo[x]], *en = row[b->mhi[x]];
@@ -333,9 +334,9 @@ slide_body(const blur1d *b, const float *const *row, int n, double *out, int use
 #undef MADD
 }
 
-static void slide_base(const blur1d *b, const float *const *row, int n, double *out)
+static void slide_base(const blur1d *b, const float *const *row, int n, float *out, size_t ostride)
 {
-    slide_body(b, row, n, out, 0);
+    slide_body(b, row, n, out, ostride, 0);
 }
 
 #if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__)
@@ -352,7 +353,8 @@ AVX2 static inline void load16(const float *e, __m256d v[4])
 
 /* slide_body in AVX2 intrinsics: the compiler's own vectorisation of it
  * shuffles the terms' real and imaginary parts between lanes. */
-AVX2 static void slide_avx2(const blur1d *b, const float *const *row, int n, double *out)
+AVX2 static void slide_avx2(const blur1d *b, const float *const *row, int n, float *out,
+                            size_t ostride)
 {
     const int K = b->nterms, ni = b->ni;
     __m256d s[4], zr[MAX_TERMS][4], zi[MAX_TERMS][4], e[4], f[4];
@@ -379,7 +381,7 @@ AVX2 static void slide_avx2(const blur1d *b, const float *const *row, int n, dou
     }
     const __m256d a0 = _mm256_set1_pd(b->a0);
     for (int x = 0;; x++) {
-        double *o = out + (size_t)x * LANES;
+        float *o = out + (size_t)x * ostride;
         __m256d acc[4];
         for (int q = 0; q < 4; q++)
             acc[q] = _mm256_mul_pd(a0, s[q]);
@@ -389,7 +391,7 @@ AVX2 static void slide_avx2(const blur1d *b, const float *const *row, int n, dou
                 acc[q] = _mm256_fmadd_pd(a, zr[k][q], acc[q]);
         }
         for (int q = 0; q < 4; q++)
-            _mm256_storeu_pd(o + 4 * q, acc[q]);
+            _mm_storeu_ps(o + 4 * q, _mm256_cvtpd_ps(acc[q]));
         if (x == n - 1)
             break;
         if (x + PREFETCH < n - 1) { /* rows of B lie far apart: fetch ahead */
@@ -416,11 +418,23 @@ AVX2 static void slide_avx2(const blur1d *b, const float *const *row, int n, dou
 
 /* slide_avx2 with float32 state, 8 lanes a vector: for 8-bit samples only,
  * where the rotation's rounding (2^-24 of the window sum a step) stays far
- * below a level over any row; 16-bit samples keep float64. */
-AVX2 static void slide_avx2_f32(const blur1d *b, const float *const *row, int n, double *out)
+ * below a level over any row; 16-bit samples keep float64. K is a constant
+ * in each copy, so the terms unroll and their state stays in registers. */
+AVX2 static inline __attribute__((always_inline)) void slide_f32_body(const blur1d *b,
+                                                                      const float *const *row,
+                                                                      int n, float *out,
+                                                                      size_t ostride, const int K)
 {
-    const int K = b->nterms, ni = b->ni;
+    const int ni = b->ni;
     __m256 s[2], zr[MAX_TERMS][2], zi[MAX_TERMS][2], e[2], f[2];
+    /* the step's constants, broadcast once: cor, coi, cnr, cni, rr, ri, a */
+    __m256 kc[MAX_TERMS][7];
+    for (int k = 0; k < K; k++) {
+        const double c[7] = {b->cor[k], b->coi[k], b->cnr[k], b->cni[k],
+                             b->rr[k],  b->ri[k],  b->a[k]};
+        for (int i = 0; i < 7; i++)
+            kc[k][i] = _mm256_set1_ps((float)c[i]);
+    }
     for (int q = 0; q < 2; q++) {
         s[q] = _mm256_setzero_ps();
         for (int k = 0; k < K; k++)
@@ -444,44 +458,62 @@ AVX2 static void slide_avx2_f32(const blur1d *b, const float *const *row, int n,
         }
     }
     const __m256 a0 = _mm256_set1_ps((float)b->a0);
+    const int *mlo = b->mlo, *mhi = b->mhi;
     for (int x = 0;; x++) {
-        double *o = out + (size_t)x * LANES;
+        float *o = out + (size_t)x * ostride;
         for (int q = 0; q < 2; q++) {
             __m256 acc = _mm256_mul_ps(a0, s[q]);
             for (int k = 0; k < K; k++)
-                acc = _mm256_fmadd_ps(_mm256_set1_ps((float)b->a[k]), zr[k][q], acc);
-            _mm256_storeu_pd(o + 8 * q, _mm256_cvtps_pd(_mm256_castps256_ps128(acc)));
-            _mm256_storeu_pd(o + 8 * q + 4, _mm256_cvtps_pd(_mm256_extractf128_ps(acc, 1)));
+                acc = _mm256_fmadd_ps(kc[k][6], zr[k][q], acc);
+            _mm256_storeu_ps(o + 8 * q, acc);
         }
         if (x == n - 1)
             break;
-        if (x + PREFETCH < n - 1) {
-            _mm_prefetch((const char *)row[b->mlo[x + PREFETCH]], _MM_HINT_T0);
-            _mm_prefetch((const char *)row[b->mhi[x + PREFETCH]], _MM_HINT_T0);
+        if (x + PREFETCH < n - 1) { /* rows of B lie far apart: fetch ahead */
+            _mm_prefetch((const char *)row[mlo[x + PREFETCH]], _MM_HINT_T0);
+            _mm_prefetch((const char *)row[mhi[x + PREFETCH]], _MM_HINT_T0);
         }
+        const float *eo = row[mlo[x]], *en = row[mhi[x]];
         for (int q = 0; q < 2; q++) {
-            e[q] = _mm256_loadu_ps(row[b->mlo[x]] + 8 * q);
-            f[q] = _mm256_loadu_ps(row[b->mhi[x]] + 8 * q);
+            e[q] = _mm256_loadu_ps(eo + 8 * q);
+            f[q] = _mm256_loadu_ps(en + 8 * q);
             s[q] = _mm256_add_ps(s[q], _mm256_sub_ps(f[q], e[q]));
         }
-        for (int k = 0; k < K; k++) {
-            const __m256 cor = _mm256_set1_ps((float)b->cor[k]),
-                         coi = _mm256_set1_ps((float)b->coi[k]);
-            const __m256 cnr = _mm256_set1_ps((float)b->cnr[k]),
-                         cni = _mm256_set1_ps((float)b->cni[k]);
-            const __m256 rr = _mm256_set1_ps((float)b->rr[k]), ri = _mm256_set1_ps((float)b->ri[k]);
+        for (int k = 0; k < K; k++)
             for (int q = 0; q < 2; q++) {
-                const __m256 ur = _mm256_fmadd_ps(cnr, f[q], _mm256_fmadd_ps(cor, e[q], zr[k][q]));
-                const __m256 ui = _mm256_fmadd_ps(cni, f[q], _mm256_fmadd_ps(coi, e[q], zi[k][q]));
-                zr[k][q] = _mm256_fmsub_ps(rr, ur, _mm256_mul_ps(ri, ui));
-                zi[k][q] = _mm256_fmadd_ps(rr, ui, _mm256_mul_ps(ri, ur));
+                const __m256 ur =
+                    _mm256_fmadd_ps(kc[k][2], f[q], _mm256_fmadd_ps(kc[k][0], e[q], zr[k][q]));
+                const __m256 ui =
+                    _mm256_fmadd_ps(kc[k][3], f[q], _mm256_fmadd_ps(kc[k][1], e[q], zi[k][q]));
+                zr[k][q] = _mm256_fmsub_ps(kc[k][4], ur, _mm256_mul_ps(kc[k][5], ui));
+                zi[k][q] = _mm256_fmadd_ps(kc[k][4], ui, _mm256_mul_ps(kc[k][5], ur));
             }
-        }
+    }
+}
+
+AVX2 static void slide_avx2_f32(const blur1d *b, const float *const *row, int n, float *out,
+                                size_t ostride)
+{
+    switch (b->nterms) { /* the term counts the fit gives at 8 bits */
+    case 0:
+        slide_f32_body(b, row, n, out, ostride, 0);
+        break;
+    case 3:
+        slide_f32_body(b, row, n, out, ostride, 3);
+        break;
+    case 4:
+        slide_f32_body(b, row, n, out, ostride, 4);
+        break;
+    case 5:
+        slide_f32_body(b, row, n, out, ostride, 5);
+        break;
+    default:
+        slide_f32_body(b, row, n, out, ostride, b->nterms);
     }
 }
 #endif
 
-typedef void (*slide_fn)(const blur1d *, const float *const *, int, double *);
+typedef void (*slide_fn)(const blur1d *, const float *const *, int, float *, size_t);
 
 /* ---- the two passes -------------------------------------------------------- */
 
@@ -503,7 +535,7 @@ typedef struct blur_plan {
     /* per worker */
     float **ext;        /* (W + 1) x LANES floats: a band's line, then the border value */
     const float ***ptr; /* max(W, H) + 1 row pointers */
-    double **out;       /* max(W, H) x LANES doubles */
+    float **out;        /* strips x LANES x LANES floats, or H x LANES */
 } blur_plan;
 
 static double sample_at(const ic_image *im, const uint8_t *p)
@@ -511,7 +543,21 @@ static double sample_at(const ic_image *im, const uint8_t *p)
     return im->type == IC_U16 ? (double)*(const uint16_t *)(const void *)p : (double)*p;
 }
 
-/* The horizontal pass of BAND_ROWS rows (task = band). */
+/* Writes a band's rows, T[i * LANES + l] for column i of B and row y0 + l,
+ * into plane p of B: one LANES x LANES transpose per strip. */
+static void band_store(const blur_plan *pl, const float *T, int p, int y0, int rows)
+{
+    for (int st = 0; st < pl->strips; st++) {
+        float *d = pl->B + (((size_t)p * pl->strips + (size_t)st) * pl->H + (size_t)y0) * LANES;
+        const float *t = T + (size_t)st * LANES * LANES;
+        for (int l = 0; l < rows; l++)
+            for (int m = 0; m < LANES; m++)
+                d[l * LANES + m] = t[m * LANES + l];
+    }
+}
+
+/* The horizontal pass of LANES rows (task = band), a channel at a time: lane l
+ * holds row y0 + l, so that the band's output is whole blocks of B. */
 static void hpass_task(void *arg, int task, int worker)
 {
     blur_plan *pl = arg;
@@ -519,75 +565,49 @@ static void hpass_task(void *arg, int task, int worker)
     const ic_image *src = job->src;
     const int W = pl->W, C = pl->C;
     const size_t ss = ic_sample_size(src->type);
-    const int y0 = task * BAND_ROWS, nseq = BAND_ROWS * C;
-    float *ext = pl->ext[worker];
+    const int y0 = task * LANES, rows = pl->H - y0 < LANES ? pl->H - y0 : LANES;
+    float *ext = pl->ext[worker], *T = pl->out[worker];
     const float **ptr = pl->ptr[worker];
-    double *out = pl->out[worker];
     const float v = job->border_value;
+    /* AoS steps by C samples, SoA by 1 within plane q */
+    const size_t step = src->layout == IC_AOS ? (size_t)C * ss : ss;
+    const int bstep = pl->planes == 1 ? C : 1;
+    const int plain = src->type == IC_U8 && !pl->premul;
     for (int t = 0; t <= W; t++)
         ptr[t] = ext + (size_t)t * LANES;
-    for (int g0 = 0; g0 < nseq; g0 += LANES) {
-        /* each lane's row of samples: AoS steps by C, SoA by 1 within plane q */
+    for (int q = 0; q < C; q++) {
         const uint8_t *base[LANES], *abase[LANES];
-        float *dst[LANES]; /* row y of plane p of B, strip 0 */
-        int used = 0, mul[LANES], col[LANES];
-        const size_t step = src->layout == IC_AOS ? (size_t)C * ss : ss;
-        const int bstep = pl->planes == 1 ? C : 1;
-        const size_t sstep = (size_t)pl->H * LANES; /* floats from one strip to the next */
-        for (int l = 0; l < LANES; l++) {
-            const int sq = g0 + l, y = y0 + sq / C, q = sq % C;
-            if (y >= pl->H) { /* past the last row: zeros, never stored */
-                base[l] = abase[l] = NULL;
-                mul[l] = 0;
-                continue;
-            }
-            used = l + 1;
+        const int mul = pl->premul && q != C - 1;
+        for (int l = 0; l < LANES; l++) { /* lanes past the last row repeat row y0, never stored */
+            const int y = y0 + (l < rows ? l : 0);
             base[l] = ic_image_at(src, 0, y, q);
             abase[l] = ic_image_at(src, 0, y, C - 1);
-            mul[l] = pl->premul && q != C - 1;
-            const int p = pl->planes == 1 ? 0 : q;
-            col[l] = pl->planes == 1 ? q : 0;
-            dst[l] = pl->B + ((size_t)p * pl->strips * pl->H + y) * LANES;
         }
-        if (!used) /* a group wholly past the last row */
-            continue;
-        /* the common case without branches per sample: lanes past the last
-         * row read row 0's samples, never stored */
-        const int plain = src->type == IC_U8 && !pl->premul;
-        for (int x = 0; plain && x <= W; x++) {
+        for (int x = 0; plain && x < W; x++) {
             float *e = ext + (size_t)x * LANES;
-            if (x == W) { /* the outside of a constant border */
-                for (int l = 0; l < LANES; l++)
-                    e[l] = v;
-                continue;
-            }
             const size_t off = (size_t)x * step;
             for (int l = 0; l < LANES; l++)
-                e[l] = (float)(base[l] ? base[l] : base[0])[off];
+                e[l] = (float)base[l][off];
         }
-        for (int x = 0; !plain && x <= W; x++) {
+        for (int x = 0; !plain && x < W; x++) {
             float *e = ext + (size_t)x * LANES;
-            for (int l = 0; l < LANES; l++) {
-                if (!base[l])
-                    e[l] = 0.0f;
-                else if (x == W)
-                    e[l] = mul[l] ? v * v : v;
-                else if (src->type == IC_U8)
-                    e[l] = (float)base[l][(size_t)x * step] *
-                           (mul[l] ? (float)abase[l][(size_t)x * step] : 1.0f);
+            const size_t off = (size_t)x * step;
+            for (int l = 0; l < LANES; l++)
+                if (src->type == IC_U8)
+                    e[l] = (float)base[l][off] * (mul ? (float)abase[l][off] : 1.0f);
                 else
-                    e[l] = (float)sample_at(src, base[l] + (size_t)x * step) *
-                           (mul[l] ? (float)sample_at(src, abase[l] + (size_t)x * step) : 1.0f);
-            }
+                    e[l] = (float)sample_at(src, base[l] + off) *
+                           (mul ? (float)sample_at(src, abase[l] + off) : 1.0f);
         }
-        pl->slide(&pl->bx, ptr, W, out);
-        for (int x = 0; x < W; x++)
-            for (int l = 0; l < used; l++) {
-                const unsigned i = (unsigned)(x * bstep + col[l]);
-                dst[l][(size_t)(i / LANES) * sstep + (size_t)(i % LANES)] =
-                    (float)out[(size_t)x * LANES + l];
-            }
+        for (int l = 0; l < LANES; l++) /* the outside of a constant border */
+            ext[(size_t)W * LANES + l] = mul ? v * v : v;
+        const int col = pl->planes == 1 ? q : 0;
+        pl->slide(&pl->bx, ptr, W, T + (size_t)col * LANES, (size_t)bstep * LANES);
+        if (pl->planes > 1)
+            band_store(pl, T, q, y0, rows);
     }
+    if (pl->planes == 1)
+        band_store(pl, T, 0, y0, rows);
 }
 
 /* Nearest, ties to even (the default rounding mode), without a libm call
@@ -618,19 +638,19 @@ static void vpass_task(void *arg, int task, int worker)
     const int strips = (pl->bw + LANES - 1) / LANES;
     const int p = task / strips, c0 = (task % strips) * LANES;
     const float **ptr = pl->ptr[worker];
-    double *out = pl->out[worker];
+    float *out = pl->out[worker];
     const float *strip = pl->B + ((size_t)p * pl->strips + (size_t)(c0 / LANES)) * H * LANES;
     for (int y = 0; y < H; y++)
         ptr[y] = strip + (size_t)y * LANES;
     ptr[H] = pl->crow + c0;
-    pl->slide(&pl->by, ptr, H, out);
+    pl->slide(&pl->by, ptr, H, out, LANES);
     const int cnt = pl->bw - c0 < LANES ? pl->bw - c0 : LANES;
     const double sc = pl->scale, bias = job->bias, top = pl->maxval;
     const int contiguous = pl->planes > 1 || dst->layout == IC_AOS;
     for (int y = 0; y < H; y++) {
-        double *o = out + (size_t)y * LANES;
+        double o[LANES];
         for (int l = 0; l < cnt; l++) /* scaled, biased, clamped; NaN fails `> 0` */
-            o[l] = o[l] * sc;
+            o[l] = out[(size_t)y * LANES + l] * sc;
         if (pl->premul) /* strips hold whole pixels: LANES is a multiple of C */
             for (int l = 0; l < cnt; l += C) {
                 const double a = o[l + C - 1];
@@ -753,10 +773,12 @@ ic_status ic_cpu_blur_run(cpu_pool *pool, int nthreads, int isa_avx, const ic_jo
     if (!pl.B || !pl.crow || !pl.ext || !pl.ptr || !pl.out)
         goto done;
     const int omax = pl.W > pl.H ? pl.W : pl.H;
+    const size_t tn = (size_t)pl.strips * LANES * LANES, vn = (size_t)pl.H * LANES;
     for (int i = 0; i < workers; i++) {
         pl.ext[i] = malloc(((size_t)pl.W + 1) * LANES * sizeof(float));
         pl.ptr[i] = malloc(((size_t)omax + 1) * sizeof(float *));
-        pl.out[i] = malloc((size_t)omax * LANES * sizeof(double));
+        /* zeroed: the columns of the last strip past the image stay 0 */
+        pl.out[i] = calloc(tn > vn ? tn : vn, sizeof(float));
         if (!pl.ext[i] || !pl.ptr[i] || !pl.out[i])
             goto done;
     }
@@ -769,7 +791,7 @@ ic_status ic_cpu_blur_run(cpu_pool *pool, int nthreads, int isa_avx, const ic_jo
             pl.crow[i] = (float)((colour ? v * v : v) * pl.bx.sum);
         }
     }
-    const int bands = (pl.H + BAND_ROWS - 1) / BAND_ROWS;
+    const int bands = (pl.H + LANES - 1) / LANES;
     ic_cpu_pool_run(pool, hpass_task, &pl, bands, workers < bands ? workers : bands);
     const int strips = pl.planes * ((pl.bw + LANES - 1) / LANES);
     ic_cpu_pool_run(pool, vpass_task, &pl, strips, workers < strips ? workers : strips);
