@@ -821,3 +821,40 @@ int ic_cpu_blur_terms(const ic_job *job, int *tx, int *ty)
         *tx = *ty = 0;
     return ok;
 }
+
+int ic__cpu_blur_fold_sums(const double *e, int n, int r, int nw, const double *w, int border,
+                           double v, double *s, double *z)
+{
+    blur1d b;
+    memset(&b, 0, sizeof b);
+    b.r = r;
+    b.nterms = nw < MAX_TERMS ? nw : MAX_TERMS;
+    const int win = 2 * r + 1;
+    b.ctab = malloc(((size_t)b.nterms * win * 2 + 1) * sizeof *b.ctab);
+    if (!b.ctab)
+        return 0;
+    b.stab = b.ctab + (size_t)b.nterms * win;
+    for (int k = 0; k < b.nterms; k++)
+        for (int m = 0; m < win; m++) {
+            b.ctab[(size_t)k * win + m] = cos(w[k] * (m - r));
+            b.stab[(size_t)k * win + m] = sin(w[k] * (m - r));
+        }
+    const int ok = blur1d_fold(&b, n, border);
+    for (int k = 0; ok && k < b.nterms; k++) {
+        z[2 * k] = z[2 * k + 1] = 0.0;
+        for (int j = 0; j < b.ni; j++) {
+            const double f = b.iu[j] == n ? v : e[b.iu[j]];
+            z[2 * k] += b.icr[(size_t)k * b.ni + j] * f;
+            z[2 * k + 1] += b.ici[(size_t)k * b.ni + j] * f;
+        }
+    }
+    if (ok) {
+        s[0] = 0.0;
+        for (int j = 0; j < b.ni; j++)
+            s[0] += b.i0[j] * (b.iu[j] == n ? v : e[b.iu[j]]);
+        for (int x = 0; x + 1 < n; x++)
+            s[x + 1] = s[x] - (b.mlo[x] == n ? v : e[b.mlo[x]]) + (b.mhi[x] == n ? v : e[b.mhi[x]]);
+    }
+    blur1d_free(&b);
+    return ok;
+}

@@ -25,4 +25,12 @@ ic_status ic_cpu_blur_run(cpu_pool *pool, int nthreads, int isa_avx, const ic_jo
  * (0 for a box); 0 when none. */
 int ic_cpu_blur_terms(const ic_job *job, int *tx, int *ty);
 
+/* For tests: the sums that start a line of n samples e (outside a constant
+ * border: v) extended by `border`, as the blur takes them from the window
+ * folded onto the line: s[0] = sum e(t) and z[2k] + j z[2k+1] =
+ * sum e^{j w[k] t} e(t) over t = -r..r; then s[x] for x < n slid from s[0]
+ * through the rows each step drops and takes. 0 when out of memory. */
+int ic__cpu_blur_fold_sums(const double *e, int n, int r, int nw, const double *w, int border,
+                           double v, double *s, double *z);
+
 #endif
