@@ -43,6 +43,7 @@ typedef struct blur1d {
      * i0[j] in the plain sum and icr + j ici in term k (k * ni + j) */
     int ni, *iu;
     double *i0, *icr, *ici;
+    float *f0;      /* i0, icr, ici in float for the float32 slide */
     int real;       /* every ici is 0: starting skips the sines */
     int *mlo, *mhi; /* the row step x drops (position x-r) and takes (x+r+1) */
 } blur1d;
@@ -206,10 +207,28 @@ static void blur1d_free(blur1d *b)
     free(b->ctab);
     free(b->iu);
     free(b->i0);
+    free(b->f0);
     free(b->mlo);
     b->ctab = b->stab = NULL;
     b->iu = b->mlo = b->mhi = NULL;
     b->i0 = b->icr = b->ici = NULL;
+    b->f0 = NULL;
+}
+
+/* dst = src's fit (the same kernel on the other axis), not yet folded. */
+static int blur1d_copy(blur1d *dst, const blur1d *src)
+{
+    const size_t nt = (size_t)src->nterms * (size_t)(2 * src->r + 1) * 2;
+    *dst = *src;
+    dst->ctab = dst->stab = NULL;
+    if (src->ctab) {
+        dst->ctab = malloc(nt * sizeof *dst->ctab);
+        if (!dst->ctab)
+            return 0;
+        memcpy(dst->ctab, src->ctab, nt * sizeof *dst->ctab);
+        dst->stab = dst->ctab + (src->stab - src->ctab);
+    }
+    return 1;
 }
 
 /* Folds the first window, positions -r..r of a line of N samples extended by
@@ -245,7 +264,8 @@ static int blur1d_fold(blur1d *b, int N, int border)
         if (acc[u] != 0.0)
             b->iu[b->ni++] = (int)u;
     b->i0 = malloc((size_t)b->ni * planes * sizeof *b->i0);
-    if (!b->i0) {
+    b->f0 = malloc((size_t)b->ni * planes * sizeof *b->f0);
+    if (!b->i0 || !b->f0) {
         free(acc);
         return 0;
     }
@@ -264,6 +284,8 @@ static int blur1d_fold(blur1d *b, int N, int border)
         }
     }
     free(acc);
+    for (size_t i = 0; i < (size_t)b->ni * planes; i++)
+        b->f0[i] = (float)b->i0[i];
     for (int x = 0; x < N; x++) {
         const int lo = ic_border_map(x - r, N, border), hi = ic_border_map(x + r + 1, N, border);
         b->mlo[x] = lo < 0 ? N : lo;
@@ -440,19 +462,20 @@ AVX2 static inline __attribute__((always_inline)) void slide_f32_body(const blur
         for (int k = 0; k < K; k++)
             zr[k][q] = zi[k][q] = _mm256_setzero_ps();
     }
+    const float *f0 = b->f0, *fr = f0 + ni, *fi = fr + (size_t)K * ni;
     for (int j = 0; j < ni; j++) {
-        const __m256 c0 = _mm256_set1_ps((float)b->i0[j]);
+        const __m256 c0 = _mm256_set1_ps(f0[j]);
         for (int q = 0; q < 2; q++) {
             e[q] = _mm256_loadu_ps(row[b->iu[j]] + 8 * q);
             s[q] = _mm256_fmadd_ps(c0, e[q], s[q]);
         }
         for (int k = 0; k < K; k++) {
-            const __m256 c = _mm256_set1_ps((float)b->icr[(size_t)k * ni + j]);
+            const __m256 c = _mm256_set1_ps(fr[(size_t)k * ni + j]);
             for (int q = 0; q < 2; q++)
                 zr[k][q] = _mm256_fmadd_ps(c, e[q], zr[k][q]);
             if (b->real)
                 continue;
-            const __m256 sn = _mm256_set1_ps((float)b->ici[(size_t)k * ni + j]);
+            const __m256 sn = _mm256_set1_ps(fi[(size_t)k * ni + j]);
             for (int q = 0; q < 2; q++)
                 zi[k][q] = _mm256_fmadd_ps(sn, e[q], zi[k][q]);
         }
@@ -790,9 +813,13 @@ ic_status ic_cpu_blur_run(cpu_pool *pool, int nthreads, int isa_avx, const ic_jo
     const int box_sums = box && top * job->kw < 16777216.0;
     const int workers = nthreads < 1 ? 1 : nthreads;
     ic_status st = IC_ERR_NOMEM;
+    /* a square gaussian fits once: the fit costs O(r) a candidate */
+    const int same = !box && job->kw == job->kh && k->sigma_x == k->sigma_y;
     if (!blur1d_make(&pl.bx, job->kw, box ? 0 : k->sigma_x, box_sums ? 1.0 : 1.0 / job->kw,
                      0.1 / pl.maxval) ||
-        !blur1d_make(&pl.by, job->kh, box ? 0 : k->sigma_y, 1.0 / job->kh, 0.1 / pl.maxval))
+        !(same
+              ? blur1d_copy(&pl.by, &pl.bx)
+              : blur1d_make(&pl.by, job->kh, box ? 0 : k->sigma_y, 1.0 / job->kh, 0.1 / pl.maxval)))
         goto done;
     pl.scale = box_sums ? 1.0 / job->kw : 1.0;
     if (!blur1d_fold(&pl.bx, pl.W, job->border) || !blur1d_fold(&pl.by, pl.H, job->border))
