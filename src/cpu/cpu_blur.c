@@ -535,6 +535,35 @@ AVX2 static void slide_avx2_f32(const blur1d *b, const float *const *row, int n,
     }
 }
 
+/* ext[q * qstride + x * LANES + l] = sample m = x * cs + q of row b[l], for
+ * the m of the whole 16-byte blocks of [0, n): the 16 rows' blocks transposed
+ * by four rounds of byte interleaves (a perfect shuffle each), then one
+ * column of 16 samples converted at a time. Returns the first m left. */
+AVX2 static int gather_u8_avx2(const uint8_t *const *b, int n, int cs, float *ext, size_t qstride)
+{
+    int m0 = 0;
+    for (; m0 + 16 <= n; m0 += 16) {
+        __m128i r[16], t[16];
+        for (int l = 0; l < 16; l++)
+            r[l] = _mm_loadu_si128((const __m128i *)(const void *)(b[l] + m0));
+        for (int round = 0; round < 4; round++) {
+            for (int i = 0; i < 8; i++) {
+                t[2 * i] = _mm_unpacklo_epi8(r[i], r[i + 8]);
+                t[2 * i + 1] = _mm_unpackhi_epi8(r[i], r[i + 8]);
+            }
+            memcpy(r, t, sizeof r);
+        }
+        for (int j = 0; j < 16; j++) { /* r[j] holds sample m0 + j of the 16 rows */
+            const int m = m0 + j, x = m / cs;
+            float *e = ext + (size_t)(m - x * cs) * qstride + (size_t)x * LANES;
+            _mm256_storeu_ps(e, _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(r[j])));
+            _mm256_storeu_ps(e + 8,
+                             _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_srli_si128(r[j], 8))));
+        }
+    }
+    return m0;
+}
+
 /* A row of LANES sums scaled, biased, clamped and rounded (ties to even)
  * into LANES 8-bit samples; NaN becomes 0 (max returns its second operand). */
 AVX2 static void finish_u8_avx2(const float *o, uint8_t *d, float sc, float bias, float top)
@@ -573,7 +602,7 @@ typedef struct blur_plan {
     double scale; /* applied to the vertical sums (a box's 1/(w*h)) */
     double maxval;
     /* per worker */
-    float **ext;        /* (W + 1) x LANES floats: a band's line, then the border value */
+    float **ext;        /* C x (W + 1) x LANES floats: a band's lines, each then the border value */
     const float ***ptr; /* max(W, H) + 1 row pointers */
     float **out;        /* strips x LANES x LANES floats, or H x LANES */
 } blur_plan;
@@ -613,24 +642,45 @@ static void hpass_task(void *arg, int task, int worker)
     const size_t step = src->layout == IC_AOS ? (size_t)C * ss : ss;
     const int bstep = pl->planes == 1 ? C : 1;
     const int plain = src->type == IC_U8 && !pl->premul;
-    for (int t = 0; t <= W; t++)
-        ptr[t] = ext + (size_t)t * LANES;
+    const size_t qstride = ((size_t)W + 1) * LANES; /* floats from one channel's line to the next */
+    /* lanes past the last row repeat row y0, never stored */
+#define LANE_ROW(l) (y0 + ((l) < rows ? (l) : 0))
+    int done = 0; /* samples of each row already in ext */
+#if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__)
+    if (plain && pl->avx && src->layout == IC_AOS) { /* every channel in one sweep */
+        const uint8_t *b[LANES];
+        for (int l = 0; l < LANES; l++)
+            b[l] = ic_image_at(src, 0, LANE_ROW(l), 0);
+        done = gather_u8_avx2(b, W * C, C, ext, qstride);
+        for (int m = done; m < W * C; m++)
+            for (int l = 0; l < LANES; l++)
+                ext[(size_t)(m % C) * qstride + (size_t)(m / C) * LANES + l] = (float)b[l][m];
+        done = W * C;
+    }
+#endif
     for (int q = 0; q < C; q++) {
+        float *eq = ext + (size_t)q * qstride;
         const uint8_t *base[LANES], *abase[LANES];
         const int mul = pl->premul && q != C - 1;
-        for (int l = 0; l < LANES; l++) { /* lanes past the last row repeat row y0, never stored */
-            const int y = y0 + (l < rows ? l : 0);
-            base[l] = ic_image_at(src, 0, y, q);
-            abase[l] = ic_image_at(src, 0, y, C - 1);
+        for (int t = 0; t <= W; t++)
+            ptr[t] = eq + (size_t)t * LANES;
+        for (int l = 0; l < LANES; l++) {
+            base[l] = ic_image_at(src, 0, LANE_ROW(l), q);
+            abase[l] = ic_image_at(src, 0, LANE_ROW(l), C - 1);
         }
-        for (int x = 0; plain && x < W; x++) {
-            float *e = ext + (size_t)x * LANES;
+        int x0 = done ? W : 0;
+#if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__)
+        if (plain && pl->avx && src->layout == IC_SOA)
+            x0 = gather_u8_avx2(base, W, 1, eq, 0);
+#endif
+        for (int x = x0; plain && x < W; x++) {
+            float *e = eq + (size_t)x * LANES;
             const size_t off = (size_t)x * step;
             for (int l = 0; l < LANES; l++)
                 e[l] = (float)base[l][off];
         }
         for (int x = 0; !plain && x < W; x++) {
-            float *e = ext + (size_t)x * LANES;
+            float *e = eq + (size_t)x * LANES;
             const size_t off = (size_t)x * step;
             for (int l = 0; l < LANES; l++)
                 if (src->type == IC_U8)
@@ -640,12 +690,13 @@ static void hpass_task(void *arg, int task, int worker)
                            (mul ? (float)sample_at(src, abase[l] + off) : 1.0f);
         }
         for (int l = 0; l < LANES; l++) /* the outside of a constant border */
-            ext[(size_t)W * LANES + l] = mul ? v * v : v;
+            eq[(size_t)W * LANES + l] = mul ? v * v : v;
         const int col = pl->planes == 1 ? q : 0;
         pl->slide(&pl->bx, ptr, W, T + (size_t)col * LANES, (size_t)bstep * LANES);
         if (pl->planes > 1)
             band_store(pl, T, q, y0, rows);
     }
+#undef LANE_ROW
     if (pl->planes == 1)
         band_store(pl, T, 0, y0, rows);
 }
@@ -836,7 +887,7 @@ ic_status ic_cpu_blur_run(cpu_pool *pool, int nthreads, int isa_avx, const ic_jo
     const int omax = pl.W > pl.H ? pl.W : pl.H;
     const size_t tn = (size_t)pl.strips * LANES * LANES, vn = (size_t)pl.H * LANES;
     for (int i = 0; i < workers; i++) {
-        pl.ext[i] = malloc(((size_t)pl.W + 1) * LANES * sizeof(float));
+        pl.ext[i] = malloc((size_t)pl.C * ((size_t)pl.W + 1) * LANES * sizeof(float));
         pl.ptr[i] = malloc(((size_t)omax + 1) * sizeof(float *));
         /* zeroed: the columns of the last strip past the image stay 0 */
         pl.out[i] = calloc(tn > vn ? tn : vn, sizeof(float));
