@@ -3,9 +3,10 @@
  * constant time per pixel whatever the radius (docs/design/blur.md).
  *
  * Both are separable: a horizontal pass from the image into a float image B,
- * then a vertical pass from B into the destination. Each pass extends its
- * sequence by the border rule over the radius r (as the direct sum reads it)
- * and slides a window of 2r+1 samples along it:
+ * then a vertical pass from B into the destination. Each pass slides a window
+ * of 2r+1 samples along its line extended by the border rule (as the direct
+ * sum reads it), starting from the first window folded onto the line, so
+ * that neither the start nor the steps cost more with the radius:
  *  - box: a running sum (exact: integer samples summed in float64);
  *  - gaussian: g(i) ~ a0 + sum_k a_k cos(k theta i) on |i| <= r, fitted by
  *    least squares; each cosine term is the real part of a sliding complex sum
@@ -13,8 +14,8 @@
  *    e^{-j w r} e(x-r) + e^{j w (r+1)} e(x+r+1)) in float64. The number of
  *    terms is the fewest whose kernel error (L1) keeps the result within 0.1
  *    level of the exact FIR per pass, at the image's bit depth.
- * Sequences run 16 at a time in vector lanes: 16 (row, channel) sequences in
- * the horizontal pass, 16 neighbouring columns in the vertical one.
+ * Sequences run 16 at a time in vector lanes: 16 rows of one channel in the
+ * horizontal pass, 16 neighbouring columns in the vertical one.
  */
 #include <math.h>
 #include <stdint.h>
