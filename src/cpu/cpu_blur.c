@@ -24,6 +24,7 @@
 
 #include "core/border.h"
 #include "core/error.h"
+#include "core/image_internal.h"
 #include "cpu/cpu_blur.h"
 
 #define LANES 16
@@ -879,6 +880,8 @@ ic_status ic_cpu_blur_run(cpu_pool *pool, int nthreads, int isa_avx, const ic_jo
     pl.strips = (pl.bw + LANES - 1) / LANES;
     const size_t bn = (size_t)pl.planes * pl.strips * pl.H * LANES;
     pl.B = malloc(bn * sizeof *pl.B); /* every block is written, the columns past the image as 0 */
+    if (pl.B) /* B is written end to end: 4 KiB faults cost a quarter of a 12 MP blur */
+        ic__huge_pages(pl.B, bn * sizeof *pl.B);
     pl.crow = malloc(((size_t)pl.bw + LANES) * sizeof *pl.crow);
     pl.ext = calloc((size_t)workers, sizeof *pl.ext);
     pl.ptr = calloc((size_t)workers, sizeof *pl.ptr);
