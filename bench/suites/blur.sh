@@ -3,7 +3,7 @@
 # photograph (bench/make_photos.py; without scikit-image the test chart):
 #   the whole ic_convolve call (`--time`'s filter stage, median of --repeat
 #     RUNS in one process) at sigma 10, 120 and 500, every core, with the
-#     ratio of sigma 500 to sigma 10;
+#     ratio of the last sigma to the first (500 to 10) for each image;
 #   whole processes on the 12 MP photograph at sigma 120 (median wall time
 #     of RUNS), against `vips gaussblur` with the same sigma when libvips is
 #     here (skipped with a note otherwise; it takes about a minute).
@@ -59,16 +59,16 @@ wall() { # wall ARGS...: median wall seconds of RUNS whole processes
     echo "|---|---:|---:|"
 } >"$RESULT"
 for f in hd p12; do
-    first="" last=""
+    first="" last="" s0="" s1=""
     for s in $SIGMAS; do
         ms=$(filter_ms "$f.ppm" "$s")
-        [ -z "$first" ] && first=$ms
-        last=$ms
+        [ -z "$first" ] && first=$ms s0=$s
+        last=$ms s1=$s
         kind=$kind_hd
         [ "$f" = p12 ] && kind=$kind_12
         echo "| $f.ppm ($kind) | $s | $ms |" >>"$RESULT"
     done
-    echo "| $f.ppm: last sigma / first | | $(awk -v a="$last" -v b="$first" 'BEGIN { printf "%.2fx", a / b }') |" >>"$RESULT"
+    echo "| $f.ppm: sigma $s1 / sigma $s0 | | $(awk -v a="$last" -v b="$first" 'BEGIN { printf "%.2fx", a / b }') |" >>"$RESULT"
 done
 {
     echo
