@@ -193,6 +193,7 @@ static void test_accuracy(void)
     static const blur_case cases[] = {
         {"gaussian:sigma=0.3", 0.3, 0.3, 3, 3},
         {"gaussian:sigma=2", 2, 2, 13, 13},
+        {"gaussian:sigma=10", 10, 10, 61, 61}, /* just past the FIR crossover */
         {"gaussian:sigma=25", 25, 25, 151, 151},
         {"gaussian:sigma=60", 60, 60, 361, 361},
         {"gaussian:sigma=4x12", 4, 12, 25, 73},
