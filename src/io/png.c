@@ -10,7 +10,9 @@
  * image is allocated. Non-interlaced 8- and 16-bit grey, grey+alpha, RGB
  * and RGBA files without tRNS take a faster path where built with libdeflate:
  * libpng still reads and checks every chunk, but hands over the IDAT data
- * (a chunk callback), which png_inflate.c inflates in one call and unfilters;
+ * (a chunk callback), which png_inflate.c inflates in one call and unfilters
+ * (png_inflate_strips.c strip by strip on ic_io_limits.threads, where an
+ * icST chunk before the IDATs says where the writer's strips begin);
  * whatever that path refuses (a corrupt or odd stream, too little memory) is
  * read again from the start by libpng alone, which gives today's verdict.
  * Writing stores 1..4 channels at 8 or 16 bits (the
@@ -71,6 +73,9 @@ typedef struct png_fast {
     int seen_idat;  /* read_fn has read IDAT data */
     int split;      /* another chunk followed an IDAT: libpng reads only the first run */
     png_infop info; /* the header, for on_chunk */
+    uint8_t *map;   /* the icST chunk's data, when one came before the IDATs */
+    size_t mapn;
+    int maps; /* icST chunks seen */
 } png_fast;
 
 typedef struct png_io {
@@ -266,6 +271,15 @@ static int on_chunk(png_structp png, png_unknown_chunkp chunk)
 {
     png_io *io = png_get_user_chunk_ptr(png);
     png_fast *fs = io->fast;
+    if (memcmp(chunk->name, IC_PNG_STRIPS_CHUNK, 4) == 0) {
+        /* Kept only as the one icST before the IDATs; a hint either way. */
+        if (++fs->maps == 1 && !fs->seen_idat && chunk->size > 0 &&
+            (fs->map = malloc(chunk->size)) != NULL) {
+            memcpy(fs->map, chunk->data, chunk->size);
+            fs->mapn = chunk->size;
+        }
+        return 1;
+    }
     if (memcmp(chunk->name, "IDAT", 4) != 0)
         return (chunk->name[0] & 0x20) ? 1 : 0;
     if (fs->split)
@@ -316,7 +330,11 @@ static ic_status png_decode_fast(png_structp png, png_infop info, png_io *io, ic
         return st;
     /* Every chunk up to IEND, the IDAT run through on_chunk. */
     png_read_end(png, info);
-    if (!ic_png_inflate_image(io->fast->z, io->fast->zn, img, ic_png_unfilter_isa_best()))
+    const png_fast *fs = io->fast;
+    const int isa = ic_png_unfilter_isa_best();
+    if (!(fs->maps == 1 &&
+          ic_png_inflate_strips(fs->z, fs->zn, fs->map, fs->mapn, img, lim->threads, isa)) &&
+        !ic_png_inflate_image(fs->z, fs->zn, img, isa))
         return ic_errf(err, errlen, IC_ERR_UNSUPPORTED, "PNG: IDAT stream left to libpng");
     if (meta && png_get_metadata(png, info, meta) != IC_OK) {
         return ic_errf(err, errlen, IC_ERR_NOMEM, "out of memory");
@@ -472,6 +490,7 @@ ic_status ic_png_read_path(FILE *f, ic_image *img, const ic_io_limits *lim, ic_m
             }
             ic_status st = png_read_once(f, img, lim, meta, &fast, err, errlen);
             free(fast.z);
+            free(fast.map);
             if (st == IC_OK)
                 return st;
             ic_metadata_free(meta);
