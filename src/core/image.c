@@ -79,8 +79,8 @@ void ic__huge_pages(void *p, size_t n)
 #endif
 }
 
-ic_status ic_image_create_type(ic_image *img, int width, int height, int channels, ic_layout layout,
-                               ic_sample_type type)
+static ic_status image_create(ic_image *img, int width, int height, int channels, ic_layout layout,
+                              ic_sample_type type, int zero)
 {
     if (!img)
         return ic_fail(IC_ERR_INVALID_ARG, "no image to fill (NULL)");
@@ -115,9 +115,22 @@ ic_status ic_image_create_type(ic_image *img, int width, int height, int channel
                        total);
     }
     ic__huge_pages(img->data, total);
-    memset(img->data, 0, total);
+    if (zero)
+        memset(img->data, 0, total);
     img->owner = 1;
     return IC_OK;
+}
+
+ic_status ic_image_create_type(ic_image *img, int width, int height, int channels, ic_layout layout,
+                               ic_sample_type type)
+{
+    return image_create(img, width, height, channels, layout, type, 1);
+}
+
+ic_status ic__image_create_unzeroed(ic_image *img, int width, int height, int channels,
+                                    ic_layout layout, ic_sample_type type)
+{
+    return image_create(img, width, height, channels, layout, type, 0);
 }
 
 ic_status ic_image_create(ic_image *img, int width, int height, int channels, ic_layout layout)

@@ -220,14 +220,17 @@ static int host_little_endian(void)
     return b == 1;
 }
 
-/* The decoded image, once its size passes the limits (both read paths). */
+/* The decoded image, once its size passes the limits (both read paths);
+ * `unzeroed` for a reader that writes every row. */
 static ic_status image_alloc(ic_image *img, png_uint_32 w, png_uint_32 h, int channels,
-                             ic_sample_type type, const ic_io_limits *lim, char *err, size_t errlen)
+                             ic_sample_type type, const ic_io_limits *lim, int unzeroed, char *err,
+                             size_t errlen)
 {
     ic_status st = ic_io_check_dims_type(w, h, channels, type, lim, err, errlen);
     if (st != IC_OK)
         return st;
-    st = ic_image_create_type(img, (int)w, (int)h, channels, IC_AOS, type);
+    st = unzeroed ? ic__image_create_unzeroed(img, (int)w, (int)h, channels, IC_AOS, type)
+                  : ic_image_create_type(img, (int)w, (int)h, channels, IC_AOS, type);
     if (st != IC_OK)
         return ic_errf(err, errlen, st, "cannot allocate a %ux%u image: %s", (unsigned)w,
                        (unsigned)h, ic_status_str(st));
@@ -325,7 +328,8 @@ static ic_status png_decode_fast(png_structp png, png_infop info, png_io *io, ic
     const png_uint_32 h = png_get_image_height(png, info);
     const int channels = png_get_channels(png, info);
     const ic_sample_type type = png_get_bit_depth(png, info) == 16 ? IC_U16 : IC_U8;
-    ic_status st = image_alloc(img, w, h, channels, type, lim, err, errlen);
+    /* Pages first touched by the threads that write them. */
+    ic_status st = image_alloc(img, w, h, channels, type, lim, 1, err, errlen);
     if (st != IC_OK)
         return st;
     /* Every chunk up to IEND, the IDAT run through on_chunk. */
@@ -336,6 +340,9 @@ static ic_status png_decode_fast(png_structp png, png_infop info, png_io *io, ic
           ic_png_inflate_strips(fs->z, fs->zn, fs->map, fs->mapn, img, lim->threads, isa)) &&
         !ic_png_inflate_image(fs->z, fs->zn, img, isa))
         return ic_errf(err, errlen, IC_ERR_UNSUPPORTED, "PNG: IDAT stream left to libpng");
+    const size_t row = ic_image_row_bytes(img);
+    for (int y = 0; y < img->height && img->pitch > row; y++)
+        memset(img->data + (size_t)y * img->pitch + row, 0, img->pitch - row);
     if (meta && png_get_metadata(png, info, meta) != IC_OK) {
         return ic_errf(err, errlen, IC_ERR_NOMEM, "out of memory");
     }
@@ -405,7 +412,7 @@ static ic_status png_decode(png_structp png, png_infop info, png_io *io, ic_imag
         return ic_errf(err, errlen, IC_ERR_INTERNAL,
                        "PNG: unexpected layout after expansion (%d channels)", channels);
     }
-    st = image_alloc(img, w, h, channels, type, lim, err, errlen);
+    st = image_alloc(img, w, h, channels, type, lim, 0, err, errlen);
     if (st != IC_OK)
         return st;
     png_bytep *rows = malloc((size_t)h * sizeof *rows);
