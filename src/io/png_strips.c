@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "core/error.h"
+#include "core/image_internal.h"
 #include "imgconv.h"
 #include "io/io_internal.h"
 
@@ -191,6 +192,8 @@ ic_status ic_png_deflate_strips(const ic_png_strip_job *j, uint8_t **z, size_t *
                         : j->threads > IC_PNG_MAX_THREADS ? IC_PNG_MAX_THREADS
                                                           : j->threads;
     s.out = malloc(2 + (size_t)s.count * s.room + 4);
+    if (s.out)
+        ic__huge_pages(s.out, 2 + (size_t)s.count * s.room + 4);
     s.size = calloc((size_t)s.count, sizeof *s.size);
     s.adler = calloc((size_t)s.count, sizeof *s.adler);
     s.st = calloc((size_t)s.count, sizeof *s.st);
