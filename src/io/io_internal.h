@@ -258,13 +258,19 @@ ic_status ic_png_deflate_write(FILE *f, const ic_image *img, int out_ch,
                                const ic_png_deflate_opts *o, const ic_metadata *meta);
 /* Row strips (png_strips.c). A job: `bytes` filtered bytes at data, rows of
  * row_bytes (type byte included), deflated by `coder` (LIBDEFLATE at
- * `level`, RLE or HUFFMAN) on up to `threads` threads. */
+ * `level`, RLE or HUFFMAN) on up to `threads` threads. With `fill`, data
+ * is NULL and each strip's bytes are made just before it is deflated:
+ * fill(fill_arg, strip, dst, worker) writes them to dst, a buffer of the
+ * worker's (workers 0..threads-1), so that a strip is deflated while it
+ * is still in the cache and the whole filtered image is never held. */
 #define IC_PNG_MAX_THREADS 256
 typedef struct ic_png_strip_job {
     const uint8_t *data;
     size_t bytes, row_bytes;
     ic_png_coder coder;
     int level, threads, strip_rows;
+    void (*fill)(void *arg, int strip, uint8_t *dst, int worker);
+    void *fill_arg;
 } ic_png_strip_job;
 /* The rows of a strip (the last may have fewer): strip_rows when > 0, else
  * by the row size and the coder alone. One strip: one stream, no strips. */

@@ -17,9 +17,11 @@
  * 4 MiB for libdeflate) are filtered and deflated strip by strip on
  * ic_png_deflate_opts.threads threads into one zlib stream, the same bytes
  * at any thread count; the sample that picks filter and coder is spread
- * over the threads too. The memory is the filtered image (height x (1 +
- * row bytes)) plus an output buffer of at most about that size, both freed
- * before returning.
+ * over the threads too. A strip is filtered by the thread that deflates
+ * it, just before, into a buffer of that thread's, so that the memory is
+ * a strip per thread plus an output buffer of at most about the filtered
+ * image's size (height x (1 + row bytes)); an image of one strip is
+ * filtered whole first. Both are freed before returning.
  * Writes 8- and 16-bit samples (16-bit big-endian on disk, as PNG stores
  * them), 1..4 channels (grey, grey+alpha, RGB, RGBA), never interlaced.
  * Reading stays with libpng (png.c). Built only with IC_HAVE_LIBDEFLATE.
@@ -33,7 +35,6 @@
 #include <string.h>
 
 #include "core/error.h"
-#include "core/image_internal.h"
 #include "imgconv.h"
 #include "io/io_internal.h"
 
@@ -422,10 +423,9 @@ typedef struct writer {
     uint8_t *mem;
     ic_png_filter cand_mode[6]; /* the filters (and coders) being tried */
     ic_png_coder cand_coder[6];
-    uint64_t *hist; /* 256 counts per (candidate, band) */
-    size_t *size;   /* compressed bytes per (candidate, band) */
-    uint8_t *out;   /* the whole image filtered by `mode`, `rows` rows a strip */
-    ic_png_filter mode;
+    uint64_t *hist;     /* 256 counts per (candidate, band) */
+    size_t *size;       /* compressed bytes per (candidate, band) */
+    ic_png_filter mode; /* the strips' filter, `rows` rows a strip */
     int rows;
 } writer;
 
@@ -629,37 +629,38 @@ static void choose(writer *wr, ic_png_filter *mode, ic_png_coder *coder)
     }
 }
 
-/* Item k: strip k of the image filtered into wr->out. */
-static void filter_strip(void *arg, int k, int worker_no)
+/* Strip k of the image filtered into dst, for png_strips.c. */
+static void filter_strip(void *arg, int k, uint8_t *dst, int worker_no)
 {
     writer *wr = arg;
     worker *w = &wr->w[worker_no];
     const int y0 = k * wr->rows;
     const int y1 = wr->img->height - y0 > wr->rows ? y0 + wr->rows : wr->img->height;
-    filter_rows(wr->out + (size_t)y0 * (wr->n + 1), wr->img, wr->out_ch, wr->mode, y0, y1, wr->n,
-                wr->bpp, w->scratch, w->try, 1);
+    filter_rows(dst, wr->img, wr->out_ch, wr->mode, y0, y1, wr->n, wr->bpp, w->scratch, w->try, 1);
 }
 
 /* The zlib stream of the whole image in *z (malloc'd, *zn bytes): row
  * strips filtered and deflated on the threads, their icST chunk's data in
  * *map (malloc'd, *mapn bytes), or, when the image is one strip, one
  * stream as the coder writes it (*map NULL). */
-static ic_status compress_image(writer *wr, ic_png_filter mode, ic_png_coder coder,
-                                uint8_t *filtered, uint8_t **z, size_t *zn, uint8_t **map,
-                                size_t *mapn)
+static ic_status compress_image(writer *wr, ic_png_filter mode, ic_png_coder coder, uint8_t **z,
+                                size_t *zn, uint8_t **map, size_t *mapn)
 {
     const size_t row = wr->n + 1, raw = (size_t)wr->img->height * row;
     const size_t rows = ic_png_strip_rows(row, coder, wr->o->strip_rows);
     *map = NULL;
     *mapn = 0;
     if (rows < (size_t)wr->img->height) {
-        wr->out = filtered;
         wr->mode = mode;
         wr->rows = (int)rows;
-        ic_png_parallel_for(wr->threads, (int)((wr->img->height + rows - 1) / rows), filter_strip,
-                            wr);
-        const ic_png_strip_job job = {filtered,     raw,         row,      coder,
-                                      wr->o->level, wr->threads, (int)rows};
+        const ic_png_strip_job job = {.bytes = raw,
+                                      .row_bytes = row,
+                                      .coder = coder,
+                                      .level = wr->o->level,
+                                      .threads = wr->threads,
+                                      .strip_rows = (int)rows,
+                                      .fill = filter_strip,
+                                      .fill_arg = wr};
         uint64_t *starts = NULL;
         ic_status st = ic_png_deflate_strips(&job, z, zn, &starts);
         const size_t count = (wr->img->height + rows - 1) / rows;
@@ -675,18 +676,22 @@ static ic_status compress_image(writer *wr, ic_png_filter mode, ic_png_coder cod
         free(starts);
         return st;
     }
-    filter_rows(filtered, wr->img, wr->out_ch, mode, 0, wr->img->height, wr->n, wr->bpp,
-                wr->w[0].scratch, wr->w[0].try, 0);
     struct libdeflate_compressor *c = compressor(&wr->w[0], wr->o->level);
     /* Room for either coder's worst case (zlib's conservative bound). */
     const size_t bound = raw + (raw >> 3) + (raw >> 6) + 64;
+    uint8_t *filtered = malloc(raw);
     *z = malloc(bound);
-    if (!c || !*z) {
+    if (!c || !*z || !filtered) {
+        free(filtered);
         free(*z);
         *z = NULL;
-        return ic_fail(IC_ERR_NOMEM, "PNG: out of memory for %zu compressed bytes", bound);
+        return ic_fail(IC_ERR_NOMEM, "PNG: out of memory for a %dx%d image (%zu bytes filtered)",
+                       wr->img->width, wr->img->height, raw);
     }
+    filter_rows(filtered, wr->img, wr->out_ch, mode, 0, wr->img->height, wr->n, wr->bpp,
+                wr->w[0].scratch, wr->w[0].try, 0);
     *zn = compress_rows(c, coder, filtered, raw, *z, bound);
+    free(filtered);
     if (*zn)
         return IC_OK;
     free(*z);
@@ -695,7 +700,7 @@ static ic_status compress_image(writer *wr, ic_png_filter mode, ic_png_coder cod
                    coder == IC_PNG_CODER_LIBDEFLATE ? "libdeflate" : "zlib");
 }
 
-static ic_status write_png(FILE *f, writer *wr, const ic_metadata *meta, uint8_t *filtered)
+static ic_status write_png(FILE *f, writer *wr, const ic_metadata *meta)
 {
     static const uint8_t colour_of[5] = {0, 0, 4, 2, 6}; /* grey, grey+alpha, RGB, RGBA */
     const ic_image *img = wr->img;
@@ -704,7 +709,7 @@ static ic_status write_png(FILE *f, writer *wr, const ic_metadata *meta, uint8_t
     choose(wr, &mode, &coder);
     uint8_t *z = NULL, *map = NULL;
     size_t zn = 0, mapn = 0;
-    ic_status st = compress_image(wr, mode, coder, filtered, &z, &zn, &map, &mapn);
+    ic_status st = compress_image(wr, mode, coder, &z, &zn, &map, &mapn);
     if (st != IC_OK) {
         free(z);
         free(map);
@@ -749,16 +754,8 @@ ic_status ic_png_deflate_write(FILE *f, const ic_image *img, int out_ch,
                        img->height);
     writer wr;
     ic_status st = writer_init(&wr, img, out_ch, o);
-    const size_t raw = (size_t)img->height * (wr.n + 1);
-    uint8_t *filtered = st == IC_OK ? malloc(raw) : NULL;
-    if (filtered)
-        ic__huge_pages(filtered, raw);
-    if (st == IC_OK && !filtered)
-        st = ic_fail(IC_ERR_NOMEM, "PNG: out of memory for a %dx%d image (%zu bytes filtered)",
-                     img->width, img->height, raw);
     if (st == IC_OK)
-        st = write_png(f, &wr, meta, filtered);
-    free(filtered);
+        st = write_png(f, &wr, meta);
     writer_free(&wr);
     return st;
 }

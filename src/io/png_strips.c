@@ -89,6 +89,7 @@ typedef struct strips {
     uint32_t *adler;
     ic_status *st;
     struct libdeflate_compressor **lib; /* one per worker */
+    uint8_t **buf;                      /* one strip's bytes per worker, with fill */
 } strips;
 
 /* Raw deflate of in[0..n) by zlib's Z_RLE into out (room bytes), ended by
@@ -142,7 +143,16 @@ static void strip_item(void *arg, int k, int worker)
     const int last = k == s->count - 1;
     uint8_t *out = s->out + 2 + (size_t)k * s->room;
     size_t size = 0;
-    s->adler[k] = (uint32_t)libdeflate_adler32(1, j->data + at, n);
+    const uint8_t *in = j->data + at;
+    if (j->fill) {
+        if (!s->buf[worker] && !(s->buf[worker] = malloc(s->strip_bytes))) {
+            s->st[k] = IC_ERR_NOMEM;
+            return;
+        }
+        j->fill(j->fill_arg, k, s->buf[worker], worker);
+        in = s->buf[worker];
+    }
+    s->adler[k] = (uint32_t)libdeflate_adler32(1, in, n);
     if (j->coder == IC_PNG_CODER_LIBDEFLATE) {
         if (!s->lib[worker])
             s->lib[worker] = libdeflate_alloc_compressor(j->level);
@@ -150,13 +160,13 @@ static void strip_item(void *arg, int k, int worker)
             s->st[k] = IC_ERR_NOMEM;
             return;
         }
-        size = libdeflate_deflate_compress(s->lib[worker], j->data + at, n, out, s->room - 8);
+        size = libdeflate_deflate_compress(s->lib[worker], in, n, out, s->room - 8);
         if (size && !last)
             size = unfinish(out, size);
     } else if (j->coder == IC_PNG_CODER_HUFFMAN) {
-        size = ic_png_huffman_deflate(j->data + at, n, last, out, s->room - 8);
+        size = ic_png_huffman_deflate(in, n, last, out, s->room - 8);
     } else {
-        size = zlib_strip(j->data + at, n, last, out, s->room - 8);
+        size = zlib_strip(in, n, last, out, s->room - 8);
     }
     s->size[k] = size;
     s->st[k] = size ? IC_OK : IC_ERR_INTERNAL;
@@ -198,9 +208,10 @@ ic_status ic_png_deflate_strips(const ic_png_strip_job *j, uint8_t **z, size_t *
     s.adler = calloc((size_t)s.count, sizeof *s.adler);
     s.st = calloc((size_t)s.count, sizeof *s.st);
     s.lib = calloc((size_t)threads, sizeof *s.lib);
+    s.buf = calloc((size_t)threads, sizeof *s.buf);
     uint64_t *at = malloc((size_t)s.count * sizeof *at);
     ic_status st = IC_OK;
-    if (!s.out || !s.size || !s.adler || !s.st || !s.lib || !at) {
+    if (!s.out || !s.size || !s.adler || !s.st || !s.lib || !s.buf || !at) {
         st = ic_fail(IC_ERR_NOMEM, "PNG: out of memory for %d strips", s.count);
         goto done;
     }
@@ -211,7 +222,7 @@ ic_status ic_png_deflate_strips(const ic_png_strip_job *j, uint8_t **z, size_t *
     for (int k = 0; k < s.count && st == IC_OK; k++) {
         if (s.st[k] != IC_OK) {
             st = s.st[k] == IC_ERR_NOMEM
-                     ? ic_fail(IC_ERR_NOMEM, "PNG: out of memory for a coder")
+                     ? ic_fail(IC_ERR_NOMEM, "PNG: out of memory for a coder or a strip")
                      : ic_fail(IC_ERR_INTERNAL, "PNG: %s could not compress strip %d",
                                j->coder == IC_PNG_CODER_LIBDEFLATE ? "libdeflate" : "zlib", k);
             break;
@@ -238,10 +249,12 @@ ic_status ic_png_deflate_strips(const ic_png_strip_job *j, uint8_t **z, size_t *
     }
 done:
     free(at);
-    if (s.lib)
-        for (int i = 0; i < threads; i++)
-            if (s.lib[i])
-                libdeflate_free_compressor(s.lib[i]);
+    for (int i = 0; s.lib && i < threads; i++)
+        if (s.lib[i])
+            libdeflate_free_compressor(s.lib[i]);
+    for (int i = 0; s.buf && i < threads; i++)
+        free(s.buf[i]);
+    free(s.buf);
     free(s.lib);
     free(s.st);
     free(s.adler);
