@@ -204,7 +204,28 @@ static void huffman_block(bits *b, const uint8_t *in, size_t n, int final)
     uint8_t *p = b->p;
     uint64_t buf = b->buf;
     int nb = b->n;
+    int longest = 0;
+    for (int v = 0; v < 256; v++)
+        longest = len[v] > longest ? len[v] : longest;
     i = 0;
+    if (longest <= 14) { /* 4 codes of at most 14 bits and 7 left over fit 64 bits */
+        for (; i + 4 <= n; i += 4) {
+            const uint32_t e0 = tab[in[i]], e1 = tab[in[i + 1]], e2 = tab[in[i + 2]],
+                           e3 = tab[in[i + 3]];
+            buf |= (uint64_t)(e0 & 0xffff) << nb;
+            nb += (int)(e0 >> 16);
+            buf |= (uint64_t)(e1 & 0xffff) << nb;
+            nb += (int)(e1 >> 16);
+            buf |= (uint64_t)(e2 & 0xffff) << nb;
+            nb += (int)(e2 >> 16);
+            buf |= (uint64_t)(e3 & 0xffff) << nb;
+            nb += (int)(e3 >> 16);
+            store64le(p, buf);
+            p += nb >> 3;
+            buf >>= nb & ~7;
+            nb &= 7;
+        }
+    }
     for (; i + 3 <= n; i += 3) { /* 3 codes of at most 15 bits, 7 bits left over */
         const uint32_t e0 = tab[in[i]], e1 = tab[in[i + 1]], e2 = tab[in[i + 2]];
         buf |= (uint64_t)(e0 & 0xffff) << nb;
