@@ -799,8 +799,11 @@ typedef struct ic_load_options {
      * markers on up to N threads, the calling one included, to exactly the
      * pixels of the one-thread decode; a file whose parts do not all decode
      * cleanly is decoded again on one thread, which gives today's verdict
-     * and message. Other files and formats ignore it. Negative:
-     * IC_ERR_INVALID_ARG. */
+     * and message. A PNG that imgconv wrote in strips (an icST chunk
+     * says where each begins) is inflated strip by strip on up to N
+     * threads, to exactly the one-thread pixels; a file whose strips do
+     * not all check out is decoded in one piece, as before. Other files
+     * and formats ignore it. Negative: IC_ERR_INVALID_ARG. */
     int threads;
 } ic_load_options;
 

@@ -90,7 +90,7 @@ enum { OWNER_HEAP = 1, OWNER_MAPPED = 2 };
 /* The mapping's base and length sit in a header just below the data. */
 #define MAPPED_HEAD ((size_t)64)
 
-static void *mapped_alloc(size_t n)
+static void *mapped_alloc(size_t n, int populate)
 {
 #if defined(MAP_ANONYMOUS) && defined(MAP_FAILED)
     const size_t huge = (size_t)2 << 20;
@@ -107,7 +107,10 @@ static void *mapped_alloc(size_t n)
     ((size_t *)(void *)(data - MAPPED_HEAD))[1] = len;
     ic__huge_pages(data, n);
 #ifdef MADV_POPULATE_WRITE
-    (void)madvise(data, n, MADV_POPULATE_WRITE); /* best effort: faults remain the fallback */
+    if (populate) /* best effort: faults remain the fallback */
+        (void)madvise(data, n, MADV_POPULATE_WRITE);
+#else
+    (void)populate;
 #endif
     return data;
 #else
@@ -127,8 +130,8 @@ static void mapped_free(uint8_t *data)
 #endif
 }
 
-ic_status ic_image_create_type(ic_image *img, int width, int height, int channels, ic_layout layout,
-                               ic_sample_type type)
+static ic_status image_create(ic_image *img, int width, int height, int channels, ic_layout layout,
+                              ic_sample_type type, int zero)
 {
     if (!img)
         return ic_fail(IC_ERR_INVALID_ARG, "no image to fill (NULL)");
@@ -156,11 +159,14 @@ ic_status ic_image_create_type(ic_image *img, int width, int height, int channel
         memset(img, 0, sizeof *img);
         return ic_fail(IC_ERR_TOO_LARGE, "image %dx%d: size overflows", width, height);
     }
-    img->data = total >= MAPPED_MIN ? mapped_alloc(total) : NULL;
+    /* unzeroed: the pages are first touched by the threads that write them
+     * (4 ms for 72 MB on 16 threads on the H200, against 10 ms populated) */
+    img->data = total >= MAPPED_MIN ? mapped_alloc(total, zero) : NULL;
     img->owner = img->data ? OWNER_MAPPED : OWNER_HEAP;
     if (!img->data && (img->data = aligned_alloc(64, total)) != NULL) {
         ic__huge_pages(img->data, total);
-        memset(img->data, 0, total);
+        if (zero)
+            memset(img->data, 0, total);
     }
     if (!img->data) {
         memset(img, 0, sizeof *img);
@@ -168,6 +174,18 @@ ic_status ic_image_create_type(ic_image *img, int width, int height, int channel
                        total);
     }
     return IC_OK;
+}
+
+ic_status ic_image_create_type(ic_image *img, int width, int height, int channels, ic_layout layout,
+                               ic_sample_type type)
+{
+    return image_create(img, width, height, channels, layout, type, 1);
+}
+
+ic_status ic__image_create_unzeroed(ic_image *img, int width, int height, int channels,
+                                    ic_layout layout, ic_sample_type type)
+{
+    return image_create(img, width, height, channels, layout, type, 0);
 }
 
 ic_status ic_image_create(ic_image *img, int width, int height, int channels, ic_layout layout)

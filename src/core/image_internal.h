@@ -1,8 +1,10 @@
-/* image_internal.h - size helpers shared inside the library (not public). */
+/* image_internal.h - image helpers shared inside the library (not public). */
 #ifndef IC_CORE_IMAGE_INTERNAL_H
 #define IC_CORE_IMAGE_INTERNAL_H
 
 #include <stddef.h>
+
+#include "imgconv.h"
 
 /* *out = a*b; returns 0 (and leaves *out alone) when it would overflow. */
 int ic__mul_size(size_t a, size_t b, size_t *out);
@@ -11,5 +13,11 @@ int ic__mul_size(size_t a, size_t b, size_t *out);
  * a fresh buffer about to be written from end to end: faults on 4 KiB pages
  * took a tenth of a large PNG decode. A hint; nothing when unsupported. */
 void ic__huge_pages(void *p, size_t n);
+
+/* ic_image_create_type without zeroing the pixels, for a decoder that
+ * writes every byte of every row (padding included) on its own threads:
+ * the zeroing touched every page of a large PNG on one thread first. */
+ic_status ic__image_create_unzeroed(ic_image *img, int width, int height, int channels,
+                                    ic_layout layout, ic_sample_type type);
 
 #endif

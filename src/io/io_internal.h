@@ -258,20 +258,37 @@ ic_status ic_png_deflate_write(FILE *f, const ic_image *img, int out_ch,
                                const ic_png_deflate_opts *o, const ic_metadata *meta);
 /* Row strips (png_strips.c). A job: `bytes` filtered bytes at data, rows of
  * row_bytes (type byte included), deflated by `coder` (LIBDEFLATE at
- * `level`, RLE or HUFFMAN) on up to `threads` threads. */
+ * `level`, RLE or HUFFMAN) on up to `threads` threads. With `fill`, data
+ * is NULL and each strip's bytes are made just before it is deflated:
+ * fill(fill_arg, strip, dst, worker) writes them to dst, a buffer of the
+ * worker's (workers 0..threads-1), so that a strip is deflated while it
+ * is still in the cache and the whole filtered image is never held. */
 #define IC_PNG_MAX_THREADS 256
 typedef struct ic_png_strip_job {
     const uint8_t *data;
     size_t bytes, row_bytes;
     ic_png_coder coder;
     int level, threads, strip_rows;
+    void (*fill)(void *arg, int strip, uint8_t *dst, int worker);
+    void *fill_arg;
 } ic_png_strip_job;
 /* The rows of a strip (the last may have fewer): strip_rows when > 0, else
  * by the row size and the coder alone. One strip: one stream, no strips. */
 size_t ic_png_strip_rows(size_t row_bytes, ic_png_coder coder, int strip_rows);
 /* The zlib stream of the job, strip after strip, in *z (malloc'd, *zn
- * bytes). Errors through ic_fail: IC_ERR_NOMEM, IC_ERR_INTERNAL. */
-ic_status ic_png_deflate_strips(const ic_png_strip_job *j, uint8_t **z, size_t *zn);
+ * bytes), and where each strip starts in it in *starts (malloc'd, one
+ * offset a strip). Each strip inflates alone. Errors through ic_fail:
+ * IC_ERR_NOMEM, IC_ERR_INTERNAL. */
+ic_status ic_png_deflate_strips(const ic_png_strip_job *j, uint8_t **z, size_t *zn,
+                                uint64_t **starts);
+/* The icST chunk (ancillary, private, unsafe to copy: it describes the
+ * IDAT data), written before the first IDAT of a file whose stream is in
+ * strips (png_deflate.c) and read by png_inflate_strips.c: per strip, its
+ * first row (4 bytes) and the offset of its first byte in the IDAT data,
+ * the zlib header counted (8 bytes), big-endian. Each strip inflates alone
+ * and its first row's filter (NONE or SUB) does not look up. */
+#define IC_PNG_STRIPS_CHUNK "icST"
+#define IC_PNG_STRIPS_ENTRY 12
 /* The fast mode's coder (png_huffman.c): in[0..n) as raw deflate of
  * Huffman codes alone into out, ending with the final block when `last`,
  * else with an empty stored block (on a byte boundary, to be continued).
@@ -305,6 +322,16 @@ int ic_png_unfilter_row(uint8_t *dst, const uint8_t *raw, const uint8_t *prev, s
                         int type, int isa);
 size_t ic_png_inflated_size(const ic_image *img);
 int ic_png_inflate_image(const uint8_t *z, size_t zn, ic_image *img, int isa);
+/* 1 when the zlib header of z[0..zn) is one that zlib accepts for a stream
+ * of `total` bytes (method, window, check bits, no preset dictionary). */
+int ic_png_zlib_header_ok(const uint8_t *z, size_t zn, size_t total);
+/* ic_png_inflate_image on up to `threads` threads for a stream in strips
+ * that map[0..mapn) (an icST chunk's data) describes (png_inflate_strips.c):
+ * 1 with img written as ic_png_inflate_image writes it; 0, img partly
+ * written, when the map or the stream fails any check (ic_png_inflate_image
+ * then decides), or memory is short. */
+int ic_png_inflate_strips(const uint8_t *z, size_t zn, const uint8_t *map, size_t mapn,
+                          ic_image *img, int threads, int isa);
 /* ic_png_read choosing its path (tests): IC_PNG_PATH_AUTO is ic_png_read;
  * LIBPNG decodes with libpng alone; FAST takes the fast path or fails with
  * IC_ERR_UNSUPPORTED where ic_png_read would fall back to libpng. */

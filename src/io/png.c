@@ -10,7 +10,9 @@
  * image is allocated. Non-interlaced 8- and 16-bit grey, grey+alpha, RGB
  * and RGBA files without tRNS take a faster path where built with libdeflate:
  * libpng still reads and checks every chunk, but hands over the IDAT data
- * (a chunk callback), which png_inflate.c inflates in one call and unfilters;
+ * (a chunk callback), which png_inflate.c inflates in one call and unfilters
+ * (png_inflate_strips.c strip by strip on ic_io_limits.threads, where an
+ * icST chunk before the IDATs says where the writer's strips begin);
  * whatever that path refuses (a corrupt or odd stream, too little memory) is
  * read again from the start by libpng alone, which gives today's verdict.
  * Writing stores 1..4 channels at 8 or 16 bits (the
@@ -71,6 +73,9 @@ typedef struct png_fast {
     int seen_idat;  /* read_fn has read IDAT data */
     int split;      /* another chunk followed an IDAT: libpng reads only the first run */
     png_infop info; /* the header, for on_chunk */
+    uint8_t *map;   /* the icST chunk's data, when one came before the IDATs */
+    size_t mapn;
+    int maps; /* icST chunks seen */
 } png_fast;
 
 typedef struct png_io {
@@ -215,14 +220,17 @@ static int host_little_endian(void)
     return b == 1;
 }
 
-/* The decoded image, once its size passes the limits (both read paths). */
+/* The decoded image, once its size passes the limits (both read paths);
+ * `unzeroed` for a reader that writes every row. */
 static ic_status image_alloc(ic_image *img, png_uint_32 w, png_uint_32 h, int channels,
-                             ic_sample_type type, const ic_io_limits *lim, char *err, size_t errlen)
+                             ic_sample_type type, const ic_io_limits *lim, int unzeroed, char *err,
+                             size_t errlen)
 {
     ic_status st = ic_io_check_dims_type(w, h, channels, type, lim, err, errlen);
     if (st != IC_OK)
         return st;
-    st = ic_image_create_type(img, (int)w, (int)h, channels, IC_AOS, type);
+    st = unzeroed ? ic__image_create_unzeroed(img, (int)w, (int)h, channels, IC_AOS, type)
+                  : ic_image_create_type(img, (int)w, (int)h, channels, IC_AOS, type);
     if (st != IC_OK)
         return ic_errf(err, errlen, st, "cannot allocate a %ux%u image: %s", (unsigned)w,
                        (unsigned)h, ic_status_str(st));
@@ -266,6 +274,15 @@ static int on_chunk(png_structp png, png_unknown_chunkp chunk)
 {
     png_io *io = png_get_user_chunk_ptr(png);
     png_fast *fs = io->fast;
+    if (memcmp(chunk->name, IC_PNG_STRIPS_CHUNK, 4) == 0) {
+        /* Kept only as the one icST before the IDATs; a hint either way. */
+        if (++fs->maps == 1 && !fs->seen_idat && chunk->size > 0 &&
+            (fs->map = malloc(chunk->size)) != NULL) {
+            memcpy(fs->map, chunk->data, chunk->size);
+            fs->mapn = chunk->size;
+        }
+        return 1;
+    }
     if (memcmp(chunk->name, "IDAT", 4) != 0)
         return (chunk->name[0] & 0x20) ? 1 : 0;
     if (fs->split)
@@ -311,13 +328,21 @@ static ic_status png_decode_fast(png_structp png, png_infop info, png_io *io, ic
     const png_uint_32 h = png_get_image_height(png, info);
     const int channels = png_get_channels(png, info);
     const ic_sample_type type = png_get_bit_depth(png, info) == 16 ? IC_U16 : IC_U8;
-    ic_status st = image_alloc(img, w, h, channels, type, lim, err, errlen);
+    /* Pages first touched by the threads that write them. */
+    ic_status st = image_alloc(img, w, h, channels, type, lim, 1, err, errlen);
     if (st != IC_OK)
         return st;
     /* Every chunk up to IEND, the IDAT run through on_chunk. */
     png_read_end(png, info);
-    if (!ic_png_inflate_image(io->fast->z, io->fast->zn, img, ic_png_unfilter_isa_best()))
+    const png_fast *fs = io->fast;
+    const int isa = ic_png_unfilter_isa_best();
+    if (!(fs->maps == 1 &&
+          ic_png_inflate_strips(fs->z, fs->zn, fs->map, fs->mapn, img, lim->threads, isa)) &&
+        !ic_png_inflate_image(fs->z, fs->zn, img, isa))
         return ic_errf(err, errlen, IC_ERR_UNSUPPORTED, "PNG: IDAT stream left to libpng");
+    const size_t row = ic_image_row_bytes(img);
+    for (int y = 0; y < img->height && img->pitch > row; y++)
+        memset(img->data + (size_t)y * img->pitch + row, 0, img->pitch - row);
     if (meta && png_get_metadata(png, info, meta) != IC_OK) {
         return ic_errf(err, errlen, IC_ERR_NOMEM, "out of memory");
     }
@@ -387,7 +412,7 @@ static ic_status png_decode(png_structp png, png_infop info, png_io *io, ic_imag
         return ic_errf(err, errlen, IC_ERR_INTERNAL,
                        "PNG: unexpected layout after expansion (%d channels)", channels);
     }
-    st = image_alloc(img, w, h, channels, type, lim, err, errlen);
+    st = image_alloc(img, w, h, channels, type, lim, 0, err, errlen);
     if (st != IC_OK)
         return st;
     png_bytep *rows = malloc((size_t)h * sizeof *rows);
@@ -472,6 +497,7 @@ ic_status ic_png_read_path(FILE *f, ic_image *img, const ic_io_limits *lim, ic_m
             }
             ic_status st = png_read_once(f, img, lim, meta, &fast, err, errlen);
             free(fast.z);
+            free(fast.map);
             if (st == IC_OK)
                 return st;
             ic_metadata_free(meta);

@@ -17,9 +17,11 @@
  * 4 MiB for libdeflate) are filtered and deflated strip by strip on
  * ic_png_deflate_opts.threads threads into one zlib stream, the same bytes
  * at any thread count; the sample that picks filter and coder is spread
- * over the threads too. The memory is the filtered image (height x (1 +
- * row bytes)) plus an output buffer of at most about that size, both freed
- * before returning.
+ * over the threads too. A strip is filtered by the thread that deflates
+ * it, just before, into a buffer of that thread's, so that the memory is
+ * a strip per thread plus an output buffer of at most about the filtered
+ * image's size (height x (1 + row bytes)); an image of one strip is
+ * filtered whole first. Both are freed before returning.
  * Writes 8- and 16-bit samples (16-bit big-endian on disk, as PNG stores
  * them), 1..4 channels (grey, grey+alpha, RGB, RGBA), never interlaced.
  * Reading stays with libpng (png.c). Built only with IC_HAVE_LIBDEFLATE.
@@ -194,6 +196,49 @@ static inline uint8_t paeth(int a, int b, int c)
     return (uint8_t)(pa <= pb && pa <= pc ? a : bc);
 }
 
+#if defined(__x86_64__) || defined(_M_X64)
+#include <emmintrin.h>
+
+/* Paeth's prediction of 16 bytes at once in bytes alone (as fpnge does):
+ * pa = |b - c| and pb = |a - c| fit a byte; pc = |(b - c) + (a - c)| is
+ * pa + pb when both differences have one sign (saturated at 255, which
+ * keeps the comparisons with pa and pb right), else |pa - pb|. */
+static inline __m128i paeth16(__m128i a, __m128i b, __m128i c)
+{
+    const __m128i pa = _mm_or_si128(_mm_subs_epu8(b, c), _mm_subs_epu8(c, b));
+    const __m128i pb = _mm_or_si128(_mm_subs_epu8(a, c), _mm_subs_epu8(c, a));
+    /* b >= c and a >= c, as all-ones lanes */
+    const __m128i b_ge = _mm_cmpeq_epi8(_mm_max_epu8(b, c), b);
+    const __m128i a_ge = _mm_cmpeq_epi8(_mm_max_epu8(a, c), a);
+    const __m128i differ = _mm_xor_si128(b_ge, a_ge);
+    const __m128i pc = _mm_or_si128(
+        _mm_and_si128(differ, _mm_or_si128(_mm_subs_epu8(pa, pb), _mm_subs_epu8(pb, pa))),
+        _mm_andnot_si128(differ, _mm_adds_epu8(pa, pb)));
+    const __m128i pa_le_pb = _mm_cmpeq_epi8(_mm_min_epu8(pa, pb), pa);
+    const __m128i pa_le_pc = _mm_cmpeq_epi8(_mm_min_epu8(pa, pc), pa);
+    const __m128i pb_le_pc = _mm_cmpeq_epi8(_mm_min_epu8(pb, pc), pb);
+    const __m128i take_a = _mm_and_si128(pa_le_pb, pa_le_pc);
+    const __m128i bc = _mm_or_si128(_mm_and_si128(pb_le_pc, b), _mm_andnot_si128(pb_le_pc, c));
+    return _mm_or_si128(_mm_and_si128(take_a, a), _mm_andnot_si128(take_a, bc));
+}
+
+/* o[i] = cur[i] - paeth(...) for i in [bpp, n), 16 bytes a step; returns
+ * where it stopped. */
+static size_t paeth_rows_sse2(uint8_t *o, const uint8_t *cur, const uint8_t *prev, size_t n,
+                              size_t bpp)
+{
+    size_t i = bpp;
+    for (; i + 16 <= n; i += 16) {
+        const __m128i x = _mm_loadu_si128((const __m128i *)(const void *)(cur + i));
+        const __m128i a = _mm_loadu_si128((const __m128i *)(const void *)(cur + i - bpp));
+        const __m128i b = _mm_loadu_si128((const __m128i *)(const void *)(prev + i));
+        const __m128i c = _mm_loadu_si128((const __m128i *)(const void *)(prev + i - bpp));
+        _mm_storeu_si128((__m128i *)(void *)(o + i), _mm_sub_epi8(x, paeth16(a, b, c)));
+    }
+    return i;
+}
+#endif
+
 /* Writes filter type t (0 none, 1 sub, 2 up, 3 average, 4 paeth) of row
  * `cur` (n bytes, bpp bytes per pixel; `prev` the row above or NULL) to
  * out[0] (the type byte) and out[1..n]. */
@@ -228,6 +273,10 @@ static void filter_row(uint8_t *out, int t, const uint8_t *cur, const uint8_t *p
         }
         for (; i < bpp && i < n; i++)
             o[i] = (uint8_t)(cur[i] - prev[i]);
+#if defined(__x86_64__) || defined(_M_X64)
+        if (i < n)
+            i = paeth_rows_sse2(o, cur, prev, n, bpp);
+#endif
         for (; i < n; i++)
             o[i] = (uint8_t)(cur[i] - paeth(cur[i - bpp], prev[i], prev[i - bpp]));
         break;
@@ -277,15 +326,26 @@ static void filter_best(uint8_t *out, ic_png_filter mode, const uint8_t *cur, co
 
 /* Rows y0..y1-1 filtered by `mode` into out (stride bytes a row). Rows
  * alternate between the two rows of scratch when they must be converted, so
- * that the row above is still there for UP, AVG and PAETH. */
+ * that the row above is still there for UP, AVG and PAETH. With `alone`,
+ * row y0 gets SUB, which does not look up, so that a reader can unfilter
+ * the strip without waiting for the one before, where SUB's bytes are
+ * nearly as small as the mode's (on noisy photographs; on charts, whose
+ * rows repeat, SUB made the file 1% larger). */
 static void filter_rows(uint8_t *out, const ic_image *img, int out_ch, ic_png_filter mode, int y0,
-                        int y1, size_t n, size_t bpp, uint8_t *scratch, uint8_t *try)
+                        int y1, size_t n, size_t bpp, uint8_t *scratch, uint8_t *try, int alone)
 {
     const uint8_t *prev =
         y0 > 0 ? stored_row(img, y0 - 1, out_ch, scratch + (size_t)((y0 - 1) & 1) * n) : NULL;
     for (int y = y0; y < y1; y++) {
         const uint8_t *cur = stored_row(img, y, out_ch, scratch + (size_t)(y & 1) * n);
-        filter_best(out + (size_t)(y - y0) * (n + 1), mode, cur, prev, n, bpp, try);
+        uint8_t *o = out + (size_t)(y - y0) * (n + 1);
+        filter_best(o, mode, cur, prev, n, bpp, try);
+        if (alone && y == y0 && y > 0 && o[0] > 1) {
+            filter_row(try, 1, cur, NULL, n, bpp);
+            const uint64_t sub = msad(try + 1, n), best = msad(o + 1, n);
+            if (sub <= best + best / 8)
+                memcpy(o, try, n + 1);
+        }
         prev = cur;
     }
 }
@@ -363,10 +423,9 @@ typedef struct writer {
     uint8_t *mem;
     ic_png_filter cand_mode[6]; /* the filters (and coders) being tried */
     ic_png_coder cand_coder[6];
-    uint64_t *hist; /* 256 counts per (candidate, band) */
-    size_t *size;   /* compressed bytes per (candidate, band) */
-    uint8_t *out;   /* the whole image filtered by `mode`, `rows` rows a strip */
-    ic_png_filter mode;
+    uint64_t *hist;     /* 256 counts per (candidate, band) */
+    size_t *size;       /* compressed bytes per (candidate, band) */
+    ic_png_filter mode; /* the strips' filter, `rows` rows a strip */
     int rows;
 } writer;
 
@@ -430,7 +489,7 @@ static size_t filter_band(const writer *wr, worker *w, ic_png_filter mode, int b
 {
     const int y0 = b * wr->step;
     const int y1 = wr->img->height - y0 > TRIAL_BAND ? y0 + TRIAL_BAND : wr->img->height;
-    filter_rows(w->band, wr->img, wr->out_ch, mode, y0, y1, wr->n, wr->bpp, w->scratch, w->try);
+    filter_rows(w->band, wr->img, wr->out_ch, mode, y0, y1, wr->n, wr->bpp, w->scratch, w->try, 0);
     return (size_t)(y1 - y0) * (wr->n + 1);
 }
 
@@ -570,47 +629,69 @@ static void choose(writer *wr, ic_png_filter *mode, ic_png_coder *coder)
     }
 }
 
-/* Item k: strip k of the image filtered into wr->out. */
-static void filter_strip(void *arg, int k, int worker_no)
+/* Strip k of the image filtered into dst, for png_strips.c. */
+static void filter_strip(void *arg, int k, uint8_t *dst, int worker_no)
 {
     writer *wr = arg;
     worker *w = &wr->w[worker_no];
     const int y0 = k * wr->rows;
     const int y1 = wr->img->height - y0 > wr->rows ? y0 + wr->rows : wr->img->height;
-    filter_rows(wr->out + (size_t)y0 * (wr->n + 1), wr->img, wr->out_ch, wr->mode, y0, y1, wr->n,
-                wr->bpp, w->scratch, w->try);
+    filter_rows(dst, wr->img, wr->out_ch, wr->mode, y0, y1, wr->n, wr->bpp, w->scratch, w->try, 1);
 }
 
 /* The zlib stream of the whole image in *z (malloc'd, *zn bytes): row
- * strips filtered and deflated on the threads, or, when the image is one
- * strip, one stream as the coder writes it. */
-static ic_status compress_image(writer *wr, ic_png_filter mode, ic_png_coder coder,
-                                uint8_t *filtered, uint8_t **z, size_t *zn)
+ * strips filtered and deflated on the threads, their icST chunk's data in
+ * *map (malloc'd, *mapn bytes), or, when the image is one strip, one
+ * stream as the coder writes it (*map NULL). */
+static ic_status compress_image(writer *wr, ic_png_filter mode, ic_png_coder coder, uint8_t **z,
+                                size_t *zn, uint8_t **map, size_t *mapn)
 {
     const size_t row = wr->n + 1, raw = (size_t)wr->img->height * row;
     const size_t rows = ic_png_strip_rows(row, coder, wr->o->strip_rows);
+    *map = NULL;
+    *mapn = 0;
     if (rows < (size_t)wr->img->height) {
-        wr->out = filtered;
         wr->mode = mode;
         wr->rows = (int)rows;
-        ic_png_parallel_for(wr->threads, (int)((wr->img->height + rows - 1) / rows), filter_strip,
-                            wr);
-        const ic_png_strip_job job = {filtered,     raw,         row,      coder,
-                                      wr->o->level, wr->threads, (int)rows};
-        return ic_png_deflate_strips(&job, z, zn);
+        const ic_png_strip_job job = {.bytes = raw,
+                                      .row_bytes = row,
+                                      .coder = coder,
+                                      .level = wr->o->level,
+                                      .threads = wr->threads,
+                                      .strip_rows = (int)rows,
+                                      .fill = filter_strip,
+                                      .fill_arg = wr};
+        uint64_t *starts = NULL;
+        ic_status st = ic_png_deflate_strips(&job, z, zn, &starts);
+        const size_t count = (wr->img->height + rows - 1) / rows;
+        if (st == IC_OK && !(*map = malloc(count * IC_PNG_STRIPS_ENTRY)))
+            st = ic_fail(IC_ERR_NOMEM, "PNG: out of memory for %zu strips", count);
+        for (size_t k = 0; st == IC_OK && k < count; k++) {
+            uint8_t *e = *map + k * IC_PNG_STRIPS_ENTRY;
+            put32(e, (uint32_t)(k * rows));
+            put32(e + 4, (uint32_t)(starts[k] >> 32));
+            put32(e + 8, (uint32_t)starts[k]);
+        }
+        *mapn = st == IC_OK ? count * IC_PNG_STRIPS_ENTRY : 0;
+        free(starts);
+        return st;
     }
-    filter_rows(filtered, wr->img, wr->out_ch, mode, 0, wr->img->height, wr->n, wr->bpp,
-                wr->w[0].scratch, wr->w[0].try);
     struct libdeflate_compressor *c = compressor(&wr->w[0], wr->o->level);
     /* Room for either coder's worst case (zlib's conservative bound). */
     const size_t bound = raw + (raw >> 3) + (raw >> 6) + 64;
+    uint8_t *filtered = malloc(raw);
     *z = malloc(bound);
-    if (!c || !*z) {
+    if (!c || !*z || !filtered) {
+        free(filtered);
         free(*z);
         *z = NULL;
-        return ic_fail(IC_ERR_NOMEM, "PNG: out of memory for %zu compressed bytes", bound);
+        return ic_fail(IC_ERR_NOMEM, "PNG: out of memory for a %dx%d image (%zu bytes filtered)",
+                       wr->img->width, wr->img->height, raw);
     }
+    filter_rows(filtered, wr->img, wr->out_ch, mode, 0, wr->img->height, wr->n, wr->bpp,
+                wr->w[0].scratch, wr->w[0].try, 0);
     *zn = compress_rows(c, coder, filtered, raw, *z, bound);
+    free(filtered);
     if (*zn)
         return IC_OK;
     free(*z);
@@ -619,18 +700,21 @@ static ic_status compress_image(writer *wr, ic_png_filter mode, ic_png_coder cod
                    coder == IC_PNG_CODER_LIBDEFLATE ? "libdeflate" : "zlib");
 }
 
-static ic_status write_png(FILE *f, writer *wr, const ic_metadata *meta, uint8_t *filtered)
+static ic_status write_png(FILE *f, writer *wr, const ic_metadata *meta)
 {
     static const uint8_t colour_of[5] = {0, 0, 4, 2, 6}; /* grey, grey+alpha, RGB, RGBA */
     const ic_image *img = wr->img;
     ic_png_filter mode;
     ic_png_coder coder;
     choose(wr, &mode, &coder);
-    uint8_t *z = NULL;
-    size_t zn = 0;
-    ic_status st = compress_image(wr, mode, coder, filtered, &z, &zn);
-    if (st != IC_OK)
+    uint8_t *z = NULL, *map = NULL;
+    size_t zn = 0, mapn = 0;
+    ic_status st = compress_image(wr, mode, coder, &z, &zn, &map, &mapn);
+    if (st != IC_OK) {
+        free(z);
+        free(map);
         return st;
+    }
 
     static const uint8_t signature[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
     uint8_t ihdr[13];
@@ -649,10 +733,13 @@ static ic_status write_png(FILE *f, writer *wr, const ic_metadata *meta, uint8_t
         st = put_iccp(f, c, meta);
     if (st == IC_OK && meta && meta->exif && meta->exif_size <= 0x7fffffff)
         st = put_chunk(f, "eXIf", meta->exif, meta->exif_size, NULL, 0);
+    if (st == IC_OK && mapn)
+        st = put_chunk(f, IC_PNG_STRIPS_CHUNK, map, mapn, NULL, 0);
     for (size_t at = 0; st == IC_OK && at < zn; at += IDAT_MAX)
         st = put_chunk(f, "IDAT", z + at, zn - at < IDAT_MAX ? zn - at : IDAT_MAX, NULL, 0);
     if (st == IC_OK)
         st = put_chunk(f, "IEND", NULL, 0, NULL, 0);
+    free(map);
     free(z);
     return st;
 }
@@ -667,14 +754,8 @@ ic_status ic_png_deflate_write(FILE *f, const ic_image *img, int out_ch,
                        img->height);
     writer wr;
     ic_status st = writer_init(&wr, img, out_ch, o);
-    const size_t raw = (size_t)img->height * (wr.n + 1);
-    uint8_t *filtered = st == IC_OK ? malloc(raw) : NULL;
-    if (st == IC_OK && !filtered)
-        st = ic_fail(IC_ERR_NOMEM, "PNG: out of memory for a %dx%d image (%zu bytes filtered)",
-                     img->width, img->height, raw);
     if (st == IC_OK)
-        st = write_png(f, &wr, meta, filtered);
-    free(filtered);
+        st = write_png(f, &wr, meta);
     writer_free(&wr);
     return st;
 }

@@ -28,11 +28,21 @@ typedef struct bits {
     int n; /* bits in buf, < 8 after flush */
 } bits;
 
+/* The 8 bytes of v at p, least significant first. */
+static inline void store64le(uint8_t *p, uint64_t v)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    memcpy(p, &v, 8);
+#else
+    for (int i = 0; i < 8; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
+#endif
+}
+
 /* Writes the whole bytes of buf (8 bytes stored, n / 8 of them kept). */
 static inline void flush(bits *b)
 {
-    for (int i = 0; i < 8; i++)
-        b->p[i] = (uint8_t)(b->buf >> (8 * i));
+    store64le(b->p, b->buf);
     b->p += b->n >> 3;
     b->buf >>= b->n & ~7;
     b->n &= 7;
@@ -185,13 +195,53 @@ static void huffman_block(bits *b, const uint8_t *in, size_t n, int final)
     for (int s = 0; s < NSYM; s++)
         put(b, reverse(len[s], 4), 4); /* code-length symbol v has code v */
     put(b, reverse(1, 4), 4);          /* distance code 0: 1 bit, never used */
+    /* Code and length in one entry: one load a byte. */
+    uint32_t tab[256];
+    for (int v = 0; v < 256; v++)
+        tab[v] = code[v] | (uint32_t)len[v] << 16;
+    /* The bit buffer in locals: stores through b->p could alias *b and
+     * would make the compiler reload it after every byte. */
+    uint8_t *p = b->p;
+    uint64_t buf = b->buf;
+    int nb = b->n;
+    int longest = 0;
+    for (int v = 0; v < 256; v++)
+        longest = len[v] > longest ? len[v] : longest;
     i = 0;
-    for (; i + 3 <= n; i += 3) { /* 3 codes of at most 15 bits, 7 bits left over */
-        add(b, code[in[i]], len[in[i]]);
-        add(b, code[in[i + 1]], len[in[i + 1]]);
-        add(b, code[in[i + 2]], len[in[i + 2]]);
-        flush(b);
+    if (longest <= 14) { /* 4 codes of at most 14 bits and 7 left over fit 64 bits */
+        for (; i + 4 <= n; i += 4) {
+            const uint32_t e0 = tab[in[i]], e1 = tab[in[i + 1]], e2 = tab[in[i + 2]],
+                           e3 = tab[in[i + 3]];
+            buf |= (uint64_t)(e0 & 0xffff) << nb;
+            nb += (int)(e0 >> 16);
+            buf |= (uint64_t)(e1 & 0xffff) << nb;
+            nb += (int)(e1 >> 16);
+            buf |= (uint64_t)(e2 & 0xffff) << nb;
+            nb += (int)(e2 >> 16);
+            buf |= (uint64_t)(e3 & 0xffff) << nb;
+            nb += (int)(e3 >> 16);
+            store64le(p, buf);
+            p += nb >> 3;
+            buf >>= nb & ~7;
+            nb &= 7;
+        }
     }
+    for (; i + 3 <= n; i += 3) { /* 3 codes of at most 15 bits, 7 bits left over */
+        const uint32_t e0 = tab[in[i]], e1 = tab[in[i + 1]], e2 = tab[in[i + 2]];
+        buf |= (uint64_t)(e0 & 0xffff) << nb;
+        nb += (int)(e0 >> 16);
+        buf |= (uint64_t)(e1 & 0xffff) << nb;
+        nb += (int)(e1 >> 16);
+        buf |= (uint64_t)(e2 & 0xffff) << nb;
+        nb += (int)(e2 >> 16);
+        store64le(p, buf);
+        p += nb >> 3;
+        buf >>= nb & ~7;
+        nb &= 7;
+    }
+    b->p = p;
+    b->buf = buf;
+    b->n = nb;
     for (; i < n; i++)
         put(b, code[in[i]], len[in[i]]);
     put(b, code[256], len[256]);

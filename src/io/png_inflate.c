@@ -253,15 +253,22 @@ size_t ic_png_inflated_size(const ic_image *img)
     return (size_t)img->height * (row + 1);
 }
 
+int ic_png_zlib_header_ok(const uint8_t *z, size_t zn, size_t total)
+{
+    /* zlib (libpng's inflater) refuses a match farther back than the window
+     * the header declares; libdeflate does not look. Deflate's own limit is
+     * 32 KiB, the window of CINFO 7. */
+    return zn >= 2 && (z[0] & 0x0f) == 8 && (z[0] >> 4) <= 7 && (z[1] & 0x20) == 0 &&
+           ((unsigned)z[0] << 8 | z[1]) % 31 == 0 &&
+           ((z[0] >> 4) == 7 || ((size_t)1 << ((z[0] >> 4) + 8)) >= total);
+}
+
 int ic_png_inflate_image(const uint8_t *z, size_t zn, ic_image *img, int isa)
 {
     const size_t bpp = (size_t)img->channels * ic_sample_size(img->type);
     const size_t row = (size_t)img->width * bpp;
     const size_t total = ic_png_inflated_size(img);
-    /* zlib (libpng's inflater) refuses a match farther back than the window
-     * the header declares; libdeflate does not look. Deflate's own limit is
-     * 32 KiB, the window of CINFO 7. */
-    if (zn < 2 || ((z[0] >> 4) < 7 && ((size_t)1 << ((z[0] >> 4) + 8)) < total))
+    if (!ic_png_zlib_header_ok(z, zn, total))
         return 0;
     uint8_t *buf = malloc(total);
     if (buf)

@@ -4,14 +4,14 @@
  *
  * Every strip is a raw deflate stream that ends on a byte boundary without
  * a final block, so the strips laid end to end are one stream: zlib's
- * Z_RLE ends a strip with a sync flush and starts the next primed with the
- * previous strip's last 32 KiB (deflateSetDictionary); the Huffman-only
- * coder (png_huffman.c) needs no window and ends likewise; libdeflate has
- * neither, so its strip is compressed alone, the final-block bit of its
- * last block cleared (found by walking the strip's codes, png_blocks.c) and
- * an empty stored block appended. The Adler-32 of each strip is joined with
- * adler32_combine. Strips are cut by the image alone, so the stream is the
- * same at every thread count. Built only with IC_HAVE_LIBDEFLATE.
+ * Z_RLE ends a strip with a sync flush; the Huffman-only coder
+ * (png_huffman.c) ends likewise; libdeflate cannot, so its strip's
+ * final-block bit is cleared (found by walking the strip's codes,
+ * png_blocks.c) and an empty stored block appended. No strip refers back
+ * into the one before it, so that a reader may inflate each alone (the
+ * icST chunk, png_inflate_strips.c). The Adler-32 of each strip is joined
+ * with adler32_combine. Strips are cut by the image alone, so the stream is
+ * the same at every thread count. Built only with IC_HAVE_LIBDEFLATE.
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "core/error.h"
+#include "core/image_internal.h"
 #include "imgconv.h"
 #include "io/io_internal.h"
 
@@ -78,8 +79,6 @@ void ic_png_parallel_for(int threads, int count, void (*fn)(void *arg, int item,
 
 /* ---- one strip ------------------------------------------------------------ */
 
-#define WINDOW 32768
-
 typedef struct strips {
     const ic_png_strip_job *j;
     int count;
@@ -90,12 +89,13 @@ typedef struct strips {
     uint32_t *adler;
     ic_status *st;
     struct libdeflate_compressor **lib; /* one per worker */
+    uint8_t **buf;                      /* one strip's bytes per worker, with fill */
 } strips;
 
-/* Raw deflate of in[0..n) by zlib's Z_RLE into out (room bytes), primed
- * with dict[0..dn) and ended by a sync flush unless `last`. */
-static size_t zlib_strip(const uint8_t *dict, size_t dn, const uint8_t *in, size_t n, int last,
-                         uint8_t *out, size_t room)
+/* Raw deflate of in[0..n) by zlib's Z_RLE into out (room bytes), ended by
+ * a sync flush unless `last`; not primed with the strip before, so that it
+ * inflates alone (a run across the seam costs a few bytes). */
+static size_t zlib_strip(const uint8_t *in, size_t n, int last, uint8_t *out, size_t room)
 {
     z_stream z;
     memset(&z, 0, sizeof z);
@@ -103,15 +103,13 @@ static size_t zlib_strip(const uint8_t *dict, size_t dn, const uint8_t *in, size
     if (deflateInit2(&z, 6, Z_DEFLATED, -15, 9, Z_RLE) != Z_OK)
         return 0;
     size_t size = 0;
-    if (dn == 0 || deflateSetDictionary(&z, dict, (uInt)dn) == Z_OK) {
-        z.next_in = (Bytef *)(uintptr_t)in; /* zlib does not write through next_in */
-        z.avail_in = (uInt)n;
-        z.next_out = out;
-        z.avail_out = (uInt)room;
-        const int rc = deflate(&z, last ? Z_FINISH : Z_SYNC_FLUSH);
-        if (last ? rc == Z_STREAM_END : rc == Z_OK && z.avail_in == 0 && z.avail_out > 0)
-            size = (size_t)z.total_out;
-    }
+    z.next_in = (Bytef *)(uintptr_t)in; /* zlib does not write through next_in */
+    z.avail_in = (uInt)n;
+    z.next_out = out;
+    z.avail_out = (uInt)room;
+    const int rc = deflate(&z, last ? Z_FINISH : Z_SYNC_FLUSH);
+    if (last ? rc == Z_STREAM_END : rc == Z_OK && z.avail_in == 0 && z.avail_out > 0)
+        size = (size_t)z.total_out;
     deflateEnd(&z);
     return size;
 }
@@ -145,7 +143,16 @@ static void strip_item(void *arg, int k, int worker)
     const int last = k == s->count - 1;
     uint8_t *out = s->out + 2 + (size_t)k * s->room;
     size_t size = 0;
-    s->adler[k] = (uint32_t)libdeflate_adler32(1, j->data + at, n);
+    const uint8_t *in = j->data + at;
+    if (j->fill) {
+        if (!s->buf[worker] && !(s->buf[worker] = malloc(s->strip_bytes))) {
+            s->st[k] = IC_ERR_NOMEM;
+            return;
+        }
+        j->fill(j->fill_arg, k, s->buf[worker], worker);
+        in = s->buf[worker];
+    }
+    s->adler[k] = (uint32_t)libdeflate_adler32(1, in, n);
     if (j->coder == IC_PNG_CODER_LIBDEFLATE) {
         if (!s->lib[worker])
             s->lib[worker] = libdeflate_alloc_compressor(j->level);
@@ -153,14 +160,13 @@ static void strip_item(void *arg, int k, int worker)
             s->st[k] = IC_ERR_NOMEM;
             return;
         }
-        size = libdeflate_deflate_compress(s->lib[worker], j->data + at, n, out, s->room - 8);
+        size = libdeflate_deflate_compress(s->lib[worker], in, n, out, s->room - 8);
         if (size && !last)
             size = unfinish(out, size);
     } else if (j->coder == IC_PNG_CODER_HUFFMAN) {
-        size = ic_png_huffman_deflate(j->data + at, n, last, out, s->room - 8);
+        size = ic_png_huffman_deflate(in, n, last, out, s->room - 8);
     } else {
-        const size_t dn = at < WINDOW ? at : WINDOW;
-        size = zlib_strip(j->data + at - dn, dn, j->data + at, n, last, out, s->room - 8);
+        size = zlib_strip(in, n, last, out, s->room - 8);
     }
     s->size[k] = size;
     s->st[k] = size ? IC_OK : IC_ERR_INTERNAL;
@@ -177,10 +183,12 @@ size_t ic_png_strip_rows(size_t row_bytes, ic_png_coder coder, int strip_rows)
     return (target + row_bytes - 1) / row_bytes;
 }
 
-ic_status ic_png_deflate_strips(const ic_png_strip_job *j, uint8_t **z, size_t *zn)
+ic_status ic_png_deflate_strips(const ic_png_strip_job *j, uint8_t **z, size_t *zn,
+                                uint64_t **starts)
 {
     *z = NULL;
     *zn = 0;
+    *starts = NULL;
     strips s;
     memset(&s, 0, sizeof s);
     s.j = j;
@@ -194,12 +202,16 @@ ic_status ic_png_deflate_strips(const ic_png_strip_job *j, uint8_t **z, size_t *
                         : j->threads > IC_PNG_MAX_THREADS ? IC_PNG_MAX_THREADS
                                                           : j->threads;
     s.out = malloc(2 + (size_t)s.count * s.room + 4);
+    if (s.out)
+        ic__huge_pages(s.out, 2 + (size_t)s.count * s.room + 4);
     s.size = calloc((size_t)s.count, sizeof *s.size);
     s.adler = calloc((size_t)s.count, sizeof *s.adler);
     s.st = calloc((size_t)s.count, sizeof *s.st);
     s.lib = calloc((size_t)threads, sizeof *s.lib);
+    s.buf = calloc((size_t)threads, sizeof *s.buf);
+    uint64_t *at = malloc((size_t)s.count * sizeof *at);
     ic_status st = IC_OK;
-    if (!s.out || !s.size || !s.adler || !s.st || !s.lib) {
+    if (!s.out || !s.size || !s.adler || !s.st || !s.lib || !s.buf || !at) {
         st = ic_fail(IC_ERR_NOMEM, "PNG: out of memory for %d strips", s.count);
         goto done;
     }
@@ -210,7 +222,7 @@ ic_status ic_png_deflate_strips(const ic_png_strip_job *j, uint8_t **z, size_t *
     for (int k = 0; k < s.count && st == IC_OK; k++) {
         if (s.st[k] != IC_OK) {
             st = s.st[k] == IC_ERR_NOMEM
-                     ? ic_fail(IC_ERR_NOMEM, "PNG: out of memory for a coder")
+                     ? ic_fail(IC_ERR_NOMEM, "PNG: out of memory for a coder or a strip")
                      : ic_fail(IC_ERR_INTERNAL, "PNG: %s could not compress strip %d",
                                j->coder == IC_PNG_CODER_LIBDEFLATE ? "libdeflate" : "zlib", k);
             break;
@@ -218,6 +230,7 @@ ic_status ic_png_deflate_strips(const ic_png_strip_job *j, uint8_t **z, size_t *
         /* Strip k starts at 2 + k * room >= used, and no strip fills its
          * room: moving it down never overwrites one not yet moved. */
         memmove(s.out + used, s.out + 2 + (size_t)k * s.room, s.size[k]);
+        at[k] = used;
         used += s.size[k];
         const size_t n = k == s.count - 1 ? j->bytes - (size_t)k * s.strip_bytes : s.strip_bytes;
         adler = (uint32_t)adler32_combine(adler, s.adler[k], (z_off_t)n);
@@ -230,13 +243,18 @@ ic_status ic_png_deflate_strips(const ic_png_strip_job *j, uint8_t **z, size_t *
             s.out[used++] = (uint8_t)(adler >> (8 * i));
         *z = s.out;
         *zn = used;
+        *starts = at;
         s.out = NULL;
+        at = NULL;
     }
 done:
-    if (s.lib)
-        for (int i = 0; i < threads; i++)
-            if (s.lib[i])
-                libdeflate_free_compressor(s.lib[i]);
+    free(at);
+    for (int i = 0; s.lib && i < threads; i++)
+        if (s.lib[i])
+            libdeflate_free_compressor(s.lib[i]);
+    for (int i = 0; s.buf && i < threads; i++)
+        free(s.buf[i]);
+    free(s.buf);
     free(s.lib);
     free(s.st);
     free(s.adler);

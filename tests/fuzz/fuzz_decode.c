@@ -19,7 +19,9 @@
  * fast path (png_inflate.c) takes non-interlaced 8- and 16-bit files and
  * hands back to libpng whatever it refuses. They must agree on the status,
  * the message, the pixels and the metadata; and the fast path alone may
- * only take what libpng takes, with the same result.
+ * only take what libpng takes, with the same result. The default path on
+ * three threads, which inflates the strips an icST chunk describes apart
+ * (png_inflate_strips.c; seeds strips-*.png), must agree with libpng too.
  *
  * Input that starts like a JPEG also goes through the entropy check the GPU
  * codec runs beside nvJPEG (ic_jpeg_check, src/io/jpeg.c), which must agree
@@ -82,13 +84,14 @@ typedef struct png_result {
     ic_metadata meta;
 } png_result;
 
-static void png_read(const uint8_t *data, size_t size, ic_png_path path, png_result *r)
+static void png_read(const uint8_t *data, size_t size, ic_png_path path, int threads, png_result *r)
 {
     memset(r, 0, sizeof *r);
     FILE *f = fmemopen((void *)(uintptr_t)data, size, "rb");
     if (!f)
         abort();
-    const ic_io_limits lim = {.max_pixels = (uint64_t)1 << 22, .max_memory = (uint64_t)64 << 20};
+    const ic_io_limits lim = {
+        .max_pixels = (uint64_t)1 << 22, .max_memory = (uint64_t)64 << 20, .threads = threads};
     r->st = ic_png_read_path(f, &r->img, &lim, &r->meta, path, r->err, sizeof r->err);
     fclose(f);
 }
@@ -125,12 +128,15 @@ static void png_free_result(png_result *r)
 
 static void png_paths(const uint8_t *data, size_t size)
 {
-    png_result lib, def, fast;
-    png_read(data, size, IC_PNG_PATH_LIBPNG, &lib);
-    png_read(data, size, IC_PNG_PATH_AUTO, &def);
-    png_read(data, size, IC_PNG_PATH_FAST, &fast);
+    png_result lib, def, fast, three;
+    png_read(data, size, IC_PNG_PATH_LIBPNG, 1, &lib);
+    png_read(data, size, IC_PNG_PATH_AUTO, 1, &def);
+    png_read(data, size, IC_PNG_PATH_FAST, 1, &fast);
+    png_read(data, size, IC_PNG_PATH_AUTO, 3, &three);
     if (!png_same(&def, &lib))
         abort(); /* the default path differs from libpng's */
+    if (!png_same(&three, &lib))
+        abort(); /* strips on several threads (an icST chunk) differ from libpng */
     if (fast.st == IC_OK && !png_same(&fast, &lib))
         abort(); /* the fast path took a file libpng refuses, or decoded it otherwise */
     if (fast.st != IC_OK && fast.st != IC_ERR_UNSUPPORTED)
@@ -138,6 +144,7 @@ static void png_paths(const uint8_t *data, size_t size)
     png_free_result(&lib);
     png_free_result(&def);
     png_free_result(&fast);
+    png_free_result(&three);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
