@@ -258,9 +258,11 @@ __device__ __forceinline__ void fill_layout(const targs &t, const tile &b, const
     using V = typename quad<T>::V;
     /* groups per lane for the widest tile row, and rows per batch: about 8
      * loads in flight per lane (one row per batch left each warp waiting for
-     * memory once per row: the fill was latency-bound, docs/design/tiles.md) */
+     * memory once per row: the fill was latency-bound, docs/design/tiles.md),
+     * 4 of 16 bytes (twice the bytes in half the registers of 8 words) */
     constexpr int UG = (sw_of(IC_FAST_DIRECT_MAX_KW) * C / 4 + 31) / 32;
-    constexpr int NH = UG >= 8 ? 1 : 8 / UG;
+    constexpr int LOADS = sizeof(V) >= 16 ? 4 : 8;
+    constexpr int NH = UG >= LOADS ? 1 : LOADS / UG;
     const ic_cuda_args &a = t.a;
     const bool wide = t.vec_in >= (int)sizeof(V);
     const int warp = (int)(threadIdx.x >> 5), lane = (int)(threadIdx.x & 31);
@@ -336,7 +338,9 @@ template <class T>
 __device__ __forceinline__ void fill_rgb12(const targs &t, const tile &b, float *smem)
 {
     using V = typename quad<T>::V;
-    constexpr int RB = 3; /* rows a thread loads before converting */
+    /* rows a thread loads before converting: one row of float32 groups is
+     * more bytes in flight than three of uint8 ones, in 12 registers */
+    constexpr int RB = sizeof(V) >= 16 ? 1 : 3;
     const ic_cuda_args &a = t.a;
     const int ng = b.sw / 4; /* 12-sample groups per tile row (sw % 4 == 0) */
     const int rpp = (int)blockDim.x / ng;
