@@ -27,10 +27,11 @@
  * with no buffer outside the block's shared memory.
  *
  * uint16 and float32 samples (a.u16, a.f32): a run-time branch at the top of
- * fill() and store(), uniform over the launch, into the same fill and store
+ * fill() and store(), uniform over the launch. float32 takes the fill
  * templated on the sample type T: four consecutive samples are one load
- * (quad<T>: 4, 8 or 16 bytes) where the source's base and pitch allow it,
- * else four, and outputs are staged and copied out in 16-byte chunks as for
+ * (quad<T>: 4 or 16 bytes) where the source's base and pitch allow it, else
+ * four; uint16 one sample a load (fill16). Both store through the store
+ * templated on T: outputs staged and copied out in 16-byte chunks as for
  * uint8 (float32 stored unrounded, as ic_cu_store does). The tile holds the
  * same floats either way, so the sums do not change. The kernels themselves
  * are not templated on T, so that they are not instantiated three times.
@@ -124,13 +125,7 @@ __device__ __forceinline__ float byte_f(unsigned w, int n)
     return __uint_as_float(__byte_perm(w, 0x4B000000u, 0x7540u | (unsigned)n)) - 8388608.0f;
 }
 
-/* Halves of w (uint16 samples) as floats, as byte_f does for bytes. */
-__device__ __forceinline__ float half_f(unsigned w, int n)
-{
-    return __uint_as_float(__byte_perm(w, 0x4B000000u, n ? 0x7632u : 0x7610u)) - 8388608.0f;
-}
-
-/* Four consecutive samples of type T as one vector V (4, 8 or 16 bytes: one
+/* Four consecutive samples of type T as one vector V (4 or 16 bytes: one
  * load where the address allows it, else four gathered into one) and their
  * float values; loads and conversions apart, so that a fill keeps the
  * narrow V in flight rather than four floats. */
@@ -145,18 +140,6 @@ template <> struct quad<uint8_t> {
     static __device__ __forceinline__ void to_f(V v, float f[4])
     {
         f[0] = byte_f(v, 0), f[1] = byte_f(v, 1), f[2] = byte_f(v, 2), f[3] = byte_f(v, 3);
-    }
-};
-template <> struct quad<uint16_t> {
-    using V = uint2;
-    static __device__ __forceinline__ V gather(const uint16_t *p)
-    {
-        return make_uint2((unsigned)__ldg(p) | ((unsigned)__ldg(p + 1) << 16),
-                          (unsigned)__ldg(p + 2) | ((unsigned)__ldg(p + 3) << 16));
-    }
-    static __device__ __forceinline__ void to_f(V v, float f[4])
-    {
-        f[0] = half_f(v.x, 0), f[1] = half_f(v.x, 1), f[2] = half_f(v.y, 0), f[3] = half_f(v.y, 1);
     }
 };
 template <> struct quad<float> {
@@ -432,6 +415,33 @@ __device__ __forceinline__ void fill_typed(const targs &t, const tile &b, float 
     }
 }
 
+/* fill() for uint16 samples, one sample a load: tile element (col, q) of
+ * plane k is sample (xa + col, ya + q) of channel c0 + k, border-mapped.
+ * Not fill_typed<uint16_t>: a third inlined vector fill made every sep
+ * kernel spill at its 80-register bound. A warp takes one tile row at a time and its lanes consecutive elements in memory order (columns
+ * of a plane for SoA, whole pixels for AoS), so that its loads stay contiguous. */
+__device__ __forceinline__ void fill16(const targs &t, const tile &b, float *smem)
+{
+    const ic_cuda_args &a = t.a;
+    const int warp = (int)(threadIdx.x >> 5), lane = (int)(threadIdx.x & 31);
+    const int nwarps = (int)(blockDim.x >> 5);
+    const int n = b.sw * t.cb;
+    for (int q = warp; q < b.rows; q += nwarps) {
+        const int my = ic_border_map(b.ya + q, a.height, a.border);
+        for (int s = lane; s < n; s += 32) {
+            const int k = a.soa ? s / b.sw : s % t.cb;
+            const int col = a.soa ? s - k * b.sw : s / t.cb;
+            const int mx = ic_border_map(b.xa + col, a.width, a.border);
+            const size_t o = ic_cu_offset(a, a.src_pitch, b.c0 + k, mx, my);
+            smem[k * b.plane + q * b.sw + col] =
+                mx >= 0 && my >= 0 ? ic_cu_sample<true>(a.src, o, ic_cuda_shift(&a))
+                                   : a.border_value;
+        }
+    }
+    if (a.premultiply)
+        premultiply_planes(t, b, smem);
+}
+
 /* Fills the block's input planes (premultiplied: see the top). May hold a
  * barrier: every thread of the block calls it. */
 __device__ __forceinline__ void fill(const targs &t, const tile &b, float *smem)
@@ -439,7 +449,7 @@ __device__ __forceinline__ void fill(const targs &t, const tile &b, float *smem)
     if (t.a.f32)
         fill_typed<float>(t, b, smem);
     else if (t.a.u16)
-        fill_typed<uint16_t>(t, b, smem);
+        fill16(t, b, smem);
     else
         fill_typed<uint8_t>(t, b, smem);
 }
