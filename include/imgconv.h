@@ -1052,10 +1052,6 @@ typedef struct ic_tuning {
      * second of FFT work, 1 (always) from the first call, 2 (never). The
      * results are the same either way (the GPU tests compare them). */
     int fft_fuse;
-    /* cuda, blur method: nonzero sums each pass over the whole border-
-     * extended line sample by sample (time growing with the radius) instead
-     * of the extension in closed form; for comparisons. */
-    int blur_walk;
 } ic_tuning;
 
 /* Replaces the tuning of a context (t NULL: the defaults), effective from the
@@ -1070,7 +1066,6 @@ ic_status ic_context_get_tuning(const ic_context *ctx, ic_tuning *t);
  * separated list of KEY=VALUE with keys method (auto|direct|sep|fft|global|
  * rows), cpu-isa (auto|scalar|avx2|avx512), cpu-tiny (0|1), calibrate
  * (auto|builtin), fft-n (N), fft-fuse (auto|always|never), rows-full (0|1),
- * blur-walk (0|1),
  * rows-shape (0|1|2|4|8|16|32|64),
  * tile-channels (0|1|2), tile-rows (0|8|16|32|64); e.g.
  * "method=rows,rows-full=1,rows-shape=2" (the CLI's --tune). Errors:

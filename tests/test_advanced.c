@@ -64,13 +64,12 @@ static void tuning_text(void)
     memset(&t, 0, sizeof t);
     ic_status st = ic_tuning_parse("method=rows,cpu-isa=avx2,cpu-tiny=1,calibrate=builtin,"
                                    "fft-n=512,fft-fuse=never,rows-full=1,rows-shape=2,"
-                                   "tile-channels=1,tile-rows=64,blur-walk=1",
+                                   "tile-channels=1,tile-rows=64",
                                    &t);
     CHECK(st == IC_OK, "full tuning text: %s", ic_last_error());
     CHECK(t.method == IC_METHOD_ROWS && t.cpu_isa == IC_ISA_AVX2 && t.cpu_tiny == 1 &&
               t.calibrate == IC_CALIBRATE_BUILTIN && t.fft_n == 512 && t.fft_fuse == 2 &&
-              t.rows_full == 1 && t.rows_shape == 2 && t.tile_channels == 1 && t.tile_rows == 64 &&
-              t.blur_walk == 1,
+              t.rows_full == 1 && t.rows_shape == 2 && t.tile_channels == 1 && t.tile_rows == 64,
           "every key sets its field");
     st = ic_tuning_parse("method=sep,method=direct,fft-n=0", &t);
     CHECK(st == IC_OK && t.method == IC_METHOD_DIRECT && t.fft_n == 0 && t.rows_shape == 2,

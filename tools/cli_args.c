@@ -126,7 +126,6 @@ void cli_print_help(void)
           "                         calibrate=auto|builtin, fft-n=N,\n"
           "                         fft-fuse=auto|always|never,\n"
           "                         rows-full=0|1, rows-shape=0|1|2|4|8|16|32|64,\n"
-          "                         blur-walk=0|1,\n"
           "                         tile-channels=0|1|2, tile-rows=0|8|16|32|64\n"
           "      --layout aos|soa   memory layout to filter in: interleaved (aos, default)\n"
           "                         or planar (soa)\n"

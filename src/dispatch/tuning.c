@@ -116,10 +116,9 @@ static ic_status apply_item(char *item, ic_tuning *t)
     } else if (strcmp(key, "calibrate") == 0) {
         if ((v = name_index(val, calibrate_names, N_OF(calibrate_names))) >= 0)
             t->calibrate = v;
-    } else if (strcmp(key, "cpu-tiny") == 0 || strcmp(key, "rows-full") == 0 ||
-               strcmp(key, "blur-walk") == 0) {
+    } else if (strcmp(key, "cpu-tiny") == 0 || strcmp(key, "rows-full") == 0) {
         if ((v = number(val)) == 0 || v == 1)
-            *(key[0] == 'c' ? &t->cpu_tiny : key[0] == 'r' ? &t->rows_full : &t->blur_walk) = v;
+            *(key[0] == 'c' ? &t->cpu_tiny : &t->rows_full) = v;
         else
             v = -1;
     } else if (strcmp(key, "fft-fuse") == 0) {
@@ -148,7 +147,7 @@ static ic_status apply_item(char *item, ic_tuning *t)
     } else {
         return ic_fail(IC_ERR_INVALID_ARG,
                        "tuning: unknown key '%s' (method, cpu-isa, cpu-tiny, calibrate, fft-n, "
-                       "fft-fuse, rows-full, rows-shape, tile-channels, tile-rows, blur-walk)",
+                       "fft-fuse, rows-full, rows-shape, tile-channels, tile-rows)",
                        key);
     }
     if (v < 0)

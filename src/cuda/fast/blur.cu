@@ -48,7 +48,6 @@ struct blur_pass_args {
     double c[MAXT]; /* a0, a_1.. */
     double w[MAXT]; /* 0, w_1.. */
     double scale;   /* applied to every output */
-    int closed;     /* 1: prefix sums over the line, the extension in closed form */
 };
 
 /* The row pass reads the image (premultiplied colour when asked). */
@@ -102,10 +101,10 @@ __device__ __forceinline__ double ext(const Src &s, const blur_pass_args &a, int
     return j < 0 ? a.cv[c] : s.at(c, line, j);
 }
 
-/* acc[t] += sum_{u0 <= u < u1} e(u + off) e^{j w_t u}. */
+/* acc[t] += sum_{u0 <= u < u1} e(u) e^{j w_t u}. */
 template <int NT, class Src>
 __device__ void add_run(const Src &s, const blur_pass_args &a, int c, int line, int u0, int u1,
-                        int off, double2 *acc)
+                        double2 *acc)
 {
     if (u1 <= u0)
         return;
@@ -116,7 +115,7 @@ __device__ void add_run(const Src &s, const blur_pass_args &a, int c, int line, 
         sincos(a.w[t], &step[t].y, &step[t].x);
     }
     for (int u = u0; u < u1; u++) {
-        const double e = ext(s, a, c, line, u + off);
+        const double e = ext(s, a, c, line, u);
 #pragma unroll
         for (int t = 0; t < NT; t++) {
             acc[t].x = fma(e, z[t].x, acc[t].x);
@@ -133,7 +132,7 @@ __device__ void add_run(const Src &s, const blur_pass_args &a, int c, int line, 
  * prefix less the rest of the run when p lies in its second half. */
 template <int NT, class Src>
 __device__ void prefix_at(const Src &src, const blur_pass_args &a, int c, int line,
-                          const double2 *pre, int run, int L, int off, int p, double2 *g)
+                          const double2 *pre, int run, int L, int p, double2 *g)
 {
     const int S = blockDim.y, LX = blockDim.x, lx = threadIdx.x;
     int j = min(p / run, S - 1);
@@ -143,141 +142,18 @@ __device__ void prefix_at(const Src &src, const blur_pass_args &a, int c, int li
     for (int t = 0; t < NT; t++)
         g[t] = pre[((size_t)t * S + j) * LX + lx];
     if (!back) {
-        add_run<NT>(src, a, c, line, j * run, p, off, g);
+        add_run<NT>(src, a, c, line, j * run, p, g);
         return;
     }
     double2 d[NT];
 #pragma unroll
     for (int t = 0; t < NT; t++)
         d[t] = make_double2(0.0, 0.0);
-    add_run<NT>(src, a, c, line, p, min(L, j * run), off, d);
+    add_run<NT>(src, a, c, line, p, min(L, j * run), d);
 #pragma unroll
     for (int t = 0; t < NT; t++) {
         g[t].x -= d[t].x;
         g[t].y -= d[t].y;
-    }
-}
-
-__device__ __forceinline__ double2 cmul(double2 a, double2 b)
-{
-    return make_double2(a.x * b.x - a.y * b.y, fma(a.x, b.y, a.y * b.x));
-}
-__device__ __forceinline__ double2 cadd(double2 a, double2 b)
-{
-    return make_double2(a.x + b.x, a.y + b.y);
-}
-__device__ __forceinline__ double2 csub(double2 a, double2 b)
-{
-    return make_double2(a.x - b.x, a.y - b.y);
-}
-__device__ __forceinline__ double2 cconj(double2 a)
-{
-    return make_double2(a.x, -a.y);
-}
-/* e^{j w k} */
-__device__ __forceinline__ double2 cis(double w, long long k)
-{
-    double2 z;
-    sincos(w * (double)k, &z.y, &z.x);
-    return z;
-}
-
-/* sum_{p=0}^{q-1} e^{j theta p}, and minus the sum over q..-1 when q < 0,
- * by doubling: log q products, no division (theta*P may sit near a
- * multiple of 2 pi), and exact counts when theta = 0 (a box). */
-__device__ double2 geo(double theta, int q)
-{
-    const int m = q < 0 ? -q : q;
-    double2 y, S = make_double2(0.0, 0.0), yp = make_double2(1.0, 0.0); /* S_k, y^k */
-    sincos(theta, &y.y, &y.x);
-    for (int b = m ? 31 - __clz(m) : -1; b >= 0; b--) {
-        S = cadd(S, cmul(yp, S));
-        yp = cmul(yp, yp);
-        if ((m >> b) & 1) {
-            S = cadd(make_double2(1.0, 0.0), cmul(y, S));
-            yp = cmul(y, yp);
-        }
-    }
-    if (q >= 0)
-        return S;
-    const double2 v = cmul(cconj(yp), S); /* y^q S_m: the sum over q..-1 */
-    return make_double2(-v.x, -v.y);
-}
-
-/* g = sum_{0 <= i < m} e_i e^{j w_t i} over the line extended by the border
- * rule (minus the sum over [m, 0) when m < 0), from the line's own prefix
- * sums (pre, run over [0, n) read at u = i + r) and total tot: outside the
- * line a constant is a geometric series, a periodic extension whole periods
- * (a geometric series of one period's sum) plus a partial one, and a
- * mirrored range the conjugate of a forward range turned by the period's
- * phase, the samples being real. */
-template <int NT, class Src>
-__device__ void ext_prefix(const Src &src, const blur_pass_args &a, int c, int line,
-                           const double2 *pre, const double2 *tot, int run, int m, double2 *g)
-{
-    const int n = a.n, LX = blockDim.x, lx = threadIdx.x;
-    double2 T[NT];
-#pragma unroll
-    for (int t = 0; t < NT; t++)
-        T[t] = tot[t * LX + lx];
-    if (m == n) {
-#pragma unroll
-        for (int t = 0; t < NT; t++)
-            g[t] = T[t];
-        return;
-    }
-    if (m >= 0 && m < n) {
-        prefix_at<NT>(src, a, c, line, pre, run, n, a.r, m, g);
-        return;
-    }
-    int mode = a.border;
-    if (n == 1 && mode != IC_BORDER_CONSTANT) /* every mode repeats the one sample */
-        mode = IC_BORDER_REPLICATE;
-    if (mode != IC_BORDER_MIRROR && mode != IC_BORDER_REFLECT && mode != IC_BORDER_WRAP) {
-        const double v = mode == IC_BORDER_REPLICATE ? src.at(c, line, m < 0 ? 0 : n - 1) : a.cv[c];
-#pragma unroll
-        for (int t = 0; t < NT; t++) {
-            const double2 q = m < 0 ? geo(a.w[t], m) : cmul(cis(a.w[t], n), geo(a.w[t], m - n));
-            g[t] = m < 0 ? make_double2(v * q.x, v * q.y)
-                         : make_double2(fma(v, q.x, T[t].x), fma(v, q.y, T[t].y));
-        }
-        return;
-    }
-    const int P = mode == IC_BORDER_WRAP ? n : mode == IC_BORDER_REFLECT ? 2 * n : 2 * n - 2;
-    int q = m / P, s = m % P;
-    if (s < 0) {
-        s += P;
-        q--;
-    }
-    /* the period's prefix at s: forward up to n, mirrored past it */
-    const bool back = s > n;
-    const int k = !back ? s : mode == IC_BORDER_REFLECT ? 2 * n - s : 2 * n - 1 - s;
-    double2 h[NT];
-    if (k == n) {
-#pragma unroll
-        for (int t = 0; t < NT; t++)
-            h[t] = T[t];
-    } else {
-        prefix_at<NT>(src, a, c, line, pre, run, n, a.r, k, h);
-    }
-    const double xf = src.at(c, line, 0), xl = src.at(c, line, n - 1);
-#pragma unroll
-    for (int t = 0; t < NT; t++) {
-        const double w = a.w[t];
-        double2 per = T[t], pp = h[t];   /* the sums over [0, P) and [0, s) */
-        if (mode == IC_BORDER_REFLECT) { /* i in [n, 2n) reads 2n-1-i */
-            const double2 zr = cis(w, 2 * n - 1);
-            per = cadd(T[t], cmul(zr, cconj(T[t])));
-            if (back)
-                pp = cadd(T[t], cmul(zr, cconj(csub(T[t], h[t]))));
-        } else if (mode == IC_BORDER_MIRROR) { /* i in [n, 2n-2) reads 2n-2-i */
-            const double2 zr = cis(w, 2 * n - 2), zl = cis(w, n - 1);
-            const double2 tm = make_double2(T[t].x - xl * zl.x, T[t].y - xl * zl.y); /* [0, n-1) */
-            per = cadd(T[t], cmul(zr, cconj(make_double2(tm.x - xf, tm.y))));
-            if (back)
-                pp = cadd(T[t], cmul(zr, cconj(csub(tm, h[t]))));
-        }
-        g[t] = cadd(cmul(geo(w * P, q), per), cmul(cis(w, (long long)q * P), pp));
     }
 }
 
@@ -291,15 +167,13 @@ __global__ void __launch_bounds__(COL_LINES *COL_RUNS)
     const int LX = blockDim.x, S = blockDim.y, lx = threadIdx.x, s = threadIdx.y;
     const int line = blockIdx.x * LX + lx, c = blockIdx.y;
     const bool live = line < nlines;
-    /* closed: runs over the line itself, read at u = i + r */
-    const int L = a.closed ? a.n : a.n + 2 * a.r, off = a.closed ? a.r : 0;
-    const int run = (L + S - 1) / S;
+    const int L = a.n + 2 * a.r, run = (L + S - 1) / S;
     double2 acc[NT];
 #pragma unroll
     for (int t = 0; t < NT; t++)
         acc[t] = make_double2(0.0, 0.0);
     if (live)
-        add_run<NT>(src, a, c, line, s * run, min(L, (s + 1) * run), off, acc);
+        add_run<NT>(src, a, c, line, s * run, min(L, (s + 1) * run), acc);
 #pragma unroll
     for (int t = 0; t < NT; t++)
         pre[((size_t)t * S + s) * LX + lx] = acc[t];
@@ -313,7 +187,6 @@ __global__ void __launch_bounds__(COL_LINES *COL_RUNS)
             sum.x += v.x;
             sum.y += v.y;
         }
-        pre[((size_t)NT * S + s) * LX + lx] = sum; /* the line's total, after the S runs */
     }
     __syncthreads();
     if (!live)
@@ -324,20 +197,8 @@ __global__ void __launch_bounds__(COL_LINES *COL_RUNS)
     /* G(x0) and G(x0 + 2r + 1) from the nearer run boundary */
     double2 ga[NT], gb[NT];
     const int pa = x0, pb = x0 + 2 * a.r + 1;
-    if (a.closed) { /* G less its prefix up to u = 0, turned by e^{j w r} */
-        const double2 *tot = pre + (size_t)NT * S * LX;
-        ext_prefix<NT>(src, a, c, line, pre, tot, run, x0 - a.r, ga);
-        ext_prefix<NT>(src, a, c, line, pre, tot, run, x0 + a.r + 1, gb);
-#pragma unroll
-        for (int t = 0; t < NT; t++) {
-            const double2 zr = cis(a.w[t], a.r);
-            ga[t] = cmul(zr, ga[t]);
-            gb[t] = cmul(zr, gb[t]);
-        }
-    } else {
-        prefix_at<NT>(src, a, c, line, pre, run, L, 0, pa, ga);
-        prefix_at<NT>(src, a, c, line, pre, run, L, 0, pb, gb);
-    }
+    prefix_at<NT>(src, a, c, line, pre, run, L, pa, ga);
+    prefix_at<NT>(src, a, c, line, pre, run, L, pb, gb);
     double2 za[NT], zb[NT], zc[NT], step[NT];
 #pragma unroll
     for (int t = 0; t < NT; t++) {
@@ -478,7 +339,7 @@ static ic_status launch_nt(const Src &src, const float_planes &out, const blur_p
                            int nlines, dim3 block, int planes, cudaStream_t stream, char *err,
                            size_t errlen)
 {
-    const size_t smem = (size_t)NT * block.x * (block.y + 1) * sizeof(double2); /* and totals */
+    const size_t smem = (size_t)NT * block.x * block.y * sizeof(double2);
     IC_CUDA_CHECK(cudaFuncSetAttribute(blur_pass<NT, Src>,
                                        cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
     const dim3 grid((unsigned)((nlines + block.x - 1) / block.x), (unsigned)planes);
@@ -536,7 +397,7 @@ extern "C" int ic_fast_blur_terms(const ic_kernel *wk, int kw, int kh, int deep,
 }
 
 extern "C" ic_status ic_fast_blur_launch(ic_fast_blur **bp, const ic_cuda_args *a,
-                                         const ic_kernel *wk, int walk, char *err, size_t errlen)
+                                         const ic_kernel *wk, char *err, size_t errlen)
 {
     if (!ic_fast_blur_eligible(wk, a->kw, a->kh)) {
         snprintf(err, errlen,
@@ -580,7 +441,6 @@ extern "C" ic_status ic_fast_blur_launch(ic_fast_blur **bp, const ic_cuda_args *
     blur_pass_args px, py;
     pass_args(&fx, W, a, 1.0, &px);
     pass_args(&fy, H, a, box_sums ? 1.0 / a->kw : 1.0, &py);
-    px.closed = py.closed = !walk;
     const double v = a->border_value, hs = fit_sum(&fx);
     for (int c = 0; c < C && c < 4; c++) {
         const double vc = a->premultiply && c != C - 1 ? v * v : v;

@@ -221,11 +221,9 @@ int ic_fast_blur_eligible(const ic_kernel *wk, int kw, int kh);
 int ic_fast_blur_terms(const ic_kernel *wk, int kw, int kh, int deep, int *tx, int *ty);
 /* Queues the blur of a (a->w unused; a->kw, a->kh the support) on
  * a->stream: row pass, column pass, store. *b is made on first use and
- * grown or shrunk to the job. walk: sum the whole border-extended line
- * sample by sample (ic_tuning.blur_walk) instead of the extension in closed
- * form. */
+ * grown or shrunk to the job. */
 ic_status ic_fast_blur_launch(ic_fast_blur **b, const ic_cuda_args *a, const ic_kernel *wk,
-                              int walk, char *err, size_t errlen);
+                              char *err, size_t errlen);
 
 /* ---- batched launches (batch.cu) ------------------------------------------- */
 

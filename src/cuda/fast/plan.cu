@@ -918,7 +918,7 @@ static ic_status launch_plan(ic_fast_state *st, const ic_cuda_args *a, const ic_
             return ic_fast_tensor_sep_launch(a, st->fac.row, st->fac.col, p, err, errlen);
         return ic_fast_tensor_launch(a, job->w, p, err, errlen);
     case IC_FAST_BLUR:
-        return ic_fast_blur_launch(&st->blur, a, job->wk, tuning_of(job)->blur_walk, err, errlen);
+        return ic_fast_blur_launch(&st->blur, a, job->wk, err, errlen);
     default:
         return ic_cu_launch_fallback(a, "cuda fast global kernel", err, errlen);
     }
