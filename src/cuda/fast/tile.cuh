@@ -27,14 +27,12 @@
  * with no buffer outside the block's shared memory.
  *
  * uint16 and float32 samples (a.u16, a.f32): a run-time branch at the top of
- * fill() and store(), uniform over the launch. float32 takes the fill
- * templated on the sample type T: four consecutive samples are one load
- * (quad<T>: 4 or 16 bytes) where the source's base and pitch allow it, else
- * four; uint16 one sample a load (fill16). Both store through the store
- * templated on T: outputs staged and copied out in 16-byte chunks as for
- * uint8 (float32 stored unrounded, as ic_cu_store does). The tile holds the
- * same floats either way, so the sums do not change. The kernels themselves
- * are not templated on T, so that they are not instantiated three times.
+ * fill() and store(), uniform over the launch, into fill16() / store16()
+ * (float32 stored unrounded by ic_cu_store): one sample per
+ * load and store through the shared addressing of cuda_common.cuh, the block
+ * geometry, the compute and the premultiplication unchanged. Not a template
+ * parameter, so that the kernels are not instantiated twice (build time); the
+ * uint8 path keeps its packed loads and stores and pays one uniform test.
  */
 #ifndef IC_CUDA_FAST_TILE_CUH
 #define IC_CUDA_FAST_TILE_CUH
@@ -79,7 +77,7 @@ struct targs {
     int cb, nrg; /* channels per block (1 or a.channels), row groups per block */
     int tiles_x, tiles_y;
     int cblocks; /* a.channels / cb */
-    int vec_in;  /* 16, 8 or 4: src base and pitch are multiples of it (wide loads); else 1 */
+    int vec_in;  /* 16 or 4: src base and pitch are multiples of it (wide loads); else 1 */
     int vec_out; /* dst base and pitch are multiples of 16: 16-byte stores */
     unsigned long long mcb, mtx; /* ic_cu_magic(cblocks), ic_cu_magic(tiles_x) */
 };
@@ -125,45 +123,9 @@ __device__ __forceinline__ float byte_f(unsigned w, int n)
     return __uint_as_float(__byte_perm(w, 0x4B000000u, 0x7540u | (unsigned)n)) - 8388608.0f;
 }
 
-/* Four consecutive samples of type T as one vector V (4 or 16 bytes: one
- * load where the address allows it, else four gathered into one) and their
- * float values; loads and conversions apart, so that a fill keeps the
- * narrow V in flight rather than four floats. */
-template <class T> struct quad;
-template <> struct quad<uint8_t> {
-    using V = unsigned;
-    static __device__ __forceinline__ V gather(const uint8_t *p)
-    {
-        return (unsigned)__ldg(p) | ((unsigned)__ldg(p + 1) << 8) | ((unsigned)__ldg(p + 2) << 16) |
-               ((unsigned)__ldg(p + 3) << 24);
-    }
-    static __device__ __forceinline__ void to_f(V v, float f[4])
-    {
-        f[0] = byte_f(v, 0), f[1] = byte_f(v, 1), f[2] = byte_f(v, 2), f[3] = byte_f(v, 3);
-    }
-};
-template <> struct quad<float> {
-    using V = float4;
-    static __device__ __forceinline__ V gather(const float *p)
-    {
-        return make_float4(__ldg(p), __ldg(p + 1), __ldg(p + 2), __ldg(p + 3));
-    }
-    static __device__ __forceinline__ void to_f(V v, float f[4])
-    {
-        f[0] = v.x, f[1] = v.y, f[2] = v.z, f[3] = v.w;
-    }
-};
-
-/* Samples p[0..3] as one V: a single load when wide (p aligned to V), else four. */
-template <class T> __device__ __forceinline__ typename quad<T>::V load4(const T *p, bool wide)
-{
-    using V = typename quad<T>::V;
-    return wide ? __ldg(reinterpret_cast<const V *>(p)) : quad<T>::gather(p);
-}
-
-/* Sample (px, y) of channel c of an image of T samples whose channel-interleave
- * stride is C (1 for a SoA plane), mapped by the border mode (core/border.h). */
-template <int C, class T = uint8_t>
+/* Sample (px, y) of channel c of an image whose channel-interleave stride is C
+ * (1 for a SoA plane), mapped by the border mode (core/border.h). */
+template <int C>
 __device__ __forceinline__ float fetch_mapped(const ic_cuda_args &a, const uint8_t *base, int px,
                                               int y, int c)
 {
@@ -171,8 +133,7 @@ __device__ __forceinline__ float fetch_mapped(const ic_cuda_args &a, const uint8
     const int my = ic_border_map(y, a.height, a.border);
     if (mx < 0 || my < 0)
         return a.border_value;
-    return (float)__ldg(reinterpret_cast<const T *>(base + (size_t)my * a.src_pitch) +
-                        (size_t)mx * C + c);
+    return (float)__ldg(base + (size_t)my * a.src_pitch + (size_t)mx * C + c);
 }
 
 /* Writes the 4 samples v (tile-row samples s0..s0+3, counted from xa*C,
@@ -214,7 +175,7 @@ __device__ __forceinline__ void scatter4(float *row0, int plane, int s0, int c0,
 }
 
 /* Samples s0..s0+3 of tile row q through the border mapping (edge groups). */
-template <int C, bool PM, class T>
+template <int C, bool PM>
 __device__ __forceinline__ void put_mapped(const ic_cuda_args &a, const tile &b,
                                            const uint8_t *base, float *row0, int q, int s0, int c0,
                                            int cb)
@@ -224,51 +185,54 @@ __device__ __forceinline__ void put_mapped(const ic_cuda_args &a, const tile &b,
 #pragma unroll
     for (int k = 0; k < 4; k++) {
         const int s = s0 + k, px = s / C, c = s - px * C;
-        v[k] = (c >= c0 && c < c0 + cb) ? fetch_mapped<C, T>(a, base, b.xa + px, y, c) : 0.0f;
+        v[k] = (c >= c0 && c < c0 + cb) ? fetch_mapped<C>(a, base, b.xa + px, y, c) : 0.0f;
     }
     scatter4<C, PM>(row0, b.plane, s0, c0, cb, v);
 }
 
-/* Fills the planes of channels [c0, c0+cb) of an image of T samples with
- * interleave stride C from `base` (pixel 0, row 0, channel 0 of that image or
- * SoA plane). A warp takes NH tile rows at a time; a lane loads 4-sample
- * groups g = lane, lane + 32, ... of all of them before it converts any, so
- * that enough bytes are in flight to cover the memory latency. */
-template <int C, bool PM, class T>
+/* Fills the planes of channels [c0, c0+cb) of an image with interleave stride
+ * C from `base` (pixel 0, row 0, channel 0 of that image or SoA plane).
+ * A warp takes NH tile rows at a time; a lane loads 4-byte groups g = lane,
+ * lane + 32, ... of all of them before it converts any, so that enough bytes
+ * are in flight to cover the memory latency. */
+template <int C, bool PM>
 __device__ __forceinline__ void fill_layout(const targs &t, const tile &b, const uint8_t *base,
                                             float *smem, int c0, int cb)
 {
-    using V = typename quad<T>::V;
     /* groups per lane for the widest tile row, and rows per batch: about 8
      * loads in flight per lane (one row per batch left each warp waiting for
-     * memory once per row: the fill was latency-bound, docs/design/tiles.md),
-     * 4 of 16 bytes (twice the bytes in half the registers of 8 words) */
+     * memory once per row: the fill was latency-bound, docs/design/tiles.md) */
     constexpr int UG = (sw_of(IC_FAST_DIRECT_MAX_KW) * C / 4 + 31) / 32;
-    constexpr int LOADS = sizeof(V) >= 16 ? 4 : 8;
-    constexpr int NH = UG >= LOADS ? 1 : LOADS / UG;
+    constexpr int NH = UG >= 8 ? 1 : 8 / UG;
     const ic_cuda_args &a = t.a;
-    const bool wide = t.vec_in >= (int)sizeof(V);
     const int warp = (int)(threadIdx.x >> 5), lane = (int)(threadIdx.x & 31);
     const int nwarps = (int)(blockDim.x >> 5);
-    const int ng = b.sw * C / 4; /* 4-sample groups per tile row (xa*C is a multiple of 4) */
+    const int ng = b.sw * C / 4; /* 4-byte groups per tile row (xa*C is a multiple of 4) */
     const long start = (long)b.xa * C;
-    const long rowsamples = (long)a.width * C;
+    const long rowbytes = (long)a.width * C;
     for (int q0 = warp; q0 < b.rows; q0 += NH * nwarps) {
-        V v[NH][UG];
+        unsigned v[NH][UG];
         bool fast[NH][UG];
 #pragma unroll
         for (int h = 0; h < NH; h++) {
             const int q = q0 + h * nwarps;
             const int y = b.ya + q;
             const bool yin = q < b.rows && y >= 0 && y < a.height;
-            const T *row = reinterpret_cast<const T *>(base + (size_t)(yin ? y : 0) * a.src_pitch);
+            const uint8_t *row = base + (size_t)(yin ? y : 0) * a.src_pitch;
 #pragma unroll
             for (int u = 0; u < UG; u++) {
                 const int g = lane + 32 * u;
-                const long s0 = start + 4L * g;
+                const long byte0 = start + 4L * g;
                 fast[h][u] = false;
-                if (g < ng && (b.inner ? q < b.rows : (yin && s0 >= 0 && s0 + 4 <= rowsamples))) {
-                    v[h][u] = load4(row + s0, wide);
+                if (g < ng &&
+                    (b.inner ? q < b.rows : (yin && byte0 >= 0 && byte0 + 4 <= rowbytes))) {
+                    if (t.vec_in >= 4) {
+                        v[h][u] = __ldg(reinterpret_cast<const unsigned *>(row + byte0));
+                    } else {
+                        const uint8_t *p = row + byte0;
+                        v[h][u] = (unsigned)__ldg(p) | ((unsigned)__ldg(p + 1) << 8) |
+                                  ((unsigned)__ldg(p + 2) << 16) | ((unsigned)__ldg(p + 3) << 24);
+                    }
                     fast[h][u] = true;
                 }
             }
@@ -285,8 +249,8 @@ __device__ __forceinline__ void fill_layout(const targs &t, const tile &b, const
                 if (g >= ng)
                     break;
                 if (fast[h][u]) {
-                    float f[4];
-                    quad<T>::to_f(v[h][u], f);
+                    const float f[4] = {byte_f(v[h][u], 0), byte_f(v[h][u], 1), byte_f(v[h][u], 2),
+                                        byte_f(v[h][u], 3)};
                     scatter4<C, PM>(row0, b.plane, 4 * g, c0, cb, f);
                 }
             }
@@ -300,44 +264,41 @@ __device__ __forceinline__ void fill_layout(const targs &t, const tile &b, const
         const int y = b.ya + q;
         const bool yin = y >= 0 && y < a.height;
         for (int g = lane; g < ng; g += 32) {
-            const long s0 = start + 4L * g;
-            if (yin && s0 >= 0 && s0 + 4 <= rowsamples)
+            const long byte0 = start + 4L * g;
+            if (yin && byte0 >= 0 && byte0 + 4 <= rowbytes)
                 continue; /* done above */
-            put_mapped<C, PM, T>(a, b, base, smem + q * b.sw, q, 4 * g, c0, cb);
+            put_mapped<C, PM>(a, b, base, smem + q * b.sw, q, 4 * g, c0, cb);
         }
     }
 }
 
-/* fill_layout<3> for an inner tile with aligned rows (RGB AoS): a thread
- * takes whole groups of 12 samples, 4 pixels, so each sample's channel and
- * column are compile-time constants: three quad loads (12 bytes for uint8, 48
- * for float32), twelve conversions and one 16-byte store per channel plane
- * kept. The generic scatter needs a modulo and a store per sample, about a
- * fifth of a large sep kernel's instructions. Threads are laid out as rpp
- * rows of ng groups (sw / 4 groups a row; the block has at least ng threads,
- * fill() checks); a thread loads the groups of up to RB of its rows before it
- * converts any, so that several loads are in flight. */
-template <class T>
+/* fill_layout<3> for an inner tile with 4-byte aligned rows (RGB AoS): a
+ * thread takes whole 12-byte groups, 4 pixels, so each byte's channel and
+ * column are compile-time constants: three 4-byte loads, twelve byte_f and
+ * one 16-byte store per channel plane kept. The generic scatter needs a
+ * modulo and a store per sample, about a fifth of a large sep kernel's
+ * instructions. Threads are laid out as rpp rows of ng groups (sw / 4 groups
+ * a row; the block has at least ng threads, fill() checks); a thread loads
+ * the groups of up to RB of its rows before it converts any, so that several
+ * loads are in flight. */
 __device__ __forceinline__ void fill_rgb12(const targs &t, const tile &b, float *smem)
 {
-    using V = typename quad<T>::V;
-    /* rows a thread loads before converting: one row of float32 groups is
-     * more bytes in flight than three of uint8 ones, in 12 registers */
-    constexpr int RB = sizeof(V) >= 16 ? 1 : 3;
+    constexpr int RB = 3; /* rows a thread loads before converting */
     const ic_cuda_args &a = t.a;
-    const int ng = b.sw / 4; /* 12-sample groups per tile row (sw % 4 == 0) */
+    const int ng = b.sw / 4; /* 12-byte groups per tile row (sw % 4 == 0) */
     const int rpp = (int)blockDim.x / ng;
     const int tid = (int)threadIdx.x, r0 = tid / ng, g = tid - r0 * ng;
     if (r0 >= rpp)
         return;
-    const uint8_t *base = a.src + ((long)b.xa * 3 + 12L * g) * (long)sizeof(T);
+    const uint8_t *base = a.src + (long)b.xa * 3 + 12L * g;
     for (int q0 = r0; q0 < b.rows; q0 += RB * rpp) {
-        V v[RB][3];
+        unsigned v[RB][3];
 #pragma unroll
         for (int h = 0; h < RB; h++) {
             const int q = q0 + h * rpp;
             if (q < b.rows) {
-                const V *p = reinterpret_cast<const V *>(base + (size_t)(b.ya + q) * a.src_pitch);
+                const unsigned *p =
+                    reinterpret_cast<const unsigned *>(base + (size_t)(b.ya + q) * a.src_pitch);
                 v[h][0] = __ldg(p);
                 v[h][1] = __ldg(p + 1);
                 v[h][2] = __ldg(p + 2);
@@ -348,11 +309,11 @@ __device__ __forceinline__ void fill_rgb12(const targs &t, const tile &b, float 
             const int q = q0 + h * rpp;
             if (q >= b.rows)
                 break;
-            /* sample n of the group: pixel n / 3, channel n % 3 */
+            /* byte n of the group: pixel n / 3, channel n % 3 */
             float f[12];
 #pragma unroll
-            for (int m = 0; m < 3; m++)
-                quad<T>::to_f(v[h][m], f + 4 * m);
+            for (int n = 0; n < 12; n++)
+                f[n] = byte_f(v[h][n / 4], n % 4);
             float *row0 = smem + q * b.sw + 4 * g;
 #pragma unroll
             for (int c = 0; c < 3; c++)
@@ -378,47 +339,9 @@ __device__ __forceinline__ void premultiply_planes(const targs &t, const tile &b
     }
 }
 
-/* fill() for samples of type T. */
-template <class T>
-__device__ __forceinline__ void fill_typed(const targs &t, const tile &b, float *smem)
-{
-    const ic_cuda_args &a = t.a;
-    if (a.soa || a.channels == 1) {
-        for (int k = 0; k < t.cb; k++) {
-            const int c = b.c0 + k;
-            const uint8_t *base = a.src + (a.soa ? (size_t)c * a.height * a.src_pitch : 0);
-            fill_layout<1, false, T>(t, b, base, smem + k * b.plane, 0, 1);
-        }
-        if (a.premultiply)
-            premultiply_planes(t, b, smem);
-        return;
-    }
-    switch (a.channels) {
-    case 2:
-        if (a.premultiply)
-            fill_layout<2, true, T>(t, b, a.src, smem, b.c0, t.cb);
-        else
-            fill_layout<2, false, T>(t, b, a.src, smem, b.c0, t.cb);
-        break;
-    case 3:
-        if (b.inner && t.vec_in >= (int)sizeof(typename quad<T>::V) && (int)blockDim.x >= b.sw / 4)
-            fill_rgb12<T>(t, b, smem);
-        else
-            fill_layout<3, false, T>(t, b, a.src, smem, b.c0, t.cb);
-        break;
-    default:
-        if (a.premultiply)
-            fill_layout<4, true, T>(t, b, a.src, smem, b.c0, t.cb);
-        else
-            fill_layout<4, false, T>(t, b, a.src, smem, b.c0, t.cb);
-        break;
-    }
-}
-
-/* fill() for uint16 samples, one sample a load: tile element (col, q) of
- * plane k is sample (xa + col, ya + q) of channel c0 + k, border-mapped.
- * Not fill_typed<uint16_t>: a third inlined vector fill made every sep
- * kernel spill at its 80-register bound. A warp takes one tile row at a time and its lanes consecutive elements in memory order (columns
+/* fill() for uint16 samples: tile element (col, q) of plane k is sample
+ * (xa + col, ya + q) of channel c0 + k, border-mapped. A warp takes one tile
+ * row at a time and its lanes consecutive elements in memory order (columns
  * of a plane for SoA, whole pixels for AoS), so that its loads stay contiguous. */
 __device__ __forceinline__ void fill16(const targs &t, const tile &b, float *smem)
 {
@@ -446,12 +369,41 @@ __device__ __forceinline__ void fill16(const targs &t, const tile &b, float *sme
  * barrier: every thread of the block calls it. */
 __device__ __forceinline__ void fill(const targs &t, const tile &b, float *smem)
 {
-    if (t.a.f32)
-        fill_typed<float>(t, b, smem);
-    else if (t.a.u16)
+    const ic_cuda_args &a = t.a;
+    if (a.u16 || a.f32) {
         fill16(t, b, smem);
-    else
-        fill_typed<uint8_t>(t, b, smem);
+        return;
+    }
+    if (a.soa || a.channels == 1) {
+        for (int k = 0; k < t.cb; k++) {
+            const int c = b.c0 + k;
+            const uint8_t *base = a.src + (a.soa ? (size_t)c * a.height * a.src_pitch : 0);
+            fill_layout<1, false>(t, b, base, smem + k * b.plane, 0, 1);
+        }
+        if (a.premultiply)
+            premultiply_planes(t, b, smem);
+        return;
+    }
+    switch (a.channels) {
+    case 2:
+        if (a.premultiply)
+            fill_layout<2, true>(t, b, a.src, smem, b.c0, t.cb);
+        else
+            fill_layout<2, false>(t, b, a.src, smem, b.c0, t.cb);
+        break;
+    case 3:
+        if (b.inner && t.vec_in >= 4 && (int)blockDim.x >= b.sw / 4)
+            fill_rgb12(t, b, smem);
+        else
+            fill_layout<3, false>(t, b, a.src, smem, b.c0, t.cb);
+        break;
+    default:
+        if (a.premultiply)
+            fill_layout<4, true>(t, b, a.src, smem, b.c0, t.cb);
+        else
+            fill_layout<4, false>(t, b, a.src, smem, b.c0, t.cb);
+        break;
+    }
 }
 
 /* ---- store ------------------------------------------------------------------ */
@@ -474,9 +426,9 @@ __device__ __forceinline__ unsigned pack4(unsigned a, unsigned b, unsigned c, un
 
 /* Premultiplied blocks (every channel, alpha last): turns the colour sums
  * acc = FC into FC / FA (0 where FA <= 0) with FA of the same pixels, which
- * the alpha warps stage in shared memory past the area store() stages uint8
- * outputs in (th*TW*C bytes + th*TW floats fit in the input planes, C >= 2;
- * wider outputs overwrite it only past store()'s first barrier). Holds barriers: every warp calls it, after its last read of the tile. */
+ * the alpha warps stage in shared memory past the area store() stages its
+ * bytes in (th*TW*C bytes + th*TW floats fit in the input planes, C >= 2).
+ * Holds barriers: every warp calls it, after its last read of the tile. */
 __device__ __forceinline__ void unpremultiply(const targs &t, const tile &b, float *smem, int ci,
                                               int rg, float (&acc)[R][4])
 {
@@ -502,93 +454,84 @@ __device__ __forceinline__ void unpremultiply(const targs &t, const tile &b, flo
     }
 }
 
-/* An output sample of type T from its sum plus bias v: ic_round_u8,
- * ic_cu_round_u16 or v as it is, as ic_cu_store writes them. */
-template <class T> __device__ __forceinline__ T out_sample(float v);
-template <> __device__ __forceinline__ uint8_t out_sample<uint8_t>(float v)
-{
-    return (uint8_t)round_bits(v);
-}
-template <> __device__ __forceinline__ uint16_t out_sample<uint16_t>(float v)
-{
-    return ic_cu_round_u16(v);
-}
-template <> __device__ __forceinline__ float out_sample<float>(float v)
-{
-    return v;
-}
-
-/* Four outputs o[0..3] as one packed 4-, 8- or 16-byte store at p (aligned). */
-__device__ __forceinline__ void store4(uint8_t *p, const uint8_t o[4])
-{
-    *reinterpret_cast<unsigned *>(p) = pack4(o[0], o[1], o[2], o[3]);
-}
-__device__ __forceinline__ void store4(uint16_t *p, const uint16_t o[4])
-{
-    *reinterpret_cast<uint2 *>(p) = make_uint2((unsigned)o[0] | ((unsigned)o[1] << 16),
-                                               (unsigned)o[2] | ((unsigned)o[3] << 16));
-}
-__device__ __forceinline__ void store4(float *p, const float o[4])
-{
-    *reinterpret_cast<float4 *>(p) = make_float4(o[0], o[1], o[2], o[3]);
-}
-
-/* store() for samples of type T. */
-template <class T>
-__device__ __forceinline__ void store_typed(const targs &t, const tile &b, float *smem, int ci,
-                                            int rg, const float (&acc)[R][4])
+/* store() for uint16 samples: one 2-byte store per sample (ic_cu_store). */
+__device__ __forceinline__ void store16(const targs &t, const tile &b, int ci, int rg,
+                                        const float (&acc)[R][4])
 {
     const ic_cuda_args &a = t.a;
+    const int x = b.x0 + 4 * (int)(threadIdx.x & 31);
+#pragma unroll
+    for (int r = 0; r < R; r++) {
+        const int y = b.y0 + rg * R + r;
+        if (y >= a.height)
+            break;
+#pragma unroll
+        for (int p = 0; p < 4; p++)
+            if (x + p < a.width)
+                ic_cu_store(a, b.c0 + ci, x + p, y, acc[r][p]);
+    }
+}
+
+/* acc[r][p]: rows rg*R + r, pixels 4*lane + p of channel b.c0 + ci. The smem
+ * tile may be reused for staging: every warp must reach this call (it holds a
+ * barrier, except for uint16, where no warp stages) and nothing may read the
+ * tile afterwards. */
+__device__ __forceinline__ void store(const targs &t, const tile &b, float *smem, int ci, int rg,
+                                      float (&acc)[R][4])
+{
+    const ic_cuda_args &a = t.a;
+    if (a.u16 || a.f32) {
+        store16(t, b, ci, rg, acc);
+        return;
+    }
     const int lane = (int)(threadIdx.x & 31);
     const int c = b.c0 + ci;
     const int x = b.x0 + 4 * lane;
     const float bias = a.bias;
     if (a.soa || a.channels == 1 || t.cb == 1) {
-        /* Planar (SoA plane or 1 channel): 4 samples per row; strided for AoS cb == 1. */
+        /* Planar (SoA plane or 1 channel): 4 bytes per row; strided for AoS cb == 1. */
         const int C = a.soa ? 1 : a.channels;
-        uint8_t *base =
-            a.dst + (a.soa ? (size_t)c * a.height * a.dst_pitch : (size_t)c * sizeof(T));
+        uint8_t *base = a.dst + (a.soa ? (size_t)c * a.height * a.dst_pitch : (size_t)c);
         const bool packed = C == 1 && t.vec_out && x + 3 < a.width;
 #pragma unroll
         for (int r = 0; r < R; r++) {
             const int y = b.y0 + rg * R + r;
             if (y >= a.height)
                 break;
-            T *row = reinterpret_cast<T *>(base + (size_t)y * a.dst_pitch);
-            T o[4];
+            uint8_t *row = base + (size_t)y * a.dst_pitch;
+            unsigned o[4];
 #pragma unroll
             for (int p = 0; p < 4; p++)
-                o[p] = out_sample<T>(acc[r][p] + bias);
+                o[p] = round_bits(acc[r][p] + bias);
             if (packed) {
-                store4(row + x, o);
+                *reinterpret_cast<unsigned *>(row + x) = pack4(o[0], o[1], o[2], o[3]);
             } else {
 #pragma unroll
                 for (int p = 0; p < 4; p++)
                     if (x + p < a.width)
-                        row[(size_t)(x + p) * C] = o[p];
+                        row[(size_t)(x + p) * C] = (uint8_t)o[p];
             }
         }
         return;
     }
     /* AoS, all channels in the block: interleave in shared memory, then copy
-     * out whole rows with 16-byte stores. The staged samples (th*TW*C of T)
-     * fit in the input planes, which hold at least th*sw >= th*TW floats each. */
+     * out whole rows with 16-byte stores. */
     const int C = a.channels;
-    const int rb = TW * C * (int)sizeof(T); /* staged bytes per row */
-    T *stage = reinterpret_cast<T *>(smem);
+    const int rb = TW * C; /* staged bytes per row */
+    uint8_t *stage = reinterpret_cast<uint8_t *>(smem);
     __syncthreads(); /* every warp is done reading the input tile */
 #pragma unroll
     for (int r = 0; r < R; r++)
 #pragma unroll
         for (int p = 0; p < 4; p++)
-            stage[((rg * R + r) * TW + 4 * lane + p) * C + ci] = out_sample<T>(acc[r][p] + bias);
+            stage[(rg * R + r) * rb + (4 * lane + p) * C + ci] =
+                (uint8_t)round_bits(acc[r][p] + bias);
     __syncthreads();
-    const long rowbytes = (long)a.width * C * (long)sizeof(T);
-    const long bx0 = (long)b.x0 * C * (long)sizeof(T);
+    const long rowbytes = (long)a.width * C;
+    const long bx0 = (long)b.x0 * C;
     /* a thread's chunk k is fixed, its rows step by blockDim / nchunk (the
-     * block, 32 * C * nrg threads, is a multiple of nchunk = 8 * C * sizeof(T)
-     * for sizeof(T) <= 4): one division a thread instead of one a chunk */
-    const uint8_t *stage8 = reinterpret_cast<const uint8_t *>(smem);
+     * block, 32 * C * nrg threads, is a multiple of nchunk = 8 * C): one
+     * division a thread instead of one a chunk */
     const int nchunk = rb / 16, tid = (int)threadIdx.x;
     const int r0 = tid / nchunk, k = tid - r0 * nchunk, rstep = (int)blockDim.x / nchunk;
     for (int r = r0; r < b.th; r += rstep) {
@@ -599,7 +542,7 @@ __device__ __forceinline__ void store_typed(const targs &t, const tile &b, float
         if (off >= rowbytes)
             continue;
         uint8_t *dst = a.dst + (size_t)y * a.dst_pitch + off;
-        const uint8_t *src = stage8 + r * rb + 16 * k;
+        const uint8_t *src = stage + r * rb + 16 * k;
         if (t.vec_out && off + 16 <= rowbytes) {
             *reinterpret_cast<uint4 *>(dst) = *reinterpret_cast<const uint4 *>(src);
         } else {
@@ -607,20 +550,6 @@ __device__ __forceinline__ void store_typed(const targs &t, const tile &b, float
                 dst[i] = src[i];
         }
     }
-}
-
-/* acc[r][p]: rows rg*R + r, pixels 4*lane + p of channel b.c0 + ci. The smem
- * tile may be reused for staging: every warp must reach this call (it holds a
- * barrier) and nothing may read the tile afterwards. */
-__device__ __forceinline__ void store(const targs &t, const tile &b, float *smem, int ci, int rg,
-                                      float (&acc)[R][4])
-{
-    if (t.a.f32)
-        store_typed<float>(t, b, smem, ci, rg, acc);
-    else if (t.a.u16)
-        store_typed<uint16_t>(t, b, smem, ci, rg, acc);
-    else
-        store_typed<uint8_t>(t, b, smem, ci, rg, acc);
 }
 
 /* ---- host side ---------------------------------------------------------------- */
@@ -635,8 +564,9 @@ static inline targs make_targs(const ic_cuda_args *a, const ic_fast_plan *p)
     t.tiles_x = (a->width + TW - 1) / TW;
     t.tiles_y = (a->height + R * p->nrg - 1) / (R * p->nrg);
     t.cblocks = a->channels / p->cb;
-    const uintptr_t in = (uintptr_t)a->src | (uintptr_t)a->src_pitch;
-    t.vec_in = in % 16 == 0 ? 16 : in % 8 == 0 ? 8 : in % 4 == 0 ? 4 : 1;
+    t.vec_in = ((uintptr_t)a->src % 16 == 0 && a->src_pitch % 16 == 0) ? 16
+               : ((uintptr_t)a->src % 4 == 0 && a->src_pitch % 4 == 0) ? 4
+                                                                       : 1;
     t.vec_out = ((uintptr_t)a->dst % 16 == 0) && (a->dst_pitch % 16 == 0);
     t.mcb = ic_cu_magic((unsigned)t.cblocks);
     t.mtx = ic_cu_magic((unsigned)t.tiles_x);
