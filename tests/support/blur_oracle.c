@@ -7,31 +7,7 @@
 #include <stdlib.h>
 
 #include "blur_oracle.h"
-
-/* The border rule, written out again so that the oracle shares no code. */
-static int index_of(int i, int n, ic_border b)
-{
-    if (i >= 0 && i < n)
-        return i;
-    switch (b) {
-    case IC_BORDER_CONSTANT:
-        return -1;
-    case IC_BORDER_REPLICATE:
-        return i < 0 ? 0 : n - 1;
-    case IC_BORDER_WRAP:
-        return ((i % n) + n) % n;
-    case IC_BORDER_REFLECT: { /* ... 1 0 | 0 1 ... n-1 | n-1 n-2 ... */
-        const int p = ((i % (2 * n)) + 2 * n) % (2 * n);
-        return p < n ? p : 2 * n - 1 - p;
-    }
-    default: { /* mirror: ... 2 1 | 0 1 ... n-1 | n-2 ... */
-        if (n == 1)
-            return 0;
-        const int p = ((i % (2 * n - 2)) + 2 * n - 2) % (2 * n - 2);
-        return p < n ? p : 2 * n - 2 - p;
-    }
-    }
-}
+#include "oracle.h" /* ict_border_map: the border rule, apart from the library */
 
 static double *weights(int n, double sigma)
 {
@@ -75,7 +51,7 @@ int ict_blur_oracle(const ic_image *src, double sx, double sy, int nx, int ny, i
             for (int x = 0; x < w; x++) {
                 double s = 0;
                 for (int i = 0; i < nx; i++) {
-                    const int q = index_of(x + i - nx / 2, w, b);
+                    const int q = ict_border_map(x + i - nx / 2, w, b);
                     s += wx[i] * (q < 0 ? out : v[(size_t)y * w + q]);
                 }
                 t[(size_t)y * w + x] = s;
@@ -85,7 +61,8 @@ int ict_blur_oracle(const ic_image *src, double sx, double sy, int nx, int ny, i
             for (int x = 0; x < w; x++) {
                 double s = 0;
                 for (int j = 0; j < ny; j++) {
-                    const int q = index_of(y + j - ny / 2, h, b); /* rows outside: all `out` */
+                    const int q =
+                        ict_border_map(y + j - ny / 2, h, b); /* rows outside: all `out` */
                     s += wy[j] * (q < 0 ? out : t[(size_t)q * w + x]);
                 }
                 r[(size_t)y * w + x] = s;
