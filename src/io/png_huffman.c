@@ -39,13 +39,20 @@ static inline void store64le(uint8_t *p, uint64_t v)
 #endif
 }
 
-/* Writes the whole bytes of buf (8 bytes stored, n / 8 of them kept). */
+/* Writes the buffer's whole bytes (one unaligned 8-byte store) and keeps
+ * the 0-7 bits left over. */
+static inline void bits_flush(uint8_t **p, uint64_t *buf, int *nb)
+{
+    store64le(*p, *buf);
+    *p += *nb >> 3;
+    *buf >>= *nb & ~7;
+    *nb &= 7;
+}
+
+/* The same for a bits struct. */
 static inline void flush(bits *b)
 {
-    store64le(b->p, b->buf);
-    b->p += b->n >> 3;
-    b->buf >>= b->n & ~7;
-    b->n &= 7;
+    bits_flush(&b->p, &b->buf, &b->n);
 }
 
 /* Adds len bits (n + len <= 64 since the last flush). */
@@ -155,6 +162,14 @@ static void stored(bits *b, const uint8_t *in, size_t n, int final)
     b->p += 4 + n;
 }
 
+/* Appends one table entry (code in the low 16 bits, length above) to the
+ * bit buffer held in locals. */
+static inline void code_add(uint64_t *buf, int *nb, uint32_t e)
+{
+    *buf |= (uint64_t)(e & 0xffff) << *nb;
+    *nb += (int)(e >> 16);
+}
+
 static void huffman_block(bits *b, const uint8_t *in, size_t n, int final)
 {
     uint32_t freq[NSYM] = {0}, part[3][256] = {{0}};
@@ -210,34 +225,18 @@ static void huffman_block(bits *b, const uint8_t *in, size_t n, int final)
     i = 0;
     if (longest <= 14) { /* 4 codes of at most 14 bits and 7 left over fit 64 bits */
         for (; i + 4 <= n; i += 4) {
-            const uint32_t e0 = tab[in[i]], e1 = tab[in[i + 1]], e2 = tab[in[i + 2]],
-                           e3 = tab[in[i + 3]];
-            buf |= (uint64_t)(e0 & 0xffff) << nb;
-            nb += (int)(e0 >> 16);
-            buf |= (uint64_t)(e1 & 0xffff) << nb;
-            nb += (int)(e1 >> 16);
-            buf |= (uint64_t)(e2 & 0xffff) << nb;
-            nb += (int)(e2 >> 16);
-            buf |= (uint64_t)(e3 & 0xffff) << nb;
-            nb += (int)(e3 >> 16);
-            store64le(p, buf);
-            p += nb >> 3;
-            buf >>= nb & ~7;
-            nb &= 7;
+            code_add(&buf, &nb, tab[in[i]]);
+            code_add(&buf, &nb, tab[in[i + 1]]);
+            code_add(&buf, &nb, tab[in[i + 2]]);
+            code_add(&buf, &nb, tab[in[i + 3]]);
+            bits_flush(&p, &buf, &nb);
         }
     }
     for (; i + 3 <= n; i += 3) { /* 3 codes of at most 15 bits, 7 bits left over */
-        const uint32_t e0 = tab[in[i]], e1 = tab[in[i + 1]], e2 = tab[in[i + 2]];
-        buf |= (uint64_t)(e0 & 0xffff) << nb;
-        nb += (int)(e0 >> 16);
-        buf |= (uint64_t)(e1 & 0xffff) << nb;
-        nb += (int)(e1 >> 16);
-        buf |= (uint64_t)(e2 & 0xffff) << nb;
-        nb += (int)(e2 >> 16);
-        store64le(p, buf);
-        p += nb >> 3;
-        buf >>= nb & ~7;
-        nb &= 7;
+        code_add(&buf, &nb, tab[in[i]]);
+        code_add(&buf, &nb, tab[in[i + 1]]);
+        code_add(&buf, &nb, tab[in[i + 2]]);
+        bits_flush(&p, &buf, &nb);
     }
     b->p = p;
     b->buf = buf;
