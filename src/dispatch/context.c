@@ -668,7 +668,7 @@ static ic_job async_job(const ic_context *ctx, const ic_image *src, ic_image *ds
 {
     ic_job job = {.src = src,
                   .dst = dst,
-                  .w = w,
+                  .w = wk->coef ? w : NULL, /* a blur by its shape: no weights, as in ic_convolve */
                   .kw = wk->width,
                   .kh = wk->height,
                   .wk = wk,

@@ -350,8 +350,9 @@ static void test_explain_and_refusal(ic_context *ctx)
 }
 
 /* A batch of device images under a blur past 255 (no weights): the batched
- * path declines it and each image gets the blur, equal to its own run. */
-static void test_batch(ic_context *ctx)
+ * path declines it and each image gets the blur, equal to its own run; the
+ * same through ic_convolve_async, image by image (async 1). */
+static void test_batch(ic_context *ctx, int async)
 {
     enum { N = 3, W = 50, H = 40, C = 3 };
     ic_kernel k;
@@ -382,8 +383,13 @@ static void test_batch(ic_context *ctx)
              ic_image_wrap_device_type(&ddst[i], mem[2 * i + 1], W, H, C, IC_AOS, host[i].pitch,
                                        IC_U8, 0, NULL) == IC_OK;
     }
-    if (!ok || ic_convolve_batch(ctx, N, dsrc, ddst, &k, NULL) != IC_OK) {
-        printf("FAIL batch of %d device images, gaussian:sigma=60: %s\n", N, ic_last_error());
+    for (int i = 0; ok && async && i < N; i++)
+        ok = ic_convolve_async(ctx, &dsrc[i], &ddst[i], &k, NULL) == IC_OK;
+    if (ok && async)
+        ok = cudaDeviceSynchronize() == cudaSuccess;
+    if (!ok || (!async && ic_convolve_batch(ctx, N, dsrc, ddst, &k, NULL) != IC_OK)) {
+        printf("FAIL %s of %d device images, gaussian:sigma=60: %s\n", async ? "async" : "batch", N,
+               ic_last_error());
         failures++;
     } else {
         for (int i = 0; i < N; i++) {
@@ -391,8 +397,8 @@ static void test_batch(ic_context *ctx)
             if (cudaMemcpy(host[i].data, mem[2 * i + 1], bytes, cudaMemcpyDeviceToHost) !=
                     cudaSuccess ||
                 !ic_image_equal(&host[i], &want[i])) {
-                printf("FAIL batch image %d differs from its own run%s\n", i,
-                       first_diff(&host[i], &want[i]));
+                printf("FAIL %s image %d differs from its own run%s\n", async ? "async" : "batch",
+                       i, first_diff(&host[i], &want[i]));
                 failures++;
             }
         }
@@ -438,7 +444,8 @@ int main(void)
         return 1;
     }
     test_explain_and_refusal(auto_ctx);
-    test_batch(auto_ctx);
+    test_batch(auto_ctx, 0);
+    test_batch(auto_ctx, 1);
 
     double worst8 = 0, worst16 = 0, worstf = 0;
     int ran = 0;
