@@ -223,14 +223,20 @@ struct ic_nvjpeg {
     int device;
     int max_batch;
     cudaStream_t dstream;
-    /* Hardware decoder (NULL when this GPU has none): batched API only. */
+    /* Hardware decoder (NULL when this GPU has none): batched API only. It is
+     * the encoder's handle gpu itself when shared is set. */
     nvjpegHandle_t hw;
     nvjpegJpegState_t hw_state;
     nvjpegJpegStream_t hw_parse;
     int hw_batch; /* batch size hw_state was initialised for (0: needs initialising) */
     int hw_tried; /* the hardware handle was asked for (open_hw) */
-    /* Default (hybrid) handle: single-image decode, header parsing, encoding. */
+    /* The encoder's handle: a HARDWARE one that also decodes (shared), else
+     * the DEFAULT one, which also does single-image decode and header parsing.
+     * Every handle costs about 0.28 s to make (bench/results/startup.md), so
+     * one serves both where the GPU has the engine. */
     nvjpegHandle_t gpu;
+    int shared;
+    nvjpegHandle_t hy; /* the hybrid decoder's own DEFAULT handle when gpu is shared */
     /* Its decoder state and stream parser (the hybrid decoder): made at the
      * first stream that needs them, since an encoder never does and a batch
      * whose files all take the hardware decoder or the CPU rarely does. */
@@ -361,18 +367,21 @@ extern "C" void ic_nvjpeg_close(ic_nvjpeg *nj)
         pthread_mutex_destroy(&nj->omu);
         pthread_cond_destroy(&nj->lane_free);
     }
+    /* states before the handles they were made on (gpu may be hw) */
     if (nj->gpu_parse)
         (void)nvjpegJpegStreamDestroy(nj->gpu_parse);
     if (nj->gpu_state)
         (void)nvjpegJpegStateDestroy(nj->gpu_state);
-    if (nj->gpu)
-        (void)nvjpegDestroy(nj->gpu);
     if (nj->hw_parse)
         (void)nvjpegJpegStreamDestroy(nj->hw_parse);
     if (nj->hw_state)
         (void)nvjpegJpegStateDestroy(nj->hw_state);
-    if (nj->hw)
+    if (nj->hy)
+        (void)nvjpegDestroy(nj->hy);
+    if (nj->hw && nj->hw != nj->gpu)
         (void)nvjpegDestroy(nj->hw);
+    if (nj->gpu)
+        (void)nvjpegDestroy(nj->gpu);
     if (nj->dstream)
         (void)cudaStreamDestroy(nj->dstream);
     (void)cudaGetLastError();
@@ -454,11 +463,26 @@ static void hw_take(ic_nvjpeg *nj, const ic_nvjpeg_hw *hw)
     nj->hw_tried = 1;
 }
 
-/* Makes nj's hardware decoder in place. Runs once, in open_hw. */
+/* Makes nj's hardware decoder in place: a state and parser on the shared
+ * handle, else a handle of its own. Runs once, in open_hw. */
 static void make_hw(ic_nvjpeg *nj)
 {
     ic_nvjpeg_hw hw;
-    hw_parts(nj->device, &hw);
+    if (!nj->shared) {
+        hw_parts(nj->device, &hw);
+        hw_take(nj, &hw);
+        return;
+    }
+    memset(&hw, 0, sizeof hw);
+    (void)cudaSetDevice(nj->device);
+    if (nvjpegJpegStateCreate(nj->gpu, &hw.state) == NVJPEG_STATUS_SUCCESS &&
+        nvjpegJpegStreamCreate(nj->gpu, &hw.parse) == NVJPEG_STATUS_SUCCESS) {
+        hw.h = nj->gpu;
+    } else if (hw.state) {
+        (void)nvjpegJpegStateDestroy(hw.state);
+        hw.state = NULL;
+    }
+    (void)cudaGetLastError();
     hw_take(nj, &hw);
 }
 
@@ -477,7 +501,7 @@ extern "C" void ic_nvjpeg_hw_give(ic_nvjpeg *nj, ic_nvjpeg_hw *hw)
     int taken = 0;
     if (nj) {
         pthread_mutex_lock(&nj->omu);
-        if (!nj->hw_tried) {
+        if (!nj->hw_tried && !nj->shared) { /* a shared handle makes only a state */
             hw_take(nj, hw);
             taken = 1;
         }
@@ -488,14 +512,24 @@ extern "C" void ic_nvjpeg_hw_give(ic_nvjpeg *nj, ic_nvjpeg_hw *hw)
     free(hw);
 }
 
+/* The handle of the hybrid decoder: gpu, or its own when gpu is the shared
+ * HARDWARE handle (NULL until make_hybrid made it). */
+static nvjpegHandle_t hy_handle(const ic_nvjpeg *nj)
+{
+    return nj->shared ? nj->hy : nj->gpu;
+}
+
 /* Makes the hybrid decoder's state and stream parser on the default handle,
  * or leaves them NULL (its streams then go to the caller's CPU codec). Runs
  * once, in open_hybrid. */
 static void make_hybrid(ic_nvjpeg *nj)
 {
     (void)cudaSetDevice(nj->device);
-    if (nvjpegJpegStateCreate(nj->gpu, &nj->gpu_state) == NVJPEG_STATUS_SUCCESS &&
-        nvjpegJpegStreamCreate(nj->gpu, &nj->gpu_parse) == NVJPEG_STATUS_SUCCESS) {
+    if (nj->shared && create_handle(NVJPEG_BACKEND_DEFAULT, &nj->hy) != NVJPEG_STATUS_SUCCESS)
+        nj->hy = NULL;
+    const nvjpegHandle_t h = hy_handle(nj);
+    if (h && nvjpegJpegStateCreate(h, &nj->gpu_state) == NVJPEG_STATUS_SUCCESS &&
+        nvjpegJpegStreamCreate(h, &nj->gpu_parse) == NVJPEG_STATUS_SUCCESS) {
         nj->hy_ok = 1;
     } else {
         if (nj->gpu_state)
@@ -528,10 +562,29 @@ static ic_status open_all(ic_nvjpeg *nj, char *err, size_t errlen)
     }
     nj->sync_made = 1;
     IC_CUDA_CHECK(cudaStreamCreateWithFlags(&nj->dstream, cudaStreamNonBlocking));
-    NVJ_CHECK(create_handle(NVJPEG_BACKEND_DEFAULT, &nj->gpu));
-    /* Lane 0 now (its failure fails the open); the others when concurrent
-     * encodes first ask for them (ic_nvjpeg_encode). */
-    const ic_status st = make_lane(nj, &nj->lane[0], err, errlen);
+    /* One HARDWARE handle for the encoder and the hardware decoder where the
+     * GPU has the engine (IC_NVJPEG_HANDLES=two: a DEFAULT one for the
+     * encoder and a second for the decoder, to compare). Lane 0 now (its
+     * failure fails the open); the others when concurrent encodes first ask
+     * for them (ic_nvjpeg_encode). */
+    const char *handles = getenv("IC_NVJPEG_HANDLES");
+    ic_status st = IC_ERR_DEVICE;
+    if (!(handles && !strcmp(handles, "two")) &&
+        create_handle(NVJPEG_BACKEND_HARDWARE, &nj->gpu) == NVJPEG_STATUS_SUCCESS) {
+        nj->shared = 1;
+        st = make_lane(nj, &nj->lane[0], err, errlen);
+        if (st != IC_OK) { /* an encoder the hardware handle will not give: DEFAULT */
+            free_lane(&nj->lane[0]);
+            (void)nvjpegDestroy(nj->gpu);
+            nj->gpu = NULL;
+            nj->shared = 0;
+        }
+    }
+    (void)cudaGetLastError();
+    if (!nj->shared) {
+        NVJ_CHECK(create_handle(NVJPEG_BACKEND_DEFAULT, &nj->gpu));
+        st = make_lane(nj, &nj->lane[0], err, errlen);
+    }
     nj->lane[0].ready = st == IC_OK;
     return st;
 }
@@ -720,7 +773,7 @@ extern "C" int ic_nvjpeg_check(ic_nvjpeg *nj, const uint8_t *data, size_t len, i
     if (!nj->hw && !open_hybrid(nj))
         return IC_NVJ_CPU;
     (void)cudaSetDevice(nj->device);
-    nvjpegHandle_t hnd = nj->hw ? nj->hw : nj->gpu;
+    nvjpegHandle_t hnd = nj->hw ? nj->hw : hy_handle(nj);
     nvjpegJpegStream_t js = nj->hw ? nj->hw_parse : nj->gpu_parse;
     if (nvjpegJpegStreamParseHeader(hnd, data, len, js) != NVJPEG_STATUS_SUCCESS)
         return IC_NVJ_CPU;
@@ -757,8 +810,8 @@ static int decode_one(ic_nvjpeg *nj, const uint8_t *data, size_t len, uint8_t *d
     memset(&out, 0, sizeof out);
     out.channel[0] = dst;
     out.pitch[0] = pitch;
-    const nvjpegStatus_t s =
-        nvjpegDecode(nj->gpu, nj->gpu_state, data, len, NVJPEG_OUTPUT_RGBI, &out, nj->dstream);
+    const nvjpegStatus_t s = nvjpegDecode(hy_handle(nj), nj->gpu_state, data, len,
+                                          NVJPEG_OUTPUT_RGBI, &out, nj->dstream);
     if (s != NVJPEG_STATUS_SUCCESS) {
         (void)cudaGetLastError();
         return 0;
