@@ -77,8 +77,10 @@ typedef struct srv {
     char token[512];
     size_t token_len;
     int stopping;
-    int pending;   /* jobs accepted and not yet answered in full */
-    srv_job *live; /* jobs whose reply is not sent yet (the loop's) */
+    int pending;            /* jobs accepted and not yet answered in full */
+    srv_job *live;          /* jobs whose reply is not sent yet (the loop's) */
+    int conns;              /* connections open, refused ones included (the loop's) */
+    uint64_t conns_refused; /* answered 503 busy over --max-connections */
     srv_metrics m;
 
     pthread_mutex_t mu;
@@ -139,7 +141,8 @@ void srv_job_failed(srv_job *j, int code, ic_status why, const cli_err *e);
 
 /* serve_guard.c: evhttp_set_bevcb's callback (arg: the srv): each
  * connection's bufferevent, which answers a body over --max-body with the
- * JSON 413 before evhttp reads it. */
+ * JSON 413 before evhttp reads it, and a connection over --max-connections
+ * with the JSON 503 before it reads anything. */
 struct bufferevent *srv_guard_new(struct event_base *base, void *arg);
 
 /* serve_metrics.c */

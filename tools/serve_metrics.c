@@ -104,6 +104,15 @@ char *srv_metrics_text(srv *s)
         "imgconv_request_duration_seconds_sum %.6f\n"
         "imgconv_request_duration_seconds_count %llu\n",
         (unsigned long long)s->m.count, s->m.sum_s, (unsigned long long)s->m.count);
+    put(&t, &n, &cap,
+        "# HELP imgconv_connections Connections open, those refused and not yet closed included.\n"
+        "# TYPE imgconv_connections gauge\n"
+        "imgconv_connections %d\n"
+        "# HELP imgconv_connections_refused_total Connections answered 503 busy over "
+        "--max-connections.\n"
+        "# TYPE imgconv_connections_refused_total counter\n"
+        "imgconv_connections_refused_total %llu\n",
+        s->conns, (unsigned long long)s->conns_refused);
     pthread_mutex_lock(&s->mu);
     const int queued = s->queued, busy = s->busy;
     const double busy_s = s->busy_s;
