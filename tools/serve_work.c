@@ -45,7 +45,7 @@ int srv_enqueue(srv *s, srv_job *j)
         if (j->lane == SRV_LANE_GPU) {
             queue_push(&s->g_head, &s->g_tail, j);
             s->g_queued++;
-            pthread_cond_signal(&s->lane_cv);
+            pthread_cond_broadcast(&s->lane_cv); /* each pipe: one may have no free slot */
         } else {
             queue_push(&s->q_head, &s->q_tail, j);
             pthread_cond_signal(&s->cv);
