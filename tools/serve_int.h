@@ -116,8 +116,8 @@ int srv_enqueue(srv *s, srv_job *j);
 /* Hands a finished job to the loop (any thread): busy_ms of work on it. */
 void srv_job_done(srv *s, srv_job *j, double busy_ms);
 /* Runs a job on a CPU worker's context, with threads for its decode and
- * encode. */
-void srv_job_run(srv_job *j, ic_context *ctx, int threads);
+ * encode; keep: the worker's output memory (cli_filter_memory). */
+void srv_job_run(srv_job *j, ic_context *ctx, int threads, cli_keep *keep);
 /* Queues a job the GPU lane gave back on the CPU workers' queue: counted
  * already, so never refused. */
 void srv_requeue_cpu(srv *s, srv_job *j);
