@@ -14,7 +14,7 @@
  * is answered the JSON 503 at once, none of its request is read, and its
  * side of the socket is shut once the reply is out (a close would reset the
  * connection, and the reply with it, when the client's request arrives);
- * evhttp frees it when the client closes or --timeout passes.
+ * evhttp frees it when the client closes, or a second later at most.
  * evhttp_set_max_connections came in libevent 2.2 and closes silently.
  */
 #include <ctype.h>
@@ -29,6 +29,10 @@
 #include <event2/event.h>
 
 #include "serve_int.h"
+
+/* Seconds a refused connection is kept after its 503 for the client to read it
+ * (a client sending all along would otherwise hold it past --timeout). */
+#define GUARD_BUSY_LINGER_S 1
 
 /* The head is kept until its end is seen (evhttp refuses heads over 16 KiB). */
 #define GUARD_HEAD_MAX 20000
@@ -51,6 +55,7 @@ typedef struct guard {
     struct bufferevent *bev; /* the filter evhttp sees */
     struct event *kick;      /* guard_kick, on the loop's next turn */
     struct event *done;      /* guard_done, once the socket took the reply */
+    struct event *linger;    /* guard_linger: a refused connection's end */
     int writing;             /* a reply of evhttp's is under the filter */
     int counted;             /* in s->conns */
     int phase;
@@ -311,14 +316,27 @@ static void guard_done(evutil_socket_t fd, short what, void *arg)
     }
 }
 
+/* A refused connection's time is up: evhttp frees it as at the client's
+ * close (deferred: that frees this event too). */
+static void guard_linger(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    guard *g = arg;
+    bufferevent_trigger_event(g->bev, BEV_EVENT_EOF | BEV_EVENT_READING, BEV_TRIG_DEFER_CALLBACKS);
+}
+
 static void guard_drained(struct evbuffer *out, const struct evbuffer_cb_info *info, void *arg)
 {
     guard *g = arg;
     if (info->n_deleted == 0 || evbuffer_get_length(out) != 0)
         return;
-    if (g->phase == G_BUSY)
+    if (g->phase == G_BUSY) {
         shutdown(bufferevent_getfd(g->under), SHUT_WR);
-    else if (g->writing)
+        const struct timeval tv = {
+            g->s->base.timeout < GUARD_BUSY_LINGER_S ? g->s->base.timeout : GUARD_BUSY_LINGER_S, 0};
+        evtimer_add(g->linger, &tv);
+    } else if (g->writing)
         event_active(g->done, EV_TIMEOUT, 1);
 }
 
@@ -358,6 +376,8 @@ static void guard_free(void *arg)
         event_free(g->kick);
     if (g->done)
         event_free(g->done);
+    if (g->linger)
+        event_free(g->linger);
     free(g);
 }
 
@@ -381,7 +401,8 @@ struct bufferevent *srv_guard_new(struct event_base *base, void *arg)
     g->bev = bev;
     g->kick = event_new(base, -1, 0, guard_kick, g);
     g->done = event_new(base, -1, 0, guard_done, g);
-    if (!g->kick || !g->done ||
+    g->linger = evtimer_new(base, guard_linger, g);
+    if (!g->kick || !g->done || !g->linger ||
         !evbuffer_add_cb(bufferevent_get_output(bev), guard_output_added, g) ||
         !evbuffer_add_cb(bufferevent_get_output(under), guard_drained, g)) {
         bufferevent_free(bev); /* frees g */

@@ -263,6 +263,18 @@ head, body = open("busy.h").read(), open("busy.out").read()
 assert code == "503" and up == "0", (code, up)
 assert '"error": "busy"' in body and "max-connections" in body, body
 assert "Retry-After: 1" in head, head
+# one that keeps sending after its 503 is closed a second later, not at --timeout
+busy = socket.create_connection(("127.0.0.1", port))
+busy.settimeout(5)
+assert busy.recv(400).startswith(b"HTTP/1.1 503 "), "no 503 before any request"
+t0 = time.time()
+try:
+    while time.time() - t0 < 5:
+        busy.send(b"x" * 4096)
+        time.sleep(0.05)
+    raise SystemExit("a refused connection still open after 5 s")
+except OSError:
+    pass
 for s in idle:
     s.close()
 for _ in range(50):
@@ -272,12 +284,12 @@ for _ in range(50):
     time.sleep(0.1)
 assert code == "200", code
 PYEOF
-then ok "--max-connections: 503 busy over it, before the body; served once they close"
+then ok "--max-connections: 503 busy over it, before the body, closed within a second; served once they close"
 else fail "--max-connections"; fi
 curl -s "http://127.0.0.1:$PORT_M/v1/metrics" >metrics_m.txt
-grep -q '^imgconv_connections_refused_total 1$' metrics_m.txt &&
-    grep -q '^imgconv_errors_total{code="503"} 1$' metrics_m.txt &&
-    grep -q '^imgconv_connections [1-5]$' metrics_m.txt && ok "metrics count the refused connection" ||
+grep -q '^imgconv_connections_refused_total 2$' metrics_m.txt &&
+    grep -q '^imgconv_errors_total{code="503"} 2$' metrics_m.txt &&
+    grep -q '^imgconv_connections [1-5]$' metrics_m.txt && ok "metrics count the refused connections" ||
     fail "connection metrics: $(grep -E 'connections|503' metrics_m.txt)"
 
 run serve --listen 0.0.0.0:0
