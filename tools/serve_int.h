@@ -133,6 +133,9 @@ int srv_lane_start(srv *s, cli_err *e);
 void srv_lane_stop(srv *s);
 /* The lane's decoder ("nvjpeg-hardware", ...), NULL without a lane. */
 const char *srv_lane_engine(const srv *s);
+/* The lane's pipes (0 without a lane), and in batches[i < most] the batches
+ * pipe i took; under s->mu. */
+int srv_lane_pipes(const srv *s, uint64_t *batches, int most);
 /* SRV_LANE_GPU when the lane takes the job (a JPEG to a JPEG, three
  * channels, at least --gpu-min-pixels); loop thread, before queueing. */
 int srv_lane_route(const srv *s, srv_job *j);

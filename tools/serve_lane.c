@@ -46,6 +46,7 @@ typedef struct lane_pipe {
     /* under s->mu */
     int free_slots[LANE_SLOTS];
     int nfree;
+    uint64_t batches;
     lane_item item[LANE_SLOTS];
 } lane_pipe;
 
@@ -143,6 +144,7 @@ static int batch_fill(lane_pipe *lp, srv_job **jobs, int *slots)
             s->batches[b] += n <= (1 << b);
         s->nbatches++;
         s->batch_images += (uint64_t)n;
+        lp->batches++;
     }
     return n;
 }
@@ -491,6 +493,14 @@ int srv_lane_start(srv *s, cli_err *e)
 const char *srv_lane_engine(const srv *s)
 {
     return s->lane ? s->lane->engine : NULL;
+}
+
+int srv_lane_pipes(const srv *s, uint64_t *batches, int most)
+{
+    const srv_lane *l = s->lane;
+    for (int i = 0; l && i < l->npipes && i < most; i++)
+        batches[i] = l->pipe[i].batches;
+    return l ? l->npipes : 0;
 }
 
 void srv_lane_stop(srv *s)
