@@ -92,8 +92,8 @@ static void refuse_busy(guard *g)
 {
     char json[200], reply[500];
     snprintf(json, sizeof json,
-             "{\"error\": \"busy\", \"message\": \"%d connections are open, the server's "
-             "--max-connections; retry later\"}\n",
+             "{\"error\": \"busy\", \"message\": \"the server has --max-connections (%d) "
+             "open; retry later\"}\n",
              g->s->base.max_connections);
     const int n = snprintf(reply, sizeof reply,
                            "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\n"
