@@ -3,15 +3,15 @@
  * JPEG requests decoded by nvJPEG in batches (dynamic batching as Triton's
  * scheduler does it: whatever is queued, up to the free slots, waiting at
  * most --batch-delay-us for more), filtered device to device and encoded by
- * nvJPEG on encoder threads. Batches are pipelined over LANE_PIPES pipes,
- * each a thread with a codec (its own slots, so its own device buffers) and
- * a context of its own: while one decodes a batch, another's is checked,
- * filtered or encoded, as a codec takes one decode at a time. Each step is the batch CLI's
- * nvJPEG route (cli_batch.c: gpu_main, filter_device, gpu_encoder), so the
- * replies are its bytes. Whatever the lane would refuse before filtering (a
- * bad kernel, an edge-strength kernel, the work bound, a file nvJPEG and the
- * codec's CPU fallback cannot decode) goes back to the CPU workers, whose
- * answer is the CLI's own.
+ * nvJPEG on encoder threads. A codec takes one decode at a time, so the
+ * batches are pipelined over LANE_PIPES pipes, each a thread with a codec
+ * (its own slots, so its own device buffers) and a context of its own:
+ * while one decodes a batch, another's is checked, filtered or encoded.
+ * Each step is the batch CLI's nvJPEG route (cli_batch.c: gpu_main,
+ * filter_device, gpu_encoder), so the replies are its bytes. Whatever the
+ * lane would refuse before filtering (a bad kernel, an edge-strength kernel,
+ * the work bound, a file nvJPEG and the codec's CPU fallback cannot decode)
+ * goes back to the CPU workers, whose answer is the CLI's own.
  */
 #include <errno.h>
 #include <stdio.h>
