@@ -3,6 +3,7 @@
  * rules (limits before decoding, metadata carried, the encoder's threads),
  * for imgconv serve; and the magic bytes of the formats.
  */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -30,9 +31,44 @@ ic_format cli_format_sniff(const uint8_t *b, size_t n)
     return IC_FMT_UNKNOWN;
 }
 
+/* Kept memory up to this size: an HD or 12 MP image's, not a 6000x4000 one's
+ * for the rest of a server's life. */
+#define KEEP_MAX ((size_t)48 << 20)
+
+void cli_keep_free(cli_keep *keep)
+{
+    if (!keep)
+        return;
+    free(keep->data);
+    keep->data = NULL;
+    keep->size = 0;
+}
+
+/* The output image shaped like src, in keep's memory when there is one: a
+ * worker's filter writes every sample, so zeroed pages are wasted work. */
+static ic_status output_create(ic_image *dst, const ic_image *src, ic_layout layout, cli_keep *keep)
+{
+    const size_t bytes = ic_sample_size(src->type);
+    const size_t row = (size_t)src->width * (size_t)src->channels * bytes;
+    const size_t pitch = layout == IC_SOA ? ((size_t)src->width * bytes + 63u) & ~(size_t)63u
+                                          : (row + 63u) & ~(size_t)63u;
+    const size_t rows = (size_t)src->height * (layout == IC_SOA ? (size_t)src->channels : 1u);
+    if (!keep || pitch == 0 || rows > SIZE_MAX / pitch || rows * pitch > KEEP_MAX)
+        return ic_image_create_type(dst, src->width, src->height, src->channels, layout, src->type);
+    if (keep->size < rows * pitch) {
+        cli_keep_free(keep);
+        if (!(keep->data = aligned_alloc(64, rows * pitch)))
+            return IC_ERR_NOMEM;
+        keep->size = rows * pitch;
+    }
+    return ic_image_wrap_type(dst, keep->data, src->width, src->height, src->channels, layout,
+                              pitch, src->type);
+}
+
 int cli_filter_memory(const cli_options *o, ic_context *ctx, int threads, const ic_kernel *k,
                       const ic_params *p, const uint8_t *in, size_t n, const char *out_name,
-                      uint8_t **out, size_t *out_size, ic_status *why, double ms[3], cli_err *e)
+                      cli_keep *keep, uint8_t **out, size_t *out_size, ic_status *why, double ms[3],
+                      cli_err *e)
 {
     double t[4] = {cli_now_ms(), 0, 0, 0};
     *out = NULL;
@@ -72,7 +108,7 @@ int cli_filter_memory(const cli_options *o, ic_context *ctx, int threads, const 
         goto done;
     }
     t[1] = cli_now_ms();
-    s = ic_image_create_type(&dst, src.width, src.height, src.channels, o->layout, src.type);
+    s = output_create(&dst, &src, o->layout, keep);
     if (s != IC_OK) {
         code = cli_fail(e, CLI_EXIT_INTERNAL, o->input, "cannot allocate the output image: %s",
                         ic_status_str(s));

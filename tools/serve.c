@@ -517,9 +517,6 @@ static int serve_setup(srv *s, cli_err *e)
     evhttp_set_max_headers_size(s->http, 16384);
     evhttp_set_timeout(s->http, s->base.timeout);
     evhttp_set_allowed_methods(s->http, EVHTTP_REQ_GET | EVHTTP_REQ_POST | EVHTTP_REQ_HEAD);
-#if defined(LIBEVENT_VERSION_NUMBER) && LIBEVENT_VERSION_NUMBER >= 0x02020000
-    evhttp_set_max_connections(s->http, s->base.max_connections);
-#endif
     evhttp_set_bevcb(s->http, srv_guard_new, s);
     evhttp_set_gencb(s->http, on_request, s);
     code = s->base.socket_path ? bind_unix(s, e) : bind_tcp(s, e);

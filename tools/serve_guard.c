@@ -10,13 +10,19 @@
  * 2.2), and its own refusal is an HTML page. Framing it cannot follow
  * (a malformed chunk line, a head over the header limit) is passed through
  * untouched for evhttp to refuse; evhttp's own --max-body check stays
- * behind it.
+ * behind it. It also counts the connections: one over --max-connections
+ * is answered the JSON 503 at once, none of its request is read, and its
+ * side of the socket is shut once the reply is out (a close would reset the
+ * connection, and the reply with it, when the client's request arrives);
+ * evhttp frees it when the client closes, or a second later at most.
+ * evhttp_set_max_connections came in libevent 2.2 and closes silently.
  */
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/socket.h>
 
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
@@ -24,10 +30,24 @@
 
 #include "serve_int.h"
 
+/* Seconds a refused connection is kept after its 503 for the client to read it
+ * (a client sending all along would otherwise hold it past --timeout). */
+#define GUARD_BUSY_LINGER_S 1
+
 /* The head is kept until its end is seen (evhttp refuses heads over 16 KiB). */
 #define GUARD_HEAD_MAX 20000
 
-enum { G_HEAD, G_BODY, G_CHUNK_LINE, G_CHUNK_DATA, G_CHUNK_END, G_TRAILER, G_PASS, G_REFUSED };
+enum {
+    G_HEAD,
+    G_BODY,
+    G_CHUNK_LINE,
+    G_CHUNK_DATA,
+    G_CHUNK_END,
+    G_TRAILER,
+    G_PASS,
+    G_REFUSED,
+    G_BUSY
+};
 
 typedef struct guard {
     srv *s;
@@ -35,7 +55,9 @@ typedef struct guard {
     struct bufferevent *bev; /* the filter evhttp sees */
     struct event *kick;      /* guard_kick, on the loop's next turn */
     struct event *done;      /* guard_done, once the socket took the reply */
+    struct event *linger;    /* guard_linger: a refused connection's end */
     int writing;             /* a reply of evhttp's is under the filter */
+    int counted;             /* in s->conns */
     int phase;
     char head[GUARD_HEAD_MAX];
     size_t nhead;
@@ -62,6 +84,24 @@ static void refuse(guard *g)
     bufferevent_write(g->under, reply, (size_t)n);
     srv_metrics_record(g->s, 413, 0);
     g->phase = G_REFUSED;
+}
+
+/* The JSON 503 of a connection over --max-connections, before evhttp has
+ * read anything of it. */
+static void refuse_busy(guard *g)
+{
+    char json[200], reply[500];
+    snprintf(json, sizeof json,
+             "{\"error\": \"busy\", \"message\": \"the server has --max-connections (%d) "
+             "open; retry later\"}\n",
+             g->s->base.max_connections);
+    const int n = snprintf(reply, sizeof reply,
+                           "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\n"
+                           "Retry-After: 1\r\nContent-Length: %zu\r\nConnection: close\r\n\r\n%s",
+                           strlen(json), json);
+    bufferevent_write(g->under, reply, (size_t)n);
+    g->s->conns_refused++;
+    srv_metrics_record(g->s, 503, 0);
 }
 
 /* A header's value when line (without its end) is "name: value". */
@@ -216,7 +256,7 @@ static enum bufferevent_filter_result guard_input(struct evbuffer *src, struct e
     for (size_t n; (n = evbuffer_get_length(src)) > 0;) {
         if (g->phase == G_PASS) {
             evbuffer_remove_buffer(src, dst, n);
-        } else if (g->phase == G_REFUSED) { /* what the client sends after the 413 */
+        } else if (g->phase == G_REFUSED || g->phase == G_BUSY) { /* never evhttp's */
             evbuffer_drain(src, n);
         } else if (g->phase == G_BODY || g->phase == G_CHUNK_DATA) {
             const size_t take = n < g->left ? n : (size_t)g->left;
@@ -276,21 +316,44 @@ static void guard_done(evutil_socket_t fd, short what, void *arg)
     }
 }
 
+/* A refused connection's time is up: evhttp frees it as at the client's
+ * close (deferred: that frees this event too). */
+static void guard_linger(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    guard *g = arg;
+    bufferevent_trigger_event(g->bev, BEV_EVENT_EOF | BEV_EVENT_READING, BEV_TRIG_DEFER_CALLBACKS);
+}
+
 static void guard_drained(struct evbuffer *out, const struct evbuffer_cb_info *info, void *arg)
 {
     guard *g = arg;
-    if (info->n_deleted > 0 && g->writing && evbuffer_get_length(out) == 0)
+    if (info->n_deleted == 0 || evbuffer_get_length(out) != 0)
+        return;
+    if (g->phase == G_BUSY) {
+        shutdown(bufferevent_getfd(g->under), SHUT_WR);
+        const struct timeval tv = {
+            g->s->base.timeout < GUARD_BUSY_LINGER_S ? g->s->base.timeout : GUARD_BUSY_LINGER_S, 0};
+        evtimer_add(g->linger, &tv);
+    } else if (g->writing)
         event_active(g->done, EV_TIMEOUT, 1);
 }
 
 /* The deferred push of guard_output_added: writing is enabled by now, so the
  * filter passes the reply on and, once it has, tells evhttp (its write
- * callback ends the request and reads the next one on the connection). */
+ * callback ends the request and reads the next one on the connection). A
+ * connection over the limit is answered from here, once evhttp has given
+ * it its socket. */
 static void guard_kick(evutil_socket_t fd, short what, void *arg)
 {
     (void)fd;
     (void)what;
-    bufferevent_flush(arg, EV_WRITE, BEV_NORMAL);
+    guard *g = arg;
+    if (g->phase == G_BUSY)
+        refuse_busy(g);
+    else
+        bufferevent_flush(g->bev, EV_WRITE, BEV_NORMAL);
 }
 
 /* evhttp queues a reply before it enables writing, and a filtering
@@ -307,10 +370,14 @@ static void guard_output_added(struct evbuffer *out, const struct evbuffer_cb_in
 static void guard_free(void *arg)
 {
     guard *g = arg;
+    if (g->counted)
+        g->s->conns--;
     if (g->kick)
         event_free(g->kick);
     if (g->done)
         event_free(g->done);
+    if (g->linger)
+        event_free(g->linger);
     free(g);
 }
 
@@ -332,13 +399,19 @@ struct bufferevent *srv_guard_new(struct event_base *base, void *arg)
     g->under = under;
     g->phase = G_HEAD;
     g->bev = bev;
-    g->kick = event_new(base, -1, 0, guard_kick, bev);
+    g->kick = event_new(base, -1, 0, guard_kick, g);
     g->done = event_new(base, -1, 0, guard_done, g);
-    if (!g->kick || !g->done ||
+    g->linger = evtimer_new(base, guard_linger, g);
+    if (!g->kick || !g->done || !g->linger ||
         !evbuffer_add_cb(bufferevent_get_output(bev), guard_output_added, g) ||
         !evbuffer_add_cb(bufferevent_get_output(under), guard_drained, g)) {
         bufferevent_free(bev); /* frees g */
         return NULL;
+    }
+    g->counted = 1;
+    if (++s->conns > s->base.max_connections) {
+        g->phase = G_BUSY;
+        event_active(g->kick, EV_TIMEOUT, 1);
     }
     return bev;
 }

@@ -77,8 +77,10 @@ typedef struct srv {
     char token[512];
     size_t token_len;
     int stopping;
-    int pending;   /* jobs accepted and not yet answered in full */
-    srv_job *live; /* jobs whose reply is not sent yet (the loop's) */
+    int pending;            /* jobs accepted and not yet answered in full */
+    srv_job *live;          /* jobs whose reply is not sent yet (the loop's) */
+    int conns;              /* connections open, refused ones included (the loop's) */
+    uint64_t conns_refused; /* answered 503 busy over --max-connections */
     srv_metrics m;
 
     pthread_mutex_t mu;
@@ -114,8 +116,8 @@ int srv_enqueue(srv *s, srv_job *j);
 /* Hands a finished job to the loop (any thread): busy_ms of work on it. */
 void srv_job_done(srv *s, srv_job *j, double busy_ms);
 /* Runs a job on a CPU worker's context, with threads for its decode and
- * encode. */
-void srv_job_run(srv_job *j, ic_context *ctx, int threads);
+ * encode; keep: the worker's output memory (cli_filter_memory). */
+void srv_job_run(srv_job *j, ic_context *ctx, int threads, cli_keep *keep);
 /* Queues a job the GPU lane gave back on the CPU workers' queue: counted
  * already, so never refused. */
 void srv_requeue_cpu(srv *s, srv_job *j);
@@ -131,6 +133,9 @@ int srv_lane_start(srv *s, cli_err *e);
 void srv_lane_stop(srv *s);
 /* The lane's decoder ("nvjpeg-hardware", ...), NULL without a lane. */
 const char *srv_lane_engine(const srv *s);
+/* The lane's pipes (0 without a lane), and in batches[i < most] the batches
+ * pipe i took; under s->mu. */
+int srv_lane_pipes(const srv *s, uint64_t *batches, int most);
 /* SRV_LANE_GPU when the lane takes the job (a JPEG to a JPEG, three
  * channels, at least --gpu-min-pixels); loop thread, before queueing. */
 int srv_lane_route(const srv *s, srv_job *j);
@@ -139,7 +144,8 @@ void srv_job_failed(srv_job *j, int code, ic_status why, const cli_err *e);
 
 /* serve_guard.c: evhttp_set_bevcb's callback (arg: the srv): each
  * connection's bufferevent, which answers a body over --max-body with the
- * JSON 413 before evhttp reads it. */
+ * JSON 413 before evhttp reads it, and a connection over --max-connections
+ * with the JSON 503 before it reads anything. */
 struct bufferevent *srv_guard_new(struct event_base *base, void *arg);
 
 /* serve_metrics.c */

@@ -2,13 +2,16 @@
  * serve_lane.c - the GPU lane of imgconv serve on a CUDA backend: large
  * JPEG requests decoded by nvJPEG in batches (dynamic batching as Triton's
  * scheduler does it: whatever is queued, up to the free slots, waiting at
- * most --batch-delay-us for more), filtered device to device on one context
- * and encoded by nvJPEG on encoder threads. Each step is the batch CLI's
- * nvJPEG route (cli_batch.c: gpu_main, filter_device, gpu_encoder), so the
- * replies are its bytes. Whatever the lane would refuse before filtering (a
- * bad kernel, an edge-strength kernel, the work bound, a file nvJPEG and the
- * codec's CPU fallback cannot decode) goes back to the CPU workers, whose
- * answer is the CLI's own.
+ * most --batch-delay-us for more), filtered device to device and encoded by
+ * nvJPEG on encoder threads. A codec takes one decode at a time, so the
+ * batches are pipelined over LANE_PIPES pipes, each a thread with a codec
+ * (its own slots, so its own device buffers) and a context of its own:
+ * while one decodes a batch, another's is checked, filtered or encoded.
+ * Each step is the batch CLI's nvJPEG route (cli_batch.c: gpu_main,
+ * filter_device, gpu_encoder), so the replies are its bytes. Whatever the
+ * lane would refuse before filtering (a bad kernel, an edge-strength kernel,
+ * the work bound, a file nvJPEG and the codec's CPU fallback cannot decode)
+ * goes back to the CPU workers, whose answer is the CLI's own.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -19,7 +22,9 @@
 #include "cli_warm.h"
 #include "serve_int.h"
 
-#define LANE_SLOTS 32   /* codec slots: one batch decoding while the last one encodes */
+#define LANE_SLOTS 32 /* a pipe's codec slots: one batch decoding while the last one encodes */
+#define LANE_PIPES 2  /* batches decoding at once; IC_SERVE_LANE_PIPES=1..4 for comparisons */
+#define LANE_MAX_PIPES 4
 #define LANE_BATCH 16   /* the most files of one batched decode */
 #define LANE_ENCODERS 8 /* nvJPEG encodes at once (the codec runs up to 16) */
 #define LANE_WARM_W 1920
@@ -31,21 +36,32 @@ typedef struct lane_item {
     ic_metadata meta; /* the input's ICC and EXIF, for the encoder */
 } lane_item;
 
-typedef struct srv_lane {
-    srv *s;
+/* One decoding thread with its codec and filter context (one thread each). */
+typedef struct lane_pipe {
+    struct srv_lane *l;
     ic_context *ctx;
     ic_gpu_codec *codec;
-    char engine[96];
-    pthread_t th, enc[LANE_ENCODERS];
-    int nenc, running;
+    pthread_t th;
+    int running;
     /* under s->mu */
     int free_slots[LANE_SLOTS];
     int nfree;
-    int enc_q[LANE_SLOTS]; /* filtered slots waiting for an encoder, a ring */
+    uint64_t batches;
+    lane_item item[LANE_SLOTS];
+} lane_pipe;
+
+typedef struct srv_lane {
+    srv *s;
+    char engine[96];
+    lane_pipe pipe[LANE_MAX_PIPES];
+    int npipes;
+    pthread_t enc[LANE_ENCODERS];
+    int nenc;
+    /* under s->mu */
+    int enc_q[LANE_MAX_PIPES * LANE_SLOTS]; /* pipe * LANE_SLOTS + slot, filtered, a ring */
     int enc_head, enc_n;
     int quit;
     pthread_cond_t enc_cv;
-    lane_item item[LANE_SLOTS];
 } srv_lane;
 
 int srv_lane_route(const srv *s, srv_job *j)
@@ -77,58 +93,40 @@ int srv_lane_route(const srv *s, srv_job *j)
 }
 
 /* Gives a slot back and ends the lane's hold on a job (under s->mu). */
-static void slot_give_locked(srv_lane *l, int slot)
+static void slot_give_locked(lane_pipe *lp, int slot)
 {
-    l->free_slots[l->nfree++] = slot;
-    l->s->busy--;
-    pthread_cond_signal(&l->s->lane_cv);
+    lp->free_slots[lp->nfree++] = slot;
+    lp->l->s->busy--;
+    /* every pipe: the one woken by a signal may be one without free slots */
+    pthread_cond_broadcast(&lp->l->s->lane_cv);
 }
 
 /* A job finished by the lane (answered or failed): its slot back, the job to
  * the loop. */
-static void lane_finish(srv_lane *l, srv_job *j, int slot)
+static void lane_finish(lane_pipe *lp, srv_job *j, int slot)
 {
-    pthread_mutex_lock(&l->s->mu);
-    slot_give_locked(l, slot);
-    pthread_mutex_unlock(&l->s->mu);
-    srv_job_done(l->s, j, j->ms[0] + j->ms[1] + j->ms[2]);
+    pthread_mutex_lock(&lp->l->s->mu);
+    slot_give_locked(lp, slot);
+    pthread_mutex_unlock(&lp->l->s->mu);
+    srv_job_done(lp->l->s, j, j->ms[0] + j->ms[1] + j->ms[2]);
 }
 
 /* A job the lane will not filter: its slot back, the job to the CPU workers. */
-static void lane_decline(srv_lane *l, srv_job *j, int slot)
+static void lane_decline(lane_pipe *lp, srv_job *j, int slot)
 {
-    pthread_mutex_lock(&l->s->mu);
-    slot_give_locked(l, slot);
-    pthread_mutex_unlock(&l->s->mu);
-    srv_requeue_cpu(l->s, j);
+    pthread_mutex_lock(&lp->l->s->mu);
+    slot_give_locked(lp, slot);
+    pthread_mutex_unlock(&lp->l->s->mu);
+    srv_requeue_cpu(lp->l->s, j);
 }
 
-/* Waits for queued jobs and free slots, then up to --batch-delay-us after
- * the oldest job's arrival for a fuller batch; takes up to LANE_BATCH jobs
- * and as many slots. Returns their count, 0 once the server stops. */
-static int batch_take(srv_lane *l, srv_job **jobs, int *slots)
+/* Takes up to LANE_BATCH queued jobs and as many of the pipe's slots (under
+ * s->mu); their count. */
+static int batch_fill(lane_pipe *lp, srv_job **jobs, int *slots)
 {
-    srv *s = l->s;
-    pthread_mutex_lock(&s->mu);
-    while (!s->quit && (!s->g_head || l->nfree == 0))
-        pthread_cond_wait(&s->lane_cv, &s->mu);
-    if (s->quit || !s->g_head) {
-        pthread_mutex_unlock(&s->mu);
-        return 0;
-    }
-    const double wait_ms = s->g_head->t0 + s->base.batch_delay_us / 1e3 - cli_now_ms();
-    if (wait_ms > 0) {
-        struct timespec dl;
-        clock_gettime(CLOCK_REALTIME, &dl);
-        const long long ns = (long long)dl.tv_nsec + (long long)(wait_ms * 1e6);
-        dl.tv_sec += (time_t)(ns / 1000000000);
-        dl.tv_nsec = (long)(ns % 1000000000);
-        while (!s->quit && s->g_queued < (l->nfree < LANE_BATCH ? l->nfree : LANE_BATCH))
-            if (pthread_cond_timedwait(&s->lane_cv, &s->mu, &dl) == ETIMEDOUT)
-                break;
-    }
+    srv *s = lp->l->s;
     int n = 0;
-    while (!s->quit && n < LANE_BATCH && l->nfree > 0 && s->g_head) {
+    while (!s->quit && n < LANE_BATCH && lp->nfree > 0 && s->g_head) {
         srv_job *j = s->g_head;
         s->g_head = j->next;
         if (!s->g_head)
@@ -138,7 +136,7 @@ static int batch_take(srv_lane *l, srv_job **jobs, int *slots)
         s->queued_bytes -= j->size;
         s->busy++;
         jobs[n] = j;
-        slots[n] = l->free_slots[--l->nfree];
+        slots[n] = lp->free_slots[--lp->nfree];
         n++;
     }
     if (n > 0) {
@@ -146,6 +144,38 @@ static int batch_take(srv_lane *l, srv_job **jobs, int *slots)
             s->batches[b] += n <= (1 << b);
         s->nbatches++;
         s->batch_images += (uint64_t)n;
+        lp->batches++;
+    }
+    return n;
+}
+
+/* Waits for queued jobs and free slots, then up to --batch-delay-us after
+ * the oldest job's arrival for a fuller batch; takes up to LANE_BATCH jobs
+ * and as many slots. Returns their count, 0 once the server stops. */
+static int batch_take(lane_pipe *lp, srv_job **jobs, int *slots)
+{
+    srv *s = lp->l->s;
+    pthread_mutex_lock(&s->mu);
+    int n = 0;
+    while (n == 0) { /* another pipe may take the jobs this one waited for */
+        while (!s->quit && (!s->g_head || lp->nfree == 0))
+            pthread_cond_wait(&s->lane_cv, &s->mu);
+        if (s->quit || !s->g_head) {
+            pthread_mutex_unlock(&s->mu);
+            return 0;
+        }
+        const double wait_ms = s->g_head->t0 + s->base.batch_delay_us / 1e3 - cli_now_ms();
+        if (wait_ms > 0) {
+            struct timespec dl;
+            clock_gettime(CLOCK_REALTIME, &dl);
+            const long long ns = (long long)dl.tv_nsec + (long long)(wait_ms * 1e6);
+            dl.tv_sec += (time_t)(ns / 1000000000);
+            dl.tv_nsec = (long)(ns % 1000000000);
+            while (!s->quit && s->g_queued < (lp->nfree < LANE_BATCH ? lp->nfree : LANE_BATCH))
+                if (pthread_cond_timedwait(&s->lane_cv, &s->mu, &dl) == ETIMEDOUT)
+                    break;
+        }
+        n = batch_fill(lp, jobs, slots);
     }
     pthread_mutex_unlock(&s->mu);
     return n;
@@ -153,13 +183,13 @@ static int batch_take(srv_lane *l, srv_job **jobs, int *slots)
 
 /* Filters decoded image img of job j on the device into its slot's output
  * and hands the slot to the encoders; 0 when the job ended here. */
-static int lane_filter(srv_lane *l, srv_job *j, int slot, const ic_kernel *k, ic_image *img)
+static int lane_filter(lane_pipe *lp, srv_job *j, int slot, const ic_kernel *k, ic_image *img)
 {
     const double t0 = cli_now_ms();
     cli_err e;
     memset(&e, 0, sizeof e);
-    lane_item *it = &l->item[slot];
-    int code = cli_check_image(&j->o, l->ctx, img, k, j->o.input, &e);
+    lane_item *it = &lp->item[slot];
+    int code = cli_check_image(&j->o, lp->ctx, img, k, j->o.input, &e);
     if (code != CLI_EXIT_OK) {
         srv_job_failed(j, code, IC_ERR_TOO_LARGE, &e);
         return 0;
@@ -167,13 +197,13 @@ static int lane_filter(srv_lane *l, srv_job *j, int slot, const ic_kernel *k, ic
     ic_params p = j->o.params;
     p.bias = (float)((double)p.bias + k->offset);
     char msg[256] = "";
-    ic_status st = cli_noted(ic_gpu_codec_output(l->codec, slot, img, &it->out), msg, sizeof msg);
+    ic_status st = cli_noted(ic_gpu_codec_output(lp->codec, slot, img, &it->out), msg, sizeof msg);
     if (st == IC_OK)
-        st = cli_noted(ic_convolve(l->ctx, img, &it->out, k, &p), msg, sizeof msg);
+        st = cli_noted(ic_convolve(lp->ctx, img, &it->out, k, &p), msg, sizeof msg);
     j->ms[1] = cli_now_ms() - t0;
     if (st != IC_OK) {
         cli_fail(&e, cli_exit_for_backend(st), j->o.input, "backend %s: %s",
-                 ic_context_backend(l->ctx), msg[0] ? msg : ic_status_str(st));
+                 ic_context_backend(lp->ctx), msg[0] ? msg : ic_status_str(st));
         srv_job_failed(j, cli_exit_for_backend(st), st, &e);
         return 0;
     }
@@ -182,9 +212,10 @@ static int lane_filter(srv_lane *l, srv_job *j, int slot, const ic_kernel *k, ic
 
 /* One batch: the lane's checks, one batched decode, a filter per image, and
  * the images to the encoders. */
-static void batch_run(srv_lane *l, srv_job **jobs, const int *slots, int n)
+static void batch_run(lane_pipe *lp, srv_job **jobs, const int *slots, int n)
 {
-    srv *s = l->s;
+    srv *s = lp->l->s;
+    srv_lane *lane = lp->l;
     const double t0 = cli_now_ms();
     srv_job *dj[LANE_BATCH];
     int ds[LANE_BATCH];
@@ -202,7 +233,7 @@ static void batch_run(srv_lane *l, srv_job **jobs, const int *slots, int n)
         if (cli_get_kernel(&j->o, &dk[m], &e) != CLI_EXIT_OK || dk[m].magnitude ||
             cli_check_work(&j->o, j->width, j->height, 1, &dk[m], j->o.input, &e) != CLI_EXIT_OK) {
             ic_kernel_free(&dk[m]);
-            lane_decline(l, j, slots[i]);
+            lane_decline(lp, j, slots[i]);
             continue;
         }
         dj[m] = j;
@@ -224,7 +255,7 @@ static void batch_run(srv_lane *l, srv_job **jobs, const int *slots, int n)
     ic_decode_result res[LANE_BATCH];
     memset(res, 0, sizeof res);
     const double t1 = cli_now_ms();
-    const ic_status st = ic_gpu_codec_decode(l->codec, m, in, ds, &lo, img, res);
+    const ic_status st = ic_gpu_codec_decode(lp->codec, m, in, ds, &lo, img, res);
     const double t2 = cli_now_ms();
     for (int i = 0; i < m; i++) {
         srv_job *j = dj[i];
@@ -232,40 +263,41 @@ static void batch_run(srv_lane *l, srv_job **jobs, const int *slots, int n)
         if (st != IC_OK || res[i].status != IC_OK) {
             ic_metadata_free(&res[i].metadata);
             ic_kernel_free(&dk[i]);
-            lane_decline(l, j, ds[i]);
+            lane_decline(lp, j, ds[i]);
             continue;
         }
-        const int go = lane_filter(l, j, ds[i], &dk[i], &img[i]);
+        const int go = lane_filter(lp, j, ds[i], &dk[i], &img[i]);
         ic_kernel_free(&dk[i]);
         if (!go) {
             ic_metadata_free(&res[i].metadata);
-            lane_finish(l, j, ds[i]);
+            lane_finish(lp, j, ds[i]);
             continue;
         }
         pthread_mutex_lock(&s->mu);
-        l->item[ds[i]].job = j;
-        l->item[ds[i]].meta = res[i].metadata; /* the encoder frees it */
-        l->enc_q[(l->enc_head + l->enc_n) % LANE_SLOTS] = ds[i];
-        l->enc_n++;
-        pthread_cond_signal(&l->enc_cv);
+        lp->item[ds[i]].job = j;
+        lp->item[ds[i]].meta = res[i].metadata; /* the encoder frees it */
+        lane->enc_q[(lane->enc_head + lane->enc_n) % (LANE_MAX_PIPES * LANE_SLOTS)] =
+            (int)(lp - lane->pipe) * LANE_SLOTS + ds[i];
+        lane->enc_n++;
+        pthread_cond_signal(&lane->enc_cv);
         pthread_mutex_unlock(&s->mu);
     }
 }
 
 static void *lane_main(void *arg)
 {
-    srv_lane *l = arg;
+    lane_pipe *lp = arg;
     srv_job *jobs[LANE_BATCH];
     int slots[LANE_BATCH];
-    for (int n; (n = batch_take(l, jobs, slots)) > 0;)
-        batch_run(l, jobs, slots, n);
+    for (int n; (n = batch_take(lp, jobs, slots)) > 0;)
+        batch_run(lp, jobs, slots, n);
     return NULL;
 }
 
 /* Encodes one filtered slot into the job's reply. */
-static void lane_encode(srv_lane *l, int slot)
+static void lane_encode(lane_pipe *lp, int slot)
 {
-    lane_item *it = &l->item[slot];
+    lane_item *it = &lp->item[slot];
     srv_job *j = it->job;
     const double t0 = cli_now_ms();
     ic_save_options so; /* as the batch CLI's GPU encoders save */
@@ -278,7 +310,7 @@ static void lane_encode(srv_lane *l, int slot)
     snprintf(name, sizeof name, "x.%s", j->o.format ? j->o.format : "jpg");
     ic_bytes enc;
     ic_status st =
-        cli_noted(ic_gpu_codec_encode(l->codec, slot, &it->out, name, &so, &enc), msg, sizeof msg);
+        cli_noted(ic_gpu_codec_encode(lp->codec, slot, &it->out, name, &so, &enc), msg, sizeof msg);
     if (st == IC_OK && !(j->out = malloc(enc.size ? enc.size : 1))) {
         st = IC_ERR_NOMEM;
         snprintf(msg, sizeof msg, "out of memory");
@@ -299,7 +331,7 @@ static void lane_encode(srv_lane *l, int slot)
     ic_metadata_free(&it->meta);
     it->job = NULL;
     j->ms[2] = cli_now_ms() - t0;
-    lane_finish(l, j, slot);
+    lane_finish(lp, j, slot);
 }
 
 static void *lane_encoder(void *arg)
@@ -314,11 +346,11 @@ static void *lane_encoder(void *arg)
             pthread_mutex_unlock(&s->mu);
             return NULL;
         }
-        const int slot = l->enc_q[l->enc_head];
-        l->enc_head = (l->enc_head + 1) % LANE_SLOTS;
+        const int at = l->enc_q[l->enc_head];
+        l->enc_head = (l->enc_head + 1) % (LANE_MAX_PIPES * LANE_SLOTS);
         l->enc_n--;
         pthread_mutex_unlock(&s->mu);
-        lane_encode(l, slot);
+        lane_encode(&l->pipe[at / LANE_SLOTS], at % LANE_SLOTS);
     }
 }
 
@@ -326,7 +358,7 @@ static void *lane_encoder(void *arg)
  * hardware decoder (made at its first decode), a filter of an HD image on
  * the device (cli_warm did one) and an nvJPEG encode. Failures are the
  * first request's to report. */
-static void lane_warm(srv_lane *l, const ic_kernel *k, const ic_params *p)
+static void lane_warm(lane_pipe *lp, const ic_kernel *k, const ic_params *p)
 {
     ic_image host;
     memset(&host, 0, sizeof host);
@@ -348,11 +380,11 @@ static void lane_warm(srv_lane *l, const ic_kernel *k, const ic_params *p)
     ic_decode_result res;
     memset(&res, 0, sizeof res);
     const int slot = 0;
-    if (ic_gpu_codec_decode(l->codec, 1, &in, &slot, NULL, &img, &res) == IC_OK &&
-        res.status == IC_OK && ic_gpu_codec_output(l->codec, slot, &img, &out) == IC_OK &&
-        ic_convolve(l->ctx, &img, &out, k, p) == IC_OK) {
+    if (ic_gpu_codec_decode(lp->codec, 1, &in, &slot, NULL, &img, &res) == IC_OK &&
+        res.status == IC_OK && ic_gpu_codec_output(lp->codec, slot, &img, &out) == IC_OK &&
+        ic_convolve(lp->ctx, &img, &out, k, p) == IC_OK) {
         ic_bytes enc;
-        (void)ic_gpu_codec_encode(l->codec, slot, &out, "x.jpg", &so, &enc);
+        (void)ic_gpu_codec_encode(lp->codec, slot, &out, "x.jpg", &so, &enc);
     }
     ic_metadata_free(&res.metadata);
     free(jpg);
@@ -380,55 +412,80 @@ int srv_lane_start(srv *s, cli_err *e)
         free(l);
         return cli_fail(e, CLI_EXIT_INTERNAL, NULL, "warm-up kernel: %s", ic_status_str(st));
     }
-    cli_warm w;
-    memset(&w, 0, sizeof w);
-    w.backend = s->base.backend;
-    w.opts = &c;
-    w.want_codec = 1;
-    w.slots = LANE_SLOTS - 2;
-    w.k = &k;
-    w.p = &p;
-    w.layout = IC_AOS;
-    cli_warm_header(&w, LANE_WARM_W, LANE_WARM_H); /* context, codec and a filter */
-    cli_warm_join(&w);
+    cli_warm w[LANE_MAX_PIPES];
+    memset(w, 0, sizeof w);
+    for (int i = 0; i < LANE_MAX_PIPES; i++) {
+        w[i].backend = s->base.backend;
+        w[i].opts = &c;
+        w[i].want_codec = 1;
+        w[i].slots = LANE_SLOTS - 2;
+        w[i].k = &k;
+        w[i].p = &p;
+        w[i].layout = IC_AOS;
+    }
+    cli_warm_header(&w[0], LANE_WARM_W, LANE_WARM_H); /* context, codec and a filter */
+    cli_warm_join(&w[0]);
     int code = CLI_EXIT_OK;
-    if (w.st != IC_OK)
-        code = cli_fail(e, cli_exit_for_backend(w.st), NULL, "backend %s: %s", s->base.backend,
-                        w.err[0] ? w.err : ic_status_str(w.st));
-    else if (w.codec_st != IC_OK && w.codec_st != IC_ERR_UNSUPPORTED)
-        code = cli_fail(e, cli_exit_for_backend(w.codec_st), NULL, "backend %s: GPU codec: %s",
-                        s->base.backend, w.codec_err[0] ? w.codec_err : ic_status_str(w.codec_st));
-    if (code != CLI_EXIT_OK || !w.codec) { /* a CPU backend: no lane */
-        cli_warm_finish(&w);
+    if (w[0].st != IC_OK)
+        code = cli_fail(e, cli_exit_for_backend(w[0].st), NULL, "backend %s: %s", s->base.backend,
+                        w[0].err[0] ? w[0].err : ic_status_str(w[0].st));
+    else if (w[0].codec_st != IC_OK && w[0].codec_st != IC_ERR_UNSUPPORTED)
+        code = cli_fail(e, cli_exit_for_backend(w[0].codec_st), NULL, "backend %s: GPU codec: %s",
+                        s->base.backend,
+                        w[0].codec_err[0] ? w[0].codec_err : ic_status_str(w[0].codec_st));
+    if (code != CLI_EXIT_OK || !w[0].codec) { /* a CPU backend: no lane */
+        cli_warm_finish(&w[0]);
         ic_kernel_free(&k);
         free(l);
         return code;
     }
     /* the engine's name opens the hardware decoder; without nvJPEG the
      * codec would decode a batch on this one thread: the workers do better */
-    snprintf(l->engine, sizeof l->engine, "%s", ic_gpu_codec_engine(w.codec));
+    snprintf(l->engine, sizeof l->engine, "%s", ic_gpu_codec_engine(w[0].codec));
     if (strncmp(l->engine, "cpu", 3) == 0) {
-        cli_warm_finish(&w);
+        cli_warm_finish(&w[0]);
         ic_kernel_free(&k);
         free(l);
         return CLI_EXIT_OK;
     }
-    l->ctx = w.ctx;
-    l->codec = w.codec;
-    w.ctx = NULL;
-    w.codec = NULL;
-    cli_warm_finish(&w);
-    lane_warm(l, &k, &p);
+    const char *env = getenv("IC_SERVE_LANE_PIPES");
+    int want = env && *env ? atoi(env) : LANE_PIPES;
+    want = want < 1 ? 1 : want > LANE_MAX_PIPES ? LANE_MAX_PIPES : want;
+    for (int i = 1; i < want; i++) /* side by side */
+        cli_warm_header(&w[i], LANE_WARM_W, LANE_WARM_H);
+    for (int i = 0; i < want; i++) {
+        cli_warm_join(&w[i]);
+        /* a pipe whose decoder is not the first's would give other pixels */
+        const int same = w[i].st == IC_OK && w[i].codec &&
+                         strcmp(ic_gpu_codec_engine(w[i].codec), l->engine) == 0;
+        if (same) {
+            lane_pipe *pp = &l->pipe[l->npipes++];
+            pp->l = l;
+            pp->ctx = w[i].ctx;
+            pp->codec = w[i].codec;
+            w[i].ctx = NULL;
+            w[i].codec = NULL;
+        }
+        cli_warm_finish(&w[i]);
+    }
+    for (int i = 0; i < l->npipes; i++) {
+        lane_pipe *pp = &l->pipe[i];
+        lane_warm(pp, &k, &p);
+        for (int sl = 0; sl < LANE_SLOTS; sl++)
+            pp->free_slots[pp->nfree++] = LANE_SLOTS - 1 - sl;
+    }
     ic_kernel_free(&k);
-    for (int i = 0; i < LANE_SLOTS; i++)
-        l->free_slots[l->nfree++] = LANE_SLOTS - 1 - i;
     pthread_cond_init(&l->enc_cv, NULL);
     s->lane = l;
     for (l->nenc = 0; l->nenc < LANE_ENCODERS; l->nenc++)
         if (pthread_create(&l->enc[l->nenc], NULL, lane_encoder, l) != 0)
             break;
-    l->running = l->nenc > 0 && pthread_create(&l->th, NULL, lane_main, l) == 0;
-    if (!l->running)
+    int running = 0;
+    for (int i = 0; i < l->npipes && l->nenc > 0; i++) {
+        l->pipe[i].running = pthread_create(&l->pipe[i].th, NULL, lane_main, &l->pipe[i]) == 0;
+        running += l->pipe[i].running;
+    }
+    if (!running)
         return cli_fail(e, CLI_EXIT_INTERNAL, NULL, "cannot start the GPU lane's threads");
     return CLI_EXIT_OK;
 }
@@ -436,6 +493,14 @@ int srv_lane_start(srv *s, cli_err *e)
 const char *srv_lane_engine(const srv *s)
 {
     return s->lane ? s->lane->engine : NULL;
+}
+
+int srv_lane_pipes(const srv *s, uint64_t *batches, int most)
+{
+    const srv_lane *l = s->lane;
+    for (int i = 0; l && i < l->npipes && i < most; i++)
+        batches[i] = l->pipe[i].batches;
+    return l ? l->npipes : 0;
 }
 
 void srv_lane_stop(srv *s)
@@ -446,17 +511,20 @@ void srv_lane_stop(srv *s)
     pthread_mutex_lock(&s->mu);
     pthread_cond_broadcast(&s->lane_cv); /* s->quit is set */
     pthread_mutex_unlock(&s->mu);
-    if (l->running)
-        pthread_join(l->th, NULL);
+    for (int i = 0; i < l->npipes; i++)
+        if (l->pipe[i].running)
+            pthread_join(l->pipe[i].th, NULL);
     pthread_mutex_lock(&s->mu);
-    l->quit = 1; /* the encoders finish what the last batch filtered */
+    l->quit = 1; /* the encoders finish what the last batches filtered */
     pthread_cond_broadcast(&l->enc_cv);
     pthread_mutex_unlock(&s->mu);
     for (int i = 0; i < l->nenc; i++)
         pthread_join(l->enc[i], NULL);
     pthread_cond_destroy(&l->enc_cv);
-    ic_gpu_codec_free(l->codec);
-    ic_context_free(l->ctx);
+    for (int i = 0; i < l->npipes; i++) {
+        ic_gpu_codec_free(l->pipe[i].codec);
+        ic_context_free(l->pipe[i].ctx);
+    }
     free(l);
     s->lane = NULL;
 }

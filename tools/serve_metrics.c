@@ -104,6 +104,15 @@ char *srv_metrics_text(srv *s)
         "imgconv_request_duration_seconds_sum %.6f\n"
         "imgconv_request_duration_seconds_count %llu\n",
         (unsigned long long)s->m.count, s->m.sum_s, (unsigned long long)s->m.count);
+    put(&t, &n, &cap,
+        "# HELP imgconv_connections Connections open, those refused and not yet closed included.\n"
+        "# TYPE imgconv_connections gauge\n"
+        "imgconv_connections %d\n"
+        "# HELP imgconv_connections_refused_total Connections answered 503 busy over "
+        "--max-connections.\n"
+        "# TYPE imgconv_connections_refused_total counter\n"
+        "imgconv_connections_refused_total %llu\n",
+        s->conns, (unsigned long long)s->conns_refused);
     pthread_mutex_lock(&s->mu);
     const int queued = s->queued, busy = s->busy;
     const double busy_s = s->busy_s;
@@ -111,6 +120,8 @@ char *srv_metrics_text(srv *s)
     memcpy(lanes, s->lane_requests, sizeof lanes);
     memcpy(batches, s->batches, sizeof batches);
     const uint64_t nbatches = s->nbatches, batch_images = s->batch_images;
+    uint64_t pipe_batches[8] = {0};
+    const int npipes = srv_lane_pipes(s, pipe_batches, 8);
     pthread_mutex_unlock(&s->mu);
     put(&t, &n, &cap,
         "# HELP imgconv_queue_depth Requests waiting for a worker.\n"
@@ -144,5 +155,12 @@ char *srv_metrics_text(srv *s)
         "imgconv_gpu_batch_size_count %llu\n",
         (unsigned long long)nbatches, (unsigned long long)batch_images,
         (unsigned long long)nbatches);
+    if (npipes > 0)
+        put(&t, &n, &cap,
+            "# HELP imgconv_gpu_pipe_batches_total Batches each pipe of the GPU lane decoded.\n"
+            "# TYPE imgconv_gpu_pipe_batches_total counter\n");
+    for (int i = 0; i < npipes && i < 8; i++)
+        put(&t, &n, &cap, "imgconv_gpu_pipe_batches_total{pipe=\"%d\"} %llu\n", i,
+            (unsigned long long)pipe_batches[i]);
     return t;
 }

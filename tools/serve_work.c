@@ -45,7 +45,7 @@ int srv_enqueue(srv *s, srv_job *j)
         if (j->lane == SRV_LANE_GPU) {
             queue_push(&s->g_head, &s->g_tail, j);
             s->g_queued++;
-            pthread_cond_signal(&s->lane_cv);
+            pthread_cond_broadcast(&s->lane_cv); /* each pipe: one may have no free slot */
         } else {
             queue_push(&s->q_head, &s->q_tail, j);
             pthread_cond_signal(&s->cv);
@@ -140,7 +140,7 @@ void srv_job_failed(srv_job *j, int code, ic_status why, const cli_err *e)
         job_fail(j, 500, "internal", e->msg);
 }
 
-void srv_job_run(srv_job *j, ic_context *ctx, int threads)
+void srv_job_run(srv_job *j, ic_context *ctx, int threads, cli_keep *keep)
 {
     cli_err e;
     memset(&e, 0, sizeof e);
@@ -170,7 +170,7 @@ void srv_job_run(srv_job *j, ic_context *ctx, int threads)
         return;
     }
     ic_status why = IC_OK;
-    code = cli_filter_memory(&j->o, ctx, threads, &k, &p, j->body, j->size, name, &j->out,
+    code = cli_filter_memory(&j->o, ctx, threads, &k, &p, j->body, j->size, name, keep, &j->out,
                              &j->out_size, &why, j->ms, &e);
     ic_kernel_free(&k);
     if (code != CLI_EXIT_OK) {
@@ -207,6 +207,7 @@ static void *worker_main(void *arg)
     srv *s = w->s;
     ic_context *ctx = s->ctx[w->i];
     free(w);
+    cli_keep keep = {NULL, 0}; /* the filtered image's memory, job after job */
     for (;;) {
         pthread_mutex_lock(&s->mu);
         while (!s->q_head && !s->quit)
@@ -214,6 +215,7 @@ static void *worker_main(void *arg)
         srv_job *j = s->q_head;
         if (!j) { /* quit, and nothing left to do */
             pthread_mutex_unlock(&s->mu);
+            cli_keep_free(&keep);
             return NULL;
         }
         s->q_head = j->next;
@@ -232,7 +234,8 @@ static void *worker_main(void *arg)
         const double t0 = cli_now_ms();
         j->queue_ms = t0 - j->t0;
         srv_job_run(j, wide ? s->wide : ctx,
-                    wide ? s->ncores : (s->ncores / s->nworkers > 1 ? s->ncores / s->nworkers : 1));
+                    wide ? s->ncores : (s->ncores / s->nworkers > 1 ? s->ncores / s->nworkers : 1),
+                    &keep);
         pthread_mutex_lock(&s->mu);
         s->busy--;
         s->wide_busy &= !wide;

@@ -403,6 +403,9 @@ static size_t compress_rows(struct libdeflate_compressor *c, ic_png_coder coder,
  * IC_PNG_CODER_AUTO: rows [k*STEP, k*STEP+BAND). */
 #define TRIAL_BAND 16
 #define TRIAL_STEP 256
+/* Images of fewer filtered bytes are written on one thread: a helper's start
+ * and its own compressor cost more than the share of the trials it takes. */
+#define THREADS_MIN_BYTES ((size_t)64 << 10)
 
 /* What each thread of a write owns: rows to convert and to try filters in,
  * a sample band filtered and compressed, and a libdeflate compressor, made
@@ -450,6 +453,8 @@ static ic_status writer_init(writer *wr, const ic_image *img, int out_ch,
     wr->bands = (img->height + TRIAL_STEP - 1) / TRIAL_STEP;
     wr->bpp = (size_t)out_ch * (img->type == IC_U16 ? 2 : 1);
     wr->n = (size_t)img->width * wr->bpp;
+    if ((size_t)img->height * (wr->n + 1) < THREADS_MIN_BYTES)
+        wr->threads = 1;
     const size_t band = (size_t)TRIAL_BAND * (wr->n + 1);
     /* Above both coders' bounds for a band (zlib's conservative one, n +
      * n/8 + n/64 + 11, exceeds libdeflate's). */

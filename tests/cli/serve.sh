@@ -245,6 +245,53 @@ else
     fail "queue full: $(head -1 q*.h | tr '\n' ' ')"
 fi
 
+# --max-connections: four idle connections fill it; the fifth is answered
+# the JSON 503 before its request is read (a body behind Expect: 100-continue
+# is never sent), and once they close requests are served again
+start M --workers 1 --max-connections 4
+if "$PY" - "$PORT_M" <<'PYEOF'
+import socket, subprocess, sys, time
+port = int(sys.argv[1])
+url = "http://127.0.0.1:%d/v1/filter?kernel=box:3" % port
+idle = [socket.create_connection(("127.0.0.1", port)) for _ in range(4)]
+def curl(*args):
+    return subprocess.run(["curl", "-s", "-D", "busy.h", "-o", "busy.out", "-w",
+                           "%{http_code} %{size_upload}", *args, url],
+                          capture_output=True, text=True).stdout.split()
+code, up = curl("--data-binary", "@huge.bin")
+head, body = open("busy.h").read(), open("busy.out").read()
+assert code == "503" and up == "0", (code, up)
+assert '"error": "busy"' in body and "max-connections" in body, body
+assert "Retry-After: 1" in head, head
+# one that keeps sending after its 503 is closed a second later, not at --timeout
+busy = socket.create_connection(("127.0.0.1", port))
+busy.settimeout(5)
+assert busy.recv(400).startswith(b"HTTP/1.1 503 "), "no 503 before any request"
+t0 = time.time()
+try:
+    while time.time() - t0 < 5:
+        busy.send(b"x" * 4096)
+        time.sleep(0.05)
+    raise SystemExit("a refused connection still open after 5 s")
+except OSError:
+    pass
+for s in idle:
+    s.close()
+for _ in range(50):
+    code, _ = curl("--data-binary", "@s.png")
+    if code == "200":
+        break
+    time.sleep(0.1)
+assert code == "200", code
+PYEOF
+then ok "--max-connections: 503 busy over it, before the body, closed within a second; served once they close"
+else fail "--max-connections"; fi
+curl -s "http://127.0.0.1:$PORT_M/v1/metrics" >metrics_m.txt
+grep -q '^imgconv_connections_refused_total 2$' metrics_m.txt &&
+    grep -q '^imgconv_errors_total{code="503"} 2$' metrics_m.txt &&
+    grep -q '^imgconv_connections [1-5]$' metrics_m.txt && ok "metrics count the refused connections" ||
+    fail "connection metrics: $(grep -E 'connections|503' metrics_m.txt)"
+
 run serve --listen 0.0.0.0:0
 [ "$RC" = 2 ] && grep -q -- "--allow-remote" "$ERR" && ok "a remote address needs --allow-remote" || { fail "allow-remote"; show_last; }
 run serve -k box:3
@@ -300,7 +347,7 @@ else
     fail "stop deadline: exit $rc, codes $codes"
 fi
 
-kill -TERM "$PID_A" "$PID_T" "$PID_Q"
+kill -TERM "$PID_A" "$PID_T" "$PID_Q" "$PID_M"
 wait "$PID_A"; rc=$?
 [ "$rc" = 0 ] && ok "server A stops with 0" || fail "server A exit $rc"
 finish

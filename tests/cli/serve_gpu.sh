@@ -43,7 +43,7 @@ IC_BATCH_DECODE=gpu run --kernel gaussian:5 --backend cuda -q -o ref in
 
 "$IMGCONV" serve --backend cuda --listen 127.0.0.1:0 --workers 4 >srv.log 2>srv.err &
 PID=$!
-for _ in $(seq 300); do
+for _ in $(seq 600); do # two pipes to warm: up to a minute
     grep -q 'serving on' srv.log 2>/dev/null && break
     sleep 0.1
 done
@@ -82,6 +82,15 @@ if [ "${nb:-0}" -gt 0 ] && [ "${ni:-0}" -gt "${nb:-0}" ]; then
     ok "batches of more than one under load: $ni images in $nb batches"
 else
     fail "batch sizes: $ni images in $nb batches"
+fi
+
+# the lane's pipes take batches in turn: under this load each takes some
+pipes=$(grep -c '^imgconv_gpu_pipe_batches_total{' metrics.txt)
+idle=$(grep -c '^imgconv_gpu_pipe_batches_total{.*} 0$' metrics.txt)
+if [ "$pipes" -ge 1 ] && [ "$idle" = 0 ]; then
+    ok "every one of the lane's $pipes pipes decoded batches: $(grep '^imgconv_gpu_pipe_batches' metrics.txt | sed 's/.*pipe="\([0-9]*\)"} /\1:/' | tr '\n' ' ')"
+else
+    fail "pipes: $(grep '^imgconv_gpu_pipe' metrics.txt | tr '\n' ' ')"
 fi
 
 kill -TERM "$PID"
