@@ -107,9 +107,13 @@ ic_jpeg_checks *ic_jpeg_checks_start(int n, const uint8_t *const *data, const si
     k->lim = *lim;
     for (int i = 0; i < n; i++)
         k->state[i] = todo[i] != 0;
-    /* A few helpers, never more than the files or the cores. */
+    /* A few helpers, never more than the files or the cores (the
+     * environment's IC_JPEG_CHECK_THREADS, 1..64, for measuring). */
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    int want = count < IC_JPEG_CHECK_THREADS ? count : IC_JPEG_CHECK_THREADS;
+    const char *env = getenv("IC_JPEG_CHECK_THREADS");
+    const int env_n = env ? atoi(env) : 0;
+    const int most = env_n >= 1 && env_n <= 64 ? env_n : IC_JPEG_CHECK_THREADS;
+    int want = count < most ? count : most;
     if (cores >= 1 && want > cores)
         want = (int)cores;
     k->want = want;
