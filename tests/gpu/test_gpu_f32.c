@@ -14,6 +14,15 @@
  * the host run's samples bit for bit. NaN and infinities propagate as on the
  * CPU (IEEE).
  *
+ * The device images start 0, 4, 8 or 12 bytes into their allocations and have
+ * rows padded by 0, 4, 8, 12 or 64 bytes, so that the fast path's float32
+ * tiles take both their 16-byte vector loads and stores and their scalar
+ * ones; wider images (264..600 x 40..200, 3x3, 9x9 and the other kernels)
+ * add tiles wholly inside the image, where no sample is border-mapped. Every
+ * output is poisoned (NaN) before the run, and on the device every byte
+ * outside the image's rows (the offset, the row padding, a guard past the
+ * end) must still hold its poison afterwards.
+ *
  * Without a GPU: exit 77 (SKIPPED). IC_TEST_QUICK=1 runs a few small cases.
  * ICT_SEED=N and ICT_CASES=N narrow a run.
  */
@@ -40,6 +49,16 @@ int main(void)
 #define CASES 60
 #define QUICK_CASES 6
 #define MAX_DIM 130
+#define WIDE_CASES 8
+#define QUICK_WIDE_CASES 2
+#define GUARD 64    /* poisoned bytes past a device image */
+#define POISON 0xFF /* every byte: 0xFFFFFFFF is a NaN */
+
+/* Device image placements: start offsets and row paddings (bytes). */
+static const size_t offs[] = {0, 4, 8, 12};
+static const size_t pads[] = {0, 4, 8, 12, 64};
+#define N_OFFS ((int)(sizeof offs / sizeof offs[0]))
+#define N_PADS ((int)(sizeof pads / sizeof pads[0]))
 
 static const char *const tunings[] = {NULL, "method=direct", "method=sep", "method=global",
                                       "method=fft"};
@@ -48,36 +67,63 @@ static const char *const tunings[] = {NULL, "method=direct", "method=sep", "meth
 static const char *const kernels[] = {"gaussian:3", "gaussian:9", "box:5", "sobel-x", "unsharp:7"};
 #define N_KERNELS ((int)(sizeof kernels / sizeof kernels[0]))
 
-/* src filtered on device images into a host copy of the result, *dres
- * (created, IC_F32, src's layout). */
-static ic_status run_device(ic_context *ctx, const ic_image *src, const ic_kernel *k,
-                            const ic_params *p, ic_image *dres)
+/* Sets every sample of a host IC_F32 image to NaN, so that one the run does
+ * not write fails the float64 check. */
+static void poison_host(ic_image *im)
 {
-    const size_t bytes = ic_image_size_bytes(src);
+    const size_t rows = (size_t)im->height * (im->layout == IC_SOA ? (size_t)im->channels : 1);
+    for (size_t y = 0; y < rows; y++)
+        memset((uint8_t *)im->data + y * im->pitch, POISON, ic_image_row_bytes(im));
+}
+
+/* src filtered on device images into a host copy of the result, *dres
+ * (created, IC_F32, src's layout). The device images start `off` bytes into
+ * their allocations, have rows of row bytes + `pad` and are followed by GUARD
+ * bytes; the destination's allocation is poisoned first, and every byte of it
+ * outside the image's rows must keep its poison (else IC_ERR_INTERNAL). */
+static ic_status run_device(ic_context *ctx, const ic_image *src, const ic_kernel *k,
+                            const ic_params *p, ic_image *dres, size_t off, size_t pad)
+{
+    const size_t nrows = (size_t)src->height * (src->layout == IC_SOA ? src->channels : 1);
+    const size_t rb = ic_image_row_bytes(src), pitch = rb + pad;
+    const size_t bytes = off + pitch * nrows + GUARD;
     void *ds = NULL, *dd = NULL;
+    uint8_t *back = NULL;
     ic_status st =
         ic_image_create_type(dres, src->width, src->height, src->channels, src->layout, IC_F32);
     if (st != IC_OK)
         return st;
     if (cudaMalloc(&ds, bytes) != cudaSuccess || cudaMalloc(&dd, bytes) != cudaSuccess ||
-        cudaMemcpy(ds, src->data, bytes, cudaMemcpyHostToDevice) != cudaSuccess) {
+        cudaMemset(ds, POISON, bytes) != cudaSuccess ||
+        cudaMemset(dd, POISON, bytes) != cudaSuccess ||
+        cudaMemcpy2D((uint8_t *)ds + off, pitch, src->data, src->pitch, rb, nrows,
+                     cudaMemcpyHostToDevice) != cudaSuccess ||
+        !(back = (uint8_t *)malloc(bytes))) {
         st = IC_ERR_DEVICE;
     } else {
         ic_image s, d;
-        st = ic_image_wrap_device_type(&s, ds, src->width, src->height, src->channels, src->layout,
-                                       src->pitch, IC_F32, 0, NULL);
+        st = ic_image_wrap_device_type(&s, (uint8_t *)ds + off, src->width, src->height,
+                                       src->channels, src->layout, pitch, IC_F32, 0, NULL);
         if (st == IC_OK)
-            st = ic_image_wrap_device_type(&d, dd, src->width, src->height, src->channels,
-                                           src->layout, src->pitch, IC_F32, 0, NULL);
+            st = ic_image_wrap_device_type(&d, (uint8_t *)dd + off, src->width, src->height,
+                                           src->channels, src->layout, pitch, IC_F32, 0, NULL);
         if (st == IC_OK)
             st = ic_convolve(ctx, &s, &d, k, p);
-        for (int pl = 0; st == IC_OK && pl < (src->layout == IC_SOA ? src->channels : 1); pl++)
-            if (cudaMemcpy2D(ic_image_at(dres, 0, 0, pl), dres->pitch,
-                             (uint8_t *)dd + (size_t)pl * src->pitch * (size_t)src->height,
-                             src->pitch, ic_image_row_bytes(src), (size_t)src->height,
-                             cudaMemcpyDeviceToHost) != cudaSuccess)
-                st = IC_ERR_DEVICE;
+        if (st == IC_OK && cudaMemcpy(back, dd, bytes, cudaMemcpyDeviceToHost) != cudaSuccess)
+            st = IC_ERR_DEVICE;
+        for (size_t i = 0; st == IC_OK && i < bytes; i++) {
+            const int inside = i >= off && i < off + pitch * nrows && (i - off) % pitch < rb;
+            if (!inside && back[i] != POISON) {
+                printf("  byte %zu of the destination's allocation (offset %zu, pitch %zu) was "
+                       "written outside the image\n",
+                       i, off, pitch);
+                st = IC_ERR_INTERNAL;
+            }
+        }
+        for (size_t y = 0; st == IC_OK && y < nrows; y++)
+            memcpy((uint8_t *)dres->data + y * dres->pitch, back + off + y * pitch, rb);
     }
+    free(back);
     cudaFree(ds);
     cudaFree(dd);
     return st;
@@ -92,6 +138,64 @@ static int same_bits(const ic_image *a, const ic_image *b)
                 if (memcmp(ic_image_at(a, x, y, c), ic_image_at(b, x, y, c), 4) != 0)
                     return 0;
     return 1;
+}
+
+/* Runs one job: on host images (output poisoned first), checked against the
+ * float64 reference, then on device images at each of the nplace placements
+ * (offs[place[2j]], pads[place[2j+1]]), each of which must give the host
+ * run's samples bit for bit. Frees src and k. */
+static int check_job(ic_context *ctx, const char *what, ic_image *src, ic_kernel *k,
+                     const ic_params *p, ic_alpha alpha, const int *place, int nplace,
+                     double *worst)
+{
+    ic_image dst, dres;
+    memset(&dres, 0, sizeof dres);
+    if (ic_image_create_type(&dst, src->width, src->height, src->channels, src->layout, IC_F32) !=
+        IC_OK) {
+        printf("FAIL %s: out of memory\n", what);
+        ic_image_free(src);
+        ic_kernel_free(k);
+        return 1;
+    }
+    poison_host(&dst);
+    int fails = 0;
+    ic_status st = ic_convolve(ctx, src, &dst, k, p);
+    if (st != IC_OK) {
+        printf("FAIL %s: host images: %s (%s)\n", what, ic_status_str(st), ic_last_error());
+        fails = 1;
+    } else if (ict_f32_check(src, &dst, k, p, alpha, what, worst) != 0) {
+        fails = 1;
+    }
+    for (int j = 0; !fails && j < nplace; j++) {
+        const size_t off = offs[place[2 * j]], pad = pads[place[2 * j + 1]];
+        if ((st = run_device(ctx, src, k, p, &dres, off, pad)) != IC_OK) {
+            printf("FAIL %s: device images (offset %zu, row padding %zu): %s (%s)\n", what, off,
+                   pad, ic_status_str(st), ic_last_error());
+            fails = 1;
+        } else if (!same_bits(&dst, &dres)) {
+            printf("FAIL %s: device images (offset %zu, row padding %zu) differ from host "
+                   "images\n",
+                   what, off, pad);
+            fails = 1;
+        }
+        ic_image_free(&dres);
+    }
+    ic_image_free(src);
+    ic_image_free(&dst);
+    ic_kernel_free(k);
+    return fails;
+}
+
+/* Random parameters: border (and its value), bias, convolution or
+ * correlation, alpha. */
+static void random_params(ict_rng *r, ic_params *p)
+{
+    ic_params_default(p);
+    p->border = (ic_border)ict_below(r, 5);
+    p->border_value = (float)(ict_uniform(r) * 2.0 - 0.5);
+    p->bias = ict_below(r, 3) == 0 ? (float)(ict_uniform(r) - 0.5) : 0.0f;
+    p->correlate = (int)ict_below(r, 2);
+    p->alpha = (ic_alpha)ict_below(r, 4);
 }
 
 static int run_case(ic_context *ctx, const char *name, uint64_t seed, int i, int max_dim,
@@ -116,18 +220,13 @@ static int run_case(ic_context *ctx, const char *name, uint64_t seed, int i, int
         return 1;
     }
     ic_params p;
-    ic_params_default(&p);
-    p.border = (ic_border)ict_below(&r, 5);
-    p.border_value = (float)(ict_uniform(&r) * 2.0 - 0.5);
-    p.bias = ict_below(&r, 3) == 0 ? (float)(ict_uniform(&r) - 0.5) : 0.0f;
-    p.correlate = (int)ict_below(&r, 2);
-    p.alpha = (ic_alpha)ict_below(&r, 4);
+    random_params(&r, &p);
     const ic_alpha alpha = ict_effective_alpha(&k, ch, p.alpha);
-    ic_image src, dst, dres;
-    memset(&dres, 0, sizeof dres);
-    if (ic_image_create_type(&src, w, h, ch, layout, IC_F32) != IC_OK ||
-        ic_image_create_type(&dst, w, h, ch, layout, IC_F32) != IC_OK) {
+    const int place[2] = {(int)ict_below(&r, N_OFFS), (int)ict_below(&r, N_PADS)};
+    ic_image src;
+    if (ic_image_create_type(&src, w, h, ch, layout, IC_F32) != IC_OK) {
         printf("FAIL %s case %d: out of memory\n", name, i);
+        ic_kernel_free(&k);
         return 1;
     }
     ict_f32_random(&src, &r, alpha == IC_ALPHA_PREMULTIPLY);
@@ -138,25 +237,58 @@ static int run_case(ic_context *ctx, const char *name, uint64_t seed, int i, int
              name, i, (unsigned long long)seed, w, h, ch, ict_layout_str(layout), k.name, k.width,
              k.height, ict_border_str(p.border), (double)p.border_value, (double)p.bias,
              p.correlate ? "correlate" : "convolve", ict_alpha_str(alpha));
-    int fails = 0;
-    st = ic_convolve(ctx, &src, &dst, &k, &p);
+    return check_job(ctx, what, &src, &k, &p, alpha, place, 1, worst);
+}
+
+/* Wide images, so that every tile row but the first and last holds tiles
+ * wholly inside the image (no border mapping), at every start offset and
+ * three row paddings (16-byte rows, 4 bytes past, and one more of offs and
+ * pads at random), 3x3 and 9x9 in turn with the other kernels. */
+static int run_wide_case(ic_context *ctx, const char *name, uint64_t seed, int i, double *worst)
+{
+    static const char *const wide_kernels[] = {"gaussian:3", "gaussian:9", "box:3",
+                                               "sobel-x",    "unsharp:7",  "gaussian:5"};
+    ict_rng r;
+    ict_rng_seed(&r, ict_mix(seed ^ 0x5EEDF32ull, (uint64_t)i));
+    const int w = ict_range(&r, 264, 600), h = ict_range(&r, 40, 200);
+    const int ch = ict_range(&r, 1, 4);
+    const ic_layout layout = ict_below(&r, 2) ? IC_SOA : IC_AOS;
+    ic_kernel k;
+    memset(&k, 0, sizeof k);
+    const int nk = (int)(sizeof wide_kernels / sizeof wide_kernels[0]);
+    const ic_status st =
+        i % 3 == 2 ? ict_kernel_random(&k, &r, 1 + 2 * ict_range(&r, 0, 4),
+                                       1 + 2 * ict_range(&r, 0, 4), (int)ict_below(&r, ICT_K_COUNT))
+                   : ic_kernel_parse(&k, wide_kernels[(i + i / 3) % nk]);
     if (st != IC_OK) {
-        printf("FAIL %s: host images: %s (%s)\n", what, ic_status_str(st), ic_last_error());
-        fails = 1;
-    } else if (ict_f32_check(&src, &dst, &k, &p, alpha, what, worst) != 0) {
-        fails = 1;
-    } else if ((st = run_device(ctx, &src, &k, &p, &dres)) != IC_OK) {
-        printf("FAIL %s: device images: %s (%s)\n", what, ic_status_str(st), ic_last_error());
-        fails = 1;
-    } else if (!same_bits(&dst, &dres)) {
-        printf("FAIL %s: device images differ from host images\n", what);
-        fails = 1;
+        printf("FAIL %s wide case %d: kernel: %s\n", name, i, ic_last_error());
+        return 1;
     }
-    ic_image_free(&src);
-    ic_image_free(&dst);
-    ic_image_free(&dres);
-    ic_kernel_free(&k);
-    return fails;
+    ic_params p;
+    random_params(&r, &p);
+    const ic_alpha alpha = ict_effective_alpha(&k, ch, p.alpha);
+    int place[2 * (N_OFFS + 1)];
+    for (int j = 0; j < N_OFFS; j++) {
+        place[2 * j] = j;
+        place[2 * j + 1] = j == 0 ? 0 : j == 1 ? 1 : (int)ict_below(&r, N_PADS);
+    }
+    place[2 * N_OFFS] = 0;
+    place[2 * N_OFFS + 1] = N_PADS - 1;
+    ic_image src;
+    if (ic_image_create_type(&src, w, h, ch, layout, IC_F32) != IC_OK) {
+        printf("FAIL %s wide case %d: out of memory\n", name, i);
+        ic_kernel_free(&k);
+        return 1;
+    }
+    ict_f32_random(&src, &r, alpha == IC_ALPHA_PREMULTIPLY);
+    char what[512];
+    snprintf(what, sizeof what,
+             "%s wide case %d (seed %llu): %dx%dx%d %s kernel %s %dx%d border %s value %g "
+             "bias %g %s alpha %s",
+             name, i, (unsigned long long)seed, w, h, ch, ict_layout_str(layout), k.name, k.width,
+             k.height, ict_border_str(p.border), (double)p.border_value, (double)p.bias,
+             p.correlate ? "correlate" : "convolve", ict_alpha_str(alpha));
+    return check_job(ctx, what, &src, &k, &p, alpha, place, N_OFFS + 1, worst);
 }
 
 /* The strategy backends refuse float32 with one line naming them. */
@@ -217,8 +349,11 @@ int main(void)
         int f = 0;
         for (int i = 0; i < ncases && f < 3; i++)
             f += run_case(ctx, name, seed, i, max_dim, &worst);
-        printf("  %s: %d cases, %d failed, largest error %.3f of the tolerance\n", name, ncases, f,
-               worst);
+        const int nwide = quick ? QUICK_WIDE_CASES : WIDE_CASES;
+        for (int i = 0; i < nwide && f < 3; i++)
+            f += run_wide_case(ctx, name, seed, i, &worst);
+        printf("  %s: %d + %d wide cases, %d failed, largest error %.3f of the tolerance\n", name,
+               ncases, nwide, f, worst);
         fails += f;
         ic_context_free(ctx);
     }
