@@ -562,6 +562,55 @@ __device__ __forceinline__ void store(const targs &t, const tile &b, float *smem
 
 /* ---- float32 tiles ----------------------------------------------------------- */
 
+/* Asynchronous copies global -> shared (sm_80+): 4 bytes (through L1) or 16
+ * (L2 only; both addresses 16-byte aligned), and the wait for this thread's. */
+__device__ __forceinline__ void cp_async4(float *dst, const float *src)
+{
+    const unsigned d = (unsigned)__cvta_generic_to_shared(dst);
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(d), "l"(src) : "memory");
+}
+__device__ __forceinline__ void cp_async16(float *dst, const float *src)
+{
+    const unsigned d = (unsigned)__cvta_generic_to_shared(dst);
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(d), "l"(src) : "memory");
+}
+__device__ __forceinline__ void cp_async_wait()
+{
+    asm volatile("cp.async.wait_all;\n" ::: "memory");
+}
+
+/* fill_f32_layout for an inner tile (no border mapping) without
+ * premultiplication: every sample is copied straight into its plane by an
+ * asynchronous copy (a 16-byte one for each 4-sample group of a planar row
+ * where vec_in is 16), so the whole tile is in flight at once without
+ * holding registers; the loads of fill_f32_layout kept 32 bytes a lane in
+ * flight. Consecutive lanes take consecutive samples of a row (coalesced). */
+template <int C>
+__device__ __forceinline__ void fill_f32_async(const targs &t, const tile &b, const uint8_t *base,
+                                               float *smem, int c0, int cb)
+{
+    const ic_cuda_args &a = t.a;
+    const int warp = (int)(threadIdx.x >> 5), lane = (int)(threadIdx.x & 31);
+    const int nwarps = (int)(blockDim.x >> 5);
+    const long start = (long)b.xa * C;
+    for (int q = warp; q < b.rows; q += nwarps) {
+        const float *row =
+            reinterpret_cast<const float *>(base + (size_t)(b.ya + q) * a.src_pitch) + start;
+        float *row0 = smem + q * b.sw;
+        if (C == 1 && t.vec_in >= 16) {
+            for (int g = lane; g < b.sw / 4; g += 32)
+                cp_async16(row0 + 4 * g, row + 4 * g);
+            continue;
+        }
+        for (int s = lane; s < b.sw * C; s += 32) {
+            const int px = s / C, c = s - px * C;
+            if (c >= c0 && c < c0 + cb)
+                cp_async4(row0 + (c - c0) * b.plane + px, row + s);
+        }
+    }
+    cp_async_wait();
+}
+
 /* fill_layout for float32 samples: the planes of channels [c0, c0+cb) of an
  * image with interleave stride C from `base` (pixel 0, row 0, channel 0 of
  * that image or SoA plane).
@@ -584,6 +633,14 @@ __device__ __forceinline__ void fill_f32_layout(const targs &t, const tile &b, c
     const long start = (long)b.xa * C;
     const long rowsamples = (long)a.width * C;
     const bool wide = t.vec_in >= 16;
+#if __CUDA_ARCH__ >= 800
+    if constexpr (!PM) {
+        if (b.inner) {
+            fill_f32_async<C>(t, b, base, smem, c0, cb);
+            return;
+        }
+    }
+#endif
     for (int q = warp; q < b.rows; q += nwarps) {
         const int y = b.ya + q;
         const bool yin = y >= 0 && y < a.height;
