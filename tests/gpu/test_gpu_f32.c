@@ -60,8 +60,16 @@ static const size_t pads[] = {0, 4, 8, 12, 64};
 #define N_OFFS ((int)(sizeof offs / sizeof offs[0]))
 #define N_PADS ((int)(sizeof pads / sizeof pads[0]))
 
-static const char *const tunings[] = {NULL, "method=direct", "method=sep", "method=global",
-                                      "method=fft"};
+/* auto, each method forced, and two forced tile shapes: one channel per
+ * block (AoS planes scattered one at a time, strided stores) and the
+ * shortest tiles, so that smaller wide images still hold inner tiles */
+static const char *const tunings[] = {NULL,
+                                      "method=direct",
+                                      "method=sep",
+                                      "method=global",
+                                      "method=fft",
+                                      "method=direct,tile-rows=8,tile-channels=1",
+                                      "method=sep,tile-rows=8"};
 #define N_TUNINGS ((int)(sizeof tunings / sizeof tunings[0]))
 
 static const char *const kernels[] = {"gaussian:3", "gaussian:9", "box:5", "sobel-x", "unsharp:7"};
