@@ -35,9 +35,10 @@
  * could take the same branch (fill() and store() still take it), but the
  * direct and sep kernels are instantiated a second time for them
  * (direct_f32_*.cu, sep_f32_*.cu: the kernels' sample type T, tile_fill() and
- * tile_store()) with fill_f32() / store_f32(): four samples a load (float4
- * where the source's base and pitch are multiples of 16 bytes), the border
- * mapping only for the groups that leave the image, and the stores of uint8
+ * tile_store()) with fill_f32() / store_f32(): inner tiles copied by
+ * cp.async, edge tiles four samples a load (float4 where the source's base
+ * and pitch are multiples of 16 bytes) with the border mapping only for the
+ * groups that leave the image, and the stores of uint8
  * (float4 rows, AoS staged and copied out in 16-byte chunks). The tile holds
  * the same floats and the sums keep their order, so both give the same bits;
  * the uint8 instantiations are left as they were.
