@@ -732,11 +732,24 @@ __device__ __forceinline__ void fill_f32(const targs &t, const tile &b, float *s
     }
 }
 
+/* Where 16-byte chunk k of a staged float32 row of C channels sits: for
+ * C = 2 and 4 its index with bits 3..5 folded into bits 0..2, a permutation
+ * within each aligned group of 8 chunks (a staged row is 32*C chunks). A
+ * warp stages one channel of 128 pixels, floats 4*C apart: unswizzled, 2 and
+ * 4 channels put 8 and 16 lanes on one bank, swizzled 4 (3 channels: 4
+ * unswizzled, 8 swizzled); the copy-out's 8-chunk phases still read 8
+ * distinct chunks of one 128-byte group. */
+__device__ __forceinline__ int swizzle4(int k, int C)
+{
+    return C & 1 ? k : k ^ ((k >> 3) & 7);
+}
+
 /* store() for float32 jobs: sums plus bias unrounded (as ic_cu_store), planar
  * rows as one float4 where aligned, AoS rows of every channel interleaved in
- * shared memory (th*TW*C floats: the input planes hold th*sw > th*TW each;
- * the barrier below keeps them clear of unpremultiply's FA) and copied out
- * in 16-byte chunks. Every warp must reach it (it holds barriers). */
+ * shared memory (th*TW*C floats, chunks placed by swizzle4: the input planes
+ * hold th*sw > th*TW each; the barrier below keeps them clear of
+ * unpremultiply's FA) and copied out in 16-byte chunks. Every warp must reach
+ * it (it holds barriers). */
 __device__ __forceinline__ void store_f32(const targs &t, const tile &b, float *smem, int ci,
                                           int rg, const float (&acc)[R][4])
 {
@@ -771,10 +784,13 @@ __device__ __forceinline__ void store_f32(const targs &t, const tile &b, float *
     const int rs = TW * C; /* staged floats per row */
     __syncthreads();       /* every warp is done reading the input tile */
 #pragma unroll
-    for (int r = 0; r < R; r++)
+    for (int p = 0; p < 4; p++) {
+        const int o = (4 * lane + p) * C + ci; /* the sample's float in its row */
+        const int so = 4 * swizzle4(o >> 2, C) + (o & 3);
 #pragma unroll
-        for (int p = 0; p < 4; p++)
-            smem[(rg * R + r) * rs + (4 * lane + p) * C + ci] = acc[r][p] + bias;
+        for (int r = 0; r < R; r++)
+            smem[(rg * R + r) * rs + so] = acc[r][p] + bias;
+    }
     __syncthreads();
     const long rowsamples = (long)a.width * C;
     const long sx0 = (long)b.x0 * C;
@@ -790,7 +806,7 @@ __device__ __forceinline__ void store_f32(const targs &t, const tile &b, float *
         if (s >= rowsamples)
             continue;
         float *dst = reinterpret_cast<float *>(a.dst + (size_t)y * a.dst_pitch) + s;
-        const float *src = smem + r * rs + 4 * k;
+        const float *src = smem + r * rs + 4 * swizzle4(k, C);
         if (t.vec_out && s + 4 <= rowsamples) {
             *reinterpret_cast<float4 *>(dst) = *reinterpret_cast<const float4 *>(src);
         } else {
