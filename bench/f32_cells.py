@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""float32 8K RGB Gaussians, imgconv's `cuda` beside CV-CUDA's conv2d.
+"""float32 RGB Gaussians (8K, HD, 480p), imgconv's `cuda` beside CV-CUDA's conv2d.
 
 Usage (GPU machine, `import imgconv` built with CUDA, `import torch` and,
 for the CV-CUDA column, `import cvcuda` working):
