@@ -15,9 +15,9 @@
  * CPU (IEEE).
  *
  * The device images start 0, 4, 8 or 12 bytes into their allocations and have
- * rows padded by 0, 4, 8, 12 or 64 bytes, so that the fast path's float32
- * tiles take both their 16-byte vector loads and stores and their scalar
- * ones; wider images (264..600 x 40..200, 3x3, 9x9 and the other kernels)
+ * tight rows or rows rounded up to 16 bytes plus 0, 4, 8, 12 or 64, so that
+ * the fast path's float32 tiles take both their 16-byte vector loads and
+ * stores and their scalar ones; wider images (264..600 x 40..200, 3x3, 9x9 and the other kernels)
  * add tiles wholly inside the image, where no sample is border-mapped. Every
  * output is poisoned (NaN) before the run, and on the device every byte
  * outside the image's rows (the offset, the row padding, a guard past the
@@ -54,9 +54,12 @@ int main(void)
 #define GUARD 64    /* poisoned bytes past a device image */
 #define POISON 0xFF /* every byte: 0xFFFFFFFF is a NaN */
 
-/* Device image placements: start offsets and row paddings (bytes). */
+/* Device image placements: start offsets, and row pitches: a row's bytes as
+ * they are (TIGHT) or rounded up to 16 plus 0, 4, 8, 12 or 64 bytes. The fast
+ * path's 16-byte loads and stores need a 16-byte multiple of both. */
+#define TIGHT ((size_t)-1)
 static const size_t offs[] = {0, 4, 8, 12};
-static const size_t pads[] = {0, 4, 8, 12, 64};
+static const size_t pads[] = {TIGHT, 0, 4, 8, 12, 64};
 #define N_OFFS ((int)(sizeof offs / sizeof offs[0]))
 #define N_PADS ((int)(sizeof pads / sizeof pads[0]))
 
@@ -84,16 +87,22 @@ static void poison_host(ic_image *im)
         memset((uint8_t *)im->data + y * im->pitch, POISON, ic_image_row_bytes(im));
 }
 
+/* The pitch of rows of rb bytes with padding `pad` (one of pads). */
+static size_t pitch_of(size_t rb, size_t pad)
+{
+    return pad == TIGHT ? rb : (rb + 15) / 16 * 16 + pad;
+}
+
 /* src filtered on device images into a host copy of the result, *dres
  * (created, IC_F32, src's layout). The device images start `off` bytes into
- * their allocations, have rows of row bytes + `pad` and are followed by GUARD
- * bytes; the destination's allocation is poisoned first, and every byte of it
- * outside the image's rows must keep its poison (else IC_ERR_INTERNAL). */
+ * their allocations, have rows of pitch_of(row bytes, pad) and are followed by
+ * GUARD bytes; the destination's allocation is poisoned first, and every byte
+ * of it outside the image's rows must keep its poison (else IC_ERR_INTERNAL). */
 static ic_status run_device(ic_context *ctx, const ic_image *src, const ic_kernel *k,
                             const ic_params *p, ic_image *dres, size_t off, size_t pad)
 {
     const size_t nrows = (size_t)src->height * (src->layout == IC_SOA ? src->channels : 1);
-    const size_t rb = ic_image_row_bytes(src), pitch = rb + pad;
+    const size_t rb = ic_image_row_bytes(src), pitch = pitch_of(rb, pad);
     const size_t bytes = off + pitch * nrows + GUARD;
     void *ds = NULL, *dd = NULL;
     uint8_t *back = NULL;
@@ -176,14 +185,14 @@ static int check_job(ic_context *ctx, const char *what, ic_image *src, ic_kernel
     }
     for (int j = 0; !fails && j < nplace; j++) {
         const size_t off = offs[place[2 * j]], pad = pads[place[2 * j + 1]];
+        const size_t pitch = pitch_of(ic_image_row_bytes(src), pad);
         if ((st = run_device(ctx, src, k, p, &dres, off, pad)) != IC_OK) {
-            printf("FAIL %s: device images (offset %zu, row padding %zu): %s (%s)\n", what, off,
-                   pad, ic_status_str(st), ic_last_error());
+            printf("FAIL %s: device images (offset %zu, pitch %zu): %s (%s)\n", what, off, pitch,
+                   ic_status_str(st), ic_last_error());
             fails = 1;
         } else if (!same_bits(&dst, &dres)) {
-            printf("FAIL %s: device images (offset %zu, row padding %zu) differ from host "
-                   "images\n",
-                   what, off, pad);
+            printf("FAIL %s: device images (offset %zu, pitch %zu) differ from host images\n", what,
+                   off, pitch);
             fails = 1;
         }
         ic_image_free(&dres);
@@ -248,10 +257,12 @@ static int run_case(ic_context *ctx, const char *name, uint64_t seed, int i, int
     return check_job(ctx, what, &src, &k, &p, alpha, place, 1, worst);
 }
 
-/* Wide images, so that every tile row but the first and last holds tiles
- * wholly inside the image (no border mapping), at every start offset and
- * three row paddings (16-byte rows, 4 bytes past, and one more of offs and
- * pads at random), 3x3 and 9x9 in turn with the other kernels. */
+/* Wide images, so that tiles lie wholly inside the image (no border
+ * mapping), at six placements: offset 0 with 16-byte rows (the 16-byte
+ * loads and stores), offset 4 with 16-byte rows (a misaligned base: the
+ * scalar ones), offsets 8 and 12 with random pitches, offset 0 with 64 bytes
+ * of padding and offset 0 with tight rows; 3x3 and 9x9 in turn with the other
+ * kernels and random odd non-square ones. */
 static int run_wide_case(ic_context *ctx, const char *name, uint64_t seed, int i, double *worst)
 {
     static const char *const wide_kernels[] = {"gaussian:3", "gaussian:9", "box:3",
@@ -275,13 +286,8 @@ static int run_wide_case(ic_context *ctx, const char *name, uint64_t seed, int i
     ic_params p;
     random_params(&r, &p);
     const ic_alpha alpha = ict_effective_alpha(&k, ch, p.alpha);
-    int place[2 * (N_OFFS + 1)];
-    for (int j = 0; j < N_OFFS; j++) {
-        place[2 * j] = j;
-        place[2 * j + 1] = j == 0 ? 0 : j == 1 ? 1 : (int)ict_below(&r, N_PADS);
-    }
-    place[2 * N_OFFS] = 0;
-    place[2 * N_OFFS + 1] = N_PADS - 1;
+    const int r1 = (int)ict_below(&r, N_PADS), r2 = (int)ict_below(&r, N_PADS);
+    const int place[][2] = {{0, 1}, {1, 1}, {2, r1}, {3, r2}, {0, N_PADS - 1}, {0, 0}};
     ic_image src;
     if (ic_image_create_type(&src, w, h, ch, layout, IC_F32) != IC_OK) {
         printf("FAIL %s wide case %d: out of memory\n", name, i);
@@ -296,7 +302,8 @@ static int run_wide_case(ic_context *ctx, const char *name, uint64_t seed, int i
              name, i, (unsigned long long)seed, w, h, ch, ict_layout_str(layout), k.name, k.width,
              k.height, ict_border_str(p.border), (double)p.border_value, (double)p.bias,
              p.correlate ? "correlate" : "convolve", ict_alpha_str(alpha));
-    return check_job(ctx, what, &src, &k, &p, alpha, place, N_OFFS + 1, worst);
+    return check_job(ctx, what, &src, &k, &p, alpha, &place[0][0],
+                     (int)(sizeof place / sizeof place[0]), worst);
 }
 
 /* The strategy backends refuse float32 with one line naming them. */
