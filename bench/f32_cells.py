@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
-"""float32 8K RGB Gaussians, imgconv's `cuda` beside CV-CUDA's conv2d.
+"""float32 RGB Gaussians (8K, HD, 480p), imgconv's `cuda` beside CV-CUDA's conv2d.
 
 Usage (GPU machine, `import imgconv` built with CUDA, `import torch` and,
 for the CV-CUDA column, `import cvcuda` working):
   f32_cells.py OUT.md [--reps N] [--quick]
 
-Cells: 7680x4320 RGB float32 (HWC, interleaved) in [0, 1], Gaussian 3x3 and
-9x9 (imgconv's gaussian:K weights, bench/cvcuda_cells.py), replicate border.
+Cells: RGB float32 (HWC, interleaved) in [0, 1], replicate border, imgconv's
+gaussian:K weights (bench/cvcuda_cells.py): 8K (7680x4320) with 3x3 and 9x9,
+then the small cells, HD (1920x1080) and 480p (640x480) with 3x3, where a
+launch's fixed costs weigh more.
 imgconv filters PyTorch CUDA tensors zero-copy (imgconv.Context("cuda")
 .convolve(..., out=)); CV-CUDA runs conv2d_into on RGBf32 images with an F32
 kernel. Timing is bench/cvcuda_cells.py's: the median over reps calls
@@ -14,8 +16,10 @@ between CUDA events, queued behind a spin kernel, inputs rotating over
 >= 150 MB (event_ms), and the median of the summed kernel durations per call
 from CUPTI (cupti_ms). Each output is checked against torch's float64
 conv2d: the largest |difference| over the float32 bound of
-docs/definitions.md ("Float samples") should stay under 1.
---quick: 3x3 only, fewer reps.
+docs/definitions.md ("Float samples") should stay under 1. The last column
+names the kernels one call launched (CUPTI), so the table says which fast-path
+method ran.
+--quick: 8K and 480p 3x3 only, fewer reps.
 """
 import argparse
 import os
@@ -24,7 +28,15 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from cvcuda_cells import Timer, gaussian_weights, rotation  # noqa: E402
 
-W, H = 7680, 4320
+SIZES = {"8K": (7680, 4320), "HD": (1920, 1080), "480p": (640, 480)}
+CELLS = [("8K", 3), ("8K", 9), ("HD", 3), ("480p", 3)]
+QUICK_CELLS = [("8K", 3), ("480p", 3)]
+
+
+def kernel_names(names):
+    """The kernels of one call, without argument lists, at most two."""
+    short = sorted({n.split("(")[0].replace("void ", "").strip() for n in names})
+    return "; ".join(short[:2]) + (" ..." if len(short) > 2 else "")
 
 
 def reference(src, weights, torch):
@@ -56,14 +68,19 @@ def main():
         cvcuda = None
     reps = 5 if a.quick else a.reps
     tm = Timer(reps)
-    nbuf = rotation(W * H * 3 * 4)
-    gen = torch.Generator(device="cuda").manual_seed(32)
-    srcs = [torch.rand((H, W, 3), dtype=torch.float32, device="cuda", generator=gen)
-            for _ in range(nbuf)]
-    dsts = [torch.empty_like(srcs[0]) for _ in range(2)]
     ctx = imgconv.Context("cuda")
     rows = []
-    for k in (3,) if a.quick else (3, 9):
+    size_of_bufs = None
+    for size, k in QUICK_CELLS if a.quick else CELLS:
+        W, H = SIZES[size]
+        if size != size_of_bufs:
+            srcs = dsts = ib = ob = None  # one size at a time: 8K copies are large
+            nbuf = rotation(W * H * 3 * 4)
+            gen = torch.Generator(device="cuda").manual_seed(32)
+            srcs = [torch.rand((H, W, 3), dtype=torch.float32, device="cuda", generator=gen)
+                    for _ in range(nbuf)]
+            dsts = [torch.empty_like(srcs[0]) for _ in range(2)]
+            size_of_bufs = size
         text, weights = f"gaussian:{k}", gaussian_weights(k)
         ref, bound = reference(srcs[0], weights, torch)
 
@@ -73,12 +90,14 @@ def main():
         calls = [lambda i=i: ctx.convolve(srcs[i % nbuf], text, border="replicate",
                                           out=dsts[i % 2]) for i in range(2 * nbuf)]
         ev, _ = tm.events(calls)
-        cu = tm.cupti(calls)[0]
+        cu = tm.cupti(calls)
+        dsts[0].fill_(float("nan"))  # poisoned: a sample the call misses fails the check
         ctx.convolve(srcs[0], text, border="replicate", out=dsts[0])
         torch.cuda.synchronize()
-        rows.append((f"{k}x{k}", "imgconv cuda", ev, cu, worst(dsts[0])))
+        rows.append((size, f"{k}x{k}", "imgconv cuda", ev, cu[0], worst(dsts[0]),
+                     kernel_names(cu[3])))
         if cvcuda is None:
-            rows.append((f"{k}x{k}", "CV-CUDA conv2d", None, None, None))
+            rows.append((size, f"{k}x{k}", "CV-CUDA conv2d", None, None, None, ""))
             continue
 
         def varshape(t):
@@ -95,21 +114,25 @@ def main():
         ccalls = [lambda i=i: cvcuda.conv2d_into(ob[i % 2], ib[i % nbuf], kb, anc, border)
                   for i in range(2 * nbuf)]
         ev, _ = tm.events(ccalls)
-        cu = tm.cupti(ccalls)[0]
+        cu = tm.cupti(ccalls)
+        dsts[0].fill_(float("nan"))
         cvcuda.conv2d_into(ob[0], ib[0], kb, anc, border)
         torch.cuda.synchronize()
-        rows.append((f"{k}x{k}", "CV-CUDA conv2d", ev, cu, worst(dsts[0])))
+        rows.append((size, f"{k}x{k}", "CV-CUDA conv2d", ev, cu[0], worst(dsts[0]),
+                     kernel_names(cu[3])))
 
     def f(v, fmt):
         return "n/a" if v is None else fmt % v
     with open(a.out, "w") as o:
-        o.write("## float32, 8K RGB (7680x4320x3), replicate border, "
+        o.write("## float32 RGB (HWC), replicate border, "
                 f"{torch.cuda.get_device_name()}\n\n")
-        o.write("| kernel | implementation | event ms | CUPTI kernel ms | worst error / bound |\n")
-        o.write("|---|---|---|---|---|\n")
+        o.write("8K is 7680x4320, HD 1920x1080, 480p 640x480.\n\n")
+        o.write("| image | kernel | implementation | event ms | CUPTI kernel ms "
+                "| worst error / bound | kernels a call |\n")
+        o.write("|---|---|---|---|---|---|---|\n")
         for r in rows:
-            o.write(f"| {r[0]} | {r[1]} | {f(r[2], '%.3f')} | {f(r[3], '%.3f')} | "
-                    f"{f(r[4], '%.3f')} |\n")
+            o.write(f"| {r[0]} | {r[1]} | {r[2]} | {f(r[3], '%.3f')} | {f(r[4], '%.3f')} | "
+                    f"{f(r[5], '%.3f')} | {r[6] or 'n/a'} |\n")
     print(open(a.out).read())
     return 0
 

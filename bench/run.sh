@@ -23,7 +23,7 @@ blur|gaussian sigma 10, 120, 500 on HD and 12 MP, whole call, cpu backend, vips 
 codecs|PNG encode/decode and JPEG decode on 1 thread and every core, whole PNG and JPEG jobs, against libvips
 cpu|the cpu backend against OpenCV, libvips and ImageMagick, and its thread scaling
 fft|the cpu backend's FFT path against its direct and separable paths, 12 MP JPEG, kernels 31..255
-f32|float32 8K RGB Gaussians 3x3 and 9x9: imgconv cuda on torch tensors beside CV-CUDA's conv2d
+f32|float32 RGB Gaussians, 8K 3x3 and 9x9, HD and 480p 3x3: imgconv cuda on torch tensors beside CV-CUDA's conv2d
 dev|a trial run of the fast path (benchmark, fast test, SASS summary) into \$OUT; no summary
 gpu-jpeg|one 6000x4000 JPEG through cuda, cuda --codec cpu and cpu, and test_gpu_jpeg's decode differences
 jpeg-check|the GPU decode path's entropy check against a full libjpeg-turbo decode

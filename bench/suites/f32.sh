@@ -1,6 +1,7 @@
-# f32.sh - float32 8K RGB Gaussians (3x3, 9x9) on the GPU: imgconv's `cuda`
-# on PyTorch CUDA tensors (zero-copy) beside CV-CUDA's float32 conv2d in the
-# same process (bench/f32_cells.py says how each is timed and checked). The
+# f32.sh - float32 RGB Gaussians (8K 3x3 and 9x9, HD and 480p 3x3) on the
+# GPU: imgconv's `cuda` on PyTorch CUDA tensors (zero-copy) beside CV-CUDA's
+# float32 conv2d in the same process (bench/f32_cells.py says how each is
+# timed and checked, and names the kernels each call launched). The
 # Python package is installed from the CUDA build BUILD into the run folder.
 #
 # usage: bench/run.sh f32 [BUILD]   (BUILD: a CUDA build of this checkout,

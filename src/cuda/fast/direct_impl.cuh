@@ -9,7 +9,9 @@
  * 7.12/7.15, seed 000) load one input sample per thread and compute one output;
  * here each thread computes 4 x 8 outputs and reuses every input window from
  * registers:
- *   - the tile is converted uint8 -> float once per input sample (tile.cuh);
+ *   - the tile is converted to float once per input sample (tile.cuh; T is the
+ *     sample type its loads and stores are vectorised for: uint8_t, which
+ *     also takes 16-bit and float32 jobs a sample at a time, or float);
  *   - a thread reads its window of an input row as 16-byte vectors, then applies
  *     it to up to 8 output rows (kh rows of weights), so shared-memory traffic
  *     per multiply-add falls to ~1/(4*kh);
@@ -107,14 +109,14 @@ template <int KW, int KH> using direct_w = wparam<KW *(KH > 0 ? KH : IC_FAST_DIR
 
 /* The fully unrolled 9x9 body needs more than the 80 registers of two
  * 384-thread blocks per SM (it spilled); it gets one block's worth. */
-template <int KW, int KH>
+template <int KW, int KH, class T>
 __global__ void __launch_bounds__(icf::MAX_THREADS, (KH > 0 && KW >= 9) ? 1 : icf::MIN_BLOCKS)
     fast_direct_kernel(const icf::targs t, const direct_w<KW, KH> w)
 {
     extern __shared__ float4 smem4[];
     float *smem = reinterpret_cast<float *>(smem4);
     const icf::tile b = icf::block_tile(t);
-    icf::fill(t, b, smem);
+    icf::tile_fill<T>(t, b, smem);
     __syncthreads();
     const int warp = (int)(threadIdx.x >> 5), lane = (int)(threadIdx.x & 31);
     const int ci = warp / t.nrg, rg = warp - ci * t.nrg;
@@ -127,10 +129,10 @@ __global__ void __launch_bounds__(icf::MAX_THREADS, (KH > 0 && KW >= 9) ? 1 : ic
     direct_rows<KW, KH>(smem + ci * b.plane + rg * R * b.sw, b.sw, lane, w.v, t.a.kh, acc);
     if (t.a.premultiply) /* uniform: every warp reaches the barriers */
         icf::unpremultiply(t, b, smem, ci, rg, acc);
-    icf::store(t, b, smem, ci, rg, acc);
+    icf::tile_store<T>(t, b, smem, ci, rg, acc);
 }
 
-template <int KW, int KH>
+template <int KW, int KH, class T>
 ic_status launch_one(const icf::targs &t, const float *w, size_t smem, char *err, size_t errlen)
 {
     direct_w<KW, KH> p;
@@ -139,13 +141,13 @@ ic_status launch_one(const icf::targs &t, const float *w, size_t smem, char *err
         p.v[i] = w[i];
     for (int i = n; i < (int)(sizeof p.v / sizeof p.v[0]); i++)
         p.v[i] = 0.0f;
-    return icf::launch_tiles(fast_direct_kernel<KW, KH>, t, p, smem, "cuda fast direct kernel", err,
-                             errlen);
+    return icf::launch_tiles(fast_direct_kernel<KW, KH, T>, t, p, smem, "cuda fast direct kernel",
+                             err, errlen);
 }
 
 /* kw-specialised launch with run-time kh (kw odd, KW..HI; HI <= 31): a
  * width past HI (past what this instantiation covers) is unsupported. */
-template <int KW, int HI>
+template <int KW, int HI, class T>
 ic_status launch_kw(const icf::targs &t, const float *w, size_t smem, char *err, size_t errlen)
 {
     if constexpr (KW > HI || KW > IC_FAST_DIRECT_MAX_KW) {
@@ -154,8 +156,8 @@ ic_status launch_kw(const icf::targs &t, const float *w, size_t smem, char *err,
         return IC_ERR_UNSUPPORTED;
     } else {
         if (t.a.kw == KW)
-            return launch_one<KW, 0>(t, w, smem, err, errlen);
-        return launch_kw<KW + 2, HI>(t, w, smem, err, errlen);
+            return launch_one<KW, 0, T>(t, w, smem, err, errlen);
+        return launch_kw<KW + 2, HI, T>(t, w, smem, err, errlen);
     }
 }
 
@@ -163,12 +165,13 @@ ic_status launch_kw(const icf::targs &t, const float *w, size_t smem, char *err,
 
 /* Name the launches a part instantiates (PREFIX `template`) and direct.cu
  * declares (PREFIX `extern template`, so that it instantiates none): one
- * square size, or the widths LO..HI (odd) with a run-time height. */
-#define IC_DIRECT_LAUNCH_ONE(PREFIX, KW, KH)                                                       \
-    PREFIX ic_status icf_direct::launch_one<KW, KH>(const icf::targs &t, const float *w,           \
-                                                    size_t smem, char *err, size_t errlen)
-#define IC_DIRECT_LAUNCH_KW(PREFIX, LO, HI)                                                        \
-    PREFIX ic_status icf_direct::launch_kw<LO, HI>(const icf::targs &t, const float *w,            \
-                                                   size_t smem, char *err, size_t errlen)
+ * square size, or the widths LO..HI (odd) with a run-time height, for
+ * samples T (tile.cuh). */
+#define IC_DIRECT_LAUNCH_ONE(PREFIX, KW, KH, T)                                                    \
+    PREFIX ic_status icf_direct::launch_one<KW, KH, T>(const icf::targs &t, const float *w,        \
+                                                       size_t smem, char *err, size_t errlen)
+#define IC_DIRECT_LAUNCH_KW(PREFIX, LO, HI, T)                                                     \
+    PREFIX ic_status icf_direct::launch_kw<LO, HI, T>(const icf::targs &t, const float *w,         \
+                                                      size_t smem, char *err, size_t errlen)
 
 #endif

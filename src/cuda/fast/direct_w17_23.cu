@@ -1,4 +1,4 @@
 /* direct_w17_23.cu - direct kernels (direct_impl.cuh), widths 17..23 odd, run-time height. */
 #include "cuda/fast/direct_impl.cuh"
 
-IC_DIRECT_LAUNCH_KW(template, 17, 23);
+IC_DIRECT_LAUNCH_KW(template, 17, 23, uint8_t);

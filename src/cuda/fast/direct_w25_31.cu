@@ -1,4 +1,4 @@
 /* direct_w25_31.cu - direct kernels (direct_impl.cuh), widths 25..31 odd, run-time height. */
 #include "cuda/fast/direct_impl.cuh"
 
-IC_DIRECT_LAUNCH_KW(template, 25, 31);
+IC_DIRECT_LAUNCH_KW(template, 25, 31, uint8_t);

@@ -11,7 +11,9 @@
  * convolutionSeparable; here both passes are fused in one kernel so that the
  * intermediate never touches device memory:
  *   1. the block's input tile (th + K - 1 rows, halo included) is converted to
- *      float once into shared memory (tile.cuh);
+ *      float once into shared memory (tile.cuh; T is the sample type its
+ *      loads and stores are vectorised for: uint8_t, which also takes 16-bit
+ *      and float32 jobs a sample at a time, or float);
  *   2. for each rank term: the row pass writes H = in (*) row_k for all
  *      th + K - 1 rows into a second shared buffer, then the column pass adds
  *      H (*) col_k for the block's th output rows into registers (each H row is
@@ -57,7 +59,7 @@ __host__ __device__ constexpr int hplane_of(int k, int nrg, int rank)
     return rank == 1 ? 0 : (R * nrg + k - 1) * TW + 4;
 }
 
-template <int K>
+template <int K, class T>
 __global__ void __launch_bounds__(icf::MAX_THREADS, icf::MIN_BLOCKS)
     fast_sep_kernel(const icf::targs t, const sep_param w)
 {
@@ -72,7 +74,7 @@ __global__ void __launch_bounds__(icf::MAX_THREADS, icf::MIN_BLOCKS)
     float *hbuf = inplace ? smem : smem + t.cb * b.plane;
     const int hplane = inplace ? b.plane : hplane_of(K, t.nrg, w.rank);
     const int hstride = inplace ? b.sw : TW;
-    icf::fill(t, b, smem);
+    icf::tile_fill<T>(t, b, smem);
 
     const int warp = (int)(threadIdx.x >> 5), lane = (int)(threadIdx.x & 31);
     const int nwarps = (int)(blockDim.x >> 5);
@@ -144,12 +146,12 @@ __global__ void __launch_bounds__(icf::MAX_THREADS, icf::MIN_BLOCKS)
     }
     if (t.a.premultiply) /* uniform: every warp reaches the barriers */
         icf::unpremultiply(t, b, smem, ci, rg, acc);
-    icf::store(t, b, smem, ci, rg, acc);
+    icf::tile_store<T>(t, b, smem, ci, rg, acc);
 }
 
 /* Launches the kernel for kw among K..HI (odd; HI <= IC_FAST_SEP_MAX_K): a
  * size past HI (past what this instantiation covers) is unsupported. */
-template <int K, int HI>
+template <int K, int HI, class T>
 ic_status launch_k(const icf::targs &t, const sep_param &p, size_t smem, char *err, size_t errlen)
 {
     if constexpr (K > HI || K > IC_FAST_SEP_MAX_K) {
@@ -158,19 +160,19 @@ ic_status launch_k(const icf::targs &t, const sep_param &p, size_t smem, char *e
         return IC_ERR_UNSUPPORTED;
     } else {
         if (t.a.kw == K)
-            return icf::launch_tiles(fast_sep_kernel<K>, t, p, smem, "cuda fast sep kernel", err,
+            return icf::launch_tiles(fast_sep_kernel<K, T>, t, p, smem, "cuda fast sep kernel", err,
                                      errlen);
-        return launch_k<K + 2, HI>(t, p, smem, err, errlen);
+        return launch_k<K + 2, HI, T>(t, p, smem, err, errlen);
     }
 }
 
 } // namespace icf_sep
 
-/* Names the launch of the sizes LO..HI (odd) that a part instantiates (PREFIX
- * `template`) and sep.cu declares (PREFIX `extern template`, so that it
- * instantiates none). */
-#define IC_SEP_LAUNCH_K(PREFIX, LO, HI)                                                            \
-    PREFIX ic_status icf_sep::launch_k<LO, HI>(const icf::targs &t, const icf_sep::sep_param &p,   \
-                                               size_t smem, char *err, size_t errlen)
+/* Names the launch of the sizes LO..HI (odd) for samples T (tile.cuh) that a
+ * part instantiates (PREFIX `template`) and sep.cu declares (PREFIX `extern
+ * template`, so that it instantiates none). */
+#define IC_SEP_LAUNCH_K(PREFIX, LO, HI, T)                                                         \
+    PREFIX ic_status icf_sep::launch_k<LO, HI, T>(                                                 \
+        const icf::targs &t, const icf_sep::sep_param &p, size_t smem, char *err, size_t errlen)
 
 #endif

@@ -1,4 +1,4 @@
 /* sep_k03_13.cu - the fused separable kernels (sep_impl.cuh) for sizes 3..13 (odd). */
 #include "cuda/fast/sep_impl.cuh"
 
-IC_SEP_LAUNCH_K(template, 3, 13);
+IC_SEP_LAUNCH_K(template, 3, 13, uint8_t);

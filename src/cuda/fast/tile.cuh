@@ -26,13 +26,22 @@
  * and the colour warps divide (unpremultiply), so the method stays one pass
  * with no buffer outside the block's shared memory.
  *
- * uint16 and float32 samples (a.u16, a.f32): a run-time branch at the top of
- * fill() and store(), uniform over the launch, into fill16() / store16()
- * (float32 stored unrounded by ic_cu_store): one sample per
- * load and store through the shared addressing of cuda_common.cuh, the block
- * geometry, the compute and the premultiplication unchanged. Not a template
- * parameter, so that the kernels are not instantiated twice (build time); the
- * uint8 path keeps its packed loads and stores and pays one uniform test.
+ * uint16 samples (a.u16): a run-time branch at the top of fill() and store(),
+ * uniform over the launch, into fill16() / store16(): one sample per load and
+ * store through the shared addressing of cuda_common.cuh, the block geometry,
+ * the compute and the premultiplication unchanged. Not a template parameter,
+ * so that the kernels are not instantiated twice (build time); the uint8 path
+ * keeps its packed loads and stores and pays one uniform test. float32 jobs
+ * could take the same branch (fill() and store() still take it), but the
+ * direct and sep kernels are instantiated a second time for them
+ * (direct_f32_*.cu, sep_f32_*.cu: the kernels' sample type T, tile_fill() and
+ * tile_store()) with fill_f32() / store_f32(): inner tiles copied by
+ * cp.async, edge tiles four samples a load (float4 where the source's base
+ * and pitch are multiples of 16 bytes) with the border mapping only for the
+ * groups that leave the image, and the stores of uint8
+ * (float4 rows, AoS staged and copied out in 16-byte chunks). The tile holds
+ * the same floats and the sums keep their order, so both give the same bits;
+ * the uint8 instantiations are left as they were.
  */
 #ifndef IC_CUDA_FAST_TILE_CUH
 #define IC_CUDA_FAST_TILE_CUH
@@ -550,6 +559,281 @@ __device__ __forceinline__ void store(const targs &t, const tile &b, float *smem
                 dst[i] = src[i];
         }
     }
+}
+
+/* ---- float32 tiles ----------------------------------------------------------- */
+
+/* Asynchronous copies global -> shared (sm_80+): 4 bytes (through L1) or 16
+ * (L2 only; both addresses 16-byte aligned), and the wait for this thread's. */
+__device__ __forceinline__ void cp_async4(float *dst, const float *src)
+{
+    const unsigned d = (unsigned)__cvta_generic_to_shared(dst);
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(d), "l"(src) : "memory");
+}
+__device__ __forceinline__ void cp_async16(float *dst, const float *src)
+{
+    const unsigned d = (unsigned)__cvta_generic_to_shared(dst);
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(d), "l"(src) : "memory");
+}
+__device__ __forceinline__ void cp_async_wait()
+{
+    asm volatile("cp.async.wait_all;\n" ::: "memory");
+}
+
+/* fill_f32_layout for an inner tile (no border mapping) without
+ * premultiplication: every sample is copied straight into its plane by an
+ * asynchronous copy (a 16-byte one for each 4-sample group of a planar row
+ * where vec_in is 16), so the whole tile is in flight at once without
+ * holding registers; the loads of fill_f32_layout kept 32 bytes a lane in
+ * flight. Consecutive lanes take consecutive samples of a row (coalesced). */
+template <int C>
+__device__ __forceinline__ void fill_f32_async(const targs &t, const tile &b, const uint8_t *base,
+                                               float *smem, int c0, int cb)
+{
+    const ic_cuda_args &a = t.a;
+    const int warp = (int)(threadIdx.x >> 5), lane = (int)(threadIdx.x & 31);
+    const int nwarps = (int)(blockDim.x >> 5);
+    const long start = (long)b.xa * C;
+    for (int q = warp; q < b.rows; q += nwarps) {
+        const float *row =
+            reinterpret_cast<const float *>(base + (size_t)(b.ya + q) * a.src_pitch) + start;
+        float *row0 = smem + q * b.sw;
+        if (C == 1 && t.vec_in >= 16) {
+            for (int g = lane; g < b.sw / 4; g += 32)
+                cp_async16(row0 + 4 * g, row + 4 * g);
+            continue;
+        }
+        for (int s = lane; s < b.sw * C; s += 32) {
+            const int px = s / C, c = s - px * C;
+            if (c >= c0 && c < c0 + cb)
+                cp_async4(row0 + (c - c0) * b.plane + px, row + s);
+        }
+    }
+    cp_async_wait();
+}
+
+/* fill_layout for float32 samples: the planes of channels [c0, c0+cb) of an
+ * image with interleave stride C from `base` (pixel 0, row 0, channel 0 of
+ * that image or SoA plane).
+ * A warp takes a tile row at a time; a lane loads two of its 4-sample groups
+ * g = lane, lane + 32, ... (one float4 each where vec_in is 16, else four
+ * floats) before it scatters them: four spilled at the 80 registers of two
+ * blocks an SM. Groups that leave the image go through the border mapping a
+ * sample at a time. */
+template <int C, bool PM>
+__device__ __forceinline__ void fill_f32_layout(const targs &t, const tile &b, const uint8_t *base,
+                                                float *smem, int c0, int cb)
+{
+    /* groups per lane for the widest tile row, loaded UB at a time */
+    constexpr int UG = (sw_of(IC_FAST_DIRECT_MAX_KW) * C / 4 + 31) / 32;
+    constexpr int UB = UG < 2 ? UG : 2;
+    const ic_cuda_args &a = t.a;
+    const int warp = (int)(threadIdx.x >> 5), lane = (int)(threadIdx.x & 31);
+    const int nwarps = (int)(blockDim.x >> 5);
+    const int ng = b.sw * C / 4; /* groups per tile row (xa*C is a multiple of 4) */
+    const long start = (long)b.xa * C;
+    const long rowsamples = (long)a.width * C;
+    const bool wide = t.vec_in >= 16;
+#if __CUDA_ARCH__ >= 800
+    if constexpr (!PM) {
+        if (b.inner) {
+            fill_f32_async<C>(t, b, base, smem, c0, cb);
+            return;
+        }
+    }
+#endif
+    for (int q = warp; q < b.rows; q += nwarps) {
+        const int y = b.ya + q;
+        const bool yin = y >= 0 && y < a.height;
+        const float *row =
+            reinterpret_cast<const float *>(base + (size_t)(yin ? y : 0) * a.src_pitch);
+#pragma unroll
+        for (int u0 = 0; u0 < UG; u0 += UB) {
+            float4 v[UB];
+            bool in[UB];
+#pragma unroll
+            for (int u = 0; u < UB; u++) {
+                const int g = lane + 32 * (u0 + u);
+                const long s0 = start + 4L * g;
+                in[u] =
+                    u0 + u < UG && g < ng && (b.inner || (yin && s0 >= 0 && s0 + 4 <= rowsamples));
+                if (in[u]) {
+                    const float *p = row + s0;
+                    v[u] = wide ? __ldg(reinterpret_cast<const float4 *>(p))
+                                : make_float4(__ldg(p), __ldg(p + 1), __ldg(p + 2), __ldg(p + 3));
+                }
+            }
+#pragma unroll
+            for (int u = 0; u < UB; u++) {
+                if (in[u]) {
+                    const float f[4] = {v[u].x, v[u].y, v[u].z, v[u].w};
+                    scatter4<C, PM>(smem + q * b.sw, b.plane, 4 * (lane + 32 * (u0 + u)), c0, cb,
+                                    f);
+                }
+            }
+        }
+    }
+    if (b.inner)
+        return;
+    /* edge blocks: the groups that leave the image, a sample at a time */
+    for (int q = warp; q < b.rows; q += nwarps) {
+        const int y = b.ya + q;
+        const int my = ic_border_map(y, a.height, a.border);
+        const float *row =
+            reinterpret_cast<const float *>(base + (size_t)(my < 0 ? 0 : my) * a.src_pitch);
+        for (int g = lane; g < ng; g += 32) {
+            const long s0 = start + 4L * g;
+            if (y >= 0 && y < a.height && s0 >= 0 && s0 + 4 <= rowsamples)
+                continue; /* done above */
+            float f[4];
+#pragma unroll
+            for (int k = 0; k < 4; k++) {
+                const int s = 4 * g + k, px = s / C, c = s - px * C;
+                const int mx = ic_border_map(b.xa + px, a.width, a.border);
+                f[k] = c < c0 || c >= c0 + cb ? 0.0f
+                       : mx < 0 || my < 0     ? a.border_value
+                                              : __ldg(row + (size_t)mx * C + c);
+            }
+            scatter4<C, PM>(smem + q * b.sw, b.plane, 4 * g, c0, cb, f);
+        }
+    }
+}
+
+/* fill() for float32 jobs (the float instantiations of the kernels). */
+__device__ __forceinline__ void fill_f32(const targs &t, const tile &b, float *smem)
+{
+    const ic_cuda_args &a = t.a;
+    if (a.soa || a.channels == 1) {
+        for (int k = 0; k < t.cb; k++) {
+            const int c = b.c0 + k;
+            const uint8_t *base = a.src + (a.soa ? (size_t)c * a.height * a.src_pitch : 0);
+            fill_f32_layout<1, false>(t, b, base, smem + k * b.plane, 0, 1);
+        }
+        if (a.premultiply)
+            premultiply_planes(t, b, smem);
+        return;
+    }
+    switch (a.channels) {
+    case 2:
+        if (a.premultiply)
+            fill_f32_layout<2, true>(t, b, a.src, smem, b.c0, t.cb);
+        else
+            fill_f32_layout<2, false>(t, b, a.src, smem, b.c0, t.cb);
+        break;
+    case 3:
+        fill_f32_layout<3, false>(t, b, a.src, smem, b.c0, t.cb);
+        break;
+    default:
+        if (a.premultiply)
+            fill_f32_layout<4, true>(t, b, a.src, smem, b.c0, t.cb);
+        else
+            fill_f32_layout<4, false>(t, b, a.src, smem, b.c0, t.cb);
+        break;
+    }
+}
+
+/* Where 16-byte chunk k of a staged float32 row of C channels sits: for
+ * C = 2 and 4 its index with bits 3..5 folded into bits 0..2, a permutation
+ * within each aligned group of 8 chunks (a staged row is 32*C chunks). A
+ * warp stages one channel of 128 pixels, floats 4*C apart: unswizzled, 2 and
+ * 4 channels put 8 and 16 lanes on one bank, swizzled 4 (3 channels: 4
+ * unswizzled, 8 swizzled); the copy-out's 8-chunk phases still read 8
+ * distinct chunks of one 128-byte group. */
+__device__ __forceinline__ int swizzle4(int k, int C)
+{
+    return C & 1 ? k : k ^ ((k >> 3) & 7);
+}
+
+/* store() for float32 jobs: sums plus bias unrounded (as ic_cu_store), planar
+ * rows as one float4 where aligned, AoS rows of every channel interleaved in
+ * shared memory (th*TW*C floats, chunks placed by swizzle4: the input planes
+ * hold th*sw > th*TW each; the barrier below keeps them clear of
+ * unpremultiply's FA) and copied out in 16-byte chunks. Every warp must reach
+ * it (it holds barriers). */
+__device__ __forceinline__ void store_f32(const targs &t, const tile &b, float *smem, int ci,
+                                          int rg, const float (&acc)[R][4])
+{
+    const ic_cuda_args &a = t.a;
+    const int lane = (int)(threadIdx.x & 31);
+    const int c = b.c0 + ci;
+    const int x = b.x0 + 4 * lane;
+    const float bias = a.bias;
+    if (a.soa || a.channels == 1 || t.cb == 1) {
+        const int C = a.soa ? 1 : a.channels;
+        uint8_t *base = a.dst + (a.soa ? (size_t)c * a.height * a.dst_pitch : (size_t)c * 4);
+        const bool packed = C == 1 && t.vec_out && x + 3 < a.width;
+#pragma unroll
+        for (int r = 0; r < R; r++) {
+            const int y = b.y0 + rg * R + r;
+            if (y >= a.height)
+                break;
+            float *row = reinterpret_cast<float *>(base + (size_t)y * a.dst_pitch);
+            if (packed) {
+                *reinterpret_cast<float4 *>(row + x) = make_float4(
+                    acc[r][0] + bias, acc[r][1] + bias, acc[r][2] + bias, acc[r][3] + bias);
+            } else {
+#pragma unroll
+                for (int p = 0; p < 4; p++)
+                    if (x + p < a.width)
+                        row[(size_t)(x + p) * C] = acc[r][p] + bias;
+            }
+        }
+        return;
+    }
+    const int C = a.channels;
+    const int rs = TW * C; /* staged floats per row */
+    __syncthreads();       /* every warp is done reading the input tile */
+#pragma unroll
+    for (int p = 0; p < 4; p++) {
+        const int o = (4 * lane + p) * C + ci; /* the sample's float in its row */
+        const int so = 4 * swizzle4(o >> 2, C) + (o & 3);
+#pragma unroll
+        for (int r = 0; r < R; r++)
+            smem[(rg * R + r) * rs + so] = acc[r][p] + bias;
+    }
+    __syncthreads();
+    const long rowsamples = (long)a.width * C;
+    const long sx0 = (long)b.x0 * C;
+    /* chunk k of 4 floats fixed a thread, rows stepping by blockDim / nchunk
+     * (the block, 32 * C * nrg threads, is a multiple of nchunk = 32 * C) */
+    const int nchunk = rs / 4, tid = (int)threadIdx.x;
+    const int r0 = tid / nchunk, k = tid - r0 * nchunk, rstep = (int)blockDim.x / nchunk;
+    for (int r = r0; r < b.th; r += rstep) {
+        const int y = b.y0 + r;
+        if (y >= a.height)
+            break;
+        const long s = sx0 + 4L * k;
+        if (s >= rowsamples)
+            continue;
+        float *dst = reinterpret_cast<float *>(a.dst + (size_t)y * a.dst_pitch) + s;
+        const float *src = smem + r * rs + 4 * swizzle4(k, C);
+        if (t.vec_out && s + 4 <= rowsamples) {
+            *reinterpret_cast<float4 *>(dst) = *reinterpret_cast<const float4 *>(src);
+        } else {
+            for (int i = 0; i < 4 && s + i < rowsamples; i++)
+                dst[i] = src[i];
+        }
+    }
+}
+
+/* The fill and the store of a kernel whose tiles take samples of type T:
+ * uint8_t (uint16 through fill16 / store16) or float (float32 jobs). */
+template <class T>
+__device__ __forceinline__ void tile_fill(const targs &t, const tile &b, float *smem)
+{
+    if constexpr (sizeof(T) == sizeof(float))
+        fill_f32(t, b, smem);
+    else
+        fill(t, b, smem);
+}
+template <class T>
+__device__ __forceinline__ void tile_store(const targs &t, const tile &b, float *smem, int ci,
+                                           int rg, float (&acc)[R][4])
+{
+    if constexpr (sizeof(T) == sizeof(float))
+        store_f32(t, b, smem, ci, rg, acc);
+    else
+        store(t, b, smem, ci, rg, acc);
 }
 
 /* ---- host side ---------------------------------------------------------------- */
