@@ -427,6 +427,8 @@ typedef struct writer {
     size_t *size;       /* compressed bytes per (candidate, band) */
     ic_png_filter mode; /* the strips' filter, `rows` rows a strip */
     int rows;
+    int sampled; /* the trial ran: chosen[] counts the chosen filter's sample */
+    uint64_t chosen[256];
 } writer;
 
 static struct libdeflate_compressor *compressor(worker *w, int level)
@@ -550,6 +552,8 @@ static ic_png_filter trial(writer *wr, int ncand, double *zeros)
             best = bits;
             mode = wr->cand_mode[t];
             *zeros = n ? (double)h[0] / (double)n : 0;
+            memcpy(wr->chosen, h, sizeof h);
+            wr->sampled = 1;
         }
     }
     return mode;
@@ -653,6 +657,11 @@ static ic_status compress_image(writer *wr, ic_png_filter mode, ic_png_coder cod
     if (rows < (size_t)wr->img->height) {
         wr->mode = mode;
         wr->rows = (int)rows;
+        /* The fast mode codes every strip by one code, from the sample. */
+        ic_png_huffman_code *code = NULL;
+        if (coder == IC_PNG_CODER_HUFFMAN && wr->sampled &&
+            !(code = ic_png_huffman_code_make(wr->chosen)))
+            return ic_fail(IC_ERR_NOMEM, "PNG: out of memory for a Huffman code");
         const ic_png_strip_job job = {.bytes = raw,
                                       .row_bytes = row,
                                       .coder = coder,
@@ -660,9 +669,11 @@ static ic_status compress_image(writer *wr, ic_png_filter mode, ic_png_coder cod
                                       .threads = wr->threads,
                                       .strip_rows = (int)rows,
                                       .fill = filter_strip,
-                                      .fill_arg = wr};
+                                      .fill_arg = wr,
+                                      .code = code};
         uint64_t *starts = NULL;
         ic_status st = ic_png_deflate_strips(&job, z, zn, &starts);
+        ic_png_huffman_code_free(code);
         const size_t count = (wr->img->height + rows - 1) / rows;
         if (st == IC_OK && !(*map = malloc(count * IC_PNG_STRIPS_ENTRY)))
             st = ic_fail(IC_ERR_NOMEM, "PNG: out of memory for %zu strips", count);

@@ -164,7 +164,8 @@ static void strip_item(void *arg, int k, int worker)
         if (size && !last)
             size = unfinish(out, size);
     } else if (j->coder == IC_PNG_CODER_HUFFMAN) {
-        size = ic_png_huffman_deflate(in, n, last, out, s->room - 8);
+        size = j->code ? ic_png_huffman_deflate_code(j->code, in, n, last, out, s->room - 8)
+                       : ic_png_huffman_deflate(in, n, last, out, s->room - 8);
     } else {
         size = zlib_strip(in, n, last, out, s->room - 8);
     }
