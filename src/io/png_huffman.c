@@ -327,6 +327,68 @@ static inline void pair_add(uint64_t *buf, int *nb, uint32_t e)
     *nb += (int)(e >> PAIR_BITS);
 }
 
+/* The 4 bytes at p as a little-endian word: two pair table indices. */
+static inline uint32_t load32le(const uint8_t *p)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    uint32_t v;
+    memcpy(&v, p, 4);
+    return v;
+#else
+    return p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+#endif
+}
+
+/* in[0..n & ~3) by code c at p, the bit buffer in *buf and *nb; returns
+ * where it stopped. Always inlined, so that the BMI2 copy below gets
+ * shifts by a register in one instruction. */
+static inline __attribute__((always_inline)) uint8_t *code_bytes(const ic_png_huffman_code *c,
+                                                                 const uint8_t *in, size_t n,
+                                                                 uint8_t *p, uint64_t *buf_io,
+                                                                 int *nb_io)
+{
+    const uint32_t *pair = c->pair;
+    uint64_t buf = *buf_io;
+    int nb = *nb_io;
+    for (size_t i = 0; i + 4 <= n; i += 4) {
+        const uint32_t w = load32le(in + i);
+        const uint32_t e0 = pair[w & 0xffff], e1 = pair[w >> 16];
+        if (e0 && e1) {
+            pair_add(&buf, &nb, e0);
+            pair_add(&buf, &nb, e1);
+            bits_flush(&p, &buf, &nb);
+            continue;
+        }
+        for (size_t k = i; k < i + 4; k++) {
+            code_add(&buf, &nb, c->code[in[k]] | (uint32_t)c->len[in[k]] << 16);
+            bits_flush(&p, &buf, &nb);
+        }
+    }
+    *buf_io = buf;
+    *nb_io = nb;
+    return p;
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+__attribute__((target("bmi2"))) static uint8_t *code_bytes_bmi2(const ic_png_huffman_code *c,
+                                                                const uint8_t *in, size_t n,
+                                                                uint8_t *p, uint64_t *buf, int *nb)
+{
+    return code_bytes(c, in, n, p, buf, nb);
+}
+#endif
+
+/* code_bytes on BMI2 where the CPU has it (the same bits either way). */
+static uint8_t *code_bytes_any(const ic_png_huffman_code *c, const uint8_t *in, size_t n,
+                               uint8_t *p, uint64_t *buf, int *nb)
+{
+#if defined(__x86_64__) && defined(__GNUC__)
+    if (__builtin_cpu_supports("bmi2"))
+        return code_bytes_bmi2(c, in, n, p, buf, nb);
+#endif
+    return code_bytes(c, in, n, p, buf, nb);
+}
+
 size_t ic_png_huffman_deflate_code(const ic_png_huffman_code *c, const uint8_t *in, size_t n,
                                    int last, uint8_t *out, size_t room)
 {
@@ -337,7 +399,6 @@ size_t ic_png_huffman_deflate_code(const ic_png_huffman_code *c, const uint8_t *
     uint8_t *p = b.p;
     uint64_t buf = b.buf;
     int nb = b.n;
-    const uint32_t *pair = c->pair;
     size_t i = 0;
     for (size_t end = 0; i < n; i = end) {
         end = n - i < FIXED_CHUNK ? n : i + FIXED_CHUNK;
@@ -346,20 +407,8 @@ size_t ic_png_huffman_deflate_code(const ic_png_huffman_code *c, const uint8_t *
         if ((size_t)(p - out) + (end - i) * MAX_LEN / 8 + 64 > room ||
             (size_t)(p - out) > i + i / 64 + 512)
             return ic_png_huffman_deflate(in, n, last, out, room);
-        for (; i + 4 <= end; i += 4) {
-            const uint32_t e0 = pair[in[i] | (uint32_t)in[i + 1] << 8];
-            const uint32_t e1 = pair[in[i + 2] | (uint32_t)in[i + 3] << 8];
-            if (e0 && e1) {
-                pair_add(&buf, &nb, e0);
-                pair_add(&buf, &nb, e1);
-                bits_flush(&p, &buf, &nb);
-                continue;
-            }
-            for (size_t k = i; k < i + 4; k++) {
-                code_add(&buf, &nb, c->code[in[k]] | (uint32_t)c->len[in[k]] << 16);
-                bits_flush(&p, &buf, &nb);
-            }
-        }
+        p = code_bytes_any(c, in + i, end - i, p, &buf, &nb);
+        i = end;
     }
     for (i = n & ~(size_t)3; i < n; i++) {
         code_add(&buf, &nb, c->code[in[i]] | (uint32_t)c->len[in[i]] << 16);
