@@ -238,6 +238,8 @@ static size_t paeth_rows_sse2(uint8_t *o, const uint8_t *cur, const uint8_t *pre
     return i;
 }
 
+#if defined(__GNUC__)
+#define HAVE_AVX2_PAETH 1
 #include <immintrin.h>
 
 /* paeth16 on 32 bytes (AVX2, picked at run time): the same bytes. */
@@ -275,11 +277,15 @@ paeth_rows_avx2(uint8_t *o, const uint8_t *cur, const uint8_t *prev, size_t n, s
 }
 
 /* Paeth of bytes [bpp, n), 32 or 16 bytes a step; returns where it stopped. */
+#endif /* __GNUC__ */
+
 static size_t paeth_rows_simd(uint8_t *o, const uint8_t *cur, const uint8_t *prev, size_t n,
                               size_t bpp)
 {
+#ifdef HAVE_AVX2_PAETH
     if (__builtin_cpu_supports("avx2"))
         return paeth_rows_avx2(o, cur, prev, n, bpp);
+#endif
     return paeth_rows_sse2(o, cur, prev, n, bpp);
 }
 #endif
