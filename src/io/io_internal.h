@@ -276,12 +276,19 @@ typedef struct ic_png_strip_job {
 /* The rows of a strip (the last may have fewer): strip_rows when > 0, else
  * by the row size and the coder alone. One strip: one stream, no strips. */
 size_t ic_png_strip_rows(size_t row_bytes, ic_png_coder coder, int strip_rows);
-/* The zlib stream of the job, strip after strip, in *z (malloc'd, *zn
- * bytes), and where each strip starts in it in *starts (malloc'd, one
- * offset a strip). Each strip inflates alone. Errors through ic_fail:
- * IC_ERR_NOMEM, IC_ERR_INTERNAL. */
-ic_status ic_png_deflate_strips(const ic_png_strip_job *j, uint8_t **z, size_t *zn,
-                                uint64_t **starts);
+/* Bytes of a zlib stream held in pieces, read one after the other. */
+typedef struct ic_png_piece {
+    const uint8_t *p;
+    size_t n;
+} ic_png_piece;
+/* The zlib stream of the job, strip after strip: *zn bytes in the *count
+ * pieces of *pieces (malloc'd), which lie in *z (malloc'd; the strips stay
+ * where they were deflated rather than being moved together), and where
+ * each strip starts in the stream in *starts (malloc'd, one offset a
+ * strip). Each strip inflates alone. Errors through ic_fail: IC_ERR_NOMEM,
+ * IC_ERR_INTERNAL. */
+ic_status ic_png_deflate_strips(const ic_png_strip_job *j, uint8_t **z, ic_png_piece **pieces,
+                                int *count, size_t *zn, uint64_t **starts);
 /* The icST chunk (ancillary, private, unsafe to copy: it describes the
  * IDAT data), written before the first IDAT of a file whose stream is in
  * strips (png_deflate.c) and read by png_inflate_strips.c: per strip, its

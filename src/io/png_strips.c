@@ -184,10 +184,12 @@ size_t ic_png_strip_rows(size_t row_bytes, ic_png_coder coder, int strip_rows)
     return (target + row_bytes - 1) / row_bytes;
 }
 
-ic_status ic_png_deflate_strips(const ic_png_strip_job *j, uint8_t **z, size_t *zn,
-                                uint64_t **starts)
+ic_status ic_png_deflate_strips(const ic_png_strip_job *j, uint8_t **z, ic_png_piece **pieces,
+                                int *count, size_t *zn, uint64_t **starts)
 {
     *z = NULL;
+    *pieces = NULL;
+    *count = 0;
     *zn = 0;
     *starts = NULL;
     strips s;
@@ -211,15 +213,19 @@ ic_status ic_png_deflate_strips(const ic_png_strip_job *j, uint8_t **z, size_t *
     s.lib = calloc((size_t)threads, sizeof *s.lib);
     s.buf = calloc((size_t)threads, sizeof *s.buf);
     uint64_t *at = malloc((size_t)s.count * sizeof *at);
+    /* the zlib header, the strips, the Adler-32 */
+    ic_png_piece *pc = malloc(((size_t)s.count + 2) * sizeof *pc);
     ic_status st = IC_OK;
-    if (!s.out || !s.size || !s.adler || !s.st || !s.lib || !s.buf || !at) {
+    if (!s.out || !s.size || !s.adler || !s.st || !s.lib || !s.buf || !at || !pc) {
         st = ic_fail(IC_ERR_NOMEM, "PNG: out of memory for %d strips", s.count);
         goto done;
     }
     ic_png_parallel_for(threads, s.count, strip_item, &s);
-    /* The strips laid end to end behind the zlib header, then the Adler-32. */
+    /* The strips read in order behind the zlib header, then the Adler-32:
+     * left where they are, since moving 30 MB together took one thread. */
     size_t used = 2;
     uint32_t adler = 1;
+    pc[0] = (ic_png_piece){s.out, 2};
     for (int k = 0; k < s.count && st == IC_OK; k++) {
         if (s.st[k] != IC_OK) {
             st = s.st[k] == IC_ERR_NOMEM
@@ -228,9 +234,7 @@ ic_status ic_png_deflate_strips(const ic_png_strip_job *j, uint8_t **z, size_t *
                                j->coder == IC_PNG_CODER_LIBDEFLATE ? "libdeflate" : "zlib", k);
             break;
         }
-        /* Strip k starts at 2 + k * room >= used, and no strip fills its
-         * room: moving it down never overwrites one not yet moved. */
-        memmove(s.out + used, s.out + 2 + (size_t)k * s.room, s.size[k]);
+        pc[k + 1] = (ic_png_piece){s.out + 2 + (size_t)k * s.room, s.size[k]};
         at[k] = used;
         used += s.size[k];
         const size_t n = k == s.count - 1 ? j->bytes - (size_t)k * s.strip_bytes : s.strip_bytes;
@@ -240,16 +244,23 @@ ic_status ic_png_deflate_strips(const ic_png_strip_job *j, uint8_t **z, size_t *
         /* CMF: deflate, 32 KiB window; FLG: the level hint, check bits. */
         s.out[0] = 0x78;
         s.out[1] = j->coder == IC_PNG_CODER_LIBDEFLATE ? 0x9c : 0x01;
-        for (int i = 3; i >= 0; i--)
-            s.out[used++] = (uint8_t)(adler >> (8 * i));
+        /* after the last strip, which leaves at least 8 bytes of its room */
+        uint8_t *tail = s.out + 2 + (size_t)(s.count - 1) * s.room + s.size[s.count - 1];
+        for (int i = 0; i < 4; i++)
+            tail[i] = (uint8_t)(adler >> (8 * (3 - i)));
+        pc[s.count + 1] = (ic_png_piece){tail, 4};
         *z = s.out;
-        *zn = used;
+        *pieces = pc;
+        *count = s.count + 2;
+        *zn = used + 4;
         *starts = at;
         s.out = NULL;
         at = NULL;
+        pc = NULL;
     }
 done:
     free(at);
+    free(pc);
     for (int i = 0; s.lib && i < threads; i++)
         if (s.lib[i])
             libdeflate_free_compressor(s.lib[i]);
