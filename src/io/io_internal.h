@@ -271,16 +271,24 @@ typedef struct ic_png_strip_job {
     int level, threads, strip_rows;
     void (*fill)(void *arg, int strip, uint8_t *dst, int worker);
     void *fill_arg;
+    const struct ic_png_huffman_code *code; /* HUFFMAN: the image's code, or NULL */
 } ic_png_strip_job;
 /* The rows of a strip (the last may have fewer): strip_rows when > 0, else
  * by the row size and the coder alone. One strip: one stream, no strips. */
 size_t ic_png_strip_rows(size_t row_bytes, ic_png_coder coder, int strip_rows);
-/* The zlib stream of the job, strip after strip, in *z (malloc'd, *zn
- * bytes), and where each strip starts in it in *starts (malloc'd, one
- * offset a strip). Each strip inflates alone. Errors through ic_fail:
- * IC_ERR_NOMEM, IC_ERR_INTERNAL. */
-ic_status ic_png_deflate_strips(const ic_png_strip_job *j, uint8_t **z, size_t *zn,
-                                uint64_t **starts);
+/* Bytes of a zlib stream held in pieces, read one after the other. */
+typedef struct ic_png_piece {
+    const uint8_t *p;
+    size_t n;
+} ic_png_piece;
+/* The zlib stream of the job, strip after strip: *zn bytes in the *count
+ * pieces of *pieces (malloc'd), which lie in *z (malloc'd; the strips stay
+ * where they were deflated rather than being moved together), and where
+ * each strip starts in the stream in *starts (malloc'd, one offset a
+ * strip). Each strip inflates alone. Errors through ic_fail: IC_ERR_NOMEM,
+ * IC_ERR_INTERNAL. */
+ic_status ic_png_deflate_strips(const ic_png_strip_job *j, uint8_t **z, ic_png_piece **pieces,
+                                int *count, size_t *zn, uint64_t **starts);
 /* The icST chunk (ancillary, private, unsafe to copy: it describes the
  * IDAT data), written before the first IDAT of a file whose stream is in
  * strips (png_deflate.c) and read by png_inflate_strips.c: per strip, its
@@ -295,6 +303,16 @@ ic_status ic_png_deflate_strips(const ic_png_strip_job *j, uint8_t **z, size_t *
  * Returns the size, 0 when room < ic_png_huffman_bound(n). */
 size_t ic_png_huffman_deflate(const uint8_t *in, size_t n, int last, uint8_t *out, size_t room);
 size_t ic_png_huffman_bound(size_t n);
+/* One Huffman code for a whole image (png_huffman.c), made from the byte
+ * counts of a sample of its filtered rows, so that no strip counts its
+ * bytes: every byte has a code of at most 12 bits. NULL: out of memory. */
+typedef struct ic_png_huffman_code ic_png_huffman_code;
+ic_png_huffman_code *ic_png_huffman_code_make(const uint64_t *hist);
+void ic_png_huffman_code_free(ic_png_huffman_code *c);
+/* ic_png_huffman_deflate by code c, in one block: the same kind of stream
+ * (the block coder's where c would make it larger than stored). */
+size_t ic_png_huffman_deflate_code(const ic_png_huffman_code *c, const uint8_t *in, size_t n,
+                                   int last, uint8_t *out, size_t room);
 /* Walks the raw deflate stream s[0..n) (png_blocks.c): 1 with the bit
  * position of its final block's header in *header and of its end in *end,
  * 0 when it is not one whole stream or memory is short. */

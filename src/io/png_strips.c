@@ -84,12 +84,18 @@ typedef struct strips {
     int count;
     size_t strip_bytes; /* filtered bytes of a full strip */
     size_t room;        /* output room of one strip */
-    uint8_t *out;       /* the zlib header, then strip k at out + 2 + k * room */
+    /* The zlib header, then the strips in the order they are done, each
+     * copied from its worker's room: only the pages of the stream are ever
+     * touched (a room a strip, on huge pages, cleared 2.8x the stream). */
+    uint8_t *out;
+    atomic_size_t used; /* bytes of out taken */
+    size_t *off;        /* where strip k lies in out */
     size_t *size;       /* compressed size of each strip, 0: failed */
     uint32_t *adler;
     ic_status *st;
     struct libdeflate_compressor **lib; /* one per worker */
     uint8_t **buf;                      /* one strip's bytes per worker, with fill */
+    uint8_t **zbuf;                     /* one strip's room per worker */
 } strips;
 
 /* Raw deflate of in[0..n) by zlib's Z_RLE into out (room bytes), ended by
@@ -141,7 +147,11 @@ static void strip_item(void *arg, int k, int worker)
     const size_t at = (size_t)k * s->strip_bytes;
     const size_t n = k == s->count - 1 ? j->bytes - at : s->strip_bytes;
     const int last = k == s->count - 1;
-    uint8_t *out = s->out + 2 + (size_t)k * s->room;
+    if (!s->zbuf[worker] && !(s->zbuf[worker] = malloc(s->room))) {
+        s->st[k] = IC_ERR_NOMEM;
+        return;
+    }
+    uint8_t *out = s->zbuf[worker];
     size_t size = 0;
     const uint8_t *in = j->data + at;
     if (j->fill) {
@@ -164,12 +174,15 @@ static void strip_item(void *arg, int k, int worker)
         if (size && !last)
             size = unfinish(out, size);
     } else if (j->coder == IC_PNG_CODER_HUFFMAN) {
-        size = ic_png_huffman_deflate(in, n, last, out, s->room - 8);
+        size = j->code ? ic_png_huffman_deflate_code(j->code, in, n, last, out, s->room - 8)
+                       : ic_png_huffman_deflate(in, n, last, out, s->room - 8);
     } else {
         size = zlib_strip(in, n, last, out, s->room - 8);
     }
     s->size[k] = size;
     s->st[k] = size ? IC_OK : IC_ERR_INTERNAL;
+    s->off[k] = atomic_fetch_add(&s->used, size);
+    memcpy(s->out + s->off[k], out, size);
 }
 
 size_t ic_png_strip_rows(size_t row_bytes, ic_png_coder coder, int strip_rows)
@@ -183,10 +196,12 @@ size_t ic_png_strip_rows(size_t row_bytes, ic_png_coder coder, int strip_rows)
     return (target + row_bytes - 1) / row_bytes;
 }
 
-ic_status ic_png_deflate_strips(const ic_png_strip_job *j, uint8_t **z, size_t *zn,
-                                uint64_t **starts)
+ic_status ic_png_deflate_strips(const ic_png_strip_job *j, uint8_t **z, ic_png_piece **pieces,
+                                int *count, size_t *zn, uint64_t **starts)
 {
     *z = NULL;
+    *pieces = NULL;
+    *count = 0;
     *zn = 0;
     *starts = NULL;
     strips s;
@@ -204,21 +219,29 @@ ic_status ic_png_deflate_strips(const ic_png_strip_job *j, uint8_t **z, size_t *
     s.out = malloc(2 + (size_t)s.count * s.room + 4);
     if (s.out)
         ic__huge_pages(s.out, 2 + (size_t)s.count * s.room + 4);
+    atomic_init(&s.used, 2);
+    s.off = calloc((size_t)s.count, sizeof *s.off);
+    s.zbuf = calloc((size_t)threads, sizeof *s.zbuf);
     s.size = calloc((size_t)s.count, sizeof *s.size);
     s.adler = calloc((size_t)s.count, sizeof *s.adler);
     s.st = calloc((size_t)s.count, sizeof *s.st);
     s.lib = calloc((size_t)threads, sizeof *s.lib);
     s.buf = calloc((size_t)threads, sizeof *s.buf);
     uint64_t *at = malloc((size_t)s.count * sizeof *at);
+    /* the zlib header, the strips, the Adler-32 */
+    ic_png_piece *pc = malloc(((size_t)s.count + 2) * sizeof *pc);
     ic_status st = IC_OK;
-    if (!s.out || !s.size || !s.adler || !s.st || !s.lib || !s.buf || !at) {
+    if (!s.out || !s.off || !s.zbuf || !s.size || !s.adler || !s.st || !s.lib || !s.buf || !at ||
+        !pc) {
         st = ic_fail(IC_ERR_NOMEM, "PNG: out of memory for %d strips", s.count);
         goto done;
     }
     ic_png_parallel_for(threads, s.count, strip_item, &s);
-    /* The strips laid end to end behind the zlib header, then the Adler-32. */
+    /* The stream: the zlib header, the strips in their order wherever they
+     * lie in out, the Adler-32; never moved together on one thread. */
     size_t used = 2;
     uint32_t adler = 1;
+    pc[0] = (ic_png_piece){s.out, 2};
     for (int k = 0; k < s.count && st == IC_OK; k++) {
         if (s.st[k] != IC_OK) {
             st = s.st[k] == IC_ERR_NOMEM
@@ -227,9 +250,7 @@ ic_status ic_png_deflate_strips(const ic_png_strip_job *j, uint8_t **z, size_t *
                                j->coder == IC_PNG_CODER_LIBDEFLATE ? "libdeflate" : "zlib", k);
             break;
         }
-        /* Strip k starts at 2 + k * room >= used, and no strip fills its
-         * room: moving it down never overwrites one not yet moved. */
-        memmove(s.out + used, s.out + 2 + (size_t)k * s.room, s.size[k]);
+        pc[k + 1] = (ic_png_piece){s.out + s.off[k], s.size[k]};
         at[k] = used;
         used += s.size[k];
         const size_t n = k == s.count - 1 ? j->bytes - (size_t)k * s.strip_bytes : s.strip_bytes;
@@ -239,21 +260,32 @@ ic_status ic_png_deflate_strips(const ic_png_strip_job *j, uint8_t **z, size_t *
         /* CMF: deflate, 32 KiB window; FLG: the level hint, check bits. */
         s.out[0] = 0x78;
         s.out[1] = j->coder == IC_PNG_CODER_LIBDEFLATE ? 0x9c : 0x01;
-        for (int i = 3; i >= 0; i--)
-            s.out[used++] = (uint8_t)(adler >> (8 * i));
+        /* after the strips, each at least 8 bytes short of its room */
+        uint8_t *tail = s.out + atomic_load(&s.used);
+        for (int i = 0; i < 4; i++)
+            tail[i] = (uint8_t)(adler >> (8 * (3 - i)));
+        pc[s.count + 1] = (ic_png_piece){tail, 4};
         *z = s.out;
-        *zn = used;
+        *pieces = pc;
+        *count = s.count + 2;
+        *zn = used + 4;
         *starts = at;
         s.out = NULL;
         at = NULL;
+        pc = NULL;
     }
 done:
     free(at);
+    free(pc);
     for (int i = 0; s.lib && i < threads; i++)
         if (s.lib[i])
             libdeflate_free_compressor(s.lib[i]);
     for (int i = 0; s.buf && i < threads; i++)
         free(s.buf[i]);
+    for (int i = 0; s.zbuf && i < threads; i++)
+        free(s.zbuf[i]);
+    free(s.zbuf);
+    free(s.off);
     free(s.buf);
     free(s.lib);
     free(s.st);

@@ -24,6 +24,7 @@
 #include <setjmp.h>
 
 #include "io/io_internal.h"
+#include <zlib.h>
 
 static int g_checks, g_failed;
 static uint64_t g_seed;
@@ -319,6 +320,76 @@ static uint8_t *written(const ic_image *img, int out_ch, const ic_png_deflate_op
     return (uint8_t *)buf;
 }
 
+/* in[0..n) inflated from the raw deflate stream z[0..zn) by zlib: 1 when
+ * the stream gives exactly in (ended by its final block when `last`). */
+static int inflates_to(const uint8_t *z, size_t zn, const uint8_t *in, size_t n, int last)
+{
+    uint8_t *out = malloc(n + 1);
+    z_stream s;
+    memset(&s, 0, sizeof s);
+    if (!out || inflateInit2(&s, -15) != Z_OK) {
+        free(out);
+        return 0;
+    }
+    s.next_in = (Bytef *)(uintptr_t)z;
+    s.avail_in = (uInt)zn;
+    s.next_out = out;
+    s.avail_out = (uInt)(n + 1);
+    const int rc = inflate(&s, Z_SYNC_FLUSH);
+    const int ok = (last ? rc == Z_STREAM_END : rc == Z_OK || rc == Z_BUF_ERROR) &&
+                   s.avail_in == 0 && s.total_out == n && memcmp(out, in, n) == 0;
+    inflateEnd(&s);
+    free(out);
+    return ok;
+}
+
+/* One code for a whole image (ic_png_huffman_code): bytes like filtered
+ * photograph rows (mostly near 0 or 255), coded by the code of their own
+ * counts, inflate back and come out smaller than the block coder's one
+ * code per 64 KiB (headers saved, counts alike); bytes the code suits
+ * badly (a code of mostly zeros on random bytes) fall back to the block
+ * coder's very stream, not 12% more than stored. */
+static void test_image_code(ict_rng *r)
+{
+    const size_t n = (size_t)300 << 10;
+    uint8_t *near = malloc(n), *noise = malloc(n);
+    const size_t room = 2 * ic_png_huffman_bound(n); /* room for what the code would write */
+    uint8_t *a = malloc(room), *b = malloc(room);
+    CHECK(near && noise && a && b, "out of memory");
+    if (!near || !noise || !a || !b)
+        goto done;
+    uint64_t hist[256] = {0}, zeros[256] = {0};
+    for (size_t i = 0; i < n; i++) {
+        const int d = (int)ict_below(r, 13) + (int)ict_below(r, 13) - 12;
+        near[i] = (uint8_t)(i % 9000 == 0 ? ict_next(r) : (uint32_t)d);
+        noise[i] = (uint8_t)ict_next(r);
+        hist[near[i]]++;
+    }
+    zeros[0] = n;
+    ic_png_huffman_code *own = ic_png_huffman_code_make(hist);
+    ic_png_huffman_code *bad = ic_png_huffman_code_make(zeros);
+    CHECK(own && bad, "out of memory for the codes");
+    for (int last = 0; own && bad && last <= 1; last++) {
+        const size_t sa = ic_png_huffman_deflate_code(own, near, n, last, a, room);
+        const size_t sb = ic_png_huffman_deflate(near, n, last, b, room);
+        CHECK(sa && inflates_to(a, sa, near, n, last), "image code, last %d: does not inflate",
+              last);
+        CHECK(sa && sb && sa < sb, "image code, last %d: %zu bytes, the block coder's %zu", last,
+              sa, sb);
+        const size_t fa = ic_png_huffman_deflate_code(bad, noise, n, last, a, room);
+        const size_t fb = ic_png_huffman_deflate(noise, n, last, b, room);
+        CHECK(fa && fa == fb && memcmp(a, b, fa) == 0 && inflates_to(a, fa, noise, n, last),
+              "a bad code, last %d: %zu bytes, the block coder's %zu", last, fa, fb);
+    }
+    ic_png_huffman_code_free(own);
+    ic_png_huffman_code_free(bad);
+done:
+    free(near);
+    free(noise);
+    free(a);
+    free(b);
+}
+
 /* Row strips (png_strips.c): strips of a few rows, so that every image has
  * several, and heights on either side of a strip edge; widths 1..100 over
  * the cases; every coder, 1..4 channels, 8 and 16 bits. The file must be
@@ -530,6 +601,7 @@ int main(void)
     test_round_trips(&r);
     test_tall(&r);
     test_coder_choice(&r);
+    test_image_code(&r);
     test_strips(&r);
     test_strips_default(&r);
     test_threads_api(&r);
