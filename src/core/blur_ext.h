@@ -162,4 +162,37 @@ IC_HD ic_blur_cplx ic_blur_ext_sum(double w, int m, int n, int mode, ic_blur_cpl
                         ic_blur_cmul(ic_blur_cis(w, (long long)q * P), part));
 }
 
+/* A walk along the extended line, one position a step, without the
+ * division ic_border_map takes past the line: the walker keeps i mod P
+ * under a periodic rule, i itself under constant and replicate. */
+IC_HD int ic_blur_walk_start(int i, int n, int mode)
+{
+    const int P = ic_blur_ext_period(n, mode);
+    return P ? ic_mod(i, P) : i;
+}
+
+/* The walker one position on; P = ic_blur_ext_period(n, mode). */
+IC_HD int ic_blur_walk_next(int p, int P)
+{
+    return P && p + 1 == P ? 0 : p + 1;
+}
+
+/* The sample the walker's position reads, ic_border_map of its i: -1
+ * outside a constant border. */
+IC_HD int ic_blur_walk_sample(int p, int n, int mode)
+{
+    if (p >= 0 && p < n)
+        return p;
+    switch (ic_blur_ext_mode(n, mode)) {
+    case IC_BORDER_REPLICATE:
+        return p < 0 ? 0 : n - 1;
+    case IC_BORDER_MIRROR:
+        return 2 * n - 2 - p;
+    case IC_BORDER_REFLECT:
+        return 2 * n - 1 - p;
+    default: /* IC_BORDER_CONSTANT; wrap's positions all lie on the line */
+        return -1;
+    }
+}
+
 #endif /* IC_CORE_BLUR_EXT_H */

@@ -120,6 +120,27 @@ static void check_window(const line_case *lc, int r, int x)
     compare(lc, g, sr, si, tol, "window at x", x, r);
 }
 
+/* The walker (ic_blur_walk_*) against the oracle's border rule, from every
+ * start in [-3P - 2, 3P + n] over 4P + 2n + 4 steps. */
+static void check_walk(int n, ic_border b)
+{
+    const int P = ic_blur_ext_period(n, b), span = 3 * (P ? P : n) + 2;
+    for (int i0 = -span; i0 <= span + n; i0++) {
+        int p = ic_blur_walk_start(i0, n, b);
+        for (int i = i0; i < i0 + 4 * span + 2 * n; i++) {
+            const int got = ic_blur_walk_sample(p, n, b), want = ict_border_map(i, n, b);
+            cases++;
+            if (got != want) {
+                printf("FAIL: border %s n %d: the walk from %d reads %d at %d, the rule %d\n",
+                       ic_border_name(b), n, i0, got, i, want);
+                failures++;
+                return;
+            }
+            p = ic_blur_walk_next(p, P);
+        }
+    }
+}
+
 int main(void)
 {
     const ic_border borders[] = {IC_BORDER_CONSTANT, IC_BORDER_REPLICATE, IC_BORDER_MIRROR,
@@ -134,6 +155,7 @@ int main(void)
             e[i] = (double)urand(65535);
         for (int bi = 0; bi < 5; bi++) {
             const ic_border b = borders[bi];
+            check_walk(n, b);
             const int P = n == 1 ? 1 : b == IC_BORDER_MIRROR ? 2 * n - 2 : 2 * n;
             /* the fit's frequencies (2 pi / T, T 1.2 to 2 supports) and
              * others; w P on a multiple of 2 pi and one ulp-ish off it */

@@ -10,7 +10,9 @@
  * so that the window of output x is F_k(x+r+1) - F_k(x-r), turned back by
  * e^{-j w_k x}; all in float64 (a box: integer sums, exact). The prefix
  * sums run over the line itself, and a window end past it is summed in
- * closed form from them (core/blur_ext.h), so the work does not grow with r.
+ * closed form from them (core/blur_ext.h), so the work does not grow with r;
+ * the walk along the outputs reads the extension a step at a time, with no
+ * division past the line.
  * The prefix sums are blocked (reduce, then scan): S threads of a block split
  * a line into S runs, add their runs, scan the S totals in shared memory,
  * then each walks its share of the outputs from two prefixes it completes
@@ -97,11 +99,12 @@ struct float_planes {
     }
 };
 
-/* e_i: sample i of the line extended by the border rule. */
+/* The sample a walker at position p reads (core/blur_ext.h): the line's
+ * sample, or the constant border's value. */
 template <class Src>
-__device__ __forceinline__ double ext(const Src &s, const blur_pass_args &a, int c, int line, int i)
+__device__ __forceinline__ double ext(const Src &s, const blur_pass_args &a, int c, int line, int p)
 {
-    const int j = ic_border_map(i, a.n, a.border);
+    const int j = ic_blur_walk_sample(p, a.n, a.border);
     return j < 0 ? a.cv[c] : s.at(c, line, j);
 }
 
@@ -244,6 +247,9 @@ __global__ void __launch_bounds__(COL_LINES *COL_RUNS)
     const int pa = x0 - a.r, pb = x0 + a.r + 1;
     window_end<NT>(src, a, c, line, pre, tot, run, pa, ga);
     window_end<NT>(src, a, c, line, pre, tot, run, pb, gb);
+    /* walkers at the sample each step drops (x - r) and takes (x + r + 1) */
+    const int P = ic_blur_ext_period(n, a.border);
+    int wa = ic_blur_walk_start(pa, n, a.border), wb = ic_blur_walk_start(pb, n, a.border);
     double2 za[NT], zb[NT], zc[NT];
 #pragma unroll
     for (int t = 0; t < NT; t++) {
@@ -261,7 +267,9 @@ __global__ void __launch_bounds__(COL_LINES *COL_RUNS)
         out.put(c, line, x, v * a.scale);
         if (x + 1 == x1)
             break;
-        const double ea = ext(src, a, c, line, x - a.r), eb = ext(src, a, c, line, x + a.r + 1);
+        const double ea = ext(src, a, c, line, wa), eb = ext(src, a, c, line, wb);
+        wa = ic_blur_walk_next(wa, P);
+        wb = ic_blur_walk_next(wb, P);
 #pragma unroll
         for (int t = 0; t < NT; t++) {
             ga[t].x = fma(ea, za[t].x, ga[t].x);
