@@ -14,7 +14,8 @@
  * conjugate of a forward range turned by the period's phase (the samples
  * are real). F(m) for any m then needs only the line's total F(n), its
  * first and last samples and its own prefix F(k) at one k in [0, n]
- * (ic_blur_ext_point), at O(log(|m| / n)) operations.
+ * (ic_blur_ext_point), at O(log(|m| / n)) complex products (O(log |m|)
+ * past a constant or replicated edge) and no sine or cosine.
  */
 #ifndef IC_CORE_BLUR_EXT_H
 #define IC_CORE_BLUR_EXT_H
@@ -62,13 +63,13 @@ IC_HD ic_blur_cplx ic_blur_cis(double w, long long k)
     return ic_blur_cmake(cos(t), sin(t));
 }
 
-/* sum_{p=0}^{q-1} y^p for y = e^{j theta}, and minus the sum over q..-1
- * when q < 0, by doubling: log q products and no division, so theta near a
- * multiple of 2 pi loses nothing and theta = 0 (a box) counts exactly. */
-IC_HD ic_blur_cplx ic_blur_geo(double theta, int q)
+/* sum_{p=0}^{q-1} y^p for |y| = 1, and minus the sum over q..-1 when
+ * q < 0; *yq = y^q. By doubling: log q products and no division, so y near
+ * 1 loses nothing and y = 1 (a box) counts exactly. */
+IC_HD ic_blur_cplx ic_blur_geo(ic_blur_cplx y, int q, ic_blur_cplx *yq)
 {
     const int m = q < 0 ? -q : q;
-    const ic_blur_cplx y = ic_blur_cis(theta, 1), one = ic_blur_cmake(1.0, 0.0);
+    const ic_blur_cplx one = ic_blur_cmake(1.0, 0.0);
     ic_blur_cplx s = ic_blur_cmake(0.0, 0.0), yk = one; /* S_k and y^k, k the bits so far */
     int top = 0;
     while (top < 30 && (m >> (top + 1)) != 0)
@@ -81,9 +82,10 @@ IC_HD ic_blur_cplx ic_blur_geo(double theta, int q)
             yk = ic_blur_cmul(y, yk);
         }
     }
+    *yq = q < 0 ? ic_blur_conj(yk) : yk;
     if (q >= 0)
         return s;
-    const ic_blur_cplx v = ic_blur_cmul(ic_blur_conj(yk), s); /* y^q S_m: the sum over q..-1 */
+    const ic_blur_cplx v = ic_blur_cmul(*yq, s); /* y^q S_m: the sum over q..-1 */
     return ic_blur_cmake(-v.re, -v.im);
 }
 
@@ -125,41 +127,64 @@ IC_HD int ic_blur_ext_point(int m, int n, int mode)
     return ic_blur_ext_mode(n, mode) == IC_BORDER_REFLECT ? 2 * n - s : 2 * n - 1 - s;
 }
 
-/* F(m) of the line extended by `mode` for z = e^{j w}: T = F(n), the line's
- * total; h = F(ic_blur_ext_point(m, n, mode)); xf, xl its first and last
- * samples; v the value outside a constant border. */
-IC_HD ic_blur_cplx ic_blur_ext_sum(double w, int m, int n, int mode, ic_blur_cplx T, ic_blur_cplx h,
-                                   double xf, double xl, double v)
+/* The phases one term's closed form reads, for a line of n under `mode`:
+ * computed once a pass, so that a window end takes no sine or cosine. */
+typedef struct ic_blur_ext_term {
+    ic_blur_cplx y1; /* e^{j w} */
+    ic_blur_cplx yn; /* e^{j w n} */
+    ic_blur_cplx yp; /* e^{j w P} */
+    ic_blur_cplx zr; /* e^{j w (2n-1)} (reflect), e^{j w (2n-2)} (mirror) */
+    ic_blur_cplx zl; /* e^{j w (n-1)} */
+} ic_blur_ext_term;
+
+IC_HD ic_blur_ext_term ic_blur_ext_term_make(double w, int n, int mode)
+{
+    ic_blur_ext_term k;
+    mode = ic_blur_ext_mode(n, mode);
+    k.y1 = ic_blur_cis(w, 1);
+    k.yn = ic_blur_cis(w, n);
+    k.yp = ic_blur_cis(w, ic_blur_ext_period(n, mode));
+    k.zr = ic_blur_cis(w, 2 * (long long)n - (mode == IC_BORDER_REFLECT ? 1 : 2));
+    k.zl = ic_blur_cis(w, n - 1);
+    return k;
+}
+
+/* F(m) of the line extended by `mode` for z = e^{j w}, k its phases
+ * (ic_blur_ext_term_make): T = F(n), the line's total; h = F(k) at
+ * ic_blur_ext_point(m, n, mode); xf, xl its first and last samples; v the
+ * value outside a constant border. */
+IC_HD ic_blur_cplx ic_blur_ext_sum(const ic_blur_ext_term *k, int m, int n, int mode,
+                                   ic_blur_cplx T, ic_blur_cplx h, double xf, double xl, double v)
 {
     if (m >= 0 && m <= n)
         return h;
     mode = ic_blur_ext_mode(n, mode);
     const int P = ic_blur_ext_period(n, mode);
-    if (!P) { /* v z^m + ... : a geometric series from the edge */
+    ic_blur_cplx yq;
+    if (!P) { /* c z^i summed from the edge: a geometric series */
         const double c = mode == IC_BORDER_REPLICATE ? (m < 0 ? xf : xl) : v;
         if (m < 0) {
-            const ic_blur_cplx g = ic_blur_geo(w, m);
+            const ic_blur_cplx g = ic_blur_geo(k->y1, m, &yq);
             return ic_blur_cmake(c * g.re, c * g.im);
         }
-        const ic_blur_cplx g = ic_blur_cmul(ic_blur_cis(w, n), ic_blur_geo(w, m - n));
+        const ic_blur_cplx g = ic_blur_cmul(k->yn, ic_blur_geo(k->y1, m - n, &yq));
         return ic_blur_cmake(T.re + c * g.re, T.im + c * g.im);
     }
     const int s = ic_mod(m, P), q = (m - s) / P;
     ic_blur_cplx per = T, part = h;  /* the sums over [0, P) and [0, s) */
     if (mode == IC_BORDER_REFLECT) { /* i in [n, 2n) reads 2n-1-i */
-        const ic_blur_cplx zr = ic_blur_cis(w, 2 * (long long)n - 1);
-        per = ic_blur_cadd(T, ic_blur_cmul(zr, ic_blur_conj(T)));
+        per = ic_blur_cadd(T, ic_blur_cmul(k->zr, ic_blur_conj(T)));
         if (s > n)
-            part = ic_blur_cadd(T, ic_blur_cmul(zr, ic_blur_conj(ic_blur_csub(T, h))));
+            part = ic_blur_cadd(T, ic_blur_cmul(k->zr, ic_blur_conj(ic_blur_csub(T, h))));
     } else if (mode == IC_BORDER_MIRROR) { /* i in [n, 2n-2) reads 2n-2-i */
-        const ic_blur_cplx zr = ic_blur_cis(w, 2 * (long long)n - 2), zl = ic_blur_cis(w, n - 1);
-        const ic_blur_cplx tm = ic_blur_cmake(T.re - xl * zl.re, T.im - xl * zl.im); /* [0, n-1) */
-        per = ic_blur_cadd(T, ic_blur_cmul(zr, ic_blur_conj(ic_blur_cmake(tm.re - xf, tm.im))));
+        const ic_blur_cplx tm =
+            ic_blur_cmake(T.re - xl * k->zl.re, T.im - xl * k->zl.im); /* [0, n-1) */
+        per = ic_blur_cadd(T, ic_blur_cmul(k->zr, ic_blur_conj(ic_blur_cmake(tm.re - xf, tm.im))));
         if (s > n)
-            part = ic_blur_cadd(T, ic_blur_cmul(zr, ic_blur_conj(ic_blur_csub(tm, h))));
+            part = ic_blur_cadd(T, ic_blur_cmul(k->zr, ic_blur_conj(ic_blur_csub(tm, h))));
     }
-    return ic_blur_cadd(ic_blur_cmul(ic_blur_geo(w * P, q), per),
-                        ic_blur_cmul(ic_blur_cis(w, (long long)q * P), part));
+    const ic_blur_cplx g = ic_blur_geo(k->yp, q, &yq);
+    return ic_blur_cadd(ic_blur_cmul(g, per), ic_blur_cmul(yq, part));
 }
 
 /* A walk along the extended line, one position a step, without the

@@ -57,8 +57,8 @@ static ic_blur_cplx closed(const line_case *lc, int m)
         failures++;
         return ic_blur_cmake(NAN, NAN);
     }
-    return ic_blur_ext_sum(lc->w, m, n, lc->b, lc->pre[n], lc->pre[k], lc->e[0], lc->e[n - 1],
-                           lc->v);
+    const ic_blur_ext_term t = ic_blur_ext_term_make(lc->w, n, lc->b);
+    return ic_blur_ext_sum(&t, m, n, lc->b, lc->pre[n], lc->pre[k], lc->e[0], lc->e[n - 1], lc->v);
 }
 
 static double sample(const line_case *lc, int i)

@@ -49,11 +49,12 @@ static_assert(COL_RUNS >= MAXT, "a block scans one term a thread row");
 struct blur_pass_args {
     int n, r, nt;
     int border;
-    double cv[4];              /* the constant border's value, per plane */
-    double c[MAXT];            /* a0, a_1.. */
-    double w[MAXT];            /* 0, w_1.. */
-    double cw[MAXT], sw[MAXT]; /* cos w, sin w: a step's rotation */
-    double scale;              /* applied to every output */
+    double cv[4];               /* the constant border's value, per plane */
+    double c[MAXT];             /* a0, a_1.. */
+    double w[MAXT];             /* 0, w_1.. */
+    double cw[MAXT], sw[MAXT];  /* cos w, sin w: a step's rotation */
+    ic_blur_ext_term ext[MAXT]; /* the closed form's phases (core/blur_ext.h) */
+    double scale;               /* applied to every output */
 };
 
 /* The row pass reads the image (premultiplied colour when asked). */
@@ -121,11 +122,11 @@ static __device__ __noinline__ double2 cis(double w, double k)
 /* F(m) of one term past the line, from F(n) = T and F(k) = h at the point
  * ic_blur_ext_point names (core/blur_ext.h); called, not inlined, for the
  * same reason as cis. */
-static __device__ __noinline__ double2 ext_end(double w, int m, int n, int mode, double2 T,
-                                               double2 h, double xf, double xl, double v)
+static __device__ __noinline__ double2 ext_end(const ic_blur_ext_term k, int m, int n, int mode,
+                                               double2 T, double2 h, double xf, double xl, double v)
 {
-    const ic_blur_cplx f =
-        ic_blur_ext_sum(w, m, n, mode, ic_blur_cmake(T.x, T.y), ic_blur_cmake(h.x, h.y), xf, xl, v);
+    const ic_blur_cplx f = ic_blur_ext_sum(&k, m, n, mode, ic_blur_cmake(T.x, T.y),
+                                           ic_blur_cmake(h.x, h.y), xf, xl, v);
     return make_double2(f.re, f.im);
 }
 
@@ -198,7 +199,7 @@ __device__ __forceinline__ void window_end(const Src &src, const blur_pass_args 
     const double xf = src.at(c, line, 0), xl = src.at(c, line, n - 1);
 #pragma unroll
     for (int t = 0; t < NT; t++)
-        g[t] = ext_end(a.w[t], m, n, a.border, tot[t * blockDim.x + threadIdx.x], g[t], xf, xl,
+        g[t] = ext_end(a.ext[t], m, n, a.border, tot[t * blockDim.x + threadIdx.x], g[t], xf, xl,
                        a.cv[c]);
 }
 
@@ -386,6 +387,7 @@ static void pass_args(const ic_blur_fit *f, int n, const ic_cuda_args *a, double
     for (int t = 0; t < p->nt; t++) {
         p->cw[t] = cos(p->w[t]);
         p->sw[t] = sin(p->w[t]);
+        p->ext[t] = ic_blur_ext_term_make(p->w[t], n, p->border);
     }
     p->scale = scale;
 }
