@@ -21,8 +21,9 @@
  * SoA, 1 to 4 channels, in quick mode too.
  *
  * Without a GPU: exit 77 (SKIPPED). IC_TEST_QUICK=1 (compute-sanitizer)
- * runs a few small cases; ICT_SEED=N and ICT_CASES=N narrow a run. A
- * failing case prints its seed and parameters.
+ * runs a few small random cases and 45 of the far-radius ones;
+ * ICT_SEED=N and ICT_CASES=N (the random cases) narrow a run. A failing
+ * case prints its seed and parameters.
  */
 #define IC_ADVANCED_API
 #include <math.h>
