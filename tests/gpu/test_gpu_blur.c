@@ -15,10 +15,15 @@
  * device-image case must equal the host run bit for bit; a gaussian whose
  * explicit support is wider than 2*ceil(4 sigma)+1 is refused in one line;
  * a batch of device images under a blur past 255 equals each image's run.
+ * Radii hundreds of times the line (17x5 at sigma 300, 64x48 at sigma 500,
+ * 1x2 and 2x1), where the window ends lie far past the line and are summed
+ * in closed form, run every border mode with u8, u16 and float32, AoS and
+ * SoA, 1 to 4 channels, in quick mode too.
  *
  * Without a GPU: exit 77 (SKIPPED). IC_TEST_QUICK=1 (compute-sanitizer)
- * runs a few small cases; ICT_SEED=N and ICT_CASES=N narrow a run. A
- * failing case prints its seed and parameters.
+ * runs a few small random cases and 45 of the far-radius ones;
+ * ICT_SEED=N and ICT_CASES=N (the random cases) narrow a run. A failing
+ * case prints its seed and parameters.
  */
 #define IC_ADVANCED_API
 #include <math.h>
@@ -484,6 +489,46 @@ int main(void)
         else
             worstf = d > worstf ? d : worstf;
         ran++;
+    }
+    { /* radii hundreds of times the line: every window end past it, both
+       * passes; every border with every type, layout and channel count */
+        static const blur_spec s300 = {"gaussian:sigma=300", 300, 300, 1801, 1801, 0, 1};
+        static const blur_spec s500 = {"gaussian:sigma=500", 500, 500, 3001, 3001, 0, 1};
+        static const blur_spec b999 = {"box:999x1401", 0, 0, 999, 1401, 0, 1};
+        static const struct {
+            const blur_spec *spec;
+            int w, h, all; /* all: 30 cases (border x type x layout), else 5; -1: not quick */
+        } far[] = {
+            {&s300, 17, 5, 1}, {&s500, 64, 48, 1}, {&s300, 1, 2, 0},
+            {&b999, 2, 1, 0},  {&b999, 13, 3, -1},
+        };
+        for (size_t f = 0; f < sizeof far / sizeof far[0]; f++) {
+            if (quick && far[f].all < 0)
+                continue;
+            const int all = far[f].all != 0 && !(quick && f > 0); /* quick: 17x5 only */
+            for (int i = 0; i < (all ? 30 : 5); i++) {
+                blur_case c;
+                memset(&c, 0, sizeof c);
+                c.spec = far[f].spec;
+                c.w = far[f].w;
+                c.h = far[f].h;
+                c.border = borders[i % 5];
+                c.type = (i / 5) % 3 == 0 ? IC_U8 : (i / 5) % 3 == 1 ? IC_U16 : IC_F32;
+                c.layout = (i / 15 + f) % 2 ? IC_SOA : IC_AOS;
+                c.ch = 1 + (i + (int)f) % 4; /* 30 cases: every border with every count */
+                c.premul = c.type != IC_F32 && (c.ch == 2 || c.ch == 4) && i % 3 == 0;
+                c.device = i % 7 == 3;
+                const double d =
+                    run_case(auto_ctx, blur_ctx, &c, ict_mix(seed0, 3000 + 100 * f + i));
+                if (c.type == IC_U8)
+                    worst8 = d > worst8 ? d : worst8;
+                else if (c.type == IC_U16)
+                    worst16 = d > worst16 ? d : worst16;
+                else
+                    worstf = d > worstf ? d : worstf;
+                ran++;
+            }
+        }
     }
     if (!quick) { /* larger images: many blocks of runs per line */
         static const blur_spec hd = {"gaussian:sigma=30", 30, 30, 181, 181, 0, 0};

@@ -4,15 +4,19 @@
  * mathematics as the cpu backend (src/cpu/cpu_blur.c, docs/design/blur.md)
  * with the weights of the one shared fit (core/blur_fit.c):
  *   h(m) = a0 + sum_k a_k cos(w_k m),  m = -r..r.
- * Each pass extends a line by the border rule over r on both sides (u = 0 ..
- * n+2r-1 for sample u-r) and takes complex-modulated prefix sums of it,
- *   G_k(t) = sum_{u<t} e(u) e^{j w_k u}   (w_0 = 0: the plain sum),
- * so that the window of output x is G_k(x+2r+1) - G_k(x), turned back by
- * e^{-j w_k (x+r)}; all in float64 (a box: integer sums, exact).
+ * With e_i the line's sample i extended by the border rule (any integer i),
+ * each pass takes complex-modulated prefix sums
+ *   F_k(m) = sum_{0<=i<m} e_i e^{j w_k i}   (w_0 = 0: the plain sum),
+ * so that the window of output x is F_k(x+r+1) - F_k(x-r), turned back by
+ * e^{-j w_k x}; all in float64 (a box: integer sums, exact). The prefix
+ * sums run over the line itself, and a window end past it is summed in
+ * closed form from them (core/blur_ext.h), so the work does not grow with r;
+ * the walk along the outputs reads the extension a step at a time, with no
+ * division past the line.
  * The prefix sums are blocked (reduce, then scan): S threads of a block split
- * a line's extension into S runs, add their runs, scan the S totals in shared
- * memory, then each walks its share of the outputs from two prefixes it
- * completes itself. The row pass takes one line a block (S = 256); the
+ * a line into S runs, add their runs, scan the S totals in shared memory,
+ * then each walks its share of the outputs from two prefixes it completes
+ * itself. The row pass takes one line a block (S = 256); the
  * column pass 16 neighbouring columns a block, adjacent threads on adjacent
  * columns (coalesced), S = 32 runs each. Row pass -> float planes B, column
  * pass -> float planes V, then one pass per pixel rounds (or divides by
@@ -23,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/blur_ext.h"
 #include "core/blur_fit.h"
 #include "core/border.h"
 #include "cuda/cuda_common.cuh"
@@ -44,10 +49,12 @@ static_assert(COL_RUNS >= MAXT, "a block scans one term a thread row");
 struct blur_pass_args {
     int n, r, nt;
     int border;
-    double cv[4];   /* the constant border's value, per plane */
-    double c[MAXT]; /* a0, a_1.. */
-    double w[MAXT]; /* 0, w_1.. */
-    double scale;   /* applied to every output */
+    double cv[4];               /* the constant border's value, per plane */
+    double c[MAXT];             /* a0, a_1.. */
+    double w[MAXT];             /* 0, w_1.. */
+    double cw[MAXT], sw[MAXT];  /* cos w, sin w: a step's rotation */
+    ic_blur_ext_term ext[MAXT]; /* the closed form's phases (core/blur_ext.h) */
+    double scale;               /* applied to every output */
 };
 
 /* The row pass reads the image (premultiplied colour when asked). */
@@ -93,46 +100,66 @@ struct float_planes {
     }
 };
 
-/* e(u): sample u - r of the line extended by the border rule. */
+/* The sample a walker at position p reads (core/blur_ext.h): the line's
+ * sample, or the constant border's value. */
 template <class Src>
-__device__ __forceinline__ double ext(const Src &s, const blur_pass_args &a, int c, int line, int u)
+__device__ __forceinline__ double ext(const Src &s, const blur_pass_args &a, int c, int line, int p)
 {
-    const int j = ic_border_map(u - a.r, a.n, a.border);
+    const int j = ic_blur_walk_sample(p, a.n, a.border);
     return j < 0 ? a.cv[c] : s.at(c, line, j);
 }
 
-/* acc[t] += sum_{u0 <= u < u1} e(u) e^{j w_t u}. */
+/* e^{j w k}. One copy, called: sincos inlines a long path for huge
+ * arguments, and inlined a term at a time into every instantiation it made
+ * most of this file's compile time. */
+static __device__ __noinline__ double2 cis(double w, double k)
+{
+    double2 z;
+    sincos(w * k, &z.y, &z.x);
+    return z;
+}
+
+/* F(m) of one term past the line, from F(n) = T and F(k) = h at the point
+ * ic_blur_ext_point names (core/blur_ext.h); called, not inlined, for the
+ * same reason as cis. */
+static __device__ __noinline__ double2 ext_end(const ic_blur_ext_term k, int m, int n, int mode,
+                                               double2 T, double2 h, double xf, double xl, double v)
+{
+    const ic_blur_cplx f = ic_blur_ext_sum(&k, m, n, mode, ic_blur_cmake(T.x, T.y),
+                                           ic_blur_cmake(h.x, h.y), xf, xl, v);
+    return make_double2(f.re, f.im);
+}
+
+/* acc[t] += sum_{u0 <= i < u1} e_i e^{j w_t i}, 0 <= u0, u1 <= n. */
 template <int NT, class Src>
 __device__ void add_run(const Src &s, const blur_pass_args &a, int c, int line, int u0, int u1,
                         double2 *acc)
 {
     if (u1 <= u0)
         return;
-    double2 z[NT], step[NT];
+    double2 z[NT];
 #pragma unroll
-    for (int t = 0; t < NT; t++) {
-        sincos(a.w[t] * u0, &z[t].y, &z[t].x);
-        sincos(a.w[t], &step[t].y, &step[t].x);
-    }
+    for (int t = 0; t < NT; t++)
+        z[t] = cis(a.w[t], u0);
     for (int u = u0; u < u1; u++) {
-        const double e = ext(s, a, c, line, u);
+        const double e = s.at(c, line, u);
 #pragma unroll
         for (int t = 0; t < NT; t++) {
             acc[t].x = fma(e, z[t].x, acc[t].x);
             acc[t].y = fma(e, z[t].y, acc[t].y);
-            const double zx = z[t].x * step[t].x - z[t].y * step[t].y;
-            z[t].y = fma(z[t].x, step[t].y, z[t].y * step[t].x);
+            const double zx = z[t].x * a.cw[t] - z[t].y * a.sw[t];
+            z[t].y = fma(z[t].x, a.sw[t], z[t].y * a.cw[t]);
             z[t].x = zx;
         }
     }
 }
 
-/* g = G(p) from the scanned run prefixes pre (NT x S x LX, this thread's
- * line): the prefix of p's run plus the run up to p, or the next run's
- * prefix less the rest of the run when p lies in its second half. */
+/* g = F(p), 0 <= p <= n, from the scanned run prefixes pre (NT x S x LX,
+ * this thread's line): the prefix of p's run plus the run up to p, or the
+ * next run's prefix less the rest of the run when p lies in its second half. */
 template <int NT, class Src>
 __device__ void prefix_at(const Src &src, const blur_pass_args &a, int c, int line,
-                          const double2 *pre, int run, int L, int p, double2 *g)
+                          const double2 *pre, int run, int p, double2 *g)
 {
     const int S = blockDim.y, LX = blockDim.x, lx = threadIdx.x;
     int j = min(p / run, S - 1);
@@ -149,7 +176,7 @@ __device__ void prefix_at(const Src &src, const blur_pass_args &a, int c, int li
 #pragma unroll
     for (int t = 0; t < NT; t++)
         d[t] = make_double2(0.0, 0.0);
-    add_run<NT>(src, a, c, line, p, min(L, j * run), d);
+    add_run<NT>(src, a, c, line, p, min(a.n, j * run), d);
 #pragma unroll
     for (int t = 0; t < NT; t++) {
         g[t].x -= d[t].x;
@@ -157,8 +184,28 @@ __device__ void prefix_at(const Src &src, const blur_pass_args &a, int c, int li
     }
 }
 
+/* g = F(m) for a window end m anywhere: the line's prefix at the point the
+ * closed form names, then the closed form when m lies past the line. tot:
+ * the line's totals (NT x LX). */
+template <int NT, class Src>
+__device__ __forceinline__ void window_end(const Src &src, const blur_pass_args &a, int c, int line,
+                                           const double2 *pre, const double2 *tot, int run, int m,
+                                           double2 *g)
+{
+    const int n = a.n;
+    prefix_at<NT>(src, a, c, line, pre, run, ic_blur_ext_point(m, n, a.border), g);
+    if (m >= 0 && m <= n)
+        return;
+    const double xf = src.at(c, line, 0), xl = src.at(c, line, n - 1);
+#pragma unroll
+    for (int t = 0; t < NT; t++)
+        g[t] = ext_end(a.ext[t], m, n, a.border, tot[t * blockDim.x + threadIdx.x], g[t], xf, xl,
+                       a.cv[c]);
+}
+
 /* One pass over lines: blockDim = (LX lines, S runs); line blockIdx.x*LX +
- * threadIdx.x of plane blockIdx.y. pre: NT x S x LX prefixes (shared). */
+ * threadIdx.x of plane blockIdx.y. Shared: NT x S x LX run prefixes, then
+ * NT x LX line totals. */
 template <int NT, class Src>
 __global__ void __launch_bounds__(COL_LINES *COL_RUNS)
     blur_pass(Src src, float_planes out, blur_pass_args a, int nlines)
@@ -167,13 +214,14 @@ __global__ void __launch_bounds__(COL_LINES *COL_RUNS)
     const int LX = blockDim.x, S = blockDim.y, lx = threadIdx.x, s = threadIdx.y;
     const int line = blockIdx.x * LX + lx, c = blockIdx.y;
     const bool live = line < nlines;
-    const int L = a.n + 2 * a.r, run = (L + S - 1) / S;
+    const int n = a.n, run = (n + S - 1) / S;
+    double2 *tot = pre + (size_t)NT * S * LX;
     double2 acc[NT];
 #pragma unroll
     for (int t = 0; t < NT; t++)
         acc[t] = make_double2(0.0, 0.0);
     if (live)
-        add_run<NT>(src, a, c, line, s * run, min(L, (s + 1) * run), acc);
+        add_run<NT>(src, a, c, line, s * run, min(n, (s + 1) * run), acc);
 #pragma unroll
     for (int t = 0; t < NT; t++)
         pre[((size_t)t * S + s) * LX + lx] = acc[t];
@@ -187,25 +235,28 @@ __global__ void __launch_bounds__(COL_LINES *COL_RUNS)
             sum.x += v.x;
             sum.y += v.y;
         }
+        tot[s * LX + lx] = sum;
     }
     __syncthreads();
     if (!live)
         return;
-    const int per = (a.n + S - 1) / S, x0 = s * per, x1 = min(a.n, x0 + per);
+    const int per = (n + S - 1) / S, x0 = s * per, x1 = min(n, x0 + per);
     if (x0 >= x1)
         return;
-    /* G(x0) and G(x0 + 2r + 1) from the nearer run boundary */
+    /* F at the two ends of x0's window, x0 - r and x0 + r + 1 */
     double2 ga[NT], gb[NT];
-    const int pa = x0, pb = x0 + 2 * a.r + 1;
-    prefix_at<NT>(src, a, c, line, pre, run, L, pa, ga);
-    prefix_at<NT>(src, a, c, line, pre, run, L, pb, gb);
-    double2 za[NT], zb[NT], zc[NT], step[NT];
+    const int pa = x0 - a.r, pb = x0 + a.r + 1;
+    window_end<NT>(src, a, c, line, pre, tot, run, pa, ga);
+    window_end<NT>(src, a, c, line, pre, tot, run, pb, gb);
+    /* walkers at the sample each step drops (x - r) and takes (x + r + 1) */
+    const int P = ic_blur_ext_period(n, a.border);
+    int wa = ic_blur_walk_start(pa, n, a.border), wb = ic_blur_walk_start(pb, n, a.border);
+    double2 za[NT], zb[NT], zc[NT];
 #pragma unroll
     for (int t = 0; t < NT; t++) {
-        sincos(a.w[t] * pa, &za[t].y, &za[t].x);
-        sincos(a.w[t] * pb, &zb[t].y, &zb[t].x);
-        sincos(-a.w[t] * (x0 + a.r), &zc[t].y, &zc[t].x);
-        sincos(a.w[t], &step[t].y, &step[t].x);
+        za[t] = cis(a.w[t], pa);
+        zb[t] = cis(a.w[t], pb);
+        zc[t] = cis(-a.w[t], x0);
     }
     for (int x = x0; x < x1; x++) {
         double v = 0.0;
@@ -217,14 +268,16 @@ __global__ void __launch_bounds__(COL_LINES *COL_RUNS)
         out.put(c, line, x, v * a.scale);
         if (x + 1 == x1)
             break;
-        const double ea = ext(src, a, c, line, x), eb = ext(src, a, c, line, x + 2 * a.r + 1);
+        const double ea = ext(src, a, c, line, wa), eb = ext(src, a, c, line, wb);
+        wa = ic_blur_walk_next(wa, P);
+        wb = ic_blur_walk_next(wb, P);
 #pragma unroll
         for (int t = 0; t < NT; t++) {
             ga[t].x = fma(ea, za[t].x, ga[t].x);
             ga[t].y = fma(ea, za[t].y, ga[t].y);
             gb[t].x = fma(eb, zb[t].x, gb[t].x);
             gb[t].y = fma(eb, zb[t].y, gb[t].y);
-            const double sx = step[t].x, sy = step[t].y;
+            const double sx = a.cw[t], sy = a.sw[t];
             double tx = za[t].x * sx - za[t].y * sy;
             za[t].y = fma(za[t].x, sy, za[t].y * sx);
             za[t].x = tx;
@@ -331,6 +384,11 @@ static void pass_args(const ic_blur_fit *f, int n, const ic_cuda_args *a, double
         p->c[k + 1] = f->a[k];
         p->w[k + 1] = f->w[k];
     }
+    for (int t = 0; t < p->nt; t++) {
+        p->cw[t] = cos(p->w[t]);
+        p->sw[t] = sin(p->w[t]);
+        p->ext[t] = ic_blur_ext_term_make(p->w[t], n, p->border);
+    }
     p->scale = scale;
 }
 
@@ -339,7 +397,7 @@ static ic_status launch_nt(const Src &src, const float_planes &out, const blur_p
                            int nlines, dim3 block, int planes, cudaStream_t stream, char *err,
                            size_t errlen)
 {
-    const size_t smem = (size_t)NT * block.x * block.y * sizeof(double2);
+    const size_t smem = (size_t)NT * block.x * (block.y + 1) * sizeof(double2); /* and totals */
     IC_CUDA_CHECK(cudaFuncSetAttribute(blur_pass<NT, Src>,
                                        cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
     const dim3 grid((unsigned)((nlines + block.x - 1) / block.x), (unsigned)planes);

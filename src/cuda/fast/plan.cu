@@ -757,20 +757,19 @@ static void fill_plan(ic_fast_plan *p, ic_fast_method m, const job_facts &f,
 
 /* The blur method's plan: its terms, bytes and predicted time,
  *   t = 3 L + max(io / copy, ops / (BLUR_FP64 fma)),
- * ops = samples * BLUR_TERM_OPS * sum over the passes of terms * (n + 2r) / n. */
+ * ops = samples * BLUR_TERM_OPS * sum over the passes of terms: the prefix
+ * sums cover the line only, whatever r (window ends past it in closed form). */
 static void plan_blur(const ic_fast_state *st, const ic_job *job, ic_fast_plan *p)
 {
     const ic_image *img = job->src;
     int tx = 0, ty = 0;
     (void)ic_fast_blur_terms(job->wk, job->kw, job->kh, img->type != IC_U8, &tx, &ty);
     const double samples = (double)img->width * img->height * img->channels;
-    const double W = img->width, H = img->height;
     p->method = IC_FAST_BLUR;
     p->rank = 0;
     p->threads = 256;
     p->blocks = img->height * img->channels;
-    p->fmas = samples * BLUR_TERM_OPS *
-              ((tx + 1) * (W + job->kw - 1) / W + (ty + 1) * (H + job->kh - 1) / H);
+    p->fmas = samples * BLUR_TERM_OPS * ((tx + 1) + (ty + 1));
     p->bytes = samples * (2.0 * (double)ic_sample_size(img->type) + BLUR_BYTES);
     p->pred_ms = (3 * LAUNCH_S +
                   fmax(p->bytes / st->dev.copy_bps, p->fmas / (BLUR_FP64 * st->dev.fma_per_s))) *
@@ -1048,7 +1047,8 @@ static ic_status explain_blur(const ic_fast_state *st, const ic_job *job, const 
                  k->sigma_x, k->sigma_y, tx, ty);
     snprintf(buf, buflen,
              "cuda: method blur%s for a %dx%d %s on %dx%d %s x%d%s%s\n"
-             "  float64 prefix sums of the border-extended lines (reduce, then scan): %s; "
+             "  float64 prefix sums of the lines (reduce, then scan), window ends past a line "
+             "in closed form: %s; "
              "row pass one line a block (256 runs), column pass 16 columns x 32 runs a block, "
              "then one store pass; %s\n"
              "  model: %.3g G fp64 multiply-adds, %s of device traffic; predicted %s\n",
