@@ -14,6 +14,11 @@ extern "C" {
 
 #define IC_BLUR_MAX_TERMS 10
 
+/* Taps a side from which the cuda fast path blurs by prefix sums rather
+ * than FIR (src/cuda/fast/fast.h's IC_FAST_BLUR_MIN_SIDE, held equal to it
+ * in blur.cu); auto's cost model reads it here, in a build without CUDA too. */
+#define IC_BLUR_CUDA_MIN_SIDE 33
+
 /* One pass's weights over the window of 2r+1 samples, m = -r..r:
  *   h(m) = a0 + sum_{k < nterms} a[k] cos(w[k] m)
  * (a box: nterms 0 and a0 its weight). */

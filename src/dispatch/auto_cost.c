@@ -16,11 +16,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/blur_fit.h"
 #include "core/error.h"
 #include "dispatch/dispatch.h"
 
-#define N_FMT 6          /* ic_format's values, IC_FMT_UNKNOWN to IC_FMT_WEBP */
-#define GPU_BLUR_SIDE 33 /* taps a side from which cuda blurs by prefix sums (its plan's rule) */
+#define N_FMT 6 /* ic_format's values, IC_FMT_UNKNOWN to IC_FMT_WEBP */
 
 void ic_auto_rates_default(ic_auto_rates *r, int threads)
 {
@@ -101,7 +101,8 @@ static void predict(const ic_auto_job *j, const ic_auto_rates *r, cost *c)
     c->filt_cpu = j->macs / at_least(j->separable ? r->cpu_mac_sep : r->cpu_mac_direct, 1);
     /* a wide blur takes the prefix-sum method, a cost per sample whatever
      * sigma; a narrower one (gaussian:5) the FIR kernels like any other */
-    const int gpu_blur = j->blur && (j->kw >= GPU_BLUR_SIDE || j->kh >= GPU_BLUR_SIDE);
+    const int gpu_blur =
+        j->blur && (j->kw >= IC_BLUR_CUDA_MIN_SIDE || j->kh >= IC_BLUR_CUDA_MIN_SIDE);
     c->filt_gpu = (gpu_blur ? px * j->channels / at_least(r->gpu_blur_per_s, 1)
                             : j->macs / at_least(r->gpu_mac_per_s, 1)) +
                   r->gpu_launch_s;

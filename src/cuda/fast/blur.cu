@@ -33,6 +33,9 @@
 #include "cuda/cuda_common.cuh"
 #include "cuda/fast/fast.h"
 
+static_assert(IC_FAST_BLUR_MIN_SIDE == IC_BLUR_CUDA_MIN_SIDE,
+              "auto's cost model (core/blur_fit.h) must know where the plan takes the blur");
+
 #define MAXT (IC_BLUR_MAX_TERMS + 1) /* the plain sum and the cosines */
 #define ROW_RUNS 256                 /* threads (runs) a line in the row pass */
 /* columns a block in the column pass, and threads (runs) a column: 16
