@@ -131,7 +131,9 @@ ic_status ic_npy_read(FILE *f, ic_image *img, const ic_io_limits *lim, ic_metada
  * decoder (nvJPEG) turns into pixels: the header, the limits and all of the
  * entropy-coded data go through libjpeg-turbo under ic_jpeg_read's strict
  * error manager (the coefficients are decoded and thrown away: no IDCT,
- * upsampling or colour conversion but for the last row). Returns IC_OK, or
+ * upsampling or colour conversion but for the last row), unless a walk of
+ * the Huffman codes proves them clean first (ic_jpeg_scan_clean; the
+ * environment's IC_JPEG_CHECK_WALK=0 turns it off). Returns IC_OK, or
  * the status and, in err, the message ic_jpeg_read gives the same bytes
  * when the failure lies in the header, the limits or the entropy-coded data
  * (a cut file, a corrupt Huffman code, data that ends early: JWRN_HIT_MARKER,
@@ -139,6 +141,18 @@ ic_status ic_npy_read(FILE *f, ic_image *img, const ic_io_limits *lim, ic_metada
  * refuses passes here. */
 ic_status ic_jpeg_check(const uint8_t *data, size_t n, const ic_io_limits *lim, char *err,
                         size_t errlen);
+/* ic_jpeg_check without the quick proof first (ic_jpeg_scan_clean): always
+ * libjpeg-turbo's decode. For tests that hold the two to one verdict. */
+ic_status ic_jpeg_check_decode(const uint8_t *data, size_t n, const ic_io_limits *lim, char *err,
+                               size_t errlen);
+
+/* jpeg_scan.c: 1 when the bytes are a baseline 3-component JPEG whose
+ * header libjpeg-turbo reads without a word and within lim, and whose
+ * entropy-coded data is proven clean by a walk of its Huffman codes (every
+ * code valid, every run inside its block, each interval ending in its last
+ * byte before the expected RSTn, EOI after the scan): ic_jpeg_check's
+ * verdict is then IC_OK without decoding. 0 proves nothing. */
+int ic_jpeg_scan_clean(const uint8_t *data, size_t n, const ic_io_limits *lim);
 
 /* ic_jpeg_check over a batch on up to IC_JPEG_CHECK_THREADS host threads
  * (jpeg_check.c), started before and collected after other work (the GPU

@@ -28,7 +28,9 @@
  * with the decoder: it passes what the decoder takes, and what it refuses as
  * corrupt the decoder refuses too, with the same status and one-line message
  * (a file whose colour conversion fails is the one it may pass and the
- * decoder refuse: the check converts no colours).
+ * decoder refuse: the check converts no colours). Its quick proof, the walk
+ * of the Huffman codes (ic_jpeg_scan_clean, src/io/jpeg_scan.c), may prove
+ * clean only what libjpeg-turbo's own check (ic_jpeg_check_decode) passes.
  *
  * Such input is also decoded on three threads with parts as small as one
  * MCU row (ic_jpeg_read with lim.threads, src/io/jpeg_restart.c), which
@@ -175,6 +177,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (ks == IC_ERR_FORMAT && (st != ks || strcmp(err, ic_last_error()) != 0) &&
             !strstr(ic_last_error(), "color conversion"))
             abort(); /* the decoder's verdict on a corrupt file, or another */
+        /* The walk proves clean only what libjpeg's check passes. */
+        if (ic_jpeg_scan_clean(data, size, &lim) &&
+            ic_jpeg_check_decode(data, size, &lim, err, sizeof err) != IC_OK)
+            abort();
     }
     if (size >= 3 && data[0] == 0xFF && data[1] == 0xD8 && data[2] == 0xFF)
         jpeg_in_parts(data, size, &lo, st, &img);

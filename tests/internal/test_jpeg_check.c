@@ -15,12 +15,18 @@
  *  3. The limits: a file over max_pixels gets the CPU decoder's message.
  *  4. The batch on threads gives each file the single check's verdict and
  *     leaves the files it was not asked to check alone.
+ *  5. The walk that proves clean files without decoding them
+ *     (ic_jpeg_scan_clean, src/io/jpeg_scan.c): it proves the clean
+ *     baseline colour files of 1 and imgconv's own files in strips, and on
+ *     every bad file of 2 it proves clean only what libjpeg-turbo's check
+ *     (ic_jpeg_check_decode) and the CPU decoder both take.
  *
  * With IC_JPEG_CHECK_BENCH=DIR it measures instead (bench/run.sh jpeg-check):
- * for each *.jpg in DIR the check against a full decode (ic_image_decode)
- * and against jpeg_read_coefficients (the other way to an entropy-only
- * decode), wall and thread CPU time, best of several runs; then the whole
- * set through the threaded batch against the sum of single checks.
+ * for each *.jpg in DIR the check (the walk, then libjpeg-turbo's decode
+ * alone) against a full decode (ic_image_decode) and against
+ * jpeg_read_coefficients (the other way to an entropy-only decode), wall
+ * and thread CPU time, best of several runs; then the whole set through the
+ * threaded batch against the sum of single checks.
  *
  * Without libjpeg: exit 77 (SKIPPED).
  */
@@ -103,6 +109,10 @@ static void clean_files(void)
             const ic_status st = ic_jpeg_check(jpg, n, &kLim, err, sizeof err);
             CHECK(st == IC_OK, "clean %s %dx%d refused: %s \"%s\"", cases[c].name, sizes[s][0],
                   sizes[s][1], ic_status_str(st), err);
+            const int proven = ic_jpeg_scan_clean(jpg, n, &kLim);
+            const int baseline = !cases[c].grey && !cases[c].o.progressive;
+            CHECK(proven == baseline, "clean %s %dx%d: the walk %s it", cases[c].name, sizes[s][0],
+                  sizes[s][1], proven ? "proves" : "does not prove");
             free(jpg);
             ic_image_free(&src);
         }
@@ -112,6 +122,7 @@ static void clean_files(void)
 
 typedef struct bad_tally {
     int cases, refused, hit_marker;
+    int proven;    /* bad cases the walk proves clean: the decoders take them */
     int gpu_seed;  /* the seed is test_gpu_jpeg's full run */
     int gpu_found; /* of the H100 run's two garbage cases, refused as the CPU does */
 } bad_tally;
@@ -123,6 +134,15 @@ static void bad_case(void *ctx, const char *what, const unsigned char *data, siz
     const ic_status cs = cpu_verdict(data, n, msg, sizeof msg);
     const ic_status ks = ic_jpeg_check(data, n, &kLim, err, sizeof err);
     t->cases++;
+    if (ic_jpeg_scan_clean(data, n, &kLim)) {
+        char derr[IC_IO_ERRLEN] = "";
+        const ic_status ds = ic_jpeg_check_decode(data, n, &kLim, derr, sizeof derr);
+        t->proven++;
+        CHECK(ds == IC_OK && cs == IC_OK,
+              "%s: the walk proves it clean; libjpeg's check %s \"%s\", "
+              "the CPU decoder %s \"%s\"",
+              what, ic_status_str(ds), derr, ic_status_str(cs), msg);
+    }
     if (cs != IC_OK) {
         t->refused++;
         CHECK(ks == cs && strcmp(err, msg) == 0, "%s: check gives %s \"%s\", CPU decoder %s \"%s\"",
@@ -163,8 +183,8 @@ static void bad_files(void)
         ic_image_free(&src);
     }
     printf("bad files: %d cases, %d refused by the CPU decoder (%d \"premature end of data "
-           "segment\"), the check agreeing on each\n",
-           t.cases, t.refused, t.hit_marker);
+           "segment\"), the check agreeing on each; %d proven clean by the walk\n",
+           t.cases, t.refused, t.hit_marker, t.proven);
     CHECK(t.hit_marker > 0, "no garbage case ran out of data inside a Huffman code");
     CHECK(t.gpu_found == 2, "the H100 run's two garbage cases: %d of 2 refused as the CPU does",
           t.gpu_found);
@@ -258,6 +278,80 @@ static void batch(void)
     ic_image_free(&src);
 }
 
+/* ---- 5. the walk ------------------------------------------------------------------ */
+
+/* One mutation: when the walk proves it clean, both decoders take it. */
+static int walk_case(const unsigned char *d, size_t n, int *proven)
+{
+    if (!ic_jpeg_scan_clean(d, n, &kLim))
+        return 1;
+    (*proven)++;
+    char err[IC_IO_ERRLEN] = "", msg[IC_IO_ERRLEN];
+    const ic_status ds = ic_jpeg_check_decode(d, n, &kLim, err, sizeof err);
+    const ic_status cs = cpu_verdict(d, n, msg, sizeof msg);
+    return ds == IC_OK && cs == IC_OK;
+}
+
+static void walk(void)
+{
+    /* imgconv's own large JPEG: strips joined by restart markers. */
+    ic_image big;
+    if (ic_image_create(&big, 1300, 900, 3, IC_AOS) != IC_OK)
+        return;
+    ictj_photo_fill(&big, 31);
+    ic_save_options so;
+    memset(&so, 0, sizeof so);
+    so.threads = 3;
+    uint8_t *jpg = NULL;
+    size_t n = 0;
+    CHECK(ic_image_encode(&big, ".jpg", &so, &jpg, &n) == IC_OK, "cannot encode: %s",
+          ic_last_error());
+    char err[IC_IO_ERRLEN] = "";
+    CHECK(jpg && ic_jpeg_scan_clean(jpg, n, &kLim) &&
+              ic_jpeg_check_decode(jpg, n, &kLim, err, sizeof err) == IC_OK,
+          "imgconv's JPEG in strips is not proven clean, or libjpeg refuses it: %s", err);
+    free(jpg);
+    ic_image_free(&big);
+
+    /* Every byte of two small files changed four ways, and every cut. */
+    static const ictj_opts opts[] = {{2, 2, 0, 1, 90}, {1, 1, 0, 0, 75}};
+    int cases = 0, proven = 0, bad = 0;
+    for (size_t k = 0; k < sizeof opts / sizeof *opts; k++) {
+        ic_image src;
+        if (ic_image_create(&src, 72, 40, 3, IC_AOS) != IC_OK)
+            return;
+        ictj_photo_fill(&src, 40 + k);
+        unsigned char *j = NULL;
+        unsigned long jn = 0;
+        if (!ictj_write_jpeg(&src, &opts[k], &j, &jn)) {
+            CHECK(0, "libjpeg could not write the walk's file %zu", k);
+            ic_image_free(&src);
+            continue;
+        }
+        unsigned char *m = malloc(jn);
+        static const unsigned char flips[] = {0x01, 0x10, 0x80, 0xFF};
+        for (size_t i = 0; m && i < jn; i++) {
+            for (size_t f = 0; f < sizeof flips; f++) {
+                memcpy(m, j, jn);
+                m[i] ^= flips[f];
+                cases++;
+                if (!walk_case(m, jn, &proven) && bad++ < 5)
+                    CHECK(0, "file %zu, byte %zu ^ 0x%02x: proven clean, refused by libjpeg", k, i,
+                          flips[f]);
+            }
+            cases++;
+            int cut_proven = 0;
+            (void)walk_case(j, i, &cut_proven);
+            CHECK(!cut_proven, "file %zu cut at %zu bytes: proven clean", k, i);
+        }
+        free(m);
+        free(j);
+        ic_image_free(&src);
+    }
+    printf("walk: %d changed or cut files, %d proven clean (each taken by libjpeg)\n", cases,
+           proven);
+}
+
 /* ---- IC_JPEG_CHECK_BENCH: what the check costs --------------------------------------- */
 
 #define BENCH_FILES 64
@@ -285,8 +379,9 @@ static void read_coefficients(const uint8_t *d, size_t n)
     jpeg_destroy_decompress(&ci);
 }
 
-/* Best wall and thread CPU seconds of BENCH_RUNS runs of the check (what 0),
- * a full decode (what 1) or jpeg_read_coefficients (what 2) of one file. */
+/* Best wall and thread CPU seconds of BENCH_RUNS runs of libjpeg's check
+ * (what 0), a full decode (what 1), jpeg_read_coefficients (what 2) or the
+ * walk (what 3, which must prove the file clean) of one file. */
 static void time_one(const uint8_t *d, size_t n, int what, double *wall, double *cpu)
 {
     *wall = *cpu = 1e9;
@@ -295,7 +390,9 @@ static void time_one(const uint8_t *d, size_t n, int what, double *wall, double 
         ic_status st;
         if (what == 0) {
             char err[IC_IO_ERRLEN];
-            st = ic_jpeg_check(d, n, &kLim, err, sizeof err);
+            st = ic_jpeg_check_decode(d, n, &kLim, err, sizeof err);
+        } else if (what == 3) {
+            st = ic_jpeg_scan_clean(d, n, &kLim) ? IC_OK : IC_ERR_FORMAT;
         } else if (what == 2) {
             read_coefficients(d, n);
             st = IC_OK;
@@ -324,9 +421,9 @@ static int bench(const char *dir)
     static int todo[BENCH_FILES], pass[BENCH_FILES];
     int nf = 0;
     double sum_check = 0;
-    printf("%-18s %9s %8s | %8s %7s | %9s %7s | %10s %7s | %5s %5s %5s\n", "file", "pixels",
-           "bytes", "check ms", "cpu ms", "decode ms", "cpu ms", "coeffs ms", "cpu ms", "wall",
-           "cpu", "coefs");
+    printf("%-18s %9s %8s | %7s %7s | %8s %7s | %9s %7s | %10s %7s | %5s %5s %5s\n", "file",
+           "pixels", "bytes", "walk ms", "cpu ms", "check ms", "cpu ms", "decode ms", "cpu ms",
+           "coeffs ms", "cpu ms", "walk", "check", "coefs");
     struct dirent *e;
     while ((e = readdir(dp)) && nf < BENCH_FILES) {
         const size_t nl = strlen(e->d_name);
@@ -354,14 +451,17 @@ static int bench(const char *dir)
         }
         const long px = (long)img.width * img.height;
         ic_image_free(&img);
-        double cw, cc, dw, dc, kw, kc;
+        double ww, wc, cw, cc, dw, dc, kw, kc;
+        time_one(d, (size_t)sz, 3, &ww, &wc);
         time_one(d, (size_t)sz, 0, &cw, &cc);
         time_one(d, (size_t)sz, 1, &dw, &dc);
         time_one(d, (size_t)sz, 2, &kw, &kc);
-        sum_check += cw;
-        printf("%-18s %9ld %8ld | %8.2f %7.2f | %9.2f %7.2f | %10.2f %7.2f | %5.2f %5.2f %5.2f\n",
-               e->d_name, px, sz, 1e3 * cw, 1e3 * cc, 1e3 * dw, 1e3 * dc, 1e3 * kw, 1e3 * kc,
-               cw / dw, cc / dc, kc / dc);
+        sum_check += ww;
+        /* The last three: CPU time against the full decode's. */
+        printf("%-18s %9ld %8ld | %7.2f %7.2f | %8.2f %7.2f | %9.2f %7.2f | %10.2f %7.2f | %5.2f "
+               "%5.2f %5.2f\n",
+               e->d_name, px, sz, 1e3 * ww, 1e3 * wc, 1e3 * cw, 1e3 * cc, 1e3 * dw, 1e3 * dc,
+               1e3 * kw, 1e3 * kc, wc / dc, cc / dc, kc / dc);
         data[nf] = d;
         len[nf] = (size_t)sz;
         todo[nf] = 1;
@@ -395,6 +495,7 @@ int main(void)
     bad_files();
     limits();
     batch();
+    walk();
     printf("%s: %d failure%s\n", g_fail ? "FAIL" : "PASS", g_fail, g_fail == 1 ? "" : "s");
     return g_fail ? 1 : 0;
 }
