@@ -38,6 +38,7 @@
 #include <unistd.h>
 
 #include "core/error.h"
+#include "core/image_internal.h"
 #include "imgconv.h"
 #include "io/io_internal.h"
 
@@ -305,6 +306,7 @@ static int part_guarded(struct jpeg_decompress_struct *d, ic_jpeg_err *je, part_
     if ((int)d->output_width != img->width || (int)d->output_height != p->height ||
         d->output_components != jb->out_ch)
         return 0;
+    const size_t pad = img->pitch - (size_t)img->width * (size_t)jb->out_ch;
     while (d->output_scanline < d->output_height) {
         JSAMPROW rows[16];
         const int y = p->y0 + (int)d->output_scanline;
@@ -317,6 +319,10 @@ static int part_guarded(struct jpeg_decompress_struct *d, ic_jpeg_err *je, part_
                           : scratch + (size_t)i * img->pitch;
         if (jpeg_read_scanlines(d, rows, (JDIMENSION)n) == 0)
             return 0;
+        /* the image is unzeroed (jpeg.c): its rows' padding too */
+        for (int i = 0; i < n && pad > 0; i++)
+            if (rows[i] != scratch + (size_t)i * img->pitch)
+                memset(rows[i] + img->pitch - pad, 0, pad);
     }
     if (p->last) {
         /* Reads to the EOI marker, as the one-thread decoder does. */
@@ -334,6 +340,11 @@ static void part_decode(job *jb, int index)
     p->ok = 0;
     part_src *src = calloc(1, sizeof *src);
     uint8_t *scratch = malloc((size_t)16 * jb->img->pitch);
+    /* This part's rows of the unzeroed image, faulted in here beside the
+     * other parts rather than by one thread before them all. */
+    ic_image *img = jb->img;
+    ic__pages_populate(img->data + (size_t)p->keep0 * img->pitch,
+                       (size_t)(p->keep1 - p->keep0) * img->pitch);
     if (src && scratch && src_open(src, jb, p)) {
         ic_jpeg_err je;
         ic_jpeg_err_init(&je, NULL); /* strict: any damage sends the file to one thread */
@@ -361,19 +372,20 @@ static void *part_main(void *arg)
     return NULL;
 }
 
-/* Parts 1.. on threads of their own (on this one when none can be
- * started), part 0 on this one. */
+/* Parts 0..n-2 on threads of their own (on this one when none can be
+ * started), the last on this one: it is the shortest (the image's end, no
+ * extra row) and this thread starts it after creating all the others. */
 static void parts_run(job *jb, int n)
 {
     pthread_t th[MAX_PARTS];
     part_thread arg[MAX_PARTS];
     int started[MAX_PARTS];
-    for (int i = 1; i < n; i++) {
+    for (int i = 0; i < n - 1; i++) {
         arg[i] = (part_thread){jb, i};
         started[i] = pthread_create(&th[i], NULL, part_main, &arg[i]) == 0;
     }
-    part_decode(jb, 0);
-    for (int i = 1; i < n; i++) {
+    part_decode(jb, n - 1);
+    for (int i = 0; i < n - 1; i++) {
         if (started[i])
             pthread_join(th[i], NULL);
         else
@@ -475,8 +487,7 @@ static int plan_parts(job *jb, const struct jpeg_decompress_struct *c, int per_r
     return count;
 }
 
-int ic_jpeg_restart_decode(const struct jpeg_decompress_struct *cinfo, FILE *f, ic_image *img,
-                           const ic_io_limits *lim)
+int ic_jpeg_restart_parts(const struct jpeg_decompress_struct *cinfo, const ic_io_limits *lim)
 {
     if (lim->jpeg_parts)
         *lim->jpeg_parts = 0;
@@ -494,7 +505,15 @@ int ic_jpeg_restart_decode(const struct jpeg_decompress_struct *cinfo, FILE *f, 
         want = (uint64_t)lim->threads;
     if (want > MAX_PARTS)
         want = MAX_PARTS;
-    if (want < 2)
+    return want < 2 ? 0 : (int)want;
+}
+
+int ic_jpeg_restart_decode(const struct jpeg_decompress_struct *cinfo, FILE *f, ic_image *img,
+                           const ic_io_limits *lim)
+{
+    const int want = ic_jpeg_restart_parts(cinfo, lim);
+    int context;
+    if (want < 2 || !sampling_ok(cinfo, &context))
         return 0;
     /* MCUs: one block for grey (a one-component scan), else the luma's. */
     const int grey = cinfo->num_components == 1;
@@ -524,7 +543,7 @@ int ic_jpeg_restart_decode(const struct jpeg_decompress_struct *cinfo, FILE *f, 
         jb->out_ch = img->channels;
         jb->space = cinfo->out_color_space;
         jb->fail_part = lim->jpeg_fail_part;
-        const int n = plan_parts(jb, cinfo, per_row, mcu_rows, mcu_h, context, (int)want);
+        const int n = plan_parts(jb, cinfo, per_row, mcu_rows, mcu_h, context, want);
         if (n >= 2) {
             parts_run(jb, n);
             done = 1;
