@@ -248,10 +248,9 @@ static ic_status jpeg_decode(struct jpeg_decompress_struct *cinfo, jpeg_err *je,
         return ic_errf(err, errlen, IC_ERR_INTERNAL, "JPEG: unexpected output (%d components)",
                        cinfo->output_components);
     }
-    /* A file decoded in parts leaves its image unzeroed: each part faults
-     * in its own rows on its thread (jpeg_restart.c); populating 72 MB here
-     * took 10 ms on this thread before any part began, twice a part's decode
-     * on 16 threads. */
+    /* A file decoded in parts leaves its image unzeroed: the part threads
+     * fault it in (jpeg_restart.c); populating 72 MB here took 10 ms on this
+     * thread before any part began, twice a part's decode on 16 threads. */
     const int parts = !cmyk && ic_jpeg_restart_parts(cinfo, lim) > 0;
     st = parts ? ic__image_create_unzeroed(img, (int)cinfo->output_width, (int)cinfo->output_height,
                                            channels, IC_AOS, IC_U8)

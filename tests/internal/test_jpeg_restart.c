@@ -11,10 +11,10 @@
  * the files imgconv's own writer makes in strips; a file read from disk;
  * progressive and marker-free files left on one thread; a part that fails
  * (the file then decoded on one thread); zero padding after the rows of
- * the unzeroed image a file decoded in parts gets; the bad files of the test
- * support's jpeg_cases (cut, garbage, a zero width) and bytes put before
- * every restart marker in turn (which libjpeg reports at a later marker,
- * possibly in another part).
+ * the unzeroed image a file decoded in parts gets; more threads than
+ * parts; the bad files of the test support's jpeg_cases (cut, garbage, a
+ * zero width) and bytes put before every restart marker in turn (which
+ * libjpeg reports at a later marker, possibly in another part).
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -519,6 +519,25 @@ static void row_padding(void)
     ic_image_free(&src);
 }
 
+/* More threads than the markers allow parts: the threads started before
+ * the scan without a part leave, and every row is still decoded. */
+static void idle_threads(void)
+{
+    ic_image src;
+    if (!make_image(&src, 200, 64, 3, 1, 9)) /* 4 MCU rows of 4:2:0 */
+        return;
+    const enc e = {2, 2, 1, 0, 0, 90};
+    unsigned char *jpg = NULL;
+    unsigned long n = 0;
+    CHECK(write_jpeg(&src, &e, &jpg, &n), "libjpeg could not write");
+    for (int threads = 5; threads <= 16; threads += 11) {
+        const int parts = compare("more threads than parts", jpg, n, threads, 1, 0, 0, 0);
+        CHECK(parts == 4, "%d threads on 4 MCU rows: %d parts", threads, parts);
+    }
+    free(jpg);
+    ic_image_free(&src);
+}
+
 /* Through the public API: ic_load_options.threads. */
 static void public_api(void)
 {
@@ -553,6 +572,7 @@ int main(void)
     own_files();
     failing_part();
     row_padding();
+    idle_threads();
     bad_files();
     extra_bytes();
     flipped_bytes();
