@@ -79,6 +79,20 @@ void ic__huge_pages(void *p, size_t n)
 #endif
 }
 
+void ic__pages_populate(void *p, size_t n)
+{
+#ifdef MADV_POPULATE_WRITE
+    const long page = sysconf(_SC_PAGESIZE);
+    if (page <= 0 || n == 0)
+        return;
+    const uintptr_t lo = (uintptr_t)p & ~(uintptr_t)(page - 1);
+    (void)madvise((void *)lo, (uintptr_t)p + n - lo, MADV_POPULATE_WRITE);
+#else
+    (void)p;
+    (void)n;
+#endif
+}
+
 /* ic_image.owner: how ic_image_free releases what ic_image_create made. */
 enum { OWNER_HEAP = 1, OWNER_MAPPED = 2 };
 

@@ -14,6 +14,12 @@ int ic__mul_size(size_t a, size_t b, size_t *out);
  * took a tenth of a large PNG decode. A hint; nothing when unsupported. */
 void ic__huge_pages(void *p, size_t n);
 
+/* Faults in the pages under p[0..n) for writing, without writing them: a
+ * thread that is about to write its rows of an unzeroed image takes their
+ * faults in one call, beside the other threads. A hint; nothing when
+ * unsupported. */
+void ic__pages_populate(void *p, size_t n);
+
 /* ic_image_create_type without zeroing the pixels, for a decoder that
  * writes every byte of every row (padding included) on its own threads:
  * the zeroing touched every page of a large PNG on one thread first. */

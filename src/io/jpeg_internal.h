@@ -31,11 +31,17 @@ typedef struct ic_jpeg_err {
  * it), so that every decoder gives the same verdict. */
 void ic_jpeg_err_init(ic_jpeg_err *e, const ic_io_limits *lim);
 
+/* How many parts (2 or more) ic_jpeg_restart_decode would cut the file
+ * that cinfo reads (header read) into, by its kind and size alone; 0 when
+ * it stays on one thread. Sets lim->jpeg_parts (tests) to 0. */
+int ic_jpeg_restart_parts(const struct jpeg_decompress_struct *cinfo, const ic_io_limits *lim);
+
 /* Decodes the file that cinfo (jpeg_start_decompress done, nothing of the
  * image read yet) is reading from f into img, allocated by the caller at
  * the output size with 1 (grey) or 3 (RGB) channels, on up to lim->threads
  * threads when it is a baseline single-scan grey or YCbCr file with restart
- * markers, large enough to gain (jpeg_restart.c). Returns 1 when img holds
+ * markers, large enough to gain (jpeg_restart.c). img may be unzeroed:
+ * every byte of its rows, padding included, is written. Returns 1 when img holds
  * exactly the pixels of the serial decode; 0 when the file does not qualify
  * or any part of it failed or warned: the caller then decodes serially,
  * giving today's verdict. Neither f's position nor cinfo is changed. */

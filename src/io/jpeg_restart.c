@@ -29,6 +29,10 @@
  * yet report fail the part too. Any libjpeg error or damage warning in any
  * part, a marker out of turn, data that does not end in EOI: the caller
  * decodes the file on one thread again, which gives today's verdict.
+ *
+ * Little on one thread. The threads start before the markers are scanned
+ * and fault in a slice each of the caller's unzeroed image meanwhile; this
+ * thread scans, plans, lets them go and decodes the last part, the shortest.
  */
 #include <pthread.h>
 #include <stdint.h>
@@ -38,6 +42,7 @@
 #include <unistd.h>
 
 #include "core/error.h"
+#include "core/image_internal.h"
 #include "imgconv.h"
 #include "io/io_internal.h"
 
@@ -305,6 +310,7 @@ static int part_guarded(struct jpeg_decompress_struct *d, ic_jpeg_err *je, part_
     if ((int)d->output_width != img->width || (int)d->output_height != p->height ||
         d->output_components != jb->out_ch)
         return 0;
+    const size_t pad = img->pitch - (size_t)img->width * (size_t)jb->out_ch;
     while (d->output_scanline < d->output_height) {
         JSAMPROW rows[16];
         const int y = p->y0 + (int)d->output_scanline;
@@ -317,6 +323,10 @@ static int part_guarded(struct jpeg_decompress_struct *d, ic_jpeg_err *je, part_
                           : scratch + (size_t)i * img->pitch;
         if (jpeg_read_scanlines(d, rows, (JDIMENSION)n) == 0)
             return 0;
+        /* the image is unzeroed (jpeg.c): its rows' padding too */
+        for (int i = 0; i < n && pad > 0; i++)
+            if (rows[i] != scratch + (size_t)i * img->pitch)
+                memset(rows[i] + img->pitch - pad, 0, pad);
     }
     if (p->last) {
         /* Reads to the EOI marker, as the one-thread decoder does. */
@@ -349,36 +359,90 @@ static void part_decode(job *jb, int index)
     free(scratch);
 }
 
-typedef struct part_thread {
+/* The threads of one decode, started before the markers are scanned: each
+ * faults in its slice of the unzeroed image (jpeg.c) meanwhile, then waits
+ * for the plan and decodes its part. */
+typedef struct crew {
     job *jb;
-    int index;
-} part_thread;
+    int slices; /* the image's rows cut in this many, one a thread */
+    pthread_mutex_t mu;
+    pthread_cond_t planned;
+    int parts; /* -1 until planned; 0: no parts, the threads leave */
+    pthread_t th[MAX_PARTS];
+    int started[MAX_PARTS];
+    struct crew_thread {
+        struct crew *c;
+        int index;
+    } arg[MAX_PARTS];
+} crew;
 
-static void *part_main(void *arg)
+/* Slice i of the image's rows faulted in for writing, on this thread. */
+static void slice_populate(const crew *c, int i)
 {
-    const part_thread *t = arg;
-    part_decode(t->jb, t->index);
+    const ic_image *img = c->jb->img;
+    const size_t y0 = (size_t)img->height * (size_t)i / (size_t)c->slices;
+    const size_t y1 = (size_t)img->height * (size_t)(i + 1) / (size_t)c->slices;
+    ic__pages_populate(img->data + y0 * img->pitch, (y1 - y0) * img->pitch);
+}
+
+static void *crew_main(void *arg)
+{
+    const struct crew_thread *t = arg;
+    crew *c = t->c;
+    slice_populate(c, t->index);
+    pthread_mutex_lock(&c->mu);
+    while (c->parts < 0)
+        pthread_cond_wait(&c->planned, &c->mu);
+    const int n = c->parts;
+    pthread_mutex_unlock(&c->mu);
+    if (t->index < n - 1)
+        part_decode(c->jb, t->index);
     return NULL;
 }
 
-/* Parts 1.. on threads of their own (on this one when none can be
- * started), part 0 on this one. */
-static void parts_run(job *jb, int n)
+/* Threads for parts 0..slices-2 (fewer when they cannot be had); the last
+ * part is this thread's. Small stacks: libjpeg keeps its buffers on the
+ * heap, and glibc then reuses the stacks of the last decode. */
+static void crew_start(crew *c, job *jb, int slices)
 {
-    pthread_t th[MAX_PARTS];
-    part_thread arg[MAX_PARTS];
-    int started[MAX_PARTS];
-    for (int i = 1; i < n; i++) {
-        arg[i] = (part_thread){jb, i};
-        started[i] = pthread_create(&th[i], NULL, part_main, &arg[i]) == 0;
+    c->jb = jb;
+    c->slices = slices;
+    c->parts = -1;
+    pthread_mutex_init(&c->mu, NULL);
+    pthread_cond_init(&c->planned, NULL);
+    pthread_attr_t at;
+    const int attr = pthread_attr_init(&at) == 0;
+    if (attr)
+        (void)pthread_attr_setstacksize(&at, (size_t)512 << 10);
+    for (int i = 0; i < slices - 1; i++) {
+        c->arg[i] = (struct crew_thread){c, i};
+        c->started[i] = pthread_create(&c->th[i], attr ? &at : NULL, crew_main, &c->arg[i]) == 0;
     }
-    part_decode(jb, 0);
-    for (int i = 1; i < n; i++) {
-        if (started[i])
-            pthread_join(th[i], NULL);
-        else
-            part_decode(jb, i);
+    if (attr)
+        pthread_attr_destroy(&at);
+}
+
+/* Lets the threads go with n parts (0: none) and decodes the last part
+ * here, the shortest (the image's end, no extra row); then the parts of
+ * threads that did not start. */
+static void crew_finish(crew *c, int n)
+{
+    pthread_mutex_lock(&c->mu);
+    c->parts = n;
+    pthread_cond_broadcast(&c->planned);
+    pthread_mutex_unlock(&c->mu);
+    if (n >= 2) {
+        slice_populate(c, c->slices - 1);
+        part_decode(c->jb, n - 1);
     }
+    for (int i = 0; i < c->slices - 1; i++) {
+        if (c->started[i])
+            pthread_join(c->th[i], NULL);
+        else if (i < n - 1)
+            part_decode(c->jb, i);
+    }
+    pthread_cond_destroy(&c->planned);
+    pthread_mutex_destroy(&c->mu);
 }
 
 /* The file's bytes: lim's when in memory, else read from f's file without
@@ -475,8 +539,7 @@ static int plan_parts(job *jb, const struct jpeg_decompress_struct *c, int per_r
     return count;
 }
 
-int ic_jpeg_restart_decode(const struct jpeg_decompress_struct *cinfo, FILE *f, ic_image *img,
-                           const ic_io_limits *lim)
+int ic_jpeg_restart_parts(const struct jpeg_decompress_struct *cinfo, const ic_io_limits *lim)
 {
     if (lim->jpeg_parts)
         *lim->jpeg_parts = 0;
@@ -494,7 +557,15 @@ int ic_jpeg_restart_decode(const struct jpeg_decompress_struct *cinfo, FILE *f, 
         want = (uint64_t)lim->threads;
     if (want > MAX_PARTS)
         want = MAX_PARTS;
-    if (want < 2)
+    return want < 2 ? 0 : (int)want;
+}
+
+int ic_jpeg_restart_decode(const struct jpeg_decompress_struct *cinfo, FILE *f, ic_image *img,
+                           const ic_io_limits *lim)
+{
+    const int want = ic_jpeg_restart_parts(cinfo, lim);
+    int context;
+    if (want < 2 || !sampling_ok(cinfo, &context))
         return 0;
     /* MCUs: one block for grey (a one-component scan), else the luma's. */
     const int grey = cinfo->num_components == 1;
@@ -505,8 +576,17 @@ int ic_jpeg_restart_decode(const struct jpeg_decompress_struct *cinfo, FILE *f, 
     const long mcus = (long)per_row * mcu_rows;
 
     job *jb = calloc(1, sizeof *jb);
-    if (!jb)
+    crew *c = calloc(1, sizeof *c);
+    if (!jb || !c) {
+        free(jb);
+        free(c);
         return 0;
+    }
+    jb->img = img;
+    jb->out_ch = img->channels;
+    jb->space = cinfo->out_color_space;
+    jb->fail_part = lim->jpeg_fail_part;
+    crew_start(c, jb, want);
     layout l;
     memset(&l, 0, sizeof l);
     uint8_t *owned = NULL;
@@ -516,26 +596,21 @@ int ic_jpeg_restart_decode(const struct jpeg_decompress_struct *cinfo, FILE *f, 
     /* Every interval but the last ends in a 2-byte marker. */
     l.start =
         l.data && (size_t)l.count <= l.n / 2 + 1 ? malloc((size_t)l.count * sizeof *l.start) : NULL;
-    int done = 0;
+    int n = 0;
     if (l.start && head_parse(&l) && be16(l.data + l.sof + 5) == cinfo->image_height &&
         be16(l.data + l.sof + 7) == cinfo->image_width && scan_restarts(&l)) {
         jb->l = &l;
-        jb->img = img;
-        jb->out_ch = img->channels;
-        jb->space = cinfo->out_color_space;
-        jb->fail_part = lim->jpeg_fail_part;
-        const int n = plan_parts(jb, cinfo, per_row, mcu_rows, mcu_h, context, (int)want);
-        if (n >= 2) {
-            parts_run(jb, n);
-            done = 1;
-            for (int i = 0; i < n; i++)
-                done &= jb->parts[i].ok;
-            if (done && lim->jpeg_parts)
-                *lim->jpeg_parts = n;
-        }
+        n = plan_parts(jb, cinfo, per_row, mcu_rows, mcu_h, context, want);
     }
+    crew_finish(c, n);
+    int done = n >= 2;
+    for (int i = 0; i < n; i++)
+        done &= jb->parts[i].ok;
+    if (done && lim->jpeg_parts)
+        *lim->jpeg_parts = n;
     free(l.start);
     free(owned);
+    free(c);
     free(jb);
     return done;
 }

@@ -10,10 +10,11 @@
  * every n MCUs where n does not divide the row; 1, 2, 7 and 16 threads;
  * the files imgconv's own writer makes in strips; a file read from disk;
  * progressive and marker-free files left on one thread; a part that fails
- * (the file then decoded on one thread); the bad files of the test
- * support's jpeg_cases (cut, garbage, a zero width) and bytes put before
- * every restart marker in turn (which libjpeg reports at a later marker,
- * possibly in another part).
+ * (the file then decoded on one thread); zero padding after the rows of
+ * the unzeroed image a file decoded in parts gets; more threads than
+ * parts; the bad files of the test support's jpeg_cases (cut, garbage, a
+ * zero width) and bytes put before every restart marker in turn (which
+ * libjpeg reports at a later marker, possibly in another part).
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -474,6 +475,69 @@ static void failing_part(void)
     ic_image_free(&src);
 }
 
+/* Blocks of `bytes` filled and freed, so that the next image of that size
+ * from the heap likely holds their bytes rather than zeros. */
+static void heap_dirty(size_t bytes)
+{
+    void *b[16];
+    for (int i = 0; i < 16; i++)
+        if ((b[i] = aligned_alloc(64, bytes)) != NULL)
+            memset(b[i], 0xA5, bytes);
+    for (int i = 0; i < 16; i++)
+        free(b[i]);
+}
+
+/* A file decoded in parts gets an unzeroed image (jpeg.c): the padding
+ * after each row must still be zero, from the parts and from the one-thread
+ * decode after a part fails. */
+static void row_padding(void)
+{
+    ic_image src;
+    if (!make_image(&src, 100, 64, 3, 0, 5)) /* rows of 300 bytes, pitch 320 */
+        return;
+    const enc e = {2, 2, 1, 0, 0, 90};
+    unsigned char *jpg = NULL;
+    unsigned long n = 0;
+    CHECK(write_jpeg(&src, &e, &jpg, &n), "libjpeg could not write");
+    for (int fail = 0; fail <= 1; fail++) {
+        heap_dirty(src.pitch * (size_t)src.height);
+        result r;
+        decode(jpg, n, 4, 1, 0, fail, 0, &r);
+        CHECK(r.st == IC_OK, "padding, failing part %d: %s", fail, r.msg);
+        CHECK(r.parts == (fail ? 0 : 4), "padding, failing part %d: %d parts", fail, r.parts);
+        const size_t row = (size_t)r.img.width * (size_t)r.img.channels;
+        int dirty = -1;
+        for (int y = 0; r.st == IC_OK && y < r.img.height && dirty < 0; y++)
+            for (size_t x = row; x < r.img.pitch; x++)
+                if (r.img.data[(size_t)y * r.img.pitch + x] != 0)
+                    dirty = y;
+        CHECK(r.img.pitch > row, "padding: no padding to check (pitch %zu)", r.img.pitch);
+        CHECK(dirty < 0, "padding, failing part %d: row %d's padding is not zero", fail, dirty);
+        ic_image_free(&r.img);
+    }
+    free(jpg);
+    ic_image_free(&src);
+}
+
+/* More threads than the markers allow parts: the threads started before
+ * the scan without a part leave, and every row is still decoded. */
+static void idle_threads(void)
+{
+    ic_image src;
+    if (!make_image(&src, 200, 64, 3, 1, 9)) /* 4 MCU rows of 4:2:0 */
+        return;
+    const enc e = {2, 2, 1, 0, 0, 90};
+    unsigned char *jpg = NULL;
+    unsigned long n = 0;
+    CHECK(write_jpeg(&src, &e, &jpg, &n), "libjpeg could not write");
+    for (int threads = 5; threads <= 16; threads += 11) {
+        const int parts = compare("more threads than parts", jpg, n, threads, 1, 0, 0, 0);
+        CHECK(parts == 4, "%d threads on 4 MCU rows: %d parts", threads, parts);
+    }
+    free(jpg);
+    ic_image_free(&src);
+}
+
 /* Through the public API: ic_load_options.threads. */
 static void public_api(void)
 {
@@ -507,6 +571,8 @@ int main(void)
     serial_files();
     own_files();
     failing_part();
+    row_padding();
+    idle_threads();
     bad_files();
     extra_bytes();
     flipped_bytes();
