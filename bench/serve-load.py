@@ -17,10 +17,14 @@ Loopback only (127.0.0.0/8, ::1, localhost, or unix:PATH): it is a
 benchmark, not a load generator for other machines.
 
 usage: serve-load.py URL BODY QUERY [--clients N] [--count R] [--seconds S]
-                     [--expect FILE] [--warmup W]
+                     [--expect FILE] [--warmup W] [--procs P]
+
+--procs P spreads the clients and the count over P processes, so that one
+Python interpreter's lock does not bound the load (P at most CLIENTS).
 """
 import argparse
 import http.client
+import multiprocessing
 import ipaddress
 import socket
 import sys
@@ -55,19 +59,9 @@ def connector(url):
     return lambda: http.client.HTTPConnection(host, u.port or 80, timeout=600)
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("url")
-    ap.add_argument("body")
-    ap.add_argument("query")
-    ap.add_argument("--clients", type=int, default=1)
-    ap.add_argument("--count", type=int, default=200)
-    ap.add_argument("--seconds", type=float, default=30.0)
-    ap.add_argument("--expect")
-    ap.add_argument("--warmup", type=int, default=2)
-    a = ap.parse_args()
-    if not (1 <= a.clients <= 1024 and 1 <= a.count <= 10**6 and 0 < a.seconds <= 600):
-        sys.exit("serve-load.py: clients 1..1024, count 1..1e6, seconds up to 600")
+def run(a, clients, count):
+    """One process's share: its latencies, errors, stage sums, lanes and
+    seconds."""
     body = open(a.body, "rb").read()
     want = open(a.expect, "rb").read() if a.expect else None
     new_conn = connector(a.url)
@@ -76,7 +70,7 @@ def main():
     lat, errors = [], [0]
     stages = {"queue": 0.0, "decode": 0.0, "filter": 0.0, "encode": 0.0}
     lanes = set()
-    left = [a.count]
+    left = [count]
     deadline = [0.0]
 
     def one(conn):
@@ -124,19 +118,49 @@ def main():
     lanes.clear()
     t0 = time.perf_counter()
     deadline[0] = t0 + a.seconds
-    ts = [threading.Thread(target=client) for _ in range(a.clients)]
+    ts = [threading.Thread(target=client) for _ in range(clients)]
     for t in ts:
         t.start()
     for t in ts:
         t.join()
-    secs = time.perf_counter() - t0
-    lat.sort()
+    return lat, errors[0], stages, lanes, time.perf_counter() - t0
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("url")
+    ap.add_argument("body")
+    ap.add_argument("query")
+    ap.add_argument("--clients", type=int, default=1)
+    ap.add_argument("--count", type=int, default=200)
+    ap.add_argument("--seconds", type=float, default=30.0)
+    ap.add_argument("--expect")
+    ap.add_argument("--warmup", type=int, default=2)
+    ap.add_argument("--procs", type=int, default=1)
+    a = ap.parse_args()
+    if not (1 <= a.clients <= 1024 and 1 <= a.count <= 10**6 and 0 < a.seconds <= 600):
+        sys.exit("serve-load.py: clients 1..1024, count 1..1e6, seconds up to 600")
+    if not 1 <= a.procs <= a.clients:
+        sys.exit("serve-load.py: procs 1..clients")
+    connector(a.url)  # refuses anything but loopback before any process starts
+    shares = [(a, a.clients // a.procs + (i < a.clients % a.procs),
+               a.count // a.procs + (i < a.count % a.procs)) for i in range(a.procs)]
+    if a.procs == 1:
+        parts = [run(*shares[0])]
+    else:
+        with multiprocessing.get_context("fork").Pool(a.procs) as pool:
+            parts = pool.starmap(run, shares)
+    lat = sorted(x for p in parts for x in p[0])
+    errors = sum(p[1] for p in parts)
+    stages = {k: sum(p[2][k] for p in parts) for k in parts[0][2]}
+    lanes = set().union(*(p[3] for p in parts))
+    secs = max(p[4] for p in parts)
     pct = lambda p: lat[min(len(lat) - 1, int(p * len(lat)))] * 1e3 if lat else float("nan")
-    print(f"clients={a.clients} requests={len(lat)} errors={errors[0]} seconds={secs:.2f} "
+    print(f"clients={a.clients} requests={len(lat)} errors={errors} seconds={secs:.2f} "
           f"rps={len(lat) / secs:.1f} p50_ms={pct(0.50):.2f} p99_ms={pct(0.99):.2f} " +
           " ".join(f"{k}_ms={v / max(1, len(lat)):.2f}" for k, v in stages.items()) +
           f" lanes={'+'.join(sorted(lanes)) or '-'}")
-    return 1 if errors[0] else 0
+    return 1 if errors else 0
 
 
 if __name__ == "__main__":

@@ -13,6 +13,7 @@
  * the work bound, a file nvJPEG and the codec's CPU fallback cannot decode)
  * goes back to the CPU workers, whose answer is the CLI's own.
  */
+#include <sys/prctl.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -286,6 +287,7 @@ static void batch_run(lane_pipe *lp, srv_job **jobs, const int *slots, int n)
 
 static void *lane_main(void *arg)
 {
+    (void)prctl(PR_SET_NAME, "ic-gpu-lane"); /* what top -H shows */
     lane_pipe *lp = arg;
     srv_job *jobs[LANE_BATCH];
     int slots[LANE_BATCH];
@@ -336,6 +338,7 @@ static void lane_encode(lane_pipe *lp, int slot)
 
 static void *lane_encoder(void *arg)
 {
+    (void)prctl(PR_SET_NAME, "ic-lane-encode"); /* what top -H shows */
     srv_lane *l = arg;
     srv *s = l->s;
     for (;;) {

@@ -4,6 +4,7 @@
  * (cli_filter_memory, the CLI's own pipeline) and hands it back to the event
  * loop by writing a byte to the loop's pipe.
  */
+#include <sys/prctl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -203,6 +204,7 @@ static int wide_pays(const srv_job *j)
 
 static void *worker_main(void *arg)
 {
+    (void)prctl(PR_SET_NAME, "ic-serve-cpu"); /* what top -H shows */
     worker_arg *w = arg;
     srv *s = w->s;
     ic_context *ctx = s->ctx[w->i];

@@ -15,12 +15,18 @@
 #
 # usage: bench/run.sh serve [PATH/TO/imgconv]
 #   env COUNT (requests per run, default 400; --quick 40), LOAD_SECONDS (cap per
-#   run, default 20), CLIENTS (default 64), RUNS (whole-process medians, 5).
+#   run, default 20), CLIENTS (default 64), RUNS (whole-process medians, 5),
+#   COUNT_MANY (requests per many-client run, default 2000; --quick 80: 400
+#   were 6 per client, over in a third of a second), LOAD_PROCS (load-client
+#   processes for the many-client rows, default 4, so that one Python
+#   interpreter's lock does not bound the load).
 set -euo pipefail
 find_imgconv "${1:-}"
 "$IMGCONV" --version | grep -q '^serve: built in' ||
     { echo "bench/run.sh serve: this imgconv has no server (libevent)" >&2; exit 2; }
 COUNT=${COUNT:-400} SECONDS_CAP=${LOAD_SECONDS:-20} CLIENTS=${CLIENTS:-64} RUNS=${RUNS:-5}
+LOAD_PROCS=${LOAD_PROCS:-4} COUNT_MANY=${COUNT_MANY:-2000}
+quick && COUNT_MANY=80
 quick && COUNT=40 RUNS=1
 use_peers
 VIPS=$(command -v vips || true)
@@ -61,7 +67,8 @@ backends=(cpu)
     echo "# imgconv serve under load"
     echo
     echo "$(machine); whole requests over loopback HTTP (bench/serve-load.py, keep-alive),"
-    echo "each reply checked against the CLI's output; up to $COUNT requests or ${SECONDS_CAP} s per row;"
+    echo "each reply checked against the CLI's output; up to $COUNT requests (one client) or $COUNT_MANY"
+    echo "($CLIENTS clients, from $LOAD_PROCS load processes) or ${SECONDS_CAP} s per row;"
     echo "one-shot CLI and libvips: whole processes, medians of $RUNS (libvips from $PEERS_FROM)."
     echo
     echo "Server-side means (Server-Timing): queue, decode, filter, encode ms; the rest of"
@@ -93,7 +100,9 @@ for be in "${backends[@]}"; do
         [ -n "$VIPS" ] && vips=$(wall "$VIPS" gaussblur "$in" "v.$fmt" 1.1)
         for n in 1 "$CLIENTS"; do
             "$PY" "$BENCH/serve-load.py" "http://127.0.0.1:$port" "$in" \
-                "kernel=gaussian:5&format=$fmt" --clients "$n" --count "$COUNT" \
+                "kernel=gaussian:5&format=$fmt" --clients "$n" \
+                --count "$([ "$n" -gt 1 ] && echo "$COUNT_MANY" || echo "$COUNT")" \
+                --procs "$([ "$n" -ge "$LOAD_PROCS" ] && echo "$LOAD_PROCS" || echo 1)" \
                 --seconds "$SECONDS_CAP" --expect "ref.$fmt" >load.txt || { cat load.txt; }
             cat load.txt >&2
             echo "| $be | $(field lanes load.txt) | $in | $n | $(field rps load.txt) | $(field p50_ms load.txt) |" \

@@ -15,6 +15,7 @@
  * benchmarks) find the workers still spinning. The caller starts on the tasks
  * at once, so a late worker costs only its share.
  */
+#include <sys/prctl.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -104,6 +105,7 @@ static unsigned long wait_run(cpu_pool *p, unsigned long seen)
 
 static void *worker_main(void *argp)
 {
+    (void)prctl(PR_SET_NAME, "ic-cpu"); /* what top -H shows */
     worker_arg *wa = argp;
     cpu_pool *p = wa->pool;
     int id = wa->id;

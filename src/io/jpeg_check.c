@@ -12,6 +12,7 @@
  * of the oldest job that has some left; the caller of the wait checks files
  * too, then waits for the helpers still inside its job. (No seed figure.)
  */
+#include <sys/prctl.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,6 +64,7 @@ static void check_main(ic_jpeg_checks *k)
  * and goes back to waiting. Never returns. */
 static void *helper_main(void *arg)
 {
+    (void)prctl(PR_SET_NAME, "ic-jpeg-check"); /* what top -H shows */
     (void)arg;
     pthread_mutex_lock(&pool_mu);
     for (;;) {
