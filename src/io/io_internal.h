@@ -154,8 +154,8 @@ ic_status ic_jpeg_check_decode(const uint8_t *data, size_t n, const ic_io_limits
  * verdict is then IC_OK without decoding. 0 proves nothing. */
 int ic_jpeg_scan_clean(const uint8_t *data, size_t n, const ic_io_limits *lim);
 
-/* ic_jpeg_check over a batch on up to IC_JPEG_CHECK_THREADS host threads
- * (jpeg_check.c), started before and collected after other work (the GPU
+/* ic_jpeg_check over a batch on up to one host thread per core, at most
+ * IC_JPEG_CHECK_THREADS (jpeg_check.c), started before and collected after other work (the GPU
  * decode of the same files), so that the check does not add to its time.
  * ic_jpeg_checks_start checks data[i] (len[i] bytes) for each i < n with
  * todo[i] != 0, with the limits *lim; the buffers must stay until the wait.
@@ -164,7 +164,7 @@ int ic_jpeg_scan_clean(const uint8_t *data, size_t n, const ic_io_limits *lim);
  * releases everything; it must follow every start. When the start cannot
  * allocate, the wait sets pass[i] = 0 for every file checked: they take the
  * CPU decoder, which then gives the verdict. */
-#define IC_JPEG_CHECK_THREADS 4
+#define IC_JPEG_CHECK_THREADS 64
 typedef struct ic_jpeg_checks ic_jpeg_checks;
 ic_jpeg_checks *ic_jpeg_checks_start(int n, const uint8_t *const *data, const size_t *len,
                                      const int *todo, const ic_io_limits *lim);

@@ -35,6 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "imgconv.h"
 #include "io/io_internal.h"
@@ -478,9 +479,9 @@ static int bench(const char *dir)
             const double w = clock_s(CLOCK_MONOTONIC) - w0;
             best = w < best ? w : best;
         }
-        printf("batch of %d files on up to %d threads: %.2f ms wall (single checks one after "
+        printf("batch of %d files on up to %ld threads: %.2f ms wall (single checks one after "
                "another: %.2f ms)\n",
-               nf, IC_JPEG_CHECK_THREADS, 1e3 * best, 1e3 * sum_check);
+               nf, sysconf(_SC_NPROCESSORS_ONLN), 1e3 * best, 1e3 * sum_check);
     }
     for (int i = 0; i < nf; i++)
         free(data[i]);
