@@ -78,6 +78,7 @@ static void on_sigint(int sig)
  * and benchmarks; docs/cli.md#batch-and-streams). */
 enum {
     DEC_BOTH = 0, /* the CPU workers from the start, nvJPEG once it is open */
+    DEC_HANDOVER, /* the CPU workers until nvJPEG is open, then nvJPEG alone */
     DEC_AFTER,    /* both, the CPU workers starting once nvJPEG is open (or failed) */
     DEC_GPU,      /* nvJPEG only (CPU workers only when nvJPEG is unavailable) */
     DEC_CPU,      /* no GPU codec: every file on the CPU workers, the host route */
@@ -152,6 +153,7 @@ struct batch {
     int nenc;           /* GPU encoder threads of each device (gpu_encoders) */
     pthread_mutex_t mu; /* guards everything below */
     int gpu_opening, gpu_ready; /* devices whose GPU side is opening, is ready (GPU_*) */
+    int gpu_hw;                 /* of the ready ones, those on the hardware decoder */
     int next_dev;               /* where the hand-out of host images starts next */
     int next, done, written, failed, skipped;
     int unwritten;         /* of the failed: those whose output could not be written */
@@ -415,8 +417,9 @@ static int try_decode(batch *b, ic_load_options *lo)
         r = -1;
     else if (b->gpu_opening > 0 && (b->decode_mode == DEC_AFTER || b->decode_mode == DEC_GPU))
         r = 0;
-    else if (b->gpu_ready > 0 && b->decode_mode == DEC_GPU)
-        r = -1; /* nvJPEG takes every file */
+    else if ((b->gpu_ready > 0 && b->decode_mode == DEC_GPU) ||
+             (b->gpu_hw > 0 && b->decode_mode == DEC_HANDOVER))
+        r = -1; /* nvJPEG takes every file (handing over: the checks beside it want the cores) */
     else if (b->inflight >= b->budget && (b->inflight >= b->max_inflight || b->held >= b->held_cap))
         r = 0;
     else
@@ -807,11 +810,12 @@ static int slot_take(bdev *d, int block)
 }
 
 /* Device d's GPU side is no longer opening: ready (nvJPEG decodes) or not. */
-static void gpu_settled(batch *b, int ready)
+static void gpu_settled(batch *b, int ready, int hw)
 {
     pthread_mutex_lock(&b->mu);
     b->gpu_opening--;
     b->gpu_ready += ready;
+    b->gpu_hw += ready && hw;
     pthread_mutex_unlock(&b->mu);
 }
 
@@ -833,7 +837,8 @@ static ic_gpu_codec *gpu_open(bdev *d)
     const int left = b->files.n - b->next;
     pthread_mutex_unlock(&b->mu);
     const int open_dec = s == IC_OK && b->decode_mode != DEC_CPU_DEV &&
-                         (b->decode_mode != DEC_BOTH || left >= 32 * b->nworkers);
+                         ((b->decode_mode != DEC_BOTH && b->decode_mode != DEC_HANDOVER) ||
+                          left >= 32 * b->nworkers);
     const char *ahead = getenv("IC_BATCH_DECODER");
     if (open_dec && ahead && !strcmp(ahead, "ahead"))
         ic_gpu_codec_open_decoder(c);
@@ -877,7 +882,7 @@ static ic_gpu_codec *gpu_open(bdev *d)
     d->gpu_state = usable ? GPU_READY : GPU_FAILED;
     pthread_cond_broadcast(&d->slot_freed); /* filters waiting for an encoder that failed */
     pthread_mutex_unlock(&d->mu);
-    gpu_settled(b, usable);
+    gpu_settled(b, usable, usable && strcmp(eng, "nvjpeg-hardware") == 0);
     mark(b, 'D');
     cli_board_poke(&b->board); /* workers waiting for the GPU decoder go on */
     /* Once published, the codec may hold device-route images (freed by the
@@ -1059,7 +1064,7 @@ static int wants_gpu_side(const batch *b)
      * second), and the run would then wait for the open for nothing. */
     if (b->decode_mode == DEC_CPU_DEV)
         return jpeg > 0;
-    if (b->decode_mode == DEC_BOTH && jpeg < GPU_MIN_FILES)
+    if ((b->decode_mode == DEC_BOTH || b->decode_mode == DEC_HANDOVER) && jpeg < GPU_MIN_FILES)
         return 0;
     return 2 * jpeg >= b->files.n;
 }
@@ -1071,6 +1076,8 @@ static int decode_mode_of_env(void)
         return DEC_CPU_DEV;
     if (!e || !*e || !strcmp(e, "both"))
         return DEC_BOTH;
+    if (!strcmp(e, "handover"))
+        return DEC_HANDOVER;
     if (!strcmp(e, "after"))
         return DEC_AFTER;
     if (!strcmp(e, "gpu"))
@@ -1319,7 +1326,7 @@ static void gpu_never(batch *b, bdev *d, const char *why)
         snprintf(d->engine, sizeof d->engine, "%s", why);
     pthread_cond_broadcast(&d->slot_freed);
     pthread_mutex_unlock(&d->mu);
-    gpu_settled(b, 0);
+    gpu_settled(b, 0, 0);
     cli_queue_producer_done(&d->decoded);
     cli_board_poke(&b->board);
 }
@@ -1645,7 +1652,8 @@ int cli_run_batch(const cli_options *o, cli_err *e)
     const int decode_mode = decode_mode_of_env();
     if (decode_mode < 0)
         return cli_fail(e, CLI_EXIT_USAGE, NULL,
-                        "IC_BATCH_DECODE must be both, after, gpu or cpu, not '%s'",
+                        "IC_BATCH_DECODE must be both, handover, after, gpu, cpu or "
+                        "cpu-device, not '%s'",
                         getenv("IC_BATCH_DECODE"));
     int code = check_outdir(o->outdir, e);
     if (code == CLI_EXIT_OK && o->trace) /* a trace that cannot be written: before any work */

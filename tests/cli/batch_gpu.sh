@@ -141,6 +141,8 @@ fi ;;
 esac
 # both (the default): the CPU workers from the start, nvJPEG once open.
 mixed mixB both
+# handover: the CPU workers until the hardware decoder is open, then it alone.
+mixed mixH handover
 
 # Two devices listed, the same device twice (each listed device gets its
 # own filter context, fed from one queue): with --codec cpu every output is
