@@ -22,6 +22,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/socket.h>
 
 #include <event2/buffer.h>
@@ -58,6 +60,7 @@ typedef struct guard {
     struct event *linger;    /* guard_linger: a refused connection's end */
     int writing;             /* a reply of evhttp's is under the filter */
     int counted;             /* in s->conns */
+    int nodelay;             /* TCP_NODELAY asked for on the socket */
     int phase;
     char head[GUARD_HEAD_MAX];
     size_t nhead;
@@ -253,6 +256,15 @@ static enum bufferevent_filter_result guard_input(struct evbuffer *src, struct e
     (void)limit;
     (void)mode;
     guard *g = ctx;
+    if (!g->nodelay) {
+        /* A reply's last segment must not wait for the client's delayed ACK
+         * of the one before (Nagle: 40 ms stalls, the p99 of one client). A
+         * unix socket refuses it, which costs nothing. */
+        const int one = 1, fd = (int)bufferevent_getfd(g->under);
+        if (fd >= 0)
+            (void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+        g->nodelay = 1;
+    }
     for (size_t n; (n = evbuffer_get_length(src)) > 0;) {
         if (g->phase == G_PASS) {
             evbuffer_remove_buffer(src, dst, n);
