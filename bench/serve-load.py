@@ -21,6 +21,10 @@ usage: serve-load.py URL BODY QUERY [--clients N] [--count R] [--seconds S]
 
 --procs P spreads the clients and the count over P processes, so that one
 Python interpreter's lock does not bound the load (P at most CLIENTS).
+
+bench/probe/serve_load.c is its C twin (same arguments, same line, well
+under a tenth of the client CPU a request), which bench/suites/serve.sh runs
+where a C compiler is found; this one is for machines without.
 """
 import argparse
 import http.client

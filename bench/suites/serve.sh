@@ -1,6 +1,6 @@
-# serve.sh - imgconv serve under a whole-request load (bench/serve-load.py:
-# send, wait for the whole reply, check it against the CLI's output), one
-# client and CLIENTS concurrent ones, on three inputs:
+# serve.sh - imgconv serve under a whole-request load (send, wait for the
+# whole reply, check it against the CLI's output), one client and CLIENTS
+# concurrent ones, on three inputs:
 #   an HD (1920x1080) JPEG photograph, gaussian:5, JPEG out;
 #   a 6000x4000 JPEG photograph, gaussian:5, JPEG out;
 #   a 64x64 PNG, gaussian:5, PNG out;
@@ -19,13 +19,20 @@
 #   COUNT_MANY (requests per many-client run, default 2000; --quick 80: 400
 #   were 6 per client, over in a third of a second), LOAD_PROCS (load-client
 #   processes for the many-client rows, default 4, so that one Python
-#   interpreter's lock does not bound the load).
+#   interpreter's lock does not bound the load), LOAD_CLIENT (c, the default,
+#   or py).
+#
+# The load client is bench/probe/serve_load.c, compiled here with
+# ${CC:-cc} -O2 -pthread (threads and sockets, no interpreter lock: the
+# client must not be what bounds the rate); where it does not compile, or
+# with LOAD_CLIENT=py, bench/serve-load.py (same arguments, same line). The
+# summary's header names the one that ran.
 set -euo pipefail
 find_imgconv "${1:-}"
 "$IMGCONV" --version | grep -q '^serve: built in' ||
     { echo "bench/run.sh serve: this imgconv has no server (libevent)" >&2; exit 2; }
 COUNT=${COUNT:-400} SECONDS_CAP=${LOAD_SECONDS:-20} CLIENTS=${CLIENTS:-64} RUNS=${RUNS:-5}
-LOAD_PROCS=${LOAD_PROCS:-4} COUNT_MANY=${COUNT_MANY:-2000}
+LOAD_PROCS=${LOAD_PROCS:-4} COUNT_MANY=${COUNT_MANY:-2000} LOAD_CLIENT=${LOAD_CLIENT:-c}
 quick && COUNT_MANY=80
 quick && COUNT=40 RUNS=1
 use_peers
@@ -47,6 +54,17 @@ photo 6000 4000 big.ppm
 "$IMGCONV" -k identity --backend cpu big.ppm big.jpg >/dev/null
 "$IMGCONV" --chart 64x64 small.png >/dev/null
 
+LOADER=("$PY" "$BENCH/serve-load.py") LOADER_NAME="bench/serve-load.py, Python"
+PROCS_NOTE=", from $LOAD_PROCS load processes" # the C client's threads share no lock
+if [ "$LOAD_CLIENT" = py ]; then
+    LOADER_NOTE="LOAD_CLIENT=py"
+elif ${CC:-cc} -O2 -pthread "$BENCH/probe/serve_load.c" -o serve_load 2>serve_load.err; then
+    LOADER=("$WORK/serve_load") LOADER_NAME="bench/probe/serve_load.c, C threads" LOADER_NOTE="" PROCS_NOTE=""
+else
+    LOADER_NOTE="bench/probe/serve_load.c did not compile with ${CC:-cc}"
+    echo "serve: $LOADER_NOTE ($(head -1 serve_load.err)); using bench/serve-load.py" >&2
+fi
+
 wall() { # median wall seconds of RUNS whole processes (after one warm-up)
     local t=()
     "$@" >/dev/null 2>&1 || { echo "failed: $*" >&2; return 1; }
@@ -66,9 +84,10 @@ backends=(cpu)
 {
     echo "# imgconv serve under load"
     echo
-    echo "$(machine); whole requests over loopback HTTP (bench/serve-load.py, keep-alive),"
+    echo "$(machine); whole requests over loopback HTTP, keep-alive; load client"
+    echo "$LOADER_NAME${LOADER_NOTE:+ ($LOADER_NOTE)};"
     echo "each reply checked against the CLI's output; up to $COUNT requests (one client) or $COUNT_MANY"
-    echo "($CLIENTS clients, from $LOAD_PROCS load processes) or ${SECONDS_CAP} s per row;"
+    echo "($CLIENTS clients$PROCS_NOTE) or ${SECONDS_CAP} s per row;"
     echo "one-shot CLI and libvips: whole processes, medians of $RUNS (libvips from $PEERS_FROM)."
     echo
     echo "Server-side means (Server-Timing): queue, decode, filter, encode ms; the rest of"
@@ -99,7 +118,7 @@ for be in "${backends[@]}"; do
         vips="-"
         [ -n "$VIPS" ] && vips=$(wall "$VIPS" gaussblur "$in" "v.$fmt" 1.1)
         for n in 1 "$CLIENTS"; do
-            "$PY" "$BENCH/serve-load.py" "http://127.0.0.1:$port" "$in" \
+            "${LOADER[@]}" "http://127.0.0.1:$port" "$in" \
                 "kernel=gaussian:5&format=$fmt" --clients "$n" \
                 --count "$([ "$n" -gt 1 ] && echo "$COUNT_MANY" || echo "$COUNT")" \
                 --procs "$([ "$n" -ge "$LOAD_PROCS" ] && echo "$LOAD_PROCS" || echo 1)" \
