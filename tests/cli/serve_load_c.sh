@@ -85,6 +85,20 @@ done
 kill -TERM "$PID"
 wait "$PID" && ok "server stops with 0" || fail "server exit $?"
 
+# The same over a unix socket and, where the machine has it, IPv6 loopback.
+"$IMGCONV" serve --backend cpu --socket "$TMP/s.sock" >unix.log 2>&1 &
+PIDS+=($!)
+"$IMGCONV" serve --backend cpu --listen '[::1]:0' >v6.log 2>&1 &
+PIDS+=($!)
+for _ in $(seq 100); do grep -q 'serving on' unix.log && [ -s v6.log ] && break; sleep 0.1; done
+load "unix:PATH" 0 10 0 cpu "unix:$TMP/s.sock" small.png "$Q" --clients 2 --count 10 --expect ref.png
+P6=$(sed -n 's/.*\[::1\]:\([0-9]*\).*/\1/p' v6.log)
+if [ -n "$P6" ]; then
+    load "http://[::1]:PORT" 0 10 0 cpu "http://[::1]:$P6" small.png "$Q" --clients 2 --count 10 --expect ref.png
+else
+    echo "skip IPv6 loopback: $(head -1 v6.log)"
+fi
+
 # A fake server's well-formed and malformed replies (serve_fake.py REPLIES).
 python3 "$HERE/serve_fake.py" port.txt ref.png 2>fake.err &
 PIDS+=($!)
