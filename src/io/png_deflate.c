@@ -459,13 +459,15 @@ static size_t compress_rows(struct libdeflate_compressor *c, ic_png_coder coder,
 #define THREADS_MIN_BYTES ((size_t)64 << 10)
 
 /* libdeflate's level for the first round of the coder trial (see choose):
- * on the sample of a blurred photograph a fifth of level 7's time, the
- * filters ranked alike, each size at most 8% above level 7's. */
-#define TRIAL_LEVEL 3
-/* The most that the full level was seen to shrink the sample below
- * TRIAL_LEVEL's size (7.5% on a blurred photograph, 5% on a blurred chart,
- * 1% on a noisy photograph), in percent. */
+ * on the sample of a blurred photograph under a third of level 7's time,
+ * the filters ranked as level 7 ranks them. */
+#define TRIAL_LEVEL 5
+/* Twice the most that levels 6 and 7 were seen to shrink the sample below
+ * TRIAL_LEVEL's size (4.2% on a blurred photograph, 4.1% upscaled, 3.9% on
+ * a blurred chart, 0.4% on a noisy photograph), in percent; the higher
+ * levels gain more (level 10 up to 18.5%) and are always tried. */
 #define TRIAL_GAIN 8
+#define TRIAL_GAIN_LEVEL 7
 
 /* What each thread of a write owns: rows to convert and to try filters in,
  * a sample band filtered and compressed, and libdeflate compressors at the
@@ -731,8 +733,10 @@ static void choose(writer *wr, ic_png_filter *mode, ic_png_coder *coder)
         return;
     }
     /* Round two, only where the full level might still win: that filter at
-     * the write's level. Past TRIAL_GAIN percent over the bar it cannot. */
-    if (first == level || (uint64_t)lib * (100 - TRIAL_GAIN) >= (uint64_t)bar * 100)
+     * the write's level. Up to level 7, past TRIAL_GAIN percent over the
+     * bar it cannot. */
+    if (first == level ||
+        (level <= TRIAL_GAIN_LEVEL && (uint64_t)lib * (100 - TRIAL_GAIN) >= (uint64_t)bar * 100))
         return;
     trial_coders(wr, 3, 1);
     lib = sample_size(wr, 3);

@@ -323,7 +323,7 @@ static uint8_t *written(const ic_image *img, int out_ch, const ic_png_deflate_op
 /* A blurred photograph's stand-in (noise smoothed by three passes of a
  * 9-wide box each way, on a gradient, as --kernel gaussian:9 leaves a
  * photograph), two libdeflate strips tall: the default's file, whose coder
- * trial ranks libdeflate at a lower level first, is within 2.5% of the
+ * trial ranks libdeflate at level 5 first, is within 2.5% of the
  * smallest of Z_RLE's and of libdeflate's by every fixed filter (a trial
  * that picked a worse filter fails here; at seed 20261123 Z_RLE and
  * libdeflate by UP are 2.1% apart, a call the 1/16 sample gets wrong with
