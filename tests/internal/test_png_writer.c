@@ -320,6 +320,98 @@ static uint8_t *written(const ic_image *img, int out_ch, const ic_png_deflate_op
     return (uint8_t *)buf;
 }
 
+/* A blurred photograph's stand-in (noise smoothed by three passes of a
+ * 9-wide box each way, on a gradient, as --kernel gaussian:9 leaves a
+ * photograph), two libdeflate strips tall: the default's file, whose coder
+ * trial ranks libdeflate at level 5 first, is within 2.5% of the
+ * smallest of Z_RLE's and of libdeflate's by every fixed filter (a trial
+ * that picked a worse filter fails here; at seed 20261123 Z_RLE and
+ * libdeflate by UP are 2.1% apart, a call the 1/16 sample gets wrong with
+ * or without the first round); the same bytes at 1, 2, 7 and 16 threads;
+ * libpng decodes it (and png_check.py Pillow). */
+static void test_blurred_choice(ict_rng *r)
+{
+    const int w = 1100, h = 1400, n = w * 3;
+    ic_image img = make_image(r, w, h, 3, 8, 1);
+    float *a = malloc((size_t)n * (size_t)h * sizeof *a), *t = malloc((size_t)n * sizeof *t);
+    for (size_t i = 0; i < (size_t)n * (size_t)h; i++)
+        a[i] = (float)ict_below(r, 256);
+    for (int pass = 0; pass < 3; pass++) {
+        for (int y = 0; y < h; y++) { /* along rows, per channel */
+            float *row = a + (size_t)y * (size_t)n;
+            for (int i = 0; i < n; i++) {
+                float sum = 0;
+                for (int k = -4; k <= 4; k++) {
+                    const int j = i + 3 * k;
+                    sum += row[j < 0 ? i % 3 : j >= n ? n - 3 + i % 3 : j];
+                }
+                t[i] = sum / 9;
+            }
+            memcpy(row, t, (size_t)n * sizeof *t);
+        }
+        for (int x = 0; x < n; x++) { /* along columns */
+            float *col = malloc((size_t)h * sizeof *col);
+            for (int y = 0; y < h; y++) {
+                float sum = 0;
+                for (int k = -4; k <= 4; k++) {
+                    const int yy = y + k < 0 ? 0 : y + k >= h ? h - 1 : y + k;
+                    sum += a[(size_t)yy * (size_t)n + (size_t)x];
+                }
+                col[y] = sum / 9;
+            }
+            for (int y = 0; y < h; y++)
+                a[(size_t)y * (size_t)n + (size_t)x] = col[y];
+            free(col);
+        }
+    }
+    for (int y = 0; y < h; y++)
+        for (int i = 0; i < n; i++) {
+            const float v = 64.0f + (float)(i / 3) * 0.05f + (float)y * 0.04f +
+                            4.0f * (a[(size_t)y * (size_t)n + (size_t)i] - 127.5f);
+            img.data[(size_t)y * img.pitch + (size_t)i] = (uint8_t)(v < 0     ? 0
+                                                                    : v > 255 ? 255
+                                                                              : v + 0.5f);
+        }
+    free(a);
+    free(t);
+    ic_png_deflate_opts o;
+    ic_png_deflate_setting(IC_PNG_DEFAULT_LEVEL, &o);
+    const long automatic = written_size(&img, &o);
+    o.coder = IC_PNG_CODER_RLE;
+    long best = written_size(&img, &o);
+    const long rle = best;
+    o.coder = IC_PNG_CODER_LIBDEFLATE;
+    for (int f = IC_PNG_FILTER_NONE; f <= IC_PNG_FILTER_ADAPTIVE; f++) {
+        o.filter = (ic_png_filter)f;
+        const long s = written_size(&img, &o);
+        CHECK(s > 0, "blurred: filter %d: %s", f, ic_last_error());
+        best = s > 0 && s < best ? s : best;
+    }
+    CHECK(automatic > 0 && automatic <= best + best / 40 && best <= rle,
+          "blurred: the default wrote %ld bytes, the best fixed choice %ld, Z_RLE %ld", automatic,
+          best, rle);
+    ic_png_deflate_setting(IC_PNG_DEFAULT_LEVEL, &o);
+    static const int threads[] = {1, 2, 7, 16};
+    uint8_t *first = NULL;
+    size_t n1 = 0;
+    for (int i = 0; i < 4; i++) {
+        o.threads = threads[i];
+        size_t nt = 0;
+        uint8_t *d = written(&img, 3, &o, &nt);
+        CHECK(d && (!first || (nt == n1 && memcmp(d, first, nt) == 0)),
+              "blurred: %d threads differ from 1 thread (%zu, %zu bytes)", threads[i], nt, n1);
+        if (!first) {
+            first = d;
+            n1 = nt;
+        } else {
+            free(d);
+        }
+    }
+    free(first);
+    check_case(&img, 3, &o, "blurred, default");
+    free(img.data);
+}
+
 /* in[0..n) inflated from the raw deflate stream z[0..zn) by zlib: 1 when
  * the stream gives exactly in (ended by its final block when `last`). */
 static int inflates_to(const uint8_t *z, size_t zn, const uint8_t *in, size_t n, int last)
@@ -602,6 +694,7 @@ int main(void)
     test_tall(&r);
     test_coder_choice(&r);
     test_image_code(&r);
+    test_blurred_choice(&r);
     test_strips(&r);
     test_strips_default(&r);
     test_threads_api(&r);
