@@ -14,7 +14,7 @@
  * (bench/png-speed.sh). Why not libpng: zlib at the levels that match
  * ImageMagick's size was 3-30x slower.
  * Images over one strip (png_strips.c: 512 KiB of filtered rows for zlib,
- * 4 MiB for libdeflate) are filtered and deflated strip by strip on
+ * 1 MiB for libdeflate) are filtered and deflated strip by strip on
  * ic_png_deflate_opts.threads threads into one zlib stream, the same bytes
  * at any thread count; the sample that picks filter and coder is spread
  * over the threads too. A strip is filtered by the thread that deflates

@@ -189,10 +189,13 @@ size_t ic_png_strip_rows(size_t row_bytes, ic_png_coder coder, int strip_rows)
 {
     if (strip_rows > 0)
         return (size_t)strip_rows;
-    /* libdeflate restarts without the previous window at every strip: 4 MiB
-     * strips kept its files within 0.3% of one stream's; zlib's coders lose
-     * only a block's Huffman tables. */
-    const size_t target = coder == IC_PNG_CODER_LIBDEFLATE ? (size_t)4 << 20 : (size_t)512 << 10;
+    /* libdeflate restarts without the previous window at every strip: 1 MiB
+     * strips kept a blurred 6000x4000 photograph's file within 0.14% of
+     * 4 MiB strips' (and those within 0.3% of one stream's), and split its
+     * 72 MB into 69 strips, 5 rounds of 1 MiB on 16 threads where 18 strips
+     * of 4 MiB took 2 rounds of 4; zlib's coders lose only a block's Huffman
+     * tables. */
+    const size_t target = coder == IC_PNG_CODER_LIBDEFLATE ? (size_t)1 << 20 : (size_t)512 << 10;
     return (target + row_bytes - 1) / row_bytes;
 }
 
