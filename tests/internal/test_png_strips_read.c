@@ -29,17 +29,7 @@
 static int g_checks, g_failed;
 static uint64_t g_seed;
 
-#define CHECK(cond, ...)                                                                           \
-    do {                                                                                           \
-        g_checks++;                                                                                \
-        if (!(cond)) {                                                                             \
-            g_failed++;                                                                            \
-            fprintf(stderr, "FAIL %s:%d (seed %llu): %s: ", __FILE__, __LINE__,                    \
-                    (unsigned long long)g_seed, #cond);                                            \
-            fprintf(stderr, __VA_ARGS__);                                                          \
-            fputc('\n', stderr);                                                                   \
-        }                                                                                          \
-    } while (0)
+#define CHECK(cond, ...) ICT_CHECK_SEEDED(g_checks, g_failed, g_seed, cond, __VA_ARGS__)
 
 static const int k_threads[] = {1, 2, 7, 16};
 

@@ -30,17 +30,7 @@ static int g_checks, g_failed;
 static uint64_t g_seed;
 static char g_dir[256];
 
-#define CHECK(cond, ...)                                                                           \
-    do {                                                                                           \
-        g_checks++;                                                                                \
-        if (!(cond)) {                                                                             \
-            g_failed++;                                                                            \
-            fprintf(stderr, "FAIL %s:%d (seed %llu): %s: ", __FILE__, __LINE__,                    \
-                    (unsigned long long)g_seed, #cond);                                            \
-            fprintf(stderr, __VA_ARGS__);                                                          \
-            fputc('\n', stderr);                                                                   \
-        }                                                                                          \
-    } while (0)
+#define CHECK(cond, ...) ICT_CHECK_SEEDED(g_checks, g_failed, g_seed, cond, __VA_ARGS__)
 
 /* A w x h image of ch channels, 8 or 16 bits, pitch padded by a few bytes;
  * smooth (a gradient with noise) or random. */

@@ -272,6 +272,21 @@ extern int ict_checks, ict_failed;
         }                                                                                          \
     } while (0)
 
+/* A check counted in `checks`, its failure in `failed` and reported on
+ * stderr with the random seed `seed` the case was made from, so that a
+ * failure can be replayed. */
+#define ICT_CHECK_SEEDED(checks, failed, seed, cond, ...)                                          \
+    do {                                                                                           \
+        (checks)++;                                                                                \
+        if (!(cond)) {                                                                             \
+            (failed)++;                                                                            \
+            fprintf(stderr, "FAIL %s:%d (seed %llu): %s: ", __FILE__, __LINE__,                    \
+                    (unsigned long long)(seed), #cond);                                            \
+            fprintf(stderr, __VA_ARGS__);                                                          \
+            fputc('\n', stderr);                                                                   \
+        }                                                                                          \
+    } while (0)
+
 #ifdef __cplusplus
 }
 #endif
