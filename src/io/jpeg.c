@@ -308,9 +308,8 @@ static ic_status jpeg_header_metadata(struct jpeg_decompress_struct *cinfo, jpeg
     return IC_OK;
 }
 
-/* A decompressor reporting to je, before jpeg_create_decompress. */
-static void decompress_init(struct jpeg_decompress_struct *cinfo, jpeg_err *je,
-                            const ic_io_limits *lim)
+void ic_jpeg_decompress_init(struct jpeg_decompress_struct *cinfo, ic_jpeg_err *je,
+                             const ic_io_limits *lim)
 {
     ic_jpeg_err_init(je, lim);
     memset(cinfo, 0, sizeof *cinfo);
@@ -322,7 +321,7 @@ ic_status ic_jpeg_read_metadata(const uint8_t *data, size_t n, ic_metadata *meta
     memset(meta, 0, sizeof *meta);
     jpeg_err je;
     struct jpeg_decompress_struct cinfo;
-    decompress_init(&cinfo, &je, NULL);
+    ic_jpeg_decompress_init(&cinfo, &je, NULL);
     const ic_status st = jpeg_header_metadata(&cinfo, &je, data, n, meta);
     jpeg_destroy_decompress(&cinfo);
     if (st != IC_OK)
@@ -337,7 +336,7 @@ ic_status ic_jpeg_read(FILE *f, ic_image *img, const ic_io_limits *lim, ic_metad
         memset(img, 0, sizeof *img);
     jpeg_err je;
     struct jpeg_decompress_struct cinfo;
-    decompress_init(&cinfo, &je, lim);
+    ic_jpeg_decompress_init(&cinfo, &je, lim);
     struct jpeg_progress_mgr progress;
     memset(&progress, 0, sizeof progress);
     progress.progress_monitor = on_progress;

@@ -31,6 +31,11 @@ typedef struct ic_jpeg_err {
  * it), so that every decoder gives the same verdict. */
 void ic_jpeg_err_init(ic_jpeg_err *e, const ic_io_limits *lim);
 
+/* A zeroed decompressor reporting to je, set up by ic_jpeg_err_init(je,
+ * lim), before jpeg_create_decompress (jpeg.c). */
+void ic_jpeg_decompress_init(struct jpeg_decompress_struct *cinfo, ic_jpeg_err *je,
+                             const ic_io_limits *lim);
+
 /* How many parts (2 or more) ic_jpeg_restart_decode would cut the file
  * that cinfo reads (header read) into, by its kind and size alone; 0 when
  * it stays on one thread. Sets lim->jpeg_parts (tests) to 0. */

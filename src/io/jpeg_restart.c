@@ -346,10 +346,9 @@ static void part_decode(job *jb, int index)
     uint8_t *scratch = malloc((size_t)16 * jb->img->pitch);
     if (src && scratch && src_open(src, jb, p)) {
         ic_jpeg_err je;
-        ic_jpeg_err_init(&je, NULL); /* strict: any damage sends the file to one thread */
         struct jpeg_decompress_struct d;
-        memset(&d, 0, sizeof d);
-        d.err = &je.pub;
+        ic_jpeg_decompress_init(&d, &je,
+                                NULL); /* strict: any damage sends the file to one thread */
         p->ok = part_guarded(&d, &je, src, jb, index, scratch);
         jpeg_destroy_decompress(&d);
     }
