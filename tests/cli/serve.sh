@@ -21,33 +21,7 @@ done
 LOAD="$HERE/serve_load.py"
 cd "$TMP" || exit 1
 
-PIDS=()
-cleanup() {
-    for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
-    rm -rf "$TMP"
-}
-trap cleanup EXIT
-
-# Servers and references run on the cpu backend: replies are compared byte
-# for byte, and the default --max-work bound holds on CPU backends only.
-# start NAME ARGS...: runs imgconv serve on a free port; sets PID_NAME and
-# PORT_NAME from its "serving on" line.
-start() {
-    local name=$1
-    shift
-    "$IMGCONV" serve --backend cpu --listen 127.0.0.1:0 "$@" >"$name.log" 2>"$name.err" &
-    local pid=$!
-    PIDS+=("$pid")
-    for _ in $(seq 100); do
-        grep -q 'serving on' "$name.log" 2>/dev/null && break
-        sleep 0.1
-    done
-    local port
-    port=$(sed -n 's/.*127\.0\.0\.1:\([0-9]*\).*/\1/p' "$name.log")
-    [ -n "$port" ] || { echo "FAIL server $name did not start"; cat "$name.err"; exit 1; }
-    printf -v "PID_$name" '%s' "$pid"
-    printf -v "PORT_$name" '%s' "$port"
-}
+source "$HERE/serve_common.bash" # PIDS, start NAME ARGS...
 
 # status DESC WANT CURL-ARGS...: the HTTP status of one request, and for
 # errors a JSON body with "error" and "message".

@@ -16,12 +16,7 @@ command -v "$CC" >/dev/null || { echo "SKIPPED: no C compiler ($CC)"; exit 77; }
 command -v python3 >/dev/null || { echo "SKIPPED: no python3"; exit 77; }
 cd "$TMP" || exit 1
 
-PIDS=()
-cleanup() {
-    for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
-    rm -rf "$TMP"
-}
-trap cleanup EXIT
+source "$HERE/serve_common.bash" # PIDS, start NAME ARGS...
 
 "$CC" -O2 -pthread -Wall -Wextra -Werror "$ROOT/bench/probe/serve_load.c" -o serve_load 2>cc.err &&
     ok "serve_load.c compiles warning-free" || { fail "serve_load.c: $(head -5 cc.err)"; finish; }
@@ -46,12 +41,8 @@ load() {
 "$IMGCONV" --chart 64x64 small.png >/dev/null &&
     "$IMGCONV" -k gaussian:5 --backend cpu small.png ref.png >/dev/null || { echo "FAIL charts"; exit 1; }
 
-"$IMGCONV" serve --backend cpu --listen 127.0.0.1:0 >srv.log 2>srv.err &
-PID=$!
-PIDS+=("$PID")
-for _ in $(seq 100); do grep -q 'serving on' srv.log 2>/dev/null && break; sleep 0.1; done
-PORT=$(sed -n 's/.*127\.0\.0\.1:\([0-9]*\).*/\1/p' srv.log)
-[ -n "$PORT" ] || { echo "FAIL server did not start: $(cat srv.err)"; exit 1; }
+start S
+PID=$PID_S PORT=$PORT_S
 URL=http://127.0.0.1:$PORT
 Q="kernel=gaussian:5&format=png"
 
