@@ -121,13 +121,31 @@ def metric(port, name):
 
 def sigterm(port, pid, n, case_path):
     case = load_cases(case_path)[0]
+    body = case["body"]
     results = [None] * n
+    # Every request but its body's last byte first, then the last bytes one
+    # after another: the server queues the n jobs within a moment, where
+    # clients started one by one on a loaded machine let the first job end
+    # before the last request had arrived.
+    conns = []
+    for _ in range(n):
+        c = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+        c.putrequest("POST", "/v1/filter?" + case["query"])
+        c.putheader("Content-Length", str(len(body)))
+        c.endheaders()
+        c.send(body[:-1])
+        conns.append(c)
+    for c in conns:
+        c.send(body[-1:])
 
     def client(i):
         try:
-            results[i] = post(port, case["query"], case["body"])
+            r = conns[i].getresponse()
+            results[i] = (r.status, r.read())
         except OSError as e:
             results[i] = (-1, str(e).encode())
+        finally:
+            conns[i].close()
 
     ts = [threading.Thread(target=client, args=(i,)) for i in range(n)]
     for t in ts:
