@@ -35,6 +35,8 @@
 #   word VAR=VALUE, run with that environment (e.g. IC_BATCH_MALLOC=system).
 #   The first row, the IMGCONV_ARGS row and the cpu row run with IC_BATCH_TRACE: the result ends
 #   with their timelines (bench/batch_timeline.py: threads busy per stage).
+#   Each imgconv row also gets a steady rate (issue 42's): N over its time
+#   less that of the same command on the set's first file alone (median of 3).
 #   NO_MOGRIFY=1 leaves ImageMagick out (it takes a minute per 500 photos).
 #   Peers: vips and mogrify from PEERS=DIR (the bin/ of a bundle made by
 #   scripts/pack-peers.sh, put first on PATH), else ./peers-bundle/bin when it
@@ -104,6 +106,7 @@ else
         cp "$WORK/seed$s.$ext" "$WORK/in/im$(printf %04d "$i").$ext"
     done
 fi
+mkdir -p "$WORK/in1" && cp "$(find "$WORK/in" -type f | sort | head -1)" "$WORK/in1/"
 IN_MB=$(du -sm "$WORK/in" | cut -f1)
 MB=$(python3 -c "print($N * $W * $H * 3 / 1e6)")
 
@@ -159,7 +162,8 @@ run_tool() { # NAME COMMAND...
     t1=$(now)
     local n
     n=$(find "$WORK/out" -type f | wc -l)
-    ROWS+=("| $name | $n | $(rate "$(python3 -c "print($t1 - $t0)")") |")
+    LAST_SECS=$(python3 -c "print($t1 - $t0)")
+    ROWS+=("| $name | $n | $(rate "$LAST_SECS") |")
     echo "$name: $n files in $(python3 -c "print(round($t1 - $t0, 2))") s" >&2
 }
 
@@ -176,7 +180,21 @@ run_imgconv() { # BACKEND JSONFILE [EXTRA...]: one imgconv batch row, named afte
     local used last=$((${#ROWS[@]} - 1))
     used=$(json_backend "$js")
     [ "$used" = "$be" ] || ROWS[last]=${ROWS[last]/"$label |"/"$label (picked $used) |"}
+    # steady (issue 42's definition): N over the run's time less that of the
+    # same command on one file (start-up, codec set-up), the median of 3
+    local secs=$LAST_SECS one
+    one=$(for _ in 1 2 3; do
+        rm -rf "$WORK/out1" && mkdir -p "$WORK/out1"
+        t0=$(now)
+        env "${IC_ENV[@]}" "$IMGCONV" --backend "$be" --kernel "$K" --quality 92 -q "$@" \
+            -o "$WORK/out1" "$WORK/in1" >/dev/null 2>&1 || true
+        t1=$(now)
+        python3 -c "print($t1 - $t0)"
+    done | sort -g | sed -n 2p)
+    STEADY+=("| $label | $(python3 -c "s, o = $secs, $one; d = s - o
+print(f'{s:.3f} | {o:.3f} | ' + (f'{$N / d:.1f}' if d > 0 else 'n/a'))") |")
 }
+STEADY=()
 IC_JSON="$WORK/imgconv.json"
 TRACE=$WORK/trace-main.txt
 run_imgconv "$BACKEND" "$IC_JSON"
@@ -278,6 +296,12 @@ row_ips() { # NAME-PREFIX: images/s of the first table row whose tool starts so
     echo "| tool | files written | seconds | images/s | MB/s |"
     echo "|---|---|---|---|---|"
     printf '%s\n' "${ROWS[@]}"
+    echo
+    echo "Steady rates: the $N files' time less the same command's on one file (median of 3)."
+    echo
+    echo "| imgconv row | seconds | one file s | steady images/s |"
+    echo "|---|---:|---:|---:|"
+    printf '%s\n' "${STEADY[@]}"
     echo
     echo "imgconv --backend $BACKEND: $(stages "$IC_JSON")."
     if [ -n "$XARGS_JSON" ]; then echo "imgconv --backend $BACKEND $IMGCONV_ARGS: $(stages "$XARGS_JSON")."; fi

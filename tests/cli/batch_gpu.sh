@@ -175,18 +175,31 @@ same_bytes two00 one0 && same_bytes two00 refA &&
     ok "--devices 0,0 --codec cpu: every output byte-identical to one device's" ||
     fail "--devices 0,0 --codec cpu: outputs differ from one device's"
 dual two00d --devices 0,0
-if python3 - <<'EOF'; then
-import os
-names = sorted(os.listdir("two00d"))
+refs_check() { # DIR: every output is one of the one-device references'
+    python3 - "$1" <<'EOF'
+import os, sys
+d = sys.argv[1]
+names = sorted(os.listdir(d))
 bad = [n for n in names
-       if not any(open(os.path.join("two00d", n), "rb").read() == open(os.path.join(r, n), "rb").read()
+       if not any(open(os.path.join(d, n), "rb").read() == open(os.path.join(r, n), "rb").read()
                   for r in ("refA", "refB", "refC"))]
-print(f"--devices 0,0: {len(names)} outputs, {len(bad)} equal to none of the references {bad[:3]}")
+print(f"{d}: {len(names)} outputs, {len(bad)} equal to none of the one-device references {bad[:3]}")
 assert not bad
 EOF
-    ok "--devices 0,0: every output is one of the one-device references"
-else
+}
+refs_check two00d && ok "--devices 0,0: every output is one of the one-device references" ||
     fail "--devices 0,0: outputs against the one-device references"
+# Two real devices, where the machine has them: the same answers.
+if [ "$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ')" -ge 2 ]; then
+    dual two01 --codec cpu --devices 0,1
+    same_bytes two01 refA &&
+        ok "--devices 0,1 --codec cpu: every output byte-identical to one device's" ||
+        fail "--devices 0,1 --codec cpu: outputs differ from one device's"
+    dual two01d --devices 0,1
+    refs_check two01d && ok "--devices 0,1: every output is one of the one-device references" ||
+        fail "--devices 0,1: outputs against the one-device references"
+else
+    echo "skip: --devices 0,1 (one GPU here)"
 fi
 
 # A context that cannot be made (a device that does not exist): the workers,
