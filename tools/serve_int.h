@@ -26,6 +26,7 @@ struct evhttp;
 struct evhttp_bound_socket;
 struct event;
 struct bufferevent;
+struct evbuffer;
 
 typedef struct srv_job {
     struct srv_job *next;
@@ -36,6 +37,7 @@ typedef struct srv_job {
     cli_options o;              /* points into query */
     char *query;
     uint8_t *body;
+    struct evbuffer *in; /* the request's chains that hold body (NULL: body is malloc'd) */
     size_t size;
     double t0;         /* when the request was complete */
     double queue_ms;   /* waiting for a worker */

@@ -11,14 +11,27 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <event2/buffer.h>
+
 #include "serve_int.h"
+
+/* The request's body, once no one reads it. */
+static void body_free(srv_job *j)
+{
+    if (j->in)
+        evbuffer_free(j->in); /* unlocked and on no loop: any thread may */
+    else
+        free(j->body);
+    j->in = NULL;
+    j->body = NULL;
+}
 
 void srv_job_free(srv_job *j)
 {
     if (!j)
         return;
     free(j->query);
-    free(j->body);
+    body_free(j);
     free(j->out);
     free(j);
 }
@@ -69,8 +82,7 @@ void srv_requeue_cpu(srv *s, srv_job *j)
 
 void srv_job_done(srv *s, srv_job *j, double busy_ms)
 {
-    free(j->body); /* the input is not needed for the reply */
-    j->body = NULL;
+    body_free(j); /* the input is not needed for the reply */
     pthread_mutex_lock(&s->mu);
     s->busy_s += busy_ms / 1e3;
     s->lane_requests[j->lane]++;
