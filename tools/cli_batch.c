@@ -77,8 +77,8 @@ static void on_sigint(int sig)
 /* Who decodes the files of a CUDA batch of JPEGs (IC_BATCH_DECODE, for tests
  * and benchmarks; docs/cli.md#batch-and-streams). */
 enum {
-    DEC_BOTH = 0, /* the CPU workers from the start, nvJPEG once it is open */
-    DEC_HANDOVER, /* the CPU workers until nvJPEG is open, then nvJPEG alone */
+    DEC_HANDOVER = 0, /* the CPU workers until nvJPEG is open, then nvJPEG alone (default) */
+    DEC_BOTH,         /* the CPU workers from the start, nvJPEG once it is open */
     DEC_AFTER,    /* both, the CPU workers starting once nvJPEG is open (or failed) */
     DEC_GPU,      /* nvJPEG only (CPU workers only when nvJPEG is unavailable) */
     DEC_CPU,      /* no GPU codec: every file on the CPU workers, the host route */
@@ -99,7 +99,7 @@ enum { GPU_NONE = 0, GPU_OPENING, GPU_READY, GPU_FAILED };
 #define GPU_SLOTS 256  /* images in flight on a device (BATCH_DEV_BYTES too) */
 #define GPU_ENCODERS 8 /* nvJPEG encodes at once (its encoder lanes; IC_BATCH_GPU_ENCODERS) */
 #define GPU_MAX_ENCODERS 16
-#define GPU_MIN_FILES 64                 /* fewer JPEGs: no GPU side (IC_BATCH_DECODE=both) */
+#define GPU_MIN_FILES 64                 /* fewer JPEGs: no GPU side (handover, both) */
 #define BATCH_WRITERS 16                 /* atomic writes in parallel (each waits for an fsync) */
 #define GPU_FILTERS 4                    /* filter contexts on the device with the GPU side */
 #define BATCH_DEV_FILTERS 16             /* filter contexts of one device at most (CPU, GPU) */
@@ -1074,10 +1074,14 @@ static int decode_mode_of_env(void)
     const char *e = getenv("IC_BATCH_DECODE");
     if (e && !strcmp(e, "cpu-device"))
         return DEC_CPU_DEV;
-    if (!e || !*e || !strcmp(e, "both"))
-        return DEC_BOTH;
-    if (!strcmp(e, "handover"))
+    /* handover by default: once the hardware decoder is open, a worker's
+     * 15 ms decode costs the cores the checks and writes of the files nvJPEG
+     * decodes faster (H200, 16 cores: 10,000 HD JPEGs 8.72 s -> 6.00 s,
+     * 2,000 2.27 s -> 1.94 s, against both) */
+    if (!e || !*e || !strcmp(e, "handover"))
         return DEC_HANDOVER;
+    if (!strcmp(e, "both"))
+        return DEC_BOTH;
     if (!strcmp(e, "after"))
         return DEC_AFTER;
     if (!strcmp(e, "gpu"))

@@ -28,9 +28,9 @@
 #   "--devices all" (the first row runs without them; the cpu row never gets them).
 #   DECODE_ROWS: when BACKEND ran on a CUDA backend, one more imgconv row per
 #   word, with IC_BATCH_DECODE set to it (default "gpu": nvJPEG decodes every
-#   file, the earlier default, against the first row's default "both":
-#   the CPU workers from the start and nvJPEG once open; "after", "cpu" also
-#   possible; DECODE_ROWS= none).
+#   file, against the first row's default "handover": the CPU workers until
+#   nvJPEG's hardware decoder is open, then nvJPEG alone; "both", "after",
+#   "cpu" also possible; DECODE_ROWS= none).
 #   ENV_ROWS: when BACKEND ran on a CUDA backend, one more imgconv row per
 #   word VAR=VALUE, run with that environment (e.g. IC_BATCH_MALLOC=system).
 #   The first row, the IMGCONV_ARGS row and the cpu row run with IC_BATCH_TRACE: the result ends

@@ -139,9 +139,9 @@ else
     fail "after: one decoder took every file: $(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["decoded_by"])' mixA.json)"
 fi ;;
 esac
-# both (the default): the CPU workers from the start, nvJPEG once open.
+# both: the CPU workers from the start, nvJPEG once open.
 mixed mixB both
-# handover: the CPU workers until the hardware decoder is open, then it alone.
+# handover (the default): the CPU workers until the hardware decoder is open, then it alone.
 mixed mixH handover
 
 # Two devices listed, the same device twice (each listed device gets its
