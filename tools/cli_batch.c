@@ -1807,13 +1807,11 @@ int cli_run_batch(const cli_options *o, cli_err *e)
     if (nfilt > 0)
         snprintf(backend, sizeof backend, "%s", ic_context_backend(b.dev[0].ctx[0]));
     const double c0 = cli_now_ms();
-    const char *td = getenv("IC_BATCH_TEARDOWN"); /* measuring: "skip" leaves it to the exit */
-    if (!(td && !strcmp(td, "skip")))
-        for (int i = 0; i < ndev; i++) {
-            ic_gpu_codec_free(b.dev[i].codec);
-            b.dev[i].codec = NULL;
-            free_contexts(b.dev[i].ctx, b.dev[i].nctx);
-        }
+    for (int i = 0; i < ndev; i++) {
+        ic_gpu_codec_free(b.dev[i].codec);
+        b.dev[i].codec = NULL;
+        free_contexts(b.dev[i].ctx, b.dev[i].nctx);
+    }
     b.ms_cleanup = cli_now_ms() - c0;
     if (nfilt > 0)
         print_summary(&b, backend, &pick, ms);
