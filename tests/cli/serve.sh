@@ -109,6 +109,56 @@ for i in range(3):
     r.read()
     assert r.status == 200, r.status
 PYEOF
+# A body's last 5,000 bytes and the next request in one write, then a head
+# over --max-body on the same
+# connection: the guard reads no body past its own end (else it would lose
+# the framing, and the third request its JSON 413). (A refusal is written
+# at once, so a pipelined one would overtake the replies before it.) Then a
+# 3.6 MB body in
+# pieces (over the 1 MiB the guard reads at once). Replies in order, each
+# the CLI's.
+"$IMGCONV" --chart 1200x1000 l.ppm && "$IMGCONV" --backend cpu -k box:3 l.ppm pL.ppm ||
+    fail "pipelined: references"
+if "$PY" - "$PORT_A" <<'PYEOF'; then
+import socket, sys, time
+def req(query, body, length=None):
+    n = len(body) if length is None else length
+    head = f"POST /v1/filter?{query} HTTP/1.1\r\nHost: t\r\nContent-Length: {n}\r\n\r\n"
+    return head.encode() + body
+def reply(f, want=b"200"):
+    line = f.readline()
+    assert line.split(b" ")[1] == want, line
+    n = 0
+    while True:
+        h = f.readline()
+        if h in (b"\r\n", b""):
+            break
+        k, _, v = h.partition(b":")
+        if k.strip().lower() == b"content-length":
+            n = int(v)
+    return f.read(n)
+big = open("l.ppm", "rb").read()
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=20)
+first = req("kernel=box:3", big)
+s.sendall(first[:-5000])
+time.sleep(0.3)  # the server reads up to here; the rest comes with the next request
+s.sendall(first[-5000:] + req("kernel=box:3", big))
+f = s.makefile("rb")
+assert reply(f) == open("pL.ppm", "rb").read(), "first reply"
+assert reply(f) == open("pL.ppm", "rb").read(), "second reply"
+s.sendall(req("kernel=box:3", b"", 9000000))
+assert b"bytes)" in reply(f, b"413"), "third reply: the guard's own 413"
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=20)
+third = req("kernel=box:3", big)
+for i in range(0, len(third), 700000):
+    s.sendall(third[i:i + 700000])
+    time.sleep(0.05)
+assert reply(s.makefile("rb")) == open("pL.ppm", "rb").read(), "body in pieces"
+PYEOF
+    ok "pipelined requests, then a body in pieces: replies in order, the CLI's"
+else
+    fail "pipelined requests"
+fi
 status "over --max-pixels" 413 --data-binary @big.png "$URL/v1/filter?kernel=box:3"
 status "over --max-work" 413 --data-binary @m.png "$URL/v1/filter?kernel=motion:length=101,angle=45"
 grep -q "max-work" body.out && ok "work limit names --max-work" || fail "work: $(cat body.out)"
