@@ -24,6 +24,7 @@
 #include <strings.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 
@@ -72,6 +73,7 @@ typedef struct guard {
     char chunk_line[64]; /* the size line of a chunk */
     size_t nchunk;
     uint64_t left; /* of the Content-Length body, or of the chunk */
+    int body_room; /* body_start reserved room for this body's rest */
     uint64_t body; /* the chunked body so far */
 } guard;
 
@@ -179,6 +181,7 @@ static int head_end(guard *g)
     } else if (has_len && len > 0) {
         g->phase = G_BODY;
         g->left = len;
+        g->body_room = 0; /* body_start reserves room for it once */
     } else {
         g->phase = G_HEAD;
     }
@@ -256,13 +259,20 @@ static void head_byte(guard *g, unsigned char c, struct evbuffer *dst)
 /* The rest of a body (or chunk) straight from the socket, as much as it
  * holds: libevent 2.1 reads 4 KiB a loop turn (EVBUFFER_MAX_READ), so a
  * 300 KB photograph took some 75 turns of the one event loop, each through
- * this filter and evhttp's callback. Never blocks (MSG_DONTWAIT); an end of
- * file or error is left for the socket bufferevent's next read to see. */
+ * this filter and evhttp's callback. The room asked for is what the socket
+ * holds (FIONREAD), so that a body arriving slowly is not kept in chains
+ * mostly empty. Never blocks (MSG_DONTWAIT); an end of file or error is
+ * left for the socket bufferevent's next read to see. */
 static void read_ahead(guard *g, struct evbuffer *dst)
 {
     const evutil_socket_t fd = bufferevent_getfd(g->under);
     while (fd >= 0 && (g->phase == G_BODY || g->phase == G_CHUNK_DATA) && g->left > 0) {
-        const size_t want = g->left < GUARD_READ_MAX ? (size_t)g->left : GUARD_READ_MAX;
+        int avail = 0;
+        if (ioctl(fd, FIONREAD, &avail) != 0 || avail <= 0)
+            return;
+        size_t want = g->left < GUARD_READ_MAX ? (size_t)g->left : GUARD_READ_MAX;
+        if ((size_t)avail < want)
+            want = (size_t)avail;
         struct evbuffer_iovec v[2];
         const int nv = evbuffer_reserve_space(dst, (ev_ssize_t)want, v, 2);
         if (nv <= 0)
@@ -302,6 +312,7 @@ static void read_ahead(guard *g, struct evbuffer *dst)
  * that the server takes the body without copying it again. */
 static void body_start(guard *g, struct evbuffer *src, struct evbuffer *dst, size_t take)
 {
+    g->body_room = 1; /* once a body: a slow one would leave a mostly empty chain per read */
     const size_t room = g->left < GUARD_READ_MAX ? (size_t)g->left : GUARD_READ_MAX;
     struct evbuffer_iovec v[1];
     if (evbuffer_expand(dst, room) != 0 || evbuffer_reserve_space(dst, (ev_ssize_t)take, v, 1) != 1 ||
@@ -336,7 +347,7 @@ static enum bufferevent_filter_result guard_input(struct evbuffer *src, struct e
             evbuffer_drain(src, n);
         } else if (g->phase == G_BODY || g->phase == G_CHUNK_DATA) {
             const size_t take = n < g->left ? n : (size_t)g->left;
-            if (g->phase == G_BODY && take < g->left)
+            if (g->phase == G_BODY && take < g->left && !g->body_room)
                 body_start(g, src, dst, take);
             else
                 evbuffer_remove_buffer(src, dst, take);
