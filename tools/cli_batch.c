@@ -79,10 +79,10 @@ static void on_sigint(int sig)
 enum {
     DEC_HANDOVER = 0, /* the CPU workers until nvJPEG is open, then nvJPEG alone (default) */
     DEC_BOTH,         /* the CPU workers from the start, nvJPEG once it is open */
-    DEC_AFTER,    /* both, the CPU workers starting once nvJPEG is open (or failed) */
-    DEC_GPU,      /* nvJPEG only (CPU workers only when nvJPEG is unavailable) */
-    DEC_CPU,      /* no GPU codec: every file on the CPU workers, the host route */
-    DEC_CPU_DEV   /* every file on the CPU workers, each waiting for the device route
+    DEC_AFTER,        /* both, the CPU workers starting once nvJPEG is open (or failed) */
+    DEC_GPU,          /* nvJPEG only (CPU workers only when nvJPEG is unavailable) */
+    DEC_CPU,          /* no GPU codec: every file on the CPU workers, the host route */
+    DEC_CPU_DEV       /* every file on the CPU workers, each waiting for the device route
                      (nvJPEG encodes only; the host route when it cannot) */
 };
 

@@ -315,7 +315,8 @@ static void body_start(guard *g, struct evbuffer *src, struct evbuffer *dst, siz
     g->body_room = 1; /* once a body: a slow one would leave a mostly empty chain per read */
     const size_t room = g->left < GUARD_READ_MAX ? (size_t)g->left : GUARD_READ_MAX;
     struct evbuffer_iovec v[1];
-    if (evbuffer_expand(dst, room) != 0 || evbuffer_reserve_space(dst, (ev_ssize_t)take, v, 1) != 1 ||
+    if (evbuffer_expand(dst, room) != 0 ||
+        evbuffer_reserve_space(dst, (ev_ssize_t)take, v, 1) != 1 ||
         evbuffer_remove(src, v[0].iov_base, take) != (int)take) {
         evbuffer_remove_buffer(src, dst, take); /* no room: as it comes */
         return;
