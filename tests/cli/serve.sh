@@ -335,10 +335,13 @@ kill -TERM "$PID_U"; wait "$PID_U"; rc=$?
 [ "$rc" = 0 ] && [ ! -e "$TMP/s.sock" ] && ok "unix server stops with 0 and removes its socket" || fail "unix stop: $rc"
 
 # --- SIGTERM with 32 requests in flight -------------------------------------
-# each job long enough (~50 ms) that all 32 are seen in flight at once
+# a blocker job (~1 s) on the one worker first, so that all 32 behind it
+# are seen in flight at once however loaded the machine is
 "$IMGCONV" --chart 1000x800 t.png
 "$IMGCONV" --backend cpu -k gaussian:15 t.png c5.png
-echo '[{"query": "kernel=gaussian:15", "input": "t.png", "expect": "c5.png"}]' >term.json
+"$IMGCONV" --chart 2000x1600 tb.png && "$IMGCONV" --backend cpu -k gaussian:61 tb.png c6.png
+echo '[{"query": "kernel=gaussian:61", "input": "tb.png", "expect": "c6.png"},
+      {"query": "kernel=gaussian:15", "input": "t.png", "expect": "c5.png"}]' >term.json
 start S --workers 1 --queue 64 --timeout 120
 "$PY" "$LOAD" sigterm "$PORT_S" "$PID_S" 32 term.json && ok "SIGTERM: all 32 in flight answered" || fail "SIGTERM in flight"
 wait "$PID_S"; rc=$?

@@ -120,13 +120,23 @@ def metric(port, name):
 
 
 def sigterm(port, pid, n, case_path):
-    case = load_cases(case_path)[0]
+    cases = load_cases(case_path)
+    case = cases[-1]
     body = case["body"]
-    results = [None] * n
-    # Every request but its body's last byte first, then the last bytes one
-    # after another: the server queues the n jobs within a moment, where
-    # clients started one by one on a loaded machine let the first job end
-    # before the last request had arrived.
+    results = [None] * (n + 1)
+    # With two cases, the first is a blocker: one long job that the one
+    # worker takes first, so that the n behind it stay queued however loaded
+    # the machine is (a client descheduled for 50 ms let the first of them
+    # end before every one was seen). Then every request but its body's last
+    # byte first, then the last bytes one after another: the server queues
+    # the n jobs within a moment.
+    blocker = None
+    if len(cases) > 1:
+        blocker = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+        blocker.request("POST", "/v1/filter?" + cases[0]["query"], body=cases[0]["body"])
+        deadline = time.time() + 20
+        while metric(port, "imgconv_images_in_flight") < 1 and time.time() < deadline:
+            time.sleep(0.005)
     conns = []
     for _ in range(n):
         c = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
@@ -147,26 +157,39 @@ def sigterm(port, pid, n, case_path):
         finally:
             conns[i].close()
 
+    def blocked():
+        try:
+            r = blocker.getresponse()
+            results[n] = (r.status, r.read())
+        except OSError as e:
+            results[n] = (-1, str(e).encode())
+        finally:
+            blocker.close()
+
     ts = [threading.Thread(target=client, args=(i,)) for i in range(n)]
+    if blocker:
+        ts.append(threading.Thread(target=blocked))
     for t in ts:
         t.start()
+    want = n + (1 if blocker else 0)
     deadline = time.time() + 20
     seen = 0
     while time.time() < deadline:
         seen = metric(port, "imgconv_queue_depth") + metric(port, "imgconv_images_in_flight")
-        if seen >= n:
+        if seen >= want:
             break
         time.sleep(0.01)
     os.kill(pid, signal.SIGTERM)
     for t in ts:
         t.join()
-    good = sum(1 for r in results if r and r[0] == 200 and r[1] == case["want"])
-    print(f"{seen:.0f} in flight at SIGTERM; {good}/{n} answered in full and correct")
-    for r in results:
-        if not (r and r[0] == 200 and r[1] == case["want"]):
+    wants = [case["want"]] * n + ([cases[0]["want"]] if blocker else [])
+    good = sum(1 for r, w in zip(results, wants) if r and r[0] == 200 and r[1] == w)
+    print(f"{seen:.0f} in flight at SIGTERM; {good}/{want} answered in full and correct")
+    for r, w in zip(results, wants):
+        if not (r and r[0] == 200 and r[1] == w):
             print("  wrong:", r[0] if r else None, (r[1][:100] if r else b""))
             break
-    return 0 if seen >= n and good == n else 1
+    return 0 if seen >= want and good == want else 1
 
 
 if __name__ == "__main__":
