@@ -72,14 +72,17 @@ typedef struct guard {
     int line_empty;      /* the current line has no bytes yet but \r */
     char chunk_line[64]; /* the size line of a chunk */
     size_t nchunk;
-    uint64_t left; /* of the Content-Length body, or of the chunk */
-    int body_room; /* body_start reserved room for this body's rest */
-    uint64_t body; /* the chunked body so far */
+    uint64_t left;   /* of the Content-Length body, or of the chunk */
+    int body_room;   /* body_start reserved room for this body's rest */
+    int replies_due; /* heads passed to evhttp whose replies are not yet out */
+    int refusal_due; /* a 413 waits for the replies before it */
+    int refusal_own; /* ... and its own head went to evhttp (chunked) */
+    uint64_t body;   /* the chunked body so far */
 } guard;
 
 /* The JSON 413, written under evhttp, which never saw this request or is
  * still waiting for its body; the client closes after it (Connection: close). */
-static void refuse(guard *g)
+static void refusal_write(guard *g)
 {
     char json[160], reply[400];
     snprintf(json, sizeof json,
@@ -92,7 +95,19 @@ static void refuse(guard *g)
                            strlen(json), json);
     bufferevent_write(g->under, reply, (size_t)n);
     srv_metrics_record(g->s, 413, 0);
+}
+
+/* The JSON 413 of a body over --max-body: at once, or, when the client has
+ * pipelined it behind requests evhttp has not answered yet, after their
+ * replies (guard_done). own: the refused request's head went to evhttp
+ * (a chunked body that grew too large), which will never answer it. */
+static void refuse(guard *g, int own)
+{
     g->phase = G_REFUSED;
+    g->refusal_own = own;
+    g->refusal_due = g->replies_due > own;
+    if (!g->refusal_due)
+        refusal_write(g);
 }
 
 /* The JSON 503 of a connection over --max-connections, before evhttp has
@@ -176,7 +191,7 @@ static int head_end(guard *g)
     } else if (bad) {
         g->phase = G_PASS; /* evhttp's to refuse */
     } else if (refused) {
-        refuse(g);
+        refuse(g, 0);
         return 0;
     } else if (has_len && len > 0) {
         g->phase = G_BODY;
@@ -223,7 +238,7 @@ static void chunk_line_end(guard *g)
     }
     g->body += size;
     if (g->body > g->s->base.max_body) {
-        refuse(g);
+        refuse(g, 1);
         return;
     }
     g->left = size;
@@ -247,8 +262,10 @@ static void head_byte(guard *g, unsigned char c, struct evbuffer *dst)
         const int ends = g->line_empty && g->nhead > 2; /* blank lines before a request do not */
         g->line_empty = 1;
         if (ends) {
-            if (head_end(g))
+            if (head_end(g)) {
                 evbuffer_add(dst, g->head, g->nhead);
+                g->replies_due++;
+            }
             g->nhead = 0;
         }
     } else if (c != '\r') {
@@ -402,7 +419,12 @@ static void guard_done(evutil_socket_t fd, short what, void *arg)
     if (g->writing && evbuffer_get_length(bufferevent_get_output(g->bev)) == 0 &&
         evbuffer_get_length(bufferevent_get_output(g->under)) == 0) {
         g->writing = 0;
-        bufferevent_trigger(g->bev, EV_WRITE, 0);
+        g->replies_due -= g->replies_due > 0;
+        if (g->refusal_due && g->replies_due <= g->refusal_own) {
+            g->refusal_due = 0; /* the replies before it are out: the pipelined 413 */
+            refusal_write(g);
+        }
+        bufferevent_trigger(g->bev, EV_WRITE, 0); /* may free g */
     }
 }
 
