@@ -36,8 +36,8 @@ typedef struct srv_job {
     int replied;                /* the reply is being written */
     cli_options o;              /* points into query */
     char *query;
-    uint8_t *body;
-    struct evbuffer *in; /* the request's chains that hold body (NULL: body is malloc'd) */
+    uint8_t *body;       /* the request's body, contiguous inside in */
+    struct evbuffer *in; /* the request's chains, which own body */
     size_t size;
     double t0;         /* when the request was complete */
     double queue_ms;   /* waiting for a worker */

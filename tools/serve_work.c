@@ -20,8 +20,6 @@ static void body_free(srv_job *j)
 {
     if (j->in)
         evbuffer_free(j->in); /* unlocked and on no loop: any thread may */
-    else
-        free(j->body);
     j->in = NULL;
     j->body = NULL;
 }

@@ -273,6 +273,7 @@ static ic_status jpeg_decode(struct jpeg_decompress_struct *cinfo, jpeg_err *je,
         }
         *buf_out = buf;
     }
+    const size_t used = (size_t)img->width * (size_t)channels; /* the rest of a row: padding */
     while (cinfo->output_scanline < cinfo->output_height) {
         uint8_t *row = img->data + (size_t)cinfo->output_scanline * img->pitch;
         JSAMPROW r = buf ? buf : row;
@@ -282,7 +283,6 @@ static ic_status jpeg_decode(struct jpeg_decompress_struct *cinfo, jpeg_err *je,
         }
         if (buf)
             cmyk_to_rgb(row, buf, img->width, cinfo->saw_Adobe_marker);
-        const size_t used = (size_t)img->width * (size_t)channels;
         if (img->pitch > used) /* unzeroed: the padding too */
             memset(row + used, 0, img->pitch - used);
     }

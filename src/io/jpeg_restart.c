@@ -347,8 +347,8 @@ static void part_decode(job *jb, int index)
     if (src && scratch && src_open(src, jb, p)) {
         ic_jpeg_err je;
         struct jpeg_decompress_struct d;
-        ic_jpeg_decompress_init(&d, &je,
-                                NULL); /* strict: any damage sends the file to one thread */
+        /* strict (no limits): any damage sends the file to one thread */
+        ic_jpeg_decompress_init(&d, &je, NULL);
         p->ok = part_guarded(&d, &je, src, jb, index, scratch);
         jpeg_destroy_decompress(&d);
     }

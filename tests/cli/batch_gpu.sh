@@ -175,7 +175,7 @@ same_bytes two00 one0 && same_bytes two00 refA &&
     ok "--devices 0,0 --codec cpu: every output byte-identical to one device's" ||
     fail "--devices 0,0 --codec cpu: outputs differ from one device's"
 dual two00d --devices 0,0
-refs_check() { # DIR: every output is one of the one-device references'
+refs_check() { # DIR: every output is one of the one-device references
     python3 - "$1" <<'EOF'
 import os, sys
 d = sys.argv[1]
