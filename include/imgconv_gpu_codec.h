@@ -55,9 +55,10 @@ extern "C" {
  *
  * Threads: calls on different slots may run at the same time on different
  * threads (a batch pipeline: one thread decoding, one filtering, several
- * encoding; up to 16 nvJPEG encodes run at once, more wait), with at most one
- * ic_gpu_codec_decode call at a time. The context given at creation is not used
- * after it. */
+ * encoding; up to 16 nvJPEG encodes run at once, more wait). ic_gpu_codec_decode
+ * calls run one at a time unless ic_gpu_codec_open_decoders allowed more; a
+ * call that finds every decoder busy waits for one. The context given at
+ * creation is not used after it. */
 typedef struct ic_gpu_codec ic_gpu_codec;
 
 /* One encoded file in memory (not owned). */
@@ -105,6 +106,17 @@ const char *ic_gpu_codec_engine(const ic_gpu_codec *codec);
  * or ic_gpu_codec_engine does. Call it right after ic_gpu_codec_create; a
  * second call, or a call without nvJPEG, does nothing (NULL-safe). */
 void ic_gpu_codec_open_decoder(ic_gpu_codec *codec);
+
+/* Lets up to n (1..4) ic_gpu_codec_decode calls decode at once, from
+ * different threads on different slots: for a caller that keeps the
+ * hardware JPEG decoder busy from several threads, since one call's batch
+ * leaves the engines idle while its files are read and checked. Each further
+ * decoder (a hardware decoder of its own, about 0.6 s) is made on a thread of the
+ * codec's own once the first decoder exists, and used as soon as it is
+ * made; until then the calls take turns. On a GPU without the hardware
+ * decoder, or without nvJPEG, they always take turns. Returns at once; a
+ * second call does nothing (NULL-safe). */
+void ic_gpu_codec_open_decoders(ic_gpu_codec *codec, int n);
 
 /* The encoder of 3-channel JPEG outputs: "nvjpeg" when ic_gpu_codec_encode encodes
  * them on the device, "cpu" when it copies them to the CPU writer. Waits for

@@ -16,12 +16,14 @@
  * side) -> a queue -> the same workers, which encode and save. With a CUDA
  * backend and JPEG inputs a GPU side joins each pipeline: four filter
  * contexts on its device, the workers allowed to run ahead (up to 4 GiB of
- * host images), and one thread per device that opens that device's GPU
- * codec while the workers already decode. As soon
+ * host images), and decode threads per device (GPU_DECODERS), the first of
+ * which opens that device's GPU codec while the workers already decode. As soon
  * as the codec's encoder exists, the workers' images bound for a JPEG take
  * the device route (filtered host to device into a codec slot, encoded by
  * nvJPEG), the others the host route (host to host, CPU encoder); once its
- * decoders exist, the thread decodes batches of files with nvJPEG, taking
+ * decoders exist, the threads decode batches of files with nvJPEG, each on a
+ * decoder of its own once the codec made it (one alone left the engines idle
+ * while its next batch was read and checked), taking
  * them from the same list as the CPU workers; its images stay on the device
  * (filtered device to device, encoded by GPU encoder threads, written by
  * writer threads). Output names are the input base names in OUTDIR (the extension
@@ -99,6 +101,8 @@ enum { GPU_NONE = 0, GPU_OPENING, GPU_READY, GPU_FAILED };
 #define GPU_SLOTS 256  /* images in flight on a device (BATCH_DEV_BYTES too) */
 #define GPU_ENCODERS 8 /* nvJPEG encodes at once (its encoder lanes; IC_BATCH_GPU_ENCODERS) */
 #define GPU_MAX_ENCODERS 16
+#define GPU_DECODERS 2 /* decode threads of a device (IC_BATCH_GPU_DECODERS) */
+#define GPU_MAX_DECODERS 4
 #define GPU_MIN_FILES 64                 /* fewer JPEGs: no GPU side (handover, both) */
 #define BATCH_WRITERS 16                 /* atomic writes in parallel (each waits for an fsync) */
 #define GPU_FILTERS 4                    /* filter contexts on the device with the GPU side */
@@ -125,11 +129,13 @@ typedef struct bdev {
     int nctx;
     ic_gpu_codec *codec; /* GPU side: set once open (under mu); NULL before and without */
     char engine[320];    /* its codec's engine, or "cpu (why)" */
-    pthread_t gth, genc[GPU_MAX_ENCODERS];
-    int gstarted, ng;   /* its decode thread started, its GPU encoder threads */
+    pthread_t gth[GPU_MAX_DECODERS], genc[GPU_MAX_ENCODERS];
+    int gstarted, ng;   /* its decode threads started, its GPU encoder threads */
     pthread_mutex_t mu; /* guards everything below */
     pthread_cond_t slot_freed;
     int gpu_state;          /* GPU_* */
+    int gfirst;             /* decode threads that began: the first opens the codec */
+    int glive;              /* decode threads not done yet (the last ends the decoded queue) */
     int route_open;         /* the device route is open (codec slots; nvJPEG open or opening) */
     int *free_slots, nfree; /* codec slots not in use */
     size_t *slot_bytes;     /* ... the device-route image bytes each one holds */
@@ -137,7 +143,8 @@ typedef struct bdev {
     int filtered;           /* images its filters took (host and device ones) */
     int to_device;          /* host images filtered into its codec slots (device route) */
     int by_gpu;             /* files its nvJPEG decoded */
-    int gpu_encoded;        /* images its GPU encoders encoded */
+    int by_thread[GPU_MAX_DECODERS]; /* ... by each decode thread (in the order they began) */
+    int gpu_encoded;                 /* images its GPU encoders encoded */
     double ms_gpu_open, ms_gpu_enc;
 } bdev;
 
@@ -151,6 +158,7 @@ struct batch {
     cli_board board;    /* the workers sleep here when no queue has work for them */
     int decode_mode;    /* DEC_* */
     int nenc;           /* GPU encoder threads of each device (gpu_encoders) */
+    int ndec;           /* GPU decode threads of each device (gpu_decoders) */
     pthread_mutex_t mu; /* guards everything below */
     int gpu_opening, gpu_ready; /* devices whose GPU side is opening, is ready (GPU_*) */
     int gpu_hw;                 /* of the ready ones, those on the hardware decoder */
@@ -162,6 +170,8 @@ struct batch {
     int max_inflight;      /* ... and the most there may be while held < held_cap */
     size_t held, held_cap; /* the samples of those in memory (bytes) */
     int by_cpu;            /* files decoded by the CPU workers */
+    int cpu_decoding;      /* workers decoding a file now */
+    int cpu_share;         /* ... at most, once nvJPEG's hardware decoder is open (handover) */
     double bytes;          /* decoded sample bytes of the files written */
     double ms_read, ms_decode, ms_filter, ms_encode, ms_write;
     double ms_upload, ms_download; /* the filter's copies (ic_context_timing) */
@@ -418,12 +428,14 @@ static int try_decode(batch *b, ic_load_options *lo)
     else if (b->gpu_opening > 0 && (b->decode_mode == DEC_AFTER || b->decode_mode == DEC_GPU))
         r = 0;
     else if ((b->gpu_ready > 0 && b->decode_mode == DEC_GPU) ||
-             (b->gpu_hw > 0 && b->decode_mode == DEC_HANDOVER))
-        r = -1; /* nvJPEG takes every file (handing over: the checks beside it want the cores) */
+             (b->gpu_hw > 0 && b->decode_mode == DEC_HANDOVER && b->cpu_decoding >= b->cpu_share))
+        r = -1; /* nvJPEG takes the files (handing over: the checks beside it want the cores) */
     else if (b->inflight >= b->budget && (b->inflight >= b->max_inflight || b->held >= b->held_cap))
         r = 0;
-    else
+    else {
         b->inflight++;
+        b->cpu_decoding++;
+    }
     pthread_mutex_unlock(&b->mu);
     if (r <= 0)
         return r;
@@ -431,6 +443,7 @@ static int try_decode(batch *b, ic_load_options *lo)
     if (!it) {
         pthread_mutex_lock(&b->mu);
         b->inflight--;
+        b->cpu_decoding--;
         pthread_mutex_unlock(&b->mu);
         cli_board_poke(&b->board);
         return -1;
@@ -453,6 +466,9 @@ static int try_decode(batch *b, ic_load_options *lo)
     }
     free(it->bytes);
     it->bytes = NULL;
+    pthread_mutex_lock(&b->mu);
+    b->cpu_decoding--;
+    pthread_mutex_unlock(&b->mu);
     if (damaged)
         cli_damaged_notice(f->in);
     if (s != IC_OK) {
@@ -842,6 +858,8 @@ static ic_gpu_codec *gpu_open(bdev *d)
     const char *ahead = getenv("IC_BATCH_DECODER");
     if (open_dec && ahead && !strcmp(ahead, "ahead"))
         ic_gpu_codec_open_decoder(c);
+    if (open_dec) /* the further decoders are made once the first exists */
+        ic_gpu_codec_open_decoders(c, b->ndec);
     /* The codec's slots exist from here, while nvJPEG opens on a thread of
      * its own (0.3 s): the workers' host images may take the device route at
      * once, their encodes waiting for the open. */
@@ -892,12 +910,31 @@ static ic_gpu_codec *gpu_open(bdev *d)
     return usable ? c : NULL;
 }
 
+/* A decode thread other than the first: the codec once the first opened it,
+ * NULL when its decoders will not decode. */
+static ic_gpu_codec *gpu_wait(bdev *d)
+{
+    pthread_mutex_lock(&d->mu);
+    while (d->gpu_state == GPU_OPENING)
+        pthread_cond_wait(&d->slot_freed, &d->mu);
+    ic_gpu_codec *c = d->gpu_state == GPU_READY ? d->codec : NULL;
+    pthread_mutex_unlock(&d->mu);
+    return c;
+}
+
+/* One of a device's decode threads (GPU_DECODERS): the first opens the
+ * codec, and each decodes batches on a decoder of its own once the codec
+ * has made it (ic_gpu_codec_open_decoders), so that the hardware decoder
+ * works on one batch while the next is read and checked. */
 static void *gpu_main(void *arg)
 {
     bdev *d = arg;
     batch *b = d->b;
     lane_enter(b, LANE_GPU, 1);
-    ic_gpu_codec *c = gpu_open(d);
+    pthread_mutex_lock(&d->mu);
+    const int me = d->gfirst++;
+    pthread_mutex_unlock(&d->mu);
+    ic_gpu_codec *c = me == 0 ? gpu_open(d) : gpu_wait(d);
     ic_load_options lo = load_options_of(b->o);
     ic_metadata ask; /* any non-NULL pointer: res[i].metadata receives file i's */
     lo.metadata = &ask;
@@ -962,11 +999,16 @@ static void *gpu_main(void *arg)
             b->files.v[it->idx].bytes = sample_bytes(&img[i]);
             pthread_mutex_lock(&d->mu);
             d->by_gpu++;
+            d->by_thread[me]++;
             pthread_mutex_unlock(&d->mu);
             cli_queue_push(&d->decoded, it);
         }
     }
-    cli_queue_producer_done(&d->decoded);
+    pthread_mutex_lock(&d->mu);
+    const int last = --d->glive == 0;
+    pthread_mutex_unlock(&d->mu);
+    if (last)
+        cli_queue_producer_done(&d->decoded);
     return NULL;
 }
 
@@ -1158,7 +1200,10 @@ static void json_devices(const batch *b)
                i ? ", " : "", d->ordinal, d->nctx, d->filtered, d->by_gpu, d->to_device,
                d->gpu_encoded, d->ms_gpu_open);
         cli_json_string(stdout, d->engine, (size_t)-1);
-        printf("}");
+        printf(", \"decoded_by_thread\": [");
+        for (int k = 0; k < d->gstarted; k++)
+            printf("%s%d", k ? ", " : "", d->by_thread[k]);
+        printf("]}");
     }
     printf("]");
 }
@@ -1335,13 +1380,24 @@ static void gpu_never(batch *b, bdev *d, const char *why)
     cli_board_poke(&b->board);
 }
 
-/* Starts device d's GPU side: its decode thread (which opens its codec) and
- * its encoders. */
+/* Starts device d's GPU side: its decode threads (the first to run opens its
+ * codec; the last to end ends its decoded queue) and its encoders. */
 static void gpu_start(batch *b, bdev *d)
 {
-    d->gstarted = pthread_create(&d->gth, NULL, gpu_main, d) == 0;
+    pthread_mutex_lock(&d->mu);
+    d->glive = b->ndec; /* so that none ends the queue before all started */
+    pthread_mutex_unlock(&d->mu);
+    for (; d->gstarted < b->ndec; d->gstarted++)
+        if (pthread_create(&d->gth[d->gstarted], NULL, gpu_main, d) != 0)
+            break;
+    pthread_mutex_lock(&d->mu);
+    d->glive -= b->ndec - d->gstarted;
+    const int ended = d->glive == 0;
+    pthread_mutex_unlock(&d->mu);
     if (!d->gstarted)
         gpu_never(b, d, "cpu (no thread for the GPU codec)");
+    else if (ended) /* the ones that started are done already */
+        cli_queue_producer_done(&d->decoded);
     for (; d->ng < b->nenc; d->ng++)
         if (pthread_create(&d->genc[d->ng], NULL, gpu_encoder, d) != 0)
             break;
@@ -1442,8 +1498,8 @@ static void run_pipeline(batch *b, bthreads *t, int nfilt, const ic_kernel *k, c
         pthread_join(t->wk[i], NULL);
     for (int i = 0; gpu_side && i < b->ndev; i++) {
         bdev *d = &b->dev[i];
-        if (d->gstarted)
-            pthread_join(d->gth, NULL);
+        for (int j = 0; j < d->gstarted; j++)
+            pthread_join(d->gth[j], NULL);
         for (int j = 0; j < d->ng; j++)
             pthread_join(d->genc[j], NULL);
     }
@@ -1538,6 +1594,13 @@ static int env_count(const char *name, int def, int hi)
 static int gpu_encoders(void)
 {
     return env_count("IC_BATCH_GPU_ENCODERS", GPU_ENCODERS, GPU_MAX_ENCODERS);
+}
+
+/* Decode threads of a device with the GPU side (IC_BATCH_GPU_DECODERS,
+ * 1..4): each further one decodes on an nvJPEG decoder of its own. */
+static int gpu_decoders(void)
+{
+    return env_count("IC_BATCH_GPU_DECODERS", GPU_DECODERS, GPU_MAX_DECODERS);
 }
 
 /* Filter contexts on the device with the GPU side: GPU_FILTERS, or
@@ -1712,6 +1775,11 @@ int cli_run_batch(const cli_options *o, cli_err *e)
     const int nworkers = clamp_int(online_cpus(), 2, BATCH_MAX_WORKERS);
     b.nworkers = nworkers;
     b.nenc = gpu_encoders();
+    /* CPU workers that go on decoding beside nvJPEG's hardware decoder
+     * (handover; IC_BATCH_CPU_SHARE=0..64, for comparisons) */
+    const char *share = getenv("IC_BATCH_CPU_SHARE");
+    b.cpu_share = share && *share ? clamp_int(atoi(share), 0, BATCH_MAX_WORKERS) : 0;
+    b.ndec = gpu_decoders();
     b.budget = nworkers + 8;
     b.max_inflight = gpu_side ? BATCH_MAX_HELD : b.budget;
     b.held_cap = gpu_side ? held_cap() : 0;

@@ -186,13 +186,16 @@ run_imgconv() { # BACKEND JSONFILE [EXTRA...]: one imgconv batch row, named afte
     one=$(for _ in 1 2 3; do
         rm -rf "$WORK/out1" && mkdir -p "$WORK/out1"
         t0=$(now)
-        env "${IC_ENV[@]}" "$IMGCONV" --backend "$be" --kernel "$K" --quality 92 -q "$@" \
-            -o "$WORK/out1" "$WORK/in1" >/dev/null 2>&1 || true
-        t1=$(now)
-        python3 -c "print($t1 - $t0)"
+        if env "${IC_ENV[@]}" "$IMGCONV" --backend "$be" --kernel "$K" --quality 92 -q "$@" \
+            -o "$WORK/out1" "$WORK/in1" >/dev/null 2>&1; then
+            t1=$(now)
+            python3 -c "print($t1 - $t0)"
+        else
+            echo inf # a failed one-file run gives no steady rate
+        fi
     done | sort -g | sed -n 2p)
-    STEADY+=("| $label | $(python3 -c "s, o = $secs, $one; d = s - o
-print(f'{s:.3f} | {o:.3f} | ' + (f'{$N / d:.1f}' if d > 0 else 'n/a'))") |")
+    STEADY+=("| $label | $(python3 -c "s, o = $secs, float('$one'); d = s - o
+print(f'{s:.3f} | ' + (f'{o:.3f} | {$N / d:.1f}' if o != float('inf') and d > 0 else 'failed | n/a'))") |")
 }
 STEADY=()
 IC_JSON="$WORK/imgconv.json"

@@ -9,7 +9,8 @@
 # encode) or within a few levels of it; --json's decoded_by and to_device
 # count them; a cut file in the middle fails with the
 # CPU path's one line, leaves no output, and the others are written; the
-# same device listed twice (--devices 0,0) gives one device's outputs. The
+# same device listed twice (--devices 0,0) gives one device's outputs; four
+# decode threads (IC_BATCH_GPU_DECODERS=4) give one thread's bytes. The
 # difference between the two paths' outputs (decoders plus encoders) is
 # printed. Needs a usable CUDA backend and JPEG support (exit 77 otherwise).
 . "$(dirname "$0")/common.bash"
@@ -37,12 +38,19 @@ CUT=in/f080.jpg
 n=$(wc -c <"$CUT")
 head -c $((n / 2)) "$CUT" >cut.tmp && mv cut.tmp "$CUT"
 K=(--kernel gaussian:5 --quality 92)
+same_bytes() { # A B: every file of A equals B's
+    local a=$1 b=$2 n=0 f
+    for f in "$a"/*; do
+        cmp -s "$f" "$b/$(basename "$f")" || n=$((n + 1))
+    done
+    [ "$n" -eq 0 ]
+}
 
 # The references: every file on the host path, every file through nvJPEG.
 run "${K[@]}" --backend cuda --codec cpu -q -o refA in
 [ "$RC" -eq 3 ] && ok "host path reference (exit 3 for the cut file)" || { fail "host path reference"; show_last; }
 cpu_line=$(grep 'f080.jpg' "$ERR")
-IC_BATCH_DECODE=gpu run "${K[@]}" --backend cuda -q --json -o refB in
+IC_BATCH_DECODE=gpu IC_BATCH_GPU_DECODERS=1 run "${K[@]}" --backend cuda -q --json -o refB in
 cp "$OUT" refB.json
 [ "$RC" -eq 3 ] && ok "GPU path reference (exit 3)" || { fail "GPU path reference"; show_last; }
 [ "$(grep 'f080.jpg' "$ERR")" = "$cpu_line" ] && ok "nvJPEG's side gives the cut file the CPU path's line" ||
@@ -139,6 +147,26 @@ else
     fail "after: one decoder took every file: $(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["decoded_by"])' mixA.json)"
 fi ;;
 esac
+# Four decode threads, each on a decoder of its own once the codec made it:
+# the same bytes as one thread's (refB), and every nvJPEG file counted once.
+IC_BATCH_DECODE=gpu IC_BATCH_GPU_DECODERS=4 run "${K[@]}" --backend cuda -q --json -o dec4 in
+cp "$OUT" dec4.json
+if [ "$RC" -eq 3 ] && [ "$(grep 'f080.jpg' "$ERR")" = "$cpu_line" ] && [ ! -e dec4/f080.jpg ] &&
+    same_bytes dec4 refB && [ "$(listing dec4 | wc -l)" -eq $((N - 1)) ]; then
+    ok "4 decode threads: every output byte-identical to one thread's, the cut file's line"
+else
+    fail "4 decode threads: exit $RC, outputs against one thread's"
+    show_last
+fi
+python3 - dec4.json <<'EOF' && ok "4 decode threads: files per thread add up" || fail "4 decode threads: --json counts"
+import json, sys
+d = json.load(open(sys.argv[1]))
+dev = d["devices"][0]
+per = dev["decoded_by_thread"]
+print(f"decoded_by {d['decoded_by']}, by each decode thread {per}")
+assert sum(per) == dev["decoded_by_gpu"] == d["decoded_by"]["gpu"], (per, dev, d["decoded_by"])
+assert d["codec"].startswith("cpu") or len(per) == 4, per
+EOF
 # both: the CPU workers from the start, nvJPEG once open.
 mixed mixB both
 # handover (the default): the CPU workers until the hardware decoder is open, then it alone.
@@ -161,13 +189,6 @@ dual() { # DIR ARGS...: a batch with ARGS; checks exit 3, the cut file's line, N
         fail "$*: exit $RC, $(listing "$dir" | wc -l) outputs"
         show_last
     fi
-}
-same_bytes() { # A B: every file of A equals B's
-    local a=$1 b=$2 n=0 f
-    for f in "$a"/*; do
-        cmp -s "$f" "$b/$(basename "$f")" || n=$((n + 1))
-    done
-    [ "$n" -eq 0 ]
 }
 dual one0 --codec cpu --devices 0
 dual two00 --codec cpu --devices 0,0

@@ -19,12 +19,21 @@
  *     (cudaMemcpy2DAsync, no host wait first) holds the reference too: work
  *     queued on the image's stream runs after the decode.
  *
+ *  4. Then two threads decode at once, each into slots of its own
+ *     (ic_gpu_codec_open_decoders(codec, 2): the second decoder is made
+ *     while the first decodes), every slot poisoned before each decode, for
+ *     SECONDS: every image must equal the single-thread reference byte for
+ *     byte, whichever decoder took it.
+ *
  * The engine of each file is printed. Without a CUDA build, a device or
- * libjpeg: exit 77 (SKIPPED). IC_TEST_QUICK=1: small images, two rounds.
+ * libjpeg: exit 77 (SKIPPED). IC_TEST_QUICK=1: small images, two rounds,
+ * one second of concurrent decodes.
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "imgconv_gpu_codec.h"
 #include "jpeg_cases.h"
@@ -137,6 +146,109 @@ static void free_files(files *f)
     }
 }
 
+/* ---- 4. concurrent decodes --------------------------------------------------- */
+
+typedef struct conc {
+    ic_gpu_codec *codec;
+    const files *f;
+    const ic_image *ref; /* N host references */
+    int first_slot;      /* its slots: first_slot .. first_slot + N - 1 */
+    double seconds;
+    int rounds, bad;
+    char why[256];
+} conc;
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* Poisons its slots, decodes the files into them, compares with the
+ * references; again until the time is up. */
+static void *conc_main(void *arg)
+{
+    conc *c = arg;
+    int slots[N];
+    for (int i = 0; i < N; i++)
+        slots[i] = c->first_slot + i;
+    ic_image out[N];
+    ic_decode_result res[N];
+    const double end = now_s() + c->seconds;
+    while (now_s() < end && !c->bad) {
+        if (c->rounds > 0) /* the slots hold the last round's images: poison them first */
+            for (int i = 0; i < N; i++)
+                (void)cudaMemset2DAsync(out[i].data, out[i].pitch, POISON,
+                                        ic_image_row_bytes(&out[i]), (size_t)out[i].height,
+                                        (cudaStream_t)out[i].stream);
+        if (ic_gpu_codec_decode(c->codec, N, c->f->in, slots, NULL, out, res) != IC_OK) {
+            snprintf(c->why, sizeof c->why, "decode: %s", ic_last_error());
+            c->bad++;
+            break;
+        }
+        for (int i = 0; i < N; i++) {
+            ic_image got;
+            if (res[i].status != IC_OK || !download(&out[i], &got)) {
+                snprintf(c->why, sizeof c->why, "file %d: %s", i, res[i].error);
+                c->bad++;
+                continue;
+            }
+            double mean;
+            const int m = diff_max(&got, &c->ref[i], &mean);
+            if (m != 0) {
+                snprintf(c->why, sizeof c->why,
+                         "round %d file %d (%s): differs from the reference (max %d, %ld samples "
+                         "of the poison)",
+                         c->rounds, i, res[i].engine, m, poisoned(&got));
+                c->bad++;
+            }
+            ic_image_free(&got);
+        }
+        c->rounds++;
+    }
+    return NULL;
+}
+
+/* Two threads decoding into slots 0..N-1 and N..2N-1 for `seconds`. */
+static void concurrent(ic_gpu_codec *codec, const files *f, double seconds)
+{
+    int slots[N];
+    for (int i = 0; i < N; i++)
+        slots[i] = i;
+    ic_image out[N], ref[N];
+    ic_decode_result res[N];
+    memset(ref, 0, sizeof ref);
+    ic_gpu_codec_open_decoders(codec, 2);
+    ic_status st = ic_gpu_codec_decode(codec, N, f->in, slots, NULL, out, res);
+    CHECK(st == IC_OK, "concurrent: reference decode: %s", ic_last_error());
+    for (int i = 0; st == IC_OK && i < N; i++)
+        CHECK(res[i].status == IC_OK && download(&out[i], &ref[i]), "concurrent: reference %d", i);
+    conc c[2];
+    pthread_t th[2];
+    int started[2] = {0, 0};
+    for (int t = 0; t < 2 && !g_fail; t++) {
+        memset(&c[t], 0, sizeof c[t]);
+        c[t].codec = codec;
+        c[t].f = f;
+        c[t].ref = ref;
+        c[t].first_slot = t * N;
+        c[t].seconds = seconds;
+        started[t] = pthread_create(&th[t], NULL, conc_main, &c[t]) == 0;
+        CHECK(started[t], "concurrent: cannot start thread %d", t);
+    }
+    for (int t = 0; t < 2; t++)
+        if (started[t]) {
+            pthread_join(th[t], NULL);
+            printf("concurrent: thread %d decoded %d batches of %d in %.1f s\n", t, c[t].rounds, N,
+                   seconds);
+            CHECK(c[t].bad == 0, "concurrent: thread %d: %d bad (%s)", t, c[t].bad, c[t].why);
+            CHECK(c[t].rounds > 0, "concurrent: thread %d decoded nothing", t);
+        }
+    for (int i = 0; i < N; i++)
+        ic_image_free(&ref[i]);
+}
+
 /* One round: reference decode, then load + poison + decode, then a copy
  * queued after the decode. */
 static void round_once(ic_gpu_codec *codec, const files *f, int loads, void *scratch, int round)
@@ -234,7 +346,7 @@ int main(void)
         return 1;
     }
     ic_gpu_codec *codec = NULL;
-    if (ic_gpu_codec_create(&codec, ctx, N) != IC_OK) {
+    if (ic_gpu_codec_create(&codec, ctx, 2 * N) != IC_OK) {
         printf("FAIL: codec: %s\n", ic_last_error());
         ic_context_free(ctx);
         return 1;
@@ -251,6 +363,7 @@ int main(void)
     } else {
         for (int r = 0; r < rounds; r++)
             round_once(codec, &f, loads, scratch, r);
+        concurrent(codec, &f, quick ? 1.0 : 3.0);
     }
     (void)cudaDeviceSynchronize();
     (void)cudaFree(scratch);

@@ -65,6 +65,12 @@ void ic_gpu_codec_open_decoder(ic_gpu_codec *codec)
     (void)codec;
 }
 
+void ic_gpu_codec_open_decoders(ic_gpu_codec *codec, int n)
+{
+    (void)codec;
+    (void)n;
+}
+
 ic_status ic_gpu_codec_decode(ic_gpu_codec *codec, int n, const ic_bytes *in, const int *slots,
                               const ic_load_options *opts, ic_image *out, ic_decode_result *res)
 {
@@ -119,6 +125,18 @@ typedef struct dbuf {
     int rows_cap;
 } dbuf;
 
+/* One decoder lane's per-call scratch (nslots entries each) and upload stream. */
+typedef struct dlane {
+    int ready, busy; /* under lane_mu */
+    int *route, *w, *h, *ok;
+    const uint8_t **data;
+    size_t *len;
+    uint8_t **dst;
+    size_t *pitch;
+    void **after;  /* the slot streams, whose work the decoder waits for */
+    void *ustream; /* the CPU path's uploads */
+} dlane;
+
 typedef struct slot {
     dbuf in, out;
     void *stream;  /* the stream its device images carry: the filter's */
@@ -150,15 +168,18 @@ struct ic_gpu_codec {
     int dec_mu_made;
     pthread_mutex_t dec_mu;
     ic_nvjpeg_hw *hw_ahead;
-    void *ustream;    /* the CPU path's uploads (decode side) */
     char engine[320]; /* "cpu (nvJPEG: why)" when nvJPEG is built in but would not open */
-    /* Per-batch scratch of ic_gpu_codec_decode. */
-    int *route, *w, *h, *ok;
-    const uint8_t **data;
-    size_t *len;
-    uint8_t **dst;
-    size_t *pitch;
-    void **after; /* the slot streams, whose work the decoder waits for */
+    /* Decoder lanes: each ic_gpu_codec_decode call holds one (lane 0 always
+     * ready; lanes 1.. once lanes_main made nvJPEG's); same index, same
+     * nvJPEG decoder lane. */
+    dlane dl[IC_NVJ_DEC_LANES];
+    pthread_mutex_t lane_mu; /* guards dl[].ready/busy, lanes_want, lanes_stop */
+    pthread_cond_t lane_cv;
+    int lane_sync_made;
+    int lanes_want; /* lanes asked for (ic_gpu_codec_open_decoders) */
+    int lanes_stop; /* the codec is being freed: make no more */
+    pthread_t lanes_th;
+    int lanes_on; /* lanes_th runs or was not joined yet */
 };
 
 /* Opens nvJPEG for codec c (on open_th, or in ic_gpu_codec_create when no
@@ -229,16 +250,40 @@ static ic_status dbuf_fit(const ic_gpu_codec *c, dbuf *b, size_t row_bytes, int 
     return IC_OK;
 }
 
+static void dlane_free(const ic_gpu_codec *c, dlane *l)
+{
+    ic_cuda_stream_destroy(c->device, l->ustream);
+    free(l->route);
+    free(l->w);
+    free(l->h);
+    free(l->ok);
+    free(l->data);
+    free(l->len);
+    free(l->dst);
+    free(l->pitch);
+    free(l->after);
+}
+
 void ic_gpu_codec_free(ic_gpu_codec *c)
 {
     if (!c)
         return;
+    if (c->lane_sync_made) { /* stop making lanes, and wait for the one being made */
+        pthread_mutex_lock(&c->lane_mu);
+        c->lanes_stop = 1;
+        pthread_mutex_unlock(&c->lane_mu);
+        if (c->lanes_on)
+            pthread_join(c->lanes_th, NULL);
+        pthread_mutex_destroy(&c->lane_mu);
+        pthread_cond_destroy(&c->lane_cv);
+    }
     ic_nvjpeg_close(codec_dec(c)); /* waits for the opens, then for its streams */
     if (c->open_mu_made)
         pthread_mutex_destroy(&c->open_mu);
     if (c->dec_mu_made)
         pthread_mutex_destroy(&c->dec_mu);
-    ic_cuda_stream_destroy(c->device, c->ustream);
+    for (int i = 0; i < IC_NVJ_DEC_LANES; i++)
+        dlane_free(c, &c->dl[i]);
     for (int i = 0; c->s && i < c->nslots; i++) {
         ic_cuda_pitched_free(c->device, c->s[i].in.p);
         ic_cuda_pitched_free(c->device, c->s[i].out.p);
@@ -248,16 +293,27 @@ void ic_gpu_codec_free(ic_gpu_codec *c)
         free(c->s[i].cpu_enc);
     }
     free(c->s);
-    free(c->route);
-    free(c->w);
-    free(c->h);
-    free(c->ok);
-    free(c->data);
-    free(c->len);
-    free(c->dst);
-    free(c->pitch);
-    free(c->after);
     free(c);
+}
+
+/* Lane l's scratch for n slots and its upload stream. */
+static ic_status dlane_make(ic_gpu_codec *c, dlane *l, size_t n, char *err, size_t errlen)
+{
+    l->route = calloc(n, sizeof *l->route);
+    l->w = calloc(n, sizeof *l->w);
+    l->h = calloc(n, sizeof *l->h);
+    l->ok = calloc(n, sizeof *l->ok);
+    l->data = calloc(n, sizeof *l->data);
+    l->len = calloc(n, sizeof *l->len);
+    l->dst = calloc(n, sizeof *l->dst);
+    l->pitch = calloc(n, sizeof *l->pitch);
+    l->after = calloc(n, sizeof *l->after);
+    if (!l->route || !l->w || !l->h || !l->ok || !l->data || !l->len || !l->dst || !l->pitch ||
+        !l->after) {
+        snprintf(err, errlen, "out of memory");
+        return IC_ERR_NOMEM;
+    }
+    return ic_cuda_stream_create(c->device, &l->ustream, err, errlen);
 }
 
 ic_status ic_gpu_codec_create(ic_gpu_codec **codec, const ic_context *ctx, int slots)
@@ -281,21 +337,20 @@ ic_status ic_gpu_codec_create(ic_gpu_codec **codec, const ic_context *ctx, int s
     c->nslots = slots;
     const size_t n = (size_t)slots;
     c->s = calloc(n, sizeof *c->s);
-    c->route = calloc(n, sizeof *c->route);
-    c->w = calloc(n, sizeof *c->w);
-    c->h = calloc(n, sizeof *c->h);
-    c->ok = calloc(n, sizeof *c->ok);
-    c->data = calloc(n, sizeof *c->data);
-    c->len = calloc(n, sizeof *c->len);
-    c->dst = calloc(n, sizeof *c->dst);
-    c->pitch = calloc(n, sizeof *c->pitch);
-    c->after = calloc(n, sizeof *c->after);
-    if (!c->s || !c->route || !c->w || !c->h || !c->ok || !c->data || !c->len || !c->dst ||
-        !c->pitch || !c->after) {
+    if (!c->s || pthread_mutex_init(&c->lane_mu, NULL) != 0) {
         ic_gpu_codec_free(c);
         return ic_fail(IC_ERR_NOMEM, "out of memory");
     }
-    st = ic_cuda_stream_create(device, &c->ustream, errbuf, errlen);
+    if (pthread_cond_init(&c->lane_cv, NULL) != 0) {
+        pthread_mutex_destroy(&c->lane_mu);
+        ic_gpu_codec_free(c);
+        return ic_fail(IC_ERR_NOMEM, "out of memory");
+    }
+    c->lane_sync_made = 1;
+    c->dl[0].ready = 1;
+    c->lanes_want = 1;
+    for (int i = 0; st == IC_OK && i < IC_NVJ_DEC_LANES; i++)
+        st = dlane_make(c, &c->dl[i], n, errbuf, errlen);
     for (int i = 0; st == IC_OK && i < slots; i++)
         st = ic_cuda_stream_create(device, &c->s[i].stream, errbuf, errlen);
     if (st != IC_OK) {
@@ -335,6 +390,66 @@ void ic_gpu_codec_open_decoder(ic_gpu_codec *c)
     pthread_mutex_unlock(&c->dec_mu);
 }
 
+/* Makes nvJPEG's decoder lanes 1..lanes_want-1 (on lanes_th), each taken
+ * by the decodes as soon as it is made; none without the hardware decoder. */
+static void *lanes_main(void *arg)
+{
+    ic_gpu_codec *c = arg;
+    ic_nvjpeg *nj = codec_dec(c);
+    if (!nj || strcmp(ic_nvjpeg_engine(nj), "nvjpeg-hardware") != 0)
+        return NULL;
+    for (int k = 1; k < IC_NVJ_DEC_LANES; k++) {
+        pthread_mutex_lock(&c->lane_mu);
+        const int go = k < c->lanes_want && !c->lanes_stop;
+        pthread_mutex_unlock(&c->lane_mu);
+        char err[256];
+        if (!go || ic_nvjpeg_dec_make(nj, k, err, sizeof err) != IC_OK)
+            break; /* the lanes there are decode on */
+        pthread_mutex_lock(&c->lane_mu);
+        c->dl[k].ready = 1;
+        pthread_cond_broadcast(&c->lane_cv);
+        pthread_mutex_unlock(&c->lane_mu);
+    }
+    return NULL;
+}
+
+void ic_gpu_codec_open_decoders(ic_gpu_codec *c, int n)
+{
+    if (!c || !c->lane_sync_made || !ic_nvjpeg_built())
+        return;
+    n = n < 1 ? 1 : n > IC_NVJ_DEC_LANES ? IC_NVJ_DEC_LANES : n;
+    pthread_mutex_lock(&c->lane_mu);
+    const int start = n > 1 && c->lanes_want == 1 && !c->lanes_on;
+    if (start) {
+        c->lanes_want = n;
+        c->lanes_on = pthread_create(&c->lanes_th, NULL, lanes_main, c) == 0;
+    } /* no thread: the calls take turns on lane 0 */
+    pthread_mutex_unlock(&c->lane_mu);
+}
+
+/* A free ready decoder lane, waited for. */
+static int lane_take(ic_gpu_codec *c)
+{
+    pthread_mutex_lock(&c->lane_mu);
+    for (;;) {
+        for (int k = 0; k < IC_NVJ_DEC_LANES; k++)
+            if (c->dl[k].ready && !c->dl[k].busy) {
+                c->dl[k].busy = 1;
+                pthread_mutex_unlock(&c->lane_mu);
+                return k;
+            }
+        pthread_cond_wait(&c->lane_cv, &c->lane_mu);
+    }
+}
+
+static void lane_give(ic_gpu_codec *c, int k)
+{
+    pthread_mutex_lock(&c->lane_mu);
+    c->dl[k].busy = 0;
+    pthread_cond_broadcast(&c->lane_cv);
+    pthread_mutex_unlock(&c->lane_mu);
+}
+
 const char *ic_gpu_codec_encoder(const ic_gpu_codec *c)
 {
     return c && codec_nj((ic_gpu_codec *)c) && ic_format_supported(IC_FMT_JPEG) ? "nvjpeg" : "cpu";
@@ -353,8 +468,8 @@ static int is_jpeg(const ic_bytes *b)
 }
 
 /* An input through the CPU decoder, then one upload into slot i. */
-static void decode_on_cpu(ic_gpu_codec *c, int i, const ic_bytes *in, const ic_load_options *o,
-                          ic_image *out, ic_decode_result *r)
+static void decode_on_cpu(ic_gpu_codec *c, void *ustream, int i, const ic_bytes *in,
+                          const ic_load_options *o, ic_image *out, ic_decode_result *r)
 {
     ic_image host;
     r->engine = "cpu";
@@ -371,11 +486,11 @@ static void decode_on_cpu(ic_gpu_codec *c, int i, const ic_bytes *in, const ic_l
     r->status = dbuf_fit(c, &s->in, row, rows, r->error, sizeof r->error);
     /* the upload overwrites what the slot's stream may still be using */
     if (r->status == IC_OK)
-        r->status = ic_cuda_stream_order(c->device, c->ustream, codec_stream(c, i), r->error,
-                                         sizeof r->error);
+        r->status =
+            ic_cuda_stream_order(c->device, ustream, codec_stream(c, i), r->error, sizeof r->error);
     if (r->status == IC_OK)
         r->status = ic_cuda_copy_rows(c->device, s->in.p, s->in.pitch, host.data, host.pitch, row,
-                                      rows, 1, c->ustream, r->error, sizeof r->error);
+                                      rows, 1, ustream, r->error, sizeof r->error);
     if (r->status == IC_OK)
         r->status = ic_image_wrap_device(out, s->in.p, host.width, host.height, host.channels,
                                          host.layout, s->in.pitch, c->device, codec_stream(c, i));
@@ -417,34 +532,36 @@ ic_status ic_gpu_codec_decode(ic_gpu_codec *c, int n, const ic_bytes *in, const 
     /* nvJPEG gives interleaved RGB: other requests take the CPU decoder. */
     ic_nvjpeg *nj = codec_dec(c);
     const int gpu_ok = nj && (o.channels == 0 || o.channels == 3) && o.layout == IC_AOS;
+    const int lane = lane_take(c);
+    dlane *l = &c->dl[lane];
     int any = 0;
     for (int i = 0; i < n; i++) {
         memset(&out[i], 0, sizeof out[i]);
         memset(&res[i], 0, sizeof res[i]);
         res[i].engine = "cpu";
-        c->route[i] = IC_NVJ_CPU;
-        c->ok[i] = 0;
+        l->route[i] = IC_NVJ_CPU;
+        l->ok[i] = 0;
         if (!gpu_ok || !in[i].data || !is_jpeg(&in[i]))
             continue;
-        c->route[i] = ic_nvjpeg_check(nj, in[i].data, in[i].size, &c->w[i], &c->h[i]);
+        l->route[i] = ic_nvjpeg_check(nj, lane, in[i].data, in[i].size, &l->w[i], &l->h[i]);
         /* Over the pixel or memory limit: the CPU decoder refuses it with
          * its message. */
-        if (c->route[i] != IC_NVJ_CPU && ((uint64_t)c->w[i] * (uint64_t)c->h[i] > max_pixels ||
-                                          (uint64_t)c->w[i] * (uint64_t)c->h[i] * 3u > max_memory))
-            c->route[i] = IC_NVJ_CPU;
-        if (c->route[i] == IC_NVJ_CPU)
+        const uint64_t px = (uint64_t)l->w[i] * (uint64_t)l->h[i];
+        if (l->route[i] != IC_NVJ_CPU && (px > max_pixels || px * 3u > max_memory))
+            l->route[i] = IC_NVJ_CPU;
+        if (l->route[i] == IC_NVJ_CPU)
             continue;
         slot *s = &c->s[slots ? slots[i] : i];
-        if (dbuf_fit(c, &s->in, (size_t)c->w[i] * 3u, c->h[i], res[i].error, sizeof res[i].error) !=
+        if (dbuf_fit(c, &s->in, (size_t)l->w[i] * 3u, l->h[i], res[i].error, sizeof res[i].error) !=
             IC_OK) {
-            c->route[i] = IC_NVJ_CPU; /* the CPU path reports the allocation failure */
+            l->route[i] = IC_NVJ_CPU; /* the CPU path reports the allocation failure */
             continue;
         }
-        c->data[i] = in[i].data;
-        c->len[i] = in[i].size;
-        c->dst[i] = s->in.p;
-        c->pitch[i] = s->in.pitch;
-        c->after[i] = codec_stream(c, slots ? slots[i] : i);
+        l->data[i] = in[i].data;
+        l->len[i] = in[i].size;
+        l->dst[i] = s->in.p;
+        l->pitch[i] = s->in.pitch;
+        l->after[i] = codec_stream(c, slots ? slots[i] : i);
         any = 1;
     }
     /* libjpeg-turbo's entropy check of the files nvJPEG takes runs on host
@@ -453,13 +570,14 @@ ic_status ic_gpu_codec_decode(ic_gpu_codec *c, int n, const ic_bytes *in, const 
      * CPU decoder below, whose verdict it is (docs/gpu-jpeg.md#entropy-check). */
     const ic_io_limits lim = {
         .max_pixels = max_pixels, .max_memory = max_memory, .accept_damaged = o.accept_damaged};
-    ic_jpeg_checks *chk = ic_jpeg_checks_start(n, c->data, c->len, c->route, &lim);
+    ic_jpeg_checks *chk = ic_jpeg_checks_start(n, l->data, l->len, l->route, &lim);
     if (any) {
         char err[256] = "";
-        const ic_status st = ic_nvjpeg_decode(nj, n, c->data, c->len, c->route, c->dst, c->pitch,
-                                              c->after, c->ok, err, sizeof err);
+        const ic_status st = ic_nvjpeg_decode(nj, lane, n, l->data, l->len, l->route, l->dst,
+                                              l->pitch, l->after, l->ok, err, sizeof err);
         if (st != IC_OK) {
-            ic_jpeg_checks_wait(chk, n, c->route, c->ok);
+            ic_jpeg_checks_wait(chk, n, l->route, l->ok);
+            lane_give(c, lane);
             for (int i = 0; i < n; i++) {
                 res[i].status = st;
                 snprintf(res[i].error, sizeof res[i].error, "%s", err);
@@ -467,13 +585,13 @@ ic_status ic_gpu_codec_decode(ic_gpu_codec *c, int n, const ic_bytes *in, const 
             return ic_fail_msg(st, err);
         }
     }
-    ic_jpeg_checks_wait(chk, n, c->route, c->ok);
+    ic_jpeg_checks_wait(chk, n, l->route, l->ok);
     for (int i = 0; i < n; i++) {
         const int si = slots ? slots[i] : i;
-        if (c->route[i] != IC_NVJ_CPU && c->ok[i]) {
-            res[i].engine = c->ok[i] == IC_NVJ_HW ? "nvjpeg-hardware" : "nvjpeg-hybrid";
+        if (l->route[i] != IC_NVJ_CPU && l->ok[i]) {
+            res[i].engine = l->ok[i] == IC_NVJ_HW ? "nvjpeg-hardware" : "nvjpeg-hybrid";
             res[i].status =
-                ic_image_wrap_device(&out[i], c->s[si].in.p, c->w[i], c->h[i], 3, IC_AOS,
+                ic_image_wrap_device(&out[i], c->s[si].in.p, l->w[i], l->h[i], 3, IC_AOS,
                                      c->s[si].in.pitch, c->device, codec_stream(c, si));
             res[i].error[0] = '\0';
             if (o.metadata) /* nvJPEG reads no metadata: the header is read for it */
@@ -481,8 +599,9 @@ ic_status ic_gpu_codec_decode(ic_gpu_codec *c, int n, const ic_bytes *in, const 
             continue;
         }
         /* Not for nvJPEG, or refused by it: the CPU decoder decides. */
-        decode_on_cpu(c, si, &in[i], &o, &out[i], &res[i]);
+        decode_on_cpu(c, l->ustream, si, &in[i], &o, &out[i], &res[i]);
     }
+    lane_give(c, lane);
     return IC_OK;
 }
 

@@ -148,27 +148,33 @@ extern "C" const char *ic_nvjpeg_engine(const ic_nvjpeg *nj)
     return "none";
 }
 
-extern "C" void *ic_nvjpeg_decode_stream(const ic_nvjpeg *nj)
+extern "C" ic_status ic_nvjpeg_dec_make(ic_nvjpeg *nj, int lane, char *err, size_t errlen)
 {
     (void)nj;
-    return NULL;
+    (void)lane;
+    if (err && errlen)
+        snprintf(err, errlen, "built without nvJPEG");
+    return IC_ERR_UNSUPPORTED;
 }
 
-extern "C" int ic_nvjpeg_check(ic_nvjpeg *nj, const uint8_t *data, size_t len, int *w, int *h)
+extern "C" int ic_nvjpeg_check(ic_nvjpeg *nj, int lane, const uint8_t *data, size_t len, int *w,
+                               int *h)
 {
     (void)nj;
+    (void)lane;
     (void)data;
     (void)len;
     *w = *h = 0;
     return IC_NVJ_CPU;
 }
 
-extern "C" ic_status ic_nvjpeg_decode(ic_nvjpeg *nj, int n, const uint8_t *const *data,
+extern "C" ic_status ic_nvjpeg_decode(ic_nvjpeg *nj, int lane, int n, const uint8_t *const *data,
                                       const size_t *len, const int *route, uint8_t *const *dst,
                                       const size_t *pitch, void *const *after, int *ok, char *err,
                                       size_t errlen)
 {
     (void)nj;
+    (void)lane;
     (void)data;
     (void)len;
     (void)route;
@@ -208,6 +214,24 @@ extern "C" ic_status ic_nvjpeg_encode(ic_nvjpeg *nj, const uint8_t *src, size_t 
 /* Encoders that may run at once, each with its own state, stream and event. */
 #define NVJ_LANES 16
 
+/* A decoder lane: one batched decode at a time on the hardware decoder, with
+ * its own state, stream parser, stream and scratch. Lane 0's state is the
+ * hardware decoder open_hw makes; lanes 1.. are made by ic_nvjpeg_dec_make,
+ * each on a HARDWARE handle of its own: two states on one handle decode
+ * their batches one after the other (on the H200 two threads' batches of 16
+ * HD files took 20 ms each against 10-12 ms for one thread's). */
+typedef struct dec_lane {
+    nvjpegHandle_t h;        /* lanes 1..: its own handle (lane 0: nj->hw) */
+    nvjpegJpegState_t state; /* NULL: no hardware decoder on this lane (yet) */
+    nvjpegJpegStream_t parse;
+    int batch; /* batch size state was initialised for (0: needs initialising) */
+    cudaStream_t s;
+    const unsigned char **bdata;
+    size_t *blen;
+    nvjpegImage_t *bdst;
+    int *bidx;
+} dec_lane;
+
 typedef struct enc_lane {
     nvjpegEncoderState_t st;
     nvjpegEncoderParams_t par;
@@ -222,14 +246,12 @@ typedef struct enc_lane {
 struct ic_nvjpeg {
     int device;
     int max_batch;
-    cudaStream_t dstream;
     /* Hardware decoder (NULL when this GPU has none): batched API only. It is
-     * the encoder's handle gpu itself when shared is set. */
+     * the encoder's handle gpu itself when shared is set. Its states are the
+     * decoder lanes'. */
     nvjpegHandle_t hw;
-    nvjpegJpegState_t hw_state;
-    nvjpegJpegStream_t hw_parse;
-    int hw_batch; /* batch size hw_state was initialised for (0: needs initialising) */
     int hw_tried; /* the hardware handle was asked for (open_hw) */
+    dec_lane dl[IC_NVJ_DEC_LANES];
     /* The encoder's handle: a HARDWARE one that also decodes (shared), else
      * the DEFAULT one, which also does single-image decode and header parsing.
      * Every handle costs about 0.28 s to make (bench/results/startup.md), so
@@ -242,8 +264,9 @@ struct ic_nvjpeg {
      * whose files all take the hardware decoder or the CPU rarely does. */
     nvjpegJpegState_t gpu_state;
     nvjpegJpegStream_t gpu_parse;
-    int hy_tried; /* the hybrid decoder was asked for (open_hybrid) */
-    int hy_ok;    /* ... and made */
+    int hy_tried;        /* the hybrid decoder was asked for (open_hybrid) */
+    int hy_ok;           /* ... and made */
+    pthread_mutex_t hmu; /* one lane at a time uses the hybrid decoder's state and parser */
     enc_lane lane[NVJ_LANES];
     int lane_failed;    /* a further lane could not be made: use those there are */
     pthread_mutex_t mu; /* guards lane[].ready/making/busy and lane_failed */
@@ -251,11 +274,6 @@ struct ic_nvjpeg {
     pthread_mutex_t omu; /* guards hw_tried and hy_tried: a decoder's open waits under it,
                             never under mu (encodes go on meanwhile) */
     int sync_made;
-    /* Per-batch scratch of ic_nvjpeg_decode. */
-    const unsigned char **bdata;
-    size_t *blen;
-    nvjpegImage_t *bdst;
-    int *bidx;
 };
 
 static const char *nvj_str(nvjpegStatus_t s)
@@ -352,19 +370,56 @@ static void free_lane(enc_lane *l)
     memset(l, 0, sizeof *l);
 }
 
+/* Releases what decoder lane l holds (any part may be missing) and zeroes it;
+ * its stream is idle. */
+static void free_dec_lane(dec_lane *l)
+{
+    if (l->parse)
+        (void)nvjpegJpegStreamDestroy(l->parse);
+    if (l->state)
+        (void)nvjpegJpegStateDestroy(l->state);
+    if (l->h)
+        (void)nvjpegDestroy(l->h);
+    if (l->s)
+        (void)cudaStreamDestroy(l->s);
+    free(l->bdata);
+    free(l->blen);
+    free(l->bdst);
+    free(l->bidx);
+    memset(l, 0, sizeof *l);
+}
+
+/* Decoder lane l's stream and scratch for batches of max_batch. */
+static ic_status make_dec_scratch(dec_lane *l, int max_batch, char *err, size_t errlen)
+{
+    const size_t m = (size_t)max_batch;
+    l->bdata = (const unsigned char **)calloc(m, sizeof *l->bdata);
+    l->blen = (size_t *)calloc(m, sizeof *l->blen);
+    l->bdst = (nvjpegImage_t *)calloc(m, sizeof *l->bdst);
+    l->bidx = (int *)calloc(m, sizeof *l->bidx);
+    if (!l->bdata || !l->blen || !l->bdst || !l->bidx) {
+        snprintf(err, errlen, "out of memory");
+        return IC_ERR_NOMEM;
+    }
+    IC_CUDA_CHECK(cudaStreamCreateWithFlags(&l->s, cudaStreamNonBlocking));
+    return IC_OK;
+}
+
 extern "C" void ic_nvjpeg_close(ic_nvjpeg *nj)
 {
     if (!nj)
         return;
     /* Best effort: close cannot report. */
     (void)cudaSetDevice(nj->device);
-    if (nj->dstream)
-        (void)cudaStreamSynchronize(nj->dstream);
+    for (int i = 0; i < IC_NVJ_DEC_LANES; i++)
+        if (nj->dl[i].s)
+            (void)cudaStreamSynchronize(nj->dl[i].s);
     for (int i = 0; i < NVJ_LANES; i++)
         free_lane(&nj->lane[i]);
     if (nj->sync_made) {
         pthread_mutex_destroy(&nj->mu);
         pthread_mutex_destroy(&nj->omu);
+        pthread_mutex_destroy(&nj->hmu);
         pthread_cond_destroy(&nj->lane_free);
     }
     /* states before the handles they were made on (gpu may be hw) */
@@ -372,23 +427,15 @@ extern "C" void ic_nvjpeg_close(ic_nvjpeg *nj)
         (void)nvjpegJpegStreamDestroy(nj->gpu_parse);
     if (nj->gpu_state)
         (void)nvjpegJpegStateDestroy(nj->gpu_state);
-    if (nj->hw_parse)
-        (void)nvjpegJpegStreamDestroy(nj->hw_parse);
-    if (nj->hw_state)
-        (void)nvjpegJpegStateDestroy(nj->hw_state);
+    for (int i = 0; i < IC_NVJ_DEC_LANES; i++)
+        free_dec_lane(&nj->dl[i]);
     if (nj->hy)
         (void)nvjpegDestroy(nj->hy);
     if (nj->hw && nj->hw != nj->gpu)
         (void)nvjpegDestroy(nj->hw);
     if (nj->gpu)
         (void)nvjpegDestroy(nj->gpu);
-    if (nj->dstream)
-        (void)cudaStreamDestroy(nj->dstream);
     (void)cudaGetLastError();
-    free(nj->bdata);
-    free(nj->blen);
-    free(nj->bdst);
-    free(nj->bidx);
     free(nj);
 }
 
@@ -458,8 +505,8 @@ static void hw_parts(int device, ic_nvjpeg_hw *hw)
 static void hw_take(ic_nvjpeg *nj, const ic_nvjpeg_hw *hw)
 {
     nj->hw = hw->h;
-    nj->hw_state = hw->state;
-    nj->hw_parse = hw->parse;
+    nj->dl[0].state = hw->state;
+    nj->dl[0].parse = hw->parse;
     nj->hw_tried = 1;
 }
 
@@ -555,13 +602,21 @@ static ic_status open_all(ic_nvjpeg *nj, char *err, size_t errlen)
         pthread_mutex_destroy(&nj->mu);
         return IC_ERR_NOMEM;
     }
-    if (pthread_cond_init(&nj->lane_free, NULL) != 0) {
+    if (pthread_mutex_init(&nj->hmu, NULL) != 0) {
         pthread_mutex_destroy(&nj->mu);
         pthread_mutex_destroy(&nj->omu);
         return IC_ERR_NOMEM;
     }
+    if (pthread_cond_init(&nj->lane_free, NULL) != 0) {
+        pthread_mutex_destroy(&nj->mu);
+        pthread_mutex_destroy(&nj->omu);
+        pthread_mutex_destroy(&nj->hmu);
+        return IC_ERR_NOMEM;
+    }
     nj->sync_made = 1;
-    IC_CUDA_CHECK(cudaStreamCreateWithFlags(&nj->dstream, cudaStreamNonBlocking));
+    ic_status ls = make_dec_scratch(&nj->dl[0], nj->max_batch, err, errlen);
+    if (ls != IC_OK)
+        return ls;
     /* One HARDWARE handle for the encoder and the hardware decoder where the
      * GPU has the engine (IC_NVJPEG_HANDLES=two: a DEFAULT one for the
      * encoder and a second for the decoder, to compare). Lane 0 now (its
@@ -628,16 +683,6 @@ extern "C" ic_status ic_nvjpeg_open(ic_nvjpeg **out, int device, int max_batch, 
     }
     nj->device = device;
     nj->max_batch = max_batch;
-    const size_t m = (size_t)max_batch;
-    nj->bdata = (const unsigned char **)calloc(m, sizeof *nj->bdata);
-    nj->blen = (size_t *)calloc(m, sizeof *nj->blen);
-    nj->bdst = (nvjpegImage_t *)calloc(m, sizeof *nj->bdst);
-    nj->bidx = (int *)calloc(m, sizeof *nj->bidx);
-    if (!nj->bdata || !nj->blen || !nj->bdst || !nj->bidx) {
-        ic_nvjpeg_close(nj);
-        snprintf(err, errlen, "out of memory");
-        return IC_ERR_NOMEM;
-    }
     const ic_status st = open_all(nj, err, errlen);
     if (st != IC_OK) {
         ic_nvjpeg_close(nj);
@@ -655,9 +700,35 @@ extern "C" const char *ic_nvjpeg_engine(const ic_nvjpeg *nj)
     return nj->hw ? "nvjpeg-hardware" : "nvjpeg-hybrid";
 }
 
-extern "C" void *ic_nvjpeg_decode_stream(const ic_nvjpeg *nj)
+extern "C" ic_status ic_nvjpeg_dec_make(ic_nvjpeg *nj, int lane, char *err, size_t errlen)
 {
-    return nj ? (void *)nj->dstream : NULL;
+    if (!nj || lane < 1 || lane >= IC_NVJ_DEC_LANES || nj->dl[lane].s) {
+        snprintf(err, errlen, "bad decoder lane %d", lane);
+        return IC_ERR_INVALID_ARG;
+    }
+    open_hw(nj);
+    if (!nj->hw) {
+        snprintf(err, errlen, "no hardware decoder");
+        return IC_ERR_UNSUPPORTED;
+    }
+    IC_CUDA_CHECK(cudaSetDevice(nj->device));
+    dec_lane l;
+    memset(&l, 0, sizeof l);
+    ic_status st = make_dec_scratch(&l, nj->max_batch, err, errlen);
+    nvjpegStatus_t s = NVJPEG_STATUS_SUCCESS;
+    if (st == IC_OK &&
+        (s = create_handle(NVJPEG_BACKEND_HARDWARE, &l.h)) == NVJPEG_STATUS_SUCCESS &&
+        (s = nvjpegJpegStateCreate(l.h, &l.state)) == NVJPEG_STATUS_SUCCESS)
+        s = nvjpegJpegStreamCreate(l.h, &l.parse);
+    if (st == IC_OK && s != NVJPEG_STATUS_SUCCESS)
+        st = nvj_fail(err, errlen, "nvJPEG hardware decoder (lane)", s);
+    if (st != IC_OK) {
+        free_dec_lane(&l);
+        (void)cudaGetLastError();
+        return st;
+    }
+    nj->dl[lane] = l;
+    return IC_OK;
 }
 
 /* What the marker walk learns before nvJPEG sees the stream. */
@@ -763,18 +834,11 @@ static int coded_as_rgb(const jpeg_walk *w)
     return w->ids[0] == 'R' && w->ids[1] == 'G' && w->ids[2] == 'B';
 }
 
-extern "C" int ic_nvjpeg_check(ic_nvjpeg *nj, const uint8_t *data, size_t len, int *w, int *h)
+/* The route of a stream parsed with js on handle hnd (IC_NVJ_CPU when the
+ * headers are not for nvJPEG); hw: the hardware decoder may take it. */
+static int parse_route(nvjpegHandle_t hnd, nvjpegJpegStream_t js, int hw, const uint8_t *data,
+                       size_t len, int *w, int *h)
 {
-    *w = *h = 0;
-    jpeg_walk jw;
-    if (!nj || !walk_markers(data, len, &jw) || !jw.has_eoi || jw.ncomp != 3 || coded_as_rgb(&jw))
-        return IC_NVJ_CPU;
-    open_hw(nj);
-    if (!nj->hw && !open_hybrid(nj))
-        return IC_NVJ_CPU;
-    (void)cudaSetDevice(nj->device);
-    nvjpegHandle_t hnd = nj->hw ? nj->hw : hy_handle(nj);
-    nvjpegJpegStream_t js = nj->hw ? nj->hw_parse : nj->gpu_parse;
     if (nvjpegJpegStreamParseHeader(hnd, data, len, js) != NVJPEG_STATUS_SUCCESS)
         return IC_NVJ_CPU;
     nvjpegJpegEncoding_t enc;
@@ -795,14 +859,36 @@ extern "C" int ic_nvjpeg_check(ic_nvjpeg *nj, const uint8_t *data, size_t len, i
     *w = (int)fw;
     *h = (int)fh;
     int unsupported = 1;
-    if (nj->hw && nvjpegDecodeBatchedSupported(nj->hw, js, &unsupported) == NVJPEG_STATUS_SUCCESS &&
+    if (hw && nvjpegDecodeBatchedSupported(hnd, js, &unsupported) == NVJPEG_STATUS_SUCCESS &&
         unsupported == 0) /* 0 means the hardware decoder takes it */
         return IC_NVJ_HW;
     return IC_NVJ_HYBRID;
 }
 
-/* One stream on the default handle; 1 when decoded. */
-static int decode_one(ic_nvjpeg *nj, const uint8_t *data, size_t len, uint8_t *dst, size_t pitch)
+extern "C" int ic_nvjpeg_check(ic_nvjpeg *nj, int lane, const uint8_t *data, size_t len, int *w,
+                               int *h)
+{
+    *w = *h = 0;
+    jpeg_walk jw;
+    if (!nj || lane < 0 || lane >= IC_NVJ_DEC_LANES || !walk_markers(data, len, &jw) ||
+        !jw.has_eoi || jw.ncomp != 3 || coded_as_rgb(&jw))
+        return IC_NVJ_CPU;
+    open_hw(nj);
+    (void)cudaSetDevice(nj->device);
+    const dec_lane *l = &nj->dl[lane];
+    if (nj->hw && l->state) /* the lane's own parser */
+        return parse_route(l->h ? l->h : nj->hw, l->parse, 1, data, len, w, h);
+    if (!open_hybrid(nj))
+        return IC_NVJ_CPU;
+    pthread_mutex_lock(&nj->hmu);
+    const int r = parse_route(hy_handle(nj), nj->gpu_parse, 0, data, len, w, h);
+    pthread_mutex_unlock(&nj->hmu);
+    return r;
+}
+
+/* One stream on the default handle, on stream cs; 1 when decoded. */
+static int decode_one(ic_nvjpeg *nj, cudaStream_t cs, const uint8_t *data, size_t len, uint8_t *dst,
+                      size_t pitch)
 {
     if (!open_hybrid(nj))
         return 0;
@@ -810,26 +896,30 @@ static int decode_one(ic_nvjpeg *nj, const uint8_t *data, size_t len, uint8_t *d
     memset(&out, 0, sizeof out);
     out.channel[0] = dst;
     out.pitch[0] = pitch;
-    const nvjpegStatus_t s = nvjpegDecode(hy_handle(nj), nj->gpu_state, data, len,
-                                          NVJPEG_OUTPUT_RGBI, &out, nj->dstream);
-    if (s != NVJPEG_STATUS_SUCCESS) {
+    pthread_mutex_lock(&nj->hmu);
+    const nvjpegStatus_t s =
+        nvjpegDecode(hy_handle(nj), nj->gpu_state, data, len, NVJPEG_OUTPUT_RGBI, &out, cs);
+    const int ok = s == NVJPEG_STATUS_SUCCESS && cudaStreamSynchronize(cs) == cudaSuccess;
+    pthread_mutex_unlock(&nj->hmu);
+    if (!ok)
         (void)cudaGetLastError();
-        return 0;
-    }
-    return cudaStreamSynchronize(nj->dstream) == cudaSuccess;
+    return ok;
 }
 
-extern "C" ic_status ic_nvjpeg_decode(ic_nvjpeg *nj, int n, const uint8_t *const *data,
+extern "C" ic_status ic_nvjpeg_decode(ic_nvjpeg *nj, int lane, int n, const uint8_t *const *data,
                                       const size_t *len, const int *route, uint8_t *const *dst,
                                       const size_t *pitch, void *const *after, int *ok, char *err,
                                       size_t errlen)
 {
     for (int i = 0; i < n; i++)
         ok[i] = 0;
-    if (!nj || n < 0 || n > nj->max_batch) {
-        snprintf(err, errlen, "bad nvJPEG batch of %d", n);
+    if (!nj || n < 0 || n > nj->max_batch || lane < 0 || lane >= IC_NVJ_DEC_LANES ||
+        !nj->dl[lane].s) {
+        snprintf(err, errlen, "bad nvJPEG batch of %d on lane %d", n, lane);
         return IC_ERR_INVALID_ARG;
     }
+    dec_lane *l = &nj->dl[lane];
+    const nvjpegHandle_t hh = l->h ? l->h : nj->hw;
     IC_CUDA_CHECK(cudaSetDevice(nj->device));
     /* A host wait, not a stream wait: the hardware batched decoder has been
      * seen to write its outputs without waiting for earlier work on its
@@ -840,35 +930,34 @@ extern "C" ic_status ic_nvjpeg_decode(ic_nvjpeg *nj, int n, const uint8_t *const
     /* The hardware decoder's share, in one batched call. */
     int nb = 0;
     for (int i = 0; i < n; i++)
-        if (route[i] == IC_NVJ_HW && nj->hw) {
-            nj->bdata[nb] = data[i];
-            nj->blen[nb] = len[i];
-            memset(&nj->bdst[nb], 0, sizeof nj->bdst[nb]);
-            nj->bdst[nb].channel[0] = dst[i];
-            nj->bdst[nb].pitch[0] = pitch[i];
-            nj->bidx[nb] = i;
+        if (route[i] == IC_NVJ_HW && nj->hw && l->state) {
+            l->bdata[nb] = data[i];
+            l->blen[nb] = len[i];
+            memset(&l->bdst[nb], 0, sizeof l->bdst[nb]);
+            l->bdst[nb].channel[0] = dst[i];
+            l->bdst[nb].pitch[0] = pitch[i];
+            l->bidx[nb] = i;
             nb++;
         }
     int batch_ok = 0;
     if (nb > 0) {
         nvjpegStatus_t s = NVJPEG_STATUS_SUCCESS;
-        if (nj->hw_batch != nb) {
-            s = nvjpegDecodeBatchedInitialize(nj->hw, nj->hw_state, nb, 1, NVJPEG_OUTPUT_RGBI);
-            nj->hw_batch = s == NVJPEG_STATUS_SUCCESS ? nb : 0;
+        if (l->batch != nb) {
+            s = nvjpegDecodeBatchedInitialize(hh, l->state, nb, 1, NVJPEG_OUTPUT_RGBI);
+            l->batch = s == NVJPEG_STATUS_SUCCESS ? nb : 0;
         }
         if (s == NVJPEG_STATUS_SUCCESS)
-            s = nvjpegDecodeBatched(nj->hw, nj->hw_state, nj->bdata, nj->blen, nj->bdst,
-                                    nj->dstream);
+            s = nvjpegDecodeBatched(hh, l->state, l->bdata, l->blen, l->bdst, l->s);
         if (s == NVJPEG_STATUS_SUCCESS) {
-            IC_CUDA_CHECK(cudaStreamSynchronize(nj->dstream));
+            IC_CUDA_CHECK(cudaStreamSynchronize(l->s));
             batch_ok = 1;
             for (int b = 0; b < nb; b++)
-                ok[nj->bidx[b]] = IC_NVJ_HW;
+                ok[l->bidx[b]] = IC_NVJ_HW;
         } else {
             /* One bad stream fails the batch: reinitialise next time and
              * retry each stream alone below, to find the bad ones. */
             (void)cudaGetLastError();
-            nj->hw_batch = 0;
+            l->batch = 0;
         }
     }
     for (int i = 0; i < n; i++) {
@@ -876,18 +965,17 @@ extern "C" ic_status ic_nvjpeg_decode(ic_nvjpeg *nj, int n, const uint8_t *const
             continue;
         if (route[i] == IC_NVJ_HW && batch_ok)
             continue;
-        ok[i] = decode_one(nj, data[i], len[i], dst[i], pitch[i]) ? IC_NVJ_HYBRID : 0;
+        ok[i] = decode_one(nj, l->s, data[i], len[i], dst[i], pitch[i]) ? IC_NVJ_HYBRID : 0;
     }
     /* A failed stream must not have broken the device for the others. */
-    const cudaError_t e = cudaStreamSynchronize(nj->dstream);
+    const cudaError_t e = cudaStreamSynchronize(l->s);
     if (e != cudaSuccess)
         return ic_cuda_fail(err, errlen, "cudaStreamSynchronize(decode)", (int)e);
     /* Work the caller queues on a destination's stream runs after the
      * decode, whether or not it also waits on the host. */
     for (int i = 0; after && i < n; i++)
         if (ok[i] && after[i]) {
-            const ic_status st =
-                ic_cuda_stream_order(nj->device, after[i], nj->dstream, err, errlen);
+            const ic_status st = ic_cuda_stream_order(nj->device, after[i], l->s, err, errlen);
             if (st != IC_OK)
                 return st;
         }

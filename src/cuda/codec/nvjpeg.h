@@ -3,14 +3,18 @@
  *
  * The public GPU codec (ic_gpu_codec, src/cuda/codec/gpu_codec.c) is built on
  * this: an ic_nvjpeg owns one device's nvJPEG handles (the hardware decoder
- * where the GPU has one, nvJPEG's default hybrid decoder always), the decoder states,
- * four encoder lanes (state, parameters, stream), and a decode stream.
+ * where the GPU has one, nvJPEG's default hybrid decoder always), the decoder
+ * lanes (state, stream parser, stream) and the encoder lanes (state,
+ * parameters, stream).
  * Decisions about what goes to the GPU are taken here from the JPEG headers
  * (ic_nvjpeg_check); what nvJPEG refuses is left to the caller's CPU codec.
  *
- * One thread at a time decodes; up to 4 encodes run at once from any threads
- * (each takes an encoder "lane": its own state, parameters, stream, event)
- * and further callers wait for a free lane. The handles are thread-safe.
+ * Each decoder lane decodes one batch at a time: lane 0 once the hardware
+ * decoder is open, lanes 1.. once ic_nvjpeg_dec_make made them, so that
+ * batches on different lanes decode at once (the caller gives each thread
+ * its own lane). Up to 16 encodes run at once from any threads (each takes
+ * an encoder lane: its own state, parameters, stream, event) and further
+ * callers wait for a free one. The handles are thread-safe.
  *
  * Built in every CUDA build; without nvJPEG (IC_HAVE_NVJPEG undefined) the
  * codec functions report IC_ERR_UNSUPPORTED and ic_nvjpeg_check accepts
@@ -30,6 +34,9 @@ extern "C" {
 #endif
 
 typedef struct ic_nvjpeg ic_nvjpeg;
+
+/* Decoder lanes at most (batched decodes at once on one device). */
+#define IC_NVJ_DEC_LANES 4
 
 /* How ic_nvjpeg_check routes one JPEG stream. */
 enum {
@@ -78,31 +85,41 @@ void ic_nvjpeg_hw_give(ic_nvjpeg *nj, ic_nvjpeg_hw *hw);
  * (opens the hardware decoder if no header check did yet). */
 const char *ic_nvjpeg_engine(const ic_nvjpeg *nj);
 
-/* The cudaStream_t of the decode side. */
-void *ic_nvjpeg_decode_stream(const ic_nvjpeg *nj);
+/* Makes decoder lane `lane` (1..IC_NVJ_DEC_LANES-1, not made yet, used by no
+ * other thread) once the hardware decoder is open (opened first if need be):
+ * a HARDWARE handle, state and stream parser of its own (states on one handle
+ * decode in turn), a stream, scratch; about 0.6 s. Errors:
+ * IC_ERR_UNSUPPORTED (no hardware decoder: a lane would add nothing, since
+ * the hybrid decoder's one state is shared), IC_ERR_INVALID_ARG,
+ * IC_ERR_DEVICE, IC_ERR_NOMEM; the lane is then not usable. */
+ic_status ic_nvjpeg_dec_make(ic_nvjpeg *nj, int lane, char *err, size_t errlen);
 
-/* Reads the headers of one JPEG stream and returns its route (IC_NVJ_*),
- * with the image size in *w, *h when the route is not IC_NVJ_CPU. Never
- * fails: anything unexpected routes to the CPU, whose decoder then gives the
- * same message as a host load. */
-int ic_nvjpeg_check(ic_nvjpeg *nj, const uint8_t *data, size_t len, int *w, int *h);
+/* Reads the headers of one JPEG stream with decoder lane `lane`'s parser
+ * (lane 0 always exists) and returns its route (IC_NVJ_*), with the image
+ * size in *w, *h when the route is not IC_NVJ_CPU. Never fails: anything
+ * unexpected routes to the CPU, whose decoder then gives the same message
+ * as a host load. */
+int ic_nvjpeg_check(ic_nvjpeg *nj, int lane, const uint8_t *data, size_t len, int *w, int *h);
 
-/* Decodes n streams (routes from ic_nvjpeg_check, none IC_NVJ_CPU; n <=
- * max_batch) to interleaved RGB in the device buffers dst[i] (rows pitch[i]
- * bytes apart, at least 3*width). after[i] (a cudaStream_t; NULL: none) is
- * the stream whose queued work may still use dst[i]: the decoder writes
- * dst[i] only once that work is done (a host wait: the hardware decoder does
- * not wait for its own stream's earlier work), and work queued on after[i]
- * from the return on runs after the decode (an event recorded after it). The IC_NVJ_HW streams go through one
- * nvjpegDecodeBatched call; if it fails they are retried one by one on the
- * hybrid decoder. ok[i] says which decoder produced stream i (IC_NVJ_HW or
- * IC_NVJ_HYBRID), or is 0 when nvJPEG refused it (the caller decodes it on
- * the CPU). The decode stream is
- * synchronised before returning. Returns IC_OK, or IC_ERR_DEVICE when the
- * device itself failed (err says how; nothing is usable then). */
-ic_status ic_nvjpeg_decode(ic_nvjpeg *nj, int n, const uint8_t *const *data, const size_t *len,
-                           const int *route, uint8_t *const *dst, const size_t *pitch,
-                           void *const *after, int *ok, char *err, size_t errlen);
+/* Decodes on decoder lane `lane` (the one that checked them) n streams
+ * (routes from ic_nvjpeg_check, none IC_NVJ_CPU; n <= max_batch) to
+ * interleaved RGB in the device buffers dst[i] (rows pitch[i] bytes apart, at
+ * least 3*width). after[i] (a cudaStream_t; NULL: none) is the stream whose
+ * queued work may still use dst[i]: the decoder writes dst[i] only once that
+ * work is done (a host wait: the hardware decoder does not wait for its own
+ * stream's earlier work), and work queued on after[i] from the return on runs
+ * after the decode (an event recorded after it). The IC_NVJ_HW streams go
+ * through one nvjpegDecodeBatched call; if it fails they are retried one by
+ * one on the hybrid decoder. ok[i] says which decoder produced stream i
+ * (IC_NVJ_HW or IC_NVJ_HYBRID), or is 0 when nvJPEG refused it (the caller
+ * decodes it on the CPU). The lane's stream is synchronised before
+ * returning; the hybrid decoder's one state serves the lanes in turn. Returns
+ * IC_OK, or IC_ERR_DEVICE when the device itself failed (err says how;
+ * nothing is usable then). */
+ic_status ic_nvjpeg_decode(ic_nvjpeg *nj, int lane, int n, const uint8_t *const *data,
+                           const size_t *len, const int *route, uint8_t *const *dst,
+                           const size_t *pitch, void *const *after, int *ok, char *err,
+                           size_t errlen);
 
 /* Encodes a w x h interleaved RGB device image (rows `pitch` bytes apart,
  * produced on cudaStream_t src_stream, NULL: the default stream; the encode
