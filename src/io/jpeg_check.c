@@ -86,6 +86,31 @@ static void *helper_main(void *arg)
     return NULL;
 }
 
+/* Helpers a job may have at most, read once: a helper a file, never more
+ * than the cores, since the GPU's batch waits for the slowest check and a
+ * core left idle then is time lost (the environment's IC_JPEG_CHECK_THREADS,
+ * 1..64, sets fewer, for measuring: 4 gave 1,438 requests/s to the server's
+ * GPU lane on the H200 machine, 16 gave 1,663). */
+static int g_helpers_most;
+static pthread_once_t g_helpers_once = PTHREAD_ONCE_INIT;
+
+static void helpers_most_init(void)
+{
+    const long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    const char *env = getenv("IC_JPEG_CHECK_THREADS");
+    const int env_n = env ? atoi(env) : 0;
+    int most = env_n >= 1 && env_n <= IC_JPEG_CHECK_THREADS ? env_n : IC_JPEG_CHECK_THREADS;
+    if (cores >= 1 && most > cores)
+        most = (int)cores;
+    g_helpers_most = most;
+}
+
+static int helpers_most(void)
+{
+    (void)pthread_once(&g_helpers_once, helpers_most_init);
+    return g_helpers_most;
+}
+
 ic_jpeg_checks *ic_jpeg_checks_start(int n, const uint8_t *const *data, const size_t *len,
                                      const int *todo, const ic_io_limits *lim)
 {
@@ -109,20 +134,8 @@ ic_jpeg_checks *ic_jpeg_checks_start(int n, const uint8_t *const *data, const si
     k->lim = *lim;
     for (int i = 0; i < n; i++)
         k->state[i] = todo[i] != 0;
-    /* A helper a file, never more than the cores: the GPU's batch waits
-     * for the slowest check, and a core left idle then is time lost (the
-     * environment's IC_JPEG_CHECK_THREADS, 1..64, sets fewer, for
-     * measuring: 4 gave 1,438 requests/s to the server's GPU lane on the
-     * H200 machine, 16 gave 1,663). */
-    long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    const char *env = getenv("IC_JPEG_CHECK_THREADS");
-    const int env_n = env ? atoi(env) : 0;
-    int most = env_n >= 1 && env_n <= IC_JPEG_CHECK_THREADS ? env_n : IC_JPEG_CHECK_THREADS;
-    if (env_n < 1 && cores >= 1 && cores < most)
-        most = (int)cores;
-    int want = count < most ? count : most;
-    if (cores >= 1 && want > cores)
-        want = (int)cores;
+    const int most = helpers_most();
+    const int want = count < most ? count : most;
     k->want = want;
     pthread_mutex_lock(&pool_mu);
     while (pool_threads < want) { /* made once; a helper that cannot start is done without */
