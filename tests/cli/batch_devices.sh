@@ -69,14 +69,6 @@ if gpu:
 EOF
 }
 
-same_bytes() { # A B: every file of A equals B's
-    local a=$1 b=$2 n=0 f
-    for f in "$a"/*; do
-        cmp -s "$f" "$b/$(basename "$f")" || n=$((n + 1))
-    done
-    [ "$n" -eq 0 ]
-}
-
 # The host path on two pipelines: byte for byte one device's.
 pair oneA "" 0 --codec cpu
 pair twoA "" 0,0 --codec cpu

@@ -38,13 +38,6 @@ CUT=in/f080.jpg
 n=$(wc -c <"$CUT")
 head -c $((n / 2)) "$CUT" >cut.tmp && mv cut.tmp "$CUT"
 K=(--kernel gaussian:5 --quality 92)
-same_bytes() { # A B: every file of A equals B's
-    local a=$1 b=$2 n=0 f
-    for f in "$a"/*; do
-        cmp -s "$f" "$b/$(basename "$f")" || n=$((n + 1))
-    done
-    [ "$n" -eq 0 ]
-}
 
 # The references: every file on the host path, every file through nvJPEG.
 run "${K[@]}" --backend cuda --codec cpu -q -o refA in

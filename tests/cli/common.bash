@@ -111,6 +111,15 @@ listing() {
     (cd "$1" && LC_ALL=C ls -A)
 }
 
+# same_bytes A B: 0 when every file of folder A equals B's file of that name.
+same_bytes() {
+    local a=$1 b=$2 n=0 f
+    for f in "$a"/*; do
+        cmp -s "$f" "$b/$(basename "$f")" || n=$((n + 1))
+    done
+    [ "$n" -eq 0 ]
+}
+
 # has_format NAME: 0 when imgconv was built with image format NAME (png, jpeg).
 has_format() {
     "$IMGCONV" --formats | grep -Eq "^ *$1 +yes"
