@@ -146,6 +146,26 @@ static void free_files(files *f)
     }
 }
 
+/* Decodes the files into slots 0..N-1 and copies each image that decoded
+ * into ref[i] (left zeroed otherwise); what names the step in failures.
+ * Returns the decode's status. */
+static ic_status decode_refs(ic_gpu_codec *codec, const files *f, ic_image *out,
+                             ic_decode_result *res, ic_image *ref, const char *what)
+{
+    int slots[N];
+    for (int i = 0; i < N; i++)
+        slots[i] = i;
+    memset(ref, 0, N * sizeof *ref);
+    const ic_status st = ic_gpu_codec_decode(codec, N, f->in, slots, NULL, out, res);
+    CHECK(st == IC_OK, "%s: decode: %s", what, ic_last_error());
+    for (int i = 0; st == IC_OK && i < N; i++) {
+        CHECK(res[i].status == IC_OK, "%s file %d: %s", what, i, res[i].error);
+        if (res[i].status == IC_OK)
+            CHECK(download(&out[i], &ref[i]), "%s file %d: cannot copy back", what, i);
+    }
+    return st;
+}
+
 /* ---- 4. concurrent decodes --------------------------------------------------- */
 
 typedef struct conc {
@@ -213,17 +233,10 @@ static void *conc_main(void *arg)
 /* Two threads decoding into slots 0..N-1 and N..2N-1 for `seconds`. */
 static void concurrent(ic_gpu_codec *codec, const files *f, double seconds)
 {
-    int slots[N];
-    for (int i = 0; i < N; i++)
-        slots[i] = i;
     ic_image out[N], ref[N];
     ic_decode_result res[N];
-    memset(ref, 0, sizeof ref);
     ic_gpu_codec_open_decoders(codec, 2);
-    ic_status st = ic_gpu_codec_decode(codec, N, f->in, slots, NULL, out, res);
-    CHECK(st == IC_OK, "concurrent: reference decode: %s", ic_last_error());
-    for (int i = 0; st == IC_OK && i < N; i++)
-        CHECK(res[i].status == IC_OK && download(&out[i], &ref[i]), "concurrent: reference %d", i);
+    (void)decode_refs(codec, f, out, res, ref, "concurrent: reference");
     conc c[2];
     pthread_t th[2];
     int started[2] = {0, 0};
@@ -258,14 +271,13 @@ static void round_once(ic_gpu_codec *codec, const files *f, int loads, void *scr
         slots[i] = i;
     ic_image out[N], ref[N];
     ic_decode_result res[N];
-    memset(ref, 0, sizeof ref);
-    ic_status st = ic_gpu_codec_decode(codec, N, f->in, slots, NULL, out, res);
-    CHECK(st == IC_OK, "round %d: first decode: %s", round, ic_last_error());
+    char what[32];
+    snprintf(what, sizeof what, "round %d", round);
+    ic_status st = decode_refs(codec, f, out, res, ref, what);
     if (st != IC_OK)
         return;
     for (int i = 0; i < N; i++) {
-        CHECK(res[i].status == IC_OK, "round %d file %d: %s", round, i, res[i].error);
-        if (res[i].status != IC_OK || !download(&out[i], &ref[i]))
+        if (!ref[i].data)
             continue;
         double mean;
         const int m = diff_max(&ref[i], &f->cpu[i], &mean);
