@@ -615,6 +615,15 @@ static int dev_fits(const bdev *d, size_t bytes)
     return d->dev_held == 0 || d->dev_held + bytes <= BATCH_DEV_BYTES;
 }
 
+/* The files no one has taken yet. */
+static int files_left(batch *b)
+{
+    pthread_mutex_lock(&b->mu);
+    const int n = b->files.n - b->next;
+    pthread_mutex_unlock(&b->mu);
+    return n;
+}
+
 /* The bytes of host samples the workers hold now. */
 static size_t held_now(batch *b)
 {
@@ -852,9 +861,7 @@ static ic_gpu_codec *gpu_open(bdev *d)
      * the encoder: nvJPEG makes its handles one at a time, and on the H200
      * making the decoder first delayed the encoder by 0.76 s and cost 19% of
      * a 2,000-file batch (IC_BATCH_DECODER=ahead: beside it, for comparisons). */
-    pthread_mutex_lock(&b->mu);
-    const int left = b->files.n - b->next;
-    pthread_mutex_unlock(&b->mu);
+    const int left = files_left(b);
     const int open_dec = s == IC_OK && b->decode_mode != DEC_CPU_DEV &&
                          ((b->decode_mode != DEC_BOTH && b->decode_mode != DEC_HANDOVER) ||
                           left >= 32 * b->nworkers);
@@ -905,10 +912,7 @@ static ic_gpu_codec *gpu_open(bdev *d)
      * enough files are left to use them: one that is still being made when
      * the batch ends delays the codec's free (2,000 HD files on two H200s:
      * 787 ms against 205). */
-    pthread_mutex_lock(&b->mu);
-    const int left_now = b->files.n - b->next;
-    pthread_mutex_unlock(&b->mu);
-    if (usable && (left_now >= GPU_LANE_FILES || b->ndec_asked))
+    if (usable && (files_left(b) >= GPU_LANE_FILES || b->ndec_asked))
         ic_gpu_codec_open_decoders(c, b->ndec);
     gpu_settled(b, usable, usable && strcmp(eng, "nvjpeg-hardware") == 0);
     mark(b, 'D');

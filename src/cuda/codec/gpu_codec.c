@@ -391,12 +391,13 @@ void ic_gpu_codec_open_decoder(ic_gpu_codec *c)
 }
 
 /* Makes nvJPEG's decoder lanes 1..lanes_want-1 (on lanes_th), each taken
- * by the decodes as soon as it is made; none without the hardware decoder. */
+ * by the decodes as soon as it is made; none without the hardware decoder
+ * (ic_nvjpeg_dec_make refuses them). */
 static void *lanes_main(void *arg)
 {
     ic_gpu_codec *c = arg;
     ic_nvjpeg *nj = codec_dec(c);
-    if (!nj || strcmp(ic_nvjpeg_engine(nj), "nvjpeg-hardware") != 0)
+    if (!nj)
         return NULL;
     for (int k = 1; k < IC_NVJ_DEC_LANES; k++) {
         pthread_mutex_lock(&c->lane_mu);

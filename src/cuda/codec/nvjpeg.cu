@@ -221,7 +221,7 @@ extern "C" ic_status ic_nvjpeg_encode(ic_nvjpeg *nj, const uint8_t *src, size_t 
  * their batches one after the other (on the H200 two threads' batches of 16
  * HD files took 20 ms each against 10-12 ms for one thread's). */
 typedef struct dec_lane {
-    nvjpegHandle_t h;        /* lanes 1..: its own handle (lane 0: nj->hw) */
+    nvjpegHandle_t h;        /* lanes 1..: its own handle (lane 0: nj->hw; lane_handle) */
     nvjpegJpegState_t state; /* NULL: no hardware decoder on this lane (yet) */
     nvjpegJpegStream_t parse;
     int batch; /* batch size state was initialised for (0: needs initialising) */
@@ -834,6 +834,12 @@ static int coded_as_rgb(const jpeg_walk *w)
     return w->ids[0] == 'R' && w->ids[1] == 'G' && w->ids[2] == 'B';
 }
 
+/* The handle decoder lane l decodes and parses on. */
+static nvjpegHandle_t lane_handle(const ic_nvjpeg *nj, const dec_lane *l)
+{
+    return l->h ? l->h : nj->hw;
+}
+
 /* The route of a stream parsed with js on handle hnd (IC_NVJ_CPU when the
  * headers are not for nvJPEG); hw: the hardware decoder may take it. */
 static int parse_route(nvjpegHandle_t hnd, nvjpegJpegStream_t js, int hw, const uint8_t *data,
@@ -876,8 +882,8 @@ extern "C" int ic_nvjpeg_check(ic_nvjpeg *nj, int lane, const uint8_t *data, siz
     open_hw(nj);
     (void)cudaSetDevice(nj->device);
     const dec_lane *l = &nj->dl[lane];
-    if (nj->hw && l->state) /* the lane's own parser */
-        return parse_route(l->h ? l->h : nj->hw, l->parse, 1, data, len, w, h);
+    if (l->state) /* a hardware decoder: the lane's own parser */
+        return parse_route(lane_handle(nj, l), l->parse, 1, data, len, w, h);
     if (!open_hybrid(nj))
         return IC_NVJ_CPU;
     pthread_mutex_lock(&nj->hmu);
@@ -919,7 +925,7 @@ extern "C" ic_status ic_nvjpeg_decode(ic_nvjpeg *nj, int lane, int n, const uint
         return IC_ERR_INVALID_ARG;
     }
     dec_lane *l = &nj->dl[lane];
-    const nvjpegHandle_t hh = l->h ? l->h : nj->hw;
+    const nvjpegHandle_t hh = lane_handle(nj, l);
     IC_CUDA_CHECK(cudaSetDevice(nj->device));
     /* A host wait, not a stream wait: the hardware batched decoder has been
      * seen to write its outputs without waiting for earlier work on its
@@ -930,7 +936,7 @@ extern "C" ic_status ic_nvjpeg_decode(ic_nvjpeg *nj, int lane, int n, const uint
     /* The hardware decoder's share, in one batched call. */
     int nb = 0;
     for (int i = 0; i < n; i++)
-        if (route[i] == IC_NVJ_HW && nj->hw && l->state) {
+        if (route[i] == IC_NVJ_HW && l->state) {
             l->bdata[nb] = data[i];
             l->blen[nb] = len[i];
             memset(&l->bdst[nb], 0, sizeof l->bdst[nb]);
